@@ -1,0 +1,166 @@
+//! The storage backend contract shared by every engine (mdtest, XDD,
+//! surveys): a small object-safe trait chosen at run time by name, with
+//! capabilities asked for when a run is planned so that an unsupported
+//! combination fails before any task starts.
+//!
+//! Paths are `&CStr` so that hot loops can build names in a reused buffer
+//! and call the backend without allocating.
+//!
+//! ```
+//! use iolab_backend::{by_name, OpenOptions};
+//! let dir = std::env::temp_dir().join(format!("iolab-doc-{}", std::process::id()));
+//! let be = by_name("posix").unwrap();
+//! let p = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+//! be.mkdir(&p, 0o755).unwrap();
+//! assert!(be.stat(&p).unwrap().is_dir);
+//! be.rmdir(&p).unwrap();
+//! ```
+
+mod posix;
+
+pub use posix::Posix;
+use std::ffi::CStr;
+use std::io;
+
+/// An open file as a backend sees it. For POSIX it is the descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handle(pub i64);
+
+/// How to open a file; the fields map onto open(2) flags for POSIX.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Open for reading.
+    pub read: bool,
+    /// Open for writing.
+    pub write: bool,
+    /// Create the file when it does not exist.
+    pub create: bool,
+    /// Fail when it exists (with `create`): never touch a file we did not make.
+    pub exclusive: bool,
+    /// Truncate to zero length.
+    pub truncate: bool,
+    /// Bypass the page cache (O_DIRECT).
+    pub direct: bool,
+    /// Synchronous writes (O_SYNC).
+    pub sync: bool,
+}
+
+impl OpenOptions {
+    /// Read-only.
+    pub fn read() -> Self {
+        Self {
+            read: true,
+            ..Self::default()
+        }
+    }
+    /// Write-only, no creation.
+    pub fn write() -> Self {
+        Self {
+            write: true,
+            ..Self::default()
+        }
+    }
+    /// Create a new file for writing; fails if it exists.
+    pub fn create_new() -> Self {
+        Self {
+            write: true,
+            create: true,
+            exclusive: true,
+            ..Self::default()
+        }
+    }
+}
+
+/// What `stat` returns: the fields engines look at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stat {
+    /// Size in bytes.
+    pub size: u64,
+    /// A directory.
+    pub is_dir: bool,
+    /// A regular file.
+    pub is_file: bool,
+    /// A block device.
+    pub is_block_device: bool,
+    /// Device number of the file itself (for block devices, `st_rdev`).
+    pub rdev: u64,
+    /// Inode number.
+    pub ino: u64,
+}
+
+/// Optional features a backend may offer; engines ask for these when they
+/// plan a run instead of comparing backend names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Directories exist as real objects (mkdir/rmdir/rename of dirs).
+    pub directories: bool,
+    /// O_DIRECT-style unbuffered I/O.
+    pub direct_io: bool,
+    /// mknod of FIFOs / special files.
+    pub mknod: bool,
+    /// fallocate-style preallocation.
+    pub preallocate: bool,
+    /// rename(2).
+    pub rename: bool,
+}
+
+/// A storage backend. Errors are `io::Error` so that the caller can name
+/// the path and errno; every method is safe to call from many threads.
+pub trait Backend: Send + Sync {
+    /// Name as the user selects it (`posix`).
+    fn name(&self) -> &'static str;
+    /// What this backend can do.
+    fn capabilities(&self) -> Capabilities;
+    /// Creates a directory.
+    fn mkdir(&self, path: &CStr, mode: u32) -> io::Result<()>;
+    /// Removes an empty directory.
+    fn rmdir(&self, path: &CStr) -> io::Result<()>;
+    /// Opens (and maybe creates, with mode 0644) a file.
+    fn open(&self, path: &CStr, opts: OpenOptions) -> io::Result<Handle>;
+    /// Closes a handle.
+    fn close(&self, h: Handle) -> io::Result<()>;
+    /// Writes `buf` at `offset`; returns the bytes written.
+    fn write_at(&self, h: Handle, buf: &[u8], offset: u64) -> io::Result<usize>;
+    /// Reads into `buf` from `offset`; returns the bytes read (0 at end).
+    fn read_at(&self, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+    /// Flushes a file's data and metadata to stable storage.
+    fn fsync(&self, h: Handle) -> io::Result<()>;
+    /// Flushes a file's data (fdatasync).
+    fn fdatasync(&self, h: Handle) -> io::Result<()>;
+    /// Metadata of a path.
+    fn stat(&self, path: &CStr) -> io::Result<Stat>;
+    /// Metadata of an open handle.
+    fn fstat(&self, h: Handle) -> io::Result<Stat>;
+    /// Removes a file.
+    fn unlink(&self, path: &CStr) -> io::Result<()>;
+    /// Renames a file or directory.
+    fn rename(&self, from: &CStr, to: &CStr) -> io::Result<()>;
+    /// Creates a FIFO node (mdtest -k).
+    fn mknod(&self, path: &CStr) -> io::Result<()>;
+    /// Preallocates `len` bytes at `offset`.
+    fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()>;
+    /// Flushes everything the system holds (sync(2)).
+    fn sync_all(&self);
+    /// Tells the backend what `fd` is for, when it can use it; POSIX
+    /// returns the descriptor so engines may submit io_uring requests.
+    fn raw_fd(&self, h: Handle) -> Option<i32> {
+        let _ = h;
+        None
+    }
+}
+
+/// The backends built in, by the name users type.
+pub const NAMES: &[&str] = &["posix"];
+
+/// Picks a backend by name; the error lists the names that exist.
+pub fn by_name(name: &str) -> Result<Box<dyn Backend>, UnknownBackend> {
+    match name.to_ascii_lowercase().as_str() {
+        "posix" => Ok(Box::new(Posix)),
+        _ => Err(UnknownBackend(name.to_string())),
+    }
+}
+
+/// The name given to `by_name` is not a backend iolab has.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown backend '{0}': available backends are {NAMES:?}")]
+pub struct UnknownBackend(pub String);

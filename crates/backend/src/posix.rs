@@ -1,0 +1,248 @@
+//! POSIX backend: direct system calls through libc, no allocation per call.
+
+use crate::{Backend, Capabilities, Handle, OpenOptions, Stat};
+use std::ffi::CStr;
+use std::io;
+
+/// The POSIX backend (local file systems, NFS, Lustre, GPFS clients...).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Posix;
+
+#[inline]
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+fn to_stat(st: &libc::stat) -> Stat {
+    let fmt = st.st_mode & libc::S_IFMT;
+    Stat {
+        size: st.st_size as u64,
+        is_dir: fmt == libc::S_IFDIR,
+        is_file: fmt == libc::S_IFREG,
+        is_block_device: fmt == libc::S_IFBLK,
+        rdev: st.st_rdev,
+        ino: st.st_ino,
+    }
+}
+
+fn flags(o: OpenOptions) -> libc::c_int {
+    let mut f = match (o.read, o.write) {
+        (true, true) => libc::O_RDWR,
+        (false, true) => libc::O_WRONLY,
+        _ => libc::O_RDONLY,
+    };
+    if o.create {
+        f |= libc::O_CREAT;
+    }
+    if o.exclusive {
+        f |= libc::O_EXCL;
+    }
+    if o.truncate {
+        f |= libc::O_TRUNC;
+    }
+    if o.direct {
+        f |= libc::O_DIRECT;
+    }
+    if o.sync {
+        f |= libc::O_SYNC;
+    }
+    f | libc::O_CLOEXEC
+}
+
+impl Backend for Posix {
+    fn name(&self) -> &'static str {
+        "posix"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            directories: true,
+            direct_io: true,
+            mknod: true,
+            preallocate: true,
+            rename: true,
+        }
+    }
+
+    fn mkdir(&self, path: &CStr, mode: u32) -> io::Result<()> {
+        // SAFETY: `path` is a valid NUL-terminated string.
+        check(unsafe { libc::mkdir(path.as_ptr(), mode as libc::mode_t) })
+    }
+
+    fn rmdir(&self, path: &CStr) -> io::Result<()> {
+        // SAFETY: as above.
+        check(unsafe { libc::rmdir(path.as_ptr()) })
+    }
+
+    fn open(&self, path: &CStr, opts: OpenOptions) -> io::Result<Handle> {
+        // SAFETY: as above; the mode argument is read only with O_CREAT.
+        let fd = unsafe { libc::open(path.as_ptr(), flags(opts), 0o644 as libc::c_uint) };
+        check(fd).map(|_| Handle(fd as i64))
+    }
+
+    fn close(&self, h: Handle) -> io::Result<()> {
+        // SAFETY: closing a descriptor this backend returned.
+        check(unsafe { libc::close(h.0 as i32) })
+    }
+
+    fn write_at(&self, h: Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
+        // SAFETY: `buf` is valid for `buf.len()` bytes.
+        let n = unsafe { libc::pwrite(h.0 as i32, buf.as_ptr().cast(), buf.len(), offset as i64) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    fn read_at(&self, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        // SAFETY: `buf` is valid and writable for `buf.len()` bytes.
+        let n = unsafe {
+            libc::pread(
+                h.0 as i32,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                offset as i64,
+            )
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    fn fsync(&self, h: Handle) -> io::Result<()> {
+        // SAFETY: plain syscall on a descriptor.
+        check(unsafe { libc::fsync(h.0 as i32) })
+    }
+
+    fn fdatasync(&self, h: Handle) -> io::Result<()> {
+        // SAFETY: plain syscall on a descriptor.
+        check(unsafe { libc::fdatasync(h.0 as i32) })
+    }
+
+    fn stat(&self, path: &CStr) -> io::Result<Stat> {
+        // SAFETY: zeroed stat is valid; stat(2) fills it.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        check(unsafe { libc::stat(path.as_ptr(), &mut st) })?;
+        Ok(to_stat(&st))
+    }
+
+    fn fstat(&self, h: Handle) -> io::Result<Stat> {
+        // SAFETY: as above.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        check(unsafe { libc::fstat(h.0 as i32, &mut st) })?;
+        let mut s = to_stat(&st);
+        if s.is_block_device {
+            s.size = block_device_size(h.0 as i32)?;
+        }
+        Ok(s)
+    }
+
+    fn unlink(&self, path: &CStr) -> io::Result<()> {
+        // SAFETY: valid C string.
+        check(unsafe { libc::unlink(path.as_ptr()) })
+    }
+
+    fn rename(&self, from: &CStr, to: &CStr) -> io::Result<()> {
+        // SAFETY: valid C strings.
+        check(unsafe { libc::rename(from.as_ptr(), to.as_ptr()) })
+    }
+
+    fn mknod(&self, path: &CStr) -> io::Result<()> {
+        // SAFETY: valid C string; a FIFO needs no device number.
+        check(unsafe { libc::mknod(path.as_ptr(), libc::S_IFIFO | 0o644, 0) })
+    }
+
+    fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()> {
+        // SAFETY: plain syscall; posix_fallocate returns the error number.
+        let rc = unsafe { libc::posix_fallocate(h.0 as i32, offset as i64, len as i64) };
+        if rc != 0 {
+            Err(io::Error::from_raw_os_error(rc))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn sync_all(&self) {
+        // SAFETY: sync(2) has no preconditions.
+        unsafe { libc::sync() };
+    }
+
+    fn raw_fd(&self, h: Handle) -> Option<i32> {
+        Some(h.0 as i32)
+    }
+}
+
+/// Size of a block device in bytes (BLKGETSIZE64).
+fn block_device_size(fd: i32) -> io::Result<u64> {
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 into `size`.
+    check(unsafe { libc::ioctl(fd, BLKGETSIZE64, &mut size) })?;
+    Ok(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CString;
+
+    fn tmp(name: &str) -> CString {
+        let p = std::env::temp_dir().join(format!("iolab-posix-{}-{name}", std::process::id()));
+        CString::new(p.to_str().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn file_round_trip() {
+        let b = Posix;
+        let p = tmp("f");
+        let h = b.open(&p, OpenOptions::create_new()).unwrap();
+        assert_eq!(b.write_at(h, b"hello", 3).unwrap(), 5);
+        b.fsync(h).unwrap();
+        b.close(h).unwrap();
+        assert!(
+            b.open(&p, OpenOptions::create_new()).is_err(),
+            "O_EXCL must refuse"
+        );
+        let st = b.stat(&p).unwrap();
+        assert!(st.is_file && st.size == 8);
+        let h = b.open(&p, OpenOptions::read()).unwrap();
+        let mut buf = [0u8; 8];
+        assert_eq!(b.read_at(h, &mut buf, 0).unwrap(), 8);
+        assert_eq!(&buf[3..], b"hello");
+        b.close(h).unwrap();
+        let q = tmp("g");
+        b.rename(&p, &q).unwrap();
+        assert_eq!(b.stat(&p).unwrap_err().raw_os_error(), Some(libc::ENOENT));
+        b.unlink(&q).unwrap();
+    }
+
+    #[test]
+    fn dirs_and_fifos() {
+        let b = Posix;
+        let d = tmp("d");
+        b.mkdir(&d, 0o755).unwrap();
+        assert!(b.stat(&d).unwrap().is_dir);
+        assert_eq!(
+            b.mkdir(&d, 0o755).unwrap_err().raw_os_error(),
+            Some(libc::EEXIST)
+        );
+        b.rmdir(&d).unwrap();
+        let f = tmp("fifo");
+        b.mknod(&f).unwrap();
+        assert!(!b.stat(&f).unwrap().is_file);
+        b.unlink(&f).unwrap();
+    }
+
+    #[test]
+    fn unknown_backend_is_named() {
+        let e = crate::by_name("s4").err().unwrap().to_string();
+        assert!(e.contains("s4") && e.contains("posix"), "{e}");
+    }
+}

@@ -1,0 +1,82 @@
+//! The `iolab` binary: picks a subcommand (or, when invoked through a link
+//! named `mdtest` or `xdd`, behaves as that tool) and hands it the raw
+//! arguments. Each subcommand lives in a module of the same name.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+mod signals;
+
+/// Exit status for bad usage, as every iolab tool uses it.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status when the run met I/O errors.
+pub const EXIT_IO: u8 = 1;
+
+const USAGE: &str = "\
+iolab: storage performance toolkit
+
+Usage: iolab <command> [options...]
+
+Commands:
+  mdtest   metadata benchmark, a drop-in mdtest (iolab mdtest -h)
+  xdd      XDD data I/O benchmark (iolab xdd -help)
+  demo     the quick-start run: a short mdtest in a temporary directory
+
+Also callable through links named `mdtest` or `xdd`.
+Options: -h/--help, -V/--version
+";
+
+/// A subcommand's entry point: the arguments after its name, and the
+/// name the user typed (for messages and `Command line used:`).
+type Entry = fn(prog: &str, args: Vec<OsString>) -> ExitCode;
+
+fn lookup(name: &str) -> Option<Entry> {
+    match name {
+        "demo" => Some(not_yet),
+        "mdtest" => Some(not_yet),
+        "xdd" => Some(not_yet),
+        _ => None,
+    }
+}
+
+fn not_yet(prog: &str, _args: Vec<OsString>) -> ExitCode {
+    eprintln!("iolab: '{prog}' is not implemented yet");
+    ExitCode::from(EXIT_USAGE)
+}
+
+fn main() -> ExitCode {
+    signals::install();
+    let mut args: Vec<OsString> = std::env::args_os().collect();
+    let argv0 = args.remove(0);
+    let base = std::path::Path::new(&argv0)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(entry) = lookup(&base).filter(|_| base != "demo") {
+        return entry(&base, args);
+    }
+    let Some(first) = args.first().map(|a| a.to_string_lossy().into_owned()) else {
+        eprint!("{USAGE}");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    match first.as_str() {
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        "-V" | "--version" => {
+            println!("iolab {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        name => match lookup(name) {
+            Some(entry) => {
+                args.remove(0);
+                entry(name, args)
+            }
+            None => {
+                eprintln!("iolab: unknown command '{name}'\n\n{USAGE}");
+                ExitCode::from(EXIT_USAGE)
+            }
+        },
+    }
+}

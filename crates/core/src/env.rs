@@ -1,0 +1,198 @@
+//! Facts about the machine and the file systems a run touches, recorded in
+//! every JSON report so a result can be reproduced.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Host and kernel facts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    /// Node name (uname -n).
+    pub hostname: String,
+    /// Kernel name and release (uname -s -r).
+    pub kernel: String,
+    /// Machine architecture (uname -m).
+    pub arch: String,
+    /// Online CPUs.
+    pub cpus: usize,
+    /// Physical memory in bytes.
+    pub memory_bytes: u64,
+}
+
+/// The file system under one path, from /proc/self/mountinfo and statvfs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FsInfo {
+    /// The path asked about.
+    pub path: String,
+    /// Mount point that holds it.
+    pub mount_point: String,
+    /// File system type (ext4, xfs, tmpfs, lustre, ...).
+    pub fs_type: String,
+    /// Mount source (device or server).
+    pub source: String,
+    /// Mount options (per-mount and super-block options).
+    pub options: String,
+    /// Total size in bytes.
+    pub size_bytes: u64,
+    /// Bytes in use.
+    pub used_bytes: u64,
+    /// Total inodes.
+    pub inodes: u64,
+    /// Inodes in use.
+    pub used_inodes: u64,
+}
+
+/// Reads uname(2) and sysconf facts about this host.
+pub fn host_info() -> HostInfo {
+    // SAFETY: utsname is plain data; uname fills it in.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    unsafe { libc::uname(&mut u) };
+    let s = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let (cpus, pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_NPROCESSORS_ONLN),
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    HostInfo {
+        hostname: s(&u.nodename),
+        kernel: format!("{} {}", s(&u.sysname), s(&u.release)),
+        arch: s(&u.machine),
+        cpus: cpus.max(1) as usize,
+        memory_bytes: (pages.max(0) as u64) * (page.max(0) as u64),
+    }
+}
+
+/// Short host name of this node.
+pub fn hostname() -> String {
+    host_info().hostname
+}
+
+/// Describes the file system that holds `path` (the path must exist;
+/// otherwise its nearest existing ancestor is described).
+pub fn fs_info(path: &Path) -> FsInfo {
+    let mut probe = path.to_path_buf();
+    while !probe.exists() {
+        if !probe.pop() {
+            break;
+        }
+    }
+    let canon = probe.canonicalize().unwrap_or(probe.clone());
+    let mut info = FsInfo {
+        path: path.display().to_string(),
+        ..Default::default()
+    };
+    if let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") {
+        let mut best = 0usize;
+        for line in text.lines() {
+            if let Some(m) = parse_mountinfo_line(line) {
+                let mp = Path::new(&m.0);
+                if canon.starts_with(mp) && m.0.len() >= best {
+                    best = m.0.len();
+                    info.mount_point = m.0;
+                    info.options = m.1;
+                    info.fs_type = m.2;
+                    info.source = m.3;
+                }
+            }
+        }
+    }
+    if let Some(v) = statvfs(&canon) {
+        let frsize = if v.f_frsize > 0 {
+            v.f_frsize
+        } else {
+            v.f_bsize
+        } as u64;
+        info.size_bytes = v.f_blocks as u64 * frsize;
+        info.used_bytes = (v.f_blocks as u64).saturating_sub(v.f_bfree as u64) * frsize;
+        info.inodes = v.f_files as u64;
+        info.used_inodes = (v.f_files as u64).saturating_sub(v.f_ffree as u64);
+    }
+    info
+}
+
+/// (mount point, options, fs type, source) of one mountinfo line, with
+/// the kernel's octal escapes (`\040` for space) undone.
+fn parse_mountinfo_line(line: &str) -> Option<(String, String, String, String)> {
+    let (left, right) = line.split_once(" - ")?;
+    let l: Vec<&str> = left.split(' ').collect();
+    let r: Vec<&str> = right.split(' ').collect();
+    if l.len() < 6 || r.len() < 3 {
+        return None;
+    }
+    let opts = format!("{},{}", l[5], r[2]);
+    Some((unescape(l[4]), opts, r[0].to_string(), unescape(r[1])))
+}
+
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = (b[i] == b'\\' && i + 4 <= b.len())
+            .then(|| std::str::from_utf8(&b[i + 1..i + 4]).ok())
+            .flatten()
+            .and_then(|d| u8::from_str_radix(d, 8).ok());
+        match octal {
+            Some(v) => {
+                out.push(v);
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn statvfs(p: &Path) -> Option<libc::statvfs> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `c` is a valid C string and `v` a writable statvfs.
+    let mut v: libc::statvfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::statvfs(c.as_ptr(), &mut v) } == 0).then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_has_a_name_and_cpus() {
+        let h = host_info();
+        assert!(!h.hostname.is_empty());
+        assert!(h.kernel.starts_with("Linux"));
+        assert!(h.cpus >= 1);
+        assert!(h.memory_bytes > 0);
+    }
+
+    #[test]
+    fn root_fs_is_described() {
+        let f = fs_info(Path::new("/proc/self"));
+        assert_eq!(f.fs_type, "proc");
+        let t = fs_info(Path::new("/"));
+        assert_eq!(t.mount_point, "/");
+        assert!(t.size_bytes > 0);
+    }
+
+    #[test]
+    fn mountinfo_parsing_unescapes() {
+        let l = "36 35 98:0 / /mnt/a\\040b rw,noatime master:1 - ext4 /dev/sda1 rw,errors=continue";
+        let (mp, opts, ty, src) = parse_mountinfo_line(l).unwrap();
+        assert_eq!(mp, "/mnt/a b");
+        assert_eq!(ty, "ext4");
+        assert_eq!(src, "/dev/sda1");
+        assert_eq!(opts, "rw,noatime,rw,errors=continue");
+    }
+}

@@ -1,0 +1,21 @@
+//! Core types shared by every iolab engine: size parsing, clocks,
+//! mergeable statistics (Welford summaries and a latency histogram),
+//! environment facts and the stop flag used for Ctrl-C.
+//!
+//! ```
+//! use iolab_core::{units::parse_size, stats::Histogram};
+//! assert_eq!(parse_size("4k").unwrap(), 4096);
+//! let mut h = Histogram::new();
+//! h.record(1_000);
+//! h.record(3_000);
+//! assert_eq!(h.count(), 2);
+//! assert!(h.percentile(1.0) >= 2_970);
+//! ```
+
+pub mod clock;
+pub mod env;
+pub mod stats;
+pub mod stop;
+pub mod units;
+
+pub use stats::{Histogram, Percentiles, Summary};
