@@ -5,7 +5,9 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+mod mdtest;
 mod signals;
+mod xdd;
 
 /// Exit status for bad usage, as every iolab tool uses it.
 pub const EXIT_USAGE: u8 = 2;
@@ -33,8 +35,8 @@ type Entry = fn(prog: &str, args: Vec<OsString>) -> ExitCode;
 fn lookup(name: &str) -> Option<Entry> {
     match name {
         "demo" => Some(not_yet),
-        "mdtest" => Some(not_yet),
-        "xdd" => Some(not_yet),
+        "mdtest" => Some(mdtest::main),
+        "xdd" => Some(xdd::main),
         _ => None,
     }
 }

@@ -1,1 +1,1 @@
-//! placeholder
+//! The mdtest metadata benchmark engine.

@@ -1,1 +1,6 @@
-//! placeholder
+//! Formatters: pure functions from an engine's result structs to bytes.
+//! One module per engine, one file per format inside it; nothing here
+//! measures or touches storage.
+
+pub mod mdtest;
+pub mod xdd;

@@ -1,1 +1,1 @@
-//! placeholder
+//! The XDD data I/O benchmark engine.

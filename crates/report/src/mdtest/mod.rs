@@ -1,0 +1,1 @@
+//! mdtest report formats (text, JSON, CSV).

@@ -1,0 +1,1 @@
+//! XDD report formats (text tables, CSV, JSON).
