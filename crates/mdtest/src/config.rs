@@ -1,0 +1,491 @@
+//! Validation: raw options become a [`Config`] whose every field is
+//! meaningful, or a [`ConfigError`] naming the option, before anything
+//! is created on disk.
+
+use crate::args::RawOptions;
+use std::path::{Path, PathBuf};
+
+/// Which phases a run performs (-C, -T, -E, -r; all when none is given).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct PhaseSet {
+    /// Tree creation and the create phases.
+    pub create: bool,
+    /// The stat phases.
+    pub stat: bool,
+    /// The file read phase.
+    pub read: bool,
+    /// The remove phases and tree removal.
+    pub remove: bool,
+}
+
+/// A validated mdtest configuration.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Config {
+    /// Test directories; task t works in `dirs[t % dirs.len()]`.
+    pub dirs: Vec<PathBuf>,
+    /// Tree branching factor.
+    pub branch: u64,
+    /// Tree depth.
+    pub depth: u64,
+    /// Items per task, as asked (-n), 0 when derived from -I.
+    pub items_asked: u64,
+    /// Items per directory (-I), 0 when derived from -n.
+    pub items_per_dir_asked: u64,
+    /// Items only in leaf directories.
+    pub leaf_only: bool,
+    /// A tree per task (-u).
+    pub unique_dir: bool,
+    /// Time the unique-directory setup (-t).
+    pub time_unique_dir: bool,
+    /// Files are shared by all tasks (-S).
+    pub shared_file: bool,
+    /// Test directories.
+    pub do_dirs: bool,
+    /// Test files.
+    pub do_files: bool,
+    /// Phases to run.
+    pub phases: PhaseSet,
+    /// Directory rename phase (-U).
+    pub rename_dirs: bool,
+    /// Task 0 creates and removes for everyone (-c).
+    pub collective: bool,
+    /// Barriers between phases (not -B).
+    pub barriers: bool,
+    /// Iterations.
+    pub iterations: u64,
+    /// Bytes written after create (-w).
+    pub write_bytes: u64,
+    /// Bytes read in the read phase (-e).
+    pub read_bytes: u64,
+    /// Verify data read (-X).
+    pub verify_read: bool,
+    /// fsync after writing (-y).
+    pub fsync: bool,
+    /// sync(2) at the end of each phase, timed (-Y).
+    pub sync_phases: bool,
+    /// mknod instead of create (-k).
+    pub mknod: bool,
+    /// Task stride between phases (-N).
+    pub stride: u64,
+    /// Random order for stat/read: the seed (-R, --random-seed).
+    pub random_seed: Option<Option<u64>>,
+    /// Seed of the written data (-G).
+    pub data_seed: Option<u64>,
+    /// Pre-iteration delay in seconds (-p).
+    pub pre_delay_s: u64,
+    /// Stonewall in seconds (-W), 0 = none.
+    pub stonewall_s: u64,
+    /// Stonewall status file (-x).
+    pub stonewall_file: Option<PathBuf>,
+    /// Task sweep: first, last, stride (-f, -l, -s).
+    pub sweep: Option<(u64, u64, u64)>,
+    /// Print the rate and the time table (-P).
+    pub print_rate_and_time: bool,
+    /// Print only the time table (-Z).
+    pub print_time_only: bool,
+    /// Verbosity (-v, -V).
+    pub verbosity: u64,
+    /// Threads per process (--tasks).
+    pub tasks_per_process: u64,
+    /// JSON output path.
+    pub json: Option<PathBuf>,
+    /// CSV output path.
+    pub csv: Option<PathBuf>,
+    /// Backend name.
+    pub backend: String,
+}
+
+/// A configuration that cannot run, naming the option at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError(msg.into()))
+}
+
+impl Config {
+    /// Validates raw options. Checks that need the task count or the
+    /// file system are in [`Config::check_environment`].
+    pub fn from_raw(r: &RawOptions) -> Result<Self, ConfigError> {
+        check_unsupported(r)?;
+        let phases = phase_set(r);
+        let (do_dirs, do_files) = match (r.dirs_only, r.files_only) {
+            _ if r.shared_file => (false, true),
+            (true, false) => (true, false),
+            (false, true) => (false, true),
+            _ => (true, true),
+        };
+        let cfg = Config {
+            dirs: dir_list(r.dirs.as_deref())?,
+            branch: r.branch.unwrap_or(1),
+            depth: r.depth.unwrap_or(0),
+            items_asked: r.items,
+            items_per_dir_asked: r.items_per_dir,
+            leaf_only: r.leaf_only,
+            unique_dir: r.unique_dir,
+            time_unique_dir: r.time_unique_dir,
+            shared_file: r.shared_file,
+            do_dirs,
+            do_files,
+            phases,
+            rename_dirs: r.rename_dirs,
+            collective: r.collective,
+            barriers: !r.no_barriers,
+            iterations: r.iterations.unwrap_or(1),
+            write_bytes: r.write_bytes,
+            read_bytes: r.read_bytes,
+            verify_read: r.verify_read,
+            fsync: r.fsync,
+            sync_phases: r.sync_phases,
+            mknod: r.mknod,
+            stride: r.stride,
+            random_seed: match (r.random, r.random_seed) {
+                (_, Some(s)) => Some(Some(s)),
+                (Some(s), None) => Some(s),
+                (None, None) => None,
+            },
+            data_seed: r.data_seed,
+            pre_delay_s: r.pre_delay_s,
+            stonewall_s: r.stonewall_s,
+            stonewall_file: r.stonewall_file.as_ref().map(PathBuf::from),
+            sweep: sweep(r)?,
+            print_rate_and_time: r.print_rate_and_time,
+            print_time_only: r.print_time_only,
+            verbosity: r.verbosity,
+            tasks_per_process: r.tasks.unwrap_or(1),
+            json: r.json.as_ref().map(PathBuf::from),
+            csv: r.csv.as_ref().map(PathBuf::from),
+            backend: r
+                .api
+                .clone()
+                .unwrap_or_else(|| "posix".into())
+                .to_ascii_lowercase(),
+        };
+        cfg.check_values()?;
+        cfg.check_combinations()?;
+        Ok(cfg)
+    }
+
+    fn check_values(&self) -> Result<(), ConfigError> {
+        if self.items_asked == 0 && self.items_per_dir_asked == 0 {
+            return err("-n or -I: give the number of items per task (-n) or per directory (-I)");
+        }
+        if self.iterations == 0 {
+            return err("-i: the number of iterations must be at least 1");
+        }
+        if self.depth > 0 && self.branch == 0 {
+            return err("-b: the branching factor must be at least 1 when -z > 0");
+        }
+        if self.depth > 64 {
+            return err("-z: a tree deeper than 64 levels is not supported");
+        }
+        if self.tasks_per_process == 0 {
+            return err("--tasks: must be at least 1");
+        }
+        if self.leaf_only && self.depth > 0 && self.branch > 1 {
+            self.branch
+                .checked_pow(self.depth as u32)
+                .ok_or_else(|| ConfigError("-b/-z: the tree is too large".into()))?;
+        }
+        if iolab_backend::by_name(&self.backend).is_err() {
+            return err(format!(
+                "-a: unknown API '{}': iolab mdtest supports POSIX",
+                self.backend
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_combinations(&self) -> Result<(), ConfigError> {
+        let p = &self.phases;
+        if self.shared_file && self.unique_dir {
+            return err("-S with -u: shared files cannot live in a tree per task");
+        }
+        if self.collective && self.dirs.len() > 1 {
+            return err("-c with several -d paths: collective creates need a single directory");
+        }
+        if self.mknod && self.write_bytes > 0 {
+            return err("-k with -w: a FIFO made by mknod cannot be written");
+        }
+        if self.mknod && self.read_bytes > 0 {
+            return err("-k with -e: a FIFO made by mknod cannot be read");
+        }
+        if self.verify_read && self.read_bytes == 0 {
+            return err("-X needs -e: there is nothing to verify when no bytes are read");
+        }
+        if self.verify_read && !p.read {
+            return err("-X needs the read phase (-E, or no phase option)");
+        }
+        if p.create && p.read && self.read_bytes > self.write_bytes && !self.mknod {
+            return err(format!(
+                "-e {} > -w {}: a file cannot give more bytes than were written to it",
+                self.read_bytes, self.write_bytes
+            ));
+        }
+        if self.items_asked > 0
+            && self.items_per_dir_asked > 0
+            && self.items_asked % self.items_per_dir_asked != 0
+        {
+            return err("-n with -I: the items per task (-n) must be a multiple of the items per directory (-I)");
+        }
+        if self.stonewall_s > 0 && !p.create {
+            return err("-W needs a create phase (-C, or no phase option)");
+        }
+        if self.print_rate_and_time && self.print_time_only {
+            return err(
+                "-P with -Z: choose the rate and time tables (-P) or the time table only (-Z)",
+            );
+        }
+        if self.rename_dirs && !self.do_dirs {
+            return err("-U needs directories (it renames them): drop -F/-S");
+        }
+        Ok(())
+    }
+
+    /// Checks that need the task count: strides, paths, sweep bounds.
+    pub fn check_tasks(&self, tasks: u64) -> Result<(), ConfigError> {
+        if self.dirs.len() as u64 > tasks {
+            return err(format!(
+                "-d: {} paths but only {tasks} task(s); give at most one path per task",
+                self.dirs.len()
+            ));
+        }
+        if let Some((first, last, _)) = self.sweep {
+            if first > tasks || last > tasks {
+                return err(format!(
+                    "-f/-l: the sweep goes up to {last} tasks but the run has {tasks}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the test directories: each must be a writable directory, or
+    /// not exist yet with a writable parent. Creates nothing.
+    pub fn check_environment(&self) -> Result<(), ConfigError> {
+        for d in &self.dirs {
+            check_dir(d)?;
+        }
+        if let Some(f) = &self.stonewall_file {
+            if !self.phases.create && !f.exists() {
+                return err(format!("-x {}: the stonewall file does not exist (it is written by a create run with -W)", f.display()));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_dir(d: &Path) -> Result<(), ConfigError> {
+    let target = if d.exists() {
+        if !d.is_dir() {
+            return err(format!("-d {}: not a directory", d.display()));
+        }
+        d.to_path_buf()
+    } else {
+        let parent = d
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return err(format!(
+                "-d {}: neither it nor its parent directory exists",
+                d.display()
+            ));
+        }
+        parent.to_path_buf()
+    };
+    if !writable(&target) {
+        return err(format!(
+            "-d {}: {} is not writable",
+            d.display(),
+            target.display()
+        ));
+    }
+    Ok(())
+}
+
+fn writable(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: valid C string.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
+fn check_unsupported(r: &RawOptions) -> Result<(), ConfigError> {
+    if r.lustre_layout && !lustre_present() {
+        return err("-g: the Lustre directory layout needs a Lustre client (liblustreapi), which this machine lacks");
+    }
+    if r.lustre_layout {
+        return err("-g: setting the Lustre default directory layout is not implemented yet");
+    }
+    Ok(())
+}
+
+fn lustre_present() -> bool {
+    std::fs::read_to_string("/proc/filesystems")
+        .map(|s| s.contains("lustre"))
+        .unwrap_or(false)
+}
+
+fn phase_set(r: &RawOptions) -> PhaseSet {
+    if !(r.create || r.stat || r.read || r.remove) {
+        return PhaseSet {
+            create: true,
+            stat: true,
+            read: true,
+            remove: true,
+        };
+    }
+    PhaseSet {
+        create: r.create,
+        stat: r.stat,
+        read: r.read,
+        remove: r.remove,
+    }
+}
+
+fn dir_list(d: Option<&str>) -> Result<Vec<PathBuf>, ConfigError> {
+    let Some(d) = d else {
+        return Ok(vec![PathBuf::from(".")]);
+    };
+    let parts: Vec<PathBuf> = d.split('@').map(PathBuf::from).collect();
+    if parts.iter().any(|p| p.as_os_str().is_empty()) {
+        return err(format!("-d '{d}': empty path in the list"));
+    }
+    Ok(parts)
+}
+
+fn sweep(r: &RawOptions) -> Result<Option<(u64, u64, u64)>, ConfigError> {
+    if r.first.is_none() && r.last.is_none() && r.task_stride.is_none() {
+        return Ok(None);
+    }
+    let first = r.first.unwrap_or(1).max(1);
+    let last = r.last.unwrap_or(0);
+    let stride = r.task_stride.unwrap_or(1);
+    if stride == 0 {
+        return err("-s: the stride of the task sweep must be at least 1");
+    }
+    if last == 0 {
+        return Ok(None);
+    }
+    if last < first {
+        return err(format!(
+            "-f {first} -l {last}: the last task count is below the first"
+        ));
+    }
+    Ok(Some((first, last, stride)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::parse;
+
+    fn cfg(line: &str) -> Result<Config, ConfigError> {
+        Config::from_raw(
+            &parse(
+                &line
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn defaults_run_every_phase_on_files_and_dirs() {
+        let c = cfg("-n 10").unwrap();
+        assert!(c.do_dirs && c.do_files && c.barriers);
+        assert_eq!(
+            c.phases,
+            PhaseSet {
+                create: true,
+                stat: true,
+                read: true,
+                remove: true
+            }
+        );
+        assert_eq!((c.branch, c.depth, c.iterations), (1, 0, 1));
+        assert_eq!(c.dirs, vec![PathBuf::from(".")]);
+    }
+
+    #[test]
+    fn contradictions_are_refused_with_the_option_named() {
+        for (line, needle) in [
+            ("-n 1 -S -u", "-S"),
+            ("-n 1 -c -d /a@/b", "-c"),
+            ("-n 1 -k -w 10", "-k"),
+            ("-n 1 -e 10 -w 5", "-e"),
+            ("-n 1 -X -e 0", "-X"),
+            ("-n 1 -X -e 4 -w 4 -C", "-X"),
+            ("-n 10 -I 3", "-n"),
+            ("-n 1 -W 5 -T", "-W"),
+            ("-i 0 -n 1", "-i"),
+            ("-z 2 -b 0 -n 1", "-b"),
+            ("", "-n"),
+            ("-n 1 -P -Z", "-P"),
+            ("-n 1 -a S3", "-a"),
+            ("-n 1 -f 4 -l 2", "-f"),
+            ("-n 1 -s 0 -l 2", "-s"),
+            ("-n 1 -g", "-g"),
+            ("-n 1 -U -F", "-U"),
+            ("-n 1 -d a@@b", "-d"),
+        ] {
+            let e = cfg(line)
+                .err()
+                .unwrap_or_else(|| panic!("{line} accepted"))
+                .0;
+            assert!(e.contains(needle), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn phase_options_select_phases() {
+        let c = cfg("-n 1 -C -T").unwrap();
+        assert_eq!(
+            c.phases,
+            PhaseSet {
+                create: true,
+                stat: true,
+                read: false,
+                remove: false
+            }
+        );
+        let c = cfg("-n 1 -S").unwrap();
+        assert!(!c.do_dirs && c.do_files);
+        let c = cfg("-n 1 -D").unwrap();
+        assert!(c.do_dirs && !c.do_files);
+    }
+
+    #[test]
+    fn task_dependent_checks() {
+        let c = cfg("-n 1 -d /tmp@/var/tmp@/tmp").unwrap();
+        assert!(c.check_tasks(2).is_err());
+        assert!(c.check_tasks(3).is_ok());
+        let c = cfg("-n 1 -f 1 -l 8").unwrap();
+        assert!(c.check_tasks(4).unwrap_err().0.contains("-l"));
+    }
+
+    #[test]
+    fn environment_checks() {
+        assert!(cfg("-n 1 -d /proc/self/status")
+            .unwrap()
+            .check_environment()
+            .is_err());
+        assert!(cfg("-n 1 -d /nonexistent/a/b")
+            .unwrap()
+            .check_environment()
+            .is_err());
+        assert!(cfg("-n 1 -d /tmp").unwrap().check_environment().is_ok());
+        assert!(cfg("-n 1 -T -x /nonexistent-sw")
+            .unwrap()
+            .check_environment()
+            .unwrap_err()
+            .0
+            .contains("-x"));
+    }
+}

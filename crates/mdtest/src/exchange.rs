@@ -1,0 +1,180 @@
+//! What each task reports at the end of a phase, and how the reports of
+//! all tasks (threads and MPI ranks alike) combine into one result.
+
+use crate::results::{Phase, PhaseResult, Stonewall};
+use iolab_comm::Comm;
+use iolab_core::stats::{Histogram, HistogramWire};
+use serde::{Deserialize, Serialize};
+
+/// One task's account of one phase.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskReport {
+    /// Which phase.
+    pub phase: Phase,
+    /// Operations this task completed.
+    pub items: u64,
+    /// Wall-clock start, ns since the epoch.
+    pub start_ns: u64,
+    /// Wall-clock end, ns since the epoch.
+    pub end_ns: u64,
+    /// (items done, wall-clock ns) when the stonewall stopped this task, or
+    /// when it finished before the wall; `hit` tells which.
+    pub wall: Option<(u64, u64, bool)>,
+    /// Latencies of this task's operations.
+    pub latency: HistogramWire,
+    /// The first error this task met, with path and errno.
+    pub error: Option<String>,
+    /// The task stopped because a stop was requested (Ctrl-C).
+    pub interrupted: bool,
+}
+
+impl TaskReport {
+    /// An empty report for `phase` starting now.
+    pub fn start(phase: Phase, start_ns: u64) -> Self {
+        TaskReport {
+            phase,
+            items: 0,
+            start_ns,
+            end_ns: start_ns,
+            wall: None,
+            latency: HistogramWire::default(),
+            error: None,
+            interrupted: false,
+        }
+    }
+}
+
+/// What went wrong in a phase, over all tasks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseTrouble {
+    /// First error message (lowest task id), if any.
+    pub error: Option<String>,
+    /// A stop was requested somewhere.
+    pub interrupted: bool,
+}
+
+/// Exchanges the reports of a list of phases among all tasks and combines
+/// each. Collective: every task must call it with the same phases.
+pub fn exchange(comm: &dyn Comm, mine: &[TaskReport]) -> (Vec<PhaseResult>, Option<PhaseTrouble>) {
+    let bytes = serde_json::to_vec(mine).unwrap_or_default();
+    let all = comm.all_gather(&bytes);
+    let per_task: Vec<Vec<TaskReport>> = all
+        .iter()
+        .map(|b| serde_json::from_slice(b).unwrap_or_default())
+        .collect();
+    let mut results = Vec::new();
+    let mut trouble = PhaseTrouble {
+        error: None,
+        interrupted: false,
+    };
+    for (i, r) in mine.iter().enumerate() {
+        let reports: Vec<&TaskReport> = per_task.iter().filter_map(|v| v.get(i)).collect();
+        for rep in &reports {
+            trouble.interrupted |= rep.interrupted;
+            if trouble.error.is_none() {
+                trouble.error.clone_from(&rep.error);
+            }
+        }
+        results.push(combine(r.phase, &reports));
+    }
+    let bad = trouble.error.is_some() || trouble.interrupted;
+    (results, bad.then_some(trouble))
+}
+
+/// Combines the tasks' reports of one phase: rate = all items / (latest
+/// end - earliest start).
+pub fn combine(phase: Phase, reports: &[&TaskReport]) -> PhaseResult {
+    let items: u64 = reports.iter().map(|r| r.items).sum();
+    let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
+    let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(start);
+    let elapsed_s = end.saturating_sub(start) as f64 / 1e9;
+    let mut h = Histogram::new();
+    for r in reports {
+        h.merge(&Histogram::from_wire(&r.latency));
+    }
+    PhaseResult {
+        phase,
+        items,
+        tasks: reports.len() as u64,
+        elapsed_s,
+        rate: rate(items, elapsed_s),
+        stonewall: wall_figures(reports, start),
+        latency: h.percentiles(),
+    }
+}
+
+fn wall_figures(reports: &[&TaskReport], start: u64) -> Option<Stonewall> {
+    let walls: Vec<(u64, u64, bool)> = reports.iter().filter_map(|r| r.wall).collect();
+    if walls.is_empty() {
+        return None;
+    }
+    let items = walls.iter().map(|w| w.0).sum();
+    let end = walls.iter().map(|w| w.1).max().unwrap_or(start);
+    let elapsed_s = end.saturating_sub(start) as f64 / 1e9;
+    Some(Stonewall {
+        hit: walls.iter().any(|w| w.2),
+        items,
+        min_task_items: walls.iter().map(|w| w.0).min().unwrap_or(0),
+        max_task_items: walls.iter().map(|w| w.0).max().unwrap_or(0),
+        elapsed_s,
+        rate: rate(items, elapsed_s),
+    })
+}
+
+fn rate(items: u64, secs: f64) -> f64 {
+    if items == 0 || secs <= 0.0 {
+        0.0
+    } else {
+        items as f64 / secs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rep(items: u64, start: u64, end: u64) -> TaskReport {
+        TaskReport {
+            items,
+            end_ns: end,
+            ..TaskReport::start(Phase::FileCreate, start)
+        }
+    }
+
+    #[test]
+    fn rate_spans_earliest_start_to_latest_end() {
+        let a = rep(100, 1_000_000_000, 2_000_000_000);
+        let b = rep(300, 1_500_000_000, 3_000_000_000);
+        let r = combine(Phase::FileCreate, &[&a, &b]);
+        assert_eq!(r.items, 400);
+        assert!((r.elapsed_s - 2.0).abs() < 1e-12);
+        assert!((r.rate - 200.0).abs() < 1e-9);
+        assert!(r.stonewall.is_none());
+    }
+
+    #[test]
+    fn stonewall_figures() {
+        let mut a = rep(50, 0, 4_000_000_000);
+        a.wall = Some((30, 1_000_000_000, true));
+        let mut b = rep(50, 0, 4_000_000_000);
+        b.wall = Some((50, 2_000_000_000, false));
+        let s = combine(Phase::FileCreate, &[&a, &b]).stonewall.unwrap();
+        assert!(s.hit);
+        assert_eq!((s.items, s.min_task_items, s.max_task_items), (80, 30, 50));
+        assert!((s.rate - 40.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn trouble_is_shared() {
+        let out = iolab_comm::run_local(3, |c| {
+            let mut r = TaskReport::start(Phase::FileStat, 0);
+            if c.task() == 2 {
+                r.error = Some("stat /x: No such file or directory (os error 2)".into());
+            }
+            exchange(c, &[r]).1
+        });
+        for t in out {
+            assert!(t.unwrap().error.unwrap().contains("/x"));
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! What a run measured, as plain data for the formatters.
+
+use iolab_core::{Percentiles, Summary};
+use serde::{Deserialize, Serialize};
+
+/// The timed phases, in mdtest's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// mkdir of the tree directories.
+    TreeCreate,
+    /// mkdir of the item directories.
+    DirCreate,
+    /// stat of the item directories.
+    DirStat,
+    /// rename of the item directories (-U).
+    DirRename,
+    /// rmdir of the item directories.
+    DirRemove,
+    /// create (+write, +fsync) of the files.
+    FileCreate,
+    /// stat of the files.
+    FileStat,
+    /// open, read -e bytes, close.
+    FileRead,
+    /// unlink of the files.
+    FileRemove,
+    /// rmdir of the tree directories.
+    TreeRemove,
+}
+
+impl Phase {
+    /// Rows of the SUMMARY table, in print order.
+    pub const TABLE_ORDER: [Phase; 10] = [
+        Phase::DirCreate,
+        Phase::DirStat,
+        Phase::DirRename,
+        Phase::DirRemove,
+        Phase::FileCreate,
+        Phase::FileStat,
+        Phase::FileRead,
+        Phase::FileRemove,
+        Phase::TreeCreate,
+        Phase::TreeRemove,
+    ];
+
+    /// The label mdtest 1.9.3 prints (18 characters, padded).
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::TreeCreate => "Tree creation",
+            Phase::DirCreate => "Directory creation",
+            Phase::DirStat => "Directory stat",
+            Phase::DirRename => "Directory rename",
+            Phase::DirRemove => "Directory removal",
+            Phase::FileCreate => "File creation",
+            Phase::FileStat => "File stat",
+            Phase::FileRead => "File read",
+            Phase::FileRemove => "File removal",
+            Phase::TreeRemove => "Tree removal",
+        }
+    }
+
+    /// Stable key used in JSON and CSV.
+    pub fn key(self) -> &'static str {
+        match self {
+            Phase::TreeCreate => "tree_create",
+            Phase::DirCreate => "dir_create",
+            Phase::DirStat => "dir_stat",
+            Phase::DirRename => "dir_rename",
+            Phase::DirRemove => "dir_remove",
+            Phase::FileCreate => "file_create",
+            Phase::FileStat => "file_stat",
+            Phase::FileRead => "file_read",
+            Phase::FileRemove => "file_remove",
+            Phase::TreeRemove => "tree_remove",
+        }
+    }
+
+    /// A create phase (stonewall applies).
+    pub fn is_create(self) -> bool {
+        matches!(self, Phase::DirCreate | Phase::FileCreate)
+    }
+}
+
+/// Figures up to the stonewall (-W) of a create phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stonewall {
+    /// True if the wall fired in at least one task.
+    pub hit: bool,
+    /// Items all tasks had done when each stopped at the wall.
+    pub items: u64,
+    /// Fewest items one task had done at the wall.
+    pub min_task_items: u64,
+    /// Most items one task had done at the wall (all tasks then caught up to it).
+    pub max_task_items: u64,
+    /// From the phase start to the last task stopping at the wall, s.
+    pub elapsed_s: f64,
+    /// `items / elapsed_s`.
+    pub rate: f64,
+}
+
+/// One phase of one iteration, over all tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// Which phase.
+    pub phase: Phase,
+    /// Operations completed by all tasks.
+    pub items: u64,
+    /// Tasks that took part.
+    pub tasks: u64,
+    /// Latest end minus earliest start, s.
+    pub elapsed_s: f64,
+    /// `items / elapsed_s`, operations per second.
+    pub rate: f64,
+    /// Stonewall figures (create phases with -W).
+    pub stonewall: Option<Stonewall>,
+    /// Per-operation latency over all tasks.
+    pub latency: Percentiles,
+}
+
+/// One iteration: its phases in the order they ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationResult {
+    /// 0-based iteration number.
+    pub iteration: u64,
+    /// Phases that ran.
+    pub phases: Vec<PhaseResult>,
+}
+
+/// Max, min, mean and sample standard deviation over iterations.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stat4 {
+    /// Largest.
+    pub max: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Sample standard deviation (n - 1), 0 for one iteration.
+    pub std_dev: f64,
+}
+
+impl From<&Summary> for Stat4 {
+    fn from(s: &Summary) -> Self {
+        Stat4 {
+            max: s.max,
+            min: s.min,
+            mean: s.mean,
+            std_dev: s.sample_std_dev(),
+        }
+    }
+}
+
+/// A SUMMARY row: one phase over all iterations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryRow {
+    /// Which phase.
+    pub phase: Phase,
+    /// Rates, operations per second.
+    pub rate: Stat4,
+    /// Times, seconds.
+    pub time_s: Stat4,
+    /// Stonewall rates (create phases with -W).
+    pub stonewall_rate: Option<Stat4>,
+}
+
+/// One test (one task count of a sweep).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestResult {
+    /// Tasks in this test.
+    pub tasks: u64,
+    /// Nodes they ran on.
+    pub nodes: u64,
+    /// Items each task worked on.
+    pub items_per_task: u64,
+    /// Items over all tasks (the `N tasks, M files/directories` line).
+    pub total_items: u64,
+    /// Random seed used for -R, if any.
+    pub random_seed: Option<u64>,
+    /// Iterations in order.
+    pub iterations: Vec<IterationResult>,
+    /// The SUMMARY rows, in table order.
+    pub summary: Vec<SummaryRow>,
+}
+
+/// Builds the SUMMARY rows from the iterations.
+pub fn summarize(iters: &[IterationResult]) -> Vec<SummaryRow> {
+    let mut rows = Vec::new();
+    for phase in Phase::TABLE_ORDER {
+        let mut rate = Summary::default();
+        let mut time = Summary::default();
+        let mut wall = Summary::default();
+        for p in iters
+            .iter()
+            .flat_map(|i| &i.phases)
+            .filter(|p| p.phase == phase)
+        {
+            rate.add(p.rate);
+            time.add(p.elapsed_s);
+            if let Some(s) = p.stonewall.filter(|s| s.hit) {
+                wall.add(s.rate);
+            }
+        }
+        if rate.count > 0 {
+            rows.push(SummaryRow {
+                phase,
+                rate: (&rate).into(),
+                time_s: (&time).into(),
+                stonewall_rate: (wall.count > 0).then(|| (&wall).into()),
+            });
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pr(phase: Phase, rate: f64) -> PhaseResult {
+        PhaseResult {
+            phase,
+            items: 10,
+            tasks: 1,
+            elapsed_s: 10.0 / rate,
+            rate,
+            stonewall: None,
+            latency: Percentiles::default(),
+        }
+    }
+
+    #[test]
+    fn summary_uses_sample_std_dev_over_iterations() {
+        let iters = vec![
+            IterationResult {
+                iteration: 0,
+                phases: vec![pr(Phase::FileCreate, 100.0), pr(Phase::TreeCreate, 5.0)],
+            },
+            IterationResult {
+                iteration: 1,
+                phases: vec![pr(Phase::FileCreate, 300.0), pr(Phase::TreeCreate, 5.0)],
+            },
+        ];
+        let rows = summarize(&iters);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].phase, Phase::FileCreate);
+        assert_eq!(
+            rows[1].phase,
+            Phase::TreeCreate,
+            "tree rows come last, as mdtest prints them"
+        );
+        let r = rows[0].rate;
+        assert_eq!((r.max, r.min, r.mean), (300.0, 100.0, 200.0));
+        assert!((r.std_dev - 141.42135623730951).abs() < 1e-9);
+        assert_eq!(rows[1].rate.std_dev, 0.0);
+    }
+}

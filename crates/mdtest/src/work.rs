@@ -1,0 +1,575 @@
+//! What one task does inside each phase: the item loops. Names are built
+//! in reused buffers and data buffers are filled once, so the loops do
+//! nothing per item but the system calls and two clock reads.
+
+use crate::cleanup;
+use crate::engine::Engine;
+use crate::exchange::{PhaseTrouble, TaskReport};
+use crate::names::{test_dir, Names};
+use crate::results::Phase;
+use crate::rng::{fill_pattern, first_mismatch, stamp_item, Permutation};
+use iolab_backend::{Backend, OpenOptions};
+use iolab_comm::Comm;
+use iolab_core::clock::{mono_ns, wall_ns};
+use iolab_core::Histogram;
+use std::ffi::CStr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+/// What the loop does to each item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Mkdir,
+    Rmdir,
+    Create,
+    Stat,
+    Read,
+    Unlink,
+}
+
+/// How an item loop ended.
+enum End {
+    /// All items done.
+    Done,
+    /// The stonewall fired after this many items.
+    Wall(u64),
+    /// An error or a stop request; the error is in the report.
+    Stopped,
+}
+
+/// Where a phase's items live, for one target task.
+struct Target {
+    /// Test directory of each loop.
+    test_dirs: Vec<PathBuf>,
+    /// Tree owner with -u.
+    unique: Option<usize>,
+    /// `file.mdtest.<t>.` and the like.
+    prefix: Vec<u8>,
+}
+
+/// One task's state, built before its thread starts its first phase.
+pub struct TaskState<'a> {
+    eng: &'a Engine<'a>,
+    comm: &'a dyn Comm,
+    seed: Option<u64>,
+    hist: Histogram,
+    pattern: Vec<u8>,
+    wbuf: Vec<u8>,
+    rbuf: Vec<u8>,
+    created_root: bool,
+    created_dirs: Vec<PathBuf>,
+}
+
+impl<'a> TaskState<'a> {
+    /// State for the calling task.
+    pub fn new(eng: &'a Engine<'a>, comm: &'a dyn Comm, seed: Option<u64>) -> Self {
+        let cfg = eng.cfg();
+        let mut pattern = vec![0u8; cfg.write_bytes.max(cfg.read_bytes) as usize];
+        fill_pattern(&mut pattern, cfg.data_seed);
+        TaskState {
+            wbuf: pattern[..cfg.write_bytes as usize].to_vec(),
+            rbuf: vec![0u8; cfg.read_bytes as usize],
+            pattern,
+            eng,
+            comm,
+            seed,
+            hist: Histogram::new(),
+            created_root: false,
+            created_dirs: Vec::new(),
+        }
+    }
+
+    /// This task's communicator.
+    pub fn comm(&self) -> &'a dyn Comm {
+        self.comm
+    }
+
+    /// This task's global id.
+    pub fn task(&self) -> usize {
+        self.comm.task()
+    }
+
+    /// Hands over the latencies of the phase just done.
+    pub fn take_latency(&mut self) -> Histogram {
+        std::mem::take(&mut self.hist)
+    }
+
+    fn backend(&self) -> &'a dyn Backend {
+        self.eng.backend()
+    }
+
+    /// The path index a task owns (creates the shared tree and the test
+    /// directories in), if any: tasks 0..paths each own one path.
+    fn owned_path(&self) -> Option<&'a Path> {
+        self.eng.cfg().dirs.get(self.task()).map(PathBuf::as_path)
+    }
+
+    fn target(&self, iter: u64, task: usize, shared: bool) -> Target {
+        let cfg = self.eng.cfg();
+        let root = &cfg.dirs[task % cfg.dirs.len()];
+        Target {
+            test_dirs: (0..self.eng.plan().loops)
+                .map(|l| test_dir(root, iter, l))
+                .collect(),
+            unique: cfg.unique_dir.then_some(task),
+            prefix: Vec::new(),
+        }
+        .with_prefix(if shared { None } else { Some(task) })
+    }
+
+    /// Creates the -d directory (first iteration, if missing) and the
+    /// test directories this task owns. Collective.
+    pub fn setup_test_dirs(&mut self, iter: u64) -> Result<(), PhaseTrouble> {
+        let mut error = None;
+        if let (Some(root), true) = (self.owned_path(), self.eng.cfg().phases.create) {
+            if iter == 0 && !root.exists() {
+                match std::fs::create_dir(root) {
+                    Ok(()) => self.created_root = true,
+                    Err(e) => error = Some(format!("mkdir {}: {e}", root.display())),
+                }
+            }
+            for l in 0..self.eng.plan().loops {
+                let td = test_dir(root, iter, l);
+                match std::fs::create_dir(&td) {
+                    Ok(()) => self.created_dirs.push(td),
+                    Err(e) if error.is_none() => {
+                        error = Some(format!("mkdir {}: {e}", td.display()))
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        let all = self
+            .comm
+            .all_gather(error.as_deref().unwrap_or("").as_bytes());
+        let first = all
+            .iter()
+            .find(|b| !b.is_empty())
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        match first {
+            Some(e) => Err(PhaseTrouble {
+                error: Some(e),
+                interrupted: false,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Removes this task's (now empty) test directories after a remove pass.
+    pub fn remove_test_dirs(&mut self, iter: u64) {
+        if let Some(root) = self.owned_path() {
+            for l in 0..self.eng.plan().loops {
+                let td = test_dir(root, iter, l);
+                if std::fs::remove_dir(&td).is_ok() {
+                    self.created_dirs.retain(|d| d != &td);
+                }
+            }
+        }
+    }
+
+    /// Removes the -d directory at the end if this run made it and it is empty.
+    pub fn remove_root_if_created(&mut self) {
+        if let (Some(root), true, true) = (
+            self.owned_path(),
+            self.created_root,
+            self.eng.cfg().phases.remove,
+        ) {
+            let _ = std::fs::remove_dir(root);
+        }
+    }
+
+    /// After a failure: removes what this run created under the test
+    /// directories this task made; returns what had to stay.
+    pub fn cleanup_after_failure(&mut self) -> Vec<String> {
+        let mut left: Vec<String> = Vec::new();
+        for d in std::mem::take(&mut self.created_dirs) {
+            left.extend(
+                cleanup::remove_ours(&d)
+                    .into_iter()
+                    .map(|p| p.display().to_string()),
+            );
+        }
+        if let (true, Some(root)) = (self.created_root, self.owned_path()) {
+            let _ = std::fs::remove_dir(root);
+        }
+        left
+    }
+
+    /// Sleeps for -p seconds, waking early on a stop request.
+    pub fn pre_delay(&self) {
+        let until = mono_ns() + self.eng.cfg().pre_delay_s * 1_000_000_000;
+        while mono_ns() < until && !self.eng.cancelled() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    /// Trees this task creates or removes: (path owner task, -u owner).
+    fn trees(&self) -> Vec<(usize, Option<usize>)> {
+        let cfg = self.eng.cfg();
+        let (t, n) = (self.task(), self.comm.tasks());
+        match (cfg.unique_dir, cfg.collective) {
+            (true, true) if t == 0 => (0..n).map(|u| (u, Some(u))).collect(),
+            (true, true) => Vec::new(),
+            (true, false) => vec![(t, Some(t))],
+            (false, _) if t < cfg.dirs.len() => vec![(t, None)],
+            (false, _) => Vec::new(),
+        }
+    }
+
+    /// Tree creation (parents first) or removal (children first).
+    pub fn tree(&mut self, iter: u64, create: bool, rep: &mut TaskReport) {
+        let plan = *self.eng.plan();
+        for (owner, unique) in self.trees() {
+            let tg = self.target(iter, owner, true);
+            for td in &tg.test_dirs {
+                let mut names = Names::new(td, unique, plan.branch);
+                let ids: Box<dyn Iterator<Item = u64>> = if create {
+                    Box::new(0..plan.dirs_per_tree)
+                } else {
+                    Box::new((0..plan.dirs_per_tree).rev())
+                };
+                for d in ids {
+                    if self.eng.cancelled() {
+                        return;
+                    }
+                    let op = if create { Op::Mkdir } else { Op::Rmdir };
+                    if !self.one(op, names.dir(d), 0, rep) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Phase index j for -N: create 0, stat (and rename) 1, read 2, remove 3.
+    fn stride_index(phase: Phase) -> u64 {
+        match phase {
+            Phase::DirStat | Phase::FileStat | Phase::DirRename => 1,
+            Phase::FileRead => 2,
+            Phase::DirRemove | Phase::FileRemove => 3,
+            _ => 0,
+        }
+    }
+
+    /// Whose items this task works on in `phase`.
+    fn targets(&self, phase: Phase) -> Vec<usize> {
+        let cfg = self.eng.cfg();
+        let (t, n) = (self.task(), self.comm.tasks());
+        let create_or_remove = matches!(
+            phase,
+            Phase::DirCreate | Phase::FileCreate | Phase::DirRemove | Phase::FileRemove
+        );
+        if cfg.collective && create_or_remove {
+            return if t == 0 { (0..n).collect() } else { Vec::new() };
+        }
+        if cfg.shared_file && phase == Phase::FileRemove {
+            return if t == 0 { vec![0] } else { Vec::new() };
+        }
+        vec![self.eng.neighbour(self.comm, Self::stride_index(phase))]
+    }
+
+    fn op_of(phase: Phase) -> Op {
+        match phase {
+            Phase::DirCreate | Phase::TreeCreate => Op::Mkdir,
+            Phase::DirRemove | Phase::TreeRemove => Op::Rmdir,
+            Phase::FileCreate => Op::Create,
+            Phase::DirStat | Phase::FileStat | Phase::DirRename => Op::Stat,
+            Phase::FileRead => Op::Read,
+            Phase::FileRemove => Op::Unlink,
+        }
+    }
+
+    fn kind(phase: Phase) -> &'static str {
+        match phase {
+            Phase::FileCreate | Phase::FileStat | Phase::FileRead | Phase::FileRemove => "file",
+            _ => "dir",
+        }
+    }
+
+    /// A non-create item phase (stat, read, remove) over `n` items.
+    pub fn items(&mut self, iter: u64, phase: Phase, n: u64, rep: &mut TaskReport) {
+        let cfg = self.eng.cfg();
+        let random = matches!(phase, Phase::DirStat | Phase::FileStat | Phase::FileRead);
+        let order = match (random, self.seed) {
+            (true, Some(s)) => Some(Permutation::new(n, s.wrapping_add(self.task() as u64))),
+            _ => None,
+        };
+        for target in self.targets(phase) {
+            let tg = self
+                .target(iter, target, cfg.shared_file)
+                .with_kind(Self::kind(phase));
+            if let End::Stopped = self.loop_items(&tg, Self::op_of(phase), 0..n, order, None, rep) {
+                return;
+            }
+        }
+    }
+
+    /// A create phase with the stonewall: stops at the wall, agrees with
+    /// every task on the largest count reached, and catches up to it.
+    /// Returns the count every task ends with.
+    pub fn create(&mut self, iter: u64, phase: Phase, n: u64, rep: &mut TaskReport) -> u64 {
+        let cfg = self.eng.cfg();
+        let wall_s = cfg.stonewall_s;
+        let deadline = (wall_s > 0).then(|| mono_ns() + wall_s * 1_000_000_000);
+        let op = Self::op_of(phase);
+        let targets = self.targets(phase);
+        let mut done = n;
+        for &target in &targets {
+            let tg = self
+                .target(iter, target, cfg.shared_file)
+                .with_kind(Self::kind(phase));
+            match self.loop_items(&tg, op, 0..n, None, deadline, rep) {
+                End::Done => {}
+                End::Wall(k) => done = k,
+                End::Stopped => done = rep.items,
+            }
+        }
+        if wall_s == 0 {
+            return n;
+        }
+        rep.wall = Some((done, wall_ns(), done < n));
+        let max = self
+            .eng
+            .level(self.comm, if targets.is_empty() { 0 } else { done });
+        if done < max && rep.error.is_none() {
+            for &target in &targets {
+                let tg = self
+                    .target(iter, target, cfg.shared_file)
+                    .with_kind(Self::kind(phase));
+                self.loop_items(&tg, op, done..max, None, None, rep);
+            }
+        }
+        max
+    }
+
+    /// The rename phase (-U): item 0 moves aside, each item i takes the
+    /// name of item i-1, and item 0 lands on the name of item n-2: n
+    /// renames that leave the same set of names, as mdtest does it.
+    pub fn rename(&mut self, iter: u64, n: u64, rep: &mut TaskReport) {
+        let target = self.targets(Phase::DirRename)[0];
+        let tg = self.target(iter, target, false).with_kind("dir");
+        let plan = *self.eng.plan();
+        let leaf = self.eng.cfg().leaf_only;
+        let mut from = Names::new(&tg.test_dirs[0], tg.unique, plan.branch);
+        let mut to = Names::new(&tg.test_dirs[0], tg.unique, plan.branch);
+        let mut step =
+            |k_from: u64, sfx_from: &[u8], k_to: u64, sfx_to: &[u8], st: &mut Self| -> bool {
+                let (lf, df, mf) = plan.locate(k_from, leaf);
+                let (lt, dt, mt) = plan.locate(k_to, leaf);
+                from.set_test_dir(&tg.test_dirs[lf as usize]);
+                to.set_test_dir(&tg.test_dirs[lt as usize]);
+                let a = from.item_with_suffix(df, &tg.prefix, mf, sfx_from);
+                let b = to.item_with_suffix(dt, &tg.prefix, mt, sfx_to);
+                st.rename_one(a, b, rep)
+            };
+        if !step(0, b"", 0, b"-XX", self) {
+            return;
+        }
+        for i in 1..n - 1 {
+            if self.eng.cancelled() || !step(i, b"", i - 1, b"", self) {
+                return;
+            }
+        }
+        step(0, b"-XX", n - 2, b"", self);
+    }
+
+    fn rename_one(&mut self, a: &CStr, b: &CStr, rep: &mut TaskReport) -> bool {
+        let t0 = mono_ns();
+        let r = self.backend().rename(a, b);
+        self.hist.record(mono_ns() - t0);
+        self.account(
+            r.map_err(|e| {
+                format!(
+                    "rename {} -> {}: {e}",
+                    a.to_string_lossy(),
+                    b.to_string_lossy()
+                )
+            }),
+            rep,
+        )
+    }
+
+    fn loop_items(
+        &mut self,
+        tg: &Target,
+        op: Op,
+        range: std::ops::Range<u64>,
+        order: Option<Permutation>,
+        deadline: Option<u64>,
+        rep: &mut TaskReport,
+    ) -> End {
+        let plan = *self.eng.plan();
+        let leaf = self.eng.cfg().leaf_only;
+        let mut names = Names::new(&tg.test_dirs[0], tg.unique, plan.branch);
+        let mut cur = 0;
+        for k in range {
+            if self.eng.cancelled() {
+                return End::Stopped;
+            }
+            if deadline.is_some_and(|d| mono_ns() >= d) {
+                return End::Wall(k);
+            }
+            let (lp, d, m) = plan.locate(order.map_or(k, |p| p.apply(k)), leaf);
+            if lp != cur {
+                names.set_test_dir(&tg.test_dirs[lp as usize]);
+                cur = lp;
+            }
+            if !self.one(op, names.item(d, &tg.prefix, m), m, rep) {
+                return End::Stopped;
+            }
+        }
+        End::Done
+    }
+
+    /// One timed operation; false (and the error recorded) on failure.
+    #[inline]
+    fn one(&mut self, op: Op, path: &CStr, item: u64, rep: &mut TaskReport) -> bool {
+        let t0 = mono_ns();
+        let r = self.apply(op, path, item);
+        self.hist.record(mono_ns() - t0);
+        self.account(r, rep)
+    }
+
+    fn account(&mut self, r: Result<(), String>, rep: &mut TaskReport) -> bool {
+        match r {
+            Ok(()) => {
+                rep.items += 1;
+                self.eng
+                    .counter(self.task())
+                    .store(rep.items, Ordering::Relaxed);
+                true
+            }
+            Err(e) => {
+                rep.error.get_or_insert(e);
+                self.eng.cancel();
+                false
+            }
+        }
+    }
+
+    fn apply(&mut self, op: Op, path: &CStr, item: u64) -> Result<(), String> {
+        let be = self.backend();
+        let r = match op {
+            Op::Mkdir => be.mkdir(path, 0o775),
+            Op::Rmdir => be.rmdir(path),
+            Op::Stat => be.stat(path).map(|_| ()),
+            Op::Unlink => be.unlink(path),
+            Op::Create => return self.create_file(path, item),
+            Op::Read => return self.read_file(path, item),
+        };
+        r.map_err(|e| format!("{} {}: {e}", op_name(op), path.to_string_lossy()))
+    }
+
+    fn create_file(&mut self, path: &CStr, item: u64) -> Result<(), String> {
+        let cfg = self.eng.cfg();
+        let be = self.backend();
+        let fail =
+            |what: &str, e: std::io::Error| format!("{what} {}: {e}", path.to_string_lossy());
+        if cfg.mknod {
+            return be.mknod(path).map_err(|e| fail("mknod", e));
+        }
+        // Shared files are opened by every task; private ones must be new.
+        let opts = OpenOptions {
+            write: true,
+            create: true,
+            exclusive: !cfg.shared_file,
+            ..Default::default()
+        };
+        let h = be.open(path, opts).map_err(|e| fail("create", e))?;
+        let mut r = Ok(());
+        if !self.wbuf.is_empty() {
+            stamp_item(&mut self.wbuf, item);
+            r = write_all(be, h, &self.wbuf).map_err(|e| fail("write", e));
+        }
+        if r.is_ok() && cfg.fsync {
+            r = be.fsync(h).map_err(|e| fail("fsync", e));
+        }
+        let c = be.close(h).map_err(|e| fail("close", e));
+        r.and(c)
+    }
+
+    fn read_file(&mut self, path: &CStr, item: u64) -> Result<(), String> {
+        let be = self.backend();
+        let fail = |what: &str, e: String| format!("{what} {}: {e}", path.to_string_lossy());
+        let h = be
+            .open(path, OpenOptions::read())
+            .map_err(|e| fail("open", e.to_string()))?;
+        let mut r = Ok(());
+        if !self.rbuf.is_empty() {
+            r = read_full(be, h, &mut self.rbuf).map_err(|e| fail("read", e));
+            if r.is_ok() && self.eng.cfg().verify_read {
+                if let Some(off) = first_mismatch(&self.rbuf, &self.pattern, item) {
+                    r = Err(fail(
+                        "verify (-X)",
+                        format!("data differs from what was written, first at byte {off}"),
+                    ));
+                }
+            }
+        }
+        let c = be.close(h).map_err(|e| fail("close", e.to_string()));
+        r.and(c)
+    }
+}
+
+impl Target {
+    fn with_prefix(mut self, task: Option<usize>) -> Self {
+        self.prefix = task.map_or(b"mdtest.shared.".to_vec(), |t| {
+            format!("mdtest.{t}.").into_bytes()
+        });
+        self
+    }
+
+    fn with_kind(mut self, kind: &str) -> Self {
+        let mut p = kind.as_bytes().to_vec();
+        p.push(b'.');
+        p.extend_from_slice(&self.prefix);
+        self.prefix = p;
+        self
+    }
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Mkdir => "mkdir",
+        Op::Rmdir => "rmdir",
+        Op::Create => "create",
+        Op::Stat => "stat",
+        Op::Read => "read",
+        Op::Unlink => "unlink",
+    }
+}
+
+fn write_all(be: &dyn Backend, h: iolab_backend::Handle, buf: &[u8]) -> std::io::Result<()> {
+    let mut at = 0;
+    while at < buf.len() {
+        match be.write_at(h, &buf[at..], at as u64)? {
+            0 => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WriteZero,
+                    "wrote 0 bytes",
+                ))
+            }
+            n => at += n,
+        }
+    }
+    Ok(())
+}
+
+fn read_full(be: &dyn Backend, h: iolab_backend::Handle, buf: &mut [u8]) -> Result<(), String> {
+    let mut at = 0;
+    while at < buf.len() {
+        match be
+            .read_at(h, &mut buf[at..], at as u64)
+            .map_err(|e| e.to_string())?
+        {
+            0 => {
+                return Err(format!(
+                    "short read: {at} of {} bytes (the file is shorter than -e)",
+                    buf.len()
+                ))
+            }
+            n => at += n,
+        }
+    }
+    Ok(())
+}
