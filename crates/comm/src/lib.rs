@@ -13,9 +13,15 @@
 //! assert_eq!(sums, vec![10, 10, 10, 10]);
 //! ```
 
+mod launch;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+mod subset;
 mod team;
 mod transport;
 
+pub use launch::launched_under_mpi;
+pub use subset::run_subset;
 pub use team::{run_team, TaskComm, Team};
 pub use transport::{SingleProcess, Transport};
 
