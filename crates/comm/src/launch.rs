@@ -19,6 +19,13 @@ pub fn launched_under_mpi() -> bool {
     launched_under_mpi_in(|name| std::env::var_os(name).is_some())
 }
 
+/// The number of processes the launcher started, where it says so.
+pub fn launcher_world_size() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+}
+
 /// The rule behind [`launched_under_mpi`], over any environment.
 fn launched_under_mpi_in(has: impl Fn(&str) -> bool) -> bool {
     // A Slurm batch script also has SLURM_PROCID; only a job step started

@@ -19,11 +19,13 @@ pub mod mpi;
 mod subset;
 mod team;
 mod transport;
+mod world;
 
-pub use launch::launched_under_mpi;
+pub use launch::{launched_under_mpi, launcher_world_size};
 pub use subset::run_subset;
 pub use team::{run_team, TaskComm, Team};
 pub use transport::{SingleProcess, Transport};
+pub use world::{connect, CommMode, ConnectError, World};
 
 use std::sync::Arc;
 

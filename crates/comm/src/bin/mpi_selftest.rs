@@ -10,7 +10,9 @@
 //! A built binary, not an example, so that the integration test gets its
 //! path from Cargo (`CARGO_BIN_EXE_mpi_selftest`).
 
-use iolab_comm::{mpi, run_subset, run_team, Comm, CommExt, Transport};
+use iolab_comm::{
+    connect, launched_under_mpi, run_subset, run_team, Comm, CommExt, CommMode, Transport,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,20 +34,30 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let runtime = mpi::init().unwrap_or_else(|e| {
+    // The way the iolab binary starts MPI.
+    let connection = connect(CommMode::Mpi).unwrap_or_else(|e| {
         eprintln!("mpi_selftest: {e}");
         std::process::exit(2)
     });
-    let world = runtime.world();
-    let code = run_checks(world.clone(), threads);
-    drop(world);
-    drop(runtime);
+    let code = run_checks(connection.transport(), threads);
+    // exit() skips destructors, and dropping the connection finalises MPI.
+    drop(connection);
     std::process::exit(code);
 }
 
 /// Runs every check and agrees on the outcome; returns the exit code.
 fn run_checks(world: Arc<dyn Transport>, threads: usize) -> i32 {
-    let mut failures = check_team(world.clone(), threads);
+    let mut failures = Failures::new();
+    check(&mut failures, world.kind() == "mpi", || {
+        format!("transport is {}, not mpi", world.kind())
+    });
+    // A singleton (no mpirun) is a valid MPI run but not a launch.
+    check(
+        &mut failures,
+        launched_under_mpi() || world.size() == 1,
+        || "launched_under_mpi() missed this launcher's environment".to_string(),
+    );
+    failures.extend(check_team(world.clone(), threads));
     // The leader need not be the main thread (MPI_THREAD_SERIALIZED).
     failures.extend(std::thread::scope(|s| {
         s.spawn(|| check_barrier(world.clone(), threads))
