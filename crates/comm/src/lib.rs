@@ -6,6 +6,8 @@
 //! The design is two-level: a [`Transport`] connects processes (the single
 //! process, or MPI), and a [`Team`] runs a process's tasks as threads and
 //! funnels every collective through one leader thread per process.
+//! [`connect`] picks the transport once at start-up: MPI (module `mpi`,
+//! feature `mpi`) when a launcher started the process, else threads.
 //!
 //! ```
 //! use iolab_comm::{run_local, CommExt};

@@ -81,14 +81,6 @@ impl Drop for Finalizer {
     }
 }
 
-// SAFETY: `Universe` is not used after construction except by its drop,
-// which runs under the process-wide MPI lock (see `serialized`), as
-// MPI_THREAD_SERIALIZED allows from any thread.
-unsafe impl Send for Finalizer {}
-// SAFETY: as above; `Finalizer` has no methods, so `&Finalizer` gives no
-// access to MPI at all.
-unsafe impl Sync for Finalizer {}
-
 /// MPI, initialised. Dropping it (and every transport made from it)
 /// finalises MPI; do that on the thread that called [`init`].
 pub struct MpiRuntime {
