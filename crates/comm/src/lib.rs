@@ -6,6 +6,8 @@
 //! The design is two-level: a [`Transport`] connects processes (the single
 //! process, or MPI), and a [`Team`] runs a process's tasks as threads and
 //! funnels every collective through one leader thread per process.
+//! [`connect`] picks the transport once at start-up: MPI (module `mpi`,
+//! feature `mpi`) when a launcher started the process, else threads.
 //!
 //! ```
 //! use iolab_comm::{run_local, CommExt};
@@ -13,11 +15,19 @@
 //! assert_eq!(sums, vec![10, 10, 10, 10]);
 //! ```
 
+mod launch;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+mod subset;
 mod team;
 mod transport;
+mod world;
 
+pub use launch::{launched_under_mpi, launcher_world_size};
+pub use subset::run_subset;
 pub use team::{run_team, TaskComm, Team};
 pub use transport::{SingleProcess, Transport};
+pub use world::{connect, CommMode, ConnectError, World};
 
 use std::sync::Arc;
 

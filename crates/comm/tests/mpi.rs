@@ -1,0 +1,94 @@
+//! The MPI transport under a real `mpirun`: runs the `mpi_selftest` binary
+//! on several ranks x threads. Skips, saying why, when `mpirun` is absent.
+#![cfg(feature = "mpi")]
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+const SELFTEST: &str = env!("CARGO_BIN_EXE_mpi_selftest");
+
+/// A deadlocked collective must fail the test, not hang CI.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `mpirun` and the flags this machine needs, or `None` if there is none.
+fn mpirun() -> Option<Command> {
+    let version = Command::new("mpirun").arg("--version").output().ok()?;
+    let mut cmd = Command::new("mpirun");
+    if String::from_utf8_lossy(&version.stdout).contains("Open MPI") {
+        // Open MPI refuses root (CI runs as root) and more ranks than
+        // cores (CI has 2) unless told; MPICH needs neither flag.
+        cmd.args(["--allow-run-as-root", "--oversubscribe"]);
+    }
+    Some(cmd)
+}
+
+fn drain(mut from: impl Read + Send + 'static) -> JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = from.read_to_string(&mut out);
+        out
+    })
+}
+
+/// Waits for `child` up to `TIMEOUT`; on time-out asks mpirun to stop
+/// (SIGTERM, so it takes its ranks down with it), then kills it.
+fn wait_or_stop(child: &mut Child) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    while start.elapsed() < TIMEOUT {
+        if let Some(status) = child.try_wait().expect("wait for mpirun") {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on our own child's pid has no memory effects.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    std::thread::sleep(Duration::from_secs(3));
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Runs the self-test on `ranks` ranks of `threads` threads and asserts it
+/// passed on all of them.
+fn selftest(ranks: usize, threads: usize) {
+    let Some(mut cmd) = mpirun() else {
+        eprintln!("skipped: mpirun not found (apt-get install openmpi-bin)");
+        return;
+    };
+    cmd.args(["-n", &ranks.to_string(), SELFTEST, &threads.to_string()]);
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    let out = drain(child.stdout.take().unwrap());
+    let err = drain(child.stderr.take().unwrap());
+    let status = wait_or_stop(&mut child);
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    let Some(status) = status else {
+        panic!("{ranks} ranks x {threads} threads: no result after {TIMEOUT:?}\n{out}\n{err}");
+    };
+    assert!(
+        status.success(),
+        "{ranks} ranks x {threads} threads: {status}\n{out}\n{err}"
+    );
+    let want = format!("mpi_selftest: {ranks} ranks x {threads} threads: ok");
+    assert!(out.contains(&want), "missing {want:?} in\n{out}\n{err}");
+}
+
+#[test]
+fn two_ranks_of_two_threads() {
+    selftest(2, 2);
+}
+
+#[test]
+fn three_ranks_of_two_threads() {
+    selftest(3, 2);
+}
+
+#[test]
+fn two_ranks_of_one_thread() {
+    selftest(2, 1);
+}
