@@ -5,7 +5,9 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+mod demo;
 mod mdtest;
+mod progress;
 mod signals;
 mod xdd;
 
@@ -34,16 +36,11 @@ type Entry = fn(prog: &str, args: Vec<OsString>) -> ExitCode;
 
 fn lookup(name: &str) -> Option<Entry> {
     match name {
-        "demo" => Some(not_yet),
+        "demo" => Some(demo::main),
         "mdtest" => Some(mdtest::main),
         "xdd" => Some(xdd::main),
         _ => None,
     }
-}
-
-fn not_yet(prog: &str, _args: Vec<OsString>) -> ExitCode {
-    eprintln!("iolab: '{prog}' is not implemented yet");
-    ExitCode::from(EXIT_USAGE)
 }
 
 fn main() -> ExitCode {

@@ -255,3 +255,47 @@ mod tests {
         assert_eq!(rows[1].rate.std_dev, 0.0);
     }
 }
+
+/// Where the tasks ran: transport kind, ranks and threads per rank.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommInfo {
+    /// `threads` or `mpi`.
+    pub kind: String,
+    /// MPI ranks (1 without MPI).
+    pub ranks: u64,
+    /// Tasks (threads) per rank.
+    pub tasks_per_rank: u64,
+}
+
+/// Everything one `iolab mdtest` invocation measured and how: the JSON
+/// document (schema `iolab.mdtest/1`, documented in docs/mdtest.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Schema name and version of this document.
+    pub schema: &'static str,
+    /// iolab's version.
+    pub iolab_version: String,
+    /// Start, local time as mdtest prints it.
+    pub started: String,
+    /// End, local time as mdtest prints it.
+    pub finished: String,
+    /// The command line as typed.
+    pub command_line: String,
+    /// Validated configuration.
+    pub config: crate::Config,
+    /// Derived tree and item plan.
+    pub plan: crate::Plan,
+    /// Transport and task layout.
+    pub comm: CommInfo,
+    /// Host facts.
+    pub host: iolab_core::env::HostInfo,
+    /// File system of each -d path.
+    pub filesystems: Vec<iolab_core::env::FsInfo>,
+    /// One entry per task count (one unless -f/-l/-s sweep).
+    pub tests: Vec<TestResult>,
+    /// Why the run stopped early, if it did.
+    pub failure: Option<String>,
+}
+
+/// The schema tag of [`RunReport`].
+pub const SCHEMA: &str = "iolab.mdtest/1";

@@ -1,1 +1,5 @@
-//! mdtest report formats (text, JSON, CSV).
+//! mdtest report formats: mdtest 1.9.3's text layout, JSON and CSV.
+
+pub mod csv;
+pub mod json;
+pub mod text;

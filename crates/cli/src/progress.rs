@@ -1,0 +1,100 @@
+//! The one thread that owns the terminal while engines run: a progress
+//! bar on stderr when it is a terminal, and -v phase lines on stdout.
+//! Engines only bump counters and call the observer.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use iolab_mdtest::{Observer, Phase, PhaseResult, Progress};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Observer and progress-bar owner for one test.
+pub struct Reporter<'a> {
+    leader: bool,
+    verbosity: u64,
+    local_tasks: u64,
+    progress: &'a Progress,
+    current: Mutex<Option<(Phase, u64)>>,
+}
+
+impl<'a> Reporter<'a> {
+    /// A reporter; only the leader process (rank 0) shows anything.
+    pub fn new(leader: bool, verbosity: u64, local_tasks: usize, progress: &'a Progress) -> Self {
+        Reporter {
+            leader,
+            verbosity,
+            local_tasks: local_tasks as u64,
+            progress,
+            current: Mutex::new(None),
+        }
+    }
+
+    /// Runs `f` while a drawing thread shows progress on a terminal.
+    pub fn run_while<R>(&self, f: impl FnOnce() -> R) -> R {
+        let show =
+            self.leader && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+        if !show {
+            return f();
+        }
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| self.draw(&done));
+            let r = f();
+            done.store(true, Ordering::Relaxed);
+            r
+        })
+    }
+
+    fn draw(&self, done: &AtomicBool) {
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template("{msg:<20} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        let mut shown = false;
+        let mut since = std::time::Instant::now();
+        let mut last = None;
+        while !done.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(100));
+            let cur = *self.current.lock().unwrap();
+            if cur.map(|c| c.0) != last {
+                last = cur.map(|c| c.0);
+                since = std::time::Instant::now();
+                bar.set_position(0);
+            }
+            // Only phases that last more than a second get a bar.
+            if let (Some((phase, total)), true) = (cur, since.elapsed() > Duration::from_secs(1)) {
+                shown = true;
+                bar.set_message(phase.label());
+                bar.set_length(total);
+                bar.set_position(self.progress.total());
+            }
+        }
+        if shown {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Reporter<'_> {
+    fn phase_started(&self, _iteration: u64, phase: Phase, items_per_task: u64) {
+        *self.current.lock().unwrap() = Some((phase, items_per_task * self.local_tasks));
+    }
+
+    fn phase_done(&self, iteration: u64, r: &PhaseResult) {
+        *self.current.lock().unwrap() = None;
+        if self.leader && self.verbosity >= 1 {
+            print!(
+                "{}",
+                iolab_report::mdtest::text::phase_line(
+                    iteration,
+                    r.phase.label(),
+                    r.elapsed_s,
+                    r.rate
+                )
+            );
+        }
+    }
+}
