@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The whole test suite: unit tests, integration tests that run the real
+# binary on real file systems (tmpfs and loop-mounted ext4 made by the
+# tests), and MPI tests under a real mpirun. Needs root for mounts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+# OpenMPI refuses root without these; the tests also pass --oversubscribe.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cargo test --workspace --features iolab/mpi,iolab-comm/mpi 2>&1
