@@ -1,0 +1,99 @@
+//! Shared fixtures for the integration tests: a scratch directory on a
+//! fresh tmpfs (when root), removed and unmounted on drop even when the
+//! test fails, and a runner for the real `iolab` binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A scratch directory; on a private tmpfs mount when we are root.
+pub struct Scratch {
+    pub root: PathBuf,
+    mounted: bool,
+}
+
+impl Scratch {
+    pub fn new(name: &str) -> Self {
+        let root = std::env::temp_dir().join(format!("iolab-it-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let mounted = is_root()
+            && Command::new("mount")
+                .args(["-t", "tmpfs", "-o", "size=1g", "tmpfs"])
+                .arg(&root)
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+        if !mounted {
+            eprintln!("note: not root or no mount: using a plain directory instead of tmpfs");
+        }
+        Scratch { root, mounted }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg("-l").arg(&self.root).status();
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Runs `iolab <words...>` with CI set (no progress bar).
+pub fn iolab(words: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(words)
+        .env("CI", "1")
+        .output()
+        .unwrap()
+}
+
+/// Runs `iolab mdtest` with a command line split on spaces.
+pub fn mdtest(line: &str) -> Output {
+    let mut w = vec!["mdtest"];
+    w.extend(line.split_whitespace());
+    iolab(&w)
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every path under `dir`, relative, sorted (directories end in `/`).
+pub fn tree(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let rel = p.strip_prefix(base).unwrap().display().to_string();
+        if e.file_type().unwrap().is_dir() {
+            out.push(format!("{rel}/"));
+            walk(base, &p, out);
+        } else {
+            out.push(rel);
+        }
+    }
+}
