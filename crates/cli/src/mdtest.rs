@@ -31,7 +31,10 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Ok(Some(s)) => s,
         Ok(None) => return ExitCode::SUCCESS,
         Err(msg) => {
-            eprintln!("{prog}: {msg}");
+            // Under mpirun every rank finds the same fault; one says it.
+            if iolab_comm::launcher_rank().unwrap_or(0) == 0 {
+                eprintln!("{prog}: {msg}");
+            }
             return ExitCode::from(crate::EXIT_USAGE);
         }
     };

@@ -521,3 +521,74 @@ fn demo_is_the_quick_start_job() {
         stdout(&o)
     );
 }
+
+/// `mpirun -n 2 iolab mdtest ... --tasks 2`: 4 tasks, the same layout as 4 threads.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpirun_ranks_times_threads_give_the_same_layout() {
+    use std::process::Command;
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        eprintln!("skipped: mpirun not installed");
+        return;
+    }
+    let s = Scratch::new("mpi");
+    let (a, b) = (s.path("mpi"), s.path("threads"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let opts = "-C -u -N 1 -z 1 -b 2 -I 3";
+    let o = Command::new("mpirun")
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "mdtest",
+        ])
+        .args(opts.split(' '))
+        .args(["--tasks", "2", "-d"])
+        .arg(&a)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("launched with 4 total task(s)"), "{out}");
+    assert_eq!(
+        out.matches("SUMMARY").count(),
+        1,
+        "only one process prints: {out}"
+    );
+    let t = mdtest(&format!("{opts} --tasks 4 -d {}", b.display()));
+    assert!(t.status.success(), "{}", stderr(&t));
+    assert_eq!(tree(&a), tree(&b));
+    assert_eq!(
+        tree(&a)
+            .iter()
+            .filter(|p| p.contains("file.mdtest.3."))
+            .count(),
+        9
+    );
+    let o = Command::new("mpirun")
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "mdtest",
+            "-n",
+            "5",
+            "-S",
+            "-u",
+        ])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert_eq!(
+        stderr(&o).matches("-S with -u").count(),
+        1,
+        "one rank reports: {}",
+        stderr(&o)
+    );
+}

@@ -26,6 +26,19 @@ pub fn launcher_world_size() -> Option<usize> {
         .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
 }
 
+/// This process's rank as the launcher numbered it, where it says so;
+/// used to let only rank 0 report errors met before MPI is started.
+pub fn launcher_rank() -> Option<usize> {
+    [
+        "OMPI_COMM_WORLD_RANK",
+        "PMI_RANK",
+        "PMIX_RANK",
+        "SLURM_PROCID",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+}
+
 /// The rule behind [`launched_under_mpi`], over any environment.
 fn launched_under_mpi_in(has: impl Fn(&str) -> bool) -> bool {
     // A Slurm batch script also has SLURM_PROCID; only a job step started

@@ -23,7 +23,7 @@ mod team;
 mod transport;
 mod world;
 
-pub use launch::{launched_under_mpi, launcher_world_size};
+pub use launch::{launched_under_mpi, launcher_rank, launcher_world_size};
 pub use subset::run_subset;
 pub use team::{run_team, TaskComm, Team};
 pub use transport::{SingleProcess, Transport};
