@@ -229,6 +229,9 @@ impl Config {
         {
             return err("-n with -I: the items per task (-n) must be a multiple of the items per directory (-I)");
         }
+        if self.stonewall_s > 0 && self.collective {
+            return err("-W with -c: stonewalling collective creates is not implemented");
+        }
         if self.stonewall_s > 0 && !p.create {
             return err("-W needs a create phase (-C, or no phase option)");
         }
@@ -424,6 +427,7 @@ mod tests {
             ("-n 1 -X -e 4 -w 4 -C", "-X"),
             ("-n 10 -I 3", "-n"),
             ("-n 1 -W 5 -T", "-W"),
+            ("-n 1 -W 5 -c", "-W"),
             ("-i 0 -n 1", "-i"),
             ("-z 2 -b 0 -n 1", "-b"),
             ("", "-n"),
