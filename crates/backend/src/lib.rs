@@ -43,6 +43,9 @@ pub struct OpenOptions {
     pub direct: bool,
     /// Synchronous writes (O_SYNC).
     pub sync: bool,
+    /// Do not block on open (O_NONBLOCK): opening a FIFO for reading must
+    /// not wait for a writer.
+    pub nonblock: bool,
 }
 
 impl OpenOptions {

@@ -50,6 +50,9 @@ fn flags(o: OpenOptions) -> libc::c_int {
     if o.sync {
         f |= libc::O_SYNC;
     }
+    if o.nonblock {
+        f |= libc::O_NONBLOCK;
+    }
     f | libc::O_CLOEXEC
 }
 

@@ -592,3 +592,22 @@ fn mpirun_ranks_times_threads_give_the_same_layout() {
         stderr(&o)
     );
 }
+
+#[test]
+fn less_common_options_run_cleanly() {
+    let s = Scratch::new("misc");
+    let d = s.path("m");
+    for (line, needle) in [
+        ("-B -n 20 -i 2 -z 1 -b 2", "SUMMARY: (of 2 iterations)"),
+        ("-k -F -n 30", "3 tasks, 90 files"),
+        ("-Z -n 20", "SUMMARY time in seconds"),
+        ("-c -n 20 -u", "3 tasks, 60 files/directories"),
+        ("-y -Y -w 100 -e 100 -F -n 20 -p 0", "File read"),
+        ("-v -D -n 10", "V-1: iteration 1: Directory stat"),
+    ] {
+        let o = mdtest(&format!("{line} -d {} --tasks 3", d.display()));
+        assert!(o.status.success(), "{line}: {}", stderr(&o));
+        assert!(stdout(&o).contains(needle), "{line}: {}", stdout(&o));
+        assert!(!d.exists(), "{line} left {:?}", tree(&d));
+    }
+}

@@ -290,7 +290,11 @@ impl<'a> Engine<'a> {
         work: impl FnOnce(&mut TaskState, &mut TaskReport),
     ) -> Result<(), PhaseTrouble> {
         let comm = st.comm();
-        if self.cfg.barriers {
+        // -B drops the barriers between item phases, but the tree must
+        // exist before anyone creates items in it and outlive their
+        // removal: mdtest fences tree creation and removal even with -B.
+        let fenced = self.cfg.barriers || matches!(phase, Phase::TreeCreate | Phase::TreeRemove);
+        if fenced {
             comm.barrier();
         }
         if comm.task() == 0 {
@@ -306,8 +310,10 @@ impl<'a> Engine<'a> {
         rep.latency = st.take_latency().to_wire();
         rep.interrupted |= iolab_core::stop::requested();
         run.pending.push(rep);
-        if self.cfg.barriers {
+        if fenced {
             comm.barrier();
+        }
+        if self.cfg.barriers {
             self.flush(st, run)?;
         }
         Ok(())

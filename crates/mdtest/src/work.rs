@@ -491,8 +491,13 @@ impl<'a> TaskState<'a> {
     fn read_file(&mut self, path: &CStr, item: u64) -> Result<(), String> {
         let be = self.backend();
         let fail = |what: &str, e: String| format!("{what} {}: {e}", path.to_string_lossy());
+        // A FIFO made by -k would block an ordinary open until a writer came.
+        let opts = OpenOptions {
+            nonblock: self.eng.cfg().mknod,
+            ..OpenOptions::read()
+        };
         let h = be
-            .open(path, OpenOptions::read())
+            .open(path, opts)
             .map_err(|e| fail("open", e.to_string()))?;
         let mut r = Ok(());
         if !self.rbuf.is_empty() {
