@@ -1,1 +1,20 @@
-//! The XDD data I/O benchmark engine.
+//! The XDD data I/O benchmark engine: XDD 7.0's command line, passes,
+//! targets and QThreads, measured without printing anything.
+//!
+//! ```
+//! use iolab_xdd::parse::{parse, Parsed};
+//! let args: Vec<String> = "-op read -target null -reqsize 8 -numreqs 16"
+//!     .split(' ').map(String::from).collect();
+//! let Parsed::Run(cfg) = parse(&args).unwrap() else { panic!() };
+//! assert_eq!(cfg.targets[0].xfer_bytes(), 8192);
+//! ```
+
+pub mod config;
+pub mod cursor;
+pub mod error;
+mod handlers;
+pub mod options;
+pub mod parse;
+pub mod tokens;
+pub mod validate;
+pub mod values;
