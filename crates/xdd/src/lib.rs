@@ -1,1 +1,4 @@
 //! The XDD data I/O benchmark engine.
+
+// Data-path modules (branch xdd-io): keep these lines together.
+pub mod seek;
