@@ -1,4 +1,5 @@
 //! The XDD data I/O benchmark engine.
 
 // Data-path modules (branch xdd-io): keep these lines together.
+pub mod datapat;
 pub mod seek;
