@@ -3,3 +3,4 @@
 // Data-path modules (branch xdd-io): keep these lines together.
 pub mod datapat;
 pub mod seek;
+pub mod throttle;
