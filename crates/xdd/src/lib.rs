@@ -18,3 +18,8 @@ pub mod parse;
 pub mod tokens;
 pub mod validate;
 pub mod values;
+
+// Data-path modules (branch xdd-io): keep these lines together.
+pub mod datapat;
+pub mod seek;
+pub mod throttle;
