@@ -146,8 +146,12 @@ pub(crate) fn datapattern(
         "ascii" => PatternBase::Ascii(c.value("ascii string")?.to_string()),
         "hex" => PatternBase::Hex(hex_bytes(c, c.peek().unwrap_or(""))?),
         "prefix" => {
-            let p = hex_bytes(c, c.peek().unwrap_or(""))?;
-            c.value("prefix")?;
+            let v = c.value("prefix hex digits")?;
+            hex_bytes(c, v)?;
+            if v.trim_start_matches("0x").len() > 16 {
+                return Err(c.err("prefix: at most 16 hex digits fit in a 64-bit word"));
+            }
+            let p = v.trim_start_matches("0x").to_string();
             r.set(t, move |o| o.datapattern.prefix = Some(p.clone()));
             return Ok(());
         }
@@ -347,17 +351,32 @@ pub(crate) fn throttle(
     r: &mut RawConfig,
     t: Option<usize>,
 ) -> Result<(), UsageError> {
-    let k = c.keyword("throttle kind", &["ops", "bw", "iops"])?;
+    let k = c.keyword("throttle kind", &["ops", "bw", "iops", "var"])?;
+    let rate = c.seconds("rate")?;
+    if k == "var" {
+        r.set(t, move |o| {
+            if let Some(th) = o.throttle.as_mut() {
+                th.variance_pct = rate
+            }
+        });
+        return Ok(());
+    }
     let kind = if k == "bw" {
         ThrottleKind::Bw
     } else {
         ThrottleKind::Ops
     };
-    let rate = c.seconds("rate")?;
     if rate <= 0.0 {
         return Err(c.err("the rate must be greater than 0.000"));
     }
-    r.set(t, move |o| o.throttle = Some(ThrottleSpec { kind, rate }));
+    r.set(t, move |o| {
+        let variance_pct = o.throttle.map_or(0.0, |th| th.variance_pct);
+        o.throttle = Some(ThrottleSpec {
+            kind,
+            rate,
+            variance_pct,
+        })
+    });
     Ok(())
 }
 

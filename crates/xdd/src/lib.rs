@@ -23,3 +23,13 @@ pub mod values;
 pub mod datapat;
 pub mod seek;
 pub mod throttle;
+
+pub mod buffer;
+pub mod placement;
+pub mod plan;
+pub mod progress;
+pub mod qthread;
+pub mod results;
+pub mod run;
+pub mod safety;
+pub mod target;

@@ -35,6 +35,8 @@ pub struct ThrottleSpec {
     pub kind: ThrottleKind,
     /// Operations per second or 10^6 bytes per second; always > 0.
     pub rate: f64,
+    /// `-throttle var P`: jitter of each due time, percent of the interval.
+    pub variance_pct: f64,
 }
 
 /// The access pattern (`-seek ...`).
@@ -124,8 +126,8 @@ pub enum PatternBase {
 pub struct PatternOpts {
     /// The pattern itself.
     pub base: PatternBase,
-    /// Hex bits placed in the upper bits of each 64-bit word (`prefix`).
-    pub prefix: Option<Vec<u8>>,
+    /// Hex digits placed in the upper bits of each 64-bit word (`prefix`).
+    pub prefix: Option<String>,
     /// Ones' complement of the pattern (`inverse`).
     pub inverse: bool,
     /// Repeat ascii/hex through the whole buffer (`replicate`).
