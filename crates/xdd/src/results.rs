@@ -146,12 +146,43 @@ pub struct TargetInfo {
     pub range_blocks: u64,
     /// Process ID.
     pub pid: u32,
+    /// The file system holding the target.
+    pub fs: Option<iolab_core::env::FsInfo>,
     /// Failures outside operations (a per-pass file could not be opened).
     pub failures: u64,
     /// Seek distance histogram (-seek disthist).
     pub disthist: Option<crate::seek::SeekHistogram>,
     /// Seek location histogram (-seek seekhist).
     pub seekhist: Option<crate::seek::SeekHistogram>,
+}
+
+/// System facts the preamble prints beside the host information.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SystemFacts {
+    /// Page size in bytes.
+    pub page_size: u64,
+    /// Clock ticks per second.
+    pub clock_ticks: u64,
+    /// User running the program.
+    pub user: String,
+}
+
+impl SystemFacts {
+    /// Reads them from the system.
+    pub fn collect() -> Self {
+        // SAFETY: sysconf has no preconditions.
+        let (page, ticks) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PAGESIZE),
+                libc::sysconf(libc::_SC_CLK_TCK),
+            )
+        };
+        Self {
+            page_size: page.max(1) as u64,
+            clock_ticks: ticks.max(0) as u64,
+            user: std::env::var("USER").unwrap_or_default(),
+        }
+    }
 }
 
 /// Everything a run produced.
@@ -161,6 +192,8 @@ pub struct RunResults {
     pub config: Config,
     /// The machine.
     pub host: HostInfo,
+    /// Page size, clock ticks, user.
+    pub sys: SystemFacts,
     /// Wall-clock start, ns since the Unix epoch.
     pub start_wall_ns: u64,
     /// Wall-clock end.

@@ -150,6 +150,7 @@ fn assemble(
     RunResults {
         config: cfg.clone(),
         host,
+        sys: crate::results::SystemFacts::collect(),
         start_wall_ns,
         end_wall_ns: wall_ns(),
         passes,

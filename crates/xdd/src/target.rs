@@ -143,6 +143,7 @@ pub fn prepare<'a>(
     let mut created = false;
     if !t.is_null() {
         info.block_device = check_safety(sh.backend, plan, sh.global)?;
+        info.fs = Some(iolab_core::env::fs_info(std::path::Path::new(&t.path)));
         if !t.createnewfiles {
             let (h, direct, c) = open(sh.backend, plan, &t.path, &mut notes)?;
             handle = Some(h);

@@ -1,0 +1,148 @@
+//! The result rows XDD prints, in its order: per pass the QUEUE_PASS rows
+//! (-qthreadinfo) and TARGET_PASS rows (-verbose); then TARGET_AVERAGE per
+//! target (-verbose), COMBINED, and DESKEW (-deskew).
+
+use iolab_xdd::results::{Counts, RunResults};
+use iolab_xdd::values::Op;
+
+/// One line of the result table.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// QUEUE_PASS, TARGET_PASS, TARGET_AVERAGE, COMBINED or DESKEW.
+    pub what: &'static str,
+    /// Pass number (for averages: the number of passes).
+    pub pass: u64,
+    /// Target number (COMBINED: the number of targets).
+    pub target: u64,
+    /// QThread number (QUEUE_PASS) or number of QThreads.
+    pub queue: u64,
+    /// read, write, mixed or noop.
+    pub op_type: &'static str,
+    /// Bytes per block of the target (for XFERSIZEBLOCKS).
+    pub blocksize: u64,
+    /// The counts.
+    pub counts: Counts,
+}
+
+fn op_type(c: &Counts, noop: bool) -> &'static str {
+    match (noop, c.read_ops > 0, c.write_ops > 0) {
+        (true, _, _) => "noop",
+        (_, true, true) => "mixed",
+        (_, false, true) => "write",
+        _ => "read",
+    }
+}
+
+/// Every row the options ask for.
+pub fn rows(r: &RunResults) -> Vec<Row> {
+    let g = &r.config.global;
+    let t = &r.config.targets;
+    let noop = |i: usize| t.get(i).is_some_and(|x| x.op == Op::Noop);
+    let qd = |i: usize| t.get(i).map_or(1, |x| x.queuedepth);
+    let bs = |i: usize| t.get(i).map_or(1024, |x| x.blocksize);
+    let mut out = Vec::new();
+    for pass in &r.passes {
+        for tp in pass {
+            if g.qthreadinfo {
+                for q in &tp.qthreads {
+                    let c = q.counts.clone();
+                    out.push(Row {
+                        what: "QUEUE_PASS",
+                        pass: tp.pass,
+                        target: tp.target as u64,
+                        queue: q.qthread as u64,
+                        op_type: op_type(&c, noop(tp.target)),
+                        blocksize: bs(tp.target),
+                        counts: c,
+                    });
+                }
+            }
+            if g.verbose {
+                let c = tp.counts.clone();
+                out.push(Row {
+                    what: "TARGET_PASS",
+                    pass: tp.pass,
+                    target: tp.target as u64,
+                    queue: qd(tp.target),
+                    op_type: op_type(&c, noop(tp.target)),
+                    blocksize: bs(tp.target),
+                    counts: c,
+                });
+            }
+        }
+    }
+    let passes = r.passes.len() as u64;
+    if g.verbose {
+        for i in 0..r.targets.len() {
+            let c = r.target_total(i);
+            out.push(Row {
+                what: "TARGET_AVERAGE",
+                pass: passes,
+                target: i as u64,
+                queue: qd(i),
+                op_type: op_type(&c, noop(i)),
+                blocksize: bs(i),
+                counts: c,
+            });
+        }
+    }
+    out.push(combined(r));
+    if g.deskew {
+        if let Some(c) = deskew(r) {
+            out.push(Row {
+                what: "DESKEW",
+                ..combined_with(r, c)
+            });
+        }
+    }
+    out
+}
+
+fn combined_with(r: &RunResults, c: Counts) -> Row {
+    let t = &r.config.targets;
+    let all_noop = !t.is_empty() && t.iter().all(|x| x.op == Op::Noop);
+    let same_bs = t.first().map_or(1024, |x| x.blocksize);
+    Row {
+        what: "COMBINED",
+        pass: r.passes.len() as u64,
+        target: r.targets.len() as u64,
+        queue: t.iter().map(|x| x.queuedepth).sum(),
+        op_type: op_type(&c, all_noop),
+        blocksize: same_bs,
+        counts: c,
+    }
+}
+
+/// The COMBINED row: all targets over all passes.
+pub fn combined(r: &RunResults) -> Row {
+    combined_with(r, r.combined())
+}
+
+/// Deskewed totals: per pass, only the window in which every target was
+/// running (last start to first end); each target's bytes and operations
+/// in that window are estimated from its average rate over the pass.
+pub fn deskew(r: &RunResults) -> Option<Counts> {
+    let mut total = Counts::default();
+    for pass in &r.passes {
+        let start = pass.iter().map(|t| t.start_ns).max()?;
+        let end = pass.iter().map(|t| t.end_ns).min()?;
+        if end <= start {
+            continue;
+        }
+        let window = end - start;
+        let mut c = Counts {
+            elapsed_ns: window,
+            ..Default::default()
+        };
+        for t in pass {
+            let share = window as f64 / t.counts.elapsed_ns.max(1) as f64;
+            let scale = |v: u64| (v as f64 * share.min(1.0)).round() as u64;
+            c.read_bytes += scale(t.counts.read_bytes);
+            c.write_bytes += scale(t.counts.write_bytes);
+            c.read_ops += scale(t.counts.read_ops);
+            c.write_ops += scale(t.counts.write_ops);
+        }
+        total.merge_serial(&c);
+    }
+    (total.elapsed_ns > 0).then_some(total)
+}
