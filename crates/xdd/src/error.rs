@@ -42,7 +42,7 @@ pub enum RunError {
     #[error("{0}")]
     Usage(#[from] UsageError),
     /// A target could not be opened or prepared.
-    #[error("target {target} ({path}): {what}: {source}")]
+    #[error("target {target} ({path}): {what}: {err}")]
     Target {
         /// Target number.
         target: usize,
@@ -50,8 +50,8 @@ pub enum RunError {
         path: String,
         /// The step that failed.
         what: &'static str,
-        /// The system error.
-        source: std::io::Error,
+        /// The system error (not a `source`: the message already says it).
+        err: std::io::Error,
     },
     /// Refused for safety (exit 2): the message says how to override.
     #[error("{0}")]

@@ -50,7 +50,15 @@ fn apply_one(toks: &[String], pos: usize, raw: &mut RawConfig) -> Result<usize, 
         .ok_or_else(|| UsageError::new(name, "unknown option (xdd -fullhelp lists them all)"))?;
     let mut c = Cursor::new(toks, pos + 1);
     c.opt = spec.name;
-    let scope = if spec.per_target && c.peek().is_some_and(|t| t.eq_ignore_ascii_case("target")) {
+    // `target N` scopes the option, but only when N is a number: the
+    // heartbeat's own `target` suboption takes no number.
+    let numbered = toks
+        .get(pos + 2)
+        .is_some_and(|n| n.parse::<usize>().is_ok());
+    let scope = if spec.per_target
+        && numbered
+        && c.peek().is_some_and(|t| t.eq_ignore_ascii_case("target"))
+    {
         c.value("target")?;
         Some(c.index("target number after 'target'")?)
     } else {

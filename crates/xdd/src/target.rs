@@ -66,7 +66,7 @@ fn fail(plan: &TargetPlan, path: &str, what: &'static str, source: std::io::Erro
         target: plan.index,
         path: path.to_string(),
         what,
-        source,
+        err: source,
     }
 }
 
