@@ -4,3 +4,4 @@
 pub mod datapat;
 pub mod seek;
 pub mod throttle;
+pub mod timestamp;
