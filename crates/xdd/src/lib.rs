@@ -5,3 +5,4 @@ pub mod datapat;
 pub mod seek;
 pub mod throttle;
 pub mod timestamp;
+pub mod uring;
