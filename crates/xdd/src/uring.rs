@@ -206,6 +206,7 @@ fn unavailable(source: io::Error) -> UringError {
             "blocked by a seccomp filter (containers) or by sysctl kernel.io_uring_disabled"
         }
         Some(libc::ENOMEM) => "locked-memory limit too low for this queue depth (ulimit -l)",
+        Some(libc::EINVAL) => "queue depth too large: at most 32768 entries",
         _ => "ring setup failed",
     };
     UringError::Unavailable { source, hint }
