@@ -38,6 +38,11 @@
 //! - `ascii <string>`, `hex <digits>`: written once at the start of the
 //!   buffer, the rest zero, unless `replicate` repeats them throughout.
 //! - `replicate`: repeat the ascii/hex/character pattern over the buffer.
+//! - `file <path>` and `wholefile` (names of later XDD releases, not in the
+//!   7.0 guide): `file` takes the pattern bytes from a file, used like
+//!   `hex`; `wholefile` lays those bytes over the whole target, so the byte
+//!   at target offset X is `pattern[X % len]`. That varies per request, and
+//!   `-verify contents` checks it.
 //! - `lfpat`, `ltpat`, `cjtpat`, `crpat`, `cspat`: byte sequences chosen for
 //!   their 8B/10B encoding on Fibre Channel, repeated throughout. The guide
 //!   names them without their bytes; iolab uses: lfpat = D30.3 (0x7E), the
@@ -102,6 +107,8 @@ pub struct DataPattern {
     pub inverse: bool,
     /// `replicate`: repeat ascii/hex/character data over the buffer.
     pub replicate: bool,
+    /// `wholefile`: the byte at target offset X is `bytes[X % len]`.
+    pub whole_file: bool,
 }
 
 impl Default for DataPattern {
@@ -111,6 +118,7 @@ impl Default for DataPattern {
             prefix: None,
             inverse: false,
             replicate: false,
+            whole_file: false,
         }
     }
 }
@@ -130,6 +138,9 @@ pub enum PatternError {
     /// A prefix wider than a word.
     #[error("-datapattern prefix: at most 16 hex digits fit in a 64-bit word")]
     PrefixTooLong,
+    /// `file` could not be read.
+    #[error("-datapattern file {0}: {1}")]
+    File(String, String),
     /// A word that is none of the above.
     #[error("-datapattern '{0}' is neither one character nor a known pattern")]
     Unknown(String),
@@ -158,6 +169,23 @@ impl DataPattern {
                 self.replicate = true;
                 None
             }
+            "wholefile" => {
+                self.whole_file = true;
+                None
+            }
+            "file" => {
+                let path = arg("file")?;
+                let bytes = std::fs::read(path)
+                    .map_err(|e| PatternError::File(path.to_string(), e.to_string()))?;
+                if bytes.is_empty() {
+                    return Err(PatternError::File(
+                        path.to_string(),
+                        "the file is empty".into(),
+                    ));
+                }
+                self.kind = PatternKind::Bytes(bytes);
+                return Ok(2);
+            }
             "ascii" => {
                 self.kind = PatternKind::Bytes(arg("ascii")?.as_bytes().to_vec());
                 return Ok(2);
@@ -180,7 +208,15 @@ impl DataPattern {
 
     /// True when the buffer must be patched for every request.
     pub fn varies_per_request(&self) -> bool {
-        self.kind == PatternKind::Sequenced
+        self.kind == PatternKind::Sequenced || self.whole_file_bytes().is_some()
+    }
+
+    /// The pattern bytes when `wholefile` applies to them.
+    fn whole_file_bytes(&self) -> Option<&[u8]> {
+        match &self.kind {
+            PatternKind::Bytes(b) if self.whole_file && !b.is_empty() => Some(b),
+            _ => None,
+        }
     }
 
     /// Fills a whole buffer once, before the first request; `file_offset` is
@@ -192,6 +228,10 @@ impl DataPattern {
             PatternKind::Sequenced => {
                 self.patch(buf, file_offset);
                 return; // patch applies inverse itself
+            }
+            PatternKind::Bytes(_) if self.whole_file => {
+                self.patch(buf, file_offset);
+                return;
             }
             PatternKind::Bytes(bytes) if self.replicate => repeat_into(buf, bytes),
             PatternKind::Bytes(bytes) => {
@@ -210,6 +250,9 @@ impl DataPattern {
     /// `file_offset`; does nothing for the other patterns. No allocation.
     #[inline]
     pub fn patch(&self, buf: &mut [u8], file_offset: u64) {
+        if let Some(pat) = self.whole_file_bytes() {
+            return self.patch_whole_file(buf, pat, file_offset);
+        }
         if self.kind != PatternKind::Sequenced {
             return;
         }
@@ -222,6 +265,31 @@ impl DataPattern {
         let tail = chunks.into_remainder();
         let n = tail.len();
         tail.copy_from_slice(&self.sequenced_word(off).to_le_bytes()[..n]);
+    }
+
+    /// Copies the pattern rotated to `file_offset`, in runs, not bytes.
+    fn patch_whole_file(&self, buf: &mut [u8], pat: &[u8], file_offset: u64) {
+        let mut start = (file_offset % pat.len() as u64) as usize;
+        let mut done = 0;
+        while done < buf.len() {
+            let n = (pat.len() - start).min(buf.len() - done);
+            buf[done..done + n].copy_from_slice(&pat[start..start + n]);
+            done += n;
+            start = 0;
+        }
+        if self.inverse {
+            buf.iter_mut().for_each(|b| *b = !*b);
+        }
+    }
+
+    /// The byte `wholefile` puts at target offset `offset`.
+    fn whole_file_byte(&self, pat: &[u8], offset: u64) -> u8 {
+        let b = pat[(offset % pat.len() as u64) as usize];
+        if self.inverse {
+            !b
+        } else {
+            b
+        }
     }
 
     /// The sequenced word stored at byte `offset`, with prefix and inverse.
@@ -395,10 +463,20 @@ impl Verifier {
 
     /// Checks `buf`, read from `file_offset`. Allocation-free.
     pub fn check(&self, buf: &[u8], file_offset: u64) -> Mismatch {
+        if let Some(pat) = self.pattern.whole_file_bytes() {
+            return self.check_whole_file(buf, pat, file_offset);
+        }
         if self.pattern.varies_per_request() {
             return self.check_sequenced(buf, file_offset);
         }
-        let exp = &self.expected[..buf.len().min(self.expected.len())];
+        // A buffer longer than `max_len` is checked only as far as the
+        // expected bytes reach; sizing the verifier is the caller's job.
+        debug_assert!(
+            buf.len() <= self.expected.len(),
+            "Verifier built for shorter requests"
+        );
+        let n = buf.len().min(self.expected.len());
+        let (buf, exp) = (&buf[..n], &self.expected[..n]);
         if buf == exp {
             return Mismatch::default();
         }
@@ -406,6 +484,18 @@ impl Verifier {
         for (i, (a, b)) in buf.iter().zip(exp).enumerate() {
             if a != b {
                 m.first_bad_offset.get_or_insert(file_offset + i as u64);
+                m.bad_units += 1;
+            }
+        }
+        m
+    }
+
+    fn check_whole_file(&self, buf: &[u8], pat: &[u8], file_offset: u64) -> Mismatch {
+        let mut m = Mismatch::default();
+        for (i, &b) in buf.iter().enumerate() {
+            let off = file_offset + i as u64;
+            if b != self.pattern.whole_file_byte(pat, off) {
+                m.first_bad_offset.get_or_insert(off);
                 m.bad_units += 1;
             }
         }
@@ -620,6 +710,35 @@ mod tests {
                 bad_units: 1
             }
         );
+    }
+
+    #[test]
+    fn file_and_wholefile_patterns() {
+        let p = std::env::temp_dir().join(format!("iolab-pat-{}", std::process::id()));
+        std::fs::write(&p, b"0123456789").unwrap();
+        let ps = p.to_str().unwrap();
+        let once = pat(&[&["file", ps]]);
+        assert_eq!(filled(&once, 12, 0), b"0123456789\0\0");
+        let whole = pat(&[&["file", ps], &["wholefile"]]);
+        assert!(whole.varies_per_request());
+        let mut b = filled(&whole, 12, 7);
+        assert_eq!(b, b"789012345678");
+        whole.patch(&mut b, 23);
+        assert_eq!(b, b"345678901234");
+        let v = Verifier::new(&whole, VerifyMode::Contents, 12);
+        assert!(v.check(&b, 23).is_ok());
+        let m = v.check(&b, 24);
+        assert_eq!((m.first_bad_offset, m.bad_units), (Some(24), 12));
+        std::fs::write(&p, b"").unwrap();
+        assert!(matches!(
+            DataPattern::default().apply_words(&["file", ps]),
+            Err(PatternError::File(..))
+        ));
+        std::fs::remove_file(&p).unwrap();
+        let e = DataPattern::default()
+            .apply_words(&["file", "/nonexistent/x"])
+            .unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/x"), "{e}");
     }
 
     #[test]

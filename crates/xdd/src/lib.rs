@@ -23,6 +23,8 @@ pub mod values;
 pub mod datapat;
 pub mod seek;
 pub mod throttle;
+pub mod timestamp;
+pub mod uring;
 
 pub mod buffer;
 pub mod placement;
