@@ -121,6 +121,7 @@ fn run_and_report(cfg: &Config, p: &Plan) -> anyhow::Result<ExitCode> {
         r
     })?;
     write_reports(&results)?;
+    write_timestamps(&results)?;
     write_errors(&results)?;
     let failed = results.error_count() > 0
         || results
@@ -162,6 +163,43 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     }
     if let Some(f) = &g.json {
         write_file(f, &report::json::render(r), false).context("--json")?;
+    }
+    Ok(())
+}
+
+/// -timestamps reports (PREFIX.target.NNNN.csv, or standard output) and
+/// binary dumps (PREFIX.target.NNNN.bin), one per target.
+fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
+    use iolab_xdd::timestamp::{open_output, summarize, write_detailed, write_dump, write_summary};
+    for (i, t) in r.targets.iter().enumerate() {
+        let Some(ts) = &t.timestamps else { continue };
+        let o = &ts.options;
+        let mut text: Vec<u8> = Vec::new();
+        if o.detailed {
+            write_detailed(&mut text, &ts.info, &ts.entries, o.normalize)?;
+        } else {
+            write_summary(
+                &mut text,
+                &ts.info,
+                &summarize(&ts.entries, ts.info.block_size),
+            )?;
+        }
+        match &o.output {
+            Some(prefix) => {
+                let path = format!("{}.target.{i:04}.csv", prefix.display());
+                open_output(std::path::Path::new(&path), o.append)
+                    .and_then(|mut f| f.write_all(&text))
+                    .with_context(|| format!("-timestamps output {path}"))?;
+            }
+            None => std::io::stdout().write_all(&text)?,
+        }
+        if let Some(prefix) = &o.dump {
+            let path = format!("{}.target.{i:04}.bin", prefix.display());
+            let f =
+                std::fs::File::create(&path).with_context(|| format!("-timestamps dump {path}"))?;
+            write_dump(std::io::BufWriter::new(f), &ts.info, &ts.entries)
+                .with_context(|| format!("-timestamps dump {path}"))?;
+        }
     }
     Ok(())
 }

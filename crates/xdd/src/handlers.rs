@@ -113,61 +113,29 @@ pub(crate) fn seek(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Resul
     Ok(())
 }
 
-pub(crate) fn hex_bytes(c: &Cursor, s: &str) -> Result<Vec<u8>, UsageError> {
-    let d = s.trim_start_matches("0x").trim_start_matches("0X");
-    if d.is_empty() || !d.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(c.err(format!("'{s}' is not a string of hex digits")));
-    }
-    let padded = if d.len() % 2 == 1 {
-        format!("0{d}")
-    } else {
-        d.to_string()
-    };
-    Ok((0..padded.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&padded[i..i + 2], 16).unwrap_or(0))
-        .collect())
-}
-
 pub(crate) fn datapattern(
     c: &mut Cursor,
     r: &mut RawConfig,
     t: Option<usize>,
 ) -> Result<(), UsageError> {
-    let v = c.value("pattern")?;
-    let base = match v.to_ascii_lowercase().as_str() {
-        "random" => PatternBase::Random,
-        "sequenced" => PatternBase::Sequenced,
-        "lfpat" => PatternBase::Lfpat,
-        "ltpat" => PatternBase::Ltpat,
-        "cjtpat" => PatternBase::Cjtpat,
-        "crpat" => PatternBase::Crpat,
-        "cspat" => PatternBase::Cspat,
-        "ascii" => PatternBase::Ascii(c.value("ascii string")?.to_string()),
-        "hex" => PatternBase::Hex(hex_bytes(c, c.peek().unwrap_or(""))?),
-        "prefix" => {
-            let v = c.value("prefix hex digits")?;
-            hex_bytes(c, v)?;
-            if v.trim_start_matches("0x").len() > 16 {
-                return Err(c.err("prefix: at most 16 hex digits fit in a 64-bit word"));
-            }
-            let p = v.trim_start_matches("0x").to_string();
-            r.set(t, move |o| o.datapattern.prefix = Some(p.clone()));
-            return Ok(());
-        }
-        "inverse" => return flag_t(r, t, |o| o.datapattern.inverse = true),
-        "replicate" => return flag_t(r, t, |o| o.datapattern.replicate = true),
-        _ if v.len() == 1 => PatternBase::Byte(v.as_bytes()[0]),
-        _ => {
-            return Err(c.err(format!(
-                "'{v}' is not a pattern: give one character, random, sequenced, prefix HEX, inverse, ascii STRING, hex DIGITS, replicate, lfpat, ltpat, cjtpat, crpat or cspat"
-            )))
-        }
-    };
-    if matches!(base, PatternBase::Hex(_)) {
-        c.value("hex digits")?;
+    let first = c.value("pattern")?.to_string();
+    let lower = first.to_ascii_lowercase();
+    let mut words = vec![first];
+    if matches!(lower.as_str(), "ascii" | "hex" | "prefix" | "file") {
+        words.push(c.value(&format!("{lower} argument"))?.to_string());
     }
-    r.set(t, move |o| o.datapattern.base = base.clone());
+    // Checked now so that a bad pattern fails before anything is created.
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    crate::datapat::DataPattern::default()
+        .apply_words(&refs)
+        .map_err(|e| {
+            c.err(
+                e.to_string()
+                    .trim_start_matches("-datapattern ")
+                    .to_string(),
+            )
+        })?;
+    r.set(t, move |o| o.datapattern.words.push(words.clone()));
     Ok(())
 }
 

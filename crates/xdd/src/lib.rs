@@ -35,3 +35,4 @@ pub mod results;
 pub mod run;
 pub mod safety;
 pub mod target;
+pub mod uring_pass;

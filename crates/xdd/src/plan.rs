@@ -196,39 +196,10 @@ fn seek_config(t: &TargetOpts, wrap: u64) -> Result<SeekConfig, UsageError> {
     })
 }
 
-/// Translates the parsed pattern into the data-path module's words.
+/// Builds the data pattern from the parsed words.
 fn data_pattern(i: usize, p: &PatternOpts) -> Result<DataPattern, UsageError> {
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
-    let mut words: Vec<Vec<String>> = Vec::new();
-    match &p.base {
-        PatternBase::Zero => {}
-        PatternBase::Byte(b) => words.push(vec![format!("0x{b:02x}")]),
-        PatternBase::Random => words.push(vec!["random".into()]),
-        PatternBase::Sequenced => words.push(vec!["sequenced".into()]),
-        PatternBase::Ascii(s) => words.push(vec!["ascii".into(), s.clone()]),
-        PatternBase::Hex(b) => words.push(vec!["hex".into(), hex(b)]),
-        PatternBase::Lfpat => words.push(vec!["lfpat".into()]),
-        PatternBase::Ltpat => words.push(vec!["ltpat".into()]),
-        PatternBase::Cjtpat => words.push(vec!["cjtpat".into()]),
-        PatternBase::Crpat => words.push(vec!["crpat".into()]),
-        PatternBase::Cspat => words.push(vec!["cspat".into()]),
-    }
-    if let Some(pre) = &p.prefix {
-        words.push(vec!["prefix".into(), pre.clone()]);
-    }
-    if p.inverse {
-        words.push(vec!["inverse".into()]);
-    }
-    if p.replicate {
-        words.push(vec!["replicate".into()]);
-    }
-    let mut dp = DataPattern::default();
-    for w in &words {
-        let refs: Vec<&str> = w.iter().map(String::as_str).collect();
-        dp.apply_words(&refs)
-            .map_err(|e| UsageError::new("datapattern", format!("target {i}: {e}")))?;
-    }
-    Ok(dp)
+    p.build()
+        .map_err(|e| UsageError::new("datapattern", format!("target {i}: {e}")))
 }
 
 #[cfg(test)]

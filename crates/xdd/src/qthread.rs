@@ -33,6 +33,8 @@ pub struct QState {
     pub messages: Vec<String>,
     /// Errors seen (printed or not).
     pub error_count: u64,
+    /// Time stamp table, when -timestamps is on.
+    pub ts: Option<crate::timestamp::TsTable>,
 }
 
 /// Counters every QThread of a target shares during one pass.
@@ -72,19 +74,22 @@ pub struct PassCtx<'a> {
     pub progress: &'a Progress,
     /// Run-wide stop (-runtime, -stoponerror).
     pub run_stop: &'a AtomicBool,
+    /// Pass number, from 1.
+    pub pass: u32,
 }
 
 impl PassCtx<'_> {
     /// True when the pass must end now.
     #[inline]
-    fn ending(&self) -> bool {
+    pub fn ending(&self) -> bool {
         self.shared.stop.load(Relaxed)
             || self.run_stop.load(Relaxed)
             || iolab_core::stop::requested()
             || (self.deadline_ns != u64::MAX && mono_ns() >= self.deadline_ns)
     }
 
-    fn stop_pass(&self) {
+    /// Ends the pass for every QThread of the target.
+    pub fn stop_pass(&self) {
         self.shared.stop.store(true, Relaxed);
     }
 }
@@ -255,6 +260,19 @@ fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u6
     {
         c.slow_ops.push((n, offset, lat));
     }
+    if let Some(ts) = st.ts.as_mut() {
+        ts.record(stamp(
+            cx,
+            st.q,
+            n,
+            read,
+            offset,
+            len,
+            r.as_ref().map_or(0, |k| *k),
+            t0,
+            t1,
+        ));
+    }
     let done = match r {
         Ok(k) => k,
         Err(e) => {
@@ -310,7 +328,40 @@ fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u6
     true
 }
 
-fn count(c: &mut Counts, read: bool, bytes: u64) {
+/// The time stamp entry of one operation.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn stamp(
+    cx: &PassCtx,
+    q: usize,
+    n: u64,
+    read: bool,
+    offset: u64,
+    len: usize,
+    done: usize,
+    t0: u64,
+    t1: u64,
+) -> crate::timestamp::TsEntry {
+    use crate::timestamp::OpType;
+    crate::timestamp::TsEntry {
+        pass: cx.pass,
+        qthread: q as u32,
+        op_number: n,
+        op: match (cx.plan.opts.op, read) {
+            (Op::Noop, _) => OpType::Noop,
+            (_, true) => OpType::Read,
+            _ => OpType::Write,
+        },
+        offset_bytes: offset,
+        req_bytes: len as u64,
+        xfer_bytes: done as u64,
+        start_ns: t0,
+        end_ns: t1,
+    }
+}
+
+/// Adds one transfer to the read or write counters.
+pub fn count(c: &mut Counts, read: bool, bytes: u64) {
     if bytes == 0 {
         return;
     }
@@ -324,7 +375,7 @@ fn count(c: &mut Counts, read: bool, bytes: u64) {
 }
 
 /// -flushwrite N: fdatasync after every N writes (timed).
-fn flush_if_due(cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
+pub(crate) fn flush_if_due(cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
     *writes += 1;
     let every = cx.plan.opts.flushwrite;
     if let (true, Some(h)) = (every > 0 && *writes % every == 0, cx.handle) {
@@ -334,7 +385,7 @@ fn flush_if_due(cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
     }
 }
 
-fn error(st: &mut QState, cx: &PassCtx, c: &mut Counts, msg: String) {
+pub(crate) fn error(st: &mut QState, cx: &PassCtx, c: &mut Counts, msg: String) {
     c.errors += 1;
     note_error(st, cx, msg);
     if cx.global.stoponerror {
@@ -342,7 +393,7 @@ fn error(st: &mut QState, cx: &PassCtx, c: &mut Counts, msg: String) {
     }
 }
 
-fn note_error(st: &mut QState, cx: &PassCtx, msg: String) {
+pub(crate) fn note_error(st: &mut QState, cx: &PassCtx, msg: String) {
     st.error_count += 1;
     if (st.messages.len() as u64) < cx.global.maxerrorstoprint {
         st.messages.push(msg);
@@ -351,7 +402,7 @@ fn note_error(st: &mut QState, cx: &PassCtx, msg: String) {
 
 /// Counts one error against the target's pass; false once -maxerrors
 /// is reached (or at once under -stoponerror).
-fn more_allowed(cx: &PassCtx) -> bool {
+pub(crate) fn more_allowed(cx: &PassCtx) -> bool {
     let total = cx.shared.errors.fetch_add(1, Relaxed) + 1;
     let max = cx.global.maxerrors;
     !cx.global.stoponerror && (max == 0 || total < max)

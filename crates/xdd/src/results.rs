@@ -131,6 +131,17 @@ pub struct TargetPass {
     pub qthreads: Vec<QthreadPass>,
 }
 
+/// A target's time stamps (-timestamps), for the CLI to write.
+#[derive(Debug, Clone)]
+pub struct Timestamps {
+    /// What to write and where.
+    pub options: crate::timestamp::TsOptions,
+    /// Header facts.
+    pub info: crate::timestamp::TsInfo,
+    /// Entries of every QThread, by start time.
+    pub entries: Vec<crate::timestamp::TsEntry>,
+}
+
 /// Facts about one target that are not counts.
 #[derive(Debug, Clone, Default)]
 pub struct TargetInfo {
@@ -148,6 +159,8 @@ pub struct TargetInfo {
     pub pid: u32,
     /// The file system holding the target.
     pub fs: Option<iolab_core::env::FsInfo>,
+    /// Time stamps, when asked for.
+    pub timestamps: Option<Timestamps>,
     /// Failures outside operations (a per-pass file could not be opened).
     pub failures: u64,
     /// Seek distance histogram (-seek disthist).

@@ -152,7 +152,13 @@ pub fn prepare<'a>(
             preallocate(sh.backend, plan, h, &t.path, &mut notes);
         }
     }
-    let qthreads = (0..t.queuedepth as usize)
+    // io_uring keeps the queue depth in flight from one thread.
+    let threads = if t.engine == crate::values::EngineKind::Uring {
+        1
+    } else {
+        t.queuedepth as usize
+    };
+    let qthreads = (0..threads)
         .map(|q| qstate(plan, sh, q, ordinal0 + q, &mut notes))
         .collect::<Result<_, _>>()?;
     seek_outputs(plan, &mut info)?;
@@ -221,7 +227,37 @@ fn qstate(
         cpu: placement::cpu_for(sh.global, t.processor, ordinal, sh.cpus),
         messages: Vec::new(),
         error_count: 0,
+        ts: t.timestamps.enabled.then(|| {
+            let o = ts_options(plan, sh.global.passes);
+            crate::timestamp::TsTable::new(&o, plan.index as u32, q as u32, sh.run_start_ns)
+        }),
     })
+}
+
+/// The data-path module's time stamp options for a target. The table
+/// size per QThread is `-ts size`, or every operation of the run capped at
+/// 2^18 entries so that a long run cannot exhaust memory (64 bytes each).
+pub fn ts_options(plan: &TargetPlan, passes: u64) -> crate::timestamp::TsOptions {
+    const CAP: u64 = 1 << 18;
+    let ts = &plan.opts.timestamps;
+    let all = plan.ops.saturating_mul(passes).min(CAP);
+    let size = ts.size.unwrap_or(all) as usize;
+    crate::timestamp::TsOptions {
+        size,
+        mode: if ts.oneshot {
+            crate::timestamp::TsMode::Oneshot
+        } else {
+            crate::timestamp::TsMode::Wrap
+        },
+        summary: ts.summary,
+        detailed: ts.detailed,
+        normalize: ts.normalize,
+        trigger_time_s: ts.trigger_time_s,
+        trigger_op: ts.trigger_op,
+        output: ts.output.as_ref().map(Into::into),
+        append: ts.append,
+        dump: ts.dump.as_ref().map(Into::into),
+    }
 }
 
 /// -seek save and the seek histograms (computed from the plan, not timed).
@@ -284,6 +320,7 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
     for q in &mut tg.qthreads {
         messages.append(&mut q.messages);
     }
+    collect_timestamps(tg);
     (passes, messages)
 }
 
@@ -310,6 +347,7 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
         deadline_ns: deadline.min(sh.run_deadline_ns),
         progress: sh.progress,
         run_stop: &sh.stop,
+        pass: pass as u32,
     };
     let qs: Vec<QthreadPass> = std::thread::scope(|s| {
         let hs: Vec<_> = tg
@@ -359,7 +397,11 @@ fn qthread_main(st: &mut QState, cx: &PassCtx, sh: &RunShared) -> QthreadPass {
     if sh.global.maxpri {
         let _ = placement::max_priority_current();
     }
-    let counts = run_pass(st, cx);
+    let counts = if cx.plan.opts.engine == crate::values::EngineKind::Uring {
+        crate::uring_pass::run_pass(st, cx)
+    } else {
+        run_pass(st, cx)
+    };
     QthreadPass {
         qthread: st.q,
         start_ns: 0,
@@ -418,6 +460,24 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
             false
         }
     }
+}
+
+/// Moves the QThreads' time stamps into the report data, oldest first.
+fn collect_timestamps(tg: &mut Target) {
+    let tables: Vec<_> = tg.qthreads.iter_mut().filter_map(|q| q.ts.take()).collect();
+    if tables.is_empty() {
+        return;
+    }
+    let bs = tg.plan.opts.blocksize;
+    let mut info = tables[0].info(bs);
+    info.qthread = if tables.len() > 1 { u32::MAX } else { 0 };
+    info.dropped = tables.iter().map(|t| t.dropped()).sum();
+    info.wrapped = tables.iter().any(|t| t.info(bs).wrapped);
+    tg.info.timestamps = Some(crate::results::Timestamps {
+        options: ts_options(tg.plan, 1),
+        info,
+        entries: crate::timestamp::merge_by_start(&tables),
+    });
 }
 
 /// Closes the file and applies -deletefile.

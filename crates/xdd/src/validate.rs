@@ -4,7 +4,7 @@
 
 use crate::config::{Config, TargetOpts};
 use crate::error::UsageError;
-use crate::values::{Measure, PatternBase, VerifyKind};
+use crate::values::{Measure, VerifyKind};
 
 /// Sector size O_DIRECT transfers must be a multiple of.
 pub const DIO_ALIGN: u64 = 512;
@@ -42,7 +42,7 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     if t.dio {
         dio(i, t)?;
     }
-    if t.verify == Some(VerifyKind::Location) && t.datapattern.base != PatternBase::Sequenced {
+    if t.verify == Some(VerifyKind::Location) && !t.datapattern.is_sequenced() {
         return Err(UsageError::new(
             "verify",
             format!("target {i}: 'location' checks sequenced data; add -datapattern sequenced"),
@@ -65,6 +65,9 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
             )
         })?;
     }
+    if t.engine == crate::values::EngineKind::Uring {
+        uring(c, i, t)?;
+    }
     if t.is_null() && (t.verify.is_some() || t.deletefile) {
         return Err(UsageError::new(
             if t.verify.is_some() {
@@ -76,6 +79,31 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         ));
     }
     Ok(())
+}
+
+/// What the io_uring engine cannot do: one operation type per ring, one
+/// request size, no per-operation coordination between QThreads.
+fn uring(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let why = if t.is_null() {
+        Some("needs a real file or device, not `null`")
+    } else if t.rwratio.is_some_and(|r| r > 0.0 && r < 100.0) {
+        Some("cannot mix reads and writes (-rwratio); use the default engine")
+    } else if t.numreqs.is_none() && t.bytes.is_some_and(|b| b % t.xfer_bytes() != 0) {
+        Some("needs -bytes to be a whole number of requests")
+    } else if t.ordering != crate::values::Ordering::None {
+        Some("has no QThreads to order; drop -ordering")
+    } else if c.global.syncio > 0 || c.global.lockstep.iter().any(|l| l.slave == i) {
+        Some("cannot be paced per operation by -syncio or -lockstep")
+    } else {
+        None
+    };
+    match why {
+        Some(w) => Err(UsageError::new(
+            "engine",
+            format!("target {i}: io_uring {w}"),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn dio(i: usize, t: &TargetOpts) -> Result<(), UsageError> {

@@ -92,46 +92,42 @@ impl Default for SeekOpts {
     }
 }
 
-/// The base of a data pattern (`-datapattern`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase", tag = "kind", content = "value")]
-pub enum PatternBase {
-    /// Every byte the same value (default 0x00).
-    Byte(u8),
-    /// Random bytes.
-    Random,
-    /// 64-bit integers: the byte offset of each word divided by 8.
-    Sequenced,
-    /// An ASCII string written once at the start of the buffer.
-    Ascii(String),
-    /// Bytes given as hex digits.
-    Hex(Vec<u8>),
-    /// 8b/10b low-frequency pattern.
-    Lfpat,
-    /// 8b/10b low-transition pattern.
-    Ltpat,
-    /// 8b/10b compliant jitter pattern.
-    Cjtpat,
-    /// 8b/10b compliant random pattern.
-    Crpat,
-    /// 8b/10b compliant sequential pattern.
-    Cspat,
-    /// The default: all zero bytes.
-    #[default]
-    Zero,
-}
-
-/// Every `-datapattern` setting of one target.
+/// Every `-datapattern` option of one target, as words in command-line
+/// order; the data-path module (`datapat`) gives them meaning.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct PatternOpts {
-    /// The pattern itself.
-    pub base: PatternBase,
-    /// Hex digits placed in the upper bits of each 64-bit word (`prefix`).
-    pub prefix: Option<String>,
-    /// Ones' complement of the pattern (`inverse`).
-    pub inverse: bool,
-    /// Repeat ascii/hex through the whole buffer (`replicate`).
-    pub replicate: bool,
+    /// One entry per option: the keyword and its argument, if any.
+    pub words: Vec<Vec<String>>,
+}
+
+impl PatternOpts {
+    /// The pattern the words build (they were checked when parsed).
+    pub fn build(&self) -> Result<crate::datapat::DataPattern, crate::datapat::PatternError> {
+        let mut dp = crate::datapat::DataPattern::default();
+        for w in &self.words {
+            let refs: Vec<&str> = w.iter().map(String::as_str).collect();
+            dp.apply_words(&refs)?;
+        }
+        Ok(dp)
+    }
+
+    /// True when the words end up with the `sequenced` pattern.
+    pub fn is_sequenced(&self) -> bool {
+        self.build()
+            .is_ok_and(|p| p.kind == crate::datapat::PatternKind::Sequenced)
+    }
+
+    /// The words as typed, for the preamble (`0x00` when none).
+    pub fn describe(&self) -> String {
+        if self.words.is_empty() {
+            return "0x00".into();
+        }
+        self.words
+            .iter()
+            .map(|w| w.join(" "))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// What `-verify` checks after each read.

@@ -92,30 +92,6 @@ fn run_part(c: &Config, h: &HostInfo, sys: &SystemFacts, start_wall_ns: u64) -> 
     s
 }
 
-fn pattern_text(p: &PatternOpts) -> String {
-    let base = match &p.base {
-        PatternBase::Zero => "0x00".to_string(),
-        PatternBase::Byte(b) => format!("0x{b:02x}"),
-        PatternBase::Ascii(a) => format!("ascii '{a}'"),
-        PatternBase::Hex(h) => format!(
-            "hex {}",
-            h.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        ),
-        other => format!("{other:?}").to_lowercase(),
-    };
-    let mut s = base;
-    if let Some(pre) = &p.prefix {
-        s += &format!(", prefix 0x{pre}");
-    }
-    if p.inverse {
-        s += ", inverse";
-    }
-    if p.replicate {
-        s += ", replicated";
-    }
-    s
-}
-
 /// One target's block.
 fn target_part(i: usize, t: &TargetOpts, info: &TargetInfo) -> String {
     let rp = t.read_percent();
@@ -187,10 +163,7 @@ fn target_part(i: usize, t: &TargetOpts, info: &TargetInfo) -> String {
         "\t\tI/O memory buffer alignment in bytes, {}\n",
         if t.memalign == 0 { 4096 } else { t.memalign }
     );
-    s += &format!(
-        "\t\tData pattern in buffer, {}\n",
-        pattern_text(&t.datapattern)
-    );
+    s += &format!("\t\tData pattern in buffer, {}\n", t.datapattern.describe());
     s += &format!(
         "\t\tData buffer verification is {}.\n",
         t.verify
