@@ -551,3 +551,80 @@ fn writing_a_formatted_loop_device_is_refused() {
     );
     ok(&o);
 }
+
+#[test]
+fn timestamps_are_written_per_target() {
+    let d = TempDir::new("ts");
+    let o = xdd(&d, "-op write -targets 2 a b -reqsize 2 -numreqs 20 -qd 2 -ts detailed -ts output ts.write -ts dump ts.bin");
+    ok(&o);
+    for t in ["0000", "0001"] {
+        let text = std::fs::read_to_string(d.path(&format!("ts.write.target.{t}.csv"))).unwrap();
+        assert!(text.contains("Number of entries, 20"), "{text}");
+        let bin = std::fs::read(d.path(&format!("ts.bin.target.{t}.bin"))).unwrap();
+        assert_eq!(&bin[..8], b"IOLABTS\0");
+        assert_eq!(bin.len(), 64 + 20 * 64);
+    }
+}
+
+#[test]
+fn uring_engine_moves_the_same_bytes() {
+    let d = TempDir::new("uring");
+    let o = xdd(&d, "-op write -target f -reqsize 4 -numreqs 64 -qd 8 -engine uring -dp sequenced");
+    if stderr(&o).contains("io_uring is not available") {
+        println!("SKIPPED uring_engine_moves_the_same_bytes: {}", stderr(&o));
+        return;
+    }
+    ok(&o);
+    assert!(rows(&o).contains(&("COMBINED".into(), 1, 1, 8, 64 * 4096, 64)), "{}", stdout(&o));
+    let o = xdd(&d, "-op read -target f -reqsize 4 -numreqs 64 -qd 8 -engine uring -dp sequenced -verify location");
+    ok(&o);
+    assert!(stdout(&o).contains("0 reads failed -verify"));
+    let o = xdd(&d, "-target f -reqsize 4 -numreqs 64 -engine uring -rwratio 50");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("-engine"));
+}
+
+#[test]
+fn file_lifecycle_options() {
+    let d = TempDir::new("files");
+    ok(&xdd(&d, "-op write -target f -reqsize 1 -numreqs 4 -passes 2 -createnewfiles"));
+    assert_eq!(d.entries(), ["f.1", "f.2"]);
+    ok(&xdd(&d, "-op write -target g -reqsize 1 -numreqs 4 -passes 2 -recreatefiles -reopen -deletefile"));
+    assert_eq!(d.entries(), ["f.1", "f.2"]);
+    ok(&xdd(&d, "-op write -target h -reqsize 1 -numreqs 4 -preallocate 1m -syncwrite -flushwrite 2"));
+    assert!(std::fs::metadata(d.path("h")).unwrap().len() >= 4096);
+}
+
+#[test]
+fn coordination_options_complete_their_work() {
+    let d = TempDir::new("coord");
+    for extra in [
+        "-lockstep 0 1 op 2 op 1 wait complete",
+        "-lockstep 0 1 percent 10 kbytes 2 run complete",
+        "-starttrigger 0 1 op 10",
+        "-stoptrigger 0 1 percent 100",
+        "-syncio 5",
+        "-serialordering -qd 3",
+        "-looseordering -qd 3",
+        "-nobarrier -passes 2",
+    ] {
+        let o = xdd(&d, &format!("-op write -targets 2 a b -reqsize 1 -numreqs 40 {extra} -verbose"));
+        ok(&o);
+        let total = rows(&o).into_iter().find(|r| r.0 == "TARGET_AVERAGE" && r.2 == 0).unwrap();
+        assert_eq!(total.5 % 40, 0, "{extra}: master did {} ops", total.5);
+    }
+    // A stop trigger that fires at once leaves target 1 short of its work.
+    let o = xdd(&d, "-op write -targets 2 a b -reqsize 1 -numreqs 4000 -throttle target 0 ops 100000 -stoptrigger 0 1 op 1 -verbose");
+    ok(&o);
+}
+
+#[test]
+fn heartbeat_to_files_and_placement() {
+    let d = TempDir::new("hb");
+    let o = xdd(&d, "-op write -target f -reqsize 1 -numreqs 200 -throttle ops 2000 -hb 0.02 -hb ops -hb bw -hb output hb -singleproc 0 -nomemlock");
+    ok(&o);
+    let text = std::fs::read_to_string(d.path("hb.T0000.csv")).unwrap();
+    assert!(text.starts_with("elapsed_s,tod,host,target,pass,ops,bw\n"), "{text}");
+    let o = xdd(&d, "-op write -target f -reqsize 1 -numreqs 20 -processor 99");
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -97,6 +97,10 @@ impl PassCtx<'_> {
 /// Runs one QThread through one pass.
 pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
     let mut c = Counts::default();
+    if cx.plan.opts.reportthreshold_s > 0.0 {
+        // Reserved up front so that recording a slow op never allocates.
+        c.slow_ops.reserve(SLOW_OPS_KEPT);
+    }
     let cpu0 = thread_cpu();
     let mut pacer = cx.plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
     let mut lock = LockstepLocal::default();
