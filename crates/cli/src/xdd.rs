@@ -37,7 +37,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         return ExitCode::from(crate::EXIT_USAGE);
     }
     let cfg = match parse(&strs) {
-        Ok(Parsed::Run(c)) => c,
+        Ok(Parsed::Run(c)) => *c,
         Ok(Parsed::Action(a)) => return action(prog, a),
         Err(e) => return usage_exit(prog, e),
     };
@@ -107,7 +107,7 @@ fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
         iolab_core::clock::wall_ns(),
         &infos,
     );
-    print!("{text}Dry run: configuration checked, no target opened, no I/O done.\n");
+    println!("{text}Dry run: configuration checked, no target opened, no I/O done.");
     ExitCode::SUCCESS
 }
 

@@ -569,17 +569,27 @@ fn timestamps_are_written_per_target() {
 #[test]
 fn uring_engine_moves_the_same_bytes() {
     let d = TempDir::new("uring");
-    let o = xdd(&d, "-op write -target f -reqsize 4 -numreqs 64 -qd 8 -engine uring -dp sequenced");
+    let o = xdd(
+        &d,
+        "-op write -target f -reqsize 4 -numreqs 64 -qd 8 -engine uring -dp sequenced",
+    );
     if stderr(&o).contains("io_uring is not available") {
         println!("SKIPPED uring_engine_moves_the_same_bytes: {}", stderr(&o));
         return;
     }
     ok(&o);
-    assert!(rows(&o).contains(&("COMBINED".into(), 1, 1, 8, 64 * 4096, 64)), "{}", stdout(&o));
+    assert!(
+        rows(&o).contains(&("COMBINED".into(), 1, 1, 8, 64 * 4096, 64)),
+        "{}",
+        stdout(&o)
+    );
     let o = xdd(&d, "-op read -target f -reqsize 4 -numreqs 64 -qd 8 -engine uring -dp sequenced -verify location");
     ok(&o);
     assert!(stdout(&o).contains("0 reads failed -verify"));
-    let o = xdd(&d, "-target f -reqsize 4 -numreqs 64 -engine uring -rwratio 50");
+    let o = xdd(
+        &d,
+        "-target f -reqsize 4 -numreqs 64 -engine uring -rwratio 50",
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("-engine"));
 }
@@ -587,11 +597,20 @@ fn uring_engine_moves_the_same_bytes() {
 #[test]
 fn file_lifecycle_options() {
     let d = TempDir::new("files");
-    ok(&xdd(&d, "-op write -target f -reqsize 1 -numreqs 4 -passes 2 -createnewfiles"));
+    ok(&xdd(
+        &d,
+        "-op write -target f -reqsize 1 -numreqs 4 -passes 2 -createnewfiles",
+    ));
     assert_eq!(d.entries(), ["f.1", "f.2"]);
-    ok(&xdd(&d, "-op write -target g -reqsize 1 -numreqs 4 -passes 2 -recreatefiles -reopen -deletefile"));
+    ok(&xdd(
+        &d,
+        "-op write -target g -reqsize 1 -numreqs 4 -passes 2 -recreatefiles -reopen -deletefile",
+    ));
     assert_eq!(d.entries(), ["f.1", "f.2"]);
-    ok(&xdd(&d, "-op write -target h -reqsize 1 -numreqs 4 -preallocate 1m -syncwrite -flushwrite 2"));
+    ok(&xdd(
+        &d,
+        "-op write -target h -reqsize 1 -numreqs 4 -preallocate 1m -syncwrite -flushwrite 2",
+    ));
     assert!(std::fs::metadata(d.path("h")).unwrap().len() >= 4096);
 }
 
@@ -608,9 +627,15 @@ fn coordination_options_complete_their_work() {
         "-looseordering -qd 3",
         "-nobarrier -passes 2",
     ] {
-        let o = xdd(&d, &format!("-op write -targets 2 a b -reqsize 1 -numreqs 40 {extra} -verbose"));
+        let o = xdd(
+            &d,
+            &format!("-op write -targets 2 a b -reqsize 1 -numreqs 40 {extra} -verbose"),
+        );
         ok(&o);
-        let total = rows(&o).into_iter().find(|r| r.0 == "TARGET_AVERAGE" && r.2 == 0).unwrap();
+        let total = rows(&o)
+            .into_iter()
+            .find(|r| r.0 == "TARGET_AVERAGE" && r.2 == 0)
+            .unwrap();
         assert_eq!(total.5 % 40, 0, "{extra}: master did {} ops", total.5);
     }
     // A stop trigger that fires at once leaves target 1 short of its work.
@@ -624,7 +649,13 @@ fn heartbeat_to_files_and_placement() {
     let o = xdd(&d, "-op write -target f -reqsize 1 -numreqs 200 -throttle ops 2000 -hb 0.02 -hb ops -hb bw -hb output hb -singleproc 0 -nomemlock");
     ok(&o);
     let text = std::fs::read_to_string(d.path("hb.T0000.csv")).unwrap();
-    assert!(text.starts_with("elapsed_s,tod,host,target,pass,ops,bw\n"), "{text}");
-    let o = xdd(&d, "-op write -target f -reqsize 1 -numreqs 20 -processor 99");
+    assert!(
+        text.starts_with("elapsed_s,tod,host,target,pass,ops,bw\n"),
+        "{text}"
+    );
+    let o = xdd(
+        &d,
+        "-op write -target f -reqsize 1 -numreqs 20 -processor 99",
+    );
     assert_eq!(o.status.code(), Some(2));
 }

@@ -294,7 +294,7 @@ impl RawConfig {
             self.names.iter().map(|_| TargetOpts::default()).collect();
         for (scope, f) in &self.settings {
             match scope {
-                None => targets.iter_mut().for_each(|t| f(t)),
+                None => targets.iter_mut().for_each(f),
                 Some(i) => match targets.get_mut(*i) {
                     Some(t) => f(t),
                     None => {

@@ -11,7 +11,7 @@ use crate::options::lookup;
 #[derive(Debug)]
 pub enum Parsed {
     /// Run with this validated configuration.
-    Run(Config),
+    Run(Box<Config>),
     /// Print help or the version and stop.
     Action(Action),
 }
@@ -33,7 +33,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
     }
     let cfg = raw.resolve()?;
     crate::validate::validate(&cfg)?;
-    Ok(Parsed::Run(cfg))
+    Ok(Parsed::Run(Box::new(cfg)))
 }
 
 /// Applies the option at `pos`; returns the position after its values.
@@ -144,7 +144,7 @@ mod tests {
 
     fn run(s: &str) -> Config {
         match parse(&args(s)).unwrap() {
-            Parsed::Run(c) => c,
+            Parsed::Run(c) => *c,
             Parsed::Action(a) => panic!("{a:?}"),
         }
     }

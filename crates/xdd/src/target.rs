@@ -388,7 +388,7 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
 fn qthread_main(st: &mut QState, cx: &PassCtx, sh: &RunShared) -> QthreadPass {
     if let Some(cpu) = st.cpu {
         if let Err(e) = placement::pin_current(cpu) {
-            if st.messages.len() < 1 {
+            if st.messages.is_empty() {
                 st.messages
                     .push(format!("target {} qthread {}: {e}", cx.plan.index, st.q));
             }
