@@ -299,6 +299,7 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
             sleep_s(g.passdelay_s, sh);
         }
         let file_ok = !stopping(sh) && per_pass_file(tg, sh, pass, &mut messages);
+        me.prepare_pass(pass);
         if !g.nobarrier {
             sh.barrier.wait();
         }
