@@ -32,16 +32,26 @@ pub struct TargetProgress {
 }
 
 impl TargetProgress {
-    /// Resets the per-pass counters at the start of pass `pass`.
-    pub fn begin_pass(&self, pass: u64, start_ns: u64) {
+    /// Clears the per-pass counters before pass `pass`. Called before the
+    /// start barrier, so that no other target can read the previous pass's
+    /// progress once the barrier has released everyone.
+    pub fn prepare_pass(&self, pass: u64) {
         self.earlier_ops
             .fetch_add(self.ops.swap(0, Relaxed), Relaxed);
         self.earlier_bytes
             .fetch_add(self.bytes.swap(0, Relaxed), Relaxed);
-        self.pass_start_ns.store(start_ns, Relaxed);
+        self.pass_start_ns.store(0, Relaxed);
         self.pass_done.store(false, Relaxed);
         self.stop.store(false, Relaxed);
         self.pass.store(pass, Relaxed);
+    }
+
+    /// Marks the start of pass `pass` (after barrier and start delays).
+    pub fn begin_pass(&self, pass: u64, start_ns: u64) {
+        if self.pass.load(Relaxed) != pass {
+            self.prepare_pass(pass);
+        }
+        self.pass_start_ns.store(start_ns, Relaxed);
     }
 
     /// Records one completed operation.
