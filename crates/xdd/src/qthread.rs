@@ -233,6 +233,58 @@ fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u6
     let len = plan.op_bytes(n) as usize;
     let offset = cx.seeks.offset(n % plan.wrap);
     let read = plan.is_read(n);
+    let (r, t0, t1) = issue(st, cx, c, n, read, offset, len);
+    timing(c, cx, n, offset, t0, t1);
+    if let Some(ts) = st.ts.as_mut() {
+        let done = r.as_ref().map_or(0, |k| *k);
+        ts.record(stamp(cx, st.q, n, read, offset, len, done, t0, t1));
+    }
+    let what = if read { "read" } else { "write" };
+    let done = match r {
+        Ok(k) => k,
+        Err(e) => {
+            let msg = format!(
+                "target {} op {n}: {what} of {len} bytes at offset {offset} failed: {e}",
+                plan.index
+            );
+            error(st, cx, c, msg);
+            return more_allowed(cx);
+        }
+    };
+    count(c, read, done as u64);
+    cx.progress.targets[plan.index].add(done as u64);
+    if done < len {
+        let msg = format!("target {} op {n}: {what} moved {done} of {len} bytes at offset {offset} (end of file?)", plan.index);
+        error(st, cx, c, msg);
+        return more_allowed(cx);
+    }
+    if !read {
+        flush_if_due(cx, c, writes);
+        return true;
+    }
+    match &st.verifier {
+        Some(v) => {
+            let m = v.check(&st.buf.as_slice()[..len], offset);
+            verified(st, cx, c, n, offset, &m)
+        }
+        None => true,
+    }
+}
+
+/// Patches the buffer if needed, keeps the ordering promises, and does
+/// the transfer: (result, start ns, end ns).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn issue(
+    st: &mut QState,
+    cx: &PassCtx,
+    c: &mut Counts,
+    n: u64,
+    read: bool,
+    offset: u64,
+    len: usize,
+) -> (std::io::Result<usize>, u64, u64) {
+    let plan = cx.plan;
     let buf = &mut st.buf.as_mut_slice()[..len];
     if !read && plan.pattern.varies_per_request() {
         let t = mono_ns();
@@ -252,84 +304,49 @@ fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u6
     if plan.opts.ordering == Ordering::Serial {
         cx.shared.completed.store(n + 1, Release);
     }
-    let lat = t1 - t0;
+    (r, t0, t1)
+}
+
+/// Records one operation's service time.
+#[inline]
+pub(crate) fn timing(c: &mut Counts, cx: &PassCtx, n: u64, offset: u64, t0: u64, t1: u64) {
+    let lat = t1.saturating_sub(t0);
     c.latency.record(lat);
     c.io_ns += lat;
     if c.first_op_ns == 0 {
-        c.first_op_ns = (t1 - cx.start_ns).max(1);
+        c.first_op_ns = t1.saturating_sub(cx.start_ns).max(1);
     }
-    if plan.opts.reportthreshold_s > 0.0
-        && lat as f64 > plan.opts.reportthreshold_s * 1e9
-        && c.slow_ops.len() < SLOW_OPS_KEPT
-    {
+    let th = cx.plan.opts.reportthreshold_s;
+    if th > 0.0 && lat as f64 > th * 1e9 && c.slow_ops.len() < SLOW_OPS_KEPT {
         c.slow_ops.push((n, offset, lat));
     }
-    if let Some(ts) = st.ts.as_mut() {
-        ts.record(stamp(
-            cx,
-            st.q,
-            n,
-            read,
-            offset,
-            len,
-            r.as_ref().map_or(0, |k| *k),
-            t0,
-            t1,
-        ));
+}
+
+/// Counts a -verify result; false when the pass must end.
+pub(crate) fn verified(
+    st: &mut QState,
+    cx: &PassCtx,
+    c: &mut Counts,
+    n: u64,
+    offset: u64,
+    m: &crate::datapat::Mismatch,
+) -> bool {
+    if m.is_ok() {
+        return true;
     }
-    let done = match r {
-        Ok(k) => k,
-        Err(e) => {
-            let what = if read { "read" } else { "write" };
-            error(
-                st,
-                cx,
-                c,
-                format!(
-                    "target {} op {n}: {what} of {len} bytes at offset {offset} failed: {e}",
-                    plan.index
-                ),
-            );
-            return more_allowed(cx);
-        }
-    };
-    count(c, read, done as u64);
-    cx.progress.targets[plan.index].add(done as u64);
-    if done < len {
-        let what = if read { "read" } else { "wrote" };
-        error(
-            st,
-            cx,
-            c,
-            format!(
-                "target {} op {n}: {what} {done} of {len} bytes at offset {offset} (end of file?)",
-                plan.index
-            ),
-        );
-        return more_allowed(cx);
+    c.verify_failed_ops += 1;
+    c.verify_bad_units += m.bad_units;
+    c.first_bad_offset = c
+        .first_bad_offset
+        .min(m.first_bad_offset)
+        .or(m.first_bad_offset);
+    let first = m.first_bad_offset.unwrap_or(offset);
+    let msg = format!("target {} op {n}: -verify found {} bad units in the data read at offset {offset}; first bad byte at offset {first}", cx.plan.index, m.bad_units);
+    note_error(st, cx, msg);
+    if cx.global.stoponerror {
+        cx.run_stop.store(true, Relaxed);
     }
-    if read {
-        if let Some(v) = &st.verifier {
-            let m = v.check(&st.buf.as_slice()[..len], offset);
-            if !m.is_ok() {
-                c.verify_failed_ops += 1;
-                c.verify_bad_units += m.bad_units;
-                c.first_bad_offset = c
-                    .first_bad_offset
-                    .min(m.first_bad_offset)
-                    .or(m.first_bad_offset);
-                let msg = format!("target {} op {n}: -verify found {} bad units in {len} bytes read at offset {offset}; first bad byte at offset {}", plan.index, m.bad_units, m.first_bad_offset.unwrap_or(offset));
-                note_error(st, cx, msg);
-                if cx.global.stoponerror {
-                    cx.run_stop.store(true, Relaxed);
-                }
-                return more_allowed(cx);
-            }
-        }
-    } else {
-        flush_if_due(cx, c, writes);
-    }
-    true
+    more_allowed(cx)
 }
 
 /// The time stamp entry of one operation.

@@ -6,7 +6,7 @@
 
 use crate::datapat::Verifier;
 use crate::qthread::{
-    count, error, flush_if_due, more_allowed, note_error, stamp, thread_cpu, PassCtx, QState,
+    count, error, flush_if_due, more_allowed, stamp, thread_cpu, timing, verified, PassCtx, QState,
 };
 use crate::results::Counts;
 use crate::throttle::Pacer;
@@ -36,11 +36,7 @@ impl UringHooks for Hooks<'_, '_> {
         let (cx, plan) = (self.cx, self.cx.plan);
         let (n, off, len) = (k.req.index, k.req.offset_bytes, plan.xfer_bytes as usize);
         let read = plan.opts.op == Op::Read;
-        let lat = k.end_ns.saturating_sub(k.start_ns);
-        self.c.io_ns += lat;
-        if self.c.first_op_ns == 0 {
-            self.c.first_op_ns = k.end_ns.saturating_sub(cx.start_ns).max(1);
-        }
+        timing(&mut self.c, cx, n, off, k.start_ns, k.end_ns);
         let done = k.result.max(0) as usize;
         if let Some(ts) = self.st.ts.as_mut() {
             ts.record(stamp(cx, 0, n, read, off, len, done, k.start_ns, k.end_ns));
@@ -67,16 +63,8 @@ impl UringHooks for Hooks<'_, '_> {
         }
         if let (true, Some(v)) = (read, &self.verifier) {
             let m = v.check(&k.buf[..done], off);
-            if !m.is_ok() {
-                self.c.verify_failed_ops += 1;
-                self.c.verify_bad_units += m.bad_units;
-                self.c.first_bad_offset = self
-                    .c
-                    .first_bad_offset
-                    .min(m.first_bad_offset)
-                    .or(m.first_bad_offset);
-                note_error(self.st, cx, format!("target {} op {n}: -verify found {} bad units at offset {off}; first bad byte at offset {}", plan.index, m.bad_units, m.first_bad_offset.unwrap_or(off)));
-                return more_allowed(cx) && !cx.ending();
+            if !verified(self.st, cx, &mut self.c, n, off, &m) {
+                return false;
             }
         } else if !read {
             flush_if_due(cx, &mut self.c, &mut self.writes);
@@ -146,7 +134,7 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
     let result = engine.run(reqs, &mut hooks);
     let Hooks { st, mut c, .. } = hooks;
     match result {
-        Ok(stats) => c.latency = stats.latency,
+        Ok(_) => {} // latency was recorded per completion
         Err(e) => error(
             st,
             cx,
