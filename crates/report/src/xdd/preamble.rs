@@ -154,6 +154,12 @@ fn target_part(i: usize, t: &TargetOpts, info: &TargetInfo) -> String {
         "\t\tSeek pattern, {}\n",
         format!("{:?}", t.seek.pattern).to_lowercase()
     );
+    s + &buffer_part(t, info)
+}
+
+/// The rest of a target's block: buffers, data, engine, time stamps.
+fn buffer_part(t: &TargetOpts, info: &TargetInfo) -> String {
+    let mut s = String::new();
     s += &format!("\t\tFlushwrite interval, {}\n", t.flushwrite);
     s += &format!(
         "\t\tI/O memory buffer is a {} memory buffer\n",
