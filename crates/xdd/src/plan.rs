@@ -248,4 +248,16 @@ mod tests {
         let pass = t.seek.pass(1);
         assert!((0..2048).all(|n| pass.offset(n) + 8192 <= 4_000_000 * 1024));
     }
+
+    #[test]
+    fn throttles_become_smooth_schedules() {
+        let p = plan_of("-target a -numreqs 10 -throttle ops 100");
+        let s = p.targets[0].schedule.unwrap();
+        assert_eq!((s.due_ns(1), s.due_ns(100)), (10_000_000, 1_000_000_000));
+        // 4 KiB requests at 4.096 MB/s: one per millisecond.
+        let p = plan_of("-target a -numreqs 10 -reqsize 4 -throttle bw 4.096");
+        assert_eq!(p.targets[0].schedule.unwrap().due_ns(5), 5_000_000);
+        let p = plan_of("-target a -numreqs 10 -throttle target 0 ops 7.8 -throttle var 10");
+        assert!(p.targets[0].schedule.is_some());
+    }
 }

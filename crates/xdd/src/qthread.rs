@@ -437,3 +437,25 @@ pub fn thread_cpu() -> (u64, u64) {
     let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
     (ns(ru.ru_utime), ns(ru.ru_stime))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::TargetProgress;
+
+    #[test]
+    fn lockstep_grants_follow_master_progress() {
+        let m = TargetProgress::default();
+        m.planned_ops.store(100, Relaxed);
+        m.begin_pass(1, 1_000);
+        assert_eq!(grants(&m, Measure::Op(4), 0), 0);
+        for _ in 0..10 {
+            m.add(1 << 10);
+        }
+        assert_eq!(grants(&m, Measure::Op(4), 0), 2);
+        assert_eq!(grants(&m, Measure::Percent(5.0), 0), 2);
+        assert_eq!(grants(&m, Measure::Kbytes(3), 0), 3);
+        assert_eq!(grants(&m, Measure::Mbytes(1), 0), 0);
+        assert_eq!(grants(&m, Measure::Time(0.5), 1_000 + 1_600_000_000), 3);
+    }
+}
