@@ -146,3 +146,109 @@ pub fn deskew(r: &RunResults) -> Option<Counts> {
     }
     (total.elapsed_ns > 0).then_some(total)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_xdd::config::{Config, GlobalOpts, TargetOpts};
+    use iolab_xdd::results::{QthreadPass, TargetInfo, TargetPass};
+
+    fn pass(target: usize, pass: u64, start: u64, end: u64, bytes: u64) -> TargetPass {
+        let counts = Counts {
+            write_bytes: bytes,
+            write_ops: bytes / 1024,
+            elapsed_ns: end - start,
+            ..Default::default()
+        };
+        TargetPass {
+            target,
+            pass,
+            start_ns: start,
+            end_ns: end,
+            qthreads: vec![QthreadPass {
+                qthread: 0,
+                start_ns: start,
+                counts: counts.clone(),
+            }],
+            counts,
+        }
+    }
+
+    fn results(verbose: bool) -> RunResults {
+        let mut g = GlobalOpts {
+            verbose,
+            qthreadinfo: true,
+            deskew: true,
+            passes: 2,
+            ..Default::default()
+        };
+        g.id.clear();
+        let t = TargetOpts {
+            op: Op::Write,
+            ..Default::default()
+        };
+        RunResults {
+            config: Config {
+                global: g,
+                targets: vec![t.clone(), t],
+            },
+            host: Default::default(),
+            sys: Default::default(),
+            start_wall_ns: 0,
+            end_wall_ns: 0,
+            passes: vec![
+                vec![pass(0, 1, 0, 100, 10240), pass(1, 1, 10, 60, 5120)],
+                vec![pass(0, 2, 200, 300, 10240), pass(1, 2, 200, 250, 5120)],
+            ],
+            targets: vec![TargetInfo::default(), TargetInfo::default()],
+            notes: vec![],
+            error_messages: vec![],
+            stopped_early: None,
+        }
+    }
+
+    #[test]
+    fn rows_follow_xdd_order_and_rules() {
+        let r = rows(&results(true));
+        let what: Vec<&str> = r.iter().map(|x| x.what).collect();
+        assert_eq!(what[..3], ["QUEUE_PASS", "TARGET_PASS", "QUEUE_PASS"]);
+        let avg: Vec<&Row> = r.iter().filter(|x| x.what == "TARGET_AVERAGE").collect();
+        assert_eq!(
+            (avg[0].counts.bytes(), avg[0].counts.elapsed_ns, avg[0].pass),
+            (20480, 200, 2)
+        );
+        let comb = r.iter().find(|x| x.what == "COMBINED").unwrap();
+        // Targets ran side by side: the longest target's total time.
+        assert_eq!(
+            (
+                comb.counts.bytes(),
+                comb.counts.elapsed_ns,
+                comb.target,
+                comb.queue
+            ),
+            (30720, 200, 2, 2)
+        );
+        let d = r.iter().find(|x| x.what == "DESKEW").unwrap();
+        // Pass 1 window 10..60 (50 ns), pass 2 window 200..250 (50 ns).
+        assert_eq!(d.counts.elapsed_ns, 100);
+        assert_eq!(d.counts.bytes(), 5120 + 5120 + 5120 + 5120);
+        let quiet = rows(&results(false));
+        assert!(quiet
+            .iter()
+            .all(|x| x.what != "TARGET_PASS" && x.what != "TARGET_AVERAGE"));
+    }
+
+    #[test]
+    fn table_and_csv_columns_line_up() {
+        let r = results(true);
+        let cols = super::super::columns::selected(&r.config.global.outputformat);
+        let t = super::super::text::table(&cols, &rows(&r), super::super::text::ctx(&r));
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].starts_with("What") && lines[1].starts_with("UNITS>>"));
+        let comb = lines.iter().find(|l| l.starts_with("COMBINED")).unwrap();
+        let f: Vec<&str> = comb.split_whitespace().collect();
+        assert_eq!(f[..6], ["COMBINED", "2", "2", "2", "30720", "30"]);
+        let csv = super::super::csv::render(&r);
+        assert!(csv.contains("\nCOMBINED,2,2,2,30720,30,"));
+    }
+}
