@@ -293,7 +293,6 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
     let me = &sh.progress.targets[plan.index];
     let mut passes = Vec::new();
     let mut messages = Vec::new();
-    sleep_s(plan.opts.startdelay_s, sh);
     for pass in 1..=g.passes {
         if pass > 1 && !stopping(sh) {
             sleep_s(g.passdelay_s, sh);
@@ -309,6 +308,11 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
                 || p.reached(m, mono_ns()) || p.run_done.load(Relaxed),
                 || stopping(sh),
             );
+        }
+        // After the barrier, so that a delayed target does not hold back
+        // the others; neither delay counts in the pass time.
+        if pass == 1 {
+            sleep_s(plan.opts.startdelay_s, sh);
         }
         sleep_s(plan.index as f64 * plan.opts.targetstartdelay_s, sh);
         if !file_ok || stopping(sh) {

@@ -72,6 +72,9 @@ pub fn render(r: &RunResults) -> String {
     s.push('\n');
     let cols = selected(&r.config.global.outputformat);
     s += &table(&cols, &rows(r), ctx(r));
+    if r.config.global.deskew && super::rows::deskew(r).is_none() {
+        s += "Deskew: no period in which every target was running; no DESKEW row\n";
+    }
     s += &verify_summary(r);
     s += &seek_histograms(r);
     s += &slow_ops(r);
