@@ -123,11 +123,13 @@ fn run_and_report(cfg: &Config, p: &Plan) -> anyhow::Result<ExitCode> {
     write_reports(&results)?;
     write_timestamps(&results)?;
     write_errors(&results)?;
-    let failed = results.error_count() > 0
-        || results
-            .stopped_early
-            .as_deref()
-            .is_some_and(|w| w.contains("error"));
+    let early = results.stopped_early.as_deref().unwrap_or("");
+    if early.starts_with("interrupted") {
+        // As a shell reports a job ended by SIGINT; the partial results
+        // were written above.
+        return Ok(ExitCode::from(130));
+    }
+    let failed = results.error_count() > 0 || early.contains("error");
     Ok(if failed {
         ExitCode::from(crate::EXIT_IO)
     } else {
