@@ -119,9 +119,7 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         }
     }
     c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);
-    let cpu1 = thread_cpu();
-    c.cpu_user_ns = cpu1.0.saturating_sub(cpu0.0);
-    c.cpu_sys_ns = cpu1.1.saturating_sub(cpu0.1);
+    (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);
     c
 }
 
@@ -429,13 +427,41 @@ pub(crate) fn more_allowed(cx: &PassCtx) -> bool {
     !cx.global.stoponerror && (max == 0 || total < max)
 }
 
-/// (user, system) CPU time of the calling thread, ns.
-pub fn thread_cpu() -> (u64, u64) {
+/// CPU time of the calling thread: the exact total (thread CPU clock) and
+/// getrusage's user/system split, which the kernel keeps only at tick
+/// resolution.
+pub struct ThreadCpu {
+    total_ns: u64,
+    user_ns: u64,
+    sys_ns: u64,
+}
+
+/// Reads the calling thread's CPU time.
+pub fn thread_cpu() -> ThreadCpu {
     // SAFETY: rusage is plain data that getrusage fills.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    (ns(ru.ru_utime), ns(ru.ru_stime))
+    ThreadCpu {
+        total_ns: iolab_core::clock::thread_cpu_ns(),
+        user_ns: ns(ru.ru_utime),
+        sys_ns: ns(ru.ru_stime),
+    }
+}
+
+impl ThreadCpu {
+    /// (user, system) ns since `start`: the exact total, split in
+    /// getrusage's proportion (all user when no tick fell in the span).
+    pub fn since(&self, start: &ThreadCpu) -> (u64, u64) {
+        let total = self.total_ns.saturating_sub(start.total_ns);
+        let u = self.user_ns.saturating_sub(start.user_ns);
+        let s = self.sys_ns.saturating_sub(start.sys_ns);
+        if u + s == 0 {
+            return (total, 0);
+        }
+        let user = (total as u128 * u as u128 / (u + s) as u128) as u64;
+        (user, total - user)
+    }
 }
 
 #[cfg(test)]

@@ -143,8 +143,6 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         ),
     }
     c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);
-    let cpu1 = thread_cpu();
-    c.cpu_user_ns = cpu1.0.saturating_sub(cpu0.0);
-    c.cpu_sys_ns = cpu1.1.saturating_sub(cpu0.1);
+    (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);
     c
 }
