@@ -47,6 +47,8 @@ pub fn render(r: &RunResults) -> String {
         "target": i, "path": t.path, "direct_io": t.direct_io, "block_device": t.block_device,
         "planned_ops_per_pass": if t.planned_ops == u64::MAX { Value::Null } else { t.planned_ops.into() },
         "range_blocks": t.range_blocks, "filesystem": t.fs, "failures": t.failures,
+        "seek_distance_histogram": t.disthist, "seek_location_histogram": t.seekhist,
+        "slow_ops": r.target_total(i).slow_ops.iter().map(|(op, off, ns)| json!({"op": op, "offset": off, "ns": ns})).collect::<Vec<_>>(),
         "totals": figures(&r.target_total(i)),
     })).collect();
     let doc = json!({
