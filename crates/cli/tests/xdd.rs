@@ -659,3 +659,53 @@ fn heartbeat_to_files_and_placement() {
     );
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// (op number, start ns, end ns) of every record of a time stamp dump.
+fn dump_records(path: &str) -> Vec<(u64, u64, u64)> {
+    let b = std::fs::read(path).unwrap();
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+    let (header, record) = (
+        u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize,
+        u32::from_le_bytes(b[16..20].try_into().unwrap()) as usize,
+    );
+    let n = u64_at(32) as usize;
+    (0..n)
+        .map(|i| header + i * record)
+        .map(|o| (u64_at(o), u64_at(o + 32), u64_at(o + 40)))
+        .collect()
+}
+
+#[test]
+fn serial_ordering_issues_each_op_after_the_previous_completes() {
+    let d = TempDir::new("serial");
+    ok(&xdd(&d, "-op write -target f -reqsize 1 -numreqs 200 -qd 4 -serialordering -ts summary -ts output s -ts dump ts"));
+    let mut r = dump_records(&d.path("ts.target.0000.bin"));
+    assert_eq!(r.len(), 200);
+    r.sort();
+    for w in r.windows(2) {
+        assert_eq!(w[1].0, w[0].0 + 1);
+        assert!(
+            w[1].1 >= w[0].2,
+            "op {} started before op {} completed",
+            w[1].0,
+            w[0].0
+        );
+    }
+}
+
+#[test]
+fn lockstep_slave_trails_its_master() {
+    let d = TempDir::new("lockstep");
+    ok(&xdd(&d, "-op write -targets 2 m s -reqsize 1 -numreqs 50 -lockstep 0 1 op 1 op 1 wait complete -ts summary -ts output o -ts dump ts"));
+    let mut m = dump_records(&d.path("ts.target.0000.bin"));
+    let mut s = dump_records(&d.path("ts.target.0001.bin"));
+    m.sort();
+    s.sort();
+    assert_eq!((m.len(), s.len()), (50, 50));
+    for k in 0..50 {
+        assert!(
+            s[k].1 >= m[k].2,
+            "slave op {k} started before master op {k} completed"
+        );
+    }
+}
