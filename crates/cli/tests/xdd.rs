@@ -334,6 +334,8 @@ fn bad_command_lines_exit_2_and_create_nothing() {
         "-op write -target a -numreqs 1 -op target 3 read",
         "-op write -target a",
         "-op write -target a -numreqs 1 -dio -reqsize 1 -blocksize 100",
+        "-op write -target a -numreqs 1 -hb ops",
+        "-op write -target a -numreqs 1 -dp sequenced -verify location -dp hex zz",
     ] {
         let o = xdd(&d, &format!("{line} {tail}"));
         assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));

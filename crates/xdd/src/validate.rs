@@ -163,6 +163,17 @@ fn relations(c: &Config) -> Result<(), UsageError> {
     for t in &c.global.stoptriggers {
         check("stoptrigger", t.from, t.to)?;
     }
+    let hb = &c.global.heartbeat;
+    let asked = crate::values::HeartbeatOpts {
+        interval_s: 0.0,
+        ..hb.clone()
+    } != Default::default();
+    if hb.interval_s == 0.0 && asked {
+        return Err(UsageError::new(
+            "heartbeat",
+            "heartbeat figures were chosen but no interval: add -heartbeat SECONDS",
+        ));
+    }
     if let Some(&bad) = c.global.heartbeat.only_targets.iter().find(|&&t| t >= n) {
         return Err(UsageError::new(
             "heartbeat",
