@@ -711,3 +711,16 @@ fn lockstep_slave_trails_its_master() {
         );
     }
 }
+
+#[test]
+fn a_failed_start_touches_no_file() {
+    let d = TempDir::new("failstart");
+    std::fs::write(d.path("keep"), b"data").unwrap();
+    // Target 2 cannot be opened: nothing runs, target 0 keeps its data
+    // despite -deletefile, and target 1, created for writing, is removed.
+    let o = xdd(&d, "-targets 3 keep new missing -op target 0 read -op target 1 write -op target 2 read -reqsize 1 -numreqs 1 -deletefile");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("target 2 (missing)"));
+    assert_eq!(d.entries(), ["keep"]);
+    assert_eq!(std::fs::read(d.path("keep")).unwrap(), b"data");
+}

@@ -7,7 +7,7 @@ use crate::error::RunError;
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::results::RunResults;
-use crate::target::{finish, prepare, run_target, RunShared, Target};
+use crate::target::{close, finish, prepare, run_target, RunShared, Target};
 use iolab_backend::Posix;
 use iolab_core::clock::{mono_ns, wall_ns};
 use std::sync::atomic::Ordering::Relaxed;
@@ -99,7 +99,7 @@ fn prepare_all<'a>(plan: &'a Plan, sh: &RunShared) -> Result<Vec<Target<'a>>, Ru
                 for mut t in out {
                     let created = t.created;
                     let path = t.path.clone();
-                    finish(&mut t, sh.backend);
+                    close(&mut t, sh.backend);
                     if created {
                         let _ = std::fs::remove_file(path);
                     }

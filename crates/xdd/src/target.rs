@@ -485,13 +485,29 @@ fn collect_timestamps(tg: &mut Target) {
     });
 }
 
-/// Closes the file and applies -deletefile.
-pub fn finish(tg: &mut Target, be: &dyn Backend) {
+/// Closes the target's file.
+pub fn close(tg: &mut Target, be: &dyn Backend) {
     if let Some(h) = tg.handle.take() {
         let _ = be.close(h);
     }
+}
+
+/// Closes the file and applies -deletefile (never to a device).
+pub fn finish(tg: &mut Target, be: &dyn Backend) {
+    close(tg, be);
     let t = &tg.plan.opts;
-    if t.deletefile && !tg.info.block_device && !t.is_null() {
-        let _ = be.unlink(&cpath(&tg.path));
+    if !t.deletefile || t.is_null() {
+        return;
+    }
+    if tg.info.block_device {
+        tg.notes.push(format!(
+            "target {} ({}): -deletefile does not delete a block device",
+            tg.plan.index, tg.path
+        ));
+    } else if let Err(e) = be.unlink(&cpath(&tg.path)) {
+        tg.notes.push(format!(
+            "target {} ({}): -deletefile: {e}",
+            tg.plan.index, tg.path
+        ));
     }
 }
