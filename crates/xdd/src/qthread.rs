@@ -33,6 +33,8 @@ pub struct QState {
     pub messages: Vec<String>,
     /// Errors seen (printed or not).
     pub error_count: u64,
+    /// Things refused but not errors (a processor pin), for the notes.
+    pub notes: Vec<String>,
     /// Time stamp table, when -timestamps is on.
     pub ts: Option<crate::timestamp::TsTable>,
 }

@@ -226,6 +226,7 @@ fn qstate(
         verifier: plan.verify.map(|m| Verifier::new(&plan.pattern, m, len)),
         cpu: placement::cpu_for(sh.global, t.processor, ordinal, sh.cpus),
         messages: Vec::new(),
+        notes: Vec::new(),
         error_count: 0,
         ts: t.timestamps.enabled.then(|| {
             let o = ts_options(plan, sh.global.passes);
@@ -324,6 +325,7 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
     me.run_done.store(true, Relaxed);
     for q in &mut tg.qthreads {
         messages.append(&mut q.messages);
+        tg.notes.append(&mut q.notes);
     }
     collect_timestamps(tg);
     (passes, messages)
@@ -393,8 +395,8 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
 fn qthread_main(st: &mut QState, cx: &PassCtx, sh: &RunShared) -> QthreadPass {
     if let Some(cpu) = st.cpu {
         if let Err(e) = placement::pin_current(cpu) {
-            if st.messages.is_empty() {
-                st.messages
+            if st.notes.is_empty() {
+                st.notes
                     .push(format!("target {} qthread {}: {e}", cx.plan.index, st.q));
             }
         }
