@@ -1,0 +1,726 @@
+//! Integration tests of `iolab xdd`: the real binary against real files in
+//! temporary directories (and a loop device when run as root).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A temporary directory removed on drop, even when the test fails.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("iolab-xdd-it-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+    fn path(&self, f: &str) -> String {
+        self.0.join(f).to_str().unwrap().to_string()
+    }
+    fn entries(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn xdd_in(dir: &Path, args: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("xdd")
+        .args(args.split_whitespace())
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn xdd(d: &TempDir, args: &str) -> Output {
+    xdd_in(&d.0, args)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// (What, Pass, Target, Queue, Bytes, Ops) of every result row.
+fn rows(o: &Output) -> Vec<(String, u64, u64, u64, u64, u64)> {
+    stdout(o)
+        .lines()
+        .filter(|l| {
+            [
+                "QUEUE_PASS",
+                "TARGET_PASS",
+                "TARGET_AVERAGE",
+                "COMBINED",
+                "DESKEW",
+            ]
+            .iter()
+            .any(|w| l.starts_with(w))
+        })
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = |i: usize| f[i].parse::<u64>().unwrap();
+            (f[0].to_string(), n(1), n(2), n(3), n(4), n(5))
+        })
+        .collect()
+}
+
+fn ok(o: &Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+#[test]
+fn guide_example_1_sequential_read_three_passes() {
+    let d = TempDir::new("ex1");
+    std::fs::File::create(d.path("disk"))
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let o = xdd(
+        &d,
+        "-op read -targets 1 disk -reqsize 128 -mbytes 64 -passes 3 -verbose",
+    );
+    ok(&o);
+    let r = rows(&o);
+    let per_pass = (64u64 << 20, 512u64);
+    for p in 1..=3 {
+        assert!(
+            r.contains(&("TARGET_PASS".into(), p, 0, 1, per_pass.0, per_pass.1)),
+            "{r:?}"
+        );
+    }
+    assert!(r.contains(&(
+        "TARGET_AVERAGE".into(),
+        3,
+        0,
+        1,
+        3 * per_pass.0,
+        3 * per_pass.1
+    )));
+    assert!(r.contains(&("COMBINED".into(), 3, 1, 1, 3 * per_pass.0, 3 * per_pass.1)));
+    assert!(stdout(&o).contains("Request size, 128, blocks, 131072, bytes"));
+}
+
+#[test]
+fn guide_example_2_two_targets_with_timelimit() {
+    let d = TempDir::new("ex2");
+    let o = xdd(&d, "-op write -targets 2 BIGFILE1 BIGFILE2 -blocksize 512 -reqsize 128 -mbytes 64 -verbose -passes 3 -timelimit 10");
+    ok(&o);
+    let r = rows(&o);
+    let (bytes, ops) = (64u64 << 20, (64u64 << 20) / 65536);
+    for t in 0..2 {
+        for p in 1..=3 {
+            assert!(
+                r.contains(&("TARGET_PASS".into(), p, t, 1, bytes, ops)),
+                "{r:?}"
+            );
+        }
+    }
+    assert!(
+        r.contains(&("COMBINED".into(), 3, 2, 2, 6 * bytes, 6 * ops)),
+        "{r:?}"
+    );
+    for f in ["BIGFILE1", "BIGFILE2"] {
+        assert_eq!(std::fs::metadata(d.path(f)).unwrap().len(), bytes);
+    }
+}
+
+#[test]
+fn guide_example_3_setup_file_and_timestamps() {
+    let d = TempDir::new("ex3");
+    // The guide's setup file with -mbytes 4096 scaled down to 8 so the
+    // test stays fast; everything else as printed.
+    std::fs::write(
+        d.path("XDD.setup"),
+        "-blocksize 2048\n-reqsize 128\n-mbytes 8\n-verbose\n-passes 3 -timelimit 10\n",
+    )
+    .unwrap();
+    let o = xdd(
+        &d,
+        "-op write -targets 2 dev dev -setup XDD.setup -ts detailed -ts output ts.write",
+    );
+    ok(&o);
+    let r = rows(&o);
+    let (bytes, ops) = (8u64 << 20, 32u64);
+    for t in 0..2 {
+        assert!(
+            r.contains(&("TARGET_AVERAGE".into(), 3, t, 1, 3 * bytes, 3 * ops)),
+            "{r:?}"
+        );
+    }
+    assert!(
+        r.contains(&("COMBINED".into(), 3, 2, 2, 6 * bytes, 6 * ops)),
+        "{r:?}"
+    );
+    assert!(stdout(&o).contains("Blocksize in bytes, 2048"));
+}
+
+#[test]
+fn guide_example_4_random_reads_in_a_range() {
+    let d = TempDir::new("ex4");
+    std::fs::File::create(d.path("disk"))
+        .unwrap()
+        .set_len(4_000_000 * 1024)
+        .unwrap();
+    let o = xdd(&d, "-op read -targets 1 disk -reqsize 8 -mbytes 16 -passes 3 -verbose -seek random -seek range 4000000");
+    ok(&o);
+    let r = rows(&o);
+    for p in 1..=3 {
+        assert!(
+            r.contains(&("TARGET_PASS".into(), p, 0, 1, 16 << 20, 2048)),
+            "{r:?}"
+        );
+    }
+    assert!(r.contains(&("COMBINED".into(), 3, 1, 1, 3 * (16 << 20), 3 * 2048)));
+}
+
+#[test]
+fn queue_depth_rows_sum_to_the_target() {
+    let d = TempDir::new("qd");
+    let o = xdd(
+        &d,
+        "-op write -target f -reqsize 4 -numreqs 100 -qd 4 -qthreadinfo -verbose",
+    );
+    ok(&o);
+    let r = rows(&o);
+    let q: Vec<_> = r.iter().filter(|x| x.0 == "QUEUE_PASS").collect();
+    assert_eq!(q.len(), 4);
+    assert_eq!(q.iter().map(|x| x.5).sum::<u64>(), 100);
+    assert_eq!(q.iter().map(|x| x.4).sum::<u64>(), 100 * 4096);
+    assert!(r.contains(&("TARGET_PASS".into(), 1, 0, 4, 409600, 100)));
+}
+
+#[test]
+fn exact_bytes_end_with_a_short_request() {
+    let d = TempDir::new("bytes");
+    let o = xdd(&d, "-op write -target f -reqsize 4 -bytes 10000");
+    ok(&o);
+    assert!(rows(&o).contains(&("COMBINED".into(), 1, 1, 1, 10000, 3)));
+    assert_eq!(std::fs::metadata(d.path("f")).unwrap().len(), 10000);
+}
+
+#[test]
+fn sequenced_pattern_verifies_and_a_corrupted_byte_is_caught() {
+    let d = TempDir::new("verify");
+    ok(&xdd(
+        &d,
+        "-op write -target f -dp sequenced -reqsize 4 -numreqs 64",
+    ));
+    let good = xdd(
+        &d,
+        "-op read -target f -dp sequenced -verify location -reqsize 4 -numreqs 64",
+    );
+    ok(&good);
+    assert!(stdout(&good).contains("0 reads failed -verify"));
+    let mut bytes = std::fs::read(d.path("f")).unwrap();
+    bytes[70_001] ^= 0xFF;
+    std::fs::write(d.path("f"), &bytes).unwrap();
+    for kind in ["location", "contents"] {
+        let bad = xdd(
+            &d,
+            &format!("-op read -target f -dp sequenced -verify {kind} -reqsize 4 -numreqs 64"),
+        );
+        assert_eq!(bad.status.code(), Some(1), "{kind}: {}", stderr(&bad));
+        let first = if kind == "location" { 70_000 } else { 70_001 };
+        assert!(
+            stdout(&bad).contains(&format!(
+                "1 reads failed -verify, 1 bad units, first bad offset {first}"
+            )),
+            "{kind}:\n{}",
+            stdout(&bad)
+        );
+        assert!(
+            stderr(&bad).contains(&format!("first bad byte at offset {first}")),
+            "{}",
+            stderr(&bad)
+        );
+    }
+}
+
+#[test]
+fn throttled_runs_do_exactly_the_planned_work() {
+    // The schedule itself is unit-tested (throttle.rs); here the binary
+    // must still move exactly the planned amount under either throttle.
+    let d = TempDir::new("throttle");
+    let o = xdd(
+        &d,
+        "-op write -target f -reqsize 1 -numreqs 40 -qd 2 -throttle ops 4000 --json t.json",
+    );
+    ok(&o);
+    assert!(rows(&o).contains(&("COMBINED".into(), 1, 1, 2, 40 * 1024, 40)));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path("t.json")).unwrap()).unwrap();
+    assert_eq!(j["config"]["targets"][0]["throttle"]["rate"], 4000.0);
+    let o = xdd(
+        &d,
+        "-op read -target f -reqsize 1 -numreqs 40 -throttle bw 40",
+    );
+    ok(&o);
+    assert!(rows(&o).contains(&("COMBINED".into(), 1, 1, 1, 40 * 1024, 40)));
+}
+
+#[test]
+fn seek_lists_are_reproducible_and_load_back() {
+    let d = TempDir::new("seek");
+    std::fs::File::create(d.path("f"))
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let run = |extra: &str| {
+        xdd(
+            &d,
+            &format!(
+                "-op read -target f -reqsize 1 -numreqs 50 -seek random -seek range 1024 {extra}"
+            ),
+        )
+    };
+    ok(&run("-seek seed 7 -seek save a.txt"));
+    ok(&run("-seek seed 7 -seek save b.txt"));
+    ok(&run("-seek seed 8 -seek save c.txt"));
+    let read = |f: &str| std::fs::read_to_string(d.path(f)).unwrap();
+    assert_eq!(read("a.txt"), read("b.txt"));
+    assert_ne!(read("a.txt"), read("c.txt"));
+    let o = xdd(
+        &d,
+        "-op read -target f -reqsize 1 -numreqs 50 -seek load a.txt -seek save d.txt",
+    );
+    ok(&o);
+    let body = |s: String| {
+        s.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(body(read("a.txt")), body(read("d.txt")));
+    assert!(rows(&o).contains(&("COMBINED".into(), 1, 1, 1, 50 * 1024, 50)));
+}
+
+#[test]
+fn bad_command_lines_exit_2_and_create_nothing() {
+    let d = TempDir::new("bad");
+    let tail = "-output out.txt -csvout out.csv --json out.json -errout err.txt";
+    for line in [
+        "-op write -targets 3 a b -numreqs 1",
+        "-op write -target a -reqsize",
+        "-op write -target a -reqsize 12x -numreqs 1",
+        "-op write -target a -reqsize 0 -numreqs 1",
+        "-op write -target a -mbytes 0",
+        "-op write -target a -rwratio 101 -numreqs 1",
+        "-op write -target a -rwratio -5 -numreqs 1",
+        "-op write -target a -bogus -numreqs 1",
+        "-op explode -target a -numreqs 1",
+        "-op write -target a -setup missing.setup",
+        "-op write -target a -numreqs 1 -e2e issource",
+        "-op write -target a -numreqs 1 -sgio",
+        "-op write -target a -numreqs 1 -timeserver host x",
+        "-op write -target a -numreqs 1 -op target 3 read",
+        "-op write -target a",
+        "-op write -target a -numreqs 1 -dio -reqsize 1 -blocksize 100",
+        "-op write -target a -numreqs 1 -hb ops",
+        "-op write -target a -numreqs 1 -dp sequenced -verify location -dp hex zz",
+    ] {
+        let o = xdd(&d, &format!("{line} {tail}"));
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(": -"),
+            "{line}: message does not name the option: {}",
+            stderr(&o)
+        );
+        assert!(d.entries().is_empty(), "{line} created {:?}", d.entries());
+    }
+    let o = xdd(&d, "-op write -target a -numreqs 1 -e2e issource");
+    assert!(stderr(&o).contains("-endtoend") && stderr(&o).contains("not yet supported"));
+}
+
+#[test]
+fn help_version_and_dryrun() {
+    let d = TempDir::new("help");
+    let o = xdd(&d, "-help reqsize");
+    ok(&o);
+    assert!(stdout(&o).contains("-reqsize [target <target#>]"));
+    assert_eq!(xdd(&d, "-help nosuchoption").status.code(), Some(2));
+    let o = xdd(&d, "-fullhelp");
+    ok(&o);
+    assert!(stdout(&o).contains("-lockstep") && stdout(&o).contains("-heartbeat"));
+    ok(&xdd(&d, "-version"));
+    let o = xdd(&d, "-op write -target f -numreqs 5 -dryrun");
+    ok(&o);
+    assert!(stdout(&o).contains("Dry run"));
+    assert!(d.entries().is_empty());
+}
+
+#[test]
+fn output_files_csv_json_and_outputformat() {
+    let d = TempDir::new("outputs");
+    let o = xdd(&d, "-op write -target f -reqsize 2 -numreqs 10 -output r.txt -csvout r.csv -combinedout c.txt --json r.json -outputformat add +READOPS+WRITEOPS -id commandline");
+    ok(&o);
+    assert!(stdout(&o).is_empty());
+    let txt = std::fs::read_to_string(d.path("r.txt")).unwrap();
+    assert!(txt.contains("Write_Ops") && txt.contains("ID for this run, '-op write"));
+    let csv = std::fs::read_to_string(d.path("r.csv")).unwrap();
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .starts_with("What,Pass,Target,Queue,Bytes_Xfered,Ops"));
+    assert!(csv.contains("COMBINED,1,1,1,20480,10,"));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path("r.json")).unwrap()).unwrap();
+    assert_eq!(j["schema"], "iolab.xdd/1");
+    assert_eq!(j["combined"]["ops"], 10);
+    assert_eq!(
+        j["passes"][0]["targets"][0]["qthreads"][0]["figures"]["write_ops"],
+        10
+    );
+    assert!(j["combined"]["latency_ns"]["p99_ns"].as_u64().is_some());
+    ok(&xdd(
+        &d,
+        "-op write -target f -reqsize 2 -numreqs 10 -combinedout c.txt",
+    ));
+    let comb = std::fs::read_to_string(d.path("c.txt")).unwrap();
+    assert_eq!(
+        comb.lines().filter(|l| l.starts_with("COMBINED")).count(),
+        2
+    );
+    let o = xdd(
+        &d,
+        "-op write -target f -reqsize 2 -numreqs 10 -outputformat new +WHAT+OPS+BANDWIDTH",
+    );
+    ok(&o);
+    assert!(
+        stdout(&o).contains("What      Ops  Bandwidth")
+            || stdout(&o)
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["What", "Ops", "Bandwidth"])
+    );
+}
+
+#[test]
+fn rwratio_and_null_target() {
+    let d = TempDir::new("mixed");
+    std::fs::File::create(d.path("f"))
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let o = xdd(
+        &d,
+        "-target f -reqsize 1 -numreqs 100 -rwratio 25 --json j.json",
+    );
+    ok(&o);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path("j.json")).unwrap()).unwrap();
+    assert_eq!(
+        (
+            j["combined"]["read_ops"].as_u64(),
+            j["combined"]["write_ops"].as_u64()
+        ),
+        (Some(25), Some(75))
+    );
+    let o = xdd(&d, "-op write -target null -reqsize 1 -numreqs 1000 -qd 2");
+    ok(&o);
+    assert!(rows(&o).contains(&("COMBINED".into(), 1, 1, 2, 1000 * 1024, 1000)));
+    assert!(!Path::new(&d.path("null")).exists());
+}
+
+#[test]
+fn short_reads_are_counted_as_transferred_and_are_errors() {
+    let d = TempDir::new("short");
+    std::fs::write(d.path("f"), vec![1u8; 5000]).unwrap();
+    let o = xdd(&d, "-op read -target f -reqsize 4 -numreqs 3");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        rows(&o).contains(&("COMBINED".into(), 1, 1, 1, 5000, 2)),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// A loop device on a sparse file; detached and removed on drop.
+struct LoopDev {
+    dev: String,
+    _dir: TempDir,
+}
+
+impl LoopDev {
+    fn new() -> Result<Self, String> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc_geteuid() } != 0 {
+            return Err("not root".into());
+        }
+        let dir = TempDir::new("loop");
+        let img = dir.path("img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["-f", "--show", &img])
+            .output()
+            .map_err(|e| format!("losetup: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "losetup failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        Ok(Self { dev, _dir: dir })
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+extern "C" {
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}
+
+#[test]
+fn writing_a_formatted_loop_device_is_refused() {
+    let lo = match LoopDev::new() {
+        Ok(l) => l,
+        Err(why) => {
+            println!("SKIPPED writing_a_formatted_loop_device_is_refused: {why}");
+            return;
+        }
+    };
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &lo.dev])
+        .status();
+    if !mkfs.is_ok_and(|s| s.success()) {
+        println!("SKIPPED writing_a_formatted_loop_device_is_refused: mkfs.ext4 unavailable");
+        return;
+    }
+    let before = std::fs::read(&lo.dev)
+        .map(|b| b[..70_000].to_vec())
+        .unwrap();
+    let d = TempDir::new("loopw");
+    let o = xdd(
+        &d,
+        &format!("-op write -target {} -reqsize 4 -numreqs 16", lo.dev),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("ext2/ext3/ext4") && stderr(&o).contains("-force"),
+        "{}",
+        stderr(&o)
+    );
+    let o = xdd(
+        &d,
+        &format!(
+            "-op write -target {} -reqsize 4 -numreqs 16 -rwratio 50",
+            lo.dev
+        ),
+    );
+    assert_eq!(o.status.code(), Some(2), "mixed writes must be refused too");
+    let after = std::fs::read(&lo.dev)
+        .map(|b| b[..70_000].to_vec())
+        .unwrap();
+    assert_eq!(before, after, "the device was modified");
+    let fsck = Command::new("fsck.ext4").args(["-n", &lo.dev]).output();
+    if let Ok(f) = fsck {
+        assert!(
+            f.status.success(),
+            "fsck: {}",
+            String::from_utf8_lossy(&f.stdout)
+        );
+    }
+    let o = xdd(
+        &d,
+        &format!("-op read -target {} -reqsize 4 -numreqs 16", lo.dev),
+    );
+    ok(&o);
+}
+
+#[test]
+fn timestamps_are_written_per_target() {
+    let d = TempDir::new("ts");
+    let o = xdd(&d, "-op write -targets 2 a b -reqsize 2 -numreqs 20 -qd 2 -ts detailed -ts output ts.write -ts dump ts.bin");
+    ok(&o);
+    for t in ["0000", "0001"] {
+        let text = std::fs::read_to_string(d.path(&format!("ts.write.target.{t}.csv"))).unwrap();
+        assert!(text.contains("Number of entries, 20"), "{text}");
+        let bin = std::fs::read(d.path(&format!("ts.bin.target.{t}.bin"))).unwrap();
+        assert_eq!(&bin[..8], b"IOLABTS\0");
+        assert_eq!(bin.len(), 64 + 20 * 64);
+    }
+}
+
+#[test]
+fn uring_engine_moves_the_same_bytes() {
+    let d = TempDir::new("uring");
+    let o = xdd(
+        &d,
+        "-op write -target f -reqsize 4 -numreqs 64 -qd 8 -engine uring -dp sequenced",
+    );
+    if stderr(&o).contains("io_uring is not available") {
+        println!("SKIPPED uring_engine_moves_the_same_bytes: {}", stderr(&o));
+        return;
+    }
+    ok(&o);
+    assert!(
+        rows(&o).contains(&("COMBINED".into(), 1, 1, 8, 64 * 4096, 64)),
+        "{}",
+        stdout(&o)
+    );
+    let o = xdd(&d, "-op read -target f -reqsize 4 -numreqs 64 -qd 8 -engine uring -dp sequenced -verify location");
+    ok(&o);
+    assert!(stdout(&o).contains("0 reads failed -verify"));
+    let o = xdd(
+        &d,
+        "-target f -reqsize 4 -numreqs 64 -engine uring -rwratio 50",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("-engine"));
+}
+
+#[test]
+fn file_lifecycle_options() {
+    let d = TempDir::new("files");
+    ok(&xdd(
+        &d,
+        "-op write -target f -reqsize 1 -numreqs 4 -passes 2 -createnewfiles",
+    ));
+    assert_eq!(d.entries(), ["f.1", "f.2"]);
+    ok(&xdd(
+        &d,
+        "-op write -target g -reqsize 1 -numreqs 4 -passes 2 -recreatefiles -reopen -deletefile",
+    ));
+    assert_eq!(d.entries(), ["f.1", "f.2"]);
+    ok(&xdd(
+        &d,
+        "-op write -target h -reqsize 1 -numreqs 4 -preallocate 1m -syncwrite -flushwrite 2",
+    ));
+    assert!(std::fs::metadata(d.path("h")).unwrap().len() >= 4096);
+}
+
+#[test]
+fn coordination_options_complete_their_work() {
+    let d = TempDir::new("coord");
+    for extra in [
+        "-lockstep 0 1 op 2 op 1 wait complete",
+        "-lockstep 0 1 percent 10 kbytes 2 run complete",
+        "-starttrigger 0 1 op 10",
+        "-stoptrigger 0 1 percent 100",
+        "-syncio 5",
+        "-serialordering -qd 3",
+        "-looseordering -qd 3",
+        "-nobarrier -passes 2",
+    ] {
+        let o = xdd(
+            &d,
+            &format!("-op write -targets 2 a b -reqsize 1 -numreqs 40 {extra} -verbose"),
+        );
+        ok(&o);
+        let total = rows(&o)
+            .into_iter()
+            .find(|r| r.0 == "TARGET_AVERAGE" && r.2 == 0)
+            .unwrap();
+        assert_eq!(total.5 % 40, 0, "{extra}: master did {} ops", total.5);
+    }
+    // A stop trigger that fires at once leaves target 1 short of its work.
+    let o = xdd(&d, "-op write -targets 2 a b -reqsize 1 -numreqs 4000 -throttle target 0 ops 100000 -stoptrigger 0 1 op 1 -verbose");
+    ok(&o);
+}
+
+#[test]
+fn heartbeat_to_files_and_placement() {
+    let d = TempDir::new("hb");
+    let o = xdd(&d, "-op write -target f -reqsize 1 -numreqs 200 -throttle ops 2000 -hb 0.02 -hb ops -hb bw -hb output hb -singleproc 0 -nomemlock");
+    ok(&o);
+    let text = std::fs::read_to_string(d.path("hb.T0000.csv")).unwrap();
+    assert!(
+        text.starts_with("elapsed_s,tod,host,target,pass,ops,bw\n"),
+        "{text}"
+    );
+    let o = xdd(
+        &d,
+        "-op write -target f -reqsize 1 -numreqs 20 -processor 99",
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// (op number, start ns, end ns) of every record of a time stamp dump.
+fn dump_records(path: &str) -> Vec<(u64, u64, u64)> {
+    let b = std::fs::read(path).unwrap();
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+    let (header, record) = (
+        u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize,
+        u32::from_le_bytes(b[16..20].try_into().unwrap()) as usize,
+    );
+    let n = u64_at(32) as usize;
+    (0..n)
+        .map(|i| header + i * record)
+        .map(|o| (u64_at(o), u64_at(o + 32), u64_at(o + 40)))
+        .collect()
+}
+
+#[test]
+fn serial_ordering_issues_each_op_after_the_previous_completes() {
+    let d = TempDir::new("serial");
+    ok(&xdd(&d, "-op write -target f -reqsize 1 -numreqs 200 -qd 4 -serialordering -ts summary -ts output s -ts dump ts"));
+    let mut r = dump_records(&d.path("ts.target.0000.bin"));
+    assert_eq!(r.len(), 200);
+    r.sort();
+    for w in r.windows(2) {
+        assert_eq!(w[1].0, w[0].0 + 1);
+        assert!(
+            w[1].1 >= w[0].2,
+            "op {} started before op {} completed",
+            w[1].0,
+            w[0].0
+        );
+    }
+}
+
+#[test]
+fn lockstep_slave_trails_its_master() {
+    let d = TempDir::new("lockstep");
+    ok(&xdd(&d, "-op write -targets 2 m s -reqsize 1 -numreqs 50 -lockstep 0 1 op 1 op 1 wait complete -ts summary -ts output o -ts dump ts"));
+    let mut m = dump_records(&d.path("ts.target.0000.bin"));
+    let mut s = dump_records(&d.path("ts.target.0001.bin"));
+    m.sort();
+    s.sort();
+    assert_eq!((m.len(), s.len()), (50, 50));
+    for k in 0..50 {
+        assert!(
+            s[k].1 >= m[k].2,
+            "slave op {k} started before master op {k} completed"
+        );
+    }
+}
+
+#[test]
+fn a_failed_start_touches_no_file() {
+    let d = TempDir::new("failstart");
+    std::fs::write(d.path("keep"), b"data").unwrap();
+    // Target 2 cannot be opened: nothing runs, target 0 keeps its data
+    // despite -deletefile, and target 1, created for writing, is removed.
+    let o = xdd(&d, "-targets 3 keep new missing -op target 0 read -op target 1 write -op target 2 read -reqsize 1 -numreqs 1 -deletefile");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("target 2 (missing)"));
+    assert_eq!(d.entries(), ["keep"]);
+    assert_eq!(std::fs::read(d.path("keep")).unwrap(), b"data");
+}

@@ -1,0 +1,767 @@
+//! What goes in the write buffer (`-datapattern`) and how reads are checked
+//! (`-verify location|contents`).
+//!
+//! A buffer is filled once with [`DataPattern::prefill`]; only the
+//! `sequenced` pattern changes from request to request, and
+//! [`DataPattern::patch`] rewrites just that, so the hot loop of every other
+//! pattern does nothing per request.
+//!
+//! ```
+//! use iolab_xdd::datapat::{DataPattern, Verifier, VerifyMode};
+//! let mut pat = DataPattern::default();
+//! pat.apply_words(&["sequenced"]).unwrap();
+//! let mut buf = vec![0u8; 4096];
+//! pat.prefill(&mut buf, 8192);
+//! pat.patch(&mut buf, 8192); // per request: carries its own file offset
+//! assert_eq!(u64::from_le_bytes(buf[8..16].try_into().unwrap()), 8200);
+//! let v = Verifier::new(&pat, VerifyMode::Location, 4096);
+//! assert!(v.check(&buf, 8192).is_ok());
+//! buf[100] ^= 1;
+//! let m = v.check(&buf, 8192);
+//! assert_eq!((m.first_bad_offset, m.bad_units), (Some(8192 + 96), 1));
+//! ```
+//!
+//! # Patterns (guide 5.2, `-datapattern`)
+//! Several `-datapattern` options combine, as in XDD: the CLI calls
+//! [`DataPattern::apply_words`] once per option, in order.
+//! - a single character (`-datapattern A`) or `0xNN`: that byte everywhere.
+//!   Default: all zero bytes.
+//! - `random`: bytes from a fixed-seed generator, the same in every buffer
+//!   (so even `-verify contents` works, though the guide advises against it).
+//! - `sequenced`: the buffer is 64-bit little-endian words, each holding its
+//!   own absolute byte offset in the target (the guide's "block address
+//!   times the size of a 64-bit integer", counted in 8-byte words). This is
+//!   what `-verify location` checks.
+//! - `prefix <hex>`: with `sequenced`, the hex digits fill the top bits of
+//!   every word (4 bits per digit) and the offset the rest.
+//! - `inverse`: the ones' complement of whatever the pattern is.
+//! - `ascii <string>`, `hex <digits>`: written once at the start of the
+//!   buffer, the rest zero, unless `replicate` repeats them throughout.
+//! - `replicate`: repeat the ascii/hex/character pattern over the buffer.
+//! - `file <path>` and `wholefile` (names of later XDD releases, not in the
+//!   7.0 guide): `file` takes the pattern bytes from a file, used like
+//!   `hex`; `wholefile` lays those bytes over the whole target, so the byte
+//!   at target offset X is `pattern[X % len]`. That varies per request, and
+//!   `-verify contents` checks it.
+//! - `lfpat`, `ltpat`, `cjtpat`, `crpat`, `cspat`: byte sequences chosen for
+//!   their 8B/10B encoding on Fibre Channel, repeated throughout. The guide
+//!   names them without their bytes; iolab uses: lfpat = D30.3 (0x7E), the
+//!   low-frequency character; ltpat = D7.7 (0xE7), long runs and few
+//!   transitions; crpat = the 12-byte compliant random payload
+//!   `BE D7 23 47 6B 8F B3 14 5E FB 35 59`; cjtpat = a low-frequency run of
+//!   D30.3 followed by alternating D20.7/D11.7 (0xF4/0xEB) and a D21.5
+//!   (0xB5) high-frequency run; cspat = runs of 0x7F and 0x80 (maximal
+//!   supply-noise swing). They are stress patterns, not a conformance
+//!   claim.
+//!
+//! # Verification
+//! [`Verifier::check`] returns a [`Mismatch`]: the absolute file offset of
+//! the first bad byte (or word) and how many were bad. `location` compares
+//! 8-byte words with the sequenced pattern (so a misplaced block shows as
+//! bad words); `contents` compares bytes with whatever the pattern is. The
+//! caller counts failed requests against `-maxerrors` with [`ErrorBudget`].
+
+use crate::seek::splitmix_nth;
+
+/// Seed of the `random` data pattern (fixed so verification can repeat it).
+pub const RANDOM_PATTERN_SEED: u64 = 0xDA7A_5EED;
+
+/// The base pattern before the `inverse`/`replicate`/`prefix` modifiers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatternKind {
+    /// One byte everywhere (default 0).
+    Byte(u8),
+    /// Fixed-seed random bytes.
+    Random,
+    /// 64-bit words holding their own file offset.
+    Sequenced,
+    /// Bytes from `ascii`/`hex`, written once or replicated.
+    Bytes(Vec<u8>),
+    /// A named 8B/10B stress pattern, always replicated.
+    Named(NamedPattern),
+}
+
+/// The 8B/10B stress patterns named by the guide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamedPattern {
+    /// Low frequency.
+    Lfpat,
+    /// Low transition density.
+    Ltpat,
+    /// Compliant jitter.
+    Cjtpat,
+    /// Compliant random.
+    Crpat,
+    /// Compliant supply noise ("sequential" in the guide).
+    Cspat,
+}
+
+/// A complete `-datapattern` setting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataPattern {
+    /// The base pattern.
+    pub kind: PatternKind,
+    /// `prefix`: (value, number of bits) for the top of sequenced words.
+    pub prefix: Option<(u64, u32)>,
+    /// `inverse`: complement every byte.
+    pub inverse: bool,
+    /// `replicate`: repeat ascii/hex/character data over the buffer.
+    pub replicate: bool,
+    /// `wholefile`: the byte at target offset X is `bytes[X % len]`.
+    pub whole_file: bool,
+}
+
+impl Default for DataPattern {
+    fn default() -> Self {
+        Self {
+            kind: PatternKind::Byte(0),
+            prefix: None,
+            inverse: false,
+            replicate: false,
+            whole_file: false,
+        }
+    }
+}
+
+/// Why `-datapattern` words were rejected.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PatternError {
+    /// Nothing after `-datapattern`.
+    #[error("-datapattern needs a value: a character, random, sequenced, prefix, inverse, ascii, hex, replicate, lfpat, ltpat, cjtpat, crpat or cspat")]
+    Missing,
+    /// `ascii`, `hex` or `prefix` without its argument.
+    #[error("-datapattern {0} needs an argument")]
+    MissingArg(&'static str),
+    /// Not hexadecimal.
+    #[error("-datapattern {0}: '{1}' is not hexadecimal (digits 0-9, a-f)")]
+    BadHex(&'static str, String),
+    /// A prefix wider than a word.
+    #[error("-datapattern prefix: at most 16 hex digits fit in a 64-bit word")]
+    PrefixTooLong,
+    /// `file` could not be read.
+    #[error("-datapattern file {0}: {1}")]
+    File(String, String),
+    /// A word that is none of the above.
+    #[error("-datapattern '{0}' is neither one character nor a known pattern")]
+    Unknown(String),
+}
+
+impl DataPattern {
+    /// Applies one `-datapattern` option's words; returns how many words it
+    /// used (1, or 2 for `ascii`, `hex` and `prefix`).
+    pub fn apply_words(&mut self, words: &[&str]) -> Result<usize, PatternError> {
+        let first = *words.first().ok_or(PatternError::Missing)?;
+        let arg = |name| words.get(1).copied().ok_or(PatternError::MissingArg(name));
+        let named = |n| Some(PatternKind::Named(n));
+        let kind = match first.to_ascii_lowercase().as_str() {
+            "random" => Some(PatternKind::Random),
+            "sequenced" => Some(PatternKind::Sequenced),
+            "lfpat" => named(NamedPattern::Lfpat),
+            "ltpat" => named(NamedPattern::Ltpat),
+            "cjtpat" => named(NamedPattern::Cjtpat),
+            "crpat" => named(NamedPattern::Crpat),
+            "cspat" => named(NamedPattern::Cspat),
+            "inverse" => {
+                self.inverse = true;
+                None
+            }
+            "replicate" => {
+                self.replicate = true;
+                None
+            }
+            "wholefile" => {
+                self.whole_file = true;
+                None
+            }
+            "file" => {
+                let path = arg("file")?;
+                let bytes = std::fs::read(path)
+                    .map_err(|e| PatternError::File(path.to_string(), e.to_string()))?;
+                if bytes.is_empty() {
+                    return Err(PatternError::File(
+                        path.to_string(),
+                        "the file is empty".into(),
+                    ));
+                }
+                self.kind = PatternKind::Bytes(bytes);
+                return Ok(2);
+            }
+            "ascii" => {
+                self.kind = PatternKind::Bytes(arg("ascii")?.as_bytes().to_vec());
+                return Ok(2);
+            }
+            "hex" => {
+                self.kind = PatternKind::Bytes(parse_hex("hex", arg("hex")?)?);
+                return Ok(2);
+            }
+            "prefix" => {
+                self.prefix = Some(parse_prefix(arg("prefix")?)?);
+                return Ok(2);
+            }
+            _ => Some(PatternKind::Byte(parse_byte(first)?)),
+        };
+        if let Some(k) = kind {
+            self.kind = k;
+        }
+        Ok(1)
+    }
+
+    /// True when the buffer must be patched for every request.
+    pub fn varies_per_request(&self) -> bool {
+        self.kind == PatternKind::Sequenced || self.whole_file_bytes().is_some()
+    }
+
+    /// The pattern bytes when `wholefile` applies to them.
+    fn whole_file_bytes(&self) -> Option<&[u8]> {
+        match &self.kind {
+            PatternKind::Bytes(b) if self.whole_file && !b.is_empty() => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Fills a whole buffer once, before the first request; `file_offset` is
+    /// where the first request goes (only `sequenced` uses it).
+    pub fn prefill(&self, buf: &mut [u8], file_offset: u64) {
+        match &self.kind {
+            PatternKind::Byte(b) => buf.fill(*b),
+            PatternKind::Random => fill_random(buf),
+            PatternKind::Sequenced => {
+                self.patch(buf, file_offset);
+                return; // patch applies inverse itself
+            }
+            PatternKind::Bytes(_) if self.whole_file => {
+                self.patch(buf, file_offset);
+                return;
+            }
+            PatternKind::Bytes(bytes) if self.replicate => repeat_into(buf, bytes),
+            PatternKind::Bytes(bytes) => {
+                buf.fill(0);
+                let n = bytes.len().min(buf.len());
+                buf[..n].copy_from_slice(&bytes[..n]);
+            }
+            PatternKind::Named(n) => repeat_into(buf, &named_bytes(*n)),
+        }
+        if self.inverse {
+            buf.iter_mut().for_each(|b| *b = !*b);
+        }
+    }
+
+    /// Per-request update: rewrites the words of a `sequenced` buffer for
+    /// `file_offset`; does nothing for the other patterns. No allocation.
+    #[inline]
+    pub fn patch(&self, buf: &mut [u8], file_offset: u64) {
+        if let Some(pat) = self.whole_file_bytes() {
+            return self.patch_whole_file(buf, pat, file_offset);
+        }
+        if self.kind != PatternKind::Sequenced {
+            return;
+        }
+        let mut chunks = buf.chunks_exact_mut(8);
+        let mut off = file_offset;
+        for c in &mut chunks {
+            c.copy_from_slice(&self.sequenced_word(off).to_le_bytes());
+            off += 8;
+        }
+        let tail = chunks.into_remainder();
+        let n = tail.len();
+        tail.copy_from_slice(&self.sequenced_word(off).to_le_bytes()[..n]);
+    }
+
+    /// Copies the pattern rotated to `file_offset`, in runs, not bytes.
+    fn patch_whole_file(&self, buf: &mut [u8], pat: &[u8], file_offset: u64) {
+        let mut start = (file_offset % pat.len() as u64) as usize;
+        let mut done = 0;
+        while done < buf.len() {
+            let n = (pat.len() - start).min(buf.len() - done);
+            buf[done..done + n].copy_from_slice(&pat[start..start + n]);
+            done += n;
+            start = 0;
+        }
+        if self.inverse {
+            buf.iter_mut().for_each(|b| *b = !*b);
+        }
+    }
+
+    /// The byte `wholefile` puts at target offset `offset`.
+    fn whole_file_byte(&self, pat: &[u8], offset: u64) -> u8 {
+        let b = pat[(offset % pat.len() as u64) as usize];
+        if self.inverse {
+            !b
+        } else {
+            b
+        }
+    }
+
+    /// The sequenced word stored at byte `offset`, with prefix and inverse.
+    #[inline]
+    fn sequenced_word(&self, offset: u64) -> u64 {
+        let w = match self.prefix {
+            Some((value, bits)) if bits > 0 => {
+                let keep = 64 - bits;
+                let low = if keep == 0 {
+                    0
+                } else {
+                    offset & ((1u64 << keep) - 1)
+                };
+                (value << keep) | low
+            }
+            _ => offset,
+        };
+        if self.inverse {
+            !w
+        } else {
+            w
+        }
+    }
+}
+
+fn parse_byte(word: &str) -> Result<u8, PatternError> {
+    let lower = word.to_ascii_lowercase();
+    if let Some(h) = lower.strip_prefix("0x") {
+        if h.len() <= 2 && !h.is_empty() {
+            return u8::from_str_radix(h, 16).map_err(|_| PatternError::Unknown(word.into()));
+        }
+    }
+    match word.as_bytes() {
+        [b] => Ok(*b),
+        _ => Err(PatternError::Unknown(word.into())),
+    }
+}
+
+/// Hex digits to bytes; an odd count gets a leading zero nibble.
+fn parse_hex(opt: &'static str, s: &str) -> Result<Vec<u8>, PatternError> {
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    let bad = || PatternError::BadHex(opt, s.to_string());
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    let padded = if digits.len() % 2 == 1 {
+        format!("0{digits}")
+    } else {
+        digits.to_string()
+    };
+    (0..padded.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&padded[i..i + 2], 16).map_err(|_| bad()))
+        .collect()
+}
+
+fn parse_prefix(s: &str) -> Result<(u64, u32), PatternError> {
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    if digits.len() > 16 {
+        return Err(PatternError::PrefixTooLong);
+    }
+    let value = u64::from_str_radix(digits, 16)
+        .map_err(|_| PatternError::BadHex("prefix", s.to_string()))?;
+    Ok((value, 4 * digits.len() as u32))
+}
+
+fn fill_random(buf: &mut [u8]) {
+    for (n, c) in buf.chunks_mut(8).enumerate() {
+        let w = splitmix_nth(RANDOM_PATTERN_SEED, n as u64).to_le_bytes();
+        c.copy_from_slice(&w[..c.len()]);
+    }
+}
+
+/// Copies `pat` over `buf` by doubling, so a large buffer takes few copies.
+fn repeat_into(buf: &mut [u8], pat: &[u8]) {
+    if pat.is_empty() {
+        buf.fill(0);
+        return;
+    }
+    let first = pat.len().min(buf.len());
+    buf[..first].copy_from_slice(&pat[..first]);
+    let mut done = first;
+    while done < buf.len() {
+        let n = done.min(buf.len() - done);
+        buf.copy_within(..n, done);
+        done += n;
+    }
+}
+
+/// The bytes of a named pattern (documented in the module doc).
+pub fn named_bytes(n: NamedPattern) -> Vec<u8> {
+    match n {
+        NamedPattern::Lfpat => vec![0x7E],
+        NamedPattern::Ltpat => vec![0xE7],
+        NamedPattern::Crpat => vec![
+            0xBE, 0xD7, 0x23, 0x47, 0x6B, 0x8F, 0xB3, 0x14, 0x5E, 0xFB, 0x35, 0x59,
+        ],
+        NamedPattern::Cjtpat => {
+            let mut v = vec![0x7E; 44];
+            v.extend([0xF4, 0xEB].repeat(8));
+            v.extend([0xB5; 20]);
+            v
+        }
+        NamedPattern::Cspat => {
+            let mut v = vec![0x7F; 16];
+            v.extend([0x80; 16]);
+            v
+        }
+    }
+}
+
+/// `-verify` mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifyMode {
+    /// Words must hold their own offset (data written `sequenced`).
+    Location,
+    /// Bytes must equal the configured pattern.
+    Contents,
+}
+
+/// The outcome of checking one buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Mismatch {
+    /// Absolute file offset of the first bad byte (contents) or word
+    /// (location); `None` when the buffer is good.
+    pub first_bad_offset: Option<u64>,
+    /// Bad bytes (contents) or bad 8-byte words (location).
+    pub bad_units: u64,
+}
+
+impl Mismatch {
+    /// True when nothing was wrong.
+    pub fn is_ok(&self) -> bool {
+        self.bad_units == 0
+    }
+}
+
+/// Checks read buffers; built once per QThread, holds the expected bytes
+/// for patterns that do not vary so a good buffer costs one `memcmp`.
+#[derive(Debug, Clone)]
+pub struct Verifier {
+    mode: VerifyMode,
+    pattern: DataPattern,
+    expected: Vec<u8>,
+}
+
+impl Verifier {
+    /// A verifier for requests up to `max_len` bytes.
+    pub fn new(pattern: &DataPattern, mode: VerifyMode, max_len: usize) -> Self {
+        let mut pattern = pattern.clone();
+        if mode == VerifyMode::Location {
+            pattern.kind = PatternKind::Sequenced;
+        }
+        let mut expected = Vec::new();
+        if !pattern.varies_per_request() {
+            expected.resize(max_len, 0);
+            pattern.prefill(&mut expected, 0);
+        }
+        Self {
+            mode,
+            pattern,
+            expected,
+        }
+    }
+
+    /// Checks `buf`, read from `file_offset`. Allocation-free.
+    pub fn check(&self, buf: &[u8], file_offset: u64) -> Mismatch {
+        if let Some(pat) = self.pattern.whole_file_bytes() {
+            return self.check_whole_file(buf, pat, file_offset);
+        }
+        if self.pattern.varies_per_request() {
+            return self.check_sequenced(buf, file_offset);
+        }
+        // A buffer longer than `max_len` is checked only as far as the
+        // expected bytes reach; sizing the verifier is the caller's job.
+        debug_assert!(
+            buf.len() <= self.expected.len(),
+            "Verifier built for shorter requests"
+        );
+        let n = buf.len().min(self.expected.len());
+        let (buf, exp) = (&buf[..n], &self.expected[..n]);
+        if buf == exp {
+            return Mismatch::default();
+        }
+        let mut m = Mismatch::default();
+        for (i, (a, b)) in buf.iter().zip(exp).enumerate() {
+            if a != b {
+                m.first_bad_offset.get_or_insert(file_offset + i as u64);
+                m.bad_units += 1;
+            }
+        }
+        m
+    }
+
+    fn check_whole_file(&self, buf: &[u8], pat: &[u8], file_offset: u64) -> Mismatch {
+        let mut m = Mismatch::default();
+        for (i, &b) in buf.iter().enumerate() {
+            let off = file_offset + i as u64;
+            if b != self.pattern.whole_file_byte(pat, off) {
+                m.first_bad_offset.get_or_insert(off);
+                m.bad_units += 1;
+            }
+        }
+        m
+    }
+
+    fn check_sequenced(&self, buf: &[u8], file_offset: u64) -> Mismatch {
+        let word_unit = self.mode == VerifyMode::Location;
+        let mut m = Mismatch::default();
+        let mut off = file_offset;
+        for c in buf.chunks(8) {
+            let want = self.pattern.sequenced_word(off).to_le_bytes();
+            let want = &want[..c.len()];
+            if c != want {
+                let first = c.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+                m.first_bad_offset
+                    .get_or_insert(if word_unit { off } else { off + first as u64 });
+                m.bad_units += if word_unit {
+                    1
+                } else {
+                    c.iter().zip(want).filter(|(a, b)| a != b).count() as u64
+                };
+            }
+            off += 8;
+        }
+        m
+    }
+}
+
+/// `-maxerrors` bookkeeping: the caller records each checked request and
+/// ends the pass when this says so. `max_errors == 0` means no limit, as
+/// in XDD's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ErrorBudget {
+    /// `-maxerrors`; 0 = unlimited.
+    pub max_errors: u64,
+    /// Requests that failed verification so far.
+    pub failed_requests: u64,
+    /// Bad bytes/words summed over those requests.
+    pub bad_units: u64,
+    /// First bad file offset seen in this pass.
+    pub first_bad_offset: Option<u64>,
+}
+
+impl ErrorBudget {
+    /// Records one checked request; returns `false` once the pass must end.
+    pub fn record(&mut self, m: &Mismatch) -> bool {
+        if !m.is_ok() {
+            self.failed_requests += 1;
+            self.bad_units += m.bad_units;
+            if self.first_bad_offset.is_none() {
+                self.first_bad_offset = m.first_bad_offset;
+            }
+        }
+        self.max_errors == 0 || self.failed_requests < self.max_errors
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pat(opts: &[&[&str]]) -> DataPattern {
+        let mut p = DataPattern::default();
+        for o in opts {
+            assert_eq!(p.apply_words(o).unwrap(), o.len());
+        }
+        p
+    }
+
+    fn filled(p: &DataPattern, len: usize, off: u64) -> Vec<u8> {
+        let mut b = vec![0xAAu8; len];
+        p.prefill(&mut b, off);
+        b
+    }
+
+    #[test]
+    fn default_is_zero_and_character_fills() {
+        assert!(filled(&DataPattern::default(), 64, 0)
+            .iter()
+            .all(|&b| b == 0));
+        assert!(filled(&pat(&[&["Z"]]), 64, 0).iter().all(|&b| b == b'Z'));
+        assert!(filled(&pat(&[&["0xa5"]]), 64, 0).iter().all(|&b| b == 0xA5));
+        let inv = pat(&[&["0x0f"], &["inverse"]]);
+        assert!(filled(&inv, 64, 0).iter().all(|&b| b == 0xF0));
+    }
+
+    #[test]
+    fn ascii_once_unless_replicated() {
+        let b = filled(&pat(&[&["ascii", "abc"]]), 8, 0);
+        assert_eq!(b, b"abc\0\0\0\0\0");
+        let r = filled(&pat(&[&["ascii", "abc"], &["replicate"]]), 8, 0);
+        assert_eq!(r, b"abcabcab");
+    }
+
+    #[test]
+    fn hex_parses_and_replicates() {
+        let p = pat(&[&["hex", "0xdeadBEEF"], &["replicate"]]);
+        assert_eq!(filled(&p, 6, 0), [0xDE, 0xAD, 0xBE, 0xEF, 0xDE, 0xAD]);
+        let odd = pat(&[&["hex", "abc"]]);
+        assert_eq!(&filled(&odd, 3, 0), &[0x0A, 0xBC, 0]);
+        let mut p = DataPattern::default();
+        assert!(matches!(
+            p.apply_words(&["hex", "xyz"]),
+            Err(PatternError::BadHex(..))
+        ));
+        assert_eq!(
+            p.apply_words(&["hex"]),
+            Err(PatternError::MissingArg("hex"))
+        );
+        assert!(matches!(
+            p.apply_words(&["bogus"]),
+            Err(PatternError::Unknown(_))
+        ));
+    }
+
+    #[test]
+    fn sequenced_words_hold_their_offset() {
+        let p = pat(&[&["sequenced"]]);
+        assert!(p.varies_per_request());
+        let mut b = filled(&p, 20, 4096);
+        let w = |b: &[u8], i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!((w(&b, 0), w(&b, 1)), (4096, 4104));
+        assert_eq!(&b[16..20], &4112u64.to_le_bytes()[..4]);
+        p.patch(&mut b, 1 << 40);
+        assert_eq!(w(&b, 1), (1 << 40) + 8);
+    }
+
+    #[test]
+    fn prefix_and_inverse_on_sequenced() {
+        let p = pat(&[&["sequenced"], &["prefix", "A5"]]);
+        let b = filled(&p, 16, 64);
+        assert_eq!(
+            u64::from_le_bytes(b[8..16].try_into().unwrap()),
+            (0xA5 << 56) | 72
+        );
+        let i = pat(&[&["sequenced"], &["inverse"]]);
+        let b = filled(&i, 8, 64);
+        assert_eq!(u64::from_le_bytes(b[..8].try_into().unwrap()), !64u64);
+        let mut e = DataPattern::default();
+        assert_eq!(
+            e.apply_words(&["prefix", "11112222333344445"]),
+            Err(PatternError::PrefixTooLong)
+        );
+    }
+
+    #[test]
+    fn random_is_fixed_and_not_flat() {
+        let p = pat(&[&["random"]]);
+        let a = filled(&p, 4096, 0);
+        assert_eq!(a, filled(&p, 4096, 12345));
+        let distinct: std::collections::HashSet<u8> = a.iter().copied().collect();
+        assert!(distinct.len() > 200);
+    }
+
+    #[test]
+    fn named_patterns_repeat() {
+        for (name, first) in [
+            ("lfpat", 0x7E),
+            ("ltpat", 0xE7),
+            ("crpat", 0xBE),
+            ("cjtpat", 0x7E),
+            ("cspat", 0x7F),
+        ] {
+            let p = pat(&[&[name]]);
+            let b = filled(&p, 1000, 0);
+            let unit = named_bytes(match &p.kind {
+                PatternKind::Named(n) => *n,
+                k => panic!("{k:?}"),
+            });
+            assert_eq!(b[0], first, "{name}");
+            assert!(
+                b.iter()
+                    .enumerate()
+                    .all(|(i, &x)| x == unit[i % unit.len()]),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn verify_contents_reports_first_offset_and_count() {
+        let p = pat(&[&["hex", "0102"], &["replicate"]]);
+        let v = Verifier::new(&p, VerifyMode::Contents, 4096);
+        let mut b = filled(&p, 1024, 0);
+        assert!(v.check(&b, 1 << 20).is_ok());
+        b[10] = 0;
+        b[11] = 0;
+        b[500] = 9;
+        let m = v.check(&b, 1 << 20);
+        assert_eq!(m.first_bad_offset, Some((1 << 20) + 10));
+        assert_eq!(m.bad_units, 3);
+    }
+
+    #[test]
+    fn verify_location_catches_misplaced_blocks() {
+        let seq = pat(&[&["sequenced"]]);
+        let v = Verifier::new(&DataPattern::default(), VerifyMode::Location, 0);
+        let b = filled(&seq, 1024, 8192);
+        assert!(v.check(&b, 8192).is_ok());
+        // The same data read back from the wrong place: every word is bad.
+        let m = v.check(&b, 4096);
+        assert_eq!((m.first_bad_offset, m.bad_units), (Some(4096), 128));
+        // Contents mode on a sequenced pattern counts bytes.
+        let vc = Verifier::new(&seq, VerifyMode::Contents, 0);
+        let mut b2 = b.clone();
+        b2[17] ^= 0xFF;
+        assert_eq!(
+            vc.check(&b2, 8192),
+            Mismatch {
+                first_bad_offset: Some(8192 + 17),
+                bad_units: 1
+            }
+        );
+    }
+
+    #[test]
+    fn file_and_wholefile_patterns() {
+        let p = std::env::temp_dir().join(format!("iolab-pat-{}", std::process::id()));
+        std::fs::write(&p, b"0123456789").unwrap();
+        let ps = p.to_str().unwrap();
+        let once = pat(&[&["file", ps]]);
+        assert_eq!(filled(&once, 12, 0), b"0123456789\0\0");
+        let whole = pat(&[&["file", ps], &["wholefile"]]);
+        assert!(whole.varies_per_request());
+        let mut b = filled(&whole, 12, 7);
+        assert_eq!(b, b"789012345678");
+        whole.patch(&mut b, 23);
+        assert_eq!(b, b"345678901234");
+        let v = Verifier::new(&whole, VerifyMode::Contents, 12);
+        assert!(v.check(&b, 23).is_ok());
+        let m = v.check(&b, 24);
+        assert_eq!((m.first_bad_offset, m.bad_units), (Some(24), 12));
+        std::fs::write(&p, b"").unwrap();
+        assert!(matches!(
+            DataPattern::default().apply_words(&["file", ps]),
+            Err(PatternError::File(..))
+        ));
+        std::fs::remove_file(&p).unwrap();
+        let e = DataPattern::default()
+            .apply_words(&["file", "/nonexistent/x"])
+            .unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/x"), "{e}");
+    }
+
+    #[test]
+    fn error_budget_stops_at_maxerrors() {
+        let bad = Mismatch {
+            first_bad_offset: Some(42),
+            bad_units: 3,
+        };
+        let mut unlimited = ErrorBudget::default();
+        assert!((0..100).all(|_| unlimited.record(&bad)));
+        let mut b = ErrorBudget {
+            max_errors: 2,
+            ..ErrorBudget::default()
+        };
+        assert!(b.record(&Mismatch::default()));
+        assert!(b.record(&bad));
+        assert!(!b.record(&Mismatch {
+            first_bad_offset: Some(7),
+            bad_units: 1
+        }));
+        assert_eq!(
+            (b.failed_requests, b.bad_units, b.first_bad_offset),
+            (2, 4, Some(42))
+        );
+    }
+}

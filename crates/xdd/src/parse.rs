@@ -1,0 +1,207 @@
+//! Stage one of the command line: expand `-setup` files in place, then
+//! walk the tokens left to right through the option table. Later options
+//! override earlier ones, as in XDD.
+
+use crate::config::{Action, Config, RawConfig};
+use crate::cursor::{looks_like_option, Cursor};
+use crate::error::UsageError;
+use crate::options::lookup;
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Parsed {
+    /// Run with this validated configuration.
+    Run(Box<Config>),
+    /// Print help or the version and stop.
+    Action(Action),
+}
+
+/// Parses and validates a full XDD command line (without the program name).
+pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
+    let toks = expand_setup(args, 0)?;
+    let mut raw = RawConfig::default();
+    raw.global.command_line = args.join(" ");
+    let mut pos = 0;
+    while pos < toks.len() {
+        pos = apply_one(&toks, pos, &mut raw)?;
+        if raw.action.is_some() {
+            break;
+        }
+    }
+    if let Some(a) = raw.action.take() {
+        return Ok(Parsed::Action(a));
+    }
+    let cfg = raw.resolve()?;
+    crate::validate::validate(&cfg)?;
+    Ok(Parsed::Run(Box::new(cfg)))
+}
+
+/// Applies the option at `pos`; returns the position after its values.
+fn apply_one(toks: &[String], pos: usize, raw: &mut RawConfig) -> Result<usize, UsageError> {
+    let tok = &toks[pos];
+    if !looks_like_option(tok) {
+        return Err(UsageError::new(
+            tok.trim_start_matches('-'),
+            format!("'{tok}' is not an option (options start with '-'; a value may be missing its option)"),
+        ));
+    }
+    let name = tok.trim_start_matches('-');
+    let spec = lookup(name)
+        .ok_or_else(|| UsageError::new(name, "unknown option (xdd -fullhelp lists them all)"))?;
+    let mut c = Cursor::new(toks, pos + 1);
+    c.opt = spec.name;
+    // `target N` scopes the option, but only when N is a number: the
+    // heartbeat's own `target` suboption takes no number.
+    let numbered = toks
+        .get(pos + 2)
+        .is_some_and(|n| n.parse::<usize>().is_ok());
+    let scope = if spec.per_target
+        && numbered
+        && c.peek().is_some_and(|t| t.eq_ignore_ascii_case("target"))
+    {
+        c.value("target")?;
+        Some(c.index("target number after 'target'")?)
+    } else {
+        None
+    };
+    (spec.apply)(&mut c, raw, scope)?;
+    Ok(c.pos())
+}
+
+/// Replaces each `-setup FILE` with the options in FILE (several per line
+/// allowed, `#` starts a comment, double quotes group words).
+fn expand_setup(args: &[String], depth: usize) -> Result<Vec<String>, UsageError> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut i = 0;
+    while i < args.len() {
+        if args[i]
+            .trim_start_matches('-')
+            .eq_ignore_ascii_case("setup")
+            && looks_like_option(&args[i])
+        {
+            let file = args
+                .get(i + 1)
+                .ok_or_else(|| UsageError::new("setup", "missing setup file name"))?;
+            if depth > 8 {
+                return Err(UsageError::new(
+                    "setup",
+                    format!("{file}: -setup files nest more than 8 deep"),
+                ));
+            }
+            let text = std::fs::read_to_string(file).map_err(|e| {
+                UsageError::new("setup", format!("cannot read setup file '{file}': {e}"))
+            })?;
+            out.extend(expand_setup(&split_words(&text), depth + 1)?);
+            i += 2;
+        } else {
+            out.push(args[i].clone());
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Splits setup-file text into words.
+fn split_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        let mut cur = String::new();
+        let mut quoted = false;
+        let mut has = false;
+        for ch in line.chars() {
+            match ch {
+                '"' => {
+                    quoted = !quoted;
+                    has = true;
+                }
+                c if c.is_whitespace() && !quoted => {
+                    if has {
+                        words.push(std::mem::take(&mut cur));
+                        has = false;
+                    }
+                }
+                c => {
+                    cur.push(c);
+                    has = true;
+                }
+            }
+        }
+        if has {
+            words.push(cur);
+        }
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn run(s: &str) -> Config {
+        match parse(&args(s)).unwrap() {
+            Parsed::Run(c) => *c,
+            Parsed::Action(a) => panic!("{a:?}"),
+        }
+    }
+
+    #[test]
+    fn guide_precedence_example() {
+        let c = run("-op read -op target 1 write -targets 3 s1 s2 s3 -reqsize 1 -numreqs 7");
+        let ops: Vec<_> = c.targets.iter().map(|t| t.op).collect();
+        use crate::values::Op::*;
+        assert_eq!(ops, [Read, Write, Read]);
+        let c = run("-op target 1 write -op read -targets 2 a b -numreqs 1");
+        assert_eq!(c.targets[1].op, Read, "later options win");
+    }
+
+    #[test]
+    fn errors_name_the_option() {
+        for (line, opt) in [
+            ("-targets 3 a b -numreqs 1", "targets"),
+            ("-target a -reqsize", "reqsize"),
+            ("-target a -reqsize x", "reqsize"),
+            ("-target a -reqsize 0", "reqsize"),
+            ("-target a -rwratio 101", "rwratio"),
+            ("-target a -bogus", "bogus"),
+            ("-target a -op target 5 write -numreqs 1", "target"),
+            ("-target a -e2e issource", "endtoend"),
+        ] {
+            let e = parse(&args(line)).unwrap_err();
+            assert_eq!(e.option, opt, "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn setup_file_is_inserted_in_place() {
+        let dir = std::env::temp_dir().join(format!("xdd-setup-{}", std::process::id()));
+        std::fs::write(
+            &dir,
+            "-blocksize 2048\n-reqsize 128 -mbytes 4 # comment\n-id \"two words\"\n",
+        )
+        .unwrap();
+        let c = run(&format!(
+            "-target a -reqsize 4 -setup {} -passes 2",
+            dir.display()
+        ));
+        std::fs::remove_file(&dir).unwrap();
+        let t = &c.targets[0];
+        assert_eq!(
+            (t.blocksize, t.reqsize, t.bytes),
+            (2048, 128, Some(4 << 20))
+        );
+        assert_eq!(c.global.id, ["two words"]);
+        assert_eq!(c.global.passes, 2);
+    }
+
+    #[test]
+    fn double_dash_and_case() {
+        let c = run("--target a -NUMREQS 3 --json x.json");
+        assert_eq!(c.targets[0].numreqs, Some(3));
+        assert_eq!(c.global.json.as_deref(), Some("x.json"));
+    }
+}

@@ -1,0 +1,263 @@
+//! Stage three: from a validated config, everything each target needs to
+//! run, derived once: operations per pass, request sizes, the seek plan,
+//! the data pattern and verifier mode, the throttle schedule, and which
+//! coordination rules apply to it. Planning touches no file (except
+//! reading a -seek load list).
+
+use crate::config::{Config, GlobalOpts, TargetOpts};
+use crate::datapat::{DataPattern, VerifyMode};
+use crate::error::UsageError;
+use crate::seek::{SeekConfig, SeekPattern as Sp, SeekPlan};
+use crate::throttle::{Schedule, ThrottleSpec as Ts};
+use crate::values::*;
+
+/// Range cycled over by runs limited only by time, when no -seek range.
+pub const DEFAULT_TIMED_RANGE_BYTES: u64 = 1 << 30;
+
+/// One target, ready to run.
+#[derive(Debug, Clone)]
+pub struct TargetPlan {
+    /// Target number.
+    pub index: usize,
+    /// Its options.
+    pub opts: TargetOpts,
+    /// Operations per pass; u64::MAX when only a time limit ends a pass.
+    pub ops: u64,
+    /// Offsets repeat every `wrap` operations (time-limited runs).
+    pub wrap: u64,
+    /// Bytes of a full request.
+    pub xfer_bytes: u64,
+    /// Bytes of the last request (smaller when -bytes is not a multiple).
+    pub last_bytes: u64,
+    /// Where each request goes.
+    pub seek: SeekPlan,
+    /// Write buffer contents.
+    pub pattern: DataPattern,
+    /// Read verification.
+    pub verify: Option<VerifyMode>,
+    /// Rate limit.
+    pub schedule: Option<Schedule>,
+    /// Read share in hundredths of a percent (10000 = all reads).
+    pub read_e4: u64,
+    /// The lockstep relation in which this target is the slave.
+    pub slave_of: Option<LockstepSpec>,
+    /// (target, condition) that must hold before each pass starts.
+    pub start_after: Vec<(usize, Measure)>,
+    /// (target, condition) that ends this target's pass.
+    pub stop_when: Vec<(usize, Measure)>,
+}
+
+impl TargetPlan {
+    /// True when operation `n` of a pass reads (spreads reads evenly so
+    /// that any prefix of the pass holds the -rwratio share).
+    #[inline]
+    pub fn is_read(&self, n: u64) -> bool {
+        let reads = |k: u64| (k as u128 * self.read_e4 as u128) / 10_000;
+        reads(n + 1) > reads(n)
+    }
+
+    /// Bytes of operation `n`.
+    #[inline]
+    pub fn op_bytes(&self, n: u64) -> u64 {
+        if n + 1 == self.ops {
+            self.last_bytes
+        } else {
+            self.xfer_bytes
+        }
+    }
+
+    /// Bytes per pass as planned (0 when only time-limited).
+    pub fn planned_bytes(&self) -> u64 {
+        if self.ops == u64::MAX {
+            0
+        } else {
+            (self.ops - 1) * self.xfer_bytes + self.last_bytes
+        }
+    }
+}
+
+/// The whole run, ready to start.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Run-wide options.
+    pub global: GlobalOpts,
+    /// Per target.
+    pub targets: Vec<TargetPlan>,
+}
+
+/// Derives the plan.
+pub fn plan(cfg: &Config) -> Result<Plan, UsageError> {
+    let targets = cfg
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| target_plan(cfg, i, t))
+        .collect::<Result<_, _>>()?;
+    Ok(Plan {
+        global: cfg.global.clone(),
+        targets,
+    })
+}
+
+/// Operations per pass and last request size: -numreqs wins over the
+/// byte amounts; a byte amount that is not a whole number of requests
+/// ends with a short request so exactly that many bytes move.
+fn amounts(t: &TargetOpts) -> (u64, u64) {
+    let x = t.xfer_bytes();
+    match (t.numreqs, t.bytes) {
+        (Some(n), _) => (n, x),
+        (None, Some(b)) => (b.div_ceil(x), if b % x == 0 { x } else { b % x }),
+        (None, None) => (u64::MAX, x),
+    }
+}
+
+fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, UsageError> {
+    let (ops, last_bytes) = amounts(t);
+    let wrap = if ops == u64::MAX {
+        let range = t
+            .seek
+            .range_blocks
+            .unwrap_or(DEFAULT_TIMED_RANGE_BYTES / t.blocksize);
+        (range / t.reqsize).max(1)
+    } else {
+        ops
+    };
+    let seek = SeekPlan::new(&seek_config(t, wrap)?, i as u64)
+        .map_err(|e| UsageError::new("seek", format!("target {i}: {e}")))?;
+    let schedule = match t.throttle {
+        None => None,
+        Some(th) => Some(
+            Schedule::new(
+                match th.kind {
+                    ThrottleKind::Ops => Ts::Ops(th.rate),
+                    ThrottleKind::Bw => Ts::BandwidthMb(th.rate),
+                },
+                t.xfer_bytes(),
+            )
+            .map_err(|e| UsageError::new("throttle", format!("target {i}: {e}")))?
+            .with_variance(th.variance_pct, i as u64),
+        ),
+    };
+    let g = &cfg.global;
+    Ok(TargetPlan {
+        index: i,
+        opts: t.clone(),
+        ops,
+        wrap,
+        xfer_bytes: t.xfer_bytes(),
+        last_bytes,
+        seek,
+        pattern: data_pattern(i, &t.datapattern)?,
+        verify: t.verify.map(|v| match v {
+            VerifyKind::Location => VerifyMode::Location,
+            VerifyKind::Contents => VerifyMode::Contents,
+        }),
+        schedule,
+        read_e4: (t.read_percent() * 100.0).round() as u64,
+        slave_of: g.lockstep.iter().find(|l| l.slave == i).copied(),
+        start_after: g
+            .starttriggers
+            .iter()
+            .filter(|s| s.to == i)
+            .map(|s| (s.from, s.when))
+            .collect(),
+        stop_when: g
+            .stoptriggers
+            .iter()
+            .filter(|s| s.to == i)
+            .map(|s| (s.from, s.when))
+            .collect(),
+    })
+}
+
+fn seek_config(t: &TargetOpts, wrap: u64) -> Result<SeekConfig, UsageError> {
+    let pattern = match (&t.seek.load, t.seek.pattern) {
+        (Some(f), _) => Sp::Loaded(
+            crate::seek::load_list(std::path::Path::new(f))
+                .map_err(|e| UsageError::new("seek", format!("load {f}: {e}")))?,
+        ),
+        (None, SeekPattern::Random) => Sp::Random,
+        (None, SeekPattern::Stagger) => Sp::Stagger,
+        (None, SeekPattern::None) => Sp::None,
+        (None, SeekPattern::Sequential) => Sp::Sequential,
+    };
+    Ok(SeekConfig {
+        pattern,
+        block_size: t.blocksize,
+        reqsize_blocks: t.reqsize,
+        num_reqs: wrap,
+        range_blocks: t.seek.range_blocks,
+        seed: t.seek.seed,
+        interleave: t.seek.interleave,
+        randomize: t.randomize,
+        start_offset_blocks: t.startoffset,
+        pass_offset_blocks: t.passoffset,
+        target_offset_blocks: t.targetoffset,
+    })
+}
+
+/// Builds the data pattern from the parsed words.
+fn data_pattern(i: usize, p: &PatternOpts) -> Result<DataPattern, UsageError> {
+    p.build()
+        .map_err(|e| UsageError::new("datapattern", format!("target {i}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{parse, Parsed};
+
+    fn plan_of(line: &str) -> Plan {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        let Parsed::Run(c) = parse(&args).unwrap() else {
+            panic!()
+        };
+        plan(&c).unwrap()
+    }
+
+    #[test]
+    fn numreqs_wins_and_bytes_are_exact() {
+        let p = plan_of("-target a -reqsize 4 -mbytes 1 -numreqs 3");
+        assert_eq!(
+            (p.targets[0].ops, p.targets[0].planned_bytes()),
+            (3, 3 * 4096)
+        );
+        let p = plan_of("-target a -reqsize 4 -bytes 10000");
+        let t = &p.targets[0];
+        assert_eq!(
+            (t.ops, t.last_bytes, t.planned_bytes()),
+            (3, 10000 - 8192, 10000)
+        );
+    }
+
+    #[test]
+    fn rwratio_spreads_reads() {
+        let p = plan_of("-target a -numreqs 100 -rwratio 30");
+        let reads = (0..100).filter(|&n| p.targets[0].is_read(n)).count();
+        assert_eq!(reads, 30);
+        let p = plan_of("-target a -numreqs 10 -op write");
+        assert!((0..10).all(|n| !p.targets[0].is_read(n)));
+    }
+
+    #[test]
+    fn guide_example_4_offsets_stay_in_range() {
+        let p =
+            plan_of("-op read -target a -reqsize 8 -mbytes 16 -seek random -seek range 4000000");
+        let t = &p.targets[0];
+        assert_eq!(t.ops, 2048);
+        let pass = t.seek.pass(1);
+        assert!((0..2048).all(|n| pass.offset(n) + 8192 <= 4_000_000 * 1024));
+    }
+
+    #[test]
+    fn throttles_become_smooth_schedules() {
+        let p = plan_of("-target a -numreqs 10 -throttle ops 100");
+        let s = p.targets[0].schedule.unwrap();
+        assert_eq!((s.due_ns(1), s.due_ns(100)), (10_000_000, 1_000_000_000));
+        // 4 KiB requests at 4.096 MB/s: one per millisecond.
+        let p = plan_of("-target a -numreqs 10 -reqsize 4 -throttle bw 4.096");
+        assert_eq!(p.targets[0].schedule.unwrap().due_ns(5), 5_000_000);
+        let p = plan_of("-target a -numreqs 10 -throttle target 0 ops 7.8 -throttle var 10");
+        assert!(p.targets[0].schedule.is_some());
+    }
+}

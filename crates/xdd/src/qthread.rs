@@ -1,0 +1,489 @@
+//! The QThread: takes the next operation number of its target, waits for
+//! whatever must happen first (ordering, lockstep, -syncio, the throttle),
+//! issues one read or write, and counts it. The loop allocates nothing,
+//! formats nothing and takes no lock; only the error path formats text.
+
+use crate::buffer::IoBuffer;
+use crate::config::GlobalOpts;
+use crate::datapat::Verifier;
+use crate::plan::TargetPlan;
+use crate::progress::{wait_until, Progress};
+use crate::results::Counts;
+use crate::seek::PassSeeks;
+use crate::throttle::Pacer;
+use crate::values::{Measure, Op, Ordering};
+use iolab_backend::{Backend, Handle};
+use iolab_core::clock::mono_ns;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+
+/// Slow operations remembered per QThread for -reportthreshold.
+const SLOW_OPS_KEPT: usize = 1000;
+
+/// What one QThread owns across passes.
+pub struct QState {
+    /// QThread number within its target.
+    pub q: usize,
+    /// Its I/O buffer (one full request).
+    pub buf: IoBuffer,
+    /// Read checker, when -verify is on.
+    pub verifier: Option<Verifier>,
+    /// Processor to run on.
+    pub cpu: Option<usize>,
+    /// Error messages kept (up to -maxerrorstoprint).
+    pub messages: Vec<String>,
+    /// Errors seen (printed or not).
+    pub error_count: u64,
+    /// Things refused but not errors (a processor pin), for the notes.
+    pub notes: Vec<String>,
+    /// Time stamp table, when -timestamps is on.
+    pub ts: Option<crate::timestamp::TsTable>,
+}
+
+/// Counters every QThread of a target shares during one pass.
+#[derive(Default)]
+pub struct PassShared {
+    /// Next operation number to hand out.
+    pub next: AtomicU64,
+    /// Operations issued so far, in order (loose ordering).
+    pub issued: AtomicU64,
+    /// Operations completed so far, in order (serial ordering).
+    pub completed: AtomicU64,
+    /// Set when the pass must end (time limit, -maxerrors, stop trigger).
+    pub stop: AtomicBool,
+    /// Errors in this pass over all QThreads (-maxerrors is per target).
+    pub errors: AtomicU64,
+}
+
+/// Everything a QThread reads during one pass.
+pub struct PassCtx<'a> {
+    /// The target's plan.
+    pub plan: &'a TargetPlan,
+    /// Run-wide options.
+    pub global: &'a GlobalOpts,
+    /// Backend that does the I/O.
+    pub backend: &'a dyn Backend,
+    /// Open target; None for the `null` target.
+    pub handle: Option<Handle>,
+    /// Offsets of this pass.
+    pub seeks: PassSeeks<'a>,
+    /// Shared pass counters.
+    pub shared: &'a PassShared,
+    /// Monotonic pass start, ns.
+    pub start_ns: u64,
+    /// Monotonic time the pass must end (u64::MAX = none).
+    pub deadline_ns: u64,
+    /// Everyone's progress.
+    pub progress: &'a Progress,
+    /// Run-wide stop (-runtime, -stoponerror).
+    pub run_stop: &'a AtomicBool,
+    /// Pass number, from 1.
+    pub pass: u32,
+}
+
+impl PassCtx<'_> {
+    /// True when the pass must end now.
+    #[inline]
+    pub fn ending(&self) -> bool {
+        self.shared.stop.load(Relaxed)
+            || self.run_stop.load(Relaxed)
+            || iolab_core::stop::requested()
+            || (self.deadline_ns != u64::MAX && mono_ns() >= self.deadline_ns)
+    }
+
+    /// Ends the pass for every QThread of the target.
+    pub fn stop_pass(&self) {
+        self.shared.stop.store(true, Relaxed);
+    }
+}
+
+/// Runs one QThread through one pass.
+pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
+    let mut c = Counts::default();
+    if cx.plan.opts.reportthreshold_s > 0.0 {
+        // Reserved up front so that recording a slow op never allocates.
+        c.slow_ops.reserve(SLOW_OPS_KEPT);
+    }
+    let cpu0 = thread_cpu();
+    let mut pacer = cx.plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
+    let mut lock = LockstepLocal::default();
+    let mut writes = 0u64;
+    loop {
+        let n = cx.shared.next.fetch_add(1, Relaxed);
+        if n >= cx.plan.ops || cx.ending() || !admit(cx, n, &mut lock) {
+            break;
+        }
+        if let Some(p) = pacer.as_mut() {
+            p.wait_for_slot(n);
+        }
+        if !one_op(st, cx, n, &mut c, &mut writes) {
+            cx.stop_pass();
+            break;
+        }
+    }
+    c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);
+    (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);
+    c
+}
+
+/// Waits until operation `n` may be issued; false when the pass ends
+/// first. Stop triggers, -syncio, lockstep and serial/loose ordering.
+fn admit(cx: &PassCtx, n: u64, lock: &mut LockstepLocal) -> bool {
+    let now = || mono_ns();
+    let p = &cx.progress.targets;
+    if cx
+        .plan
+        .stop_when
+        .iter()
+        .any(|&(from, m)| p[from].reached(m, now()))
+    {
+        cx.stop_pass();
+        return false;
+    }
+    let every = cx.global.syncio;
+    if every > 0 && n > 0 && n % every == 0 {
+        let me = cx.plan.index;
+        let others_there = || {
+            p.iter()
+                .enumerate()
+                .all(|(i, t)| i == me || t.pass_done.load(Relaxed) || t.ops.load(Relaxed) >= n)
+        };
+        if !wait_until(others_there, || cx.ending()) {
+            return false;
+        }
+    }
+    if let Some(spec) = cx.plan.slave_of {
+        if !lock.admit(cx, spec, n) {
+            return false;
+        }
+    }
+    let gate = match cx.plan.opts.ordering {
+        Ordering::Serial => &cx.shared.completed,
+        Ordering::Loose => &cx.shared.issued,
+        Ordering::None => return true,
+    };
+    wait_until(|| gate.load(Acquire) >= n, || cx.ending())
+}
+
+/// A lockstep slave's view of the grants its master has made.
+#[derive(Default)]
+struct LockstepLocal {
+    grants: u64,
+    granted_at_ns: u64,
+}
+
+impl LockstepLocal {
+    /// Waits until the master has granted operation `n`.
+    fn admit(&mut self, cx: &PassCtx, spec: crate::values::LockstepSpec, n: u64) -> bool {
+        let master = &cx.progress.targets[spec.master];
+        let xfer = cx.plan.xfer_bytes.max(1);
+        loop {
+            if master.pass_done.load(Relaxed) || master.run_done.load(Relaxed) {
+                return spec.complete;
+            }
+            let now = mono_ns();
+            let g = grants(master, spec.when, now) + spec.startup_run as u64;
+            if g > self.grants {
+                self.grants = g;
+                self.granted_at_ns = now;
+            }
+            let ok = match spec.what {
+                Measure::Op(k) => n < g * k,
+                Measure::Mbytes(k) => n < (g * (k << 20)).div_ceil(xfer),
+                Measure::Kbytes(k) => n < (g * (k << 10)).div_ceil(xfer),
+                Measure::Time(s) => g > 0 && (now - self.granted_at_ns) as f64 <= s * 1e9,
+                Measure::Percent(_) => true,
+            };
+            if ok {
+                return true;
+            }
+            if cx.ending() {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+    }
+}
+
+/// Tasks the master has released so far.
+fn grants(master: &crate::progress::TargetProgress, when: Measure, now: u64) -> u64 {
+    let ops = master.ops.load(Relaxed);
+    let bytes = master.bytes.load(Relaxed);
+    match when {
+        Measure::Op(k) => ops / k.max(1),
+        Measure::Mbytes(k) => bytes / (k << 20).max(1),
+        Measure::Kbytes(k) => bytes / (k << 10).max(1),
+        Measure::Percent(pct) => {
+            let planned = master.planned_ops.load(Relaxed).max(1) as f64;
+            (ops as f64 * 100.0 / planned / pct.max(1e-9)) as u64
+        }
+        Measure::Time(s) => {
+            let start = master.pass_start_ns.load(Relaxed);
+            if start == 0 || now < start {
+                0
+            } else {
+                ((now - start) as f64 / (s.max(1e-9) * 1e9)) as u64
+            }
+        }
+    }
+}
+
+/// Issues operation `n`; false when the pass must end (-maxerrors).
+fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u64) -> bool {
+    let plan = cx.plan;
+    let len = plan.op_bytes(n) as usize;
+    let offset = cx.seeks.offset(n % plan.wrap);
+    let read = plan.is_read(n);
+    let (r, t0, t1) = issue(st, cx, c, n, read, offset, len);
+    timing(c, cx, n, offset, t0, t1);
+    if let Some(ts) = st.ts.as_mut() {
+        let done = r.as_ref().map_or(0, |k| *k);
+        ts.record(stamp(cx, st.q, n, read, offset, len, done, t0, t1));
+    }
+    let what = if read { "read" } else { "write" };
+    let done = match r {
+        Ok(k) => k,
+        Err(e) => {
+            let msg = format!(
+                "target {} op {n}: {what} of {len} bytes at offset {offset} failed: {e}",
+                plan.index
+            );
+            error(st, cx, c, msg);
+            return more_allowed(cx);
+        }
+    };
+    count(c, read, done as u64);
+    cx.progress.targets[plan.index].add(done as u64);
+    if done < len {
+        let msg = format!("target {} op {n}: {what} moved {done} of {len} bytes at offset {offset} (end of file?)", plan.index);
+        error(st, cx, c, msg);
+        return more_allowed(cx);
+    }
+    if !read {
+        flush_if_due(cx, c, writes);
+        return true;
+    }
+    match &st.verifier {
+        Some(v) => {
+            let m = v.check(&st.buf.as_slice()[..len], offset);
+            verified(st, cx, c, n, offset, &m)
+        }
+        None => true,
+    }
+}
+
+/// Patches the buffer if needed, keeps the ordering promises, and does
+/// the transfer: (result, start ns, end ns).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn issue(
+    st: &mut QState,
+    cx: &PassCtx,
+    c: &mut Counts,
+    n: u64,
+    read: bool,
+    offset: u64,
+    len: usize,
+) -> (std::io::Result<usize>, u64, u64) {
+    let plan = cx.plan;
+    let buf = &mut st.buf.as_mut_slice()[..len];
+    if !read && plan.pattern.varies_per_request() {
+        let t = mono_ns();
+        plan.pattern.patch(buf, offset);
+        c.pattern_fill_ns += mono_ns() - t;
+    }
+    if plan.opts.ordering == Ordering::Loose {
+        cx.shared.issued.store(n + 1, Release);
+    }
+    let t0 = mono_ns();
+    let r = match (plan.opts.op, cx.handle) {
+        (Op::Noop, _) | (_, None) => Ok(len),
+        (_, Some(h)) if read => cx.backend.read_at(h, buf, offset),
+        (_, Some(h)) => cx.backend.write_at(h, buf, offset),
+    };
+    let t1 = mono_ns();
+    if plan.opts.ordering == Ordering::Serial {
+        cx.shared.completed.store(n + 1, Release);
+    }
+    (r, t0, t1)
+}
+
+/// Records one operation's service time.
+#[inline]
+pub(crate) fn timing(c: &mut Counts, cx: &PassCtx, n: u64, offset: u64, t0: u64, t1: u64) {
+    let lat = t1.saturating_sub(t0);
+    c.latency.record(lat);
+    c.io_ns += lat;
+    if c.first_op_ns == 0 {
+        c.first_op_ns = t1.saturating_sub(cx.start_ns).max(1);
+    }
+    let th = cx.plan.opts.reportthreshold_s;
+    if th > 0.0 && lat as f64 > th * 1e9 && c.slow_ops.len() < SLOW_OPS_KEPT {
+        c.slow_ops.push((n, offset, lat));
+    }
+}
+
+/// Counts a -verify result; false when the pass must end.
+pub(crate) fn verified(
+    st: &mut QState,
+    cx: &PassCtx,
+    c: &mut Counts,
+    n: u64,
+    offset: u64,
+    m: &crate::datapat::Mismatch,
+) -> bool {
+    if m.is_ok() {
+        return true;
+    }
+    c.verify_failed_ops += 1;
+    c.verify_bad_units += m.bad_units;
+    c.first_bad_offset = c
+        .first_bad_offset
+        .min(m.first_bad_offset)
+        .or(m.first_bad_offset);
+    let first = m.first_bad_offset.unwrap_or(offset);
+    let msg = format!("target {} op {n}: -verify found {} bad units in the data read at offset {offset}; first bad byte at offset {first}", cx.plan.index, m.bad_units);
+    note_error(st, cx, msg);
+    if cx.global.stoponerror {
+        cx.run_stop.store(true, Relaxed);
+    }
+    more_allowed(cx)
+}
+
+/// The time stamp entry of one operation.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn stamp(
+    cx: &PassCtx,
+    q: usize,
+    n: u64,
+    read: bool,
+    offset: u64,
+    len: usize,
+    done: usize,
+    t0: u64,
+    t1: u64,
+) -> crate::timestamp::TsEntry {
+    use crate::timestamp::OpType;
+    crate::timestamp::TsEntry {
+        pass: cx.pass,
+        qthread: q as u32,
+        op_number: n,
+        op: match (cx.plan.opts.op, read) {
+            (Op::Noop, _) => OpType::Noop,
+            (_, true) => OpType::Read,
+            _ => OpType::Write,
+        },
+        offset_bytes: offset,
+        req_bytes: len as u64,
+        xfer_bytes: done as u64,
+        start_ns: t0,
+        end_ns: t1,
+    }
+}
+
+/// Adds one transfer to the read or write counters.
+pub fn count(c: &mut Counts, read: bool, bytes: u64) {
+    if bytes == 0 {
+        return;
+    }
+    if read {
+        c.read_ops += 1;
+        c.read_bytes += bytes;
+    } else {
+        c.write_ops += 1;
+        c.write_bytes += bytes;
+    }
+}
+
+/// -flushwrite N: fdatasync after every N writes (timed).
+pub(crate) fn flush_if_due(cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
+    *writes += 1;
+    let every = cx.plan.opts.flushwrite;
+    if let (true, Some(h)) = (every > 0 && *writes % every == 0, cx.handle) {
+        let t = mono_ns();
+        let _ = cx.backend.fdatasync(h);
+        c.flush_ns += mono_ns() - t;
+    }
+}
+
+pub(crate) fn error(st: &mut QState, cx: &PassCtx, c: &mut Counts, msg: String) {
+    c.errors += 1;
+    note_error(st, cx, msg);
+    if cx.global.stoponerror {
+        cx.run_stop.store(true, Relaxed);
+    }
+}
+
+pub(crate) fn note_error(st: &mut QState, cx: &PassCtx, msg: String) {
+    st.error_count += 1;
+    if (st.messages.len() as u64) < cx.global.maxerrorstoprint {
+        st.messages.push(msg);
+    }
+}
+
+/// Counts one error against the target's pass; false once -maxerrors
+/// is reached (or at once under -stoponerror).
+pub(crate) fn more_allowed(cx: &PassCtx) -> bool {
+    let total = cx.shared.errors.fetch_add(1, Relaxed) + 1;
+    let max = cx.global.maxerrors;
+    !cx.global.stoponerror && (max == 0 || total < max)
+}
+
+/// CPU time of the calling thread: the exact total (thread CPU clock) and
+/// getrusage's user/system split, which the kernel keeps only at tick
+/// resolution.
+pub struct ThreadCpu {
+    total_ns: u64,
+    user_ns: u64,
+    sys_ns: u64,
+}
+
+/// Reads the calling thread's CPU time.
+pub fn thread_cpu() -> ThreadCpu {
+    // SAFETY: rusage is plain data that getrusage fills.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    ThreadCpu {
+        total_ns: iolab_core::clock::thread_cpu_ns(),
+        user_ns: ns(ru.ru_utime),
+        sys_ns: ns(ru.ru_stime),
+    }
+}
+
+impl ThreadCpu {
+    /// (user, system) ns since `start`: the exact total, split in
+    /// getrusage's proportion (all user when no tick fell in the span).
+    pub fn since(&self, start: &ThreadCpu) -> (u64, u64) {
+        let total = self.total_ns.saturating_sub(start.total_ns);
+        let u = self.user_ns.saturating_sub(start.user_ns);
+        let s = self.sys_ns.saturating_sub(start.sys_ns);
+        if u + s == 0 {
+            return (total, 0);
+        }
+        let user = (total as u128 * u as u128 / (u + s) as u128) as u64;
+        (user, total - user)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::TargetProgress;
+
+    #[test]
+    fn lockstep_grants_follow_master_progress() {
+        let m = TargetProgress::default();
+        m.planned_ops.store(100, Relaxed);
+        m.begin_pass(1, 1_000);
+        assert_eq!(grants(&m, Measure::Op(4), 0), 0);
+        for _ in 0..10 {
+            m.add(1 << 10);
+        }
+        assert_eq!(grants(&m, Measure::Op(4), 0), 2);
+        assert_eq!(grants(&m, Measure::Percent(5.0), 0), 2);
+        assert_eq!(grants(&m, Measure::Kbytes(3), 0), 3);
+        assert_eq!(grants(&m, Measure::Mbytes(1), 0), 0);
+        assert_eq!(grants(&m, Measure::Time(0.5), 1_000 + 1_600_000_000), 3);
+    }
+}

@@ -1,0 +1,279 @@
+//! Plain report data: what each QThread, target and pass measured. Every
+//! figure the formatters print is derived from these counts, and counts
+//! merge exactly (sums, histogram merge), so a target's pass is the merge
+//! of its QThreads and the run is the merge of its targets.
+
+use crate::config::Config;
+use iolab_core::env::HostInfo;
+use iolab_core::Histogram;
+
+/// Counters of one QThread, target or run over some span.
+#[derive(Debug, Clone, Default)]
+pub struct Counts {
+    /// Bytes actually read (as returned by the system).
+    pub read_bytes: u64,
+    /// Bytes actually written.
+    pub write_bytes: u64,
+    /// Completed read operations.
+    pub read_ops: u64,
+    /// Completed write operations.
+    pub write_ops: u64,
+    /// Elapsed wall time in ns (pass start to last completion).
+    pub elapsed_ns: u64,
+    /// Time from pass start to the first completion, ns.
+    pub first_op_ns: u64,
+    /// User CPU time of the QThreads, ns.
+    pub cpu_user_ns: u64,
+    /// System CPU time of the QThreads, ns.
+    pub cpu_sys_ns: u64,
+    /// Sum of per-operation service times, ns.
+    pub io_ns: u64,
+    /// Time spent filling/patching write buffers, ns.
+    pub pattern_fill_ns: u64,
+    /// Time spent in fsync/fdatasync (-flushwrite, -syncwrite), ns.
+    pub flush_ns: u64,
+    /// Operations that failed or transferred less than asked.
+    pub errors: u64,
+    /// Reads whose data failed -verify.
+    pub verify_failed_ops: u64,
+    /// Bad bytes (contents) or words (location) found by -verify.
+    pub verify_bad_units: u64,
+    /// Lowest file offset where -verify found bad data.
+    pub first_bad_offset: Option<u64>,
+    /// Operations slower than -reportthreshold: (op, offset, ns).
+    pub slow_ops: Vec<(u64, u64, u64)>,
+    /// Service time of every operation, ns.
+    pub latency: Histogram,
+}
+
+impl Counts {
+    /// All bytes transferred.
+    pub fn bytes(&self) -> u64 {
+        self.read_bytes + self.write_bytes
+    }
+
+    /// All operations completed.
+    pub fn ops(&self) -> u64 {
+        self.read_ops + self.write_ops
+    }
+
+    /// Adds `o`'s counters; elapsed times are combined by the caller's
+    /// rule (`max` for parallel spans, `sum` for consecutive ones).
+    pub fn merge_counts(&mut self, o: &Counts) {
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
+        self.read_ops += o.read_ops;
+        self.write_ops += o.write_ops;
+        self.cpu_user_ns += o.cpu_user_ns;
+        self.cpu_sys_ns += o.cpu_sys_ns;
+        self.io_ns += o.io_ns;
+        self.pattern_fill_ns += o.pattern_fill_ns;
+        self.flush_ns += o.flush_ns;
+        self.errors += o.errors;
+        self.verify_failed_ops += o.verify_failed_ops;
+        self.verify_bad_units += o.verify_bad_units;
+        self.first_bad_offset = match (self.first_bad_offset, o.first_bad_offset) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.slow_ops.extend_from_slice(&o.slow_ops);
+        self.latency.merge(&o.latency);
+    }
+
+    /// Merges spans that ran at the same time (QThreads of a pass,
+    /// targets of a run): elapsed is the longest.
+    pub fn merge_parallel(&mut self, o: &Counts) {
+        self.merge_counts(o);
+        self.elapsed_ns = self.elapsed_ns.max(o.elapsed_ns);
+        self.first_op_ns = if self.first_op_ns == 0 {
+            o.first_op_ns
+        } else {
+            self.first_op_ns.min(o.first_op_ns.max(1))
+        };
+    }
+
+    /// Merges spans that ran one after another (passes): elapsed adds up.
+    pub fn merge_serial(&mut self, o: &Counts) {
+        self.merge_counts(o);
+        self.elapsed_ns += o.elapsed_ns;
+        if self.first_op_ns == 0 {
+            self.first_op_ns = o.first_op_ns;
+        }
+    }
+}
+
+/// One QThread in one pass.
+#[derive(Debug, Clone, Default)]
+pub struct QthreadPass {
+    /// QThread number within the target, from 0.
+    pub qthread: usize,
+    /// Pass start relative to the run start, ns.
+    pub start_ns: u64,
+    /// What it did.
+    pub counts: Counts,
+}
+
+/// One target in one pass.
+#[derive(Debug, Clone, Default)]
+pub struct TargetPass {
+    /// Target number, from 0.
+    pub target: usize,
+    /// Pass number, from 1.
+    pub pass: u64,
+    /// Pass start relative to the run start, ns.
+    pub start_ns: u64,
+    /// Pass end relative to the run start, ns.
+    pub end_ns: u64,
+    /// Merge of its QThreads (elapsed = pass start to last completion,
+    /// including -syncwrite).
+    pub counts: Counts,
+    /// Its QThreads.
+    pub qthreads: Vec<QthreadPass>,
+}
+
+/// A target's time stamps (-timestamps), for the CLI to write.
+#[derive(Debug, Clone)]
+pub struct Timestamps {
+    /// What to write and where.
+    pub options: crate::timestamp::TsOptions,
+    /// Header facts.
+    pub info: crate::timestamp::TsInfo,
+    /// Entries of every QThread, by start time.
+    pub entries: Vec<crate::timestamp::TsEntry>,
+}
+
+/// Facts about one target that are not counts.
+#[derive(Debug, Clone, Default)]
+pub struct TargetInfo {
+    /// Path used (for -createnewfiles, the last one).
+    pub path: String,
+    /// O_DIRECT was actually used.
+    pub direct_io: bool,
+    /// A block device.
+    pub block_device: bool,
+    /// Requests per pass as planned (u64::MAX when only time-limited).
+    pub planned_ops: u64,
+    /// Seek range in blocks.
+    pub range_blocks: u64,
+    /// Process ID.
+    pub pid: u32,
+    /// The file system holding the target.
+    pub fs: Option<iolab_core::env::FsInfo>,
+    /// Time stamps, when asked for.
+    pub timestamps: Option<Timestamps>,
+    /// Failures outside operations (a per-pass file could not be opened).
+    pub failures: u64,
+    /// Seek distance histogram (-seek disthist).
+    pub disthist: Option<crate::seek::SeekHistogram>,
+    /// Seek location histogram (-seek seekhist).
+    pub seekhist: Option<crate::seek::SeekHistogram>,
+}
+
+/// System facts the preamble prints beside the host information.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SystemFacts {
+    /// Page size in bytes.
+    pub page_size: u64,
+    /// Clock ticks per second.
+    pub clock_ticks: u64,
+    /// User running the program.
+    pub user: String,
+}
+
+impl SystemFacts {
+    /// Reads them from the system.
+    pub fn collect() -> Self {
+        // SAFETY: sysconf has no preconditions.
+        let (page, ticks) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PAGESIZE),
+                libc::sysconf(libc::_SC_CLK_TCK),
+            )
+        };
+        Self {
+            page_size: page.max(1) as u64,
+            clock_ticks: ticks.max(0) as u64,
+            user: std::env::var("USER").unwrap_or_default(),
+        }
+    }
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone)]
+pub struct RunResults {
+    /// The configuration that ran.
+    pub config: Config,
+    /// The machine.
+    pub host: HostInfo,
+    /// Page size, clock ticks, user.
+    pub sys: SystemFacts,
+    /// Wall-clock start, ns since the Unix epoch.
+    pub start_wall_ns: u64,
+    /// Wall-clock end.
+    pub end_wall_ns: u64,
+    /// Per pass (outer), per target (inner).
+    pub passes: Vec<Vec<TargetPass>>,
+    /// Per target facts.
+    pub targets: Vec<TargetInfo>,
+    /// Things the user should know (placement refused, O_DIRECT fallback).
+    pub notes: Vec<String>,
+    /// Error messages, at most -maxerrorstoprint of them.
+    pub error_messages: Vec<String>,
+    /// Ended early by Ctrl-C, -runtime or -stoponerror.
+    pub stopped_early: Option<String>,
+}
+
+impl RunResults {
+    /// A target's passes merged one after another (TARGET_AVERAGE).
+    pub fn target_total(&self, target: usize) -> Counts {
+        let mut c = Counts::default();
+        for p in &self.passes {
+            if let Some(tp) = p.iter().find(|t| t.target == target) {
+                c.merge_serial(&tp.counts);
+            }
+        }
+        c
+    }
+
+    /// All targets merged (COMBINED): targets ran side by side, so elapsed
+    /// is the longest target total.
+    pub fn combined(&self) -> Counts {
+        let mut c = Counts::default();
+        for t in 0..self.targets.len() {
+            c.merge_parallel(&self.target_total(t));
+        }
+        c
+    }
+
+    /// Every error the run saw (I/O errors, short transfers, bad data).
+    pub fn error_count(&self) -> u64 {
+        let c = self.combined();
+        c.errors + c.verify_failed_ops + self.targets.iter().map(|t| t.failures).sum::<u64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_add_counts_and_combine_time() {
+        let mut a = Counts {
+            read_ops: 2,
+            read_bytes: 20,
+            elapsed_ns: 5,
+            ..Default::default()
+        };
+        let b = Counts {
+            write_ops: 1,
+            write_bytes: 10,
+            elapsed_ns: 7,
+            ..Default::default()
+        };
+        let mut s = a.clone();
+        s.merge_serial(&b);
+        a.merge_parallel(&b);
+        assert_eq!((a.ops(), a.bytes(), a.elapsed_ns), (3, 30, 7));
+        assert_eq!((s.ops(), s.bytes(), s.elapsed_ns), (3, 30, 12));
+    }
+}

@@ -1,0 +1,148 @@
+//! One pass of a target on the io_uring engine (`-engine uring`): the
+//! data-path module keeps `-queuedepth` requests in flight from one thread;
+//! this adapter feeds it the pass's requests (paced by the throttle, cut
+//! off by time limits and stops) and does per completion what a QThread
+//! does per operation: count, verify, time-stamp, publish progress.
+
+use crate::datapat::Verifier;
+use crate::qthread::{
+    count, error, flush_if_due, more_allowed, stamp, thread_cpu, timing, verified, PassCtx, QState,
+};
+use crate::results::Counts;
+use crate::throttle::Pacer;
+use crate::uring::{Completion, IoOp, Request, UringConfig, UringEngine, UringHooks};
+use crate::values::Op;
+use iolab_core::clock::mono_ns;
+
+struct Hooks<'a, 'b> {
+    cx: &'a PassCtx<'b>,
+    st: &'a mut QState,
+    verifier: Option<Verifier>,
+    c: Counts,
+    writes: u64,
+}
+
+impl UringHooks for Hooks<'_, '_> {
+    fn prepare(&mut self, req: Request, buf: &mut [u8]) {
+        let p = &self.cx.plan.pattern;
+        if self.cx.plan.opts.op == Op::Write && p.varies_per_request() {
+            let t = mono_ns();
+            p.patch(buf, req.offset_bytes);
+            self.c.pattern_fill_ns += mono_ns() - t;
+        }
+    }
+
+    fn complete(&mut self, k: &Completion<'_>) -> bool {
+        let (cx, plan) = (self.cx, self.cx.plan);
+        let (n, off, len) = (k.req.index, k.req.offset_bytes, plan.xfer_bytes as usize);
+        let read = plan.opts.op == Op::Read;
+        timing(&mut self.c, cx, n, off, k.start_ns, k.end_ns);
+        let done = k.result.max(0) as usize;
+        if let Some(ts) = self.st.ts.as_mut() {
+            ts.record(stamp(cx, 0, n, read, off, len, done, k.start_ns, k.end_ns));
+        }
+        if k.result < 0 {
+            let e = std::io::Error::from_raw_os_error(-k.result);
+            error(
+                self.st,
+                cx,
+                &mut self.c,
+                format!(
+                    "target {} op {n}: io_uring {} of {len} bytes at offset {off} failed: {e}",
+                    plan.index,
+                    if read { "read" } else { "write" }
+                ),
+            );
+            return more_allowed(cx) && !cx.ending();
+        }
+        count(&mut self.c, read, done as u64);
+        cx.progress.targets[plan.index].add(done as u64);
+        if done < len && plan.opts.op != Op::Noop {
+            error(self.st, cx, &mut self.c, format!("target {} op {n}: transferred {done} of {len} bytes at offset {off} (end of file?)", plan.index));
+            return more_allowed(cx) && !cx.ending();
+        }
+        if let (true, Some(v)) = (read, &self.verifier) {
+            let m = v.check(&k.buf[..done], off);
+            if !verified(self.st, cx, &mut self.c, n, off, &m) {
+                return false;
+            }
+        } else if !read {
+            flush_if_due(cx, &mut self.c, &mut self.writes);
+        }
+        !cx.ending()
+    }
+}
+
+/// Runs one pass on io_uring; errors setting up the ring are recorded as
+/// the pass's error.
+pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
+    let plan = cx.plan;
+    let cpu0 = thread_cpu();
+    let Some(h) = cx.handle else {
+        return Counts::default();
+    };
+    let fd = cx.backend.raw_fd(h).unwrap_or(-1);
+    let op = match plan.opts.op {
+        Op::Read => IoOp::Read,
+        Op::Write => IoOp::Write,
+        Op::Noop => IoOp::Noop,
+    };
+    let cfg = UringConfig {
+        depth: plan.opts.queuedepth as u32,
+        buf_bytes: plan.xfer_bytes as usize,
+        align: (plan.opts.memalign as usize).max(crate::buffer::page_size()),
+    };
+    let mut engine = match UringEngine::new(fd, op, &cfg) {
+        Ok(e) => e,
+        Err(e) => {
+            let mut c = Counts::default();
+            error(
+                st,
+                cx,
+                &mut c,
+                format!("target {}: -engine uring: {e}", plan.index),
+            );
+            return c;
+        }
+    };
+    let first = cx.seeks.offset(0);
+    for i in 0..engine.depth() {
+        if let Some(b) = engine.buffer_mut(i) {
+            plan.pattern.prefill(b, first);
+        }
+    }
+    let verifier = plan
+        .verify
+        .map(|m| Verifier::new(&plan.pattern, m, plan.xfer_bytes as usize));
+    let mut hooks = Hooks {
+        cx,
+        st,
+        verifier,
+        c: Counts::default(),
+        writes: 0,
+    };
+    let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
+    let reqs = (0..plan.ops).take_while(|_| !cx.ending()).map(|n| {
+        if let Some(p) = pacer.as_mut() {
+            p.wait_for_slot(n);
+        }
+        Request {
+            index: n,
+            offset_bytes: cx.seeks.offset(n % plan.wrap),
+        }
+    });
+    let result = engine.run(reqs, &mut hooks);
+    let Hooks { st, mut c, .. } = hooks;
+    match result {
+        Ok(_) => {} // latency was recorded per completion
+        Err(e) => error(
+            st,
+            cx,
+            &mut c,
+            format!("target {}: io_uring: {e}", plan.index),
+        ),
+    }
+    c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);
+    (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);
+    c
+}

@@ -1,0 +1,196 @@
+//! Checks across options that the table cannot make one option at a
+//! time. Runs before anything touches the file system, so a bad command
+//! line exits 2 having created nothing.
+
+use crate::config::{Config, TargetOpts};
+use crate::error::UsageError;
+use crate::values::{Measure, VerifyKind};
+
+/// Sector size O_DIRECT transfers must be a multiple of.
+pub const DIO_ALIGN: u64 = 512;
+
+/// Validates a resolved configuration.
+pub fn validate(c: &Config) -> Result<(), UsageError> {
+    if c.targets.is_empty() {
+        return Err(UsageError::new(
+            "targets",
+            "no target given: use -target NAME or -targets N NAME1 ... NAMEN (NAME may be `null`)",
+        ));
+    }
+    for (i, t) in c.targets.iter().enumerate() {
+        target(c, i, t)?;
+    }
+    relations(c)
+}
+
+fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let timed = t.timelimit_s > 0.0 || c.global.runtime_s > 0.0;
+    if t.numreqs.is_none() && t.bytes.is_none() && !timed {
+        return Err(UsageError::new(
+            "numreqs",
+            format!("target {i} ({}): no amount given; use -numreqs, -bytes/-kbytes/-mbytes/-gbytes, -timelimit or -runtime", t.path),
+        ));
+    }
+    t.xfer_bytes()
+        .checked_mul(t.numreqs.unwrap_or(1))
+        .ok_or_else(|| {
+            UsageError::new(
+                "reqsize",
+                format!("target {i}: request size times -numreqs overflows"),
+            )
+        })?;
+    if t.dio {
+        dio(i, t)?;
+    }
+    if t.verify == Some(VerifyKind::Location) && !t.datapattern.is_sequenced() {
+        return Err(UsageError::new(
+            "verify",
+            format!("target {i}: 'location' checks sequenced data; add -datapattern sequenced"),
+        ));
+    }
+    if t.seek.interleave > 1 && t.seek.interleave > t.queuedepth.max(1) * 1024 {
+        return Err(UsageError::new(
+            "seek",
+            format!(
+                "target {i}: interleave factor {} is implausibly large",
+                t.seek.interleave
+            ),
+        ));
+    }
+    if let Some(f) = &t.seek.load {
+        std::fs::metadata(f).map_err(|e| {
+            UsageError::new(
+                "seek",
+                format!("target {i}: cannot read seek file '{f}': {e}"),
+            )
+        })?;
+    }
+    if t.engine == crate::values::EngineKind::Uring {
+        uring(c, i, t)?;
+    }
+    if t.is_null() && (t.verify.is_some() || t.deletefile) {
+        return Err(UsageError::new(
+            if t.verify.is_some() {
+                "verify"
+            } else {
+                "deletefile"
+            },
+            format!("target {i} is `null`: nothing to verify or delete"),
+        ));
+    }
+    Ok(())
+}
+
+/// What the io_uring engine cannot do: one operation type per ring, one
+/// request size, no per-operation coordination between QThreads.
+fn uring(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let why = if t.is_null() {
+        Some("needs a real file or device, not `null`")
+    } else if t.rwratio.is_some_and(|r| r > 0.0 && r < 100.0) {
+        Some("cannot mix reads and writes (-rwratio); use the default engine")
+    } else if t.numreqs.is_none() && t.bytes.is_some_and(|b| b % t.xfer_bytes() != 0) {
+        Some("needs -bytes to be a whole number of requests")
+    } else if t.ordering != crate::values::Ordering::None {
+        Some("has no QThreads to order; drop -ordering")
+    } else if c.global.syncio > 0 || c.global.lockstep.iter().any(|l| l.slave == i) {
+        Some("cannot be paced per operation by -syncio or -lockstep")
+    } else {
+        None
+    };
+    match why {
+        Some(w) => Err(UsageError::new(
+            "engine",
+            format!("target {i}: io_uring {w}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn dio(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let aligned = |v: u64| v % DIO_ALIGN == 0;
+    if !aligned(t.xfer_bytes()) {
+        return Err(UsageError::new("dio", format!(
+            "target {i}: request size {} bytes is not a multiple of {DIO_ALIGN}; O_DIRECT needs aligned transfers",
+            t.xfer_bytes()
+        )));
+    }
+    let starts = [t.startoffset, t.passoffset, t.targetoffset];
+    if starts.iter().any(|b| !aligned(b * t.blocksize)) {
+        return Err(UsageError::new("dio", format!(
+            "target {i}: offsets must be multiples of {DIO_ALIGN} bytes for O_DIRECT (blocksize {} bytes)",
+            t.blocksize
+        )));
+    }
+    if let (None, Some(b)) = (t.numreqs, t.bytes) {
+        if !aligned(b) {
+            return Err(UsageError::new(
+                "dio",
+                format!(
+                "target {i}: -bytes {b} leaves a last request that is not a multiple of {DIO_ALIGN}"
+            ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn relations(c: &Config) -> Result<(), UsageError> {
+    let n = c.targets.len();
+    let check = |opt: &str, a: usize, b: usize| {
+        if a >= n || b >= n {
+            Err(UsageError::new(
+                opt,
+                format!("targets {a} and {b}: there are only {n} targets (numbered from 0)"),
+            ))
+        } else if a == b {
+            Err(UsageError::new(
+                opt,
+                format!("target {a} cannot be paired with itself"),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    for l in &c.global.lockstep {
+        check("lockstep", l.master, l.slave)?;
+        if matches!(l.what, Measure::Percent(_)) {
+            return Err(UsageError::new("lockstep", "<what> cannot be 'percent'"));
+        }
+    }
+    for t in &c.global.starttriggers {
+        check("starttrigger", t.from, t.to)?;
+    }
+    for t in &c.global.stoptriggers {
+        check("stoptrigger", t.from, t.to)?;
+    }
+    let hb = &c.global.heartbeat;
+    let asked = crate::values::HeartbeatOpts {
+        interval_s: 0.0,
+        ..hb.clone()
+    } != Default::default();
+    if hb.interval_s == 0.0 && asked {
+        return Err(UsageError::new(
+            "heartbeat",
+            "heartbeat figures were chosen but no interval: add -heartbeat SECONDS",
+        ));
+    }
+    if let Some(&bad) = c.global.heartbeat.only_targets.iter().find(|&&t| t >= n) {
+        return Err(UsageError::new(
+            "heartbeat",
+            format!("target {bad} does not exist"),
+        ));
+    }
+    let cpus = iolab_core::env::host_info().cpus;
+    let procs = c
+        .targets
+        .iter()
+        .filter_map(|t| t.processor)
+        .chain(c.global.singleproc);
+    if let Some(p) = procs.into_iter().find(|&p| p >= cpus) {
+        return Err(UsageError::new(
+            "processor",
+            format!("processor {p} does not exist (this system has {cpus}, numbered from 0)"),
+        ));
+    }
+    Ok(())
+}
