@@ -1,26 +1,43 @@
-//! `iolab demo`: the quick-start job. A short mdtest (files and
-//! directories, 2 tasks, a small tree) in a fresh temporary directory that
-//! is removed afterwards, printing mdtest's report.
+//! `iolab demo`: the quick-start job. In a fresh temporary directory that
+//! is removed afterwards: a short mdtest (files and directories, 2 tasks,
+//! a small tree, data written, read back and verified), then a short XDD
+//! run (sequential writes of a sequenced pattern, then reads verifying
+//! it), each printing its usual report.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-/// Runs the embedded default benchmark.
+/// Runs the embedded default benchmarks.
 pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
     if let Some(a) = args.first() {
-        eprintln!(
-            "iolab demo: takes no arguments (got '{}'); use `iolab mdtest` for options",
-            a.to_string_lossy()
-        );
+        eprintln!("iolab demo: takes no arguments (got '{}'); use `iolab mdtest` or `iolab xdd` for options", a.to_string_lossy());
         return ExitCode::from(crate::EXIT_USAGE);
     }
     let dir = std::env::temp_dir().join(format!("iolab-demo-{}", std::process::id()));
-    let line = format!(
-        "-d {} -n 1000 -z 1 -b 4 -w 4k -e 4k -X -i 2 --tasks 2",
-        dir.display()
-    );
-    println!("iolab demo: iolab mdtest {line}\n");
-    let code = crate::mdtest::main("mdtest", line.split(' ').map(OsString::from).collect());
+    if let Err(e) = std::fs::create_dir(&dir) {
+        eprintln!("iolab demo: cannot create {}: {e}", dir.display());
+        return ExitCode::from(crate::EXIT_IO);
+    }
+    let target = dir.join("xdd.dat");
+    let steps: [(&str, String); 3] = [
+        ("mdtest", format!("-d {}/md -n 1000 -z 1 -b 4 -w 4k -e 4k -X -i 2 --tasks 2", dir.display())),
+        ("xdd", format!("-op write -target {} -reqsize 128 -mbytes 64 -passes 2 -datapattern sequenced", target.display())),
+        ("xdd", format!("-op read -target {} -reqsize 128 -mbytes 64 -passes 2 -datapattern sequenced -verify contents -deletefile", target.display())),
+    ];
+    let mut code = ExitCode::SUCCESS;
+    for (tool, line) in steps {
+        println!("\n==> iolab {tool} {line}\n");
+        let args = line.split(' ').map(OsString::from).collect();
+        code = if tool == "mdtest" {
+            crate::mdtest::main(tool, args)
+        } else {
+            crate::xdd::main(tool, args)
+        };
+        if code != ExitCode::SUCCESS {
+            break;
+        }
+    }
+    let _ = std::fs::remove_file(&target);
     let _ = std::fs::remove_dir(&dir);
     code
 }
