@@ -195,9 +195,7 @@ impl<'a> Engine<'a> {
                 dirs = self.phase_with_count(st, &mut run, Phase::DirCreate, dirs)?;
             }
             if p.stat {
-                self.phase(st, &mut run, Phase::DirStat, dirs, |st, rep| {
-                    st.items(iter, Phase::DirStat, dirs, rep)
-                })?;
+                self.item_phase(st, &mut run, Phase::DirStat, dirs)?;
                 if self.cfg.rename_dirs && dirs > 1 {
                     self.phase(st, &mut run, Phase::DirRename, dirs, |st, rep| {
                         st.rename(iter, dirs, rep)
@@ -205,9 +203,7 @@ impl<'a> Engine<'a> {
                 }
             }
             if p.remove {
-                self.phase(st, &mut run, Phase::DirRemove, dirs, |st, rep| {
-                    st.items(iter, Phase::DirRemove, dirs, rep)
-                })?;
+                self.item_phase(st, &mut run, Phase::DirRemove, dirs)?;
             }
         }
         if self.cfg.do_files {
@@ -216,19 +212,13 @@ impl<'a> Engine<'a> {
                 files = self.phase_with_count(st, &mut run, Phase::FileCreate, files)?;
             }
             if p.stat {
-                self.phase(st, &mut run, Phase::FileStat, files, |st, rep| {
-                    st.items(iter, Phase::FileStat, files, rep)
-                })?;
+                self.item_phase(st, &mut run, Phase::FileStat, files)?;
             }
             if p.read {
-                self.phase(st, &mut run, Phase::FileRead, files, |st, rep| {
-                    st.items(iter, Phase::FileRead, files, rep)
-                })?;
+                self.item_phase(st, &mut run, Phase::FileRead, files)?;
             }
             if p.remove {
-                self.phase(st, &mut run, Phase::FileRemove, files, |st, rep| {
-                    st.items(iter, Phase::FileRemove, files, rep)
-                })?;
+                self.item_phase(st, &mut run, Phase::FileRemove, files)?;
             }
         }
         if p.create {
@@ -247,6 +237,18 @@ impl<'a> Engine<'a> {
             iteration: iter,
             phases: run.results,
         })
+    }
+
+    /// A stat, read or remove phase over `n` items per task.
+    fn item_phase(
+        &self,
+        st: &mut TaskState,
+        run: &mut PhaseRun,
+        phase: Phase,
+        n: u64,
+    ) -> Result<(), PhaseTrouble> {
+        let iter = run.iter;
+        self.phase(st, run, phase, n, |st, rep| st.items(iter, phase, n, rep))
     }
 
     /// A create phase: returns the count every task ended with (the
