@@ -268,7 +268,7 @@ pub struct CommInfo {
 }
 
 /// Everything one `iolab mdtest` invocation measured and how: the JSON
-/// document (schema `iolab.mdtest/1`, documented in docs/mdtest.md).
+/// document (schema `iolab.mdtest/1`, documented in the README).
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
     /// Schema name and version of this document.
