@@ -85,12 +85,14 @@ print(bw, ops)
 EOF
 }
 
-# Bytes/s and ops from iolab xdd's COMBINED line (XDD layout: What Pass
-# Target Queue Bytes Ops Elapsed Bandwidth ...); bytes / elapsed so that
-# the MB/s rounding does not enter the ratio.
+# Bytes/s and ops from iolab xdd's JSON document (nanosecond elapsed time;
+# the table's 3-decimal Elapsed column would quantize short runs).
 xdd_numbers() {
-    awk '$1 == "COMBINED" { gsub(",", ""); if ($7 > 0) printf "%.0f %d\n", $5 / $7, $6; found = 1 }
-         END { if (!found) exit 1 }' "$work/out"
+    python3 - "$work/xdd.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))["combined"]
+print(round(c["bytes"] / c["elapsed_s"]), c["ops"])
+EOF
 }
 
 # cpu ns per op from $work/time and an op count.
@@ -107,7 +109,7 @@ compare() {
     echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
     if [ "${WARM:-0}" = 1 ]; then cat "$file" >/dev/null; fi
     # shellcheck disable=SC2086
-    if timed "$IOLAB" xdd $xargs && read -r xbw xops < <(xdd_numbers); then
+    if timed "$IOLAB" xdd $xargs --json "$work/xdd.json" && read -r xbw xops < <(xdd_numbers); then
         xcpu=$(cpu_ns_per_op "$xops")
     else
         xbw=0 xops=0 xcpu=n/a
@@ -131,9 +133,11 @@ fio_rand="--rw=randread --bs=4k --size=${FILE_MB}m --io_size=${RAND_MB}m --randr
 echo "iolab xdd vs fio on $FS ($dev), file $FILE_MB MiB; MB = 10^6 bytes"
 row "case" "iolab MB/s" "fio MB/s" "ratio" "iolab ns/op" "fio ns/op"
 
+# fio drops the file's page cache before a job unless told not to
+# (invalidate=1 by default); the warm case must keep it on both sides.
 WARM=1 compare "4k randread warm cache qd1 (psync)" \
     "-op read -target $file $rand_common -queuedepth 1" \
-    "$fio_rand --ioengine=psync --iodepth=1"
+    "$fio_rand --ioengine=psync --iodepth=1 --invalidate=0"
 
 compare "1M seq write O_DIRECT (psync)" \
     "-op write -target $file -blocksize 1024 -reqsize 1024 -mbytes $SEQ_MB -dio" \
