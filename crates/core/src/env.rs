@@ -107,15 +107,18 @@ pub fn fs_info(path: &Path) -> FsInfo {
         }
     }
     if let Some(v) = statvfs(&canon) {
-        let frsize = if v.f_frsize > 0 {
+        // statvfs field types differ between targets; From widens them.
+        let frsize = u64::from(if v.f_frsize > 0 {
             v.f_frsize
         } else {
             v.f_bsize
-        } as u64;
-        info.size_bytes = v.f_blocks as u64 * frsize;
-        info.used_bytes = (v.f_blocks as u64).saturating_sub(v.f_bfree as u64) * frsize;
-        info.inodes = v.f_files as u64;
-        info.used_inodes = (v.f_files as u64).saturating_sub(v.f_ffree as u64);
+        });
+        let (blocks, bfree) = (u64::from(v.f_blocks), u64::from(v.f_bfree));
+        let (files, ffree) = (u64::from(v.f_files), u64::from(v.f_ffree));
+        info.size_bytes = blocks * frsize;
+        info.used_bytes = blocks.saturating_sub(bfree) * frsize;
+        info.inodes = files;
+        info.used_inodes = files.saturating_sub(ffree);
     }
     info
 }

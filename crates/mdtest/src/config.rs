@@ -225,7 +225,7 @@ impl Config {
         }
         if self.items_asked > 0
             && self.items_per_dir_asked > 0
-            && self.items_asked % self.items_per_dir_asked != 0
+            && !self.items_asked.is_multiple_of(self.items_per_dir_asked)
         {
             return err("-n with -I: the items per task (-n) must be a multiple of the items per directory (-I)");
         }
