@@ -79,6 +79,8 @@ pub fn hostname() -> String {
 
 /// Describes the file system that holds `path` (the path must exist;
 /// otherwise its nearest existing ancestor is described).
+// statvfs fields are u64 on x86_64 but narrower elsewhere: keep u64::from.
+#[allow(clippy::useless_conversion)]
 pub fn fs_info(path: &Path) -> FsInfo {
     let mut probe = path.to_path_buf();
     while !probe.exists() {
