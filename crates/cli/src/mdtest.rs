@@ -8,7 +8,7 @@ use iolab_comm::{connect, run_subset, CommMode, Transport};
 use iolab_core::clock::mdtest_timestamp;
 use iolab_core::env::{fs_info, host_info};
 use iolab_mdtest::results::{CommInfo, RunReport, SCHEMA};
-use iolab_mdtest::{args, preflight, Config, Engine, Failure, Plan, Progress, TestResult};
+use iolab_mdtest::{args, preflight, Config, Engine, Failure, Plan, Progress};
 use iolab_report::mdtest::{csv, json, text};
 use std::ffi::OsString;
 use std::io::Write;
@@ -215,7 +215,3 @@ fn print_now(s: &str) {
     let _ = out.write_all(s.as_bytes());
     let _ = out.flush();
 }
-
-/// Results of a test, for callers that only need the numbers.
-#[allow(dead_code)]
-pub type Outcome = Result<TestResult, Failure>;

@@ -611,3 +611,45 @@ fn less_common_options_run_cleanly() {
         assert!(!d.exists(), "{line} left {:?}", tree(&d));
     }
 }
+
+#[test]
+fn stonewalled_create_reports_the_items_really_made() {
+    let s = Scratch::new("wallcount");
+    let d = s.path("w");
+    let sw = s.path("sw");
+    // Whether or not the wall fires on this machine, the printed count,
+    // the -x file and the files on disk must agree.
+    let common = format!(
+        "-F -n 2000000 -d {} -x {} --tasks 2",
+        d.display(),
+        sw.display()
+    );
+    let o = mdtest(&format!("-C -W 1 {common}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let per_task: u64 = std::fs::read_to_string(&sw)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(per_task > 0 && per_task <= 2_000_000);
+    assert!(
+        stdout(&o).contains(&format!("2 tasks, {} files", 2 * per_task)),
+        "{}",
+        stdout(&o)
+    );
+    let on_disk = tree(&d)
+        .iter()
+        .filter(|p| p.contains("file.mdtest."))
+        .count() as u64;
+    assert_eq!(on_disk, 2 * per_task);
+    let o = mdtest(&format!("-r {common}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("2 tasks, {} files", 2 * per_task)),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!d.join("test-dir.0-0").exists());
+}

@@ -123,18 +123,22 @@ impl<'a> Engine<'a> {
         let seed = self.agree_seed(comm);
         let mut st = TaskState::new(self, comm, seed);
         let mut iterations = Vec::new();
+        // What each task really worked on: a stonewall may level it below the plan.
+        let mut items_per_task = if self.cfg.do_files {
+            self.file_count()
+        } else {
+            self.dir_count()
+        };
         for iter in 0..self.cfg.iterations {
             match self.iteration(&mut st, iter) {
-                Ok(r) => iterations.push(r),
+                Ok((r, items)) => {
+                    iterations.push(r);
+                    items_per_task = items;
+                }
                 Err(t) => return Err(self.fail(&mut st, t)),
             }
         }
         st.remove_root_if_created();
-        let items_per_task = self.file_count().max(if self.cfg.do_files {
-            0
-        } else {
-            self.dir_count()
-        });
         Ok(TestResult {
             tasks: comm.tasks() as u64,
             nodes: comm.nodes() as u64,
@@ -174,7 +178,13 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn iteration(&self, st: &mut TaskState, iter: u64) -> Result<IterationResult, PhaseTrouble> {
+    /// Runs one iteration; returns it and the items per task it ended with
+    /// (files, or directories with -D).
+    fn iteration(
+        &self,
+        st: &mut TaskState,
+        iter: u64,
+    ) -> Result<(IterationResult, u64), PhaseTrouble> {
         st.setup_test_dirs(iter)?;
         let mut run = PhaseRun {
             iter,
@@ -233,10 +243,12 @@ impl<'a> Engine<'a> {
         if p.remove {
             st.remove_test_dirs(iter);
         }
-        Ok(IterationResult {
+        let items = if self.cfg.do_files { files } else { dirs };
+        let result = IterationResult {
             iteration: iter,
             phases: run.results,
-        })
+        };
+        Ok((result, items))
     }
 
     /// A stat, read or remove phase over `n` items per task.
@@ -394,23 +406,10 @@ pub fn preflight(cfg: &Config, plan: &Plan) -> Result<Option<WallCounts>, Config
     }
 }
 
-/// The test directories a configuration uses for iteration `iter`.
-pub fn test_dirs(cfg: &Config, plan: &Plan, iter: u64) -> Vec<PathBuf> {
-    cfg.dirs
-        .iter()
-        .flat_map(|r| (0..plan.loops).map(move |l| test_dir(r, iter, l)))
-        .collect()
-}
-
 impl Engine<'_> {
     /// The stride shift for phase `j` of task `t`, as global task ids.
     pub(crate) fn neighbour(&self, comm: &dyn Comm, j: u64) -> usize {
         let n = comm.tasks() as u64;
         ((comm.task() as u64 + j * self.cfg.stride) % n) as usize
-    }
-
-    /// Gathers the max of a count over all tasks (the stonewall levelling).
-    pub(crate) fn level(&self, comm: &dyn Comm, done: u64) -> u64 {
-        comm.max_u64(done)
     }
 }

@@ -5,11 +5,11 @@
 use crate::cleanup;
 use crate::engine::Engine;
 use crate::exchange::{PhaseTrouble, TaskReport};
-use crate::names::{test_dir, Names};
+use crate::names::{prefix, test_dir, Names};
 use crate::results::Phase;
 use crate::rng::{fill_pattern, first_mismatch, stamp_item, Permutation};
 use iolab_backend::{Backend, OpenOptions};
-use iolab_comm::Comm;
+use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::{mono_ns, wall_ns};
 use iolab_core::Histogram;
 use std::ffi::CStr;
@@ -104,7 +104,9 @@ impl<'a> TaskState<'a> {
         self.eng.cfg().dirs.get(self.task()).map(PathBuf::as_path)
     }
 
-    fn target(&self, iter: u64, task: usize, shared: bool) -> Target {
+    /// Where `task`'s items of `kind` ("file", "dir") live; `shared` for
+    /// -S names and for trees (whose item prefix is unused).
+    fn target(&self, iter: u64, task: usize, kind: &str, shared: bool) -> Target {
         let cfg = self.eng.cfg();
         let root = &cfg.dirs[task % cfg.dirs.len()];
         Target {
@@ -112,9 +114,8 @@ impl<'a> TaskState<'a> {
                 .map(|l| test_dir(root, iter, l))
                 .collect(),
             unique: cfg.unique_dir.then_some(task),
-            prefix: Vec::new(),
+            prefix: prefix(kind, (!shared).then_some(task)),
         }
-        .with_prefix(if shared { None } else { Some(task) })
     }
 
     /// Creates the -d directory (first iteration, if missing) and the
@@ -220,7 +221,7 @@ impl<'a> TaskState<'a> {
     pub fn tree(&mut self, iter: u64, create: bool, rep: &mut TaskReport) {
         let plan = *self.eng.plan();
         for (owner, unique) in self.trees() {
-            let tg = self.target(iter, owner, true);
+            let tg = self.target(iter, owner, "dir", true);
             for td in &tg.test_dirs {
                 let mut names = Names::new(td, unique, plan.branch);
                 let ids: Box<dyn Iterator<Item = u64>> = if create {
@@ -295,9 +296,7 @@ impl<'a> TaskState<'a> {
             _ => None,
         };
         for target in self.targets(phase) {
-            let tg = self
-                .target(iter, target, cfg.shared_file)
-                .with_kind(Self::kind(phase));
+            let tg = self.target(iter, target, Self::kind(phase), cfg.shared_file);
             if let End::Stopped = self.loop_items(&tg, Self::op_of(phase), 0..n, order, None, rep) {
                 return;
             }
@@ -315,9 +314,7 @@ impl<'a> TaskState<'a> {
         let targets = self.targets(phase);
         let mut done = n;
         for &target in &targets {
-            let tg = self
-                .target(iter, target, cfg.shared_file)
-                .with_kind(Self::kind(phase));
+            let tg = self.target(iter, target, Self::kind(phase), cfg.shared_file);
             match self.loop_items(&tg, op, 0..n, None, deadline, rep) {
                 End::Done => {}
                 End::Wall(k) => done = k,
@@ -328,14 +325,10 @@ impl<'a> TaskState<'a> {
             return n;
         }
         rep.wall = Some((done, wall_ns(), done < n));
-        let max = self
-            .eng
-            .level(self.comm, if targets.is_empty() { 0 } else { done });
+        let max = self.comm.max_u64(if targets.is_empty() { 0 } else { done });
         if done < max && rep.error.is_none() {
             for &target in &targets {
-                let tg = self
-                    .target(iter, target, cfg.shared_file)
-                    .with_kind(Self::kind(phase));
+                let tg = self.target(iter, target, Self::kind(phase), cfg.shared_file);
                 self.loop_items(&tg, op, done..max, None, None, rep);
             }
         }
@@ -347,7 +340,7 @@ impl<'a> TaskState<'a> {
     /// renames that leave the same set of names, as mdtest does it.
     pub fn rename(&mut self, iter: u64, n: u64, rep: &mut TaskReport) {
         let target = self.targets(Phase::DirRename)[0];
-        let tg = self.target(iter, target, false).with_kind("dir");
+        let tg = self.target(iter, target, "dir", false);
         let plan = *self.eng.plan();
         let leaf = self.eng.cfg().leaf_only;
         let mut from = Names::new(&tg.test_dirs[0], tg.unique, plan.branch);
@@ -513,23 +506,6 @@ impl<'a> TaskState<'a> {
         }
         let c = be.close(h).map_err(|e| fail("close", e.to_string()));
         r.and(c)
-    }
-}
-
-impl Target {
-    fn with_prefix(mut self, task: Option<usize>) -> Self {
-        self.prefix = task.map_or(b"mdtest.shared.".to_vec(), |t| {
-            format!("mdtest.{t}.").into_bytes()
-        });
-        self
-    }
-
-    fn with_kind(mut self, kind: &str) -> Self {
-        let mut p = kind.as_bytes().to_vec();
-        p.push(b'.');
-        p.extend_from_slice(&self.prefix);
-        self.prefix = p;
-        self
     }
 }
 
