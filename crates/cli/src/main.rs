@@ -6,15 +6,17 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 mod demo;
+mod exit;
 mod mdtest;
 mod progress;
 mod signals;
 mod xdd;
 
-/// Exit status for bad usage, as every iolab tool uses it.
-pub const EXIT_USAGE: u8 = 2;
+/// Exit status for bad usage (kept for the subcommands not yet moved to
+/// [`exit::status`]).
+pub const EXIT_USAGE: u8 = exit::USAGE;
 /// Exit status when the run met I/O errors.
-pub const EXIT_IO: u8 = 1;
+pub const EXIT_IO: u8 = exit::FAILED;
 
 const USAGE: &str = "\
 iolab: storage performance toolkit

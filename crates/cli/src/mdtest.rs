@@ -193,7 +193,11 @@ fn report_failure(prog: &str, leader: bool, f: &Failure) -> ExitCode {
             );
         }
     }
-    ExitCode::from(if f.interrupted { 130 } else { crate::EXIT_IO })
+    ExitCode::from(if f.interrupted {
+        crate::exit::INTERRUPTED
+    } else {
+        crate::EXIT_IO
+    })
 }
 
 fn write_exports(prog: &str, cfg: &Config, r: &RunReport) {

@@ -12,7 +12,7 @@ pub fn install() {
         let r = unsafe {
             signal_hook::low_level::register(sig, || {
                 if iolab_core::stop::requested() {
-                    signal_hook::low_level::exit(130);
+                    signal_hook::low_level::exit(crate::exit::INTERRUPTED as i32);
                 }
                 iolab_core::stop::request();
             })

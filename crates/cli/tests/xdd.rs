@@ -1,6 +1,8 @@
 //! Integration tests of `iolab xdd`: the real binary against real files in
 //! temporary directories (and a loop device when run as root).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -502,7 +504,10 @@ fn writing_a_formatted_loop_device_is_refused() {
     let lo = match LoopDev::new() {
         Ok(l) => l,
         Err(why) => {
-            println!("SKIPPED writing_a_formatted_loop_device_is_refused: {why}");
+            common::skip_or_fail(
+                "writing_a_formatted_loop_device_is_refused",
+                &why.to_string(),
+            );
             return;
         }
     };
@@ -510,7 +515,10 @@ fn writing_a_formatted_loop_device_is_refused() {
         .args(["-q", "-F", &lo.dev])
         .status();
     if !mkfs.is_ok_and(|s| s.success()) {
-        println!("SKIPPED writing_a_formatted_loop_device_is_refused: mkfs.ext4 unavailable");
+        common::skip_or_fail(
+            "writing_a_formatted_loop_device_is_refused",
+            "mkfs.ext4 unavailable",
+        );
         return;
     }
     let before = std::fs::read(&lo.dev)
@@ -576,7 +584,7 @@ fn uring_engine_moves_the_same_bytes() {
         "-op write -target f -reqsize 4 -numreqs 64 -qd 8 -engine uring -dp sequenced",
     );
     if stderr(&o).contains("io_uring is not available") {
-        println!("SKIPPED uring_engine_moves_the_same_bytes: {}", stderr(&o));
+        common::skip_or_fail("uring_engine_moves_the_same_bytes", &stderr(&o));
         return;
     }
     ok(&o);

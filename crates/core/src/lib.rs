@@ -1,6 +1,7 @@
 //! Core types shared by every iolab engine: size parsing, clocks,
 //! mergeable statistics (Welford summaries and a latency histogram),
-//! environment facts and the stop flag used for Ctrl-C.
+//! environment facts, the outcome of a run and the stop flag used for
+//! Ctrl-C.
 //!
 //! ```
 //! use iolab_core::{units::parse_size, stats::Histogram};
@@ -14,8 +15,10 @@
 
 pub mod clock;
 pub mod env;
+pub mod outcome;
 pub mod stats;
 pub mod stop;
 pub mod units;
 
+pub use outcome::{Failure, Outcome};
 pub use stats::{Histogram, Percentiles, Summary};

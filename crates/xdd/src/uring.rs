@@ -403,11 +403,20 @@ mod tests {
     use std::os::unix::fs::OpenOptionsExt;
     use std::path::PathBuf;
 
+    /// Under CI (`CI=true`) a test that cannot set up fails instead of
+    /// passing as skipped.
+    fn ci_fails(why: &str) {
+        if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false") {
+            panic!("setup failed under CI: {why}");
+        }
+    }
+
     /// Skips (returning None) when io_uring is blocked here, and says so.
     fn uring_or_skip() -> Option<()> {
         match probe() {
             Ok(()) => Some(()),
             Err(e) => {
+                ci_fails(&e.to_string());
                 eprintln!("SKIP: {e}");
                 None
             }
@@ -527,7 +536,10 @@ mod tests {
             .open(&t.0);
         match open {
             Ok(f) => write_then_verify(&f, 32, 64 * 1024),
-            Err(e) => eprintln!("SKIP: O_DIRECT not supported at {}: {e}", t.0.display()),
+            Err(e) => {
+                ci_fails(&e.to_string());
+                eprintln!("SKIP: O_DIRECT not supported at {}: {e}", t.0.display())
+            }
         }
     }
 
