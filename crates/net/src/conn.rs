@@ -1,0 +1,273 @@
+//! A framed TCP connection whose every wait is bounded and cancellable:
+//! reads and writes wake at least every [`POLL`] to look at the cancel
+//! flag and the deadline, connects retry for a bounded time, and accepts
+//! give up at a deadline. No call can block forever.
+
+use crate::frame::{Header, Kind, HEADER_BYTES};
+use crate::NetError;
+use std::io::{self, IoSlice, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often a blocked read, write, connect or accept wakes to look at the
+/// cancel flag.
+pub const POLL: Duration = Duration::from_millis(100);
+
+/// Largest payload accepted by default (a request of XDD's is at most this).
+pub const DEFAULT_MAX_PAYLOAD: u32 = 64 << 20;
+
+/// Stops a wait: the process-wide stop request (Ctrl-C) or a run's own
+/// flag (a peer thread failed).
+#[derive(Debug, Clone, Copy)]
+pub struct Cancel<'a> {
+    local: Option<&'a AtomicBool>,
+}
+
+impl<'a> Cancel<'a> {
+    /// Only the process-wide stop request cancels.
+    pub fn process() -> Cancel<'static> {
+        Cancel { local: None }
+    }
+
+    /// The process-wide request or `flag`.
+    pub fn with(flag: &'a AtomicBool) -> Cancel<'a> {
+        Cancel { local: Some(flag) }
+    }
+
+    /// True once the wait should stop.
+    pub fn cancelled(&self) -> bool {
+        iolab_core::stop::requested() || self.local.is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+}
+
+/// Binds `addr`; the error names the address and says what to do when the
+/// port is taken.
+pub fn listen(addr: &str) -> Result<TcpListener, NetError> {
+    let l = TcpListener::bind(addr).map_err(|source| NetError::Bind {
+        addr: addr.to_string(),
+        source,
+    })?;
+    l.set_nonblocking(true).map_err(NetError::Io)?;
+    Ok(l)
+}
+
+/// Waits for one connection until `timeout` passes or `cancel` fires.
+pub fn accept(
+    l: &TcpListener,
+    timeout: Duration,
+    cancel: Cancel<'_>,
+) -> Result<(Conn, SocketAddr), NetError> {
+    let until = Instant::now() + timeout;
+    loop {
+        match l.accept() {
+            Ok((s, peer)) => return Ok((Conn::new(s)?, peer)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(NetError::Io(e)),
+        }
+        check(until, cancel, "waiting for a connection")?;
+        std::thread::sleep(POLL.min(until.saturating_duration_since(Instant::now())));
+    }
+}
+
+/// Connects to `addr` (`host:port`), retrying refused or unreachable
+/// attempts until `timeout`: the peer may still be starting. The error
+/// names the host and port.
+pub fn connect(addr: &str, timeout: Duration, cancel: Cancel<'_>) -> Result<Conn, NetError> {
+    let until = Instant::now() + timeout;
+    let mut last: Option<io::Error> = None;
+    loop {
+        if let Some(s) = try_connect(addr, until, &mut last)? {
+            return Conn::new(s);
+        }
+        if cancel.cancelled() {
+            return Err(NetError::Cancelled);
+        }
+        if Instant::now() >= until {
+            return Err(NetError::Connect {
+                addr: addr.to_string(),
+                waited_s: timeout.as_secs_f64(),
+                source: last.unwrap_or_else(|| io::Error::from(io::ErrorKind::TimedOut)),
+            });
+        }
+        std::thread::sleep(POLL.min(until.saturating_duration_since(Instant::now())));
+    }
+}
+
+/// One attempt over every address `addr` resolves to.
+fn try_connect(
+    addr: &str,
+    until: Instant,
+    last: &mut Option<io::Error>,
+) -> Result<Option<TcpStream>, NetError> {
+    let addrs = addr.to_socket_addrs().map_err(|source| NetError::Resolve {
+        addr: addr.to_string(),
+        source,
+    })?;
+    for a in addrs {
+        let left = until
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(10));
+        match TcpStream::connect_timeout(&a, left.min(Duration::from_secs(5))) {
+            Ok(s) => return Ok(Some(s)),
+            Err(e) => *last = Some(e),
+        }
+    }
+    Ok(None)
+}
+
+fn check(until: Instant, cancel: Cancel<'_>, what: &'static str) -> Result<(), NetError> {
+    if cancel.cancelled() {
+        return Err(NetError::Cancelled);
+    }
+    if Instant::now() >= until {
+        return Err(NetError::Timeout { what });
+    }
+    Ok(())
+}
+
+/// A connected stream that sends and receives frames.
+#[derive(Debug)]
+pub struct Conn {
+    stream: TcpStream,
+    /// Frames sent so far (the next frame's sequence number).
+    pub sent: u64,
+    /// Largest payload this side accepts.
+    pub max_payload: u32,
+    /// How long one frame may take to arrive or leave before the peer is
+    /// declared gone.
+    pub idle_timeout: Duration,
+}
+
+impl Conn {
+    fn new(stream: TcpStream) -> Result<Conn, NetError> {
+        stream.set_nonblocking(false).map_err(NetError::Io)?;
+        stream.set_nodelay(true).map_err(NetError::Io)?;
+        stream.set_read_timeout(Some(POLL)).map_err(NetError::Io)?;
+        stream.set_write_timeout(Some(POLL)).map_err(NetError::Io)?;
+        Ok(Conn {
+            stream,
+            sent: 0,
+            max_payload: DEFAULT_MAX_PAYLOAD,
+            idle_timeout: Duration::from_secs(60),
+        })
+    }
+
+    /// The peer's address.
+    pub fn peer(&self) -> Option<SocketAddr> {
+        self.stream.peer_addr().ok()
+    }
+
+    /// Sends one frame (header and payload in one vectored write where the
+    /// kernel takes it) and returns its sequence number.
+    pub fn send(
+        &mut self,
+        kind: Kind,
+        flags: u8,
+        offset: u64,
+        payload: &[u8],
+        cancel: Cancel<'_>,
+    ) -> Result<u64, NetError> {
+        if payload.len() > self.max_payload as usize {
+            return Err(NetError::TooLarge {
+                len: payload.len().min(u32::MAX as usize) as u32,
+                max: self.max_payload,
+            });
+        }
+        let seq = self.sent;
+        let h = Header::new(kind, flags, offset, seq, payload).encode();
+        self.write_all2(&h, payload, cancel)?;
+        self.sent += 1;
+        Ok(seq)
+    }
+
+    fn write_all2(&mut self, a: &[u8], b: &[u8], cancel: Cancel<'_>) -> Result<(), NetError> {
+        let until = Instant::now() + self.idle_timeout;
+        let (mut a, mut b) = (a, b);
+        while !a.is_empty() || !b.is_empty() {
+            match self
+                .stream
+                .write_vectored(&[IoSlice::new(a), IoSlice::new(b)])
+            {
+                Ok(0) => return Err(NetError::Closed),
+                Ok(n) => {
+                    let from_a = n.min(a.len());
+                    a = &a[from_a..];
+                    b = &b[n - from_a..];
+                }
+                Err(e) if waits(&e) => check(until, cancel, "sending to the peer")?,
+                Err(e) => return Err(NetError::Io(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Receives one header. A peer that closed cleanly between frames is
+    /// [`NetError::Closed`].
+    pub fn recv_header(&mut self, cancel: Cancel<'_>) -> Result<Header, NetError> {
+        let mut b = [0u8; HEADER_BYTES];
+        self.read_exact(&mut b, cancel)?;
+        Header::decode(&b, self.max_payload)
+    }
+
+    /// Receives `h`'s payload into `buf[..h.len]` and checks its CRC.
+    pub fn recv_payload<'b>(
+        &mut self,
+        h: &Header,
+        buf: &'b mut [u8],
+        cancel: Cancel<'_>,
+    ) -> Result<&'b [u8], NetError> {
+        let len = h.len as usize;
+        if buf.len() < len {
+            return Err(NetError::TooLarge {
+                len: h.len,
+                max: buf.len().min(u32::MAX as usize) as u32,
+            });
+        }
+        self.read_exact(&mut buf[..len], cancel)?;
+        h.verify(&buf[..len])?;
+        Ok(&buf[..len])
+    }
+
+    /// Receives a whole frame into a new vector (control messages only;
+    /// data goes through [`Conn::recv_payload`] into a reused buffer).
+    pub fn recv_owned(&mut self, cancel: Cancel<'_>) -> Result<(Header, Vec<u8>), NetError> {
+        let h = self.recv_header(cancel)?;
+        let mut v = vec![0u8; h.len as usize];
+        self.recv_payload(&h, &mut v, cancel)?;
+        Ok((h, v))
+    }
+
+    fn read_exact(&mut self, mut buf: &mut [u8], cancel: Cancel<'_>) -> Result<(), NetError> {
+        let mut until = Instant::now() + self.idle_timeout;
+        let whole = buf.len();
+        while !buf.is_empty() {
+            match self.stream.read(buf) {
+                Ok(0) if buf.len() == whole => return Err(NetError::Closed),
+                Ok(0) => return Err(NetError::Protocol("the peer closed mid-frame".into())),
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    until = Instant::now() + self.idle_timeout;
+                }
+                Err(e) if waits(&e) => check(until, cancel, "waiting for the peer")?,
+                Err(e) => return Err(NetError::Io(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Shuts the connection down in both directions.
+    pub fn shutdown(&self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// A read or write that timed out (our poll interval) or was interrupted:
+/// look at the flags and go on.
+fn waits(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}

@@ -1,0 +1,134 @@
+//! The shared secret that authenticates a handshake, and HMAC-SHA256 over
+//! it. The key is read from a file (never from the command line, where
+//! `ps` would show it); [`KEY_FILE_ENV`] names a default file.
+
+use crate::NetError;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use std::path::Path;
+
+/// Environment variable naming the key file when no option gives one.
+pub const KEY_FILE_ENV: &str = "IOLAB_KEY_FILE";
+
+/// Shortest key accepted, in bytes: shorter secrets are guessable.
+pub const MIN_KEY_BYTES: usize = 16;
+
+/// A shared secret. Debug output never shows it.
+#[derive(Clone)]
+pub struct SharedKey(Vec<u8>);
+
+impl std::fmt::Debug for SharedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedKey({} bytes)", self.0.len())
+    }
+}
+
+impl SharedKey {
+    /// A key from bytes; refuses one shorter than [`MIN_KEY_BYTES`].
+    pub fn new(bytes: &[u8]) -> Result<SharedKey, NetError> {
+        if bytes.len() < MIN_KEY_BYTES {
+            return Err(NetError::Key(format!(
+                "the key has {} bytes; at least {MIN_KEY_BYTES} are needed (e.g. `head -c 32 /dev/urandom | base64 > key`)",
+                bytes.len()
+            )));
+        }
+        Ok(SharedKey(bytes.to_vec()))
+    }
+
+    /// Reads a key file; a trailing newline is not part of the key.
+    pub fn from_file(path: &Path) -> Result<SharedKey, NetError> {
+        let mut b = std::fs::read(path)
+            .map_err(|e| NetError::Key(format!("cannot read key file {}: {e}", path.display())))?;
+        while b.last().is_some_and(|c| *c == b'\n' || *c == b'\r') {
+            b.pop();
+        }
+        SharedKey::new(&b).map_err(|e| NetError::Key(format!("{}: {e}", path.display())))
+    }
+
+    /// The key named by `option` if given, else by [`KEY_FILE_ENV`], else
+    /// none (an unauthenticated handshake).
+    pub fn resolve(option: Option<&Path>) -> Result<Option<SharedKey>, NetError> {
+        if let Some(p) = option {
+            return SharedKey::from_file(p).map(Some);
+        }
+        match std::env::var_os(KEY_FILE_ENV) {
+            Some(p) if !p.is_empty() => SharedKey::from_file(Path::new(&p)).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    fn mac(&self, parts: &[&[u8]]) -> Hmac<Sha256> {
+        // HMAC takes a key of any length; new_from_slice cannot fail for it.
+        let mut m = match Hmac::<Sha256>::new_from_slice(&self.0) {
+            Ok(m) => m,
+            Err(_) => unreachable!("HMAC accepts keys of any length"),
+        };
+        for p in parts {
+            // Length-prefix each part so that ("ab","c") and ("a","bc")
+            // authenticate differently.
+            m.update(&(p.len() as u64).to_le_bytes());
+            m.update(p);
+        }
+        m
+    }
+
+    /// HMAC-SHA256 of `parts`, hex.
+    pub fn mac_hex(&self, parts: &[&[u8]]) -> String {
+        hex(&self.mac(parts).finalize().into_bytes())
+    }
+
+    /// Checks a hex MAC in constant time.
+    pub fn verify_hex(&self, parts: &[&[u8]], mac: &str) -> bool {
+        match unhex(mac) {
+            Some(b) => self.mac(parts).verify_slice(&b).is_ok(),
+            None => false,
+        }
+    }
+}
+
+/// Lower-case hex of `b`.
+pub fn hex(b: &[u8]) -> String {
+    const D: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        s.push(D[(x >> 4) as usize] as char);
+        s.push(D[(x & 15) as usize] as char);
+    }
+    s
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn macs_depend_on_key_and_part_boundaries() {
+        let k = SharedKey::new(b"0123456789abcdef").unwrap();
+        let other = SharedKey::new(b"0123456789abcdeX").unwrap();
+        let m = k.mac_hex(&[b"ab", b"c"]);
+        assert!(k.verify_hex(&[b"ab", b"c"], &m));
+        assert!(!k.verify_hex(&[b"a", b"bc"], &m));
+        assert!(!other.verify_hex(&[b"ab", b"c"], &m));
+        assert!(!k.verify_hex(&[b"ab", b"c"], "zz"));
+    }
+
+    #[test]
+    fn short_keys_are_refused_and_newlines_trimmed() {
+        assert!(SharedKey::new(b"short").is_err());
+        let p = std::env::temp_dir().join(format!("iolab-key-{}", std::process::id()));
+        std::fs::write(&p, b"0123456789abcdef\n").unwrap();
+        let k = SharedKey::from_file(&p).unwrap();
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(format!("{k:?}"), "SharedKey(16 bytes)");
+    }
+}
