@@ -1,0 +1,160 @@
+//! A command running on another host through a remote shell: its output
+//! collected in the background, waits bounded in time, and the whole
+//! process group stopped when it is dropped, so a failed test or an
+//! interrupted run never leaves an agent behind.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A remote command in flight.
+#[derive(Debug)]
+pub struct Remote {
+    child: Child,
+    stdout: Option<JoinHandle<Vec<u8>>>,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+    done: Option<ExitStatus>,
+}
+
+/// What a finished remote command left.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// Exit status of the agent (which ssh and ip netns exec pass through).
+    pub status: ExitStatus,
+    /// Everything it wrote to standard output.
+    pub stdout: Vec<u8>,
+    /// Everything it wrote to standard error.
+    pub stderr: Vec<u8>,
+}
+
+/// Why a wait ended without an exit.
+#[derive(Debug, thiserror::Error)]
+pub enum WaitError {
+    /// The deadline passed; the command was stopped.
+    #[error("the remote command did not finish within {0:?}; it was stopped")]
+    Timeout(Duration),
+    /// The stop request (Ctrl-C) ended the wait; the command was stopped.
+    #[error("stopped by request; the remote command was stopped")]
+    Cancelled,
+    /// waitpid failed.
+    #[error("cannot wait for the remote command: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn drain<R: Read + Send + 'static>(r: Option<R>) -> Option<JoinHandle<Vec<u8>>> {
+    r.map(|mut r| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    })
+}
+
+impl Remote {
+    /// Starts `argv` (agent, host, command) in a new process group with
+    /// standard input closed and both outputs captured.
+    pub(crate) fn spawn(argv: &[OsString]) -> std::io::Result<Remote> {
+        let (prog, args) = argv
+            .split_first()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        let mut child = Command::new(prog)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()?;
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        Ok(Remote {
+            child,
+            stdout,
+            stderr,
+            done: None,
+        })
+    }
+
+    /// The agent's process id (also its process group id).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// True once the command has exited (does not block).
+    pub fn has_exited(&mut self) -> bool {
+        if self.done.is_none() {
+            self.done = self.child.try_wait().ok().flatten();
+        }
+        self.done.is_some()
+    }
+
+    /// Waits until the command exits, `timeout` passes, or `cancelled`
+    /// says stop (the caller passes its stop flag); on timeout or cancel
+    /// the process group is stopped first.
+    pub fn wait(
+        mut self,
+        timeout: Duration,
+        cancelled: impl Fn() -> bool,
+    ) -> Result<Finished, WaitError> {
+        let until = Instant::now() + timeout;
+        while !self.has_exited() {
+            if cancelled() {
+                self.stop();
+                return Err(WaitError::Cancelled);
+            }
+            if Instant::now() >= until {
+                self.stop();
+                return Err(WaitError::Timeout(timeout));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let status = self
+            .done
+            .take()
+            .ok_or_else(|| WaitError::Io(std::io::Error::other("child status vanished")))?;
+        Ok(Finished {
+            status,
+            stdout: self
+                .stdout
+                .take()
+                .and_then(|h| h.join().ok())
+                .unwrap_or_default(),
+            stderr: self
+                .stderr
+                .take()
+                .and_then(|h| h.join().ok())
+                .unwrap_or_default(),
+        })
+    }
+
+    /// Stops the agent and what it started locally: SIGTERM to the group,
+    /// then SIGKILL if it has not gone within a second. (ssh forwards the
+    /// hang-up to the far side when its connection drops.)
+    pub fn stop(&mut self) {
+        if self.has_exited() {
+            return;
+        }
+        let pg = self.child.id() as libc::pid_t;
+        // SAFETY: kill has no memory effects; a negative pid names our
+        // child's own process group, created by process_group(0).
+        unsafe { libc::kill(-pg, libc::SIGTERM) };
+        let until = Instant::now() + Duration::from_secs(1);
+        while !self.has_exited() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !self.has_exited() {
+            // SAFETY: as above.
+            unsafe { libc::kill(-pg, libc::SIGKILL) };
+            self.done = self.child.wait().ok();
+        }
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
