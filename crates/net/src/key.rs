@@ -98,7 +98,7 @@ pub fn hex(b: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if s.len() & 1 == 1 {
         return None;
     }
     (0..s.len())

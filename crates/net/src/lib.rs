@@ -26,6 +26,7 @@
 //! assert_eq!(server.join().unwrap(), b"hello");
 //! ```
 
+pub mod clock;
 pub mod conn;
 pub mod frame;
 pub mod handshake;

@@ -246,3 +246,30 @@ fn a_peer_that_closes_between_frames_is_closed_not_an_error() {
         Err(NetError::Closed)
     ));
 }
+
+#[test]
+fn the_clock_offset_to_a_server_on_this_host_is_within_the_round_trip() {
+    use iolab_net::clock;
+    let stop = AtomicBool::new(false);
+    let l = conn::listen("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    std::thread::scope(|s| {
+        let server = s.spawn(|| clock::serve(&l, Cancel::with(&stop)));
+        let e = clock::estimate(&addr, 20, WAIT, Cancel::process()).unwrap();
+        // Same host, same clock: the true offset is 0, and the estimate's
+        // error is at most half the smallest round trip (plus rounding).
+        assert!(
+            e.offset_ns.unsigned_abs() <= e.rtt_ns / 2 + 1,
+            "offset {} ns with a {} ns round trip",
+            e.offset_ns,
+            e.rtt_ns
+        );
+        assert_eq!(e.bounces, 20);
+        let g = e.global_now_ns();
+        assert_eq!(e.local_at(g), g.saturating_add_signed(-e.offset_ns));
+        // A second client at the same time is served too.
+        clock::estimate(&addr, 1, WAIT, Cancel::process()).unwrap();
+        stop.store(true, Ordering::Relaxed);
+        assert!(matches!(server.join().unwrap(), Err(NetError::Cancelled)));
+    });
+}

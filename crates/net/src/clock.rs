@@ -1,0 +1,116 @@
+//! The global clock (XDD's `timeserver` and `gettime`): one host serves
+//! its wall clock; every other host estimates its offset to it from the
+//! round trip with the smallest delay, the one least disturbed by queues.
+//!
+//! Each bounce: the client reads its clock (`t0`), asks, the server answers
+//! with its clock (`ts`), the client reads its clock again (`t1`). If the
+//! path is symmetric, the server read its clock at the client's
+//! `(t0 + t1) / 2`, so `offset = ts - (t0 + t1) / 2`, with an error of at
+//! most half the round trip. Of `bounces` exchanges the one with the
+//! smallest round trip is kept.
+
+use crate::conn::{self, Cancel, Conn};
+use crate::frame::Kind;
+use crate::NetError;
+use iolab_core::clock::wall_ns;
+use std::net::TcpListener;
+use std::time::Duration;
+
+/// XDD's default time server port.
+pub const DEFAULT_PORT: u16 = 2000;
+
+/// The result of [`estimate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimate {
+    /// Global (server) time minus local time, ns.
+    pub offset_ns: i64,
+    /// The smallest round trip seen, ns: the offset is within half of it.
+    pub rtt_ns: u64,
+    /// Exchanges made.
+    pub bounces: u32,
+}
+
+impl Estimate {
+    /// The global time now, ns since the Unix epoch.
+    pub fn global_now_ns(&self) -> u64 {
+        local_to_global(wall_ns(), self.offset_ns)
+    }
+
+    /// Local wall time (ns) at which the global clock reads `global_ns`.
+    pub fn local_at(&self, global_ns: u64) -> u64 {
+        local_to_global(global_ns, -self.offset_ns)
+    }
+}
+
+fn local_to_global(t: u64, offset: i64) -> u64 {
+    t.saturating_add_signed(offset)
+}
+
+/// Serves the wall clock on `l` until `cancel` fires: one thread per
+/// client, each answering until its client leaves or stays idle past the
+/// connection's idle timeout.
+pub fn serve(l: &TcpListener, cancel: Cancel<'_>) -> Result<(), NetError> {
+    std::thread::scope(|s| loop {
+        match conn::accept(l, Duration::from_secs(3600), cancel) {
+            Ok((c, _)) => {
+                s.spawn(move || answer(c, cancel));
+            }
+            Err(NetError::Timeout { .. }) => continue,
+            Err(e) => return Err(e),
+        }
+    })
+}
+
+/// Answers one client's clock requests.
+fn answer(mut c: Conn, cancel: Cancel<'_>) {
+    c.max_payload = 64;
+    let mut buf = [0u8; 64];
+    while let Ok(h) = c.recv_header(cancel) {
+        if h.kind != Kind::Control || c.recv_payload(&h, &mut buf, cancel).is_err() {
+            return;
+        }
+        let now = wall_ns().to_le_bytes();
+        if c.send(Kind::Control, 0, h.offset, &now, cancel).is_err() {
+            return;
+        }
+    }
+}
+
+/// Estimates this host's offset to the server at `addr` from `bounces`
+/// exchanges (at least 1). Connects with the usual bounded retry.
+pub fn estimate(
+    addr: &str,
+    bounces: u32,
+    timeout: Duration,
+    cancel: Cancel<'_>,
+) -> Result<Estimate, NetError> {
+    let mut c = conn::connect(addr, timeout, cancel)?;
+    c.idle_timeout = timeout;
+    let mut best: Option<Estimate> = None;
+    let mut buf = [0u8; 8];
+    for i in 0..bounces.max(1) {
+        let t0 = wall_ns();
+        c.send(Kind::Control, 0, u64::from(i), b"t", cancel)?;
+        let h = c.recv_header(cancel)?;
+        let p = c.recv_payload(&h, &mut buf, cancel)?;
+        let t1 = wall_ns();
+        let ts = u64::from_le_bytes(
+            p.try_into()
+                .map_err(|_| NetError::Protocol("a clock reply must be 8 bytes".into()))?,
+        );
+        let mid = t0 / 2 + t1 / 2 + (t0 % 2 + t1 % 2) / 2;
+        let e = Estimate {
+            offset_ns: ts as i64 - mid as i64,
+            rtt_ns: t1.saturating_sub(t0),
+            bounces: i + 1,
+        };
+        best = match best {
+            Some(b) if b.rtt_ns <= e.rtt_ns => Some(b),
+            _ => Some(e),
+        };
+    }
+    let mut b = best.ok_or_else(|| NetError::Protocol("no clock exchange".into()))?;
+    b.bounces = bounces.max(1);
+    c.shutdown();
+    Ok(b)
+}
