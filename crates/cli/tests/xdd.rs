@@ -611,12 +611,12 @@ fn file_lifecycle_options() {
         &d,
         "-op write -target f -reqsize 1 -numreqs 4 -passes 2 -createnewfiles",
     ));
-    assert_eq!(d.entries(), ["f.1", "f.2"]);
+    assert_eq!(d.entries(), ["f.00000001", "f.00000002"]);
     ok(&xdd(
         &d,
         "-op write -target g -reqsize 1 -numreqs 4 -passes 2 -recreatefiles -reopen -deletefile",
     ));
-    assert_eq!(d.entries(), ["f.1", "f.2"]);
+    assert_eq!(d.entries(), ["f.00000001", "f.00000002"]);
     ok(&xdd(
         &d,
         "-op write -target h -reqsize 1 -numreqs 4 -preallocate 1m -syncwrite -flushwrite 2",

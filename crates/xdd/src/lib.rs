@@ -30,6 +30,9 @@ pub mod timestamp;
 pub mod uring;
 
 pub mod buffer;
+pub mod gate;
+pub mod outputs;
+pub mod runstate;
 pub mod placement;
 pub mod plan;
 pub mod progress;

@@ -14,6 +14,8 @@ use crate::throttle::Pacer;
 use crate::values::{Measure, Op, Ordering};
 use iolab_backend::{Backend, Handle};
 use iolab_core::clock::mono_ns;
+use crate::runstate::RunState;
+use iolab_core::Failure;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
 /// Slow operations remembered per QThread for -reportthreshold.
@@ -74,8 +76,10 @@ pub struct PassCtx<'a> {
     pub deadline_ns: u64,
     /// Everyone's progress.
     pub progress: &'a Progress,
-    /// Run-wide stop (-runtime, -stoponerror).
-    pub run_stop: &'a AtomicBool,
+    /// Run-wide stop and failure (-stoponerror, a dead worker, ENOSPC).
+    pub run: &'a RunState,
+    /// The path of the target file this pass (for error outcomes).
+    pub path: &'a str,
     /// Pass number, from 1.
     pub pass: u32,
 }
@@ -85,8 +89,7 @@ impl PassCtx<'_> {
     #[inline]
     pub fn ending(&self) -> bool {
         self.shared.stop.load(Relaxed)
-            || self.run_stop.load(Relaxed)
-            || iolab_core::stop::requested()
+            || self.run.stopping()
             || (self.deadline_ns != u64::MAX && mono_ns() >= self.deadline_ns)
     }
 
@@ -247,7 +250,7 @@ fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u6
                 "target {} op {n}: {what} of {len} bytes at offset {offset} failed: {e}",
                 plan.index
             );
-            error(st, cx, c, msg);
+            error(st, cx, c, msg, what, e.raw_os_error());
             return more_allowed(cx);
         }
     };
@@ -255,7 +258,7 @@ fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u6
     cx.progress.targets[plan.index].add(done as u64);
     if done < len {
         let msg = format!("target {} op {n}: {what} moved {done} of {len} bytes at offset {offset} (end of file?)", plan.index);
-        error(st, cx, c, msg);
+        error(st, cx, c, msg, what, None);
         return more_allowed(cx);
     }
     if !read {
@@ -342,9 +345,9 @@ pub(crate) fn verified(
         .or(m.first_bad_offset);
     let first = m.first_bad_offset.unwrap_or(offset);
     let msg = format!("target {} op {n}: -verify found {} bad units in the data read at offset {offset}; first bad byte at offset {first}", cx.plan.index, m.bad_units);
-    note_error(st, cx, msg);
+    note_error(st, cx, msg, "verify", None);
     if cx.global.stoponerror {
-        cx.run_stop.store(true, Relaxed);
+        cx.run.request_stop();
     }
     more_allowed(cx)
 }
@@ -406,16 +409,47 @@ pub(crate) fn flush_if_due(cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
     }
 }
 
-pub(crate) fn error(st: &mut QState, cx: &PassCtx, c: &mut Counts, msg: String) {
+/// Counts a failed or short operation. Running out of space ends the
+/// run: every later write would fail the same way.
+pub(crate) fn error(
+    st: &mut QState,
+    cx: &PassCtx,
+    c: &mut Counts,
+    msg: String,
+    op: &'static str,
+    errno: Option<i32>,
+) {
     c.errors += 1;
-    note_error(st, cx, msg);
+    if errno == Some(libc::ENOSPC) {
+        cx.run.fail(failure(cx, op, errno, &msg));
+        cx.stop_pass();
+    }
+    note_error(st, cx, msg, op, errno);
     if cx.global.stoponerror {
-        cx.run_stop.store(true, Relaxed);
+        cx.run.request_stop();
     }
 }
 
-pub(crate) fn note_error(st: &mut QState, cx: &PassCtx, msg: String) {
+fn failure(cx: &PassCtx, op: &str, errno: Option<i32>, msg: &str) -> Failure {
+    Failure {
+        op: op.to_string(),
+        path: Some(cx.path.to_string()),
+        errno,
+        message: msg.to_string(),
+    }
+}
+
+/// Keeps the message (up to -maxerrorstoprint) and tells the run an
+/// error happened, so that its outcome is an error.
+pub(crate) fn note_error(
+    st: &mut QState,
+    cx: &PassCtx,
+    msg: String,
+    op: &'static str,
+    errno: Option<i32>,
+) {
     st.error_count += 1;
+    cx.run.error(|| failure(cx, op, errno, &msg));
     if (st.messages.len() as u64) < cx.global.maxerrorstoprint {
         st.messages.push(msg);
     }

@@ -219,8 +219,9 @@ pub struct RunResults {
     pub notes: Vec<String>,
     /// Error messages, at most -maxerrorstoprint of them.
     pub error_messages: Vec<String>,
-    /// Ended early by Ctrl-C, -runtime or -stoponerror.
-    pub stopped_early: Option<String>,
+    /// How the run ended: completed, interrupted (Ctrl-C, SIGTERM),
+    /// -runtime reached, or an error (the first, with op, path, errno).
+    pub outcome: iolab_core::Outcome,
 }
 
 impl RunResults {

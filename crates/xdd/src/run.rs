@@ -7,11 +7,14 @@ use crate::error::RunError;
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::results::RunResults;
-use crate::target::{close, finish, prepare, run_target, RunShared, Target};
+use crate::gate::Gate;
+use crate::target::{
+    finish, panic_text, prepare, remove_created, run_target, RunShared, Target,
+};
 use iolab_backend::Posix;
 use iolab_core::clock::{mono_ns, wall_ns};
+use iolab_core::{Failure, Outcome};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Barrier;
 
 /// Runs `plan`, publishing live progress in `progress` (which must have
 /// one entry per target). Never prints.
@@ -39,8 +42,8 @@ pub fn run(
         global: g,
         backend: &backend,
         progress,
-        barrier: Barrier::new(plan.targets.len()),
-        stop: Default::default(),
+        gate: Gate::new(plan.targets.len()),
+        state: Default::default(),
         run_start_ns,
         run_deadline_ns: if g.runtime_s > 0.0 {
             run_start_ns + (g.runtime_s * 1e9) as u64
@@ -55,20 +58,17 @@ pub fn run(
     }
     progress.run_start_ns.store(run_start_ns, Relaxed);
     let start_wall_ns = wall_ns();
-    let outcome: Vec<_> = std::thread::scope(|s| {
-        let hs: Vec<_> = targets
-            .iter_mut()
-            .map(|tg| {
-                let sh = &sh;
-                s.spawn(move || run_target(tg, sh))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+    let per_target = run_targets(&mut targets, &sh);
     progress.finished.store(true, Relaxed);
-    targets.iter_mut().for_each(|tg| finish(tg, &backend));
+    let timed_out = mono_ns() >= sh.run_deadline_ns;
+    let outcome = sh.state.outcome(timed_out.then_some(g.runtime_s));
+    let keep = g.keepfiles || !matches!(outcome, Outcome::Error(_) | Outcome::Interrupted);
+    for tg in &mut targets {
+        finish(tg, &backend);
+        if !keep {
+            remove_created(tg, &backend);
+        }
+    }
     if g.processlock {
         crate::placement::unlock_process();
     }
@@ -78,10 +78,37 @@ pub fn run(
         host,
         start_wall_ns,
         targets,
-        outcome,
+        per_target,
         notes,
-        &sh,
+        outcome,
     ))
+}
+
+/// What one target thread returns: its passes and error messages.
+type TargetOutput = (Vec<crate::results::TargetPass>, Vec<String>);
+
+/// One thread per target. A thread that panics ends the run with an
+/// error outcome (the others see the stop and leave their barrier).
+fn run_targets(targets: &mut [Target], sh: &RunShared) -> Vec<TargetOutput> {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = targets
+            .iter_mut()
+            .map(|tg| {
+                let i = tg.plan.index;
+                (i, s.spawn(move || run_target(tg, sh)))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|(i, h)| match h.join() {
+                Ok(r) => r,
+                Err(p) => {
+                    let why = format!("target {i} thread panicked: {}", panic_text(&p));
+                    sh.state.fail(Failure::other("worker", why));
+                    (Vec::new(), Vec::new())
+                }
+            })
+            .collect()
+    })
 }
 
 /// Prepares every target; on failure closes the ones already opened and
@@ -97,12 +124,8 @@ fn prepare_all<'a>(plan: &'a Plan, sh: &RunShared) -> Result<Vec<Target<'a>>, Ru
             }
             Err(e) => {
                 for mut t in out {
-                    let created = t.created;
-                    let path = t.path.clone();
-                    close(&mut t, sh.backend);
-                    if created {
-                        let _ = std::fs::remove_file(path);
-                    }
+                    crate::target::close(&mut t, sh.backend);
+                    remove_created(&mut t, sh.backend);
                 }
                 return Err(e);
             }
@@ -118,14 +141,14 @@ fn assemble(
     host: iolab_core::env::HostInfo,
     start_wall_ns: u64,
     targets: Vec<Target>,
-    outcome: Vec<(Vec<crate::results::TargetPass>, Vec<String>)>,
+    per_target: Vec<TargetOutput>,
     mut notes: Vec<String>,
-    sh: &RunShared,
+    outcome: Outcome,
 ) -> RunResults {
     let g = &plan.global;
     let mut passes: Vec<Vec<_>> = vec![Vec::new(); g.passes as usize];
     let mut error_messages = Vec::new();
-    for (tps, msgs) in outcome {
+    for (tps, msgs) in per_target {
         for tp in tps {
             passes[(tp.pass - 1) as usize].push(tp);
         }
@@ -138,15 +161,6 @@ fn assemble(
         notes.extend(t.notes);
         infos.push(t.info);
     }
-    let stopped_early = if iolab_core::stop::requested() {
-        Some("interrupted (Ctrl-C)".to_string())
-    } else if sh.stop.load(Relaxed) {
-        Some("stopped after an error (-stoponerror or a failed file operation)".to_string())
-    } else if mono_ns() >= sh.run_deadline_ns {
-        Some(format!("-runtime {} seconds reached", g.runtime_s))
-    } else {
-        None
-    };
     RunResults {
         config: cfg.clone(),
         host,
@@ -157,6 +171,6 @@ fn assemble(
         targets: infos,
         notes,
         error_messages,
-        stopped_early,
+        outcome,
     }
 }

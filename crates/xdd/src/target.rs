@@ -15,8 +15,10 @@ use crate::results::{Counts, QthreadPass, TargetInfo, TargetPass};
 use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::clock::mono_ns;
 use std::ffi::CString;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Barrier;
+use crate::gate::Gate;
+use crate::runstate::RunState;
+use iolab_core::Failure;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 /// A target ready to run: file open, buffers filled.
@@ -33,8 +35,12 @@ pub struct Target<'a> {
     pub info: TargetInfo,
     /// Things to tell the user.
     pub notes: Vec<String>,
-    /// The target file was created by this run.
-    pub created: bool,
+    /// Files this run created, oldest first: removed when the run fails
+    /// or is interrupted (unless -keepfiles), never any other file.
+    pub created: Vec<String>,
+    /// The target file was there before the run (a recreated file of the
+    /// user's stays theirs).
+    pub existed_before: bool,
 }
 
 /// What the target threads share.
@@ -45,10 +51,10 @@ pub struct RunShared<'a> {
     pub backend: &'a dyn Backend,
     /// Everyone's progress.
     pub progress: &'a Progress,
-    /// Start-of-pass barrier for all targets.
-    pub barrier: Barrier,
-    /// Run-wide stop.
-    pub stop: AtomicBool,
+    /// Start-of-pass barrier for all targets; gives up when the run stops.
+    pub gate: Gate,
+    /// Run-wide stop, failure and first error.
+    pub state: RunState,
     /// Monotonic run start, ns.
     pub run_start_ns: u64,
     /// Monotonic end of -runtime (u64::MAX = none).
@@ -140,7 +146,8 @@ pub fn prepare<'a>(
         ..Default::default()
     };
     let mut handle = None;
-    let mut created = false;
+    let mut created = Vec::new();
+    let mut existed_before = false;
     if !t.is_null() {
         info.block_device = check_safety(sh.backend, plan, sh.global)?;
         info.fs = Some(iolab_core::env::fs_info(std::path::Path::new(&t.path)));
@@ -148,9 +155,40 @@ pub fn prepare<'a>(
             let (h, direct, c) = open(sh.backend, plan, &t.path, &mut notes)?;
             handle = Some(h);
             info.direct_io = direct;
-            created = c;
-            preallocate(sh.backend, plan, h, &t.path, &mut notes);
+            if c {
+                created.push(t.path.clone());
+            } else {
+                existed_before = true;
+            }
         }
+    }
+    let mut tg = Target {
+        plan,
+        path: t.path.clone(),
+        handle,
+        qthreads: Vec::new(),
+        info,
+        notes,
+        created,
+        existed_before,
+    };
+    match fill(&mut tg, sh, ordinal0) {
+        Ok(()) => Ok(tg),
+        Err(e) => {
+            // Nothing ran: undo what this target made before failing.
+            close(&mut tg, sh.backend);
+            remove_created(&mut tg, sh.backend);
+            Err(e)
+        }
+    }
+}
+
+/// The parts of preparing a target that come after its file is open:
+/// preallocation, QThread buffers, -seek outputs.
+fn fill(tg: &mut Target, sh: &RunShared, ordinal0: usize) -> Result<(), RunError> {
+    let (plan, t) = (tg.plan, &tg.plan.opts);
+    if let Some(h) = tg.handle {
+        preallocate(sh.backend, plan, h, &t.path, &mut tg.notes);
     }
     // io_uring keeps the queue depth in flight from one thread.
     let threads = if t.engine == crate::values::EngineKind::Uring {
@@ -158,19 +196,11 @@ pub fn prepare<'a>(
     } else {
         t.queuedepth as usize
     };
-    let qthreads = (0..threads)
-        .map(|q| qstate(plan, sh, q, ordinal0 + q, &mut notes))
-        .collect::<Result<_, _>>()?;
-    seek_outputs(plan, &mut info)?;
-    Ok(Target {
-        plan,
-        path: t.path.clone(),
-        handle,
-        qthreads,
-        info,
-        notes,
-        created,
-    })
+    for q in 0..threads {
+        let st = qstate(plan, sh, q, ordinal0 + q, &mut tg.notes)?;
+        tg.qthreads.push(st);
+    }
+    seek_outputs(plan, &mut tg.info)
 }
 
 fn preallocate(
@@ -285,7 +315,7 @@ fn sleep_s(s: f64, sh: &RunShared) {
 }
 
 fn stopping(sh: &RunShared) -> bool {
-    sh.stop.load(Relaxed) || iolab_core::stop::requested() || mono_ns() >= sh.run_deadline_ns
+    sh.state.stopping() || mono_ns() >= sh.run_deadline_ns
 }
 
 /// Runs every pass of a target; returns its passes and error messages.
@@ -300,8 +330,8 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
         }
         let file_ok = !stopping(sh) && per_pass_file(tg, sh, pass, &mut messages);
         me.prepare_pass(pass);
-        if !g.nobarrier {
-            sh.barrier.wait();
+        if !g.nobarrier && sh.gate.wait(|| stopping(sh)).is_err() {
+            break;
         }
         for &(from, m) in &plan.start_after {
             let p = &sh.progress.targets[from];
@@ -353,7 +383,8 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
         start_ns,
         deadline_ns: deadline.min(sh.run_deadline_ns),
         progress: sh.progress,
-        run_stop: &sh.stop,
+        run: &sh.state,
+        path: &tg.path,
         pass: pass as u32,
     };
     let qs: Vec<QthreadPass> = std::thread::scope(|s| {
@@ -362,11 +393,23 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
             .iter_mut()
             .map(|st| {
                 let cx = &cx;
-                s.spawn(move || qthread_main(st, cx, sh))
+                let q = st.q;
+                (q, s.spawn(move || qthread_main(st, cx, sh)))
             })
             .collect();
         hs.into_iter()
-            .map(|h| h.join().unwrap_or_default())
+            .map(|(q, h)| match h.join() {
+                Ok(r) => r,
+                Err(p) => {
+                    let why = format!(
+                        "target {} qthread {q} panicked: {}",
+                        plan.index,
+                        panic_text(&p)
+                    );
+                    sh.state.fail(Failure::other("worker", why));
+                    QthreadPass::default()
+                }
+            })
             .collect()
     });
     let mut counts = Counts::default();
@@ -404,6 +447,7 @@ fn qthread_main(st: &mut QState, cx: &PassCtx, sh: &RunShared) -> QthreadPass {
     if sh.global.maxpri {
         let _ = placement::max_priority_current();
     }
+    fault_injection(cx, st.q);
     let counts = if cx.plan.opts.engine == crate::values::EngineKind::Uring {
         crate::uring_pass::run_pass(st, cx)
     } else {
@@ -413,6 +457,17 @@ fn qthread_main(st: &mut QState, cx: &PassCtx, sh: &RunShared) -> QthreadPass {
         qthread: st.q,
         start_ns: 0,
         counts,
+    }
+}
+
+/// Debug builds only: `IOLAB_XDD_PANIC_TARGET=N` makes QThread 0 of
+/// target N panic, so that tests can show a dead worker is never lost.
+fn fault_injection(cx: &PassCtx, q: usize) {
+    if cfg!(debug_assertions) && q == 0 {
+        let want = std::env::var("IOLAB_XDD_PANIC_TARGET").ok();
+        if want.is_some_and(|w| w == cx.plan.index.to_string()) {
+            panic!("IOLAB_XDD_PANIC_TARGET asked target {} to fail", cx.plan.index);
+        }
     }
 }
 
@@ -442,7 +497,7 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
         let _ = sh.backend.close(h);
     }
     let path = if fresh {
-        format!("{}.{pass}", t.path)
+        pass_file_name(&t.path, pass)
     } else {
         t.path.clone()
     };
@@ -451,7 +506,11 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
     }
     let mut notes = Vec::new();
     match open(sh.backend, tg.plan, &path, &mut notes) {
-        Ok((h, direct, _)) => {
+        Ok((h, direct, made)) => {
+            // A recreated file of the user's is theirs, not ours.
+            if made && !tg.created.contains(&path) && (fresh || !tg.existed_before) {
+                tg.created.push(path.clone());
+            }
             tg.handle = Some(h);
             tg.info.direct_io = direct;
             tg.path = path.clone();
@@ -463,7 +522,7 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
         Err(e) => {
             tg.info.failures += 1;
             msgs.push(e.to_string());
-            sh.stop.store(true, Relaxed);
+            sh.state.fail(run_error_failure(&e));
             false
         }
     }
@@ -494,7 +553,8 @@ pub fn close(tg: &mut Target, be: &dyn Backend) {
     }
 }
 
-/// Closes the file and applies -deletefile (never to a device).
+/// Closes the file and applies -deletefile (never to a device): the
+/// target file, or with -createnewfiles every per-pass file made.
 pub fn finish(tg: &mut Target, be: &dyn Backend) {
     close(tg, be);
     let t = &tg.plan.opts;
@@ -506,10 +566,58 @@ pub fn finish(tg: &mut Target, be: &dyn Backend) {
             "target {} ({}): -deletefile does not delete a block device",
             tg.plan.index, tg.path
         ));
-    } else if let Err(e) = be.unlink(&cpath(&tg.path)) {
-        tg.notes.push(format!(
-            "target {} ({}): -deletefile: {e}",
-            tg.plan.index, tg.path
-        ));
+        return;
     }
+    let files = if t.createnewfiles {
+        std::mem::take(&mut tg.created)
+    } else {
+        tg.created.retain(|p| *p != tg.path);
+        vec![tg.path.clone()]
+    };
+    for f in files {
+        if let Err(e) = be.unlink(&cpath(&f)) {
+            tg.notes
+                .push(format!("target {} ({f}): -deletefile: {e}", tg.plan.index));
+        }
+    }
+}
+
+/// Removes every file this run created for the target (after a failure
+/// or an interruption); says what it removed and what it could not.
+pub fn remove_created(tg: &mut Target, be: &dyn Backend) {
+    for f in std::mem::take(&mut tg.created) {
+        match be.unlink(&cpath(&f)) {
+            Ok(()) => tg.notes.push(format!(
+                "target {} ({f}): removed (created by this run, which did not complete; -keepfiles keeps it)",
+                tg.plan.index
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tg.notes.push(format!(
+                "target {} ({f}): created by this run but cannot be removed: {e}",
+                tg.plan.index
+            )),
+        }
+    }
+}
+
+/// The file of pass `pass` under -createnewfiles: XDD appends the pass
+/// number, eight digits wide, after a dot.
+pub fn pass_file_name(path: &str, pass: u64) -> String {
+    format!("{path}.{pass:08}")
+}
+
+/// The failure a target error stands for, with its op, path and errno.
+pub fn run_error_failure(e: &RunError) -> Failure {
+    match e {
+        RunError::Target { path, what, err, .. } => Failure::io(what, Some(path.clone()), err),
+        other => Failure::other("target", other.to_string()),
+    }
+}
+
+/// The text a panic carried, when it was a string.
+pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string())
 }

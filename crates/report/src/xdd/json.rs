@@ -57,7 +57,7 @@ pub fn render(r: &RunResults) -> String {
         "config": r.config,
         "environment": { "host": r.host },
         "start_unix_ns": r.start_wall_ns, "end_unix_ns": r.end_wall_ns,
-        "stopped_early": r.stopped_early,
+        "outcome": r.outcome,
         "passes": passes,
         "targets": targets,
         "combined": figures(&r.combined()),

@@ -203,7 +203,7 @@ mod tests {
             targets: vec![TargetInfo::default(), TargetInfo::default()],
             notes: vec![],
             error_messages: vec![],
-            stopped_early: None,
+            outcome: iolab_core::Outcome::Completed,
         }
     }
 
