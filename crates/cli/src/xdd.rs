@@ -123,9 +123,9 @@ fn run_and_report(cfg: &Config, p: &Plan) -> anyhow::Result<ExitCode> {
         let reporter = s.spawn(|| reporter(p, &progress));
         let r = iolab_xdd::run::run(p, cfg, &progress);
         progress.finished.store(true, Relaxed);
-        let hb = reporter.join().unwrap_or_else(|_| {
-            Some(Failure::other("heartbeat", "the reporter thread panicked"))
-        });
+        let hb = reporter
+            .join()
+            .unwrap_or_else(|_| Some(Failure::other("heartbeat", "the reporter thread panicked")));
         r.map(|r| (r, hb))
     })?;
     let mut outcome = results.outcome.clone();

@@ -142,7 +142,10 @@ fn keepfiles_keeps_and_a_users_file_is_never_removed() {
     // The file is now the user's: a failing run over it leaves it.
     let o = xdd(
         &s.root,
-        &format!("-op write -target {} -reqsize 1024 -mbytes 32", small.path("f")),
+        &format!(
+            "-op write -target {} -reqsize 1024 -mbytes 32",
+            small.path("f")
+        ),
     );
     assert_eq!(code(&o), Some(1), "{}", says(&o));
     assert_eq!(entries(&small.dir), ["f"]);
@@ -184,19 +187,13 @@ fn createnewfiles_names_follow_xdd_and_deletefile_removes_them_all() {
         "-op write -target f -reqsize 1 -numreqs 4 -passes 3 -createnewfiles",
     );
     assert_eq!(code(&o), Some(0), "{}", says(&o));
-    assert_eq!(
-        entries(&s.root),
-        ["f.00000001", "f.00000002", "f.00000003"]
-    );
+    assert_eq!(entries(&s.root), ["f.00000001", "f.00000002", "f.00000003"]);
     let o = xdd(
         &s.root,
         "-op write -target g -reqsize 1 -numreqs 4 -passes 3 -createnewfiles -deletefile",
     );
     assert_eq!(code(&o), Some(0), "{}", says(&o));
-    assert_eq!(
-        entries(&s.root),
-        ["f.00000001", "f.00000002", "f.00000003"]
-    );
+    assert_eq!(entries(&s.root), ["f.00000001", "f.00000002", "f.00000003"]);
 }
 
 #[test]
@@ -284,4 +281,28 @@ fn an_output_that_fails_after_the_run_is_exit_1() {
         );
         assert_eq!(code(&o), Some(1), "{opt}: {}", says(&o));
     }
+}
+
+#[test]
+fn memory_stays_flat_in_the_number_of_passes() {
+    let s = Scratch::new("xdd-passes");
+    let peak = |passes: u64| {
+        let f = format!("p{passes}.json");
+        let o = xdd(
+            &s.root,
+            &format!("-op read -target null -reqsize 1 -numreqs 10 -passes {passes} --json {f}"),
+        );
+        assert_eq!(code(&o), Some(0), "{}", says(&o));
+        json(&s.path(&f))["payload"]["peak_rss_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    let (few, many) = (peak(20), peak(2000));
+    assert!(few > 0);
+    // Keeping every pass's full latency histogram (~52 KB each) made the
+    // 2000-pass run about 16 times larger than the 20-pass one.
+    assert!(
+        many < 3 * few,
+        "peak RSS {many} bytes for 2000 passes vs {few} for 20"
+    );
 }

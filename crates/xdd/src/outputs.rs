@@ -24,11 +24,20 @@ pub fn planned(cfg: &Config) -> Vec<(&'static str, String)> {
         add("seek", &t.seek.save);
         let ts = &t.timestamps;
         if ts.enabled {
-            add("timestamps", &ts.output.as_ref().map(|p| ts_file(p, i, "csv")));
-            add("timestamps", &ts.dump.as_ref().map(|p| ts_file(p, i, "bin")));
+            add(
+                "timestamps",
+                &ts.output.as_ref().map(|p| ts_file(p, i, "csv")),
+            );
+            add(
+                "timestamps",
+                &ts.dump.as_ref().map(|p| ts_file(p, i, "bin")),
+            );
         }
         if g.heartbeat.interval_s > 0.0 {
-            add("heartbeat", &g.heartbeat.output.as_ref().map(|p| heartbeat_file(p, i)));
+            add(
+                "heartbeat",
+                &g.heartbeat.output.as_ref().map(|p| heartbeat_file(p, i)),
+            );
         }
     }
     out
@@ -61,10 +70,7 @@ pub fn check(cfg: &Config) -> Result<(), UsageError> {
 
 fn probe(p: &Path) -> std::io::Result<()> {
     if p.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::Other,
-            "it is a directory",
-        ));
+        return Err(std::io::Error::other("it is a directory"));
     }
     if p.exists() {
         return std::fs::OpenOptions::new().append(true).open(p).map(drop);
@@ -94,7 +100,8 @@ mod tests {
         let c = cfg("-op read -target null -numreqs 1 -csvout /nonexistent-dir/x.csv");
         let e = check(&c).unwrap_err();
         assert_eq!(e.option, "csvout");
-        let c = cfg("-op read -targets 2 null null -numreqs 1 -hb 1 -hb output /nonexistent-dir/hb");
+        let c =
+            cfg("-op read -targets 2 null null -numreqs 1 -hb 1 -hb output /nonexistent-dir/hb");
         assert_eq!(planned(&c).len(), 2);
         assert_eq!(check(&c).unwrap_err().option, "heartbeat");
     }

@@ -9,12 +9,12 @@ use crate::datapat::Verifier;
 use crate::plan::TargetPlan;
 use crate::progress::{wait_until, Progress};
 use crate::results::Counts;
+use crate::runstate::RunState;
 use crate::seek::PassSeeks;
 use crate::throttle::Pacer;
 use crate::values::{Measure, Op, Ordering};
 use iolab_backend::{Backend, Handle};
 use iolab_core::clock::mono_ns;
-use crate::runstate::RunState;
 use iolab_core::Failure;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
@@ -101,7 +101,10 @@ impl PassCtx<'_> {
 
 /// Runs one QThread through one pass.
 pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
-    let mut c = Counts::default();
+    let mut c = Counts {
+        latency: crate::results::Latency::live(),
+        ..Default::default()
+    };
     if cx.plan.opts.reportthreshold_s > 0.0 {
         // Reserved up front so that recording a slow op never allocates.
         c.slow_ops.reserve(SLOW_OPS_KEPT);

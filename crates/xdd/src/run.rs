@@ -4,13 +4,11 @@
 //! and the results are assembled into plain report data.
 
 use crate::error::RunError;
+use crate::gate::Gate;
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::results::RunResults;
-use crate::gate::Gate;
-use crate::target::{
-    finish, panic_text, prepare, remove_created, run_target, RunShared, Target,
-};
+use crate::target::{finish, panic_text, prepare, remove_created, run_target, RunShared, Target};
 use iolab_backend::Posix;
 use iolab_core::clock::{mono_ns, wall_ns};
 use iolab_core::{Failure, Outcome};
@@ -171,6 +169,7 @@ fn assemble(
         targets: infos,
         notes,
         error_messages,
+        peak_rss_bytes: crate::results::peak_rss_bytes(),
         outcome,
     }
 }

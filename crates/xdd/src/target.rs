@@ -7,17 +7,17 @@ use crate::buffer::IoBuffer;
 use crate::config::GlobalOpts;
 use crate::datapat::Verifier;
 use crate::error::RunError;
+use crate::gate::Gate;
 use crate::placement;
 use crate::plan::TargetPlan;
 use crate::progress::{wait_until, Progress};
 use crate::qthread::{run_pass, PassCtx, PassShared, QState};
 use crate::results::{Counts, QthreadPass, TargetInfo, TargetPass};
+use crate::runstate::RunState;
 use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::clock::mono_ns;
-use std::ffi::CString;
-use crate::gate::Gate;
-use crate::runstate::RunState;
 use iolab_core::Failure;
+use std::ffi::CString;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
@@ -418,10 +418,13 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
     let end = mono_ns();
     counts.elapsed_ns = end - start_ns;
     let rel = |t: u64| t.saturating_sub(sh.run_start_ns);
+    // Kept compact from here on: memory stays flat in the pass count.
+    counts.compact();
     let qthreads = qs
         .into_iter()
         .map(|mut q| {
             q.start_ns = rel(start_ns);
+            q.counts.compact();
             q
         })
         .collect();
@@ -466,7 +469,10 @@ fn fault_injection(cx: &PassCtx, q: usize) {
     if cfg!(debug_assertions) && q == 0 {
         let want = std::env::var("IOLAB_XDD_PANIC_TARGET").ok();
         if want.is_some_and(|w| w == cx.plan.index.to_string()) {
-            panic!("IOLAB_XDD_PANIC_TARGET asked target {} to fail", cx.plan.index);
+            panic!(
+                "IOLAB_XDD_PANIC_TARGET asked target {} to fail",
+                cx.plan.index
+            );
         }
     }
 }
@@ -609,7 +615,9 @@ pub fn pass_file_name(path: &str, pass: u64) -> String {
 /// The failure a target error stands for, with its op, path and errno.
 pub fn run_error_failure(e: &RunError) -> Failure {
     match e {
-        RunError::Target { path, what, err, .. } => Failure::io(what, Some(path.clone()), err),
+        RunError::Target {
+            path, what, err, ..
+        } => Failure::io(what, Some(path.clone()), err),
         other => Failure::other("target", other.to_string()),
     }
 }

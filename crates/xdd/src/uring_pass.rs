@@ -129,7 +129,10 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         cx,
         st,
         verifier,
-        c: Counts::default(),
+        c: Counts {
+            latency: crate::results::Latency::live(),
+            ..Default::default()
+        },
         writes: 0,
     };
     let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));

@@ -203,6 +203,7 @@ mod tests {
             targets: vec![TargetInfo::default(), TargetInfo::default()],
             notes: vec![],
             error_messages: vec![],
+            peak_rss_bytes: 0,
             outcome: iolab_core::Outcome::Completed,
         }
     }
