@@ -306,3 +306,55 @@ fn memory_stays_flat_in_the_number_of_passes() {
         "peak RSS {many} bytes for 2000 passes vs {few} for 20"
     );
 }
+
+#[test]
+fn a_directory_target_is_refused_before_any_io() {
+    let s = Scratch::new("xdd-dirtarget");
+    std::fs::create_dir(s.path("d")).unwrap();
+    // Written targets before it were created, then removed.
+    for (op, targets) in [("read", "d f"), ("write", "f d")] {
+        let o = xdd(
+            &s.root,
+            &format!("-op {op} -targets 2 {targets} -reqsize 1 -numreqs 4"),
+        );
+        assert_eq!(code(&o), Some(2), "{}", says(&o));
+        assert!(stderr(&o).contains("(d): is a directory"), "{}", stderr(&o));
+        assert_eq!(entries(&s.root), ["d"]);
+    }
+}
+
+#[test]
+fn a_time_limited_pass_stays_inside_a_small_file() {
+    let s = Scratch::new("xdd-smallfile");
+    std::fs::write(s.path("f"), vec![7u8; 1 << 20]).unwrap();
+    for op in ["read", "write"] {
+        let o = xdd(
+            &s.root,
+            &format!("-op {op} -target f -reqsize 64 -timelimit 0.3 --json r.json"),
+        );
+        assert_eq!(code(&o), Some(0), "{}", says(&o));
+        let j = json(&s.path("r.json"));
+        let p = &j["payload"];
+        assert_eq!(p["errors"]["count"], 0, "{op}: {j}");
+        assert_eq!(p["targets"][0]["range_blocks"], 1024, "{op}");
+        assert!(
+            p["combined"]["ops"].as_u64().unwrap() > 16,
+            "{op}: it did not cycle"
+        );
+        assert_eq!(std::fs::metadata(s.path("f")).unwrap().len(), 1 << 20);
+    }
+}
+
+#[test]
+fn a_seek_range_too_small_for_stagger_is_refused() {
+    let s = Scratch::new("xdd-stagger");
+    for pattern in ["random", "stagger"] {
+        let o = xdd(
+            &s.root,
+            &format!("-op write -target f -reqsize 8 -numreqs 4 -seek {pattern} -seek range 4"),
+        );
+        assert_eq!(code(&o), Some(2), "{pattern}: {}", says(&o));
+        assert!(stderr(&o).contains("-seek"), "{}", stderr(&o));
+        assert!(entries(&s.root).is_empty());
+    }
+}

@@ -1,8 +1,9 @@
 //! Stage three: from a validated config, everything each target needs to
 //! run, derived once: operations per pass, request sizes, the seek plan,
 //! the data pattern and verifier mode, the throttle schedule, and which
-//! coordination rules apply to it. Planning touches no file (except
-//! reading a -seek load list).
+//! coordination rules apply to it. Planning writes no file; it reads a
+//! -seek load list, and the size of an existing target when a pass is
+//! limited only by time (so that the cycled range stays inside it).
 
 use crate::config::{Config, GlobalOpts, TargetOpts};
 use crate::datapat::{DataPattern, VerifyMode};
@@ -117,11 +118,12 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
         let range = t
             .seek
             .range_blocks
-            .unwrap_or(DEFAULT_TIMED_RANGE_BYTES / t.blocksize);
+            .unwrap_or_else(|| timed_range_bytes(t) / t.blocksize);
         (range / t.reqsize).max(1)
     } else {
         ops
     };
+    stagger_fits(i, t)?;
     let seek = SeekPlan::new(&seek_config(t, wrap)?, i as u64)
         .map_err(|e| UsageError::new("seek", format!("target {i}: {e}")))?;
     let schedule = match t.throttle {
@@ -168,6 +170,56 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
             .map(|s| (s.from, s.when))
             .collect(),
     })
+}
+
+/// The range a time-limited pass cycles over without `-seek range`: the
+/// default, or an existing target's size when it is smaller (a read past
+/// the end would be a short transfer, a write would grow the file).
+fn timed_range_bytes(t: &TargetOpts) -> u64 {
+    let size = if t.is_null() || t.createnewfiles {
+        0
+    } else {
+        existing_size(&t.path)
+    };
+    if size >= t.xfer_bytes() {
+        size.min(DEFAULT_TIMED_RANGE_BYTES)
+    } else {
+        DEFAULT_TIMED_RANGE_BYTES
+    }
+}
+
+/// Size of an existing file or block device (0 when there is none).
+fn existing_size(path: &str) -> u64 {
+    use std::io::Seek;
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(m) = std::fs::metadata(path) else {
+        return 0;
+    };
+    if m.is_file() {
+        return m.len();
+    }
+    if m.file_type().is_block_device() {
+        // st_size is 0 for a device; its end is where seeking leads.
+        return std::fs::File::open(path)
+            .and_then(|mut f| f.seek(std::io::SeekFrom::End(0)))
+            .unwrap_or(0);
+    }
+    0
+}
+
+/// `-seek stagger` spreads requests over `-seek range`; a range that
+/// cannot hold one request is refused, as it is for `-seek random`.
+fn stagger_fits(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    match t.seek.range_blocks {
+        Some(r) if t.seek.pattern == SeekPattern::Stagger && r < t.reqsize => Err(UsageError::new(
+            "seek",
+            format!(
+                "target {i}: -seek range {r} blocks is smaller than -reqsize {} blocks, so stagger cannot place a request; raise -seek range",
+                t.reqsize
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn seek_config(t: &TargetOpts, wrap: u64) -> Result<SeekConfig, UsageError> {

@@ -114,11 +114,18 @@ fn open(
     }
 }
 
-/// Refuses to write a block device that looks in use, unless -force.
+/// Refuses a directory, and a block device that looks in use for
+/// writing unless -force. Returns whether the target is a block device.
 fn check_safety(be: &dyn Backend, plan: &TargetPlan, g: &GlobalOpts) -> Result<bool, RunError> {
     let Ok(st) = be.stat(&cpath(&plan.opts.path)) else {
         return Ok(false);
     };
+    if st.is_dir {
+        return Err(RunError::Refused(format!(
+            "target {} ({}): is a directory; give a file or a block device",
+            plan.index, plan.opts.path
+        )));
+    }
     if st.is_block_device && plan.opts.writes() && !g.force {
         if let Some(why) = crate::safety::block_device_in_use(&plan.opts.path, st.rdev) {
             return Err(RunError::Refused(format!(
