@@ -199,29 +199,53 @@ fn createnewfiles_names_follow_xdd_and_deletefile_removes_them_all() {
 #[test]
 fn sigterm_ends_a_long_run_with_130_and_results_written() {
     let s = Scratch::new("xdd-sigterm");
-    let mut child = xdd_cmd(
-        &s.root,
-        "-op write -targets 2 f g -reqsize 1 -runtime 3600 --json r.json -hb 0.05 -hb output hb",
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    // Signal once the run is under way (its heartbeat file has a line).
-    let hb = s.path("hb.T0000.csv");
-    while std::fs::read_to_string(&hb).map_or(0, |t| t.lines().count()) < 2 {
-        assert!(child.try_wait().unwrap().is_none(), "xdd ended early");
-        std::thread::sleep(Duration::from_millis(20));
+    // Each waits for a long time in a different place: the I/O loop, a
+    // throttle slot 100 s away, a pass delay, the barrier behind a
+    // target that is still in its start delay.
+    for (i, wait) in [
+        "-runtime 3600",
+        "-numreqs 10 -throttle ops 0.01",
+        "-numreqs 10 -passes 2 -passdelay 3600",
+        "-numreqs 10 -passes 2 -startdelay target 1 3600",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let dir = s.path(&format!("run{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        let line = format!(
+            "-op write -targets 2 f g -reqsize 1 {wait} --json r.json -hb 0.05 -hb output hb"
+        );
+        let mut child = xdd_cmd(&dir, &line)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Signal once the run is under way (its heartbeat file has a line).
+        let hb = dir.join("hb.T0000.csv");
+        while std::fs::read_to_string(&hb).map_or(0, |t| t.lines().count()) < 2 {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{wait}: xdd ended early"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let o = wait_or_kill(child);
+        assert_eq!(code(&o), Some(130), "{wait}: {}", says(&o));
+        let j = json(&dir.join("r.json"));
+        assert_eq!(j["outcome"]["status"], "interrupted", "{wait}");
+        if i == 0 {
+            assert!(j["payload"]["combined"]["ops"].as_u64().unwrap() > 0);
+        }
+        // The targets were made by the interrupted run: removed.
+        assert_eq!(
+            entries(&dir),
+            ["hb.T0000.csv", "hb.T0001.csv", "r.json"],
+            "{wait}"
+        );
     }
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let o = wait_or_kill(child);
-    assert_eq!(code(&o), Some(130), "{}", says(&o));
-    let j = json(&s.path("r.json"));
-    assert_eq!(j["outcome"]["status"], "interrupted");
-    assert!(j["payload"]["combined"]["ops"].as_u64().unwrap() > 0);
-    // The targets were made by the interrupted run: removed.
-    assert_eq!(entries(&s.root), ["hb.T0000.csv", "hb.T0001.csv", "r.json"]);
 }
 
 /// Waits for the child; a run that ignores SIGTERM is killed after a

@@ -119,7 +119,9 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
             break;
         }
         if let Some(p) = pacer.as_mut() {
-            p.wait_for_slot(n);
+            if !p.wait_for_slot_unless(n, || cx.ending()) {
+                break;
+            }
         }
         if !one_op(st, cx, n, &mut c, &mut writes) {
             cx.stop_pass();

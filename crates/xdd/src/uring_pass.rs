@@ -136,15 +136,17 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         writes: 0,
     };
     let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
-    let reqs = (0..plan.ops).take_while(|_| !cx.ending()).map(|n| {
-        if let Some(p) = pacer.as_mut() {
-            p.wait_for_slot(n);
-        }
-        Request {
+    let reqs = (0..plan.ops)
+        .take_while(|&n| {
+            !cx.ending()
+                && pacer
+                    .as_mut()
+                    .map_or(true, |p| p.wait_for_slot_unless(n, || cx.ending()))
+        })
+        .map(|n| Request {
             index: n,
             offset_bytes: cx.seeks.offset(n % plan.wrap),
-        }
-    });
+        });
     let result = engine.run(reqs, &mut hooks);
     let Hooks { st, mut c, .. } = hooks;
     match result {
