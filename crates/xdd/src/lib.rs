@@ -32,6 +32,7 @@ pub mod uring;
 pub mod buffer;
 pub mod figures;
 pub mod gate;
+pub mod iopath;
 pub mod outputs;
 pub mod placement;
 pub mod plan;

@@ -22,6 +22,9 @@ pub struct TargetPlan {
     pub index: usize,
     /// Its options.
     pub opts: TargetOpts,
+    /// The backend it runs on, by name (`iolab_backend::by_name`): XDD's
+    /// `null` target is the null backend, everything else POSIX.
+    pub backend: &'static str,
     /// Operations per pass; u64::MAX when only a time limit ends a pass.
     pub ops: u64,
     /// Offsets repeat every `wrap` operations (time-limited runs).
@@ -144,6 +147,7 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
     Ok(TargetPlan {
         index: i,
         opts: t.clone(),
+        backend: if t.is_null() { "null" } else { "posix" },
         ops,
         wrap,
         xfer_bytes: t.xfer_bytes(),

@@ -6,6 +6,7 @@
 use crate::buffer::IoBuffer;
 use crate::config::GlobalOpts;
 use crate::datapat::Verifier;
+use crate::iopath::Transfer;
 use crate::plan::TargetPlan;
 use crate::progress::{wait_until, Progress};
 use crate::results::Counts;
@@ -99,8 +100,8 @@ impl PassCtx<'_> {
     }
 }
 
-/// Runs one QThread through one pass.
-pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
+/// Runs one QThread through one pass, moving data with `io`.
+pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
     let mut c = Counts {
         latency: crate::results::Latency::live(),
         ..Default::default()
@@ -123,7 +124,7 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
                 break;
             }
         }
-        if !one_op(st, cx, n, &mut c, &mut writes) {
+        if !one_op(st, cx, io, n, &mut c, &mut writes) {
             cx.stop_pass();
             break;
         }
@@ -236,12 +237,19 @@ fn grants(master: &crate::progress::TargetProgress, when: Measure, now: u64) -> 
 }
 
 /// Issues operation `n`; false when the pass must end (-maxerrors).
-fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u64) -> bool {
+fn one_op<T: Transfer>(
+    st: &mut QState,
+    cx: &PassCtx,
+    io: &T,
+    n: u64,
+    c: &mut Counts,
+    writes: &mut u64,
+) -> bool {
     let plan = cx.plan;
     let len = plan.op_bytes(n) as usize;
     let offset = cx.seeks.offset(n % plan.wrap);
     let read = plan.is_read(n);
-    let (r, t0, t1) = issue(st, cx, c, n, read, offset, len);
+    let (r, t0, t1) = issue(st, cx, io, c, n, read, offset, len);
     timing(c, cx, n, offset, t0, t1);
     if let Some(ts) = st.ts.as_mut() {
         let done = r.as_ref().map_or(0, |k| *k);
@@ -283,9 +291,10 @@ fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u6
 /// the transfer: (result, start ns, end ns).
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn issue(
+fn issue<T: Transfer>(
     st: &mut QState,
     cx: &PassCtx,
+    io: &T,
     c: &mut Counts,
     n: u64,
     read: bool,
@@ -303,11 +312,7 @@ fn issue(
         cx.shared.issued.store(n + 1, Release);
     }
     let t0 = mono_ns();
-    let r = match (plan.opts.op, cx.handle) {
-        (Op::Noop, _) | (_, None) => Ok(len),
-        (_, Some(h)) if read => cx.backend.read_at(h, buf, offset),
-        (_, Some(h)) => cx.backend.write_at(h, buf, offset),
-    };
+    let r = io.transfer(cx, buf, offset, read);
     let t1 = mono_ns();
     if plan.opts.ordering == Ordering::Serial {
         cx.shared.completed.store(n + 1, Release);

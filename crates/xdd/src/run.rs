@@ -9,7 +9,7 @@ use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::results::RunResults;
 use crate::target::{finish, panic_text, prepare, remove_created, run_target, RunShared, Target};
-use iolab_backend::Posix;
+use iolab_backend::Backend;
 use iolab_core::clock::{mono_ns, wall_ns};
 use iolab_core::{Failure, Outcome};
 use std::sync::atomic::Ordering::Relaxed;
@@ -21,7 +21,7 @@ pub fn run(
     cfg: &crate::config::Config,
     progress: &Progress,
 ) -> Result<RunResults, RunError> {
-    let backend = Posix;
+    let backends = backends(plan)?;
     let g = &plan.global;
     let host = iolab_core::env::host_info();
     let mut notes = Vec::new();
@@ -38,7 +38,6 @@ pub fn run(
     let run_start_ns = mono_ns();
     let sh = RunShared {
         global: g,
-        backend: &backend,
         progress,
         gate: Gate::new(plan.targets.len()),
         state: Default::default(),
@@ -50,7 +49,7 @@ pub fn run(
         },
         cpus: host.cpus,
     };
-    let mut targets = prepare_all(plan, &sh)?;
+    let mut targets = prepare_all(plan, &backends, &sh)?;
     for (t, p) in plan.targets.iter().zip(&progress.targets) {
         p.planned_ops.store(t.ops, Relaxed);
     }
@@ -62,9 +61,9 @@ pub fn run(
     let outcome = sh.state.outcome(timed_out.then_some(g.runtime_s));
     let keep = g.keepfiles || !matches!(outcome, Outcome::Error(_) | Outcome::Interrupted);
     for tg in &mut targets {
-        finish(tg, &backend);
+        finish(tg);
         if !keep {
-            remove_created(tg, &backend);
+            remove_created(tg);
         }
     }
     if g.processlock {
@@ -80,6 +79,14 @@ pub fn run(
         notes,
         outcome,
     ))
+}
+
+/// Each target's backend, by the name its plan chose.
+fn backends(plan: &Plan) -> Result<Vec<Box<dyn Backend>>, RunError> {
+    plan.targets
+        .iter()
+        .map(|t| iolab_backend::by_name(t.backend).map_err(|e| RunError::Refused(e.to_string())))
+        .collect()
 }
 
 /// What one target thread returns: its passes and error messages.
@@ -111,19 +118,23 @@ fn run_targets(targets: &mut [Target], sh: &RunShared) -> Vec<TargetOutput> {
 
 /// Prepares every target; on failure closes the ones already opened and
 /// removes files this run created.
-fn prepare_all<'a>(plan: &'a Plan, sh: &RunShared) -> Result<Vec<Target<'a>>, RunError> {
+fn prepare_all<'a>(
+    plan: &'a Plan,
+    backends: &'a [Box<dyn Backend>],
+    sh: &RunShared,
+) -> Result<Vec<Target<'a>>, RunError> {
     let mut out: Vec<Target> = Vec::new();
     let mut ordinal = 0;
-    for tp in &plan.targets {
-        match prepare(tp, sh, ordinal) {
+    for (tp, be) in plan.targets.iter().zip(backends) {
+        match prepare(tp, be.as_ref(), sh, ordinal) {
             Ok(t) => {
                 ordinal += t.qthreads.len();
                 out.push(t)
             }
             Err(e) => {
                 for mut t in out {
-                    crate::target::close(&mut t, sh.backend);
-                    remove_created(&mut t, sh.backend);
+                    crate::target::close(&mut t);
+                    remove_created(&mut t);
                 }
                 return Err(e);
             }

@@ -8,10 +8,11 @@ use crate::config::GlobalOpts;
 use crate::datapat::Verifier;
 use crate::error::RunError;
 use crate::gate::Gate;
+use crate::iopath::IoPath;
 use crate::placement;
 use crate::plan::TargetPlan;
 use crate::progress::{wait_until, Progress};
-use crate::qthread::{run_pass, PassCtx, PassShared, QState};
+use crate::qthread::{PassCtx, PassShared, QState};
 use crate::results::{Counts, QthreadPass, TargetInfo, TargetPass};
 use crate::runstate::RunState;
 use iolab_backend::{Backend, Handle, OpenOptions};
@@ -25,9 +26,13 @@ use std::time::Duration;
 pub struct Target<'a> {
     /// Its plan.
     pub plan: &'a TargetPlan,
+    /// The backend its file lives on.
+    pub be: &'a dyn Backend,
+    /// How its requests reach the backend.
+    pub io: &'static dyn IoPath,
     /// The path of the current pass's file.
     pub path: String,
-    /// Open handle (None for `null`).
+    /// Open handle (None between per-pass files).
     pub handle: Option<Handle>,
     /// QThread states.
     pub qthreads: Vec<QState>,
@@ -47,8 +52,6 @@ pub struct Target<'a> {
 pub struct RunShared<'a> {
     /// Run-wide options.
     pub global: &'a GlobalOpts,
-    /// The backend.
-    pub backend: &'a dyn Backend,
     /// Everyone's progress.
     pub progress: &'a Progress,
     /// Start-of-pass barrier for all targets; gives up when the run stops.
@@ -93,7 +96,8 @@ fn open(
         create: writes && !exists,
         ..Default::default()
     };
-    o.direct = t.dio;
+    // O_DIRECT only where the backend has it (the null backend does not).
+    o.direct = t.dio && be.capabilities().direct_io;
     match be.open(&cpath(path), o) {
         Ok(h) => Ok((h, o.direct, o.create)),
         Err(e) if t.dio && e.raw_os_error() == Some(libc::EINVAL) => {
@@ -140,6 +144,7 @@ fn check_safety(be: &dyn Backend, plan: &TargetPlan, g: &GlobalOpts) -> Result<b
 /// Prepares a target: safety check, open, preallocate, buffers.
 pub fn prepare<'a>(
     plan: &'a TargetPlan,
+    be: &'a dyn Backend,
     sh: &RunShared,
     ordinal0: usize,
 ) -> Result<Target<'a>, RunError> {
@@ -155,22 +160,27 @@ pub fn prepare<'a>(
     let mut handle = None;
     let mut created = Vec::new();
     let mut existed_before = false;
-    if !t.is_null() {
-        info.block_device = check_safety(sh.backend, plan, sh.global)?;
+    let io = crate::iopath::choose(plan);
+    info.block_device = check_safety(be, plan, sh.global)?;
+    // Only a backend with a real namespace has a file system to describe.
+    if be.capabilities().directories {
         info.fs = Some(iolab_core::env::fs_info(std::path::Path::new(&t.path)));
-        if !t.createnewfiles {
-            let (h, direct, c) = open(sh.backend, plan, &t.path, &mut notes)?;
-            handle = Some(h);
-            info.direct_io = direct;
-            if c {
-                created.push(t.path.clone());
-            } else {
-                existed_before = true;
-            }
+    }
+    // -createnewfiles opens a new file before each pass instead.
+    if !t.createnewfiles {
+        let (h, direct, c) = open(be, plan, &t.path, &mut notes)?;
+        handle = Some(h);
+        info.direct_io = direct;
+        if c {
+            created.push(t.path.clone());
+        } else {
+            existed_before = true;
         }
     }
     let mut tg = Target {
         plan,
+        be,
+        io,
         path: t.path.clone(),
         handle,
         qthreads: Vec::new(),
@@ -183,8 +193,8 @@ pub fn prepare<'a>(
         Ok(()) => Ok(tg),
         Err(e) => {
             // Nothing ran: undo what this target made before failing.
-            close(&mut tg, sh.backend);
-            remove_created(&mut tg, sh.backend);
+            close(&mut tg);
+            remove_created(&mut tg);
             Err(e)
         }
     }
@@ -195,14 +205,16 @@ pub fn prepare<'a>(
 fn fill(tg: &mut Target, sh: &RunShared, ordinal0: usize) -> Result<(), RunError> {
     let (plan, t) = (tg.plan, &tg.plan.opts);
     if let Some(h) = tg.handle {
-        preallocate(sh.backend, plan, h, &t.path, &mut tg.notes);
+        if tg.io.needs_raw_fd() && tg.be.raw_fd(h).is_none() {
+            return Err(RunError::Refused(format!(
+                "target {} ({}): the {} I/O path needs a file descriptor, which the {} backend does not have",
+                plan.index, t.path, tg.io.name(), tg.be.name()
+            )));
+        }
+        preallocate(tg.be, plan, h, &t.path, &mut tg.notes);
     }
     // io_uring keeps the queue depth in flight from one thread.
-    let threads = if t.engine == crate::values::EngineKind::Uring {
-        1
-    } else {
-        t.queuedepth as usize
-    };
+    let threads = tg.io.threads(t.queuedepth);
     for q in 0..threads {
         let st = qstate(plan, sh, q, ordinal0 + q, &mut tg.notes)?;
         tg.qthreads.push(st);
@@ -383,7 +395,7 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
     let cx = PassCtx {
         plan,
         global: sh.global,
-        backend: sh.backend,
+        backend: tg.be,
         handle: tg.handle,
         seeks: plan.seek.pass(pass as u32),
         shared: &shared,
@@ -401,7 +413,8 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
             .map(|st| {
                 let cx = &cx;
                 let q = st.q;
-                (q, s.spawn(move || qthread_main(st, cx, sh)))
+                let io = tg.io;
+                (q, s.spawn(move || qthread_main(st, cx, io, sh)))
             })
             .collect();
         hs.into_iter()
@@ -421,7 +434,7 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
     });
     let mut counts = Counts::default();
     qs.iter().for_each(|q| counts.merge_parallel(&q.counts));
-    end_of_pass_sync(tg, sh, &mut counts);
+    end_of_pass_sync(tg, &mut counts);
     let end = mono_ns();
     counts.elapsed_ns = end - start_ns;
     let rel = |t: u64| t.saturating_sub(sh.run_start_ns);
@@ -445,7 +458,7 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
     }
 }
 
-fn qthread_main(st: &mut QState, cx: &PassCtx, sh: &RunShared) -> QthreadPass {
+fn qthread_main(st: &mut QState, cx: &PassCtx, io: &dyn IoPath, sh: &RunShared) -> QthreadPass {
     if let Some(cpu) = st.cpu {
         if let Err(e) = placement::pin_current(cpu) {
             if st.notes.is_empty() {
@@ -458,11 +471,7 @@ fn qthread_main(st: &mut QState, cx: &PassCtx, sh: &RunShared) -> QthreadPass {
         let _ = placement::max_priority_current();
     }
     fault_injection(cx, st.q);
-    let counts = if cx.plan.opts.engine == crate::values::EngineKind::Uring {
-        crate::uring_pass::run_pass(st, cx)
-    } else {
-        run_pass(st, cx)
-    };
+    let counts = io.run_pass(st, cx);
     QthreadPass {
         qthread: st.q,
         start_ns: 0,
@@ -485,10 +494,10 @@ fn fault_injection(cx: &PassCtx, q: usize) {
 }
 
 /// -syncwrite: flush at the end of the pass; the time counts in the pass.
-fn end_of_pass_sync(tg: &Target, sh: &RunShared, c: &mut Counts) {
+fn end_of_pass_sync(tg: &Target, c: &mut Counts) {
     if let (true, Some(h)) = (tg.plan.opts.syncwrite && tg.plan.opts.writes(), tg.handle) {
         let t = mono_ns();
-        if sh.backend.fsync(h).is_err() {
+        if tg.be.fsync(h).is_err() {
             c.errors += 1;
         }
         c.flush_ns += mono_ns() - t;
@@ -497,17 +506,14 @@ fn end_of_pass_sync(tg: &Target, sh: &RunShared, c: &mut Counts) {
 
 /// -createnewfiles, -recreatefiles, -reopen before pass `pass`.
 fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<String>) -> bool {
-    let t = &tg.plan.opts;
-    if t.is_null() {
-        return true;
-    }
+    let (t, be) = (&tg.plan.opts, tg.be);
     let fresh = t.createnewfiles;
     let again = pass > 1 && (t.recreatefiles || t.reopen);
     if !fresh && !again {
         return true;
     }
     if let Some(h) = tg.handle.take() {
-        let _ = sh.backend.close(h);
+        let _ = be.close(h);
     }
     let path = if fresh {
         pass_file_name(&t.path, pass)
@@ -515,10 +521,10 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
         t.path.clone()
     };
     if t.recreatefiles && !fresh && !tg.info.block_device {
-        let _ = sh.backend.unlink(&cpath(&path));
+        let _ = be.unlink(&cpath(&path));
     }
     let mut notes = Vec::new();
-    match open(sh.backend, tg.plan, &path, &mut notes) {
+    match open(be, tg.plan, &path, &mut notes) {
         Ok((h, direct, made)) => {
             // A recreated file of the user's is theirs, not ours.
             if made && !tg.created.contains(&path) && (fresh || !tg.existed_before) {
@@ -528,7 +534,7 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
             tg.info.direct_io = direct;
             tg.path = path.clone();
             tg.info.path = path;
-            preallocate(sh.backend, tg.plan, h, &tg.path, &mut tg.notes);
+            preallocate(be, tg.plan, h, &tg.path, &mut tg.notes);
             tg.notes.extend(notes);
             true
         }
@@ -560,18 +566,18 @@ fn collect_timestamps(tg: &mut Target) {
 }
 
 /// Closes the target's file.
-pub fn close(tg: &mut Target, be: &dyn Backend) {
+pub fn close(tg: &mut Target) {
     if let Some(h) = tg.handle.take() {
-        let _ = be.close(h);
+        let _ = tg.be.close(h);
     }
 }
 
 /// Closes the file and applies -deletefile (never to a device): the
 /// target file, or with -createnewfiles every per-pass file made.
-pub fn finish(tg: &mut Target, be: &dyn Backend) {
-    close(tg, be);
-    let t = &tg.plan.opts;
-    if !t.deletefile || t.is_null() {
+pub fn finish(tg: &mut Target) {
+    close(tg);
+    let (t, be) = (&tg.plan.opts, tg.be);
+    if !t.deletefile {
         return;
     }
     if tg.info.block_device {
@@ -597,9 +603,9 @@ pub fn finish(tg: &mut Target, be: &dyn Backend) {
 
 /// Removes every file this run created for the target (after a failure
 /// or an interruption); says what it removed and what it could not.
-pub fn remove_created(tg: &mut Target, be: &dyn Backend) {
+pub fn remove_created(tg: &mut Target) {
     for f in std::mem::take(&mut tg.created) {
-        match be.unlink(&cpath(&f)) {
+        match tg.be.unlink(&cpath(&f)) {
             Ok(()) => tg.notes.push(format!(
                 "target {} ({f}): removed (created by this run, which did not complete; -keepfiles keeps it)",
                 tg.plan.index
