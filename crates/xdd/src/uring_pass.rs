@@ -139,9 +139,10 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
     let reqs = (0..plan.ops)
         .take_while(|&n| {
             !cx.ending()
-                && pacer
-                    .as_mut()
-                    .map_or(true, |p| p.wait_for_slot_unless(n, || cx.ending()))
+                && match pacer.as_mut() {
+                    Some(p) => p.wait_for_slot_unless(n, || cx.ending()),
+                    None => true,
+                }
         })
         .map(|n| Request {
             index: n,
