@@ -275,7 +275,7 @@ fn one_op<T: Transfer>(
         return more_allowed(cx);
     }
     if !read {
-        flush_if_due(cx, c, writes);
+        flush_if_due(st, cx, c, writes);
         return true;
     }
     match &st.verifier {
@@ -409,13 +409,21 @@ pub fn count(c: &mut Counts, read: bool, bytes: u64) {
 }
 
 /// -flushwrite N: fdatasync after every N writes (timed).
-pub(crate) fn flush_if_due(cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
+/// A failed flush is an error like a failed write: the data may be lost.
+pub(crate) fn flush_if_due(st: &mut QState, cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
     *writes += 1;
     let every = cx.plan.opts.flushwrite;
     if let (true, Some(h)) = (every > 0 && *writes % every == 0, cx.handle) {
         let t = mono_ns();
-        let _ = cx.backend.fdatasync(h);
+        let r = cx.backend.fdatasync(h);
         c.flush_ns += mono_ns() - t;
+        if let Err(e) = r {
+            let msg = format!(
+                "target {}: -flushwrite: fdatasync failed: {e}",
+                cx.plan.index
+            );
+            error(st, cx, c, msg, "fdatasync", e.raw_os_error());
+        }
     }
 }
 

@@ -59,6 +59,7 @@ pub fn run(
     progress.finished.store(true, Relaxed);
     let timed_out = mono_ns() >= sh.run_deadline_ns;
     let outcome = sh.state.outcome(timed_out.then_some(g.runtime_s));
+    let outcome = counted_errors(&targets, outcome);
     let keep = g.keepfiles || !matches!(outcome, Outcome::Error(_) | Outcome::Interrupted);
     for tg in &mut targets {
         finish(tg);
@@ -79,6 +80,24 @@ pub fn run(
         notes,
         outcome,
     ))
+}
+
+/// Every error is reported through the run state as it happens; should a
+/// counted error ever have missed it, the outcome still says error.
+fn counted_errors(targets: &[Target], outcome: Outcome) -> Outcome {
+    let failures: u64 = targets.iter().map(|t| t.info.failures).sum();
+    let errors: u64 = targets
+        .iter()
+        .flat_map(|t| &t.qthreads)
+        .map(|q| q.error_count)
+        .sum();
+    if outcome.is_failure() || failures + errors == 0 {
+        return outcome;
+    }
+    outcome.worst(Outcome::Error(Failure::other(
+        "io",
+        format!("{} errors counted", failures + errors),
+    )))
 }
 
 /// Each target's backend, by the name its plan chose.

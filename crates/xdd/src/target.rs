@@ -434,7 +434,7 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
     });
     let mut counts = Counts::default();
     qs.iter().for_each(|q| counts.merge_parallel(&q.counts));
-    end_of_pass_sync(tg, &mut counts);
+    end_of_pass_sync(tg, sh, &mut counts);
     let end = mono_ns();
     counts.elapsed_ns = end - start_ns;
     let rel = |t: u64| t.saturating_sub(sh.run_start_ns);
@@ -494,13 +494,16 @@ fn fault_injection(cx: &PassCtx, q: usize) {
 }
 
 /// -syncwrite: flush at the end of the pass; the time counts in the pass.
-fn end_of_pass_sync(tg: &Target, c: &mut Counts) {
+fn end_of_pass_sync(tg: &Target, sh: &RunShared, c: &mut Counts) {
     if let (true, Some(h)) = (tg.plan.opts.syncwrite && tg.plan.opts.writes(), tg.handle) {
         let t = mono_ns();
-        if tg.be.fsync(h).is_err() {
-            c.errors += 1;
-        }
+        let r = tg.be.fsync(h);
         c.flush_ns += mono_ns() - t;
+        if let Err(e) = r {
+            c.errors += 1;
+            sh.state
+                .error(|| Failure::io("fsync (-syncwrite)", Some(tg.path.clone()), &e));
+        }
     }
 }
 

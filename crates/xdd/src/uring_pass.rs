@@ -70,7 +70,7 @@ impl UringHooks for Hooks<'_, '_> {
                 return false;
             }
         } else if !read {
-            flush_if_due(cx, &mut self.c, &mut self.writes);
+            flush_if_due(self.st, cx, &mut self.c, &mut self.writes);
         }
         !cx.ending()
     }
