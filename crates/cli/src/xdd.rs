@@ -194,7 +194,7 @@ fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
         }
         match &o.output {
             Some(prefix) => {
-                let path = format!("{}.target.{i:04}.csv", prefix.display());
+                let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "csv");
                 open_output(std::path::Path::new(&path), o.append)
                     .and_then(|mut f| f.write_all(&text))
                     .with_context(|| format!("-timestamps output {path}"))?;
@@ -202,7 +202,7 @@ fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
             None => std::io::stdout().write_all(&text)?,
         }
         if let Some(prefix) = &o.dump {
-            let path = format!("{}.target.{i:04}.bin", prefix.display());
+            let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "bin");
             let f =
                 std::fs::File::create(&path).with_context(|| format!("-timestamps dump {path}"))?;
             write_dump(std::io::BufWriter::new(f), &ts.info, &ts.entries)

@@ -314,7 +314,8 @@ pub fn ts_options(plan: &TargetPlan, passes: u64) -> crate::timestamp::TsOptions
 fn seek_outputs(plan: &TargetPlan, info: &mut TargetInfo) -> Result<(), RunError> {
     let s = &plan.opts.seek;
     let pass = plan.seek.pass(1);
-    if let Some(f) = &s.save {
+    if let Some(name) = &s.save {
+        let f = &crate::outputs::seek_save_file(name, plan.index);
         let file = std::fs::File::create(f).map_err(|e| fail(plan, f, "-seek save", e))?;
         pass.save(std::io::BufWriter::new(file))
             .map_err(|e| fail(plan, f, "-seek save", e))?;
