@@ -115,21 +115,28 @@ type TargetOutput = (Vec<crate::results::TargetPass>, Vec<String>);
 /// error outcome (the others see the stop and leave their barrier).
 fn run_targets(targets: &mut [Target], sh: &RunShared) -> Vec<TargetOutput> {
     std::thread::scope(|s| {
-        let hs: Vec<_> = targets
-            .iter_mut()
-            .map(|tg| {
-                let i = tg.plan.index;
-                (i, s.spawn(move || run_target(tg, sh)))
-            })
-            .collect();
+        let mut hs = Vec::new();
+        for tg in targets.iter_mut() {
+            let i = tg.plan.index;
+            let b = std::thread::Builder::new().name(format!("xdd-target{i}"));
+            match b.spawn_scoped(s, move || run_target(tg, sh)) {
+                Ok(h) => hs.push(Some((i, h))),
+                Err(e) => {
+                    let why = format!("target {i} thread cannot start: {e}");
+                    sh.state.fail(Failure::other("worker", why));
+                    hs.push(None);
+                }
+            }
+        }
         hs.into_iter()
-            .map(|(i, h)| match h.join() {
-                Ok(r) => r,
-                Err(p) => {
+            .map(|h| match h.map(|(i, h)| (i, h.join())) {
+                Some((_, Ok(r))) => r,
+                Some((i, Err(p))) => {
                     let why = format!("target {i} thread panicked: {}", panic_text(&p));
                     sh.state.fail(Failure::other("worker", why));
                     (Vec::new(), Vec::new())
                 }
+                None => (Vec::new(), Vec::new()),
             })
             .collect()
     })

@@ -407,32 +407,7 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
         path: &tg.path,
         pass: pass as u32,
     };
-    let qs: Vec<QthreadPass> = std::thread::scope(|s| {
-        let hs: Vec<_> = tg
-            .qthreads
-            .iter_mut()
-            .map(|st| {
-                let cx = &cx;
-                let q = st.q;
-                let io = tg.io;
-                (q, s.spawn(move || qthread_main(st, cx, io, sh)))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|(q, h)| match h.join() {
-                Ok(r) => r,
-                Err(p) => {
-                    let why = format!(
-                        "target {} qthread {q} panicked: {}",
-                        plan.index,
-                        panic_text(&p)
-                    );
-                    sh.state.fail(Failure::other("worker", why));
-                    QthreadPass::default()
-                }
-            })
-            .collect()
-    });
+    let qs = run_qthreads(&mut tg.qthreads, tg.io, &cx, sh);
     let mut counts = Counts::default();
     qs.iter().for_each(|q| counts.merge_parallel(&q.counts));
     end_of_pass_sync(tg, sh, &mut counts);
@@ -457,6 +432,43 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
         counts,
         qthreads,
     }
+}
+
+/// One scoped thread per QThread for one pass. A QThread that cannot be
+/// started or that panics ends the run with an error; the others see the
+/// stop and end their pass.
+fn run_qthreads(
+    qthreads: &mut [QState],
+    io: &dyn IoPath,
+    cx: &PassCtx,
+    sh: &RunShared,
+) -> Vec<QthreadPass> {
+    let index = cx.plan.index;
+    std::thread::scope(|s| {
+        let mut hs = Vec::new();
+        for st in qthreads.iter_mut() {
+            let q = st.q;
+            let b = std::thread::Builder::new().name(format!("xdd-t{index}-q{q}"));
+            match b.spawn_scoped(s, move || qthread_main(st, cx, io, sh)) {
+                Ok(h) => hs.push((q, h)),
+                Err(e) => {
+                    let why = format!("target {index} qthread {q} cannot start: {e}");
+                    sh.state.fail(Failure::other("worker", why));
+                    cx.stop_pass();
+                    break;
+                }
+            }
+        }
+        hs.into_iter()
+            .map(|(q, h)| {
+                h.join().unwrap_or_else(|p| {
+                    let why = format!("target {index} qthread {q} panicked: {}", panic_text(&p));
+                    sh.state.fail(Failure::other("worker", why));
+                    QthreadPass::default()
+                })
+            })
+            .collect()
+    })
 }
 
 fn qthread_main(st: &mut QState, cx: &PassCtx, io: &dyn IoPath, sh: &RunShared) -> QthreadPass {
