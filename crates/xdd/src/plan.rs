@@ -147,7 +147,7 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
     Ok(TargetPlan {
         index: i,
         opts: t.clone(),
-        backend: if t.is_null() { "null" } else { "posix" },
+        backend: backend_name(t),
         ops,
         wrap,
         xfer_bytes: t.xfer_bytes(),
@@ -180,10 +180,10 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
 /// default, or an existing target's size when it is smaller (a read past
 /// the end would be a short transfer, a write would grow the file).
 fn timed_range_bytes(t: &TargetOpts) -> u64 {
-    let size = if t.is_null() || t.createnewfiles {
+    let size = if t.createnewfiles {
         0
     } else {
-        existing_size(&t.path)
+        existing_size(t)
     };
     if size >= t.xfer_bytes() {
         size.min(DEFAULT_TIMED_RANGE_BYTES)
@@ -192,23 +192,38 @@ fn timed_range_bytes(t: &TargetOpts) -> u64 {
     }
 }
 
-/// Size of an existing file or block device (0 when there is none).
-fn existing_size(path: &str) -> u64 {
-    use std::io::Seek;
-    use std::os::unix::fs::FileTypeExt;
-    let Ok(m) = std::fs::metadata(path) else {
+/// Size of an existing file or block device (0 when there is none),
+/// asked of the target's backend.
+fn existing_size(t: &TargetOpts) -> u64 {
+    let Ok(be) = iolab_backend::by_name(backend_name(t)) else {
         return 0;
     };
-    if m.is_file() {
-        return m.len();
+    let Ok(path) = std::ffi::CString::new(t.path.as_bytes()) else {
+        return 0;
+    };
+    match be.stat(&path) {
+        Ok(st) if st.is_file => st.size,
+        // A device's stat size is 0; its open handle knows the size.
+        Ok(st) if st.is_block_device => {
+            let Ok(h) = be.open(&path, iolab_backend::OpenOptions::read()) else {
+                return 0;
+            };
+            let size = be.fstat(h).map_or(0, |s| s.size);
+            let _ = be.close(h);
+            size
+        }
+        _ => 0,
     }
-    if m.file_type().is_block_device() {
-        // st_size is 0 for a device; its end is where seeking leads.
-        return std::fs::File::open(path)
-            .and_then(|mut f| f.seek(std::io::SeekFrom::End(0)))
-            .unwrap_or(0);
+}
+
+/// The backend a target runs on: XDD's `null` target is the null
+/// backend, every other target POSIX.
+fn backend_name(t: &TargetOpts) -> &'static str {
+    if t.is_null() {
+        "null"
+    } else {
+        "posix"
     }
-    0
 }
 
 /// `-seek stagger` spreads requests over `-seek range`; a range that
