@@ -119,7 +119,7 @@ fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
 
 fn run_and_report(cfg: &Config, p: &Plan) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(p.targets.len());
-    let (results, hb_failure) = std::thread::scope(|s| {
+    let (mut results, hb_failure) = std::thread::scope(|s| {
         let reporter = s.spawn(|| reporter(p, &progress));
         let r = iolab_xdd::run::run(p, cfg, &progress);
         progress.finished.store(true, Relaxed);
@@ -128,10 +128,11 @@ fn run_and_report(cfg: &Config, p: &Plan) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|_| Some(Failure::other("heartbeat", "the reporter thread panicked")));
         r.map(|r| (r, hb))
     })?;
-    let mut outcome = results.outcome.clone();
+    // A lost heartbeat file is part of how the run ended: in the JSON too.
     if let Some(f) = hb_failure {
-        outcome = outcome.worst(Outcome::Error(f));
+        results.outcome = results.outcome.clone().worst(Outcome::Error(f));
     }
+    let mut outcome = results.outcome.clone();
     // Every output is attempted even when one fails, so that as much as
     // possible of a run is kept; a failed write is an error outcome.
     for w in [write_reports, write_timestamps, write_errors] {
@@ -155,24 +156,28 @@ fn write_file(path: &str, text: &str, append: bool) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {path}"))
 }
 
+/// The text report, CSV, combined line and JSON. Each is attempted even
+/// when an earlier one failed; the first failure is returned.
 fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     let g = &r.config.global;
     let text = report::text::render(r);
+    let mut results = Vec::new();
     match &g.output {
-        Some(f) => write_file(f, &text, false).context("-output")?,
+        Some(f) => results.push(write_file(f, &text, false).context("-output")),
         None => print!("{text}"),
     }
     if let Some(f) = &g.csvout {
-        write_file(f, &report::csv::render(r), false).context("-csvout")?;
+        results.push(write_file(f, &report::csv::render(r), false).context("-csvout"));
     }
     if let Some(f) = &g.combinedout {
         let fresh = std::fs::metadata(f).map_or(true, |m| m.len() == 0);
-        write_file(f, &report::text::combined_only(r, fresh), true).context("-combinedout")?;
+        let t = report::text::combined_only(r, fresh);
+        results.push(write_file(f, &t, true).context("-combinedout"));
     }
     if let Some(f) = &g.json {
-        write_file(f, &report::json::render(r), false).context("--json")?;
+        results.push(write_file(f, &report::json::render(r), false).context("--json"));
     }
-    Ok(())
+    results.into_iter().collect()
 }
 
 /// -timestamps reports (PREFIX.target.NNNN.csv, or standard output) and

@@ -305,6 +305,14 @@ fn an_output_that_fails_after_the_run_is_exit_1() {
         );
         assert_eq!(code(&o), Some(1), "{opt}: {}", says(&o));
     }
+    // One output failing does not cost the others.
+    let o = xdd(
+        &s.root,
+        "-op write -target f -reqsize 1 -numreqs 4 -deletefile -output /dev/full --json r.json",
+    );
+    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    assert!(stderr(&o).contains("-output"), "{}", stderr(&o));
+    assert_eq!(json(&s.path("r.json"))["payload"]["combined"]["ops"], 4);
 }
 
 #[test]
