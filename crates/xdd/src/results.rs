@@ -390,4 +390,22 @@ mod tests {
         assert_eq!((a.ops(), a.bytes(), a.elapsed_ns), (3, 30, 7));
         assert_eq!((s.ops(), s.bytes(), s.elapsed_ns), (3, 30, 12));
     }
+
+    #[test]
+    fn compact_latency_keeps_every_figure() {
+        let mut live = Latency::live();
+        for v in [100, 2_000, 30_000, 30_000, 4_000_000] {
+            live.record(v);
+        }
+        let before = live.percentiles();
+        let mut kept = live.clone();
+        kept.compact();
+        assert!(matches!(kept, Latency::Kept(ref w) if w.buckets.len() <= 5));
+        assert_eq!(kept.percentiles(), before);
+        // Merging a kept form into another gives the same as live merges.
+        let mut a = Latency::default();
+        a.merge(&kept);
+        a.merge(&live);
+        assert_eq!((a.count(), a.max()), (10, 4_000_000));
+    }
 }
