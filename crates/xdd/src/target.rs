@@ -81,6 +81,9 @@ fn fail(plan: &TargetPlan, path: &str, what: &'static str, source: std::io::Erro
 
 /// Opens a target (never creating anything for a read-only target) and
 /// falls back from O_DIRECT with a note when the file system refuses it.
+/// Returns (handle, O_DIRECT used, created by this call). A missing file
+/// is created exclusively, so that a file someone else made meanwhile is
+/// never counted as ours (and never removed by our cleanup).
 fn open(
     be: &dyn Backend,
     plan: &TargetPlan,
@@ -88,33 +91,40 @@ fn open(
     notes: &mut Vec<String>,
 ) -> Result<(Handle, bool, bool), RunError> {
     let t = &plan.opts;
-    let writes = t.writes();
-    let exists = be.stat(&cpath(path)).is_ok();
+    let create = t.writes() && be.stat(&cpath(path)).is_err();
     let mut o = OpenOptions {
         read: true,
-        write: writes,
-        create: writes && !exists,
+        write: t.writes(),
+        create,
+        exclusive: create,
+        // O_DIRECT only where the backend has it (the null backend does not).
+        direct: t.dio && be.capabilities().direct_io,
         ..Default::default()
     };
-    // O_DIRECT only where the backend has it (the null backend does not).
-    o.direct = t.dio && be.capabilities().direct_io;
+    let what = if create { "create" } else { "open" };
     match be.open(&cpath(path), o) {
-        Ok(h) => Ok((h, o.direct, o.create)),
-        Err(e) if t.dio && e.raw_os_error() == Some(libc::EINVAL) => {
-            let fs = iolab_core::env::fs_info(std::path::Path::new(path)).fs_type;
-            notes.push(format!("target {} ({path}): -dio: O_DIRECT is not supported here (file system '{fs}': {e}); running with buffered I/O", plan.index));
-            o.direct = false;
+        Ok(h) => Ok((h, o.direct, create)),
+        Err(e) if create && e.raw_os_error() == Some(libc::EEXIST) => {
+            // Made by someone else since we looked: theirs, not ours.
+            o.create = false;
+            o.exclusive = false;
             let h = be
                 .open(&cpath(path), o)
                 .map_err(|e| fail(plan, path, "open", e))?;
-            Ok((h, false, o.create))
+            Ok((h, o.direct, false))
         }
-        Err(e) => Err(fail(
-            plan,
-            path,
-            if o.create { "create" } else { "open" },
-            e,
-        )),
+        Err(e) if o.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            let fs = iolab_core::env::fs_info(std::path::Path::new(path)).fs_type;
+            notes.push(format!("target {} ({path}): -dio: O_DIRECT is not supported here (file system '{fs}': {e}); running with buffered I/O", plan.index));
+            // Some file systems create the file before refusing O_DIRECT.
+            o.direct = false;
+            o.exclusive = false;
+            let h = be
+                .open(&cpath(path), o)
+                .map_err(|e| fail(plan, path, what, e))?;
+            Ok((h, false, create))
+        }
+        Err(e) => Err(fail(plan, path, what, e)),
     }
 }
 
