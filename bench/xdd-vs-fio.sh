@@ -90,7 +90,7 @@ EOF
 xdd_numbers() {
     python3 - "$work/xdd.json" <<'EOF'
 import json, sys
-c = json.load(open(sys.argv[1]))["combined"]
+c = json.load(open(sys.argv[1]))["payload"]["combined"]
 print(round(c["bytes"] / c["elapsed_s"]), c["ops"])
 EOF
 }

@@ -16,8 +16,10 @@
 //! be.rmdir(&p).unwrap();
 //! ```
 
+mod null;
 mod posix;
 
+pub use null::Null;
 pub use posix::Posix;
 use std::ffi::CStr;
 use std::io;
@@ -153,12 +155,13 @@ pub trait Backend: Send + Sync {
 }
 
 /// The backends built in, by the name users type.
-pub const NAMES: &[&str] = &["posix"];
+pub const NAMES: &[&str] = &["posix", "null"];
 
 /// Picks a backend by name; the error lists the names that exist.
 pub fn by_name(name: &str) -> Result<Box<dyn Backend>, UnknownBackend> {
     match name.to_ascii_lowercase().as_str() {
         "posix" => Ok(Box::new(Posix)),
+        "null" => Ok(Box::new(Null)),
         _ => Err(UnknownBackend(name.to_string())),
     }
 }

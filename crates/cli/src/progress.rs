@@ -9,6 +9,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// True under CI (`CI` set): no progress bar, whatever stderr is.
+pub fn ci() -> bool {
+    std::env::var_os("CI").is_some()
+}
+
 /// Observer and progress-bar owner for one test.
 pub struct Reporter<'a> {
     leader: bool,
@@ -32,8 +37,7 @@ impl<'a> Reporter<'a> {
 
     /// Runs `f` while a drawing thread shows progress on a terminal.
     pub fn run_while<R>(&self, f: impl FnOnce() -> R) -> R {
-        let show =
-            self.leader && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+        let show = self.leader && std::io::stderr().is_terminal() && !ci();
         if !show {
             return f();
         }

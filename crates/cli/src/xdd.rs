@@ -1,10 +1,13 @@
 //! `iolab xdd`: parse the XDD command line, run the engine, render the
 //! reports and write them where the options say. One reporter thread owns
 //! the terminal during the run (heartbeat lines or a progress bar).
-//! Exit status: 0 success, 1 the run saw I/O or verify errors, 2 bad usage
-//! or a refused target.
+//! Exit status (through `crate::exit`): 0 success or -runtime reached, 1
+//! the run saw an error (I/O, verify, a dead worker, an output that could
+//! not be written), 2 bad usage, a refused target or an output that cannot
+//! be written, 130 interrupted.
 
 use anyhow::Context;
+use iolab_core::{Failure, Outcome};
 use iolab_report::xdd as report;
 use iolab_xdd::config::{Action, Config};
 use iolab_xdd::error::RunError;
@@ -20,7 +23,7 @@ use std::time::Duration;
 
 fn usage_exit(prog: &str, msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("{prog}: {msg}");
-    ExitCode::from(crate::EXIT_USAGE)
+    crate::exit::usage()
 }
 
 /// Entry point of `iolab xdd` (and of the `xdd` link).
@@ -34,7 +37,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     }
     if strs.is_empty() {
         eprint!("{}", iolab_xdd::options::short_help());
-        return ExitCode::from(crate::EXIT_USAGE);
+        return crate::exit::usage();
     }
     let cfg = match parse(&strs) {
         Ok(Parsed::Run(c)) => *c,
@@ -45,6 +48,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Ok(p) => p,
         Err(e) => return usage_exit(prog, e),
     };
+    if let Err(e) = iolab_xdd::outputs::check(&cfg) {
+        return usage_exit(prog, e);
+    }
     if cfg.global.dryrun {
         return dry_run(&cfg, &p);
     }
@@ -55,11 +61,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 .downcast_ref::<RunError>()
                 .is_some_and(|r| matches!(r, RunError::Usage(_) | RunError::Refused(_)));
             eprintln!("{prog}: {e:#}");
-            ExitCode::from(if usage {
-                crate::EXIT_USAGE
+            if usage {
+                crate::exit::usage()
             } else {
-                crate::EXIT_IO
-            })
+                ExitCode::from(crate::exit::FAILED)
+            }
         }
     }
 }
@@ -113,28 +119,29 @@ fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
 
 fn run_and_report(cfg: &Config, p: &Plan) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(p.targets.len());
-    let results = std::thread::scope(|s| {
+    let (mut results, hb_failure) = std::thread::scope(|s| {
         let reporter = s.spawn(|| reporter(p, &progress));
         let r = iolab_xdd::run::run(p, cfg, &progress);
         progress.finished.store(true, Relaxed);
-        let _ = reporter.join();
-        r
+        let hb = reporter
+            .join()
+            .unwrap_or_else(|_| Some(Failure::other("heartbeat", "the reporter thread panicked")));
+        r.map(|r| (r, hb))
     })?;
-    write_reports(&results)?;
-    write_timestamps(&results)?;
-    write_errors(&results)?;
-    let early = results.stopped_early.as_deref().unwrap_or("");
-    if early.starts_with("interrupted") {
-        // As a shell reports a job ended by SIGINT; the partial results
-        // were written above.
-        return Ok(ExitCode::from(130));
+    // A lost heartbeat file is part of how the run ended: in the JSON too.
+    if let Some(f) = hb_failure {
+        results.outcome = results.outcome.clone().worst(Outcome::Error(f));
     }
-    let failed = results.error_count() > 0 || early.contains("error");
-    Ok(if failed {
-        ExitCode::from(crate::EXIT_IO)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let mut outcome = results.outcome.clone();
+    // Every output is attempted even when one fails, so that as much as
+    // possible of a run is kept; a failed write is an error outcome.
+    for w in [write_reports, write_timestamps, write_errors] {
+        if let Err(e) = w(&results) {
+            eprintln!("xdd: {e:#}");
+            outcome = outcome.worst(Outcome::Error(Failure::other("write", format!("{e:#}"))));
+        }
+    }
+    Ok(crate::exit::status(&outcome))
 }
 
 fn write_file(path: &str, text: &str, append: bool) -> anyhow::Result<()> {
@@ -149,24 +156,28 @@ fn write_file(path: &str, text: &str, append: bool) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {path}"))
 }
 
+/// The text report, CSV, combined line and JSON. Each is attempted even
+/// when an earlier one failed; the first failure is returned.
 fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     let g = &r.config.global;
     let text = report::text::render(r);
+    let mut results = Vec::new();
     match &g.output {
-        Some(f) => write_file(f, &text, false).context("-output")?,
+        Some(f) => results.push(write_file(f, &text, false).context("-output")),
         None => print!("{text}"),
     }
     if let Some(f) = &g.csvout {
-        write_file(f, &report::csv::render(r), false).context("-csvout")?;
+        results.push(write_file(f, &report::csv::render(r), false).context("-csvout"));
     }
     if let Some(f) = &g.combinedout {
         let fresh = std::fs::metadata(f).map_or(true, |m| m.len() == 0);
-        write_file(f, &report::text::combined_only(r, fresh), true).context("-combinedout")?;
+        let t = report::text::combined_only(r, fresh);
+        results.push(write_file(f, &t, true).context("-combinedout"));
     }
     if let Some(f) = &g.json {
-        write_file(f, &report::json::render(r), false).context("--json")?;
+        results.push(write_file(f, &report::json::render(r), false).context("--json"));
     }
-    Ok(())
+    results.into_iter().collect()
 }
 
 /// -timestamps reports (PREFIX.target.NNNN.csv, or standard output) and
@@ -188,7 +199,7 @@ fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
         }
         match &o.output {
             Some(prefix) => {
-                let path = format!("{}.target.{i:04}.csv", prefix.display());
+                let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "csv");
                 open_output(std::path::Path::new(&path), o.append)
                     .and_then(|mut f| f.write_all(&text))
                     .with_context(|| format!("-timestamps output {path}"))?;
@@ -196,7 +207,7 @@ fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
             None => std::io::stdout().write_all(&text)?,
         }
         if let Some(prefix) = &o.dump {
-            let path = format!("{}.target.{i:04}.bin", prefix.display());
+            let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "bin");
             let f =
                 std::fs::File::create(&path).with_context(|| format!("-timestamps dump {path}"))?;
             write_dump(std::io::BufWriter::new(f), &ts.info, &ts.entries)
@@ -232,13 +243,16 @@ fn write_errors(r: &RunResults) -> anyhow::Result<()> {
 }
 
 /// The one thread that talks to the terminal while the run goes on.
-fn reporter(p: &Plan, progress: &Progress) {
+/// Returns the first heartbeat file write that failed.
+fn reporter(p: &Plan, progress: &Progress) -> Option<Failure> {
     let hb = &p.global.heartbeat;
     if hb.interval_s > 0.0 {
-        heartbeat(p, progress);
-    } else if std::io::stderr().is_terminal() {
+        return heartbeat(p, progress);
+    }
+    if std::io::stderr().is_terminal() && !crate::progress::ci() {
         progress_bar(p, progress);
     }
+    None
 }
 
 fn samples(p: &Plan, progress: &Progress, now: u64) -> Vec<report::heartbeat::Sample> {
@@ -277,17 +291,31 @@ fn nap_until_or_finished(progress: &Progress, deadline_ns: u64) -> bool {
     !progress.finished.load(Relaxed)
 }
 
-fn heartbeat(p: &Plan, progress: &Progress) {
+/// Heartbeat lines on standard error, or CSV lines in one file per
+/// target (`-hb output PREFIX`: PREFIX.T0000.csv...). The files were
+/// checked before the run; a write that fails now is the run's error.
+fn heartbeat(p: &Plan, progress: &Progress) -> Option<Failure> {
     let hb = &p.global.heartbeat;
     let host = iolab_core::env::hostname();
-    let mut files: Vec<Option<std::fs::File>> = Vec::new();
+    let mut failure = None;
+    let mut note = |path: &str, e: std::io::Error| {
+        failure.get_or_insert_with(|| Failure::io("heartbeat output", Some(path.into()), &e));
+    };
+    let mut files: Vec<(String, Option<std::fs::File>)> = Vec::new();
     if let Some(prefix) = &hb.output {
         for i in 0..p.targets.len() {
-            let f = std::fs::File::create(format!("{prefix}.T{i:04}.csv")).ok();
-            if let Some(mut f) = f.as_ref() {
-                let _ = f.write_all(report::heartbeat::csv_header(hb).as_bytes());
+            let path = iolab_xdd::outputs::heartbeat_file(prefix, i);
+            let f = std::fs::File::create(&path).and_then(|mut f| {
+                f.write_all(report::heartbeat::csv_header(hb).as_bytes())?;
+                Ok(f)
+            });
+            match f {
+                Ok(f) => files.push((path, Some(f))),
+                Err(e) => {
+                    note(&path, e);
+                    files.push((path, None));
+                }
             }
-            files.push(f);
         }
     }
     let step = (hb.interval_s * 1e9) as u64;
@@ -306,14 +334,18 @@ fn heartbeat(p: &Plan, progress: &Progress) {
             eprint!("{}", report::heartbeat::line(hb, &host, &tod, el, &ss));
         }
         for s in &ss {
-            if let Some(Some(mut f)) = files.get(s.target).map(Option::as_ref) {
-                let _ = f.write_all(report::heartbeat::csv_line(hb, &host, &tod, el, s).as_bytes());
+            if let Some((path, Some(mut f))) = files.get(s.target).map(|(p, f)| (p, f.as_ref())) {
+                let line = report::heartbeat::csv_line(hb, &host, &tod, el, s);
+                if let Err(e) = f.write_all(line.as_bytes()) {
+                    note(path, e);
+                }
             }
         }
     }
     if files.is_empty() && !hb.lf {
         eprintln!();
     }
+    failure
 }
 
 fn progress_bar(p: &Plan, progress: &Progress) {

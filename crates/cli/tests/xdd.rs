@@ -386,13 +386,15 @@ fn output_files_csv_json_and_outputformat() {
     assert!(csv.contains("COMBINED,1,1,1,20480,10,"));
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.path("r.json")).unwrap()).unwrap();
-    assert_eq!(j["schema"], "iolab.xdd/1");
-    assert_eq!(j["combined"]["ops"], 10);
+    // The payload sits in the shared results envelope (schema 2).
+    assert_eq!(j["schema"], "iolab.xdd/2");
+    let p = &j["payload"];
+    assert_eq!(p["combined"]["ops"], 10);
     assert_eq!(
-        j["passes"][0]["targets"][0]["qthreads"][0]["figures"]["write_ops"],
+        p["passes"][0]["targets"][0]["qthreads"][0]["figures"]["write_ops"],
         10
     );
-    assert!(j["combined"]["latency_ns"]["p99_ns"].as_u64().is_some());
+    assert!(p["combined"]["latency_ns"]["p99_ns"].as_u64().is_some());
     ok(&xdd(
         &d,
         "-op write -target f -reqsize 2 -numreqs 10 -combinedout c.txt",
@@ -431,8 +433,8 @@ fn rwratio_and_null_target() {
         serde_json::from_str(&std::fs::read_to_string(d.path("j.json")).unwrap()).unwrap();
     assert_eq!(
         (
-            j["combined"]["read_ops"].as_u64(),
-            j["combined"]["write_ops"].as_u64()
+            j["payload"]["combined"]["read_ops"].as_u64(),
+            j["payload"]["combined"]["write_ops"].as_u64()
         ),
         (Some(25), Some(75))
     );
@@ -611,12 +613,12 @@ fn file_lifecycle_options() {
         &d,
         "-op write -target f -reqsize 1 -numreqs 4 -passes 2 -createnewfiles",
     ));
-    assert_eq!(d.entries(), ["f.1", "f.2"]);
+    assert_eq!(d.entries(), ["f.00000001", "f.00000002"]);
     ok(&xdd(
         &d,
         "-op write -target g -reqsize 1 -numreqs 4 -passes 2 -recreatefiles -reopen -deletefile",
     ));
-    assert_eq!(d.entries(), ["f.1", "f.2"]);
+    assert_eq!(d.entries(), ["f.00000001", "f.00000002"]);
     ok(&xdd(
         &d,
         "-op write -target h -reqsize 1 -numreqs 4 -preallocate 1m -syncwrite -flushwrite 2",

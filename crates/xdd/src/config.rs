@@ -72,6 +72,10 @@ pub struct GlobalOpts {
     pub percentcpu_absolute: bool,
     /// The command line as typed (for `-id commandline`).
     pub command_line: String,
+    /// Keep the files this run created even when it fails or is
+    /// interrupted (-keepfiles).
+    #[serde(default)]
+    pub keepfiles: bool,
 }
 
 impl Default for GlobalOpts {
@@ -108,6 +112,7 @@ impl Default for GlobalOpts {
             stoptriggers: Vec::new(),
             percentcpu_absolute: false,
             command_line: String::new(),
+            keepfiles: false,
         }
     }
 }

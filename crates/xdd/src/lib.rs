@@ -30,12 +30,17 @@ pub mod timestamp;
 pub mod uring;
 
 pub mod buffer;
+pub mod figures;
+pub mod gate;
+pub mod iopath;
+pub mod outputs;
 pub mod placement;
 pub mod plan;
 pub mod progress;
 pub mod qthread;
 pub mod results;
 pub mod run;
+pub mod runstate;
 pub mod safety;
 pub mod target;
 pub mod uring_pass;

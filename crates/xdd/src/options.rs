@@ -425,6 +425,10 @@ pub static OPTIONS: &[OptSpec] = &[
         help: "SCSI generic I/O: not supported",
         apply: |c, _, _| Err(c.err("not supported by iolab xdd (SCSI generic pass-through); use the block device with -dio")),
         example: "-sgio", check: Check::Err("not supported") },
+    OptSpec { name: "keepfiles", aliases: &[], per_target: false, args: "",
+        help: "keep the files this run created when it fails or is interrupted (by default they are removed)",
+        apply: |_, r, _| { r.global.keepfiles = true; Ok(()) },
+        example: "-keepfiles", check: Check::Ok(|c| c.global.keepfiles) },
 ];
 
 /// Help for one option (`-help NAME`), or None when no option has it.

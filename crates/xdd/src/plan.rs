@@ -1,8 +1,9 @@
 //! Stage three: from a validated config, everything each target needs to
 //! run, derived once: operations per pass, request sizes, the seek plan,
 //! the data pattern and verifier mode, the throttle schedule, and which
-//! coordination rules apply to it. Planning touches no file (except
-//! reading a -seek load list).
+//! coordination rules apply to it. Planning writes no file; it reads a
+//! -seek load list, and the size of an existing target when a pass is
+//! limited only by time (so that the cycled range stays inside it).
 
 use crate::config::{Config, GlobalOpts, TargetOpts};
 use crate::datapat::{DataPattern, VerifyMode};
@@ -21,6 +22,9 @@ pub struct TargetPlan {
     pub index: usize,
     /// Its options.
     pub opts: TargetOpts,
+    /// The backend it runs on, by name (`iolab_backend::by_name`): XDD's
+    /// `null` target is the null backend, everything else POSIX.
+    pub backend: &'static str,
     /// Operations per pass; u64::MAX when only a time limit ends a pass.
     pub ops: u64,
     /// Offsets repeat every `wrap` operations (time-limited runs).
@@ -117,11 +121,12 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
         let range = t
             .seek
             .range_blocks
-            .unwrap_or(DEFAULT_TIMED_RANGE_BYTES / t.blocksize);
+            .unwrap_or_else(|| timed_range_bytes(t) / t.blocksize);
         (range / t.reqsize).max(1)
     } else {
         ops
     };
+    stagger_fits(i, t)?;
     let seek = SeekPlan::new(&seek_config(t, wrap)?, i as u64)
         .map_err(|e| UsageError::new("seek", format!("target {i}: {e}")))?;
     let schedule = match t.throttle {
@@ -142,6 +147,7 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
     Ok(TargetPlan {
         index: i,
         opts: t.clone(),
+        backend: backend_name(t),
         ops,
         wrap,
         xfer_bytes: t.xfer_bytes(),
@@ -168,6 +174,71 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
             .map(|s| (s.from, s.when))
             .collect(),
     })
+}
+
+/// The range a time-limited pass cycles over without `-seek range`: the
+/// default, or an existing target's size when it is smaller (a read past
+/// the end would be a short transfer, a write would grow the file).
+fn timed_range_bytes(t: &TargetOpts) -> u64 {
+    let size = if t.createnewfiles {
+        0
+    } else {
+        existing_size(t)
+    };
+    if size >= t.xfer_bytes() {
+        size.min(DEFAULT_TIMED_RANGE_BYTES)
+    } else {
+        DEFAULT_TIMED_RANGE_BYTES
+    }
+}
+
+/// Size of an existing file or block device (0 when there is none),
+/// asked of the target's backend.
+fn existing_size(t: &TargetOpts) -> u64 {
+    let Ok(be) = iolab_backend::by_name(backend_name(t)) else {
+        return 0;
+    };
+    let Ok(path) = std::ffi::CString::new(t.path.as_bytes()) else {
+        return 0;
+    };
+    match be.stat(&path) {
+        Ok(st) if st.is_file => st.size,
+        // A device's stat size is 0; its open handle knows the size.
+        Ok(st) if st.is_block_device => {
+            let Ok(h) = be.open(&path, iolab_backend::OpenOptions::read()) else {
+                return 0;
+            };
+            let size = be.fstat(h).map_or(0, |s| s.size);
+            let _ = be.close(h);
+            size
+        }
+        _ => 0,
+    }
+}
+
+/// The backend a target runs on: XDD's `null` target is the null
+/// backend, every other target POSIX.
+fn backend_name(t: &TargetOpts) -> &'static str {
+    if t.is_null() {
+        "null"
+    } else {
+        "posix"
+    }
+}
+
+/// `-seek stagger` spreads requests over `-seek range`; a range that
+/// cannot hold one request is refused, as it is for `-seek random`.
+fn stagger_fits(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    match t.seek.range_blocks {
+        Some(r) if t.seek.pattern == SeekPattern::Stagger && r < t.reqsize => Err(UsageError::new(
+            "seek",
+            format!(
+                "target {i}: -seek range {r} blocks is smaller than -reqsize {} blocks, so stagger cannot place a request; raise -seek range",
+                t.reqsize
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn seek_config(t: &TargetOpts, wrap: u64) -> Result<SeekConfig, UsageError> {

@@ -6,14 +6,17 @@
 use crate::buffer::IoBuffer;
 use crate::config::GlobalOpts;
 use crate::datapat::Verifier;
+use crate::iopath::Transfer;
 use crate::plan::TargetPlan;
 use crate::progress::{wait_until, Progress};
 use crate::results::Counts;
+use crate::runstate::RunState;
 use crate::seek::PassSeeks;
 use crate::throttle::Pacer;
 use crate::values::{Measure, Op, Ordering};
 use iolab_backend::{Backend, Handle};
 use iolab_core::clock::mono_ns;
+use iolab_core::Failure;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
 /// Slow operations remembered per QThread for -reportthreshold.
@@ -74,8 +77,10 @@ pub struct PassCtx<'a> {
     pub deadline_ns: u64,
     /// Everyone's progress.
     pub progress: &'a Progress,
-    /// Run-wide stop (-runtime, -stoponerror).
-    pub run_stop: &'a AtomicBool,
+    /// Run-wide stop and failure (-stoponerror, a dead worker, ENOSPC).
+    pub run: &'a RunState,
+    /// The path of the target file this pass (for error outcomes).
+    pub path: &'a str,
     /// Pass number, from 1.
     pub pass: u32,
 }
@@ -85,8 +90,7 @@ impl PassCtx<'_> {
     #[inline]
     pub fn ending(&self) -> bool {
         self.shared.stop.load(Relaxed)
-            || self.run_stop.load(Relaxed)
-            || iolab_core::stop::requested()
+            || self.run.stopping()
             || (self.deadline_ns != u64::MAX && mono_ns() >= self.deadline_ns)
     }
 
@@ -96,9 +100,12 @@ impl PassCtx<'_> {
     }
 }
 
-/// Runs one QThread through one pass.
-pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
-    let mut c = Counts::default();
+/// Runs one QThread through one pass, moving data with `io`.
+pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
+    let mut c = Counts {
+        latency: crate::results::Latency::live(),
+        ..Default::default()
+    };
     if cx.plan.opts.reportthreshold_s > 0.0 {
         // Reserved up front so that recording a slow op never allocates.
         c.slow_ops.reserve(SLOW_OPS_KEPT);
@@ -113,9 +120,11 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
             break;
         }
         if let Some(p) = pacer.as_mut() {
-            p.wait_for_slot(n);
+            if !p.wait_for_slot_unless(n, || cx.ending()) {
+                break;
+            }
         }
-        if !one_op(st, cx, n, &mut c, &mut writes) {
+        if !one_op(st, cx, io, n, &mut c, &mut writes) {
             cx.stop_pass();
             break;
         }
@@ -228,12 +237,19 @@ fn grants(master: &crate::progress::TargetProgress, when: Measure, now: u64) -> 
 }
 
 /// Issues operation `n`; false when the pass must end (-maxerrors).
-fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u64) -> bool {
+fn one_op<T: Transfer>(
+    st: &mut QState,
+    cx: &PassCtx,
+    io: &T,
+    n: u64,
+    c: &mut Counts,
+    writes: &mut u64,
+) -> bool {
     let plan = cx.plan;
     let len = plan.op_bytes(n) as usize;
     let offset = cx.seeks.offset(n % plan.wrap);
     let read = plan.is_read(n);
-    let (r, t0, t1) = issue(st, cx, c, n, read, offset, len);
+    let (r, t0, t1) = issue(st, cx, io, c, n, read, offset, len);
     timing(c, cx, n, offset, t0, t1);
     if let Some(ts) = st.ts.as_mut() {
         let done = r.as_ref().map_or(0, |k| *k);
@@ -247,7 +263,7 @@ fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u6
                 "target {} op {n}: {what} of {len} bytes at offset {offset} failed: {e}",
                 plan.index
             );
-            error(st, cx, c, msg);
+            error(st, cx, c, msg, what, e.raw_os_error());
             return more_allowed(cx);
         }
     };
@@ -255,11 +271,11 @@ fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u6
     cx.progress.targets[plan.index].add(done as u64);
     if done < len {
         let msg = format!("target {} op {n}: {what} moved {done} of {len} bytes at offset {offset} (end of file?)", plan.index);
-        error(st, cx, c, msg);
+        error(st, cx, c, msg, what, None);
         return more_allowed(cx);
     }
     if !read {
-        flush_if_due(cx, c, writes);
+        flush_if_due(st, cx, c, writes);
         return true;
     }
     match &st.verifier {
@@ -275,9 +291,10 @@ fn one_op(st: &mut QState, cx: &PassCtx, n: u64, c: &mut Counts, writes: &mut u6
 /// the transfer: (result, start ns, end ns).
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn issue(
+fn issue<T: Transfer>(
     st: &mut QState,
     cx: &PassCtx,
+    io: &T,
     c: &mut Counts,
     n: u64,
     read: bool,
@@ -295,11 +312,7 @@ fn issue(
         cx.shared.issued.store(n + 1, Release);
     }
     let t0 = mono_ns();
-    let r = match (plan.opts.op, cx.handle) {
-        (Op::Noop, _) | (_, None) => Ok(len),
-        (_, Some(h)) if read => cx.backend.read_at(h, buf, offset),
-        (_, Some(h)) => cx.backend.write_at(h, buf, offset),
-    };
+    let r = io.transfer(cx, buf, offset, read);
     let t1 = mono_ns();
     if plan.opts.ordering == Ordering::Serial {
         cx.shared.completed.store(n + 1, Release);
@@ -342,9 +355,9 @@ pub(crate) fn verified(
         .or(m.first_bad_offset);
     let first = m.first_bad_offset.unwrap_or(offset);
     let msg = format!("target {} op {n}: -verify found {} bad units in the data read at offset {offset}; first bad byte at offset {first}", cx.plan.index, m.bad_units);
-    note_error(st, cx, msg);
+    note_error(st, cx, msg, "verify", None);
     if cx.global.stoponerror {
-        cx.run_stop.store(true, Relaxed);
+        cx.run.request_stop();
     }
     more_allowed(cx)
 }
@@ -396,26 +409,65 @@ pub fn count(c: &mut Counts, read: bool, bytes: u64) {
 }
 
 /// -flushwrite N: fdatasync after every N writes (timed).
-pub(crate) fn flush_if_due(cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
+/// A failed flush is an error like a failed write: the data may be lost.
+pub(crate) fn flush_if_due(st: &mut QState, cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
     *writes += 1;
     let every = cx.plan.opts.flushwrite;
     if let (true, Some(h)) = (every > 0 && *writes % every == 0, cx.handle) {
         let t = mono_ns();
-        let _ = cx.backend.fdatasync(h);
+        let r = cx.backend.fdatasync(h);
         c.flush_ns += mono_ns() - t;
+        if let Err(e) = r {
+            let msg = format!(
+                "target {}: -flushwrite: fdatasync failed: {e}",
+                cx.plan.index
+            );
+            error(st, cx, c, msg, "fdatasync", e.raw_os_error());
+        }
     }
 }
 
-pub(crate) fn error(st: &mut QState, cx: &PassCtx, c: &mut Counts, msg: String) {
+/// Counts a failed or short operation. Running out of space ends the
+/// run: every later write would fail the same way.
+pub(crate) fn error(
+    st: &mut QState,
+    cx: &PassCtx,
+    c: &mut Counts,
+    msg: String,
+    op: &'static str,
+    errno: Option<i32>,
+) {
     c.errors += 1;
-    note_error(st, cx, msg);
+    if errno == Some(libc::ENOSPC) {
+        cx.run.fail(failure(cx, op, errno, &msg));
+        cx.stop_pass();
+    }
+    note_error(st, cx, msg, op, errno);
     if cx.global.stoponerror {
-        cx.run_stop.store(true, Relaxed);
+        cx.run.request_stop();
     }
 }
 
-pub(crate) fn note_error(st: &mut QState, cx: &PassCtx, msg: String) {
+fn failure(cx: &PassCtx, op: &str, errno: Option<i32>, msg: &str) -> Failure {
+    Failure {
+        op: op.to_string(),
+        path: Some(cx.path.to_string()),
+        errno,
+        message: msg.to_string(),
+    }
+}
+
+/// Keeps the message (up to -maxerrorstoprint) and tells the run an
+/// error happened, so that its outcome is an error.
+pub(crate) fn note_error(
+    st: &mut QState,
+    cx: &PassCtx,
+    msg: String,
+    op: &'static str,
+    errno: Option<i32>,
+) {
     st.error_count += 1;
+    cx.run.error(|| failure(cx, op, errno, &msg));
     if (st.messages.len() as u64) < cx.global.maxerrorstoprint {
         st.messages.push(msg);
     }

@@ -5,7 +5,102 @@
 
 use crate::config::Config;
 use iolab_core::env::HostInfo;
+use iolab_core::stats::{HistogramWire, Percentiles};
 use iolab_core::Histogram;
+
+/// Service-time histogram of a span. While a QThread records into it it
+/// is the full (fixed-size, allocation-free) histogram; once a pass is
+/// over it is kept in the sparse form (only the non-empty buckets), so
+/// that a run's memory does not grow with its number of passes.
+#[derive(Debug, Clone)]
+pub enum Latency {
+    /// Being recorded into: about 43 KiB.
+    Live(Histogram),
+    /// Kept for the report: a few hundred bytes.
+    Kept(HistogramWire),
+}
+
+impl Default for Latency {
+    /// Empty and compact: allocates nothing until a value is recorded.
+    fn default() -> Self {
+        Latency::Kept(HistogramWire::default())
+    }
+}
+
+impl Latency {
+    /// A histogram ready for recording without allocating later.
+    pub fn live() -> Self {
+        Latency::Live(Histogram::new())
+    }
+
+    /// Records one value (turning a kept form live first).
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.live_mut().record(v);
+    }
+
+    fn live_mut(&mut self) -> &mut Histogram {
+        if let Latency::Kept(w) = self {
+            *self = Latency::Live(Histogram::from_wire(w));
+        }
+        match self {
+            Latency::Live(h) => h,
+            // Just made live above.
+            Latency::Kept(_) => unreachable!(),
+        }
+    }
+
+    /// The full histogram (rebuilt from the kept form when needed).
+    pub fn histogram(&self) -> std::borrow::Cow<'_, Histogram> {
+        match self {
+            Latency::Live(h) => std::borrow::Cow::Borrowed(h),
+            Latency::Kept(w) => std::borrow::Cow::Owned(Histogram::from_wire(w)),
+        }
+    }
+
+    /// Adds every value of `o`.
+    pub fn merge(&mut self, o: &Latency) {
+        if o.count() > 0 {
+            let h = o.histogram();
+            self.live_mut().merge(&h);
+        }
+    }
+
+    /// Switches to the compact form.
+    pub fn compact(&mut self) {
+        if let Latency::Live(h) = self {
+            *self = Latency::Kept(h.to_wire());
+        }
+    }
+
+    /// Values recorded.
+    pub fn count(&self) -> u64 {
+        match self {
+            Latency::Live(h) => h.count(),
+            Latency::Kept(w) => w.count,
+        }
+    }
+
+    /// Mean value (0 when empty).
+    pub fn mean(&self) -> f64 {
+        self.histogram().mean()
+    }
+
+    /// Largest value.
+    pub fn max(&self) -> u64 {
+        self.histogram().max()
+    }
+
+    /// Value at quantile `q`.
+    pub fn percentile(&self, q: f64) -> u64 {
+        self.histogram().percentile(q)
+    }
+
+    /// The standard percentiles.
+    pub fn percentiles(&self) -> Percentiles {
+        self.histogram().percentiles()
+    }
+}
 
 /// Counters of one QThread, target or run over some span.
 #[derive(Debug, Clone, Default)]
@@ -43,7 +138,7 @@ pub struct Counts {
     /// Operations slower than -reportthreshold: (op, offset, ns).
     pub slow_ops: Vec<(u64, u64, u64)>,
     /// Service time of every operation, ns.
-    pub latency: Histogram,
+    pub latency: Latency,
 }
 
 impl Counts {
@@ -90,6 +185,11 @@ impl Counts {
         } else {
             self.first_op_ns.min(o.first_op_ns.max(1))
         };
+    }
+
+    /// Keeps the latency histogram in its compact form (end of a pass).
+    pub fn compact(&mut self) {
+        self.latency.compact();
     }
 
     /// Merges spans that ran one after another (passes): elapsed adds up.
@@ -219,8 +319,22 @@ pub struct RunResults {
     pub notes: Vec<String>,
     /// Error messages, at most -maxerrorstoprint of them.
     pub error_messages: Vec<String>,
-    /// Ended early by Ctrl-C, -runtime or -stoponerror.
-    pub stopped_early: Option<String>,
+    /// Peak resident memory of the process at the end of the run (VmHWM
+    /// of /proc/self/status), bytes; 0 when unknown.
+    pub peak_rss_bytes: u64,
+    /// How the run ended: completed, interrupted (Ctrl-C, SIGTERM),
+    /// -runtime reached, or an error (the first, with op, path, errno).
+    pub outcome: iolab_core::Outcome,
+}
+
+/// The process's peak resident memory (VmHWM), bytes; 0 when unknown.
+pub fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
 }
 
 impl RunResults {
@@ -275,5 +389,23 @@ mod tests {
         a.merge_parallel(&b);
         assert_eq!((a.ops(), a.bytes(), a.elapsed_ns), (3, 30, 7));
         assert_eq!((s.ops(), s.bytes(), s.elapsed_ns), (3, 30, 12));
+    }
+
+    #[test]
+    fn compact_latency_keeps_every_figure() {
+        let mut live = Latency::live();
+        for v in [100, 2_000, 30_000, 30_000, 4_000_000] {
+            live.record(v);
+        }
+        let before = live.percentiles();
+        let mut kept = live.clone();
+        kept.compact();
+        assert!(matches!(kept, Latency::Kept(ref w) if w.buckets.len() <= 5));
+        assert_eq!(kept.percentiles(), before);
+        // Merging a kept form into another gives the same as live merges.
+        let mut a = Latency::default();
+        a.merge(&kept);
+        a.merge(&live);
+        assert_eq!((a.count(), a.max()), (10, 4_000_000));
     }
 }

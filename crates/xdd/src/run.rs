@@ -4,14 +4,15 @@
 //! and the results are assembled into plain report data.
 
 use crate::error::RunError;
+use crate::gate::Gate;
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::results::RunResults;
-use crate::target::{close, finish, prepare, run_target, RunShared, Target};
-use iolab_backend::Posix;
+use crate::target::{finish, panic_text, prepare, remove_created, run_target, RunShared, Target};
+use iolab_backend::Backend;
 use iolab_core::clock::{mono_ns, wall_ns};
+use iolab_core::{Failure, Outcome};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Barrier;
 
 /// Runs `plan`, publishing live progress in `progress` (which must have
 /// one entry per target). Never prints.
@@ -20,7 +21,7 @@ pub fn run(
     cfg: &crate::config::Config,
     progress: &Progress,
 ) -> Result<RunResults, RunError> {
-    let backend = Posix;
+    let backends = backends(plan)?;
     let g = &plan.global;
     let host = iolab_core::env::host_info();
     let mut notes = Vec::new();
@@ -37,10 +38,9 @@ pub fn run(
     let run_start_ns = mono_ns();
     let sh = RunShared {
         global: g,
-        backend: &backend,
         progress,
-        barrier: Barrier::new(plan.targets.len()),
-        stop: Default::default(),
+        gate: Gate::new(plan.targets.len()),
+        state: Default::default(),
         run_start_ns,
         run_deadline_ns: if g.runtime_s > 0.0 {
             run_start_ns + (g.runtime_s * 1e9) as u64
@@ -49,26 +49,24 @@ pub fn run(
         },
         cpus: host.cpus,
     };
-    let mut targets = prepare_all(plan, &sh)?;
+    let mut targets = prepare_all(plan, &backends, &sh)?;
     for (t, p) in plan.targets.iter().zip(&progress.targets) {
         p.planned_ops.store(t.ops, Relaxed);
     }
     progress.run_start_ns.store(run_start_ns, Relaxed);
     let start_wall_ns = wall_ns();
-    let outcome: Vec<_> = std::thread::scope(|s| {
-        let hs: Vec<_> = targets
-            .iter_mut()
-            .map(|tg| {
-                let sh = &sh;
-                s.spawn(move || run_target(tg, sh))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+    let per_target = run_targets(&mut targets, &sh);
     progress.finished.store(true, Relaxed);
-    targets.iter_mut().for_each(|tg| finish(tg, &backend));
+    let timed_out = mono_ns() >= sh.run_deadline_ns;
+    let outcome = sh.state.outcome(timed_out.then_some(g.runtime_s));
+    let outcome = counted_errors(&targets, outcome);
+    let keep = g.keepfiles || !matches!(outcome, Outcome::Error(_) | Outcome::Interrupted);
+    for tg in &mut targets {
+        finish(tg);
+        if !keep {
+            remove_created(tg);
+        }
+    }
     if g.processlock {
         crate::placement::unlock_process();
     }
@@ -78,31 +76,91 @@ pub fn run(
         host,
         start_wall_ns,
         targets,
-        outcome,
+        per_target,
         notes,
-        &sh,
+        outcome,
     ))
+}
+
+/// Every error is reported through the run state as it happens; should a
+/// counted error ever have missed it, the outcome still says error.
+fn counted_errors(targets: &[Target], outcome: Outcome) -> Outcome {
+    let failures: u64 = targets.iter().map(|t| t.info.failures).sum();
+    let errors: u64 = targets
+        .iter()
+        .flat_map(|t| &t.qthreads)
+        .map(|q| q.error_count)
+        .sum();
+    if outcome.is_failure() || failures + errors == 0 {
+        return outcome;
+    }
+    outcome.worst(Outcome::Error(Failure::other(
+        "io",
+        format!("{} errors counted", failures + errors),
+    )))
+}
+
+/// Each target's backend, by the name its plan chose.
+fn backends(plan: &Plan) -> Result<Vec<Box<dyn Backend>>, RunError> {
+    plan.targets
+        .iter()
+        .map(|t| iolab_backend::by_name(t.backend).map_err(|e| RunError::Refused(e.to_string())))
+        .collect()
+}
+
+/// What one target thread returns: its passes and error messages.
+type TargetOutput = (Vec<crate::results::TargetPass>, Vec<String>);
+
+/// One thread per target. A thread that panics ends the run with an
+/// error outcome (the others see the stop and leave their barrier).
+fn run_targets(targets: &mut [Target], sh: &RunShared) -> Vec<TargetOutput> {
+    std::thread::scope(|s| {
+        let mut hs = Vec::new();
+        for tg in targets.iter_mut() {
+            let i = tg.plan.index;
+            let b = std::thread::Builder::new().name(format!("xdd-target{i}"));
+            match b.spawn_scoped(s, move || run_target(tg, sh)) {
+                Ok(h) => hs.push(Some((i, h))),
+                Err(e) => {
+                    let why = format!("target {i} thread cannot start: {e}");
+                    sh.state.fail(Failure::other("worker", why));
+                    hs.push(None);
+                }
+            }
+        }
+        hs.into_iter()
+            .map(|h| match h.map(|(i, h)| (i, h.join())) {
+                Some((_, Ok(r))) => r,
+                Some((i, Err(p))) => {
+                    let why = format!("target {i} thread panicked: {}", panic_text(&p));
+                    sh.state.fail(Failure::other("worker", why));
+                    (Vec::new(), Vec::new())
+                }
+                None => (Vec::new(), Vec::new()),
+            })
+            .collect()
+    })
 }
 
 /// Prepares every target; on failure closes the ones already opened and
 /// removes files this run created.
-fn prepare_all<'a>(plan: &'a Plan, sh: &RunShared) -> Result<Vec<Target<'a>>, RunError> {
+fn prepare_all<'a>(
+    plan: &'a Plan,
+    backends: &'a [Box<dyn Backend>],
+    sh: &RunShared,
+) -> Result<Vec<Target<'a>>, RunError> {
     let mut out: Vec<Target> = Vec::new();
     let mut ordinal = 0;
-    for tp in &plan.targets {
-        match prepare(tp, sh, ordinal) {
+    for (tp, be) in plan.targets.iter().zip(backends) {
+        match prepare(tp, be.as_ref(), sh, ordinal) {
             Ok(t) => {
                 ordinal += t.qthreads.len();
                 out.push(t)
             }
             Err(e) => {
                 for mut t in out {
-                    let created = t.created;
-                    let path = t.path.clone();
-                    close(&mut t, sh.backend);
-                    if created {
-                        let _ = std::fs::remove_file(path);
-                    }
+                    crate::target::close(&mut t);
+                    remove_created(&mut t);
                 }
                 return Err(e);
             }
@@ -118,14 +176,14 @@ fn assemble(
     host: iolab_core::env::HostInfo,
     start_wall_ns: u64,
     targets: Vec<Target>,
-    outcome: Vec<(Vec<crate::results::TargetPass>, Vec<String>)>,
+    per_target: Vec<TargetOutput>,
     mut notes: Vec<String>,
-    sh: &RunShared,
+    outcome: Outcome,
 ) -> RunResults {
     let g = &plan.global;
     let mut passes: Vec<Vec<_>> = vec![Vec::new(); g.passes as usize];
     let mut error_messages = Vec::new();
-    for (tps, msgs) in outcome {
+    for (tps, msgs) in per_target {
         for tp in tps {
             passes[(tp.pass - 1) as usize].push(tp);
         }
@@ -138,15 +196,6 @@ fn assemble(
         notes.extend(t.notes);
         infos.push(t.info);
     }
-    let stopped_early = if iolab_core::stop::requested() {
-        Some("interrupted (Ctrl-C)".to_string())
-    } else if sh.stop.load(Relaxed) {
-        Some("stopped after an error (-stoponerror or a failed file operation)".to_string())
-    } else if mono_ns() >= sh.run_deadline_ns {
-        Some(format!("-runtime {} seconds reached", g.runtime_s))
-    } else {
-        None
-    };
     RunResults {
         config: cfg.clone(),
         host,
@@ -157,6 +206,7 @@ fn assemble(
         targets: infos,
         notes,
         error_messages,
-        stopped_early,
+        peak_rss_bytes: crate::results::peak_rss_bytes(),
+        outcome,
     }
 }

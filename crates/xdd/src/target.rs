@@ -7,25 +7,32 @@ use crate::buffer::IoBuffer;
 use crate::config::GlobalOpts;
 use crate::datapat::Verifier;
 use crate::error::RunError;
+use crate::gate::Gate;
+use crate::iopath::IoPath;
 use crate::placement;
 use crate::plan::TargetPlan;
 use crate::progress::{wait_until, Progress};
-use crate::qthread::{run_pass, PassCtx, PassShared, QState};
+use crate::qthread::{PassCtx, PassShared, QState};
 use crate::results::{Counts, QthreadPass, TargetInfo, TargetPass};
+use crate::runstate::RunState;
 use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::clock::mono_ns;
+use iolab_core::Failure;
 use std::ffi::CString;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Barrier;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 /// A target ready to run: file open, buffers filled.
 pub struct Target<'a> {
     /// Its plan.
     pub plan: &'a TargetPlan,
+    /// The backend its file lives on.
+    pub be: &'a dyn Backend,
+    /// How its requests reach the backend.
+    pub io: &'static dyn IoPath,
     /// The path of the current pass's file.
     pub path: String,
-    /// Open handle (None for `null`).
+    /// Open handle (None between per-pass files).
     pub handle: Option<Handle>,
     /// QThread states.
     pub qthreads: Vec<QState>,
@@ -33,22 +40,24 @@ pub struct Target<'a> {
     pub info: TargetInfo,
     /// Things to tell the user.
     pub notes: Vec<String>,
-    /// The target file was created by this run.
-    pub created: bool,
+    /// Files this run created, oldest first: removed when the run fails
+    /// or is interrupted (unless -keepfiles), never any other file.
+    pub created: Vec<String>,
+    /// The target file was there before the run (a recreated file of the
+    /// user's stays theirs).
+    pub existed_before: bool,
 }
 
 /// What the target threads share.
 pub struct RunShared<'a> {
     /// Run-wide options.
     pub global: &'a GlobalOpts,
-    /// The backend.
-    pub backend: &'a dyn Backend,
     /// Everyone's progress.
     pub progress: &'a Progress,
-    /// Start-of-pass barrier for all targets.
-    pub barrier: Barrier,
-    /// Run-wide stop.
-    pub stop: AtomicBool,
+    /// Start-of-pass barrier for all targets; gives up when the run stops.
+    pub gate: Gate,
+    /// Run-wide stop, failure and first error.
+    pub state: RunState,
     /// Monotonic run start, ns.
     pub run_start_ns: u64,
     /// Monotonic end of -runtime (u64::MAX = none).
@@ -72,6 +81,9 @@ fn fail(plan: &TargetPlan, path: &str, what: &'static str, source: std::io::Erro
 
 /// Opens a target (never creating anything for a read-only target) and
 /// falls back from O_DIRECT with a note when the file system refuses it.
+/// Returns (handle, O_DIRECT used, created by this call). A missing file
+/// is created exclusively, so that a file someone else made meanwhile is
+/// never counted as ours (and never removed by our cleanup).
 fn open(
     be: &dyn Backend,
     plan: &TargetPlan,
@@ -79,40 +91,55 @@ fn open(
     notes: &mut Vec<String>,
 ) -> Result<(Handle, bool, bool), RunError> {
     let t = &plan.opts;
-    let writes = t.writes();
-    let exists = be.stat(&cpath(path)).is_ok();
+    let create = t.writes() && be.stat(&cpath(path)).is_err();
     let mut o = OpenOptions {
         read: true,
-        write: writes,
-        create: writes && !exists,
+        write: t.writes(),
+        create,
+        exclusive: create,
+        // O_DIRECT only where the backend has it (the null backend does not).
+        direct: t.dio && be.capabilities().direct_io,
         ..Default::default()
     };
-    o.direct = t.dio;
+    let what = if create { "create" } else { "open" };
     match be.open(&cpath(path), o) {
-        Ok(h) => Ok((h, o.direct, o.create)),
-        Err(e) if t.dio && e.raw_os_error() == Some(libc::EINVAL) => {
-            let fs = iolab_core::env::fs_info(std::path::Path::new(path)).fs_type;
-            notes.push(format!("target {} ({path}): -dio: O_DIRECT is not supported here (file system '{fs}': {e}); running with buffered I/O", plan.index));
-            o.direct = false;
+        Ok(h) => Ok((h, o.direct, create)),
+        Err(e) if create && e.raw_os_error() == Some(libc::EEXIST) => {
+            // Made by someone else since we looked: theirs, not ours.
+            o.create = false;
+            o.exclusive = false;
             let h = be
                 .open(&cpath(path), o)
                 .map_err(|e| fail(plan, path, "open", e))?;
-            Ok((h, false, o.create))
+            Ok((h, o.direct, false))
         }
-        Err(e) => Err(fail(
-            plan,
-            path,
-            if o.create { "create" } else { "open" },
-            e,
-        )),
+        Err(e) if o.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            let fs = iolab_core::env::fs_info(std::path::Path::new(path)).fs_type;
+            notes.push(format!("target {} ({path}): -dio: O_DIRECT is not supported here (file system '{fs}': {e}); running with buffered I/O", plan.index));
+            // Some file systems create the file before refusing O_DIRECT.
+            o.direct = false;
+            o.exclusive = false;
+            let h = be
+                .open(&cpath(path), o)
+                .map_err(|e| fail(plan, path, what, e))?;
+            Ok((h, false, create))
+        }
+        Err(e) => Err(fail(plan, path, what, e)),
     }
 }
 
-/// Refuses to write a block device that looks in use, unless -force.
+/// Refuses a directory, and a block device that looks in use for
+/// writing unless -force. Returns whether the target is a block device.
 fn check_safety(be: &dyn Backend, plan: &TargetPlan, g: &GlobalOpts) -> Result<bool, RunError> {
     let Ok(st) = be.stat(&cpath(&plan.opts.path)) else {
         return Ok(false);
     };
+    if st.is_dir {
+        return Err(RunError::Refused(format!(
+            "target {} ({}): is a directory; give a file or a block device",
+            plan.index, plan.opts.path
+        )));
+    }
     if st.is_block_device && plan.opts.writes() && !g.force {
         if let Some(why) = crate::safety::block_device_in_use(&plan.opts.path, st.rdev) {
             return Err(RunError::Refused(format!(
@@ -127,6 +154,7 @@ fn check_safety(be: &dyn Backend, plan: &TargetPlan, g: &GlobalOpts) -> Result<b
 /// Prepares a target: safety check, open, preallocate, buffers.
 pub fn prepare<'a>(
     plan: &'a TargetPlan,
+    be: &'a dyn Backend,
     sh: &RunShared,
     ordinal0: usize,
 ) -> Result<Target<'a>, RunError> {
@@ -140,37 +168,68 @@ pub fn prepare<'a>(
         ..Default::default()
     };
     let mut handle = None;
-    let mut created = false;
-    if !t.is_null() {
-        info.block_device = check_safety(sh.backend, plan, sh.global)?;
+    let mut created = Vec::new();
+    let mut existed_before = false;
+    let io = crate::iopath::choose(plan);
+    info.block_device = check_safety(be, plan, sh.global)?;
+    // Only a backend with a real namespace has a file system to describe.
+    if be.capabilities().directories {
         info.fs = Some(iolab_core::env::fs_info(std::path::Path::new(&t.path)));
-        if !t.createnewfiles {
-            let (h, direct, c) = open(sh.backend, plan, &t.path, &mut notes)?;
-            handle = Some(h);
-            info.direct_io = direct;
-            created = c;
-            preallocate(sh.backend, plan, h, &t.path, &mut notes);
+    }
+    // -createnewfiles opens a new file before each pass instead.
+    if !t.createnewfiles {
+        let (h, direct, c) = open(be, plan, &t.path, &mut notes)?;
+        handle = Some(h);
+        info.direct_io = direct;
+        if c {
+            created.push(t.path.clone());
+        } else {
+            existed_before = true;
         }
     }
-    // io_uring keeps the queue depth in flight from one thread.
-    let threads = if t.engine == crate::values::EngineKind::Uring {
-        1
-    } else {
-        t.queuedepth as usize
-    };
-    let qthreads = (0..threads)
-        .map(|q| qstate(plan, sh, q, ordinal0 + q, &mut notes))
-        .collect::<Result<_, _>>()?;
-    seek_outputs(plan, &mut info)?;
-    Ok(Target {
+    let mut tg = Target {
         plan,
+        be,
+        io,
         path: t.path.clone(),
         handle,
-        qthreads,
+        qthreads: Vec::new(),
         info,
         notes,
         created,
-    })
+        existed_before,
+    };
+    match fill(&mut tg, sh, ordinal0) {
+        Ok(()) => Ok(tg),
+        Err(e) => {
+            // Nothing ran: undo what this target made before failing.
+            close(&mut tg);
+            remove_created(&mut tg);
+            Err(e)
+        }
+    }
+}
+
+/// The parts of preparing a target that come after its file is open:
+/// preallocation, QThread buffers, -seek outputs.
+fn fill(tg: &mut Target, sh: &RunShared, ordinal0: usize) -> Result<(), RunError> {
+    let (plan, t) = (tg.plan, &tg.plan.opts);
+    if let Some(h) = tg.handle {
+        if tg.io.needs_raw_fd() && tg.be.raw_fd(h).is_none() {
+            return Err(RunError::Refused(format!(
+                "target {} ({}): the {} I/O path needs a file descriptor, which the {} backend does not have",
+                plan.index, t.path, tg.io.name(), tg.be.name()
+            )));
+        }
+        preallocate(tg.be, plan, h, &t.path, &mut tg.notes);
+    }
+    // io_uring keeps the queue depth in flight from one thread.
+    let threads = tg.io.threads(t.queuedepth);
+    for q in 0..threads {
+        let st = qstate(plan, sh, q, ordinal0 + q, &mut tg.notes)?;
+        tg.qthreads.push(st);
+    }
+    seek_outputs(plan, &mut tg.info)
 }
 
 fn preallocate(
@@ -265,7 +324,8 @@ pub fn ts_options(plan: &TargetPlan, passes: u64) -> crate::timestamp::TsOptions
 fn seek_outputs(plan: &TargetPlan, info: &mut TargetInfo) -> Result<(), RunError> {
     let s = &plan.opts.seek;
     let pass = plan.seek.pass(1);
-    if let Some(f) = &s.save {
+    if let Some(name) = &s.save {
+        let f = &crate::outputs::seek_save_file(name, plan.index);
         let file = std::fs::File::create(f).map_err(|e| fail(plan, f, "-seek save", e))?;
         pass.save(std::io::BufWriter::new(file))
             .map_err(|e| fail(plan, f, "-seek save", e))?;
@@ -285,7 +345,7 @@ fn sleep_s(s: f64, sh: &RunShared) {
 }
 
 fn stopping(sh: &RunShared) -> bool {
-    sh.stop.load(Relaxed) || iolab_core::stop::requested() || mono_ns() >= sh.run_deadline_ns
+    sh.state.stopping() || mono_ns() >= sh.run_deadline_ns
 }
 
 /// Runs every pass of a target; returns its passes and error messages.
@@ -300,8 +360,8 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
         }
         let file_ok = !stopping(sh) && per_pass_file(tg, sh, pass, &mut messages);
         me.prepare_pass(pass);
-        if !g.nobarrier {
-            sh.barrier.wait();
+        if !g.nobarrier && sh.gate.wait(|| stopping(sh)).is_err() {
+            break;
         }
         for &(from, m) in &plan.start_after {
             let p = &sh.progress.targets[from];
@@ -346,39 +406,31 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
     let cx = PassCtx {
         plan,
         global: sh.global,
-        backend: sh.backend,
+        backend: tg.be,
         handle: tg.handle,
         seeks: plan.seek.pass(pass as u32),
         shared: &shared,
         start_ns,
         deadline_ns: deadline.min(sh.run_deadline_ns),
         progress: sh.progress,
-        run_stop: &sh.stop,
+        run: &sh.state,
+        path: &tg.path,
         pass: pass as u32,
     };
-    let qs: Vec<QthreadPass> = std::thread::scope(|s| {
-        let hs: Vec<_> = tg
-            .qthreads
-            .iter_mut()
-            .map(|st| {
-                let cx = &cx;
-                s.spawn(move || qthread_main(st, cx, sh))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+    let qs = run_qthreads(&mut tg.qthreads, tg.io, &cx, sh);
     let mut counts = Counts::default();
     qs.iter().for_each(|q| counts.merge_parallel(&q.counts));
     end_of_pass_sync(tg, sh, &mut counts);
     let end = mono_ns();
     counts.elapsed_ns = end - start_ns;
     let rel = |t: u64| t.saturating_sub(sh.run_start_ns);
+    // Kept compact from here on: memory stays flat in the pass count.
+    counts.compact();
     let qthreads = qs
         .into_iter()
         .map(|mut q| {
             q.start_ns = rel(start_ns);
+            q.counts.compact();
             q
         })
         .collect();
@@ -392,7 +444,44 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
     }
 }
 
-fn qthread_main(st: &mut QState, cx: &PassCtx, sh: &RunShared) -> QthreadPass {
+/// One scoped thread per QThread for one pass. A QThread that cannot be
+/// started or that panics ends the run with an error; the others see the
+/// stop and end their pass.
+fn run_qthreads(
+    qthreads: &mut [QState],
+    io: &dyn IoPath,
+    cx: &PassCtx,
+    sh: &RunShared,
+) -> Vec<QthreadPass> {
+    let index = cx.plan.index;
+    std::thread::scope(|s| {
+        let mut hs = Vec::new();
+        for st in qthreads.iter_mut() {
+            let q = st.q;
+            let b = std::thread::Builder::new().name(format!("xdd-t{index}-q{q}"));
+            match b.spawn_scoped(s, move || qthread_main(st, cx, io, sh)) {
+                Ok(h) => hs.push((q, h)),
+                Err(e) => {
+                    let why = format!("target {index} qthread {q} cannot start: {e}");
+                    sh.state.fail(Failure::other("worker", why));
+                    cx.stop_pass();
+                    break;
+                }
+            }
+        }
+        hs.into_iter()
+            .map(|(q, h)| {
+                h.join().unwrap_or_else(|p| {
+                    let why = format!("target {index} qthread {q} panicked: {}", panic_text(&p));
+                    sh.state.fail(Failure::other("worker", why));
+                    QthreadPass::default()
+                })
+            })
+            .collect()
+    })
+}
+
+fn qthread_main(st: &mut QState, cx: &PassCtx, io: &dyn IoPath, sh: &RunShared) -> QthreadPass {
     if let Some(cpu) = st.cpu {
         if let Err(e) = placement::pin_current(cpu) {
             if st.notes.is_empty() {
@@ -404,11 +493,8 @@ fn qthread_main(st: &mut QState, cx: &PassCtx, sh: &RunShared) -> QthreadPass {
     if sh.global.maxpri {
         let _ = placement::max_priority_current();
     }
-    let counts = if cx.plan.opts.engine == crate::values::EngineKind::Uring {
-        crate::uring_pass::run_pass(st, cx)
-    } else {
-        run_pass(st, cx)
-    };
+    fault_injection(cx, st.q);
+    let counts = io.run_pass(st, cx);
     QthreadPass {
         qthread: st.q,
         start_ns: 0,
@@ -416,54 +502,72 @@ fn qthread_main(st: &mut QState, cx: &PassCtx, sh: &RunShared) -> QthreadPass {
     }
 }
 
+/// Debug builds only: `IOLAB_XDD_PANIC_TARGET=N` makes QThread 0 of
+/// target N panic, so that tests can show a dead worker is never lost.
+fn fault_injection(cx: &PassCtx, q: usize) {
+    if cfg!(debug_assertions) && q == 0 {
+        let want = std::env::var("IOLAB_XDD_PANIC_TARGET").ok();
+        if want.is_some_and(|w| w == cx.plan.index.to_string()) {
+            panic!(
+                "IOLAB_XDD_PANIC_TARGET asked target {} to fail",
+                cx.plan.index
+            );
+        }
+    }
+}
+
 /// -syncwrite: flush at the end of the pass; the time counts in the pass.
 fn end_of_pass_sync(tg: &Target, sh: &RunShared, c: &mut Counts) {
     if let (true, Some(h)) = (tg.plan.opts.syncwrite && tg.plan.opts.writes(), tg.handle) {
         let t = mono_ns();
-        if sh.backend.fsync(h).is_err() {
-            c.errors += 1;
-        }
+        let r = tg.be.fsync(h);
         c.flush_ns += mono_ns() - t;
+        if let Err(e) = r {
+            c.errors += 1;
+            sh.state
+                .error(|| Failure::io("fsync (-syncwrite)", Some(tg.path.clone()), &e));
+        }
     }
 }
 
 /// -createnewfiles, -recreatefiles, -reopen before pass `pass`.
 fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<String>) -> bool {
-    let t = &tg.plan.opts;
-    if t.is_null() {
-        return true;
-    }
+    let (t, be) = (&tg.plan.opts, tg.be);
     let fresh = t.createnewfiles;
     let again = pass > 1 && (t.recreatefiles || t.reopen);
     if !fresh && !again {
         return true;
     }
     if let Some(h) = tg.handle.take() {
-        let _ = sh.backend.close(h);
+        let _ = be.close(h);
     }
     let path = if fresh {
-        format!("{}.{pass}", t.path)
+        pass_file_name(&t.path, pass)
     } else {
         t.path.clone()
     };
     if t.recreatefiles && !fresh && !tg.info.block_device {
-        let _ = sh.backend.unlink(&cpath(&path));
+        let _ = be.unlink(&cpath(&path));
     }
     let mut notes = Vec::new();
-    match open(sh.backend, tg.plan, &path, &mut notes) {
-        Ok((h, direct, _)) => {
+    match open(be, tg.plan, &path, &mut notes) {
+        Ok((h, direct, made)) => {
+            // A recreated file of the user's is theirs, not ours.
+            if made && !tg.created.contains(&path) && (fresh || !tg.existed_before) {
+                tg.created.push(path.clone());
+            }
             tg.handle = Some(h);
             tg.info.direct_io = direct;
             tg.path = path.clone();
             tg.info.path = path;
-            preallocate(sh.backend, tg.plan, h, &tg.path, &mut tg.notes);
+            preallocate(be, tg.plan, h, &tg.path, &mut tg.notes);
             tg.notes.extend(notes);
             true
         }
         Err(e) => {
             tg.info.failures += 1;
             msgs.push(e.to_string());
-            sh.stop.store(true, Relaxed);
+            sh.state.fail(run_error_failure(&e));
             false
         }
     }
@@ -488,17 +592,18 @@ fn collect_timestamps(tg: &mut Target) {
 }
 
 /// Closes the target's file.
-pub fn close(tg: &mut Target, be: &dyn Backend) {
+pub fn close(tg: &mut Target) {
     if let Some(h) = tg.handle.take() {
-        let _ = be.close(h);
+        let _ = tg.be.close(h);
     }
 }
 
-/// Closes the file and applies -deletefile (never to a device).
-pub fn finish(tg: &mut Target, be: &dyn Backend) {
-    close(tg, be);
-    let t = &tg.plan.opts;
-    if !t.deletefile || t.is_null() {
+/// Closes the file and applies -deletefile (never to a device): the
+/// target file, or with -createnewfiles every per-pass file made.
+pub fn finish(tg: &mut Target) {
+    close(tg);
+    let (t, be) = (&tg.plan.opts, tg.be);
+    if !t.deletefile {
         return;
     }
     if tg.info.block_device {
@@ -506,10 +611,60 @@ pub fn finish(tg: &mut Target, be: &dyn Backend) {
             "target {} ({}): -deletefile does not delete a block device",
             tg.plan.index, tg.path
         ));
-    } else if let Err(e) = be.unlink(&cpath(&tg.path)) {
-        tg.notes.push(format!(
-            "target {} ({}): -deletefile: {e}",
-            tg.plan.index, tg.path
-        ));
+        return;
     }
+    let files = if t.createnewfiles {
+        std::mem::take(&mut tg.created)
+    } else {
+        tg.created.retain(|p| *p != tg.path);
+        vec![tg.path.clone()]
+    };
+    for f in files {
+        if let Err(e) = be.unlink(&cpath(&f)) {
+            tg.notes
+                .push(format!("target {} ({f}): -deletefile: {e}", tg.plan.index));
+        }
+    }
+}
+
+/// Removes every file this run created for the target (after a failure
+/// or an interruption); says what it removed and what it could not.
+pub fn remove_created(tg: &mut Target) {
+    for f in std::mem::take(&mut tg.created) {
+        match tg.be.unlink(&cpath(&f)) {
+            Ok(()) => tg.notes.push(format!(
+                "target {} ({f}): removed (created by this run, which did not complete; -keepfiles keeps it)",
+                tg.plan.index
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tg.notes.push(format!(
+                "target {} ({f}): created by this run but cannot be removed: {e}",
+                tg.plan.index
+            )),
+        }
+    }
+}
+
+/// The file of pass `pass` under -createnewfiles: XDD appends the pass
+/// number, eight digits wide, after a dot.
+pub fn pass_file_name(path: &str, pass: u64) -> String {
+    format!("{path}.{pass:08}")
+}
+
+/// The failure a target error stands for, with its op, path and errno.
+pub fn run_error_failure(e: &RunError) -> Failure {
+    match e {
+        RunError::Target {
+            path, what, err, ..
+        } => Failure::io(what, Some(path.clone()), err),
+        other => Failure::other("target", other.to_string()),
+    }
+}
+
+/// The text a panic carried, when it was a string.
+pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string())
 }

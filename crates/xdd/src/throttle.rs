@@ -156,16 +156,38 @@ impl Pacer {
     /// Sleeps until request `req_index` is due; returns at once when it is
     /// already late. No allocation, no lock.
     pub fn wait_for_slot(&mut self, req_index: u64) {
+        self.wait_for_slot_unless(req_index, || false);
+    }
+
+    /// As [`Pacer::wait_for_slot`], but a long wait (a slow rate) is cut
+    /// into steps of at most [`STOP_POLL_NS`] and given up, returning
+    /// false, once `stopping()` holds: Ctrl-C must not wait for a slot
+    /// minutes away. The last step sleeps to the exact due time.
+    pub fn wait_for_slot_unless(&mut self, req_index: u64, stopping: impl Fn() -> bool) -> bool {
         let due = self.due_at_ns(req_index);
         let now = mono_ns();
         if now >= due {
             self.late_requests += u64::from(now > due);
-            return;
+            return true;
         }
-        sleep_until(due);
+        loop {
+            let t = mono_ns();
+            if t >= due {
+                break;
+            }
+            if stopping() {
+                self.waited_ns += t - now;
+                return false;
+            }
+            sleep_until(due.min(t + STOP_POLL_NS));
+        }
         self.waited_ns += due - now;
+        true
     }
 }
+
+/// Longest sleep between two looks at the stop condition, ns.
+pub const STOP_POLL_NS: u64 = 10_000_000;
 
 /// Sleeps on the monotonic clock until `deadline_ns`, with an absolute
 /// deadline so that repeated sleeps do not accumulate drift.

@@ -43,22 +43,25 @@ impl UringHooks for Hooks<'_, '_> {
         }
         if k.result < 0 {
             let e = std::io::Error::from_raw_os_error(-k.result);
+            let what = if read { "read" } else { "write" };
             error(
                 self.st,
                 cx,
                 &mut self.c,
                 format!(
-                    "target {} op {n}: io_uring {} of {len} bytes at offset {off} failed: {e}",
+                    "target {} op {n}: io_uring {what} of {len} bytes at offset {off} failed: {e}",
                     plan.index,
-                    if read { "read" } else { "write" }
                 ),
+                what,
+                Some(-k.result),
             );
             return more_allowed(cx) && !cx.ending();
         }
         count(&mut self.c, read, done as u64);
         cx.progress.targets[plan.index].add(done as u64);
         if done < len && plan.opts.op != Op::Noop {
-            error(self.st, cx, &mut self.c, format!("target {} op {n}: transferred {done} of {len} bytes at offset {off} (end of file?)", plan.index));
+            let what = if read { "read" } else { "write" };
+            error(self.st, cx, &mut self.c, format!("target {} op {n}: transferred {done} of {len} bytes at offset {off} (end of file?)", plan.index), what, None);
             return more_allowed(cx) && !cx.ending();
         }
         if let (true, Some(v)) = (read, &self.verifier) {
@@ -67,7 +70,7 @@ impl UringHooks for Hooks<'_, '_> {
                 return false;
             }
         } else if !read {
-            flush_if_due(cx, &mut self.c, &mut self.writes);
+            flush_if_due(self.st, cx, &mut self.c, &mut self.writes);
         }
         !cx.ending()
     }
@@ -101,7 +104,15 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
                 cx,
                 &mut c,
                 format!("target {}: -engine uring: {e}", plan.index),
+                "io_uring setup",
+                None,
             );
+            cx.run.fail(iolab_core::Failure {
+                op: "io_uring setup".into(),
+                path: Some(cx.path.to_string()),
+                errno: None,
+                message: e.to_string(),
+            });
             return c;
         }
     };
@@ -118,19 +129,25 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         cx,
         st,
         verifier,
-        c: Counts::default(),
+        c: Counts {
+            latency: crate::results::Latency::live(),
+            ..Default::default()
+        },
         writes: 0,
     };
     let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
-    let reqs = (0..plan.ops).take_while(|_| !cx.ending()).map(|n| {
-        if let Some(p) = pacer.as_mut() {
-            p.wait_for_slot(n);
-        }
-        Request {
+    let reqs = (0..plan.ops)
+        .take_while(|&n| {
+            !cx.ending()
+                && match pacer.as_mut() {
+                    Some(p) => p.wait_for_slot_unless(n, || cx.ending()),
+                    None => true,
+                }
+        })
+        .map(|n| Request {
             index: n,
             offset_bytes: cx.seeks.offset(n % plan.wrap),
-        }
-    });
+        });
     let result = engine.run(reqs, &mut hooks);
     let Hooks { st, mut c, .. } = hooks;
     match result {
@@ -140,6 +157,8 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
             cx,
             &mut c,
             format!("target {}: io_uring: {e}", plan.index),
+            "io_uring",
+            e.raw_os_error(),
         ),
     }
     c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);

@@ -22,11 +22,7 @@ pub struct Sample {
 
 impl Sample {
     fn rate(&self, v: u64) -> f64 {
-        if self.pass_elapsed_s > 0.0 {
-            v as f64 / self.pass_elapsed_s
-        } else {
-            0.0
-        }
+        iolab_xdd::figures::per_second(v, self.pass_elapsed_s)
     }
     fn pct(&self) -> f64 {
         if self.planned_ops == u64::MAX || self.planned_ops == 0 {

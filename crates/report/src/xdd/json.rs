@@ -1,69 +1,206 @@
-//! The `--json` document: versioned, with the configuration, the
-//! environment, and every pass, target and QThread with latency
-//! percentiles. Schema in docs/xdd.md; bump SCHEMA on breaking changes.
+//! The `--json` document: the shared results envelope
+//! (`iolab_results::Envelope`) around a typed XDD payload with every pass,
+//! target and QThread and their figures. Schema in docs/xdd.md; bump
+//! SCHEMA when a field changes meaning or disappears.
 
 use super::rows::deskew;
-use iolab_xdd::results::{Counts, RunResults};
-use serde_json::{json, Value};
+use iolab_results::{Envelope, Environment};
+use iolab_xdd::config::Config;
+use iolab_xdd::figures::Figures;
+use iolab_xdd::results::RunResults;
+use iolab_xdd::seek::SeekHistogram;
+use serde::Serialize;
 
-/// Identifies the document layout.
-pub const SCHEMA: &str = "iolab.xdd/1";
+/// Identifies the payload layout.
+pub const SCHEMA: &str = "iolab.xdd/2";
 
-fn figures(c: &Counts) -> Value {
-    let secs = c.elapsed_ns as f64 / 1e9;
-    let per_s = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
-    let cpu_ns = c.cpu_user_ns + c.cpu_sys_ns;
-    json!({
-        "bytes": c.bytes(), "read_bytes": c.read_bytes, "write_bytes": c.write_bytes,
-        "ops": c.ops(), "read_ops": c.read_ops, "write_ops": c.write_ops,
-        "elapsed_s": secs,
-        "bandwidth_mb_per_s": per_s(c.bytes()) / 1e6,
-        "iops": per_s(c.ops()),
-        "latency_ns": c.latency.percentiles(),
-        "first_op_s": c.first_op_ns as f64 / 1e9,
-        "cpu": {
-            "user_s": c.cpu_user_ns as f64 / 1e9, "system_s": c.cpu_sys_ns as f64 / 1e9,
-            "percent": if c.elapsed_ns > 0 { cpu_ns as f64 * 100.0 / c.elapsed_ns as f64 } else { 0.0 },
-            "us_per_op": cpu_ns as f64 / 1e3 / c.ops().max(1) as f64,
+/// The whole document.
+pub type XddDocument = Envelope<Config, XddPayload>;
+
+/// XDD's results inside the envelope.
+#[derive(Debug, Clone, Serialize)]
+pub struct XddPayload {
+    /// Per pass, the targets that ran it.
+    pub passes: Vec<PassDoc>,
+    /// Per target facts and totals.
+    pub targets: Vec<TargetDoc>,
+    /// All targets over all passes.
+    pub combined: Figures,
+    /// The window in which every target ran (-deskew), when there is one.
+    pub deskew: Option<Figures>,
+    /// Errors counted and the messages kept.
+    pub errors: ErrorsDoc,
+    /// Peak resident memory of the process, bytes (0 when unknown).
+    pub peak_rss_bytes: u64,
+}
+
+/// One pass.
+#[derive(Debug, Clone, Serialize)]
+pub struct PassDoc {
+    /// Pass number, from 1.
+    pub pass: u64,
+    /// Its targets.
+    pub targets: Vec<TargetPassDoc>,
+}
+
+/// One target in one pass.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetPassDoc {
+    /// Target number.
+    pub target: usize,
+    /// Pass start after the run start, s.
+    pub start_s: f64,
+    /// Pass end after the run start, s.
+    pub end_s: f64,
+    /// What it did.
+    pub figures: Figures,
+    /// Its QThreads.
+    pub qthreads: Vec<QthreadDoc>,
+}
+
+/// One QThread in one pass.
+#[derive(Debug, Clone, Serialize)]
+pub struct QthreadDoc {
+    /// QThread number.
+    pub qthread: usize,
+    /// What it did.
+    pub figures: Figures,
+}
+
+/// An operation slower than -reportthreshold.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct SlowOp {
+    /// Operation number in its pass.
+    pub op: u64,
+    /// Byte offset.
+    pub offset: u64,
+    /// Service time, ns.
+    pub ns: u64,
+}
+
+/// One target over the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetDoc {
+    /// Target number.
+    pub target: usize,
+    /// Path (for -createnewfiles, the last pass's).
+    pub path: String,
+    /// O_DIRECT was used.
+    pub direct_io: bool,
+    /// A block device.
+    pub block_device: bool,
+    /// Requests per pass; None when only a time limit ends a pass.
+    pub planned_ops_per_pass: Option<u64>,
+    /// Seek range in blocks.
+    pub range_blocks: u64,
+    /// Failures outside operations (a per-pass file).
+    pub failures: u64,
+    /// -seek disthist.
+    pub seek_distance_histogram: Option<SeekHistogram>,
+    /// -seek seekhist.
+    pub seek_location_histogram: Option<SeekHistogram>,
+    /// Operations slower than -reportthreshold.
+    pub slow_ops: Vec<SlowOp>,
+    /// All its passes, one after another.
+    pub totals: Figures,
+}
+
+/// Errors of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorsDoc {
+    /// Every error counted (I/O, short transfers, -verify, file setup).
+    pub count: u64,
+    /// The messages kept (-maxerrorstoprint).
+    pub messages: Vec<String>,
+}
+
+/// The typed document for `r`.
+pub fn document(r: &RunResults) -> XddDocument {
+    let environment = Environment {
+        host: r.host.clone(),
+        filesystems: r.targets.iter().filter_map(|t| t.fs.clone()).collect(),
+    };
+    let mut doc = Envelope::new(
+        SCHEMA,
+        "xdd",
+        &r.config.global.command_line,
+        r.config.clone(),
+        environment,
+        r.outcome.clone(),
+        payload(r),
+    );
+    doc.tool.compatible_with = Some("XDD 7.0".to_string());
+    doc.started_unix_ns = r.start_wall_ns;
+    doc.finished_unix_ns = r.end_wall_ns;
+    doc.notes = r.notes.clone();
+    doc
+}
+
+fn payload(r: &RunResults) -> XddPayload {
+    let passes = r
+        .passes
+        .iter()
+        .map(|p| PassDoc {
+            pass: p.first().map_or(0, |t| t.pass),
+            targets: p
+                .iter()
+                .map(|t| TargetPassDoc {
+                    target: t.target,
+                    start_s: t.start_ns as f64 / 1e9,
+                    end_s: t.end_ns as f64 / 1e9,
+                    figures: Figures::of(&t.counts),
+                    qthreads: t
+                        .qthreads
+                        .iter()
+                        .map(|q| QthreadDoc {
+                            qthread: q.qthread,
+                            figures: Figures::of(&q.counts),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect();
+    XddPayload {
+        passes,
+        targets: (0..r.targets.len()).map(|i| target_doc(r, i)).collect(),
+        combined: Figures::of(&r.combined()),
+        deskew: if r.config.global.deskew {
+            deskew(r).map(|c| Figures::of(&c))
+        } else {
+            None
         },
-        "pattern_fill_s": c.pattern_fill_ns as f64 / 1e9,
-        "flush_s": c.flush_ns as f64 / 1e9,
-        "errors": c.errors,
-        "verify": { "failed_ops": c.verify_failed_ops, "bad_units": c.verify_bad_units, "first_bad_offset": c.first_bad_offset },
-    })
+        errors: ErrorsDoc {
+            count: r.error_count(),
+            messages: r.error_messages.clone(),
+        },
+        peak_rss_bytes: r.peak_rss_bytes,
+    }
+}
+
+fn target_doc(r: &RunResults, i: usize) -> TargetDoc {
+    let t = &r.targets[i];
+    let total = r.target_total(i);
+    TargetDoc {
+        target: i,
+        path: t.path.clone(),
+        direct_io: t.direct_io,
+        block_device: t.block_device,
+        planned_ops_per_pass: (t.planned_ops != u64::MAX).then_some(t.planned_ops),
+        range_blocks: t.range_blocks,
+        failures: t.failures,
+        seek_distance_histogram: t.disthist.clone(),
+        seek_location_histogram: t.seekhist.clone(),
+        slow_ops: total
+            .slow_ops
+            .iter()
+            .map(|&(op, offset, ns)| SlowOp { op, offset, ns })
+            .collect(),
+        totals: Figures::of(&total),
+    }
 }
 
 /// The document as pretty-printed JSON.
 pub fn render(r: &RunResults) -> String {
-    let passes: Vec<Value> = r.passes.iter().map(|p| json!({
-        "pass": p.first().map_or(0, |t| t.pass),
-        "targets": p.iter().map(|t| json!({
-            "target": t.target, "start_s": t.start_ns as f64 / 1e9, "end_s": t.end_ns as f64 / 1e9,
-            "figures": figures(&t.counts),
-            "qthreads": t.qthreads.iter().map(|q| json!({"qthread": q.qthread, "figures": figures(&q.counts)})).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })).collect();
-    let targets: Vec<Value> = r.targets.iter().enumerate().map(|(i, t)| json!({
-        "target": i, "path": t.path, "direct_io": t.direct_io, "block_device": t.block_device,
-        "planned_ops_per_pass": if t.planned_ops == u64::MAX { Value::Null } else { t.planned_ops.into() },
-        "range_blocks": t.range_blocks, "filesystem": t.fs, "failures": t.failures,
-        "seek_distance_histogram": t.disthist, "seek_location_histogram": t.seekhist,
-        "slow_ops": r.target_total(i).slow_ops.iter().map(|(op, off, ns)| json!({"op": op, "offset": off, "ns": ns})).collect::<Vec<_>>(),
-        "totals": figures(&r.target_total(i)),
-    })).collect();
-    let doc = json!({
-        "schema": SCHEMA,
-        "tool": { "name": "iolab xdd", "version": env!("CARGO_PKG_VERSION"), "compatible_with": "XDD 7.0" },
-        "config": r.config,
-        "environment": { "host": r.host },
-        "start_unix_ns": r.start_wall_ns, "end_unix_ns": r.end_wall_ns,
-        "stopped_early": r.stopped_early,
-        "passes": passes,
-        "targets": targets,
-        "combined": figures(&r.combined()),
-        "deskew": if r.config.global.deskew { deskew(r).map(|c| figures(&c)) } else { None },
-        "notes": r.notes,
-        "errors": { "count": r.error_count(), "messages": r.error_messages },
-    });
-    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+    document(r).to_json()
 }

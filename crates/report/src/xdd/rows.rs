@@ -2,6 +2,7 @@
 //! (-qthreadinfo) and TARGET_PASS rows (-verbose); then TARGET_AVERAGE per
 //! target (-verbose), COMBINED, and DESKEW (-deskew).
 
+use iolab_xdd::figures::Figures;
 use iolab_xdd::results::{Counts, RunResults};
 use iolab_xdd::values::Op;
 
@@ -22,6 +23,9 @@ pub struct Row {
     pub blocksize: u64,
     /// The counts.
     pub counts: Counts,
+    /// Rates and CPU cost computed once from `counts` (every column,
+    /// the CSV and the JSON read the same numbers).
+    pub figures: Figures,
 }
 
 fn op_type(c: &Counts, noop: bool) -> &'static str {
@@ -53,6 +57,7 @@ pub fn rows(r: &RunResults) -> Vec<Row> {
                         queue: q.qthread as u64,
                         op_type: op_type(&c, noop(tp.target)),
                         blocksize: bs(tp.target),
+                        figures: Figures::of(&c),
                         counts: c,
                     });
                 }
@@ -66,6 +71,7 @@ pub fn rows(r: &RunResults) -> Vec<Row> {
                     queue: qd(tp.target),
                     op_type: op_type(&c, noop(tp.target)),
                     blocksize: bs(tp.target),
+                    figures: Figures::of(&c),
                     counts: c,
                 });
             }
@@ -82,6 +88,7 @@ pub fn rows(r: &RunResults) -> Vec<Row> {
                 queue: qd(i),
                 op_type: op_type(&c, noop(i)),
                 blocksize: bs(i),
+                figures: Figures::of(&c),
                 counts: c,
             });
         }
@@ -109,6 +116,7 @@ fn combined_with(r: &RunResults, c: Counts) -> Row {
         queue: t.iter().map(|x| x.queuedepth).sum(),
         op_type: op_type(&c, all_noop),
         blocksize: same_bs,
+        figures: Figures::of(&c),
         counts: c,
     }
 }
@@ -203,7 +211,8 @@ mod tests {
             targets: vec![TargetInfo::default(), TargetInfo::default()],
             notes: vec![],
             error_messages: vec![],
-            stopped_early: None,
+            peak_rss_bytes: 0,
+            outcome: iolab_core::Outcome::Completed,
         }
     }
 

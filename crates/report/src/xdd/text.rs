@@ -78,14 +78,23 @@ pub fn render(r: &RunResults) -> String {
     s += &verify_summary(r);
     s += &seek_histograms(r);
     s += &slow_ops(r);
-    if let Some(why) = &r.stopped_early {
-        s += &format!("Run ended early: {why}\n");
-    }
+    s += &outcome_line(&r.outcome);
     s += &format!(
         "Ending time for this run, {}\n",
         iolab_core::clock::format_local(r.end_wall_ns / 1_000_000_000, "%a %b %e %H:%M:%S %Y")
     );
     s
+}
+
+/// How the run ended, when it did not simply complete.
+fn outcome_line(o: &iolab_core::Outcome) -> String {
+    use iolab_core::Outcome::*;
+    match o {
+        Completed => String::new(),
+        TimeLimit { limit_s } => format!("Run ended early: -runtime {limit_s} seconds reached\n"),
+        Interrupted => "Run ended early: interrupted (Ctrl-C or SIGTERM)\n".to_string(),
+        Error(f) => format!("Run ended with an error: {f}\n"),
+    }
 }
 
 fn verify_summary(r: &RunResults) -> String {

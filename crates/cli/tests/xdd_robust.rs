@@ -1,0 +1,392 @@
+//! `iolab xdd` at the edges: a failure is never lost, nothing is left
+//! behind, outputs are checked before any I/O, and a signal always ends
+//! the run. The real binary on real tmpfs mounts (a small one to run out
+//! of space), with real signals.
+
+mod common;
+
+use common::{skip_or_fail, stderr, stdout, Scratch};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+/// A tmpfs of `size` mounted under a scratch directory, unmounted on drop
+/// (before the scratch directory itself is removed).
+struct SmallFs {
+    dir: PathBuf,
+    mounted: bool,
+}
+
+impl SmallFs {
+    fn new(s: &Scratch, name: &str, size: &str) -> Self {
+        let dir = s.path(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mounted = common::is_root()
+            && Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+                .arg(&dir)
+                .status()
+                .is_ok_and(|st| st.success());
+        if !mounted {
+            skip_or_fail(name, "cannot mount a small tmpfs (not root?)");
+        }
+        Self { dir, mounted }
+    }
+
+    fn path(&self, f: &str) -> String {
+        self.dir.join(f).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        }
+    }
+}
+
+fn xdd_cmd(dir: &Path, args: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.arg("xdd")
+        .args(args.split_whitespace())
+        .current_dir(dir)
+        .env("CI", "1");
+    c
+}
+
+fn xdd(dir: &Path, args: &str) -> Output {
+    xdd_cmd(dir, args).output().unwrap()
+}
+
+/// Files in `dir` (names only, sorted).
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn code(o: &Output) -> Option<i32> {
+    o.status.code()
+}
+
+fn says(o: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", stdout(o), stderr(o))
+}
+
+#[test]
+fn a_panicking_worker_ends_the_run_with_an_error() {
+    let s = Scratch::new("xdd-panic");
+    let o = xdd_cmd(
+        &s.root,
+        "-op write -targets 2 a b -reqsize 1 -numreqs 50 -passes 3 --json r.json",
+    )
+    .env("IOLAB_XDD_PANIC_TARGET", "1")
+    .output()
+    .unwrap();
+    // Target 0 waits at the start of pass 2 for target 1, which died: the
+    // barrier gives up, the run ends with exit 1 and says why.
+    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    let j = json(&s.path("r.json"));
+    assert_eq!(j["outcome"]["status"], "error", "{j}");
+    assert_eq!(j["outcome"]["op"], "worker");
+    assert!(stdout(&o).contains("Run ended with an error: worker"));
+    // Both files were made by the failed run: removed.
+    assert_eq!(entries(&s.root), ["r.json"]);
+}
+
+#[test]
+fn running_out_of_space_stops_and_removes_what_the_run_made() {
+    let s = Scratch::new("xdd-enospc");
+    let small = SmallFs::new(&s, "small", "8m");
+    let big = s.path("big.dat");
+    let line = format!(
+        "-op write -targets 2 {} {} -blocksize 4096 -reqsize 64 -mbytes 32 -passes 3 --json r.json",
+        small.path("f"),
+        big.display()
+    );
+    let o = xdd(&s.root, &line);
+    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    let j = json(&s.path("r.json"));
+    assert_eq!(j["outcome"]["status"], "error", "{j}");
+    assert_eq!(j["outcome"]["errno"], 28, "{j}");
+    // It stopped at the first ENOSPC instead of writing on: at most a
+    // short write and the failed one.
+    let errors = j["payload"]["errors"]["count"].as_u64().unwrap();
+    assert!(errors <= 2, "{errors} errors: it kept writing after ENOSPC");
+    assert!(entries(&small.dir).is_empty(), "{:?}", entries(&small.dir));
+    assert!(!big.exists(), "the other target's file stayed");
+    assert!(stderr(&o).contains("removed"), "{}", stderr(&o));
+}
+
+#[test]
+fn keepfiles_keeps_and_a_users_file_is_never_removed() {
+    let s = Scratch::new("xdd-keep");
+    let small = SmallFs::new(&s, "small", "8m");
+    let o = xdd(
+        &s.root,
+        &format!(
+            "-op write -target {} -reqsize 1024 -mbytes 32 -keepfiles",
+            small.path("f")
+        ),
+    );
+    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    assert_eq!(entries(&small.dir), ["f"]);
+    // The file is now the user's: a failing run over it leaves it.
+    let o = xdd(
+        &s.root,
+        &format!(
+            "-op write -target {} -reqsize 1024 -mbytes 32",
+            small.path("f")
+        ),
+    );
+    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    assert_eq!(entries(&small.dir), ["f"]);
+}
+
+#[test]
+fn a_buffer_that_cannot_be_allocated_leaves_no_file() {
+    let s = Scratch::new("xdd-nobuf");
+    let mut c = xdd_cmd(
+        &s.root,
+        "-op write -target f -blocksize 1048576 -reqsize 1024 -numreqs 1 -qd 4",
+    );
+    // 4 GiB of buffers under a 3 GiB address-space limit: the third
+    // buffer fails after the target file was created.
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe and touches only this child.
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 3 << 30,
+                rlim_max: 3 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    assert_ne!(code(&o), Some(0), "{}", says(&o));
+    assert!(entries(&s.root).is_empty(), "{:?}", entries(&s.root));
+}
+
+#[test]
+fn createnewfiles_names_follow_xdd_and_deletefile_removes_them_all() {
+    let s = Scratch::new("xdd-newfiles");
+    let o = xdd(
+        &s.root,
+        "-op write -target f -reqsize 1 -numreqs 4 -passes 3 -createnewfiles",
+    );
+    assert_eq!(code(&o), Some(0), "{}", says(&o));
+    assert_eq!(entries(&s.root), ["f.00000001", "f.00000002", "f.00000003"]);
+    let o = xdd(
+        &s.root,
+        "-op write -target g -reqsize 1 -numreqs 4 -passes 3 -createnewfiles -deletefile",
+    );
+    assert_eq!(code(&o), Some(0), "{}", says(&o));
+    assert_eq!(entries(&s.root), ["f.00000001", "f.00000002", "f.00000003"]);
+}
+
+#[test]
+fn sigterm_ends_a_long_run_with_130_and_results_written() {
+    let s = Scratch::new("xdd-sigterm");
+    // Each waits for a long time in a different place: the I/O loop, a
+    // throttle slot 100 s away, a pass delay, the barrier behind a
+    // target that is still in its start delay.
+    for (i, wait) in [
+        "-runtime 3600",
+        "-numreqs 10 -throttle ops 0.01",
+        "-numreqs 10 -passes 2 -passdelay 3600",
+        "-numreqs 10 -passes 2 -startdelay target 1 3600",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let dir = s.path(&format!("run{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        let line = format!(
+            "-op write -targets 2 f g -reqsize 1 {wait} --json r.json -hb 0.05 -hb output hb"
+        );
+        let mut child = xdd_cmd(&dir, &line)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Signal once the run is under way (its heartbeat file has a line).
+        let hb = dir.join("hb.T0000.csv");
+        while std::fs::read_to_string(&hb).map_or(0, |t| t.lines().count()) < 2 {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{wait}: xdd ended early"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let o = wait_or_kill(child);
+        assert_eq!(code(&o), Some(130), "{wait}: {}", says(&o));
+        let j = json(&dir.join("r.json"));
+        assert_eq!(j["outcome"]["status"], "interrupted", "{wait}");
+        if i == 0 {
+            assert!(j["payload"]["combined"]["ops"].as_u64().unwrap() > 0);
+        }
+        // The targets were made by the interrupted run: removed.
+        assert_eq!(
+            entries(&dir),
+            ["hb.T0000.csv", "hb.T0001.csv", "r.json"],
+            "{wait}"
+        );
+    }
+}
+
+/// Waits for the child; a run that ignores SIGTERM is killed after a
+/// minute so that the test fails instead of hanging.
+fn wait_or_kill(mut child: std::process::Child) -> Output {
+    for _ in 0..3000 {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    panic!("xdd did not end after SIGTERM");
+}
+
+#[test]
+fn every_output_is_checked_before_any_io() {
+    let s = Scratch::new("xdd-outputs");
+    let bad = "/nonexistent-iolab-dir/x";
+    for (opt, extra) in [
+        ("-output", format!("-output {bad}")),
+        ("-csvout", format!("-csvout {bad}")),
+        ("-combinedout", format!("-combinedout {bad}")),
+        ("-errout", format!("-errout {bad}")),
+        ("-json", format!("--json {bad}")),
+        ("-timestamps", format!("-ts summary -ts output {bad}")),
+        ("-seek", format!("-seek save {bad}")),
+        ("-heartbeat", format!("-hb 1 -hb output {bad}")),
+    ] {
+        let o = xdd(
+            &s.root,
+            &format!("-op write -target f -reqsize 1 -numreqs 4 {extra}"),
+        );
+        assert_eq!(code(&o), Some(2), "{opt}: {}", says(&o));
+        assert!(stderr(&o).contains(opt), "{opt}: {}", stderr(&o));
+        assert!(entries(&s.root).is_empty(), "{opt}: {:?}", entries(&s.root));
+    }
+    // An existing file is checked without being emptied.
+    std::fs::write(s.path("c.txt"), "earlier runs\n").unwrap();
+    let o = xdd(
+        &s.root,
+        "-op write -target f -reqsize 1 -numreqs 4 -combinedout c.txt -deletefile",
+    );
+    assert_eq!(code(&o), Some(0), "{}", says(&o));
+    assert!(std::fs::read_to_string(s.path("c.txt"))
+        .unwrap()
+        .starts_with("earlier runs\n"));
+}
+
+#[test]
+fn an_output_that_fails_after_the_run_is_exit_1() {
+    let s = Scratch::new("xdd-devfull");
+    for opt in ["-output", "-csvout", "--json"] {
+        let o = xdd(
+            &s.root,
+            &format!("-op write -target f -reqsize 1 -numreqs 4 -deletefile {opt} /dev/full"),
+        );
+        assert_eq!(code(&o), Some(1), "{opt}: {}", says(&o));
+    }
+    // One output failing does not cost the others.
+    let o = xdd(
+        &s.root,
+        "-op write -target f -reqsize 1 -numreqs 4 -deletefile -output /dev/full --json r.json",
+    );
+    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    assert!(stderr(&o).contains("-output"), "{}", stderr(&o));
+    assert_eq!(json(&s.path("r.json"))["payload"]["combined"]["ops"], 4);
+}
+
+#[test]
+fn memory_stays_flat_in_the_number_of_passes() {
+    let s = Scratch::new("xdd-passes");
+    let peak = |passes: u64| {
+        let f = format!("p{passes}.json");
+        let o = xdd(
+            &s.root,
+            &format!("-op read -target null -reqsize 1 -numreqs 10 -passes {passes} --json {f}"),
+        );
+        assert_eq!(code(&o), Some(0), "{}", says(&o));
+        json(&s.path(&f))["payload"]["peak_rss_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    let (few, many) = (peak(20), peak(2000));
+    assert!(few > 0);
+    // Keeping every pass's full latency histogram (~52 KB each) made the
+    // 2000-pass run about 16 times larger than the 20-pass one.
+    assert!(
+        many < 3 * few,
+        "peak RSS {many} bytes for 2000 passes vs {few} for 20"
+    );
+}
+
+#[test]
+fn a_directory_target_is_refused_before_any_io() {
+    let s = Scratch::new("xdd-dirtarget");
+    std::fs::create_dir(s.path("d")).unwrap();
+    // Written targets before it were created, then removed.
+    for (op, targets) in [("read", "d f"), ("write", "f d")] {
+        let o = xdd(
+            &s.root,
+            &format!("-op {op} -targets 2 {targets} -reqsize 1 -numreqs 4"),
+        );
+        assert_eq!(code(&o), Some(2), "{}", says(&o));
+        assert!(stderr(&o).contains("(d): is a directory"), "{}", stderr(&o));
+        assert_eq!(entries(&s.root), ["d"]);
+    }
+}
+
+#[test]
+fn a_time_limited_pass_stays_inside_a_small_file() {
+    let s = Scratch::new("xdd-smallfile");
+    std::fs::write(s.path("f"), vec![7u8; 1 << 20]).unwrap();
+    for op in ["read", "write"] {
+        let o = xdd(
+            &s.root,
+            &format!("-op {op} -target f -reqsize 64 -timelimit 0.3 --json r.json"),
+        );
+        assert_eq!(code(&o), Some(0), "{}", says(&o));
+        let j = json(&s.path("r.json"));
+        let p = &j["payload"];
+        assert_eq!(p["errors"]["count"], 0, "{op}: {j}");
+        assert_eq!(p["targets"][0]["range_blocks"], 1024, "{op}");
+        assert!(
+            p["combined"]["ops"].as_u64().unwrap() > 16,
+            "{op}: it did not cycle"
+        );
+        assert_eq!(std::fs::metadata(s.path("f")).unwrap().len(), 1 << 20);
+    }
+}
+
+#[test]
+fn a_seek_range_too_small_for_stagger_is_refused() {
+    let s = Scratch::new("xdd-stagger");
+    for pattern in ["random", "stagger"] {
+        let o = xdd(
+            &s.root,
+            &format!("-op write -target f -reqsize 8 -numreqs 4 -seek {pattern} -seek range 4"),
+        );
+        assert_eq!(code(&o), Some(2), "{pattern}: {}", says(&o));
+        assert!(stderr(&o).contains("-seek"), "{}", stderr(&o));
+        assert!(entries(&s.root).is_empty());
+    }
+}

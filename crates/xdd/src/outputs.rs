@@ -1,0 +1,115 @@
+//! Every file a run will write, named with the option that asked for it,
+//! and a check that each can be written, made before any target is
+//! opened: a typo in `-output` must not cost a long run its results.
+
+use crate::config::Config;
+use crate::error::UsageError;
+use std::path::Path;
+
+/// (option, path) of every file the run's options will write.
+pub fn planned(cfg: &Config) -> Vec<(&'static str, String)> {
+    let g = &cfg.global;
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    let mut add = |opt, p: &Option<String>| {
+        if let Some(p) = p {
+            out.push((opt, p.clone()));
+        }
+    };
+    add("output", &g.output);
+    add("csvout", &g.csvout);
+    add("combinedout", &g.combinedout);
+    add("errout", &g.errout);
+    add("json", &g.json);
+    for (i, t) in cfg.targets.iter().enumerate() {
+        add("seek", &t.seek.save.as_ref().map(|p| seek_save_file(p, i)));
+        let ts = &t.timestamps;
+        if ts.enabled {
+            add(
+                "timestamps",
+                &ts.output.as_ref().map(|p| ts_file(p, i, "csv")),
+            );
+            add(
+                "timestamps",
+                &ts.dump.as_ref().map(|p| ts_file(p, i, "bin")),
+            );
+        }
+        if g.heartbeat.interval_s > 0.0 {
+            add(
+                "heartbeat",
+                &g.heartbeat.output.as_ref().map(|p| heartbeat_file(p, i)),
+            );
+        }
+    }
+    out
+}
+
+/// The time stamp file of target `i` (`-ts output` / `-ts dump` prefix).
+pub fn ts_file(prefix: &str, i: usize, ext: &str) -> String {
+    format!("{prefix}.target.{i:04}.{ext}")
+}
+
+/// The file `-seek save NAME` of target `i` writes: the one place that
+/// names it (today NAME itself), so that the check before the run and the
+/// write agree.
+pub fn seek_save_file(name: &str, _i: usize) -> String {
+    name.to_string()
+}
+
+/// The heartbeat file of target `i` (`-heartbeat output` prefix).
+pub fn heartbeat_file(prefix: &str, i: usize) -> String {
+    format!("{prefix}.T{i:04}.csv")
+}
+
+/// Fails (naming the option) when one of the planned outputs cannot be
+/// written. An existing file is opened for append, so its contents stay;
+/// a new one is created and removed again.
+pub fn check(cfg: &Config) -> Result<(), UsageError> {
+    for (opt, path) in planned(cfg) {
+        probe(Path::new(&path)).map_err(|e| {
+            UsageError::new(
+                opt,
+                format!("cannot write '{path}': {e}; give a writable path"),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn probe(p: &Path) -> std::io::Result<()> {
+    if p.is_dir() {
+        return Err(std::io::Error::other("it is a directory"));
+    }
+    if p.exists() {
+        return std::fs::OpenOptions::new().append(true).open(p).map(drop);
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(p)?;
+    std::fs::remove_file(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{parse, Parsed};
+
+    fn cfg(line: &str) -> Config {
+        let args: Vec<String> = line.split(' ').map(String::from).collect();
+        match parse(&args) {
+            Ok(Parsed::Run(c)) => *c,
+            other => panic!("{:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn a_missing_directory_names_the_option() {
+        let c = cfg("-op read -target null -numreqs 1 -csvout /nonexistent-dir/x.csv");
+        let e = check(&c).unwrap_err();
+        assert_eq!(e.option, "csvout");
+        let c =
+            cfg("-op read -targets 2 null null -numreqs 1 -hb 1 -hb output /nonexistent-dir/hb");
+        assert_eq!(planned(&c).len(), 2);
+        assert_eq!(check(&c).unwrap_err().option, "heartbeat");
+    }
+}

@@ -1,0 +1,102 @@
+//! How the run is going, shared by every thread: the run-wide stop, the
+//! failure that stopped it, and the first error seen. At the end it gives
+//! the run's one [`Outcome`]; nothing here is text to be matched later.
+
+use iolab_core::{Failure, Outcome};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Mutex, PoisonError};
+
+/// Shared run state. Workers only set flags and, once, a failure.
+#[derive(Debug, Default)]
+pub struct RunState {
+    stop: AtomicBool,
+    fatal: Mutex<Option<Failure>>,
+    saw_error: AtomicBool,
+    first_error: Mutex<Option<Failure>>,
+}
+
+impl RunState {
+    /// True once the run must end: a failure, -stoponerror, Ctrl-C or
+    /// SIGTERM.
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Relaxed) || iolab_core::stop::requested()
+    }
+
+    /// Ends the run (-stoponerror): every loop sees it soon.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Relaxed);
+    }
+
+    /// A failure the run cannot go on after (a worker died, ENOSPC, a
+    /// per-pass file could not be made): keeps the first and stops.
+    pub fn fail(&self, f: Failure) {
+        let mut slot = self.fatal.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.get_or_insert(f);
+        self.stop.store(true, Relaxed);
+    }
+
+    /// An operation failed but the run may go on (-maxerrors allows it):
+    /// remembered, once, for the outcome. `f` runs only for the first.
+    pub fn error(&self, f: impl FnOnce() -> Failure) {
+        if !self.saw_error.swap(true, Relaxed) {
+            let mut slot = self
+                .first_error
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            *slot = Some(f());
+        }
+    }
+
+    /// True when a fatal failure was recorded.
+    pub fn failed(&self) -> bool {
+        self.fatal
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// How the run ended. `time_limit_s` is Some when -runtime ended it.
+    /// The most serious wins (an error over an interruption over a time
+    /// limit); a fatal failure is reported before a later-counted error.
+    pub fn outcome(&self, time_limit_s: Option<f64>) -> Outcome {
+        let take = |m: &Mutex<Option<Failure>>| {
+            m.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+                .map(Outcome::Error)
+        };
+        let mut o = take(&self.fatal).unwrap_or(Outcome::Completed);
+        if let Some(e) = take(&self.first_error) {
+            o = o.worst(e);
+        }
+        if iolab_core::stop::requested() {
+            o = o.worst(Outcome::Interrupted);
+        }
+        if let Some(limit_s) = time_limit_s {
+            o = o.worst(Outcome::TimeLimit { limit_s });
+        }
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fatal_failure_wins_and_stops() {
+        let s = RunState::default();
+        assert_eq!(s.outcome(None), Outcome::Completed);
+        assert_eq!(s.outcome(Some(2.0)), Outcome::TimeLimit { limit_s: 2.0 });
+        s.error(|| Failure::other("read", "short"));
+        assert!(!s.stopping());
+        s.fail(Failure::other("worker", "panicked"));
+        s.fail(Failure::other("later", "ignored"));
+        assert!(s.stopping() && s.failed());
+        match s.outcome(None) {
+            Outcome::Error(f) => assert_eq!(f.op, "worker"),
+            o => panic!("{o:?}"),
+        }
+    }
+}
