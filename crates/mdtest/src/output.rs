@@ -42,6 +42,11 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
 /// Writes `bytes` to a temporary file next to `path`, then renames it
 /// over `path`; the temporary file never outlives a failure.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    // A device, FIFO or other special file is written in place: renaming
+    // over it would replace /dev/stdout or a named pipe with a file.
+    if path.exists() && !path.metadata()?.is_file() {
+        return OpenOptions::new().write(true).open(path)?.write_all(bytes);
+    }
     let tmp = temp_name(path, "iolab-tmp");
     let r = (|| {
         let mut f = OpenOptions::new()
