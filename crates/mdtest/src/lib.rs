@@ -31,6 +31,8 @@ pub mod preflight;
 pub mod results;
 pub mod rng;
 pub mod stonewall;
+#[cfg(test)]
+mod testing;
 mod work;
 
 pub use config::{Config, ConfigError};

@@ -20,6 +20,13 @@ pub fn preflight(
     for root in &cfg.dirs {
         for iter in 0..cfg.iterations {
             for lp in 0..plan.loops {
+                // Many iterations or loops make this long: Ctrl-C must work.
+                if iolab_core::stop::requested() {
+                    return Err(ConfigError(
+                        "interrupted while checking the test directories; nothing was created"
+                            .into(),
+                    ));
+                }
                 check_test_dir(cfg, be, &test_dir(root, iter, lp), lp)?;
             }
         }

@@ -232,7 +232,14 @@ impl<'a> TaskState<'a> {
     pub fn cleanup_after_failure(&mut self) -> Vec<PathBuf> {
         let mut left = Vec::new();
         for d in std::mem::take(&mut self.created_dirs) {
-            left.extend(cleanup::remove_ours(self.backend(), &d));
+            let mut here = cleanup::remove_ours(self.backend(), &d);
+            if !here.is_empty() && self.comm.cancelled() {
+                // Without a last barrier a peer may have finished the item
+                // it was making after our sweep: give it that moment.
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                here = cleanup::remove_ours(self.backend(), &d);
+            }
+            left.extend(here);
         }
         if let (true, Some(root)) = (self.created_root, self.owned_path()) {
             let _ = c_path(root).and_then(|c| self.backend().rmdir(&c));
