@@ -123,6 +123,7 @@ fn run(prog: &str, s: Setup, command: String) -> ExitCode {
         return crate::exit::status(&Outcome::Error(Failure::io("backend init", None, &e)));
     }
     let mut doc = new_document(&s, &command, &transport);
+    crate::signals::set_last_words(last_words(prog, &s.cfg, &s.plan));
     if leader {
         print_now(&text::started(&doc.payload.started));
     }
@@ -159,6 +160,37 @@ fn run(prog: &str, s: Setup, command: String) -> ExitCode {
     drop(transport);
     drop(s.world);
     crate::exit::status(&doc.outcome)
+}
+
+/// What a second Ctrl-C prints as the process ends without cleaning up:
+/// where this run's items may remain, and how to remove them.
+fn last_words(prog: &str, cfg: &Config, plan: &Plan) -> String {
+    const SHOWN: usize = 20;
+    let mut dirs = Vec::new();
+    'all: for root in &cfg.dirs {
+        for iter in 0..cfg.iterations {
+            for lp in 0..plan.loops {
+                if dirs.len() > SHOWN {
+                    break 'all;
+                }
+                dirs.push(iolab_mdtest::names::test_dir(root, iter, lp));
+            }
+        }
+    }
+    let mut s = format!(
+        "\n{prog}: stopped at once by a second signal; cleanup was skipped. \
+         What this run made may be left in:\n"
+    );
+    for d in dirs.iter().take(SHOWN) {
+        s.push_str(&format!("{prog}:   {}\n", d.display()));
+    }
+    if dirs.len() > SHOWN {
+        s.push_str(&format!("{prog}:   (and more test directories)\n"));
+    }
+    s.push_str(&format!(
+        "{prog}: remove it with the same options and -r in place of -C/-T/-E/-r\n"
+    ));
+    s
 }
 
 /// Runs one task count; returns the result of this process's first task

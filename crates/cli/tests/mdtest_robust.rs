@@ -287,3 +287,41 @@ fn stat_and_read_work_on_a_read_only_file_system() {
     let o = run(&format!("-r {common}"));
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn a_second_ctrl_c_lists_what_is_left_and_a_remove_run_clears_it() {
+    let s = Scratch::new("rb-2sig");
+    let d = s.path("c");
+    let opts = format!("-F -n 400000 --tasks 2 -d {}", d.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("mdtest")
+        .arg("-C")
+        .args(opts.split_whitespace())
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Enough items that the cleanup after the first signal takes a while.
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.40000");
+    while !probe.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+    }
+    let pid = child.id() as i32;
+    // SAFETY: plain kill(2) on our child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("second signal"), "{err}");
+    let td = d.join("test-dir.0-0");
+    assert!(err.contains(&td.display().to_string()), "{err}");
+    assert!(td.exists(), "the listed directory is what was left");
+    let r = run(&format!("-r {opts}"));
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(!d.join("test-dir.0-0").exists(), "left: {:?}", tree(&d));
+}
