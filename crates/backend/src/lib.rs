@@ -17,14 +17,19 @@
 //! ```
 
 mod null;
+mod options;
 mod posix;
 
 pub use null::Null;
+pub use options::{parse_options, BackendOptions, OptionError};
 pub use posix::Posix;
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::io;
 
 /// An open file as a backend sees it. For POSIX it is the descriptor.
+///
+/// Still a copyable integer: XDD's queue threads copy handles freely, so
+/// the owned handle S3 will need is a later, separate change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Handle(pub i64);
 
@@ -93,6 +98,33 @@ pub struct Stat {
     pub ino: u64,
 }
 
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    /// The entry's name (no path), as bytes: names need not be UTF-8.
+    pub name: Vec<u8>,
+    /// The entry is a directory (without following symbolic links).
+    pub is_dir: bool,
+}
+
+/// What `statfs` returns: the space and inodes of the file system that
+/// holds a path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FsStat {
+    /// Fundamental block size in bytes.
+    pub block_bytes: u64,
+    /// Total blocks.
+    pub blocks: u64,
+    /// Blocks free for unprivileged users.
+    pub blocks_available: u64,
+    /// Total inodes (0 when the file system does not count them).
+    pub inodes: u64,
+    /// Free inodes.
+    pub inodes_free: u64,
+    /// Mounted read-only.
+    pub read_only: bool,
+}
+
 /// Optional features a backend may offer; engines ask for these when they
 /// plan a run instead of comparing backend names.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -140,8 +172,47 @@ pub trait Backend: Send + Sync {
     fn unlink(&self, path: &CStr) -> io::Result<()>;
     /// Renames a file or directory.
     fn rename(&self, from: &CStr, to: &CStr) -> io::Result<()>;
-    /// Creates a FIFO node (mdtest -k).
+    /// Creates a FIFO node.
     fn mknod(&self, path: &CStr) -> io::Result<()>;
+    /// Creates an empty regular file with mknod(S_IFREG), without opening
+    /// it (mdtest -k). Needs [`Capabilities::mknod`].
+    fn mknod_file(&self, path: &CStr) -> io::Result<()> {
+        let _ = path;
+        Err(unsupported(self.name(), "mknod"))
+    }
+    /// True if `path` exists (an error other than "not found" is an error).
+    fn exists(&self, path: &CStr) -> io::Result<bool> {
+        match self.stat(path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+    /// The entries of a directory, without `.` and `..`, in no set order.
+    fn list(&self, path: &CStr) -> io::Result<Vec<DirEntry>> {
+        let _ = path;
+        Err(unsupported(self.name(), "list"))
+    }
+    /// Space and inodes of the file system holding `path`.
+    fn statfs(&self, path: &CStr) -> io::Result<FsStat> {
+        let _ = path;
+        Err(unsupported(self.name(), "statfs"))
+    }
+    /// True if this process may create and remove entries in directory
+    /// `path`; backends without permissions say yes.
+    fn can_write(&self, path: &CStr) -> io::Result<bool> {
+        let _ = path;
+        Ok(true)
+    }
+    /// Called once before the first operation of a run (connections,
+    /// sessions); POSIX needs nothing.
+    fn init(&self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Called once after the last operation of a run.
+    fn finalize(&self) -> io::Result<()> {
+        Ok(())
+    }
     /// Preallocates `len` bytes at `offset`.
     fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()>;
     /// Flushes everything the system holds (sync(2)).
@@ -154,6 +225,26 @@ pub trait Backend: Send + Sync {
     }
 }
 
+/// The error of an operation a backend does not offer.
+pub fn unsupported(backend: &str, op: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("the {backend} backend does not support {op}"),
+    )
+}
+
+/// A path as the C string the trait takes; a path with a NUL byte in it
+/// cannot name a file, so it is an `InvalidInput` error.
+pub fn c_path(path: &std::path::Path) -> io::Result<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: a path cannot contain a NUL byte", path.display()),
+        )
+    })
+}
+
 /// The backends built in, by the name users type.
 pub const NAMES: &[&str] = &["posix", "null"];
 
@@ -164,6 +255,28 @@ pub fn by_name(name: &str) -> Result<Box<dyn Backend>, UnknownBackend> {
         "null" => Ok(Box::new(Null)),
         _ => Err(UnknownBackend(name.to_string())),
     }
+}
+
+/// Picks a backend by name and applies its options (from
+/// [`parse_options`]); options for another backend are an error.
+pub fn with_options(name: &str, opts: &BackendOptions) -> Result<Box<dyn Backend>, OptionError> {
+    let name = name.to_ascii_lowercase();
+    if let Some(other) = opts.backends().find(|b| *b != name) {
+        return Err(OptionError(format!(
+            "--{other}.* options given but the backend is {name}; drop them or pick -a {other}"
+        )));
+    }
+    let inner = by_name(&name).map_err(|e| OptionError(e.to_string()))?;
+    let direct = opts.flag("posix", "odirect");
+    if direct && !inner.capabilities().direct_io {
+        return Err(OptionError(format!(
+            "--posix.odirect: the {name} backend has no direct I/O"
+        )));
+    }
+    Ok(match direct {
+        true => Box::new(options::Tuned { inner, direct }),
+        false => inner,
+    })
 }
 
 /// The name given to `by_name` is not a backend iolab has.

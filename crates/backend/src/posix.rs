@@ -1,8 +1,9 @@
 //! POSIX backend: direct system calls through libc, no allocation per call.
 
-use crate::{Backend, Capabilities, Handle, OpenOptions, Stat};
-use std::ffi::CStr;
+use crate::{Backend, Capabilities, DirEntry, FsStat, Handle, OpenOptions, Stat};
+use std::ffi::{CStr, OsStr};
 use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 /// The POSIX backend (local file systems, NFS, Lustre, GPFS clients...).
 #[derive(Debug, Default, Clone, Copy)]
@@ -162,6 +163,55 @@ impl Backend for Posix {
         check(unsafe { libc::mknod(path.as_ptr(), libc::S_IFIFO | 0o644, 0) })
     }
 
+    fn mknod_file(&self, path: &CStr) -> io::Result<()> {
+        // SAFETY: valid C string; a regular file needs no device number.
+        check(unsafe { libc::mknod(path.as_ptr(), libc::S_IFREG | 0o644, 0) })
+    }
+
+    fn list(&self, path: &CStr) -> io::Result<Vec<DirEntry>> {
+        let dir = std::path::Path::new(OsStr::from_bytes(path.to_bytes()));
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir)? {
+            let e = e?;
+            out.push(DirEntry {
+                is_dir: e.file_type()?.is_dir(),
+                name: e.file_name().into_vec(),
+            });
+        }
+        Ok(out)
+    }
+
+    fn statfs(&self, path: &CStr) -> io::Result<FsStat> {
+        // SAFETY: zeroed statvfs is valid; statvfs(3) fills it.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: valid C string and a valid out-pointer.
+        check(unsafe { libc::statvfs(path.as_ptr(), &mut st) })?;
+        Ok(FsStat {
+            block_bytes: u64::from(st.f_frsize),
+            blocks: u64::from(st.f_blocks),
+            blocks_available: u64::from(st.f_bavail),
+            inodes: u64::from(st.f_files),
+            inodes_free: u64::from(st.f_ffree),
+            read_only: st.f_flag & libc::ST_RDONLY != 0,
+        })
+    }
+
+    fn can_write(&self, path: &CStr) -> io::Result<bool> {
+        // SAFETY: valid C string. access(2) answers for the real user,
+        // which is who runs the benchmark; EROFS says read-only mount.
+        let rc = unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) };
+        match rc {
+            0 => Ok(true),
+            _ => {
+                let e = io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::EACCES | libc::EROFS | libc::EPERM) => Ok(false),
+                    _ => Err(e),
+                }
+            }
+        }
+    }
+
     fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()> {
         // SAFETY: plain syscall; posix_fallocate returns the error number.
         let rc = unsafe { libc::posix_fallocate(h.0 as i32, offset as i64, len as i64) };
@@ -241,6 +291,34 @@ mod tests {
         b.mknod(&f).unwrap();
         assert!(!b.stat(&f).unwrap().is_file);
         b.unlink(&f).unwrap();
+        b.mknod_file(&f).unwrap();
+        assert!(b.stat(&f).unwrap().is_file, "mknod(S_IFREG) makes a file");
+        assert!(b.exists(&f).unwrap());
+        b.unlink(&f).unwrap();
+        assert!(!b.exists(&f).unwrap());
+    }
+
+    #[test]
+    fn list_statfs_and_can_write() {
+        let b = Posix;
+        let d = tmp("ls");
+        b.mkdir(&d, 0o755).unwrap();
+        let sub = CString::new(format!("{}/sub", d.to_str().unwrap())).unwrap();
+        let f = CString::new(format!("{}/f", d.to_str().unwrap())).unwrap();
+        b.mkdir(&sub, 0o755).unwrap();
+        b.mknod_file(&f).unwrap();
+        let mut l = b.list(&d).unwrap();
+        l.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(l.len(), 2);
+        assert_eq!((l[0].name.as_slice(), l[0].is_dir), (&b"f"[..], false));
+        assert_eq!((l[1].name.as_slice(), l[1].is_dir), (&b"sub"[..], true));
+        let fs = b.statfs(&d).unwrap();
+        assert!(fs.blocks > 0 && fs.block_bytes > 0);
+        assert!(b.can_write(&d).unwrap());
+        assert!(!b.can_write(c"/proc/self").unwrap_or(false));
+        b.unlink(&f).unwrap();
+        b.rmdir(&sub).unwrap();
+        b.rmdir(&d).unwrap();
     }
 
     #[test]

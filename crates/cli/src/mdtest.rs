@@ -4,14 +4,18 @@
 //! one process and write the JSON/CSV exports.
 
 use crate::progress::Reporter;
+use iolab_backend::Backend;
 use iolab_comm::{connect, run_subset, CommMode, Transport};
-use iolab_core::clock::mdtest_timestamp;
+use iolab_core::clock::{mdtest_timestamp, wall_ns};
 use iolab_core::env::{fs_info, host_info};
-use iolab_mdtest::results::{CommInfo, RunReport, SCHEMA};
-use iolab_mdtest::{args, preflight, Config, Engine, Failure, Plan, Progress};
+use iolab_core::{Failure, Outcome};
+use iolab_mdtest::results::{CommInfo, MdtestDocument, MdtestPayload, TestResult, SCHEMA};
+use iolab_mdtest::{args, output, preflight, Config, Engine, Plan, Progress, Unfinished};
 use iolab_report::mdtest::{csv, json, text};
+use iolab_results::{Envelope, Environment};
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -35,7 +39,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             if iolab_comm::launcher_rank().unwrap_or(0) == 0 {
                 eprintln!("{prog}: {msg}");
             }
-            return ExitCode::from(crate::EXIT_USAGE);
+            return crate::exit::usage();
         }
     };
     run(prog, setup, command)
@@ -46,22 +50,40 @@ struct Setup {
     plan: Plan,
     wall: Option<iolab_mdtest::stonewall::WallCounts>,
     world: iolab_comm::World,
+    backend: Box<dyn Backend>,
+}
+
+/// Splits off the namespaced backend options (`--posix.odirect`): a
+/// double-dash word whose name has a dot. The rest is mdtest's line.
+fn split_backend_options(argv: &[String]) -> (Vec<String>, Vec<String>) {
+    argv.iter().cloned().partition(|a| {
+        a.strip_prefix("--")
+            .map(|n| n.split('=').next().unwrap_or("").contains('.'))
+            .unwrap_or(false)
+    })
 }
 
 /// Everything that can fail on bad input, done before anything is created.
 fn prepare(prog: &str, argv: &[String]) -> Result<Option<Setup>, String> {
-    let raw = args::parse(argv).map_err(|e| e.to_string())?;
+    let (backend_opts, argv) = split_backend_options(argv);
+    let raw = args::parse(&argv).map_err(|e| e.to_string())?;
     if raw.help {
         print!("{}", args::help(prog));
         return Ok(None);
     }
     let cfg = Config::from_raw(&raw).map_err(|e| e.to_string())?;
+    let names: Vec<&str> = backend_opts.iter().map(|a| &a[2..]).collect();
+    let opts = iolab_backend::parse_options(&names).map_err(|e| e.to_string())?;
+    let backend =
+        iolab_backend::with_options(&cfg.backend, &opts).map_err(|e| format!("-a: {e}"))?;
     let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
+    check_outputs(&cfg)?;
     let world = connect(CommMode::Auto).map_err(|e| e.to_string())?;
     let total = cfg.tasks_per_process * world.transport().size() as u64;
     cfg.check_tasks(total).map_err(|e| e.to_string())?;
-    cfg.check_environment().map_err(|e| e.to_string())?;
-    let wall = preflight(&cfg, &plan).map_err(|e| e.to_string())?;
+    cfg.check_environment(&*backend)
+        .map_err(|e| e.to_string())?;
+    let wall = preflight(&cfg, &plan, &*backend).map_err(|e| e.to_string())?;
     if world.transport().rank() == 0 {
         raw.warnings
             .iter()
@@ -72,84 +94,244 @@ fn prepare(prog: &str, argv: &[String]) -> Result<Option<Setup>, String> {
         plan,
         wall,
         world,
+        backend,
     }))
+}
+
+/// The files the run writes at the end must be writable now, so that a
+/// long run does not end with its results lost.
+fn check_outputs(cfg: &Config) -> Result<(), String> {
+    let wall_out = cfg.stonewall_file.as_ref().filter(|_| cfg.phases.create);
+    let outputs = [
+        ("--json", cfg.json.as_ref()),
+        ("--csv", cfg.csv.as_ref()),
+        ("-x", wall_out),
+    ];
+    for (opt, path) in outputs {
+        if let Some(p) = path {
+            output::check_writable(p).map_err(|e| format!("{opt} {e}"))?;
+        }
+    }
+    Ok(())
 }
 
 fn run(prog: &str, s: Setup, command: String) -> ExitCode {
     let transport = s.world.transport();
     let leader = transport.rank() == 0;
-    let threads = s.cfg.tasks_per_process as usize;
-    let backend = match iolab_backend::by_name(&s.cfg.backend) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("{prog}: -a: {e}");
-            return ExitCode::from(crate::EXIT_USAGE);
-        }
-    };
-    let mut report = new_report(&s, &command, &transport);
-    if leader {
-        print_now(&text::started(&report.started));
+    if let Err(e) = s.backend.init() {
+        eprintln!("{prog}: cannot start the {} backend: {e}", s.backend.name());
+        return crate::exit::status(&Outcome::Error(Failure::io("backend init", None, &e)));
     }
-    let mut code = ExitCode::SUCCESS;
-    for n in task_counts(&s.cfg, threads * transport.size()) {
-        let progress = Progress::new(threads);
-        let reporter = Reporter::new(leader, s.cfg.verbosity, threads.min(n), &progress);
-        let engine = Engine::new(&s.cfg, s.plan, &*backend, &reporter, &progress, s.wall);
-        let out = reporter.run_while(|| {
-            run_subset(transport.clone(), threads, n, |c| {
-                if c.task() == 0 {
-                    print_header(&report, &s.cfg, c.tasks() as u64, c.nodes() as u64);
-                }
-                engine.run(c)
-            })
-        });
-        match out.into_iter().next() {
-            Some(Ok(t)) if leader => {
-                print_now(&(text::counts(&s.cfg, &t) + &text::summary(&s.cfg, &t)));
-                report.tests.push(t);
-            }
-            Some(Err(f)) => {
-                code = report_failure(prog, leader, &f);
-                report.failure = Some(f.message);
-            }
-            _ => {}
+    let mut doc = new_document(&s, &command, &transport);
+    crate::signals::set_last_words(last_words(prog, &s.cfg, &s.plan));
+    if leader {
+        print_now(&text::started(&doc.payload.started));
+    }
+    let counts = task_counts(&s.cfg, s.cfg.tasks_per_process as usize * transport.size());
+    for (i, &n) in counts.iter().enumerate() {
+        let out = run_test(&s, &doc, n, (i == 0, i + 1 == counts.len()));
+        let end = match out {
+            Ok(t) => finished_test(prog, leader, &s.cfg, &mut doc, t),
+            Err(u) => Err(u),
+        };
+        if let Err(u) = end {
+            report_unfinished(prog, leader, &u);
+            doc.outcome = u.outcome;
+            doc.payload.left_behind = u.left.iter().map(|p| p.display().to_string()).collect();
         }
         if leader {
-            report.finished = mdtest_timestamp();
-            write_exports(prog, &s.cfg, &report);
+            doc.payload.finished = mdtest_timestamp();
+            doc.finished_unix_ns = wall_ns();
+            write_exports(prog, &s.cfg, &mut doc);
         }
-        if report.failure.is_some() {
+        if doc.outcome != Outcome::Completed {
             break;
         }
     }
+    if let Err(e) = s.backend.finalize() {
+        eprintln!(
+            "{prog}: warning: the {} backend did not finish cleanly: {e}",
+            s.backend.name()
+        );
+    }
     if leader {
-        print_now(&text::finished(&report.finished));
+        print_now(&text::finished(&doc.payload.finished));
     }
     drop(transport);
     drop(s.world);
-    code
+    crate::exit::status(&doc.outcome)
 }
 
-fn new_report(s: &Setup, command: &str, t: &Arc<dyn Transport>) -> RunReport {
+/// What a second Ctrl-C prints as the process ends without cleaning up:
+/// where this run's items may remain, and how to remove them.
+fn last_words(prog: &str, cfg: &Config, plan: &Plan) -> String {
+    const SHOWN: usize = 20;
+    let mut dirs = Vec::new();
+    'all: for root in &cfg.dirs {
+        for iter in 0..cfg.iterations {
+            for lp in 0..plan.loops {
+                if dirs.len() > SHOWN {
+                    break 'all;
+                }
+                dirs.push(iolab_mdtest::names::test_dir(root, iter, lp));
+            }
+        }
+    }
+    let mut s = format!(
+        "\n{prog}: stopped at once by a second signal; cleanup was skipped. \
+         What this run made may be left in:\n"
+    );
+    for d in dirs.iter().take(SHOWN) {
+        s.push_str(&format!("{prog}:   {}\n", d.display()));
+    }
+    if dirs.len() > SHOWN {
+        s.push_str(&format!("{prog}:   (and more test directories)\n"));
+    }
+    s.push_str(&format!(
+        "{prog}: remove it with the same options and -r in place of -C/-T/-E/-r\n"
+    ));
+    s
+}
+
+/// Runs one task count; returns the result of this process's first task
+/// or the most telling way the test ended over its tasks.
+fn run_test(
+    s: &Setup,
+    doc: &MdtestDocument,
+    n: usize,
+    (first, last): (bool, bool),
+) -> Result<TestResult, Unfinished> {
+    let transport = s.world.transport();
+    let threads = s.cfg.tasks_per_process as usize;
+    let progress = Progress::new(threads);
+    let leader = transport.rank() == 0;
+    let reporter = Reporter::new(leader, s.cfg.verbosity, threads.min(n), &progress);
+    let engine = Engine::new(&s.cfg, s.plan, &*s.backend, &reporter, &progress, s.wall)
+        .in_sweep(first, last);
+    let out = reporter.run_while(|| {
+        run_subset(transport, threads, n, |c| {
+            if c.task() == 0 {
+                print_header(doc, &s.cfg, c.tasks() as u64, c.nodes() as u64);
+            }
+            engine.run(c)
+        })
+    });
+    merge_tasks(out)
+}
+
+/// One answer from this process's tasks: they agree when all went well;
+/// otherwise the error of the task that failed beats "another task
+/// failed", which beats an interruption. Left-behind lists are joined.
+fn merge_tasks(out: Vec<Result<TestResult, Unfinished>>) -> Result<TestResult, Unfinished> {
+    let mut worst: Option<Unfinished> = None;
+    let mut first_ok = None;
+    for r in out {
+        match r {
+            Ok(t) => {
+                first_ok.get_or_insert(t);
+            }
+            Err(u) => worst = Some(pick(worst, u)),
+        }
+    }
+    match (worst, first_ok) {
+        (Some(u), _) => Err(u),
+        (None, Some(t)) => Ok(t),
+        // A rank that holds none of this count's tasks: it sat out.
+        (None, None) => Err(Unfinished {
+            outcome: Outcome::Completed,
+            left: Vec::new(),
+        }),
+    }
+}
+
+fn pick(a: Option<Unfinished>, b: Unfinished) -> Unfinished {
+    let Some(mut a) = a else { return b };
+    let rank = |o: &Outcome| match o {
+        Outcome::Error(f) if f.op != "peer" => 3,
+        Outcome::Error(_) => 2,
+        Outcome::Interrupted => 1,
+        _ => 0,
+    };
+    let mut left = std::mem::take(&mut a.left);
+    left.extend(b.left.iter().cloned());
+    left.sort();
+    left.dedup();
+    let mut keep = if rank(&b.outcome) > rank(&a.outcome) {
+        b
+    } else {
+        a
+    };
+    keep.left = left;
+    keep
+}
+
+/// Prints and records a completed test. A -x file that could not be
+/// written turns the run into an error after the figures are kept.
+fn finished_test(
+    prog: &str,
+    leader: bool,
+    cfg: &Config,
+    doc: &mut MdtestDocument,
+    t: TestResult,
+) -> Result<(), Unfinished> {
+    let missing: u64 = t
+        .iterations
+        .iter()
+        .flat_map(|i| &i.phases)
+        .map(|p| p.missing)
+        .sum();
+    if missing > 0 {
+        let note = format!(
+            "{missing} items were already gone (removed earlier, or never made by an interrupted run); only what was there was removed and counted"
+        );
+        if leader {
+            eprintln!("{prog}: note: {note}");
+        }
+        doc.notes.push(note);
+    }
+    if leader {
+        print_now(&(text::counts(cfg, &t) + &text::summary(cfg, &t)));
+    }
+    let failure = t.stonewall_file_error.clone();
+    doc.payload.tests.push(t);
+    match failure {
+        Some(f) => Err(Unfinished {
+            outcome: Outcome::Error(f),
+            left: Vec::new(),
+        }),
+        None => Ok(()),
+    }
+}
+
+fn new_document(s: &Setup, command: &str, t: &Arc<dyn Transport>) -> MdtestDocument {
     let now = mdtest_timestamp();
-    RunReport {
-        schema: SCHEMA,
-        iolab_version: env!("CARGO_PKG_VERSION").into(),
+    let payload = MdtestPayload {
         started: now.clone(),
         finished: now,
-        command_line: command.into(),
-        config: s.cfg.clone(),
         plan: s.plan,
         comm: CommInfo {
             kind: t.kind().into(),
             ranks: t.size() as u64,
             tasks_per_rank: s.cfg.tasks_per_process,
         },
+        tests: Vec::new(),
+        left_behind: Vec::new(),
+    };
+    let environment = Environment {
         host: host_info(),
         filesystems: s.cfg.dirs.iter().map(|d| fs_info(d)).collect(),
-        tests: Vec::new(),
-        failure: None,
-    }
+    };
+    let mut doc = Envelope::new(
+        SCHEMA,
+        "mdtest",
+        command,
+        s.cfg.clone(),
+        environment,
+        Outcome::Completed,
+        payload,
+    );
+    doc.tool.compatible_with = Some("mdtest 1.9.3 / IOR mdtest 4.x".into());
+    doc
 }
 
 /// Task counts to run: the -f/-l/-s sweep, or all tasks.
@@ -164,54 +346,71 @@ fn task_counts(cfg: &Config, total: usize) -> Vec<usize> {
     }
 }
 
-fn print_header(r: &RunReport, cfg: &Config, tasks: u64, nodes: u64) {
+fn print_header(doc: &MdtestDocument, cfg: &Config, tasks: u64, nodes: u64) {
     let first = &cfg.dirs[0];
     let path = first.canonicalize().unwrap_or_else(|_| first.clone());
-    let fs = r.filesystems.first().cloned().unwrap_or_default();
+    let fs = doc
+        .environment
+        .filesystems
+        .first()
+        .cloned()
+        .unwrap_or_default();
     print_now(&text::header(
         &version(),
         tasks,
         nodes,
-        &r.command_line,
+        &doc.command_line,
         &path.display().to_string(),
         &fs,
     ));
 }
 
-fn report_failure(prog: &str, leader: bool, f: &Failure) -> ExitCode {
-    if leader {
-        if f.interrupted {
-            eprintln!("{prog}: interrupted; removed what this run created");
-        } else {
-            eprintln!("{prog}: error: {}", f.message);
+fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
+    if !leader {
+        return;
+    }
+    match &u.outcome {
+        Outcome::Completed | Outcome::TimeLimit { .. } => return,
+        Outcome::Interrupted => {
+            eprintln!("{prog}: interrupted; removed what this run created")
+        }
+        Outcome::Error(f) if f.op == "write -x" => eprintln!("{prog}: error: {f}"),
+        Outcome::Error(f) => {
+            eprintln!("{prog}: error: {f}");
             eprintln!("{prog}: stopped all tasks and removed what this run created");
         }
-        for p in &f.left {
-            eprintln!(
-                "{prog}: left behind (not created by this run, or not removable): {}",
-                p.display()
-            );
-        }
     }
-    ExitCode::from(if f.interrupted {
-        crate::exit::INTERRUPTED
-    } else {
-        crate::EXIT_IO
-    })
+    for p in &u.left {
+        eprintln!(
+            "{prog}: left behind (not created by this run, or not removable): {}",
+            p.display()
+        );
+    }
 }
 
-fn write_exports(prog: &str, cfg: &Config, r: &RunReport) {
-    let outputs = [
-        (cfg.json.as_ref(), json::render(r)),
-        (cfg.csv.as_ref(), csv::render(r)),
-    ];
-    for (path, bytes) in outputs {
-        if let Some(p) = path {
-            if let Err(e) = std::fs::write(p, bytes) {
-                eprintln!("{prog}: cannot write {}: {e}", p.display());
-            }
-        }
+/// Writes --json and --csv; a write that fails makes the run an error
+/// (exit 1), and no partial file stays.
+fn write_exports(prog: &str, cfg: &Config, doc: &mut MdtestDocument) {
+    let csv_bytes = csv::render(&doc.payload);
+    // The CSV goes first so that the JSON can record its failure.
+    if let Some(f) = write_one(prog, "--csv", cfg.csv.as_ref(), &csv_bytes) {
+        doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
     }
+    let json_bytes = json::render(doc);
+    if let Some(f) = write_one(prog, "--json", cfg.json.as_ref(), &json_bytes) {
+        doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
+    }
+}
+
+fn write_one(prog: &str, opt: &str, path: Option<&PathBuf>, bytes: &[u8]) -> Option<Failure> {
+    let p = path?;
+    let e = output::write_atomically(p, bytes).err()?;
+    eprintln!("{prog}: {opt} {}: cannot write: {e}", p.display());
+    Some(Failure::io(
+        &format!("write {opt}"),
+        Some(p.display().to_string()),
+        &e,
+    ))
 }
 
 fn print_now(s: &str) {

@@ -2,16 +2,43 @@
 //! up (iolab_core::stop); a second one ends the process at once.
 
 use signal_hook::consts::{SIGINT, SIGTERM};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// What to print when a second signal ends the process at once: prepared
+/// in advance, because a signal handler may only write(2) bytes. One
+/// atomic pointer, so the handler never sees half of an update.
+static LAST_WORDS: AtomicPtr<Vec<u8>> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Sets the message a second Ctrl-C prints before the process ends (what
+/// the run may leave on disk). Leaked on purpose: the handler may read it
+/// at any moment until the process ends.
+pub fn set_last_words(message: String) {
+    let words: &'static mut Vec<u8> = Box::leak(Box::new(message.into_bytes()));
+    LAST_WORDS.store(words, Ordering::SeqCst);
+}
+
+/// Writes the last words, if any; async-signal-safe (an atomic load and
+/// one write(2)).
+fn say_last_words() {
+    let ptr = LAST_WORDS.load(Ordering::SeqCst);
+    // SAFETY: a non-null pointer comes from `set_last_words`, which leaks
+    // the vector, so it stays valid and unchanged for the whole process.
+    if let Some(words) = unsafe { ptr.as_ref() } {
+        // SAFETY: writing `len` initialised bytes to stderr.
+        unsafe { libc::write(2, words.as_ptr().cast(), words.len()) };
+    }
+}
 
 /// Installs the handlers. Failure to install is not fatal: the run simply
 /// cannot be interrupted cleanly, which we say on stderr.
 pub fn install() {
     for sig in [SIGINT, SIGTERM] {
-        // SAFETY: the handler only loads and stores an atomic and calls
-        // _exit, all async-signal-safe.
+        // SAFETY: the handler only loads and stores atomics, calls write(2)
+        // and _exit, all async-signal-safe.
         let r = unsafe {
             signal_hook::low_level::register(sig, || {
                 if iolab_core::stop::requested() {
+                    say_last_words();
                     signal_hook::low_level::exit(crate::exit::INTERRUPTED as i32);
                 }
                 iolab_core::stop::request();

@@ -44,6 +44,16 @@ pub trait Comm: Sync {
     /// Every task contributes bytes; every task gets all contributions,
     /// indexed by task id.
     fn all_gather(&self, mine: &[u8]) -> Arc<Vec<Vec<u8>>>;
+    /// Cancels every task's waits: barriers and collectives return at once
+    /// (collectives with empty contributions) from now on, so that tasks
+    /// never wait for one that failed or died. Local to this process's
+    /// tasks; across MPI ranks a cancelled team aborts the job.
+    fn cancel(&self) {}
+    /// True once [`Comm::cancel`] was called, or a task panicked. A task
+    /// that sees it must stop: collective answers are no longer real.
+    fn cancelled(&self) -> bool {
+        false
+    }
     /// True if any task reported failure or a stop was requested anywhere;
     /// a collective, so every task gets the same answer.
     fn any(&self, flag: bool) -> bool {

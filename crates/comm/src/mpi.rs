@@ -217,6 +217,11 @@ impl Transport for MpiTransport {
     fn kind(&self) -> &'static str {
         "mpi"
     }
+
+    fn abort(&self, code: i32) {
+        // Not under the lock, as in `MpiRuntime::abort`.
+        self.comm.abort(code)
+    }
 }
 
 /// Where each rank's bytes start in the gathered buffer, or `None` if the

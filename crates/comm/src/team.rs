@@ -4,7 +4,67 @@
 //! shared answer.
 
 use crate::{Comm, Transport};
-use std::sync::{Arc, Barrier, Mutex, RwLock};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+
+/// Locks a mutex, also after a task panicked while holding it: the data
+/// behind these locks (slots, a barrier count) stays consistent at every
+/// step, and a cancelled team only needs to get out.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A barrier that [`Gate::cancel`] opens for good, so that no task waits
+/// for one that failed or died.
+struct Gate {
+    n: usize,
+    /// (tasks waiting, generation)
+    state: Mutex<(usize, u64)>,
+    turn: Condvar,
+    cancelled: AtomicBool,
+}
+
+impl Gate {
+    fn new(n: usize) -> Self {
+        Self {
+            n,
+            state: Mutex::new((0, 0)),
+            turn: Condvar::new(),
+            cancelled: AtomicBool::new(false),
+        }
+    }
+
+    /// Waits for all `n` tasks; false if the gate was cancelled.
+    fn wait(&self) -> bool {
+        let mut st = lock(&self.state);
+        if self.is_cancelled() {
+            return false;
+        }
+        st.0 += 1;
+        if st.0 == self.n {
+            st.0 = 0;
+            st.1 += 1;
+            self.turn.notify_all();
+            return true;
+        }
+        let gen = st.1;
+        while st.1 == gen && !self.is_cancelled() {
+            st = self.turn.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        st.1 != gen
+    }
+
+    fn cancel(&self) {
+        let _st = lock(&self.state);
+        self.cancelled.store(true, Ordering::SeqCst);
+        self.turn.notify_all();
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+}
 
 /// The tasks of this process and how they map onto global task ids.
 pub struct Team {
@@ -15,7 +75,7 @@ pub struct Team {
     tasks_per_rank: Vec<usize>,
     total: usize,
     nodes: usize,
-    barrier: Barrier,
+    barrier: Gate,
     slots: Mutex<Vec<Vec<u8>>>,
     answer: RwLock<Arc<Vec<Vec<u8>>>>,
 }
@@ -42,7 +102,7 @@ impl Team {
             tasks_per_rank,
             first_task,
             local_tasks,
-            barrier: Barrier::new(local_tasks.max(1)),
+            barrier: Gate::new(local_tasks.max(1)),
             slots: Mutex::new(vec![Vec::new(); local_tasks]),
             answer: RwLock::new(Arc::new(Vec::new())),
             transport,
@@ -64,25 +124,41 @@ impl Team {
         self.local_tasks
     }
 
+    /// Opens every wait of this team for good (see [`Comm::cancel`]).
+    pub fn cancel(&self) {
+        self.barrier.cancel();
+    }
+
+    /// True once the team was cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.barrier.is_cancelled()
+    }
+
+    /// What a collective answers once the team is cancelled: one empty
+    /// contribution per task.
+    fn empty_answer(&self) -> Arc<Vec<Vec<u8>>> {
+        Arc::new(vec![Vec::new(); self.total])
+    }
+
     fn leader_exchange(&self) {
-        let slots = std::mem::take(&mut *self.slots.lock().unwrap());
+        let slots = std::mem::take(&mut *lock(&self.slots));
         let mut framed = Vec::new();
         for s in &slots {
             framed.extend_from_slice(&(s.len() as u64).to_le_bytes());
             framed.extend_from_slice(s);
         }
-        *self.slots.lock().unwrap() = vec![Vec::new(); self.local_tasks];
+        *lock(&self.slots) = vec![Vec::new(); self.local_tasks];
         let per_rank = self.transport.all_gather(&framed);
         let mut all = Vec::with_capacity(self.total);
         for (rank, buf) in per_rank.iter().enumerate() {
             let mut at = 0;
             for _ in 0..self.tasks_per_rank[rank] {
-                let len = u64::from_le_bytes(buf[at..at + 8].try_into().unwrap()) as usize;
+                let len = u64::from_le_bytes(buf[at..at + 8].try_into().unwrap_or([0; 8])) as usize;
                 all.push(buf[at + 8..at + 8 + len].to_vec());
                 at += 8 + len;
             }
         }
-        *self.answer.write().unwrap() = Arc::new(all);
+        *self.answer.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(all);
     }
 }
 
@@ -106,7 +182,9 @@ impl Comm for TaskComm<'_> {
     }
 
     fn barrier(&self) {
-        self.team.barrier.wait();
+        if !self.team.barrier.wait() {
+            return;
+        }
         if self.team.transport.size() > 1 {
             if self.local == 0 {
                 self.team.transport.barrier();
@@ -116,19 +194,40 @@ impl Comm for TaskComm<'_> {
     }
 
     fn all_gather(&self, mine: &[u8]) -> Arc<Vec<Vec<u8>>> {
-        self.team.slots.lock().unwrap()[self.local] = mine.to_vec();
-        self.team.barrier.wait();
+        lock(&self.team.slots)[self.local] = mine.to_vec();
+        if !self.team.barrier.wait() {
+            return self.team.empty_answer();
+        }
         if self.local == 0 {
             self.team.leader_exchange();
         }
-        self.team.barrier.wait();
-        self.team.answer.read().unwrap().clone()
+        if !self.team.barrier.wait() {
+            return self.team.empty_answer();
+        }
+        self.team
+            .answer
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn cancel(&self) {
+        self.team.cancel();
+    }
+
+    fn cancelled(&self) -> bool {
+        self.team.cancelled()
     }
 }
 
 /// Runs `f` once per local task, each on its own thread (task 0 of this
 /// process on the calling thread, which MPI's funneled mode prefers), and
 /// returns the local results in task order.
+///
+/// A task that panics cancels the team, so the others return from their
+/// waits instead of hanging; the first panic is then resumed on the
+/// calling thread. Under MPI the job is aborted, since the other ranks
+/// cannot learn of it through collectives this rank no longer joins.
 pub fn run_team<R: Send>(
     transport: Arc<dyn Transport>,
     local_tasks: usize,
@@ -138,19 +237,75 @@ pub fn run_team<R: Send>(
     if local_tasks == 0 {
         return Vec::new();
     }
-    std::thread::scope(|s| {
+    let guarded = |i: usize| {
+        let r = catch_unwind(AssertUnwindSafe(|| f(&team.task(i))));
+        if r.is_err() {
+            team.cancel();
+            if team.transport.size() > 1 {
+                team.transport.abort(1);
+            }
+        }
+        r
+    };
+    let results: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..local_tasks)
             .map(|i| {
-                let team = &team;
-                let f = &f;
-                s.spawn(move || f(&team.task(i)))
+                let guarded = &guarded;
+                s.spawn(move || guarded(i))
             })
             .collect();
-        let mut out = vec![f(&team.task(0))];
-        out.extend(handles.into_iter().map(|h| match h.join() {
-            Ok(r) => r,
-            Err(p) => std::panic::resume_unwind(p),
-        }));
+        let mut out = vec![guarded(0)];
+        // `guarded` catches every panic, so a join cannot fail; should
+        // one, it counts as that task's panic.
+        out.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(Err)));
         out
-    })
+    });
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{run_local, CommExt};
+
+    #[test]
+    fn a_panicking_task_never_leaves_the_others_waiting() {
+        for victim in [0usize, 2] {
+            let r = std::panic::catch_unwind(|| {
+                run_local(3, |c| {
+                    c.barrier();
+                    if c.task() == victim {
+                        panic!("task {victim} dies");
+                    }
+                    // The others go on to collectives the victim never joins.
+                    for _ in 0..3 {
+                        c.barrier();
+                        c.sum_u64(1);
+                    }
+                    c.cancelled()
+                })
+            });
+            assert!(r.is_err(), "the panic reaches the caller");
+        }
+    }
+
+    #[test]
+    fn cancel_opens_every_wait() {
+        let out = run_local(4, |c| {
+            if c.task() == 1 {
+                c.cancel();
+                return (true, 0);
+            }
+            c.barrier();
+            let all = c.all_gather(b"x");
+            (c.cancelled(), all.iter().filter(|v| !v.is_empty()).count())
+        });
+        assert!(out.iter().all(|&(cancelled, _)| cancelled));
+        assert!(
+            out.iter().all(|&(_, n)| n < 4),
+            "no real answer once cancelled"
+        );
+    }
 }

@@ -17,6 +17,12 @@ pub trait Transport: Send + Sync {
     fn split(&self, color: Option<u32>) -> Option<Box<dyn Transport>>;
     /// A short name for reports (`threads`, `mpi`).
     fn kind(&self) -> &'static str;
+    /// Ends every process of the job after a failure that left this one
+    /// unable to take part in collectives (a task died): the others would
+    /// otherwise wait forever. A single process has nobody to tell.
+    fn abort(&self, code: i32) {
+        let _ = code;
+    }
 }
 
 /// The transport of a run without MPI: one process, nothing to exchange.

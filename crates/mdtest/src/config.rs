@@ -3,6 +3,7 @@
 //! is created on disk.
 
 use crate::args::RawOptions;
+use iolab_backend::{c_path, Backend};
 use std::path::{Path, PathBuf};
 
 /// Which phases a run performs (-C, -T, -E, -r; all when none is given).
@@ -206,10 +207,10 @@ impl Config {
             return err("-c with several -d paths: collective creates need a single directory");
         }
         if self.mknod && self.write_bytes > 0 {
-            return err("-k with -w: a FIFO made by mknod cannot be written");
+            return err("-k with -w: a file made by mknod is never opened, so nothing would be written (as in mdtest)");
         }
-        if self.mknod && self.read_bytes > 0 {
-            return err("-k with -e: a FIFO made by mknod cannot be read");
+        if self.mknod && self.verify_read {
+            return err("-X with -k: files made by mknod are empty, there is no data to verify");
         }
         if self.verify_read && self.read_bytes == 0 {
             return err("-X needs -e: there is nothing to verify when no bytes are read");
@@ -264,11 +265,14 @@ impl Config {
         Ok(())
     }
 
-    /// Checks the test directories: each must be a writable directory, or
-    /// not exist yet with a writable parent. Creates nothing.
-    pub fn check_environment(&self) -> Result<(), ConfigError> {
+    /// Checks the test directories through the backend: each must be a
+    /// directory, or not exist yet with a parent directory; runs that
+    /// create or remove need them writable, while stat and read runs
+    /// (-T, -E) work on a read-only file system. Creates nothing.
+    pub fn check_environment(&self, be: &dyn Backend) -> Result<(), ConfigError> {
+        let writes = self.phases.create || self.phases.remove;
         for d in &self.dirs {
-            check_dir(d)?;
+            check_dir(be, d, writes)?;
         }
         if let Some(f) = &self.stonewall_file {
             if !self.phases.create && !f.exists() {
@@ -279,26 +283,27 @@ impl Config {
     }
 }
 
-fn check_dir(d: &Path) -> Result<(), ConfigError> {
-    let target = if d.exists() {
-        if !d.is_dir() {
-            return err(format!("-d {}: not a directory", d.display()));
+fn check_dir(be: &dyn Backend, d: &Path, writes: bool) -> Result<(), ConfigError> {
+    let stat = |p: &Path| c_path(p).and_then(|c| be.stat(&c));
+    let target = match stat(d) {
+        Ok(st) if !st.is_dir => return err(format!("-d {}: not a directory", d.display())),
+        Ok(_) => d.to_path_buf(),
+        Err(_) => {
+            let parent = d
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !stat(parent).is_ok_and(|st| st.is_dir) {
+                return err(format!(
+                    "-d {}: neither it nor its parent directory exists",
+                    d.display()
+                ));
+            }
+            parent.to_path_buf()
         }
-        d.to_path_buf()
-    } else {
-        let parent = d
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !parent.is_dir() {
-            return err(format!(
-                "-d {}: neither it nor its parent directory exists",
-                d.display()
-            ));
-        }
-        parent.to_path_buf()
     };
-    if !writable(&target) {
+    let writable = c_path(&target).and_then(|c| be.can_write(&c));
+    if writes && !writable.unwrap_or(false) {
         return err(format!(
             "-d {}: {} is not writable",
             d.display(),
@@ -306,15 +311,6 @@ fn check_dir(d: &Path) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
-}
-
-fn writable(p: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: valid C string.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
 }
 
 fn check_unsupported(r: &RawOptions) -> Result<(), ConfigError> {
@@ -476,18 +472,19 @@ mod tests {
 
     #[test]
     fn environment_checks() {
+        let be = &iolab_backend::Posix;
         assert!(cfg("-n 1 -d /proc/self/status")
             .unwrap()
-            .check_environment()
+            .check_environment(be)
             .is_err());
         assert!(cfg("-n 1 -d /nonexistent/a/b")
             .unwrap()
-            .check_environment()
+            .check_environment(be)
             .is_err());
-        assert!(cfg("-n 1 -d /tmp").unwrap().check_environment().is_ok());
+        assert!(cfg("-n 1 -d /tmp").unwrap().check_environment(be).is_ok());
         assert!(cfg("-n 1 -T -x /nonexistent-sw")
             .unwrap()
-            .check_environment()
+            .check_environment(be)
             .unwrap_err()
             .0
             .contains("-x"));

@@ -3,9 +3,9 @@
 //! exchange of per-task reports. Engines never print: progress goes to an
 //! [`Observer`] (called on task 0 only) and to per-task counters.
 
-use crate::config::{Config, ConfigError};
+use crate::config::Config;
+use crate::ctx::RunCtx;
 use crate::exchange::{exchange, PhaseTrouble, TaskReport};
-use crate::names::test_dir;
 use crate::plan::Plan;
 use crate::results::{summarize, IterationResult, Phase, PhaseResult, TestResult};
 use crate::stonewall::{self, WallCounts};
@@ -13,8 +13,13 @@ use crate::work::TaskState;
 use iolab_backend::Backend;
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::wall_ns;
+use iolab_core::{Failure, Outcome};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
+
+pub use crate::ctx::Progress;
+pub use crate::preflight::preflight;
 
 /// Receives progress events from task 0.
 pub trait Observer: Sync {
@@ -28,53 +33,19 @@ pub trait Observer: Sync {
 pub struct Quiet;
 impl Observer for Quiet {}
 
-#[repr(align(64))]
-struct Slot(AtomicU64);
-
-/// Items done in the current phase, one counter per local task, each on
-/// its own cache line so the hot loops never share one.
-pub struct Progress {
-    slots: Vec<Slot>,
-}
-
-impl Progress {
-    /// Counters for `local_tasks` tasks.
-    pub fn new(local_tasks: usize) -> Self {
-        Progress {
-            slots: (0..local_tasks.max(1))
-                .map(|_| Slot(AtomicU64::new(0)))
-                .collect(),
-        }
-    }
-    /// Sum over local tasks.
-    pub fn total(&self) -> u64 {
-        self.slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
-    }
-    pub(crate) fn slot(&self, task: usize) -> &AtomicU64 {
-        &self.slots[task % self.slots.len()].0
-    }
-}
-
-/// A run that did not complete.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// What went wrong (path and errno for I/O errors).
-    pub message: String,
-    /// The run was stopped by the user.
-    pub interrupted: bool,
+/// A test that did not complete: how it ended and what stayed on disk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unfinished {
+    /// [`Outcome::Interrupted`] or [`Outcome::Error`] with op, path, errno.
+    pub outcome: Outcome,
     /// Paths the cleanup had to leave behind.
     pub left: Vec<PathBuf>,
 }
 
 /// One test, ready to run on every task.
 pub struct Engine<'a> {
-    cfg: &'a Config,
-    plan: Plan,
-    backend: &'a dyn Backend,
+    ctx: RunCtx<'a>,
     observer: &'a dyn Observer,
-    progress: &'a Progress,
-    wall: Option<WallCounts>,
-    cancel: AtomicBool,
 }
 
 impl<'a> Engine<'a> {
@@ -89,85 +60,88 @@ impl<'a> Engine<'a> {
         wall: Option<WallCounts>,
     ) -> Self {
         Engine {
-            cfg,
-            plan,
-            backend,
+            ctx: RunCtx::new(cfg, plan, backend, progress, wall),
             observer,
-            progress,
-            wall,
-            cancel: AtomicBool::new(false),
         }
     }
 
-    pub(crate) fn cfg(&self) -> &Config {
-        self.cfg
-    }
-    pub(crate) fn plan(&self) -> &Plan {
-        &self.plan
-    }
-    pub(crate) fn backend(&self) -> &dyn Backend {
-        self.backend
-    }
-    pub(crate) fn counter(&self, task: usize) -> &AtomicU64 {
-        self.progress.slot(task)
-    }
-    pub(crate) fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed) || iolab_core::stop::requested()
-    }
-    pub(crate) fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
+    /// Places this test in a task sweep (-f/-l/-s). A create-only sweep
+    /// makes the tree once and later counts find it (and the smaller
+    /// counts' items) in place; a remove-only sweep removes each count's
+    /// items and leaves the tree to the last count.
+    pub fn in_sweep(mut self, first: bool, last: bool) -> Self {
+        let p = self.ctx.cfg.phases;
+        self.ctx.reuse_existing = !first && p.create && !p.remove;
+        self.ctx.keep_tree = !last && p.remove && !p.create;
+        self
     }
 
     /// Runs the test on this task; every task returns the same result.
-    pub fn run(&self, comm: &dyn Comm) -> Result<TestResult, Failure> {
+    /// A task that panics cancels the others (through the communicator),
+    /// removes what it made and returns an error outcome.
+    pub fn run(&self, comm: &dyn Comm) -> Result<TestResult, Unfinished> {
         let seed = self.agree_seed(comm);
-        let mut st = TaskState::new(self, comm, seed);
+        let mut st = TaskState::new(&self.ctx, comm, seed);
+        match catch_unwind(AssertUnwindSafe(|| self.run_task(&mut st))) {
+            Ok(r) => r,
+            Err(panic) => {
+                comm.cancel();
+                self.ctx.cancel();
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(Unfinished {
+                    outcome: Outcome::Error(Failure::other(
+                        "task",
+                        format!("task {} panicked: {why}", comm.task()),
+                    )),
+                    left: st.cleanup_after_failure(),
+                })
+            }
+        }
+    }
+
+    fn run_task(&self, st: &mut TaskState) -> Result<TestResult, Unfinished> {
+        let cfg = self.ctx.cfg;
+        let comm = st.comm();
         let mut iterations = Vec::new();
         // What each task really worked on: a stonewall may level it below the plan.
-        let mut items_per_task = if self.cfg.do_files {
-            self.file_count()
+        let mut items_per_task = if cfg.do_files {
+            self.ctx.file_count()
         } else {
-            self.dir_count()
+            self.ctx.dir_count()
         };
-        for iter in 0..self.cfg.iterations {
-            match self.iteration(&mut st, iter) {
+        for iter in 0..cfg.iterations {
+            match self.iteration(st, iter) {
                 Ok((r, items)) => {
                     iterations.push(r);
                     items_per_task = items;
                 }
-                Err(t) => return Err(self.fail(&mut st, t)),
+                Err(t) => return Err(self.fail(st, t)),
             }
         }
         st.remove_root_if_created();
+        // Shared files (-S) are the same files for every task: count once.
+        let total_items = match cfg.shared_file {
+            true => items_per_task,
+            false => items_per_task * comm.tasks() as u64,
+        };
         Ok(TestResult {
             tasks: comm.tasks() as u64,
             nodes: comm.nodes() as u64,
             items_per_task,
-            total_items: items_per_task * comm.tasks() as u64,
-            random_seed: seed,
+            total_items,
+            random_seed: st.seed(),
+            stonewall_file_error: st.take_output_failure(),
             summary: summarize(&iterations),
             iterations,
         })
     }
 
-    /// Files each task works on: the plan's count, or what -x recorded.
-    pub(crate) fn file_count(&self) -> u64 {
-        match self.wall {
-            Some(w) if !self.cfg.phases.create => w.files,
-            _ => self.plan.items_per_task,
-        }
-    }
-
-    /// Directories each task works on.
-    pub(crate) fn dir_count(&self) -> u64 {
-        match self.wall {
-            Some(WallCounts { dirs: Some(d), .. }) if !self.cfg.phases.create => d,
-            _ => self.plan.items_per_task,
-        }
-    }
-
     fn agree_seed(&self, comm: &dyn Comm) -> Option<u64> {
-        match self.cfg.random_seed {
+        match self.ctx.cfg.random_seed {
             None => None,
             Some(Some(s)) => Some(s),
             Some(None) => {
@@ -191,50 +165,25 @@ impl<'a> Engine<'a> {
             pending: Vec::new(),
             results: Vec::new(),
         };
-        let p = self.cfg.phases;
-        let mut files = self.file_count();
-        let mut dirs = self.dir_count();
+        let cfg = self.ctx.cfg;
+        let p = cfg.phases;
+        let mut files = self.ctx.file_count();
+        let mut dirs = self.ctx.dir_count();
         if p.create {
             self.phase(st, &mut run, Phase::TreeCreate, 0, |st, rep| {
                 st.tree(iter, true, rep)
             })?;
         }
-        if self.cfg.do_dirs {
-            st.pre_delay();
-            if p.create {
-                dirs = self.phase_with_count(st, &mut run, Phase::DirCreate, dirs)?;
-            }
-            if p.stat {
-                self.item_phase(st, &mut run, Phase::DirStat, dirs)?;
-                if self.cfg.rename_dirs && dirs > 1 {
-                    self.phase(st, &mut run, Phase::DirRename, dirs, |st, rep| {
-                        st.rename(iter, dirs, rep)
-                    })?;
-                }
-            }
-            if p.remove {
-                self.item_phase(st, &mut run, Phase::DirRemove, dirs)?;
-            }
+        if cfg.do_dirs {
+            dirs = self.dir_phases(st, &mut run, dirs)?;
         }
-        if self.cfg.do_files {
-            st.pre_delay();
-            if p.create {
-                files = self.phase_with_count(st, &mut run, Phase::FileCreate, files)?;
-            }
-            if p.stat {
-                self.item_phase(st, &mut run, Phase::FileStat, files)?;
-            }
-            if p.read {
-                self.item_phase(st, &mut run, Phase::FileRead, files)?;
-            }
-            if p.remove {
-                self.item_phase(st, &mut run, Phase::FileRemove, files)?;
-            }
+        if cfg.do_files {
+            files = self.file_phases(st, &mut run, files)?;
         }
         if p.create {
             self.record_counts(st, files, dirs);
         }
-        if p.remove {
+        if p.remove && !self.ctx.keep_tree {
             self.phase(st, &mut run, Phase::TreeRemove, 0, |st, rep| {
                 st.tree(iter, false, rep)
             })?;
@@ -243,12 +192,62 @@ impl<'a> Engine<'a> {
         if p.remove {
             st.remove_test_dirs(iter);
         }
-        let items = if self.cfg.do_files { files } else { dirs };
+        let items = if cfg.do_files { files } else { dirs };
         let result = IterationResult {
             iteration: iter,
             phases: run.results,
         };
         Ok((result, items))
+    }
+
+    /// The directory phases; returns the count every task ended with.
+    fn dir_phases(
+        &self,
+        st: &mut TaskState,
+        run: &mut PhaseRun,
+        mut dirs: u64,
+    ) -> Result<u64, PhaseTrouble> {
+        let (cfg, iter) = (self.ctx.cfg, run.iter);
+        st.pre_delay();
+        if cfg.phases.create {
+            dirs = self.phase_with_count(st, run, Phase::DirCreate, dirs)?;
+        }
+        if cfg.phases.stat {
+            self.item_phase(st, run, Phase::DirStat, dirs)?;
+            if cfg.rename_dirs && dirs > 1 {
+                self.phase(st, run, Phase::DirRename, dirs, |st, rep| {
+                    st.rename(iter, dirs, rep)
+                })?;
+            }
+        }
+        if cfg.phases.remove {
+            self.item_phase(st, run, Phase::DirRemove, dirs)?;
+        }
+        Ok(dirs)
+    }
+
+    /// The file phases; returns the count every task ended with.
+    fn file_phases(
+        &self,
+        st: &mut TaskState,
+        run: &mut PhaseRun,
+        mut files: u64,
+    ) -> Result<u64, PhaseTrouble> {
+        let p = self.ctx.cfg.phases;
+        st.pre_delay();
+        if p.create {
+            files = self.phase_with_count(st, run, Phase::FileCreate, files)?;
+        }
+        if p.stat {
+            self.item_phase(st, run, Phase::FileStat, files)?;
+        }
+        if p.read {
+            self.item_phase(st, run, Phase::FileRead, files)?;
+        }
+        if p.remove {
+            self.item_phase(st, run, Phase::FileRemove, files)?;
+        }
+        Ok(files)
     }
 
     /// A stat, read or remove phase over `n` items per task.
@@ -279,18 +278,17 @@ impl<'a> Engine<'a> {
         Ok(done)
     }
 
-    fn record_counts(&self, st: &TaskState, files: u64, dirs: u64) {
-        if let (Some(path), 0) = (&self.cfg.stonewall_file, st.task()) {
+    fn record_counts(&self, st: &mut TaskState, files: u64, dirs: u64) {
+        if let (Some(path), 0) = (&self.ctx.cfg.stonewall_file, st.task()) {
             let c = WallCounts {
                 files,
-                dirs: self.cfg.do_dirs.then_some(dirs),
+                dirs: self.ctx.cfg.do_dirs.then_some(dirs),
             };
-            // A failed write is reported but does not void the measurement.
+            // The measurement stands, but the run must not end as a
+            // success: a later -T/-E/-r run depends on this file.
             if let Err(e) = stonewall::write(path, c) {
-                eprintln!(
-                    "mdtest: warning: -x {}: cannot write the stonewall file: {e}",
-                    path.display()
-                );
+                let path = Some(path.display().to_string());
+                st.set_output_failure(Failure::io("write -x", path, &e));
             }
         }
     }
@@ -303,22 +301,23 @@ impl<'a> Engine<'a> {
         items_per_task: u64,
         work: impl FnOnce(&mut TaskState, &mut TaskReport),
     ) -> Result<(), PhaseTrouble> {
+        let cfg = self.ctx.cfg;
         let comm = st.comm();
         // -B drops the barriers between item phases, but the tree must
         // exist before anyone creates items in it and outlive their
         // removal: mdtest fences tree creation and removal even with -B.
-        let fenced = self.cfg.barriers || matches!(phase, Phase::TreeCreate | Phase::TreeRemove);
+        let fenced = cfg.barriers || matches!(phase, Phase::TreeCreate | Phase::TreeRemove);
         if fenced {
             comm.barrier();
         }
         if comm.task() == 0 {
             self.observer.phase_started(run.iter, phase, items_per_task);
         }
-        self.counter(comm.task()).store(0, Ordering::Relaxed);
+        self.ctx.counter(comm.task()).store(0, Ordering::Relaxed);
         let mut rep = TaskReport::start(phase, wall_ns());
         work(st, &mut rep);
-        if self.cfg.sync_phases {
-            self.backend.sync_all();
+        if cfg.sync_phases {
+            self.ctx.backend.sync_all();
         }
         rep.end_ns = wall_ns();
         rep.latency = st.take_latency().to_wire();
@@ -327,7 +326,7 @@ impl<'a> Engine<'a> {
         if fenced {
             comm.barrier();
         }
-        if self.cfg.barriers {
+        if cfg.barriers {
             self.flush(st, run)?;
         }
         Ok(())
@@ -348,11 +347,12 @@ impl<'a> Engine<'a> {
         trouble.map_or(Ok(()), Err)
     }
 
-    fn fail(&self, st: &mut TaskState, t: PhaseTrouble) -> Failure {
+    fn fail(&self, st: &mut TaskState, t: PhaseTrouble) -> Unfinished {
         st.comm().barrier();
         let mine = st.cleanup_after_failure();
-        let all = st.comm().all_gather(mine.join("\n").as_bytes());
-        let left = all
+        let text: Vec<String> = mine.iter().map(|p| p.display().to_string()).collect();
+        let all = st.comm().all_gather(text.join("\n").as_bytes());
+        let mut left: Vec<PathBuf> = all
             .iter()
             .flat_map(|b| {
                 String::from_utf8_lossy(b)
@@ -361,9 +361,15 @@ impl<'a> Engine<'a> {
                     .collect::<Vec<_>>()
             })
             .collect();
-        Failure {
-            message: t.error.unwrap_or_else(|| "interrupted".into()),
-            interrupted: t.interrupted,
+        if st.comm().cancelled() {
+            // The gather above came back empty: keep at least our own list.
+            left = mine;
+        }
+        Unfinished {
+            outcome: match t.error {
+                Some(e) => Outcome::Error(e),
+                None => Outcome::Interrupted,
+            },
             left,
         }
     }
@@ -373,43 +379,4 @@ struct PhaseRun {
     iter: u64,
     pending: Vec<TaskReport>,
     results: Vec<PhaseResult>,
-}
-
-/// Checks made once before any task starts and before anything is
-/// created: test directories left by earlier runs, and the -x file.
-/// Returns the counts read from -x for runs without a create phase.
-pub fn preflight(cfg: &Config, plan: &Plan) -> Result<Option<WallCounts>, ConfigError> {
-    for root in &cfg.dirs {
-        for iter in 0..cfg.iterations {
-            for lp in 0..plan.loops {
-                let td = test_dir(root, iter, lp);
-                if cfg.phases.create && td.exists() {
-                    return Err(ConfigError(format!(
-                        "-d {}: {} already exists (left by an earlier run?); remove it with a -r run of the same options, or use another -d",
-                        root.display(),
-                        td.display()
-                    )));
-                }
-                if !cfg.phases.create && lp == 0 && !td.exists() {
-                    return Err(ConfigError(format!(
-                        "-d {}: {} does not exist; run the create phase (-C) with the same options first",
-                        root.display(),
-                        td.display()
-                    )));
-                }
-            }
-        }
-    }
-    match (&cfg.stonewall_file, cfg.phases.create) {
-        (Some(f), false) => stonewall::read(f).map(Some).map_err(ConfigError),
-        _ => Ok(None),
-    }
-}
-
-impl Engine<'_> {
-    /// The stride shift for phase `j` of task `t`, as global task ids.
-    pub(crate) fn neighbour(&self, comm: &dyn Comm, j: u64) -> usize {
-        let n = comm.tasks() as u64;
-        ((comm.task() as u64 + j * self.cfg.stride) % n) as usize
-    }
 }

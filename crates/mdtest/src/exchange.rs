@@ -4,6 +4,7 @@
 use crate::results::{Phase, PhaseResult, Stonewall};
 use iolab_comm::Comm;
 use iolab_core::stats::{Histogram, HistogramWire};
+use iolab_core::Failure;
 use serde::{Deserialize, Serialize};
 
 /// One task's account of one phase.
@@ -22,8 +23,10 @@ pub struct TaskReport {
     pub wall: Option<(u64, u64, bool)>,
     /// Latencies of this task's operations.
     pub latency: HistogramWire,
+    /// Items a remove-only run (-r) found already gone.
+    pub missing: u64,
     /// The first error this task met, with path and errno.
-    pub error: Option<String>,
+    pub error: Option<Failure>,
     /// The task stopped because a stop was requested (Ctrl-C).
     pub interrupted: bool,
 }
@@ -38,6 +41,7 @@ impl TaskReport {
             end_ns: start_ns,
             wall: None,
             latency: HistogramWire::default(),
+            missing: 0,
             error: None,
             interrupted: false,
         }
@@ -47,8 +51,8 @@ impl TaskReport {
 /// What went wrong in a phase, over all tasks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PhaseTrouble {
-    /// First error message (lowest task id), if any.
-    pub error: Option<String>,
+    /// First error (lowest task id), if any.
+    pub error: Option<Failure>,
     /// A stop was requested somewhere.
     pub interrupted: bool,
 }
@@ -77,8 +81,19 @@ pub fn exchange(comm: &dyn Comm, mine: &[TaskReport]) -> (Vec<PhaseResult>, Opti
         }
         results.push(combine(r.phase, &reports));
     }
+    if comm.cancelled() && trouble.error.is_none() {
+        // The answers above are empty: a task died or failed mid-phase.
+        trouble.error = Some(peer_failed());
+    }
     let bad = trouble.error.is_some() || trouble.interrupted;
     (results, bad.then_some(trouble))
+}
+
+/// The error a task reports when it stopped because another task failed
+/// in a way that cancelled the communicator; the failed task's own error
+/// is the one to show.
+pub fn peer_failed() -> Failure {
+    Failure::other("peer", "another task failed; this one stopped with it")
 }
 
 /// Combines the tasks' reports of one phase: rate = all items / (latest
@@ -98,6 +113,7 @@ pub fn combine(phase: Phase, reports: &[&TaskReport]) -> PhaseResult {
         tasks: reports.len() as u64,
         elapsed_s,
         rate: rate(items, elapsed_s),
+        missing: reports.iter().map(|r| r.missing).sum(),
         stonewall: wall_figures(reports, start),
         latency: h.percentiles(),
     }
@@ -169,12 +185,17 @@ mod tests {
         let out = iolab_comm::run_local(3, |c| {
             let mut r = TaskReport::start(Phase::FileStat, 0);
             if c.task() == 2 {
-                r.error = Some("stat /x: No such file or directory (os error 2)".into());
+                r.error = Some(Failure::io(
+                    "stat",
+                    Some("/x".into()),
+                    &std::io::Error::from_raw_os_error(2),
+                ));
             }
             exchange(c, &[r]).1
         });
         for t in out {
-            assert!(t.unwrap().error.unwrap().contains("/x"));
+            let e = t.unwrap().error.unwrap();
+            assert_eq!((e.path.as_deref(), e.errno), (Some("/x"), Some(2)));
         }
     }
 }

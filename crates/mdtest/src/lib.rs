@@ -11,6 +11,7 @@
 //! let plan = Plan::new(&cfg).unwrap();
 //! let backend = iolab_backend::by_name("posix").unwrap();
 //! let progress = Progress::new(2);
+//! iolab_mdtest::preflight(&cfg, &plan, &*backend).unwrap();
 //! let engine = Engine::new(&cfg, plan, &*backend, &Quiet, &progress, None);
 //! let results = iolab_comm::run_local(2, |c| engine.run(c).unwrap());
 //! assert_eq!(results[0].total_items, 20);
@@ -20,16 +21,21 @@
 pub mod args;
 mod cleanup;
 pub mod config;
+mod ctx;
 pub mod engine;
 mod exchange;
 pub mod names;
+pub mod output;
 pub mod plan;
+pub mod preflight;
 pub mod results;
 pub mod rng;
 pub mod stonewall;
+#[cfg(test)]
+mod testing;
 mod work;
 
 pub use config::{Config, ConfigError};
-pub use engine::{preflight, Engine, Failure, Observer, Progress, Quiet};
+pub use engine::{preflight, Engine, Observer, Progress, Quiet, Unfinished};
 pub use plan::Plan;
 pub use results::{Phase, PhaseResult, TestResult};

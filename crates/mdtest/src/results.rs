@@ -112,6 +112,9 @@ pub struct PhaseResult {
     pub elapsed_s: f64,
     /// `items / elapsed_s`, operations per second.
     pub rate: f64,
+    /// Items a remove-only run (-r) found already gone (not in `items`).
+    #[serde(default)]
+    pub missing: u64,
     /// Stonewall figures (create phases with -W).
     pub stonewall: Option<Stonewall>,
     /// Per-operation latency over all tasks.
@@ -177,6 +180,9 @@ pub struct TestResult {
     pub total_items: u64,
     /// Random seed used for -R, if any.
     pub random_seed: Option<u64>,
+    /// The -x file could not be written (the run then ends in error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall_file_error: Option<iolab_core::Failure>,
     /// Iterations in order.
     pub iterations: Vec<IterationResult>,
     /// The SUMMARY rows, in table order.
@@ -224,6 +230,7 @@ mod tests {
             tasks: 1,
             elapsed_s: 10.0 / rate,
             rate,
+            missing: 0,
             stonewall: None,
             latency: Percentiles::default(),
         }
@@ -267,35 +274,29 @@ pub struct CommInfo {
     pub tasks_per_rank: u64,
 }
 
-/// Everything one `iolab mdtest` invocation measured and how: the JSON
-/// document (schema `iolab.mdtest/1`, documented in the README).
+/// mdtest's part of the results document: what each test measured and
+/// how the tasks were laid out. The envelope around it
+/// ([`MdtestDocument`]) holds the command line, the configuration, the
+/// host, the file systems and how the run ended.
 #[derive(Debug, Clone, Serialize)]
-pub struct RunReport {
-    /// Schema name and version of this document.
-    pub schema: &'static str,
-    /// iolab's version.
-    pub iolab_version: String,
+pub struct MdtestPayload {
     /// Start, local time as mdtest prints it.
     pub started: String,
     /// End, local time as mdtest prints it.
     pub finished: String,
-    /// The command line as typed.
-    pub command_line: String,
-    /// Validated configuration.
-    pub config: crate::Config,
     /// Derived tree and item plan.
     pub plan: crate::Plan,
     /// Transport and task layout.
     pub comm: CommInfo,
-    /// Host facts.
-    pub host: iolab_core::env::HostInfo,
-    /// File system of each -d path.
-    pub filesystems: Vec<iolab_core::env::FsInfo>,
     /// One entry per task count (one unless -f/-l/-s sweep).
     pub tests: Vec<TestResult>,
-    /// Why the run stopped early, if it did.
-    pub failure: Option<String>,
+    /// Paths a failed or interrupted run could not remove.
+    pub left_behind: Vec<String>,
 }
 
-/// The schema tag of [`RunReport`].
-pub const SCHEMA: &str = "iolab.mdtest/1";
+/// The whole JSON document of one `iolab mdtest` invocation (schema
+/// [`SCHEMA`], documented in the README).
+pub type MdtestDocument = iolab_results::Envelope<crate::Config, MdtestPayload>;
+
+/// The schema tag of [`MdtestDocument`].
+pub const SCHEMA: &str = "iolab.mdtest/2";

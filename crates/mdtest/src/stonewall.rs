@@ -15,15 +15,14 @@ pub struct WallCounts {
     pub dirs: Option<u64>,
 }
 
-/// Writes the file atomically (temporary file, then rename).
+/// Writes the file atomically (temporary file, then rename); on failure
+/// the temporary file is removed, so nothing half-written stays.
 pub fn write(path: &Path, c: WallCounts) -> std::io::Result<()> {
     let mut text = format!("{}\n", c.files);
     if let Some(d) = c.dirs {
         text.push_str(&format!("directories: {d}\n"));
     }
-    let tmp = path.with_extension("iolab-tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    crate::output::write_atomically(path, text.as_bytes())
 }
 
 /// Reads and checks a stonewall file; the error says what is wrong.

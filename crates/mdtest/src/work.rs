@@ -3,22 +3,26 @@
 //! nothing per item but the system calls and two clock reads.
 
 use crate::cleanup;
-use crate::engine::Engine;
+use crate::ctx::RunCtx;
 use crate::exchange::{PhaseTrouble, TaskReport};
 use crate::names::{prefix, test_dir, Names};
 use crate::results::Phase;
 use crate::rng::{fill_pattern, first_mismatch, stamp_item, Permutation};
-use iolab_backend::{Backend, OpenOptions};
+use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::{mono_ns, wall_ns};
-use iolab_core::Histogram;
+use iolab_core::{Failure, Histogram};
 use std::ffi::CStr;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 /// What the loop does to each item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
+    /// mkdir of a tree directory: a later count of a create-only sweep
+    /// finds it made.
+    TreeMkdir,
     Mkdir,
     Rmdir,
     Create,
@@ -49,7 +53,7 @@ struct Target {
 
 /// One task's state, built before its thread starts its first phase.
 pub struct TaskState<'a> {
-    eng: &'a Engine<'a>,
+    ctx: &'a RunCtx<'a>,
     comm: &'a dyn Comm,
     seed: Option<u64>,
     hist: Histogram,
@@ -58,24 +62,26 @@ pub struct TaskState<'a> {
     rbuf: Vec<u8>,
     created_root: bool,
     created_dirs: Vec<PathBuf>,
+    output_failure: Option<Failure>,
 }
 
 impl<'a> TaskState<'a> {
     /// State for the calling task.
-    pub fn new(eng: &'a Engine<'a>, comm: &'a dyn Comm, seed: Option<u64>) -> Self {
-        let cfg = eng.cfg();
+    pub fn new(ctx: &'a RunCtx<'a>, comm: &'a dyn Comm, seed: Option<u64>) -> Self {
+        let cfg = ctx.cfg;
         let mut pattern = vec![0u8; cfg.write_bytes.max(cfg.read_bytes) as usize];
         fill_pattern(&mut pattern, cfg.data_seed);
         TaskState {
             wbuf: pattern[..cfg.write_bytes as usize].to_vec(),
             rbuf: vec![0u8; cfg.read_bytes as usize],
             pattern,
-            eng,
+            ctx,
             comm,
             seed,
             hist: Histogram::new(),
             created_root: false,
             created_dirs: Vec::new(),
+            output_failure: None,
         }
     }
 
@@ -89,79 +95,121 @@ impl<'a> TaskState<'a> {
         self.comm.task()
     }
 
+    /// The -R seed every task agreed on.
+    pub fn seed(&self) -> Option<u64> {
+        self.seed
+    }
+
+    /// Records that a user output file (-x) could not be written.
+    pub fn set_output_failure(&mut self, f: Failure) {
+        self.output_failure.get_or_insert(f);
+    }
+
+    /// Hands over the output failure, if any.
+    pub fn take_output_failure(&mut self) -> Option<Failure> {
+        self.output_failure.take()
+    }
+
     /// Hands over the latencies of the phase just done.
     pub fn take_latency(&mut self) -> Histogram {
         std::mem::take(&mut self.hist)
     }
 
     fn backend(&self) -> &'a dyn Backend {
-        self.eng.backend()
+        self.ctx.backend
+    }
+
+    fn cancelled(&self) -> bool {
+        self.ctx.cancelled(self.comm)
     }
 
     /// The path index a task owns (creates the shared tree and the test
     /// directories in), if any: tasks 0..paths each own one path.
     fn owned_path(&self) -> Option<&'a Path> {
-        self.eng.cfg().dirs.get(self.task()).map(PathBuf::as_path)
+        self.ctx.cfg.dirs.get(self.task()).map(PathBuf::as_path)
     }
 
     /// Where `task`'s items of `kind` ("file", "dir") live; `shared` for
-    /// -S names and for trees (whose item prefix is unused).
+    /// -S names and for trees (whose item prefix is unused). With -u the
+    /// items named after task t live in the tree of task t + N, as in
+    /// mdtest 4.x; `tree` gives that owner.
     fn target(&self, iter: u64, task: usize, kind: &str, shared: bool) -> Target {
-        let cfg = self.eng.cfg();
+        let tree = self.ctx.tree_of_items(self.comm, task);
+        self.target_in(iter, task, tree, kind, shared)
+    }
+
+    /// Like [`TaskState::target`] with the -u tree given.
+    fn target_in(&self, iter: u64, task: usize, tree: usize, kind: &str, shared: bool) -> Target {
+        let cfg = self.ctx.cfg;
         let root = &cfg.dirs[task % cfg.dirs.len()];
         Target {
-            test_dirs: (0..self.eng.plan().loops)
+            test_dirs: (0..self.ctx.plan.loops)
                 .map(|l| test_dir(root, iter, l))
                 .collect(),
-            unique: cfg.unique_dir.then_some(task),
+            unique: cfg.unique_dir.then_some(tree),
             prefix: prefix(kind, (!shared).then_some(task)),
         }
     }
 
     /// Creates the -d directory (first iteration, if missing) and the
-    /// test directories this task owns. Collective.
+    /// test directories this task owns, through the backend. Collective.
     pub fn setup_test_dirs(&mut self, iter: u64) -> Result<(), PhaseTrouble> {
-        let mut error = None;
-        if let (Some(root), true) = (self.owned_path(), self.eng.cfg().phases.create) {
-            if iter == 0 && !root.exists() {
-                match std::fs::create_dir(root) {
-                    Ok(()) => self.created_root = true,
-                    Err(e) => error = Some(format!("mkdir {}: {e}", root.display())),
-                }
-            }
-            for l in 0..self.eng.plan().loops {
-                let td = test_dir(root, iter, l);
-                match std::fs::create_dir(&td) {
-                    Ok(()) => self.created_dirs.push(td),
-                    Err(e) if error.is_none() => {
-                        error = Some(format!("mkdir {}: {e}", td.display()))
-                    }
-                    Err(_) => {}
-                }
-            }
-        }
-        let all = self
-            .comm
-            .all_gather(error.as_deref().unwrap_or("").as_bytes());
+        let error = match (self.owned_path(), self.ctx.cfg.phases.create) {
+            (Some(root), true) => self.make_test_dirs(root, iter).err(),
+            _ => None,
+        };
+        let bytes = error
+            .as_ref()
+            .and_then(|e| serde_json::to_vec(e).ok())
+            .unwrap_or_default();
+        let all = self.comm.all_gather(&bytes);
         let first = all
             .iter()
-            .find(|b| !b.is_empty())
-            .map(|b| String::from_utf8_lossy(b).into_owned());
+            .find_map(|b| serde_json::from_slice::<Failure>(b).ok());
         match first {
             Some(e) => Err(PhaseTrouble {
                 error: Some(e),
+                interrupted: false,
+            }),
+            None if self.comm.cancelled() => Err(PhaseTrouble {
+                error: Some(crate::exchange::peer_failed()),
                 interrupted: false,
             }),
             None => Ok(()),
         }
     }
 
+    fn make_test_dirs(&mut self, root: &'a Path, iter: u64) -> Result<(), Failure> {
+        let be = self.backend();
+        let c = |p: &Path| c_path(p).map_err(|e| fs_failure("mkdir", p, &e));
+        if iter == 0 && !be.exists(&c(root)?).unwrap_or(true) {
+            be.mkdir(&c(root)?, 0o775)
+                .map_err(|e| fs_failure("mkdir", root, &e))?;
+            self.created_root = true;
+        }
+        for l in 0..self.ctx.plan.loops {
+            let td = test_dir(root, iter, l);
+            match be.mkdir(&c(&td)?, 0o775) {
+                Ok(()) => self.created_dirs.push(td),
+                // A later task count of a create-only sweep finds the
+                // directory the first count made, as mdtest does.
+                Err(e) if self.ctx.reuse_existing && e.kind() == ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(fs_failure("mkdir", &td, &e)),
+            }
+        }
+        Ok(())
+    }
+
     /// Removes this task's (now empty) test directories after a remove pass.
     pub fn remove_test_dirs(&mut self, iter: u64) {
+        if self.ctx.keep_tree {
+            return;
+        }
         if let Some(root) = self.owned_path() {
-            for l in 0..self.eng.plan().loops {
+            for l in 0..self.ctx.plan.loops {
                 let td = test_dir(root, iter, l);
-                if std::fs::remove_dir(&td).is_ok() {
+                let gone = c_path(&td).and_then(|c| self.backend().rmdir(&c));
+                if gone.is_ok() {
                     self.created_dirs.retain(|d| d != &td);
                 }
             }
@@ -173,40 +221,43 @@ impl<'a> TaskState<'a> {
         if let (Some(root), true, true) = (
             self.owned_path(),
             self.created_root,
-            self.eng.cfg().phases.remove,
+            self.ctx.cfg.phases.remove,
         ) {
-            let _ = std::fs::remove_dir(root);
+            let _ = c_path(root).and_then(|c| self.backend().rmdir(&c));
         }
     }
 
     /// After a failure: removes what this run created under the test
     /// directories this task made; returns what had to stay.
-    pub fn cleanup_after_failure(&mut self) -> Vec<String> {
-        let mut left: Vec<String> = Vec::new();
+    pub fn cleanup_after_failure(&mut self) -> Vec<PathBuf> {
+        let mut left = Vec::new();
         for d in std::mem::take(&mut self.created_dirs) {
-            left.extend(
-                cleanup::remove_ours(&d)
-                    .into_iter()
-                    .map(|p| p.display().to_string()),
-            );
+            let mut here = cleanup::remove_ours(self.backend(), &d);
+            if !here.is_empty() && self.comm.cancelled() {
+                // Without a last barrier a peer may have finished the item
+                // it was making after our sweep: give it that moment.
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                here = cleanup::remove_ours(self.backend(), &d);
+            }
+            left.extend(here);
         }
         if let (true, Some(root)) = (self.created_root, self.owned_path()) {
-            let _ = std::fs::remove_dir(root);
+            let _ = c_path(root).and_then(|c| self.backend().rmdir(&c));
         }
         left
     }
 
     /// Sleeps for -p seconds, waking early on a stop request.
     pub fn pre_delay(&self) {
-        let until = mono_ns() + self.eng.cfg().pre_delay_s * 1_000_000_000;
-        while mono_ns() < until && !self.eng.cancelled() {
+        let until = mono_ns() + self.ctx.cfg.pre_delay_s * 1_000_000_000;
+        while mono_ns() < until && !self.cancelled() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
 
     /// Trees this task creates or removes: (path owner task, -u owner).
     fn trees(&self) -> Vec<(usize, Option<usize>)> {
-        let cfg = self.eng.cfg();
+        let cfg = self.ctx.cfg;
         let (t, n) = (self.task(), self.comm.tasks());
         match (cfg.unique_dir, cfg.collective) {
             (true, true) if t == 0 => (0..n).map(|u| (u, Some(u))).collect(),
@@ -219,9 +270,9 @@ impl<'a> TaskState<'a> {
 
     /// Tree creation (parents first) or removal (children first).
     pub fn tree(&mut self, iter: u64, create: bool, rep: &mut TaskReport) {
-        let plan = *self.eng.plan();
+        let plan = self.ctx.plan;
         for (owner, unique) in self.trees() {
-            let tg = self.target(iter, owner, "dir", true);
+            let tg = self.target_in(iter, owner, owner, "dir", true);
             for td in &tg.test_dirs {
                 let mut names = Names::new(td, unique, plan.branch);
                 let ids: Box<dyn Iterator<Item = u64>> = if create {
@@ -230,10 +281,10 @@ impl<'a> TaskState<'a> {
                     Box::new((0..plan.dirs_per_tree).rev())
                 };
                 for d in ids {
-                    if self.eng.cancelled() {
+                    if self.cancelled() {
                         return;
                     }
-                    let op = if create { Op::Mkdir } else { Op::Rmdir };
+                    let op = if create { Op::TreeMkdir } else { Op::Rmdir };
                     if !self.one(op, names.dir(d), 0, rep) {
                         return;
                     }
@@ -254,7 +305,7 @@ impl<'a> TaskState<'a> {
 
     /// Whose items this task works on in `phase`.
     fn targets(&self, phase: Phase) -> Vec<usize> {
-        let cfg = self.eng.cfg();
+        let cfg = self.ctx.cfg;
         let (t, n) = (self.task(), self.comm.tasks());
         let create_or_remove = matches!(
             phase,
@@ -266,7 +317,7 @@ impl<'a> TaskState<'a> {
         if cfg.shared_file && phase == Phase::FileRemove {
             return if t == 0 { vec![0] } else { Vec::new() };
         }
-        vec![self.eng.neighbour(self.comm, Self::stride_index(phase))]
+        vec![self.ctx.neighbour(self.comm, Self::stride_index(phase))]
     }
 
     fn op_of(phase: Phase) -> Op {
@@ -289,7 +340,7 @@ impl<'a> TaskState<'a> {
 
     /// A non-create item phase (stat, read, remove) over `n` items.
     pub fn items(&mut self, iter: u64, phase: Phase, n: u64, rep: &mut TaskReport) {
-        let cfg = self.eng.cfg();
+        let cfg = self.ctx.cfg;
         let random = matches!(phase, Phase::DirStat | Phase::FileStat | Phase::FileRead);
         let order = match (random, self.seed) {
             (true, Some(s)) => Some(Permutation::new(n, s.wrapping_add(self.task() as u64))),
@@ -307,7 +358,7 @@ impl<'a> TaskState<'a> {
     /// every task on the largest count reached, and catches up to it.
     /// Returns the count every task ends with.
     pub fn create(&mut self, iter: u64, phase: Phase, n: u64, rep: &mut TaskReport) -> u64 {
-        let cfg = self.eng.cfg();
+        let cfg = self.ctx.cfg;
         let wall_s = cfg.stonewall_s;
         let deadline = (wall_s > 0).then(|| mono_ns() + wall_s * 1_000_000_000);
         let op = Self::op_of(phase);
@@ -341,8 +392,8 @@ impl<'a> TaskState<'a> {
     pub fn rename(&mut self, iter: u64, n: u64, rep: &mut TaskReport) {
         let target = self.targets(Phase::DirRename)[0];
         let tg = self.target(iter, target, "dir", false);
-        let plan = *self.eng.plan();
-        let leaf = self.eng.cfg().leaf_only;
+        let plan = self.ctx.plan;
+        let leaf = self.ctx.cfg.leaf_only;
         let mut from = Names::new(&tg.test_dirs[0], tg.unique, plan.branch);
         let mut to = Names::new(&tg.test_dirs[0], tg.unique, plan.branch);
         let mut step =
@@ -359,7 +410,7 @@ impl<'a> TaskState<'a> {
             return;
         }
         for i in 1..n - 1 {
-            if self.eng.cancelled() || !step(i, b"", i - 1, b"", self) {
+            if self.cancelled() || !step(i, b"", i - 1, b"", self) {
                 return;
             }
         }
@@ -370,16 +421,12 @@ impl<'a> TaskState<'a> {
         let t0 = mono_ns();
         let r = self.backend().rename(a, b);
         self.hist.record(mono_ns() - t0);
-        self.account(
-            r.map_err(|e| {
-                format!(
-                    "rename {} -> {}: {e}",
-                    a.to_string_lossy(),
-                    b.to_string_lossy()
-                )
-            }),
-            rep,
-        )
+        let r = r.map_err(|e| {
+            let mut f = path_failure("rename", a, &e);
+            f.message = format!("-> {}: {e}", b.to_string_lossy());
+            f
+        });
+        self.account(Op::Stat, r, rep)
     }
 
     fn loop_items(
@@ -391,12 +438,12 @@ impl<'a> TaskState<'a> {
         deadline: Option<u64>,
         rep: &mut TaskReport,
     ) -> End {
-        let plan = *self.eng.plan();
-        let leaf = self.eng.cfg().leaf_only;
+        let plan = self.ctx.plan;
+        let leaf = self.ctx.cfg.leaf_only;
         let mut names = Names::new(&tg.test_dirs[0], tg.unique, plan.branch);
         let mut cur = 0;
         for k in range {
-            if self.eng.cancelled() {
+            if self.cancelled() {
                 return End::Stopped;
             }
             if deadline.is_some_and(|d| mono_ns() >= d) {
@@ -420,46 +467,65 @@ impl<'a> TaskState<'a> {
         let t0 = mono_ns();
         let r = self.apply(op, path, item);
         self.hist.record(mono_ns() - t0);
-        self.account(r, rep)
+        self.account(op, r, rep)
     }
 
-    fn account(&mut self, r: Result<(), String>, rep: &mut TaskReport) -> bool {
+    /// Counts an operation's result. A remove-only run counts an item
+    /// already gone as missing; a later count of a create-only sweep
+    /// counts an item already made as done; anything else that failed
+    /// stops this task and, through the cancel flag, the others.
+    fn account(&mut self, op: Op, r: Result<(), Failure>, rep: &mut TaskReport) -> bool {
+        let errno = r.as_ref().err().and_then(|f| f.errno);
+        let removing = matches!(op, Op::Unlink | Op::Rmdir);
+        let creating = matches!(op, Op::Mkdir | Op::TreeMkdir | Op::Create);
         match r {
+            Err(_) if removing && errno == Some(libc::ENOENT) && self.ctx.tolerates_missing() => {
+                rep.missing += 1;
+                true
+            }
+            Err(_) if creating && errno == Some(libc::EEXIST) && self.ctx.reuse_existing => {
+                self.done(rep);
+                true
+            }
             Ok(()) => {
-                rep.items += 1;
-                self.eng
-                    .counter(self.task())
-                    .store(rep.items, Ordering::Relaxed);
+                self.done(rep);
                 true
             }
             Err(e) => {
                 rep.error.get_or_insert(e);
-                self.eng.cancel();
+                self.ctx.cancel();
                 false
             }
         }
     }
 
-    fn apply(&mut self, op: Op, path: &CStr, item: u64) -> Result<(), String> {
+    fn done(&self, rep: &mut TaskReport) {
+        rep.items += 1;
+        self.ctx
+            .counter(self.task())
+            .store(rep.items, Ordering::Relaxed);
+    }
+
+    fn apply(&mut self, op: Op, path: &CStr, item: u64) -> Result<(), Failure> {
         let be = self.backend();
         let r = match op {
-            Op::Mkdir => be.mkdir(path, 0o775),
+            Op::Mkdir | Op::TreeMkdir => be.mkdir(path, 0o775),
             Op::Rmdir => be.rmdir(path),
             Op::Stat => be.stat(path).map(|_| ()),
             Op::Unlink => be.unlink(path),
             Op::Create => return self.create_file(path, item),
             Op::Read => return self.read_file(path, item),
         };
-        r.map_err(|e| format!("{} {}: {e}", op_name(op), path.to_string_lossy()))
+        r.map_err(|e| path_failure(op_name(op), path, &e))
     }
 
-    fn create_file(&mut self, path: &CStr, item: u64) -> Result<(), String> {
-        let cfg = self.eng.cfg();
+    fn create_file(&mut self, path: &CStr, item: u64) -> Result<(), Failure> {
+        let cfg = self.ctx.cfg;
         let be = self.backend();
-        let fail =
-            |what: &str, e: std::io::Error| format!("{what} {}: {e}", path.to_string_lossy());
+        let fail = |what: &str, e: std::io::Error| path_failure(what, path, &e);
         if cfg.mknod {
-            return be.mknod(path).map_err(|e| fail("mknod", e));
+            // A regular file made by mknod(S_IFREG), never opened (mdtest -k).
+            return be.mknod_file(path).map_err(|e| fail("mknod", e));
         }
         // Shared files are opened by every task; private ones must be new.
         let opts = OpenOptions {
@@ -481,37 +547,51 @@ impl<'a> TaskState<'a> {
         r.and(c)
     }
 
-    fn read_file(&mut self, path: &CStr, item: u64) -> Result<(), String> {
+    fn read_file(&mut self, path: &CStr, item: u64) -> Result<(), Failure> {
         let be = self.backend();
-        let fail = |what: &str, e: String| format!("{what} {}: {e}", path.to_string_lossy());
-        // A FIFO made by -k would block an ordinary open until a writer came.
-        let opts = OpenOptions {
-            nonblock: self.eng.cfg().mknod,
-            ..OpenOptions::read()
-        };
+        let cfg = self.ctx.cfg;
         let h = be
-            .open(path, opts)
-            .map_err(|e| fail("open", e.to_string()))?;
+            .open(path, OpenOptions::read())
+            .map_err(|e| path_failure("open", path, &e))?;
         let mut r = Ok(());
         if !self.rbuf.is_empty() {
-            r = read_full(be, h, &mut self.rbuf).map_err(|e| fail("read", e));
-            if r.is_ok() && self.eng.cfg().verify_read {
+            // Files made by -k are empty: reading them reads nothing.
+            r = read_full(be, h, &mut self.rbuf, cfg.mknod)
+                .map_err(|m| message_failure("read", path, m));
+            if r.is_ok() && cfg.verify_read {
                 if let Some(off) = first_mismatch(&self.rbuf, &self.pattern, item) {
-                    r = Err(fail(
+                    r = Err(message_failure(
                         "verify (-X)",
+                        path,
                         format!("data differs from what was written, first at byte {off}"),
                     ));
                 }
             }
         }
-        let c = be.close(h).map_err(|e| fail("close", e.to_string()));
+        let c = be.close(h).map_err(|e| path_failure("close", path, &e));
         r.and(c)
+    }
+}
+
+/// A failed system call on `path`: op, path and errno kept apart.
+fn path_failure(op: &str, path: &CStr, e: &std::io::Error) -> Failure {
+    Failure::io(op, Some(path.to_string_lossy().into_owned()), e)
+}
+
+fn fs_failure(op: &str, path: &Path, e: &std::io::Error) -> Failure {
+    Failure::io(op, Some(path.display().to_string()), e)
+}
+
+fn message_failure(op: &str, path: &CStr, message: String) -> Failure {
+    Failure {
+        path: Some(path.to_string_lossy().into_owned()),
+        ..Failure::other(op, message)
     }
 }
 
 fn op_name(op: Op) -> &'static str {
     match op {
-        Op::Mkdir => "mkdir",
+        Op::Mkdir | Op::TreeMkdir => "mkdir",
         Op::Rmdir => "rmdir",
         Op::Create => "create",
         Op::Stat => "stat",
@@ -536,13 +616,21 @@ fn write_all(be: &dyn Backend, h: iolab_backend::Handle, buf: &[u8]) -> std::io:
     Ok(())
 }
 
-fn read_full(be: &dyn Backend, h: iolab_backend::Handle, buf: &mut [u8]) -> Result<(), String> {
+/// Reads `buf.len()` bytes from the start of the file; with `to_eof` a
+/// shorter file is not an error (files made by mknod are empty).
+fn read_full(
+    be: &dyn Backend,
+    h: iolab_backend::Handle,
+    buf: &mut [u8],
+    to_eof: bool,
+) -> Result<(), String> {
     let mut at = 0;
     while at < buf.len() {
         match be
             .read_at(h, &mut buf[at..], at as u64)
             .map_err(|e| e.to_string())?
         {
+            0 if to_eof => return Ok(()),
             0 => {
                 return Err(format!(
                     "short read: {at} of {} bytes (the file is shorter than -e)",

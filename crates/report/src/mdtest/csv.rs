@@ -1,13 +1,13 @@
 //! One CSV row per test, iteration and phase.
 
-use iolab_mdtest::results::RunReport;
+use iolab_mdtest::results::MdtestPayload;
 use std::fmt::Write as _;
 
 /// Column names, in order.
 pub const HEADER: &str = "tasks,iteration,phase,items,elapsed_s,rate_ops_per_s,stonewall_items,stonewall_elapsed_s,stonewall_rate_ops_per_s,latency_mean_ns,latency_p50_ns,latency_p90_ns,latency_p99_ns,latency_p999_ns,latency_max_ns";
 
 /// The CSV text: a header line, then one row per phase result.
-pub fn render(r: &RunReport) -> Vec<u8> {
+pub fn render(r: &MdtestPayload) -> Vec<u8> {
     let mut s = String::from(HEADER);
     s.push('\n');
     for t in &r.tests {

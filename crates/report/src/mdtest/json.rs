@@ -1,10 +1,9 @@
-//! The JSON document of a run (schema `iolab.mdtest/1`).
+//! The JSON document of a run: the results envelope (schema
+//! `iolab.mdtest/2`) around mdtest's payload.
 
-use iolab_mdtest::results::RunReport;
+use iolab_mdtest::results::MdtestDocument;
 
 /// Pretty-printed JSON of the whole run, newline-terminated.
-pub fn render(r: &RunReport) -> Vec<u8> {
-    let mut v = serde_json::to_vec_pretty(r).unwrap_or_default();
-    v.push(b'\n');
-    v
+pub fn render(doc: &MdtestDocument) -> Vec<u8> {
+    doc.to_json().into_bytes()
 }

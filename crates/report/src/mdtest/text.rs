@@ -175,6 +175,7 @@ mod tests {
             tasks: 2,
             elapsed_s: 200.0 / rate,
             rate,
+            missing: 0,
             stonewall: None,
             latency: Default::default(),
         };
@@ -194,6 +195,7 @@ mod tests {
             items_per_task: 100,
             total_items: 200,
             random_seed: None,
+            stonewall_file_error: None,
             summary: summarize(&iterations),
             iterations,
         }

@@ -1,0 +1,223 @@
+//! Backend options, namespaced by backend as IOR spells them
+//! (`--posix.odirect`): parsed and checked in this one place, so that
+//! every engine accepts the same options with the same errors.
+
+use crate::{Backend, Capabilities, DirEntry, FsStat, Handle, OpenOptions, Stat};
+use std::ffi::CStr;
+use std::io;
+
+/// What one known option takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// On when named; `=0`/`=1` also accepted.
+    Flag,
+}
+
+/// Every option a backend understands: (backend, key, kind, help).
+const KNOWN: &[(&str, &str, Kind, &str)] = &[(
+    "posix",
+    "odirect",
+    Kind::Flag,
+    "open files with O_DIRECT (bypass the page cache)",
+)];
+
+/// A bad backend option; the message names it and lists what exists.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct OptionError(pub String);
+
+/// Checked backend options: (backend, key, value) triples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackendOptions {
+    entries: Vec<(String, String, String)>,
+}
+
+impl BackendOptions {
+    /// True if flag `backend.key` is on.
+    pub fn flag(&self, backend: &str, key: &str) -> bool {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(b, k, _)| b == backend && k == key)
+            .is_some_and(|(_, _, v)| v != "0")
+    }
+
+    /// The backends these options are for, each once.
+    pub fn backends(&self) -> impl Iterator<Item = &str> {
+        let mut seen: Vec<&str> = Vec::new();
+        for (b, _, _) in &self.entries {
+            if !seen.contains(&b.as_str()) {
+                seen.push(b);
+            }
+        }
+        seen.into_iter()
+    }
+
+    /// No option given.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Parses `backend.key[=value]` strings (the `--` already stripped), as
+/// `posix.odirect` or `posix.odirect=1`. Unknown backends or keys and bad
+/// values are errors that name the option and list the known ones.
+pub fn parse_options<S: AsRef<str>>(items: &[S]) -> Result<BackendOptions, OptionError> {
+    let mut out = BackendOptions::default();
+    for item in items {
+        let item = item.as_ref();
+        let (name, value) = match item.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (item, None),
+        };
+        let Some((backend, key)) = name.split_once('.') else {
+            return Err(unknown(item));
+        };
+        let Some(&(_, _, kind, _)) = KNOWN.iter().find(|(b, k, _, _)| *b == backend && *k == key)
+        else {
+            return Err(unknown(item));
+        };
+        let value = match (kind, value) {
+            (Kind::Flag, None) => "1".to_string(),
+            (Kind::Flag, Some(v @ ("0" | "1"))) => v.to_string(),
+            (Kind::Flag, Some(v)) => {
+                return Err(OptionError(format!(
+                    "--{name}={v}: a flag takes no value, or 0 or 1"
+                )))
+            }
+        };
+        out.entries.push((backend.into(), key.into(), value));
+    }
+    Ok(out)
+}
+
+fn unknown(item: &str) -> OptionError {
+    let known: Vec<String> = KNOWN
+        .iter()
+        .map(|(b, k, _, h)| format!("--{b}.{k} ({h})"))
+        .collect();
+    OptionError(format!(
+        "unknown backend option --{item}: known options are {}",
+        known.join(", ")
+    ))
+}
+
+/// A backend with options applied on top of it: today, O_DIRECT on every
+/// open. Everything else goes straight to the inner backend.
+pub(crate) struct Tuned {
+    pub(crate) inner: Box<dyn Backend>,
+    pub(crate) direct: bool,
+}
+
+impl Backend for Tuned {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+    fn mkdir(&self, path: &CStr, mode: u32) -> io::Result<()> {
+        self.inner.mkdir(path, mode)
+    }
+    fn rmdir(&self, path: &CStr) -> io::Result<()> {
+        self.inner.rmdir(path)
+    }
+    fn open(&self, path: &CStr, opts: OpenOptions) -> io::Result<Handle> {
+        let direct = opts.direct || self.direct;
+        self.inner.open(path, OpenOptions { direct, ..opts })
+    }
+    fn close(&self, h: Handle) -> io::Result<()> {
+        self.inner.close(h)
+    }
+    fn write_at(&self, h: Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
+        self.inner.write_at(h, buf, offset)
+    }
+    fn read_at(&self, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        self.inner.read_at(h, buf, offset)
+    }
+    fn fsync(&self, h: Handle) -> io::Result<()> {
+        self.inner.fsync(h)
+    }
+    fn fdatasync(&self, h: Handle) -> io::Result<()> {
+        self.inner.fdatasync(h)
+    }
+    fn stat(&self, path: &CStr) -> io::Result<Stat> {
+        self.inner.stat(path)
+    }
+    fn fstat(&self, h: Handle) -> io::Result<Stat> {
+        self.inner.fstat(h)
+    }
+    fn unlink(&self, path: &CStr) -> io::Result<()> {
+        self.inner.unlink(path)
+    }
+    fn rename(&self, from: &CStr, to: &CStr) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn mknod(&self, path: &CStr) -> io::Result<()> {
+        self.inner.mknod(path)
+    }
+    fn mknod_file(&self, path: &CStr) -> io::Result<()> {
+        self.inner.mknod_file(path)
+    }
+    fn exists(&self, path: &CStr) -> io::Result<bool> {
+        self.inner.exists(path)
+    }
+    fn list(&self, path: &CStr) -> io::Result<Vec<DirEntry>> {
+        self.inner.list(path)
+    }
+    fn statfs(&self, path: &CStr) -> io::Result<FsStat> {
+        self.inner.statfs(path)
+    }
+    fn can_write(&self, path: &CStr) -> io::Result<bool> {
+        self.inner.can_write(path)
+    }
+    fn init(&self) -> io::Result<()> {
+        self.inner.init()
+    }
+    fn finalize(&self) -> io::Result<()> {
+        self.inner.finalize()
+    }
+    fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()> {
+        self.inner.preallocate(h, offset, len)
+    }
+    fn sync_all(&self) {
+        self.inner.sync_all()
+    }
+    fn raw_fd(&self, h: Handle) -> Option<i32> {
+        self.inner.raw_fd(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_options_parse_and_unknown_ones_are_named() {
+        let o = parse_options(&["posix.odirect"]).unwrap();
+        assert!(o.flag("posix", "odirect"));
+        assert_eq!(o.backends().collect::<Vec<_>>(), vec!["posix"]);
+        assert!(!parse_options(&["posix.odirect=0"])
+            .unwrap()
+            .flag("posix", "odirect"));
+        for bad in ["posix.fast", "s3.bucket", "odirect", "posix.odirect=yes"] {
+            let e = parse_options(&[bad]).unwrap_err().0;
+            assert!(e.contains(bad.split('=').next().unwrap()), "{bad}: {e}");
+        }
+        assert!(parse_options(&["posix.fast"])
+            .unwrap_err()
+            .0
+            .contains("--posix.odirect"));
+    }
+
+    #[test]
+    fn options_for_another_backend_are_refused() {
+        let o = BackendOptions {
+            entries: vec![("s3".into(), "bucket".into(), "b".into())],
+        };
+        let e = crate::with_options("posix", &o).err().unwrap().0;
+        assert!(e.contains("--s3"), "{e}");
+        let b = crate::with_options("posix", &parse_options(&["posix.odirect"]).unwrap()).unwrap();
+        assert_eq!(b.name(), "posix");
+    }
+}

@@ -1,0 +1,327 @@
+//! mdtest at the edges: failures and how they end (outcome in the JSON,
+//! exit status), killed runs and their cleanup, outputs that cannot be
+//! written, backend options, and the compatibility fixes (task sweeps
+//! with -C, -u -N placement, -k -e, read-only file systems). Every test
+//! runs the real binary on a private tmpfs.
+
+mod common;
+
+use common::{mdtest, stderr, stdout, tree, Scratch};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn run(line: &str) -> std::process::Output {
+    mdtest(line)
+}
+
+#[test]
+fn a_failed_run_writes_an_error_outcome_with_op_path_and_errno() {
+    let s = Scratch::new("rb-outcome");
+    let d = s.path("q");
+    let j = s.path("out.json");
+    std::fs::create_dir_all(d.join("test-dir.0-0/mdtest_tree.0")).unwrap();
+    let o = run(&format!(
+        "-T -F -n 5 -d {} --tasks 2 --json {}",
+        d.display(),
+        j.display()
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&j);
+    assert_eq!(v["schema"], "iolab.mdtest/2");
+    assert_eq!(v["outcome"]["status"], "error", "{v}");
+    assert_eq!(v["outcome"]["op"], "stat");
+    assert_eq!(v["outcome"]["errno"], 2);
+    assert!(v["outcome"]["path"]
+        .as_str()
+        .unwrap()
+        .contains("file.mdtest."));
+    assert_eq!(v["tool"]["name"], "mdtest");
+    assert!(v["command_line"].as_str().unwrap().contains("-T"));
+}
+
+#[test]
+fn a_completed_run_says_so_in_the_envelope() {
+    let s = Scratch::new("rb-ok");
+    let j = s.path("ok.json");
+    let o = run(&format!(
+        "-n 20 -d {} --tasks 2 --json {}",
+        s.path("d").display(),
+        j.display()
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&j);
+    assert_eq!(v["outcome"]["status"], "completed");
+    assert_eq!(v["payload"]["tests"][0]["total_items"], 40);
+    assert_eq!(v["config"]["items_asked"], 20);
+    assert!(v["finished_unix_ns"].as_u64().unwrap() >= v["started_unix_ns"].as_u64().unwrap());
+}
+
+#[test]
+fn after_sigkill_a_remove_run_with_the_same_options_removes_the_partial_tree() {
+    let s = Scratch::new("rb-kill");
+    let d = s.path("k");
+    let opts = format!("-F -n 300000 --tasks 2 -d {}", d.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("mdtest")
+        .arg("-C")
+        .args(opts.split_whitespace())
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.10");
+    while !probe.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before it could be killed"
+        );
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(probe.exists(), "the kill leaves a partial tree");
+    let o = run(&format!("-r {opts}"));
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("already gone"), "{}", stderr(&o));
+    assert!(!d.join("test-dir.0-0").exists(), "left: {:?}", tree(&d));
+}
+
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_any_io() {
+    let s = Scratch::new("rb-out");
+    let d = s.path("o");
+    for opt in ["--json", "--csv"] {
+        let o = run(&format!(
+            "-n 5 -d {} {opt} {}",
+            d.display(),
+            s.path("missing/out").display()
+        ));
+        assert_eq!(o.status.code(), Some(2), "{opt}: {}", stderr(&o));
+        assert!(stderr(&o).contains(opt), "{}", stderr(&o));
+        assert!(!d.exists(), "{opt}: nothing may be created");
+    }
+    let o = run(&format!(
+        "-C -W 1 -n 5 -d {} -x {}",
+        d.display(),
+        s.path("missing/sw").display()
+    ));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("-x"), "{}", stderr(&o));
+    assert!(!d.exists());
+}
+
+/// A tmpfs that is already full: a probe file fits (no data), the JSON
+/// does not.
+struct FullFs {
+    root: std::path::PathBuf,
+}
+
+impl FullFs {
+    fn new(s: &Scratch) -> Option<Self> {
+        let root = s.path("full");
+        std::fs::create_dir_all(&root).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(&root)
+            .status()
+            .map(|st| st.success())
+            .unwrap_or(false);
+        if !ok {
+            common::skip_or_fail("full-fs", "cannot mount a small tmpfs");
+            return None;
+        }
+        let filler = vec![0u8; 4096];
+        let mut f = std::fs::File::create(root.join("filler")).unwrap();
+        use std::io::Write;
+        while f.write_all(&filler).is_ok() {}
+        Some(FullFs { root })
+    }
+}
+
+impl Drop for FullFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.root).status();
+    }
+}
+
+#[test]
+fn a_json_write_that_fails_at_the_end_is_exit_1_and_leaves_no_partial_file() {
+    let s = Scratch::new("rb-enospc");
+    let Some(full) = FullFs::new(&s) else { return };
+    let j = full.root.join("out.json");
+    let o = run(&format!(
+        "-n 50 -d {} --json {}",
+        s.path("d").display(),
+        j.display()
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--json"), "{}", stderr(&o));
+    let names: Vec<String> = std::fs::read_dir(&full.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["filler".to_string()], "no partial output");
+}
+
+#[test]
+fn backend_options_are_namespaced_and_checked() {
+    let s = Scratch::new("rb-beopt");
+    let d = s.path("b");
+    let o = run(&format!("-n 5 -d {} --posix.fast", d.display()));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--posix.fast") && stderr(&o).contains("--posix.odirect"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.exists());
+    let o = run(&format!(
+        "-F -n 5 -d {} --posix.odirect --tasks 2",
+        d.display()
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!d.exists());
+}
+
+#[test]
+fn create_only_task_sweep_then_stat_and_remove_sweeps() {
+    let s = Scratch::new("rb-sweep");
+    let d = s.path("w");
+    let common = format!("-f 1 -l 4 -s 1 -n 10 --tasks 4 -d {}", d.display());
+    for phase in ["-C", "-T", "-r"] {
+        let o = run(&format!("{phase} {common}"));
+        assert!(o.status.success(), "{phase}: {}", stderr(&o));
+        assert_eq!(
+            stdout(&o).matches("SUMMARY").count(),
+            4,
+            "{phase}: {}",
+            stdout(&o)
+        );
+        if phase == "-C" {
+            let t = tree(&d.join("test-dir.0-0"));
+            for task in 0..4 {
+                let name = format!("mdtest_tree.0/file.mdtest.{task}.9");
+                assert!(t.contains(&name), "{name}: {t:?}");
+            }
+        }
+    }
+    assert!(!d.join("test-dir.0-0").exists(), "left: {:?}", tree(&d));
+}
+
+#[test]
+fn unique_dirs_with_a_stride_place_items_as_mdtest_4_does() {
+    let s = Scratch::new("rb-uN");
+    let d = s.path("u");
+    let common = format!("-F -u -N 1 -n 5 --tasks 3 -w 8 -e 8 -d {}", d.display());
+    let o = run(&format!("-C {common}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = tree(&d.join("test-dir.0-0"));
+    // Task t's items live in the tree of task t + N (mod tasks).
+    for (task, tree_of) in [(0, 1), (1, 2), (2, 0)] {
+        let name = format!("mdtest_tree.{tree_of}.0/file.mdtest.{task}.4");
+        assert!(t.contains(&name), "{name}: {t:?}");
+    }
+    for phase in ["-T", "-E", "-r"] {
+        let o = run(&format!("{phase} {common}"));
+        assert!(o.status.success(), "{phase}: {}", stderr(&o));
+    }
+    assert!(!d.join("test-dir.0-0").exists(), "left: {:?}", tree(&d));
+}
+
+#[test]
+fn mknod_makes_regular_files_that_the_read_phase_reads() {
+    let s = Scratch::new("rb-mknod");
+    let d = s.path("k");
+    let common = format!("-F -k -n 8 --tasks 2 -d {}", d.display());
+    let o = run(&format!("-C {common}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.3");
+    let meta = std::fs::metadata(&f).unwrap();
+    assert!(meta.is_file() && meta.len() == 0, "{meta:?}");
+    let o = run(&format!("-E -e 64 {common}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&format!("-r {common}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&format!("-k -e 16 -n 8 --tasks 2 -d {}", d.display()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!d.join("test-dir.0-0").exists());
+}
+
+#[test]
+fn stat_and_read_work_on_a_read_only_file_system() {
+    let s = Scratch::new("rb-ro");
+    let d = s.path("r");
+    let common = format!("-F -n 20 -w 16 -e 16 --tasks 2 -d {}", d.display());
+    let o = run(&format!("-C {common}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let remount = |mode: &str| {
+        Command::new("mount")
+            .args(["-o", &format!("remount,{mode}")])
+            .arg(&s.root)
+            .status()
+            .map(|st| st.success())
+            .unwrap_or(false)
+    };
+    if !remount("ro") {
+        common::skip_or_fail("rb-ro", "cannot remount the scratch tmpfs read-only");
+        return;
+    }
+    let t = run(&format!("-T {common}"));
+    let e = run(&format!("-E {common}"));
+    let r = run(&format!("-r {common}"));
+    assert!(remount("rw"), "cannot remount read-write");
+    assert!(t.status.success(), "-T: {}", stderr(&t));
+    assert!(e.status.success(), "-E: {}", stderr(&e));
+    assert_eq!(
+        r.status.code(),
+        Some(2),
+        "-r needs write access: {}",
+        stderr(&r)
+    );
+    assert!(stderr(&r).contains("not writable"), "{}", stderr(&r));
+    let o = run(&format!("-r {common}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_second_ctrl_c_lists_what_is_left_and_a_remove_run_clears_it() {
+    let s = Scratch::new("rb-2sig");
+    let d = s.path("c");
+    let opts = format!("-F -n 400000 --tasks 2 -d {}", d.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("mdtest")
+        .arg("-C")
+        .args(opts.split_whitespace())
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Enough items that the cleanup after the first signal takes a while.
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.40000");
+    while !probe.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+    }
+    let pid = child.id() as i32;
+    // SAFETY: plain kill(2) on our child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("second signal"), "{err}");
+    let td = d.join("test-dir.0-0");
+    assert!(err.contains(&td.display().to_string()), "{err}");
+    assert!(td.exists(), "the listed directory is what was left");
+    let r = run(&format!("-r {opts}"));
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(!d.join("test-dir.0-0").exists(), "left: {:?}", tree(&d));
+}

@@ -1,0 +1,127 @@
+//! The run context every task of one test shares: the validated options,
+//! the plan, the backend, the progress counters and the cancel flag. Both
+//! the phase sequencing (engine.rs) and the item loops (work.rs) read it,
+//! so neither needs the other.
+
+use crate::config::Config;
+use crate::plan::Plan;
+use crate::stonewall::WallCounts;
+use iolab_backend::Backend;
+use iolab_comm::Comm;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+#[repr(align(64))]
+struct Slot(AtomicU64);
+
+/// Items done in the current phase, one counter per local task, each on
+/// its own cache line so the hot loops never share one.
+pub struct Progress {
+    slots: Vec<Slot>,
+}
+
+impl Progress {
+    /// Counters for `local_tasks` tasks.
+    pub fn new(local_tasks: usize) -> Self {
+        Progress {
+            slots: (0..local_tasks.max(1))
+                .map(|_| Slot(AtomicU64::new(0)))
+                .collect(),
+        }
+    }
+    /// Sum over local tasks.
+    pub fn total(&self) -> u64 {
+        self.slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+    }
+    pub(crate) fn slot(&self, task: usize) -> &AtomicU64 {
+        &self.slots[task % self.slots.len()].0
+    }
+}
+
+/// What every task of one test reads.
+pub(crate) struct RunCtx<'a> {
+    pub(crate) cfg: &'a Config,
+    pub(crate) plan: Plan,
+    pub(crate) backend: &'a dyn Backend,
+    progress: &'a Progress,
+    wall: Option<WallCounts>,
+    cancel: AtomicBool,
+    /// A later task count of a create-only sweep: what an earlier count
+    /// made (test directories, trees, items) is found, not an error.
+    pub(crate) reuse_existing: bool,
+    /// A task count of a remove-only sweep other than the last: the tree
+    /// and test directories stay for the larger counts' items.
+    pub(crate) keep_tree: bool,
+}
+
+impl<'a> RunCtx<'a> {
+    pub(crate) fn new(
+        cfg: &'a Config,
+        plan: Plan,
+        backend: &'a dyn Backend,
+        progress: &'a Progress,
+        wall: Option<WallCounts>,
+    ) -> Self {
+        RunCtx {
+            cfg,
+            plan,
+            backend,
+            progress,
+            wall,
+            cancel: AtomicBool::new(false),
+            reuse_existing: false,
+            keep_tree: false,
+        }
+    }
+
+    pub(crate) fn counter(&self, task: usize) -> &AtomicU64 {
+        self.progress.slot(task)
+    }
+
+    /// True once any local task failed, the user asked to stop, or the
+    /// communicator was cancelled (a task died).
+    pub(crate) fn cancelled(&self, comm: &dyn Comm) -> bool {
+        self.cancel.load(Ordering::Relaxed) || iolab_core::stop::requested() || comm.cancelled()
+    }
+
+    /// Stops the other local tasks' loops at their next item.
+    pub(crate) fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// A run that only removes what an earlier run made (-r without -C):
+    /// an item that is already gone is counted as missing, not an error,
+    /// so that a tree left by a killed run can be removed.
+    pub(crate) fn tolerates_missing(&self) -> bool {
+        self.cfg.phases.remove && !self.cfg.phases.create
+    }
+
+    /// Files each task works on: the plan's count, or what -x recorded.
+    pub(crate) fn file_count(&self) -> u64 {
+        match self.wall {
+            Some(w) if !self.cfg.phases.create => w.files,
+            _ => self.plan.items_per_task,
+        }
+    }
+
+    /// Directories each task works on.
+    pub(crate) fn dir_count(&self) -> u64 {
+        match self.wall {
+            Some(WallCounts { dirs: Some(d), .. }) if !self.cfg.phases.create => d,
+            _ => self.plan.items_per_task,
+        }
+    }
+
+    /// The task `j` strides away from this one (-N), as a global task id.
+    pub(crate) fn neighbour(&self, comm: &dyn Comm, j: u64) -> usize {
+        // In u128 so that any -N the user gives cannot overflow.
+        let n = comm.tasks().max(1) as u128;
+        ((comm.task() as u128 + u128::from(j) * u128::from(self.cfg.stride)) % n) as usize
+    }
+
+    /// The -u tree that holds the items named after `task`: mdtest 4.x
+    /// puts task t's items in the tree of task t + N.
+    pub(crate) fn tree_of_items(&self, comm: &dyn Comm, task: usize) -> usize {
+        let n = comm.tasks().max(1) as u128;
+        ((task as u128 + u128::from(self.cfg.stride)) % n) as usize
+    }
+}

@@ -1,0 +1,87 @@
+//! Checks made once before any task starts and before anything is
+//! created: what the backend can do for these options, test directories
+//! left by earlier runs, and the -x file.
+
+use crate::config::{Config, ConfigError};
+use crate::names::test_dir;
+use crate::plan::Plan;
+use crate::stonewall::{self, WallCounts};
+use iolab_backend::{c_path, Backend};
+
+/// Checks the backend's capabilities against the options, then the test
+/// directories (through the backend). Returns the counts read from -x for
+/// runs without a create phase.
+pub fn preflight(
+    cfg: &Config,
+    plan: &Plan,
+    be: &dyn Backend,
+) -> Result<Option<WallCounts>, ConfigError> {
+    check_capabilities(cfg, be)?;
+    for root in &cfg.dirs {
+        for iter in 0..cfg.iterations {
+            for lp in 0..plan.loops {
+                // Many iterations or loops make this long: Ctrl-C must work.
+                if iolab_core::stop::requested() {
+                    return Err(ConfigError(
+                        "interrupted while checking the test directories; nothing was created"
+                            .into(),
+                    ));
+                }
+                check_test_dir(cfg, be, &test_dir(root, iter, lp), lp)?;
+            }
+        }
+    }
+    match (&cfg.stonewall_file, cfg.phases.create) {
+        (Some(f), false) => stonewall::read(f).map(Some).map_err(ConfigError),
+        _ => Ok(None),
+    }
+}
+
+/// What the options need from the backend, asked before the run starts
+/// so that an unsupported combination fails with exit 2, not mid-run.
+pub fn check_capabilities(cfg: &Config, be: &dyn Backend) -> Result<(), ConfigError> {
+    let caps = be.capabilities();
+    let name = be.name();
+    let missing = |opt: &str, what: &str| {
+        Err(ConfigError(format!(
+            "{opt}: the {name} backend cannot {what}; choose another backend (-a) or drop {opt}"
+        )))
+    };
+    if !caps.directories {
+        return missing("-d", "make directories, which mdtest's tree needs");
+    }
+    if cfg.rename_dirs && !caps.rename {
+        return missing("-U", "rename");
+    }
+    if cfg.mknod && !caps.mknod {
+        return missing("-k", "create files with mknod");
+    }
+    Ok(())
+}
+
+fn check_test_dir(
+    cfg: &Config,
+    be: &dyn Backend,
+    td: &std::path::Path,
+    lp: u64,
+) -> Result<(), ConfigError> {
+    let root = td.parent().unwrap_or(td);
+    let exists = c_path(td)
+        .and_then(|c| be.exists(&c))
+        .map_err(|e| ConfigError(format!("-d {}: {}: {e}", root.display(), td.display())))?;
+    if cfg.phases.create && exists {
+        return Err(ConfigError(format!(
+            "-d {}: {} already exists (left by an earlier run?); remove it with a -r run of the same options, or use another -d",
+            root.display(),
+            td.display()
+        )));
+    }
+    if !cfg.phases.create && lp == 0 && !exists {
+        return Err(ConfigError(format!(
+            "-d {}: {} does not exist; run the create phase (-C) with the same options first",
+            root.display(),
+            td.display()
+        )));
+    }
+    Ok(())
+}
