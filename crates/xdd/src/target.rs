@@ -265,9 +265,10 @@ pub fn ts_options(plan: &TargetPlan, passes: u64) -> crate::timestamp::TsOptions
 fn seek_outputs(plan: &TargetPlan, info: &mut TargetInfo) -> Result<(), RunError> {
     let s = &plan.opts.seek;
     let pass = plan.seek.pass(1);
-    if let Some(f) = &s.save {
+    if let Some(name) = &s.save {
+        let f = &crate::seek::save_file_name(name, plan.index);
         let file = std::fs::File::create(f).map_err(|e| fail(plan, f, "-seek save", e))?;
-        pass.save(std::io::BufWriter::new(file))
+        pass.save_ops(std::io::BufWriter::new(file), |n| plan.is_read(n))
             .map_err(|e| fail(plan, f, "-seek save", e))?;
     }
     info.disthist = s.disthist.map(|n| pass.distance_histogram(n as usize));
