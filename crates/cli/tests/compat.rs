@@ -198,3 +198,45 @@ fn unknown_outputformat_tokens_are_usage_errors() {
     );
     assert!(!d.path("f").exists() && !d.path("r.csv").exists());
 }
+
+fn mdtest(line: &str) -> Output {
+    let mut w = vec!["mdtest"];
+    w.extend(line.split_whitespace());
+    common::iolab(&w)
+}
+
+/// `-G SEED` data is IOR's default packets: 64-bit little-endian word `i`
+/// is `writer_rank << 32 | (SEED + i)`, trailing bytes hold their offset,
+/// so IOR's mdtest -X verifies iolab's files and the other way round.
+#[test]
+fn mdtest_g_data_is_iors_layout_and_verifies() {
+    let d = Dir::new("mdtest-g");
+    let root = d.path("md");
+    let common = format!("-F -u -n 4 -G 5 -d {} --tasks 2", root.display());
+    let o = mdtest(&format!("-C -w 100 {common}"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for task in 0..2u64 {
+        let f = root.join(format!(
+            "test-dir.0-0/mdtest_tree.{task}.0/file.mdtest.{task}.3"
+        ));
+        let bytes = std::fs::read(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert_eq!(bytes.len(), 100);
+        for (i, w) in bytes.chunks_exact(8).enumerate() {
+            let want = (task << 32) | (5 + i as u64);
+            assert_eq!(
+                u64::from_le_bytes(w.try_into().unwrap()),
+                want,
+                "{} word {i}",
+                f.display()
+            );
+        }
+        assert_eq!(bytes[96..], [96, 97, 98, 99]);
+    }
+    let o = mdtest(&format!("-E -X -e 100 {common}"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let wrong = common.replace("-G 5", "-G 6");
+    let o = mdtest(&format!("-E -X -e 100 {wrong}"));
+    assert_eq!(o.status.code(), Some(1), "another seed must fail -X");
+    let o = mdtest(&format!("-r {common}"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -7,7 +7,7 @@ use crate::engine::Engine;
 use crate::exchange::{PhaseTrouble, TaskReport};
 use crate::names::{prefix, test_dir, Names};
 use crate::results::Phase;
-use crate::rng::{fill_pattern, first_mismatch, stamp_item, Permutation};
+use crate::rng::{fill_pattern_for, first_mismatch_for, stamp_item_for, Permutation};
 use iolab_backend::{Backend, OpenOptions};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::{mono_ns, wall_ns};
@@ -52,6 +52,9 @@ pub struct TaskState<'a> {
     eng: &'a Engine<'a>,
     comm: &'a dyn Comm,
     seed: Option<u64>,
+    /// The task whose files a read phase verifies (IOR's -G data names
+    /// its writer).
+    writer: u64,
     hist: Histogram,
     pattern: Vec<u8>,
     wbuf: Vec<u8>,
@@ -65,7 +68,7 @@ impl<'a> TaskState<'a> {
     pub fn new(eng: &'a Engine<'a>, comm: &'a dyn Comm, seed: Option<u64>) -> Self {
         let cfg = eng.cfg();
         let mut pattern = vec![0u8; cfg.write_bytes.max(cfg.read_bytes) as usize];
-        fill_pattern(&mut pattern, cfg.data_seed);
+        fill_pattern_for(&mut pattern, cfg.data_seed, comm.task() as u64);
         TaskState {
             wbuf: pattern[..cfg.write_bytes as usize].to_vec(),
             rbuf: vec![0u8; cfg.read_bytes as usize],
@@ -73,6 +76,7 @@ impl<'a> TaskState<'a> {
             eng,
             comm,
             seed,
+            writer: comm.task() as u64,
             hist: Histogram::new(),
             created_root: false,
             created_dirs: Vec::new(),
@@ -296,7 +300,10 @@ impl<'a> TaskState<'a> {
             _ => None,
         };
         for target in self.targets(phase) {
+            // mdtest verifies a shared file against its own rank's data.
+            self.writer = if cfg.shared_file { self.task() } else { target } as u64;
             let tg = self.target(iter, target, Self::kind(phase), cfg.shared_file);
+            let order = order.clone();
             if let End::Stopped = self.loop_items(&tg, Self::op_of(phase), 0..n, order, None, rep) {
                 return;
             }
@@ -402,7 +409,7 @@ impl<'a> TaskState<'a> {
             if deadline.is_some_and(|d| mono_ns() >= d) {
                 return End::Wall(k);
             }
-            let (lp, d, m) = plan.locate(order.map_or(k, |p| p.apply(k)), leaf);
+            let (lp, d, m) = plan.locate(order.as_ref().map_or(k, |p| p.apply(k)), leaf);
             if lp != cur {
                 names.set_test_dir(&tg.test_dirs[lp as usize]);
                 cur = lp;
@@ -471,7 +478,7 @@ impl<'a> TaskState<'a> {
         let h = be.open(path, opts).map_err(|e| fail("create", e))?;
         let mut r = Ok(());
         if !self.wbuf.is_empty() {
-            stamp_item(&mut self.wbuf, item);
+            stamp_item_for(&mut self.wbuf, item, cfg.data_seed);
             r = write_all(be, h, &self.wbuf).map_err(|e| fail("write", e));
         }
         if r.is_ok() && cfg.fsync {
@@ -496,7 +503,9 @@ impl<'a> TaskState<'a> {
         if !self.rbuf.is_empty() {
             r = read_full(be, h, &mut self.rbuf).map_err(|e| fail("read", e));
             if r.is_ok() && self.eng.cfg().verify_read {
-                if let Some(off) = first_mismatch(&self.rbuf, &self.pattern, item) {
+                let (seed, writer) = (self.eng.cfg().data_seed, self.writer);
+                if let Some(off) = first_mismatch_for(&self.rbuf, &self.pattern, item, seed, writer)
+                {
                     r = Err(fail(
                         "verify (-X)",
                         format!("data differs from what was written, first at byte {off}"),
