@@ -1,5 +1,6 @@
 //! Device safety with libblkid: loop devices holding real file systems,
-//! partition tables and a LUKS header (each made by its own mkfs tool) must
+//! partition tables, a LUKS header (each made by its own tool) and an LVM
+//! physical volume label must
 //! be refused for writing without `-force` and left untouched; with
 //! `-force` the write goes through; an all-zero device is writable.
 
@@ -214,6 +215,51 @@ fn a_luks_header_is_refused() {
         ];
         tool("cryptsetup", &args, img, "iolab-test-key")
     });
+}
+
+#[test]
+fn an_lvm_physical_volume_label_is_refused() {
+    refused_then_forced("safety-lvm", "LVM2_member", |img| {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(img)
+            .map_err(|e| e.to_string())?;
+        f.write_all_at(&lvm2_label(DEVICE_BYTES), 512)
+            .map_err(|e| e.to_string())
+    });
+}
+
+/// An LVM2 physical volume label as pvcreate writes it in sector 1
+/// (lvm2's documented on-disk label: "LABELONE", its sector, a CRC of the
+/// rest of the sector, the offset of the PV header, "LVM2 001"; then the
+/// PV header: a 32-character UUID, the device size and one data area).
+/// Written here because lvm2 itself needs udev and device-mapper.
+fn lvm2_label(device_bytes: u64) -> [u8; 512] {
+    let mut l = [0u8; 512];
+    l[0..8].copy_from_slice(b"LABELONE");
+    l[8..16].copy_from_slice(&1u64.to_le_bytes());
+    l[20..24].copy_from_slice(&32u32.to_le_bytes());
+    l[24..32].copy_from_slice(b"LVM2 001");
+    l[32..64].copy_from_slice(b"iolabtestpv0123456789abcdefghijk");
+    l[64..72].copy_from_slice(&device_bytes.to_le_bytes());
+    l[72..80].copy_from_slice(&(1u64 << 20).to_le_bytes());
+    let crc = lvm2_crc(&l[20..]);
+    l[16..20].copy_from_slice(&crc.to_le_bytes());
+    l
+}
+
+/// lvm2's label checksum: reflected CRC-32 (polynomial 0xEDB88320) from
+/// the initial value 0xF597A6CF, without a final inversion.
+fn lvm2_crc(data: &[u8]) -> u32 {
+    let mut crc = 0xF597_A6CFu32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ if crc & 1 == 1 { 0xEDB8_8320 } else { 0 };
+        }
+    }
+    crc
 }
 
 #[test]
