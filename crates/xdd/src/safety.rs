@@ -302,6 +302,21 @@ mod tests {
         assert_eq!(signature_in(&[0u8; 10]), None);
     }
 
+    /// Windows of a few hundred bytes near the end probe as "nothing",
+    /// not as an error that would refuse a blank device.
+    #[test]
+    fn tiny_tail_windows_probe_cleanly() {
+        for len in [
+            512usize,
+            1 << 20,
+            (1 << 20) + 512,
+            (1 << 20) + 4096,
+            3 << 20,
+        ] {
+            assert_eq!(signature_in(&vec![0u8; len]), None, "{len}");
+        }
+    }
+
     #[test]
     fn scan_offsets_cover_head_and_tail() {
         let size = 1024 * MIB;
