@@ -85,9 +85,11 @@ impl GlibcRand {
 /// mdtest's visiting order for `-R`: a table of item indices shuffled the
 /// way mdtest shuffles its `rand_array`. Cloning shares the table.
 ///
-/// The table holds 4 bytes per item (mdtest holds 8); beyond 2^32 items
-/// per task, where mdtest would need 32 GiB, a table-free Feistel
-/// bijection is used instead and the order no longer matches mdtest.
+/// The table holds [`TABLE_BYTES_PER_ITEM`] bytes per item (mdtest holds
+/// 8). When it would not fit ([`matches_mdtest`] is false: more than 2^32
+/// items per task, or a table above an eighth of physical memory) a
+/// table-free Feistel bijection is used instead, and the order no longer
+/// matches mdtest's (which would need twice that memory per rank).
 #[derive(Debug, Clone)]
 pub struct Permutation {
     order: Order,
@@ -104,9 +106,10 @@ impl Permutation {
     /// `--random-seed` plus the rank; only the low 32 bits count, as in
     /// mdtest's `int`).
     pub fn new(n: u64, seed: u64) -> Self {
-        let order = match u32::try_from(n.saturating_sub(1)) {
-            Ok(_) => Order::Table(mdtest_shuffle(n, seed as u32).into()),
-            Err(_) => Order::Feistel(Feistel::new(n, seed)),
+        let order = if matches_mdtest(n) {
+            Order::Table(mdtest_shuffle(n, seed as u32).into())
+        } else {
+            Order::Feistel(Feistel::new(n, seed))
         };
         Permutation { order }
     }
@@ -119,6 +122,25 @@ impl Permutation {
             Order::Feistel(f) => f.apply(i),
         }
     }
+}
+
+/// Bytes of [`Permutation`]'s table per item, for callers that bound
+/// memory before a run.
+pub const TABLE_BYTES_PER_ITEM: u64 = 4;
+
+/// True when a [`Permutation`] of `n` items keeps mdtest's order: its
+/// table fits in u32 indices and in an eighth of physical memory.
+pub fn matches_mdtest(n: u64) -> bool {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let memory = (pages.max(0) as u64).saturating_mul(page.max(0) as u64);
+    let table = n.saturating_mul(TABLE_BYTES_PER_ITEM);
+    n <= 1 << 32 && (memory == 0 || table <= memory / 8)
 }
 
 /// mdtest's `rand_array` for `n` items (n <= 2^32) after `srand(seed)`.
@@ -380,6 +402,7 @@ mod tests {
             .collect();
         assert_ne!(a, b);
         assert_ne!(a, (0..100).collect::<Vec<_>>());
+        assert!(matches_mdtest(1 << 20) && !matches_mdtest((1 << 32) + 1));
         let f = Feistel::new(1000, 3);
         let mut v: Vec<u64> = (0..1000).map(|i| f.apply(i)).collect();
         v.sort_unstable();

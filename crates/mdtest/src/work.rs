@@ -55,6 +55,9 @@ pub struct TaskState<'a> {
     /// The task whose files a read phase verifies (IOR's -G data names
     /// its writer).
     writer: u64,
+    /// -R's order, built before the first phase as mdtest builds its
+    /// rand_array (not inside a timed phase): (items, seed, order).
+    order: Option<(u64, u64, Permutation)>,
     hist: Histogram,
     pattern: Vec<u8>,
     wbuf: Vec<u8>,
@@ -77,6 +80,13 @@ impl<'a> TaskState<'a> {
             comm,
             seed,
             writer: comm.task() as u64,
+            order: seed.map(|s| {
+                let (n, s) = (
+                    eng.plan().items_per_task,
+                    s.wrapping_add(comm.task() as u64),
+                );
+                (n, s, Permutation::new(n, s))
+            }),
             hist: Histogram::new(),
             created_root: false,
             created_dirs: Vec::new(),
@@ -296,7 +306,7 @@ impl<'a> TaskState<'a> {
         let cfg = self.eng.cfg();
         let random = matches!(phase, Phase::DirStat | Phase::FileStat | Phase::FileRead);
         let order = match (random, self.seed) {
-            (true, Some(s)) => Some(Permutation::new(n, s.wrapping_add(self.task() as u64))),
+            (true, Some(s)) => Some(self.order_of(n, s.wrapping_add(self.task() as u64))),
             _ => None,
         };
         for target in self.targets(phase) {
@@ -306,6 +316,19 @@ impl<'a> TaskState<'a> {
             let order = order.clone();
             if let End::Stopped = self.loop_items(&tg, Self::op_of(phase), 0..n, order, None, rep) {
                 return;
+            }
+        }
+    }
+
+    /// The -R order of `n` items for `seed`: the one built up front, or a
+    /// new one when a stonewall changed the item count.
+    fn order_of(&mut self, n: u64, seed: u64) -> Permutation {
+        match &self.order {
+            Some((m, s, p)) if (*m, *s) == (n, seed) => p.clone(),
+            _ => {
+                let p = Permutation::new(n, seed);
+                self.order = Some((n, seed, p.clone()));
+                p
             }
         }
     }
