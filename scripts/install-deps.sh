@@ -2,7 +2,10 @@
 # Installs the Debian packages iolab's build and tests need (as root).
 # Already-installed packages are skipped, so this is cheap to re-run.
 set -euo pipefail
-pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs util-linux mount)
+# libblkid-dev: xdd's device safety check; fdisk (sfdisk) and cryptsetup-bin
+# make the partition tables and LUKS headers its tests must refuse.
+pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs util-linux mount
+  libblkid-dev fdisk cryptsetup-bin)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

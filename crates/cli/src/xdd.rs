@@ -166,13 +166,12 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
         Some(f) => results.push(write_file(f, &text, false).context("-output")),
         None => print!("{text}"),
     }
+    // XDD opens both files for appending, so runs collect in one file.
     if let Some(f) = &g.csvout {
-        results.push(write_file(f, &report::csv::render(r), false).context("-csvout"));
+        results.push(write_file(f, &report::csv::render(r), true).context("-csvout"));
     }
     if let Some(f) = &g.combinedout {
-        let fresh = std::fs::metadata(f).map_or(true, |m| m.len() == 0);
-        let t = report::text::combined_only(r, fresh);
-        results.push(write_file(f, &t, true).context("-combinedout"));
+        results.push(write_file(f, &report::csv::combined(r), true).context("-combinedout"));
     }
     if let Some(f) = &g.json {
         results.push(write_file(f, &report::json::render(r), false).context("--json"));

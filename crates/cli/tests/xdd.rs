@@ -297,12 +297,13 @@ fn seek_lists_are_reproducible_and_load_back() {
     ok(&run("-seek seed 7 -seek save a.txt"));
     ok(&run("-seek seed 7 -seek save b.txt"));
     ok(&run("-seek seed 8 -seek save c.txt"));
-    let read = |f: &str| std::fs::read_to_string(d.path(f)).unwrap();
+    // -seek save NAME writes NAME.T<target>.txt, as XDD 7 does.
+    let read = |f: &str| std::fs::read_to_string(d.path(&format!("{f}.T0.txt"))).unwrap();
     assert_eq!(read("a.txt"), read("b.txt"));
     assert_ne!(read("a.txt"), read("c.txt"));
     let o = xdd(
         &d,
-        "-op read -target f -reqsize 1 -numreqs 50 -seek load a.txt -seek save d.txt",
+        "-op read -target f -reqsize 1 -numreqs 50 -seek load a.txt.T0.txt -seek save d.txt",
     );
     ok(&o);
     let body = |s: String| {

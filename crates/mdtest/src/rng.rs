@@ -1,5 +1,162 @@
-//! Deterministic randomness: a permutation of item indices for -R (no
-//! table in memory, so -n 10^8 costs nothing) and the data pattern of -w.
+//! Randomness and file data that match IOR's mdtest, so a run can be split
+//! between the two tools:
+//!
+//! - [`GlibcRand`]: glibc's `srand`/`rand` (the `random_r` TYPE_3 additive
+//!   feedback generator), which mdtest seeds with `-R`/`--random-seed`.
+//! - [`Permutation`]: the order `-R` visits items in, built exactly as
+//!   mdtest builds its `rand_array`: `srand(seed + rank)`, then a
+//!   Fisher-Yates pass from the top, `k = (rand() / RAND_MAX) * n` in
+//!   double precision. Every phase of a task visits in the same order.
+//! - File data: without `-G`, byte `i` is `i + 1` with the item number in
+//!   the first 8 bytes (mdtest 1.x and iolab's default); with `-G SEED`,
+//!   IOR's default ("timestamp") packets: 64-bit little-endian word `i` is
+//!   `writer_rank << 32 | (SEED + i)`, the bytes past the last whole word
+//!   are their own offset, and nothing is stamped per item. Data written by
+//!   either tool with the same `-G` verifies (`-X`) in the other.
+//!
+//! ```
+//! use iolab_mdtest::rng::{GlibcRand, Permutation};
+//! let mut r = GlibcRand::new(1);
+//! assert_eq!(r.next_rand(), 1804289383); // glibc's first rand() after srand(1)
+//! let p = Permutation::new(10, 7);
+//! let mut seen: Vec<u64> = (0..10).map(|i| p.apply(i)).collect();
+//! seen.sort_unstable();
+//! assert_eq!(seen, (0..10).collect::<Vec<_>>());
+//! ```
+
+use std::sync::Arc;
+
+/// glibc's `RAND_MAX`.
+pub const RAND_MAX: i32 = 2_147_483_647;
+
+/// Words of TYPE_3 state (degree 31) and the feedback tap (separation 3).
+const DEG: usize = 31;
+const SEP: usize = 3;
+
+/// glibc's `rand()` after `srand(seed)`: an additive feedback generator
+/// over 31 words, seeded with the Park-Miller minimal standard generator,
+/// its first 310 outputs discarded, each output the new word shifted right
+/// by one (so 0..=`RAND_MAX`).
+#[derive(Debug, Clone)]
+pub struct GlibcRand {
+    state: [u32; DEG],
+    front: usize,
+    rear: usize,
+}
+
+impl GlibcRand {
+    /// The generator `srand(seed)` leaves behind (seed 0 acts as 1).
+    pub fn new(seed: u32) -> Self {
+        let mut state = [0u32; DEG];
+        // The seed is taken as a C int: a seed above 2^31 starts negative.
+        let mut word = i64::from(if seed == 0 { 1 } else { seed } as i32);
+        state[0] = word as u32;
+        for s in state.iter_mut().skip(1) {
+            // 16807 * word mod (2^31 - 1) without overflow (Schrage), with
+            // C's truncating division, as glibc computes it.
+            let (hi, lo) = (word / 127_773, word % 127_773);
+            word = 16_807 * lo - 2_836 * hi;
+            if word < 0 {
+                word += 2_147_483_647;
+            }
+            *s = word as u32;
+        }
+        let mut g = GlibcRand {
+            state,
+            front: SEP,
+            rear: 0,
+        };
+        for _ in 0..10 * DEG {
+            g.next_rand();
+        }
+        g
+    }
+
+    /// The next `rand()` value, in 0..=`RAND_MAX`.
+    pub fn next_rand(&mut self) -> i32 {
+        let sum = self.state[self.front].wrapping_add(self.state[self.rear]);
+        self.state[self.front] = sum;
+        self.front = (self.front + 1) % DEG;
+        self.rear = (self.rear + 1) % DEG;
+        (sum >> 1) as i32
+    }
+}
+
+/// mdtest's visiting order for `-R`: a table of item indices shuffled the
+/// way mdtest shuffles its `rand_array`. Cloning shares the table.
+///
+/// The table holds [`TABLE_BYTES_PER_ITEM`] bytes per item (mdtest holds
+/// 8). When it would not fit ([`matches_mdtest`] is false: more than 2^32
+/// items per task, or a table above an eighth of physical memory) a
+/// table-free Feistel bijection is used instead, and the order no longer
+/// matches mdtest's (which would need twice that memory per rank).
+#[derive(Debug, Clone)]
+pub struct Permutation {
+    order: Order,
+}
+
+#[derive(Debug, Clone)]
+enum Order {
+    Table(Arc<[u32]>),
+    Feistel(Feistel),
+}
+
+impl Permutation {
+    /// mdtest's order of `0..n` for seed `seed` (mdtest passes its
+    /// `--random-seed` plus the rank; only the low 32 bits count, as in
+    /// mdtest's `int`).
+    pub fn new(n: u64, seed: u64) -> Self {
+        let order = if matches_mdtest(n) {
+            Order::Table(mdtest_shuffle(n, seed as u32).into())
+        } else {
+            Order::Feistel(Feistel::new(n, seed))
+        };
+        Permutation { order }
+    }
+
+    /// The item visited `i`-th (i < n).
+    #[inline]
+    pub fn apply(&self, i: u64) -> u64 {
+        match &self.order {
+            Order::Table(t) => u64::from(t[i as usize]),
+            Order::Feistel(f) => f.apply(i),
+        }
+    }
+}
+
+/// Bytes of [`Permutation`]'s table per item, for callers that bound
+/// memory before a run.
+pub const TABLE_BYTES_PER_ITEM: u64 = 4;
+
+/// True when a [`Permutation`] of `n` items keeps mdtest's order: its
+/// table fits in u32 indices and in an eighth of physical memory.
+pub fn matches_mdtest(n: u64) -> bool {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let memory = (pages.max(0) as u64).saturating_mul(page.max(0) as u64);
+    let table = n.saturating_mul(TABLE_BYTES_PER_ITEM);
+    n <= 1 << 32 && (memory == 0 || table <= memory / 8)
+}
+
+/// mdtest's `rand_array` for `n` items (n <= 2^32) after `srand(seed)`.
+fn mdtest_shuffle(n: u64, seed: u32) -> Vec<u32> {
+    let mut rng = GlibcRand::new(seed);
+    // Every index fits in u32 (the caller checked n - 1 does).
+    let mut a: Vec<u32> = (0..n).map(|s| s as u32).collect();
+    let mut top = n;
+    while top > 1 {
+        top -= 1;
+        // mdtest's arithmetic, double for double: k can equal top.
+        let k = (f64::from(rng.next_rand()) / f64::from(RAND_MAX) * top as f64) as u64;
+        a.swap(k as usize, top as usize);
+    }
+    a
+}
 
 /// splitmix64: a tiny, well-mixed generator step.
 #[inline]
@@ -10,19 +167,18 @@ pub fn splitmix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A pseudo-random bijection of `0..n`: a 4-round Feistel network over the
-/// next power of two, cycle-walking values that fall outside `0..n`.
+/// A pseudo-random bijection of `0..n` without a table: a 4-round Feistel
+/// network over the next power of two, cycle-walking values outside `0..n`.
 #[derive(Debug, Clone, Copy)]
-pub struct Permutation {
+struct Feistel {
     n: u64,
     half_bits: u32,
     mask: u64,
     keys: [u64; 4],
 }
 
-impl Permutation {
-    /// The permutation of `0..n` chosen by `seed`.
-    pub fn new(n: u64, seed: u64) -> Self {
+impl Feistel {
+    fn new(n: u64, seed: u64) -> Self {
         let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
         let half_bits = bits.div_ceil(2).max(1);
         let mut keys = [0; 4];
@@ -31,7 +187,7 @@ impl Permutation {
             s = splitmix64(s);
             *k = s;
         }
-        Permutation {
+        Feistel {
             n,
             half_bits,
             mask: (1 << half_bits) - 1,
@@ -48,9 +204,7 @@ impl Permutation {
         (l << self.half_bits) | r
     }
 
-    /// The image of `i` (i < n).
-    #[inline]
-    pub fn apply(&self, i: u64) -> u64 {
+    fn apply(&self, i: u64) -> u64 {
         let mut v = self.round(i);
         while v >= self.n {
             v = self.round(v);
@@ -59,31 +213,59 @@ impl Permutation {
     }
 }
 
-/// The bytes mdtest writes: byte `i` is `i + 1` (mod 256), or, with a data
-/// seed (-G), a splitmix64 stream of that seed. The first 8 bytes (1 byte
-/// for short files) are replaced by the item number per file.
+/// The bytes mdtest writes (see the module doc): `i + 1` without a data
+/// seed; with one, IOR's packets of writer rank 0 ([`fill_pattern_for`]).
 pub fn fill_pattern(buf: &mut [u8], seed: Option<u64>) {
+    fill_pattern_for(buf, seed, 0);
+}
+
+/// The bytes a task of rank `writer` writes: `i + 1` without a data seed;
+/// with `-G SEED`, IOR's default packets: word `i` (little-endian) is
+/// `writer << 32 | (SEED + i)`, trailing bytes hold their own offset.
+pub fn fill_pattern_for(buf: &mut [u8], seed: Option<u64>, writer: u64) {
     match seed {
         None => buf
             .iter_mut()
             .enumerate()
             .for_each(|(i, b)| *b = (i as u64 + 1) as u8),
         Some(s) => {
-            for (w, chunk) in buf.chunks_mut(8).enumerate() {
-                let v = splitmix64(s ^ w as u64).to_le_bytes();
-                chunk.copy_from_slice(&v[..chunk.len()]);
+            let mut words = buf.chunks_exact_mut(8);
+            for (i, w) in (&mut words).enumerate() {
+                w.copy_from_slice(&ior_word(s, writer, i as u64).to_le_bytes());
+            }
+            let whole = buf.len() / 8 * 8;
+            for (i, b) in buf.iter_mut().enumerate().skip(whole) {
+                *b = i as u8;
             }
         }
     }
 }
 
-/// Stamps the item number at the front of a buffer (mdtest's layout).
+/// IOR's packet word `i`: the writer's rank in the high half, OR-ed with
+/// the seed (a C int, sign-extended as C does) plus the word index.
+#[inline]
+fn ior_word(seed: u64, writer: u64, i: u64) -> u64 {
+    let c_seed = seed as u32 as i32 as i64 as u64;
+    (writer << 32) | c_seed.wrapping_add(i)
+}
+
+/// Stamps the item number at the front of a buffer (mdtest 1.x's layout,
+/// used without a data seed).
 #[inline]
 pub fn stamp_item(buf: &mut [u8], item: u64) {
     if buf.len() >= 8 {
         buf[..8].copy_from_slice(&item.to_le_bytes());
     } else if let Some(b) = buf.first_mut() {
         *b = item as u8;
+    }
+}
+
+/// [`stamp_item`] without a data seed; IOR's `-G` packets carry no item
+/// number, so with one the buffer is left as it is.
+#[inline]
+pub fn stamp_item_for(buf: &mut [u8], item: u64, seed: Option<u64>) {
+    if seed.is_none() {
+        stamp_item(buf, item);
     }
 }
 
@@ -107,9 +289,98 @@ pub fn first_mismatch(got: &[u8], expected_pattern: &[u8], item: u64) -> Option<
         .map(|p| p + head)
 }
 
+/// Checks data read back from item `item`, written by rank `writer`: with
+/// a data seed against IOR's packets (computed, no buffer needed),
+/// otherwise as [`first_mismatch`] does against `legacy_pattern`.
+pub fn first_mismatch_for(
+    got: &[u8],
+    legacy_pattern: &[u8],
+    item: u64,
+    seed: Option<u64>,
+    writer: u64,
+) -> Option<usize> {
+    let Some(s) = seed else {
+        return first_mismatch(got, legacy_pattern, item);
+    };
+    let whole = got.len() / 8 * 8;
+    let bad_word = got[..whole]
+        .chunks_exact(8)
+        .enumerate()
+        .find(|(i, w)| **w != ior_word(s, writer, *i as u64).to_le_bytes());
+    if let Some((i, w)) = bad_word {
+        let want = ior_word(s, writer, i as u64).to_le_bytes();
+        let byte = w.iter().zip(want).position(|(a, b)| *a != b).unwrap_or(0);
+        return Some(i * 8 + byte);
+    }
+    (whole..got.len()).find(|&i| got[i] != i as u8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// srand/rand share one process-wide state: the tests that use the
+    /// real glibc take turns.
+    static GLIBC: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// The real glibc, through the libc crate.
+    fn glibc_sequence(seed: u32, n: usize) -> Vec<i32> {
+        let _turn = GLIBC.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: srand and rand have no memory-safety preconditions.
+        unsafe {
+            libc::srand(seed);
+            (0..n).map(|_| libc::rand()).collect()
+        }
+    }
+
+    #[test]
+    fn glibc_rand_matches_the_real_glibc() {
+        assert_eq!(libc::RAND_MAX, RAND_MAX);
+        for seed in [
+            0u32,
+            1,
+            2,
+            42,
+            12345,
+            2_147_483_647,
+            2_147_483_648,
+            u32::MAX,
+        ] {
+            let mut ours = GlibcRand::new(seed);
+            let mine: Vec<i32> = (0..1000).map(|_| ours.next_rand()).collect();
+            assert_eq!(mine, glibc_sequence(seed, 1000), "seed {seed}");
+        }
+    }
+
+    /// mdtest's shuffle written out with the real rand(), for comparison.
+    fn mdtest_order_with_glibc(n: u64, seed: u32) -> Vec<u64> {
+        let mut a: Vec<u64> = (0..n).collect();
+        let _turn = GLIBC.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: srand and rand have no memory-safety preconditions.
+        unsafe { libc::srand(seed) };
+        let mut top = n;
+        while top > 1 {
+            top -= 1;
+            // SAFETY: as above.
+            let r = unsafe { libc::rand() };
+            let k = (r as f64 / libc::RAND_MAX as f64 * top as f64) as u64;
+            a.swap(k as usize, top as usize);
+        }
+        a
+    }
+
+    #[test]
+    fn permutation_is_mdtests_rand_array() {
+        for (n, seed) in [(1u64, 5u64), (2, 1), (10, 42), (1000, 7), (4097, 123_456)] {
+            let p = Permutation::new(n, seed);
+            let ours: Vec<u64> = (0..n).map(|i| p.apply(i)).collect();
+            assert_eq!(
+                ours,
+                mdtest_order_with_glibc(n, seed as u32),
+                "n={n} seed={seed}"
+            );
+        }
+    }
 
     #[test]
     fn permutation_is_a_bijection_and_reproducible() {
@@ -131,6 +402,11 @@ mod tests {
             .collect();
         assert_ne!(a, b);
         assert_ne!(a, (0..100).collect::<Vec<_>>());
+        assert!(matches_mdtest(1 << 20) && !matches_mdtest((1 << 32) + 1));
+        let f = Feistel::new(1000, 3);
+        let mut v: Vec<u64> = (0..1000).map(|i| f.apply(i)).collect();
+        v.sort_unstable();
+        assert_eq!(v, (0..1000).collect::<Vec<_>>());
     }
 
     #[test]
@@ -150,5 +426,29 @@ mod tests {
         stamp_item(&mut f, 3);
         assert_eq!(first_mismatch(&f, &s, 3), None);
         assert_eq!(first_mismatch(&f, &s, 4), Some(0));
+    }
+
+    /// IOR's timestamp packets, word by word (utilities.c's layout).
+    #[test]
+    fn g_data_is_iors_packets() {
+        let mut b = vec![0u8; 8 * 3 + 3];
+        fill_pattern_for(&mut b, Some(1000), 2);
+        let word = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!(word(0), (2 << 32) | 1000);
+        assert_eq!(word(2), (2 << 32) | 1002);
+        assert_eq!(b[24..], [24, 25, 26]);
+        let before = b.clone();
+        stamp_item_for(&mut b, 99, Some(1000));
+        assert_eq!(b, before, "IOR's packets carry no item number");
+        let legacy = vec![0u8; b.len()];
+        assert_eq!(first_mismatch_for(&b, &legacy, 99, Some(1000), 2), None);
+        assert_eq!(first_mismatch_for(&b, &legacy, 99, Some(1000), 3), Some(4));
+        assert_eq!(first_mismatch_for(&b, &legacy, 99, Some(1001), 2), Some(0));
+        b[25] = 0;
+        assert_eq!(first_mismatch_for(&b, &legacy, 99, Some(1000), 2), Some(25));
+        // A negative C int seed is sign-extended before the OR, as in C.
+        let mut n = vec![0u8; 8];
+        fill_pattern_for(&mut n, Some(u64::from(u32::MAX)), 1);
+        assert_eq!(u64::from_le_bytes(n[..8].try_into().unwrap()), u64::MAX);
     }
 }

@@ -7,7 +7,7 @@ use crate::ctx::RunCtx;
 use crate::exchange::{PhaseTrouble, TaskReport};
 use crate::names::{prefix, test_dir, Names};
 use crate::results::Phase;
-use crate::rng::{fill_pattern, first_mismatch, stamp_item, Permutation};
+use crate::rng::{fill_pattern_for, first_mismatch_for, stamp_item_for, Permutation};
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::{mono_ns, wall_ns};
@@ -56,6 +56,12 @@ pub struct TaskState<'a> {
     ctx: &'a RunCtx<'a>,
     comm: &'a dyn Comm,
     seed: Option<u64>,
+    /// The task whose files a read phase verifies (IOR's -G data names
+    /// its writer).
+    writer: u64,
+    /// -R's order, built before the first phase as mdtest builds its
+    /// rand_array (not inside a timed phase): (items, seed, order).
+    order: Option<(u64, u64, Permutation)>,
     hist: Histogram,
     pattern: Vec<u8>,
     wbuf: Vec<u8>,
@@ -70,7 +76,7 @@ impl<'a> TaskState<'a> {
     pub fn new(ctx: &'a RunCtx<'a>, comm: &'a dyn Comm, seed: Option<u64>) -> Self {
         let cfg = ctx.cfg;
         let mut pattern = vec![0u8; cfg.write_bytes.max(cfg.read_bytes) as usize];
-        fill_pattern(&mut pattern, cfg.data_seed);
+        fill_pattern_for(&mut pattern, cfg.data_seed, comm.task() as u64);
         TaskState {
             wbuf: pattern[..cfg.write_bytes as usize].to_vec(),
             rbuf: vec![0u8; cfg.read_bytes as usize],
@@ -78,6 +84,14 @@ impl<'a> TaskState<'a> {
             ctx,
             comm,
             seed,
+            writer: comm.task() as u64,
+            order: seed.map(|s| {
+                let (n, s) = (
+                    eng.plan().items_per_task,
+                    s.wrapping_add(comm.task() as u64),
+                );
+                (n, s, Permutation::new(n, s))
+            }),
             hist: Histogram::new(),
             created_root: false,
             created_dirs: Vec::new(),
@@ -343,13 +357,29 @@ impl<'a> TaskState<'a> {
         let cfg = self.ctx.cfg;
         let random = matches!(phase, Phase::DirStat | Phase::FileStat | Phase::FileRead);
         let order = match (random, self.seed) {
-            (true, Some(s)) => Some(Permutation::new(n, s.wrapping_add(self.task() as u64))),
+            (true, Some(s)) => Some(self.order_of(n, s.wrapping_add(self.task() as u64))),
             _ => None,
         };
         for target in self.targets(phase) {
+            // mdtest verifies a shared file against its own rank's data.
+            self.writer = if cfg.shared_file { self.task() } else { target } as u64;
             let tg = self.target(iter, target, Self::kind(phase), cfg.shared_file);
+            let order = order.clone();
             if let End::Stopped = self.loop_items(&tg, Self::op_of(phase), 0..n, order, None, rep) {
                 return;
+            }
+        }
+    }
+
+    /// The -R order of `n` items for `seed`: the one built up front, or a
+    /// new one when a stonewall changed the item count.
+    fn order_of(&mut self, n: u64, seed: u64) -> Permutation {
+        match &self.order {
+            Some((m, s, p)) if (*m, *s) == (n, seed) => p.clone(),
+            _ => {
+                let p = Permutation::new(n, seed);
+                self.order = Some((n, seed, p.clone()));
+                p
             }
         }
     }
@@ -449,7 +479,7 @@ impl<'a> TaskState<'a> {
             if deadline.is_some_and(|d| mono_ns() >= d) {
                 return End::Wall(k);
             }
-            let (lp, d, m) = plan.locate(order.map_or(k, |p| p.apply(k)), leaf);
+            let (lp, d, m) = plan.locate(order.as_ref().map_or(k, |p| p.apply(k)), leaf);
             if lp != cur {
                 names.set_test_dir(&tg.test_dirs[lp as usize]);
                 cur = lp;
@@ -537,7 +567,7 @@ impl<'a> TaskState<'a> {
         let h = be.open(path, opts).map_err(|e| fail("create", e))?;
         let mut r = Ok(());
         if !self.wbuf.is_empty() {
-            stamp_item(&mut self.wbuf, item);
+            stamp_item_for(&mut self.wbuf, item, cfg.data_seed);
             r = write_all(be, h, &self.wbuf).map_err(|e| fail("write", e));
         }
         if r.is_ok() && cfg.fsync {
@@ -559,7 +589,9 @@ impl<'a> TaskState<'a> {
             r = read_full(be, h, &mut self.rbuf, cfg.mknod)
                 .map_err(|m| message_failure("read", path, m));
             if r.is_ok() && cfg.verify_read {
-                if let Some(off) = first_mismatch(&self.rbuf, &self.pattern, item) {
+                let (seed, writer) = (cfg.data_seed, self.writer);
+                if let Some(off) = first_mismatch_for(&self.rbuf, &self.pattern, item, seed, writer)
+                {
                     r = Err(message_failure(
                         "verify (-X)",
                         path,

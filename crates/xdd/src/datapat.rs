@@ -43,16 +43,12 @@
 //!   `hex`; `wholefile` lays those bytes over the whole target, so the byte
 //!   at target offset X is `pattern[X % len]`. That varies per request, and
 //!   `-verify contents` checks it.
-//! - `lfpat`, `ltpat`, `cjtpat`, `crpat`, `cspat`: byte sequences chosen for
-//!   their 8B/10B encoding on Fibre Channel, repeated throughout. The guide
-//!   names them without their bytes; iolab uses: lfpat = D30.3 (0x7E), the
-//!   low-frequency character; ltpat = D7.7 (0xE7), long runs and few
-//!   transitions; crpat = the 12-byte compliant random payload
-//!   `BE D7 23 47 6B 8F B3 14 5E FB 35 59`; cjtpat = a low-frequency run of
-//!   D30.3 followed by alternating D20.7/D11.7 (0xF4/0xEB) and a D21.5
-//!   (0xB5) high-frequency run; cspat = runs of 0x7F and 0x80 (maximal
-//!   supply-noise swing). They are stress patterns, not a conformance
-//!   claim.
+//! - `lfpat`, `ltpat`, `cjtpat`, `crpat`, `cspat`: Fibre Channel 8B/10B
+//!   test frames (low frequency, low transition density, compliant jitter,
+//!   compliant random, compliant supply noise), byte for byte as XDD's own
+//!   tables define them (see [`named_bytes`]), repeated from the start of
+//!   every buffer as XDD does, so data written by either tool verifies in
+//!   the other.
 //!
 //! # Verification
 //! [`Verifier::check`] returns a [`Mismatch`]: the absolute file offset of
@@ -385,26 +381,81 @@ fn repeat_into(buf: &mut [u8], pat: &[u8]) {
     }
 }
 
-/// The bytes of a named pattern (documented in the module doc).
+/// The four-byte FC Idle primitive repeated six times, then SOFn3: the
+/// frame head XDD puts before cjtpat, crpat and cspat.
+const FRAME_HEAD: [u8; 28] = {
+    let mut v = [0u8; 28];
+    let mut i = 0;
+    while i < 24 {
+        let idle = [0xBC, 0x95, 0xB5, 0xB5];
+        v[i] = idle[i % 4];
+        i += 1;
+    }
+    v[24] = 0xBC;
+    v[25] = 0xB5;
+    v[26] = 0x36;
+    v[27] = 0x36;
+    v
+};
+
+/// EOFn, the end of frame XDD puts after a pattern's CRC.
+const FRAME_TAIL: [u8; 4] = [0xBC, 0xB5, 0xD5, 0xD5];
+
+/// XDD's RPAT payload word, repeated 16 times in crpat.
+const RPAT: [u8; 12] = [
+    0xBE, 0xD7, 0x23, 0x47, 0x6B, 0x8F, 0xB3, 0x14, 0x5E, 0xFB, 0x35, 0x59,
+];
+
+/// Appends each (byte, count) run to `v`.
+fn runs(v: &mut Vec<u8>, runs: &[(u8, usize)]) {
+    for &(b, n) in runs {
+        v.extend(std::iter::repeat_n(b, n));
+    }
+}
+
+/// The bytes of a named pattern: XDD's own tables (its datapatterns.h),
+/// so data written by one tool verifies in the other. Lengths, as XDD
+/// prints them ("LFPAT length is ..."): lfpat 256, ltpat 512, cjtpat 248,
+/// crpat 228, cspat 2048. Each buffer starts with the pattern's first byte
+/// and repeats it to the buffer's end, as XDD does.
 pub fn named_bytes(n: NamedPattern) -> Vec<u8> {
+    let mut v = Vec::with_capacity(2048);
     match n {
-        NamedPattern::Lfpat => vec![0x7E],
-        NamedPattern::Ltpat => vec![0xE7],
-        NamedPattern::Crpat => vec![
-            0xBE, 0xD7, 0x23, 0x47, 0x6B, 0x8F, 0xB3, 0x14, 0x5E, 0xFB, 0x35, 0x59,
-        ],
+        NamedPattern::Lfpat => runs(
+            &mut v,
+            &[(0xAB, 128), (0xEB, 1), (0x54, 124), (0xF4, 1), (0xAB, 2)],
+        ),
+        NamedPattern::Ltpat => {
+            v.extend([0xEE, 0xFE, 0xC7, 0xF1, 0xFE, 0x27]);
+            runs(&mut v, &[(0x7E, 6)]);
+            v.extend([0xFC, 0xE3, 0xFC, 0xE3]);
+            runs(&mut v, &[(0x7E, 30 * 16 + 12)]);
+            v.extend([0xFC, 0xE3, 0xFC, 0xE3]);
+        }
         NamedPattern::Cjtpat => {
-            let mut v = vec![0x7E; 44];
-            v.extend([0xF4, 0xEB].repeat(8));
-            v.extend([0xB5; 20]);
-            v
+            v.extend(FRAME_HEAD);
+            runs(&mut v, &[(0x7E, 9 * 16 + 4 + 3)]);
+            v.extend([0x74, 0x7E, 0xAB]);
+            runs(&mut v, &[(0xB5, 2 + 3 * 16 + 1)]);
+            v.extend([0x5E, 0x4A]);
+            runs(&mut v, &[(0x7E, 4)]);
+            v.extend([0xFE, 0xF5, 0x2E, 0xF6, 0xDD]);
+            v.extend(FRAME_TAIL);
+        }
+        NamedPattern::Crpat => {
+            v.extend(FRAME_HEAD);
+            (0..16).for_each(|_| v.extend(RPAT));
+            v.extend([0xEE, 0x23, 0x55, 0x16]);
+            v.extend(FRAME_TAIL);
         }
         NamedPattern::Cspat => {
-            let mut v = vec![0x7F; 16];
-            v.extend([0x80; 16]);
-            v
+            v.extend(FRAME_HEAD);
+            runs(&mut v, &[(0x7F, 2012)]);
+            v.extend([0xF1, 0x96, 0xDB, 0x97]);
+            v.extend(FRAME_TAIL);
         }
     }
+    v
 }
 
 /// `-verify` mode.
@@ -651,14 +702,70 @@ mod tests {
         assert!(distinct.len() > 200);
     }
 
+    /// XDD's tables (datapatterns.h): lengths and bytes at the seams.
+    #[test]
+    fn named_patterns_are_xdds_bytes() {
+        let idle_sof = [
+            0xBC, 0x95, 0xB5, 0xB5, 0xBC, 0x95, 0xB5, 0xB5, 0xBC, 0x95, 0xB5, 0xB5, 0xBC, 0x95,
+            0xB5, 0xB5, 0xBC, 0x95, 0xB5, 0xB5, 0xBC, 0x95, 0xB5, 0xB5, 0xBC, 0xB5, 0x36, 0x36,
+        ];
+        let eof = [0xBC, 0xB5, 0xD5, 0xD5];
+        let lf = named_bytes(NamedPattern::Lfpat);
+        assert_eq!(lf.len(), 256);
+        assert_eq!(lf[..4], [0xAB; 4]);
+        assert_eq!(lf[126..131], [0xAB, 0xAB, 0xEB, 0x54, 0x54]);
+        assert_eq!(lf[252..], [0x54, 0xF4, 0xAB, 0xAB]);
+        let lt = named_bytes(NamedPattern::Ltpat);
+        assert_eq!(lt.len(), 512);
+        assert_eq!(
+            lt[..16],
+            [
+                0xEE, 0xFE, 0xC7, 0xF1, 0xFE, 0x27, 0x7E, 0x7E, 0x7E, 0x7E, 0x7E, 0x7E, 0xFC, 0xE3,
+                0xFC, 0xE3
+            ]
+        );
+        assert_eq!(lt[16], 0x7E);
+        assert_eq!(lt[506..], [0x7E, 0x7E, 0xFC, 0xE3, 0xFC, 0xE3]);
+        let cj = named_bytes(NamedPattern::Cjtpat);
+        assert_eq!(cj.len(), 248);
+        assert_eq!(cj[..28], idle_sof);
+        assert_eq!(cj[28], 0x7E);
+        assert_eq!(
+            cj[172..184],
+            [0x7E, 0x7E, 0x7E, 0x7E, 0x7E, 0x7E, 0x7E, 0x74, 0x7E, 0xAB, 0xB5, 0xB5]
+        );
+        assert_eq!(
+            cj[232..],
+            [
+                0xB5, 0x5E, 0x4A, 0x7E, 0x7E, 0x7E, 0x7E, 0xFE, 0xF5, 0x2E, 0xF6, 0xDD, 0xBC, 0xB5,
+                0xD5, 0xD5
+            ]
+        );
+        let cr = named_bytes(NamedPattern::Crpat);
+        assert_eq!(cr.len(), 228);
+        assert_eq!(cr[..28], idle_sof);
+        assert_eq!(
+            cr[28..40],
+            [0xBE, 0xD7, 0x23, 0x47, 0x6B, 0x8F, 0xB3, 0x14, 0x5E, 0xFB, 0x35, 0x59]
+        );
+        assert_eq!(cr[208..220], cr[28..40]);
+        assert_eq!(cr[220..], [0xEE, 0x23, 0x55, 0x16, 0xBC, 0xB5, 0xD5, 0xD5]);
+        let cs = named_bytes(NamedPattern::Cspat);
+        assert_eq!(cs.len(), 2048);
+        assert_eq!(cs[..28], idle_sof);
+        assert!(cs[28..2040].iter().all(|&b| b == 0x7F));
+        assert_eq!(cs[2040..2044], [0xF1, 0x96, 0xDB, 0x97]);
+        assert_eq!(cs[2044..], eof);
+    }
+
     #[test]
     fn named_patterns_repeat() {
         for (name, first) in [
-            ("lfpat", 0x7E),
-            ("ltpat", 0xE7),
-            ("crpat", 0xBE),
-            ("cjtpat", 0x7E),
-            ("cspat", 0x7F),
+            ("lfpat", 0xAB),
+            ("ltpat", 0xEE),
+            ("crpat", 0xBC),
+            ("cjtpat", 0xBC),
+            ("cspat", 0xBC),
         ] {
             let p = pat(&[&[name]]);
             let b = filled(&p, 1000, 0);

@@ -21,7 +21,7 @@ pub fn planned(cfg: &Config) -> Vec<(&'static str, String)> {
     add("errout", &g.errout);
     add("json", &g.json);
     for (i, t) in cfg.targets.iter().enumerate() {
-        add("seek", &t.seek.save.as_ref().map(|p| seek_save_file(p, i)));
+        add("seek", &t.seek.save.as_ref().map(|p| crate::seek::save_file_name(p, i)));
         let ts = &t.timestamps;
         if ts.enabled {
             add(
@@ -46,13 +46,6 @@ pub fn planned(cfg: &Config) -> Vec<(&'static str, String)> {
 /// The time stamp file of target `i` (`-ts output` / `-ts dump` prefix).
 pub fn ts_file(prefix: &str, i: usize, ext: &str) -> String {
     format!("{prefix}.target.{i:04}.{ext}")
-}
-
-/// The file `-seek save NAME` of target `i` writes: the one place that
-/// names it (today NAME itself), so that the check before the run and the
-/// write agree.
-pub fn seek_save_file(name: &str, _i: usize) -> String {
-    name.to_string()
 }
 
 /// The heartbeat file of target `i` (`-heartbeat output` prefix).

@@ -1,13 +1,47 @@
 //! Refusing to destroy data: before a block device is written, look for
 //! signs that it is in use (a mount, partitions, holders such as LVM, swap)
-//! or holds something (a file system or partition table signature). Any
-//! sign refuses the write unless `-force` is given. Reading is always
-//! allowed.
+//! or holds something (a file system, a partition table, a RAID, LVM or
+//! LUKS member, any signature libblkid knows). Any sign refuses the write
+//! unless `-force` is given. Reading is always allowed.
+//!
+//! Signatures come from libblkid, the prober behind `blkid`, `wipefs` and
+//! `lsblk`, not from a hand list: it knows about a hundred file systems,
+//! RAID and crypto formats and partition tables, and is kept current by
+//! util-linux. libblkid looks at the offset it is given; a file system
+//! image copied a few MiB into a device would be missed by a probe at
+//! offset 0 alone, so the device is also probed as if it began at each of
+//! [`scan_offsets`]: every MiB of the first [`HEAD_SCAN_MIB`] MiB, the old
+//! DOS partition start (sector 63), and every MiB of the last
+//! [`TAIL_SCAN_MIB`] MiB. A window probe reads a few hundred KiB near its
+//! start, so the whole scan stays well under a second even on a disk.
+//!
+//! libblkid checks a superblock before it names it (it answers "what can
+//! be mounted here"), so a file system whose superblock is damaged or
+//! half-overwritten is not reported. Such a device still holds someone's
+//! data (fsck or a backup superblock can bring it back), so the bare magic
+//! numbers of the commonest formats are also looked for at their places in
+//! the first [`HEAD_BYTES`] bytes ([`BARE_MAGICS`]).
 
-use std::io::Read;
+use std::fs::File;
+use std::io::{Seek, SeekFrom, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
 
-/// (offset, magic bytes, what it means) for the signatures we look for.
-const SIGNATURES: &[(usize, &[u8], &str)] = &[
+use libblkid_rs::{BlkidProbe, BlkidProbeRet, BlkidSublks, BlkidSublksFlags};
+
+/// MiB-aligned offsets probed from the start of the device.
+pub const HEAD_SCAN_MIB: u64 = 64;
+/// MiB-aligned offsets probed back from the end of the device.
+pub const TAIL_SCAN_MIB: u64 = 8;
+
+const MIB: u64 = 1 << 20;
+
+/// Bytes read from the start of the device for [`BARE_MAGICS`]: past
+/// btrfs's superblock at 64 KiB.
+pub const HEAD_BYTES: usize = 70_000;
+
+/// (offset, magic bytes, what it means): magic numbers that mean data even
+/// when the superblock around them fails libblkid's checks.
+pub const BARE_MAGICS: &[(usize, &[u8], &str)] = &[
     (1080, &[0x53, 0xEF], "an ext2/ext3/ext4 file system"),
     (0, b"XFSB", "an XFS file system"),
     (65600, b"_BHRfS_M", "a btrfs file system"),
@@ -15,13 +49,10 @@ const SIGNATURES: &[(usize, &[u8], &str)] = &[
     (4096, b"EFI PART", "a GPT partition table (4K sectors)"),
     (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
     (4086, b"SWAPSPACE2", "a swap area"),
-    (32769, b"CD001", "an ISO 9660 file system"),
-    (3, b"NTFS    ", "an NTFS file system"),
     (510, &[0x55, 0xAA], "an MBR partition table or boot sector"),
 ];
-
-/// Bytes read from the start of the device to look for signatures.
-const PROBE_BYTES: usize = 70_000;
+/// Where pre-2008 DOS tools started the first partition.
+const DOS_LEGACY_START: u64 = 63 * 512;
 
 /// Why writing `path` (a block device with device number `rdev`) would
 /// destroy something, or None when nothing was found.
@@ -82,31 +113,170 @@ fn swap_in_use(path: &str) -> Option<String> {
     })
 }
 
-/// Looks for a known signature in the first blocks of `path`.
+/// Looks for any signature libblkid knows in `path`, at offset 0 and at
+/// each of [`scan_offsets`]. A device that cannot be opened or probed is
+/// reported too: refusing is the safe answer when we cannot look.
 pub fn signature(path: &str) -> Option<String> {
-    let mut f = std::fs::File::open(path).ok()?;
-    let mut buf = vec![0u8; PROBE_BYTES];
+    match File::open(path) {
+        Ok(f) => signature_in_file(&f).or_else(|| bare_magic(&read_head(&f))),
+        Err(e) => Some(format!(
+            "it could not be opened to look for signatures ({e})"
+        )),
+    }
+}
+
+/// The first signature found in `head` (the start of a device, held in
+/// memory): it is probed through an anonymous memory file.
+pub fn signature_in(head: &[u8]) -> Option<String> {
+    let mut f = match memfile(head) {
+        Ok(f) => f,
+        Err(e) => return Some(format!("it could not be probed ({e})")),
+    };
+    let _ = f.flush();
+    signature_in_file(&f).or_else(|| bare_magic(head))
+}
+
+/// The first of [`BARE_MAGICS`] found in `head`, whether or not the rest of
+/// its superblock is valid.
+fn bare_magic(head: &[u8]) -> Option<String> {
+    BARE_MAGICS.iter().find_map(|(off, magic, what)| {
+        let hit = head.get(*off..off + magic.len()) == Some(*magic);
+        hit.then(|| format!("it holds {what} (its magic number; the rest may be damaged)"))
+    })
+}
+
+/// Reads up to [`HEAD_BYTES`] from the start of `f`.
+fn read_head(f: &File) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; HEAD_BYTES];
     let mut n = 0;
     while n < buf.len() {
-        match f.read(&mut buf[n..]) {
+        match f.read_at(&mut buf[n..], n as u64) {
             Ok(0) | Err(_) => break,
             Ok(k) => n += k,
         }
     }
-    signature_in(&buf[..n])
+    buf.truncate(n);
+    buf
 }
 
-/// The first signature found in `head` (the start of a device).
-pub fn signature_in(head: &[u8]) -> Option<String> {
-    SIGNATURES.iter().find_map(|(off, magic, what)| {
-        let hit = head.get(*off..off + magic.len()) == Some(*magic);
-        hit.then(|| format!("it holds {what}"))
+fn memfile(bytes: &[u8]) -> std::io::Result<File> {
+    // SAFETY: the name is a NUL-terminated literal; memfd_create has no
+    // other preconditions and returns a new descriptor or -1.
+    let fd = unsafe { libc::memfd_create(c"iolab-probe".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned by memfd_create and nothing else owns it.
+    let mut f = unsafe { File::from_raw_fd(fd) };
+    f.write_all(bytes)?;
+    Ok(f)
+}
+
+/// Probes an open device or file at every scan offset.
+fn signature_in_file(f: &File) -> Option<String> {
+    let size = match (&*f).seek(SeekFrom::End(0)) {
+        Ok(s) => s,
+        Err(e) => return Some(format!("its size could not be read ({e})")),
+    };
+    scan_offsets(size).into_iter().find_map(|off| {
+        probe_window(f, off, size - off).unwrap_or_else(|e| {
+            Some(format!(
+                "libblkid could not probe it at byte offset {off} ({e})"
+            ))
+        })
     })
+}
+
+/// Offsets at which the device is probed as if it began there: 0, sector
+/// 63, every MiB of the first [`HEAD_SCAN_MIB`] MiB and of the last
+/// [`TAIL_SCAN_MIB`] MiB, each below `size`.
+pub fn scan_offsets(size: u64) -> Vec<u64> {
+    let head = (0..HEAD_SCAN_MIB).map(|m| m * MIB);
+    let tail_start = (size / MIB).saturating_sub(TAIL_SCAN_MIB);
+    let tail = (tail_start..size.div_ceil(MIB)).map(|m| m * MIB);
+    let mut v: Vec<u64> = head
+        .chain([DOS_LEGACY_START])
+        .chain(tail)
+        .filter(|&o| o < size)
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Runs every libblkid chain (superblocks, partition tables) over the
+/// `len` bytes of `f` from `offset`, as `wipefs` does, and describes the
+/// first signature found.
+fn probe_window(f: &File, offset: u64, len: u64) -> libblkid_rs::Result<Option<String>> {
+    let mut pr = BlkidProbe::new()?;
+    let (off, len) = (to_loff(offset), to_loff(len));
+    // The probe borrows the descriptor; blkid never closes a descriptor it
+    // was given, and `f` outlives `pr`.
+    pr.set_device(f.as_raw_fd(), off, len)?;
+    pr.enable_superblocks(true)?;
+    // BADCSUM: a superblock whose checksum fails is still someone's data.
+    pr.set_superblock_flags(BlkidSublksFlags::new(vec![
+        BlkidSublks::Type,
+        BlkidSublks::Usage,
+        BlkidSublks::Magic,
+        BlkidSublks::Badcsum,
+    ]))?;
+    pr.enable_partitions(true)?;
+    while matches!(pr.do_probe()?, BlkidProbeRet::Success) {
+        if let Some(what) = describe(&pr) {
+            return Ok(Some(at_offset(what, offset)));
+        }
+    }
+    Ok(None)
+}
+
+fn to_loff(v: u64) -> libblkid_rs::blkid_loff_t {
+    libblkid_rs::blkid_loff_t::try_from(v).unwrap_or(libblkid_rs::blkid_loff_t::MAX)
+}
+
+fn at_offset(what: String, offset: u64) -> String {
+    if offset == 0 {
+        format!("it holds {what}")
+    } else {
+        format!("it holds {what} starting at byte offset {offset}")
+    }
+}
+
+/// Words for what the probe just found, from its TYPE/USAGE/PTTYPE values.
+fn describe(pr: &BlkidProbe) -> Option<String> {
+    let value = |k: &str| pr.lookup_value(k).ok().filter(|v| !v.is_empty());
+    if let Some(pt) = value("PTTYPE") {
+        let name = match pt.as_str() {
+            "dos" => "an MBR (DOS)".to_string(),
+            "gpt" => "a GPT".to_string(),
+            other => format!("a {other}"),
+        };
+        return Some(format!("{name} partition table (libblkid PTTYPE={pt})"));
+    }
+    let ty = value("TYPE")?;
+    let usage = value("USAGE").unwrap_or_default();
+    Some(format!("{} (libblkid TYPE={ty})", kind(&ty, &usage)))
+}
+
+/// A reader's name for a libblkid TYPE and USAGE.
+fn kind(ty: &str, usage: &str) -> String {
+    match (ty, usage) {
+        ("ext2" | "ext3" | "ext4" | "jbd", _) => "an ext2/ext3/ext4 file system".into(),
+        ("swap", _) => "a swap area".into(),
+        ("LVM2_member" | "LVM1_member", _) => "an LVM physical volume".into(),
+        (_, "raid") => "a RAID or volume-manager member".into(),
+        (_, "crypto") => "an encrypted volume".into(),
+        (_, "filesystem") => format!("a {ty} file system"),
+        _ => format!("a {ty} signature"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const PROBE_BYTES: usize = HEAD_BYTES;
 
     #[test]
     fn signatures_are_recognised() {
@@ -130,5 +300,31 @@ mod tests {
     #[test]
     fn short_heads_are_fine() {
         assert_eq!(signature_in(&[0u8; 10]), None);
+    }
+
+    /// Windows of a few hundred bytes near the end probe as "nothing",
+    /// not as an error that would refuse a blank device.
+    #[test]
+    fn tiny_tail_windows_probe_cleanly() {
+        for len in [
+            512usize,
+            1 << 20,
+            (1 << 20) + 512,
+            (1 << 20) + 4096,
+            3 << 20,
+        ] {
+            assert_eq!(signature_in(&vec![0u8; len]), None, "{len}");
+        }
+    }
+
+    #[test]
+    fn scan_offsets_cover_head_and_tail() {
+        let size = 1024 * MIB;
+        let v = scan_offsets(size);
+        assert_eq!(v[0], 0);
+        assert!(v.contains(&(2 * MIB)) && v.contains(&DOS_LEGACY_START));
+        assert!(v.contains(&(size - MIB)) && v.iter().all(|&o| o < size));
+        assert_eq!(v.len() as u64, HEAD_SCAN_MIB + 1 + TAIL_SCAN_MIB);
+        assert_eq!(scan_offsets(10), vec![0]);
     }
 }

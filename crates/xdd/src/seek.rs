@@ -68,15 +68,28 @@
 //! dynamic split (a shared atomic counter) works equally well.
 //!
 //! # Seek list file (`-seek save` / `-seek load`)
-//! Plain text, one request per line: `<request_index> <block_location>`,
-//! both decimal, block location absolute in `-blocksize` blocks. Lines that
-//! start with `#` are comments; `save` writes one header comment
-//! `# iolab-xdd seeklist v1 blocksize=B reqsize=R count=N`. On load, further
-//! columns are ignored and indices must run 0, 1, 2, ... without gaps.
+//! XDD's layout, so either tool loads the other's lists. `-seek save NAME`
+//! writes one file per target, named as XDD 7 names it: `NAME.T<target>.txt`
+//! ([`save_file_name`]). The file opens with two comment lines,
+//! `# Longest seek=L, Shortest seek=S, Average seek distance=A` (distances
+//! in blocks between consecutive locations; the average divides by the
+//! request count, as XDD does) and `#Ordinal Location Reqsize Operation
+//! Time1 Time2`, then one line per request: the index (10 digits), the
+//! absolute block location (12 digits), the request size in blocks, `r` or
+//! `w`, and two 16-digit times that iolab writes as zeros (XDD's scheduled
+//! time for throttled runs, unused when loading here). On load, lines that
+//! start with `#` are comments, further columns after the location are
+//! ignored, and indices must run 0, 1, 2, ... without gaps.
 
 use std::io::{self, BufRead, Write};
 use std::path::Path;
 use std::sync::Arc;
+
+/// The file `-seek save NAME` writes for target `target`: XDD 7's
+/// `NAME.T<target>.txt`.
+pub fn save_file_name(name: &str, target: usize) -> String {
+    format!("{name}.T{target}.txt")
+}
 
 /// Seed used when `-seek seed` is not given; fixed so runs repeat.
 pub const DEFAULT_SEED: u64 = 72058;
@@ -320,18 +333,54 @@ impl PassSeeks<'_> {
         self.block(req_index) * self.plan.cfg.block_size
     }
 
-    /// Writes this pass's seek list (`-seek save`), format in the module doc.
-    pub fn save<W: Write>(&self, mut w: W) -> io::Result<()> {
+    /// Writes this pass's seek list (`-seek save`) with every request
+    /// marked as a read; [`PassSeeks::save_ops`] records the real mix.
+    pub fn save<W: Write>(&self, w: W) -> io::Result<()> {
+        self.save_ops(w, |_| true)
+    }
+
+    /// Writes this pass's seek list in XDD's layout (module doc);
+    /// `is_read(n)` says whether request `n` reads.
+    pub fn save_ops<W: Write>(&self, mut w: W, is_read: impl Fn(u64) -> bool) -> io::Result<()> {
         let c = &self.plan.cfg;
+        let (longest, shortest, average) = self.distance_summary();
         writeln!(
             w,
-            "# iolab-xdd seeklist v1 blocksize={} reqsize={} count={}",
-            c.block_size, c.reqsize_blocks, c.num_reqs
+            "# Longest seek={longest}, Shortest seek={shortest}, Average seek distance={average}"
         )?;
+        writeln!(w, "#Ordinal Location Reqsize Operation Time1 Time2")?;
         for i in 0..c.num_reqs {
-            writeln!(w, "{i} {}", self.block(i))?;
+            let op = if is_read(i) { 'r' } else { 'w' };
+            writeln!(
+                w,
+                "{i:010} {:012} {} {op} {:016} {:016}",
+                self.block(i),
+                c.reqsize_blocks,
+                0,
+                0
+            )?;
         }
         w.flush()
+    }
+
+    /// (longest, shortest, average) distance in blocks between consecutive
+    /// locations, as XDD's seek file header counts them: shortest starts at
+    /// the range, the average divides by the number of requests.
+    fn distance_summary(&self) -> (u64, u64, u64) {
+        let n = self.plan.cfg.num_reqs;
+        let (mut longest, mut shortest, mut total) = (0u64, self.plan.range_blocks(), 0u128);
+        for i in 1..n {
+            let d = self.block(i).abs_diff(self.block(i - 1));
+            longest = longest.max(d);
+            shortest = shortest.min(d);
+            total += u128::from(d);
+        }
+        let average = if n == 0 {
+            0
+        } else {
+            (total / u128::from(n)) as u64
+        };
+        (longest, shortest, average)
     }
 
     /// Histogram of seek distances (`-seek disthist N`), in blocks, in
@@ -678,6 +727,28 @@ mod tests {
         assert_eq!(all, (0..10).collect::<Vec<_>>());
     }
 
+    /// XDD's layout, line for line (its xdd_save_seek_list format).
+    #[test]
+    fn save_writes_xdds_layout_and_name() {
+        let plan = SeekPlan::new(&cfg(SeekPattern::Sequential, 3), 0).unwrap();
+        let mut text = Vec::new();
+        plan.pass(1).save_ops(&mut text, |n| n != 1).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "# Longest seek=8, Shortest seek=8, Average seek distance=5",
+                "#Ordinal Location Reqsize Operation Time1 Time2",
+                "0000000000 000000000000 8 r 0000000000000000 0000000000000000",
+                "0000000001 000000000008 8 w 0000000000000000 0000000000000000",
+                "0000000002 000000000016 8 r 0000000000000000 0000000000000000",
+            ]
+        );
+        assert_eq!(&parse_list(text.as_bytes()).unwrap()[..], [0, 8, 16]);
+        assert_eq!(save_file_name("seeks", 3), "seeks.T3.txt");
+    }
+
     #[test]
     fn save_then_load_round_trips() {
         let c = SeekConfig {
@@ -687,7 +758,9 @@ mod tests {
         let plan = SeekPlan::new(&c, 0).unwrap();
         let mut text = Vec::new();
         plan.pass(1).save(&mut text).unwrap();
-        assert!(text.starts_with(b"# iolab-xdd seeklist v1 blocksize=1024 reqsize=8 count=50\n"));
+        let head = String::from_utf8_lossy(&text[..120]).into_owned();
+        assert!(head.starts_with("# Longest seek="), "{head}");
+        assert!(head.contains("\n#Ordinal Location Reqsize Operation Time1 Time2\n"));
         let list = parse_list(&text[..]).unwrap();
         let loaded = SeekConfig {
             pattern: SeekPattern::Loaded(list),

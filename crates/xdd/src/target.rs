@@ -325,9 +325,9 @@ fn seek_outputs(plan: &TargetPlan, info: &mut TargetInfo) -> Result<(), RunError
     let s = &plan.opts.seek;
     let pass = plan.seek.pass(1);
     if let Some(name) = &s.save {
-        let f = &crate::outputs::seek_save_file(name, plan.index);
+        let f = &crate::seek::save_file_name(name, plan.index);
         let file = std::fs::File::create(f).map_err(|e| fail(plan, f, "-seek save", e))?;
-        pass.save(std::io::BufWriter::new(file))
+        pass.save_ops(std::io::BufWriter::new(file), |n| plan.is_read(n))
             .map_err(|e| fail(plan, f, "-seek save", e))?;
     }
     info.disthist = s.disthist.map(|n| pass.distance_histogram(n as usize));

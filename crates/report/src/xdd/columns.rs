@@ -3,6 +3,7 @@
 //! Bandwidth is in 10^6 bytes per second, as XDD prints it.
 
 use super::rows::Row;
+use iolab_xdd::tokens::Token;
 
 /// How many CPUs a percentage is relative to (-percentcpu absolute).
 #[derive(Debug, Clone, Copy)]
@@ -23,28 +24,11 @@ pub struct Column {
     pub value: fn(&Row, Ctx) -> String,
 }
 
-/// XDD's default columns, then iolab's latency percentiles and CPU cost.
-pub const DEFAULT_TOKENS: &[&str] = &[
-    "WHAT",
-    "PASS",
-    "TARGET",
-    "QUEUE",
-    "BYTESXFERED",
-    "OPS",
-    "ELAPSEDTIMEPASS",
-    "BANDWIDTH",
-    "IOPS",
-    "LATENCY",
-    "PERCENTCPU",
-    "OPTYPE",
-    "XFERSIZEBYTES",
-    "LATP50",
-    "LATP90",
-    "LATP99",
-    "LATP999",
-    "LATMAX",
-    "CPUUSPEROP",
-];
+/// The text table's default: XDD's default columns, then iolab's latency
+/// percentiles and CPU cost.
+pub fn default_tokens() -> Vec<Token> {
+    [Token::XDD_DEFAULT, Token::IOLAB_EXTRA].concat()
+}
 
 fn secs(c: &iolab_xdd::results::Counts) -> f64 {
     c.elapsed_ns as f64 / 1e9
@@ -74,118 +58,120 @@ fn pctl(r: &Row, q: f64) -> String {
     ms(r.counts.latency.percentile(q) as f64)
 }
 
-/// The column for a token (upper case, no `+`), None when unknown.
+/// The column for a token spelling (any case, `+` optional), None when
+/// it names no token.
 pub fn column(token: &str) -> Option<Column> {
-    let c = |header, units, numeric, value| {
-        Some(Column {
-            header,
-            units,
-            numeric,
-            value,
-        })
+    token.parse().ok().map(column_of)
+}
+
+/// The column of a token: the match is exhaustive, so every token the
+/// parser accepts has a column.
+pub fn column_of(token: Token) -> Column {
+    let c = |header, units, numeric, value| Column {
+        header,
+        units,
+        numeric,
+        value,
     };
+    use Token as T;
     match token {
-        "WHAT" => c("What", "UNITS>>", false, |r, _| r.what.to_string()),
-        "PASS" => c("Pass", "Number", true, |r, _| r.pass.to_string()),
-        "TARGET" => c("Target", "Number", true, |r, _| r.target.to_string()),
-        "QUEUE" => c("Queue", "Number", true, |r, _| r.queue.to_string()),
-        "BYTESTRANSFERED" | "BYTESXFERED" => c("Bytes_Xfered", "Bytes", true, |r, _| {
+        T::What => c("What", "UNITS>>", false, |r, _| r.what.to_string()),
+        T::Pass => c("Pass", "Number", true, |r, _| r.pass.to_string()),
+        T::Target => c("Target", "Number", true, |r, _| r.target.to_string()),
+        T::Queue => c("Queue", "Number", true, |r, _| r.queue.to_string()),
+        T::BytesXfered => c("Bytes_Xfered", "Bytes", true, |r, _| {
             r.counts.bytes().to_string()
         }),
-        "BYTESREAD" => c("Bytes_Read", "Bytes", true, |r, _| {
+        T::BytesRead => c("Bytes_Read", "Bytes", true, |r, _| {
             r.counts.read_bytes.to_string()
         }),
-        "BYTESWRITTEN" => c("Bytes_Written", "Bytes", true, |r, _| {
+        T::BytesWritten => c("Bytes_Written", "Bytes", true, |r, _| {
             r.counts.write_bytes.to_string()
         }),
-        "OPS" => c("Ops", "#ops", true, |r, _| r.counts.ops().to_string()),
-        "READOPS" => c("Read_Ops", "#ops", true, |r, _| {
+        T::Ops => c("Ops", "#ops", true, |r, _| r.counts.ops().to_string()),
+        T::ReadOps => c("Read_Ops", "#ops", true, |r, _| {
             r.counts.read_ops.to_string()
         }),
-        "WRITEOPS" => c("Write_Ops", "#ops", true, |r, _| {
+        T::WriteOps => c("Write_Ops", "#ops", true, |r, _| {
             r.counts.write_ops.to_string()
         }),
-        "BANDWIDTH" => c("Bandwidth", "MBytes/s", true, |r, _| {
+        T::Bandwidth => c("Bandwidth", "MBytes/s", true, |r, _| {
             f3(rate(r.counts.bytes(), r) / 1e6)
         }),
-        "READBANDWIDTH" => c("Read_Bandwidth", "MBytes/s", true, |r, _| {
+        T::ReadBandwidth => c("Read_Bandwidth", "MBytes/s", true, |r, _| {
             f3(rate(r.counts.read_bytes, r) / 1e6)
         }),
-        "WRITEBANDWIDTH" => c("Write_Bandwidth", "MBytes/s", true, |r, _| {
+        T::WriteBandwidth => c("Write_Bandwidth", "MBytes/s", true, |r, _| {
             f3(rate(r.counts.write_bytes, r) / 1e6)
         }),
-        "IOPS" => c("IOPS", "Ops/s", true, |r, _| f3(rate(r.counts.ops(), r))),
-        "READIOPS" => c("Read_IOPS", "Ops/s", true, |r, _| {
+        T::Iops => c("IOPS", "Ops/s", true, |r, _| f3(rate(r.counts.ops(), r))),
+        T::ReadIops => c("Read_IOPS", "Ops/s", true, |r, _| {
             f3(rate(r.counts.read_ops, r))
         }),
-        "WRITEIOPS" => c("Write_IOPS", "Ops/s", true, |r, _| {
+        T::WriteIops => c("Write_IOPS", "Ops/s", true, |r, _| {
             f3(rate(r.counts.write_ops, r))
         }),
-        "LATENCY" => c("Latency", "millisec", true, |r, _| {
+        T::Latency => c("Latency", "millisec", true, |r, _| {
             ms(r.counts.latency.mean())
         }),
-        "ELAPSEDTIME1STOP" => c("Elapsed_1st_Op", "seconds", true, |r, _| {
+        T::ElapsedTime1stOp => c("Elapsed_1st_Op", "seconds", true, |r, _| {
             format!("{:.6}", r.counts.first_op_ns as f64 / 1e9)
         }),
-        "ELAPSEDTIMEPASS" => c("Elapsed", "seconds", true, |r, _| f3(secs(&r.counts))),
-        "OVERHEADTIME" => c("Overhead", "seconds", true, |r, _| {
+        T::ElapsedTimePass => c("Elapsed", "seconds", true, |r, _| f3(secs(&r.counts))),
+        T::OverheadTime => c("Overhead", "seconds", true, |r, _| {
             let io_per_q = r.counts.io_ns as f64 / r.queue.max(1) as f64;
             format!(
                 "{:.6}",
                 (r.counts.elapsed_ns as f64 - io_per_q).max(0.0) / 1e9
             )
         }),
-        "PATTERNFILLTIME" => c("Pattern_Fill", "seconds", true, |r, _| {
+        T::PatternFillTime => c("Pattern_Fill", "seconds", true, |r, _| {
             format!("{:.6}", r.counts.pattern_fill_ns as f64 / 1e9)
         }),
-        "BUFFERFLUSHTIME" => c("Flush_Time", "seconds", true, |r, _| {
+        T::BufferFlushTime => c("Flush_Time", "seconds", true, |r, _| {
             format!("{:.6}", r.counts.flush_ns as f64 / 1e9)
         }),
-        "CPUTIME" => c("CPU_Time", "seconds", true, |r, _| {
+        T::CpuTime => c("CPU_Time", "seconds", true, |r, _| {
             format!(
                 "{:.6}",
                 (r.counts.cpu_user_ns + r.counts.cpu_sys_ns) as f64 / 1e9
             )
         }),
-        "PERCENTCPUTIME" | "PERCENTCPU" => c("Pct_CPU", "percent", true, |r, x| {
+        T::PercentCpu => c("Pct_CPU", "percent", true, |r, x| {
             pct(r.counts.cpu_user_ns + r.counts.cpu_sys_ns, r, x)
         }),
-        "USERTIME" | "USER" | "USRTIME" => c("User_Time", "seconds", true, |r, _| {
+        T::UserTime => c("User_Time", "seconds", true, |r, _| {
             format!("{:.6}", r.counts.cpu_user_ns as f64 / 1e9)
         }),
-        "SYSTEMTIME" | "SYSTEM" | "SYSTIME" => c("Sys_Time", "seconds", true, |r, _| {
+        T::SystemTime => c("Sys_Time", "seconds", true, |r, _| {
             format!("{:.6}", r.counts.cpu_sys_ns as f64 / 1e9)
         }),
-        "PERCENTUSER" | "PERCENTUSERTIME" | "PERCENTUSR" => {
-            c("Pct_User", "percent", true, |r, x| {
-                pct(r.counts.cpu_user_ns, r, x)
-            })
-        }
-        "PERCENTSYSTEM" | "PERCENTSYSTEMTIME" | "PERCENTSYS" => {
-            c("Pct_Sys", "percent", true, |r, x| {
-                pct(r.counts.cpu_sys_ns, r, x)
-            })
-        }
-        "OPTYPE" => c("Op_Type", "text", false, |r, _| r.op_type.to_string()),
-        "XFERSIZEBYTES" => c("Xfer_Size", "bytes", true, |r, _| {
+        T::PercentUser => c("Pct_User", "percent", true, |r, x| {
+            pct(r.counts.cpu_user_ns, r, x)
+        }),
+        T::PercentSystem => c("Pct_Sys", "percent", true, |r, x| {
+            pct(r.counts.cpu_sys_ns, r, x)
+        }),
+        T::OpType => c("Op_Type", "text", false, |r, _| r.op_type.to_string()),
+        T::XferSizeBytes => c("Xfer_Size", "bytes", true, |r, _| {
             format!("{:.0}", avg_xfer(r))
         }),
-        "XFERSIZEBLOCKS" => c("Xfer_Size", "blocks", true, |r, _| {
+        T::XferSizeBlocks => c("Xfer_Size", "blocks", true, |r, _| {
             f3(avg_xfer(r) / r.blocksize.max(1) as f64)
         }),
-        "XFERSIZEKBYTES" => c("Xfer_Size", "KBytes", true, |r, _| f3(avg_xfer(r) / 1024.0)),
-        "XFERSIZEMBYTES" => c("Xfer_Size", "MBytes", true, |r, _| {
+        T::XferSizeKbytes => c("Xfer_Size", "KBytes", true, |r, _| f3(avg_xfer(r) / 1024.0)),
+        T::XferSizeMbytes => c("Xfer_Size", "MBytes", true, |r, _| {
             f3(avg_xfer(r) / 1048576.0)
         }),
-        "DELIM" => c("|", "|", false, |_, _| "|".to_string()),
-        "LATP50" => c("Lat_p50", "millisec", true, |r, _| pctl(r, 0.50)),
-        "LATP90" => c("Lat_p90", "millisec", true, |r, _| pctl(r, 0.90)),
-        "LATP99" => c("Lat_p99", "millisec", true, |r, _| pctl(r, 0.99)),
-        "LATP999" => c("Lat_p99.9", "millisec", true, |r, _| pctl(r, 0.999)),
-        "LATMAX" => c("Lat_max", "millisec", true, |r, _| {
+        T::Delim => c("|", "|", false, |_, _| "|".to_string()),
+        T::LatP50 => c("Lat_p50", "millisec", true, |r, _| pctl(r, 0.50)),
+        T::LatP90 => c("Lat_p90", "millisec", true, |r, _| pctl(r, 0.90)),
+        T::LatP99 => c("Lat_p99", "millisec", true, |r, _| pctl(r, 0.99)),
+        T::LatP999 => c("Lat_p99.9", "millisec", true, |r, _| pctl(r, 0.999)),
+        T::LatMax => c("Lat_max", "millisec", true, |r, _| {
             ms(r.counts.latency.max() as f64)
         }),
-        "CPUUSPEROP" => c("CPU_us/op", "microsec", true, |r, _| {
+        T::CpuUsPerOp => c("CPU_us/op", "microsec", true, |r, _| {
             format!(
                 "{:.3}",
                 (r.counts.cpu_user_ns + r.counts.cpu_sys_ns) as f64
@@ -193,20 +179,32 @@ pub fn column(token: &str) -> Option<Column> {
                     / r.counts.ops().max(1) as f64
             )
         }),
-        _ => None,
     }
 }
 
-/// The columns for a run's -outputformat (default, new, or default + add).
+/// The tokens of a run's -outputformat over `defaults` (replaced by
+/// `new`, extended by `add`). Tokens were checked when the command line
+/// was parsed; one that does not parse here cannot occur.
+pub fn tokens_over(of: &iolab_xdd::values::OutputFormat, defaults: &[Token]) -> Vec<Token> {
+    let base = if of.replace { &[][..] } else { defaults };
+    let chosen = of.tokens.iter().filter_map(|t| t.parse::<Token>().ok());
+    base.iter().copied().chain(chosen).collect()
+}
+
+/// The text table's columns for a run's -outputformat.
 pub fn selected(of: &iolab_xdd::values::OutputFormat) -> Vec<Column> {
-    let base: Vec<&str> = if of.replace {
-        Vec::new()
-    } else {
-        DEFAULT_TOKENS.to_vec()
-    };
-    base.into_iter()
-        .chain(of.tokens.iter().map(String::as_str))
-        .filter_map(column)
+    tokens_over(of, &default_tokens())
+        .into_iter()
+        .map(column_of)
+        .collect()
+}
+
+/// The columns of `-csvout` and `-combinedout`: XDD's own default columns
+/// (so a script written for XDD's CSV reads ours), or the -outputformat.
+pub fn selected_xdd(of: &iolab_xdd::values::OutputFormat) -> Vec<Column> {
+    tokens_over(of, Token::XDD_DEFAULT)
+        .into_iter()
+        .map(column_of)
         .collect()
 }
 
@@ -219,5 +217,28 @@ mod tests {
         for t in iolab_xdd::tokens::TOKENS {
             assert!(column(t).is_some(), "{t}");
         }
+        assert!(column("NOPE").is_none());
+        let h: Vec<&str> = Token::XDD_DEFAULT
+            .iter()
+            .map(|t| column_of(*t).header)
+            .collect();
+        assert_eq!(
+            h,
+            [
+                "What",
+                "Pass",
+                "Target",
+                "Queue",
+                "Bytes_Xfered",
+                "Ops",
+                "Elapsed",
+                "Bandwidth",
+                "IOPS",
+                "Latency",
+                "Pct_CPU",
+                "Op_Type",
+                "Xfer_Size"
+            ]
+        );
     }
 }

@@ -1,23 +1,47 @@
-//! The -csvout file: the same rows and columns as the text table,
-//! separated by commas.
+//! The `-csvout` and `-combinedout` files, laid out as XDD 7 writes them
+//! (guide section 5.2, "-csvout" and "-combinedout"):
+//!
+//! - columns: XDD's default columns (What, Pass, Target, Queue,
+//!   Bytes_Xfered, Ops, Elapsed, Bandwidth, IOPS, Latency, Pct_CPU,
+//!   Op_Type, Xfer_Size), or the `-outputformat` ones; iolab's extra
+//!   latency columns stay in the text table only;
+//! - `-csvout`: the header and units lines, the same rows as the text table
+//!   (TARGET_PASS and TARGET_AVERAGE only with `-verbose`), then the
+//!   `Ending time for this run, ...` line; the caller appends, as XDD opens
+//!   the file for appending;
+//! - `-combinedout`: just the COMBINED row, comma separated, appended to
+//!   the file each run so runs collect in one file.
 
-use super::columns::selected;
-use super::rows::rows;
+use super::columns::{selected_xdd, Column, Ctx};
+use super::rows::{rows, Row};
 use iolab_xdd::results::RunResults;
 
-/// Header line, units line and one line per row.
+fn line(cols: &[Column], cell: impl Fn(&Column) -> String) -> String {
+    cols.iter().map(cell).collect::<Vec<_>>().join(",") + "\n"
+}
+
+fn row_line(cols: &[Column], row: &Row, x: Ctx) -> String {
+    line(cols, |c| (c.value)(row, x))
+}
+
+/// The `-csvout` text for one run: header, units, rows, ending time.
 pub fn render(r: &RunResults) -> String {
-    let cols = selected(&r.config.global.outputformat);
+    let cols = selected_xdd(&r.config.global.outputformat);
     let x = super::text::ctx(r);
-    let mut s = cols.iter().map(|c| c.header).collect::<Vec<_>>().join(",") + "\n";
-    s += &(cols.iter().map(|c| c.units).collect::<Vec<_>>().join(",") + "\n");
+    let mut s = line(&cols, |c| c.header.to_string());
+    s += &line(&cols, |c| c.units.to_string());
     for row in rows(r) {
-        s += &(cols
-            .iter()
-            .map(|c| (c.value)(&row, x))
-            .collect::<Vec<_>>()
-            .join(",")
-            + "\n");
+        s += &row_line(&cols, &row, x);
     }
+    s += &format!(
+        "Ending time for this run, {}\n",
+        iolab_core::clock::format_local(r.end_wall_ns / 1_000_000_000, "%a %b %e %H:%M:%S %Y")
+    );
     s
+}
+
+/// The `-combinedout` text for one run: the COMBINED row only.
+pub fn combined(r: &RunResults) -> String {
+    let cols = selected_xdd(&r.config.global.outputformat);
+    row_line(&cols, &super::rows::combined(r), super::text::ctx(r))
 }
