@@ -125,6 +125,9 @@ fn xdd_counts_and_sizes_are_bounded() {
     );
     xdd("-runtime 1e300", &["-runtime", "100000000"]);
     xdd("-startoffset 9223372036854775807", &["-startoffset"]);
+    // A rate this slow would park the QThread in one endless sleep.
+    xdd("-throttle ops 1e-300", &["-throttle", "3600"]);
+    xdd("-throttle bw 1e-300", &["-throttle", "3600"]);
     refused(
         "xdd",
         "-op write -targets 100000000000 a -numreqs 1",

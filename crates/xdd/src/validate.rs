@@ -35,6 +35,9 @@ pub const MAX_TS_ENTRIES: u64 = 1 << 24;
 pub const TS_ENTRY_BYTES: u64 = 64;
 /// Entries per QThread when `-ts size` is not given (see target.rs).
 pub const TS_DEFAULT_ENTRIES: u64 = 1 << 18;
+/// Longest interval a `-throttle` may put between two requests of a
+/// target: a slower rate would park QThreads in one long sleep.
+pub const MAX_THROTTLE_INTERVAL_S: f64 = 3600.0;
 /// Any duration or rate given as a decimal (about 3 years in seconds),
 /// so it converts to nanoseconds without overflow.
 pub const MAX_SECONDS: f64 = 1e8;
@@ -102,6 +105,24 @@ fn buffer_bytes(t: &TargetOpts) -> u64 {
     data.saturating_add(verify).saturating_add(ts)
 }
 
+/// A rate limit slow enough to leave more than an hour between requests.
+fn throttle(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let Some(th) = t.throttle else {
+        return Ok(());
+    };
+    let interval_s = match th.kind {
+        crate::values::ThrottleKind::Ops => 1.0 / th.rate,
+        crate::values::ThrottleKind::Bw => t.xfer_bytes() as f64 / (th.rate * 1e6),
+    };
+    if interval_s > MAX_THROTTLE_INTERVAL_S {
+        return Err(UsageError::new(
+            "throttle",
+            format!("target {i}: rate {} leaves {interval_s:.0} seconds between requests, above the limit of {MAX_THROTTLE_INTERVAL_S}; raise the rate", th.rate),
+        ));
+    }
+    Ok(())
+}
+
 /// The farthest byte a target can reach, as a file offset (i64).
 fn reach(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     let passes = c.global.passes.saturating_sub(1);
@@ -150,6 +171,7 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
             )
         })?;
     reach(c, i, t)?;
+    throttle(i, t)?;
     if t.dio {
         dio(i, t)?;
     }
