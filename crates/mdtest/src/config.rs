@@ -101,6 +101,25 @@ pub struct Config {
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
+// Limits on numbers from the command line, checked before anything is
+// allocated or created (the README's mdtest section, "Limits", lists them).
+
+/// Tasks (threads) per process (`--tasks`).
+pub const MAX_TASKS_PER_PROCESS: u64 = 4096;
+/// Iterations (`-i`): each has its own test directories, all checked before
+/// the run, so the count is bounded rather than left to spin.
+pub const MAX_ITERATIONS: u64 = 1_000_000;
+/// Items one task works on (`-n`, or `-I` x directories) and directories
+/// in one tree (`-b`, `-z`).
+pub const MAX_ITEMS_PER_TASK: u64 = 1 << 32;
+/// Test directories of a run (iterations x test-dir loops).
+pub const MAX_TEST_DIRS: u64 = 1_000_000;
+/// Seconds of `-p` and `-W`, so they convert to nanoseconds exactly.
+pub const MAX_SECONDS: u64 = 100_000_000;
+/// Data buffers a task keeps, in multiples of max(-w, -e): the pattern,
+/// the write buffer and the read buffer.
+pub const BUFFERS_PER_TASK: u64 = 3;
+
 fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError(msg.into()))
 }
@@ -164,8 +183,82 @@ impl Config {
                 .to_ascii_lowercase(),
         };
         cfg.check_values()?;
+        cfg.check_bounds(iolab_core::env::host_info().memory_bytes)?;
         cfg.check_combinations()?;
+        cfg.check_plan_bounds()?;
         Ok(cfg)
+    }
+
+    /// Every number against its limit, and the buffers against `memory_bytes`.
+    fn check_bounds(&self, memory_bytes: u64) -> Result<(), ConfigError> {
+        let over = |opt: &str, what: &str, v: u64, max: u64| {
+            if v > max {
+                err(format!("{opt} {v}: {what} is above the limit of {max} (see Limits in the README's mdtest section)"))
+            } else {
+                Ok(())
+            }
+        };
+        over(
+            "--tasks",
+            "tasks per process",
+            self.tasks_per_process,
+            MAX_TASKS_PER_PROCESS,
+        )?;
+        over("-i", "iterations", self.iterations, MAX_ITERATIONS)?;
+        over("-n", "items per task", self.items_asked, MAX_ITEMS_PER_TASK)?;
+        over(
+            "-I",
+            "items per directory",
+            self.items_per_dir_asked,
+            MAX_ITEMS_PER_TASK,
+        )?;
+        over("-p", "seconds", self.pre_delay_s, MAX_SECONDS)?;
+        over("-W", "seconds", self.stonewall_s, MAX_SECONDS)?;
+        let per_task = self.write_bytes.max(self.read_bytes);
+        let need = per_task
+            .saturating_mul(BUFFERS_PER_TASK)
+            .saturating_mul(self.tasks_per_process);
+        if need > memory_bytes {
+            let opt = if self.write_bytes >= self.read_bytes {
+                "-w"
+            } else {
+                "-e"
+            };
+            return err(format!(
+                "{opt} {per_task}: the data buffers need {need} bytes ({BUFFERS_PER_TASK} x {per_task} bytes x {} tasks), above this machine's {memory_bytes} bytes of memory; lower {opt} or --tasks",
+                self.tasks_per_process
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bounds on the derived shape: the tree, the items per task and the
+    /// test directories (preflight visits each of them).
+    fn check_plan_bounds(&self) -> Result<(), ConfigError> {
+        // A shape Plan::new refuses is reported when the caller plans.
+        let Ok(plan) = crate::plan::Plan::new(self) else {
+            return Ok(());
+        };
+        if plan.dirs_per_tree > MAX_ITEMS_PER_TASK {
+            return err(format!(
+                "-b {} -z {}: {} directories per tree is above the limit of {MAX_ITEMS_PER_TASK}",
+                self.branch, self.depth, plan.dirs_per_tree
+            ));
+        }
+        if plan.items_per_task > MAX_ITEMS_PER_TASK {
+            return err(format!(
+                "-I {}: {} items per task is above the limit of {MAX_ITEMS_PER_TASK}",
+                self.items_per_dir_asked, plan.items_per_task
+            ));
+        }
+        let dirs = plan.loops.saturating_mul(self.iterations);
+        if dirs > MAX_TEST_DIRS {
+            return err(format!(
+                "-n {} -I {} -i {}: {dirs} test directories ({} per iteration) is above the limit of {MAX_TEST_DIRS}; raise -I or -b/-z, or lower -n or -i",
+                self.items_asked, self.items_per_dir_asked, self.iterations, plan.loops
+            ));
+        }
+        Ok(())
     }
 
     fn check_values(&self) -> Result<(), ConfigError> {
@@ -200,6 +293,17 @@ impl Config {
 
     fn check_combinations(&self) -> Result<(), ConfigError> {
         let p = &self.phases;
+        if self.shared_file && self.collective {
+            return err("-S with -c: collective creates are not compatible with shared files (as in mdtest)");
+        }
+        if self.collective && !self.barriers {
+            return err(
+                "-c with -B: collective creates need the barriers between phases (as in mdtest)",
+            );
+        }
+        if self.stride > 0 && !self.barriers {
+            return err("-N with -B: a task stats its neighbour's items, which needs the barriers between phases (as in mdtest)");
+        }
         if self.shared_file && self.unique_dir {
             return err("-S with -u: shared files cannot live in a tree per task");
         }
@@ -249,6 +353,12 @@ impl Config {
 
     /// Checks that need the task count: strides, paths, sweep bounds.
     pub fn check_tasks(&self, tasks: u64) -> Result<(), ConfigError> {
+        if self.stride > tasks {
+            return err(format!(
+                "-N {}: the task stride is above the limit, the number of tasks ({tasks})",
+                self.stride
+            ));
+        }
         if self.dirs.len() as u64 > tasks {
             return err(format!(
                 "-d: {} paths but only {tasks} task(s); give at most one path per task",

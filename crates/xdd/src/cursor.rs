@@ -64,6 +64,22 @@ impl<'a> Cursor<'a> {
         Ok(n)
     }
 
+    /// A whole number within `min..=max` (k/m/g/t suffixes allowed); the
+    /// error names the option and the limit, so a huge value is refused
+    /// before anything is sized from it.
+    pub fn count(&mut self, what: &str, min: u64, max: u64) -> Result<u64, UsageError> {
+        let n = self.u64(what)?;
+        if n < min {
+            return Err(self.err(format!("{what} must be at least {min}")));
+        }
+        if n > max {
+            return Err(self.err(format!(
+                "{what} {n} is above the limit of {max} (see Limits in docs/xdd.md)"
+            )));
+        }
+        Ok(n)
+    }
+
     /// A small index (target or processor number).
     pub fn index(&mut self, what: &str) -> Result<usize, UsageError> {
         let v = self.value(what)?;
@@ -71,11 +87,17 @@ impl<'a> Cursor<'a> {
             .map_err(|_| self.err(format!("{what}: '{v}' is not a whole number")))
     }
 
-    /// A non-negative decimal number such as `2.5`.
+    /// A non-negative decimal number such as `2.5`, at most
+    /// [`MAX_SECONDS`](crate::validate::MAX_SECONDS) (so that it converts
+    /// to nanoseconds without overflow).
     pub fn seconds(&mut self, what: &str) -> Result<f64, UsageError> {
         let v = self.value(what)?;
+        let max = crate::validate::MAX_SECONDS;
         match v.parse::<f64>() {
-            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            Ok(x) if x.is_finite() && x >= 0.0 && x <= max => Ok(x),
+            Ok(x) if x.is_finite() && x > max => Err(self.err(format!(
+                "{what} {v} is above the limit of {max} (see Limits in docs/xdd.md)"
+            ))),
             _ => Err(self.err(format!("{what}: '{v}' is not a non-negative number"))),
         }
     }

@@ -5,6 +5,7 @@
 use crate::config::{RawConfig, TargetOpts};
 use crate::cursor::Cursor;
 use crate::error::UsageError;
+use crate::validate::{MAX_HIST_BUCKETS, MAX_MEMALIGN, MAX_SECONDS, MAX_TARGETS, MAX_TS_ENTRIES};
 use crate::values::*;
 
 /// Parses `what` as a small range-checked number, for the keywords table.
@@ -78,7 +79,7 @@ pub(crate) fn seek(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Resul
             });
         }
         "disthist" | "seekhist" => {
-            let n = c.positive("number of buckets")? as u32;
+            let n = c.count("number of buckets", 1, MAX_HIST_BUCKETS)? as u32;
             let dist = k == "disthist";
             r.set(t, move |o| {
                 if dist {
@@ -150,8 +151,10 @@ pub(crate) fn heartbeat(
     }
     let v = c.value("heartbeat suboption")?.to_ascii_lowercase();
     if let Ok(secs) = v.parse::<f64>() {
-        if !(secs.is_finite() && secs > 0.0) {
-            return Err(c.err("the heartbeat interval must be a number of seconds > 0"));
+        if !(secs.is_finite() && secs > 0.0 && secs <= MAX_SECONDS) {
+            return Err(c.err(format!(
+                "the heartbeat interval must be a number of seconds > 0 and at most {MAX_SECONDS}"
+            )));
         }
         hb.interval_s = secs;
         return Ok(());
@@ -205,7 +208,7 @@ pub(crate) fn timestamps(
         _ => None,
     };
     let num = match k.as_str() {
-        "size" => Some(c.positive("number of entries")? as f64),
+        "size" => Some(c.count("number of entries", 1, MAX_TS_ENTRIES)? as f64),
         "triggerop" => Some(c.u64("operation number")? as f64),
         "triggertime" => Some(c.seconds("seconds")?),
         _ => None,
@@ -293,7 +296,7 @@ pub(crate) fn outputformat(c: &mut Cursor, r: &mut RawConfig) -> Result<(), Usag
 }
 
 pub(crate) fn targets(c: &mut Cursor, r: &mut RawConfig) -> Result<(), UsageError> {
-    let n = c.positive("number of targets")? as usize;
+    let n = c.count("number of targets", 1, MAX_TARGETS)? as usize;
     let mut names = Vec::with_capacity(n);
     for i in 0..n {
         match c.peek() {
@@ -439,7 +442,7 @@ pub(crate) fn memalign(
     r: &mut RawConfig,
     t: Option<usize>,
 ) -> Result<(), UsageError> {
-    let n = c.positive("alignment in bytes")?;
+    let n = c.count("alignment in bytes", 1, MAX_MEMALIGN)?;
     if !n.is_power_of_two() {
         return Err(c.err(format!("{n} is not a power of two")));
     }

@@ -7,6 +7,7 @@ use crate::config::{Config, RawConfig};
 use crate::cursor::Cursor;
 use crate::error::UsageError;
 use crate::handlers::*;
+use crate::validate::{MAX_BLOCKSIZE, MAX_QTHREADS, MAX_REQSIZE_BLOCKS};
 use crate::values::*;
 
 /// Reads one option's values into the raw configuration. The scope is the
@@ -86,7 +87,7 @@ use crate::config::Action;
 pub static OPTIONS: &[OptSpec] = &[
     OptSpec { name: "blocksize", aliases: &["bs"], per_target: true, args: "<bytes>",
         help: "bytes per block, the unit of -reqsize and offsets (default 1024)",
-        apply: num_t!(blocksize, "bytes per block", positive),
+        apply: |c, r, t| { let v = c.count("bytes per block", 1, MAX_BLOCKSIZE)?; r.set(t, move |o| o.blocksize = v); Ok(()) },
         example: "-bs 4096", check: Check::Ok(|c| c.targets[0].blocksize == 4096) },
     OptSpec { name: "bytes", aliases: &[], per_target: true, args: "<bytes>",
         help: "bytes to transfer per pass; the last request is shortened to hit it exactly (-numreqs wins)",
@@ -110,7 +111,7 @@ pub static OPTIONS: &[OptSpec] = &[
         example: "-nr 7", check: Check::Ok(|c| c.targets[0].numreqs == Some(7)) },
     OptSpec { name: "reqsize", aliases: &["rs"], per_target: true, args: "<blocks>",
         help: "blocks per request (default 128)",
-        apply: num_t!(reqsize, "blocks per request", positive),
+        apply: |c, r, t| { let v = c.count("blocks per request", 1, MAX_REQSIZE_BLOCKS)?; r.set(t, move |o| o.reqsize = v); Ok(()) },
         example: "-rs 8", check: Check::Ok(|c| c.targets[0].xfer_bytes() == 8192) },
     OptSpec { name: "op", aliases: &[], per_target: true, args: "read|write|noop",
         help: "operation; `-op target N write` sets one target",
@@ -134,7 +135,7 @@ pub static OPTIONS: &[OptSpec] = &[
         example: "-targetdir /tmp/", check: Check::Ok(|c| c.targets[0].path == "/tmp/a") },
     OptSpec { name: "queuedepth", aliases: &["qd"], per_target: true, args: "<N>",
         help: "QThreads per target (io_uring: ring depth)",
-        apply: num_t!(queuedepth, "queue depth", positive),
+        apply: |c, r, t| { let v = c.count("queue depth", 1, MAX_QTHREADS)?; r.set(t, move |o| o.queuedepth = v); Ok(()) },
         example: "-qd 4", check: Check::Ok(|c| c.targets[0].queuedepth == 4) },
     OptSpec { name: "passes", aliases: &[], per_target: false, args: "<N>",
         help: "number of passes (default 1)",
@@ -187,7 +188,7 @@ pub static OPTIONS: &[OptSpec] = &[
         example: "-dio target 0", check: Check::Ok(|c| c.targets[0].dio && !c.targets[1].dio) },
     OptSpec { name: "preallocate", aliases: &[], per_target: true, args: "<bytes>",
         help: "reserve this many bytes (fallocate) before writing a regular file",
-        apply: num_t!(preallocate, "bytes", u64),
+        apply: |c, r, t| { let v = c.count("bytes", 0, i64::MAX as u64)?; r.set(t, move |o| o.preallocate = v); Ok(()) },
         example: "-preallocate 1m", check: Check::Ok(|c| c.targets[0].preallocate == 1 << 20) },
     OptSpec { name: "createnewfiles", aliases: &[], per_target: true, args: "",
         help: "a new file NAME.PASS for every pass",

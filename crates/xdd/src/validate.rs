@@ -9,6 +9,39 @@ use crate::values::{Measure, VerifyKind};
 /// Sector size O_DIRECT transfers must be a multiple of.
 pub const DIO_ALIGN: u64 = 512;
 
+// Limits on numbers from the command line, each checked before anything
+// is allocated or created (docs/xdd.md, "Limits", lists them).
+
+/// QThreads of one target, and of all targets together: each is an OS
+/// thread with its own buffer (io_uring: ring entries per target).
+pub const MAX_QTHREADS: u64 = 4096;
+/// Targets in one run.
+pub const MAX_TARGETS: u64 = 4096;
+/// `-blocksize` in bytes.
+pub const MAX_BLOCKSIZE: u64 = 1 << 30;
+/// `-reqsize` in blocks.
+pub const MAX_REQSIZE_BLOCKS: u64 = 1 << 30;
+/// Bytes of one request (`-reqsize` x `-blocksize`): Linux moves at most
+/// about 2 GiB per read or write call, so a larger request could not be
+/// issued as one operation.
+pub const MAX_REQUEST_BYTES: u64 = 1 << 30;
+/// `-memalign` in bytes.
+pub const MAX_MEMALIGN: u64 = 1 << 30;
+/// Buckets of `-seek disthist` and `-seek seekhist`.
+pub const MAX_HIST_BUCKETS: u64 = 1 << 20;
+/// `-timestamps size`: entries per QThread.
+pub const MAX_TS_ENTRIES: u64 = 1 << 24;
+/// Bytes of one time stamp entry in memory.
+pub const TS_ENTRY_BYTES: u64 = 64;
+/// Entries per QThread when `-ts size` is not given (see target.rs).
+pub const TS_DEFAULT_ENTRIES: u64 = 1 << 18;
+/// Longest interval a `-throttle` may put between two requests of a
+/// target: a slower rate would park QThreads in one long sleep.
+pub const MAX_THROTTLE_INTERVAL_S: f64 = 3600.0;
+/// Any duration or rate given as a decimal (about 3 years in seconds),
+/// so it converts to nanoseconds without overflow.
+pub const MAX_SECONDS: f64 = 1e8;
+
 /// Validates a resolved configuration.
 pub fn validate(c: &Config) -> Result<(), UsageError> {
     if c.targets.is_empty() {
@@ -20,7 +53,93 @@ pub fn validate(c: &Config) -> Result<(), UsageError> {
     for (i, t) in c.targets.iter().enumerate() {
         target(c, i, t)?;
     }
+    resources(c, iolab_core::env::host_info().memory_bytes)?;
     relations(c)
+}
+
+/// Threads and memory of the whole run against what the machine can
+/// give: the QThread cap and the buffers (data, verify copy, time stamp
+/// tables) against physical memory.
+pub fn resources(c: &Config, memory_bytes: u64) -> Result<(), UsageError> {
+    if c.targets.len() as u64 > MAX_TARGETS {
+        return Err(UsageError::new(
+            "targets",
+            format!(
+                "{} targets is above the limit of {MAX_TARGETS}",
+                c.targets.len()
+            ),
+        ));
+    }
+    let threads: u64 = c.targets.iter().map(|t| t.queuedepth).sum();
+    if threads > MAX_QTHREADS {
+        return Err(UsageError::new(
+            "queuedepth",
+            format!("{threads} QThreads over all targets is above the limit of {MAX_QTHREADS}; lower -queuedepth or the number of targets"),
+        ));
+    }
+    let mut total: u64 = 0;
+    for t in &c.targets {
+        total = total.saturating_add(buffer_bytes(t).saturating_mul(t.queuedepth));
+    }
+    if total > memory_bytes {
+        return Err(UsageError::new(
+            "queuedepth",
+            format!(
+                "the buffers need {total} bytes (targets x -queuedepth x (request size, verify copy, time stamps)), above this machine's {memory_bytes} bytes of memory; lower -queuedepth, -reqsize or -blocksize"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Memory one QThread of `t` holds: its data buffer (at least the
+/// alignment), a copy for verification, and its time stamp table.
+fn buffer_bytes(t: &TargetOpts) -> u64 {
+    let data = t.xfer_bytes().max(t.memalign);
+    let verify = if t.verify.is_some() { data } else { 0 };
+    let ts = if t.timestamps.enabled {
+        t.timestamps.size.unwrap_or(TS_DEFAULT_ENTRIES) * TS_ENTRY_BYTES
+    } else {
+        0
+    };
+    data.saturating_add(verify).saturating_add(ts)
+}
+
+/// A rate limit slow enough to leave more than an hour between requests.
+fn throttle(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let Some(th) = t.throttle else {
+        return Ok(());
+    };
+    let interval_s = match th.kind {
+        crate::values::ThrottleKind::Ops => 1.0 / th.rate,
+        crate::values::ThrottleKind::Bw => t.xfer_bytes() as f64 / (th.rate * 1e6),
+    };
+    if interval_s > MAX_THROTTLE_INTERVAL_S {
+        return Err(UsageError::new(
+            "throttle",
+            format!("target {i}: rate {} leaves {interval_s:.0} seconds between requests, above the limit of {MAX_THROTTLE_INTERVAL_S}; raise the rate", th.rate),
+        ));
+    }
+    Ok(())
+}
+
+/// The farthest byte a target can reach, as a file offset (i64).
+fn reach(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let passes = c.global.passes.saturating_sub(1);
+    let blocks = t
+        .passoffset
+        .checked_mul(passes)
+        .and_then(|b| b.checked_add(t.startoffset))
+        .and_then(|b| b.checked_add(t.targetoffset.checked_mul(i as u64)?))
+        .and_then(|b| b.checked_add(t.seek.range_blocks.unwrap_or(0)))
+        .and_then(|b| b.checked_mul(t.blocksize));
+    match blocks {
+        Some(b) if b <= i64::MAX as u64 => Ok(()),
+        _ => Err(UsageError::new(
+            "startoffset",
+            format!("target {i}: -startoffset, -passoffset, -targetoffset and -seek range reach beyond the largest file offset ({} bytes)", i64::MAX),
+        )),
+    }
 }
 
 fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
@@ -31,6 +150,18 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
             format!("target {i} ({}): no amount given; use -numreqs, -bytes/-kbytes/-mbytes/-gbytes, -timelimit or -runtime", t.path),
         ));
     }
+    // The parser bounds both factors by 2^30, so the product is exact.
+    if t.xfer_bytes() > MAX_REQUEST_BYTES {
+        return Err(UsageError::new(
+            "reqsize",
+            format!(
+                "target {i}: -reqsize {} x -blocksize {} = {} bytes per request is above the limit of {MAX_REQUEST_BYTES}",
+                t.reqsize,
+                t.blocksize,
+                t.xfer_bytes()
+            ),
+        ));
+    }
     t.xfer_bytes()
         .checked_mul(t.numreqs.unwrap_or(1))
         .ok_or_else(|| {
@@ -39,6 +170,8 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
                 format!("target {i}: request size times -numreqs overflows"),
             )
         })?;
+    reach(c, i, t)?;
+    throttle(i, t)?;
     if t.dio {
         dio(i, t)?;
     }
