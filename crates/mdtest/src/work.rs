@@ -86,10 +86,7 @@ impl<'a> TaskState<'a> {
             seed,
             writer: comm.task() as u64,
             order: seed.map(|s| {
-                let (n, s) = (
-                    eng.plan().items_per_task,
-                    s.wrapping_add(comm.task() as u64),
-                );
+                let (n, s) = (ctx.plan.items_per_task, s.wrapping_add(comm.task() as u64));
                 (n, s, Permutation::new(n, s))
             }),
             hist: Histogram::new(),

@@ -21,7 +21,13 @@ pub fn planned(cfg: &Config) -> Vec<(&'static str, String)> {
     add("errout", &g.errout);
     add("json", &g.json);
     for (i, t) in cfg.targets.iter().enumerate() {
-        add("seek", &t.seek.save.as_ref().map(|p| crate::seek::save_file_name(p, i)));
+        add(
+            "seek",
+            &t.seek
+                .save
+                .as_ref()
+                .map(|p| crate::seek::save_file_name(p, i)),
+        );
         let ts = &t.timestamps;
         if ts.enabled {
             add(
