@@ -55,17 +55,6 @@ pub fn table(cols: &[Column], rows: &[Row], x: Ctx) -> String {
     s
 }
 
-/// Header and units lines plus the COMBINED row, for -combinedout.
-pub fn combined_only(r: &RunResults, with_header: bool) -> String {
-    let cols = selected(&r.config.global.outputformat);
-    let t = table(&cols, &[super::rows::combined(r)], ctx(r));
-    if with_header {
-        t
-    } else {
-        t.lines().skip(2).map(|l| format!("{l}\n")).collect()
-    }
-}
-
 /// The whole text report.
 pub fn render(r: &RunResults) -> String {
     let mut s = super::preamble::render(&r.config, &r.host, &r.sys, r.start_wall_ns, &r.targets);
