@@ -44,8 +44,9 @@ pub struct FsInfo {
 
 /// Reads uname(2) and sysconf facts about this host.
 pub fn host_info() -> HostInfo {
-    // SAFETY: utsname is plain data; uname fills it in.
+    // SAFETY: utsname is plain data, for which all zeroes is valid.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a writable utsname; uname only fills it in.
     unsafe { libc::uname(&mut u) };
     let s = |f: &[libc::c_char]| {
         let bytes: Vec<u8> = f
@@ -164,8 +165,9 @@ fn unescape(s: &str) -> String {
 fn statvfs(p: &Path) -> Option<libc::statvfs> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a valid C string and `v` a writable statvfs.
+    // SAFETY: statvfs is plain data, for which all zeroes is valid.
     let mut v: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid C string and `v` a writable statvfs.
     (unsafe { libc::statvfs(c.as_ptr(), &mut v) } == 0).then_some(v)
 }
 
