@@ -79,7 +79,7 @@ impl<'a> Cursor<'a> {
         let v = self.path_os(what)?;
         v.to_str().ok_or_else(|| {
             self.err(format!(
-                "{what} {v:?} is not valid UTF-8; give it in UTF-8 (only file names may be other bytes)"
+                "{what} {v:?} is not valid UTF-8; give it as UTF-8 text"
             ))
         })
     }

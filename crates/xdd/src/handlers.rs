@@ -48,7 +48,7 @@ pub(crate) fn ordering(r: &mut RawConfig, t: Option<usize>, o: Ordering) -> Resu
 }
 
 pub(crate) fn unsupported(c: &mut Cursor, why: &str) -> Result<(), UsageError> {
-    Err(UsageError::unsupported(c.opt, why))
+    Err(crate::error::unsupported(c.opt, why))
 }
 
 pub(crate) fn seek(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result<(), UsageError> {
@@ -367,7 +367,7 @@ pub(crate) fn ordering_opt(
         c.keyword("mode", &modes)?
     };
     if side == "network" {
-        return Err(UsageError::unsupported(
+        return Err(crate::error::unsupported(
             "ordering",
             "network ordering needs -endtoend",
         ));

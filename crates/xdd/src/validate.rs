@@ -40,7 +40,7 @@ pub const TS_DEFAULT_ENTRIES: u64 = 1 << 18;
 pub const MAX_THROTTLE_INTERVAL_S: f64 = 3600.0;
 /// Any duration or rate given as a decimal (about 3 years in seconds),
 /// so it converts to nanoseconds without overflow.
-pub const MAX_SECONDS: f64 = 1e8;
+pub const MAX_SECONDS: f64 = iolab_opts::MAX_SECONDS;
 
 /// Validates a resolved configuration.
 pub fn validate(c: &Config) -> Result<(), UsageError> {
