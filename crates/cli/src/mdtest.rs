@@ -22,12 +22,12 @@ pub fn version() -> String {
 
 /// Entry point of `iolab mdtest` (and of the `mdtest` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let argv: Vec<String> = args
-        .iter()
+    // args() would panic on an argument that is not UTF-8.
+    let command = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let setup = match prepare(prog, &argv) {
+        .collect::<Vec<_>>()
+        .join(" ");
+    let setup = match prepare(prog, &args) {
         Ok(Some(s)) => s,
         Ok(None) => return ExitCode::SUCCESS,
         Err(msg) => {
@@ -49,8 +49,8 @@ struct Setup {
 }
 
 /// Everything that can fail on bad input, done before anything is created.
-fn prepare(prog: &str, argv: &[String]) -> Result<Option<Setup>, String> {
-    let raw = args::parse(argv).map_err(|e| e.to_string())?;
+fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
+    let raw = args::parse_os(argv).map_err(|e| e.to_string())?;
     if raw.help {
         print!("{}", args::help(prog));
         return Ok(None);
