@@ -138,6 +138,18 @@ fn xdd_counts_and_sizes_are_bounded() {
     );
     xdd("-runtime 1e300", &["-runtime", "100000000"]);
     xdd("-startoffset 9223372036854775807", &["-startoffset"]);
+    xdd("-passes 10000000", &["-passes", "1000000"]);
+    xdd("-passes 1000000 -numreqs 1t", &["-passes", "overflow"]);
+    refused(
+        "xdd",
+        "-op write -targets 2 f g -numreqs 1 -lockstep 0 1 op 1 mbytes 99999999999999 wait complete",
+        &["-lockstep", "1073741824"],
+    );
+    refused(
+        "xdd",
+        "-op write -targets 2 f g -numreqs 1 -starttrigger 0 1 percent 200",
+        &["-starttrigger", "100"],
+    );
     // A rate this slow would park the QThread in one endless sleep.
     xdd("-throttle ops 1e-300", &["-throttle", "3600"]);
     xdd("-throttle bw 1e-300", &["-throttle", "3600"]);

@@ -5,7 +5,7 @@
 
 use crate::config::{Config, RawConfig};
 use crate::handlers::*;
-use crate::validate::{MAX_BLOCKSIZE, MAX_QTHREADS, MAX_REQSIZE_BLOCKS};
+use crate::validate::{MAX_BLOCKSIZE, MAX_PASSES, MAX_QTHREADS, MAX_REQSIZE_BLOCKS};
 use crate::values::*;
 use iolab_opts::Arity::Words;
 
@@ -107,7 +107,7 @@ pub static OPTIONS: &[OptSpec] = &[
         example: "-qd 4", check: Check::Ok(|c| c.targets[0].queuedepth == 4) },
     OptSpec { name: "passes", short: None, aliases: &[], arity: Words, scoped: false, args: "<N>",
         help: "number of passes (default 1)",
-        apply: |c, r, _| { r.global.passes = c.positive("number of passes")?; Ok(()) },
+        apply: |c, r, _| { r.global.passes = c.count("number of passes", 1, MAX_PASSES)?; Ok(()) },
         example: "-passes 3", check: Check::Ok(|c| c.global.passes == 3) },
     OptSpec { name: "passdelay", short: None, aliases: &["pdelay", "delay"], arity: Words, scoped: false, args: "<seconds>",
         help: "seconds between passes (not counted in any rate)",
