@@ -83,8 +83,9 @@ pub struct Entry<R: 'static, C: 'static> {
 }
 
 impl<R, C> Entry<R, C> {
-    /// How the option is written in help and messages: `-n`, `--tasks`,
-    /// or XDD's `-reqsize`.
+    /// How the option is written in help and messages: its letter (`-n`),
+    /// else one dash for an XDD-style entry (arity [`Arity::Words`]:
+    /// `-reqsize`), else two for a getopt long option (`--tasks`).
     pub fn label(&self) -> String {
         match self.short {
             Some(c) => format!("-{c}"),
