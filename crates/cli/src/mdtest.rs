@@ -26,12 +26,12 @@ pub fn version() -> String {
 
 /// Entry point of `iolab mdtest` (and of the `mdtest` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let argv: Vec<String> = args
-        .iter()
+    // args() would panic on an argument that is not UTF-8.
+    let command = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let setup = match prepare(prog, &argv) {
+        .collect::<Vec<_>>()
+        .join(" ");
+    let setup = match prepare(prog, &args) {
         Ok(Some(s)) => s,
         Ok(None) => return ExitCode::SUCCESS,
         Err(msg) => {
@@ -55,18 +55,23 @@ struct Setup {
 
 /// Splits off the namespaced backend options (`--posix.odirect`): a
 /// double-dash word whose name has a dot. The rest is mdtest's line.
-fn split_backend_options(argv: &[String]) -> (Vec<String>, Vec<String>) {
-    argv.iter().cloned().partition(|a| {
-        a.strip_prefix("--")
-            .map(|n| n.split('=').next().unwrap_or("").contains('.'))
-            .unwrap_or(false)
-    })
+fn split_backend_options(argv: &[OsString]) -> (Vec<String>, Vec<OsString>) {
+    let mut backend = Vec::new();
+    let mut rest = Vec::new();
+    for a in argv {
+        let name = a.to_str().and_then(|s| s.strip_prefix("--"));
+        match name.filter(|n| n.split('=').next().unwrap_or("").contains('.')) {
+            Some(_) => backend.push(a.to_string_lossy().into_owned()),
+            None => rest.push(a.clone()),
+        }
+    }
+    (backend, rest)
 }
 
 /// Everything that can fail on bad input, done before anything is created.
-fn prepare(prog: &str, argv: &[String]) -> Result<Option<Setup>, String> {
+fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
     let (backend_opts, argv) = split_backend_options(argv);
-    let raw = args::parse(&argv).map_err(|e| e.to_string())?;
+    let raw = args::parse_os(&argv).map_err(|e| e.to_string())?;
     if raw.help {
         print!("{}", args::help(prog));
         return Ok(None);

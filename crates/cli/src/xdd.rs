@@ -11,7 +11,7 @@ use iolab_core::{Failure, Outcome};
 use iolab_report::xdd as report;
 use iolab_xdd::config::{Action, Config};
 use iolab_xdd::error::RunError;
-use iolab_xdd::parse::{parse, Parsed};
+use iolab_xdd::parse::{parse_os, Parsed};
 use iolab_xdd::plan::{plan, Plan};
 use iolab_xdd::progress::Progress;
 use iolab_xdd::results::{RunResults, SystemFacts, TargetInfo};
@@ -28,18 +28,11 @@ fn usage_exit(prog: &str, msg: impl std::fmt::Display) -> ExitCode {
 
 /// Entry point of `iolab xdd` (and of the `xdd` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let mut strs = Vec::with_capacity(args.len());
-    for a in args {
-        match a.into_string() {
-            Ok(s) => strs.push(s),
-            Err(a) => return usage_exit(prog, format!("argument {a:?} is not valid UTF-8")),
-        }
-    }
-    if strs.is_empty() {
+    if args.is_empty() {
         eprint!("{}", iolab_xdd::options::short_help());
         return crate::exit::usage();
     }
-    let cfg = match parse(&strs) {
+    let cfg = match parse_os(&args) {
         Ok(Parsed::Run(c)) => *c,
         Ok(Parsed::Action(a)) => return action(prog, a),
         Err(e) => return usage_exit(prog, e),
