@@ -38,6 +38,7 @@ pub mod placement;
 pub mod plan;
 pub mod progress;
 pub mod qthread;
+pub mod restart;
 pub mod results;
 pub mod run;
 pub mod runstate;
