@@ -116,8 +116,7 @@ pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
     let mut writes = 0u64;
     // Tests only (debug builds): die holding an operation number, so that
     // QThreads waiting for its turn must see the run fail.
-    let die_at =
-        crate::target::fault_injection(cx.plan.index, Some(st.q), u64::from(cx.pass)).then_some(5);
+    let die_at = crate::fault::injected(cx.plan.index, Some(st.q), u64::from(cx.pass)).then_some(5);
     loop {
         let n = cx.shared.next.fetch_add(1, Relaxed);
         if die_at.is_some_and(|k| n >= k) {

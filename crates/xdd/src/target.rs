@@ -360,7 +360,7 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
         }
         let file_ok = !stopping(sh) && per_pass_file(tg, sh, pass, &mut messages);
         me.prepare_pass(pass);
-        if fault_injection(plan.index, None, pass) {
+        if crate::fault::injected(plan.index, None, pass) {
             panic!(
                 "IOLAB_XDD_PANIC_TARGET: target {} dies before its barrier",
                 plan.index
@@ -502,25 +502,6 @@ fn qthread_main(st: &mut QState, cx: &PassCtx, io: &dyn IoPath, sh: &RunShared) 
         qthread: st.q,
         start_ns: 0,
         counts,
-    }
-}
-
-/// Debug builds only, for tests that show a dead worker is never lost:
-/// `IOLAB_XDD_PANIC_TARGET=N` makes QThread 0 of target N panic in its
-/// first pass after it took a few operations (see `qthread::run_pass`);
-/// `N:target` makes target N's own thread panic before the barrier of
-/// pass 2, so that it never arrives there. `q` is None for the target.
-pub(crate) fn fault_injection(target: usize, q: Option<usize>, pass: u64) -> bool {
-    if !cfg!(debug_assertions) {
-        return false;
-    }
-    let Ok(want) = std::env::var("IOLAB_XDD_PANIC_TARGET") else {
-        return false;
-    };
-    match q {
-        Some(0) => want == target.to_string() && pass == 1,
-        Some(_) => false,
-        None => want == format!("{target}:target") && pass == 2,
     }
 }
 
