@@ -30,6 +30,7 @@ pub mod timestamp;
 pub mod uring;
 
 pub mod buffer;
+mod fault;
 pub mod figures;
 pub mod gate;
 pub mod iopath;

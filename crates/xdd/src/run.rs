@@ -8,7 +8,7 @@ use crate::gate::Gate;
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::results::RunResults;
-use crate::target::{finish, panic_text, prepare, remove_created, run_target, RunShared, Target};
+use crate::target::{finish, prepare, remove_created, run_target, RunShared, Target};
 use iolab_backend::Backend;
 use iolab_core::clock::{mono_ns, wall_ns};
 use iolab_core::{Failure, Outcome};
@@ -119,8 +119,9 @@ fn run_targets(targets: &mut [Target], sh: &RunShared) -> Vec<TargetOutput> {
         for tg in targets.iter_mut() {
             let i = tg.plan.index;
             let b = std::thread::Builder::new().name(format!("xdd-target{i}"));
-            match b.spawn_scoped(s, move || run_target(tg, sh)) {
-                Ok(h) => hs.push(Some((i, h))),
+            let who = move || format!("target {i} thread");
+            match b.spawn_scoped(s, move || sh.state.guarded(who, || run_target(tg, sh))) {
+                Ok(h) => hs.push(Some(h)),
                 Err(e) => {
                     let why = format!("target {i} thread cannot start: {e}");
                     sh.state.fail(Failure::other("worker", why));
@@ -128,16 +129,10 @@ fn run_targets(targets: &mut [Target], sh: &RunShared) -> Vec<TargetOutput> {
                 }
             }
         }
+        // A panic was caught in its thread (`guarded`) and already failed
+        // the run, before anyone could wait for that thread.
         hs.into_iter()
-            .map(|h| match h.map(|(i, h)| (i, h.join())) {
-                Some((_, Ok(r))) => r,
-                Some((i, Err(p))) => {
-                    let why = format!("target {i} thread panicked: {}", panic_text(&p));
-                    sh.state.fail(Failure::other("worker", why));
-                    (Vec::new(), Vec::new())
-                }
-                None => (Vec::new(), Vec::new()),
-            })
+            .map(|h| h.and_then(|h| h.join().ok().flatten()).unwrap_or_default())
             .collect()
     })
 }
