@@ -159,7 +159,7 @@ pub static OPTIONS: &[OptSpec] = &[
         apply: |c, r, t| { let v = c.count("bytes", 0, i64::MAX as u64)?; r.set(t, move |o| o.preallocate = v); Ok(()) },
         example: "-preallocate 1m", check: Check::Ok(|c| c.targets[0].preallocate == 1 << 20) },
     OptSpec { name: "createnewfiles", short: None, aliases: &[], arity: Words, scoped: true, args: "",
-        help: "a new file NAME.PASS for every pass",
+        help: "a new file NAME.00000001, NAME.00000002, ... for every pass (XDD's names)",
         apply: |_, r, t| flag_t(r, t, |o| o.createnewfiles = true),
         example: "-createnewfiles", check: Check::Ok(|c| c.targets[0].createnewfiles) },
     OptSpec { name: "recreatefiles", short: None, aliases: &[], arity: Words, scoped: true, args: "",
