@@ -14,7 +14,7 @@ use iolab_xdd::error::RunError;
 use iolab_xdd::parse::{parse_os, Parsed};
 use iolab_xdd::plan::{plan, Plan};
 use iolab_xdd::progress::Progress;
-use iolab_xdd::results::{RunResults, SystemFacts, TargetInfo};
+use iolab_xdd::results::{RunResults, TargetInfo};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -99,13 +99,7 @@ fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
         })
         .collect();
     let host = iolab_core::env::host_info();
-    let text = report::preamble::render(
-        cfg,
-        &host,
-        &SystemFacts::collect(),
-        iolab_core::clock::wall_ns(),
-        &infos,
-    );
+    let text = report::preamble::render(cfg, &host, iolab_core::clock::wall_ns(), &infos);
     println!("{text}Dry run: configuration checked, no target opened, no I/O done.");
     ExitCode::SUCCESS
 }

@@ -194,14 +194,13 @@ fn assemble(
     RunResults {
         config: cfg.clone(),
         host,
-        sys: crate::results::SystemFacts::collect(),
         start_wall_ns,
         end_wall_ns: wall_ns(),
         passes,
         targets: infos,
         notes,
         error_messages,
-        peak_rss_bytes: crate::results::peak_rss_bytes(),
+        peak_rss_bytes: iolab_core::env::peak_rss_bytes(),
         outcome,
     }
 }

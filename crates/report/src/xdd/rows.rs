@@ -201,7 +201,6 @@ mod tests {
                 targets: vec![t.clone(), t],
             },
             host: Default::default(),
-            sys: Default::default(),
             start_wall_ns: 0,
             end_wall_ns: 0,
             passes: vec![
