@@ -169,28 +169,24 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
 /// -timestamps reports (PREFIX.target.NNNN.csv, or standard output) and
 /// binary dumps (PREFIX.target.NNNN.bin), one per target.
 fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
-    use iolab_xdd::timestamp::{open_output, summarize, write_detailed, write_dump, write_summary};
+    use report::timestamps;
+    use iolab_xdd::timestamp::{open_output, summarize, write_dump};
     for (i, t) in r.targets.iter().enumerate() {
         let Some(ts) = &t.timestamps else { continue };
         let o = &ts.options;
-        let mut text: Vec<u8> = Vec::new();
-        if o.detailed {
-            write_detailed(&mut text, &ts.info, &ts.entries, o.normalize)?;
+        let text = if o.detailed {
+            timestamps::detailed(&ts.info, &ts.entries, o.normalize)
         } else {
-            write_summary(
-                &mut text,
-                &ts.info,
-                &summarize(&ts.entries, ts.info.block_size),
-            )?;
-        }
+            timestamps::summary(&ts.info, &summarize(&ts.entries, ts.info.block_size))
+        };
         match &o.output {
             Some(prefix) => {
                 let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "csv");
                 open_output(std::path::Path::new(&path), o.append)
-                    .and_then(|mut f| f.write_all(&text))
+                    .and_then(|mut f| f.write_all(text.as_bytes()))
                     .with_context(|| format!("-timestamps output {path}"))?;
             }
-            None => std::io::stdout().write_all(&text)?,
+            None => std::io::stdout().write_all(text.as_bytes())?,
         }
         if let Some(prefix) = &o.dump {
             let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "bin");
