@@ -16,7 +16,7 @@ use iolab_xdd::plan::{plan, Plan};
 use iolab_xdd::progress::Progress;
 use iolab_xdd::results::{RunResults, TargetInfo};
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
@@ -169,8 +169,8 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
 /// -timestamps reports (PREFIX.target.NNNN.csv, or standard output) and
 /// binary dumps (PREFIX.target.NNNN.bin), one per target.
 fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
-    use report::timestamps;
     use iolab_xdd::timestamp::{open_output, summarize, write_dump};
+    use report::timestamps;
     for (i, t) in r.targets.iter().enumerate() {
         let Some(ts) = &t.timestamps else { continue };
         let o = &ts.options;
@@ -231,7 +231,7 @@ fn reporter(p: &Plan, progress: &Progress) -> Option<Failure> {
     if hb.interval_s > 0.0 {
         return heartbeat(p, progress);
     }
-    if std::io::stderr().is_terminal() && !crate::progress::ci() {
+    if crate::progress::shown(true) {
         progress_bar(p, progress);
     }
     None
@@ -336,13 +336,8 @@ fn progress_bar(p: &Plan, progress: &Progress) {
         .iter()
         .map(|t| t.planned_bytes() * p.global.passes)
         .sum();
-    let bar = indicatif::ProgressBar::new(total.max(1));
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {bytes}/{total_bytes} {bytes_per_sec}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = crate::progress::bar(total, crate::progress::Unit::Bytes);
+    bar.set_message("xdd");
     loop {
         let done: u64 = progress
             .targets
