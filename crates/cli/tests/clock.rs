@@ -178,3 +178,91 @@ fn a_port_in_use_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(common::stderr(&o).contains(&p), "{}", common::stderr(&o));
 }
+
+/// `iolab xdd` on the null target, in a scratch directory.
+fn xdd(dir: &std::path::Path, line: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("xdd")
+        .args(line.split_whitespace())
+        .current_dir(dir)
+        .env("CI", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn xdd_starttime_starts_no_earlier_than_the_global_time_and_records_the_clock() {
+    let srv = Server::start();
+    let s = common::Scratch::new("xdd-starttime");
+    let t = now_s() + 2;
+    let line = format!(
+        "-op write -target null -reqsize 4 -numreqs 8 -timeserver host 127.0.0.1 port {} bounce 5 -starttime {t} --json run.json",
+        srv.port
+    );
+    let o = xdd(&s.root, &line);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(now_s() >= t, "the run ended before its start time");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.path("run.json")).unwrap()).unwrap();
+    let clock = &doc["payload"]["global_clock"];
+    let rtt = clock["rtt_ns"].as_u64().unwrap();
+    let offset = clock["offset_ns"].as_i64().unwrap();
+    assert!(offset.unsigned_abs() <= rtt / 2 + 1, "same host: {clock}");
+    // The run started (envelope's start: right after the wait) no earlier
+    // than the global start time, read on the global clock.
+    let started = doc["started_unix_ns"].as_u64().unwrap() as i64;
+    assert!(
+        started + offset >= t as i64 * 1_000_000_000,
+        "{started} + {offset} < {t} s"
+    );
+    // A start time in the past runs at once, with a note.
+    let o = xdd(
+        &s.root,
+        &format!("-op write -target null -reqsize 4 -numreqs 8 -timeserver host 127.0.0.1 port {} -starttime 1000", srv.port),
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("already passed"),
+        "{}",
+        common::stderr(&o)
+    );
+}
+
+#[test]
+fn xdd_clock_options_are_checked_and_an_unreachable_server_touches_nothing() {
+    let s = common::Scratch::new("xdd-clock-bad");
+    for (line, opt) in [
+        ("-op write -target f -numreqs 1 -starttime 5", "starttime"),
+        (
+            "-op write -target f -numreqs 1 -timeserver port 2000",
+            "timeserver",
+        ),
+        (
+            "-op write -target f -numreqs 1 -timeserver bounce 0 host h",
+            "timeserver",
+        ),
+        ("-op write -target f -numreqs 1 -timeserver", "timeserver"),
+    ] {
+        let o = xdd(&s.root, line);
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", common::stderr(&o));
+        assert!(
+            common::stderr(&o).contains(opt),
+            "{line}: {}",
+            common::stderr(&o)
+        );
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let line = format!("-op write -target f -numreqs 1 -timeserver host 127.0.0.1 port {port}");
+    let o = xdd(&s.root, &line);
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains(&format!("127.0.0.1:{port}")));
+    assert!(
+        common::tree(&s.root).is_empty(),
+        "nothing created: {:?}",
+        common::tree(&s.root)
+    );
+}

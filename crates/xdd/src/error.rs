@@ -31,4 +31,13 @@ pub enum RunError {
     /// Refused for safety (exit 2): the message says how to override.
     #[error("{0}")]
     Refused(String),
+    /// The global clock (-timeserver) could not be read; nothing was
+    /// prepared (exit 1).
+    #[error("-timeserver {addr}: {why}")]
+    Clock {
+        /// `host:port`.
+        addr: String,
+        /// What went wrong.
+        why: String,
+    },
 }

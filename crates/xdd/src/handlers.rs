@@ -465,3 +465,27 @@ pub(crate) fn action(r: &mut RawConfig, a: crate::config::Action) -> Result<(), 
     r.action.get_or_insert(a);
     Ok(())
 }
+
+/// `-timeserver host H port P bounce B`: one or more operators, in any
+/// order and over several occurrences.
+pub fn timeserver(c: &mut Cursor, r: &mut RawConfig, _: Option<usize>) -> Result<(), UsageError> {
+    let ts = r.global.timeserver.get_or_insert_with(Default::default);
+    let mut any = false;
+    while let Some(op) = c
+        .peek()
+        .map(str::to_ascii_lowercase)
+        .filter(|w| matches!(w.as_str(), "host" | "port" | "bounce"))
+    {
+        c.value("operator")?;
+        match op.as_str() {
+            "host" => ts.host = c.value("host name")?.to_string(),
+            "port" => ts.port = c.count("port number", 1, 65_535)? as u16,
+            _ => ts.bounce = c.count("bounce count", 1, 100_000)? as u32,
+        }
+        any = true;
+    }
+    if !any {
+        return Err(c.err("expects host <name>, port <n> or bounce <n>"));
+    }
+    Ok(())
+}

@@ -269,6 +269,16 @@ pub struct TargetInfo {
     pub seekhist: Option<crate::seek::SeekHistogram>,
 }
 
+/// What `-timeserver` measured before the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct GlobalClock {
+    /// Global time minus this host's wall clock, ns.
+    pub offset_ns: i64,
+    /// The shortest round trip to the server, ns (the offset is within
+    /// half of it).
+    pub rtt_ns: u64,
+}
+
 /// Everything a run produced.
 #[derive(Debug, Clone)]
 pub struct RunResults {
@@ -294,6 +304,8 @@ pub struct RunResults {
     /// How the run ended: completed, interrupted (Ctrl-C, SIGTERM),
     /// -runtime reached, or an error (the first, with op, path, errno).
     pub outcome: iolab_core::Outcome,
+    /// The global clock this run was lined up on (-timeserver), if any.
+    pub global_clock: Option<GlobalClock>,
 }
 
 impl RunResults {

@@ -60,7 +60,23 @@ pub fn validate(c: &Config) -> Result<(), UsageError> {
         target(c, i, t)?;
     }
     resources(c, iolab_core::env::host_info().memory_bytes)?;
+    clock(c)?;
     relations(c)
+}
+
+/// -starttime needs a global clock, and the clock needs a host.
+fn clock(c: &Config) -> Result<(), UsageError> {
+    match (&c.global.timeserver, c.global.starttime_s) {
+        (Some(ts), _) if ts.host.is_empty() => Err(UsageError::new(
+            "timeserver",
+            "no host given: use -timeserver host NAME",
+        )),
+        (None, Some(_)) => Err(UsageError::new(
+            "starttime",
+            "needs -timeserver host NAME: the start time is read on the global clock",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Threads and memory of the whole run against what the machine can

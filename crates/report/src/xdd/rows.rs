@@ -211,6 +211,7 @@ mod tests {
             notes: vec![],
             error_messages: vec![],
             peak_rss_bytes: 0,
+            global_clock: None,
             outcome: iolab_core::Outcome::Completed,
         }
     }
