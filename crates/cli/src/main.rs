@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 mod demo;
 mod exit;
+mod lst;
 mod mdtest;
 mod progress;
 mod signals;
@@ -26,6 +27,7 @@ Usage: iolab <command> [options...]
 Commands:
   mdtest   metadata benchmark, a drop-in mdtest (iolab mdtest -h)
   xdd      XDD data I/O benchmark (iolab xdd -help)
+  lst      network self-test as LNet selftest: agents, ping and brw (iolab lst --help)
   demo     the quick-start run: a short mdtest in a temporary directory
   xddcp, timeserver, gettime: not yet supported
 
@@ -42,6 +44,7 @@ fn lookup(name: &str) -> Option<Entry> {
         "demo" => Some(demo::main),
         "mdtest" => Some(mdtest::main),
         "xdd" => Some(xdd::main),
+        "lst" => Some(lst::main),
         "xddcp" | "timeserver" | "gettime" => Some(not_yet),
         _ => None,
     }
