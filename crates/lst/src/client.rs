@@ -40,7 +40,13 @@ pub(crate) struct Tally {
 /// Connects to the server agent and runs the job; a lost connection or
 /// a reply out of order ends it with an error naming the server.
 pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
-    let fail = |e: NetError| format!("server {}: {e}", job.addr);
+    let fail = |e: NetError| match e {
+        NetError::Closed => format!(
+            "server {}: the connection was closed mid-test: the agent there died or was killed",
+            job.addr
+        ),
+        e => format!("server {}: {e}", job.addr),
+    };
     let mut c = conn::connect(job.addr, CONNECT_TIMEOUT, cancel).map_err(fail)?;
     c.idle_timeout = Duration::from_secs(30);
     c.max_payload = job.test.reply_bytes().max(64 << 10);

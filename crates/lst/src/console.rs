@@ -274,6 +274,15 @@ fn connect_one(
         ) {
             Ok(c) => return Ok(c),
             Err(NetError::Connect { .. }) if !left.is_zero() => {}
+            Err(NetError::Connect { source, .. }) => {
+                return Err(LstError::Node(
+                    n.name.clone(),
+                    format!(
+                        "cannot reach the agent at {} within {} s: {source} (is `iolab lst agent` running there, on that port?)",
+                        n.addr, plan.connect_timeout_s
+                    ),
+                ))
+            }
             Err(e) => {
                 return Err(LstError::Node(
                     n.name.clone(),
