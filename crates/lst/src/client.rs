@@ -106,7 +106,7 @@ impl Pipeline {
     }
 
     fn may_issue(&self, issued: u64, now: Instant) -> bool {
-        issued < self.quota && self.deadline.map_or(true, |d| now < d)
+        issued < self.quota && !matches!(self.deadline, Some(d) if now >= d)
     }
 
     fn drive(mut self, c: &mut Conn, cancel: Cancel<'_>) -> Result<Tally, NetError> {
@@ -140,7 +140,7 @@ impl Pipeline {
         // The test hook damages the payload before the frame's CRC is
         // computed, as a bad memory or a buggy NIC offload would: only
         // the payload check can see it.
-        let corrupt = self.corrupt_every > 0 && (tag + 1) % self.corrupt_every == 0;
+        let corrupt = (tag + 1).checked_rem(self.corrupt_every) == Some(0);
         let last = self.req.len().saturating_sub(1);
         if corrupt && !self.req.is_empty() {
             self.req[last] ^= 0x5a;

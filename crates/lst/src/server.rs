@@ -142,7 +142,7 @@ fn serve_loop(
         l.rx_bytes += p.len() as u64;
         l.errors += u64::from(!ok);
         pattern::stamp(&mut rep, h.offset);
-        let corrupt = corrupt_every > 0 && !rep.is_empty() && (l.rpcs + 1) % corrupt_every == 0;
+        let corrupt = !rep.is_empty() && (l.rpcs + 1).checked_rem(corrupt_every) == Some(0);
         if corrupt {
             rep[last] ^= 0x5a;
         }

@@ -134,7 +134,7 @@ fn parse_brw(words: &[String]) -> Result<Test, String> {
 
 fn parse_brw_size(v: &str) -> Result<u64, String> {
     let n = iolab_core::units::parse_size(v).map_err(|e| format!("brw size={v}: {e}"))?;
-    if n < 8 || n > MAX_BRW_BYTES {
+    if !(8..=MAX_BRW_BYTES).contains(&n) {
         return Err(format!(
             "brw size={v}: must be between 8 bytes and {} MiB",
             MAX_BRW_BYTES >> 20
