@@ -49,7 +49,8 @@ struct RunArgs {
     #[arg(required = true, num_args = 1..)]
     test: Vec<String>,
     /// Client group: HOST:PORT (running agent), HOST (started through the
-    /// remote shell), or LAUNCH@ADDR[:PORT], separated by commas.
+    /// remote shell), or LAUNCH@ADDR[:PORT], separated by commas; or
+    /// @FILE with one node per line.
     #[arg(long, required = true)]
     from: String,
     /// Server group, written as --from.
@@ -155,10 +156,27 @@ fn run_agent(a: AgentArgs) -> ExitCode {
     }
 }
 
+/// A group: nodes separated by commas, or `@FILE` with nodes separated
+/// by commas or lines (`#` starts a comment), as lst's group lists.
 fn nodes(option: &str, s: &str, port: u16) -> Result<Vec<Node>, String> {
-    s.split(',')
+    let text = match s.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| format!("{option} @{path}: cannot read the group file: {e}"))?
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(","),
+        None => s.to_string(),
+    };
+    let v: Vec<Node> = text
+        .split(',')
         .map(|n| Node::parse(n.trim(), port).map_err(|e| format!("{option}: {e}")))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    if v.len() > 4096 {
+        return Err(format!("{option}: {} nodes, at most 4096", v.len()));
+    }
+    Ok(v)
 }
 
 /// Validates every option into a plan; nothing is started here.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{iolab, skip_or_fail, stderr, stdout};
+use common::{skip_or_fail, stderr, stdout};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -19,6 +19,10 @@ struct Agent {
 
 impl Agent {
     fn start(env: &[(&str, &str)]) -> Agent {
+        Agent::start_with(env, &[])
+    }
+
+    fn start_with(env: &[(&str, &str)], args: &[&str]) -> Agent {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -27,6 +31,8 @@ impl Agent {
         let addr = format!("127.0.0.1:{port}");
         let mut cmd = Command::new(BIN);
         cmd.args(["lst", "agent", "--listen", &addr])
+            .args(args)
+            .env_remove("IOLAB_KEY_FILE")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -59,9 +65,12 @@ fn json(path: &PathBuf) -> Value {
 }
 
 fn run(words: &[&str]) -> (std::process::Output, String) {
-    let mut w = vec!["lst", "run"];
-    w.extend_from_slice(words);
-    let o = iolab(&w);
+    let o = Command::new(BIN)
+        .args(["lst", "run"])
+        .args(words)
+        .env_remove("IOLAB_KEY_FILE")
+        .output()
+        .unwrap();
     let text = format!("stdout:\n{}\nstderr:\n{}", stdout(&o), stderr(&o));
     (o, text)
 }
@@ -401,4 +410,81 @@ fn fake_cluster_of_namespaces_sweeps_clients_and_concurrency() {
         assert_eq!(u(&p["mean"]["clients"]["errors"]), 0);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_shared_key_admits_only_its_holders_and_groups_come_from_files() {
+    let dir = scratch("key");
+    let key = dir.join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let k = key.to_str().unwrap();
+    let (a, b) = (
+        Agent::start_with(&[], &["--key", k]),
+        Agent::start_with(&[], &["--key", k]),
+    );
+    let group = dir.join("servers");
+    std::fs::write(&group, format!("# the server group\n{}\n", b.addr)).unwrap();
+    let to = format!("@{}", group.display());
+    let (o, t) = run(&[
+        "ping", "--from", &a.addr, "--to", &to, "--count", "20", "--key", k,
+    ]);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("RPCs: clients 20 servers 20"), "{t}");
+    let (o, t) = run(&["ping", "--from", &a.addr, "--to", &to, "--count", "20"]);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("key"), "says the key is the problem: {t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ctrl_c_stops_the_console_and_the_agents_jobs() {
+    let (a, b) = (Agent::start(&[]), Agent::start(&[]));
+    let mut console = Command::new(BIN)
+        .args([
+            "lst",
+            "run",
+            "ping",
+            "--from",
+            &a.addr,
+            "--to",
+            &b.addr,
+            "--duration",
+            "300",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill only sends a signal to our own child.
+    unsafe { libc::kill(console.id() as i32, libc::SIGINT) };
+    let until = Instant::now() + Duration::from_secs(60);
+    while console.try_wait().unwrap().is_none() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if console.try_wait().unwrap().is_none() {
+        let _ = console.kill();
+        panic!("the console did not stop on SIGINT");
+    }
+    let o = console.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The client agent saw its console go and ended the job and the
+    // session (else it would refuse a new console as busy for the rest
+    // of the 300 s): a new run is served. The session ends a moment
+    // after the console's exit, so a refusal is retried a few times.
+    let mut last = String::new();
+    for _ in 0..50 {
+        let (o, t) = run(&["ping", "--from", &a.addr, "--to", &b.addr, "--count", "10"]);
+        if o.status.success() {
+            return;
+        }
+        last = t;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("the agents did not serve a new console after Ctrl-C: {last}");
 }

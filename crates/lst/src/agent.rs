@@ -12,7 +12,6 @@ use crate::client::{self, Job};
 use crate::proto::{Answer, ClientJob, Command, Hello};
 use crate::result::ClientStats;
 use crate::server::Counters;
-use iolab_core::stats::Histogram;
 use iolab_net::frame::Kind;
 use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +24,8 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// is silent while a run goes on, so this bounds a run's length from the
 /// agent's side.
 pub const CONSOLE_IDLE_TIMEOUT: Duration = Duration::from_secs(25 * 3600);
+/// How long an agent a console started waits for that console.
+pub const ORPHAN_TIMEOUT: Duration = Duration::from_secs(120);
 /// Largest handshake or control message accepted.
 const CONTROL_MAX_BYTES: u32 = 1 << 20;
 
@@ -52,6 +53,8 @@ struct Shared {
     session: Mutex<Option<Session>>,
     counters: Counters,
     stop: Arc<AtomicBool>,
+    /// A console session has been opened at least once.
+    opened: AtomicBool,
 }
 
 /// Serves until `stop` is set (or, for an agent a console started, until
@@ -64,8 +67,13 @@ pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
         session: Mutex::new(None),
         counters: Counters::default(),
         stop,
+        opened: AtomicBool::new(false),
     });
+    let started = Instant::now();
     loop {
+        if orphaned(&shared, started) {
+            return Ok(());
+        }
         match conn::accept(&l, Duration::from_secs(1), Cancel::with(&shared.stop)) {
             Ok((c, _)) => {
                 let s = Arc::clone(&shared);
@@ -76,6 +84,14 @@ pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
             Err(_) => {}
         }
     }
+}
+
+/// An agent a console started, whose console never opened the session:
+/// it gives up after [`ORPHAN_TIMEOUT`] rather than serve forever.
+fn orphaned(sh: &Shared, started: Instant) -> bool {
+    sh.cfg.token.is_some()
+        && !sh.opened.load(Ordering::Relaxed)
+        && started.elapsed() > ORPHAN_TIMEOUT
 }
 
 fn lock(m: &Mutex<Option<Session>>) -> std::sync::MutexGuard<'_, Option<Session>> {
@@ -127,7 +143,7 @@ fn judge(sh: &Shared, p: &serde_json::Value) -> Result<(), String> {
             Err("this agent is busy with another console's session; try again when it ends".into())
         }
         (Hello::Console { .. }, None) => Ok(()),
-        (Hello::Data { token, .. }, Some(s)) if *token == s.token => Ok(()),
+        (Hello::Data { token, test }, Some(s)) if *token == s.token => test.validate(),
         (Hello::Data { .. }, _) => {
             Err("data connection refused: not the current session's token".into())
         }
@@ -146,6 +162,7 @@ fn console_session(mut c: Conn, sh: &Shared, token: String) {
             cancel: Arc::clone(&cancel),
         });
     }
+    sh.opened.store(true, Ordering::Relaxed);
     sh.counters.reset();
     c.idle_timeout = CONSOLE_IDLE_TIMEOUT;
     while let Ok((h, body)) = c.recv_owned(Cancel::with(&sh.stop)) {
@@ -154,7 +171,11 @@ fn console_session(mut c: Conn, sh: &Shared, token: String) {
         }
         let answer = match serde_json::from_slice::<Command>(&body) {
             Ok(Command::Bye) => break,
-            Ok(cmd) => obey(sh, cmd, &token),
+            Ok(Command::Start(job)) => match watched_job(&mut c, sh, &job, &token) {
+                Some(a) => a,
+                None => break,
+            },
+            Ok(cmd) => obey(sh, cmd),
             Err(e) => Answer::Failed {
                 message: format!("malformed command: {e}"),
             },
@@ -175,98 +196,86 @@ fn console_session(mut c: Conn, sh: &Shared, token: String) {
     }
 }
 
-fn obey(sh: &Shared, cmd: Command, token: &str) -> Answer {
+fn obey(sh: &Shared, cmd: Command) -> Answer {
     match cmd {
         Command::Reset => {
             sh.counters.reset();
             Answer::Ok
         }
         Command::Stats => Answer::Server(sh.counters.snapshot()),
-        Command::Start(job) => match run_client(sh, &job, token) {
-            Ok(s) => Answer::Done(s),
-            Err(message) => Answer::Failed { message },
+        Command::Start(_) | Command::Bye => Answer::Failed {
+            message: "unexpected command".into(),
         },
-        Command::Bye => Answer::Ok,
     }
 }
 
-/// Splits `total` into `parts` nearly equal shares (the first ones one
-/// larger).
-fn share(total: u64, parts: u64, i: u64) -> u64 {
-    total / parts + u64::from(i < total % parts)
+/// Runs a client job while watching the control connection: the console
+/// sends nothing during a job, so a close (the console died or gave up
+/// after another node failed), a frame, or a timeout stops the job at
+/// once. Returns None when the session is over.
+fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Option<Answer> {
+    if let Err(message) = job.validate() {
+        return Some(Answer::Failed { message });
+    }
+    let stop_job = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let (result, console_gone) = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let r = run_client(sh, job, token, &stop_job);
+            done.store(true, Ordering::Relaxed);
+            r
+        });
+        let gone = !matches!(c.recv_header(Cancel::with(&done)), Err(NetError::Cancelled));
+        if gone {
+            stop_job.store(true, Ordering::Relaxed);
+        }
+        let r = h
+            .join()
+            .unwrap_or_else(|_| Err("a client thread panicked".into()));
+        (r, gone)
+    });
+    if console_gone {
+        return None;
+    }
+    Some(match result {
+        Ok(s) => Answer::Done(s),
+        Err(message) => Answer::Failed { message },
+    })
 }
 
-/// Runs a client job: one thread per server connection, the in-flight
-/// RPCs and the count split between them; the first failure cancels the
-/// others. The control connection is not read meanwhile, so a job is
-/// bounded by its own limit and the data connections' timeouts.
-fn run_client(sh: &Shared, job: &ClientJob, token: &str) -> Result<ClientStats, String> {
-    let n = job.servers.len().min(job.concurrency as usize) as u64;
-    if n == 0 {
-        return Err("no server to talk to".into());
-    }
+/// Runs a client job on this thread (one pipeline over all its servers);
+/// `stop` ends it early.
+fn run_client(
+    sh: &Shared,
+    job: &ClientJob,
+    token: &str,
+    stop: &AtomicBool,
+) -> Result<ClientStats, String> {
     let deadline = match job.limit {
         crate::spec::Limit::DurationS(s) => Some(Instant::now() + Duration::from_secs_f64(s)),
         crate::spec::Limit::Count(_) => None,
     };
-    let failed = AtomicBool::new(false);
-    let results: Vec<Result<client::Tally, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..n)
-            .map(|i| {
-                let j = Job {
-                    addr: &job.servers[i as usize],
-                    token,
-                    key: sh.cfg.key.as_ref(),
-                    test: job.test,
-                    slots: share(u64::from(job.concurrency), n, i),
-                    quota: match job.limit {
-                        crate::spec::Limit::Count(c) => Some(share(c, n, i)),
-                        _ => None,
-                    },
-                    deadline,
-                    corrupt_every: sh.cfg.corrupt_every,
-                };
-                let failed = &failed;
-                scope.spawn(move || {
-                    let r = client::run(&j, Cancel::with(failed));
-                    if r.is_err() {
-                        failed.store(true, Ordering::Relaxed);
-                    }
-                    r
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a client thread panicked".into()))
-            })
-            .collect()
-    });
-    merge(results)
-}
-
-fn merge(results: Vec<Result<client::Tally, String>>) -> Result<ClientStats, String> {
-    let mut errors = Vec::new();
-    let mut s = ClientStats::default();
-    let mut h = Histogram::new();
-    for r in results {
-        match r {
-            Ok(t) => {
-                s.rpcs += t.rpcs;
-                s.errors += t.errors;
-                s.rx_bytes += t.rx_bytes;
-                s.tx_bytes += t.tx_bytes;
-                s.elapsed_ns = s.elapsed_ns.max(t.elapsed_ns);
-                h.merge(&t.latency);
-            }
-            Err(e) => errors.push(e),
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors.join("; "));
-    }
-    s.latency = h.to_wire();
-    Ok(s)
+    let j = Job {
+        servers: &job.servers,
+        token,
+        key: sh.cfg.key.as_ref(),
+        test: job.test,
+        slots: u64::from(job.concurrency),
+        quota: match job.limit {
+            crate::spec::Limit::Count(c) => Some(c),
+            crate::spec::Limit::DurationS(_) => None,
+        },
+        deadline,
+        corrupt_every: sh.cfg.corrupt_every,
+    };
+    let t = client::run(&j, Cancel::with(stop))?;
+    Ok(ClientStats {
+        node: String::new(),
+        rpcs: t.rpcs,
+        errors: t.errors,
+        rx_bytes: t.rx_bytes,
+        tx_bytes: t.tx_bytes,
+        elapsed_ns: t.elapsed_ns,
+        latency: t.latency.to_wire(),
+    })
 }

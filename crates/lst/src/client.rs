@@ -1,7 +1,11 @@
-//! The client side of one data connection: keeps `slots` RPCs in flight
-//! to one server until the quota or the deadline, measuring each round
-//! trip. Replies come back in order on the connection, so the in-flight
-//! RPCs form a ring indexed by tag. Buffers are filled once and reused:
+//! A client's side of a test: keeps `slots` RPCs in flight over its
+//! connections (one per server), sending them round-robin, until the
+//! quota or the deadline, measuring each round trip. RPC `tag` goes to
+//! connection `tag % n` and every connection answers in order, so the
+//! oldest RPC in flight is always the next reply on its connection: the
+//! RPCs in flight form a ring indexed by tag, and one thread drives them
+//! all, as lst's concurrency spreads over a client's servers even when
+//! it is smaller than their number. Buffers are filled once and reused:
 //! nothing in the loop allocates, formats or locks.
 
 use crate::pattern;
@@ -15,9 +19,9 @@ use std::time::{Duration, Instant};
 /// How long a client agent retries connecting to a server agent.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What one connection should do.
+/// What a client does.
 pub(crate) struct Job<'a> {
-    pub addr: &'a str,
+    pub servers: &'a [String],
     pub token: &'a str,
     pub key: Option<&'a SharedKey>,
     pub test: Test,
@@ -27,7 +31,7 @@ pub(crate) struct Job<'a> {
     pub corrupt_every: u64,
 }
 
-/// One connection's counters.
+/// A client's counters.
 pub(crate) struct Tally {
     pub rpcs: u64,
     pub errors: u64,
@@ -37,34 +41,55 @@ pub(crate) struct Tally {
     pub latency: Histogram,
 }
 
-/// Connects to the server agent and runs the job; a lost connection or
-/// a reply out of order ends it with an error naming the server.
-pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
-    let fail = |e: NetError| match e {
+/// A failure on connection `i`, named by its server.
+fn fail(job: &Job<'_>, i: usize, e: NetError) -> String {
+    let addr = &job.servers[i];
+    match e {
         NetError::Closed => format!(
-            "server {}: the connection was closed mid-test: the agent there died or was killed",
-            job.addr
+            "server {addr}: the connection was closed mid-test: the agent there died or was killed"
         ),
-        e => format!("server {}: {e}", job.addr),
-    };
-    let mut c = conn::connect(job.addr, CONNECT_TIMEOUT, cancel).map_err(fail)?;
+        e => format!("server {addr}: {e}"),
+    }
+}
+
+fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError> {
+    let mut c = conn::connect(addr, CONNECT_TIMEOUT, cancel)?;
     c.idle_timeout = Duration::from_secs(30);
     c.max_payload = job.test.reply_bytes().max(64 << 10);
     let hello = Hello::Data {
         token: job.token.to_string(),
         test: job.test,
     };
-    let params = serde_json::to_value(&hello).map_err(|e| e.to_string())?;
-    handshake::client(&mut c, "lst", &params, job.key, cancel).map_err(fail)?;
-    let tally = Pipeline::new(job).drive(&mut c, cancel).map_err(fail)?;
-    c.send(Kind::End, 0, 0, &[], cancel).map_err(fail)?;
-    match c.recv_header(cancel).map_err(fail)? {
-        h if h.kind == Kind::End => Ok(tally),
-        h => Err(format!(
-            "server {}: expected the end of the test, got a {:?} frame",
-            job.addr, h.kind
-        )),
+    let params = serde_json::to_value(&hello).map_err(|e| NetError::Protocol(e.to_string()))?;
+    handshake::client(&mut c, "lst", &params, job.key, cancel)?;
+    Ok(c)
+}
+
+/// Connects to every server, runs the job and ends the test on each; a
+/// lost connection or a reply out of order ends it with an error naming
+/// the server.
+pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
+    let mut conns = Vec::with_capacity(job.servers.len());
+    for (i, addr) in job.servers.iter().enumerate() {
+        conns.push(open(job, addr, cancel).map_err(|e| fail(job, i, e))?);
     }
+    let tally = Pipeline::new(job)
+        .drive(&mut conns, cancel)
+        .map_err(|(i, e)| fail(job, i, e))?;
+    for (i, c) in conns.iter_mut().enumerate() {
+        c.send(Kind::End, 0, 0, &[], cancel)
+            .map_err(|e| fail(job, i, e))?;
+    }
+    for (i, c) in conns.iter_mut().enumerate() {
+        let h = c.recv_header(cancel).map_err(|e| fail(job, i, e))?;
+        if h.kind != Kind::End {
+            return Err(format!(
+                "server {}: expected the end of the test, got a {:?} frame",
+                job.servers[i], h.kind
+            ));
+        }
+    }
+    Ok(tally)
 }
 
 struct Pipeline {
@@ -109,16 +134,20 @@ impl Pipeline {
         issued < self.quota && !matches!(self.deadline, Some(d) if now >= d)
     }
 
-    fn drive(mut self, c: &mut Conn, cancel: Cancel<'_>) -> Result<Tally, NetError> {
+    fn drive(mut self, conns: &mut [Conn], cancel: Cancel<'_>) -> Result<Tally, (usize, NetError)> {
+        let n = conns.len() as u64;
+        let on = |tag: u64| (tag % n) as usize;
         let start = Instant::now();
         let mut issued = 0u64;
         while issued < self.slots && self.may_issue(issued, Instant::now()) {
-            self.send(c, issued, cancel)?;
+            self.send(&mut conns[on(issued)], issued, cancel)
+                .map_err(|e| (on(issued), e))?;
             issued += 1;
         }
         let mut done = 0u64;
         while done < issued {
-            self.receive(c, done, cancel)?;
+            self.receive(&mut conns[on(done)], done, cancel)
+                .map_err(|e| (on(done), e))?;
             let now = Instant::now();
             let sent = self.sent_at[(done % self.slots) as usize];
             self.t
@@ -127,7 +156,8 @@ impl Pipeline {
             done += 1;
             self.t.elapsed_ns = now.duration_since(start).as_nanos() as u64;
             if self.may_issue(issued, now) && !cancel.cancelled() {
-                self.send(c, issued, cancel)?;
+                self.send(&mut conns[on(issued)], issued, cancel)
+                    .map_err(|e| (on(issued), e))?;
                 issued += 1;
             }
         }

@@ -378,8 +378,14 @@ fn run_once(
         })
         .collect();
     let client_nodes = start_and_wait(agents, jobs, run_timeout(plan.limit), stop)?;
+    // The server group of this point: the servers its clients talk to
+    // (with --clients K < all, the others idle and would only dilute
+    // the averages).
+    let mut used: Vec<usize> = map.iter().flatten().map(|&i| servers[i]).collect();
+    used.sort_unstable();
+    used.dedup();
     let mut server_nodes = Vec::new();
-    for &s in &servers {
+    for &s in &used {
         match ask(
             &mut agents[s],
             &Command::Stats,

@@ -82,6 +82,32 @@ pub struct ClientJob {
     pub limit: crate::spec::Limit,
 }
 
+/// Most servers one client job may name.
+pub const MAX_JOB_SERVERS: usize = 4096;
+
+impl ClientJob {
+    /// Checks a job before the agent starts anything for it: an agent
+    /// never trusts a number it did not check.
+    pub fn validate(&self) -> Result<(), String> {
+        self.test.validate()?;
+        self.limit.validate()?;
+        if self.servers.is_empty() || self.servers.len() > MAX_JOB_SERVERS {
+            return Err(format!(
+                "a client job names {} servers: 1 to {MAX_JOB_SERVERS}",
+                self.servers.len()
+            ));
+        }
+        if !(1..=crate::spec::MAX_CONCURRENCY).contains(&self.concurrency) {
+            return Err(format!(
+                "concurrency {}: 1 to {}",
+                self.concurrency,
+                crate::spec::MAX_CONCURRENCY
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// An agent's answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

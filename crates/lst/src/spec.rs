@@ -86,6 +86,20 @@ impl Test {
         }
     }
 
+    /// Checks a test that came from a peer (the console or a client
+    /// agent) before anything is allocated for it.
+    pub fn validate(&self) -> Result<(), String> {
+        match *self {
+            Test::Brw { size, .. } if !(8..=MAX_BRW_BYTES).contains(&u64::from(size)) => {
+                Err(format!(
+                    "brw size {size}: must be between 8 bytes and {} MiB",
+                    MAX_BRW_BYTES >> 20
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Parses lst's test words: `ping`, or `brw read|write [size=N]
     /// [check=none|simple|full]` (size defaults to 4k, check to none).
     pub fn parse(words: &[String]) -> Result<Test, String> {
