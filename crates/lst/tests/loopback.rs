@@ -1,6 +1,8 @@
 //! The engine in one process: two agents on loopback threads and the
 //! console, without the CLI.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 use iolab_lst::agent::{self, AgentConfig};
 use iolab_lst::console::{self, Node, Plan};
 use iolab_lst::spec::{BrwOp, Check, Distribute, Limit, Test};
