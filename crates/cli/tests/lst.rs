@@ -488,3 +488,48 @@ fn ctrl_c_stops_the_console_and_the_agents_jobs() {
     }
     panic!("the agents did not serve a new console after Ctrl-C: {last}");
 }
+
+#[test]
+fn an_unreachable_or_garbled_agent_is_named_and_the_run_stops() {
+    use std::io::Write;
+    let good = Agent::start(&[]);
+    // Nothing listens on a port we bound and released.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let (o, t) = run(&[
+        "ping",
+        "--from",
+        &good.addr,
+        "--to",
+        &closed,
+        "--count",
+        "5",
+        "--connect-timeout",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!("node {closed}: cannot reach the agent")),
+        "{t}"
+    );
+    // A "peer" that answers the handshake with garbage.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let garbled = l.local_addr().unwrap().to_string();
+    let liar = std::thread::spawn(move || {
+        if let Ok((mut s, _)) = l.accept() {
+            let _ = s.write_all(&[0x42u8; 64]);
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    let (o, t) = run(&[
+        "ping", "--from", &good.addr, "--to", &garbled, "--count", "5",
+    ]);
+    liar.join().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!("node {garbled}:")) && t.contains("not an iolab stream"),
+        "{t}"
+    );
+}
