@@ -514,6 +514,24 @@ fn an_unreachable_or_garbled_agent_is_named_and_the_run_stops() {
         t.contains(&format!("node {closed}: cannot reach the agent")),
         "{t}"
     );
+    // An agent the console starts that cannot run: its exit and its
+    // last words are shown.
+    let (o, t) = run(&[
+        "ping",
+        "--from",
+        "hostx",
+        "--to",
+        "hosty",
+        "--count",
+        "5",
+        "--rsh",
+        "sh -c 'echo no such host >&2; exit 255'",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("node hostx: the agent started there exited") && t.contains("no such host"),
+        "{t}"
+    );
     // A "peer" that answers the handshake with garbage.
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let garbled = l.local_addr().unwrap().to_string();

@@ -236,7 +236,7 @@ fn connect_all(
     .map_err(|e| LstError::Launch(e.to_string()))?;
     let mut agents = Vec::new();
     for (n, r) in nodes.iter().zip(remotes.iter_mut()) {
-        let mut c = connect_one(plan, n, r.as_mut(), stop)?;
+        let mut c = connect_one(plan, n, r, stop)?;
         c.idle_timeout = COMMAND_TIMEOUT;
         handshake::client(&mut c, "lst", &hello, key.as_ref(), Cancel::with(stop))
             .map_err(|e| LstError::Node(n.name.clone(), e.to_string()))?;
@@ -253,18 +253,16 @@ fn connect_all(
 fn connect_one(
     plan: &Plan,
     n: &Node,
-    mut remote: Option<&mut Remote>,
+    remote: &mut Option<Remote>,
     stop: &AtomicBool,
 ) -> Result<Conn, LstError> {
     let until = Instant::now() + Duration::from_secs_f64(plan.connect_timeout_s);
     loop {
-        if let Some(r) = remote.as_deref_mut() {
-            if r.has_exited() {
-                return Err(LstError::Node(
-                    n.name.clone(),
-                    "the agent started there exited before it answered (see its host: is iolab installed at the same path, is the port free?)".into(),
-                ));
-            }
+        if let Some(said) = exited(remote) {
+            return Err(LstError::Node(
+                n.name.clone(),
+                format!("the agent started there exited before it answered: {said} (is iolab installed at the same path there, is the port free?)"),
+            ));
         }
         let left = until.saturating_duration_since(Instant::now());
         match conn::connect(
@@ -291,6 +289,22 @@ fn connect_one(
             }
         }
     }
+}
+
+/// When the agent the console started has exited: its status and the
+/// last line it wrote on stderr.
+fn exited(remote: &mut Option<Remote>) -> Option<String> {
+    if !remote.as_mut().is_some_and(|r| r.has_exited()) {
+        return None;
+    }
+    let f = remote.take()?.wait(Duration::from_secs(1), || false).ok()?;
+    let err = String::from_utf8_lossy(&f.stderr);
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    Some(format!("{} {last}", f.status).trim().to_string())
 }
 
 fn send(c: &mut Conn, cmd: &Command, cancel: Cancel<'_>) -> Result<(), NetError> {
