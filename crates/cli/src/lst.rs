@@ -266,11 +266,11 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> ExitCode {
             points: so_far.clone(),
             outcome: iolab_core::Outcome::Completed,
         };
-        let _ = write_outputs(plan, &partial, r, line, started);
+        let _ = write_outputs(plan, &partial, r, line, (started, false));
     });
     print!("{}", iolab_report::lst::text::render(plan, &report));
     let mut outcome = report.outcome.clone();
-    if let Err(e) = write_outputs(plan, &report, r, line, started) {
+    if let Err(e) = write_outputs(plan, &report, r, line, (started, true)) {
         outcome = outcome.worst(iolab_core::Outcome::Error(e));
     }
     if outcome.is_failure() || outcome == iolab_core::Outcome::Interrupted {
@@ -284,7 +284,7 @@ fn write_outputs(
     report: &iolab_lst::Report,
     r: &RunArgs,
     line: &str,
-    started: u64,
+    (started, finished): (u64, bool),
 ) -> Result<(), iolab_core::Failure> {
     let put = |path: &PathBuf, text: String| {
         std::fs::write(path, text)
@@ -293,7 +293,7 @@ fn write_outputs(
     if let Some(p) = &r.json {
         put(
             p,
-            iolab_report::lst::json::render(plan, report, line, started),
+            iolab_report::lst::json::render(plan, report, line, started, finished),
         )?;
     }
     if let Some(p) = &r.csv {

@@ -24,6 +24,9 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// is silent while a run goes on, so this bounds a run's length from the
 /// agent's side.
 pub const CONSOLE_IDLE_TIMEOUT: Duration = Duration::from_secs(25 * 3600);
+/// Most connections an agent serves at once (a session needs one per
+/// client talking to it, plus the console).
+pub const MAX_CONNECTIONS: usize = 4200;
 /// How long an agent a console started waits for that console.
 pub const ORPHAN_TIMEOUT: Duration = Duration::from_secs(120);
 /// Largest handshake or control message accepted.
@@ -55,6 +58,8 @@ struct Shared {
     stop: Arc<AtomicBool>,
     /// A console session has been opened at least once.
     opened: AtomicBool,
+    /// Connections being served.
+    conns: std::sync::atomic::AtomicUsize,
 }
 
 /// Serves until `stop` is set (or, for an agent a console started, until
@@ -68,6 +73,7 @@ pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
         counters: Counters::default(),
         stop,
         opened: AtomicBool::new(false),
+        conns: std::sync::atomic::AtomicUsize::new(0),
     });
     let started = Instant::now();
     loop {
@@ -75,9 +81,16 @@ pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
             return Ok(());
         }
         match conn::accept(&l, Duration::from_secs(1), Cancel::with(&shared.stop)) {
+            // Past the cap a connection is dropped at once: a flood of
+            // connections costs sockets, not threads and memory.
+            Ok((c, _)) if shared.conns.load(Ordering::Relaxed) >= MAX_CONNECTIONS => drop(c),
             Ok((c, _)) => {
                 let s = Arc::clone(&shared);
-                std::thread::spawn(move || handle(c, &s));
+                s.conns.fetch_add(1, Ordering::Relaxed);
+                std::thread::spawn(move || {
+                    handle(c, &s);
+                    s.conns.fetch_sub(1, Ordering::Relaxed);
+                });
             }
             Err(NetError::Cancelled) => return Ok(()),
             // A timeout or a connection reset before accept: go on.

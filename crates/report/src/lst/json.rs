@@ -7,8 +7,15 @@ use iolab_results::{Envelope, Environment};
 /// The payload schema.
 pub const SCHEMA: &str = "iolab.lst/1";
 
-/// The document, started at `started_unix_ns`.
-pub fn render(plan: &Plan, report: &Report, command_line: &str, started_unix_ns: u64) -> String {
+/// The document, started at `started_unix_ns`. While the run goes on
+/// (`finished` false) the end time stays 0, as the envelope defines.
+pub fn render(
+    plan: &Plan,
+    report: &Report,
+    command_line: &str,
+    started_unix_ns: u64,
+    finished: bool,
+) -> String {
     let env = Environment {
         host: iolab_core::env::host_info(),
         filesystems: vec![],
@@ -24,6 +31,10 @@ pub fn render(plan: &Plan, report: &Report, command_line: &str, started_unix_ns:
     );
     doc.tool.compatible_with = Some("LNet selftest (lst)".into());
     doc.started_unix_ns = started_unix_ns;
-    doc.finished_unix_ns = iolab_core::clock::wall_ns();
+    doc.finished_unix_ns = if finished {
+        iolab_core::clock::wall_ns()
+    } else {
+        0
+    };
     doc.to_json()
 }
