@@ -282,10 +282,24 @@ fn connect_one(
                 ))
             }
             Err(e) => {
+                // An agent that failed to start explains more than the
+                // connection's error: give it a moment to exit.
+                for _ in 0..20 {
+                    if let Some(said) = exited(remote) {
+                        return Err(LstError::Node(
+                            n.name.clone(),
+                            format!("the agent started there exited before it answered: {said}"),
+                        ));
+                    }
+                    if remote.is_none() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
                 return Err(LstError::Node(
                     n.name.clone(),
                     format!("cannot reach the agent at {}: {e}", n.addr),
-                ))
+                ));
             }
         }
     }
