@@ -55,7 +55,7 @@ fn fail(job: &Job<'_>, i: usize, e: NetError) -> String {
 fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError> {
     let mut c = conn::connect(addr, CONNECT_TIMEOUT, cancel)?;
     c.idle_timeout = Duration::from_secs(30);
-    c.max_payload = job.test.reply_bytes().max(64 << 10);
+    c.max_payload = proto::frame_limit(&job.test);
     let hello = Hello::Data {
         token: job.token.to_string(),
         test: job.test,

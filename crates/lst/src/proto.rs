@@ -36,6 +36,13 @@ pub fn op_of(test: &Test) -> u8 {
     }
 }
 
+/// The payload limit of a data connection for `test`, both ways: the
+/// largest request or reply (iolab_net checks it on send and receive),
+/// and never less than the handshake needs.
+pub fn frame_limit(test: &Test) -> u32 {
+    test.request_bytes().max(test.reply_bytes()).max(64 << 10)
+}
+
 /// Handshake parameters of a connection to an agent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "lowercase")]

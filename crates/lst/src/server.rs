@@ -98,7 +98,7 @@ pub(crate) fn serve(
     cancel: Cancel<'_>,
 ) -> Result<(), NetError> {
     c.idle_timeout = Duration::from_secs(30);
-    c.max_payload = test.request_bytes().max(64 << 10);
+    c.max_payload = proto::frame_limit(&test);
     let mut local = Local::default();
     let r = serve_loop(c, test, &mut local, corrupt_every, cancel);
     shared.add(&local);

@@ -75,3 +75,39 @@ fn a_sweep_over_two_agents_counts_every_byte() {
         a.join().unwrap().unwrap();
     }
 }
+
+#[test]
+fn megabyte_bulk_rpcs_go_both_ways() {
+    let stop = Arc::new(AtomicBool::new(false));
+    let addrs: Vec<String> = (0..2).map(|_| free_addr()).collect();
+    let agents: Vec<_> = addrs
+        .iter()
+        .map(|a| {
+            let cfg = AgentConfig {
+                listen: a.clone(),
+                ..Default::default()
+            };
+            let s = Arc::clone(&stop);
+            std::thread::spawn(move || agent::serve(cfg, s))
+        })
+        .collect();
+    for op in [BrwOp::Write, BrwOp::Read] {
+        let test = Test::Brw {
+            op,
+            size: 1 << 20,
+            check: Check::Simple,
+        };
+        let mut p = plan(test, &addrs[..1], &addrs[1..], vec![4]);
+        p.limit = Limit::Count(16);
+        p.repeat = 1;
+        let report = console::run(&p, &AtomicBool::new(false), |_| {});
+        assert_eq!(report.outcome, iolab_core::Outcome::Completed, "{op:?}");
+        let r = &report.points[0].runs[0];
+        assert_eq!(r.clients.rx_bytes + r.clients.tx_bytes, 16 << 20, "{op:?}");
+        assert_eq!(r.servers.rx_bytes + r.servers.tx_bytes, 16 << 20, "{op:?}");
+    }
+    stop.store(true, Ordering::Relaxed);
+    for a in agents {
+        a.join().unwrap().unwrap();
+    }
+}
