@@ -41,3 +41,24 @@ fn row(out: &mut String, p: &PointResult, name: &str, g: &GroupSummary) {
     }
     let _ = writeln!(out, ",{},{},{},{}", l.p50_ns, l.p90_ns, l.p99_ns, l.max_ns);
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_row_per_point_and_group_with_the_header_columns() {
+        let (_, report) = super::super::text::tests::report();
+        let csv = super::render(&report);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 1 + 2 * 2);
+        let cols = super::HEADER.split(',').count();
+        assert!(lines.iter().all(|l| l.split(',').count() == cols), "{csv}");
+        assert!(
+            lines[1].starts_with("1,1,1,clients,1,1000,0,0,4096000,2000.000,"),
+            "{csv}"
+        );
+        assert!(
+            lines[2].starts_with("1,1,1,servers,1,1000,0,4096000,0,"),
+            "{csv}"
+        );
+    }
+}

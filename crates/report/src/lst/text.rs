@@ -102,3 +102,70 @@ fn table(report: &Report) -> String {
     }
     out
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use iolab_lst::result::{ClientStats, PointResult, RunResult, ServerStats};
+
+    pub(crate) fn report() -> (Plan, Report) {
+        let c = ClientStats {
+            node: "a".into(),
+            rpcs: 1000,
+            tx_bytes: 1000 * 4096,
+            elapsed_ns: 500_000_000,
+            ..Default::default()
+        };
+        let s = ServerStats {
+            node: "b".into(),
+            rpcs: 1000,
+            rx_bytes: 1000 * 4096,
+            span_ns: 500_000_000,
+            ..Default::default()
+        };
+        let run = RunResult::new(vec![c], vec![s]);
+        let points = vec![
+            PointResult::new(1, 1, vec![run.clone()]),
+            PointResult::new(1, 2, vec![run]),
+        ];
+        let plan = Plan {
+            test: iolab_lst::spec::Test::Brw {
+                op: iolab_lst::spec::BrwOp::Write,
+                size: 4096,
+                check: iolab_lst::spec::Check::Full,
+            },
+            from: vec![],
+            to: vec![],
+            distribute: Default::default(),
+            concurrency: vec![1, 2],
+            clients: vec![1],
+            repeat: 1,
+            limit: iolab_lst::spec::Limit::Count(1000),
+            key_file: None,
+            rsh: None,
+            agent_cmd: vec![],
+            connect_timeout_s: 1.0,
+        };
+        let report = Report {
+            points,
+            outcome: iolab_core::Outcome::Completed,
+        };
+        (plan, report)
+    }
+
+    #[test]
+    fn blocks_follow_lst_stat() {
+        let (plan, report) = report();
+        let t = render(&plan, &report);
+        assert!(t.contains("# brw write size=4096 check=full clients 1 concurrency 2 repeats 1\n"));
+        assert!(t.contains(
+            "[LNet Rates of clients]\n[R] Avg: 2000     RPC/s Min: 2000     RPC/s Max: 2000     RPC/s\n"
+        ));
+        assert!(t.contains(
+            "[LNet Bandwidth of servers]\n[R] Avg: 7.81     MiB/s Min: 7.81     MiB/s Max: 7.81     MiB/s\n[W] Avg: 0.00 "
+        ));
+        assert!(t.contains("[Errors] clients: 0 servers: 0 (RPCs: clients 1000 servers 1000)"));
+        assert!(t.contains("# sweep"), "two points make a sweep table");
+        assert_eq!(t.matches("[LNet Rates of servers]").count(), 2);
+    }
+}
