@@ -89,7 +89,8 @@ struct Local {
 }
 
 /// Serves one data connection until the client's `End`, the session's
-/// cancel, or an error; the counters are added to `shared` in every case.
+/// cancel, or an error; the counters are added to `shared` unless the
+/// session is over.
 pub(crate) fn serve(
     c: &mut Conn,
     test: Test,
@@ -101,7 +102,11 @@ pub(crate) fn serve(
     c.max_payload = proto::frame_limit(&test);
     let mut local = Local::default();
     let r = serve_loop(c, test, &mut local, corrupt_every, cancel);
-    shared.add(&local);
+    // A connection cut short by the end of its session must not leak its
+    // counts into the next session's first run.
+    if !cancel.cancelled() {
+        shared.add(&local);
+    }
     if r.is_ok() {
         c.send(Kind::End, 0, 0, &[], cancel)?;
     }
