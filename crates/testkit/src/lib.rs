@@ -7,7 +7,9 @@
 //! leave the machine; the route also claims the subnet, so concurrent
 //! tests pick different ones. Drop removes the namespaces (and with them
 //! the veth pairs and the bridge) and the route, also when a test
-//! panics. The remote shell into a host is `ip netns exec NS`.
+//! panics; a cluster whose test process was killed outright is removed
+//! by the next `FakeCluster::new` (a ledger in `/run/iolab-testkit` says
+//! which process claimed each subnet). The remote shell into a host is `ip netns exec NS`.
 //!
 //! ```no_run
 //! let c = iolab_testkit::FakeCluster::new(2).unwrap();
@@ -72,6 +74,7 @@ impl FakeCluster {
             subnet: None,
             created: Vec::new(),
         };
+        reap_stale();
         c.claim_subnet()?;
         c.build()?;
         Ok(c)
@@ -88,6 +91,7 @@ impl FakeCluster {
             match ip(&["route", "add", "unreachable", &Self::cidr(x)]) {
                 Ok(()) => {
                     self.subnet = Some(x);
+                    ledger_write(x);
                     return Ok(());
                 }
                 Err(e) => last = e,
@@ -186,6 +190,59 @@ impl FakeCluster {
     }
 }
 
+/// Where each claimed subnet records the process that claimed it, so a
+/// later test can clean up after a test process that was killed (Drop
+/// never ran).
+fn ledger_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from("/run/iolab-testkit")
+}
+
+fn ledger_write(x: u8) {
+    let d = ledger_dir();
+    let _ = std::fs::create_dir_all(&d);
+    let _ = std::fs::write(d.join(x.to_string()), std::process::id().to_string());
+}
+
+fn alive(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Removes the namespaces and routes of fake clusters whose process is
+/// gone.
+fn reap_stale() {
+    let Ok(entries) = std::fs::read_dir(ledger_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let pid = std::fs::read_to_string(e.path())
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok());
+        let x = e.file_name().to_string_lossy().parse::<u8>().ok();
+        let (Some(pid), Some(x)) = (pid, x) else {
+            continue;
+        };
+        if alive(pid) {
+            continue;
+        }
+        reap_namespaces(pid);
+        let _ = ip(&["route", "del", "unreachable", &FakeCluster::cidr(x)]);
+        let _ = std::fs::remove_file(e.path());
+    }
+}
+
+fn reap_namespaces(pid: u32) {
+    let prefix = format!("iolab{pid}x");
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let name = line.split_whitespace().next().unwrap_or("");
+        if name.starts_with(&prefix) {
+            let _ = ip(&["netns", "del", name]);
+        }
+    }
+}
+
 impl Drop for FakeCluster {
     fn drop(&mut self) {
         for ns in self.created.iter().rev() {
@@ -193,6 +250,7 @@ impl Drop for FakeCluster {
         }
         if let Some(x) = self.subnet {
             let _ = ip(&["route", "del", "unreachable", &Self::cidr(x)]);
+            let _ = std::fs::remove_file(ledger_dir().join(x.to_string()));
         }
     }
 }
@@ -281,5 +339,35 @@ mod tests {
         assert!(!route_exists(&cidr));
         let list = Command::new("ip").args(["netns", "list"]).output().unwrap();
         assert!(!String::from_utf8_lossy(&list.stdout).contains(&name));
+    }
+
+    #[test]
+    fn a_killed_test_process_leftovers_are_reaped_by_the_next_cluster() {
+        let mut child = Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let ns = format!("iolab{dead}x0h0");
+        if let Err(e) = ip(&["netns", "add", &ns]) {
+            if under_ci() {
+                panic!("setup failed under CI: {e}");
+            }
+            return println!("SKIPPED: {e}");
+        }
+        let x = (1..=250u8)
+            .rev()
+            .find(|&x| ip(&["route", "add", "unreachable", &FakeCluster::cidr(x)]).is_ok())
+            .unwrap();
+        let d = ledger_dir();
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(x.to_string()), dead.to_string()).unwrap();
+        let c = FakeCluster::new(1).unwrap();
+        assert!(
+            !route_exists(&FakeCluster::cidr(x)),
+            "the dead process's route is gone"
+        );
+        let list = Command::new("ip").args(["netns", "list"]).output().unwrap();
+        assert!(!String::from_utf8_lossy(&list.stdout).contains(&ns));
+        assert!(!d.join(x.to_string()).exists());
+        drop(c);
     }
 }
