@@ -8,6 +8,7 @@ use std::process::ExitCode;
 mod clock;
 mod demo;
 mod exit;
+mod lst;
 mod mdtest;
 mod progress;
 mod signals;
@@ -27,6 +28,7 @@ Usage: iolab <command> [options...]
 Commands:
   mdtest   metadata benchmark, a drop-in mdtest (iolab mdtest -h)
   xdd      XDD data I/O benchmark (iolab xdd -help)
+  lst      network self-test as LNet selftest: agents, ping and brw (iolab lst --help)
   demo     the quick-start run: a short mdtest in a temporary directory
   timeserver  XDD's global clock server (iolab timeserver -help)
   gettime     read the global clock from a timeserver (iolab gettime -help)
@@ -45,6 +47,7 @@ fn lookup(name: &str) -> Option<Entry> {
         "demo" => Some(demo::main),
         "mdtest" => Some(mdtest::main),
         "xdd" => Some(xdd::main),
+        "lst" => Some(lst::main),
         "timeserver" => Some(clock::timeserver),
         "gettime" => Some(clock::gettime),
         "xddcp" => Some(not_yet),

@@ -99,12 +99,18 @@ fn global_clock(g: &crate::config::GlobalOpts) -> Result<Option<Estimate>, RunEr
     };
     let addr = format!("{}:{}", ts.host, ts.port);
     let wait = std::time::Duration::from_secs(10);
-    iolab_net::clock::estimate(&addr, ts.bounce, wait, iolab_net::Cancel::process())
-        .map(Some)
-        .map_err(|e| RunError::Clock {
+    match iolab_net::clock::estimate(&addr, ts.bounce, wait, iolab_net::Cancel::process()) {
+        Ok(e) => Ok(Some(e)),
+        // A host name that does not exist is bad input (exit 2); a server
+        // that does not answer is a failed run (exit 1).
+        Err(e @ iolab_net::NetError::Resolve { .. }) => Err(RunError::Usage(
+            crate::error::UsageError::new("timeserver", e.to_string()),
+        )),
+        Err(e) => Err(RunError::Clock {
             addr,
             why: e.to_string(),
-        })
+        }),
+    }
 }
 
 /// Sleeps until the global clock reads `t_s` (Ctrl-C ends the wait; the
