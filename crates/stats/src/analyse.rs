@@ -5,11 +5,11 @@
 
 use crate::config::Stat;
 use crate::sample::{NodeSamples, Row, Sample, Series};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One statistic of one node as a table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Table {
     /// The node.
     pub node: String,

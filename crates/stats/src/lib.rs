@@ -32,7 +32,7 @@ pub mod sample;
 pub use config::{Config, ConfigError, Spec, Stat};
 pub use sample::{NodeSamples, Row, Sample, Series};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -86,7 +86,7 @@ impl Session {
 
 /// What a run collected on every node, as a benchmark stores it beside
 /// its own results.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Collected {
     /// Each node's samples.
     pub nodes: Vec<NodeSamples>,
