@@ -392,17 +392,24 @@ fn run_wraps_a_command_and_keeps_its_exit_status() {
 }
 
 /// Three "nodes" through `ip netns exec`, one of which does not exist:
-/// it is reported (exit 1) and the two others collect into one tarball.
+/// it is reported (exit 1) and the two others collect into one tarball
+/// while an xdd write runs. Start names the remote shell with --rsh,
+/// stop takes it from IOLAB_RSH.
 #[test]
 fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
+    let name = "nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported";
     let s = Scratch::new("stats-nodes");
     let ns = match Namespaces::new("n", 2) {
         Ok(n) => n,
         Err(why) => {
-            common::skip_or_fail(
-                "nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported",
-                &why,
-            );
+            common::skip_or_fail(name, &why);
+            return;
+        }
+    };
+    let lo = match LoopDev::new(&s.path("img")) {
+        Ok(l) => l,
+        Err(why) => {
+            common::skip_or_fail(name, &why);
             return;
         }
     };
@@ -412,7 +419,7 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
     std::fs::write(
         &cfg,
         format!(
-            "TMP={}\nNET_INTERVAL=1\nDISK_INTERVAL=0\nSERVICE_INTERVAL=0\nOST_LIST=\"{}\"\nCLIENT_LIST=\"{} {missing}\"\n",
+            "TMP={}\nNET_INTERVAL=1\nDISK_INTERVAL=1\nSERVICE_INTERVAL=0\nOST_LIST=\"{}\"\nCLIENT_LIST=\"{} {missing}\"\n",
             s.path("tmp").display(),
             ns.names[0],
             ns.names[1]
@@ -420,17 +427,7 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
     )
     .unwrap();
     let cfg = cfg.to_str().unwrap();
-    let words = |step: &str, extra: &[&str]| {
-        let mut w = vec!["stats", step, cfg];
-        w.extend_from_slice(extra);
-        w.extend_from_slice(&["--rsh", "ip netns exec"]);
-        w.iter().map(|x| x.to_string()).collect::<Vec<_>>()
-    };
-    let args = words("start", &[]);
-    let o = run_in(
-        &s.root,
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    let o = run_in(&s.root, &["stats", "start", cfg, "--rsh", "ip netns exec"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains(&missing), "{}", stderr(&o));
     for n in &ns.names {
@@ -440,11 +437,17 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
             stdout(&o)
         );
     }
-    let args = words("stop", &["all.tgz"]);
-    let o = run_in(
-        &s.root,
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    let xdd = iolab(&[
+        "xdd", "-op", "write", "-target", &lo.dev, "-dio", "-reqsize", "64", "-numreqs", "32",
+    ]);
+    ok(&xdd);
+    let written: u64 = 32 * 64 * 1024;
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["stats", "stop", cfg, "all.tgz"])
+        .current_dir(&s.root)
+        .env("IOLAB_RSH", "ip netns exec")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains(&missing));
     let a = run_in(&s.root, &["stats", "analyse", "all.tgz", "csv"]);
@@ -460,7 +463,16 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
         let (_, rows) = read_csv(&net);
         assert!(!rows.is_empty());
         assert!(rows.iter().all(|r| r[3] == "lo"), "{rows:?}");
-        assert!(s.path(&format!("all-csv/{n}/disk.csv")).is_file());
+        // Block devices are not per namespace: each node saw the write.
+        let disk = series_rows(&s.path(&format!("all-csv/{n}/disk.csv")), lo.name());
+        let bytes: u64 = disk
+            .iter()
+            .map(|r| r["write_bytes_delta"].parse::<u64>().unwrap())
+            .sum();
+        assert!(
+            bytes >= written && bytes < written + 4096,
+            "{n}: {bytes} vs {written}"
+        );
         assert!(stdout(&a).contains(&format!("{n}: service: no service statistics")));
     }
 }
