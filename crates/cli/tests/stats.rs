@@ -160,6 +160,8 @@ fn bad_config_is_refused_naming_the_variable() {
         ("DISK_INTERVAL=1\nNODES=a\n", "unknown variable NODES"),
         ("DISK_INTERVAL=-1\n", "DISK_INTERVAL=-1"),
         ("CPU_INTERVAL=fast\n", "CPU_INTERVAL=fast"),
+        ("STATFS_INTERVAL=0\n", "STATFS_PATHS"),
+        ("# nothing set\n", "nothing would be collected"),
     ] {
         let cfg = s.path("c.sh");
         std::fs::write(&cfg, format!("TMP={}\n{text}", tmp.display())).unwrap();

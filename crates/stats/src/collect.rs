@@ -212,6 +212,7 @@ mod tests {
     fn lustre_and_statfs_without_paths_are_absent_not_errors() {
         let mut spec = Spec::local(0, Vec::new());
         spec.intervals.insert(Stat::Brw, 1);
+        spec.intervals.insert(Stat::Statfs, 0);
         let dir = std::env::temp_dir().join(format!("iolab-nolustre-{}", std::process::id()));
         let reader = Reader::with_sources(spec, Sources::under(&dir));
         let mut mem = Memory::new("n");

@@ -114,10 +114,15 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// Every Linux statistic every `interval_s` seconds, statfs of `paths`.
+    /// Every Linux statistic every `interval_s` seconds; statfs only
+    /// when `paths` names some.
     pub fn local(interval_s: u64, paths: Vec<PathBuf>) -> Spec {
         Spec {
-            intervals: Stat::LINUX.iter().map(|s| (*s, interval_s)).collect(),
+            intervals: Stat::LINUX
+                .iter()
+                .filter(|s| **s != Stat::Statfs || !paths.is_empty())
+                .map(|s| (*s, interval_s))
+                .collect(),
             statfs_paths: paths,
         }
     }
@@ -242,11 +247,37 @@ pub fn load(arg: &str) -> Result<Config, ConfigError> {
         path: arg.to_string(),
         why: e.to_string(),
     })?;
-    if path.extension().is_some_and(|e| e == "toml") {
-        parse_toml(arg, &text)
+    let cfg = if path.extension().is_some_and(|e| e == "toml") {
+        parse_toml(arg, &text)?
     } else {
-        parse_sh(arg, &text)
+        parse_sh(arg, &text)?
+    };
+    check(arg, &cfg)?;
+    Ok(cfg)
+}
+
+/// What no single variable shows: a config that would record nothing,
+/// or statfs with no path to ask.
+pub fn check(file: &str, cfg: &Config) -> Result<(), ConfigError> {
+    let bad = |name: &str, why: &str| ConfigError::Value {
+        file: file.into(),
+        name: name.into(),
+        value: String::new(),
+        why: why.into(),
+    };
+    if cfg.spec.intervals.is_empty() {
+        return Err(bad(
+            "*_INTERVAL",
+            "none is set, so nothing would be collected (set e.g. VMSTAT_INTERVAL=1)",
+        ));
     }
+    if cfg.spec.intervals.contains_key(&Stat::Statfs) && cfg.spec.statfs_paths.is_empty() {
+        return Err(bad(
+            "STATFS_INTERVAL",
+            "set without STATFS_PATHS: name the mounted paths to ask",
+        ));
+    }
+    Ok(())
 }
 
 /// `local`, `local,1s`, `local,0`: the short form of `--stats`.
@@ -542,5 +573,22 @@ SCRIPT=/usr/bin/lstat.sh
         );
         assert!(load("local,-1").is_err());
         assert!(load("localhost").is_err());
+        assert!(!load("local")
+            .unwrap()
+            .spec
+            .intervals
+            .contains_key(&Stat::Statfs));
+    }
+
+    #[test]
+    fn a_config_that_records_nothing_or_statfs_without_paths_is_refused() {
+        let cfg = parse_sh("c.sh", "TMP=/tmp\n").unwrap();
+        let e = check("c.sh", &cfg).unwrap_err();
+        assert!(e.to_string().contains("nothing would be collected"), "{e}");
+        let cfg = parse_sh("c.sh", "STATFS_INTERVAL=1\n").unwrap();
+        let e = check("c.sh", &cfg).unwrap_err();
+        assert!(e.to_string().contains("STATFS_PATHS"), "{e}");
+        let cfg = parse_sh("c.sh", "STATFS_INTERVAL=1\nSTATFS_PATHS=/\n").unwrap();
+        assert!(check("c.sh", &cfg).is_ok());
     }
 }
