@@ -20,6 +20,22 @@ pub trait Sink {
     fn absent(&mut self, stat: Stat, why: &str) -> std::io::Result<()>;
     /// One sample of `stat`.
     fn sample(&mut self, stat: Stat, sample: &Sample) -> std::io::Result<()>;
+    /// Something the record's reader should know (a sample that failed).
+    fn note(&mut self, text: &str) -> std::io::Result<()>;
+}
+
+/// Takes one sample into `sink`. A statistic that cannot be read this
+/// time (a file gone for a moment) costs that sample and a note, not the
+/// collection; only a sink that cannot record ends the loop.
+fn take(reader: &Reader, sink: &mut dyn Sink, stat: Stat) -> std::io::Result<()> {
+    match reader.sample(stat) {
+        Ok(s) => sink.sample(stat, &s),
+        Err(e) => sink.note(&format!(
+            "{}: a sample at {} ns could not be read: {e}",
+            stat.name(),
+            iolab_core::clock::wall_ns()
+        )),
+    }
 }
 
 /// Reads one statistic now. None when it does not exist here.
@@ -117,7 +133,7 @@ pub fn run(
             sink.absent(stat, &why)?;
             continue;
         }
-        sink.sample(stat, &reader.sample(stat)?)?;
+        take(reader, sink, stat)?;
         let every = (secs > 0).then(|| begin + Duration::from_secs(secs));
         due.insert(stat, every);
     }
@@ -128,7 +144,7 @@ pub fn run(
         for (&stat, when) in due.iter_mut() {
             let Some(at) = *when else { continue };
             if at <= now {
-                sink.sample(stat, &reader.sample(stat)?)?;
+                take(reader, sink, stat)?;
                 let step = Duration::from_secs(reader.spec.intervals[&stat]);
                 // A late sample does not make the next ones crowd in.
                 let mut n = at + step;
@@ -142,7 +158,7 @@ pub fn run(
         std::thread::sleep(next.saturating_duration_since(Instant::now()).min(POLL));
     }
     for &stat in due.keys() {
-        sink.sample(stat, &reader.sample(stat)?)?;
+        take(reader, sink, stat)?;
     }
     Ok(())
 }
@@ -183,6 +199,11 @@ impl Sink for Memory {
             Series::Samples(v) => v.push(sample.clone()),
             Series::Absent(_) => {}
         }
+        Ok(())
+    }
+
+    fn note(&mut self, text: &str) -> std::io::Result<()> {
+        self.samples.notes.push(text.to_string());
         Ok(())
     }
 }

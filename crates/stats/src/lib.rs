@@ -258,3 +258,34 @@ pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
         notes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_attachment_returns_tables_and_writes_the_tarball() {
+        let dir = std::env::temp_dir().join(format!("iolab-attach-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tgz = dir.join("a.tgz");
+        let attached = attach("local,0", None, Path::new("/bin/false")).unwrap();
+        assert!(matches!(attached, Attached::Local(_)));
+        let c = attached.finish(Some(&tgz)).unwrap();
+        assert_eq!(c.nodes.len(), 1);
+        assert!(c.failed.is_empty());
+        assert!(c
+            .tables
+            .iter()
+            .any(|t| t.stat == Stat::Cpu && !t.rows.is_empty()));
+        let (nodes, _) = archive::read_tgz(&tgz).unwrap();
+        assert_eq!(nodes, c.nodes);
+        let json = serde_json::to_string(&c).unwrap();
+        let back: Collected = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.tables, c.tables);
+        assert!(matches!(
+            attach("local,-2", None, Path::new("x")),
+            Err(StatsError::Config(_))
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

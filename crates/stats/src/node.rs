@@ -164,6 +164,10 @@ impl Sink for Files {
     fn sample(&mut self, stat: Stat, sample: &Sample) -> std::io::Result<()> {
         self.append(archive::samples_file(stat), &archive::sample_line(sample))
     }
+
+    fn note(&mut self, text: &str) -> std::io::Result<()> {
+        self.append(archive::NOTES_FILE.into(), format!("{text}\n").as_bytes())
+    }
 }
 
 /// The detached collector's body: reads the spec from `dir`, records
