@@ -15,7 +15,7 @@ use std::process::ExitCode;
 /// Collects system and Lustre statistics on every node while something
 /// runs, as the Lustre I/O kit's stats-collect does.
 #[derive(Parser, Debug)]
-#[command(name = "iolab stats", version, about)]
+#[command(name = "iolab stats", version)]
 struct Cli {
     #[command(subcommand)]
     step: Step,

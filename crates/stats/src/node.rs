@@ -70,11 +70,12 @@ pub fn running_pid(dir: &Path) -> Option<i32> {
         .trim()
         .parse()
         .ok()?;
-    is_collector(pid).then_some(pid)
+    is_collector(pid, dir).then_some(pid)
 }
 
-/// True when `pid` is alive (not a zombie) and is an iolab stats collector.
-fn is_collector(pid: i32) -> bool {
+/// True when `pid` is alive (not a zombie) and is the iolab stats
+/// collector of `dir` (not one of another run).
+fn is_collector(pid: i32, dir: &Path) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };
@@ -86,7 +87,8 @@ fn is_collector(pid: i32) -> bool {
     }
     let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let words: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-    words.contains(&&b"stats"[..]) && words.contains(&&b"collect"[..])
+    let dir = dir.as_os_str().as_encoded_bytes();
+    words.contains(&&b"stats"[..]) && words.contains(&&b"collect"[..]) && words.contains(&dir)
 }
 
 /// Makes a fresh run directory for `spec`, refusing one a live collector
@@ -216,7 +218,7 @@ pub fn halt(dir: &Path) -> Result<Vec<u8>, NodeError> {
     let mut notes = Vec::new();
     match running_pid(dir) {
         Some(pid) => {
-            if !terminate(pid) {
+            if !terminate(pid, dir) {
                 notes.push(format!(
                     "the collector (pid {pid}) did not stop within {SETTLE:?} and was killed"
                 ));
@@ -250,12 +252,12 @@ pub fn halt(dir: &Path) -> Result<Vec<u8>, NodeError> {
 
 /// SIGTERM and wait for the collector to go; SIGKILL after [`SETTLE`].
 /// True when it ended by itself.
-fn terminate(pid: i32) -> bool {
+fn terminate(pid: i32, dir: &Path) -> bool {
     // SAFETY: kill has no memory effects; `pid` was checked to be our
     // collector just before.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let until = Instant::now() + SETTLE;
-    while is_collector(pid) {
+    while is_collector(pid, dir) {
         if Instant::now() >= until {
             // SAFETY: as above.
             unsafe { libc::kill(pid, libc::SIGKILL) };
