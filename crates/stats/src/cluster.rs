@@ -221,8 +221,9 @@ fn remote(rsh: &RemoteShell, node: &str, cmd: &[String]) -> Result<Vec<u8>, Stri
     } else {
         let err = String::from_utf8_lossy(&done.stderr).trim().to_string();
         Err(format!(
-            "{} ({})",
-            if err.is_empty() { "failed" } else { &err },
+            "through `{} {node}`: {} ({})",
+            rsh.agent.join(" "),
+            if err.is_empty() { "no message" } else { &err },
             done.status
         ))
     }
