@@ -247,4 +247,41 @@ mod tests {
         ));
         assert!(matches!(&mem.samples.stats[&Stat::Disk], Series::Samples(v) if v.len() == 2));
     }
+
+    /// The whole path for a Lustre statistic: files found under a tree,
+    /// sampled at start, changed by "the workload", sampled at stop, and
+    /// turned into a rate by the analysis.
+    #[test]
+    fn lustre_service_counters_become_rates() {
+        let dir = std::env::temp_dir().join(format!("iolab-lustre-run-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let svc = dir.join("proc/fs/lustre/ost/OSS/ost_io");
+        std::fs::create_dir_all(&svc).unwrap();
+        let text = |n: u64, sum: u64| {
+            format!(
+                "snapshot_time 1700000000.000001 secs.usecs\nost_write {n} samples [bytes] 4096 1048576 {sum} 1\n"
+            )
+        };
+        std::fs::write(svc.join("stats"), text(10, 10 << 20)).unwrap();
+        let spec = Spec {
+            intervals: [(Stat::Service, 0)].into_iter().collect(),
+            statfs_paths: Vec::new(),
+        };
+        let reader = Reader::with_sources(spec, Sources::under(&dir));
+        let mut mem = Memory::new("oss1");
+        let stop = || {
+            std::fs::write(svc.join("stats"), text(30, 30 << 20)).unwrap();
+            true
+        };
+        run(&reader, &mut mem, &stop, &mut || {}).unwrap();
+        let tables = crate::analyse::tables(&mem.samples);
+        let t = &tables[0];
+        assert_eq!(t.stat, Stat::Service);
+        assert_eq!(t.column("series").unwrap(), ["ost/ost_io/ost_write[bytes]"]);
+        assert_eq!(t.column("samples_delta").unwrap(), ["20"]);
+        assert_eq!(t.column("sum_delta").unwrap(), [(20u64 << 20).to_string()]);
+        let rate: f64 = t.column("sum_per_s").unwrap()[0].parse().unwrap();
+        assert!(rate > 0.0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
