@@ -111,7 +111,7 @@ impl<'a> Plan<'a> {
                     "--spec",
                     &spec,
                 ]);
-                remote(rsh, node, &cmd)
+                remote(rsh, node, &cmd, iolab_core::stop::requested)
             }
         });
         Report {
@@ -133,7 +133,10 @@ impl<'a> Plan<'a> {
             None => node::halt(dir).map_err(|e| e.to_string()),
             Some(rsh) => {
                 let cmd = self.command(&["halt", "--dir", &dir.display().to_string()]);
-                remote(rsh, node, &cmd)
+                // Not cut short by Ctrl-C: after an interrupted `run` the
+                // collectors must still be stopped. The wait is bounded,
+                // and a second Ctrl-C ends the process.
+                remote(rsh, node, &cmd, || false)
             }
         });
         let mut parts = Vec::new();
@@ -211,10 +214,15 @@ impl<'a> Plan<'a> {
 
 /// Runs `cmd` on `node`; its standard output on success, else the
 /// remote shell's complaint.
-fn remote(rsh: &RemoteShell, node: &str, cmd: &[String]) -> Result<Vec<u8>, String> {
+fn remote(
+    rsh: &RemoteShell,
+    node: &str,
+    cmd: &[String],
+    cancelled: fn() -> bool,
+) -> Result<Vec<u8>, String> {
     let r = rsh.spawn(node, cmd, &[]).map_err(|e| e.to_string())?;
     let done = r
-        .wait(REMOTE_TIMEOUT, iolab_core::stop::requested)
+        .wait(REMOTE_TIMEOUT, cancelled)
         .map_err(|e| e.to_string())?;
     if done.status.success() {
         Ok(done.stdout)
