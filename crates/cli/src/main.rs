@@ -12,6 +12,7 @@ mod lst;
 mod mdtest;
 mod progress;
 mod signals;
+mod stats;
 mod xdd;
 
 /// Exit status for bad usage (kept for the subcommands not yet moved to
@@ -29,6 +30,7 @@ Commands:
   mdtest   metadata benchmark, a drop-in mdtest (iolab mdtest -h)
   xdd      XDD data I/O benchmark (iolab xdd -help)
   lst      network self-test as LNet selftest: agents, ping and brw (iolab lst --help)
+  stats    stats-collect: system and Lustre statistics on every node (iolab stats -h)
   demo     the quick-start run: a short mdtest in a temporary directory
   timeserver  XDD's global clock server (iolab timeserver -help)
   gettime     read the global clock from a timeserver (iolab gettime -help)
@@ -48,6 +50,7 @@ fn lookup(name: &str) -> Option<Entry> {
         "mdtest" => Some(mdtest::main),
         "xdd" => Some(xdd::main),
         "lst" => Some(lst::main),
+        "stats" => Some(stats::main),
         "timeserver" => Some(clock::timeserver),
         "gettime" => Some(clock::gettime),
         "xddcp" => Some(not_yet),
