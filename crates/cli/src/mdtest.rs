@@ -17,6 +17,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Version string printed as `mdtest-<version>`.
@@ -128,26 +129,14 @@ fn run(prog: &str, s: Setup, command: String) -> ExitCode {
         print_now(&text::started(&doc.payload.started));
     }
     let counts = task_counts(&s.cfg, s.cfg.tasks_per_process as usize * transport.size());
-    for (i, &n) in counts.iter().enumerate() {
-        let out = run_test(&s, &doc, n, (i == 0, i + 1 == counts.len()));
-        let end = match out {
-            Ok(t) => finished_test(prog, leader, &s.cfg, &mut doc, t),
-            Err(u) => Err(u),
-        };
-        if let Err(u) = end {
-            report_unfinished(prog, leader, &u);
-            doc.outcome = u.outcome;
-            doc.payload.left_behind = u.left.iter().map(|p| p.display().to_string()).collect();
-        }
+    let running = AtomicBool::new(true);
+    std::thread::scope(|scope| {
         if leader {
-            doc.payload.finished = mdtest_timestamp();
-            doc.finished_unix_ns = wall_ns();
-            write_exports(prog, &s.cfg, &mut doc);
+            scope.spawn(|| announce_stop(prog, &s.cfg, &s.plan, &running));
         }
-        if doc.outcome != Outcome::Completed {
-            break;
-        }
-    }
+        run_counts(prog, &s, &mut doc, &counts);
+        running.store(false, Ordering::Relaxed);
+    });
     if let Err(e) = s.backend.finalize() {
         eprintln!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",
@@ -162,9 +151,61 @@ fn run(prog: &str, s: Setup, command: String) -> ExitCode {
     crate::exit::status(&doc.outcome)
 }
 
+/// Runs every task count of the sweep, recording into `doc`; stops at the
+/// first one that does not complete.
+fn run_counts(prog: &str, s: &Setup, doc: &mut MdtestDocument, counts: &[usize]) {
+    let leader = s.world.transport().rank() == 0;
+    for (i, &n) in counts.iter().enumerate() {
+        let out = run_test(s, doc, n, (i == 0, i + 1 == counts.len()));
+        let end = match out {
+            Ok(t) => finished_test(prog, leader, &s.cfg, doc, t),
+            Err(u) => Err(u),
+        };
+        if let Err(u) = end {
+            report_unfinished(prog, leader, &u);
+            doc.outcome = u.outcome;
+            doc.payload.left_behind = u.left.iter().map(|p| p.display().to_string()).collect();
+        }
+        if leader {
+            doc.payload.finished = mdtest_timestamp();
+            doc.finished_unix_ns = wall_ns();
+            write_exports(prog, &s.cfg, doc);
+        }
+        if doc.outcome != Outcome::Completed {
+            break;
+        }
+    }
+}
+
+/// Says, as soon as a stop is requested, where the run's items are and
+/// how to remove them should the process be killed before its cleanup
+/// ends (mpirun gives ranks one second after SIGTERM by default).
+fn announce_stop(prog: &str, cfg: &Config, plan: &Plan, running: &AtomicBool) {
+    while running.load(Ordering::Relaxed) {
+        if iolab_core::stop::requested() {
+            if cfg.phases.create {
+                eprint!("{}", where_items_are(prog, cfg, plan, "stopping; removing what this run made. Should the process be killed first, it may be left in:"));
+            }
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// What a second Ctrl-C prints as the process ends without cleaning up:
 /// where this run's items may remain, and how to remove them.
 fn last_words(prog: &str, cfg: &Config, plan: &Plan) -> String {
+    where_items_are(
+        prog,
+        cfg,
+        plan,
+        "stopped at once by a second signal; cleanup was skipped. What this run made may be left in:",
+    )
+}
+
+/// `headline`, then the test directories this run uses (the first few),
+/// then how to remove them.
+fn where_items_are(prog: &str, cfg: &Config, plan: &Plan, headline: &str) -> String {
     const SHOWN: usize = 20;
     let mut dirs = Vec::new();
     'all: for root in &cfg.dirs {
@@ -177,10 +218,7 @@ fn last_words(prog: &str, cfg: &Config, plan: &Plan) -> String {
             }
         }
     }
-    let mut s = format!(
-        "\n{prog}: stopped at once by a second signal; cleanup was skipped. \
-         What this run made may be left in:\n"
-    );
+    let mut s = format!("\n{prog}: {headline}\n");
     for d in dirs.iter().take(SHOWN) {
         s.push_str(&format!("{prog}:   {}\n", d.display()));
     }

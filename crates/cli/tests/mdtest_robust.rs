@@ -325,3 +325,98 @@ fn a_second_ctrl_c_lists_what_is_left_and_a_remove_run_clears_it() {
     assert!(r.status.success(), "{}", stderr(&r));
     assert!(!d.join("test-dir.0-0").exists(), "left: {:?}", tree(&d));
 }
+
+/// `mpirun --oversubscribe -n 2 iolab mdtest <line>`, as root if need be.
+#[cfg(feature = "mpi")]
+fn mpirun_cmd(mca: &[&str], line: &str) -> Option<Command> {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        common::skip_or_fail("mpirun", "mpirun is not installed");
+        return None;
+    }
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe"])
+        .args(mca)
+        .args(["-n", "2", env!("CARGO_BIN_EXE_iolab"), "mdtest"])
+        .args(line.split_whitespace())
+        .env("CI", "1");
+    Some(c)
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_create_only_sweep_and_a_failing_rank_end_cleanly() {
+    let s = Scratch::new("rb-mpi-sweep");
+    let d = s.path("w");
+    let common = format!("-f 1 -l 4 -s 1 -n 10 --tasks 2 -d {}", d.display());
+    for phase in ["-C", "-T", "-r"] {
+        let Some(mut c) = mpirun_cmd(&[], &format!("{phase} {common}")) else {
+            return;
+        };
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{phase}: {}{}", stdout(&o), stderr(&o));
+        assert_eq!(stdout(&o).matches("SUMMARY").count(), 4, "{}", stdout(&o));
+    }
+    assert!(!d.join("test-dir.0-0").exists(), "left: {:?}", tree(&d));
+    // Rank 1's task 1 (task 3) meets a missing file: every rank stops.
+    let line = format!("-F -n 10 --tasks 2 -d {}", d.display());
+    let o = mpirun_cmd(&[], &format!("-C {line}"))
+        .unwrap()
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_file(d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.3.5")).unwrap();
+    let j = s.path("o.json");
+    let o = mpirun_cmd(&[], &format!("-T {line} --json {}", j.display()))
+        .unwrap()
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    let v = json(&j);
+    assert_eq!(v["outcome"]["op"], "stat", "{v}");
+    assert!(v["outcome"]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("file.mdtest.3.5"));
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_ctrl_c_stops_every_rank_which_removes_what_it_made() {
+    let s = Scratch::new("rb-mpi-int");
+    let d = s.path("c");
+    // -p 60: after the tree is made the tasks wait (polling the stop
+    // flag), so the signal always finds the run in progress.
+    let line = format!("-C -F -p 60 -n 1000 --tasks 2 -d {}", d.display());
+    // Open MPI 4.1 waits this long before SIGTERM and again before SIGKILL.
+    let grace = ["--mca", "odls_base_sigkill_timeout", "3"];
+    let Some(mut c) = mpirun_cmd(&grace, &line) else {
+        return;
+    };
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let probe = d.join("test-dir.0-0/mdtest_tree.0");
+    while !probe.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+    }
+    // SAFETY: plain kill(2) on our child, mpirun.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(!d.exists(), "{err}\nleft: {} entries", tree(&d).len());
+    // mpirun may stop forwarding the ranks' output as it tears the job
+    // down, so the last line is not always seen; the listing comes first.
+    assert!(
+        err.contains("interrupted; removed") || err.contains("stopping; removing"),
+        "{:?}: {err}",
+        o.status
+    );
+    assert!(
+        err.contains(&d.join("test-dir.0-0").display().to_string()),
+        "{err}"
+    );
+    assert!(!d.exists(), "left: {:?}", tree(&d));
+}
