@@ -171,10 +171,30 @@ fn run_counts(prog: &str, s: &Setup, doc: &mut MdtestDocument, counts: &[usize])
             doc.finished_unix_ns = wall_ns();
             write_exports(prog, &s.cfg, doc);
         }
-        if doc.outcome != Outcome::Completed {
+        if !all_ranks_go_on(s, doc) {
             break;
         }
     }
+}
+
+/// Whether every rank completed this task count. Collective over all
+/// ranks, so that a rank that sat out a count (its tasks were not in it)
+/// learns of a failure instead of waiting for the next count's start.
+fn all_ranks_go_on(s: &Setup, doc: &mut MdtestDocument) -> bool {
+    let mine = doc.outcome != Outcome::Completed;
+    let any = s
+        .world
+        .transport()
+        .all_gather(&[u8::from(mine)])
+        .iter()
+        .any(|v| v.first() == Some(&1));
+    if any && !mine {
+        doc.outcome = match iolab_core::stop::requested() {
+            true => Outcome::Interrupted,
+            false => Outcome::Error(iolab_mdtest::exchange::peer_failed()),
+        };
+    }
+    !any
 }
 
 /// Says, as soon as a stop is requested, where the run's items are and

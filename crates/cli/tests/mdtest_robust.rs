@@ -377,6 +377,15 @@ fn mpi_create_only_sweep_and_a_failing_rank_end_cleanly() {
         .as_str()
         .unwrap()
         .ends_with("file.mdtest.3.5"));
+    // A sweep whose first count (task 0 only: rank 1 sits it out) fails:
+    // rank 1 must learn of it rather than wait for the next count.
+    std::fs::remove_file(d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.5")).unwrap();
+    let o = mpirun_cmd(&[], &format!("-T -f 1 -l 4 {line}"))
+        .unwrap()
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("file.mdtest.0.5"), "{}", stderr(&o));
 }
 
 #[cfg(feature = "mpi")]
