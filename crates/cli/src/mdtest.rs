@@ -158,8 +158,10 @@ fn run_counts(prog: &str, s: &Setup, doc: &mut MdtestDocument, counts: &[usize])
     for (i, &n) in counts.iter().enumerate() {
         let out = run_test(s, doc, n, (i == 0, i + 1 == counts.len()));
         let end = match out {
-            Ok(t) => finished_test(prog, leader, &s.cfg, doc, t),
-            Err(u) => Err(u),
+            Some(Ok(t)) => finished_test(prog, leader, &s.cfg, doc, t),
+            Some(Err(u)) => Err(u),
+            // This rank holds none of this count's tasks: it sat out.
+            None => Ok(()),
         };
         if let Err(u) = end {
             report_unfinished(prog, leader, &u);
@@ -252,13 +254,14 @@ fn where_items_are(prog: &str, cfg: &Config, plan: &Plan, headline: &str) -> Str
 }
 
 /// Runs one task count; returns the result of this process's first task
-/// or the most telling way the test ended over its tasks.
+/// or the most telling way the test ended over its tasks, and nothing on
+/// a rank that holds none of the count's tasks.
 fn run_test(
     s: &Setup,
     doc: &MdtestDocument,
     n: usize,
     (first, last): (bool, bool),
-) -> Result<TestResult, Unfinished> {
+) -> Option<Result<TestResult, Unfinished>> {
     let transport = s.world.transport();
     let threads = s.cfg.tasks_per_process as usize;
     let progress = Progress::new(threads);
@@ -280,7 +283,7 @@ fn run_test(
 /// One answer from this process's tasks: they agree when all went well;
 /// otherwise the error of the task that failed beats "another task
 /// failed", which beats an interruption. Left-behind lists are joined.
-fn merge_tasks(out: Vec<Result<TestResult, Unfinished>>) -> Result<TestResult, Unfinished> {
+fn merge_tasks(out: Vec<Result<TestResult, Unfinished>>) -> Option<Result<TestResult, Unfinished>> {
     let mut worst: Option<Unfinished> = None;
     let mut first_ok = None;
     for r in out {
@@ -292,13 +295,8 @@ fn merge_tasks(out: Vec<Result<TestResult, Unfinished>>) -> Result<TestResult, U
         }
     }
     match (worst, first_ok) {
-        (Some(u), _) => Err(u),
-        (None, Some(t)) => Ok(t),
-        // A rank that holds none of this count's tasks: it sat out.
-        (None, None) => Err(Unfinished {
-            outcome: Outcome::Completed,
-            left: Vec::new(),
-        }),
+        (Some(u), _) => Some(Err(u)),
+        (None, t) => t.map(Ok),
     }
 }
 
