@@ -429,3 +429,51 @@ fn mpi_ctrl_c_stops_every_rank_which_removes_what_it_made() {
     );
     assert!(!d.exists(), "left: {:?}", tree(&d));
 }
+
+#[test]
+fn a_stonewall_file_that_cannot_be_written_at_the_end_is_exit_1() {
+    let s = Scratch::new("rb-xfull");
+    let Some(full) = FullFs::new(&s) else { return };
+    let sw = full.root.join("sw");
+    let d = s.path("d");
+    let o = run(&format!(
+        "-C -F -n 20 -d {} -x {}",
+        d.display(),
+        sw.display()
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("-x"), "{}", stderr(&o));
+    let names: Vec<String> = std::fs::read_dir(&full.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["filler".to_string()], "no partial -x file");
+}
+
+#[test]
+fn sigterm_stops_and_cleans_up_like_ctrl_c() {
+    let s = Scratch::new("rb-term");
+    let d = s.path("t");
+    let j = s.path("t.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["mdtest", "-D", "-n", "3000000", "--tasks", "2", "--json"])
+        .arg(&j)
+        .arg("-d")
+        .arg(&d)
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/dir.mdtest.1.100");
+    while !probe.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+    }
+    // SAFETY: plain kill(2) on our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(!d.exists(), "left: {:?}", tree(&d));
+    assert_eq!(json(&j)["outcome"]["status"], "interrupted");
+}
