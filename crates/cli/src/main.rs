@@ -13,6 +13,7 @@ mod mdtest;
 mod progress;
 mod signals;
 mod stats;
+mod stats_hook;
 mod xdd;
 
 /// Exit status for bad usage (kept for the subcommands not yet moved to
