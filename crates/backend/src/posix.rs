@@ -131,15 +131,17 @@ impl Backend for Posix {
     }
 
     fn stat(&self, path: &CStr) -> io::Result<Stat> {
-        // SAFETY: zeroed stat is valid; stat(2) fills it.
+        // SAFETY: stat is plain data, for which all zeroes is valid.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `path` is NUL-terminated and `st` a writable stat.
         check(unsafe { libc::stat(path.as_ptr(), &mut st) })?;
         Ok(to_stat(&st))
     }
 
     fn fstat(&self, h: Handle) -> io::Result<Stat> {
-        // SAFETY: as above.
+        // SAFETY: stat is plain data, for which all zeroes is valid.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat only writes `st`; a bad descriptor is EBADF.
         check(unsafe { libc::fstat(h.0 as i32, &mut st) })?;
         let mut s = to_stat(&st);
         if s.is_block_device {

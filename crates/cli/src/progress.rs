@@ -89,7 +89,7 @@ impl<'a> Reporter<'a> {
         let mut last = None;
         while !done.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(100));
-            let cur = *self.current.lock().unwrap();
+            let cur = *self.current.lock().unwrap_or_else(|e| e.into_inner());
             if cur.map(|c| c.0) != last {
                 last = cur.map(|c| c.0);
                 since = std::time::Instant::now();
@@ -111,11 +111,12 @@ impl<'a> Reporter<'a> {
 
 impl Observer for Reporter<'_> {
     fn phase_started(&self, _iteration: u64, phase: Phase, items_per_task: u64) {
-        *self.current.lock().unwrap() = Some((phase, items_per_task * self.local_tasks));
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((phase, items_per_task * self.local_tasks));
     }
 
     fn phase_done(&self, iteration: u64, r: &PhaseResult) {
-        *self.current.lock().unwrap() = None;
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
         if self.leader && self.verbosity >= 1 {
             print!(
                 "{}",

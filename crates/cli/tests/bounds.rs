@@ -5,6 +5,9 @@
 //! for the binary is bounded, so a regression that hangs fails instead of
 //! blocking the suite.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::{tree, Scratch};

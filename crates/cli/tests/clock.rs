@@ -212,7 +212,7 @@ fn xdd_starttime_starts_no_earlier_than_the_global_time_and_records_the_clock() 
     // than the global start time, read on the global clock.
     let started = doc["started_unix_ns"].as_u64().unwrap() as i64;
     assert!(
-        started + offset >= t as i64 * 1_000_000_000,
+        started + offset >= t * 1_000_000_000,
         "{started} + {offset} < {t} s"
     );
     // A start time in the past runs at once, with a note.

@@ -2,6 +2,9 @@
 //! save` file names and layout, its `-csvout` / `-combinedout` layout, and
 //! `-outputformat` tokens checked against one list.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::path::PathBuf;

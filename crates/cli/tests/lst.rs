@@ -1,6 +1,9 @@
 //! `iolab lst` end to end: the real binary, real agents, real TCP on
 //! loopback and in a fake cluster of network namespaces.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::{skip_or_fail, stderr, stdout};

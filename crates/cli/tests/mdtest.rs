@@ -1,5 +1,8 @@
 //! `iolab mdtest` end to end: the real binary on a real tmpfs.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 use common::*;
 use std::collections::BTreeSet;

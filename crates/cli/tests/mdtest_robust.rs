@@ -4,6 +4,9 @@
 //! with -C, -u -N placement, -k -e, read-only file systems). Every test
 //! runs the real binary on a private tmpfs.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::{mdtest, stderr, stdout, tree, Scratch};

@@ -4,6 +4,9 @@
 //! be refused for writing without `-force` and left untouched; with
 //! `-force` the write goes through; an all-zero device is writable.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::path::Path;

@@ -2,6 +2,9 @@
 //! a real workload (`iolab xdd` with O_DIRECT on a loop device), and
 //! "nodes" that are network namespaces reached with `ip netns exec`.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::{iolab, stderr, stdout, Scratch};

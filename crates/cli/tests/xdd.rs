@@ -1,6 +1,9 @@
 //! Integration tests of `iolab xdd`: the real binary against real files in
 //! temporary directories (and a loop device when run as root).
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -3,6 +3,9 @@
 //! the run. The real binary on real tmpfs mounts (a small one to run out
 //! of space), with real signals.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::{skip_or_fail, stderr, stdout, Scratch};

@@ -258,7 +258,7 @@ mod tests {
         );
         let r = rows[0].rate;
         assert_eq!((r.max, r.min, r.mean), (300.0, 100.0, 200.0));
-        assert!((r.std_dev - 141.42135623730951).abs() < 1e-9);
+        assert!((r.std_dev - 200f64 / std::f64::consts::SQRT_2).abs() < 1e-9);
         assert_eq!(rows[1].rate.std_dev, 0.0);
     }
 }

@@ -2,6 +2,8 @@
 //! fresh tmpfs (when root), removed and unmounted on drop even when the
 //! test fails, and a runner for the real `iolab` binary.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
