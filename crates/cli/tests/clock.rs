@@ -266,3 +266,99 @@ fn xdd_clock_options_are_checked_and_an_unreachable_server_touches_nothing() {
         common::tree(&s.root)
     );
 }
+
+/// Across fake hosts (network namespaces on a private subnet, see
+/// iolab_testkit): timeserver on host 0, gettime on host 1, and an xdd run
+/// on host 2 that starts at a global time read from host 0.
+#[test]
+fn clock_across_fake_hosts() {
+    let c = match iolab_testkit::FakeCluster::new(3) {
+        Ok(c) => c,
+        Err(why) => return common::skip_or_fail("clock_across_fake_hosts", &why),
+    };
+    let (ns0, addr0) = c.host(0);
+    let iolab = env!("CARGO_BIN_EXE_iolab");
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &ns0, iolab, "timeserver", "-port", "2000"])
+        .args(["-bind", &addr0.to_string()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _server = Server {
+        port: 2000,
+        child: {
+            // It listens once it has said so.
+            let mut line = String::new();
+            BufReader::new(child.stderr.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            assert!(line.contains("serving"), "{line}");
+            child
+        },
+    };
+    let host = addr0.to_string();
+    let before = now_s();
+    let o = c
+        .run(
+            1,
+            &[
+                iolab,
+                "gettime",
+                "-timeserver",
+                &host,
+                "-port",
+                "2000",
+                "-bounce",
+                "5",
+            ],
+        )
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let g = number(&o);
+    assert!(
+        (before..=now_s()).contains(&g),
+        "one machine, one clock: {g}"
+    );
+    let s = common::Scratch::new("clock-fake-hosts");
+    let json = s.path("r.json");
+    let t = now_s() + 2;
+    let (t_s, json_s) = (t.to_string(), json.to_str().unwrap().to_string());
+    let o = c
+        .run(
+            2,
+            &[
+                iolab,
+                "xdd",
+                "-op",
+                "write",
+                "-target",
+                "null",
+                "-reqsize",
+                "4",
+                "-numreqs",
+                "8",
+                "-timeserver",
+                "host",
+                &host,
+                "port",
+                "2000",
+                "bounce",
+                "5",
+                "-starttime",
+                &t_s,
+                "--json",
+                &json_s,
+            ],
+        )
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let started = doc["started_unix_ns"].as_u64().unwrap() as i64;
+    let offset = doc["payload"]["global_clock"]["offset_ns"]
+        .as_i64()
+        .unwrap();
+    assert!(
+        started + offset >= t * 1_000_000_000,
+        "started before -starttime"
+    );
+}
