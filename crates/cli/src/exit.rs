@@ -32,6 +32,24 @@ pub fn usage() -> ExitCode {
     ExitCode::from(USAGE)
 }
 
+/// Parses a clap command line (`iolab NAME ARGS...`) for the new
+/// commands. Help and version print and exit 0; bad usage prints clap's
+/// message and exits 2, as every iolab tool does.
+pub fn parse_clap<T: clap::Parser>(
+    name: &str,
+    args: Vec<std::ffi::OsString>,
+) -> Result<T, ExitCode> {
+    let argv = std::iter::once(std::ffi::OsString::from(format!("iolab {name}"))).chain(args);
+    T::try_parse_from(argv).map_err(|e| {
+        let _ = e.print();
+        if e.use_stderr() {
+            usage()
+        } else {
+            ExitCode::SUCCESS
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

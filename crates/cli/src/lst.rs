@@ -108,17 +108,9 @@ struct RunArgs {
 
 /// Entry point from the dispatcher.
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args.clone());
-    let cli = match Cli::try_parse_from(argv) {
+    let cli: Cli = match exit::parse_clap(prog, args.clone()) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                exit::usage()
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     let line = std::iter::once(format!("iolab {prog}"))
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))

@@ -92,17 +92,9 @@ enum Step {
 
 /// Entry point: `iolab stats ...`.
 pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
-    let argv = std::iter::once(OsString::from("iolab stats")).chain(args);
-    let cli = match Cli::try_parse_from(argv) {
+    let cli: Cli = match exit::parse_clap("stats", args) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                exit::usage()
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     match cli.step {
         Step::Start { config, rsh } => start(&config, rsh.as_deref()),
