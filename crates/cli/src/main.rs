@@ -10,6 +10,7 @@ mod exit;
 mod mdtest;
 mod progress;
 mod signals;
+mod survey;
 mod xdd;
 
 /// Exit status for bad usage (kept for the subcommands not yet moved to
@@ -26,6 +27,7 @@ Usage: iolab <command> [options...]
 Commands:
   mdtest   metadata benchmark, a drop-in mdtest (iolab mdtest -h)
   xdd      XDD data I/O benchmark (iolab xdd -help)
+  survey   the Lustre I/O kit's surveys: disk, obdfilter, ost, mds, plot (iolab survey --help)
   demo     the quick-start run: a short mdtest in a temporary directory
   xddcp, timeserver, gettime: not yet supported
 
@@ -42,6 +44,7 @@ fn lookup(name: &str) -> Option<Entry> {
         "demo" => Some(demo::main),
         "mdtest" => Some(mdtest::main),
         "xdd" => Some(xdd::main),
+        "survey" => Some(survey::main),
         "xddcp" | "timeserver" | "gettime" => Some(not_yet),
         _ => None,
     }

@@ -3,4 +3,5 @@
 //! measures or touches storage.
 
 pub mod mdtest;
+pub mod survey;
 pub mod xdd;

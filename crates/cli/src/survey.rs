@@ -1,0 +1,321 @@
+//! `iolab survey`: the Lustre I/O kit's surveys. Parameters are flags and
+//! also the kit's environment variables (`size=1024 thrhi=4 iolab survey
+//! disk ...`); a flag wins over the variable. Every output line goes to
+//! stdout and `${rslt}.summary` as it is measured; `${rslt}.detail` holds
+//! the per-region/target figures; `--json` and `--csv` are written at the end.
+
+use crate::exit;
+use clap::{Args, Parser, Subcommand};
+use iolab_core::env::{fs_info, host_info};
+use iolab_core::Outcome;
+use iolab_report::survey as fmt;
+use iolab_results::{Envelope, Environment};
+use iolab_survey::ParamError;
+use serde::Serialize;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iolab survey",
+    about = "The Lustre I/O kit's surveys for any block device and file system",
+    long_about = "The Lustre I/O kit's surveys for any block device and file system.\n\n\
+        disk       sgpdd-survey: raw sequential O_DIRECT I/O on block devices (DESTROYS THEIR DATA)\n\
+        obdfilter  object survey: objects x threads on target directories\n\
+        ost        ost-survey: one file per target, to find the slow one\n\
+        mds        mds-survey: create/lookup/getattr/setxattr/destroy\n\
+        plot       CSV, gnuplot input and SVG/PNG charts from a .summary\n\n\
+        Parameters are flags or the kit's environment variables (size=1024 thrhi=4 iolab survey disk DEV)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// sgpdd-survey. WARNING: `write` overwrites every device given, from
+    /// 1 MiB in up to 1 MiB + size, destroying whatever it holds (file
+    /// systems, partition tables, data). A device that is mounted or holds
+    /// any signature is refused unless --force.
+    Disk(DiskArgs),
+}
+
+/// Where the results go (the kit's `rslt` and `rslt_loc`), plus JSON/CSV.
+#[derive(Args, Debug)]
+struct Common {
+    /// Result file prefix: writes PREFIX.summary (same as stdout) and
+    /// PREFIX.detail. Default: RSLT_LOC/<survey>_<date@time>_<host>.
+    #[arg(long, env = "rslt")]
+    rslt: Option<String>,
+    /// Directory for the default prefix.
+    #[arg(long = "rslt-loc", env = "rslt_loc", default_value = "/tmp")]
+    rslt_loc: String,
+    /// Also write the results as JSON (an iolab results envelope).
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Also write one CSV row per point and test.
+    #[arg(long, value_name = "PATH")]
+    csv: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct DiskArgs {
+    /// Block devices or existing files (default: $scsidevs or $rawdevs).
+    devices: Vec<PathBuf>,
+    /// MB per device per action.
+    #[arg(long, env = "size", default_value_t = 8192)]
+    size: u64,
+    /// Smallest record size, KB.
+    #[arg(long, env = "rszlo", default_value_t = 1024)]
+    rszlo: u64,
+    /// Largest record size, KB (doubling from rszlo).
+    #[arg(long, env = "rszhi", default_value_t = 1024)]
+    rszhi: u64,
+    /// Fewest concurrent regions per device.
+    #[arg(long, env = "crglo", default_value_t = 1)]
+    crglo: u64,
+    /// Most concurrent regions per device (doubling from crglo).
+    #[arg(long, env = "crghi", default_value_t = 256)]
+    crghi: u64,
+    /// Fewest threads per device.
+    #[arg(long, env = "thrlo", default_value_t = 1)]
+    thrlo: u64,
+    /// Most threads per device (doubling from thrlo; points with fewer
+    /// threads than regions or more than --max-queue per region are skipped).
+    #[arg(long, env = "thrhi", default_value_t = 4096)]
+    thrhi: u64,
+    /// Actions in order: write and/or read.
+    #[arg(long, env = "actions", default_value = "write read")]
+    actions: String,
+    /// Most threads on one region (the kit's SG_MAX_QUEUE).
+    #[arg(long, default_value_t = 16)]
+    max_queue: u64,
+    /// Write even a device that is mounted or holds a file system,
+    /// partition table or other signature: its data is destroyed.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Entry point: `iolab survey <survey> ...`.
+pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args.clone());
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::usage()
+            } else {
+                ExitCode::SUCCESS
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let line = command_line(prog, &args);
+    match cli.cmd {
+        Cmd::Disk(a) => disk(a, &line),
+    }
+}
+
+fn command_line(prog: &str, args: &[OsString]) -> String {
+    let mut s = format!("iolab {prog}");
+    for a in args {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+fn usage_error(survey: &str, e: &ParamError) -> ExitCode {
+    eprintln!("iolab survey {survey}: {e}");
+    exit::usage()
+}
+
+/// The kit's default prefix: `RSLT_LOC/<name>_<date@time>_<host>`.
+fn prefix(c: &Common, name: &str) -> String {
+    c.rslt.clone().unwrap_or_else(|| {
+        let when = iolab_survey::strftime("%F@%R");
+        format!(
+            "{}/{name}_{when}_{}",
+            c.rslt_loc,
+            iolab_core::env::hostname()
+        )
+    })
+}
+
+/// The summary and detail files, and the terminal.
+struct Outputs {
+    summary: File,
+    detail: File,
+    progress: bool,
+    points: usize,
+}
+
+impl Outputs {
+    /// Creates PREFIX.summary and PREFIX.detail (truncating, as the kit does).
+    fn create(prefix: &str) -> Result<Self, ParamError> {
+        let open = |ext: &str| {
+            File::create(format!("{prefix}.{ext}")).map_err(|e| {
+                ParamError::new(
+                    "rslt",
+                    format!("cannot create {prefix}.{ext}: {e}; choose another --rslt"),
+                )
+            })
+        };
+        let summary = open("summary")?;
+        let detail = open("detail")?;
+        let progress = std::io::stderr().is_terminal() && !crate::progress::ci();
+        Ok(Self {
+            summary,
+            detail,
+            progress,
+            points: 0,
+        })
+    }
+
+    /// A summary line: stdout and .summary, flushed at once.
+    fn line(&mut self, s: &str) {
+        if self.progress {
+            eprint!("\r\x1b[K");
+        }
+        print!("{s}");
+        let _ = std::io::stdout().flush();
+        let _ = self.summary.write_all(s.as_bytes());
+        let _ = self.summary.flush();
+    }
+
+    /// A point is done: its line, its detail, the progress note.
+    fn point(&mut self, line: &str, detail: &str) {
+        self.line(line);
+        let _ = self.detail.write_all(detail.as_bytes());
+        self.points += 1;
+        if self.progress {
+            eprint!("survey: {} point(s) done, running the next...", self.points);
+        }
+    }
+
+    fn finish(&mut self) {
+        if self.progress {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+/// Writes --json and --csv; a failure is reported and makes the exit 1.
+fn write_extras<C: Serialize, P: Serialize>(
+    common: &Common,
+    doc: Envelope<C, P>,
+    csv: String,
+) -> bool {
+    let mut ok = true;
+    if let Some(p) = &common.json {
+        let mut doc = doc;
+        doc.finished_unix_ns = iolab_core::clock::wall_ns();
+        if let Err(e) = std::fs::write(p, doc.to_json()) {
+            eprintln!("iolab survey: cannot write --json {}: {e}", p.display());
+            ok = false;
+        }
+    }
+    if let Some(p) = &common.csv {
+        if let Err(e) = std::fs::write(p, csv) {
+            eprintln!("iolab survey: cannot write --csv {}: {e}", p.display());
+            ok = false;
+        }
+    }
+    ok
+}
+
+fn environment(paths: &[PathBuf]) -> Environment {
+    Environment {
+        host: host_info(),
+        filesystems: paths.iter().map(|p| fs_info(p)).collect(),
+    }
+}
+
+/// The exit status: the run's outcome, or 1 when an output failed.
+fn finish_status(outcome: &Outcome, outputs_ok: bool) -> ExitCode {
+    if !outputs_ok && !outcome.is_failure() && *outcome != Outcome::Interrupted {
+        return ExitCode::from(exit::FAILED);
+    }
+    if let Outcome::Error(f) = outcome {
+        eprintln!("iolab survey: {f}");
+    }
+    exit::status(outcome)
+}
+
+fn backend() -> Box<dyn iolab_backend::Backend> {
+    Box::new(iolab_backend::Posix)
+}
+
+fn env_devices() -> Vec<PathBuf> {
+    ["scsidevs", "rawdevs"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
+        .map(|s| s.split_whitespace().map(PathBuf::from).collect())
+        .unwrap_or_default()
+}
+
+fn disk(a: DiskArgs, line: &str) -> ExitCode {
+    use iolab_survey::disk::{self, Action, DiskConfig};
+    let actions = match Action::parse_list(&a.actions) {
+        Ok(x) => x,
+        Err(e) => return usage_error("disk", &e),
+    };
+    let devices = if a.devices.is_empty() {
+        env_devices()
+    } else {
+        a.devices
+    };
+    let cfg = DiskConfig {
+        devices,
+        size_mb: a.size,
+        rszlo_kb: a.rszlo,
+        rszhi_kb: a.rszhi,
+        crglo: a.crglo,
+        crghi: a.crghi,
+        thrlo: a.thrlo,
+        thrhi: a.thrhi,
+        actions,
+        max_queue: a.max_queue,
+        force: a.force,
+    };
+    let b = backend();
+    let plan = match cfg.validate(b.as_ref()) {
+        Ok(p) => p,
+        Err(e) => return usage_error("disk", &e),
+    };
+    let mut out = match Outputs::create(&prefix(&a.common, "sgpdd_survey")) {
+        Ok(o) => o,
+        Err(e) => return usage_error("disk", &e),
+    };
+    let names: Vec<String> = cfg
+        .devices
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    let header = iolab_survey::Header::now();
+    out.line(&fmt::summary::header(&header, "sgpdd-survey", &names));
+    let report = disk::run(&plan, b.as_ref(), &mut |p| {
+        out.point(&fmt::summary::disk_line(p), &fmt::detail::disk(p));
+    });
+    out.finish();
+    let csv = fmt::csv::disk(&report.points);
+    let outcome = report.outcome.clone();
+    let doc = Envelope::new(
+        "iolab.survey.disk/1",
+        "survey disk",
+        line,
+        cfg.clone(),
+        environment(&[]),
+        outcome.clone(),
+        report,
+    );
+    let ok = write_extras(&a.common, doc, csv);
+    finish_status(&outcome, ok)
+}

@@ -1,0 +1,321 @@
+//! `iolab survey` against real devices: loop devices over sparse files in
+//! a tmpfs, ext4/xfs made on them when a file system is needed, the real
+//! binary, and a blkio cgroup to make one target slow. Every fixture
+//! detaches, unmounts and removes on drop, also when the test fails.
+
+mod common;
+
+use common::{is_root, skip_or_fail, stderr, stdout, Scratch};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A loop device over a sparse file, optionally formatted and mounted.
+struct Loop {
+    dev: String,
+    mount: Option<PathBuf>,
+}
+
+impl Loop {
+    /// A blank loop device of `mb` MB backed by a sparse file in `s`.
+    fn new(s: &Scratch, name: &str, mb: u64) -> Option<Self> {
+        if !is_root() {
+            skip_or_fail(name, "loop devices need root");
+            return None;
+        }
+        let backing = s.path(&format!("{name}.img"));
+        std::fs::File::create(&backing)
+            .ok()?
+            .set_len(mb << 20)
+            .ok()?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&backing)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Loop {
+                dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
+                mount: None,
+            }),
+            other => {
+                skip_or_fail(name, &format!("losetup failed: {other:?}"));
+                None
+            }
+        }
+    }
+
+    /// Makes a file system (`ext4`, `xfs`) on it.
+    fn mkfs(&self, fs: &str) -> bool {
+        let mut c = Command::new(format!("mkfs.{fs}"));
+        if fs == "xfs" {
+            c.arg("-f");
+        }
+        let ok = c
+            .arg("-q")
+            .arg(&self.dev)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            skip_or_fail(&self.dev, &format!("mkfs.{fs} failed"));
+        }
+        ok
+    }
+
+    /// Makes `fs` and mounts it on `at`.
+    fn mounted(mut self, fs: &str, at: &Path) -> Option<Self> {
+        if !self.mkfs(fs) {
+            return None;
+        }
+        std::fs::create_dir_all(at).ok()?;
+        let ok = Command::new("mount")
+            .arg(&self.dev)
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            skip_or_fail(&self.dev, "mount failed");
+            return None;
+        }
+        self.mount = Some(at.to_path_buf());
+        Some(self)
+    }
+
+    /// The device's "MAJ:MIN".
+    fn majmin(&self) -> String {
+        use std::os::unix::fs::MetadataExt;
+        let rdev = std::fs::metadata(&self.dev).map(|m| m.rdev()).unwrap_or(0);
+        format!("{}:{}", libc::major(rdev), libc::minor(rdev))
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        if let Some(m) = &self.mount {
+            let _ = Command::new("umount").arg(m).status();
+        }
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+fn survey(words: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.arg("survey").args(words).env("CI", "1");
+    for v in [
+        "size",
+        "rslt",
+        "rslt_loc",
+        "thrlo",
+        "thrhi",
+        "crglo",
+        "crghi",
+        "rszlo",
+        "rszhi",
+        "nobjlo",
+        "nobjhi",
+        "tests_str",
+        "dir_count",
+        "file_count",
+        "actions",
+        "targets",
+        "scsidevs",
+        "rawdevs",
+        "tests",
+        "rsz",
+    ] {
+        c.env_remove(v);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The data lines (all but the header) of a summary.
+fn data_lines(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+fn disk_small(dev: &str, rslt: &Path) -> Vec<String> {
+    [
+        dev,
+        "--size",
+        "8",
+        "--rszlo",
+        "256",
+        "--rszhi",
+        "512",
+        "--crghi",
+        "2",
+        "--thrhi",
+        "2",
+        "--rslt",
+        rslt.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn disk_survey_writes_the_kits_lines_on_a_blank_device() {
+    let s = Scratch::new("survey-disk");
+    let Some(l) = Loop::new(&s, "disk", 16) else {
+        return;
+    };
+    let rslt = s.path("r");
+    let args = disk_small(&l.dev, &rslt);
+    let mut words: Vec<&str> = vec!["disk"];
+    words.extend(args.iter().map(String::as_str));
+    let json = s.path("r.json");
+    let csv = s.path("r.csv");
+    words.extend([
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let o = survey(&words, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out
+        .lines()
+        .next()
+        .unwrap()
+        .contains(&format!("sgpdd-survey on {} from", l.dev)));
+    assert_eq!(
+        read(&rslt.with_extension("summary")),
+        out,
+        ".summary is stdout"
+    );
+    let lines = data_lines(&out);
+    // rsz 256 and 512, (crg 1, thr 1), (1, 2), (2, 2): thr < crg skipped.
+    assert_eq!(lines.len(), 6, "{out}");
+    for t in &lines {
+        assert_eq!(
+            (t[0].as_str(), t[1].as_str()),
+            ("total_size", "8192K"),
+            "{t:?}"
+        );
+        assert_eq!(
+            (t[2].as_str(), t[4].as_str(), t[6].as_str()),
+            ("rsz", "crg", "thr")
+        );
+        assert_eq!(
+            (t[8].as_str(), t[10].as_str(), t[17].as_str()),
+            ("write", "MB/s", "read")
+        );
+        let bw: f64 = t[9].parse().unwrap();
+        let (n, slow, prod): (f64, f64, f64) = (
+            t[11].parse().unwrap(),
+            t[13].parse().unwrap(),
+            t[15].parse().unwrap(),
+        );
+        assert!(bw > 0.0 && slow > 0.0);
+        assert!((n * slow - prod).abs() < 0.02, "{t:?}");
+        assert_eq!(t[12], "x");
+    }
+    assert_eq!(lines[2][5], "2", "third point has two regions");
+    let detail = read(&rslt.with_extension("detail"));
+    assert_eq!(detail.matches("==============> total_size").count(), 6);
+    assert!(detail.contains("region 1 offset"), "{detail}");
+    let doc: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    assert_eq!(doc["schema"], "iolab.survey.disk/1");
+    assert_eq!(doc["outcome"]["status"], "completed");
+    assert_eq!(doc["payload"]["points"].as_array().unwrap().len(), 6);
+    assert_eq!(read(&csv).lines().count(), 1 + 12);
+}
+
+#[test]
+fn disk_survey_takes_the_kits_environment_variables() {
+    let s = Scratch::new("survey-disk-env");
+    let Some(l) = Loop::new(&s, "disk-env", 16) else {
+        return;
+    };
+    let rslt = s.path("e");
+    let o = survey(
+        &["disk"],
+        &[
+            ("scsidevs", &l.dev),
+            ("size", "4"),
+            ("rszlo", "512"),
+            ("rszhi", "512"),
+            ("crghi", "1"),
+            ("thrhi", "1"),
+            ("actions", "read"),
+            ("rslt", rslt.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = data_lines(&stdout(&o));
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0][1], "4096K");
+    assert_eq!(lines[0][3], "512");
+    assert_eq!(lines[0][8], "read");
+    assert_eq!(lines[0].len(), 17, "read only: {:?}", lines[0]);
+}
+
+#[test]
+fn disk_survey_refuses_a_formatted_device_without_force() {
+    let s = Scratch::new("survey-disk-fs");
+    let Some(l) = Loop::new(&s, "disk-fs", 32) else {
+        return;
+    };
+    if !l.mkfs("ext4") {
+        return;
+    }
+    let rslt = s.path("f");
+    let args = disk_small(&l.dev, &rslt);
+    let mut words: Vec<&str> = vec!["disk"];
+    words.extend(args.iter().map(String::as_str));
+    let o = survey(&words, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--force") && stderr(&o).contains("ext4"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!rslt.with_extension("summary").exists(), "nothing created");
+    let blkid = Command::new("blkid").arg(&l.dev).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&blkid.stdout).contains("ext4"),
+        "file system untouched"
+    );
+    words.push("--force");
+    let o = survey(&words, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(data_lines(&stdout(&o)).len(), 6);
+}
+
+#[test]
+fn bad_disk_parameters_exit_2_before_anything_is_created() {
+    let s = Scratch::new("survey-disk-bad");
+    let Some(l) = Loop::new(&s, "disk-bad", 16) else {
+        return;
+    };
+    let rslt = s.path("b");
+    let r = rslt.to_str().unwrap();
+    for (extra, named) in [
+        (vec!["--thrlo", "4", "--thrhi", "2"], "thrlo"),
+        (vec!["--actions", "write scribble"], "actions"),
+        (vec!["--size", "64"], "size"),
+        (vec!["--rszlo", "0"], "rszlo"),
+    ] {
+        let mut w = vec!["disk", l.dev.as_str(), "--rslt", r];
+        w.extend(extra);
+        let o = survey(&w, &[]);
+        assert_eq!(o.status.code(), Some(2), "{w:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains(named), "{w:?}: {}", stderr(&o));
+        assert!(
+            !rslt.with_extension("summary").exists(),
+            "{w:?} created a file"
+        );
+    }
+    let o = survey(&["disk", "--no-such-flag"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}

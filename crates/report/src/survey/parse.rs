@@ -1,0 +1,1 @@
+//! Reading summaries back (filled in below).

@@ -1,0 +1,118 @@
+//! The kit's summary lines, field widths as its scripts' printf formats:
+//! a line starts with the point's parameters and each test adds its name
+//! and figures; every field is followed by one space, as the scripts'
+//! `echo -n "$str "` leave it.
+
+use iolab_survey::disk::{DiskPoint, PointResult};
+use iolab_survey::Header;
+
+/// The first line: `DATE sgpdd-survey on DEVICES from HOST`.
+pub fn header(h: &Header, survey: &str, on: &[String]) -> String {
+    if on.is_empty() {
+        format!("{} {} from {}\n", h.date, survey, h.host)
+    } else {
+        format!(
+            "{} {} on {} from {}\n",
+            h.date,
+            survey,
+            on.join(" "),
+            h.host
+        )
+    }
+}
+
+/// The parameters that open a disk-survey line.
+pub fn disk_prefix(p: &DiskPoint) -> String {
+    format!(
+        "total_size {:8}K rsz {:4} crg {:5} thr {:5} ",
+        p.total_size_kb, p.rsz_kb, p.crg, p.thr
+    )
+}
+
+/// One disk-survey line: per action its aggregate MB/s, then regions x the
+/// slowest region's MB/s = their product; `ENOMEM` when the buffers would
+/// not fit, `FAILED` in place of the figures when a region failed.
+pub fn disk_line(p: &DiskPoint) -> String {
+    let mut s = disk_prefix(p);
+    match &p.result {
+        PointResult::NoMem => s.push_str("ENOMEM"),
+        PointResult::Ran { actions } => {
+            for a in actions {
+                s.push_str(a.action.name());
+                s.push(' ');
+                match a.mb_per_s {
+                    Some(bw) => s.push_str(&format!(
+                        "{:7.2} MB/s {:5} x {:6.2} = {:7.2} MB/s ",
+                        bw,
+                        a.regions_ok,
+                        a.slowest_region_mb_per_s,
+                        a.regions_ok as f64 * a.slowest_region_mb_per_s
+                    )),
+                    None => s.push_str("FAILED "),
+                }
+            }
+        }
+    }
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_survey::disk::{Action, ActionResult};
+
+    fn point(result: PointResult) -> DiskPoint {
+        DiskPoint {
+            total_size_kb: 8388608,
+            rsz_kb: 1024,
+            crg: 1,
+            thr: 1,
+            result,
+        }
+    }
+
+    fn action(bw: Option<f64>) -> ActionResult {
+        ActionResult {
+            action: Action::Write,
+            elapsed_s: 1.0,
+            mb_per_s: bw,
+            regions_ok: 1,
+            regions_failed: u64::from(bw.is_none()),
+            slowest_region_mb_per_s: 180.5,
+            regions: vec![],
+        }
+    }
+
+    #[test]
+    fn a_disk_line_has_the_kits_widths() {
+        let l = disk_line(&point(PointResult::Ran {
+            actions: vec![action(Some(180.45))],
+        }));
+        assert_eq!(
+            l,
+            "total_size  8388608K rsz 1024 crg     1 thr     1 write  180.45 MB/s     1 x 180.50 =  180.50 MB/s \n"
+        );
+    }
+
+    #[test]
+    fn enomem_and_failed_replace_the_figures() {
+        assert!(disk_line(&point(PointResult::NoMem)).ends_with("thr     1 ENOMEM\n"));
+        let l = disk_line(&point(PointResult::Ran {
+            actions: vec![action(None)],
+        }));
+        assert!(l.ends_with("write FAILED \n"), "{l}");
+    }
+
+    #[test]
+    fn the_header_names_survey_devices_and_host() {
+        let h = Header {
+            date: "Sun Nov 22 05:00:00 UTC 2026".into(),
+            host: "n1".into(),
+        };
+        assert_eq!(
+            header(&h, "sgpdd-survey", &["/dev/loop0".into()]),
+            "Sun Nov 22 05:00:00 UTC 2026 sgpdd-survey on /dev/loop0 from n1\n"
+        );
+    }
+}
