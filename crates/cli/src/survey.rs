@@ -42,6 +42,11 @@ enum Cmd {
     /// systems, partition tables, data). A device that is mounted or holds
     /// any signature is refused unless --force.
     Disk(DiskArgs),
+    /// obdfilter-survey on target directories or mount points: per target
+    /// nobj objects (files) and thr threads; tests write, rewrite, read.
+    /// Its files live in TARGET/iolab-obdfilter.<pid>/ and are removed at
+    /// the end or on Ctrl-C.
+    Obdfilter(ObdArgs),
 }
 
 /// Where the results go (the kit's `rslt` and `rslt_loc`), plus JSON/CSV.
@@ -102,6 +107,49 @@ struct DiskArgs {
     common: Common,
 }
 
+#[derive(Args, Debug)]
+struct ObdArgs {
+    /// Target directories or mount points (default: $targets or $OSTS).
+    targets: Vec<PathBuf>,
+    /// MB per target per test.
+    #[arg(long, env = "size", default_value_t = 16384)]
+    size: u64,
+    /// Smallest record size, KB (whole pages).
+    #[arg(long, env = "rszlo", default_value_t = 1024)]
+    rszlo: u64,
+    /// Largest record size, KB (doubling from rszlo).
+    #[arg(long, env = "rszhi", default_value_t = 1024)]
+    rszhi: u64,
+    /// Fewest objects per target.
+    #[arg(long, env = "nobjlo", default_value_t = 1)]
+    nobjlo: u64,
+    /// Most objects per target (doubling from nobjlo).
+    #[arg(long, env = "nobjhi", default_value_t = 16)]
+    nobjhi: u64,
+    /// Fewest threads per target.
+    #[arg(long, env = "thrlo", default_value_t = 1)]
+    thrlo: u64,
+    /// Most threads per target (doubling; a count not a multiple of the
+    /// object count is skipped).
+    #[arg(long, env = "thrhi", default_value_t = 16)]
+    thrhi: u64,
+    /// Tests in order; the first must be write (write rewrite read reread rewrite_again).
+    #[arg(
+        long = "tests",
+        env = "tests_str",
+        default_value = "write rewrite read"
+    )]
+    tests: String,
+    /// How often each target's bandwidth is sampled for the [min, max] bracket, ms.
+    #[arg(long, default_value_t = 1000)]
+    interval_ms: u64,
+    /// Most buffer memory (threads x record size over all targets), KB.
+    #[arg(long, default_value_t = 1024 * 1024)]
+    max_buffer: u64,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// Entry point: `iolab survey <survey> ...`.
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args.clone());
@@ -120,6 +168,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let line = command_line(prog, &args);
     match cli.cmd {
         Cmd::Disk(a) => disk(a, &line),
+        Cmd::Obdfilter(a) => obdfilter(a, &line),
     }
 }
 
@@ -253,9 +302,8 @@ fn backend() -> Box<dyn iolab_backend::Backend> {
     Box::new(iolab_backend::Posix)
 }
 
-fn env_devices() -> Vec<PathBuf> {
-    ["scsidevs", "rawdevs"]
-        .iter()
+fn env_list(vars: &[&str]) -> Vec<PathBuf> {
+    vars.iter()
         .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
         .map(|s| s.split_whitespace().map(PathBuf::from).collect())
         .unwrap_or_default()
@@ -268,7 +316,7 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         Err(e) => return usage_error("disk", &e),
     };
     let devices = if a.devices.is_empty() {
-        env_devices()
+        env_list(&["scsidevs", "rawdevs"])
     } else {
         a.devices
     };
@@ -316,6 +364,70 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         outcome.clone(),
         report,
     );
+    let ok = write_extras(&a.common, doc, csv);
+    finish_status(&outcome, ok)
+}
+
+/// What a second Ctrl-C (which ends the process at once) leaves behind.
+fn warn_leftovers(dirs: &[PathBuf]) {
+    let list: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    crate::signals::set_last_words(format!(
+        "\niolab survey: stopped at once; remove what it left by hand: {}\n",
+        list.join(" ")
+    ));
+}
+
+fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
+    use iolab_survey::obdfilter::{self, ObdConfig};
+    let targets = if a.targets.is_empty() {
+        env_list(&["targets", "OSTS"])
+    } else {
+        a.targets
+    };
+    let cfg = ObdConfig {
+        targets,
+        size_mb: a.size,
+        rszlo_kb: a.rszlo,
+        rszhi_kb: a.rszhi,
+        nobjlo: a.nobjlo,
+        nobjhi: a.nobjhi,
+        thrlo: a.thrlo,
+        thrhi: a.thrhi,
+        tests: a.tests.split_whitespace().map(str::to_string).collect(),
+        interval_ms: a.interval_ms,
+        max_buffer_kb: a.max_buffer,
+    };
+    let b = backend();
+    if let Err(e) = cfg.validate(b.as_ref()) {
+        return usage_error("obdfilter", &e);
+    }
+    let mut out = match Outputs::create(&prefix(&a.common, "obdfilter_survey")) {
+        Ok(o) => o,
+        Err(e) => return usage_error("obdfilter", &e),
+    };
+    warn_leftovers(
+        &cfg.targets
+            .iter()
+            .map(|t| obdfilter::work_dir(t))
+            .collect::<Vec<_>>(),
+    );
+    out.line(&fmt::summary::obdfilter_header(&iolab_survey::Header::now()));
+    let report = obdfilter::run(&cfg, b.as_ref(), &mut |p| {
+        out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
+    });
+    out.finish();
+    let csv = fmt::csv::obdfilter(&report.points);
+    let outcome = report.outcome.clone();
+    let mut doc = Envelope::new(
+        "iolab.survey.obdfilter/1",
+        "survey obdfilter",
+        line,
+        cfg.clone(),
+        environment(&cfg.targets),
+        outcome.clone(),
+        report.clone(),
+    );
+    doc.notes = report.notes;
     let ok = write_extras(&a.common, doc, csv);
     finish_status(&outcome, ok)
 }

@@ -319,3 +319,258 @@ fn bad_disk_parameters_exit_2_before_anything_is_created() {
     let o = survey(&["disk", "--no-such-flag"], &[]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A blkio (cgroup v1) child group throttling one device; removed on drop.
+struct Throttle {
+    dir: PathBuf,
+}
+
+impl Throttle {
+    /// Limits reads and writes of `majmin` to `bps` bytes/s for the
+    /// processes that join it.
+    fn new(name: &str, majmin: &str, bps: u64) -> Option<Self> {
+        let root = Path::new("/sys/fs/cgroup/blkio");
+        let dir = root.join(format!("iolab-{name}-{}", std::process::id()));
+        if !root.join("blkio.throttle.write_bps_device").exists()
+            || std::fs::create_dir(&dir).is_err()
+        {
+            skip_or_fail(name, "no cgroup v1 blkio controller to throttle with");
+            return None;
+        }
+        let t = Throttle { dir };
+        for f in [
+            "blkio.throttle.write_bps_device",
+            "blkio.throttle.read_bps_device",
+        ] {
+            if let Err(e) = std::fs::write(t.dir.join(f), format!("{majmin} {bps}")) {
+                skip_or_fail(name, &format!("cannot write {f}: {e}"));
+                return None;
+            }
+        }
+        Some(t)
+    }
+
+    /// Runs `iolab survey words...` inside the group.
+    fn survey(&self, words: &[&str]) -> Output {
+        let procs = self.dir.join("cgroup.procs");
+        let script = format!("echo $$ > {} && exec \"$0\" survey \"$@\"", procs.display());
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg(env!("CARGO_BIN_EXE_iolab"))
+            .args(words)
+            .env("CI", "1")
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        // The survey has exited; the group is empty and can go.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// `n` mounted targets with file system `fs` in `s`.
+fn targets(s: &Scratch, tag: &str, fs: &str, mb: u64, n: usize) -> Option<Vec<Loop>> {
+    (0..n)
+        .map(|i| {
+            let l = Loop::new(s, &format!("{tag}{i}"), mb)?;
+            l.mounted(fs, &s.path(&format!("{tag}{i}-mnt")))
+        })
+        .collect()
+}
+
+fn mounts(ls: &[Loop]) -> Vec<String> {
+    ls.iter()
+        .map(|l| l.mount.as_ref().unwrap().display().to_string())
+        .collect()
+}
+
+/// Every entry under each mount except ext4's lost+found.
+fn leftovers(ls: &[Loop]) -> Vec<String> {
+    ls.iter()
+        .flat_map(|l| common::tree(l.mount.as_ref().unwrap()))
+        .filter(|p| !p.starts_with("lost+found"))
+        .collect()
+}
+
+#[test]
+fn obdfilter_survey_on_ext4_and_xfs_targets() {
+    let s = Scratch::new("survey-obd");
+    let Some(mut ts) = targets(&s, "e", "ext4", 64, 1) else {
+        return;
+    };
+    let Some(x) = targets(&s, "x", "xfs", 320, 1) else {
+        return;
+    };
+    ts.extend(x);
+    let rslt = s.path("o");
+    let json = s.path("o.json");
+    let m = mounts(&ts);
+    let mut w = vec![
+        "obdfilter",
+        m[0].as_str(),
+        m[1].as_str(),
+        "--rslt",
+        rslt.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    w.extend(["--rszlo", "256", "--rszhi", "256"]);
+    let o = survey(&w, &[("size", "8"), ("nobjhi", "2"), ("thrhi", "2")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out
+        .lines()
+        .next()
+        .unwrap()
+        .contains("Obdfilter-survey for case=disk from"));
+    assert_eq!(read(&rslt.with_extension("summary")), out);
+    let lines = data_lines(&out);
+    assert_eq!(lines.len(), 3, "{out}");
+    let want = [("2", "2"), ("2", "4"), ("4", "4")];
+    for (t, (obj, thr)) in lines.iter().zip(want) {
+        assert_eq!(&t[..4], &["ost", "2", "sz", "16384K"]);
+        assert_eq!((t[7].as_str(), t[9].as_str()), (obj, thr), "{t:?}");
+        let joined = t.join(" ");
+        for test in ["write", "rewrite", "read"] {
+            assert!(t.contains(&test.to_string()), "{joined}");
+        }
+        assert!(
+            !joined.contains("ERROR") && !joined.contains("SHORT"),
+            "{joined}"
+        );
+    }
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+    let doc: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    assert_eq!(doc["payload"]["points"].as_array().unwrap().len(), 3);
+    assert!(read(&rslt.with_extension("detail")).contains("=============> read global"));
+}
+
+/// The bracket minimum of `test` in the first data line.
+fn bracket_min(out: &str, test: &str) -> f64 {
+    let line = out.lines().nth(1).unwrap();
+    let after = &line[line.find(&format!(" {test} ")).unwrap() + test.len() + 2..];
+    let open = after.find('[').unwrap();
+    let comma = after.find(',').unwrap();
+    after[open + 1..comma].trim().parse().unwrap()
+}
+
+#[test]
+fn a_throttled_target_lowers_the_obdfilter_bracket_minimum() {
+    let s = Scratch::new("survey-obd-slow");
+    let Some(ts) = targets(&s, "s", "ext4", 64, 2) else {
+        return;
+    };
+    let m = mounts(&ts);
+    let rslt = s.path("fast");
+    let words = |r: &Path| -> Vec<String> {
+        [
+            &m[0],
+            &m[1],
+            "--size",
+            "8",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--tests",
+            "write read",
+            "--rslt",
+            r.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect()
+    };
+    let fast_args = words(&rslt);
+    let mut w = vec!["obdfilter"];
+    w.extend(fast_args.iter().map(String::as_str));
+    let fast = survey(&w, &[]);
+    assert_eq!(fast.status.code(), Some(0), "{}", stderr(&fast));
+    let Some(cg) = Throttle::new("obd", &ts[0].majmin(), 10 << 20) else {
+        return;
+    };
+    let slow_args = words(&s.path("slow"));
+    let mut w = vec!["obdfilter"];
+    w.extend(slow_args.iter().map(String::as_str));
+    let slow = cg.survey(&w);
+    assert_eq!(slow.status.code(), Some(0), "{}", stderr(&slow));
+    for test in ["write", "read"] {
+        let (f, sl) = (
+            bracket_min(&stdout(&fast), test),
+            bracket_min(&stdout(&slow), test),
+        );
+        assert!(
+            sl < 20.0 && sl < f / 2.0,
+            "{test}: throttled min {sl} vs unthrottled {f}\n{}",
+            stdout(&slow)
+        );
+        println!("{test}: throttled min {sl} unthrottled {f}");
+    }
+    assert!(leftovers(&ts).is_empty());
+}
+
+#[test]
+fn obdfilter_out_of_space_gives_error_and_exit_1_and_leaves_nothing() {
+    let s = Scratch::new("survey-obd-full");
+    let Some(ts) = targets(&s, "f", "ext4", 8, 1) else {
+        return;
+    };
+    let m = mounts(&ts);
+    let rslt = s.path("full");
+    let o = survey(
+        &[
+            "obdfilter",
+            &m[0],
+            "--size",
+            "32",
+            "--rszlo",
+            "1024",
+            "--rszhi",
+            "1024",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.lines().nth(1).unwrap().contains("ERROR"), "{out}");
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+}
+
+#[test]
+fn bad_obdfilter_parameters_exit_2_before_anything_is_created() {
+    let s = Scratch::new("survey-obd-bad");
+    let dir = s.path("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rslt = s.path("b");
+    let r = rslt.to_str().unwrap();
+    let d = dir.to_str().unwrap();
+    for (extra, named) in [
+        (vec!["--thrlo", "4", "--thrhi", "2"], "thrlo"),
+        (vec!["--tests", "read write"], "tests_str"),
+        (vec!["--tests", "write scribble"], "tests_str"),
+        (vec!["--nobjlo", "0"], "nobjlo"),
+    ] {
+        let mut w = vec!["obdfilter", d, "--size", "16", "--rslt", r];
+        w.extend(extra);
+        let o = survey(&w, &[]);
+        assert_eq!(o.status.code(), Some(2), "{w:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains(named), "{w:?}: {}", stderr(&o));
+        assert!(!rslt.with_extension("summary").exists());
+        assert!(common::tree(&dir).is_empty(), "{w:?} created something");
+    }
+}

@@ -12,11 +12,12 @@
 
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The counters the workers of one test bump.
 pub struct Counters {
-    start: Instant,
+    start: OnceLock<Instant>,
     amount: Vec<AtomicU64>,
     busy: Vec<AtomicUsize>,
     /// Nanoseconds after `start` at which the target's last worker ended,
@@ -25,25 +26,25 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// Counters for `workers.len()` targets with that many workers each,
-    /// the clock starting now.
+    /// Counters for `workers.len()` targets with that many workers each;
+    /// the clock starts at [`Counters::begin`] (or at the first reading).
     pub fn new(workers: &[usize]) -> Self {
         Self {
-            start: Instant::now(),
+            start: OnceLock::new(),
             amount: workers.iter().map(|_| AtomicU64::new(0)).collect(),
             busy: workers.iter().map(|&w| AtomicUsize::new(w)).collect(),
             finished_ns: workers.iter().map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
-    /// Restarts the clock (after the workers' buffers and handles are ready).
-    pub fn restart(&mut self) {
-        self.start = Instant::now();
+    /// Starts the clock (as the workers are released), once.
+    pub fn begin(&self) {
+        let _ = self.start.set(Instant::now());
     }
 
     /// The instant the test started.
     pub fn start(&self) -> Instant {
-        self.start
+        *self.start.get_or_init(Instant::now)
     }
 
     /// Adds `n` to target `t`.
@@ -54,7 +55,7 @@ impl Counters {
     /// One worker of target `t` ended (well or not).
     pub fn worker_done(&self, t: usize) {
         if self.busy[t].fetch_sub(1, Ordering::AcqRel) == 1 {
-            let ns = self.start.elapsed().as_nanos() as u64 + 1;
+            let ns = self.start().elapsed().as_nanos() as u64 + 1;
             self.finished_ns[t].store(ns, Ordering::Release);
         }
     }
@@ -94,7 +95,7 @@ pub fn sample(c: &Counters, interval: Duration, done: &AtomicBool) -> Vec<Vec<f6
         if done.load(Ordering::Acquire) {
             return samples;
         }
-        let now_s = c.start.elapsed().as_secs_f64();
+        let now_s = c.start().elapsed().as_secs_f64();
         for (t, s) in samples.iter_mut().enumerate() {
             let a = c.amount(t);
             if c.finished_s(t).is_none() && now_s > prev_s {
@@ -139,7 +140,7 @@ impl TargetRates {
 
 /// Gathers the per-target figures once every worker has ended.
 pub fn per_target(c: &Counters, samples: Vec<Vec<f64>>) -> Vec<TargetRates> {
-    let end = c.start.elapsed().as_secs_f64();
+    let end = c.start().elapsed().as_secs_f64();
     samples
         .into_iter()
         .enumerate()
@@ -220,6 +221,7 @@ mod tests {
         let done = AtomicBool::new(false);
         c.add(0, 10);
         c.worker_done(0);
+        c.begin();
         let out = std::thread::scope(|s| {
             let h = s.spawn(|| sample(&c, Duration::from_millis(20), &done));
             for _ in 0..10 {

@@ -2,6 +2,7 @@
 //! shows plus the status, for spreadsheets and scripts.
 
 use iolab_survey::disk::{DiskPoint, PointResult};
+use iolab_survey::obdfilter::{BracketResult, ObdPoint, ObdPointResult};
 
 /// The disk survey's CSV header line.
 pub const DISK_HEADER: &str =
@@ -26,6 +27,45 @@ pub fn disk(points: &[DiskPoint]) -> String {
                         a.regions_ok,
                         a.regions_failed,
                         a.slowest_region_mb_per_s
+                    ));
+                }
+            }
+        }
+    }
+    s
+}
+
+/// The object survey's CSV header line.
+pub const OBDFILTER_HEADER: &str =
+    "ost,total_size_kb,rsz_kb,obj,thr,test,status,mb_per_s,min_mb_per_s,max_mb_per_s\n";
+
+/// Header and rows of an object survey.
+pub fn obdfilter(points: &[ObdPoint]) -> String {
+    let mut s = String::from(OBDFILTER_HEADER);
+    for p in points {
+        let lead = format!(
+            "{},{},{},{},{}",
+            p.ost, p.total_size_kb, p.rsz_kb, p.obj, p.thr
+        );
+        match &p.result {
+            ObdPointResult::TooMuchBuffer => s.push_str(&format!("{lead},,too_much_buffer,,,\n")),
+            ObdPointResult::CreateFailed { .. } => {
+                s.push_str(&format!("{lead},,create_failed,,,\n"))
+            }
+            ObdPointResult::Ran { tests } => {
+                for t in tests {
+                    let (status, min, max) = match &t.bracket {
+                        BracketResult::Ok { mb_per_s } => (
+                            "ok",
+                            format!("{:.2}", mb_per_s.min),
+                            format!("{:.2}", mb_per_s.max),
+                        ),
+                        BracketResult::Error => ("error", String::new(), String::new()),
+                        BracketResult::Short => ("short", String::new(), String::new()),
+                    };
+                    s.push_str(&format!(
+                        "{lead},{},{status},{:.2},{min},{max}\n",
+                        t.test, t.mb_per_s
                     ));
                 }
             }

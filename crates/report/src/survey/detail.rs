@@ -2,6 +2,8 @@
 //! then what each region, target or thread reported, for post-mortem.
 
 use iolab_survey::disk::{DiskPoint, PointResult};
+use iolab_survey::obdfilter::{BracketResult, ObdPoint, ObdPointResult};
+use iolab_survey::MB;
 
 /// The detail block of one disk-survey point.
 pub fn disk(p: &DiskPoint) -> String {
@@ -35,6 +37,64 @@ pub fn disk(p: &DiskPoint) -> String {
             }
             s.push('\n');
         }
+    }
+    s
+}
+
+/// The detail block of one object-survey point: per test, each target's
+/// bytes, elapsed time, sampled MB/s and error, then the global bracket.
+pub fn obdfilter(p: &ObdPoint) -> String {
+    let mut s = format!(
+        "=======================> {}\n",
+        super::summary::obdfilter_prefix(p).trim_end()
+    );
+    let tests = match &p.result {
+        ObdPointResult::Ran { tests } => tests,
+        ObdPointResult::TooMuchBuffer => {
+            return s + "Too much buffer space: threads x rsz above --max-buffer\n"
+        }
+        ObdPointResult::CreateFailed { message } => {
+            return s + &format!("create failed: {message}\n")
+        }
+    };
+    for t in tests {
+        for r in &t.targets {
+            let samples: Vec<String> = r
+                .rates
+                .samples
+                .iter()
+                .map(|x| format!("{:.2}", x / MB))
+                .collect();
+            s.push_str(&format!(
+                "=============> {} {}\nbytes {} elapsed {:.6} s {:.2} MB/s samples(MB/s) [{}] {}",
+                t.test,
+                r.target,
+                r.rates.amount,
+                r.rates.elapsed_s,
+                r.rates.overall() / MB,
+                samples.join(" "),
+                if r.direct {
+                    "O_DIRECT"
+                } else {
+                    "buffered+fdatasync"
+                }
+            ));
+            if let Some(e) = &r.error {
+                s.push_str(&format!(" error: {e}"));
+            }
+            s.push('\n');
+        }
+        let global = match &t.bracket {
+            BracketResult::Ok { mb_per_s } => {
+                format!("min {:.2} max {:.2} MB/s", mb_per_s.min, mb_per_s.max)
+            }
+            BracketResult::Error => "ERROR".to_string(),
+            BracketResult::Short => "SHORT".to_string(),
+        };
+        s.push_str(&format!(
+            "=============> {} global\n{:.2} MB/s {global}\n",
+            t.test, t.mb_per_s
+        ));
     }
     s
 }

@@ -4,6 +4,7 @@
 //! `echo -n "$str "` leave it.
 
 use iolab_survey::disk::{DiskPoint, PointResult};
+use iolab_survey::obdfilter::{BracketResult, ObdPoint, ObdPointResult};
 use iolab_survey::Header;
 
 /// The first line: `DATE sgpdd-survey on DEVICES from HOST`.
@@ -57,6 +58,54 @@ pub fn disk_line(p: &DiskPoint) -> String {
     s
 }
 
+/// The object survey's first line (the kit's, naming its local case).
+pub fn obdfilter_header(h: &Header) -> String {
+    format!(
+        "{} Obdfilter-survey for case=disk from {}\n",
+        h.date, h.host
+    )
+}
+
+/// The parameters that open an object-survey line.
+pub fn obdfilter_prefix(p: &ObdPoint) -> String {
+    format!(
+        "ost {:2} sz {:8}K rsz {:4} obj {:4} thr {:4} ",
+        p.ost, p.total_size_kb, p.rsz_kb, p.obj, p.thr
+    )
+}
+
+/// The kit's `[min,max] ` or a right-aligned `ERROR`/`SHORT`.
+fn bracket(b: &BracketResult) -> String {
+    match b {
+        BracketResult::Ok { mb_per_s } => format!("[{:7.2},{:7.2}] ", mb_per_s.min, mb_per_s.max),
+        BracketResult::Error => format!("{:>17} ", "ERROR"),
+        BracketResult::Short => format!("{:>17} ", "SHORT"),
+    }
+}
+
+/// One object-survey line: per test its name, aggregate MB/s and bracket.
+pub fn obdfilter_line(p: &ObdPoint) -> String {
+    let mut s = obdfilter_prefix(p);
+    match &p.result {
+        ObdPointResult::TooMuchBuffer => s.push_str("Too much buffer space"),
+        ObdPointResult::CreateFailed { message } => {
+            s.push_str(&format!("created objects failed: {message}"))
+        }
+        ObdPointResult::Ran { tests } => {
+            for t in tests {
+                s.push_str(&format!(
+                    "{} {:7.2} {}",
+                    t.test,
+                    t.mb_per_s,
+                    bracket(&t.bracket)
+                ));
+            }
+        }
+    }
+    s.push('\n');
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +151,40 @@ mod tests {
             actions: vec![action(None)],
         }));
         assert!(l.ends_with("write FAILED \n"), "{l}");
+    }
+
+    #[test]
+    fn an_obdfilter_line_has_the_kits_widths() {
+        use iolab_survey::obdfilter::TestResult;
+        use iolab_survey::sampler::Bracket;
+        let t = |b| TestResult {
+            test: "write".into(),
+            mb_per_s: 613.54,
+            bracket: b,
+            targets: vec![],
+        };
+        let p = ObdPoint {
+            ost: 8,
+            total_size_kb: 67108864,
+            rsz_kb: 1024,
+            obj: 8,
+            thr: 8,
+            result: ObdPointResult::Ran {
+                tests: vec![
+                    t(BracketResult::Ok {
+                        mb_per_s: Bracket {
+                            min: 64.0,
+                            max: 82.0,
+                        },
+                    }),
+                    t(BracketResult::Error),
+                ],
+            },
+        };
+        assert_eq!(
+            obdfilter_line(&p),
+            "ost  8 sz 67108864K rsz 1024 obj    8 thr    8 write  613.54 [  64.00,  82.00] write  613.54             ERROR \n"
+        );
     }
 
     #[test]
