@@ -47,6 +47,10 @@ enum Cmd {
     /// Its files live in TARGET/iolab-obdfilter.<pid>/ and are removed at
     /// the end or on Ctrl-C.
     Obdfilter(ObdArgs),
+    /// mds-survey on directories: create, lookup, md_getattr, setxattr,
+    /// destroy by thrlo..thrhi threads in dir_count directories. Its files
+    /// live in TARGET/iolab-mds.<pid>/ and are removed at the end or on Ctrl-C.
+    Mds(MdsArgs),
 }
 
 /// Where the results go (the kit's `rslt` and `rslt_loc`), plus JSON/CSV.
@@ -150,6 +154,40 @@ struct ObdArgs {
     common: Common,
 }
 
+#[derive(Args, Debug)]
+struct MdsArgs {
+    /// Directories to test (default: $targets).
+    targets: Vec<PathBuf>,
+    /// Fewest threads.
+    #[arg(long, env = "thrlo", default_value_t = 4)]
+    thrlo: u64,
+    /// Most threads (doubling from thrlo).
+    #[arg(long, env = "thrhi", default_value_t = 32)]
+    thrhi: u64,
+    /// Directories (1: all threads share one; N: thread t uses t mod N).
+    /// Default: thrlo.
+    #[arg(long = "dir-count", env = "dir_count")]
+    dir_count: Option<u64>,
+    /// Files per run, split over the threads.
+    #[arg(long = "file-count", env = "file_count", default_value_t = 100000)]
+    file_count: u64,
+    /// Tests in order: first create, last destroy; also lookup, md_getattr, setxattr.
+    #[arg(
+        long = "tests",
+        env = "tests_str",
+        default_value = "create lookup md_getattr setxattr destroy"
+    )]
+    tests: String,
+    /// First file number.
+    #[arg(long = "start-number", env = "start_number", default_value_t = 2)]
+    start_number: u64,
+    /// How often each target's operation rate is sampled for [min, max], ms.
+    #[arg(long, default_value_t = 1000)]
+    interval_ms: u64,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// Entry point: `iolab survey <survey> ...`.
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args.clone());
@@ -169,6 +207,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     match cli.cmd {
         Cmd::Disk(a) => disk(a, &line),
         Cmd::Obdfilter(a) => obdfilter(a, &line),
+        Cmd::Mds(a) => mds(a, &line),
     }
 }
 
@@ -428,6 +467,57 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
         report.clone(),
     );
     doc.notes = report.notes;
+    let ok = write_extras(&a.common, doc, csv);
+    finish_status(&outcome, ok)
+}
+
+fn mds(a: MdsArgs, line: &str) -> ExitCode {
+    use iolab_survey::mds::{self, MdsConfig};
+    let targets = if a.targets.is_empty() {
+        env_list(&["targets"])
+    } else {
+        a.targets
+    };
+    let cfg = MdsConfig {
+        targets,
+        thrlo: a.thrlo,
+        thrhi: a.thrhi,
+        dir_count: a.dir_count.unwrap_or(a.thrlo),
+        file_count: a.file_count,
+        tests: a.tests.split_whitespace().map(str::to_string).collect(),
+        start_number: a.start_number,
+        interval_ms: a.interval_ms,
+    };
+    let b = backend();
+    if let Err(e) = cfg.validate(b.as_ref()) {
+        return usage_error("mds", &e);
+    }
+    let mut out = match Outputs::create(&prefix(&a.common, "mds_survey")) {
+        Ok(o) => o,
+        Err(e) => return usage_error("mds", &e),
+    };
+    warn_leftovers(
+        &cfg.targets
+            .iter()
+            .map(|t| mds::work_dir(t))
+            .collect::<Vec<_>>(),
+    );
+    out.line(&fmt::summary::mds_header(&iolab_survey::Header::now()));
+    let report = mds::run(&cfg, b.as_ref(), &mut |p| {
+        out.point(&fmt::summary::mds_line(p), &fmt::detail::mds(p));
+    });
+    out.finish();
+    let csv = fmt::csv::mds(&report.points);
+    let outcome = report.outcome.clone();
+    let doc = Envelope::new(
+        "iolab.survey.mds/1",
+        "survey mds",
+        line,
+        cfg.clone(),
+        environment(&cfg.targets),
+        outcome.clone(),
+        report,
+    );
     let ok = write_extras(&a.common, doc, csv);
     finish_status(&outcome, ok)
 }

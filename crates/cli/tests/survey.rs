@@ -574,3 +574,132 @@ fn bad_obdfilter_parameters_exit_2_before_anything_is_created() {
         assert!(common::tree(&dir).is_empty(), "{w:?} created something");
     }
 }
+
+#[test]
+fn mds_survey_with_one_and_several_directories() {
+    let s = Scratch::new("survey-mds");
+    let Some(ts) = targets(&s, "m", "ext4", 64, 1) else {
+        return;
+    };
+    let m = mounts(&ts);
+    for (dirs, expect_thr) in [("1", vec!["1", "2", "4"]), ("4", vec!["4"])] {
+        let rslt = s.path(&format!("mds{dirs}"));
+        let csv = s.path(&format!("mds{dirs}.csv"));
+        let o = survey(
+            &[
+                "mds",
+                &m[0],
+                "--rslt",
+                rslt.to_str().unwrap(),
+                "--csv",
+                csv.to_str().unwrap(),
+            ],
+            &[
+                ("thrlo", "1"),
+                ("thrhi", "4"),
+                ("dir_count", dirs),
+                ("file_count", "400"),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.lines().next().unwrap().contains("mds-survey from"));
+        assert_eq!(read(&rslt.with_extension("summary")), out);
+        let lines = data_lines(&out);
+        let thr: Vec<&str> = lines.iter().map(|t| t[7].as_str()).collect();
+        assert_eq!(thr, expect_thr, "{out}");
+        for t in &lines {
+            assert_eq!(&t[..6], &["mdt", "1", "file", "400", "dir", dirs]);
+            let tests: Vec<&str> = t.iter().skip(8).step_by(3).map(String::as_str).collect();
+            assert_eq!(
+                tests,
+                ["create", "lookup", "md_getattr", "setxattr", "destroy"],
+                "{t:?}"
+            );
+            assert!(!t.join(" ").contains("ERROR"), "{t:?}");
+        }
+        assert_eq!(read(&csv).lines().count(), 1 + 5 * lines.len());
+        assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+    }
+}
+
+#[test]
+fn mds_survey_out_of_inodes_gives_error_and_exit_1_and_leaves_nothing() {
+    let s = Scratch::new("survey-mds-full");
+    let Some(l) = Loop::new(&s, "mfull", 16) else {
+        return;
+    };
+    // A file system with very few inodes: creates run out long before 4000.
+    let ok = Command::new("mkfs.ext4")
+        .args(["-q", "-N", "64"])
+        .arg(&l.dev)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        skip_or_fail("mds-full", "mkfs.ext4 -N failed");
+        return;
+    }
+    let at = s.path("mfull-mnt");
+    std::fs::create_dir_all(&at).unwrap();
+    assert!(Command::new("mount")
+        .arg(&l.dev)
+        .arg(&at)
+        .status()
+        .unwrap()
+        .success());
+    let mut l = l;
+    l.mount = Some(at.clone());
+    let rslt = s.path("mfull");
+    let o = survey(
+        &[
+            "mds",
+            at.to_str().unwrap(),
+            "--thrlo",
+            "2",
+            "--thrhi",
+            "2",
+            "--dir-count",
+            "1",
+            "--file-count",
+            "4000",
+            "--tests",
+            "create md_getattr destroy",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let line = stdout(&o).lines().nth(1).unwrap().to_string();
+    assert!(line.contains("create             ERROR"), "{line}");
+    assert!(
+        leftovers(std::slice::from_ref(&l)).is_empty(),
+        "{:?}",
+        leftovers(std::slice::from_ref(&l))
+    );
+}
+
+#[test]
+fn bad_mds_parameters_exit_2_before_anything_is_created() {
+    let s = Scratch::new("survey-mds-bad");
+    let dir = s.path("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rslt = s.path("b");
+    let (r, d) = (rslt.to_str().unwrap(), dir.to_str().unwrap());
+    for (extra, named) in [
+        (vec!["--thrlo", "8", "--thrhi", "4"], "thrlo"),
+        (vec!["--tests", "lookup destroy"], "tests_str"),
+        (vec!["--tests", "create lookup"], "tests_str"),
+        (vec!["--tests", "create chmod destroy"], "tests_str"),
+        (vec!["--dir-count", "64"], "dir_count"),
+        (vec!["--file-count", "2"], "file_count"),
+    ] {
+        let mut w = vec!["mds", d, "--rslt", r];
+        w.extend(extra);
+        let o = survey(&w, &[]);
+        assert_eq!(o.status.code(), Some(2), "{w:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains(named), "{w:?}: {}", stderr(&o));
+        assert!(!rslt.with_extension("summary").exists());
+        assert!(common::tree(&dir).is_empty(), "{w:?} created something");
+    }
+}

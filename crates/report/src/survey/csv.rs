@@ -2,6 +2,7 @@
 //! shows plus the status, for spreadsheets and scripts.
 
 use iolab_survey::disk::{DiskPoint, PointResult};
+use iolab_survey::mds::MdsPoint;
 use iolab_survey::obdfilter::{BracketResult, ObdPoint, ObdPointResult};
 
 /// The disk survey's CSV header line.
@@ -68,6 +69,31 @@ pub fn obdfilter(points: &[ObdPoint]) -> String {
                         t.test, t.mb_per_s
                     ));
                 }
+            }
+        }
+    }
+    s
+}
+
+/// The metadata survey's CSV header line.
+pub const MDS_HEADER: &str =
+    "mdt,file_count,dir_count,thr,test,status,ops_per_sec,min_ops_per_sec,max_ops_per_sec\n";
+
+/// Header and rows of a metadata survey.
+pub fn mds(points: &[MdsPoint]) -> String {
+    let mut s = String::from(MDS_HEADER);
+    for p in points {
+        for t in &p.tests {
+            let lead = format!(
+                "{},{},{},{},{}",
+                p.mdt, p.file_count, p.dir_count, p.thr, t.test
+            );
+            match t.bracket {
+                Some(b) => s.push_str(&format!(
+                    "{lead},ok,{:.2},{:.2},{:.2}\n",
+                    t.ops_per_sec, b.min, b.max
+                )),
+                None => s.push_str(&format!("{lead},error,,,\n")),
             }
         }
     }

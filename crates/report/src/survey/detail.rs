@@ -2,6 +2,7 @@
 //! then what each region, target or thread reported, for post-mortem.
 
 use iolab_survey::disk::{DiskPoint, PointResult};
+use iolab_survey::mds::MdsPoint;
 use iolab_survey::obdfilter::{BracketResult, ObdPoint, ObdPointResult};
 use iolab_survey::MB;
 
@@ -95,6 +96,41 @@ pub fn obdfilter(p: &ObdPoint) -> String {
             "=============> {} global\n{:.2} MB/s {global}\n",
             t.test, t.mb_per_s
         ));
+    }
+    s
+}
+
+/// The detail block of one metadata-survey point.
+pub fn mds(p: &MdsPoint) -> String {
+    let mut s = format!(
+        "=======================> {}\n",
+        super::summary::mds_prefix(p).trim_end()
+    );
+    for t in &p.tests {
+        for r in &t.targets {
+            let samples: Vec<String> = r.rates.samples.iter().map(|x| format!("{x:.2}")).collect();
+            s.push_str(&format!(
+                "=============> {} {}\nops {} elapsed {:.6} s {:.2} ops/s samples(ops/s) [{}]",
+                t.test,
+                r.target,
+                r.rates.amount,
+                r.rates.elapsed_s,
+                r.rates.overall(),
+                samples.join(" ")
+            ));
+            if let Some(e) = &r.error {
+                s.push_str(&format!(" error: {e}"));
+            }
+            s.push('\n');
+        }
+        let global = match t.bracket {
+            Some(b) => format!(
+                "{:.2} ops/s min {:.2} max {:.2}",
+                t.ops_per_sec, b.min, b.max
+            ),
+            None => "ERROR".to_string(),
+        };
+        s.push_str(&format!("=============> {} global\n{global}\n", t.test));
     }
     s
 }

@@ -4,6 +4,7 @@
 //! `echo -n "$str "` leave it.
 
 use iolab_survey::disk::{DiskPoint, PointResult};
+use iolab_survey::mds::MdsPoint;
 use iolab_survey::obdfilter::{BracketResult, ObdPoint, ObdPointResult};
 use iolab_survey::Header;
 
@@ -106,6 +107,38 @@ pub fn obdfilter_line(p: &ObdPoint) -> String {
     s
 }
 
+/// The metadata survey's first line (the kit's `$(date) $0 from host`).
+pub fn mds_header(h: &Header) -> String {
+    format!("{} mds-survey from {}\n", h.date, h.host)
+}
+
+/// The parameters that open a metadata-survey line.
+pub fn mds_prefix(p: &MdsPoint) -> String {
+    format!(
+        "mdt {:1} file {:7} dir {:4} thr {:4} ",
+        p.mdt, p.file_count, p.dir_count, p.thr
+    )
+}
+
+/// One metadata-survey line: per test its name, operations per second and
+/// `[min,max]`, or a right-aligned ERROR in place of both.
+pub fn mds_line(p: &MdsPoint) -> String {
+    let mut s = mds_prefix(p);
+    for t in &p.tests {
+        s.push_str(&t.test);
+        s.push(' ');
+        match t.bracket {
+            Some(b) => s.push_str(&format!(
+                "{:7.2} [{:7.2},{:7.2}] ",
+                t.ops_per_sec, b.min, b.max
+            )),
+            None => s.push_str(&format!("{:>17} ", "ERROR")),
+        }
+    }
+    s.push('\n');
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +217,39 @@ mod tests {
         assert_eq!(
             obdfilter_line(&p),
             "ost  8 sz 67108864K rsz 1024 obj    8 thr    8 write  613.54 [  64.00,  82.00] write  613.54             ERROR \n"
+        );
+    }
+
+    #[test]
+    fn an_mds_line_has_the_kits_widths() {
+        use iolab_survey::mds::MdsTestResult;
+        use iolab_survey::sampler::Bracket;
+        let t = |name: &str, ops, b| MdsTestResult {
+            test: name.into(),
+            ops_per_sec: ops,
+            bracket: b,
+            targets: vec![],
+        };
+        let p = MdsPoint {
+            mdt: 1,
+            file_count: 100000,
+            dir_count: 4,
+            thr: 4,
+            tests: vec![
+                t(
+                    "create",
+                    5652.05,
+                    Some(Bracket {
+                        min: 999.01,
+                        max: 46940.48,
+                    }),
+                ),
+                t("destroy", 0.0, None),
+            ],
+        };
+        assert_eq!(
+            mds_line(&p),
+            "mdt 1 file  100000 dir    4 thr    4 create 5652.05 [ 999.01,46940.48] destroy             ERROR \n"
         );
     }
 
