@@ -336,8 +336,6 @@ fn run_test(
     let barrier = Barrier::new(workers + 1);
     let done = AtomicBool::new(false);
     let samples = std::thread::scope(|scope| {
-        let sampler = scope
-            .spawn(|| sampler::sample(&counters, Duration::from_millis(cfg.interval_ms), &done));
         let handles: Vec<_> = (0..workers)
             .map(|w| {
                 let (counters, barrier, errors) = (&counters, &barrier, &errors);
@@ -355,7 +353,10 @@ fn run_test(
                 })
             })
             .collect();
+        // The clock starts here, before the sampler first reads it.
         counters.begin();
+        let sampler = scope
+            .spawn(|| sampler::sample(&counters, Duration::from_millis(cfg.interval_ms), &done));
         barrier.wait();
         for h in handles {
             let _ = h.join();

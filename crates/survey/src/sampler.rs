@@ -86,11 +86,12 @@ pub fn sample(c: &Counters, interval: Duration, done: &AtomicBool) -> Vec<Vec<f6
     let mut prev_amount = vec![0u64; n];
     let mut prev_s = 0.0f64;
     let step = Duration::from_millis(5).min(interval);
+    let mut tick = c.start();
     loop {
-        let mut waited = Duration::ZERO;
-        while waited < interval && !done.load(Ordering::Acquire) {
-            std::thread::sleep(step);
-            waited += step;
+        // Ticks fall on start + k * interval, however late a sleep wakes.
+        tick += interval;
+        while Instant::now() < tick && !done.load(Ordering::Acquire) {
+            std::thread::sleep(step.min(tick.saturating_duration_since(Instant::now())));
         }
         if done.load(Ordering::Acquire) {
             return samples;
