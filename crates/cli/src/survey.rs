@@ -51,6 +51,10 @@ enum Cmd {
     /// destroy by thrlo..thrhi threads in dir_count directories. Its files
     /// live in TARGET/iolab-mds.<pid>/ and are removed at the end or on Ctrl-C.
     Mds(MdsArgs),
+    /// ost-survey: write then read a file on each target directory, then
+    /// worst/best, average +/- std dev, the per-target table and the slow
+    /// targets (below 80% of the median or 2 std devs under the average).
+    Ost(OstArgs),
 }
 
 /// Where the results go (the kit's `rslt` and `rslt_loc`), plus JSON/CSV.
@@ -188,6 +192,17 @@ struct MdsArgs {
     common: Common,
 }
 
+#[derive(Args, Debug)]
+struct OstArgs {
+    /// Target directories or mount points, indexed from 0 (default: $targets).
+    targets: Vec<PathBuf>,
+    /// File size per target, MB (written and read 1 MiB at a time).
+    #[arg(short = 's', long, env = "size", default_value_t = 30)]
+    size: u64,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// Entry point: `iolab survey <survey> ...`.
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args.clone());
@@ -208,6 +223,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Cmd::Disk(a) => disk(a, &line),
         Cmd::Obdfilter(a) => obdfilter(a, &line),
         Cmd::Mds(a) => mds(a, &line),
+        Cmd::Ost(a) => ost(a, &line),
     }
 }
 
@@ -512,6 +528,63 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
     let doc = Envelope::new(
         "iolab.survey.mds/1",
         "survey mds",
+        line,
+        cfg.clone(),
+        environment(&cfg.targets),
+        outcome.clone(),
+        report,
+    );
+    let ok = write_extras(&a.common, doc, csv);
+    finish_status(&outcome, ok)
+}
+
+fn ost(a: OstArgs, line: &str) -> ExitCode {
+    use iolab_survey::ost::{self, OstConfig};
+    let targets = if a.targets.is_empty() {
+        env_list(&["targets"])
+    } else {
+        a.targets
+    };
+    let cfg = OstConfig {
+        targets,
+        size_mb: a.size,
+    };
+    let b = backend();
+    if let Err(e) = cfg.validate(b.as_ref()) {
+        return usage_error("ost", &e);
+    }
+    let mut out = match Outputs::create(&prefix(&a.common, "ost_survey")) {
+        Ok(o) => o,
+        Err(e) => return usage_error("ost", &e),
+    };
+    warn_leftovers(
+        &cfg.targets
+            .iter()
+            .map(|t| ost::file_in(t))
+            .collect::<Vec<_>>(),
+    );
+    let names: Vec<String> = cfg
+        .targets
+        .iter()
+        .map(|t| t.display().to_string())
+        .collect();
+    let host = iolab_core::env::hostname();
+    out.line(&fmt::summary::ost_header(
+        &iolab_survey::strftime("%D"),
+        &names,
+        &host,
+    ));
+    let report = ost::run(&cfg, b.as_ref());
+    out.point(
+        &fmt::summary::ost_report(&report),
+        &fmt::detail::ost(&report),
+    );
+    out.finish();
+    let csv = fmt::csv::ost(&report);
+    let outcome = report.outcome.clone();
+    let doc = Envelope::new(
+        "iolab.survey.ost/1",
+        "survey ost",
         line,
         cfg.clone(),
         environment(&cfg.targets),

@@ -703,3 +703,85 @@ fn bad_mds_parameters_exit_2_before_anything_is_created() {
         assert!(common::tree(&dir).is_empty(), "{w:?} created something");
     }
 }
+
+#[test]
+fn ost_survey_finds_and_flags_the_throttled_target() {
+    let s = Scratch::new("survey-ost");
+    let Some(ts) = targets(&s, "o", "ext4", 64, 3) else {
+        return;
+    };
+    let Some(cg) = Throttle::new("ost", &ts[1].majmin(), 10 << 20) else {
+        return;
+    };
+    let m = mounts(&ts);
+    let rslt = s.path("ost");
+    let csv = s.path("ost.csv");
+    let o = cg.survey(&[
+        "ost",
+        "-s",
+        "8",
+        &m[0],
+        &m[1],
+        &m[2],
+        "--rslt",
+        rslt.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(read(&rslt.with_extension("summary")), out);
+    assert!(out.contains("Number of Active OST devices : 3\n"), "{out}");
+    assert!(out.contains("Worst  Read OST indx: 1 speed: "), "{out}");
+    assert!(out.contains("Worst  Write OST indx: 1 speed: "), "{out}");
+    assert!(
+        out.contains("Read Average: ") && out.contains(" +/- "),
+        "{out}"
+    );
+    assert!(out.contains("Ost#  Read(MB/s)  Write(MB/s)  Read-time  Write-time\n"));
+    let flagged: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("Outlier OST indx:"))
+        .collect();
+    assert_eq!(flagged.len(), 2, "{out}");
+    assert!(
+        flagged
+            .iter()
+            .all(|l| l.starts_with("Outlier OST indx: 1 ")),
+        "{out}"
+    );
+    let row1 = out.lines().find(|l| l.starts_with("1     ")).unwrap();
+    let write_s: f64 = row1.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert!(
+        write_s > 0.5,
+        "8 MB at 10 MB/s takes most of a second: {row1}"
+    );
+    assert!(
+        read(&csv).lines().nth(2).unwrap().contains(",read+write,"),
+        "{}",
+        read(&csv)
+    );
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+}
+
+#[test]
+fn bad_ost_parameters_exit_2_before_anything_is_created() {
+    let s = Scratch::new("survey-ost-bad");
+    let dir = s.path("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rslt = s.path("b");
+    let (r, d) = (rslt.to_str().unwrap(), dir.to_str().unwrap());
+    let file = s.path("plain");
+    std::fs::write(&file, b"x").unwrap();
+    for (w, named) in [
+        (vec!["ost", d, "-s", "0", "--rslt", r], "size"),
+        (vec!["ost", "--rslt", r], "targets"),
+        (vec!["ost", file.to_str().unwrap(), "--rslt", r], "targets"),
+    ] {
+        let o = survey(&w, &[]);
+        assert_eq!(o.status.code(), Some(2), "{w:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains(named), "{w:?}: {}", stderr(&o));
+        assert!(!rslt.with_extension("summary").exists());
+        assert!(common::tree(&dir).is_empty());
+    }
+}

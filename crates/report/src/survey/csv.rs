@@ -4,6 +4,7 @@
 use iolab_survey::disk::{DiskPoint, PointResult};
 use iolab_survey::mds::MdsPoint;
 use iolab_survey::obdfilter::{BracketResult, ObdPoint, ObdPointResult};
+use iolab_survey::ost::OstReport;
 
 /// The disk survey's CSV header line.
 pub const DISK_HEADER: &str =
@@ -96,6 +97,35 @@ pub fn mds(points: &[MdsPoint]) -> String {
                 None => s.push_str(&format!("{lead},error,,,\n")),
             }
         }
+    }
+    s
+}
+
+/// The target survey's CSV header line.
+pub const OST_HEADER: &str =
+    "index,path,read_mb_per_s,write_mb_per_s,read_s,write_s,outlier,error\n";
+
+/// One row per target; `outlier` lists the operations that flagged it.
+pub fn ost(r: &OstReport) -> String {
+    let mut s = String::from(OST_HEADER);
+    for t in &r.targets {
+        let flags: Vec<&str> = r
+            .outliers
+            .iter()
+            .filter(|o| o.index == t.index)
+            .map(|o| o.op.as_str())
+            .collect();
+        let err = t.error.as_deref().unwrap_or("").replace([',', '\n'], ";");
+        s.push_str(&format!(
+            "{},{},{:.3},{:.3},{:.6},{:.6},{},{err}\n",
+            t.index,
+            t.path.replace(',', ";"),
+            t.read_mb_per_s,
+            t.write_mb_per_s,
+            t.read_s,
+            t.write_s,
+            flags.join("+")
+        ));
     }
     s
 }

@@ -4,6 +4,7 @@
 use iolab_survey::disk::{DiskPoint, PointResult};
 use iolab_survey::mds::MdsPoint;
 use iolab_survey::obdfilter::{BracketResult, ObdPoint, ObdPointResult};
+use iolab_survey::ost::OstReport;
 use iolab_survey::MB;
 
 /// The detail block of one disk-survey point.
@@ -131,6 +132,40 @@ pub fn mds(p: &MdsPoint) -> String {
             None => "ERROR".to_string(),
         };
         s.push_str(&format!("=============> {} global\n{global}\n", t.test));
+    }
+    s
+}
+
+/// The target survey's detail: each target's path, mode and error.
+pub fn ost(r: &OstReport) -> String {
+    let mut s = String::new();
+    for t in &r.targets {
+        s.push_str(&format!(
+            "=============> OST {} {}\nwrite {:.6} s {:.3} MB/s read {:.6} s {:.3} MB/s {}",
+            t.index,
+            t.path,
+            t.write_s,
+            t.write_mb_per_s,
+            t.read_s,
+            t.read_mb_per_s,
+            if t.direct {
+                "O_DIRECT"
+            } else {
+                "buffered+fdatasync"
+            }
+        ));
+        if let Some(e) = &t.error {
+            s.push_str(&format!(" error: {e}"));
+        }
+        s.push('\n');
+    }
+    for (name, x) in [("read", &r.read), ("write", &r.write)] {
+        if let Some(x) = x {
+            s.push_str(&format!(
+                "=============> {name} median {:.3} MB/s\n",
+                x.median
+            ));
+        }
     }
     s
 }

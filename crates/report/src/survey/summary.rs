@@ -6,6 +6,7 @@
 use iolab_survey::disk::{DiskPoint, PointResult};
 use iolab_survey::mds::MdsPoint;
 use iolab_survey::obdfilter::{BracketResult, ObdPoint, ObdPointResult};
+use iolab_survey::ost::{OpSummary, OstReport};
 use iolab_survey::Header;
 
 /// The first line: `DATE sgpdd-survey on DEVICES from HOST`.
@@ -139,6 +140,59 @@ pub fn mds_line(p: &MdsPoint) -> String {
     s
 }
 
+/// The target survey's first line (the kit's `NAME: DATE OST speed survey on ...`).
+pub fn ost_header(date_mdy: &str, targets: &[String], host: &str) -> String {
+    format!(
+        "ost-survey: {date_mdy} OST speed survey on {} from {host}\n",
+        targets.join(" ")
+    )
+}
+
+fn op_lines(name: &str, s: &OpSummary) -> String {
+    format!(
+        "Worst  {name} OST indx: {} speed: {:.6}\nBest   {name} OST indx: {} speed: {:.6}\n{name} Average: {:.6} +/- {:.6} MB/s\n",
+        s.worst_index, s.worst, s.best_index, s.best, s.average, s.std_dev
+    )
+}
+
+/// The target survey's report: count, worst/best/average per operation,
+/// the per-target table (the kit's layout), then the outliers.
+pub fn ost_report(r: &OstReport) -> String {
+    let mut s = format!("Number of Active OST devices : {}\n", r.targets.len());
+    if let Some(x) = &r.read {
+        s.push_str(&op_lines("Read", x));
+    }
+    if let Some(x) = &r.write {
+        s.push_str(&op_lines("Write", x));
+    }
+    s.push_str("Ost#  Read(MB/s)  Write(MB/s)  Read-time  Write-time\n");
+    s.push_str("----------------------------------------------------\n");
+    for t in &r.targets {
+        match &t.error {
+            None => s.push_str(&format!(
+                "{}     {:.3}       {:.3}        {:.3}      {:.3}\n",
+                t.index, t.read_mb_per_s, t.write_mb_per_s, t.read_s, t.write_s
+            )),
+            Some(e) => s.push_str(&format!("{}     FAILED: {e}\n", t.index)),
+        }
+    }
+    if r.outliers.is_empty() {
+        s.push_str("Outliers: none\n");
+    }
+    for o in &r.outliers {
+        let path = r
+            .targets
+            .get(o.index)
+            .map(|t| t.path.as_str())
+            .unwrap_or("?");
+        s.push_str(&format!(
+            "Outlier OST indx: {} ({path}) {} speed: {:.6}: {}\n",
+            o.index, o.op, o.mb_per_s, o.reason
+        ));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +305,38 @@ mod tests {
             mds_line(&p),
             "mdt 1 file  100000 dir    4 thr    4 create 5652.05 [ 999.01,46940.48] destroy             ERROR \n"
         );
+    }
+
+    #[test]
+    fn the_ost_table_has_the_kits_layout() {
+        use iolab_survey::ost::OstTarget;
+        let t = OstTarget {
+            index: 3,
+            path: "/mnt/3".into(),
+            write_mb_per_s: 17.706,
+            write_s: 5.648,
+            read_mb_per_s: 2872.89,
+            read_s: 0.035,
+            direct: true,
+            error: None,
+        };
+        let r = OstReport {
+            header: Header {
+                date: String::new(),
+                host: String::new(),
+            },
+            targets: vec![t],
+            read: None,
+            write: None,
+            outliers: vec![],
+            outcome: iolab_core::Outcome::Completed,
+        };
+        let text = ost_report(&r);
+        assert!(
+            text.contains("\n3     2872.890       17.706        0.035      5.648\n"),
+            "{text}"
+        );
+        assert!(text.starts_with("Number of Active OST devices : 1\n"));
     }
 
     #[test]
