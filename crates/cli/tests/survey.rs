@@ -785,3 +785,115 @@ fn bad_ost_parameters_exit_2_before_anything_is_created() {
         assert!(common::tree(&dir).is_empty());
     }
 }
+
+/// Starts `iolab survey words...` in the background.
+fn spawn_survey(words: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("survey")
+        .args(words)
+        .env("CI", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (without a deadline on the survey's speed, only a safety cap)
+/// until `cond` holds.
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    for _ in 0..6000 {
+        if cond() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("gave up waiting for {what}");
+}
+
+#[test]
+fn ctrl_c_stops_the_metadata_survey_and_removes_what_it_made() {
+    let s = Scratch::new("survey-mds-int");
+    let dir = s.path("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep-me"), b"not the survey's").unwrap();
+    let rslt = s.path("i");
+    let mut child = spawn_survey(&[
+        "mds",
+        dir.to_str().unwrap(),
+        "--thrlo",
+        "1",
+        "--thrhi",
+        "1",
+        "--dir-count",
+        "1",
+        "--file-count",
+        "50000000",
+        "--tests",
+        "create destroy",
+        "--rslt",
+        rslt.to_str().unwrap(),
+    ]);
+    let work = dir.join(format!("iolab-mds.{}", child.id())).join("tests");
+    wait_for("the survey's first files", || {
+        std::fs::read_dir(&work).is_ok_and(|mut d| d.next().is_some())
+    });
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(
+        common::tree(&dir),
+        vec!["keep-me".to_string()],
+        "only what was there before"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_object_survey_and_removes_what_it_made() {
+    let s = Scratch::new("survey-obd-int");
+    let Some(ts) = targets(&s, "i", "ext4", 64, 1) else {
+        return;
+    };
+    let Some(cg) = Throttle::new("obd-int", &ts[0].majmin(), 1 << 20) else {
+        return;
+    };
+    let m = mounts(&ts);
+    let rslt = s.path("oi");
+    let procs = cg.dir.join("cgroup.procs");
+    let script = format!("echo $$ > {} && exec \"$0\" survey \"$@\"", procs.display());
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "obdfilter",
+            &m[0],
+            "--size",
+            "32",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ])
+        .env("CI", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The shell execs the survey, so the child's pid is the survey's.
+    let obj = ts[0]
+        .mount
+        .as_ref()
+        .unwrap()
+        .join(format!("iolab-obdfilter.{}", child.id()))
+        .join("o0");
+    wait_for("the first object", || {
+        std::fs::metadata(&obj).is_ok_and(|m| m.len() > 0)
+    });
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+}
