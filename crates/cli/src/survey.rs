@@ -55,6 +55,11 @@ enum Cmd {
     /// worst/best, average +/- std dev, the per-target table and the slow
     /// targets (below 80% of the median or 2 std devs under the average).
     Ost(OstArgs),
+    /// plot-obdfilter/plot-sgpdd: from a .summary of any survey, PREFIX.csv
+    /// and per record size and test a gnuplot data file (.dat), script
+    /// (.scr) and the chart (.svg, .png): figure against threads, one
+    /// series per region/object/directory count.
+    Plot(PlotArgs),
 }
 
 /// Where the results go (the kit's `rslt` and `rslt_loc`), plus JSON/CSV.
@@ -203,6 +208,19 @@ struct OstArgs {
     common: Common,
 }
 
+#[derive(Args, Debug)]
+struct PlotArgs {
+    /// A .summary written by iolab survey (or by the kit).
+    summary: PathBuf,
+    /// Output prefix (default: the summary's path without .summary).
+    #[arg(long, value_name = "PREFIX")]
+    out: Option<String>,
+    /// TrueType font for the charts' text (default: DejaVu Sans or Liberation
+    /// Sans from the usual places; without one, charts have no labels).
+    #[arg(long, env = "IOLAB_FONT")]
+    font: Option<PathBuf>,
+}
+
 /// Entry point: `iolab survey <survey> ...`.
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args.clone());
@@ -224,6 +242,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Cmd::Obdfilter(a) => obdfilter(a, &line),
         Cmd::Mds(a) => mds(a, &line),
         Cmd::Ost(a) => ost(a, &line),
+        Cmd::Plot(a) => plot(a),
     }
 }
 
@@ -593,4 +612,114 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
     );
     let ok = write_extras(&a.common, doc, csv);
     finish_status(&outcome, ok)
+}
+
+/// Fonts looked for when --font is not given.
+const FONTS: &[&str] = &[
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
+];
+
+/// Loads and registers a font for chart text; false when none is usable.
+fn load_font(given: Option<&PathBuf>) -> bool {
+    let candidates: Vec<PathBuf> = match given {
+        Some(p) => vec![p.clone()],
+        None => FONTS.iter().map(PathBuf::from).collect(),
+    };
+    candidates.iter().any(|p| {
+        std::fs::read(p).is_ok_and(|bytes| fmt::plot::use_font(Box::leak(bytes.into_boxed_slice())))
+    })
+}
+
+fn plot(a: PlotArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&a.summary) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!(
+                "iolab survey plot: cannot read {}: {e}",
+                a.summary.display()
+            );
+            return exit::usage();
+        }
+    };
+    let summary = match fmt::parse::parse(&text) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("iolab survey plot: {}: {e}", a.summary.display());
+            return exit::usage();
+        }
+    };
+    let prefix = a.out.clone().unwrap_or_else(|| {
+        let p = a.summary.display().to_string();
+        p.strip_suffix(".summary").map(str::to_string).unwrap_or(p)
+    });
+    let with_text = load_font(a.font.as_ref());
+    if !with_text {
+        eprintln!("iolab survey plot: no usable font (give --font FILE.ttf); charts are drawn without labels");
+    }
+    let mut ok = write_out(
+        &format!("{prefix}.csv"),
+        fmt::plot::csv(&summary).as_bytes(),
+    );
+    for c in fmt::plot::charts(&summary) {
+        ok &= plot_chart(&summary, &c, &prefix, with_text);
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(exit::FAILED)
+    }
+}
+
+/// The .dat, .scr, .svg and .png of one chart.
+fn plot_chart(s: &fmt::parse::Summary, c: &fmt::plot::Chart, prefix: &str, text: bool) -> bool {
+    let base = format!("{prefix}{}", c.stem());
+    let file_name = |ext: &str| {
+        let p = format!("{base}.{ext}");
+        std::path::Path::new(&p)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or(p)
+    };
+    let script = fmt::plot::gnuplot(
+        s.kind,
+        c,
+        &s.title,
+        &file_name("dat"),
+        &file_name("gnuplot.png"),
+    );
+    let mut ok = write_out(&format!("{base}.dat"), fmt::plot::dat(s.kind, c).as_bytes());
+    ok &= write_out(&format!("{base}.scr"), script.as_bytes());
+    for (ext, bytes) in [
+        (
+            "svg",
+            fmt::plot::svg(s.kind, c, &s.title, text).map(String::into_bytes),
+        ),
+        ("png", fmt::plot::png(s.kind, c, &s.title, text)),
+    ] {
+        ok &= match bytes {
+            Ok(b) => write_out(&format!("{base}.{ext}"), &b),
+            Err(e) => {
+                eprintln!("iolab survey plot: {base}.{ext}: {e}");
+                false
+            }
+        };
+    }
+    ok
+}
+
+fn write_out(path: &str, bytes: &[u8]) -> bool {
+    match std::fs::write(path, bytes) {
+        Ok(()) => {
+            println!("wrote {path}");
+            true
+        }
+        Err(e) => {
+            eprintln!("iolab survey plot: cannot write {path}: {e}");
+            false
+        }
+    }
 }

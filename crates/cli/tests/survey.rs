@@ -897,3 +897,63 @@ fn ctrl_c_stops_the_object_survey_and_removes_what_it_made() {
     assert_eq!(status.code(), Some(130));
     assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
 }
+
+#[test]
+fn plot_turns_a_summary_into_csv_gnuplot_input_and_charts() {
+    // The legend check needs text, which needs a font on the machine.
+    if !Path::new("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf").exists() {
+        skip_or_fail("plot", "no DejaVu Sans font for the charts' labels");
+        return;
+    }
+    let s = Scratch::new("survey-plot");
+    let dir = s.path("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rslt = s.path("p");
+    let o = survey(
+        &[
+            "obdfilter",
+            dir.to_str().unwrap(),
+            "--size",
+            "4",
+            "--rszlo",
+            "256",
+            "--rszhi",
+            "256",
+            "--nobjhi",
+            "2",
+            "--thrhi",
+            "2",
+            "--tests",
+            "write read",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = rslt.with_extension("summary");
+    let o = survey(&["plot", summary.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let base = s.path("p");
+    let csv = read(&base.with_extension("csv"));
+    assert_eq!(csv.lines().count(), 1 + 3 * 2, "{csv}");
+    for test in ["write", "read"] {
+        let stem = format!("{}-256-{test}", base.display());
+        let dat = read(Path::new(&format!("{stem}.dat")));
+        let header: Vec<&str> = dat.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(header, ["thr", "obj1", "obj2"], "{dat}");
+        assert!(read(Path::new(&format!("{stem}.scr"))).contains(&format!("title \"{test}-obj2\"")));
+        let svg = read(Path::new(&format!("{stem}.svg")));
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        let labels = (1..=4)
+            .filter(|k| svg.contains(&format!("{test}-obj{k}\n")))
+            .count();
+        assert_eq!(labels, 2, "one legend entry per series");
+        let png = std::fs::read(format!("{stem}.png")).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(&png[12..16], b"IHDR");
+        assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 800);
+    }
+    let o = survey(&["plot", s.path("missing.summary").to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}
