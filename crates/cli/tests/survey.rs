@@ -957,3 +957,84 @@ fn plot_turns_a_summary_into_csv_gnuplot_input_and_charts() {
     let o = survey(&["plot", s.path("missing.summary").to_str().unwrap()], &[]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn disk_survey_prints_enomem_when_the_buffers_would_not_fit() {
+    let s = Scratch::new("survey-disk-nomem");
+    let mem_kb: u64 = read(Path::new("/proc/meminfo"))
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap();
+    // 64 MB records, 16 threads per region: enough regions to pass MemTotal.
+    let per_region_kb = 65536 * 16 + 64;
+    let crg = (mem_kb / per_region_kb + 1).next_power_of_two();
+    let size_mb = crg * 64;
+    let f = s.path("sparse-dev");
+    std::fs::File::create(&f)
+        .unwrap()
+        .set_len((size_mb + 2) << 20)
+        .unwrap();
+    let (c, t, sz) = (crg.to_string(), (crg * 16).to_string(), size_mb.to_string());
+    let rslt = s.path("nm");
+    let o = survey(
+        &[
+            "disk",
+            f.to_str().unwrap(),
+            "--size",
+            &sz,
+            "--rszlo",
+            "65536",
+            "--rszhi",
+            "65536",
+            "--crglo",
+            &c,
+            "--crghi",
+            &c,
+            "--thrlo",
+            &t,
+            "--thrhi",
+            &t,
+            "--actions",
+            "read",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let line = stdout(&o).lines().nth(1).unwrap().to_string();
+    assert!(line.ends_with(" ENOMEM"), "{line}");
+}
+
+#[test]
+fn disk_survey_prints_failed_when_a_region_fails() {
+    let s = Scratch::new("survey-disk-failed");
+    let Some(ts) = targets(&s, "df", "ext4", 16, 1) else {
+        return;
+    };
+    let f = ts[0].mount.as_ref().unwrap().join("dev");
+    std::fs::File::create(&f).unwrap();
+    let rslt = s.path("df");
+    let o = survey(
+        &[
+            "disk",
+            f.to_str().unwrap(),
+            "--size",
+            "32",
+            "--crghi",
+            "1",
+            "--thrhi",
+            "1",
+            "--actions",
+            "write",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let line = stdout(&o).lines().nth(1).unwrap().to_string();
+    assert!(line.ends_with(" write FAILED "), "{line:?}");
+    assert!(read(&rslt.with_extension("detail")).contains("error: write at offset"));
+}
