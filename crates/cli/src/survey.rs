@@ -281,8 +281,27 @@ struct Outputs {
 }
 
 impl Outputs {
-    /// Creates PREFIX.summary and PREFIX.detail (truncating, as the kit does).
-    fn create(prefix: &str) -> Result<Self, ParamError> {
+    /// Checks that --json and --csv can be written, then creates
+    /// PREFIX.summary and PREFIX.detail (truncating, as the kit does).
+    fn create(common: &Common, name: &str) -> Result<Self, ParamError> {
+        for (option, path) in [("json", &common.json), ("csv", &common.csv)] {
+            let Some(p) = path else { continue };
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            if !dir.is_dir() {
+                return Err(ParamError::new(
+                    option,
+                    format!(
+                        "{}: directory {} does not exist",
+                        p.display(),
+                        dir.display()
+                    ),
+                ));
+            }
+        }
+        let prefix = &prefix(common, name);
         let open = |ext: &str| {
             File::create(format!("{prefix}.{ext}")).map_err(|e| {
                 ParamError::new(
@@ -412,7 +431,7 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         Ok(p) => p,
         Err(e) => return usage_error("disk", &e),
     };
-    let mut out = match Outputs::create(&prefix(&a.common, "sgpdd_survey")) {
+    let mut out = match Outputs::create(&a.common, "sgpdd_survey") {
         Ok(o) => o,
         Err(e) => return usage_error("disk", &e),
     };
@@ -475,7 +494,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("obdfilter", &e);
     }
-    let mut out = match Outputs::create(&prefix(&a.common, "obdfilter_survey")) {
+    let mut out = match Outputs::create(&a.common, "obdfilter_survey") {
         Ok(o) => o,
         Err(e) => return usage_error("obdfilter", &e),
     };
@@ -527,7 +546,7 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("mds", &e);
     }
-    let mut out = match Outputs::create(&prefix(&a.common, "mds_survey")) {
+    let mut out = match Outputs::create(&a.common, "mds_survey") {
         Ok(o) => o,
         Err(e) => return usage_error("mds", &e),
     };
@@ -572,7 +591,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("ost", &e);
     }
-    let mut out = match Outputs::create(&prefix(&a.common, "ost_survey")) {
+    let mut out = match Outputs::create(&a.common, "ost_survey") {
         Ok(o) => o,
         Err(e) => return usage_error("ost", &e),
     };

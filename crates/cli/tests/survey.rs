@@ -305,6 +305,10 @@ fn bad_disk_parameters_exit_2_before_anything_is_created() {
         (vec!["--actions", "write scribble"], "actions"),
         (vec!["--size", "64"], "size"),
         (vec!["--rszlo", "0"], "rszlo"),
+        (
+            vec!["--size", "8", "--json", "/nonexistent-dir/x.json"],
+            "json",
+        ),
     ] {
         let mut w = vec!["disk", l.dev.as_str(), "--rslt", r];
         w.extend(extra);
