@@ -303,10 +303,17 @@ fn bad_disk_parameters_exit_2_before_anything_is_created() {
     for (extra, named) in [
         (vec!["--thrlo", "4", "--thrhi", "2"], "thrlo"),
         (vec!["--actions", "write scribble"], "actions"),
-        (vec!["--size", "64"], "size"),
+        (vec!["--size", "64", "--crghi", "1"], "size"),
         (vec!["--rszlo", "0"], "rszlo"),
         (
-            vec!["--size", "8", "--json", "/nonexistent-dir/x.json"],
+            vec![
+                "--size",
+                "8",
+                "--crghi",
+                "1",
+                "--json",
+                "/nonexistent-dir/x.json",
+            ],
             "json",
         ),
     ] {
