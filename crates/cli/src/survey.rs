@@ -60,6 +60,8 @@ enum Cmd {
     /// (.scr) and the chart (.svg, .png): figure against threads, one
     /// series per region/object/directory count.
     Plot(PlotArgs),
+    #[command(hide = true, name = "obdfilter-agent")]
+    ObdfilterAgent(AgentArgs),
 }
 
 /// Where the results go (the kit's `rslt` and `rslt_loc`), plus JSON/CSV.
@@ -122,8 +124,9 @@ struct DiskArgs {
 
 #[derive(Args, Debug)]
 struct ObdArgs {
-    /// Target directories or mount points (default: $targets or $OSTS).
-    targets: Vec<PathBuf>,
+    /// Target directories or mount points, HOST:/DIR for one on another
+    /// host (default: $targets or $OSTS).
+    targets: Vec<String>,
     /// MB per target per test.
     #[arg(long, env = "size", default_value_t = 16384)]
     size: u64,
@@ -159,8 +162,42 @@ struct ObdArgs {
     /// Most buffer memory (threads x record size over all targets), KB.
     #[arg(long, default_value_t = 1024 * 1024)]
     max_buffer: u64,
+    /// Remote shell for HOST:/DIR targets (default: $IOLAB_RSH, else ssh).
+    #[arg(long)]
+    rsh: Option<String>,
+    /// The iolab binary on the other hosts.
+    #[arg(long, default_value = "iolab")]
+    remote_iolab: String,
     #[command(flatten)]
     common: Common,
+}
+
+/// One step of the object survey on this host's targets, run by the
+/// coordinator through the remote shell (not for people).
+#[derive(Args, Debug)]
+struct AgentArgs {
+    /// setup, create, test, destroy or teardown.
+    step: String,
+    /// The work directory's name in each target.
+    #[arg(long)]
+    work: String,
+    #[arg(long, default_value_t = 1)]
+    nobj: u64,
+    #[arg(long, default_value = "write")]
+    name: String,
+    #[arg(long, default_value_t = 1 << 20)]
+    rsz_bytes: u64,
+    #[arg(long, default_value_t = 1)]
+    count: u64,
+    #[arg(long, default_value_t = 1)]
+    thr: u64,
+    #[arg(long, default_value_t = 1)]
+    per_obj: u64,
+    #[arg(long, default_value_t = 1000)]
+    interval_ms: u64,
+    /// This host's target directories.
+    #[arg(last = true)]
+    dirs: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -243,6 +280,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Cmd::Mds(a) => mds(a, &line),
         Cmd::Ost(a) => ost(a, &line),
         Cmd::Plot(a) => plot(a),
+        Cmd::ObdfilterAgent(a) => obdfilter_agent(a),
     }
 }
 
@@ -472,13 +510,29 @@ fn warn_leftovers(dirs: &[PathBuf]) {
 
 fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     use iolab_survey::obdfilter::{self, ObdConfig};
-    let targets = if a.targets.is_empty() {
+    use iolab_survey::remote::RemoteTarget;
+    let given: Vec<String> = if a.targets.is_empty() {
         env_list(&["targets", "OSTS"])
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect()
     } else {
         a.targets
     };
+    let remote: Vec<RemoteTarget> = given
+        .iter()
+        .filter_map(|t| RemoteTarget::parse(t))
+        .collect();
+    let targets: Vec<PathBuf> = given
+        .iter()
+        .filter(|t| RemoteTarget::parse(t).is_none())
+        .map(PathBuf::from)
+        .collect();
     let cfg = ObdConfig {
         targets,
+        remote,
+        rsh: a.rsh,
+        remote_iolab: a.remote_iolab,
         size_mb: a.size,
         rszlo_kb: a.rszlo,
         rszhi_kb: a.rszhi,
@@ -739,6 +793,39 @@ fn write_out(path: &str, bytes: &[u8]) -> bool {
         Err(e) => {
             eprintln!("iolab survey plot: cannot write {path}: {e}");
             false
+        }
+    }
+}
+
+fn obdfilter_agent(a: AgentArgs) -> ExitCode {
+    use iolab_survey::obdfilter::{self as o, Shape};
+    let b = backend();
+    let work_dirs: Vec<PathBuf> = a.dirs.iter().map(|d| d.join(&a.work)).collect();
+    let r = match a.step.as_str() {
+        "setup" => o::setup_dirs(b.as_ref(), &a.dirs, &a.work).map(|_| ()),
+        "create" => o::create_in(b.as_ref(), &work_dirs, a.nobj),
+        "destroy" => Ok(o::destroy_in(b.as_ref(), &work_dirs, a.nobj)),
+        "teardown" => Ok(o::teardown_dirs(b.as_ref(), &work_dirs)),
+        "test" => {
+            let shape = Shape {
+                rsz_bytes: a.rsz_bytes,
+                count: a.count,
+                thr: a.thr,
+                per_obj: a.per_obj.max(1),
+            };
+            let objects = o::objects_in(&work_dirs, a.nobj);
+            let results = o::run_test(b.as_ref(), &objects, &a.name, shape, a.interval_ms);
+            serde_json::to_string(&results)
+                .map(|j| println!("{j}"))
+                .map_err(|e| e.to_string())
+        }
+        other => Err(format!("unknown step '{other}'")),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("iolab survey obdfilter-agent: {e}");
+            ExitCode::from(exit::FAILED)
         }
     }
 }

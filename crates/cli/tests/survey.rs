@@ -1049,3 +1049,119 @@ fn disk_survey_prints_failed_when_a_region_fails() {
     assert!(line.ends_with(" write FAILED "), "{line:?}");
     assert!(read(&rslt.with_extension("detail")).contains("error: write at offset"));
 }
+
+/// A stand-in remote shell: drops the host name and runs the command here.
+fn fake_rsh(s: &Scratch) -> String {
+    let p = s.path("fake-rsh");
+    std::fs::write(&p, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("exec:{}", p.display())
+}
+
+#[test]
+fn obdfilter_runs_targets_on_other_hosts_and_merges_them() {
+    let s = Scratch::new("survey-obd-hosts");
+    let dirs: Vec<PathBuf> = ["local", "ra", "rb"].iter().map(|d| s.path(d)).collect();
+    for d in &dirs {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let rsh = fake_rsh(&s);
+    let rslt = s.path("h");
+    let json = s.path("h.json");
+    let (ra, rb) = (
+        format!("nodeA:{}", dirs[1].display()),
+        format!("nodeB:{}", dirs[2].display()),
+    );
+    let o = survey(
+        &[
+            "obdfilter",
+            dirs[0].to_str().unwrap(),
+            &ra,
+            &rb,
+            "--rsh",
+            &rsh,
+            "--remote-iolab",
+            env!("CARGO_BIN_EXE_iolab"),
+            "--size",
+            "4",
+            "--rszlo",
+            "256",
+            "--rszhi",
+            "256",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "2",
+            "--rslt",
+            rslt.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = data_lines(&stdout(&o));
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        &lines[1][..10],
+        &["ost", "3", "sz", "12288K", "rsz", "256", "obj", "3", "thr", "6"]
+    );
+    assert!(!stdout(&o).contains("ERROR"));
+    let doc: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    let targets = &doc["payload"]["points"][0]["result"]["tests"][0]["targets"];
+    let names: Vec<&str> = targets
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [dirs[0].to_str().unwrap(), ra.as_str(), rb.as_str()]);
+    assert!(targets
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["rates"]["amount"] == 4 << 20));
+    for d in &dirs {
+        assert!(
+            common::tree(d).is_empty(),
+            "{} kept {:?}",
+            d.display(),
+            common::tree(d)
+        );
+    }
+    // A host whose target does not exist: the survey fails before any
+    // I/O and leaves nothing on the others.
+    let bad = format!("nodeB:{}", s.path("nowhere").display());
+    let o = survey(
+        &[
+            "obdfilter",
+            dirs[0].to_str().unwrap(),
+            &ra,
+            &bad,
+            "--rsh",
+            &rsh,
+            "--remote-iolab",
+            env!("CARGO_BIN_EXE_iolab"),
+            "--size",
+            "4",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stderr(&o).contains("nodeB"), "{}", stderr(&o));
+    for d in &dirs {
+        assert!(
+            common::tree(d).is_empty(),
+            "{} kept {:?}",
+            d.display(),
+            common::tree(d)
+        );
+    }
+}

@@ -18,6 +18,7 @@ mod io;
 pub mod mds;
 pub mod obdfilter;
 pub mod ost;
+pub mod remote;
 pub mod sampler;
 
 use serde::{Deserialize, Serialize};

@@ -53,6 +53,13 @@ pub struct ObdConfig {
     pub interval_ms: u64,
     /// Most buffer memory, KB (the kit's max_buffer_mem: 1 GiB).
     pub max_buffer_kb: u64,
+    /// Targets on other hosts (`host:/path`), after the local ones in
+    /// the results; reached through the remote shell.
+    pub remote: Vec<crate::remote::RemoteTarget>,
+    /// The remote shell (default: $IOLAB_RSH, else ssh).
+    pub rsh: Option<String>,
+    /// The iolab binary on the other hosts.
+    pub remote_iolab: String,
 }
 
 impl ObdConfig {
@@ -237,6 +244,58 @@ pub fn work_dir(target: &std::path::Path) -> PathBuf {
     target.join(format!("iolab-obdfilter.{}", std::process::id()))
 }
 
+/// The name of the private directory the survey makes in each target.
+pub fn work_name() -> String {
+    format!("iolab-obdfilter.{}", std::process::id())
+}
+
+/// Makes `work` in each target; on failure removes what it made.
+pub fn setup_dirs(
+    b: &dyn Backend,
+    targets: &[PathBuf],
+    work: &str,
+) -> Result<Vec<PathBuf>, String> {
+    let mut made = Vec::new();
+    for t in targets {
+        let dir = t.join(work);
+        if let Err(e) = cpath(&dir).and_then(|c| b.mkdir(&c, 0o755)) {
+            remove_dirs(b, &made);
+            return Err(format!("mkdir {}: {e}", dir.display()));
+        }
+        made.push(dir);
+    }
+    Ok(made)
+}
+
+/// Removes the work directories (they are empty between points).
+pub fn teardown_dirs(b: &dyn Backend, work_dirs: &[PathBuf]) {
+    remove_dirs(b, work_dirs);
+}
+
+/// The objects of each work directory: `o0`, `o1`, ...
+pub fn objects_in(work_dirs: &[PathBuf], nobj: u64) -> Vec<Vec<PathBuf>> {
+    work_dirs
+        .iter()
+        .map(|d| (0..nobj).map(|k| d.join(format!("o{k}"))).collect())
+        .collect()
+}
+
+/// Creates `nobj` objects in each work directory; on failure removes
+/// those it made and says why.
+pub fn create_in(b: &dyn Backend, work_dirs: &[PathBuf], nobj: u64) -> Result<(), String> {
+    let (made, r) = create_objects(b, &objects_in(work_dirs, nobj));
+    if r.is_err() {
+        destroy(b, &made);
+    }
+    r
+}
+
+/// Removes the objects (those already gone are skipped).
+pub fn destroy_in(b: &dyn Backend, work_dirs: &[PathBuf], nobj: u64) {
+    let all: Vec<PathBuf> = objects_in(work_dirs, nobj).into_iter().flatten().collect();
+    destroy(b, &all);
+}
+
 /// Runs the survey; `on_point` sees each point as it completes.
 pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)) -> ObdReport {
     let mut report = ObdReport {
@@ -245,22 +304,36 @@ pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)
         outcome: Outcome::Completed,
         notes: Vec::new(),
     };
-    let mut made = Vec::new();
-    for t in &cfg.targets {
-        let dir = work_dir(t);
-        match cpath(&dir).and_then(|c| b.mkdir(&c, 0o755)) {
-            Ok(()) => made.push(dir),
-            Err(e) => {
-                report.outcome =
-                    Outcome::Error(Failure::io("mkdir", Some(dir.display().to_string()), &e));
-                remove_dirs(b, &made);
-                return report;
-            }
+    let work = work_name();
+    let hosts = match crate::remote::Hosts::new(cfg, &work) {
+        Ok(h) => h,
+        Err(e) => {
+            report.outcome = Outcome::Error(Failure::other("remote shell", e));
+            return report;
         }
+    };
+    let made = match setup_dirs(b, &cfg.targets, &work) {
+        Ok(m) => m,
+        Err(e) => {
+            report.outcome = Outcome::Error(Failure::other("mkdir", e));
+            return report;
+        }
+    };
+    if let Err(e) = hosts.setup() {
+        report.outcome = Outcome::Error(Failure::other("remote setup", e));
+        teardown_dirs(b, &made);
+        return report;
     }
     let mut errors = 0;
     for (rsz_kb, nobj, thr) in points(cfg) {
-        let point = run_point(cfg, b, &made, (rsz_kb, nobj, thr), &mut report.notes);
+        let point = run_point(
+            cfg,
+            b,
+            &made,
+            &hosts,
+            (rsz_kb, nobj, thr),
+            &mut report.notes,
+        );
         if iolab_core::stop::requested() {
             report.outcome = Outcome::Interrupted;
             break;
@@ -273,7 +346,8 @@ pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)
             break;
         }
     }
-    remove_dirs(b, &made);
+    teardown_dirs(b, &made);
+    hosts.teardown();
     if errors > 0 && report.outcome == Outcome::Completed {
         report.outcome = Outcome::Error(Failure::other(
             "obdfilter survey",
@@ -303,15 +377,17 @@ fn remove_dirs(b: &dyn Backend, dirs: &[PathBuf]) {
     }
 }
 
-/// One point: create the objects, run each test, destroy the objects.
+/// One point: create the objects, run each test (local and remote
+/// targets at once), destroy the objects.
 fn run_point(
     cfg: &ObdConfig,
     b: &dyn Backend,
     dirs: &[PathBuf],
+    hosts: &crate::remote::Hosts,
     (rsz_kb, nobj, thr): (u64, u64, u64),
     notes: &mut Vec<String>,
 ) -> ObdPoint {
-    let ndevs = dirs.len() as u64;
+    let ndevs = (dirs.len() + cfg.remote.len()) as u64;
     let count = cfg.size_mb * 1024 / (rsz_kb * thr);
     let mut point = ObdPoint {
         ost: ndevs,
@@ -324,16 +400,10 @@ fn run_point(
     if thr * ndevs * rsz_kb > cfg.max_buffer_kb {
         return point;
     }
-    let objects: Vec<Vec<PathBuf>> = dirs
-        .iter()
-        .map(|d| (0..nobj).map(|k| d.join(format!("o{k}"))).collect())
-        .collect();
-    let created = create_objects(b, &objects);
-    if let Err(message) = &created.1 {
-        destroy(b, &created.0);
-        point.result = ObdPointResult::CreateFailed {
-            message: message.clone(),
-        };
+    if let Err(message) = create_in(b, dirs, nobj).and_then(|_| hosts.create(nobj)) {
+        destroy_in(b, dirs, nobj);
+        hosts.destroy(nobj);
+        point.result = ObdPointResult::CreateFailed { message };
         return point;
     }
     let shape = Shape {
@@ -342,9 +412,17 @@ fn run_point(
         thr,
         per_obj: thr / nobj,
     };
+    let objects = objects_in(dirs, nobj);
     let mut tests = Vec::new();
     for name in &cfg.tests {
-        let t = run_test(cfg, b, &objects, name, shape);
+        let pending = hosts.start_test(name, nobj, shape, cfg.interval_ms);
+        let local = run_test(b, &objects, name, shape, cfg.interval_ms);
+        let (remote, wall_s) = hosts.finish_test(pending);
+        let elapsed = local
+            .iter()
+            .map(|t| t.rates.elapsed_s)
+            .fold(wall_s, f64::max);
+        let t = combine(name, local.into_iter().chain(remote).collect(), elapsed);
         for r in t.targets.iter().filter(|r| !r.direct && r.error.is_none()) {
             notes.push(format!(
                 "{}: no O_DIRECT here; buffered I/O, writes fdatasync'd",
@@ -356,7 +434,8 @@ fn run_point(
             break;
         }
     }
-    destroy(b, &created.0);
+    destroy_in(b, dirs, nobj);
+    hosts.destroy(nobj);
     point.result = ObdPointResult::Ran { tests };
     point
 }
@@ -384,12 +463,18 @@ fn destroy(b: &dyn Backend, paths: &[PathBuf]) {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Shape {
-    rsz_bytes: u64,
-    count: u64,
-    thr: u64,
-    per_obj: u64,
+/// The shape of one test on one target: record size, records per thread,
+/// threads, threads per object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Record size, bytes.
+    pub rsz_bytes: u64,
+    /// Records per thread.
+    pub count: u64,
+    /// Threads per target.
+    pub thr: u64,
+    /// Threads per object.
+    pub per_obj: u64,
 }
 
 /// One worker, prepared before any thread starts.
@@ -402,13 +487,18 @@ struct Worker {
 }
 
 /// One test on every target at once, sampled as it runs.
-fn run_test(
-    cfg: &ObdConfig,
+/// Runs test `name` on the local targets whose objects are `objects`
+/// (one list per target), all at once, sampled every `interval_ms`.
+pub fn run_test(
     b: &dyn Backend,
     objects: &[Vec<PathBuf>],
     name: &str,
     s: Shape,
-) -> TestResult {
+    interval_ms: u64,
+) -> Vec<TargetResult> {
+    if objects.is_empty() {
+        return Vec::new();
+    }
     let write = is_write(name);
     let workers = prepare(b, objects, write, s);
     let counters = Counters::new(&vec![s.thr as usize; objects.len()]);
@@ -438,8 +528,8 @@ fn run_test(
             .collect();
         // The clock starts here, before the sampler first reads it.
         counters.begin();
-        let sampler = scope
-            .spawn(|| sampler::sample(&counters, Duration::from_millis(cfg.interval_ms), &done));
+        let sampler =
+            scope.spawn(|| sampler::sample(&counters, Duration::from_millis(interval_ms), &done));
         barrier.wait();
         for h in handles {
             let _ = h.join();
@@ -447,7 +537,7 @@ fn run_test(
         done.store(true, Ordering::Release);
         sampler.join().unwrap_or_default()
     });
-    summarise(name, objects, &counters, samples, &errors, &direct)
+    summarise(objects, &counters, samples, &errors, &direct)
 }
 
 /// Buffers and handles for every worker of every target.
@@ -527,17 +617,13 @@ fn worker(b: &dyn Backend, mut w: Worker, write: bool, s: Shape, c: &Counters) -
 }
 
 fn summarise(
-    name: &str,
     objects: &[Vec<PathBuf>],
     c: &Counters,
     samples: Vec<Vec<f64>>,
     errors: &[Mutex<Option<String>>],
     direct: &[AtomicBool],
-) -> TestResult {
-    let rates = sampler::per_target(c, samples);
-    let elapsed = rates.iter().map(|r| r.elapsed_s).fold(0.0, f64::max);
-    let total: u64 = rates.iter().map(|r| r.amount).sum();
-    let targets: Vec<TargetResult> = rates
+) -> Vec<TargetResult> {
+    sampler::per_target(c, samples)
         .into_iter()
         .enumerate()
         .map(|(t, rates)| TargetResult {
@@ -550,7 +636,13 @@ fn summarise(
             direct: direct[t].load(Ordering::Relaxed),
             error: errors[t].lock().ok().and_then(|e| e.clone()),
         })
-        .collect();
+        .collect()
+}
+
+/// A test's line figures from every target's results: all bytes over
+/// `elapsed_s`, and the bracket over all targets.
+pub fn combine(name: &str, targets: Vec<TargetResult>, elapsed_s: f64) -> TestResult {
+    let total: u64 = targets.iter().map(|t| t.rates.amount).sum();
     let bracket = if targets.iter().any(|t| t.error.is_some()) {
         BracketResult::Error
     } else {
@@ -567,8 +659,8 @@ fn summarise(
     };
     TestResult {
         test: name.to_string(),
-        mb_per_s: if elapsed > 0.0 {
-            total as f64 / MB / elapsed
+        mb_per_s: if elapsed_s > 0.0 {
+            total as f64 / MB / elapsed_s
         } else {
             0.0
         },
@@ -594,6 +686,9 @@ mod tests {
             tests: vec!["write".into(), "rewrite".into(), "read".into()],
             interval_ms: 1000,
             max_buffer_kb: 1 << 20,
+            remote: vec![],
+            rsh: None,
+            remote_iolab: "iolab".into(),
         }
     }
 
