@@ -1165,3 +1165,81 @@ fn obdfilter_runs_targets_on_other_hosts_and_merges_them() {
         );
     }
 }
+
+#[test]
+fn disk_survey_totals_count_every_device_and_its_summary_plots() {
+    let s = Scratch::new("survey-disk-two");
+    let Some(a) = Loop::new(&s, "two-a", 16) else {
+        return;
+    };
+    let Some(b) = Loop::new(&s, "two-b", 16) else {
+        return;
+    };
+    let rslt = s.path("two");
+    let o = survey(
+        &[
+            "disk",
+            &a.dev,
+            &b.dev,
+            "--size",
+            "4",
+            "--rszlo",
+            "256",
+            "--rszhi",
+            "256",
+            "--crghi",
+            "2",
+            "--thrhi",
+            "2",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out
+        .lines()
+        .next()
+        .unwrap()
+        .contains(&format!("on {} {} from", a.dev, b.dev)));
+    let lines = data_lines(&out);
+    let shape: Vec<(&str, &str, &str)> = lines
+        .iter()
+        .map(|t| (t[1].as_str(), t[5].as_str(), t[7].as_str()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("8192K", "2", "2"),
+            ("8192K", "2", "4"),
+            ("8192K", "4", "4")
+        ]
+    );
+    assert_eq!(lines[2][11], "4", "four regions ran in the last point");
+    let detail = read(&rslt.with_extension("detail"));
+    assert!(
+        detail.contains(&format!("{} region 1 offset", b.dev)),
+        "{detail}"
+    );
+    let o = survey(
+        &[
+            "plot",
+            rslt.with_extension("summary").to_str().unwrap(),
+            "--out",
+            s.path("pl").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dat = read(&s.path("pl-256-read.dat"));
+    assert_eq!(
+        dat.lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["thr", "crg2", "crg4"]
+    );
+    assert_eq!(read(&s.path("pl.csv")).lines().count(), 1 + 6);
+}
