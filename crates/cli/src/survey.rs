@@ -804,8 +804,14 @@ fn obdfilter_agent(a: AgentArgs) -> ExitCode {
     let r = match a.step.as_str() {
         "setup" => o::setup_dirs(b.as_ref(), &a.dirs, &a.work).map(|_| ()),
         "create" => o::create_in(b.as_ref(), &work_dirs, a.nobj),
-        "destroy" => Ok(o::destroy_in(b.as_ref(), &work_dirs, a.nobj)),
-        "teardown" => Ok(o::teardown_dirs(b.as_ref(), &work_dirs)),
+        "destroy" => {
+            o::destroy_in(b.as_ref(), &work_dirs, a.nobj);
+            Ok(())
+        }
+        "teardown" => {
+            o::teardown_dirs(b.as_ref(), &work_dirs);
+            Ok(())
+        }
         "test" => {
             let shape = Shape {
                 rsz_bytes: a.rsz_bytes,
