@@ -1243,3 +1243,40 @@ fn disk_survey_totals_count_every_device_and_its_summary_plots() {
     );
     assert_eq!(read(&s.path("pl.csv")).lines().count(), 1 + 6);
 }
+
+#[test]
+fn ctrl_c_stops_the_target_survey_and_removes_its_files() {
+    let s = Scratch::new("survey-ost-int");
+    let Some(ts) = targets(&s, "oi", "ext4", 64, 1) else {
+        return;
+    };
+    let Some(cg) = Throttle::new("ost-int", &ts[0].majmin(), 1 << 20) else {
+        return;
+    };
+    let m = mounts(&ts);
+    let rslt = s.path("oi");
+    let procs = cg.dir.join("cgroup.procs");
+    let script = format!("echo $$ > {} && exec \"$0\" survey \"$@\"", procs.display());
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args(["ost", "-s", "32", &m[0], "--rslt", rslt.to_str().unwrap()])
+        .env("CI", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let file = ts[0]
+        .mount
+        .as_ref()
+        .unwrap()
+        .join(format!("iolab-ost-survey.{}", child.id()));
+    wait_for("the survey's file", || {
+        std::fs::metadata(&file).is_ok_and(|m| m.len() > 0)
+    });
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+}
