@@ -4,8 +4,10 @@
 set -euo pipefail
 # libblkid-dev: xdd's device safety check; fdisk (sfdisk) and cryptsetup-bin
 # make the partition tables and LUKS headers its tests must refuse.
+# iproute2 (ip netns, ip route): the fake clusters of network namespaces
+# that the network tests (lst, stats, launch) build.
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs util-linux mount
-  libblkid-dev fdisk cryptsetup-bin)
+  libblkid-dev fdisk cryptsetup-bin iproute2)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -181,6 +181,8 @@ impl Backend for Posix {
         Ok(out)
     }
 
+    // statvfs fields are u64 on x86_64 but narrower elsewhere: keep u64::from.
+    #[allow(clippy::useless_conversion)]
     fn statfs(&self, path: &CStr) -> io::Result<FsStat> {
         // SAFETY: zeroed statvfs is valid; statvfs(3) fills it.
         let mut st: libc::statvfs = unsafe { std::mem::zeroed() };

@@ -5,11 +5,14 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+mod clock;
 mod demo;
 mod exit;
+mod lst;
 mod mdtest;
 mod progress;
 mod signals;
+mod stats;
 mod survey;
 mod xdd;
 
@@ -27,11 +30,15 @@ Usage: iolab <command> [options...]
 Commands:
   mdtest   metadata benchmark, a drop-in mdtest (iolab mdtest -h)
   xdd      XDD data I/O benchmark (iolab xdd -help)
+  lst      network self-test as LNet selftest: agents, ping and brw (iolab lst --help)
+  stats    stats-collect: system and Lustre statistics on every node (iolab stats -h)
   survey   the Lustre I/O kit's surveys: disk, obdfilter, ost, mds, plot (iolab survey --help)
   demo     the quick-start run: a short mdtest in a temporary directory
-  xddcp, timeserver, gettime: not yet supported
+  timeserver  XDD's global clock server (iolab timeserver -help)
+  gettime     read the global clock from a timeserver (iolab gettime -help)
+  xddcp    not yet supported
 
-Also callable through links named `mdtest` or `xdd`.
+Also callable through links named `mdtest`, `xdd`, `timeserver` or `gettime`.
 Options: -h/--help, -V/--version
 ";
 
@@ -44,15 +51,19 @@ fn lookup(name: &str) -> Option<Entry> {
         "demo" => Some(demo::main),
         "mdtest" => Some(mdtest::main),
         "xdd" => Some(xdd::main),
+        "lst" => Some(lst::main),
+        "stats" => Some(stats::main),
         "survey" => Some(survey::main),
-        "xddcp" | "timeserver" | "gettime" => Some(not_yet),
+        "timeserver" => Some(clock::timeserver),
+        "gettime" => Some(clock::gettime),
+        "xddcp" => Some(not_yet),
         _ => None,
     }
 }
 
 /// Tools the guide describes that iolab does not have yet: a clear refusal.
 fn not_yet(prog: &str, _args: Vec<OsString>) -> ExitCode {
-    eprintln!("iolab: '{prog}' (XDD's network copy and clock service) is not yet supported");
+    eprintln!("iolab: '{prog}' (XDD's network copy) is not yet supported");
     ExitCode::from(EXIT_USAGE)
 }
 

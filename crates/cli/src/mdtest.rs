@@ -17,6 +17,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Version string printed as `mdtest-<version>`.
@@ -26,12 +27,12 @@ pub fn version() -> String {
 
 /// Entry point of `iolab mdtest` (and of the `mdtest` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let argv: Vec<String> = args
-        .iter()
+    // args() would panic on an argument that is not UTF-8.
+    let command = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let setup = match prepare(prog, &argv) {
+        .collect::<Vec<_>>()
+        .join(" ");
+    let setup = match prepare(prog, &args) {
         Ok(Some(s)) => s,
         Ok(None) => return ExitCode::SUCCESS,
         Err(msg) => {
@@ -55,18 +56,23 @@ struct Setup {
 
 /// Splits off the namespaced backend options (`--posix.odirect`): a
 /// double-dash word whose name has a dot. The rest is mdtest's line.
-fn split_backend_options(argv: &[String]) -> (Vec<String>, Vec<String>) {
-    argv.iter().cloned().partition(|a| {
-        a.strip_prefix("--")
-            .map(|n| n.split('=').next().unwrap_or("").contains('.'))
-            .unwrap_or(false)
-    })
+fn split_backend_options(argv: &[OsString]) -> (Vec<String>, Vec<OsString>) {
+    let mut backend = Vec::new();
+    let mut rest = Vec::new();
+    for a in argv {
+        let name = a.to_str().and_then(|s| s.strip_prefix("--"));
+        match name.filter(|n| n.split('=').next().unwrap_or("").contains('.')) {
+            Some(_) => backend.push(a.to_string_lossy().into_owned()),
+            None => rest.push(a.clone()),
+        }
+    }
+    (backend, rest)
 }
 
 /// Everything that can fail on bad input, done before anything is created.
-fn prepare(prog: &str, argv: &[String]) -> Result<Option<Setup>, String> {
+fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
     let (backend_opts, argv) = split_backend_options(argv);
-    let raw = args::parse(&argv).map_err(|e| e.to_string())?;
+    let raw = args::parse_os(&argv).map_err(|e| e.to_string())?;
     if raw.help {
         print!("{}", args::help(prog));
         return Ok(None);
@@ -128,26 +134,14 @@ fn run(prog: &str, s: Setup, command: String) -> ExitCode {
         print_now(&text::started(&doc.payload.started));
     }
     let counts = task_counts(&s.cfg, s.cfg.tasks_per_process as usize * transport.size());
-    for (i, &n) in counts.iter().enumerate() {
-        let out = run_test(&s, &doc, n, (i == 0, i + 1 == counts.len()));
-        let end = match out {
-            Ok(t) => finished_test(prog, leader, &s.cfg, &mut doc, t),
-            Err(u) => Err(u),
-        };
-        if let Err(u) = end {
-            report_unfinished(prog, leader, &u);
-            doc.outcome = u.outcome;
-            doc.payload.left_behind = u.left.iter().map(|p| p.display().to_string()).collect();
-        }
+    let running = AtomicBool::new(true);
+    std::thread::scope(|scope| {
         if leader {
-            doc.payload.finished = mdtest_timestamp();
-            doc.finished_unix_ns = wall_ns();
-            write_exports(prog, &s.cfg, &mut doc);
+            scope.spawn(|| announce_stop(prog, &s.cfg, &s.plan, &running));
         }
-        if doc.outcome != Outcome::Completed {
-            break;
-        }
-    }
+        run_counts(prog, &s, &mut doc, &counts);
+        running.store(false, Ordering::Relaxed);
+    });
     if let Err(e) = s.backend.finalize() {
         eprintln!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",
@@ -162,9 +156,83 @@ fn run(prog: &str, s: Setup, command: String) -> ExitCode {
     crate::exit::status(&doc.outcome)
 }
 
+/// Runs every task count of the sweep, recording into `doc`; stops at the
+/// first one that does not complete.
+fn run_counts(prog: &str, s: &Setup, doc: &mut MdtestDocument, counts: &[usize]) {
+    let leader = s.world.transport().rank() == 0;
+    for (i, &n) in counts.iter().enumerate() {
+        let out = run_test(s, doc, n, (i == 0, i + 1 == counts.len()));
+        let end = match out {
+            Some(Ok(t)) => finished_test(prog, leader, &s.cfg, doc, t),
+            Some(Err(u)) => Err(u),
+            // This rank holds none of this count's tasks: it sat out.
+            None => Ok(()),
+        };
+        if let Err(u) = end {
+            report_unfinished(prog, leader, &u);
+            doc.outcome = u.outcome;
+            doc.payload.left_behind = u.left.iter().map(|p| p.display().to_string()).collect();
+        }
+        if leader {
+            doc.payload.finished = mdtest_timestamp();
+            doc.finished_unix_ns = wall_ns();
+            write_exports(prog, &s.cfg, doc);
+        }
+        if !all_ranks_go_on(s, doc) {
+            break;
+        }
+    }
+}
+
+/// Whether every rank completed this task count. Collective over all
+/// ranks, so that a rank that sat out a count (its tasks were not in it)
+/// learns of a failure instead of waiting for the next count's start.
+fn all_ranks_go_on(s: &Setup, doc: &mut MdtestDocument) -> bool {
+    let mine = doc.outcome != Outcome::Completed;
+    let any = s
+        .world
+        .transport()
+        .all_gather(&[u8::from(mine)])
+        .iter()
+        .any(|v| v.first() == Some(&1));
+    if any && !mine {
+        doc.outcome = match iolab_core::stop::requested() {
+            true => Outcome::Interrupted,
+            false => Outcome::Error(iolab_mdtest::exchange::peer_failed()),
+        };
+    }
+    !any
+}
+
+/// Says, as soon as a stop is requested, where the run's items are and
+/// how to remove them should the process be killed before its cleanup
+/// ends (mpirun gives ranks one second after SIGTERM by default).
+fn announce_stop(prog: &str, cfg: &Config, plan: &Plan, running: &AtomicBool) {
+    while running.load(Ordering::Relaxed) {
+        if iolab_core::stop::requested() {
+            if cfg.phases.create {
+                eprint!("{}", where_items_are(prog, cfg, plan, "stopping; removing what this run made. Should the process be killed first, it may be left in:"));
+            }
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// What a second Ctrl-C prints as the process ends without cleaning up:
 /// where this run's items may remain, and how to remove them.
 fn last_words(prog: &str, cfg: &Config, plan: &Plan) -> String {
+    where_items_are(
+        prog,
+        cfg,
+        plan,
+        "stopped at once by a second signal; cleanup was skipped. What this run made may be left in:",
+    )
+}
+
+/// `headline`, then the test directories this run uses (the first few),
+/// then how to remove them.
+fn where_items_are(prog: &str, cfg: &Config, plan: &Plan, headline: &str) -> String {
     const SHOWN: usize = 20;
     let mut dirs = Vec::new();
     'all: for root in &cfg.dirs {
@@ -177,10 +245,7 @@ fn last_words(prog: &str, cfg: &Config, plan: &Plan) -> String {
             }
         }
     }
-    let mut s = format!(
-        "\n{prog}: stopped at once by a second signal; cleanup was skipped. \
-         What this run made may be left in:\n"
-    );
+    let mut s = format!("\n{prog}: {headline}\n");
     for d in dirs.iter().take(SHOWN) {
         s.push_str(&format!("{prog}:   {}\n", d.display()));
     }
@@ -194,13 +259,14 @@ fn last_words(prog: &str, cfg: &Config, plan: &Plan) -> String {
 }
 
 /// Runs one task count; returns the result of this process's first task
-/// or the most telling way the test ended over its tasks.
+/// or the most telling way the test ended over its tasks, and nothing on
+/// a rank that holds none of the count's tasks.
 fn run_test(
     s: &Setup,
     doc: &MdtestDocument,
     n: usize,
     (first, last): (bool, bool),
-) -> Result<TestResult, Unfinished> {
+) -> Option<Result<TestResult, Unfinished>> {
     let transport = s.world.transport();
     let threads = s.cfg.tasks_per_process as usize;
     let progress = Progress::new(threads);
@@ -222,7 +288,7 @@ fn run_test(
 /// One answer from this process's tasks: they agree when all went well;
 /// otherwise the error of the task that failed beats "another task
 /// failed", which beats an interruption. Left-behind lists are joined.
-fn merge_tasks(out: Vec<Result<TestResult, Unfinished>>) -> Result<TestResult, Unfinished> {
+fn merge_tasks(out: Vec<Result<TestResult, Unfinished>>) -> Option<Result<TestResult, Unfinished>> {
     let mut worst: Option<Unfinished> = None;
     let mut first_ok = None;
     for r in out {
@@ -234,13 +300,8 @@ fn merge_tasks(out: Vec<Result<TestResult, Unfinished>>) -> Result<TestResult, U
         }
     }
     match (worst, first_ok) {
-        (Some(u), _) => Err(u),
-        (None, Some(t)) => Ok(t),
-        // A rank that holds none of this count's tasks: it sat out.
-        (None, None) => Err(Unfinished {
-            outcome: Outcome::Completed,
-            left: Vec::new(),
-        }),
+        (Some(u), _) => Some(Err(u)),
+        (None, t) => t.map(Ok),
     }
 }
 

@@ -1,5 +1,8 @@
-//! The one thread that owns the terminal while engines run: a progress
-//! bar on stderr when it is a terminal, and -v phase lines on stdout.
+//! Progress on the terminal, one design for every tool: a bar on stderr
+//! only when this process leads (rank 0), stderr is a terminal and `CI` is
+//! not set ([`shown`]), drawn by one thread that reads the engine's
+//! counters, in one style ([`bar`]); scripts and CI logs stay quiet.
+//! For mdtest, [`Reporter`] also prints the -v phase lines on stdout.
 //! Engines only bump counters and call the observer.
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -12,6 +15,36 @@ use std::time::Duration;
 /// True under CI (`CI` set): no progress bar, whatever stderr is.
 pub fn ci() -> bool {
     std::env::var_os("CI").is_some()
+}
+
+/// Whether this process draws progress: the leader, on a terminal, not
+/// under CI.
+pub fn shown(leader: bool) -> bool {
+    leader && std::io::stderr().is_terminal() && !ci()
+}
+
+/// What a bar counts.
+#[derive(Clone, Copy)]
+pub enum Unit {
+    /// Items (files, directories) of a phase.
+    Items,
+    /// Bytes of a run.
+    Bytes,
+}
+
+/// A bar in iolab's one style: label, bar, done/total, rate, time left.
+pub fn bar(total: u64, unit: Unit) -> ProgressBar {
+    let template = match unit {
+        Unit::Items => "{msg:<20} [{bar:30}] {pos}/{len} ({per_sec}, {eta})",
+        Unit::Bytes => "{msg:<20} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+    };
+    let b = ProgressBar::new(total.max(1));
+    b.set_style(
+        ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    b
 }
 
 /// Observer and progress-bar owner for one test.
@@ -37,8 +70,7 @@ impl<'a> Reporter<'a> {
 
     /// Runs `f` while a drawing thread shows progress on a terminal.
     pub fn run_while<R>(&self, f: impl FnOnce() -> R) -> R {
-        let show = self.leader && std::io::stderr().is_terminal() && !ci();
-        if !show {
+        if !shown(self.leader) {
             return f();
         }
         let done = AtomicBool::new(false);
@@ -51,12 +83,7 @@ impl<'a> Reporter<'a> {
     }
 
     fn draw(&self, done: &AtomicBool) {
-        let bar = ProgressBar::new(0);
-        bar.set_style(
-            ProgressStyle::with_template("{msg:<20} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
+        let bar = bar(0, Unit::Items);
         let mut shown = false;
         let mut since = std::time::Instant::now();
         let mut last = None;

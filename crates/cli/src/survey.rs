@@ -14,7 +14,7 @@ use iolab_survey::ParamError;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -314,14 +314,14 @@ fn prefix(c: &Common, name: &str) -> String {
 struct Outputs {
     summary: File,
     detail: File,
-    progress: bool,
-    points: usize,
+    /// The progress bar (points done of points planned), on a terminal only.
+    bar: Option<indicatif::ProgressBar>,
 }
 
 impl Outputs {
     /// Checks that --json and --csv can be written, then creates
     /// PREFIX.summary and PREFIX.detail (truncating, as the kit does).
-    fn create(common: &Common, name: &str) -> Result<Self, ParamError> {
+    fn create(common: &Common, name: &str, points: usize) -> Result<Self, ParamError> {
         for (option, path) in [("json", &common.json), ("csv", &common.csv)] {
             let Some(p) = path else { continue };
             let dir = p
@@ -350,22 +350,28 @@ impl Outputs {
         };
         let summary = open("summary")?;
         let detail = open("detail")?;
-        let progress = std::io::stderr().is_terminal() && !crate::progress::ci();
+        let bar = crate::progress::shown(true).then(|| {
+            let b = crate::progress::bar(points as u64, crate::progress::Unit::Items);
+            b.set_message("survey points");
+            b
+        });
         Ok(Self {
             summary,
             detail,
-            progress,
-            points: 0,
+            bar,
         })
     }
 
     /// A summary line: stdout and .summary, flushed at once.
     fn line(&mut self, s: &str) {
-        if self.progress {
-            eprint!("\r\x1b[K");
+        let print = || {
+            print!("{s}");
+            let _ = std::io::stdout().flush();
+        };
+        match &self.bar {
+            Some(b) => b.suspend(print),
+            None => print(),
         }
-        print!("{s}");
-        let _ = std::io::stdout().flush();
         let _ = self.summary.write_all(s.as_bytes());
         let _ = self.summary.flush();
     }
@@ -374,15 +380,14 @@ impl Outputs {
     fn point(&mut self, line: &str, detail: &str) {
         self.line(line);
         let _ = self.detail.write_all(detail.as_bytes());
-        self.points += 1;
-        if self.progress {
-            eprint!("survey: {} point(s) done, running the next...", self.points);
+        if let Some(b) = &self.bar {
+            b.inc(1);
         }
     }
 
     fn finish(&mut self) {
-        if self.progress {
-            eprint!("\r\x1b[K");
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
         }
     }
 }
@@ -469,7 +474,7 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         Ok(p) => p,
         Err(e) => return usage_error("disk", &e),
     };
-    let mut out = match Outputs::create(&a.common, "sgpdd_survey") {
+    let mut out = match Outputs::create(&a.common, "sgpdd_survey", disk::points(&cfg).len()) {
         Ok(o) => o,
         Err(e) => return usage_error("disk", &e),
     };
@@ -548,10 +553,11 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("obdfilter", &e);
     }
-    let mut out = match Outputs::create(&a.common, "obdfilter_survey") {
-        Ok(o) => o,
-        Err(e) => return usage_error("obdfilter", &e),
-    };
+    let mut out =
+        match Outputs::create(&a.common, "obdfilter_survey", obdfilter::points(&cfg).len()) {
+            Ok(o) => o,
+            Err(e) => return usage_error("obdfilter", &e),
+        };
     warn_leftovers(
         &cfg.targets
             .iter()
@@ -600,7 +606,7 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("mds", &e);
     }
-    let mut out = match Outputs::create(&a.common, "mds_survey") {
+    let mut out = match Outputs::create(&a.common, "mds_survey", mds::points(&cfg).len()) {
         Ok(o) => o,
         Err(e) => return usage_error("mds", &e),
     };
@@ -645,7 +651,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("ost", &e);
     }
-    let mut out = match Outputs::create(&a.common, "ost_survey") {
+    let mut out = match Outputs::create(&a.common, "ost_survey", 1) {
         Ok(o) => o,
         Err(e) => return usage_error("ost", &e),
     };

@@ -11,12 +11,12 @@ use iolab_core::{Failure, Outcome};
 use iolab_report::xdd as report;
 use iolab_xdd::config::{Action, Config};
 use iolab_xdd::error::RunError;
-use iolab_xdd::parse::{parse, Parsed};
+use iolab_xdd::parse::{parse_os, Parsed};
 use iolab_xdd::plan::{plan, Plan};
 use iolab_xdd::progress::Progress;
-use iolab_xdd::results::{RunResults, SystemFacts, TargetInfo};
+use iolab_xdd::results::{RunResults, TargetInfo};
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
@@ -28,18 +28,11 @@ fn usage_exit(prog: &str, msg: impl std::fmt::Display) -> ExitCode {
 
 /// Entry point of `iolab xdd` (and of the `xdd` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let mut strs = Vec::with_capacity(args.len());
-    for a in args {
-        match a.into_string() {
-            Ok(s) => strs.push(s),
-            Err(a) => return usage_exit(prog, format!("argument {a:?} is not valid UTF-8")),
-        }
-    }
-    if strs.is_empty() {
+    if args.is_empty() {
         eprint!("{}", iolab_xdd::options::short_help());
         return crate::exit::usage();
     }
-    let cfg = match parse(&strs) {
+    let cfg = match parse_os(&args) {
         Ok(Parsed::Run(c)) => *c,
         Ok(Parsed::Action(a)) => return action(prog, a),
         Err(e) => return usage_exit(prog, e),
@@ -106,13 +99,7 @@ fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
         })
         .collect();
     let host = iolab_core::env::host_info();
-    let text = report::preamble::render(
-        cfg,
-        &host,
-        &SystemFacts::collect(),
-        iolab_core::clock::wall_ns(),
-        &infos,
-    );
+    let text = report::preamble::render(cfg, &host, iolab_core::clock::wall_ns(), &infos);
     println!("{text}Dry run: configuration checked, no target opened, no I/O done.");
     ExitCode::SUCCESS
 }
@@ -182,28 +169,24 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
 /// -timestamps reports (PREFIX.target.NNNN.csv, or standard output) and
 /// binary dumps (PREFIX.target.NNNN.bin), one per target.
 fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
-    use iolab_xdd::timestamp::{open_output, summarize, write_detailed, write_dump, write_summary};
+    use iolab_xdd::timestamp::{open_output, summarize, write_dump};
+    use report::timestamps;
     for (i, t) in r.targets.iter().enumerate() {
         let Some(ts) = &t.timestamps else { continue };
         let o = &ts.options;
-        let mut text: Vec<u8> = Vec::new();
-        if o.detailed {
-            write_detailed(&mut text, &ts.info, &ts.entries, o.normalize)?;
+        let text = if o.detailed {
+            timestamps::detailed(&ts.info, &ts.entries, o.normalize)
         } else {
-            write_summary(
-                &mut text,
-                &ts.info,
-                &summarize(&ts.entries, ts.info.block_size),
-            )?;
-        }
+            timestamps::summary(&ts.info, &summarize(&ts.entries, ts.info.block_size))
+        };
         match &o.output {
             Some(prefix) => {
                 let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "csv");
                 open_output(std::path::Path::new(&path), o.append)
-                    .and_then(|mut f| f.write_all(&text))
+                    .and_then(|mut f| f.write_all(text.as_bytes()))
                     .with_context(|| format!("-timestamps output {path}"))?;
             }
-            None => std::io::stdout().write_all(&text)?,
+            None => std::io::stdout().write_all(text.as_bytes())?,
         }
         if let Some(prefix) = &o.dump {
             let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "bin");
@@ -248,7 +231,7 @@ fn reporter(p: &Plan, progress: &Progress) -> Option<Failure> {
     if hb.interval_s > 0.0 {
         return heartbeat(p, progress);
     }
-    if std::io::stderr().is_terminal() && !crate::progress::ci() {
+    if crate::progress::shown(true) {
         progress_bar(p, progress);
     }
     None
@@ -353,13 +336,8 @@ fn progress_bar(p: &Plan, progress: &Progress) {
         .iter()
         .map(|t| t.planned_bytes() * p.global.passes)
         .sum();
-    let bar = indicatif::ProgressBar::new(total.max(1));
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {bytes}/{total_bytes} {bytes_per_sec}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = crate::progress::bar(total, crate::progress::Unit::Bytes);
+    bar.set_message("xdd");
     loop {
         let done: u64 = progress
             .targets

@@ -8,6 +8,8 @@
 mod common;
 
 use common::{tree, Scratch};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -18,7 +20,7 @@ const GIVE_UP_AFTER: Duration = Duration::from_secs(60);
 
 /// Runs `iolab <words>` in `dir`, killing it if it has not ended by
 /// [`GIVE_UP_AFTER`].
-fn run_bounded(dir: &std::path::Path, words: &[String]) -> Output {
+fn run_bounded(dir: &std::path::Path, words: &[OsString]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .args(words)
         .current_dir(dir)
@@ -36,8 +38,7 @@ fn run_bounded(dir: &std::path::Path, words: &[String]) -> Output {
             let _ = child.kill();
             let out = child.wait_with_output().unwrap();
             panic!(
-                "iolab {} did not end within {GIVE_UP_AFTER:?}; stderr: {}",
-                words.join(" "),
+                "iolab {words:?} did not end within {GIVE_UP_AFTER:?}; stderr: {}",
                 String::from_utf8_lossy(&out.stderr)
             );
         }
@@ -52,11 +53,11 @@ fn refused(tool: &str, line: &str, needles: &[&str]) {
     let s = Scratch::new(&format!("bounds-{tool}-{}", CASE.fetch_add(1, Relaxed)));
     let dir = s.path("d");
     std::fs::create_dir(&dir).unwrap();
-    let mut words = vec![tool.to_string()];
+    let mut words = vec![OsString::from(tool)];
     words.extend(
         line.replace("DIR", &dir.display().to_string())
             .split_whitespace()
-            .map(String::from),
+            .map(word),
     );
     let out = run_bounded(&dir, &words);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -69,6 +70,18 @@ fn refused(tool: &str, line: &str, needles: &[&str]) {
         "{tool} {line} created {:?}",
         tree(&dir)
     );
+}
+
+/// A command-line word; `<FF>` stands for the byte 0xFF, which no UTF-8
+/// text contains.
+fn word(w: &str) -> OsString {
+    let bytes = w.replace("<FF>", "\u{1}").into_bytes();
+    OsString::from_vec(
+        bytes
+            .into_iter()
+            .map(|b| if b == 1 { 0xff } else { b })
+            .collect(),
+    )
 }
 
 fn xdd(line: &str, needles: &[&str]) {
@@ -125,6 +138,18 @@ fn xdd_counts_and_sizes_are_bounded() {
     );
     xdd("-runtime 1e300", &["-runtime", "100000000"]);
     xdd("-startoffset 9223372036854775807", &["-startoffset"]);
+    xdd("-passes 10000000", &["-passes", "1000000"]);
+    xdd("-passes 1000000 -numreqs 1t", &["-passes", "overflow"]);
+    refused(
+        "xdd",
+        "-op write -targets 2 f g -numreqs 1 -lockstep 0 1 op 1 mbytes 99999999999999 wait complete",
+        &["-lockstep", "1073741824"],
+    );
+    refused(
+        "xdd",
+        "-op write -targets 2 f g -numreqs 1 -starttrigger 0 1 percent 200",
+        &["-starttrigger", "100"],
+    );
     // A rate this slow would park the QThread in one endless sleep.
     xdd("-throttle ops 1e-300", &["-throttle", "3600"]);
     xdd("-throttle bw 1e-300", &["-throttle", "3600"]);
@@ -151,4 +176,34 @@ fn mdtest_refuses_what_mdtest_refuses() {
     mdtest("-n 1 -S -c", &["-S", "-c"]);
     mdtest("-n 1 -B -c", &["-B", "-c"]);
     mdtest("-n 1 -B -N 1 --tasks 2", &["-B", "-N"]);
+}
+
+#[test]
+fn non_utf8_values_are_refused_naming_the_option() {
+    xdd("-op <FF>", &["-op", "UTF-8"]);
+    refused(
+        "xdd",
+        "-op write -target f<FF> -numreqs 1",
+        &["-target", "UTF-8"],
+    );
+    mdtest("-n <FF>", &["-n", "UTF-8"]);
+    mdtest("-n 1 --tasks=<FF>", &["--tasks", "UTF-8"]);
+}
+
+#[test]
+fn mdtest_takes_any_bytes_as_a_directory() {
+    let s = Scratch::new("bounds-bytes-dir");
+    let words: Vec<OsString> = ["mdtest", "-n", "4", "-d"]
+        .into_iter()
+        .map(OsString::from)
+        .chain([word(&s.path("t<FF>").display().to_string())])
+        .collect();
+    let out = run_bounded(&s.root, &words);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(tree(&s.root).is_empty(), "the run removed what it made");
 }

@@ -325,3 +325,155 @@ fn a_second_ctrl_c_lists_what_is_left_and_a_remove_run_clears_it() {
     assert!(r.status.success(), "{}", stderr(&r));
     assert!(!d.join("test-dir.0-0").exists(), "left: {:?}", tree(&d));
 }
+
+/// `mpirun --oversubscribe -n 2 iolab mdtest <line>`, as root if need be.
+#[cfg(feature = "mpi")]
+fn mpirun_cmd(mca: &[&str], line: &str) -> Option<Command> {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        common::skip_or_fail("mpirun", "mpirun is not installed");
+        return None;
+    }
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe"])
+        .args(mca)
+        .args(["-n", "2", env!("CARGO_BIN_EXE_iolab"), "mdtest"])
+        .args(line.split_whitespace())
+        .env("CI", "1");
+    Some(c)
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_create_only_sweep_and_a_failing_rank_end_cleanly() {
+    let s = Scratch::new("rb-mpi-sweep");
+    let d = s.path("w");
+    let common = format!("-f 1 -l 4 -s 1 -n 10 --tasks 2 -d {}", d.display());
+    for phase in ["-C", "-T", "-r"] {
+        let Some(mut c) = mpirun_cmd(&[], &format!("{phase} {common}")) else {
+            return;
+        };
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{phase}: {}{}", stdout(&o), stderr(&o));
+        assert_eq!(stdout(&o).matches("SUMMARY").count(), 4, "{}", stdout(&o));
+    }
+    assert!(!d.join("test-dir.0-0").exists(), "left: {:?}", tree(&d));
+    // Rank 1's task 1 (task 3) meets a missing file: every rank stops.
+    let line = format!("-F -n 10 --tasks 2 -d {}", d.display());
+    let o = mpirun_cmd(&[], &format!("-C {line}"))
+        .unwrap()
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_file(d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.3.5")).unwrap();
+    let j = s.path("o.json");
+    let o = mpirun_cmd(&[], &format!("-T {line} --json {}", j.display()))
+        .unwrap()
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    let v = json(&j);
+    assert_eq!(v["outcome"]["op"], "stat", "{v}");
+    assert!(v["outcome"]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("file.mdtest.3.5"));
+    // A sweep whose first count (task 0 only: rank 1 sits it out) fails:
+    // rank 1 must learn of it rather than wait for the next count.
+    std::fs::remove_file(d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.5")).unwrap();
+    let o = mpirun_cmd(&[], &format!("-T -f 1 -l 4 {line}"))
+        .unwrap()
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("file.mdtest.0.5"), "{}", stderr(&o));
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_ctrl_c_stops_every_rank_which_removes_what_it_made() {
+    let s = Scratch::new("rb-mpi-int");
+    let d = s.path("c");
+    // -p 60: after the tree is made the tasks wait (polling the stop
+    // flag), so the signal always finds the run in progress.
+    let line = format!("-C -F -p 60 -n 1000 --tasks 2 -d {}", d.display());
+    // Open MPI 4.1 waits this long before SIGTERM and again before SIGKILL.
+    let grace = ["--mca", "odls_base_sigkill_timeout", "3"];
+    let Some(mut c) = mpirun_cmd(&grace, &line) else {
+        return;
+    };
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let probe = d.join("test-dir.0-0/mdtest_tree.0");
+    while !probe.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+    }
+    // SAFETY: plain kill(2) on our child, mpirun.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(!d.exists(), "{err}\nleft: {} entries", tree(&d).len());
+    // mpirun may stop forwarding the ranks' output as it tears the job
+    // down, so the last line is not always seen; the listing comes first.
+    assert!(
+        err.contains("interrupted; removed") || err.contains("stopping; removing"),
+        "{:?}: {err}",
+        o.status
+    );
+    assert!(
+        err.contains(&d.join("test-dir.0-0").display().to_string()),
+        "{err}"
+    );
+    assert!(!d.exists(), "left: {:?}", tree(&d));
+}
+
+#[test]
+fn a_stonewall_file_that_cannot_be_written_at_the_end_is_exit_1() {
+    let s = Scratch::new("rb-xfull");
+    let Some(full) = FullFs::new(&s) else { return };
+    let sw = full.root.join("sw");
+    let d = s.path("d");
+    let o = run(&format!(
+        "-C -F -n 20 -d {} -x {}",
+        d.display(),
+        sw.display()
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("-x"), "{}", stderr(&o));
+    let names: Vec<String> = std::fs::read_dir(&full.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["filler".to_string()], "no partial -x file");
+}
+
+#[test]
+fn sigterm_stops_and_cleans_up_like_ctrl_c() {
+    let s = Scratch::new("rb-term");
+    let d = s.path("t");
+    let j = s.path("t.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["mdtest", "-D", "-n", "3000000", "--tasks", "2", "--json"])
+        .arg(&j)
+        .arg("-d")
+        .arg(&d)
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/dir.mdtest.1.100");
+    while !probe.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+    }
+    // SAFETY: plain kill(2) on our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(!d.exists(), "left: {:?}", tree(&d));
+    assert_eq!(json(&j)["outcome"]["status"], "interrupted");
+}

@@ -84,22 +84,31 @@ fn says(o: &Output) -> String {
 #[test]
 fn a_panicking_worker_ends_the_run_with_an_error() {
     let s = Scratch::new("xdd-panic");
-    let o = xdd_cmd(
-        &s.root,
-        "-op write -targets 2 a b -reqsize 1 -numreqs 50 -passes 3 --json r.json",
-    )
-    .env("IOLAB_XDD_PANIC_TARGET", "1")
-    .output()
-    .unwrap();
-    // Target 0 waits at the start of pass 2 for target 1, which died: the
-    // barrier gives up, the run ends with exit 1 and says why.
-    assert_eq!(code(&o), Some(1), "{}", says(&o));
-    let j = json(&s.path("r.json"));
-    assert_eq!(j["outcome"]["status"], "error", "{j}");
-    assert_eq!(j["outcome"]["op"], "worker");
-    assert!(stdout(&o).contains("Run ended with an error: worker"));
-    // Both files were made by the failed run: removed.
-    assert_eq!(entries(&s.root), ["r.json"]);
+    // A QThread of target 1 dies in pass 1 (alone, then with QThreads
+    // that wait for its turn under serial ordering); then target 1's own
+    // thread dies before the barrier of pass 2, where target 0 waits for
+    // it. Nobody waits for ever: the run ends with exit 1 and says why.
+    for (i, (which, extra)) in [("1", ""), ("1", "-qd 3 -serialordering"), ("1:target", "")]
+        .iter()
+        .enumerate()
+    {
+        let dir = s.path(&format!("run{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        let line = format!(
+            "-op write -targets 2 a b -reqsize 1 -numreqs 50 -passes 3 --json r.json {extra}"
+        );
+        let o = xdd_cmd(&dir, &line)
+            .env("IOLAB_XDD_PANIC_TARGET", which)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), Some(1), "{which}: {}", says(&o));
+        let j = json(&dir.join("r.json"));
+        assert_eq!(j["outcome"]["status"], "error", "{which}: {j}");
+        assert_eq!(j["outcome"]["op"], "worker");
+        assert!(stdout(&o).contains("Run ended with an error: worker"));
+        // Both files were made by the failed run: removed.
+        assert_eq!(entries(&dir), ["r.json"], "{which}");
+    }
 }
 
 #[test]

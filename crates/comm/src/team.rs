@@ -226,8 +226,9 @@ impl Comm for TaskComm<'_> {
 ///
 /// A task that panics cancels the team, so the others return from their
 /// waits instead of hanging; the first panic is then resumed on the
-/// calling thread. Under MPI the job is aborted, since the other ranks
-/// cannot learn of it through collectives this rank no longer joins.
+/// calling thread. Under MPI the job is then aborted, once every local
+/// task has returned, since the other ranks cannot learn of it through
+/// collectives this rank no longer joins.
 pub fn run_team<R: Send>(
     transport: Arc<dyn Transport>,
     local_tasks: usize,
@@ -241,9 +242,6 @@ pub fn run_team<R: Send>(
         let r = catch_unwind(AssertUnwindSafe(|| f(&team.task(i))));
         if r.is_err() {
             team.cancel();
-            if team.transport.size() > 1 {
-                team.transport.abort(1);
-            }
         }
         r
     };
@@ -260,6 +258,12 @@ pub fn run_team<R: Send>(
         out.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(Err)));
         out
     });
+    // A team cancelled by a task (Comm::cancel) left this rank out of the
+    // collectives the other ranks still wait in: only aborting the job
+    // frees them. The local tasks have returned, so their cleanup is done.
+    if team.cancelled() && team.transport.size() > 1 {
+        team.transport.abort(1);
+    }
     results
         .into_iter()
         .map(|r| r.unwrap_or_else(|p| std::panic::resume_unwind(p)))

@@ -92,3 +92,27 @@ fn three_ranks_of_two_threads() {
 fn two_ranks_of_one_thread() {
     selftest(2, 1);
 }
+
+#[test]
+fn a_panicking_task_on_one_rank_ends_the_job_instead_of_hanging() {
+    let Some(mut cmd) = mpirun() else {
+        eprintln!("skipped: mpirun not found (apt-get install openmpi-bin)");
+        return;
+    };
+    cmd.args(["-n", "2", SELFTEST, "2", "panic"]);
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    let out = drain(child.stdout.take().unwrap());
+    let err = drain(child.stderr.take().unwrap());
+    let status = wait_or_stop(&mut child);
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    let Some(status) = status else {
+        panic!("hung after a task panicked\n{out}\n{err}");
+    };
+    assert!(!status.success(), "{status}\n{out}\n{err}");
+    assert!(err.contains("injected panic"), "{err}");
+    assert!(!err.contains("was not aborted"), "{err}");
+}

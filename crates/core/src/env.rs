@@ -17,6 +17,15 @@ pub struct HostInfo {
     pub cpus: usize,
     /// Physical memory in bytes.
     pub memory_bytes: u64,
+    /// Page size in bytes.
+    #[serde(default)]
+    pub page_size: u64,
+    /// Clock ticks per second (times(2), /proc CPU counters).
+    #[serde(default)]
+    pub clock_ticks: u64,
+    /// The user running the program (`USER`).
+    #[serde(default)]
+    pub user: String,
 }
 
 /// The file system under one path, from /proc/self/mountinfo and statvfs.
@@ -44,8 +53,9 @@ pub struct FsInfo {
 
 /// Reads uname(2) and sysconf facts about this host.
 pub fn host_info() -> HostInfo {
-    // SAFETY: utsname is plain data; uname fills it in.
+    // SAFETY: utsname is plain data, for which all zeroes is valid.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a writable utsname; uname only fills it in.
     unsafe { libc::uname(&mut u) };
     let s = |f: &[libc::c_char]| {
         let bytes: Vec<u8> = f
@@ -56,11 +66,12 @@ pub fn host_info() -> HostInfo {
         String::from_utf8_lossy(&bytes).into_owned()
     };
     // SAFETY: sysconf has no memory-safety preconditions.
-    let (cpus, pages, page) = unsafe {
+    let (cpus, pages, page, ticks) = unsafe {
         (
             libc::sysconf(libc::_SC_NPROCESSORS_ONLN),
             libc::sysconf(libc::_SC_PHYS_PAGES),
             libc::sysconf(libc::_SC_PAGESIZE),
+            libc::sysconf(libc::_SC_CLK_TCK),
         )
     };
     HostInfo {
@@ -69,7 +80,20 @@ pub fn host_info() -> HostInfo {
         arch: s(&u.machine),
         cpus: cpus.max(1) as usize,
         memory_bytes: (pages.max(0) as u64) * (page.max(0) as u64),
+        page_size: page.max(1) as u64,
+        clock_ticks: ticks.max(0) as u64,
+        user: std::env::var("USER").unwrap_or_default(),
     }
+}
+
+/// The process's peak resident memory (VmHWM), bytes; 0 when unknown.
+pub fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
 }
 
 /// Short host name of this node.
@@ -164,8 +188,9 @@ fn unescape(s: &str) -> String {
 fn statvfs(p: &Path) -> Option<libc::statvfs> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a valid C string and `v` a writable statvfs.
+    // SAFETY: statvfs is plain data, for which all zeroes is valid.
     let mut v: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid C string and `v` a writable statvfs.
     (unsafe { libc::statvfs(c.as_ptr(), &mut v) } == 0).then_some(v)
 }
 

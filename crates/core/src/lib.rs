@@ -16,6 +16,7 @@
 pub mod clock;
 pub mod env;
 pub mod outcome;
+pub mod random;
 pub mod stats;
 pub mod stop;
 pub mod units;

@@ -4,6 +4,9 @@
 //! spaces, quotes and `$` must arrive intact; exit statuses pass through;
 //! a hung command is stopped at its deadline.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 use iolab_launch::{RemoteShell, WaitError};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;

@@ -1,745 +1,568 @@
 //! mdtest's command line, read the way mdtest reads it: getopt-style short
 //! options (grouped flags `-FC`, attached values `-n10` and `-n=10`,
 //! `-R[seed]` with an optional attached seed) plus the long options of
-//! current mdtest. Every option is one entry of [`OPTIONS`]: its letter,
-//! long name, value kind, help text and the setter that stores it; the
-//! help screen is generated from the same table.
+//! current mdtest. Every option is one entry of [`OPTIONS`], read by the
+//! getopt front end of the shared option-table engine (`iolab-opts`): its
+//! letter, long name, value kind, help text, the function that stores it,
+//! and an example with its check (`tests::every_entry_example` runs them
+//! all). The help screen is generated from the same table. Numbers are
+//! bounded when validated (`config.rs`), where the limits are known.
 
-use iolab_core::units::parse_size;
-use std::fmt::Write as _;
+use iolab_opts::{Arity, Cursor, Entry, OptError};
+use std::ffi::OsString;
 
 /// Raw options exactly as given, before validation.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawOptions {
+    /// `-a`: backend name.
     pub api: Option<String>,
+    /// `-b`: branching factor.
     pub branch: Option<u64>,
+    /// `-B`: no barriers.
     pub no_barriers: bool,
+    /// `-c`: collective creates.
     pub collective: bool,
+    /// `-C`: create phases only.
     pub create: bool,
-    pub dirs: Option<String>,
+    /// `-d`: test directories separated by `@` (any bytes).
+    pub dirs: Option<OsString>,
+    /// `-D`: directories only.
     pub dirs_only: bool,
+    /// `-e`: bytes read per file.
     pub read_bytes: u64,
+    /// `-E`: read phase only.
     pub read: bool,
+    /// `-f`: first task count of a sweep.
     pub first: Option<u64>,
+    /// `-F`: files only.
     pub files_only: bool,
+    /// `-g`: Lustre layout.
     pub lustre_layout: bool,
+    /// `-h`: help.
     pub help: bool,
+    /// `-i`: iterations.
     pub iterations: Option<u64>,
+    /// `-I`: items per directory.
     pub items_per_dir: u64,
+    /// `-k`: mknod.
     pub mknod: bool,
+    /// `-l`: last task count of a sweep.
     pub last: Option<u64>,
+    /// `-L`: leaf level only.
     pub leaf_only: bool,
+    /// `-n`: items per task.
     pub items: u64,
+    /// `-N`: task stride.
     pub stride: u64,
+    /// `-p`: pre-iteration delay in seconds.
     pub pre_delay_s: u64,
+    /// `-P`: rate and time tables.
     pub print_rate_and_time: bool,
+    /// `-r`: remove phases only.
     pub remove: bool,
     /// `-R` given; the inner value is its attached seed, if any.
     pub random: Option<Option<u64>>,
+    /// `--random-seed`.
     pub random_seed: Option<u64>,
+    /// `-s`: task-count stride of a sweep.
     pub task_stride: Option<u64>,
+    /// `-S`: shared files.
     pub shared_file: bool,
+    /// `-t`: time the unique-directory overhead.
     pub time_unique_dir: bool,
+    /// `-T`: stat phase only.
     pub stat: bool,
+    /// `-u`: a tree per task.
     pub unique_dir: bool,
+    /// `-v` (counted) or `-V N`.
     pub verbosity: u64,
+    /// `-w`: bytes written per file.
     pub write_bytes: u64,
+    /// `-W`: stonewall seconds.
     pub stonewall_s: u64,
-    pub stonewall_file: Option<String>,
+    /// `-x`: stonewall status file (any bytes).
+    pub stonewall_file: Option<OsString>,
+    /// `-X`: verify reads.
     pub verify_read: bool,
+    /// `-y`: fsync after writing.
     pub fsync: bool,
+    /// `-Y`: sync after each phase.
     pub sync_phases: bool,
+    /// `-z`: tree depth.
     pub depth: Option<u64>,
+    /// `-Z`: time table only.
     pub print_time_only: bool,
+    /// `-U`: directory rename phase.
     pub rename_dirs: bool,
+    /// `-G`: data seed.
     pub data_seed: Option<u64>,
+    /// `--tasks`: threads per process.
     pub tasks: Option<u64>,
-    pub json: Option<String>,
-    pub csv: Option<String>,
+    /// `--json`: JSON output path (any bytes).
+    pub json: Option<OsString>,
+    /// `--csv`: CSV output path (any bytes).
+    pub csv: Option<OsString>,
     /// Warnings met while parsing (e.g. `-n -N 1`), shown before the run.
     pub warnings: Vec<String>,
 }
 
-/// How an option takes its value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arg {
-    /// No value.
-    Flag,
-    /// A value: attached (`-n10`, `-n=10`, `--json=x`) or the next word.
-    Value,
-    /// An optional value that must be attached (`-R7`); never the next word.
-    Attached,
+/// One mdtest option: an entry of the shared engine whose examples are
+/// checked against the raw options.
+pub type Opt = Entry<RawOptions, RawOptions>;
+
+/// What an entry's example must do.
+pub type Check = iolab_opts::Check<RawOptions>;
+
+/// A command line that cannot be read (the engine's one error type).
+pub type ArgError = OptError;
+
+/// A whole number with an optional k/m/g/t suffix.
+fn num(c: &mut Cursor, what: &str) -> Result<u64, OptError> {
+    c.u64(what)
 }
 
-type Setter = fn(&mut RawOptions, Option<&str>) -> Result<(), String>;
-
-/// One command-line option.
-pub struct Opt {
-    /// Short letter, if any.
-    pub short: Option<char>,
-    /// Long name without dashes, if any.
-    pub long: Option<&'static str>,
-    /// Value kind.
-    pub arg: Arg,
-    /// Value name in the help text.
-    pub metavar: &'static str,
-    /// One-line help.
-    pub help: &'static str,
-    set: Setter,
-}
-
-fn num(v: Option<&str>) -> Result<u64, String> {
-    let v = v.unwrap_or_default();
-    parse_size(v).map_err(|e| e.to_string())
-}
-
-macro_rules! opt {
-    ($s:expr, $l:expr, $arg:ident, $mv:expr, $help:expr, $set:expr) => {
+/// A flag: sets one field.
+macro_rules! flag {
+    ($c:literal, $long:literal, $help:literal, $field:ident) => {
         Opt {
-            short: $s,
-            long: $l,
-            arg: Arg::$arg,
-            metavar: $mv,
+            name: $long,
+            short: Some($c),
+            aliases: &[],
+            arity: Arity::Flag,
+            scoped: false,
+            args: "",
             help: $help,
-            set: $set,
+            apply: |_, o, _| {
+                o.$field = true;
+                Ok(())
+            },
+            example: concat!("-", $c),
+            check: Check::Ok(|o| o.$field),
+        }
+    };
+}
+
+/// An option with a value: the reader and the check are written out.
+macro_rules! value {
+    ($c:expr, $long:literal, $arity:ident, $args:literal, $help:literal,
+     $apply:expr, $example:literal, $check:expr) => {
+        Opt {
+            name: $long,
+            short: $c,
+            aliases: &[],
+            arity: Arity::$arity,
+            scoped: false,
+            args: $args,
+            help: $help,
+            apply: $apply,
+            example: $example,
+            check: $check,
         }
     };
 }
 
 /// Every option iolab mdtest accepts, in help order.
-pub const OPTIONS: &[Opt] = &[
-    opt!(
+pub static OPTIONS: &[Opt] = &[
+    value!(
         Some('a'),
-        None,
+        "",
         Value,
         "API",
         "I/O backend (POSIX)",
-        |o, v| {
-            o.api = v.map(str::to_string);
+        |c, o, _| {
+            o.api = Some(c.value("API name")?.to_string());
             Ok(())
-        }
+        },
+        "-a POSIX",
+        Check::Ok(|o| o.api.as_deref() == Some("POSIX"))
     ),
-    opt!(
+    value!(
         Some('b'),
-        None,
-        Value,
+        "",
+        Number,
         "N",
         "branching factor of the directory tree [1]",
-        |o, v| {
-            o.branch = Some(num(v)?);
+        |c, o, _| {
+            o.branch = Some(num(c, "branching factor")?);
             Ok(())
-        }
+        },
+        "-b 2",
+        Check::Ok(|o| o.branch == Some(2))
     ),
-    opt!(
-        Some('B'),
-        None,
-        Flag,
-        "",
-        "no barriers between phases",
-        |o, _| {
-            o.no_barriers = true;
-            Ok(())
-        }
-    ),
-    opt!(
-        Some('c'),
-        None,
-        Flag,
+    flag!('B', "", "no barriers between phases", no_barriers),
+    flag!(
+        'c',
         "",
         "collective creates: task 0 does all creates and removes",
-        |o, _| {
-            o.collective = true;
-            Ok(())
-        }
+        collective
     ),
-    opt!(
-        Some('C'),
-        None,
-        Flag,
-        "",
-        "only perform the create phases",
-        |o, _| {
-            o.create = true;
-            Ok(())
-        }
-    ),
-    opt!(
+    flag!('C', "", "only perform the create phases", create),
+    value!(
         Some('d'),
-        None,
+        "",
         Value,
         "DIR[@DIR...]",
         "directories to test in, given to tasks round robin [.]",
-        |o, v| {
-            o.dirs = v.map(str::to_string);
+        |c, o, _| {
+            o.dirs = Some(c.path("directories")?);
             Ok(())
-        }
+        },
+        "-d /a@/b",
+        Check::Ok(|o| o.dirs.as_deref() == Some("/a@/b".as_ref()))
     ),
-    opt!(
-        Some('D'),
-        None,
-        Flag,
-        "",
-        "test directories only (no files)",
-        |o, _| {
-            o.dirs_only = true;
-            Ok(())
-        }
-    ),
-    opt!(
+    flag!('D', "", "test directories only (no files)", dirs_only),
+    value!(
         Some('e'),
-        None,
-        Value,
+        "",
+        Number,
         "BYTES",
         "bytes to read from each file [0]",
-        |o, v| {
-            o.read_bytes = num(v)?;
+        |c, o, _| {
+            o.read_bytes = num(c, "bytes")?;
             Ok(())
-        }
+        },
+        "-e 4k",
+        Check::Ok(|o| o.read_bytes == 4096)
     ),
-    opt!(
-        Some('E'),
-        None,
-        Flag,
-        "",
-        "only perform the read phase",
-        |o, _| {
-            o.read = true;
-            Ok(())
-        }
-    ),
-    opt!(
+    flag!('E', "", "only perform the read phase", read),
+    value!(
         Some('f'),
-        None,
-        Value,
+        "",
+        Number,
         "N",
         "first number of tasks of a task sweep",
-        |o, v| {
-            o.first = Some(num(v)?);
+        |c, o, _| {
+            o.first = Some(num(c, "task count")?);
             Ok(())
-        }
+        },
+        "-f 1",
+        Check::Ok(|o| o.first == Some(1))
     ),
-    opt!(
-        Some('F'),
-        None,
-        Flag,
-        "",
-        "test files only (no directories)",
-        |o, _| {
-            o.files_only = true;
-            Ok(())
-        }
-    ),
-    opt!(
-        Some('g'),
-        None,
-        Flag,
+    flag!('F', "", "test files only (no directories)", files_only),
+    flag!(
+        'g',
         "",
         "Lustre: global default directory layout (needs Lustre)",
-        |o, _| {
-            o.lustre_layout = true;
-            Ok(())
-        }
+        lustre_layout
     ),
-    opt!(
-        Some('h'),
-        Some("help"),
-        Flag,
+    flag!('h', "help", "print this help and exit", help),
+    value!(
+        Some('i'),
         "",
-        "print this help and exit",
-        |o, _| {
-            o.help = true;
+        Number,
+        "N",
+        "iterations [1]",
+        |c, o, _| {
+            o.iterations = Some(num(c, "iterations")?);
             Ok(())
-        }
+        },
+        "-i5",
+        Check::Ok(|o| o.iterations == Some(5))
     ),
-    opt!(Some('i'), None, Value, "N", "iterations [1]", |o, v| {
-        o.iterations = Some(num(v)?);
-        Ok(())
-    }),
-    opt!(
+    value!(
         Some('I'),
-        None,
-        Value,
+        "",
+        Number,
         "N",
         "items per directory of the tree [0]",
-        |o, v| {
-            o.items_per_dir = num(v)?;
+        |c, o, _| {
+            o.items_per_dir = num(c, "items per directory")?;
             Ok(())
-        }
+        },
+        "-I=3",
+        Check::Ok(|o| o.items_per_dir == 3)
     ),
-    opt!(
-        Some('k'),
-        None,
-        Flag,
-        "",
-        "create files with mknod (FIFOs)",
-        |o, _| {
-            o.mknod = true;
-            Ok(())
-        }
-    ),
-    opt!(
+    flag!('k', "", "create files with mknod (FIFOs)", mknod),
+    value!(
         Some('l'),
-        None,
-        Value,
+        "",
+        Number,
         "N",
         "last number of tasks of a task sweep",
-        |o, v| {
-            o.last = Some(num(v)?);
+        |c, o, _| {
+            o.last = Some(num(c, "task count")?);
             Ok(())
-        }
+        },
+        "-l 4",
+        Check::Ok(|o| o.last == Some(4))
     ),
-    opt!(
-        Some('L'),
-        None,
-        Flag,
+    flag!(
+        'L',
         "",
         "items only at the leaf level of the tree",
-        |o, _| {
-            o.leaf_only = true;
-            Ok(())
-        }
+        leaf_only
     ),
-    opt!(
+    value!(
         Some('n'),
-        None,
-        Value,
+        "",
+        Number,
         "N",
         "items (files and/or directories) per task [0]",
-        |o, v| {
-            o.items = num(v)?;
+        |c, o, _| {
+            o.items = num(c, "items per task")?;
             Ok(())
-        }
+        },
+        "-n abc",
+        Check::Err("not a number")
     ),
-    opt!(
+    value!(
         Some('N'),
-        None,
-        Value,
+        "",
+        Number,
         "K",
         "task stride: phase j works on the items of task (t + j*K) [0]",
-        |o, v| {
-            o.stride = num(v)?;
+        |c, o, _| {
+            o.stride = num(c, "task stride")?;
             Ok(())
-        }
+        },
+        "-N 1",
+        Check::Ok(|o| o.stride == 1)
     ),
-    opt!(
+    value!(
         Some('p'),
-        None,
-        Value,
+        "",
+        Number,
         "SECONDS",
         "delay before each iteration's tests",
-        |o, v| {
-            o.pre_delay_s = num(v)?;
+        |c, o, _| {
+            o.pre_delay_s = num(c, "seconds")?;
             Ok(())
-        }
+        },
+        "-p 2",
+        Check::Ok(|o| o.pre_delay_s == 2)
     ),
-    opt!(
-        Some('P'),
-        None,
-        Flag,
+    flag!(
+        'P',
         "",
         "print the rate table and the time table",
-        |o, _| {
-            o.print_rate_and_time = true;
-            Ok(())
-        }
+        print_rate_and_time
     ),
-    opt!(
-        Some('r'),
-        None,
-        Flag,
-        "",
-        "only perform the remove phases",
-        |o, _| {
-            o.remove = true;
-            Ok(())
-        }
-    ),
-    opt!(
+    flag!('r', "", "only perform the remove phases", remove),
+    value!(
         Some('R'),
-        None,
+        "",
         Attached,
         "[SEED]",
         "random order for stat and read (seed attached: -R42)",
-        |o, v| {
-            o.random = Some(match v {
-                Some(s) if !s.is_empty() => Some(num(Some(s))?),
-                _ => None,
-            });
+        |c, o, _| {
+            let seed = if c.has_value() {
+                Some(num(c, "seed")?)
+            } else {
+                None
+            };
+            o.random = Some(seed);
             Ok(())
-        }
+        },
+        "-R42",
+        Check::Ok(|o| o.random == Some(Some(42)))
     ),
-    opt!(
+    value!(
         None,
-        Some("random-seed"),
-        Value,
+        "random-seed",
+        Number,
         "SEED",
         "seed for -R (implies -R)",
-        |o, v| {
-            o.random_seed = Some(num(v)?);
+        |c, o, _| {
+            o.random_seed = Some(num(c, "seed")?);
             Ok(())
-        }
+        },
+        "--random-seed=9",
+        Check::Ok(|o| o.random_seed == Some(9))
     ),
-    opt!(
+    value!(
         Some('s'),
-        None,
-        Value,
+        "",
+        Number,
         "N",
         "stride of the task counts of a task sweep [1]",
-        |o, v| {
-            o.task_stride = Some(num(v)?);
+        |c, o, _| {
+            o.task_stride = Some(num(c, "task count stride")?);
             Ok(())
-        }
+        },
+        "-s 2",
+        Check::Ok(|o| o.task_stride == Some(2))
     ),
-    opt!(
-        Some('S'),
-        None,
-        Flag,
+    flag!(
+        'S',
         "",
         "shared files: every task works on the same files",
-        |o, _| {
-            o.shared_file = true;
-            Ok(())
-        }
+        shared_file
     ),
-    opt!(
-        Some('t'),
-        None,
-        Flag,
+    flag!(
+        't',
         "",
         "time the unique working directory overhead (with -u)",
-        |o, _| {
-            o.time_unique_dir = true;
-            Ok(())
-        }
+        time_unique_dir
     ),
-    opt!(
-        Some('T'),
-        None,
-        Flag,
-        "",
-        "only perform the stat phase",
-        |o, _| {
-            o.stat = true;
-            Ok(())
-        }
-    ),
-    opt!(
-        Some('u'),
-        None,
-        Flag,
-        "",
-        "a unique directory tree for each task",
-        |o, _| {
-            o.unique_dir = true;
-            Ok(())
-        }
-    ),
-    opt!(
-        Some('U'),
-        None,
-        Flag,
-        "",
-        "add the directory rename phase",
-        |o, _| {
-            o.rename_dirs = true;
-            Ok(())
-        }
-    ),
-    opt!(
+    flag!('T', "", "only perform the stat phase", stat),
+    flag!('u', "", "a unique directory tree for each task", unique_dir),
+    flag!('U', "", "add the directory rename phase", rename_dirs),
+    value!(
         Some('v'),
-        None,
+        "",
         Flag,
         "",
         "more verbose (repeatable)",
-        |o, _| {
+        |_, o, _| {
             o.verbosity += 1;
             Ok(())
-        }
+        },
+        "-vvv",
+        Check::Ok(|o| o.verbosity == 3)
     ),
-    opt!(Some('V'), None, Value, "N", "set the verbosity", |o, v| {
-        o.verbosity = num(v)?;
-        Ok(())
-    }),
-    opt!(
+    value!(
+        Some('V'),
+        "",
+        Number,
+        "N",
+        "set the verbosity",
+        |c, o, _| {
+            o.verbosity = num(c, "verbosity")?;
+            Ok(())
+        },
+        "-V 3",
+        Check::Ok(|o| o.verbosity == 3)
+    ),
+    value!(
         Some('w'),
-        None,
-        Value,
+        "",
+        Number,
         "BYTES",
         "bytes to write to each file after creating it [0]",
-        |o, v| {
-            o.write_bytes = num(v)?;
+        |c, o, _| {
+            o.write_bytes = num(c, "bytes")?;
             Ok(())
-        }
+        },
+        "-w 1m",
+        Check::Ok(|o| o.write_bytes == 1 << 20)
     ),
-    opt!(
+    value!(
         Some('W'),
-        None,
-        Value,
+        "",
+        Number,
         "SECONDS",
         "stonewall: stop create phases after this time, then level the counts",
-        |o, v| {
-            o.stonewall_s = num(v)?;
+        |c, o, _| {
+            o.stonewall_s = num(c, "seconds")?;
             Ok(())
-        }
+        },
+        "-W 300",
+        Check::Ok(|o| o.stonewall_s == 300)
     ),
-    opt!(
+    value!(
         Some('x'),
-        None,
+        "",
         Value,
         "FILE",
         "stonewall status file: written by create runs, read by later runs",
-        |o, v| {
-            o.stonewall_file = v.map(str::to_string);
+        |c, o, _| {
+            o.stonewall_file = Some(c.path("file")?);
             Ok(())
-        }
+        },
+        "-x /tmp/sw",
+        Check::Ok(|o| o.stonewall_file.is_some())
     ),
-    opt!(
-        Some('X'),
-        Some("verify-read"),
-        Flag,
-        "",
+    flag!(
+        'X',
+        "verify-read",
         "verify the data read (needs -e)",
-        |o, _| {
-            o.verify_read = true;
-            Ok(())
-        }
+        verify_read
     ),
-    opt!(
-        Some('y'),
-        None,
-        Flag,
-        "",
-        "fsync each file after writing it",
-        |o, _| {
-            o.fsync = true;
-            Ok(())
-        }
-    ),
-    opt!(
-        Some('Y'),
-        None,
-        Flag,
+    flag!('y', "", "fsync each file after writing it", fsync),
+    flag!(
+        'Y',
         "",
         "sync(2) after each phase, inside the timing",
-        |o, _| {
-            o.sync_phases = true;
-            Ok(())
-        }
+        sync_phases
     ),
-    opt!(
+    value!(
         Some('z'),
-        None,
-        Value,
+        "",
+        Number,
         "N",
         "depth of the directory tree [0]",
-        |o, v| {
-            o.depth = Some(num(v)?);
+        |c, o, _| {
+            o.depth = Some(num(c, "depth")?);
             Ok(())
-        }
+        },
+        "-z 3",
+        Check::Ok(|o| o.depth == Some(3))
     ),
-    opt!(
-        Some('Z'),
-        None,
-        Flag,
-        "",
-        "print the time table only",
-        |o, _| {
-            o.print_time_only = true;
-            Ok(())
-        }
-    ),
-    opt!(
+    flag!('Z', "", "print the time table only", print_time_only),
+    value!(
         Some('G'),
-        None,
-        Value,
+        "",
+        Number,
         "SEED",
         "seed of the data written to files",
-        |o, v| {
-            o.data_seed = Some(num(v)?);
+        |c, o, _| {
+            o.data_seed = Some(num(c, "seed")?);
             Ok(())
-        }
+        },
+        "-G 270669",
+        Check::Ok(|o| o.data_seed == Some(270669))
     ),
-    opt!(
+    value!(
         None,
-        Some("tasks"),
-        Value,
+        "tasks",
+        Number,
         "N",
         "tasks run as threads in each process [1]",
-        |o, v| {
-            o.tasks = Some(num(v)?);
+        |c, o, _| {
+            o.tasks = Some(num(c, "tasks per process")?);
             Ok(())
-        }
+        },
+        "--tasks 8",
+        Check::Ok(|o| o.tasks == Some(8))
     ),
-    opt!(
+    value!(
         None,
-        Some("json"),
+        "json",
         Value,
         "PATH",
         "write the results as JSON to PATH",
-        |o, v| {
-            o.json = v.map(str::to_string);
+        |c, o, _| {
+            o.json = Some(c.path("file")?);
             Ok(())
-        }
+        },
+        "--json=out.json",
+        Check::Ok(|o| o.json.as_deref() == Some("out.json".as_ref()))
     ),
-    opt!(
+    value!(
         None,
-        Some("csv"),
+        "csv",
         Value,
         "PATH",
         "write one CSV row per iteration and phase to PATH",
-        |o, v| {
-            o.csv = v.map(str::to_string);
+        |c, o, _| {
+            o.csv = Some(c.path("file")?);
             Ok(())
-        }
+        },
+        "--csv out.csv",
+        Check::Ok(|o| o.csv.as_deref() == Some("out.csv".as_ref()))
     ),
 ];
 
-/// A command line that cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ArgError(pub String);
-
-fn find_short(c: char) -> Option<&'static Opt> {
-    OPTIONS.iter().find(|o| o.short == Some(c))
-}
-
-fn find_long(name: &str) -> Option<&'static Opt> {
-    OPTIONS.iter().find(|o| o.long == Some(name))
-}
-
-fn label(o: &Opt) -> String {
-    match (o.short, o.long) {
-        (Some(c), _) => format!("-{c}"),
-        (None, Some(l)) => format!("--{l}"),
-        _ => String::new(),
-    }
-}
-
-fn apply(o: &Opt, opts: &mut RawOptions, v: Option<&str>) -> Result<(), ArgError> {
-    (o.set)(opts, v).map_err(|e| ArgError(format!("{}: {e}", label(o))))
-}
-
-/// True for a word that looks like an option rather than a value.
-fn is_option_like(w: &str) -> bool {
-    w.len() > 1 && w.starts_with('-') && !w[1..].starts_with(|c: char| c.is_ascii_digit())
-}
-
 /// Reads mdtest's command line into [`RawOptions`].
 pub fn parse(args: &[String]) -> Result<RawOptions, ArgError> {
+    let os: Vec<OsString> = args.iter().map(OsString::from).collect();
+    parse_os(&os)
+}
+
+/// [`parse`] for arguments as the system gives them: paths may be any
+/// bytes; any other value that is not UTF-8 is an error naming its option.
+pub fn parse_os(args: &[OsString]) -> Result<RawOptions, ArgError> {
     let mut opts = RawOptions::default();
-    let mut i = 0;
-    while i < args.len() {
-        let w = &args[i];
-        i += 1;
-        if let Some(long) = w.strip_prefix("--") {
-            i = parse_long(long, args, i, &mut opts)?;
-        } else if w.len() > 1 && w.starts_with('-') {
-            i = parse_short_group(&w[1..], args, i, &mut opts)?;
-        } else {
-            return Err(ArgError(format!(
-                "unexpected argument '{w}': mdtest takes only options (see -h)"
-            )));
-        }
-    }
+    opts.warnings = iolab_opts::getopt::parse(OPTIONS, args, &mut opts)?;
     Ok(opts)
-}
-
-fn parse_long(
-    long: &str,
-    args: &[String],
-    mut i: usize,
-    opts: &mut RawOptions,
-) -> Result<usize, ArgError> {
-    let (name, attached) = match long.split_once('=') {
-        Some((n, v)) => (n, Some(v)),
-        None => (long, None),
-    };
-    let o =
-        find_long(name).ok_or_else(|| ArgError(format!("unknown option '--{name}' (see -h)")))?;
-    let value = match (o.arg, attached) {
-        (Arg::Flag, Some(_)) => return Err(ArgError(format!("--{name} takes no value"))),
-        (Arg::Flag, None) | (Arg::Attached, None) => None,
-        (_, Some(v)) => Some(v),
-        (Arg::Value, None) => {
-            let v = args
-                .get(i)
-                .ok_or_else(|| ArgError(format!("--{name} needs a value ({})", o.metavar)))?;
-            i += 1;
-            Some(v.as_str())
-        }
-    };
-    apply(o, opts, value)?;
-    Ok(i)
-}
-
-fn parse_short_group(
-    group: &str,
-    args: &[String],
-    i: usize,
-    opts: &mut RawOptions,
-) -> Result<usize, ArgError> {
-    for (at, c) in group.char_indices() {
-        let o = find_short(c).ok_or_else(|| ArgError(format!("unknown option '-{c}' (see -h)")))?;
-        let rest = &group[at + c.len_utf8()..];
-        let rest = rest.strip_prefix('=').unwrap_or(rest);
-        match o.arg {
-            Arg::Flag => apply(o, opts, None)?,
-            Arg::Attached => {
-                apply(o, opts, Some(rest))?;
-                return Ok(i);
-            }
-            Arg::Value if !rest.is_empty() => {
-                apply(o, opts, Some(rest))?;
-                return Ok(i);
-            }
-            Arg::Value => {
-                let next = args
-                    .get(i)
-                    .ok_or_else(|| ArgError(format!("-{c} needs a value ({})", o.metavar)))?;
-                if is_option_like(next) && c != 'd' && c != 'x' && c != 'a' {
-                    // mdtest 1.9.3's getopt read `-n -N 1` as n = atoi("-N") = 0:
-                    // the option had no effect. Keep that outcome, but say so.
-                    opts.warnings.push(format!(
-                        "-{c} has no value (the next argument '{next}' is an option); -{c} is ignored, as mdtest did"
-                    ));
-                    return Ok(i);
-                }
-                apply(o, opts, Some(next))?;
-                return Ok(i + 1);
-            }
-        }
-    }
-    Ok(i)
 }
 
 /// The help screen, generated from [`OPTIONS`].
 pub fn help(prog: &str) -> String {
-    let mut s = format!(
-        "Usage: {prog} [options]\n\nA drop-in mdtest: file system metadata benchmark (iolab).\n\nOptions:\n"
-    );
-    for o in OPTIONS {
-        let mut name = String::new();
-        if let Some(c) = o.short {
-            name.push('-');
-            name.push(c);
-        }
-        if let Some(l) = o.long {
-            if !name.is_empty() {
-                name.push_str(", ");
-            }
-            name.push_str("--");
-            name.push_str(l);
-        }
-        if o.arg == Arg::Attached {
-            name.push_str(o.metavar);
-        } else if !o.metavar.is_empty() {
-            name.push(' ');
-            name.push_str(o.metavar);
-        }
-        let _ = writeln!(s, "  {name:<24} {}", o.help);
-    }
-    s.push_str("\nNumbers take k, m, g suffixes (powers of two). Exit status: 0 ok, 1 I/O error, 2 bad usage.\n");
-    s
+    format!(
+        "Usage: {prog} [options]\n\nA drop-in mdtest: file system metadata benchmark (iolab).\n\nOptions:\n{}\nNumbers take k, m, g suffixes (powers of two). Exit status: 0 ok, 1 I/O error, 2 bad usage.\n",
+        iolab_opts::getopt::help(OPTIONS)
+    )
 }
 
 #[cfg(test)]
@@ -824,10 +647,13 @@ mod tests {
     #[test]
     fn paths_and_files() {
         let o = p("-d /a@/b -x /tmp/sw --json out.json --csv out.csv -a POSIX").unwrap();
-        assert_eq!(o.dirs.as_deref(), Some("/a@/b"));
-        assert_eq!(o.stonewall_file.as_deref(), Some("/tmp/sw"));
-        assert_eq!(o.json.as_deref(), Some("out.json"));
-        assert_eq!(o.csv.as_deref(), Some("out.csv"));
+        assert_eq!(o.dirs.as_deref().and_then(|v| v.to_str()), Some("/a@/b"));
+        assert_eq!(
+            o.stonewall_file.as_deref().and_then(|v| v.to_str()),
+            Some("/tmp/sw")
+        );
+        assert_eq!(o.json.as_deref().and_then(|v| v.to_str()), Some("out.json"));
+        assert_eq!(o.csv.as_deref().and_then(|v| v.to_str()), Some("out.csv"));
         assert_eq!(o.api.as_deref(), Some("POSIX"));
     }
 
@@ -843,13 +669,35 @@ mod tests {
 
     #[test]
     fn errors_name_the_option() {
-        assert!(p("-q").unwrap_err().0.contains("-q"));
-        assert!(p("-n").unwrap_err().0.contains("-n"));
-        assert!(p("-n abc").unwrap_err().0.contains("-n"));
-        assert!(p("--nope").unwrap_err().0.contains("--nope"));
-        assert!(p("stray").unwrap_err().0.contains("stray"));
-        assert!(p("--json").unwrap_err().0.contains("--json"));
+        assert!(p("-q").unwrap_err().to_string().contains("-q"));
+        assert!(p("-n").unwrap_err().to_string().contains("-n"));
+        assert!(p("-n abc").unwrap_err().to_string().contains("-n"));
+        assert!(p("--nope").unwrap_err().to_string().contains("--nope"));
+        assert!(p("stray").unwrap_err().to_string().contains("stray"));
+        assert!(p("--json").unwrap_err().to_string().contains("--json"));
         assert!(p("-B=1").is_err(), "a flag takes no value");
+    }
+
+    #[test]
+    fn every_entry_example() {
+        for o in OPTIONS {
+            // -h is checked through its field: mdtest's help is a flag.
+            let got = p(o.example).map(iolab_opts::Example::Run);
+            if let Err(why) = o.verify(got) {
+                panic!("{why}");
+            }
+        }
+        assert_eq!(iolab_opts::duplicate(OPTIONS), None);
+    }
+
+    #[test]
+    fn non_utf8_paths_are_kept_and_other_values_refused() {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = OsString::from_vec(vec![b'/', b't', 0xff]);
+        let o = parse_os(&[OsString::from("-d"), bad.clone()]).unwrap();
+        assert_eq!(o.dirs, Some(bad.clone()));
+        let e = parse_os(&[OsString::from("-n"), bad]).unwrap_err();
+        assert!(e.to_string().starts_with("-n: ") && e.message.contains("UTF-8"));
     }
 
     #[test]
@@ -859,7 +707,7 @@ mod tests {
             let needle = o
                 .short
                 .map(|c| format!("-{c}"))
-                .unwrap_or_else(|| format!("--{}", o.long.unwrap()));
+                .unwrap_or_else(|| format!("--{}", o.name));
             assert!(h.contains(&needle), "{needle} missing from help");
         }
     }

@@ -456,13 +456,22 @@ fn phase_set(r: &RawOptions) -> PhaseSet {
     }
 }
 
-fn dir_list(d: Option<&str>) -> Result<Vec<PathBuf>, ConfigError> {
+fn dir_list(d: Option<&std::ffi::OsStr>) -> Result<Vec<PathBuf>, ConfigError> {
+    use std::os::unix::ffi::OsStrExt;
     let Some(d) = d else {
         return Ok(vec![PathBuf::from(".")]);
     };
-    let parts: Vec<PathBuf> = d.split('@').map(PathBuf::from).collect();
+    // Split as bytes: a path need not be UTF-8.
+    let parts: Vec<PathBuf> = d
+        .as_bytes()
+        .split(|&b| b == b'@')
+        .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+        .collect();
     if parts.iter().any(|p| p.as_os_str().is_empty()) {
-        return err(format!("-d '{d}': empty path in the list"));
+        return err(format!(
+            "-d '{}': empty path in the list",
+            d.to_string_lossy()
+        ));
     }
     Ok(parts)
 }

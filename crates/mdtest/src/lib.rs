@@ -23,7 +23,7 @@ mod cleanup;
 pub mod config;
 mod ctx;
 pub mod engine;
-mod exchange;
+pub mod exchange;
 pub mod names;
 pub mod output;
 pub mod plan;

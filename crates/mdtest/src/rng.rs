@@ -1,8 +1,8 @@
 //! Randomness and file data that match IOR's mdtest, so a run can be split
 //! between the two tools:
 //!
-//! - [`GlibcRand`]: glibc's `srand`/`rand` (the `random_r` TYPE_3 additive
-//!   feedback generator), which mdtest seeds with `-R`/`--random-seed`.
+//! - [`GlibcRand`] (from `iolab_core::random`, re-exported): glibc's
+//!   `srand`/`rand`, which mdtest seeds with `-R`/`--random-seed`.
 //! - [`Permutation`]: the order `-R` visits items in, built exactly as
 //!   mdtest builds its `rand_array`: `srand(seed + rank)`, then a
 //!   Fisher-Yates pass from the top, `k = (rand() / RAND_MAX) * n` in
@@ -24,63 +24,9 @@
 //! assert_eq!(seen, (0..10).collect::<Vec<_>>());
 //! ```
 
+use iolab_core::random::Permutation as Feistel;
+pub use iolab_core::random::{GlibcRand, RAND_MAX};
 use std::sync::Arc;
-
-/// glibc's `RAND_MAX`.
-pub const RAND_MAX: i32 = 2_147_483_647;
-
-/// Words of TYPE_3 state (degree 31) and the feedback tap (separation 3).
-const DEG: usize = 31;
-const SEP: usize = 3;
-
-/// glibc's `rand()` after `srand(seed)`: an additive feedback generator
-/// over 31 words, seeded with the Park-Miller minimal standard generator,
-/// its first 310 outputs discarded, each output the new word shifted right
-/// by one (so 0..=`RAND_MAX`).
-#[derive(Debug, Clone)]
-pub struct GlibcRand {
-    state: [u32; DEG],
-    front: usize,
-    rear: usize,
-}
-
-impl GlibcRand {
-    /// The generator `srand(seed)` leaves behind (seed 0 acts as 1).
-    pub fn new(seed: u32) -> Self {
-        let mut state = [0u32; DEG];
-        // The seed is taken as a C int: a seed above 2^31 starts negative.
-        let mut word = i64::from(if seed == 0 { 1 } else { seed } as i32);
-        state[0] = word as u32;
-        for s in state.iter_mut().skip(1) {
-            // 16807 * word mod (2^31 - 1) without overflow (Schrage), with
-            // C's truncating division, as glibc computes it.
-            let (hi, lo) = (word / 127_773, word % 127_773);
-            word = 16_807 * lo - 2_836 * hi;
-            if word < 0 {
-                word += 2_147_483_647;
-            }
-            *s = word as u32;
-        }
-        let mut g = GlibcRand {
-            state,
-            front: SEP,
-            rear: 0,
-        };
-        for _ in 0..10 * DEG {
-            g.next_rand();
-        }
-        g
-    }
-
-    /// The next `rand()` value, in 0..=`RAND_MAX`.
-    pub fn next_rand(&mut self) -> i32 {
-        let sum = self.state[self.front].wrapping_add(self.state[self.rear]);
-        self.state[self.front] = sum;
-        self.front = (self.front + 1) % DEG;
-        self.rear = (self.rear + 1) % DEG;
-        (sum >> 1) as i32
-    }
-}
 
 /// mdtest's visiting order for `-R`: a table of item indices shuffled the
 /// way mdtest shuffles its `rand_array`. Cloning shares the table.
@@ -156,61 +102,6 @@ fn mdtest_shuffle(n: u64, seed: u32) -> Vec<u32> {
         a.swap(k as usize, top as usize);
     }
     a
-}
-
-/// splitmix64: a tiny, well-mixed generator step.
-#[inline]
-pub fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// A pseudo-random bijection of `0..n` without a table: a 4-round Feistel
-/// network over the next power of two, cycle-walking values outside `0..n`.
-#[derive(Debug, Clone, Copy)]
-struct Feistel {
-    n: u64,
-    half_bits: u32,
-    mask: u64,
-    keys: [u64; 4],
-}
-
-impl Feistel {
-    fn new(n: u64, seed: u64) -> Self {
-        let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
-        let half_bits = bits.div_ceil(2).max(1);
-        let mut keys = [0; 4];
-        let mut s = seed;
-        for k in &mut keys {
-            s = splitmix64(s);
-            *k = s;
-        }
-        Feistel {
-            n,
-            half_bits,
-            mask: (1 << half_bits) - 1,
-            keys,
-        }
-    }
-
-    fn round(&self, v: u64) -> u64 {
-        let (mut l, mut r) = (v >> self.half_bits, v & self.mask);
-        for k in self.keys {
-            let f = splitmix64(r ^ k) & self.mask;
-            (l, r) = (r, l ^ f);
-        }
-        (l << self.half_bits) | r
-    }
-
-    fn apply(&self, i: u64) -> u64 {
-        let mut v = self.round(i);
-        while v >= self.n {
-            v = self.round(v);
-        }
-        v
-    }
 }
 
 /// The bytes mdtest writes (see the module doc): `i + 1` without a data
@@ -323,35 +214,6 @@ mod tests {
     /// real glibc take turns.
     static GLIBC: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    /// The real glibc, through the libc crate.
-    fn glibc_sequence(seed: u32, n: usize) -> Vec<i32> {
-        let _turn = GLIBC.lock().unwrap_or_else(|e| e.into_inner());
-        // SAFETY: srand and rand have no memory-safety preconditions.
-        unsafe {
-            libc::srand(seed);
-            (0..n).map(|_| libc::rand()).collect()
-        }
-    }
-
-    #[test]
-    fn glibc_rand_matches_the_real_glibc() {
-        assert_eq!(libc::RAND_MAX, RAND_MAX);
-        for seed in [
-            0u32,
-            1,
-            2,
-            42,
-            12345,
-            2_147_483_647,
-            2_147_483_648,
-            u32::MAX,
-        ] {
-            let mut ours = GlibcRand::new(seed);
-            let mine: Vec<i32> = (0..1000).map(|_| ours.next_rand()).collect();
-            assert_eq!(mine, glibc_sequence(seed, 1000), "seed {seed}");
-        }
-    }
-
     /// mdtest's shuffle written out with the real rand(), for comparison.
     fn mdtest_order_with_glibc(n: u64, seed: u32) -> Vec<u64> {
         let mut a: Vec<u64> = (0..n).collect();
@@ -403,10 +265,6 @@ mod tests {
         assert_ne!(a, b);
         assert_ne!(a, (0..100).collect::<Vec<_>>());
         assert!(matches_mdtest(1 << 20) && !matches_mdtest((1 << 32) + 1));
-        let f = Feistel::new(1000, 3);
-        let mut v: Vec<u64> = (0..1000).map(|i| f.apply(i)).collect();
-        v.sort_unstable();
-        assert_eq!(v, (0..1000).collect::<Vec<_>>());
     }
 
     #[test]

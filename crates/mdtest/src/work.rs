@@ -20,9 +20,6 @@ use std::sync::atomic::Ordering;
 /// What the loop does to each item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
-    /// mkdir of a tree directory: a later count of a create-only sweep
-    /// finds it made.
-    TreeMkdir,
     Mkdir,
     Rmdir,
     Create,
@@ -295,7 +292,7 @@ impl<'a> TaskState<'a> {
                     if self.cancelled() {
                         return;
                     }
-                    let op = if create { Op::TreeMkdir } else { Op::Rmdir };
+                    let op = if create { Op::Mkdir } else { Op::Rmdir };
                     if !self.one(op, names.dir(d), 0, rep) {
                         return;
                     }
@@ -453,6 +450,7 @@ impl<'a> TaskState<'a> {
             f.message = format!("-> {}: {e}", b.to_string_lossy());
             f
         });
+        // Counted like a stat: no missing or existing name is tolerated.
         self.account(Op::Stat, r, rep)
     }
 
@@ -504,7 +502,7 @@ impl<'a> TaskState<'a> {
     fn account(&mut self, op: Op, r: Result<(), Failure>, rep: &mut TaskReport) -> bool {
         let errno = r.as_ref().err().and_then(|f| f.errno);
         let removing = matches!(op, Op::Unlink | Op::Rmdir);
-        let creating = matches!(op, Op::Mkdir | Op::TreeMkdir | Op::Create);
+        let creating = matches!(op, Op::Mkdir | Op::Create);
         match r {
             Err(_) if removing && errno == Some(libc::ENOENT) && self.ctx.tolerates_missing() => {
                 rep.missing += 1;
@@ -536,7 +534,7 @@ impl<'a> TaskState<'a> {
     fn apply(&mut self, op: Op, path: &CStr, item: u64) -> Result<(), Failure> {
         let be = self.backend();
         let r = match op {
-            Op::Mkdir | Op::TreeMkdir => be.mkdir(path, 0o775),
+            Op::Mkdir => be.mkdir(path, 0o775),
             Op::Rmdir => be.rmdir(path),
             Op::Stat => be.stat(path).map(|_| ()),
             Op::Unlink => be.unlink(path),
@@ -620,7 +618,7 @@ fn message_failure(op: &str, path: &CStr, message: String) -> Failure {
 
 fn op_name(op: Op) -> &'static str {
     match op {
-        Op::Mkdir | Op::TreeMkdir => "mkdir",
+        Op::Mkdir => "mkdir",
         Op::Rmdir => "rmdir",
         Op::Create => "create",
         Op::Stat => "stat",

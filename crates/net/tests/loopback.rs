@@ -2,6 +2,9 @@
 //! without keys, refusals seen on both sides, damaged frames caught, and
 //! every wait bounded and cancellable.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 use iolab_net::frame::{Header, Kind};
 use iolab_net::{conn, handshake, Cancel, NetError, SharedKey};
 use serde_json::{json, Value};

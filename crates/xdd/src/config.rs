@@ -76,6 +76,34 @@ pub struct GlobalOpts {
     /// interrupted (-keepfiles).
     #[serde(default)]
     pub keepfiles: bool,
+    /// The global clock to line runs on several hosts up (-timeserver).
+    #[serde(default)]
+    pub timeserver: Option<TimeServer>,
+    /// Start every target at this global time, seconds since the Unix
+    /// epoch as `gettime` prints it (-starttime).
+    #[serde(default)]
+    pub starttime_s: Option<u64>,
+}
+
+/// Where the time server is (`-timeserver host H port P bounce B`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeServer {
+    /// Host name or address.
+    pub host: String,
+    /// TCP port (XDD's default 2000).
+    pub port: u16,
+    /// Clock exchanges; the shortest round trip is used.
+    pub bounce: u32,
+}
+
+impl Default for TimeServer {
+    fn default() -> Self {
+        Self {
+            host: String::new(),
+            port: 2000,
+            bounce: 100,
+        }
+    }
 }
 
 impl Default for GlobalOpts {
@@ -113,6 +141,8 @@ impl Default for GlobalOpts {
             percentcpu_absolute: false,
             command_line: String::new(),
             keepfiles: false,
+            timeserver: None,
+            starttime_s: None,
         }
     }
 }

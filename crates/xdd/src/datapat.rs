@@ -57,7 +57,7 @@
 //! bad words); `contents` compares bytes with whatever the pattern is. The
 //! caller counts failed requests against `-maxerrors` with [`ErrorBudget`].
 
-use crate::seek::splitmix_nth;
+use iolab_core::random::splitmix_nth;
 
 /// Seed of the `random` data pattern (fixed so verification can repeat it).
 pub const RANDOM_PATTERN_SEED: u64 = 0xDA7A_5EED;

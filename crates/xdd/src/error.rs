@@ -1,39 +1,14 @@
 //! Errors of the XDD engine. Usage errors name the option and exit 2;
 //! run errors name the target and path.
 
-use std::fmt;
+/// A command line that cannot run: the option and what is wrong with it
+/// (the option-table engine's one error type).
+pub type UsageError = iolab_opts::OptError;
 
-/// A command line that cannot run: the option and what is wrong with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError {
-    /// Option name without the dash (or a topic such as `target`).
-    pub option: String,
-    /// What is wrong and, where it helps, what to do.
-    pub message: String,
+/// The option exists in XDD 7.0 but iolab does not implement it.
+pub fn unsupported(option: &str, why: &str) -> UsageError {
+    UsageError::new(option, format!("not yet supported by iolab xdd ({why})"))
 }
-
-impl UsageError {
-    /// An error about option `option`.
-    pub fn new(option: &str, message: impl Into<String>) -> Self {
-        Self {
-            option: option.to_string(),
-            message: message.into(),
-        }
-    }
-
-    /// The option exists in XDD 7.0 but iolab does not implement it.
-    pub fn unsupported(option: &str, why: &str) -> Self {
-        Self::new(option, format!("not yet supported by iolab xdd ({why})"))
-    }
-}
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "-{}: {}", self.option, self.message)
-    }
-}
-
-impl std::error::Error for UsageError {}
 
 /// Why a run could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
@@ -56,4 +31,13 @@ pub enum RunError {
     /// Refused for safety (exit 2): the message says how to override.
     #[error("{0}")]
     Refused(String),
+    /// The global clock (-timeserver) could not be read; nothing was
+    /// prepared (exit 1).
+    #[error("-timeserver {addr}: {why}")]
+    Clock {
+        /// `host:port`.
+        addr: String,
+        /// What went wrong.
+        why: String,
+    },
 }

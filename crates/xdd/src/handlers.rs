@@ -5,17 +5,28 @@
 use crate::config::{RawConfig, TargetOpts};
 use crate::cursor::Cursor;
 use crate::error::UsageError;
-use crate::validate::{MAX_HIST_BUCKETS, MAX_MEMALIGN, MAX_SECONDS, MAX_TARGETS, MAX_TS_ENTRIES};
+use crate::validate::{
+    MAX_HIST_BUCKETS, MAX_MEASURE_BYTES, MAX_MEASURE_OPS, MAX_MEMALIGN, MAX_SECONDS, MAX_TARGETS,
+    MAX_TS_ENTRIES,
+};
 use crate::values::*;
 
-/// Parses `what` as a small range-checked number, for the keywords table.
+/// Parses `what` as a range-checked number in `unit`, for -lockstep and
+/// the triggers. Byte measures stay below 1 PiB and operation counts
+/// below 2^32, so the engine's products of them stay inside 64 bits.
 pub(crate) fn measure(c: &mut Cursor, unit: &str, what: &str) -> Result<Measure, UsageError> {
     Ok(match unit {
         "time" => Measure::Time(c.seconds(what)?),
-        "op" => Measure::Op(c.positive(what)?),
-        "percent" => Measure::Percent(c.seconds(what)?),
-        "mbytes" => Measure::Mbytes(c.positive(what)?),
-        _ => Measure::Kbytes(c.positive(what)?),
+        "op" => Measure::Op(c.count(what, 1, MAX_MEASURE_OPS)?),
+        "percent" => {
+            let p = c.seconds(what)?;
+            if p > 100.0 {
+                return Err(c.err(format!("{what} {p} is above the limit of 100 (percent)")));
+            }
+            Measure::Percent(p)
+        }
+        "mbytes" => Measure::Mbytes(c.count(what, 1, MAX_MEASURE_BYTES >> 20)?),
+        _ => Measure::Kbytes(c.count(what, 1, MAX_MEASURE_BYTES >> 10)?),
     })
 }
 
@@ -48,7 +59,7 @@ pub(crate) fn ordering(r: &mut RawConfig, t: Option<usize>, o: Ordering) -> Resu
 }
 
 pub(crate) fn unsupported(c: &mut Cursor, why: &str) -> Result<(), UsageError> {
-    Err(UsageError::unsupported(c.opt, why))
+    Err(crate::error::unsupported(c.opt, why))
 }
 
 pub(crate) fn seek(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result<(), UsageError> {
@@ -367,7 +378,7 @@ pub(crate) fn ordering_opt(
         c.keyword("mode", &modes)?
     };
     if side == "network" {
-        return Err(UsageError::unsupported(
+        return Err(crate::error::unsupported(
             "ordering",
             "network ordering needs -endtoend",
         ));
@@ -452,5 +463,29 @@ pub(crate) fn memalign(
 
 pub(crate) fn action(r: &mut RawConfig, a: crate::config::Action) -> Result<(), UsageError> {
     r.action.get_or_insert(a);
+    Ok(())
+}
+
+/// `-timeserver host H port P bounce B`: one or more operators, in any
+/// order and over several occurrences.
+pub fn timeserver(c: &mut Cursor, r: &mut RawConfig, _: Option<usize>) -> Result<(), UsageError> {
+    let ts = r.global.timeserver.get_or_insert_with(Default::default);
+    let mut any = false;
+    while let Some(op) = c
+        .peek()
+        .map(str::to_ascii_lowercase)
+        .filter(|w| matches!(w.as_str(), "host" | "port" | "bounce"))
+    {
+        c.value("operator")?;
+        match op.as_str() {
+            "host" => ts.host = c.value("host name")?.to_string(),
+            "port" => ts.port = c.count("port number", 1, 65_535)? as u16,
+            _ => ts.bounce = c.count("bounce count", 1, 100_000)? as u32,
+        }
+        any = true;
+    }
+    if !any {
+        return Err(c.err("expects host <name>, port <n> or bounce <n>"));
+    }
     Ok(())
 }

@@ -30,6 +30,7 @@ pub mod timestamp;
 pub mod uring;
 
 pub mod buffer;
+mod fault;
 pub mod figures;
 pub mod gate;
 pub mod iopath;
@@ -38,6 +39,7 @@ pub mod placement;
 pub mod plan;
 pub mod progress;
 pub mod qthread;
+pub mod restart;
 pub mod results;
 pub mod run;
 pub mod runstate;

@@ -3,9 +3,10 @@
 //! override earlier ones, as in XDD.
 
 use crate::config::{Action, Config, RawConfig};
-use crate::cursor::{looks_like_option, Cursor};
+use crate::cursor::looks_like_option;
 use crate::error::UsageError;
-use crate::options::lookup;
+use crate::options::OPTIONS;
+use std::ffi::{OsStr, OsString};
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -18,16 +19,21 @@ pub enum Parsed {
 
 /// Parses and validates a full XDD command line (without the program name).
 pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
+    let os: Vec<OsString> = args.iter().map(OsString::from).collect();
+    parse_os(&os)
+}
+
+/// [`parse`] for arguments as the system gives them: an argument that is
+/// not UTF-8 is an error naming the option it belongs to.
+pub fn parse_os(args: &[OsString]) -> Result<Parsed, UsageError> {
     let toks = expand_setup(args, 0)?;
     let mut raw = RawConfig::default();
-    raw.global.command_line = args.join(" ");
-    let mut pos = 0;
-    while pos < toks.len() {
-        pos = apply_one(&toks, pos, &mut raw)?;
-        if raw.action.is_some() {
-            break;
-        }
-    }
+    raw.global.command_line = args
+        .iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
+    iolab_opts::dash::parse(OPTIONS, &toks, &mut raw, |r| r.action.is_some())?;
     if let Some(a) = raw.action.take() {
         return Ok(Parsed::Action(a));
     }
@@ -36,62 +42,35 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
     Ok(Parsed::Run(Box::new(cfg)))
 }
 
-/// Applies the option at `pos`; returns the position after its values.
-fn apply_one(toks: &[String], pos: usize, raw: &mut RawConfig) -> Result<usize, UsageError> {
-    let tok = &toks[pos];
-    if !looks_like_option(tok) {
-        return Err(UsageError::new(
-            tok.trim_start_matches('-'),
-            format!("'{tok}' is not an option (options start with '-'; a value may be missing its option)"),
-        ));
-    }
-    let name = tok.trim_start_matches('-');
-    let spec = lookup(name)
-        .ok_or_else(|| UsageError::new(name, "unknown option (xdd -fullhelp lists them all)"))?;
-    let mut c = Cursor::new(toks, pos + 1);
-    c.opt = spec.name;
-    // `target N` scopes the option, but only when N is a number: the
-    // heartbeat's own `target` suboption takes no number.
-    let numbered = toks
-        .get(pos + 2)
-        .is_some_and(|n| n.parse::<usize>().is_ok());
-    let scope = if spec.per_target
-        && numbered
-        && c.peek().is_some_and(|t| t.eq_ignore_ascii_case("target"))
-    {
-        c.value("target")?;
-        Some(c.index("target number after 'target'")?)
-    } else {
-        None
-    };
-    (spec.apply)(&mut c, raw, scope)?;
-    Ok(c.pos())
+/// True for `-setup` in any case and with any number of dashes.
+fn is_setup(a: &OsStr) -> bool {
+    looks_like_option(a)
+        && a.to_str()
+            .is_some_and(|s| s.trim_start_matches('-').eq_ignore_ascii_case("setup"))
 }
 
 /// Replaces each `-setup FILE` with the options in FILE (several per line
 /// allowed, `#` starts a comment, double quotes group words).
-fn expand_setup(args: &[String], depth: usize) -> Result<Vec<String>, UsageError> {
+fn expand_setup(args: &[OsString], depth: usize) -> Result<Vec<OsString>, UsageError> {
     let mut out = Vec::with_capacity(args.len());
     let mut i = 0;
     while i < args.len() {
-        if args[i]
-            .trim_start_matches('-')
-            .eq_ignore_ascii_case("setup")
-            && looks_like_option(&args[i])
-        {
+        if is_setup(&args[i]) {
             let file = args
                 .get(i + 1)
                 .ok_or_else(|| UsageError::new("setup", "missing setup file name"))?;
+            let shown = file.to_string_lossy();
             if depth > 8 {
                 return Err(UsageError::new(
                     "setup",
-                    format!("{file}: -setup files nest more than 8 deep"),
+                    format!("{shown}: -setup files nest more than 8 deep"),
                 ));
             }
             let text = std::fs::read_to_string(file).map_err(|e| {
-                UsageError::new("setup", format!("cannot read setup file '{file}': {e}"))
+                UsageError::new("setup", format!("cannot read setup file '{shown}': {e}"))
             })?;
-            out.extend(expand_setup(&split_words(&text), depth + 1)?);
+            let words: Vec<OsString> = split_words(&text).into_iter().map(Into::into).collect();
+            out.extend(expand_setup(&words, depth + 1)?);
             i += 2;
         } else {
             out.push(args[i].clone());

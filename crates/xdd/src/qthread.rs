@@ -114,8 +114,14 @@ pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
     let mut pacer = cx.plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
     let mut lock = LockstepLocal::default();
     let mut writes = 0u64;
+    // Tests only (debug builds): die holding an operation number, so that
+    // QThreads waiting for its turn must see the run fail.
+    let die_at = crate::fault::injected(cx.plan.index, Some(st.q), u64::from(cx.pass)).then_some(5);
     loop {
         let n = cx.shared.next.fetch_add(1, Relaxed);
+        if die_at.is_some_and(|k| n >= k) {
+            panic!("IOLAB_XDD_PANIC_TARGET: qthread {} dies at op {n}", st.q);
+        }
         if n >= cx.plan.ops || cx.ending() || !admit(cx, n, &mut lock) {
             break;
         }

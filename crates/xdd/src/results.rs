@@ -269,33 +269,14 @@ pub struct TargetInfo {
     pub seekhist: Option<crate::seek::SeekHistogram>,
 }
 
-/// System facts the preamble prints beside the host information.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct SystemFacts {
-    /// Page size in bytes.
-    pub page_size: u64,
-    /// Clock ticks per second.
-    pub clock_ticks: u64,
-    /// User running the program.
-    pub user: String,
-}
-
-impl SystemFacts {
-    /// Reads them from the system.
-    pub fn collect() -> Self {
-        // SAFETY: sysconf has no preconditions.
-        let (page, ticks) = unsafe {
-            (
-                libc::sysconf(libc::_SC_PAGESIZE),
-                libc::sysconf(libc::_SC_CLK_TCK),
-            )
-        };
-        Self {
-            page_size: page.max(1) as u64,
-            clock_ticks: ticks.max(0) as u64,
-            user: std::env::var("USER").unwrap_or_default(),
-        }
-    }
+/// What `-timeserver` measured before the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct GlobalClock {
+    /// Global time minus this host's wall clock, ns.
+    pub offset_ns: i64,
+    /// The shortest round trip to the server, ns (the offset is within
+    /// half of it).
+    pub rtt_ns: u64,
 }
 
 /// Everything a run produced.
@@ -305,8 +286,6 @@ pub struct RunResults {
     pub config: Config,
     /// The machine.
     pub host: HostInfo,
-    /// Page size, clock ticks, user.
-    pub sys: SystemFacts,
     /// Wall-clock start, ns since the Unix epoch.
     pub start_wall_ns: u64,
     /// Wall-clock end.
@@ -325,16 +304,8 @@ pub struct RunResults {
     /// How the run ended: completed, interrupted (Ctrl-C, SIGTERM),
     /// -runtime reached, or an error (the first, with op, path, errno).
     pub outcome: iolab_core::Outcome,
-}
-
-/// The process's peak resident memory (VmHWM), bytes; 0 when unknown.
-pub fn peak_rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
+    /// The global clock this run was lined up on (-timeserver), if any.
+    pub global_clock: Option<GlobalClock>,
 }
 
 impl RunResults {

@@ -8,10 +8,11 @@ use crate::gate::Gate;
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::results::RunResults;
-use crate::target::{finish, panic_text, prepare, remove_created, run_target, RunShared, Target};
+use crate::target::{finish, prepare, remove_created, run_target, RunShared, Target};
 use iolab_backend::Backend;
 use iolab_core::clock::{mono_ns, wall_ns};
 use iolab_core::{Failure, Outcome};
+use iolab_net::clock::Estimate;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Runs `plan`, publishing live progress in `progress` (which must have
@@ -23,6 +24,7 @@ pub fn run(
 ) -> Result<RunResults, RunError> {
     let backends = backends(plan)?;
     let g = &plan.global;
+    let clock = global_clock(g)?;
     let host = iolab_core::env::host_info();
     let mut notes = Vec::new();
     if g.processlock {
@@ -53,6 +55,9 @@ pub fn run(
     for (t, p) in plan.targets.iter().zip(&progress.targets) {
         p.planned_ops.store(t.ops, Relaxed);
     }
+    if let (Some(c), Some(t)) = (&clock, g.starttime_s) {
+        wait_for_start(c, t, &mut notes);
+    }
     progress.run_start_ns.store(run_start_ns, Relaxed);
     let start_wall_ns = wall_ns();
     let per_target = run_targets(&mut targets, &sh);
@@ -70,7 +75,7 @@ pub fn run(
     if g.processlock {
         crate::placement::unlock_process();
     }
-    Ok(assemble(
+    let mut r = assemble(
         plan,
         cfg,
         host,
@@ -79,7 +84,69 @@ pub fn run(
         per_target,
         notes,
         outcome,
-    ))
+    );
+    if let Some(c) = clock {
+        on_global_clock(&mut r, &c);
+    }
+    Ok(r)
+}
+
+/// Measures the offset to the global clock (-timeserver) before any
+/// target is prepared, so an unreachable server leaves nothing behind.
+fn global_clock(g: &crate::config::GlobalOpts) -> Result<Option<Estimate>, RunError> {
+    let Some(ts) = &g.timeserver else {
+        return Ok(None);
+    };
+    let addr = format!("{}:{}", ts.host, ts.port);
+    let wait = std::time::Duration::from_secs(10);
+    match iolab_net::clock::estimate(&addr, ts.bounce, wait, iolab_net::Cancel::process()) {
+        Ok(e) => Ok(Some(e)),
+        // A host name that does not exist is bad input (exit 2); a server
+        // that does not answer is a failed run (exit 1).
+        Err(e @ iolab_net::NetError::Resolve { .. }) => Err(RunError::Usage(
+            crate::error::UsageError::new("timeserver", e.to_string()),
+        )),
+        Err(e) => Err(RunError::Clock {
+            addr,
+            why: e.to_string(),
+        }),
+    }
+}
+
+/// Sleeps until the global clock reads `t_s` (Ctrl-C ends the wait; the
+/// targets then see the stop). A time already past starts at once, with
+/// a note.
+fn wait_for_start(c: &Estimate, t_s: u64, notes: &mut Vec<String>) {
+    let target = t_s.saturating_mul(1_000_000_000);
+    if target <= c.global_now_ns() {
+        notes.push(format!(
+            "-starttime {t_s} had already passed; started at once"
+        ));
+        return;
+    }
+    let local = c.local_at(target);
+    while !iolab_core::stop::requested() {
+        let now = wall_ns();
+        if now >= local {
+            return;
+        }
+        let left = std::time::Duration::from_nanos(local - now);
+        std::thread::sleep(left.min(std::time::Duration::from_millis(20)));
+    }
+}
+
+/// Records the clock and puts time stamps on it, so `-ts normalize`
+/// writes global time and runs on several hosts line up.
+fn on_global_clock(r: &mut RunResults, c: &Estimate) {
+    r.global_clock = Some(crate::results::GlobalClock {
+        offset_ns: c.offset_ns,
+        rtt_ns: c.rtt_ns,
+    });
+    for t in &mut r.targets {
+        if let Some(ts) = &mut t.timestamps {
+            ts.info.wall_minus_mono_ns += c.offset_ns;
+        }
+    }
 }
 
 /// Every error is reported through the run state as it happens; should a
@@ -119,8 +186,9 @@ fn run_targets(targets: &mut [Target], sh: &RunShared) -> Vec<TargetOutput> {
         for tg in targets.iter_mut() {
             let i = tg.plan.index;
             let b = std::thread::Builder::new().name(format!("xdd-target{i}"));
-            match b.spawn_scoped(s, move || run_target(tg, sh)) {
-                Ok(h) => hs.push(Some((i, h))),
+            let who = move || format!("target {i} thread");
+            match b.spawn_scoped(s, move || sh.state.guarded(who, || run_target(tg, sh))) {
+                Ok(h) => hs.push(Some(h)),
                 Err(e) => {
                     let why = format!("target {i} thread cannot start: {e}");
                     sh.state.fail(Failure::other("worker", why));
@@ -128,16 +196,10 @@ fn run_targets(targets: &mut [Target], sh: &RunShared) -> Vec<TargetOutput> {
                 }
             }
         }
+        // A panic was caught in its thread (`guarded`) and already failed
+        // the run, before anyone could wait for that thread.
         hs.into_iter()
-            .map(|h| match h.map(|(i, h)| (i, h.join())) {
-                Some((_, Ok(r))) => r,
-                Some((i, Err(p))) => {
-                    let why = format!("target {i} thread panicked: {}", panic_text(&p));
-                    sh.state.fail(Failure::other("worker", why));
-                    (Vec::new(), Vec::new())
-                }
-                None => (Vec::new(), Vec::new()),
-            })
+            .map(|h| h.and_then(|h| h.join().ok().flatten()).unwrap_or_default())
             .collect()
     })
 }
@@ -199,14 +261,14 @@ fn assemble(
     RunResults {
         config: cfg.clone(),
         host,
-        sys: crate::results::SystemFacts::collect(),
         start_wall_ns,
         end_wall_ns: wall_ns(),
         passes,
         targets: infos,
         notes,
         error_messages,
-        peak_rss_bytes: crate::results::peak_rss_bytes(),
+        peak_rss_bytes: iolab_core::env::peak_rss_bytes(),
         outcome,
+        global_clock: None,
     }
 }

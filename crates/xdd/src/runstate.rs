@@ -48,6 +48,22 @@ impl RunState {
         }
     }
 
+    /// Runs a worker's body. Should it panic, the run fails at once, so
+    /// that no other thread waits for this one (at the barrier, for an
+    /// ordering turn), and None is returned instead of its result.
+    pub fn guarded<R>(&self, who: impl FnOnce() -> String, body: impl FnOnce() -> R) -> Option<R> {
+        // The worker's state is only read afterwards to close files and
+        // report, never to go on running, so a half-updated one is fine.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+            Ok(r) => Some(r),
+            Err(p) => {
+                let why = format!("{} panicked: {}", who(), panic_text(p.as_ref()));
+                self.fail(Failure::other("worker", why));
+                None
+            }
+        }
+    }
+
     /// True when a fatal failure was recorded.
     pub fn failed(&self) -> bool {
         self.fatal
@@ -80,6 +96,14 @@ impl RunState {
     }
 }
 
+/// The text a panic carried, when it was a string.
+pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +118,7 @@ mod tests {
         s.fail(Failure::other("worker", "panicked"));
         s.fail(Failure::other("later", "ignored"));
         assert!(s.stopping() && s.failed());
+        assert_eq!(s.guarded(|| "w".into(), || 3), Some(3));
         match s.outcome(None) {
             Outcome::Error(f) => assert_eq!(f.op, "worker"),
             o => panic!("{o:?}"),

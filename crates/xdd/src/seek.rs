@@ -81,6 +81,7 @@
 //! start with `#` are comments, further columns after the location are
 //! ignored, and indices must run 0, 1, 2, ... without gaps.
 
+use iolab_core::random::{below, mix, splitmix_nth, Permutation as Feistel};
 use std::io::{self, BufRead, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -310,7 +311,7 @@ impl PassSeeks<'_> {
     #[inline]
     pub fn block(&self, req_index: u64) -> u64 {
         let i = match &self.perm {
-            Some(f) => f.permute(req_index),
+            Some(f) => f.apply(req_index),
             None => req_index,
         };
         let plan = self.plan;
@@ -489,77 +490,6 @@ pub fn parse_list<R: BufRead>(r: R) -> Result<Arc<[u64]>, SeekError> {
         return Err(SeekError::Empty);
     }
     Ok(out.into())
-}
-
-/// SplitMix64 finaliser: a bijective 64-bit mix.
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// The `n`th output of a SplitMix64 stream seeded with `seed`.
-#[inline]
-pub(crate) fn splitmix_nth(seed: u64, n: u64) -> u64 {
-    const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-    mix(seed.wrapping_add(n.wrapping_add(1).wrapping_mul(GAMMA)))
-}
-
-/// Maps a uniform 64-bit value onto `0..n` (multiply-high; the bias is
-/// below 2^-40 for any range a device can have).
-#[inline]
-fn below(x: u64, n: u64) -> u64 {
-    ((u128::from(x) * u128::from(n)) >> 64) as u64
-}
-
-/// A keyed permutation of `0..n`: a balanced Feistel network on the
-/// smallest even power-of-two domain that holds `n`, with cycle-walking to
-/// stay below `n`. The domain is less than 4n, so a walk takes under four
-/// steps on average.
-#[derive(Debug, Clone, Copy)]
-struct Feistel {
-    n: u64,
-    half_bits: u32,
-    key: u64,
-}
-
-impl Feistel {
-    const ROUNDS: u64 = 4;
-
-    fn new(n: u64, key: u64) -> Self {
-        let bits = 64 - n.saturating_sub(1).leading_zeros();
-        Self {
-            n,
-            half_bits: bits.div_ceil(2).max(1),
-            key,
-        }
-    }
-
-    #[inline]
-    fn permute(&self, i: u64) -> u64 {
-        if i >= self.n {
-            return i; // outside the domain: identity keeps offsets defined
-        }
-        let mut x = self.round_trip(i);
-        while x >= self.n {
-            x = self.round_trip(x);
-        }
-        x
-    }
-
-    #[inline]
-    fn round_trip(&self, x: u64) -> u64 {
-        let mask = (1u64 << self.half_bits) - 1;
-        let (mut l, mut r) = (x >> self.half_bits, x & mask);
-        for round in 0..Self::ROUNDS {
-            let f = mix(r ^ self
-                .key
-                .wrapping_add(round.wrapping_mul(0xA24B_AED4_963E_E407)));
-            (l, r) = (r, l ^ (f & mask));
-        }
-        (l << self.half_bits) | r
-    }
 }
 
 #[cfg(test)]

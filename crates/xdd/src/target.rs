@@ -360,6 +360,12 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
         }
         let file_ok = !stopping(sh) && per_pass_file(tg, sh, pass, &mut messages);
         me.prepare_pass(pass);
+        if crate::fault::injected(plan.index, None, pass) {
+            panic!(
+                "IOLAB_XDD_PANIC_TARGET: target {} dies before its barrier",
+                plan.index
+            );
+        }
         if !g.nobarrier && sh.gate.wait(|| stopping(sh)).is_err() {
             break;
         }
@@ -459,7 +465,9 @@ fn run_qthreads(
         for st in qthreads.iter_mut() {
             let q = st.q;
             let b = std::thread::Builder::new().name(format!("xdd-t{index}-q{q}"));
-            match b.spawn_scoped(s, move || qthread_main(st, cx, io, sh)) {
+            let who = move || format!("target {index} qthread {q}");
+            let body = move || sh.state.guarded(who, || qthread_main(st, cx, io, sh));
+            match b.spawn_scoped(s, body) {
                 Ok(h) => hs.push((q, h)),
                 Err(e) => {
                     let why = format!("target {index} qthread {q} cannot start: {e}");
@@ -470,13 +478,9 @@ fn run_qthreads(
             }
         }
         hs.into_iter()
-            .map(|(q, h)| {
-                h.join().unwrap_or_else(|p| {
-                    let why = format!("target {index} qthread {q} panicked: {}", panic_text(&p));
-                    sh.state.fail(Failure::other("worker", why));
-                    QthreadPass::default()
-                })
-            })
+            // A panic was caught in the thread (`guarded`) and already
+            // failed the run; its pass counts nothing.
+            .map(|(_, h)| h.join().ok().flatten().unwrap_or_default())
             .collect()
     })
 }
@@ -493,26 +497,11 @@ fn qthread_main(st: &mut QState, cx: &PassCtx, io: &dyn IoPath, sh: &RunShared) 
     if sh.global.maxpri {
         let _ = placement::max_priority_current();
     }
-    fault_injection(cx, st.q);
     let counts = io.run_pass(st, cx);
     QthreadPass {
         qthread: st.q,
         start_ns: 0,
         counts,
-    }
-}
-
-/// Debug builds only: `IOLAB_XDD_PANIC_TARGET=N` makes QThread 0 of
-/// target N panic, so that tests can show a dead worker is never lost.
-fn fault_injection(cx: &PassCtx, q: usize) {
-    if cfg!(debug_assertions) && q == 0 {
-        let want = std::env::var("IOLAB_XDD_PANIC_TARGET").ok();
-        if want.is_some_and(|w| w == cx.plan.index.to_string()) {
-            panic!(
-                "IOLAB_XDD_PANIC_TARGET asked target {} to fail",
-                cx.plan.index
-            );
-        }
     }
 }
 
@@ -659,12 +648,4 @@ pub fn run_error_failure(e: &RunError) -> Failure {
         } => Failure::io(what, Some(path.clone()), err),
         other => Failure::other("target", other.to_string()),
     }
-}
-
-/// The text a panic carried, when it was a string.
-pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".to_string())
 }

@@ -104,7 +104,8 @@ impl Schedule {
             return nominal.round() as u64;
         }
         // Uniform in [-0.5, 0.5) from the request index alone.
-        let u = (crate::seek::splitmix_nth(self.seed, k) >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let u = (iolab_core::random::splitmix_nth(self.seed, k) >> 11) as f64 / (1u64 << 53) as f64
+            - 0.5;
         (nominal + u * self.jitter * self.interval_ns)
             .max(0.0)
             .round() as u64

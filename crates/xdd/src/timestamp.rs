@@ -21,11 +21,9 @@
 //! ```
 //!
 //! # Text reports
-//! [`write_detailed`] and [`write_summary`] are pure formatters. Their
-//! columns follow XDD's (guide 10.7) with two fixes: every column's unit is
-//! the unit of its values (XDD labels some second-valued columns as
-//! milliseconds), and the summary covers every entry (XDD's summarises only
-//! its first). Times come from the monotonic clock in nanoseconds.
+//! The detailed and summary reports are formatted by
+//! `iolab_report::xdd::timestamps` from [`TsInfo`], the entries and
+//! [`summarize`]'s [`TsSummary`].
 //!
 //! # Binary dump (`-timestamp dump FILE`), version 1
 //! All integers little-endian. A 64-byte header:
@@ -427,117 +425,8 @@ pub fn summarize(entries: &[TsEntry], block_size: u64) -> TsSummary {
 }
 
 /// Blocks between where `a` ended and `b` starts.
-fn distance_blocks(a: &TsEntry, b: &TsEntry, bs: u64) -> u64 {
+pub fn distance_blocks(a: &TsEntry, b: &TsEntry, bs: u64) -> u64 {
     (b.offset_bytes / bs).abs_diff((a.offset_bytes + a.req_bytes) / bs)
-}
-
-/// Writes the detailed report: one line per entry, then the summary.
-pub fn write_detailed<W: Write>(
-    mut w: W,
-    info: &TsInfo,
-    entries: &[TsEntry],
-    normalize: bool,
-) -> io::Result<()> {
-    let bs = info.block_size.max(1);
-    writeln!(
-        w,
-        "Start of DETAILED Time Stamp Report, Target, {}, QThread, {}, Number of entries, {}, Dropped entries, {}, Time stamp units, {}",
-        info.target,
-        qthread_label(info.qthread),
-        entries.len(),
-        info.dropped,
-        if normalize { "ns since Unix epoch" } else { "ns monotonic" }
-    )?;
-    writeln!(w, "Target, QThread, RWV Op, Pass, Op Number, Block Location, Offset, Xfer Bytes, Distance, StartTS, EndTS, IO Time, Relative Start, Dead Time, Loop Time, Inst Bandwidth")?;
-    writeln!(w, "UNITS>>, number, text, number, number, blocks, bytes, bytes, blocks, ns, ns, ms, ms, us, ms, MB/s")?;
-    let shift = if normalize {
-        info.wall_minus_mono_ns
-    } else {
-        0
-    };
-    let t0 = entries.first().map_or(0, |e| e.start_ns);
-    let mut prev: Option<&TsEntry> = None;
-    for e in entries {
-        let io_ns = e.end_ns.saturating_sub(e.start_ns);
-        let dist = prev.map_or(0, |p| distance_blocks(p, e, bs));
-        let dead_ns = prev.map_or(0, |p| e.start_ns.saturating_sub(p.end_ns));
-        let loop_ns = prev.map_or(io_ns, |p| e.end_ns.saturating_sub(p.end_ns));
-        let mbs = if io_ns == 0 {
-            0.0
-        } else {
-            e.xfer_bytes as f64 * 1e3 / io_ns as f64
-        };
-        writeln!(
-            w,
-            "{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {:.6}, {:.6}, {:.3}, {:.6}, {:.3}",
-            info.target,
-            e.qthread,
-            e.op.code() as char,
-            e.pass,
-            e.op_number,
-            e.offset_bytes / bs,
-            e.offset_bytes,
-            e.xfer_bytes,
-            dist,
-            e.start_ns as i64 + shift,
-            e.end_ns as i64 + shift,
-            io_ns as f64 / 1e6,
-            e.start_ns.saturating_sub(t0) as f64 / 1e6,
-            dead_ns as f64 / 1e3,
-            loop_ns as f64 / 1e6,
-            mbs
-        )?;
-        prev = Some(e);
-    }
-    writeln!(w, "End of DETAILED Time Stamp Report")?;
-    write_summary(w, info, &summarize(entries, bs))
-}
-
-/// Writes the summary report.
-pub fn write_summary<W: Write>(mut w: W, info: &TsInfo, s: &TsSummary) -> io::Result<()> {
-    let ms = |ns: f64| ns / 1e6;
-    let us = |ns: f64| ns / 1e3;
-    writeln!(
-        w,
-        "Start of SUMMARY Time Stamp Report, Target, {}, QThread, {}, Number of entries, {}, Dropped entries, {}",
-        info.target,
-        qthread_label(info.qthread),
-        s.entries,
-        info.dropped
-    )?;
-    writeln!(
-        w,
-        "Average seek distance in {} byte blocks, {:.3}, request size in blocks, {:.3}",
-        info.block_size, s.distance_blocks.mean, s.mean_req_blocks
-    )?;
-    writeln!(
-        w,
-        "Range: Longest seek distance in blocks, {}, shortest seek distance in blocks, {}",
-        s.distance_blocks.max, s.distance_blocks.min
-    )?;
-    writeln!(
-        w,
-        "Average I/O time in milliseconds, {:.6}, average dead time in microseconds, {:.3}",
-        ms(s.io_ns.mean),
-        us(s.dead_ns.mean)
-    )?;
-    writeln!(w, "I/O Time Range: Longest I/O time in milliseconds, {:.6}, shortest I/O time in milliseconds, {:.6}", ms(s.io_ns.max as f64), ms(s.io_ns.min as f64))?;
-    writeln!(w, "Dead Time Range: Longest dead time in microseconds, {:.3}, shortest dead time in microseconds, {:.3}", us(s.dead_ns.max as f64), us(s.dead_ns.min as f64))?;
-    let mbs = if s.span_ns == 0 {
-        0.0
-    } else {
-        s.xfer_bytes as f64 * 1e3 / s.span_ns as f64
-    };
-    writeln!(w, "Bytes transferred, {}, first start to last end in milliseconds, {:.6}, bandwidth in MB/s (10^6), {:.3}", s.xfer_bytes, ms(s.span_ns as f64), mbs)?;
-    writeln!(w, "End of SUMMARY Time Stamp Report")
-}
-
-fn qthread_label(q: u32) -> String {
-    if q == u32::MAX {
-        "all".into()
-    } else {
-        q.to_string()
-    }
 }
 
 /// Opens the text report file, appending when `-timestamp append` is set.
@@ -765,37 +654,6 @@ mod tests {
         assert_eq!(s.distance_blocks.max, 0);
         assert_eq!(s.mean_req_blocks, 4096.0);
         assert_eq!(s.span_ns, 5_500_000 - 1_000_000);
-    }
-
-    #[test]
-    fn detailed_text_columns_and_units() {
-        let t = table(
-            &TsOptions {
-                size: 3,
-                ..TsOptions::default()
-            },
-            3,
-        );
-        let mut out = Vec::new();
-        write_detailed(&mut out, &t.info(1024), &t.to_vec(), false).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        let header: Vec<&str> = lines[1].split(", ").collect();
-        let units: Vec<&str> = lines[2].split(", ").collect();
-        assert_eq!(header.len(), units.len());
-        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        assert_eq!(units[col("IO Time")], "ms");
-        let row: Vec<&str> = lines[4].split(", ").collect(); // op 1
-        assert_eq!(row.len(), header.len());
-        assert_eq!(row[col("Block Location")], "4096");
-        assert_eq!(row[col("IO Time")], "0.500000"); // 0.5 ms, not 500
-        assert_eq!(row[col("Relative Start")], "1.000000");
-        assert_eq!(row[col("Dead Time")], "500.000"); // us
-        assert_eq!(row[col("Inst Bandwidth")], "8388.608"); // 4 MiB / 0.5 ms in 10^6 B/s
-        assert!(text.contains(
-            "Start of SUMMARY Time Stamp Report, Target, 0, QThread, 0, Number of entries, 3"
-        ));
-        assert!(text.contains("Average I/O time in milliseconds, 0.500000"));
     }
 
     #[test]

@@ -35,12 +35,18 @@ pub const MAX_TS_ENTRIES: u64 = 1 << 24;
 pub const TS_ENTRY_BYTES: u64 = 64;
 /// Entries per QThread when `-ts size` is not given (see target.rs).
 pub const TS_DEFAULT_ENTRIES: u64 = 1 << 18;
+/// `-passes`.
+pub const MAX_PASSES: u64 = 1_000_000;
+/// Operations in a `-lockstep` or trigger condition.
+pub const MAX_MEASURE_OPS: u64 = 1 << 32;
+/// Bytes in a `-lockstep` or trigger condition (1 PiB).
+pub const MAX_MEASURE_BYTES: u64 = 1 << 50;
 /// Longest interval a `-throttle` may put between two requests of a
 /// target: a slower rate would park QThreads in one long sleep.
 pub const MAX_THROTTLE_INTERVAL_S: f64 = 3600.0;
 /// Any duration or rate given as a decimal (about 3 years in seconds),
 /// so it converts to nanoseconds without overflow.
-pub const MAX_SECONDS: f64 = 1e8;
+pub const MAX_SECONDS: f64 = iolab_opts::MAX_SECONDS;
 
 /// Validates a resolved configuration.
 pub fn validate(c: &Config) -> Result<(), UsageError> {
@@ -54,7 +60,23 @@ pub fn validate(c: &Config) -> Result<(), UsageError> {
         target(c, i, t)?;
     }
     resources(c, iolab_core::env::host_info().memory_bytes)?;
+    clock(c)?;
     relations(c)
+}
+
+/// -starttime needs a global clock, and the clock needs a host.
+fn clock(c: &Config) -> Result<(), UsageError> {
+    match (&c.global.timeserver, c.global.starttime_s) {
+        (Some(ts), _) if ts.host.is_empty() => Err(UsageError::new(
+            "timeserver",
+            "no host given: use -timeserver host NAME",
+        )),
+        (None, Some(_)) => Err(UsageError::new(
+            "starttime",
+            "needs -timeserver host NAME: the start time is read on the global clock",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Threads and memory of the whole run against what the machine can
@@ -103,6 +125,25 @@ fn buffer_bytes(t: &TargetOpts) -> u64 {
         0
     };
     data.saturating_add(verify).saturating_add(ts)
+}
+
+/// Bytes of all passes together must fit the 64-bit counters.
+fn run_bytes(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let per_pass = match (t.numreqs, t.bytes) {
+        (Some(n), _) => n.saturating_mul(t.xfer_bytes()),
+        (None, Some(b)) => b,
+        (None, None) => 0,
+    };
+    if per_pass.checked_mul(c.global.passes).is_none() {
+        return Err(UsageError::new(
+            "passes",
+            format!(
+                "target {i}: {} passes of {per_pass} bytes overflow a 64-bit byte count; lower -passes or the amount",
+                c.global.passes
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A rate limit slow enough to leave more than an hour between requests.
@@ -172,6 +213,7 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         })?;
     reach(c, i, t)?;
     throttle(i, t)?;
+    run_bytes(c, i, t)?;
     if t.dio {
         dio(i, t)?;
     }

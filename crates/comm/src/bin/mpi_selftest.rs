@@ -2,7 +2,11 @@
 //!
 //! ```text
 //! mpirun -n 3 mpi_selftest [threads-per-rank]
+//! mpirun -n 2 mpi_selftest 2 panic
 //! ```
+//!
+//! With `panic`, the last task panics while the others go on to
+//! collectives it never joins: the job must end (MPI_Abort), not hang.
 //!
 //! Runs ranks x threads tasks through `run_team`, `run_subset` and
 //! `Transport::split`, and exits 0 if every check passed on every rank, 1
@@ -39,10 +43,32 @@ fn main() {
         eprintln!("mpi_selftest: {e}");
         std::process::exit(2)
     });
+    if std::env::args().nth(2).as_deref() == Some("panic") {
+        panic_on_one_task(connection.transport(), threads);
+    }
     let code = run_checks(connection.transport(), threads);
     // exit() skips destructors, and dropping the connection finalises MPI.
     drop(connection);
     std::process::exit(code);
+}
+
+/// The last task panics; the others wait in collectives that can only end
+/// by the job being aborted. Returning from here is a failure.
+fn panic_on_one_task(world: Arc<dyn Transport>, threads: usize) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_team(world, threads, |c| {
+            c.barrier();
+            if c.task() + 1 == c.tasks() {
+                panic!("mpi_selftest: injected panic in task {}", c.task());
+            }
+            for _ in 0..1000 {
+                c.barrier();
+                c.sum_u64(1);
+            }
+        })
+    }));
+    eprintln!("mpi_selftest: the job was not aborted after a task panicked");
+    std::process::exit(3);
 }
 
 /// Runs every check and agrees on the outcome; returns the exit code.

@@ -30,17 +30,6 @@ pub fn default_tokens() -> Vec<Token> {
     [Token::XDD_DEFAULT, Token::IOLAB_EXTRA].concat()
 }
 
-fn secs(c: &iolab_xdd::results::Counts) -> f64 {
-    c.elapsed_ns as f64 / 1e9
-}
-fn rate(v: u64, r: &Row) -> f64 {
-    let s = secs(&r.counts);
-    if s > 0.0 {
-        v as f64 / s
-    } else {
-        0.0
-    }
-}
 fn ms(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
 }
@@ -96,28 +85,24 @@ pub fn column_of(token: Token) -> Column {
             r.counts.write_ops.to_string()
         }),
         T::Bandwidth => c("Bandwidth", "MBytes/s", true, |r, _| {
-            f3(rate(r.counts.bytes(), r) / 1e6)
+            f3(r.figures.bandwidth_mb_per_s)
         }),
         T::ReadBandwidth => c("Read_Bandwidth", "MBytes/s", true, |r, _| {
-            f3(rate(r.counts.read_bytes, r) / 1e6)
+            f3(r.figures.read_bandwidth_mb_per_s)
         }),
         T::WriteBandwidth => c("Write_Bandwidth", "MBytes/s", true, |r, _| {
-            f3(rate(r.counts.write_bytes, r) / 1e6)
+            f3(r.figures.write_bandwidth_mb_per_s)
         }),
-        T::Iops => c("IOPS", "Ops/s", true, |r, _| f3(rate(r.counts.ops(), r))),
-        T::ReadIops => c("Read_IOPS", "Ops/s", true, |r, _| {
-            f3(rate(r.counts.read_ops, r))
-        }),
-        T::WriteIops => c("Write_IOPS", "Ops/s", true, |r, _| {
-            f3(rate(r.counts.write_ops, r))
-        }),
+        T::Iops => c("IOPS", "Ops/s", true, |r, _| f3(r.figures.iops)),
+        T::ReadIops => c("Read_IOPS", "Ops/s", true, |r, _| f3(r.figures.read_iops)),
+        T::WriteIops => c("Write_IOPS", "Ops/s", true, |r, _| f3(r.figures.write_iops)),
         T::Latency => c("Latency", "millisec", true, |r, _| {
             ms(r.counts.latency.mean())
         }),
         T::ElapsedTime1stOp => c("Elapsed_1st_Op", "seconds", true, |r, _| {
-            format!("{:.6}", r.counts.first_op_ns as f64 / 1e9)
+            format!("{:.6}", r.figures.first_op_s)
         }),
-        T::ElapsedTimePass => c("Elapsed", "seconds", true, |r, _| f3(secs(&r.counts))),
+        T::ElapsedTimePass => c("Elapsed", "seconds", true, |r, _| f3(r.figures.elapsed_s)),
         T::OverheadTime => c("Overhead", "seconds", true, |r, _| {
             let io_per_q = r.counts.io_ns as f64 / r.queue.max(1) as f64;
             format!(
@@ -126,25 +111,22 @@ pub fn column_of(token: Token) -> Column {
             )
         }),
         T::PatternFillTime => c("Pattern_Fill", "seconds", true, |r, _| {
-            format!("{:.6}", r.counts.pattern_fill_ns as f64 / 1e9)
+            format!("{:.6}", r.figures.pattern_fill_s)
         }),
         T::BufferFlushTime => c("Flush_Time", "seconds", true, |r, _| {
-            format!("{:.6}", r.counts.flush_ns as f64 / 1e9)
+            format!("{:.6}", r.figures.flush_s)
         }),
         T::CpuTime => c("CPU_Time", "seconds", true, |r, _| {
-            format!(
-                "{:.6}",
-                (r.counts.cpu_user_ns + r.counts.cpu_sys_ns) as f64 / 1e9
-            )
+            format!("{:.6}", r.figures.cpu.user_s + r.figures.cpu.system_s)
         }),
         T::PercentCpu => c("Pct_CPU", "percent", true, |r, x| {
             pct(r.counts.cpu_user_ns + r.counts.cpu_sys_ns, r, x)
         }),
         T::UserTime => c("User_Time", "seconds", true, |r, _| {
-            format!("{:.6}", r.counts.cpu_user_ns as f64 / 1e9)
+            format!("{:.6}", r.figures.cpu.user_s)
         }),
         T::SystemTime => c("Sys_Time", "seconds", true, |r, _| {
-            format!("{:.6}", r.counts.cpu_sys_ns as f64 / 1e9)
+            format!("{:.6}", r.figures.cpu.system_s)
         }),
         T::PercentUser => c("Pct_User", "percent", true, |r, x| {
             pct(r.counts.cpu_user_ns, r, x)
@@ -172,12 +154,7 @@ pub fn column_of(token: Token) -> Column {
             ms(r.counts.latency.max() as f64)
         }),
         T::CpuUsPerOp => c("CPU_us/op", "microsec", true, |r, _| {
-            format!(
-                "{:.3}",
-                (r.counts.cpu_user_ns + r.counts.cpu_sys_ns) as f64
-                    / 1e3
-                    / r.counts.ops().max(1) as f64
-            )
+            format!("{:.3}", r.figures.cpu.us_per_op)
         }),
     }
 }

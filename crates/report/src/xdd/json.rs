@@ -32,6 +32,8 @@ pub struct XddPayload {
     pub errors: ErrorsDoc,
     /// Peak resident memory of the process, bytes (0 when unknown).
     pub peak_rss_bytes: u64,
+    /// The global clock the run was lined up on (-timeserver), if any.
+    pub global_clock: Option<iolab_xdd::results::GlobalClock>,
 }
 
 /// One pass.
@@ -175,6 +177,7 @@ fn payload(r: &RunResults) -> XddPayload {
             messages: r.error_messages.clone(),
         },
         peak_rss_bytes: r.peak_rss_bytes,
+        global_clock: r.global_clock,
     }
 }
 

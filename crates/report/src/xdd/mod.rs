@@ -1,5 +1,6 @@
 //! XDD report formats: the text report (preamble and result table), CSV,
-//! JSON, heartbeat lines and the columns they share. Pure functions from
+//! JSON, heartbeat lines, the -timestamps reports and the columns they
+//! share. Pure functions from
 //! `iolab_xdd::results` to strings.
 
 pub mod columns;
@@ -9,3 +10,4 @@ pub mod json;
 pub mod preamble;
 pub mod rows;
 pub mod text;
+pub mod timestamps;

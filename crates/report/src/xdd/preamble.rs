@@ -3,7 +3,7 @@
 
 use iolab_core::env::HostInfo;
 use iolab_xdd::config::{Config, TargetOpts};
-use iolab_xdd::results::{SystemFacts, TargetInfo};
+use iolab_xdd::results::TargetInfo;
 use iolab_xdd::values::*;
 
 fn on(b: bool) -> &'static str {
@@ -23,7 +23,7 @@ fn sizes(label: &str, blocks: u64, bs: u64) -> String {
 }
 
 /// The run-wide part and the system part.
-fn run_part(c: &Config, h: &HostInfo, sys: &SystemFacts, start_wall_ns: u64) -> String {
+fn run_part(c: &Config, h: &HostInfo, start_wall_ns: u64) -> String {
     let g = &c.global;
     let id = if g.id.is_empty() {
         "No ID Specified".to_string()
@@ -31,7 +31,7 @@ fn run_part(c: &Config, h: &HostInfo, sys: &SystemFacts, start_wall_ns: u64) -> 
         g.id.join(" ")
     };
     let qthreads: u64 = c.targets.iter().map(|t| t.queuedepth).sum();
-    let (user, page, ticks) = (&sys.user, sys.page_size.max(1), sys.clock_ticks);
+    let (user, page, ticks) = (&h.user, h.page_size.max(1), h.clock_ticks);
     let mut s = format!(
         "IOIOIOIOIOIOIOIOIOI iolab xdd version {} (XDD 7.0 command line) IOIOIOIOIOIOIOIOIOI\n",
         env!("CARGO_PKG_VERSION")
@@ -216,14 +216,8 @@ fn buffer_part(t: &TargetOpts, info: &TargetInfo) -> String {
 }
 
 /// The full preamble.
-pub fn render(
-    c: &Config,
-    h: &HostInfo,
-    sys: &SystemFacts,
-    start_wall_ns: u64,
-    infos: &[TargetInfo],
-) -> String {
-    let mut s = run_part(c, h, sys, start_wall_ns);
+pub fn render(c: &Config, h: &HostInfo, start_wall_ns: u64, infos: &[TargetInfo]) -> String {
+    let mut s = run_part(c, h, start_wall_ns);
     for (i, (t, info)) in c.targets.iter().zip(infos).enumerate() {
         s += &target_part(i, t, info);
     }

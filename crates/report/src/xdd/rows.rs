@@ -201,7 +201,6 @@ mod tests {
                 targets: vec![t.clone(), t],
             },
             host: Default::default(),
-            sys: Default::default(),
             start_wall_ns: 0,
             end_wall_ns: 0,
             passes: vec![
@@ -212,6 +211,7 @@ mod tests {
             notes: vec![],
             error_messages: vec![],
             peak_rss_bytes: 0,
+            global_clock: None,
             outcome: iolab_core::Outcome::Completed,
         }
     }

@@ -57,7 +57,7 @@ pub fn table(cols: &[Column], rows: &[Row], x: Ctx) -> String {
 
 /// The whole text report.
 pub fn render(r: &RunResults) -> String {
-    let mut s = super::preamble::render(&r.config, &r.host, &r.sys, r.start_wall_ns, &r.targets);
+    let mut s = super::preamble::render(&r.config, &r.host, r.start_wall_ns, &r.targets);
     s.push('\n');
     let cols = selected(&r.config.global.outputformat);
     s += &table(&cols, &rows(r), ctx(r));

@@ -1,0 +1,328 @@
+//! `iolab timeserver` and `iolab gettime` (also through links named
+//! `timeserver` and `gettime`): XDD's global clock, served and read over
+//! iolab's framed TCP (crates/net, module `clock`). The command lines are
+//! XDD's (guide section 5.5), read through the same option engine as
+//! `iolab xdd`.
+//!
+//! Global time is printed in whole seconds since the Unix epoch, as XDD's
+//! gettime prints it, so `g=$(gettime -timeserver H -add 20)` followed by
+//! `-starttime $g` or `gettime -waitfortime $g` works as the guide's
+//! script does.
+
+use iolab_core::{Failure, Outcome};
+use iolab_net::{clock, conn, Cancel};
+use iolab_opts::{dash, Arity, Check, Entry, OptError};
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Options of `timeserver`.
+#[derive(Debug, Clone, PartialEq)]
+struct ServerRaw {
+    port: u16,
+    bind: String,
+    help: bool,
+}
+
+impl Default for ServerRaw {
+    fn default() -> Self {
+        Self {
+            port: clock::DEFAULT_PORT,
+            bind: "0.0.0.0".into(),
+            help: false,
+        }
+    }
+}
+
+/// Options of `gettime`.
+#[derive(Debug, Clone, PartialEq)]
+struct GetRaw {
+    host: Option<String>,
+    port: u16,
+    add_s: i64,
+    bounce: u32,
+    verbose: bool,
+    wait_for_s: Option<u64>,
+    timeout_s: f64,
+    help: bool,
+}
+
+impl Default for GetRaw {
+    fn default() -> Self {
+        Self {
+            host: None,
+            port: clock::DEFAULT_PORT,
+            add_s: 0,
+            bounce: 100,
+            verbose: false,
+            wait_for_s: None,
+            timeout_s: 10.0,
+            help: false,
+        }
+    }
+}
+
+/// Largest `-add`: a century either way.
+const MAX_ADD_S: i64 = 100 * 366 * 86_400;
+
+fn port(c: &mut iolab_opts::Cursor) -> Result<u16, OptError> {
+    Ok(c.count("port number (0: any free port)", 0, 65_535)? as u16)
+}
+
+static SERVER_OPTS: &[Entry<ServerRaw, ServerRaw>] = &[
+    Entry {
+        name: "port",
+        short: None,
+        aliases: &["p"],
+        arity: Arity::Words,
+        scoped: false,
+        args: "<port>",
+        help: "TCP port to serve on (default 2000, as XDD's; 0 picks a free one and says which)",
+        apply: |c, r, _| {
+            r.port = port(c)?;
+            Ok(())
+        },
+        example: "-port 2100",
+        check: Check::Ok(|r| r.port == 2100),
+    },
+    Entry {
+        name: "bind",
+        short: None,
+        aliases: &[],
+        arity: Arity::Words,
+        scoped: false,
+        args: "<address>",
+        help: "address to listen on (default 0.0.0.0, every interface; iolab's own option)",
+        apply: |c, r, _| {
+            r.bind = c.value("address")?.to_string();
+            Ok(())
+        },
+        example: "-bind 127.0.0.1",
+        check: Check::Ok(|r| r.bind == "127.0.0.1"),
+    },
+    Entry {
+        name: "help",
+        short: None,
+        aliases: &["h"],
+        arity: Arity::Words,
+        scoped: false,
+        args: "",
+        help: "this help",
+        apply: |_, r, _| {
+            r.help = true;
+            Ok(())
+        },
+        example: "-help",
+        check: Check::Action,
+    },
+];
+
+static GET_OPTS: &[Entry<GetRaw, GetRaw>] = &[
+    Entry { name: "timeserver", short: None, aliases: &[], arity: Arity::Words, scoped: false,
+        args: "<host>", help: "host name or address of the machine running timeserver (required)",
+        apply: |c, r, _| { r.host = Some(c.value("host name")?.to_string()); Ok(()) },
+        example: "-timeserver node1", check: Check::Ok(|r| r.host.as_deref() == Some("node1")) },
+    Entry { name: "port", short: None, aliases: &[], arity: Arity::Words, scoped: false,
+        args: "<port>", help: "the time server's port (default 2000)",
+        apply: |c, r, _| { r.port = port(c)?; Ok(()) },
+        example: "-timeserver h -port 2100", check: Check::Ok(|r| r.port == 2100) },
+    Entry { name: "add", short: None, aliases: &[], arity: Arity::Words, scoped: false,
+        args: "<seconds>", help: "seconds to add to the global time printed (may be negative)",
+        apply: |c, r, _| {
+            let v = c.value("seconds")?;
+            let n: i64 = v.parse().map_err(|_| c.err(format!("'{v}' is not a whole number of seconds")))?;
+            if n.abs() > MAX_ADD_S { return Err(c.err(format!("at most {MAX_ADD_S} seconds either way"))); }
+            r.add_s = n;
+            Ok(())
+        },
+        example: "-timeserver h -add 20", check: Check::Ok(|r| r.add_s == 20) },
+    Entry { name: "bounce", short: None, aliases: &[], arity: Arity::Words, scoped: false,
+        args: "<times>", help: "clock exchanges; the one with the shortest round trip is used (default 100)",
+        apply: |c, r, _| { r.bounce = c.count("number of exchanges", 1, 100_000)? as u32; Ok(()) },
+        example: "-timeserver h -bounce 0", check: Check::Err("greater than 0") },
+    Entry { name: "verbose", short: None, aliases: &[], arity: Arity::Words, scoped: false,
+        args: "", help: "also print the offset to the server and the round trip",
+        apply: |_, r, _| { r.verbose = true; Ok(()) },
+        example: "-timeserver h -verbose", check: Check::Ok(|r| r.verbose) },
+    Entry { name: "waitfortime", short: None, aliases: &[], arity: Arity::Words, scoped: false,
+        args: "<global seconds>", help: "wait until the global clock reaches this time (seconds, as gettime prints it), then print it",
+        apply: |c, r, _| { r.wait_for_s = Some(c.count("global time in seconds", 0, u64::MAX / 1_000_000_000)?); Ok(()) },
+        example: "-timeserver h -waitfortime 1700000000", check: Check::Ok(|r| r.wait_for_s == Some(1_700_000_000)) },
+    Entry { name: "timeout", short: None, aliases: &[], arity: Arity::Words, scoped: false,
+        args: "<seconds>", help: "how long to keep trying to reach the server (default 10; iolab's own option)",
+        apply: |c, r, _| {
+            let s = c.seconds("seconds")?;
+            if s <= 0.0 { return Err(c.err("must be more than 0 seconds")); }
+            r.timeout_s = s;
+            Ok(())
+        },
+        example: "-timeserver h -timeout 2.5", check: Check::Ok(|r| r.timeout_s == 2.5) },
+    Entry { name: "help", short: None, aliases: &["h"], arity: Arity::Words, scoped: false,
+        args: "", help: "this help",
+        apply: |_, r, _| { r.help = true; Ok(()) },
+        example: "-help", check: Check::Action },
+];
+
+/// Parses `args` with `table`; help (if asked) stops parsing.
+fn parse<R: Default>(
+    table: &[Entry<R, R>],
+    args: &[OsString],
+    help: fn(&R) -> bool,
+) -> Result<R, OptError> {
+    let mut raw = R::default();
+    dash::parse(table, args, &mut raw, help)?;
+    Ok(raw)
+}
+
+/// Entry point of `iolab timeserver`.
+pub fn timeserver(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let raw = match parse(SERVER_OPTS, &args, |r| r.help) {
+        Ok(r) if r.help => {
+            print!(
+                "{}",
+                dash::full_help(
+                    SERVER_OPTS,
+                    prog,
+                    &format!("Usage: {prog} [-port N] [-bind ADDR]")
+                )
+            );
+            return ExitCode::SUCCESS;
+        }
+        Ok(r) => r,
+        Err(e) => return usage(prog, &e.to_string()),
+    };
+    let addr = format!("{}:{}", raw.bind, raw.port);
+    let listener = match conn::listen(&addr) {
+        Ok(l) => l,
+        Err(e) => return usage(prog, &format!("-port: {e}")),
+    };
+    let shown = listener.local_addr().map_or(addr, |a| a.to_string());
+    eprintln!("{prog}: serving the global clock on {shown} until Ctrl-C");
+    let outcome = match clock::serve(&listener, Cancel::process()) {
+        Err(iolab_net::NetError::Cancelled) => Outcome::Interrupted,
+        Err(e) => Outcome::Error(Failure::other("serve", e.to_string())),
+        Ok(()) => Outcome::Completed,
+    };
+    crate::exit::status(&outcome)
+}
+
+/// Entry point of `iolab gettime`.
+pub fn gettime(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let raw = match parse(GET_OPTS, &args, |r| r.help) {
+        Ok(r) if r.help => {
+            let u = format!("Usage: {prog} -timeserver HOST [-port N] [-add S] [-bounce N] [-verbose] [-waitfortime T]");
+            print!("{}", dash::full_help(GET_OPTS, prog, &u));
+            return ExitCode::SUCCESS;
+        }
+        Ok(r) => r,
+        Err(e) => return usage(prog, &e.to_string()),
+    };
+    let Some(host) = raw.host.clone() else {
+        return usage(
+            prog,
+            "-timeserver: the time server's host is required (-timeserver HOST)",
+        );
+    };
+    let addr = format!("{host}:{}", raw.port);
+    let timeout = Duration::from_secs_f64(raw.timeout_s);
+    let est = match clock::estimate(&addr, raw.bounce, timeout, Cancel::process()) {
+        Ok(e) => e,
+        Err(iolab_net::NetError::Cancelled) => return crate::exit::status(&Outcome::Interrupted),
+        Err(e) => {
+            eprintln!("{prog}: -timeserver {host} -port {}: {e}", raw.port);
+            return crate::exit::status(&Outcome::Error(Failure::other("gettime", e.to_string())));
+        }
+    };
+    report(&raw, &est);
+    match raw.wait_for_s {
+        Some(t) => wait_for(prog, &raw, &est, t),
+        None => ExitCode::SUCCESS,
+    }
+}
+
+/// Prints the global time (and, with -verbose, how it was found).
+fn report(raw: &GetRaw, est: &clock::Estimate) {
+    let now_s = (est.global_now_ns() / 1_000_000_000) as i64;
+    if raw.verbose {
+        println!("Global Time now is {}", now_s + raw.add_s);
+        println!(
+            "offset to the server {} ns, shortest round trip {} ns (the offset is within half of it), {} exchanges",
+            est.offset_ns, est.rtt_ns, est.bounces
+        );
+    } else {
+        println!("{}", now_s + raw.add_s);
+    }
+}
+
+/// Sleeps until the global clock reads `t_s`, polling Ctrl-C, then prints
+/// the time again. A time already past is a note, not an error.
+fn wait_for(prog: &str, raw: &GetRaw, est: &clock::Estimate, t_s: u64) -> ExitCode {
+    let target_ns = t_s.saturating_mul(1_000_000_000);
+    if target_ns <= est.global_now_ns() {
+        eprintln!("{prog}: note: -waitfortime {t_s} has already passed; not waiting");
+        return ExitCode::SUCCESS;
+    }
+    let local_target = est.local_at(target_ns);
+    loop {
+        let now = iolab_core::clock::wall_ns();
+        if now >= local_target {
+            break;
+        }
+        if iolab_core::stop::requested() {
+            return crate::exit::status(&Outcome::Interrupted);
+        }
+        let left = Duration::from_nanos(local_target - now);
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+    report(raw, est);
+    ExitCode::SUCCESS
+}
+
+fn usage(prog: &str, msg: &str) -> ExitCode {
+    eprintln!("{prog}: {msg}");
+    crate::exit::usage()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_opts::Example;
+
+    fn run<R: Default>(
+        table: &[Entry<R, R>],
+        help: fn(&R) -> bool,
+        e: &str,
+    ) -> Result<Example<R>, OptError> {
+        let r = parse(table, &iolab_opts::words(e), help)?;
+        Ok(if help(&r) {
+            Example::Action
+        } else {
+            Example::Run(r)
+        })
+    }
+
+    #[test]
+    fn every_entry_example() {
+        for o in SERVER_OPTS {
+            o.verify(run(SERVER_OPTS, |r| r.help, o.example)).unwrap();
+        }
+        for o in GET_OPTS {
+            o.verify(run(GET_OPTS, |r| r.help, o.example)).unwrap();
+        }
+        assert!(iolab_opts::duplicate(SERVER_OPTS).is_none());
+        assert!(iolab_opts::duplicate(GET_OPTS).is_none());
+    }
+
+    #[test]
+    fn bad_values_name_their_option() {
+        for (line, opt) in [
+            ("-port 70000", "port"),
+            ("-add x", "add"),
+            ("-timeout 0", "timeout"),
+            ("-bogus", "bogus"),
+        ] {
+            let e = parse(GET_OPTS, &iolab_opts::words(line), |r| r.help).unwrap_err();
+            assert_eq!(e.option, opt, "{line}: {e}");
+        }
+    }
+}

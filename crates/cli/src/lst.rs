@@ -1,0 +1,309 @@
+//! `iolab lst`: the network self-test's command line (clap). `agent`
+//! serves; `run` validates everything (exit 2 before any agent is started
+//! or contacted), runs the console, and prints lst stat's layout, with
+//! JSON and CSV rewritten after every sweep point.
+
+use crate::exit;
+use clap::{Args, Parser, Subcommand};
+use iolab_lst::agent::{self, AgentConfig};
+use iolab_lst::console::{self, Node, Plan, DEFAULT_PORT};
+use iolab_lst::spec::{self, Distribute, Limit, Test, MAX_CONCURRENCY};
+use iolab_net::SharedKey;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iolab lst",
+    about = "Network self-test in the manner of LNet selftest"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+// Parsed once per process: the size difference between variants costs
+// nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Serve tests on this node until stopped.
+    Agent(AgentArgs),
+    /// Run one test (or a sweep) from the client group to the server group.
+    Run(RunArgs),
+}
+
+#[derive(Args, Debug)]
+struct AgentArgs {
+    /// Address and port to listen on.
+    #[arg(long, default_value_t = format!("0.0.0.0:{DEFAULT_PORT}"))]
+    listen: String,
+    /// Shared key file: every peer must hold the same key (else IOLAB_KEY_FILE).
+    #[arg(long)]
+    key: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  iolab lst run ping --from n1,n2 --to n3 --concurrency 8 --duration 10
+  iolab lst run brw write size=1M check=simple --from c1:7819 --to s1:7819 --count 1000
+  iolab lst run brw read size=4k --from c1,c2,c3,c4 --to s1,s2 --clients 1,2,4 \\
+      --concurrency 1,2,4,8,16,32,64 --repeat 3 --json out.json --csv out.csv
+  iolab lst run ping --rsh 'ip netns exec' --from ns1@10.213.7.2 --to ns2@10.213.7.3 --count 100")]
+struct RunArgs {
+    /// The test: `ping`, or `brw read|write size=N check=none|simple|full`.
+    #[arg(required = true, num_args = 1..)]
+    test: Vec<String>,
+    /// Client group: HOST:PORT (running agent), HOST (started through the
+    /// remote shell), or LAUNCH@ADDR[:PORT], separated by commas; or
+    /// @FILE with one node per line.
+    #[arg(long, required = true)]
+    from: String,
+    /// Server group, written as --from.
+    #[arg(long, required = true)]
+    to: String,
+    /// RPCs in flight per client; a comma list sweeps.
+    #[arg(long, default_value = "1")]
+    concurrency: String,
+    /// Clients used per point (the first K of --from); a comma list sweeps.
+    #[arg(long)]
+    clients: Option<String>,
+    /// How clients map to servers, as lst's A:B.
+    #[arg(long, default_value = "1:1")]
+    distribute: String,
+    /// Seconds each run issues RPCs (default 10 when --count is not given).
+    #[arg(long, conflicts_with = "count")]
+    duration: Option<f64>,
+    /// RPCs per client per run.
+    #[arg(long)]
+    count: Option<u64>,
+    /// Runs per sweep point (the report shows their mean).
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
+    /// Remote shell for the agents the console starts (else IOLAB_RSH, else ssh).
+    #[arg(long)]
+    rsh: Option<String>,
+    /// The iolab command on the other hosts (default: this binary's path).
+    #[arg(long)]
+    agent_cmd: Option<String>,
+    /// Port of the agents the console starts.
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    port: u16,
+    /// Shared key file (else IOLAB_KEY_FILE).
+    #[arg(long)]
+    key: Option<PathBuf>,
+    /// Seconds to wait for each agent at the start.
+    #[arg(long, default_value_t = 15.0)]
+    connect_timeout: f64,
+    /// Write the results envelope (JSON) here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write CSV rows (one per point and group) here.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+}
+
+/// Entry point from the dispatcher.
+pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args.clone());
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::usage()
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let line = std::iter::once(format!("iolab {prog}"))
+        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    match cli.cmd {
+        Cmd::Agent(a) => run_agent(a),
+        Cmd::Run(r) => match plan(&r) {
+            Ok(p) => run_console(&p, &r, &line),
+            Err(msg) => {
+                eprintln!("iolab lst: {msg}");
+                exit::usage()
+            }
+        },
+    }
+}
+
+fn run_agent(a: AgentArgs) -> ExitCode {
+    let key = match SharedKey::resolve(a.key.as_deref()) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("iolab lst agent: --key: {e}");
+            return exit::usage();
+        }
+    };
+    let corrupt_every = std::env::var(iolab_lst::CORRUPT_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let cfg = AgentConfig {
+        listen: a.listen,
+        key,
+        token: std::env::var(iolab_lst::TOKEN_ENV)
+            .ok()
+            .filter(|t| !t.is_empty()),
+        corrupt_every,
+    };
+    match agent::serve(cfg, Arc::new(AtomicBool::new(false))) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("iolab lst agent: {e}");
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}
+
+/// A group: nodes separated by commas, or `@FILE` with nodes separated
+/// by commas or lines (`#` starts a comment), as lst's group lists.
+fn nodes(option: &str, s: &str, port: u16) -> Result<Vec<Node>, String> {
+    let text = match s.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| format!("{option} @{path}: cannot read the group file: {e}"))?
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(","),
+        None => s.to_string(),
+    };
+    let v: Vec<Node> = text
+        .split(',')
+        .map(|n| Node::parse(n.trim(), port).map_err(|e| format!("{option}: {e}")))
+        .collect::<Result<_, _>>()?;
+    if v.len() > 4096 {
+        return Err(format!("{option}: {} nodes, at most 4096", v.len()));
+    }
+    Ok(v)
+}
+
+/// Validates every option into a plan; nothing is started here.
+fn plan(r: &RunArgs) -> Result<Plan, String> {
+    let test = Test::parse(&r.test)?;
+    let from = nodes("--from", &r.from, r.port)?;
+    let to = nodes("--to", &r.to, r.port)?;
+    let concurrency = spec::parse_list("--concurrency", &r.concurrency, MAX_CONCURRENCY)?;
+    let clients = match &r.clients {
+        Some(s) => spec::parse_list("--clients", s, from.len() as u32)
+            .map_err(|e| format!("{e} (--from has {} nodes)", from.len()))?,
+        None => vec![from.len() as u32],
+    };
+    let limit = match (r.duration, r.count) {
+        (_, Some(n)) => Limit::Count(n),
+        (Some(s), None) => Limit::DurationS(s),
+        (None, None) => Limit::DurationS(10.0),
+    };
+    limit.validate()?;
+    if !(1..=1000).contains(&r.repeat) {
+        return Err(format!("--repeat {}: must be from 1 to 1000", r.repeat));
+    }
+    if !(r.connect_timeout > 0.0 && r.connect_timeout <= 3600.0) {
+        return Err(format!(
+            "--connect-timeout {}: must be more than 0 and at most 3600 seconds",
+            r.connect_timeout
+        ));
+    }
+    let launches = from.iter().chain(&to).any(|n| n.launch.is_some());
+    let rsh = match (&r.rsh, launches) {
+        (_, false) => None,
+        (opt, true) => Some(
+            iolab_launch::RemoteShell::resolve(opt.as_deref())
+                .map_err(|e| format!("--rsh: {e}"))?,
+        ),
+    };
+    let key_file = r
+        .key
+        .clone()
+        .or_else(|| std::env::var_os("IOLAB_KEY_FILE").map(PathBuf::from));
+    if let Some(k) = &key_file {
+        SharedKey::from_file(k).map_err(|e| format!("--key: {e}"))?;
+    }
+    Ok(Plan {
+        test,
+        from,
+        to,
+        distribute: Distribute::parse(&r.distribute)?,
+        concurrency,
+        clients,
+        repeat: r.repeat,
+        limit,
+        key_file,
+        rsh,
+        agent_cmd: agent_cmd(r)?,
+        connect_timeout_s: r.connect_timeout,
+    })
+}
+
+fn agent_cmd(r: &RunArgs) -> Result<Vec<String>, String> {
+    match &r.agent_cmd {
+        Some(s) => {
+            let v: Vec<String> = s.split_whitespace().map(String::from).collect();
+            if v.is_empty() {
+                return Err("--agent-cmd: empty".into());
+            }
+            Ok(v)
+        }
+        None => std::env::current_exe()
+            .map(|p| vec![p.display().to_string()])
+            .map_err(|e| format!("cannot find this binary's path for --agent-cmd: {e}")),
+    }
+}
+
+fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> ExitCode {
+    let started = iolab_core::clock::wall_ns();
+    let stop = AtomicBool::new(false);
+    let mut so_far = Vec::new();
+    let report = console::run(plan, &stop, |p| {
+        // Outputs are rewritten after every point, so a later failure
+        // loses nothing that ran.
+        so_far.push(p.clone());
+        let partial = iolab_lst::Report {
+            points: so_far.clone(),
+            outcome: iolab_core::Outcome::Completed,
+        };
+        let _ = write_outputs(plan, &partial, r, line, (started, false));
+    });
+    print!("{}", iolab_report::lst::text::render(plan, &report));
+    let mut outcome = report.outcome.clone();
+    if let Err(e) = write_outputs(plan, &report, r, line, (started, true)) {
+        outcome = outcome.worst(iolab_core::Outcome::Error(e));
+    }
+    if outcome.is_failure() || outcome == iolab_core::Outcome::Interrupted {
+        eprintln!("iolab lst: {outcome}");
+    }
+    exit::status(&outcome)
+}
+
+fn write_outputs(
+    plan: &Plan,
+    report: &iolab_lst::Report,
+    r: &RunArgs,
+    line: &str,
+    (started, finished): (u64, bool),
+) -> Result<(), iolab_core::Failure> {
+    let put = |path: &PathBuf, text: String| {
+        std::fs::write(path, text)
+            .map_err(|e| iolab_core::Failure::io("write", Some(path.display().to_string()), &e))
+    };
+    if let Some(p) = &r.json {
+        put(
+            p,
+            iolab_report::lst::json::render(plan, report, line, started, finished),
+        )?;
+    }
+    if let Some(p) = &r.csv {
+        put(p, iolab_report::lst::csv::render(report))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,354 @@
+//! `iolab stats`: the kit's stats-collect steps (start, stop, analyse)
+//! and `run`, which wraps one command in all three. The node-side steps
+//! the remote shell runs (`start-node`, `collect`, `halt`) are hidden
+//! subcommands of the same binary.
+
+use crate::exit;
+use clap::{Parser, Subcommand};
+use iolab_stats::cluster::{self, Plan, Report};
+use iolab_stats::{config, node, Config};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Collects system and Lustre statistics on every node while something
+/// runs, as the Lustre I/O kit's stats-collect does.
+#[derive(Parser, Debug)]
+#[command(name = "iolab stats", version)]
+struct Cli {
+    #[command(subcommand)]
+    step: Step,
+}
+
+#[derive(Subcommand, Debug)]
+enum Step {
+    /// Starts a collector on each node of CONFIG (this node when it lists none).
+    Start {
+        /// config.sh, a .toml file, or `local` / `local,Ns`.
+        config: String,
+        /// Remote shell (default: the config's RSH, else IOLAB_RSH, else ssh).
+        #[arg(long)]
+        rsh: Option<String>,
+    },
+    /// Stops the collectors and gathers one profile tarball.
+    Stop {
+        /// The same CONFIG as start.
+        config: String,
+        /// The tarball to write (default: iolab-stats-<time>.tgz here).
+        tarball: Option<PathBuf>,
+        /// Remote shell, as for start.
+        #[arg(long)]
+        rsh: Option<String>,
+    },
+    /// Writes one CSV per statistic and node, counters as rates.
+    #[command(alias = "analyze")]
+    Analyse {
+        /// A profile tarball written by stop or run.
+        tarball: PathBuf,
+        /// The output format: csv (the only one, as in the kit).
+        #[arg(default_value = "csv")]
+        format: String,
+        /// Where the CSV files go (default: NAME-csv beside the tarball).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Starts collectors, runs COMMAND, stops them and analyses.
+    Run {
+        /// As for start.
+        config: String,
+        /// The tarball to write (default: iolab-stats-<time>.tgz here).
+        #[arg(long)]
+        tarball: Option<PathBuf>,
+        /// Remote shell, as for start.
+        #[arg(long)]
+        rsh: Option<String>,
+        /// The command and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<OsString>,
+    },
+    /// (node side) Starts a detached collector in DIR.
+    #[command(hide = true)]
+    StartNode {
+        #[arg(long)]
+        dir: PathBuf,
+        #[arg(long)]
+        spec: String,
+    },
+    /// (node side) The collector itself.
+    #[command(hide = true)]
+    Collect {
+        #[arg(long)]
+        dir: PathBuf,
+    },
+    /// (node side) Stops the collector in DIR and writes its record as
+    /// a tar to standard output.
+    #[command(hide = true)]
+    Halt {
+        #[arg(long)]
+        dir: PathBuf,
+    },
+}
+
+/// Entry point: `iolab stats ...`.
+pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
+    let argv = std::iter::once(OsString::from("iolab stats")).chain(args);
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::usage()
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match cli.step {
+        Step::Start { config, rsh } => start(&config, rsh.as_deref()),
+        Step::Stop {
+            config,
+            tarball,
+            rsh,
+        } => stop(&config, tarball, rsh.as_deref()),
+        Step::Analyse {
+            tarball,
+            format,
+            out,
+        } => analyse(&tarball, &format, out),
+        Step::Run {
+            config,
+            tarball,
+            rsh,
+            command,
+        } => run(&config, tarball, rsh.as_deref(), &command),
+        Step::StartNode { dir, spec } => start_node(&dir, &spec),
+        Step::Collect { dir } => collect(&dir),
+        Step::Halt { dir } => halt(&dir),
+    }
+}
+
+/// Loads the config and plans the nodes; a bad config or remote shell
+/// is a usage error, reported before anything starts.
+fn load(config: &str) -> Result<Config, ExitCode> {
+    config::load(config).map_err(|e| {
+        eprintln!("iolab stats: {e}");
+        exit::usage()
+    })
+}
+
+fn plan<'a>(cfg: &'a Config, rsh: Option<&str>) -> Result<Plan<'a>, ExitCode> {
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
+    Plan::new(cfg, rsh, &exe).map_err(|e| {
+        eprintln!("iolab stats: {e}");
+        exit::usage()
+    })
+}
+
+/// Prints each node's result; the exit status is 1 when any failed.
+fn report(what: &str, r: &Report) -> ExitCode {
+    for n in &r.nodes {
+        match &n.error {
+            None => println!("{what} on {}", n.node),
+            Some(e) => eprintln!("iolab stats: {}: {e}", n.node),
+        }
+    }
+    if r.failed().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(exit::FAILED)
+    }
+}
+
+fn start(config: &str, rsh: Option<&str>) -> ExitCode {
+    let cfg = match load(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let plan = match plan(&cfg, rsh) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    report("collecting", &plan.start())
+}
+
+/// `iolab-stats-YYYYmmdd-HHMMSS.tgz` in the current directory.
+fn default_tarball() -> PathBuf {
+    let secs = iolab_core::clock::wall_ns() / 1_000_000_000;
+    let when = iolab_core::clock::format_local(secs, "%Y%m%d-%H%M%S");
+    PathBuf::from(format!("iolab-stats-{when}.tgz"))
+}
+
+fn stop(config: &str, tarball: Option<PathBuf>, rsh: Option<&str>) -> ExitCode {
+    let cfg = match load(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let plan = match plan(&cfg, rsh) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let tgz = tarball.unwrap_or_else(default_tarball);
+    match plan.stop(&tgz) {
+        Ok(r) => {
+            let code = report("stopped", &r);
+            println!("profile tarball: {}", tgz.display());
+            code
+        }
+        Err(e) => {
+            eprintln!("iolab stats: {e}");
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}
+
+/// `NAME-csv` beside `NAME.tgz`.
+fn default_csv_dir(tgz: &Path) -> PathBuf {
+    let stem = cluster::tarball_stem(tgz);
+    tgz.with_file_name(format!("{stem}-csv"))
+}
+
+fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> ExitCode {
+    if format != "csv" {
+        eprintln!(
+            "iolab stats analyse: format {format:?} is not supported; the only format is csv"
+        );
+        return exit::usage();
+    }
+    if !tgz.is_file() {
+        eprintln!(
+            "iolab stats analyse: {}: no such profile tarball",
+            tgz.display()
+        );
+        return exit::usage();
+    }
+    let out = out.unwrap_or_else(|| default_csv_dir(tgz));
+    match iolab_stats::analyse_tarball(tgz, &out) {
+        Ok(a) => {
+            for n in &a.notes {
+                println!("note: {n}");
+            }
+            for f in &a.csv_files {
+                println!("{}", f.display());
+            }
+            println!("csv tarball: {}", a.tarball.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("iolab stats analyse: {}: {e}", tgz.display());
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}
+
+fn run(
+    config: &str,
+    tarball: Option<PathBuf>,
+    rsh: Option<&str>,
+    command: &[OsString],
+) -> ExitCode {
+    let cfg = match load(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if let Err(code) = plan(&cfg, rsh) {
+        return code;
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
+    let attached = match iolab_stats::attach_config(cfg, rsh, &exe) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("iolab stats: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let status = std::process::Command::new(&command[0])
+        .args(&command[1..])
+        .status();
+    let tgz = tarball.unwrap_or_else(default_tarball);
+    let collected = attached.finish(Some(&tgz));
+    let code = match &status {
+        Ok(s) => command_code(s),
+        Err(e) => {
+            eprintln!(
+                "iolab stats run: cannot run {}: {e}",
+                command[0].to_string_lossy()
+            );
+            exit::FAILED
+        }
+    };
+    match collected {
+        Ok(c) => {
+            for f in &c.failed {
+                eprintln!("iolab stats: {f}");
+            }
+            println!("profile tarball: {}", tgz.display());
+            let analysed = analyse(&tgz, "csv", None);
+            if code == 0 && (!c.failed.is_empty() || analysed != ExitCode::SUCCESS) {
+                return ExitCode::from(exit::FAILED);
+            }
+            ExitCode::from(code)
+        }
+        Err(e) => {
+            eprintln!("iolab stats: {e}");
+            ExitCode::from(if code == 0 { exit::FAILED } else { code })
+        }
+    }
+}
+
+/// The command's exit code, or 128 + signal as a shell reports it.
+fn command_code(s: &std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (s.code(), s.signal()) {
+        (Some(c), _) => c.clamp(0, 255) as u8,
+        (None, Some(sig)) => (128 + sig).clamp(0, 255) as u8,
+        _ => exit::FAILED,
+    }
+}
+
+fn start_node(dir: &Path, spec: &str) -> ExitCode {
+    let spec: iolab_stats::Spec = match serde_json::from_str(spec) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("iolab stats start-node: bad --spec: {e}");
+            return exit::usage();
+        }
+    };
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
+    match node::detach(&exe, dir, &spec) {
+        Ok(pid) => {
+            println!("collector pid {pid}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}
+
+fn collect(dir: &Path) -> ExitCode {
+    match node::collect(dir, &iolab_core::stop::requested) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("iolab stats collect: {e}");
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}
+
+fn halt(dir: &Path) -> ExitCode {
+    match node::halt(dir) {
+        Ok(tar) => {
+            let mut out = std::io::stdout().lock();
+            if out.write_all(&tar).and_then(|_| out.flush()).is_err() {
+                return ExitCode::from(exit::FAILED);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}

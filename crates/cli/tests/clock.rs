@@ -1,0 +1,268 @@
+//! `iolab timeserver` and `iolab gettime`, the real binaries over loopback
+//! TCP: the global time read from a server on this host is this host's
+//! clock, `-add` shifts it, `-waitfortime` returns no earlier than the
+//! time asked, bad input exits 2, an unreachable server exits 1 naming
+//! it, and the server ends on SIGTERM.
+
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A running timeserver on a free loopback port, stopped on drop.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(["timeserver", "-port", "0", "-bind", "127.0.0.1"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The first line names the address it serves on.
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .rsplit(':')
+            .next()
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Server { child, port }
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the exit status.
+    fn term(mut self) -> Option<i32> {
+        // SAFETY: kill has no memory effects; the pid is our child's.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let until = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < until {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn gettime(port: u16, extra: &[&str]) -> std::process::Output {
+    let p = port.to_string();
+    let mut args = vec![
+        "gettime",
+        "-timeserver",
+        "127.0.0.1",
+        "-port",
+        &p,
+        "-bounce",
+        "5",
+    ];
+    args.extend_from_slice(extra);
+    common::iolab(&args)
+}
+
+fn now_s() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+fn number(o: &std::process::Output) -> i64 {
+    let s = common::stdout(o);
+    s.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {s:?} ({})", common::stderr(o)))
+}
+
+#[test]
+fn global_time_from_this_host_is_this_hosts_clock_and_add_shifts_it() {
+    let srv = Server::start();
+    let before = now_s();
+    let o = gettime(srv.port, &[]);
+    let after = now_s();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let g = number(&o);
+    assert!((before..=after).contains(&g), "{before} <= {g} <= {after}");
+    let o = gettime(srv.port, &["-add", "20"]);
+    let g20 = number(&o);
+    assert!((before + 20..=now_s() + 20).contains(&g20), "{g20}");
+    let v = gettime(srv.port, &["-verbose"]);
+    assert!(
+        common::stdout(&v).contains("Global Time now is"),
+        "{}",
+        common::stdout(&v)
+    );
+    assert_eq!(
+        srv.term(),
+        Some(130),
+        "SIGTERM ends the server as an interruption"
+    );
+}
+
+#[test]
+fn waitfortime_returns_no_earlier_than_the_time_asked() {
+    let srv = Server::start();
+    let target = now_s() + 2;
+    let t = target.to_string();
+    let o = gettime(srv.port, &["-waitfortime", &t]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    // Causal, not a speed check: the command may not end before `target`.
+    assert!(now_s() >= target);
+    let printed: Vec<i64> = common::stdout(&o)
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(printed.len(), 2, "the time before and after the wait");
+    assert!(printed[1] >= target, "{printed:?}");
+    let past = gettime(srv.port, &["-waitfortime", "1000"]);
+    assert!(past.status.success());
+    assert!(common::stderr(&past).contains("already passed"));
+}
+
+#[test]
+fn bad_input_is_exit_2_naming_the_option() {
+    for (line, opt) in [
+        ("gettime", "-timeserver"),
+        ("gettime -timeserver h -bounce 0", "-bounce"),
+        ("gettime -timeserver h -port 70000", "-port"),
+        ("gettime -timeserver h -frobnicate", "frobnicate"),
+        ("timeserver -port x", "-port"),
+    ] {
+        let words: Vec<&str> = line.split(' ').collect();
+        let o = common::iolab(&words);
+        assert_eq!(o.status.code(), Some(2), "{line}");
+        assert!(
+            common::stderr(&o).contains(opt),
+            "{line}: {}",
+            common::stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_server_is_exit_1_naming_it() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let o = gettime(port, &["-timeout", "0.5"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = common::stderr(&o);
+    assert!(e.contains(&format!("127.0.0.1:{port}")), "{e}");
+}
+
+#[test]
+fn a_port_in_use_is_refused() {
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let p = held.local_addr().unwrap().port().to_string();
+    let o = common::iolab(&["timeserver", "-bind", "127.0.0.1", "-port", &p]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::stderr(&o).contains(&p), "{}", common::stderr(&o));
+}
+
+/// `iolab xdd` on the null target, in a scratch directory.
+fn xdd(dir: &std::path::Path, line: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("xdd")
+        .args(line.split_whitespace())
+        .current_dir(dir)
+        .env("CI", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn xdd_starttime_starts_no_earlier_than_the_global_time_and_records_the_clock() {
+    let srv = Server::start();
+    let s = common::Scratch::new("xdd-starttime");
+    let t = now_s() + 2;
+    let line = format!(
+        "-op write -target null -reqsize 4 -numreqs 8 -timeserver host 127.0.0.1 port {} bounce 5 -starttime {t} --json run.json",
+        srv.port
+    );
+    let o = xdd(&s.root, &line);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(now_s() >= t, "the run ended before its start time");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.path("run.json")).unwrap()).unwrap();
+    let clock = &doc["payload"]["global_clock"];
+    let rtt = clock["rtt_ns"].as_u64().unwrap();
+    let offset = clock["offset_ns"].as_i64().unwrap();
+    assert!(offset.unsigned_abs() <= rtt / 2 + 1, "same host: {clock}");
+    // The run started (envelope's start: right after the wait) no earlier
+    // than the global start time, read on the global clock.
+    let started = doc["started_unix_ns"].as_u64().unwrap() as i64;
+    assert!(
+        started + offset >= t as i64 * 1_000_000_000,
+        "{started} + {offset} < {t} s"
+    );
+    // A start time in the past runs at once, with a note.
+    let o = xdd(
+        &s.root,
+        &format!("-op write -target null -reqsize 4 -numreqs 8 -timeserver host 127.0.0.1 port {} -starttime 1000", srv.port),
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("already passed"),
+        "{}",
+        common::stderr(&o)
+    );
+}
+
+#[test]
+fn xdd_clock_options_are_checked_and_an_unreachable_server_touches_nothing() {
+    let s = common::Scratch::new("xdd-clock-bad");
+    for (line, opt) in [
+        ("-op write -target f -numreqs 1 -starttime 5", "starttime"),
+        (
+            "-op write -target f -numreqs 1 -timeserver port 2000",
+            "timeserver",
+        ),
+        (
+            "-op write -target f -numreqs 1 -timeserver bounce 0 host h",
+            "timeserver",
+        ),
+        ("-op write -target f -numreqs 1 -timeserver", "timeserver"),
+    ] {
+        let o = xdd(&s.root, line);
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", common::stderr(&o));
+        assert!(
+            common::stderr(&o).contains(opt),
+            "{line}: {}",
+            common::stderr(&o)
+        );
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let line = format!("-op write -target f -numreqs 1 -timeserver host 127.0.0.1 port {port}");
+    let o = xdd(&s.root, &line);
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains(&format!("127.0.0.1:{port}")));
+    assert!(
+        common::tree(&s.root).is_empty(),
+        "nothing created: {:?}",
+        common::tree(&s.root)
+    );
+}

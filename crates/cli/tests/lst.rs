@@ -1,0 +1,553 @@
+//! `iolab lst` end to end: the real binary, real agents, real TCP on
+//! loopback and in a fake cluster of network namespaces.
+
+mod common;
+
+use common::{skip_or_fail, stderr, stdout};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+
+/// An agent on loopback, killed on drop.
+struct Agent {
+    child: Child,
+    addr: String,
+}
+
+impl Agent {
+    fn start(env: &[(&str, &str)]) -> Agent {
+        Agent::start_with(env, &[])
+    }
+
+    fn start_with(env: &[(&str, &str)], args: &[&str]) -> Agent {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut cmd = Command::new(BIN);
+        cmd.args(["lst", "agent", "--listen", &addr])
+            .args(args)
+            .env_remove("IOLAB_KEY_FILE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Agent {
+            child: cmd.spawn().unwrap(),
+            addr,
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("iolab-lst-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn json(path: &PathBuf) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn run(words: &[&str]) -> (std::process::Output, String) {
+    let o = Command::new(BIN)
+        .args(["lst", "run"])
+        .args(words)
+        .env_remove("IOLAB_KEY_FILE")
+        .output()
+        .unwrap();
+    let text = format!("stdout:\n{}\nstderr:\n{}", stdout(&o), stderr(&o));
+    (o, text)
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+#[test]
+fn loopback_ping_and_brw_with_full_check_count_consistently() {
+    let (a, b) = (Agent::start(&[]), Agent::start(&[]));
+    let both = format!("{},{}", a.addr, b.addr);
+    let dir = scratch("loop");
+    let j = dir.join("ping.json");
+    let (o, t) = run(&[
+        "ping",
+        "--from",
+        &both,
+        "--to",
+        &both,
+        "--concurrency",
+        "4",
+        "--count",
+        "200",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("[LNet Rates of clients]") && t.contains("[LNet Bandwidth of servers]"),
+        "{t}"
+    );
+    assert!(t.contains("[R] Avg:") && t.contains("RPC/s Min:"), "{t}");
+    let doc = json(&j);
+    assert_eq!(doc["schema"], "iolab.lst/1");
+    let run0 = &doc["payload"][0]["runs"][0];
+    assert_eq!(
+        u(&run0["clients"]["rpcs"]),
+        400,
+        "200 per client, 2 clients"
+    );
+    assert_eq!(u(&run0["servers"]["rpcs"]), 400);
+    assert_eq!(u(&run0["latency"]["count"]), 400);
+
+    for (op, client_bytes, server_bytes) in [
+        ("write", "tx_bytes", "rx_bytes"),
+        ("read", "rx_bytes", "tx_bytes"),
+    ] {
+        let j = dir.join(format!("{op}.json"));
+        let c = dir.join(format!("{op}.csv"));
+        let (o, t) = run(&[
+            "brw",
+            op,
+            "size=8k",
+            "check=full",
+            "--from",
+            &both,
+            "--to",
+            &both,
+            "--concurrency",
+            "3",
+            "--count",
+            "150",
+            "--json",
+            j.to_str().unwrap(),
+            "--csv",
+            c.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{op}: {t}");
+        let run0 = &json(&j)["payload"][0]["runs"][0];
+        for node in run0["client_nodes"].as_array().unwrap() {
+            assert_eq!(u(&node["rpcs"]), 150);
+            assert_eq!(
+                u(&node[client_bytes]),
+                150 * 8192,
+                "{op}: bytes = RPCs x size"
+            );
+            assert_eq!(u(&node["errors"]), 0);
+        }
+        let served: u64 = run0["server_nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| u(&n[server_bytes]))
+            .sum();
+        assert_eq!(
+            served,
+            300 * 8192,
+            "{op}: the servers moved what the clients did"
+        );
+        let csv = std::fs::read_to_string(&c).unwrap();
+        assert_eq!(csv.lines().count(), 3, "header, clients, servers: {csv}");
+        assert!(
+            csv.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("2,3,1,clients,2,300,0,"),
+            "{csv}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_corrupted_payload_is_counted_by_check_full_in_both_directions() {
+    let bad = Agent::start(&[("IOLAB_LST_CORRUPT_EVERY", "10")]);
+    let good = Agent::start(&[]);
+    // read: the bad server damages every 10th reply; the client counts.
+    let (o, t) = run(&[
+        "brw",
+        "read",
+        "size=4k",
+        "check=full",
+        "--from",
+        &good.addr,
+        "--to",
+        &bad.addr,
+        "--count",
+        "100",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("[Errors] clients: 10 servers: 0"), "{t}");
+    assert!(t.contains("failed the payload check"), "{t}");
+    // write: the bad client damages every 10th request; the server counts
+    // and says so in its reply, so both sides see them.
+    let (o, t) = run(&[
+        "brw",
+        "write",
+        "size=4k",
+        "check=simple",
+        "--from",
+        &bad.addr,
+        "--to",
+        &good.addr,
+        "--count",
+        "100",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("[Errors] clients: 10 servers: 10"), "{t}");
+    // check=none does not look.
+    let (o, t) = run(&[
+        "brw",
+        "read",
+        "size=4k",
+        "check=none",
+        "--from",
+        &good.addr,
+        "--to",
+        &bad.addr,
+        "--count",
+        "50",
+    ]);
+    assert!(o.status.success(), "{t}");
+}
+
+#[test]
+fn garbage_on_the_agent_port_does_not_hurt_it() {
+    use std::io::Write;
+    let (a, b) = (Agent::start(&[]), Agent::start(&[]));
+    let (o, t) = run(&["ping", "--from", &a.addr, "--to", &b.addr, "--count", "10"]);
+    assert!(o.status.success(), "agents up: {t}");
+    for junk in [
+        &b"GET / HTTP/1.0\r\n\r\n"[..],
+        &[0xffu8; 4096][..],
+        b"IOLB\x01\x00\x00\x00\xff\xff\xff\x7f",
+    ] {
+        let mut s = std::net::TcpStream::connect(&b.addr).unwrap();
+        let _ = s.write_all(junk);
+    }
+    let (o, t) = run(&[
+        "ping",
+        "--from",
+        &a.addr,
+        "--to",
+        &b.addr,
+        "--count",
+        "100",
+        "--concurrency",
+        "2",
+    ]);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("RPCs: clients 100 servers 100"), "{t}");
+}
+
+#[test]
+fn an_agent_started_for_another_console_refuses_this_one() {
+    let a = Agent::start(&[("IOLAB_LST_TOKEN", "someone-else")]);
+    let (o, t) = run(&["ping", "--from", &a.addr, "--to", &a.addr, "--count", "10"]);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("started by another console"), "{t}");
+}
+
+#[test]
+fn an_agent_killed_mid_run_stops_the_console_with_a_clear_message() {
+    let client = Agent::start(&[]);
+    let mut server = Agent::start(&[]);
+    let mut console = Command::new(BIN)
+        .args([
+            "lst",
+            "run",
+            "ping",
+            "--from",
+            &client.addr,
+            "--to",
+            &server.addr,
+            "--duration",
+            "60",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill the server once the run is under way (the console has
+    // connected: the server then has an established connection).
+    std::thread::sleep(Duration::from_millis(1500));
+    server.child.kill().unwrap();
+    let until = Instant::now() + Duration::from_secs(55);
+    while console.try_wait().unwrap().is_none() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if console.try_wait().unwrap().is_none() {
+        let _ = console.kill();
+        panic!("the console did not stop after its server agent died");
+    }
+    let o = console.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&server.addr) || err.contains("died"),
+        "names the node: {err}"
+    );
+}
+
+#[test]
+fn malformed_commands_exit_2_and_start_nothing() {
+    let dir = scratch("usage");
+    let marker = dir.join("started");
+    let rsh = format!("touch {}", marker.display());
+    let cases: &[&[&str]] = &[
+        &["--from", "h1", "--to", "h2"],
+        &["pong", "--from", "h1", "--to", "h2"],
+        &["brw", "size=4k", "--from", "h1", "--to", "h2"],
+        &["brw", "read", "size=1g", "--from", "h1", "--to", "h2"],
+        &["brw", "read", "check=most", "--from", "h1", "--to", "h2"],
+        &["ping", "--from", "h1", "--to", "h2", "--concurrency", "0"],
+        &["ping", "--from", "h1", "--to", "h2", "--concurrency", "1,x"],
+        &["ping", "--from", "h1", "--to", "h2", "--clients", "3"],
+        &["ping", "--from", "h1", "--to", "h2", "--distribute", "3"],
+        &["ping", "--from", "h1", "--to", "h2", "--duration", "0"],
+        &["ping", "--from", "h1", "--to", "h2", "--count", "0"],
+        &["ping", "--from", "h1:0", "--to", "h2"],
+        &[
+            "ping",
+            "--from",
+            "h1",
+            "--to",
+            "h2",
+            "--duration",
+            "1",
+            "--count",
+            "5",
+        ],
+        &["ping", "--to", "h2"],
+    ];
+    for c in cases {
+        let mut w: Vec<&str> = c.to_vec();
+        w.extend(["--rsh", &rsh]);
+        let (o, t) = run(&w);
+        assert_eq!(o.status.code(), Some(2), "{c:?}: {t}");
+        assert!(!stderr(&o).trim().is_empty(), "{c:?} says why");
+        assert!(!marker.exists(), "{c:?} started an agent");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fake_cluster_of_namespaces_sweeps_clients_and_concurrency() {
+    let cluster = match iolab_testkit::FakeCluster::new(4) {
+        Ok(c) => c,
+        Err(e) => return skip_or_fail("fake_cluster", &e),
+    };
+    let node = |i: usize| {
+        let (ns, addr) = cluster.host(i);
+        format!("{ns}@{addr}")
+    };
+    let dir = scratch("cluster");
+    let j = dir.join("sweep.json");
+    let from = format!("{},{}", node(1), node(2));
+    let (console_ns, _) = cluster.host(0);
+    // The console runs on host 0: the root namespace cannot reach the
+    // subnet (the guard route), as a machine outside the cluster.
+    let o = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &console_ns,
+            BIN,
+            "lst",
+            "run",
+            "brw",
+            "write",
+            "size=4k",
+            "check=full",
+        ])
+        .args(["--from", &from, "--to", &node(3), "--rsh", "ip netns exec"])
+        .args([
+            "--clients",
+            "1,2",
+            "--concurrency",
+            "1,2",
+            "--count",
+            "50",
+            "--repeat",
+            "2",
+        ])
+        .args(["--json", j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let t = format!("{}\n{}", stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("# sweep"), "{t}");
+    let points = json(&j)["payload"].as_array().unwrap().clone();
+    let shape: Vec<(u64, u64)> = points
+        .iter()
+        .map(|p| (u(&p["clients"]), u(&p["concurrency"])))
+        .collect();
+    assert_eq!(shape, [(1, 1), (1, 2), (2, 1), (2, 2)]);
+    for p in &points {
+        let k = u(&p["clients"]);
+        assert_eq!(p["runs"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            u(&p["mean"]["clients"]["rpcs"]),
+            2 * 50 * k,
+            "summed over repeats"
+        );
+        assert_eq!(u(&p["mean"]["servers"]["rx_bytes"]), 2 * 50 * k * 4096);
+        assert_eq!(u(&p["mean"]["clients"]["errors"]), 0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_shared_key_admits_only_its_holders_and_groups_come_from_files() {
+    let dir = scratch("key");
+    let key = dir.join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let k = key.to_str().unwrap();
+    let (a, b) = (
+        Agent::start_with(&[], &["--key", k]),
+        Agent::start_with(&[], &["--key", k]),
+    );
+    let group = dir.join("servers");
+    std::fs::write(&group, format!("# the server group\n{}\n", b.addr)).unwrap();
+    let to = format!("@{}", group.display());
+    let (o, t) = run(&[
+        "ping", "--from", &a.addr, "--to", &to, "--count", "20", "--key", k,
+    ]);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("RPCs: clients 20 servers 20"), "{t}");
+    let (o, t) = run(&["ping", "--from", &a.addr, "--to", &to, "--count", "20"]);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("key"), "says the key is the problem: {t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ctrl_c_stops_the_console_and_the_agents_jobs() {
+    let (a, b) = (Agent::start(&[]), Agent::start(&[]));
+    let mut console = Command::new(BIN)
+        .args([
+            "lst",
+            "run",
+            "ping",
+            "--from",
+            &a.addr,
+            "--to",
+            &b.addr,
+            "--duration",
+            "300",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill only sends a signal to our own child.
+    unsafe { libc::kill(console.id() as i32, libc::SIGINT) };
+    let until = Instant::now() + Duration::from_secs(60);
+    while console.try_wait().unwrap().is_none() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if console.try_wait().unwrap().is_none() {
+        let _ = console.kill();
+        panic!("the console did not stop on SIGINT");
+    }
+    let o = console.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The client agent saw its console go and ended the job and the
+    // session (else it would refuse a new console as busy for the rest
+    // of the 300 s): a new run is served. The session ends a moment
+    // after the console's exit, so a refusal is retried a few times.
+    let mut last = String::new();
+    for _ in 0..50 {
+        let (o, t) = run(&["ping", "--from", &a.addr, "--to", &b.addr, "--count", "10"]);
+        if o.status.success() {
+            return;
+        }
+        last = t;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("the agents did not serve a new console after Ctrl-C: {last}");
+}
+
+#[test]
+fn an_unreachable_or_garbled_agent_is_named_and_the_run_stops() {
+    use std::io::Write;
+    let good = Agent::start(&[]);
+    // Nothing listens on a port we bound and released.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let (o, t) = run(&[
+        "ping",
+        "--from",
+        &good.addr,
+        "--to",
+        &closed,
+        "--count",
+        "5",
+        "--connect-timeout",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!("node {closed}: cannot reach the agent")),
+        "{t}"
+    );
+    // An agent the console starts that cannot run: its exit and its
+    // last words are shown.
+    let (o, t) = run(&[
+        "ping",
+        "--from",
+        "hostx",
+        "--to",
+        "hosty",
+        "--count",
+        "5",
+        "--rsh",
+        "sh -c 'echo no such host >&2; exit 255'",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("node hostx: the agent started there exited") && t.contains("no such host"),
+        "{t}"
+    );
+    // A "peer" that answers the handshake with garbage.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let garbled = l.local_addr().unwrap().to_string();
+    let liar = std::thread::spawn(move || {
+        if let Ok((mut s, _)) = l.accept() {
+            let _ = s.write_all(&[0x42u8; 64]);
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    let (o, t) = run(&[
+        "ping", "--from", &good.addr, "--to", &garbled, "--count", "5",
+    ]);
+    liar.join().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!("node {garbled}:")) && t.contains("not an iolab stream"),
+        "{t}"
+    );
+}

@@ -1,0 +1,480 @@
+//! `iolab stats`: the real binary, collectors as real detached processes,
+//! a real workload (`iolab xdd` with O_DIRECT on a loop device), and
+//! "nodes" that are network namespaces reached with `ip netns exec`.
+
+mod common;
+
+use common::{iolab, stderr, stdout, Scratch};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A loop device on a sparse file in the scratch tmpfs; detached on drop.
+struct LoopDev {
+    dev: String,
+}
+
+impl LoopDev {
+    fn new(img: &Path) -> Result<LoopDev, String> {
+        if !common::is_root() {
+            return Err("not root".into());
+        }
+        std::fs::File::create(img)
+            .and_then(|f| f.set_len(64 << 20))
+            .map_err(|e| format!("sparse file: {e}"))?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(img)
+            .output()
+            .map_err(|e| format!("losetup: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("losetup: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        Ok(LoopDev { dev })
+    }
+
+    /// `loop3` for `/dev/loop3`: the name /proc/diskstats uses.
+    fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// Network namespaces standing in for hosts; deleted on drop. They get
+/// no addresses: collectors are started and their records fetched
+/// through `ip netns exec` alone.
+struct Namespaces {
+    names: Vec<String>,
+}
+
+impl Namespaces {
+    fn new(tag: &str, n: usize) -> Result<Namespaces, String> {
+        let mut ns = Namespaces { names: Vec::new() };
+        for i in 0..n {
+            let name = format!("iolab-st-{tag}-{}-{i}", std::process::id());
+            let ok = Command::new("ip")
+                .args(["netns", "add", &name])
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                return Err(format!("ip netns add {name} failed"));
+            }
+            ns.names.push(name);
+        }
+        Ok(ns)
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+}
+
+/// Stops any collector a failed test left in `tmp` (by its pid file),
+/// so no test leaves a process behind.
+struct Reaper(PathBuf);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let Ok(nodes) = std::fs::read_dir(self.0.join("iolab-stats")) else {
+            return;
+        };
+        for n in nodes.flatten() {
+            if let Ok(pid) = std::fs::read_to_string(n.path().join("collector.pid")) {
+                let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+            }
+        }
+    }
+}
+
+/// A CSV file as (header, rows).
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    (header, rows)
+}
+
+/// The rows of `series`, each as column -> cell.
+fn series_rows(path: &Path, series: &str) -> Vec<BTreeMap<String, String>> {
+    let (header, rows) = read_csv(path);
+    rows.into_iter()
+        .filter(|r| r[3] == series)
+        .map(|r| header.iter().cloned().zip(r).collect())
+        .collect()
+}
+
+/// The only node folder of an analysis (the local host's name).
+fn only_node(csv_dir: &Path) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(csv_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.remove(0)
+}
+
+fn ok(o: &std::process::Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+}
+
+fn run_in(dir: &Path, words: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(words)
+        .current_dir(dir)
+        .env("CI", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn bad_config_is_refused_naming_the_variable() {
+    let s = Scratch::new("stats-bad");
+    let tmp = s.path("tmp");
+    for (text, named) in [
+        ("DISK_INTERVAL=1\nNODES=a\n", "unknown variable NODES"),
+        ("DISK_INTERVAL=-1\n", "DISK_INTERVAL=-1"),
+        ("CPU_INTERVAL=fast\n", "CPU_INTERVAL=fast"),
+        ("STATFS_INTERVAL=0\n", "STATFS_PATHS"),
+        ("# nothing set\n", "nothing would be collected"),
+    ] {
+        let cfg = s.path("c.sh");
+        std::fs::write(&cfg, format!("TMP={}\n{text}", tmp.display())).unwrap();
+        for step in ["start", "stop"] {
+            let o = iolab(&["stats", step, cfg.to_str().unwrap()]);
+            assert_eq!(o.status.code(), Some(2), "{step} {text}: {}", stderr(&o));
+            assert!(stderr(&o).contains(named), "{}", stderr(&o));
+        }
+        assert!(!tmp.exists(), "nothing is created for a bad config");
+    }
+    let o = iolab(&[
+        "stats",
+        "analyse",
+        s.path("none.tgz").to_str().unwrap(),
+        "csv",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = iolab(&["stats", "bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Start, a real O_DIRECT write of a known size on a loop device, stop,
+/// analyse: the CSV's write counters for that device add up to the bytes
+/// written, for a 1-second interval and for 0 (start and stop only).
+#[test]
+fn disk_write_counters_agree_with_the_bytes_xdd_wrote() {
+    let s = Scratch::new("stats-disk");
+    let lo = match LoopDev::new(&s.path("img")) {
+        Ok(l) => l,
+        Err(why) => {
+            common::skip_or_fail("disk_write_counters_agree_with_the_bytes_xdd_wrote", &why);
+            return;
+        }
+    };
+    let _reaper = Reaper(s.path("tmp"));
+    for interval in [1, 0] {
+        let cfg = s.path(&format!("c{interval}.sh"));
+        std::fs::write(
+            &cfg,
+            format!(
+                "TMP={}\nDISK_INTERVAL={interval}\nVMSTAT_INTERVAL={interval}\nBRW_INTERVAL={interval}\n",
+                s.path("tmp").display()
+            ),
+        )
+        .unwrap();
+        let cfg = cfg.to_str().unwrap();
+        ok(&run_in(&s.root, &["stats", "start", cfg]));
+        if interval > 0 {
+            // Let an interval sample fall before the workload.
+            std::thread::sleep(std::time::Duration::from_millis(1300));
+        }
+        // 64 requests of 128 KiB (XDD's default 1024-byte blocks).
+        let xdd = iolab(&[
+            "xdd", "-op", "write", "-target", &lo.dev, "-dio", "-reqsize", "128", "-numreqs", "64",
+        ]);
+        ok(&xdd);
+        let written: u64 = 64 * 128 * 1024;
+        assert!(
+            stdout(&xdd).contains(&written.to_string()),
+            "{}",
+            stdout(&xdd)
+        );
+        let tgz = format!("p{interval}.tgz");
+        ok(&run_in(&s.root, &["stats", "stop", cfg, &tgz]));
+        let a = run_in(&s.root, &["stats", "analyse", &tgz, "csv"]);
+        ok(&a);
+        assert!(
+            stdout(&a).contains("brw: no brw statistics"),
+            "Lustre is absent, recorded: {}",
+            stdout(&a)
+        );
+        let node = only_node(&s.path(&format!("p{interval}-csv")));
+        let rows = series_rows(&node.join("disk.csv"), lo.name());
+        if interval == 0 {
+            assert_eq!(rows.len(), 1, "0 = one start-to-stop interval");
+        } else {
+            assert!(
+                rows.len() >= 2,
+                "a 1 s interval over >1.3 s gives several rows: {rows:?}"
+            );
+        }
+        let bytes: u64 = rows
+            .iter()
+            .map(|r| r["write_bytes_delta"].parse::<u64>().unwrap())
+            .sum();
+        let sectors: u64 = rows
+            .iter()
+            .map(|r| r["write_sectors_delta"].parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(bytes, sectors * 512);
+        // Direct writes of whole 128 KiB requests: the device counts every
+        // byte, and nothing else writes to this fresh device.
+        assert!(
+            bytes >= written && bytes < written + 4096,
+            "interval {interval}: diskstats say {bytes} bytes written, xdd wrote {written}"
+        );
+        for r in &rows {
+            let d: f64 = r["write_bytes_delta"].parse().unwrap();
+            let rate: f64 = r["write_bytes_per_s"].parse().unwrap();
+            let secs: f64 = r["interval_s"].parse().unwrap();
+            assert!(
+                (rate * secs - d).abs() <= d * 0.01 + 1.0,
+                "rate x interval = delta: {r:?}"
+            );
+        }
+        assert!(node.join("vmstat.csv").is_file());
+        assert!(!node.join("brw.csv").exists());
+        assert!(s.path(&format!("p{interval}-csv.tgz")).is_file());
+        assert!(
+            !s.path("tmp/iolab-stats").exists()
+                || std::fs::read_dir(s.path("tmp/iolab-stats"))
+                    .unwrap()
+                    .count()
+                    == 0,
+            "stop cleans the collector's run directory"
+        );
+    }
+}
+
+/// A collector killed outright leaves nothing running; stop still
+/// gathers what it wrote, takes the stop samples and says what happened.
+#[test]
+fn a_killed_collector_leaves_nothing_running() {
+    let s = Scratch::new("stats-kill");
+    let _reaper = Reaper(s.path("tmp"));
+    let cfg = s.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "tmp = \"{}\"\ncpu_interval = 1\nmeminfo_interval = 0\n",
+            s.path("tmp").display()
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    ok(&run_in(&s.root, &["stats", "start", cfg]));
+    let again = run_in(&s.root, &["stats", "start", cfg]);
+    assert_eq!(again.status.code(), Some(1), "a second start is refused");
+    assert!(
+        stderr(&again).contains("already running"),
+        "{}",
+        stderr(&again)
+    );
+    let node_dir = std::fs::read_dir(s.path("tmp/iolab-stats"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let pid: i32 = std::fs::read_to_string(node_dir.join("collector.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    // Gone once the system has reaped it (it is not our child).
+    for _ in 0..100 {
+        let st = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if st.is_empty() || st.contains(") Z") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    ok(&run_in(&s.root, &["stats", "stop", cfg, "k.tgz"]));
+    let a = run_in(&s.root, &["stats", "analyse", "k.tgz"]);
+    ok(&a);
+    assert!(
+        stdout(&a).contains("was not running at stop"),
+        "{}",
+        stdout(&a)
+    );
+    let node = only_node(&s.path("k-csv"));
+    assert!(!series_rows(&node.join("cpu.csv"), "cpu0").is_empty());
+    let left = Command::new("pgrep")
+        .args([
+            "-f",
+            &format!("stats collect --dir {}", s.path("tmp").display()),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&left).trim().is_empty(),
+        "left running: {}",
+        stdout(&left)
+    );
+}
+
+/// `run` wraps a command: start, the command, stop, analyse; its exit
+/// status is the command's.
+#[test]
+fn run_wraps_a_command_and_keeps_its_exit_status() {
+    let s = Scratch::new("stats-run");
+    let o = run_in(
+        &s.root,
+        &[
+            "stats",
+            "run",
+            "local,0",
+            "--tarball",
+            "r.tgz",
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(s.path("r.tgz").is_file());
+    let node = only_node(&s.path("r-csv"));
+    for stat in ["vmstat", "disk", "meminfo", "net", "cpu"] {
+        assert!(node.join(format!("{stat}.csv")).is_file(), "{stat}");
+    }
+    let o = run_in(
+        &s.root,
+        &[
+            "stats",
+            "run",
+            "local,1s",
+            "--tarball",
+            "q.tgz",
+            "--",
+            "true",
+        ],
+    );
+    ok(&o);
+}
+
+/// Three "nodes" through `ip netns exec`, one of which does not exist:
+/// it is reported (exit 1) and the two others collect into one tarball
+/// while an xdd write runs. Start names the remote shell with --rsh,
+/// stop takes it from IOLAB_RSH.
+#[test]
+fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
+    let name = "nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported";
+    let s = Scratch::new("stats-nodes");
+    let ns = match Namespaces::new("n", 2) {
+        Ok(n) => n,
+        Err(why) => {
+            common::skip_or_fail(name, &why);
+            return;
+        }
+    };
+    let lo = match LoopDev::new(&s.path("img")) {
+        Ok(l) => l,
+        Err(why) => {
+            common::skip_or_fail(name, &why);
+            return;
+        }
+    };
+    let _reaper = Reaper(s.path("tmp"));
+    let missing = format!("iolab-st-missing-{}", std::process::id());
+    let cfg = s.path("c.sh");
+    std::fs::write(
+        &cfg,
+        format!(
+            "TMP={}\nNET_INTERVAL=1\nDISK_INTERVAL=1\nSERVICE_INTERVAL=0\nOST_LIST=\"{}\"\nCLIENT_LIST=\"{} {missing}\"\n",
+            s.path("tmp").display(),
+            ns.names[0],
+            ns.names[1]
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let o = run_in(&s.root, &["stats", "start", cfg, "--rsh", "ip netns exec"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&missing), "{}", stderr(&o));
+    for n in &ns.names {
+        assert!(
+            stdout(&o).contains(&format!("collecting on {n}")),
+            "{}",
+            stdout(&o)
+        );
+    }
+    let xdd = iolab(&[
+        "xdd", "-op", "write", "-target", &lo.dev, "-dio", "-reqsize", "64", "-numreqs", "32",
+    ]);
+    ok(&xdd);
+    let written: u64 = 32 * 64 * 1024;
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["stats", "stop", cfg, "all.tgz"])
+        .current_dir(&s.root)
+        .env("IOLAB_RSH", "ip netns exec")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&missing));
+    let a = run_in(&s.root, &["stats", "analyse", "all.tgz", "csv"]);
+    ok(&a);
+    assert!(
+        stdout(&a).contains(&format!("failed node {missing}")),
+        "{}",
+        stdout(&a)
+    );
+    for n in &ns.names {
+        let net = s.path(&format!("all-csv/{n}/net.csv"));
+        // Sampled inside the namespace: it has only its own loopback.
+        let (_, rows) = read_csv(&net);
+        assert!(!rows.is_empty());
+        assert!(rows.iter().all(|r| r[3] == "lo"), "{rows:?}");
+        // Block devices are not per namespace: each node saw the write.
+        let disk = series_rows(&s.path(&format!("all-csv/{n}/disk.csv")), lo.name());
+        let bytes: u64 = disk
+            .iter()
+            .map(|r| r["write_bytes_delta"].parse::<u64>().unwrap())
+            .sum();
+        assert!(
+            bytes >= written && bytes < written + 4096,
+            "{n}: {bytes} vs {written}"
+        );
+        assert!(stdout(&a).contains(&format!("{n}: service: no service statistics")));
+    }
+}

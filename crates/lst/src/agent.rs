@@ -1,0 +1,294 @@
+//! The agent: one per node (or several, on different ports). It serves
+//! one console session at a time. The console's connection opens the
+//! session with a random token; data connections from client agents must
+//! present the same token, and with a shared key every connection proves
+//! it. While the session's control connection lives the agent obeys its
+//! commands (reset, start a client job, report server counters); when it
+//! ends, for any reason, everything the session started is cancelled.
+//! Nothing a peer sends can crash the agent: every connection has its
+//! own thread, bounded waits and a small frame limit until it is trusted.
+
+use crate::client::{self, Job};
+use crate::proto::{Answer, ClientJob, Command, Hello};
+use crate::result::ClientStats;
+use crate::server::Counters;
+use iolab_net::frame::Kind;
+use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a connection may take to complete its handshake.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an agent waits for the console's next command: the console
+/// is silent while a run goes on, so this bounds a run's length from the
+/// agent's side.
+pub const CONSOLE_IDLE_TIMEOUT: Duration = Duration::from_secs(25 * 3600);
+/// Most connections an agent serves at once (a session needs one per
+/// client talking to it, plus the console).
+pub const MAX_CONNECTIONS: usize = 4200;
+/// How long an agent a console started waits for that console.
+pub const ORPHAN_TIMEOUT: Duration = Duration::from_secs(120);
+/// Largest handshake or control message accepted.
+const CONTROL_MAX_BYTES: u32 = 1 << 20;
+
+/// How an agent runs.
+#[derive(Debug, Default)]
+pub struct AgentConfig {
+    /// `ADDR:PORT` to listen on.
+    pub listen: String,
+    /// The shared key every peer must hold, if any.
+    pub key: Option<SharedKey>,
+    /// Set when a console started this agent: only that console's token
+    /// is accepted, and the agent exits when its session ends.
+    pub token: Option<String>,
+    /// Test hook: damage every Nth payload this agent sends (0: never).
+    pub corrupt_every: u64,
+}
+
+struct Session {
+    token: String,
+    cancel: Arc<AtomicBool>,
+}
+
+struct Shared {
+    cfg: AgentConfig,
+    session: Mutex<Option<Session>>,
+    counters: Counters,
+    stop: Arc<AtomicBool>,
+    /// A console session has been opened at least once.
+    opened: AtomicBool,
+    /// Connections being served.
+    conns: std::sync::atomic::AtomicUsize,
+}
+
+/// Serves until `stop` is set (or, for an agent a console started, until
+/// that console's session ends). Returns an error only when the port
+/// cannot be opened.
+pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
+    let l = conn::listen(&cfg.listen)?;
+    let shared = Arc::new(Shared {
+        cfg,
+        session: Mutex::new(None),
+        counters: Counters::default(),
+        stop,
+        opened: AtomicBool::new(false),
+        conns: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let started = Instant::now();
+    loop {
+        if orphaned(&shared, started) {
+            return Ok(());
+        }
+        match conn::accept(&l, Duration::from_secs(1), Cancel::with(&shared.stop)) {
+            // Past the cap a connection is dropped at once: a flood of
+            // connections costs sockets, not threads and memory.
+            Ok((c, _)) if shared.conns.load(Ordering::Relaxed) >= MAX_CONNECTIONS => drop(c),
+            Ok((c, _)) => {
+                let s = Arc::clone(&shared);
+                s.conns.fetch_add(1, Ordering::Relaxed);
+                std::thread::spawn(move || {
+                    handle(c, &s);
+                    s.conns.fetch_sub(1, Ordering::Relaxed);
+                });
+            }
+            Err(NetError::Cancelled) => return Ok(()),
+            // A timeout or a connection reset before accept: go on.
+            Err(_) => {}
+        }
+    }
+}
+
+/// An agent a console started, whose console never opened the session:
+/// it gives up after [`ORPHAN_TIMEOUT`] rather than serve forever.
+fn orphaned(sh: &Shared, started: Instant) -> bool {
+    sh.cfg.token.is_some()
+        && !sh.opened.load(Ordering::Relaxed)
+        && started.elapsed() > ORPHAN_TIMEOUT
+}
+
+fn lock(m: &Mutex<Option<Session>>) -> std::sync::MutexGuard<'_, Option<Session>> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn handle(mut c: Conn, sh: &Shared) {
+    c.idle_timeout = HANDSHAKE_TIMEOUT;
+    c.max_payload = CONTROL_MAX_BYTES;
+    let cancel = Cancel::with(&sh.stop);
+    let judge = |p: &serde_json::Value| judge(sh, p);
+    let agreed = match handshake::server(
+        &mut c,
+        &serde_json::json!({"tool": "lst"}),
+        sh.cfg.key.as_ref(),
+        judge,
+        cancel,
+    ) {
+        Ok(a) => a,
+        Err(_) => return,
+    };
+    match serde_json::from_value::<Hello>(agreed.peer_params) {
+        Ok(Hello::Console { token }) => console_session(c, sh, token),
+        Ok(Hello::Data { test, .. }) => {
+            let Some(flag) = lock(&sh.session).as_ref().map(|s| Arc::clone(&s.cancel)) else {
+                return;
+            };
+            let _ = crate::server::serve(
+                &mut c,
+                test,
+                &sh.counters,
+                sh.cfg.corrupt_every,
+                Cancel::with(&flag),
+            );
+        }
+        Err(_) => {}
+    }
+}
+
+fn judge(sh: &Shared, p: &serde_json::Value) -> Result<(), String> {
+    let hello: Hello = serde_json::from_value(p.clone())
+        .map_err(|e| format!("not an lst peer ({e}): is another tool on this port?"))?;
+    let session = lock(&sh.session);
+    match (&hello, session.as_ref()) {
+        (Hello::Console { token }, _) if sh.cfg.token.as_ref().is_some_and(|t| t != token) => {
+            Err("this agent was started by another console and serves only its session".into())
+        }
+        (Hello::Console { .. }, Some(_)) => {
+            Err("this agent is busy with another console's session; try again when it ends".into())
+        }
+        (Hello::Console { .. }, None) => Ok(()),
+        (Hello::Data { token, test }, Some(s)) if *token == s.token => test.validate(),
+        (Hello::Data { .. }, _) => {
+            Err("data connection refused: not the current session's token".into())
+        }
+    }
+}
+
+fn console_session(mut c: Conn, sh: &Shared, token: String) {
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let mut s = lock(&sh.session);
+        if s.is_some() {
+            return;
+        }
+        *s = Some(Session {
+            token: token.clone(),
+            cancel: Arc::clone(&cancel),
+        });
+    }
+    sh.opened.store(true, Ordering::Relaxed);
+    sh.counters.reset();
+    c.idle_timeout = CONSOLE_IDLE_TIMEOUT;
+    while let Ok((h, body)) = c.recv_owned(Cancel::with(&sh.stop)) {
+        if h.kind != Kind::Control {
+            break;
+        }
+        let answer = match serde_json::from_slice::<Command>(&body) {
+            Ok(Command::Bye) => break,
+            Ok(Command::Start(job)) => match watched_job(&mut c, sh, &job, &token) {
+                Some(a) => a,
+                None => break,
+            },
+            Ok(cmd) => obey(sh, cmd),
+            Err(e) => Answer::Failed {
+                message: format!("malformed command: {e}"),
+            },
+        };
+        let Ok(bytes) = serde_json::to_vec(&answer) else {
+            break;
+        };
+        if c.send(Kind::Control, 0, 0, &bytes, Cancel::with(&sh.stop))
+            .is_err()
+        {
+            break;
+        }
+    }
+    cancel.store(true, Ordering::Relaxed);
+    *lock(&sh.session) = None;
+    if sh.cfg.token.is_some() {
+        sh.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn obey(sh: &Shared, cmd: Command) -> Answer {
+    match cmd {
+        Command::Reset => {
+            sh.counters.reset();
+            Answer::Ok
+        }
+        Command::Stats => Answer::Server(sh.counters.snapshot()),
+        Command::Start(_) | Command::Bye => Answer::Failed {
+            message: "unexpected command".into(),
+        },
+    }
+}
+
+/// Runs a client job while watching the control connection: the console
+/// sends nothing during a job, so a close (the console died or gave up
+/// after another node failed), a frame, or a timeout stops the job at
+/// once. Returns None when the session is over.
+fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Option<Answer> {
+    if let Err(message) = job.validate() {
+        return Some(Answer::Failed { message });
+    }
+    let stop_job = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let (result, console_gone) = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let r = run_client(sh, job, token, &stop_job);
+            done.store(true, Ordering::Relaxed);
+            r
+        });
+        let gone = !matches!(c.recv_header(Cancel::with(&done)), Err(NetError::Cancelled));
+        if gone {
+            stop_job.store(true, Ordering::Relaxed);
+        }
+        let r = h
+            .join()
+            .unwrap_or_else(|_| Err("a client thread panicked".into()));
+        (r, gone)
+    });
+    if console_gone {
+        return None;
+    }
+    Some(match result {
+        Ok(s) => Answer::Done(s),
+        Err(message) => Answer::Failed { message },
+    })
+}
+
+/// Runs a client job on this thread (one pipeline over all its servers);
+/// `stop` ends it early.
+fn run_client(
+    sh: &Shared,
+    job: &ClientJob,
+    token: &str,
+    stop: &AtomicBool,
+) -> Result<ClientStats, String> {
+    let deadline = match job.limit {
+        crate::spec::Limit::DurationS(s) => Some(Instant::now() + Duration::from_secs_f64(s)),
+        crate::spec::Limit::Count(_) => None,
+    };
+    let j = Job {
+        servers: &job.servers,
+        token,
+        key: sh.cfg.key.as_ref(),
+        test: job.test,
+        slots: u64::from(job.concurrency),
+        quota: match job.limit {
+            crate::spec::Limit::Count(c) => Some(c),
+            crate::spec::Limit::DurationS(_) => None,
+        },
+        deadline,
+        corrupt_every: sh.cfg.corrupt_every,
+    };
+    let t = client::run(&j, Cancel::with(stop))?;
+    Ok(ClientStats {
+        node: String::new(),
+        rpcs: t.rpcs,
+        errors: t.errors,
+        rx_bytes: t.rx_bytes,
+        tx_bytes: t.tx_bytes,
+        elapsed_ns: t.elapsed_ns,
+        latency: t.latency.to_wire(),
+    })
+}

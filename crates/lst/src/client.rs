@@ -1,0 +1,206 @@
+//! A client's side of a test: keeps `slots` RPCs in flight over its
+//! connections (one per server), sending them round-robin, until the
+//! quota or the deadline, measuring each round trip. RPC `tag` goes to
+//! connection `tag % n` and every connection answers in order, so the
+//! oldest RPC in flight is always the next reply on its connection: the
+//! RPCs in flight form a ring indexed by tag, and one thread drives them
+//! all, as lst's concurrency spreads over a client's servers even when
+//! it is smaller than their number. Buffers are filled once and reused:
+//! nothing in the loop allocates, formats or locks.
+
+use crate::pattern;
+use crate::proto::{self, Hello, REPLY_BAD_DATA};
+use crate::spec::Test;
+use iolab_core::stats::Histogram;
+use iolab_net::frame::Kind;
+use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
+use std::time::{Duration, Instant};
+
+/// How long a client agent retries connecting to a server agent.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a client does.
+pub(crate) struct Job<'a> {
+    pub servers: &'a [String],
+    pub token: &'a str,
+    pub key: Option<&'a SharedKey>,
+    pub test: Test,
+    pub slots: u64,
+    pub quota: Option<u64>,
+    pub deadline: Option<Instant>,
+    pub corrupt_every: u64,
+}
+
+/// A client's counters.
+pub(crate) struct Tally {
+    pub rpcs: u64,
+    pub errors: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+    pub elapsed_ns: u64,
+    pub latency: Histogram,
+}
+
+/// A failure on connection `i`, named by its server.
+fn fail(job: &Job<'_>, i: usize, e: NetError) -> String {
+    let addr = &job.servers[i];
+    match e {
+        NetError::Closed => format!(
+            "server {addr}: the connection was closed mid-test: the agent there died or was killed"
+        ),
+        e => format!("server {addr}: {e}"),
+    }
+}
+
+fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError> {
+    let mut c = conn::connect(addr, CONNECT_TIMEOUT, cancel)?;
+    c.idle_timeout = Duration::from_secs(30);
+    c.max_payload = proto::frame_limit(&job.test);
+    let hello = Hello::Data {
+        token: job.token.to_string(),
+        test: job.test,
+    };
+    let params = serde_json::to_value(&hello).map_err(|e| NetError::Protocol(e.to_string()))?;
+    handshake::client(&mut c, "lst", &params, job.key, cancel)?;
+    Ok(c)
+}
+
+/// Connects to every server, runs the job and ends the test on each; a
+/// lost connection or a reply out of order ends it with an error naming
+/// the server.
+pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
+    let mut conns = Vec::with_capacity(job.servers.len());
+    for (i, addr) in job.servers.iter().enumerate() {
+        conns.push(open(job, addr, cancel).map_err(|e| fail(job, i, e))?);
+    }
+    let tally = Pipeline::new(job)
+        .drive(&mut conns, cancel)
+        .map_err(|(i, e)| fail(job, i, e))?;
+    for (i, c) in conns.iter_mut().enumerate() {
+        c.send(Kind::End, 0, 0, &[], cancel)
+            .map_err(|e| fail(job, i, e))?;
+    }
+    for (i, c) in conns.iter_mut().enumerate() {
+        let h = c.recv_header(cancel).map_err(|e| fail(job, i, e))?;
+        if h.kind != Kind::End {
+            return Err(format!(
+                "server {}: expected the end of the test, got a {:?} frame",
+                job.servers[i], h.kind
+            ));
+        }
+    }
+    Ok(tally)
+}
+
+struct Pipeline {
+    test: Test,
+    op: u8,
+    slots: u64,
+    quota: u64,
+    deadline: Option<Instant>,
+    corrupt_every: u64,
+    req: Vec<u8>,
+    rep: Vec<u8>,
+    sent_at: Vec<Instant>,
+    t: Tally,
+}
+
+impl Pipeline {
+    fn new(job: &Job<'_>) -> Pipeline {
+        let mut req = vec![0u8; job.test.request_bytes() as usize];
+        pattern::fill(&mut req);
+        Pipeline {
+            test: job.test,
+            op: proto::op_of(&job.test),
+            slots: job.slots.max(1),
+            quota: job.quota.unwrap_or(u64::MAX),
+            deadline: job.deadline,
+            corrupt_every: job.corrupt_every,
+            req,
+            rep: vec![0u8; job.test.reply_bytes() as usize],
+            sent_at: vec![Instant::now(); job.slots.max(1) as usize],
+            t: Tally {
+                rpcs: 0,
+                errors: 0,
+                rx_bytes: 0,
+                tx_bytes: 0,
+                elapsed_ns: 0,
+                latency: Histogram::new(),
+            },
+        }
+    }
+
+    fn may_issue(&self, issued: u64, now: Instant) -> bool {
+        issued < self.quota && !matches!(self.deadline, Some(d) if now >= d)
+    }
+
+    fn drive(mut self, conns: &mut [Conn], cancel: Cancel<'_>) -> Result<Tally, (usize, NetError)> {
+        let n = conns.len() as u64;
+        let on = |tag: u64| (tag % n) as usize;
+        let start = Instant::now();
+        let mut issued = 0u64;
+        while issued < self.slots && self.may_issue(issued, Instant::now()) {
+            self.send(&mut conns[on(issued)], issued, cancel)
+                .map_err(|e| (on(issued), e))?;
+            issued += 1;
+        }
+        let mut done = 0u64;
+        while done < issued {
+            self.receive(&mut conns[on(done)], done, cancel)
+                .map_err(|e| (on(done), e))?;
+            let now = Instant::now();
+            let sent = self.sent_at[(done % self.slots) as usize];
+            self.t
+                .latency
+                .record(now.duration_since(sent).as_nanos() as u64);
+            done += 1;
+            self.t.elapsed_ns = now.duration_since(start).as_nanos() as u64;
+            if self.may_issue(issued, now) && !cancel.cancelled() {
+                self.send(&mut conns[on(issued)], issued, cancel)
+                    .map_err(|e| (on(issued), e))?;
+                issued += 1;
+            }
+        }
+        self.t.rpcs = done;
+        Ok(self.t)
+    }
+
+    fn send(&mut self, c: &mut Conn, tag: u64, cancel: Cancel<'_>) -> Result<(), NetError> {
+        pattern::stamp(&mut self.req, tag);
+        // The test hook damages the payload before the frame's CRC is
+        // computed, as a bad memory or a buggy NIC offload would: only
+        // the payload check can see it.
+        let corrupt = (tag + 1).checked_rem(self.corrupt_every) == Some(0);
+        let last = self.req.len().saturating_sub(1);
+        if corrupt && !self.req.is_empty() {
+            self.req[last] ^= 0x5a;
+        }
+        self.sent_at[(tag % self.slots) as usize] = Instant::now();
+        let r = c.send(Kind::Data, self.op, tag, &self.req, cancel);
+        if corrupt && !self.req.is_empty() {
+            self.req[last] ^= 0x5a;
+        }
+        r?;
+        self.t.tx_bytes += self.req.len() as u64;
+        Ok(())
+    }
+
+    fn receive(&mut self, c: &mut Conn, tag: u64, cancel: Cancel<'_>) -> Result<(), NetError> {
+        let h = c.recv_header(cancel)?;
+        if h.kind != Kind::Data || h.offset != tag || h.len as usize != self.rep.len() {
+            return Err(NetError::Protocol(format!(
+                "expected the reply to RPC {tag} ({} bytes), got a {:?} frame for RPC {} ({} bytes): reply lost or out of order",
+                self.rep.len(),
+                h.kind,
+                h.offset,
+                h.len
+            )));
+        }
+        let p = c.recv_payload(&h, &mut self.rep, cancel)?;
+        self.t.rx_bytes += p.len() as u64;
+        if h.flags == REPLY_BAD_DATA || !pattern::verify(p, tag, self.test.check()) {
+            self.t.errors += 1;
+        }
+        Ok(())
+    }
+}

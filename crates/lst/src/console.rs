@@ -1,0 +1,531 @@
+//! The console: starts or reaches the agents, opens a session on each,
+//! runs every sweep point (each repeat: reset the servers, start the
+//! clients, collect their stats, then the servers'), and returns the
+//! results. Every wait is bounded; the first failure stops the run with
+//! a message that names the node.
+
+use crate::proto::{Answer, ClientJob, Command, Hello};
+use crate::result::{ClientStats, PointResult, RunResult};
+use crate::spec::{Distribute, Limit, Test};
+use crate::LstError;
+use iolab_core::{Failure, Outcome};
+use iolab_launch::{Remote, RemoteShell};
+use iolab_net::frame::Kind;
+use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The port agents listen on when none is given.
+pub const DEFAULT_PORT: u16 = 7819;
+/// Extra time, beyond a run's duration, the console waits for a client's
+/// result before declaring it lost.
+pub const RESULT_GRACE: Duration = Duration::from_secs(30);
+/// How long the console waits for a count-limited client's result.
+pub const COUNT_RUN_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a command other than a run may take to be answered.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One node of a group, as written on the command line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Node {
+    /// As given.
+    pub name: String,
+    /// `host:port` the console and the other agents reach it at.
+    pub addr: String,
+    /// When set, the console starts the agent on this host through the
+    /// remote shell.
+    pub launch: Option<String>,
+}
+
+impl Node {
+    /// Reads `HOST:PORT` (an agent already running), `HOST` (start one
+    /// there on `port`), or `LAUNCH@ADDR[:PORT]` (start one through the
+    /// remote shell on LAUNCH, reach it at ADDR).
+    pub fn parse(s: &str, port: u16) -> Result<Node, String> {
+        let bad = |why: &str| format!("node {s:?}: {why}");
+        if s.is_empty() || s.contains(char::is_whitespace) {
+            return Err(bad("empty or contains spaces"));
+        }
+        let (launch, rest) = match s.split_once('@') {
+            Some((l, r)) if !l.is_empty() && !r.is_empty() => (Some(l.to_string()), r),
+            Some(_) => return Err(bad("write LAUNCH@ADDR[:PORT]")),
+            None => (None, s),
+        };
+        let addr = match rest.rsplit_once(':') {
+            Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p > 0) => {
+                rest.to_string()
+            }
+            Some(_) => return Err(bad("the port must be a number from 1 to 65535")),
+            None => format!("{rest}:{port}"),
+        };
+        let launch = launch.or_else(|| (!rest.contains(':')).then(|| rest.to_string()));
+        Ok(Node {
+            name: s.to_string(),
+            addr,
+            launch,
+        })
+    }
+
+    fn port(&self) -> &str {
+        self.addr.rsplit_once(':').map_or("", |(_, p)| p)
+    }
+}
+
+/// Everything a run needs, validated.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// The test.
+    pub test: Test,
+    /// The client group.
+    pub from: Vec<Node>,
+    /// The server group.
+    pub to: Vec<Node>,
+    /// How clients map to servers.
+    pub distribute: Distribute,
+    /// Concurrency per point (one value: no sweep).
+    pub concurrency: Vec<u32>,
+    /// Clients per point: the first K of `from`.
+    pub clients: Vec<u32>,
+    /// Repeats per point.
+    pub repeat: u32,
+    /// When each client stops.
+    pub limit: Limit,
+    /// The key file every agent is started with, if any.
+    pub key_file: Option<PathBuf>,
+    /// The remote shell, for nodes the console starts.
+    #[serde(skip)]
+    pub rsh: Option<RemoteShell>,
+    /// The command that runs iolab on the other hosts.
+    pub agent_cmd: Vec<String>,
+    /// How long to wait for each agent to answer at the start.
+    pub connect_timeout_s: f64,
+}
+
+/// What the console returns: the points that ran, and how it ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Every point that completed, in order.
+    pub points: Vec<PointResult>,
+    /// How the run ended (an error when a payload check failed).
+    pub outcome: Outcome,
+}
+
+struct Agent {
+    node: Node,
+    conn: Conn,
+}
+
+/// Runs every point of `plan`. `on_point` sees each point as it
+/// completes (so a caller can rewrite its outputs as it goes).
+pub fn run(plan: &Plan, stop: &AtomicBool, mut on_point: impl FnMut(&PointResult)) -> Report {
+    let mut points = Vec::new();
+    let outcome = match run_points(plan, stop, &mut points, &mut on_point) {
+        Ok(()) => check_outcome(&points),
+        Err(_) if stop.load(Ordering::Relaxed) || iolab_core::stop::requested() => {
+            Outcome::Interrupted
+        }
+        Err(e) => Outcome::Error(Failure::other("session", e.to_string())),
+    };
+    Report { points, outcome }
+}
+
+fn check_outcome(points: &[PointResult]) -> Outcome {
+    let errors: u64 = points.iter().map(|p| p.errors()).sum();
+    if errors == 0 {
+        return Outcome::Completed;
+    }
+    Outcome::Error(Failure::other(
+        "check",
+        format!("{errors} RPCs failed the payload check (corrupted data)"),
+    ))
+}
+
+fn run_points(
+    plan: &Plan,
+    stop: &AtomicBool,
+    points: &mut Vec<PointResult>,
+    on_point: &mut impl FnMut(&PointResult),
+) -> Result<(), LstError> {
+    let token = crate::new_token()?;
+    let nodes = unique_nodes(plan);
+    let mut remotes = launch(plan, &nodes, &token)?;
+    let mut agents = connect_all(plan, &nodes, &mut remotes, &token, stop)?;
+    for &k in &plan.clients {
+        for &conc in &plan.concurrency {
+            let mut runs = Vec::new();
+            for _ in 0..plan.repeat {
+                runs.push(run_once(plan, &mut agents, k as usize, conc, stop)?);
+            }
+            let p = PointResult::new(k, conc, runs);
+            on_point(&p);
+            points.push(p);
+        }
+    }
+    for a in &mut agents {
+        let _ = send(&mut a.conn, &Command::Bye, Cancel::with(stop));
+    }
+    drop(agents);
+    for r in remotes.into_iter().flatten() {
+        let _ = r.wait(Duration::from_secs(5), || false);
+    }
+    Ok(())
+}
+
+/// Every distinct agent (a node in both groups is one agent).
+fn unique_nodes(plan: &Plan) -> Vec<Node> {
+    let mut v: Vec<Node> = Vec::new();
+    for n in plan.from.iter().chain(&plan.to) {
+        if !v.iter().any(|m| m.addr == n.addr) {
+            v.push(n.clone());
+        }
+    }
+    v
+}
+
+fn index_of(agents: &[Agent], n: &Node) -> usize {
+    agents
+        .iter()
+        .position(|a| a.node.addr == n.addr)
+        .unwrap_or(0)
+}
+
+/// Starts the agents the console owns, in one-session mode with the token.
+fn launch(plan: &Plan, nodes: &[Node], token: &str) -> Result<Vec<Option<Remote>>, LstError> {
+    let mut out = Vec::new();
+    for n in nodes {
+        let Some(host) = &n.launch else {
+            out.push(None);
+            continue;
+        };
+        let rsh = match &plan.rsh {
+            Some(r) => r.clone(),
+            None => RemoteShell::resolve(None).map_err(|e| LstError::Launch(e.to_string()))?,
+        };
+        let mut argv = plan.agent_cmd.clone();
+        argv.extend(["lst", "agent", "--listen"].map(String::from));
+        argv.push(format!("0.0.0.0:{}", n.port()));
+        if let Some(k) = &plan.key_file {
+            argv.push("--key".into());
+            argv.push(k.display().to_string());
+        }
+        let env = [(crate::TOKEN_ENV.to_string(), token.to_string())];
+        let r = rsh
+            .spawn(host, &argv, &env)
+            .map_err(|e| LstError::Launch(e.to_string()))?;
+        out.push(Some(r));
+    }
+    Ok(out)
+}
+
+fn connect_all(
+    plan: &Plan,
+    nodes: &[Node],
+    remotes: &mut [Option<Remote>],
+    token: &str,
+    stop: &AtomicBool,
+) -> Result<Vec<Agent>, LstError> {
+    let key = match &plan.key_file {
+        Some(p) => Some(SharedKey::from_file(p).map_err(|e| LstError::Launch(e.to_string()))?),
+        None => None,
+    };
+    let hello = serde_json::to_value(Hello::Console {
+        token: token.to_string(),
+    })
+    .map_err(|e| LstError::Launch(e.to_string()))?;
+    let mut agents = Vec::new();
+    for (n, r) in nodes.iter().zip(remotes.iter_mut()) {
+        let mut c = connect_one(plan, n, r, stop)?;
+        c.idle_timeout = COMMAND_TIMEOUT;
+        handshake::client(&mut c, "lst", &hello, key.as_ref(), Cancel::with(stop))
+            .map_err(|e| LstError::Node(n.name.clone(), e.to_string()))?;
+        agents.push(Agent {
+            node: n.clone(),
+            conn: c,
+        });
+    }
+    Ok(agents)
+}
+
+/// Connects to one agent, retrying while it starts; an agent the console
+/// started that exits first is reported with what it printed.
+fn connect_one(
+    plan: &Plan,
+    n: &Node,
+    remote: &mut Option<Remote>,
+    stop: &AtomicBool,
+) -> Result<Conn, LstError> {
+    let until = Instant::now() + Duration::from_secs_f64(plan.connect_timeout_s);
+    loop {
+        if let Some(said) = exited(remote) {
+            return Err(LstError::Node(
+                n.name.clone(),
+                format!("the agent started there exited before it answered: {said} (is iolab installed at the same path there, is the port free?)"),
+            ));
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        match conn::connect(
+            &n.addr,
+            left.min(Duration::from_secs(1)),
+            Cancel::with(stop),
+        ) {
+            Ok(c) => return Ok(c),
+            Err(NetError::Connect { .. }) if !left.is_zero() => {}
+            Err(NetError::Connect { source, .. }) => {
+                return Err(LstError::Node(
+                    n.name.clone(),
+                    format!(
+                        "cannot reach the agent at {} within {} s: {source} (is `iolab lst agent` running there, on that port?)",
+                        n.addr, plan.connect_timeout_s
+                    ),
+                ))
+            }
+            Err(e) => {
+                // An agent that failed to start explains more than the
+                // connection's error: give it a moment to exit.
+                for _ in 0..20 {
+                    if let Some(said) = exited(remote) {
+                        return Err(LstError::Node(
+                            n.name.clone(),
+                            format!("the agent started there exited before it answered: {said}"),
+                        ));
+                    }
+                    if remote.is_none() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                return Err(LstError::Node(
+                    n.name.clone(),
+                    format!("cannot reach the agent at {}: {e}", n.addr),
+                ));
+            }
+        }
+    }
+}
+
+/// When the agent the console started has exited: its status and the
+/// last line it wrote on stderr.
+fn exited(remote: &mut Option<Remote>) -> Option<String> {
+    if !remote.as_mut().is_some_and(|r| r.has_exited()) {
+        return None;
+    }
+    let f = remote.take()?.wait(Duration::from_secs(1), || false).ok()?;
+    let err = String::from_utf8_lossy(&f.stderr);
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    Some(format!("{} {last}", f.status).trim().to_string())
+}
+
+fn send(c: &mut Conn, cmd: &Command, cancel: Cancel<'_>) -> Result<(), NetError> {
+    let b = serde_json::to_vec(cmd).map_err(|e| NetError::Protocol(e.to_string()))?;
+    c.send(Kind::Control, 0, 0, &b, cancel).map(drop)
+}
+
+fn recv(c: &mut Conn, cancel: Cancel<'_>) -> Result<Answer, NetError> {
+    let (h, b) = c.recv_owned(cancel)?;
+    if h.kind != Kind::Control {
+        return Err(NetError::Protocol(format!(
+            "expected an answer, got a {:?} frame",
+            h.kind
+        )));
+    }
+    serde_json::from_slice(&b).map_err(|e| NetError::Protocol(format!("malformed answer: {e}")))
+}
+
+/// Sends a command and waits for its answer; a dead agent or a garbled
+/// answer is an error naming the node.
+fn ask(
+    a: &mut Agent,
+    cmd: &Command,
+    timeout: Duration,
+    cancel: Cancel<'_>,
+) -> Result<Answer, LstError> {
+    let name = a.node.name.clone();
+    let node = |e: NetError| LstError::Node(name.clone(), lost(e));
+    a.conn.idle_timeout = timeout;
+    send(&mut a.conn, cmd, cancel).map_err(node)?;
+    let answer = recv(&mut a.conn, cancel).map_err(node)?;
+    match answer {
+        Answer::Failed { message } => Err(LstError::Node(a.node.name.clone(), message)),
+        other => Ok(other),
+    }
+}
+
+fn lost(e: NetError) -> String {
+    match e {
+        NetError::Closed => {
+            "the agent closed its connection during the run: it died or was killed".into()
+        }
+        NetError::Timeout { .. } => format!("{e}: the agent stopped answering"),
+        e => e.to_string(),
+    }
+}
+
+fn run_timeout(limit: Limit) -> Duration {
+    match limit {
+        Limit::DurationS(s) => Duration::from_secs_f64(s) + RESULT_GRACE,
+        Limit::Count(_) => COUNT_RUN_TIMEOUT,
+    }
+}
+
+/// One repeat of one point.
+fn run_once(
+    plan: &Plan,
+    agents: &mut [Agent],
+    k: usize,
+    conc: u32,
+    stop: &AtomicBool,
+) -> Result<RunResult, LstError> {
+    let servers: Vec<usize> = plan.to.iter().map(|n| index_of(agents, n)).collect();
+    for &s in &servers {
+        ask(
+            &mut agents[s],
+            &Command::Reset,
+            COMMAND_TIMEOUT,
+            Cancel::with(stop),
+        )?;
+    }
+    let map = plan.distribute.map(k, servers.len());
+    let clients: Vec<usize> = plan.from[..k].iter().map(|n| index_of(agents, n)).collect();
+    let jobs: Vec<(usize, ClientJob)> = clients
+        .iter()
+        .zip(&map)
+        .map(|(&c, ss)| {
+            let job = ClientJob {
+                test: plan.test,
+                servers: ss.iter().map(|&s| plan.to[s].addr.clone()).collect(),
+                concurrency: conc,
+                limit: plan.limit,
+            };
+            (c, job)
+        })
+        .collect();
+    let client_nodes = start_and_wait(agents, jobs, run_timeout(plan.limit), stop)?;
+    // The server group of this point: the servers its clients talk to
+    // (with --clients K < all, the others idle and would only dilute
+    // the averages).
+    let mut used: Vec<usize> = map.iter().flatten().map(|&i| servers[i]).collect();
+    used.sort_unstable();
+    used.dedup();
+    let mut server_nodes = Vec::new();
+    for &s in &used {
+        match ask(
+            &mut agents[s],
+            &Command::Stats,
+            COMMAND_TIMEOUT,
+            Cancel::with(stop),
+        )? {
+            Answer::Server(mut st) => {
+                st.node = agents[s].node.name.clone();
+                server_nodes.push(st);
+            }
+            _ => {
+                return Err(LstError::Node(
+                    agents[s].node.name.clone(),
+                    "answered Stats with something else".into(),
+                ))
+            }
+        }
+    }
+    Ok(RunResult::new(client_nodes, server_nodes))
+}
+
+/// Starts every client's job and waits for all of them in parallel; the
+/// first failure stops the other waits at once.
+fn start_and_wait(
+    agents: &mut [Agent],
+    jobs: Vec<(usize, ClientJob)>,
+    timeout: Duration,
+    stop: &AtomicBool,
+) -> Result<Vec<ClientStats>, LstError> {
+    let failed = AtomicBool::new(false);
+    let mut picked: Vec<(&mut Agent, ClientJob)> = Vec::new();
+    let mut jobs = jobs;
+    for (i, a) in agents.iter_mut().enumerate() {
+        if let Some(pos) = jobs.iter().position(|(c, _)| *c == i) {
+            picked.push((a, jobs.remove(pos).1));
+        }
+    }
+    let results: Vec<Result<ClientStats, LstError>> = std::thread::scope(|scope| {
+        let hs: Vec<_> = picked
+            .into_iter()
+            .map(|(a, job)| {
+                let failed = &failed;
+                scope.spawn(move || {
+                    if stop.load(Ordering::Relaxed) {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    let r = match ask(a, &Command::Start(job), timeout, Cancel::with(failed)) {
+                        Ok(Answer::Done(mut s)) => {
+                            s.node = a.node.name.clone();
+                            Ok(s)
+                        }
+                        Ok(_) => Err(LstError::Node(
+                            a.node.name.clone(),
+                            "answered Start with something else".into(),
+                        )),
+                        Err(e) => Err(e),
+                    };
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(LstError::Launch("a console thread panicked".into())))
+            })
+            .collect()
+    });
+    first_error(results)
+}
+
+/// The results, or the most telling error: one that is not just "the
+/// wait was cancelled because another failed".
+fn first_error(results: Vec<Result<ClientStats, LstError>>) -> Result<Vec<ClientStats>, LstError> {
+    let mut errs: Vec<LstError> = Vec::new();
+    let mut ok = Vec::new();
+    for r in results {
+        match r {
+            Ok(s) => ok.push(s),
+            Err(e) => errs.push(e),
+        }
+    }
+    if errs.is_empty() {
+        return Ok(ok);
+    }
+    errs.sort_by_key(|e| e.to_string().contains("cancelled"));
+    Err(errs.remove(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_parse_in_three_forms() {
+        let n = Node::parse("10.0.0.1:9000", 7819).unwrap();
+        assert_eq!((n.addr.as_str(), n.launch), ("10.0.0.1:9000", None));
+        let n = Node::parse("node7", 7819).unwrap();
+        assert_eq!(
+            (n.addr.as_str(), n.launch.as_deref()),
+            ("node7:7819", Some("node7"))
+        );
+        let n = Node::parse("ns1@10.213.1.2", 7819).unwrap();
+        assert_eq!(
+            (n.addr.as_str(), n.launch.as_deref()),
+            ("10.213.1.2:7819", Some("ns1"))
+        );
+        assert!(Node::parse("a:0", 7819).is_err());
+        assert!(Node::parse("@x", 7819).is_err());
+        assert!(Node::parse("", 7819).is_err());
+    }
+}

@@ -1,0 +1,133 @@
+//! The wire protocol, above iolab_net's frames.
+//!
+//! Control (console <-> agent): JSON in `Control` frames, one request and
+//! one answer at a time ([`Command`], [`Answer`]).
+//!
+//! Data (client agent -> server agent): a `Data` frame per request, whose
+//! `flags` is the operation ([`OP_PING`], [`OP_READ`], [`OP_WRITE`]) and
+//! whose `offset` is the RPC's tag; the reply is a `Data` frame with the
+//! same tag and `flags` = [`REPLY_OK`] or [`REPLY_BAD_DATA`]. A client
+//! ends with an `End` frame, which the server answers with `End`.
+
+use crate::result::{ClientStats, ServerStats};
+use crate::spec::Test;
+use serde::{Deserialize, Serialize};
+
+/// Request: empty, answered with an empty reply.
+pub const OP_PING: u8 = 1;
+/// Request: empty, answered with `size` bytes.
+pub const OP_READ: u8 = 2;
+/// Request: `size` bytes, answered with an empty reply.
+pub const OP_WRITE: u8 = 3;
+/// Reply: the request was served.
+pub const REPLY_OK: u8 = 0;
+/// Reply: the request's payload failed the check.
+pub const REPLY_BAD_DATA: u8 = 1;
+
+/// The operation code of `test`'s requests.
+pub fn op_of(test: &Test) -> u8 {
+    match test {
+        Test::Ping => OP_PING,
+        Test::Brw {
+            op: crate::spec::BrwOp::Read,
+            ..
+        } => OP_READ,
+        Test::Brw { .. } => OP_WRITE,
+    }
+}
+
+/// The payload limit of a data connection for `test`, both ways: the
+/// largest request or reply (iolab_net checks it on send and receive),
+/// and never less than the handshake needs.
+pub fn frame_limit(test: &Test) -> u32 {
+    test.request_bytes().max(test.reply_bytes()).max(64 << 10)
+}
+
+/// Handshake parameters of a connection to an agent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum Hello {
+    /// The console opens a session.
+    Console {
+        /// The session token every data connection must present.
+        token: String,
+    },
+    /// A client agent opens a data connection for `test`.
+    Data {
+        /// The session token.
+        token: String,
+        /// The test, so the server knows sizes and checks.
+        test: Test,
+    },
+}
+
+/// What the console asks an agent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum Command {
+    /// Zero the server counters before a run.
+    Reset,
+    /// Run as a client: connect to `servers` and keep `concurrency` RPCs
+    /// in flight in all until the limit.
+    Start(ClientJob),
+    /// Send the server counters since the last reset.
+    Stats,
+    /// The session is over.
+    Bye,
+}
+
+/// A client's share of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClientJob {
+    /// The test.
+    pub test: Test,
+    /// `host:port` of each server agent this client talks to.
+    pub servers: Vec<String>,
+    /// RPCs in flight, over all its servers.
+    pub concurrency: u32,
+    /// When to stop.
+    pub limit: crate::spec::Limit,
+}
+
+/// Most servers one client job may name.
+pub const MAX_JOB_SERVERS: usize = 4096;
+
+impl ClientJob {
+    /// Checks a job before the agent starts anything for it: an agent
+    /// never trusts a number it did not check.
+    pub fn validate(&self) -> Result<(), String> {
+        self.test.validate()?;
+        self.limit.validate()?;
+        if self.servers.is_empty() || self.servers.len() > MAX_JOB_SERVERS {
+            return Err(format!(
+                "a client job names {} servers: 1 to {MAX_JOB_SERVERS}",
+                self.servers.len()
+            ));
+        }
+        if !(1..=crate::spec::MAX_CONCURRENCY).contains(&self.concurrency) {
+            return Err(format!(
+                "concurrency {}: 1 to {}",
+                self.concurrency,
+                crate::spec::MAX_CONCURRENCY
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// An agent's answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// Done.
+    Ok,
+    /// A client's run ended (its stats, errors included).
+    Done(ClientStats),
+    /// Server counters.
+    Server(ServerStats),
+    /// The command failed; the message says why.
+    Failed {
+        /// What went wrong.
+        message: String,
+    },
+}

@@ -1,0 +1,282 @@
+//! What a run returns: counters per node as the agents report them, and
+//! the group summaries lst stat prints (avg/min/max over the nodes of a
+//! group, for what they received `[R]` and what they sent `[W]`).
+
+use iolab_core::stats::{Histogram, HistogramWire, Percentiles};
+use serde::{Deserialize, Serialize};
+
+/// One client node's run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientStats {
+    /// The node (as given on the command line).
+    pub node: String,
+    /// RPCs completed (a reply received).
+    pub rpcs: u64,
+    /// Replies that failed the payload check, or whose request the server
+    /// found damaged.
+    pub errors: u64,
+    /// Payload bytes received (read replies).
+    pub rx_bytes: u64,
+    /// Payload bytes sent (write requests).
+    pub tx_bytes: u64,
+    /// From the first request to the last reply, in nanoseconds.
+    pub elapsed_ns: u64,
+    /// Round-trip time of every RPC, in nanoseconds.
+    pub latency: HistogramWire,
+}
+
+/// One server node's counters since the console's last reset.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerStats {
+    /// The node.
+    pub node: String,
+    /// Requests served.
+    pub rpcs: u64,
+    /// Requests whose payload failed the check.
+    pub errors: u64,
+    /// Payload bytes received (write requests).
+    pub rx_bytes: u64,
+    /// Payload bytes sent (read replies).
+    pub tx_bytes: u64,
+    /// From the first request's arrival to the last reply, in nanoseconds.
+    pub span_ns: u64,
+}
+
+/// Average, smallest and largest over the nodes of a group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Mean over nodes.
+    pub avg: f64,
+    /// Smallest node.
+    pub min: f64,
+    /// Largest node.
+    pub max: f64,
+}
+
+impl Spread {
+    fn of(values: impl Iterator<Item = f64>) -> Spread {
+        let (mut n, mut sum, mut min, mut max) = (0usize, 0.0, f64::INFINITY, 0.0f64);
+        for v in values {
+            n += 1;
+            sum += v;
+            min = min.min(v);
+            max = max.max(v);
+        }
+        if n == 0 {
+            return Spread::default();
+        }
+        Spread {
+            avg: sum / n as f64,
+            min,
+            max,
+        }
+    }
+
+    fn mean(all: &[Spread]) -> Spread {
+        let n = all.len().max(1) as f64;
+        Spread {
+            avg: all.iter().map(|s| s.avg).sum::<f64>() / n,
+            min: all.iter().map(|s| s.min).sum::<f64>() / n,
+            max: all.iter().map(|s| s.max).sum::<f64>() / n,
+        }
+    }
+}
+
+/// lst stat's numbers for one group: message rates and bandwidth, each
+/// for what the nodes received (`r`) and sent (`w`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupSummary {
+    /// Nodes in the group.
+    pub nodes: usize,
+    /// RPCs over all nodes.
+    pub rpcs: u64,
+    /// Errors over all nodes.
+    pub errors: u64,
+    /// Payload bytes received over all nodes.
+    pub rx_bytes: u64,
+    /// Payload bytes sent over all nodes.
+    pub tx_bytes: u64,
+    /// Messages received per second, per node.
+    pub r_rpc_per_s: Spread,
+    /// Messages sent per second, per node.
+    pub w_rpc_per_s: Spread,
+    /// MiB received per second, per node.
+    pub r_mib_per_s: Spread,
+    /// MiB sent per second, per node.
+    pub w_mib_per_s: Spread,
+}
+
+/// (rpcs, rx_bytes, tx_bytes, seconds) of one node.
+type NodeLine = (u64, u64, u64, f64);
+
+fn per_s(n: u64, s: f64) -> f64 {
+    if s > 0.0 {
+        n as f64 / s
+    } else {
+        0.0
+    }
+}
+
+const MIB: f64 = 1048576.0;
+
+impl GroupSummary {
+    fn of(lines: &[NodeLine], errors: u64) -> GroupSummary {
+        let rate = |f: fn(&NodeLine) -> f64| Spread::of(lines.iter().map(f));
+        GroupSummary {
+            nodes: lines.len(),
+            rpcs: lines.iter().map(|l| l.0).sum(),
+            errors,
+            rx_bytes: lines.iter().map(|l| l.1).sum(),
+            tx_bytes: lines.iter().map(|l| l.2).sum(),
+            r_rpc_per_s: rate(|l| per_s(l.0, l.3)),
+            w_rpc_per_s: rate(|l| per_s(l.0, l.3)),
+            r_mib_per_s: rate(|l| per_s(l.1, l.3) / MIB),
+            w_mib_per_s: rate(|l| per_s(l.2, l.3) / MIB),
+        }
+    }
+
+    /// The client group's summary.
+    pub fn of_clients(c: &[ClientStats]) -> GroupSummary {
+        let lines: Vec<NodeLine> = c
+            .iter()
+            .map(|n| (n.rpcs, n.rx_bytes, n.tx_bytes, n.elapsed_ns as f64 / 1e9))
+            .collect();
+        Self::of(&lines, c.iter().map(|n| n.errors).sum())
+    }
+
+    /// The server group's summary.
+    pub fn of_servers(s: &[ServerStats]) -> GroupSummary {
+        let lines: Vec<NodeLine> = s
+            .iter()
+            .map(|n| (n.rpcs, n.rx_bytes, n.tx_bytes, n.span_ns as f64 / 1e9))
+            .collect();
+        Self::of(&lines, s.iter().map(|n| n.errors).sum())
+    }
+
+    /// Field-wise mean over repeats (counts summed).
+    pub fn mean(all: &[GroupSummary]) -> GroupSummary {
+        let spread =
+            |f: fn(&GroupSummary) -> Spread| Spread::mean(&all.iter().map(f).collect::<Vec<_>>());
+        GroupSummary {
+            nodes: all.first().map_or(0, |g| g.nodes),
+            rpcs: all.iter().map(|g| g.rpcs).sum(),
+            errors: all.iter().map(|g| g.errors).sum(),
+            rx_bytes: all.iter().map(|g| g.rx_bytes).sum(),
+            tx_bytes: all.iter().map(|g| g.tx_bytes).sum(),
+            r_rpc_per_s: spread(|g| g.r_rpc_per_s),
+            w_rpc_per_s: spread(|g| g.w_rpc_per_s),
+            r_mib_per_s: spread(|g| g.r_mib_per_s),
+            w_mib_per_s: spread(|g| g.w_mib_per_s),
+        }
+    }
+}
+
+/// One run (one repeat of one sweep point).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// The client group.
+    pub clients: GroupSummary,
+    /// The server group.
+    pub servers: GroupSummary,
+    /// Round-trip times over every client's RPCs.
+    pub latency: Percentiles,
+    /// Each client.
+    pub client_nodes: Vec<ClientStats>,
+    /// Each server.
+    pub server_nodes: Vec<ServerStats>,
+}
+
+impl RunResult {
+    /// Summaries of the nodes' counters.
+    pub fn new(client_nodes: Vec<ClientStats>, server_nodes: Vec<ServerStats>) -> RunResult {
+        let mut h = Histogram::new();
+        for c in &client_nodes {
+            h.merge(&Histogram::from_wire(&c.latency));
+        }
+        RunResult {
+            clients: GroupSummary::of_clients(&client_nodes),
+            servers: GroupSummary::of_servers(&server_nodes),
+            latency: h.percentiles(),
+            client_nodes,
+            server_nodes,
+        }
+    }
+
+    /// Errors seen by either side.
+    pub fn errors(&self) -> u64 {
+        self.clients.errors + self.servers.errors
+    }
+}
+
+/// One sweep point: its repeats and their mean.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// Clients used (the first K of the group).
+    pub clients: u32,
+    /// RPCs in flight per client.
+    pub concurrency: u32,
+    /// The mean over repeats: rates averaged, counts summed.
+    pub mean: MeanResult,
+    /// Every repeat.
+    pub runs: Vec<RunResult>,
+}
+
+/// The mean of a point's repeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeanResult {
+    /// The client group.
+    pub clients: GroupSummary,
+    /// The server group.
+    pub servers: GroupSummary,
+    /// Round-trip times over every repeat.
+    pub latency: Percentiles,
+}
+
+impl PointResult {
+    /// A point from its repeats.
+    pub fn new(clients: u32, concurrency: u32, runs: Vec<RunResult>) -> PointResult {
+        let mut h = Histogram::new();
+        for c in runs.iter().flat_map(|r| &r.client_nodes) {
+            h.merge(&Histogram::from_wire(&c.latency));
+        }
+        let c: Vec<_> = runs.iter().map(|r| r.clients).collect();
+        let s: Vec<_> = runs.iter().map(|r| r.servers).collect();
+        PointResult {
+            clients,
+            concurrency,
+            mean: MeanResult {
+                clients: GroupSummary::mean(&c),
+                servers: GroupSummary::mean(&s),
+                latency: h.percentiles(),
+            },
+            runs,
+        }
+    }
+
+    /// Errors over every repeat.
+    pub fn errors(&self) -> u64 {
+        self.runs.iter().map(|r| r.errors()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_rates_are_per_node_and_spread() {
+        let c = |rpcs, ns| ClientStats {
+            rpcs,
+            tx_bytes: rpcs * 1024,
+            elapsed_ns: ns,
+            ..Default::default()
+        };
+        let g = GroupSummary::of_clients(&[c(100, 1_000_000_000), c(300, 1_000_000_000)]);
+        assert_eq!(g.rpcs, 400);
+        assert_eq!(g.w_rpc_per_s.avg, 200.0);
+        assert_eq!(g.w_rpc_per_s.min, 100.0);
+        assert_eq!(g.w_rpc_per_s.max, 300.0);
+        assert!((g.w_mib_per_s.avg - 200.0 * 1024.0 / MIB).abs() < 1e-9);
+        assert_eq!(g.r_mib_per_s.max, 0.0);
+    }
+}

@@ -1,0 +1,257 @@
+//! The on-disk layout of one node's record (the same in a collector's
+//! run directory and inside the tarball) and the .tgz that gathers all
+//! nodes: `NAME/NODE/STAT.jsonl` (one JSON [`Sample`] per line),
+//! `NAME/NODE/STAT.absent` (why it is missing), `NAME/NODE/notes.txt`.
+
+use crate::config::Stat;
+use crate::sample::{NodeSamples, Sample, Series};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::Path;
+
+/// File name of a statistic's samples.
+pub fn samples_file(stat: Stat) -> String {
+    format!("{}.jsonl", stat.name())
+}
+
+/// File name of a statistic's absence note.
+pub fn absent_file(stat: Stat) -> String {
+    format!("{}.absent", stat.name())
+}
+
+/// File holding a node's notes, one per line.
+pub const NOTES_FILE: &str = "notes.txt";
+
+/// File in the tarball's top directory listing nodes that gave nothing.
+pub const FAILED_FILE: &str = "failed-nodes.txt";
+
+/// The files of one node's record, relative to its directory.
+pub fn node_files(ns: &NodeSamples) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for (stat, series) in &ns.stats {
+        match series {
+            Series::Absent(why) => out.push((absent_file(*stat), format!("{why}\n").into_bytes())),
+            Series::Samples(v) => {
+                let mut text = Vec::new();
+                for s in v {
+                    text.extend(sample_line(s));
+                }
+                out.push((samples_file(*stat), text));
+            }
+        }
+    }
+    if !ns.notes.is_empty() {
+        out.push((NOTES_FILE.into(), (ns.notes.join("\n") + "\n").into_bytes()));
+    }
+    out
+}
+
+/// One sample as a JSON line.
+pub fn sample_line(s: &Sample) -> Vec<u8> {
+    let mut line = serde_json::to_vec(s).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+/// Builds a node's record from its files (name relative to the node's
+/// directory, contents). A torn last line (a collector killed while
+/// writing) is skipped and noted.
+pub fn node_from_files(node: &str, files: &BTreeMap<String, Vec<u8>>) -> NodeSamples {
+    let mut ns = NodeSamples {
+        node: node.to_string(),
+        stats: BTreeMap::new(),
+        notes: Vec::new(),
+    };
+    for (name, bytes) in files {
+        let text = String::from_utf8_lossy(bytes);
+        if name == NOTES_FILE {
+            ns.notes.extend(text.lines().map(str::to_string));
+            continue;
+        }
+        let Some((stem, ext)) = name.rsplit_once('.') else {
+            continue;
+        };
+        let Some(stat) = Stat::from_name(stem) else {
+            continue;
+        };
+        if ext == "absent" {
+            ns.stats
+                .insert(stat, Series::Absent(text.trim().to_string()));
+        } else if ext == "jsonl" {
+            let mut samples = Vec::new();
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                match serde_json::from_str::<Sample>(line) {
+                    Ok(s) => samples.push(s),
+                    Err(_) => ns
+                        .notes
+                        .push(format!("{name}: an unreadable line was skipped")),
+                }
+            }
+            ns.stats.insert(stat, Series::Samples(samples));
+        }
+    }
+    ns
+}
+
+/// An uncompressed tar of the regular files of `dir` (not recursive),
+/// names as they are: what a node sends back on stop.
+pub fn tar_dir(dir: &Path, skip: &[&str]) -> std::io::Result<Vec<u8>> {
+    let mut b = tar::Builder::new(Vec::new());
+    let mut names: Vec<_> = std::fs::read_dir(dir)?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name())
+        .collect();
+    names.sort();
+    for n in names {
+        if skip.iter().any(|s| n == *s) {
+            continue;
+        }
+        b.append_path_with_name(dir.join(&n), &n)?;
+    }
+    b.into_inner()
+}
+
+/// The files of a tar stream (names to contents), regular files only.
+pub fn untar(bytes: &[u8]) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let mut a = tar::Archive::new(bytes);
+    for e in a.entries()? {
+        let mut e = e?;
+        if !e.header().entry_type().is_file() {
+            continue;
+        }
+        let name = e.path()?.to_string_lossy().into_owned();
+        let mut v = Vec::new();
+        e.read_to_end(&mut v)?;
+        out.insert(name, v);
+    }
+    Ok(out)
+}
+
+/// Writes `path` as a .tgz whose top directory is `top`, holding each
+/// node's files under `top/NODE/` and, when some nodes failed, their
+/// names and reasons in `top/failed-nodes.txt`.
+pub fn write_tgz(
+    path: &Path,
+    top: &str,
+    nodes: &[(String, BTreeMap<String, Vec<u8>>)],
+    failed: &[(String, String)],
+) -> std::io::Result<()> {
+    let tmp = path.with_extension("tgz.part");
+    let file = std::fs::File::create(&tmp)?;
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut b = tar::Builder::new(gz);
+    let mut add = |name: String, data: &[u8]| -> std::io::Result<()> {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(iolab_core::clock::wall_ns() / 1_000_000_000);
+        h.set_cksum();
+        b.append_data(&mut h, name, data)
+    };
+    for (node, files) in nodes {
+        for (name, data) in files {
+            add(format!("{top}/{node}/{name}"), data)?;
+        }
+    }
+    if !failed.is_empty() {
+        let text: String = failed
+            .iter()
+            .map(|(n, why)| format!("{n}: {why}\n"))
+            .collect();
+        add(format!("{top}/{FAILED_FILE}"), text.as_bytes())?;
+    }
+    let mut gz = b.into_inner()?;
+    gz.flush()?;
+    gz.finish()?.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Everything in a profile tarball: each node's record, and the nodes
+/// that failed (name, reason).
+pub fn read_tgz(path: &Path) -> std::io::Result<(Vec<NodeSamples>, Vec<String>)> {
+    let file = std::fs::File::open(path)?;
+    let mut a = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut per_node: BTreeMap<String, BTreeMap<String, Vec<u8>>> = BTreeMap::new();
+    let mut failed = Vec::new();
+    for e in a.entries()? {
+        let mut e = e?;
+        if !e.header().entry_type().is_file() {
+            continue;
+        }
+        let name = e.path()?.to_string_lossy().into_owned();
+        let mut v = Vec::new();
+        e.read_to_end(&mut v)?;
+        let parts: Vec<&str> = name.split('/').collect();
+        match parts.as_slice() {
+            [_, f] if *f == FAILED_FILE => {
+                failed.extend(String::from_utf8_lossy(&v).lines().map(str::to_string))
+            }
+            [_, node, file] => {
+                per_node
+                    .entry(node.to_string())
+                    .or_default()
+                    .insert(file.to_string(), v);
+            }
+            _ => {}
+        }
+    }
+    let nodes = per_node
+        .iter()
+        .map(|(n, files)| node_from_files(n, files))
+        .collect();
+    Ok((nodes, failed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::Row;
+
+    #[test]
+    fn a_record_survives_the_tarball() {
+        let mut ns = NodeSamples {
+            node: "n1".into(),
+            stats: BTreeMap::new(),
+            notes: vec!["collector was killed".into()],
+        };
+        let s = Sample {
+            unix_ns: 5,
+            mono_ns: 7,
+            rows: vec![Row::new("loop0")
+                .counter("writes", 3)
+                .gauge("in_flight", 1.0)],
+        };
+        ns.stats
+            .insert(Stat::Disk, Series::Samples(vec![s.clone(), s]));
+        ns.stats.insert(Stat::Brw, Series::Absent("no brw".into()));
+        let files: BTreeMap<String, Vec<u8>> = node_files(&ns).into_iter().collect();
+        let dir = std::env::temp_dir().join(format!("iolab-arch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tgz = dir.join("p.tgz");
+        write_tgz(
+            &tgz,
+            "p",
+            &[("n1".into(), files)],
+            &[("n2".into(), "unreachable".into())],
+        )
+        .unwrap();
+        let (nodes, failed) = read_tgz(&tgz).unwrap();
+        assert_eq!(nodes, vec![ns]);
+        assert_eq!(failed, ["n2: unreachable"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_torn_line_is_skipped_and_noted() {
+        let mut files = BTreeMap::new();
+        files.insert(
+            "cpu.jsonl".to_string(),
+            b"{\"unix_ns\":1,\"mono_ns\":1,\"rows\":[]}\n{\"unix_".to_vec(),
+        );
+        let ns = node_from_files("n", &files);
+        assert!(matches!(&ns.stats[&Stat::Cpu], Series::Samples(v) if v.len() == 1));
+        assert_eq!(ns.notes.len(), 1);
+    }
+}

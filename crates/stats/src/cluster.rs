@@ -1,0 +1,262 @@
+//! The kit's gather_stats_everywhere: start a collector on every node of
+//! the config (through the remote shell, or directly when no node list is
+//! given), and at stop gather what each recorded into one tarball. A node
+//! that cannot be reached is reported; the others go on.
+
+use crate::archive;
+use crate::config::Config;
+use crate::node;
+use iolab_launch::RemoteShell;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long one node's start or stop may take through the remote shell.
+const REMOTE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What happened on one node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeResult {
+    /// The node.
+    pub node: String,
+    /// None when it worked; else what went wrong there.
+    pub error: Option<String>,
+}
+
+/// A start or stop across the nodes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// One entry per node, in config order.
+    pub nodes: Vec<NodeResult>,
+    /// The tarball written (stop only).
+    pub tarball: Option<PathBuf>,
+}
+
+impl Report {
+    /// The nodes that failed, with why.
+    pub fn failed(&self) -> Vec<(String, String)> {
+        self.nodes
+            .iter()
+            .filter_map(|n| n.error.clone().map(|e| (n.node.clone(), e)))
+            .collect()
+    }
+}
+
+/// Why nothing could be done at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The remote shell specification is unusable.
+    #[error(transparent)]
+    Rsh(#[from] iolab_launch::LaunchError),
+    /// The tarball could not be written.
+    #[error("cannot write the profile tarball {path}: {source}")]
+    Tarball {
+        /// Where.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// No node gave anything back.
+    #[error("no node could be stopped: {0}")]
+    Nothing(String),
+}
+
+/// How the nodes are reached: this process, or a remote shell.
+pub struct Plan<'a> {
+    cfg: &'a Config,
+    rsh: Option<RemoteShell>,
+    exe: PathBuf,
+}
+
+impl<'a> Plan<'a> {
+    /// Resolves the remote shell (option, else config's RSH, else
+    /// IOLAB_RSH, else ssh) when the config lists nodes. `exe` is the
+    /// iolab binary to run on the nodes unless the config names one.
+    pub fn new(
+        cfg: &'a Config,
+        rsh_option: Option<&str>,
+        exe: &Path,
+    ) -> Result<Plan<'a>, ClusterError> {
+        let rsh = if cfg.is_local() {
+            None
+        } else {
+            Some(RemoteShell::resolve(rsh_option.or(cfg.rsh.as_deref()))?)
+        };
+        let exe = cfg.iolab.clone().unwrap_or_else(|| exe.to_path_buf());
+        Ok(Plan { cfg, rsh, exe })
+    }
+
+    /// The node names: the lists, or this host.
+    pub fn nodes(&self) -> Vec<String> {
+        if self.cfg.is_local() {
+            vec![iolab_core::env::hostname()]
+        } else {
+            self.cfg.nodes()
+        }
+    }
+
+    /// Starts a collector on every node; each result says how it went.
+    pub fn start(&self) -> Report {
+        let spec = serde_json::to_string(&self.cfg.spec).unwrap_or_default();
+        let results = self.each(|node, dir| match &self.rsh {
+            None => node::detach(&self.exe, dir, &self.cfg.spec)
+                .map(|_| Vec::new())
+                .map_err(|e| e.to_string()),
+            Some(rsh) => {
+                let cmd = self.command(&[
+                    "start-node",
+                    "--dir",
+                    &dir.display().to_string(),
+                    "--spec",
+                    &spec,
+                ]);
+                remote(rsh, node, &cmd, iolab_core::stop::requested)
+            }
+        });
+        Report {
+            nodes: results
+                .into_iter()
+                .map(|(n, r)| NodeResult {
+                    node: n,
+                    error: r.err(),
+                })
+                .collect(),
+            tarball: None,
+        }
+    }
+
+    /// Stops every node's collector and writes one tarball at `tgz`
+    /// holding each node's record under `STEM/NODE/`.
+    pub fn stop(&self, tgz: &Path) -> Result<Report, ClusterError> {
+        let results = self.each(|node, dir| match &self.rsh {
+            None => node::halt(dir).map_err(|e| e.to_string()),
+            Some(rsh) => {
+                let cmd = self.command(&["halt", "--dir", &dir.display().to_string()]);
+                // Not cut short by Ctrl-C: after an interrupted `run` the
+                // collectors must still be stopped. The wait is bounded,
+                // and a second Ctrl-C ends the process.
+                remote(rsh, node, &cmd, || false)
+            }
+        });
+        let mut parts = Vec::new();
+        let mut report = Report {
+            nodes: Vec::new(),
+            tarball: None,
+        };
+        for (n, r) in results {
+            let files = r.and_then(|tar| {
+                archive::untar(&tar).map_err(|e| format!("unreadable record: {e}"))
+            });
+            match files {
+                Ok(f) => {
+                    parts.push((n.clone(), f));
+                    report.nodes.push(NodeResult {
+                        node: n,
+                        error: None,
+                    });
+                }
+                Err(e) => report.nodes.push(NodeResult {
+                    node: n,
+                    error: Some(e),
+                }),
+            }
+        }
+        if parts.is_empty() {
+            let why = report
+                .failed()
+                .iter()
+                .map(|(n, e)| format!("{n}: {e}"))
+                .collect::<Vec<_>>();
+            return Err(ClusterError::Nothing(why.join("; ")));
+        }
+        write_tarball(tgz, &parts, &report.failed())?;
+        report.tarball = Some(tgz.to_path_buf());
+        Ok(report)
+    }
+
+    /// `iolab stats WORDS...` as the nodes run it.
+    fn command(&self, words: &[&str]) -> Vec<String> {
+        let mut cmd = vec![self.exe.display().to_string(), "stats".to_string()];
+        cmd.extend(words.iter().map(|w| w.to_string()));
+        cmd
+    }
+
+    /// Runs `f` for every node at once (a slow node does not hold up the
+    /// others), results in node order.
+    fn each<F>(&self, f: F) -> Vec<(String, Result<Vec<u8>, String>)>
+    where
+        F: Fn(&str, &Path) -> Result<Vec<u8>, String> + Sync,
+    {
+        let nodes = self.nodes();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = nodes
+                .iter()
+                .map(|n| {
+                    let dir = node::run_dir(&self.cfg.tmp, n);
+                    let f = &f;
+                    s.spawn(move || f(n, &dir))
+                })
+                .collect();
+            nodes
+                .iter()
+                .zip(handles)
+                .map(|(n, h)| {
+                    let r = h
+                        .join()
+                        .unwrap_or_else(|_| Err("the node's thread panicked".into()));
+                    (n.clone(), r)
+                })
+                .collect()
+        })
+    }
+}
+
+/// Runs `cmd` on `node`; its standard output on success, else the
+/// remote shell's complaint.
+fn remote(
+    rsh: &RemoteShell,
+    node: &str,
+    cmd: &[String],
+    cancelled: fn() -> bool,
+) -> Result<Vec<u8>, String> {
+    let r = rsh.spawn(node, cmd, &[]).map_err(|e| e.to_string())?;
+    let done = r
+        .wait(REMOTE_TIMEOUT, cancelled)
+        .map_err(|e| e.to_string())?;
+    if done.status.success() {
+        Ok(done.stdout)
+    } else {
+        let err = String::from_utf8_lossy(&done.stderr).trim().to_string();
+        Err(format!(
+            "through `{} {node}`: {} ({})",
+            rsh.agent.join(" "),
+            if err.is_empty() { "no message" } else { &err },
+            done.status
+        ))
+    }
+}
+
+/// Writes the tarball, its top directory named after the file.
+pub fn write_tarball(
+    tgz: &Path,
+    parts: &[(String, BTreeMap<String, Vec<u8>>)],
+    failed: &[(String, String)],
+) -> Result<(), ClusterError> {
+    let top = tarball_stem(tgz);
+    archive::write_tgz(tgz, &top, parts, failed).map_err(|source| ClusterError::Tarball {
+        path: tgz.display().to_string(),
+        source,
+    })
+}
+
+/// `log_name` for `/x/log_name.tgz` (or `.tar.gz`).
+pub fn tarball_stem(tgz: &Path) -> String {
+    let name = tgz
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "stats".into());
+    name.trim_end_matches(".tgz")
+        .trim_end_matches(".tar.gz")
+        .to_string()
+}

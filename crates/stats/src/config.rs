@@ -1,0 +1,594 @@
+//! The collector configuration: the kit's config.sh variables (read as
+//! they are), the same keys in TOML, or the short `local,1s` form a
+//! benchmark's `--stats` takes. Everything is validated here, before any
+//! collector starts.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One statistic a collector can record. The first eight are the kit's;
+/// the last five are what any Linux node has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stat {
+    /// CPU, memory, paging and swapping totals (/proc/stat, /proc/vmstat).
+    Vmstat,
+    /// Lustre OST and MDT RPC service statistics (ptlrpc `stats`).
+    Service,
+    /// OST bulk read/write histograms (`brw_stats`).
+    Brw,
+    /// SCSI disk I/O statistics (`sd_iostats`, a Lustre kernel patch).
+    Sdio,
+    /// ldiskfs block allocator statistics (`mb_stats`).
+    Mballoc,
+    /// Lustre target operation statistics (obdfilter `stats`, mdt `md_stats`).
+    Io,
+    /// ldiskfs/ext4 journal statistics (jbd2 `info`).
+    Jbd,
+    /// Lustre client request statistics (osc, mdc and llite `stats`).
+    Client,
+    /// Block device counters, one row per device (/proc/diskstats).
+    Disk,
+    /// Memory figures (/proc/meminfo).
+    Meminfo,
+    /// Network interface counters (/proc/net/dev).
+    Net,
+    /// CPU time per core (/proc/stat).
+    Cpu,
+    /// Space and inodes of the configured paths (statfs).
+    Statfs,
+}
+
+impl Stat {
+    /// Every statistic, in the order files and tables list them.
+    pub const ALL: [Stat; 13] = [
+        Stat::Vmstat,
+        Stat::Service,
+        Stat::Brw,
+        Stat::Sdio,
+        Stat::Mballoc,
+        Stat::Io,
+        Stat::Jbd,
+        Stat::Client,
+        Stat::Disk,
+        Stat::Meminfo,
+        Stat::Net,
+        Stat::Cpu,
+        Stat::Statfs,
+    ];
+
+    /// The statistics every Linux node has (the `local` short form).
+    pub const LINUX: [Stat; 6] = [
+        Stat::Vmstat,
+        Stat::Disk,
+        Stat::Meminfo,
+        Stat::Net,
+        Stat::Cpu,
+        Stat::Statfs,
+    ];
+
+    /// The name used in file names and CSV names (`disk`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Stat::Vmstat => "vmstat",
+            Stat::Service => "service",
+            Stat::Brw => "brw",
+            Stat::Sdio => "sdio",
+            Stat::Mballoc => "mballoc",
+            Stat::Io => "io",
+            Stat::Jbd => "jbd",
+            Stat::Client => "client",
+            Stat::Disk => "disk",
+            Stat::Meminfo => "meminfo",
+            Stat::Net => "net",
+            Stat::Cpu => "cpu",
+            Stat::Statfs => "statfs",
+        }
+    }
+
+    /// The statistic a file or CSV name stands for.
+    pub fn from_name(name: &str) -> Option<Stat> {
+        Stat::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// The config.sh variable that sets its interval (`DISK_INTERVAL`).
+    pub fn variable(self) -> String {
+        format!("{}_INTERVAL", self.name().to_ascii_uppercase())
+    }
+}
+
+/// The longest interval accepted, in seconds: a day. A longer one would
+/// only ever record the start and stop samples, which 0 already asks for.
+pub const MAX_INTERVAL_S: u64 = 86_400;
+
+/// What one node's collector records: handed to the collector as JSON,
+/// so a remote node needs no config file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spec {
+    /// Seconds between samples per statistic; 0 = at start and stop only.
+    /// A statistic not listed is not collected.
+    pub intervals: BTreeMap<Stat, u64>,
+    /// Mounted paths whose statfs figures are recorded.
+    pub statfs_paths: Vec<PathBuf>,
+}
+
+impl Spec {
+    /// Every Linux statistic every `interval_s` seconds; statfs only
+    /// when `paths` names some.
+    pub fn local(interval_s: u64, paths: Vec<PathBuf>) -> Spec {
+        Spec {
+            intervals: Stat::LINUX
+                .iter()
+                .filter(|s| **s != Stat::Statfs || !paths.is_empty())
+                .map(|s| (*s, interval_s))
+                .collect(),
+            statfs_paths: paths,
+        }
+    }
+}
+
+/// A whole configuration: what to record, and where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Config {
+    /// What each collector records.
+    pub spec: Spec,
+    /// The kit's node lists; all empty means "this node only, no remote
+    /// shell".
+    pub mds_list: Vec<String>,
+    /// OSS nodes.
+    pub ost_list: Vec<String>,
+    /// Client nodes.
+    pub client_list: Vec<String>,
+    /// Directory on each node that holds the collector's files (`TMP`).
+    pub tmp: PathBuf,
+    /// The remote shell (`RSH`); the command line and IOLAB_RSH come first.
+    pub rsh: Option<String>,
+    /// The iolab binary on the nodes (`IOLAB`); default: this binary's path.
+    pub iolab: Option<PathBuf>,
+    /// Variables accepted for the kit's sake but not used (`SCRIPT`).
+    pub ignored: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            spec: Spec {
+                intervals: BTreeMap::new(),
+                statfs_paths: Vec::new(),
+            },
+            mds_list: Vec::new(),
+            ost_list: Vec::new(),
+            client_list: Vec::new(),
+            tmp: PathBuf::from("/tmp"),
+            rsh: None,
+            iolab: None,
+            ignored: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Every node of the lists, each once, in list order (a host that is
+    /// both MDS and client gets one collector).
+    pub fn nodes(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for n in self
+            .mds_list
+            .iter()
+            .chain(&self.ost_list)
+            .chain(&self.client_list)
+        {
+            if !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+        out
+    }
+
+    /// True when no node list is given: collect on this node directly.
+    pub fn is_local(&self) -> bool {
+        self.nodes().is_empty()
+    }
+}
+
+/// A configuration that cannot be used; the message names the variable.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read the stats config {path}: {why}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// A line that is not `NAME=value`.
+    #[error("{file} line {line}: `{text}` is not a NAME=value assignment")]
+    Syntax {
+        /// The file.
+        file: String,
+        /// 1-based line number.
+        line: usize,
+        /// The line.
+        text: String,
+    },
+    /// A variable this collector does not know.
+    #[error("{file}: unknown variable {name} (known: the kit's *_INTERVAL variables, MDS_LIST, OST_LIST, CLIENT_LIST, TMP, STATFS_PATHS, RSH, IOLAB, SCRIPT)")]
+    Unknown {
+        /// The file.
+        file: String,
+        /// The variable.
+        name: String,
+    },
+    /// A value out of range or of the wrong form.
+    #[error("{file}: {name}={value}: {why}")]
+    Value {
+        /// The file.
+        file: String,
+        /// The variable.
+        name: String,
+        /// What was given.
+        value: String,
+        /// What is accepted.
+        why: String,
+    },
+}
+
+/// Reads a configuration: `local` or `local,Ns` (every Linux statistic
+/// every N seconds on this node), a `.toml` file, or else the kit's
+/// config.sh.
+pub fn load(arg: &str) -> Result<Config, ConfigError> {
+    if let Some(rest) = arg.strip_prefix("local") {
+        return parse_local(arg, rest);
+    }
+    let path = Path::new(arg);
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+        path: arg.to_string(),
+        why: e.to_string(),
+    })?;
+    let cfg = if path.extension().is_some_and(|e| e == "toml") {
+        parse_toml(arg, &text)?
+    } else {
+        parse_sh(arg, &text)?
+    };
+    check(arg, &cfg)?;
+    Ok(cfg)
+}
+
+/// What no single variable shows: a config that would record nothing,
+/// or statfs with no path to ask.
+pub fn check(file: &str, cfg: &Config) -> Result<(), ConfigError> {
+    let bad = |name: &str, why: &str| ConfigError::Value {
+        file: file.into(),
+        name: name.into(),
+        value: String::new(),
+        why: why.into(),
+    };
+    if cfg.spec.intervals.is_empty() {
+        return Err(bad(
+            "*_INTERVAL",
+            "none is set, so nothing would be collected (set e.g. VMSTAT_INTERVAL=1)",
+        ));
+    }
+    if cfg.spec.intervals.contains_key(&Stat::Statfs) && cfg.spec.statfs_paths.is_empty() {
+        return Err(bad(
+            "STATFS_INTERVAL",
+            "set without STATFS_PATHS: name the mounted paths to ask",
+        ));
+    }
+    Ok(())
+}
+
+/// `local`, `local,1s`, `local,0`: the short form of `--stats`.
+fn parse_local(arg: &str, rest: &str) -> Result<Config, ConfigError> {
+    let interval = match rest {
+        "" => "1",
+        r if r.starts_with(',') => r[1..].trim_end_matches('s'),
+        _ => {
+            return Err(ConfigError::Value {
+                file: "--stats".into(),
+                name: "local".into(),
+                value: arg.into(),
+                why: "write local or local,Ns (N seconds, 0 = start and stop only)".into(),
+            })
+        }
+    };
+    let mut cfg = Config::default();
+    let secs = interval_value("--stats", "local", interval)?;
+    cfg.spec = Spec::local(secs, Vec::new());
+    Ok(cfg)
+}
+
+/// Reads the kit's config.sh: `NAME=value` lines (optionally `export`ed,
+/// values optionally quoted, `$NAME` of an earlier line expanded),
+/// comments and blank lines. Anything else is refused rather than
+/// guessed at.
+pub fn parse_sh(file: &str, text: &str) -> Result<Config, ConfigError> {
+    let mut cfg = Config::default();
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = strip_comment(raw).trim();
+        if line.is_empty() {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line).trim();
+        let syntax = || ConfigError::Syntax {
+            file: file.into(),
+            line: i + 1,
+            text: raw.trim().into(),
+        };
+        let (name, value) = line.split_once('=').ok_or_else(syntax)?;
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(syntax());
+        }
+        let value = expand(&unquote(value.trim()), &seen);
+        set(&mut cfg, file, name, &value)?;
+        seen.insert(name.to_string(), value);
+    }
+    Ok(cfg)
+}
+
+/// The line without a `#` comment (a `#` inside quotes is kept).
+fn strip_comment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (None, '#') => return &line[..i],
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            _ => {}
+        }
+    }
+    line
+}
+
+/// Removes one pair of surrounding quotes.
+fn unquote(v: &str) -> String {
+    for q in ['"', '\''] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return v[1..v.len() - 1].to_string();
+        }
+    }
+    v.to_string()
+}
+
+/// Replaces `$NAME` and `${NAME}` by earlier values (unknown names by
+/// nothing, as the shell does).
+fn expand(v: &str, seen: &BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    let mut rest = v;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, tail) = if let Some(b) = after.strip_prefix('{') {
+            match b.find('}') {
+                Some(end) => (&b[..end], &b[end + 1..]),
+                None => (b, ""),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], &after[end..])
+        };
+        if name.is_empty() {
+            out.push('$');
+        } else if let Some(val) = seen.get(name) {
+            out.push_str(val);
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Reads the TOML form: the same variables as config.sh, in lower case
+/// (`disk_interval = 1`, `client_list = ["c1", "c2"]`).
+pub fn parse_toml(file: &str, text: &str) -> Result<Config, ConfigError> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| ConfigError::Syntax {
+            file: file.into(),
+            line: 0,
+            text: e.message().to_string(),
+        })?;
+    let mut cfg = Config::default();
+    for (key, value) in &table {
+        let text = match value {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(n) => n.to_string(),
+            toml::Value::Array(items) => {
+                let words: Option<Vec<String>> = items
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_string))
+                    .collect();
+                words
+                    .ok_or_else(|| ConfigError::Value {
+                        file: file.into(),
+                        name: key.clone(),
+                        value: value.to_string(),
+                        why: "a list must hold strings".into(),
+                    })?
+                    .join(" ")
+            }
+            other => other.to_string(),
+        };
+        set(&mut cfg, file, &key.to_ascii_uppercase(), &text)?;
+    }
+    Ok(cfg)
+}
+
+/// Applies one variable.
+fn set(cfg: &mut Config, file: &str, name: &str, value: &str) -> Result<(), ConfigError> {
+    let list = || {
+        value
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    match name {
+        "MDS_LIST" => cfg.mds_list = list(),
+        "OST_LIST" => cfg.ost_list = list(),
+        "CLIENT_LIST" => cfg.client_list = list(),
+        "STATFS_PATHS" => cfg.spec.statfs_paths = list().into_iter().map(PathBuf::from).collect(),
+        "TMP" => cfg.tmp = nonempty_path(file, name, value)?,
+        "IOLAB" => cfg.iolab = Some(nonempty_path(file, name, value)?),
+        "RSH" => cfg.rsh = Some(value.to_string()).filter(|v| !v.trim().is_empty()),
+        "SCRIPT" => cfg.ignored.push(name.to_string()),
+        _ => {
+            let stat = Stat::ALL
+                .into_iter()
+                .find(|s| s.variable() == name)
+                .ok_or_else(|| ConfigError::Unknown {
+                    file: file.into(),
+                    name: name.into(),
+                })?;
+            if value.is_empty() {
+                // The kit treats an empty interval as "not collected".
+                cfg.spec.intervals.remove(&stat);
+            } else {
+                let secs = interval_value(file, name, value)?;
+                cfg.spec.intervals.insert(stat, secs);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn nonempty_path(file: &str, name: &str, value: &str) -> Result<PathBuf, ConfigError> {
+    if value.is_empty() {
+        return Err(ConfigError::Value {
+            file: file.into(),
+            name: name.into(),
+            value: value.into(),
+            why: "must name a path".into(),
+        });
+    }
+    Ok(PathBuf::from(value))
+}
+
+/// An interval: whole seconds from 0 to [`MAX_INTERVAL_S`].
+fn interval_value(file: &str, name: &str, value: &str) -> Result<u64, ConfigError> {
+    let bad = |why: String| ConfigError::Value {
+        file: file.into(),
+        name: name.into(),
+        value: value.into(),
+        why,
+    };
+    if value.trim().starts_with('-') {
+        return Err(bad(
+            "an interval cannot be negative (0 = at start and stop only, n = every n seconds)"
+                .into(),
+        ));
+    }
+    let secs: u64 = value
+        .trim()
+        .parse()
+        .map_err(|_| bad("an interval is a whole number of seconds".into()))?;
+    if secs > MAX_INTERVAL_S {
+        return Err(bad(format!(
+            "at most {MAX_INTERVAL_S} seconds (a day); use 0 for start and stop only"
+        )));
+    }
+    Ok(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KIT: &str = r#"#!/bin/bash
+# profiling intervals
+VMSTAT_INTERVAL=0
+SERVICE_INTERVAL=2   # every two seconds
+export BRW_INTERVAL="5"
+SDIO_INTERVAL=
+NODES="n1 n2"
+SCRIPT=/usr/bin/lstat.sh
+"#;
+
+    #[test]
+    fn the_kits_variables_are_read_as_they_are() {
+        let text = KIT.replace(
+            "NODES=\"n1 n2\"",
+            "CLIENT_LIST=\"n1 n2\"\nOST_LIST=${CLIENT_LIST},n3",
+        );
+        let cfg = parse_sh("config.sh", &text).unwrap();
+        assert_eq!(cfg.spec.intervals.get(&Stat::Vmstat), Some(&0));
+        assert_eq!(cfg.spec.intervals.get(&Stat::Service), Some(&2));
+        assert_eq!(cfg.spec.intervals.get(&Stat::Brw), Some(&5));
+        assert!(!cfg.spec.intervals.contains_key(&Stat::Sdio));
+        assert_eq!(cfg.client_list, ["n1", "n2"]);
+        assert_eq!(cfg.ost_list, ["n1", "n2", "n3"]);
+        assert_eq!(cfg.nodes(), ["n1", "n2", "n3"]);
+        assert_eq!(cfg.ignored, ["SCRIPT"]);
+        assert!(!cfg.is_local());
+    }
+
+    #[test]
+    fn an_unknown_variable_is_named() {
+        let e = parse_sh("c.sh", KIT).unwrap_err();
+        assert!(e.to_string().contains("unknown variable NODES"), "{e}");
+    }
+
+    #[test]
+    fn a_negative_or_odd_interval_is_named() {
+        let e = parse_sh("c.sh", "DISK_INTERVAL=-1").unwrap_err();
+        assert!(e.to_string().contains("DISK_INTERVAL=-1") && e.to_string().contains("negative"));
+        let e = parse_sh("c.sh", "CPU_INTERVAL=1.5").unwrap_err();
+        assert!(e.to_string().contains("CPU_INTERVAL"), "{e}");
+        let e = parse_sh("c.sh", "NET_INTERVAL=100000").unwrap_err();
+        assert!(e.to_string().contains("86400"), "{e}");
+        let e = parse_sh("c.sh", "if true; then").unwrap_err();
+        assert!(matches!(e, ConfigError::Syntax { line: 1, .. }), "{e}");
+    }
+
+    #[test]
+    fn toml_means_the_same() {
+        let cfg = parse_toml(
+            "c.toml",
+            "disk_interval = 1\nvmstat_interval = 0\nclient_list = [\"a\", \"b\"]\ntmp = \"/var/tmp\"\nstatfs_paths = [\"/mnt\"]\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.spec.intervals.get(&Stat::Disk), Some(&1));
+        assert_eq!(cfg.client_list, ["a", "b"]);
+        assert_eq!(cfg.tmp, PathBuf::from("/var/tmp"));
+        assert_eq!(cfg.spec.statfs_paths, [PathBuf::from("/mnt")]);
+        let e = parse_toml("c.toml", "disk_interval = -3").unwrap_err();
+        assert!(e.to_string().contains("DISK_INTERVAL"), "{e}");
+        let e = parse_toml("c.toml", "bogus = 1").unwrap_err();
+        assert!(e.to_string().contains("BOGUS"), "{e}");
+    }
+
+    #[test]
+    fn the_short_form_is_local() {
+        let cfg = load("local,2s").unwrap();
+        assert!(cfg.is_local());
+        assert_eq!(cfg.spec.intervals.get(&Stat::Disk), Some(&2));
+        assert_eq!(
+            load("local").unwrap().spec.intervals.get(&Stat::Cpu),
+            Some(&1)
+        );
+        assert!(load("local,-1").is_err());
+        assert!(load("localhost").is_err());
+        assert!(!load("local")
+            .unwrap()
+            .spec
+            .intervals
+            .contains_key(&Stat::Statfs));
+    }
+
+    #[test]
+    fn a_config_that_records_nothing_or_statfs_without_paths_is_refused() {
+        let cfg = parse_sh("c.sh", "TMP=/tmp\n").unwrap();
+        let e = check("c.sh", &cfg).unwrap_err();
+        assert!(e.to_string().contains("nothing would be collected"), "{e}");
+        let cfg = parse_sh("c.sh", "STATFS_INTERVAL=1\n").unwrap();
+        let e = check("c.sh", &cfg).unwrap_err();
+        assert!(e.to_string().contains("STATFS_PATHS"), "{e}");
+        let cfg = parse_sh("c.sh", "STATFS_INTERVAL=1\nSTATFS_PATHS=/\n").unwrap();
+        assert!(check("c.sh", &cfg).is_ok());
+    }
+}

@@ -1,0 +1,291 @@
+//! `iolab stats`: the Lustre I/O kit's stats-collect as a library.
+//!
+//! A collector samples system statistics (CPU, memory, disks, network,
+//! statfs) and, where present, Lustre's (service, brw, target, client,
+//! mballoc, jbd) at the kit's `*_INTERVAL`s: 0 = at start and stop only,
+//! n = every n seconds. It runs detached on each node ([`cluster`],
+//! [`node`]) or in a thread of a benchmark ([`Session`]); [`analyse`]
+//! turns the samples into one table per statistic and node with counters
+//! as deltas and rates per interval. Nothing here prints.
+//!
+//! ```
+//! use iolab_stats::{analyse, config, Session};
+//! let cfg = config::load("local,0").unwrap();
+//! let session = Session::start(cfg.spec.clone(), "here").unwrap();
+//! // ... the measured work runs here ...
+//! let samples = session.stop().unwrap();
+//! let tables = analyse::tables(&samples);
+//! let disk = tables.iter().find(|t| t.stat == config::Stat::Disk).unwrap();
+//! assert!(disk.header.contains(&"write_bytes_per_s".to_string()));
+//! ```
+
+pub mod analyse;
+pub mod archive;
+pub mod cluster;
+pub mod collect;
+pub mod config;
+pub mod linux;
+pub mod lustre;
+pub mod node;
+pub mod sample;
+
+pub use config::{Config, ConfigError, Spec, Stat};
+pub use sample::{NodeSamples, Row, Sample, Series};
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+
+/// A collector running in a thread of this process: what a benchmark
+/// starts around its run with `--stats local,1s`.
+pub struct Session {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<std::io::Result<NodeSamples>>,
+}
+
+impl Session {
+    /// Starts sampling `spec` on this node, recorded under `node`'s name;
+    /// returns once the start samples are taken, so work begun after it
+    /// is inside the first interval.
+    pub fn start(spec: Spec, node: &str) -> std::io::Result<Session> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let node = node.to_string();
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("iolab-stats".into())
+            .spawn(move || {
+                let reader = collect::Reader::new(spec);
+                let mut mem = collect::Memory::new(&node);
+                let done = || flag.load(Ordering::Relaxed);
+                let r = collect::run(&reader, &mut mem, &done, &mut || {
+                    let _ = tx.send(());
+                });
+                r.map(|_| mem.samples)
+            })?;
+        // The sender is dropped without a send when the start samples fail.
+        if rx.recv().is_err() {
+            return match thread.join() {
+                Ok(Err(e)) => Err(e),
+                _ => Err(std::io::Error::other("the stats collector ended at start")),
+            };
+        }
+        Ok(Session { stop, thread })
+    }
+
+    /// Takes the stop samples and returns everything recorded.
+    pub fn stop(self) -> std::io::Result<NodeSamples> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread
+            .join()
+            .map_err(|_| std::io::Error::other("the stats collector panicked"))?
+    }
+}
+
+/// What a run collected on every node, as a benchmark stores it beside
+/// its own results.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Collected {
+    /// Each node's samples.
+    pub nodes: Vec<NodeSamples>,
+    /// Nodes that gave nothing, with why.
+    pub failed: Vec<String>,
+    /// Each node's tables (rates per interval), ready for a report.
+    pub tables: Vec<analyse::Table>,
+}
+
+/// Why collection could not be attached or finished.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    /// Bad configuration (exit 2).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Nodes or the tarball.
+    #[error(transparent)]
+    Cluster(#[from] cluster::ClusterError),
+    /// Reading or writing samples.
+    #[error("stats: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Collection attached to a benchmark's run: in this process when the
+/// configuration has no node list, else a collector per node.
+pub enum Attached {
+    /// A thread of this process.
+    Local(Session),
+    /// Detached collectors on the config's nodes.
+    Nodes {
+        /// The configuration.
+        cfg: Box<Config>,
+        /// Remote shell option.
+        rsh: Option<String>,
+        /// The iolab binary.
+        exe: PathBuf,
+        /// Nodes whose start failed.
+        start_failed: Vec<String>,
+    },
+}
+
+/// The `--stats ARG` hook: `ARG` is `local`, `local,Ns`, a TOML file or
+/// a config.sh. Call before the benchmark's first timed operation, then
+/// [`Attached::finish`] after its last. `exe` is the running iolab binary.
+pub fn attach(arg: &str, rsh: Option<&str>, exe: &Path) -> Result<Attached, StatsError> {
+    let cfg = config::load(arg)?;
+    attach_config(cfg, rsh, exe)
+}
+
+/// [`attach`] for an already loaded configuration.
+pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attached, StatsError> {
+    if cfg.is_local() {
+        let node = iolab_core::env::hostname();
+        return Ok(Attached::Local(Session::start(cfg.spec.clone(), &node)?));
+    }
+    let plan = cluster::Plan::new(&cfg, rsh, exe)?;
+    let report = plan.start();
+    let start_failed = report
+        .failed()
+        .into_iter()
+        .map(|(n, e)| format!("{n}: {e}"))
+        .collect();
+    Ok(Attached::Nodes {
+        cfg: Box::new(cfg),
+        rsh: rsh.map(str::to_string),
+        exe: exe.to_path_buf(),
+        start_failed,
+    })
+}
+
+impl Attached {
+    /// Stops collecting; when `tgz` is given the kit's profile tarball is
+    /// written there too.
+    pub fn finish(self, tgz: Option<&Path>) -> Result<Collected, StatsError> {
+        let (nodes, failed) = match self {
+            Attached::Local(s) => {
+                let ns = s.stop()?;
+                if let Some(path) = tgz {
+                    let files = archive::node_files(&ns).into_iter().collect();
+                    cluster::write_tarball(path, &[(ns.node.clone(), files)], &[])?;
+                }
+                (vec![ns], Vec::new())
+            }
+            Attached::Nodes {
+                cfg,
+                rsh,
+                exe,
+                start_failed,
+            } => {
+                let plan = cluster::Plan::new(&cfg, rsh.as_deref(), &exe)?;
+                let keep = tgz.map(Path::to_path_buf);
+                let path = keep.clone().unwrap_or_else(|| {
+                    std::env::temp_dir().join(format!("iolab-stats-{}.tgz", std::process::id()))
+                });
+                let report = plan.stop(&path)?;
+                let (nodes, _) = archive::read_tgz(&path)?;
+                if keep.is_none() {
+                    let _ = std::fs::remove_file(&path);
+                }
+                // A node whose start failed usually fails its stop too;
+                // the start's reason is the one that explains it.
+                let stopped_badly: Vec<String> = report
+                    .failed()
+                    .into_iter()
+                    .filter(|(n, _)| {
+                        !start_failed
+                            .iter()
+                            .any(|f| f.starts_with(&format!("{n}: ")))
+                    })
+                    .map(|(n, e)| format!("{n}: {e}"))
+                    .collect();
+                let mut all = start_failed;
+                all.extend(stopped_badly);
+                (nodes, all)
+            }
+        };
+        let tables = nodes.iter().flat_map(analyse::tables).collect();
+        Ok(Collected {
+            nodes,
+            failed,
+            tables,
+        })
+    }
+}
+
+/// What `analyse` wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analysis {
+    /// The CSV files, one per statistic and node.
+    pub csv_files: Vec<PathBuf>,
+    /// The CSV tarball.
+    pub tarball: PathBuf,
+    /// Statistics absent on a node (`node: stat: why`) and node notes.
+    pub notes: Vec<String>,
+}
+
+/// The kit's analyse step: reads a profile tarball and writes
+/// `OUT/NODE/STAT.csv` for each statistic and node, plus `OUT.tgz`
+/// holding them.
+pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
+    let (nodes, failed) = archive::read_tgz(tgz)?;
+    let mut notes: Vec<String> = failed.iter().map(|f| format!("failed node {f}")).collect();
+    let mut csv_files = Vec::new();
+    let mut parts = Vec::new();
+    for ns in &nodes {
+        let dir = out.join(&ns.node);
+        std::fs::create_dir_all(&dir)?;
+        let mut files = std::collections::BTreeMap::new();
+        for t in analyse::tables(ns) {
+            let path = dir.join(t.file_name());
+            let text = t.to_csv();
+            std::fs::write(&path, &text)?;
+            files.insert(t.file_name(), text.into_bytes());
+            csv_files.push(path);
+        }
+        parts.push((ns.node.clone(), files));
+        for (stat, s) in &ns.stats {
+            if let Series::Absent(why) = s {
+                notes.push(format!("{}: {}: {why}", ns.node, stat.name()));
+            }
+        }
+        notes.extend(ns.notes.iter().map(|n| format!("{}: {n}", ns.node)));
+    }
+    let tarball = out.with_extension("tgz");
+    cluster::write_tarball(&tarball, &parts, &[])?;
+    Ok(Analysis {
+        csv_files,
+        tarball,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_attachment_returns_tables_and_writes_the_tarball() {
+        let dir = std::env::temp_dir().join(format!("iolab-attach-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tgz = dir.join("a.tgz");
+        let attached = attach("local,0", None, Path::new("/bin/false")).unwrap();
+        assert!(matches!(attached, Attached::Local(_)));
+        let c = attached.finish(Some(&tgz)).unwrap();
+        assert_eq!(c.nodes.len(), 1);
+        assert!(c.failed.is_empty());
+        assert!(c
+            .tables
+            .iter()
+            .any(|t| t.stat == Stat::Cpu && !t.rows.is_empty()));
+        let (nodes, _) = archive::read_tgz(&tgz).unwrap();
+        assert_eq!(nodes, c.nodes);
+        let json = serde_json::to_string(&c).unwrap();
+        let back: Collected = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.tables, c.tables);
+        assert!(matches!(
+            attach("local,-2", None, Path::new("x")),
+            Err(StatsError::Config(_))
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,291 @@
+//! One node's collector: its run directory, the detached process that
+//! samples into it, and the halt that stops it and packs what it wrote.
+//! Everything here runs on the node itself (locally, or as the command
+//! the remote shell starts).
+
+use crate::archive;
+use crate::collect::{self, Reader, Sink};
+use crate::config::{Spec, Stat};
+use crate::sample::Sample;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The collector's pid, present while it runs.
+pub const PID_FILE: &str = "collector.pid";
+/// The collector's spec, for a halt that must take the stop samples itself.
+pub const SPEC_FILE: &str = "spec.json";
+/// The detached collector's standard error.
+pub const LOG_FILE: &str = "collector.log";
+
+/// How long start waits for a collector's first samples, and halt for
+/// a collector to finish its last ones.
+const SETTLE: Duration = Duration::from_secs(30);
+
+/// The run directory of `node` under the configured `tmp`.
+pub fn run_dir(tmp: &Path, node: &str) -> PathBuf {
+    tmp.join("iolab-stats").join(node)
+}
+
+/// Why a node-side step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// A collector is already recording into this directory.
+    #[error("a collector (pid {pid}) is already running in {dir}; stop it first")]
+    Running {
+        /// Its pid.
+        pid: i32,
+        /// The run directory.
+        dir: String,
+    },
+    /// No collector was started here.
+    #[error("no collector was started in {0}")]
+    NotStarted(String),
+    /// The collector ended before its first samples.
+    #[error("the collector ended before its first samples: {0}")]
+    Died(String),
+    /// A file could not be read or written.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The path.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> NodeError {
+    let path = path.display().to_string();
+    move |source| NodeError::Io { what, path, source }
+}
+
+/// The pid in `dir`'s pid file, if it names a live collector. A pid the
+/// system has given to another program since is not ours.
+pub fn running_pid(dir: &Path) -> Option<i32> {
+    let pid: i32 = std::fs::read_to_string(dir.join(PID_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    is_collector(pid, dir).then_some(pid)
+}
+
+/// True when `pid` is alive (not a zombie) and is the iolab stats
+/// collector of `dir` (not one of another run).
+fn is_collector(pid: i32, dir: &Path) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, r)| r.trim_start().chars().next());
+    if matches!(state, Some('Z') | Some('X') | None) {
+        return false;
+    }
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let words: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+    let dir = dir.as_os_str().as_encoded_bytes();
+    words.contains(&&b"stats"[..]) && words.contains(&&b"collect"[..]) && words.contains(&dir)
+}
+
+/// Makes a fresh run directory for `spec`, refusing one a live collector
+/// still uses.
+pub fn prepare(dir: &Path, spec: &Spec) -> Result<(), NodeError> {
+    if let Some(pid) = running_pid(dir) {
+        return Err(NodeError::Running {
+            pid,
+            dir: dir.display().to_string(),
+        });
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
+    let json = serde_json::to_vec_pretty(spec).unwrap_or_default();
+    std::fs::write(dir.join(SPEC_FILE), json).map_err(io("cannot write", dir))
+}
+
+/// Starts `exe stats collect` on this node, detached (its own process
+/// group, no terminal, output to the log), and returns its pid once its
+/// start samples are on disk.
+pub fn detach(exe: &Path, dir: &Path, spec: &Spec) -> Result<u32, NodeError> {
+    use std::os::unix::process::CommandExt;
+    prepare(dir, spec)?;
+    let log = File::create(dir.join(LOG_FILE)).map_err(io("cannot create", dir))?;
+    let mut child = std::process::Command::new(exe)
+        .args(["stats", "collect", "--dir"])
+        .arg(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .map_err(io("cannot start", exe))?;
+    let until = Instant::now() + SETTLE;
+    loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            let log = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap_or_default();
+            return Err(NodeError::Died(format!("{st}: {}", log.trim())));
+        }
+        if running_pid(dir) == Some(child.id() as i32) {
+            return Ok(child.id());
+        }
+        if Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(NodeError::Died(format!(
+                "no start samples within {SETTLE:?}"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A [`Sink`] appending JSON lines to the run directory, flushed per
+/// sample so a killed collector loses at most the line it was writing.
+struct Files {
+    dir: PathBuf,
+}
+
+impl Files {
+    fn append(&self, name: String, bytes: &[u8]) -> std::io::Result<()> {
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(name))?;
+        f.write_all(bytes)
+    }
+}
+
+impl Sink for Files {
+    fn absent(&mut self, stat: Stat, why: &str) -> std::io::Result<()> {
+        self.append(archive::absent_file(stat), format!("{why}\n").as_bytes())
+    }
+
+    fn sample(&mut self, stat: Stat, sample: &Sample) -> std::io::Result<()> {
+        self.append(archive::samples_file(stat), &archive::sample_line(sample))
+    }
+
+    fn note(&mut self, text: &str) -> std::io::Result<()> {
+        self.append(archive::NOTES_FILE.into(), format!("{text}\n").as_bytes())
+    }
+}
+
+/// The detached collector's body: reads the spec from `dir`, records
+/// until `stop()`, writes the pid file once the start samples are in and
+/// removes it after the stop samples.
+pub fn collect(dir: &Path, stop: &dyn Fn() -> bool) -> Result<(), NodeError> {
+    let spec_path = dir.join(SPEC_FILE);
+    let text = std::fs::read(&spec_path).map_err(io("cannot read", &spec_path))?;
+    let spec: Spec = serde_json::from_slice(&text).map_err(|e| NodeError::Io {
+        what: "bad spec in",
+        path: spec_path.display().to_string(),
+        source: std::io::Error::other(e),
+    })?;
+    let reader = Reader::new(spec);
+    let mut sink = Files {
+        dir: dir.to_path_buf(),
+    };
+    let pid_path = dir.join(PID_FILE);
+    let mut pid_err = None;
+    let mut started = || {
+        let tmp = dir.join("collector.pid.tmp");
+        let r = std::fs::write(&tmp, std::process::id().to_string())
+            .and_then(|_| std::fs::rename(&tmp, &pid_path));
+        pid_err = r.err();
+    };
+    let r = collect::run(&reader, &mut sink, stop, &mut started);
+    let _ = std::fs::remove_file(&pid_path);
+    if let Some(e) = pid_err {
+        return Err(NodeError::Io {
+            what: "cannot write",
+            path: pid_path.display().to_string(),
+            source: e,
+        });
+    }
+    r.map_err(io("cannot record into", dir))
+}
+
+/// Stops the collector recording in `dir` (SIGTERM, then SIGKILL if it
+/// has not finished within a while), takes the stop samples itself when
+/// the collector was already gone, packs the directory as a tar and
+/// removes it.
+pub fn halt(dir: &Path) -> Result<Vec<u8>, NodeError> {
+    if !dir.join(SPEC_FILE).exists() {
+        return Err(NodeError::NotStarted(dir.display().to_string()));
+    }
+    let mut notes = Vec::new();
+    match running_pid(dir) {
+        Some(pid) => {
+            if !terminate(pid, dir) {
+                notes.push(format!(
+                    "the collector (pid {pid}) did not stop within {SETTLE:?} and was killed"
+                ));
+            }
+        }
+        None => notes.push(
+            "the collector was not running at stop (killed?); the stop samples were taken by the halt"
+                .to_string(),
+        ),
+    }
+    if running_pid(dir).is_none() && !notes.is_empty() {
+        stop_samples(dir)?;
+    }
+    if !notes.is_empty() {
+        let mut text = notes.join("\n");
+        text.push('\n');
+        let path = dir.join(archive::NOTES_FILE);
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io("cannot write", &path))?;
+        f.write_all(text.as_bytes())
+            .map_err(io("cannot write", &path))?;
+    }
+    let tar = archive::tar_dir(dir, &[PID_FILE, SPEC_FILE, "collector.pid.tmp"])
+        .map_err(io("cannot pack", dir))?;
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(tar)
+}
+
+/// SIGTERM and wait for the collector to go; SIGKILL after [`SETTLE`].
+/// True when it ended by itself.
+fn terminate(pid: i32, dir: &Path) -> bool {
+    // SAFETY: kill has no memory effects; `pid` was checked to be our
+    // collector just before.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let until = Instant::now() + SETTLE;
+    while is_collector(pid, dir) {
+        if Instant::now() >= until {
+            // SAFETY: as above.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// One more sample of every statistic that has samples (a killed
+/// collector never took its stop samples).
+fn stop_samples(dir: &Path) -> Result<(), NodeError> {
+    let spec_path = dir.join(SPEC_FILE);
+    let text = std::fs::read(&spec_path).map_err(io("cannot read", &spec_path))?;
+    let Ok(spec) = serde_json::from_slice::<Spec>(&text) else {
+        return Ok(());
+    };
+    let reader = Reader::new(spec.clone());
+    let mut sink = Files {
+        dir: dir.to_path_buf(),
+    };
+    for stat in spec.intervals.keys() {
+        if dir.join(archive::samples_file(*stat)).exists() {
+            let s = reader.sample(*stat).map_err(io("cannot sample", dir))?;
+            sink.sample(*stat, &s)
+                .map_err(io("cannot record into", dir))?;
+        }
+    }
+    Ok(())
+}
