@@ -13,6 +13,7 @@ mod mdtest;
 mod progress;
 mod signals;
 mod stats;
+mod stats_hook;
 mod survey;
 mod xdd;
 

@@ -47,6 +47,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 }
 
 struct Setup {
+    stats: crate::stats_hook::Hook,
     cfg: Config,
     plan: Plan,
     wall: Option<iolab_mdtest::stonewall::WallCounts>,
@@ -84,6 +85,7 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
         iolab_backend::with_options(&cfg.backend, &opts).map_err(|e| format!("-a: {e}"))?;
     let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
     check_outputs(&cfg)?;
+    let stats = crate::stats_hook::Hook::load(cfg.stats.as_deref())?;
     let world = connect(CommMode::Auto).map_err(|e| e.to_string())?;
     let total = cfg.tasks_per_process * world.transport().size() as u64;
     cfg.check_tasks(total).map_err(|e| e.to_string())?;
@@ -96,6 +98,7 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
             .for_each(|w| eprintln!("{prog}: warning: {w}"));
     }
     Ok(Some(Setup {
+        stats,
         cfg,
         plan,
         wall,
@@ -121,9 +124,12 @@ fn check_outputs(cfg: &Config) -> Result<(), String> {
     Ok(())
 }
 
-fn run(prog: &str, s: Setup, command: String) -> ExitCode {
+fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
     let transport = s.world.transport();
     let leader = transport.rank() == 0;
+    // One collector set per job: rank 0 starts it for every node it lists.
+    let hook = std::mem::replace(&mut s.stats, crate::stats_hook::Hook::none());
+    let collecting = if leader { Some(hook.start()) } else { None };
     if let Err(e) = s.backend.init() {
         eprintln!("{prog}: cannot start the {} backend: {e}", s.backend.name());
         return crate::exit::status(&Outcome::Error(Failure::io("backend init", None, &e)));
@@ -142,6 +148,14 @@ fn run(prog: &str, s: Setup, command: String) -> ExitCode {
         run_counts(prog, &s, &mut doc, &counts);
         running.store(false, Ordering::Relaxed);
     });
+    if let Some(c) = collecting {
+        // The exports were written after each task count; once more with
+        // the samples of the whole run.
+        doc.stats = c.finish();
+        if doc.stats.is_some() {
+            write_exports(prog, &s.cfg, &mut doc);
+        }
+    }
     if let Err(e) = s.backend.finalize() {
         eprintln!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",

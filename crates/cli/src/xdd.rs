@@ -44,10 +44,17 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     if let Err(e) = iolab_xdd::outputs::check(&cfg) {
         return usage_exit(prog, e);
     }
+    let stats = match crate::stats_hook::Hook::load(cfg.global.stats.as_deref()) {
+        Ok(h) => h,
+        Err(msg) => {
+            eprintln!("{prog}: {msg}");
+            return crate::exit::usage();
+        }
+    };
     if cfg.global.dryrun {
         return dry_run(&cfg, &p);
     }
-    match run_and_report(&cfg, &p) {
+    match run_and_report(&cfg, &p, stats) {
         Ok(code) => code,
         Err(e) => {
             let usage = e
@@ -104,9 +111,14 @@ fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn run_and_report(cfg: &Config, p: &Plan) -> anyhow::Result<ExitCode> {
+fn run_and_report(
+    cfg: &Config,
+    p: &Plan,
+    stats: crate::stats_hook::Hook,
+) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(p.targets.len());
-    let (mut results, hb_failure) = std::thread::scope(|s| {
+    let collecting = stats.start();
+    let ran = std::thread::scope(|s| {
         let reporter = s.spawn(|| reporter(p, &progress));
         let r = iolab_xdd::run::run(p, cfg, &progress);
         progress.finished.store(true, Relaxed);
@@ -114,7 +126,11 @@ fn run_and_report(cfg: &Config, p: &Plan) -> anyhow::Result<ExitCode> {
             .join()
             .unwrap_or_else(|_| Some(Failure::other("heartbeat", "the reporter thread panicked")));
         r.map(|r| (r, hb))
-    })?;
+    });
+    // Collectors stop whatever happened to the run, so none outlives it.
+    let samples = collecting.finish();
+    let (mut results, hb_failure) = ran?;
+    results.stats = samples;
     // A lost heartbeat file is part of how the run ended: in the JSON too.
     if let Some(f) = hb_failure {
         results.outcome = results.outcome.clone().worst(Outcome::Error(f));

@@ -478,3 +478,115 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
         assert!(stdout(&a).contains(&format!("{n}: service: no service statistics")));
     }
 }
+
+/// `--stats` on a benchmark: the samples of the run's own seconds are in
+/// its JSON, and the device's write counters cover what xdd wrote.
+#[test]
+fn xdd_stats_option_puts_the_runs_disk_counters_in_its_json() {
+    let s = Scratch::new("stats-xdd-hook");
+    let lo = match LoopDev::new(&s.path("img")) {
+        Ok(l) => l,
+        Err(why) => {
+            common::skip_or_fail(
+                "xdd_stats_option_puts_the_runs_disk_counters_in_its_json",
+                &why,
+            );
+            return;
+        }
+    };
+    let json = s.path("run.json");
+    let json_s = json.to_str().unwrap();
+    let xdd = iolab(&[
+        "xdd", "-op", "write", "-target", &lo.dev, "-dio", "-reqsize", "128", "-numreqs", "64",
+        "--stats", "local,1s", "--json", json_s,
+    ]);
+    ok(&xdd);
+    let written: u64 = 64 * 128 * 1024;
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let disk = doc["stats"]["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["stat"] == "disk")
+        .expect("a disk table in the JSON's stats");
+    let header: Vec<&str> = disk["header"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (series, wb) = (col("series"), col("write_bytes_delta"));
+    let bytes: u64 = disk["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r[series] == lo.name())
+        .map(|r| r[wb].as_str().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(
+        (written..written + 4096).contains(&bytes),
+        "the device's write counters say {bytes} bytes, xdd wrote {written}"
+    );
+    // A configuration that cannot be read: exit 2 before anything runs.
+    let bad = iolab(&[
+        "xdd",
+        "-op",
+        "write",
+        "-target",
+        &lo.dev,
+        "-numreqs",
+        "1",
+        "--stats",
+        "/nonexistent.sh",
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("--stats"), "{}", stderr(&bad));
+}
+
+/// `--stats` on mdtest: the run's JSON carries the samples; a bad
+/// configuration is exit 2 with nothing created.
+#[test]
+fn mdtest_stats_option_puts_samples_in_its_json() {
+    let s = Scratch::new("stats-mdtest-hook");
+    let json = s.path("run.json");
+    let dir = s.path("d");
+    let o = iolab(&[
+        "mdtest",
+        "-n",
+        "200",
+        "-d",
+        dir.to_str().unwrap(),
+        "--tasks",
+        "2",
+        "--stats",
+        "local,1s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let stats: Vec<&str> = doc["stats"]["tables"]
+        .as_array()
+        .expect("stats tables in the JSON")
+        .iter()
+        .map(|t| t["stat"].as_str().unwrap())
+        .collect();
+    assert!(
+        stats.contains(&"cpu") && stats.contains(&"disk"),
+        "{stats:?}"
+    );
+    std::fs::remove_file(&json).unwrap();
+    let bad = iolab(&[
+        "mdtest",
+        "-n",
+        "10",
+        "-d",
+        dir.to_str().unwrap(),
+        "--stats",
+        "local,-3s",
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("--stats"), "{}", stderr(&bad));
+    assert!(!dir.exists(), "nothing created");
+}

@@ -102,6 +102,8 @@ pub struct RawOptions {
     pub json: Option<OsString>,
     /// `--csv`: CSV output path (any bytes).
     pub csv: Option<OsString>,
+    /// `--stats`: statistics to collect during the run.
+    pub stats: Option<String>,
     /// Warnings met while parsing (e.g. `-n -N 1`), shown before the run.
     pub warnings: Vec<String>,
 }
@@ -527,6 +529,19 @@ pub static OPTIONS: &[Opt] = &[
         },
         "--json=out.json",
         Check::Ok(|o| o.json.as_deref() == Some("out.json".as_ref()))
+    ),
+    value!(
+        None,
+        "stats",
+        Value,
+        "CONFIG",
+        "collect CPU, memory, disk and network statistics during the run (config.sh, config.toml or local[,Ns], as `iolab stats`) into the --json document",
+        |c, o, _| {
+            o.stats = Some(c.value("statistics configuration")?.to_string());
+            Ok(())
+        },
+        "--stats local,1s",
+        Check::Ok(|o| o.stats.as_deref() == Some("local,1s"))
     ),
     value!(
         None,

@@ -92,6 +92,10 @@ pub struct Config {
     pub json: Option<PathBuf>,
     /// CSV output path.
     pub csv: Option<PathBuf>,
+    /// Statistics to collect during the run (--stats), as `iolab stats`
+    /// reads them.
+    #[serde(default)]
+    pub stats: Option<String>,
     /// Backend name.
     pub backend: String,
 }
@@ -176,6 +180,7 @@ impl Config {
             tasks_per_process: r.tasks.unwrap_or(1),
             json: r.json.as_ref().map(PathBuf::from),
             csv: r.csv.as_ref().map(PathBuf::from),
+            stats: r.stats.clone(),
             backend: r
                 .api
                 .clone()

@@ -71,6 +71,9 @@ pub struct Envelope<C, P> {
     pub outcome: Outcome,
     /// Notes and warnings the run produced (data, not prints).
     pub notes: Vec<String>,
+    /// System statistics collected during the run (`--stats`), when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<serde_json::Value>,
     /// The tool's own results.
     pub payload: P,
 }
@@ -101,6 +104,7 @@ impl<C: Serialize, P: Serialize> Envelope<C, P> {
             environment,
             outcome,
             notes: Vec::new(),
+            stats: None,
             payload,
         }
     }

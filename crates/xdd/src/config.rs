@@ -83,6 +83,10 @@ pub struct GlobalOpts {
     /// epoch as `gettime` prints it (-starttime).
     #[serde(default)]
     pub starttime_s: Option<u64>,
+    /// Collect system statistics during the run (`--stats CONFIG`, read
+    /// by `iolab stats`); into the JSON.
+    #[serde(default)]
+    pub stats: Option<String>,
 }
 
 /// Where the time server is (`-timeserver host H port P bounce B`).
@@ -143,6 +147,7 @@ impl Default for GlobalOpts {
             keepfiles: false,
             timeserver: None,
             starttime_s: None,
+            stats: None,
         }
     }
 }

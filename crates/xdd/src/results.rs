@@ -306,6 +306,8 @@ pub struct RunResults {
     pub outcome: iolab_core::Outcome,
     /// The global clock this run was lined up on (-timeserver), if any.
     pub global_clock: Option<GlobalClock>,
+    /// Statistics collected during the run (`--stats`), as JSON.
+    pub stats: Option<serde_json::Value>,
 }
 
 impl RunResults {

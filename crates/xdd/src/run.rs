@@ -270,5 +270,6 @@ fn assemble(
         peak_rss_bytes: iolab_core::env::peak_rss_bytes(),
         outcome,
         global_clock: None,
+        stats: None,
     }
 }

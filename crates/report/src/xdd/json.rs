@@ -133,6 +133,7 @@ pub fn document(r: &RunResults) -> XddDocument {
     );
     doc.tool.compatible_with = Some("XDD 7.0".to_string());
     doc.started_unix_ns = r.start_wall_ns;
+    doc.stats = r.stats.clone();
     doc.finished_unix_ns = r.end_wall_ns;
     doc.notes = r.notes.clone();
     doc

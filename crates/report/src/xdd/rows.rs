@@ -212,6 +212,7 @@ mod tests {
             error_messages: vec![],
             peak_rss_bytes: 0,
             global_clock: None,
+            stats: None,
             outcome: iolab_core::Outcome::Completed,
         }
     }
