@@ -14,6 +14,7 @@ mod progress;
 mod signals;
 mod stats;
 mod stats_hook;
+mod survey;
 mod xdd;
 
 /// Exit status for bad usage (kept for the subcommands not yet moved to
@@ -32,6 +33,7 @@ Commands:
   xdd      XDD data I/O benchmark (iolab xdd -help)
   lst      network self-test as LNet selftest: agents, ping and brw (iolab lst --help)
   stats    stats-collect: system and Lustre statistics on every node (iolab stats -h)
+  survey   the Lustre I/O kit's surveys: disk, obdfilter, ost, mds, plot (iolab survey --help)
   demo     the quick-start run: a short mdtest in a temporary directory
   timeserver  XDD's global clock server (iolab timeserver -help)
   gettime     read the global clock from a timeserver (iolab gettime -help)
@@ -52,6 +54,7 @@ fn lookup(name: &str) -> Option<Entry> {
         "xdd" => Some(xdd::main),
         "lst" => Some(lst::main),
         "stats" => Some(stats::main),
+        "survey" => Some(survey::main),
         "timeserver" => Some(clock::timeserver),
         "gettime" => Some(clock::gettime),
         "xddcp" => Some(not_yet),

@@ -4,4 +4,5 @@
 
 pub mod lst;
 pub mod mdtest;
+pub mod survey;
 pub mod xdd;

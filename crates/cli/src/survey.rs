@@ -1,0 +1,843 @@
+//! `iolab survey`: the Lustre I/O kit's surveys. Parameters are flags and
+//! also the kit's environment variables (`size=1024 thrhi=4 iolab survey
+//! disk ...`); a flag wins over the variable. Every output line goes to
+//! stdout and `${rslt}.summary` as it is measured; `${rslt}.detail` holds
+//! the per-region/target figures; `--json` and `--csv` are written at the end.
+
+use crate::exit;
+use clap::{Args, Parser, Subcommand};
+use iolab_core::env::{fs_info, host_info};
+use iolab_core::Outcome;
+use iolab_report::survey as fmt;
+use iolab_results::{Envelope, Environment};
+use iolab_survey::ParamError;
+use serde::Serialize;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iolab survey",
+    about = "The Lustre I/O kit's surveys for any block device and file system",
+    long_about = "The Lustre I/O kit's surveys for any block device and file system.\n\n\
+        disk       sgpdd-survey: raw sequential O_DIRECT I/O on block devices (DESTROYS THEIR DATA)\n\
+        obdfilter  object survey: objects x threads on target directories\n\
+        ost        ost-survey: one file per target, to find the slow one\n\
+        mds        mds-survey: create/lookup/getattr/setxattr/destroy\n\
+        plot       CSV, gnuplot input and SVG/PNG charts from a .summary\n\n\
+        Parameters are flags or the kit's environment variables (size=1024 thrhi=4 iolab survey disk DEV)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// sgpdd-survey. WARNING: `write` overwrites every device given, from
+    /// 1 MiB in up to 1 MiB + size, destroying whatever it holds (file
+    /// systems, partition tables, data). A device that is mounted or holds
+    /// any signature is refused unless --force.
+    Disk(DiskArgs),
+    /// obdfilter-survey on target directories or mount points: per target
+    /// nobj objects (files) and thr threads; tests write, rewrite, read.
+    /// Its files live in TARGET/iolab-obdfilter.<pid>/ and are removed at
+    /// the end or on Ctrl-C.
+    Obdfilter(ObdArgs),
+    /// mds-survey on directories: create, lookup, md_getattr, setxattr,
+    /// destroy by thrlo..thrhi threads in dir_count directories. Its files
+    /// live in TARGET/iolab-mds.<pid>/ and are removed at the end or on Ctrl-C.
+    Mds(MdsArgs),
+    /// ost-survey: write then read a file on each target directory, then
+    /// worst/best, average +/- std dev, the per-target table and the slow
+    /// targets (below 80% of the median or 2 std devs under the average).
+    Ost(OstArgs),
+    /// plot-obdfilter/plot-sgpdd: from a .summary of any survey, PREFIX.csv
+    /// and per record size and test a gnuplot data file (.dat), script
+    /// (.scr) and the chart (.svg, .png): figure against threads, one
+    /// series per region/object/directory count.
+    Plot(PlotArgs),
+    #[command(hide = true, name = "obdfilter-agent")]
+    ObdfilterAgent(AgentArgs),
+}
+
+/// Where the results go (the kit's `rslt` and `rslt_loc`), plus JSON/CSV.
+#[derive(Args, Debug)]
+struct Common {
+    /// Result file prefix: writes PREFIX.summary (same as stdout) and
+    /// PREFIX.detail. Default: RSLT_LOC/<survey>_<date@time>_<host>.
+    #[arg(long, env = "rslt")]
+    rslt: Option<String>,
+    /// Directory for the default prefix.
+    #[arg(long = "rslt-loc", env = "rslt_loc", default_value = "/tmp")]
+    rslt_loc: String,
+    /// Also write the results as JSON (an iolab results envelope).
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Also write one CSV row per point and test.
+    #[arg(long, value_name = "PATH")]
+    csv: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct DiskArgs {
+    /// Block devices or existing files (default: $scsidevs or $rawdevs).
+    devices: Vec<PathBuf>,
+    /// MB per device per action.
+    #[arg(long, env = "size", default_value_t = 8192)]
+    size: u64,
+    /// Smallest record size, KB.
+    #[arg(long, env = "rszlo", default_value_t = 1024)]
+    rszlo: u64,
+    /// Largest record size, KB (doubling from rszlo).
+    #[arg(long, env = "rszhi", default_value_t = 1024)]
+    rszhi: u64,
+    /// Fewest concurrent regions per device.
+    #[arg(long, env = "crglo", default_value_t = 1)]
+    crglo: u64,
+    /// Most concurrent regions per device (doubling from crglo).
+    #[arg(long, env = "crghi", default_value_t = 256)]
+    crghi: u64,
+    /// Fewest threads per device.
+    #[arg(long, env = "thrlo", default_value_t = 1)]
+    thrlo: u64,
+    /// Most threads per device (doubling from thrlo; points with fewer
+    /// threads than regions or more than --max-queue per region are skipped).
+    #[arg(long, env = "thrhi", default_value_t = 4096)]
+    thrhi: u64,
+    /// Actions in order: write and/or read.
+    #[arg(long, env = "actions", default_value = "write read")]
+    actions: String,
+    /// Most threads on one region (the kit's SG_MAX_QUEUE).
+    #[arg(long, default_value_t = 16)]
+    max_queue: u64,
+    /// Write even a device that is mounted or holds a file system,
+    /// partition table or other signature: its data is destroyed.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args, Debug)]
+struct ObdArgs {
+    /// Target directories or mount points, HOST:/DIR for one on another
+    /// host (default: $targets or $OSTS).
+    targets: Vec<String>,
+    /// MB per target per test.
+    #[arg(long, env = "size", default_value_t = 16384)]
+    size: u64,
+    /// Smallest record size, KB (whole pages).
+    #[arg(long, env = "rszlo", default_value_t = 1024)]
+    rszlo: u64,
+    /// Largest record size, KB (doubling from rszlo).
+    #[arg(long, env = "rszhi", default_value_t = 1024)]
+    rszhi: u64,
+    /// Fewest objects per target.
+    #[arg(long, env = "nobjlo", default_value_t = 1)]
+    nobjlo: u64,
+    /// Most objects per target (doubling from nobjlo).
+    #[arg(long, env = "nobjhi", default_value_t = 16)]
+    nobjhi: u64,
+    /// Fewest threads per target.
+    #[arg(long, env = "thrlo", default_value_t = 1)]
+    thrlo: u64,
+    /// Most threads per target (doubling; a count not a multiple of the
+    /// object count is skipped).
+    #[arg(long, env = "thrhi", default_value_t = 16)]
+    thrhi: u64,
+    /// Tests in order; the first must be write (write rewrite read reread rewrite_again).
+    #[arg(
+        long = "tests",
+        env = "tests_str",
+        default_value = "write rewrite read"
+    )]
+    tests: String,
+    /// How often each target's bandwidth is sampled for the [min, max] bracket, ms.
+    #[arg(long, default_value_t = 1000)]
+    interval_ms: u64,
+    /// Most buffer memory (threads x record size over all targets), KB.
+    #[arg(long, default_value_t = 1024 * 1024)]
+    max_buffer: u64,
+    /// Remote shell for HOST:/DIR targets (default: $IOLAB_RSH, else ssh).
+    #[arg(long)]
+    rsh: Option<String>,
+    /// The iolab binary on the other hosts.
+    #[arg(long, default_value = "iolab")]
+    remote_iolab: String,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// One step of the object survey on this host's targets, run by the
+/// coordinator through the remote shell (not for people).
+#[derive(Args, Debug)]
+struct AgentArgs {
+    /// setup, create, test, destroy or teardown.
+    step: String,
+    /// The work directory's name in each target.
+    #[arg(long)]
+    work: String,
+    #[arg(long, default_value_t = 1)]
+    nobj: u64,
+    #[arg(long, default_value = "write")]
+    name: String,
+    #[arg(long, default_value_t = 1 << 20)]
+    rsz_bytes: u64,
+    #[arg(long, default_value_t = 1)]
+    count: u64,
+    #[arg(long, default_value_t = 1)]
+    thr: u64,
+    #[arg(long, default_value_t = 1)]
+    per_obj: u64,
+    #[arg(long, default_value_t = 1000)]
+    interval_ms: u64,
+    /// This host's target directories.
+    #[arg(last = true)]
+    dirs: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct MdsArgs {
+    /// Directories to test (default: $targets).
+    targets: Vec<PathBuf>,
+    /// Fewest threads.
+    #[arg(long, env = "thrlo", default_value_t = 4)]
+    thrlo: u64,
+    /// Most threads (doubling from thrlo).
+    #[arg(long, env = "thrhi", default_value_t = 32)]
+    thrhi: u64,
+    /// Directories (1: all threads share one; N: thread t uses t mod N).
+    /// Default: thrlo.
+    #[arg(long = "dir-count", env = "dir_count")]
+    dir_count: Option<u64>,
+    /// Files per run, split over the threads.
+    #[arg(long = "file-count", env = "file_count", default_value_t = 100000)]
+    file_count: u64,
+    /// Tests in order: first create, last destroy; also lookup, md_getattr, setxattr.
+    #[arg(
+        long = "tests",
+        env = "tests_str",
+        default_value = "create lookup md_getattr setxattr destroy"
+    )]
+    tests: String,
+    /// First file number.
+    #[arg(long = "start-number", env = "start_number", default_value_t = 2)]
+    start_number: u64,
+    /// How often each target's operation rate is sampled for [min, max], ms.
+    #[arg(long, default_value_t = 1000)]
+    interval_ms: u64,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args, Debug)]
+struct OstArgs {
+    /// Target directories or mount points, indexed from 0 (default: $targets).
+    targets: Vec<PathBuf>,
+    /// File size per target, MB (written and read 1 MiB at a time).
+    #[arg(short = 's', long, env = "size", default_value_t = 30)]
+    size: u64,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args, Debug)]
+struct PlotArgs {
+    /// A .summary written by iolab survey (or by the kit).
+    summary: PathBuf,
+    /// Output prefix (default: the summary's path without .summary).
+    #[arg(long, value_name = "PREFIX")]
+    out: Option<String>,
+    /// TrueType font for the charts' text (default: DejaVu Sans or Liberation
+    /// Sans from the usual places; without one, charts have no labels).
+    #[arg(long, env = "IOLAB_FONT")]
+    font: Option<PathBuf>,
+}
+
+/// Entry point: `iolab survey <survey> ...`.
+pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args.clone());
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::usage()
+            } else {
+                ExitCode::SUCCESS
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let line = command_line(prog, &args);
+    match cli.cmd {
+        Cmd::Disk(a) => disk(a, &line),
+        Cmd::Obdfilter(a) => obdfilter(a, &line),
+        Cmd::Mds(a) => mds(a, &line),
+        Cmd::Ost(a) => ost(a, &line),
+        Cmd::Plot(a) => plot(a),
+        Cmd::ObdfilterAgent(a) => obdfilter_agent(a),
+    }
+}
+
+fn command_line(prog: &str, args: &[OsString]) -> String {
+    let mut s = format!("iolab {prog}");
+    for a in args {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+fn usage_error(survey: &str, e: &ParamError) -> ExitCode {
+    eprintln!("iolab survey {survey}: {e}");
+    exit::usage()
+}
+
+/// The kit's default prefix: `RSLT_LOC/<name>_<date@time>_<host>`.
+fn prefix(c: &Common, name: &str) -> String {
+    c.rslt.clone().unwrap_or_else(|| {
+        let when = iolab_survey::strftime("%F@%R");
+        format!(
+            "{}/{name}_{when}_{}",
+            c.rslt_loc,
+            iolab_core::env::hostname()
+        )
+    })
+}
+
+/// The summary and detail files, and the terminal.
+struct Outputs {
+    summary: File,
+    detail: File,
+    /// The progress bar (points done of points planned), on a terminal only.
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Outputs {
+    /// Checks that --json and --csv can be written, then creates
+    /// PREFIX.summary and PREFIX.detail (truncating, as the kit does).
+    fn create(common: &Common, name: &str, points: usize) -> Result<Self, ParamError> {
+        for (option, path) in [("json", &common.json), ("csv", &common.csv)] {
+            let Some(p) = path else { continue };
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            if !dir.is_dir() {
+                return Err(ParamError::new(
+                    option,
+                    format!(
+                        "{}: directory {} does not exist",
+                        p.display(),
+                        dir.display()
+                    ),
+                ));
+            }
+        }
+        let prefix = &prefix(common, name);
+        let open = |ext: &str| {
+            File::create(format!("{prefix}.{ext}")).map_err(|e| {
+                ParamError::new(
+                    "rslt",
+                    format!("cannot create {prefix}.{ext}: {e}; choose another --rslt"),
+                )
+            })
+        };
+        let summary = open("summary")?;
+        let detail = open("detail")?;
+        let bar = crate::progress::shown(true).then(|| {
+            let b = crate::progress::bar(points as u64, crate::progress::Unit::Items);
+            b.set_message("survey points");
+            b
+        });
+        Ok(Self {
+            summary,
+            detail,
+            bar,
+        })
+    }
+
+    /// A summary line: stdout and .summary, flushed at once.
+    fn line(&mut self, s: &str) {
+        let print = || {
+            print!("{s}");
+            let _ = std::io::stdout().flush();
+        };
+        match &self.bar {
+            Some(b) => b.suspend(print),
+            None => print(),
+        }
+        let _ = self.summary.write_all(s.as_bytes());
+        let _ = self.summary.flush();
+    }
+
+    /// A point is done: its line, its detail, the progress note.
+    fn point(&mut self, line: &str, detail: &str) {
+        self.line(line);
+        let _ = self.detail.write_all(detail.as_bytes());
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Writes --json and --csv; a failure is reported and makes the exit 1.
+fn write_extras<C: Serialize, P: Serialize>(
+    common: &Common,
+    doc: Envelope<C, P>,
+    csv: String,
+) -> bool {
+    let mut ok = true;
+    if let Some(p) = &common.json {
+        let mut doc = doc;
+        doc.finished_unix_ns = iolab_core::clock::wall_ns();
+        if let Err(e) = std::fs::write(p, doc.to_json()) {
+            eprintln!("iolab survey: cannot write --json {}: {e}", p.display());
+            ok = false;
+        }
+    }
+    if let Some(p) = &common.csv {
+        if let Err(e) = std::fs::write(p, csv) {
+            eprintln!("iolab survey: cannot write --csv {}: {e}", p.display());
+            ok = false;
+        }
+    }
+    ok
+}
+
+fn environment(paths: &[PathBuf]) -> Environment {
+    Environment {
+        host: host_info(),
+        filesystems: paths.iter().map(|p| fs_info(p)).collect(),
+    }
+}
+
+/// The exit status: the run's outcome, or 1 when an output failed.
+fn finish_status(outcome: &Outcome, outputs_ok: bool) -> ExitCode {
+    if !outputs_ok && !outcome.is_failure() && *outcome != Outcome::Interrupted {
+        return ExitCode::from(exit::FAILED);
+    }
+    if let Outcome::Error(f) = outcome {
+        eprintln!("iolab survey: {f}");
+    }
+    exit::status(outcome)
+}
+
+fn backend() -> Box<dyn iolab_backend::Backend> {
+    Box::new(iolab_backend::Posix)
+}
+
+fn env_list(vars: &[&str]) -> Vec<PathBuf> {
+    vars.iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
+        .map(|s| s.split_whitespace().map(PathBuf::from).collect())
+        .unwrap_or_default()
+}
+
+fn disk(a: DiskArgs, line: &str) -> ExitCode {
+    use iolab_survey::disk::{self, Action, DiskConfig};
+    let actions = match Action::parse_list(&a.actions) {
+        Ok(x) => x,
+        Err(e) => return usage_error("disk", &e),
+    };
+    let devices = if a.devices.is_empty() {
+        env_list(&["scsidevs", "rawdevs"])
+    } else {
+        a.devices
+    };
+    let cfg = DiskConfig {
+        devices,
+        size_mb: a.size,
+        rszlo_kb: a.rszlo,
+        rszhi_kb: a.rszhi,
+        crglo: a.crglo,
+        crghi: a.crghi,
+        thrlo: a.thrlo,
+        thrhi: a.thrhi,
+        actions,
+        max_queue: a.max_queue,
+        force: a.force,
+    };
+    let b = backend();
+    let plan = match cfg.validate(b.as_ref()) {
+        Ok(p) => p,
+        Err(e) => return usage_error("disk", &e),
+    };
+    let mut out = match Outputs::create(&a.common, "sgpdd_survey", disk::points(&cfg).len()) {
+        Ok(o) => o,
+        Err(e) => return usage_error("disk", &e),
+    };
+    let names: Vec<String> = cfg
+        .devices
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    let header = iolab_survey::Header::now();
+    out.line(&fmt::summary::header(&header, "sgpdd-survey", &names));
+    let report = disk::run(&plan, b.as_ref(), &mut |p| {
+        out.point(&fmt::summary::disk_line(p), &fmt::detail::disk(p));
+    });
+    out.finish();
+    let csv = fmt::csv::disk(&report.points);
+    let outcome = report.outcome.clone();
+    let doc = Envelope::new(
+        "iolab.survey.disk/1",
+        "survey disk",
+        line,
+        cfg.clone(),
+        environment(&[]),
+        outcome.clone(),
+        report,
+    );
+    let ok = write_extras(&a.common, doc, csv);
+    finish_status(&outcome, ok)
+}
+
+/// What a second Ctrl-C (which ends the process at once) leaves behind.
+fn warn_leftovers(dirs: &[PathBuf]) {
+    let list: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    crate::signals::set_last_words(format!(
+        "\niolab survey: stopped at once; remove what it left by hand: {}\n",
+        list.join(" ")
+    ));
+}
+
+fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
+    use iolab_survey::obdfilter::{self, ObdConfig};
+    use iolab_survey::remote::RemoteTarget;
+    let given: Vec<String> = if a.targets.is_empty() {
+        env_list(&["targets", "OSTS"])
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect()
+    } else {
+        a.targets
+    };
+    let remote: Vec<RemoteTarget> = given
+        .iter()
+        .filter_map(|t| RemoteTarget::parse(t))
+        .collect();
+    let targets: Vec<PathBuf> = given
+        .iter()
+        .filter(|t| RemoteTarget::parse(t).is_none())
+        .map(PathBuf::from)
+        .collect();
+    let cfg = ObdConfig {
+        targets,
+        remote,
+        rsh: a.rsh,
+        remote_iolab: a.remote_iolab,
+        size_mb: a.size,
+        rszlo_kb: a.rszlo,
+        rszhi_kb: a.rszhi,
+        nobjlo: a.nobjlo,
+        nobjhi: a.nobjhi,
+        thrlo: a.thrlo,
+        thrhi: a.thrhi,
+        tests: a.tests.split_whitespace().map(str::to_string).collect(),
+        interval_ms: a.interval_ms,
+        max_buffer_kb: a.max_buffer,
+    };
+    let b = backend();
+    if let Err(e) = cfg.validate(b.as_ref()) {
+        return usage_error("obdfilter", &e);
+    }
+    let mut out =
+        match Outputs::create(&a.common, "obdfilter_survey", obdfilter::points(&cfg).len()) {
+            Ok(o) => o,
+            Err(e) => return usage_error("obdfilter", &e),
+        };
+    warn_leftovers(
+        &cfg.targets
+            .iter()
+            .map(|t| obdfilter::work_dir(t))
+            .collect::<Vec<_>>(),
+    );
+    out.line(&fmt::summary::obdfilter_header(&iolab_survey::Header::now()));
+    let report = obdfilter::run(&cfg, b.as_ref(), &mut |p| {
+        out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
+    });
+    out.finish();
+    let csv = fmt::csv::obdfilter(&report.points);
+    let outcome = report.outcome.clone();
+    let mut doc = Envelope::new(
+        "iolab.survey.obdfilter/1",
+        "survey obdfilter",
+        line,
+        cfg.clone(),
+        environment(&cfg.targets),
+        outcome.clone(),
+        report.clone(),
+    );
+    doc.notes = report.notes;
+    let ok = write_extras(&a.common, doc, csv);
+    finish_status(&outcome, ok)
+}
+
+fn mds(a: MdsArgs, line: &str) -> ExitCode {
+    use iolab_survey::mds::{self, MdsConfig};
+    let targets = if a.targets.is_empty() {
+        env_list(&["targets"])
+    } else {
+        a.targets
+    };
+    let cfg = MdsConfig {
+        targets,
+        thrlo: a.thrlo,
+        thrhi: a.thrhi,
+        dir_count: a.dir_count.unwrap_or(a.thrlo),
+        file_count: a.file_count,
+        tests: a.tests.split_whitespace().map(str::to_string).collect(),
+        start_number: a.start_number,
+        interval_ms: a.interval_ms,
+    };
+    let b = backend();
+    if let Err(e) = cfg.validate(b.as_ref()) {
+        return usage_error("mds", &e);
+    }
+    let mut out = match Outputs::create(&a.common, "mds_survey", mds::points(&cfg).len()) {
+        Ok(o) => o,
+        Err(e) => return usage_error("mds", &e),
+    };
+    warn_leftovers(
+        &cfg.targets
+            .iter()
+            .map(|t| mds::work_dir(t))
+            .collect::<Vec<_>>(),
+    );
+    out.line(&fmt::summary::mds_header(&iolab_survey::Header::now()));
+    let report = mds::run(&cfg, b.as_ref(), &mut |p| {
+        out.point(&fmt::summary::mds_line(p), &fmt::detail::mds(p));
+    });
+    out.finish();
+    let csv = fmt::csv::mds(&report.points);
+    let outcome = report.outcome.clone();
+    let doc = Envelope::new(
+        "iolab.survey.mds/1",
+        "survey mds",
+        line,
+        cfg.clone(),
+        environment(&cfg.targets),
+        outcome.clone(),
+        report,
+    );
+    let ok = write_extras(&a.common, doc, csv);
+    finish_status(&outcome, ok)
+}
+
+fn ost(a: OstArgs, line: &str) -> ExitCode {
+    use iolab_survey::ost::{self, OstConfig};
+    let targets = if a.targets.is_empty() {
+        env_list(&["targets"])
+    } else {
+        a.targets
+    };
+    let cfg = OstConfig {
+        targets,
+        size_mb: a.size,
+    };
+    let b = backend();
+    if let Err(e) = cfg.validate(b.as_ref()) {
+        return usage_error("ost", &e);
+    }
+    let mut out = match Outputs::create(&a.common, "ost_survey", 1) {
+        Ok(o) => o,
+        Err(e) => return usage_error("ost", &e),
+    };
+    warn_leftovers(
+        &cfg.targets
+            .iter()
+            .map(|t| ost::file_in(t))
+            .collect::<Vec<_>>(),
+    );
+    let names: Vec<String> = cfg
+        .targets
+        .iter()
+        .map(|t| t.display().to_string())
+        .collect();
+    let host = iolab_core::env::hostname();
+    out.line(&fmt::summary::ost_header(
+        &iolab_survey::strftime("%D"),
+        &names,
+        &host,
+    ));
+    let report = ost::run(&cfg, b.as_ref());
+    out.point(
+        &fmt::summary::ost_report(&report),
+        &fmt::detail::ost(&report),
+    );
+    out.finish();
+    let csv = fmt::csv::ost(&report);
+    let outcome = report.outcome.clone();
+    let doc = Envelope::new(
+        "iolab.survey.ost/1",
+        "survey ost",
+        line,
+        cfg.clone(),
+        environment(&cfg.targets),
+        outcome.clone(),
+        report,
+    );
+    let ok = write_extras(&a.common, doc, csv);
+    finish_status(&outcome, ok)
+}
+
+/// Fonts looked for when --font is not given.
+const FONTS: &[&str] = &[
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
+];
+
+/// Loads and registers a font for chart text; false when none is usable.
+fn load_font(given: Option<&PathBuf>) -> bool {
+    let candidates: Vec<PathBuf> = match given {
+        Some(p) => vec![p.clone()],
+        None => FONTS.iter().map(PathBuf::from).collect(),
+    };
+    candidates.iter().any(|p| {
+        std::fs::read(p).is_ok_and(|bytes| fmt::plot::use_font(Box::leak(bytes.into_boxed_slice())))
+    })
+}
+
+fn plot(a: PlotArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&a.summary) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!(
+                "iolab survey plot: cannot read {}: {e}",
+                a.summary.display()
+            );
+            return exit::usage();
+        }
+    };
+    let summary = match fmt::parse::parse(&text) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("iolab survey plot: {}: {e}", a.summary.display());
+            return exit::usage();
+        }
+    };
+    let prefix = a.out.clone().unwrap_or_else(|| {
+        let p = a.summary.display().to_string();
+        p.strip_suffix(".summary").map(str::to_string).unwrap_or(p)
+    });
+    let with_text = load_font(a.font.as_ref());
+    if !with_text {
+        eprintln!("iolab survey plot: no usable font (give --font FILE.ttf); charts are drawn without labels");
+    }
+    let mut ok = write_out(
+        &format!("{prefix}.csv"),
+        fmt::plot::csv(&summary).as_bytes(),
+    );
+    for c in fmt::plot::charts(&summary) {
+        ok &= plot_chart(&summary, &c, &prefix, with_text);
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(exit::FAILED)
+    }
+}
+
+/// The .dat, .scr, .svg and .png of one chart.
+fn plot_chart(s: &fmt::parse::Summary, c: &fmt::plot::Chart, prefix: &str, text: bool) -> bool {
+    let base = format!("{prefix}{}", c.stem());
+    let file_name = |ext: &str| {
+        let p = format!("{base}.{ext}");
+        std::path::Path::new(&p)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or(p)
+    };
+    let script = fmt::plot::gnuplot(
+        s.kind,
+        c,
+        &s.title,
+        &file_name("dat"),
+        &file_name("gnuplot.png"),
+    );
+    let mut ok = write_out(&format!("{base}.dat"), fmt::plot::dat(s.kind, c).as_bytes());
+    ok &= write_out(&format!("{base}.scr"), script.as_bytes());
+    for (ext, bytes) in [
+        (
+            "svg",
+            fmt::plot::svg(s.kind, c, &s.title, text).map(String::into_bytes),
+        ),
+        ("png", fmt::plot::png(s.kind, c, &s.title, text)),
+    ] {
+        ok &= match bytes {
+            Ok(b) => write_out(&format!("{base}.{ext}"), &b),
+            Err(e) => {
+                eprintln!("iolab survey plot: {base}.{ext}: {e}");
+                false
+            }
+        };
+    }
+    ok
+}
+
+fn write_out(path: &str, bytes: &[u8]) -> bool {
+    match std::fs::write(path, bytes) {
+        Ok(()) => {
+            println!("wrote {path}");
+            true
+        }
+        Err(e) => {
+            eprintln!("iolab survey plot: cannot write {path}: {e}");
+            false
+        }
+    }
+}
+
+fn obdfilter_agent(a: AgentArgs) -> ExitCode {
+    use iolab_survey::obdfilter::{self as o, Shape};
+    let b = backend();
+    let work_dirs: Vec<PathBuf> = a.dirs.iter().map(|d| d.join(&a.work)).collect();
+    let r = match a.step.as_str() {
+        "setup" => o::setup_dirs(b.as_ref(), &a.dirs, &a.work).map(|_| ()),
+        "create" => o::create_in(b.as_ref(), &work_dirs, a.nobj),
+        "destroy" => {
+            o::destroy_in(b.as_ref(), &work_dirs, a.nobj);
+            Ok(())
+        }
+        "teardown" => {
+            o::teardown_dirs(b.as_ref(), &work_dirs);
+            Ok(())
+        }
+        "test" => {
+            let shape = Shape {
+                rsz_bytes: a.rsz_bytes,
+                count: a.count,
+                thr: a.thr,
+                per_obj: a.per_obj.max(1),
+            };
+            let objects = o::objects_in(&work_dirs, a.nobj);
+            let results = o::run_test(b.as_ref(), &objects, &a.name, shape, a.interval_ms);
+            serde_json::to_string(&results)
+                .map(|j| println!("{j}"))
+                .map_err(|e| e.to_string())
+        }
+        other => Err(format!("unknown step '{other}'")),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("iolab survey obdfilter-agent: {e}");
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}

@@ -1,0 +1,1285 @@
+//! `iolab survey` against real devices: loop devices over sparse files in
+//! a tmpfs, ext4/xfs made on them when a file system is needed, the real
+//! binary, and a blkio cgroup to make one target slow. Every fixture
+//! detaches, unmounts and removes on drop, also when the test fails.
+
+mod common;
+
+use common::{is_root, skip_or_fail, stderr, stdout, Scratch};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A loop device over a sparse file, optionally formatted and mounted.
+struct Loop {
+    dev: String,
+    mount: Option<PathBuf>,
+}
+
+impl Loop {
+    /// A blank loop device of `mb` MB backed by a sparse file in `s`.
+    fn new(s: &Scratch, name: &str, mb: u64) -> Option<Self> {
+        if !is_root() {
+            skip_or_fail(name, "loop devices need root");
+            return None;
+        }
+        let backing = s.path(&format!("{name}.img"));
+        std::fs::File::create(&backing)
+            .ok()?
+            .set_len(mb << 20)
+            .ok()?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&backing)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Loop {
+                dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
+                mount: None,
+            }),
+            other => {
+                skip_or_fail(name, &format!("losetup failed: {other:?}"));
+                None
+            }
+        }
+    }
+
+    /// Makes a file system (`ext4`, `xfs`) on it.
+    fn mkfs(&self, fs: &str) -> bool {
+        let mut c = Command::new(format!("mkfs.{fs}"));
+        if fs == "xfs" {
+            c.arg("-f");
+        }
+        let ok = c
+            .arg("-q")
+            .arg(&self.dev)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            skip_or_fail(&self.dev, &format!("mkfs.{fs} failed"));
+        }
+        ok
+    }
+
+    /// Makes `fs` and mounts it on `at`.
+    fn mounted(mut self, fs: &str, at: &Path) -> Option<Self> {
+        if !self.mkfs(fs) {
+            return None;
+        }
+        std::fs::create_dir_all(at).ok()?;
+        let ok = Command::new("mount")
+            .arg(&self.dev)
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            skip_or_fail(&self.dev, "mount failed");
+            return None;
+        }
+        self.mount = Some(at.to_path_buf());
+        Some(self)
+    }
+
+    /// The device's "MAJ:MIN".
+    fn majmin(&self) -> String {
+        use std::os::unix::fs::MetadataExt;
+        let rdev = std::fs::metadata(&self.dev).map(|m| m.rdev()).unwrap_or(0);
+        format!("{}:{}", libc::major(rdev), libc::minor(rdev))
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        if let Some(m) = &self.mount {
+            let _ = Command::new("umount").arg(m).status();
+        }
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+fn survey(words: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.arg("survey").args(words).env("CI", "1");
+    for v in [
+        "size",
+        "rslt",
+        "rslt_loc",
+        "thrlo",
+        "thrhi",
+        "crglo",
+        "crghi",
+        "rszlo",
+        "rszhi",
+        "nobjlo",
+        "nobjhi",
+        "tests_str",
+        "dir_count",
+        "file_count",
+        "actions",
+        "targets",
+        "scsidevs",
+        "rawdevs",
+        "tests",
+        "rsz",
+    ] {
+        c.env_remove(v);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The data lines (all but the header) of a summary.
+fn data_lines(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+fn disk_small(dev: &str, rslt: &Path) -> Vec<String> {
+    [
+        dev,
+        "--size",
+        "8",
+        "--rszlo",
+        "256",
+        "--rszhi",
+        "512",
+        "--crghi",
+        "2",
+        "--thrhi",
+        "2",
+        "--rslt",
+        rslt.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn disk_survey_writes_the_kits_lines_on_a_blank_device() {
+    let s = Scratch::new("survey-disk");
+    let Some(l) = Loop::new(&s, "disk", 16) else {
+        return;
+    };
+    let rslt = s.path("r");
+    let args = disk_small(&l.dev, &rslt);
+    let mut words: Vec<&str> = vec!["disk"];
+    words.extend(args.iter().map(String::as_str));
+    let json = s.path("r.json");
+    let csv = s.path("r.csv");
+    words.extend([
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let o = survey(&words, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out
+        .lines()
+        .next()
+        .unwrap()
+        .contains(&format!("sgpdd-survey on {} from", l.dev)));
+    assert_eq!(
+        read(&rslt.with_extension("summary")),
+        out,
+        ".summary is stdout"
+    );
+    let lines = data_lines(&out);
+    // rsz 256 and 512, (crg 1, thr 1), (1, 2), (2, 2): thr < crg skipped.
+    assert_eq!(lines.len(), 6, "{out}");
+    for t in &lines {
+        assert_eq!(
+            (t[0].as_str(), t[1].as_str()),
+            ("total_size", "8192K"),
+            "{t:?}"
+        );
+        assert_eq!(
+            (t[2].as_str(), t[4].as_str(), t[6].as_str()),
+            ("rsz", "crg", "thr")
+        );
+        assert_eq!(
+            (t[8].as_str(), t[10].as_str(), t[17].as_str()),
+            ("write", "MB/s", "read")
+        );
+        let bw: f64 = t[9].parse().unwrap();
+        let (n, slow, prod): (f64, f64, f64) = (
+            t[11].parse().unwrap(),
+            t[13].parse().unwrap(),
+            t[15].parse().unwrap(),
+        );
+        assert!(bw > 0.0 && slow > 0.0);
+        assert!((n * slow - prod).abs() < 0.02, "{t:?}");
+        assert_eq!(t[12], "x");
+    }
+    assert_eq!(lines[2][5], "2", "third point has two regions");
+    let detail = read(&rslt.with_extension("detail"));
+    assert_eq!(detail.matches("==============> total_size").count(), 6);
+    assert!(detail.contains("region 1 offset"), "{detail}");
+    let doc: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    assert_eq!(doc["schema"], "iolab.survey.disk/1");
+    assert_eq!(doc["outcome"]["status"], "completed");
+    assert_eq!(doc["payload"]["points"].as_array().unwrap().len(), 6);
+    assert_eq!(read(&csv).lines().count(), 1 + 12);
+}
+
+#[test]
+fn disk_survey_takes_the_kits_environment_variables() {
+    let s = Scratch::new("survey-disk-env");
+    let Some(l) = Loop::new(&s, "disk-env", 16) else {
+        return;
+    };
+    let rslt = s.path("e");
+    let o = survey(
+        &["disk"],
+        &[
+            ("scsidevs", &l.dev),
+            ("size", "4"),
+            ("rszlo", "512"),
+            ("rszhi", "512"),
+            ("crghi", "1"),
+            ("thrhi", "1"),
+            ("actions", "read"),
+            ("rslt", rslt.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = data_lines(&stdout(&o));
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0][1], "4096K");
+    assert_eq!(lines[0][3], "512");
+    assert_eq!(lines[0][8], "read");
+    assert_eq!(lines[0].len(), 17, "read only: {:?}", lines[0]);
+}
+
+#[test]
+fn disk_survey_refuses_a_formatted_device_without_force() {
+    let s = Scratch::new("survey-disk-fs");
+    let Some(l) = Loop::new(&s, "disk-fs", 32) else {
+        return;
+    };
+    if !l.mkfs("ext4") {
+        return;
+    }
+    let rslt = s.path("f");
+    let args = disk_small(&l.dev, &rslt);
+    let mut words: Vec<&str> = vec!["disk"];
+    words.extend(args.iter().map(String::as_str));
+    let o = survey(&words, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--force") && stderr(&o).contains("ext4"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!rslt.with_extension("summary").exists(), "nothing created");
+    let blkid = Command::new("blkid").arg(&l.dev).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&blkid.stdout).contains("ext4"),
+        "file system untouched"
+    );
+    words.push("--force");
+    let o = survey(&words, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(data_lines(&stdout(&o)).len(), 6);
+}
+
+#[test]
+fn bad_disk_parameters_exit_2_before_anything_is_created() {
+    let s = Scratch::new("survey-disk-bad");
+    let Some(l) = Loop::new(&s, "disk-bad", 16) else {
+        return;
+    };
+    let rslt = s.path("b");
+    let r = rslt.to_str().unwrap();
+    for (extra, named) in [
+        (vec!["--thrlo", "4", "--thrhi", "2"], "thrlo"),
+        (vec!["--actions", "write scribble"], "actions"),
+        (vec!["--size", "64", "--crghi", "1"], "size"),
+        (vec!["--rszlo", "0"], "rszlo"),
+        (
+            vec![
+                "--size",
+                "8",
+                "--crghi",
+                "1",
+                "--json",
+                "/nonexistent-dir/x.json",
+            ],
+            "json",
+        ),
+    ] {
+        let mut w = vec!["disk", l.dev.as_str(), "--rslt", r];
+        w.extend(extra);
+        let o = survey(&w, &[]);
+        assert_eq!(o.status.code(), Some(2), "{w:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains(named), "{w:?}: {}", stderr(&o));
+        assert!(
+            !rslt.with_extension("summary").exists(),
+            "{w:?} created a file"
+        );
+    }
+    let o = survey(&["disk", "--no-such-flag"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// A blkio (cgroup v1) child group throttling one device; removed on drop.
+struct Throttle {
+    dir: PathBuf,
+}
+
+impl Throttle {
+    /// Limits reads and writes of `majmin` to `bps` bytes/s for the
+    /// processes that join it.
+    fn new(name: &str, majmin: &str, bps: u64) -> Option<Self> {
+        let root = Path::new("/sys/fs/cgroup/blkio");
+        let dir = root.join(format!("iolab-{name}-{}", std::process::id()));
+        if !root.join("blkio.throttle.write_bps_device").exists()
+            || std::fs::create_dir(&dir).is_err()
+        {
+            skip_or_fail(name, "no cgroup v1 blkio controller to throttle with");
+            return None;
+        }
+        let t = Throttle { dir };
+        for f in [
+            "blkio.throttle.write_bps_device",
+            "blkio.throttle.read_bps_device",
+        ] {
+            if let Err(e) = std::fs::write(t.dir.join(f), format!("{majmin} {bps}")) {
+                skip_or_fail(name, &format!("cannot write {f}: {e}"));
+                return None;
+            }
+        }
+        Some(t)
+    }
+
+    /// Runs `iolab survey words...` inside the group.
+    fn survey(&self, words: &[&str]) -> Output {
+        let procs = self.dir.join("cgroup.procs");
+        let script = format!("echo $$ > {} && exec \"$0\" survey \"$@\"", procs.display());
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg(env!("CARGO_BIN_EXE_iolab"))
+            .args(words)
+            .env("CI", "1")
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        // The survey has exited; the group is empty and can go.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// `n` mounted targets with file system `fs` in `s`.
+fn targets(s: &Scratch, tag: &str, fs: &str, mb: u64, n: usize) -> Option<Vec<Loop>> {
+    (0..n)
+        .map(|i| {
+            let l = Loop::new(s, &format!("{tag}{i}"), mb)?;
+            l.mounted(fs, &s.path(&format!("{tag}{i}-mnt")))
+        })
+        .collect()
+}
+
+fn mounts(ls: &[Loop]) -> Vec<String> {
+    ls.iter()
+        .map(|l| l.mount.as_ref().unwrap().display().to_string())
+        .collect()
+}
+
+/// Every entry under each mount except ext4's lost+found.
+fn leftovers(ls: &[Loop]) -> Vec<String> {
+    ls.iter()
+        .flat_map(|l| common::tree(l.mount.as_ref().unwrap()))
+        .filter(|p| !p.starts_with("lost+found"))
+        .collect()
+}
+
+#[test]
+fn obdfilter_survey_on_ext4_and_xfs_targets() {
+    let s = Scratch::new("survey-obd");
+    let Some(mut ts) = targets(&s, "e", "ext4", 64, 1) else {
+        return;
+    };
+    let Some(x) = targets(&s, "x", "xfs", 320, 1) else {
+        return;
+    };
+    ts.extend(x);
+    let rslt = s.path("o");
+    let json = s.path("o.json");
+    let m = mounts(&ts);
+    let mut w = vec![
+        "obdfilter",
+        m[0].as_str(),
+        m[1].as_str(),
+        "--rslt",
+        rslt.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    w.extend(["--rszlo", "256", "--rszhi", "256"]);
+    let o = survey(&w, &[("size", "8"), ("nobjhi", "2"), ("thrhi", "2")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out
+        .lines()
+        .next()
+        .unwrap()
+        .contains("Obdfilter-survey for case=disk from"));
+    assert_eq!(read(&rslt.with_extension("summary")), out);
+    let lines = data_lines(&out);
+    assert_eq!(lines.len(), 3, "{out}");
+    let want = [("2", "2"), ("2", "4"), ("4", "4")];
+    for (t, (obj, thr)) in lines.iter().zip(want) {
+        assert_eq!(&t[..4], &["ost", "2", "sz", "16384K"]);
+        assert_eq!((t[7].as_str(), t[9].as_str()), (obj, thr), "{t:?}");
+        let joined = t.join(" ");
+        for test in ["write", "rewrite", "read"] {
+            assert!(t.contains(&test.to_string()), "{joined}");
+        }
+        assert!(
+            !joined.contains("ERROR") && !joined.contains("SHORT"),
+            "{joined}"
+        );
+    }
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+    let doc: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    assert_eq!(doc["payload"]["points"].as_array().unwrap().len(), 3);
+    assert!(read(&rslt.with_extension("detail")).contains("=============> read global"));
+}
+
+/// The bracket minimum of `test` in the first data line.
+fn bracket_min(out: &str, test: &str) -> f64 {
+    let line = out.lines().nth(1).unwrap();
+    let after = &line[line.find(&format!(" {test} ")).unwrap() + test.len() + 2..];
+    let open = after.find('[').unwrap();
+    let comma = after.find(',').unwrap();
+    after[open + 1..comma].trim().parse().unwrap()
+}
+
+#[test]
+fn a_throttled_target_lowers_the_obdfilter_bracket_minimum() {
+    let s = Scratch::new("survey-obd-slow");
+    let Some(ts) = targets(&s, "s", "ext4", 64, 2) else {
+        return;
+    };
+    let m = mounts(&ts);
+    let rslt = s.path("fast");
+    let words = |r: &Path| -> Vec<String> {
+        [
+            &m[0],
+            &m[1],
+            "--size",
+            "8",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--tests",
+            "write read",
+            "--rslt",
+            r.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect()
+    };
+    let fast_args = words(&rslt);
+    let mut w = vec!["obdfilter"];
+    w.extend(fast_args.iter().map(String::as_str));
+    let fast = survey(&w, &[]);
+    assert_eq!(fast.status.code(), Some(0), "{}", stderr(&fast));
+    let Some(cg) = Throttle::new("obd", &ts[0].majmin(), 10 << 20) else {
+        return;
+    };
+    let slow_args = words(&s.path("slow"));
+    let mut w = vec!["obdfilter"];
+    w.extend(slow_args.iter().map(String::as_str));
+    let slow = cg.survey(&w);
+    assert_eq!(slow.status.code(), Some(0), "{}", stderr(&slow));
+    for test in ["write", "read"] {
+        let (f, sl) = (
+            bracket_min(&stdout(&fast), test),
+            bracket_min(&stdout(&slow), test),
+        );
+        assert!(
+            sl < 20.0 && sl < f / 2.0,
+            "{test}: throttled min {sl} vs unthrottled {f}\n{}",
+            stdout(&slow)
+        );
+        println!("{test}: throttled min {sl} unthrottled {f}");
+    }
+    assert!(leftovers(&ts).is_empty());
+}
+
+#[test]
+fn obdfilter_out_of_space_gives_error_and_exit_1_and_leaves_nothing() {
+    let s = Scratch::new("survey-obd-full");
+    let Some(ts) = targets(&s, "f", "ext4", 8, 1) else {
+        return;
+    };
+    let m = mounts(&ts);
+    let rslt = s.path("full");
+    let o = survey(
+        &[
+            "obdfilter",
+            &m[0],
+            "--size",
+            "32",
+            "--rszlo",
+            "1024",
+            "--rszhi",
+            "1024",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.lines().nth(1).unwrap().contains("ERROR"), "{out}");
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+}
+
+#[test]
+fn bad_obdfilter_parameters_exit_2_before_anything_is_created() {
+    let s = Scratch::new("survey-obd-bad");
+    let dir = s.path("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rslt = s.path("b");
+    let r = rslt.to_str().unwrap();
+    let d = dir.to_str().unwrap();
+    for (extra, named) in [
+        (vec!["--thrlo", "4", "--thrhi", "2"], "thrlo"),
+        (vec!["--tests", "read write"], "tests_str"),
+        (vec!["--tests", "write scribble"], "tests_str"),
+        (vec!["--nobjlo", "0"], "nobjlo"),
+    ] {
+        let mut w = vec!["obdfilter", d, "--size", "16", "--rslt", r];
+        w.extend(extra);
+        let o = survey(&w, &[]);
+        assert_eq!(o.status.code(), Some(2), "{w:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains(named), "{w:?}: {}", stderr(&o));
+        assert!(!rslt.with_extension("summary").exists());
+        assert!(common::tree(&dir).is_empty(), "{w:?} created something");
+    }
+}
+
+#[test]
+fn mds_survey_with_one_and_several_directories() {
+    let s = Scratch::new("survey-mds");
+    let Some(ts) = targets(&s, "m", "ext4", 64, 1) else {
+        return;
+    };
+    let m = mounts(&ts);
+    for (dirs, expect_thr) in [("1", vec!["1", "2", "4"]), ("4", vec!["4"])] {
+        let rslt = s.path(&format!("mds{dirs}"));
+        let csv = s.path(&format!("mds{dirs}.csv"));
+        let o = survey(
+            &[
+                "mds",
+                &m[0],
+                "--rslt",
+                rslt.to_str().unwrap(),
+                "--csv",
+                csv.to_str().unwrap(),
+            ],
+            &[
+                ("thrlo", "1"),
+                ("thrhi", "4"),
+                ("dir_count", dirs),
+                ("file_count", "400"),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.lines().next().unwrap().contains("mds-survey from"));
+        assert_eq!(read(&rslt.with_extension("summary")), out);
+        let lines = data_lines(&out);
+        let thr: Vec<&str> = lines.iter().map(|t| t[7].as_str()).collect();
+        assert_eq!(thr, expect_thr, "{out}");
+        for t in &lines {
+            assert_eq!(&t[..6], &["mdt", "1", "file", "400", "dir", dirs]);
+            let tests: Vec<&str> = t.iter().skip(8).step_by(3).map(String::as_str).collect();
+            assert_eq!(
+                tests,
+                ["create", "lookup", "md_getattr", "setxattr", "destroy"],
+                "{t:?}"
+            );
+            assert!(!t.join(" ").contains("ERROR"), "{t:?}");
+        }
+        assert_eq!(read(&csv).lines().count(), 1 + 5 * lines.len());
+        assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+    }
+}
+
+#[test]
+fn mds_survey_out_of_inodes_gives_error_and_exit_1_and_leaves_nothing() {
+    let s = Scratch::new("survey-mds-full");
+    let Some(l) = Loop::new(&s, "mfull", 16) else {
+        return;
+    };
+    // A file system with very few inodes: creates run out long before 4000.
+    let ok = Command::new("mkfs.ext4")
+        .args(["-q", "-N", "64"])
+        .arg(&l.dev)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        skip_or_fail("mds-full", "mkfs.ext4 -N failed");
+        return;
+    }
+    let at = s.path("mfull-mnt");
+    std::fs::create_dir_all(&at).unwrap();
+    assert!(Command::new("mount")
+        .arg(&l.dev)
+        .arg(&at)
+        .status()
+        .unwrap()
+        .success());
+    let mut l = l;
+    l.mount = Some(at.clone());
+    let rslt = s.path("mfull");
+    let o = survey(
+        &[
+            "mds",
+            at.to_str().unwrap(),
+            "--thrlo",
+            "2",
+            "--thrhi",
+            "2",
+            "--dir-count",
+            "1",
+            "--file-count",
+            "4000",
+            "--tests",
+            "create md_getattr destroy",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let line = stdout(&o).lines().nth(1).unwrap().to_string();
+    assert!(line.contains("create             ERROR"), "{line}");
+    assert!(
+        leftovers(std::slice::from_ref(&l)).is_empty(),
+        "{:?}",
+        leftovers(std::slice::from_ref(&l))
+    );
+}
+
+#[test]
+fn bad_mds_parameters_exit_2_before_anything_is_created() {
+    let s = Scratch::new("survey-mds-bad");
+    let dir = s.path("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rslt = s.path("b");
+    let (r, d) = (rslt.to_str().unwrap(), dir.to_str().unwrap());
+    for (extra, named) in [
+        (vec!["--thrlo", "8", "--thrhi", "4"], "thrlo"),
+        (vec!["--tests", "lookup destroy"], "tests_str"),
+        (vec!["--tests", "create lookup"], "tests_str"),
+        (vec!["--tests", "create chmod destroy"], "tests_str"),
+        (vec!["--dir-count", "64"], "dir_count"),
+        (vec!["--file-count", "2"], "file_count"),
+    ] {
+        let mut w = vec!["mds", d, "--rslt", r];
+        w.extend(extra);
+        let o = survey(&w, &[]);
+        assert_eq!(o.status.code(), Some(2), "{w:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains(named), "{w:?}: {}", stderr(&o));
+        assert!(!rslt.with_extension("summary").exists());
+        assert!(common::tree(&dir).is_empty(), "{w:?} created something");
+    }
+}
+
+#[test]
+fn ost_survey_finds_and_flags_the_throttled_target() {
+    let s = Scratch::new("survey-ost");
+    let Some(ts) = targets(&s, "o", "ext4", 64, 3) else {
+        return;
+    };
+    let Some(cg) = Throttle::new("ost", &ts[1].majmin(), 10 << 20) else {
+        return;
+    };
+    let m = mounts(&ts);
+    let rslt = s.path("ost");
+    let csv = s.path("ost.csv");
+    let o = cg.survey(&[
+        "ost",
+        "-s",
+        "8",
+        &m[0],
+        &m[1],
+        &m[2],
+        "--rslt",
+        rslt.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(read(&rslt.with_extension("summary")), out);
+    assert!(out.contains("Number of Active OST devices : 3\n"), "{out}");
+    assert!(out.contains("Worst  Read OST indx: 1 speed: "), "{out}");
+    assert!(out.contains("Worst  Write OST indx: 1 speed: "), "{out}");
+    assert!(
+        out.contains("Read Average: ") && out.contains(" +/- "),
+        "{out}"
+    );
+    assert!(out.contains("Ost#  Read(MB/s)  Write(MB/s)  Read-time  Write-time\n"));
+    let flagged: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("Outlier OST indx:"))
+        .collect();
+    // The throttled target is flagged for both operations. The fast ones
+    // are not asserted unflagged: on a busy machine two unthrottled loop
+    // devices can honestly differ by more than the 20% rule.
+    for op in ["read", "write"] {
+        let prefix = format!("Outlier OST indx: 1 ({}) {op} speed: ", m[1]);
+        assert!(
+            flagged.iter().any(|l| l.starts_with(&prefix)),
+            "{op}: {out}"
+        );
+    }
+    let row1 = out.lines().find(|l| l.starts_with("1     ")).unwrap();
+    let write_s: f64 = row1.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert!(
+        write_s > 0.5,
+        "8 MB at 10 MB/s takes most of a second: {row1}"
+    );
+    assert!(
+        read(&csv).lines().nth(2).unwrap().contains(",read+write,"),
+        "{}",
+        read(&csv)
+    );
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+}
+
+#[test]
+fn bad_ost_parameters_exit_2_before_anything_is_created() {
+    let s = Scratch::new("survey-ost-bad");
+    let dir = s.path("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rslt = s.path("b");
+    let (r, d) = (rslt.to_str().unwrap(), dir.to_str().unwrap());
+    let file = s.path("plain");
+    std::fs::write(&file, b"x").unwrap();
+    for (w, named) in [
+        (vec!["ost", d, "-s", "0", "--rslt", r], "size"),
+        (vec!["ost", "--rslt", r], "targets"),
+        (vec!["ost", file.to_str().unwrap(), "--rslt", r], "targets"),
+    ] {
+        let o = survey(&w, &[]);
+        assert_eq!(o.status.code(), Some(2), "{w:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains(named), "{w:?}: {}", stderr(&o));
+        assert!(!rslt.with_extension("summary").exists());
+        assert!(common::tree(&dir).is_empty());
+    }
+}
+
+/// Starts `iolab survey words...` in the background.
+fn spawn_survey(words: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("survey")
+        .args(words)
+        .env("CI", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (without a deadline on the survey's speed, only a safety cap)
+/// until `cond` holds.
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    for _ in 0..6000 {
+        if cond() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("gave up waiting for {what}");
+}
+
+#[test]
+fn ctrl_c_stops_the_metadata_survey_and_removes_what_it_made() {
+    let s = Scratch::new("survey-mds-int");
+    let dir = s.path("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep-me"), b"not the survey's").unwrap();
+    let rslt = s.path("i");
+    let mut child = spawn_survey(&[
+        "mds",
+        dir.to_str().unwrap(),
+        "--thrlo",
+        "1",
+        "--thrhi",
+        "1",
+        "--dir-count",
+        "1",
+        "--file-count",
+        "50000000",
+        "--tests",
+        "create destroy",
+        "--rslt",
+        rslt.to_str().unwrap(),
+    ]);
+    let work = dir.join(format!("iolab-mds.{}", child.id())).join("tests");
+    wait_for("the survey's first files", || {
+        std::fs::read_dir(&work).is_ok_and(|mut d| d.next().is_some())
+    });
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(
+        common::tree(&dir),
+        vec!["keep-me".to_string()],
+        "only what was there before"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_object_survey_and_removes_what_it_made() {
+    let s = Scratch::new("survey-obd-int");
+    let Some(ts) = targets(&s, "i", "ext4", 64, 1) else {
+        return;
+    };
+    let Some(cg) = Throttle::new("obd-int", &ts[0].majmin(), 1 << 20) else {
+        return;
+    };
+    let m = mounts(&ts);
+    let rslt = s.path("oi");
+    let procs = cg.dir.join("cgroup.procs");
+    let script = format!("echo $$ > {} && exec \"$0\" survey \"$@\"", procs.display());
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "obdfilter",
+            &m[0],
+            "--size",
+            "32",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ])
+        .env("CI", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The shell execs the survey, so the child's pid is the survey's.
+    let obj = ts[0]
+        .mount
+        .as_ref()
+        .unwrap()
+        .join(format!("iolab-obdfilter.{}", child.id()))
+        .join("o0");
+    wait_for("the first object", || {
+        std::fs::metadata(&obj).is_ok_and(|m| m.len() > 0)
+    });
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+}
+
+#[test]
+fn plot_turns_a_summary_into_csv_gnuplot_input_and_charts() {
+    // The legend check needs text, which needs a font on the machine.
+    if !Path::new("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf").exists() {
+        skip_or_fail("plot", "no DejaVu Sans font for the charts' labels");
+        return;
+    }
+    let s = Scratch::new("survey-plot");
+    let dir = s.path("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rslt = s.path("p");
+    let o = survey(
+        &[
+            "obdfilter",
+            dir.to_str().unwrap(),
+            "--size",
+            "4",
+            "--rszlo",
+            "256",
+            "--rszhi",
+            "256",
+            "--nobjhi",
+            "2",
+            "--thrhi",
+            "2",
+            "--tests",
+            "write read",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = rslt.with_extension("summary");
+    let o = survey(&["plot", summary.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let base = s.path("p");
+    let csv = read(&base.with_extension("csv"));
+    assert_eq!(csv.lines().count(), 1 + 3 * 2, "{csv}");
+    for test in ["write", "read"] {
+        let stem = format!("{}-256-{test}", base.display());
+        let dat = read(Path::new(&format!("{stem}.dat")));
+        let header: Vec<&str> = dat.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(header, ["thr", "obj1", "obj2"], "{dat}");
+        assert!(read(Path::new(&format!("{stem}.scr"))).contains(&format!("title \"{test}-obj2\"")));
+        let svg = read(Path::new(&format!("{stem}.svg")));
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        let labels = (1..=4)
+            .filter(|k| svg.contains(&format!("{test}-obj{k}\n")))
+            .count();
+        assert_eq!(labels, 2, "one legend entry per series");
+        let png = std::fs::read(format!("{stem}.png")).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(&png[12..16], b"IHDR");
+        assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 800);
+    }
+    let o = survey(&["plot", s.path("missing.summary").to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn disk_survey_prints_enomem_when_the_buffers_would_not_fit() {
+    let s = Scratch::new("survey-disk-nomem");
+    let mem_kb: u64 = read(Path::new("/proc/meminfo"))
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap();
+    // 64 MB records, 16 threads per region: enough regions to pass MemTotal.
+    let per_region_kb = 65536 * 16 + 64;
+    let crg = (mem_kb / per_region_kb + 1).next_power_of_two();
+    let size_mb = crg * 64;
+    let f = s.path("sparse-dev");
+    std::fs::File::create(&f)
+        .unwrap()
+        .set_len((size_mb + 2) << 20)
+        .unwrap();
+    let (c, t, sz) = (crg.to_string(), (crg * 16).to_string(), size_mb.to_string());
+    let rslt = s.path("nm");
+    let o = survey(
+        &[
+            "disk",
+            f.to_str().unwrap(),
+            "--size",
+            &sz,
+            "--rszlo",
+            "65536",
+            "--rszhi",
+            "65536",
+            "--crglo",
+            &c,
+            "--crghi",
+            &c,
+            "--thrlo",
+            &t,
+            "--thrhi",
+            &t,
+            "--actions",
+            "read",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let line = stdout(&o).lines().nth(1).unwrap().to_string();
+    assert!(line.ends_with(" ENOMEM"), "{line}");
+}
+
+#[test]
+fn disk_survey_prints_failed_when_a_region_fails() {
+    let s = Scratch::new("survey-disk-failed");
+    let Some(ts) = targets(&s, "df", "ext4", 16, 1) else {
+        return;
+    };
+    let f = ts[0].mount.as_ref().unwrap().join("dev");
+    std::fs::File::create(&f).unwrap();
+    let rslt = s.path("df");
+    let o = survey(
+        &[
+            "disk",
+            f.to_str().unwrap(),
+            "--size",
+            "32",
+            "--crghi",
+            "1",
+            "--thrhi",
+            "1",
+            "--actions",
+            "write",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let line = stdout(&o).lines().nth(1).unwrap().to_string();
+    assert!(line.ends_with(" write FAILED "), "{line:?}");
+    assert!(read(&rslt.with_extension("detail")).contains("error: write at offset"));
+}
+
+/// A stand-in remote shell: drops the host name and runs the command here.
+fn fake_rsh(s: &Scratch) -> String {
+    let p = s.path("fake-rsh");
+    std::fs::write(&p, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("exec:{}", p.display())
+}
+
+#[test]
+fn obdfilter_runs_targets_on_other_hosts_and_merges_them() {
+    let s = Scratch::new("survey-obd-hosts");
+    let dirs: Vec<PathBuf> = ["local", "ra", "rb"].iter().map(|d| s.path(d)).collect();
+    for d in &dirs {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let rsh = fake_rsh(&s);
+    let rslt = s.path("h");
+    let json = s.path("h.json");
+    let (ra, rb) = (
+        format!("nodeA:{}", dirs[1].display()),
+        format!("nodeB:{}", dirs[2].display()),
+    );
+    let o = survey(
+        &[
+            "obdfilter",
+            dirs[0].to_str().unwrap(),
+            &ra,
+            &rb,
+            "--rsh",
+            &rsh,
+            "--remote-iolab",
+            env!("CARGO_BIN_EXE_iolab"),
+            "--size",
+            "4",
+            "--rszlo",
+            "256",
+            "--rszhi",
+            "256",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "2",
+            "--rslt",
+            rslt.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = data_lines(&stdout(&o));
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        &lines[1][..10],
+        &["ost", "3", "sz", "12288K", "rsz", "256", "obj", "3", "thr", "6"]
+    );
+    assert!(!stdout(&o).contains("ERROR"));
+    let doc: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    let targets = &doc["payload"]["points"][0]["result"]["tests"][0]["targets"];
+    let names: Vec<&str> = targets
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [dirs[0].to_str().unwrap(), ra.as_str(), rb.as_str()]);
+    assert!(targets
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["rates"]["amount"] == 4 << 20));
+    for d in &dirs {
+        assert!(
+            common::tree(d).is_empty(),
+            "{} kept {:?}",
+            d.display(),
+            common::tree(d)
+        );
+    }
+    // A host whose target does not exist: the survey fails before any
+    // I/O and leaves nothing on the others.
+    let bad = format!("nodeB:{}", s.path("nowhere").display());
+    let o = survey(
+        &[
+            "obdfilter",
+            dirs[0].to_str().unwrap(),
+            &ra,
+            &bad,
+            "--rsh",
+            &rsh,
+            "--remote-iolab",
+            env!("CARGO_BIN_EXE_iolab"),
+            "--size",
+            "4",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stderr(&o).contains("nodeB"), "{}", stderr(&o));
+    for d in &dirs {
+        assert!(
+            common::tree(d).is_empty(),
+            "{} kept {:?}",
+            d.display(),
+            common::tree(d)
+        );
+    }
+}
+
+#[test]
+fn disk_survey_totals_count_every_device_and_its_summary_plots() {
+    let s = Scratch::new("survey-disk-two");
+    let Some(a) = Loop::new(&s, "two-a", 16) else {
+        return;
+    };
+    let Some(b) = Loop::new(&s, "two-b", 16) else {
+        return;
+    };
+    let rslt = s.path("two");
+    let o = survey(
+        &[
+            "disk",
+            &a.dev,
+            &b.dev,
+            "--size",
+            "4",
+            "--rszlo",
+            "256",
+            "--rszhi",
+            "256",
+            "--crghi",
+            "2",
+            "--thrhi",
+            "2",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out
+        .lines()
+        .next()
+        .unwrap()
+        .contains(&format!("on {} {} from", a.dev, b.dev)));
+    let lines = data_lines(&out);
+    let shape: Vec<(&str, &str, &str)> = lines
+        .iter()
+        .map(|t| (t[1].as_str(), t[5].as_str(), t[7].as_str()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("8192K", "2", "2"),
+            ("8192K", "2", "4"),
+            ("8192K", "4", "4")
+        ]
+    );
+    assert_eq!(lines[2][11], "4", "four regions ran in the last point");
+    let detail = read(&rslt.with_extension("detail"));
+    assert!(
+        detail.contains(&format!("{} region 1 offset", b.dev)),
+        "{detail}"
+    );
+    let o = survey(
+        &[
+            "plot",
+            rslt.with_extension("summary").to_str().unwrap(),
+            "--out",
+            s.path("pl").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dat = read(&s.path("pl-256-read.dat"));
+    assert_eq!(
+        dat.lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["thr", "crg2", "crg4"]
+    );
+    assert_eq!(read(&s.path("pl.csv")).lines().count(), 1 + 6);
+}
+
+#[test]
+fn ctrl_c_stops_the_target_survey_and_removes_its_files() {
+    let s = Scratch::new("survey-ost-int");
+    let Some(ts) = targets(&s, "oi", "ext4", 64, 1) else {
+        return;
+    };
+    let Some(cg) = Throttle::new("ost-int", &ts[0].majmin(), 1 << 20) else {
+        return;
+    };
+    let m = mounts(&ts);
+    let rslt = s.path("oi");
+    let procs = cg.dir.join("cgroup.procs");
+    let script = format!("echo $$ > {} && exec \"$0\" survey \"$@\"", procs.display());
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args(["ost", "-s", "32", &m[0], "--rslt", rslt.to_str().unwrap()])
+        .env("CI", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let file = ts[0]
+        .mount
+        .as_ref()
+        .unwrap()
+        .join(format!("iolab-ost-survey.{}", child.id()));
+    wait_for("the survey's file", || {
+        std::fs::metadata(&file).is_ok_and(|m| m.len() > 0)
+    });
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
+}

@@ -1,0 +1,195 @@
+//! Reading a survey summary back (for `iolab survey plot`, and for sites'
+//! own scripts through the library): which survey wrote it, and for each
+//! line its record size, series (regions, objects or directories),
+//! threads and each test's figure (None for ENOMEM/FAILED/ERROR/SHORT).
+
+use serde::{Deserialize, Serialize};
+
+/// Which survey a summary came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// `total_size ... crg ... thr ...` lines (sgpdd-survey).
+    Disk,
+    /// `ost ... obj ... thr ...` lines (obdfilter-survey).
+    Obdfilter,
+    /// `mdt ... dir ... thr ...` lines (mds-survey).
+    Mds,
+}
+
+impl Kind {
+    /// What one series counts (`crg`, `obj`, `dir`).
+    pub fn series_name(self) -> &'static str {
+        match self {
+            Kind::Disk => "crg",
+            Kind::Obdfilter => "obj",
+            Kind::Mds => "dir",
+        }
+    }
+
+    /// The unit of the figures.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Kind::Mds => "ops/s",
+            _ => "MB/s",
+        }
+    }
+
+    fn tests(self) -> &'static [&'static str] {
+        match self {
+            Kind::Disk => &["write", "read"],
+            Kind::Obdfilter => iolab_survey::obdfilter::TEST_NAMES,
+            Kind::Mds => iolab_survey::mds::TEST_NAMES,
+        }
+    }
+
+    /// Tokens of the fixed parameter part of a line.
+    fn prefix_tokens(self) -> usize {
+        match self {
+            Kind::Obdfilter => 10,
+            _ => 8,
+        }
+    }
+}
+
+/// One summary line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Record size in KB (0 for the metadata survey).
+    pub rsz_kb: u64,
+    /// Regions, objects or directories.
+    pub series: u64,
+    /// Threads.
+    pub thr: u64,
+    /// Each test's figure, in line order.
+    pub values: Vec<(String, Option<f64>)>,
+}
+
+/// A parsed summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Which survey.
+    pub kind: Kind,
+    /// The first line (date, survey, host).
+    pub title: String,
+    /// Every data line with figures.
+    pub rows: Vec<Row>,
+}
+
+/// Why a summary could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError(pub String);
+
+impl std::error::Error for ParseError {}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn kind_of(first: &str) -> Option<Kind> {
+    match first {
+        "total_size" => Some(Kind::Disk),
+        "ost" => Some(Kind::Obdfilter),
+        "mdt" => Some(Kind::Mds),
+        _ => None,
+    }
+}
+
+fn number(tok: &str) -> Option<u64> {
+    tok.trim_end_matches('K').parse().ok()
+}
+
+/// Parses a `.summary` written by any of the surveys (or by the kit).
+pub fn parse(text: &str) -> Result<Summary, ParseError> {
+    let mut lines = text.lines();
+    let title = lines.next().unwrap_or_default().to_string();
+    let mut kind = None;
+    let mut rows = Vec::new();
+    for (n, line) in lines.enumerate() {
+        let toks: Vec<&str> = line.split_whitespace().collect();
+        let Some(k) = toks.first().and_then(|t| kind_of(t)) else {
+            continue;
+        };
+        if kind.is_some_and(|x| x != k) {
+            return Err(ParseError(format!(
+                "line {}: a {k:?} line in a {kind:?} summary",
+                n + 2
+            )));
+        }
+        kind = Some(k);
+        if let Some(row) = row(k, &toks) {
+            rows.push(row);
+        }
+    }
+    let kind =
+        kind.ok_or_else(|| ParseError("no survey lines (total_size/ost/mdt) found".into()))?;
+    Ok(Summary { kind, title, rows })
+}
+
+/// One line's row, or None when it has no test figures (ENOMEM, Too much
+/// buffer space, a short line).
+fn row(k: Kind, t: &[&str]) -> Option<Row> {
+    let get = |key: &str| {
+        t.iter()
+            .position(|x| *x == key)
+            .and_then(|i| t.get(i + 1))
+            .and_then(|v| number(v))
+    };
+    let (rsz_kb, series, thr) = match k {
+        Kind::Disk => (get("rsz")?, get("crg")?, get("thr")?),
+        Kind::Obdfilter => (get("rsz")?, get("obj")?, get("thr")?),
+        Kind::Mds => (0, get("dir")?, get("thr")?),
+    };
+    let mut values = Vec::new();
+    let rest = t.get(k.prefix_tokens()..)?;
+    for (i, tok) in rest.iter().enumerate() {
+        if k.tests().contains(tok) {
+            let v = rest.get(i + 1).and_then(|x| x.parse::<f64>().ok());
+            values.push((tok.to_string(), v));
+        }
+    }
+    (!values.is_empty()).then_some(Row {
+        rsz_kb,
+        series,
+        thr,
+        values,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kits_lines_parse() {
+        let text = "Fri Sep 25 11:14:03 EDT 2015 Obdfilter-survey for case=disk from h\n\
+            ost 10 sz 167772160K rsz 1024K obj   10 thr   10 write 10982.73 [ 601.97,2912.91] rewrite 15696.54 [1160.92,3450.85] read 12358.60 [ 938.96,2634.87] \n\
+            ost  8 sz 67108864K rsz 1024 obj    8 thr    8 write  613.54             ERROR \n";
+        let s = parse(text).unwrap();
+        assert_eq!(s.kind, Kind::Obdfilter);
+        assert_eq!(s.rows.len(), 2);
+        assert_eq!(
+            (s.rows[0].rsz_kb, s.rows[0].series, s.rows[0].thr),
+            (1024, 10, 10)
+        );
+        assert_eq!(s.rows[0].values[1], ("rewrite".to_string(), Some(15696.54)));
+        assert_eq!(s.rows[1].values, vec![("write".to_string(), Some(613.54))]);
+    }
+
+    #[test]
+    fn disk_and_mds_lines_parse_and_failures_are_none() {
+        let d = parse("h\ntotal_size  8192K rsz  256 crg     2 thr     4 write FAILED read  180.45 MB/s     2 x  90.00 =  180.00 MB/s \ntotal_size 8192K rsz 256 crg 4 thr 4 ENOMEM\n").unwrap();
+        assert_eq!(d.kind, Kind::Disk);
+        assert_eq!(d.rows.len(), 1);
+        assert_eq!(
+            d.rows[0].values,
+            vec![("write".into(), None), ("read".into(), Some(180.45))]
+        );
+        let m = parse("h\nmdt 1 file  100000 dir    4 thr    4 create 5652.05 [ 999.01,46940.48] destroy             ERROR \n").unwrap();
+        assert_eq!((m.kind, m.rows[0].series), (Kind::Mds, 4));
+        assert_eq!(m.rows[0].values[1], ("destroy".into(), None));
+        assert!(parse("just a title\n").is_err());
+    }
+}

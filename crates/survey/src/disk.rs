@@ -1,0 +1,692 @@
+//! `disk`: the sgpdd-survey. Sequential O_DIRECT I/O straight to block
+//! devices (or files), sweeping record size, concurrent regions and
+//! threads. Each region is its own area of the device, its threads taking
+//! the next record in turn (as one sgp_dd instance with `thr=` threads
+//! does). Writing destroys what the devices hold: a device that is
+//! mounted or holds any signature is refused unless forced.
+
+use crate::io::{cpath, fill_pattern, open_data, read_full_at, write_all_at};
+use crate::{check_range, doubling, mem_total_kb, Header, ParamError, MB};
+use iolab_backend::{Backend, Handle, OpenOptions};
+use iolab_core::{Failure, Outcome};
+use iolab_xdd::buffer::IoBuffer;
+use serde::{Deserialize, Serialize};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex, OnceLock};
+use std::time::Instant;
+
+/// Bytes left alone at the start of each device, so that the regions start
+/// MiB-aligned away from where labels live (the kit skips 1024 blocks).
+pub const START_OFFSET: u64 = 1 << 20;
+
+/// What a survey point does to the devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Overwrite the regions (destroys data).
+    Write,
+    /// Read them back.
+    Read,
+}
+
+impl Action {
+    /// The kit's name (`write`, `read`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Write => "write",
+            Action::Read => "read",
+        }
+    }
+
+    /// Parses the kit's `actions` list (`"write read"`).
+    pub fn parse_list(text: &str) -> Result<Vec<Action>, ParamError> {
+        let list: Result<Vec<_>, _> = text
+            .split_whitespace()
+            .map(|w| match w {
+                "write" => Ok(Action::Write),
+                "read" => Ok(Action::Read),
+                other => Err(ParamError::new(
+                    "actions",
+                    format!("unknown action '{other}': use write and/or read"),
+                )),
+            })
+            .collect();
+        let list = list?;
+        if list.is_empty() {
+            return Err(ParamError::new(
+                "actions",
+                "give at least one of write, read",
+            ));
+        }
+        Ok(list)
+    }
+}
+
+/// The disk survey's parameters (the kit's variable names, units as the
+/// kit's: size in MB per device, record sizes in KB).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskConfig {
+    /// Block devices or existing files.
+    pub devices: Vec<PathBuf>,
+    /// MB moved per device per action (`size`).
+    pub size_mb: u64,
+    /// Smallest record size, KB (`rszlo`).
+    pub rszlo_kb: u64,
+    /// Largest record size, KB (`rszhi`).
+    pub rszhi_kb: u64,
+    /// Fewest concurrent regions per device (`crglo`).
+    pub crglo: u64,
+    /// Most concurrent regions per device (`crghi`).
+    pub crghi: u64,
+    /// Fewest threads per device (`thrlo`).
+    pub thrlo: u64,
+    /// Most threads per device (`thrhi`).
+    pub thrhi: u64,
+    /// Actions in order (`actions`).
+    pub actions: Vec<Action>,
+    /// Most threads on one region (the kit's SG_MAX_QUEUE, 16).
+    pub max_queue: u64,
+    /// Write even a device that is mounted or holds data.
+    pub force: bool,
+}
+
+/// Limits a user's numbers are checked against before anything is opened.
+pub const MAX_RSZ_KB: u64 = 64 * 1024;
+/// Most regions per device.
+pub const MAX_REGIONS: u64 = 4096;
+/// Most threads per device.
+pub const MAX_THREADS: u64 = 16384;
+
+/// One device as planned: where, how big, its logical block size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Device {
+    /// As given.
+    pub path: PathBuf,
+    /// Capacity in bytes.
+    pub bytes: u64,
+    /// Logical block size (O_DIRECT alignment).
+    pub block_bytes: u64,
+    /// A block device (not a file).
+    pub is_block: bool,
+}
+
+/// A checked configuration with its devices measured.
+#[derive(Debug, Clone)]
+pub struct DiskPlan {
+    /// The parameters.
+    pub cfg: DiskConfig,
+    /// The devices.
+    pub devices: Vec<Device>,
+}
+
+impl DiskConfig {
+    /// Checks every parameter and device; refuses to plan writes to a
+    /// device in use unless forced. Opens devices read-only, writes nothing.
+    pub fn validate(&self, b: &dyn Backend) -> Result<DiskPlan, ParamError> {
+        check_range("rszlo", self.rszlo_kb, "rszhi", self.rszhi_kb, MAX_RSZ_KB)?;
+        check_range("crglo", self.crglo, "crghi", self.crghi, MAX_REGIONS)?;
+        check_range("thrlo", self.thrlo, "thrhi", self.thrhi, MAX_THREADS)?;
+        if self.size_mb == 0 {
+            return Err(ParamError::new(
+                "size",
+                "must be at least 1 (MB per device)",
+            ));
+        }
+        if self.max_queue == 0 {
+            return Err(ParamError::new("max-queue", "must be at least 1"));
+        }
+        if self.size_mb * 1024 / self.crghi < self.rszhi_kb {
+            return Err(ParamError::new(
+                "size",
+                format!(
+                    "{} MB split into crghi={} regions is less than one rszhi={} KB record each; raise size or lower crghi/rszhi",
+                    self.size_mb, self.crghi, self.rszhi_kb
+                ),
+            ));
+        }
+        if self.actions.is_empty() {
+            return Err(ParamError::new(
+                "actions",
+                "give at least one of write, read",
+            ));
+        }
+        if self.devices.is_empty() {
+            return Err(ParamError::new(
+                "devices",
+                "give at least one block device or file (or set scsidevs/rawdevs)",
+            ));
+        }
+        let devices = self
+            .devices
+            .iter()
+            .map(|p| self.check_device(b, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(DiskPlan {
+            cfg: self.clone(),
+            devices,
+        })
+    }
+
+    fn check_device(&self, b: &dyn Backend, path: &std::path::Path) -> Result<Device, ParamError> {
+        let shown = path.display().to_string();
+        let c = cpath(path).map_err(|e| ParamError::new("devices", format!("{shown}: {e}")))?;
+        let st = b
+            .stat(&c)
+            .map_err(|e| ParamError::new("devices", format!("{shown}: {e}")))?;
+        if !st.is_block_device && !st.is_file {
+            return Err(ParamError::new(
+                "devices",
+                format!("{shown} is neither a block device nor a regular file"),
+            ));
+        }
+        let (bytes, block_bytes) = if st.is_block_device {
+            block_geometry(path).map_err(|e| ParamError::new("devices", format!("{shown}: {e}")))?
+        } else {
+            (st.size, 512)
+        };
+        // `%`, not is_multiple_of: the workspace's rust-version is 1.80.
+        #[allow(clippy::manual_is_multiple_of)]
+        if (self.rszlo_kb * 1024) % block_bytes != 0 {
+            return Err(ParamError::new(
+                "rszlo",
+                format!(
+                    "{} KB is not a multiple of {shown}'s {block_bytes}-byte blocks",
+                    self.rszlo_kb
+                ),
+            ));
+        }
+        let needed = START_OFFSET + self.size_mb * (1 << 20);
+        let grows = !st.is_block_device && self.actions.first() == Some(&Action::Write);
+        if bytes < needed && !grows {
+            return Err(ParamError::new(
+                "size",
+                format!(
+                    "{shown} holds {} MB after its first MiB, less than size={} MB; lower size",
+                    bytes.saturating_sub(START_OFFSET) >> 20,
+                    self.size_mb
+                ),
+            ));
+        }
+        if st.is_block_device && self.actions.contains(&Action::Write) && !self.force {
+            if let Some(why) = iolab_xdd::safety::block_device_in_use(&shown, st.rdev) {
+                return Err(ParamError::new(
+                    "force",
+                    format!(
+                        "refusing to write {shown}: {why}. The write survey destroys everything on it; pass --force only if that is what you want"
+                    ),
+                ));
+            }
+        }
+        Ok(Device {
+            path: path.to_path_buf(),
+            bytes,
+            block_bytes,
+            is_block: st.is_block_device,
+        })
+    }
+}
+
+/// Size in bytes and logical block size of a block device (BLKGETSIZE64,
+/// BLKSSZGET).
+fn block_geometry(path: &std::path::Path) -> std::io::Result<(u64, u64)> {
+    const BLKSSZGET: libc::c_ulong = 0x1268;
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let f = std::fs::File::open(path)?;
+    let mut bytes: u64 = 0;
+    let mut block: libc::c_int = 0;
+    // SAFETY: both ioctls write one integer of the type given through a
+    // valid pointer to a local; the descriptor is open.
+    let (r1, r2) = unsafe {
+        (
+            libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut bytes as *mut u64),
+            libc::ioctl(
+                f.as_raw_fd(),
+                BLKSSZGET as _,
+                &mut block as *mut libc::c_int,
+            ),
+        )
+    };
+    if r1 < 0 || r2 < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((bytes, block.max(512) as u64))
+}
+
+/// One region's part of one action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegionResult {
+    /// The device.
+    pub device: String,
+    /// Region number on that device.
+    pub region: u64,
+    /// Byte offset of the region.
+    pub offset: u64,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Seconds from the common start to the region's last record.
+    pub elapsed_s: f64,
+    /// O_DIRECT was used (else buffered, synced before the clock stopped).
+    pub direct: bool,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+}
+
+impl RegionResult {
+    /// The region's own bandwidth in MB/s.
+    pub fn mb_per_s(&self) -> f64 {
+        if self.elapsed_s > 0.0 {
+            self.bytes as f64 / MB / self.elapsed_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One action at one survey point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionResult {
+    /// What was done.
+    pub action: Action,
+    /// Seconds from the start to the last region's end.
+    pub elapsed_s: f64,
+    /// Aggregate MB/s (all data over the elapsed time); None when a region failed.
+    pub mb_per_s: Option<f64>,
+    /// Regions that succeeded.
+    pub regions_ok: u64,
+    /// Regions that failed.
+    pub regions_failed: u64,
+    /// The slowest region's own MB/s (the kit's sanity check).
+    pub slowest_region_mb_per_s: f64,
+    /// Every region.
+    pub regions: Vec<RegionResult>,
+}
+
+/// What a survey point came to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PointResult {
+    /// The buffers would not fit in memory (the kit's ENOMEM).
+    NoMem,
+    /// The actions ran.
+    Ran {
+        /// One per action, in order.
+        actions: Vec<ActionResult>,
+    },
+}
+
+/// One line of the survey.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskPoint {
+    /// KB moved per action over all devices.
+    pub total_size_kb: u64,
+    /// Record size, KB.
+    pub rsz_kb: u64,
+    /// Regions over all devices.
+    pub crg: u64,
+    /// Threads over all devices.
+    pub thr: u64,
+    /// What happened.
+    pub result: PointResult,
+}
+
+/// The whole survey.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskReport {
+    /// When and where.
+    pub header: Header,
+    /// Every point that ran, in order.
+    pub points: Vec<DiskPoint>,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// The (rsz KB, crg, thr) points per device, in the kit's order, skipping
+/// thr < crg and more than `max_queue` threads on one region.
+pub fn points(cfg: &DiskConfig) -> Vec<(u64, u64, u64)> {
+    let mut out = Vec::new();
+    for rsz in doubling(cfg.rszlo_kb, cfg.rszhi_kb) {
+        for crg in doubling(cfg.crglo, cfg.crghi) {
+            for thr in doubling(cfg.thrlo, cfg.thrhi) {
+                if thr >= crg && thr / crg <= cfg.max_queue {
+                    out.push((rsz, crg, thr));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs the survey; `on_point` sees each point as it completes.
+pub fn run(plan: &DiskPlan, b: &dyn Backend, on_point: &mut dyn FnMut(&DiskPoint)) -> DiskReport {
+    let mut report = DiskReport {
+        header: Header::now(),
+        points: Vec::new(),
+        outcome: Outcome::Completed,
+    };
+    let ndevs = plan.devices.len() as u64;
+    let mut failed = 0u64;
+    for (rsz_kb, crg, thr) in points(&plan.cfg) {
+        let records = plan.cfg.size_mb * 1024 / crg / rsz_kb;
+        let point_kb = records * rsz_kb * crg * ndevs;
+        let mut point = DiskPoint {
+            total_size_kb: point_kb,
+            rsz_kb,
+            crg: crg * ndevs,
+            thr: thr * ndevs,
+            result: PointResult::NoMem,
+        };
+        let needed_kb = (rsz_kb * thr / crg + 64) * crg * ndevs;
+        if mem_total_kb().is_some_and(|m| needed_kb > m) {
+            on_point(&point);
+            report.points.push(point);
+            continue;
+        }
+        let mut actions = Vec::new();
+        for &action in &plan.cfg.actions {
+            let shape = Shape {
+                rsz_bytes: rsz_kb * 1024,
+                records,
+                crg,
+                per_region: thr / crg,
+            };
+            match run_action(plan, b, action, shape) {
+                Some(a) => {
+                    failed += a.regions_failed;
+                    actions.push(a);
+                }
+                None => break,
+            }
+            if iolab_core::stop::requested() {
+                break;
+            }
+        }
+        if iolab_core::stop::requested() {
+            report.outcome = Outcome::Interrupted;
+            return report;
+        }
+        if actions.len() == plan.cfg.actions.len() {
+            point.result = PointResult::Ran { actions };
+        }
+        on_point(&point);
+        report.points.push(point);
+    }
+    if failed > 0 {
+        report.outcome = Outcome::Error(Failure::other(
+            "disk survey",
+            format!("{failed} region run(s) failed; the .detail file says why"),
+        ));
+    }
+    report
+}
+
+/// The shape of one action: record size, records per region, regions and
+/// threads per region on each device.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    rsz_bytes: u64,
+    records: u64,
+    crg: u64,
+    per_region: u64,
+}
+
+/// One region's shared state while it runs.
+struct Region {
+    device: usize,
+    index: u64,
+    offset: u64,
+    handle: Option<(Handle, bool)>,
+    next: AtomicU64,
+    busy: AtomicUsize,
+    moved: AtomicU64,
+    end_ns: AtomicU64,
+    error: Mutex<Option<String>>,
+}
+
+/// Runs one action over every region of every device; None when the
+/// buffers could not be allocated (reported as ENOMEM).
+fn run_action(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> Option<ActionResult> {
+    let regions = open_regions(plan, b, action, s);
+    let workers = regions.len() * s.per_region as usize;
+    let mut buffers = Vec::with_capacity(workers);
+    for i in 0..workers {
+        let mut buf = IoBuffer::heap(s.rsz_bytes as usize, 4096).ok()?;
+        fill_pattern(buf.as_mut_slice(), i as u64 + 1);
+        buffers.push(buf);
+    }
+    // Every buffer and handle exists before the first thread starts; the
+    // clock starts as the barrier opens.
+    let barrier = Barrier::new(workers + 1);
+    let start = OnceLock::new();
+    std::thread::scope(|scope| {
+        for (w, buf) in buffers.into_iter().enumerate() {
+            let region = &regions[w / s.per_region as usize];
+            let (barrier, start) = (&barrier, &start);
+            scope.spawn(move || {
+                barrier.wait();
+                let t0 = start.get().copied().unwrap_or_else(Instant::now);
+                region_worker(b, region, action, s, buf, t0);
+            });
+        }
+        let _ = start.set(Instant::now());
+        barrier.wait();
+    });
+    let elapsed_ns = regions
+        .iter()
+        .map(|r| r.end_ns.load(Ordering::Relaxed))
+        .max();
+    for r in &regions {
+        if let Some((h, _)) = r.handle {
+            let _ = b.close(h);
+        }
+    }
+    Some(summarise(
+        plan,
+        action,
+        &regions,
+        elapsed_ns.unwrap_or(0) as f64 / 1e9,
+    ))
+}
+
+/// Opens one handle per region (a failed open fails that region only).
+fn open_regions(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> Vec<Region> {
+    let mut out = Vec::new();
+    for (d, dev) in plan.devices.iter().enumerate() {
+        for j in 0..s.crg {
+            let opts = match action {
+                Action::Write => OpenOptions::write(),
+                Action::Read => OpenOptions::read(),
+            };
+            let opened = cpath(&dev.path).and_then(|c| open_data(b, &c, opts, true));
+            let (handle, error) = match opened {
+                Ok(h) => (Some(h), None),
+                Err(e) => (None, Some(format!("open: {e}"))),
+            };
+            out.push(Region {
+                device: d,
+                index: j,
+                offset: START_OFFSET + j * s.records * s.rsz_bytes,
+                handle,
+                next: AtomicU64::new(0),
+                busy: AtomicUsize::new(s.per_region as usize),
+                moved: AtomicU64::new(0),
+                end_ns: AtomicU64::new(0),
+                error: Mutex::new(error),
+            });
+        }
+    }
+    out
+}
+
+/// One thread of one region: takes the region's next record until none
+/// is left, an error, or a stop request. The region's last thread syncs a
+/// buffered write before its clock stops.
+fn region_worker(
+    b: &dyn Backend,
+    r: &Region,
+    action: Action,
+    s: Shape,
+    mut buf: IoBuffer,
+    t0: Instant,
+) {
+    if let Some((h, _)) = r.handle {
+        while !iolab_core::stop::requested() && !has_error(r) {
+            let i = r.next.fetch_add(1, Ordering::Relaxed);
+            if i >= s.records {
+                break;
+            }
+            let off = r.offset + i * s.rsz_bytes;
+            let res = match action {
+                Action::Write => write_all_at(b, h, buf.as_slice(), off),
+                Action::Read => read_full_at(b, h, buf.as_mut_slice(), off),
+            };
+            match res {
+                Ok(()) => {
+                    r.moved.fetch_add(s.rsz_bytes, Ordering::Relaxed);
+                }
+                Err(e) => set_error(r, format!("{} at offset {off}: {e}", action.name())),
+            }
+        }
+    }
+    if r.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if let Some((h, false)) = r.handle.filter(|_| action == Action::Write) {
+            if let Err(e) = b.fdatasync(h) {
+                set_error(r, format!("fdatasync: {e}"));
+            }
+        }
+        r.end_ns
+            .store(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+}
+
+fn has_error(r: &Region) -> bool {
+    r.error.lock().map(|e| e.is_some()).unwrap_or(true)
+}
+
+fn set_error(r: &Region, msg: String) {
+    if let Ok(mut e) = r.error.lock() {
+        e.get_or_insert(msg);
+    }
+}
+
+/// The action's figures from its regions.
+fn summarise(plan: &DiskPlan, action: Action, regions: &[Region], elapsed_s: f64) -> ActionResult {
+    let results: Vec<RegionResult> = regions
+        .iter()
+        .map(|r| RegionResult {
+            device: plan.devices[r.device].path.display().to_string(),
+            region: r.index,
+            offset: r.offset,
+            bytes: r.moved.load(Ordering::Relaxed),
+            elapsed_s: r.end_ns.load(Ordering::Relaxed) as f64 / 1e9,
+            direct: r.handle.is_some_and(|h| h.1),
+            error: r.error.lock().ok().and_then(|e| e.clone()),
+        })
+        .collect();
+    let ok: Vec<&RegionResult> = results.iter().filter(|r| r.error.is_none()).collect();
+    let failed = (results.len() - ok.len()) as u64;
+    let total: u64 = results.iter().map(|r| r.bytes).sum();
+    let slowest = ok
+        .iter()
+        .map(|r| r.mb_per_s())
+        .reduce(f64::min)
+        .unwrap_or(0.0);
+    ActionResult {
+        action,
+        elapsed_s,
+        mb_per_s: (failed == 0 && elapsed_s > 0.0).then(|| total as f64 / MB / elapsed_s),
+        regions_ok: ok.len() as u64,
+        regions_failed: failed,
+        slowest_region_mb_per_s: slowest,
+        regions: results,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> DiskConfig {
+        DiskConfig {
+            devices: vec![],
+            size_mb: 8,
+            rszlo_kb: 1024,
+            rszhi_kb: 1024,
+            crglo: 1,
+            crghi: 4,
+            thrlo: 1,
+            thrhi: 64,
+            actions: vec![Action::Write, Action::Read],
+            max_queue: 16,
+            force: false,
+        }
+    }
+
+    #[test]
+    fn points_skip_what_the_kit_skips() {
+        let p = points(&cfg());
+        assert!(p.iter().all(|&(_, c, t)| t >= c && t / c <= 16));
+        assert_eq!(p.first(), Some(&(1024, 1, 1)));
+        assert!(!p.contains(&(1024, 1, 32)));
+        assert!(p.contains(&(1024, 4, 64)));
+        assert!(!p.contains(&(1024, 4, 2)));
+    }
+
+    #[test]
+    fn actions_parse_and_refuse_unknown_words() {
+        assert_eq!(
+            Action::parse_list("write read").unwrap(),
+            vec![Action::Write, Action::Read]
+        );
+        assert_eq!(Action::parse_list("rewrite").unwrap_err().option, "actions");
+        assert!(Action::parse_list(" ").is_err());
+    }
+
+    #[test]
+    fn validation_names_the_parameter() {
+        let b = iolab_backend::by_name("posix").unwrap();
+        let mut c = cfg();
+        assert_eq!(c.validate(b.as_ref()).unwrap_err().option, "devices");
+        c.thrlo = 128;
+        assert_eq!(c.validate(b.as_ref()).unwrap_err().option, "thrlo");
+        let mut c = cfg();
+        c.size_mb = 2;
+        assert_eq!(c.validate(b.as_ref()).unwrap_err().option, "size");
+    }
+
+    #[test]
+    fn a_file_survey_writes_and_reads_its_regions() {
+        let dir = std::env::temp_dir().join(format!("iolab-disk-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("dev");
+        std::fs::File::create(&f)
+            .unwrap()
+            .set_len(START_OFFSET + (4 << 20))
+            .unwrap();
+        let mut c = cfg();
+        c.devices = vec![f];
+        c.size_mb = 4;
+        c.rszlo_kb = 256;
+        c.rszhi_kb = 256;
+        c.crghi = 2;
+        c.thrhi = 2;
+        let b = iolab_backend::by_name("posix").unwrap();
+        let plan = c.validate(b.as_ref()).unwrap();
+        let mut seen = 0;
+        let r = run(&plan, b.as_ref(), &mut |_| seen += 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(r.outcome, Outcome::Completed);
+        assert_eq!(seen, 3, "{:?}", r.points);
+        let PointResult::Ran { actions } = &r.points[2].result else {
+            panic!()
+        };
+        assert_eq!(actions.len(), 2);
+        assert_eq!(actions[1].regions_ok, 2);
+        assert_eq!(
+            actions[1].regions.iter().map(|x| x.bytes).sum::<u64>(),
+            4 << 20
+        );
+        assert!(actions[1].mb_per_s.unwrap() > 0.0);
+    }
+}

@@ -1,0 +1,552 @@
+//! `mds`: the mds-survey on directories of any file system. Threads
+//! thrlo..thrhi (doubling), `dir_count` directories (one shared when 1,
+//! else thread t works in directory t mod dir_count), `file_count` files
+//! per run split over the threads, and tests in order: `create`
+//! (open-create), `lookup` (does the name exist), `md_getattr` (stat),
+//! `setxattr` (a user xattr), `destroy` (unlink). Per test: operations
+//! per second over all targets and the `[min,max]` instantaneous rate of
+//! any one target, or ERROR when an operation failed.
+
+use crate::io::cpath;
+use crate::sampler::{self, Bracket, Counters, TargetRates};
+use crate::{check_range, doubling, Header, ParamError};
+use iolab_backend::{Backend, OpenOptions};
+use iolab_core::{Failure, Outcome};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::Duration;
+
+/// Most threads.
+pub const MAX_THREADS: u64 = 1024;
+/// Most directories.
+pub const MAX_DIRS: u64 = 1024;
+/// Most files per run.
+pub const MAX_FILES: u64 = 100_000_000;
+/// The tests the survey knows.
+pub const TEST_NAMES: &[&str] = &["create", "lookup", "md_getattr", "setxattr", "destroy"];
+/// The extended attribute `setxattr` sets.
+pub const XATTR_NAME: &str = "user.iolab_survey";
+
+/// The metadata survey's parameters (the kit's names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MdsConfig {
+    /// Directories standing for MDTs.
+    pub targets: Vec<PathBuf>,
+    /// Fewest threads (`thrlo`).
+    pub thrlo: u64,
+    /// Most threads (`thrhi`).
+    pub thrhi: u64,
+    /// Directories per target (`dir_count`).
+    pub dir_count: u64,
+    /// Files per run over all threads (`file_count`).
+    pub file_count: u64,
+    /// Tests in order (`tests_str`): first create, last destroy.
+    pub tests: Vec<String>,
+    /// First file number (`start_number`).
+    pub start_number: u64,
+    /// Sampling interval for the bracket, milliseconds.
+    pub interval_ms: u64,
+}
+
+impl MdsConfig {
+    /// Checks every parameter and that each target is a directory.
+    pub fn validate(&self, b: &dyn Backend) -> Result<(), ParamError> {
+        check_range("thrlo", self.thrlo, "thrhi", self.thrhi, MAX_THREADS)?;
+        check_range("dir_count", self.dir_count, "thrhi", self.thrhi, MAX_DIRS).map_err(|e| {
+            ParamError::new(
+                "dir_count",
+                format!("{}; dir_count must be 1..=thrhi", e.message),
+            )
+        })?;
+        if self.file_count < self.thrhi || self.file_count > MAX_FILES {
+            return Err(ParamError::new(
+                "file_count",
+                format!(
+                    "{} must be at least thrhi={} (one file per thread) and at most {MAX_FILES}",
+                    self.file_count, self.thrhi
+                ),
+            ));
+        }
+        if self.interval_ms == 0 {
+            return Err(ParamError::new("interval-ms", "must be at least 1"));
+        }
+        check_tests(&self.tests)?;
+        if self.targets.is_empty() {
+            return Err(ParamError::new("targets", "give at least one directory"));
+        }
+        for t in &self.targets {
+            let shown = t.display().to_string();
+            let st = cpath(t)
+                .and_then(|c| b.stat(&c))
+                .map_err(|e| ParamError::new("targets", format!("{shown}: {e}")))?;
+            if !st.is_dir {
+                return Err(ParamError::new(
+                    "targets",
+                    format!("{shown} is not a directory"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_tests(tests: &[String]) -> Result<(), ParamError> {
+    if let Some(bad) = tests.iter().find(|t| !TEST_NAMES.contains(&t.as_str())) {
+        return Err(ParamError::new(
+            "tests_str",
+            format!("unknown test '{bad}': use {}", TEST_NAMES.join(", ")),
+        ));
+    }
+    if tests.first().map(String::as_str) != Some("create")
+        || tests.last().map(String::as_str) != Some("destroy")
+    {
+        return Err(ParamError::new(
+            "tests_str",
+            format!(
+                "the first test must be 'create' and the last 'destroy' (got '{}')",
+                tests.join(" ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// One target's share of a test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MdsTarget {
+    /// The target directory.
+    pub target: String,
+    /// Operations, elapsed time, per-interval operations/s.
+    pub rates: TargetRates,
+    /// The first error, if any.
+    pub error: Option<String>,
+}
+
+/// One test at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MdsTestResult {
+    /// The test's name.
+    pub test: String,
+    /// Operations per second over all targets.
+    pub ops_per_sec: f64,
+    /// Least and greatest per-target rate; None when an operation failed (ERROR).
+    pub bracket: Option<Bracket>,
+    /// Per target.
+    pub targets: Vec<MdsTarget>,
+}
+
+/// One line of the survey.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MdsPoint {
+    /// Targets.
+    pub mdt: u64,
+    /// Files per run.
+    pub file_count: u64,
+    /// Directories.
+    pub dir_count: u64,
+    /// Threads.
+    pub thr: u64,
+    /// One per test.
+    pub tests: Vec<MdsTestResult>,
+}
+
+/// The whole survey.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MdsReport {
+    /// When and where.
+    pub header: Header,
+    /// Every point, in order.
+    pub points: Vec<MdsPoint>,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// The thread counts that run: doubling, skipping fewer threads than
+/// directories (as the kit skips thr / dir_count == 0).
+pub fn points(cfg: &MdsConfig) -> Vec<u64> {
+    doubling(cfg.thrlo, cfg.thrhi)
+        .into_iter()
+        .filter(|t| t / cfg.dir_count > 0)
+        .collect()
+}
+
+/// The private directory the survey makes in each target (and removes).
+pub fn work_dir(target: &Path) -> PathBuf {
+    target.join(format!("iolab-mds.{}", std::process::id()))
+}
+
+/// The kit's directory names: `tests`, `tests1`, `tests2`...
+fn dir_name(i: u64) -> String {
+    if i == 0 {
+        "tests".into()
+    } else {
+        format!("tests{i}")
+    }
+}
+
+/// Runs the survey; `on_point` sees each point as it completes.
+pub fn run(cfg: &MdsConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&MdsPoint)) -> MdsReport {
+    let mut report = MdsReport {
+        header: Header::now(),
+        points: Vec::new(),
+        outcome: Outcome::Completed,
+    };
+    let mut made: Vec<PathBuf> = Vec::new();
+    let mut dirs: Vec<Vec<PathBuf>> = Vec::new();
+    for t in &cfg.targets {
+        let root = work_dir(t);
+        let mut list = Vec::new();
+        let mut r = mkdir(b, &root).map(|_| made.push(root.clone()));
+        for i in 0..cfg.dir_count {
+            let d = root.join(dir_name(i));
+            r = r.and_then(|_| mkdir(b, &d)).map(|_| made.push(d.clone()));
+            list.push(d);
+        }
+        if let Err(e) = r {
+            report.outcome =
+                Outcome::Error(Failure::io("mkdir", Some(root.display().to_string()), &e));
+            remove_dirs(b, &made);
+            return report;
+        }
+        dirs.push(list);
+    }
+    let mut errors = 0;
+    for thr in points(cfg) {
+        let point = run_point(cfg, b, &dirs, thr);
+        if iolab_core::stop::requested() {
+            report.outcome = Outcome::Interrupted;
+            break;
+        }
+        errors += point.tests.iter().filter(|t| t.bracket.is_none()).count();
+        on_point(&point);
+        report.points.push(point);
+    }
+    remove_dirs(b, &made);
+    if errors > 0 && report.outcome == Outcome::Completed {
+        report.outcome = Outcome::Error(Failure::other(
+            "mds survey",
+            format!("{errors} test(s) failed (ERROR); the .detail file says why"),
+        ));
+    }
+    report
+}
+
+fn mkdir(b: &dyn Backend, p: &Path) -> std::io::Result<()> {
+    b.mkdir(&cpath(p)?, 0o755)
+}
+
+fn remove_dirs(b: &dyn Backend, made: &[PathBuf]) {
+    for d in made.iter().rev() {
+        if let Ok(c) = cpath(d) {
+            let _ = b.rmdir(&c);
+        }
+    }
+}
+
+/// What each thread has created and destroyed so far: files
+/// `destroyed..created` of its list still exist.
+#[derive(Debug, Clone, Copy, Default)]
+struct Alive {
+    created: u64,
+    destroyed: u64,
+}
+
+/// A thread's files: its directory and numbers.
+struct Files<'a> {
+    dir: &'a Path,
+    first: u64,
+}
+
+impl Files<'_> {
+    fn path(&self, i: u64) -> PathBuf {
+        self.dir.join(format!("f{}", self.first + i))
+    }
+}
+
+fn run_point(cfg: &MdsConfig, b: &dyn Backend, dirs: &[Vec<PathBuf>], thr: u64) -> MdsPoint {
+    let per_thread = cfg.file_count / thr;
+    let alive: Vec<Mutex<Alive>> = (0..dirs.len() as u64 * thr)
+        .map(|_| Mutex::new(Alive::default()))
+        .collect();
+    let mut tests = Vec::new();
+    for name in &cfg.tests {
+        tests.push(run_test(cfg, b, dirs, thr, per_thread, name, &alive));
+        if iolab_core::stop::requested() {
+            break;
+        }
+    }
+    clean_leftovers(cfg, b, dirs, thr, per_thread, &alive);
+    MdsPoint {
+        mdt: dirs.len() as u64,
+        file_count: cfg.file_count,
+        dir_count: cfg.dir_count,
+        thr,
+        tests,
+    }
+}
+
+fn files<'a>(
+    cfg: &MdsConfig,
+    dirs: &'a [Vec<PathBuf>],
+    thr_index: u64,
+    target: usize,
+    per_thread: u64,
+) -> Files<'a> {
+    Files {
+        dir: &dirs[target][(thr_index % cfg.dir_count) as usize],
+        first: cfg.start_number + thr_index * per_thread,
+    }
+}
+
+/// Removes what a failed or stopped run left: files created, not destroyed.
+fn clean_leftovers(
+    cfg: &MdsConfig,
+    b: &dyn Backend,
+    dirs: &[Vec<PathBuf>],
+    thr: u64,
+    per_thread: u64,
+    alive: &[Mutex<Alive>],
+) {
+    for (w, a) in alive.iter().enumerate() {
+        let a = a.lock().map(|a| *a).unwrap_or_default();
+        let f = files(cfg, dirs, w as u64 % thr, w / thr as usize, per_thread);
+        for i in a.destroyed..a.created {
+            if let Ok(c) = cpath(&f.path(i)) {
+                let _ = b.unlink(&c);
+            }
+        }
+    }
+}
+
+/// One test on every target at once, sampled as it runs.
+fn run_test(
+    cfg: &MdsConfig,
+    b: &dyn Backend,
+    dirs: &[Vec<PathBuf>],
+    thr: u64,
+    per_thread: u64,
+    name: &str,
+    alive: &[Mutex<Alive>],
+) -> MdsTestResult {
+    let counters = Counters::new(&vec![thr as usize; dirs.len()]);
+    let errors: Vec<Mutex<Option<String>>> = dirs.iter().map(|_| Mutex::new(None)).collect();
+    let workers = dirs.len() * thr as usize;
+    let barrier = Barrier::new(workers + 1);
+    let done = AtomicBool::new(false);
+    let samples = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (counters, barrier, errors) = (&counters, &barrier, &errors);
+                let target = w / thr as usize;
+                let f = files(cfg, dirs, w as u64 % thr, target, per_thread);
+                let slot = &alive[w];
+                scope.spawn(move || {
+                    barrier.wait();
+                    if let Err(e) = thread_ops(b, name, &f, per_thread, slot, counters, target) {
+                        if let Ok(mut s) = errors[target].lock() {
+                            s.get_or_insert(e);
+                        }
+                    }
+                    counters.worker_done(target);
+                })
+            })
+            .collect();
+        // The clock starts here, before the sampler first reads it.
+        counters.begin();
+        let sampler = scope
+            .spawn(|| sampler::sample(&counters, Duration::from_millis(cfg.interval_ms), &done));
+        barrier.wait();
+        for h in handles {
+            let _ = h.join();
+        }
+        done.store(true, Ordering::Release);
+        sampler.join().unwrap_or_default()
+    });
+    summarise(name, dirs, &counters, samples, &errors)
+}
+
+/// One thread's operations for one test; the first error ends it.
+fn thread_ops(
+    b: &dyn Backend,
+    test: &str,
+    f: &Files,
+    per_thread: u64,
+    slot: &Mutex<Alive>,
+    c: &Counters,
+    target: usize,
+) -> Result<(), String> {
+    let mut a = slot.lock().map(|a| *a).unwrap_or_default();
+    let range = match test {
+        "create" => a.created..per_thread,
+        "destroy" => a.destroyed..a.created,
+        _ => 0..per_thread,
+    };
+    let mut result = Ok(());
+    for i in range {
+        if iolab_core::stop::requested() {
+            break;
+        }
+        let p = f.path(i);
+        match one_op(b, test, &p) {
+            Ok(()) => {
+                match test {
+                    "create" => a.created = i + 1,
+                    "destroy" => a.destroyed = i + 1,
+                    _ => {}
+                }
+                c.add(target, 1);
+            }
+            Err(e) => {
+                result = Err(format!("{test} {}: {e}", p.display()));
+                break;
+            }
+        }
+    }
+    if let Ok(mut s) = slot.lock() {
+        *s = a;
+    }
+    result
+}
+
+fn one_op(b: &dyn Backend, test: &str, p: &Path) -> std::io::Result<()> {
+    let c = cpath(p)?;
+    match test {
+        "create" => b
+            .open(&c, OpenOptions::create_new())
+            .and_then(|h| b.close(h)),
+        "lookup" => match b.exists(&c)? {
+            true => Ok(()),
+            false => Err(std::io::Error::from_raw_os_error(libc::ENOENT)),
+        },
+        "md_getattr" => b.stat(&c).map(|_| ()),
+        "setxattr" => set_xattr(&c),
+        _ => b.unlink(&c),
+    }
+}
+
+/// Sets [`XATTR_NAME`] (the backend has no xattr call; POSIX only).
+fn set_xattr(c: &std::ffi::CStr) -> std::io::Result<()> {
+    let name = c"user.iolab_survey";
+    let value = b"iolab-survey-xattr";
+    // SAFETY: both strings are NUL-terminated; the value pointer and
+    // length describe a live byte array.
+    let r = unsafe {
+        libc::setxattr(
+            c.as_ptr(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn summarise(
+    name: &str,
+    dirs: &[Vec<PathBuf>],
+    c: &Counters,
+    samples: Vec<Vec<f64>>,
+    errors: &[Mutex<Option<String>>],
+) -> MdsTestResult {
+    let rates = sampler::per_target(c, samples);
+    let elapsed = rates.iter().map(|r| r.elapsed_s).fold(0.0, f64::max);
+    let total: u64 = rates.iter().map(|r| r.amount).sum();
+    let targets: Vec<MdsTarget> = rates
+        .into_iter()
+        .enumerate()
+        .map(|(t, rates)| MdsTarget {
+            target: dirs[t]
+                .first()
+                .and_then(|d| d.parent()?.parent())
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            rates,
+            error: errors[t].lock().ok().and_then(|e| e.clone()),
+        })
+        .collect();
+    let failed = targets.iter().any(|t| t.error.is_some());
+    let per: Vec<TargetRates> = targets.iter().map(|t| t.rates.clone()).collect();
+    MdsTestResult {
+        test: name.to_string(),
+        ops_per_sec: if elapsed > 0.0 {
+            total as f64 / elapsed
+        } else {
+            0.0
+        },
+        bracket: if failed {
+            None
+        } else {
+            sampler::bracket(&per).or(Some(Bracket { min: 0.0, max: 0.0 }))
+        },
+        targets,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(targets: Vec<PathBuf>, dir_count: u64) -> MdsConfig {
+        MdsConfig {
+            targets,
+            thrlo: 1,
+            thrhi: 4,
+            dir_count,
+            file_count: 64,
+            tests: TEST_NAMES
+                .iter()
+                .map(|s| s.to_string())
+                .filter(|t| t != "setxattr")
+                .collect(),
+            start_number: 2,
+            interval_ms: 1000,
+        }
+    }
+
+    #[test]
+    fn tests_must_start_with_create_and_end_with_destroy() {
+        assert!(check_tests(&["create".into(), "destroy".into()]).is_ok());
+        assert_eq!(
+            check_tests(&["lookup".into(), "destroy".into()])
+                .unwrap_err()
+                .option,
+            "tests_str"
+        );
+        assert!(check_tests(&["create".into(), "lookup".into()]).is_err());
+        assert!(check_tests(&["create".into(), "stat".into(), "destroy".into()]).is_err());
+    }
+
+    #[test]
+    fn points_skip_fewer_threads_than_directories() {
+        assert_eq!(points(&cfg(vec![], 2)), vec![2, 4]);
+        assert_eq!(points(&cfg(vec![], 1)), vec![1, 2, 4]);
+    }
+
+    #[test]
+    fn a_run_counts_every_operation_and_leaves_nothing() {
+        let base = std::env::temp_dir().join(format!("iolab-mds-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let c = cfg(vec![base.clone()], 2);
+        let b = iolab_backend::by_name("posix").unwrap();
+        c.validate(b.as_ref()).unwrap();
+        let r = run(&c, b.as_ref(), &mut |_| {});
+        let left = std::fs::read_dir(&base).unwrap().count();
+        std::fs::remove_dir_all(&base).unwrap();
+        assert_eq!(r.outcome, Outcome::Completed, "{r:?}");
+        assert_eq!(left, 0);
+        assert_eq!(r.points.len(), 2);
+        for p in &r.points {
+            for t in &p.tests {
+                assert_eq!(t.targets[0].rates.amount, 64, "{t:?}");
+                assert!(t.bracket.is_some());
+            }
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! `ost`: the ost-survey. One file of `size` MB per target (a directory or
+//! mount point), written on every target in turn and then read back on
+//! every target, 1 MiB at a time, O_DIRECT when the file system allows
+//! (else buffered, the write fdatasync'd inside the timing, as the kit's
+//! `dd; sync`). Then worst/best per operation, average +/- standard
+//! deviation (population, as the kit's), the per-target table, and the
+//! outliers: a target whose speed is below [`OUTLIER_FRACTION_OF_MEDIAN`]
+//! of the median, or more than [`OUTLIER_SIGMAS`] standard deviations
+//! below the average, for that operation.
+
+use crate::io::{cpath, fill_pattern, open_data, read_full_at, write_all_at};
+use crate::{Header, ParamError, MB};
+use iolab_backend::{Backend, Handle, OpenOptions};
+use iolab_core::{Failure, Outcome};
+use iolab_xdd::buffer::IoBuffer;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// A target slower than this fraction of the median is an outlier.
+pub const OUTLIER_FRACTION_OF_MEDIAN: f64 = 0.8;
+/// A target this many standard deviations below the average is an outlier.
+pub const OUTLIER_SIGMAS: f64 = 2.0;
+/// I/O size (the kit's dd bs=1M).
+pub const BLOCK_BYTES: u64 = 1 << 20;
+/// Largest file, MB.
+pub const MAX_SIZE_MB: u64 = 1 << 20;
+
+/// The target survey's parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OstConfig {
+    /// Target directories or mount points, indexed from 0 in this order.
+    pub targets: Vec<PathBuf>,
+    /// File size per target, MB (the kit's `-s`, default 30).
+    pub size_mb: u64,
+}
+
+impl OstConfig {
+    /// Checks the size and that each target is a directory.
+    pub fn validate(&self, b: &dyn Backend) -> Result<(), ParamError> {
+        if self.size_mb == 0 || self.size_mb > MAX_SIZE_MB {
+            return Err(ParamError::new(
+                "size",
+                format!("must be 1..={MAX_SIZE_MB} MB"),
+            ));
+        }
+        if self.targets.is_empty() {
+            return Err(ParamError::new(
+                "targets",
+                "give at least one target directory",
+            ));
+        }
+        for t in &self.targets {
+            let shown = t.display().to_string();
+            let st = cpath(t)
+                .and_then(|c| b.stat(&c))
+                .map_err(|e| ParamError::new("targets", format!("{shown}: {e}")))?;
+            if !st.is_dir {
+                return Err(ParamError::new(
+                    "targets",
+                    format!("{shown} is not a directory"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One target's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OstTarget {
+    /// Its index (position in the list).
+    pub index: usize,
+    /// The directory.
+    pub path: String,
+    /// Write MB/s.
+    pub write_mb_per_s: f64,
+    /// Write seconds.
+    pub write_s: f64,
+    /// Read MB/s.
+    pub read_mb_per_s: f64,
+    /// Read seconds.
+    pub read_s: f64,
+    /// O_DIRECT was used (else buffered).
+    pub direct: bool,
+    /// Why it failed, if it did (its figures are then left out).
+    pub error: Option<String>,
+}
+
+/// Worst, best, average and deviation of one operation over the targets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpSummary {
+    /// Index of the slowest target.
+    pub worst_index: usize,
+    /// Its MB/s.
+    pub worst: f64,
+    /// Index of the fastest target.
+    pub best_index: usize,
+    /// Its MB/s.
+    pub best: f64,
+    /// Average MB/s.
+    pub average: f64,
+    /// Population standard deviation, MB/s.
+    pub std_dev: f64,
+    /// Median MB/s (the outlier rule's reference).
+    pub median: f64,
+}
+
+/// A target flagged as slow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outlier {
+    /// Its index.
+    pub index: usize,
+    /// `read` or `write`.
+    pub op: String,
+    /// Its MB/s.
+    pub mb_per_s: f64,
+    /// Which rule flagged it.
+    pub reason: String,
+}
+
+/// The whole survey.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OstReport {
+    /// When and where.
+    pub header: Header,
+    /// Per target, in index order.
+    pub targets: Vec<OstTarget>,
+    /// Read figures over the targets that worked.
+    pub read: Option<OpSummary>,
+    /// Write figures over the targets that worked.
+    pub write: Option<OpSummary>,
+    /// Slow targets.
+    pub outliers: Vec<Outlier>,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// The survey's file in a target (created exclusively, removed at the end).
+pub fn file_in(target: &Path) -> PathBuf {
+    target.join(format!("iolab-ost-survey.{}", std::process::id()))
+}
+
+/// Runs the survey: every write, then every read, then the figures.
+pub fn run(cfg: &OstConfig, b: &dyn Backend) -> OstReport {
+    let mut targets: Vec<OstTarget> = cfg
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(index, p)| OstTarget {
+            index,
+            path: p.display().to_string(),
+            write_mb_per_s: 0.0,
+            write_s: 0.0,
+            read_mb_per_s: 0.0,
+            read_s: 0.0,
+            direct: true,
+            error: None,
+        })
+        .collect();
+    let mut made = Vec::new();
+    for (t, p) in targets.iter_mut().zip(&cfg.targets) {
+        let f = file_in(p);
+        match timed(b, &f, true, cfg.size_mb, &mut made) {
+            Ok((s, direct)) => {
+                (t.write_s, t.write_mb_per_s, t.direct) = (s, cfg.size_mb as f64 / s, direct)
+            }
+            Err(e) => t.error = Some(format!("write {}: {e}", f.display())),
+        }
+        if iolab_core::stop::requested() {
+            break;
+        }
+    }
+    for (t, p) in targets.iter_mut().zip(&cfg.targets) {
+        if t.error.is_some() || iolab_core::stop::requested() {
+            continue;
+        }
+        let f = file_in(p);
+        match timed(b, &f, false, cfg.size_mb, &mut made) {
+            Ok((s, _)) => (t.read_s, t.read_mb_per_s) = (s, cfg.size_mb as f64 / s),
+            Err(e) => t.error = Some(format!("read {}: {e}", f.display())),
+        }
+    }
+    for f in &made {
+        if let Ok(c) = cpath(f) {
+            let _ = b.unlink(&c);
+        }
+    }
+    finish(targets)
+}
+
+/// The figures, outliers and outcome from the per-target results.
+fn finish(targets: Vec<OstTarget>) -> OstReport {
+    let ok: Vec<&OstTarget> = targets.iter().filter(|t| t.error.is_none()).collect();
+    let read = summarise(ok.iter().map(|t| (t.index, t.read_mb_per_s)).collect());
+    let write = summarise(ok.iter().map(|t| (t.index, t.write_mb_per_s)).collect());
+    let mut outliers = Vec::new();
+    for (op, s, pick) in [
+        (
+            "read",
+            &read,
+            (|t: &OstTarget| t.read_mb_per_s) as fn(&OstTarget) -> f64,
+        ),
+        ("write", &write, |t: &OstTarget| t.write_mb_per_s),
+    ] {
+        if let Some(s) = s {
+            outliers.extend(ok.iter().filter_map(|t| flag(op, s, t.index, pick(t))));
+        }
+    }
+    let failed = targets.len() - ok.len();
+    let outcome = if iolab_core::stop::requested() {
+        Outcome::Interrupted
+    } else if failed > 0 {
+        Outcome::Error(Failure::other(
+            "ost survey",
+            format!("{failed} target(s) failed"),
+        ))
+    } else {
+        Outcome::Completed
+    };
+    OstReport {
+        header: Header::now(),
+        targets,
+        read,
+        write,
+        outliers,
+        outcome,
+    }
+}
+
+/// Why `mb_per_s` is an outlier against `s`, if it is.
+fn flag(op: &str, s: &OpSummary, index: usize, mb_per_s: f64) -> Option<Outlier> {
+    let reason = if mb_per_s < OUTLIER_FRACTION_OF_MEDIAN * s.median {
+        format!(
+            "{:.0}% of the median {:.3} MB/s (threshold {:.0}%)",
+            100.0 * mb_per_s / s.median,
+            s.median,
+            100.0 * OUTLIER_FRACTION_OF_MEDIAN
+        )
+    } else if s.std_dev > 0.0 && mb_per_s < s.average - OUTLIER_SIGMAS * s.std_dev {
+        format!(
+            "more than {OUTLIER_SIGMAS} standard deviations below the average {:.3} MB/s",
+            s.average
+        )
+    } else {
+        return None;
+    };
+    Some(Outlier {
+        index,
+        op: op.to_string(),
+        mb_per_s,
+        reason,
+    })
+}
+
+/// Worst/best/average/deviation/median of (index, MB/s) pairs.
+pub fn summarise(v: Vec<(usize, f64)>) -> Option<OpSummary> {
+    let n = v.len() as f64;
+    let worst = v
+        .iter()
+        .copied()
+        .reduce(|a, b| if b.1 < a.1 { b } else { a })?;
+    let best = v
+        .iter()
+        .copied()
+        .reduce(|a, b| if b.1 > a.1 { b } else { a })?;
+    let average = v.iter().map(|x| x.1).sum::<f64>() / n;
+    let std_dev = (v.iter().map(|x| (x.1 - average).powi(2)).sum::<f64>() / n).sqrt();
+    let mut sorted: Vec<f64> = v.iter().map(|x| x.1).collect();
+    sorted.sort_by(f64::total_cmp);
+    let m = sorted.len();
+    let median = if m % 2 == 1 {
+        sorted[m / 2]
+    } else {
+        (sorted[m / 2 - 1] + sorted[m / 2]) / 2.0
+    };
+    Some(OpSummary {
+        worst_index: worst.0,
+        worst: worst.1,
+        best_index: best.0,
+        best: best.1,
+        average,
+        std_dev,
+        median,
+    })
+}
+
+/// Writes (creating it) or reads `f` whole; returns seconds and whether
+/// O_DIRECT was used. A created file is added to `made`.
+fn timed(
+    b: &dyn Backend,
+    f: &Path,
+    write: bool,
+    size_mb: u64,
+    made: &mut Vec<PathBuf>,
+) -> std::io::Result<(f64, bool)> {
+    let c = cpath(f)?;
+    let mut buf = IoBuffer::heap(BLOCK_BYTES as usize, 4096)?;
+    fill_pattern(buf.as_mut_slice(), 7);
+    let opts = if write {
+        OpenOptions::create_new()
+    } else {
+        OpenOptions::read()
+    };
+    let t0 = Instant::now();
+    let (h, direct) = open_data(b, &c, opts, true)?;
+    if write {
+        made.push(f.to_path_buf());
+    }
+    let r = move_all(b, h, &mut buf, write, size_mb, direct);
+    let closed = b.close(h);
+    r?;
+    closed?;
+    Ok((t0.elapsed().as_secs_f64().max(1e-9), direct))
+}
+
+fn move_all(
+    b: &dyn Backend,
+    h: Handle,
+    buf: &mut IoBuffer,
+    write: bool,
+    size_mb: u64,
+    direct: bool,
+) -> std::io::Result<()> {
+    let blocks = size_mb * (MB as u64) / BLOCK_BYTES;
+    for i in 0..blocks {
+        if iolab_core::stop::requested() {
+            return Err(std::io::Error::from_raw_os_error(libc::EINTR));
+        }
+        if write {
+            write_all_at(b, h, buf.as_slice(), i * BLOCK_BYTES)?;
+        } else {
+            read_full_at(b, h, buf.as_mut_slice(), i * BLOCK_BYTES)?;
+        }
+    }
+    if write && !direct {
+        b.fdatasync(h)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kits_example_figures_come_out() {
+        let w = summarise(vec![(0, 126.918), (1, 108.954), (2, 128.173), (3, 17.706)]).unwrap();
+        assert_eq!((w.worst_index, w.best_index), (3, 2));
+        assert!((w.average - 95.43775).abs() < 1e-3, "{w:?}");
+        assert!((w.std_dev - 45.518).abs() < 1e-2, "{w:?}");
+        assert!(flag("write", &w, 3, 17.706).is_some());
+        assert!(flag("write", &w, 1, 108.954).is_none());
+        assert!(summarise(vec![]).is_none());
+    }
+
+    #[test]
+    fn a_survey_of_two_directories_removes_its_files() {
+        let base = std::env::temp_dir().join(format!("iolab-ost-unit-{}", std::process::id()));
+        let dirs: Vec<PathBuf> = (0..2).map(|i| base.join(format!("t{i}"))).collect();
+        for d in &dirs {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let cfg = OstConfig {
+            targets: dirs.clone(),
+            size_mb: 2,
+        };
+        let b = iolab_backend::by_name("posix").unwrap();
+        cfg.validate(b.as_ref()).unwrap();
+        let r = run(&cfg, b.as_ref());
+        let left: usize = dirs
+            .iter()
+            .map(|d| std::fs::read_dir(d).unwrap().count())
+            .sum();
+        std::fs::remove_dir_all(&base).unwrap();
+        assert_eq!(r.outcome, Outcome::Completed, "{r:?}");
+        assert_eq!(left, 0);
+        assert!(r
+            .targets
+            .iter()
+            .all(|t| t.read_mb_per_s > 0.0 && t.write_mb_per_s > 0.0));
+        assert!(r.read.is_some() && r.write.is_some());
+    }
+}

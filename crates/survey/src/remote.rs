@@ -1,0 +1,232 @@
+//! Object-survey targets on other hosts (`host:/path`, the kit's
+//! `oss2:lustre-OST0004`). Each step of the survey (make the work
+//! directories, create the objects, run one test, destroy, remove) runs on
+//! every host at once as `iolab survey obdfilter-agent STEP ...` through
+//! the remote shell (`iolab_launch`: option, else $IOLAB_RSH, else ssh).
+//! A test's agents start together with the local workers; each agent
+//! samples its own targets and prints their results as JSON, which are
+//! merged with the local ones. As in the kit, a remote test's time runs
+//! from starting the remote command to its exit, so it includes the
+//! remote shell's start-up.
+
+use crate::obdfilter::{Shape, TargetResult};
+use crate::sampler::TargetRates;
+use iolab_launch::{Remote, RemoteShell};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// A target on another host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteTarget {
+    /// The host, as the remote shell names it.
+    pub host: String,
+    /// The directory there.
+    pub path: PathBuf,
+}
+
+impl RemoteTarget {
+    /// `host:/path` is remote; a path starting with `/` or `.`, or without
+    /// a `:`, is local (None).
+    pub fn parse(s: &str) -> Option<RemoteTarget> {
+        if s.starts_with('/') || s.starts_with('.') {
+            return None;
+        }
+        let (host, path) = s.split_once(':')?;
+        (!host.is_empty() && !path.is_empty()).then(|| RemoteTarget {
+            host: host.into(),
+            path: path.into(),
+        })
+    }
+}
+
+/// Longest a remote step may take before it is stopped.
+const STEP_LIMIT: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Longest a cleanup step may take.
+const CLEANUP_LIMIT: Duration = Duration::from_secs(300);
+
+/// The other hosts of a survey and their targets.
+pub struct Hosts {
+    shell: Option<RemoteShell>,
+    iolab: String,
+    work: String,
+    groups: Vec<(String, Vec<PathBuf>)>,
+}
+
+/// A test started on every host.
+pub struct Pending {
+    started: Instant,
+    runs: Vec<Result<Remote, String>>,
+}
+
+impl Hosts {
+    /// The hosts of `cfg`'s remote targets (none: every step does nothing).
+    pub fn new(cfg: &crate::obdfilter::ObdConfig, work: &str) -> Result<Hosts, String> {
+        let mut groups: Vec<(String, Vec<PathBuf>)> = Vec::new();
+        for t in &cfg.remote {
+            match groups.iter_mut().find(|g| g.0 == t.host) {
+                Some(g) => g.1.push(t.path.clone()),
+                None => groups.push((t.host.clone(), vec![t.path.clone()])),
+            }
+        }
+        let shell = if groups.is_empty() {
+            None
+        } else {
+            Some(RemoteShell::resolve(cfg.rsh.as_deref()).map_err(|e| e.to_string())?)
+        };
+        Ok(Hosts {
+            shell,
+            iolab: cfg.remote_iolab.clone(),
+            work: work.to_string(),
+            groups,
+        })
+    }
+
+    fn spawn_all(&self, step: &str, extra: &[String]) -> Vec<Result<Remote, String>> {
+        let Some(shell) = &self.shell else {
+            return Vec::new();
+        };
+        self.groups
+            .iter()
+            .map(|(host, dirs)| {
+                let mut cmd: Vec<String> = [
+                    self.iolab.as_str(),
+                    "survey",
+                    "obdfilter-agent",
+                    step,
+                    "--work",
+                    &self.work,
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+                cmd.extend(extra.iter().cloned());
+                cmd.push("--".into());
+                cmd.extend(dirs.iter().map(|d| d.display().to_string()));
+                shell
+                    .spawn(host, &cmd, &[])
+                    .map_err(|e| format!("{host}: {e}"))
+            })
+            .collect()
+    }
+
+    fn wait(r: Result<Remote, String>, limit: Duration, cleanup: bool) -> Result<String, String> {
+        let cancelled = || !cleanup && iolab_core::stop::requested();
+        let f = r?.wait(limit, cancelled).map_err(|e| e.to_string())?;
+        let out = String::from_utf8_lossy(&f.stdout).into_owned();
+        if f.status.success() {
+            Ok(out)
+        } else {
+            Err(String::from_utf8_lossy(&f.stderr).trim().to_string())
+        }
+    }
+
+    fn run_all(&self, step: &str, extra: &[String], cleanup: bool) -> Result<(), String> {
+        let limit = if cleanup { CLEANUP_LIMIT } else { STEP_LIMIT };
+        let errors: Vec<String> = self
+            .spawn_all(step, extra)
+            .into_iter()
+            .zip(&self.groups)
+            .filter_map(|(r, g)| {
+                Self::wait(r, limit, cleanup)
+                    .err()
+                    .map(|e| format!("{}: {e}", g.0))
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
+    }
+
+    /// Makes the work directories on every host; on failure removes them.
+    pub fn setup(&self) -> Result<(), String> {
+        self.run_all("setup", &[], false)
+            .inspect_err(|_| self.teardown())
+    }
+
+    /// Removes the work directories.
+    pub fn teardown(&self) {
+        let _ = self.run_all("teardown", &[], true);
+    }
+
+    /// Creates `nobj` objects per remote target.
+    pub fn create(&self, nobj: u64) -> Result<(), String> {
+        self.run_all("create", &["--nobj".into(), nobj.to_string()], false)
+    }
+
+    /// Destroys them.
+    pub fn destroy(&self, nobj: u64) {
+        let _ = self.run_all("destroy", &["--nobj".into(), nobj.to_string()], true);
+    }
+
+    /// Starts test `name` on every host.
+    pub fn start_test(&self, name: &str, nobj: u64, s: Shape, interval_ms: u64) -> Pending {
+        let extra: Vec<String> = [
+            ("--name", name.to_string()),
+            ("--nobj", nobj.to_string()),
+            ("--rsz-bytes", s.rsz_bytes.to_string()),
+            ("--count", s.count.to_string()),
+            ("--thr", s.thr.to_string()),
+            ("--per-obj", s.per_obj.to_string()),
+            ("--interval-ms", interval_ms.to_string()),
+        ]
+        .into_iter()
+        .flat_map(|(k, v)| [k.to_string(), v])
+        .collect();
+        Pending {
+            started: Instant::now(),
+            runs: self.spawn_all("test", &extra),
+        }
+    }
+
+    /// Waits for every host's test; returns their targets' results (named
+    /// `host:path`; a host that failed gets an error on each target) and
+    /// the wall time until the last one ended.
+    pub fn finish_test(&self, p: Pending) -> (Vec<TargetResult>, f64) {
+        let mut out = Vec::new();
+        for (r, (host, dirs)) in p.runs.into_iter().zip(&self.groups) {
+            let parsed = Self::wait(r, STEP_LIMIT, false).and_then(|text| {
+                serde_json::from_str::<Vec<TargetResult>>(&text)
+                    .map_err(|e| format!("agent output: {e}"))
+            });
+            match parsed {
+                Ok(list) => out.extend(list.into_iter().map(|mut t| {
+                    t.target = format!("{host}:{}", t.target);
+                    t
+                })),
+                Err(e) => out.extend(dirs.iter().map(|d| TargetResult {
+                    target: format!("{host}:{}", d.display()),
+                    rates: TargetRates {
+                        amount: 0,
+                        elapsed_s: 0.0,
+                        samples: vec![],
+                    },
+                    direct: false,
+                    error: Some(e.clone()),
+                })),
+            }
+        }
+        (out, p.started.elapsed().as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_prefixed_targets_are_remote() {
+        assert_eq!(
+            RemoteTarget::parse("oss2:/mnt/ost4"),
+            Some(RemoteTarget {
+                host: "oss2".into(),
+                path: "/mnt/ost4".into()
+            })
+        );
+        assert_eq!(RemoteTarget::parse("/mnt/a:b"), None);
+        assert_eq!(RemoteTarget::parse("./x"), None);
+        assert_eq!(RemoteTarget::parse("plain"), None);
+    }
+}
