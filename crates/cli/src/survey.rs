@@ -260,18 +260,9 @@ struct PlotArgs {
 
 /// Entry point: `iolab survey <survey> ...`.
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args.clone());
-    let cli = match Cli::try_parse_from(argv) {
+    let cli: Cli = match exit::parse_clap(prog, args.clone()) {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() {
-                exit::usage()
-            } else {
-                ExitCode::SUCCESS
-            };
-            let _ = e.print();
-            return code;
-        }
+        Err(code) => return code,
     };
     let line = command_line(prog, &args);
     match cli.cmd {
