@@ -190,7 +190,7 @@ pub static OPTIONS: &[OptSpec] = &[
         args: "<char>|0xNN|random|sequenced|prefix <hex>|inverse|ascii <text>|hex <digits>|replicate|lfpat|ltpat|cjtpat|crpat|cspat|file <path>|wholefile",
         help: "what writes put in the buffer (default zeros); repeat to combine",
         apply: datapattern,
-        example: "-dp sequenced -dp prefix ab -dp inverse", check: Check::Ok(|c| { let p = c.targets[0].datapattern.build().unwrap(); c.targets[0].datapattern.is_sequenced() && p.inverse && p.prefix == Some((0xab, 8)) }) },
+        example: "-dp sequenced -dp prefix ab -dp inverse", check: Check::Ok(|c| { c.targets[0].datapattern.is_sequenced() && c.targets[0].datapattern.build().is_ok_and(|p| p.inverse && p.prefix == Some((0xab, 8))) }) },
     OptSpec { name: "verify", short: None, aliases: &[], arity: Words, scoped: true, args: "location|contents",
         help: "check each read: sequenced location words, or the whole pattern",
         apply: |c, r, t| { let k = c.keyword("verify kind", &["location", "contents"])?; let v = if k == "location" { VerifyKind::Location } else { VerifyKind::Contents }; r.set(t, move |o| o.verify = Some(v)); Ok(()) },

@@ -498,8 +498,9 @@ pub struct ThreadCpu {
 
 /// Reads the calling thread's CPU time.
 pub fn thread_cpu() -> ThreadCpu {
-    // SAFETY: rusage is plain data that getrusage fills.
+    // SAFETY: rusage is plain data, for which all zeroes is valid.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a writable rusage; getrusage only fills it in.
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
     ThreadCpu {

@@ -494,8 +494,17 @@ pub fn read_dump<R: Read>(mut r: R) -> io::Result<(TsInfo, Vec<TsEntry>)> {
     if h[..8] != DUMP_MAGIC {
         return Err(invalid("not an iolab time stamp dump (bad magic)".into()));
     }
-    let u32_at = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
-    let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+    // Fixed offsets inside buffers of known length: the copies cannot fail.
+    let u32_at = |b: &[u8], o: usize| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&b[o..o + 4]);
+        u32::from_le_bytes(w)
+    };
+    let u64_at = |b: &[u8], o: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[o..o + 8]);
+        u64::from_le_bytes(w)
+    };
     let version = u32_at(&h, 8);
     let (hlen, rlen) = (u32_at(&h, 12) as usize, u32_at(&h, 16) as usize);
     if version == 0 || hlen < HEADER_LEN as usize || rlen < RECORD_LEN as usize {
