@@ -3,6 +3,9 @@
 //! binary, and a blkio cgroup to make one target slow. Every fixture
 //! detaches, unmounts and removes on drop, also when the test fails.
 
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::{is_root, skip_or_fail, stderr, stdout, Scratch};
