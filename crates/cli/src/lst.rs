@@ -104,6 +104,10 @@ struct RunArgs {
     /// Write CSV rows (one per point and group) here.
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// Collect CPU, memory, disk and network statistics during the run
+    /// (config.sh, config.toml or local[,Ns], as `iolab stats`) into --json.
+    #[arg(long, value_name = "CONFIG")]
+    stats: Option<String>,
 }
 
 /// Entry point from the dispatcher.
@@ -118,8 +122,10 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         .join(" ");
     match cli.cmd {
         Cmd::Agent(a) => run_agent(a),
-        Cmd::Run(r) => match plan(&r) {
-            Ok(p) => run_console(&p, &r, &line),
+        Cmd::Run(r) => match plan(&r)
+            .and_then(|p| crate::stats_hook::Hook::load(r.stats.as_deref()).map(|h| (p, h)))
+        {
+            Ok((p, stats)) => run_console(&p, &r, &line, stats),
             Err(msg) => {
                 eprintln!("iolab lst: {msg}");
                 exit::usage()
@@ -252,7 +258,8 @@ fn agent_cmd(r: &RunArgs) -> Result<Vec<String>, String> {
     }
 }
 
-fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> ExitCode {
+fn run_console(plan: &Plan, r: &RunArgs, line: &str, stats: crate::stats_hook::Hook) -> ExitCode {
+    let collecting = stats.start();
     let started = iolab_core::clock::wall_ns();
     let stop = AtomicBool::new(false);
     let mut so_far = Vec::new();
@@ -264,11 +271,12 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> ExitCode {
             points: so_far.clone(),
             outcome: iolab_core::Outcome::Completed,
         };
-        let _ = write_outputs(plan, &partial, r, line, (started, false));
+        let _ = write_outputs(plan, &partial, r, line, (started, false), None);
     });
+    let samples = collecting.finish();
     print!("{}", iolab_report::lst::text::render(plan, &report));
     let mut outcome = report.outcome.clone();
-    if let Err(e) = write_outputs(plan, &report, r, line, (started, true)) {
+    if let Err(e) = write_outputs(plan, &report, r, line, (started, true), samples.as_ref()) {
         outcome = outcome.worst(iolab_core::Outcome::Error(e));
     }
     if outcome.is_failure() || outcome == iolab_core::Outcome::Interrupted {
@@ -283,6 +291,7 @@ fn write_outputs(
     r: &RunArgs,
     line: &str,
     (started, finished): (u64, bool),
+    stats: Option<&serde_json::Value>,
 ) -> Result<(), iolab_core::Failure> {
     let put = |path: &PathBuf, text: String| {
         std::fs::write(path, text)
@@ -291,7 +300,7 @@ fn write_outputs(
     if let Some(p) = &r.json {
         put(
             p,
-            iolab_report::lst::json::render(plan, report, line, started, finished),
+            iolab_report::lst::json::render(plan, report, line, (started, finished), stats),
         )?;
     }
     if let Some(p) = &r.csv {

@@ -49,8 +49,8 @@ impl Hook {
 
 impl Running {
     /// Stops collecting and returns the samples as JSON for the envelope.
-    pub fn finish(self) -> Option<serde_json::Value> {
-        let collected = match self.0?.finish(None) {
+    pub fn finish(mut self) -> Option<serde_json::Value> {
+        let collected = match self.0.take()?.finish(None) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("iolab: note: --stats: collecting failed: {e}");
@@ -60,5 +60,15 @@ impl Running {
         serde_json::to_value(collected)
             .map_err(|e| eprintln!("iolab: note: --stats: {e}"))
             .ok()
+    }
+}
+
+/// A run that ends early (an error path that never reaches `finish`)
+/// still stops its collectors, so none outlives the benchmark.
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(a) = self.0.take() {
+            let _ = a.finish(None);
+        }
     }
 }

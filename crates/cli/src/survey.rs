@@ -80,6 +80,10 @@ struct Common {
     /// Also write one CSV row per point and test.
     #[arg(long, value_name = "PATH")]
     csv: Option<PathBuf>,
+    /// Collect CPU, memory, disk and network statistics during the survey
+    /// (config.sh, config.toml or local[,Ns], as `iolab stats`) into --json.
+    #[arg(long, value_name = "CONFIG")]
+    stats: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -301,12 +305,16 @@ fn prefix(c: &Common, name: &str) -> String {
     })
 }
 
-/// The summary and detail files, and the terminal.
+/// The summary and detail files, the terminal, and --stats collection.
 struct Outputs {
     summary: File,
     detail: File,
     /// The progress bar (points done of points planned), on a terminal only.
     bar: Option<indicatif::ProgressBar>,
+    /// --stats collection, from just before the survey to [`Outputs::finish`].
+    collecting: Option<crate::stats_hook::Running>,
+    /// What --stats collected, for the JSON.
+    samples: Option<serde_json::Value>,
 }
 
 impl Outputs {
@@ -330,6 +338,8 @@ impl Outputs {
                 ));
             }
         }
+        let stats = crate::stats_hook::Hook::load(common.stats.as_deref())
+            .map_err(|m| ParamError::new("stats", m.trim_start_matches("--stats: ").to_string()))?;
         let prefix = &prefix(common, name);
         let open = |ext: &str| {
             File::create(format!("{prefix}.{ext}")).map_err(|e| {
@@ -350,6 +360,8 @@ impl Outputs {
             summary,
             detail,
             bar,
+            collecting: Some(stats.start()),
+            samples: None,
         })
     }
 
@@ -377,6 +389,7 @@ impl Outputs {
     }
 
     fn finish(&mut self) {
+        self.samples = self.collecting.take().and_then(|c| c.finish());
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
@@ -388,11 +401,13 @@ fn write_extras<C: Serialize, P: Serialize>(
     common: &Common,
     doc: Envelope<C, P>,
     csv: String,
+    stats: Option<serde_json::Value>,
 ) -> bool {
     let mut ok = true;
     if let Some(p) = &common.json {
         let mut doc = doc;
         doc.finished_unix_ns = iolab_core::clock::wall_ns();
+        doc.stats = stats;
         if let Err(e) = std::fs::write(p, doc.to_json()) {
             eprintln!("iolab survey: cannot write --json {}: {e}", p.display());
             ok = false;
@@ -491,7 +506,7 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         outcome.clone(),
         report,
     );
-    let ok = write_extras(&a.common, doc, csv);
+    let ok = write_extras(&a.common, doc, csv, out.samples.take());
     finish_status(&outcome, ok)
 }
 
@@ -572,7 +587,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
         report.clone(),
     );
     doc.notes = report.notes;
-    let ok = write_extras(&a.common, doc, csv);
+    let ok = write_extras(&a.common, doc, csv, out.samples.take());
     finish_status(&outcome, ok)
 }
 
@@ -623,7 +638,7 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         outcome.clone(),
         report,
     );
-    let ok = write_extras(&a.common, doc, csv);
+    let ok = write_extras(&a.common, doc, csv, out.samples.take());
     finish_status(&outcome, ok)
 }
 
@@ -680,7 +695,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         outcome.clone(),
         report,
     );
-    let ok = write_extras(&a.common, doc, csv);
+    let ok = write_extras(&a.common, doc, csv, out.samples.take());
     finish_status(&outcome, ok)
 }
 

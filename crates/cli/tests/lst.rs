@@ -554,3 +554,42 @@ fn an_unreachable_or_garbled_agent_is_named_and_the_run_stops() {
         "{t}"
     );
 }
+
+/// `--stats` on the console: the run's JSON carries the samples; a bad
+/// configuration is exit 2 before any agent is contacted.
+#[test]
+fn stats_option_puts_samples_in_the_json() {
+    let a = Agent::start(&[]);
+    let dir = scratch("stats");
+    let j = dir.join("ping.json");
+    let (o, t) = run(&[
+        "ping",
+        "--from",
+        &a.addr,
+        "--to",
+        &a.addr,
+        "--count",
+        "50",
+        "--stats",
+        "local,1s",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{t}");
+    let doc = json(&j);
+    let tables = doc["stats"]["tables"]
+        .as_array()
+        .expect("stats in the JSON");
+    assert!(tables.iter().any(|t| t["stat"] == "cpu"), "{tables:?}");
+    let (o, t) = run(&[
+        "ping",
+        "--from",
+        &a.addr,
+        "--to",
+        &a.addr,
+        "--stats",
+        "local,-1s",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("--stats"), "{t}");
+}

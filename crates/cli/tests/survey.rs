@@ -1286,3 +1286,45 @@ fn ctrl_c_stops_the_target_survey_and_removes_its_files() {
     assert_eq!(status.code(), Some(130));
     assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
 }
+
+/// `--stats` on a survey: the JSON carries the samples; a bad
+/// configuration is exit 2 with nothing created.
+#[test]
+fn stats_option_puts_samples_in_the_json() {
+    let s = Scratch::new("survey-stats");
+    let dir = s.path("m");
+    std::fs::create_dir(&dir).unwrap();
+    let (json, rslt) = (s.path("mds.json"), s.path("mds"));
+    let words = |stats: &'static str| {
+        vec![
+            "mds".to_string(),
+            dir.to_str().unwrap().to_string(),
+            "--rslt".into(),
+            rslt.to_str().unwrap().into(),
+            "--json".into(),
+            json.to_str().unwrap().into(),
+            "--stats".into(),
+            stats.into(),
+        ]
+    };
+    let env = [
+        ("thrlo", "1"),
+        ("thrhi", "1"),
+        ("dir_count", "1"),
+        ("file_count", "100"),
+    ];
+    let w = words("local,1s");
+    let o = survey(&w.iter().map(String::as_str).collect::<Vec<_>>(), &env);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let tables = doc["stats"]["tables"]
+        .as_array()
+        .expect("stats in the JSON");
+    assert!(tables.iter().any(|t| t["stat"] == "disk"), "{tables:?}");
+    std::fs::remove_file(&json).unwrap();
+    let w = words("local,-2s");
+    let o = survey(&w.iter().map(String::as_str).collect::<Vec<_>>(), &env);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("stats"), "{}", stderr(&o));
+    assert!(!json.exists(), "nothing written");
+}

@@ -13,8 +13,8 @@ pub fn render(
     plan: &Plan,
     report: &Report,
     command_line: &str,
-    started_unix_ns: u64,
-    finished: bool,
+    (started_unix_ns, finished): (u64, bool),
+    stats: Option<&serde_json::Value>,
 ) -> String {
     let env = Environment {
         host: iolab_core::env::host_info(),
@@ -31,6 +31,7 @@ pub fn render(
     );
     doc.tool.compatible_with = Some("LNet selftest (lst)".into());
     doc.started_unix_ns = started_unix_ns;
+    doc.stats = stats.cloned();
     doc.finished_unix_ns = if finished {
         iolab_core::clock::wall_ns()
     } else {
