@@ -541,7 +541,9 @@ fn mpirun_ranks_times_threads_give_the_same_layout() {
     std::fs::create_dir(&a).unwrap();
     std::fs::create_dir(&b).unwrap();
     let opts = "-C -u -N 1 -z 1 -b 2 -I 3";
-    let o = Command::new("mpirun")
+    let mut c = Command::new("mpirun");
+    let _session = common::OmpiSession::attach(&mut c);
+    let o = c
         .args([
             "--allow-run-as-root",
             "--oversubscribe",
@@ -574,7 +576,9 @@ fn mpirun_ranks_times_threads_give_the_same_layout() {
             .count(),
         9
     );
-    let o = Command::new("mpirun")
+    let mut c = Command::new("mpirun");
+    let _session2 = common::OmpiSession::attach(&mut c);
+    let o = c
         .args([
             "--allow-run-as-root",
             "--oversubscribe",

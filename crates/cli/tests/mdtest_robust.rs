@@ -331,18 +331,19 @@ fn a_second_ctrl_c_lists_what_is_left_and_a_remove_run_clears_it() {
 
 /// `mpirun --oversubscribe -n 2 iolab mdtest <line>`, as root if need be.
 #[cfg(feature = "mpi")]
-fn mpirun_cmd(mca: &[&str], line: &str) -> Option<Command> {
+fn mpirun_cmd(mca: &[&str], line: &str) -> Option<(Command, common::OmpiSession)> {
     if Command::new("mpirun").arg("--version").output().is_err() {
         common::skip_or_fail("mpirun", "mpirun is not installed");
         return None;
     }
     let mut c = Command::new("mpirun");
+    let session = common::OmpiSession::attach(&mut c);
     c.args(["--allow-run-as-root", "--oversubscribe"])
         .args(mca)
         .args(["-n", "2", env!("CARGO_BIN_EXE_iolab"), "mdtest"])
         .args(line.split_whitespace())
         .env("CI", "1");
-    Some(c)
+    Some((c, session))
 }
 
 #[cfg(feature = "mpi")]
@@ -352,7 +353,7 @@ fn mpi_create_only_sweep_and_a_failing_rank_end_cleanly() {
     let d = s.path("w");
     let common = format!("-f 1 -l 4 -s 1 -n 10 --tasks 2 -d {}", d.display());
     for phase in ["-C", "-T", "-r"] {
-        let Some(mut c) = mpirun_cmd(&[], &format!("{phase} {common}")) else {
+        let Some((mut c, _session)) = mpirun_cmd(&[], &format!("{phase} {common}")) else {
             return;
         };
         let o = c.output().unwrap();
@@ -364,6 +365,7 @@ fn mpi_create_only_sweep_and_a_failing_rank_end_cleanly() {
     let line = format!("-F -n 10 --tasks 2 -d {}", d.display());
     let o = mpirun_cmd(&[], &format!("-C {line}"))
         .unwrap()
+        .0
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -371,6 +373,7 @@ fn mpi_create_only_sweep_and_a_failing_rank_end_cleanly() {
     let j = s.path("o.json");
     let o = mpirun_cmd(&[], &format!("-T {line} --json {}", j.display()))
         .unwrap()
+        .0
         .output()
         .unwrap();
     assert_ne!(o.status.code(), Some(0));
@@ -385,6 +388,7 @@ fn mpi_create_only_sweep_and_a_failing_rank_end_cleanly() {
     std::fs::remove_file(d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.5")).unwrap();
     let o = mpirun_cmd(&[], &format!("-T -f 1 -l 4 {line}"))
         .unwrap()
+        .0
         .output()
         .unwrap();
     assert_ne!(o.status.code(), Some(0));
@@ -401,7 +405,7 @@ fn mpi_ctrl_c_stops_every_rank_which_removes_what_it_made() {
     let line = format!("-C -F -p 60 -n 1000 --tasks 2 -d {}", d.display());
     // Open MPI 4.1 waits this long before SIGTERM and again before SIGKILL.
     let grace = ["--mca", "odls_base_sigkill_timeout", "3"];
-    let Some(mut c) = mpirun_cmd(&grace, &line) else {
+    let Some((mut c, _session)) = mpirun_cmd(&grace, &line) else {
         return;
     };
     let mut child = c

@@ -13,15 +13,36 @@ const SELFTEST: &str = env!("CARGO_BIN_EXE_mpi_selftest");
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `mpirun` and the flags this machine needs, or `None` if there is none.
-fn mpirun() -> Option<Command> {
+/// A private Open MPI session directory for one mpirun, removed on drop:
+/// Open MPI 4.1 fails ("File exists") when two mpiruns create the shared
+/// per-user session directory at the same moment, as parallel tests do.
+struct OmpiSession(std::path::PathBuf);
+
+impl Drop for OmpiSession {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn mpirun() -> Option<(Command, OmpiSession)> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
     let version = Command::new("mpirun").arg("--version").output().ok()?;
     let mut cmd = Command::new("mpirun");
+    let dir = std::env::temp_dir().join(format!(
+        "iolab-ompi-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).ok()?;
+    cmd.env("OMPI_MCA_orte_tmpdir_base", &dir);
+    let session = OmpiSession(dir);
     if String::from_utf8_lossy(&version.stdout).contains("Open MPI") {
         // Open MPI refuses root (CI runs as root) and more ranks than
         // cores (CI has 2) unless told; MPICH needs neither flag.
         cmd.args(["--allow-run-as-root", "--oversubscribe"]);
     }
-    Some(cmd)
+    Some((cmd, session))
 }
 
 fn drain(mut from: impl Read + Send + 'static) -> JoinHandle<String> {
@@ -53,7 +74,7 @@ fn wait_or_stop(child: &mut Child) -> Option<std::process::ExitStatus> {
 /// Runs the self-test on `ranks` ranks of `threads` threads and asserts it
 /// passed on all of them.
 fn selftest(ranks: usize, threads: usize) {
-    let Some(mut cmd) = mpirun() else {
+    let Some((mut cmd, _session)) = mpirun() else {
         eprintln!("skipped: mpirun not found (apt-get install openmpi-bin)");
         return;
     };
@@ -95,7 +116,7 @@ fn two_ranks_of_one_thread() {
 
 #[test]
 fn a_panicking_task_on_one_rank_ends_the_job_instead_of_hanging() {
-    let Some(mut cmd) = mpirun() else {
+    let Some((mut cmd, _session)) = mpirun() else {
         eprintln!("skipped: mpirun not found (apt-get install openmpi-bin)");
         return;
     };

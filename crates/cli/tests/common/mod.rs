@@ -112,3 +112,28 @@ fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
         }
     }
 }
+
+/// A private Open MPI session directory for one mpirun, removed on drop.
+/// Open MPI 4.1 creates its per-user session directory with a
+/// check-then-mkdir that fails ("File exists") when two mpiruns start at
+/// the same moment, as parallel tests do; each mpirun gets its own base.
+pub struct OmpiSession(PathBuf);
+
+impl OmpiSession {
+    /// Points `cmd`'s session directory at a fresh directory.
+    pub fn attach(cmd: &mut Command) -> OmpiSession {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("iolab-ompi-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        cmd.env("OMPI_MCA_orte_tmpdir_base", &dir);
+        OmpiSession(dir)
+    }
+}
+
+impl Drop for OmpiSession {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
