@@ -24,8 +24,10 @@
 //! ```
 //!
 //! Per request the loop does no allocation, formatting or locking: it
-//! fills free slots, submits them and waits for at least one completion in
-//! one system call, and reaps every completion that is ready.
+//! fills free slots, submitting them in growing chunks (1, 2, 4, ...) so
+//! the device starts on the first while the next are prepared, waits for
+//! at least one completion (with the last chunk, in one system call) and
+//! reaps every completion that is ready.
 //!
 //! What makes it as fast as fio's io_uring engine (measurements in
 //! docs/xdd.md), each optional and dropped when the kernel refuses it
@@ -237,6 +239,8 @@ pub struct UringEngine {
     batch: Vec<u32>,
     in_flight: u32,
     tuning: Tuning,
+    /// `io_uring_enter` calls made since the last `run` began.
+    enter_calls: u64,
     _one_thread: PhantomData<*mut ()>,
 }
 
@@ -345,6 +349,7 @@ impl UringEngine {
                 setup_flags,
                 ..Tuning::NONE
             },
+            enter_calls: 0,
             _one_thread: PhantomData,
         };
         e.register(cfg.tuning);
@@ -402,15 +407,17 @@ impl UringEngine {
         let mut reqs = reqs.into_iter();
         let mut stats = UringStats::default();
         let mut issuing = true;
+        self.enter_calls = 0;
         loop {
             if issuing {
                 issuing = self.fill(&mut reqs, hooks);
                 self.stamp_batch();
             }
             if self.in_flight == 0 {
+                stats.enter_calls = self.enter_calls;
                 return Ok(stats);
             }
-            self.submit_and_wait(&mut stats)?;
+            self.submit_and_wait()?;
             if !self.reap(hooks, &mut stats) {
                 issuing = false;
             }
@@ -423,7 +430,22 @@ impl UringEngine {
         reqs: &mut I,
         hooks: &mut H,
     ) -> bool {
+        // Submitted in chunks of 1, 2, 4, ... requests: the device starts
+        // on the first while the kernel still prepares the next ones. One
+        // submission of the whole batch left the device idle for that time
+        // and ran the queue in lock step (0.8-0.97 of fio on a virtio disk;
+        // see docs/xdd.md); a submission per request costs a system call
+        // each, as fio's default does.
+        let mut chunk = 1;
         while let Some(&token) = self.free.last() {
+            if self.batch.len() >= chunk {
+                self.stamp_batch();
+                // A refusal (EBUSY) leaves the entries queued: the next
+                // submit_and_wait sends them or reports the error.
+                self.ring.submit().ok();
+                self.enter_calls += 1;
+                chunk *= 2;
+            }
             let Some(req) = reqs.next() else {
                 return false;
             };
@@ -444,6 +466,7 @@ impl UringEngine {
             if pushed.is_err() {
                 // Only if the kernel has not consumed earlier entries yet.
                 self.ring.submit().ok();
+                self.enter_calls += 1;
                 // SAFETY: as above.
                 if unsafe { self.ring.submission().push(&entry) }.is_err() {
                     self.free.push(token);
@@ -469,9 +492,9 @@ impl UringEngine {
         self.batch.clear();
     }
 
-    fn submit_and_wait(&mut self, stats: &mut UringStats) -> io::Result<()> {
+    fn submit_and_wait(&mut self) -> io::Result<()> {
         loop {
-            stats.enter_calls += 1;
+            self.enter_calls += 1;
             match self.ring.submit_and_wait(1) {
                 Ok(_) => return Ok(()),
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
@@ -918,11 +941,8 @@ mod tests {
         });
         let s = e.run(reqs, &mut h).unwrap();
         assert_eq!((s.ops, s.bytes, s.errors, h.0), (16, 16 * 4096, 0, 16));
-        assert!(
-            s.enter_calls >= 4 && s.enter_calls <= 16,
-            "{}",
-            s.enter_calls
-        );
+        // At least one per refill of the 4 slots, at most 3 per request.
+        assert!((4..=48).contains(&s.enter_calls), "{}", s.enter_calls);
         e.tuning()
     }
 
