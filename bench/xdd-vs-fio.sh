@@ -76,7 +76,7 @@ fi
 # The test file: on DIR's file system, or on a loop-mounted one made here.
 if [ -n "$DIR" ]; then
     [ -d "$DIR" ] || die "DIR=$DIR is not a directory"
-    fstype=$(stat -f -c %T "$DIR")
+    fstype=$(df --output=fstype "$DIR" | tail -1)
     [ "$fstype" != tmpfs ] || die "DIR=$DIR is on tmpfs: O_DIRECT needs a disk file system"
     where="$fstype in $DIR ($(df --output=source "$DIR" | tail -1))"
     file=$(mktemp "$DIR/iolab-bench.XXXXXX")
