@@ -20,6 +20,9 @@
 #     to compare the engines as a user would see them: a loop device adds
 #     its own queue in front of the disk.
 #
+# The ratio column is the median over rounds of iolab/fio within a round
+# (REPEAT rounds, one run of each tool per round).
+#
 # Cases (CASES picks some of them by name, e.g. CASES="uring"):
 #   warm    4 KiB random read, warm page cache, queue depth 1 (xdd vs fio psync)
 #   seqw    1 MiB sequential O_DIRECT write                   (xdd vs fio psync)
@@ -155,6 +158,8 @@ run_xdd() {
     # shellcheck disable=SC2086
     if timed "$IOLAB" xdd $1 --json "$work/xdd.json" && read -r bw ops < <(xdd_numbers "$work/xdd.json"); then
         echo "$(awk -v b="$bw" 'BEGIN{printf "%.2f", b/1e6}') $(cpu_us_per_op "$ops")" >>"$work/iolab"
+    else
+        echo "0 nan" >>"$work/iolab" # keeps the rounds paired
     fi
 }
 run_fio() {
@@ -163,6 +168,8 @@ run_fio() {
     if timed fio --output-format=json --filename="$file" --name=bench --group_reporting $1 &&
         read -r bw ops < <(fio_numbers "$work/out"); then
         echo "$(awk -v b="$bw" 'BEGIN{printf "%.2f", b/1e6}') $(cpu_us_per_op "$ops")" >>"$work/fio"
+    else
+        echo "0 nan" >>"$work/fio"
     fi
 }
 
@@ -183,7 +190,11 @@ compare() {
     fbw=$(cut -d' ' -f1 "$work/fio" | median)
     xcpu=$(cut -d' ' -f2 "$work/iolab" | median)
     fcpu=$(cut -d' ' -f2 "$work/fio" | median)
-    ratio=$(awk -v a="$xbw" -v b="$fbw" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "n/a" }')
+    # The median of each round's ratio: a load change during the run
+    # moves both runs of a round, so this varies less than the ratio of
+    # the medians when the machine is shared.
+    ratio=$(paste -d' ' "$work/iolab" "$work/fio" |
+        awk '$1 > 0 && $3 > 0 { printf "%.3f\n", $1 / $3 }' | median)
     row "$name" "$xbw" "$fbw" "$ratio" "$xcpu" "$fcpu"
     if [ "${VERBOSE:-0}" = 1 ]; then
         echo "    iolab runs (MB/s us/op): $(tr '\n' ';' <"$work/iolab")"
