@@ -916,7 +916,9 @@ mod tests {
     /// Reads a file written with a known byte through an engine built
     /// with `tuning`, from `buf`; returns the features the engine used.
     fn read_back(tuning: Tuning, shared: bool) -> Tuning {
-        let t = TempFile::new(&format!("tuning-{shared}-{}", tuning.setup_flags));
+        let t = TempFile::new(
+            &format!("tuning-{tuning:?}-{shared}").replace([' ', '{', '}', ':', ','], ""),
+        );
         std::fs::write(&t.0, vec![9u8; 16 * 4096]).unwrap();
         let f = std::fs::File::open(&t.0).unwrap();
         let cfg = UringConfig {
