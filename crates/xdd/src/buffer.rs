@@ -1,6 +1,9 @@
 //! I/O buffers: aligned heap memory (O_DIRECT needs it) or a System V
 //! shared memory segment (`-sharedmemory`), optionally locked in memory.
-//! Allocated once per QThread before any thread starts.
+//! The one aligned-buffer type of xdd: a QThread owns one holding a
+//! request, the io_uring engine one holding a slot per request in flight
+//! ([`IoBuffer::region_mut`]), so `-sharedmemory` and `-memlock` apply to
+//! both alike. Allocated before any I/O starts.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
@@ -75,6 +78,16 @@ impl IoBuffer {
         }
     }
 
+    /// A buffer of `len` bytes: shared memory when `shared`
+    /// (`-sharedmemory`, page aligned), else heap aligned to `align`.
+    pub fn new(len: usize, align: usize, shared: bool) -> std::io::Result<Self> {
+        if shared {
+            Self::shared(len)
+        } else {
+            Self::heap(len, align)
+        }
+    }
+
     /// Locks the pages in memory; returns the error when not permitted.
     pub fn lock(&mut self) -> std::io::Result<()> {
         // SAFETY: the range is memory this buffer owns.
@@ -97,6 +110,52 @@ impl IoBuffer {
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as above, and &mut self guarantees exclusive access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// Length in bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True for a zero-length buffer.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes `offset..offset + len`: one slot of a buffer shared out among
+    /// requests in flight. The slice covers only that range, so holding it
+    /// says nothing about the other slots, which the kernel may be filling.
+    ///
+    /// # Panics
+    /// When the range is not inside the buffer.
+    #[inline]
+    pub fn region(&self, offset: usize, len: usize) -> &[u8] {
+        self.check_range(offset, len);
+        // SAFETY: the range is inside the buffer (checked above), whose
+        // bytes are initialised (zeroed at allocation).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(offset), len) }
+    }
+
+    /// Bytes `offset..offset + len`, writable (see [`IoBuffer::region`]).
+    ///
+    /// # Panics
+    /// When the range is not inside the buffer.
+    #[inline]
+    pub fn region_mut(&mut self, offset: usize, len: usize) -> &mut [u8] {
+        self.check_range(offset, len);
+        // SAFETY: as in `region`, and &mut self gives exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(offset), len) }
+    }
+
+    fn check_range(&self, offset: usize, len: usize) {
+        let end = offset.checked_add(len);
+        assert!(
+            end.is_some_and(|e| e <= self.len),
+            "region {offset}+{len} outside a {}-byte buffer",
+            self.len
+        );
     }
 
     /// Address alignment actually obtained.
@@ -133,6 +192,26 @@ mod tests {
         assert!(b.as_slice().iter().all(|&x| x == 0));
         b.as_mut_slice()[9_999] = 7;
         assert_eq!(b.as_slice()[9_999], 7);
+    }
+
+    #[test]
+    fn regions_are_slots_of_one_buffer() {
+        let mut b = IoBuffer::new(3 * 4096, 4096, false).unwrap();
+        assert_eq!((b.len(), b.is_empty()), (3 * 4096, false));
+        b.region_mut(4096, 4096).fill(5);
+        assert_eq!(b.region(4096, 4096).as_ptr() as usize % 4096, 0);
+        assert!(b.region(0, 4096).iter().all(|&x| x == 0));
+        assert!(b.region(4096, 4096).iter().all(|&x| x == 5));
+        assert!(b.region(8192, 4096).iter().all(|&x| x == 0));
+        let shared = IoBuffer::new(8192, 4096, true).unwrap();
+        assert_eq!(shared.region(4096, 4096).len(), 4096);
+    }
+
+    #[test]
+    #[should_panic(expected = "outside")]
+    fn a_region_past_the_end_panics() {
+        let b = IoBuffer::heap(4096, 4096).unwrap();
+        let _ = b.region(4095, 2);
     }
 
     #[test]

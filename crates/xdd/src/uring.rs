@@ -2,10 +2,11 @@
 //! io_uring, instead of one QThread per outstanding request.
 //!
 //! The engine owns `depth` slots, each a (token, buffer) pair: the token is
-//! the slot index, sent as the request's `user_data`, and the buffer is
-//! allocated once, aligned for O_DIRECT. A slot's buffer is handed to the
-//! kernel when its request is submitted and is not touched again until that
-//! request's completion is reaped. Requests are pulled lazily from an
+//! the slot index, sent as the request's `user_data`, and the buffer is a
+//! region of one [`IoBuffer`] allocated once, aligned for O_DIRECT (the
+//! caller may pass its own, in shared memory or locked). A slot's buffer is
+//! handed to the kernel when its request is submitted and is not touched
+//! again until that request's completion is reaped. Requests are pulled lazily from an
 //! iterator of [`Request`]s (typically from [`crate::seek::PassSeeks`]), so
 //! an adapter can pace them (`-throttle`) or stop them early.
 //!
@@ -14,7 +15,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let f = std::fs::File::open("/etc/hostname")?;
 //! let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
-//! let cfg = UringConfig { depth: 8, buf_bytes: 4096, align: 4096 };
+//! let cfg = UringConfig { depth: 8, buf_bytes: 4096, align: 4096, ..UringConfig::default() };
 //! let mut engine = UringEngine::new(fd, IoOp::Read, &cfg)?; // Err names why io_uring is missing
 //! let reqs = (0..4).map(|i| Request { index: i, offset_bytes: i * 4096 });
 //! let stats = engine.run(reqs, &mut NoHooks)?;
@@ -23,19 +24,28 @@
 //! ```
 //!
 //! Per request the loop does no allocation, formatting or locking: it
-//! fills free slots, submits them in one system call, waits for at least
-//! one completion and reaps every completion that is ready.
+//! fills free slots, submitting them in growing chunks (1, 2, 4, ...) so
+//! the device starts on the first while the next are prepared, waits for
+//! at least one completion (with the last chunk, in one system call) and
+//! reaps every completion that is ready.
 //!
-//! A request's start time is taken when it is queued; the batch it belongs
-//! to is submitted once every free slot is filled, so its latency includes
-//! at most the time to prepare one batch (microseconds), as with fio's
-//! batched submission.
+//! What makes it as fast as fio's io_uring engine (measurements in
+//! docs/xdd.md), each optional and dropped when the kernel refuses it
+//! ([`Tuning`]): the ring is set up for one issuing thread that reaps its
+//! own completions (SINGLE_ISSUER, COOP_TASKRUN, DEFER_TASKRUN), the file is
+//! registered (requests name it by index, no per-request file lookup) and
+//! the slot buffers are registered (READ_FIXED/WRITE_FIXED, no per-request
+//! page pinning). The clock is read once per submitted batch and once per
+//! reaped batch, as fio does: every request of a batch leaves in the same
+//! system call, and every completion of a reap was posted before it began.
 
+use crate::buffer::IoBuffer;
 use io_uring::{opcode, squeue, types, IoUring};
 use iolab_core::clock::mono_ns;
 use iolab_core::stats::Histogram;
-use std::alloc::{self, Layout};
 use std::io;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
 
 /// The operation every request of a run performs.
@@ -49,6 +59,45 @@ pub enum IoOp {
     Noop,
 }
 
+/// Optional ring features. Each is asked for only when set, and dropped
+/// without error when the kernel refuses it (older kernels, seccomp, a
+/// locked-memory limit); [`UringEngine::tuning`] says which are in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    /// Set the ring up for one issuing thread that reaps its own
+    /// completions (IORING_SETUP_SINGLE_ISSUER, COOP_TASKRUN and, Linux
+    /// 6.1+, DEFER_TASKRUN): completions are posted when the thread asks
+    /// for them, not by interrupting it.
+    pub setup_flags: bool,
+    /// Register the file: requests name it by a fixed index, sparing the
+    /// kernel a file lookup and reference count per request.
+    pub fixed_file: bool,
+    /// Register the slot buffers (READ_FIXED/WRITE_FIXED): their pages are
+    /// pinned once, not at every request.
+    pub fixed_buffers: bool,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Self::ALL
+    }
+}
+
+impl Tuning {
+    /// Every optional feature (the default).
+    pub const ALL: Self = Self {
+        setup_flags: true,
+        fixed_file: true,
+        fixed_buffers: true,
+    };
+    /// None: a plain ring, plain reads and writes.
+    pub const NONE: Self = Self {
+        setup_flags: false,
+        fixed_file: false,
+        fixed_buffers: false,
+    };
+}
+
 /// Engine sizing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UringConfig {
@@ -58,6 +107,34 @@ pub struct UringConfig {
     pub buf_bytes: usize,
     /// Buffer alignment in bytes (4096 suits O_DIRECT everywhere).
     pub align: usize,
+    /// Optional ring features to try.
+    pub tuning: Tuning,
+}
+
+impl Default for UringConfig {
+    fn default() -> Self {
+        Self {
+            depth: 1,
+            buf_bytes: 4096,
+            align: 4096,
+            tuning: Tuning::ALL,
+        }
+    }
+}
+
+impl UringConfig {
+    /// Distance in bytes between two slot buffers: the request size
+    /// rounded up to the alignment, so that every slot is aligned.
+    pub fn slot_stride(&self) -> Option<usize> {
+        self.buf_bytes
+            .max(1)
+            .checked_next_multiple_of(self.align.max(1))
+    }
+
+    /// Size of the one buffer holding every slot.
+    pub fn buffer_bytes(&self) -> Option<usize> {
+        self.slot_stride()?.checked_mul(self.depth as usize)
+    }
 }
 
 /// One request: its target-wide index and its byte offset.
@@ -74,9 +151,9 @@ pub struct Request {
 pub struct Completion<'a> {
     /// The request.
     pub req: Request,
-    /// Monotonic ns just before submission.
+    /// Monotonic ns just before its batch was submitted.
     pub start_ns: u64,
-    /// Monotonic ns when its completion was reaped.
+    /// Monotonic ns when its batch of completions was reaped.
     pub end_ns: u64,
     /// Bytes transferred, or `-errno`.
     pub result: i32,
@@ -118,6 +195,8 @@ pub struct UringStats {
     pub first_errno: Option<i32>,
     /// Submission-to-completion latency per request, ns.
     pub latency: Histogram,
+    /// `io_uring_enter` calls made (submitting, waiting or both).
+    pub enter_calls: u64,
 }
 
 /// Why the engine cannot be used.
@@ -136,62 +215,33 @@ pub enum UringError {
     Config(&'static str),
 }
 
-/// A heap buffer with a chosen alignment, for O_DIRECT.
-#[derive(Debug)]
-pub struct AlignedBuf {
-    ptr: std::ptr::NonNull<u8>,
-    layout: Layout,
-}
-
-// SAFETY: AlignedBuf owns its allocation exclusively, like Vec<u8>.
-unsafe impl Send for AlignedBuf {}
-
-impl AlignedBuf {
-    /// A zeroed buffer of `len` bytes (at least 1) aligned to `align`
-    /// (a power of two).
-    pub fn new(len: usize, align: usize) -> Option<Self> {
-        let layout = Layout::from_size_align(len.max(1), align.max(1)).ok()?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = std::ptr::NonNull::new(unsafe { alloc::alloc_zeroed(layout) })?;
-        Some(Self { ptr, layout })
-    }
-
-    /// The bytes.
-    pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is valid for layout.size() initialised bytes.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
-    }
-
-    /// The bytes, mutably.
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and &mut self gives exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
-    }
-}
-
-/// An in-flight slot: its token is its index in `UringEngine::slots`.
-#[derive(Debug)]
+/// A slot's request while it is in flight; its token is its index in
+/// `UringEngine::slots`, its buffer the token-th region of the buffer.
+#[derive(Debug, Clone, Copy)]
 struct Slot {
-    buf: AlignedBuf,
     req: Request,
     start_ns: u64,
 }
 
-/// The io_uring engine for one file descriptor.
+/// The io_uring engine for one file descriptor. Not `Send`: a ring set up
+/// for a single issuer must be driven by the thread that made it.
 pub struct UringEngine {
     ring: IoUring,
     fd: RawFd,
     op: IoOp,
+    /// Dropped by hand in `Drop`, and only when nothing is in flight.
+    buf: ManuallyDrop<IoBuffer>,
+    buf_bytes: usize,
+    stride: usize,
     slots: Vec<Slot>,
     free: Vec<u32>,
+    /// Tokens queued since the last submission (capacity: depth).
+    batch: Vec<u32>,
     in_flight: u32,
+    tuning: Tuning,
+    /// `io_uring_enter` calls made since the last `run` began.
+    enter_calls: u64,
+    _one_thread: PhantomData<*mut ()>,
 }
 
 /// Checks that io_uring can be used here (kernel, seccomp, limits).
@@ -212,49 +262,134 @@ fn unavailable(source: io::Error) -> UringError {
     UringError::Unavailable { source, hint }
 }
 
+/// Sets up a ring, with the single-issuer flags when asked and accepted:
+/// all three (6.1+), else SINGLE_ISSUER and COOP_TASKRUN (6.0), else none.
+/// Returns the ring and whether any flag was accepted.
+fn setup_ring(entries: u32, flags: bool) -> Result<(IoUring, bool), UringError> {
+    if flags {
+        let mut b = IoUring::builder();
+        b.setup_single_issuer()
+            .setup_coop_taskrun()
+            .setup_defer_taskrun();
+        if let Ok(r) = b.build(entries) {
+            return Ok((r, true));
+        }
+        let mut b = IoUring::builder();
+        b.setup_single_issuer().setup_coop_taskrun();
+        if let Ok(r) = b.build(entries) {
+            return Ok((r, true));
+        }
+    }
+    let ring = IoUring::new(entries).map_err(unavailable)?;
+    Ok((ring, false))
+}
+
+fn check_config(cfg: &UringConfig) -> Result<usize, UringError> {
+    if cfg.depth == 0 {
+        return Err(UringError::Config("queue depth must be at least 1"));
+    }
+    if cfg.buf_bytes > i32::MAX as usize {
+        return Err(UringError::Config("request size must be below 2 GiB"));
+    }
+    if !cfg.align.is_power_of_two() {
+        return Err(UringError::Config(
+            "buffer alignment must be a power of two",
+        ));
+    }
+    cfg.buffer_bytes()
+        .ok_or(UringError::Config("slot buffers larger than memory"))
+}
+
 impl UringEngine {
-    /// Sets up a ring of `cfg.depth` entries and its slot buffers for
-    /// `fd`, which must stay open while [`UringEngine::run`] runs.
+    /// Sets up a ring of `cfg.depth` entries and its slot buffers (on the
+    /// heap) for `fd`, which must stay open while [`UringEngine::run`] runs.
     pub fn new(fd: RawFd, op: IoOp, cfg: &UringConfig) -> Result<Self, UringError> {
-        if cfg.depth == 0 {
-            return Err(UringError::Config("queue depth must be at least 1"));
-        }
-        if cfg.buf_bytes > i32::MAX as usize {
-            return Err(UringError::Config("request size must be below 2 GiB"));
-        }
-        if !cfg.align.is_power_of_two() {
+        let bytes = check_config(cfg)?;
+        let buf = IoBuffer::heap(bytes, cfg.align)
+            .map_err(|_| UringError::Config("cannot allocate the slot buffers"))?;
+        Self::with_buffer(fd, op, cfg, buf)
+    }
+
+    /// As [`UringEngine::new`], with slot buffers carved out of `buf`
+    /// (at least [`UringConfig::buffer_bytes`] long, aligned to
+    /// `cfg.align`): shared memory or locked pages, as the caller chose.
+    pub fn with_buffer(
+        fd: RawFd,
+        op: IoOp,
+        cfg: &UringConfig,
+        buf: IoBuffer,
+    ) -> Result<Self, UringError> {
+        let bytes = check_config(cfg)?;
+        if buf.len() < bytes || buf.address() % cfg.align != 0 {
             return Err(UringError::Config(
-                "buffer alignment must be a power of two",
+                "the slot buffer is too small or misaligned",
             ));
         }
-        let ring = IoUring::new(cfg.depth.next_power_of_two()).map_err(unavailable)?;
-        let mut slots = Vec::with_capacity(cfg.depth as usize);
-        for _ in 0..cfg.depth {
-            let buf = AlignedBuf::new(cfg.buf_bytes, cfg.align)
-                .ok_or(UringError::Config("cannot allocate the slot buffers"))?;
-            let req = Request {
+        let entries = cfg.depth.next_power_of_two();
+        let (ring, setup_flags) = setup_ring(entries, cfg.tuning.setup_flags)?;
+        let idle = Slot {
+            req: Request {
                 index: 0,
                 offset_bytes: 0,
-            };
-            slots.push(Slot {
-                buf,
-                req,
-                start_ns: 0,
-            });
-        }
-        Ok(Self {
+            },
+            start_ns: 0,
+        };
+        let mut e = Self {
             ring,
             fd,
             op,
-            slots,
+            buf: ManuallyDrop::new(buf),
+            buf_bytes: cfg.buf_bytes,
+            stride: cfg.slot_stride().unwrap_or(bytes),
+            slots: vec![idle; cfg.depth as usize],
             free: (0..cfg.depth).rev().collect(),
+            batch: Vec::with_capacity(cfg.depth as usize),
             in_flight: 0,
-        })
+            tuning: Tuning {
+                setup_flags,
+                ..Tuning::NONE
+            },
+            enter_calls: 0,
+            _one_thread: PhantomData,
+        };
+        e.register(cfg.tuning);
+        Ok(e)
+    }
+
+    /// Registers the file and the slot buffers when asked; a refusal
+    /// leaves the plain path in use.
+    fn register(&mut self, want: Tuning) {
+        let io = self.op != IoOp::Noop && self.fd >= 0;
+        let sub = self.ring.submitter();
+        self.tuning.fixed_file = io && want.fixed_file && sub.register_files(&[self.fd]).is_ok();
+        // One registered buffer per slot, indexed by token (at most 16384).
+        let per_slot = u16::try_from(self.slots.len()).is_ok();
+        if io && want.fixed_buffers && per_slot && self.buf_bytes > 0 {
+            let len = self.buf.len();
+            let base = self.buf.region_mut(0, len).as_mut_ptr();
+            let iovecs: Vec<libc::iovec> = (0..self.slots.len())
+                .map(|i| libc::iovec {
+                    // SAFETY: slot i lies inside the buffer (its size was
+                    // checked against depth * stride).
+                    iov_base: unsafe { base.add(i * self.stride) }.cast(),
+                    iov_len: self.buf_bytes,
+                })
+                .collect();
+            // SAFETY: every iovec points into `self.buf`, which is freed
+            // only in `Drop` once nothing is in flight; the kernel keeps the
+            // registered pages pinned by itself until the ring closes.
+            self.tuning.fixed_buffers = unsafe { sub.register_buffers(&iovecs) }.is_ok();
+        }
+    }
+
+    /// The optional features in use (those asked for and accepted).
+    pub fn tuning(&self) -> Tuning {
+        self.tuning
     }
 
     /// Slot buffer `i` (for pre-filling write data once before a run).
     pub fn buffer_mut(&mut self, i: usize) -> Option<&mut [u8]> {
-        self.slots.get_mut(i).map(|s| s.buf.as_mut_slice())
+        (i < self.slots.len()).then(|| self.buf.region_mut(i * self.stride, self.buf_bytes))
     }
 
     /// Number of slots (the queue depth).
@@ -272,11 +407,14 @@ impl UringEngine {
         let mut reqs = reqs.into_iter();
         let mut stats = UringStats::default();
         let mut issuing = true;
+        self.enter_calls = 0;
         loop {
             if issuing {
                 issuing = self.fill(&mut reqs, hooks);
+                self.stamp_batch();
             }
             if self.in_flight == 0 {
+                stats.enter_calls = self.enter_calls;
                 return Ok(stats);
             }
             self.submit_and_wait()?;
@@ -292,36 +430,71 @@ impl UringEngine {
         reqs: &mut I,
         hooks: &mut H,
     ) -> bool {
+        // Submitted in chunks of 1, 2, 4, ... requests: the device starts
+        // on the first while the kernel still prepares the next ones. One
+        // submission of the whole batch left the device idle for that time
+        // and ran the queue in lock step (0.8-0.97 of fio on a virtio disk;
+        // see docs/xdd.md); a submission per request costs a system call
+        // each, as fio's default does.
+        let mut chunk = 1;
         while let Some(&token) = self.free.last() {
+            if self.batch.len() >= chunk {
+                self.stamp_batch();
+                // A refusal (EBUSY) leaves the entries queued: the next
+                // submit_and_wait sends them or reports the error.
+                self.ring.submit().ok();
+                self.enter_calls += 1;
+                chunk *= 2;
+            }
             let Some(req) = reqs.next() else {
                 return false;
             };
             self.free.pop();
-            let slot = &mut self.slots[token as usize];
-            hooks.prepare(req, slot.buf.as_mut_slice());
-            slot.req = req;
-            let entry = build_entry(self.op, self.fd, slot, token);
-            slot.start_ns = mono_ns();
-            // SAFETY: the buffer belongs to `slot`, which is neither reused
-            // nor freed until this entry's completion is reaped: the slot
-            // leaves the free list here and returns to it only in `reap`,
-            // and `Drop` waits for (or leaks) in-flight slots.
+            let buf = self
+                .buf
+                .region_mut(token as usize * self.stride, self.buf_bytes);
+            hooks.prepare(req, buf);
+            self.slots[token as usize].req = req;
+            let entry = self.entry(token);
+            // SAFETY: the entry points at slot `token`'s region, which is
+            // neither reused nor freed until this entry's completion is
+            // reaped: the slot leaves the free list here and returns to it
+            // only in `reap`, and `Drop` waits for (or leaks) in-flight
+            // slots. The ring has room: it has at least `depth` entries
+            // and at most `depth` are queued or in flight.
             let pushed = unsafe { self.ring.submission().push(&entry) };
             if pushed.is_err() {
-                // The queue is as deep as the slot count, so this only
-                // happens if the kernel has not consumed entries yet.
+                // Only if the kernel has not consumed earlier entries yet.
                 self.ring.submit().ok();
+                self.enter_calls += 1;
                 // SAFETY: as above.
-                unsafe { self.ring.submission().push(&entry) }
-                    .expect("submission queue full after submit");
+                if unsafe { self.ring.submission().push(&entry) }.is_err() {
+                    self.free.push(token);
+                    return true;
+                }
             }
+            self.batch.push(token);
             self.in_flight += 1;
         }
         true
     }
 
+    /// Gives the requests queued since the last submission their start
+    /// time: they leave together in the next system call.
+    fn stamp_batch(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let now = mono_ns();
+        for &t in &self.batch {
+            self.slots[t as usize].start_ns = now;
+        }
+        self.batch.clear();
+    }
+
     fn submit_and_wait(&mut self) -> io::Result<()> {
         loop {
+            self.enter_calls += 1;
             match self.ring.submit_and_wait(1) {
                 Ok(_) => return Ok(()),
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
@@ -334,11 +507,13 @@ impl UringEngine {
     /// Reaps every ready completion; returns false if a hook said stop.
     fn reap<H: UringHooks>(&mut self, hooks: &mut H, stats: &mut UringStats) -> bool {
         let mut go_on = true;
-        let want = self.slots.first().map_or(0, |s| s.buf.as_slice().len()) as i32;
-        for cqe in self.ring.completion() {
-            let end_ns = mono_ns();
+        let want = self.buf_bytes as i32;
+        let end_ns = mono_ns();
+        let mut cq = self.ring.completion();
+        cq.sync();
+        for cqe in &mut cq {
             let token = cqe.user_data() as u32;
-            let slot = &self.slots[token as usize];
+            let slot = self.slots[token as usize];
             let result = cqe.result();
             stats.ops += 1;
             stats.latency.record(end_ns.saturating_sub(slot.start_ns));
@@ -354,7 +529,9 @@ impl UringEngine {
                 start_ns: slot.start_ns,
                 end_ns,
                 result,
-                buf: slot.buf.as_slice(),
+                buf: self
+                    .buf
+                    .region(token as usize * self.stride, self.buf_bytes),
             };
             go_on &= hooks.complete(&c);
             self.free.push(token);
@@ -362,35 +539,93 @@ impl UringEngine {
         }
         go_on
     }
+
+    /// The submission entry for slot `token`'s request.
+    fn entry(&mut self, token: u32) -> squeue::Entry {
+        let off = self.slots[token as usize].req.offset_bytes;
+        let len = self.buf_bytes as u32;
+        let ptr = self
+            .buf
+            .region_mut(token as usize * self.stride, self.buf_bytes)
+            .as_mut_ptr();
+        let e = match (self.tuning.fixed_file, self.op) {
+            (_, IoOp::Noop) => opcode::Nop::new().build(),
+            (true, op) => self.rw(types::Fixed(0), op, ptr, len, token, off),
+            (false, op) => self.rw(types::Fd(self.fd), op, ptr, len, token, off),
+        };
+        e.user_data(u64::from(token))
+    }
+
+    /// A read or write of `len` bytes at `ptr`, through the registered
+    /// buffer `token` when buffers are registered.
+    fn rw<F: RwTarget>(
+        &self,
+        fd: F,
+        op: IoOp,
+        ptr: *mut u8,
+        len: u32,
+        token: u32,
+        off: u64,
+    ) -> squeue::Entry {
+        let index = token as u16;
+        match (op == IoOp::Read, self.tuning.fixed_buffers) {
+            (true, true) => F::read_fixed(fd, ptr, len, index, off),
+            (true, false) => F::read(fd, ptr, len, off),
+            (false, true) => F::write_fixed(fd, ptr, len, index, off),
+            (false, false) => F::write(fd, ptr, len, off),
+        }
+    }
 }
 
-fn build_entry(op: IoOp, fd: RawFd, slot: &mut Slot, token: u32) -> squeue::Entry {
-    let len = slot.buf.as_slice().len() as u32;
-    let fd = types::Fd(fd);
-    let e = match op {
-        IoOp::Read => opcode::Read::new(fd, slot.buf.as_mut_slice().as_mut_ptr(), len)
-            .offset(slot.req.offset_bytes)
-            .build(),
-        IoOp::Write => opcode::Write::new(fd, slot.buf.as_slice().as_ptr(), len)
-            .offset(slot.req.offset_bytes)
-            .build(),
-        IoOp::Noop => opcode::Nop::new().build(),
-    };
-    e.user_data(u64::from(token))
+/// A file named by descriptor or by registered index; the io-uring crate
+/// takes either through a sealed trait, so this picks the opcode builder.
+trait RwTarget: Copy {
+    fn read(self, ptr: *mut u8, len: u32, off: u64) -> squeue::Entry;
+    fn write(self, ptr: *mut u8, len: u32, off: u64) -> squeue::Entry;
+    fn read_fixed(self, ptr: *mut u8, len: u32, index: u16, off: u64) -> squeue::Entry;
+    fn write_fixed(self, ptr: *mut u8, len: u32, index: u16, off: u64) -> squeue::Entry;
 }
+
+macro_rules! rw_target {
+    ($t:ty) => {
+        impl RwTarget for $t {
+            fn read(self, ptr: *mut u8, len: u32, off: u64) -> squeue::Entry {
+                opcode::Read::new(self, ptr, len).offset(off).build()
+            }
+            fn write(self, ptr: *mut u8, len: u32, off: u64) -> squeue::Entry {
+                opcode::Write::new(self, ptr, len).offset(off).build()
+            }
+            fn read_fixed(self, ptr: *mut u8, len: u32, index: u16, off: u64) -> squeue::Entry {
+                opcode::ReadFixed::new(self, ptr, len, index)
+                    .offset(off)
+                    .build()
+            }
+            fn write_fixed(self, ptr: *mut u8, len: u32, index: u16, off: u64) -> squeue::Entry {
+                opcode::WriteFixed::new(self, ptr, len, index)
+                    .offset(off)
+                    .build()
+            }
+        }
+    };
+}
+rw_target!(types::Fd);
+rw_target!(types::Fixed);
 
 impl Drop for UringEngine {
     fn drop(&mut self) {
         // Slot buffers must outlive the kernel's use of them: wait for every
-        // in-flight request; if waiting fails, leak the buffers instead.
+        // in-flight request; if waiting fails, leak the buffer instead.
         while self.in_flight > 0 {
             if self.ring.submit_and_wait(self.in_flight as usize).is_err() {
-                std::mem::forget(std::mem::take(&mut self.slots));
-                return;
+                return; // `buf` is never dropped: leaked
             }
             let n = self.ring.completion().count() as u32;
             self.in_flight -= n.min(self.in_flight);
         }
+        // SAFETY: nothing is in flight, so the kernel no longer writes the
+        // buffer (registered pages stay pinned by the ring, not by us), and
+        // `buf` is not used again.
+        unsafe { ManuallyDrop::drop(&mut self.buf) }
     }
 }
 
@@ -466,6 +701,7 @@ mod tests {
             depth: 8,
             buf_bytes: bs,
             align: 4096,
+            ..UringConfig::default()
         };
         let mut w = UringEngine::new(file.as_raw_fd(), IoOp::Write, &cfg).unwrap();
         let seq = (0..reqs).map(|i| Request {
@@ -553,6 +789,7 @@ mod tests {
             depth: 4,
             buf_bytes: 4096,
             align: 4096,
+            ..UringConfig::default()
         };
         let mut e = UringEngine::new(f.as_raw_fd(), IoOp::Read, &cfg).unwrap();
         let reqs = (0..3).map(|i| Request {
@@ -573,6 +810,7 @@ mod tests {
             depth: 2,
             buf_bytes: 4096,
             align: 4096,
+            ..UringConfig::default()
         };
         let mut e = UringEngine::new(f.as_raw_fd(), IoOp::Read, &cfg).unwrap();
         let s = e
@@ -601,6 +839,7 @@ mod tests {
             depth: 4,
             buf_bytes: 64,
             align: 64,
+            ..UringConfig::default()
         };
         let mut e = UringEngine::new(-1, IoOp::Noop, &cfg).unwrap();
         let mut h = StopAfter(0);
@@ -624,6 +863,7 @@ mod tests {
             depth: 0,
             buf_bytes: 4096,
             align: 4096,
+            ..UringConfig::default()
         };
         assert!(matches!(
             UringEngine::new(0, IoOp::Read, &cfg),
@@ -633,6 +873,7 @@ mod tests {
             depth: 1,
             buf_bytes: 4096,
             align: 3000,
+            ..UringConfig::default()
         };
         assert!(matches!(
             UringEngine::new(0, IoOp::Read, &cfg),
@@ -643,11 +884,90 @@ mod tests {
     }
 
     #[test]
-    fn aligned_buffers_are_aligned() {
-        let mut b = AlignedBuf::new(8192, 4096).unwrap();
-        assert_eq!(b.as_slice().as_ptr() as usize % 4096, 0);
-        assert!(b.as_slice().iter().all(|&x| x == 0));
-        b.as_mut_slice()[8191] = 1;
-        assert_eq!(b.as_slice().len(), 8192);
+    fn slots_are_aligned_regions_of_one_buffer() {
+        let cfg = UringConfig {
+            depth: 3,
+            buf_bytes: 5000,
+            align: 4096,
+            ..UringConfig::default()
+        };
+        assert_eq!(
+            (cfg.slot_stride(), cfg.buffer_bytes()),
+            (Some(8192), Some(3 * 8192))
+        );
+        let mut e = UringEngine::new(-1, IoOp::Noop, &cfg).unwrap();
+        for i in 0..3 {
+            let b = e.buffer_mut(i).unwrap();
+            assert_eq!((b.len(), b.as_ptr() as usize % 4096), (5000, 0));
+            b.fill(i as u8 + 1);
+        }
+        assert!(e.buffer_mut(3).is_none());
+        assert!(
+            e.buffer_mut(0).unwrap().iter().all(|&x| x == 1),
+            "slots do not overlap"
+        );
+        let small = IoBuffer::heap(8192, 4096).unwrap();
+        assert!(matches!(
+            UringEngine::with_buffer(-1, IoOp::Noop, &cfg, small),
+            Err(UringError::Config(_))
+        ));
+    }
+
+    /// Reads a file written with a known byte through an engine built
+    /// with `tuning`, from `buf`; returns the features the engine used.
+    fn read_back(tuning: Tuning, shared: bool) -> Tuning {
+        let t = TempFile::new(
+            &format!("tuning-{tuning:?}-{shared}").replace([' ', '{', '}', ':', ','], ""),
+        );
+        std::fs::write(&t.0, vec![9u8; 16 * 4096]).unwrap();
+        let f = std::fs::File::open(&t.0).unwrap();
+        let cfg = UringConfig {
+            depth: 4,
+            buf_bytes: 4096,
+            align: 4096,
+            tuning,
+        };
+        let buf = IoBuffer::new(cfg.buffer_bytes().unwrap(), 4096, shared).unwrap();
+        let mut e = UringEngine::with_buffer(f.as_raw_fd(), IoOp::Read, &cfg, buf).unwrap();
+        struct AllNines(u64);
+        impl UringHooks for AllNines {
+            fn complete(&mut self, c: &Completion<'_>) -> bool {
+                self.0 += u64::from(c.buf.iter().all(|&x| x == 9));
+                true
+            }
+        }
+        let mut h = AllNines(0);
+        let reqs = (0..16).map(|i| Request {
+            index: i,
+            offset_bytes: i * 4096,
+        });
+        let s = e.run(reqs, &mut h).unwrap();
+        assert_eq!((s.ops, s.bytes, s.errors, h.0), (16, 16 * 4096, 0, 16));
+        // At least one per refill of the 4 slots, at most 3 per request.
+        assert!((4..=48).contains(&s.enter_calls), "{}", s.enter_calls);
+        e.tuning()
+    }
+
+    #[test]
+    fn a_plain_ring_without_the_optional_features_works() {
+        let Some(()) = uring_or_skip() else { return };
+        assert_eq!(read_back(Tuning::NONE, false), Tuning::NONE);
+    }
+
+    #[test]
+    fn optional_features_are_used_only_when_accepted() {
+        let Some(()) = uring_or_skip() else { return };
+        // Whatever this kernel accepts, the engine reads correctly, from
+        // heap or shared memory, and never claims a feature not asked for.
+        for shared in [false, true] {
+            let got = read_back(Tuning::ALL, shared);
+            eprintln!("kernel accepted {got:?} (shared memory: {shared})");
+        }
+        let only_file = Tuning {
+            fixed_file: true,
+            ..Tuning::NONE
+        };
+        let got = read_back(only_file, false);
+        assert!(!got.setup_flags && !got.fixed_buffers, "{got:?}");
     }
 }

@@ -4,13 +4,16 @@
 //! off by time limits and stops) and does per completion what a QThread
 //! does per operation: count, verify, time-stamp, publish progress.
 
+use crate::buffer::IoBuffer;
 use crate::datapat::Verifier;
 use crate::qthread::{
     count, error, flush_if_due, more_allowed, stamp, thread_cpu, timing, verified, PassCtx, QState,
 };
 use crate::results::Counts;
 use crate::throttle::Pacer;
-use crate::uring::{Completion, IoOp, Request, UringConfig, UringEngine, UringHooks};
+use crate::uring::{
+    Completion, IoOp, Request, Tuning, UringConfig, UringEngine, UringError, UringHooks,
+};
 use crate::values::Op;
 use iolab_core::clock::mono_ns;
 
@@ -76,6 +79,30 @@ impl UringHooks for Hooks<'_, '_> {
     }
 }
 
+/// The one buffer holding every slot, as the QThreads' buffers are made:
+/// in shared memory with `-sharedmemory`, locked with `-memlock` (a lock
+/// refused is a note, as for QThreads).
+fn slot_buffer(st: &mut QState, cx: &PassCtx, cfg: &UringConfig) -> Result<IoBuffer, UringError> {
+    let bytes = cfg
+        .buffer_bytes()
+        .ok_or(UringError::Config("slot buffers larger than memory"))?;
+    let mut buf = IoBuffer::new(bytes, cfg.align, cx.plan.opts.sharedmemory)
+        .map_err(|_| UringError::Config("cannot allocate the slot buffers"))?;
+    if cx.global.memlock {
+        if let Err(e) = buf.lock() {
+            let note = format!(
+                "target {}: cannot lock the io_uring slot buffers in memory ({e}); continuing unlocked",
+                cx.plan.index
+            );
+            // The buffer is made again every pass: say it once.
+            if !st.notes.contains(&note) {
+                st.notes.push(note);
+            }
+        }
+    }
+    Ok(buf)
+}
+
 /// Runs one pass on io_uring; errors setting up the ring are recorded as
 /// the pass's error.
 pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
@@ -94,28 +121,30 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         depth: plan.opts.queuedepth as u32,
         buf_bytes: plan.xfer_bytes as usize,
         align: (plan.opts.memalign as usize).max(crate::buffer::page_size()),
+        tuning: Tuning::ALL,
     };
-    let mut engine = match UringEngine::new(fd, op, &cfg) {
-        Ok(e) => e,
-        Err(e) => {
-            let mut c = Counts::default();
-            error(
-                st,
-                cx,
-                &mut c,
-                format!("target {}: -engine uring: {e}", plan.index),
-                "io_uring setup",
-                None,
-            );
-            cx.run.fail(iolab_core::Failure {
-                op: "io_uring setup".into(),
-                path: Some(cx.path.to_string()),
-                errno: None,
-                message: e.to_string(),
-            });
-            return c;
-        }
-    };
+    let mut engine =
+        match slot_buffer(st, cx, &cfg).and_then(|b| UringEngine::with_buffer(fd, op, &cfg, b)) {
+            Ok(e) => e,
+            Err(e) => {
+                let mut c = Counts::default();
+                error(
+                    st,
+                    cx,
+                    &mut c,
+                    format!("target {}: -engine uring: {e}", plan.index),
+                    "io_uring setup",
+                    None,
+                );
+                cx.run.fail(iolab_core::Failure {
+                    op: "io_uring setup".into(),
+                    path: Some(cx.path.to_string()),
+                    errno: None,
+                    message: e.to_string(),
+                });
+                return c;
+            }
+        };
     let first = cx.seeks.offset(0);
     for i in 0..engine.depth() {
         if let Some(b) = engine.buffer_mut(i) {
