@@ -62,6 +62,7 @@ fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError>
     };
     let params = serde_json::to_value(&hello).map_err(|e| NetError::Protocol(e.to_string()))?;
     handshake::client(&mut c, "lst", &params, job.key, cancel)?;
+    c.payload_crc = proto::payload_crc(&job.test);
     Ok(c)
 }
 

@@ -131,3 +131,12 @@ pub enum Answer {
         message: String,
     },
 }
+
+/// Whether a data connection checksums payloads. Both sides derive it from
+/// the test they agreed on in the handshake: `check=none` (and ping) moves
+/// payloads unchecked, as LNet selftest does, so the test measures the
+/// network rather than the checksum; `simple` and `full` keep the frame
+/// CRC under their own pattern checks. Headers are always checksummed.
+pub fn payload_crc(test: &crate::spec::Test) -> bool {
+    test.check() != crate::spec::Check::None
+}

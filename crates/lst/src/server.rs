@@ -100,6 +100,7 @@ pub(crate) fn serve(
 ) -> Result<(), NetError> {
     c.idle_timeout = Duration::from_secs(30);
     c.max_payload = proto::frame_limit(&test);
+    c.payload_crc = proto::payload_crc(&test);
     let mut local = Local::default();
     let r = serve_loop(c, test, &mut local, corrupt_every, cancel);
     // A connection cut short by the end of its session must not leak its

@@ -138,6 +138,11 @@ pub struct Conn {
     /// How long one frame may take to arrive or leave before the peer is
     /// declared gone.
     pub idle_timeout: Duration,
+    /// Checksum payloads (the default). When false, frames sent carry a
+    /// header-only CRC and such frames are accepted; when true, a frame
+    /// without a payload CRC is refused. Both sides must agree (the
+    /// handshake's parameters are the place).
+    pub payload_crc: bool,
 }
 
 impl Conn {
@@ -151,6 +156,7 @@ impl Conn {
             sent: 0,
             max_payload: DEFAULT_MAX_PAYLOAD,
             idle_timeout: Duration::from_secs(60),
+            payload_crc: true,
         })
     }
 
@@ -176,7 +182,11 @@ impl Conn {
             });
         }
         let seq = self.sent;
-        let h = Header::new(kind, flags, offset, seq, payload).encode();
+        let h = match self.payload_crc {
+            true => Header::new(kind, flags, offset, seq, payload),
+            false => Header::new_unchecked(kind, flags, offset, seq, payload.len() as u32),
+        }
+        .encode();
         self.write_all2(&h, payload, cancel)?;
         self.sent += 1;
         Ok(seq)
@@ -226,6 +236,12 @@ impl Conn {
             });
         }
         self.read_exact(&mut buf[..len], cancel)?;
+        if h.unchecked && self.payload_crc {
+            return Err(NetError::Protocol(format!(
+                "frame {} carries no payload checksum, which this side requires",
+                h.seq
+            )));
+        }
         h.verify(&buf[..len])?;
         Ok(&buf[..len])
     }

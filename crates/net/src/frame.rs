@@ -11,9 +11,10 @@
 //! | 0..4 | magic `IOLB` |
 //! | 4 | kind |
 //! | 5 | flags |
-//! | 6..8 | reserved, zero |
+//! | 6 | frame options: bit 0 = payload not checksummed |
+//! | 7 | reserved, zero |
 //! | 8..12 | payload length |
-//! | 12..16 | CRC-32C of bytes 0..12, 16..32 and the payload |
+//! | 12..16 | CRC-32C of bytes 0..12, 16..32 and (unless bit 0 of byte 6) the payload |
 //! | 16..24 | offset (bytes, in the target) |
 //! | 24..32 | sequence number |
 
@@ -57,6 +58,10 @@ pub struct Header {
     pub kind: Kind,
     /// Free for the protocol above (e.g. "last block of the pass").
     pub flags: u8,
+    /// The CRC covers the header only, not the payload: for peers that
+    /// agreed to verify data themselves or not at all (a network test
+    /// with `check=none`), so as to measure the wire, not the checksum.
+    pub unchecked: bool,
     /// Payload bytes that follow.
     pub len: u32,
     /// CRC-32C over the header (this field excluded) and the payload.
@@ -73,6 +78,7 @@ impl Header {
         let mut h = Header {
             kind,
             flags,
+            unchecked: false,
             len: payload.len() as u32,
             crc: 0,
             offset,
@@ -82,12 +88,28 @@ impl Header {
         h
     }
 
+    /// A header whose CRC covers only the header (see [`Header::unchecked`]).
+    pub fn new_unchecked(kind: Kind, flags: u8, offset: u64, seq: u64, len: u32) -> Header {
+        let mut h = Header {
+            kind,
+            flags,
+            unchecked: true,
+            len,
+            crc: 0,
+            offset,
+            seq,
+        };
+        h.crc = h.checksum(&[]);
+        h
+    }
+
     /// The 32 bytes on the wire.
     pub fn encode(&self) -> [u8; HEADER_BYTES] {
         let mut b = [0u8; HEADER_BYTES];
         b[0..4].copy_from_slice(&MAGIC.to_le_bytes());
         b[4] = self.kind as u8;
         b[5] = self.flags;
+        b[6] = u8::from(self.unchecked);
         b[8..12].copy_from_slice(&self.len.to_le_bytes());
         b[12..16].copy_from_slice(&self.crc.to_le_bytes());
         b[16..24].copy_from_slice(&self.offset.to_le_bytes());
@@ -109,6 +131,12 @@ impl Header {
         }
         let kind = Kind::from_u8(b[4])
             .ok_or_else(|| NetError::Protocol(format!("unknown frame kind {}", b[4])))?;
+        if b[6] > 1 || b[7] != 0 {
+            return Err(NetError::Protocol(format!(
+                "unknown frame options {:#04x} {:#04x}",
+                b[6], b[7]
+            )));
+        }
         let len = word(8);
         if len > max_len {
             return Err(NetError::TooLarge { len, max: max_len });
@@ -116,6 +144,7 @@ impl Header {
         Ok(Header {
             kind,
             flags: b[5],
+            unchecked: b[6] == 1,
             len,
             crc: word(12),
             offset: dword(16),
@@ -123,12 +152,17 @@ impl Header {
         })
     }
 
-    /// CRC-32C of the header fields (the CRC field excluded) and `payload`.
+    /// CRC-32C of the header fields (the CRC field excluded) and, unless
+    /// the frame is unchecked, `payload`.
     pub fn checksum(&self, payload: &[u8]) -> u32 {
         let mut b = self.encode();
         b[12..16].fill(0);
         let c = crc32c::crc32c(&b);
-        crc32c::crc32c_append(c, payload)
+        if self.unchecked {
+            c
+        } else {
+            crc32c::crc32c_append(c, payload)
+        }
     }
 
     /// Checks `payload` against the header; the error names the offset
@@ -177,6 +211,21 @@ mod tests {
     }
 
     #[test]
+    fn an_unchecked_frame_still_guards_its_header() {
+        let h = Header::new_unchecked(Kind::Data, 0, 4096, 1, 8);
+        let back = Header::decode(&h.encode(), 64).unwrap();
+        assert!(back.unchecked);
+        back.verify(b"anything").unwrap();
+        let mut moved = back;
+        moved.offset = 0;
+        assert!(
+            moved.verify(b"anything").is_err(),
+            "header damage is caught"
+        );
+        assert!(back.verify(b"short").is_err(), "length still checked");
+    }
+
+    #[test]
     fn bad_magic_kind_and_length_are_refused() {
         let h = Header::new(Kind::End, 0, 0, 0, b"");
         let mut b = h.encode();
@@ -184,6 +233,9 @@ mod tests {
         assert!(matches!(Header::decode(&b, 16), Err(NetError::Protocol(_))));
         let mut b = h.encode();
         b[4] = 200;
+        assert!(matches!(Header::decode(&b, 16), Err(NetError::Protocol(_))));
+        let mut b = h.encode();
+        b[7] = 1;
         assert!(matches!(Header::decode(&b, 16), Err(NetError::Protocol(_))));
         let big = Header::new(Kind::Data, 0, 0, 0, &[0u8; 32]);
         assert!(matches!(

@@ -276,3 +276,37 @@ fn the_clock_offset_to_a_server_on_this_host_is_within_the_round_trip() {
         assert!(matches!(server.join().unwrap(), Err(NetError::Cancelled)));
     });
 }
+
+#[test]
+fn payload_checksums_are_a_per_connection_agreement() {
+    let l = conn::listen("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    let rx = std::thread::spawn(move || {
+        let (mut c, _) = conn::accept(&l, WAIT, Cancel::process()).unwrap();
+        let mut buf = [0u8; 64];
+        // This side requires checksums (the default): refused.
+        let h = c.recv_header(Cancel::process()).unwrap();
+        let refused = c.recv_payload(&h, &mut buf, Cancel::process()).is_err();
+        // Now it agrees to go without: accepted.
+        c.payload_crc = false;
+        let h = c.recv_header(Cancel::process()).unwrap();
+        let got = c
+            .recv_payload(&h, &mut buf, Cancel::process())
+            .unwrap()
+            .to_vec();
+        (refused, h.unchecked, got)
+    });
+    let mut c = conn::connect(&addr, WAIT, Cancel::process()).unwrap();
+    c.payload_crc = false;
+    c.send(Kind::Data, 0, 0, b"first", Cancel::process())
+        .unwrap();
+    c.send(Kind::Data, 0, 8, b"second", Cancel::process())
+        .unwrap();
+    let (refused, unchecked, got) = rx.join().unwrap();
+    assert!(
+        refused,
+        "an unchecked frame must be refused by a side that wants checksums"
+    );
+    assert!(unchecked);
+    assert_eq!(got, b"second");
+}
