@@ -15,6 +15,7 @@
 set -euo pipefail
 
 SIZE_MB=${SIZE_MB:-1024}         # MB per action (the survey's size)
+REPS=${REPS:-3}                  # runs of each tool per point (medians, alternating order)
 THREADS=${THREADS:-"1 2 4 8"}    # thread counts to compare
 IOLAB=${IOLAB:-}                 # path to a built iolab; built in release if empty
 
@@ -43,6 +44,10 @@ fi
 img=$work/disk.img
 truncate -s $((SIZE_MB + 16))M "$img"
 dev=$(losetup --find --show "$img")
+# Zeros everywhere first: a write to a hole allocates blocks in the
+# backing file, which only the first tool to write would pay. Zeros hold
+# no signature, so the survey still takes the device as blank.
+dd if=/dev/zero of="$dev" bs=1M count=$((SIZE_MB + 16)) oflag=direct status=none
 
 # The survey's aggregate MB/s of ACTION ("write"/"read") at THR threads.
 survey_mbs() {
@@ -64,11 +69,23 @@ fio_mbs() {
         awk -F';' -v a="$action" '{ kb = (a == "read") ? $7 : $48; printf "%.2f\n", kb / 1024 }'
 }
 
-printf '%-8s %-6s %12s %12s %8s\n' threads action "iolab MB/s" "fio MB/s" ratio
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+printf '%-8s %-6s %12s %12s %8s   (medians of %s runs each)\n' threads action "iolab MB/s" "fio MB/s" ratio "$REPS"
 for thr in $THREADS; do
     for action in write read; do
-        s=$(survey_mbs "$thr" "$action")
-        f=$(fio_mbs "$thr" "$action")
+        : >"$work/s.runs"; : >"$work/f.runs"
+        for r in $(seq "$REPS"); do
+            # Alternate which tool goes first, so neither always meets the
+            # other's page cache or device state.
+            if [ $((r % 2)) -eq 1 ]; then
+                survey_mbs "$thr" "$action" >>"$work/s.runs"; fio_mbs "$thr" "$action" >>"$work/f.runs"
+            else
+                fio_mbs "$thr" "$action" >>"$work/f.runs"; survey_mbs "$thr" "$action" >>"$work/s.runs"
+            fi
+        done
+        s=$(median <"$work/s.runs")
+        f=$(median <"$work/f.runs")
         awk -v t="$thr" -v a="$action" -v s="$s" -v f="$f" \
             'BEGIN { printf "%-8s %-6s %12.2f %12.2f %8.3f\n", t, a, s, f, (f > 0 ? s / f : 0) }'
     done
