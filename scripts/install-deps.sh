@@ -2,12 +2,14 @@
 # Installs the Debian packages iolab's build and tests need (as root).
 # Already-installed packages are skipped, so this is cheap to re-run.
 set -euo pipefail
-# libblkid-dev: xdd's device safety check; fdisk (sfdisk) and cryptsetup-bin
-# make the partition tables and LUKS headers its tests must refuse.
+# libclang-dev: bindgen for the MPI binding (the default build needs no
+# C headers: xdd's device check loads libblkid.so.1 at run time).
+# fdisk (sfdisk) and cryptsetup-bin make the partition tables and LUKS
+# headers the device-safety tests must refuse.
 # iproute2 (ip netns, ip route): the fake clusters of network namespaces
 # that the network tests (lst, stats, launch) build.
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs util-linux mount
-  libblkid-dev fdisk cryptsetup-bin iproute2)
+  fdisk cryptsetup-bin iproute2)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

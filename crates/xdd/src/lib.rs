@@ -29,6 +29,7 @@ pub mod throttle;
 pub mod timestamp;
 pub mod uring;
 
+pub mod blkid;
 pub mod buffer;
 mod fault;
 pub mod figures;

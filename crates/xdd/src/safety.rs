@@ -26,7 +26,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 
-use libblkid_rs::{BlkidProbe, BlkidProbeRet, BlkidSublks, BlkidSublksFlags};
+use crate::blkid::{Probe, SUBLKS_BADCSUM, SUBLKS_MAGIC, SUBLKS_TYPE, SUBLKS_USAGE};
 
 /// MiB-aligned offsets probed from the start of the device.
 pub const HEAD_SCAN_MIB: u64 = 64;
@@ -208,22 +208,15 @@ pub fn scan_offsets(size: u64) -> Vec<u64> {
 /// Runs every libblkid chain (superblocks, partition tables) over the
 /// `len` bytes of `f` from `offset`, as `wipefs` does, and describes the
 /// first signature found.
-fn probe_window(f: &File, offset: u64, len: u64) -> libblkid_rs::Result<Option<String>> {
-    let mut pr = BlkidProbe::new()?;
+fn probe_window(f: &File, offset: u64, len: u64) -> Result<Option<String>, String> {
+    let mut pr = Probe::new()?;
     let (off, len) = (to_loff(offset), to_loff(len));
-    // The probe borrows the descriptor; blkid never closes a descriptor it
-    // was given, and `f` outlives `pr`.
+    // `f` outlives `pr`, and blkid never closes a descriptor it was given.
     pr.set_device(f.as_raw_fd(), off, len)?;
-    pr.enable_superblocks(true)?;
     // BADCSUM: a superblock whose checksum fails is still someone's data.
-    pr.set_superblock_flags(BlkidSublksFlags::new(vec![
-        BlkidSublks::Type,
-        BlkidSublks::Usage,
-        BlkidSublks::Magic,
-        BlkidSublks::Badcsum,
-    ]))?;
-    pr.enable_partitions(true)?;
-    while matches!(pr.do_probe()?, BlkidProbeRet::Success) {
+    pr.superblocks(SUBLKS_TYPE | SUBLKS_USAGE | SUBLKS_MAGIC | SUBLKS_BADCSUM)?;
+    pr.partitions()?;
+    while pr.step()? {
         if let Some(what) = describe(&pr) {
             return Ok(Some(at_offset(what, offset)));
         }
@@ -231,8 +224,8 @@ fn probe_window(f: &File, offset: u64, len: u64) -> libblkid_rs::Result<Option<S
     Ok(None)
 }
 
-fn to_loff(v: u64) -> libblkid_rs::blkid_loff_t {
-    libblkid_rs::blkid_loff_t::try_from(v).unwrap_or(libblkid_rs::blkid_loff_t::MAX)
+fn to_loff(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 fn at_offset(what: String, offset: u64) -> String {
@@ -244,9 +237,8 @@ fn at_offset(what: String, offset: u64) -> String {
 }
 
 /// Words for what the probe just found, from its TYPE/USAGE/PTTYPE values.
-fn describe(pr: &BlkidProbe) -> Option<String> {
-    let value = |k: &str| pr.lookup_value(k).ok().filter(|v| !v.is_empty());
-    if let Some(pt) = value("PTTYPE") {
+fn describe(pr: &Probe) -> Option<String> {
+    if let Some(pt) = pr.value(c"PTTYPE") {
         let name = match pt.as_str() {
             "dos" => "an MBR (DOS)".to_string(),
             "gpt" => "a GPT".to_string(),
@@ -254,8 +246,8 @@ fn describe(pr: &BlkidProbe) -> Option<String> {
         };
         return Some(format!("{name} partition table (libblkid PTTYPE={pt})"));
     }
-    let ty = value("TYPE")?;
-    let usage = value("USAGE").unwrap_or_default();
+    let ty = pr.value(c"TYPE")?;
+    let usage = pr.value(c"USAGE").unwrap_or_default();
     Some(format!("{} (libblkid TYPE={ty})", kind(&ty, &usage)))
 }
 
