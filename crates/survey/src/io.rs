@@ -77,6 +77,33 @@ pub fn cpath(p: &std::path::Path) -> io::Result<std::ffi::CString> {
     iolab_backend::c_path(p)
 }
 
+/// Checks that `targets` is not empty and that each is a directory the
+/// backend can see; the error names `targets` and the path.
+pub fn check_target_dirs(
+    targets: &[std::path::PathBuf],
+    b: &dyn Backend,
+) -> Result<(), crate::ParamError> {
+    if targets.is_empty() {
+        return Err(crate::ParamError::new(
+            "targets",
+            "give at least one target directory",
+        ));
+    }
+    for t in targets {
+        let shown = t.display().to_string();
+        let st = cpath(t)
+            .and_then(|c| b.stat(&c))
+            .map_err(|e| crate::ParamError::new("targets", format!("{shown}: {e}")))?;
+        if !st.is_dir {
+            return Err(crate::ParamError::new(
+                "targets",
+                format!("{shown} is not a directory"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

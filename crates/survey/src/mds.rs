@@ -73,22 +73,7 @@ impl MdsConfig {
             return Err(ParamError::new("interval-ms", "must be at least 1"));
         }
         check_tests(&self.tests)?;
-        if self.targets.is_empty() {
-            return Err(ParamError::new("targets", "give at least one directory"));
-        }
-        for t in &self.targets {
-            let shown = t.display().to_string();
-            let st = cpath(t)
-                .and_then(|c| b.stat(&c))
-                .map_err(|e| ParamError::new("targets", format!("{shown}: {e}")))?;
-            if !st.is_dir {
-                return Err(ParamError::new(
-                    "targets",
-                    format!("{shown} is not a directory"),
-                ));
-            }
-        }
-        Ok(())
+        crate::io::check_target_dirs(&self.targets, b)
     }
 }
 

@@ -44,25 +44,7 @@ impl OstConfig {
                 format!("must be 1..={MAX_SIZE_MB} MB"),
             ));
         }
-        if self.targets.is_empty() {
-            return Err(ParamError::new(
-                "targets",
-                "give at least one target directory",
-            ));
-        }
-        for t in &self.targets {
-            let shown = t.display().to_string();
-            let st = cpath(t)
-                .and_then(|c| b.stat(&c))
-                .map_err(|e| ParamError::new("targets", format!("{shown}: {e}")))?;
-            if !st.is_dir {
-                return Err(ParamError::new(
-                    "targets",
-                    format!("{shown} is not a directory"),
-                ));
-            }
-        }
-        Ok(())
+        crate::io::check_target_dirs(&self.targets, b)
     }
 }
 
