@@ -396,6 +396,19 @@ impl Outputs {
     }
 }
 
+/// The end of every survey: the envelope (with --stats samples) and the
+/// CSV written, and the exit status from the outcome and those writes.
+fn conclude<C: Serialize, P: Serialize>(
+    common: &Common,
+    out: &mut Outputs,
+    doc: Envelope<C, P>,
+    csv: String,
+) -> ExitCode {
+    let outcome = doc.outcome.clone();
+    let ok = write_extras(common, doc, csv, out.samples.take());
+    finish_status(&outcome, ok)
+}
+
 /// Writes --json and --csv; a failure is reported and makes the exit 1.
 fn write_extras<C: Serialize, P: Serialize>(
     common: &Common,
@@ -496,18 +509,16 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
     });
     out.finish();
     let csv = fmt::csv::disk(&report.points);
-    let outcome = report.outcome.clone();
     let doc = Envelope::new(
         "iolab.survey.disk/1",
         "survey disk",
         line,
         cfg.clone(),
         environment(&[]),
-        outcome.clone(),
+        report.outcome.clone(),
         report,
     );
-    let ok = write_extras(&a.common, doc, csv, out.samples.take());
-    finish_status(&outcome, ok)
+    conclude(&a.common, &mut out, doc, csv)
 }
 
 /// What a second Ctrl-C (which ends the process at once) leaves behind.
@@ -576,19 +587,17 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     });
     out.finish();
     let csv = fmt::csv::obdfilter(&report.points);
-    let outcome = report.outcome.clone();
     let mut doc = Envelope::new(
         "iolab.survey.obdfilter/1",
         "survey obdfilter",
         line,
         cfg.clone(),
         environment(&cfg.targets),
-        outcome.clone(),
+        report.outcome.clone(),
         report.clone(),
     );
     doc.notes = report.notes;
-    let ok = write_extras(&a.common, doc, csv, out.samples.take());
-    finish_status(&outcome, ok)
+    conclude(&a.common, &mut out, doc, csv)
 }
 
 fn mds(a: MdsArgs, line: &str) -> ExitCode {
@@ -628,18 +637,16 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
     });
     out.finish();
     let csv = fmt::csv::mds(&report.points);
-    let outcome = report.outcome.clone();
     let doc = Envelope::new(
         "iolab.survey.mds/1",
         "survey mds",
         line,
         cfg.clone(),
         environment(&cfg.targets),
-        outcome.clone(),
+        report.outcome.clone(),
         report,
     );
-    let ok = write_extras(&a.common, doc, csv, out.samples.take());
-    finish_status(&outcome, ok)
+    conclude(&a.common, &mut out, doc, csv)
 }
 
 fn ost(a: OstArgs, line: &str) -> ExitCode {
@@ -685,18 +692,16 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
     );
     out.finish();
     let csv = fmt::csv::ost(&report);
-    let outcome = report.outcome.clone();
     let doc = Envelope::new(
         "iolab.survey.ost/1",
         "survey ost",
         line,
         cfg.clone(),
         environment(&cfg.targets),
-        outcome.clone(),
+        report.outcome.clone(),
         report,
     );
-    let ok = write_extras(&a.common, doc, csv, out.samples.take());
-    finish_status(&outcome, ok)
+    conclude(&a.common, &mut out, doc, csv)
 }
 
 /// Fonts looked for when --font is not given.

@@ -533,8 +533,7 @@ fn demo_is_the_quick_start_job() {
 fn mpirun_ranks_times_threads_give_the_same_layout() {
     use std::process::Command;
     if Command::new("mpirun").arg("--version").output().is_err() {
-        eprintln!("skipped: mpirun not installed");
-        return;
+        return common::skip_or_fail("mpirun_ranks_times_threads", "mpirun not installed");
     }
     let s = Scratch::new("mpi");
     let (a, b) = (s.path("mpi"), s.path("threads"));

@@ -14,6 +14,10 @@
 //! A built binary, not an example, so that the integration test gets its
 //! path from Cargo (`CARGO_BIN_EXE_mpi_selftest`).
 
+// A test program run by tests/mpi.rs: a failed check panics, and the
+// panic is what the test sees.
+#![allow(clippy::unwrap_used)]
+
 use iolab_comm::{
     connect, launched_under_mpi, run_subset, run_team, Comm, CommExt, CommMode, Transport,
 };

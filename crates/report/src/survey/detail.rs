@@ -28,16 +28,9 @@ pub fn disk(p: &DiskPoint) -> String {
                 r.bytes,
                 r.elapsed_s,
                 r.mb_per_s(),
-                if r.direct {
-                    "O_DIRECT"
-                } else {
-                    "buffered+fdatasync"
-                }
+                io_mode(r.direct)
             ));
-            if let Some(e) = &r.error {
-                s.push_str(&format!(" error: {e}"));
-            }
-            s.push('\n');
+            end_line(&mut s, r.error.as_deref());
         }
     }
     s
@@ -75,16 +68,9 @@ pub fn obdfilter(p: &ObdPoint) -> String {
                 r.rates.elapsed_s,
                 r.rates.overall() / MB,
                 samples.join(" "),
-                if r.direct {
-                    "O_DIRECT"
-                } else {
-                    "buffered+fdatasync"
-                }
+                io_mode(r.direct)
             ));
-            if let Some(e) = &r.error {
-                s.push_str(&format!(" error: {e}"));
-            }
-            s.push('\n');
+            end_line(&mut s, r.error.as_deref());
         }
         let global = match &t.bracket {
             BracketResult::Ok { mb_per_s } => {
@@ -119,10 +105,7 @@ pub fn mds(p: &MdsPoint) -> String {
                 r.rates.overall(),
                 samples.join(" ")
             ));
-            if let Some(e) = &r.error {
-                s.push_str(&format!(" error: {e}"));
-            }
-            s.push('\n');
+            end_line(&mut s, r.error.as_deref());
         }
         let global = match t.bracket {
             Some(b) => format!(
@@ -148,16 +131,9 @@ pub fn ost(r: &OstReport) -> String {
             t.write_mb_per_s,
             t.read_s,
             t.read_mb_per_s,
-            if t.direct {
-                "O_DIRECT"
-            } else {
-                "buffered+fdatasync"
-            }
+            io_mode(t.direct)
         ));
-        if let Some(e) = &t.error {
-            s.push_str(&format!(" error: {e}"));
-        }
-        s.push('\n');
+        end_line(&mut s, t.error.as_deref());
     }
     for (name, x) in [("read", &r.read), ("write", &r.write)] {
         if let Some(x) = x {
@@ -168,4 +144,22 @@ pub fn ost(r: &OstReport) -> String {
         }
     }
     s
+}
+
+/// How a worker moved its data, as the detail lines say it.
+fn io_mode(direct: bool) -> &'static str {
+    if direct {
+        "O_DIRECT"
+    } else {
+        "buffered+fdatasync"
+    }
+}
+
+/// Ends a per-worker detail line, with its error when it had one.
+fn end_line(s: &mut String, error: Option<&str>) {
+    if let Some(e) = error {
+        s.push_str(" error: ");
+        s.push_str(e);
+    }
+    s.push('\n');
 }
