@@ -61,8 +61,13 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 .downcast_ref::<RunError>()
                 .is_some_and(|r| matches!(r, RunError::Usage(_) | RunError::Refused(_)));
             eprintln!("{prog}: {e:#}");
+            let interrupted = e
+                .downcast_ref::<RunError>()
+                .is_some_and(|r| matches!(r, RunError::Interrupted));
             if usage {
                 crate::exit::usage()
+            } else if interrupted {
+                ExitCode::from(crate::exit::INTERRUPTED)
             } else {
                 ExitCode::from(crate::exit::FAILED)
             }
@@ -119,6 +124,7 @@ fn run_and_report(
     let progress = Progress::new(p.targets.len());
     let collecting = stats.start();
     let ran = std::thread::scope(|s| {
+        s.spawn(|| announce_listening(&progress));
         let reporter = s.spawn(|| reporter(p, &progress));
         let r = iolab_xdd::run::run(p, cfg, &progress);
         progress.finished.store(true, Relaxed);
@@ -237,6 +243,23 @@ fn write_errors(r: &RunResults) -> anyhow::Result<()> {
             eprint!("{text}");
             Ok(())
         }
+    }
+}
+
+/// Says where the end-to-end destinations listen, once they do (on
+/// standard error, one line per target: `xddcp` waits for it).
+fn announce_listening(progress: &Progress) {
+    loop {
+        if let Some(at) = progress.e2e_listening.get() {
+            for line in at {
+                eprintln!("xdd: e2e destination {line}");
+            }
+            return;
+        }
+        if progress.finished.load(Relaxed) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

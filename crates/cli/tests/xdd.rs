@@ -353,7 +353,7 @@ fn bad_command_lines_exit_2_and_create_nothing() {
         assert!(d.entries().is_empty(), "{line} created {:?}", d.entries());
     }
     let o = xdd(&d, "-op write -target a -numreqs 1 -e2e issource");
-    assert!(stderr(&o).contains("-endtoend") && stderr(&o).contains("not yet supported"));
+    assert!(stderr(&o).contains("-endtoend") && stderr(&o).contains("-e2e destination"));
 }
 
 #[test]

@@ -7,6 +7,7 @@ use crate::frame::{Header, Kind, HEADER_BYTES};
 use crate::NetError;
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -190,6 +191,62 @@ impl Conn {
         self.write_all2(&h, payload, cancel)?;
         self.sent += 1;
         Ok(seq)
+    }
+
+    /// Sends one checked frame whose payload CRC-32C the caller already
+    /// has (`payload_crc == crc32c(payload)`), so that a payload sent
+    /// many times unchanged is summed once: the frame's CRC is the
+    /// header's combined with it, exactly what [`Conn::send`] computes.
+    /// Returns the sequence number.
+    pub fn send_summed(
+        &mut self,
+        kind: Kind,
+        flags: u8,
+        offset: u64,
+        payload: &[u8],
+        payload_crc: u32,
+        cancel: Cancel<'_>,
+    ) -> Result<u64, NetError> {
+        if payload.len() > self.max_payload as usize || !self.payload_crc {
+            return self.send(kind, flags, offset, payload, cancel);
+        }
+        let seq = self.sent;
+        let h = Header::with_payload_crc(kind, flags, offset, seq, payload.len() as u32, payload_crc)
+            .encode();
+        self.write_all2(&h, payload, cancel)?;
+        self.sent += 1;
+        Ok(seq)
+    }
+
+    /// Asks the kernel for send and receive buffers of `bytes` each (it
+    /// may cap them at `net.core.wmem_max`/`rmem_max`). Only worth it
+    /// when that cap is above what TCP's own tuning reaches; returns the
+    /// sizes granted (send, receive).
+    pub fn set_buffers(&self, bytes: usize) -> Result<(usize, usize), NetError> {
+        let fd = self.stream.as_raw_fd();
+        let set = |opt: libc::c_int| -> std::io::Result<usize> {
+            let v = bytes.min(i32::MAX as usize) as libc::c_int;
+            let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: fd is this stream's open socket; `v` lives across
+            // the call and `len` is its size.
+            let r = unsafe {
+                libc::setsockopt(fd, libc::SOL_SOCKET, opt, (&v as *const libc::c_int).cast(), len)
+            };
+            if r != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut got: libc::c_int = 0;
+            let mut glen = len;
+            // SAFETY: as above; `got` and `glen` are writable and sized.
+            let r = unsafe {
+                libc::getsockopt(fd, libc::SOL_SOCKET, opt, (&mut got as *mut libc::c_int).cast(), &mut glen)
+            };
+            if r != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(got.max(0) as usize)
+        };
+        Ok((set(libc::SO_SNDBUF)?, set(libc::SO_RCVBUF)?))
     }
 
     fn write_all2(&mut self, a: &[u8], b: &[u8], cancel: Cancel<'_>) -> Result<(), NetError> {

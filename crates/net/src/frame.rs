@@ -88,6 +88,32 @@ impl Header {
         h
     }
 
+    /// A checked header for a payload of `len` bytes whose own CRC-32C
+    /// is `payload_crc`: the same CRC as [`Header::new`] computes over
+    /// the payload, without reading it again.
+    pub fn with_payload_crc(
+        kind: Kind,
+        flags: u8,
+        offset: u64,
+        seq: u64,
+        len: u32,
+        payload_crc: u32,
+    ) -> Header {
+        let mut h = Header {
+            kind,
+            flags,
+            unchecked: false,
+            len,
+            crc: 0,
+            offset,
+            seq,
+        };
+        let mut b = h.encode();
+        b[12..16].fill(0);
+        h.crc = crc32c::crc32c_combine(crc32c::crc32c(&b), payload_crc, len as usize);
+        h
+    }
+
     /// A header whose CRC covers only the header (see [`Header::unchecked`]).
     pub fn new_unchecked(kind: Kind, flags: u8, offset: u64, seq: u64, len: u32) -> Header {
         let mut h = Header {
@@ -208,6 +234,15 @@ mod tests {
                 seq: 3
             })
         ));
+    }
+
+    #[test]
+    fn a_precomputed_payload_crc_gives_the_same_header() {
+        let payload = vec![0x5Au8; 3000];
+        let a = Header::new(Kind::Data, 1, 1 << 33, 9, &payload);
+        let b = Header::with_payload_crc(Kind::Data, 1, 1 << 33, 9, 3000, crc32c::crc32c(&payload));
+        assert_eq!(a, b);
+        b.verify(&payload).unwrap();
     }
 
     #[test]

@@ -227,6 +227,12 @@ pub struct TargetOpts {
     pub engine: EngineKind,
     /// Report operations slower than this many seconds (0 = off).
     pub reportthreshold_s: f64,
+    /// End-to-end copy settings (`-endtoend`).
+    #[serde(default)]
+    pub e2e: crate::e2e::opts::E2eOpts,
+    /// Restart settings of an end-to-end copy (`-restart`).
+    #[serde(default)]
+    pub restart: crate::e2e::opts::RestartOpts,
 }
 
 impl Default for TargetOpts {
@@ -268,6 +274,8 @@ impl Default for TargetOpts {
             timestamps: TimestampOpts::default(),
             engine: EngineKind::Qthreads,
             reportthreshold_s: 0.0,
+            e2e: Default::default(),
+            restart: Default::default(),
         }
     }
 }
@@ -352,6 +360,7 @@ impl RawConfig {
         for (t, name) in targets.iter_mut().zip(&self.names) {
             t.name = name.clone();
             t.path = format!("{}{}", t.targetdir, name);
+            crate::e2e::opts::imply_queuedepth(t);
         }
         Ok(Config {
             global: self.global.clone(),

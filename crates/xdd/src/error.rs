@@ -31,6 +31,13 @@ pub enum RunError {
     /// Refused for safety (exit 2): the message says how to override.
     #[error("{0}")]
     Refused(String),
+    /// An end-to-end connection could not be made (no peer, a peer
+    /// that went away); nothing was written (exit 1).
+    #[error("-endtoend: {0}")]
+    Net(String),
+    /// Ctrl-C or SIGTERM before the run started (exit 130).
+    #[error("interrupted before any I/O")]
+    Interrupted,
     /// The global clock (-timeserver) could not be read; nothing was
     /// prepared (exit 1).
     #[error("-timeserver {addr}: {why}")]

@@ -83,6 +83,9 @@ pub struct Figures {
     pub errors: u64,
     /// -verify results.
     pub verify: VerifyFigures,
+    /// End-to-end figures, on an end-to-end span.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e: Option<crate::e2e::counts::E2eFigures>,
 }
 
 impl Figures {
@@ -124,6 +127,7 @@ impl Figures {
                 bad_units: c.verify_bad_units,
                 first_bad_offset: c.first_bad_offset,
             },
+            e2e: crate::e2e::counts::E2eFigures::of(&c.e2e, c.elapsed_ns),
         }
     }
 }

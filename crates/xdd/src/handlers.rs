@@ -58,10 +58,6 @@ pub(crate) fn ordering(r: &mut RawConfig, t: Option<usize>, o: Ordering) -> Resu
     Ok(())
 }
 
-pub(crate) fn unsupported(c: &mut Cursor, why: &str) -> Result<(), UsageError> {
-    Err(crate::error::unsupported(c.opt, why))
-}
-
 pub(crate) fn seek(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result<(), UsageError> {
     let words = [
         "save",
@@ -284,11 +280,6 @@ pub(crate) fn outputformat(c: &mut Cursor, r: &mut RawConfig) -> Result<(), Usag
     let mut tokens = Vec::new();
     for tok in spec.split('+').map(str::trim).filter(|s| !s.is_empty()) {
         let up = tok.to_ascii_uppercase();
-        if up.starts_with("E2E") {
-            return Err(c.err(format!(
-                "+{up} is an end-to-end figure; -endtoend is not yet supported"
-            )));
-        }
         if !crate::tokens::is_known(&up) {
             return Err(c.err(format!(
                 "unknown format token +{up} (see -help outputformat)"

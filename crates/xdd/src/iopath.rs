@@ -7,7 +7,9 @@
 //! - `uring`: one thread keeping `-queuedepth` requests in flight on an
 //!   io_uring ring; needs a backend that hands out file descriptors;
 //! - `null`: `-op noop`: the request is counted but never issued, which
-//!   measures the tool's own per-operation cost.
+//!   measures the tool's own per-operation cost;
+//! - `e2e-source`, `e2e-destination`: one side of an end-to-end copy
+//!   (`-endtoend`, [`crate::e2e`]), one connection per QThread.
 //!
 //! The thread-per-request paths share the QThread loop, made generic over
 //! [`Transfer`] so that the per-operation call is static, not virtual.
@@ -111,6 +113,12 @@ impl IoPath for UringPath {
 /// The path for a target: the one place that looks at `-engine` and
 /// `-op noop`.
 pub fn choose(plan: &TargetPlan) -> &'static dyn IoPath {
+    use crate::e2e::opts::Role;
+    match plan.opts.e2e.role() {
+        Some(Role::Source) => return &crate::e2e::SourcePath,
+        Some(Role::Destination) => return &crate::e2e::DestinationPath,
+        None => {}
+    }
     match (plan.opts.engine, plan.opts.op) {
         // A ring of NOPs still measures the ring.
         (EngineKind::Uring, _) => &UringPath,

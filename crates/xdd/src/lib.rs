@@ -30,6 +30,7 @@ pub mod timestamp;
 pub mod uring;
 
 pub mod blkid;
+pub mod e2e;
 pub mod buffer;
 mod fault;
 pub mod figures;

@@ -148,7 +148,7 @@ mod tests {
             ("-target a -rwratio 101", "rwratio"),
             ("-target a -bogus", "bogus"),
             ("-target a -op target 5 write -numreqs 1", "target"),
-            ("-target a -e2e issource", "endtoend"),
+            ("-target a -numreqs 1 -e2e issource", "endtoend"),
         ] {
             let e = parse(&args(line)).unwrap_err();
             assert_eq!(e.option, opt, "{line}: {e}");

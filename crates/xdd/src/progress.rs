@@ -90,6 +90,9 @@ pub struct Progress {
     pub run_start_ns: AtomicU64,
     /// The run has ended (the heartbeat reporter stops).
     pub finished: AtomicBool,
+    /// Where the end-to-end destination targets listen, set once they
+    /// all do (the CLI says so, and xddcp waits for it).
+    pub e2e_listening: std::sync::OnceLock<Vec<String>>,
 }
 
 impl Progress {

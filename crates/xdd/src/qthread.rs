@@ -40,6 +40,8 @@ pub struct QState {
     pub notes: Vec<String>,
     /// Time stamp table, when -timestamps is on.
     pub ts: Option<crate::timestamp::TsTable>,
+    /// Its connection, on an end-to-end target (-endtoend).
+    pub link: Option<crate::e2e::Link>,
 }
 
 /// Counters every QThread of a target shares during one pass.
@@ -142,7 +144,7 @@ pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
 
 /// Waits until operation `n` may be issued; false when the pass ends
 /// first. Stop triggers, -syncio, lockstep and serial/loose ordering.
-fn admit(cx: &PassCtx, n: u64, lock: &mut LockstepLocal) -> bool {
+pub(crate) fn admit(cx: &PassCtx, n: u64, lock: &mut LockstepLocal) -> bool {
     let now = || mono_ns();
     let p = &cx.progress.targets;
     if cx
@@ -181,7 +183,7 @@ fn admit(cx: &PassCtx, n: u64, lock: &mut LockstepLocal) -> bool {
 
 /// A lockstep slave's view of the grants its master has made.
 #[derive(Default)]
-struct LockstepLocal {
+pub(crate) struct LockstepLocal {
     grants: u64,
     granted_at_ns: u64,
 }

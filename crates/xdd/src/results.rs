@@ -139,6 +139,8 @@ pub struct Counts {
     pub slow_ops: Vec<(u64, u64, u64)>,
     /// Service time of every operation, ns.
     pub latency: Latency,
+    /// End-to-end figures (zero on other targets).
+    pub e2e: crate::e2e::counts::E2eCounts,
 }
 
 impl Counts {
@@ -173,6 +175,7 @@ impl Counts {
         };
         self.slow_ops.extend_from_slice(&o.slow_ops);
         self.latency.merge(&o.latency);
+        self.e2e.merge(&o.e2e);
     }
 
     /// Merges spans that ran at the same time (QThreads of a pass,

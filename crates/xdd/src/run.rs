@@ -51,16 +51,26 @@ pub fn run(
         },
         cpus: host.cpus,
     };
+    let sessions = crate::e2e::session::connect_all(plan, |at| {
+        let _ = progress.e2e_listening.set(at);
+    })?;
+    let first_ops: Vec<u64> = sessions
+        .iter()
+        .map(|s| s.as_ref().map_or(0, |s| s.first_op))
+        .collect();
     let mut targets = prepare_all(plan, &backends, &sh)?;
-    for (t, p) in plan.targets.iter().zip(&progress.targets) {
-        p.planned_ops.store(t.ops, Relaxed);
+    for ((t, p), skip) in plan.targets.iter().zip(&progress.targets).zip(first_ops) {
+        p.planned_ops.store(t.ops.saturating_sub(skip), Relaxed);
     }
+    let monitors = crate::e2e::monitor::attach(&mut targets, sessions);
     if let (Some(c), Some(t)) = (&clock, g.starttime_s) {
         wait_for_start(c, t, &mut notes);
     }
     progress.run_start_ns.store(run_start_ns, Relaxed);
     let start_wall_ns = wall_ns();
-    let per_target = run_targets(&mut targets, &sh);
+    let per_target =
+        crate::e2e::monitor::run_with(&monitors, &sh.state, || run_targets(&mut targets, &sh));
+    drop(monitors);
     progress.finished.store(true, Relaxed);
     let timed_out = mono_ns() >= sh.run_deadline_ns;
     let outcome = sh.state.outcome(timed_out.then_some(g.runtime_s));
@@ -68,7 +78,15 @@ pub fn run(
     let keep = g.keepfiles || !matches!(outcome, Outcome::Error(_) | Outcome::Interrupted);
     for tg in &mut targets {
         finish(tg);
-        if !keep {
+        if keep {
+            continue;
+        }
+        if crate::e2e::monitor::keeps_partial(tg) {
+            tg.notes.push(format!(
+                "target {} ({}): the partial copy is kept; run the copy again with -restart to finish it",
+                tg.plan.index, tg.path
+            ));
+        } else {
             remove_created(tg);
         }
     }

@@ -23,6 +23,12 @@ impl RunState {
         self.stop.load(Relaxed) || iolab_core::stop::requested()
     }
 
+    /// The flag behind [`RunState::stopping`] (without Ctrl-C), for waits
+    /// that take a cancel flag (network reads and writes).
+    pub fn stop_flag(&self) -> &AtomicBool {
+        &self.stop
+    }
+
     /// Ends the run (-stoponerror): every loop sees it soon.
     pub fn request_stop(&self) {
         self.stop.store(true, Relaxed);

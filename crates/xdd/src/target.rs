@@ -291,6 +291,7 @@ fn qstate(
             let o = ts_options(plan, sh.global.passes);
             crate::timestamp::TsTable::new(&o, plan.index as u32, q as u32, sh.run_start_ns)
         }),
+        link: None,
     })
 }
 

@@ -61,6 +61,7 @@ pub fn validate(c: &Config) -> Result<(), UsageError> {
     }
     resources(c, iolab_core::env::host_info().memory_bytes)?;
     clock(c)?;
+    crate::e2e::validate::validate(c)?;
     relations(c)
 }
 

@@ -156,7 +156,42 @@ pub fn column_of(token: Token) -> Column {
         T::CpuUsPerOp => c("CPU_us/op", "microsec", true, |r, _| {
             format!("{:.3}", r.figures.cpu.us_per_op)
         }),
+        T::E2eIoTime => c("E2E_I/O", "seconds", true, |r, _| e2e(r, |e| f3(e.io_s))),
+        T::E2eSrTime => c("E2E_S/R", "seconds", true, |r, _| e2e(r, |e| f3(e.sr_s))),
+        T::E2ePercentSrTime => c("E2E_Pct_S/R", "percent", true, |r, _| {
+            e2e(r, |e| format!("{:.2}", e.sr_percent))
+        }),
+        T::E2eLagTime => c("E2E_Lag", "millisec", true, |r, _| e2e(r, |e| f3(e.lag_ms))),
+        T::E2ePercentLagTime => c("E2E_Pct_Lag", "percent", true, |r, _| {
+            e2e(r, |e| format!("{:.2}", e.lag_percent))
+        }),
+        T::E2eFirstReadTime => c("E2E_1st_Rd", "millisec", true, |r, _| {
+            e2e(r, |e| f3(e.first_read_ms))
+        }),
+        T::E2eLastWriteTime => c("E2E_Lst_Wrt", "millisec", true, |r, _| {
+            e2e(r, |e| f3(e.last_write_ms))
+        }),
     }
+}
+
+/// An end-to-end figure of a row; `-` on a row with no end-to-end span.
+fn e2e(r: &Row, f: impl Fn(&iolab_xdd::e2e::counts::E2eFigures) -> String) -> String {
+    r.figures.e2e.as_ref().map_or_else(|| "-".to_string(), f)
+}
+
+/// True when a run has an end-to-end target: its tables then end with
+/// the percentage of time spent on the network (+E2EPERCENTSRTIME), as
+/// guide section 10.5 says.
+pub fn is_e2e(r: &iolab_xdd::results::RunResults) -> bool {
+    r.config.targets.iter().any(|t| t.e2e.role().is_some())
+}
+
+fn with_e2e(defaults: &[Token], e2e: bool) -> Vec<Token> {
+    let mut v = defaults.to_vec();
+    if e2e {
+        v.push(Token::E2ePercentSrTime);
+    }
+    v
 }
 
 /// The tokens of a run's -outputformat over `defaults` (replaced by
@@ -168,9 +203,10 @@ pub fn tokens_over(of: &iolab_xdd::values::OutputFormat, defaults: &[Token]) -> 
     base.iter().copied().chain(chosen).collect()
 }
 
-/// The text table's columns for a run's -outputformat.
-pub fn selected(of: &iolab_xdd::values::OutputFormat) -> Vec<Column> {
-    tokens_over(of, &default_tokens())
+/// The text table's columns for a run's -outputformat (`e2e`: the run
+/// has an end-to-end target).
+pub fn selected(of: &iolab_xdd::values::OutputFormat, e2e: bool) -> Vec<Column> {
+    tokens_over(of, &with_e2e(&default_tokens(), e2e))
         .into_iter()
         .map(column_of)
         .collect()
@@ -178,8 +214,8 @@ pub fn selected(of: &iolab_xdd::values::OutputFormat) -> Vec<Column> {
 
 /// The columns of `-csvout` and `-combinedout`: XDD's own default columns
 /// (so a script written for XDD's CSV reads ours), or the -outputformat.
-pub fn selected_xdd(of: &iolab_xdd::values::OutputFormat) -> Vec<Column> {
-    tokens_over(of, Token::XDD_DEFAULT)
+pub fn selected_xdd(of: &iolab_xdd::values::OutputFormat, e2e: bool) -> Vec<Column> {
+    tokens_over(of, &with_e2e(Token::XDD_DEFAULT, e2e))
         .into_iter()
         .map(column_of)
         .collect()

@@ -26,7 +26,7 @@ fn row_line(cols: &[Column], row: &Row, x: Ctx) -> String {
 
 /// The `-csvout` text for one run: header, units, rows, ending time.
 pub fn render(r: &RunResults) -> String {
-    let cols = selected_xdd(&r.config.global.outputformat);
+    let cols = selected_xdd(&r.config.global.outputformat, super::columns::is_e2e(r));
     let x = super::text::ctx(r);
     let mut s = line(&cols, |c| c.header.to_string());
     s += &line(&cols, |c| c.units.to_string());
@@ -42,6 +42,6 @@ pub fn render(r: &RunResults) -> String {
 
 /// The `-combinedout` text for one run: the COMBINED row only.
 pub fn combined(r: &RunResults) -> String {
-    let cols = selected_xdd(&r.config.global.outputformat);
+    let cols = selected_xdd(&r.config.global.outputformat, super::columns::is_e2e(r));
     row_line(&cols, &super::rows::combined(r), super::text::ctx(r))
 }

@@ -251,7 +251,7 @@ mod tests {
     #[test]
     fn table_and_csv_columns_line_up() {
         let r = results(true);
-        let cols = super::super::columns::selected(&r.config.global.outputformat);
+        let cols = super::super::columns::selected(&r.config.global.outputformat, false);
         let t = super::super::text::table(&cols, &rows(&r), super::super::text::ctx(&r));
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[0].starts_with("What") && lines[1].starts_with("UNITS>>"));

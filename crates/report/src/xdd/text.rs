@@ -59,7 +59,7 @@ pub fn table(cols: &[Column], rows: &[Row], x: Ctx) -> String {
 pub fn render(r: &RunResults) -> String {
     let mut s = super::preamble::render(&r.config, &r.host, r.start_wall_ns, &r.targets);
     s.push('\n');
-    let cols = selected(&r.config.global.outputformat);
+    let cols = selected(&r.config.global.outputformat, super::columns::is_e2e(r));
     s += &table(&cols, &rows(r), ctx(r));
     if r.config.global.deskew && super::rows::deskew(r).is_none() {
         s += "Deskew: no period in which every target was running; no DESKEW row\n";

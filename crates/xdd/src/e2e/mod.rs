@@ -1,0 +1,96 @@
+//! End-to-end copies (`-endtoend`, XDD 7.0 section 10.5): the source
+//! instance reads its target and sends it over TCP; the destination
+//! instance receives it and writes its target. QThread k of the source
+//! talks to QThread k of the destination over one connection of its
+//! own, on the base port of its destination address plus its rank
+//! there; several destination addresses (section 10.6) each bring their
+//! own range.
+//!
+//! The wire is `iolab_net`'s: 32-byte frame headers with a CRC-32C over
+//! header and payload, the parameter handshake judged by the receiving
+//! side, optional shared-key authentication. On top of it:
+//!
+//! 1. Setup ([`session`]): the destination binds every port and waits;
+//!    the source connects each QThread (retrying while the destination
+//!    starts) and both run the handshake with their [`terms::Terms`]. The
+//!    destination judges the rules and answers with where the copy
+//!    resumes ([`resume`]). All of this happens before either side opens
+//!    its target, so a refusal leaves nothing behind.
+//! 2. Data ([`pass`]): QThread k moves requests k, k+Q, k+2Q, ... of the
+//!    pass (Q the queue depth), in order, one `Data` frame each: offset,
+//!    length and checksum in the header, the request as payload. The
+//!    destination checks that each frame is the request it expects
+//!    (offset and length) and that its checksum holds before writing it.
+//! 3. End of pass: the source sends `End` (payload empty, offset = data
+//!    frames sent, flags: 0 complete, 1 time limit reached, 2 stopped
+//!    early); the destination answers `End` once every request of its
+//!    QThread is written, or `Error` with the reason. Either side that
+//!    fails sends `Error` with its message and closes.
+//!
+//! A destination with `-restart` publishes, per QThread, the offset of
+//! its first unwritten request; the restart monitor records the lowest
+//! ([`crate::restart`]).
+
+pub mod counts;
+pub mod monitor;
+pub mod opts;
+pub mod pass;
+pub mod resume;
+pub mod session;
+pub mod terms;
+pub mod validate;
+
+use crate::iopath::IoPath;
+use crate::qthread::{PassCtx, QState};
+use crate::restart::Watermark;
+use crate::results::Counts;
+use iolab_net::Conn;
+use std::sync::Arc;
+
+/// `End` flag: every request of the pass was sent.
+pub const END_COMPLETE: u8 = 0;
+/// `End` flag: the pass ended at its time limit (-timelimit, -runtime).
+pub const END_TIME_LIMIT: u8 = 1;
+/// `End` flag: the source stopped early (interrupted or failed).
+pub const END_ABORTED: u8 = 2;
+
+/// One QThread's connection and where its share of the copy starts.
+#[derive(Debug)]
+pub struct Link {
+    /// The connection to the QThread's peer.
+    pub conn: Conn,
+    /// Requests of the copy before the resume offset, skipped.
+    pub first_op: u64,
+    /// The destination's watermark, when a restart file is kept.
+    pub mark: Option<Arc<Watermark>>,
+}
+
+/// The source side of a copy: read, then send.
+pub struct SourcePath;
+
+/// The destination side of a copy: receive, check, then write.
+pub struct DestinationPath;
+
+impl IoPath for SourcePath {
+    fn name(&self) -> &'static str {
+        "e2e-source"
+    }
+    fn threads(&self, queuedepth: u64) -> usize {
+        queuedepth as usize
+    }
+    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
+        pass::source(st, cx)
+    }
+}
+
+impl IoPath for DestinationPath {
+    fn name(&self) -> &'static str {
+        "e2e-destination"
+    }
+    fn threads(&self, queuedepth: u64) -> usize {
+        queuedepth as usize
+    }
+    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
+        pass::destination(st, cx)
+    }
+}

@@ -1,0 +1,135 @@
+//! Joining the sessions to the prepared targets, and running the restart
+//! monitor of each destination that keeps a restart file while its
+//! QThreads write ([`crate::restart::monitor`]: flush, then record).
+
+use super::opts::Role;
+use super::session::Session;
+use super::Link;
+use crate::restart::{Record, Watermark};
+use crate::runstate::RunState;
+use crate::target::Target;
+use iolab_backend::{Backend, Handle};
+use iolab_core::Failure;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One destination's restart monitor, ready to run.
+pub struct Monitor<'a> {
+    /// Target number.
+    pub target: usize,
+    /// Its QThreads' low marks.
+    pub mark: Arc<Watermark>,
+    /// The restart file.
+    pub file: PathBuf,
+    /// The record, its offset and time filled in at each store.
+    pub record: Record,
+    /// Seconds between records.
+    pub every: Duration,
+    /// The backend and file to flush before each record.
+    pub flush: Option<(&'a dyn Backend, Handle)>,
+}
+
+/// The first record of a destination that keeps a restart file, written
+/// before its target is opened: a file that exists with a record is one
+/// this copy made, so a resume may continue it.
+pub fn first_record(s: &Session, path: &str) -> std::io::Result<()> {
+    let Some(file) = &s.restart_file else {
+        return Ok(());
+    };
+    record(s, path).store(file)
+}
+
+fn record(s: &Session, path: &str) -> Record {
+    Record {
+        source: s.peer_path.clone(),
+        destination: path.to_string(),
+        offset: s.resume,
+        total: s.end,
+        updated_unix_ns: iolab_core::clock::wall_ns(),
+    }
+}
+
+/// Gives every QThread its connection; returns the monitors to run.
+pub fn attach<'a>(targets: &mut [Target<'a>], sessions: Vec<Option<Session>>) -> Vec<Monitor<'a>> {
+    let mut out = Vec::new();
+    for (tg, s) in targets.iter_mut().zip(sessions) {
+        let Some(s) = s else { continue };
+        tg.notes.extend(s.notes.iter().cloned());
+        let qd = tg.qthreads.len();
+        let keep = s.role == Role::Destination && s.restart_file.is_some();
+        let mark = keep.then(|| Arc::new(Watermark::new(qd, s.resume)));
+        let rec = record(&s, &tg.plan.opts.path);
+        let first_op = s.first_op;
+        for (q, conn) in tg.qthreads.iter_mut().zip(s.conns) {
+            q.link = Some(Link {
+                conn,
+                first_op,
+                mark: mark.clone(),
+            });
+        }
+        if let (Some(mark), Some(file)) = (mark, s.restart_file) {
+            out.push(Monitor {
+                target: tg.plan.index,
+                mark,
+                file,
+                record: rec,
+                every: Duration::from_secs_f64(tg.plan.opts.restart.frequency_s()),
+                flush: tg.handle.map(|h| (tg.be, h)),
+            });
+        }
+    }
+    out
+}
+
+/// Runs `body` (the targets) with every monitor beside it; a monitor
+/// that cannot flush or record fails the run (a restart file that is not
+/// kept up is a broken promise).
+pub fn run_with<R>(monitors: &[Monitor], state: &RunState, body: impl FnOnce() -> R) -> R {
+    if monitors.is_empty() {
+        return body();
+    }
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = monitors
+            .iter()
+            .map(|m| s.spawn(|| one(m, &stop, state)))
+            .collect();
+        let r = body();
+        stop.store(true, std::sync::atomic::Ordering::Release);
+        for h in hs {
+            let _ = h.join();
+        }
+        r
+    })
+}
+
+fn one(m: &Monitor, stop: &AtomicBool, state: &RunState) {
+    let mut flush = || match m.flush {
+        Some((be, h)) => be.fdatasync(h),
+        None => Ok(()),
+    };
+    let mut store = |offset: u64| {
+        let r = Record {
+            offset: offset.min(m.record.total),
+            updated_unix_ns: iolab_core::clock::wall_ns(),
+            ..m.record.clone()
+        };
+        r.store(&m.file)
+    };
+    if let Err(e) = crate::restart::monitor(&m.mark, m.every, stop, &mut flush, &mut store) {
+        state.fail(Failure::io(
+            "restart",
+            Some(m.file.display().to_string()),
+            &e,
+        ));
+    }
+}
+
+/// True when a target's files are kept even after a failed run: a
+/// destination with a restart file, whose partial copy is the point.
+pub fn keeps_partial(tg: &Target) -> bool {
+    let o = &tg.plan.opts;
+    o.e2e.role() == Some(Role::Destination) && o.restart.monitored()
+}

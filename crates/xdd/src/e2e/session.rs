@@ -1,0 +1,316 @@
+//! Setting a copy up, before any target is opened: the destination binds
+//! one port per QThread and waits for its source; the source connects
+//! each QThread to its port (retrying while the destination starts);
+//! every connection runs the handshake, in which the destination judges
+//! the rules ([`super::terms::judge`]) and says where the copy resumes.
+//! A refusal stops both sides with the same message, having written
+//! nothing.
+
+use super::opts::Role;
+use super::resume::{self, Resume};
+use super::terms::{self, Terms};
+use crate::error::{RunError, UsageError};
+use crate::plan::{Plan, TargetPlan};
+use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+/// The handshake's tool name.
+const TOOL: &str = "iolab-xdd-e2e";
+
+/// The longest a connection may take to complete its handshake once it
+/// is open (a stray client that says nothing is dropped after this).
+const HANDSHAKE_S: f64 = 10.0;
+
+/// One end-to-end target, connected and agreed.
+#[derive(Debug)]
+pub struct Session {
+    /// Target number.
+    pub target: usize,
+    /// This side.
+    pub role: Role,
+    /// One connection per QThread, in QThread order.
+    pub conns: Vec<Conn>,
+    /// Where the copy resumes, in bytes into the target (its start
+    /// offset when it starts from the beginning).
+    pub resume: u64,
+    /// Requests of the copy before `resume`, which this run skips.
+    pub first_op: u64,
+    /// The byte after the copy's last.
+    pub end: u64,
+    /// The other side's name of the target.
+    pub peer_path: String,
+    /// The restart file, on a destination that keeps one.
+    pub restart_file: Option<std::path::PathBuf>,
+    /// Things to tell the user (resumed, rejected connections).
+    pub notes: Vec<String>,
+}
+
+fn usage(msg: impl Into<String>) -> RunError {
+    RunError::Usage(UsageError::new("endtoend", msg))
+}
+
+/// Connects every end-to-end target of the plan; `listening` is called
+/// once every destination port is bound. None for other targets.
+pub fn connect_all(
+    plan: &Plan,
+    listening: impl FnOnce(Vec<String>),
+) -> Result<Vec<Option<Session>>, RunError> {
+    let passes = plan.global.passes;
+    let mut bound = Vec::new();
+    let mut resumes = Vec::new();
+    for t in &plan.targets {
+        if t.opts.e2e.role() == Some(Role::Destination) {
+            resumes.push(Some(resume::decide(t)?));
+            bound.push(Some(bind(t)?));
+        } else {
+            resumes.push(None);
+            bound.push(None);
+        }
+    }
+    let shown: Vec<String> = bound.iter().flatten().map(|(_, s)| s.clone()).collect();
+    if !shown.is_empty() {
+        listening(shown);
+    }
+    let mut out = Vec::new();
+    for ((t, b), r) in plan.targets.iter().zip(bound).zip(resumes) {
+        out.push(match (t.opts.e2e.role(), b, r) {
+            (Some(Role::Destination), Some((ls, _)), Some(r)) => {
+                let s = destination(t, passes, ls, r)?;
+                super::monitor::first_record(&s, &t.opts.path).map_err(|err| RunError::Target {
+                    target: t.index,
+                    path: s.restart_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default(),
+                    what: "write the restart file",
+                    err,
+                })?;
+                Some(s)
+            }
+            (Some(Role::Source), _, _) => Some(source(t, passes)?),
+            _ => None,
+        });
+    }
+    Ok(out)
+}
+
+/// `host:port` as a socket address string (IPv6 in brackets).
+fn addr(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+type Bound = (Vec<TcpListener>, String);
+
+/// Binds every port of a destination target.
+fn bind(t: &TargetPlan) -> Result<Bound, RunError> {
+    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(usage)?;
+    let mut ls = Vec::new();
+    for (h, p) in &eps {
+        ls.push(conn::listen(&addr(h, *p)).map_err(|e| usage(e.to_string()))?);
+    }
+    let shown = match (eps.first(), eps.last()) {
+        (Some(a), Some(b)) if eps.len() > 1 => format!(
+            "target {}: listening on {} .. {} ({} ports)",
+            t.index,
+            addr(&a.0, a.1),
+            addr(&b.0, b.1),
+            eps.len()
+        ),
+        _ => format!(
+            "target {}: listening on {}",
+            t.index,
+            eps.first().map(|(h, p)| addr(h, *p)).unwrap_or_default()
+        ),
+    };
+    Ok((ls, shown))
+}
+
+fn key_of(t: &TargetPlan) -> Result<Option<SharedKey>, RunError> {
+    let named = t.opts.e2e.key.as_deref().map(std::path::Path::new);
+    SharedKey::resolve(named).map_err(|e| usage(format!("key: {e}")))
+}
+
+/// Sets a connection up for data: frames as large as a request, waits
+/// bounded by the -e2e timeout.
+fn for_data(c: &mut Conn, t: &TargetPlan) {
+    c.max_payload = (t.xfer_bytes as u32).max(1 << 16);
+    c.idle_timeout = Duration::from_secs_f64(t.opts.e2e.timeout_s());
+}
+
+/// The destination side: accept and judge one source connection per
+/// QThread, in QThread order, until the -e2e timeout.
+fn destination(
+    t: &TargetPlan,
+    passes: u64,
+    listeners: Vec<TcpListener>,
+    r: Resume,
+) -> Result<Session, RunError> {
+    let key = key_of(t)?;
+    let until = Instant::now() + Duration::from_secs_f64(t.opts.e2e.timeout_s());
+    let mut conns = Vec::new();
+    let mut notes = Vec::new();
+    let mut peer_path = String::new();
+    for (q, l) in listeners.iter().enumerate() {
+        let mut mine = Terms::of(t, passes, q as u64);
+        mine.resume = r.offset;
+        mine.resume_from = r.from.clone();
+        let (c, src) = accept_one(t, l, &mine, key.as_ref(), until, &mut notes)?;
+        peer_path = src.path;
+        conns.push(c);
+    }
+    let first_op = first_op(t, r.offset);
+    if r.offset > terms::start_bytes(t) {
+        notes.push(format!(
+            "target {}: resuming the copy at byte {} of {} ({} requests already written)",
+            t.index,
+            r.offset,
+            terms::start_bytes(t) + t.planned_bytes(),
+            first_op
+        ));
+    }
+    Ok(Session {
+        target: t.index,
+        role: Role::Destination,
+        conns,
+        resume: r.offset,
+        first_op,
+        end: terms::start_bytes(t) + t.planned_bytes(),
+        peer_path,
+        restart_file: r.file,
+        notes,
+    })
+}
+
+/// Requests before `offset` (a request boundary).
+fn first_op(t: &TargetPlan, offset: u64) -> u64 {
+    (offset.saturating_sub(terms::start_bytes(t))) / t.xfer_bytes.max(1)
+}
+
+/// Accepts connections on one port until one passes the handshake.
+/// Connections that fail before their terms are judged (no key, the
+/// wrong key, not iolab) are dropped and noted; a source whose terms
+/// break a rule ends the run with the rule's message.
+fn accept_one(
+    t: &TargetPlan,
+    l: &TcpListener,
+    mine: &Terms,
+    key: Option<&SharedKey>,
+    until: Instant,
+    notes: &mut Vec<String>,
+) -> Result<(Conn, Terms), RunError> {
+    let mut rejected = Vec::new();
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let (mut c, peer) = match conn::accept(l, left, Cancel::process()) {
+            Ok(x) => x,
+            Err(NetError::Cancelled) => return Err(RunError::Interrupted),
+            Err(NetError::Timeout { .. }) => {
+                return Err(no_source(t, l, &rejected));
+            }
+            Err(e) => return Err(RunError::Net(e.to_string())),
+        };
+        c.idle_timeout = Duration::from_secs_f64(HANDSHAKE_S.min(t.opts.e2e.timeout_s()));
+        let params = serde_json::to_value(mine).map_err(|e| RunError::Net(e.to_string()))?;
+        let mut theirs = None;
+        let judge = |p: &serde_json::Value| -> Result<(), String> {
+            let s: Terms = serde_json::from_value(p.clone())
+                .map_err(|e| format!("the source's terms are not iolab xdd's: {e}"))?;
+            terms::judge(&s, mine)?;
+            theirs = Some(s);
+            Ok(())
+        };
+        match handshake::server(&mut c, &params, key, judge, Cancel::process()) {
+            Ok(_) => {
+                for_data(&mut c, t);
+                let s = theirs.ok_or_else(|| RunError::Net("handshake without terms".into()))?;
+                return Ok((c, s));
+            }
+            Err(NetError::Rejected(msg)) => return Err(usage(msg)),
+            Err(NetError::Cancelled) => return Err(RunError::Interrupted),
+            Err(e) => {
+                let why = format!("dropped a connection from {peer}: {e}");
+                notes.push(format!("target {}: {why}", t.index));
+                rejected.push(why);
+            }
+        }
+    }
+}
+
+fn no_source(t: &TargetPlan, l: &TcpListener, rejected: &[String]) -> RunError {
+    let at = l.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let mut msg = format!(
+        "target {}: no source connected to {at} within {} s (-e2e timeout); start the source side with the same -e2e destination",
+        t.index,
+        t.opts.e2e.timeout_s()
+    );
+    if !rejected.is_empty() {
+        msg += &format!("; {}", rejected.join("; "));
+    }
+    RunError::Net(msg)
+}
+
+/// The source side: connect each QThread to its port (retrying while
+/// the destination starts) and hand it our terms.
+fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
+    let key = key_of(t)?;
+    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(usage)?;
+    let wait = Duration::from_secs_f64(t.opts.e2e.timeout_s());
+    let until = Instant::now() + wait;
+    let mut conns = Vec::new();
+    let mut resume = None;
+    let mut peer_path = String::new();
+    for (q, (h, p)) in eps.iter().enumerate() {
+        let a = addr(h, *p);
+        let left = until.saturating_duration_since(Instant::now());
+        let mut c = match conn::connect(&a, left, Cancel::process()) {
+            Ok(c) => c,
+            Err(NetError::Cancelled) => return Err(RunError::Interrupted),
+            Err(e @ NetError::Resolve { .. }) => return Err(usage(e.to_string())),
+            Err(e) => return Err(RunError::Net(format!("target {}: {e}", t.index))),
+        };
+        c.idle_timeout = Duration::from_secs_f64(HANDSHAKE_S.max(t.opts.e2e.timeout_s()));
+        let mine = serde_json::to_value(Terms::of(t, passes, q as u64))
+            .map_err(|e| RunError::Net(e.to_string()))?;
+        let agreed = match handshake::client(&mut c, TOOL, &mine, key.as_ref(), Cancel::process()) {
+            Ok(a) => a,
+            Err(NetError::Rejected(msg)) => return Err(usage(msg)),
+            Err(e @ NetError::Auth(_)) => return Err(usage(format!("{a}: {e}"))),
+            Err(NetError::Cancelled) => return Err(RunError::Interrupted),
+            Err(e) => return Err(RunError::Net(format!("{a}: handshake: {e}"))),
+        };
+        let d: Terms = serde_json::from_value(agreed.peer_params)
+            .map_err(|e| RunError::Net(format!("{a}: the destination's terms: {e}")))?;
+        if resume.is_some_and(|r| r != d.resume) {
+            return Err(RunError::Net(format!(
+                "{a}: the destination's QThreads resume at different bytes"
+            )));
+        }
+        resume = Some(d.resume);
+        peer_path = d.path;
+        for_data(&mut c, t);
+        conns.push(c);
+    }
+    let resume = resume.unwrap_or_else(|| terms::start_bytes(t));
+    let first_op = first_op(t, resume);
+    let mut notes = Vec::new();
+    if first_op > 0 {
+        notes.push(format!(
+            "target {}: the destination resumes the copy at byte {resume}; sending the {} requests after it",
+            t.index,
+            t.ops - first_op
+        ));
+    }
+    Ok(Session {
+        target: t.index,
+        role: Role::Source,
+        conns,
+        resume,
+        first_op,
+        end: terms::start_bytes(t) + t.planned_bytes(),
+        peer_path,
+        restart_file: None,
+        notes,
+    })
+}

@@ -1,0 +1,282 @@
+//! The terms each side of a copy puts in the handshake, and the
+//! destination's judgement of the source's terms against its own: the
+//! rules of guide section 10.5, plus what iolab adds (passes, start
+//! offset, the QThread on each port, the resume offset). A broken rule
+//! is one message, which the handshake shows on both sides.
+
+use super::opts::Role;
+use crate::plan::TargetPlan;
+use crate::values::Op;
+use serde::{Deserialize, Serialize};
+
+/// Version of the end-to-end data protocol (frames and their meaning).
+pub const E2E_PROTOCOL: u32 = 1;
+
+/// One side's terms for one connection (QThread).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Terms {
+    /// [`E2E_PROTOCOL`] of the sender.
+    pub protocol: u32,
+    /// Which side sent these terms.
+    pub role: Role,
+    /// Its -op.
+    pub op: Op,
+    /// The QThread this connection belongs to.
+    pub qthread: u64,
+    /// Its queue depth.
+    pub queuedepth: u64,
+    /// Bytes per request.
+    pub reqsize_bytes: u64,
+    /// Bytes per pass.
+    pub bytes: u64,
+    /// Passes.
+    pub passes: u64,
+    /// First byte of the copy in the target (-startoffset).
+    pub start_bytes: u64,
+    /// The destination list, normalised (`host:port,n`).
+    pub destinations: Vec<String>,
+    /// The target as this side names it.
+    pub path: String,
+    /// `-restart offset` given on this side.
+    pub restart_offset: Option<u64>,
+    /// Any `-restart` given on this side (a source then follows the
+    /// destination's resume offset).
+    pub restart: bool,
+    /// Destination only: the byte the copy resumes at.
+    pub resume: u64,
+    /// Destination only: the restart file the resume offset came from,
+    /// and the source that file was recorded for.
+    pub resume_from: Option<(String, String)>,
+}
+
+impl Terms {
+    /// This side's terms for QThread `q` of `plan`.
+    pub fn of(plan: &TargetPlan, passes: u64, q: u64) -> Terms {
+        let t = &plan.opts;
+        Terms {
+            protocol: E2E_PROTOCOL,
+            role: t.e2e.role().unwrap_or(Role::Source),
+            op: t.op,
+            qthread: q,
+            queuedepth: t.queuedepth,
+            reqsize_bytes: plan.xfer_bytes,
+            bytes: plan.planned_bytes(),
+            passes,
+            start_bytes: start_bytes(plan),
+            destinations: t.e2e.describe_destinations(),
+            path: t.path.clone(),
+            restart_offset: t.restart.offset,
+            restart: t.restart.any(),
+            resume: start_bytes(plan),
+            resume_from: None,
+        }
+    }
+}
+
+/// The byte where a target's copy starts (-startoffset, in bytes).
+pub fn start_bytes(plan: &TargetPlan) -> u64 {
+    plan.seek.pass(1).offset(0)
+}
+
+fn differ(what: &str, s: impl std::fmt::Display, d: impl std::fmt::Display) -> String {
+    format!("the two sides must have the same {what} (guide 10.5): the source has {s}, the destination {d}")
+}
+
+/// The destination's verdict on the source's terms `s`, given its own
+/// terms `d`, on the port of QThread `q`. The message is what both
+/// sides print.
+pub fn judge(s: &Terms, d: &Terms) -> Result<(), String> {
+    if s.protocol != d.protocol {
+        return Err(format!(
+            "end-to-end protocol {} (source) and {} (destination) differ: use the same iolab on both sides",
+            s.protocol, d.protocol
+        ));
+    }
+    if s.role != Role::Source {
+        return Err("the connecting side is not a source: give -e2e issource on the sending side".into());
+    }
+    if s.op != Op::Read {
+        return Err(format!(
+            "the source must read (guide 10.5): give it -op read, not -op {}",
+            op_name(s.op)
+        ));
+    }
+    if d.op != Op::Write {
+        return Err(format!(
+            "the destination must write (guide 10.5): give it -op write, not -op {}",
+            op_name(d.op)
+        ));
+    }
+    same(s, d)?;
+    if s.qthread != d.qthread {
+        return Err(format!(
+            "the port of destination QThread {} was reached by source QThread {}: the port ranges differ",
+            d.qthread, s.qthread
+        ));
+    }
+    resume(s, d)
+}
+
+/// The figures both sides must share.
+fn same(s: &Terms, d: &Terms) -> Result<(), String> {
+    if s.queuedepth != d.queuedepth {
+        return Err(differ("queue depth (-queuedepth or the ports of -e2e destination)", s.queuedepth, d.queuedepth));
+    }
+    if s.reqsize_bytes != d.reqsize_bytes {
+        return Err(differ(
+            "request size",
+            format!("{} bytes", s.reqsize_bytes),
+            format!("{} bytes", d.reqsize_bytes),
+        ));
+    }
+    if s.bytes != d.bytes {
+        return Err(differ(
+            "amount to copy",
+            format!("{} bytes", s.bytes),
+            format!("{} bytes", d.bytes),
+        ));
+    }
+    if s.destinations != d.destinations {
+        return Err(differ(
+            "destination list (-e2e destination)",
+            s.destinations.join(" "),
+            d.destinations.join(" "),
+        ));
+    }
+    if s.passes != d.passes {
+        return Err(differ("number of passes", s.passes, d.passes));
+    }
+    if s.start_bytes != d.start_bytes {
+        return Err(differ(
+            "start offset",
+            format!("byte {}", s.start_bytes),
+            format!("byte {}", d.start_bytes),
+        ));
+    }
+    Ok(())
+}
+
+/// Where the copy resumes: the destination decided (`d.resume`); a
+/// source that gave an offset must agree, and a source without -restart
+/// may only start from the beginning.
+fn resume(s: &Terms, d: &Terms) -> Result<(), String> {
+    if let Some((file, source)) = &d.resume_from {
+        if *source != s.path {
+            return Err(format!(
+                "the restart file {file} records a copy of {source}, but the source sends {}; remove the restart file to start over",
+                s.path
+            ));
+        }
+    }
+    match s.restart_offset {
+        Some(o) if round(o, d) != d.resume => Err(format!(
+            "the two sides resume at different bytes: the source has -restart offset {o}, the destination resumes at {}",
+            d.resume
+        )),
+        None if !s.restart && d.resume > d.start_bytes => Err(format!(
+            "the destination resumes the copy at byte {}{}; give the source -restart enable (or -restart offset {}) too",
+            d.resume,
+            d.resume_from
+                .as_ref()
+                .map(|(f, _)| format!(" (restart file {f})"))
+                .unwrap_or_default(),
+            d.resume
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A resume offset rounded down to a request boundary of the copy.
+pub fn round(offset: u64, t: &Terms) -> u64 {
+    let end = t.start_bytes + t.bytes;
+    if offset <= t.start_bytes {
+        return t.start_bytes;
+    }
+    if offset >= end {
+        return end;
+    }
+    let x = t.reqsize_bytes.max(1);
+    t.start_bytes + (offset - t.start_bytes) / x * x
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Noop => "noop",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (Terms, Terms) {
+        let s = Terms {
+            protocol: E2E_PROTOCOL,
+            role: Role::Source,
+            op: Op::Read,
+            qthread: 0,
+            queuedepth: 2,
+            reqsize_bytes: 4096,
+            bytes: 1 << 20,
+            passes: 1,
+            start_bytes: 0,
+            destinations: vec!["h:1,2".into()],
+            path: "/src".into(),
+            restart_offset: None,
+            restart: false,
+            resume: 0,
+            resume_from: None,
+        };
+        let d = Terms {
+            role: Role::Destination,
+            op: Op::Write,
+            path: "/dst".into(),
+            ..s.clone()
+        };
+        (s, d)
+    }
+
+    #[test]
+    fn every_rule_has_its_message() {
+        let (s, d) = pair();
+        judge(&s, &d).unwrap();
+        let cases: Vec<(Box<dyn Fn(&mut Terms, &mut Terms)>, &str)> = vec![
+            (Box::new(|s, _| s.op = Op::Write), "the source must read"),
+            (Box::new(|_, d| d.op = Op::Read), "the destination must write"),
+            (Box::new(|s, _| s.queuedepth = 3), "same queue depth"),
+            (Box::new(|s, _| s.reqsize_bytes = 8192), "same request size"),
+            (Box::new(|s, _| s.bytes = 5), "same amount"),
+            (Box::new(|s, _| s.destinations = vec!["x".into()]), "same destination list"),
+            (Box::new(|s, _| s.passes = 2), "number of passes"),
+            (Box::new(|s, _| s.qthread = 1), "port ranges differ"),
+            (Box::new(|_, d| d.resume = 8192), "give the source -restart"),
+            (
+                Box::new(|s, d| {
+                    s.restart_offset = Some(4096);
+                    d.resume = 8192
+                }),
+                "resume at different bytes",
+            ),
+        ];
+        for (f, want) in cases {
+            let (mut s, mut d) = pair();
+            f(&mut s, &mut d);
+            let e = judge(&s, &d).unwrap_err();
+            assert!(e.contains(want), "{e} lacks {want}");
+        }
+    }
+
+    #[test]
+    fn resume_offsets_round_down_to_a_request() {
+        let (_, d) = pair();
+        assert_eq!(round(5000, &d), 4096);
+        assert_eq!(round(u64::MAX, &d), 1 << 20);
+        let mut s = pair().0;
+        s.restart = true;
+        s.restart_offset = Some(5000);
+        let d = Terms { resume: 4096, ..pair().1 };
+        judge(&s, &d).unwrap();
+    }
+}
