@@ -211,8 +211,9 @@ impl Conn {
             return self.send(kind, flags, offset, payload, cancel);
         }
         let seq = self.sent;
-        let h = Header::with_payload_crc(kind, flags, offset, seq, payload.len() as u32, payload_crc)
-            .encode();
+        let h =
+            Header::with_payload_crc(kind, flags, offset, seq, payload.len() as u32, payload_crc)
+                .encode();
         self.write_all2(&h, payload, cancel)?;
         self.sent += 1;
         Ok(seq)
@@ -230,7 +231,13 @@ impl Conn {
             // SAFETY: fd is this stream's open socket; `v` lives across
             // the call and `len` is its size.
             let r = unsafe {
-                libc::setsockopt(fd, libc::SOL_SOCKET, opt, (&v as *const libc::c_int).cast(), len)
+                libc::setsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    opt,
+                    (&v as *const libc::c_int).cast(),
+                    len,
+                )
             };
             if r != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -239,7 +246,13 @@ impl Conn {
             let mut glen = len;
             // SAFETY: as above; `got` and `glen` are writable and sized.
             let r = unsafe {
-                libc::getsockopt(fd, libc::SOL_SOCKET, opt, (&mut got as *mut libc::c_int).cast(), &mut glen)
+                libc::getsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    opt,
+                    (&mut got as *mut libc::c_int).cast(),
+                    &mut glen,
+                )
             };
             if r != 0 {
                 return Err(std::io::Error::last_os_error());

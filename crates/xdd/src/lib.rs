@@ -30,8 +30,8 @@ pub mod timestamp;
 pub mod uring;
 
 pub mod blkid;
-pub mod e2e;
 pub mod buffer;
+pub mod e2e;
 mod fault;
 pub mod figures;
 pub mod gate;

@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod e2e;
+
 /// A scratch directory; on a private tmpfs mount when we are root.
 pub struct Scratch {
     pub root: PathBuf,

@@ -113,7 +113,10 @@ impl E2eOpts {
 
     /// `host:base,n` of every destination, normalised, for the handshake.
     pub fn describe_destinations(&self) -> Vec<String> {
-        self.destinations.iter().map(Destination::describe).collect()
+        self.destinations
+            .iter()
+            .map(Destination::describe)
+            .collect()
     }
 
     /// The address and port of every QThread, in QThread order: QThread
@@ -198,7 +201,9 @@ impl RestartOpts {
     /// The restart file of a destination target at `path`: `file`, or
     /// `PATH.restart` beside it.
     pub fn file_for(&self, path: &str) -> String {
-        self.file.clone().unwrap_or_else(|| format!("{path}.restart"))
+        self.file
+            .clone()
+            .unwrap_or_else(|| format!("{path}.restart"))
     }
 }
 
@@ -353,7 +358,9 @@ pub fn restart_option(
     if !any {
         return Err(c.err(format!(
             "expects enable, frequency SECONDS, file NAME or offset BYTES{}",
-            c.peek().map(|w| format!(" (not '{w}')")).unwrap_or_default()
+            c.peek()
+                .map(|w| format!(" (not '{w}')"))
+                .unwrap_or_default()
         )));
     }
     Ok(())
@@ -380,7 +387,10 @@ mod tests {
         );
         assert_eq!(parse_destination("h").unwrap().base_port, None);
         let v6 = parse_destination("[::1]:9,2").unwrap();
-        assert_eq!((v6.host.as_str(), v6.describe()), ("::1", "[::1]:9,2".into()));
+        assert_eq!(
+            (v6.host.as_str(), v6.describe()),
+            ("::1", "[::1]:9,2".into())
+        );
         for bad in ["", ":5", "h:0", "h:70000", "h:5,0", "[::1"] {
             assert!(parse_destination(bad).is_err(), "{bad}");
         }

@@ -96,7 +96,13 @@ pub fn source(st: &mut QState, cx: &PassCtx) -> Counts {
     let mut c = fresh();
     let cpu0 = thread_cpu();
     let Some(mut link) = st.link.take() else {
-        fatal(st, cx, &mut c, "e2e", "no connection for this QThread".into());
+        fatal(
+            st,
+            cx,
+            &mut c,
+            "e2e",
+            "no connection for this QThread".into(),
+        );
         return close(c, cx, &cpu0);
     };
     let (sent, flag) = send_share(st, cx, &mut link, &mut c);
@@ -238,7 +244,9 @@ fn read_request(
     }
     let why = match SyncPath.transfer(cx, buf, offset, true) {
         Ok(k) if k == len => None,
-        Ok(k) => Some(format!("read {k} of {len} bytes (the source is shorter than the amount to copy?)")),
+        Ok(k) => Some(format!(
+            "read {k} of {len} bytes (the source is shorter than the amount to copy?)"
+        )),
         Err(e) => Some(format!("read of {len} bytes failed: {e}")),
     };
     if let Some(why) = why {
@@ -312,7 +320,13 @@ pub fn destination(st: &mut QState, cx: &PassCtx) -> Counts {
     let mut c = fresh();
     let cpu0 = thread_cpu();
     let Some(mut link) = st.link.take() else {
-        fatal(st, cx, &mut c, "e2e", "no connection for this QThread".into());
+        fatal(
+            st,
+            cx,
+            &mut c,
+            "e2e",
+            "no connection for this QThread".into(),
+        );
         return close(c, cx, &cpu0);
     };
     if let Err(msg) = receive_share(st, cx, &mut link, &mut c) {
@@ -472,8 +486,18 @@ fn write_request(
     c.e2e.storage_ns += t3 - t2;
     match r {
         Ok(k) if k == len => {}
-        Ok(k) => return Err(format!("target {} op {n}: wrote {k} of {len} bytes at offset {offset}", plan.index)),
-        Err(e) => return Err(format!("target {} op {n}: write of {len} bytes at offset {offset} failed: {e}", plan.index)),
+        Ok(k) => {
+            return Err(format!(
+                "target {} op {n}: wrote {k} of {len} bytes at offset {offset}",
+                plan.index
+            ))
+        }
+        Err(e) => {
+            return Err(format!(
+                "target {} op {n}: write of {len} bytes at offset {offset} failed: {e}",
+                plan.index
+            ))
+        }
     }
     if let Some(m) = &link.mark {
         m.set_low(st.q, low_after(cx, n + plan.opts.queuedepth.max(1)));
@@ -520,7 +544,12 @@ fn end_of_share(
     link.conn
         .send(Kind::End, 0, got, &[], cancel)
         .map(drop)
-        .map_err(|e| format!("target {} qthread {q}: answering the source: {e}", plan.index))?;
+        .map_err(|e| {
+            format!(
+                "target {} qthread {q}: answering the source: {e}",
+                plan.index
+            )
+        })?;
     Ok(())
 }
 

@@ -79,7 +79,11 @@ pub fn connect_all(
                 let s = destination(t, passes, ls, r)?;
                 super::monitor::first_record(&s, &t.opts.path).map_err(|err| RunError::Target {
                     target: t.index,
-                    path: s.restart_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default(),
+                    path: s
+                        .restart_file
+                        .as_ref()
+                        .map(|f| f.display().to_string())
+                        .unwrap_or_default(),
                     what: "write the restart file",
                     err,
                 })?;

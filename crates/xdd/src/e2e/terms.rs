@@ -93,7 +93,9 @@ pub fn judge(s: &Terms, d: &Terms) -> Result<(), String> {
         ));
     }
     if s.role != Role::Source {
-        return Err("the connecting side is not a source: give -e2e issource on the sending side".into());
+        return Err(
+            "the connecting side is not a source: give -e2e issource on the sending side".into(),
+        );
     }
     if s.op != Op::Read {
         return Err(format!(
@@ -120,7 +122,11 @@ pub fn judge(s: &Terms, d: &Terms) -> Result<(), String> {
 /// The figures both sides must share.
 fn same(s: &Terms, d: &Terms) -> Result<(), String> {
     if s.queuedepth != d.queuedepth {
-        return Err(differ("queue depth (-queuedepth or the ports of -e2e destination)", s.queuedepth, d.queuedepth));
+        return Err(differ(
+            "queue depth (-queuedepth or the ports of -e2e destination)",
+            s.queuedepth,
+            d.queuedepth,
+        ));
     }
     if s.reqsize_bytes != d.reqsize_bytes {
         return Err(differ(
@@ -242,13 +248,20 @@ mod tests {
     fn every_rule_has_its_message() {
         let (s, d) = pair();
         judge(&s, &d).unwrap();
-        let cases: Vec<(Box<dyn Fn(&mut Terms, &mut Terms)>, &str)> = vec![
+        type Change = Box<dyn Fn(&mut Terms, &mut Terms)>;
+        let cases: Vec<(Change, &str)> = vec![
             (Box::new(|s, _| s.op = Op::Write), "the source must read"),
-            (Box::new(|_, d| d.op = Op::Read), "the destination must write"),
+            (
+                Box::new(|_, d| d.op = Op::Read),
+                "the destination must write",
+            ),
             (Box::new(|s, _| s.queuedepth = 3), "same queue depth"),
             (Box::new(|s, _| s.reqsize_bytes = 8192), "same request size"),
             (Box::new(|s, _| s.bytes = 5), "same amount"),
-            (Box::new(|s, _| s.destinations = vec!["x".into()]), "same destination list"),
+            (
+                Box::new(|s, _| s.destinations = vec!["x".into()]),
+                "same destination list",
+            ),
             (Box::new(|s, _| s.passes = 2), "number of passes"),
             (Box::new(|s, _| s.qthread = 1), "port ranges differ"),
             (Box::new(|_, d| d.resume = 8192), "give the source -restart"),
@@ -276,7 +289,10 @@ mod tests {
         let mut s = pair().0;
         s.restart = true;
         s.restart_offset = Some(5000);
-        let d = Terms { resume: 4096, ..pair().1 };
+        let d = Terms {
+            resume: 4096,
+            ..pair().1
+        };
         judge(&s, &d).unwrap();
     }
 }

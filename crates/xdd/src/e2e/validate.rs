@@ -45,7 +45,11 @@ pub fn validate(c: &Config) -> Result<(), UsageError> {
 fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     let e = &t.e2e;
     if e.issource && e.isdestination {
-        return Err(err("endtoend", i, "give -e2e issource or -e2e isdestination, not both"));
+        return Err(err(
+            "endtoend",
+            i,
+            "give -e2e issource or -e2e isdestination, not both",
+        ));
     }
     if e.role().is_none() {
         return Err(err(
@@ -54,9 +58,14 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
             "say which side this is: -e2e issource (reads and sends) or -e2e isdestination (receives and writes)",
         ));
     }
-    e.endpoints(t.queuedepth).map_err(|m| err("endtoend", i, m))?;
+    e.endpoints(t.queuedepth)
+        .map_err(|m| err("endtoend", i, m))?;
     if e.noclobber && e.issource {
-        return Err(err("endtoend", i, "noclobber applies to the destination side"));
+        return Err(err(
+            "endtoend",
+            i,
+            "noclobber applies to the destination side",
+        ));
     }
     if t.engine == EngineKind::Uring {
         return Err(err(

@@ -1,0 +1,156 @@
+//! Fixtures for the end-to-end tests: free loopback port ranges, and an
+//! `iolab` running in the background (a copy's destination side) whose
+//! output is collected as it comes, killed on drop.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// A base port whose next `n` ports are free on 127.0.0.1 right now.
+/// Tests running at the same time start their search at different places.
+pub fn free_ports(n: u16) -> u16 {
+    let seed = std::process::id() * 131 + NEXT.fetch_add(1, Ordering::Relaxed) * 17;
+    for k in 0..2000u32 {
+        let base = 20_000 + ((seed + k * 29) % 40_000) as u16;
+        let all = (0..n).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok());
+        if all {
+            return base;
+        }
+    }
+    panic!("no {n} free ports in a row on 127.0.0.1");
+}
+
+/// A command running in the background with its output collected.
+pub struct Bg {
+    child: Child,
+    out: Arc<Mutex<Vec<u8>>>,
+    err: Arc<Mutex<Vec<u8>>>,
+}
+
+/// How a background command ended.
+pub struct Ended {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+fn collect<R: Read + Send + 'static>(mut r: R) -> Arc<Mutex<Vec<u8>>> {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let b = buf.clone();
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = r.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            b.lock().unwrap().extend_from_slice(&chunk[..n]);
+        }
+    });
+    buf
+}
+
+impl Bg {
+    /// Starts `iolab WORDS...` in `dir` with `env` added.
+    pub fn start(dir: &Path, words: &[String], env: &[(&str, &str)]) -> Bg {
+        Self::spawn(
+            Command::new(env!("CARGO_BIN_EXE_iolab")).args(words),
+            dir,
+            env,
+        )
+    }
+
+    /// Starts `argv` in `dir` (another program, such as `ip netns exec`).
+    pub fn start_argv(dir: &Path, argv: &[String], env: &[(&str, &str)]) -> Bg {
+        Self::spawn(Command::new(&argv[0]).args(&argv[1..]), dir, env)
+    }
+
+    fn spawn(cmd: &mut Command, dir: &Path, env: &[(&str, &str)]) -> Bg {
+        let mut child = cmd
+            .current_dir(dir)
+            .env("CI", "1")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = collect(child.stdout.take().unwrap());
+        let err = collect(child.stderr.take().unwrap());
+        Bg { child, out, err }
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Standard error so far.
+    pub fn stderr_now(&self) -> String {
+        String::from_utf8_lossy(&self.err.lock().unwrap()).into_owned()
+    }
+
+    /// Waits (at most 60 s) until standard error contains `what`, or the
+    /// command has exited; true when it appeared.
+    pub fn wait_for(&mut self, what: &str) -> bool {
+        let until = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < until {
+            if self.stderr_now().contains(what) {
+                return true;
+            }
+            if self.child.try_wait().unwrap().is_some() {
+                std::thread::sleep(Duration::from_millis(50));
+                return self.stderr_now().contains(what);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    /// Waits (at most `secs`) for the exit; kills it if it does not end.
+    pub fn wait(mut self, secs: u64) -> Ended {
+        let until = Instant::now() + Duration::from_secs(secs);
+        let mut code = None;
+        while Instant::now() < until {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                code = s.code();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if code.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        // The collectors end at EOF, right after the exit.
+        std::thread::sleep(Duration::from_millis(50));
+        Ended {
+            code,
+            stdout: String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned(),
+            stderr: self.stderr_now(),
+        }
+    }
+
+    /// SIGKILL now, and reap.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Bg {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Splits a command line on spaces into owned words.
+pub fn words(line: &str) -> Vec<String> {
+    line.split_whitespace().map(String::from).collect()
+}

@@ -1,0 +1,380 @@
+//! `iolab xdd -endtoend` over loopback TCP: two real processes, a source
+//! and a destination, copying a file on tmpfs (byte-identical, checked
+//! with cmp) or the `null` target (the pattern verified on the
+//! destination); every rule of guide 10.5 broken once (both sides exit
+//! 2 with the same message, nothing written); a wrong key; a port in use;
+//! a block damaged in transit; bad input for every new option.
+
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::e2e::{free_ports, words, Bg, Ended};
+use common::Scratch;
+use serde_json::Value;
+use std::path::Path;
+
+/// Starts the destination (`iolab xdd LINE`) and waits until it listens.
+fn destination(dir: &Path, line: &str, env: &[(&str, &str)]) -> Bg {
+    let mut w = vec!["xdd".to_string()];
+    w.extend(words(line));
+    let mut d = Bg::start(dir, &w, env);
+    assert!(
+        d.wait_for("listening on"),
+        "the destination did not listen: {}",
+        d.stderr_now()
+    );
+    d
+}
+
+/// Runs the source (`iolab xdd LINE`) to its end.
+fn source(dir: &Path, line: &str, env: &[(&str, &str)]) -> Ended {
+    let mut w = vec!["xdd".to_string()];
+    w.extend(words(line));
+    Bg::start(dir, &w, env).wait(120)
+}
+
+fn json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// Random bytes from the kernel (no pattern a bug could fake).
+fn random_file(p: &Path, bytes: usize) {
+    let mut v = vec![0u8; bytes];
+    getrandom(&mut v);
+    std::fs::write(p, v).unwrap();
+}
+
+fn getrandom(v: &mut [u8]) {
+    use std::io::Read;
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(v)
+        .unwrap();
+}
+
+fn cmp(a: &Path, b: &Path) -> bool {
+    std::process::Command::new("cmp")
+        .arg(a)
+        .arg(b)
+        .status()
+        .unwrap()
+        .success()
+}
+
+#[test]
+fn file_to_file_with_several_qthreads_and_dio_is_byte_identical() {
+    // -dio with a short last request: 12288 bytes, a multiple of 512.
+    let s = Scratch::new("e2e-file");
+    // Not a whole number of requests: the last one is short.
+    let bytes = 3 * 1024 * 1024 + 12_288;
+    random_file(&s.path("src.dat"), bytes);
+    let p = free_ports(3);
+    let common = format!(
+        "-reqsize 64 -bytes {bytes} -qd 3 -dio -e2e destination 127.0.0.1:{p} -e2e timeout 60"
+    );
+    let d = destination(
+        &s.root,
+        &format!("-op write -target dst.dat {common} -e2e isdestination --json d.json"),
+        &[],
+    );
+    let src = source(
+        &s.root,
+        &format!("-op read -target src.dat {common} -e2e issource --json s.json"),
+        &[],
+    );
+    let dst = d.wait(60);
+    assert_eq!(src.code, Some(0), "source: {}", src.stderr);
+    assert_eq!(dst.code, Some(0), "destination: {}", dst.stderr);
+    assert!(cmp(&s.path("src.dat"), &s.path("dst.dat")));
+    // Each side's table ends with the percentage of time on the network.
+    for out in [&src.stdout, &dst.stdout] {
+        assert!(out.contains("E2E_Pct_S/R"), "{out}");
+    }
+    let sj = json(&s.path("s.json"));
+    let dj = json(&s.path("d.json"));
+    let (sc, dc) = (&sj["payload"]["combined"], &dj["payload"]["combined"]);
+    assert_eq!(sc["read_bytes"].as_u64(), Some(bytes as u64));
+    assert_eq!(dc["write_bytes"].as_u64(), Some(bytes as u64));
+    assert_eq!(dc["e2e"]["frames"].as_u64(), Some(49));
+    assert_eq!(dc["e2e"]["checksum_errors"].as_u64(), Some(0));
+    let pct = dc["e2e"]["sr_percent"].as_f64().unwrap();
+    assert!((0.0..=100.0).contains(&pct), "{pct}");
+}
+
+#[test]
+fn null_to_null_passes_with_the_pattern_verified_on_the_destination() {
+    let s = Scratch::new("e2e-null");
+    let p = free_ports(2);
+    let common = format!(
+        "-target null -reqsize 32 -numreqs 40 -passes 3 -dp sequenced -e2e destination 127.0.0.1:{p},2"
+    );
+    let d = destination(
+        &s.root,
+        &format!("-op write {common} -e2e isdestination -verify location -verbose --json d.json -ts detailed -ts output dts"),
+        &[],
+    );
+    let src = source(
+        &s.root,
+        &format!("-op read {common} -e2e issource -hb 1 -hb bw -hb lf -outputformat add +E2EIOTIME+E2ESRTIME+E2ELAGTIME+E2EPERCENTLAGTIME+E2EFIRSTREADTIME+E2ELASTWRITETIME"),
+        &[],
+    );
+    let dst = d.wait(60);
+    assert_eq!(src.code, Some(0), "source: {}", src.stderr);
+    assert_eq!(dst.code, Some(0), "destination: {}", dst.stderr);
+    for h in [
+        "E2E_I/O",
+        "E2E_S/R",
+        "E2E_Lag",
+        "E2E_Pct_Lag",
+        "E2E_1st_Rd",
+        "E2E_Lst_Wrt",
+    ] {
+        assert!(src.stdout.contains(h), "{h}: {}", src.stdout);
+    }
+    let dj = json(&s.path("d.json"));
+    let passes = dj["payload"]["passes"].as_array().unwrap();
+    assert_eq!(passes.len(), 3);
+    let c = &dj["payload"]["combined"];
+    assert_eq!(c["write_ops"].as_u64(), Some(120));
+    assert_eq!(c["verify"]["failed_ops"].as_u64(), Some(0));
+    assert_eq!(c["errors"].as_u64(), Some(0));
+    // The time stamps of the destination were written.
+    let ts = std::fs::read_to_string(s.path("dts.target.0000.csv")).unwrap();
+    assert!(ts.lines().count() > 120, "{ts}");
+}
+
+/// A source and a destination that differ in one thing: both exit 2
+/// with the same message, and the destination file is never created.
+#[test]
+fn every_rule_of_10_5_broken_once_stops_both_sides_with_one_message() {
+    let s = Scratch::new("e2e-rules");
+    random_file(&s.path("src.dat"), 1 << 20);
+    // (source's -op and extras, destination's -op and extras, message)
+    let cases = [
+        ("-op write", "-op write", "the source must read"),
+        ("-op read", "-op read", "the destination must write"),
+        ("-op read -qd 2", "-op write", "same queue depth"),
+        ("-op read -reqsize 8", "-op write", "same request size"),
+        ("-op read -bytes 524288", "-op write", "same amount"),
+        ("-op read -passes 2", "-op write", "same number of passes"),
+    ];
+    for (extra_s, extra_d, want) in cases {
+        let p = free_ports(2);
+        let dest = format!("-e2e destination 127.0.0.1:{p} -e2e timeout 20");
+        let base = "-reqsize 16 -bytes 1048576";
+        let d = destination(
+            &s.root,
+            &format!("-target dst.dat {base} {dest} -e2e isdestination {extra_d}"),
+            &[],
+        );
+        let src = source(
+            &s.root,
+            &format!("-target src.dat {base} {dest} -e2e issource {extra_s}"),
+            &[],
+        );
+        let dst = d.wait(30);
+        assert_eq!(src.code, Some(2), "{want}: source {}", src.stderr);
+        assert_eq!(dst.code, Some(2), "{want}: destination {}", dst.stderr);
+        assert!(src.stderr.contains(want), "{want}: {}", src.stderr);
+        let line = |e: &str| e.lines().find(|l| l.contains(want)).unwrap().to_string();
+        assert_eq!(
+            line(&src.stderr),
+            line(&dst.stderr),
+            "one message on both sides"
+        );
+        assert!(!s.path("dst.dat").exists(), "{want}: nothing written");
+    }
+    // The destination list: the same ports, written differently.
+    let p = free_ports(2);
+    let d = destination(
+        &s.root,
+        &format!("-op write -target dst.dat -reqsize 16 -bytes 1048576 -qd 2 -e2e isdestination -e2e destination 127.0.0.1:{p} -e2e timeout 20"),
+        &[],
+    );
+    let src = source(
+        &s.root,
+        &format!("-op read -target src.dat -reqsize 16 -bytes 1048576 -e2e issource -e2e destination 127.0.0.1:{p},2"),
+        &[],
+    );
+    let dst = d.wait(30);
+    assert_eq!((src.code, dst.code), (Some(2), Some(2)), "{}", src.stderr);
+    assert!(
+        src.stderr.contains("same destination list"),
+        "{}",
+        src.stderr
+    );
+    assert!(!s.path("dst.dat").exists());
+}
+
+fn key_file(p: &Path, text: &str) {
+    std::fs::write(p, text).unwrap();
+}
+
+#[test]
+fn a_wrong_or_missing_key_is_refused_and_nothing_is_written() {
+    let s = Scratch::new("e2e-key");
+    random_file(&s.path("src.dat"), 1 << 20);
+    key_file(&s.path("k1"), "a shared secret of some length\n");
+    key_file(&s.path("k2"), "another secret, also long enough\n");
+    let base = "-reqsize 16 -bytes 1048576";
+    for (src_key, env) in [
+        (format!("-e2e key {}", s.path("k2").display()), vec![]),
+        (String::new(), vec![]),
+    ] {
+        let p = free_ports(1);
+        let dest = format!("-e2e destination 127.0.0.1:{p} -e2e timeout 3");
+        let d = destination(
+            &s.root,
+            &format!("-op write -target dst.dat {base} {dest} -e2e isdestination -e2e key k1"),
+            &env,
+        );
+        let src = source(
+            &s.root,
+            &format!("-op read -target src.dat {base} {dest} -e2e issource {src_key}"),
+            &env,
+        );
+        let dst = d.wait(30);
+        assert_eq!(src.code, Some(2), "{}", src.stderr);
+        assert!(
+            src.stderr.contains("authentication failed"),
+            "{}",
+            src.stderr
+        );
+        // The destination dropped that connection and kept waiting for
+        // its source, which never came.
+        assert_eq!(dst.code, Some(1), "{}", dst.stderr);
+        assert!(
+            dst.stderr.contains("dropped a connection"),
+            "{}",
+            dst.stderr
+        );
+        assert!(!s.path("dst.dat").exists());
+    }
+    // The same key on both sides (the destination's from IOLAB_KEY_FILE).
+    let p = free_ports(1);
+    let dest = format!("-e2e destination 127.0.0.1:{p}");
+    let k1 = s.path("k1").display().to_string();
+    let d = destination(
+        &s.root,
+        &format!("-op write -target dst.dat {base} {dest} -e2e isdestination"),
+        &[("IOLAB_KEY_FILE", &k1)],
+    );
+    let src = source(
+        &s.root,
+        &format!("-op read -target src.dat {base} {dest} -e2e issource -e2e key k1"),
+        &[],
+    );
+    let dst = d.wait(30);
+    assert_eq!((src.code, dst.code), (Some(0), Some(0)), "{}", dst.stderr);
+    assert!(cmp(&s.path("src.dat"), &s.path("dst.dat")));
+}
+
+#[test]
+fn a_port_in_use_or_no_destination_is_named() {
+    let s = Scratch::new("e2e-port");
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let p = held.local_addr().unwrap().port();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(words(&format!(
+            "xdd -op write -target dst.dat -numreqs 4 -e2e isdestination -e2e destination 127.0.0.1:{p}"
+        )))
+        .current_dir(&s.root)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains(&format!("127.0.0.1:{p}")));
+    drop(held);
+    // Nobody listens: the source retries for its timeout, then names
+    // the host and port.
+    let q = free_ports(1);
+    let line = format!(
+        "xdd -op read -target null -numreqs 4 -e2e issource -e2e destination 127.0.0.1:{q} -e2e timeout 1"
+    );
+    let o = common::iolab(&line.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains(&format!("127.0.0.1:{q}")));
+    assert!(common::tree(&s.root).is_empty());
+}
+
+/// A block damaged after its checksum was computed (a debug-build hook
+/// in the source) is caught: nothing of it is written, the destination
+/// counts it and fails, the source fails too.
+#[test]
+fn a_block_damaged_in_transit_is_caught_and_counted() {
+    let s = Scratch::new("e2e-damage");
+    random_file(&s.path("src.dat"), 1 << 20);
+    let p = free_ports(1);
+    let common = format!("-reqsize 16 -bytes 1048576 -e2e destination 127.0.0.1:{p}");
+    let d = destination(
+        &s.root,
+        &format!("-op write -target dst.dat {common} -e2e isdestination --json d.json"),
+        &[],
+    );
+    let src = source(
+        &s.root,
+        &format!("-op read -target src.dat {common} -e2e issource"),
+        &[("IOLAB_E2E_DAMAGE", "5")],
+    );
+    let dst = d.wait(30);
+    assert_eq!(dst.code, Some(1), "{}", dst.stderr);
+    assert!(dst.stderr.contains("checksum mismatch"), "{}", dst.stderr);
+    assert_eq!(src.code, Some(1), "{}", src.stderr);
+    let dj = json(&s.path("d.json"));
+    let c = &dj["payload"]["combined"];
+    assert_eq!(c["e2e"]["checksum_errors"].as_u64(), Some(1));
+    assert_eq!(
+        c["write_ops"].as_u64(),
+        Some(4),
+        "the 4 good blocks before it"
+    );
+    // The failed copy's file was made by this run: removed.
+    assert!(!s.path("dst.dat").exists());
+}
+
+#[test]
+fn bad_end_to_end_options_exit_2_and_create_nothing() {
+    let s = Scratch::new("e2e-bad");
+    let ok = "-op write -target f -numreqs 4";
+    for (line, opt) in [
+        (format!("{ok} -e2e"), "-endtoend"),
+        (format!("{ok} -e2e bogus"), "-endtoend"),
+        (format!("{ok} -e2e isdestination"), "-e2e destination"),
+        (format!("{ok} -e2e destination h"), "issource"),
+        (format!("{ok} -e2e issource isdestination destination h"), "not both"),
+        (format!("{ok} -e2e isdestination destination h:0"), "-endtoend"),
+        (format!("{ok} -e2e isdestination destination h:70000"), "-endtoend"),
+        (format!("{ok} -e2e isdestination destination h:5,0"), "-endtoend"),
+        (format!("{ok} -e2e isdestination destination h:65535,2"), "65535"),
+        (format!("{ok} -e2e isdestination destination a:5,1 destination b"), "each its ports"),
+        (format!("{ok} -e2e isdestination destination h port 0"), "-endtoend"),
+        (format!("{ok} -e2e isdestination destination h portcount 0"), "-endtoend"),
+        (format!("{ok} -e2e isdestination destination h key /no/such/key"), "key"),
+        (format!("{ok} -e2e isdestination destination h timeout 0"), "-endtoend"),
+        (format!("{ok} -e2e issource destination h noclobber"), "noclobber"),
+        (format!("{ok} -e2e isdestination destination h -engine uring"), "-engine"),
+        (format!("{ok} -e2e isdestination destination h -seek random"), "-seek"),
+        (format!("{ok} -e2e isdestination destination h -rwratio 50"), "-rwratio"),
+        ("-op write -target f -timelimit 1 -e2e isdestination destination h".into(), "amount"),
+        (format!("{ok} -restart enable"), "-restart"),
+        (format!("{ok} -restart bogus -e2e isdestination destination h"), "-restart"),
+        (format!("{ok} -restart frequency 0 -e2e isdestination destination h"), "-restart"),
+        (format!("{ok} -restart offset x -e2e isdestination destination h"), "-restart"),
+        (format!("{ok} -restart offset 99999999 -e2e isdestination destination h"), "past the end"),
+        (format!("{ok} -passes 2 -restart enable -e2e isdestination destination h"), "one pass"),
+        (format!("{ok} -e2e target 0 isdestination destination h -targets 2 f g -e2e target 1 isdestination destination h"), "also used by target 0"),
+        (format!("{ok} -outputformat add +E2EBOGUS"), "-outputformat"),
+    ] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .arg("xdd")
+            .args(line.split_whitespace())
+            .current_dir(&s.root)
+            .output()
+            .unwrap();
+        let e = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{line}: {e}");
+        assert!(e.contains(opt), "{line}: {e}");
+    }
+    assert!(common::tree(&s.root).is_empty());
+}
