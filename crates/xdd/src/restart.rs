@@ -16,7 +16,9 @@
 //! record says so. XDD 7.0's monitor stayed at 0 under load; this one
 //! moves whenever the slowest QThread does.
 //!
-//! The file (`-restart file NAME`, text, one `key value` per line):
+//! The file (`-restart file NAME`, by default `DESTINATION.restart`;
+//! text, one `key value` per line; `source` is the source side's name of
+//! its target, `offset` the watermark, `total` where the copy ends):
 //!
 //! ```text
 //! # iolab xdd restart file
@@ -93,7 +95,8 @@ pub struct Record {
     pub destination: String,
     /// Every byte below this offset is written and durable.
     pub offset: u64,
-    /// Bytes the whole copy moves.
+    /// The byte after the copy's last: its size when it starts at 0
+    /// (`-startoffset` moves both).
     pub total: u64,
     /// When the record was made, Unix ns.
     pub updated_unix_ns: u64,

@@ -557,6 +557,12 @@ fn end_of_share(
 fn lost(cx: &PassCtx, q: usize, got: u64, next: u64, e: NetError) -> String {
     let what = match e {
         NetError::Closed => "the source closed the connection".to_string(),
+        NetError::Protocol(m) if m.contains("closed") => {
+            "the source closed the connection in the middle of a request".to_string()
+        }
+        NetError::Io(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+            "the source closed the connection (reset)".to_string()
+        }
         e => e.to_string(),
     };
     format!(

@@ -1,0 +1,209 @@
+//! Restarting end-to-end copies: the destination's restart file moves
+//! while data moves, and a copy killed with SIGKILL at five points
+//! (destination, then source, alternately) resumes each time from the
+//! record, ending byte-identical to its source (cmp).
+
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::e2e::{free_ports, words, Bg};
+use common::Scratch;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The `offset` of a restart file, when it can be read.
+fn recorded(p: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(p).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("offset "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn start(dir: &Path, line: &str) -> Bg {
+    let mut w = vec!["xdd".to_string()];
+    w.extend(words(line));
+    Bg::start(dir, &w, &[])
+}
+
+fn random_file(p: &Path, bytes: usize) {
+    use std::io::Read;
+    let mut v = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(&mut v)
+        .unwrap();
+    std::fs::write(p, v).unwrap();
+}
+
+fn cmp(a: &Path, b: &Path) -> bool {
+    std::process::Command::new("cmp")
+        .arg(a)
+        .arg(b)
+        .status()
+        .unwrap()
+        .success()
+}
+
+#[test]
+fn the_restart_monitor_advances_while_data_moves() {
+    let s = Scratch::new("e2e-monitor");
+    let p = free_ports(2);
+    let total: u64 = 256 << 20;
+    let common = format!("-target null -reqsize 1024 -mbytes 256 -e2e destination 127.0.0.1:{p},2");
+    let mut d = start(
+        &s.root,
+        &format!(
+            "-op write {common} -e2e isdestination -restart enable file r.rst frequency 0.005"
+        ),
+    );
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let src = start(&s.root, &format!("-op read {common} -e2e issource"));
+    // Every record seen while the copy runs (the file is replaced
+    // atomically, so each read is a whole record).
+    let mut seen = Vec::new();
+    let until = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < until {
+        if let Some(o) = recorded(&s.path("r.rst")) {
+            if seen.last() != Some(&o) {
+                seen.push(o);
+            }
+            if o == total {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (src, dst) = (src.wait(60), d.wait(60));
+    assert_eq!((src.code, dst.code), (Some(0), Some(0)), "{}", dst.stderr);
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "never back: {seen:?}");
+    let inside = seen.iter().filter(|&&o| o > 0 && o < total).count();
+    assert!(inside >= 2, "the record moved during the copy: {seen:?}");
+    assert_eq!(seen.last(), Some(&total));
+}
+
+/// Waits until the restart file records at least `at`; the offset seen.
+fn wait_record(p: &Path, at: u64) -> u64 {
+    let until = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < until {
+        match recorded(p) {
+            Some(o) if o >= at => return o,
+            _ => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    panic!("the restart file never reached {at}: {:?}", recorded(p));
+}
+
+#[test]
+fn a_copy_killed_five_times_resumes_to_a_byte_identical_file() {
+    let s = Scratch::new("e2e-kill");
+    let total: u64 = 8 << 20;
+    random_file(&s.path("src.dat"), total as usize);
+    let rst = s.path("r.rst");
+    // Slowed down (4 MB/s) so that the kills land spread over the copy.
+    let common = "-reqsize 64 -mbytes 8 -qd 2";
+    let dest = |p: u16| {
+        format!("-op write -target dst.dat {common} -e2e isdestination -e2e destination 127.0.0.1:{p} -restart enable file r.rst frequency 0.02")
+    };
+    let source = |p: u16| {
+        format!("-op read -target src.dat {common} -throttle bw 4 -e2e issource -e2e destination 127.0.0.1:{p} -restart enable")
+    };
+    let mut last = 0;
+    for k in 1..=5u64 {
+        let p = free_ports(2);
+        let mut d = start(&s.root, &dest(p));
+        assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+        let src = start(&s.root, &source(p));
+        wait_record(&rst, total * k / 7);
+        let (victim_is_dest, other) = if k % 2 == 1 {
+            d.kill();
+            (true, src.wait(60))
+        } else {
+            src.kill();
+            (false, d.wait(60))
+        };
+        assert_eq!(other.code, Some(1), "kill {k}: {}", other.stderr);
+        if !victim_is_dest {
+            assert!(
+                other.stderr.contains("closed the connection"),
+                "kill {k}: {}",
+                other.stderr
+            );
+            assert!(
+                other.stderr.contains("partial copy is kept"),
+                "{}",
+                other.stderr
+            );
+        }
+        let now = recorded(&rst).unwrap();
+        assert!(
+            now > last,
+            "kill {k}: the record advanced from {last} to {now}"
+        );
+        assert!(now < total, "kill {k} came before the end");
+        last = now;
+    }
+    // A source without -restart cannot join a resumed copy.
+    let p = free_ports(2);
+    let mut d = start(&s.root, &dest(p));
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let plain = start(
+        &s.root,
+        &source(p)
+            .replace(" -restart enable", "")
+            .replace("-throttle bw 4 ", ""),
+    )
+    .wait(60);
+    let dd = d.wait(60);
+    assert_eq!(
+        (plain.code, dd.code),
+        (Some(2), Some(2)),
+        "{}",
+        plain.stderr
+    );
+    assert!(
+        plain.stderr.contains("give the source -restart"),
+        "{}",
+        plain.stderr
+    );
+    assert_eq!(
+        recorded(&rst),
+        Some(last),
+        "a refused resume changes nothing"
+    );
+    // The last resume names the offset explicitly on both sides.
+    let p = free_ports(2);
+    let at = format!("-restart offset {last}");
+    let plain_dest = dest(p).replace(" -restart enable file r.rst frequency 0.02", "");
+    let mut d = start(&s.root, &format!("{plain_dest} {at}"));
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let src = start(
+        &s.root,
+        &format!(
+            "{} {at}",
+            source(p)
+                .replace(" -restart enable", "")
+                .replace("-throttle bw 4 ", "")
+        ),
+    )
+    .wait(60);
+    let dd = d.wait(60);
+    assert_eq!(
+        (src.code, dd.code),
+        (Some(0), Some(0)),
+        "{}\n{}",
+        src.stderr,
+        dd.stderr
+    );
+    assert!(
+        src.stderr
+            .contains(&format!("resumes the copy at byte {last}")),
+        "{}",
+        src.stderr
+    );
+    assert!(
+        cmp(&s.path("src.dat"), &s.path("dst.dat")),
+        "byte-identical after 5 kills"
+    );
+}
