@@ -16,6 +16,7 @@ mod stats;
 mod stats_hook;
 mod survey;
 mod xdd;
+mod xddcp;
 
 /// Exit status for bad usage (kept for the subcommands not yet moved to
 /// [`exit::status`]).
@@ -37,9 +38,9 @@ Commands:
   demo     the quick-start run: a short mdtest in a temporary directory
   timeserver  XDD's global clock server (iolab timeserver -help)
   gettime     read the global clock from a timeserver (iolab gettime -help)
-  xddcp    not yet supported
+  xddcp    copy files to another host with XDD's end-to-end copy (iolab xddcp -h)
 
-Also callable through links named `mdtest`, `xdd`, `timeserver` or `gettime`.
+Also callable through links named `mdtest`, `xdd`, `xddcp`, `timeserver` or `gettime`.
 Options: -h/--help, -V/--version
 ";
 
@@ -57,15 +58,9 @@ fn lookup(name: &str) -> Option<Entry> {
         "survey" => Some(survey::main),
         "timeserver" => Some(clock::timeserver),
         "gettime" => Some(clock::gettime),
-        "xddcp" => Some(not_yet),
+        "xddcp" => Some(xddcp::main),
         _ => None,
     }
-}
-
-/// Tools the guide describes that iolab does not have yet: a clear refusal.
-fn not_yet(prog: &str, _args: Vec<OsString>) -> ExitCode {
-    eprintln!("iolab: '{prog}' (XDD's network copy) is not yet supported");
-    ExitCode::from(EXIT_USAGE)
 }
 
 fn main() -> ExitCode {

@@ -7,15 +7,19 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// Output of a remote command, collected as it comes.
+type Collected = (Arc<Mutex<Vec<u8>>>, Option<JoinHandle<()>>);
 
 /// A remote command in flight.
 #[derive(Debug)]
 pub struct Remote {
     child: Child,
-    stdout: Option<JoinHandle<Vec<u8>>>,
-    stderr: Option<JoinHandle<Vec<u8>>>,
+    stdout: Collected,
+    stderr: Collected,
     done: Option<ExitStatus>,
 }
 
@@ -44,14 +48,31 @@ pub enum WaitError {
     Io(#[from] std::io::Error),
 }
 
-fn drain<R: Read + Send + 'static>(r: Option<R>) -> Option<JoinHandle<Vec<u8>>> {
-    r.map(|mut r| {
+fn drain<R: Read + Send + 'static>(r: Option<R>) -> Collected {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let b = buf.clone();
+    let h = r.map(|mut r| {
         std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
-            v
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = r.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                b.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .extend_from_slice(&chunk[..n]);
+            }
         })
-    })
+    });
+    (buf, h)
+}
+
+/// Joins a collector and hands its bytes over.
+fn take(c: &mut Collected) -> Vec<u8> {
+    if let Some(h) = c.1.take() {
+        let _ = h.join();
+    }
+    std::mem::take(&mut *c.0.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
 impl Remote {
@@ -76,6 +97,22 @@ impl Remote {
             stderr,
             done: None,
         })
+    }
+
+    /// What the command has written to standard error so far (for a
+    /// caller that waits for a line, such as "listening on").
+    pub fn stderr_so_far(&self) -> Vec<u8> {
+        self.stderr
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The exit status, once the command has exited (does not block).
+    pub fn exit_status(&mut self) -> Option<ExitStatus> {
+        self.has_exited();
+        self.done
     }
 
     /// The agent's process id (also its process group id).
@@ -117,16 +154,8 @@ impl Remote {
             .ok_or_else(|| WaitError::Io(std::io::Error::other("child status vanished")))?;
         Ok(Finished {
             status,
-            stdout: self
-                .stdout
-                .take()
-                .and_then(|h| h.join().ok())
-                .unwrap_or_default(),
-            stderr: self
-                .stderr
-                .take()
-                .and_then(|h| h.join().ok())
-                .unwrap_or_default(),
+            stdout: take(&mut self.stdout),
+            stderr: take(&mut self.stderr),
         })
     }
 

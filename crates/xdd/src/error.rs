@@ -14,7 +14,7 @@ pub fn unsupported(option: &str, why: &str) -> UsageError {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// Bad usage discovered while planning (exit 2).
-    #[error("{0}")]
+    #[error(transparent)]
     Usage(#[from] UsageError),
     /// A target could not be opened or prepared.
     #[error("target {target} ({path}): {what}: {err}")]

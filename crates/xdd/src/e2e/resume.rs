@@ -48,11 +48,11 @@ pub fn decide(t: &TargetPlan) -> Result<Resume, RunError> {
             file.as_deref().map(|f| format!(" {f}")).unwrap_or_default()
         )));
     }
-    if o.e2e.noclobber && size.is_some() && wanted.is_none() {
-        return Err(bad(format!(
+    if o.e2e.noclobber && size.is_some() && wanted.is_none() && !t.opts.is_null() {
+        return Err(RunError::Usage(UsageError::new("endtoend", format!(
             "{} exists and iolab does not overwrite it (-e2e noclobber): remove it, or resume it with -restart",
             o.path
-        )));
+        ))));
     }
     Ok(Resume {
         offset,

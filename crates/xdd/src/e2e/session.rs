@@ -187,9 +187,14 @@ fn destination(
     })
 }
 
-/// Requests before `offset` (a request boundary).
+/// Requests before `offset` (a request boundary, or the end of the
+/// copy, which the last request may not fill).
 fn first_op(t: &TargetPlan, offset: u64) -> u64 {
-    (offset.saturating_sub(terms::start_bytes(t))) / t.xfer_bytes.max(1)
+    let start = terms::start_bytes(t);
+    if offset >= start + t.planned_bytes() {
+        return t.ops;
+    }
+    (offset.saturating_sub(start)) / t.xfer_bytes.max(1)
 }
 
 /// Accepts connections on one port until one passes the handshake.

@@ -1,0 +1,288 @@
+//! `iolab xddcp` and end-to-end copies across fake hosts: network
+//! namespaces on a private subnet (iolab_testkit, behind an
+//! `unreachable` route), the remote shell `ip netns exec`. A file list
+//! copied byte-identical; a second run refuses to overwrite, `-a`
+//! resumes; `-f` moves to the next free port range; two destination
+//! addresses (guide 10.6); bad input exits 2 having created nothing.
+
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::e2e::{words, Bg};
+use common::Scratch;
+use iolab_testkit::FakeCluster;
+use std::path::Path;
+use std::process::Output;
+
+const IOLAB: &str = env!("CARGO_BIN_EXE_iolab");
+
+fn cluster(test: &str, n: usize) -> Option<FakeCluster> {
+    match FakeCluster::new(n) {
+        Ok(c) => Some(c),
+        Err(why) => {
+            common::skip_or_fail(test, &why);
+            None
+        }
+    }
+}
+
+fn random_file(p: &Path, bytes: usize) {
+    use std::io::Read;
+    let mut v = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(&mut v)
+        .unwrap();
+    std::fs::write(p, v).unwrap();
+}
+
+fn same(a: &Path, b: &Path) -> bool {
+    std::fs::read(a).unwrap() == std::fs::read(b).unwrap()
+}
+
+/// `iolab xddcp ARGS...` run on fake host 0 (the source host).
+fn xddcp_on(c: &FakeCluster, dir: &Path, args: &[String]) -> Output {
+    let (ns, _) = c.host(0);
+    std::process::Command::new("ip")
+        .args(["netns", "exec", &ns, IOLAB, "xddcp"])
+        .args(args)
+        .current_dir(dir)
+        .env("CI", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn xddcp_copies_a_file_list_across_fake_hosts_and_never_overwrites() {
+    let Some(c) = cluster("xddcp_file_list", 2) else {
+        return;
+    };
+    let s = Scratch::new("xddcp-list");
+    std::fs::create_dir_all(s.path("src")).unwrap();
+    std::fs::create_dir_all(s.path("dst")).unwrap();
+    std::fs::create_dir_all(s.path("dst2")).unwrap();
+    let sizes = [1_048_576 + 4321, 300_000, 2 << 20];
+    let mut list = String::new();
+    for (i, n) in sizes.iter().enumerate() {
+        let f = s.path(&format!("src/f{i}"));
+        random_file(&f, *n);
+        list += &format!("{}\n", f.display());
+    }
+    std::fs::write(s.path("list.txt"), list).unwrap();
+    let (ns1, a1) = c.host(1);
+    let to = |dir: &str| format!("{ns1}@{a1}:{}", s.path(dir).display());
+    let args = |extra: &str, dir: &str| {
+        let mut w: Vec<String> = words("-F -t 3 --timeout 30");
+        w.extend(["--rsh".into(), "ip netns exec".into()]);
+        w.extend(["--remote-iolab".into(), IOLAB.into()]);
+        w.extend(words(extra));
+        w.push(s.path("list.txt").display().to_string());
+        w.push(to(dir));
+        w
+    };
+    let o = xddcp_on(&c, &s.root, &args("", "dst"));
+    let out = common::stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", common::stderr(&o));
+    assert_eq!(
+        out.lines().filter(|l| l.contains(" MB/s")).count(),
+        4,
+        "{out}"
+    );
+    assert!(out.contains("total: 3 of 3 files copied"), "{out}");
+    for i in 0..3 {
+        let (a, b) = (s.path(&format!("src/f{i}")), s.path(&format!("dst/f{i}")));
+        assert!(same(&a, &b), "f{i} differs");
+    }
+    // The same copy again: the files exist, nothing is overwritten.
+    let before = std::fs::metadata(s.path("dst/f0"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let o = xddcp_on(&c, &s.root, &args("", "dst"));
+    assert_eq!(o.status.code(), Some(2), "{}", common::stdout(&o));
+    assert!(
+        common::stderr(&o).contains("does not overwrite"),
+        "{}",
+        common::stderr(&o)
+    );
+    let after = std::fs::metadata(s.path("dst/f0"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after, "untouched");
+    // -a keeps a restart file: a second run finds every file complete.
+    let o = xddcp_on(&c, &s.root, &args("-a", "dst2"));
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let o = xddcp_on(&c, &s.root, &args("-a", "dst2"));
+    let out = common::stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", common::stderr(&o));
+    assert!(out.contains("total: 3 of 3 files copied, 0 bytes"), "{out}");
+    for i in 0..3 {
+        let (a, b) = (s.path(&format!("src/f{i}")), s.path(&format!("dst2/f{i}")));
+        assert!(same(&a, &b), "f{i} differs");
+    }
+}
+
+#[test]
+fn xddcp_takes_the_next_free_port_range_with_f_instead_of_killing() {
+    let Some(c) = cluster("xddcp_f", 2) else {
+        return;
+    };
+    let s = Scratch::new("xddcp-f");
+    random_file(&s.path("a"), 500_000);
+    let (ns1, a1) = c.host(1);
+    // Someone else holds port 40011 on the destination host.
+    let held = c
+        .in_host(1, || std::net::TcpListener::bind((a1, 40011)).unwrap())
+        .unwrap();
+    let args = |f: bool, dst: &str| {
+        let mut w: Vec<String> = vec![
+            "-t".into(),
+            "2".into(),
+            "--rsh".into(),
+            "ip netns exec".into(),
+        ];
+        w.extend([
+            "--remote-iolab".into(),
+            IOLAB.into(),
+            "--timeout".into(),
+            "30".into(),
+        ]);
+        if f {
+            w.push("-f".into());
+        }
+        w.push(s.path("a").display().to_string());
+        w.push(format!("{ns1}@{a1}:{}", s.path(dst).display()));
+        w
+    };
+    let o = xddcp_on(&c, &s.root, &args(false, "b"));
+    assert_eq!(o.status.code(), Some(2), "{}", common::stdout(&o));
+    let e = common::stderr(&o);
+    assert!(e.contains("40011") && e.contains("-f"), "{e}");
+    assert!(!s.path("b").exists());
+    let o = xddcp_on(&c, &s.root, &args(true, "b"));
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert!(same(&s.path("a"), &s.path("b")));
+    drop(held);
+}
+
+/// Guide 10.6: one destination host with two addresses, each with its
+/// own port range; QThreads 0-1 go to the first, 2-3 to the second.
+#[test]
+fn e2e_with_two_destination_addresses_across_fake_hosts() {
+    let Some(c) = cluster("e2e_two_addresses", 2) else {
+        return;
+    };
+    let s = Scratch::new("e2e-two-addr");
+    let bytes = 3 << 20;
+    random_file(&s.path("src.dat"), bytes);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    // A second address for host 1, on the same private subnet.
+    let o = a1.octets();
+    let a2 = std::net::Ipv4Addr::new(o[0], o[1], o[2], 101);
+    let st = std::process::Command::new("ip")
+        .args([
+            "-n",
+            &ns1,
+            "addr",
+            "add",
+            &format!("{a2}/24"),
+            "dev",
+            "eth0",
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let common = format!(
+        "-reqsize 64 -bytes {bytes} -e2e destination {a1}:40010,2 -e2e destination {a2}:41000,2 -e2e timeout 30"
+    );
+    let side = |ns: &str, line: String| {
+        let mut w = words(&format!("ip netns exec {ns} {IOLAB} xdd"));
+        w.extend(words(&line));
+        w
+    };
+    let mut d = Bg::start_argv(
+        &s.root,
+        &side(
+            &ns1,
+            format!("-op write -target dst.dat {common} -e2e isdestination --json d.json"),
+        ),
+        &[],
+    );
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    assert!(
+        d.stderr_now().contains(&format!("{a2}:41001")),
+        "{}",
+        d.stderr_now()
+    );
+    let src = Bg::start_argv(
+        &s.root,
+        &side(
+            &ns0,
+            format!("-op read -target src.dat {common} -e2e issource"),
+        ),
+        &[],
+    )
+    .wait(60);
+    let dst = d.wait(60);
+    assert_eq!(
+        (src.code, dst.code),
+        (Some(0), Some(0)),
+        "{}\n{}",
+        src.stderr,
+        dst.stderr
+    );
+    assert!(same(&s.path("src.dat"), &s.path("dst.dat")));
+    let dj: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.path("d.json")).unwrap()).unwrap();
+    assert_eq!(
+        dj["config"]["targets"][0]["queuedepth"].as_u64(),
+        Some(4),
+        "implied by the ports"
+    );
+}
+
+#[test]
+fn bad_xddcp_command_lines_exit_2_and_create_nothing() {
+    let s = Scratch::new("xddcp-bad");
+    random_file(&s.path("a"), 1000);
+    std::fs::write(s.path("list"), "a\nnope\n").unwrap();
+    let rsh = "--rsh=ip netns exec";
+    for (line, want) in [
+        ("nope h:/x", "nope"),
+        ("a h", "destination"),
+        ("a h:", "destination"),
+        ("-t 0 a h:/x", "-t"),
+        ("-t 99999 a h:/x", "-t"),
+        ("-p 0 a h:/x", "-p"),
+        ("-p 65535 -t 2 a h:/x", "-p"),
+        ("a h:/x 2000", "more than"),
+        ("a h:/x 0", "nothing to copy"),
+        ("a h:/x 12q", "size"),
+        ("-d a h:/x", "512"),
+        ("-F list h:/d", "nope"),
+        ("-F nolist h:/d", "-F"),
+        ("-F a h:/d 10", "size"),
+        ("--key /no/key a h:/x", "--key"),
+        ("--timeout 0 a h:/x", "--timeout"),
+        ("--bogus a h:/x", "--bogus"),
+        ("", "SOURCE_FILE"),
+    ] {
+        let mut w = vec!["xddcp".to_string(), rsh.to_string()];
+        w.extend(words(line));
+        let o = std::process::Command::new(IOLAB)
+            .args(&w)
+            .current_dir(&s.root)
+            .output()
+            .unwrap();
+        let e = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{line}: {e}");
+        assert!(e.contains(want), "{line}: {e}");
+    }
+    let mut left = common::tree(&s.root);
+    left.retain(|f| f != "a" && f != "list");
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -1,0 +1,300 @@
+//! From xddcp's command line to a checked plan: which files go where,
+//! how many bytes each, over which address and ports, through which
+//! remote shell. Everything that can be checked here is, before any
+//! process starts or any file is created.
+
+use iolab_launch::RemoteShell;
+use std::path::{Path, PathBuf};
+
+/// The first port when `-p` does not say (XDD's xddcp default).
+pub const DEFAULT_BASE_PORT: u16 = 40010;
+/// QThreads when `-t` does not say (XDD's xddcp default).
+pub const DEFAULT_THREADS: u32 = 8;
+/// Most QThreads a copy may use (xdd's limit per target).
+pub const MAX_THREADS: u32 = 4096;
+/// Bytes per request: 1 MiB (`-reqsize 1024` of 1024-byte blocks).
+pub const REQUEST_BYTES: u64 = 1 << 20;
+/// Port ranges tried with `-f` before giving up.
+pub const PORT_TRIES: u32 = 10;
+
+/// What the command line asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `-a`: keep a restart file; rerunning the same command resumes.
+    pub restart: bool,
+    /// `-d`: direct I/O on the destination.
+    pub dio_destination: bool,
+    /// `-s`: direct I/O on the source.
+    pub dio_source: bool,
+    /// `-f`: ports in use on the destination: try the next range.
+    pub next_free_ports: bool,
+    /// `-F`: the source names a file listing the files to copy.
+    pub file_list: bool,
+    /// `-p`: first port.
+    pub base_port: Option<u16>,
+    /// `-o`: write in order on the destination.
+    pub ordered: bool,
+    /// `-t`: QThreads on each side.
+    pub threads: Option<u32>,
+    /// `-v`: log files, and time stamp files on both sides.
+    pub verbose: bool,
+    /// `-w`: as `-v`, plus binary time stamp dumps.
+    pub dumps: bool,
+    /// `--rsh`: the remote shell (else IOLAB_RSH, else ssh).
+    pub rsh: Option<String>,
+    /// `--remote-iolab`: the iolab program on the destination host.
+    pub remote_iolab: Option<String>,
+    /// `--key`: shared key file for the handshake (on both hosts).
+    pub key: Option<String>,
+    /// `--timeout`: seconds every wait for the other side is bounded by.
+    pub timeout_s: Option<f64>,
+    /// `source_file` (with `-F`: the file of names).
+    pub source: PathBuf,
+    /// `[shellhost@]destination_host:destination_file` (with `-F`: a
+    /// directory).
+    pub destination: String,
+    /// `size`: bytes to copy (default: the source file's size).
+    pub size: Option<String>,
+}
+
+/// One file to copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// The local source file.
+    pub source: PathBuf,
+    /// The destination file on the destination host.
+    pub destination: String,
+    /// Bytes to copy.
+    pub bytes: u64,
+}
+
+/// A checked copy, ready to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Files, in order.
+    pub jobs: Vec<Job>,
+    /// The name the remote shell reaches the destination host by.
+    pub shell_host: String,
+    /// The destination's address for the data (`-e2e destination`).
+    pub addr: String,
+    /// First port.
+    pub base_port: u16,
+    /// QThreads on each side.
+    pub threads: u32,
+    /// The remote shell.
+    pub rsh: RemoteShell,
+    /// This iolab, which runs the source side.
+    pub local_iolab: PathBuf,
+    /// The iolab that runs the destination side.
+    pub remote_iolab: String,
+    /// Seconds every wait for the other side is bounded by.
+    pub timeout_s: f64,
+    /// The options as given.
+    pub opts: Options,
+}
+
+/// A command line that cannot run: the option at fault and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{option}: {message}")]
+pub struct PlanError {
+    /// The option or argument at fault (`-t`, `size`, `source_file`...).
+    pub option: String,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+fn bad(option: &str, message: impl Into<String>) -> PlanError {
+    PlanError {
+        option: option.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Splits `[shellhost@]host:path`; an IPv6 host goes in brackets.
+pub fn split_destination(d: &str) -> Result<(String, String, String), PlanError> {
+    let want = "give destination_host:destination_file (or shellhost@address:file)";
+    let (shell, rest) = match d.split_once('@') {
+        Some((s, r)) if !s.is_empty() && !s.contains(':') && !s.contains('/') => {
+            (Some(s.to_string()), r)
+        }
+        _ => (None, d),
+    };
+    let (host, path) = if let Some(r) = rest.strip_prefix('[') {
+        let (h, after) = r
+            .split_once(']')
+            .ok_or_else(|| bad("destination", format!("'{d}': no ']' ({want})")))?;
+        let p = after.strip_prefix(':').ok_or_else(|| {
+            bad(
+                "destination",
+                format!("'{d}': no ':' after the host ({want})"),
+            )
+        })?;
+        (h.to_string(), p.to_string())
+    } else {
+        let (h, p) = rest
+            .split_once(':')
+            .ok_or_else(|| bad("destination", format!("'{d}': no ':' ({want})")))?;
+        (h.to_string(), p.to_string())
+    };
+    if host.is_empty() || path.is_empty() {
+        return Err(bad("destination", format!("'{d}': {want}")));
+    }
+    Ok((shell.unwrap_or_else(|| host.clone()), host, path))
+}
+
+/// Checks the options and makes the plan.
+pub fn plan(o: &Options) -> Result<Plan, PlanError> {
+    let threads = o.threads.unwrap_or(DEFAULT_THREADS);
+    if !(1..=MAX_THREADS).contains(&threads) {
+        return Err(bad(
+            "-t",
+            format!("{threads} threads: give 1 to {MAX_THREADS}"),
+        ));
+    }
+    let base_port = o.base_port.unwrap_or(DEFAULT_BASE_PORT);
+    let tries = if o.next_free_ports { PORT_TRIES } else { 1 };
+    if base_port == 0 || u64::from(base_port) + u64::from(threads) * u64::from(tries) > 65_536 {
+        return Err(bad(
+            "-p",
+            format!("ports {base_port} and up cannot hold {tries} range(s) of {threads}; choose a lower base port"),
+        ));
+    }
+    let timeout_s = o.timeout_s.unwrap_or(120.0);
+    if !(timeout_s > 0.0 && timeout_s <= 1e6) {
+        return Err(bad("--timeout", "give a number of seconds above 0"));
+    }
+    let (shell_host, addr, dest) = split_destination(&o.destination)?;
+    let jobs = jobs(o, &dest)?;
+    if let Some(k) = &o.key {
+        if !Path::new(k).is_file() {
+            return Err(bad("--key", format!("cannot read the key file {k}")));
+        }
+    }
+    let rsh = RemoteShell::resolve(o.rsh.as_deref()).map_err(|e| bad("--rsh", e.to_string()))?;
+    let local_iolab = std::env::current_exe()
+        .map_err(|e| bad("xddcp", format!("cannot find this program: {e}")))?;
+    let remote_iolab = o
+        .remote_iolab
+        .clone()
+        .unwrap_or_else(|| local_iolab.display().to_string());
+    Ok(Plan {
+        jobs,
+        shell_host,
+        addr,
+        base_port,
+        threads,
+        rsh,
+        local_iolab,
+        remote_iolab,
+        timeout_s,
+        opts: o.clone(),
+    })
+}
+
+/// The files to copy: one, or (`-F`) every name in the list file, each
+/// to the destination directory under its own base name.
+fn jobs(o: &Options, dest: &str) -> Result<Vec<Job>, PlanError> {
+    let dio = o.dio_source || o.dio_destination;
+    if !o.file_list {
+        let bytes = bytes_of(&o.source, o.size.as_deref(), dio, "source_file")?;
+        return Ok(vec![Job {
+            source: o.source.clone(),
+            destination: dest.to_string(),
+            bytes,
+        }]);
+    }
+    if o.size.is_some() {
+        return Err(bad(
+            "size",
+            "with -F each file is copied whole; drop the size",
+        ));
+    }
+    let list = std::fs::read_to_string(&o.source).map_err(|e| {
+        bad(
+            "-F",
+            format!("cannot read the file list {}: {e}", o.source.display()),
+        )
+    })?;
+    let mut out = Vec::new();
+    for name in list.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let source = PathBuf::from(name);
+        let base = source
+            .file_name()
+            .ok_or_else(|| bad("-F", format!("'{name}' names no file")))?
+            .to_string_lossy()
+            .into_owned();
+        let bytes = bytes_of(&source, None, dio, "-F")?;
+        let destination = format!("{}/{base}", dest.trim_end_matches('/'));
+        if out.iter().any(|j: &Job| j.destination == destination) {
+            return Err(bad(
+                "-F",
+                format!("two files would be copied to {destination}"),
+            ));
+        }
+        out.push(Job {
+            source,
+            destination,
+            bytes,
+        });
+    }
+    if out.is_empty() {
+        return Err(bad("-F", format!("{} names no file", o.source.display())));
+    }
+    Ok(out)
+}
+
+/// Bytes to copy from `source`: `size` when given (no more than the
+/// file holds), else the whole file; never 0, and a multiple of 512
+/// under direct I/O.
+fn bytes_of(source: &Path, size: Option<&str>, dio: bool, what: &str) -> Result<u64, PlanError> {
+    let shown = source.display();
+    let meta =
+        std::fs::metadata(source).map_err(|e| bad(what, format!("cannot read {shown}: {e}")))?;
+    if !meta.is_file() {
+        return Err(bad(what, format!("{shown} is not a regular file")));
+    }
+    std::fs::File::open(source).map_err(|e| bad(what, format!("cannot open {shown}: {e}")))?;
+    let bytes = match size {
+        None => meta.len(),
+        Some(s) => {
+            let n =
+                iolab_core::units::parse_size(s).map_err(|e| bad("size", format!("'{s}': {e}")))?;
+            if n > meta.len() {
+                return Err(bad(
+                    "size",
+                    format!("{n} bytes is more than {shown} holds ({})", meta.len()),
+                ));
+            }
+            n
+        }
+    };
+    if bytes == 0 {
+        return Err(bad(what, format!("{shown}: nothing to copy (0 bytes)")));
+    }
+    if dio && bytes % 512 != 0 {
+        return Err(bad(
+            if size.is_some() { "size" } else { "-d/-s" },
+            format!("{shown}: {bytes} bytes is not a multiple of 512, which direct I/O needs; drop -d/-s"),
+        ));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destinations_split_into_shell_host_address_and_path() {
+        let s = |d: &str| split_destination(d).unwrap();
+        assert_eq!(s("h:/x/y"), ("h".into(), "h".into(), "/x/y".into()));
+        assert_eq!(
+            s("ns1@10.0.0.2:/d:e"),
+            ("ns1".into(), "10.0.0.2".into(), "/d:e".into())
+        );
+        assert_eq!(s("[::1]:f"), ("::1".into(), "::1".into(), "f".into()));
+        for bad in ["h", "h:", ":f", "[::1", "[::1]f"] {
+            assert!(split_destination(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! Running a plan, one file after another: start the destination side
+//! through the remote shell and wait until it listens (with `-f`, on the
+//! next port range when this one is taken), run the source side here,
+//! then collect both ends. Nothing is printed; each file's result is
+//! handed to the caller as soon as it is known.
+
+use crate::args;
+use crate::plan::{Job, Plan, PORT_TRIES};
+use iolab_launch::{Remote, WaitError};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// Exit status of a side that was interrupted (Ctrl-C, SIGTERM).
+pub const INTERRUPTED: u8 = 130;
+
+/// How one file's copy ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    /// Every byte is on the destination.
+    Copied,
+    /// It did not finish: the exit status it stands for (1 failed, 2
+    /// refused, 130 interrupted) and the reason, as a side said it.
+    Failed {
+        /// 1, 2 or 130.
+        code: u8,
+        /// Why.
+        why: String,
+    },
+}
+
+/// One file's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileResult {
+    /// The source file.
+    pub source: String,
+    /// `host:file` on the destination.
+    pub destination: String,
+    /// Bytes moved by this run (a resumed copy moves only the rest).
+    pub bytes: u64,
+    /// Seconds from starting the source side until it ended, which it
+    /// does once the destination has confirmed every request written.
+    pub seconds: f64,
+    /// How it ended.
+    pub status: Status,
+}
+
+impl FileResult {
+    /// 10^6 bytes per second over `seconds`.
+    pub fn mb_per_s(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 / self.seconds / 1e6
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Copies every file of the plan in order, calling `each` with every
+/// result. Stops after a file that was refused or interrupted.
+pub fn run(p: &Plan, mut each: impl FnMut(&FileResult)) -> Vec<FileResult> {
+    let mut out = Vec::new();
+    for (i, job) in p.jobs.iter().enumerate() {
+        let r = copy(p, job, i);
+        each(&r);
+        let stop = matches!(r.status, Status::Failed { code, .. } if code != 1);
+        out.push(r);
+        if stop || iolab_core::stop::requested() {
+            break;
+        }
+    }
+    out
+}
+
+fn failed(p: &Plan, job: &Job, code: u8, why: impl Into<String>) -> FileResult {
+    FileResult {
+        source: job.source.display().to_string(),
+        destination: format!("{}:{}", p.addr, job.destination),
+        bytes: 0,
+        seconds: 0.0,
+        status: Status::Failed {
+            code,
+            why: why.into(),
+        },
+    }
+}
+
+/// The environment the destination side gets: the key file named by
+/// IOLAB_KEY_FILE here names it there too.
+fn remote_env() -> Vec<(String, String)> {
+    std::env::var("IOLAB_KEY_FILE")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| vec![("IOLAB_KEY_FILE".to_string(), v)])
+        .unwrap_or_default()
+}
+
+/// The lines a side wrote that say what went wrong (its `xdd:` lines).
+fn reason(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("listening on") && !l.trim().is_empty())
+        .collect();
+    let pick: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.contains(": note: "))
+        .collect();
+    let chosen = if pick.is_empty() { lines } else { pick };
+    chosen.join("; ")
+}
+
+/// Starts the destination and waits until it listens; `-f` moves to the
+/// next port range when the ports are taken. Returns it and its port.
+fn start_destination(p: &Plan, job: &Job) -> Result<(Remote, u16), (u8, String)> {
+    let tries = if p.opts.next_free_ports {
+        PORT_TRIES
+    } else {
+        1
+    };
+    let mut port = p.base_port;
+    for k in 0..tries {
+        let argv = args::destination(p, job, port);
+        let mut r = p
+            .rsh
+            .spawn(&p.shell_host, &argv, &remote_env())
+            .map_err(|e| (2, e.to_string()))?;
+        match wait_listening(&mut r, p.timeout_s) {
+            Ok(()) => return Ok((r, port)),
+            Err(Ended::Exited(code, err)) => {
+                let taken = code == 2 && err.contains("cannot listen");
+                if taken && k + 1 < tries {
+                    port += p.threads as u16;
+                    continue;
+                }
+                let hint = if taken && tries == 1 {
+                    " (ports in use: choose others with -p, or let -f take the next free range)"
+                } else {
+                    ""
+                };
+                return Err((code, format!("destination side: {err}{hint}")));
+            }
+            Err(Ended::Cancelled) => return Err((INTERRUPTED, "interrupted".into())),
+            Err(Ended::Timeout) => {
+                return Err((
+                    1,
+                    format!(
+                        "the destination side did not start listening within {} s (is iolab at {} on {}?)",
+                        p.timeout_s, p.remote_iolab, p.shell_host
+                    ),
+                ))
+            }
+        }
+    }
+    Err((1, "no free port range on the destination".into()))
+}
+
+enum Ended {
+    Exited(u8, String),
+    Cancelled,
+    Timeout,
+}
+
+/// Waits until the destination says it listens, exits, or the time is up.
+fn wait_listening(r: &mut Remote, timeout_s: f64) -> Result<(), Ended> {
+    let until = Instant::now() + Duration::from_secs_f64(timeout_s);
+    loop {
+        let err = r.stderr_so_far();
+        if String::from_utf8_lossy(&err).contains("listening on") {
+            return Ok(());
+        }
+        if r.has_exited() {
+            // Let its last words arrive.
+            std::thread::sleep(Duration::from_millis(50));
+            let err = r.stderr_so_far();
+            let code = exit_code_of(r);
+            return Err(Ended::Exited(code, reason(&err)));
+        }
+        if iolab_core::stop::requested() {
+            r.stop();
+            return Err(Ended::Cancelled);
+        }
+        if Instant::now() >= until {
+            r.stop();
+            return Err(Ended::Timeout);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The exit status of an exited remote (its agent passes it through).
+fn exit_code_of(r: &mut Remote) -> u8 {
+    r.exit_status()
+        .and_then(|s| s.code())
+        .map_or(1, |c| c.clamp(0, 255) as u8)
+}
+
+/// A local child with its output collected as it comes.
+struct Local {
+    child: Child,
+    out: Arc<Mutex<Vec<u8>>>,
+    err: Arc<Mutex<Vec<u8>>>,
+}
+
+fn collect<R: Read + Send + 'static>(r: Option<R>) -> Arc<Mutex<Vec<u8>>> {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    if let Some(mut r) = r {
+        let b = buf.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = r.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                b.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .extend_from_slice(&chunk[..n]);
+            }
+        });
+    }
+    buf
+}
+
+fn bytes_of(b: &Arc<Mutex<Vec<u8>>>) -> Vec<u8> {
+    b.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// Runs the source side to its end; Ctrl-C here passes SIGTERM on.
+fn run_source(argv: &[String]) -> Result<(u8, Vec<u8>, Vec<u8>), String> {
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start the source side ({}): {e}", argv[0]))?;
+    let mut l = Local {
+        out: collect(child.stdout.take()),
+        err: collect(child.stderr.take()),
+        child,
+    };
+    let mut told = false;
+    let status = loop {
+        if let Some(s) = l.child.try_wait().map_err(|e| e.to_string())? {
+            break s;
+        }
+        if iolab_core::stop::requested() && !told {
+            // SAFETY: kill has no memory effects; the pid is our child's.
+            unsafe { libc::kill(l.child.id() as libc::pid_t, libc::SIGTERM) };
+            told = true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // The collectors end at EOF, right after the exit.
+    std::thread::sleep(Duration::from_millis(20));
+    let code = status.code().map_or(1, |c| c.clamp(0, 255) as u8);
+    Ok((code, bytes_of(&l.out), bytes_of(&l.err)))
+}
+
+/// Bytes the source moved, from its JSON document.
+fn moved(json: &Path) -> u64 {
+    std::fs::read(json)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v["payload"]["combined"]["read_bytes"].as_u64())
+        .unwrap_or(0)
+}
+
+fn base_name(job: &Job) -> String {
+    job.source
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into())
+}
+
+/// Copies one file.
+fn copy(p: &Plan, job: &Job, i: usize) -> FileResult {
+    let (mut remote, port) = match start_destination(p, job) {
+        Ok(x) => x,
+        Err((code, why)) => return failed(p, job, code, why),
+    };
+    let json = std::env::temp_dir().join(format!("iolab-xddcp-{}-{i}.json", std::process::id()));
+    let log_prefix = format!("xddcp.{}", base_name(job));
+    let argv = args::source(p, job, port, &json.display().to_string(), &log_prefix);
+    let t0 = Instant::now();
+    let src = run_source(&argv);
+    let seconds = t0.elapsed().as_secs_f64();
+    if src.is_err() || iolab_core::stop::requested() {
+        remote.stop();
+    }
+    let wait = Duration::from_secs_f64(p.timeout_s + 10.0);
+    let dst = remote.wait(wait, iolab_core::stop::requested);
+    let bytes = moved(&json);
+    let _ = std::fs::remove_file(&json);
+    let (s_code, s_out, s_err) = match src {
+        Ok(x) => x,
+        Err(why) => return failed(p, job, 1, why),
+    };
+    if p.opts.verbose || p.opts.dumps {
+        log(&format!("{log_prefix}.source.log"), &s_out, &s_err);
+        if let Ok(f) = &dst {
+            log(
+                &format!("{log_prefix}.destination.log"),
+                &f.stdout,
+                &f.stderr,
+            );
+        }
+    }
+    let (d_code, d_err) = match dst {
+        Ok(f) => (
+            f.status.code().map_or(1, |c| c.clamp(0, 255) as u8),
+            f.stderr,
+        ),
+        Err(WaitError::Cancelled) => (INTERRUPTED, Vec::new()),
+        Err(e) => (1, e.to_string().into_bytes()),
+    };
+    let status = match (s_code, d_code) {
+        (0, 0) => Status::Copied,
+        _ => {
+            let code = worst(s_code, d_code);
+            let mut why = Vec::new();
+            if d_code != 0 {
+                why.push(format!("destination side: {}", reason(&d_err)));
+            }
+            if s_code != 0 {
+                why.push(format!("source side: {}", reason(&s_err)));
+            }
+            Status::Failed {
+                code,
+                why: why.join("; "),
+            }
+        }
+    };
+    FileResult {
+        source: job.source.display().to_string(),
+        destination: format!("{}:{}", p.addr, job.destination),
+        bytes,
+        seconds,
+        status,
+    }
+}
+
+/// The status that says most: usage (2) over interrupted (130) over
+/// failed (1).
+pub fn worst(a: u8, b: u8) -> u8 {
+    let rank = |c: u8| match c {
+        0 => 0,
+        2 => 3,
+        INTERRUPTED => 2,
+        _ => 1,
+    };
+    let c = if rank(a) >= rank(b) { a } else { b };
+    if c == 0 || c == 2 || c == INTERRUPTED {
+        c
+    } else {
+        1
+    }
+}
+
+/// -v: a side's output, kept in a local log file.
+fn log(path: &str, out: &[u8], err: &[u8]) {
+    let mut all = out.to_vec();
+    all.extend_from_slice(err);
+    let _ = std::fs::write(path, all);
+}
