@@ -3,7 +3,7 @@
 //! flag and the deadline, connects retry for a bounded time, and accepts
 //! give up at a deadline. No call can block forever.
 
-use crate::frame::{Header, Kind, HEADER_BYTES};
+use crate::frame::{Header, Kind, PayloadSum, HEADER_BYTES};
 use crate::NetError;
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -193,27 +193,26 @@ impl Conn {
         Ok(seq)
     }
 
-    /// Sends one checked frame whose payload CRC-32C the caller already
-    /// has (`payload_crc == crc32c(payload)`), so that a payload sent
-    /// many times unchanged is summed once: the frame's CRC is the
-    /// header's combined with it, exactly what [`Conn::send`] computes.
-    /// Returns the sequence number.
+    /// Sends one checked frame whose payload was summed once
+    /// ([`PayloadSum`] of exactly these bytes), so that a payload sent
+    /// many times unchanged is not read again for its checksum. The
+    /// frame is the one [`Conn::send`] would send. Returns the sequence
+    /// number.
     pub fn send_summed(
         &mut self,
         kind: Kind,
         flags: u8,
         offset: u64,
         payload: &[u8],
-        payload_crc: u32,
+        sum: &PayloadSum,
         cancel: Cancel<'_>,
     ) -> Result<u64, NetError> {
-        if payload.len() > self.max_payload as usize || !self.payload_crc {
+        let mismatched = payload.len() != sum.len() as usize;
+        if mismatched || payload.len() > self.max_payload as usize || !self.payload_crc {
             return self.send(kind, flags, offset, payload, cancel);
         }
         let seq = self.sent;
-        let h =
-            Header::with_payload_crc(kind, flags, offset, seq, payload.len() as u32, payload_crc)
-                .encode();
+        let h = Header::with_sum(kind, flags, offset, seq, sum).encode();
         self.write_all2(&h, payload, cancel)?;
         self.sent += 1;
         Ok(seq)

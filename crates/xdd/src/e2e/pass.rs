@@ -16,7 +16,7 @@ use crate::throttle::Pacer;
 use crate::values::Ordering;
 use iolab_core::clock::mono_ns;
 use iolab_core::Failure;
-use iolab_net::frame::Kind;
+use iolab_net::frame::{Kind, PayloadSum};
 use iolab_net::{Cancel, NetError};
 use std::sync::atomic::Ordering::Release;
 use std::time::Duration;
@@ -117,12 +117,12 @@ pub fn source(st: &mut QState, cx: &PassCtx) -> Counts {
     close(c, cx, &cpu0)
 }
 
-/// The payload CRC of a full request when it is the same for every
-/// request (the `null` source with a fixed pattern), so it is summed once.
-fn constant_crc(st: &QState, cx: &PassCtx) -> Option<u32> {
+/// The checksum of a full request when it is the same for every
+/// request (the `null` source with a fixed pattern): summed once.
+fn constant_sum(st: &QState, cx: &PassCtx) -> Option<PayloadSum> {
     let p = cx.plan;
     let fixed = p.backend == "null" && !p.pattern.varies_per_request();
-    fixed.then(|| crc32c::crc32c(&st.buf.as_slice()[..p.xfer_bytes as usize]))
+    fixed.then(|| PayloadSum::new(&st.buf.as_slice()[..p.xfer_bytes as usize]))
 }
 
 /// The source's loop over its share; returns the frames sent and the
@@ -132,7 +132,7 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
     let qd = plan.opts.queuedepth.max(1);
     let cancel = Cancel::with(cx.run.stop_flag());
     let generate = plan.backend == "null";
-    let full_crc = constant_crc(st, cx);
+    let full_sum = constant_sum(st, cx);
     let damage = damage_at(st.q);
     let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
     let mut lock = LockstepLocal::default();
@@ -163,20 +163,15 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
             cx.shared.issued.store(j + 1, Release);
         }
         let buf = &mut st.buf.as_mut_slice()[..len];
-        let crc = match full_crc {
-            Some(k) if len == plan.xfer_bytes as usize => k,
-            _ => crc32c::crc32c(buf),
-        };
         let hurt = damage != 0 && sent + 1 == damage;
-        if hurt {
-            buf[len / 2] ^= 1;
-        }
-        let r = link
-            .conn
-            .send_summed(Kind::Data, 0, offset, buf, crc, cancel);
-        if hurt {
-            buf[len / 2] ^= 1;
-        }
+        let r = match &full_sum {
+            Some(sum) if len == sum.len() as usize && !hurt => {
+                link.conn
+                    .send_summed(Kind::Data, 0, offset, buf, sum, cancel)
+            }
+            _ if hurt => send_damaged(link, offset, buf, cancel),
+            _ => link.conn.send(Kind::Data, 0, offset, buf, cancel),
+        };
         let t2 = mono_ns();
         if plan.opts.ordering == Ordering::Serial {
             cx.shared.completed.store(j + 1, Release);
@@ -196,6 +191,24 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
         n += qd;
     }
     (sent, END_COMPLETE)
+}
+
+/// The integrity test's hook: the frame's checksum is taken over the
+/// right bytes, then one bit of the payload flips on its way out.
+fn send_damaged(
+    link: &mut Link,
+    offset: u64,
+    buf: &mut [u8],
+    cancel: Cancel<'_>,
+) -> Result<u64, NetError> {
+    let sum = PayloadSum::new(buf);
+    let mid = buf.len() / 2;
+    buf[mid] ^= 1;
+    let r = link
+        .conn
+        .send_summed(Kind::Data, 0, offset, buf, &sum, cancel);
+    buf[mid] ^= 1;
+    r
 }
 
 /// Counts, time-stamps and publishes one completed request.
