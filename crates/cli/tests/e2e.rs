@@ -81,7 +81,9 @@ fn file_to_file_with_several_qthreads_and_dio_is_byte_identical() {
     );
     let src = source(
         &s.root,
-        &format!("-op read -target src.dat {common} -e2e issource --json s.json"),
+        &format!(
+            "-op read -target src.dat {common} -e2e issource -e2e sockbuf 4194304 --json s.json"
+        ),
         &[],
     );
     let dst = d.wait(60);
@@ -352,6 +354,7 @@ fn bad_end_to_end_options_exit_2_and_create_nothing() {
         (format!("{ok} -e2e isdestination destination h portcount 0"), "-endtoend"),
         (format!("{ok} -e2e isdestination destination h key /no/such/key"), "key"),
         (format!("{ok} -e2e isdestination destination h timeout 0"), "-endtoend"),
+        (format!("{ok} -e2e isdestination destination h sockbuf 10"), "-endtoend"),
         (format!("{ok} -e2e issource destination h noclobber"), "noclobber"),
         (format!("{ok} -e2e isdestination destination h -engine uring"), "-engine"),
         (format!("{ok} -e2e isdestination destination h -seek random"), "-seek"),

@@ -74,6 +74,11 @@ pub struct E2eOpts {
     pub key: Option<String>,
     /// `timeout S` (iolab): connect retries, accept wait and idle limit.
     pub timeout_s: Option<f64>,
+    /// `sockbuf BYTES` (iolab): socket send and receive buffers, for
+    /// links whose bandwidth x delay is beyond what the kernel's own
+    /// tuning reaches (it is then off; capped by net.core.*mem_max).
+    #[serde(default)]
+    pub sockbuf: Option<u64>,
     /// `noclobber` (iolab): the destination refuses an existing file
     /// unless a restart record for it says how much of it is written.
     pub noclobber: bool,
@@ -209,7 +214,7 @@ impl RestartOpts {
 
 /// `-e2e OPERATOR [VALUE] ...`: one or more operators in a row.
 pub fn e2e_option(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result<(), UsageError> {
-    const OPS: [&str; 8] = [
+    const OPS: [&str; 9] = [
         "issource",
         "isdestination",
         "destination",
@@ -217,6 +222,7 @@ pub fn e2e_option(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result
         "portcount",
         "key",
         "timeout",
+        "sockbuf",
         "noclobber",
     ];
     let mut any = false;
@@ -232,7 +238,7 @@ pub fn e2e_option(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result
     }
     if !any {
         return Err(c.err(format!(
-            "expects issource, isdestination, destination HOST[:PORT[,N]], port N, portcount N, key FILE, timeout SECONDS or noclobber{}",
+            "expects issource, isdestination, destination HOST[:PORT[,N]], port N, portcount N, key FILE, timeout SECONDS, sockbuf BYTES or noclobber{}",
             c.peek().map(|w| format!(" (not '{w}')")).unwrap_or_default()
         )));
     }
@@ -267,6 +273,10 @@ fn e2e_operator(c: &mut Cursor, op: &str) -> Result<E2eSetter, UsageError> {
                 return Err(c.err("the timeout must be more than 0 seconds"));
             }
             Box::new(move |e| e.timeout_s = Some(s))
+        }
+        "sockbuf" => {
+            let b = c.count("bytes", 4096, 1 << 30)?;
+            Box::new(move |e| e.sockbuf = Some(b))
         }
         _ => Box::new(|e| e.noclobber = true),
     })

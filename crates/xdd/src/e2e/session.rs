@@ -141,14 +141,10 @@ fn key_of(t: &TargetPlan) -> Result<Option<SharedKey>, RunError> {
 fn for_data(c: &mut Conn, t: &TargetPlan) {
     c.max_payload = (t.xfer_bytes as u32).max(1 << 16);
     c.idle_timeout = Duration::from_secs_f64(t.opts.e2e.timeout_s());
-    if std::env::var_os("IOLAB_EXP_NOCRC").is_some() {
-        c.payload_crc = false;
-    }
-    if let Some(b) = std::env::var("IOLAB_EXP_BUF")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        let _ = c.set_buffers(b);
+    // Without `sockbuf` the kernel tunes the buffers itself (up to
+    // net.ipv4.tcp_rmem/tcp_wmem's maximum), which setting them stops.
+    if let Some(b) = t.opts.e2e.sockbuf {
+        let _ = c.set_buffers(b as usize);
     }
 }
 
