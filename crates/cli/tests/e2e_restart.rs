@@ -207,3 +207,72 @@ fn a_copy_killed_five_times_resumes_to_a_byte_identical_file() {
         "byte-identical after 5 kills"
     );
 }
+
+fn sigterm(b: &Bg) {
+    // SAFETY: kill has no memory effects; the pid is our child's.
+    unsafe { libc::kill(b.pid() as i32, libc::SIGTERM) };
+}
+
+/// SIGTERM (as Ctrl-C) on either side mid-copy: that side exits 130,
+/// the other exits 1 with the reason. A destination that keeps a restart
+/// file keeps its partial copy and says so; one that does not removes
+/// the file it made.
+#[test]
+fn an_interrupted_side_exits_130_and_says_what_it_left() {
+    let s = Scratch::new("e2e-term");
+    random_file(&s.path("src.dat"), 8 << 20);
+    let common = "-reqsize 64 -mbytes 8 -qd 2";
+    for (kill_dest, restart) in [(true, "-restart enable"), (false, "")] {
+        let p = free_ports(2);
+        let dest = format!("-e2e destination 127.0.0.1:{p}");
+        let mut d = start(
+            &s.root,
+            &format!("-op write -target dst.dat {common} {dest} -e2e isdestination {restart}"),
+        );
+        assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+        let src = start(
+            &s.root,
+            &format!(
+                "-op read -target src.dat {common} {dest} -e2e issource -throttle bw 4 {restart}"
+            ),
+        );
+        // Wait until data is moving: the destination file grows.
+        let until = Instant::now() + Duration::from_secs(60);
+        while std::fs::metadata(s.path("dst.dat")).map_or(0, |m| m.len()) < 1 << 20 {
+            assert!(Instant::now() < until, "no data moved");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let (hit, other) = if kill_dest {
+            sigterm(&d);
+            (d.wait(60), src.wait(60))
+        } else {
+            sigterm(&src);
+            (src.wait(60), d.wait(60))
+        };
+        assert_eq!(hit.code, Some(130), "{}", hit.stderr);
+        assert_eq!(other.code, Some(1), "{}", other.stderr);
+        if kill_dest {
+            assert!(
+                hit.stderr.contains("partial copy is kept"),
+                "{}",
+                hit.stderr
+            );
+            assert!(
+                other.stderr.contains("the destination said"),
+                "{}",
+                other.stderr
+            );
+            assert!(s.path("dst.dat").exists());
+            let _ = std::fs::remove_file(s.path("dst.dat"));
+            let _ = std::fs::remove_file(s.path("dst.dat.restart"));
+        } else {
+            assert!(
+                other.stderr.contains("the source stopped before the end"),
+                "{}",
+                other.stderr
+            );
+            assert!(other.stderr.contains("removed"), "{}", other.stderr);
+            assert!(!s.path("dst.dat").exists());
+        }
+    }
+}

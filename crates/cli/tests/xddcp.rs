@@ -162,9 +162,18 @@ fn xddcp_takes_the_next_free_port_range_with_f_instead_of_killing() {
     let e = common::stderr(&o);
     assert!(e.contains("40011") && e.contains("-f"), "{e}");
     assert!(!s.path("b").exists());
-    let o = xddcp_on(&c, &s.root, &args(true, "b"));
+    let mut w = args(true, "b");
+    w.insert(0, "-v".into());
+    let o = xddcp_on(&c, &s.root, &w);
     assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
     assert!(same(&s.path("a"), &s.path("b")));
+    // -v: both sides' logs here, time stamps on both sides.
+    let src_log = std::fs::read_to_string(s.path("xddcp.a.source.log")).unwrap();
+    assert!(src_log.contains("COMBINED"), "{src_log}");
+    let dst_log = std::fs::read_to_string(s.path("xddcp.a.destination.log")).unwrap();
+    assert!(dst_log.contains("listening on"), "{dst_log}");
+    assert!(s.path("xddcp.a.target.0000.csv").exists());
+    assert!(s.path("b.xddcp-ts.target.0000.csv").exists());
     drop(held);
 }
 
@@ -285,4 +294,23 @@ fn bad_xddcp_command_lines_exit_2_and_create_nothing() {
     let mut left = common::tree(&s.root);
     left.retain(|f| f != "a" && f != "list");
     assert!(left.is_empty(), "{left:?}");
+    // Through a link named xddcp: the same command.
+    std::os::unix::fs::symlink(IOLAB, s.path("xddcp")).unwrap();
+    let o = std::process::Command::new(s.path("xddcp"))
+        .args(["-t", "0", "a", "h:/x"])
+        .current_dir(&s.root)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::stderr(&o).contains("-t"), "{}", common::stderr(&o));
+    let o = std::process::Command::new(s.path("xddcp"))
+        .arg("-h")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        common::stdout(&o).contains("restart file"),
+        "{}",
+        common::stdout(&o)
+    );
 }

@@ -387,6 +387,11 @@ fn receive_share(
         m.set_low(st.q, low_after(cx, n));
     }
     loop {
+        // A steady stream never makes a read wait, so the stop (Ctrl-C,
+        // a failed QThread) is looked at between frames too.
+        if cx.run.stopping() {
+            return Err(String::new());
+        }
         let t0 = mono_ns();
         let h = match link.conn.recv_header(cancel) {
             Ok(h) => h,
@@ -532,6 +537,10 @@ fn end_of_share(
     next: u64,
 ) -> Result<(), String> {
     let plan = cx.plan;
+    if cx.run.stopping() {
+        // This side is stopping already: the source's word adds nothing.
+        return Err(String::new());
+    }
     let whole = next >= plan.ops;
     let why = match h.flags {
         _ if h.offset != got => Some(format!(
@@ -549,9 +558,6 @@ fn end_of_share(
     };
     if let Some(w) = why {
         return Err(format!("target {} qthread {q}: {w}", plan.index));
-    }
-    if cx.run.stopping() {
-        return Err(String::new());
     }
     let cancel = Cancel::with(cx.run.stop_flag());
     link.conn
