@@ -90,6 +90,16 @@ fn file_to_file_with_several_qthreads_and_dio_is_byte_identical() {
     assert_eq!(src.code, Some(0), "source: {}", src.stderr);
     assert_eq!(dst.code, Some(0), "destination: {}", dst.stderr);
     assert!(cmp(&s.path("src.dat"), &s.path("dst.dat")));
+    assert!(
+        src.stdout.contains("End-to-end, source, destinations"),
+        "{}",
+        src.stdout
+    );
+    assert!(
+        dst.stdout.contains("End-to-end, destination"),
+        "{}",
+        dst.stdout
+    );
     // Each side's table ends with the percentage of time on the network.
     for out in [&src.stdout, &dst.stdout] {
         assert!(out.contains("E2E_Pct_S/R"), "{out}");

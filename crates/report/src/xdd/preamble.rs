@@ -212,6 +212,38 @@ fn buffer_part(t: &TargetOpts, info: &TargetInfo) -> String {
         }
     );
     s += &format!("\t\tDelete file, {}\n", on(t.deletefile));
+    s += &e2e_part(t);
+    s
+}
+
+/// The end-to-end lines of a target (none for a local target).
+fn e2e_part(t: &TargetOpts) -> String {
+    use iolab_xdd::e2e::opts::Role;
+    let Some(role) = t.e2e.role() else {
+        return String::new();
+    };
+    let side = match role {
+        Role::Source => "source",
+        Role::Destination => "destination",
+    };
+    let mut s = format!(
+        "\t\tEnd-to-end, {side}, destinations, {}\n",
+        t.e2e.describe_destinations().join(" ")
+    );
+    let r = &t.restart;
+    if r.any() {
+        s += &format!(
+            "\t\tRestart, {}{}\n",
+            match (role, r.monitored()) {
+                (Role::Destination, true) =>
+                    format!("file {} every {} s", r.file_for(&t.path), r.frequency_s()),
+                _ => "follows the destination".into(),
+            },
+            r.offset
+                .map(|o| format!(", offset {o}"))
+                .unwrap_or_default()
+        );
+    }
     s
 }
 
