@@ -277,7 +277,10 @@ fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
     let mut peer_path = String::new();
     for (q, (h, p)) in eps.iter().enumerate() {
         let a = addr(h, *p);
-        let left = until.saturating_duration_since(Instant::now());
+        // Whole milliseconds, so that the error says "after 120 s".
+        let left = Duration::from_millis(
+            until.saturating_duration_since(Instant::now()).as_millis() as u64 + 1,
+        );
         let mut c = match conn::connect(&a, left, Cancel::process()) {
             Ok(c) => c,
             Err(NetError::Cancelled) => return Err(RunError::Interrupted),
