@@ -314,3 +314,66 @@ fn bad_xddcp_command_lines_exit_2_and_create_nothing() {
         common::stdout(&o)
     );
 }
+
+/// `-a`: a copy stopped by SIGTERM (as Ctrl-C) exits 130 and leaves its
+/// partial file and restart record; the same command again moves only
+/// the rest, and the file ends byte-identical.
+#[test]
+fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
+    let Some(c) = cluster("xddcp_resume", 2) else {
+        return;
+    };
+    let s = Scratch::new("xddcp-resume");
+    let total: usize = 256 << 20;
+    // Distinct bytes everywhere (fast to make): a mixing of the offset.
+    let data: Vec<u8> = (0..total / 8)
+        .flat_map(|i| ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5555).to_le_bytes())
+        .collect();
+    std::fs::write(s.path("big"), &data).unwrap();
+    drop(data);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let argv: Vec<String> = vec![
+        "ip".into(),
+        "netns".into(),
+        "exec".into(),
+        ns0,
+        IOLAB.into(),
+        "xddcp".into(),
+        "-a".into(),
+        "-t".into(),
+        "2".into(),
+        "--rsh".into(),
+        "ip netns exec".into(),
+        "--remote-iolab".into(),
+        IOLAB.into(),
+        s.path("big").display().to_string(),
+        format!("{ns1}@{a1}:{}", s.path("copy").display()),
+    ];
+    let first = Bg::start_argv(&s.root, &argv, &[]);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::metadata(s.path("copy")).map_or(0, |m| m.len()) < 16 << 20 {
+        assert!(std::time::Instant::now() < until, "no data moved");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    // SAFETY: kill has no memory effects; the pid is our child's.
+    unsafe { libc::kill(first.pid() as i32, libc::SIGTERM) };
+    let first = first.wait(60);
+    assert_eq!(first.code, Some(130), "{}{}", first.stdout, first.stderr);
+    let left = std::fs::read_to_string(s.path("copy.restart")).unwrap();
+    assert!(!left.contains(&format!("offset {total}")), "{left}");
+    let again = Bg::start_argv(&s.root, &argv, &[]).wait(120);
+    assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
+    let moved: u64 = again
+        .stdout
+        .lines()
+        .find(|l| l.contains(" bytes ") && l.contains(" -> "))
+        .and_then(|l| l.split_whitespace().find_map(|w| w.parse().ok()))
+        .unwrap();
+    assert!(moved > 0 && moved < total as u64, "only the rest: {moved}");
+    assert_eq!(
+        std::fs::read(s.path("big")).unwrap(),
+        std::fs::read(s.path("copy")).unwrap(),
+        "byte-identical"
+    );
+}

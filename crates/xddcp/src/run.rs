@@ -113,6 +113,16 @@ fn reason(stderr: &[u8]) -> String {
     chosen.join("; ")
 }
 
+/// What a side that ended with `code` said, or its status when it said
+/// nothing.
+fn said(code: u8, stderr: &[u8]) -> String {
+    match reason(stderr) {
+        r if !r.is_empty() => r,
+        _ if code == INTERRUPTED => "interrupted".into(),
+        _ => format!("exit status {code}"),
+    }
+}
+
 /// Starts the destination and waits until it listens; `-f` moves to the
 /// next port range when the ports are taken. Returns it and its port.
 fn start_destination(p: &Plan, job: &Job) -> Result<(Remote, u16), (u8, String)> {
@@ -131,6 +141,13 @@ fn start_destination(p: &Plan, job: &Job) -> Result<(Remote, u16), (u8, String)>
         match wait_listening(&mut r, p.timeout_s) {
             Ok(()) => return Ok((r, port)),
             Err(Ended::Exited(code, err)) => {
+                // Ending without listening is a failure even at status 0.
+                let code = code.max(1);
+                let err = if err.is_empty() {
+                    format!("it ended before listening (is `{}` iolab?)", p.remote_iolab)
+                } else {
+                    err
+                };
                 let taken = code == 2 && err.contains("cannot listen");
                 if taken && k + 1 < tries {
                     port += p.threads as u16;
@@ -323,10 +340,10 @@ fn copy(p: &Plan, job: &Job, i: usize) -> FileResult {
             let code = worst(s_code, d_code);
             let mut why = Vec::new();
             if d_code != 0 {
-                why.push(format!("destination side: {}", reason(&d_err)));
+                why.push(format!("destination side: {}", said(d_code, &d_err)));
             }
             if s_code != 0 {
-                why.push(format!("source side: {}", reason(&s_err)));
+                why.push(format!("source side: {}", said(s_code, &s_err)));
             }
             Status::Failed {
                 code,
