@@ -19,6 +19,8 @@
 mod null;
 mod options;
 mod posix;
+#[cfg(feature = "s3")]
+pub mod s3;
 
 pub use null::Null;
 pub use options::{parse_options, BackendOptions, OptionError};
@@ -139,6 +141,9 @@ pub struct Capabilities {
     pub preallocate: bool,
     /// rename(2).
     pub rename: bool,
+    /// Paths name files of this machine's file systems, so their type and
+    /// mount can be described (not so for an object store).
+    pub local: bool,
 }
 
 /// A storage backend. Errors are `io::Error` so that the caller can name
@@ -223,6 +228,11 @@ pub trait Backend: Send + Sync {
         let _ = h;
         None
     }
+    /// What the run should tell the user about the backend itself, after
+    /// the run (for S3: requests retried). Empty for POSIX.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The error of an operation a backend does not offer.
@@ -246,13 +256,21 @@ pub fn c_path(path: &std::path::Path) -> io::Result<CString> {
 }
 
 /// The backends built in, by the name users type.
+#[cfg(feature = "s3")]
+pub const NAMES: &[&str] = &["posix", "null", "s3"];
+/// The backends built in, by the name users type.
+#[cfg(not(feature = "s3"))]
 pub const NAMES: &[&str] = &["posix", "null"];
 
-/// Picks a backend by name; the error lists the names that exist.
+/// Picks a backend by name, with default options (for S3: the AWS_*
+/// environment variables; a bad setting there is reported by `init`);
+/// the error lists the names that exist.
 pub fn by_name(name: &str) -> Result<Box<dyn Backend>, UnknownBackend> {
     match name.to_ascii_lowercase().as_str() {
         "posix" => Ok(Box::new(Posix)),
         "null" => Ok(Box::new(Null)),
+        #[cfg(feature = "s3")]
+        "s3" => Ok(Box::new(s3::S3::from_env())),
         _ => Err(UnknownBackend(name.to_string())),
     }
 }
@@ -265,6 +283,10 @@ pub fn with_options(name: &str, opts: &BackendOptions) -> Result<Box<dyn Backend
         return Err(OptionError(format!(
             "--{other}.* options given but the backend is {name}; drop them or pick -a {other}"
         )));
+    }
+    #[cfg(feature = "s3")]
+    if name == "s3" {
+        return Ok(Box::new(s3::S3::from_options(opts)?));
     }
     let inner = by_name(&name).map_err(|e| OptionError(e.to_string()))?;
     let direct = opts.flag("posix", "odirect");

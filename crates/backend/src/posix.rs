@@ -69,6 +69,7 @@ impl Backend for Posix {
             mknod: true,
             preallocate: true,
             rename: true,
+            local: true,
         }
     }
 

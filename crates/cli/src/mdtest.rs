@@ -35,12 +35,15 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let setup = match prepare(prog, &args) {
         Ok(Some(s)) => s,
         Ok(None) => return ExitCode::SUCCESS,
-        Err(msg) => {
+        Err(e) => {
             // Under mpirun every rank finds the same fault; one says it.
             if iolab_comm::launcher_rank().unwrap_or(0) == 0 {
-                eprintln!("{prog}: {msg}");
+                eprintln!("{prog}: {}", e.msg);
             }
-            return crate::exit::usage();
+            return match e.failure {
+                Some(f) => crate::exit::status(&Outcome::Error(f)),
+                None => crate::exit::usage(),
+            };
         }
     };
     run(prog, setup, command)
@@ -70,8 +73,21 @@ fn split_backend_options(argv: &[OsString]) -> (Vec<String>, Vec<OsString>) {
     (backend, rest)
 }
 
+/// Why a run did not start: bad input (exit 2), or a backend that could
+/// not start, such as a storage service refusing the credentials (exit 1).
+struct NotStarted {
+    msg: String,
+    failure: Option<Failure>,
+}
+
+impl From<String> for NotStarted {
+    fn from(msg: String) -> Self {
+        NotStarted { msg, failure: None }
+    }
+}
+
 /// Everything that can fail on bad input, done before anything is created.
-fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
+fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
     let (backend_opts, argv) = split_backend_options(argv);
     let raw = args::parse_os(&argv).map_err(|e| e.to_string())?;
     if raw.help {
@@ -83,6 +99,12 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
     let opts = iolab_backend::parse_options(&names).map_err(|e| e.to_string())?;
     let backend =
         iolab_backend::with_options(&cfg.backend, &opts).map_err(|e| format!("-a: {e}"))?;
+    // Before the checks below, which already ask the backend (an object
+    // store answers them only once its connection is set up).
+    backend.init().map_err(|e| NotStarted {
+        msg: format!("cannot start the {} backend: {e}", backend.name()),
+        failure: Some(Failure::io("backend init", None, &e)),
+    })?;
     let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
     check_outputs(&cfg)?;
     let stats = crate::stats_hook::Hook::load(cfg.stats.as_deref())?;
@@ -130,10 +152,6 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
     // One collector set per job: rank 0 starts it for every node it lists.
     let hook = std::mem::replace(&mut s.stats, crate::stats_hook::Hook::none());
     let collecting = if leader { Some(hook.start()) } else { None };
-    if let Err(e) = s.backend.init() {
-        eprintln!("{prog}: cannot start the {} backend: {e}", s.backend.name());
-        return crate::exit::status(&Outcome::Error(Failure::io("backend init", None, &e)));
-    }
     let mut doc = new_document(&s, &command, &transport);
     crate::signals::set_last_words(last_words(prog, &s.cfg, &s.plan));
     if leader {
@@ -162,6 +180,7 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
             s.backend.name()
         );
     }
+    backend_notes(prog, &s, &mut doc);
     if leader {
         print_now(&text::finished(&doc.payload.finished));
     }
@@ -378,6 +397,20 @@ fn finished_test(
     }
 }
 
+/// What the backend has to say after the run (S3: retried requests, a
+/// bucket left): printed, and added to the exports.
+fn backend_notes(prog: &str, s: &Setup, doc: &mut MdtestDocument) {
+    let notes = s.backend.notes();
+    if notes.is_empty() {
+        return;
+    }
+    notes.iter().for_each(|n| eprintln!("{prog}: note: {n}"));
+    doc.notes.extend(notes);
+    if s.world.transport().rank() == 0 {
+        write_exports(prog, &s.cfg, doc);
+    }
+}
+
 fn new_document(s: &Setup, command: &str, t: &Arc<dyn Transport>) -> MdtestDocument {
     let now = mdtest_timestamp();
     let payload = MdtestPayload {
@@ -394,7 +427,11 @@ fn new_document(s: &Setup, command: &str, t: &Arc<dyn Transport>) -> MdtestDocum
     };
     let environment = Environment {
         host: host_info(),
-        filesystems: s.cfg.dirs.iter().map(|d| fs_info(d)).collect(),
+        // An object store's paths name no local file system.
+        filesystems: match s.backend.capabilities().local {
+            true => s.cfg.dirs.iter().map(|d| fs_info(d)).collect(),
+            false => Vec::new(),
+        },
     };
     let mut doc = Envelope::new(
         SCHEMA,

@@ -170,7 +170,7 @@ pub static OPTIONS: &[Opt] = &[
         "",
         Value,
         "API",
-        "I/O backend (POSIX)",
+        "I/O backend (POSIX, S3)",
         |c, o, _| {
             o.api = Some(c.value("API name")?.to_string());
             Ok(())

@@ -374,4 +374,9 @@ impl TargetOpts {
     pub fn is_null(&self) -> bool {
         self.name == "null"
     }
+
+    /// True for an object in an object store: `s3://bucket/key`.
+    pub fn is_s3(&self) -> bool {
+        self.path.starts_with("s3://")
+    }
 }

@@ -172,8 +172,8 @@ pub fn prepare<'a>(
     let mut existed_before = false;
     let io = crate::iopath::choose(plan);
     info.block_device = check_safety(be, plan, sh.global)?;
-    // Only a backend with a real namespace has a file system to describe.
-    if be.capabilities().directories {
+    // Only a backend of local files has a file system to describe.
+    if be.capabilities().local {
         info.fs = Some(iolab_core::env::fs_info(std::path::Path::new(&t.path)));
     }
     // -createnewfiles opens a new file before each pass instead.
@@ -528,7 +528,11 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
         return true;
     }
     if let Some(h) = tg.handle.take() {
-        let _ = be.close(h);
+        if let Err(e) = be.close(h) {
+            // A backend may finish its writes at close (an S3 upload).
+            sh.state
+                .fail(Failure::io("close", Some(tg.path.clone()), &e));
+        }
     }
     let path = if fresh {
         pass_file_name(&t.path, pass)
@@ -582,8 +586,15 @@ fn collect_timestamps(tg: &mut Target) {
 
 /// Closes the target's file.
 pub fn close(tg: &mut Target) {
-    if let Some(h) = tg.handle.take() {
-        let _ = tg.be.close(h);
+    let _ = close_checked(tg);
+}
+
+/// Closes the file, saying whether the close failed: a backend may
+/// finish its writes there (an S3 object is uploaded whole at close).
+pub fn close_checked(tg: &mut Target) -> std::io::Result<()> {
+    match tg.handle.take() {
+        Some(h) => tg.be.close(h),
+        None => Ok(()),
     }
 }
 
