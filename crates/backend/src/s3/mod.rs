@@ -112,6 +112,26 @@ impl S3 {
         i.client.create_bucket(&b)
     }
 
+    /// Every key in `bucket` under `prefix`, flat (for test fixtures and
+    /// scripts that check what a run left).
+    pub fn keys(&self, bucket: &str, prefix: &str) -> io::Result<Vec<String>> {
+        let i = self.inner()?;
+        let b = i.client.bucket(bucket)?;
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..100_000 {
+            let page = i.client.list(&b, prefix, false, 1000, token.as_deref())?;
+            out.extend(page.contents.into_iter().map(|c| c.key));
+            token = page.next_continuation_token;
+            if token.is_none() {
+                return Ok(out);
+            }
+        }
+        Err(io::Error::other(format!(
+            "s3://{bucket}/{prefix}: the listing did not end after 100 million keys"
+        )))
+    }
+
     /// The bucket plain paths name (given, or this run's own).
     pub fn bucket(&self) -> Option<&str> {
         self.inner.as_ref().ok().map(|i| i.bucket.as_str())
@@ -326,6 +346,10 @@ impl Inner {
         }
         self.client.delete_bucket(&b)?;
         self.made.store(false, Ordering::Release);
+        self.note(format!(
+            "S3: the run worked in bucket s3://{}, made for it and removed at the end",
+            self.bucket
+        ));
         Ok(())
     }
 
@@ -489,9 +513,13 @@ impl Backend for S3 {
             ));
         }
         let exists = i.client.head_bucket(&b).map_err(|e| {
+            let why = match e.kind() {
+                ErrorKind::PermissionDenied => "the service refused the credentials",
+                _ => "the service did not answer",
+            };
             io::Error::new(
                 e.kind(),
-                format!("{e} (check the credentials and --s3.endpoint)"),
+                format!("{why} ({e}); check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY and the endpoint (--s3.endpoint or AWS_ENDPOINT_URL)"),
             )
         })?;
         match (i.own, exists) {
