@@ -167,7 +167,8 @@ fn run_bucket_name() -> String {
 pub fn split_path(path: &str) -> Result<(Option<&str>, &str), String> {
     let (bucket, rest) = match path.strip_prefix("s3:/") {
         Some(r) => {
-            let r = r.trim_start_matches('/');
+            // `s3://b/k`, or `s3:/b/k` as a PathBuf spells it.
+            let r = r.strip_prefix('/').unwrap_or(r);
             let (b, k) = r.split_once('/').unwrap_or((r, ""));
             if b.is_empty() {
                 return Err(format!(
@@ -578,7 +579,9 @@ mod tests {
 
     #[test]
     fn paths_split_into_bucket_and_key() {
-        let ok = |p: &str| split_path(p).unwrap();
+        fn ok(p: &str) -> (Option<&str>, &str) {
+            split_path(p).unwrap()
+        }
         assert_eq!(ok("s3://b/k/x"), (Some("b"), "k/x"));
         assert_eq!(ok("s3://b"), (Some("b"), ""));
         assert_eq!(ok("s3://b/"), (Some("b"), ""));
@@ -604,6 +607,6 @@ mod tests {
         let e = be.init().unwrap_err().to_string();
         assert!(e.contains("--s3.endpoint"), "{e}");
         assert!(be.stat(c"/x").is_err());
-        assert_eq!(be.capabilities().rename, false);
+        assert!(!be.capabilities().rename);
     }
 }

@@ -116,7 +116,7 @@ impl Open {
     /// there and fit in it.
     fn part_number(&self, part_len: u64, len: u64, offset: u64) -> io::Result<u16> {
         let part = offset / part_len + 1;
-        if offset % part_len != 0 || len > part_len || part > MAX_PARTS {
+        if !offset.is_multiple_of(part_len) || len > part_len || part > MAX_PARTS {
             return Err(io::Error::new(
                 ErrorKind::InvalidInput,
                 format!(
