@@ -235,40 +235,101 @@ fn bad_s3_options_are_usage_errors() {
     }
 }
 
+/// Waits (bounded) for `child` to end; kills it and fails the test
+/// after `limit`.
+fn wait_bounded(child: &mut std::process::Child, limit: Duration, what: &str) -> Output {
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut out = Output {
+        status: child.wait().unwrap(),
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+    };
+    use std::io::Read;
+    if let Some(mut o) = child.stdout.take() {
+        o.read_to_end(&mut out.stdout).unwrap();
+    }
+    if let Some(mut e) = child.stderr.take() {
+        e.read_to_end(&mut out.stderr).unwrap();
+    }
+    out
+}
+
+fn spawn(s: &S3Server, args: &str) -> std::process::Child {
+    cmd(s, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn an_interrupted_run_removes_what_it_made() {
+    let Some(s) = server("interrupted_on_s3") else {
+        return;
+    };
+    let b = "md-interrupted";
+    s.make_bucket(b).unwrap();
+    s.put(b, "keep", b"k").unwrap();
+    let mut child = spawn(
+        s,
+        &format!("mdtest -a S3 --s3.bucket={b} -F -C -n 1000000 -d /i -w 10"),
+    );
+    let t0 = Instant::now();
+    while s.keys(b).unwrap_or_default().len() < 20 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no files made");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = wait_bounded(&mut child, Duration::from_secs(120), "interrupted run");
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(keys(s, b), vec!["keep"], "{}", stderr(&o));
+}
+
 #[test]
 fn a_server_killed_under_a_run_ends_it_with_exit_1() {
     if S3Server::shared().is_err() {
         return skip_or_fail("server_killed", "no S3 server");
     }
     let mut s = S3Server::start(&["killed"]).unwrap();
-    let mut child = cmd(
+    // An object for xdd to read over and over.
+    let w = run(
+        &s,
+        "xdd -op write -target s3://killed/obj -reqsize 5120 -numreqs 2",
+    );
+    ok(&w, "write");
+    let mut md = spawn(
         &s,
         "mdtest -a S3 --s3.bucket=killed --s3.timeout=5 -F -C -n 1000000 -d /k --tasks 2",
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    // Kill the server once the run is creating files.
+    );
+    let mut xdd = spawn(
+        &s,
+        "xdd -op read -target s3://killed/obj -reqsize 64 -numreqs 160 -passes 100000 -qd 2",
+    );
+    // Kill the server once mdtest is creating files (xdd reads by then).
     let t0 = Instant::now();
     while s.keys("killed").unwrap_or_default().len() < 20 {
         assert!(t0.elapsed() < Duration::from_secs(60), "no files made");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        assert!(md.try_wait().unwrap().is_none(), "mdtest ended early");
         std::thread::sleep(Duration::from_millis(100));
     }
+    assert!(xdd.try_wait().unwrap().is_none(), "xdd ended early");
     s.kill();
-    let t1 = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t1.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("the run went on for a minute after its server died");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains(s.endpoint()), "{}", stderr(&o));
+    for (child, what) in [(&mut md, "mdtest"), (&mut xdd, "xdd")] {
+        let o = wait_bounded(child, Duration::from_secs(60), what);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(s.endpoint()) || stdout(&o).contains(s.endpoint()),
+            "{what}: {}\n{}",
+            stderr(&o),
+            stdout(&o)
+        );
+    }
 }

@@ -269,6 +269,10 @@ fn one_op<T: Transfer>(
                 "target {} op {n}: {what} of {len} bytes at offset {offset} failed: {e}",
                 plan.index
             );
+            if storage_gone(&e) {
+                cx.run.fail(failure(cx, what, e.raw_os_error(), &msg));
+                cx.stop_pass();
+            }
             error(st, cx, c, msg, what, e.raw_os_error());
             return more_allowed(cx);
         }
@@ -452,6 +456,23 @@ pub(crate) fn error(
     if cx.global.stoponerror {
         cx.run.request_stop();
     }
+}
+
+/// The storage service cannot be reached (an object store that went
+/// away or stopped answering): like a full disk, every later operation
+/// would fail the same way, so the run ends instead of counting them.
+fn storage_gone(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(
+        e.kind(),
+        K::ConnectionRefused
+            | K::ConnectionReset
+            | K::ConnectionAborted
+            | K::NotConnected
+            | K::HostUnreachable
+            | K::NetworkUnreachable
+            | K::TimedOut
+    )
 }
 
 fn failure(cx: &PassCtx, op: &str, errno: Option<i32>, msg: &str) -> Failure {

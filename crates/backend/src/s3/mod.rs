@@ -510,7 +510,7 @@ impl Backend for S3 {
         if i.own && !i.client.signed() {
             return Err(io::Error::new(
                 ErrorKind::PermissionDenied,
-                "S3: no credentials, and a bucket per run needs them: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give --s3.bucket",
+                "S3: no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --s3.access-key and --s3.secret-key-file); without them only a bucket given with --s3.bucket that allows anonymous access can be used",
             ));
         }
         let exists = i.client.head_bucket(&b).map_err(|e| {
