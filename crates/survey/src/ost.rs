@@ -289,7 +289,7 @@ fn timed(
     if write {
         made.push(f.to_path_buf());
     }
-    let r = move_all(b, h, &mut buf, write, size_mb, direct);
+    let r = move_all(b, &h, &mut buf, write, size_mb, direct);
     let closed = b.close(h);
     r?;
     closed?;
@@ -298,7 +298,7 @@ fn timed(
 
 fn move_all(
     b: &dyn Backend,
-    h: Handle,
+    h: &Handle,
     buf: &mut IoBuffer,
     write: bool,
     size_mb: u64,
