@@ -112,7 +112,7 @@ impl S3Server {
         let h = be
             .open(&path, OpenOptions::create_new())
             .map_err(|e| e.to_string())?;
-        be.write_at(h, data, 0).map_err(|e| e.to_string())?;
+        be.write_at(&h, data, 0).map_err(|e| e.to_string())?;
         be.close(h).map_err(|e| e.to_string())
     }
 

@@ -15,7 +15,7 @@
 //! let be = with_options("s3", &o).unwrap();
 //! be.init().unwrap();
 //! let h = be.open(c"/demo/object", OpenOptions::create_new()).unwrap();
-//! be.write_at(h, b"hello", 0).unwrap();
+//! be.write_at(&h, b"hello", 0).unwrap();
 //! be.close(h).unwrap(); // the PUT
 //! assert_eq!(be.stat(c"/demo/object").unwrap().size, 5);
 //! be.unlink(c"/demo/object").unwrap();
@@ -30,12 +30,12 @@ pub use config::{check_bucket, S3Config};
 use crate::options::{BackendOptions, OptionError};
 use crate::{Backend, Capabilities, DirEntry, Handle, OpenOptions, Stat};
 use client::Client;
-use objects::{Open, Table};
+use objects::Open;
 use rusty_s3::Bucket;
 use std::cell::Cell;
 use std::ffi::CStr;
 use std::io::{self, ErrorKind};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The S3 backend.
@@ -52,7 +52,8 @@ struct Inner {
     own: bool,
     made: AtomicBool,
     making: Mutex<()>,
-    objects: Table,
+    /// Numbers handed out as handles' raw values.
+    next_handle: AtomicI64,
     notes: Mutex<Vec<String>>,
 }
 
@@ -98,7 +99,7 @@ impl S3 {
                 own,
                 made: AtomicBool::new(false),
                 making: Mutex::new(()),
-                objects: Table::default(),
+                next_handle: AtomicI64::new(1),
                 notes: Mutex::new(Vec::new()),
             }),
         }
@@ -190,6 +191,16 @@ pub fn split_path(path: &str) -> Result<(Option<&str>, &str), String> {
     }
     let key = key.trim_end_matches('/');
     Ok((bucket, if key == "." { "" } else { key }))
+}
+
+/// The open object a handle of this backend carries.
+fn open_object(h: &Handle) -> io::Result<&Open> {
+    h.state::<Open>().ok_or_else(bad_handle)
+}
+
+/// A handle this backend did not open (or one already closed).
+fn bad_handle() -> io::Error {
+    io::Error::from_raw_os_error(libc::EBADF)
 }
 
 fn not_found(b: &Bucket, key: &str) -> io::Error {
@@ -426,35 +437,38 @@ impl Backend for S3 {
             return Err(not_found(&b, key));
         }
         let o = Open::new(b, key.to_string(), opts.write, opts.create);
-        Ok(Handle(i.objects.insert(o)))
+        let raw = i.next_handle.fetch_add(1, Ordering::Relaxed);
+        Ok(Handle::with_state(raw, Box::new(o)))
     }
 
     fn close(&self, h: Handle) -> io::Result<()> {
         let i = self.inner()?;
-        i.objects.remove(h.0)?.close(&i.client)
+        h.into_state::<Open>()
+            .ok_or_else(bad_handle)?
+            .close(&i.client)
     }
 
-    fn write_at(&self, h: Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
+    fn write_at(&self, h: &Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
         let i = self.inner()?;
-        let o = i.objects.get(h.0)?;
+        let o = open_object(h)?;
         if !o.write {
-            return Err(io::Error::from_raw_os_error(libc::EBADF));
+            return Err(bad_handle());
         }
         o.write_at(&i.client, buf, offset)
     }
 
-    fn read_at(&self, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    fn read_at(&self, h: &Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let i = self.inner()?;
-        i.objects.get(h.0)?.read_at(&i.client, buf, offset)
+        open_object(h)?.read_at(&i.client, buf, offset)
     }
 
     /// An object is durable once its PUT (at close) is answered: nothing
     /// to flush before.
-    fn fsync(&self, h: Handle) -> io::Result<()> {
-        self.inner()?.objects.get(h.0).map(|_| ())
+    fn fsync(&self, h: &Handle) -> io::Result<()> {
+        open_object(h).map(|_| ())
     }
 
-    fn fdatasync(&self, h: Handle) -> io::Result<()> {
+    fn fdatasync(&self, h: &Handle) -> io::Result<()> {
         self.fsync(h)
     }
 
@@ -464,9 +478,9 @@ impl Backend for S3 {
         i.stat_key(&b, key)
     }
 
-    fn fstat(&self, h: Handle) -> io::Result<Stat> {
+    fn fstat(&self, h: &Handle) -> io::Result<Stat> {
         let i = self.inner()?;
-        let o = i.objects.get(h.0)?;
+        let o = open_object(h)?;
         match i.client.head_object(&o.bucket, &o.key)? {
             Some(size) => Ok(Stat {
                 size,
@@ -541,17 +555,10 @@ impl Backend for S3 {
     }
 
     fn finalize(&self) -> io::Result<()> {
-        let i = self.inner()?;
-        let open = i.objects.len();
-        if open > 0 {
-            i.note(format!(
-                "S3: {open} objects were still open at the end; unfinished uploads were not completed"
-            ));
-        }
-        i.remove_own_bucket()
+        self.inner()?.remove_own_bucket()
     }
 
-    fn preallocate(&self, _h: Handle, _offset: u64, _len: u64) -> io::Result<()> {
+    fn preallocate(&self, _h: &Handle, _offset: u64, _len: u64) -> io::Result<()> {
         Err(crate::unsupported("s3", "preallocation"))
     }
 

@@ -1,7 +1,5 @@
-//! Open objects. A [`Handle`](crate::Handle) stays a copyable integer;
-//! what an open object needs (bucket, key, the upload being assembled)
-//! lives here, in a table sharded by handle so threads working on
-//! different objects do not meet on one lock.
+//! Open objects: what an open object needs (bucket, key, the upload
+//! being assembled) travels in its [`Handle`](crate::Handle)'s state.
 //!
 //! Writes: the part at offset 0 is kept until a second part comes. An
 //! object written in one piece (mdtest's files) is then one PUT at close;
@@ -10,14 +8,12 @@
 
 use super::client::Client;
 use rusty_s3::Bucket;
-use std::collections::HashMap;
 use std::io::{self, ErrorKind};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// S3 allows part numbers 1 to 10000.
 const MAX_PARTS: u64 = 10_000;
-const SHARDS: usize = 16;
 
 /// One open object.
 pub struct Open {
@@ -209,56 +205,4 @@ impl Open {
             false => e,
         })
     }
-}
-
-/// The open objects, by handle.
-pub struct Table {
-    shards: Vec<Mutex<HashMap<i64, Arc<Open>>>>,
-    next: AtomicI64,
-}
-
-impl Default for Table {
-    fn default() -> Self {
-        Table {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-            next: AtomicI64::new(1),
-        }
-    }
-}
-
-impl Table {
-    fn shard(&self, h: i64) -> MutexGuard<'_, HashMap<i64, Arc<Open>>> {
-        self.shards[h as usize % SHARDS]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Registers an open object; returns its handle number.
-    pub fn insert(&self, o: Open) -> i64 {
-        let h = self.next.fetch_add(1, Ordering::Relaxed);
-        self.shard(h).insert(h, Arc::new(o));
-        h
-    }
-
-    /// The object open under `h`.
-    pub fn get(&self, h: i64) -> io::Result<Arc<Open>> {
-        self.shard(h).get(&h).cloned().ok_or_else(bad_handle)
-    }
-
-    /// Forgets `h`; returns its object.
-    pub fn remove(&self, h: i64) -> io::Result<Arc<Open>> {
-        self.shard(h).remove(&h).ok_or_else(bad_handle)
-    }
-
-    /// Objects still open.
-    pub fn len(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).len())
-            .sum()
-    }
-}
-
-fn bad_handle() -> io::Error {
-    io::Error::from_raw_os_error(libc::EBADF)
 }
