@@ -298,7 +298,26 @@ fn a_server_killed_under_a_run_ends_it_with_exit_1() {
     if S3Server::shared().is_err() {
         return skip_or_fail("server_killed", "no S3 server");
     }
-    let mut s = S3Server::start(&["killed"]).unwrap();
+    let mut s = S3Server::start(&["killed", "stopped"]).unwrap();
+    // A server that stops answering: each request ends at --s3.timeout.
+    let mut md = spawn(
+        &s,
+        "mdtest -a S3 --s3.bucket=stopped --s3.timeout=2 -F -C -n 1000000 -d /s",
+    );
+    let t0 = Instant::now();
+    while s.keys("stopped").unwrap_or_default().len() < 20 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no files made");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.pause(true);
+    let o = wait_bounded(
+        &mut md,
+        Duration::from_secs(60),
+        "mdtest on a stopped server",
+    );
+    s.pause(false);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no answer within 2s"), "{}", stderr(&o));
     // An object for xdd to read over and over.
     let w = run(
         &s,

@@ -136,6 +136,16 @@ impl S3Server {
         Ok(k)
     }
 
+    /// Stops (SIGSTOP, `true`) or resumes (SIGCONT) the server: a stopped
+    /// server accepts connections and never answers.
+    pub fn pause(&self, stop: bool) {
+        if let Some(c) = &self.child {
+            let sig = if stop { libc::SIGSTOP } else { libc::SIGCONT };
+            // SAFETY: kill(2) on the pid of our own child, not yet reaped.
+            unsafe { libc::kill(c.id() as i32, sig) };
+        }
+    }
+
     /// Kills the server at once (SIGKILL), as a crash would.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
