@@ -186,9 +186,7 @@ impl DiskConfig {
         } else {
             (st.size, 512)
         };
-        // `%`, not is_multiple_of: the workspace's rust-version is 1.80.
-        #[allow(clippy::manual_is_multiple_of)]
-        if (self.rszlo_kb * 1024) % block_bytes != 0 {
+        if !(self.rszlo_kb * 1024).is_multiple_of(block_bytes) {
             return Err(ParamError::new(
                 "rszlo",
                 format!(

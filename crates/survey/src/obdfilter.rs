@@ -68,9 +68,7 @@ impl ObdConfig {
         check_range("rszlo", self.rszlo_kb, "rszhi", self.rszhi_kb, MAX_RSZ_KB)?;
         check_range("nobjlo", self.nobjlo, "nobjhi", self.nobjhi, MAX_OBJECTS)?;
         check_range("thrlo", self.thrlo, "thrhi", self.thrhi, MAX_THREADS)?;
-        // `%`, not is_multiple_of: the workspace's rust-version is 1.80.
-        #[allow(clippy::manual_is_multiple_of)]
-        if self.rszlo_kb % page_kb() != 0 {
+        if !self.rszlo_kb.is_multiple_of(page_kb()) {
             return Err(ParamError::new(
                 "rszlo",
                 format!("must be a multiple of the {} KB page", page_kb()),

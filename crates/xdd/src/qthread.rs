@@ -155,7 +155,7 @@ fn admit(cx: &PassCtx, n: u64, lock: &mut LockstepLocal) -> bool {
         return false;
     }
     let every = cx.global.syncio;
-    if every > 0 && n > 0 && n % every == 0 {
+    if every > 0 && n > 0 && n.is_multiple_of(every) {
         let me = cx.plan.index;
         let others_there = || {
             p.iter()
@@ -423,7 +423,7 @@ pub fn count(c: &mut Counts, read: bool, bytes: u64) {
 pub(crate) fn flush_if_due(st: &mut QState, cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
     *writes += 1;
     let every = cx.plan.opts.flushwrite;
-    if let (true, Some(h)) = (every > 0 && *writes % every == 0, cx.handle) {
+    if let (true, Some(h)) = (every > 0 && (*writes).is_multiple_of(every), cx.handle) {
         let t = mono_ns();
         let r = cx.backend.fdatasync(h);
         c.flush_ns += mono_ns() - t;

@@ -303,7 +303,7 @@ fn uring(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
 }
 
 fn dio(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
-    let aligned = |v: u64| v % DIO_ALIGN == 0;
+    let aligned = |v: u64| v.is_multiple_of(DIO_ALIGN);
     if !aligned(t.xfer_bytes()) {
         return Err(UsageError::new("dio", format!(
             "target {i}: request size {} bytes is not a multiple of {DIO_ALIGN}; O_DIRECT needs aligned transfers",
