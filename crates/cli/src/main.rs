@@ -11,9 +11,11 @@ mod exit;
 mod lst;
 mod mdtest;
 mod progress;
+mod results;
 mod signals;
 mod stats;
 mod stats_hook;
+mod store_hook;
 mod survey;
 mod xdd;
 
@@ -34,6 +36,7 @@ Commands:
   lst      network self-test as LNet selftest: agents, ping and brw (iolab lst --help)
   stats    stats-collect: system and Lustre statistics on every node (iolab stats -h)
   survey   the Lustre I/O kit's surveys: disk, obdfilter, ost, mds, plot (iolab survey --help)
+  results  the results store: list, show, export, compare (iolab results --help)
   demo     the quick-start run: a short mdtest in a temporary directory
   timeserver  XDD's global clock server (iolab timeserver -help)
   gettime     read the global clock from a timeserver (iolab gettime -help)
@@ -55,6 +58,7 @@ fn lookup(name: &str) -> Option<Entry> {
         "lst" => Some(lst::main),
         "stats" => Some(stats::main),
         "survey" => Some(survey::main),
+        "results" => Some(results::main),
         "timeserver" => Some(clock::timeserver),
         "gettime" => Some(clock::gettime),
         "xddcp" => Some(not_yet),

@@ -48,6 +48,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 
 struct Setup {
     stats: crate::stats_hook::Hook,
+    store: crate::store_hook::StoreHook,
     cfg: Config,
     plan: Plan,
     wall: Option<iolab_mdtest::stonewall::WallCounts>,
@@ -68,6 +69,22 @@ fn split_backend_options(argv: &[OsString]) -> (Vec<String>, Vec<OsString>) {
         }
     }
     (backend, rest)
+}
+
+/// Checks a command line as `iolab mdtest` reads it, without touching
+/// anything (for a sweep's plan): the option table, the validation of
+/// every value and combination, the backend's options, the plan's sizes.
+pub fn check_args(argv: &[OsString]) -> Result<(), String> {
+    let (backend_opts, argv) = split_backend_options(argv);
+    let raw = args::parse_os(&argv).map_err(|e| e.to_string())?;
+    if raw.help {
+        return Err("-h prints the help and runs nothing".into());
+    }
+    let cfg = Config::from_raw(&raw).map_err(|e| e.to_string())?;
+    let names: Vec<&str> = backend_opts.iter().map(|a| &a[2..]).collect();
+    let opts = iolab_backend::parse_options(&names).map_err(|e| e.to_string())?;
+    iolab_backend::with_options(&cfg.backend, &opts).map_err(|e| format!("-a: {e}"))?;
+    Plan::new(&cfg).map(drop).map_err(|e| e.to_string())
 }
 
 /// Everything that can fail on bad input, done before anything is created.
@@ -92,6 +109,12 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
     cfg.check_environment(&*backend)
         .map_err(|e| e.to_string())?;
     let wall = preflight(&cfg, &plan, &*backend).map_err(|e| e.to_string())?;
+    // Last, so that a run refused above leaves no store behind; one rank
+    // records.
+    let store = match world.transport().rank() {
+        0 => crate::store_hook::StoreHook::open(cfg.store.as_deref())?,
+        _ => crate::store_hook::StoreHook::none(),
+    };
     if world.transport().rank() == 0 {
         raw.warnings
             .iter()
@@ -99,6 +122,7 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
     }
     Ok(Some(Setup {
         stats,
+        store,
         cfg,
         plan,
         wall,
@@ -155,6 +179,10 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         if doc.stats.is_some() {
             write_exports(prog, &s.cfg, &mut doc);
         }
+    }
+    if let Err(f) = s.store.record(&doc) {
+        eprintln!("{prog}: {f}");
+        doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
     }
     if let Err(e) = s.backend.finalize() {
         eprintln!(
