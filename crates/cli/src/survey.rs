@@ -727,26 +727,6 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
     conclude(&a.common, &mut out, doc, csv)
 }
 
-/// Fonts looked for when --font is not given.
-const FONTS: &[&str] = &[
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/TTF/DejaVuSans.ttf",
-    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-    "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
-];
-
-/// Loads and registers a font for chart text; false when none is usable.
-fn load_font(given: Option<&PathBuf>) -> bool {
-    let candidates: Vec<PathBuf> = match given {
-        Some(p) => vec![p.clone()],
-        None => FONTS.iter().map(PathBuf::from).collect(),
-    };
-    candidates.iter().any(|p| {
-        std::fs::read(p).is_ok_and(|bytes| fmt::plot::use_font(Box::leak(bytes.into_boxed_slice())))
-    })
-}
-
 fn plot(a: PlotArgs) -> ExitCode {
     let text = match std::fs::read_to_string(&a.summary) {
         Ok(t) => t,
@@ -769,7 +749,7 @@ fn plot(a: PlotArgs) -> ExitCode {
         let p = a.summary.display().to_string();
         p.strip_suffix(".summary").map(str::to_string).unwrap_or(p)
     });
-    let with_text = load_font(a.font.as_ref());
+    let with_text = crate::font::load(a.font.as_ref());
     if !with_text {
         eprintln!("iolab survey plot: no usable font (give --font FILE.ttf); charts are drawn without labels");
     }

@@ -153,7 +153,7 @@ pub fn points(s: &Series) -> String {
             };
             rows.push(vec![
                 if first { p.key.clone() } else { String::new() },
-                if first { num(p.x) } else { String::new() },
+                if first { x(p.x) } else { String::new() },
                 phase.clone(),
                 format!("{metric} ({unit})"),
                 num(sp.mean),
@@ -181,4 +181,12 @@ pub fn points(s: &Series) -> String {
         }
     }
     table(&rows)
+}
+
+/// An x value: whole numbers as such.
+fn x(v: f64) -> String {
+    match v.fract() == 0.0 && v.abs() < 1e15 {
+        true => format!("{}", v as i64),
+        false => num(v),
+    }
 }
