@@ -83,7 +83,7 @@ fn sweep_record_report_and_compare_two_series() {
             out.contains("6 points x 3 repeats; 0 recorded already, 18 to run"),
             "{out}"
         );
-        assert_eq!(out.matches("file_create").count() >= 18, true, "{out}");
+        assert!(out.matches("file_create").count() >= 18, "{out}");
     }
     // Every repeat is recorded with its point, and ran with its task count.
     let series = json(&["results", "--store", &store, "export", "before", "--json"]);
@@ -401,6 +401,14 @@ fn bad_plans_are_refused_before_any_run() {
         "--taks",
     );
     refused(&s, &good.replace("\"mdtest\"", "\"fio\""), "tool: 'fio'");
+    // The shipped example is a valid plan.
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/smp-affinity.toml");
+    let o = run(&["sweep", example.to_str().unwrap(), "--dry-run"]);
+    assert!(
+        stdout(&o).contains("10 points x 3 repeats"),
+        "{}",
+        stdout(&o)
+    );
     refused(
         &s,
         &format!("launcher = \"mpirun -n {{ranks}} {{iolab}}\"\n{good}"),
@@ -543,4 +551,49 @@ fn two_processes_record_at_once_and_lose_nothing() {
         .filter_map(|l| l.split_whitespace().next()?.parse().ok())
         .collect();
     assert_eq!(ids, (1..=2 * EACH as u64).collect::<Vec<_>>(), "{listed}");
+}
+
+/// Under mpirun: a sweep over ranks 1 and 2 through the plan's launcher
+/// runs each point with that many ranks.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_sweep_over_ranks_runs_each_point_under_mpirun_with_its_rank_count() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return skip_or_fail("sweep over ranks", "mpirun not installed");
+    }
+    let s = Scratch::new("sweep-mpi");
+    let store = store_arg(&s);
+    let p = s.path("ranks.toml");
+    let text = format!(
+        r#"label = "ranks"
+tool = "mdtest"
+args = "-F -n 8 -d {}/mpi.{{point}}"
+repeats = 1
+launcher = "mpirun --allow-run-as-root --oversubscribe -n {{ranks}} {{iolab}}"
+x_label = "MPI ranks"
+[[axes]]
+name = "ranks"
+values = [1, 2]
+"#,
+        s.root.display()
+    );
+    std::fs::write(&p, text).unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    // The children's mpiruns inherit the private session directory.
+    let _session = common::OmpiSession::attach(&mut c);
+    let o = c
+        .args(["sweep", p.to_str().unwrap(), "--store", &store])
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let series = json(&["results", "--store", &store, "export", "ranks", "--json"]);
+    for p in series["points"].as_array().unwrap() {
+        let ranks = p["axes"]["ranks"].as_u64().unwrap();
+        let id = p["runs"][0]["run_id"].to_string();
+        let doc = json(&["results", "--store", &store, "export", &id, "--json"]);
+        assert_eq!(doc["payload"]["comm"]["kind"], "mpi", "{doc}");
+        assert_eq!(doc["payload"]["comm"]["ranks"], ranks, "{doc}");
+        assert_eq!(doc["payload"]["tests"][0]["tasks"], ranks);
+    }
 }
