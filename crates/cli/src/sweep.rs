@@ -156,9 +156,9 @@ fn show(plan: &Plan, store: &Path, e: Event) {
                 .filter(|f| f.scope.is_empty())
                 .map(|f| format!("{} {} {}", f.phase, iolab_report::store::num(f.stat.mean), f.unit))
                 .collect();
-            let head = match outcome.as_str() {
-                "completed" => String::new(),
-                o => format!("{o} (recorded, not counted): "),
+            let head = match iolab_store::counts(&outcome) {
+                true => String::new(),
+                false => format!("{outcome} (recorded, not counted): "),
             };
             say(&format!("{head}{} ({elapsed_s:.1} s, run {run_id})\n", figs.join(", ")));
         }

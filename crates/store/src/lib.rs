@@ -49,6 +49,12 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
 
+/// Whether a run that ended this way (its `outcome` column) gave
+/// results: it completed, or reached the time limit the user set.
+pub fn counts(outcome: &str) -> bool {
+    matches!(outcome, "completed" | "time_limit")
+}
+
 /// How long a writer waits for another process's transaction to end.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 

@@ -130,7 +130,7 @@ impl Point {
         let values: Vec<f64> = self
             .runs
             .iter()
-            .filter(|r| r.outcome == "completed")
+            .filter(|r| crate::counts(&r.outcome))
             .flat_map(|r| &r.figures)
             .filter(|f| f.scope.is_empty() && f.phase == phase && f.metric == metric)
             .map(|f| f.stat.mean)
@@ -138,11 +138,11 @@ impl Point {
         Spread::of(&values)
     }
 
-    /// Completed repeats.
+    /// Repeats that gave results ([`crate::counts`]).
     pub fn completed(&self) -> usize {
         self.runs
             .iter()
-            .filter(|r| r.outcome == "completed")
+            .filter(|r| crate::counts(&r.outcome))
             .count()
     }
 }

@@ -174,12 +174,86 @@ impl Store {
         Ok(id)
     }
 
-    /// The repeats of a point that completed (what a resumed sweep skips).
+    /// The repeats of a point that gave results ([`crate::counts`]): what
+    /// a resumed sweep skips.
     pub fn completed_repeats(&self, point_id: i64) -> Result<Vec<u32>, StoreError> {
         let mut st = self.conn.prepare(
-            "SELECT DISTINCT repeat FROM runs WHERE point_id = ?1 AND outcome = 'completed' ORDER BY repeat",
+            "SELECT DISTINCT repeat FROM runs WHERE point_id = ?1 AND outcome IN ('completed', 'time_limit') ORDER BY repeat",
         )?;
         let rows = st.query_map([point_id], |r| r.get(0))?;
         Ok(rows.collect::<Result<Vec<u32>, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_core::Outcome;
+
+    #[test]
+    fn series_resume_by_plan_key_and_repeats_count_when_they_gave_results() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-rec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut st = Store::open(&dir.join("s.sqlite")).unwrap();
+        let new = |key| NewSeries {
+            label: "a",
+            tool: "xdd",
+            plan: "",
+            plan_key: key,
+            x_label: "x",
+        };
+        let id = st.series_for(&new("k1")).unwrap();
+        assert_eq!(st.series_for(&new("k1")).unwrap(), id);
+        assert!(matches!(
+            st.series_for(&new("k2")),
+            Err(StoreError::PlanMismatch { .. })
+        ));
+        let axes = serde_json::json!({"n": 1});
+        let p = NewPoint {
+            idx: 0,
+            key: "n=1",
+            line: "",
+            x: 1.0,
+            axes: &axes,
+        };
+        let pid = st.point(id, &p).unwrap();
+        assert_eq!(st.point(id, &p).unwrap(), pid);
+        let env = iolab_results::Environment::default();
+        for (repeat, outcome) in [
+            (1, Outcome::Completed),
+            (2, Outcome::TimeLimit { limit_s: 1.0 }),
+            (3, Outcome::Interrupted),
+        ] {
+            let doc = Envelope::new(
+                "iolab.xdd/2",
+                "xdd",
+                "x",
+                Value::Null,
+                env.clone(),
+                outcome,
+                Value::Null,
+            );
+            let doc = iolab_results::parse_any(&doc.to_json()).unwrap();
+            st.record(
+                &doc,
+                Some(Attribution {
+                    point_id: pid,
+                    repeat,
+                }),
+            )
+            .unwrap();
+        }
+        assert_eq!(st.completed_repeats(pid).unwrap(), [1, 2]);
+        let s = st.series("a").unwrap();
+        assert_eq!(
+            (
+                s.points.len(),
+                s.points[0].runs.len(),
+                s.points[0].completed()
+            ),
+            (1, 3, 2)
+        );
+        drop(st);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -289,7 +289,7 @@ fn run_job(
             )?;
             let outcome = store.run(run_id)?.row.outcome;
             sum.recorded += 1;
-            if outcome != "completed" {
+            if !iolab_store::counts(&outcome) {
                 sum.failed += 1;
             }
             on(Event::Recorded {

@@ -141,9 +141,9 @@ pub fn points(s: &Series) -> String {
         let runs: Vec<String> = p
             .runs
             .iter()
-            .map(|r| match r.outcome.as_str() {
-                "completed" => r.run_id.to_string(),
-                o => format!("{}({o})", r.run_id),
+            .map(|r| match iolab_store::counts(&r.outcome) {
+                true => r.run_id.to_string(),
+                false => format!("{}({})", r.run_id, r.outcome),
             })
             .collect();
         let mut first = true;
