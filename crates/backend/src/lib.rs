@@ -26,12 +26,56 @@ pub use posix::Posix;
 use std::ffi::{CStr, CString};
 use std::io;
 
-/// An open file as a backend sees it. For POSIX it is the descriptor.
+/// An open file as a backend sees it. Owned: the backend that opened it
+/// consumes it in [`Backend::close`], and everything else borrows it, so
+/// a handle cannot be used after it is closed or closed twice.
 ///
-/// Still a copyable integer: XDD's queue threads copy handles freely, so
-/// the owned handle S3 will need is a later, separate change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Handle(pub i64);
+/// `raw` is the backend's number for it (POSIX: the descriptor). A
+/// backend that needs more per open file (an object store's key and
+/// upload in progress) keeps it in `state`, which only that backend reads.
+pub struct Handle {
+    raw: i64,
+    state: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Handle {
+    /// A handle that is just a number (a file descriptor).
+    pub fn new(raw: i64) -> Handle {
+        Handle { raw, state: None }
+    }
+
+    /// A handle carrying the backend's own per-file state.
+    pub fn with_state(raw: i64, state: Box<dyn std::any::Any + Send + Sync>) -> Handle {
+        Handle {
+            raw,
+            state: Some(state),
+        }
+    }
+
+    /// The backend's number for this handle.
+    pub fn raw(&self) -> i64 {
+        self.raw
+    }
+
+    /// The backend's per-file state, when it is of type `T`.
+    pub fn state<T: 'static>(&self) -> Option<&T> {
+        self.state.as_ref()?.downcast_ref()
+    }
+
+    /// Takes the per-file state out (in `close`).
+    pub fn into_state<T: 'static>(self) -> Option<Box<T>> {
+        self.state?.downcast().ok()
+    }
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle")
+            .field("raw", &self.raw)
+            .field("state", &self.state.is_some())
+            .finish()
+    }
+}
 
 /// How to open a file; the fields map onto open(2) flags for POSIX.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -157,17 +201,17 @@ pub trait Backend: Send + Sync {
     /// Closes a handle.
     fn close(&self, h: Handle) -> io::Result<()>;
     /// Writes `buf` at `offset`; returns the bytes written.
-    fn write_at(&self, h: Handle, buf: &[u8], offset: u64) -> io::Result<usize>;
+    fn write_at(&self, h: &Handle, buf: &[u8], offset: u64) -> io::Result<usize>;
     /// Reads into `buf` from `offset`; returns the bytes read (0 at end).
-    fn read_at(&self, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+    fn read_at(&self, h: &Handle, buf: &mut [u8], offset: u64) -> io::Result<usize>;
     /// Flushes a file's data and metadata to stable storage.
-    fn fsync(&self, h: Handle) -> io::Result<()>;
+    fn fsync(&self, h: &Handle) -> io::Result<()>;
     /// Flushes a file's data (fdatasync).
-    fn fdatasync(&self, h: Handle) -> io::Result<()>;
+    fn fdatasync(&self, h: &Handle) -> io::Result<()>;
     /// Metadata of a path.
     fn stat(&self, path: &CStr) -> io::Result<Stat>;
     /// Metadata of an open handle.
-    fn fstat(&self, h: Handle) -> io::Result<Stat>;
+    fn fstat(&self, h: &Handle) -> io::Result<Stat>;
     /// Removes a file.
     fn unlink(&self, path: &CStr) -> io::Result<()>;
     /// Renames a file or directory.
@@ -214,12 +258,12 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
     /// Preallocates `len` bytes at `offset`.
-    fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()>;
+    fn preallocate(&self, h: &Handle, offset: u64, len: u64) -> io::Result<()>;
     /// Flushes everything the system holds (sync(2)).
     fn sync_all(&self);
-    /// Tells the backend what `fd` is for, when it can use it; POSIX
-    /// returns the descriptor so engines may submit io_uring requests.
-    fn raw_fd(&self, h: Handle) -> Option<i32> {
+    /// The file descriptor behind a handle, when there is one; POSIX
+    /// returns it so engines may submit io_uring requests.
+    fn raw_fd(&self, h: &Handle) -> Option<i32> {
         let _ = h;
         None
     }

@@ -129,22 +129,22 @@ impl Backend for Tuned {
     fn close(&self, h: Handle) -> io::Result<()> {
         self.inner.close(h)
     }
-    fn write_at(&self, h: Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
+    fn write_at(&self, h: &Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
         self.inner.write_at(h, buf, offset)
     }
-    fn read_at(&self, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    fn read_at(&self, h: &Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         self.inner.read_at(h, buf, offset)
     }
-    fn fsync(&self, h: Handle) -> io::Result<()> {
+    fn fsync(&self, h: &Handle) -> io::Result<()> {
         self.inner.fsync(h)
     }
-    fn fdatasync(&self, h: Handle) -> io::Result<()> {
+    fn fdatasync(&self, h: &Handle) -> io::Result<()> {
         self.inner.fdatasync(h)
     }
     fn stat(&self, path: &CStr) -> io::Result<Stat> {
         self.inner.stat(path)
     }
-    fn fstat(&self, h: Handle) -> io::Result<Stat> {
+    fn fstat(&self, h: &Handle) -> io::Result<Stat> {
         self.inner.fstat(h)
     }
     fn unlink(&self, path: &CStr) -> io::Result<()> {
@@ -177,13 +177,13 @@ impl Backend for Tuned {
     fn finalize(&self) -> io::Result<()> {
         self.inner.finalize()
     }
-    fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()> {
+    fn preallocate(&self, h: &Handle, offset: u64, len: u64) -> io::Result<()> {
         self.inner.preallocate(h, offset, len)
     }
     fn sync_all(&self) {
         self.inner.sync_all()
     }
-    fn raw_fd(&self, h: Handle) -> Option<i32> {
+    fn raw_fd(&self, h: &Handle) -> Option<i32> {
         self.inner.raw_fd(h)
     }
 }

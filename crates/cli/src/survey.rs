@@ -248,6 +248,12 @@ struct OstArgs {
     /// File size per target, MB (written and read 1 MiB at a time).
     #[arg(short = 's', long, env = "size", default_value_t = 30)]
     size: u64,
+    /// The one target is a Lustre mount: survey every active OST of it
+    /// (`lfs osts`), one file striped on each (`lfs setstripe -c 1 -i N`).
+    /// Automatic when the one target is on Lustre; `lfs` is $LFS or found
+    /// on PATH.
+    #[arg(long)]
+    lustre: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -673,15 +679,16 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
 }
 
 fn ost(a: OstArgs, line: &str) -> ExitCode {
-    use iolab_survey::ost::{self, OstConfig};
+    use iolab_survey::ost;
     let targets = if a.targets.is_empty() {
         env_list(&["targets"])
     } else {
         a.targets
     };
-    let cfg = OstConfig {
-        targets,
-        size_mb: a.size,
+    let names: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
+    let (cfg, notes) = match ost_config(targets, a.size, a.lustre) {
+        Ok(c) => c,
+        Err(e) => return usage_error("ost", &e),
     };
     let b = backend();
     if let Err(e) = cfg.validate(b.as_ref()) {
@@ -692,16 +699,10 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         Err(e) => return usage_error("ost", &e),
     };
     warn_leftovers(
-        &cfg.targets
-            .iter()
-            .map(|t| ost::file_in(t))
+        &(0..cfg.targets.len())
+            .map(|i| cfg.file(i))
             .collect::<Vec<_>>(),
     );
-    let names: Vec<String> = cfg
-        .targets
-        .iter()
-        .map(|t| t.display().to_string())
-        .collect();
     let host = iolab_core::env::hostname();
     out.line(&fmt::summary::ost_header(
         &iolab_survey::strftime("%D"),
@@ -715,7 +716,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
     );
     out.finish();
     let csv = fmt::csv::ost(&report);
-    let doc = Envelope::new(
+    let mut doc = Envelope::new(
         "iolab.survey.ost/1",
         "survey ost",
         line,
@@ -724,7 +725,51 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         report.outcome.clone(),
         report,
     );
+    doc.notes = notes;
     conclude(&a.common, &mut out, doc, csv)
+}
+
+/// The target survey's configuration: the directories as given, or on
+/// Lustre the mount point once per active OST with that OST's index.
+/// Returns notes on OSTs left out.
+fn ost_config(
+    targets: Vec<PathBuf>,
+    size_mb: u64,
+    lustre: bool,
+) -> Result<(iolab_survey::ost::OstConfig, Vec<String>), ParamError> {
+    use iolab_survey::lustre;
+    let plain = iolab_survey::ost::OstConfig {
+        targets,
+        size_mb,
+        ost_indices: vec![],
+    };
+    let on_lustre = plain.targets.len() == 1 && lustre::is_lustre(&plain.targets[0]);
+    if !lustre && !on_lustre {
+        return Ok((plain, vec![]));
+    }
+    let [mount] = plain.targets.as_slice() else {
+        return Err(ParamError::new(
+            "lustre",
+            "give exactly one target, the Lustre mount point",
+        ));
+    };
+    let osts = lustre::osts(mount).map_err(|e| ParamError::new("lustre", e))?;
+    if osts.active.is_empty() {
+        return Err(ParamError::new(
+            "lustre",
+            format!("'lfs osts {}' lists no active OST", mount.display()),
+        ));
+    }
+    let notes = match osts.inactive.is_empty() {
+        true => vec![],
+        false => vec![format!("OSTs not active, left out: {:?}", osts.inactive)],
+    };
+    let cfg = iolab_survey::ost::OstConfig {
+        targets: vec![mount.clone(); osts.active.len()],
+        ost_indices: osts.active,
+        size_mb,
+    };
+    Ok((cfg, notes))
 }
 
 fn plot(a: PlotArgs) -> ExitCode {

@@ -498,7 +498,7 @@ pub fn run_test(
                 scope.spawn(move || {
                     barrier.wait();
                     let t = w.target;
-                    if !w.handle.is_some_and(|h| h.1) {
+                    if !w.handle.as_ref().is_some_and(|h| h.1) {
                         direct[t].store(false, Ordering::Relaxed);
                     }
                     if let Some(e) = worker(b, w, write, s, counters) {
@@ -580,9 +580,9 @@ fn worker(b: &dyn Backend, mut w: Worker, write: bool, s: Shape, c: &Counters) -
         }
         let off = w.base + i * s.rsz_bytes;
         let r = if write {
-            write_all_at(b, h, w.buf.as_slice(), off)
+            write_all_at(b, &h, w.buf.as_slice(), off)
         } else {
-            read_full_at(b, h, w.buf.as_mut_slice(), off)
+            read_full_at(b, &h, w.buf.as_mut_slice(), off)
         };
         if let Err(e) = r {
             err = Some(format!(
@@ -594,7 +594,7 @@ fn worker(b: &dyn Backend, mut w: Worker, write: bool, s: Shape, c: &Counters) -
         c.add(w.target, s.rsz_bytes);
     }
     if write && !direct && err.is_none() {
-        err = b.fdatasync(h).err().map(|e| format!("fdatasync: {e}"));
+        err = b.fdatasync(&h).err().map(|e| format!("fdatasync: {e}"));
     }
     let _ = b.close(h);
     err

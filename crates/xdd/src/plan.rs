@@ -208,7 +208,7 @@ fn existing_size(t: &TargetOpts) -> u64 {
             let Ok(h) = be.open(&path, iolab_backend::OpenOptions::read()) else {
                 return 0;
             };
-            let size = be.fstat(h).map_or(0, |s| s.size);
+            let size = be.fstat(&h).map_or(0, |s| s.size);
             let _ = be.close(h);
             size
         }

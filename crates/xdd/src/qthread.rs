@@ -66,7 +66,7 @@ pub struct PassCtx<'a> {
     /// Backend that does the I/O.
     pub backend: &'a dyn Backend,
     /// Open target; None for the `null` target.
-    pub handle: Option<Handle>,
+    pub handle: Option<&'a Handle>,
     /// Offsets of this pass.
     pub seeks: PassSeeks<'a>,
     /// Shared pass counters.

@@ -214,7 +214,7 @@ pub fn prepare<'a>(
 /// preallocation, QThread buffers, -seek outputs.
 fn fill(tg: &mut Target, sh: &RunShared, ordinal0: usize) -> Result<(), RunError> {
     let (plan, t) = (tg.plan, &tg.plan.opts);
-    if let Some(h) = tg.handle {
+    if let Some(h) = &tg.handle {
         if tg.io.needs_raw_fd() && tg.be.raw_fd(h).is_none() {
             return Err(RunError::Refused(format!(
                 "target {} ({}): the {} I/O path needs a file descriptor, which the {} backend does not have",
@@ -235,7 +235,7 @@ fn fill(tg: &mut Target, sh: &RunShared, ordinal0: usize) -> Result<(), RunError
 fn preallocate(
     be: &dyn Backend,
     plan: &TargetPlan,
-    h: Handle,
+    h: &Handle,
     path: &str,
     notes: &mut Vec<String>,
 ) {
@@ -413,7 +413,7 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
         plan,
         global: sh.global,
         backend: tg.be,
-        handle: tg.handle,
+        handle: tg.handle.as_ref(),
         seeks: plan.seek.pass(pass as u32),
         shared: &shared,
         start_ns,
@@ -507,7 +507,7 @@ fn qthread_main(st: &mut QState, cx: &PassCtx, io: &dyn IoPath, sh: &RunShared) 
 
 /// -syncwrite: flush at the end of the pass; the time counts in the pass.
 fn end_of_pass_sync(tg: &Target, sh: &RunShared, c: &mut Counts) {
-    if let (true, Some(h)) = (tg.plan.opts.syncwrite && tg.plan.opts.writes(), tg.handle) {
+    if let (true, Some(h)) = (tg.plan.opts.syncwrite && tg.plan.opts.writes(), &tg.handle) {
         let t = mono_ns();
         let r = tg.be.fsync(h);
         c.flush_ns += mono_ns() - t;
@@ -545,11 +545,11 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
             if made && !tg.created.contains(&path) && (fresh || !tg.existed_before) {
                 tg.created.push(path.clone());
             }
+            preallocate(be, tg.plan, &h, &path, &mut tg.notes);
             tg.handle = Some(h);
             tg.info.direct_io = direct;
             tg.path = path.clone();
             tg.info.path = path;
-            preallocate(be, tg.plan, h, &tg.path, &mut tg.notes);
             tg.notes.extend(notes);
             true
         }
