@@ -597,3 +597,48 @@ values = [1, 2]
         assert_eq!(doc["payload"]["tests"][0]["tasks"], ranks);
     }
 }
+
+/// Any tool sweeps the same way: the metadata survey over thread counts
+/// (an option-less axis used as a placeholder), recorded and charted.
+#[test]
+fn a_survey_sweeps_too() {
+    let s = Scratch::new("sweep-survey");
+    let store = store_arg(&s);
+    let p = s.path("mds.toml");
+    let text = format!(
+        r#"label = "mds"
+tool = "survey"
+args = "mds {root} --thrlo {{thr}} --thrhi {{thr}} --dir-count 1 --file-count 200 --rslt {root}/r{{point}}.{{repeat}}"
+repeats = 2
+[[axes]]
+name = "thr"
+values = [1, 2]
+"#,
+        root = s.root.display()
+    );
+    std::fs::write(&p, text).unwrap();
+    let o = run(&["sweep", p.to_str().unwrap(), "--store", &store]);
+    assert!(stdout(&o).contains("4 to run"), "{}", stdout(&o));
+    let csv = stdout(&run(&[
+        "results", "--store", &store, "export", "mds", "--csv",
+    ]));
+    let creates: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.contains(",create,rate,ops/s,2,"))
+        .collect();
+    assert_eq!(
+        creates.len(),
+        2,
+        "one create figure per point, over 2 repeats: {csv}"
+    );
+    let dir = s.path("report");
+    run(&[
+        "report",
+        "--store",
+        &store,
+        "mds",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(dir.join("create-rate.svg").is_file());
+}
