@@ -117,7 +117,13 @@ fn not_a_store(path: &str, e: rusqlite::Error) -> StoreError {
 /// transaction; the second finds the work done.
 pub fn migrate(conn: &mut Connection, path: &str, migrations: &[&str]) -> Result<(), StoreError> {
     let latest = migrations.len() as u32;
-    check(conn, path, latest)?;
+    // One read transaction, so that the three facts come from one
+    // snapshot: read one by one, a store another process is creating
+    // this moment could look half made (tables, but no application id).
+    {
+        let snapshot = conn.transaction()?;
+        check(&snapshot, path, latest)?;
+    }
     conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let version = check(&tx, path, latest)?;

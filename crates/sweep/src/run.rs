@@ -182,16 +182,13 @@ pub fn run(
             sum.interrupted = true;
             break;
         }
-        run_job(
+        let at = Ctx {
             plan,
-            store,
             iolab,
             work,
-            job,
-            (i + 1, jobs.len()),
-            &mut sum,
-            on,
-        )?;
+            n: (i + 1, jobs.len()),
+        };
+        run_job(&at, store, job, &mut sum, on)?;
     }
     sum.interrupted |= iolab_core::stop::requested();
     Ok(sum)
@@ -239,17 +236,24 @@ fn jobs<'a>(
     Ok((jobs, done))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What every repeat of a sweep shares, and this repeat's place in it.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    iolab: &'a Path,
+    work: &'a WorkDir,
+    /// (number from 1, repeats run now).
+    n: (usize, usize),
+}
+
+/// Runs one repeat and records what it left.
 fn run_job(
-    plan: &Plan,
+    at: &Ctx,
     store: &mut Store,
-    iolab: &Path,
-    work: &WorkDir,
     job: &Job,
-    (n, of): (usize, usize),
     sum: &mut Summary,
     on: &mut dyn FnMut(Event),
 ) -> Result<(), SweepError> {
+    let (plan, iolab, work, (n, of)) = (at.plan, at.iolab, at.work, at.n);
     let stem = work
         .path()
         .join(format!("point{}-repeat{}", job.point.idx, job.repeat));
