@@ -8,8 +8,10 @@ set -euo pipefail
 # headers the device-safety tests must refuse.
 # iproute2 (ip netns, ip route): the fake clusters of network namespaces
 # that the network tests (lst, stats, launch) build.
+# chromium renders the HTML report in the report test (headless);
+# fonts-dejavu-core is the font the charts' text is drawn with.
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs util-linux mount
-  fdisk cryptsetup-bin iproute2)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -51,6 +51,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 
 struct Setup {
     stats: crate::stats_hook::Hook,
+    store: crate::store_hook::StoreHook,
     cfg: Config,
     plan: Plan,
     wall: Option<iolab_mdtest::stonewall::WallCounts>,
@@ -86,12 +87,30 @@ impl From<String> for NotStarted {
     }
 }
 
-/// Everything that can fail on bad input, done before anything is created.
-fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
+/// Checks a command line as `iolab mdtest` reads it, without touching
+/// anything (for a sweep's plan): the option table, the validation of
+/// every value and combination, the backend's options, the plan's sizes.
+pub fn check_args(argv: &[OsString]) -> Result<(), String> {
+    match read_args(argv)? {
+        None => Err("-h prints the help and runs nothing".into()),
+        Some(r) => Plan::new(&r.cfg).map(drop).map_err(|e| e.to_string()),
+    }
+}
+
+/// A command line read and validated, before anything is started.
+struct ReadArgs {
+    cfg: Config,
+    /// With the backend's options applied; not started.
+    backend: Box<dyn Backend>,
+    /// What the parser warns of (printed by rank 0).
+    warnings: Vec<String>,
+}
+
+/// The command line as a validated config and its backend; None for -h.
+fn read_args(argv: &[OsString]) -> Result<Option<ReadArgs>, String> {
     let (backend_opts, argv) = split_backend_options(argv);
     let raw = args::parse_os(&argv).map_err(|e| e.to_string())?;
     if raw.help {
-        print!("{}", args::help(prog));
         return Ok(None);
     }
     let cfg = Config::from_raw(&raw).map_err(|e| e.to_string())?;
@@ -99,6 +118,24 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
     let opts = iolab_backend::parse_options(&names).map_err(|e| e.to_string())?;
     let backend =
         iolab_backend::with_options(&cfg.backend, &opts).map_err(|e| format!("-a: {e}"))?;
+    Ok(Some(ReadArgs {
+        cfg,
+        backend,
+        warnings: raw.warnings,
+    }))
+}
+
+/// Everything that can fail on bad input, done before anything is created.
+fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
+    let Some(ReadArgs {
+        cfg,
+        backend,
+        warnings,
+    }) = read_args(argv)?
+    else {
+        print!("{}", args::help(prog));
+        return Ok(None);
+    };
     // Before the checks below, which already ask the backend (an object
     // store answers them only once its connection is set up).
     backend.init().map_err(|e| NotStarted {
@@ -114,13 +151,20 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
     cfg.check_environment(&*backend)
         .map_err(|e| e.to_string())?;
     let wall = preflight(&cfg, &plan, &*backend).map_err(|e| e.to_string())?;
+    // Last, so that a run refused above leaves no store behind; one rank
+    // records.
+    let store = match world.transport().rank() {
+        0 => crate::store_hook::StoreHook::open(cfg.store.as_deref())?,
+        _ => crate::store_hook::StoreHook::none(),
+    };
     if world.transport().rank() == 0 {
-        raw.warnings
+        warnings
             .iter()
             .for_each(|w| eprintln!("{prog}: warning: {w}"));
     }
     Ok(Some(Setup {
         stats,
+        store,
         cfg,
         plan,
         wall,
@@ -173,6 +217,10 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         if doc.stats.is_some() {
             write_exports(prog, &s.cfg, &mut doc);
         }
+    }
+    if let Err(f) = s.store.record(&doc) {
+        eprintln!("{prog}: {f}");
+        doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
     }
     if let Err(e) = s.backend.finalize() {
         eprintln!(

@@ -84,6 +84,9 @@ struct Common {
     /// (config.sh, config.toml or local[,Ns], as `iolab stats`) into --json.
     #[arg(long, value_name = "CONFIG")]
     stats: Option<String>,
+    /// Record the survey in the results store at this path (see `iolab results`).
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -285,6 +288,19 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     }
 }
 
+/// Checks a command line as `iolab survey` would read it (for a sweep's
+/// plan): clap's parse; the survey's parameters are checked when it
+/// starts, before anything is created.
+pub fn check_args(args: &[OsString]) -> Result<(), String> {
+    let argv = std::iter::once(OsString::from("iolab survey")).chain(args.iter().cloned());
+    match Cli::try_parse_from(argv).map_err(|e| e.to_string())?.cmd {
+        Cmd::Plot(_) | Cmd::ObdfilterAgent(_) => {
+            Err("a sweep runs surveys (disk, obdfilter, ost, mds), not plot".into())
+        }
+        _ => Ok(()),
+    }
+}
+
 fn command_line(prog: &str, args: &[OsString]) -> String {
     let mut s = format!("iolab {prog}");
     for a in args {
@@ -321,6 +337,8 @@ struct Outputs {
     collecting: Option<crate::stats_hook::Running>,
     /// What --stats collected, for the JSON.
     samples: Option<serde_json::Value>,
+    /// --store, opened before the survey.
+    store: crate::store_hook::StoreHook,
 }
 
 impl Outputs {
@@ -346,6 +364,8 @@ impl Outputs {
         }
         let stats = crate::stats_hook::Hook::load(common.stats.as_deref())
             .map_err(|m| ParamError::new("stats", m.trim_start_matches("--stats: ").to_string()))?;
+        let store = crate::store_hook::StoreHook::open(common.store.as_deref())
+            .map_err(|m| ParamError::new("store", m.trim_start_matches("--store ").to_string()))?;
         let prefix = &prefix(common, name);
         let open = |ext: &str| {
             File::create(format!("{prefix}.{ext}")).map_err(|e| {
@@ -368,6 +388,7 @@ impl Outputs {
             bar,
             collecting: Some(stats.start()),
             samples: None,
+            store,
         })
     }
 
@@ -410,8 +431,14 @@ fn conclude<C: Serialize, P: Serialize>(
     doc: Envelope<C, P>,
     csv: String,
 ) -> ExitCode {
-    let outcome = doc.outcome.clone();
-    let ok = write_extras(common, doc, csv, out.samples.take());
+    let mut outcome = doc.outcome.clone();
+    let mut doc = doc;
+    doc.finished_unix_ns = iolab_core::clock::wall_ns();
+    doc.stats = out.samples.take();
+    if let Err(f) = out.store.record(&doc) {
+        outcome = outcome.worst(Outcome::Error(f));
+    }
+    let ok = write_extras(common, doc, csv);
     finish_status(&outcome, ok)
 }
 
@@ -420,13 +447,9 @@ fn write_extras<C: Serialize, P: Serialize>(
     common: &Common,
     doc: Envelope<C, P>,
     csv: String,
-    stats: Option<serde_json::Value>,
 ) -> bool {
     let mut ok = true;
     if let Some(p) = &common.json {
-        let mut doc = doc;
-        doc.finished_unix_ns = iolab_core::clock::wall_ns();
-        doc.stats = stats;
         if let Err(e) = std::fs::write(p, doc.to_json()) {
             eprintln!("iolab survey: cannot write --json {}: {e}", p.display());
             ok = false;
@@ -749,26 +772,6 @@ fn ost_config(
     Ok((cfg, notes))
 }
 
-/// Fonts looked for when --font is not given.
-const FONTS: &[&str] = &[
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/TTF/DejaVuSans.ttf",
-    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-    "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
-];
-
-/// Loads and registers a font for chart text; false when none is usable.
-fn load_font(given: Option<&PathBuf>) -> bool {
-    let candidates: Vec<PathBuf> = match given {
-        Some(p) => vec![p.clone()],
-        None => FONTS.iter().map(PathBuf::from).collect(),
-    };
-    candidates.iter().any(|p| {
-        std::fs::read(p).is_ok_and(|bytes| fmt::plot::use_font(Box::leak(bytes.into_boxed_slice())))
-    })
-}
-
 fn plot(a: PlotArgs) -> ExitCode {
     let text = match std::fs::read_to_string(&a.summary) {
         Ok(t) => t,
@@ -791,7 +794,7 @@ fn plot(a: PlotArgs) -> ExitCode {
         let p = a.summary.display().to_string();
         p.strip_suffix(".summary").map(str::to_string).unwrap_or(p)
     });
-    let with_text = load_font(a.font.as_ref());
+    let with_text = crate::font::load(a.font.as_ref());
     if !with_text {
         eprintln!("iolab survey plot: no usable font (give --font FILE.ttf); charts are drawn without labels");
     }

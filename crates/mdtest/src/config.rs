@@ -96,6 +96,9 @@ pub struct Config {
     /// reads them.
     #[serde(default)]
     pub stats: Option<String>,
+    /// The results store to record the run in (--store).
+    #[serde(default)]
+    pub store: Option<PathBuf>,
     /// Backend name.
     pub backend: String,
 }
@@ -181,6 +184,7 @@ impl Config {
             json: r.json.as_ref().map(PathBuf::from),
             csv: r.csv.as_ref().map(PathBuf::from),
             stats: r.stats.clone(),
+            store: r.store.as_ref().map(PathBuf::from),
             backend: r
                 .api
                 .clone()

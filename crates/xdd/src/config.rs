@@ -87,6 +87,9 @@ pub struct GlobalOpts {
     /// by `iolab stats`); into the JSON.
     #[serde(default)]
     pub stats: Option<String>,
+    /// The results store to record the run in (`--store PATH`).
+    #[serde(default)]
+    pub store: Option<String>,
 }
 
 /// Where the time server is (`-timeserver host H port P bounce B`).
@@ -148,6 +151,7 @@ impl Default for GlobalOpts {
             timeserver: None,
             starttime_s: None,
             stats: None,
+            store: None,
         }
     }
 }
