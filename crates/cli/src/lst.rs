@@ -108,6 +108,9 @@ struct RunArgs {
     /// (config.sh, config.toml or local[,Ns], as `iolab stats`) into --json.
     #[arg(long, value_name = "CONFIG")]
     stats: Option<String>,
+    /// Record the run in the results store at this path (see `iolab results`).
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
 }
 
 /// Entry point from the dispatcher.
@@ -124,8 +127,10 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Cmd::Agent(a) => run_agent(a),
         Cmd::Run(r) => match plan(&r)
             .and_then(|p| crate::stats_hook::Hook::load(r.stats.as_deref()).map(|h| (p, h)))
-        {
-            Ok((p, stats)) => run_console(&p, &r, &line, stats),
+            .and_then(|(p, h)| {
+                crate::store_hook::StoreHook::open(r.store.as_deref()).map(|s| (p, h, s))
+            }) {
+            Ok((p, stats, store)) => run_console(&p, &r, &line, stats, &store),
             Err(msg) => {
                 eprintln!("iolab lst: {msg}");
                 exit::usage()
@@ -160,6 +165,16 @@ fn run_agent(a: AgentArgs) -> ExitCode {
             eprintln!("iolab lst agent: {e}");
             ExitCode::from(exit::FAILED)
         }
+    }
+}
+
+/// Checks a command line as `iolab lst` would read it (for a sweep's
+/// plan): clap's parse and the validation of a run; nothing is started.
+pub fn check_args(args: &[OsString]) -> Result<(), String> {
+    let argv = std::iter::once(OsString::from("iolab lst")).chain(args.iter().cloned());
+    match Cli::try_parse_from(argv).map_err(|e| e.to_string())?.cmd {
+        Cmd::Run(r) => plan(&r).map(drop),
+        Cmd::Agent(_) => Err("a sweep runs tests: `lst run ...`, not an agent".into()),
     }
 }
 
@@ -258,7 +273,13 @@ fn agent_cmd(r: &RunArgs) -> Result<Vec<String>, String> {
     }
 }
 
-fn run_console(plan: &Plan, r: &RunArgs, line: &str, stats: crate::stats_hook::Hook) -> ExitCode {
+fn run_console(
+    plan: &Plan,
+    r: &RunArgs,
+    line: &str,
+    stats: crate::stats_hook::Hook,
+    store: &crate::store_hook::StoreHook,
+) -> ExitCode {
     let collecting = stats.start();
     let started = iolab_core::clock::wall_ns();
     let stop = AtomicBool::new(false);
@@ -278,6 +299,11 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str, stats: crate::stats_hook::H
     let mut outcome = report.outcome.clone();
     if let Err(e) = write_outputs(plan, &report, r, line, (started, true), samples.as_ref()) {
         outcome = outcome.worst(iolab_core::Outcome::Error(e));
+    }
+    let doc =
+        iolab_report::lst::json::render(plan, &report, line, (started, true), samples.as_ref());
+    if let Err(f) = store.record_json(&doc) {
+        outcome = outcome.worst(iolab_core::Outcome::Error(f));
     }
     if outcome.is_failure() || outcome == iolab_core::Outcome::Interrupted {
         eprintln!("iolab lst: {outcome}");

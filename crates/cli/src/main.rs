@@ -8,13 +8,18 @@ use std::process::ExitCode;
 mod clock;
 mod demo;
 mod exit;
+mod font;
 mod lst;
 mod mdtest;
 mod progress;
+mod report;
+mod results;
 mod signals;
 mod stats;
 mod stats_hook;
+mod store_hook;
 mod survey;
+mod sweep;
 mod xdd;
 mod xddcp;
 
@@ -35,6 +40,9 @@ Commands:
   lst      network self-test as LNet selftest: agents, ping and brw (iolab lst --help)
   stats    stats-collect: system and Lustre statistics on every node (iolab stats -h)
   survey   the Lustre I/O kit's surveys: disk, obdfilter, ost, mds, plot (iolab survey --help)
+  sweep    scaling sweep of any tool from a TOML plan, recorded in the store (iolab sweep --help)
+  report   charts and an HTML page of series from the store (iolab report --help)
+  results  the results store: list, show, export, compare (iolab results --help)
   demo     the quick-start run: a short mdtest in a temporary directory
   timeserver  XDD's global clock server (iolab timeserver -help)
   gettime     read the global clock from a timeserver (iolab gettime -help)
@@ -56,6 +64,9 @@ fn lookup(name: &str) -> Option<Entry> {
         "lst" => Some(lst::main),
         "stats" => Some(stats::main),
         "survey" => Some(survey::main),
+        "results" => Some(results::main),
+        "sweep" => Some(sweep::main),
+        "report" => Some(report::main),
         "timeserver" => Some(clock::timeserver),
         "gettime" => Some(clock::gettime),
         "xddcp" => Some(xddcp::main),

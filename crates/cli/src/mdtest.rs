@@ -35,12 +35,15 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let setup = match prepare(prog, &args) {
         Ok(Some(s)) => s,
         Ok(None) => return ExitCode::SUCCESS,
-        Err(msg) => {
+        Err(e) => {
             // Under mpirun every rank finds the same fault; one says it.
             if iolab_comm::launcher_rank().unwrap_or(0) == 0 {
-                eprintln!("{prog}: {msg}");
+                eprintln!("{prog}: {}", e.msg);
             }
-            return crate::exit::usage();
+            return match e.failure {
+                Some(f) => crate::exit::status(&Outcome::Error(f)),
+                None => crate::exit::usage(),
+            };
         }
     };
     run(prog, setup, command)
@@ -48,6 +51,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 
 struct Setup {
     stats: crate::stats_hook::Hook,
+    store: crate::store_hook::StoreHook,
     cfg: Config,
     plan: Plan,
     wall: Option<iolab_mdtest::stonewall::WallCounts>,
@@ -70,12 +74,43 @@ fn split_backend_options(argv: &[OsString]) -> (Vec<String>, Vec<OsString>) {
     (backend, rest)
 }
 
-/// Everything that can fail on bad input, done before anything is created.
-fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
+/// Why a run did not start: bad input (exit 2), or a backend that could
+/// not start, such as a storage service refusing the credentials (exit 1).
+struct NotStarted {
+    msg: String,
+    failure: Option<Failure>,
+}
+
+impl From<String> for NotStarted {
+    fn from(msg: String) -> Self {
+        NotStarted { msg, failure: None }
+    }
+}
+
+/// Checks a command line as `iolab mdtest` reads it, without touching
+/// anything (for a sweep's plan): the option table, the validation of
+/// every value and combination, the backend's options, the plan's sizes.
+pub fn check_args(argv: &[OsString]) -> Result<(), String> {
+    match read_args(argv)? {
+        None => Err("-h prints the help and runs nothing".into()),
+        Some(r) => Plan::new(&r.cfg).map(drop).map_err(|e| e.to_string()),
+    }
+}
+
+/// A command line read and validated, before anything is started.
+struct ReadArgs {
+    cfg: Config,
+    /// With the backend's options applied; not started.
+    backend: Box<dyn Backend>,
+    /// What the parser warns of (printed by rank 0).
+    warnings: Vec<String>,
+}
+
+/// The command line as a validated config and its backend; None for -h.
+fn read_args(argv: &[OsString]) -> Result<Option<ReadArgs>, String> {
     let (backend_opts, argv) = split_backend_options(argv);
     let raw = args::parse_os(&argv).map_err(|e| e.to_string())?;
     if raw.help {
-        print!("{}", args::help(prog));
         return Ok(None);
     }
     let cfg = Config::from_raw(&raw).map_err(|e| e.to_string())?;
@@ -83,6 +118,30 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
     let opts = iolab_backend::parse_options(&names).map_err(|e| e.to_string())?;
     let backend =
         iolab_backend::with_options(&cfg.backend, &opts).map_err(|e| format!("-a: {e}"))?;
+    Ok(Some(ReadArgs {
+        cfg,
+        backend,
+        warnings: raw.warnings,
+    }))
+}
+
+/// Everything that can fail on bad input, done before anything is created.
+fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
+    let Some(ReadArgs {
+        cfg,
+        backend,
+        warnings,
+    }) = read_args(argv)?
+    else {
+        print!("{}", args::help(prog));
+        return Ok(None);
+    };
+    // Before the checks below, which already ask the backend (an object
+    // store answers them only once its connection is set up).
+    backend.init().map_err(|e| NotStarted {
+        msg: format!("cannot start the {} backend: {e}", backend.name()),
+        failure: Some(Failure::io("backend init", None, &e)),
+    })?;
     let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
     check_outputs(&cfg)?;
     let stats = crate::stats_hook::Hook::load(cfg.stats.as_deref())?;
@@ -92,13 +151,20 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, String> {
     cfg.check_environment(&*backend)
         .map_err(|e| e.to_string())?;
     let wall = preflight(&cfg, &plan, &*backend).map_err(|e| e.to_string())?;
+    // Last, so that a run refused above leaves no store behind; one rank
+    // records.
+    let store = match world.transport().rank() {
+        0 => crate::store_hook::StoreHook::open(cfg.store.as_deref())?,
+        _ => crate::store_hook::StoreHook::none(),
+    };
     if world.transport().rank() == 0 {
-        raw.warnings
+        warnings
             .iter()
             .for_each(|w| eprintln!("{prog}: warning: {w}"));
     }
     Ok(Some(Setup {
         stats,
+        store,
         cfg,
         plan,
         wall,
@@ -130,10 +196,6 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
     // One collector set per job: rank 0 starts it for every node it lists.
     let hook = std::mem::replace(&mut s.stats, crate::stats_hook::Hook::none());
     let collecting = if leader { Some(hook.start()) } else { None };
-    if let Err(e) = s.backend.init() {
-        eprintln!("{prog}: cannot start the {} backend: {e}", s.backend.name());
-        return crate::exit::status(&Outcome::Error(Failure::io("backend init", None, &e)));
-    }
     let mut doc = new_document(&s, &command, &transport);
     crate::signals::set_last_words(last_words(prog, &s.cfg, &s.plan));
     if leader {
@@ -156,12 +218,17 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
             write_exports(prog, &s.cfg, &mut doc);
         }
     }
+    if let Err(f) = s.store.record(&doc) {
+        eprintln!("{prog}: {f}");
+        doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
+    }
     if let Err(e) = s.backend.finalize() {
         eprintln!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",
             s.backend.name()
         );
     }
+    backend_notes(prog, &s, &mut doc);
     if leader {
         print_now(&text::finished(&doc.payload.finished));
     }
@@ -378,6 +445,20 @@ fn finished_test(
     }
 }
 
+/// What the backend has to say after the run (S3: retried requests, a
+/// bucket left): printed, and added to the exports.
+fn backend_notes(prog: &str, s: &Setup, doc: &mut MdtestDocument) {
+    let notes = s.backend.notes();
+    if notes.is_empty() {
+        return;
+    }
+    notes.iter().for_each(|n| eprintln!("{prog}: note: {n}"));
+    doc.notes.extend(notes);
+    if s.world.transport().rank() == 0 {
+        write_exports(prog, &s.cfg, doc);
+    }
+}
+
 fn new_document(s: &Setup, command: &str, t: &Arc<dyn Transport>) -> MdtestDocument {
     let now = mdtest_timestamp();
     let payload = MdtestPayload {
@@ -394,7 +475,11 @@ fn new_document(s: &Setup, command: &str, t: &Arc<dyn Transport>) -> MdtestDocum
     };
     let environment = Environment {
         host: host_info(),
-        filesystems: s.cfg.dirs.iter().map(|d| fs_info(d)).collect(),
+        // An object store's paths name no local file system.
+        filesystems: match s.backend.capabilities().local {
+            true => s.cfg.dirs.iter().map(|d| fs_info(d)).collect(),
+            false => Vec::new(),
+        },
     };
     let mut doc = Envelope::new(
         SCHEMA,

@@ -84,6 +84,9 @@ struct Common {
     /// (config.sh, config.toml or local[,Ns], as `iolab stats`) into --json.
     #[arg(long, value_name = "CONFIG")]
     stats: Option<String>,
+    /// Record the survey in the results store at this path (see `iolab results`).
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -245,6 +248,12 @@ struct OstArgs {
     /// File size per target, MB (written and read 1 MiB at a time).
     #[arg(short = 's', long, env = "size", default_value_t = 30)]
     size: u64,
+    /// The one target is a Lustre mount: survey every active OST of it
+    /// (`lfs osts`), one file striped on each (`lfs setstripe -c 1 -i N`).
+    /// Automatic when the one target is on Lustre; `lfs` is $LFS or found
+    /// on PATH.
+    #[arg(long)]
+    lustre: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -276,6 +285,19 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Cmd::Ost(a) => ost(a, &line),
         Cmd::Plot(a) => plot(a),
         Cmd::ObdfilterAgent(a) => obdfilter_agent(a),
+    }
+}
+
+/// Checks a command line as `iolab survey` would read it (for a sweep's
+/// plan): clap's parse; the survey's parameters are checked when it
+/// starts, before anything is created.
+pub fn check_args(args: &[OsString]) -> Result<(), String> {
+    let argv = std::iter::once(OsString::from("iolab survey")).chain(args.iter().cloned());
+    match Cli::try_parse_from(argv).map_err(|e| e.to_string())?.cmd {
+        Cmd::Plot(_) | Cmd::ObdfilterAgent(_) => {
+            Err("a sweep runs surveys (disk, obdfilter, ost, mds), not plot".into())
+        }
+        _ => Ok(()),
     }
 }
 
@@ -315,6 +337,8 @@ struct Outputs {
     collecting: Option<crate::stats_hook::Running>,
     /// What --stats collected, for the JSON.
     samples: Option<serde_json::Value>,
+    /// --store, opened before the survey.
+    store: crate::store_hook::StoreHook,
 }
 
 impl Outputs {
@@ -340,6 +364,8 @@ impl Outputs {
         }
         let stats = crate::stats_hook::Hook::load(common.stats.as_deref())
             .map_err(|m| ParamError::new("stats", m.trim_start_matches("--stats: ").to_string()))?;
+        let store = crate::store_hook::StoreHook::open(common.store.as_deref())
+            .map_err(|m| ParamError::new("store", m.trim_start_matches("--store ").to_string()))?;
         let prefix = &prefix(common, name);
         let open = |ext: &str| {
             File::create(format!("{prefix}.{ext}")).map_err(|e| {
@@ -362,6 +388,7 @@ impl Outputs {
             bar,
             collecting: Some(stats.start()),
             samples: None,
+            store,
         })
     }
 
@@ -404,8 +431,14 @@ fn conclude<C: Serialize, P: Serialize>(
     doc: Envelope<C, P>,
     csv: String,
 ) -> ExitCode {
-    let outcome = doc.outcome.clone();
-    let ok = write_extras(common, doc, csv, out.samples.take());
+    let mut outcome = doc.outcome.clone();
+    let mut doc = doc;
+    doc.finished_unix_ns = iolab_core::clock::wall_ns();
+    doc.stats = out.samples.take();
+    if let Err(f) = out.store.record(&doc) {
+        outcome = outcome.worst(Outcome::Error(f));
+    }
+    let ok = write_extras(common, doc, csv);
     finish_status(&outcome, ok)
 }
 
@@ -414,13 +447,9 @@ fn write_extras<C: Serialize, P: Serialize>(
     common: &Common,
     doc: Envelope<C, P>,
     csv: String,
-    stats: Option<serde_json::Value>,
 ) -> bool {
     let mut ok = true;
     if let Some(p) = &common.json {
-        let mut doc = doc;
-        doc.finished_unix_ns = iolab_core::clock::wall_ns();
-        doc.stats = stats;
         if let Err(e) = std::fs::write(p, doc.to_json()) {
             eprintln!("iolab survey: cannot write --json {}: {e}", p.display());
             ok = false;
@@ -650,15 +679,16 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
 }
 
 fn ost(a: OstArgs, line: &str) -> ExitCode {
-    use iolab_survey::ost::{self, OstConfig};
+    use iolab_survey::ost;
     let targets = if a.targets.is_empty() {
         env_list(&["targets"])
     } else {
         a.targets
     };
-    let cfg = OstConfig {
-        targets,
-        size_mb: a.size,
+    let names: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
+    let (cfg, notes) = match ost_config(targets, a.size, a.lustre) {
+        Ok(c) => c,
+        Err(e) => return usage_error("ost", &e),
     };
     let b = backend();
     if let Err(e) = cfg.validate(b.as_ref()) {
@@ -669,16 +699,10 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         Err(e) => return usage_error("ost", &e),
     };
     warn_leftovers(
-        &cfg.targets
-            .iter()
-            .map(|t| ost::file_in(t))
+        &(0..cfg.targets.len())
+            .map(|i| cfg.file(i))
             .collect::<Vec<_>>(),
     );
-    let names: Vec<String> = cfg
-        .targets
-        .iter()
-        .map(|t| t.display().to_string())
-        .collect();
     let host = iolab_core::env::hostname();
     out.line(&fmt::summary::ost_header(
         &iolab_survey::strftime("%D"),
@@ -692,7 +716,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
     );
     out.finish();
     let csv = fmt::csv::ost(&report);
-    let doc = Envelope::new(
+    let mut doc = Envelope::new(
         "iolab.survey.ost/1",
         "survey ost",
         line,
@@ -701,27 +725,51 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         report.outcome.clone(),
         report,
     );
+    doc.notes = notes;
     conclude(&a.common, &mut out, doc, csv)
 }
 
-/// Fonts looked for when --font is not given.
-const FONTS: &[&str] = &[
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/TTF/DejaVuSans.ttf",
-    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-    "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
-];
-
-/// Loads and registers a font for chart text; false when none is usable.
-fn load_font(given: Option<&PathBuf>) -> bool {
-    let candidates: Vec<PathBuf> = match given {
-        Some(p) => vec![p.clone()],
-        None => FONTS.iter().map(PathBuf::from).collect(),
+/// The target survey's configuration: the directories as given, or on
+/// Lustre the mount point once per active OST with that OST's index.
+/// Returns notes on OSTs left out.
+fn ost_config(
+    targets: Vec<PathBuf>,
+    size_mb: u64,
+    lustre: bool,
+) -> Result<(iolab_survey::ost::OstConfig, Vec<String>), ParamError> {
+    use iolab_survey::lustre;
+    let plain = iolab_survey::ost::OstConfig {
+        targets,
+        size_mb,
+        ost_indices: vec![],
     };
-    candidates.iter().any(|p| {
-        std::fs::read(p).is_ok_and(|bytes| fmt::plot::use_font(Box::leak(bytes.into_boxed_slice())))
-    })
+    let on_lustre = plain.targets.len() == 1 && lustre::is_lustre(&plain.targets[0]);
+    if !lustre && !on_lustre {
+        return Ok((plain, vec![]));
+    }
+    let [mount] = plain.targets.as_slice() else {
+        return Err(ParamError::new(
+            "lustre",
+            "give exactly one target, the Lustre mount point",
+        ));
+    };
+    let osts = lustre::osts(mount).map_err(|e| ParamError::new("lustre", e))?;
+    if osts.active.is_empty() {
+        return Err(ParamError::new(
+            "lustre",
+            format!("'lfs osts {}' lists no active OST", mount.display()),
+        ));
+    }
+    let notes = match osts.inactive.is_empty() {
+        true => vec![],
+        false => vec![format!("OSTs not active, left out: {:?}", osts.inactive)],
+    };
+    let cfg = iolab_survey::ost::OstConfig {
+        targets: vec![mount.clone(); osts.active.len()],
+        ost_indices: osts.active,
+        size_mb,
+    };
+    Ok((cfg, notes))
 }
 
 fn plot(a: PlotArgs) -> ExitCode {
@@ -746,7 +794,7 @@ fn plot(a: PlotArgs) -> ExitCode {
         let p = a.summary.display().to_string();
         p.strip_suffix(".summary").map(str::to_string).unwrap_or(p)
     });
-    let with_text = load_font(a.font.as_ref());
+    let with_text = crate::font::load(a.font.as_ref());
     if !with_text {
         eprintln!("iolab survey plot: no usable font (give --font FILE.ttf); charts are drawn without labels");
     }

@@ -54,7 +54,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     if cfg.global.dryrun {
         return dry_run(&cfg, &p);
     }
-    match run_and_report(&cfg, &p, stats) {
+    let path = cfg.global.store.as_deref().map(std::path::Path::new);
+    let store = match crate::store_hook::StoreHook::open(path) {
+        Ok(s) => s,
+        Err(msg) => return usage_exit(prog, msg),
+    };
+    match run_and_report(&cfg, &p, stats, &store) {
         Ok(code) => code,
         Err(e) => {
             let usage = e
@@ -72,6 +77,15 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 ExitCode::from(crate::exit::FAILED)
             }
         }
+    }
+}
+
+/// Checks a command line as `iolab xdd` reads it, without opening any
+/// target (for a sweep's plan).
+pub fn check_args(args: &[OsString]) -> Result<(), String> {
+    match parse_os(args).map_err(|e| e.to_string())? {
+        Parsed::Run(_) => Ok(()),
+        Parsed::Action(_) => Err("-help/-version print and run nothing".into()),
     }
 }
 
@@ -120,6 +134,7 @@ fn run_and_report(
     cfg: &Config,
     p: &Plan,
     stats: crate::stats_hook::Hook,
+    store: &crate::store_hook::StoreHook,
 ) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(p.targets.len());
     let collecting = stats.start();
@@ -149,6 +164,10 @@ fn run_and_report(
             eprintln!("xdd: {e:#}");
             outcome = outcome.worst(Outcome::Error(Failure::other("write", format!("{e:#}"))));
         }
+    }
+    if let Err(f) = store.record_json(&report::json::render(&results)) {
+        eprintln!("xdd: {f}");
+        outcome = outcome.worst(Outcome::Error(f));
     }
     Ok(crate::exit::status(&outcome))
 }

@@ -803,6 +803,87 @@ fn bad_ost_parameters_exit_2_before_anything_is_created() {
     }
 }
 
+/// A stand-in for Lustre's `lfs` (no Lustre here): `osts` lists OSTs 0
+/// and 2 active and 1 inactive; `setstripe` logs its arguments and
+/// creates the file, refusing one that exists as lfs does. What is under
+/// test is the survey's use of it: which OSTs it asks for, that every
+/// file is placed before it is written, and that it removes them.
+fn fake_lfs(s: &Scratch) -> (PathBuf, PathBuf) {
+    let (lfs, log) = (s.path("lfs"), s.path("lfs.log"));
+    let script = format!(
+        "#!/bin/sh\ncase \"$1\" in\n\
+         osts) printf 'OBDS:\\n0: t-OST0000_UUID ACTIVE\\n1: t-OST0001_UUID INACTIVE\\n2: t-OST0002_UUID ACTIVE\\n' ;;\n\
+         setstripe) echo \"$*\" >> {log}; for f; do :; done; [ -e \"$f\" ] && exit 17; : > \"$f\" ;;\n\
+         *) exit 22 ;;\nesac\n",
+        log = log.display()
+    );
+    std::fs::write(&lfs, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&lfs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (lfs, log)
+}
+
+#[test]
+fn ost_survey_on_lustre_places_one_file_on_each_active_ost() {
+    let s = Scratch::new("survey-ost-lustre");
+    let (lfs, log) = fake_lfs(&s);
+    let mnt = s.path("lustre");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let (rslt, json) = (s.path("l"), s.path("l.json"));
+    let m = mnt.to_str().unwrap();
+    let words = [
+        "ost",
+        "--lustre",
+        "-s",
+        "2",
+        m,
+        "--rslt",
+        rslt.to_str().unwrap(),
+    ];
+    let mut with_json = words.to_vec();
+    with_json.extend(["--json", json.to_str().unwrap()]);
+    let o = survey(&with_json, &[("LFS", lfs.to_str().unwrap())]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Number of Active OST devices : 2\n"), "{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("0 ") || l.starts_with("2 ") || l.starts_with("1 "))
+        .collect();
+    assert_eq!(rows.len(), 2, "OSTs 0 and 2, not the inactive 1: {out}");
+    assert!(
+        rows[0].starts_with("0 ") && rows[1].starts_with("2 "),
+        "{out}"
+    );
+    let calls = read(&log);
+    let pid_files: Vec<&str> = calls.lines().collect();
+    assert_eq!(pid_files.len(), 2, "{calls}");
+    for (line, ost) in pid_files.iter().zip(["0", "2"]) {
+        assert!(
+            line.starts_with(&format!("setstripe -c 1 -i {ost} {m}/iolab-ost-survey.")),
+            "{line}"
+        );
+        assert!(line.ends_with(&format!(".ost000{ost}")), "{line}");
+    }
+    let doc: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    assert_eq!(doc["config"]["ost_indices"], serde_json::json!([0, 2]));
+    assert!(doc["notes"][0].as_str().unwrap().contains("[1]"), "{doc}");
+    assert!(common::tree(&mnt).is_empty(), "{:?}", common::tree(&mnt));
+    // Without lfs, or with more than one target, it is bad usage and
+    // nothing is placed or written.
+    std::fs::remove_file(&log).unwrap();
+    let two = ["ost", "--lustre", m, m, "--rslt", rslt.to_str().unwrap()];
+    for (w, lfs_path) in [
+        (&words[..], "/nonexistent/lfs"),
+        (&two[..], lfs.to_str().unwrap()),
+    ] {
+        let o = survey(w, &[("LFS", lfs_path)]);
+        assert_eq!(o.status.code(), Some(2), "{w:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains("lustre"), "{}", stderr(&o));
+        assert!(!log.exists() && common::tree(&mnt).is_empty());
+    }
+}
+
 /// Starts `iolab survey words...` in the background.
 fn spawn_survey(words: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_iolab"))

@@ -104,6 +104,8 @@ pub struct RawOptions {
     pub csv: Option<OsString>,
     /// `--stats`: statistics to collect during the run.
     pub stats: Option<String>,
+    /// `--store`: the results store to record the run in (any bytes).
+    pub store: Option<OsString>,
     /// Warnings met while parsing (e.g. `-n -N 1`), shown before the run.
     pub warnings: Vec<String>,
 }
@@ -170,7 +172,7 @@ pub static OPTIONS: &[Opt] = &[
         "",
         Value,
         "API",
-        "I/O backend (POSIX)",
+        "I/O backend (POSIX, S3)",
         |c, o, _| {
             o.api = Some(c.value("API name")?.to_string());
             Ok(())
@@ -542,6 +544,19 @@ pub static OPTIONS: &[Opt] = &[
         },
         "--stats local,1s",
         Check::Ok(|o| o.stats.as_deref() == Some("local,1s"))
+    ),
+    value!(
+        None,
+        "store",
+        Value,
+        "PATH",
+        "record the run in the results store at PATH (SQLite; see `iolab results`)",
+        |c, o, _| {
+            o.store = Some(c.path("results store")?);
+            Ok(())
+        },
+        "--store runs.sqlite",
+        Check::Ok(|o| o.store.as_deref() == Some("runs.sqlite".as_ref()))
     ),
     value!(
         None,

@@ -96,6 +96,9 @@ pub struct Config {
     /// reads them.
     #[serde(default)]
     pub stats: Option<String>,
+    /// The results store to record the run in (--store).
+    #[serde(default)]
+    pub store: Option<PathBuf>,
     /// Backend name.
     pub backend: String,
 }
@@ -181,6 +184,7 @@ impl Config {
             json: r.json.as_ref().map(PathBuf::from),
             csv: r.csv.as_ref().map(PathBuf::from),
             stats: r.stats.clone(),
+            store: r.store.as_ref().map(PathBuf::from),
             backend: r
                 .api
                 .clone()
@@ -288,9 +292,15 @@ impl Config {
                 .ok_or_else(|| ConfigError("-b/-z: the tree is too large".into()))?;
         }
         if iolab_backend::by_name(&self.backend).is_err() {
+            let names: Vec<String> = iolab_backend::NAMES
+                .iter()
+                .filter(|n| **n != "null")
+                .map(|n| n.to_ascii_uppercase())
+                .collect();
             return err(format!(
-                "-a: unknown API '{}': iolab mdtest supports POSIX",
-                self.backend
+                "-a: unknown API '{}': iolab mdtest supports {}",
+                self.backend,
+                names.join(", ")
             ));
         }
         Ok(())
@@ -552,7 +562,7 @@ mod tests {
             ("-z 2 -b 0 -n 1", "-b"),
             ("", "-n"),
             ("-n 1 -P -Z", "-P"),
-            ("-n 1 -a S3", "-a"),
+            ("-n 1 -a DFS", "-a"),
             ("-n 1 -f 4 -l 2", "-f"),
             ("-n 1 -s 0 -l 2", "-s"),
             ("-n 1 -g", "-g"),

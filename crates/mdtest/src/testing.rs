@@ -46,22 +46,22 @@ impl Backend for Faulty {
     fn close(&self, h: Handle) -> io::Result<()> {
         Posix.close(h)
     }
-    fn write_at(&self, h: Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
+    fn write_at(&self, h: &Handle, buf: &[u8], offset: u64) -> io::Result<usize> {
         Posix.write_at(h, buf, offset)
     }
-    fn read_at(&self, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    fn read_at(&self, h: &Handle, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         Posix.read_at(h, buf, offset)
     }
-    fn fsync(&self, h: Handle) -> io::Result<()> {
+    fn fsync(&self, h: &Handle) -> io::Result<()> {
         Posix.fsync(h)
     }
-    fn fdatasync(&self, h: Handle) -> io::Result<()> {
+    fn fdatasync(&self, h: &Handle) -> io::Result<()> {
         Posix.fdatasync(h)
     }
     fn stat(&self, path: &CStr) -> io::Result<Stat> {
         Posix.stat(path)
     }
-    fn fstat(&self, h: Handle) -> io::Result<Stat> {
+    fn fstat(&self, h: &Handle) -> io::Result<Stat> {
         Posix.fstat(h)
     }
     fn unlink(&self, path: &CStr) -> io::Result<()> {
@@ -76,7 +76,7 @@ impl Backend for Faulty {
     fn list(&self, path: &CStr) -> io::Result<Vec<iolab_backend::DirEntry>> {
         Posix.list(path)
     }
-    fn preallocate(&self, h: Handle, offset: u64, len: u64) -> io::Result<()> {
+    fn preallocate(&self, h: &Handle, offset: u64, len: u64) -> io::Result<()> {
         Posix.preallocate(h, offset, len)
     }
     fn sync_all(&self) {}

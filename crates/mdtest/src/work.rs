@@ -563,10 +563,10 @@ impl<'a> TaskState<'a> {
         let mut r = Ok(());
         if !self.wbuf.is_empty() {
             stamp_item_for(&mut self.wbuf, item, cfg.data_seed);
-            r = write_all(be, h, &self.wbuf).map_err(|e| fail("write", e));
+            r = write_all(be, &h, &self.wbuf).map_err(|e| fail("write", e));
         }
         if r.is_ok() && cfg.fsync {
-            r = be.fsync(h).map_err(|e| fail("fsync", e));
+            r = be.fsync(&h).map_err(|e| fail("fsync", e));
         }
         let c = be.close(h).map_err(|e| fail("close", e));
         r.and(c)
@@ -581,7 +581,7 @@ impl<'a> TaskState<'a> {
         let mut r = Ok(());
         if !self.rbuf.is_empty() {
             // Files made by -k are empty: reading them reads nothing.
-            r = read_full(be, h, &mut self.rbuf, cfg.mknod)
+            r = read_full(be, &h, &mut self.rbuf, cfg.mknod)
                 .map_err(|m| message_failure("read", path, m));
             if r.is_ok() && cfg.verify_read {
                 let (seed, writer) = (cfg.data_seed, self.writer);
@@ -627,7 +627,7 @@ fn op_name(op: Op) -> &'static str {
     }
 }
 
-fn write_all(be: &dyn Backend, h: iolab_backend::Handle, buf: &[u8]) -> std::io::Result<()> {
+fn write_all(be: &dyn Backend, h: &iolab_backend::Handle, buf: &[u8]) -> std::io::Result<()> {
     let mut at = 0;
     while at < buf.len() {
         match be.write_at(h, &buf[at..], at as u64)? {
@@ -647,7 +647,7 @@ fn write_all(be: &dyn Backend, h: iolab_backend::Handle, buf: &[u8]) -> std::io:
 /// shorter file is not an error (files made by mknod are empty).
 fn read_full(
     be: &dyn Backend,
-    h: iolab_backend::Handle,
+    h: &iolab_backend::Handle,
     buf: &mut [u8],
     to_eof: bool,
 ) -> Result<(), String> {

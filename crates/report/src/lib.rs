@@ -4,5 +4,7 @@
 
 pub mod lst;
 pub mod mdtest;
+pub mod series;
+pub mod store;
 pub mod survey;
 pub mod xdd;

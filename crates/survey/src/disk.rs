@@ -186,9 +186,7 @@ impl DiskConfig {
         } else {
             (st.size, 512)
         };
-        // `%`, not is_multiple_of: the workspace's rust-version is 1.80.
-        #[allow(clippy::manual_is_multiple_of)]
-        if (self.rszlo_kb * 1024) % block_bytes != 0 {
+        if !(self.rszlo_kb * 1024).is_multiple_of(block_bytes) {
             return Err(ParamError::new(
                 "rszlo",
                 format!(
@@ -476,17 +474,13 @@ fn run_action(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> Opt
         .iter()
         .map(|r| r.end_ns.load(Ordering::Relaxed))
         .max();
-    for r in &regions {
+    let summary = summarise(plan, action, &regions, elapsed_ns.unwrap_or(0) as f64 / 1e9);
+    for r in regions {
         if let Some((h, _)) = r.handle {
             let _ = b.close(h);
         }
     }
-    Some(summarise(
-        plan,
-        action,
-        &regions,
-        elapsed_ns.unwrap_or(0) as f64 / 1e9,
-    ))
+    Some(summary)
 }
 
 /// Opens one handle per region (a failed open fails that region only).
@@ -530,7 +524,7 @@ fn region_worker(
     mut buf: IoBuffer,
     t0: Instant,
 ) {
-    if let Some((h, _)) = r.handle {
+    if let Some((h, _)) = &r.handle {
         while !iolab_core::stop::requested() && !has_error(r) {
             let i = r.next.fetch_add(1, Ordering::Relaxed);
             if i >= s.records {
@@ -550,7 +544,7 @@ fn region_worker(
         }
     }
     if r.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
-        if let Some((h, false)) = r.handle.filter(|_| action == Action::Write) {
+        if let (Action::Write, Some((h, false))) = (action, &r.handle) {
             if let Err(e) = b.fdatasync(h) {
                 set_error(r, format!("fdatasync: {e}"));
             }
@@ -580,7 +574,7 @@ fn summarise(plan: &DiskPlan, action: Action, regions: &[Region], elapsed_s: f64
             offset: r.offset,
             bytes: r.moved.load(Ordering::Relaxed),
             elapsed_s: r.end_ns.load(Ordering::Relaxed) as f64 / 1e9,
-            direct: r.handle.is_some_and(|h| h.1),
+            direct: r.handle.as_ref().is_some_and(|h| h.1),
             error: r.error.lock().ok().and_then(|e| e.clone()),
         })
         .collect();

@@ -26,7 +26,7 @@ pub fn open_data(
 }
 
 /// Writes all of `buf` at `offset` (retrying short writes).
-pub fn write_all_at(b: &dyn Backend, h: Handle, buf: &[u8], offset: u64) -> io::Result<()> {
+pub fn write_all_at(b: &dyn Backend, h: &Handle, buf: &[u8], offset: u64) -> io::Result<()> {
     let mut done = 0;
     while done < buf.len() {
         let n = b.write_at(h, &buf[done..], offset + done as u64)?;
@@ -40,7 +40,7 @@ pub fn write_all_at(b: &dyn Backend, h: Handle, buf: &[u8], offset: u64) -> io::
 
 /// Reads all of `buf` at `offset`; a file that ends early is an error
 /// (the survey asked for data that is not there).
-pub fn read_full_at(b: &dyn Backend, h: Handle, buf: &mut [u8], offset: u64) -> io::Result<()> {
+pub fn read_full_at(b: &dyn Backend, h: &Handle, buf: &mut [u8], offset: u64) -> io::Result<()> {
     let mut done = 0;
     while done < buf.len() {
         let n = b.read_at(h, &mut buf[done..], offset + done as u64)?;

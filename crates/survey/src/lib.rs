@@ -15,6 +15,7 @@
 
 pub mod disk;
 mod io;
+pub mod lustre;
 pub mod mds;
 pub mod obdfilter;
 pub mod ost;

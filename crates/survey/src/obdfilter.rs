@@ -68,9 +68,7 @@ impl ObdConfig {
         check_range("rszlo", self.rszlo_kb, "rszhi", self.rszhi_kb, MAX_RSZ_KB)?;
         check_range("nobjlo", self.nobjlo, "nobjhi", self.nobjhi, MAX_OBJECTS)?;
         check_range("thrlo", self.thrlo, "thrhi", self.thrhi, MAX_THREADS)?;
-        // `%`, not is_multiple_of: the workspace's rust-version is 1.80.
-        #[allow(clippy::manual_is_multiple_of)]
-        if self.rszlo_kb % page_kb() != 0 {
+        if !self.rszlo_kb.is_multiple_of(page_kb()) {
             return Err(ParamError::new(
                 "rszlo",
                 format!("must be a multiple of the {} KB page", page_kb()),
@@ -498,7 +496,7 @@ pub fn run_test(
                 scope.spawn(move || {
                     barrier.wait();
                     let t = w.target;
-                    if !w.handle.is_some_and(|h| h.1) {
+                    if !w.handle.as_ref().is_some_and(|h| h.1) {
                         direct[t].store(false, Ordering::Relaxed);
                     }
                     if let Some(e) = worker(b, w, write, s, counters) {
@@ -580,9 +578,9 @@ fn worker(b: &dyn Backend, mut w: Worker, write: bool, s: Shape, c: &Counters) -
         }
         let off = w.base + i * s.rsz_bytes;
         let r = if write {
-            write_all_at(b, h, w.buf.as_slice(), off)
+            write_all_at(b, &h, w.buf.as_slice(), off)
         } else {
-            read_full_at(b, h, w.buf.as_mut_slice(), off)
+            read_full_at(b, &h, w.buf.as_mut_slice(), off)
         };
         if let Err(e) = r {
             err = Some(format!(
@@ -594,7 +592,7 @@ fn worker(b: &dyn Backend, mut w: Worker, write: bool, s: Shape, c: &Counters) -
         c.add(w.target, s.rsz_bytes);
     }
     if write && !direct && err.is_none() {
-        err = b.fdatasync(h).err().map(|e| format!("fdatasync: {e}"));
+        err = b.fdatasync(&h).err().map(|e| format!("fdatasync: {e}"));
     }
     let _ = b.close(h);
     err

@@ -7,6 +7,10 @@
 //! outliers: a target whose speed is below [`OUTLIER_FRACTION_OF_MEDIAN`]
 //! of the median, or more than [`OUTLIER_SIGMAS`] standard deviations
 //! below the average, for that operation.
+//!
+//! On Lustre (`ost_indices` set), every "target" is the same mount and
+//! each file is placed on one OST with [`crate::lustre::place`] before it
+//! is written, as the kit's ost-survey does.
 
 use crate::io::{cpath, fill_pattern, open_data, read_full_at, write_all_at};
 use crate::{Header, ParamError, MB};
@@ -33,6 +37,11 @@ pub struct OstConfig {
     pub targets: Vec<PathBuf>,
     /// File size per target, MB (the kit's `-s`, default 30).
     pub size_mb: u64,
+    /// Lustre: the OST index each target's file is striped on, in target
+    /// order (the targets are then the mount point repeated); empty
+    /// elsewhere.
+    #[serde(default)]
+    pub ost_indices: Vec<u32>,
 }
 
 impl OstConfig {
@@ -44,7 +53,29 @@ impl OstConfig {
                 format!("must be 1..={MAX_SIZE_MB} MB"),
             ));
         }
+        if !self.ost_indices.is_empty() && self.ost_indices.len() != self.targets.len() {
+            return Err(ParamError::new(
+                "targets",
+                "one OST index per target is needed on Lustre",
+            ));
+        }
         crate::io::check_target_dirs(&self.targets, b)
+    }
+
+    /// The survey's file for target `i` (created exclusively, removed at
+    /// the end); on Lustre, named after its OST.
+    pub fn file(&self, i: usize) -> PathBuf {
+        let base = file_in(&self.targets[i]);
+        match self.ost_indices.get(i) {
+            Some(ost) => base.with_extension(format!("{}.ost{ost:04x}", std::process::id())),
+            None => base,
+        }
+    }
+
+    /// The index reported for target `i`: its OST index on Lustre, its
+    /// position elsewhere.
+    pub fn index(&self, i: usize) -> usize {
+        self.ost_indices.get(i).map_or(i, |&o| o as usize)
     }
 }
 
@@ -129,8 +160,8 @@ pub fn run(cfg: &OstConfig, b: &dyn Backend) -> OstReport {
         .targets
         .iter()
         .enumerate()
-        .map(|(index, p)| OstTarget {
-            index,
+        .map(|(i, p)| OstTarget {
+            index: cfg.index(i),
             path: p.display().to_string(),
             write_mb_per_s: 0.0,
             write_s: 0.0,
@@ -141,9 +172,10 @@ pub fn run(cfg: &OstConfig, b: &dyn Backend) -> OstReport {
         })
         .collect();
     let mut made = Vec::new();
-    for (t, p) in targets.iter_mut().zip(&cfg.targets) {
-        let f = file_in(p);
-        match timed(b, &f, true, cfg.size_mb, &mut made) {
+    for (i, t) in targets.iter_mut().enumerate() {
+        let f = cfg.file(i);
+        let ost = cfg.ost_indices.get(i).copied();
+        match timed(b, &f, Write(ost), cfg.size_mb, &mut made) {
             Ok((s, direct)) => {
                 (t.write_s, t.write_mb_per_s, t.direct) = (s, cfg.size_mb as f64 / s, direct)
             }
@@ -153,12 +185,12 @@ pub fn run(cfg: &OstConfig, b: &dyn Backend) -> OstReport {
             break;
         }
     }
-    for (t, p) in targets.iter_mut().zip(&cfg.targets) {
+    for (i, t) in targets.iter_mut().enumerate() {
         if t.error.is_some() || iolab_core::stop::requested() {
             continue;
         }
-        let f = file_in(p);
-        match timed(b, &f, false, cfg.size_mb, &mut made) {
+        let f = cfg.file(i);
+        match timed(b, &f, Read, cfg.size_mb, &mut made) {
             Ok((s, _)) => (t.read_s, t.read_mb_per_s) = (s, cfg.size_mb as f64 / s),
             Err(e) => t.error = Some(format!("read {}: {e}", f.display())),
         }
@@ -267,29 +299,46 @@ pub fn summarise(v: Vec<(usize, f64)>) -> Option<OpSummary> {
     })
 }
 
+/// What [`timed`] does with a file.
+#[derive(Clone, Copy)]
+enum Pass {
+    /// Create and write it; on Lustre, first place it on this OST.
+    Write(Option<u32>),
+    /// Read it back.
+    Read,
+}
+use Pass::{Read, Write};
+
 /// Writes (creating it) or reads `f` whole; returns seconds and whether
 /// O_DIRECT was used. A created file is added to `made`.
 fn timed(
     b: &dyn Backend,
     f: &Path,
-    write: bool,
+    pass: Pass,
     size_mb: u64,
     made: &mut Vec<PathBuf>,
 ) -> std::io::Result<(f64, bool)> {
     let c = cpath(f)?;
     let mut buf = IoBuffer::heap(BLOCK_BYTES as usize, 4096)?;
     fill_pattern(buf.as_mut_slice(), 7);
-    let opts = if write {
-        OpenOptions::create_new()
-    } else {
-        OpenOptions::read()
+    let opts = match pass {
+        Write(None) => OpenOptions::create_new(),
+        // `lfs setstripe` made the file (and fails on one that exists),
+        // so it is ours to open for writing.
+        Write(Some(ost)) => {
+            crate::lustre::place(f, ost)?;
+            made.push(f.to_path_buf());
+            OpenOptions::write()
+        }
+        Read => OpenOptions::read(),
     };
+    let write = matches!(pass, Write(_));
     let t0 = Instant::now();
     let (h, direct) = open_data(b, &c, opts, true)?;
-    if write {
+    if matches!(pass, Write(None)) {
         made.push(f.to_path_buf());
     }
-    let r = move_all(b, h, &mut buf, write, size_mb, direct);
+    let r = move_all(b, &h, &mut buf, write, size_mb, direct);
     let closed = b.close(h);
     r?;
     closed?;
@@ -298,7 +347,7 @@ fn timed(
 
 fn move_all(
     b: &dyn Backend,
-    h: Handle,
+    h: &Handle,
     buf: &mut IoBuffer,
     write: bool,
     size_mb: u64,
@@ -346,6 +395,7 @@ mod tests {
         let cfg = OstConfig {
             targets: dirs.clone(),
             size_mb: 2,
+            ost_indices: vec![],
         };
         let b = iolab_backend::by_name("posix").unwrap();
         cfg.validate(b.as_ref()).unwrap();

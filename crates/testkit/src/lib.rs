@@ -20,6 +20,8 @@
 //! println!("{ns} listens at {addr}:{port}");
 //! ```
 
+pub mod s3;
+
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 use std::process::{Command, Output};

@@ -87,6 +87,9 @@ pub struct GlobalOpts {
     /// by `iolab stats`); into the JSON.
     #[serde(default)]
     pub stats: Option<String>,
+    /// The results store to record the run in (`--store PATH`).
+    #[serde(default)]
+    pub store: Option<String>,
 }
 
 /// Where the time server is (`-timeserver host H port P bounce B`).
@@ -148,6 +151,7 @@ impl Default for GlobalOpts {
             timeserver: None,
             starttime_s: None,
             stats: None,
+            store: None,
         }
     }
 }
@@ -382,5 +386,10 @@ impl TargetOpts {
     /// True for the `null` target: no file, no I/O, only the tool's overhead.
     pub fn is_null(&self) -> bool {
         self.name == "null"
+    }
+
+    /// True for an object in an object store: `s3://bucket/key`.
+    pub fn is_s3(&self) -> bool {
+        self.path.starts_with("s3://")
     }
 }

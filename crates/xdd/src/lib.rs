@@ -9,9 +9,6 @@
 //! assert_eq!(cfg.targets[0].xfer_bytes(), 8192);
 //! ```
 
-// The workspace promises Rust 1.80; `u64::is_multiple_of` is 1.87.
-#![allow(clippy::manual_is_multiple_of)]
-
 pub mod config;
 pub mod cursor;
 pub mod error;

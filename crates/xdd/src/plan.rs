@@ -23,7 +23,8 @@ pub struct TargetPlan {
     /// Its options.
     pub opts: TargetOpts,
     /// The backend it runs on, by name (`iolab_backend::by_name`): XDD's
-    /// `null` target is the null backend, everything else POSIX.
+    /// `null` target is the null backend, `s3://` targets S3, everything
+    /// else POSIX.
     pub backend: &'static str,
     /// Operations per pass; u64::MAX when only a time limit ends a pass.
     pub ops: u64,
@@ -208,7 +209,7 @@ fn existing_size(t: &TargetOpts) -> u64 {
             let Ok(h) = be.open(&path, iolab_backend::OpenOptions::read()) else {
                 return 0;
             };
-            let size = be.fstat(h).map_or(0, |s| s.size);
+            let size = be.fstat(&h).map_or(0, |s| s.size);
             let _ = be.close(h);
             size
         }
@@ -217,10 +218,13 @@ fn existing_size(t: &TargetOpts) -> u64 {
 }
 
 /// The backend a target runs on: XDD's `null` target is the null
-/// backend, every other target POSIX.
+/// backend, an `s3://bucket/key` target the S3 backend, every other
+/// target POSIX.
 fn backend_name(t: &TargetOpts) -> &'static str {
     if t.is_null() {
         "null"
+    } else if t.is_s3() {
+        "s3"
     } else {
         "posix"
     }

@@ -68,7 +68,7 @@ pub struct PassCtx<'a> {
     /// Backend that does the I/O.
     pub backend: &'a dyn Backend,
     /// Open target; None for the `null` target.
-    pub handle: Option<Handle>,
+    pub handle: Option<&'a Handle>,
     /// Offsets of this pass.
     pub seeks: PassSeeks<'a>,
     /// Shared pass counters.
@@ -157,7 +157,7 @@ pub(crate) fn admit(cx: &PassCtx, n: u64, lock: &mut LockstepLocal) -> bool {
         return false;
     }
     let every = cx.global.syncio;
-    if every > 0 && n > 0 && n % every == 0 {
+    if every > 0 && n > 0 && n.is_multiple_of(every) {
         let me = cx.plan.index;
         let others_there = || {
             p.iter()
@@ -271,6 +271,10 @@ fn one_op<T: Transfer>(
                 "target {} op {n}: {what} of {len} bytes at offset {offset} failed: {e}",
                 plan.index
             );
+            if storage_gone(&e) {
+                cx.run.fail(failure(cx, what, e.raw_os_error(), &msg));
+                cx.stop_pass();
+            }
             error(st, cx, c, msg, what, e.raw_os_error());
             return more_allowed(cx);
         }
@@ -421,7 +425,7 @@ pub fn count(c: &mut Counts, read: bool, bytes: u64) {
 pub(crate) fn flush_if_due(st: &mut QState, cx: &PassCtx, c: &mut Counts, writes: &mut u64) {
     *writes += 1;
     let every = cx.plan.opts.flushwrite;
-    if let (true, Some(h)) = (every > 0 && *writes % every == 0, cx.handle) {
+    if let (true, Some(h)) = (every > 0 && (*writes).is_multiple_of(every), cx.handle) {
         let t = mono_ns();
         let r = cx.backend.fdatasync(h);
         c.flush_ns += mono_ns() - t;
@@ -454,6 +458,23 @@ pub(crate) fn error(
     if cx.global.stoponerror {
         cx.run.request_stop();
     }
+}
+
+/// The storage service cannot be reached (an object store that went
+/// away or stopped answering): like a full disk, every later operation
+/// would fail the same way, so the run ends instead of counting them.
+fn storage_gone(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(
+        e.kind(),
+        K::ConnectionRefused
+            | K::ConnectionReset
+            | K::ConnectionAborted
+            | K::NotConnected
+            | K::HostUnreachable
+            | K::NetworkUnreachable
+            | K::TimedOut
+    )
 }
 
 fn failure(cx: &PassCtx, op: &str, errno: Option<i32>, msg: &str) -> Failure {

@@ -264,7 +264,7 @@ mod tests {
                 s.spawn(move || {
                     let mut k = t as u64;
                     while k < n {
-                        if iolab_core::random::splitmix_nth(t as u64, k) % 7 == 0 {
+                        if iolab_core::random::splitmix_nth(t as u64, k).is_multiple_of(7) {
                             std::thread::yield_now();
                         }
                         written[k as usize].store(true, Ordering::Release);

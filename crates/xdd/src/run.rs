@@ -62,7 +62,16 @@ pub fn run(
     for ((t, p), skip) in plan.targets.iter().zip(&progress.targets).zip(first_ops) {
         p.planned_ops.store(t.ops.saturating_sub(skip), Relaxed);
     }
-    let monitors = crate::e2e::monitor::attach(&mut targets, sessions);
+    let monitors = match crate::e2e::monitor::attach(&mut targets, sessions) {
+        Ok(m) => m,
+        Err(e) => {
+            for tg in &mut targets {
+                crate::target::close(tg);
+                remove_created(tg);
+            }
+            return Err(e);
+        }
+    };
     if let (Some(c), Some(t)) = (&clock, g.starttime_s) {
         wait_for_start(c, t, &mut notes);
     }
@@ -70,8 +79,16 @@ pub fn run(
     let start_wall_ns = wall_ns();
     let per_target =
         crate::e2e::monitor::run_with(&monitors, &sh.state, || run_targets(&mut targets, &sh));
-    drop(monitors);
+    monitors
+        .into_iter()
+        .for_each(crate::e2e::monitor::Monitor::close);
     progress.finished.store(true, Relaxed);
+    for tg in &mut targets {
+        if let Err(e) = crate::target::close_checked(tg) {
+            sh.state
+                .fail(Failure::io("close", Some(tg.path.clone()), &e));
+        }
+    }
     let timed_out = mono_ns() >= sh.run_deadline_ns;
     let outcome = sh.state.outcome(timed_out.then_some(g.runtime_s));
     let outcome = counted_errors(&targets, outcome);
@@ -92,6 +109,15 @@ pub fn run(
     }
     if g.processlock {
         crate::placement::unlock_process();
+    }
+    for be in &backends {
+        if let Err(e) = be.finalize() {
+            notes.push(format!(
+                "the {} backend did not finish cleanly: {e}",
+                be.name()
+            ));
+        }
+        notes.extend(be.notes());
     }
     let mut r = assemble(
         plan,
@@ -185,11 +211,22 @@ fn counted_errors(targets: &[Target], outcome: Outcome) -> Outcome {
     )))
 }
 
-/// Each target's backend, by the name its plan chose.
+/// Each target's backend, by the name its plan chose, started (an
+/// object store checks its settings; a refusal there is exit 1).
 fn backends(plan: &Plan) -> Result<Vec<Box<dyn Backend>>, RunError> {
     plan.targets
         .iter()
-        .map(|t| iolab_backend::by_name(t.backend).map_err(|e| RunError::Refused(e.to_string())))
+        .map(|t| {
+            let be =
+                iolab_backend::by_name(t.backend).map_err(|e| RunError::Refused(e.to_string()))?;
+            be.init().map_err(|err| RunError::Target {
+                target: t.index,
+                path: t.opts.path.clone(),
+                what: "start the backend",
+                err,
+            })?;
+            Ok(be)
+        })
         .collect()
 }
 

@@ -172,8 +172,8 @@ pub fn prepare<'a>(
     let mut existed_before = false;
     let io = crate::iopath::choose(plan);
     info.block_device = check_safety(be, plan, sh.global)?;
-    // Only a backend with a real namespace has a file system to describe.
-    if be.capabilities().directories {
+    // Only a backend of local files has a file system to describe.
+    if be.capabilities().local {
         info.fs = Some(iolab_core::env::fs_info(std::path::Path::new(&t.path)));
     }
     // -createnewfiles opens a new file before each pass instead.
@@ -214,7 +214,7 @@ pub fn prepare<'a>(
 /// preallocation, QThread buffers, -seek outputs.
 fn fill(tg: &mut Target, sh: &RunShared, ordinal0: usize) -> Result<(), RunError> {
     let (plan, t) = (tg.plan, &tg.plan.opts);
-    if let Some(h) = tg.handle {
+    if let Some(h) = &tg.handle {
         if tg.io.needs_raw_fd() && tg.be.raw_fd(h).is_none() {
             return Err(RunError::Refused(format!(
                 "target {} ({}): the {} I/O path needs a file descriptor, which the {} backend does not have",
@@ -235,7 +235,7 @@ fn fill(tg: &mut Target, sh: &RunShared, ordinal0: usize) -> Result<(), RunError
 fn preallocate(
     be: &dyn Backend,
     plan: &TargetPlan,
-    h: Handle,
+    h: &Handle,
     path: &str,
     notes: &mut Vec<String>,
 ) {
@@ -414,7 +414,7 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
         plan,
         global: sh.global,
         backend: tg.be,
-        handle: tg.handle,
+        handle: tg.handle.as_ref(),
         seeks: plan.seek.pass(pass as u32),
         shared: &shared,
         start_ns,
@@ -508,7 +508,7 @@ fn qthread_main(st: &mut QState, cx: &PassCtx, io: &dyn IoPath, sh: &RunShared) 
 
 /// -syncwrite: flush at the end of the pass; the time counts in the pass.
 fn end_of_pass_sync(tg: &Target, sh: &RunShared, c: &mut Counts) {
-    if let (true, Some(h)) = (tg.plan.opts.syncwrite && tg.plan.opts.writes(), tg.handle) {
+    if let (true, Some(h)) = (tg.plan.opts.syncwrite && tg.plan.opts.writes(), &tg.handle) {
         let t = mono_ns();
         let r = tg.be.fsync(h);
         c.flush_ns += mono_ns() - t;
@@ -529,7 +529,11 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
         return true;
     }
     if let Some(h) = tg.handle.take() {
-        let _ = be.close(h);
+        if let Err(e) = be.close(h) {
+            // A backend may finish its writes at close (an S3 upload).
+            sh.state
+                .fail(Failure::io("close", Some(tg.path.clone()), &e));
+        }
     }
     let path = if fresh {
         pass_file_name(&t.path, pass)
@@ -546,11 +550,11 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
             if made && !tg.created.contains(&path) && (fresh || !tg.existed_before) {
                 tg.created.push(path.clone());
             }
+            preallocate(be, tg.plan, &h, &path, &mut tg.notes);
             tg.handle = Some(h);
             tg.info.direct_io = direct;
             tg.path = path.clone();
             tg.info.path = path;
-            preallocate(be, tg.plan, h, &tg.path, &mut tg.notes);
             tg.notes.extend(notes);
             true
         }
@@ -583,8 +587,15 @@ fn collect_timestamps(tg: &mut Target) {
 
 /// Closes the target's file.
 pub fn close(tg: &mut Target) {
-    if let Some(h) = tg.handle.take() {
-        let _ = tg.be.close(h);
+    let _ = close_checked(tg);
+}
+
+/// Closes the file, saying whether the close failed: a backend may
+/// finish its writes there (an S3 object is uploaded whole at close).
+pub fn close_checked(tg: &mut Target) -> std::io::Result<()> {
+    match tg.handle.take() {
+        Some(h) => tg.be.close(h),
+        None => Ok(()),
     }
 }
 

@@ -320,7 +320,7 @@ impl UringEngine {
         buf: IoBuffer,
     ) -> Result<Self, UringError> {
         let bytes = check_config(cfg)?;
-        if buf.len() < bytes || buf.address() % cfg.align != 0 {
+        if buf.len() < bytes || !buf.address().is_multiple_of(cfg.align) {
             return Err(UringError::Config(
                 "the slot buffer is too small or misaligned",
             ));

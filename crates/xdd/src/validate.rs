@@ -215,6 +215,9 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     reach(c, i, t)?;
     throttle(i, t)?;
     run_bytes(c, i, t)?;
+    if t.is_s3() {
+        s3_target(i, t)?;
+    }
     if t.dio {
         dio(i, t)?;
     }
@@ -260,6 +263,24 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// What an object in an object store cannot do: it is uploaded whole
+/// (parts assembled at close) and then read, never both in one pass.
+fn s3_target(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let (opt, why) = if t.rwratio.is_some_and(|r| r > 0.0 && r < 100.0) {
+        ("rwratio", "cannot mix reads and writes: an object is readable only once its upload completes; run -op write, then -op read")
+    } else if t.dio {
+        ("dio", "has no O_DIRECT; drop -dio")
+    } else if t.preallocate > 0 {
+        ("preallocate", "cannot be preallocated; drop -preallocate")
+    } else {
+        return Ok(());
+    };
+    Err(UsageError::new(
+        opt,
+        format!("target {i} ({}): an S3 object {why}", t.path),
+    ))
+}
+
 /// What the io_uring engine cannot do: one operation type per ring, one
 /// request size, no per-operation coordination between QThreads.
 fn uring(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
@@ -286,7 +307,7 @@ fn uring(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
 }
 
 fn dio(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
-    let aligned = |v: u64| v % DIO_ALIGN == 0;
+    let aligned = |v: u64| v.is_multiple_of(DIO_ALIGN);
     if !aligned(t.xfer_bytes()) {
         return Err(UsageError::new("dio", format!(
             "target {i}: request size {} bytes is not a multiple of {DIO_ALIGN}; O_DIRECT needs aligned transfers",

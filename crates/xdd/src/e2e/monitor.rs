@@ -5,10 +5,11 @@
 use super::opts::Role;
 use super::session::Session;
 use super::Link;
+use crate::error::RunError;
 use crate::restart::{Record, Watermark};
 use crate::runstate::RunState;
 use crate::target::Target;
-use iolab_backend::{Backend, Handle};
+use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::Failure;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -27,8 +28,18 @@ pub struct Monitor<'a> {
     pub record: Record,
     /// Seconds between records.
     pub every: Duration,
-    /// The backend and file to flush before each record.
+    /// The backend, and a handle of the monitor's own on the destination
+    /// file: fdatasync flushes the file, whichever descriptor wrote it.
     pub flush: Option<(&'a dyn Backend, Handle)>,
+}
+
+impl Monitor<'_> {
+    /// Closes the monitor's handle (after the run).
+    pub fn close(self) {
+        if let Some((be, h)) = self.flush {
+            let _ = be.close(h);
+        }
+    }
 }
 
 /// The first record of a destination that keeps a restart file, written
@@ -52,7 +63,11 @@ fn record(s: &Session, path: &str) -> Record {
 }
 
 /// Gives every QThread its connection; returns the monitors to run.
-pub fn attach<'a>(targets: &mut [Target<'a>], sessions: Vec<Option<Session>>) -> Vec<Monitor<'a>> {
+/// Fails when a destination's file cannot be opened again for flushing.
+pub fn attach<'a>(
+    targets: &mut [Target<'a>],
+    sessions: Vec<Option<Session>>,
+) -> Result<Vec<Monitor<'a>>, RunError> {
     let mut out = Vec::new();
     for (tg, s) in targets.iter_mut().zip(sessions) {
         let Some(s) = s else { continue };
@@ -70,17 +85,34 @@ pub fn attach<'a>(targets: &mut [Target<'a>], sessions: Vec<Option<Session>>) ->
             });
         }
         if let (Some(mark), Some(file)) = (mark, s.restart_file) {
+            let flush = match &tg.handle {
+                Some(_) => Some((tg.be, flush_handle(tg)?)),
+                None => None,
+            };
             out.push(Monitor {
                 target: tg.plan.index,
                 mark,
                 file,
                 record: rec,
                 every: Duration::from_secs_f64(tg.plan.opts.restart.frequency_s()),
-                flush: tg.handle.map(|h| (tg.be, h)),
+                flush,
             });
         }
     }
-    out
+    Ok(out)
+}
+
+/// A read handle on the destination file, for the monitor's flushes.
+fn flush_handle(tg: &Target) -> Result<Handle, RunError> {
+    let path = std::ffi::CString::new(tg.path.as_bytes()).unwrap_or_default();
+    tg.be
+        .open(&path, OpenOptions::read())
+        .map_err(|err| RunError::Target {
+            target: tg.plan.index,
+            path: tg.path.clone(),
+            what: "open for the restart monitor's flushes",
+            err,
+        })
 }
 
 /// Runs `body` (the targets) with every monitor beside it; a monitor
@@ -106,7 +138,7 @@ pub fn run_with<R>(monitors: &[Monitor], state: &RunState, body: impl FnOnce() -
 }
 
 fn one(m: &Monitor, stop: &AtomicBool, state: &RunState) {
-    let mut flush = || match m.flush {
+    let mut flush = || match &m.flush {
         Some((be, h)) => be.fdatasync(h),
         None => Ok(()),
     };

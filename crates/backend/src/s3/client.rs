@@ -1,0 +1,614 @@
+//! S3 requests over HTTP: rusty-s3 signs (presigned SigV4 URLs) and
+//! ureq sends, over one pool of kept-alive connections shared by every
+//! thread. Every failure becomes an `io::Error` that names the request,
+//! the object and the HTTP status with S3's error code; a request is
+//! retried only when a kept-alive connection turns out closed before any
+//! answer came, and each such retry is counted.
+
+use super::config::S3Config;
+use rusty_s3::actions::{
+    AbortMultipartUpload, CompleteMultipartUpload, CreateBucket, CreateMultipartUpload,
+    DeleteBucket, DeleteObject, GetObject, HeadBucket, HeadObject, ListObjectsV2,
+    ListObjectsV2Response, PutObject, S3Action, UploadPart,
+};
+use rusty_s3::{Bucket, Credentials, UrlStyle};
+use std::io::{self, ErrorKind, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use ureq::http::Response;
+use ureq::Body;
+
+/// An HTTP method, as sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Head,
+    Get,
+    Put,
+    Post,
+    Delete,
+}
+
+impl Method {
+    fn name(self) -> &'static str {
+        match self {
+            Method::Head => "HEAD",
+            Method::Get => "GET",
+            Method::Put => "PUT",
+            Method::Post => "POST",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// The connection pool, the credentials and the buckets met so far.
+pub struct Client {
+    agent: ureq::Agent,
+    creds: Option<Credentials>,
+    endpoint: String,
+    style: UrlStyle,
+    region: String,
+    timeout: Duration,
+    buckets: RwLock<Vec<Arc<Bucket>>>,
+    retries: AtomicU64,
+    requests: AtomicU64,
+}
+
+/// How long a signed URL stays valid past its request's timeout.
+const SIGN_SLACK: Duration = Duration::from_secs(60);
+/// Bytes of an error answer kept for its message.
+const ERROR_BODY_BYTES: u64 = 64 * 1024;
+/// Largest listing answer read (1000 keys of 1 KiB each, and margin).
+const LIST_BODY_BYTES: u64 = 16 * 1024 * 1024;
+
+impl Client {
+    /// A client for `cfg`. Makes no request.
+    pub fn new(cfg: &S3Config) -> Self {
+        let connect = cfg.timeout.min(Duration::from_secs(10));
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(cfg.timeout))
+            .timeout_connect(Some(connect))
+            // Every task thread keeps its connection between requests;
+            // a server's idle close is met before it is likely.
+            .max_idle_connections(1024)
+            .max_idle_connections_per_host(1024)
+            .max_idle_age(Duration::from_secs(5))
+            .no_delay(true)
+            .build();
+        let creds = match (&cfg.access_key, &cfg.secret_key) {
+            (Some(k), Some(s)) => Some(match &cfg.session_token {
+                Some(t) => Credentials::new_with_token(k, s, t),
+                None => Credentials::new(k, s),
+            }),
+            _ => None,
+        };
+        Client {
+            agent: ureq::Agent::new_with_config(config),
+            creds,
+            endpoint: cfg.endpoint.clone(),
+            style: if cfg.path_style {
+                UrlStyle::Path
+            } else {
+                UrlStyle::VirtualHost
+            },
+            region: cfg.region.clone(),
+            timeout: cfg.timeout,
+            buckets: RwLock::new(Vec::new()),
+            retries: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+        }
+    }
+
+    /// Requests retried because a kept-alive connection was found closed.
+    pub fn retries(&self) -> u64 {
+        self.retries.load(Ordering::Relaxed)
+    }
+
+    /// Requests sent (retries included).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// The endpoint URL, for messages.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// True when requests will be signed.
+    pub fn signed(&self) -> bool {
+        self.creds.is_some()
+    }
+
+    /// The bucket named `name` (built once, then shared).
+    pub fn bucket(&self, name: &str) -> io::Result<Arc<Bucket>> {
+        let known = self.buckets.read().unwrap_or_else(|p| p.into_inner());
+        if let Some(b) = known.iter().find(|b| b.name() == name) {
+            return Ok(b.clone());
+        }
+        drop(known);
+        let url = self.endpoint.parse().map_err(|e| {
+            io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("S3 endpoint {}: {e}", self.endpoint),
+            )
+        })?;
+        let b = Bucket::new(url, self.style, name.to_string(), self.region.clone())
+            .map_err(|e| io::Error::new(ErrorKind::InvalidInput, format!("bucket {name}: {e}")))?;
+        let b = Arc::new(b);
+        let mut known = self.buckets.write().unwrap_or_else(|p| p.into_inner());
+        known.push(b.clone());
+        Ok(b)
+    }
+
+    fn expiry(&self) -> Duration {
+        self.timeout + SIGN_SLACK
+    }
+
+    fn creds(&self) -> Option<&Credentials> {
+        self.creds.as_ref()
+    }
+
+    fn need_creds(&self, what: &str) -> io::Result<&Credentials> {
+        self.creds.as_ref().ok_or_else(|| {
+            io::Error::new(
+                ErrorKind::PermissionDenied,
+                format!("S3 {what}: no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --s3.access-key and --s3.secret-key-file)"),
+            )
+        })
+    }
+
+    /// Sends one request; answers of any status come back. A connection
+    /// closed under a request before any answer is retried once, counted.
+    fn send(
+        &self,
+        m: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+        loc: &Loc,
+    ) -> io::Result<Response<Body>> {
+        let mut attempt = 0;
+        loop {
+            self.requests.fetch_add(1, Ordering::Relaxed);
+            match self.send_once(m, url, headers, body) {
+                Ok(r) => return Ok(r),
+                Err(ureq::Error::Io(e)) if attempt == 0 && stale_connection(&e) => {
+                    attempt += 1;
+                    self.retries.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) => return Err(self.transport_error(m, loc, e)),
+            }
+        }
+    }
+
+    fn send_once(
+        &self,
+        m: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Result<Response<Body>, ureq::Error> {
+        macro_rules! with_headers {
+            ($b:expr) => {{
+                let mut b = $b;
+                for (k, v) in headers {
+                    b = b.header(*k, *v);
+                }
+                b
+            }};
+        }
+        let a = &self.agent;
+        match m {
+            Method::Head => with_headers!(a.head(url)).call(),
+            Method::Get => with_headers!(a.get(url)).call(),
+            Method::Delete => with_headers!(a.delete(url)).call(),
+            Method::Put => with_headers!(a.put(url)).send(body),
+            Method::Post => with_headers!(a.post(url)).send(body),
+        }
+    }
+
+    fn transport_error(&self, m: Method, loc: &Loc, e: ureq::Error) -> io::Error {
+        let (kind, why) = match &e {
+            ureq::Error::Timeout(t) => (
+                ErrorKind::TimedOut,
+                format!("no answer within {:?} ({t}; --s3.timeout)", self.timeout),
+            ),
+            ureq::Error::Io(io) => (io.kind(), format!("{}: {io}", self.endpoint)),
+            ureq::Error::HostNotFound => (
+                ErrorKind::NotFound,
+                format!("{}: host not found", self.endpoint),
+            ),
+            ureq::Error::ConnectionFailed => (
+                ErrorKind::ConnectionRefused,
+                format!("{}: cannot connect", self.endpoint),
+            ),
+            other => (ErrorKind::Other, format!("{}: {other}", self.endpoint)),
+        };
+        io::Error::new(kind, format!("S3 {} {loc}: {why}", m.name()))
+    }
+
+    /// Sends and turns any status but 2xx into an error.
+    fn ok(
+        &self,
+        m: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+        loc: &Loc,
+    ) -> io::Result<Response<Body>> {
+        let r = self.send(m, url, headers, body, loc)?;
+        if r.status().is_success() {
+            Ok(r)
+        } else {
+            Err(status_error(m, loc, r))
+        }
+    }
+
+    /// HEAD of an object: its size, or `None` when there is none.
+    pub fn head_object(&self, b: &Bucket, key: &str) -> io::Result<Option<u64>> {
+        let url = HeadObject::new(b, self.creds(), key).sign(self.expiry());
+        let loc = Loc::new(b, key);
+        let mut r = self.send(Method::Head, url.as_str(), &[], &[], &loc)?;
+        if r.status().as_u16() == 404 {
+            return Ok(None);
+        }
+        if !r.status().is_success() {
+            return Err(status_error(Method::Head, &loc, r));
+        }
+        let size = r
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        drain(&mut r);
+        Ok(Some(size))
+    }
+
+    /// PUT of a whole object.
+    pub fn put_object(&self, b: &Bucket, key: &str, body: &[u8]) -> io::Result<()> {
+        let url = PutObject::new(b, self.creds(), key).sign(self.expiry());
+        let loc = Loc::new(b, key);
+        let mut r = self.ok(Method::Put, url.as_str(), &[], body, &loc)?;
+        drain(&mut r);
+        Ok(())
+    }
+
+    /// GET of `buf.len()` bytes from `offset` (a ranged GET); returns the
+    /// bytes read, 0 at or past the end of the object.
+    pub fn get_range(
+        &self,
+        b: &Bucket,
+        key: &str,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let url = GetObject::new(b, self.creds(), key).sign(self.expiry());
+        let loc = Loc::new(b, key);
+        let range = format!("bytes={offset}-{}", offset + buf.len() as u64 - 1);
+        let mut r = self.send(Method::Get, url.as_str(), &[("range", &range)], &[], &loc)?;
+        match r.status().as_u16() {
+            416 => {
+                drain(&mut r);
+                return Ok(0);
+            }
+            206 => {}
+            // A service that ignores ranges sends the whole object.
+            200 => skip(&mut r, offset, &loc)?,
+            _ => return Err(status_error(Method::Get, &loc, r)),
+        }
+        let mut reader = r.body_mut().as_reader();
+        let mut n = 0;
+        while n < buf.len() {
+            match reader.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(body_error(Method::Get, &loc, e)),
+            }
+        }
+        drop(reader);
+        drain(&mut r);
+        Ok(n)
+    }
+
+    /// DELETE of an object (S3 answers the same whether it existed or not).
+    pub fn delete_object(&self, b: &Bucket, key: &str) -> io::Result<()> {
+        let url = DeleteObject::new(b, self.creds(), key).sign(self.expiry());
+        let loc = Loc::new(b, key);
+        let mut r = self.ok(Method::Delete, url.as_str(), &[], &[], &loc)?;
+        drain(&mut r);
+        Ok(())
+    }
+
+    /// One page of a listing under `prefix`, grouped at `/` when
+    /// `delimited`.
+    pub fn list(
+        &self,
+        b: &Bucket,
+        prefix: &str,
+        delimited: bool,
+        max_keys: usize,
+        token: Option<&str>,
+    ) -> io::Result<ListObjectsV2Response> {
+        let mut a = ListObjectsV2::new(b, self.creds());
+        a.with_prefix(prefix);
+        if delimited {
+            a.with_delimiter("/");
+        }
+        a.with_max_keys(max_keys);
+        if let Some(t) = token {
+            a.with_continuation_token(t);
+        }
+        let url = a.sign(self.expiry());
+        let loc = Loc::new(b, prefix);
+        let mut r = self.ok(Method::Get, url.as_str(), &[], &[], &loc)?;
+        let text = read_text(&mut r, LIST_BODY_BYTES, Method::Get, &loc)?;
+        ListObjectsV2::parse_response(&text).map_err(|e| {
+            io::Error::new(
+                ErrorKind::InvalidData,
+                format!("S3 list {loc}: cannot read the answer: {e}"),
+            )
+        })
+    }
+
+    /// Starts a multipart upload; returns its id.
+    pub fn create_upload(&self, b: &Bucket, key: &str) -> io::Result<String> {
+        let url = CreateMultipartUpload::new(b, self.creds(), key).sign(self.expiry());
+        let loc = Loc::new(b, key);
+        let mut r = self.ok(Method::Post, url.as_str(), &[], &[], &loc)?;
+        let text = read_text(&mut r, ERROR_BODY_BYTES, Method::Post, &loc)?;
+        CreateMultipartUpload::parse_response(&text)
+            .map(|r| r.upload_id().to_string())
+            .map_err(|e| {
+                io::Error::new(
+                    ErrorKind::InvalidData,
+                    format!("S3 create upload {loc}: cannot read the answer: {e}"),
+                )
+            })
+    }
+
+    /// Uploads part `part` (from 1); returns its ETag.
+    pub fn upload_part(
+        &self,
+        b: &Bucket,
+        key: &str,
+        upload: &str,
+        part: u16,
+        body: &[u8],
+    ) -> io::Result<String> {
+        let url = UploadPart::new(b, self.creds(), key, part, upload).sign(self.expiry());
+        let loc = Loc::new(b, key);
+        let mut r = self.ok(Method::Put, url.as_str(), &[], body, &loc)?;
+        let etag = r
+            .headers()
+            .get("etag")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        drain(&mut r);
+        etag.ok_or_else(|| {
+            io::Error::new(
+                ErrorKind::InvalidData,
+                format!("S3 PUT {loc} part {part}: the answer has no ETag"),
+            )
+        })
+    }
+
+    /// Completes an upload from its parts' ETags, in part order.
+    pub fn complete_upload(
+        &self,
+        b: &Bucket,
+        key: &str,
+        upload: &str,
+        etags: &[String],
+    ) -> io::Result<()> {
+        let a = CompleteMultipartUpload::new(
+            b,
+            self.creds(),
+            key,
+            upload,
+            etags.iter().map(String::as_str),
+        );
+        let url = a.sign(self.expiry());
+        let body = a.body();
+        let loc = Loc::new(b, key);
+        let mut r = self.ok(Method::Post, url.as_str(), &[], body.as_bytes(), &loc)?;
+        // S3 may answer 200 and put the error in the body.
+        let text = read_text(&mut r, ERROR_BODY_BYTES, Method::Post, &loc)?;
+        if text.contains("<Error>") {
+            return Err(io::Error::other(format!(
+                "S3 POST {loc} (complete upload): {}",
+                error_detail(&text)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Abandons an upload (its parts are dropped).
+    pub fn abort_upload(&self, b: &Bucket, key: &str, upload: &str) -> io::Result<()> {
+        let url = AbortMultipartUpload::new(b, self.creds(), key, upload).sign(self.expiry());
+        let loc = Loc::new(b, key);
+        let mut r = self.ok(Method::Delete, url.as_str(), &[], &[], &loc)?;
+        drain(&mut r);
+        Ok(())
+    }
+
+    /// HEAD of a bucket: false when it does not exist.
+    pub fn head_bucket(&self, b: &Bucket) -> io::Result<bool> {
+        let url = HeadBucket::new(b, self.creds()).sign(self.expiry());
+        let loc = Loc::new(b, "");
+        let mut r = self.send(Method::Head, url.as_str(), &[], &[], &loc)?;
+        match r.status().as_u16() {
+            404 => Ok(false),
+            s if (200..300).contains(&s) => {
+                drain(&mut r);
+                Ok(true)
+            }
+            _ => Err(status_error(Method::Head, &loc, r)),
+        }
+    }
+
+    /// Creates a bucket.
+    pub fn create_bucket(&self, b: &Bucket) -> io::Result<()> {
+        let a = CreateBucket::new(b, self.need_creds("create bucket")?);
+        let url = a.sign(self.expiry());
+        let body = a.body();
+        let loc = Loc::new(b, "");
+        let mut r = self.ok(Method::Put, url.as_str(), &[], body.as_bytes(), &loc)?;
+        drain(&mut r);
+        Ok(())
+    }
+
+    /// Deletes an (empty) bucket.
+    pub fn delete_bucket(&self, b: &Bucket) -> io::Result<()> {
+        let url = DeleteBucket::new(b, self.need_creds("delete bucket")?).sign(self.expiry());
+        let loc = Loc::new(b, "");
+        let mut r = self.ok(Method::Delete, url.as_str(), &[], &[], &loc)?;
+        drain(&mut r);
+        Ok(())
+    }
+}
+
+/// An object's name in messages: `s3://bucket/key`.
+struct Loc<'a> {
+    bucket: &'a str,
+    key: &'a str,
+}
+
+impl<'a> Loc<'a> {
+    fn new(b: &'a Bucket, key: &'a str) -> Self {
+        Loc {
+            bucket: b.name(),
+            key,
+        }
+    }
+}
+
+impl std::fmt::Display for Loc<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "s3://{}/{}", self.bucket, self.key)
+    }
+}
+
+/// A kept-alive connection the server closed while idle shows up as one
+/// of these before any answer.
+fn stale_connection(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
+            | ErrorKind::BrokenPipe
+            | ErrorKind::UnexpectedEof
+    )
+}
+
+/// Reads what is left of an answer so its connection can be reused.
+fn drain(r: &mut Response<Body>) {
+    let mut reader = r.body_mut().as_reader();
+    let _ = io::copy(&mut reader.by_ref().take(1 << 20), &mut io::sink());
+}
+
+fn skip(r: &mut Response<Body>, n: u64, loc: &Loc) -> io::Result<()> {
+    let mut reader = r.body_mut().as_reader();
+    let got = io::copy(&mut reader.by_ref().take(n), &mut io::sink())
+        .map_err(|e| body_error(Method::Get, loc, e))?;
+    if got < n {
+        return Err(io::Error::new(
+            ErrorKind::UnexpectedEof,
+            format!("S3 GET {loc}: the object ended at byte {got}, before offset {n}"),
+        ));
+    }
+    Ok(())
+}
+
+fn body_error(m: Method, loc: &Loc, e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("S3 {} {loc}: reading the answer: {e}", m.name()),
+    )
+}
+
+fn read_text(r: &mut Response<Body>, limit: u64, m: Method, loc: &Loc) -> io::Result<String> {
+    r.body_mut()
+        .with_config()
+        .limit(limit)
+        .read_to_string()
+        .map_err(|e| io::Error::other(format!("S3 {} {loc}: reading the answer: {e}", m.name())))
+}
+
+/// The error for an answer whose status is not 2xx: the status, S3's
+/// error code and message, the request and the object.
+fn status_error(m: Method, loc: &Loc, mut r: Response<Body>) -> io::Error {
+    let status = r.status();
+    let detail = match m {
+        Method::Head => String::new(),
+        _ => {
+            let text = read_text(&mut r, ERROR_BODY_BYTES, m, loc).unwrap_or_default();
+            error_detail(&text)
+        }
+    };
+    let kind = match status.as_u16() {
+        404 => ErrorKind::NotFound,
+        401 | 403 => ErrorKind::PermissionDenied,
+        409 | 412 => ErrorKind::AlreadyExists,
+        400 | 416 => ErrorKind::InvalidInput,
+        408 | 504 => ErrorKind::TimedOut,
+        _ => ErrorKind::Other,
+    };
+    let reason = status.canonical_reason().unwrap_or("");
+    let sep = if detail.is_empty() { "" } else { ": " };
+    io::Error::new(
+        kind,
+        format!(
+            "S3 {} {loc}: HTTP {} {reason}{sep}{detail}",
+            m.name(),
+            status.as_u16()
+        ),
+    )
+}
+
+/// `Code: Message` from an S3 error document, or a short excerpt.
+fn error_detail(body: &str) -> String {
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let close = format!("</{name}>");
+        let from = body.find(&open)? + open.len();
+        let to = body[from..].find(&close)? + from;
+        Some(body[from..to].trim().to_string())
+    };
+    match (tag("Code"), tag("Message")) {
+        (Some(c), Some(m)) => format!("{c}: {m}"),
+        (Some(c), None) => c,
+        _ => body
+            .chars()
+            .take(200)
+            .collect::<String>()
+            .trim()
+            .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_documents_give_code_and_message() {
+        let body = "<?xml version=\"1.0\"?><Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>";
+        assert_eq!(
+            error_detail(body),
+            "NoSuchBucket: The specified bucket does not exist"
+        );
+        assert_eq!(error_detail("plain"), "plain");
+        assert!(stale_connection(&io::Error::from(
+            ErrorKind::ConnectionReset
+        )));
+        assert!(!stale_connection(&io::Error::from(
+            ErrorKind::ConnectionRefused
+        )));
+    }
+}

@@ -1,0 +1,212 @@
+//! The S3 backend's settings: `--s3.<key>` options first, then the usual
+//! AWS environment variables, then defaults. Everything is checked here,
+//! before any request, so a bad value is a usage error naming its option.
+
+use crate::options::{BackendOptions, OptionError};
+use std::time::Duration;
+
+/// Checked settings of one S3 backend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct S3Config {
+    /// The service's base URL (`http://127.0.0.1:8333`).
+    pub endpoint: String,
+    /// Region used in the signature.
+    pub region: String,
+    /// The bucket to work in; `None` makes a bucket per run.
+    pub bucket: Option<String>,
+    /// Access key id.
+    pub access_key: Option<String>,
+    /// Secret access key (never printed).
+    pub secret_key: Option<String>,
+    /// Session token of temporary credentials.
+    pub session_token: Option<String>,
+    /// Path-style URLs (`endpoint/bucket/key`) instead of virtual-host
+    /// ones (`bucket.endpoint/key`).
+    pub path_style: bool,
+    /// Bound on each request.
+    pub timeout: Duration,
+}
+
+/// Default bound on one request.
+pub const DEFAULT_TIMEOUT_S: u64 = 30;
+
+fn bad(msg: String) -> OptionError {
+    OptionError(msg)
+}
+
+impl S3Config {
+    /// Settings from options, then `env` (a variable lookup, so tests
+    /// need not touch the process environment).
+    pub fn resolve(
+        opts: &BackendOptions,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, OptionError> {
+        let var = |n: &str| env(n).filter(|v| !v.trim().is_empty());
+        let opt = |k: &str| opts.value("s3", k).map(str::to_string);
+        let region = opt("region")
+            .or_else(|| var("AWS_REGION"))
+            .or_else(|| var("AWS_DEFAULT_REGION"))
+            .unwrap_or_else(|| "us-east-1".into());
+        let given = opt("endpoint")
+            .or_else(|| var("AWS_ENDPOINT_URL_S3"))
+            .or_else(|| var("AWS_ENDPOINT_URL"));
+        let path_style = match opts.value("s3", "path-style") {
+            Some(v) => v != "0",
+            // A service of one's own is usually addressed by path; AWS
+            // prefers virtual hosts.
+            None => given.is_some(),
+        };
+        let endpoint = given.unwrap_or_else(|| format!("https://s3.{region}.amazonaws.com"));
+        check_endpoint(&endpoint)?;
+        let bucket = opt("bucket");
+        if let Some(b) = &bucket {
+            check_bucket(b).map_err(|e| bad(format!("--s3.bucket={b}: {e}")))?;
+        }
+        let secret_key = match opt("secret-key-file") {
+            Some(f) => Some(read_secret(&f)?),
+            None => var("AWS_SECRET_ACCESS_KEY"),
+        };
+        Ok(S3Config {
+            endpoint,
+            region,
+            bucket,
+            access_key: opt("access-key").or_else(|| var("AWS_ACCESS_KEY_ID")),
+            secret_key,
+            session_token: var("AWS_SESSION_TOKEN"),
+            path_style,
+            timeout: timeout(opts)?,
+        })
+    }
+
+    /// True when both halves of the credentials are there.
+    pub fn has_credentials(&self) -> bool {
+        self.access_key.is_some() && self.secret_key.is_some()
+    }
+}
+
+fn check_endpoint(e: &str) -> Result<(), OptionError> {
+    let ok = e.starts_with("http://") || e.starts_with("https://");
+    let host = e.split("://").nth(1).unwrap_or("");
+    if !ok || host.is_empty() || host.starts_with('/') {
+        return Err(bad(format!(
+            "--s3.endpoint={e}: give a URL such as http://127.0.0.1:8333 or https://s3.example.org"
+        )));
+    }
+    Ok(())
+}
+
+fn timeout(opts: &BackendOptions) -> Result<Duration, OptionError> {
+    let Some(v) = opts.value("s3", "timeout") else {
+        return Ok(Duration::from_secs(DEFAULT_TIMEOUT_S));
+    };
+    match v.parse::<f64>() {
+        Ok(s) if (0.1..=3600.0).contains(&s) => Ok(Duration::from_secs_f64(s)),
+        _ => Err(bad(format!(
+            "--s3.timeout={v}: give seconds between 0.1 and 3600"
+        ))),
+    }
+}
+
+fn read_secret(path: &str) -> Result<String, OptionError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad(format!("--s3.secret-key-file={path}: {e}")))?;
+    let key = text.trim();
+    if key.is_empty() {
+        return Err(bad(format!(
+            "--s3.secret-key-file={path}: the file is empty"
+        )));
+    }
+    Ok(key.to_string())
+}
+
+/// Checks a bucket name against the rules every S3 service shares: 3 to
+/// 63 lower-case letters, digits, dots and dashes, starting and ending
+/// with a letter or digit.
+pub fn check_bucket(b: &str) -> Result<(), String> {
+    let chars_ok = b
+        .bytes()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'-');
+    let ends_ok = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    if !(3..=63).contains(&b.len())
+        || !chars_ok
+        || !ends_ok(b.bytes().next())
+        || !ends_ok(b.bytes().last())
+    {
+        return Err(
+            "not a valid bucket name (3 to 63 of a-z, 0-9, '.', '-', starting and ending with a letter or digit)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse_options;
+
+    fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |n| {
+            vars.iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn options_win_over_the_environment() {
+        let o = parse_options(&["s3.endpoint=http://127.0.0.1:9000", "s3.bucket=runs"]).unwrap();
+        let vars = [
+            ("AWS_ENDPOINT_URL", "http://elsewhere:1"),
+            ("AWS_REGION", "eu-west-1"),
+            ("AWS_ACCESS_KEY_ID", "k"),
+            ("AWS_SECRET_ACCESS_KEY", "s"),
+        ];
+        let c = S3Config::resolve(&o, &env(Box::leak(Box::new(vars)))).unwrap();
+        assert_eq!(c.endpoint, "http://127.0.0.1:9000");
+        assert_eq!(c.region, "eu-west-1");
+        assert_eq!(c.bucket.as_deref(), Some("runs"));
+        assert!(c.path_style && c.has_credentials());
+        assert_eq!(c.timeout, Duration::from_secs(DEFAULT_TIMEOUT_S));
+    }
+
+    #[test]
+    fn aws_defaults_use_virtual_hosts() {
+        let c = S3Config::resolve(&BackendOptions::default(), &env(&[])).unwrap();
+        assert_eq!(c.endpoint, "https://s3.us-east-1.amazonaws.com");
+        assert!(!c.path_style && !c.has_credentials() && c.bucket.is_none());
+    }
+
+    #[test]
+    fn bad_values_name_their_option() {
+        for (arg, opt) in [
+            ("s3.endpoint=ftp://x", "--s3.endpoint"),
+            ("s3.endpoint=http://", "--s3.endpoint"),
+            ("s3.bucket=No_Such", "--s3.bucket"),
+            ("s3.timeout=0", "--s3.timeout"),
+            ("s3.timeout=abc", "--s3.timeout"),
+            (
+                "s3.secret-key-file=/nonexistent/iolab",
+                "--s3.secret-key-file",
+            ),
+        ] {
+            let o = parse_options(&[arg]).unwrap();
+            let e = S3Config::resolve(&o, &env(&[])).unwrap_err().0;
+            assert!(e.contains(opt), "{arg}: {e}");
+        }
+        assert!(parse_options(&["s3.bucket"])
+            .unwrap_err()
+            .0
+            .contains("value"));
+    }
+
+    #[test]
+    fn bucket_names() {
+        for ok in ["abc", "iolab-run-1", "a.b.c"] {
+            assert!(check_bucket(ok).is_ok(), "{ok}");
+        }
+        for no in ["ab", "Abc", "-abc", "abc-", "a_b", &"x".repeat(64)] {
+            assert!(check_bucket(no).is_err(), "{no}");
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! `iolab report SERIES... -o DIR`: from the store, one chart per phase
+//! and metric (SVG and PNG: the figure against the plan's x, one line per
+//! series, error bars from the repeats), `figures.csv`, and `index.html`,
+//! a self-contained page with the charts inline, the table of figures
+//! and the facts of every run. DIR is created, or must be empty or hold
+//! an earlier report (nothing of anyone else's is overwritten).
+
+use crate::exit;
+use clap::Parser;
+use iolab_report::series::{chart, html};
+use iolab_store::{RunRecord, Series, Store, StoreError};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iolab report",
+    about = "Charts (SVG, PNG) and a self-contained HTML report of series from the results store"
+)]
+struct Cli {
+    /// Series labels (as `iolab sweep` recorded them; see `iolab results list`).
+    #[arg(required = true)]
+    series: Vec<String>,
+    /// Output directory (created; if it exists it must be empty or hold an earlier report).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// The results store. Default: $IOLAB_STORE, else ./iolab.sqlite.
+    #[arg(long, env = "IOLAB_STORE", default_value = crate::store_hook::DEFAULT_STORE)]
+    store: PathBuf,
+    /// A TrueType font for the charts' text (default: DejaVu Sans or Liberation Sans).
+    #[arg(long)]
+    font: Option<PathBuf>,
+}
+
+fn usage(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("iolab report: {msg}");
+    exit::usage()
+}
+
+/// Entry point from the dispatcher.
+pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let cli: Cli = match exit::parse_clap(prog, args) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let (series, runs) = match load(&cli.store, &cli.series) {
+        Ok(x) => x,
+        Err(e) => return usage(e),
+    };
+    if let Err(msg) = check_dir(&cli.output) {
+        return usage(format!("-o {}: {msg}", cli.output.display()));
+    }
+    let text = crate::font::load(cli.font.as_ref());
+    if !text {
+        eprintln!(
+            "iolab report: no usable font (give --font FILE.ttf); charts are drawn without labels"
+        );
+    }
+    match write(&cli.output, &series, &runs, text) {
+        Ok(n) => {
+            println!(
+                "wrote {} ({n} charts)",
+                cli.output.join("index.html").display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(msg) => {
+            eprintln!("iolab report: {msg}");
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}
+
+/// The series and every run of theirs.
+fn load(store: &Path, labels: &[String]) -> Result<(Vec<Series>, Vec<RunRecord>), StoreError> {
+    let store = Store::open_existing(store)?;
+    let series: Vec<Series> = labels
+        .iter()
+        .map(|l| store.series(l.strip_prefix("series:").unwrap_or(l)))
+        .collect::<Result<_, _>>()?;
+    let mut runs = Vec::new();
+    for r in series.iter().flat_map(|s| &s.points).flat_map(|p| &p.runs) {
+        runs.push(store.run(r.run_id)?);
+    }
+    Ok((series, runs))
+}
+
+/// The directory is new, empty, or an earlier report's.
+fn check_dir(dir: &Path) -> Result<(), String> {
+    if !dir.exists() {
+        return std::fs::create_dir_all(dir).map_err(|e| format!("cannot create it: {e}"));
+    }
+    let mut entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read it: {e}"))?;
+    if entries.next().is_none() {
+        return Ok(());
+    }
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap_or_default();
+    match page.contains(&format!(
+        "<meta name=\"generator\" content=\"{}\">",
+        html::GENERATOR
+    )) {
+        true => Ok(()),
+        false => {
+            Err("exists and is not an earlier iolab report; give a new or empty directory".into())
+        }
+    }
+}
+
+fn put(path: PathBuf, bytes: &[u8]) -> Result<(), String> {
+    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Writes the charts, figures.csv and index.html; returns the chart count.
+fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Result<usize, String> {
+    let charts = chart::charts(series);
+    let mut svgs = Vec::new();
+    for c in &charts {
+        let svg = chart::svg(c, text)?;
+        put(dir.join(format!("{}.svg", c.stem())), svg.as_bytes())?;
+        put(dir.join(format!("{}.png", c.stem())), &chart::png(c, text)?)?;
+        svgs.push(svg);
+    }
+    let drawn: Vec<html::Drawn> = charts
+        .iter()
+        .zip(&svgs)
+        .map(|(c, svg)| html::Drawn {
+            chart: c,
+            svg,
+            files: (format!("{}.svg", c.stem()), format!("{}.png", c.stem())),
+        })
+        .collect();
+    let csv: String = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let t = iolab_report::store::export::series_csv(s);
+            match i {
+                0 => t,
+                _ => t.lines().skip(1).map(|l| format!("{l}\n")).collect(),
+            }
+        })
+        .collect();
+    put(dir.join("figures.csv"), csv.as_bytes())?;
+    let page = html::render(series, &drawn, runs, iolab_core::clock::wall_ns());
+    put(dir.join("index.html"), page.as_bytes())?;
+    Ok(charts.len())
+}

@@ -1,0 +1,213 @@
+//! `iolab results`: read the results store (list, show, export,
+//! compare) and record runs written earlier with `--json` (import).
+//! A run is named by its id, a series by its label (`series:LABEL` when
+//! the label is all digits).
+
+use crate::exit;
+use clap::{Parser, Subcommand};
+use iolab_report::store as fmt;
+use iolab_store::{compare, Store, StoreError};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iolab results",
+    about = "The results store: list, show, export and compare recorded runs and series"
+)]
+struct Cli {
+    /// The store (SQLite). Default: $IOLAB_STORE, else ./iolab.sqlite.
+    #[arg(long, global = true, env = "IOLAB_STORE", default_value = crate::store_hook::DEFAULT_STORE)]
+    store: PathBuf,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Every series, then every run.
+    List,
+    /// One run (facts and figures) or one series (points, means, spreads, plan).
+    Show {
+        /// Run id, or series label.
+        id: String,
+    },
+    /// One run (its JSON envelope, or its figures as CSV) or one series
+    /// (points with repeats and spreads as JSON, or one CSV row per point
+    /// and figure).
+    Export {
+        /// Run id, or series label.
+        id: String,
+        /// As JSON.
+        #[arg(long, required_unless_present = "csv", conflicts_with = "csv")]
+        json: bool,
+        /// As CSV.
+        #[arg(long)]
+        csv: bool,
+        /// Write here instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// B against A: two runs, or two series point by point; the ratio and
+    /// whether the difference exceeds the spread (improvement, regression).
+    Compare {
+        /// The baseline: run id or series label.
+        a: String,
+        /// The one compared with it.
+        b: String,
+        /// Exit 1 when any figure regressed.
+        #[arg(long)]
+        fail_on_regression: bool,
+    },
+    /// Record result files written with --json (by any iolab tool).
+    Import {
+        /// The JSON files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+/// A run or a series, as named on the command line.
+enum Target {
+    Run(i64),
+    Series(String),
+}
+
+impl Target {
+    fn parse(s: &str) -> Target {
+        match (s.strip_prefix("series:"), s.parse::<i64>()) {
+            (Some(label), _) => Target::Series(label.to_string()),
+            (None, Ok(id)) => Target::Run(id),
+            (None, Err(_)) => Target::Series(s.to_string()),
+        }
+    }
+}
+
+/// What went wrong, and the exit status it gives.
+fn fail(e: StoreError) -> ExitCode {
+    eprintln!("iolab results: {e}");
+    match e {
+        StoreError::Sqlite(_) | StoreError::Json(_) => ExitCode::from(exit::FAILED),
+        _ => exit::usage(),
+    }
+}
+
+/// Entry point from the dispatcher.
+pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let cli: Cli = match exit::parse_clap(prog, args) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if let Cmd::Import { files } = &cli.cmd {
+        return import(&cli.store, files);
+    }
+    let store = match Store::open_existing(&cli.store) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let done = match cli.cmd {
+        Cmd::List => list(&store),
+        Cmd::Show { id } => show(&store, &id),
+        Cmd::Export {
+            id, json, output, ..
+        } => export(&store, &id, json, output),
+        Cmd::Compare {
+            a,
+            b,
+            fail_on_regression,
+        } => return compare(&store, &a, &b, fail_on_regression),
+        Cmd::Import { .. } => Ok(()),
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
+    }
+}
+
+fn list(store: &Store) -> Result<(), StoreError> {
+    print!(
+        "{}",
+        fmt::list::render(&store.series_list()?, &store.runs()?)
+    );
+    Ok(())
+}
+
+fn show(store: &Store, id: &str) -> Result<(), StoreError> {
+    let text = match Target::parse(id) {
+        Target::Run(n) => fmt::show::run(&store.run(n)?),
+        Target::Series(l) => fmt::show::series(&store.series(&l)?),
+    };
+    print!("{text}");
+    Ok(())
+}
+
+fn export(store: &Store, id: &str, json: bool, output: Option<PathBuf>) -> Result<(), StoreError> {
+    use fmt::export::*;
+    let text = match (Target::parse(id), json) {
+        (Target::Run(n), true) => run_json(&store.run(n)?),
+        (Target::Run(n), false) => run_csv(&store.run(n)?),
+        (Target::Series(l), true) => series_json(&store.series(&l)?),
+        (Target::Series(l), false) => series_csv(&store.series(&l)?),
+    };
+    match output {
+        None => print!("{text}"),
+        Some(p) => std::fs::write(&p, text)
+            .map_err(|e| StoreError::NotFound(format!("-o {}: cannot write: {e}", p.display())))?,
+    }
+    Ok(())
+}
+
+fn compare(store: &Store, a: &str, b: &str, strict: bool) -> ExitCode {
+    let c = match (Target::parse(a), Target::parse(b)) {
+        (Target::Run(x), Target::Run(y)) => store.run(x).and_then(|ra| {
+            let rb = store.run(y)?;
+            Ok(compare::runs(a, &ra.figures, b, &rb.figures))
+        }),
+        (Target::Series(x), Target::Series(y)) => store
+            .series(&x)
+            .and_then(|sa| Ok(compare::series(&sa, &store.series(&y)?))),
+        _ => Err(StoreError::NotFound(
+            "compare two runs (ids) or two series (labels), not one of each".into(),
+        )),
+    };
+    match c {
+        Ok(c) => {
+            print!("{}", fmt::compare::render(&c));
+            match strict && c.count(compare::Verdict::Regression) > 0 {
+                true => ExitCode::from(exit::FAILED),
+                false => ExitCode::SUCCESS,
+            }
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// Records each file; every file is read and checked before the store
+/// is opened, so a bad one records nothing.
+fn import(path: &std::path::Path, files: &[PathBuf]) -> ExitCode {
+    let mut docs = Vec::new();
+    for f in files {
+        let doc = std::fs::read_to_string(f)
+            .map_err(|e| e.to_string())
+            .and_then(|t| iolab_results::parse_any(&t).map_err(|e| e.to_string()));
+        match doc {
+            Ok(d) => docs.push(d),
+            Err(e) => {
+                eprintln!("iolab results import: {}: {e}", f.display());
+                return exit::usage();
+            }
+        }
+    }
+    let mut store = match Store::open(path) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    for (f, d) in files.iter().zip(&docs) {
+        match store.record(d, None) {
+            Ok(id) => println!("{}: run {id}", f.display()),
+            Err(e) => return fail(e),
+        }
+    }
+    ExitCode::SUCCESS
+}

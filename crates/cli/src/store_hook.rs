@@ -1,0 +1,60 @@
+//! `--store PATH` for any tool: the store is opened (created, migrated)
+//! before the run, so that a path that cannot hold it, a file that is not
+//! a store, or a store from a newer iolab is exit 2 before anything is
+//! created; the run's envelope is recorded once it has ended. A record
+//! that fails is the run's error (exit 1), as a JSON that cannot be
+//! written is.
+
+use iolab_results::Envelope;
+use iolab_store::Store;
+use serde::Serialize;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// The store `iolab results`, `sweep` and `report` use when `--store`
+/// and `IOLAB_STORE` are not given.
+pub const DEFAULT_STORE: &str = "iolab.sqlite";
+
+/// The store a run records into, if `--store` was given. Behind a mutex
+/// so that a run's shared setup can hold it while its worker threads run
+/// (it is used only after they end).
+pub struct StoreHook(Mutex<Option<Store>>);
+
+impl StoreHook {
+    /// No store asked for.
+    pub fn none() -> StoreHook {
+        StoreHook(Mutex::new(None))
+    }
+
+    /// Opens `path` (when given); the error names `--store`.
+    pub fn open(path: Option<&Path>) -> Result<StoreHook, String> {
+        match path {
+            None => Ok(StoreHook(Mutex::new(None))),
+            Some(p) => Store::open(p)
+                .map(|s| StoreHook(Mutex::new(Some(s))))
+                .map_err(|e| format!("--store {}: {e}", p.display())),
+        }
+    }
+
+    /// Records a finished run; returns its id (None without a store).
+    pub fn record<C: Serialize, P: Serialize>(
+        &self,
+        doc: &Envelope<C, P>,
+    ) -> Result<Option<i64>, iolab_core::Failure> {
+        self.record_json(&doc.to_json())
+    }
+
+    /// Records a run from its JSON text.
+    pub fn record_json(&self, json: &str) -> Result<Option<i64>, iolab_core::Failure> {
+        let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(store) = guard.as_mut() else {
+            return Ok(None);
+        };
+        let fail = |e: String| iolab_core::Failure::other("record --store", e);
+        let doc = iolab_results::parse_any(json).map_err(|e| fail(e.to_string()))?;
+        store
+            .record(&doc, None)
+            .map(Some)
+            .map_err(|e| fail(format!("{}: {e}", store.path())))
+    }
+}

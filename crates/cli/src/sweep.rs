@@ -1,0 +1,197 @@
+//! `iolab sweep PLAN.toml`: check the whole plan (every point's options
+//! through the tool's own parser) before anything runs, then run every
+//! repeat not yet in the store, one line per repeat, and end with the
+//! table of means and spreads. Exit status: 0 every repeat completed, 1
+//! some failed (the others are recorded), 2 bad plan or store (nothing
+//! ran), 130 interrupted (a rerun resumes).
+
+use crate::exit;
+use clap::Parser;
+use iolab_store::{Store, StoreError};
+use iolab_sweep::plan::{Plan, ToolCheck};
+use iolab_sweep::run::{self, Event, SweepError, WorkDir};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iolab sweep",
+    about = "Run a scaling sweep: a tool over the axes of a plan, each point repeated, recorded in the results store",
+    after_help = "The plan's keys are in docs/sweeps.md; examples/smp-affinity.toml is mdtest's scaling sweep.\n\
+        A rerun of the same plan with the same store runs only the repeats not yet recorded.\n\
+        Then: iolab results show LABEL, iolab report LABEL -o DIR, iolab results compare LABEL1 LABEL2."
+)]
+struct Cli {
+    /// The plan (TOML).
+    plan: PathBuf,
+    /// The results store. Default: $IOLAB_STORE, else ./iolab.sqlite.
+    #[arg(long, env = "IOLAB_STORE", default_value = crate::store_hook::DEFAULT_STORE)]
+    store: PathBuf,
+    /// Check the plan and print every point's command line; run nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Each tool's own parser, without running anything.
+struct Tools;
+
+impl ToolCheck for Tools {
+    fn check(&self, tool: &str, args: &[String]) -> Result<(), String> {
+        let os: Vec<OsString> = args.iter().map(OsString::from).collect();
+        match tool {
+            "mdtest" => crate::mdtest::check_args(&os),
+            "xdd" => crate::xdd::check_args(&os),
+            "lst" => crate::lst::check_args(&os),
+            "survey" => crate::survey::check_args(&os),
+            t => Err(format!("no tool named {t}")),
+        }
+    }
+}
+
+fn usage(what: &Path, msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("iolab sweep: {}: {msg}", what.display());
+    exit::usage()
+}
+
+/// Entry point from the dispatcher.
+pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let cli: Cli = match exit::parse_clap(prog, args) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let plan = match std::fs::read_to_string(&cli.plan)
+        .map_err(|e| format!("cannot read the plan: {e}"))
+        .and_then(|t| Plan::parse(&t).map_err(|e| e.to_string()))
+        .and_then(|p| {
+            p.check_points(&Tools)
+                .map(|()| p)
+                .map_err(|e| e.to_string())
+        }) {
+        Ok(p) => p,
+        Err(msg) => return usage(&cli.plan, msg),
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            return usage(
+                &cli.plan,
+                format!("cannot find the iolab binary to run: {e}"),
+            )
+        }
+    };
+    if cli.dry_run {
+        return dry_run(&plan, &exe);
+    }
+    let mut store = match Store::open(&cli.store) {
+        Ok(s) => s,
+        Err(e) => return usage(&cli.store, format!("--store: {e}")),
+    };
+    let work = match WorkDir::create(&cli.store) {
+        Ok(w) => w,
+        Err(e) => return usage(&cli.store, e),
+    };
+    crate::signals::set_last_words(
+        "\niolab sweep: stopped at once; the repeat that was running may still be running in its own process group\n"
+            .to_string(),
+    );
+    let result = run::run(&plan, &mut store, &exe, &work, &mut |e| {
+        show(&plan, &cli.store, e)
+    });
+    drop(work);
+    match result {
+        Ok(sum) => finish(&plan, &store, &cli.store, sum),
+        Err(SweepError::Store(e @ StoreError::PlanMismatch { .. })) => usage(&cli.store, e),
+        Err(e) => {
+            eprintln!("iolab sweep: {e}");
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}
+
+/// `--dry-run`: every point's command line.
+fn dry_run(plan: &Plan, exe: &Path) -> ExitCode {
+    println!(
+        "sweep '{}': {} points x {} repeats; the plan is valid",
+        plan.label,
+        plan.points().len(),
+        plan.repeats
+    );
+    for p in plan.points() {
+        match plan.command(&exe.to_string_lossy(), &p, 1, "RUN.json") {
+            Ok(argv) => println!("{}: {}", p.key, argv.join(" ")),
+            Err(e) => return usage(Path::new(&plan.label), e),
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Writes to standard output; a closed pipe (`| head`) must not stop
+/// the sweep, so errors are ignored.
+fn say(s: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(s.as_bytes());
+    let _ = out.flush();
+}
+
+/// One line per event, on standard output (the tail of a failed child's
+/// standard error on standard error).
+fn show(plan: &Plan, store: &Path, e: Event) {
+    match e {
+        Event::Planned { points, to_run, done } => say(&format!(
+            "sweep '{}': {}, {points} points x {} repeats; {done} recorded already, {to_run} to run (store {})\n",
+            plan.label,
+            plan.tool,
+            plan.repeats,
+            store.display()
+        )),
+        Event::Started { n, of, point, repeat, .. } => {
+            let w = of.to_string().len();
+            say(&format!("[{n:>w$}/{of}] {} #{repeat}: ", point.key));
+        }
+        Event::Recorded { run_id, outcome, figures, elapsed_s, .. } => {
+            let figs: Vec<String> = figures
+                .iter()
+                .filter(|f| f.scope.is_empty())
+                .map(|f| format!("{} {} {}", f.phase, iolab_report::store::num(f.stat.mean), f.unit))
+                .collect();
+            let head = match iolab_store::counts(&outcome) {
+                true => String::new(),
+                false => format!("{outcome} (recorded, not counted): "),
+            };
+            say(&format!("{head}{} ({elapsed_s:.1} s, run {run_id})\n", figs.join(", ")));
+        }
+        Event::Failed { why, stderr_tail, .. } => {
+            say(&format!("FAILED: {why}\n"));
+            for l in stderr_tail.lines() {
+                eprintln!("    | {l}");
+            }
+        }
+    }
+}
+
+/// The table of the series, and the exit status.
+fn finish(plan: &Plan, store: &Store, path: &Path, sum: run::Summary) -> ExitCode {
+    if let Ok(s) = store.series(&plan.label) {
+        say(&format!("\n{}", iolab_report::store::show::points(&s)));
+    }
+    say(&format!(
+        "recorded {} runs now ({} skipped as done); see: iolab results --store {} show '{}'; chart: iolab report --store {} '{}' -o DIR\n",
+        sum.recorded,
+        sum.skipped,
+        path.display(),
+        plan.label,
+        path.display(),
+        plan.label
+    ));
+    if sum.interrupted {
+        eprintln!("iolab sweep: interrupted; run the same command again to resume");
+        return ExitCode::from(exit::INTERRUPTED);
+    }
+    if sum.failed > 0 {
+        eprintln!("iolab sweep: {} repeats did not complete", sum.failed);
+        return ExitCode::from(exit::FAILED);
+    }
+    ExitCode::SUCCESS
+}

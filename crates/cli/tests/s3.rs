@@ -1,0 +1,354 @@
+//! The S3 backend end to end: `iolab mdtest -a S3` and `iolab xdd` with
+//! `s3://` targets against a real S3 server (SeaweedFS on loopback,
+//! crates/testkit/src/s3.rs), including refused keys, a missing bucket
+//! and a server killed under a run.
+
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use common::*;
+use iolab_testkit::s3::S3Server;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The shared server, or None (after skip_or_fail) when it cannot start.
+fn server(test: &str) -> Option<&'static S3Server> {
+    match S3Server::shared() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            skip_or_fail(test, &e);
+            None
+        }
+    }
+}
+
+fn cmd(s: &S3Server, args: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.envs(s.env()).env("CI", "1").args(args.split_whitespace());
+    c
+}
+
+fn run(s: &S3Server, args: &str) -> Output {
+    cmd(s, args).output().unwrap()
+}
+
+fn ok(o: &Output, what: &str) {
+    assert!(
+        o.status.success(),
+        "{what}: exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+}
+
+fn keys(s: &S3Server, bucket: &str) -> Vec<String> {
+    s.keys(bucket).unwrap()
+}
+
+#[test]
+fn mdtest_on_s3_runs_every_layout_and_keeps_to_its_prefix() {
+    let Some(s) = server("mdtest_on_s3") else {
+        return;
+    };
+    let b = "md-layouts";
+    s.make_bucket(b).unwrap();
+    // Not the run's: one beside its prefix, one inside it.
+    s.put(b, "outside/keep", b"x").unwrap();
+    s.put(b, "r1/precious", b"y").unwrap();
+    let before = keys(s, b);
+    for opts in [
+        "-n 24 -z 2 -b 2 -u -L -N 1 -R -w 100 -e 100 -X --tasks 3",
+        "-I 4 -z 1 -b 3 -w 64 -e 64 -X --tasks 2 -i 2",
+        "-n 8 -S -F -w 32 -e 32 --tasks 2",
+        "-n 10 -D -u --tasks 2",
+    ] {
+        let o = run(s, &format!("mdtest -a S3 --s3.bucket={b} -d /r1 {opts}"));
+        ok(&o, opts);
+        let out = stdout(&o);
+        assert!(out.contains("Tree creation"), "{opts}: {out}");
+        if opts.contains("-X") {
+            assert!(
+                out.contains("File read") && out.contains("Directory stat"),
+                "{out}"
+            );
+        }
+        assert_eq!(keys(s, b), before, "{opts}: the run left or removed keys");
+    }
+}
+
+#[test]
+fn io500_split_sequence_on_s3() {
+    let Some(s) = server("io500_on_s3") else {
+        return;
+    };
+    let b = "md-io500";
+    s.make_bucket(b).unwrap();
+    let wall = std::env::temp_dir().join(format!("iolab-s3-wall-{}", std::process::id()));
+    let w = wall.display();
+    let common = format!("mdtest -a S3 --s3.bucket={b} -P -N 1 -n 30 --tasks 2");
+    let easy = format!("{common} -F -u -L -d /easy -x {w}.easy");
+    let hard = format!("{common} -F -t -w 3901 -e 3901 -d /hard -x {w}.hard");
+    for step in [
+        format!("{easy} -C -W 5"),
+        format!("{easy} -T"),
+        format!("{hard} -C -W 5"),
+        format!("{hard} -T"),
+        format!("{hard} -E -X"),
+        format!("{easy} -r"),
+        format!("{hard} -r"),
+    ] {
+        ok(&run(s, &step), &step);
+    }
+    // As on a file system, the -d directories the create runs made stay.
+    assert_eq!(keys(s, b), vec!["easy/", "hard/"]);
+    let _ = std::fs::remove_file(format!("{w}.easy"));
+    let _ = std::fs::remove_file(format!("{w}.hard"));
+}
+
+#[test]
+fn a_bucket_per_run_is_made_and_removed() {
+    let Some(s) = server("bucket_per_run") else {
+        return;
+    };
+    let o = run(s, "mdtest -a S3 -n 6 -d /x -w 10 -e 10");
+    ok(&o, "bucket per run");
+    let err = stderr(&o);
+    let name = err
+        .split("s3://")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .unwrap_or_else(|| panic!("no bucket named: {err}"));
+    assert!(name.starts_with("iolab-"), "{err}");
+    assert!(!s.bucket_exists(name).unwrap(), "{name} is still there");
+}
+
+#[test]
+fn xdd_writes_and_reads_s3_objects() {
+    let Some(s) = server("xdd_on_s3") else {
+        return;
+    };
+    let b = "xdd-objects";
+    s.make_bucket(b).unwrap();
+    // Three 5 MiB parts (S3's smallest part) in a multipart upload.
+    let w = run(
+        s,
+        &format!("xdd -op write -target s3://{b}/big -reqsize 5120 -numreqs 3 -qd 3 -dp sequenced"),
+    );
+    ok(&w, "multipart write");
+    assert!(stdout(&w).contains("COMBINED"), "{}", stdout(&w));
+    let r = run(
+        s,
+        &format!("xdd -op read -target s3://{b}/big -reqsize 1024 -numreqs 15 -qd 4 -dp sequenced -verify location"),
+    );
+    ok(&r, "ranged reads");
+    assert!(
+        stdout(&r).contains("0 reads failed -verify"),
+        "{}",
+        stdout(&r)
+    );
+    // One request: one PUT; -deletefile removes it again.
+    let one = format!("xdd -op write -target s3://{b}/small -reqsize 64 -numreqs 1");
+    ok(&run(s, &one), "single PUT");
+    assert_eq!(keys(s, b), vec!["big", "small"]);
+    ok(&run(s, &format!("{one} -deletefile")), "deletefile");
+    assert_eq!(keys(s, b), vec!["big"]);
+    // Reading past the end is a short read, an error.
+    let past = run(
+        s,
+        &format!("xdd -op read -target s3://{b}/big -reqsize 1024 -numreqs 16"),
+    );
+    assert_eq!(past.status.code(), Some(1), "{}", stderr(&past));
+    // Mixed reads and writes cannot work on an object: refused up front.
+    let mixed = run(
+        s,
+        &format!("xdd -op write -rwratio 50 -target s3://{b}/m -reqsize 64 -numreqs 2"),
+    );
+    assert_eq!(mixed.status.code(), Some(2), "{}", stderr(&mixed));
+    assert!(stderr(&mixed).contains("rwratio"), "{}", stderr(&mixed));
+}
+
+#[test]
+fn a_refused_key_is_a_403_and_exit_1() {
+    let Some(s) = server("refused_key") else {
+        return;
+    };
+    let b = "key-refused";
+    s.make_bucket(b).unwrap();
+    for line in [
+        format!("mdtest -a S3 --s3.bucket={b} -n 4 -d /k"),
+        "mdtest -a S3 -n 4 -d /k".into(),
+        format!("xdd -op write -target s3://{b}/obj -reqsize 64 -numreqs 1"),
+    ] {
+        let o = cmd(s, &line)
+            .env("AWS_SECRET_ACCESS_KEY", "not-the-key")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains("403"), "{line}: {}", stderr(&o));
+    }
+    assert!(keys(s, b).is_empty());
+}
+
+#[test]
+fn a_missing_bucket_is_a_clear_error() {
+    let Some(s) = server("missing_bucket") else {
+        return;
+    };
+    let o = run(s, "mdtest -a S3 --s3.bucket=no-such-bucket -n 4 -d /m");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("no-such-bucket") && e.contains("does not exist"),
+        "{e}"
+    );
+    let o = run(
+        s,
+        "xdd -op read -target s3://no-such-bucket/obj -reqsize 64 -numreqs 1",
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("NoSuchBucket"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_s3_options_are_usage_errors() {
+    let Some(s) = server("bad_s3_options") else {
+        return;
+    };
+    for (line, names) in [
+        (
+            "mdtest -a S3 --s3.endpoint=ftp://x -n 2 -d /b",
+            "--s3.endpoint",
+        ),
+        ("mdtest -a S3 --s3.timeout=0 -n 2 -d /b", "--s3.timeout"),
+        (
+            "mdtest -a S3 --s3.bucket=Bad_Name -n 2 -d /b",
+            "--s3.bucket",
+        ),
+        ("mdtest -a S3 --s3.colour=red -n 2 -d /b", "--s3.colour"),
+        ("mdtest -a S3 -n 2 -D -U -d /b", "-U"),
+    ] {
+        let o = run(s, line);
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains(names), "{line}: {}", stderr(&o));
+    }
+}
+
+/// Waits (bounded) for `child` to end; kills it and fails the test
+/// after `limit`.
+fn wait_bounded(child: &mut std::process::Child, limit: Duration, what: &str) -> Output {
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut out = Output {
+        status: child.wait().unwrap(),
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+    };
+    use std::io::Read;
+    if let Some(mut o) = child.stdout.take() {
+        o.read_to_end(&mut out.stdout).unwrap();
+    }
+    if let Some(mut e) = child.stderr.take() {
+        e.read_to_end(&mut out.stderr).unwrap();
+    }
+    out
+}
+
+fn spawn(s: &S3Server, args: &str) -> std::process::Child {
+    cmd(s, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn an_interrupted_run_removes_what_it_made() {
+    let Some(s) = server("interrupted_on_s3") else {
+        return;
+    };
+    let b = "md-interrupted";
+    s.make_bucket(b).unwrap();
+    s.put(b, "keep", b"k").unwrap();
+    let mut child = spawn(
+        s,
+        &format!("mdtest -a S3 --s3.bucket={b} -F -C -n 1000000 -d /i -w 10"),
+    );
+    let t0 = Instant::now();
+    while s.keys(b).unwrap_or_default().len() < 20 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no files made");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = wait_bounded(&mut child, Duration::from_secs(120), "interrupted run");
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(keys(s, b), vec!["keep"], "{}", stderr(&o));
+}
+
+#[test]
+fn a_server_killed_under_a_run_ends_it_with_exit_1() {
+    if S3Server::shared().is_err() {
+        return skip_or_fail("server_killed", "no S3 server");
+    }
+    let mut s = S3Server::start(&["killed", "stopped"]).unwrap();
+    // A server that stops answering: each request ends at --s3.timeout.
+    let mut md = spawn(
+        &s,
+        "mdtest -a S3 --s3.bucket=stopped --s3.timeout=2 -F -C -n 1000000 -d /s",
+    );
+    let t0 = Instant::now();
+    while s.keys("stopped").unwrap_or_default().len() < 20 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no files made");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.pause(true);
+    let o = wait_bounded(
+        &mut md,
+        Duration::from_secs(60),
+        "mdtest on a stopped server",
+    );
+    s.pause(false);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no answer within 2s"), "{}", stderr(&o));
+    // An object for xdd to read over and over.
+    let w = run(
+        &s,
+        "xdd -op write -target s3://killed/obj -reqsize 5120 -numreqs 2",
+    );
+    ok(&w, "write");
+    let mut md = spawn(
+        &s,
+        "mdtest -a S3 --s3.bucket=killed --s3.timeout=5 -F -C -n 1000000 -d /k --tasks 2",
+    );
+    let mut xdd = spawn(
+        &s,
+        "xdd -op read -target s3://killed/obj -reqsize 64 -numreqs 160 -passes 100000 -qd 2",
+    );
+    // Kill the server once mdtest is creating files (xdd reads by then).
+    let t0 = Instant::now();
+    while s.keys("killed").unwrap_or_default().len() < 20 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no files made");
+        assert!(md.try_wait().unwrap().is_none(), "mdtest ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(xdd.try_wait().unwrap().is_none(), "xdd ended early");
+    s.kill();
+    for (child, what) in [(&mut md, "mdtest"), (&mut xdd, "xdd")] {
+        let o = wait_bounded(child, Duration::from_secs(60), what);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(s.endpoint()) || stdout(&o).contains(s.endpoint()),
+            "{what}: {}\n{}",
+            stderr(&o),
+            stdout(&o)
+        );
+    }
+}

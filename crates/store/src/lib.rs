@@ -1,0 +1,192 @@
+//! The results store: every run of every iolab tool in one SQLite file.
+//!
+//! A run is recorded from its results envelope (`iolab_results`): the
+//! envelope's fields in columns (command line, tool and version, host,
+//! start and end, outcome, config, environment, notes, `--stats`
+//! samples, payload) and its headline figures ([`figures`]) in a table
+//! of their own. A sweep adds a *series* (its label and plan) and its
+//! *points* (the axes' values of each); each repeat is a run attributed
+//! to a point. The schema is versioned with migrations ([`schema`]);
+//! the file is opened in WAL mode with a busy timeout, so several
+//! processes can record at once (each record is one immediate
+//! transaction).
+//!
+//! It lives in its own crate rather than in `iolab-results` so that the
+//! engines, which all depend on the envelope, do not link SQLite.
+//!
+//! ```
+//! use iolab_store::Store;
+//! let dir = std::env::temp_dir().join(format!("iolab-store-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let mut store = Store::open(&dir.join("r.sqlite")).unwrap();
+//! let doc = iolab_results::parse_any(r#"{"schema": "iolab.mdtest/2", "envelope": 1,
+//!   "tool": {"name": "mdtest", "version": "0.1.0", "compatible_with": null},
+//!   "command_line": "iolab mdtest -n 10", "started_unix_ns": 1, "finished_unix_ns": 2,
+//!   "config": {}, "environment": {"host": {"hostname": "h", "kernel": "", "arch": "",
+//!   "cpus": 1, "memory_bytes": 0}, "filesystems": []}, "outcome": {"status": "completed"},
+//!   "notes": [], "payload": {"tests": [{"tasks": 1, "iterations": [{}],
+//!   "summary": [{"phase": "file_create", "rate": {"mean": 10.0, "min": 10.0, "max": 10.0, "std_dev": 0.0}}]}]}}"#).unwrap();
+//! let id = store.record(&doc, None).unwrap();
+//! let run = store.run(id).unwrap();
+//! assert_eq!(run.figures[0].phase, "file_create");
+//! assert_eq!(run.envelope.command_line, "iolab mdtest -n 10");
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! ```
+
+pub mod compare;
+pub mod figures;
+mod query;
+mod record;
+pub mod schema;
+
+pub use figures::Figure;
+pub use query::{Point, PointRun, RunRecord, RunRow, Series, SeriesRow};
+pub use record::{Attribution, NewPoint, NewSeries};
+
+use iolab_core::stats::Summary;
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+
+/// Whether a run that ended this way (its `outcome` column) gave
+/// results: it completed, or reached the time limit the user set.
+pub fn counts(outcome: &str) -> bool {
+    matches!(outcome, "completed" | "time_limit")
+}
+
+/// How long a writer waits for another process's transaction to end.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why the store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite said no.
+    #[error("store: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A JSON column could not be read or written.
+    #[error("store: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The file is a database (or file) that iolab did not make.
+    #[error("{0} is not an iolab results store (left untouched)")]
+    NotAStore(String),
+    /// A newer iolab wrote the store.
+    #[error(
+        "{path} has schema version {found}; this iolab reads up to {supported}: use a newer iolab"
+    )]
+    Newer {
+        /// The store.
+        path: String,
+        /// Its schema version.
+        found: u32,
+        /// The newest this build knows.
+        supported: u32,
+    },
+    /// No store at the path (reading commands do not create one).
+    #[error("no results store at {0} (give --store PATH, or record runs with --store first)")]
+    Missing(String),
+    /// No run or series of that name.
+    #[error("{0}")]
+    NotFound(String),
+    /// A series label already used by another plan.
+    #[error("series '{label}' is already in the store with a different plan; give this plan another label (or use another store)")]
+    PlanMismatch {
+        /// The label.
+        label: String,
+    },
+}
+
+/// Mean, extremes and sample standard deviation of a few values: the
+/// repeats of a sweep point, or the iterations behind a run's figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// How many values.
+    pub n: u32,
+    /// Their mean.
+    pub mean: f64,
+    /// The smallest.
+    pub min: f64,
+    /// The largest.
+    pub max: f64,
+    /// Sample standard deviation (n - 1); 0 for one value.
+    pub std_dev: f64,
+}
+
+impl Spread {
+    /// One value, no spread.
+    pub fn one(v: f64) -> Spread {
+        Spread {
+            n: 1,
+            mean: v,
+            min: v,
+            max: v,
+            std_dev: 0.0,
+        }
+    }
+
+    /// The spread of `values`; `None` when there are none.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        (!values.is_empty()).then(|| Spread::from(&Summary::of(values)))
+    }
+}
+
+impl From<&Summary> for Spread {
+    fn from(s: &Summary) -> Spread {
+        Spread {
+            n: s.count as u32,
+            mean: s.mean,
+            min: s.min,
+            max: s.max,
+            std_dev: s.sample_std_dev(),
+        }
+    }
+}
+
+/// An open store.
+pub struct Store {
+    conn: Connection,
+    path: String,
+}
+
+impl Store {
+    /// Opens the store at `path`, creating it (and migrating it to this
+    /// build's schema) as needed. A file that is not an iolab store, or
+    /// one a newer iolab wrote, is refused and left as it is.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let name = path.display().to_string();
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        schema::migrate(&mut conn, &name, schema::MIGRATIONS)?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        Ok(Store { conn, path: name })
+    }
+
+    /// Opens a store that must exist already (the reading commands).
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::Missing(path.display().to_string()));
+        }
+        Store::open(path)
+    }
+
+    /// The path it was opened with.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_of_three_repeats() {
+        let s = Spread::of(&[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(
+            (s.n, s.mean, s.min, s.max, s.std_dev),
+            (3, 2.0, 1.0, 3.0, 1.0)
+        );
+        assert_eq!(Spread::of(&[]), None);
+        assert_eq!(Spread::of(&[4.0]).unwrap().std_dev, 0.0);
+    }
+}

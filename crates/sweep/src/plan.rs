@@ -1,0 +1,747 @@
+//! A sweep plan: the TOML file, read and checked whole before anything
+//! runs, then expanded into points (the cartesian product of the axes,
+//! the first axis outermost). docs/sweeps.md describes every key.
+//!
+//! ```toml
+//! label = "tmpfs, 1 node"           # the series' name in the store
+//! tool = "mdtest"                   # mdtest, xdd, lst or survey
+//! args = "-F -C -T -r -d /mnt/fs/sweep"   # fixed options (a line or a list)
+//! repeats = 3                       # runs per point [3]
+//! launcher = "mpirun -n {ranks} --oversubscribe {iolab}"   # optional
+//! x = ["ranks", "tasks"]            # chart x: the product of these axes
+//! x_label = "client threads"
+//!
+//! [[axes]]
+//! name = "dir"
+//! option = "-u"                     # a flag: present for true
+//! values = [true, false]
+//! labels = ["private", "shared"]
+//!
+//! [[axes]]
+//! name = "ranks"                    # no option: the launcher uses {ranks}
+//! values = [1, 2]
+//!
+//! [[axes]]
+//! name = "tasks"
+//! option = "--tasks"
+//! values = [1, 2, 4]
+//!
+//! [split]                           # -n = 262144 / (ranks x tasks)
+//! option = "-n"
+//! total = 262144
+//! over = ["ranks", "tasks"]
+//! ```
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// The tools a plan may sweep.
+pub const TOOLS: &[&str] = &["mdtest", "xdd", "lst", "survey"];
+
+/// Options the sweep sets itself, so a plan may not.
+const OWN_OPTIONS: &[&str] = &["--json", "-json", "--store", "-store"];
+
+/// Most repeats per point.
+pub const MAX_REPEATS: u32 = 1000;
+
+/// Most points in a plan.
+pub const MAX_POINTS: usize = 100_000;
+
+/// A plan that cannot run; the message names the key at fault.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+fn err<T>(msg: impl Into<String>) -> Result<T, PlanError> {
+    Err(PlanError(msg.into()))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Words {
+    Line(String),
+    List(Vec<String>),
+}
+
+impl Words {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            Words::Line(s) => s.split_whitespace().map(String::from).collect(),
+            Words::List(v) => v,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    label: String,
+    tool: String,
+    args: Option<Words>,
+    repeats: Option<u32>,
+    launcher: Option<String>,
+    x: Option<Words>,
+    x_label: Option<String>,
+    timeout_s: Option<f64>,
+    description: Option<String>,
+    #[serde(default)]
+    axes: Vec<RawAxis>,
+    split: Option<RawSplit>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAxis {
+    name: String,
+    option: Option<String>,
+    values: Vec<AxisValue>,
+    labels: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSplit {
+    option: String,
+    total: u64,
+    over: Vec<String>,
+}
+
+/// One value of an axis.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum AxisValue {
+    /// A flag: the option is given (true) or not (false).
+    Flag(bool),
+    /// A whole number.
+    Int(i64),
+    /// Any text.
+    Text(String),
+}
+
+impl AxisValue {
+    fn text(&self) -> String {
+        match self {
+            AxisValue::Flag(b) => b.to_string(),
+            AxisValue::Int(i) => i.to_string(),
+            AxisValue::Text(s) => s.clone(),
+        }
+    }
+
+    fn json(&self) -> Value {
+        match self {
+            AxisValue::Flag(b) => Value::Bool(*b),
+            AxisValue::Int(i) => Value::from(*i),
+            AxisValue::Text(s) => Value::String(s.clone()),
+        }
+    }
+}
+
+/// One axis: a name, the option it sets (if any), its values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// Its name (in keys, placeholders, `x` and `split`).
+    pub name: String,
+    /// The option it sets, or none (used through `{name}`).
+    pub option: Option<String>,
+    /// Its values, in order.
+    pub values: Vec<AxisValue>,
+    /// How each value is shown (the value itself unless `labels`).
+    pub labels: Vec<String>,
+}
+
+/// `option = total / product(over)`: a total split over the tasks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Split {
+    /// The option set.
+    pub option: String,
+    /// The total.
+    pub total: u64,
+    /// Indexes of the axes whose values divide it.
+    pub over: Vec<usize>,
+}
+
+/// A checked plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The plan as written.
+    pub text: String,
+    /// The series' label.
+    pub label: String,
+    /// The tool (and, for `lst`/`survey`, the first words of `args`).
+    pub tool: String,
+    /// Fixed options.
+    pub args: Vec<String>,
+    /// Runs per point.
+    pub repeats: u32,
+    /// Launcher words (with `{iolab}`), if any.
+    pub launcher: Option<Vec<String>>,
+    /// Axes on the chart's x (their values multiply).
+    pub x: Vec<usize>,
+    /// The chart's x label.
+    pub x_label: String,
+    /// Longest a repeat may run, seconds.
+    pub timeout_s: Option<f64>,
+    /// Free text.
+    pub description: Option<String>,
+    /// The axes.
+    pub axes: Vec<Axis>,
+    /// The split total, if any.
+    pub split: Option<Split>,
+}
+
+/// One point of a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointSpec {
+    /// Order in the plan (from 0).
+    pub idx: usize,
+    /// `name=value` of every axis, space separated.
+    pub key: String,
+    /// The same for the axes off the x axis.
+    pub line: String,
+    /// Position on the x axis.
+    pub x: f64,
+    /// Every axis' value.
+    pub axes: Value,
+    /// Index of each axis' value.
+    values: Vec<usize>,
+}
+
+/// What checks that the tool accepts a command line (a dry parse by the
+/// tool's own parser), given by the binary that knows the tools.
+pub trait ToolCheck {
+    /// `Err(message)` when `tool` refuses `args`.
+    fn check(&self, tool: &str, args: &[String]) -> Result<(), String>;
+}
+
+impl Plan {
+    /// Reads and checks a plan's structure (not yet the tool's options:
+    /// [`Plan::check_points`]).
+    pub fn parse(text: &str) -> Result<Plan, PlanError> {
+        let raw: RawPlan = toml::from_str(text).map_err(|e| PlanError(e.to_string()))?;
+        let axes = axes(raw.axes)?;
+        let x = x_axes(raw.x.map(Words::into_vec), &axes)?;
+        let x_label = raw.x_label.unwrap_or_else(|| match x.is_empty() {
+            true => "point".to_string(),
+            false => x
+                .iter()
+                .map(|&i| axes[i].name.as_str())
+                .collect::<Vec<_>>()
+                .join(" x "),
+        });
+        let plan = Plan {
+            text: text.to_string(),
+            label: nonempty("label", raw.label)?,
+            tool: tool(raw.tool)?,
+            args: raw.args.map(Words::into_vec).unwrap_or_default(),
+            repeats: repeats(raw.repeats)?,
+            launcher: raw
+                .launcher
+                .map(|l| l.split_whitespace().map(String::from).collect()),
+            split: raw.split.map(|s| split(s, &axes)).transpose()?,
+            timeout_s: timeout(raw.timeout_s)?,
+            description: raw.description,
+            x,
+            x_label,
+            axes,
+        };
+        plan.check_words()?;
+        Ok(plan)
+    }
+
+    /// Every point, in order.
+    pub fn points(&self) -> Vec<PointSpec> {
+        let mut out = Vec::new();
+        let mut values = vec![0usize; self.axes.len()];
+        let count = self.point_count();
+        for idx in 0..count {
+            let mut rest = idx;
+            for (i, a) in self.axes.iter().enumerate().rev() {
+                values[i] = rest % a.values.len();
+                rest /= a.values.len();
+            }
+            out.push(self.point(idx, &values));
+        }
+        out
+    }
+
+    fn point_count(&self) -> usize {
+        self.axes.iter().map(|a| a.values.len()).product()
+    }
+
+    fn point(&self, idx: usize, values: &[usize]) -> PointSpec {
+        let part = |i: usize| format!("{}={}", self.axes[i].name, self.axes[i].labels[values[i]]);
+        let all: Vec<String> = (0..self.axes.len()).map(part).collect();
+        let line: Vec<String> = (0..self.axes.len())
+            .filter(|i| !self.x.contains(i))
+            .map(part)
+            .collect();
+        let x = match self.x.is_empty() {
+            true => (idx + 1) as f64,
+            false => self.x.iter().map(|&i| self.int(i, values) as f64).product(),
+        };
+        let mut axes = Map::new();
+        for (i, a) in self.axes.iter().enumerate() {
+            axes.insert(a.name.clone(), a.values[values[i]].json());
+        }
+        PointSpec {
+            idx,
+            key: all.join(" "),
+            line: line.join(" "),
+            x,
+            axes: Value::Object(axes),
+            values: values.to_vec(),
+        }
+    }
+
+    fn int(&self, axis: usize, values: &[usize]) -> i64 {
+        match self.axes[axis].values[values[axis]] {
+            AxisValue::Int(i) => i,
+            _ => 0,
+        }
+    }
+
+    /// What identifies the measurement: a rerun with the same key resumes
+    /// the series (repeats, launcher, timeout and texts may change).
+    pub fn key(&self) -> String {
+        let axes: Vec<Value> = self
+            .axes
+            .iter()
+            .map(|a| {
+                serde_json::json!({"name": a.name, "option": a.option,
+                    "values": a.values.iter().map(AxisValue::json).collect::<Vec<_>>(), "labels": a.labels})
+            })
+            .collect();
+        let split = self.split.as_ref().map(|s| {
+            serde_json::json!({"option": s.option, "total": s.total,
+                "over": s.over.iter().map(|&i| &self.axes[i].name).collect::<Vec<_>>()})
+        });
+        serde_json::json!({"tool": self.tool, "args": self.args, "axes": axes, "split": split})
+            .to_string()
+    }
+
+    /// The tool's arguments at `p` for repeat `repeat` (placeholders
+    /// filled), without the sweep's `--json`.
+    pub fn tool_args(&self, p: &PointSpec, repeat: u32) -> Result<Vec<String>, PlanError> {
+        let mut out = Vec::new();
+        for w in &self.args {
+            out.push(self.fill(w, p, repeat, None)?);
+        }
+        for (i, a) in self.axes.iter().enumerate() {
+            let Some(opt) = &a.option else { continue };
+            match &a.values[p.values[i]] {
+                AxisValue::Flag(true) => out.push(opt.clone()),
+                AxisValue::Flag(false) => {}
+                v => out.extend([opt.clone(), v.text()]),
+            }
+        }
+        if let Some(s) = &self.split {
+            let per: i64 = s.over.iter().map(|&i| self.int(i, &p.values)).product();
+            let value = s.total / per.max(1) as u64;
+            if value == 0 {
+                return err(format!(
+                    "split: {} / {per} is less than 1 at point {} ({}); raise total",
+                    s.total, p.idx, p.key
+                ));
+            }
+            out.extend([s.option.clone(), value.to_string()]);
+        }
+        Ok(out)
+    }
+
+    /// The whole command line of a repeat: the launcher (or `iolab`),
+    /// the tool, its arguments and `--json JSON`.
+    pub fn command(
+        &self,
+        iolab: &str,
+        p: &PointSpec,
+        repeat: u32,
+        json: &str,
+    ) -> Result<Vec<String>, PlanError> {
+        let mut argv = match &self.launcher {
+            Some(words) => words
+                .iter()
+                .map(|w| self.fill(w, p, repeat, Some(iolab)))
+                .collect::<Result<Vec<_>, _>>()?,
+            None => vec![iolab.to_string()],
+        };
+        argv.push(self.tool.clone());
+        argv.extend(self.tool_args(p, repeat)?);
+        argv.extend(["--json".to_string(), json.to_string()]);
+        Ok(argv)
+    }
+
+    /// Fills `{axis}`, `{repeat}`, `{point}` and (in the launcher)
+    /// `{iolab}`; `{{` and `}}` are literal braces.
+    fn fill(
+        &self,
+        w: &str,
+        p: &PointSpec,
+        repeat: u32,
+        iolab: Option<&str>,
+    ) -> Result<String, PlanError> {
+        fill(w, |name| match name {
+            "repeat" => Some(repeat.to_string()),
+            "point" => Some(p.idx.to_string()),
+            "iolab" => iolab.map(String::from),
+            _ => self
+                .axes
+                .iter()
+                .position(|a| a.name == name)
+                .map(|i| self.axes[i].values[p.values[i]].text()),
+        })
+    }
+
+    /// Placeholders known, own options absent, option-less axes used.
+    fn check_words(&self) -> Result<(), PlanError> {
+        if self.point_count() > MAX_POINTS {
+            return err(format!(
+                "the axes make {} points; at most {MAX_POINTS}",
+                self.point_count()
+            ));
+        }
+        let probe = self.point(0, &vec![0; self.axes.len()]);
+        let words = self
+            .args
+            .iter()
+            .chain(self.axes.iter().filter_map(|a| a.option.as_ref()));
+        for w in words.chain(self.split.iter().map(|s| &s.option)) {
+            let name = w.split('=').next().unwrap_or("");
+            if OWN_OPTIONS.contains(&name) {
+                return err(format!("{w}: the sweep writes each run's JSON and records it itself; remove {name} from the plan"));
+            }
+        }
+        self.tool_args(&probe, 1)
+            .map_err(|e| PlanError(format!("args: {e}")))?;
+        let launcher = self.launcher.as_deref().unwrap_or(&[]);
+        if !launcher.is_empty() && !launcher.iter().any(|w| w.contains("{iolab}")) {
+            return err("launcher: it must contain {iolab}, where the iolab command goes (e.g. \"mpirun -n {ranks} {iolab}\")");
+        }
+        for w in launcher {
+            self.fill(w, &probe, 1, Some("iolab"))
+                .map_err(|e| PlanError(format!("launcher: {e}")))?;
+        }
+        for a in self.axes.iter().filter(|a| a.option.is_none()) {
+            let used = launcher
+                .iter()
+                .chain(&self.args)
+                .any(|w| w.contains(&format!("{{{}}}", a.name)));
+            if !used {
+                return err(format!("axes: '{}' has no option and neither the launcher nor args use {{{}}}: give it an option or use it", a.name, a.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every point's command line through the tool's own parser, and the
+    /// split's value at every point, before anything runs.
+    pub fn check_points(&self, checker: &dyn ToolCheck) -> Result<(), PlanError> {
+        for p in self.points() {
+            let mut args = self.tool_args(&p, 1)?;
+            args.extend(["--json".to_string(), "sweep.json".to_string()]);
+            checker.check(&self.tool, &args).map_err(|e| {
+                PlanError(format!(
+                    "point {} ({}): {} refuses its options: {e}",
+                    p.idx, p.key, self.tool
+                ))
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Replaces `{name}` with `lookup(name)`; an unknown name is an error.
+pub fn fill(w: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, PlanError> {
+    let mut out = String::new();
+    let mut rest = w;
+    while let Some(i) = rest.find(['{', '}']) {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        if tail.starts_with("{{") || tail.starts_with("}}") {
+            out.push_str(&tail[..1]);
+            rest = &tail[2..];
+            continue;
+        }
+        let Some(end) = tail.find('}').filter(|_| tail.starts_with('{')) else {
+            return err(format!(
+                "'{w}': unmatched brace (write {{{{ or }}}} for a literal one)"
+            ));
+        };
+        let name = &tail[1..end];
+        match lookup(name) {
+            Some(v) => out.push_str(&v),
+            None => return err(format!("'{w}': unknown placeholder {{{name}}} (axes' names, {{repeat}}, {{point}}, and in the launcher {{iolab}})")),
+        }
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn nonempty(key: &str, v: String) -> Result<String, PlanError> {
+    match v.trim().is_empty() {
+        true => err(format!("{key}: must not be empty")),
+        false => Ok(v),
+    }
+}
+
+fn tool(t: String) -> Result<String, PlanError> {
+    match TOOLS.contains(&t.as_str()) {
+        true => Ok(t),
+        false => err(format!(
+            "tool: '{t}' is not a tool a sweep can run (one of: {})",
+            TOOLS.join(", ")
+        )),
+    }
+}
+
+fn repeats(r: Option<u32>) -> Result<u32, PlanError> {
+    match r.unwrap_or(3) {
+        r @ 1..=MAX_REPEATS => Ok(r),
+        r => err(format!("repeats: {r} is not in 1..{MAX_REPEATS}")),
+    }
+}
+
+fn timeout(t: Option<f64>) -> Result<Option<f64>, PlanError> {
+    match t {
+        Some(s) if !(s > 0.0 && s <= 1e8) => err(format!(
+            "timeout_s: {s} is not a number of seconds in (0, 1e8]"
+        )),
+        t => Ok(t),
+    }
+}
+
+fn axes(raw: Vec<RawAxis>) -> Result<Vec<Axis>, PlanError> {
+    let mut out: Vec<Axis> = Vec::new();
+    for a in raw {
+        let name = nonempty("axes.name", a.name)?;
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return err(format!(
+                "axes: '{name}': a name is letters, digits, '_' and '-'"
+            ));
+        }
+        if ["repeat", "point", "iolab"].contains(&name.as_str())
+            || out.iter().any(|o| o.name == name)
+        {
+            return err(format!("axes: the name '{name}' is taken (repeat, point and iolab are placeholders; names are unique)"));
+        }
+        if a.values.is_empty() {
+            return err(format!("axes: '{name}' has no values"));
+        }
+        let flags = a
+            .values
+            .iter()
+            .filter(|v| matches!(v, AxisValue::Flag(_)))
+            .count();
+        if flags > 0 && (flags < a.values.len() || a.option.is_none()) {
+            return err(format!("axes: '{name}': true/false values turn an option on or off, so they need `option` and may not mix with other values"));
+        }
+        let labels = match a.labels {
+            Some(l) if l.len() != a.values.len() => {
+                return err(format!(
+                    "axes: '{name}' has {} values but {} labels",
+                    a.values.len(),
+                    l.len()
+                ))
+            }
+            Some(l) => l,
+            None => a.values.iter().map(AxisValue::text).collect(),
+        };
+        out.push(Axis {
+            name,
+            option: a.option,
+            values: a.values,
+            labels,
+        });
+    }
+    Ok(out)
+}
+
+fn axis_index(axes: &[Axis], key: &str, name: &str) -> Result<usize, PlanError> {
+    let i = axes.iter().position(|a| a.name == name).ok_or_else(|| {
+        PlanError(format!(
+            "{key}: no axis named '{name}' (axes: {})",
+            axes.iter()
+                .map(|a| a.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })?;
+    if !axes[i]
+        .values
+        .iter()
+        .all(|v| matches!(v, AxisValue::Int(n) if *n > 0))
+    {
+        return err(format!(
+            "{key}: axis '{name}' must have whole numbers above 0"
+        ));
+    }
+    Ok(i)
+}
+
+fn x_axes(x: Option<Vec<String>>, axes: &[Axis]) -> Result<Vec<usize>, PlanError> {
+    match x {
+        Some(names) => names.iter().map(|n| axis_index(axes, "x", n)).collect(),
+        None => Ok(axes
+            .iter()
+            .position(|a| {
+                a.values
+                    .iter()
+                    .all(|v| matches!(v, AxisValue::Int(n) if *n > 0))
+            })
+            .into_iter()
+            .collect()),
+    }
+}
+
+fn split(s: RawSplit, axes: &[Axis]) -> Result<Split, PlanError> {
+    if s.over.is_empty() {
+        return err("split.over: name the axes the total is divided by");
+    }
+    let over: Vec<usize> = s
+        .over
+        .iter()
+        .map(|n| axis_index(axes, "split.over", n))
+        .collect::<Result<_, _>>()?;
+    let most: i64 = over
+        .iter()
+        .map(|&i| {
+            axes[i]
+                .values
+                .iter()
+                .map(|v| match v {
+                    AxisValue::Int(n) => *n,
+                    _ => 1,
+                })
+                .max()
+                .unwrap_or(1)
+        })
+        .product();
+    if s.total / (most.max(1) as u64) == 0 {
+        return err(format!(
+            "split: total {} / {most} (the largest product of {}) is less than 1; raise total",
+            s.total,
+            s.over.join(" x ")
+        ));
+    }
+    Ok(Split {
+        option: nonempty("split.option", s.option)?,
+        total: s.total,
+        over,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEED: &str = r#"
+label = "v1"
+tool = "mdtest"
+args = "-F -C -T -r -d /tmp/x.{repeat}"
+launcher = "mpirun -n {ranks} {iolab}"
+x = ["ranks", "tasks"]
+[[axes]]
+name = "dir"
+option = "-u"
+values = [true, false]
+labels = ["private", "shared"]
+[[axes]]
+name = "ranks"
+values = [1, 2]
+[[axes]]
+name = "tasks"
+option = "--tasks"
+values = [1, 4]
+[split]
+option = "-n"
+total = 64
+over = ["ranks", "tasks"]
+"#;
+
+    #[test]
+    fn points_are_the_product_of_the_axes() {
+        let p = Plan::parse(SEED).unwrap();
+        let pts = p.points();
+        assert_eq!(pts.len(), 8);
+        assert_eq!(pts[0].key, "dir=private ranks=1 tasks=1");
+        assert_eq!(pts[7].key, "dir=shared ranks=2 tasks=4");
+        assert_eq!((pts[7].line.as_str(), pts[7].x), ("dir=shared", 8.0));
+        assert_eq!(p.x_label, "ranks x tasks");
+        let argv = p.command("/bin/iolab", &pts[3], 2, "/w/j.json").unwrap();
+        assert_eq!(
+            argv.join(" "),
+            "mpirun -n 2 /bin/iolab mdtest -F -C -T -r -d /tmp/x.2 -u --tasks 4 -n 8 --json /w/j.json"
+        );
+        let shared = p.command("iolab", &pts[4], 1, "j").unwrap();
+        assert!(!shared.contains(&"-u".to_string()));
+        assert_eq!(p.repeats, 3);
+    }
+
+    #[test]
+    fn resuming_keys_ignore_repeats_but_not_options() {
+        let a = Plan::parse(SEED).unwrap();
+        let b =
+            Plan::parse(&SEED.replace("label = \"v1\"", "label = \"v1\"\nrepeats = 5")).unwrap();
+        assert_eq!(a.key(), b.key());
+        let c = Plan::parse(&SEED.replace("-F -C", "-F -w 4k -C")).unwrap();
+        assert_ne!(a.key(), c.key());
+    }
+
+    fn bad(text: &str) -> String {
+        Plan::parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_plans_name_what_is_wrong() {
+        assert!(bad(&SEED.replace("tool = \"mdtest\"", "tool = \"fio\"")).contains("tool: 'fio'"));
+        assert!(
+            bad(&SEED.replace("[[axes]]\nname = \"ranks\"", "[[axis]]\nname = \"ranks\""))
+                .contains("unknown field")
+        );
+        assert!(
+            bad(&SEED.replace("x = [\"ranks\", \"tasks\"]", "x = [\"nodes\"]"))
+                .contains("no axis named 'nodes'")
+        );
+        assert!(
+            bad(&SEED.replace("over = [\"ranks\", \"tasks\"]", "over = [\"dir\"]"))
+                .contains("whole numbers")
+        );
+        assert!(bad(&SEED.replace("{ranks} {iolab}", "{rank} {iolab}"))
+            .contains("unknown placeholder {rank}"));
+        assert!(bad(&SEED.replace(" {iolab}\"", "\"")).contains("{iolab}"));
+        assert!(bad(&SEED.replace("-d /tmp", "--json x -d /tmp")).contains("remove --json"));
+        assert!(bad(&SEED.replace("total = 64", "total = 4")).contains("less than 1"));
+        assert!(
+            bad(&SEED.replace("launcher = \"mpirun -n {ranks} {iolab}\"", ""))
+                .contains("'ranks' has no option")
+        );
+        assert!(bad("label = \"a\"\ntool = \"xdd\"\nrepeats = 0").contains("repeats"));
+    }
+
+    #[test]
+    fn placeholders_and_literal_braces() {
+        let f = |w: &str| fill(w, |n| (n == "a").then(|| "1".to_string()));
+        assert_eq!(f("x{a}y{{z}}").unwrap(), "x1y{z}");
+        assert!(f("{b}").is_err());
+        assert!(f("{a").is_err());
+    }
+
+    struct No;
+    impl ToolCheck for No {
+        fn check(&self, _: &str, args: &[String]) -> Result<(), String> {
+            match args.iter().any(|a| a == "--tasks") {
+                true => Err("unknown option --tasks".into()),
+                false => Ok(()),
+            }
+        }
+    }
+
+    #[test]
+    fn the_tool_parser_sees_every_point() {
+        let e = Plan::parse(SEED).unwrap().check_points(&No).unwrap_err();
+        assert!(e.to_string().contains("point 0 (dir=private ranks=1 tasks=1): mdtest refuses its options: unknown option --tasks"), "{e}");
+    }
+}

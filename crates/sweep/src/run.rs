@@ -1,0 +1,414 @@
+//! Running a plan: every repeat of every point is the iolab binary run as
+//! a child process (through the plan's launcher when there is one) with
+//! `--json` to a file of the sweep's own, so every tool is swept the same
+//! way and a failing point cannot take the sweep down. Each finished
+//! repeat is recorded in the store at once, attributed to its point; a
+//! rerun of the same plan with the same store skips the repeats that
+//! completed.
+//!
+//! A child runs in its own process group: Ctrl-C at the terminal reaches
+//! only the sweep, which passes one SIGTERM to the child's group (mpirun
+//! forwards it to the ranks) so that the tool cleans up once, then ends.
+
+use crate::plan::{Plan, PlanError, PointSpec};
+use iolab_store::{Attribution, Figure, NewPoint, NewSeries, Store, StoreError};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a child has to end after SIGTERM (its cleanup) before it is
+/// killed.
+pub const GRACE: Duration = Duration::from_secs(120);
+
+/// How often a running child is looked at.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Why a sweep could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// The plan (bad usage).
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+    /// The store.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// The sweep's own files.
+    #[error("{what}: {err}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        err: io::Error,
+    },
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> SweepError {
+    let what = what.into();
+    move |err| SweepError::Io { what, err }
+}
+
+/// What the sweep tells its caller as it goes (the engine prints nothing).
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// Before the first run: the series, points and repeats to do.
+    Planned {
+        /// Points in the plan.
+        points: usize,
+        /// Repeats to run now.
+        to_run: usize,
+        /// Repeats already recorded (skipped).
+        done: usize,
+    },
+    /// A repeat starts.
+    Started {
+        /// Its number among those run now (from 1).
+        n: usize,
+        /// How many run now.
+        of: usize,
+        /// The point.
+        point: &'a PointSpec,
+        /// The repeat.
+        repeat: u32,
+        /// The command line.
+        argv: &'a [String],
+    },
+    /// A repeat ended and was recorded.
+    Recorded {
+        /// The point.
+        point: &'a PointSpec,
+        /// The repeat.
+        repeat: u32,
+        /// Its run id.
+        run_id: i64,
+        /// How it ended (`completed`, `error`).
+        outcome: String,
+        /// Its figures.
+        figures: Vec<Figure>,
+        /// Wall time of the child, seconds.
+        elapsed_s: f64,
+    },
+    /// A repeat ended without results to record.
+    Failed {
+        /// The point.
+        point: &'a PointSpec,
+        /// The repeat.
+        repeat: u32,
+        /// Why.
+        why: String,
+        /// The last lines the child wrote to standard error.
+        stderr_tail: String,
+    },
+}
+
+/// How a sweep ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Repeats recorded now.
+    pub recorded: usize,
+    /// Of those, repeats whose run did not complete, plus repeats that
+    /// left nothing to record.
+    pub failed: usize,
+    /// Repeats skipped as already recorded.
+    pub skipped: usize,
+    /// Whether Ctrl-C/SIGTERM stopped it.
+    pub interrupted: bool,
+}
+
+/// The sweep's private directory for each run's JSON and output, next to
+/// the store; removed with everything in it when dropped (it is created
+/// new, so everything in it is the sweep's).
+pub struct WorkDir(PathBuf);
+
+impl WorkDir {
+    /// Creates `.NAME.sweep.PID` beside `store`.
+    pub fn create(store: &Path) -> Result<WorkDir, SweepError> {
+        let parent = store
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = store
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = parent.join(format!(".{name}.sweep.{}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(io_err(format!("cannot create {}", dir.display())))?;
+        Ok(WorkDir(dir))
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A repeat to run.
+struct Job<'a> {
+    point: &'a PointSpec,
+    point_id: i64,
+    repeat: u32,
+}
+
+/// Creates (or resumes) the series, then runs every repeat not yet
+/// recorded, in plan order. `iolab` is the binary the children run.
+pub fn run(
+    plan: &Plan,
+    store: &mut Store,
+    iolab: &Path,
+    work: &WorkDir,
+    on: &mut dyn FnMut(Event),
+) -> Result<Summary, SweepError> {
+    let points = plan.points();
+    let (jobs, done) = jobs(plan, store, &points)?;
+    on(Event::Planned {
+        points: points.len(),
+        to_run: jobs.len(),
+        done,
+    });
+    let mut sum = Summary {
+        skipped: done,
+        ..Summary::default()
+    };
+    for (i, job) in jobs.iter().enumerate() {
+        if iolab_core::stop::requested() {
+            sum.interrupted = true;
+            break;
+        }
+        let at = Ctx {
+            plan,
+            iolab,
+            work,
+            n: (i + 1, jobs.len()),
+        };
+        run_job(&at, store, job, &mut sum, on)?;
+    }
+    sum.interrupted |= iolab_core::stop::requested();
+    Ok(sum)
+}
+
+/// The series and points in the store, and the repeats left to run.
+fn jobs<'a>(
+    plan: &Plan,
+    store: &mut Store,
+    points: &'a [PointSpec],
+) -> Result<(Vec<Job<'a>>, usize), SweepError> {
+    let key = plan.key();
+    let series = store.series_for(&NewSeries {
+        label: &plan.label,
+        tool: &plan.tool,
+        plan: &plan.text,
+        plan_key: &key,
+        x_label: &plan.x_label,
+    })?;
+    let mut jobs = Vec::new();
+    let mut done = 0;
+    for p in points {
+        let point_id = store.point(
+            series,
+            &NewPoint {
+                idx: p.idx as u32,
+                key: &p.key,
+                line: &p.line,
+                x: p.x,
+                axes: &p.axes,
+            },
+        )?;
+        let have = store.completed_repeats(point_id)?;
+        for repeat in 1..=plan.repeats {
+            match have.contains(&repeat) {
+                true => done += 1,
+                false => jobs.push(Job {
+                    point: p,
+                    point_id,
+                    repeat,
+                }),
+            }
+        }
+    }
+    Ok((jobs, done))
+}
+
+/// What every repeat of a sweep shares, and this repeat's place in it.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    iolab: &'a Path,
+    work: &'a WorkDir,
+    /// (number from 1, repeats run now).
+    n: (usize, usize),
+}
+
+/// Runs one repeat and records what it left.
+fn run_job(
+    at: &Ctx,
+    store: &mut Store,
+    job: &Job,
+    sum: &mut Summary,
+    on: &mut dyn FnMut(Event),
+) -> Result<(), SweepError> {
+    let (plan, iolab, work, (n, of)) = (at.plan, at.iolab, at.work, at.n);
+    let stem = work
+        .path()
+        .join(format!("point{}-repeat{}", job.point.idx, job.repeat));
+    let json = stem.with_extension("json");
+    let (out, err) = (stem.with_extension("out"), stem.with_extension("err"));
+    let argv = plan.command(
+        &iolab.to_string_lossy(),
+        job.point,
+        job.repeat,
+        &json.to_string_lossy(),
+    )?;
+    on(Event::Started {
+        n,
+        of,
+        point: job.point,
+        repeat: job.repeat,
+        argv: &argv,
+    });
+    let timeout = plan.timeout_s.map(Duration::from_secs_f64);
+    let ended =
+        run_child(&argv, &out, &err, timeout).map_err(io_err(format!("cannot run {}", argv[0])))?;
+    let result = read_result(&json, &ended);
+    let fail = |why: String| Event::Failed {
+        point: job.point,
+        repeat: job.repeat,
+        why,
+        stderr_tail: tail(&err),
+    };
+    match result {
+        Ok(doc) => {
+            let run_id = store.record(
+                &doc,
+                Some(Attribution {
+                    point_id: job.point_id,
+                    repeat: job.repeat,
+                }),
+            )?;
+            let outcome = store.run(run_id)?.row.outcome;
+            sum.recorded += 1;
+            if !iolab_store::counts(&outcome) {
+                sum.failed += 1;
+            }
+            on(Event::Recorded {
+                point: job.point,
+                repeat: job.repeat,
+                run_id,
+                outcome,
+                figures: store.figures(run_id)?,
+                elapsed_s: ended.elapsed_s,
+            });
+        }
+        Err(why) => {
+            sum.failed += 1;
+            on(fail(why));
+        }
+    }
+    for f in [&json, &out, &err] {
+        let _ = std::fs::remove_file(f);
+    }
+    Ok(())
+}
+
+/// How a child ended.
+struct Ended {
+    status: ExitStatus,
+    timed_out: bool,
+    elapsed_s: f64,
+}
+
+/// The child's document, or why there is none worth recording (an
+/// interrupted run is not a result).
+fn read_result(
+    json: &Path,
+    ended: &Ended,
+) -> Result<iolab_results::Envelope<serde_json::Value, serde_json::Value>, String> {
+    let how = match (ended.timed_out, ended.status.code(), ended.status.signal()) {
+        (true, _, _) => "reached the plan's timeout_s and was stopped".to_string(),
+        (_, Some(c), _) => format!("exit status {c}"),
+        (_, None, Some(s)) => format!("killed by signal {s}"),
+        _ => "ended".to_string(),
+    };
+    let text = std::fs::read_to_string(json).map_err(|_| format!("{how}, no results written"))?;
+    let doc = iolab_results::parse_any(&text).map_err(|e| format!("{how}; its JSON: {e}"))?;
+    match doc.outcome {
+        iolab_core::Outcome::Interrupted => Err(format!("{how}: interrupted, not recorded")),
+        _ if ended.timed_out => Err(how),
+        _ => Ok(doc),
+    }
+}
+
+/// Sends `sig` to the process group `pgid`.
+fn signal_group(pgid: u32, sig: i32) {
+    // SAFETY: kill(2) with a negative pid signals the group we created
+    // (process_group(0) made the child its leader); no memory is shared.
+    unsafe {
+        libc::kill(-(pgid as i32), sig);
+    }
+}
+
+/// Runs `argv` in its own process group, output to `out`/`err`, until it
+/// ends; a stop request or the timeout sends it SIGTERM, and SIGKILL
+/// [`GRACE`] later.
+fn run_child(
+    argv: &[String],
+    out: &Path,
+    err: &Path,
+    timeout: Option<Duration>,
+) -> io::Result<Ended> {
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(File::create(out)?)
+        .stderr(File::create(err)?)
+        .process_group(0)
+        .spawn()?;
+    let t0 = Instant::now();
+    let mut termed: Option<Instant> = None;
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        let late = timeout.is_some_and(|t| t0.elapsed() > t);
+        match termed {
+            None if iolab_core::stop::requested() || late => {
+                timed_out = late && !iolab_core::stop::requested();
+                signal_group(child.id(), libc::SIGTERM);
+                termed = Some(Instant::now());
+            }
+            Some(at) if at.elapsed() > GRACE => {
+                signal_group(child.id(), libc::SIGKILL);
+                break child.wait()?;
+            }
+            _ => {}
+        }
+        std::thread::sleep(POLL);
+    };
+    Ok(Ended {
+        status,
+        timed_out,
+        elapsed_s: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// The last lines (at most 2 KiB) of a file.
+fn tail(path: &Path) -> String {
+    const MAX: u64 = 2048;
+    let Ok(mut f) = File::open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(MAX)));
+    let mut buf = Vec::new();
+    let _ = f.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(10)..].join("\n")
+}

