@@ -33,6 +33,9 @@ pub struct Terms {
     pub passes: u64,
     /// First byte of the copy in the target (-startoffset).
     pub start_bytes: u64,
+    /// Bytes added to the start for every pass after the first
+    /// (-passoffset).
+    pub pass_offset_bytes: u64,
     /// The destination list, normalised (`host:port,n`).
     pub destinations: Vec<String>,
     /// The target as this side names it.
@@ -63,6 +66,7 @@ impl Terms {
             bytes: plan.planned_bytes(),
             passes,
             start_bytes: start_bytes(plan),
+            pass_offset_bytes: t.passoffset.saturating_mul(t.blocksize),
             destinations: t.e2e.describe_destinations(),
             path: t.path.clone(),
             restart_offset: t.restart.offset,
@@ -152,6 +156,13 @@ fn same(s: &Terms, d: &Terms) -> Result<(), String> {
     if s.passes != d.passes {
         return Err(differ("number of passes", s.passes, d.passes));
     }
+    if s.pass_offset_bytes != d.pass_offset_bytes {
+        return Err(differ(
+            "-passoffset",
+            format!("{} bytes", s.pass_offset_bytes),
+            format!("{} bytes", d.pass_offset_bytes),
+        ));
+    }
     if s.start_bytes != d.start_bytes {
         return Err(differ(
             "start offset",
@@ -228,6 +239,7 @@ mod tests {
             bytes: 1 << 20,
             passes: 1,
             start_bytes: 0,
+            pass_offset_bytes: 0,
             destinations: vec!["h:1,2".into()],
             path: "/src".into(),
             restart_offset: None,
@@ -263,6 +275,11 @@ mod tests {
                 "same destination list",
             ),
             (Box::new(|s, _| s.passes = 2), "number of passes"),
+            (
+                Box::new(|s, _| s.pass_offset_bytes = 512),
+                "same -passoffset",
+            ),
+            (Box::new(|s, _| s.start_bytes = 512), "same start offset"),
             (Box::new(|s, _| s.qthread = 1), "port ranges differ"),
             (Box::new(|_, d| d.resume = 8192), "give the source -restart"),
             (
