@@ -112,6 +112,34 @@ impl BackendOptions {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+
+    /// The options of `backend` alone (a run whose targets sit on several
+    /// backends gives each its own).
+    pub fn only(&self, backend: &str) -> BackendOptions {
+        BackendOptions {
+            entries: (self.entries.iter())
+                .filter(|(b, _, _)| b == backend)
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+/// Splits the namespaced backend options (`--posix.odirect`,
+/// `--s3.endpoint=URL`: a double-dash word whose name has a dot) off a
+/// command line, `--` stripped; the rest is the tool's own line. Every
+/// legacy front end (mdtest, xdd) reads them the same way.
+pub fn split_args(argv: &[std::ffi::OsString]) -> (Vec<String>, Vec<std::ffi::OsString>) {
+    let mut backend = Vec::new();
+    let mut rest = Vec::new();
+    for a in argv {
+        let name = a.to_str().and_then(|s| s.strip_prefix("--"));
+        match name.filter(|n| n.split('=').next().unwrap_or("").contains('.')) {
+            Some(n) => backend.push(n.to_string()),
+            None => rest.push(a.clone()),
+        }
+    }
+    (backend, rest)
 }
 
 /// Parses `backend.key[=value]` strings (the `--` already stripped), as

@@ -59,21 +59,6 @@ struct Setup {
     backend: Box<dyn Backend>,
 }
 
-/// Splits off the namespaced backend options (`--posix.odirect`): a
-/// double-dash word whose name has a dot. The rest is mdtest's line.
-fn split_backend_options(argv: &[OsString]) -> (Vec<String>, Vec<OsString>) {
-    let mut backend = Vec::new();
-    let mut rest = Vec::new();
-    for a in argv {
-        let name = a.to_str().and_then(|s| s.strip_prefix("--"));
-        match name.filter(|n| n.split('=').next().unwrap_or("").contains('.')) {
-            Some(_) => backend.push(a.to_string_lossy().into_owned()),
-            None => rest.push(a.clone()),
-        }
-    }
-    (backend, rest)
-}
-
 /// Why a run did not start: bad input (exit 2), or a backend that could
 /// not start, such as a storage service refusing the credentials (exit 1).
 struct NotStarted {
@@ -108,14 +93,13 @@ struct ReadArgs {
 
 /// The command line as a validated config and its backend; None for -h.
 fn read_args(argv: &[OsString]) -> Result<Option<ReadArgs>, String> {
-    let (backend_opts, argv) = split_backend_options(argv);
+    let (backend_opts, argv) = iolab_backend::split_args(argv);
     let raw = args::parse_os(&argv).map_err(|e| e.to_string())?;
     if raw.help {
         return Ok(None);
     }
     let cfg = Config::from_raw(&raw).map_err(|e| e.to_string())?;
-    let names: Vec<&str> = backend_opts.iter().map(|a| &a[2..]).collect();
-    let opts = iolab_backend::parse_options(&names).map_err(|e| e.to_string())?;
+    let opts = iolab_backend::parse_options(&backend_opts).map_err(|e| e.to_string())?;
     let backend =
         iolab_backend::with_options(&cfg.backend, &opts).map_err(|e| format!("-a: {e}"))?;
     Ok(Some(ReadArgs {

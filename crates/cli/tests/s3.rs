@@ -170,6 +170,70 @@ fn xdd_writes_and_reads_s3_objects() {
 }
 
 #[test]
+fn xdd_takes_its_s3_settings_from_options_too() {
+    let Some(s) = server("xdd_s3_options") else {
+        return;
+    };
+    let b = "xdd-options";
+    s.make_bucket(b).unwrap();
+    let env = s.env();
+    let get = |k: &str| env.iter().find(|(n, _)| *n == k).unwrap().1.clone();
+    let dir = std::env::temp_dir().join(format!("iolab-s3-opts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret = dir.join("secret");
+    std::fs::write(&secret, get("AWS_SECRET_ACCESS_KEY")).unwrap();
+    let opts = format!(
+        "--s3.endpoint={} --s3.access-key={} --s3.secret-key-file={} --s3.region={}",
+        get("AWS_ENDPOINT_URL"),
+        get("AWS_ACCESS_KEY_ID"),
+        secret.display(),
+        get("AWS_REGION")
+    );
+    // No AWS_* variables: everything comes from the options.
+    let bare = |line: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+        c.env("CI", "1").args(line.split_whitespace());
+        for (k, _) in &env {
+            c.env_remove(k);
+        }
+        c.output().unwrap()
+    };
+    let w = bare(&format!(
+        "xdd -op write -target s3://{b}/o -reqsize 64 -numreqs 1 {opts}"
+    ));
+    ok(&w, "write with --s3.* options");
+    assert_eq!(keys(s, b), vec!["o"]);
+    // Options for a backend no target uses, or unknown keys, are bad usage
+    // found before anything is written.
+    let local = dir.join("local");
+    for (line, says) in [
+        (
+            format!(
+                "xdd -op write -target {} -reqsize 4 -numreqs 1 {opts}",
+                local.display()
+            ),
+            "no target is on the s3 backend",
+        ),
+        (
+            format!("xdd -op write -target s3://{b}/p -reqsize 4 -numreqs 1 --s3.colour=blue"),
+            "--s3.colour",
+        ),
+        (
+            // Parts under S3's 5 MiB minimum would fail at the upload's end.
+            format!("xdd -op write -target s3://{b}/p -reqsize 64 -numreqs 2 {opts}"),
+            "reqsize",
+        ),
+    ] {
+        let o = bare(&line);
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{line}: {}", stderr(&o));
+    }
+    assert!(!local.exists());
+    assert_eq!(keys(s, b), vec!["o"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_refused_key_is_a_403_and_exit_1() {
     let Some(s) = server("refused_key") else {
         return;

@@ -90,6 +90,10 @@ pub struct GlobalOpts {
     /// The results store to record the run in (`--store PATH`).
     #[serde(default)]
     pub store: Option<String>,
+    /// Namespaced backend options as given, `--` stripped
+    /// (`s3.endpoint=URL`); each target's backend gets its own.
+    #[serde(default)]
+    pub backend_options: Vec<String>,
 }
 
 /// Where the time server is (`-timeserver host H port P bounce B`).
@@ -152,6 +156,7 @@ impl Default for GlobalOpts {
             starttime_s: None,
             stats: None,
             store: None,
+            backend_options: Vec::new(),
         }
     }
 }

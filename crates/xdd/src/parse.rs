@@ -27,7 +27,9 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
 /// not UTF-8 is an error naming the option it belongs to.
 pub fn parse_os(args: &[OsString]) -> Result<Parsed, UsageError> {
     let toks = expand_setup(args, 0)?;
+    let (backend_options, toks) = iolab_backend::split_args(&toks);
     let mut raw = RawConfig::default();
+    raw.global.backend_options = backend_options;
     raw.global.command_line = args
         .iter()
         .map(|a| a.to_string_lossy())

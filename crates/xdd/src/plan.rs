@@ -122,7 +122,7 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
         let range = t
             .seek
             .range_blocks
-            .unwrap_or_else(|| timed_range_bytes(t) / t.blocksize);
+            .unwrap_or_else(|| timed_range_bytes(t, &cfg.global) / t.blocksize);
         (range / t.reqsize).max(1)
     } else {
         ops
@@ -180,11 +180,11 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
 /// The range a time-limited pass cycles over without `-seek range`: the
 /// default, or an existing target's size when it is smaller (a read past
 /// the end would be a short transfer, a write would grow the file).
-fn timed_range_bytes(t: &TargetOpts) -> u64 {
+fn timed_range_bytes(t: &TargetOpts, g: &GlobalOpts) -> u64 {
     let size = if t.createnewfiles {
         0
     } else {
-        existing_size(t)
+        existing_size(t, g)
     };
     if size >= t.xfer_bytes() {
         size.min(DEFAULT_TIMED_RANGE_BYTES)
@@ -195,8 +195,8 @@ fn timed_range_bytes(t: &TargetOpts) -> u64 {
 
 /// Size of an existing file or block device (0 when there is none),
 /// asked of the target's backend.
-fn existing_size(t: &TargetOpts) -> u64 {
-    let Ok(be) = iolab_backend::by_name(backend_name(t)) else {
+fn existing_size(t: &TargetOpts, g: &GlobalOpts) -> u64 {
+    let Ok(be) = target_backend(t, g) else {
         return 0;
     };
     let Ok(path) = std::ffi::CString::new(t.path.as_bytes()) else {
@@ -217,10 +217,21 @@ fn existing_size(t: &TargetOpts) -> u64 {
     }
 }
 
+/// A target's backend, by [`backend_name`], with the backend options
+/// given for it (`--s3.endpoint=...`), not started yet.
+pub fn target_backend(
+    t: &TargetOpts,
+    g: &GlobalOpts,
+) -> Result<Box<dyn iolab_backend::Backend>, iolab_backend::OptionError> {
+    let name = backend_name(t);
+    let opts = iolab_backend::parse_options(&g.backend_options)?.only(name);
+    iolab_backend::with_options(name, &opts)
+}
+
 /// The backend a target runs on: XDD's `null` target is the null
 /// backend, an `s3://bucket/key` target the S3 backend, every other
 /// target POSIX.
-fn backend_name(t: &TargetOpts) -> &'static str {
+pub fn backend_name(t: &TargetOpts) -> &'static str {
     if t.is_null() {
         "null"
     } else if t.is_s3() {

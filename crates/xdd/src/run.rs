@@ -217,8 +217,8 @@ fn backends(plan: &Plan) -> Result<Vec<Box<dyn Backend>>, RunError> {
     plan.targets
         .iter()
         .map(|t| {
-            let be =
-                iolab_backend::by_name(t.backend).map_err(|e| RunError::Refused(e.to_string()))?;
+            let be = crate::plan::target_backend(&t.opts, &plan.global)
+                .map_err(|e| RunError::Refused(e.to_string()))?;
             be.init().map_err(|err| RunError::Target {
                 target: t.index,
                 path: t.opts.path.clone(),

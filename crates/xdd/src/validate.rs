@@ -60,9 +60,31 @@ pub fn validate(c: &Config) -> Result<(), UsageError> {
         target(c, i, t)?;
     }
     resources(c, iolab_core::env::host_info().memory_bytes)?;
+    backend_options(c)?;
     clock(c)?;
     crate::e2e::validate::validate(c)?;
     relations(c)
+}
+
+/// Backend options (`--s3.endpoint=URL`) must be known, well formed, and
+/// for a backend some target runs on; each target's backend must accept
+/// its own.
+fn backend_options(c: &Config) -> Result<(), UsageError> {
+    let given = &c.global.backend_options;
+    let opts = iolab_backend::parse_options(given)
+        .map_err(|e| UsageError::new("backend options", e.to_string()))?;
+    let used: Vec<&str> = c.targets.iter().map(crate::plan::backend_name).collect();
+    if let Some(b) = opts.backends().find(|b| !used.contains(b)) {
+        return Err(UsageError::new(
+            "backend options",
+            format!("--{b}.* options given but no target is on the {b} backend"),
+        ));
+    }
+    for t in &c.targets {
+        crate::plan::target_backend(t, &c.global)
+            .map_err(|e| UsageError::new("backend options", e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// -starttime needs a global clock, and the clock needs a host.
@@ -272,6 +294,8 @@ fn s3_target(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         ("dio", "has no O_DIRECT; drop -dio")
     } else if t.preallocate > 0 {
         ("preallocate", "cannot be preallocated; drop -preallocate")
+    } else if t.writes() && t.xfer_bytes() < S3_MIN_PART_BYTES && several_requests(t) {
+        ("reqsize", "is written in a multipart upload, one part per request, and S3 takes parts of at least 5 MiB (all but the last): use -reqsize 5120 or more with the default 1024-byte blocks, or one request")
     } else {
         return Ok(());
     };
@@ -279,6 +303,18 @@ fn s3_target(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         opt,
         format!("target {i} ({}): an S3 object {why}", t.path),
     ))
+}
+
+/// S3's smallest part of a multipart upload (but the last).
+const S3_MIN_PART_BYTES: u64 = 5 << 20;
+
+/// More than one request per pass (a time-limited run always may be).
+fn several_requests(t: &TargetOpts) -> bool {
+    match (t.numreqs, t.bytes) {
+        (Some(n), _) => n > 1,
+        (None, Some(b)) => b > t.xfer_bytes(),
+        (None, None) => true,
+    }
 }
 
 /// What the io_uring engine cannot do: one operation type per ring, one
