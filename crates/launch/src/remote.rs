@@ -99,6 +99,24 @@ impl Remote {
         })
     }
 
+    /// Starts a local command the same way (its own process group, output
+    /// collected as it comes, stopped on drop): the local side of a tool
+    /// whose far side runs through the remote shell (xddcp's source).
+    pub fn spawn_local(argv: &[OsString]) -> std::io::Result<Remote> {
+        Self::spawn(argv)
+    }
+
+    /// Asks the command to end (SIGTERM to its group) without waiting, so
+    /// that it can clean up and report; [`Remote::wait`] then collects it.
+    pub fn terminate(&mut self) {
+        if self.has_exited() {
+            return;
+        }
+        // SAFETY: kill has no memory effects; a negative pid names our
+        // child's own process group, created by process_group(0).
+        unsafe { libc::kill(-(self.child.id() as libc::pid_t), libc::SIGTERM) };
+    }
+
     /// What the command has written to standard error so far (for a
     /// caller that waits for a line, such as "listening on").
     pub fn stderr_so_far(&self) -> Vec<u8> {

@@ -7,10 +7,8 @@
 use crate::args;
 use crate::plan::{Job, Plan, PORT_TRIES};
 use iolab_launch::{Remote, WaitError};
-use std::io::Read;
+use std::ffi::OsString;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Exit status of a side that was interrupted (Ctrl-C, SIGTERM).
@@ -215,66 +213,24 @@ fn exit_code_of(r: &mut Remote) -> u8 {
         .map_or(1, |c| c.clamp(0, 255) as u8)
 }
 
-/// A local child with its output collected as it comes.
-struct Local {
-    child: Child,
-    out: Arc<Mutex<Vec<u8>>>,
-    err: Arc<Mutex<Vec<u8>>>,
-}
-
-fn collect<R: Read + Send + 'static>(r: Option<R>) -> Arc<Mutex<Vec<u8>>> {
-    let buf = Arc::new(Mutex::new(Vec::new()));
-    if let Some(mut r) = r {
-        let b = buf.clone();
-        std::thread::spawn(move || {
-            let mut chunk = [0u8; 4096];
-            while let Ok(n) = r.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                b.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .extend_from_slice(&chunk[..n]);
-            }
-        });
-    }
-    buf
-}
-
-fn bytes_of(b: &Arc<Mutex<Vec<u8>>>) -> Vec<u8> {
-    b.lock().unwrap_or_else(PoisonError::into_inner).clone()
-}
-
-/// Runs the source side to its end; Ctrl-C here passes SIGTERM on.
+/// Runs the source side to its end; Ctrl-C here passes SIGTERM on, so it
+/// stops and says what it moved.
 fn run_source(argv: &[String]) -> Result<(u8, Vec<u8>, Vec<u8>), String> {
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
+    let mut child = Remote::spawn_local(&os)
         .map_err(|e| format!("cannot start the source side ({}): {e}", argv[0]))?;
-    let mut l = Local {
-        out: collect(child.stdout.take()),
-        err: collect(child.stderr.take()),
-        child,
-    };
-    let mut told = false;
-    let status = loop {
-        if let Some(s) = l.child.try_wait().map_err(|e| e.to_string())? {
-            break s;
-        }
-        if iolab_core::stop::requested() && !told {
-            // SAFETY: kill has no memory effects; the pid is our child's.
-            unsafe { libc::kill(l.child.id() as libc::pid_t, libc::SIGTERM) };
-            told = true;
+    while !child.has_exited() {
+        if iolab_core::stop::requested() {
+            child.terminate();
         }
         std::thread::sleep(Duration::from_millis(10));
-    };
-    // The collectors end at EOF, right after the exit.
-    std::thread::sleep(Duration::from_millis(20));
-    let code = status.code().map_or(1, |c| c.clamp(0, 255) as u8);
-    Ok((code, bytes_of(&l.out), bytes_of(&l.err)))
+    }
+    // It has exited: the wait only joins the output collectors.
+    let f = child
+        .wait(Duration::from_secs(10), || false)
+        .map_err(|e| e.to_string())?;
+    let code = f.status.code().map_or(1, |c| c.clamp(0, 255) as u8);
+    Ok((code, f.stdout, f.stderr))
 }
 
 /// Bytes the source moved, from its JSON document.
