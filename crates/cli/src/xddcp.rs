@@ -6,7 +6,7 @@
 //! two sides disagree), 130 interrupted.
 
 use clap::Parser;
-use iolab_xddcp::plan::{plan, Options};
+use iolab_xddcp::plan::{plan, Job, Options};
 use iolab_xddcp::run::{run, worst, FileResult, Status};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -92,6 +92,7 @@ impl Args {
             source: self.source_file,
             destination: self.destination,
             size: self.size,
+            progress: crate::progress::shown(true),
         }
     }
 }
@@ -112,6 +113,31 @@ fn line(r: &FileResult) -> String {
     }
 }
 
+/// The progress bar of the file being copied (only drawn on a terminal:
+/// the engine reports bytes only when the plan asked for progress).
+#[derive(Default)]
+struct Bar(std::cell::RefCell<Option<indicatif::ProgressBar>>);
+
+impl Bar {
+    /// `bytes` of `job` moved: draws (or first makes) its bar.
+    fn show(&self, job: &Job, bytes: u64) {
+        let mut slot = self.0.borrow_mut();
+        let b = slot.get_or_insert_with(|| {
+            let b = crate::progress::bar(job.bytes, crate::progress::Unit::Bytes);
+            b.set_message(job.source.display().to_string());
+            b
+        });
+        b.set_position(bytes.min(job.bytes));
+    }
+
+    /// The file ended: its bar goes before its line is printed.
+    fn done(&self) {
+        if let Some(b) = self.0.borrow_mut().take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
 /// Entry point of `iolab xddcp` (and of the `xddcp` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let a: Args = match crate::exit::parse_clap(prog, args) {
@@ -126,12 +152,15 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         }
     };
     let t0 = std::time::Instant::now();
-    let results = run(&p, |r| {
+    let bar = Bar::default();
+    let each = |r: &FileResult| {
+        bar.done();
         println!("{}", line(r));
         if let Status::Failed { .. } = r.status {
             eprintln!("{}", line(r));
         }
-    });
+    };
+    let results = run(&p, each, &|job, bytes| bar.show(job, bytes));
     let copied: Vec<&FileResult> = results
         .iter()
         .filter(|r| r.status == Status::Copied)

@@ -55,6 +55,65 @@ fn xddcp_on(c: &FakeCluster, dir: &Path, args: &[String]) -> Output {
 }
 
 #[test]
+fn xddcp_draws_a_progress_bar_on_a_terminal_only() {
+    let Some(c) = cluster("xddcp_progress", 2) else {
+        return;
+    };
+    let s = Scratch::new("xddcp-progress");
+    let src = s.path("big");
+    random_file(&src, 8 << 20);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let line = |dst: &str| {
+        format!(
+            "ip netns exec {ns0} {IOLAB} xddcp -t 2 --timeout 30 --rsh 'ip netns exec' --remote-iolab {IOLAB} {} {ns1}@{a1}:{}",
+            src.display(),
+            s.path(dst).display()
+        )
+    };
+    // util-linux's `script` gives the copy a terminal; CI unset so that
+    // the bar is drawn there.
+    let tty = std::process::Command::new("script")
+        .args(["-qec", &line("on-tty"), "/dev/null"])
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let seen = String::from_utf8_lossy(&tty.stdout);
+    assert!(tty.status.success(), "{seen}");
+    assert!(
+        seen.contains("8.00 MiB"),
+        "a bar of the file's size: {seen:?}"
+    );
+    assert!(seen.contains("total: 1 of 1 files copied"), "{seen}");
+    assert!(same(&src, &s.path("on-tty")));
+    // In a pipe, only the lines.
+    let o = std::process::Command::new("sh")
+        .args(["-c", &line("in-pipe")])
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert!(
+        !common::stderr(&o).contains("MiB"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert!(
+        !common::stdout(&o).contains("MiB"),
+        "{}",
+        common::stdout(&o)
+    );
+    assert!(same(&src, &s.path("in-pipe")));
+    // No heartbeat file is left behind.
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".progress.T0000"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
 fn xddcp_copies_a_file_list_across_fake_hosts_and_never_overwrites() {
     let Some(c) = cluster("xddcp_file_list", 2) else {
         return;

@@ -80,7 +80,16 @@ pub fn destination(p: &Plan, job: &Job, port: u16) -> Vec<String> {
 
 /// The source side's command (program first): read and send
 /// `job.source`; the results go to `json` for xddcp to read.
-pub fn source(p: &Plan, job: &Job, port: u16, json: &str, log_prefix: &str) -> Vec<String> {
+/// With `heartbeat`, it also writes its progress to `HEARTBEAT.T0000.csv`
+/// (see [`crate::run::progress_file`]).
+pub fn source(
+    p: &Plan,
+    job: &Job,
+    port: u16,
+    json: &str,
+    log_prefix: &str,
+    heartbeat: Option<&str>,
+) -> Vec<String> {
     let mut w = vec![
         p.local_iolab.display().to_string(),
         "xdd".into(),
@@ -96,5 +105,13 @@ pub fn source(p: &Plan, job: &Job, port: u16, json: &str, log_prefix: &str) -> V
     }
     w.extend(["--json".into(), json.to_string()]);
     w.extend(stamps(p, log_prefix));
+    if let Some(prefix) = heartbeat {
+        let hb = ["-heartbeat", HEARTBEAT_S, "-heartbeat", "bytes"];
+        w.extend(hb.map(String::from));
+        w.extend(["-heartbeat".into(), "output".into(), prefix.into()]);
+    }
     w
 }
+
+/// Seconds between the source side's progress samples.
+const HEARTBEAT_S: &str = "0.25";

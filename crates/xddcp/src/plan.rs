@@ -55,6 +55,9 @@ pub struct Options {
     pub destination: String,
     /// `size`: bytes to copy (default: the source file's size).
     pub size: Option<String>,
+    /// Report the bytes moved while a copy runs (the CLI asks for it on a
+    /// terminal): the source side writes a heartbeat file that is read.
+    pub progress: bool,
 }
 
 /// One file to copy.

@@ -57,11 +57,17 @@ impl FileResult {
 }
 
 /// Copies every file of the plan in order, calling `each` with every
-/// result. Stops after a file that was refused or interrupted.
-pub fn run(p: &Plan, mut each: impl FnMut(&FileResult)) -> Vec<FileResult> {
+/// result and, with `opts.progress`, `moving` with the bytes a copy has
+/// moved so far (a few times a second). Stops after a file that was
+/// refused or interrupted.
+pub fn run(
+    p: &Plan,
+    mut each: impl FnMut(&FileResult),
+    moving: &dyn Fn(&Job, u64),
+) -> Vec<FileResult> {
     let mut out = Vec::new();
     for (i, job) in p.jobs.iter().enumerate() {
-        let r = copy(p, job, i);
+        let r = copy(p, job, i, &|bytes| moving(job, bytes));
         each(&r);
         let stop = matches!(r.status, Status::Failed { code, .. } if code != 1);
         out.push(r);
@@ -214,14 +220,32 @@ fn exit_code_of(r: &mut Remote) -> u8 {
 }
 
 /// Runs the source side to its end; Ctrl-C here passes SIGTERM on, so it
-/// stops and says what it moved.
-fn run_source(argv: &[String]) -> Result<(u8, Vec<u8>, Vec<u8>), String> {
+/// stops and says what it moved. With a heartbeat file, `moving` hears
+/// the bytes it has sent each time the file grows.
+fn run_source(
+    argv: &[String],
+    heartbeat: Option<&Path>,
+    moving: &dyn Fn(u64),
+) -> Result<(u8, Vec<u8>, Vec<u8>), String> {
     let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
     let mut child = Remote::spawn_local(&os)
         .map_err(|e| format!("cannot start the source side ({}): {e}", argv[0]))?;
-    while !child.has_exited() {
+    let mut last = None;
+    if heartbeat.is_some() {
+        moving(0);
+    }
+    for tick in 0u64.. {
+        if child.has_exited() {
+            break;
+        }
         if iolab_core::stop::requested() {
             child.terminate();
+        }
+        if let (Some(hb), 0) = (heartbeat, tick % 10) {
+            if let Some(b) = last_bytes(hb).filter(|b| Some(*b) != last) {
+                moving(b);
+                last = Some(b);
+            }
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -231,6 +255,38 @@ fn run_source(argv: &[String]) -> Result<(u8, Vec<u8>, Vec<u8>), String> {
         .map_err(|e| e.to_string())?;
     let code = f.status.code().map_or(1, |c| c.clamp(0, 255) as u8);
     Ok((code, f.stdout, f.stderr))
+}
+
+/// The heartbeat file the source side writes for `prefix` (xdd's
+/// `-heartbeat output PREFIX` names it after target 0).
+pub fn progress_file(prefix: &Path) -> std::path::PathBuf {
+    let mut s = prefix.as_os_str().to_owned();
+    s.push(".T0000.csv");
+    s.into()
+}
+
+/// The `bytes` figure of the last whole line of a heartbeat CSV (read
+/// from its tail, so a long copy's file is never read whole).
+fn last_bytes(file: &Path) -> Option<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(file).ok()?;
+    let len = f.metadata().ok()?.len();
+    let mut head = String::new();
+    (&f).take(4096).read_to_string(&mut head).ok()?;
+    f.seek(SeekFrom::Start(len.saturating_sub(512))).ok()?;
+    let mut tail = String::new();
+    f.read_to_string(&mut tail).ok()?;
+    bytes_column(&head, &tail)
+}
+
+/// The `bytes` column (named in the header, the first line of `head`) of
+/// the last complete line of `tail`.
+fn bytes_column(head: &str, tail: &str) -> Option<u64> {
+    let col = head.lines().next()?.split(',').position(|c| c == "bytes")?;
+    // Up to the last line feed: a line being written is left for later.
+    let body = &tail[..tail.rfind('\n')?];
+    let line = body.rsplit('\n').next()?;
+    line.split(',').nth(col)?.parse().ok()
 }
 
 /// Bytes the source moved, from its JSON document.
@@ -250,17 +306,25 @@ fn base_name(job: &Job) -> String {
 }
 
 /// Copies one file.
-fn copy(p: &Plan, job: &Job, i: usize) -> FileResult {
+fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     let (mut remote, port) = match start_destination(p, job) {
         Ok(x) => x,
         Err((code, why)) => return failed(p, job, code, why),
     };
-    let json = std::env::temp_dir().join(format!("iolab-xddcp-{}-{i}.json", std::process::id()));
+    let tmp = std::env::temp_dir().join(format!("iolab-xddcp-{}-{i}", std::process::id()));
+    let json = tmp.with_extension("json");
+    let hb_prefix = tmp.with_extension("progress");
+    let hb = p.opts.progress.then(|| hb_prefix.display().to_string());
     let log_prefix = format!("xddcp.{}", base_name(job));
-    let argv = args::source(p, job, port, &json.display().to_string(), &log_prefix);
+    let json_arg = json.display().to_string();
+    let argv = args::source(p, job, port, &json_arg, &log_prefix, hb.as_deref());
+    let hb_file = hb.as_ref().map(|_| progress_file(&hb_prefix));
     let t0 = Instant::now();
-    let src = run_source(&argv);
+    let src = run_source(&argv, hb_file.as_deref(), moving);
     let seconds = t0.elapsed().as_secs_f64();
+    if let Some(f) = &hb_file {
+        let _ = std::fs::remove_file(f);
+    }
     if src.is_err() || iolab_core::stop::requested() {
         remote.stop();
     }
@@ -338,4 +402,36 @@ fn log(path: &str, out: &[u8], err: &[u8]) {
     let mut all = out.to_vec();
     all.extend_from_slice(err);
     let _ = std::fs::write(path, all);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bytes_of_the_last_whole_heartbeat_line() {
+        let head = "elapsed_s,tod,host,target,pass,bytes\n0.250,t,h,0,1,1048576\n";
+        let tail = "1,1048576\n0.500,t,h,0,1,3145728\n0.75";
+        assert_eq!(
+            bytes_column(head, tail),
+            Some(3145728),
+            "not the line being written"
+        );
+        assert_eq!(bytes_column(head, "0.75"), None);
+        assert_eq!(
+            bytes_column(head, "x\n0.500,t,h,0,1,3145728\n"),
+            Some(3145728)
+        );
+        assert_eq!(
+            bytes_column("elapsed_s,tod\n", "1,2\n"),
+            None,
+            "no bytes column"
+        );
+    }
+
+    #[test]
+    fn the_progress_file_is_named_after_target_0() {
+        let f = progress_file(Path::new("/tmp/x.progress"));
+        assert_eq!(f, Path::new("/tmp/x.progress.T0000.csv"));
+    }
 }
