@@ -2,6 +2,7 @@
 //! One module per engine, one file per format inside it; nothing here
 //! measures or touches storage.
 
+pub mod canvas;
 pub mod lst;
 pub mod mdtest;
 pub mod series;

@@ -133,30 +133,12 @@ pub const SIZE: (u32, u32) = (900, 560);
 
 /// The chart as SVG text. Without a font (`text` false) it has no labels.
 pub fn svg(c: &Chart, text: bool) -> Result<String, String> {
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
-        draw(root, c, text)?;
-    }
-    Ok(out)
+    crate::canvas::svg(SIZE, |root| draw(root, c, text))
 }
 
 /// The chart as PNG bytes.
 pub fn png(c: &Chart, text: bool) -> Result<Vec<u8>, String> {
-    let (w, h) = SIZE;
-    let mut rgb = vec![0u8; (w * h * 3) as usize];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
-        draw(root, c, text)?;
-    }
-    let mut bytes = Vec::new();
-    let mut enc = png::Encoder::new(&mut bytes, w, h);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
-    writer.write_image_data(&rgb).map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
-    Ok(bytes)
+    crate::canvas::png(SIZE, |root| draw(root, c, text))
 }
 
 /// An x tick: whole numbers only (the axes count tasks, ranks, sizes).

@@ -173,30 +173,12 @@ pub const SIZE: (u32, u32) = (800, 600);
 
 /// The chart as SVG text.
 pub fn svg(kind: Kind, c: &Chart, title: &str, text: bool) -> Result<String, String> {
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
-        draw(root, kind, c, title, text)?;
-    }
-    Ok(out)
+    crate::canvas::svg(SIZE, |root| draw(root, kind, c, title, text))
 }
 
 /// The chart as PNG bytes.
 pub fn png(kind: Kind, c: &Chart, title: &str, text: bool) -> Result<Vec<u8>, String> {
-    let (w, h) = SIZE;
-    let mut rgb = vec![0u8; (w * h * 3) as usize];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
-        draw(root, kind, c, title, text)?;
-    }
-    let mut bytes = Vec::new();
-    let mut enc = png::Encoder::new(&mut bytes, w, h);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
-    writer.write_image_data(&rgb).map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
-    Ok(bytes)
+    crate::canvas::png(SIZE, |root| draw(root, kind, c, title, text))
 }
 
 /// Draws the chart on any backend; `text` false leaves out every label

@@ -1,0 +1,35 @@
+//! The two image formats every chart is written in: SVG text and PNG
+//! bytes, from one drawing function that works on any plotters backend.
+//! PNG bytes come from the pure-Rust png crate (plotters' own encoder
+//! would pull in the image crate).
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// Draws with `draw` on an SVG canvas of `size` pixels; the SVG text.
+pub fn svg(
+    size: (u32, u32),
+    draw: impl FnOnce(DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
+) -> Result<String, String> {
+    let mut out = String::new();
+    draw(SVGBackend::with_string(&mut out, size).into_drawing_area())?;
+    Ok(out)
+}
+
+/// Draws with `draw` on an RGB bitmap of `size` pixels; the PNG bytes.
+pub fn png(
+    size: (u32, u32),
+    draw: impl FnOnce(DrawingArea<BitMapBackend, Shift>) -> Result<(), String>,
+) -> Result<Vec<u8>, String> {
+    let (w, h) = size;
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    draw(BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area())?;
+    let mut bytes = Vec::new();
+    let mut enc = png::Encoder::new(&mut bytes, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(&rgb).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
