@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::e2e::{free_ports, words, Bg, Ended};
+use common::e2e::{free_ports, random_file, same, words, Bg, Ended};
 use common::Scratch;
 use serde_json::Value;
 use std::path::Path;
@@ -40,28 +40,6 @@ fn json(p: &Path) -> Value {
 }
 
 /// Random bytes from the kernel (no pattern a bug could fake).
-fn random_file(p: &Path, bytes: usize) {
-    let mut v = vec![0u8; bytes];
-    getrandom(&mut v);
-    std::fs::write(p, v).unwrap();
-}
-
-fn getrandom(v: &mut [u8]) {
-    use std::io::Read;
-    std::fs::File::open("/dev/urandom")
-        .unwrap()
-        .read_exact(v)
-        .unwrap();
-}
-
-fn cmp(a: &Path, b: &Path) -> bool {
-    std::process::Command::new("cmp")
-        .arg(a)
-        .arg(b)
-        .status()
-        .unwrap()
-        .success()
-}
 
 #[test]
 fn file_to_file_with_several_qthreads_and_dio_is_byte_identical() {
@@ -89,7 +67,7 @@ fn file_to_file_with_several_qthreads_and_dio_is_byte_identical() {
     let dst = d.wait(60);
     assert_eq!(src.code, Some(0), "source: {}", src.stderr);
     assert_eq!(dst.code, Some(0), "destination: {}", dst.stderr);
-    assert!(cmp(&s.path("src.dat"), &s.path("dst.dat")));
+    assert!(same(&s.path("src.dat"), &s.path("dst.dat")));
     assert!(
         src.stdout.contains("End-to-end, source, destinations"),
         "{}",
@@ -280,7 +258,7 @@ fn a_wrong_or_missing_key_is_refused_and_nothing_is_written() {
     );
     let dst = d.wait(30);
     assert_eq!((src.code, dst.code), (Some(0), Some(0)), "{}", dst.stderr);
-    assert!(cmp(&s.path("src.dat"), &s.path("dst.dat")));
+    assert!(same(&s.path("src.dat"), &s.path("dst.dat")));
 }
 
 #[test]

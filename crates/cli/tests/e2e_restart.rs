@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::e2e::{free_ports, words, Bg};
+use common::e2e::{free_ports, random_file, same, words, Bg};
 use common::Scratch;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -25,25 +25,6 @@ fn start(dir: &Path, line: &str) -> Bg {
     let mut w = vec!["xdd".to_string()];
     w.extend(words(line));
     Bg::start(dir, &w, &[])
-}
-
-fn random_file(p: &Path, bytes: usize) {
-    use std::io::Read;
-    let mut v = vec![0u8; bytes];
-    std::fs::File::open("/dev/urandom")
-        .unwrap()
-        .read_exact(&mut v)
-        .unwrap();
-    std::fs::write(p, v).unwrap();
-}
-
-fn cmp(a: &Path, b: &Path) -> bool {
-    std::process::Command::new("cmp")
-        .arg(a)
-        .arg(b)
-        .status()
-        .unwrap()
-        .success()
 }
 
 #[test]
@@ -203,7 +184,7 @@ fn a_copy_killed_five_times_resumes_to_a_byte_identical_file() {
         src.stderr
     );
     assert!(
-        cmp(&s.path("src.dat"), &s.path("dst.dat")),
+        same(&s.path("src.dat"), &s.path("dst.dat")),
         "byte-identical after 5 kills"
     );
 }

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::e2e::{words, Bg};
+use common::e2e::{random_file, same, words, Bg};
 use common::Scratch;
 use iolab_testkit::FakeCluster;
 use std::path::Path;
@@ -26,20 +26,6 @@ fn cluster(test: &str, n: usize) -> Option<FakeCluster> {
             None
         }
     }
-}
-
-fn random_file(p: &Path, bytes: usize) {
-    use std::io::Read;
-    let mut v = vec![0u8; bytes];
-    std::fs::File::open("/dev/urandom")
-        .unwrap()
-        .read_exact(&mut v)
-        .unwrap();
-    std::fs::write(p, v).unwrap();
-}
-
-fn same(a: &Path, b: &Path) -> bool {
-    std::fs::read(a).unwrap() == std::fs::read(b).unwrap()
 }
 
 /// `iolab xddcp ARGS...` run on fake host 0 (the source host).

@@ -154,3 +154,25 @@ impl Drop for Bg {
 pub fn words(line: &str) -> Vec<String> {
     line.split_whitespace().map(String::from).collect()
 }
+
+/// A file of `bytes` random bytes (incompressible, so a copy cannot
+/// look right by accident).
+pub fn random_file(p: &Path, bytes: usize) {
+    use std::io::Read;
+    let mut v = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(&mut v)
+        .unwrap();
+    std::fs::write(p, v).unwrap();
+}
+
+/// True when the two files hold the same bytes (cmp(1)).
+pub fn same(a: &Path, b: &Path) -> bool {
+    std::process::Command::new("cmp")
+        .arg(a)
+        .arg(b)
+        .status()
+        .unwrap()
+        .success()
+}
