@@ -58,6 +58,14 @@ pub fn counts(outcome: &str) -> bool {
 /// How long a writer waits for another process's transaction to end.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// SQLite's "database is locked" (or a table of it).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// Why the store could not do what was asked.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -156,7 +164,19 @@ impl Store {
         let name = path.display().to_string();
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        schema::migrate(&mut conn, &name, schema::MIGRATIONS)?;
+        // Turning a new file into a WAL store takes a lock that SQLite
+        // does not wait for with the busy timeout: a second process
+        // creating the same store that moment is told "locked" at once.
+        // It waits here instead, as long as a writer would.
+        let until = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match schema::migrate(&mut conn, &name, schema::MIGRATIONS) {
+                Err(StoreError::Sqlite(e)) if is_busy(&e) && std::time::Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                r => break r?,
+            }
+        }
         conn.pragma_update(None, "foreign_keys", true)?;
         Ok(Store { conn, path: name })
     }
