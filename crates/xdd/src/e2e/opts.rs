@@ -225,21 +225,39 @@ pub fn e2e_option(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result
         "sockbuf",
         "noclobber",
     ];
+    let expects = "issource, isdestination, destination HOST[:PORT[,N]], port N, portcount N, key FILE, timeout SECONDS, sockbuf BYTES or noclobber";
+    operators(c, &OPS, expects, |c, op| {
+        let set = e2e_operator(c, op)?;
+        r.set(t, move |o| set(&mut o.e2e));
+        Ok(())
+    })
+}
+
+/// Reads one or more operators of `ops` in a row (any case), each with
+/// its values through `each`; none at all is an error saying what the
+/// option `expects`.
+fn operators(
+    c: &mut Cursor,
+    ops: &[&str],
+    expects: &str,
+    mut each: impl FnMut(&mut Cursor, &str) -> Result<(), UsageError>,
+) -> Result<(), UsageError> {
     let mut any = false;
     while let Some(op) = c
         .peek()
         .map(str::to_ascii_lowercase)
-        .filter(|w| OPS.contains(&w.as_str()))
+        .filter(|w| ops.contains(&w.as_str()))
     {
         c.value("operator")?;
-        let set = e2e_operator(c, &op)?;
-        r.set(t, move |o| set(&mut o.e2e));
+        each(c, &op)?;
         any = true;
     }
     if !any {
         return Err(c.err(format!(
-            "expects issource, isdestination, destination HOST[:PORT[,N]], port N, portcount N, key FILE, timeout SECONDS, sockbuf BYTES or noclobber{}",
-            c.peek().map(|w| format!(" (not '{w}')")).unwrap_or_default()
+            "expects {expects}{}",
+            c.peek()
+                .map(|w| format!(" (not '{w}')"))
+                .unwrap_or_default()
         )));
     }
     Ok(())
@@ -338,14 +356,9 @@ pub fn restart_option(
     t: Option<usize>,
 ) -> Result<(), UsageError> {
     const OPS: [&str; 4] = ["enable", "frequency", "file", "offset"];
-    let mut any = false;
-    while let Some(op) = c
-        .peek()
-        .map(str::to_ascii_lowercase)
-        .filter(|w| OPS.contains(&w.as_str()))
-    {
-        c.value("operator")?;
-        match op.as_str() {
+    let expects = "enable, frequency SECONDS, file NAME or offset BYTES";
+    operators(c, &OPS, expects, |c, op| {
+        match op {
             "enable" => r.set(t, |o| o.restart.enable = true),
             "frequency" => {
                 let s = c.seconds("seconds")?;
@@ -363,17 +376,8 @@ pub fn restart_option(
                 r.set(t, move |o| o.restart.offset = Some(n));
             }
         }
-        any = true;
-    }
-    if !any {
-        return Err(c.err(format!(
-            "expects enable, frequency SECONDS, file NAME or offset BYTES{}",
-            c.peek()
-                .map(|w| format!(" (not '{w}')"))
-                .unwrap_or_default()
-        )));
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// After the settings are replayed: the queue depth the destination

@@ -90,19 +90,23 @@ fn end_flag(cx: &PassCtx) -> u8 {
     }
 }
 
+/// The QThread's connection, set up before the pass; its absence is a
+/// fatal error of the run (counted in `c`).
+fn take_link(st: &mut QState, cx: &PassCtx, c: &mut Counts) -> Option<crate::e2e::Link> {
+    let link = st.link.take();
+    if link.is_none() {
+        let msg = "no connection for this QThread".to_string();
+        fatal(st, cx, c, "e2e", msg);
+    }
+    link
+}
+
 /// Source QThread: read (or generate) each request of its share and
 /// send it; then `End`, and wait for the destination's word.
 pub fn source(st: &mut QState, cx: &PassCtx) -> Counts {
     let mut c = fresh();
     let cpu0 = thread_cpu();
-    let Some(mut link) = st.link.take() else {
-        fatal(
-            st,
-            cx,
-            &mut c,
-            "e2e",
-            "no connection for this QThread".into(),
-        );
+    let Some(mut link) = take_link(st, cx, &mut c) else {
         return close(c, cx, &cpu0);
     };
     let (sent, flag) = send_share(st, cx, &mut link, &mut c);
@@ -332,14 +336,7 @@ fn finish_source(
 pub fn destination(st: &mut QState, cx: &PassCtx) -> Counts {
     let mut c = fresh();
     let cpu0 = thread_cpu();
-    let Some(mut link) = st.link.take() else {
-        fatal(
-            st,
-            cx,
-            &mut c,
-            "e2e",
-            "no connection for this QThread".into(),
-        );
+    let Some(mut link) = take_link(st, cx, &mut c) else {
         return close(c, cx, &cpu0);
     };
     if let Err(msg) = receive_share(st, cx, &mut link, &mut c) {
