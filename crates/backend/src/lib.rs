@@ -142,6 +142,9 @@ pub struct Stat {
     pub rdev: u64,
     /// Inode number.
     pub ino: u64,
+    /// Last modification, Unix nanoseconds (0 when the backend does not
+    /// keep it): what `find -newer` compares.
+    pub mtime_ns: u64,
 }
 
 /// One entry of a directory listing.
@@ -241,6 +244,18 @@ pub trait Backend: Send + Sync {
     fn list(&self, path: &CStr) -> io::Result<Vec<DirEntry>> {
         let _ = path;
         Err(unsupported(self.name(), "list"))
+    }
+    /// Calls `each` for every entry of a directory, without `.` and `..`,
+    /// in no set order, and stops early when it returns false. Unlike
+    /// [`Backend::list`] a backend may stream the entries, so that a walk
+    /// over a huge directory keeps one entry in memory at a time.
+    fn list_each(&self, path: &CStr, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
+        for e in self.list(path)? {
+            if !each(&e) {
+                break;
+            }
+        }
+        Ok(())
     }
     /// Space and inodes of the file system holding `path`.
     fn statfs(&self, path: &CStr) -> io::Result<FsStat> {

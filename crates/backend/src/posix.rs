@@ -27,6 +27,9 @@ fn to_stat(st: &libc::stat) -> Stat {
         is_block_device: fmt == libc::S_IFBLK,
         rdev: st.st_rdev,
         ino: st.st_ino,
+        mtime_ns: (st.st_mtime.max(0) as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(st.st_mtime_nsec.max(0) as u64),
     }
 }
 
@@ -189,6 +192,22 @@ impl Backend for Posix {
             });
         }
         Ok(out)
+    }
+
+    fn list_each(&self, path: &CStr, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
+        let dir = std::path::Path::new(OsStr::from_bytes(path.to_bytes()));
+        // read_dir streams (getdents in batches): one entry at a time here.
+        for e in std::fs::read_dir(dir)? {
+            let e = e?;
+            let entry = DirEntry {
+                is_dir: e.file_type()?.is_dir(),
+                name: e.file_name().into_vec(),
+            };
+            if !each(&entry) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     // statvfs fields are u64 on x86_64 but narrower elsewhere: keep u64::from.

@@ -1,0 +1,90 @@
+//! The mdtest phases: IO500's mdtest command line read by iolab's mdtest
+//! option table, checked as `iolab mdtest` checks it, and run by its
+//! engine (stonewall, wear-out and the -x file included).
+
+use crate::phase::Phase;
+use crate::results::MdtestFigures;
+use iolab_backend::Backend;
+use iolab_comm::{run_subset, Transport};
+use iolab_core::{Failure, Outcome};
+use iolab_mdtest::{args, preflight, Config, Engine, Plan, Progress, Quiet, TestResult};
+use std::sync::Arc;
+
+type PhaseError = (Outcome, String);
+
+fn usage(msg: String) -> PhaseError {
+    (Outcome::Error(Failure::other("mdtest", msg.clone())), msg)
+}
+
+/// Checks an mdtest phase's command line without running it (what the
+/// cli does before the run, so that bad values are exit 2).
+pub fn check(argv: &[String], tasks: u64) -> Result<(), String> {
+    let raw = args::parse(argv).map_err(|e| e.to_string())?;
+    let cfg = Config::from_raw(&raw).map_err(|e| e.to_string())?;
+    Plan::new(&cfg).map_err(|e| e.to_string())?;
+    cfg.check_tasks(tasks).map_err(|e| e.to_string())
+}
+
+/// Runs one mdtest phase on every task; returns the figures of the phase
+/// IO500 scores (file create, stat, read or remove).
+pub fn run(
+    argv: &[String],
+    phase: Phase,
+    transport: Arc<dyn Transport>,
+    threads: usize,
+    be: &dyn Backend,
+) -> Result<MdtestFigures, PhaseError> {
+    let tasks = threads * transport.size();
+    let raw = args::parse(argv).map_err(|e| usage(e.to_string()))?;
+    let cfg = Config::from_raw(&raw).map_err(|e| usage(e.to_string()))?;
+    let plan = Plan::new(&cfg).map_err(|e| usage(e.to_string()))?;
+    cfg.check_tasks(tasks as u64)
+        .map_err(|e| usage(e.to_string()))?;
+    cfg.check_environment(be)
+        .map_err(|e| usage(e.to_string()))?;
+    let wall = preflight(&cfg, &plan, be).map_err(|e| usage(e.to_string()))?;
+    let progress = Progress::new(threads);
+    let engine = Engine::new(&cfg, plan, be, &Quiet, &progress, wall);
+    let out = run_subset(transport, threads, tasks, |c| engine.run(c));
+    let mut first = None;
+    for r in out {
+        match r {
+            Err(u) => {
+                let msg = match &u.outcome {
+                    Outcome::Error(f) => f.to_string(),
+                    o => format!("{o:?}"),
+                };
+                return Err((u.outcome, msg));
+            }
+            Ok(t) => {
+                first.get_or_insert(t);
+            }
+        }
+    }
+    let t = first.ok_or_else(|| usage("no task ran the phase".into()))?;
+    figures(&t, phase)
+        .ok_or_else(|| usage(format!("mdtest returned no figures for {}", phase.name())))
+}
+
+fn figures(t: &TestResult, phase: Phase) -> Option<MdtestFigures> {
+    use iolab_mdtest::Phase as M;
+    let want = match phase {
+        Phase::MdtestEasyWrite | Phase::MdtestHardWrite => M::FileCreate,
+        Phase::MdtestEasyStat | Phase::MdtestHardStat => M::FileStat,
+        Phase::MdtestHardRead => M::FileRead,
+        _ => M::FileRemove,
+    };
+    let p = t
+        .iterations
+        .first()?
+        .phases
+        .iter()
+        .find(|p| p.phase == want)?;
+    Some(MdtestFigures {
+        items: p.items,
+        items_per_task: t.items_per_task,
+        elapsed_s: p.elapsed_s,
+        rate: p.rate,
+        stonewall_hit: p.stonewall.map(|s| s.hit).unwrap_or(false),
+    })
+}

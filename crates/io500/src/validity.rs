@@ -1,0 +1,36 @@
+//! Why a run cannot be submitted (IO500's `[INVALID]`).
+
+use crate::config::Config;
+use crate::phase::Phase;
+use crate::results::{Detail, PhaseReport};
+
+/// The reasons, empty for a valid run.
+pub fn reasons(cfg: &Config, reports: &[PhaseReport]) -> Vec<String> {
+    let mut out = Vec::new();
+    let min = cfg.min_write_s();
+    if cfg.stonewall_s < min {
+        out.push(format!(
+            "stonewall-time is {} s, below the {min} s the rules ask for",
+            cfg.stonewall_s
+        ));
+    }
+    if let Some(k) = cfg.mdtest_hard_files_per_dir {
+        out.push(format!("[mdtest-hard] files-per-dir is set ({k})"));
+    }
+    for r in reports {
+        match &r.detail {
+            Detail::Skipped(why) => out.push(format!("{} did not run: {why}", r.name)),
+            Detail::Failed(why) => out.push(format!("{} failed: {why}", r.name)),
+            Detail::Find(f) if f.found == 0 => out.push("find found no file".into()),
+            _ if r.phase.is_write() && r.time_s < min as f64 => out.push(format!(
+                "{} ran {:.3} s, below the {min} s a write phase must last",
+                r.name, r.time_s
+            )),
+            _ => {}
+        }
+    }
+    if reports.len() < Phase::ALL.len() {
+        out.push("not every scored phase was reported".into());
+    }
+    out
+}
