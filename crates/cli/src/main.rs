@@ -9,6 +9,7 @@ mod clock;
 mod demo;
 mod exit;
 mod font;
+mod io500;
 mod lst;
 mod mdtest;
 mod progress;
@@ -47,6 +48,7 @@ Commands:
   timeserver  XDD's global clock server (iolab timeserver -help)
   gettime     read the global clock from a timeserver (iolab gettime -help)
   xddcp    copy files to another host with XDD's end-to-end copy (iolab xddcp -h)
+  io500    the IO500 benchmark from its ini file (iolab io500 --help)
 
 Also callable through links named `mdtest`, `xdd`, `xddcp`, `timeserver` or `gettime`.
 Options: -h/--help, -V/--version
@@ -70,6 +72,7 @@ fn lookup(name: &str) -> Option<Entry> {
         "timeserver" => Some(clock::timeserver),
         "gettime" => Some(clock::gettime),
         "xddcp" => Some(xddcp::main),
+        "io500" => Some(io500::main),
         _ => None,
     }
 }
