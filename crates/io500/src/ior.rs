@@ -61,6 +61,9 @@ pub struct IorResult {
     pub transfer_bytes: u64,
     /// Latest end minus earliest start, seconds.
     pub elapsed_s: f64,
+    /// Write phases: the size of the phase's files as the backend's stat
+    /// reports them once every task closed its file (0 for reads).
+    pub file_bytes: u64,
     /// Whether the stonewall fired in a task.
     pub stonewall_hit: bool,
     /// Fewest transfers a task had made when it stopped at the wall.
@@ -153,6 +156,7 @@ impl IorSpec {
 #[derive(Default, Clone, Copy)]
 struct TaskFigures {
     bytes: u64,
+    file_bytes: u64,
     start_ns: u64,
     end_ns: u64,
     at_wall: u64,
@@ -163,8 +167,14 @@ struct TaskFigures {
 
 impl TaskFigures {
     fn encode(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(35);
-        for x in [self.bytes, self.start_ns, self.end_ns, self.at_wall] {
+        let mut v = Vec::with_capacity(43);
+        for x in [
+            self.bytes,
+            self.start_ns,
+            self.end_ns,
+            self.at_wall,
+            self.file_bytes,
+        ] {
             v.extend_from_slice(&x.to_le_bytes());
         }
         v.extend_from_slice(&[self.hit as u8, self.failed as u8, self.interrupted as u8]);
@@ -178,9 +188,10 @@ impl TaskFigures {
                 .map(u64::from_le_bytes)
                 .unwrap_or(0)
         };
-        let flag = |i: usize| b.get(32 + i) == Some(&1);
+        let flag = |i: usize| b.get(40 + i) == Some(&1);
         TaskFigures {
             bytes: u(0),
+            file_bytes: u(4),
             start_ns: u(1),
             end_ns: u(2),
             at_wall: u(3),
@@ -270,6 +281,14 @@ pub fn write(comm: &dyn Comm, be: &dyn Backend, spec: &IorSpec) -> IorResult {
         finish_file(&mut run, h, &path, true);
     }
     run.fig.end_ns = wall_ns();
+    // Every file is closed once all tasks pass here: their sizes are final.
+    comm.barrier();
+    if !spec.shared() || task == 0 {
+        run.fig.file_bytes = c_path(&path)
+            .and_then(|c| be.stat(&c))
+            .map(|s| s.size)
+            .unwrap_or(0);
+    }
     gather(comm, run, spec.transfer(), target)
 }
 
@@ -385,6 +404,7 @@ fn gather(comm: &dyn Comm, run: TaskRun, transfer: u64, target: u64) -> IorResul
     let end = figs.iter().map(|f| f.end_ns).max().unwrap_or(0);
     IorResult {
         bytes: figs.iter().map(|f| f.bytes).sum(),
+        file_bytes: figs.iter().map(|f| f.file_bytes).sum(),
         transfers_per_task: target,
         transfer_bytes: transfer,
         elapsed_s: end.saturating_sub(start) as f64 / 1e9,

@@ -74,8 +74,8 @@ fn phase_block(r: &PhaseReport) -> String {
     );
     match &r.detail {
         Detail::Ior(i) => s.push_str(&format!(
-            "bytes = {}\ntransfer-size = {}\ntransfers-per-task = {}\nelapsed = {:.6}\nstonewall-hit = {}\nmin-transfers-at-stonewall = {}\n",
-            i.bytes, i.transfer_bytes, i.transfers_per_task, i.elapsed_s, i.stonewall_hit, i.min_at_wall
+            "bytes = {}\nfile-bytes = {}\ntransfer-size = {}\ntransfers-per-task = {}\nelapsed = {:.6}\nstonewall-hit = {}\nmin-transfers-at-stonewall = {}\n",
+            i.bytes, i.file_bytes, i.transfer_bytes, i.transfers_per_task, i.elapsed_s, i.stonewall_hit, i.min_at_wall
         )),
         Detail::Mdtest(m) => s.push_str(&format!(
             "items = {}\nitems-per-task = {}\nelapsed = {:.6}\nrate = {:.3}\nstonewall-hit = {}\n",
