@@ -135,7 +135,7 @@ impl Config {
                 "[ior-easy] transferSize = 0: must be at least one byte".into(),
             ));
         }
-        if e.block_bytes == 0 || e.block_bytes % e.transfer_bytes != 0 {
+        if e.block_bytes == 0 || !e.block_bytes.is_multiple_of(e.transfer_bytes) {
             return Err(bad(format!(
                 "[ior-easy] blockSize = {}: must be a non-zero multiple of transferSize ({})",
                 e.block_bytes, e.transfer_bytes

@@ -103,6 +103,13 @@ impl Runner<'_> {
 
     fn finish(&self, st: State, left: Vec<std::path::PathBuf>) -> RunResult {
         let invalid = crate::validity::reasons(self.cfg, &st.reports);
+        let mut notes = st.notes;
+        if !self.cfg.extended.is_empty() {
+            notes.push(format!(
+                "extended sections [{}] were read and not run (iolab io500 runs the 12 scored phases)",
+                self.cfg.extended.join("], [")
+            ));
+        }
         let payload = Io500Payload {
             datadir: self.layout.datadir.display().to_string(),
             resultdir: self.resultdir.clone(),
@@ -117,7 +124,7 @@ impl Runner<'_> {
             invalid_reasons: invalid,
             phases: st.reports,
             left_behind: left.iter().map(|p| p.display().to_string()).collect(),
-            notes: st.notes,
+            notes,
         };
         RunResult {
             payload,
