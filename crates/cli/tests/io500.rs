@@ -333,3 +333,48 @@ fn cleanup_removes_what_a_killed_run_left_and_nothing_else() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(tree(&d), vec!["mdtest-easy/", "mdtest-easy/mine.txt"]);
 }
+
+/// Ctrl-C during mdtest-easy-write: the run stops, removes everything it
+/// made, writes its (invalid) results and exits 130.
+#[test]
+fn interrupted_run_cleans_up() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let s = Scratch::new("io500-int");
+    std::fs::create_dir(s.path("data")).unwrap();
+    // A 600 s stonewall and a million files: the phase outlasts the test.
+    let ini = small_ini(&s, "[debug]\n[mdtest-easy]\n");
+    let text = std::fs::read_to_string(&ini)
+        .unwrap()
+        .replace("stonewall-time = 1", "stonewall-time = 600")
+        .replace("n = 2000", "n = 1000000");
+    std::fs::write(&ini, text).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "2"])
+        .arg(&ini)
+        .env("CI", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // mdtest-easy-write starts once ior-easy-write's line is out.
+    let first = lines
+        .by_ref()
+        .map(|l| l.unwrap())
+        .find(|l| l.starts_with("[RESULT]"))
+        .unwrap();
+    assert!(first.contains("ior-easy-write"), "{first}");
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "left: {:?}",
+        tree(&s.path("data"))
+    );
+    let score = rest.iter().find(|l| l.starts_with("[SCORE ]")).unwrap();
+    assert!(score.ends_with("[INVALID]"), "{score}");
+}

@@ -12,8 +12,13 @@ use std::sync::Arc;
 
 type PhaseError = (Outcome, String);
 
+/// A phase refused before it ran: interrupted when a stop was asked
+/// (mdtest's checks give up on Ctrl-C), else an error.
 fn usage(msg: String) -> PhaseError {
-    (Outcome::Error(Failure::other("mdtest", msg.clone())), msg)
+    match iolab_core::stop::requested() {
+        true => (Outcome::Interrupted, "interrupted".into()),
+        false => (Outcome::Error(Failure::other("mdtest", msg.clone())), msg),
+    }
 }
 
 /// Checks an mdtest phase's command line without running it (what the

@@ -136,6 +136,9 @@ impl Runner<'_> {
     fn phase(&self, st: &mut State, p: Phase) -> PhaseReport {
         let cmd = equivalent_command(self.cfg, &self.layout, p, self.threads as u64);
         let skip = |why: String| PhaseReport::not_run(p, cmd.clone(), Detail::Skipped(why));
+        if iolab_core::stop::requested() && st.outcome.is_none() {
+            st.outcome = Some(Outcome::Interrupted);
+        }
         if st.outcome.is_some() {
             return skip("the run stopped before this phase".into());
         }
