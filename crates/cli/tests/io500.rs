@@ -378,3 +378,54 @@ fn interrupted_run_cleans_up() {
     let score = rest.iter().find(|l| l.starts_with("[SCORE ]")).unwrap();
     assert!(score.ends_with("[INVALID]"), "{score}");
 }
+
+/// Peak RSS (KiB) of one `iolab io500` run, from wait4's rusage.
+fn peak_rss_kib(ini: &Path) -> i64 {
+    use std::process::{Command, Stdio};
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "2"])
+        .arg(ini)
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for the child we spawned (the Child is not waited again).
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "status {status}"
+    );
+    ru.ru_maxrss
+}
+
+/// 300 times more files, the same memory: no per-file state is kept.
+#[test]
+fn memory_is_flat_in_the_number_of_files() {
+    let s = Scratch::new("io500-mem");
+    let mut peaks = Vec::new();
+    for n in [100, 30000] {
+        let ini = small_ini(&s, "");
+        // No stonewall: every task makes all n files of both mdtest phases.
+        let text = std::fs::read_to_string(&ini)
+            .unwrap()
+            .replace("stonewall-time = 1", "stonewall-time = 0")
+            .replace("n = 2000", &format!("n = {n}"))
+            .replace("n = 1000", &format!("n = {n}"));
+        std::fs::write(&ini, text).unwrap();
+        peaks.push(peak_rss_kib(&ini));
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            phase(&doc, "mdtest-hard-delete")["detail"]["mdtest"]["items"],
+            2 * n
+        );
+        assert!(tree(&s.path("data")).is_empty());
+    }
+    // 120,000 more files: even 32 bytes kept per file would add 3.7 MiB.
+    assert!(peaks[1] < peaks[0] + 3 * 1024, "peak RSS {peaks:?} KiB");
+}
