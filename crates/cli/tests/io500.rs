@@ -429,3 +429,76 @@ fn memory_is_flat_in_the_number_of_files() {
     // 120,000 more files: even 32 bytes kept per file would add 3.7 MiB.
     assert!(peaks[1] < peaks[0] + 3 * 1024, "peak RSS {peaks:?} KiB");
 }
+
+/// The countable figures of a run (no times): bytes, transfers, items, found.
+fn counts(doc: &Value) -> Vec<String> {
+    PHASES
+        .iter()
+        .map(|p| {
+            let d = &phase(doc, p)["detail"];
+            let pick = |v: &Value, keys: &[&str]| -> String {
+                keys.iter().map(|k| format!("{k}={} ", v[k])).collect()
+            };
+            match (d.get("ior"), d.get("mdtest"), d.get("find")) {
+                (Some(i), _, _) => pick(i, &["bytes", "file_bytes", "transfers_per_task"]),
+                (_, Some(m), _) => pick(m, &["items", "items_per_task"]),
+                (_, _, Some(f)) => pick(f, &["found", "total"]),
+                _ => format!("{d}"),
+            }
+        })
+        .collect()
+}
+
+/// 2 ranks x 2 threads do what 4 threads do (no stonewall, so every
+/// count is fixed by the ini).
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_times_threads_give_the_same_figures_as_threads() {
+    use std::process::Command;
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return common::skip_or_fail("io500_ranks_x_threads", "mpirun not installed");
+    }
+    let s = Scratch::new("io500-rxt");
+    let ini = small_ini(&s, "");
+    let text = std::fs::read_to_string(&ini)
+        .unwrap()
+        .replace("stonewall-time = 1", "stonewall-time = 0")
+        .replace("n = 2000", "n = 300")
+        .replace("n = 1000", "n = 200");
+    std::fs::write(&ini, text).unwrap();
+    let read = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap()
+    };
+    let mut c = Command::new("mpirun");
+    let _session = common::OmpiSession::attach(&mut c);
+    let o = c
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "io500",
+            "--tasks",
+            "2",
+        ])
+        .arg(&ini)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let mpi = read();
+    assert_eq!(
+        (
+            mpi["payload"]["comm"]["ranks"].as_u64(),
+            mpi["payload"]["comm"]["tasks"].as_u64()
+        ),
+        (Some(2), Some(4))
+    );
+    let o = iolab(&["io500", "--tasks", "4", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let threads = read();
+    assert_eq!(counts(&mpi), counts(&threads));
+    check_figures(&mpi, 4);
+}
