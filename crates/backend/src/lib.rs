@@ -191,6 +191,11 @@ pub struct Capabilities {
     /// Paths name files of this machine's file systems, so their type and
     /// mount can be described (not so for an object store).
     pub local: bool,
+    /// Several handles may write one file at any offsets at once (IOR's
+    /// shared file; an object is written by one uploader, in order).
+    pub shared_writes: bool,
+    /// `stat` returns modification times (`Stat::mtime_ns`).
+    pub mtime: bool,
 }
 
 /// A storage backend. Errors are `io::Error` so that the caller can name

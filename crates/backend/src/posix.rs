@@ -73,6 +73,8 @@ impl Backend for Posix {
             preallocate: true,
             rename: true,
             local: true,
+            shared_writes: true,
+            mtime: true,
         }
     }
 

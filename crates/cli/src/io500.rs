@@ -54,6 +54,8 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
+    // `--s3.bucket=B` and the like are the backend's, as for mdtest.
+    let (backend_opts, args) = iolab_backend::split_args(&args);
     let cli: Cli = match crate::exit::parse_clap(prog, args) {
         Ok(c) => c,
         Err(code) => return code,
@@ -62,13 +64,16 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         print!("{}", iolab_io500::ini::list());
         return ExitCode::SUCCESS;
     }
-    let s = match prepare(&cli) {
+    let s = match prepare(&cli, &backend_opts) {
         Ok(s) => s,
         Err(e) => {
             if iolab_comm::launcher_rank().unwrap_or(0) == 0 {
-                eprintln!("{prog}: {e}");
+                eprintln!("{prog}: {}", e.msg);
             }
-            return crate::exit::usage();
+            return match e.failure {
+                Some(f) => crate::exit::status(&Outcome::Error(f)),
+                None => crate::exit::usage(),
+            };
         }
     };
     if cli.dry_run {
@@ -100,19 +105,32 @@ impl Setup {
     }
 }
 
-fn prepare(cli: &Cli) -> Result<Setup, String> {
+/// Why a run did not start: bad input (exit 2), or a backend that could
+/// not start, such as a storage service refusing the credentials (exit 1).
+struct NotStarted {
+    msg: String,
+    failure: Option<Failure>,
+}
+
+impl From<String> for NotStarted {
+    fn from(msg: String) -> Self {
+        NotStarted { msg, failure: None }
+    }
+}
+
+fn prepare(cli: &Cli, backend_opts: &[String]) -> Result<Setup, NotStarted> {
     let Some(file) = &cli.ini else {
-        return Err(
-            "give the ini file: iolab io500 config.ini (iolab io500 --list prints every key)"
-                .into(),
-        );
+        return Err(String::from(
+            "give the ini file: iolab io500 config.ini (iolab io500 --list prints every key)",
+        )
+        .into());
     };
     let ini_text = std::fs::read_to_string(file)
         .map_err(|e| format!("{}: cannot read the ini file: {e}", file.display()))?;
     let ini = Ini::parse(&ini_text, &file.display().to_string()).map_err(|e| e.to_string())?;
     let cfg = Config::from_ini(&ini, file.clone()).map_err(|e| e.to_string())?;
     if cli.tasks == 0 || cli.tasks > MAX_TASKS {
-        return Err(format!("--tasks {}: must be 1 to {MAX_TASKS}", cli.tasks));
+        return Err(format!("--tasks {}: must be 1 to {MAX_TASKS}", cli.tasks).into());
     }
     let world = connect(CommMode::Auto).map_err(|e| e.to_string())?;
     let tasks = (cli.tasks * world.transport().size()) as u64;
@@ -120,8 +138,10 @@ fn prepare(cli: &Cli) -> Result<Setup, String> {
         .map_err(|e| e.to_string())?;
     let stamp = start_stamp(&*world.transport());
     let with = |p: &Path, on: bool| if on { p.join(&stamp) } else { p.to_path_buf() };
+    let resultdir = with(&cfg.resultdir, cfg.timestamp_resultdir);
     let layout = Layout {
         datadir: with(&cfg.datadir, cfg.timestamp_datadir),
+        private_dir: resultdir.clone(),
     };
     for p in Phase::ALL
         .into_iter()
@@ -133,10 +153,20 @@ fn prepare(cli: &Cli) -> Result<Setup, String> {
         )
         .map_err(|e| format!("[{}]: {e}", p.base_section()))?;
     }
-    let backend =
-        iolab_backend::by_name(cfg.api(Phase::IorEasyWrite)).map_err(|e| e.to_string())?;
+    let opts = iolab_backend::parse_options(backend_opts).map_err(|e| e.to_string())?;
+    let backend = iolab_backend::with_options(cfg.api(Phase::IorEasyWrite), &opts)
+        .map_err(|e| format!("api: {e}"))?;
+    iolab_io500::check_backend(&cfg, &*backend).map_err(|e| e.to_string())?;
+    if !cli.dry_run {
+        // Before anything asks the backend (an object store answers only
+        // once its connection is set up).
+        backend.init().map_err(|e| NotStarted {
+            msg: format!("cannot start the {} backend: {e}", backend.name()),
+            failure: Some(Failure::io("backend init", None, &e)),
+        })?;
+    }
     Ok(Setup {
-        resultdir: with(&cfg.resultdir, cfg.timestamp_resultdir),
+        resultdir,
         cfg,
         ini_text,
         layout,
@@ -178,21 +208,29 @@ fn cleanup_only(prog: &str, s: &Setup) -> ExitCode {
     if !s.leader() {
         return ExitCode::SUCCESS;
     }
+    let be = &*s.backend;
     let mut dirs = vec![s.cfg.datadir.clone()];
     if s.cfg.timestamp_datadir {
-        if let Ok(rd) = std::fs::read_dir(&s.cfg.datadir) {
-            dirs.extend(rd.flatten().map(|e| e.path()).filter(|p| is_stamp_dir(p)));
+        if let Ok(c) = iolab_backend::c_path(&s.cfg.datadir) {
+            let _ = be.list_each(&c, &mut |e| {
+                let name = String::from_utf8_lossy(&e.name);
+                if e.is_dir && is_stamp(&name) {
+                    dirs.push(s.cfg.datadir.join(name.as_ref()));
+                }
+                true
+            });
         }
     }
     let mut left = Vec::new();
     for d in dirs {
-        left.extend(cleanup::remove_run_data(
-            &*s.backend,
-            &Layout { datadir: d.clone() },
-        ));
-        if d != s.cfg.datadir && is_stamp_dir(&d) {
-            // Only a run's own (empty) timestamped directory goes.
-            let _ = std::fs::remove_dir(&d);
+        let layout = Layout {
+            datadir: d.clone(),
+            private_dir: s.layout.private_dir.clone(),
+        };
+        left.extend(cleanup::remove_run_data(be, &layout));
+        if d != s.cfg.datadir {
+            // Only a run's own timestamped directory goes, once empty.
+            let _ = iolab_backend::c_path(&d).and_then(|c| be.rmdir(&c));
         }
     }
     for l in &left {
@@ -205,17 +243,13 @@ fn cleanup_only(prog: &str, s: &Setup) -> ExitCode {
 }
 
 /// `2025.11.25-18.58.35`, as IO500 names its timestamped directories.
-fn is_stamp_dir(p: &Path) -> bool {
-    let Some(n) = p.file_name().and_then(|n| n.to_str()) else {
-        return false;
-    };
+fn is_stamp(n: &str) -> bool {
     n.len() == 19
         && n.bytes().enumerate().all(|(i, b)| match i {
             4 | 7 | 13 | 16 => b == b'.',
             10 => b == b'-',
             _ => b.is_ascii_digit(),
         })
-        && p.is_dir()
 }
 
 /// Prints each phase's `[RESULT]` line as it ends.
@@ -226,6 +260,9 @@ struct Printer<'a> {
 impl RunObserver for Printer<'_> {
     fn phase_done(&self, r: &PhaseReport) {
         print_now(&fmt::result_line(r, validity::phase_invalid(self.cfg, r)));
+        if let iolab_io500::results::Detail::Failed(why) = &r.detail {
+            eprintln!("iolab io500: {} failed: {why}", r.name);
+        }
     }
 }
 
@@ -257,7 +294,9 @@ fn make_dirs(s: &Setup, store: Option<&Path>) -> Result<(StoreHook, bool), Strin
         check_writable(&existing.join(".iolab-io500")).map_err(|e| format!("resultdir: {e}"))?;
     }
     let store = StoreHook::open(store)?;
-    let created_datadir = !s.layout.datadir.exists();
+    let created_datadir = !iolab_backend::c_path(&s.layout.datadir)
+        .and_then(|c| be.exists(&c))
+        .unwrap_or(true);
     std::fs::create_dir_all(&s.resultdir)
         .map_err(|e| format!("resultdir {}: cannot create: {e}", s.resultdir.display()))?;
     iolab_io500::prepare_datadir(be, &s.layout).map_err(|e| format!("datadir: {e}"))?;
@@ -316,7 +355,13 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
     }
     if created_datadir {
         // The datadir this run made (a timestamped one, usually) goes too.
-        let _ = std::fs::remove_dir(&s.layout.datadir);
+        let _ = iolab_backend::c_path(&s.layout.datadir).and_then(|c| s.backend.rmdir(&c));
+    }
+    if let Err(e) = s.backend.finalize() {
+        eprintln!(
+            "{prog}: warning: the {} backend did not finish cleanly: {e}",
+            s.backend.name()
+        );
     }
     let outcome = finish(prog, &s, &store, result, &command);
     crate::exit::status(&outcome)
@@ -402,6 +447,7 @@ fn envelope(
         result.payload.clone(),
     );
     doc.notes = result.payload.notes.clone();
+    doc.notes.extend(s.backend.notes());
     doc.notes.extend(
         result
             .payload

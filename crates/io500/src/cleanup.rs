@@ -40,13 +40,17 @@ pub fn remove_run_data(be: &dyn Backend, layout: &Layout) -> Vec<PathBuf> {
             rmdir(be, &dir, &mut left);
         }
     }
-    let mut files = vec![layout.timestamp_file()];
-    files.extend(["mdtest-easy", "mdtest-hard"].map(|b| layout.stonewall_file(b)));
-    for f in files {
-        if exists(be, &f) {
-            if let Err(e) = c_path(&f).and_then(|c| be.unlink(&c)) {
-                left.push(note(&f, &e));
-            }
+    let ts = layout.timestamp_file();
+    if exists(be, &ts) {
+        if let Err(e) = c_path(&ts).and_then(|c| be.unlink(&c)) {
+            left.push(note(&ts, &e));
+        }
+    }
+    // mdtest's stonewall files are local files (see Layout::private_dir).
+    for f in ["mdtest-easy", "mdtest-hard"].map(|b| layout.stonewall_file(b)) {
+        match std::fs::remove_file(&f) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => left.push(note(&f, &e)),
+            _ => {}
         }
     }
     left
@@ -118,6 +122,7 @@ mod tests {
         let root = std::env::temp_dir().join(format!("iolab-io500-clean-{}", std::process::id()));
         let l = Layout {
             datadir: root.clone(),
+            private_dir: root.clone(),
         };
         let tree = root.join("mdtest-hard/test-dir.0-0/mdtest_tree.0");
         std::fs::create_dir_all(&tree).unwrap();

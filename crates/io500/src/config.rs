@@ -218,17 +218,59 @@ fn api_of(ini: &Ini, p: Phase) -> Result<String, IniError> {
         .into_iter()
         .find_map(|s| ini.get(s, "API").map(|v| (s, v)))
         .unwrap_or(("global", ini.get("global", "api").unwrap_or("POSIX")));
-    match value.to_ascii_lowercase().as_str() {
-        "posix" => Ok("posix".into()),
-        "s3" | "s3-libs3" | "s3-4c" => Err(bad(format!(
-            "[{section}] API = {value}: phase {} cannot run on S3 in iolab io500 yet (only POSIX); see docs/io500.md",
+    let global = ini.get("global", "api").unwrap_or("POSIX");
+    let name = match value.to_ascii_lowercase().as_str() {
+        "posix" => "posix",
+        "s3" => "s3",
+        _ => {
+            return Err(bad(format!(
+                "[{section}] API = {value}: unknown or unsupported API for phase {} (iolab io500 runs POSIX or S3)",
+                p.name()
+            )))
+        }
+    };
+    if !value.eq_ignore_ascii_case(global) {
+        return Err(bad(format!(
+            "[{section}] API = {value}: phase {} on another API than [global] api = {global} is not supported by iolab io500 (one backend per run)",
             p.name()
-        ))),
-        _ => Err(bad(format!(
-            "[{section}] API = {value}: unknown or unsupported API for phase {} (iolab io500 runs POSIX)",
-            p.name()
-        ))),
+        )));
     }
+    Ok(name.into())
+}
+
+/// What the running phases need from the backend, asked before anything
+/// is created: a phase it cannot run is refused, naming the phase and
+/// how to leave it out.
+pub fn check_backend(cfg: &Config, be: &dyn iolab_backend::Backend) -> Result<(), IniError> {
+    let caps = be.capabilities();
+    let name = be.name();
+    let refuse = |p: Phase, what: &str| {
+        Err(bad(format!(
+            "phase {}: the {name} backend cannot {what}; set run = FALSE in [{}] to run the other phases on it, or use another api",
+            p.name(),
+            p.base_section()
+        )))
+    };
+    for p in Phase::ALL.into_iter().filter(|p| cfg.runs(*p)) {
+        let shared = matches!(p, Phase::IorHardWrite | Phase::IorHardRead)
+            || (matches!(p, Phase::IorEasyWrite | Phase::IorEasyRead)
+                && !cfg.ior_easy.file_per_proc);
+        if shared && !caps.shared_writes {
+            return refuse(
+                p,
+                "write one file from several tasks at interleaved offsets (IOR's shared file)",
+            );
+        }
+        if p == Phase::Find && !caps.mtime {
+            return refuse(p, "tell modification times, which find's -newer compares");
+        }
+    }
+    if !caps.directories {
+        return Err(bad(format!(
+            "api: the {name} backend has no directories, which the IO500 layout needs"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -257,6 +299,10 @@ mod tests {
         assert!(e.contains("blockSize"), "{e}");
         let e = cfg("[mdtest-easy]\nAPI = S3\n").unwrap_err().0;
         assert!(e.contains("mdtest-easy-write") && e.contains("S3"), "{e}");
+        let e = cfg("[global]\napi = DAOS\n").unwrap_err().0;
+        assert!(e.contains("DAOS"), "{e}");
+        let c = cfg("[global]\napi = S3\n").unwrap();
+        assert_eq!(c.api(Phase::MdtestHardRead), "s3");
         let c = cfg("[ior-hard]\nsegmentCount = 18446744073709551615\n").unwrap();
         assert!(c.check_tasks(2, 2).unwrap_err().0.contains("segmentCount"));
     }

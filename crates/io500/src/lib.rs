@@ -12,7 +12,7 @@
 //!     [ior-hard]\nsegmentCount = 4\n[mdtest-easy]\nn = 20\n[mdtest-hard]\nn = 20\n", dir.display());
 //! let cfg = Config::from_ini(&Ini::parse(&text, "doc.ini").unwrap(), "doc.ini".into()).unwrap();
 //! let backend = iolab_backend::by_name("posix").unwrap();
-//! let layout = Layout { datadir: dir.clone() };
+//! let layout = Layout { datadir: dir.clone(), private_dir: dir.clone() };
 //! iolab_io500::prepare_datadir(&*backend, &layout).unwrap();
 //! let runner = Runner { cfg: &cfg, layout, resultdir: String::new(),
 //!     transport: std::sync::Arc::new(iolab_comm::SingleProcess::new()), threads: 2,
@@ -35,7 +35,7 @@ pub mod results;
 pub mod run;
 pub mod validity;
 
-pub use config::Config;
+pub use config::{check_backend, Config};
 pub use phase::{Layout, Phase};
 pub use results::{Io500Payload, PhaseReport, RunResult, Score, SCHEMA};
 
@@ -56,9 +56,10 @@ pub fn prepare_datadir(be: &dyn iolab_backend::Backend, layout: &Layout) -> Resu
         }
     };
     check_leftovers(be, layout)?;
+    let exists = |p: &std::path::Path| c_path(p).and_then(|c| be.exists(&c)).unwrap_or(true);
     let mut parents = Vec::new();
     let mut p = layout.datadir.as_path();
-    while !p.as_os_str().is_empty() && !p.exists() {
+    while !p.as_os_str().is_empty() && !exists(p) {
         parents.push(p.to_path_buf());
         match p.parent() {
             Some(q) => p = q,
@@ -99,10 +100,14 @@ pub fn check_leftovers(be: &dyn iolab_backend::Backend, layout: &Layout) -> Resu
             ));
         }
     }
-    let mut files = vec![layout.timestamp_file()];
-    files.extend(["mdtest-easy", "mdtest-hard"].map(|b| layout.stonewall_file(b)));
-    for f in files {
-        if exists(&f) {
+    let ts = layout.timestamp_file();
+    let local = ["mdtest-easy", "mdtest-hard"].map(|b| layout.stonewall_file(b));
+    for f in std::iter::once(ts.clone()).chain(local) {
+        let there = match f == ts {
+            true => exists(&f),
+            false => f.exists(),
+        };
+        if there {
             return Err(format!(
                 "datadir {}: {} exists (left by an earlier run?); remove it with iolab io500 --cleanup on the same ini",
                 layout.datadir.display(),

@@ -67,6 +67,10 @@ pub fn run(
         }
     }
     let t = first.ok_or_else(|| usage("no task ran the phase".into()))?;
+    if let Some(f) = &t.stonewall_file_error {
+        // The stat, read and delete phases could not know the counts.
+        return Err((Outcome::Error(f.clone()), f.to_string()));
+    }
     figures(&t, phase)
         .ok_or_else(|| usage(format!("mdtest returned no figures for {}", phase.name())))
 }

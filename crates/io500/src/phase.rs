@@ -132,8 +132,13 @@ impl Phase {
 /// Where a run's data and private files live under the datadir.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Layout {
-    /// The datadir of this run (with its timestamp, if any).
+    /// The datadir of this run (with its timestamp, if any), through
+    /// the backend.
     pub datadir: std::path::PathBuf,
+    /// A local directory for mdtest's stonewall files (-x), which mdtest
+    /// reads and writes as local files: the resultdir, as the io500 app
+    /// does.
+    pub private_dir: std::path::PathBuf,
 }
 
 impl Layout {
@@ -145,9 +150,9 @@ impl Layout {
     pub fn timestamp_file(&self) -> std::path::PathBuf {
         self.path("timestampfile")
     }
-    /// mdtest's stonewall file (-x) of `base` (`mdtest-easy`).
+    /// mdtest's stonewall file (-x) of `base` (`mdtest-easy`), a local file.
     pub fn stonewall_file(&self, base: &str) -> std::path::PathBuf {
-        self.path(&format!("{base}.stonewall"))
+        self.private_dir.join(format!("{base}.stonewall"))
     }
 }
 
