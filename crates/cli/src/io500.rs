@@ -339,6 +339,11 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
             s.resultdir.display()
         ));
     }
+    crate::signals::set_last_words(format!(
+        "\n{prog}: stopped at once by a second signal; cleanup was skipped. What this run made may be left in {}\n{prog}: remove it with: iolab io500 --cleanup {}\n",
+        s.layout.datadir.display(),
+        s.cfg.ini_file.display()
+    ));
     let printer = Printer { cfg: &s.cfg };
     let runner = Runner {
         cfg: &s.cfg,
