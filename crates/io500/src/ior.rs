@@ -507,3 +507,104 @@ fn read_exact(be: &dyn Backend, h: &Handle, buf: &mut [u8], mut off: u64) -> std
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("iolab-ior-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn expected_chunk(seed: u64, task: u64, len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        scramble(&mut v, seed ^ task);
+        v
+    }
+
+    #[test]
+    fn ior_hard_interleaves_47008_byte_transfers_between_tasks() {
+        let dir = scratch("hard");
+        let be = iolab_backend::by_name("posix").unwrap();
+        let spec = IorSpec {
+            dir: dir.clone(),
+            pattern: Pattern::Hard { segments: 4 },
+            stonewall_s: 0,
+            reorder_shift: 1,
+            seed: 27,
+        };
+        let w = iolab_comm::run_local(3, |c| write(c, &*be, &spec));
+        assert!(w
+            .iter()
+            .all(|r| r.bytes == 3 * 4 * HARD_TRANSFER && r.failure.is_none()));
+        let data = std::fs::read(dir.join("file")).unwrap();
+        assert_eq!(data.len() as u64, w[0].file_bytes);
+        let x = HARD_TRANSFER as usize;
+        for s in 0..4 {
+            for t in 0..3u64 {
+                let at = (s * 3 + t as usize) * x;
+                assert!(
+                    data[at..at + x] == expected_chunk(27, t, x)[..],
+                    "segment {s} task {t}"
+                );
+            }
+        }
+        let r = iolab_comm::run_local(3, |c| read(c, &*be, &spec, 4));
+        assert!(r
+            .iter()
+            .all(|r| r.bytes == w[0].bytes && r.failure.is_none()));
+        // Reading past what was written is a short read: an error, not a figure.
+        let r = iolab_comm::run_local(3, |c| read(c, &*be, &spec, 5));
+        assert!(r[0].failure.is_some());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn ior_easy_writes_a_block_per_task_and_the_stonewall_levels_the_counts() {
+        let dir = scratch("easy");
+        let be = iolab_backend::by_name("posix").unwrap();
+        let mut spec = IorSpec {
+            dir: dir.clone(),
+            pattern: Pattern::Easy {
+                transfer_bytes: 4096,
+                block_bytes: 40960,
+                file_per_proc: true,
+                unique_dir: true,
+            },
+            stonewall_s: 0,
+            reorder_shift: 2,
+            seed: 271,
+        };
+        let w = iolab_comm::run_local(2, |c| write(c, &*be, &spec));
+        assert_eq!(
+            (w[0].bytes, w[0].file_bytes, w[0].transfers_per_task),
+            (81920, 81920, 10)
+        );
+        for t in 0..2 {
+            let f = dir.join(format!("{t}/ior_file_easy.{t:08}"));
+            assert_eq!(
+                std::fs::read(&f).unwrap()[..4096],
+                expected_chunk(271, t, 4096)[..]
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        // A huge block and a 1 s wall: every task stops near the wall and
+        // then writes on to the furthest count (on the null backend, so
+        // that a fast disk is not filled for a second).
+        let null = iolab_backend::by_name("null").unwrap();
+        spec.pattern = Pattern::Easy {
+            transfer_bytes: 4096,
+            block_bytes: 4096 << 30,
+            file_per_proc: true,
+            unique_dir: false,
+        };
+        spec.stonewall_s = 1;
+        let w = iolab_comm::run_local(2, |c| write(c, &*null, &spec));
+        assert!(w[0].stonewall_hit && w[0].transfers_per_task >= w[0].min_at_wall);
+        assert!(w[0].transfers_per_task < 1 << 30, "stopped at the wall");
+        assert_eq!(w[0].bytes, 2 * w[0].transfers_per_task * 4096);
+    }
+}
