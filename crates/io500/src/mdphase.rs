@@ -30,6 +30,21 @@ pub fn check(argv: &[String], tasks: u64) -> Result<(), String> {
     cfg.check_tasks(tasks).map_err(|e| e.to_string())
 }
 
+/// The phase's validated config, plan and -x counts, on this rank.
+fn prepare(
+    argv: &[String],
+    tasks: u64,
+    be: &dyn Backend,
+) -> Result<(Config, Plan, Option<iolab_mdtest::stonewall::WallCounts>), String> {
+    let raw = args::parse(argv).map_err(|e| e.to_string())?;
+    let cfg = Config::from_raw(&raw).map_err(|e| e.to_string())?;
+    let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
+    cfg.check_tasks(tasks).map_err(|e| e.to_string())?;
+    cfg.check_environment(be).map_err(|e| e.to_string())?;
+    let wall = preflight(&cfg, &plan, be).map_err(|e| e.to_string())?;
+    Ok((cfg, plan, wall))
+}
+
 /// Runs one mdtest phase on every task; returns the figures of the phase
 /// IO500 scores (file create, stat, read or remove).
 pub fn run(
@@ -40,14 +55,16 @@ pub fn run(
     be: &dyn Backend,
 ) -> Result<MdtestFigures, PhaseError> {
     let tasks = threads * transport.size();
-    let raw = args::parse(argv).map_err(|e| usage(e.to_string()))?;
-    let cfg = Config::from_raw(&raw).map_err(|e| usage(e.to_string()))?;
-    let plan = Plan::new(&cfg).map_err(|e| usage(e.to_string()))?;
-    cfg.check_tasks(tasks as u64)
-        .map_err(|e| usage(e.to_string()))?;
-    cfg.check_environment(be)
-        .map_err(|e| usage(e.to_string()))?;
-    let wall = preflight(&cfg, &plan, be).map_err(|e| usage(e.to_string()))?;
+    let prepared = prepare(argv, tasks as u64, be);
+    // Every rank must start the phase, or none: a rank whose checks
+    // failed (a -x file it cannot read) must not leave the others
+    // waiting in the engine's collectives.
+    let ready = transport.all_gather(&[u8::from(prepared.is_ok())]);
+    let (cfg, plan, wall) = match (prepared, ready.iter().all(|v| v.first() == Some(&1))) {
+        (Ok(p), true) => p,
+        (Err(e), _) => return Err(usage(e)),
+        (Ok(_), false) => return Err(usage("another rank could not start the phase".into())),
+    };
     let progress = Progress::new(threads);
     let engine = Engine::new(&cfg, plan, be, &Quiet, &progress, wall);
     let out = run_subset(transport, threads, tasks, |c| engine.run(c));

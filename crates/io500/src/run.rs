@@ -136,7 +136,10 @@ impl Runner<'_> {
     fn phase(&self, st: &mut State, p: Phase) -> PhaseReport {
         let cmd = equivalent_command(self.cfg, &self.layout, p, self.threads as u64);
         let skip = |why: String| PhaseReport::not_run(p, cmd.clone(), Detail::Skipped(why));
-        if iolab_core::stop::requested() && st.outcome.is_none() {
+        // Agreed by every rank, so that none starts a phase alone.
+        let stop = iolab_core::stop::requested();
+        let all = self.transport.all_gather(&[u8::from(stop)]);
+        if all.iter().any(|v| v.first() == Some(&1)) && st.outcome.is_none() {
             st.outcome = Some(Outcome::Interrupted);
         }
         if st.outcome.is_some() {
@@ -293,11 +296,18 @@ impl Runner<'_> {
             false => Ok(()),
         };
         self.transport.barrier();
-        match made.and_then(|_| {
+        let seen = made.and_then(|_| {
             c_path(&path)
                 .and_then(|c| be.stat(&c))
                 .map_err(|e| e.to_string())
-        }) {
+        });
+        // Every rank goes on, or none does.
+        let all = self.transport.all_gather(&[u8::from(seen.is_ok())]);
+        let seen = match (seen, all.iter().all(|v| v.first() == Some(&1))) {
+            (Ok(_), false) => Err("another rank could not see it".to_string()),
+            (s, _) => s,
+        };
+        match seen {
             Ok(s) => st.timestamp_ns = Some(s.mtime_ns),
             Err(e) => {
                 let f = Failure::other("timestamp", format!("{}: {e}", path.display()));
