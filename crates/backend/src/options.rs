@@ -258,6 +258,9 @@ impl Backend for Tuned {
     fn list(&self, path: &CStr) -> io::Result<Vec<DirEntry>> {
         self.inner.list(path)
     }
+    fn list_each(&self, path: &CStr, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
+        self.inner.list_each(path, each)
+    }
     fn statfs(&self, path: &CStr) -> io::Result<FsStat> {
         self.inner.statfs(path)
     }
