@@ -345,6 +345,23 @@ mod tests {
         assert_eq!(l.len(), 2);
         assert_eq!((l[0].name.as_slice(), l[0].is_dir), (&b"f"[..], false));
         assert_eq!((l[1].name.as_slice(), l[1].is_dir), (&b"sub"[..], true));
+        let mut seen = Vec::new();
+        b.list_each(&d, &mut |e| {
+            seen.push(e.clone());
+            true
+        })
+        .unwrap();
+        seen.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(seen, l, "list_each sees what list sees");
+        let mut calls = 0;
+        b.list_each(&d, &mut |_| {
+            calls += 1;
+            false
+        })
+        .unwrap();
+        assert_eq!(calls, 1, "false stops the listing");
+        let st = b.stat(&f).unwrap();
+        assert!(st.mtime_ns > 1_600_000_000 * 1_000_000_000, "{st:?}");
         let fs = b.statfs(&d).unwrap();
         assert!(fs.blocks > 0 && fs.block_bytes > 0);
         assert!(b.can_write(&d).unwrap());
