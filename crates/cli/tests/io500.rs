@@ -274,6 +274,17 @@ fn bad_ini_is_exit_2_with_nothing_created() {
     refused(&s, "just words\n", "not 'key = value'");
     // blockSize not a multiple of transferSize (given again: twice is refused too).
     refused(&s, "[ior-easy]\nblockSize = 3m\n", "given twice");
+    // A resultdir that cannot be made (a file is in its way).
+    std::fs::write(s.path("afile"), b"x").unwrap();
+    let text = std::fs::read_to_string(small_ini(&s, "")).unwrap().replace(
+        &format!("resultdir = {}", s.path("results").display()),
+        &format!("resultdir = {}/results", s.path("afile").display()),
+    );
+    std::fs::write(s.path("small.ini"), text).unwrap();
+    let o = iolab(&["io500", s.path("small.ini").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resultdir"), "{}", stderr(&o));
+    assert!(!s.path("data").exists());
     let o = iolab(&["io500", s.path("missing.ini").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("missing.ini"), "{}", stderr(&o));
