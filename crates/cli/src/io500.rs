@@ -208,31 +208,12 @@ fn cleanup_only(prog: &str, s: &Setup) -> ExitCode {
     if !s.leader() {
         return ExitCode::SUCCESS;
     }
-    let be = &*s.backend;
-    let mut dirs = vec![s.cfg.datadir.clone()];
-    if s.cfg.timestamp_datadir {
-        if let Ok(c) = iolab_backend::c_path(&s.cfg.datadir) {
-            let _ = be.list_each(&c, &mut |e| {
-                let name = String::from_utf8_lossy(&e.name);
-                if e.is_dir && is_stamp(&name) {
-                    dirs.push(s.cfg.datadir.join(name.as_ref()));
-                }
-                true
-            });
-        }
-    }
-    let mut left = Vec::new();
-    for d in dirs {
-        let layout = Layout {
-            datadir: d.clone(),
-            private_dir: s.layout.private_dir.clone(),
-        };
-        left.extend(cleanup::remove_run_data(be, &layout));
-        if d != s.cfg.datadir {
-            // Only a run's own timestamped directory goes, once empty.
-            let _ = iolab_backend::c_path(&d).and_then(|c| be.rmdir(&c));
-        }
-    }
+    let left = cleanup::cleanup_datadir(
+        &*s.backend,
+        &s.cfg.datadir,
+        s.cfg.timestamp_datadir,
+        &s.layout.private_dir,
+    );
     for l in &left {
         eprintln!(
             "{prog}: left (not made by io500 phases, or not removable): {}",
@@ -240,16 +221,6 @@ fn cleanup_only(prog: &str, s: &Setup) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
-}
-
-/// `2025.11.25-18.58.35`, as IO500 names its timestamped directories.
-fn is_stamp(n: &str) -> bool {
-    n.len() == 19
-        && n.bytes().enumerate().all(|(i, b)| match i {
-            4 | 7 | 13 | 16 => b == b'.',
-            10 => b == b'-',
-            _ => b.is_ascii_digit(),
-        })
 }
 
 /// Prints each phase's `[RESULT]` line as it ends.

@@ -56,6 +56,52 @@ pub fn remove_run_data(be: &dyn Backend, layout: &Layout) -> Vec<PathBuf> {
     left
 }
 
+/// `--cleanup`: removes what the phases make under `datadir` and, when
+/// `timestamped`, under each of its timestamped directories (which go
+/// too once empty). Returns what had to stay.
+pub fn cleanup_datadir(
+    be: &dyn Backend,
+    datadir: &Path,
+    timestamped: bool,
+    private_dir: &Path,
+) -> Vec<PathBuf> {
+    let mut dirs = vec![datadir.to_path_buf()];
+    if timestamped {
+        if let Ok(c) = c_path(datadir) {
+            let _ = be.list_each(&c, &mut |e| {
+                let name = String::from_utf8_lossy(&e.name);
+                if e.is_dir && is_stamp(&name) {
+                    dirs.push(datadir.join(name.as_ref()));
+                }
+                true
+            });
+        }
+    }
+    let mut left = Vec::new();
+    for d in dirs {
+        let layout = Layout {
+            datadir: d.clone(),
+            private_dir: private_dir.to_path_buf(),
+        };
+        left.extend(remove_run_data(be, &layout));
+        if d != datadir {
+            // Only a run's own timestamped directory goes, once empty.
+            let _ = c_path(&d).and_then(|c| be.rmdir(&c));
+        }
+    }
+    left
+}
+
+/// `2025.11.25-18.58.35`: how IO500 names its timestamped directories.
+pub fn is_stamp(n: &str) -> bool {
+    n.len() == 19
+        && n.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 | 13 | 16 => b == b'.',
+            10 => b == b'-',
+            _ => b.is_ascii_digit(),
+        })
+}
+
 fn note(p: &Path, e: &std::io::Error) -> PathBuf {
     PathBuf::from(format!("{} ({e})", p.display()))
 }
@@ -117,6 +163,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn timestamps_look_like_the_app_s() {
+        assert!(is_stamp("2025.11.25-18.58.35"));
+        assert!(!is_stamp("2025.11.25-18.58.3x") && !is_stamp("data"));
+    }
+
+    #[test]
     fn removes_ours_and_keeps_the_rest() {
         let be = iolab_backend::by_name("posix").unwrap();
         let root = std::env::temp_dir().join(format!("iolab-io500-clean-{}", std::process::id()));
@@ -138,6 +190,15 @@ mod tests {
         assert!(root.join("ior-hard/precious").exists());
         assert!(!root.join("mdtest-hard").exists() && !root.join("ior-easy").exists());
         assert!(!root.join("ior-hard/file").exists() && !root.join("timestampfile").exists());
+        // --cleanup with timestamp-datadir: each timestamped run directory.
+        let stamped = root.join("2025.11.25-18.58.35");
+        std::fs::create_dir_all(stamped.join("ior-hard")).unwrap();
+        std::fs::write(stamped.join("ior-hard/file"), b"x").unwrap();
+        std::fs::create_dir_all(root.join("not-a-stamp/ior-hard")).unwrap();
+        std::fs::write(root.join("not-a-stamp/ior-hard/file"), b"x").unwrap();
+        let left = cleanup_datadir(&*be, &root, true, &root);
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert!(!stamped.exists() && root.join("not-a-stamp/ior-hard/file").exists());
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
