@@ -176,3 +176,49 @@ fn xdd_throttle_reports_the_rate_it_held_and_the_ops_it_was_given() {
     assert_eq!(row[5], "50", "{}", stdout(&o));
     assert_eq!(row[8], "50.000", "{}", stdout(&o));
 }
+
+#[test]
+fn mdtest_refuses_what_mdtest_refuses_before_anything() {
+    let s = Scratch::new("forms-mdtest-refuse");
+    let (a, b) = (s.path("a"), s.path("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let two = format!("{}@{}", a.display(), b.display());
+    // -N with more than one -d path (this failed mid-run with exit 1).
+    let o = common::mdtest(&format!("-u -N 3 -n 5 --tasks 4 -d {two}"));
+    usage_error(&o, "-N with several -d paths");
+    // -k with -w.
+    let o = common::mdtest(&format!("-k -w 10 -n 5 -d {}", a.display()));
+    usage_error(&o, "-k with -w");
+    assert_eq!(common::tree(&s.root), ["a/", "b/"]);
+}
+
+#[test]
+fn mdtest_k_leaves_files_mode_0400_and_help_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("forms-mdtest-k");
+    let d = s.path("d");
+    ok(&common::mdtest(&format!(
+        "-k -n 3 -F -C -d {}",
+        d.display()
+    )));
+    let files: Vec<_> = common::tree(&d)
+        .into_iter()
+        .filter(|p| !p.ends_with('/'))
+        .collect();
+    assert_eq!(files.len(), 3, "{files:?}");
+    for f in &files {
+        let m = std::fs::metadata(d.join(f)).unwrap();
+        assert!(m.file_type().is_file(), "{f}");
+        assert_eq!(m.permissions().mode() & 0o7777, 0o400, "{f}");
+    }
+    // The later phases of the same run work on them: stat, read, remove.
+    ok(&common::mdtest(&format!(
+        "-k -n 3 -F -T -E -r -d {}",
+        d.display()
+    )));
+    assert!(common::tree(&d).iter().all(|p| p.ends_with('/')));
+    let help = stdout(&iolab(&["mdtest", "-h"])) + &stderr(&iolab(&["mdtest", "-h"]));
+    assert!(!help.contains("FIFO"), "{help}");
+    assert!(help.contains("0400"), "{help}");
+}
