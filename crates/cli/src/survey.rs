@@ -125,6 +125,12 @@ struct DiskArgs {
     /// partition table or other signature: its data is destroyed.
     #[arg(long)]
     force: bool,
+    /// Result line layout: `guide` (the I/O kit guide's `total_size ...
+    /// thr 1 crg 1 180.45 MB/s 1 x 180.50 = 180.50 MB/s`, figures in
+    /// `actions` order) or `kit` (the current script's padded line with
+    /// `crg` before `thr` and action names).
+    #[arg(long, default_value = "guide", value_parser = ["guide", "kit"])]
+    layout: String,
     #[command(flatten)]
     common: Common,
 }
@@ -175,6 +181,11 @@ struct ObdArgs {
     /// The iolab binary on the other hosts.
     #[arg(long, default_value = "iolab")]
     remote_iolab: String,
+    /// The kit's `case`: `disk` (the targets' file systems, local or
+    /// HOST:/DIR). `network` and `netdisk` are refused (exit 2) until
+    /// they are implemented.
+    #[arg(long = "case", env = "case", default_value = "disk")]
+    case: String,
     #[command(flatten)]
     common: Common,
 }
@@ -237,6 +248,15 @@ struct MdsArgs {
     /// How often each target's operation rate is sampled for [min, max], ms.
     #[arg(long, default_value_t = 1000)]
     interval_ms: u64,
+    /// The kit's `stripe_count` (files' stripe count): refused unless 0,
+    /// as files here are created through a file system without striping.
+    #[arg(long = "stripe-count", env = "stripe_count")]
+    stripe_count: Option<u64>,
+    /// The kit's `layer` (mdd or mdt, echo_client's entry into the MDS
+    /// stack): refused, as iolab works through the file system's
+    /// interface, not inside a metadata server.
+    #[arg(long, env = "layer")]
+    layer: Option<String>,
     #[command(flatten)]
     common: Common,
 }
@@ -245,8 +265,10 @@ struct MdsArgs {
 struct OstArgs {
     /// Target directories or mount points, indexed from 0 (default: $targets).
     targets: Vec<PathBuf>,
-    /// File size per target, MB (written and read 1 MiB at a time).
-    #[arg(short = 's', long, env = "size", default_value_t = 30)]
+    /// File size per target: a bare number is MB, as the kit's script
+    /// reads `-s` (the manual says KB); or with a unit, `512K`, `64M`,
+    /// `2G`: a whole number of MiB. Written and read 1 MiB at a time.
+    #[arg(short = 's', long, env = "size", default_value = "30", value_parser = ost_size_mb)]
     size: u64,
     /// The one target is a Lustre mount: survey every active OST of it
     /// (`lfs osts`), one file striped on each (`lfs setstripe -c 1 -i N`).
@@ -269,6 +291,54 @@ struct PlotArgs {
     /// Sans from the usual places; without one, charts have no labels).
     #[arg(long, env = "IOLAB_FONT")]
     font: Option<PathBuf>,
+}
+
+/// The kit's mds-survey `stripe_count` and `layer`, which iolab cannot
+/// honour: refused before anything is created, naming why.
+fn mds_kit_params(
+    targets: &[PathBuf],
+    stripe_count: Option<u64>,
+    layer: Option<&str>,
+) -> Result<(), ParamError> {
+    if let Some(n) = stripe_count.filter(|&n| n > 0) {
+        let lustre = targets.iter().any(|t| iolab_survey::lustre::is_lustre(t));
+        let why = if lustre {
+            format!("stripe_count={n}: striping the survey's files on Lustre is not implemented; drop stripe_count (files get the directory's default layout)")
+        } else {
+            format!("stripe_count={n}: the targets are not on Lustre, their file system cannot stripe files; drop stripe_count")
+        };
+        return Err(ParamError::new("stripe-count", why));
+    }
+    if let Some(l) = layer {
+        return Err(ParamError::new(
+            "layer",
+            format!("layer={l}: iolab's mds survey works through the file system's own interface (as a client does), not inside the metadata server's {l} layer as the kit's echo_client; drop layer"),
+        ));
+    }
+    Ok(())
+}
+
+/// `ost -s`: a bare number is MB (the kit's script), else a size with a
+/// binary unit that must come to a whole number of MiB.
+fn ost_size_mb(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t
+            .parse::<u64>()
+            .map_err(|e| format!("{t}: {e}"))
+            .and_then(|mb| match mb {
+                0 => Err("the size must be at least 1 MB".into()),
+                _ => Ok(mb),
+            });
+    }
+    let bytes = iolab_core::units::parse_size(t).map_err(|e| e.to_string())?;
+    let mib = 1u64 << 20;
+    if bytes == 0 || bytes % mib != 0 {
+        return Err(format!(
+            "{t} is not a whole number of MiB (files are written 1 MiB at a time); give e.g. 64M or 1G"
+        ));
+    }
+    Ok(bytes / mib)
 }
 
 /// Entry point: `iolab survey <survey> ...`.
@@ -532,9 +602,22 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         .map(|d| d.display().to_string())
         .collect();
     let header = iolab_survey::Header::now();
-    out.line(&fmt::summary::header(&header, "sgpdd-survey", &names));
+    let layout = match a.layout.as_str() {
+        "kit" => fmt::summary::DiskLayout::Kit,
+        _ => fmt::summary::DiskLayout::Guide,
+    };
+    let action_names: Vec<&str> = cfg.actions.iter().map(|x| x.name()).collect();
+    out.line(&fmt::summary::disk_header(
+        &header,
+        &names,
+        &action_names,
+        layout,
+    ));
     let report = disk::run(&plan, b.as_ref(), &mut |p| {
-        out.point(&fmt::summary::disk_line(p), &fmt::detail::disk(p));
+        out.point(
+            &fmt::summary::disk_line_in(p, layout),
+            &fmt::detail::disk(p),
+        );
     });
     out.finish();
     let csv = fmt::csv::disk(&report.points);
@@ -562,6 +645,13 @@ fn warn_leftovers(dirs: &[PathBuf]) {
 fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     use iolab_survey::obdfilter::{self, ObdConfig};
     use iolab_survey::remote::RemoteTarget;
+    if a.case != "disk" {
+        let why = match a.case.as_str() {
+            "network" | "netdisk" => format!("case={} is not implemented: iolab's object survey runs case=disk only (targets' file systems, local or HOST:/DIR); drop case", a.case),
+            other => format!("case={other}: the kit's cases are disk, network and netdisk; iolab runs disk"),
+        };
+        return usage_error("obdfilter", &ParamError::new("case", why));
+    }
     let given: Vec<String> = if a.targets.is_empty() {
         env_list(&["targets", "OSTS"])
             .iter()
@@ -636,6 +726,9 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
     } else {
         a.targets
     };
+    if let Err(e) = mds_kit_params(&targets, a.stripe_count, a.layer.as_deref()) {
+        return usage_error("mds", &e);
+    }
     let cfg = MdsConfig {
         targets,
         thrlo: a.thrlo,

@@ -222,3 +222,282 @@ fn mdtest_k_leaves_files_mode_0400_and_help_says_so() {
     assert!(!help.contains("FIFO"), "{help}");
     assert!(help.contains("0400"), "{help}");
 }
+
+/// `iolab survey WORDS...` with the kit's variables in `env` (and none of
+/// them from the test's own environment).
+fn survey(words: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.arg("survey").args(words).env("CI", "1");
+    for v in [
+        "size",
+        "rslt",
+        "rslt_loc",
+        "thrlo",
+        "thrhi",
+        "crglo",
+        "crghi",
+        "rszlo",
+        "rszhi",
+        "nobjlo",
+        "nobjhi",
+        "tests_str",
+        "dir_count",
+        "file_count",
+        "actions",
+        "targets",
+        "scsidevs",
+        "rawdevs",
+        "case",
+        "stripe_count",
+        "layer",
+    ] {
+        c.env_remove(v);
+    }
+    c.envs(env.iter().copied()).output().unwrap()
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// `a [ b, c]` -> (a, b, c) from the tokens after a test's name.
+fn figure_and_bracket(after: &str) -> (f64, f64, f64) {
+    let (agg, rest) = after.trim().split_once(' ').unwrap();
+    let inner = rest.trim().trim_start_matches('[');
+    let (lo, hi) = inner.split_once(',').unwrap();
+    let hi = hi.split(']').next().unwrap();
+    (
+        agg.parse().unwrap(),
+        lo.trim().parse().unwrap(),
+        hi.trim().parse().unwrap(),
+    )
+}
+
+#[test]
+fn sgpdd_line_has_the_guides_layout_and_a_measured_slowest_region() {
+    let s = Scratch::new("forms-sgpdd");
+    let dev = s.path("dev");
+    std::fs::File::create(&dev)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    let rslt = s.path("sg");
+    let js = s.path("sg.json");
+    // The kit's form: parameters as environment variables.
+    let o = survey(
+        &["disk", "--json", js.to_str().unwrap()],
+        &[
+            ("scsidevs", dev.to_str().unwrap()),
+            ("size", "16"),
+            ("crghi", "1"),
+            ("thrhi", "1"),
+            ("rslt", rslt.to_str().unwrap()),
+        ],
+    );
+    ok(&o);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].ends_with(" actions: write read"), "{out}");
+    // `total_size 16384K rsz 1024 thr 1 crg 1 BW MB/s 1 x SLOW = PROD MB/s`
+    // for write, then the same for read, single spaces, nothing after.
+    let t: Vec<&str> = lines[1].split(' ').collect();
+    assert_eq!(
+        t[..8],
+        [
+            "total_size",
+            "16384K",
+            "rsz",
+            "1024",
+            "thr",
+            "1",
+            "crg",
+            "1"
+        ],
+        "{out}"
+    );
+    assert_eq!(t.len(), 8 + 2 * 8, "{out}");
+    let two_decimals = |x: &str| {
+        x.split_once('.').is_some_and(|(a, b)| {
+            !a.is_empty() && b.len() == 2 && (a.to_string() + b).bytes().all(|c| c.is_ascii_digit())
+        })
+    };
+    for a in t[8..].chunks(8) {
+        assert_eq!(
+            [a[1], a[2], a[3], a[5], a[7]],
+            ["MB/s", "1", "x", "=", "MB/s"],
+            "{out}"
+        );
+        assert!(
+            two_decimals(a[0]) && two_decimals(a[4]) && two_decimals(a[6]),
+            "{out}"
+        );
+        assert_eq!(a[4], a[6], "1 x slowest: {out}");
+    }
+    // "regions x slowest" is the region's own measured rate: its bytes
+    // over its own time, which starts at its first record, after the
+    // aggregate's clock.
+    let doc = json(&js);
+    for a in doc["payload"]["points"][0]["result"]["actions"]
+        .as_array()
+        .unwrap()
+    {
+        let r = &a["regions"][0];
+        let own = r["bytes"].as_f64().unwrap() / 1048576.0 / r["elapsed_s"].as_f64().unwrap();
+        let slowest = a["slowest_region_mb_per_s"].as_f64().unwrap();
+        assert!((own - slowest).abs() < 1e-6, "{a}");
+        assert!(r["elapsed_s"].as_f64() < a["elapsed_s"].as_f64(), "{a}");
+    }
+    // The same survey's summary plots.
+    let o = survey(
+        &[
+            "plot",
+            rslt.with_extension("summary").to_str().unwrap(),
+            "--out",
+            s.path("p").to_str().unwrap(),
+        ],
+        &[],
+    );
+    ok(&o);
+    let csv = std::fs::read_to_string(s.path("p.csv")).unwrap();
+    assert!(csv.contains("\n1024,1,1,write,"), "{csv}");
+    assert!(csv.contains("\n1024,1,1,read,"), "{csv}");
+}
+
+#[test]
+fn survey_plot_reads_the_kits_own_result_lines() {
+    let s = Scratch::new("forms-plot");
+    // Seed 002's lines as the kit's scripts write them: no iolab header,
+    // the guide's sgpdd line over two lines.
+    let sg = s.path("sgpdd.summary");
+    std::fs::write(
+        &sg,
+        "total_size 8388608K rsz 1024 thr 1 crg 1 180.45 MB/s 1 x 180.50 \\\n        = 180.50 MB/s\n",
+    )
+    .unwrap();
+    ok(&survey(&["plot", sg.to_str().unwrap()], &[]));
+    let csv = std::fs::read_to_string(s.path("sgpdd.csv")).unwrap();
+    assert_eq!(csv.lines().nth(1), Some("1024,1,1,write,180.45"), "{csv}");
+    let obd = s.path("obd.summary");
+    std::fs::write(
+        &obd,
+        "ost 10 sz 167772160K rsz 1024K obj   10 thr   10 write 10982.73 [ 601.97,2912.91] rewrite 15696.54 [1160.92,3450.85] read 12358.60 [ 938.96,2634.87] \n\
+         ost 8 sz 67108864K rsz 1024 obj 8 thr 8 write 613.54 [ 64.00, 82.00]\n",
+    )
+    .unwrap();
+    ok(&survey(&["plot", obd.to_str().unwrap()], &[]));
+    let csv = std::fs::read_to_string(s.path("obd.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(
+        rows,
+        [
+            "1024,10,10,write,10982.73",
+            "1024,10,10,rewrite,15696.54",
+            "1024,10,10,read,12358.60",
+            "1024,8,8,write,613.54"
+        ]
+    );
+    assert!(s.path("obd-1024-write.dat").exists());
+}
+
+#[test]
+fn obdfilter_single_target_aggregate_lies_within_its_bracket() {
+    let s = Scratch::new("forms-obd-one");
+    let t = s.path("ost0");
+    std::fs::create_dir_all(&t).unwrap();
+    let o = survey(
+        &[
+            "obdfilter",
+            "--interval-ms",
+            "20",
+            "--rslt",
+            s.path("o").to_str().unwrap(),
+        ],
+        &[
+            ("targets", t.to_str().unwrap()),
+            ("size", "96"),
+            ("nobjhi", "1"),
+            ("thrhi", "2"),
+            ("case", "disk"),
+        ],
+    );
+    ok(&o);
+    let out = stdout(&o);
+    let mut checked = 0;
+    for line in out.lines().skip(1) {
+        for test in ["write", "rewrite", "read"] {
+            let at = line.find(&format!(" {test} ")).unwrap() + test.len() + 2;
+            let (agg, lo, hi) = figure_and_bracket(&line[at..]);
+            // The line rounds to 2 decimals.
+            assert!(lo - 0.01 <= agg && agg <= hi + 0.01, "{test}: {line}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 6, "{out}");
+}
+
+#[test]
+fn kit_parameters_iolab_cannot_honour_exit_2_before_anything() {
+    let s = Scratch::new("forms-kit-refuse");
+    let t = s.path("t");
+    std::fs::create_dir_all(&t).unwrap();
+    let r = s.path("r");
+    let (td, rs) = (t.to_str().unwrap(), r.to_str().unwrap());
+    for (words, env, named) in [
+        (
+            vec!["obdfilter", "--rslt", rs],
+            vec![("targets", td), ("case", "network")],
+            "case=network",
+        ),
+        (
+            vec!["obdfilter", "--rslt", rs],
+            vec![("targets", td), ("case", "netdisk")],
+            "case=netdisk",
+        ),
+        (
+            vec!["mds", "--rslt", rs],
+            vec![("targets", td), ("stripe_count", "2")],
+            "stripe_count=2",
+        ),
+        (
+            vec!["mds", "--rslt", rs],
+            vec![("targets", td), ("layer", "mdd")],
+            "layer=mdd",
+        ),
+        (vec!["ost", "-s", "512K", td, "--rslt", rs], vec![], "512K"),
+    ] {
+        let o = survey(&words, &env);
+        usage_error(&o, named);
+        assert!(
+            common::tree(&s.root) == ["t/"],
+            "{words:?}: {:?}",
+            common::tree(&s.root)
+        );
+    }
+}
+
+#[test]
+fn ost_survey_size_takes_units_and_a_bare_number_is_mb() {
+    let s = Scratch::new("forms-ost-size");
+    let (a, b) = (s.path("a"), s.path("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    for (size, mb) in [("4M", 4), ("3", 3)] {
+        let js = s.path(&format!("o{size}.json"));
+        let rslt = s.path(&format!("o{size}"));
+        ok(&survey(
+            &[
+                "ost",
+                "-s",
+                size,
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+                "--json",
+                js.to_str().unwrap(),
+                "--rslt",
+                rslt.to_str().unwrap(),
+            ],
+            &[],
+        ));
+        assert_eq!(json(&js)["config"]["size_mb"], mb, "-s {size}");
+    }
+}

@@ -400,6 +400,10 @@ fn run_point(
         let pending = hosts.start_test(name, nobj, shape, cfg.interval_ms);
         let local = run_test(b, &objects, name, shape, cfg.interval_ms);
         let (remote, wall_s) = hosts.finish_test(pending);
+        // Only remote targets are timed by the wall clock (from starting
+        // their agents); local ones by the same clock as their samples, so
+        // a local target's aggregate lies within its bracket.
+        let wall_s = if remote.is_empty() { 0.0 } else { wall_s };
         let elapsed = local
             .iter()
             .map(|t| t.rates.elapsed_s)
