@@ -501,3 +501,100 @@ fn ost_survey_size_takes_units_and_a_bare_number_is_mb() {
         assert_eq!(json(&js)["config"]["size_mb"], mb, "-s {size}");
     }
 }
+
+/// Runs `iolab WORDS...` in `dir` with none of config.sh's variables in
+/// the environment.
+fn iolab_in(dir: &Path, words: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.args(words).current_dir(dir).env("CI", "1");
+    for v in [
+        "VMSTAT_INTERVAL",
+        "DISK_INTERVAL",
+        "TMP",
+        "CLIENT_LIST",
+        "OST_LIST",
+        "MDS_LIST",
+    ] {
+        c.env_remove(v);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn stats_config_sh_defaults_are_read_as_bash_reads_them() {
+    let s = Scratch::new("forms-stats-defaults");
+    let cfg = s.path("config.sh");
+    std::fs::write(
+        &cfg,
+        format!(
+            "TMP={}\nVMSTAT_INTERVAL=${{VMSTAT_INTERVAL:-2}}\nexport DISK_INTERVAL=\"${{DISK_INTERVAL:-0}}\"\n",
+            s.path("tmp").display()
+        ),
+    )
+    .unwrap();
+    let o = iolab_in(
+        &s.root,
+        &[
+            "stats",
+            "run",
+            cfg.to_str().unwrap(),
+            "--tarball",
+            "r.tgz",
+            "--",
+            "true",
+        ],
+    );
+    ok(&o);
+    let nodes: Vec<_> = std::fs::read_dir(s.path("r-csv")).unwrap().collect();
+    assert_eq!(nodes.len(), 1);
+    let node = nodes[0].as_ref().unwrap().path();
+    // ${VMSTAT_INTERVAL:-2} used to drop vmstat.
+    assert!(
+        node.join("vmstat.csv").is_file(),
+        "{:?}",
+        common::tree(&node)
+    );
+    assert!(node.join("disk.csv").is_file(), "{:?}", common::tree(&node));
+}
+
+#[test]
+fn stats_config_sh_substitutions_and_quotes_name_the_nodes_bash_names() {
+    let s = Scratch::new("forms-stats-nodes");
+    let log = s.path("rsh.log");
+    let rsh = s.path("rsh");
+    // A remote shell that reaches nothing: it notes the host it was asked for.
+    std::fs::write(
+        &rsh,
+        format!("#!/bin/sh\necho \"$1\" >> {}\nexit 255\n", log.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = s.path("config.sh");
+    std::fs::write(
+        &cfg,
+        "VMSTAT_INTERVAL=0\nCLIENT_LIST='$HOME'\nOST_LIST=$(echo oss-$((1 + 1)))\n",
+    )
+    .unwrap();
+    let o = iolab_in(
+        &s.root,
+        &[
+            "stats",
+            "start",
+            cfg.to_str().unwrap(),
+            "--rsh",
+            rsh.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let asked = std::fs::read_to_string(&log).unwrap();
+    let mut hosts: Vec<&str> = asked.lines().collect();
+    hosts.sort();
+    hosts.dedup();
+    assert_eq!(hosts, ["$HOME", "oss-2"], "{asked}");
+    // What bash refuses is refused, naming the line, before anything.
+    std::fs::write(&cfg, "VMSTAT_INTERVAL=1\nCLIENT_LIST=\"a\nfi\n").unwrap();
+    let o = iolab_in(&s.root, &["stats", "start", cfg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("line "), "{}", stderr(&o));
+}
