@@ -182,10 +182,14 @@ struct ObdArgs {
     #[arg(long, default_value = "iolab")]
     remote_iolab: String,
     /// The kit's `case`: `disk` (the targets' file systems, local or
-    /// HOST:/DIR). `network` and `netdisk` are refused (exit 2) until
-    /// they are implemented.
+    /// HOST:/DIR) or `network` (targets are hosts: the requests go to an
+    /// echo agent there, started through --rsh, which acknowledges and
+    /// discards them). `netdisk` is refused (exit 2).
     #[arg(long = "case", env = "case", default_value = "disk")]
     case: String,
+    /// case=network: the echo agent of target i listens on this port + i.
+    #[arg(long, default_value_t = iolab_survey::echo::DEFAULT_PORT)]
+    echo_port: u16,
     #[command(flatten)]
     common: Common,
 }
@@ -213,6 +217,9 @@ struct AgentArgs {
     per_obj: u64,
     #[arg(long, default_value_t = 1000)]
     interval_ms: u64,
+    /// `echo`: the port to listen on.
+    #[arg(long, default_value_t = iolab_survey::echo::DEFAULT_PORT)]
+    port: u16,
     /// This host's target directories.
     #[arg(last = true)]
     dirs: Vec<PathBuf>,
@@ -633,6 +640,87 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
     conclude(&a.common, &mut out, doc, csv)
 }
 
+/// The object survey's `case=network`: targets are hosts; an echo agent
+/// is started on each through the remote shell and stopped at the end.
+fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
+    use iolab_survey::echo;
+    use iolab_survey::obdfilter::ObdConfig;
+    let hosts: Vec<String> = if a.targets.is_empty() {
+        env_list(&["targets"])
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect()
+    } else {
+        a.targets
+    };
+    if hosts.is_empty() {
+        let e = ParamError::new(
+            "targets",
+            "case=network needs the servers' host names: targets=\"oss1 oss2\"",
+        );
+        return usage_error("obdfilter", &e);
+    }
+    if let Some(h) = hosts.iter().find(|h| h.contains('/') || h.contains(':')) {
+        let e = ParamError::new("targets", format!("{h}: case=network takes host names (the echo agent touches no file system); drop the path"));
+        return usage_error("obdfilter", &e);
+    }
+    let cfg = ObdConfig {
+        targets: vec![],
+        remote: vec![],
+        rsh: a.rsh.clone(),
+        remote_iolab: a.remote_iolab.clone(),
+        size_mb: a.size,
+        rszlo_kb: a.rszlo,
+        rszhi_kb: a.rszhi,
+        nobjlo: a.nobjlo,
+        nobjhi: a.nobjhi,
+        thrlo: a.thrlo,
+        thrhi: a.thrhi,
+        tests: a.tests.split_whitespace().map(str::to_string).collect(),
+        interval_ms: a.interval_ms,
+        max_buffer_kb: a.max_buffer,
+    };
+    if let Err(e) = cfg.validate_params() {
+        return usage_error("obdfilter", &e);
+    }
+    let key = match iolab_net::SharedKey::resolve(None) {
+        Ok(k) => k,
+        Err(e) => return usage_error("obdfilter", &ParamError::new("key", e.to_string())),
+    };
+    let points = iolab_survey::obdfilter::points(&cfg).len();
+    let mut out = match Outputs::create(&a.common, "obdfilter_survey", points) {
+        Ok(o) => o,
+        Err(e) => return usage_error("obdfilter", &e),
+    };
+    let agents = match echo::Agents::start(&hosts, a.echo_port, a.rsh.as_deref(), &a.remote_iolab) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("iolab survey obdfilter: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let header = iolab_survey::Header::now();
+    out.line(&fmt::summary::obdfilter_header_for(&header, "network"));
+    let addrs = agents.addrs.clone();
+    let mut report = echo::run(&cfg, &addrs, key.as_ref(), &mut |p| {
+        out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
+    });
+    report.notes.extend(agents.stop());
+    out.finish();
+    let csv = fmt::csv::obdfilter(&report.points);
+    let mut doc = Envelope::new(
+        "iolab.survey.obdfilter/1",
+        "survey obdfilter",
+        line,
+        cfg.clone(),
+        environment(&[]),
+        report.outcome.clone(),
+        report.clone(),
+    );
+    doc.notes = report.notes;
+    conclude(&a.common, &mut out, doc, csv)
+}
+
 /// What a second Ctrl-C (which ends the process at once) leaves behind.
 fn warn_leftovers(dirs: &[PathBuf]) {
     let list: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
@@ -645,10 +733,13 @@ fn warn_leftovers(dirs: &[PathBuf]) {
 fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     use iolab_survey::obdfilter::{self, ObdConfig};
     use iolab_survey::remote::RemoteTarget;
+    if a.case == "network" {
+        return obdfilter_network(a, line);
+    }
     if a.case != "disk" {
         let why = match a.case.as_str() {
-            "network" | "netdisk" => format!("case={} is not implemented: iolab's object survey runs case=disk only (targets' file systems, local or HOST:/DIR); drop case", a.case),
-            other => format!("case={other}: the kit's cases are disk, network and netdisk; iolab runs disk"),
+            "netdisk" => "case=netdisk is not implemented: iolab's object survey runs case=disk (targets' file systems, local or HOST:/DIR, driven on their host) and case=network; use one of them".to_string(),
+            other => format!("case={other}: the kit's cases are disk, network and netdisk; iolab runs disk and network"),
         };
         return usage_error("obdfilter", &ParamError::new("case", why));
     }
@@ -982,6 +1073,14 @@ fn obdfilter_agent(a: AgentArgs) -> ExitCode {
             serde_json::to_string(&results)
                 .map(|j| println!("{j}"))
                 .map_err(|e| e.to_string())
+        }
+        "echo" => {
+            let key = iolab_net::SharedKey::resolve(None).map_err(|e| e.to_string());
+            key.and_then(|k| {
+                iolab_survey::echo::serve(a.port, k.as_ref()).map_err(|e| e.to_string())
+            })
+            .and_then(|t| serde_json::to_string(&t).map_err(|e| e.to_string()))
+            .map(|j| println!("{j}"))
         }
         other => Err(format!("unknown step '{other}'")),
     };

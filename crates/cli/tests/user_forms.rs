@@ -446,7 +446,7 @@ fn kit_parameters_iolab_cannot_honour_exit_2_before_anything() {
         (
             vec!["obdfilter", "--rslt", rs],
             vec![("targets", td), ("case", "network")],
-            "case=network",
+            "host names",
         ),
         (
             vec!["obdfilter", "--rslt", rs],
@@ -597,4 +597,94 @@ fn stats_config_sh_substitutions_and_quotes_name_the_nodes_bash_names() {
     let o = iolab_in(&s.root, &["stats", "start", cfg.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("line "), "{}", stderr(&o));
+}
+
+#[test]
+fn obdfilter_case_network_sends_the_requests_to_echo_agents() {
+    let s = Scratch::new("forms-obd-network");
+    // A remote shell that runs the agent here: the hosts are loopback
+    // names, so every byte crosses a TCP connection.
+    let rsh = s.path("rsh");
+    std::fs::write(&rsh, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let port = (20000 + std::process::id() % 20000).to_string();
+    let js = s.path("net.json");
+    let o = survey(
+        &[
+            "obdfilter",
+            "--rsh",
+            rsh.to_str().unwrap(),
+            "--remote-iolab",
+            env!("CARGO_BIN_EXE_iolab"),
+            "--echo-port",
+            &port,
+            "--interval-ms",
+            "50",
+            "--json",
+            js.to_str().unwrap(),
+            "--rslt",
+            s.path("net").to_str().unwrap(),
+        ],
+        &[
+            ("case", "network"),
+            ("targets", "127.0.0.1 localhost"),
+            ("size", "8"),
+            ("nobjhi", "1"),
+            ("thrhi", "2"),
+        ],
+    );
+    ok(&o);
+    let out = stdout(&o);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .contains("Obdfilter-survey for case=network from"),
+        "{out}"
+    );
+    let lines: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(lines.len(), 2, "thr 1 and 2: {out}");
+    for l in &lines {
+        assert!(
+            l.starts_with("ost  2 sz    16384K rsz 1024 obj    2 "),
+            "{l}"
+        );
+        assert!(
+            l.contains(" write ") && l.contains(" rewrite ") && l.contains(" read "),
+            "{l}"
+        );
+        assert!(!l.contains("ERROR") && !l.contains("SHORT"), "{l}");
+    }
+    // Each agent received write and rewrite (8 MiB each) and sent read's
+    // 8 MiB, at both points; one request per 1 MiB record.
+    let doc = json(&js);
+    let notes: Vec<String> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect();
+    for host in ["127.0.0.1", "localhost"] {
+        let want = format!(
+            "{host}: the echo agent received {} bytes and sent {} bytes in 48 requests",
+            2 * 2 * (8 << 20),
+            2 * (8 << 20)
+        );
+        assert!(notes.contains(&want), "{notes:?}");
+    }
+    // No agent is left running.
+    let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    let left: Vec<String> = String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains("obdfilter-agent echo") && l.contains(&format!("--port {port}")))
+        .map(String::from)
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A path is not a host in the network case.
+    let o = survey(
+        &["obdfilter", "--rslt", s.path("bad").to_str().unwrap()],
+        &[("case", "network"), ("targets", "oss1:/srv/ost0")],
+    );
+    usage_error(&o, "host names");
 }

@@ -65,6 +65,12 @@ pub struct ObdConfig {
 impl ObdConfig {
     /// Checks every parameter and that each target is a directory.
     pub fn validate(&self, b: &dyn Backend) -> Result<(), ParamError> {
+        self.validate_params()?;
+        crate::io::check_target_dirs(&self.targets, b)
+    }
+
+    /// Checks the sweep's parameters alone (sizes, counts, tests).
+    pub fn validate_params(&self) -> Result<(), ParamError> {
         check_range("rszlo", self.rszlo_kb, "rszhi", self.rszhi_kb, MAX_RSZ_KB)?;
         check_range("nobjlo", self.nobjlo, "nobjhi", self.nobjhi, MAX_OBJECTS)?;
         check_range("thrlo", self.thrlo, "thrhi", self.thrhi, MAX_THREADS)?;
@@ -86,8 +92,7 @@ impl ObdConfig {
         if self.interval_ms == 0 {
             return Err(ParamError::new("interval-ms", "must be at least 1"));
         }
-        check_tests(&self.tests)?;
-        crate::io::check_target_dirs(&self.targets, b)
+        check_tests(&self.tests)
     }
 }
 
@@ -340,7 +345,8 @@ pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)
     report
 }
 
-fn count_errors(p: &ObdPoint) -> usize {
+/// Tests that failed at a point (a failed create counts one).
+pub fn count_errors(p: &ObdPoint) -> usize {
     match &p.result {
         ObdPointResult::TooMuchBuffer => 0,
         ObdPointResult::CreateFailed { .. } => 1,

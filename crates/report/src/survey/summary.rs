@@ -120,8 +120,14 @@ pub fn disk_line(p: &DiskPoint) -> String {
 
 /// The object survey's first line (the kit's, naming its local case).
 pub fn obdfilter_header(h: &Header) -> String {
+    obdfilter_header_for(h, "disk")
+}
+
+/// The object survey's first line for the case that ran (`disk`,
+/// `network`), as the kit's names it.
+pub fn obdfilter_header_for(h: &Header, case: &str) -> String {
     format!(
-        "{} Obdfilter-survey for case=disk from {}\n",
+        "{} Obdfilter-survey for case={case} from {}\n",
         h.date, h.host
     )
 }
