@@ -640,30 +640,58 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
     conclude(&a.common, &mut out, doc, csv)
 }
 
-/// The object survey's `case=network`: targets are hosts; an echo agent
-/// is started on each through the remote shell and stopped at the end.
+/// The kit's network cases' targets: host names for `network`,
+/// `HOST:/DIR` for `netdisk`.
+fn echo_targets(
+    case: &str,
+    given: &[String],
+) -> Result<Vec<(String, Option<PathBuf>)>, ParamError> {
+    use iolab_survey::remote::RemoteTarget;
+    if given.is_empty() {
+        let want = match case {
+            "network" => "the servers' host names: targets=\"oss1 oss2\"",
+            _ => "HOST:/DIR targets: targets=\"oss1:/srv/ost0 oss2:/srv/ost1\"",
+        };
+        return Err(ParamError::new(
+            "targets",
+            format!("case={case} needs {want}"),
+        ));
+    }
+    given
+        .iter()
+        .map(|t| match (case, RemoteTarget::parse(t)) {
+            ("network", None) if !t.contains('/') && !t.contains(':') => Ok((t.clone(), None)),
+            ("network", _) => Err(ParamError::new(
+                "targets",
+                format!("{t}: case=network takes host names (the echo agent touches no file system); drop the path, or use case=netdisk"),
+            )),
+            (_, Some(r)) if r.path.is_absolute() => Ok((r.host, Some(r.path))),
+            _ => Err(ParamError::new(
+                "targets",
+                format!("{t}: case=netdisk takes HOST:/DIR (the directory on that host the agent writes in)"),
+            )),
+        })
+        .collect()
+}
+
+/// The object survey's `case=network` and `case=netdisk`: an echo agent
+/// is started for each target through the remote shell and stopped at
+/// the end.
 fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
     use iolab_survey::echo;
     use iolab_survey::obdfilter::ObdConfig;
-    let hosts: Vec<String> = if a.targets.is_empty() {
+    let given: Vec<String> = if a.targets.is_empty() {
         env_list(&["targets"])
             .iter()
             .map(|p| p.display().to_string())
             .collect()
     } else {
-        a.targets
+        a.targets.clone()
     };
-    if hosts.is_empty() {
-        let e = ParamError::new(
-            "targets",
-            "case=network needs the servers' host names: targets=\"oss1 oss2\"",
-        );
-        return usage_error("obdfilter", &e);
-    }
-    if let Some(h) = hosts.iter().find(|h| h.contains('/') || h.contains(':')) {
-        let e = ParamError::new("targets", format!("{h}: case=network takes host names (the echo agent touches no file system); drop the path"));
-        return usage_error("obdfilter", &e);
-    }
+    let targets = match echo_targets(&a.case, &given) {
+        Ok(t) => t,
+        Err(e) => return usage_error("obdfilter", &e),
+    };
     let cfg = ObdConfig {
         targets: vec![],
         remote: vec![],
@@ -692,7 +720,15 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
         Ok(o) => o,
         Err(e) => return usage_error("obdfilter", &e),
     };
-    let agents = match echo::Agents::start(&hosts, a.echo_port, a.rsh.as_deref(), &a.remote_iolab) {
+    let work = iolab_survey::obdfilter::work_name();
+    let started = echo::Agents::start(
+        &targets,
+        a.echo_port,
+        a.rsh.as_deref(),
+        &a.remote_iolab,
+        &work,
+    );
+    let agents = match started {
         Ok(x) => x,
         Err(e) => {
             eprintln!("iolab survey obdfilter: {e}");
@@ -700,7 +736,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
         }
     };
     let header = iolab_survey::Header::now();
-    out.line(&fmt::summary::obdfilter_header_for(&header, "network"));
+    out.line(&fmt::summary::obdfilter_header_for(&header, &a.case));
     let addrs = agents.addrs.clone();
     let mut report = echo::run(&cfg, &addrs, key.as_ref(), &mut |p| {
         out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
@@ -733,14 +769,14 @@ fn warn_leftovers(dirs: &[PathBuf]) {
 fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     use iolab_survey::obdfilter::{self, ObdConfig};
     use iolab_survey::remote::RemoteTarget;
-    if a.case == "network" {
+    if a.case == "network" || a.case == "netdisk" {
         return obdfilter_network(a, line);
     }
     if a.case != "disk" {
-        let why = match a.case.as_str() {
-            "netdisk" => "case=netdisk is not implemented: iolab's object survey runs case=disk (targets' file systems, local or HOST:/DIR, driven on their host) and case=network; use one of them".to_string(),
-            other => format!("case={other}: the kit's cases are disk, network and netdisk; iolab runs disk and network"),
-        };
+        let why = format!(
+            "case={}: the kit's cases are disk, network and netdisk",
+            a.case
+        );
         return usage_error("obdfilter", &ParamError::new("case", why));
     }
     let given: Vec<String> = if a.targets.is_empty() {
@@ -1046,6 +1082,33 @@ fn write_out(path: &str, bytes: &[u8]) -> bool {
     }
 }
 
+/// The echo agent of the network cases: serves until stopped, then
+/// prints what it moved; for netdisk it keeps its objects in `store_dir`
+/// (made first, removed at the end).
+fn echo_agent(
+    a: &AgentArgs,
+    b: &dyn iolab_backend::Backend,
+    store_dir: Option<&PathBuf>,
+) -> Result<(), String> {
+    use iolab_survey::echo;
+    let key = iolab_net::SharedKey::resolve(None).map_err(|e| e.to_string())?;
+    let store = store_dir.map(|d| echo::Store {
+        backend: b,
+        dir: d.clone(),
+    });
+    if let Some(s) = &store {
+        s.make()?;
+    }
+    let served = echo::serve(a.port, key.as_ref(), store.as_ref());
+    if let Some(s) = &store {
+        s.remove();
+    }
+    let totals = served.map_err(|e| e.to_string())?;
+    let json = serde_json::to_string(&totals).map_err(|e| e.to_string())?;
+    println!("{json}");
+    Ok(())
+}
+
 fn obdfilter_agent(a: AgentArgs) -> ExitCode {
     use iolab_survey::obdfilter::{self as o, Shape};
     let b = backend();
@@ -1074,14 +1137,7 @@ fn obdfilter_agent(a: AgentArgs) -> ExitCode {
                 .map(|j| println!("{j}"))
                 .map_err(|e| e.to_string())
         }
-        "echo" => {
-            let key = iolab_net::SharedKey::resolve(None).map_err(|e| e.to_string());
-            key.and_then(|k| {
-                iolab_survey::echo::serve(a.port, k.as_ref()).map_err(|e| e.to_string())
-            })
-            .and_then(|t| serde_json::to_string(&t).map_err(|e| e.to_string()))
-            .map(|j| println!("{j}"))
-        }
+        "echo" => echo_agent(&a, b.as_ref(), work_dirs.first()),
         other => Err(format!("unknown step '{other}'")),
     };
     match r {

@@ -688,3 +688,92 @@ fn obdfilter_case_network_sends_the_requests_to_echo_agents() {
     );
     usage_error(&o, "host names");
 }
+
+#[test]
+fn obdfilter_case_netdisk_writes_through_the_agents_and_all_remote_targets_run() {
+    let s = Scratch::new("forms-obd-netdisk");
+    let rsh = s.path("rsh");
+    std::fs::write(&rsh, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (a, b) = (s.path("ost0"), s.path("ost1"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let port = (20000 + (std::process::id() + 7000) % 20000).to_string();
+    let js = s.path("nd.json");
+    let targets = format!("127.0.0.1:{} localhost:{}", a.display(), b.display());
+    let rshs = rsh.to_str().unwrap();
+    let o = survey(
+        &[
+            "obdfilter",
+            "--rsh",
+            rshs,
+            "--remote-iolab",
+            env!("CARGO_BIN_EXE_iolab"),
+            "--echo-port",
+            &port,
+            "--interval-ms",
+            "50",
+            "--json",
+            js.to_str().unwrap(),
+            "--rslt",
+            s.path("nd").to_str().unwrap(),
+        ],
+        &[
+            ("case", "netdisk"),
+            ("targets", &targets),
+            ("size", "8"),
+            ("nobjhi", "2"),
+            ("thrhi", "2"),
+        ],
+    );
+    ok(&o);
+    let out = stdout(&o);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .contains("for case=netdisk from"),
+        "{out}"
+    );
+    // (1 obj, 1 thr), (1, 2), (2, 2): the reads read back what the agent
+    // wrote to its file system (a read of a missing object is an ERROR).
+    let lines: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| !l.contains("ERROR") && l.contains(" read ")),
+        "{out}"
+    );
+    let notes = json(&js)["notes"].to_string();
+    assert!(
+        notes.contains(&format!("received {} bytes", 3 * 2 * (8 << 20))),
+        "{notes}"
+    );
+    // Each agent removed its objects and directory.
+    assert!(common::tree(&a).is_empty() && common::tree(&b).is_empty());
+    // The disk case with every target on another host is accepted.
+    let o = survey(
+        &[
+            "obdfilter",
+            "--remote-iolab",
+            env!("CARGO_BIN_EXE_iolab"),
+            "--rsh",
+            rshs,
+            "--interval-ms",
+            "50",
+            "--rslt",
+            s.path("dk").to_str().unwrap(),
+        ],
+        &[
+            ("targets", &format!("127.0.0.1:{}", a.display())),
+            ("size", "4"),
+            ("nobjhi", "1"),
+            ("thrhi", "1"),
+        ],
+    );
+    ok(&o);
+    assert!(stdout(&o).contains("for case=disk from"), "{}", stdout(&o));
+    assert!(common::tree(&a).is_empty());
+}

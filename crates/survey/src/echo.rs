@@ -1,7 +1,12 @@
-//! obdfilter-survey's `case=network`: the I/O requests go over the
-//! network to an echo agent on each target host, which acknowledges and
-//! discards what is written and answers reads with pattern data, as the
-//! kit's obdecho server does; no file system is touched.
+//! obdfilter-survey's `case=network` and `case=netdisk`: the I/O requests
+//! go over the network to an echo agent on each target host. For
+//! `network` it acknowledges and discards what is written and answers
+//! reads with pattern data, as the kit's obdecho server does; no file
+//! system is touched. For `netdisk` (targets `HOST:/DIR`) it writes each
+//! record to its object in `DIR/iolab-obdfilter.<pid>/` and reads it back
+//! from there (O_DIRECT when the file system allows; a buffered write is
+//! fdatasync'd before the thread's last answer), and removes its objects
+//! and directory when it stops.
 //!
 //! Every record is one request and its answer on a TCP connection of
 //! `iolab_net` (CRC-checked frames, the shared-key handshake when a key
@@ -57,11 +62,74 @@ struct Totals {
 struct Job {
     write: bool,
     rsz_bytes: u64,
+    /// netdisk: the object this thread works on (`o<k>`).
+    #[serde(default)]
+    object: u64,
+}
+
+/// Where a netdisk agent keeps its objects; None for the network case.
+pub struct Store<'a> {
+    /// The backend every file goes through.
+    pub backend: &'a dyn iolab_backend::Backend,
+    /// The agent's work directory (made by [`Store::make`]).
+    pub dir: std::path::PathBuf,
+}
+
+impl Store<'_> {
+    /// Makes the work directory (it must not exist: it is ours alone).
+    pub fn make(&self) -> Result<(), String> {
+        crate::io::cpath(&self.dir)
+            .and_then(|c| self.backend.mkdir(&c, 0o755))
+            .map_err(|e| format!("mkdir {}: {e}", self.dir.display()))
+    }
+
+    /// Removes every object and the work directory.
+    pub fn remove(&self) {
+        if let Ok(rd) = std::fs::read_dir(&self.dir) {
+            for e in rd.flatten() {
+                if let Ok(c) = crate::io::cpath(&e.path()) {
+                    let _ = self.backend.unlink(&c);
+                }
+            }
+        }
+        if let Ok(c) = crate::io::cpath(&self.dir) {
+            let _ = self.backend.rmdir(&c);
+        }
+    }
+
+    /// Opens object `k` for a job, creating it for writing.
+    fn open(&self, k: u64, write: bool) -> std::io::Result<(iolab_backend::Handle, bool)> {
+        use iolab_backend::OpenOptions;
+        let c = crate::io::cpath(&self.dir.join(format!("o{k}")))?;
+        let opts = || {
+            if write {
+                OpenOptions::write()
+            } else {
+                OpenOptions::read()
+            }
+        };
+        match crate::io::open_data(self.backend, &c, opts(), true) {
+            Ok(h) => Ok(h),
+            Err(_) if write => {
+                // Another thread of the object may create it first.
+                let _ = self
+                    .backend
+                    .open(&c, OpenOptions::create_new())
+                    .and_then(|h| self.backend.close(h));
+                crate::io::open_data(self.backend, &c, opts(), true)
+            }
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// Serves on `0.0.0.0:port` until a stop is requested (SIGTERM, Ctrl-C)
 /// or no connection comes for [`IDLE_LIMIT`]; returns what was moved.
-pub fn serve(port: u16, key: Option<&SharedKey>) -> Result<EchoTotals, NetError> {
+pub fn serve(
+    port: u16,
+    key: Option<&SharedKey>,
+    store: Option<&Store<'_>>,
+) -> Result<EchoTotals, NetError> {
     let l = conn::listen(&format!("0.0.0.0:{port}"))?;
     let totals = Totals::default();
     let result = std::thread::scope(|scope| loop {
@@ -70,7 +138,7 @@ pub fn serve(port: u16, key: Option<&SharedKey>) -> Result<EchoTotals, NetError>
                 let t = &totals;
                 scope.spawn(move || {
                     // A connection that fails ends alone; the client says why.
-                    let _ = answer(c, key, t);
+                    let _ = answer(c, key, t, store);
                 });
             }
             Err(_) if iolab_core::stop::requested() => break Ok(()),
@@ -86,7 +154,12 @@ pub fn serve(port: u16, key: Option<&SharedKey>) -> Result<EchoTotals, NetError>
 
 /// One client connection: handshake, then one answer per request until
 /// the client's End.
-fn answer(mut c: Conn, key: Option<&SharedKey>, t: &Totals) -> Result<(), NetError> {
+fn answer(
+    mut c: Conn,
+    key: Option<&SharedKey>,
+    t: &Totals,
+    store: Option<&Store<'_>>,
+) -> Result<(), NetError> {
     let cancel = Cancel::process();
     c.idle_timeout = NET_TIMEOUT;
     let mut job = None;
@@ -111,20 +184,55 @@ fn answer(mut c: Conn, key: Option<&SharedKey>, t: &Totals) -> Result<(), NetErr
         return Ok(());
     };
     c.max_payload = job.rsz_bytes as u32;
-    let mut buf = vec![0u8; job.rsz_bytes as usize];
-    crate::io::fill_pattern(&mut buf, 1);
+    let refuse = |c: &mut Conn, e: String| {
+        let _ = c.send(Kind::Error, 0, 0, e.as_bytes(), cancel);
+        NetError::Protocol(e)
+    };
+    let file = match store.map(|s| s.open(job.object, job.write)) {
+        Some(Ok(h)) => Some(h),
+        Some(Err(e)) => return Err(refuse(&mut c, format!("object o{}: {e}", job.object))),
+        None => None,
+    };
+    let mut owned = iolab_xdd::buffer::IoBuffer::heap(job.rsz_bytes as usize, 4096)
+        .map_err(|e| NetError::Protocol(format!("buffer: {e}")))?;
+    let buf = owned.as_mut_slice();
+    crate::io::fill_pattern(buf, 1);
+    let io = |r: std::io::Result<()>, what: &str, off: u64| {
+        r.map_err(|e| format!("{what} at offset {off}: {e}"))
+    };
     loop {
         let h = c.recv_header(cancel)?;
         match h.kind {
-            Kind::End => return Ok(()),
+            Kind::End => {
+                if let (Some(s), Some((fh, direct))) = (store, &file) {
+                    if job.write && !direct {
+                        if let Err(e) = s.backend.fdatasync(fh) {
+                            return Err(refuse(&mut c, format!("fdatasync: {e}")));
+                        }
+                    }
+                }
+                if let (Some(s), Some((fh, _))) = (store, file) {
+                    let _ = s.backend.close(fh);
+                }
+                c.send(Kind::End, 0, 0, &[], cancel)?;
+                return Ok(());
+            }
             Kind::Data if job.write => {
-                let got = c.recv_payload(&h, &mut buf, cancel)?.len() as u64;
-                t.received.fetch_add(got, Ordering::Relaxed);
+                let got = c.recv_payload(&h, buf, cancel)?.len();
+                if let (Some(s), Some((fh, _))) = (store, &file) {
+                    let r = crate::io::write_all_at(s.backend, fh, &buf[..got], h.offset);
+                    io(r, "write", h.offset).map_err(|e| refuse(&mut c, e))?;
+                }
+                t.received.fetch_add(got as u64, Ordering::Relaxed);
                 c.send(Kind::Control, 0, h.offset, &[], cancel)?;
             }
             Kind::Data => {
                 c.recv_payload(&h, &mut buf[..0], cancel)?;
-                c.send(Kind::Data, 0, h.offset, &buf, cancel)?;
+                if let (Some(s), Some((fh, _))) = (store, &file) {
+                    let r = crate::io::read_full_at(s.backend, fh, buf, h.offset);
+                    io(r, "read", h.offset).map_err(|e| refuse(&mut c, e))?;
+                }
+                c.send(Kind::Data, 0, h.offset, buf, cancel)?;
                 t.sent.fetch_add(job.rsz_bytes, Ordering::Relaxed);
             }
             other => {
@@ -140,6 +248,8 @@ fn answer(mut c: Conn, key: Option<&SharedKey>, t: &Totals) -> Result<(), NetErr
 /// One connected thread of one target, ready before the clock starts.
 struct Link {
     target: usize,
+    /// Where this thread's stretch of its object starts (netdisk).
+    base: u64,
     conn: Result<Conn, String>,
 }
 
@@ -163,8 +273,11 @@ pub fn run_test(
             let (counters, barrier, errors) = (&counters, &barrier, &errors);
             scope.spawn(move || {
                 barrier.wait();
-                let t = l.target;
-                if let Err(e) = l.conn.and_then(|c| records(c, t, write, s, counters)) {
+                let (t, base) = (l.target, l.base);
+                if let Err(e) = l
+                    .conn
+                    .and_then(|c| records(c, (t, base), write, s, counters))
+                {
                     if let Ok(mut slot) = errors[t].lock() {
                         slot.get_or_insert(format!("{}: {e}", addrs[t]));
                     }
@@ -200,17 +313,26 @@ pub fn run_test(
 fn connect_all(addrs: &[String], write: bool, s: Shape, key: Option<&SharedKey>) -> Vec<Link> {
     let mut out = Vec::new();
     for (t, addr) in addrs.iter().enumerate() {
-        for _ in 0..s.thr {
+        for k in 0..s.thr {
             let conn = conn::connect(addr, NET_TIMEOUT, Cancel::process())
                 .and_then(|mut c| {
                     c.idle_timeout = NET_TIMEOUT;
-                    let job = json!({ "write": write, "rsz_bytes": s.rsz_bytes });
+                    let job = json!({
+                        "write": write,
+                        "rsz_bytes": s.rsz_bytes,
+                        "object": k / s.per_obj.max(1),
+                    });
                     handshake::client(&mut c, TOOL, &job, key, Cancel::process())?;
                     c.max_payload = s.rsz_bytes as u32;
                     Ok(c)
                 })
                 .map_err(|e| e.to_string());
-            out.push(Link { target: t, conn });
+            let base = (k % s.per_obj.max(1)) * s.count * s.rsz_bytes;
+            out.push(Link {
+                target: t,
+                base,
+                conn,
+            });
         }
     }
     out
@@ -219,7 +341,7 @@ fn connect_all(addrs: &[String], write: bool, s: Shape, key: Option<&SharedKey>)
 /// One thread's records: each a request and its answer.
 fn records(
     mut c: Conn,
-    t: usize,
+    (t, base): (usize, u64),
     write: bool,
     s: Shape,
     counters: &Counters,
@@ -232,29 +354,46 @@ fn records(
         if iolab_core::stop::requested() {
             break;
         }
-        let off = i * s.rsz_bytes;
-        if write {
-            c.send(Kind::Data, 0, off, &buf, cancel).map_err(err)?;
-            let h = c.recv_header(cancel).map_err(err)?;
-            if h.kind != Kind::Control {
-                return Err(format!("record {i}: the agent answered {:?}", h.kind));
-            }
-            c.recv_payload(&h, &mut buf[..0], cancel).map_err(err)?;
+        let off = base + i * s.rsz_bytes;
+        let payload: &[u8] = if write { &buf } else { &[] };
+        c.send(Kind::Data, 0, off, payload, cancel).map_err(err)?;
+        let (h, got) = answer_of(&mut c, &mut buf, cancel)?;
+        let expected = if write {
+            (Kind::Control, 0)
         } else {
-            c.send(Kind::Data, 0, off, &[], cancel).map_err(err)?;
-            let h = c.recv_header(cancel).map_err(err)?;
-            let got = c.recv_payload(&h, &mut buf, cancel).map_err(err)?.len() as u64;
-            if h.kind != Kind::Data || got != s.rsz_bytes {
-                return Err(format!(
-                    "record {i}: the agent answered {:?} of {got} bytes",
-                    h.kind
-                ));
-            }
+            (Kind::Data, s.rsz_bytes as usize)
+        };
+        if (h, got) != expected {
+            return Err(format!(
+                "record {i}: the agent answered {h:?} of {got} bytes"
+            ));
         }
         counters.add(t, s.rsz_bytes);
     }
+    // The agent answers End once a buffered write is on disk.
     c.send(Kind::End, 0, 0, &[], cancel).map_err(err)?;
-    Ok(())
+    match answer_of(&mut c, &mut buf, cancel)? {
+        (Kind::End, _) => Ok(()),
+        (k, _) => Err(format!("the agent answered End with {k:?}")),
+    }
+}
+
+/// The agent's next answer: its kind and payload length, or the agent's
+/// own error message.
+fn answer_of(c: &mut Conn, buf: &mut [u8], cancel: Cancel<'_>) -> Result<(Kind, usize), String> {
+    let h = c.recv_header(cancel).map_err(|e| e.to_string())?;
+    if h.kind == Kind::Error {
+        let (_, msg) = (
+            h,
+            c.recv_payload(&h, buf, cancel).map_err(|e| e.to_string())?,
+        );
+        return Err(format!("the agent: {}", String::from_utf8_lossy(msg)));
+    }
+    let got = c
+        .recv_payload(&h, buf, cancel)
+        .map_err(|e| e.to_string())?
+        .len();
+    Ok((h.kind, got))
 }
 
 /// Runs the survey's points against the agents at `addrs` (one per
@@ -334,35 +473,42 @@ pub struct Agents {
 }
 
 impl Agents {
-    /// Starts `iolab survey obdfilter-agent echo --port BASE+i` on each
-    /// host `i` through `rsh` (else $IOLAB_RSH, else ssh).
+    /// Starts `iolab survey obdfilter-agent echo --port BASE+i [-- DIR]`
+    /// for each target `i` (a host, and for netdisk its directory, in
+    /// which the agent keeps `work`) through `rsh` (else $IOLAB_RSH, else
+    /// ssh).
     pub fn start(
-        hosts: &[String],
+        targets: &[(String, Option<std::path::PathBuf>)],
         base_port: u16,
         rsh: Option<&str>,
         iolab: &str,
+        work: &str,
     ) -> Result<Agents, String> {
         let shell = iolab_launch::RemoteShell::resolve(rsh).map_err(|e| e.to_string())?;
         let mut agents = Agents {
             runs: Vec::new(),
             addrs: Vec::new(),
         };
-        for (i, host) in hosts.iter().enumerate() {
+        for (i, (host, dir)) in targets.iter().enumerate() {
             let port = base_port
                 .checked_add(i as u16)
                 .ok_or_else(|| format!("port {base_port} + {i} is above 65535"))?;
-            let cmd: Vec<String> = [
+            let mut cmd: Vec<String> = [
                 iolab,
                 "survey",
                 "obdfilter-agent",
                 "echo",
                 "--work",
-                "-",
+                work,
                 "--port",
                 &port.to_string(),
             ]
             .map(String::from)
             .to_vec();
+            if let Some(d) = dir {
+                cmd.push("--".into());
+                cmd.push(d.display().to_string());
+            }
             let r = shell
                 .spawn(host, &cmd, &[])
                 .map_err(|e| format!("{host}: {e}"))?;
