@@ -1091,6 +1091,14 @@ fn echo_agent(
     store_dir: Option<&PathBuf>,
 ) -> Result<(), String> {
     use iolab_survey::echo;
+    // SAFETY: prctl with PR_SET_PDEATHSIG touches no memory; it makes the
+    // kernel send SIGTERM (a clean stop) when the process that started the
+    // agent (the remote shell, or the survey itself) dies, even by kill -9.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
+    // SAFETY: getppid has no preconditions.
+    if unsafe { libc::getppid() } == 1 {
+        return Err("the survey that started this agent is gone".into());
+    }
     let key = iolab_net::SharedKey::resolve(None).map_err(|e| e.to_string())?;
     let store = store_dir.map(|d| echo::Store {
         backend: b,

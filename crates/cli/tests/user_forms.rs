@@ -777,3 +777,60 @@ fn obdfilter_case_netdisk_writes_through_the_agents_and_all_remote_targets_run()
     assert!(stdout(&o).contains("for case=disk from"), "{}", stdout(&o));
     assert!(common::tree(&a).is_empty());
 }
+
+#[test]
+fn obdfilter_echo_agents_end_when_the_survey_is_killed() {
+    let s = Scratch::new("forms-obd-kill");
+    let rsh = s.path("rsh");
+    std::fs::write(&rsh, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let port = (20000 + (std::process::id() + 13000) % 20000).to_string();
+    let agents = || -> usize {
+        let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+        String::from_utf8_lossy(&ps.stdout)
+            .lines()
+            .filter(|l| l.contains("obdfilter-agent echo") && l.contains(&format!("--port {port}")))
+            .count()
+    };
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.args(["survey", "obdfilter", "--rsh", rsh.to_str().unwrap()])
+        .args([
+            "--remote-iolab",
+            env!("CARGO_BIN_EXE_iolab"),
+            "--echo-port",
+            &port,
+        ])
+        .args(["--rslt", s.path("k").to_str().unwrap()])
+        .env("case", "network")
+        .env("targets", "127.0.0.1")
+        .env("size", "1000000")
+        .env("nobjhi", "1")
+        .env("thrhi", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut survey = c.spawn().unwrap();
+    let mut seen = false;
+    for _ in 0..200 {
+        if agents() > 0 {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    survey.kill().unwrap();
+    let _ = survey.wait();
+    assert!(seen, "the agent never started");
+    let mut left = agents();
+    for _ in 0..200 {
+        if left == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        left = agents();
+    }
+    assert_eq!(
+        left, 0,
+        "an echo agent outlived the survey killed with SIGKILL"
+    );
+}
