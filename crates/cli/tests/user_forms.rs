@@ -256,6 +256,22 @@ fn survey(words: &[&str], env: &[(&str, &str)]) -> Output {
     c.envs(env.iter().copied()).output().unwrap()
 }
 
+/// Command lines of the running echo agents listening on `port` (read
+/// from /proc, so the test needs no ps).
+fn echo_agents(port: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let line = String::from_utf8_lossy(&raw).replace('\0', " ");
+        if line.contains("obdfilter-agent echo") && line.contains(&format!("--port {port} ")) {
+            out.push(line);
+        }
+    }
+    out
+}
+
 fn json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
@@ -674,12 +690,7 @@ fn obdfilter_case_network_sends_the_requests_to_echo_agents() {
         assert!(notes.contains(&want), "{notes:?}");
     }
     // No agent is left running.
-    let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
-    let left: Vec<String> = String::from_utf8_lossy(&ps.stdout)
-        .lines()
-        .filter(|l| l.contains("obdfilter-agent echo") && l.contains(&format!("--port {port}")))
-        .map(String::from)
-        .collect();
+    let left = echo_agents(&port);
     assert!(left.is_empty(), "{left:?}");
     // A path is not a host in the network case.
     let o = survey(
@@ -786,13 +797,7 @@ fn obdfilter_echo_agents_end_when_the_survey_is_killed() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
     let port = (20000 + (std::process::id() + 13000) % 20000).to_string();
-    let agents = || -> usize {
-        let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
-        String::from_utf8_lossy(&ps.stdout)
-            .lines()
-            .filter(|l| l.contains("obdfilter-agent echo") && l.contains(&format!("--port {port}")))
-            .count()
-    };
+    let agents = || echo_agents(&port).len();
     let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
     c.args(["survey", "obdfilter", "--rsh", rsh.to_str().unwrap()])
         .args([
