@@ -839,3 +839,23 @@ fn obdfilter_echo_agents_end_when_the_survey_is_killed() {
         "an echo agent outlived the survey killed with SIGKILL"
     );
 }
+
+#[test]
+fn xdd_e2e_source_side_refuses_what_a_copy_cannot_do_at_parse_time() {
+    let s = Scratch::new("forms-e2e-source");
+    std::fs::write(s.path("src"), vec![7u8; 8192]).unwrap();
+    let base =
+        "-op read -target src -reqsize 1 -numreqs 8 -e2e issource -e2e destination 127.0.0.1:40999";
+    for (extra, named) in [
+        ("-seek random", "-seek"),
+        ("-seek stagger 4", "-seek"),
+        ("-rwratio 50", "-rwratio"),
+        ("-engine uring", "-engine"),
+    ] {
+        let o = xdd_in(&s.root, &format!("{base} {extra}"));
+        usage_error(&o, named);
+        // Refused before any connection is tried: no wait for a peer.
+        assert!(!stderr(&o).contains("cannot connect"), "{}", stderr(&o));
+    }
+    assert_eq!(common::tree(&s.root), ["src"]);
+}
