@@ -182,7 +182,7 @@ pub struct Capabilities {
     pub directories: bool,
     /// O_DIRECT-style unbuffered I/O.
     pub direct_io: bool,
-    /// mknod of FIFOs / special files.
+    /// mknod: special files and the empty regular files of mdtest -k.
     pub mknod: bool,
     /// fallocate-style preallocation.
     pub preallocate: bool,

@@ -179,8 +179,10 @@ impl Backend for Posix {
     }
 
     fn mknod_file(&self, path: &CStr) -> io::Result<()> {
+        // Mode 0400 (S_IRUSR) as mdtest's make_node gives it: the file is
+        // never written, only stat'ed, read and removed.
         // SAFETY: valid C string; a regular file needs no device number.
-        check(unsafe { libc::mknod(path.as_ptr(), libc::S_IFREG | 0o644, 0) })
+        check(unsafe { libc::mknod(path.as_ptr(), libc::S_IFREG | 0o400, 0) })
     }
 
     fn list(&self, path: &CStr) -> io::Result<Vec<DirEntry>> {

@@ -160,7 +160,13 @@ fn bad_config_is_refused_naming_the_variable() {
     let s = Scratch::new("stats-bad");
     let tmp = s.path("tmp");
     for (text, named) in [
-        ("DISK_INTERVAL=1\nNODES=a\n", "unknown variable NODES"),
+        // Read by bash: a misspelt interval is named (a helper variable
+        // such as NODES=a is fine, as in the kit).
+        (
+            "DISK_INTERVAL=1\nDISK_INTERVALL=2\n",
+            "unknown variable DISK_INTERVALL",
+        ),
+        ("DISK_INTERVAL=1\nif then\n", "line 3"),
         ("DISK_INTERVAL=-1\n", "DISK_INTERVAL=-1"),
         ("CPU_INTERVAL=fast\n", "CPU_INTERVAL=fast"),
         ("STATFS_INTERVAL=0\n", "STATFS_PATHS"),

@@ -322,6 +322,9 @@ impl Config {
         if self.shared_file && self.unique_dir {
             return err("-S with -u: shared files cannot live in a tree per task");
         }
+        if self.stride > 0 && self.dirs.len() > 1 {
+            return err("-N with several -d paths: a task stats its neighbour's items, which live under another task's path; give one -d path (as in mdtest)");
+        }
         if self.collective && self.dirs.len() > 1 {
             return err("-c with several -d paths: collective creates need a single directory");
         }

@@ -108,10 +108,23 @@ pub(crate) fn seek(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Resul
             let n = c.u64("seed")?;
             r.set(t, move |o| o.seek.seed = n);
         }
+        "stagger" => {
+            // Later XDD takes an optional stride in blocks after stagger;
+            // a following option or nothing means the range is divided.
+            let stride = match c.peek() {
+                Some(v) if v.bytes().all(|b| b.is_ascii_digit()) => {
+                    Some(c.positive("stagger stride in blocks")?)
+                }
+                _ => None,
+            };
+            r.set(t, move |o| {
+                o.seek.pattern = SeekPattern::Stagger;
+                o.seek.stagger_stride_blocks = stride;
+            });
+        }
         _ => {
             let p = match k.as_str() {
                 "random" => SeekPattern::Random,
-                "stagger" => SeekPattern::Stagger,
                 "none" => SeekPattern::None,
                 _ => SeekPattern::Sequential,
             };

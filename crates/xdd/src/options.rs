@@ -142,7 +142,7 @@ pub static OPTIONS: &[OptSpec] = &[
         apply: num_t!(targetoffset, "blocks", u64),
         example: "-targetoffset 1024", check: Check::Ok(|c| c.targets[1].targetoffset == 1024) },
     OptSpec { name: "seek", short: None, aliases: &[], arity: Words, scoped: true,
-        args: "random|stagger|none|sequential|range <blocks>|seed <n>|interleave <n>|save <file>|load <file>|disthist <n>|seekhist <n>",
+        args: "random|stagger [<stride blocks>]|none|sequential|range <blocks>|seed <n>|interleave <n>|save <file>|load <file>|disthist <n>|seekhist <n>",
         help: "access pattern within the range; repeat -seek for each setting",
         apply: seek,
         example: "-seek random -seek range 4000 -seek seed 9", check: Check::Ok(|c| c.targets[0].seek.pattern == SeekPattern::Random && c.targets[0].seek.range_blocks == Some(4000) && c.targets[0].seek.seed == 9) },

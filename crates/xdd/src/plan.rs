@@ -273,6 +273,7 @@ fn seek_config(t: &TargetOpts, wrap: u64) -> Result<SeekConfig, UsageError> {
         reqsize_blocks: t.reqsize,
         num_reqs: wrap,
         range_blocks: t.seek.range_blocks,
+        stagger_stride_blocks: t.seek.stagger_stride_blocks,
         seed: t.seek.seed,
         interleave: t.seek.interleave,
         randomize: t.randomize,

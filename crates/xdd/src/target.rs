@@ -427,9 +427,17 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
     let qs = run_qthreads(&mut tg.qthreads, tg.io, &cx, sh);
     let mut counts = Counts::default();
     qs.iter().for_each(|q| counts.merge_parallel(&q.counts));
+    let threads_done = mono_ns();
     end_of_pass_sync(tg, sh, &mut counts);
     let end = mono_ns();
-    counts.elapsed_ns = end - start_ns;
+    // A throttled pass lasts until its schedule's end as its QThreads
+    // measured it (qthread::hold_to_schedule_end), plus the end-of-pass
+    // sync; the other passes last until now.
+    counts.elapsed_ns = if plan.schedule.is_some() {
+        counts.elapsed_ns + (end - threads_done)
+    } else {
+        end - start_ns
+    };
     let rel = |t: u64| t.saturating_sub(sh.run_start_ns);
     // Kept compact from here on: memory stays flat in the pass count.
     counts.compact();

@@ -165,13 +165,23 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         writes: 0,
     };
     let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
+    // As in qthread::run_pass: the slot that ends a throttled pass.
+    let mut next_slot = Some(plan.ops);
     let reqs = (0..plan.ops)
         .take_while(|&n| {
-            !cx.ending()
+            let go = !cx.ending()
                 && match pacer.as_mut() {
+                    Some(p) if p.due_at_ns(n) >= cx.deadline_ns => {
+                        next_slot = Some(n);
+                        return false;
+                    }
                     Some(p) => p.wait_for_slot_unless(n, || cx.ending()),
                     None => true,
-                }
+                };
+            if !go {
+                next_slot = None;
+            }
+            go
         })
         .map(|n| Request {
             index: n,
@@ -179,6 +189,8 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         });
     let result = engine.run(reqs, &mut hooks);
     let Hooks { st, mut c, .. } = hooks;
+    let ran = result.is_ok();
+
     match result {
         Ok(_) => {} // latency was recorded per completion
         Err(e) => error(
@@ -190,7 +202,10 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
             e.raw_os_error(),
         ),
     }
-    c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);
+    c.elapsed_ns = match (pacer.as_mut(), next_slot, ran) {
+        (Some(p), Some(k), true) => crate::qthread::hold_to_schedule_end(p, cx, k),
+        _ => mono_ns().saturating_sub(cx.start_ns),
+    };
     (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);
     c
 }

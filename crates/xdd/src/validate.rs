@@ -234,6 +234,7 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
                 format!("target {i}: request size times -numreqs overflows"),
             )
         })?;
+    named(i, t)?;
     reach(c, i, t)?;
     throttle(i, t)?;
     run_bytes(c, i, t)?;
@@ -283,6 +284,57 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         ));
     }
     Ok(())
+}
+
+/// `-target ''` names nothing: refused here rather than failing to
+/// create a file called "" once the run has started.
+fn named(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    if t.name.is_empty() {
+        return Err(UsageError::new(
+            "target",
+            format!("target {i}: the target name is empty; give a file or device name (or `null`)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that look at the file system (nothing is created or written):
+/// run after [`validate`] and before any target is opened.
+pub fn preflight(c: &Config) -> Result<(), UsageError> {
+    for (i, t) in c.targets.iter().enumerate() {
+        reads_exist(i, t)?;
+    }
+    Ok(())
+}
+
+/// A target that is read (`-op read`, or `-rwratio` above 0) must exist
+/// before the run: reading a file that is created by the run itself would
+/// read past its end. An end-to-end destination writes what it receives;
+/// `-preallocate` creates the file at its size first.
+fn reads_exist(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let destination = t.e2e.role() == Some(crate::e2e::opts::Role::Destination);
+    if t.is_null() || t.is_s3() || destination || t.op == crate::values::Op::Noop {
+        return Ok(());
+    }
+    if t.read_percent() <= 0.0 || t.preallocate > 0 {
+        return Ok(());
+    }
+    match std::fs::symlink_metadata(&t.path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let how = match t.rwratio {
+                Some(r) => format!("-rwratio {r} reads {r}% of its requests"),
+                None => "-op read reads it".to_string(),
+            };
+            Err(UsageError::new(
+                if t.rwratio.is_some() { "rwratio" } else { "op" },
+                format!(
+                    "target {i} ({}) does not exist and {how}; create it first (for example with an -op write run of the same size) or add -preallocate",
+                    t.path
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// What an object in an object store cannot do: it is uploaded whole

@@ -61,6 +61,9 @@ pub struct SeekOpts {
     pub pattern: SeekPattern,
     /// Range in blocks (`-seek range`); None means implied by the amount.
     pub range_blocks: Option<u64>,
+    /// Stride in blocks given after `-seek stagger` (later XDD's
+    /// `seek_stride`); None when stagger came alone.
+    pub stagger_stride_blocks: Option<u64>,
     /// Seed of the random generator (`-seek seed`).
     pub seed: u64,
     /// Interleave factor (`-seek interleave`), 1 when not given.
@@ -80,6 +83,7 @@ impl Default for SeekOpts {
         Self {
             pattern: SeekPattern::Sequential,
             range_blocks: None,
+            stagger_stride_blocks: None,
             // XDD's historical default seed, so `-seek random` without a
             // seed is reproducible from run to run.
             seed: 72058,
