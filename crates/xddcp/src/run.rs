@@ -91,16 +91,6 @@ fn failed(p: &Plan, job: &Job, code: u8, why: impl Into<String>) -> FileResult {
     }
 }
 
-/// The environment the destination side gets: the key file named by
-/// IOLAB_KEY_FILE here names it there too.
-fn remote_env() -> Vec<(String, String)> {
-    std::env::var("IOLAB_KEY_FILE")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(|v| vec![("IOLAB_KEY_FILE".to_string(), v)])
-        .unwrap_or_default()
-}
-
 /// The lines a side wrote that say what went wrong (its `xdd:` lines).
 fn reason(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
@@ -138,9 +128,12 @@ fn start_destination(p: &Plan, job: &Job) -> Result<(Remote, u16), (u8, String)>
     let mut port = p.base_port;
     for k in 0..tries {
         let argv = args::destination(p, job, port);
+        // The key travels on the remote shell's standard input, which
+        // stays open: its closing (this process gone) ends the far side.
+        let line = p.key.handoff_line();
         let mut r = p
             .rsh
-            .spawn(&p.shell_host, &argv, &remote_env())
+            .spawn_with_stdin(&p.shell_host, &argv, &[], line.as_bytes())
             .map_err(|e| (2, e.to_string()))?;
         match wait_listening(&mut r, p.timeout_s) {
             Ok(()) => return Ok((r, port)),
@@ -224,11 +217,13 @@ fn exit_code_of(r: &mut Remote) -> u8 {
 /// the bytes it has sent each time the file grows.
 fn run_source(
     argv: &[String],
+    key: &iolab_net::SharedKey,
     heartbeat: Option<&Path>,
     moving: &dyn Fn(u64),
 ) -> Result<(u8, Vec<u8>, Vec<u8>), String> {
     let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
-    let mut child = Remote::spawn_local(&os)
+    let line = key.handoff_line();
+    let mut child = Remote::spawn_local(&os, Some(line.as_bytes()))
         .map_err(|e| format!("cannot start the source side ({}): {e}", argv[0]))?;
     let mut last = None;
     if heartbeat.is_some() {
@@ -320,7 +315,7 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     let argv = args::source(p, job, port, &json_arg, &log_prefix, hb.as_deref());
     let hb_file = hb.as_ref().map(|_| progress_file(&hb_prefix));
     let t0 = Instant::now();
-    let src = run_source(&argv, hb_file.as_deref(), moving);
+    let src = run_source(&argv, &p.key, hb_file.as_deref(), moving);
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(f) = &hb_file {
         let _ = std::fs::remove_file(f);

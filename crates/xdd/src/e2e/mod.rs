@@ -32,6 +32,7 @@
 //! ([`crate::restart`]).
 
 pub mod counts;
+pub mod lock;
 pub mod monitor;
 pub mod opts;
 pub mod pass;
