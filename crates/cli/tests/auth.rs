@@ -333,3 +333,83 @@ fn kill_9_of_xddcp_leaves_nothing_running_and_a_resume_finishes() {
     assert_eq!(third.code, Some(0), "{}{}", third.stdout, third.stderr);
     assert!(third.stdout.contains(" 0 bytes"), "{}", third.stdout);
 }
+
+/// Processes of `iolab lst agent --session`.
+fn session_agents() -> Vec<u32> {
+    command_lines()
+        .into_iter()
+        .filter(|(_, w)| w.iter().any(|x| x == "agent") && w.iter().any(|x| x == "--session"))
+        .filter(|(_, w)| w.first().is_some_and(|p| p.ends_with("iolab")))
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// `iolab lst run` started through an ssh-like remote shell: the
+/// session's key and token go on the agents' standard input, so no
+/// command line shows them; an agent the console started refuses a
+/// console without the session's key even on its known port; when the
+/// session ends the agents end.
+#[test]
+fn lst_agents_take_the_session_key_on_stdin_and_refuse_a_console_without_it() {
+    let Some(c) = cluster("auth_lst", 3) else {
+        return;
+    };
+    let s = Scratch::new("auth-lst");
+    fake_ssh(&s.path("sshlike"), None);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let (ns2, a2) = c.host(2);
+    let lst = |args: &[String]| -> Vec<String> {
+        let mut v: Vec<String> = ["ip", "netns", "exec", &ns0, IOLAB, "lst", "run", "ping"]
+            .map(String::from)
+            .to_vec();
+        v.extend(args.iter().cloned());
+        v
+    };
+    let main = Bg::start_argv(
+        &s.root,
+        &lst(&[
+            "--from".into(),
+            format!("{ns1}@{a1}"),
+            "--to".into(),
+            format!("{ns2}@{a2}"),
+            "--duration".into(),
+            "6".into(),
+            "--rsh".into(),
+            s.path("sshlike").display().to_string(),
+        ]),
+        &[],
+    );
+    let until = Instant::now() + Duration::from_secs(30);
+    while session_agents().len() < 2 {
+        assert!(Instant::now() < until, "the agents did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Whether or not the console's session is open yet, the agents hold
+    // the key: the stranger is refused either way.
+    assert_no_secret_in_command_lines(None);
+    let port = iolab_lst::console::DEFAULT_PORT;
+    let stranger = Bg::start_argv(
+        &s.root,
+        &lst(&[
+            "--from".into(),
+            format!("{a1}:{port}"),
+            "--to".into(),
+            format!("{a2}:{port}"),
+            "--count".into(),
+            "5".into(),
+        ]),
+        &[("IOLAB_KEY_FILE", "")],
+    )
+    .wait(60);
+    assert_ne!(stranger.code, Some(0), "{}", stranger.stdout);
+    let said = format!("{}{}", stranger.stdout, stranger.stderr);
+    assert!(said.contains("key"), "{said}");
+    let end = main.wait(60);
+    assert_eq!(end.code, Some(0), "{}{}", end.stdout, end.stderr);
+    let until = Instant::now() + Duration::from_secs(30);
+    while !session_agents().is_empty() {
+        assert!(Instant::now() < until, "agents outlived their session");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -207,10 +207,17 @@ impl RemoteShell {
     }
 }
 
-/// Quotes `w` for a POSIX shell (shlex): untouched when it has only
-/// safe characters, else quoted so that the shell gives back exactly
-/// `w`. A NUL byte cannot be passed and is an error.
+/// Quotes `w` for a POSIX shell: untouched when every character is one
+/// no POSIX shell treats specially (letters, digits, `-_./:@%+,=`), else
+/// quoted by shlex so that the shell gives back exactly `w`. Leaving the
+/// plain words alone keeps host:port,N lists and paths readable in `ps`
+/// and lets an exec-style agent given without `exec:` work for them. A
+/// NUL byte cannot be passed and is an error.
 pub fn quote(w: &str) -> Result<String, LaunchError> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:@%+,=".contains(c);
+    if !w.is_empty() && w.chars().all(plain) {
+        return Ok(w.to_string());
+    }
     shlex::try_quote(w)
         .map(|q| q.into_owned())
         .map_err(|e| LaunchError::BadWord {
@@ -260,11 +267,21 @@ mod tests {
 
     #[test]
     fn quoting_survives_any_byte_a_shell_treats_specially() {
-        for w in ["plain-word_1.2", "", "it's $HOME", "a\"b`c`\\d", "*?[x]\n~"] {
+        for w in [
+            "plain-word_1.2",
+            "",
+            "it's $HOME",
+            "a=b c",
+            "{a,b}",
+            "~x",
+            "a\"b`c`\\d",
+            "*?[x]\n~",
+        ] {
             let q = quote(w).unwrap();
             assert_eq!(shlex::split(&q).unwrap(), [w], "{q}");
         }
         assert_eq!(quote("plain-word_1.2").unwrap(), "plain-word_1.2");
+        assert_eq!(quote("10.0.0.2:40010,8").unwrap(), "10.0.0.2:40010,8");
         assert!(quote("a\0b").is_err());
     }
 

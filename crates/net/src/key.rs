@@ -73,6 +73,13 @@ impl SharedKey {
         format!("{}\n", hex(&self.0))
     }
 
+    /// A key from its hex form (as [`SharedKey::handoff_line`] writes it).
+    pub fn from_hex(text: &str) -> Result<SharedKey, NetError> {
+        let b = unhex(text.trim_end())
+            .ok_or_else(|| NetError::Key("the key handed over is not hex".into()))?;
+        SharedKey::new(&b)
+    }
+
     /// The key handed over on standard input (its first line, hex), read
     /// once per process. The rest of standard input is then watched in
     /// the background: when it closes (the process that started this one
@@ -81,16 +88,11 @@ impl SharedKey {
     pub fn from_stdin() -> Result<SharedKey, NetError> {
         FROM_STDIN
             .get_or_init(|| {
-                let mut line = String::new();
-                std::io::stdin()
-                    .lock()
-                    .read_line(&mut line)
-                    .map_err(|e| format!("cannot read the key from standard input: {e}"))?;
-                let k = unhex(line.trim_end())
-                    .ok_or("standard input does not start with a key in hex (key -)")
-                    .map_err(String::from)
-                    .and_then(|b| SharedKey::new(&b).map_err(|e| e.to_string()))?;
-                std::thread::spawn(stop_when_stdin_closes);
+                let line = read_stdin_lines(1).map_err(|e| e.to_string())?;
+                let k = SharedKey::from_hex(&line[0]).map_err(|e| {
+                    format!("key -: the first line of standard input must be the key in hex: {e}")
+                })?;
+                on_stdin_close(iolab_core::stop::request);
                 Ok(k)
             })
             .clone()
@@ -141,8 +143,38 @@ impl SharedKey {
     }
 }
 
-/// Reads standard input to its end, then asks the run to stop.
-fn stop_when_stdin_closes() {
+/// Reads the first `n` lines of standard input (without their line
+/// feeds): secrets a starting process handed over.
+pub fn read_stdin_lines(n: usize) -> Result<Vec<String>, NetError> {
+    let mut input = std::io::stdin().lock();
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let mut line = String::new();
+        let got = input
+            .read_line(&mut line)
+            .map_err(|e| NetError::Key(format!("cannot read standard input: {e}")))?;
+        if got == 0 {
+            return Err(NetError::Key(
+                "standard input ended before the key was handed over".into(),
+            ));
+        }
+        out.push(line.trim_end_matches(['\n', '\r']).to_string());
+    }
+    Ok(out)
+}
+
+/// Calls `then` in a background thread once standard input closes: the
+/// sign that the process which started this one (and holds the other
+/// end) is gone.
+pub fn on_stdin_close(then: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(move || {
+        drain_stdin();
+        then();
+    });
+}
+
+/// Reads standard input to its end.
+fn drain_stdin() {
     let mut buf = [0u8; 256];
     let mut input = std::io::stdin();
     loop {
@@ -153,7 +185,6 @@ fn stop_when_stdin_closes() {
             Err(_) => break,
         }
     }
-    iolab_core::stop::request();
 }
 
 /// Lower-case hex of `b`.
