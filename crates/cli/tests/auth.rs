@@ -413,3 +413,91 @@ fn lst_agents_take_the_session_key_on_stdin_and_refuse_a_console_without_it() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// `date -d +N min +%F@%R`: the kit's date in a default result name.
+fn minute(plus: u32) -> String {
+    let o = std::process::Command::new("date")
+        .args(["-d", &format!("+{plus} min"), "+%F@%R"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// Links planted at every default result name of the mds survey for the
+/// coming minutes (in a world-writable sticky directory, as /tmp), all
+/// pointing at a file of root's: the survey writes next to them, says
+/// where, and the file pointed to is unchanged.
+#[test]
+fn a_survey_never_writes_through_a_link_planted_at_its_default_names() {
+    let s = Scratch::new("auth-links");
+    let shared = s.path("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::fs::create_dir_all(s.path("mdt")).unwrap();
+    let victim = s.path("victim");
+    std::fs::write(&victim, b"root's own file\n").unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    for m in 0..3 {
+        for ext in ["summary", "detail"] {
+            let name = shared.join(format!("mds_survey_{}_{host}.{ext}", minute(m)));
+            std::os::unix::fs::symlink(&victim, name).unwrap();
+        }
+    }
+    let o = std::process::Command::new(IOLAB)
+        .args(["survey", "mds"])
+        .arg(s.path("mdt"))
+        .arg("--rslt-loc")
+        .arg(&shared)
+        .env_remove("rslt")
+        .env_remove("rslt_loc")
+        .envs([
+            ("thrlo", "1"),
+            ("thrhi", "1"),
+            ("file_count", "20"),
+            ("dir_count", "1"),
+        ])
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"root's own file\n");
+    assert!(
+        err.contains("already there") && err.contains("-2.summary"),
+        "{err}"
+    );
+    let written: Vec<_> = std::fs::read_dir(&shared)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(written.len(), 2, "{written:?}");
+    assert!(written.iter().all(|n| n.contains("-2.")), "{written:?}");
+    // A prefix the user names is truncated as the kit does, but a link
+    // there is refused (exit 2, naming it), not written through.
+    let link = s.path("mine.summary");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let o = std::process::Command::new(IOLAB)
+        .args(["survey", "mds"])
+        .arg(s.path("mdt"))
+        .arg("--rslt")
+        .arg(s.path("mine"))
+        .envs([
+            ("thrlo", "1"),
+            ("thrhi", "1"),
+            ("file_count", "20"),
+            ("dir_count", "1"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("mine.summary"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"root's own file\n");
+}
