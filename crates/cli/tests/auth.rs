@@ -501,3 +501,57 @@ fn a_survey_never_writes_through_a_link_planted_at_its_default_names() {
     );
     assert_eq!(std::fs::read(&victim).unwrap(), b"root's own file\n");
 }
+
+/// `iolab stats start` works in TMP/iolab-stats/NODE, a name anyone can
+/// predict in a shared TMP: a link planted at TMP/iolab-stats, or a
+/// directory there that others may write in, is refused naming it, and
+/// the directory the link points to is untouched.
+#[test]
+fn stats_never_works_through_a_link_planted_in_its_tmp() {
+    let s = Scratch::new("auth-stats");
+    let shared = s.path("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let victim = s.path("victim");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    std::fs::create_dir_all(victim.join(&host)).unwrap();
+    std::fs::write(victim.join(&host).join("keep"), b"precious").unwrap();
+    std::os::unix::fs::symlink(&victim, shared.join("iolab-stats")).unwrap();
+    let cfg = s.path("c.toml");
+    let text = format!("tmp = \"{}\"\ncpu_interval = 0\n", shared.display());
+    std::fs::write(&cfg, text).unwrap();
+    let start = |_: ()| {
+        std::process::Command::new(IOLAB)
+            .args(["stats", "start"])
+            .arg(&cfg)
+            .output()
+            .unwrap()
+    };
+    let o = start(());
+    assert_ne!(o.status.code(), Some(0), "{}", common::stdout(&o));
+    let err = common::stderr(&o);
+    assert!(err.contains("iolab-stats") && err.contains("link"), "{err}");
+    assert_eq!(
+        std::fs::read(victim.join(&host).join("keep")).unwrap(),
+        b"precious"
+    );
+    assert_eq!(std::fs::read_dir(victim.join(&host)).unwrap().count(), 1);
+    // A directory there that others may write in: refused too.
+    std::fs::remove_file(shared.join("iolab-stats")).unwrap();
+    std::fs::create_dir(shared.join("iolab-stats")).unwrap();
+    std::fs::set_permissions(
+        shared.join("iolab-stats"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    let o = start(());
+    assert_ne!(o.status.code(), Some(0), "{}", common::stdout(&o));
+    assert!(
+        common::stderr(&o).contains("writable by others"),
+        "{}",
+        common::stderr(&o)
+    );
+}
