@@ -13,7 +13,9 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
         eprintln!("iolab demo: takes no arguments (got '{}'); use `iolab mdtest` or `iolab xdd` for options", a.to_string_lossy());
         return ExitCode::from(crate::EXIT_USAGE);
     }
-    let dir = match private_dir() {
+    // A random name of mode 0700 (mkdtemp), not iolab-demo-PID, which
+    // anyone could plant a link at beforehand.
+    let private = match iolab_core::tmp::PrivateDir::new("iolab-demo") {
         Ok(d) => d,
         Err(e) => {
             eprintln!(
@@ -23,6 +25,7 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
             return ExitCode::from(crate::EXIT_IO);
         }
     };
+    let dir = private.path().to_path_buf();
     let target = dir.join("xdd.dat");
     let steps: [(&str, String); 3] = [
         ("mdtest", format!("-d {}/md -n 1000 -z 1 -b 4 -w 4k -e 4k -X -i 2 --tasks 2", dir.display())),
@@ -44,27 +47,8 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
     }
     let _ = std::fs::remove_file(&target);
     let _ = std::fs::remove_dir(&dir);
+    // The directory is gone if the steps cleaned up; `private` removes
+    // whatever a failed step left.
+    drop(private);
     code
-}
-
-/// A new directory of mode 0700 under the temporary directory, with a
-/// random name (mkdtemp(3)): a shared /tmp gives nobody a name to plant a
-/// link or a directory at beforehand, as iolab-demo-PID did.
-fn private_dir() -> std::io::Result<std::path::PathBuf> {
-    use std::os::unix::ffi::OsStringExt;
-    let mut template = std::env::temp_dir()
-        .join("iolab-demo-XXXXXX")
-        .into_os_string()
-        .into_vec();
-    template.push(0);
-    // SAFETY: template is a writable, NUL-terminated buffer ending in
-    // XXXXXX, which mkdtemp fills in place.
-    let made = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
-    if made.is_null() {
-        return Err(std::io::Error::last_os_error());
-    }
-    template.pop();
-    Ok(std::path::PathBuf::from(std::ffi::OsString::from_vec(
-        template,
-    )))
 }

@@ -57,7 +57,7 @@ struct AgentArgs {
   iolab lst run brw write size=1M check=simple --from c1:7819 --to s1:7819 --count 1000
   iolab lst run brw read size=4k --from c1,c2,c3,c4 --to s1,s2 --clients 1,2,4 \\
       --concurrency 1,2,4,8,16,32,64 --repeat 3 --json out.json --csv out.csv
-  iolab lst run ping --rsh 'ip netns exec' --from ns1@10.213.7.2 --to ns2@10.213.7.3 --count 100")]
+  iolab lst run ping --rsh 'exec:ip netns exec' --from ns1@10.213.7.2 --to ns2@10.213.7.3 --count 100")]
 struct RunArgs {
     /// The test: `ping`, or `brw read|write size=N check=none|simple|full`.
     #[arg(required = true, num_args = 1..)]

@@ -306,7 +306,14 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
         Ok(x) => x,
         Err((code, why)) => return failed(p, job, code, why),
     };
-    let tmp = std::env::temp_dir().join(format!("iolab-xddcp-{}-{i}", std::process::id()));
+    // The source's JSON and heartbeat go in a private directory (random
+    // name, 0700): a name in /tmp that others can predict could be a
+    // planted link.
+    let private = match iolab_core::tmp::PrivateDir::new("iolab-xddcp") {
+        Ok(d) => d,
+        Err(e) => return failed(p, job, 1, format!("cannot make a temporary directory: {e}")),
+    };
+    let tmp = private.path().join(format!("file-{i}"));
     let json = tmp.with_extension("json");
     let hb_prefix = tmp.with_extension("progress");
     let hb = p.opts.progress.then(|| hb_prefix.display().to_string());
