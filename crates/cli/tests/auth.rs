@@ -555,3 +555,53 @@ fn stats_never_works_through_a_link_planted_in_its_tmp() {
         common::stderr(&o)
     );
 }
+
+/// kill -9 of xddcp without `-a`: the far side sees its standard input
+/// close, stops as on Ctrl-C and removes the partial file it created, so
+/// nothing at the destination's name looks like a finished copy.
+#[test]
+fn kill_9_of_xddcp_without_a_leaves_no_partial_destination_file() {
+    let Some(c) = cluster("auth_kill9_noa", 2) else {
+        return;
+    };
+    let s = Scratch::new("auth-kill9-noa");
+    random_file(&s.path("src"), 192 << 20);
+    fake_ssh(&s.path("sshlike"), None);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let dest = s.path("copy").display().to_string();
+    let argv: Vec<String> = vec![
+        "ip".into(),
+        "netns".into(),
+        "exec".into(),
+        ns0,
+        IOLAB.into(),
+        "xddcp".into(),
+        "-t".into(),
+        "2".into(),
+        "--rsh".into(),
+        s.path("sshlike").display().to_string(),
+        "--remote-iolab".into(),
+        IOLAB.into(),
+        s.path("src").display().to_string(),
+        format!("{ns1}@{a1}:{dest}"),
+    ];
+    let first = Bg::start_argv(&s.root, &argv, &[]);
+    let until = Instant::now() + Duration::from_secs(60);
+    while std::fs::metadata(s.path("copy")).map_or(0, |m| m.len()) < 8 << 20 {
+        assert!(Instant::now() < until, "no data moved");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: kill has no memory effects; the pid is our child's.
+    unsafe { libc::kill(first.pid() as i32, libc::SIGKILL) };
+    let _ = first.wait(10);
+    let until = Instant::now() + Duration::from_secs(30);
+    while !running_with(&dest).is_empty() {
+        assert!(Instant::now() < until, "the destination outlived xddcp");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !s.path("copy").exists(),
+        "a partial copy was left at {dest}"
+    );
+}

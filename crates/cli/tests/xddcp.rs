@@ -415,7 +415,12 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
         .find(|l| l.contains(" bytes ") && l.contains(" -> "))
         .and_then(|l| l.split_whitespace().find_map(|w| w.parse().ok()))
         .unwrap();
-    assert!(moved > 0 && moved < total as u64, "only the rest: {moved}");
+    assert!(
+        moved > 0 && moved < total as u64,
+        "only the rest: {moved} left={left} {}{}",
+        again.stdout,
+        again.stderr
+    );
     assert_eq!(
         std::fs::read(s.path("big")).unwrap(),
         std::fs::read(s.path("copy")).unwrap(),

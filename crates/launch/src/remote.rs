@@ -3,8 +3,9 @@
 //! process group stopped when it is dropped, so a failed test or an
 //! interrupted run never leaves an agent behind. A killed parent (kill
 //! -9, where no drop runs) takes the agent with it: the kernel sends it
-//! SIGKILL (`PR_SET_PDEATHSIG`), and its standard input, when it has one
-//! from us, closes, which ssh carries to the far side.
+//! SIGTERM (`PR_SET_PDEATHSIG`), on which iolab stops and cleans up as on
+//! Ctrl-C and ssh ends, and its standard input, when it has one from us,
+//! closes, which ssh carries to the far side.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -211,7 +212,14 @@ impl Remote {
     /// then SIGKILL if it has not gone within a second. (ssh forwards the
     /// hang-up to the far side when its connection drops.)
     pub fn stop(&mut self) {
+        // Standard input closes last, once the group has gone: a command
+        // that takes its closing as a stop request then has one reason to
+        // stop, not two racing (the signal and the closing).
+        self.stop_group();
         self.close_stdin();
+    }
+
+    fn stop_group(&mut self) {
         if self.has_exited() {
             return;
         }
@@ -231,8 +239,10 @@ impl Remote {
     }
 }
 
-/// Makes `cmd`'s child receive SIGKILL when this process dies, however
-/// it dies (mpirun and ssh end their children the same way).
+/// Makes `cmd`'s child receive SIGTERM when this process dies, however
+/// it dies (mpirun and ssh end their children the same way). SIGTERM,
+/// not SIGKILL: an iolab child then stops as on Ctrl-C, removing or
+/// recording what it leaves.
 fn die_with_parent(cmd: &mut Command) {
     // SAFETY: getpid is async-signal-safe and is read before the fork.
     let parent = unsafe { libc::getpid() };
@@ -241,7 +251,7 @@ fn die_with_parent(cmd: &mut Command) {
     // nothing and takes no lock.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // The parent died before the prctl: nobody will send the signal.
