@@ -334,6 +334,24 @@ fn kill_9_of_xddcp_leaves_nothing_running_and_a_resume_finishes() {
     assert!(third.stdout.contains(" 0 bytes"), "{}", third.stdout);
 }
 
+/// Opens an lst data connection to `addr` as an agent without the
+/// session's key would; returns why it was refused (panics if accepted).
+fn stranger_data_connection(addr: &str) -> String {
+    use iolab_net::{conn, handshake, Cancel};
+    let words: Vec<String> = ["ping"].map(String::from).to_vec();
+    let hello = iolab_lst::proto::Hello::Data {
+        token: "0".repeat(32),
+        test: iolab_lst::spec::Test::parse(&words).unwrap(),
+    };
+    let hello = serde_json::to_value(hello).unwrap();
+    let mut c = conn::connect(addr, Duration::from_secs(10), Cancel::process()).unwrap();
+    c.idle_timeout = Duration::from_secs(10);
+    match handshake::client(&mut c, "lst", &hello, None, Cancel::process()) {
+        Ok(_) => panic!("the agent accepted a data connection without the key"),
+        Err(e) => e.to_string(),
+    }
+}
+
 /// Processes of `iolab lst agent --session`.
 fn session_agents() -> Vec<u32> {
     command_lines()
@@ -405,6 +423,11 @@ fn lst_agents_take_the_session_key_on_stdin_and_refuse_a_console_without_it() {
     assert_ne!(stranger.code, Some(0), "{}", stranger.stdout);
     let said = format!("{}{}", stranger.stdout, stranger.stderr);
     assert!(said.contains("key"), "{said}");
+    // A stranger agent opening a data connection to the server agent,
+    // from a host of the cluster: refused in the handshake.
+    let server = format!("{a2}:{port}");
+    let refused = c.in_host(0, || stranger_data_connection(&server)).unwrap();
+    assert!(refused.contains("key"), "{refused}");
     let end = main.wait(60);
     assert_eq!(end.code, Some(0), "{}{}", end.stdout, end.stderr);
     let until = Instant::now() + Duration::from_secs(30);
