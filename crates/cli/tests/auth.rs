@@ -318,6 +318,10 @@ fn kill_9_of_xddcp_leaves_nothing_running_and_a_resume_finishes() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!writers.is_empty());
+    // Nothing at the destination's name looks like a finished copy: the
+    // partial one goes by a name that says so, beside its record.
+    assert!(!s.path("copy").exists(), "a partial copy at {dest}");
+    assert!(s.path("copy.partial").is_file() && s.path("copy.restart").is_file());
     assert_eq!(second.code, Some(2), "{}{}", second.stdout, second.stderr);
     assert!(
         second.stderr.contains("locked by") && second.stderr.contains(&dest),

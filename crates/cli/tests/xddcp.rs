@@ -406,6 +406,7 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
     let first = first.wait(60);
     assert_eq!(first.code, Some(130), "{}{}", first.stdout, first.stderr);
     let left = std::fs::read_to_string(s.path("copy.restart")).unwrap();
+    assert!(!s.path("copy").exists() && s.path("copy.partial").is_file());
     assert!(!left.contains(&format!("offset {total}")), "{left}");
     let again = Bg::start_argv(&s.root, &argv, &[]).wait(120);
     assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
