@@ -152,8 +152,14 @@ impl RemoteShell {
         out.push(host.to_string());
         match self.style {
             ArgStyle::Shell => {
-                for w in &words {
-                    out.push(quote(w)?);
+                for (i, w) in words.iter().enumerate() {
+                    // `NAME=value` first would be an assignment, not a command.
+                    let q = if i == 0 && is_assignment(w) {
+                        format!("'{}'", w.replace('\'', r"'\''"))
+                    } else {
+                        quote(w)?
+                    };
+                    out.push(q);
                 }
             }
             ArgStyle::Exec => out.extend(words),
@@ -205,6 +211,16 @@ impl RemoteShell {
             source,
         })
     }
+}
+
+/// True when a shell would take `w`, as a command's first word, for a
+/// variable assignment (`NAME=...`).
+fn is_assignment(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// Quotes `w` for a POSIX shell: untouched when every character is one
@@ -283,6 +299,13 @@ mod tests {
         assert_eq!(quote("plain-word_1.2").unwrap(), "plain-word_1.2");
         assert_eq!(quote("10.0.0.2:40010,8").unwrap(), "10.0.0.2:40010,8");
         assert!(quote("a\0b").is_err());
+    }
+
+    #[test]
+    fn a_first_word_that_looks_like_an_assignment_is_quoted() {
+        let r = RemoteShell::parse("ssh").unwrap();
+        let a = r.argv("h", &["A=1".into(), "B=2".into()], &[]).unwrap();
+        assert_eq!(a, ["ssh", "h", "'A=1'", "B=2"]);
     }
 
     #[test]
