@@ -160,6 +160,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         if let Status::Failed { .. } = r.status {
             eprintln!("{}", line(r));
         }
+        for why in &r.refused {
+            eprintln!(
+                "xddcp: {}: the destination refused a connection: {why}",
+                r.destination
+            );
+        }
     };
     let results = run(&p, each, &|job, bytes| bar.show(job, bytes));
     let copied: Vec<&FileResult> = results

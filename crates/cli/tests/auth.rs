@@ -185,6 +185,11 @@ fn a_stranger_that_connects_first_is_refused_and_the_copy_completes() {
     let end = xddcp.wait(120);
     assert_eq!(end.code, Some(0), "{}{}", end.stdout, end.stderr);
     assert!(same(&s.path("src"), &s.path("copy")), "the copy differs");
+    assert!(
+        end.stderr.contains("the destination refused a connection"),
+        "{}",
+        end.stderr
+    );
     let log = std::fs::read_to_string(s.path("xddcp.src.destination.log")).unwrap();
     let src_log = std::fs::read_to_string(s.path("xddcp.src.source.log")).unwrap_or_default();
     assert!(

@@ -43,6 +43,9 @@ pub struct FileResult {
     pub seconds: f64,
     /// How it ended.
     pub status: Status,
+    /// What the destination refused on the way (connections that failed
+    /// the handshake: a stranger, a stale source), as it said it.
+    pub refused: Vec<String>,
 }
 
 impl FileResult {
@@ -88,7 +91,18 @@ fn failed(p: &Plan, job: &Job, code: u8, why: impl Into<String>) -> FileResult {
             code,
             why: why.into(),
         },
+        refused: Vec::new(),
     }
+}
+
+/// The destination's lines about connections it dropped (it says them
+/// as notes on standard error, and goes on waiting for its source).
+fn refused(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains("dropped a connection"))
+        .map(|l| l.trim().to_string())
+        .collect()
 }
 
 /// The lines a side wrote that say what went wrong (its `xdd:` lines).
@@ -348,6 +362,7 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
             );
         }
     }
+    let refused = dst.as_ref().map(|f| refused(&f.stderr)).unwrap_or_default();
     let (d_code, d_err) = match dst {
         Ok(f) => (
             f.status.code().map_or(1, |c| c.clamp(0, 255) as u8),
@@ -379,6 +394,7 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
         bytes,
         seconds,
         status,
+        refused,
     }
 }
 
