@@ -455,10 +455,11 @@ fn minute(plus: u32) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
-/// Links planted at every default result name of the mds survey for the
-/// coming minutes (in a world-writable sticky directory, as /tmp), all
-/// pointing at a file of root's: the survey writes next to them, says
-/// where, and the file pointed to is unchanged.
+/// Links planted at every default result name of the mds and obdfilter
+/// surveys for the coming minutes (in a world-writable sticky directory,
+/// as /tmp), all pointing at a file of root's: each survey writes next to
+/// them, says where, and the file pointed to is unchanged. (The disk and
+/// OST surveys name their results through the same code.)
 #[test]
 fn a_survey_never_writes_through_a_link_planted_at_its_default_names() {
     let s = Scratch::new("auth-links");
@@ -472,42 +473,58 @@ fn a_survey_never_writes_through_a_link_planted_at_its_default_names() {
         .unwrap()
         .trim()
         .to_string();
-    for m in 0..3 {
-        for ext in ["summary", "detail"] {
-            let name = shared.join(format!("mds_survey_{}_{host}.{ext}", minute(m)));
-            std::os::unix::fs::symlink(&victim, name).unwrap();
+    let mdt = s.path("mdt").display().to_string();
+    let surveys: [(&str, Vec<&str>, Vec<(&str, &str)>); 2] = [
+        (
+            "mds",
+            vec![mdt.as_str()],
+            vec![
+                ("thrlo", "1"),
+                ("thrhi", "1"),
+                ("file_count", "20"),
+                ("dir_count", "1"),
+            ],
+        ),
+        (
+            "obdfilter",
+            vec![mdt.as_str(), "--rszlo", "256", "--rszhi", "256"],
+            vec![("size", "1"), ("nobjhi", "1"), ("thrhi", "1")],
+        ),
+    ];
+    for (survey, args, env) in surveys {
+        for m in 0..3 {
+            for ext in ["summary", "detail"] {
+                let name = format!("{survey}_survey_{}_{host}.{ext}", minute(m));
+                std::os::unix::fs::symlink(&victim, shared.join(name)).unwrap();
+            }
         }
+        let o = std::process::Command::new(IOLAB)
+            .args(["survey", survey])
+            .args(&args)
+            .arg("--rslt-loc")
+            .arg(&shared)
+            .env_remove("rslt")
+            .env_remove("rslt_loc")
+            .envs(env)
+            .output()
+            .unwrap();
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{survey}: {err}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"root's own file\n");
+        assert!(
+            err.contains("already there") && err.contains("-2.summary"),
+            "{err}"
+        );
+        let written: Vec<_> = std::fs::read_dir(&shared)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_type().unwrap().is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(survey))
+            .collect();
+        assert_eq!(written.len(), 2, "{written:?}");
+        assert!(written.iter().all(|n| n.contains("-2.")), "{written:?}");
     }
-    let o = std::process::Command::new(IOLAB)
-        .args(["survey", "mds"])
-        .arg(s.path("mdt"))
-        .arg("--rslt-loc")
-        .arg(&shared)
-        .env_remove("rslt")
-        .env_remove("rslt_loc")
-        .envs([
-            ("thrlo", "1"),
-            ("thrhi", "1"),
-            ("file_count", "20"),
-            ("dir_count", "1"),
-        ])
-        .output()
-        .unwrap();
-    let err = common::stderr(&o);
-    assert_eq!(o.status.code(), Some(0), "{err}");
-    assert_eq!(std::fs::read(&victim).unwrap(), b"root's own file\n");
-    assert!(
-        err.contains("already there") && err.contains("-2.summary"),
-        "{err}"
-    );
-    let written: Vec<_> = std::fs::read_dir(&shared)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_type().unwrap().is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(written.len(), 2, "{written:?}");
-    assert!(written.iter().all(|n| n.contains("-2.")), "{written:?}");
     // A prefix the user names is truncated as the kit does, but a link
     // there is refused (exit 2, naming it), not written through.
     let link = s.path("mine.summary");
