@@ -455,6 +455,9 @@ fn minute(plus: u32) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
+/// A survey's name, arguments and kit variables.
+type Survey<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+
 /// Links planted at every default result name of the mds and obdfilter
 /// surveys for the coming minutes (in a world-writable sticky directory,
 /// as /tmp), all pointing at a file of root's: each survey writes next to
@@ -474,7 +477,7 @@ fn a_survey_never_writes_through_a_link_planted_at_its_default_names() {
         .trim()
         .to_string();
     let mdt = s.path("mdt").display().to_string();
-    let surveys: [(&str, Vec<&str>, Vec<(&str, &str)>); 2] = [
+    let surveys: [Survey; 2] = [
         (
             "mds",
             vec![mdt.as_str()],
