@@ -294,7 +294,11 @@ fn kill_9_of_xddcp_leaves_nothing_running_and_a_resume_finishes() {
             format!("{ns1}@{a1}:{dest}"),
         ]
     };
-    let first = Bg::start_argv(&s.root, &argv("big"), &[]);
+    // xddcp's private temporary directory outlives a kill -9: keep it
+    // in the scratch directory, which the test removes.
+    let root = s.root.display().to_string();
+    let tmpdir = [("TMPDIR", root.as_str())];
+    let first = Bg::start_argv(&s.root, &argv("big"), &tmpdir);
     let until = Instant::now() + Duration::from_secs(60);
     while std::fs::metadata(s.path("copy")).map_or(0, |m| m.len()) < 16 << 20 {
         assert!(Instant::now() < until, "no data moved");
@@ -638,7 +642,10 @@ fn kill_9_of_xddcp_without_a_leaves_no_partial_destination_file() {
         s.path("src").display().to_string(),
         format!("{ns1}@{a1}:{dest}"),
     ];
-    let first = Bg::start_argv(&s.root, &argv, &[]);
+    // xddcp's private temporary directory outlives a kill -9: keep it
+    // in the scratch directory, which the test removes.
+    let root = s.root.display().to_string();
+    let first = Bg::start_argv(&s.root, &argv, &[("TMPDIR", root.as_str())]);
     let until = Instant::now() + Duration::from_secs(60);
     while std::fs::metadata(s.path("copy")).map_or(0, |m| m.len()) < 8 << 20 {
         assert!(Instant::now() < until, "no data moved");
