@@ -314,12 +314,14 @@ fn issue<T: Transfer>(
     len: usize,
 ) -> (std::io::Result<usize>, u64, u64) {
     let plan = cx.plan;
-    let buf = &mut st.buf.as_mut_slice()[..len];
+    let whole = st.buf.as_mut_slice();
+    let mut at = 0;
     if !read && plan.pattern.varies_per_request() {
         let t = mono_ns();
-        plan.pattern.patch(buf, offset);
+        at = plan.pattern.place(whole, offset, len, cx.pass);
         c.pattern_fill_ns += mono_ns() - t;
     }
+    let buf = &mut whole[at..at + len];
     if plan.opts.ordering == Ordering::Loose {
         cx.shared.issued.store(n + 1, Release);
     }

@@ -259,7 +259,7 @@ fn qstate(
     notes: &mut Vec<String>,
 ) -> Result<QState, RunError> {
     let t = &plan.opts;
-    let len = plan.xfer_bytes as usize;
+    let len = plan.pattern.buffer_len(plan.xfer_bytes as usize);
     let align = (t.memalign as usize).max(crate::buffer::page_size());
     let mut buf = if t.sharedmemory {
         IoBuffer::shared(len)
