@@ -315,6 +315,22 @@ impl DataPattern {
         }
     }
 
+    /// The warning a write of this data carries, if any: zeros or one
+    /// repeated buffer (or chosen percentages) let a store that compresses
+    /// or deduplicates keep less than was written.
+    pub fn shrink_note(&self) -> Option<String> {
+        let what = match &self.kind {
+            PatternKind::Random if self.compress_pct == 0 && self.dedupe_pct == 0 => return None,
+            PatternKind::Random => "data chosen to be compressible or duplicated (-datapattern compress/dedupe)",
+            PatternKind::Sequenced => "sequenced words, which compress",
+            _ if self.repeats() => "the same bytes in every request (XDD's data; iolab's default is unique incompressible blocks)",
+            _ => "a pattern that repeats",
+        };
+        Some(format!(
+            "writes {what}: a store that compresses or deduplicates will show more than it stores"
+        ))
+    }
+
     /// What the data is, in words, for the report's preamble.
     pub fn describe(&self) -> String {
         let mut s = match &self.kind {
