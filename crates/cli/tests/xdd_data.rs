@@ -287,3 +287,87 @@ fn btrfs_with_forced_zstd_stores_what_was_written() {
     // Zeros are stored in a sliver: the measurement can tell the difference.
     assert!(used[2] < 0.2, "zeros stored {:.3}", used[2]);
 }
+
+/// (count, min, max, sum) of a JSON latency record.
+fn lat(v: &serde_json::Value) -> (u64, u64, u64, f64) {
+    let l = &v["latency_ns"];
+    let count = l["count"].as_u64().unwrap();
+    let sum = l["mean_ns"].as_f64().unwrap() * count as f64;
+    (
+        count,
+        l["min_ns"].as_u64().unwrap(),
+        l["max_ns"].as_u64().unwrap(),
+        sum,
+    )
+}
+
+/// Asserts that `merged` is the merge of `parts`: counts and sums add,
+/// the minimum is the least of the non-empty parts' (never 0 when an
+/// operation took time), the maximum the greatest.
+fn assert_merge(what: &str, merged: &serde_json::Value, parts: &[&serde_json::Value]) {
+    let (count, min, max, sum) = lat(merged);
+    let ps: Vec<_> = parts.iter().map(|p| lat(p)).collect();
+    let full: Vec<_> = ps.iter().filter(|p| p.0 > 0).collect();
+    assert_eq!(count, ps.iter().map(|p| p.0).sum::<u64>(), "{what}: count");
+    assert_eq!(
+        min,
+        full.iter().map(|p| p.1).min().unwrap_or(0),
+        "{what}: min"
+    );
+    assert_eq!(
+        max,
+        full.iter().map(|p| p.2).max().unwrap_or(0),
+        "{what}: max"
+    );
+    let want: f64 = ps.iter().map(|p| p.3).sum();
+    assert!(
+        (sum - want).abs() <= 1e-6 * want.max(1.0),
+        "{what}: sum {sum} vs {want}"
+    );
+    if count > 0 && max > 0 {
+        assert!(min > 0, "{what}: min 0 beside max {max}");
+    }
+}
+
+#[test]
+fn every_merged_latency_figure_equals_the_merge_of_its_parts() {
+    let s = Scratch::new("xdd-data-merge");
+    // More QThreads than some of them get work: empty parts are merged too.
+    xdd(
+        &s.root,
+        "-op write -targets 2 a b -reqsize 4 -numreqs 64 -qd 3 -passes 3 --json t.json",
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("t.json")).unwrap()).unwrap();
+    let p = &j["payload"];
+    let passes = p["passes"].as_array().unwrap();
+    assert_eq!(passes.len(), 3);
+    let mut per_target: Vec<Vec<&serde_json::Value>> = vec![Vec::new(); 2];
+    for pass in passes {
+        for t in pass["targets"].as_array().unwrap() {
+            let qs: Vec<_> = t["qthreads"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|q| &q["figures"])
+                .collect();
+            assert_eq!(qs.len(), 3);
+            let what = format!("pass {} target {}", pass["pass"], t["target"]);
+            assert_merge(&what, &t["figures"], &qs);
+            per_target[t["target"].as_u64().unwrap() as usize].push(&t["figures"]);
+        }
+    }
+    let totals: Vec<_> = p["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["totals"])
+        .collect();
+    for (i, parts) in per_target.iter().enumerate() {
+        assert_merge(&format!("target {i} totals"), totals[i], parts);
+    }
+    assert_merge("combined over targets", &p["combined"], &totals);
+    let all: Vec<_> = per_target.concat();
+    assert_merge("combined over passes", &p["combined"], &all);
+    assert_eq!(lat(&p["combined"]).0, 2 * 3 * 64);
+}
