@@ -371,3 +371,28 @@ fn every_merged_latency_figure_equals_the_merge_of_its_parts() {
     assert_merge("combined over passes", &p["combined"], &all);
     assert_eq!(lat(&p["combined"]).0, 2 * 3 * 64);
 }
+
+#[test]
+fn unique_data_reads_back_under_verify_contents() {
+    let s = Scratch::new("xdd-data-verify");
+    let line = "-target f -reqsize 64 -numreqs 32 -qd 2";
+    xdd(&s.root, &format!("-op write {line} -passes 2"));
+    let o = xdd(&s.root, &format!("-op read {line} -verify contents"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("0 reads failed -verify"), "{out}");
+    let mut data = std::fs::read(s.path("f")).unwrap();
+    data[70_000] ^= 0xFF;
+    std::fs::write(s.path("f"), &data).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("xdd")
+        .args(format!("-op read {line} -verify contents").split_whitespace())
+        .current_dir(&s.root)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        out.contains("1 reads failed -verify, 1 bad units, first bad offset 70000"),
+        "{out}"
+    );
+}
