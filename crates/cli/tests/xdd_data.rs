@@ -222,9 +222,10 @@ impl BtrfsLoop {
     fn used_bytes(&self) -> u64 {
         run("sync", &[]).unwrap();
         let c = std::ffi::CString::new(self.mnt.to_str().unwrap()).unwrap();
-        // SAFETY: a zeroed statvfs is a valid out-parameter; `c` is a
-        // NUL-terminated path that outlives the call.
+        // SAFETY: statvfs is plain data; all zeros is a valid value.
         let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `c` is a NUL-terminated path and `st` a valid
+        // out-parameter, both outliving the call.
         assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
         (st.f_blocks - st.f_bfree) * st.f_frsize
     }
