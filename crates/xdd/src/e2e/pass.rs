@@ -256,7 +256,9 @@ fn read_request(
         let mut at = 0;
         if plan.pattern.varies_per_request() {
             let t = mono_ns();
-            at = plan.pattern.place(st.buf.as_mut_slice(), offset, len, cx.pass);
+            at = plan
+                .pattern
+                .place(st.buf.as_mut_slice(), offset, len, cx.pass);
             c.pattern_fill_ns += mono_ns() - t;
         }
         return Some(at);
