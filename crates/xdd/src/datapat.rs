@@ -281,6 +281,13 @@ impl DataPattern {
         self.shape().map_or(len, |s| s.buffer_len(len))
     }
 
+    /// As [`DataPattern::buffer_len`], for a target that also reads
+    /// (`-rwratio`): reads land in `len` more bytes after the base, so
+    /// that they never overwrite it.
+    pub fn mixed_buffer_len(&self, len: usize) -> usize {
+        self.shape().map_or(len, |s| s.buffer_len(len) + len)
+    }
+
     /// Patches a write buffer for the request at `file_offset` of `len`
     /// bytes in pass `pass`, and returns where in `buf` the request's bytes
     /// start (0 except for unique data). No allocation.
