@@ -7,8 +7,10 @@
 # Not a test: it prints numbers, it asserts nothing. The goal is a cost
 # under 2% of throughput. Each round runs both, alternating which goes
 # first; the medians over REPEAT rounds are printed: MB/s of each, the
-# default/zeros ratio, and the share of the default's time spent stamping
-# (the JSON's pattern_fill_s over elapsed_s).
+# default/zeros ratio, the same ratio of CPU time (user + system) per
+# request, which a loaded machine disturbs less than wall time, and the
+# share of the default's time spent stamping (the JSON's pattern_fill_s
+# over elapsed_s).
 #
 # Where: by default a file on a tmpfs mounted here (root) or in TMPDIR:
 # writes then cost a memory copy each, the case where the data's own
@@ -54,7 +56,7 @@ fi
 extra=()
 [ "$DIO" = 1 ] && extra+=(-dio)
 
-# One run; prints "MB/s fill_share".
+# One run; prints "MB/s fill_share cpu_us_per_op".
 run() {
     local json=$work/r.json
     (cd "$dir" && "$IOLAB" xdd -op write -target f -reqsize 1024 -blocksize 1024 \
@@ -63,20 +65,21 @@ run() {
     python3 - "$json" <<'EOF'
 import json, sys
 c = json.load(open(sys.argv[1]))["payload"]["combined"]
-print(c["bandwidth_mb_per_s"], c["pattern_fill_s"] / max(c["elapsed_s"], 1e-9))
+print(c["bandwidth_mb_per_s"], c["pattern_fill_s"] / max(c["elapsed_s"], 1e-9), c["cpu"]["us_per_op"])
 EOF
 }
 
 run >/dev/null # warm-up: the file exists and is in memory
-unique=() zeros=() ratios=() fills=()
+unique=() zeros=() ratios=() fills=() cpus=()
 for i in $(seq 1 "$REPEAT"); do
     if [ $((i % 2)) = 1 ]; then
-        read -r u f < <(run); read -r z _ < <(run -datapattern 0x00)
+        read -r u f uc < <(run); read -r z _ zc < <(run -datapattern 0x00)
     else
-        read -r z _ < <(run -datapattern 0x00); read -r u f < <(run)
+        read -r z _ zc < <(run -datapattern 0x00); read -r u f uc < <(run)
     fi
     unique+=("$u") zeros+=("$z") fills+=("$f")
     ratios+=("$(python3 -c "print($u / $z)")")
+    cpus+=("$(python3 -c "print($uc / max($zc, 1e-9))")")
     printf 'round %d: default %.0f MB/s, 0x00 %.0f MB/s\n' "$i" "$u" "$z"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -86,4 +89,5 @@ printf '\n%s, %s MiB x %s passes, 1 MiB requests, qd %s%s\n' \
 printf 'median MB/s: default %.0f, 0x00 %.0f\n' "$(median "${unique[@]}")" "$(median "${zeros[@]}")"
 printf 'median default/0x00: %.4f (cost %.2f%%)\n' "$(median "${ratios[@]}")" \
     "$(python3 -c "print((1 - $(median "${ratios[@]}")) * 100)")"
+printf 'median CPU per request, default/0x00: %.4f\n' "$(median "${cpus[@]}")"
 printf 'median share of time stamping: %.4f%%\n' "$(python3 -c "print($(median "${fills[@]}") * 100)")"
