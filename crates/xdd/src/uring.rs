@@ -787,6 +787,58 @@ mod tests {
         assert_eq!(f.metadata().unwrap().len(), 64 * 4096);
     }
 
+    /// With slack, a request is the window `place` chose in its slot:
+    /// the file gets those bytes, and completions see the same window.
+    #[test]
+    fn slack_lets_a_request_start_anywhere_in_its_slot() {
+        let Some(()) = uring_or_skip() else { return };
+        let t = TempFile::new("slack");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&t.0)
+            .unwrap();
+        let cfg = UringConfig {
+            depth: 3,
+            buf_bytes: 4096,
+            slack_bytes: 8192,
+            ..UringConfig::default()
+        };
+        let mut e = UringEngine::new(f.as_raw_fd(), IoOp::Write, &cfg).unwrap();
+        for i in 0..3 {
+            let b = e.buffer_mut(i).unwrap();
+            assert_eq!(b.len(), 3 * 4096);
+            b.chunks_mut(4096)
+                .enumerate()
+                .for_each(|(k, c)| c.fill(k as u8 + 1));
+        }
+        /// Request i starts (i % 3) * 4 KiB into its slot; completions
+        /// must see that window.
+        struct Window(u64);
+        impl UringHooks for Window {
+            fn place(&mut self, req: Request, _slot: &mut [u8]) -> usize {
+                (req.index % 3) as usize * 4096
+            }
+            fn complete(&mut self, c: &Completion<'_>) -> bool {
+                self.0 += u64::from(c.buf[0] == (c.req.index % 3) as u8 + 1);
+                true
+            }
+        }
+        let mut h = Window(0);
+        let reqs = (0..9).map(|i| Request {
+            index: i,
+            offset_bytes: i * 4096,
+        });
+        let st = e.run(reqs, &mut h).unwrap();
+        assert_eq!((st.ops, st.errors, h.0), (9, 0, 9));
+        let data = std::fs::read(&t.0).unwrap();
+        for (i, c) in data.chunks(4096).enumerate() {
+            assert!(c.iter().all(|&b| b == (i % 3) as u8 + 1), "request {i}");
+        }
+    }
+
     #[test]
     fn direct_io_on_a_real_file_system() {
         let Some(()) = uring_or_skip() else { return };
