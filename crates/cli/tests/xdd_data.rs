@@ -110,7 +110,17 @@ fn chosen_compressibility_and_duplication() {
 #[test]
 fn the_report_names_the_data_and_warns_of_shrinkable_writes() {
     let s = Scratch::new("xdd-data-report");
-    let o = xdd(&s.root, "-op write -target f -reqsize 4 -numreqs 4");
+    let o = xdd(
+        &s.root,
+        "-op write -target f -reqsize 4 -numreqs 4 --json t.json",
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("t.json")).unwrap()).unwrap();
+    let data = j["payload"]["targets"][0]["data"].as_str().unwrap();
+    assert!(
+        data.starts_with("default: unique incompressible blocks"),
+        "{data}"
+    );
     let (out, err) = (
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr),
