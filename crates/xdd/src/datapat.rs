@@ -341,11 +341,15 @@ impl DataPattern {
     /// What the data is, in words, for the report's preamble.
     pub fn describe(&self) -> String {
         let mut s = match &self.kind {
+            PatternKind::Random if self.compress_pct == 0 && self.dedupe_pct == 0 => {
+                "unique incompressible blocks (random, every 4 KiB stamped with offset and pass)"
+                    .into()
+            }
             PatternKind::Random => {
-                let mut s = String::from("unique incompressible blocks (random, every 4 KiB stamped with offset and pass)");
+                let mut s = String::from("random blocks, every 4 KiB stamped with offset and pass");
                 if self.compress_pct > 0 {
                     s += &format!(
-                        ", {}% of each 4 KiB zero (compressible to ~{}%)",
+                        ", {}% of each 4 KiB zero (compresses to ~{}%)",
                         self.compress_pct,
                         100 - self.compress_pct
                     );
