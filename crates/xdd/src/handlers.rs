@@ -142,7 +142,13 @@ pub(crate) fn datapattern(
     let first = c.value("pattern")?.to_string();
     let lower = first.to_ascii_lowercase();
     let mut words = vec![first];
-    if matches!(lower.as_str(), "ascii" | "hex" | "prefix" | "file") {
+    let takes_arg = matches!(
+        lower.as_str(),
+        "ascii" | "hex" | "prefix" | "file" | "compress" | "dedupe"
+    );
+    // Later XDD spells `-datapattern wholefile FILE`; a bare `wholefile`
+    // (with a separate `file`) is read too.
+    if takes_arg || (lower == "wholefile" && c.has_value()) {
         words.push(c.value(&format!("{lower} argument"))?.to_string());
     }
     // Checked now so that a bad pattern fails before anything is created.

@@ -326,11 +326,22 @@ fn one_op<T: Transfer>(
     }
     match &st.verifier {
         Some(v) => {
-            let m = v.check(&st.buf.as_slice()[..len], offset);
+            let at = read_start(st.buf.len(), len);
+            let m = v.check(&st.buf.as_slice()[at..at + len], offset);
             verified(st, cx, c, n, offset, &m)
         }
         None => true,
     }
+}
+
+/// Where reads land in a QThread's buffer: its last `len` bytes. Unique
+/// write data is a window on the buffer's first `period + len` bytes
+/// ([`crate::unique`]), and a read of a mixed (`-rwratio`) target must
+/// not overwrite that base; for other patterns the buffer is `len` long
+/// and this is 0.
+#[inline]
+pub(crate) fn read_start(buf_len: usize, len: usize) -> usize {
+    buf_len.saturating_sub(len)
 }
 
 /// Patches the buffer if needed, keeps the ordering promises, and does
@@ -348,12 +359,18 @@ fn issue<T: Transfer>(
     len: usize,
 ) -> (std::io::Result<usize>, u64, u64) {
     let plan = cx.plan;
-    let buf = &mut st.buf.as_mut_slice()[..len];
+    let whole = st.buf.as_mut_slice();
+    let mut at = if read {
+        read_start(whole.len(), len)
+    } else {
+        0
+    };
     if !read && plan.pattern.varies_per_request() {
         let t = mono_ns();
-        plan.pattern.patch(buf, offset);
+        at = plan.pattern.place(whole, offset, len, cx.pass);
         c.pattern_fill_ns += mono_ns() - t;
     }
+    let buf = &mut whole[at..at + len];
     if plan.opts.ordering == Ordering::Loose {
         cx.shared.issued.store(n + 1, Release);
     }

@@ -36,7 +36,7 @@ fn run_plan(
     let g = &plan.global;
     let clock = global_clock(g)?;
     let host = iolab_core::env::host_info();
-    let mut notes = Vec::new();
+    let mut notes = data_notes(plan);
     if g.processlock {
         if let Err(e) = crate::placement::lock_process() {
             notes.push(e);
@@ -173,6 +173,19 @@ fn global_clock(g: &crate::config::GlobalOpts) -> Result<Option<Estimate>, RunEr
 /// Sleeps until the global clock reads `t_s` (Ctrl-C ends the wait; the
 /// targets then see the stop). A time already past starts at once, with
 /// a note.
+/// Says which targets write data a compressing or deduplicating store
+/// can shrink (the report must not pass that off as the store's speed).
+fn data_notes(plan: &Plan) -> Vec<String> {
+    plan.targets
+        .iter()
+        .filter(|t| t.read_e4 < 10_000 && t.opts.op != crate::values::Op::Noop)
+        .filter_map(|t| {
+            let n = t.pattern.shrink_note()?;
+            Some(format!("target {} {n}", t.index))
+        })
+        .collect()
+}
+
 fn wait_for_start(c: &Estimate, t_s: u64, notes: &mut Vec<String>) {
     let target = t_s.saturating_mul(1_000_000_000);
     if target <= c.global_now_ns() {

@@ -261,6 +261,20 @@ fn preallocate(
     }
 }
 
+/// Bytes of a QThread's buffer: the request, or for unique write data
+/// its base too (and room for reads beside it on a target that both reads
+/// and writes). A reading target needs the base only when it generates
+/// what it sends (the `null` source of an end-to-end copy).
+fn buffer_len(plan: &TargetPlan) -> usize {
+    let xfer = plan.xfer_bytes as usize;
+    match plan.read_e4 {
+        10_000 if plan.backend != "null" => xfer,
+        10_000 => plan.pattern.buffer_len(xfer),
+        0 => plan.pattern.buffer_len(xfer),
+        _ => plan.pattern.mixed_buffer_len(xfer),
+    }
+}
+
 fn qstate(
     plan: &TargetPlan,
     sh: &RunShared,
@@ -269,7 +283,7 @@ fn qstate(
     notes: &mut Vec<String>,
 ) -> Result<QState, RunError> {
     let t = &plan.opts;
-    let len = plan.xfer_bytes as usize;
+    let len = buffer_len(plan);
     let align = (t.memalign as usize).max(crate::buffer::page_size());
     let mut buf = if t.sharedmemory {
         IoBuffer::shared(len)

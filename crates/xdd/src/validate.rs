@@ -130,7 +130,7 @@ pub fn resources(c: &Config, memory_bytes: u64) -> Result<(), UsageError> {
         return Err(UsageError::new(
             "queuedepth",
             format!(
-                "the buffers need {total} bytes (targets x -queuedepth x (request size, verify copy, time stamps)), above this machine's {memory_bytes} bytes of memory; lower -queuedepth, -reqsize or -blocksize"
+                "the buffers need {total} bytes (targets x -queuedepth x (request size, and the base of unique write data, see -datapattern; verify copy; time stamps)), above this machine's {memory_bytes} bytes of memory; lower -queuedepth, -reqsize or -blocksize"
             ),
         ));
     }
@@ -140,8 +140,26 @@ pub fn resources(c: &Config, memory_bytes: u64) -> Result<(), UsageError> {
 /// Memory one QThread of `t` holds: its data buffer (at least the
 /// alignment), a copy for verification, and its time stamp table.
 fn buffer_bytes(t: &TargetOpts) -> u64 {
-    let data = t.xfer_bytes().max(t.memalign);
-    let verify = if t.verify.is_some() { data } else { 0 };
+    let xfer = t.xfer_bytes();
+    // Unique write data is a window on a base of at least a period
+    // (crate::unique), with room for reads beside it; its verify copy is
+    // one period.
+    let period = t
+        .datapattern
+        .build()
+        .ok()
+        .filter(|p| p.kind == crate::datapat::PatternKind::Random)
+        .map(|_| crate::unique::Shape::new(0, 0, xfer as usize).period as u64);
+    let data = match period {
+        Some(p) => p.saturating_add(xfer.saturating_mul(2)),
+        None => xfer,
+    }
+    .max(t.memalign);
+    let verify = match (t.verify.is_some(), period) {
+        (false, _) => 0,
+        (true, Some(p)) => p,
+        (true, None) => data,
+    };
     let ts = if t.timestamps.enabled {
         t.timestamps.size.unwrap_or(TS_DEFAULT_ENTRIES) * TS_ENTRY_BYTES
     } else {

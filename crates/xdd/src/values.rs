@@ -121,16 +121,17 @@ impl PatternOpts {
             .is_ok_and(|p| p.kind == crate::datapat::PatternKind::Sequenced)
     }
 
-    /// The words as typed, for the preamble (`0x00` when none).
+    /// What the data is, for the preamble: the words as typed, then what
+    /// they make (the default makes unique incompressible blocks).
     pub fn describe(&self) -> String {
+        let made = self
+            .build()
+            .map_or_else(|e| e.to_string(), |p| p.describe());
         if self.words.is_empty() {
-            return "0x00".into();
+            return format!("default: {made}");
         }
-        self.words
-            .iter()
-            .map(|w| w.join(" "))
-            .collect::<Vec<_>>()
-            .join(", ")
+        let typed: Vec<String> = self.words.iter().map(|w| w.join(" ")).collect();
+        format!("{}: {made}", typed.join(", "))
     }
 }
 
