@@ -66,7 +66,7 @@ pub struct RunShared<'a> {
     pub cpus: usize,
 }
 
-fn cpath(p: &str) -> CString {
+pub(crate) fn cpath(p: &str) -> CString {
     CString::new(p.as_bytes()).unwrap_or_default()
 }
 

@@ -84,7 +84,12 @@ impl Client {
             _ => None,
         };
         Client {
-            agent: ureq::Agent::new_with_config(config),
+            // One lookup per run, no thread per request (see resolver).
+            agent: ureq::Agent::with_parts(
+                config,
+                ureq::unversioned::transport::DefaultConnector::default(),
+                super::resolver::OnceResolver::default(),
+            ),
             creds,
             endpoint: cfg.endpoint.clone(),
             style: if cfg.path_style {
@@ -127,6 +132,8 @@ impl Client {
             return Ok(b.clone());
         }
         drop(known);
+        super::config::check_bucket(name)
+            .map_err(|e| io::Error::new(ErrorKind::InvalidInput, format!("s3://{name}: {e}")))?;
         let url = self.endpoint.parse().map_err(|e| {
             io::Error::new(
                 ErrorKind::InvalidInput,

@@ -48,16 +48,18 @@ impl S3Config {
             .or_else(|| var("AWS_DEFAULT_REGION"))
             .unwrap_or_else(|| "us-east-1".into());
         let given = opt("endpoint")
-            .or_else(|| var("AWS_ENDPOINT_URL_S3"))
-            .or_else(|| var("AWS_ENDPOINT_URL"));
+            .map(|v| (v, "--s3.endpoint"))
+            .or_else(|| var("AWS_ENDPOINT_URL_S3").map(|v| (v, "AWS_ENDPOINT_URL_S3")))
+            .or_else(|| var("AWS_ENDPOINT_URL").map(|v| (v, "AWS_ENDPOINT_URL")));
         let path_style = match opts.value("s3", "path-style") {
             Some(v) => v != "0",
             // A service of one's own is usually addressed by path; AWS
             // prefers virtual hosts.
             None => given.is_some(),
         };
-        let endpoint = given.unwrap_or_else(|| format!("https://s3.{region}.amazonaws.com"));
-        check_endpoint(&endpoint)?;
+        let (endpoint, source) =
+            given.unwrap_or_else(|| (format!("https://s3.{region}.amazonaws.com"), "--s3.region"));
+        check_endpoint(&endpoint).map_err(|e| bad(format!("{source}={endpoint}: {e}")))?;
         let bucket = opt("bucket");
         if let Some(b) = &bucket {
             check_bucket(b).map_err(|e| bad(format!("--s3.bucket={b}: {e}")))?;
@@ -84,13 +86,21 @@ impl S3Config {
     }
 }
 
-fn check_endpoint(e: &str) -> Result<(), OptionError> {
-    let ok = e.starts_with("http://") || e.starts_with("https://");
-    let host = e.split("://").nth(1).unwrap_or("");
-    if !ok || host.is_empty() || host.starts_with('/') {
-        return Err(bad(format!(
-            "--s3.endpoint={e}: give a URL such as http://127.0.0.1:8333 or https://s3.example.org"
-        )));
+/// An endpoint is a scheme, a host and a port, nothing else: a path
+/// would be taken by path-style URLs as a bucket (`http://h:8333/bbb`
+/// with `s3://aaa/obj` would write to bucket `bbb`), so it is refused.
+fn check_endpoint(e: &str) -> Result<(), String> {
+    let scheme_ok = e.starts_with("http://") || e.starts_with("https://");
+    let rest = e.split_once("://").map_or("", |(_, r)| r);
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    if !scheme_ok || authority.is_empty() {
+        return Err("give a URL such as http://127.0.0.1:8333 or https://s3.example.org".into());
+    }
+    if let Some(i) = authority.find(['/', '?', '#', '@']) {
+        return Err(format!(
+            "an endpoint is a scheme, a host and a port (http://HOST:PORT); `{}` is not part of one: name the bucket in the target (s3://BUCKET/KEY) or with --s3.bucket",
+            &authority[i..]
+        ));
     }
     Ok(())
 }
@@ -182,6 +192,9 @@ mod tests {
         for (arg, opt) in [
             ("s3.endpoint=ftp://x", "--s3.endpoint"),
             ("s3.endpoint=http://", "--s3.endpoint"),
+            ("s3.endpoint=http://h:8333/bbb", "--s3.endpoint"),
+            ("s3.endpoint=http://h:8333?x=1", "--s3.endpoint"),
+            ("s3.endpoint=http://u@h:8333", "--s3.endpoint"),
             ("s3.bucket=No_Such", "--s3.bucket"),
             ("s3.timeout=0", "--s3.timeout"),
             ("s3.timeout=abc", "--s3.timeout"),
