@@ -1,9 +1,9 @@
 //! S3 requests over HTTP: rusty-s3 signs (presigned SigV4 URLs) and
 //! ureq sends, over one pool of kept-alive connections shared by every
 //! thread. Every failure becomes an `io::Error` that names the request,
-//! the object and the HTTP status with S3's error code; a request is
-//! retried only when a kept-alive connection turns out closed before any
-//! answer came, and each such retry is counted.
+//! the object and the HTTP status with S3's error code; a request that
+//! meets a 5xx or a broken connection is retried with backoff, and each
+//! retry is counted.
 
 use super::config::S3Config;
 use rusty_s3::actions::{
@@ -53,6 +53,12 @@ pub struct Client {
     retries: AtomicU64,
     requests: AtomicU64,
 }
+
+/// Times a failed request is sent again (5xx, reset, refused).
+pub const RETRIES: u32 = 3;
+/// Wait before the first retry; doubled before each next one (0.05 s,
+/// 0.1 s, 0.2 s: 0.35 s in all).
+pub const BACKOFF: Duration = Duration::from_millis(50);
 
 /// How long a signed URL stays valid past its request's timeout.
 const SIGN_SLACK: Duration = Duration::from_secs(60);
@@ -105,7 +111,7 @@ impl Client {
         }
     }
 
-    /// Requests retried because a kept-alive connection was found closed.
+    /// Requests sent again (after a 5xx or a broken connection).
     pub fn retries(&self) -> u64 {
         self.retries.load(Ordering::Relaxed)
     }
@@ -165,8 +171,12 @@ impl Client {
         })
     }
 
-    /// Sends one request; answers of any status come back. A connection
-    /// closed under a request before any answer is retried once, counted.
+    /// Sends one request; answers of any status come back, but a 5xx
+    /// (SlowDown included) or a connection reset, refused or closed
+    /// before any answer is sent again, up to [`RETRIES`] times with
+    /// backoff ([`BACKOFF`], doubling), each retry counted. A timeout is
+    /// not retried: a server that does not answer ends the run within
+    /// one `--s3.timeout`.
     fn send(
         &self,
         m: Method,
@@ -178,14 +188,17 @@ impl Client {
         let mut attempt = 0;
         loop {
             self.requests.fetch_add(1, Ordering::Relaxed);
+            let last = attempt == RETRIES;
             match self.send_once(m, url, headers, body) {
+                Ok(mut r) if !last && retryable_status(r.status().as_u16()) => drain(&mut r),
                 Ok(r) => return Ok(r),
-                Err(ureq::Error::Io(e)) if attempt == 0 && stale_connection(&e) => {
-                    attempt += 1;
-                    self.retries.fetch_add(1, Ordering::Relaxed);
-                }
+                Err(ureq::Error::Io(e)) if !last && retryable_io(&e) => {}
+                Err(ureq::Error::ConnectionFailed) if !last => {}
                 Err(e) => return Err(self.transport_error(m, loc, e)),
             }
+            self.retries.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(BACKOFF * (1 << attempt));
+            attempt += 1;
         }
     }
 
@@ -273,11 +286,23 @@ impl Client {
         Ok(Some(size))
     }
 
-    /// PUT of a whole object.
-    pub fn put_object(&self, b: &Bucket, key: &str, body: &[u8]) -> io::Result<()> {
+    /// PUT of a whole object; `exclusive` sends `If-None-Match: *`, so
+    /// an object already there is an `AlreadyExists` error (HTTP 412),
+    /// never replaced.
+    pub fn put_object(
+        &self,
+        b: &Bucket,
+        key: &str,
+        body: &[u8],
+        exclusive: bool,
+    ) -> io::Result<()> {
         let url = PutObject::new(b, self.creds(), key).sign(self.expiry());
         let loc = Loc::new(b, key);
-        let mut r = self.ok(Method::Put, url.as_str(), &[], body, &loc)?;
+        let headers: &[(&str, &str)] = match exclusive {
+            true => &[("if-none-match", "*")],
+            false => &[],
+        };
+        let mut r = self.ok(Method::Put, url.as_str(), headers, body, &loc)?;
         drain(&mut r);
         Ok(())
     }
@@ -501,16 +526,23 @@ impl std::fmt::Display for Loc<'_> {
     }
 }
 
-/// A kept-alive connection the server closed while idle shows up as one
-/// of these before any answer.
-fn stale_connection(e: &io::Error) -> bool {
+/// A connection reset, refused or closed before any answer (a server
+/// restarting, a kept-alive connection closed while idle).
+fn retryable_io(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         ErrorKind::ConnectionReset
             | ErrorKind::ConnectionAborted
+            | ErrorKind::ConnectionRefused
             | ErrorKind::BrokenPipe
             | ErrorKind::UnexpectedEof
     )
+}
+
+/// The server's own failures (500, 502, 503 SlowDown, 504) may pass;
+/// 501 Not Implemented will not.
+fn retryable_status(status: u16) -> bool {
+    (500..600).contains(&status) && status != 501
 }
 
 /// Reads what is left of an answer so its connection can be reused.
@@ -611,11 +643,8 @@ mod tests {
             "NoSuchBucket: The specified bucket does not exist"
         );
         assert_eq!(error_detail("plain"), "plain");
-        assert!(stale_connection(&io::Error::from(
-            ErrorKind::ConnectionReset
-        )));
-        assert!(!stale_connection(&io::Error::from(
-            ErrorKind::ConnectionRefused
-        )));
+        assert!(retryable_io(&io::Error::from(ErrorKind::ConnectionReset)));
+        assert!(!retryable_io(&io::Error::from(ErrorKind::TimedOut)));
+        assert!(retryable_status(503) && !retryable_status(501) && !retryable_status(404));
     }
 }

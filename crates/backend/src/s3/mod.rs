@@ -412,7 +412,7 @@ impl Backend for S3 {
             ));
         }
         i.ensure_bucket(&b)?;
-        i.client.put_object(&b, &format!("{key}/"), &[])
+        i.client.put_object(&b, &format!("{key}/"), &[], false)
     }
 
     fn rmdir(&self, path: &CStr) -> io::Result<()> {
@@ -451,7 +451,7 @@ impl Backend for S3 {
         } else if i.unmade(&b) {
             return Err(not_found(&b, key));
         }
-        let o = Open::new(b, key.to_string(), opts.write, opts.create);
+        let o = Open::new(b, key.to_string(), opts);
         let raw = i.next_handle.fetch_add(1, Ordering::Relaxed);
         Ok(Handle::with_state(raw, Box::new(o)))
     }
@@ -579,7 +579,7 @@ impl Backend for S3 {
         let retries = i.client.retries();
         if retries > 0 {
             out.push(format!(
-                "S3: {retries} of {} requests were sent twice: a kept-alive connection was found closed before any answer",
+                "S3: {retries} of {} requests were retries: the service answered 5xx (SlowDown included) or a connection broke before any answer; the counts above are of requests the service confirmed",
                 i.client.requests()
             ));
         }
