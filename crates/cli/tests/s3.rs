@@ -391,6 +391,23 @@ fn an_existing_object_is_never_replaced_by_an_exclusive_create() {
     let e = s.put(b, "theirs", b"second").unwrap_err();
     assert!(e.contains("412"), "{e}");
     assert_eq!(keys(s, b), vec!["theirs"]);
+    // mdtest's creates on a service that honours the header: no note;
+    // on one that ignores it (a proxy strips it): the run says so.
+    let line = format!("mdtest -a S3 --s3.bucket={b} -d /x -n 5 -F -w 8");
+    let o = run(s, &line);
+    ok(&o, "honoured");
+    let note = "ignores If-None-Match";
+    assert!(!stderr(&o).contains(note), "{}", stderr(&o));
+    use iolab_testkit::fault_proxy::{Fault, FaultProxy};
+    let upstream = s.endpoint().trim_start_matches("http://").parse().unwrap();
+    let p = FaultProxy::start(upstream, Fault::StripIfNoneMatch, 1).unwrap();
+    let o = cmd(s, &line)
+        .env("AWS_ENDPOINT_URL", p.endpoint())
+        .output()
+        .unwrap();
+    ok(&o, "ignored");
+    assert!(stderr(&o).contains(note), "{}", stderr(&o));
+    assert_eq!(keys(s, b), vec!["theirs"]);
 }
 
 #[test]

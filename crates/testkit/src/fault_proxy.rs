@@ -34,6 +34,9 @@ pub enum Fault {
     Drop,
     /// The request is passed on after this long.
     Delay(Duration),
+    /// The request is passed on without its `If-None-Match` header, as
+    /// to a service without conditional writes.
+    StripIfNoneMatch,
 }
 
 /// Longest header block read from a client.
@@ -135,7 +138,7 @@ fn serve(
     let mut reader = BufReader::new(client.try_clone()?);
     let mut to_server = server.try_clone()?;
     let r = loop {
-        let Some((head, body_len)) = read_head(&mut reader)? else {
+        let Some((mut head, body_len)) = read_head(&mut reader)? else {
             break Ok(());
         };
         let n = c.requests.fetch_add(1, Ordering::Relaxed) + 1;
@@ -154,6 +157,7 @@ fn serve(
                 }
                 Fault::Drop => break Ok(()),
                 Fault::Delay(d) => std::thread::sleep(d),
+                Fault::StripIfNoneMatch => head = strip_header(&head, "if-none-match"),
             }
         }
         to_server.write_all(&head)?;
@@ -199,6 +203,21 @@ fn read_head(r: &mut BufReader<TcpStream>) -> io::Result<Option<(Vec<u8>, usize)
             return Ok(Some((head, body_len)));
         }
     }
+}
+
+/// `head` without the header lines named `name`.
+fn strip_header(head: &[u8], name: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(head.len());
+    for line in head.split_inclusive(|&b| b == b'\n') {
+        let text = String::from_utf8_lossy(line);
+        let named = text
+            .split_once(':')
+            .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case(name));
+        if !named {
+            out.extend_from_slice(line);
+        }
+    }
+    out
 }
 
 fn slow_down(mut client: &TcpStream) -> io::Result<()> {

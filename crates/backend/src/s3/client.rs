@@ -13,7 +13,7 @@ use rusty_s3::actions::{
 };
 use rusty_s3::{Bucket, Credentials, UrlStyle};
 use std::io::{self, ErrorKind, Read};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use ureq::http::Response;
@@ -52,7 +52,17 @@ pub struct Client {
     buckets: RwLock<Vec<Arc<Bucket>>>,
     retries: AtomicU64,
     requests: AtomicU64,
+    /// Whether the service honours `If-None-Match: *` on PUT
+    /// (`UNKNOWN`, `HONOURED`, `IGNORED`).
+    conditional: AtomicU8,
 }
+
+/// Conditional writes not tried yet.
+const UNKNOWN: u8 = 0;
+/// The service refuses a conditional PUT over an object (412).
+const HONOURED: u8 = 1;
+/// The service replaces the object anyway, or refuses the header.
+const IGNORED: u8 = 2;
 
 /// Times a failed request is sent again (5xx, reset, refused).
 pub const RETRIES: u32 = 3;
@@ -108,6 +118,7 @@ impl Client {
             buckets: RwLock::new(Vec::new()),
             retries: AtomicU64::new(0),
             requests: AtomicU64::new(0),
+            conditional: AtomicU8::new(UNKNOWN),
         }
     }
 
@@ -119,6 +130,31 @@ impl Client {
     /// Requests sent (retries included).
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
+    }
+
+    /// False once the service showed that it ignores `If-None-Match: *`
+    /// (see [`Client::probe_conditional`]); true before.
+    pub fn conditional_writes(&self) -> bool {
+        self.conditional.load(Ordering::Relaxed) != IGNORED
+    }
+
+    /// Finds out once whether the service honours conditional PUTs, by
+    /// sending `key` (an empty object this run has just made) again
+    /// with `If-None-Match: *`: a 412 says yes; a success (the object
+    /// replaced by the same empty one) or a refusal of the header says
+    /// no, and later creates go without it.
+    pub fn probe_conditional(&self, b: &Bucket, key: &str) -> io::Result<()> {
+        if self.conditional.load(Ordering::Relaxed) != UNKNOWN {
+            return Ok(());
+        }
+        let state = match self.put_object(b, key, &[], true) {
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => HONOURED,
+            Ok(()) => IGNORED,
+            Err(e) if matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::Other) => IGNORED,
+            Err(e) => return Err(e),
+        };
+        self.conditional.store(state, Ordering::Relaxed);
+        Ok(())
     }
 
     /// The endpoint URL, for messages.
@@ -298,7 +334,7 @@ impl Client {
     ) -> io::Result<()> {
         let url = PutObject::new(b, self.creds(), key).sign(self.expiry());
         let loc = Loc::new(b, key);
-        let headers: &[(&str, &str)] = match exclusive {
+        let headers: &[(&str, &str)] = match exclusive && self.conditional_writes() {
             true => &[("if-none-match", "*")],
             false => &[],
         };

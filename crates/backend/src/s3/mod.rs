@@ -412,7 +412,9 @@ impl Backend for S3 {
             ));
         }
         i.ensure_bucket(&b)?;
-        i.client.put_object(&b, &format!("{key}/"), &[], false)
+        let marker = format!("{key}/");
+        i.client.put_object(&b, &marker, &[], false)?;
+        i.client.probe_conditional(&b, &marker)
     }
 
     fn rmdir(&self, path: &CStr) -> io::Result<()> {
@@ -576,6 +578,9 @@ impl Backend for S3 {
             return Vec::new();
         };
         let mut out = i.notes.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if !i.client.conditional_writes() {
+            out.push("S3: the service ignores If-None-Match: * (conditional writes): creates could not be made exclusive, and an object of the same name would have been replaced".into());
+        }
         let retries = i.client.retries();
         if retries > 0 {
             out.push(format!(
