@@ -256,8 +256,8 @@ impl Drop for S3Server {
     }
 }
 
-/// `seaweedfs-*-PORT.sock` in TMP of one of `ports`: weed's default
-/// socket names, for a weed that made them despite the flags above.
+/// `seaweedfs-*-PORT.sock` in TMP of one of `ports`: the gRPC sockets
+/// weed makes there whatever it is told.
 fn remove_sockets(ports: [u16; 9]) {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
@@ -349,6 +349,8 @@ fn spawn(dir: &Path, p: &[u16]) -> Result<Child, String> {
         "-master.volumeSizeLimitMB=64".into(),
     ];
     let mut cmd = Command::new(weed()?);
+    // weed also makes seaweedfs-*-grpc-PORT.sock in /tmp, which no
+    // flag (nor TMPDIR) moves: `remove_sockets` removes those.
     cmd.arg(format!("-logdir={}", logs.display()))
         .arg("server")
         .args(args)
