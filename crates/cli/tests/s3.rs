@@ -326,6 +326,8 @@ fn a_key_scoped_to_one_bucket_runs_the_documented_examples() {
     for line in [
         format!("mdtest -a S3 --s3.bucket={b} -d /run1 -n 20 -u --tasks 4 -w 3901 -e 3901 -X"),
         format!("mdtest -a S3 -d s3://{b}/run2 -n 10 -F -w 64 -e 64"),
+        // Presigned URLs instead of the Authorization header.
+        format!("mdtest -a S3 --s3.signing=query -d s3://{b}/run3 -n 10 -w 64 -e 64 -X"),
         format!("xdd -op write -target s3://{b}/big -reqsize 5120 -numreqs 2 -qd 2 -dp sequenced"),
         format!("xdd -op read -target s3://{b}/big -reqsize 1024 -numreqs 10 -qd 2 -dp sequenced -verify location"),
         format!("xdd -op write -target s3://{b}/obj -reqsize 1024 -numreqs 1 -deletefile"),

@@ -286,6 +286,7 @@ fn client(endpoint: &str) -> S3 {
         session_token: None,
         path_style: true,
         timeout: Duration::from_secs(10),
+        signing: Default::default(),
     })
 }
 

@@ -5,7 +5,8 @@
 //! meets a 5xx or a broken connection is retried with backoff, and each
 //! retry is counted.
 
-use super::config::S3Config;
+use super::config::{S3Config, Signing};
+use super::sigv4::{HeaderSigner, Signed};
 use rusty_s3::actions::{
     AbortMultipartUpload, CompleteMultipartUpload, CreateBucket, CreateMultipartUpload,
     DeleteBucket, DeleteObject, GetObject, HeadBucket, HeadObject, ListObjectsV2,
@@ -45,6 +46,8 @@ impl Method {
 pub struct Client {
     agent: ureq::Agent,
     creds: Option<Credentials>,
+    /// Signs object requests in headers (`--s3.signing=header`).
+    signer: Option<HeaderSigner>,
     endpoint: String,
     style: UrlStyle,
     region: String,
@@ -99,7 +102,17 @@ impl Client {
             }),
             _ => None,
         };
+        let signer = match (&cfg.access_key, &cfg.secret_key, cfg.signing) {
+            (Some(k), Some(s), Signing::Header) => Some(HeaderSigner::new(
+                k,
+                s,
+                cfg.session_token.as_deref(),
+                &cfg.region,
+            )),
+            _ => None,
+        };
         Client {
+            signer,
             // One lookup per run, no thread per request (see resolver).
             agent: ureq::Agent::with_parts(
                 config,
@@ -294,18 +307,63 @@ impl Client {
         loc: &Loc,
     ) -> io::Result<Response<Body>> {
         let r = self.send(m, url, headers, body, loc)?;
-        if r.status().is_success() {
-            Ok(r)
-        } else {
-            Err(status_error(m, loc, r))
+        success(m, loc, r)
+    }
+
+    /// The URL of a request on object `key` and, when signing in
+    /// headers, its signature; else the URL `presign` makes.
+    fn object_url(
+        &self,
+        m: Method,
+        b: &Bucket,
+        key: &str,
+        presign: impl FnOnce() -> String,
+    ) -> (String, Option<Signed>) {
+        let Some(s) = &self.signer else {
+            return (presign(), None);
+        };
+        let url = b.object_url(key);
+        let host = match (url.host_str(), url.port()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_string(),
+            (None, _) => String::new(),
+        };
+        let signed = s.sign(m.name(), &host, url.path());
+        (url.into(), Some(signed))
+    }
+
+    /// Sends an object request: `extra` headers plus the signature's.
+    fn send_object(
+        &self,
+        m: Method,
+        (url, signed): &(String, Option<Signed>),
+        extra: &[(&str, &str)],
+        body: &[u8],
+        loc: &Loc,
+    ) -> io::Result<Response<Body>> {
+        let Some(sig) = signed else {
+            return self.send(m, url, extra, body, loc);
+        };
+        let mut h: Vec<(&str, &str)> = Vec::with_capacity(extra.len() + 4);
+        h.extend_from_slice(extra);
+        h.push(("x-amz-date", &sig.amz_date));
+        h.push(("x-amz-content-sha256", "UNSIGNED-PAYLOAD"));
+        h.push(("authorization", &sig.authorization));
+        if let Some(t) = self.signer.as_ref().and_then(HeaderSigner::token) {
+            h.push(("x-amz-security-token", t));
         }
+        self.send(m, url, &h, body, loc)
     }
 
     /// HEAD of an object: its size, or `None` when there is none.
     pub fn head_object(&self, b: &Bucket, key: &str) -> io::Result<Option<u64>> {
-        let url = HeadObject::new(b, self.creds(), key).sign(self.expiry());
+        let req = self.object_url(Method::Head, b, key, || {
+            HeadObject::new(b, self.creds(), key)
+                .sign(self.expiry())
+                .into()
+        });
         let loc = Loc::new(b, key);
-        let mut r = self.send(Method::Head, url.as_str(), &[], &[], &loc)?;
+        let mut r = self.send_object(Method::Head, &req, &[], &[], &loc)?;
         if r.status().as_u16() == 404 {
             return Ok(None);
         }
@@ -332,13 +390,18 @@ impl Client {
         body: &[u8],
         exclusive: bool,
     ) -> io::Result<()> {
-        let url = PutObject::new(b, self.creds(), key).sign(self.expiry());
+        let req = self.object_url(Method::Put, b, key, || {
+            PutObject::new(b, self.creds(), key)
+                .sign(self.expiry())
+                .into()
+        });
         let loc = Loc::new(b, key);
         let headers: &[(&str, &str)] = match exclusive && self.conditional_writes() {
             true => &[("if-none-match", "*")],
             false => &[],
         };
-        let mut r = self.ok(Method::Put, url.as_str(), headers, body, &loc)?;
+        let r = self.send_object(Method::Put, &req, headers, body, &loc)?;
+        let mut r = success(Method::Put, &loc, r)?;
         drain(&mut r);
         Ok(())
     }
@@ -355,10 +418,14 @@ impl Client {
         if buf.is_empty() {
             return Ok(0);
         }
-        let url = GetObject::new(b, self.creds(), key).sign(self.expiry());
+        let req = self.object_url(Method::Get, b, key, || {
+            GetObject::new(b, self.creds(), key)
+                .sign(self.expiry())
+                .into()
+        });
         let loc = Loc::new(b, key);
         let range = format!("bytes={offset}-{}", offset + buf.len() as u64 - 1);
-        let mut r = self.send(Method::Get, url.as_str(), &[("range", &range)], &[], &loc)?;
+        let mut r = self.send_object(Method::Get, &req, &[("range", &range)], &[], &loc)?;
         match r.status().as_u16() {
             416 => {
                 drain(&mut r);
@@ -386,9 +453,14 @@ impl Client {
 
     /// DELETE of an object (S3 answers the same whether it existed or not).
     pub fn delete_object(&self, b: &Bucket, key: &str) -> io::Result<()> {
-        let url = DeleteObject::new(b, self.creds(), key).sign(self.expiry());
+        let req = self.object_url(Method::Delete, b, key, || {
+            DeleteObject::new(b, self.creds(), key)
+                .sign(self.expiry())
+                .into()
+        });
         let loc = Loc::new(b, key);
-        let mut r = self.ok(Method::Delete, url.as_str(), &[], &[], &loc)?;
+        let r = self.send_object(Method::Delete, &req, &[], &[], &loc)?;
+        let mut r = success(Method::Delete, &loc, r)?;
         drain(&mut r);
         Ok(())
     }
@@ -579,6 +651,15 @@ fn retryable_io(e: &io::Error) -> bool {
 /// 501 Not Implemented will not.
 fn retryable_status(status: u16) -> bool {
     (500..600).contains(&status) && status != 501
+}
+
+/// The answer when its status is 2xx, else the error it tells.
+fn success(m: Method, loc: &Loc, r: Response<Body>) -> io::Result<Response<Body>> {
+    if r.status().is_success() {
+        Ok(r)
+    } else {
+        Err(status_error(m, loc, r))
+    }
 }
 
 /// Reads what is left of an answer so its connection can be reused.

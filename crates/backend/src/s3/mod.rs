@@ -25,8 +25,9 @@ mod client;
 mod config;
 mod objects;
 mod resolver;
+mod sigv4;
 
-pub use config::{check_bucket, S3Config};
+pub use config::{check_bucket, S3Config, Signing};
 
 use crate::options::{BackendOptions, OptionError};
 use crate::{Backend, Capabilities, DirEntry, Handle, OpenOptions, Stat};
