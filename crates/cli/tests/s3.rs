@@ -652,6 +652,8 @@ fn a_server_killed_under_a_run_ends_it_with_exit_1() {
     for (child, what) in [(&mut md, "mdtest"), (&mut xdd, "xdd")] {
         let o = wait_bounded(child, Duration::from_secs(60), what);
         assert_eq!(o.status.code(), Some(1), "{what}: {}", stderr(&o));
+        // Where what is left may be: the bucket (and mdtest's paths).
+        assert!(stderr(&o).contains("s3://killed"), "{what}: {}", stderr(&o));
         assert!(
             stderr(&o).contains(s.endpoint()) || stdout(&o).contains(s.endpoint()),
             "{what}: {}\n{}",
