@@ -97,9 +97,11 @@ func main() {
 	}
 	rates := map[string]float64{}
 	rates["file_create"] = phase(func(t, i int) error {
-		// minio-go's defaults (over http: the payload's SHA-256 signed).
-		_, err := c.PutObject(ctx, bucket, key(t, i), bytes.NewReader(body), int64(size),
-			minio.PutObjectOptions{})
+		// minio-go's defaults (over http: the payload's SHA-256 signed),
+		// and If-None-Match: * as iolab's exclusive creates send it.
+		o := minio.PutObjectOptions{}
+		o.SetMatchETagExcept("*")
+		_, err := c.PutObject(ctx, bucket, key(t, i), bytes.NewReader(body), int64(size), o)
 		return err
 	})
 	rates["file_stat"] = phase(func(t, i int) error {
