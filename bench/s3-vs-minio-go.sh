@@ -13,7 +13,8 @@
 # the same from TASKS goroutines. Prints the median rate of each phase
 # (objects/s over all tasks), the ratio iolab/peer (goal >= 1.0), and the
 # CPU time per request of the client and of the server (SeaweedFS), in
-# microseconds, medians over the rounds.
+# microseconds, medians over the rounds. Last, a one-request 1 MiB
+# object written by `iolab xdd` against `curl --aws-sigv4` PUTs.
 #
 # Usage: bench/s3-vs-minio-go.sh [IOLAB_BINARY] (default target/release/iolab)
 # Environment: RUNS (3), TASKS (4), SIGNING ("header query": iolab runs
@@ -135,3 +136,25 @@ for size in $SIZES; do
         printf '%-12s %14.1f %14.1f\n' "$t" "$c" "$s"
     done
 done
+
+# A one-request object's PUT is inside xdd's timed write: each pass of
+# `iolab xdd -numreqs 1` against plain `curl --aws-sigv4` PUTs of the
+# same 1 MiB (the figure must not be shorter than half of curl's).
+if command -v curl >/dev/null; then
+    passes=$((RUNS * 7))
+    head -c 1048576 /dev/urandom >"$tmp/one"
+    # The key reaches curl through a config file, not its command line.
+    printf 'user = "%s:%s"\n' "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" >"$tmp/curl.cfg"
+    for i in $(seq "$passes"); do
+        curl -sS -f -K "$tmp/curl.cfg" --aws-sigv4 "aws:amz:$AWS_REGION:s3" -T "$tmp/one" \
+            -o /dev/null -w '%{time_total}\n' "$AWS_ENDPOINT_URL/bench/curl-one"
+    done | median >"$tmp/curl.s"
+    CI=1 "$BIN" xdd -op write -target s3://bench/xdd-one -reqsize 1024 -numreqs 1 -passes "$passes" \
+        -json "$tmp/x.json" >/dev/null
+    python3 -c "
+import json; d=json.load(open('$tmp/x.json'))
+for p in d['payload']['passes']: print(p['targets'][0]['figures']['elapsed_s'])" | median >"$tmp/xdd.s"
+    awk -v x="$(cat "$tmp/xdd.s")" -v c="$(cat "$tmp/curl.s")" 'BEGIN {
+        printf "== 1 MiB one-request PUT (median of %d): iolab xdd pass %.2f ms, curl %.2f ms, ratio %.2f (>= 0.5: the upload is timed) ==\n",
+            '"$passes"', x * 1000, c * 1000, (c > 0 ? x / c : 0) }'
+fi
