@@ -618,14 +618,21 @@ fn a_server_killed_under_a_run_ends_it_with_exit_1() {
         std::thread::sleep(Duration::from_millis(100));
     }
     s.pause(true);
+    let stopped = Instant::now();
     let o = wait_bounded(
         &mut md,
         Duration::from_secs(60),
         "mdtest on a stopped server",
     );
+    // One --s3.timeout, not one per request of the cleanup after it
+    // (10 s before a request that found the service gone stopped the
+    // later ones); the bound is wide for a loaded machine.
+    let noticed = stopped.elapsed();
+    assert!(noticed < Duration::from_secs(8), "{noticed:?}");
     s.pause(false);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("no answer within 2s"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("s3://stopped/"), "{}", stderr(&o));
     // An object for xdd to read over and over.
     let w = run(
         &s,

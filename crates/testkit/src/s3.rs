@@ -213,7 +213,6 @@ impl S3Server {
 
     fn wait_ready(&mut self, buckets: &[&str]) -> Result<(), String> {
         let t0 = Instant::now();
-        let be = client(&self.endpoint);
         let probe = format!("iolab-ready-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         loop {
             if let Some(c) = self.child.as_mut() {
@@ -223,7 +222,9 @@ impl S3Server {
             }
             // Creating a bucket needs the master, a volume, the filer and
             // the gateway all up.
-            match be.create_bucket(&probe) {
+            // A client per attempt: one that met a refused connection
+            // sends nothing more (the backend's unreachable rule).
+            match client(&self.endpoint).create_bucket(&probe) {
                 Ok(()) => break,
                 Err(e) if t0.elapsed() > START_WAIT => {
                     return Err(format!(

@@ -14,7 +14,7 @@ use rusty_s3::actions::{
 };
 use rusty_s3::{Bucket, Credentials, UrlStyle};
 use std::io::{self, ErrorKind, Read};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use ureq::http::Response;
@@ -55,6 +55,10 @@ pub struct Client {
     buckets: RwLock<Vec<Arc<Bucket>>>,
     retries: AtomicU64,
     requests: AtomicU64,
+    /// A request found the service gone (no answer within the timeout,
+    /// or no connection after the retries): later requests fail at once
+    /// instead of each waiting out its own timeout.
+    unreachable: AtomicBool,
     /// Whether the service honours `If-None-Match: *` on PUT
     /// (`UNKNOWN`, `HONOURED`, `IGNORED`).
     conditional: AtomicU8,
@@ -132,6 +136,7 @@ impl Client {
             retries: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             conditional: AtomicU8::new(UNKNOWN),
+            unreachable: AtomicBool::new(false),
         }
     }
 
@@ -234,6 +239,17 @@ impl Client {
         body: &[u8],
         loc: &Loc,
     ) -> io::Result<Response<Body>> {
+        if self.unreachable.load(Ordering::Relaxed) {
+            return Err(io::Error::new(
+                ErrorKind::NotConnected,
+                format!(
+                    "S3 {} {loc}: not sent: the service at {} stopped answering earlier in this run; what the run made in s3://{}/ may remain there",
+                    m.name(),
+                    self.endpoint,
+                    loc.bucket
+                ),
+            ));
+        }
         let mut attempt = 0;
         loop {
             self.requests.fetch_add(1, Ordering::Relaxed);
@@ -243,7 +259,13 @@ impl Client {
                 Ok(r) => return Ok(r),
                 Err(ureq::Error::Io(e)) if !last && retryable_io(&e) => {}
                 Err(ureq::Error::ConnectionFailed) if !last => {}
-                Err(e) => return Err(self.transport_error(m, loc, e)),
+                Err(e) => {
+                    let e = self.transport_error(m, loc, e);
+                    if gone(&e) {
+                        self.unreachable.store(true, Ordering::Relaxed);
+                    }
+                    return Err(e);
+                }
             }
             self.retries.fetch_add(1, Ordering::Relaxed);
             std::thread::sleep(BACKOFF * (1 << attempt));
@@ -642,6 +664,20 @@ fn retryable_io(e: &io::Error) -> bool {
         ErrorKind::ConnectionReset
             | ErrorKind::ConnectionAborted
             | ErrorKind::ConnectionRefused
+            | ErrorKind::BrokenPipe
+            | ErrorKind::UnexpectedEof
+    )
+}
+
+/// An error that says the service is gone: no answer in time, or no
+/// connection (after the retries).
+fn gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::TimedOut
+            | ErrorKind::ConnectionRefused
+            | ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
             | ErrorKind::BrokenPipe
             | ErrorKind::UnexpectedEof
     )
