@@ -5,9 +5,13 @@
 //! directory is a prefix: `mkdir a/b` puts an empty marker object
 //! `a/b/`, `rmdir` deletes it, `stat` finds an object `a/b`, a marker
 //! `a/b/`, or any object under `a/b/`; `list` is a delimited listing.
-//! Files are objects: written whole at close (one PUT, or a multipart
+//! Files are objects: written whole (one PUT, sent by the write itself
+//! when the opener gave the whole length, else at close; or a multipart
 //! upload for more than one part), read with ranged GETs, removed with
-//! DELETE. docs/s3.md has the whole mapping and what differs from POSIX.
+//! DELETE. Exclusive creates send `If-None-Match: *`. No request goes
+//! to a bucket that was not named: the run's own bucket is made only
+//! when a plain path needs it. docs/s3.md has the whole mapping and
+//! what differs from POSIX.
 //!
 //! ```no_run
 //! use iolab_backend::{parse_options, with_options, OpenOptions};

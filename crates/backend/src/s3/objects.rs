@@ -1,10 +1,13 @@
 //! Open objects: what an open object needs (bucket, key, the upload
 //! being assembled) travels in its [`Handle`](crate::Handle)'s state.
 //!
-//! Writes: the part at offset 0 is kept until a second part comes. An
-//! object written in one piece (mdtest's files) is then one PUT at close;
-//! a larger one (xdd's targets) becomes a multipart upload whose part n
-//! holds the bytes at `(n - 1) * part_len`, completed at close.
+//! Writes: a write of the whole object (its length given at open,
+//! `OpenOptions::whole_len`) is one PUT sent at once, inside the
+//! caller's timed write. Otherwise the part at offset 0 is kept until a
+//! second part comes: an object written in one piece (mdtest's files)
+//! is then one PUT at close; a larger one (xdd's targets) becomes a
+//! multipart upload whose part n holds the bytes at `(n - 1) *
+//! part_len`, completed at close.
 
 use super::client::Client;
 use rusty_s3::Bucket;
