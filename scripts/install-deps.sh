@@ -10,8 +10,9 @@ set -euo pipefail
 # that the network tests (lst, stats, launch) build.
 # chromium renders the HTML report in the report test (headless);
 # fonts-dejavu-core is the font the charts' text is drawn with.
+# strace counts the threads an S3 run starts (tests/s3.rs).
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs btrfs-progs util-linux mount
-  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core strace)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

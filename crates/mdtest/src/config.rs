@@ -416,16 +416,28 @@ fn check_dir(be: &dyn Backend, d: &Path, writes: bool) -> Result<(), ConfigError
     let target = match stat(d) {
         Ok(st) if !st.is_dir => return err(format!("-d {}: not a directory", d.display())),
         Ok(_) => d.to_path_buf(),
+        // A path the backend cannot take (an invalid bucket name): its reason.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            return err(format!("-d {}: {e}", d.display()))
+        }
         Err(_) => {
             let parent = d
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            if !stat(parent).is_ok_and(|st| st.is_dir) {
-                return err(format!(
-                    "-d {}: neither it nor its parent directory exists",
-                    d.display()
-                ));
+            match stat(parent) {
+                Ok(st) if st.is_dir => {}
+                // The backend's reason when it has one (a missing bucket
+                // and the command that makes it).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && e.get_ref().is_some() => {
+                    return err(format!("-d {}: {e}", d.display()))
+                }
+                _ => {
+                    return err(format!(
+                        "-d {}: neither it nor its parent directory exists",
+                        d.display()
+                    ))
+                }
             }
             parent.to_path_buf()
         }

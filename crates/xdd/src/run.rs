@@ -245,15 +245,42 @@ fn backends(plan: &Plan) -> Result<Vec<Box<dyn Backend>>, RunError> {
         .map(|t| {
             let be = crate::plan::target_backend(&t.opts, &plan.global)
                 .map_err(|e| RunError::Refused(e.to_string()))?;
-            be.init().map_err(|err| RunError::Target {
-                target: t.index,
-                path: t.opts.path.clone(),
-                what: "start the backend",
-                err,
-            })?;
+            be.init().map_err(|err| start_error(t, err))?;
+            if let Some(bucket) = s3_bucket(&t.opts.path) {
+                // The bucket the target names, before anything is made
+                // in it: a bad name sends nothing, a missing one is exit 2.
+                be.stat(&crate::target::cpath(&bucket))
+                    .map_err(|err| start_error(t, err))?;
+            }
             Ok(be)
         })
         .collect()
+}
+
+/// `s3://BUCKET` of an `s3://BUCKET/KEY` target.
+fn s3_bucket(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("s3://")?;
+    Some(format!("s3://{}", rest.split('/').next().unwrap_or("")))
+}
+
+/// A backend that cannot start: a place that is not there (a missing
+/// bucket, a bad bucket name) is bad usage (exit 2), anything else an
+/// I/O error (exit 1).
+fn start_error(t: &crate::plan::TargetPlan, err: std::io::Error) -> RunError {
+    match err.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidInput => {
+            RunError::Usage(crate::error::UsageError::new(
+                "target",
+                format!("target {} ({}): {err}", t.index, t.opts.path),
+            ))
+        }
+        _ => RunError::Target {
+            target: t.index,
+            path: t.opts.path.clone(),
+            what: "start the backend",
+            err,
+        },
+    }
 }
 
 /// What one target thread returns: its passes and error messages.
