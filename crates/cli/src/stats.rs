@@ -5,6 +5,7 @@
 
 use crate::exit;
 use clap::{Parser, Subcommand};
+use iolab_stats::archive::ArchiveError;
 use iolab_stats::cluster::{self, Plan, Report};
 use iolab_stats::{config, node, Config};
 use std::ffi::OsString;
@@ -228,7 +229,10 @@ fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> ExitCode {
         }
         Err(e) => {
             eprintln!("iolab stats analyse: {}: {e}", tgz.display());
-            ExitCode::from(exit::FAILED)
+            match e {
+                iolab_stats::StatsError::Archive(ArchiveError::Unsafe { .. }) => exit::usage(),
+                _ => ExitCode::from(exit::FAILED),
+            }
         }
     }
 }

@@ -593,3 +593,54 @@ fn mdtest_stats_option_puts_samples_in_its_json() {
     assert!(stderr(&bad).contains("--stats"), "{}", stderr(&bad));
     assert!(!dir.exists(), "nothing created");
 }
+
+/// Packs `members` (paths relative to `src`, or absolute) with GNU tar
+/// keeping their names as given (`-P`: no stripping of `..` or `/`).
+fn gnu_tar(src: &Path, tgz: &Path, members: &[&str]) {
+    let st = Command::new("tar")
+        .arg("-czPf")
+        .arg(tgz)
+        .args(members)
+        .current_dir(src)
+        .status()
+        .unwrap();
+    assert!(st.success(), "tar failed");
+}
+
+#[test]
+fn analyse_refuses_members_that_climb_out_and_writes_nothing() {
+    let s = Scratch::new("stats-hostile");
+    let src = s.path("src");
+    std::fs::create_dir_all(src.join("p/n")).unwrap();
+    // Two samples: the least that makes a table.
+    let line = "{\"unix_ns\":1,\"mono_ns\":1,\"rows\":[]}\n\
+                {\"unix_ns\":2,\"mono_ns\":1000000000,\"rows\":[]}\n";
+    for f in ["p/n/cpu.jsonl", "disk.jsonl"] {
+        std::fs::write(src.join(f), line).unwrap();
+    }
+    std::os::unix::fs::symlink("/etc", src.join("p/n/link")).unwrap();
+    std::os::unix::fs::symlink("../../../..", src.join("p/n/up")).unwrap();
+    let abs = src.join("p/n/cpu.jsonl").display().to_string();
+    // What a hostile member would overwrite: a file beside the tarball.
+    let beside = s.path("disk.csv");
+    for (i, member) in ["p/../disk.jsonl", abs.as_str(), "p/n/link", "p/n/up"]
+        .iter()
+        .enumerate()
+    {
+        std::fs::write(&beside, "mine\n").unwrap();
+        let tgz = s.path(&format!("evil{i}.tgz"));
+        gnu_tar(&src, &tgz, &["p/n/cpu.jsonl", member]);
+        let o = run_in(&s.root, &["stats", "analyse", tgz.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{member}: {}", stderr(&o));
+        assert!(stderr(&o).contains(member), "{member}: {}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&beside).unwrap(), "mine\n");
+        assert!(!s.path(&format!("evil{i}-csv")).exists(), "{member}");
+        assert!(!s.path(&format!("evil{i}-csv.tgz")).exists(), "{member}");
+    }
+    // A tidy tarball (with `./` names, as GNU tar writes them) is read.
+    let good = s.path("good.tgz");
+    gnu_tar(&src, &good, &["./p/n/cpu.jsonl"]);
+    let o = run_in(&s.root, &["stats", "analyse", good.to_str().unwrap()]);
+    ok(&o);
+    assert!(s.path("good-csv/n/cpu.csv").is_file(), "{}", stdout(&o));
+}
