@@ -642,3 +642,55 @@ values = [1, 2]
     ]);
     assert!(dir.join("create-rate.svg").is_file());
 }
+
+#[test]
+fn reading_commands_leave_a_file_that_is_no_store_as_it_was() {
+    let s = Scratch::new("store-readonly");
+    for (name, bytes) in [("empty", &b""[..]), ("one", &b"x"[..])] {
+        let f = s.path(name);
+        std::fs::write(&f, bytes).unwrap();
+        let store = f.to_str().unwrap();
+        for cmd in [
+            &["list"][..],
+            &["show", "1"],
+            &["compare", "1", "2"],
+            &["export", "1", "--json"],
+        ] {
+            let mut words = vec!["results", "--store", store];
+            words.extend_from_slice(cmd);
+            let o = iolab(&words);
+            assert_eq!(o.status.code(), Some(2), "{name} {cmd:?}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("not an iolab results store"),
+                "{name} {cmd:?}: {}",
+                stderr(&o)
+            );
+            assert_eq!(std::fs::read(&f).unwrap(), bytes, "{name} {cmd:?}");
+        }
+        let mut left: Vec<String> = std::fs::read_dir(&s.root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(name))
+            .collect();
+        left.sort();
+        assert_eq!(left, [name], "no journal, WAL or shm file made");
+    }
+    // A real store reads through the read-only path, and is not changed.
+    let store = store_arg(&s);
+    run(&[
+        "mdtest",
+        "-F",
+        "-n",
+        "4",
+        "-d",
+        s.path("d").to_str().unwrap(),
+        "--store",
+        &store,
+    ]);
+    let before = std::fs::read(&store).unwrap();
+    let listed = stdout(&run(&["results", "--store", &store, "list"]));
+    assert!(listed.contains("mdtest"), "{listed}");
+    run(&["results", "--store", &store, "show", "1"]);
+    assert_eq!(std::fs::read(&store).unwrap(), before);
+}
