@@ -310,6 +310,10 @@ fn start_node(dir: &Path, spec: &str) -> ExitCode {
             return exit::usage();
         }
     };
+    if let Err(e) = spec.check("--spec") {
+        eprintln!("iolab stats start-node: {e}");
+        return exit::usage();
+    }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     match node::detach(&exe, dir, &spec) {
         Ok(pid) => {

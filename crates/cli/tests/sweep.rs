@@ -414,6 +414,11 @@ fn bad_plans_are_refused_before_any_run() {
         &format!("launcher = \"mpirun -n {{ranks}} {{iolab}}\"\n{good}"),
         "unknown placeholder {ranks}",
     );
+    refused(
+        &s,
+        &format!("launcher = \"\"\n{good}"),
+        "launcher: \"\": empty",
+    );
 }
 
 #[test]
