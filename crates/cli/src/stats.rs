@@ -89,6 +89,12 @@ enum Step {
         #[arg(long)]
         dir: PathBuf,
     },
+    /// (node side) Removes DIR once its record is in the tarball.
+    #[command(hide = true)]
+    Forget {
+        #[arg(long)]
+        dir: PathBuf,
+    },
 }
 
 /// Entry point: `iolab stats ...`.
@@ -118,6 +124,13 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
         Step::StartNode { dir, spec } => start_node(&dir, &spec),
         Step::Collect { dir } => collect(&dir),
         Step::Halt { dir } => halt(&dir),
+        Step::Forget { dir } => match node::forget(&dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(exit::FAILED)
+            }
+        },
     }
 }
 
@@ -188,8 +201,18 @@ fn stop(config: &str, tarball: Option<PathBuf>, rsh: Option<&str>) -> ExitCode {
             println!("profile tarball: {}", tgz.display());
             code
         }
+        Err(e @ cluster::ClusterError::Destination { .. }) => {
+            eprintln!("iolab stats stop: {e}");
+            exit::usage()
+        }
         Err(e) => {
             eprintln!("iolab stats: {e}");
+            if matches!(e, cluster::ClusterError::Tarball { .. }) {
+                eprintln!(
+                    "iolab stats: the records stay in {} on each node; run stop again with another tarball",
+                    node::run_dir(&cfg.tmp, "NODE").display()
+                );
+            }
             ExitCode::from(exit::FAILED)
         }
     }
@@ -250,6 +273,12 @@ fn run(
     if let Err(code) = plan(&cfg, rsh) {
         return code;
     }
+    let tgz = tarball.unwrap_or_else(default_tarball);
+    // Before the collectors start and the command runs, not after.
+    if let Err(e) = cluster::check_destination(&tgz) {
+        eprintln!("iolab stats run: {e}");
+        return exit::usage();
+    }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     let attached = match iolab_stats::attach_config(cfg, rsh, &exe) {
         Ok(a) => a,
@@ -261,7 +290,6 @@ fn run(
     let status = std::process::Command::new(&command[0])
         .args(&command[1..])
         .status();
-    let tgz = tarball.unwrap_or_else(default_tarball);
     let collected = attached.finish(Some(&tgz));
     let code = match &status {
         Ok(s) => command_code(s),

@@ -94,8 +94,9 @@ pub fn node_from_files(node: &str, files: &BTreeMap<String, Vec<u8>>) -> NodeSam
 }
 
 /// An uncompressed tar of the regular files of `dir` (not recursive),
-/// names as they are: what a node sends back on stop.
-pub fn tar_dir(dir: &Path, skip: &[&str]) -> std::io::Result<Vec<u8>> {
+/// names as they are, less `skip`, plus the `extra` (name, contents):
+/// what a node sends back on stop.
+pub fn tar_dir(dir: &Path, skip: &[&str], extra: &[(&str, Vec<u8>)]) -> std::io::Result<Vec<u8>> {
     let mut b = tar::Builder::new(Vec::new());
     let mut names: Vec<_> = std::fs::read_dir(dir)?
         .flatten()
@@ -108,6 +109,14 @@ pub fn tar_dir(dir: &Path, skip: &[&str]) -> std::io::Result<Vec<u8>> {
             continue;
         }
         b.append_path_with_name(dir.join(&n), &n)?;
+    }
+    for (name, data) in extra {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(iolab_core::clock::wall_ns() / 1_000_000_000);
+        h.set_cksum();
+        b.append_data(&mut h, name, data.as_slice())?;
     }
     b.into_inner()
 }
