@@ -443,6 +443,65 @@ fn mpi_ctrl_c_stops_every_rank_which_removes_what_it_made() {
     assert!(!d.exists(), "left: {:?}", tree(&d));
 }
 
+/// Every path under `d`, relative.
+#[cfg(feature = "mpi")]
+fn left_under(d: &std::path::Path) -> Vec<std::path::PathBuf> {
+    tree(d).into_iter().map(std::path::PathBuf::from).collect()
+}
+
+/// Ctrl-C to a plain `mpirun` (Open MPI kills the ranks 1 s after passing
+/// them SIGTERM): the ranks stop together; whatever the one second did
+/// not let them remove lies in the test directory they listed, with how
+/// to remove it and how to give mpirun's ranks the time; `-r` as told
+/// then leaves nothing.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_ctrl_c_under_default_mpirun_lists_what_is_left_and_how_to_avoid_it() {
+    let s = Scratch::new("rb-mpi-int1");
+    let d = s.path("c");
+    let opts = format!("-F -n 200000 --tasks 2 -d {}", d.display());
+    let Some((mut c, _session)) = mpirun_cmd(&[], &format!("-C {opts}")) else {
+        return;
+    };
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for a good number of items, so the removal has work to do.
+    let probe = d.join("test-dir.0-0/mdtest_tree.0");
+    let t0 = std::time::Instant::now();
+    while std::fs::read_dir(&probe).map_or(0, |r| r.count()) < 5000 {
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+        assert!(t0.elapsed().as_secs() < 120, "no items made");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: plain kill(2) on our child, mpirun.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("odls_base_sigkill_timeout 30"), "{err}");
+    let listed = d.join("test-dir.0-0");
+    assert!(err.contains(&listed.display().to_string()), "{err}");
+    for p in left_under(&d) {
+        assert!(
+            p.as_os_str().is_empty() || p.starts_with("test-dir.0-0"),
+            "{} is outside the listed directory",
+            p.display()
+        );
+    }
+    // The way out the message gives.
+    if d.exists() {
+        let Some((mut r, _session)) = mpirun_cmd(&[], &format!("-r {opts}")) else {
+            return;
+        };
+        let o = r.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert!(!listed.exists(), "left: {:?}", tree(&d));
+}
+
 #[test]
 fn a_stonewall_file_that_cannot_be_written_at_the_end_is_exit_1() {
     let s = Scratch::new("rb-xfull");
