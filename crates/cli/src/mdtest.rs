@@ -417,12 +417,7 @@ fn finished_test(
     doc: &mut MdtestDocument,
     t: TestResult,
 ) -> Result<(), Unfinished> {
-    let missing: u64 = t
-        .iterations
-        .iter()
-        .flat_map(|i| &i.phases)
-        .map(|p| p.missing)
-        .sum();
+    let missing = t.missing_items;
     if missing > 0 {
         let note = format!(
             "{missing} items were already gone (removed earlier, or never made by an interrupted run); only what was there was removed and counted"

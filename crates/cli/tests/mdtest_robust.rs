@@ -502,6 +502,50 @@ fn mpi_ctrl_c_under_default_mpirun_lists_what_is_left_and_how_to_avoid_it() {
     assert!(!listed.exists(), "left: {:?}", tree(&d));
 }
 
+/// `iolab mdtest <line>` to its end: exit code and peak resident memory
+/// as the kernel counted it (wait4's ru_maxrss), bytes.
+// The child is reaped by wait4 (which gives its rusage), not Child::wait.
+#[allow(clippy::zombie_processes)]
+fn mdtest_peak_rss(line: &str) -> (Option<i32>, u64) {
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("mdtest")
+        .args(line.split_whitespace())
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: all-zero is a valid rusage; wait4 fills it in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's pid, with valid out pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, usage.ru_maxrss as u64 * 1024)
+}
+
+/// Memory does not grow with iterations: 2,000 more of them (about
+/// 5 KB each when every iteration's results were kept, 10 MB) cost less
+/// than 4 MB.
+#[test]
+fn memory_stays_flat_in_the_number_of_iterations() {
+    let s = Scratch::new("rb-iters");
+    let d = s.path("m");
+    let peak = |i: u32| {
+        let (code, peak) = mdtest_peak_rss(&format!("-F -n 1 -i {i} -d {}", d.display()));
+        assert_eq!(code, Some(0));
+        peak
+    };
+    let (few, many) = (peak(1100), peak(3100));
+    assert!(
+        many < few + (4 << 20),
+        "peak RSS {} KiB for 3100 iterations vs {} KiB for 1100",
+        many >> 10,
+        few >> 10
+    );
+}
+
 #[test]
 fn a_stonewall_file_that_cannot_be_written_at_the_end_is_exit_1() {
     let s = Scratch::new("rb-xfull");
