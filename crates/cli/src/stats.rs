@@ -5,6 +5,7 @@
 
 use crate::exit;
 use clap::{Parser, Subcommand};
+use iolab_stats::archive::ArchiveError;
 use iolab_stats::cluster::{self, Plan, Report};
 use iolab_stats::{config, node, Config};
 use std::ffi::OsString;
@@ -88,6 +89,12 @@ enum Step {
         #[arg(long)]
         dir: PathBuf,
     },
+    /// (node side) Removes DIR once its record is in the tarball.
+    #[command(hide = true)]
+    Forget {
+        #[arg(long)]
+        dir: PathBuf,
+    },
 }
 
 /// Entry point: `iolab stats ...`.
@@ -117,6 +124,13 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
         Step::StartNode { dir, spec } => start_node(&dir, &spec),
         Step::Collect { dir } => collect(&dir),
         Step::Halt { dir } => halt(&dir),
+        Step::Forget { dir } => match node::forget(&dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(exit::FAILED)
+            }
+        },
     }
 }
 
@@ -187,8 +201,18 @@ fn stop(config: &str, tarball: Option<PathBuf>, rsh: Option<&str>) -> ExitCode {
             println!("profile tarball: {}", tgz.display());
             code
         }
+        Err(e @ cluster::ClusterError::Destination { .. }) => {
+            eprintln!("iolab stats stop: {e}");
+            exit::usage()
+        }
         Err(e) => {
             eprintln!("iolab stats: {e}");
+            if matches!(e, cluster::ClusterError::Tarball { .. }) {
+                eprintln!(
+                    "iolab stats: the records stay in {} on each node; run stop again with another tarball",
+                    node::run_dir(&cfg.tmp, "NODE").display()
+                );
+            }
             ExitCode::from(exit::FAILED)
         }
     }
@@ -228,7 +252,10 @@ fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> ExitCode {
         }
         Err(e) => {
             eprintln!("iolab stats analyse: {}: {e}", tgz.display());
-            ExitCode::from(exit::FAILED)
+            match e {
+                iolab_stats::StatsError::Archive(ArchiveError::Unsafe { .. }) => exit::usage(),
+                _ => ExitCode::from(exit::FAILED),
+            }
         }
     }
 }
@@ -246,6 +273,12 @@ fn run(
     if let Err(code) = plan(&cfg, rsh) {
         return code;
     }
+    let tgz = tarball.unwrap_or_else(default_tarball);
+    // Before the collectors start and the command runs, not after.
+    if let Err(e) = cluster::check_destination(&tgz) {
+        eprintln!("iolab stats run: {e}");
+        return exit::usage();
+    }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     let attached = match iolab_stats::attach_config(cfg, rsh, &exe) {
         Ok(a) => a,
@@ -257,7 +290,6 @@ fn run(
     let status = std::process::Command::new(&command[0])
         .args(&command[1..])
         .status();
-    let tgz = tarball.unwrap_or_else(default_tarball);
     let collected = attached.finish(Some(&tgz));
     let code = match &status {
         Ok(s) => command_code(s),
@@ -306,6 +338,10 @@ fn start_node(dir: &Path, spec: &str) -> ExitCode {
             return exit::usage();
         }
     };
+    if let Err(e) = spec.check("--spec") {
+        eprintln!("iolab stats start-node: {e}");
+        return exit::usage();
+    }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     match node::detach(&exe, dir, &spec) {
         Ok(pid) => {
