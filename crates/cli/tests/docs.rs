@@ -79,6 +79,11 @@ struct DocRun {
     state: PathBuf,
     hosts: Option<Hosts>,
     s3_env: Vec<(&'static str, String)>,
+    /// Process groups of the block's steps (background jobs live on in them).
+    groups: std::cell::RefCell<Vec<i32>>,
+    /// Every host name the doc's examples use.
+    doc_hosts: BTreeSet<&'static str>,
+    steps_run: std::cell::Cell<usize>,
 }
 
 /// The fake hosts of a doc: namespaces, a hosts file, a remote shell.
@@ -95,12 +100,18 @@ impl DocRun {
         std::fs::create_dir_all(&state).unwrap();
         std::fs::write(state.join("pwd"), scratch.root.display().to_string()).unwrap();
         std::fs::write(state.join("env"), "").unwrap();
+        // Examples name files of the checkout (examples/*.toml) as they
+        // would be read from its root.
+        std::os::unix::fs::symlink(workspace().join("examples"), scratch.path("examples")).unwrap();
         DocRun {
             name: name.to_string(),
             scratch,
             state,
             hosts: None,
             s3_env: Vec::new(),
+            groups: Default::default(),
+            doc_hosts: BTreeSet::new(),
+            steps_run: Default::default(),
         }
     }
 
@@ -124,12 +135,12 @@ impl DocRun {
     }
 
     /// Starts the fake hosts the doc names (once per doc).
-    fn ensure_hosts(&mut self, names: &BTreeSet<&'static str>) -> Result<(), String> {
+    fn ensure_hosts(&mut self) -> Result<(), String> {
         if self.hosts.is_some() {
             return Ok(());
         }
         let mut all: Vec<&str> = vec!["hostA"];
-        all.extend(names.iter().filter(|n| **n != "hostA"));
+        all.extend(self.doc_hosts.iter().filter(|n| **n != "hostA"));
         let cluster = iolab_testkit::FakeCluster::new(all.len())?;
         let mut hosts = String::from("127.0.0.1 localhost\n");
         let mut cases = String::new();
@@ -213,8 +224,12 @@ impl DocRun {
             bin.display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let out_f = self.state.join("stdout");
-        let err_f = self.state.join("stderr");
+        // A file per step: a background job of an earlier step may still
+        // write to its own.
+        let n = self.steps_run.get() + 1;
+        self.steps_run.set(n);
+        let out_f = self.state.join(format!("stdout.{n}"));
+        let err_f = self.state.join(format!("stderr.{n}"));
         c.env("PATH", path)
             .env_remove("OMPI_ALLOW_RUN_AS_ROOT")
             .env_remove("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
@@ -227,6 +242,7 @@ impl DocRun {
             .stderr(std::fs::File::create(&err_f).unwrap())
             .process_group(0);
         let mut child = c.spawn().map_err(|e| format!("cannot start bash: {e}"))?;
+        self.groups.borrow_mut().push(child.id() as i32);
         let t0 = Instant::now();
         let status = loop {
             if let Some(s) = child.try_wait().unwrap() {
@@ -243,6 +259,22 @@ impl DocRun {
         let out = std::fs::read_to_string(&out_f).unwrap_or_default()
             + &std::fs::read_to_string(&err_f).unwrap_or_default();
         Ok((status.code().unwrap_or(-1), out))
+    }
+}
+
+impl DocRun {
+    /// Ends what the block's steps left running (`iolab timeserver &`).
+    fn end_block(&self) {
+        for g in self.groups.borrow_mut().drain(..) {
+            // SAFETY: kill has no memory preconditions; each group is a step's own.
+            unsafe { libc::kill(-g, libc::SIGKILL) };
+        }
+    }
+}
+
+impl Drop for DocRun {
+    fn drop(&mut self) {
+        self.end_block();
     }
 }
 
@@ -324,9 +356,17 @@ fn run_doc(name: &str, text: &str) -> Vec<String> {
         return Vec::new();
     }
     let mut run = DocRun::new(name);
+    // The fake hosts are made once per doc, for every host it names.
+    let commands: Vec<&str> = blocks
+        .iter()
+        .flat_map(|b| b.steps.iter().map(|s| s.command.as_str()))
+        .collect();
+    run.doc_hosts = host_names(&commands.join("\n"));
     let mut failures = Vec::new();
     for b in &blocks {
-        if let Err(e) = run_block(&mut run, b) {
+        let r = run_block(&mut run, b);
+        run.end_block();
+        if let Err(e) = r {
             failures.push(e);
         }
     }
@@ -342,7 +382,7 @@ fn run_block(run: &mut DocRun, b: &Block) -> Result<(), String> {
         .join("\n");
     let names = host_names(&all);
     if !names.is_empty() {
-        run.ensure_hosts(&names)
+        run.ensure_hosts()
             .map_err(|e| format!("{}:{}: cannot make the test hosts: {e}", run.name, b.line))?;
     }
     if uses_s3(&all) {
