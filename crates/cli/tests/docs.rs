@@ -156,8 +156,18 @@ impl DocRun {
             "#!/bin/sh\n# The docs test's remote shell: HOST -> its namespace.\nh=$1; shift\ncase \"$h\" in\n{cases}  *) echo \"rsh: no test host $h\" >&2; exit 255 ;;\nesac\nexec ip netns exec \"$ns\" \"$@\"\n"
         );
         std::fs::write(&rsh, script).unwrap();
-        std::fs::set_permissions(&rsh, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
+        // `ssh HOST COMMAND` in an example: the same remote shell.
+        let bin = self.state.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let ssh = format!(
+            "#!/bin/sh\n# The docs test's ssh: ssh [OPTIONS] HOST COMMAND... on a test host.\nwhile [ $# -gt 0 ]; do case \"$1\" in -o|-p|-i|-l) shift 2 ;; -*) shift ;; *) break ;; esac; done\nh=$1; shift\nexec '{}' \"$h\" sh -c \"$*\"\n",
+            rsh.display()
+        );
+        std::fs::write(bin.join("ssh"), ssh).unwrap();
+        for f in [&rsh, &bin.join("ssh")] {
+            std::fs::set_permissions(f, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+        }
         self.hosts = Some(Hosts {
             cluster,
             hosts_file,
@@ -219,11 +229,15 @@ impl DocRun {
             }
         };
         let bin = Path::new(env!("CARGO_BIN_EXE_iolab")).parent().unwrap();
-        let path = format!(
+        let mut path = format!(
             "{}:{}",
             bin.display(),
             std::env::var("PATH").unwrap_or_default()
         );
+        if self.hosts.is_some() {
+            // The test's ssh first.
+            path = format!("{}:{path}", self.state.join("bin").display());
+        }
         // A file per step: a background job of an earlier step may still
         // write to its own.
         let n = self.steps_run.get() + 1;
@@ -406,7 +420,12 @@ fn every_console_example_of_the_docs_runs_as_documented() {
         skip_or_fail("docs", "the examples need root (mounts, namespaces)");
         return;
     }
-    let files = doc_files();
+    // IOLAB_DOCS=xdd.md,lst.md runs only those (while editing a doc).
+    let only = std::env::var("IOLAB_DOCS").unwrap_or_default();
+    let files: Vec<PathBuf> = doc_files()
+        .into_iter()
+        .filter(|f| only.is_empty() || only.split(',').any(|o| f.ends_with(o)))
+        .collect();
     let failures: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = files
             .iter()
@@ -491,6 +510,8 @@ fn an_unknown_option_in_any_main_doc_example_fails() {
 /// The command with `--no-such-option` after its iolab subcommand (the
 /// first iolab word and the word after it), or None without iolab.
 fn with_unknown_option(cmd: &str) -> Option<String> {
+    // In the foreground, so its status is the command's.
+    let cmd = cmd.trim_end().trim_end_matches('&').trim_end();
     let at = cmd.find("iolab ")?;
     let rest = &cmd[at + "iolab ".len()..];
     let sub_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
@@ -528,8 +549,8 @@ fn iolab_lines_outside_console_blocks_say_why_they_do_not_run() {
                     }
                 }
             } else if let Some((_, _, iolab)) = fence.as_mut() {
-                let t = l.trim_start();
-                *iolab |= t.starts_with("iolab ") || t.contains(" iolab ") && !t.starts_with('#');
+                let t = l.split(" #").next().unwrap_or("").trim_start();
+                *iolab |= !t.starts_with('#') && (t.starts_with("iolab ") || t.contains(" iolab "));
             } else if l.starts_with("    iolab ") {
                 bad.push(format!("{f}:{} (indented code)", i + 1));
             }
