@@ -1,0 +1,59 @@
+//! Messages that suggest an option name one that exists: a user who
+//! follows the advice must not meet "unknown option".
+
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use common::*;
+
+/// Every `--name` or `-x` word a message holds.
+fn suggested_options(msg: &str) -> Vec<String> {
+    // Options of other programs (`cargo build --release`) are not iolab's.
+    let own: String = msg
+        .split('`')
+        .enumerate()
+        .filter(|(i, part)| i % 2 == 0 || !part.starts_with("cargo "))
+        .map(|(_, part)| format!("{part} "))
+        .collect();
+    own.split(|c: char| c.is_whitespace() || "`'\"(),;".contains(c))
+        .filter(|w| w.starts_with('-') && w.len() > 1)
+        .map(|w| w.trim_end_matches([':', '.']).to_string())
+        .collect()
+}
+
+/// Under mpirun, a build without MPI refuses to run (each rank would be
+/// a separate benchmark); its advice must work in that build. It used to
+/// say `--comm threads`, an option no tool has.
+#[test]
+fn the_no_mpi_advice_names_options_mdtest_accepts() {
+    let msg = iolab_comm::ConnectError::NotBuiltWithMpi.to_string();
+    let opts = suggested_options(&msg);
+    assert!(!opts.is_empty(), "the advice names no option: {msg}");
+    let s = Scratch::new("messages-no-mpi");
+    let dir = s.path("x");
+    for o in &opts {
+        // Each option, with a value where it takes one, on a tiny run.
+        let mut w = vec!["mdtest", "-n", "2", "-d", dir.to_str().unwrap()];
+        w.push(o);
+        if o == "--tasks" {
+            w.push("2");
+        }
+        let out = iolab(&w);
+        assert!(
+            out.status.success(),
+            "the advice `{msg}` names {o}, which mdtest refuses: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn suggested_options_are_found() {
+    assert_eq!(
+        suggested_options(
+            "rebuild (`cargo build --features mpi`) or use --comm threads or `--tasks N`, see -h."
+        ),
+        ["--comm", "--tasks", "-h"]
+    );
+}
