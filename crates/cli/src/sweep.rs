@@ -103,6 +103,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     match result {
         Ok(sum) => finish(&plan, &store, &cli.store, sum),
         Err(SweepError::Store(e @ StoreError::PlanMismatch { .. })) => usage(&cli.store, e),
+        Err(e @ SweepError::Launcher { .. }) => {
+            say("\n");
+            eprintln!("iolab sweep: {e}; nothing more was run");
+            exit::usage()
+        }
         Err(e) => {
             eprintln!("iolab sweep: {e}");
             ExitCode::from(exit::FAILED)
