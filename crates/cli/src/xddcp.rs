@@ -155,9 +155,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let bar = Bar::default();
     let each = |r: &FileResult| {
         bar.done();
-        println!("{}", line(r));
-        if let Status::Failed { .. } = r.status {
-            eprintln!("{}", line(r));
+        // Once: a copied file on standard output, a failed one on
+        // standard error (the total line on stdout counts both).
+        match r.status {
+            Status::Failed { .. } => eprintln!("{}", line(r)),
+            Status::Copied => println!("{}", line(r)),
         }
     };
     let results = run(&p, each, &|job, bytes| bar.show(job, bytes));
