@@ -32,11 +32,18 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         eprint!("{}", iolab_xdd::options::short_help());
         return crate::exit::usage();
     }
-    let cfg = match parse_os(&args) {
+    let mut cfg = match parse_os(&args) {
         Ok(Parsed::Run(c)) => *c,
         Ok(Parsed::Action(a)) => return action(prog, a),
         Err(e) => return usage_exit(prog, e),
     };
+    // The whole command as typed, program included, as mdtest records it
+    // (`iolab xdd ...`, or `xdd ...` through the link), so a stored run
+    // can be pasted again.
+    cfg.global.command_line = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
     let p = match plan(&cfg) {
         Ok(p) => p,
         Err(e) => return usage_exit(prog, e),

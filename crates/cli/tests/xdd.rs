@@ -817,3 +817,39 @@ fn help_on_an_option_typed_with_its_dash() {
         );
     }
 }
+
+/// Without `$USER` (cron, `env -i`), the preamble's user comes from the
+/// uid, as `id -un` says (it was empty); the recorded command line is
+/// the whole command, `iolab xdd` included, as mdtest's is.
+#[test]
+fn the_user_comes_from_the_uid_and_the_command_line_names_the_tool() {
+    let d = TempDir::new("userline");
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(words_of(
+            "xdd -op write -target f -reqsize 8 -mbytes 1 --json r.json",
+        ))
+        .current_dir(&d.0)
+        .env_remove("USER")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let id = Command::new("id").arg("-un").output().unwrap();
+    let me = String::from_utf8_lossy(&id.stdout).trim().to_string();
+    assert!(!me.is_empty());
+    assert!(
+        stdout(&o).contains(&format!("User Name, {me}\n")),
+        "{}",
+        stdout(&o)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.0.join("r.json")).unwrap()).unwrap();
+    let line = doc["command_line"].as_str().unwrap();
+    assert!(
+        line.ends_with("iolab xdd -op write -target f -reqsize 8 -mbytes 1 --json r.json"),
+        "{line}"
+    );
+}
+
+fn words_of(s: &str) -> Vec<&str> {
+    s.split_whitespace().collect()
+}
