@@ -57,3 +57,17 @@ fn suggested_options_are_found() {
         ["--comm", "--tasks", "-h"]
     );
 }
+
+/// `iolab --help` says what the demo runs: mdtest and XDD (it said "a
+/// short mdtest"). What the demo prints is checked by the docs test
+/// (README's quick start: each tool's command line, pasteable).
+#[test]
+fn the_help_says_the_demo_runs_mdtest_and_xdd() {
+    let o = iolab(&["--help"]);
+    let out = stdout(&o);
+    let demo = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("demo "))
+        .unwrap();
+    assert!(demo.contains("mdtest") && demo.contains("XDD"), "{demo}");
+}
