@@ -10,8 +10,10 @@ set -euo pipefail
 # that the network tests (lst, stats, launch) build.
 # chromium renders the HTML report in the report test (headless);
 # fonts-dejavu-core is the font the charts' text is drawn with.
+# iperf3 and sockperf are the peers of bench/e2e-vs-iperf3.sh and
+# bench/lst-vs-sockperf.sh, which the suite runs small (tests/bench.rs).
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs util-linux mount
-  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core iperf3 sockperf)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
