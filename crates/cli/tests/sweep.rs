@@ -762,3 +762,20 @@ fn a_build_without_mpi_stops_the_sweep_at_its_first_multi_rank_point() {
     assert_eq!(out.matches("] ranks=2").count(), 1, "{out}");
     assert!(err.contains("rebuild iolab with --features mpi"), "{err}");
 }
+
+/// Each finished repeat says about how long the rest will take (the
+/// mean repeat so far times the repeats left); the last says nothing.
+#[test]
+fn each_repeat_line_says_the_time_left() {
+    let s = Scratch::new("sweep-eta");
+    let store = store_arg(&s);
+    let p = plan(&s, "eta", 1, "");
+    let o = run(&["sweep", p.to_str().unwrap(), "--store", &store]);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    for l in &lines[..5] {
+        assert!(l.ends_with(" left"), "{l}");
+    }
+    assert!(!lines[5].contains("left"), "{}", lines[5]);
+}
