@@ -71,3 +71,39 @@ fn the_help_says_the_demo_runs_mdtest_and_xdd() {
         .unwrap();
     assert!(demo.contains("mdtest") && demo.contains("XDD"), "{demo}");
 }
+
+/// `iolab mdtest -h` lists the backend options (`--posix.*`, `--s3.*`),
+/// each accepted by mdtest's parser, and every exit status, 130 included.
+#[test]
+fn mdtest_help_lists_backend_options_and_exit_130() {
+    let o = iolab(&["mdtest", "-h"]);
+    let out = stdout(&o);
+    assert!(o.status.success());
+    for key in [
+        "--posix.odirect",
+        "--s3.endpoint=",
+        "--s3.bucket=",
+        "--s3.timeout=",
+    ] {
+        assert!(out.contains(key), "{key} missing from:\n{out}");
+    }
+    assert!(out.contains("130 interrupted"), "{out}");
+    // Every backend option the help names is one mdtest knows: a bad
+    // value may be refused, an unknown name would say "unknown".
+    for name in out
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("--"))
+        .filter(|l| l.starts_with("posix.") || l.starts_with("s3."))
+        .map(|l| l.split(['=', ' ']).next().unwrap().to_string())
+    {
+        let o = iolab(&[
+            "mdtest",
+            &format!("--{name}=1"),
+            "-n",
+            "1",
+            "-d",
+            "/nonexistent/x",
+        ]);
+        assert!(!stderr(&o).contains("unknown"), "--{name}: {}", stderr(&o));
+    }
+}
