@@ -232,7 +232,7 @@ fn disk_write_counters_agree_with_the_bytes_xdd_wrote() {
         let a = run_in(&s.root, &["stats", "analyse", &tgz, "csv"]);
         ok(&a);
         assert!(
-            stdout(&a).contains("brw: no brw statistics"),
+            stdout(&a).contains("no Lustre statistics on") && stdout(&a).contains("brw"),
             "Lustre is absent, recorded: {}",
             stdout(&a)
         );
@@ -592,4 +592,41 @@ fn mdtest_stats_option_puts_samples_in_its_json() {
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(stderr(&bad).contains("--stats"), "{}", stderr(&bad));
     assert!(!dir.exists(), "nothing created");
+}
+
+/// On a node without Lustre, analyse says so in one note (it printed one
+/// per Lustre statistic and node, 24 for a small cluster), and stop
+/// leaves no empty `iolab-stats` directory in TMP.
+#[test]
+fn no_lustre_is_one_note_and_stop_leaves_tmp_clean() {
+    let s = Scratch::new("stats-no-lustre");
+    let tmp = s.path("tmp");
+    let _reaper = Reaper(tmp.clone());
+    let cfg = s.path("c.sh");
+    std::fs::write(
+        &cfg,
+        format!(
+            "TMP={}\nVMSTAT_INTERVAL=1\nSERVICE_INTERVAL=1\nBRW_INTERVAL=1\nIO_INTERVAL=1\nCLIENT_INTERVAL=1\n",
+            tmp.display()
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    ok(&run_in(&s.root, &["stats", "start", cfg]));
+    ok(&run_in(&s.root, &["stats", "stop", cfg, "p.tgz"]));
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in TMP: {left:?}");
+    let a = run_in(&s.root, &["stats", "analyse", "p.tgz", "csv"]);
+    ok(&a);
+    let out = stdout(&a);
+    let notes: Vec<&str> = out.lines().filter(|l| l.starts_with("note:")).collect();
+    if std::path::Path::new("/proc/fs/lustre").exists()
+        || std::path::Path::new("/sys/fs/lustre").exists()
+    {
+        return; // a node with Lustre: nothing to say
+    }
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("no Lustre statistics on"), "{notes:?}");
 }

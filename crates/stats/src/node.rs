@@ -247,6 +247,11 @@ pub fn halt(dir: &Path) -> Result<Vec<u8>, NodeError> {
     let tar = archive::tar_dir(dir, &[PID_FILE, SPEC_FILE, "collector.pid.tmp"])
         .map_err(io("cannot pack", dir))?;
     let _ = std::fs::remove_dir_all(dir);
+    // TMP/iolab-stats itself goes too once no node's run is left in it
+    // (remove_dir removes only an empty directory).
+    if let Some(parent) = dir.parent().filter(|p| p.ends_with("iolab-stats")) {
+        let _ = std::fs::remove_dir(parent);
+    }
     Ok(tar)
 }
 
