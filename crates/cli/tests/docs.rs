@@ -293,11 +293,12 @@ impl Drop for DocRun {
 }
 
 /// The bash script of one step: the doc's exported variables and working
-/// directory before, saved again after.
+/// directory before, saved again after (not PATH and IOLAB_RSH: the runner
+/// sets them for each step, the test's ssh first on the hosts' steps).
 fn step_script(cmd: &str, state: &Path) -> String {
     let s = state.display();
     format!(
-        "source '{s}/env'\ncd \"$(cat '{s}/pwd')\"\n{cmd}\n__rc=$?\nexport -p | grep -Ev '^declare -x (PWD|OLDPWD|SHLVL|_)=' > '{s}/env'\npwd > '{s}/pwd'\nexit $__rc\n"
+        "source '{s}/env'\ncd \"$(cat '{s}/pwd')\"\n{cmd}\n__rc=$?\nexport -p | grep -Ev '^declare -x (PWD|OLDPWD|SHLVL|_|PATH|IOLAB_RSH)=' > '{s}/env'\npwd > '{s}/pwd'\nexit $__rc\n"
     )
 }
 
