@@ -188,10 +188,7 @@ pub fn help() -> String {
         .map(|(b, k, kind, h)| {
             let (arg, text) = match (kind, h.strip_prefix('=')) {
                 (Kind::Text, Some(rest)) => rest.split_once(' ').unwrap_or((rest, "")),
-                (_, Some(rest)) => rest
-                    .split_once(' ')
-                    .map(|(a, t)| (a, t))
-                    .unwrap_or(("", rest)),
+                (_, Some(rest)) => rest.split_once(' ').unwrap_or(("", rest)),
                 (_, None) => ("", *h),
             };
             let name = match arg {
