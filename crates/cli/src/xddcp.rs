@@ -151,6 +151,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             return crate::exit::usage();
         }
     };
+    // The plan before anything moves: how much there is to copy.
+    let planned: u64 = p.jobs.iter().map(|j| j.bytes).sum();
+    eprintln!("{prog}: {} file(s), {planned} bytes to copy", p.jobs.len());
     let t0 = std::time::Instant::now();
     let bar = Bar::default();
     let each = |r: &FileResult| {

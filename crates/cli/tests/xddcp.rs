@@ -130,6 +130,12 @@ fn xddcp_copies_a_file_list_across_fake_hosts_and_never_overwrites() {
     let o = xddcp_on(&c, &s.root, &args("", "dst"));
     let out = common::stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}", common::stderr(&o));
+    let planned: usize = sizes.iter().sum();
+    assert!(
+        common::stderr(&o).starts_with(&format!("xddcp: 3 file(s), {planned} bytes to copy\n")),
+        "the plan first: {}",
+        common::stderr(&o)
+    );
     assert_eq!(
         out.lines().filter(|l| l.contains(" MB/s")).count(),
         4,
