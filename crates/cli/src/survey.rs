@@ -378,7 +378,9 @@ impl Outputs {
         let summary = open("summary")?;
         let detail = open("detail")?;
         // The plan before the first point: how many lines are coming.
-        eprintln!("iolab survey: {points} point(s) to measure; results in {prefix}.summary");
+        if points > 1 {
+            eprintln!("iolab survey: {points} points to measure; results in {prefix}.summary");
+        }
         let bar = crate::progress::shown(true).then(|| {
             let b = crate::progress::bar(points as u64, crate::progress::Unit::Items);
             b.set_message("survey points");

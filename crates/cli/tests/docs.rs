@@ -207,7 +207,7 @@ impl DocRun {
     }
 
     /// Runs a step script under bash (on hostA when asked); returns its
-    /// status and stdout followed by stderr.
+    /// status and its output (stdout and stderr as they were written).
     fn exec(&self, script: &Path, on_host: bool) -> Result<(i32, String), String> {
         let mut c = match (&self.hosts, on_host) {
             (Some(h), true) => {
@@ -242,8 +242,10 @@ impl DocRun {
         // write to its own.
         let n = self.steps_run.get() + 1;
         self.steps_run.set(n);
-        let out_f = self.state.join(format!("stdout.{n}"));
-        let err_f = self.state.join(format!("stderr.{n}"));
+        // Standard output and error in one file, in the order written,
+        // as a terminal shows them.
+        let out_f = self.state.join(format!("output.{n}"));
+        let out = std::fs::File::create(&out_f).unwrap();
         c.env("PATH", path)
             .env_remove("OMPI_ALLOW_RUN_AS_ROOT")
             .env_remove("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
@@ -252,8 +254,8 @@ impl DocRun {
             .envs(self.s3_env.iter().map(|(k, v)| (*k, v.as_str())))
             .current_dir(&self.scratch.root)
             .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&out_f).unwrap())
-            .stderr(std::fs::File::create(&err_f).unwrap())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
             .process_group(0);
         let mut child = c.spawn().map_err(|e| format!("cannot start bash: {e}"))?;
         self.groups.borrow_mut().push(child.id() as i32);
@@ -270,8 +272,7 @@ impl DocRun {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        let out = std::fs::read_to_string(&out_f).unwrap_or_default()
-            + &std::fs::read_to_string(&err_f).unwrap_or_default();
+        let out = std::fs::read_to_string(&out_f).unwrap_or_default();
         Ok((status.code().unwrap_or(-1), out))
     }
 }

@@ -16,7 +16,8 @@ pub struct Step {
     pub line: usize,
     /// The command as a shell reads it (continuation lines included).
     pub command: String,
-    /// The output shown after it (stdout, then stderr); empty: not checked.
+    /// The output shown after it (stdout and stderr as a terminal shows
+    /// them); empty: not checked.
     pub expected: Vec<String>,
     /// The exit status it should end with.
     pub status: i32,
