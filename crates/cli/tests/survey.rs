@@ -1435,7 +1435,7 @@ fn a_survey_says_its_points_before_it_starts() {
     assert!(o.status.success(), "{out}{err}");
     let first = err.lines().next().unwrap_or("");
     assert!(
-        first.starts_with("iolab survey: 2 point(s) to measure"),
+        first.starts_with("iolab survey: 2 points to measure"),
         "{err}"
     );
     assert_eq!(
