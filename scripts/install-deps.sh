@@ -11,8 +11,10 @@ set -euo pipefail
 # chromium renders the HTML report in the report test (headless);
 # fonts-dejavu-core is the font the charts' text is drawn with.
 # strace counts the threads an S3 run starts (tests/s3.rs).
+# iperf3 and sockperf are the peers of bench/e2e-vs-iperf3.sh and
+# bench/lst-vs-sockperf.sh, which the suite runs small (tests/bench.rs).
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs btrfs-progs util-linux mount
-  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core strace)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core strace iperf3 sockperf)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

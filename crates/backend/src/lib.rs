@@ -23,7 +23,7 @@ mod posix;
 pub mod s3;
 
 pub use null::Null;
-pub use options::{parse_options, split_args, BackendOptions, OptionError};
+pub use options::{help as options_help, parse_options, split_args, BackendOptions, OptionError};
 pub use posix::Posix;
 use std::ffi::{CStr, CString};
 use std::io;

@@ -27,7 +27,7 @@ const KNOWN: &[(&str, &str, Kind, &str)] = &[
         "s3",
         "endpoint",
         Kind::Text,
-        "=URL of the S3 service (else $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, AWS)",
+        "=URL the S3 service (else $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, AWS)",
     ),
     (
         "s3",
@@ -184,6 +184,26 @@ pub fn parse_options<S: AsRef<str>>(items: &[S]) -> Result<BackendOptions, Optio
         out.entries.push((backend.into(), key.into(), value));
     }
     Ok(out)
+}
+
+/// Every backend option, one per line, for a tool's help screen
+/// (`  --posix.odirect   open files with O_DIRECT ...`).
+pub fn help() -> String {
+    KNOWN
+        .iter()
+        .map(|(b, k, kind, h)| {
+            let (arg, text) = match (kind, h.strip_prefix('=')) {
+                (Kind::Text, Some(rest)) => rest.split_once(' ').unwrap_or((rest, "")),
+                (_, Some(rest)) => rest.split_once(' ').unwrap_or(("", rest)),
+                (_, None) => ("", *h),
+            };
+            let name = match arg {
+                "" => format!("--{b}.{k}"),
+                a => format!("--{b}.{k}={a}"),
+            };
+            format!("  {name:<24} {text}\n")
+        })
+        .collect()
 }
 
 fn unknown(item: &str) -> OptionError {

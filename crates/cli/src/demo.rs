@@ -36,10 +36,12 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
     for (tool, line) in steps {
         println!("\n==> iolab {tool} {line}\n");
         let args = line.split(' ').map(OsString::from).collect();
+        // Each report names its own command line, which can be pasted.
+        let command = format!("iolab {tool} {line}");
         code = if tool == "mdtest" {
-            crate::mdtest::main(tool, args)
+            crate::mdtest::main_as(tool, args, command)
         } else {
-            crate::xdd::main(tool, args)
+            crate::xdd::main_as(tool, args, command)
         };
         if code != ExitCode::SUCCESS {
             break;

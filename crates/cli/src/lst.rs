@@ -324,7 +324,28 @@ fn run_console(
     let started = iolab_core::clock::wall_ns();
     let stop = AtomicBool::new(false);
     let mut so_far = Vec::new();
+    let runs = (plan.clients.len() * plan.concurrency.len()) as u64 * u64::from(plan.repeat);
+    let per_run_s = match plan.limit {
+        iolab_lst::spec::Limit::DurationS(s) => Some(s),
+        iolab_lst::spec::Limit::Count(_) => None,
+    };
+    let what = format!(
+        "points x {} repeat(s) = {runs} runs{}",
+        plan.repeat,
+        per_run_s.map(|s| format!(" of {s} s")).unwrap_or_default()
+    );
+    let points = (plan.clients.len() * plan.concurrency.len()) as u64;
+    let mut progress = crate::progress::Points::start(
+        "iolab lst",
+        points,
+        &what,
+        per_run_s.map(|s| s * f64::from(plan.repeat)),
+    );
     let report = console::run(plan, &stop, |p| {
+        progress.point_done(&format!(
+            "clients {}, concurrency {}",
+            p.clients, p.concurrency
+        ));
         // Outputs are rewritten after every point, so a later failure
         // loses nothing that ran.
         so_far.push(p.clone());
@@ -334,6 +355,7 @@ fn run_console(
         };
         let _ = write_outputs(plan, &partial, r, line, (started, false), None);
     });
+    drop(progress);
     let samples = collecting.finish();
     print!("{}", iolab_report::lst::text::render(plan, &report));
     let mut outcome = report.outcome.clone();

@@ -30,6 +30,15 @@ pub const EXIT_USAGE: u8 = exit::USAGE;
 /// Exit status when the run met I/O errors.
 pub const EXIT_IO: u8 = exit::FAILED;
 
+/// The process's command line as typed, program included (args_os: an
+/// argument that is not UTF-8 must not panic), for the results' record.
+pub fn process_command_line() -> String {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 const USAGE: &str = "\
 iolab: storage performance toolkit
 
@@ -44,7 +53,7 @@ Commands:
   sweep    scaling sweep of any tool from a TOML plan, recorded in the store (iolab sweep --help)
   report   charts and an HTML page of series from the store (iolab report --help)
   results  the results store: list, show, export, compare (iolab results --help)
-  demo     the quick-start run: a short mdtest in a temporary directory
+  demo     the quick-start run: a short mdtest, then a short XDD write and verified read, in a temporary directory
   timeserver  XDD's global clock server (iolab timeserver -help)
   gettime     read the global clock from a timeserver (iolab gettime -help)
   xddcp    copy files to another host with XDD's end-to-end copy (iolab xddcp -h)

@@ -27,11 +27,12 @@ pub fn version() -> String {
 
 /// Entry point of `iolab mdtest` (and of the `mdtest` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    // args() would panic on an argument that is not UTF-8.
-    let command = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
+    main_as(prog, args, crate::process_command_line())
+}
+
+/// [`main`] recording `command` as the command line (the demo runs
+/// mdtest in-process and records what a user would type).
+pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> ExitCode {
     let setup = match prepare(prog, &args) {
         Ok(Some(s)) => s,
         Ok(None) => return ExitCode::SUCCESS,

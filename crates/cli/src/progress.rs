@@ -130,3 +130,80 @@ impl Observer for Reporter<'_> {
         }
     }
 }
+
+/// Progress of a run made of points (an lst sweep, `iolab sweep`, a
+/// survey): its planned length said before it starts, then a bar with
+/// the time left on a terminal, or one line per finished point on
+/// standard error otherwise (logs, CI), each with the time left.
+pub struct Points {
+    label: String,
+    total: u64,
+    done: u64,
+    started: std::time::Instant,
+    per_point_s: Option<f64>,
+    bar: Option<ProgressBar>,
+}
+
+impl Points {
+    /// Says the plan (`label: N points ..., about T`) and starts counting.
+    /// `per_point_s` is each point's planned length when it is known.
+    pub fn start(label: &str, total: u64, what: &str, per_point_s: Option<f64>) -> Points {
+        let length = match per_point_s {
+            Some(s) => format!("about {} (plus start-up)", human_s(s * total as f64)),
+            None => "length not known in advance".to_string(),
+        };
+        eprintln!("{label}: {total} {what}; {length}");
+        let bar = shown(true).then(|| {
+            let b = bar(total, Unit::Items);
+            b.set_message(label.to_string());
+            b
+        });
+        Points {
+            label: label.to_string(),
+            total,
+            done: 0,
+            started: std::time::Instant::now(),
+            per_point_s,
+            bar,
+        }
+    }
+
+    /// One point finished (`what` names it).
+    pub fn point_done(&mut self, what: &str) {
+        self.done += 1;
+        if let Some(b) = &self.bar {
+            b.set_position(self.done);
+            return;
+        }
+        let left = self.total.saturating_sub(self.done) as f64;
+        let each = self
+            .per_point_s
+            .unwrap_or(self.started.elapsed().as_secs_f64() / self.done as f64);
+        eprintln!(
+            "{}: {}/{} done ({what}); about {} left",
+            self.label,
+            self.done,
+            self.total,
+            human_s(each * left)
+        );
+    }
+}
+
+impl Drop for Points {
+    fn drop(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Seconds as people read them: `45 s`, `10.5 min`, `2.0 h`.
+pub fn human_s(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}

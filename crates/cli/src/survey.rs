@@ -528,6 +528,10 @@ impl Outputs {
             Some(prefix) => (named(prefix, "summary")?, named(prefix, "detail")?),
             None => default_results(&prefix(common, name))?,
         };
+        // The plan before the first point: how many lines are coming.
+        if points > 1 {
+            eprintln!("iolab survey: {points} points to measure");
+        }
         let bar = crate::progress::shown(true).then(|| {
             let b = crate::progress::bar(points as u64, crate::progress::Unit::Items);
             b.set_message("survey points");

@@ -102,13 +102,23 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         "\niolab sweep: stopped at once; the repeat that was running may still be running in its own process group\n"
             .to_string(),
     );
+    let mut eta = Eta {
+        started: std::time::Instant::now(),
+        n: 0,
+        of: 0,
+    };
     let result = run::run(&plan, &mut store, &exe, &work, &mut |e| {
-        show(&plan, &cli.store, e)
+        show(&plan, &cli.store, e, &mut eta)
     });
     drop(work);
     match result {
         Ok(sum) => finish(&plan, &store, &cli.store, sum),
         Err(SweepError::Store(e @ StoreError::PlanMismatch { .. })) => usage(&cli.store, e),
+        Err(e @ SweepError::Launcher { .. }) => {
+            say("\n");
+            eprintln!("iolab sweep: {e}; nothing more was run");
+            exit::usage()
+        }
         Err(e) => {
             eprintln!("iolab sweep: {e}");
             ExitCode::from(exit::FAILED)
@@ -143,7 +153,29 @@ fn say(s: &str) {
 
 /// One line per event, on standard output (the tail of a failed child's
 /// standard error on standard error).
-fn show(plan: &Plan, store: &Path, e: Event) {
+/// Where the sweep is, for the time left after each repeat (the mean
+/// repeat so far times the repeats still to run).
+struct Eta {
+    started: std::time::Instant,
+    n: usize,
+    of: usize,
+}
+
+impl Eta {
+    fn left(&self) -> String {
+        let rest = self.of.saturating_sub(self.n);
+        if rest == 0 || self.n == 0 {
+            return String::new();
+        }
+        let each = self.started.elapsed().as_secs_f64() / self.n as f64;
+        format!(
+            "; about {} left",
+            crate::progress::human_s(each * rest as f64)
+        )
+    }
+}
+
+fn show(plan: &Plan, store: &Path, e: Event, eta: &mut Eta) {
     match e {
         Event::Planned { points, to_run, done } => say(&format!(
             "sweep '{}': {}, {points} points x {} repeats; {done} recorded already, {to_run} to run (store {})\n",
@@ -153,6 +185,7 @@ fn show(plan: &Plan, store: &Path, e: Event) {
             store.display()
         )),
         Event::Started { n, of, point, repeat, .. } => {
+            (eta.n, eta.of) = (n, of);
             let w = of.to_string().len();
             say(&format!("[{n:>w$}/{of}] {} #{repeat}: ", point.key));
         }
@@ -166,10 +199,10 @@ fn show(plan: &Plan, store: &Path, e: Event) {
                 true => String::new(),
                 false => format!("{outcome} (recorded, not counted): "),
             };
-            say(&format!("{head}{} ({elapsed_s:.1} s, run {run_id})\n", figs.join(", ")));
+            say(&format!("{head}{} ({elapsed_s:.1} s, run {run_id}){}\n", figs.join(", "), eta.left()));
         }
         Event::Failed { why, stderr_tail, .. } => {
-            say(&format!("FAILED: {why}\n"));
+            say(&format!("FAILED: {why}{}\n", eta.left()));
             for l in stderr_tail.lines() {
                 eprintln!("    | {l}");
             }

@@ -28,15 +28,25 @@ fn usage_exit(prog: &str, msg: impl std::fmt::Display) -> ExitCode {
 
 /// Entry point of `iolab xdd` (and of the `xdd` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+    main_as(prog, args, crate::process_command_line())
+}
+
+/// [`main`] recording `command` as the command line (the demo runs xdd
+/// in-process and records what a user would type).
+pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> ExitCode {
     if args.is_empty() {
         eprint!("{}", iolab_xdd::options::short_help());
         return crate::exit::usage();
     }
-    let cfg = match parse_os(&args) {
+    let mut cfg = match parse_os(&args) {
         Ok(Parsed::Run(c)) => *c,
         Ok(Parsed::Action(a)) => return action(prog, a),
         Err(e) => return usage_exit(prog, e),
     };
+    // The whole command as typed, program included, as mdtest records it
+    // (`iolab xdd ...`, or `xdd ...` through the link), so a stored run
+    // can be pasted again.
+    cfg.global.command_line = command;
     let p = match plan(&cfg) {
         Ok(p) => p,
         Err(e) => return usage_exit(prog, e),

@@ -152,13 +152,18 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             return crate::exit::usage();
         }
     };
+    // The plan before anything moves: how much there is to copy.
+    let planned: u64 = p.jobs.iter().map(|j| j.bytes).sum();
+    eprintln!("{prog}: {} file(s), {planned} bytes to copy", p.jobs.len());
     let t0 = std::time::Instant::now();
     let bar = Bar::default();
     let each = |r: &FileResult| {
         bar.done();
-        println!("{}", line(r));
-        if let Status::Failed { .. } = r.status {
-            eprintln!("{}", line(r));
+        // Once: a copied file on standard output, a failed one on
+        // standard error (the total line on stdout counts both).
+        match r.status {
+            Status::Failed { .. } => eprintln!("{}", line(r)),
+            Status::Copied => println!("{}", line(r)),
         }
         for why in &r.refused {
             eprintln!(

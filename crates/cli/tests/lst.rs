@@ -623,3 +623,43 @@ fn stats_option_puts_samples_in_the_json() {
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(t.contains("--stats"), "{t}");
 }
+
+/// A sweep says its planned length before it starts (points x repeats x
+/// duration) and, off a terminal, a line per point with the time left (a
+/// 63-point sweep used to run 10.5 minutes without a word).
+#[test]
+fn a_sweep_says_its_length_first_and_a_line_per_point() {
+    let (a, b) = (Agent::start(&[]), Agent::start(&[]));
+    let (o, text) = run(&[
+        "ping",
+        "--from",
+        &a.addr,
+        "--to",
+        &b.addr,
+        "--concurrency",
+        "1,2",
+        "--repeat",
+        "2",
+        "--duration",
+        "0.5",
+    ]);
+    assert!(o.status.success(), "{text}");
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines[0].contains("2 points x 2 repeat(s) = 4 runs of 0.5 s; about 2 s"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("1/2 done (clients 1, concurrency 1); about 1 s left"),
+        "{text}"
+    );
+    assert!(
+        lines[2].contains("2/2 done (clients 1, concurrency 2); about 0 s left"),
+        "{text}"
+    );
+    assert!(
+        !stdout(&o).contains("done ("),
+        "progress stays off stdout: {text}"
+    );
+}

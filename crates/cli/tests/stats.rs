@@ -238,7 +238,7 @@ fn disk_write_counters_agree_with_the_bytes_xdd_wrote() {
         let a = run_in(&s.root, &["stats", "analyse", &tgz, "csv"]);
         ok(&a);
         assert!(
-            stdout(&a).contains("brw: no brw statistics"),
+            stdout(&a).contains("no Lustre statistics on") && stdout(&a).contains("brw"),
             "Lustre is absent, recorded: {}",
             stdout(&a)
         );
@@ -487,7 +487,15 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
             bytes >= written && bytes < written + 4096,
             "{n}: {bytes} vs {written}"
         );
-        assert!(stdout(&a).contains(&format!("{n}: service: no service statistics")));
+        assert!(
+            stdout(&a)
+                .lines()
+                .any(|l| l.contains("no Lustre statistics on")
+                    && l.contains(n.as_str())
+                    && l.contains("service")),
+            "{}",
+            stdout(&a)
+        );
     }
 }
 
@@ -753,4 +761,41 @@ fn stop_loses_no_sample_to_a_bad_destination_or_a_full_tmp() {
     );
     let node = only_node(&s.path("k-csv"));
     assert!(!series_rows(&node.join("cpu.csv"), "cpu0").is_empty());
+}
+
+/// On a node without Lustre, analyse says so in one note (it printed one
+/// per Lustre statistic and node, 24 for a small cluster), and stop
+/// leaves no empty `iolab-stats` directory in TMP.
+#[test]
+fn no_lustre_is_one_note_and_stop_leaves_tmp_clean() {
+    let s = Scratch::new("stats-no-lustre");
+    let tmp = s.path("tmp");
+    let _reaper = Reaper(tmp.clone());
+    let cfg = s.path("c.sh");
+    std::fs::write(
+        &cfg,
+        format!(
+            "TMP={}\nVMSTAT_INTERVAL=1\nSERVICE_INTERVAL=1\nBRW_INTERVAL=1\nIO_INTERVAL=1\nCLIENT_INTERVAL=1\n",
+            tmp.display()
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    ok(&run_in(&s.root, &["stats", "start", cfg]));
+    ok(&run_in(&s.root, &["stats", "stop", cfg, "p.tgz"]));
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in TMP: {left:?}");
+    let a = run_in(&s.root, &["stats", "analyse", "p.tgz", "csv"]);
+    ok(&a);
+    let out = stdout(&a);
+    let notes: Vec<&str> = out.lines().filter(|l| l.starts_with("note:")).collect();
+    if std::path::Path::new("/proc/fs/lustre").exists()
+        || std::path::Path::new("/sys/fs/lustre").exists()
+    {
+        return; // a node with Lustre: nothing to say
+    }
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("no Lustre statistics on"), "{notes:?}");
 }

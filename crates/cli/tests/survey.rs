@@ -1419,3 +1419,38 @@ fn stats_option_puts_samples_in_the_json() {
     assert!(stderr(&o).contains("stats"), "{}", stderr(&o));
     assert!(!json.exists(), "nothing written");
 }
+
+/// A survey says how many points it will measure before the first one,
+/// then a line per point (on stdout, as the kit's summary).
+#[test]
+fn a_survey_says_its_points_before_it_starts() {
+    let s = Scratch::new("survey-plan");
+    let t = s.path("t");
+    std::fs::create_dir_all(&t).unwrap();
+    let rslt = s.path("r");
+    let o = survey(
+        &[
+            "mds",
+            "--thrlo",
+            "1",
+            "--thrhi",
+            "2",
+            "--file-count",
+            "200",
+            t.to_str().unwrap(),
+        ],
+        &[("rslt", rslt.to_str().unwrap())],
+    );
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{out}{err}");
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("iolab survey: 2 points to measure"),
+        "{err}"
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("mdt ")).count(),
+        2,
+        "{out}"
+    );
+}

@@ -805,3 +805,140 @@ fn a_sweep_killed_with_sigkill_takes_its_run_along_and_resumes() {
         "nothing of either sweep is left"
     );
 }
+
+/// A plan of 2 points x 3 repeats through `launcher`, in `s`.
+fn launcher_plan(s: &Scratch, launcher: &str) -> PathBuf {
+    let p = s.path("launcher.toml");
+    let text = format!(
+        r#"label = "via launcher"
+tool = "mdtest"
+args = "-F -n 8 -d {}/l.{{point}}"
+repeats = 3
+launcher = "{launcher}"
+[[axes]]
+name = "ranks"
+values = [1, 2]
+"#,
+        s.root.display()
+    );
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Runs the sweep of `plan` with `env` removed from its environment.
+fn sweep_without(plan: &Path, store: &str, env: &[&str]) -> std::process::Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    let _session = common::OmpiSession::attach(&mut c);
+    for e in env {
+        c.env_remove(e);
+    }
+    c.args(["sweep", plan.to_str().unwrap(), "--store", store])
+        .env("CI", "1")
+        .output()
+        .unwrap()
+}
+
+/// Checks a sweep stopped by its launcher: exit 2, one line naming the
+/// launcher with `advice`, one repeat started, nothing recorded.
+fn stopped_at_first_point(o: &std::process::Output, store: &str, advice: &str) {
+    let (out, err) = (stdout(o), stderr(o));
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab sweep:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("the launcher `") && lines[0].contains(advice),
+        "{err}"
+    );
+    assert_eq!(
+        out.matches("] ranks=").count(),
+        1,
+        "one repeat started: {out}"
+    );
+    assert!(!out.contains("FAILED"), "{out}");
+    let list = stdout(&run(&["results", "--store", store, "list"]));
+    assert!(
+        !list
+            .lines()
+            .any(|l| l.contains("mdtest") && l.contains("completed")),
+        "{list}"
+    );
+}
+
+/// A launcher that is not there stops the sweep at once (it used to
+/// fail every repeat, 6 here, and exit 1).
+#[test]
+fn a_missing_launcher_stops_the_sweep_at_its_first_point() {
+    let s = Scratch::new("sweep-no-launcher");
+    let store = store_arg(&s);
+    let p = launcher_plan(&s, "no-such-launcher-iolab-test -n {ranks} {iolab}");
+    let o = sweep_without(&p, &store, &[]);
+    stopped_at_first_point(&o, &store, "install it or put it on PATH");
+    assert!(
+        stderr(&o).contains("no-such-launcher-iolab-test"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// As root without Open MPI's two variables, mpirun refuses to start:
+/// the sweep stops at its first point and says which variables (it used
+/// to run all its repeats into the same refusal and exit 1).
+#[test]
+fn mpirun_refusing_root_stops_the_sweep_and_says_what_to_export() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return skip_or_fail("mpirun refusing root", "mpirun not installed");
+    }
+    if !common::is_root() {
+        return skip_or_fail("mpirun refusing root", "needs root (mpirun refuses root)");
+    }
+    let s = Scratch::new("sweep-root-refused");
+    let store = store_arg(&s);
+    let p = launcher_plan(&s, "mpirun --oversubscribe -n {ranks} {iolab}");
+    let o = sweep_without(
+        &p,
+        &store,
+        &["OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"],
+    );
+    stopped_at_first_point(&o, &store, "OMPI_ALLOW_RUN_AS_ROOT=1");
+}
+
+/// A build without MPI runs `mpirun -n 1` as threads but cannot run two
+/// ranks: the sweep stops at the first point with two, and says so.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_mpi_stops_the_sweep_at_its_first_multi_rank_point() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return skip_or_fail("sweep without MPI", "mpirun not installed");
+    }
+    let s = Scratch::new("sweep-no-mpi");
+    let store = store_arg(&s);
+    let p = launcher_plan(
+        &s,
+        "mpirun --allow-run-as-root --oversubscribe -n {ranks} {iolab}",
+    );
+    let o = sweep_without(&p, &store, &[]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert_eq!(out.matches("] ranks=2").count(), 1, "{out}");
+    assert!(err.contains("rebuild iolab with --features mpi"), "{err}");
+}
+
+/// Each finished repeat says about how long the rest will take (the
+/// mean repeat so far times the repeats left); the last says nothing.
+#[test]
+fn each_repeat_line_says_the_time_left() {
+    let s = Scratch::new("sweep-eta");
+    let store = store_arg(&s);
+    let p = plan(&s, "eta", 1, "");
+    let o = run(&["sweep", p.to_str().unwrap(), "--store", &store]);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    for l in &lines[..5] {
+        assert!(l.ends_with(" left"), "{l}");
+    }
+    assert!(!lines[5].contains("left"), "{}", lines[5]);
+}

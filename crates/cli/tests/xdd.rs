@@ -737,3 +737,118 @@ fn a_failed_start_touches_no_file() {
     assert_eq!(d.entries(), ["keep"]);
     assert_eq!(std::fs::read(d.path("keep")).unwrap(), b"data");
 }
+
+/// `-seek range` past a block device's end is exit 2 before any I/O,
+/// naming the range and the size (it used to fail mid-run: "read moved
+/// 0 of 8192 bytes", exit 1).
+#[test]
+fn a_seek_range_past_a_block_device_is_refused_before_any_io() {
+    let lo = match LoopDev::new() {
+        Ok(l) => l,
+        Err(why) => {
+            common::skip_or_fail("seek range past a loop device", &why);
+            return;
+        }
+    };
+    let d = TempDir::new("seekdev");
+    // 64 MiB device = 65536 blocks of 1 KiB.
+    let line = format!(
+        "-op read -target {} -reqsize 8 -mbytes 16 -seek random -seek range",
+        lo.dev
+    );
+    let o = xdd(&d, &format!("{line} 100000"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("-seek range 100000") && err.contains("67108864 bytes"),
+        "{err}"
+    );
+    assert!(!stdout(&o).contains("COMBINED"), "it ran: {}", stdout(&o));
+    let o = xdd(&d, &format!("{line} 65536"));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// For a target that only reads, the file's size bounds `-seek range`.
+#[test]
+fn a_seek_range_past_a_file_that_is_only_read_is_refused_before_any_io() {
+    let d = TempDir::new("seekfile");
+    let f = d.path("f");
+    std::fs::write(&f, vec![7u8; 8 << 20]).unwrap();
+    let line = format!(
+        "-op read -target {} -reqsize 8 -mbytes 16 -seek random -seek range",
+        f
+    );
+    let o = xdd(&d, &format!("{line} 100000"));
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("8388608 bytes") && stderr(&o).contains("at most 8192 blocks"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stdout(&o).contains("COMBINED"));
+    assert!(xdd(&d, &format!("{line} 8192")).status.success());
+    // A writing target grows its file: no bound.
+    let w = format!(
+        "-op write -target {} -reqsize 8 -mbytes 16 -seek random -seek range 100000",
+        f
+    );
+    assert!(xdd(&d, &w).status.success());
+}
+
+/// `-help -op`, typed as the option is typed, explains -op (it used to
+/// print the option list); the explanation says something the example
+/// does not repeat.
+#[test]
+fn help_on_an_option_typed_with_its_dash() {
+    let d = TempDir::new("helpop");
+    for w in ["-help -op", "-help op"] {
+        let o = xdd(&d, w);
+        assert!(o.status.success(), "{w}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.starts_with("-op [target <target#>] read|write|noop\n"),
+            "{w}: {out}"
+        );
+        assert_eq!(
+            out.matches("op target").count(),
+            1,
+            "{w} repeats itself: {out}"
+        );
+    }
+}
+
+/// Without `$USER` (cron, `env -i`), the preamble's user comes from the
+/// uid, as `id -un` says (it was empty); the recorded command line is
+/// the whole command, `iolab xdd` included, as mdtest's is.
+#[test]
+fn the_user_comes_from_the_uid_and_the_command_line_names_the_tool() {
+    let d = TempDir::new("userline");
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(words_of(
+            "xdd -op write -target f -reqsize 8 -mbytes 1 --json r.json",
+        ))
+        .current_dir(&d.0)
+        .env_remove("USER")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let id = Command::new("id").arg("-un").output().unwrap();
+    let me = String::from_utf8_lossy(&id.stdout).trim().to_string();
+    assert!(!me.is_empty());
+    assert!(
+        stdout(&o).contains(&format!("User Name, {me}\n")),
+        "{}",
+        stdout(&o)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.0.join("r.json")).unwrap()).unwrap();
+    let line = doc["command_line"].as_str().unwrap();
+    assert!(
+        line.ends_with("iolab xdd -op write -target f -reqsize 8 -mbytes 1 --json r.json"),
+        "{line}"
+    );
+}
+
+fn words_of(s: &str) -> Vec<&str> {
+    s.split_whitespace().collect()
+}

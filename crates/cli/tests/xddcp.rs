@@ -130,6 +130,12 @@ fn xddcp_copies_a_file_list_across_fake_hosts_and_never_overwrites() {
     let o = xddcp_on(&c, &s.root, &args("", "dst"));
     let out = common::stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}", common::stderr(&o));
+    let planned: usize = sizes.iter().sum();
+    assert!(
+        common::stderr(&o).starts_with(&format!("xddcp: 3 file(s), {planned} bytes to copy\n")),
+        "the plan first: {}",
+        common::stderr(&o)
+    );
     assert_eq!(
         out.lines().filter(|l| l.contains(" MB/s")).count(),
         4,
@@ -427,4 +433,32 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
         std::fs::read(s.path("copy")).unwrap(),
         "byte-identical"
     );
+}
+
+/// A file that fails is reported once, on standard error (its FAILED
+/// line used to be printed on both standard output and standard error).
+#[test]
+fn a_failed_file_is_reported_once() {
+    let Some(c) = cluster("xddcp_failed_once", 2) else {
+        return;
+    };
+    let s = Scratch::new("xddcp-failed-once");
+    random_file(&s.path("a"), 100_000);
+    let (ns1, a1) = c.host(1);
+    let mut w: Vec<String> = words("-t 1 --timeout 10");
+    // The far side cannot start: the copy of this file fails.
+    w.extend(["--rsh".into(), "ip netns exec".into()]);
+    w.extend(["--remote-iolab".into(), "/nonexistent/iolab".into()]);
+    w.push(s.path("a").display().to_string());
+    w.push(format!("{ns1}@{a1}:{}", s.path("b").display()));
+    let o = xddcp_on(&c, &s.root, &w);
+    let (out, err) = (common::stdout(&o), common::stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    let failed = |t: &str| t.lines().filter(|l| l.contains("FAILED")).count();
+    assert_eq!(
+        (failed(&out), failed(&err)),
+        (0, 1),
+        "stdout:\n{out}\nstderr:\n{err}"
+    );
+    assert!(out.contains("total: 0 of 1 files copied"), "{out}");
 }

@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-/// How the user asked tasks to be spread (`--comm auto|threads|mpi`).
+/// How tasks are spread: auto, threads or mpi (the CLI always asks for auto).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CommMode {
     /// MPI if an MPI launcher started this process, else threads.
@@ -48,7 +48,7 @@ impl fmt::Display for ConnectError {
                 f,
                 "this iolab was built without MPI support: rebuild with \
                  `cargo build --release --features mpi`, or run it without \
-                 mpirun/srun (use --comm threads to force threads)"
+                 mpirun/srun (`--tasks N` runs N tasks as threads of one process)"
             ),
             Self::MpiInit(why) => write!(f, "cannot start MPI: {why}"),
         }

@@ -82,7 +82,10 @@ pub fn host_info() -> HostInfo {
         memory_bytes: (pages.max(0) as u64) * (page.max(0) as u64),
         page_size: page.max(1) as u64,
         clock_ticks: ticks.max(0) as u64,
-        user: std::env::var("USER").unwrap_or_default(),
+        user: std::env::var("USER")
+            .ok()
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(user_from_uid),
     }
 }
 
@@ -193,6 +196,28 @@ fn cgroup_left(base: &Path, path: &str, files: (&str, &str)) -> Option<u64> {
             return least;
         }
     }
+}
+
+/// The name of the process's real user from the password database (as
+/// `id -un`), for when `$USER` is unset (cron, systemd, `env -i`); the
+/// uid as a number when it has no entry.
+fn user_from_uid() -> String {
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: an all-zero passwd is a valid value of this plain C struct.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is to a live local of the right type and
+    // buf's length is passed; getpwuid_r writes only inside them.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if rc != 0 || found.is_null() || pw.pw_name.is_null() {
+        return uid.to_string();
+    }
+    // SAFETY: on success pw_name points to a NUL-terminated string in buf.
+    unsafe { std::ffi::CStr::from_ptr(pw.pw_name) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The process's peak resident memory (VmHWM), bytes; 0 when unknown.

@@ -595,8 +595,9 @@ pub fn parse_os(args: &[OsString]) -> Result<RawOptions, ArgError> {
 /// The help screen, generated from [`OPTIONS`].
 pub fn help(prog: &str) -> String {
     format!(
-        "Usage: {prog} [options]\n\nA drop-in mdtest: file system metadata benchmark (iolab).\n\nOptions:\n{}\nNumbers take k, m, g suffixes (powers of two). Exit status: 0 ok, 1 I/O error, 2 bad usage.\n",
-        iolab_opts::getopt::help(OPTIONS)
+        "Usage: {prog} [options]\n\nA drop-in mdtest: file system metadata benchmark (iolab).\n\nOptions:\n{}\nBackend options (-a POSIX or -a S3; --BACKEND.KEY[=VALUE]):\n{}\nNumbers take k, m, g suffixes (powers of two).\nExit status: 0 ok, 1 I/O error (what the run created is removed), 2 bad usage (nothing created), 130 interrupted by Ctrl-C (what the run created is removed).\n",
+        iolab_opts::getopt::help(OPTIONS),
+        iolab_backend::options_help()
     )
 }
 

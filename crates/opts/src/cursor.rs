@@ -68,6 +68,14 @@ impl<'a> Cursor<'a> {
             .filter(|t| self.raw || !looks_like_option(t))
     }
 
+    /// The next token as text even when it looks like an option, read:
+    /// for an option whose value names an option (`-help -op`).
+    pub fn any_word(&mut self) -> Option<&'a str> {
+        let w = self.toks.get(self.pos).and_then(|t| t.to_str())?;
+        self.pos += 1;
+        Some(w)
+    }
+
     /// The next token, unread, if it is a value in UTF-8.
     pub fn peek(&self) -> Option<&'a str> {
         self.peek_os().and_then(OsStr::to_str)

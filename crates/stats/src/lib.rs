@@ -235,6 +235,7 @@ pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
     let mut notes: Vec<String> = failed.iter().map(|f| format!("failed node {f}")).collect();
     let mut csv_files = Vec::new();
     let mut parts = Vec::new();
+    let mut no_lustre = NoLustre::default();
     for ns in &nodes {
         let dir = out.join(&ns.node);
         // A link planted where a node's folder goes is not followed.
@@ -257,13 +258,22 @@ pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
             csv_files.push(path);
         }
         parts.push((ns.node.clone(), files));
+        let mut missing = Vec::new();
         for (stat, s) in &ns.stats {
-            if let Series::Absent(why) = s {
-                notes.push(format!("{}: {}: {why}", ns.node, stat.name()));
+            match s {
+                Series::Absent(why)
+                    if why.starts_with(&format!("no {} statistics on this node", stat.name())) =>
+                {
+                    missing.push((stat.name(), why.as_str()));
+                }
+                Series::Absent(why) => notes.push(format!("{}: {}: {why}", ns.node, stat.name())),
+                _ => {}
             }
         }
+        no_lustre.add(&ns.node, &missing);
         notes.extend(ns.notes.iter().map(|n| format!("{}: {n}", ns.node)));
     }
+    notes.extend(no_lustre.notes());
     let tarball = out.with_extension("tgz");
     cluster::write_tarball(&tarball, &parts, &[])?;
     Ok(Analysis {
@@ -273,9 +283,64 @@ pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
     })
 }
 
+/// Lustre statistics that a node does not have, gathered so that a
+/// cluster without Lustre gets one note, not one per statistic and node.
+#[derive(Default)]
+struct NoLustre {
+    /// (statistics, where they were looked for) -> the nodes.
+    groups: std::collections::BTreeMap<(String, String), Vec<String>>,
+}
+
+impl NoLustre {
+    /// `missing`: (statistic, "no X statistics on this node (looked in P)").
+    fn add(&mut self, node: &str, missing: &[(&str, &str)]) {
+        if missing.is_empty() {
+            return;
+        }
+        let names: Vec<&str> = missing.iter().map(|(n, _)| *n).collect();
+        let places = missing[0]
+            .1
+            .split_once("(looked in ")
+            .map(|(_, p)| p.trim_end_matches(')').to_string())
+            .unwrap_or_default();
+        self.groups
+            .entry((names.join(", "), places))
+            .or_default()
+            .push(node.to_string());
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.groups
+            .iter()
+            .map(|((stats, places), nodes)| {
+                format!(
+                    "no Lustre statistics on {} ({stats} not collected; looked in {places})",
+                    nodes.join(", ")
+                )
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nodes_without_lustre_make_one_note() {
+        let mut n = NoLustre::default();
+        let why = |s: &str| {
+            format!("no {s} statistics on this node (looked in /proc/fs/lustre, /sys/fs/lustre)")
+        };
+        let (a, b) = (why("service"), why("brw"));
+        for node in ["n1", "n2", "n3"] {
+            n.add(node, &[("service", &a), ("brw", &b)]);
+        }
+        assert_eq!(
+            n.notes(),
+            ["no Lustre statistics on n1, n2, n3 (service, brw not collected; looked in /proc/fs/lustre, /sys/fs/lustre)"]
+        );
+    }
 
     #[test]
     fn a_local_attachment_returns_tables_and_writes_the_tarball() {

@@ -301,7 +301,13 @@ pub fn forget(dir: &Path) -> Result<(), NodeError> {
             dir: dir.display().to_string(),
         });
     }
-    std::fs::remove_dir_all(dir).map_err(io("cannot remove", dir))
+    std::fs::remove_dir_all(dir).map_err(io("cannot remove", dir))?;
+    // TMP/iolab-stats itself goes too once no node's run is left in it
+    // (remove_dir removes only an empty directory).
+    if let Some(parent) = dir.parent().filter(|p| p.ends_with("iolab-stats")) {
+        let _ = std::fs::remove_dir(parent);
+    }
+    Ok(())
 }
 
 /// SIGTERM and wait for the collector to go; SIGKILL after [`SETTLE`].

@@ -35,6 +35,19 @@ pub enum SweepError {
     /// The store.
     #[error("{0}")]
     Store(#[from] StoreError),
+    /// The plan's launcher could not start the tool: the first repeat
+    /// run through it left no results (mpirun refusing root, no mpirun,
+    /// a build without MPI). Every other repeat would fail the same way,
+    /// so the sweep stops there (bad usage: nothing was recorded).
+    #[error("the launcher `{launcher}` could not start the tool: {reason}; {advice}")]
+    Launcher {
+        /// The launcher's words, as the first repeat ran them.
+        launcher: String,
+        /// Its reason, one line (from its standard error, or the spawn error).
+        reason: String,
+        /// What to do.
+        advice: &'static str,
+    },
     /// The sweep's own files.
     #[error("{what}: {err}")]
     Io {
@@ -339,9 +352,35 @@ fn run_job(
         argv: &argv,
     });
     let timeout = plan.timeout_s.map(Duration::from_secs_f64);
-    let ended =
-        run_child(&argv, &out, &err, timeout).map_err(io_err(format!("cannot run {}", argv[0])))?;
+    // Only the first repeat run now can show that the launcher cannot
+    // start anything; later ones fail one by one as any point may.
+    let first_via_launcher = n == 1 && plan.launcher.is_some();
+    let ended = match run_child(&argv, &out, &err, timeout) {
+        Ok(e) => e,
+        Err(e) if first_via_launcher => {
+            return Err(launcher_error(
+                &argv,
+                &format!("cannot run {}: {e}", argv[0]),
+                "",
+            ))
+        }
+        Err(e) => return Err(io_err(format!("cannot run {}", argv[0]))(e)),
+    };
     let result = read_result(&json, &ended);
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    // A launcher may start one rank and not two (`mpirun -n 1` of a build
+    // without MPI runs as threads): its known refusals stop the sweep at
+    // any point.
+    let launcher_refused = plan.launcher.is_some() && launcher_advice(&stderr).is_some();
+    if let (Err(why), true) = (&result, first_via_launcher || launcher_refused) {
+        if !json.exists() && !iolab_core::stop::requested() && !ended.timed_out {
+            let e = launcher_error(&argv, why, &stderr);
+            for f in [&json, &out, &err] {
+                let _ = std::fs::remove_file(f);
+            }
+            return Err(e);
+        }
+    }
     let fail = |why: String| Event::Failed {
         point: job.point,
         repeat: job.repeat,
@@ -380,6 +419,47 @@ fn run_job(
         let _ = std::fs::remove_file(f);
     }
     Ok(())
+}
+
+/// The launcher's failure in one line, with what to do about it. The
+/// reason is the first line of its standard error that says something
+/// (mpirun frames its messages in dashes), else `how` it ended.
+fn launcher_error(argv: &[String], how: &str, stderr: &str) -> SweepError {
+    let launcher: Vec<&str> = argv
+        .iter()
+        .map(String::as_str)
+        .take_while(|w| !w.ends_with("iolab"))
+        .collect();
+    let said = |l: &&str| l.chars().any(char::is_alphanumeric) && !l.starts_with("---");
+    let reason = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| said(l) && l.contains("built without MPI"))
+        .or_else(|| stderr.lines().map(str::trim).find(said))
+        .map(|l| format!("{l} ({how})"))
+        .unwrap_or_else(|| how.to_string());
+    let advice = launcher_advice(stderr).unwrap_or(if how.starts_with("cannot run") {
+        "install it or put it on PATH, or remove the launcher from the plan"
+    } else {
+        "run the first point's command line (iolab sweep --dry-run prints it) by hand to see why"
+    });
+    SweepError::Launcher {
+        launcher: launcher.join(" "),
+        reason,
+        advice,
+    }
+}
+
+/// What to do about a launcher's known refusal, recognised from its
+/// standard error.
+fn launcher_advice(stderr: &str) -> Option<&'static str> {
+    if stderr.contains("attempt to run as root") || stderr.contains("allow-run-as-root") {
+        Some("as root, Open MPI wants OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 exported (or --allow-run-as-root in the launcher)")
+    } else if stderr.contains("built without MPI support") {
+        Some("rebuild iolab with --features mpi, or remove the launcher from the plan (threads: --tasks)")
+    } else {
+        None
+    }
 }
 
 /// How a child ended.

@@ -82,7 +82,7 @@ pub static OPTIONS: &[OptSpec] = &[
         apply: |c, r, t| { let v = c.count("blocks per request", 1, MAX_REQSIZE_BLOCKS)?; r.set(t, move |o| o.reqsize = v); Ok(()) },
         example: "-rs 8", check: Check::Ok(|c| c.targets[0].xfer_bytes() == 8192) },
     OptSpec { name: "op", short: None, aliases: &[], arity: Words, scoped: true, args: "read|write|noop",
-        help: "operation; `-op target N write` sets one target",
+        help: "the operation: read, write, or noop (no I/O)",
         apply: op,
         example: "-op read -op target 1 write", check: Check::Ok(|c| c.targets[0].op == Op::Read && c.targets[1].op == Op::Write) },
     OptSpec { name: "rwratio", short: None, aliases: &[], arity: Words, scoped: true, args: "<percent read>",
@@ -364,7 +364,8 @@ pub static OPTIONS: &[OptSpec] = &[
         example: "-setup /nonexistent/xdd.setup", check: Check::Err("cannot read") },
     OptSpec { name: "help", short: None, aliases: &["h"], arity: Words, scoped: false, args: "[option]",
         help: "help on one option, or the list of options",
-        apply: |c, r, _| { let o = c.peek().map(str::to_string); if o.is_some() { c.value("option")?; } action(r, Action::Help(o)) },
+        // The option asked about may be typed with its dash (`-help -op`).
+        apply: |c, r, _| { let o = c.any_word().map(str::to_string); action(r, Action::Help(o)) },
         example: "-help op", check: Check::Action },
     OptSpec { name: "fullhelp", short: None, aliases: &[], arity: Words, scoped: false, args: "",
         help: "every option with a one-line explanation",

@@ -58,6 +58,7 @@ pub fn validate(c: &Config) -> Result<(), UsageError> {
     }
     for (i, t) in c.targets.iter().enumerate() {
         target(c, i, t)?;
+        range_within_size(c, i, t)?;
     }
     resources(c, iolab_core::env::memory_limit().bytes)?;
     backend_options(c)?;
@@ -222,6 +223,57 @@ fn reach(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
             format!("target {i}: -startoffset, -passoffset, -targetoffset and -seek range reach beyond the largest file offset ({} bytes)", i64::MAX),
         )),
     }
+}
+
+/// `-seek range` must lie inside what can be read: a block device's
+/// size, or, for a target that only reads, its file's size. Past it,
+/// every request there would fail mid-run ("read moved 0 of N bytes").
+fn range_within_size(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let Some(range) = t.seek.range_blocks else {
+        return Ok(());
+    };
+    if t.is_null() || t.is_s3() {
+        return Ok(());
+    }
+    let Ok(meta) = std::fs::metadata(&t.path) else {
+        return Ok(()); // a missing target is reported where it is opened
+    };
+    use std::os::unix::fs::FileTypeExt;
+    let (size, what) = if meta.file_type().is_block_device() {
+        match block_device_bytes(&t.path) {
+            Some(b) => (b, "the block device"),
+            None => return Ok(()),
+        }
+    } else if meta.is_file() && !t.writes() {
+        (meta.len(), "the file (a target that only reads)")
+    } else {
+        return Ok(());
+    };
+    let passes = c.global.passes.saturating_sub(1);
+    let base = t
+        .passoffset
+        .saturating_mul(passes)
+        .saturating_add(t.startoffset)
+        .saturating_add(t.targetoffset.saturating_mul(i as u64));
+    let end = base.saturating_add(range).saturating_mul(t.blocksize);
+    if end <= size {
+        return Ok(());
+    }
+    Err(UsageError::new(
+        "seek",
+        format!(
+            "target {i} ({}): -seek range {range} blocks of {} bytes (from block {base}) reaches byte {end}, past the end of {what} at {size} bytes; lower -seek range to at most {} blocks",
+            t.path,
+            t.blocksize,
+            (size / t.blocksize.max(1)).saturating_sub(base)
+        ),
+    ))
+}
+
+/// A block device's size in bytes (opened read-only, nothing read).
+fn block_device_bytes(path: &str) -> Option<u64> {
+    use std::io::{Seek, SeekFrom};
+    std::fs::File::open(path).ok()?.seek(SeekFrom::End(0)).ok()
 }
 
 fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {

@@ -1,0 +1,203 @@
+//! Every benchmark script in bench/ runs in the suite in a small smoke
+//! mode (tiny sizes, one round, the test's iolab binary), so none breaks
+//! unseen: one did, reading figures from where the JSON no longer had
+//! them. Their figures are not looked at here (speed is measured by the
+//! scripts themselves, never asserted in tests); a script must run to
+//! its end, exit 0 and print its table. A script whose peer (fio,
+//! iperf3, SeaweedFS, a C compiler) is missing is skipped with the
+//! reason printed (a failure under CI).
+
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Longest a smoke run may take.
+const SMOKE_TIMEOUT: Duration = Duration::from_secs(240);
+
+/// How each script is run small: arguments (`BIN` stands for the test's
+/// iolab), environment, the commands it needs, whether it needs root.
+struct Smoke {
+    script: &'static str,
+    args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+    peers: &'static [&'static str],
+    root: bool,
+}
+
+const SMOKES: &[Smoke] = &[
+    Smoke {
+        script: "e2e-vs-iperf3.sh",
+        args: &["BIN"],
+        env: &[
+            ("RUNS", "1"),
+            ("SECS", "1"),
+            ("MB", "16"),
+            ("FILE_MB", "16"),
+        ],
+        peers: &["iperf3"],
+        root: false,
+    },
+    Smoke {
+        script: "lst-vs-sockperf.sh",
+        args: &["BIN"],
+        env: &[("RUNS", "1"), ("SECS", "1")],
+        peers: &["sockperf", "iperf3"],
+        root: false,
+    },
+    Smoke {
+        script: "mdtest-s3.sh",
+        args: &["BIN"],
+        env: &[("RUNS", "1"), ("ITEMS", "20"), ("TASKS_LIST", "1")],
+        peers: &["weed", "python3"],
+        root: false,
+    },
+    Smoke {
+        script: "mdtest-vs-syscalls.sh",
+        args: &["50", "1"],
+        env: &[("IOLAB", "BIN"), ("RSS_ITEMS", "1000")],
+        peers: &["cc", "python3"],
+        root: true,
+    },
+    Smoke {
+        script: "survey-vs-fio.sh",
+        args: &[],
+        env: &[
+            ("IOLAB", "BIN"),
+            ("SIZE_MB", "16"),
+            ("REPS", "1"),
+            ("THREADS", "1"),
+        ],
+        peers: &["fio"],
+        root: true,
+    },
+    Smoke {
+        script: "xdd-vs-fio.sh",
+        args: &[],
+        env: &[
+            ("IOLAB", "BIN"),
+            ("FILE_MB", "16"),
+            ("SEQ_MB", "16"),
+            ("RAND_MB", "4"),
+            ("REPEAT", "1"),
+        ],
+        peers: &["fio", "mkfs.ext4", "python3"],
+        root: true,
+    },
+];
+
+fn bench_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench")
+}
+
+fn on_path(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs one script small; Err says why it failed.
+fn smoke(s: &Smoke) -> Result<String, String> {
+    let bin = env!("CARGO_BIN_EXE_iolab");
+    let sub = |v: &str| {
+        if v == "BIN" {
+            bin.to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    let dir = std::env::temp_dir().join(format!(
+        "iolab-bench-smoke-{}-{}",
+        std::process::id(),
+        s.script
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (out_f, err_f) = (dir.join("out"), dir.join("err"));
+    let mut c = Command::new("bash");
+    c.arg(bench_dir().join(s.script))
+        .args(s.args.iter().map(|a| sub(a)))
+        .envs(s.env.iter().map(|(k, v)| (*k, sub(v))))
+        .env("TMPDIR", &dir)
+        .current_dir(bench_dir().join(".."))
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_f).unwrap())
+        .stderr(std::fs::File::create(&err_f).unwrap())
+        .process_group(0);
+    let mut child = c.spawn().map_err(|e| format!("cannot run bash: {e}"))?;
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed() > SMOKE_TIMEOUT {
+            // SAFETY: kill(2) on the script's own process group.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
+            std::thread::sleep(Duration::from_secs(2));
+            // SAFETY: as above.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = std::fs::read_to_string(&out_f).unwrap_or_default();
+    let err = std::fs::read_to_string(&err_f).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    let shown = format!(
+        "{}: {status:?}\n--- stdout:\n{out}\n--- stderr:\n{err}",
+        s.script
+    );
+    if t0.elapsed() > SMOKE_TIMEOUT {
+        return Err(format!("still running after {SMOKE_TIMEOUT:?}\n{shown}"));
+    }
+    if !status.success() || out.trim().is_empty() || err.contains("Traceback") {
+        return Err(shown);
+    }
+    Ok(out)
+}
+
+/// Every script in bench/ has its smoke entry (a new one must be added).
+#[test]
+fn every_bench_script_has_a_smoke_run() {
+    let mut scripts: Vec<String> = std::fs::read_dir(bench_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".sh"))
+        .collect();
+    scripts.sort();
+    let listed: Vec<&str> = SMOKES.iter().map(|s| s.script).collect();
+    assert_eq!(scripts, listed);
+}
+
+#[test]
+fn every_bench_script_runs_small_to_its_end() {
+    let mut failures = Vec::new();
+    for s in SMOKES {
+        let missing: Vec<&str> = s.peers.iter().copied().filter(|p| !on_path(p)).collect();
+        if !missing.is_empty() {
+            common::skip_or_fail(
+                s.script,
+                &format!("its peers are missing: {}", missing.join(", ")),
+            );
+            continue;
+        }
+        if s.root && !common::is_root() {
+            common::skip_or_fail(s.script, "needs root (tmpfs or loop mounts)");
+            continue;
+        }
+        let t0 = Instant::now();
+        match smoke(s) {
+            Ok(_) => println!("{}: ran in {:.1} s", s.script, t0.elapsed().as_secs_f64()),
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
