@@ -178,7 +178,7 @@ fn parse<R: Default>(
 pub fn timeserver(prog: &str, args: Vec<OsString>) -> ExitCode {
     let raw = match parse(SERVER_OPTS, &args, |r| r.help) {
         Ok(r) if r.help => {
-            print!(
+            let _ = out!(
                 "{}",
                 dash::full_help(
                     SERVER_OPTS,
@@ -211,7 +211,7 @@ pub fn gettime(prog: &str, args: Vec<OsString>) -> ExitCode {
     let raw = match parse(GET_OPTS, &args, |r| r.help) {
         Ok(r) if r.help => {
             let u = format!("Usage: {prog} -timeserver HOST [-port N] [-add S] [-bounce N] [-verbose] [-waitfortime T]");
-            print!("{}", dash::full_help(GET_OPTS, prog, &u));
+            let _ = out!("{}", dash::full_help(GET_OPTS, prog, &u));
             return ExitCode::SUCCESS;
         }
         Ok(r) => r,
@@ -244,13 +244,13 @@ pub fn gettime(prog: &str, args: Vec<OsString>) -> ExitCode {
 fn report(raw: &GetRaw, est: &clock::Estimate) {
     let now_s = (est.global_now_ns() / 1_000_000_000) as i64;
     if raw.verbose {
-        println!("Global Time now is {}", now_s + raw.add_s);
-        println!(
+        let _ = outln!("Global Time now is {}", now_s + raw.add_s);
+        let _ = outln!(
             "offset to the server {} ns, shortest round trip {} ns (the offset is within half of it), {} exchanges",
             est.offset_ns, est.rtt_ns, est.bounces
         );
     } else {
-        println!("{}", now_s + raw.add_s);
+        let _ = outln!("{}", now_s + raw.add_s);
     }
 }
 

@@ -295,7 +295,7 @@ fn run_console(
         let _ = write_outputs(plan, &partial, r, line, (started, false), None);
     });
     let samples = collecting.finish();
-    print!("{}", iolab_report::lst::text::render(plan, &report));
+    let _ = out!("{}", iolab_report::lst::text::render(plan, &report));
     let mut outcome = report.outcome.clone();
     if let Err(e) = write_outputs(plan, &report, r, line, (started, true), samples.as_ref()) {
         outcome = outcome.worst(iolab_core::Outcome::Error(e));

@@ -5,6 +5,8 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+#[macro_use]
+mod output;
 mod clock;
 mod demo;
 mod exit;
@@ -76,6 +78,17 @@ fn lookup(name: &str) -> Option<Entry> {
 
 fn main() -> ExitCode {
     signals::install();
+    let code = dispatch();
+    // The reader of stdout left: the run stopped and cleaned up as for
+    // Ctrl-C, and ends as SIGPIPE would have ended it.
+    if output::stdout_closed() {
+        return ExitCode::from(output::CLOSED_STATUS);
+    }
+    code
+}
+
+/// Runs the subcommand the arguments (or the program's name) choose.
+fn dispatch() -> ExitCode {
     let mut args: Vec<OsString> = std::env::args_os().collect();
     let argv0 = args.remove(0);
     let base = std::path::Path::new(&argv0)
@@ -91,11 +104,11 @@ fn main() -> ExitCode {
     };
     match first.as_str() {
         "-h" | "--help" | "help" => {
-            print!("{USAGE}");
+            let _ = out!("{USAGE}");
             ExitCode::SUCCESS
         }
         "-V" | "--version" => {
-            println!("iolab {}", env!("CARGO_PKG_VERSION"));
+            let _ = outln!("iolab {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
         name => match lookup(name) {

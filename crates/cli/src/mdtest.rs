@@ -14,7 +14,6 @@ use iolab_mdtest::{args, output, preflight, Config, Engine, Plan, Progress, Unfi
 use iolab_report::mdtest::{csv, json, text};
 use iolab_results::{Envelope, Environment};
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -117,7 +116,7 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
         warnings,
     }) = read_args(argv)?
     else {
-        print!("{}", args::help(prog));
+        let _ = out!("{}", args::help(prog));
         return Ok(None);
     };
     // Before the checks below, which already ask the backend (an object
@@ -557,8 +556,7 @@ fn write_one(prog: &str, opt: &str, path: Option<&PathBuf>, bytes: &[u8]) -> Opt
     ))
 }
 
+/// Prints at once; a closed stdout stops the run (crate::output).
 fn print_now(s: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(s.as_bytes());
-    let _ = out.flush();
+    let _ = crate::output::print_bytes(s.as_bytes());
 }

@@ -59,7 +59,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     }
     match write(&cli.output, &series, &runs, text) {
         Ok(n) => {
-            println!(
+            let _ = outln!(
                 "wrote {} ({n} charts)",
                 cli.output.join("index.html").display()
             );

@@ -141,7 +141,9 @@ fn plan<'a>(cfg: &'a Config, rsh: Option<&str>) -> Result<Plan<'a>, ExitCode> {
 fn report(what: &str, r: &Report) -> ExitCode {
     for n in &r.nodes {
         match &n.error {
-            None => println!("{what} on {}", n.node),
+            None => {
+                let _ = outln!("{what} on {}", n.node);
+            }
             Some(e) => eprintln!("iolab stats: {}: {e}", n.node),
         }
     }
@@ -184,7 +186,7 @@ fn stop(config: &str, tarball: Option<PathBuf>, rsh: Option<&str>) -> ExitCode {
     match plan.stop(&tgz) {
         Ok(r) => {
             let code = report("stopped", &r);
-            println!("profile tarball: {}", tgz.display());
+            let _ = outln!("profile tarball: {}", tgz.display());
             code
         }
         Err(e) => {
@@ -218,12 +220,12 @@ fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> ExitCode {
     match iolab_stats::analyse_tarball(tgz, &out) {
         Ok(a) => {
             for n in &a.notes {
-                println!("note: {n}");
+                let _ = outln!("note: {n}");
             }
             for f in &a.csv_files {
-                println!("{}", f.display());
+                let _ = outln!("{}", f.display());
             }
-            println!("csv tarball: {}", a.tarball.display());
+            let _ = outln!("csv tarball: {}", a.tarball.display());
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -274,7 +276,7 @@ fn run(
             for f in &c.failed {
                 eprintln!("iolab stats: {f}");
             }
-            println!("profile tarball: {}", tgz.display());
+            let _ = outln!("profile tarball: {}", tgz.display());
             let analysed = analyse(&tgz, "csv", None);
             if code == 0 && (!c.failed.is_empty() || analysed != ExitCode::SUCCESS) {
                 return ExitCode::from(exit::FAILED);
@@ -309,7 +311,7 @@ fn start_node(dir: &Path, spec: &str) -> ExitCode {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     match node::detach(&exe, dir, &spec) {
         Ok(pid) => {
-            println!("collector pid {pid}");
+            let _ = outln!("collector pid {pid}");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -394,9 +394,10 @@ impl Outputs {
 
     /// A summary line: stdout and .summary, flushed at once.
     fn line(&mut self, s: &str) {
+        // A closed stdout asks the survey to stop (crate::output); it
+        // then cleans up as after Ctrl-C.
         let print = || {
-            print!("{s}");
-            let _ = std::io::stdout().flush();
+            let _ = out!("{s}");
         };
         match &self.bar {
             Some(b) => b.suspend(print),
@@ -803,6 +804,10 @@ fn plot(a: PlotArgs) -> ExitCode {
         fmt::plot::csv(&summary).as_bytes(),
     );
     for c in fmt::plot::charts(&summary) {
+        // A closed stdout stops the plot as SIGPIPE would (no further chart).
+        if iolab_core::stop::requested() {
+            break;
+        }
         ok &= plot_chart(&summary, &c, &prefix, with_text);
     }
     if ok {
@@ -852,7 +857,7 @@ fn plot_chart(s: &fmt::parse::Summary, c: &fmt::plot::Chart, prefix: &str, text:
 fn write_out(path: &str, bytes: &[u8]) -> bool {
     match std::fs::write(path, bytes) {
         Ok(()) => {
-            println!("wrote {path}");
+            let _ = outln!("wrote {path}");
             true
         }
         Err(e) => {
@@ -887,7 +892,9 @@ fn obdfilter_agent(a: AgentArgs) -> ExitCode {
             let objects = o::objects_in(&work_dirs, a.nobj);
             let results = o::run_test(b.as_ref(), &objects, &a.name, shape, a.interval_ms);
             serde_json::to_string(&results)
-                .map(|j| println!("{j}"))
+                .map(|j| {
+                    let _ = outln!("{j}");
+                })
                 .map_err(|e| e.to_string())
         }
         other => Err(format!("unknown step '{other}'")),

@@ -112,7 +112,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 
 /// `--dry-run`: every point's command line.
 fn dry_run(plan: &Plan, exe: &Path) -> ExitCode {
-    println!(
+    let _ = outln!(
         "sweep '{}': {} points x {} repeats; the plan is valid",
         plan.label,
         plan.points().len(),
@@ -120,7 +120,9 @@ fn dry_run(plan: &Plan, exe: &Path) -> ExitCode {
     );
     for p in plan.points() {
         match plan.command(&exe.to_string_lossy(), &p, 1, "RUN.json") {
-            Ok(argv) => println!("{}: {}", p.key, argv.join(" ")),
+            Ok(argv) => {
+                let _ = outln!("{}: {}", p.key, argv.join(" "));
+            }
             Err(e) => return usage(Path::new(&plan.label), e),
         }
     }

@@ -92,14 +92,22 @@ pub fn check_args(args: &[OsString]) -> Result<(), String> {
 fn action(prog: &str, a: Action) -> ExitCode {
     use iolab_xdd::options::{full_help, help_for, short_help};
     match a {
-        Action::Version => println!(
-            "iolab xdd version {} (XDD 7.0 command line)",
-            env!("CARGO_PKG_VERSION")
-        ),
-        Action::FullHelp => print!("{}", full_help()),
-        Action::Help(None) => print!("{}", short_help()),
+        Action::Version => {
+            let _ = outln!(
+                "iolab xdd version {} (XDD 7.0 command line)",
+                env!("CARGO_PKG_VERSION")
+            );
+        }
+        Action::FullHelp => {
+            let _ = out!("{}", full_help());
+        }
+        Action::Help(None) => {
+            let _ = out!("{}", short_help());
+        }
         Action::Help(Some(o)) => match help_for(&o) {
-            Some(h) => print!("{h}"),
+            Some(h) => {
+                let _ = out!("{h}");
+            }
             None => {
                 return usage_exit(
                     prog,
@@ -126,7 +134,7 @@ fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
         .collect();
     let host = iolab_core::env::host_info();
     let text = report::preamble::render(cfg, &host, iolab_core::clock::wall_ns(), &infos);
-    println!("{text}Dry run: configuration checked, no target opened, no I/O done.");
+    let _ = outln!("{text}Dry run: configuration checked, no target opened, no I/O done.");
     ExitCode::SUCCESS
 }
 
@@ -192,7 +200,9 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     let mut results = Vec::new();
     match &g.output {
         Some(f) => results.push(write_file(f, &text, false).context("-output")),
-        None => print!("{text}"),
+        None => {
+            let _ = out!("{text}");
+        }
     }
     // XDD opens both files for appending, so runs collect in one file.
     if let Some(f) = &g.csvout {
@@ -227,7 +237,7 @@ fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
                     .and_then(|mut f| f.write_all(text.as_bytes()))
                     .with_context(|| format!("-timestamps output {path}"))?;
             }
-            None => std::io::stdout().write_all(text.as_bytes())?,
+            None => crate::output::print_bytes(text.as_bytes())?,
         }
         if let Some(prefix) = &o.dump {
             let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "bin");

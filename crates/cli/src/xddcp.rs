@@ -155,7 +155,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let bar = Bar::default();
     let each = |r: &FileResult| {
         bar.done();
-        println!("{}", line(r));
+        let _ = outln!("{}", line(r));
         if let Status::Failed { .. } = r.status {
             eprintln!("{}", line(r));
         }
@@ -167,7 +167,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         .collect();
     let bytes: u64 = results.iter().map(|r| r.bytes).sum();
     let secs = t0.elapsed().as_secs_f64();
-    println!(
+    let _ = outln!(
         "xddcp: total: {} of {} files copied, {bytes} bytes, {secs:.3} s, {:.3} MB/s",
         copied.len(),
         p.jobs.len(),
