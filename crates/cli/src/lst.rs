@@ -242,6 +242,11 @@ fn plan(r: &RunArgs) -> Result<Plan, String> {
     if let Some(k) = &key_file {
         SharedKey::from_file(k).map_err(|e| format!("--key: {e}"))?;
     }
+    iolab_output::Planned::new()
+        .file("--json", r.json.as_deref())
+        .file("--csv", r.csv.as_deref())
+        .check()
+        .map_err(|e| e.to_string())?;
     Ok(Plan {
         test,
         from,
@@ -320,7 +325,7 @@ fn write_outputs(
     stats: Option<&serde_json::Value>,
 ) -> Result<(), iolab_core::Failure> {
     let put = |path: &PathBuf, text: String| {
-        std::fs::write(path, text)
+        iolab_output::write_atomically(path, text.as_bytes())
             .map_err(|e| iolab_core::Failure::io("write", Some(path.display().to_string()), &e))
     };
     if let Some(p) = &r.json {

@@ -154,7 +154,7 @@ fn export(store: &Store, id: &str, json: bool, output: Option<PathBuf>) -> Resul
         None => {
             let _ = out!("{text}");
         }
-        Some(p) => std::fs::write(&p, text)
+        Some(p) => iolab_output::write_atomically(&p, text.as_bytes())
             .map_err(|e| StoreError::NotFound(format!("-o {}: cannot write: {e}", p.display())))?,
     }
     Ok(())

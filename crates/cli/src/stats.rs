@@ -183,6 +183,9 @@ fn stop(config: &str, tarball: Option<PathBuf>, rsh: Option<&str>) -> ExitCode {
         Err(code) => return code,
     };
     let tgz = tarball.unwrap_or_else(default_tarball);
+    if let Err(code) = check_output("TARBALL", &tgz) {
+        return code;
+    }
     match plan.stop(&tgz) {
         Ok(r) => {
             let code = report("stopped", &r);
@@ -194,6 +197,19 @@ fn stop(config: &str, tarball: Option<PathBuf>, rsh: Option<&str>) -> ExitCode {
             ExitCode::from(exit::FAILED)
         }
     }
+}
+
+/// The tarball (and the CSV directory analysed beside it) can be
+/// written: checked before any collector starts, exit 2 naming the path.
+fn check_output(option: &str, tgz: &Path) -> Result<(), ExitCode> {
+    iolab_output::Planned::new()
+        .file(option, Some(tgz))
+        .dir("(CSV directory)", Some(&default_csv_dir(tgz)))
+        .check()
+        .map_err(|e| {
+            eprintln!("iolab stats: {e}");
+            exit::usage()
+        })
 }
 
 /// `NAME-csv` beside `NAME.tgz`.
@@ -248,6 +264,10 @@ fn run(
     if let Err(code) = plan(&cfg, rsh) {
         return code;
     }
+    let tgz = tarball.unwrap_or_else(default_tarball);
+    if let Err(code) = check_output("--tarball", &tgz) {
+        return code;
+    }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     let attached = match iolab_stats::attach_config(cfg, rsh, &exe) {
         Ok(a) => a,
@@ -259,7 +279,6 @@ fn run(
     let status = std::process::Command::new(&command[0])
         .args(&command[1..])
         .status();
-    let tgz = tarball.unwrap_or_else(default_tarball);
     let collected = attached.finish(Some(&tgz));
     let code = match &status {
         Ok(s) => command_code(s),

@@ -345,23 +345,16 @@ impl Outputs {
     /// Checks that --json and --csv can be written, then creates
     /// PREFIX.summary and PREFIX.detail (truncating, as the kit does).
     fn create(common: &Common, name: &str, points: usize) -> Result<Self, ParamError> {
-        for (option, path) in [("json", &common.json), ("csv", &common.csv)] {
-            let Some(p) = path else { continue };
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            if !dir.is_dir() {
-                return Err(ParamError::new(
-                    option,
-                    format!(
-                        "{}: directory {} does not exist",
-                        p.display(),
-                        dir.display()
-                    ),
-                ));
-            }
-        }
+        iolab_output::Planned::new()
+            .file("--json", common.json.as_deref())
+            .file("--csv", common.csv.as_deref())
+            .check()
+            .map_err(|e| {
+                ParamError::new(
+                    e.option.trim_start_matches('-'),
+                    format!("{}: {}", e.path.display(), e.why),
+                )
+            })?;
         let stats = crate::stats_hook::Hook::load(common.stats.as_deref())
             .map_err(|m| ParamError::new("stats", m.trim_start_matches("--stats: ").to_string()))?;
         let store = crate::store_hook::StoreHook::open(common.store.as_deref())
@@ -451,13 +444,13 @@ fn write_extras<C: Serialize, P: Serialize>(
 ) -> bool {
     let mut ok = true;
     if let Some(p) = &common.json {
-        if let Err(e) = std::fs::write(p, doc.to_json()) {
+        if let Err(e) = iolab_output::write_atomically(p, doc.to_json().as_bytes()) {
             eprintln!("iolab survey: cannot write --json {}: {e}", p.display());
             ok = false;
         }
     }
     if let Some(p) = &common.csv {
-        if let Err(e) = std::fs::write(p, csv) {
+        if let Err(e) = iolab_output::write_atomically(p, csv.as_bytes()) {
             eprintln!("iolab survey: cannot write --csv {}: {e}", p.display());
             ok = false;
         }
@@ -855,7 +848,7 @@ fn plot_chart(s: &fmt::parse::Summary, c: &fmt::plot::Chart, prefix: &str, text:
 }
 
 fn write_out(path: &str, bytes: &[u8]) -> bool {
-    match std::fs::write(path, bytes) {
+    match iolab_output::write_atomically(std::path::Path::new(path), bytes) {
         Ok(()) => {
             let _ = outln!("wrote {path}");
             true

@@ -180,16 +180,15 @@ fn run_and_report(
     Ok(crate::exit::status(&outcome))
 }
 
+/// Writes (or, for XDD's collecting CSVs, appends to) `path` whole or
+/// not at all, through the output layer.
 fn write_file(path: &str, text: &str, append: bool) -> anyhow::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .append(append)
-        .truncate(!append)
-        .open(path)
-        .with_context(|| format!("cannot write {path}"))?;
-    f.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {path}"))
+    let p = std::path::Path::new(path);
+    match append {
+        true => iolab_output::append_atomically(p, text.as_bytes()),
+        false => iolab_output::write_atomically(p, text.as_bytes()),
+    }
+    .with_context(|| format!("cannot write {path}"))
 }
 
 /// The text report, CSV, combined line and JSON. Each is attempted even

@@ -138,8 +138,9 @@ pub fn write_tgz(
     nodes: &[(String, BTreeMap<String, Vec<u8>>)],
     failed: &[(String, String)],
 ) -> std::io::Result<()> {
-    let tmp = path.with_extension("tgz.part");
-    let file = std::fs::File::create(&tmp)?;
+    // Whole or absent: a failure (a full file system) drops the
+    // temporary file, so no .part stays beside the target.
+    let file = iolab_output::AtomicFile::create(path)?;
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut b = tar::Builder::new(gz);
     let mut add = |name: String, data: &[u8]| -> std::io::Result<()> {
@@ -164,8 +165,7 @@ pub fn write_tgz(
     }
     let mut gz = b.into_inner()?;
     gz.flush()?;
-    gz.finish()?.sync_all()?;
-    std::fs::rename(&tmp, path)
+    gz.finish()?.commit()
 }
 
 /// Everything in a profile tarball: each node's record, and the nodes
