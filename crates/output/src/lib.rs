@@ -117,6 +117,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// file) whole or not at all: the old contents and the new go to a
 /// temporary file that replaces `path` once complete.
 pub fn append_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    // A device or FIFO (/dev/full, a named pipe) is appended to in
+    // place: it has no contents to copy and must not be replaced.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return OpenOptions::new().append(true).open(path)?.write_all(bytes);
+    }
     let old = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
