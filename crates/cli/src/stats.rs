@@ -5,6 +5,8 @@
 
 use crate::exit;
 use clap::{Parser, Subcommand};
+use iolab_core::{Failure, Outcome};
+use iolab_results::{Envelope, Environment};
 use iolab_stats::cluster::{self, Plan, Report};
 use iolab_stats::{config, node, Config};
 use std::ffi::OsString;
@@ -63,6 +65,13 @@ enum Step {
         /// Remote shell, as for start.
         #[arg(long)]
         rsh: Option<String>,
+        /// Also write the run as JSON (an iolab results envelope, schema
+        /// iolab.stats.run/1, the samples in `stats`).
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+        /// Record the run in the results store at this path (see `iolab results`).
+        #[arg(long, value_name = "PATH")]
+        store: Option<PathBuf>,
         /// The command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
@@ -92,6 +101,10 @@ enum Step {
 
 /// Entry point: `iolab stats ...`.
 pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
+    let args_line: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let cli: Cli = match exit::parse_clap("stats", args) {
         Ok(c) => c,
         Err(code) => return code,
@@ -112,8 +125,17 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
             config,
             tarball,
             rsh,
+            json,
+            store,
             command,
-        } => run(&config, tarball, rsh.as_deref(), &command),
+        } => {
+            let line = std::iter::once("iolab stats".to_string())
+                .chain(args_line.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let rec = RunRecord { json, store, line };
+            run(&config, tarball, rsh.as_deref(), &command, rec)
+        }
         Step::StartNode { dir, spec } => start_node(&dir, &spec),
         Step::Collect { dir } => collect(&dir),
         Step::Halt { dir } => halt(&dir),
@@ -251,11 +273,32 @@ fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> ExitCode {
     }
 }
 
+/// `stats run`'s --json and --store, and its command line for them.
+struct RunRecord {
+    json: Option<PathBuf>,
+    store: Option<PathBuf>,
+    line: String,
+}
+
+/// The payload of `iolab.stats.run/1`.
+#[derive(serde::Serialize)]
+struct RunPayload {
+    /// The command that ran, as given.
+    command: Vec<String>,
+    /// Its exit status (128 + signal when a signal ended it).
+    command_exit: u8,
+    /// The profile tarball written.
+    tarball: PathBuf,
+    /// Nodes that gave no samples, with why.
+    failed_nodes: Vec<String>,
+}
+
 fn run(
     config: &str,
     tarball: Option<PathBuf>,
     rsh: Option<&str>,
     command: &[OsString],
+    rec: RunRecord,
 ) -> ExitCode {
     let cfg = match load(config) {
         Ok(c) => c,
@@ -268,6 +311,11 @@ fn run(
     if let Err(code) = check_output("--tarball", &tgz) {
         return code;
     }
+    let store = match open_records(&rec) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let doc_config = serde_json::json!({ "config": config, "tarball": &tgz });
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     let attached = match iolab_stats::attach_config(cfg, rsh, &exe) {
         Ok(a) => a,
@@ -276,11 +324,12 @@ fn run(
             return ExitCode::from(exit::FAILED);
         }
     };
+    let started_ns = iolab_core::clock::wall_ns();
     let status = std::process::Command::new(&command[0])
         .args(&command[1..])
         .status();
     let collected = attached.finish(Some(&tgz));
-    let code = match &status {
+    let command_exit = match &status {
         Ok(s) => command_code(s),
         Err(e) => {
             eprintln!(
@@ -290,23 +339,102 @@ fn run(
             exit::FAILED
         }
     };
-    match collected {
+    let code = command_exit;
+    let (code, failed_nodes, samples) = match collected {
         Ok(c) => {
             for f in &c.failed {
                 eprintln!("iolab stats: {f}");
             }
             let _ = outln!("profile tarball: {}", tgz.display());
             let analysed = analyse(&tgz, "csv", None);
-            if code == 0 && (!c.failed.is_empty() || analysed != ExitCode::SUCCESS) {
-                return ExitCode::from(exit::FAILED);
-            }
-            ExitCode::from(code)
+            let code = match code == 0 && (!c.failed.is_empty() || analysed != ExitCode::SUCCESS) {
+                true => exit::FAILED,
+                false => code,
+            };
+            (code, c.failed.clone(), serde_json::to_value(&c).ok())
         }
         Err(e) => {
             eprintln!("iolab stats: {e}");
-            ExitCode::from(if code == 0 { exit::FAILED } else { code })
+            (if code == 0 { exit::FAILED } else { code }, vec![], None)
+        }
+    };
+    let payload = RunPayload {
+        command: command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        command_exit,
+        tarball: tgz,
+        failed_nodes,
+    };
+    let mut doc = Envelope::new(
+        "iolab.stats.run/1",
+        "stats run",
+        &rec.line,
+        doc_config,
+        Environment {
+            host: iolab_core::env::host_info(),
+            filesystems: vec![],
+        },
+        run_outcome(code, &payload),
+        payload,
+    );
+    doc.started_unix_ns = started_ns;
+    doc.finished_unix_ns = iolab_core::clock::wall_ns();
+    doc.stats = samples;
+    match record_run(&rec, &store, &doc.to_json()) {
+        false if code == 0 => ExitCode::from(exit::FAILED),
+        _ => ExitCode::from(code),
+    }
+}
+
+/// Checks --json and opens --store before any collector starts.
+fn open_records(rec: &RunRecord) -> Result<crate::store_hook::StoreHook, ExitCode> {
+    let usage = |msg: String| {
+        eprintln!("iolab stats: {msg}");
+        exit::usage()
+    };
+    iolab_output::Planned::new()
+        .file("--json", rec.json.as_deref())
+        .check()
+        .map_err(|e| usage(e.to_string()))?;
+    crate::store_hook::StoreHook::open(rec.store.as_deref()).map_err(usage)
+}
+
+/// How the wrapped command and the collection ended.
+fn run_outcome(code: u8, p: &RunPayload) -> Outcome {
+    match code {
+        0 => Outcome::Completed,
+        exit::INTERRUPTED => Outcome::Interrupted,
+        _ if p.command_exit != 0 => Outcome::Error(Failure::other(
+            "command",
+            format!(
+                "{} exited with status {}",
+                p.command.join(" "),
+                p.command_exit
+            ),
+        )),
+        _ => Outcome::Error(Failure::other(
+            "stats run",
+            format!("collection or analysis failed {:?}", p.failed_nodes),
+        )),
+    }
+}
+
+/// Writes --json and records --store; false when either failed.
+fn record_run(rec: &RunRecord, store: &crate::store_hook::StoreHook, json: &str) -> bool {
+    let mut ok = true;
+    if let Some(p) = &rec.json {
+        if let Err(e) = iolab_output::write_atomically(p, json.as_bytes()) {
+            eprintln!("iolab stats run: --json {}: cannot write: {e}", p.display());
+            ok = false;
         }
     }
+    if let Err(f) = store.record_json(json) {
+        eprintln!("iolab stats run: {f}");
+        ok = false;
+    }
+    ok
 }
 
 /// The command's exit code, or 128 + signal as a shell reports it.
