@@ -8,7 +8,7 @@ use iolab_backend::Backend;
 use iolab_comm::{connect, run_subset, CommMode, Transport};
 use iolab_core::clock::{mdtest_timestamp, wall_ns};
 use iolab_core::env::{fs_info, host_info};
-use iolab_core::{Failure, Outcome};
+use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_mdtest::results::{CommInfo, MdtestDocument, MdtestPayload, TestResult, SCHEMA};
 use iolab_mdtest::{args, output, preflight, Config, Engine, Plan, Progress, Unfinished};
 use iolab_report::mdtest::{csv, json, text};
@@ -517,7 +517,8 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
         Outcome::Interrupted => {
             eprintln!("{prog}: interrupted; removed what this run created")
         }
-        Outcome::Error(f) if f.op == "write -x" => eprintln!("{prog}: error: {f}"),
+        // An output written after the run: nothing was stopped or removed.
+        Outcome::Error(f) if f.kind == FailureKind::Output => eprintln!("{prog}: error: {f}"),
         Outcome::Error(f) => {
             eprintln!("{prog}: error: {f}");
             eprintln!("{prog}: stopped all tasks and removed what this run created");
@@ -549,11 +550,10 @@ fn write_one(prog: &str, opt: &str, path: Option<&PathBuf>, bytes: &[u8]) -> Opt
     let p = path?;
     let e = output::write_atomically(p, bytes).err()?;
     eprintln!("{prog}: {opt} {}: cannot write: {e}", p.display());
-    Some(Failure::io(
-        &format!("write {opt}"),
-        Some(p.display().to_string()),
-        &e,
-    ))
+    Some(
+        Failure::io(&format!("write {opt}"), Some(p.display().to_string()), &e)
+            .of_kind(FailureKind::Output),
+    )
 }
 
 /// Prints at once; a closed stdout stops the run (crate::output).

@@ -5,7 +5,7 @@
 
 use crate::exit;
 use clap::{Parser, Subcommand};
-use iolab_core::{Failure, Outcome};
+use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_results::{Envelope, Environment};
 use iolab_stats::cluster::{self, Plan, Report};
 use iolab_stats::{config, node, Config};
@@ -339,23 +339,19 @@ fn run(
             exit::FAILED
         }
     };
-    let code = command_exit;
-    let (code, failed_nodes, samples) = match collected {
+    let (collection_ok, failed_nodes, samples) = match collected {
         Ok(c) => {
             for f in &c.failed {
                 eprintln!("iolab stats: {f}");
             }
             let _ = outln!("profile tarball: {}", tgz.display());
-            let analysed = analyse(&tgz, "csv", None);
-            let code = match code == 0 && (!c.failed.is_empty() || analysed != ExitCode::SUCCESS) {
-                true => exit::FAILED,
-                false => code,
-            };
-            (code, c.failed.clone(), serde_json::to_value(&c).ok())
+            let analysed = analyse(&tgz, "csv", None) == ExitCode::SUCCESS;
+            let ok = c.failed.is_empty() && analysed;
+            (ok, c.failed.clone(), serde_json::to_value(&c).ok())
         }
         Err(e) => {
             eprintln!("iolab stats: {e}");
-            (if code == 0 { exit::FAILED } else { code }, vec![], None)
+            (false, vec![], None)
         }
     };
     let payload = RunPayload {
@@ -376,16 +372,17 @@ fn run(
             host: iolab_core::env::host_info(),
             filesystems: vec![],
         },
-        run_outcome(code, &payload),
+        Outcome::Completed,
         payload,
     );
+    doc.outcome = run_outcome(&doc.payload, collection_ok);
     doc.started_unix_ns = started_ns;
     doc.finished_unix_ns = iolab_core::clock::wall_ns();
     doc.stats = samples;
-    match record_run(&rec, &store, &doc.to_json()) {
-        false if code == 0 => ExitCode::from(exit::FAILED),
-        _ => ExitCode::from(code),
+    if !record_run(&rec, &store, &doc.to_json()) && doc.outcome == Outcome::Completed {
+        return ExitCode::from(exit::FAILED);
     }
+    exit::status(&doc.outcome)
 }
 
 /// Checks --json and opens --store before any collector starts.
@@ -401,23 +398,23 @@ fn open_records(rec: &RunRecord) -> Result<crate::store_hook::StoreHook, ExitCod
     crate::store_hook::StoreHook::open(rec.store.as_deref()).map_err(usage)
 }
 
-/// How the wrapped command and the collection ended.
-fn run_outcome(code: u8, p: &RunPayload) -> Outcome {
-    match code {
-        0 => Outcome::Completed,
-        exit::INTERRUPTED => Outcome::Interrupted,
-        _ if p.command_exit != 0 => Outcome::Error(Failure::other(
-            "command",
-            format!(
-                "{} exited with status {}",
-                p.command.join(" "),
-                p.command_exit
-            ),
-        )),
-        _ => Outcome::Error(Failure::other(
+/// How the wrapped command and the collection ended, as a typed
+/// outcome: the command's own status is a `Command` failure (so the
+/// tool's exit status is the command's); a command that succeeded while a
+/// node or the analysis failed is an ordinary failure (exit 1).
+fn run_outcome(p: &RunPayload, collection_ok: bool) -> Outcome {
+    let cmd = p.command.join(" ");
+    match p.command_exit {
+        0 if collection_ok => Outcome::Completed,
+        0 => Outcome::Error(Failure::other(
             "stats run",
             format!("collection or analysis failed {:?}", p.failed_nodes),
         )),
+        exit::INTERRUPTED => Outcome::Interrupted,
+        c => Outcome::Error(
+            Failure::other("command", format!("{cmd} exited with status {c}"))
+                .of_kind(FailureKind::Command(c)),
+        ),
     }
 }
 

@@ -6,7 +6,7 @@
 //! two sides disagree), 130 interrupted.
 
 use clap::Parser;
-use iolab_core::{Failure, Outcome};
+use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_results::{Envelope, Environment};
 use iolab_xddcp::plan::{plan, Job, Options};
 use iolab_xddcp::run::{run, worst, FileResult, Status};
@@ -206,19 +206,28 @@ fn file_doc(r: &FileResult) -> FileDoc<'_> {
     }
 }
 
-/// How the copy ended, from the exit status the files stand for.
-fn outcome(code: u8, results: &[FileResult]) -> Outcome {
-    let why = results.iter().find_map(|r| match &r.status {
-        Status::Failed { why, .. } => Some(why.clone()),
-        Status::Copied => None,
+/// How the copy ended, as a typed outcome: the file that says most
+/// (refused over interrupted over failed, as XDD's xddcp), or
+/// interrupted when files were left unstarted.
+fn outcome(results: &[FileResult], planned: usize) -> Outcome {
+    let code = results.iter().fold(0u8, |c, r| match &r.status {
+        Status::Copied => c,
+        Status::Failed { code, .. } => worst(c, *code),
     });
+    let why = results.iter().find_map(|r| match &r.status {
+        Status::Failed { code: c, why } if *c == code => Some(format!("{}: {why}", r.source)),
+        _ => None,
+    });
+    let failure = |kind| {
+        let why = why.clone().unwrap_or_else(|| "a copy failed".into());
+        Outcome::Error(Failure::other("copy", why).of_kind(kind))
+    };
     match code {
+        0 if results.len() < planned => Outcome::Interrupted,
         0 => Outcome::Completed,
         crate::exit::INTERRUPTED => Outcome::Interrupted,
-        _ => Outcome::Error(Failure::other(
-            "copy",
-            why.unwrap_or_else(|| "a copy failed".into()),
-        )),
+        crate::exit::USAGE => failure(FailureKind::Refused),
+        _ => failure(FailureKind::Failed),
     }
 }
 
@@ -368,25 +377,19 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         totals.seconds,
         totals.mb_per_s()
     );
-    let code = results.iter().fold(0u8, |c, r| match &r.status {
-        Status::Copied => c,
-        Status::Failed { code, .. } => worst(c, *code),
-    });
-    let code = if results.len() < p.jobs.len() && code == 0 {
-        crate::exit::INTERRUPTED
-    } else {
-        code
-    };
+    let mut outcome = outcome(&results, p.jobs.len());
     let json = document(
         &command_line,
         config,
         &results,
         &totals,
-        outcome(code, &results),
+        outcome.clone(),
         started_ns,
     );
-    match record(&recording, &json) {
-        Some(_) if code == 0 => ExitCode::from(crate::exit::FAILED),
-        _ => ExitCode::from(code),
+    // An output that failed makes a completed copy an error; an
+    // interrupted or failed one keeps its own status.
+    if let (Some(f), Outcome::Completed) = (record(&recording, &json), &outcome) {
+        outcome = Outcome::Error(f.of_kind(FailureKind::Output));
     }
+    crate::exit::status(&outcome)
 }

@@ -21,5 +21,5 @@ pub mod stats;
 pub mod stop;
 pub mod units;
 
-pub use outcome::{Failure, Outcome};
+pub use outcome::{Failure, FailureKind, Outcome};
 pub use stats::{Histogram, Percentiles, Summary};
