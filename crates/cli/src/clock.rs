@@ -283,6 +283,28 @@ fn usage(prog: &str, msg: &str) -> ExitCode {
     crate::exit::usage()
 }
 
+/// The man pages of `timeserver` and `gettime`, from their option tables:
+/// (file stem, roff text).
+pub fn man_pages() -> Vec<(String, String)> {
+    use iolab_opts::man::{render, Page};
+    let server = Page {
+        name: "iolab-timeserver",
+        about: "XDD's global clock server",
+        synopsis: "iolab timeserver [-port N] [-bind ADDR] ...",
+        description: &["Serves this host's clock to gettime and to xdd -timeserver."],
+    };
+    let get = Page {
+        name: "iolab-gettime",
+        about: "read the global clock from a timeserver",
+        synopsis: "iolab gettime -host HOST [-port N] ...",
+        description: &["Prints the global time a timeserver gives, as XDD's gettime."],
+    };
+    vec![
+        ("iolab-timeserver".into(), render(&server, SERVER_OPTS)),
+        ("iolab-gettime".into(), render(&get, GET_OPTS)),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

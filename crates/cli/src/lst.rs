@@ -25,6 +25,11 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 // Parsed once per process: the size difference between variants costs
 // nothing worth a Box.
 #[allow(clippy::large_enum_variant)]

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 #[macro_use]
 mod output;
 mod clock;
+mod completions;
 mod demo;
 mod exit;
 mod font;
@@ -49,6 +50,8 @@ Commands:
   timeserver  XDD's global clock server (iolab timeserver -help)
   gettime     read the global clock from a timeserver (iolab gettime -help)
   xddcp    copy files to another host with XDD's end-to-end copy (iolab xddcp -h)
+  completions  shell completions: iolab completions bash|zsh|fish
+  man      write the man pages into a directory: iolab man DIR
 
 Also callable through links named `mdtest`, `xdd`, `xddcp`, `timeserver` or `gettime`.
 Options: -h/--help, -V/--version
@@ -72,6 +75,8 @@ fn lookup(name: &str) -> Option<Entry> {
         "timeserver" => Some(clock::timeserver),
         "gettime" => Some(clock::gettime),
         "xddcp" => Some(xddcp::main),
+        "completions" => Some(completions::completions),
+        "man" => Some(completions::man),
         _ => None,
     }
 }

@@ -33,6 +33,11 @@ struct Cli {
     font: Option<PathBuf>,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 fn usage(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("iolab report: {msg}");
     exit::usage()

@@ -24,6 +24,11 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// Every series, then every run.

@@ -23,6 +23,11 @@ struct Cli {
     step: Step,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 #[derive(Subcommand, Debug)]
 enum Step {
     /// Starts a collector on each node of CONFIG (this node when it lists none).

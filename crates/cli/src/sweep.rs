@@ -34,6 +34,11 @@ struct Cli {
     dry_run: bool,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 /// Each tool's own parser, without running anything.
 struct Tools;
 

@@ -80,6 +80,11 @@ struct Args {
     size: Option<String>,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Args as clap::CommandFactory>::command()
+}
+
 impl Args {
     /// The options as the results document records them.
     fn config(&self) -> serde_json::Value {
