@@ -283,26 +283,26 @@ fn usage(prog: &str, msg: &str) -> ExitCode {
     crate::exit::usage()
 }
 
-/// The man pages of `timeserver` and `gettime`, from their option tables:
-/// (file stem, roff text).
-pub fn man_pages() -> Vec<(String, String)> {
-    use iolab_opts::man::{render, Page};
-    let server = Page {
+/// `timeserver`'s man page, from its option table.
+pub fn server_page() -> String {
+    let page = iolab_opts::man::Page {
         name: "iolab-timeserver",
         about: "XDD's global clock server",
-        synopsis: "iolab timeserver [-port N] [-bind ADDR] ...",
+        synopsis: "iolab timeserver [-port N] [options...]   (or a link named timeserver)",
         description: &["Serves this host's clock to gettime and to xdd -timeserver."],
     };
-    let get = Page {
+    iolab_opts::man::render(&page, SERVER_OPTS)
+}
+
+/// `gettime`'s man page, from its option table.
+pub fn gettime_page() -> String {
+    let page = iolab_opts::man::Page {
         name: "iolab-gettime",
         about: "read the global clock from a timeserver",
-        synopsis: "iolab gettime -host HOST [-port N] ...",
+        synopsis: "iolab gettime -host HOST [options...]   (or a link named gettime)",
         description: &["Prints the global time a timeserver gives, as XDD's gettime."],
     };
-    vec![
-        ("iolab-timeserver".into(), render(&server, SERVER_OPTS)),
-        ("iolab-gettime".into(), render(&get, GET_OPTS)),
-    ]
+    iolab_opts::man::render(&page, GET_OPTS)
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ fn getopt_args<R, C>(cmd: Command, table: &[Entry<R, C>]) -> Command {
 /// A tool read by the single-dash front end (xdd, timeserver, gettime):
 /// its options are words clap cannot describe, so they complete as free
 /// arguments; its man page lists them.
-fn dash_tool(name: &'static str, about: &'static str) -> Command {
+pub fn dash_tool(name: &'static str, about: &'static str) -> Command {
     Command::new(name).about(about).arg(
         Arg::new("options")
             .num_args(0..)
@@ -47,48 +47,64 @@ fn dash_tool(name: &'static str, about: &'static str) -> Command {
     )
 }
 
-/// Every subcommand of `iolab`, as one clap command.
+/// mdtest's command line as clap arguments (for completions).
+pub fn mdtest_command() -> Command {
+    // The table has its own -h and -V.
+    let cmd = Command::new("mdtest")
+        .about("metadata benchmark, a drop-in mdtest")
+        .disable_help_flag(true)
+        .disable_version_flag(true);
+    getopt_args(cmd, iolab_mdtest::args::OPTIONS)
+}
+
+/// `iolab completions`' own command line.
+pub fn completions_command() -> Command {
+    Command::new("completions")
+        .about("shell completions: iolab completions bash|zsh|fish")
+        .arg(
+            Arg::new("shell")
+                .value_parser(["bash", "zsh", "fish"])
+                .required(true),
+        )
+}
+
+/// `iolab man`'s own command line.
+pub fn man_command() -> Command {
+    Command::new("man")
+        .about("write the man pages (iolab.1, iolab-SUBCOMMAND.1) into DIR")
+        .arg(Arg::new("dir").required(true).value_name("DIR"))
+}
+
+/// Every tool of the registry, as one clap command.
 pub fn command() -> Command {
-    let mdtest = getopt_args(
-        // The table has its own -h and -V.
-        Command::new("mdtest")
-            .about("metadata benchmark, a drop-in mdtest")
-            .disable_help_flag(true)
-            .disable_version_flag(true),
-        iolab_mdtest::args::OPTIONS,
-    );
-    Command::new("iolab")
-        .about("storage performance toolkit")
-        .version(env!("CARGO_PKG_VERSION"))
-        .subcommand(mdtest)
-        .subcommand(dash_tool("xdd", "XDD data I/O benchmark"))
-        .subcommand(crate::lst::command().name("lst"))
-        .subcommand(crate::stats::command().name("stats"))
-        .subcommand(crate::survey::command().name("survey"))
-        .subcommand(crate::sweep::command().name("sweep"))
-        .subcommand(crate::report::command().name("report"))
-        .subcommand(crate::results::command().name("results"))
-        .subcommand(crate::xddcp::command().name("xddcp"))
-        .subcommand(Command::new("demo").about("the quick-start run: a short mdtest"))
-        .subcommand(dash_tool("timeserver", "XDD's global clock server"))
-        .subcommand(dash_tool(
-            "gettime",
-            "read the global clock from a timeserver",
-        ))
-        .subcommand(
-            Command::new("completions")
-                .about("shell completions: iolab completions bash|zsh|fish")
-                .arg(
-                    Arg::new("shell")
-                        .value_parser(["bash", "zsh", "fish"])
-                        .required(true),
-                ),
-        )
-        .subcommand(
-            Command::new("man")
-                .about("write the man pages (iolab.1, iolab-SUBCOMMAND.1) into DIR")
-                .arg(Arg::new("dir").required(true).value_name("DIR")),
-        )
+    crate::tools::TOOLS.iter().fold(
+        Command::new("iolab")
+            .about("storage performance toolkit")
+            .version(env!("CARGO_PKG_VERSION")),
+        |top, t| top.subcommand((t.command)().name(t.name)),
+    )
+}
+
+/// mdtest's man page, from its option table.
+pub fn mdtest_page() -> String {
+    let page = iolab_opts::man::Page {
+        name: "iolab-mdtest",
+        about: "metadata benchmark, a drop-in mdtest",
+        synopsis: "iolab mdtest [options...]   (or a link named mdtest)",
+        description: &["Creates, stats, reads and removes files and directories in a tree, as mdtest does; see the README."],
+    };
+    iolab_opts::man::render(&page, iolab_mdtest::args::OPTIONS)
+}
+
+/// xdd's man page, from its option table.
+pub fn xdd_page() -> String {
+    let page = iolab_opts::man::Page {
+        name: "iolab-xdd",
+        about: "XDD data I/O benchmark",
+        synopsis: "iolab xdd -op read|write -target NAME [options...]   (or a link named xdd)",
+        description: &["Reads or writes targets with XDD's command line; see docs/xdd.md."],
+    };
+    iolab_opts::man::render(&page, iolab_xdd::options::OPTIONS)
 }
 
 /// Entry point: `iolab completions SHELL`.
@@ -109,46 +125,23 @@ pub fn completions(prog: &str, args: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// Every page: (file stem, roff text).
+/// Every page: (file stem, roff text): `iolab` and one per tool of the
+/// registry, from its option table or else from clap.
 fn pages() -> Result<Vec<(String, String)>, std::io::Error> {
-    use iolab_opts::man::{render, Page};
-    let top = command();
-    let mut out = Vec::new();
-    let roff = |c: &Command| -> Result<String, std::io::Error> {
+    let roff = |c: Command| -> Result<String, std::io::Error> {
         let mut b = Vec::new();
-        clap_mangen::Man::new(c.clone()).render(&mut b)?;
+        clap_mangen::Man::new(c).render(&mut b)?;
         Ok(String::from_utf8_lossy(&b).into_owned())
     };
-    out.push(("iolab".to_string(), roff(&top)?));
-    for sub in top.get_subcommands() {
-        let name = sub.get_name();
-        if matches!(name, "mdtest" | "xdd" | "timeserver" | "gettime") {
-            continue;
-        }
-        let stem = format!("iolab-{name}");
-        out.push((stem.clone(), roff(&sub.clone().name(stem))?));
+    let mut out = vec![("iolab".to_string(), roff(command())?)];
+    for t in crate::tools::TOOLS {
+        let stem = format!("iolab-{}", t.name);
+        let text = match t.page {
+            Some(page) => page(),
+            None => roff((t.command)().name(stem.clone()))?,
+        };
+        out.push((stem, text));
     }
-    let md = Page {
-        name: "iolab-mdtest",
-        about: "metadata benchmark, a drop-in mdtest",
-        synopsis: "iolab mdtest [options...]   (or a link named mdtest)",
-        description: &["Creates, stats, reads and removes files and directories in a tree, as mdtest does; see the README."],
-    };
-    out.push((
-        "iolab-mdtest".into(),
-        render(&md, iolab_mdtest::args::OPTIONS),
-    ));
-    let xdd = Page {
-        name: "iolab-xdd",
-        about: "XDD data I/O benchmark",
-        synopsis: "iolab xdd -op read|write -target NAME [options...]   (or a link named xdd)",
-        description: &["Reads or writes targets with XDD's command line; see docs/xdd.md."],
-    };
-    out.push((
-        "iolab-xdd".into(),
-        render(&xdd, iolab_xdd::options::OPTIONS),
-    ));
-    out.extend(crate::clock::man_pages());
     Ok(out)
 }
 

@@ -23,6 +23,7 @@ mod stats_hook;
 mod store_hook;
 mod survey;
 mod sweep;
+mod tools;
 mod xdd;
 mod xddcp;
 
@@ -32,53 +33,9 @@ pub const EXIT_USAGE: u8 = exit::USAGE;
 /// Exit status when the run met I/O errors.
 pub const EXIT_IO: u8 = exit::FAILED;
 
-const USAGE: &str = "\
-iolab: storage performance toolkit
-
-Usage: iolab <command> [options...]
-
-Commands:
-  mdtest   metadata benchmark, a drop-in mdtest (iolab mdtest -h)
-  xdd      XDD data I/O benchmark (iolab xdd -help)
-  lst      network self-test as LNet selftest: agents, ping and brw (iolab lst --help)
-  stats    stats-collect: system and Lustre statistics on every node (iolab stats -h)
-  survey   the Lustre I/O kit's surveys: disk, obdfilter, ost, mds, plot (iolab survey --help)
-  sweep    scaling sweep of any tool from a TOML plan, recorded in the store (iolab sweep --help)
-  report   charts and an HTML page of series from the store (iolab report --help)
-  results  the results store: list, show, export, compare (iolab results --help)
-  demo     the quick-start run: a short mdtest in a temporary directory
-  timeserver  XDD's global clock server (iolab timeserver -help)
-  gettime     read the global clock from a timeserver (iolab gettime -help)
-  xddcp    copy files to another host with XDD's end-to-end copy (iolab xddcp -h)
-  completions  shell completions: iolab completions bash|zsh|fish
-  man      write the man pages into a directory: iolab man DIR
-
-Also callable through links named `mdtest`, `xdd`, `xddcp`, `timeserver` or `gettime`.
-Options: -h/--help, -V/--version
-";
-
-/// A subcommand's entry point: the arguments after its name, and the
-/// name the user typed (for messages and `Command line used:`).
-type Entry = fn(prog: &str, args: Vec<OsString>) -> ExitCode;
-
-fn lookup(name: &str) -> Option<Entry> {
-    match name {
-        "demo" => Some(demo::main),
-        "mdtest" => Some(mdtest::main),
-        "xdd" => Some(xdd::main),
-        "lst" => Some(lst::main),
-        "stats" => Some(stats::main),
-        "survey" => Some(survey::main),
-        "results" => Some(results::main),
-        "sweep" => Some(sweep::main),
-        "report" => Some(report::main),
-        "timeserver" => Some(clock::timeserver),
-        "gettime" => Some(clock::gettime),
-        "xddcp" => Some(xddcp::main),
-        "completions" => Some(completions::completions),
-        "man" => Some(completions::man),
-        _ => None,
-    }
+/// A tool's entry point, from the registry (`tools::TOOLS`).
+fn lookup(name: &str) -> Option<tools::Entry> {
+    tools::find(name).map(|t| t.entry)
 }
 
 fn main() -> ExitCode {
@@ -100,16 +57,16 @@ fn dispatch() -> ExitCode {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if let Some(entry) = lookup(&base).filter(|_| base != "demo") {
-        return entry(&base, args);
+    if let Some(t) = tools::find(&base).filter(|t| t.link) {
+        return (t.entry)(&base, args);
     }
     let Some(first) = args.first().map(|a| a.to_string_lossy().into_owned()) else {
-        eprint!("{USAGE}");
+        eprint!("{}", tools::usage());
         return ExitCode::from(EXIT_USAGE);
     };
     match first.as_str() {
         "-h" | "--help" | "help" => {
-            let _ = out!("{USAGE}");
+            let _ = out!("{}", tools::usage());
             ExitCode::SUCCESS
         }
         "-V" | "--version" => {
@@ -122,7 +79,7 @@ fn dispatch() -> ExitCode {
                 entry(name, args)
             }
             None => {
-                eprintln!("iolab: unknown command '{name}'\n\n{USAGE}");
+                eprintln!("iolab: unknown command '{name}'\n\n{}", tools::usage());
                 ExitCode::from(EXIT_USAGE)
             }
         },

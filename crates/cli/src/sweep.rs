@@ -39,18 +39,15 @@ pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
-/// Each tool's own parser, without running anything.
+/// Each tool's own parser (from the registry), without running anything.
 struct Tools;
 
 impl ToolCheck for Tools {
     fn check(&self, tool: &str, args: &[String]) -> Result<(), String> {
         let os: Vec<OsString> = args.iter().map(OsString::from).collect();
-        match tool {
-            "mdtest" => crate::mdtest::check_args(&os),
-            "xdd" => crate::xdd::check_args(&os),
-            "lst" => crate::lst::check_args(&os),
-            "survey" => crate::survey::check_args(&os),
-            t => Err(format!("no tool named {t}")),
+        match crate::tools::find(tool).and_then(|t| t.sweep) {
+            Some(check) => check(&os),
+            None => Err(format!("no tool named {tool} that a sweep can run")),
         }
     }
 }
