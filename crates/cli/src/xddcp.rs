@@ -286,6 +286,14 @@ fn document(
     );
     doc.started_unix_ns = started_ns;
     doc.finished_unix_ns = iolab_core::clock::wall_ns();
+    // The headline figure the store indexes: the whole copy's rate.
+    doc.figures = vec![iolab_results::Figure {
+        phase: "copy".into(),
+        metric: "bandwidth".into(),
+        unit: "MB/s".into(),
+        scope: String::new(),
+        stat: iolab_results::Spread::one(t.mb_per_s()),
+    }];
     doc.to_json()
 }
 

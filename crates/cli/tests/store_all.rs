@@ -54,7 +54,9 @@ fn ok(what: &str, o: &std::process::Output) {
 fn keys(p: &Path) -> (BTreeSet<String>, Value) {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
     let mut k: BTreeSet<String> = v.as_object().unwrap().keys().cloned().collect();
+    // Optional members: present when the run has them.
     k.remove("stats");
+    k.remove("figures");
     (k, v)
 }
 
@@ -214,6 +216,16 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
     assert_eq!(cp["payload"]["bytes"], 1 << 20);
     assert_eq!(cp["payload"]["files_copied"], 1);
 
+    // xddcp states its headline figure in the envelope; the store has it.
+    assert_eq!(cp["figures"][0]["phase"], "copy", "{cp}");
+    let shown = stdout(&iolab(&["results", "--store", st, "show", "3"]));
+    assert!(
+        shown.contains("xddcp")
+            && shown
+                .lines()
+                .any(|l| l.contains("copy") && l.contains("MB/s")),
+        "{shown}"
+    );
     let listed = stdout(&iolab(&["results", "--store", st, "list"]));
     for tool in [
         "mdtest",

@@ -390,6 +390,7 @@ fn rebuild(
         outcome: serde_json::from_value(json(0)?)?,
         notes: serde_json::from_value(json(3)?)?,
         stats: texts[4].as_deref().map(serde_json::from_str).transpose()?,
+        figures: Vec::new(),
         payload: json(5)?,
     })
 }
