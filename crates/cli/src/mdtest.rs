@@ -201,6 +201,7 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
             write_exports(prog, &s.cfg, &mut doc);
         }
     }
+    doc.figures = doc.payload.figures();
     if let Err(f) = s.store.record(&doc) {
         eprintln!("{prog}: {f}");
         doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
@@ -535,6 +536,8 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
 /// Writes --json and --csv; a write that fails makes the run an error
 /// (exit 1), and no partial file stays.
 fn write_exports(prog: &str, cfg: &Config, doc: &mut MdtestDocument) {
+    // The engine's headline figures, which the store records as stated.
+    doc.figures = doc.payload.figures();
     let csv_bytes = csv::render(&doc.payload);
     // The CSV goes first so that the JSON can record its failure.
     if let Some(f) = write_one(prog, "--csv", cfg.csv.as_ref(), &csv_bytes) {

@@ -60,6 +60,24 @@ fn keys(p: &Path) -> (BTreeSet<String>, Value) {
     (k, v)
 }
 
+/// Equal JSON, numbers to 1e-12 relative (values read back from a
+/// payload's JSON text can differ from the engine's in the last bit).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
 #[test]
 fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
     let s = Scratch::new("store-all");
@@ -86,6 +104,7 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
         ]),
     );
     let target = s.path("x.dat");
+    let xdd_json = s.path("xdd.json");
     ok(
         "xdd",
         &iolab(&[
@@ -98,6 +117,10 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
             "4",
             "-numreqs",
             "8",
+            "-passes",
+            "3",
+            "--json",
+            xdd_json.to_str().unwrap(),
             "--store",
             st,
         ]),
@@ -216,6 +239,21 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
     assert_eq!(cp["payload"]["bytes"], 1 << 20);
     assert_eq!(cp["payload"]["files_copied"], 1);
 
+    // mdtest states its figures in the envelope, the same ones the
+    // store's payload reader finds (so moving them changed no number).
+    for (tool, p) in [("mdtest", &md_json), ("xdd", &xdd_json)] {
+        let (_, doc) = keys(p);
+        let from_payload = iolab_store::figures::extract(tool, &doc["config"], &doc["payload"]);
+        assert!(!from_payload.is_empty(), "{tool}");
+        assert!(
+            same(
+                &serde_json::to_value(&from_payload).unwrap(),
+                &doc["figures"]
+            ),
+            "{tool}: {from_payload:?} vs {}",
+            doc["figures"]
+        );
+    }
     // xddcp states its headline figure in the envelope; the store has it.
     assert_eq!(cp["figures"][0]["phase"], "copy", "{cp}");
     let shown = stdout(&iolab(&["results", "--store", st, "show", "3"]));
