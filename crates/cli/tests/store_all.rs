@@ -172,11 +172,26 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
     );
 
     let (a, b) = (Agent::start(), Agent::start());
+    let lst_json = s.path("lst.json");
     std::thread::sleep(std::time::Duration::from_millis(300));
     ok(
         "lst",
         &iolab(&[
-            "lst", "run", "ping", "--from", &a.1, "--to", &b.1, "--count", "10", "--store", st,
+            "lst",
+            "run",
+            "ping",
+            "--from",
+            &a.1,
+            "--to",
+            &b.1,
+            "--count",
+            "10",
+            "--repeat",
+            "2",
+            "--json",
+            lst_json.to_str().unwrap(),
+            "--store",
+            st,
         ]),
     );
     let r = s.path("r");
@@ -241,7 +256,7 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
 
     // mdtest states its figures in the envelope, the same ones the
     // store's payload reader finds (so moving them changed no number).
-    for (tool, p) in [("mdtest", &md_json), ("xdd", &xdd_json)] {
+    for (tool, p) in [("mdtest", &md_json), ("xdd", &xdd_json), ("lst", &lst_json)] {
         let (_, doc) = keys(p);
         let from_payload = iolab_store::figures::extract(tool, &doc["config"], &doc["payload"]);
         assert!(!from_payload.is_empty(), "{tool}");
