@@ -537,7 +537,8 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
     });
     out.finish();
     let csv = fmt::csv::disk(&report.points);
-    let doc = Envelope::new(
+    let figures = fmt::figures::disk(&report.points);
+    let mut doc = Envelope::new(
         "iolab.survey.disk/1",
         "survey disk",
         line,
@@ -546,6 +547,7 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         report.outcome.clone(),
         report,
     );
+    doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }
 
@@ -715,6 +717,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
     );
     out.finish();
     let csv = fmt::csv::ost(&report);
+    let figures = fmt::figures::ost(&report);
     let mut doc = Envelope::new(
         "iolab.survey.ost/1",
         "survey ost",
@@ -725,6 +728,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         report,
     );
     doc.notes = notes;
+    doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }
 

@@ -279,6 +279,17 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
                 .any(|l| l.contains("copy") && l.contains("MB/s")),
         "{shown}"
     );
+    // The disk and target surveys state bandwidth figures (the store's
+    // payload reader found none for them).
+    for id in ["6", "9"] {
+        let shown = stdout(&iolab(&["results", "--store", st, "show", id]));
+        assert!(
+            shown
+                .lines()
+                .any(|l| l.contains("bandwidth") && l.contains("MB/s")),
+            "{shown}"
+        );
+    }
     let listed = stdout(&iolab(&["results", "--store", st, "list"]));
     for tool in [
         "mdtest",
