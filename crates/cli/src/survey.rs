@@ -617,6 +617,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     });
     out.finish();
     let csv = fmt::csv::obdfilter(&report.points);
+    let figures = fmt::figures::obdfilter(&report.points);
     let mut doc = Envelope::new(
         "iolab.survey.obdfilter/1",
         "survey obdfilter",
@@ -627,6 +628,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
         report.clone(),
     );
     doc.notes = report.notes;
+    doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }
 
@@ -667,7 +669,8 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
     });
     out.finish();
     let csv = fmt::csv::mds(&report.points);
-    let doc = Envelope::new(
+    let figures = fmt::figures::mds(&report.points);
+    let mut doc = Envelope::new(
         "iolab.survey.mds/1",
         "survey mds",
         line,
@@ -676,6 +679,7 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         report.outcome.clone(),
         report,
     );
+    doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }
 

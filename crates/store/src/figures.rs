@@ -1,9 +1,8 @@
 //! A run's headline figures: what the store indexes, charts draw and
 //! comparisons weigh. An engine states them in its envelope
-//! (`Envelope::figures`: mdtest, xdd, xddcp, lst and the disk and target
-//! surveys do) and the store takes those as they are. For documents
-//! without them (the object and metadata surveys, not yet moved, and
-//! documents written before), one function per tool reads the payload as
+//! (`Envelope::figures`: every tool that has figures does) and the store
+//! takes those as they are. For documents without them (written before
+//! engines stated figures, or imported from an older iolab), one function per tool reads the payload as
 //! its JSON schema documents it (README's mdtest schema, docs/xdd.md,
 //! docs/lst.md, docs/surveys.md); the full payload stays in the store for
 //! everything else.

@@ -1,9 +1,13 @@
 //! The surveys' headline figures for the results envelope, from their
-//! typed reports (the disk survey: each point's action bandwidth; the
-//! target survey: read and write bandwidth over the targets).
+//! typed reports: each point's tests (disk, object, metadata survey),
+//! scoped by the point's counts when the survey ran several; the target
+//! survey's read and write bandwidth over the targets.
 
+use iolab_core::stats::Summary;
 use iolab_results::{Figure, Spread};
 use iolab_survey::disk::{DiskPoint, PointResult};
+use iolab_survey::mds::MdsPoint;
+use iolab_survey::obdfilter::{ObdPoint, ObdPointResult};
 use iolab_survey::ost::OstReport;
 
 fn bandwidth(phase: &str, scope: String, stat: Spread) -> Figure {
@@ -56,6 +60,61 @@ pub fn ost(r: &OstReport) -> Vec<Figure> {
         if let Some(s) = Spread::of(&values) {
             out.push(bandwidth(phase, String::new(), s));
         }
+    }
+    out
+}
+
+/// One measured value as a figure (a value that is not a number, from a
+/// test that measured nothing, is left out).
+fn one(phase: &str, metric: &str, unit: &str, scope: &str, v: f64) -> Option<Figure> {
+    v.is_finite().then(|| Figure {
+        phase: phase.to_string(),
+        metric: metric.to_string(),
+        unit: unit.to_string(),
+        scope: scope.to_string(),
+        stat: Spread::from(&Summary::of(&[v])),
+    })
+}
+
+/// The object survey: each point's tests' bandwidth (MB/s).
+pub fn obdfilter(points: &[ObdPoint]) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for p in points {
+        let ObdPointResult::Ran { tests } = &p.result else {
+            continue;
+        };
+        let scope = match points.len() {
+            1 => String::new(),
+            _ => format!(
+                "obj={},ost={},rsz_kb={},thr={},total_size_kb={}",
+                p.obj, p.ost, p.rsz_kb, p.thr, p.total_size_kb
+            ),
+        };
+        out.extend(
+            tests
+                .iter()
+                .filter_map(|t| one(&t.test, "bandwidth", "MB/s", &scope, t.mb_per_s)),
+        );
+    }
+    out
+}
+
+/// The metadata survey: each point's tests' rate (ops/s).
+pub fn mds(points: &[MdsPoint]) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for p in points {
+        let scope = match points.len() {
+            1 => String::new(),
+            _ => format!(
+                "dir_count={},file_count={},mdt={},thr={}",
+                p.dir_count, p.file_count, p.mdt, p.thr
+            ),
+        };
+        out.extend(
+            p.tests
+                .iter()
+                .filter_map(|t| one(&t.test, "rate", "ops/s", &scope, t.ops_per_sec)),
+        );
     }
     out
 }
