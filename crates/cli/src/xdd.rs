@@ -62,21 +62,23 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     match run_and_report(&cfg, &p, stats, &store) {
         Ok(code) => code,
         Err(e) => {
-            let usage = e
-                .downcast_ref::<RunError>()
-                .is_some_and(|r| matches!(r, RunError::Usage(_) | RunError::Refused(_)));
             eprintln!("{prog}: {e:#}");
-            let interrupted = e
-                .downcast_ref::<RunError>()
-                .is_some_and(|r| matches!(r, RunError::Interrupted));
-            if usage {
-                crate::exit::usage()
-            } else if interrupted {
-                ExitCode::from(crate::exit::INTERRUPTED)
-            } else {
-                ExitCode::from(crate::exit::FAILED)
-            }
+            crate::exit::status(&run_error_outcome(&e))
         }
+    }
+}
+
+/// How a run that could not finish ended, as a typed outcome for
+/// `exit::status`: a refused target or bad usage found late is `Refused`
+/// (exit 2), Ctrl-C is interrupted, anything else a failure.
+fn run_error_outcome(e: &anyhow::Error) -> Outcome {
+    let message = format!("{e:#}");
+    match e.downcast_ref::<RunError>() {
+        Some(RunError::Usage(_) | RunError::Refused(_)) => Outcome::Error(
+            Failure::other("xdd", message).of_kind(iolab_core::FailureKind::Refused),
+        ),
+        Some(RunError::Interrupted) => Outcome::Interrupted,
+        _ => Outcome::Error(Failure::other("xdd", message)),
     }
 }
 
