@@ -74,9 +74,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 fn run_error_outcome(e: &anyhow::Error) -> Outcome {
     let message = format!("{e:#}");
     match e.downcast_ref::<RunError>() {
-        Some(RunError::Usage(_) | RunError::Refused(_)) => Outcome::Error(
-            Failure::other("xdd", message).of_kind(iolab_core::FailureKind::Refused),
-        ),
+        Some(RunError::Usage(_) | RunError::Refused(_)) => {
+            Outcome::Error(Failure::other("xdd", message).of_kind(iolab_core::FailureKind::Refused))
+        }
         Some(RunError::Interrupted) => Outcome::Interrupted,
         _ => Outcome::Error(Failure::other("xdd", message)),
     }
