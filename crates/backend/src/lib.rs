@@ -99,6 +99,11 @@ pub struct OpenOptions {
     /// Do not block on open (O_NONBLOCK): opening a FIFO for reading must
     /// not wait for a writer.
     pub nonblock: bool,
+    /// The file's whole length, when the writer knows it will write it in
+    /// one request at offset 0: a backend that stores whole objects (S3)
+    /// then sends that write as it comes, inside the caller's timed
+    /// operation, instead of holding it until close.
+    pub whole_len: Option<u64>,
 }
 
 impl OpenOptions {
@@ -142,6 +147,9 @@ pub struct Stat {
     pub rdev: u64,
     /// Inode number.
     pub ino: u64,
+    /// Last modification, Unix nanoseconds (0 when the backend does not
+    /// keep it): what `find -newer` compares.
+    pub mtime_ns: u64,
 }
 
 /// One entry of a directory listing.
@@ -179,7 +187,7 @@ pub struct Capabilities {
     pub directories: bool,
     /// O_DIRECT-style unbuffered I/O.
     pub direct_io: bool,
-    /// mknod of FIFOs / special files.
+    /// mknod: special files and the empty regular files of mdtest -k.
     pub mknod: bool,
     /// fallocate-style preallocation.
     pub preallocate: bool,
@@ -188,6 +196,11 @@ pub struct Capabilities {
     /// Paths name files of this machine's file systems, so their type and
     /// mount can be described (not so for an object store).
     pub local: bool,
+    /// Several handles may write one file at any offsets at once (IOR's
+    /// shared file; an object is written by one uploader, in order).
+    pub shared_writes: bool,
+    /// `stat` returns modification times (`Stat::mtime_ns`).
+    pub mtime: bool,
 }
 
 /// A storage backend. Errors are `io::Error` so that the caller can name
@@ -241,6 +254,18 @@ pub trait Backend: Send + Sync {
     fn list(&self, path: &CStr) -> io::Result<Vec<DirEntry>> {
         let _ = path;
         Err(unsupported(self.name(), "list"))
+    }
+    /// Calls `each` for every entry of a directory, without `.` and `..`,
+    /// in no set order, and stops early when it returns false. Unlike
+    /// [`Backend::list`] a backend may stream the entries, so that a walk
+    /// over a huge directory keeps one entry in memory at a time.
+    fn list_each(&self, path: &CStr, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
+        for e in self.list(path)? {
+            if !each(&e) {
+                break;
+            }
+        }
+        Ok(())
     }
     /// Space and inodes of the file system holding `path`.
     fn statfs(&self, path: &CStr) -> io::Result<FsStat> {

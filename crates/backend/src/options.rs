@@ -65,6 +65,12 @@ const KNOWN: &[(&str, &str, Kind, &str)] = &[
         Kind::Text,
         "=SECONDS bound on each request (default 30)",
     ),
+    (
+        "s3",
+        "signing",
+        Kind::Text,
+        "=header|query where object requests carry their SigV4 signature (default header)",
+    ),
 ];
 
 /// A bad backend option; the message names it and lists what exists.
@@ -257,6 +263,9 @@ impl Backend for Tuned {
     }
     fn list(&self, path: &CStr) -> io::Result<Vec<DirEntry>> {
         self.inner.list(path)
+    }
+    fn list_each(&self, path: &CStr, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
+        self.inner.list_each(path, each)
     }
     fn statfs(&self, path: &CStr) -> io::Result<FsStat> {
         self.inner.statfs(path)

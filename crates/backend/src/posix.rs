@@ -27,6 +27,9 @@ fn to_stat(st: &libc::stat) -> Stat {
         is_block_device: fmt == libc::S_IFBLK,
         rdev: st.st_rdev,
         ino: st.st_ino,
+        mtime_ns: (st.st_mtime.max(0) as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(st.st_mtime_nsec.max(0) as u64),
     }
 }
 
@@ -70,6 +73,8 @@ impl Backend for Posix {
             preallocate: true,
             rename: true,
             local: true,
+            shared_writes: true,
+            mtime: true,
         }
     }
 
@@ -174,8 +179,10 @@ impl Backend for Posix {
     }
 
     fn mknod_file(&self, path: &CStr) -> io::Result<()> {
+        // Mode 0400 (S_IRUSR) as mdtest's make_node gives it: the file is
+        // never written, only stat'ed, read and removed.
         // SAFETY: valid C string; a regular file needs no device number.
-        check(unsafe { libc::mknod(path.as_ptr(), libc::S_IFREG | 0o644, 0) })
+        check(unsafe { libc::mknod(path.as_ptr(), libc::S_IFREG | 0o400, 0) })
     }
 
     fn list(&self, path: &CStr) -> io::Result<Vec<DirEntry>> {
@@ -189,6 +196,22 @@ impl Backend for Posix {
             });
         }
         Ok(out)
+    }
+
+    fn list_each(&self, path: &CStr, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
+        let dir = std::path::Path::new(OsStr::from_bytes(path.to_bytes()));
+        // read_dir streams (getdents in batches): one entry at a time here.
+        for e in std::fs::read_dir(dir)? {
+            let e = e?;
+            let entry = DirEntry {
+                is_dir: e.file_type()?.is_dir(),
+                name: e.file_name().into_vec(),
+            };
+            if !each(&entry) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     // statvfs fields are u64 on x86_64 but narrower elsewhere: keep u64::from.
@@ -324,6 +347,23 @@ mod tests {
         assert_eq!(l.len(), 2);
         assert_eq!((l[0].name.as_slice(), l[0].is_dir), (&b"f"[..], false));
         assert_eq!((l[1].name.as_slice(), l[1].is_dir), (&b"sub"[..], true));
+        let mut seen = Vec::new();
+        b.list_each(&d, &mut |e| {
+            seen.push(e.clone());
+            true
+        })
+        .unwrap();
+        seen.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(seen, l, "list_each sees what list sees");
+        let mut calls = 0;
+        b.list_each(&d, &mut |_| {
+            calls += 1;
+            false
+        })
+        .unwrap();
+        assert_eq!(calls, 1, "false stops the listing");
+        let st = b.stat(&f).unwrap();
+        assert!(st.mtime_ns > 1_600_000_000 * 1_000_000_000, "{st:?}");
         let fs = b.statfs(&d).unwrap();
         assert!(fs.blocks > 0 && fs.block_bytes > 0);
         assert!(b.can_write(&d).unwrap());

@@ -12,6 +12,7 @@ mod completions;
 mod demo;
 mod exit;
 mod font;
+mod io500;
 mod lst;
 mod mdtest;
 mod progress;

@@ -14,6 +14,7 @@ use iolab_mdtest::{args, output, preflight, Config, Engine, Plan, Progress, Unfi
 use iolab_report::mdtest::{csv, json, text};
 use iolab_results::{Envelope, Environment};
 use std::ffi::OsString;
+use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -121,9 +122,12 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
     };
     // Before the checks below, which already ask the backend (an object
     // store answers them only once its connection is set up).
+    // A place that is not there (a missing --s3.bucket) is bad usage,
+    // exit 2; a service that fails or refuses is an I/O error, exit 1.
     backend.init().map_err(|e| NotStarted {
         msg: format!("cannot start the {} backend: {e}", backend.name()),
-        failure: Some(Failure::io("backend init", None, &e)),
+        failure: (!matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidInput))
+            .then(|| Failure::io("backend init", None, &e)),
     })?;
     let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
     check_outputs(&cfg)?;

@@ -130,6 +130,12 @@ struct DiskArgs {
     /// partition table or other signature: its data is destroyed.
     #[arg(long)]
     force: bool,
+    /// Result line layout: `guide` (the I/O kit guide's `total_size ...
+    /// thr 1 crg 1 180.45 MB/s 1 x 180.50 = 180.50 MB/s`, figures in
+    /// `actions` order) or `kit` (the current script's padded line with
+    /// `crg` before `thr` and action names).
+    #[arg(long, default_value = "guide", value_parser = ["guide", "kit"])]
+    layout: String,
     #[command(flatten)]
     common: Common,
 }
@@ -180,6 +186,15 @@ struct ObdArgs {
     /// The iolab binary on the other hosts.
     #[arg(long, default_value = "iolab")]
     remote_iolab: String,
+    /// The kit's `case`: `disk` (the targets' file systems, local or
+    /// HOST:/DIR) or `network` (targets are hosts: the requests go to an
+    /// echo agent there, started through --rsh, which acknowledges and
+    /// discards them). `netdisk` is refused (exit 2).
+    #[arg(long = "case", env = "case", default_value = "disk")]
+    case: String,
+    /// case=network: the echo agent of target i listens on this port + i.
+    #[arg(long, default_value_t = iolab_survey::echo::DEFAULT_PORT)]
+    echo_port: u16,
     #[command(flatten)]
     common: Common,
 }
@@ -207,6 +222,9 @@ struct AgentArgs {
     per_obj: u64,
     #[arg(long, default_value_t = 1000)]
     interval_ms: u64,
+    /// `echo`: the port to listen on.
+    #[arg(long, default_value_t = iolab_survey::echo::DEFAULT_PORT)]
+    port: u16,
     /// This host's target directories.
     #[arg(last = true)]
     dirs: Vec<PathBuf>,
@@ -242,6 +260,15 @@ struct MdsArgs {
     /// How often each target's operation rate is sampled for [min, max], ms.
     #[arg(long, default_value_t = 1000)]
     interval_ms: u64,
+    /// The kit's `stripe_count` (files' stripe count): refused unless 0,
+    /// as files here are created through a file system without striping.
+    #[arg(long = "stripe-count", env = "stripe_count")]
+    stripe_count: Option<u64>,
+    /// The kit's `layer` (mdd or mdt, echo_client's entry into the MDS
+    /// stack): refused, as iolab works through the file system's
+    /// interface, not inside a metadata server.
+    #[arg(long, env = "layer")]
+    layer: Option<String>,
     #[command(flatten)]
     common: Common,
 }
@@ -250,8 +277,10 @@ struct MdsArgs {
 struct OstArgs {
     /// Target directories or mount points, indexed from 0 (default: $targets).
     targets: Vec<PathBuf>,
-    /// File size per target, MB (written and read 1 MiB at a time).
-    #[arg(short = 's', long, env = "size", default_value_t = 30)]
+    /// File size per target: a bare number is MB, as the kit's script
+    /// reads `-s` (the manual says KB); or with a unit, `512K`, `64M`,
+    /// `2G`: a whole number of MiB. Written and read 1 MiB at a time.
+    #[arg(short = 's', long, env = "size", default_value = "30", value_parser = ost_size_mb)]
     size: u64,
     /// The one target is a Lustre mount: survey every active OST of it
     /// (`lfs osts`), one file striped on each (`lfs setstripe -c 1 -i N`).
@@ -274,6 +303,54 @@ struct PlotArgs {
     /// Sans from the usual places; without one, charts have no labels).
     #[arg(long, env = "IOLAB_FONT")]
     font: Option<PathBuf>,
+}
+
+/// The kit's mds-survey `stripe_count` and `layer`, which iolab cannot
+/// honour: refused before anything is created, naming why.
+fn mds_kit_params(
+    targets: &[PathBuf],
+    stripe_count: Option<u64>,
+    layer: Option<&str>,
+) -> Result<(), ParamError> {
+    if let Some(n) = stripe_count.filter(|&n| n > 0) {
+        let lustre = targets.iter().any(|t| iolab_survey::lustre::is_lustre(t));
+        let why = if lustre {
+            format!("stripe_count={n}: striping the survey's files on Lustre is not implemented; drop stripe_count (files get the directory's default layout)")
+        } else {
+            format!("stripe_count={n}: the targets are not on Lustre, their file system cannot stripe files; drop stripe_count")
+        };
+        return Err(ParamError::new("stripe-count", why));
+    }
+    if let Some(l) = layer {
+        return Err(ParamError::new(
+            "layer",
+            format!("layer={l}: iolab's mds survey works through the file system's own interface (as a client does), not inside the metadata server's {l} layer as the kit's echo_client; drop layer"),
+        ));
+    }
+    Ok(())
+}
+
+/// `ost -s`: a bare number is MB (the kit's script), else a size with a
+/// binary unit that must come to a whole number of MiB.
+fn ost_size_mb(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t
+            .parse::<u64>()
+            .map_err(|e| format!("{t}: {e}"))
+            .and_then(|mb| match mb {
+                0 => Err("the size must be at least 1 MB".into()),
+                _ => Ok(mb),
+            });
+    }
+    let bytes = iolab_core::units::parse_size(t).map_err(|e| e.to_string())?;
+    let mib = 1u64 << 20;
+    if bytes == 0 || bytes % mib != 0 {
+        return Err(format!(
+            "{t} is not a whole number of MiB (files are written 1 MiB at a time); give e.g. 64M or 1G"
+        ));
+    }
+    Ok(bytes / mib)
 }
 
 /// Entry point: `iolab survey <survey> ...`.
@@ -332,6 +409,87 @@ fn prefix(c: &Common, name: &str) -> String {
     })
 }
 
+/// PREFIX.EXT at a prefix the user named: truncated as the kit does, but
+/// a symbolic link there is not followed (it is refused).
+fn named(prefix: &str, ext: &str) -> Result<File, ParamError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(format!("{prefix}.{ext}"))
+        .map_err(|e| {
+            let why = if e.raw_os_error() == Some(libc::ELOOP) {
+                "it is a symbolic link, which iolab does not write through".to_string()
+            } else {
+                e.to_string()
+            };
+            ParamError::new(
+                "rslt",
+                format!("cannot create {prefix}.{ext}: {why}; choose another --rslt"),
+            )
+        })
+}
+
+/// Most names tried after the default one is taken.
+const DEFAULT_NAME_TRIES: u32 = 100;
+
+/// PREFIX.summary and PREFIX.detail at the default prefix, a name anyone
+/// can predict in a shared directory (/tmp): both created exclusively,
+/// never through a link someone planted there. When either is taken,
+/// the next free name (PREFIX-2, PREFIX-3, ...) is used, and said.
+fn default_results(prefix: &str) -> Result<(File, File), ParamError> {
+    let fresh = |p: &str| {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(p)
+    };
+    let taken = |e: &std::io::Error| e.kind() == std::io::ErrorKind::AlreadyExists;
+    let cannot = |p: &str, e: std::io::Error| {
+        ParamError::new(
+            "rslt",
+            format!("cannot create {p}: {e}; choose a prefix with --rslt"),
+        )
+    };
+    for n in 1..=DEFAULT_NAME_TRIES {
+        let at = if n == 1 {
+            prefix.to_string()
+        } else {
+            format!("{prefix}-{n}")
+        };
+        let (sp, dp) = (format!("{at}.summary"), format!("{at}.detail"));
+        let summary = match fresh(&sp) {
+            Ok(f) => f,
+            Err(e) if taken(&e) => continue,
+            Err(e) => return Err(cannot(&sp, e)),
+        };
+        let detail = match fresh(&dp) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_file(&sp);
+                if taken(&e) {
+                    continue;
+                }
+                return Err(cannot(&dp, e));
+            }
+        };
+        if n > 1 {
+            eprintln!(
+                "iolab survey: {prefix}.summary or .detail is already there (a file or a link); writing {sp} and {dp} instead"
+            );
+        }
+        return Ok((summary, detail));
+    }
+    Err(ParamError::new(
+        "rslt",
+        format!("{prefix}.summary and the next {DEFAULT_NAME_TRIES} names are taken; choose a prefix with --rslt"),
+    ))
+}
+
 /// The summary and detail files, the terminal, and --stats collection.
 struct Outputs {
     summary: File,
@@ -364,17 +522,10 @@ impl Outputs {
             .map_err(|m| ParamError::new("stats", m.trim_start_matches("--stats: ").to_string()))?;
         let store = crate::store_hook::StoreHook::open(common.store.as_deref())
             .map_err(|m| ParamError::new("store", m.trim_start_matches("--store ").to_string()))?;
-        let prefix = &prefix(common, name);
-        let open = |ext: &str| {
-            File::create(format!("{prefix}.{ext}")).map_err(|e| {
-                ParamError::new(
-                    "rslt",
-                    format!("cannot create {prefix}.{ext}: {e}; choose another --rslt"),
-                )
-            })
+        let (summary, detail) = match &common.rslt {
+            Some(prefix) => (named(prefix, "summary")?, named(prefix, "detail")?),
+            None => default_results(&prefix(common, name))?,
         };
-        let summary = open("summary")?;
-        let detail = open("detail")?;
         let bar = crate::progress::shown(true).then(|| {
             let b = crate::progress::bar(points as u64, crate::progress::Unit::Items);
             b.set_message("survey points");
@@ -531,9 +682,22 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         .map(|d| d.display().to_string())
         .collect();
     let header = iolab_survey::Header::now();
-    out.line(&fmt::summary::header(&header, "sgpdd-survey", &names));
+    let layout = match a.layout.as_str() {
+        "kit" => fmt::summary::DiskLayout::Kit,
+        _ => fmt::summary::DiskLayout::Guide,
+    };
+    let action_names: Vec<&str> = cfg.actions.iter().map(|x| x.name()).collect();
+    out.line(&fmt::summary::disk_header(
+        &header,
+        &names,
+        &action_names,
+        layout,
+    ));
     let report = disk::run(&plan, b.as_ref(), &mut |p| {
-        out.point(&fmt::summary::disk_line(p), &fmt::detail::disk(p));
+        out.point(
+            &fmt::summary::disk_line_in(p, layout),
+            &fmt::detail::disk(p),
+        );
     });
     out.finish();
     let csv = fmt::csv::disk(&report.points);
@@ -551,6 +715,123 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
     conclude(&a.common, &mut out, doc, csv)
 }
 
+/// The kit's network cases' targets: host names for `network`,
+/// `HOST:/DIR` for `netdisk`.
+fn echo_targets(
+    case: &str,
+    given: &[String],
+) -> Result<Vec<(String, Option<PathBuf>)>, ParamError> {
+    use iolab_survey::remote::RemoteTarget;
+    if given.is_empty() {
+        let want = match case {
+            "network" => "the servers' host names: targets=\"oss1 oss2\"",
+            _ => "HOST:/DIR targets: targets=\"oss1:/srv/ost0 oss2:/srv/ost1\"",
+        };
+        return Err(ParamError::new(
+            "targets",
+            format!("case={case} needs {want}"),
+        ));
+    }
+    given
+        .iter()
+        .map(|t| match (case, RemoteTarget::parse(t)) {
+            ("network", None) if !t.contains('/') && !t.contains(':') => Ok((t.clone(), None)),
+            ("network", _) => Err(ParamError::new(
+                "targets",
+                format!("{t}: case=network takes host names (the echo agent touches no file system); drop the path, or use case=netdisk"),
+            )),
+            (_, Some(r)) if r.path.is_absolute() => Ok((r.host, Some(r.path))),
+            _ => Err(ParamError::new(
+                "targets",
+                format!("{t}: case=netdisk takes HOST:/DIR (the directory on that host the agent writes in)"),
+            )),
+        })
+        .collect()
+}
+
+/// The object survey's `case=network` and `case=netdisk`: an echo agent
+/// is started for each target through the remote shell and stopped at
+/// the end.
+fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
+    use iolab_survey::echo;
+    use iolab_survey::obdfilter::ObdConfig;
+    let given: Vec<String> = if a.targets.is_empty() {
+        env_list(&["targets"])
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect()
+    } else {
+        a.targets.clone()
+    };
+    let targets = match echo_targets(&a.case, &given) {
+        Ok(t) => t,
+        Err(e) => return usage_error("obdfilter", &e),
+    };
+    let cfg = ObdConfig {
+        targets: vec![],
+        remote: vec![],
+        rsh: a.rsh.clone(),
+        remote_iolab: a.remote_iolab.clone(),
+        size_mb: a.size,
+        rszlo_kb: a.rszlo,
+        rszhi_kb: a.rszhi,
+        nobjlo: a.nobjlo,
+        nobjhi: a.nobjhi,
+        thrlo: a.thrlo,
+        thrhi: a.thrhi,
+        tests: a.tests.split_whitespace().map(str::to_string).collect(),
+        interval_ms: a.interval_ms,
+        max_buffer_kb: a.max_buffer,
+    };
+    if let Err(e) = cfg.validate_params() {
+        return usage_error("obdfilter", &e);
+    }
+    let key = match iolab_net::SharedKey::resolve(None) {
+        Ok(k) => k,
+        Err(e) => return usage_error("obdfilter", &ParamError::new("key", e.to_string())),
+    };
+    let points = iolab_survey::obdfilter::points(&cfg).len();
+    let mut out = match Outputs::create(&a.common, "obdfilter_survey", points) {
+        Ok(o) => o,
+        Err(e) => return usage_error("obdfilter", &e),
+    };
+    let work = iolab_survey::obdfilter::work_name();
+    let started = echo::Agents::start(
+        &targets,
+        a.echo_port,
+        a.rsh.as_deref(),
+        &a.remote_iolab,
+        &work,
+    );
+    let agents = match started {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("iolab survey obdfilter: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let header = iolab_survey::Header::now();
+    out.line(&fmt::summary::obdfilter_header_for(&header, &a.case));
+    let addrs = agents.addrs.clone();
+    let mut report = echo::run(&cfg, &addrs, key.as_ref(), &mut |p| {
+        out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
+    });
+    report.notes.extend(agents.stop());
+    out.finish();
+    let csv = fmt::csv::obdfilter(&report.points);
+    let mut doc = Envelope::new(
+        "iolab.survey.obdfilter/1",
+        "survey obdfilter",
+        line,
+        cfg.clone(),
+        environment(&[]),
+        report.outcome.clone(),
+        report.clone(),
+    );
+    doc.notes = report.notes;
+    conclude(&a.common, &mut out, doc, csv)
+}
+
 /// What a second Ctrl-C (which ends the process at once) leaves behind.
 fn warn_leftovers(dirs: &[PathBuf]) {
     let list: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
@@ -563,6 +844,16 @@ fn warn_leftovers(dirs: &[PathBuf]) {
 fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     use iolab_survey::obdfilter::{self, ObdConfig};
     use iolab_survey::remote::RemoteTarget;
+    if a.case == "network" || a.case == "netdisk" {
+        return obdfilter_network(a, line);
+    }
+    if a.case != "disk" {
+        let why = format!(
+            "case={}: the kit's cases are disk, network and netdisk",
+            a.case
+        );
+        return usage_error("obdfilter", &ParamError::new("case", why));
+    }
     let given: Vec<String> = if a.targets.is_empty() {
         env_list(&["targets", "OSTS"])
             .iter()
@@ -639,6 +930,9 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
     } else {
         a.targets
     };
+    if let Err(e) = mds_kit_params(&targets, a.stripe_count, a.layer.as_deref()) {
+        return usage_error("mds", &e);
+    }
     let cfg = MdsConfig {
         targets,
         thrlo: a.thrlo,
@@ -873,6 +1167,41 @@ fn write_out(path: &str, bytes: &[u8]) -> bool {
     }
 }
 
+/// The echo agent of the network cases: serves until stopped, then
+/// prints what it moved; for netdisk it keeps its objects in `store_dir`
+/// (made first, removed at the end).
+fn echo_agent(
+    a: &AgentArgs,
+    b: &dyn iolab_backend::Backend,
+    store_dir: Option<&PathBuf>,
+) -> Result<(), String> {
+    use iolab_survey::echo;
+    // SAFETY: prctl with PR_SET_PDEATHSIG touches no memory; it makes the
+    // kernel send SIGTERM (a clean stop) when the process that started the
+    // agent (the remote shell, or the survey itself) dies, even by kill -9.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
+    // SAFETY: getppid has no preconditions.
+    if unsafe { libc::getppid() } == 1 {
+        return Err("the survey that started this agent is gone".into());
+    }
+    let key = iolab_net::SharedKey::resolve(None).map_err(|e| e.to_string())?;
+    let store = store_dir.map(|d| echo::Store {
+        backend: b,
+        dir: d.clone(),
+    });
+    if let Some(s) = &store {
+        s.make()?;
+    }
+    let served = echo::serve(a.port, key.as_ref(), store.as_ref());
+    if let Some(s) = &store {
+        s.remove();
+    }
+    let totals = served.map_err(|e| e.to_string())?;
+    let json = serde_json::to_string(&totals).map_err(|e| e.to_string())?;
+    println!("{json}");
+    Ok(())
+}
+
 fn obdfilter_agent(a: AgentArgs) -> ExitCode {
     use iolab_survey::obdfilter::{self as o, Shape};
     let b = backend();
@@ -903,6 +1232,7 @@ fn obdfilter_agent(a: AgentArgs) -> ExitCode {
                 })
                 .map_err(|e| e.to_string())
         }
+        "echo" => echo_agent(&a, b.as_ref(), work_dirs.first()),
         other => Err(format!("unknown step '{other}'")),
     };
     match r {

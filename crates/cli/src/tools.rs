@@ -159,6 +159,16 @@ pub static TOOLS: &[Tool] = &[
         page: None,
     },
     Tool {
+        name: "io500",
+        about: "the IO500 benchmark from its ini file",
+        help: "--help",
+        entry: crate::io500::main,
+        link: false,
+        sweep: None,
+        command: crate::io500::command,
+        page: None,
+    },
+    Tool {
         name: "completions",
         about: "shell completions: iolab completions bash|zsh|fish",
         help: "",

@@ -44,6 +44,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     if let Err(e) = iolab_xdd::outputs::check(&cfg) {
         return usage_exit(prog, e);
     }
+    if let Err(e) = iolab_xdd::validate::preflight(&cfg) {
+        return usage_exit(prog, e);
+    }
     let stats = match crate::stats_hook::Hook::load(cfg.global.stats.as_deref()) {
         Ok(h) => h,
         Err(msg) => {

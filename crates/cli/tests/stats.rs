@@ -160,7 +160,13 @@ fn bad_config_is_refused_naming_the_variable() {
     let s = Scratch::new("stats-bad");
     let tmp = s.path("tmp");
     for (text, named) in [
-        ("DISK_INTERVAL=1\nNODES=a\n", "unknown variable NODES"),
+        // Read by bash: a misspelt interval is named (a helper variable
+        // such as NODES=a is fine, as in the kit).
+        (
+            "DISK_INTERVAL=1\nDISK_INTERVALL=2\n",
+            "unknown variable DISK_INTERVALL",
+        ),
+        ("DISK_INTERVAL=1\nif then\n", "line 3"),
         ("DISK_INTERVAL=-1\n", "DISK_INTERVAL=-1"),
         ("CPU_INTERVAL=fast\n", "CPU_INTERVAL=fast"),
         ("STATFS_INTERVAL=0\n", "STATFS_PATHS"),
@@ -432,7 +438,10 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
     )
     .unwrap();
     let cfg = cfg.to_str().unwrap();
-    let o = run_in(&s.root, &["stats", "start", cfg, "--rsh", "ip netns exec"]);
+    let o = run_in(
+        &s.root,
+        &["stats", "start", cfg, "--rsh", "exec:ip netns exec"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains(&missing), "{}", stderr(&o));
     for n in &ns.names {
@@ -450,7 +459,7 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
     let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .args(["stats", "stop", cfg, "all.tgz"])
         .current_dir(&s.root)
-        .env("IOLAB_RSH", "ip netns exec")
+        .env("IOLAB_RSH", "exec:ip netns exec")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

@@ -263,6 +263,25 @@ impl PointResult {
 mod tests {
     use super::*;
 
+    /// A client that completed no RPC does not pull the run's or the
+    /// point's minimum round trip to 0: both are merges of the clients'.
+    #[test]
+    fn an_idle_client_leaves_the_latency_extremes_alone() {
+        let mut h = Histogram::new();
+        [3_000, 7_000, 5_000].iter().for_each(|&v| h.record(v));
+        let busy = ClientStats {
+            rpcs: 3,
+            latency: h.to_wire(),
+            ..ClientStats::default()
+        };
+        let run = RunResult::new(vec![ClientStats::default(), busy], vec![]);
+        let l = run.latency;
+        assert_eq!((l.count, l.min_ns, l.max_ns), (3, 3_000, 7_000));
+        let point = PointResult::new(2, 1, vec![run.clone(), run]);
+        let m = point.mean.latency;
+        assert_eq!((m.count, m.min_ns, m.max_ns), (6, 3_000, 7_000));
+    }
+
     #[test]
     fn group_rates_are_per_node_and_spread() {
         let c = |rpcs, ns| ClientStats {

@@ -276,7 +276,12 @@ pub static OPTIONS: &[Opt] = &[
         "-I=3",
         Check::Ok(|o| o.items_per_dir == 3)
     ),
-    flag!('k', "", "create files with mknod (FIFOs)", mknod),
+    flag!(
+        'k',
+        "",
+        "create files with mknod (empty regular files, mode 0400, never opened)",
+        mknod
+    ),
     value!(
         Some('l'),
         "",

@@ -322,6 +322,9 @@ impl Config {
         if self.shared_file && self.unique_dir {
             return err("-S with -u: shared files cannot live in a tree per task");
         }
+        if self.stride > 0 && self.dirs.len() > 1 {
+            return err("-N with several -d paths: a task stats its neighbour's items, which live under another task's path; give one -d path (as in mdtest)");
+        }
         if self.collective && self.dirs.len() > 1 {
             return err("-c with several -d paths: collective creates need a single directory");
         }
@@ -413,16 +416,28 @@ fn check_dir(be: &dyn Backend, d: &Path, writes: bool) -> Result<(), ConfigError
     let target = match stat(d) {
         Ok(st) if !st.is_dir => return err(format!("-d {}: not a directory", d.display())),
         Ok(_) => d.to_path_buf(),
+        // A path the backend cannot take (an invalid bucket name): its reason.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            return err(format!("-d {}: {e}", d.display()))
+        }
         Err(_) => {
             let parent = d
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            if !stat(parent).is_ok_and(|st| st.is_dir) {
-                return err(format!(
-                    "-d {}: neither it nor its parent directory exists",
-                    d.display()
-                ));
+            match stat(parent) {
+                Ok(st) if st.is_dir => {}
+                // The backend's reason when it has one (a missing bucket
+                // and the command that makes it).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && e.get_ref().is_some() => {
+                    return err(format!("-d {}: {e}", d.display()))
+                }
+                _ => {
+                    return err(format!(
+                        "-d {}: neither it nor its parent directory exists",
+                        d.display()
+                    ))
+                }
             }
             parent.to_path_buf()
         }

@@ -157,6 +157,30 @@ mod tests {
         }
     }
 
+    /// A task that did nothing (its report's latency is the empty form,
+    /// or an older peer's zeroed one) must not pull the phase's minimum
+    /// to 0: the phase's figures are the merge of the tasks'.
+    #[test]
+    fn an_idle_task_leaves_the_latency_extremes_alone() {
+        let mut busy = rep(2, 0, 10);
+        let mut h = Histogram::new();
+        h.record(500);
+        h.record(900);
+        busy.latency = h.to_wire();
+        let idle = rep(0, 0, 10);
+        let zeroed = TaskReport {
+            latency: HistogramWire {
+                min: 0,
+                ..HistogramWire::default()
+            },
+            ..rep(0, 0, 10)
+        };
+        let p = combine(Phase::FileCreate, &[&idle, &busy, &zeroed]);
+        let l = p.latency;
+        assert_eq!((l.count, l.min_ns, l.max_ns), (2, 500, 900));
+        assert_eq!(l.mean_ns, 700.0);
+    }
+
     #[test]
     fn rate_spans_earliest_start_to_latest_end() {
         let a = rep(100, 1_000_000_000, 2_000_000_000);

@@ -139,7 +139,9 @@ pub fn write_tgz(
     failed: &[(String, String)],
 ) -> std::io::Result<()> {
     // Whole or absent: a failure (a full file system) drops the
-    // temporary file, so no .part stays beside the target.
+    // temporary file, so no .part stays beside the target. The temporary
+    // name is random and created exclusively (O_EXCL, mode 0600), so a
+    // shared directory (/tmp) cannot plant a link there.
     let file = iolab_output::AtomicFile::create(path)?;
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut b = tar::Builder::new(gz);

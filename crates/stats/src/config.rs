@@ -213,6 +213,25 @@ pub enum ConfigError {
         /// The line.
         text: String,
     },
+    /// A line the built-in reader (used only without bash) cannot read
+    /// as bash would.
+    #[error("{file} line {line}: `{text}` needs bash to be read ($(...), `...` or ${{NAME:-...}}), and there is no bash here; write the value out")]
+    NeedsShell {
+        /// The file.
+        file: String,
+        /// 1-based line number.
+        line: usize,
+        /// The line.
+        text: String,
+    },
+    /// Bash refused the file (its message names the line).
+    #[error("{file}: bash cannot read it: {why}")]
+    Shell {
+        /// The file.
+        file: String,
+        /// Bash's complaint.
+        why: String,
+    },
     /// A variable this collector does not know.
     #[error("{file}: unknown variable {name} (known: the kit's *_INTERVAL variables, MDS_LIST, OST_LIST, CLIENT_LIST, TMP, STATFS_PATHS, RSH, IOLAB, SCRIPT)")]
     Unknown {
@@ -250,7 +269,7 @@ pub fn load(arg: &str) -> Result<Config, ConfigError> {
     let cfg = if path.extension().is_some_and(|e| e == "toml") {
         parse_toml(arg, &text)?
     } else {
-        parse_sh(arg, &text)?
+        read_sh(arg, &text)?
     };
     check(arg, &cfg)?;
     Ok(cfg)
@@ -300,10 +319,69 @@ fn parse_local(arg: &str, rest: &str) -> Result<Config, ConfigError> {
     Ok(cfg)
 }
 
-/// Reads the kit's config.sh: `NAME=value` lines (optionally `export`ed,
-/// values optionally quoted, `$NAME` of an earlier line expanded),
-/// comments and blank lines. Anything else is refused rather than
-/// guessed at.
+/// Every variable a config.sh may set.
+pub fn known_variables() -> Vec<String> {
+    let mut v: Vec<String> = Stat::ALL.iter().map(|s| s.variable()).collect();
+    v.extend(
+        [
+            "MDS_LIST",
+            "OST_LIST",
+            "CLIENT_LIST",
+            "TMP",
+            "STATFS_PATHS",
+            "RSH",
+            "IOLAB",
+            "SCRIPT",
+        ]
+        .map(String::from),
+    );
+    v
+}
+
+/// Reads the kit's config.sh as bash reads it ([`crate::shell`]); only
+/// where there is no bash, with the built-in reader ([`parse_sh`]), which
+/// refuses what it cannot read as bash would.
+pub fn read_sh(file: &str, text: &str) -> Result<Config, ConfigError> {
+    let known = known_variables();
+    let vars = match crate::shell::source(file, &known) {
+        Ok(crate::shell::Sourced::Vars(v)) => v,
+        Ok(crate::shell::Sourced::NoBash) => return parse_sh(file, text),
+        Ok(crate::shell::Sourced::Refused(why)) => {
+            return Err(ConfigError::Shell {
+                file: file.into(),
+                why,
+            })
+        }
+        Err(e) => {
+            return Err(ConfigError::Read {
+                path: file.into(),
+                why: format!("cannot run bash to read it: {e}"),
+            })
+        }
+    };
+    let mut cfg = Config::default();
+    for (name, value) in vars {
+        if known.contains(&name) {
+            set(&mut cfg, file, &name, &value)?;
+        } else if name.contains("INTERVAL") || name.contains("_LIST") {
+            // Looks like one of ours, misspelt: refused, not ignored.
+            return Err(ConfigError::Unknown {
+                file: file.into(),
+                name,
+            });
+        } else {
+            // A helper variable (NODES="n1 n2"; CLIENT_LIST="$NODES").
+            cfg.ignored.push(name);
+        }
+    }
+    Ok(cfg)
+}
+
+/// The built-in reader of the kit's config.sh, for machines without bash: `NAME=value` lines (optionally `export`ed,
+/// values optionally quoted, `$NAME` of an earlier line expanded outside
+/// single quotes), comments and blank lines. Anything else (`$(...)`,
+/// backquotes, `${NAME:-default}`, `if`, ...) is refused, naming the
+/// line, rather than guessed at.
 pub fn parse_sh(file: &str, text: &str) -> Result<Config, ConfigError> {
     let mut cfg = Config::default();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
@@ -322,11 +400,40 @@ pub fn parse_sh(file: &str, text: &str) -> Result<Config, ConfigError> {
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err(syntax());
         }
-        let value = expand(&unquote(value.trim()), &seen);
+        let value = value.trim();
+        let literal = value.len() >= 2 && value.starts_with('\'') && value.ends_with('\'');
+        if !literal && needs_shell(value) {
+            return Err(ConfigError::NeedsShell {
+                file: file.into(),
+                line: i + 1,
+                text: raw.trim().into(),
+            });
+        }
+        let value = match literal {
+            true => unquote(value),
+            false => expand(&unquote(value), &seen),
+        };
         set(&mut cfg, file, name, &value)?;
         seen.insert(name.to_string(), value);
     }
     Ok(cfg)
+}
+
+/// True when a value holds what only a shell can evaluate: a command
+/// substitution or a `${...}` that is more than a name.
+fn needs_shell(v: &str) -> bool {
+    if v.contains("$(") || v.contains('`') {
+        return true;
+    }
+    v.match_indices("${").any(|(at, _)| {
+        let body = &v[at + 2..];
+        match body.find('}') {
+            Some(end) => !body[..end]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            None => true,
+        }
+    })
 }
 
 /// The line without a `#` comment (a `#` inside quotes is kept).
@@ -543,6 +650,45 @@ SCRIPT=/usr/bin/lstat.sh
         assert!(e.to_string().contains("86400"), "{e}");
         let e = parse_sh("c.sh", "if true; then").unwrap_err();
         assert!(matches!(e, ConfigError::Syntax { line: 1, .. }), "{e}");
+    }
+
+    #[test]
+    fn without_bash_what_needs_a_shell_is_refused_naming_the_line() {
+        for (text, line) in [
+            ("TMP=/tmp\nVMSTAT_INTERVAL=${VMSTAT_INTERVAL:-2}\n", 2),
+            ("CLIENT_LIST=$(hostname)\n", 1),
+            ("CLIENT_LIST=`hostname`\n", 1),
+        ] {
+            let e = parse_sh("c.sh", text).unwrap_err();
+            assert!(
+                matches!(e, ConfigError::NeedsShell { line: l, .. } if l == line),
+                "{e}"
+            );
+        }
+        // Single quotes keep `$HOME` as it is, as bash does.
+        let cfg = parse_sh("c.sh", "CLIENT_LIST='$HOME'\nVMSTAT_INTERVAL=1\n").unwrap();
+        assert_eq!(cfg.client_list, ["$HOME"]);
+    }
+
+    #[test]
+    fn bash_reads_config_sh_as_the_kit_does() {
+        let dir = std::env::temp_dir().join(format!("iolab-cfg-bash-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("config.sh");
+        std::fs::write(
+            &f,
+            "VMSTAT_INTERVAL=${VMSTAT_INTERVAL:-2}\nNODES=\"n1 n2\"\nCLIENT_LIST=\"$NODES $(echo n3)\"\nTMP=${TMP:-/var/tmp}\n",
+        )
+        .unwrap();
+        let cfg = load(f.to_str().unwrap()).unwrap();
+        assert_eq!(cfg.spec.intervals.get(&Stat::Vmstat), Some(&2));
+        assert_eq!(cfg.client_list, ["n1", "n2", "n3"]);
+        assert_eq!(cfg.tmp, PathBuf::from("/var/tmp"));
+        assert_eq!(cfg.ignored, ["NODES"]);
+        std::fs::write(&f, "VMSTAT_INTERVAL=1\nVMSTAT_INTERVALL=2\n").unwrap();
+        let e = load(f.to_str().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("VMSTAT_INTERVALL"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

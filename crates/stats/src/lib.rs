@@ -28,6 +28,7 @@ pub mod linux;
 pub mod lustre;
 pub mod node;
 pub mod sample;
+pub mod shell;
 
 pub use config::{Config, ConfigError, Spec, Stat};
 pub use sample::{NodeSamples, Row, Sample, Series};

@@ -269,10 +269,12 @@ pub fn parse_jbd_info(label: &str, text: &str) -> Option<Row> {
             continue;
         };
         let unit = &head[digits..];
+        // `flushing data (in ordered mode)`: the words without their
+        // parentheses, so the column reads flushing_data_in_ordered_mode_ms.
         let mut name: Vec<&str> = w[1..]
             .iter()
-            .copied()
-            .filter(|x| !x.starts_with('('))
+            .map(|x| x.trim_matches(|c| c == '(' || c == ')'))
+            .filter(|x| !x.is_empty())
             .collect();
         if !unit.is_empty() {
             name.push(unit);
@@ -422,6 +424,8 @@ average:
   0ms waiting for transaction
   0ms request delay
   4ms running transaction
+  0ms transaction was being locked
+  1ms flushing data (in ordered mode)
   8ms logging transaction
   3203us average transaction commit time
   21 handles per transaction
@@ -438,6 +442,8 @@ average:
         assert_eq!(r.gauges["logging_transaction_ms"], 8.0);
         assert_eq!(r.gauges["average_transaction_commit_time_us"], 3203.0);
         assert_eq!(r.gauges["handles_per_transaction"], 21.0);
+        assert_eq!(r.gauges["flushing_data_in_ordered_mode_ms"], 1.0);
+        assert!(r.gauges.keys().all(|k| !k.contains(['(', ')'])), "{r:?}");
     }
 
     const MB_STATS: &str = "\

@@ -12,6 +12,7 @@
 //! | mdtest | each summary phase (`file_create`...) | `rate` (ops/s) | mean over iterations | iterations |
 //! | xdd | `read`, `write` | `bandwidth` (MB/s, 10^6 B/s), `iops` (ops/s) | the run's combined figures | passes (one target) |
 //! | lst | `ping`, `brw read`, `brw write` | `rpc_rate` (RPC/s per client node), `bandwidth` (MiB/s per client node, brw) | the point's mean | repeats |
+//! | io500 | each of the 12 scored phases (`ior-easy-write`...) | `score` (GiB/s or kIOPS) | the phase's score | - |
 //! | survey | each test | `bandwidth` (MB/s) or `rate` (ops/s) | the line's figure | - |
 //!
 //! A run with several inner points (mdtest's `-f/-l/-s`, lst's sweeps, a
@@ -32,6 +33,7 @@ pub fn extract(tool: &str, config: &Value, payload: &Value) -> Vec<Figure> {
         "xdd" => xdd(payload),
         "lst" => lst(config, payload),
         t if t.starts_with("survey") => survey(payload),
+        "io500" => io500(payload),
         _ => Vec::new(),
     }
 }
@@ -92,6 +94,24 @@ fn mdtest(payload: &Value) -> Vec<Figure> {
                 },
             });
         }
+    }
+    out
+}
+
+/// io500: the 12 scored phases, each its score in its own unit.
+fn io500(payload: &Value) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for p in list(payload, "phases") {
+        let (Some(name), Some(score), Some(unit)) = (
+            p.get("name").and_then(Value::as_str),
+            p.get("score").and_then(Value::as_f64),
+            p.get("unit").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let mut s = Summary::default();
+        s.add(score);
+        out.push(figure(name, "score", unit, "", &s));
     }
     out
 }

@@ -263,7 +263,9 @@ pub struct RegionResult {
     pub offset: u64,
     /// Bytes moved.
     pub bytes: u64,
-    /// Seconds from the common start to the region's last record.
+    /// Seconds from the region's first record to its last (its own clock,
+    /// as each of the kit's sgp_dd instances times itself; the aggregate's
+    /// clock runs from the common start, before any thread is going).
     pub elapsed_s: f64,
     /// O_DIRECT was used (else buffered, synced before the clock stopped).
     pub direct: bool,
@@ -438,6 +440,9 @@ struct Region {
     next: AtomicU64,
     busy: AtomicUsize,
     moved: AtomicU64,
+    /// When the region's first record was taken (ns after the common
+    /// start): its own clock starts there, as each sgp_dd times itself.
+    start_ns: AtomicU64,
     end_ns: AtomicU64,
     error: Mutex<Option<String>>,
 }
@@ -505,6 +510,7 @@ fn open_regions(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> V
                 next: AtomicU64::new(0),
                 busy: AtomicUsize::new(s.per_region as usize),
                 moved: AtomicU64::new(0),
+                start_ns: AtomicU64::new(0),
                 end_ns: AtomicU64::new(0),
                 error: Mutex::new(error),
             });
@@ -529,6 +535,10 @@ fn region_worker(
             let i = r.next.fetch_add(1, Ordering::Relaxed);
             if i >= s.records {
                 break;
+            }
+            if i == 0 {
+                r.start_ns
+                    .store(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
             }
             let off = r.offset + i * s.rsz_bytes;
             let res = match action {
@@ -573,7 +583,11 @@ fn summarise(plan: &DiskPlan, action: Action, regions: &[Region], elapsed_s: f64
             region: r.index,
             offset: r.offset,
             bytes: r.moved.load(Ordering::Relaxed),
-            elapsed_s: r.end_ns.load(Ordering::Relaxed) as f64 / 1e9,
+            elapsed_s: r
+                .end_ns
+                .load(Ordering::Relaxed)
+                .saturating_sub(r.start_ns.load(Ordering::Relaxed)) as f64
+                / 1e9,
             direct: r.handle.as_ref().is_some_and(|h| h.1),
             error: r.error.lock().ok().and_then(|e| e.clone()),
         })

@@ -14,6 +14,7 @@
 //! ```
 
 pub mod disk;
+pub mod echo;
 mod io;
 pub mod lustre;
 pub mod mds;

@@ -2,13 +2,16 @@
 //! reports them. Workers add what they move (bytes or operations) to
 //! their target's counter; one sampler thread reads every counter each
 //! interval (the kit's `lctl ... -1`: one second by default). A target's
-//! sample for an interval is its counter's growth divided by the interval,
-//! taken only when the target was busy for the whole interval (a target
-//! that finished inside it would show a falsely low rate). A target that
-//! never saw a whole interval (a run shorter than one) contributes its
-//! whole-run rate instead: its total over the time from the start to its
-//! last worker's end. The bracket is the least and the greatest of all
-//! targets' samples.
+//! sample for an interval is its counter's growth divided by the
+//! interval's length, while the target is busy; its last sample runs from
+//! the last reading to its last worker's end and is divided by that time
+//! (not by a whole interval, which would show a falsely low rate). A
+//! target's samples therefore cover its whole run, start to end, with no
+//! gap and no overlap, and its whole-run rate (what the survey line's
+//! aggregate is for one target) is their time-weighted mean: it always
+//! lies within the bracket. A run shorter than one interval has one
+//! sample, its whole-run rate. The bracket is the least and the greatest
+//! of all targets' samples.
 
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -83,8 +86,9 @@ impl Counters {
 pub fn sample(c: &Counters, interval: Duration, done: &AtomicBool) -> Vec<Vec<f64>> {
     let n = c.targets();
     let mut samples = vec![Vec::new(); n];
-    let mut prev_amount = vec![0u64; n];
-    let mut prev_s = 0.0f64;
+    // Each target's last two readings: (seconds after the start, amount).
+    let mut last = vec![(0.0f64, 0u64); n];
+    let mut before_last = vec![(0.0f64, 0u64); n];
     let step = Duration::from_millis(5).min(interval);
     let mut tick = c.start();
     loop {
@@ -94,18 +98,39 @@ pub fn sample(c: &Counters, interval: Duration, done: &AtomicBool) -> Vec<Vec<f6
             std::thread::sleep(step.min(tick.saturating_duration_since(Instant::now())));
         }
         if done.load(Ordering::Acquire) {
-            return samples;
+            break;
         }
         let now_s = c.start().elapsed().as_secs_f64();
         for (t, s) in samples.iter_mut().enumerate() {
             let a = c.amount(t);
-            if c.finished_s(t).is_none() && now_s > prev_s {
-                s.push((a - prev_amount[t]) as f64 / (now_s - prev_s));
+            // Read after the amount: a target still busy now was busy
+            // when its amount was read.
+            if c.finished_s(t).is_none() && now_s > last[t].0 {
+                s.push((a - last[t].1) as f64 / (now_s - last[t].0));
+                before_last[t] = last[t];
+                last[t] = (now_s, a);
             }
-            prev_amount[t] = a;
         }
-        prev_s = now_s;
     }
+    // Every worker has ended: each target's last stretch, from its last
+    // reading to its end. One shorter than half an interval joins the
+    // sample before it (a record landing in a few microseconds would
+    // otherwise read as an absurd rate); the samples still cover the run.
+    let half = interval.as_secs_f64() / 2.0;
+    for (t, s) in samples.iter_mut().enumerate() {
+        let end_s = c
+            .finished_s(t)
+            .unwrap_or_else(|| c.start().elapsed().as_secs_f64());
+        let from = if end_s - last[t].0 < half && s.pop().is_some() {
+            before_last[t]
+        } else {
+            last[t]
+        };
+        if end_s > from.0 {
+            s.push((c.amount(t) - from.1) as f64 / (end_s - from.0));
+        }
+    }
+    samples
 }
 
 /// Least and greatest instantaneous rate over all targets.
@@ -163,9 +188,9 @@ pub fn per_target(c: &Counters, samples: Vec<Vec<f64>>) -> Vec<TargetRates> {
         .collect()
 }
 
-/// The bracket over `targets`: every whole-interval sample, and the
-/// whole-run rate of targets that have none. None when there is nothing
-/// to go on (no target moved anything).
+/// The bracket over `targets`: every sample, and the whole-run rate of
+/// targets that have none (results from an agent that sent no samples).
+/// None when there is nothing to go on (no target moved anything).
 pub fn bracket(targets: &[TargetRates]) -> Option<Bracket> {
     let mut all = Vec::new();
     for t in targets {
@@ -248,6 +273,29 @@ mod tests {
     }
 
     #[test]
+    fn a_targets_whole_run_rate_lies_within_its_samples() {
+        let c = Counters::new(&[1]);
+        let done = AtomicBool::new(false);
+        c.begin();
+        let out = std::thread::scope(|s| {
+            let h = s.spawn(|| sample(&c, Duration::from_millis(20), &done));
+            // Fast, then slow, then a stall at the end.
+            for i in 0..12u64 {
+                c.add(0, if i < 6 { 1000 } else { 10 });
+                std::thread::sleep(Duration::from_millis(7));
+            }
+            std::thread::sleep(Duration::from_millis(30));
+            c.worker_done(0);
+            done.store(true, Ordering::Release);
+            h.join().unwrap()
+        });
+        let rates = per_target(&c, out);
+        let b = bracket(&rates).unwrap();
+        let whole = rates[0].overall();
+        assert!(b.min <= whole && whole <= b.max, "{b:?} {whole} {rates:?}");
+    }
+
+    #[test]
     fn a_finished_target_is_not_sampled() {
         let c = Counters::new(&[1, 1]);
         let done = AtomicBool::new(false);
@@ -264,6 +312,8 @@ mod tests {
             done.store(true, Ordering::Release);
             h.join().unwrap()
         });
-        assert!(out[0].is_empty(), "{out:?}");
+        // No interval sample for the finished target: one, its whole run.
+        assert_eq!(out[0].len(), 1, "{out:?}");
+        assert!(out[1].len() >= 2, "{out:?}");
     }
 }

@@ -24,10 +24,14 @@
 //! # Patterns (guide 5.2, `-datapattern`)
 //! Several `-datapattern` options combine, as in XDD: the CLI calls
 //! [`DataPattern::apply_words`] once per option, in order.
+//! - Default (no `-datapattern`), and `random`: unique incompressible
+//!   blocks (see [`crate::unique`]): random bytes, every 4 KiB stamped
+//!   with its offset and the run, target and pass, so that no store can
+//!   compress or deduplicate them. XDD writes zeros here; `0x00` does.
+//! - `compress PCT`, `dedupe PCT`: the same, with PCT% of every 4 KiB
+//!   zero, or PCT% of the 4 KiB blocks repeating earlier blocks (fio's
+//!   `buffer_compress_percentage` and `dedupe_percentage`).
 //! - a single character (`-datapattern A`) or `0xNN`: that byte everywhere.
-//!   Default: all zero bytes.
-//! - `random`: bytes from a fixed-seed generator, the same in every buffer
-//!   (so even `-verify contents` works, though the guide advises against it).
 //! - `sequenced`: the buffer is 64-bit little-endian words, each holding its
 //!   own absolute byte offset in the target (the guide's "block address
 //!   times the size of a 64-bit integer", counted in 8-byte words). This is
@@ -38,7 +42,7 @@
 //! - `ascii <string>`, `hex <digits>`: written once at the start of the
 //!   buffer, the rest zero, unless `replicate` repeats them throughout.
 //! - `replicate`: repeat the ascii/hex/character pattern over the buffer.
-//! - `file <path>` and `wholefile` (names of later XDD releases, not in the
+//! - `file <path>` and `wholefile [<path>]` (names of later XDD releases, not in the
 //!   7.0 guide): `file` takes the pattern bytes from a file, used like
 //!   `hex`; `wholefile` lays those bytes over the whole target, so the byte
 //!   at target offset X is `pattern[X % len]`. That varies per request, and
@@ -57,17 +61,14 @@
 //! bad words); `contents` compares bytes with whatever the pattern is. The
 //! caller counts failed requests against `-maxerrors` with [`ErrorBudget`].
 
-use iolab_core::random::splitmix_nth;
-
-/// Seed of the `random` data pattern (fixed so verification can repeat it).
-pub const RANDOM_PATTERN_SEED: u64 = 0xDA7A_5EED;
+use crate::unique::{self, Shape, STAMP_BYTES, UNIT};
 
 /// The base pattern before the `inverse`/`replicate`/`prefix` modifiers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PatternKind {
     /// One byte everywhere (default 0).
     Byte(u8),
-    /// Fixed-seed random bytes.
+    /// Unique incompressible blocks (the default).
     Random,
     /// 64-bit words holding their own file offset.
     Sequenced,
@@ -105,16 +106,34 @@ pub struct DataPattern {
     pub replicate: bool,
     /// `wholefile`: the byte at target offset X is `bytes[X % len]`.
     pub whole_file: bool,
+    /// `compress PCT`: share of every 4 KiB left zero (random data only).
+    pub compress_pct: u8,
+    /// `dedupe PCT`: share of 4 KiB blocks repeating others (random only).
+    pub dedupe_pct: u8,
+    /// True when a `-datapattern` option set the base pattern.
+    pub explicit: bool,
+    /// The request size the buffers are made for (see [`DataPattern::fit`]).
+    pub request_bytes: usize,
+    /// Mixed into every stamp: differs per run and target.
+    pub stamp_key: u64,
+    /// The target index, mixed into stamps.
+    pub target: usize,
 }
 
 impl Default for DataPattern {
     fn default() -> Self {
         Self {
-            kind: PatternKind::Byte(0),
+            kind: PatternKind::Random,
             prefix: None,
             inverse: false,
             replicate: false,
             whole_file: false,
+            compress_pct: 0,
+            dedupe_pct: 0,
+            explicit: false,
+            request_bytes: 0,
+            stamp_key: 0,
+            target: 0,
         }
     }
 }
@@ -123,7 +142,7 @@ impl Default for DataPattern {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PatternError {
     /// Nothing after `-datapattern`.
-    #[error("-datapattern needs a value: a character, random, sequenced, prefix, inverse, ascii, hex, replicate, lfpat, ltpat, cjtpat, crpat or cspat")]
+    #[error("-datapattern needs a value: a character, random, compress, dedupe, sequenced, prefix, inverse, ascii, hex, replicate, file, wholefile, lfpat, ltpat, cjtpat, crpat or cspat")]
     Missing,
     /// `ascii`, `hex` or `prefix` without its argument.
     #[error("-datapattern {0} needs an argument")]
@@ -137,6 +156,9 @@ pub enum PatternError {
     /// `file` could not be read.
     #[error("-datapattern file {0}: {1}")]
     File(String, String),
+    /// `compress`/`dedupe` percentage out of range.
+    #[error("-datapattern {0}: '{1}' is not a percentage from 0 to {2}")]
+    BadPercent(&'static str, String, u8),
     /// A word that is none of the above.
     #[error("-datapattern '{0}' is neither one character nor a known pattern")]
     Unknown(String),
@@ -149,7 +171,11 @@ impl DataPattern {
         let first = *words.first().ok_or(PatternError::Missing)?;
         let arg = |name| words.get(1).copied().ok_or(PatternError::MissingArg(name));
         let named = |n| Some(PatternKind::Named(n));
-        let kind = match first.to_ascii_lowercase().as_str() {
+        let lower = first.to_ascii_lowercase();
+        if let Some(k) = self.apply_percent(&lower, words)? {
+            return Ok(k);
+        }
+        let kind = match lower.as_str() {
             "random" => Some(PatternKind::Random),
             "sequenced" => Some(PatternKind::Sequenced),
             "lfpat" => named(NamedPattern::Lfpat),
@@ -165,12 +191,13 @@ impl DataPattern {
                 self.replicate = true;
                 None
             }
-            "wholefile" => {
+            "wholefile" if words.len() < 2 => {
                 self.whole_file = true;
                 None
             }
-            "file" => {
-                let path = arg("file")?;
+            "wholefile" | "file" => {
+                self.whole_file |= lower == "wholefile";
+                let path = arg(if lower == "file" { "file" } else { "wholefile" })?;
                 let bytes = std::fs::read(path)
                     .map_err(|e| PatternError::File(path.to_string(), e.to_string()))?;
                 if bytes.is_empty() {
@@ -180,14 +207,17 @@ impl DataPattern {
                     ));
                 }
                 self.kind = PatternKind::Bytes(bytes);
+                self.explicit = true;
                 return Ok(2);
             }
             "ascii" => {
                 self.kind = PatternKind::Bytes(arg("ascii")?.as_bytes().to_vec());
+                self.explicit = true;
                 return Ok(2);
             }
             "hex" => {
                 self.kind = PatternKind::Bytes(parse_hex("hex", arg("hex")?)?);
+                self.explicit = true;
                 return Ok(2);
             }
             "prefix" => {
@@ -198,13 +228,153 @@ impl DataPattern {
         };
         if let Some(k) = kind {
             self.kind = k;
+            self.explicit = true;
         }
         Ok(1)
     }
 
+    /// `compress PCT` and `dedupe PCT`: Some(words used) when `lower` is one.
+    fn apply_percent(
+        &mut self,
+        lower: &str,
+        words: &[&str],
+    ) -> Result<Option<usize>, PatternError> {
+        let (name, max): (&'static str, u8) = match lower {
+            "compress" => ("compress", 99),
+            "dedupe" => ("dedupe", 100),
+            _ => return Ok(None),
+        };
+        let w = *words.get(1).ok_or(PatternError::MissingArg(name))?;
+        let pct = w
+            .trim_end_matches('%')
+            .parse::<u8>()
+            .ok()
+            .filter(|&p| p <= max)
+            .ok_or_else(|| PatternError::BadPercent(name, w.to_string(), max))?;
+        if name == "compress" {
+            self.compress_pct = pct;
+        } else {
+            self.dedupe_pct = pct;
+        }
+        self.kind = PatternKind::Random;
+        self.explicit = true;
+        Ok(Some(2))
+    }
+
+    /// Sizes the pattern for requests of `request_bytes` and keys its
+    /// stamps to a run and a target (the plan calls this once).
+    pub fn fit(&mut self, request_bytes: usize, run_key: u64, target: usize) {
+        self.request_bytes = request_bytes;
+        self.stamp_key = run_key;
+        self.target = target;
+    }
+
+    /// The unique-data layout, for the `random` kind.
+    pub fn shape(&self) -> Option<Shape> {
+        (self.kind == PatternKind::Random)
+            .then(|| Shape::new(self.compress_pct, self.dedupe_pct, self.request_bytes))
+    }
+
+    /// Bytes of I/O buffer a request of `len` bytes needs: more than `len`
+    /// for unique data, whose requests are windows on a longer base.
+    pub fn buffer_len(&self, len: usize) -> usize {
+        self.shape().map_or(len, |s| s.buffer_len(len))
+    }
+
+    /// As [`DataPattern::buffer_len`], for a target that also reads
+    /// (`-rwratio`): reads land in `len` more bytes after the base, so
+    /// that they never overwrite it.
+    pub fn mixed_buffer_len(&self, len: usize) -> usize {
+        self.shape().map_or(len, |s| s.buffer_len(len) + len)
+    }
+
+    /// Patches a write buffer for the request at `file_offset` of `len`
+    /// bytes in pass `pass`, and returns where in `buf` the request's bytes
+    /// start (0 except for unique data). No allocation.
+    #[inline]
+    pub fn place(&self, buf: &mut [u8], file_offset: u64, len: usize, pass: u32) -> usize {
+        match self.shape() {
+            Some(s) => {
+                let tag = unique::tag(self.stamp_key, self.target, pass);
+                s.place(buf, file_offset, len, tag)
+            }
+            None => {
+                self.patch(&mut buf[..len], file_offset);
+                0
+            }
+        }
+    }
+
     /// True when the buffer must be patched for every request.
     pub fn varies_per_request(&self) -> bool {
-        self.kind == PatternKind::Sequenced || self.whole_file_bytes().is_some()
+        matches!(self.kind, PatternKind::Sequenced | PatternKind::Random)
+            || self.whole_file_bytes().is_some()
+    }
+
+    /// True when every request writes the same bytes (zeros, a character,
+    /// a repeated string or frame): a store that compresses or
+    /// deduplicates keeps a fraction of them.
+    pub fn repeats(&self) -> bool {
+        match &self.kind {
+            PatternKind::Random | PatternKind::Sequenced => false,
+            PatternKind::Bytes(_) => !self.whole_file,
+            PatternKind::Byte(_) | PatternKind::Named(_) => true,
+        }
+    }
+
+    /// The warning a write of this data carries, if any: zeros or one
+    /// repeated buffer (or chosen percentages) let a store that compresses
+    /// or deduplicates keep less than was written.
+    pub fn shrink_note(&self) -> Option<String> {
+        let what = match &self.kind {
+            PatternKind::Random if self.compress_pct == 0 && self.dedupe_pct == 0 => return None,
+            PatternKind::Random => "data chosen to be compressible or duplicated (-datapattern compress/dedupe)",
+            PatternKind::Sequenced => "sequenced words, which compress",
+            _ if self.repeats() => "the same bytes in every request (XDD's data; iolab's default is unique incompressible blocks)",
+            _ => "a pattern that repeats",
+        };
+        Some(format!(
+            "writes {what}: a store that compresses or deduplicates will show more than it stores"
+        ))
+    }
+
+    /// What the data is, in words, for the report's preamble.
+    pub fn describe(&self) -> String {
+        let mut s = match &self.kind {
+            PatternKind::Random if self.compress_pct == 0 && self.dedupe_pct == 0 => {
+                "unique incompressible blocks (random, every 4 KiB stamped with offset and pass)"
+                    .into()
+            }
+            PatternKind::Random => {
+                let mut s = String::from("random blocks, every 4 KiB stamped with offset and pass");
+                if self.compress_pct > 0 {
+                    s += &format!(
+                        ", {}% of each 4 KiB zero (compresses to ~{}%)",
+                        self.compress_pct,
+                        100 - self.compress_pct
+                    );
+                }
+                if self.dedupe_pct > 0 {
+                    s += &format!(", {}% of 4 KiB blocks duplicated", self.dedupe_pct);
+                }
+                s
+            }
+            PatternKind::Byte(0) => "zeros (0x00)".into(),
+            PatternKind::Byte(b) => format!("the byte 0x{b:02x} repeated"),
+            PatternKind::Sequenced => "sequenced (each 8-byte word holds its offset)".into(),
+            PatternKind::Bytes(b) if self.whole_file => {
+                format!("a {}-byte file laid over the target (wholefile)", b.len())
+            }
+            PatternKind::Bytes(b) if self.replicate => {
+                format!("a {}-byte pattern repeated", b.len())
+            }
+            PatternKind::Bytes(b) => format!("a {}-byte pattern, then zeros", b.len()),
+            PatternKind::Named(n) => format!("the {n:?} test frame repeated").to_lowercase(),
+        };
+        if self.inverse {
+            s += ", inverted";
+        }
+        s
     }
 
     /// The pattern bytes when `wholefile` applies to them.
@@ -220,7 +390,9 @@ impl DataPattern {
     pub fn prefill(&self, buf: &mut [u8], file_offset: u64) {
         match &self.kind {
             PatternKind::Byte(b) => buf.fill(*b),
-            PatternKind::Random => fill_random(buf),
+            PatternKind::Random => {
+                Shape::new(self.compress_pct, self.dedupe_pct, self.request_bytes).fill(buf)
+            }
             PatternKind::Sequenced => {
                 self.patch(buf, file_offset);
                 return; // patch applies inverse itself
@@ -242,12 +414,21 @@ impl DataPattern {
         }
     }
 
-    /// Per-request update: rewrites the words of a `sequenced` buffer for
+    /// Per-request update in place: rewrites the words of a `sequenced`
+    /// buffer, the bytes of `wholefile` or the stamps of unique data (as
+    /// pass 0; [`DataPattern::place`] is the write paths' form) for
     /// `file_offset`; does nothing for the other patterns. No allocation.
     #[inline]
     pub fn patch(&self, buf: &mut [u8], file_offset: u64) {
         if let Some(pat) = self.whole_file_bytes() {
             return self.patch_whole_file(buf, pat, file_offset);
+        }
+        if let Some(s) = self.shape() {
+            let tag = unique::tag(self.stamp_key, self.target, 0);
+            let len = buf.len();
+            // A buffer of exactly the request: stamped where it is.
+            s.place(buf, file_offset, len, tag);
+            return;
         }
         if self.kind != PatternKind::Sequenced {
             return;
@@ -356,13 +537,6 @@ fn parse_prefix(s: &str) -> Result<(u64, u32), PatternError> {
     let value = u64::from_str_radix(digits, 16)
         .map_err(|_| PatternError::BadHex("prefix", s.to_string()))?;
     Ok((value, 4 * digits.len() as u32))
-}
-
-fn fill_random(buf: &mut [u8]) {
-    for (n, c) in buf.chunks_mut(8).enumerate() {
-        let w = splitmix_nth(RANDOM_PATTERN_SEED, n as u64).to_le_bytes();
-        c.copy_from_slice(&w[..c.len()]);
-    }
 }
 
 /// Copies `pat` over `buf` by doubling, so a large buffer takes few copies.
@@ -501,7 +675,10 @@ impl Verifier {
             pattern.kind = PatternKind::Sequenced;
         }
         let mut expected = Vec::new();
-        if !pattern.varies_per_request() {
+        if let Some(s) = pattern.shape() {
+            expected.resize(s.period, 0);
+            pattern.prefill(&mut expected, 0);
+        } else if !pattern.varies_per_request() {
             expected.resize(max_len, 0);
             pattern.prefill(&mut expected, 0);
         }
@@ -516,6 +693,13 @@ impl Verifier {
     pub fn check(&self, buf: &[u8], file_offset: u64) -> Mismatch {
         if let Some(pat) = self.pattern.whole_file_bytes() {
             return self.check_whole_file(buf, pat, file_offset);
+        }
+        if let Some(s) = self
+            .pattern
+            .shape()
+            .filter(|_| self.mode == VerifyMode::Contents)
+        {
+            return self.check_unique(&s, buf, file_offset);
         }
         if self.pattern.varies_per_request() {
             return self.check_sequenced(buf, file_offset);
@@ -549,6 +733,37 @@ impl Verifier {
                 m.first_bad_offset.get_or_insert(off);
                 m.bad_units += 1;
             }
+        }
+        m
+    }
+
+    /// Unique data: the base everywhere but at the stamps, whose offset
+    /// word must hold the unit's offset (the tag, which names the run and
+    /// pass that wrote it, is not checked).
+    fn check_unique(&self, s: &Shape, buf: &[u8], file_offset: u64) -> Mismatch {
+        let mut m = Mismatch::default();
+        let mut j = 0;
+        while j < buf.len() {
+            let off = file_offset + j as u64;
+            let in_unit = (off % UNIT as u64) as usize;
+            let n = (UNIT - in_unit).min(buf.len() - j);
+            let k = (off % s.period as u64) as usize;
+            let got = &buf[j..j + n];
+            let stamped = !s.is_duplicate(s.unit_in_period(off));
+            let unit_off = (off - in_unit as u64).to_le_bytes();
+            for (i, (&a, &b)) in got.iter().zip(&self.expected[k..k + n]).enumerate() {
+                let at = in_unit + i;
+                let bad = match at {
+                    0..8 if stamped => a != unit_off[at],
+                    8..STAMP_BYTES if stamped => false,
+                    _ => a != b,
+                };
+                if bad {
+                    m.first_bad_offset.get_or_insert(off + i as u64);
+                    m.bad_units += 1;
+                }
+            }
+            j += n;
         }
         m
     }
@@ -624,10 +839,13 @@ mod tests {
     }
 
     #[test]
-    fn default_is_zero_and_character_fills() {
-        assert!(filled(&DataPattern::default(), 64, 0)
-            .iter()
-            .all(|&b| b == 0));
+    fn default_is_unique_and_characters_fill() {
+        let d = DataPattern::default();
+        assert!(d.varies_per_request() && !d.repeats() && !d.explicit);
+        assert!(filled(&d, 64, 0).iter().filter(|&&b| b == 0).count() < 4);
+        let zero = pat(&[&["0x00"]]);
+        assert!(zero.repeats() && zero.explicit);
+        assert!(filled(&zero, 64, 0).iter().all(|&b| b == 0));
         assert!(filled(&pat(&[&["Z"]]), 64, 0).iter().all(|&b| b == b'Z'));
         assert!(filled(&pat(&[&["0xa5"]]), 64, 0).iter().all(|&b| b == 0xA5));
         let inv = pat(&[&["0x0f"], &["inverse"]]);
@@ -846,6 +1064,65 @@ mod tests {
             .apply_words(&["file", "/nonexistent/x"])
             .unwrap_err();
         assert!(e.to_string().contains("/nonexistent/x"), "{e}");
+    }
+
+    #[test]
+    fn unique_data_is_placed_stamped_and_verified() {
+        let mut p = pat(&[&["compress", "25"], &["dedupe", "10%"]]);
+        assert_eq!(
+            (p.compress_pct, p.dedupe_pct, p.kind.clone()),
+            (25, 10, PatternKind::Random)
+        );
+        p.fit(8192, 77, 1);
+        let mut buf = vec![0u8; p.buffer_len(8192)];
+        assert!(buf.len() > 8192);
+        p.prefill(&mut buf, 0);
+        let at = p.place(&mut buf, 5 * 8192, 8192, 3);
+        let req = buf[at..at + 8192].to_vec();
+        let v = Verifier::new(&p, VerifyMode::Contents, 8192);
+        assert!(v.check(&req, 5 * 8192).is_ok());
+        // Misplaced: the stamps hold another offset and the base differs.
+        assert!(!v.check(&req, 6 * 8192).is_ok());
+        let mut bad = req.clone();
+        bad[5000] ^= 1;
+        let m = v.check(&bad, 5 * 8192);
+        assert_eq!(
+            (m.first_bad_offset, m.bad_units),
+            (Some(5 * 8192 + 5000), 1)
+        );
+        // Another pass stamps another tag: the same offset, other bytes.
+        let at2 = p.place(&mut buf, 5 * 8192, 8192, 4);
+        assert_ne!(req, buf[at2..at2 + 8192]);
+        assert!(p.describe().contains("25%") && p.describe().contains("10%"));
+    }
+
+    #[test]
+    fn percentages_are_checked() {
+        let mut p = DataPattern::default();
+        for w in [
+            &["compress", "100"][..],
+            &["dedupe", "101"],
+            &["compress", "x"],
+        ] {
+            assert!(
+                matches!(p.apply_words(w), Err(PatternError::BadPercent(..))),
+                "{w:?}"
+            );
+        }
+        assert_eq!(
+            p.apply_words(&["dedupe"]),
+            Err(PatternError::MissingArg("dedupe"))
+        );
+    }
+
+    #[test]
+    fn wholefile_takes_its_file_as_later_xdd_spells_it() {
+        let f = std::env::temp_dir().join(format!("iolab-wf-{}", std::process::id()));
+        std::fs::write(&f, b"abc").unwrap();
+        let p = pat(&[&["wholefile", f.to_str().unwrap()]]);
+        std::fs::remove_file(&f).unwrap();
+        assert!(p.whole_file && p.varies_per_request());
+        assert_eq!(filled(&p, 5, 4), b"bcabc");
     }
 
     #[test]

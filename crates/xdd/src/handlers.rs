@@ -108,10 +108,23 @@ pub(crate) fn seek(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Resul
             let n = c.u64("seed")?;
             r.set(t, move |o| o.seek.seed = n);
         }
+        "stagger" => {
+            // Later XDD takes an optional stride in blocks after stagger;
+            // a following option or nothing means the range is divided.
+            let stride = match c.peek() {
+                Some(v) if v.bytes().all(|b| b.is_ascii_digit()) => {
+                    Some(c.positive("stagger stride in blocks")?)
+                }
+                _ => None,
+            };
+            r.set(t, move |o| {
+                o.seek.pattern = SeekPattern::Stagger;
+                o.seek.stagger_stride_blocks = stride;
+            });
+        }
         _ => {
             let p = match k.as_str() {
                 "random" => SeekPattern::Random,
-                "stagger" => SeekPattern::Stagger,
                 "none" => SeekPattern::None,
                 _ => SeekPattern::Sequential,
             };
@@ -129,7 +142,13 @@ pub(crate) fn datapattern(
     let first = c.value("pattern")?.to_string();
     let lower = first.to_ascii_lowercase();
     let mut words = vec![first];
-    if matches!(lower.as_str(), "ascii" | "hex" | "prefix" | "file") {
+    let takes_arg = matches!(
+        lower.as_str(),
+        "ascii" | "hex" | "prefix" | "file" | "compress" | "dedupe"
+    );
+    // Later XDD spells `-datapattern wholefile FILE`; a bare `wholefile`
+    // (with a separate `file`) is read too.
+    if takes_arg || (lower == "wholefile" && c.has_value()) {
         words.push(c.value(&format!("{lower} argument"))?.to_string());
     }
     // Checked now so that a bad pattern fails before anything is created.

@@ -24,6 +24,7 @@ pub mod datapat;
 pub mod seek;
 pub mod throttle;
 pub mod timestamp;
+pub mod unique;
 pub mod uring;
 
 pub mod blkid;

@@ -154,7 +154,7 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
         xfer_bytes: t.xfer_bytes(),
         last_bytes,
         seek,
-        pattern: data_pattern(i, &t.datapattern)?,
+        pattern: data_pattern(i, t)?,
         verify: t.verify.map(|v| match v {
             VerifyKind::Location => VerifyMode::Location,
             VerifyKind::Contents => VerifyMode::Contents,
@@ -273,6 +273,7 @@ fn seek_config(t: &TargetOpts, wrap: u64) -> Result<SeekConfig, UsageError> {
         reqsize_blocks: t.reqsize,
         num_reqs: wrap,
         range_blocks: t.seek.range_blocks,
+        stagger_stride_blocks: t.seek.stagger_stride_blocks,
         seed: t.seek.seed,
         interleave: t.seek.interleave,
         randomize: t.randomize,
@@ -282,10 +283,24 @@ fn seek_config(t: &TargetOpts, wrap: u64) -> Result<SeekConfig, UsageError> {
     })
 }
 
-/// Builds the data pattern from the parsed words.
-fn data_pattern(i: usize, p: &PatternOpts) -> Result<DataPattern, UsageError> {
-    p.build()
-        .map_err(|e| UsageError::new("datapattern", format!("target {i}: {e}")))
+/// Builds the data pattern from the parsed words, sized for the target's
+/// requests and keyed to this run (so that no two runs, targets or passes
+/// write the same unique blocks).
+fn data_pattern(i: usize, t: &TargetOpts) -> Result<DataPattern, UsageError> {
+    let mut p = t
+        .datapattern
+        .build()
+        .map_err(|e| UsageError::new("datapattern", format!("target {i}: {e}")))?;
+    p.fit(t.xfer_bytes() as usize, run_key(), i);
+    Ok(p)
+}
+
+/// A key that differs from run to run: the wall clock and the process id.
+fn run_key() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    iolab_core::random::mix(now ^ u64::from(std::process::id()) << 40)
 }
 
 #[cfg(test)]

@@ -119,15 +119,28 @@ pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
     // Tests only (debug builds): die holding an operation number, so that
     // QThreads waiting for its turn must see the run fail.
     let die_at = crate::fault::injected(cx.plan.index, Some(st.q), u64::from(cx.pass)).then_some(5);
+    // The request whose slot ends a throttled pass, once it runs out of
+    // requests or of time (Pacer::pass_end_ns).
+    let mut next_slot = None;
     loop {
         let n = cx.shared.next.fetch_add(1, Relaxed);
         if die_at.is_some_and(|k| n >= k) {
             panic!("IOLAB_XDD_PANIC_TARGET: qthread {} dies at op {n}", st.q);
         }
-        if n >= cx.plan.ops || cx.ending() || !admit(cx, n, &mut lock) {
+        if n >= cx.plan.ops {
+            next_slot = Some(cx.plan.ops);
+            break;
+        }
+        if cx.ending() || !admit(cx, n, &mut lock) {
             break;
         }
         if let Some(p) = pacer.as_mut() {
+            // A request due at or after the time limit is not issued: a
+            // 100 ops/s target limited to 1 s does 100 requests, not 101.
+            if p.due_at_ns(n) >= cx.deadline_ns {
+                next_slot = Some(n);
+                break;
+            }
             if !p.wait_for_slot_unless(n, || cx.ending()) {
                 break;
             }
@@ -137,9 +150,30 @@ pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
             break;
         }
     }
-    c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);
+    c.elapsed_ns = match (pacer.as_mut(), next_slot) {
+        (Some(p), Some(k)) => hold_to_schedule_end(p, cx, k),
+        _ => mono_ns().saturating_sub(cx.start_ns),
+    };
     (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);
     c
+}
+
+/// Ends a throttled pass at its schedule's end ([`Pacer::pass_end_ns`])
+/// and returns the pass's elapsed time. When the I/O finished before that
+/// end, the pass lasted exactly until it: the few microseconds the sleep
+/// overshoots are the timer's, not the target's, and counting them would
+/// report 3.999 MB/s for a 4 MB/s throttle.
+pub(crate) fn hold_to_schedule_end(p: &mut Pacer, cx: &PassCtx, next_slot: u64) -> u64 {
+    let end = p.pass_end_ns(next_slot, cx.deadline_ns);
+    let io_done = mono_ns();
+    if io_done >= end {
+        return io_done.saturating_sub(cx.start_ns);
+    }
+    if p.wait_until_unless(end, || cx.shared.stop.load(Relaxed) || cx.run.stopping()) {
+        end.saturating_sub(cx.start_ns)
+    } else {
+        mono_ns().saturating_sub(cx.start_ns)
+    }
 }
 
 /// Waits until operation `n` may be issued; false when the pass ends
@@ -292,11 +326,22 @@ fn one_op<T: Transfer>(
     }
     match &st.verifier {
         Some(v) => {
-            let m = v.check(&st.buf.as_slice()[..len], offset);
+            let at = read_start(st.buf.len(), len);
+            let m = v.check(&st.buf.as_slice()[at..at + len], offset);
             verified(st, cx, c, n, offset, &m)
         }
         None => true,
     }
+}
+
+/// Where reads land in a QThread's buffer: its last `len` bytes. Unique
+/// write data is a window on the buffer's first `period + len` bytes
+/// ([`crate::unique`]), and a read of a mixed (`-rwratio`) target must
+/// not overwrite that base; for other patterns the buffer is `len` long
+/// and this is 0.
+#[inline]
+pub(crate) fn read_start(buf_len: usize, len: usize) -> usize {
+    buf_len.saturating_sub(len)
 }
 
 /// Patches the buffer if needed, keeps the ordering promises, and does
@@ -314,12 +359,18 @@ fn issue<T: Transfer>(
     len: usize,
 ) -> (std::io::Result<usize>, u64, u64) {
     let plan = cx.plan;
-    let buf = &mut st.buf.as_mut_slice()[..len];
+    let whole = st.buf.as_mut_slice();
+    let mut at = if read {
+        read_start(whole.len(), len)
+    } else {
+        0
+    };
     if !read && plan.pattern.varies_per_request() {
         let t = mono_ns();
-        plan.pattern.patch(buf, offset);
+        at = plan.pattern.place(whole, offset, len, cx.pass);
         c.pattern_fill_ns += mono_ns() - t;
     }
+    let buf = &mut whole[at..at + len];
     if plan.opts.ordering == Ordering::Loose {
         cx.shared.issued.store(n + 1, Release);
     }

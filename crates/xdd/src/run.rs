@@ -22,11 +22,21 @@ pub fn run(
     cfg: &crate::config::Config,
     progress: &Progress,
 ) -> Result<RunResults, RunError> {
+    // A partial copy moved back for a resume that then failed before
+    // any data moved goes back to its `.partial` name.
+    run_plan(plan, cfg, progress).inspect_err(|_| crate::e2e::partial::undo_restores())
+}
+
+fn run_plan(
+    plan: &Plan,
+    cfg: &crate::config::Config,
+    progress: &Progress,
+) -> Result<RunResults, RunError> {
     let backends = backends(plan)?;
     let g = &plan.global;
     let clock = global_clock(g)?;
     let host = iolab_core::env::host_info();
-    let mut notes = Vec::new();
+    let mut notes = data_notes(plan);
     if g.processlock {
         if let Err(e) = crate::placement::lock_process() {
             notes.push(e);
@@ -98,7 +108,10 @@ pub fn run(
         if keep {
             continue;
         }
-        if crate::e2e::monitor::keeps_partial(tg) {
+        if crate::e2e::partial::applies(&tg.plan.opts) {
+            let note = crate::e2e::partial::set_aside(tg.plan.index, &tg.path);
+            tg.notes.push(note);
+        } else if crate::e2e::monitor::keeps_partial(tg) {
             tg.notes.push(format!(
                 "target {} ({}): the partial copy is kept; run the copy again with -restart to finish it",
                 tg.plan.index, tg.path
@@ -160,6 +173,19 @@ fn global_clock(g: &crate::config::GlobalOpts) -> Result<Option<Estimate>, RunEr
 /// Sleeps until the global clock reads `t_s` (Ctrl-C ends the wait; the
 /// targets then see the stop). A time already past starts at once, with
 /// a note.
+/// Says which targets write data a compressing or deduplicating store
+/// can shrink (the report must not pass that off as the store's speed).
+fn data_notes(plan: &Plan) -> Vec<String> {
+    plan.targets
+        .iter()
+        .filter(|t| t.read_e4 < 10_000 && t.opts.op != crate::values::Op::Noop)
+        .filter_map(|t| {
+            let n = t.pattern.shrink_note()?;
+            Some(format!("target {} {n}", t.index))
+        })
+        .collect()
+}
+
 fn wait_for_start(c: &Estimate, t_s: u64, notes: &mut Vec<String>) {
     let target = t_s.saturating_mul(1_000_000_000);
     if target <= c.global_now_ns() {
@@ -219,15 +245,42 @@ fn backends(plan: &Plan) -> Result<Vec<Box<dyn Backend>>, RunError> {
         .map(|t| {
             let be = crate::plan::target_backend(&t.opts, &plan.global)
                 .map_err(|e| RunError::Refused(e.to_string()))?;
-            be.init().map_err(|err| RunError::Target {
-                target: t.index,
-                path: t.opts.path.clone(),
-                what: "start the backend",
-                err,
-            })?;
+            be.init().map_err(|err| start_error(t, err))?;
+            if let Some(bucket) = s3_bucket(&t.opts.path) {
+                // The bucket the target names, before anything is made
+                // in it: a bad name sends nothing, a missing one is exit 2.
+                be.stat(&crate::target::cpath(&bucket))
+                    .map_err(|err| start_error(t, err))?;
+            }
             Ok(be)
         })
         .collect()
+}
+
+/// `s3://BUCKET` of an `s3://BUCKET/KEY` target.
+fn s3_bucket(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("s3://")?;
+    Some(format!("s3://{}", rest.split('/').next().unwrap_or("")))
+}
+
+/// A backend that cannot start: a place that is not there (a missing
+/// bucket, a bad bucket name) is bad usage (exit 2), anything else an
+/// I/O error (exit 1).
+fn start_error(t: &crate::plan::TargetPlan, err: std::io::Error) -> RunError {
+    match err.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidInput => {
+            RunError::Usage(crate::error::UsageError::new(
+                "target",
+                format!("target {} ({}): {err}", t.index, t.opts.path),
+            ))
+        }
+        _ => RunError::Target {
+            target: t.index,
+            path: t.opts.path.clone(),
+            what: "start the backend",
+            err,
+        },
+    }
 }
 
 /// What one target thread returns: its passes and error messages.

@@ -33,9 +33,13 @@
 //!   `interleave N` leaves room for N cooperating streams: N processes or
 //!   targets on one file, each with `-targetoffset reqsize`, interleave their
 //!   requests without overlap. `interleave 1` is plain sequential.
-//! - `stagger`: requests spread evenly over the range, request `i` at
-//!   `i * max(range / num_reqs, reqsize)` (256 MiB in a 2 GiB range reads
-//!   every 8th request-sized block, as in the guide's example).
+//! - `stagger [STRIDE]`: XDD 7's spacing. With a stride (blocks) larger
+//!   than a request, request `i` is at `i * STRIDE`, leaving
+//!   `STRIDE - reqsize` blocks between requests. Otherwise the requests are
+//!   spread over the range: the gap between them is
+//!   `(range - reqsize - num_reqs * reqsize) / (num_reqs - 1)` blocks, XDD's
+//!   formula (256 MiB in a 2 GiB range reads about every 8th request-sized
+//!   block, as in the guide's example); see [`stagger_step`].
 //! - `random`: request-aligned slots drawn uniformly from the range
 //!   (`slot * reqsize`, `slot < range / reqsize`), so O_DIRECT alignment holds
 //!   whenever it holds for the request size. Reproducible: the same seed gives
@@ -125,6 +129,9 @@ pub struct SeekConfig {
     /// `-seek range` in blocks; `None` means the implied range
     /// `num_reqs * reqsize_blocks`.
     pub range_blocks: Option<u64>,
+    /// Stride in blocks given with `-seek stagger N`; used only when it
+    /// is larger than a request (as XDD does), else the range is divided.
+    pub stagger_stride_blocks: Option<u64>,
     /// `-seek seed`.
     pub seed: u64,
     /// `-seek interleave` factor (1 = none).
@@ -147,6 +154,7 @@ impl Default for SeekConfig {
             reqsize_blocks: 1,
             num_reqs: 0,
             range_blocks: None,
+            stagger_stride_blocks: None,
             seed: DEFAULT_SEED,
             interleave: 1,
             randomize: false,
@@ -199,6 +207,30 @@ pub enum SeekError {
     },
 }
 
+/// Blocks from one staggered request to the next, as XDD 7 computes it:
+/// `reqsize * interleave + gap`, where the gap is `stride - reqsize` when a
+/// stride larger than a request was given, and otherwise
+/// `(range - reqsize - num_reqs * reqsize) / (num_reqs - 1)`, which spreads
+/// the requests over the range and leaves the last request ending one
+/// request short of its end. Where that would be negative (a range too small
+/// to hold the requests apart) XDD overlaps requests; iolab lays them out
+/// back to back instead.
+fn stagger_step(cfg: &SeekConfig, range_blocks: u64) -> u64 {
+    let req = cfg.reqsize_blocks;
+    let n = cfg.num_reqs;
+    let gap = match cfg.stagger_stride_blocks {
+        Some(stride) if stride > req => stride - req,
+        _ if n > 1 => {
+            range_blocks
+                .saturating_sub(req)
+                .saturating_sub(n.saturating_mul(req))
+                / (n - 1)
+        }
+        _ => 0,
+    };
+    req.saturating_mul(cfg.interleave).saturating_add(gap)
+}
+
 /// A validated, per-target seek plan; cheap to clone and share.
 #[derive(Debug, Clone)]
 pub struct SeekPlan {
@@ -244,7 +276,7 @@ impl SeekPlan {
             });
         }
         let stride_blocks = match cfg.pattern {
-            SeekPattern::Stagger => (range_blocks / cfg.num_reqs.max(1)).max(cfg.reqsize_blocks),
+            SeekPattern::Stagger => stagger_step(cfg, range_blocks),
             _ => cfg.reqsize_blocks.saturating_mul(cfg.interleave),
         };
         let base_block = target

@@ -66,7 +66,7 @@ pub struct RunShared<'a> {
     pub cpus: usize,
 }
 
-fn cpath(p: &str) -> CString {
+pub(crate) fn cpath(p: &str) -> CString {
     CString::new(p.as_bytes()).unwrap_or_default()
 }
 
@@ -99,6 +99,9 @@ fn open(
         exclusive: create,
         // O_DIRECT only where the backend has it (the null backend does not).
         direct: t.dio && be.capabilities().direct_io,
+        // One request a pass: an object store sends it during the timed
+        // write, not at close after the pass.
+        whole_len: (plan.ops == 1 && t.startoffset == 0).then_some(plan.last_bytes),
         ..Default::default()
     };
     let what = if create { "create" } else { "open" };
@@ -179,6 +182,16 @@ pub fn prepare<'a>(
     // -createnewfiles opens a new file before each pass instead.
     if !t.createnewfiles {
         let (h, direct, c) = open(be, plan, &t.path, &mut notes)?;
+        // A destination of a copy has one writer (see e2e::lock).
+        if t.e2e.role() == Some(crate::e2e::opts::Role::Destination) && !t.is_null() {
+            if let Err(e) = crate::e2e::lock::take(&t.path) {
+                let _ = be.close(h);
+                if c {
+                    let _ = be.unlink(&cpath(&t.path));
+                }
+                return Err(e);
+            }
+        }
         handle = Some(h);
         info.direct_io = direct;
         if c {
@@ -251,6 +264,20 @@ fn preallocate(
     }
 }
 
+/// Bytes of a QThread's buffer: the request, or for unique write data
+/// its base too (and room for reads beside it on a target that both reads
+/// and writes). A reading target needs the base only when it generates
+/// what it sends (the `null` source of an end-to-end copy).
+fn buffer_len(plan: &TargetPlan) -> usize {
+    let xfer = plan.xfer_bytes as usize;
+    match plan.read_e4 {
+        10_000 if plan.backend != "null" => xfer,
+        10_000 => plan.pattern.buffer_len(xfer),
+        0 => plan.pattern.buffer_len(xfer),
+        _ => plan.pattern.mixed_buffer_len(xfer),
+    }
+}
+
 fn qstate(
     plan: &TargetPlan,
     sh: &RunShared,
@@ -259,7 +286,7 @@ fn qstate(
     notes: &mut Vec<String>,
 ) -> Result<QState, RunError> {
     let t = &plan.opts;
-    let len = plan.xfer_bytes as usize;
+    let len = buffer_len(plan);
     let align = (t.memalign as usize).max(crate::buffer::page_size());
     let mut buf = if t.sharedmemory {
         IoBuffer::shared(len)
@@ -427,9 +454,17 @@ fn one_pass(tg: &mut Target, sh: &RunShared, pass: u64) -> TargetPass {
     let qs = run_qthreads(&mut tg.qthreads, tg.io, &cx, sh);
     let mut counts = Counts::default();
     qs.iter().for_each(|q| counts.merge_parallel(&q.counts));
+    let threads_done = mono_ns();
     end_of_pass_sync(tg, sh, &mut counts);
     let end = mono_ns();
-    counts.elapsed_ns = end - start_ns;
+    // A throttled pass lasts until its schedule's end as its QThreads
+    // measured it (qthread::hold_to_schedule_end), plus the end-of-pass
+    // sync; the other passes last until now.
+    counts.elapsed_ns = if plan.schedule.is_some() {
+        counts.elapsed_ns + (end - threads_done)
+    } else {
+        end - start_ns
+    };
     let rel = |t: u64| t.saturating_sub(sh.run_start_ns);
     // Kept compact from here on: memory stays flat in the pass count.
     counts.compact();

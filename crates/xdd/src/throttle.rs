@@ -165,7 +165,22 @@ impl Pacer {
     /// false, once `stopping()` holds: Ctrl-C must not wait for a slot
     /// minutes away. The last step sleeps to the exact due time.
     pub fn wait_for_slot_unless(&mut self, req_index: u64, stopping: impl Fn() -> bool) -> bool {
-        let due = self.due_at_ns(req_index);
+        self.wait_until_unless(self.due_at_ns(req_index), stopping)
+    }
+
+    /// Where a throttled pass ends once it has run out of requests or of
+    /// time: at the slot of the next request it would have issued
+    /// (`next_index`), or at `deadline_ns` if that comes first. A pass of
+    /// N requests thus spans N whole intervals, so its reported rate is
+    /// the rate asked for (N requests at 4 MB/s take N x interval, not
+    /// N - 1 intervals plus one request).
+    pub fn pass_end_ns(&self, next_index: u64, deadline_ns: u64) -> u64 {
+        self.due_at_ns(next_index).min(deadline_ns)
+    }
+
+    /// Sleeps until the absolute monotonic time `due` (see
+    /// [`Pacer::wait_for_slot_unless`] for `stopping`).
+    pub fn wait_until_unless(&mut self, due: u64, stopping: impl Fn() -> bool) -> bool {
         let now = mono_ns();
         if now >= due {
             self.late_requests += u64::from(now > due);

@@ -107,6 +107,11 @@ pub struct UringConfig {
     pub buf_bytes: usize,
     /// Buffer alignment in bytes (4096 suits O_DIRECT everywhere).
     pub align: usize,
+    /// Extra bytes per slot: a request is a window of `buf_bytes` that
+    /// [`UringHooks::place`] may start anywhere in its slot's
+    /// `buf_bytes + slack_bytes` (unique write data uses it; see
+    /// [`crate::unique`]).
+    pub slack_bytes: usize,
     /// Optional ring features to try.
     pub tuning: Tuning,
 }
@@ -117,6 +122,7 @@ impl Default for UringConfig {
             depth: 1,
             buf_bytes: 4096,
             align: 4096,
+            slack_bytes: 0,
             tuning: Tuning::ALL,
         }
     }
@@ -126,9 +132,14 @@ impl UringConfig {
     /// Distance in bytes between two slot buffers: the request size
     /// rounded up to the alignment, so that every slot is aligned.
     pub fn slot_stride(&self) -> Option<usize> {
-        self.buf_bytes
+        self.slot_bytes()?
             .max(1)
             .checked_next_multiple_of(self.align.max(1))
+    }
+
+    /// Bytes of one slot: the request and its slack.
+    pub fn slot_bytes(&self) -> Option<usize> {
+        self.buf_bytes.checked_add(self.slack_bytes)
     }
 
     /// Size of the one buffer holding every slot.
@@ -166,6 +177,13 @@ pub trait UringHooks {
     /// Before submission: fill or patch the buffer (writes) for `req`.
     fn prepare(&mut self, req: Request, buf: &mut [u8]) {
         let _ = (req, buf);
+    }
+    /// Before submission, given the whole slot (request and slack):
+    /// patch it and return where the request's bytes start. The default
+    /// calls [`UringHooks::prepare`] and starts at 0.
+    fn place(&mut self, req: Request, slot: &mut [u8]) -> usize {
+        self.prepare(req, slot);
+        0
     }
     /// After completion: verify, time-stamp. Return `false` to stop
     /// issuing new requests (those in flight still complete).
@@ -221,6 +239,8 @@ pub enum UringError {
 struct Slot {
     req: Request,
     start_ns: u64,
+    /// Where the request's bytes start in the slot.
+    at: usize,
 }
 
 /// The io_uring engine for one file descriptor. Not `Send`: a ring set up
@@ -232,6 +252,7 @@ pub struct UringEngine {
     /// Dropped by hand in `Drop`, and only when nothing is in flight.
     buf: ManuallyDrop<IoBuffer>,
     buf_bytes: usize,
+    slack: usize,
     stride: usize,
     slots: Vec<Slot>,
     free: Vec<u32>,
@@ -333,6 +354,7 @@ impl UringEngine {
                 offset_bytes: 0,
             },
             start_ns: 0,
+            at: 0,
         };
         let mut e = Self {
             ring,
@@ -340,6 +362,7 @@ impl UringEngine {
             op,
             buf: ManuallyDrop::new(buf),
             buf_bytes: cfg.buf_bytes,
+            slack: cfg.slack_bytes,
             stride: cfg.slot_stride().unwrap_or(bytes),
             slots: vec![idle; cfg.depth as usize],
             free: (0..cfg.depth).rev().collect(),
@@ -372,7 +395,7 @@ impl UringEngine {
                     // SAFETY: slot i lies inside the buffer (its size was
                     // checked against depth * stride).
                     iov_base: unsafe { base.add(i * self.stride) }.cast(),
-                    iov_len: self.buf_bytes,
+                    iov_len: self.buf_bytes + self.slack,
                 })
                 .collect();
             // SAFETY: every iovec points into `self.buf`, which is freed
@@ -389,7 +412,10 @@ impl UringEngine {
 
     /// Slot buffer `i` (for pre-filling write data once before a run).
     pub fn buffer_mut(&mut self, i: usize) -> Option<&mut [u8]> {
-        (i < self.slots.len()).then(|| self.buf.region_mut(i * self.stride, self.buf_bytes))
+        (i < self.slots.len()).then(|| {
+            self.buf
+                .region_mut(i * self.stride, self.buf_bytes + self.slack)
+        })
     }
 
     /// Number of slots (the queue depth).
@@ -450,11 +476,12 @@ impl UringEngine {
                 return false;
             };
             self.free.pop();
-            let buf = self
+            let slot = self
                 .buf
-                .region_mut(token as usize * self.stride, self.buf_bytes);
-            hooks.prepare(req, buf);
+                .region_mut(token as usize * self.stride, self.buf_bytes + self.slack);
+            let at = hooks.place(req, slot).min(self.slack);
             self.slots[token as usize].req = req;
+            self.slots[token as usize].at = at;
             let entry = self.entry(token);
             // SAFETY: the entry points at slot `token`'s region, which is
             // neither reused nor freed until this entry's completion is
@@ -531,7 +558,7 @@ impl UringEngine {
                 result,
                 buf: self
                     .buf
-                    .region(token as usize * self.stride, self.buf_bytes),
+                    .region(token as usize * self.stride + slot.at, self.buf_bytes),
             };
             go_on &= hooks.complete(&c);
             self.free.push(token);
@@ -542,11 +569,12 @@ impl UringEngine {
 
     /// The submission entry for slot `token`'s request.
     fn entry(&mut self, token: u32) -> squeue::Entry {
-        let off = self.slots[token as usize].req.offset_bytes;
+        let Slot { req, at, .. } = self.slots[token as usize];
+        let off = req.offset_bytes;
         let len = self.buf_bytes as u32;
         let ptr = self
             .buf
-            .region_mut(token as usize * self.stride, self.buf_bytes)
+            .region_mut(token as usize * self.stride + at, self.buf_bytes)
             .as_mut_ptr();
         let e = match (self.tuning.fixed_file, self.op) {
             (_, IoOp::Noop) => opcode::Nop::new().build(),
@@ -759,6 +787,58 @@ mod tests {
         assert_eq!(f.metadata().unwrap().len(), 64 * 4096);
     }
 
+    /// With slack, a request is the window `place` chose in its slot:
+    /// the file gets those bytes, and completions see the same window.
+    #[test]
+    fn slack_lets_a_request_start_anywhere_in_its_slot() {
+        let Some(()) = uring_or_skip() else { return };
+        let t = TempFile::new("slack");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&t.0)
+            .unwrap();
+        let cfg = UringConfig {
+            depth: 3,
+            buf_bytes: 4096,
+            slack_bytes: 8192,
+            ..UringConfig::default()
+        };
+        let mut e = UringEngine::new(f.as_raw_fd(), IoOp::Write, &cfg).unwrap();
+        for i in 0..3 {
+            let b = e.buffer_mut(i).unwrap();
+            assert_eq!(b.len(), 3 * 4096);
+            b.chunks_mut(4096)
+                .enumerate()
+                .for_each(|(k, c)| c.fill(k as u8 + 1));
+        }
+        /// Request i starts (i % 3) * 4 KiB into its slot; completions
+        /// must see that window.
+        struct Window(u64);
+        impl UringHooks for Window {
+            fn place(&mut self, req: Request, _slot: &mut [u8]) -> usize {
+                (req.index % 3) as usize * 4096
+            }
+            fn complete(&mut self, c: &Completion<'_>) -> bool {
+                self.0 += u64::from(c.buf[0] == (c.req.index % 3) as u8 + 1);
+                true
+            }
+        }
+        let mut h = Window(0);
+        let reqs = (0..9).map(|i| Request {
+            index: i,
+            offset_bytes: i * 4096,
+        });
+        let st = e.run(reqs, &mut h).unwrap();
+        assert_eq!((st.ops, st.errors, h.0), (9, 0, 9));
+        let data = std::fs::read(&t.0).unwrap();
+        for (i, c) in data.chunks(4096).enumerate() {
+            assert!(c.iter().all(|&b| b == (i % 3) as u8 + 1), "request {i}");
+        }
+    }
+
     #[test]
     fn direct_io_on_a_real_file_system() {
         let Some(()) = uring_or_skip() else { return };
@@ -925,6 +1005,7 @@ mod tests {
             depth: 4,
             buf_bytes: 4096,
             align: 4096,
+            slack_bytes: 0,
             tuning,
         };
         let buf = IoBuffer::new(cfg.buffer_bytes().unwrap(), 4096, shared).unwrap();

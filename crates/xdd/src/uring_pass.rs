@@ -26,13 +26,16 @@ struct Hooks<'a, 'b> {
 }
 
 impl UringHooks for Hooks<'_, '_> {
-    fn prepare(&mut self, req: Request, buf: &mut [u8]) {
-        let p = &self.cx.plan.pattern;
-        if self.cx.plan.opts.op == Op::Write && p.varies_per_request() {
-            let t = mono_ns();
-            p.patch(buf, req.offset_bytes);
-            self.c.pattern_fill_ns += mono_ns() - t;
+    fn place(&mut self, req: Request, slot: &mut [u8]) -> usize {
+        let (plan, pass) = (self.cx.plan, self.cx.pass);
+        let p = &plan.pattern;
+        if plan.opts.op != Op::Write || !p.varies_per_request() {
+            return 0;
         }
+        let t = mono_ns();
+        let at = p.place(slot, req.offset_bytes, plan.xfer_bytes as usize, pass);
+        self.c.pattern_fill_ns += mono_ns() - t;
+        at
     }
 
     fn complete(&mut self, k: &Completion<'_>) -> bool {
@@ -103,6 +106,16 @@ fn slot_buffer(st: &mut QState, cx: &PassCtx, cfg: &UringConfig) -> Result<IoBuf
     Ok(buf)
 }
 
+/// Extra bytes per slot: unique write data needs its base period.
+fn slack(plan: &crate::plan::TargetPlan) -> usize {
+    let len = plan.xfer_bytes as usize;
+    if plan.opts.op == Op::Write {
+        plan.pattern.buffer_len(len) - len
+    } else {
+        0
+    }
+}
+
 /// Runs one pass on io_uring; errors setting up the ring are recorded as
 /// the pass's error.
 pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
@@ -121,6 +134,7 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         depth: plan.opts.queuedepth as u32,
         buf_bytes: plan.xfer_bytes as usize,
         align: (plan.opts.memalign as usize).max(crate::buffer::page_size()),
+        slack_bytes: slack(plan),
         tuning: Tuning::ALL,
     };
     let mut engine =
@@ -166,13 +180,23 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         writes: 0,
     };
     let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
+    // As in qthread::run_pass: the slot that ends a throttled pass.
+    let mut next_slot = Some(plan.ops);
     let reqs = (0..plan.ops)
         .take_while(|&n| {
-            !cx.ending()
+            let go = !cx.ending()
                 && match pacer.as_mut() {
+                    Some(p) if p.due_at_ns(n) >= cx.deadline_ns => {
+                        next_slot = Some(n);
+                        return false;
+                    }
                     Some(p) => p.wait_for_slot_unless(n, || cx.ending()),
                     None => true,
-                }
+                };
+            if !go {
+                next_slot = None;
+            }
+            go
         })
         .map(|n| Request {
             index: n,
@@ -180,6 +204,8 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         });
     let result = engine.run(reqs, &mut hooks);
     let Hooks { st, mut c, .. } = hooks;
+    let ran = result.is_ok();
+
     match result {
         Ok(_) => {} // latency was recorded per completion
         Err(e) => error(
@@ -191,7 +217,10 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
             e.raw_os_error(),
         ),
     }
-    c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);
+    c.elapsed_ns = match (pacer.as_mut(), next_slot, ran) {
+        (Some(p), Some(k), true) => crate::qthread::hold_to_schedule_end(p, cx, k),
+        _ => mono_ns().saturating_sub(cx.start_ns),
+    };
     (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);
     c
 }

@@ -130,7 +130,7 @@ pub fn resources(c: &Config, memory_bytes: u64) -> Result<(), UsageError> {
         return Err(UsageError::new(
             "queuedepth",
             format!(
-                "the buffers need {total} bytes (targets x -queuedepth x (request size, verify copy, time stamps)), above this machine's {memory_bytes} bytes of memory; lower -queuedepth, -reqsize or -blocksize"
+                "the buffers need {total} bytes (targets x -queuedepth x (request size, and the base of unique write data, see -datapattern; verify copy; time stamps)), above this machine's {memory_bytes} bytes of memory; lower -queuedepth, -reqsize or -blocksize"
             ),
         ));
     }
@@ -140,8 +140,26 @@ pub fn resources(c: &Config, memory_bytes: u64) -> Result<(), UsageError> {
 /// Memory one QThread of `t` holds: its data buffer (at least the
 /// alignment), a copy for verification, and its time stamp table.
 fn buffer_bytes(t: &TargetOpts) -> u64 {
-    let data = t.xfer_bytes().max(t.memalign);
-    let verify = if t.verify.is_some() { data } else { 0 };
+    let xfer = t.xfer_bytes();
+    // Unique write data is a window on a base of at least a period
+    // (crate::unique), with room for reads beside it; its verify copy is
+    // one period.
+    let period = t
+        .datapattern
+        .build()
+        .ok()
+        .filter(|p| p.kind == crate::datapat::PatternKind::Random)
+        .map(|_| crate::unique::Shape::new(0, 0, xfer as usize).period as u64);
+    let data = match period {
+        Some(p) => p.saturating_add(xfer.saturating_mul(2)),
+        None => xfer,
+    }
+    .max(t.memalign);
+    let verify = match (t.verify.is_some(), period) {
+        (false, _) => 0,
+        (true, Some(p)) => p,
+        (true, None) => data,
+    };
     let ts = if t.timestamps.enabled {
         t.timestamps.size.unwrap_or(TS_DEFAULT_ENTRIES) * TS_ENTRY_BYTES
     } else {
@@ -234,6 +252,7 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
                 format!("target {i}: request size times -numreqs overflows"),
             )
         })?;
+    named(i, t)?;
     reach(c, i, t)?;
     throttle(i, t)?;
     run_bytes(c, i, t)?;
@@ -283,6 +302,57 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         ));
     }
     Ok(())
+}
+
+/// `-target ''` names nothing: refused here rather than failing to
+/// create a file called "" once the run has started.
+fn named(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    if t.name.is_empty() {
+        return Err(UsageError::new(
+            "target",
+            format!("target {i}: the target name is empty; give a file or device name (or `null`)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that look at the file system (nothing is created or written):
+/// run after [`validate`] and before any target is opened.
+pub fn preflight(c: &Config) -> Result<(), UsageError> {
+    for (i, t) in c.targets.iter().enumerate() {
+        reads_exist(i, t)?;
+    }
+    Ok(())
+}
+
+/// A target that is read (`-op read`, or `-rwratio` above 0) must exist
+/// before the run: reading a file that is created by the run itself would
+/// read past its end. An end-to-end destination writes what it receives;
+/// `-preallocate` creates the file at its size first.
+fn reads_exist(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let destination = t.e2e.role() == Some(crate::e2e::opts::Role::Destination);
+    if t.is_null() || t.is_s3() || destination || t.op == crate::values::Op::Noop {
+        return Ok(());
+    }
+    if t.read_percent() <= 0.0 || t.preallocate > 0 {
+        return Ok(());
+    }
+    match std::fs::symlink_metadata(&t.path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let how = match t.rwratio {
+                Some(r) => format!("-rwratio {r} reads {r}% of its requests"),
+                None => "-op read reads it".to_string(),
+            };
+            Err(UsageError::new(
+                if t.rwratio.is_some() { "rwratio" } else { "op" },
+                format!(
+                    "target {i} ({}) does not exist and {how}; create it first (for example with an -op write run of the same size) or add -preallocate",
+                    t.path
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// What an object in an object store cannot do: it is uploaded whole

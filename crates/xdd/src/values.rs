@@ -61,6 +61,9 @@ pub struct SeekOpts {
     pub pattern: SeekPattern,
     /// Range in blocks (`-seek range`); None means implied by the amount.
     pub range_blocks: Option<u64>,
+    /// Stride in blocks given after `-seek stagger` (later XDD's
+    /// `seek_stride`); None when stagger came alone.
+    pub stagger_stride_blocks: Option<u64>,
     /// Seed of the random generator (`-seek seed`).
     pub seed: u64,
     /// Interleave factor (`-seek interleave`), 1 when not given.
@@ -80,6 +83,7 @@ impl Default for SeekOpts {
         Self {
             pattern: SeekPattern::Sequential,
             range_blocks: None,
+            stagger_stride_blocks: None,
             // XDD's historical default seed, so `-seek random` without a
             // seed is reproducible from run to run.
             seed: 72058,
@@ -117,16 +121,17 @@ impl PatternOpts {
             .is_ok_and(|p| p.kind == crate::datapat::PatternKind::Sequenced)
     }
 
-    /// The words as typed, for the preamble (`0x00` when none).
+    /// What the data is, for the preamble: the words as typed, then what
+    /// they make (the default makes unique incompressible blocks).
     pub fn describe(&self) -> String {
+        let made = self
+            .build()
+            .map_or_else(|e| e.to_string(), |p| p.describe());
         if self.words.is_empty() {
-            return "0x00".into();
+            return format!("default: {made}");
         }
-        self.words
-            .iter()
-            .map(|w| w.join(" "))
-            .collect::<Vec<_>>()
-            .join(", ")
+        let typed: Vec<String> = self.words.iter().map(|w| w.join(" ")).collect();
+        format!("{}: {made}", typed.join(", "))
     }
 }
 

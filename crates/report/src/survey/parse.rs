@@ -101,25 +101,65 @@ fn number(tok: &str) -> Option<u64> {
     tok.trim_end_matches('K').parse().ok()
 }
 
-/// Parses a `.summary` written by any of the surveys (or by the kit).
+/// The lines of a summary with the kit's `\` continuations joined (the
+/// guide prints its sgpdd line over two), each with its 1-based number.
+fn logical_lines(text: &str) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut open = false;
+    for (n, line) in text.lines().enumerate() {
+        let (body, continues) = match line.trim_end().strip_suffix('\\') {
+            Some(b) => (b, true),
+            None => (line, false),
+        };
+        match out.last_mut() {
+            Some((_, prev)) if open => {
+                prev.push(' ');
+                prev.push_str(body.trim_start());
+            }
+            _ => out.push((n + 1, body.to_string())),
+        }
+        open = continues;
+    }
+    out
+}
+
+/// The order of the unnamed figures of a guide-layout disk line: the
+/// header's `actions: ...`, else the kit's default `write read`.
+fn disk_actions(title: &str) -> Vec<String> {
+    match title.split_once("actions:") {
+        Some((_, list)) => list.split_whitespace().map(String::from).collect(),
+        None => vec!["write".into(), "read".into()],
+    }
+}
+
+/// Parses a `.summary` written by any of the surveys, or the kit's own
+/// result files (their lines, with or without a header line).
 pub fn parse(text: &str) -> Result<Summary, ParseError> {
-    let mut lines = text.lines();
-    let title = lines.next().unwrap_or_default().to_string();
+    let lines = logical_lines(text);
+    let first_is_data = lines
+        .first()
+        .and_then(|(_, l)| l.split_whitespace().next())
+        .and_then(kind_of)
+        .is_some();
+    let title = match lines.first() {
+        Some((_, l)) if !first_is_data => l.clone(),
+        _ => String::new(),
+    };
+    let actions = disk_actions(&title);
     let mut kind = None;
     let mut rows = Vec::new();
-    for (n, line) in lines.enumerate() {
+    for (n, line) in &lines {
         let toks: Vec<&str> = line.split_whitespace().collect();
         let Some(k) = toks.first().and_then(|t| kind_of(t)) else {
             continue;
         };
         if kind.is_some_and(|x| x != k) {
             return Err(ParseError(format!(
-                "line {}: a {k:?} line in a {kind:?} summary",
-                n + 2
+                "line {n}: a {k:?} line in a {kind:?} summary"
             )));
         }
         kind = Some(k);
-        if let Some(row) = row(k, &toks) {
+        if let Some(row) = row(k, &toks, &actions) {
             rows.push(row);
         }
     }
@@ -130,7 +170,7 @@ pub fn parse(text: &str) -> Result<Summary, ParseError> {
 
 /// One line's row, or None when it has no test figures (ENOMEM, Too much
 /// buffer space, a short line).
-fn row(k: Kind, t: &[&str]) -> Option<Row> {
+fn row(k: Kind, t: &[&str], actions: &[String]) -> Option<Row> {
     let get = |key: &str| {
         t.iter()
             .position(|x| *x == key)
@@ -142,20 +182,47 @@ fn row(k: Kind, t: &[&str]) -> Option<Row> {
         Kind::Obdfilter => (get("rsz")?, get("obj")?, get("thr")?),
         Kind::Mds => (0, get("dir")?, get("thr")?),
     };
-    let mut values = Vec::new();
     let rest = t.get(k.prefix_tokens()..)?;
-    for (i, tok) in rest.iter().enumerate() {
-        if k.tests().contains(tok) {
-            let v = rest.get(i + 1).and_then(|x| x.parse::<f64>().ok());
-            values.push((tok.to_string(), v));
+    let named = rest.iter().any(|tok| k.tests().contains(tok));
+    let values = if k == Kind::Disk && !named {
+        unnamed_disk_figures(rest, actions)
+    } else {
+        let mut values = Vec::new();
+        for (i, tok) in rest.iter().enumerate() {
+            if k.tests().contains(tok) {
+                let v = rest.get(i + 1).and_then(|x| x.parse::<f64>().ok());
+                values.push((tok.to_string(), v));
+            }
         }
-    }
+        values
+    };
     (!values.is_empty()).then_some(Row {
         rsz_kb,
         series,
         thr,
         values,
     })
+}
+
+/// The guide's sgpdd line names no action: each action is either
+/// `BW MB/s N x SLOWEST = PRODUCT MB/s` or `FAILED`, in `actions` order.
+fn unnamed_disk_figures(rest: &[&str], actions: &[String]) -> Vec<(String, Option<f64>)> {
+    let mut values = Vec::new();
+    let mut i = 0;
+    while i < rest.len() && values.len() < actions.len() {
+        let name = actions[values.len()].clone();
+        if rest[i] == "FAILED" {
+            values.push((name, None));
+            i += 1;
+        } else if let (Ok(v), Some(&"MB/s")) = (rest[i].parse::<f64>(), rest.get(i + 1)) {
+            values.push((name, Some(v)));
+            // BW MB/s N x SLOWEST = PRODUCT MB/s
+            i += 8;
+        } else {
+            i += 1;
+        }
+    }
+    values
 }
 
 #[cfg(test)]
@@ -191,5 +258,22 @@ mod tests {
         assert_eq!((m.kind, m.rows[0].series), (Kind::Mds, 4));
         assert_eq!(m.rows[0].values[1], ("destroy".into(), None));
         assert!(parse("just a title\n").is_err());
+    }
+
+    #[test]
+    fn the_guides_sgpdd_line_parses_without_a_header() {
+        // As seed 002 prints it: over two lines, no header, no names.
+        let d = parse("total_size 8388608K rsz 1024 thr 1 crg 1 180.45 MB/s 1 x 180.50 \\\n        = 180.50 MB/s\n").unwrap();
+        assert_eq!((d.kind, d.title.as_str()), (Kind::Disk, ""));
+        assert_eq!(
+            (d.rows[0].rsz_kb, d.rows[0].series, d.rows[0].thr),
+            (1024, 1, 1)
+        );
+        assert_eq!(d.rows[0].values, vec![("write".into(), Some(180.45))]);
+        let two = parse("h actions: read write\ntotal_size 16K rsz 4 thr 2 crg 1 FAILED 9.50 MB/s 1 x 9.00 = 9.00 MB/s\n").unwrap();
+        assert_eq!(
+            two.rows[0].values,
+            vec![("read".into(), None), ("write".into(), Some(9.5))]
+        );
     }
 }

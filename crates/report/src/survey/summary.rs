@@ -24,7 +24,65 @@ pub fn header(h: &Header, survey: &str, on: &[String]) -> String {
     }
 }
 
-/// The parameters that open a disk-survey line.
+/// How a disk-survey (sgpdd-survey) line is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiskLayout {
+    /// The guide's line (seed 002): `total_size 8388608K rsz 1024 thr 1
+    /// crg 1 180.45 MB/s 1 x 180.50 = 180.50 MB/s`, single spaces, `thr`
+    /// before `crg`, no action names: each action's figures follow in
+    /// the order of `actions`, which the header line names.
+    #[default]
+    Guide,
+    /// The kit's current script: padded fields, `crg` before `thr`, each
+    /// action's figures after its name.
+    Kit,
+}
+
+/// The disk survey's first line: [`header`], and in the guide's layout
+/// (whose lines do not name the actions) ` actions: write read` saying
+/// whose figures come in which order.
+pub fn disk_header(h: &Header, on: &[String], actions: &[&str], layout: DiskLayout) -> String {
+    let line = header(h, "sgpdd-survey", on);
+    match layout {
+        DiskLayout::Kit => line,
+        DiskLayout::Guide => format!("{} actions: {}\n", line.trim_end(), actions.join(" ")),
+    }
+}
+
+/// One disk-survey line in the chosen layout.
+pub fn disk_line_in(p: &DiskPoint, layout: DiskLayout) -> String {
+    match layout {
+        DiskLayout::Kit => disk_line(p),
+        DiskLayout::Guide => disk_line_guide(p),
+    }
+}
+
+/// The guide's layout (see [`DiskLayout::Guide`]).
+fn disk_line_guide(p: &DiskPoint) -> String {
+    let mut f = vec![format!(
+        "total_size {}K rsz {} thr {} crg {}",
+        p.total_size_kb, p.rsz_kb, p.thr, p.crg
+    )];
+    match &p.result {
+        PointResult::NoMem => f.push("ENOMEM".into()),
+        PointResult::Ran { actions } => {
+            for a in actions {
+                f.push(match a.mb_per_s {
+                    Some(bw) => format!(
+                        "{bw:.2} MB/s {} x {:.2} = {:.2} MB/s",
+                        a.regions_ok,
+                        a.slowest_region_mb_per_s,
+                        a.regions_ok as f64 * a.slowest_region_mb_per_s
+                    ),
+                    None => "FAILED".into(),
+                });
+            }
+        }
+    }
+    f.join(" ") + "\n"
+}
+
+/// The parameters that open a disk-survey line (the kit's layout).
 pub fn disk_prefix(p: &DiskPoint) -> String {
     format!(
         "total_size {:8}K rsz {:4} crg {:5} thr {:5} ",
@@ -32,7 +90,7 @@ pub fn disk_prefix(p: &DiskPoint) -> String {
     )
 }
 
-/// One disk-survey line: per action its aggregate MB/s, then regions x the
+/// One disk-survey line in the kit's layout: per action its aggregate MB/s, then regions x the
 /// slowest region's MB/s = their product; `ENOMEM` when the buffers would
 /// not fit, `FAILED` in place of the figures when a region failed.
 pub fn disk_line(p: &DiskPoint) -> String {
@@ -62,8 +120,14 @@ pub fn disk_line(p: &DiskPoint) -> String {
 
 /// The object survey's first line (the kit's, naming its local case).
 pub fn obdfilter_header(h: &Header) -> String {
+    obdfilter_header_for(h, "disk")
+}
+
+/// The object survey's first line for the case that ran (`disk`,
+/// `network`), as the kit's names it.
+pub fn obdfilter_header_for(h: &Header, case: &str) -> String {
     format!(
-        "{} Obdfilter-survey for case=disk from {}\n",
+        "{} Obdfilter-survey for case={case} from {}\n",
         h.date, h.host
     )
 }

@@ -5,7 +5,10 @@
 //!   Bytes_Xfered, Ops, Elapsed, Bandwidth, IOPS, Latency, Pct_CPU,
 //!   Op_Type, Xfer_Size), or the `-outputformat` ones; iolab's extra
 //!   latency columns stay in the text table only;
-//! - `-csvout`: the header and units lines, the same rows as the text table
+//! - `-csvout`: the same preamble as the text report (run-wide options,
+//!   host, one block per target; XDD writes its option and target
+//!   information to the CSV file too), a blank line, the header and units
+//!   lines, the same rows as the text table
 //!   (TARGET_PASS and TARGET_AVERAGE only with `-verbose`), then the
 //!   `Ending time for this run, ...` line; the caller appends, as XDD opens
 //!   the file for appending;
@@ -24,11 +27,14 @@ fn row_line(cols: &[Column], row: &Row, x: Ctx) -> String {
     line(cols, |c| (c.value)(row, x))
 }
 
-/// The `-csvout` text for one run: header, units, rows, ending time.
+/// The `-csvout` text for one run: preamble, header, units, rows, ending
+/// time.
 pub fn render(r: &RunResults) -> String {
     let cols = selected_xdd(&r.config.global.outputformat, super::columns::is_e2e(r));
     let x = super::text::ctx(r);
-    let mut s = line(&cols, |c| c.header.to_string());
+    let mut s = super::preamble::render(&r.config, &r.host, r.start_wall_ns, &r.targets);
+    s.push('\n');
+    s += &line(&cols, |c| c.header.to_string());
     s += &line(&cols, |c| c.units.to_string());
     for row in rows(r) {
         s += &row_line(&cols, &row, x);

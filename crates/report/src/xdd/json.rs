@@ -93,6 +93,8 @@ pub struct TargetDoc {
     pub block_device: bool,
     /// Requests per pass; None when only a time limit ends a pass.
     pub planned_ops_per_pass: Option<u64>,
+    /// What its writes put on the target (as the preamble says it).
+    pub data: String,
     /// Seek range in blocks.
     pub range_blocks: u64,
     /// Failures outside operations (a per-pass file).
@@ -244,6 +246,11 @@ fn target_doc(r: &RunResults, i: usize) -> TargetDoc {
         direct_io: t.direct_io,
         block_device: t.block_device,
         planned_ops_per_pass: (t.planned_ops != u64::MAX).then_some(t.planned_ops),
+        data: r
+            .config
+            .targets
+            .get(i)
+            .map_or_else(String::new, |c| c.datapattern.describe()),
         range_blocks: t.range_blocks,
         failures: t.failures,
         seek_distance_histogram: t.disthist.clone(),

@@ -156,9 +156,9 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
         let len = plan.op_bytes(n) as usize;
         let offset = cx.seeks.offset(n % plan.wrap);
         let t0 = mono_ns();
-        if !read_request(st, cx, c, n, offset, len, generate) {
+        let Some(at) = read_request(st, cx, c, n, offset, len, generate) else {
             return (sent, END_ABORTED);
-        }
+        };
         let t1 = mono_ns();
         c.e2e.storage_ns += t1 - t0;
         if c.e2e.first_read_ns == 0 {
@@ -167,7 +167,7 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
         if plan.opts.ordering == Ordering::Loose {
             cx.shared.issued.store(j + 1, Release);
         }
-        let buf = &mut st.buf.as_mut_slice()[..len];
+        let buf = &mut st.buf.as_mut_slice()[at..at + len];
         let hurt = damage != 0 && sent + 1 == damage;
         let r = match &full_sum {
             Some(sum) if len == sum.len() as usize && !hurt => {
@@ -239,7 +239,9 @@ fn done_op(
 }
 
 /// Fills the buffer with request `n`: read from the target, or (the
-/// `null` target) the data pattern. False when the copy must stop.
+/// `null` target) the data pattern. Returns where in the buffer the
+/// request starts (unique data is a window on a longer base), or None
+/// when the copy must stop.
 #[allow(clippy::too_many_arguments)]
 fn read_request(
     st: &mut QState,
@@ -249,17 +251,20 @@ fn read_request(
     offset: u64,
     len: usize,
     generate: bool,
-) -> bool {
+) -> Option<usize> {
     let plan = cx.plan;
-    let buf = &mut st.buf.as_mut_slice()[..len];
     if generate {
+        let mut at = 0;
         if plan.pattern.varies_per_request() {
             let t = mono_ns();
-            plan.pattern.patch(buf, offset);
+            at = plan
+                .pattern
+                .place(st.buf.as_mut_slice(), offset, len, cx.pass);
             c.pattern_fill_ns += mono_ns() - t;
         }
-        return true;
+        return Some(at);
     }
+    let buf = &mut st.buf.as_mut_slice()[..len];
     let why = match SyncPath.transfer(cx, buf, offset, true) {
         Ok(k) if k == len => None,
         Ok(k) => Some(format!(
@@ -270,15 +275,16 @@ fn read_request(
     if let Some(why) = why {
         let msg = format!("target {} op {n} at offset {offset}: {why}", plan.index);
         fatal(st, cx, c, "read", msg);
-        return false;
+        return None;
     }
-    match &st.verifier {
+    let go_on = match &st.verifier {
         Some(v) => {
             let m = v.check(&st.buf.as_slice()[..len], offset);
             verified(st, cx, c, n, offset, &m) || !cx.run.stopping()
         }
         None => true,
-    }
+    };
+    go_on.then_some(0)
 }
 
 /// A send failed: the error, with the destination's reason when it

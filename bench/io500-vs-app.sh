@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Benchmark, not a test: `iolab io500` against the io500 app on the same
+# ini and task count. Runs alternate (app, iolab, app, iolab, ...); for
+# each of the 12 scored phases the median score of each tool and the
+# median of the per-round ratios iolab / app are printed (>= 1.0: iolab
+# is as fast or faster). Each tool's score is what its own [RESULT] line
+# says (GiB/s for ior phases, kIOPS for the others), read from its
+# result_summary.txt.
+#
+# The io500 app is built beforehand from its public sources:
+#   git clone https://github.com/IO500/io500 && cd io500 && ./prepare.sh
+# (prepare.sh fetches and builds IOR, mdtest and pfind; it needs an MPI
+# with mpicc, e.g. Debian's libopenmpi-dev, and git, autoconf, automake).
+#
+# Usage: bench/io500-vs-app.sh IO500_APP_DIR [INI] [TASKS] [IOLAB_BINARY]
+#   IO500_APP_DIR  the built io500 checkout (holds the io500 binary)
+#   INI            an ini; default: a small one on a fresh tmpfs
+#                  (stonewall-time 5, invalid by design but quick)
+#   TASKS          MPI ranks of both tools (default 2); iolab runs them
+#                  as threads (--tasks) unless IOLAB_MPI=1
+#   IOLAB_BINARY   default target/release/iolab
+# Environment: RUNS (3), IOLAB_MPI (0).
+set -euo pipefail
+APP_DIR=${1:?usage: bench/io500-vs-app.sh IO500_APP_DIR [INI] [TASKS] [IOLAB_BINARY]}
+INI=${2:-}
+TASKS=${3:-2}
+BIN=${4:-target/release/iolab}
+RUNS=${RUNS:-3}
+IOLAB_MPI=${IOLAB_MPI:-0}
+if [ ! -x "$APP_DIR/io500" ]; then
+    cat >&2 <<MSG
+$APP_DIR/io500 is missing. Build the io500 app first:
+  git clone https://github.com/IO500/io500 $APP_DIR
+  cd $APP_DIR && ./prepare.sh        # fetches and builds IOR, mdtest, pfind
+(needs mpicc: apt-get install -y libopenmpi-dev openmpi-bin git autoconf automake)
+MSG
+    exit 2
+fi
+[ -x "$BIN" ] || { echo "build first: cargo build --release ($BIN missing)" >&2; exit 2; }
+BIN=$(readlink -f "$BIN")
+command -v mpirun >/dev/null || { echo "mpirun is missing (apt-get install -y openmpi-bin)" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+mounted=0
+cleanup() {
+    [ "$mounted" = 1 ] && umount -l "$tmp/fs" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+mkdir -p "$tmp/fs"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=4g tmpfs "$tmp/fs" 2>/dev/null; then mounted=1; fi
+
+# The ini of one tool's run: datadir and resultdir of its own, no
+# timestamps, everything else from INI (or the small default).
+make_ini() {
+    local tool=$1 out=$2
+    {
+        echo "[global]"
+        echo "datadir = $tmp/fs/$tool-data"
+        echo "resultdir = $tmp/$tool-results"
+        echo "timestamp-datadir = FALSE"
+        echo "timestamp-resultdir = FALSE"
+        if [ -n "$INI" ]; then
+            # The user's ini without its own [global] datadir/resultdir lines.
+            grep -v -E '^[[:space:]]*(datadir|resultdir|timestamp-datadir|timestamp-resultdir)[[:space:]]*=' "$INI"
+        else
+            printf '[debug]\nstonewall-time = 5\n[ior-easy]\ntransferSize = 1m\nblockSize = 256m\n'
+            printf '[ior-hard]\nsegmentCount = 2000\n[mdtest-easy]\nn = 20000\n[mdtest-hard]\nn = 10000\n'
+        fi
+    } > "$out"
+}
+
+run_app() {
+    make_ini app "$tmp/app.ini"
+    rm -rf "$tmp/app-results"
+    (cd "$APP_DIR" && mpirun --allow-run-as-root --oversubscribe -n "$TASKS" ./io500 "$tmp/app.ini") > "$tmp/app.out" 2>&1 ||
+        { echo "the io500 app failed; its output:" >&2; tail -20 "$tmp/app.out" >&2; exit 1; }
+    cat "$tmp/app-results/result_summary.txt" 2>/dev/null || grep '^\[RESULT\]' "$tmp/app.out"
+}
+
+run_iolab() {
+    make_ini iolab "$tmp/iolab.ini"
+    rm -rf "$tmp/iolab-results"
+    if [ "$IOLAB_MPI" = 1 ]; then
+        mpirun --allow-run-as-root --oversubscribe -n "$TASKS" "$BIN" io500 "$tmp/iolab.ini" > "$tmp/iolab.out" 2>&1
+    else
+        "$BIN" io500 --tasks "$TASKS" "$tmp/iolab.ini" > "$tmp/iolab.out" 2>&1
+    fi || { echo "iolab io500 failed; its output:" >&2; tail -20 "$tmp/iolab.out" >&2; exit 1; }
+    cat "$tmp/iolab-results/result_summary.txt"
+}
+
+# "phase value" per [RESULT] line.
+scores() { awk '/^\[RESULT\]/ { print $2, $3 }'; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+: > "$tmp/all"
+for r in $(seq 1 "$RUNS"); do
+    run_app | scores | sed "s/^/$r app /" >> "$tmp/all"
+    run_iolab | scores | sed "s/^/$r iolab /" >> "$tmp/all"
+    echo "round $r of $RUNS done" >&2
+done
+
+printf '%-20s %14s %14s %8s\n' phase app iolab ratio
+for p in ior-easy-write mdtest-easy-write ior-hard-write mdtest-hard-write find \
+         ior-easy-read mdtest-easy-stat ior-hard-read mdtest-hard-stat \
+         mdtest-easy-delete mdtest-hard-read mdtest-hard-delete; do
+    a=$(awk -v p="$p" '$2 == "app" && $3 == p { print $4 }' "$tmp/all" | median)
+    i=$(awk -v p="$p" '$2 == "iolab" && $3 == p { print $4 }' "$tmp/all" | median)
+    ratio=$(for r in $(seq 1 "$RUNS"); do
+        awk -v p="$p" -v r="$r" '$1 == r && $3 == p { v[$2] = $4 } END { if (v["app"] > 0) printf "%.4f\n", v["iolab"] / v["app"] }' "$tmp/all"
+    done | median)
+    printf '%-20s %14.4f %14.4f %8.3f\n' "$p" "$a" "$i" "$ratio"
+done

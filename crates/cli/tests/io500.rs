@@ -1,0 +1,590 @@
+//! `iolab io500`: the issue's small ini with threads and under mpirun;
+//! the 12 [RESULT] lines in order, the score recomputed from them,
+//! [INVALID], an empty datadir afterwards, find's count against the
+//! files mdtest-hard wrote, bytes against file sizes, mdtest counts
+//! against what was made and removed; bad ini files refused with exit 2
+//! and nothing created; --list, --dry-run, --cleanup, --store.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{iolab, stderr, stdout, tree, Scratch};
+use serde_json::Value;
+use std::path::Path;
+
+const PHASES: [&str; 12] = [
+    "ior-easy-write",
+    "mdtest-easy-write",
+    "ior-hard-write",
+    "mdtest-hard-write",
+    "find",
+    "ior-easy-read",
+    "mdtest-easy-stat",
+    "ior-hard-read",
+    "mdtest-hard-stat",
+    "mdtest-easy-delete",
+    "mdtest-hard-read",
+    "mdtest-hard-delete",
+];
+
+/// The issue's small ini: stonewall 1 s, ior-easy 16 MiB per task,
+/// ior-hard 100 segments, mdtest-easy 2000 and mdtest-hard 1000 files.
+fn small_ini(s: &Scratch, extra: &str) -> std::path::PathBuf {
+    let text = format!(
+        "[global]\ndatadir = {}\nresultdir = {}\ntimestamp-datadir = FALSE\ntimestamp-resultdir = FALSE\n\
+         [debug]\nstonewall-time = 1\n\
+         [ior-easy]\ntransferSize = 1m\nblockSize = 16m\n\
+         [ior-hard]\nsegmentCount = 100\n\
+         [mdtest-easy]\nn = 2000\n\
+         [mdtest-hard]\nn = 1000\n{extra}",
+        s.path("data").display(),
+        s.path("results").display()
+    );
+    let p = s.path("small.ini");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// (name, value, INVALID) of each [RESULT] line.
+fn result_lines(out: &str) -> Vec<(String, f64, bool)> {
+    out.lines()
+        .filter(|l| l.starts_with("[RESULT]"))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (
+                w[1].to_string(),
+                w[2].parse().unwrap(),
+                l.ends_with(" [INVALID]"),
+            )
+        })
+        .collect()
+}
+
+fn geo(v: &[f64]) -> f64 {
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-5 + 1e-4 * a.abs().max(b.abs())
+}
+
+/// The score line agrees with the [RESULT] lines.
+fn check_score(out: &str) {
+    let res = result_lines(out);
+    let names: Vec<&str> = res.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(names, PHASES, "{out}");
+    assert!(res.iter().all(|r| r.1 > 0.0 && r.2), "{out}");
+    let bw: Vec<f64> = res
+        .iter()
+        .filter(|r| r.0.starts_with("ior"))
+        .map(|r| r.1)
+        .collect();
+    let md: Vec<f64> = res
+        .iter()
+        .filter(|r| !r.0.starts_with("ior"))
+        .map(|r| r.1)
+        .collect();
+    assert_eq!((bw.len(), md.len()), (4, 8));
+    let line = out.lines().find(|l| l.starts_with("[SCORE ]")).unwrap();
+    assert!(line.ends_with(" [INVALID]"), "{line}");
+    let w: Vec<&str> = line.split_whitespace().collect();
+    // [SCORE ] Bandwidth X GiB/s : IOPS Y kiops : TOTAL Z [INVALID]
+    let (x, y, z): (f64, f64, f64) = (
+        w[3].parse().unwrap(),
+        w[7].parse().unwrap(),
+        w[11].parse().unwrap(),
+    );
+    assert!(close(x, geo(&bw)), "{x} vs {}", geo(&bw));
+    assert!(close(y, geo(&md)), "{y} vs {}", geo(&md));
+    assert!(close(z, (x * y).sqrt()), "{line}");
+}
+
+fn phase<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["payload"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap()
+}
+
+/// The figures are what was done: ior bytes = file sizes = the layout,
+/// reads = writes, mdtest counts agree, find = the matching files.
+fn check_figures(doc: &Value, tasks: u64) {
+    for (w, r, xfer) in [
+        ("ior-easy-write", "ior-easy-read", 1u64 << 20),
+        ("ior-hard-write", "ior-hard-read", 47008),
+    ] {
+        let (w, r) = (
+            &phase(doc, w)["detail"]["ior"],
+            &phase(doc, r)["detail"]["ior"],
+        );
+        let per_task = w["transfers_per_task"].as_u64().unwrap();
+        assert!(per_task > 0, "{w}");
+        assert_eq!(w["bytes"], tasks * per_task * xfer, "{w}");
+        assert_eq!(w["file_bytes"], w["bytes"], "{w}");
+        assert_eq!(r["bytes"], w["bytes"], "{r}");
+    }
+    for base in ["mdtest-easy", "mdtest-hard"] {
+        let made = &phase(doc, &format!("{base}-write"))["detail"]["mdtest"];
+        let items = made["items"].as_u64().unwrap();
+        assert!(items > 0);
+        assert_eq!(items, tasks * made["items_per_task"].as_u64().unwrap());
+        for p in ["stat", "delete"] {
+            let d = &phase(doc, &format!("{base}-{p}"))["detail"]["mdtest"];
+            assert_eq!(d["items"].as_u64().unwrap(), items, "{base}-{p}: {d}");
+        }
+    }
+    let hard = &phase(doc, "mdtest-hard-write")["detail"]["mdtest"];
+    assert_eq!(
+        phase(doc, "mdtest-hard-read")["detail"]["mdtest"]["items"],
+        hard["items"]
+    );
+    let k = hard["items_per_task"].as_u64().unwrap();
+    let expected = (0..tasks)
+        .flat_map(|t| (0..k).map(move |i| format!("file.mdtest.{t}.{i}")))
+        .filter(|n| n.contains("01"))
+        .count() as u64;
+    let find = &phase(doc, "find")["detail"]["find"];
+    assert_eq!(find["found"].as_u64().unwrap(), expected, "{find}");
+    assert_eq!(doc["payload"]["valid"], false);
+    assert!(doc["payload"]["left_behind"].as_array().unwrap().is_empty());
+}
+
+fn check_run(s: &Scratch, out: &str, tasks: u64) {
+    check_score(out);
+    let data = s.path("data");
+    assert!(data.is_dir(), "the datadir the user made stays");
+    assert!(tree(&data).is_empty(), "left: {:?}", tree(&data));
+    let res = s.path("results");
+    assert_eq!(
+        tree(&res),
+        ["result.json", "result.txt", "result_summary.txt"]
+    );
+    let summary = std::fs::read_to_string(res.join("result_summary.txt")).unwrap();
+    assert_eq!(result_lines(&summary).len(), 12);
+    check_score(&summary);
+    let txt = std::fs::read_to_string(res.join("result.txt")).unwrap();
+    assert!(
+        txt.contains("; [ior-hard]") && txt.contains("[mdtest-hard-read]"),
+        "{txt}"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(res.join("result.json")).unwrap()).unwrap();
+    assert_eq!(doc["tool"]["name"], "io500");
+    assert_eq!(doc["payload"]["comm"]["tasks"], tasks);
+    check_figures(&doc, tasks);
+}
+
+#[test]
+fn small_ini_with_threads() {
+    let s = Scratch::new("io500-threads");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "");
+    let store = s.path("store.sqlite");
+    let o = iolab(&[
+        "io500",
+        "--tasks",
+        "3",
+        "--store",
+        store.to_str().unwrap(),
+        ini.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    check_run(&s, &stdout(&o), 3);
+    let csv = stdout(&iolab(&[
+        "results",
+        "--store",
+        store.to_str().unwrap(),
+        "export",
+        "1",
+        "--csv",
+    ]));
+    for p in PHASES {
+        assert_eq!(csv.matches(&format!(",{p},score,")).count(), 1, "{csv}");
+    }
+}
+
+/// `mpirun -n 2 iolab io500`: 2 ranks of 1 task, the same checks.
+#[cfg(feature = "mpi")]
+#[test]
+fn small_ini_under_mpirun() {
+    use std::process::Command;
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return common::skip_or_fail("io500_mpirun", "mpirun not installed");
+    }
+    let s = Scratch::new("io500-mpi");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "");
+    let mut c = Command::new("mpirun");
+    let _session = common::OmpiSession::attach(&mut c);
+    let o = c
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "io500",
+        ])
+        .arg(&ini)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.matches("[SCORE ]").count(), 1, "one rank prints: {out}");
+    check_run(&s, &out, 2);
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["payload"]["comm"]["ranks"], 2);
+}
+
+fn refused(s: &Scratch, extra: &str, needle: &str) {
+    let ini = small_ini(s, extra);
+    let o = iolab(&["io500", "--tasks", "2", ini.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{extra}: {}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains(needle), "{extra}: {}", stderr(&o));
+    assert!(
+        !s.path("data").exists() && !s.path("results").exists(),
+        "{extra}: something was created"
+    );
+}
+
+#[test]
+fn bad_ini_is_exit_2_with_nothing_created() {
+    let s = Scratch::new("io500-bad");
+    refused(&s, "[ior-medium]\nrun = TRUE\n", "[ior-medium]");
+    refused(&s, "[find]\ncolour = blue\n", "colour");
+    refused(&s, "[mdtest-easy-stat]\nrun = perhaps\n", "perhaps");
+    refused(&s, "[ior-easy-read]\nAPI = S3\n", "ior-easy-read");
+    refused(
+        &s,
+        "[find]\nexternal-script = /bin/true\n",
+        "not implemented",
+    );
+    refused(&s, "just words\n", "not 'key = value'");
+    // blockSize not a multiple of transferSize (given again: twice is refused too).
+    refused(&s, "[ior-easy]\nblockSize = 3m\n", "given twice");
+    // A resultdir that cannot be made (a file is in its way).
+    std::fs::write(s.path("afile"), b"x").unwrap();
+    let text = std::fs::read_to_string(small_ini(&s, "")).unwrap().replace(
+        &format!("resultdir = {}", s.path("results").display()),
+        &format!("resultdir = {}/results", s.path("afile").display()),
+    );
+    std::fs::write(s.path("small.ini"), text).unwrap();
+    let o = iolab(&["io500", s.path("small.ini").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resultdir"), "{}", stderr(&o));
+    assert!(!s.path("data").exists());
+    let o = iolab(&["io500", s.path("missing.ini").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing.ini"), "{}", stderr(&o));
+}
+
+#[test]
+fn list_prints_every_key_with_its_default() {
+    let o = iolab(&["io500", "--list"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    for needle in [
+        "[global]",
+        "datadir = ./datadir",
+        "stonewall-time = 300",
+        "transferSize = 2m",
+        "segmentCount = 10000000",
+        "[mdtest-hard-delete]",
+    ] {
+        assert!(out.contains(needle), "{needle}: {out}");
+    }
+}
+
+#[test]
+fn dry_run_prints_commands_and_creates_nothing() {
+    let s = Scratch::new("io500-dry");
+    let ini = small_ini(&s, "");
+    let o = iolab(&["io500", "--dry-run", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for p in PHASES {
+        assert!(out.contains(&format!("[{p}]")), "{p}: {out}");
+    }
+    assert!(
+        out.contains("iolab mdtest -n 1000 -t -w 3901 -e 3901"),
+        "{out}"
+    );
+    assert!(!s.path("data").exists() && !s.path("results").exists());
+}
+
+fn touch(p: &Path) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, b"x").unwrap();
+}
+
+#[test]
+fn cleanup_removes_what_a_killed_run_left_and_nothing_else() {
+    let s = Scratch::new("io500-clean");
+    let ini = small_ini(&s, "");
+    let d = s.path("data");
+    touch(&d.join("mdtest-hard/test-dir.0-0/mdtest_tree.0/file.mdtest.1.7"));
+    touch(&d.join("ior-easy/ior_file_easy.00000001"));
+    touch(&d.join("ior-hard/file"));
+    touch(&d.join("timestampfile"));
+    touch(&d.join("mdtest-easy/mine.txt"));
+    // A normal run refuses a datadir with leftovers.
+    let o = iolab(&["io500", ini.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--cleanup"), "{}", stderr(&o));
+    assert!(!s.path("results").exists());
+    let o = iolab(&["io500", "--cleanup", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(tree(&d), vec!["mdtest-easy/", "mdtest-easy/mine.txt"]);
+}
+
+/// Ctrl-C during mdtest-easy-write: the run stops, removes everything it
+/// made, writes its (invalid) results and exits 130.
+#[test]
+fn interrupted_run_cleans_up() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let s = Scratch::new("io500-int");
+    std::fs::create_dir(s.path("data")).unwrap();
+    // A 600 s stonewall and a million files: the phase outlasts the test.
+    let ini = small_ini(&s, "[debug]\n[mdtest-easy]\n");
+    let text = std::fs::read_to_string(&ini)
+        .unwrap()
+        .replace("stonewall-time = 1", "stonewall-time = 600")
+        .replace("n = 2000", "n = 1000000");
+    std::fs::write(&ini, text).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "2"])
+        .arg(&ini)
+        .env("CI", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // mdtest-easy-write starts once ior-easy-write's line is out.
+    let first = lines
+        .by_ref()
+        .map(|l| l.unwrap())
+        .find(|l| l.starts_with("[RESULT]"))
+        .unwrap();
+    assert!(first.contains("ior-easy-write"), "{first}");
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "left: {:?}",
+        tree(&s.path("data"))
+    );
+    let score = rest.iter().find(|l| l.starts_with("[SCORE ]")).unwrap();
+    assert!(score.ends_with("[INVALID]"), "{score}");
+}
+
+/// Peak RSS (KiB) of one `iolab io500` run, from wait4's rusage.
+// wait4 reaps the child itself (std's wait cannot return its rusage).
+#[allow(clippy::zombie_processes)]
+fn peak_rss_kib(ini: &Path) -> i64 {
+    use std::process::{Command, Stdio};
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "2"])
+        .arg(ini)
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for the child we spawned (the Child is not waited again).
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "status {status}"
+    );
+    ru.ru_maxrss
+}
+
+/// 300 times more files, the same memory: no per-file state is kept.
+#[test]
+fn memory_is_flat_in_the_number_of_files() {
+    let s = Scratch::new("io500-mem");
+    let mut peaks = Vec::new();
+    for n in [100, 30000] {
+        let ini = small_ini(&s, "");
+        // No stonewall: every task makes all n files of both mdtest phases.
+        let text = std::fs::read_to_string(&ini)
+            .unwrap()
+            .replace("stonewall-time = 1", "stonewall-time = 0")
+            .replace("n = 2000", &format!("n = {n}"))
+            .replace("n = 1000", &format!("n = {n}"));
+        std::fs::write(&ini, text).unwrap();
+        peaks.push(peak_rss_kib(&ini));
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            phase(&doc, "mdtest-hard-delete")["detail"]["mdtest"]["items"],
+            2 * n
+        );
+        assert!(tree(&s.path("data")).is_empty());
+    }
+    // 120,000 more files: even 32 bytes kept per file would add 3.7 MiB.
+    assert!(peaks[1] < peaks[0] + 3 * 1024, "peak RSS {peaks:?} KiB");
+}
+
+/// The countable figures of a run (no times): bytes, transfers, items, found.
+#[cfg(feature = "mpi")]
+fn counts(doc: &Value) -> Vec<String> {
+    PHASES
+        .iter()
+        .map(|p| {
+            let d = &phase(doc, p)["detail"];
+            let pick = |v: &Value, keys: &[&str]| -> String {
+                keys.iter().map(|k| format!("{k}={} ", v[k])).collect()
+            };
+            match (d.get("ior"), d.get("mdtest"), d.get("find")) {
+                (Some(i), _, _) => pick(i, &["bytes", "file_bytes", "transfers_per_task"]),
+                (_, Some(m), _) => pick(m, &["items", "items_per_task"]),
+                (_, _, Some(f)) => pick(f, &["found", "total"]),
+                _ => format!("{d}"),
+            }
+        })
+        .collect()
+}
+
+/// 2 ranks x 2 threads do what 4 threads do (no stonewall, so every
+/// count is fixed by the ini).
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_times_threads_give_the_same_figures_as_threads() {
+    use std::process::Command;
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return common::skip_or_fail("io500_ranks_x_threads", "mpirun not installed");
+    }
+    let s = Scratch::new("io500-rxt");
+    let ini = small_ini(&s, "");
+    let text = std::fs::read_to_string(&ini)
+        .unwrap()
+        .replace("stonewall-time = 1", "stonewall-time = 0")
+        .replace("n = 2000", "n = 300")
+        .replace("n = 1000", "n = 200");
+    std::fs::write(&ini, text).unwrap();
+    let read = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap()
+    };
+    let mut c = Command::new("mpirun");
+    let _session = common::OmpiSession::attach(&mut c);
+    let o = c
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "io500",
+            "--tasks",
+            "2",
+        ])
+        .arg(&ini)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let mpi = read();
+    assert_eq!(
+        (
+            mpi["payload"]["comm"]["ranks"].as_u64(),
+            mpi["payload"]["comm"]["tasks"].as_u64()
+        ),
+        (Some(2), Some(4))
+    );
+    let o = iolab(&["io500", "--tasks", "4", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let threads = read();
+    assert_eq!(counts(&mpi), counts(&threads));
+    check_figures(&mpi, 4);
+}
+
+/// `api = S3`: the phases S3 allows run on iolab's S3 backend (SeaweedFS
+/// on loopback); a phase it cannot run (ior-hard's shared object) is
+/// exit 2 naming the phase, with nothing made; nothing outside the run's
+/// prefix is touched and everything inside it is removed.
+#[test]
+fn s3_api_runs_the_phases_s3_allows() {
+    let s = match iolab_testkit::s3::S3Server::shared() {
+        Ok(s) => s,
+        Err(e) => return common::skip_or_fail("io500_s3", &e),
+    };
+    let scratch = Scratch::new("io500-s3");
+    let b = "io500-s3";
+    s.make_bucket(b).unwrap();
+    s.put(b, "outside/keep", b"x").unwrap();
+    let before = s.keys(b).unwrap();
+    let ini = scratch.path("s3.ini");
+    let write_ini = |extra: &str| {
+        let text = format!(
+            "[global]\ndatadir = /run1\nresultdir = {}\ntimestamp-datadir = FALSE\ntimestamp-resultdir = FALSE\napi = S3\n\
+             [debug]\nstonewall-time = 1\n[ior-easy]\ntransferSize = 5m\nblockSize = 10m\n\
+             [mdtest-easy]\nn = 100\n[mdtest-hard]\nn = 100\n[find]\nrun = FALSE\n{extra}",
+            scratch.path("results").display()
+        );
+        std::fs::write(&ini, text).unwrap();
+    };
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .envs(s.env())
+            .env("CI", "1")
+            .args(["io500", "--tasks", "2", &format!("--s3.bucket={b}")])
+            .arg(&ini)
+            .output()
+            .unwrap()
+    };
+    write_ini("");
+    let o = run();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ior-hard-write"), "{}", stderr(&o));
+    assert_eq!(s.keys(b).unwrap(), before);
+    assert!(!scratch.path("results").exists());
+    write_ini("[ior-hard]\nrun = FALSE\n");
+    let o = run();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let res = result_lines(&stdout(&o));
+    assert_eq!(res.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), PHASES);
+    for r in &res {
+        let skipped = r.0.starts_with("ior-hard") || r.0 == "find";
+        assert_eq!(r.1 == 0.0, skipped, "{r:?}");
+    }
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(scratch.path("results/result.json")).unwrap(),
+    )
+    .unwrap();
+    let w = &phase(&doc, "ior-easy-write")["detail"]["ior"];
+    assert_eq!(w["bytes"], 2 * (10u64 << 20));
+    assert_eq!(w["file_bytes"], w["bytes"]);
+    assert_eq!(
+        phase(&doc, "ior-easy-read")["detail"]["ior"]["bytes"],
+        w["bytes"]
+    );
+    let made = phase(&doc, "mdtest-hard-write")["detail"]["mdtest"]["items"].clone();
+    assert_eq!(
+        phase(&doc, "mdtest-hard-delete")["detail"]["mdtest"]["items"],
+        made
+    );
+    assert_eq!(s.keys(b).unwrap(), before, "the run left or removed keys");
+}

@@ -1,0 +1,316 @@
+//! The validated configuration of a run: every value of the ini read
+//! into its type and checked, before anything is created.
+
+use crate::ini::{parse_bool, Ini, IniError};
+use crate::phase::Phase;
+use std::path::PathBuf;
+
+/// ior-hard's transfer (and block) size, fixed by the IO500 rules.
+pub const HARD_TRANSFER: u64 = 47008;
+/// mdtest-hard's file size, fixed by the IO500 rules.
+pub const HARD_FILE_BYTES: u64 = 3901;
+/// Write phases of a valid run last at least this long (seconds).
+pub const MIN_WRITE_S: u64 = 300;
+/// The same under the student cluster competition rules (`scc`).
+pub const MIN_WRITE_S_SCC: u64 = 30;
+/// Upper bound of `stonewall-time`, so that it converts to nanoseconds.
+pub const MAX_STONEWALL_S: u64 = 100_000_000;
+
+/// ior-easy's parameters.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IorEasy {
+    /// Bytes per transfer.
+    pub transfer_bytes: u64,
+    /// Bytes each task writes (before the stonewall).
+    pub block_bytes: u64,
+    /// One file per task (else one shared file, a block per task).
+    pub file_per_proc: bool,
+    /// A directory per task for its file.
+    pub unique_dir: bool,
+}
+
+/// A validated io500 configuration.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Config {
+    /// The ini file it was read from.
+    pub ini_file: PathBuf,
+    /// `[global] datadir` as given (a timestamp is appended at run time
+    /// when `timestamp_datadir`).
+    pub datadir: PathBuf,
+    /// Append the start time to datadir.
+    pub timestamp_datadir: bool,
+    /// `[global] resultdir` as given.
+    pub resultdir: PathBuf,
+    /// Append the start time to resultdir.
+    pub timestamp_resultdir: bool,
+    /// Drop the page cache before each phase.
+    pub drop_caches: bool,
+    /// Verbosity of the output.
+    pub verbosity: u64,
+    /// Student cluster competition rules.
+    pub scc: bool,
+    /// Seconds of each write phase before the stonewall.
+    pub stonewall_s: u64,
+    /// ior-easy's parameters.
+    pub ior_easy: IorEasy,
+    /// ior-hard's segments.
+    pub ior_hard_segments: u64,
+    /// mdtest-easy's files per task.
+    pub mdtest_easy_n: u64,
+    /// mdtest-hard's files per task.
+    pub mdtest_hard_n: u64,
+    /// mdtest-hard's files per directory (-I), when set.
+    pub mdtest_hard_files_per_dir: Option<u64>,
+    /// Phases to run (the 12 scored ones, in order), false when an ini
+    /// `run = FALSE` turned it off.
+    pub run: Vec<(Phase, bool)>,
+    /// Whether the timestamp file is made.
+    pub run_timestamp: bool,
+    /// Backend of each phase (`posix`), from its `API` keys or the global one.
+    pub apis: Vec<(Phase, String)>,
+    /// Extended sections found in the ini (accepted, not run).
+    pub extended: Vec<String>,
+}
+
+fn bad(msg: String) -> IniError {
+    IniError(msg)
+}
+
+impl Config {
+    /// Reads and checks the ini. `file` names it in messages.
+    pub fn from_ini(ini: &Ini, file: PathBuf) -> Result<Config, IniError> {
+        let text = |s: &str, k: &str| crate::ini::value_or_default(ini, s, k);
+        let flag = |s: &str, k: &str| parse_bool(&text(s, k)).unwrap_or(false);
+        let num = |s: &str, k: &str| text(s, k).parse::<u64>().unwrap_or(0);
+        let size = |s: &str, k: &str| iolab_core::units::parse_size(&text(s, k)).unwrap_or(0);
+        let ior_easy = IorEasy {
+            transfer_bytes: size("ior-easy", "transferSize"),
+            block_bytes: size("ior-easy", "blockSize"),
+            file_per_proc: flag("ior-easy", "filePerProc"),
+            unique_dir: flag("ior-easy", "uniqueDir"),
+        };
+        let mut run = Vec::new();
+        let mut apis = Vec::new();
+        for p in Phase::ALL {
+            let on = flag(p.base_section(), "run") && flag(p.name(), "run");
+            run.push((p, on));
+            apis.push((p, api_of(ini, p)?));
+        }
+        let cfg = Config {
+            ini_file: file,
+            datadir: PathBuf::from(text("global", "datadir")),
+            timestamp_datadir: flag("global", "timestamp-datadir"),
+            resultdir: PathBuf::from(text("global", "resultdir")),
+            timestamp_resultdir: flag("global", "timestamp-resultdir"),
+            drop_caches: flag("global", "drop-caches"),
+            verbosity: num("global", "verbosity"),
+            scc: flag("global", "scc"),
+            stonewall_s: num("debug", "stonewall-time"),
+            ior_easy,
+            ior_hard_segments: num("ior-hard", "segmentCount"),
+            mdtest_easy_n: num("mdtest-easy", "n"),
+            mdtest_hard_n: num("mdtest-hard", "n"),
+            mdtest_hard_files_per_dir: ini
+                .get("mdtest-hard", "files-per-dir")
+                .and_then(|v| v.parse().ok())
+                .filter(|&v| v > 0),
+            run,
+            run_timestamp: flag("timestamp", "run"),
+            apis,
+            extended: ini
+                .sections
+                .iter()
+                .filter(|s| crate::ini::EXTENDED_SECTIONS.contains(&s.as_str()))
+                .cloned()
+                .collect(),
+        };
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    fn check(&self) -> Result<(), IniError> {
+        let e = &self.ior_easy;
+        if e.transfer_bytes == 0 {
+            return Err(bad(
+                "[ior-easy] transferSize = 0: must be at least one byte".into(),
+            ));
+        }
+        if e.block_bytes == 0 || !e.block_bytes.is_multiple_of(e.transfer_bytes) {
+            return Err(bad(format!(
+                "[ior-easy] blockSize = {}: must be a non-zero multiple of transferSize ({})",
+                e.block_bytes, e.transfer_bytes
+            )));
+        }
+        if self.stonewall_s > MAX_STONEWALL_S {
+            return Err(bad(format!(
+                "[debug] stonewall-time = {}: above the limit of {MAX_STONEWALL_S} s",
+                self.stonewall_s
+            )));
+        }
+        if self.datadir.as_os_str().is_empty() {
+            return Err(bad("[global] datadir is empty".into()));
+        }
+        if self.resultdir.as_os_str().is_empty() {
+            return Err(bad("[global] resultdir is empty".into()));
+        }
+        Ok(())
+    }
+
+    /// Whether `phase` runs.
+    pub fn runs(&self, phase: Phase) -> bool {
+        self.run.iter().any(|&(p, on)| p == phase && on)
+    }
+
+    /// The backend name of `phase`.
+    pub fn api(&self, phase: Phase) -> &str {
+        self.apis
+            .iter()
+            .find(|(p, _)| *p == phase)
+            .map(|(_, a)| a.as_str())
+            .unwrap_or("posix")
+    }
+
+    /// Minimum write-phase length of a valid run, seconds.
+    pub fn min_write_s(&self) -> u64 {
+        match self.scc {
+            true => MIN_WRITE_S_SCC,
+            false => MIN_WRITE_S,
+        }
+    }
+
+    /// Checks what depends on the task count: sizes that must fit in 64
+    /// bits and buffers that must fit in memory.
+    pub fn check_tasks(&self, tasks: u64, tasks_per_process: u64) -> Result<(), IniError> {
+        let hard = self
+            .ior_hard_segments
+            .checked_mul(tasks)
+            .and_then(|v| v.checked_mul(HARD_TRANSFER));
+        if hard.is_none() {
+            return Err(bad(format!(
+                "[ior-hard] segmentCount = {}: the shared file of {tasks} tasks would exceed 2^64 bytes",
+                self.ior_hard_segments
+            )));
+        }
+        if !self.ior_easy.file_per_proc && self.ior_easy.block_bytes.checked_mul(tasks).is_none() {
+            return Err(bad(format!(
+                "[ior-easy] blockSize = {}: the shared file of {tasks} tasks would exceed 2^64 bytes",
+                self.ior_easy.block_bytes
+            )));
+        }
+        let memory = iolab_core::env::host_info().memory_bytes;
+        let need = self
+            .ior_easy
+            .transfer_bytes
+            .saturating_mul(tasks_per_process);
+        if memory > 0 && need > memory {
+            return Err(bad(format!(
+                "[ior-easy] transferSize = {}: {tasks_per_process} tasks' buffers need {need} bytes, above this machine's {memory} bytes of memory",
+                self.ior_easy.transfer_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The backend of a phase: its own `API`, its base section's, the global.
+fn api_of(ini: &Ini, p: Phase) -> Result<String, IniError> {
+    let (section, value) = [p.name(), p.base_section()]
+        .into_iter()
+        .find_map(|s| ini.get(s, "API").map(|v| (s, v)))
+        .unwrap_or(("global", ini.get("global", "api").unwrap_or("POSIX")));
+    let global = ini.get("global", "api").unwrap_or("POSIX");
+    let name = match value.to_ascii_lowercase().as_str() {
+        "posix" => "posix",
+        "s3" => "s3",
+        _ => {
+            return Err(bad(format!(
+                "[{section}] API = {value}: unknown or unsupported API for phase {} (iolab io500 runs POSIX or S3)",
+                p.name()
+            )))
+        }
+    };
+    if !value.eq_ignore_ascii_case(global) {
+        return Err(bad(format!(
+            "[{section}] API = {value}: phase {} on another API than [global] api = {global} is not supported by iolab io500 (one backend per run)",
+            p.name()
+        )));
+    }
+    Ok(name.into())
+}
+
+/// What the running phases need from the backend, asked before anything
+/// is created: a phase it cannot run is refused, naming the phase and
+/// how to leave it out.
+pub fn check_backend(cfg: &Config, be: &dyn iolab_backend::Backend) -> Result<(), IniError> {
+    let caps = be.capabilities();
+    let name = be.name();
+    let refuse = |p: Phase, what: &str| {
+        Err(bad(format!(
+            "phase {}: the {name} backend cannot {what}; set run = FALSE in [{}] to run the other phases on it, or use another api",
+            p.name(),
+            p.base_section()
+        )))
+    };
+    for p in Phase::ALL.into_iter().filter(|p| cfg.runs(*p)) {
+        let shared = matches!(p, Phase::IorHardWrite | Phase::IorHardRead)
+            || (matches!(p, Phase::IorEasyWrite | Phase::IorEasyRead)
+                && !cfg.ior_easy.file_per_proc);
+        if shared && !caps.shared_writes {
+            return refuse(
+                p,
+                "write one file from several tasks at interleaved offsets (IOR's shared file)",
+            );
+        }
+        if p == Phase::Find && !caps.mtime {
+            return refuse(p, "tell modification times, which find's -newer compares");
+        }
+    }
+    if !caps.directories {
+        return Err(bad(format!(
+            "api: the {name} backend has no directories, which the IO500 layout needs"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(text: &str) -> Result<Config, IniError> {
+        Config::from_ini(&Ini::parse(text, "t.ini")?, "t.ini".into())
+    }
+
+    #[test]
+    fn defaults_are_the_io500_app_s() {
+        let c = cfg("").unwrap();
+        assert_eq!(c.stonewall_s, 300);
+        assert_eq!(c.ior_easy.transfer_bytes, 2 << 20);
+        assert_eq!(c.ior_hard_segments, 10_000_000);
+        assert!(c.run.iter().all(|&(_, on)| on));
+        assert_eq!(c.api(Phase::Find), "posix");
+    }
+
+    #[test]
+    fn refuses_bad_values_naming_them() {
+        let e = cfg("[ior-easy]\ntransferSize = 3m\nblockSize = 4m\n")
+            .unwrap_err()
+            .0;
+        assert!(e.contains("blockSize"), "{e}");
+        let e = cfg("[mdtest-easy]\nAPI = S3\n").unwrap_err().0;
+        assert!(e.contains("mdtest-easy-write") && e.contains("S3"), "{e}");
+        let e = cfg("[global]\napi = DAOS\n").unwrap_err().0;
+        assert!(e.contains("DAOS"), "{e}");
+        let c = cfg("[global]\napi = S3\n").unwrap();
+        assert_eq!(c.api(Phase::MdtestHardRead), "s3");
+        let c = cfg("[ior-hard]\nsegmentCount = 18446744073709551615\n").unwrap();
+        assert!(c.check_tasks(2, 2).unwrap_err().0.contains("segmentCount"));
+    }
+
+    #[test]
+    fn run_false_turns_phases_off() {
+        let c = cfg("[mdtest-hard]\nrun = FALSE\n[ior-easy-read]\nrun = FALSE\n").unwrap();
+        assert!(!c.runs(Phase::MdtestHardWrite) && !c.runs(Phase::MdtestHardDelete));
+        assert!(!c.runs(Phase::IorEasyRead) && c.runs(Phase::IorEasyWrite));
+    }
+}

@@ -1,0 +1,626 @@
+//! The io500 app's ini file: a strict reader and the table of every
+//! section and key it knows, with defaults (what `--list` prints). An
+//! unknown section or key, a line that is not `key = value`, or a value
+//! of the wrong kind is an [`IniError`] naming the line.
+
+use std::collections::BTreeMap;
+
+/// What a key's value must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Any text.
+    Text,
+    /// TRUE/FALSE (also true/false, yes/no, 1/0).
+    Bool,
+    /// A whole number.
+    Uint,
+    /// A size with an optional k/m/g/t suffix (powers of two, as IOR).
+    Size,
+}
+
+/// One key of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    /// Section name, without brackets.
+    pub section: &'static str,
+    /// Key name as written in the ini.
+    pub key: &'static str,
+    /// Default value ("" when unset).
+    pub default: &'static str,
+    /// Value kind.
+    pub kind: Kind,
+    /// Whether iolab acts on the key; one that is not may only keep its
+    /// default, otherwise the run is refused naming it.
+    pub implemented: bool,
+    /// What it does.
+    pub help: &'static str,
+}
+
+const fn k(
+    section: &'static str,
+    key: &'static str,
+    default: &'static str,
+    kind: Kind,
+    implemented: bool,
+    help: &'static str,
+) -> Key {
+    Key {
+        section,
+        key,
+        default,
+        kind,
+        implemented,
+        help,
+    }
+}
+
+use Kind::{Bool, Size, Text, Uint};
+
+/// Sections of the scored phases that take only `API` and `run`.
+pub const PHASE_SECTIONS: [&str; 11] = [
+    "ior-easy-write",
+    "mdtest-easy-write",
+    "ior-hard-write",
+    "mdtest-hard-write",
+    "ior-easy-read",
+    "mdtest-easy-stat",
+    "ior-hard-read",
+    "mdtest-hard-stat",
+    "mdtest-easy-delete",
+    "mdtest-hard-read",
+    "mdtest-hard-delete",
+];
+
+/// Sections of the extended (unscored) phases: accepted, never run.
+pub const EXTENDED_SECTIONS: [&str; 7] = [
+    "ior-rnd4K",
+    "ior-rnd1MB",
+    "mdworkbench",
+    "find-easy",
+    "find-hard",
+    "ior-rnd-write",
+    "ior-rnd-read",
+];
+
+/// Every key of the non-phase sections, in `--list` order.
+pub const KEYS: &[Key] = &[
+    k(
+        "global",
+        "datadir",
+        "./datadir",
+        Text,
+        true,
+        "The directory where the IO500 runs",
+    ),
+    k(
+        "global",
+        "timestamp-datadir",
+        "TRUE",
+        Bool,
+        true,
+        "Append the start time to datadir",
+    ),
+    k(
+        "global",
+        "resultdir",
+        "./results",
+        Text,
+        true,
+        "The result directory",
+    ),
+    k(
+        "global",
+        "timestamp-resultdir",
+        "TRUE",
+        Bool,
+        true,
+        "Append the start time to resultdir",
+    ),
+    k(
+        "global",
+        "api",
+        "POSIX",
+        Text,
+        true,
+        "The API used by default in every phase",
+    ),
+    k(
+        "global",
+        "drop-caches",
+        "FALSE",
+        Bool,
+        true,
+        "Drop the page cache before each phase (writes /proc/sys/vm/drop_caches)",
+    ),
+    k(
+        "global",
+        "drop-caches-cmd",
+        "",
+        Text,
+        false,
+        "A command to drop caches (iolab writes /proc/sys/vm/drop_caches itself)",
+    ),
+    k(
+        "global",
+        "io-buffers-on-gpu",
+        "FALSE",
+        Bool,
+        false,
+        "Allocate I/O buffers on a GPU",
+    ),
+    k(
+        "global",
+        "verbosity",
+        "1",
+        Uint,
+        true,
+        "Verbosity of the output (0 prints only results)",
+    ),
+    k(
+        "global",
+        "scc",
+        "FALSE",
+        Bool,
+        true,
+        "Student cluster competition rules (write phases of 30 s)",
+    ),
+    k(
+        "global",
+        "dataPacketType",
+        "timestamp",
+        Text,
+        false,
+        "Data written (iolab always writes scrambled data)",
+    ),
+    k(
+        "debug",
+        "stonewall-time",
+        "300",
+        Uint,
+        true,
+        "Seconds of each write phase before the stonewall; below 300 the run is invalid",
+    ),
+    k(
+        "ior-easy",
+        "API",
+        "",
+        Text,
+        true,
+        "The API of the ior-easy phases",
+    ),
+    k(
+        "ior-easy",
+        "transferSize",
+        "2m",
+        Size,
+        true,
+        "Transfer size",
+    ),
+    k(
+        "ior-easy",
+        "blockSize",
+        "9920000m",
+        Size,
+        true,
+        "Block size per task; a multiple of transferSize",
+    ),
+    k(
+        "ior-easy",
+        "filePerProc",
+        "TRUE",
+        Bool,
+        true,
+        "One file per task",
+    ),
+    k(
+        "ior-easy",
+        "uniqueDir",
+        "FALSE",
+        Bool,
+        true,
+        "A directory per task for its file",
+    ),
+    k(
+        "ior-easy",
+        "hintsFileName",
+        "",
+        Text,
+        false,
+        "MPI-IO hints file",
+    ),
+    k(
+        "ior-easy",
+        "posix.odirect",
+        "FALSE",
+        Bool,
+        false,
+        "O_DIRECT",
+    ),
+    k(
+        "ior-easy",
+        "verbosity",
+        "0",
+        Uint,
+        true,
+        "Verbosity of IOR (no effect in iolab)",
+    ),
+    k(
+        "ior-easy",
+        "run",
+        "TRUE",
+        Bool,
+        true,
+        "Run the ior-easy phases",
+    ),
+    k(
+        "mdtest-easy",
+        "API",
+        "",
+        Text,
+        true,
+        "The API of the mdtest-easy phases",
+    ),
+    k("mdtest-easy", "n", "1000000", Uint, true, "Files per task"),
+    k(
+        "mdtest-easy",
+        "run",
+        "TRUE",
+        Bool,
+        true,
+        "Run the mdtest-easy phases",
+    ),
+    k(
+        "timestamp",
+        "run",
+        "TRUE",
+        Bool,
+        true,
+        "Create the timestamp file find compares with",
+    ),
+    k(
+        "ior-hard",
+        "API",
+        "",
+        Text,
+        true,
+        "The API of the ior-hard phases",
+    ),
+    k(
+        "ior-hard",
+        "segmentCount",
+        "10000000",
+        Uint,
+        true,
+        "Segments: each task writes one 47008-byte transfer per segment",
+    ),
+    k(
+        "ior-hard",
+        "collective",
+        "FALSE",
+        Bool,
+        false,
+        "Collective I/O",
+    ),
+    k(
+        "ior-hard",
+        "verbosity",
+        "0",
+        Uint,
+        true,
+        "Verbosity of IOR (no effect in iolab)",
+    ),
+    k(
+        "ior-hard",
+        "run",
+        "TRUE",
+        Bool,
+        true,
+        "Run the ior-hard phases",
+    ),
+    k(
+        "mdtest-hard",
+        "API",
+        "",
+        Text,
+        true,
+        "The API of the mdtest-hard phases",
+    ),
+    k("mdtest-hard", "n", "1000000", Uint, true, "Files per task"),
+    k(
+        "mdtest-hard",
+        "files-per-dir",
+        "",
+        Uint,
+        true,
+        "Files per directory (mdtest -I); the run is then invalid",
+    ),
+    k(
+        "mdtest-hard",
+        "run",
+        "TRUE",
+        Bool,
+        true,
+        "Run the mdtest-hard phases",
+    ),
+    k(
+        "find",
+        "external-script",
+        "",
+        Text,
+        false,
+        "An external find script",
+    ),
+    k(
+        "find",
+        "external-mpi-args",
+        "",
+        Text,
+        false,
+        "Startup arguments of the external script",
+    ),
+    k(
+        "find",
+        "external-extra-args",
+        "",
+        Text,
+        false,
+        "Extra arguments of the external script",
+    ),
+    k("find", "nproc", "", Uint, false, "Processes of the find"),
+    k(
+        "find",
+        "pfind-queue-length",
+        "10000",
+        Uint,
+        true,
+        "pfind's queue length (no effect in iolab)",
+    ),
+    k(
+        "find",
+        "pfind-steal-next",
+        "FALSE",
+        Bool,
+        true,
+        "pfind's work stealing (no effect in iolab)",
+    ),
+    k(
+        "find",
+        "pfind-parallelize-single-dir-access-using-hashing",
+        "FALSE",
+        Bool,
+        true,
+        "pfind's hashed readdir (iolab always splits entries by a hash of their name)",
+    ),
+    k("find", "run", "TRUE", Bool, true, "Run the find phase"),
+];
+
+/// The key `section.key`: from the table, or `API`/`run` of a phase
+/// section, or a key of an extended section.
+pub fn lookup(section: &str, key: &str) -> Option<Key> {
+    if let Some(k) = KEYS.iter().find(|k| k.section == section && k.key == key) {
+        return Some(*k);
+    }
+    let phase = PHASE_SECTIONS
+        .iter()
+        .chain(EXTENDED_SECTIONS.iter())
+        .find(|s| **s == section)?;
+    match key {
+        "API" => Some(k(phase, "API", "", Text, true, "The API of this phase")),
+        "run" => Some(k(phase, "run", "TRUE", Bool, true, "Run this phase")),
+        // Extended phases are never run: their tuning keys are kept as text.
+        _ if EXTENDED_SECTIONS.contains(phase) => {
+            Some(k(phase, "", "", Text, true, "A key of an extended phase"))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `name` is a section iolab knows.
+pub fn known_section(name: &str) -> bool {
+    KEYS.iter().any(|k| k.section == name)
+        || PHASE_SECTIONS.contains(&name)
+        || EXTENDED_SECTIONS.contains(&name)
+}
+
+/// An ini file that cannot be used, naming the line, section or key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct IniError(pub String);
+
+/// A parsed ini: `(section, key) -> (value, line)` for the keys given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ini {
+    values: BTreeMap<(String, String), (String, usize)>,
+    /// Sections that appeared, in file order.
+    pub sections: Vec<String>,
+}
+
+impl Ini {
+    /// Reads ini text strictly. `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Ini, IniError> {
+        let mut ini = Ini::default();
+        let mut section: Option<String> = None;
+        for (i, raw) in text.lines().enumerate() {
+            let line_no = i + 1;
+            let at = |msg: String| IniError(format!("{file}:{line_no}: {msg}"));
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix('[') {
+                let name = rest
+                    .strip_suffix(']')
+                    .ok_or_else(|| at(format!("'{line}': a section header must end with ']'")))?
+                    .trim();
+                if !known_section(name) {
+                    return Err(at(format!(
+                        "unknown section [{name}] (iolab io500 --list shows every section)"
+                    )));
+                }
+                ini.sections.push(name.to_string());
+                section = Some(name.to_string());
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                return Err(at(format!("'{line}' is not 'key = value'")));
+            };
+            let (key, value) = (key.trim(), unquote(value.trim()));
+            let Some(sec) = &section else {
+                return Err(at(format!("'{key}' comes before any [section]")));
+            };
+            let Some(spec) = lookup(sec, key) else {
+                return Err(at(format!(
+                    "unknown key '{key}' in [{sec}] (iolab io500 --list shows every key)"
+                )));
+            };
+            if value.is_empty() {
+                // `key =` leaves the key unset, as the io500 app reads it.
+                continue;
+            }
+            check_value(spec.kind, value)
+                .map_err(|why| at(format!("[{sec}] {key} = {value}: {why}")))?;
+            if !spec.implemented && value != spec.default && !is_default_bool(spec, value) {
+                return Err(at(format!(
+                    "[{sec}] {key} = {value}: not implemented by iolab io500 (only the default '{}' is accepted; see docs/io500.md)",
+                    spec.default
+                )));
+            }
+            let slot = (sec.clone(), key.to_string());
+            if ini.values.contains_key(&slot) {
+                return Err(at(format!("[{sec}] {key} is given twice")));
+            }
+            ini.values.insert(slot, (value.to_string(), line_no));
+        }
+        Ok(ini)
+    }
+
+    /// The value given for `section.key`, if any.
+    pub fn get(&self, section: &str, key: &str) -> Option<&str> {
+        self.values
+            .get(&(section.to_string(), key.to_string()))
+            .map(|(v, _)| v.as_str())
+    }
+
+    /// Every value given, as `(section, key, value)`, sorted.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &str, &str)> {
+        self.values
+            .iter()
+            .map(|((s, k), (v, _))| (s.as_str(), k.as_str(), v.as_str()))
+    }
+}
+
+fn is_default_bool(spec: Key, value: &str) -> bool {
+    spec.kind == Kind::Bool && parse_bool(value) == parse_bool(spec.default)
+}
+
+fn unquote(v: &str) -> &str {
+    v.strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(v)
+}
+
+/// Reads an ini boolean.
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" | "on" => Some(true),
+        "false" | "no" | "0" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+fn check_value(kind: Kind, v: &str) -> Result<(), String> {
+    match kind {
+        Kind::Text => Ok(()),
+        Kind::Bool => parse_bool(v)
+            .map(drop)
+            .ok_or_else(|| "not a boolean (TRUE or FALSE)".to_string()),
+        Kind::Uint => v
+            .parse::<u64>()
+            .map(drop)
+            .map_err(|_| "not a whole number".to_string()),
+        Kind::Size => iolab_core::units::parse_size(v)
+            .map(drop)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// What `iolab io500 --list` prints: every section and key with its
+/// default, in the ini's own syntax, so that the output is a valid ini.
+pub fn list() -> String {
+    let mut out = String::new();
+    let mut last = "";
+    for key in KEYS {
+        if key.section != last {
+            out.push_str(&format!("\n[{}]\n", key.section));
+            last = key.section;
+        }
+        out.push_str(&format!("# {}\n", key.help));
+        out.push_str(&format!("{} = {}\n", key.key, key.default));
+    }
+    for s in PHASE_SECTIONS {
+        out.push_str(&format!(
+            "\n[{s}]\n# The API of this phase\nAPI = \n# Run this phase\nrun = TRUE\n"
+        ));
+    }
+    for s in EXTENDED_SECTIONS {
+        out.push_str(&format!(
+            "\n# [{s}]: an extended phase, accepted and not run by iolab\n"
+        ));
+    }
+    out.trim_start().to_string()
+}
+
+/// The value of `section.key`: as given, else the table's default.
+pub fn value_or_default(ini: &Ini, section: &str, key: &str) -> String {
+    ini.get(section, key)
+        .map(str::to_string)
+        .or_else(|| lookup(section, key).map(|k| k.default.to_string()))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_small_ini() {
+        let ini = Ini::parse(
+            "[global]\ndatadir = /x\n# c\n[ior-easy]\ntransferSize = 1m\nrun = FALSE\n",
+            "t.ini",
+        )
+        .unwrap();
+        assert_eq!(ini.get("global", "datadir"), Some("/x"));
+        assert_eq!(ini.get("ior-easy", "transferSize"), Some("1m"));
+        assert_eq!(ini.get("ior-easy", "run"), Some("FALSE"));
+    }
+
+    #[test]
+    fn names_what_is_wrong() {
+        let e = Ini::parse("[nope]\n", "t.ini").unwrap_err().0;
+        assert!(e.contains("t.ini:1") && e.contains("[nope]"), "{e}");
+        let e = Ini::parse("[global]\nfoo = 1\n", "t.ini").unwrap_err().0;
+        assert!(e.contains("t.ini:2") && e.contains("foo"), "{e}");
+        let e = Ini::parse("[ior-hard]\nsegmentCount = many\n", "t")
+            .unwrap_err()
+            .0;
+        assert!(e.contains("segmentCount") && e.contains("many"), "{e}");
+        let e = Ini::parse("[global]\ndrop-caches = maybe\n", "t")
+            .unwrap_err()
+            .0;
+        assert!(e.contains("drop-caches"), "{e}");
+        let e = Ini::parse("[find]\nexternal-script = /bin/x\n", "t")
+            .unwrap_err()
+            .0;
+        assert!(e.contains("not implemented"), "{e}");
+        let e = Ini::parse("datadir = /x\n", "t").unwrap_err().0;
+        assert!(e.contains("before any [section]"), "{e}");
+    }
+
+    #[test]
+    fn list_is_an_ini_that_parses() {
+        let text = list();
+        let ini = Ini::parse(&text, "list").unwrap();
+        assert_eq!(ini.get("debug", "stonewall-time"), Some("300"));
+        assert_eq!(ini.get("ior-easy", "transferSize"), Some("2m"));
+    }
+}

@@ -1,0 +1,344 @@
+//! The run: the 12 scored phases in IO500's order (and the timestamp
+//! file between mdtest-easy-write and ior-hard-write), each on every task
+//! of the communicator, then the score and the final cleanup.
+
+use crate::config::Config;
+use crate::find::{self, FindResult};
+use crate::ior::{self, IorResult, IorSpec, Pattern};
+use crate::phase::{equivalent_command, mdtest_args, Layout, Phase};
+use crate::results::{
+    score, unit, CommInfo, Detail, Io500Payload, MdtestFigures, PhaseReport, RunResult,
+};
+use iolab_backend::{c_path, Backend, OpenOptions};
+use iolab_comm::{run_subset, Transport};
+use iolab_core::{Failure, Outcome};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Receives each phase's report as it ends (on rank 0 only).
+pub trait RunObserver: Sync {
+    /// A phase is about to start.
+    fn phase_started(&self, _phase: Phase) {}
+    /// A phase ended (or was skipped).
+    fn phase_done(&self, _report: &PhaseReport) {}
+}
+
+/// An observer that ignores everything.
+pub struct Silent;
+impl RunObserver for Silent {}
+
+/// Everything a run needs, built before it starts.
+pub struct Runner<'a> {
+    /// The validated configuration.
+    pub cfg: &'a Config,
+    /// Where the data goes (datadir with its timestamp).
+    pub layout: Layout,
+    /// The resultdir of this run (for the payload).
+    pub resultdir: String,
+    /// The processes.
+    pub transport: Arc<dyn Transport>,
+    /// Tasks (threads) per process.
+    pub threads: usize,
+    /// The storage backend.
+    pub backend: &'a dyn Backend,
+    /// Progress and per-phase reports.
+    pub observer: &'a dyn RunObserver,
+}
+
+/// What the phases hand on to later ones.
+#[derive(Default)]
+struct State {
+    reports: Vec<PhaseReport>,
+    ior_easy_transfers: Option<u64>,
+    ior_hard_transfers: Option<u64>,
+    timestamp_ns: Option<u64>,
+    outcome: Option<Outcome>,
+    notes: Vec<String>,
+}
+
+impl State {
+    fn succeeded(&self, p: Phase) -> bool {
+        self.reports
+            .iter()
+            .any(|r| r.phase == p && !matches!(r.detail, Detail::Skipped(_) | Detail::Failed(_)))
+    }
+}
+
+/// A phase that could not complete: how the run ends, and the message.
+type PhaseError = (Outcome, String);
+
+impl Runner<'_> {
+    /// All tasks of the run.
+    pub fn tasks(&self) -> usize {
+        self.threads * self.transport.size()
+    }
+
+    fn leader(&self) -> bool {
+        self.transport.rank() == 0
+    }
+
+    /// Runs every phase; every rank returns the same figures.
+    pub fn run(&self) -> RunResult {
+        let mut st = State::default();
+        for p in Phase::ALL {
+            if self.leader() {
+                self.observer.phase_started(p);
+            }
+            let report = self.phase(&mut st, p);
+            if self.leader() {
+                self.observer.phase_done(&report);
+            }
+            st.reports.push(report);
+            if p == Phase::MdtestEasyWrite {
+                self.timestamp(&mut st);
+            }
+        }
+        self.transport.barrier();
+        let left = match self.leader() {
+            true => crate::cleanup::remove_run_data(self.backend, &self.layout),
+            false => Vec::new(),
+        };
+        self.finish(st, left)
+    }
+
+    fn finish(&self, st: State, left: Vec<std::path::PathBuf>) -> RunResult {
+        let invalid = crate::validity::reasons(self.cfg, &st.reports);
+        let mut notes = st.notes;
+        if !self.cfg.extended.is_empty() {
+            notes.push(format!(
+                "extended sections [{}] were read and not run (iolab io500 runs the 12 scored phases)",
+                self.cfg.extended.join("], [")
+            ));
+        }
+        let payload = Io500Payload {
+            datadir: self.layout.datadir.display().to_string(),
+            resultdir: self.resultdir.clone(),
+            comm: CommInfo {
+                kind: self.transport.kind().into(),
+                ranks: self.transport.size() as u64,
+                tasks_per_rank: self.threads as u64,
+                tasks: self.tasks() as u64,
+            },
+            score: score(&st.reports),
+            valid: invalid.is_empty(),
+            invalid_reasons: invalid,
+            phases: st.reports,
+            left_behind: left.iter().map(|p| p.display().to_string()).collect(),
+            notes,
+        };
+        RunResult {
+            payload,
+            outcome: st.outcome.unwrap_or(Outcome::Completed),
+        }
+    }
+
+    /// Runs one phase, or says why it did not run.
+    fn phase(&self, st: &mut State, p: Phase) -> PhaseReport {
+        let cmd = equivalent_command(self.cfg, &self.layout, p, self.threads as u64);
+        let skip = |why: String| PhaseReport::not_run(p, cmd.clone(), Detail::Skipped(why));
+        // Agreed by every rank, so that none starts a phase alone.
+        let stop = iolab_core::stop::requested();
+        let all = self.transport.all_gather(&[u8::from(stop)]);
+        if all.iter().any(|v| v.first() == Some(&1)) && st.outcome.is_none() {
+            st.outcome = Some(Outcome::Interrupted);
+        }
+        if st.outcome.is_some() {
+            return skip("the run stopped before this phase".into());
+        }
+        if !self.cfg.runs(p) {
+            return skip("run = FALSE in the ini".into());
+        }
+        if let Some(dep) = p.depends_on().filter(|d| !st.succeeded(*d)) {
+            return skip(format!(
+                "it works on what {} writes, which did not run",
+                dep.name()
+            ));
+        }
+        if p == Phase::Find && st.timestamp_ns.is_none() {
+            return skip("the timestamp file was not made".into());
+        }
+        self.drop_caches(st);
+        self.transport.barrier();
+        let t0 = Instant::now();
+        let detail = match self.run_phase(st, p) {
+            Ok(d) => d,
+            Err((outcome, msg)) => {
+                st.outcome = Some(outcome);
+                Detail::Failed(msg)
+            }
+        };
+        let time_s = t0.elapsed().as_secs_f64();
+        PhaseReport {
+            phase: p,
+            name: p.name().into(),
+            score: phase_score(&detail),
+            unit: unit(p).into(),
+            time_s,
+            command: cmd,
+            detail,
+        }
+    }
+
+    fn run_phase(&self, st: &mut State, p: Phase) -> Result<Detail, PhaseError> {
+        match p {
+            Phase::IorEasyWrite | Phase::IorHardWrite => {
+                let r = self.ior(p, None)?;
+                match p {
+                    Phase::IorEasyWrite => st.ior_easy_transfers = Some(r.transfers_per_task),
+                    _ => st.ior_hard_transfers = Some(r.transfers_per_task),
+                }
+                Ok(Detail::Ior(r))
+            }
+            Phase::IorEasyRead => self.ior(p, st.ior_easy_transfers).map(Detail::Ior),
+            Phase::IorHardRead => self.ior(p, st.ior_hard_transfers).map(Detail::Ior),
+            Phase::Find => self.find(st.timestamp_ns.unwrap_or(0)).map(Detail::Find),
+            _ => self.mdtest(p).map(Detail::Mdtest),
+        }
+    }
+
+    /// The spec of ior-easy or ior-hard.
+    pub fn ior_spec(&self, p: Phase) -> IorSpec {
+        let e = &self.cfg.ior_easy;
+        let (dir, pattern, seed) = match p {
+            Phase::IorEasyWrite | Phase::IorEasyRead => (
+                "ior-easy",
+                Pattern::Easy {
+                    transfer_bytes: e.transfer_bytes,
+                    block_bytes: e.block_bytes,
+                    file_per_proc: e.file_per_proc,
+                    unique_dir: e.unique_dir,
+                },
+                271,
+            ),
+            _ => (
+                "ior-hard",
+                Pattern::Hard {
+                    segments: self.cfg.ior_hard_segments,
+                },
+                27,
+            ),
+        };
+        IorSpec {
+            dir: self.layout.path(dir),
+            pattern,
+            stonewall_s: self.cfg.stonewall_s,
+            reorder_shift: self.threads,
+            seed,
+        }
+    }
+
+    /// A data phase: a write when `transfers` is None, else a read of
+    /// that many transfers per task.
+    fn ior(&self, p: Phase, transfers: Option<u64>) -> Result<IorResult, PhaseError> {
+        let spec = self.ior_spec(p);
+        let be = self.backend;
+        let out = run_subset(
+            self.transport.clone(),
+            self.threads,
+            self.tasks(),
+            |c| match transfers {
+                None => ior::write(c, be, &spec),
+                Some(n) => ior::read(c, be, &spec, n),
+            },
+        );
+        let r = out.into_iter().next().unwrap_or_default();
+        if let Some(f) = &r.failure {
+            return Err((Outcome::Error(f.clone()), f.to_string()));
+        }
+        if r.interrupted {
+            return Err((Outcome::Interrupted, "interrupted".into()));
+        }
+        Ok(r)
+    }
+
+    fn find(&self, newer_than_ns: u64) -> Result<FindResult, PhaseError> {
+        let roots: Vec<_> = crate::cleanup::PHASE_DIRS
+            .iter()
+            .map(|d| self.layout.path(d))
+            .filter(|d| {
+                c_path(d)
+                    .and_then(|c| self.backend.exists(&c))
+                    .unwrap_or(false)
+            })
+            .collect();
+        let be = self.backend;
+        let out = run_subset(self.transport.clone(), self.threads, self.tasks(), |c| {
+            find::run(c, be, &roots, newer_than_ns)
+        });
+        let r = out.into_iter().next().unwrap_or_default();
+        match &r.failure {
+            Some(f) => Err((Outcome::Error(f.clone()), f.to_string())),
+            None if iolab_core::stop::requested() => {
+                Err((Outcome::Interrupted, "interrupted".into()))
+            }
+            None => Ok(r),
+        }
+    }
+
+    /// An mdtest phase through iolab's mdtest engine, with IO500's options.
+    fn mdtest(&self, p: Phase) -> Result<MdtestFigures, PhaseError> {
+        let args = mdtest_args(self.cfg, &self.layout, p, self.threads as u64);
+        crate::mdphase::run(&args, p, self.transport.clone(), self.threads, self.backend)
+    }
+
+    /// Makes the file find compares with (rank 0) and reads its time.
+    fn timestamp(&self, st: &mut State) {
+        if !self.cfg.run_timestamp || st.outcome.is_some() {
+            return;
+        }
+        let path = self.layout.timestamp_file();
+        let be = self.backend;
+        let made = match self.leader() {
+            true => c_path(&path)
+                .and_then(|c| be.open(&c, OpenOptions::create_new()))
+                .and_then(|h| be.close(h))
+                .map_err(|e| e.to_string()),
+            false => Ok(()),
+        };
+        self.transport.barrier();
+        let seen = made.and_then(|_| {
+            c_path(&path)
+                .and_then(|c| be.stat(&c))
+                .map_err(|e| e.to_string())
+        });
+        // Every rank goes on, or none does.
+        let all = self.transport.all_gather(&[u8::from(seen.is_ok())]);
+        let seen = match (seen, all.iter().all(|v| v.first() == Some(&1))) {
+            (Ok(_), false) => Err("another rank could not see it".to_string()),
+            (s, _) => s,
+        };
+        match seen {
+            Ok(s) => st.timestamp_ns = Some(s.mtime_ns),
+            Err(e) => {
+                let f = Failure::other("timestamp", format!("{}: {e}", path.display()));
+                st.notes.push(f.to_string());
+                st.outcome = Some(Outcome::Error(f));
+            }
+        }
+    }
+
+    /// Drops the page cache of this node (`drop-caches = TRUE`).
+    fn drop_caches(&self, st: &mut State) {
+        if !self.cfg.drop_caches {
+            return;
+        }
+        self.backend.sync_all();
+        if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", b"3") {
+            let note = format!("drop-caches: cannot write /proc/sys/vm/drop_caches: {e}");
+            if !st.notes.contains(&note) {
+                st.notes.push(note);
+            }
+        }
+    }
+}
+
+/// A phase's score from its figures: GiB/s or kIOPS.
+fn phase_score(d: &Detail) -> f64 {
+    let per = |n: f64, s: f64| if s > 0.0 { n / s } else { 0.0 };
+    match d {
+        Detail::Ior(r) => per(r.bytes as f64, r.elapsed_s) / (1u64 << 30) as f64,
+        Detail::Mdtest(m) => m.rate / 1000.0,
+        Detail::Find(f) => per(f.total as f64, f.elapsed_s) / 1000.0,
+        Detail::Skipped(_) | Detail::Failed(_) => 0.0,
+    }
+}

@@ -1,0 +1,53 @@
+//! Why a run cannot be submitted (IO500's `[INVALID]`).
+
+use crate::config::Config;
+use crate::phase::Phase;
+use crate::results::{Detail, PhaseReport};
+
+/// The reasons, empty for a valid run.
+pub fn reasons(cfg: &Config, reports: &[PhaseReport]) -> Vec<String> {
+    let mut out = global_reasons(cfg);
+    for r in reports {
+        out.extend(phase_reasons(cfg, r));
+    }
+    if reports.len() < Phase::ALL.len() {
+        out.push("not every scored phase was reported".into());
+    }
+    out
+}
+
+/// What makes every phase of the run invalid, known before it starts.
+pub fn global_reasons(cfg: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    let min = cfg.min_write_s();
+    if cfg.stonewall_s < min {
+        out.push(format!(
+            "stonewall-time is {} s, below the {min} s the rules ask for",
+            cfg.stonewall_s
+        ));
+    }
+    if let Some(k) = cfg.mdtest_hard_files_per_dir {
+        out.push(format!("[mdtest-hard] files-per-dir is set ({k})"));
+    }
+    out
+}
+
+/// What makes one phase invalid.
+pub fn phase_reasons(cfg: &Config, r: &PhaseReport) -> Vec<String> {
+    let min = cfg.min_write_s();
+    match &r.detail {
+        Detail::Skipped(why) => vec![format!("{} did not run: {why}", r.name)],
+        Detail::Failed(why) => vec![format!("{} failed: {why}", r.name)],
+        Detail::Find(f) if f.found == 0 => vec!["find found no file".into()],
+        _ if r.phase.is_write() && r.time_s < min as f64 => vec![format!(
+            "{} ran {:.3} s, below the {min} s a write phase must last",
+            r.name, r.time_s
+        )],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a phase's `[RESULT]` line carries `[INVALID]`.
+pub fn phase_invalid(cfg: &Config, r: &PhaseReport) -> bool {
+    !global_reasons(cfg).is_empty() || !phase_reasons(cfg, r).is_empty()
+}

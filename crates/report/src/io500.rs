@@ -1,0 +1,132 @@
+//! The io500 app's output: the `[RESULT]` and `[SCORE ]` lines (stdout
+//! and result_summary.txt), result.txt (the ini echo and each phase's
+//! details) and the `--dry-run` listing.
+
+use iolab_io500::results::{Detail, Io500Payload, PhaseReport, Score};
+
+const INVALID: &str = " [INVALID]";
+
+/// One `[RESULT]` line, as the io500 app prints it.
+pub fn result_line(r: &PhaseReport, invalid: bool) -> String {
+    format!(
+        "[RESULT] {:>20} {:>15.6} {} : time {:.3} seconds{}\n",
+        r.name,
+        r.score,
+        r.unit,
+        r.time_s,
+        if invalid { INVALID } else { "" }
+    )
+}
+
+/// The `[SCORE ]` line.
+pub fn score_line(s: &Score, valid: bool) -> String {
+    format!(
+        "[SCORE ] Bandwidth {:.6} GiB/s : IOPS {:.6} kiops : TOTAL {:.6}{}\n",
+        s.bandwidth,
+        s.iops,
+        s.total,
+        if valid { "" } else { INVALID }
+    )
+}
+
+/// result_summary.txt: every `[RESULT]` line, then the score line.
+/// `invalid[i]` marks phase i.
+pub fn summary(p: &Io500Payload, invalid: &[bool]) -> String {
+    let mut s = String::new();
+    for (i, r) in p.phases.iter().enumerate() {
+        s.push_str(&result_line(r, invalid.get(i).copied().unwrap_or(true)));
+    }
+    s.push_str(&score_line(&p.score, p.valid));
+    s
+}
+
+/// result.txt: the ini as given, then each phase's command and figures,
+/// then the score and why the run is invalid.
+pub fn result_txt(p: &Io500Payload, ini_text: &str) -> String {
+    let mut s = String::from("; the ini file of this run\n");
+    for l in ini_text.lines() {
+        s.push_str(&format!("; {l}\n"));
+    }
+    s.push_str(&format!(
+        "\n[run]\ndatadir = {}\nresultdir = {}\ncommunicator = {}\nranks = {}\ntasks-per-rank = {}\ntasks = {}\n",
+        p.datadir, p.resultdir, p.comm.kind, p.comm.ranks, p.comm.tasks_per_rank, p.comm.tasks
+    ));
+    for r in &p.phases {
+        s.push_str(&phase_block(r));
+    }
+    s.push_str(&format!(
+        "\n[SCORE]\nBW = {:.6}\nMD = {:.6}\nSCORE = {:.6}\nvalid = {}\n",
+        p.score.bandwidth, p.score.iops, p.score.total, p.valid
+    ));
+    for why in &p.invalid_reasons {
+        s.push_str(&format!("invalid = {why}\n"));
+    }
+    for l in &p.left_behind {
+        s.push_str(&format!("left-behind = {l}\n"));
+    }
+    s
+}
+
+fn phase_block(r: &PhaseReport) -> String {
+    let mut s = format!(
+        "\n[{}]\nexe = {}\nscore = {:.6}\nunit = {}\nt_delta = {:.4}\n",
+        r.name, r.command, r.score, r.unit, r.time_s
+    );
+    match &r.detail {
+        Detail::Ior(i) => s.push_str(&format!(
+            "bytes = {}\nfile-bytes = {}\ntransfer-size = {}\ntransfers-per-task = {}\nelapsed = {:.6}\nstonewall-hit = {}\nmin-transfers-at-stonewall = {}\n",
+            i.bytes, i.file_bytes, i.transfer_bytes, i.transfers_per_task, i.elapsed_s, i.stonewall_hit, i.min_at_wall
+        )),
+        Detail::Mdtest(m) => s.push_str(&format!(
+            "items = {}\nitems-per-task = {}\nelapsed = {:.6}\nrate = {:.3}\nstonewall-hit = {}\n",
+            m.items, m.items_per_task, m.elapsed_s, m.rate, m.stonewall_hit
+        )),
+        Detail::Find(f) => s.push_str(&format!(
+            "found = {}\ntotal-files = {}\nelapsed = {:.6}\n",
+            f.found, f.total, f.elapsed_s
+        )),
+        Detail::Skipped(why) => s.push_str(&format!("skipped = {why}\n")),
+        Detail::Failed(why) => s.push_str(&format!("failed = {why}\n")),
+    }
+    s
+}
+
+/// What `--dry-run` prints: each phase and its equivalent command.
+pub fn dry_run(commands: &[(String, String)]) -> String {
+    commands
+        .iter()
+        .map(|(name, cmd)| format!("[{name}]\nexe = {cmd}\n\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_io500::Phase;
+
+    #[test]
+    fn lines_have_the_io500_app_s_shape() {
+        let r = PhaseReport {
+            phase: Phase::IorEasyWrite,
+            name: "ior-easy-write".into(),
+            score: 1.5,
+            unit: "GiB/s".into(),
+            time_s: 301.25,
+            command: String::new(),
+            detail: Detail::Skipped(String::new()),
+        };
+        assert_eq!(
+            result_line(&r, true),
+            "[RESULT]       ior-easy-write        1.500000 GiB/s : time 301.250 seconds [INVALID]\n"
+        );
+        let s = Score {
+            bandwidth: 1.0,
+            iops: 4.0,
+            total: 2.0,
+        };
+        assert_eq!(
+            score_line(&s, true),
+            "[SCORE ] Bandwidth 1.000000 GiB/s : IOPS 4.000000 kiops : TOTAL 2.000000\n"
+        );
+    }
+}

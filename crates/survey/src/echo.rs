@@ -1,0 +1,544 @@
+//! obdfilter-survey's `case=network` and `case=netdisk`: the I/O requests
+//! go over the network to an echo agent on each target host. For
+//! `network` it acknowledges and discards what is written and answers
+//! reads with pattern data, as the kit's obdecho server does; no file
+//! system is touched. For `netdisk` (targets `HOST:/DIR`) it writes each
+//! record to its object in `DIR/iolab-obdfilter.<pid>/` and reads it back
+//! from there (O_DIRECT when the file system allows; a buffered write is
+//! fdatasync'd before the thread's last answer), and removes its objects
+//! and directory when it stops.
+//!
+//! Every record is one request and its answer on a TCP connection of
+//! `iolab_net` (CRC-checked frames, the shared-key handshake when a key
+//! is configured): a write sends the record and waits for the agent's
+//! acknowledgement, a read sends an empty request and receives the
+//! record. Each of a target's `thr` threads has its own connection, so
+//! `thr` requests are in flight per target, as echo_client's threads.
+//! The agent (`iolab survey obdfilter-agent echo --port P`) is started on
+//! each host through the remote shell and stopped at the end; it prints
+//! what it received and sent ([`EchoTotals`]), so the bytes that crossed
+//! the wire are on record.
+
+use crate::obdfilter::{Shape, TargetResult};
+use crate::sampler::{self, Counters};
+use iolab_net::{conn, frame::Kind, handshake, Cancel, Conn, NetError, SharedKey};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::Duration;
+
+/// The handshake's tool name.
+pub const TOOL: &str = "iolab-obdecho";
+/// The agent's first port when none is given (target `i` uses base + i).
+pub const DEFAULT_PORT: u16 = 5993;
+/// Largest record an agent takes (the survey's own limit).
+pub const MAX_RECORD: u64 = crate::obdfilter::MAX_RSZ_KB * 1024;
+/// Longest wait for an agent to listen, or for a request or an answer.
+pub const NET_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest an agent waits for its next connection.
+pub const IDLE_LIMIT: Duration = Duration::from_secs(24 * 3600);
+
+/// What one agent moved, printed as JSON when it stops.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EchoTotals {
+    /// Bytes of written records received (and discarded).
+    pub received_bytes: u64,
+    /// Bytes of read records sent.
+    pub sent_bytes: u64,
+    /// Requests answered.
+    pub requests: u64,
+}
+
+#[derive(Default)]
+struct Totals {
+    received: AtomicU64,
+    sent: AtomicU64,
+    requests: AtomicU64,
+}
+
+/// The parameters a client states in its handshake.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Job {
+    write: bool,
+    rsz_bytes: u64,
+    /// netdisk: the object this thread works on (`o<k>`).
+    #[serde(default)]
+    object: u64,
+}
+
+/// Where a netdisk agent keeps its objects; None for the network case.
+pub struct Store<'a> {
+    /// The backend every file goes through.
+    pub backend: &'a dyn iolab_backend::Backend,
+    /// The agent's work directory (made by [`Store::make`]).
+    pub dir: std::path::PathBuf,
+}
+
+impl Store<'_> {
+    /// Makes the work directory (it must not exist: it is ours alone).
+    pub fn make(&self) -> Result<(), String> {
+        crate::io::cpath(&self.dir)
+            .and_then(|c| self.backend.mkdir(&c, 0o755))
+            .map_err(|e| format!("mkdir {}: {e}", self.dir.display()))
+    }
+
+    /// Removes every object and the work directory.
+    pub fn remove(&self) {
+        if let Ok(rd) = std::fs::read_dir(&self.dir) {
+            for e in rd.flatten() {
+                if let Ok(c) = crate::io::cpath(&e.path()) {
+                    let _ = self.backend.unlink(&c);
+                }
+            }
+        }
+        if let Ok(c) = crate::io::cpath(&self.dir) {
+            let _ = self.backend.rmdir(&c);
+        }
+    }
+
+    /// Opens object `k` for a job, creating it for writing.
+    fn open(&self, k: u64, write: bool) -> std::io::Result<(iolab_backend::Handle, bool)> {
+        use iolab_backend::OpenOptions;
+        let c = crate::io::cpath(&self.dir.join(format!("o{k}")))?;
+        let opts = || {
+            if write {
+                OpenOptions::write()
+            } else {
+                OpenOptions::read()
+            }
+        };
+        match crate::io::open_data(self.backend, &c, opts(), true) {
+            Ok(h) => Ok(h),
+            Err(_) if write => {
+                // Another thread of the object may create it first.
+                let _ = self
+                    .backend
+                    .open(&c, OpenOptions::create_new())
+                    .and_then(|h| self.backend.close(h));
+                crate::io::open_data(self.backend, &c, opts(), true)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Serves on `0.0.0.0:port` until a stop is requested (SIGTERM, Ctrl-C)
+/// or no connection comes for [`IDLE_LIMIT`]; returns what was moved.
+pub fn serve(
+    port: u16,
+    key: Option<&SharedKey>,
+    store: Option<&Store<'_>>,
+) -> Result<EchoTotals, NetError> {
+    let l = conn::listen(&format!("0.0.0.0:{port}"))?;
+    let totals = Totals::default();
+    let result = std::thread::scope(|scope| loop {
+        match conn::accept(&l, IDLE_LIMIT, Cancel::process()) {
+            Ok((c, _)) => {
+                let t = &totals;
+                scope.spawn(move || {
+                    // A connection that fails ends alone; the client says why.
+                    let _ = answer(c, key, t, store);
+                });
+            }
+            Err(_) if iolab_core::stop::requested() => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    });
+    result.map(|()| EchoTotals {
+        received_bytes: totals.received.load(Ordering::Relaxed),
+        sent_bytes: totals.sent.load(Ordering::Relaxed),
+        requests: totals.requests.load(Ordering::Relaxed),
+    })
+}
+
+/// One client connection: handshake, then one answer per request until
+/// the client's End.
+fn answer(
+    mut c: Conn,
+    key: Option<&SharedKey>,
+    t: &Totals,
+    store: Option<&Store<'_>>,
+) -> Result<(), NetError> {
+    let cancel = Cancel::process();
+    c.idle_timeout = NET_TIMEOUT;
+    let mut job = None;
+    handshake::server(
+        &mut c,
+        &json!({ "max_record": MAX_RECORD }),
+        key,
+        |p| {
+            let j: Job = serde_json::from_value(p.clone()).map_err(|e| e.to_string())?;
+            if j.rsz_bytes == 0 || j.rsz_bytes > MAX_RECORD {
+                return Err(format!(
+                    "record of {} bytes: at most {MAX_RECORD}",
+                    j.rsz_bytes
+                ));
+            }
+            job = Some(j);
+            Ok(())
+        },
+        cancel,
+    )?;
+    let Some(job) = job else {
+        return Ok(());
+    };
+    c.max_payload = job.rsz_bytes as u32;
+    let refuse = |c: &mut Conn, e: String| {
+        let _ = c.send(Kind::Error, 0, 0, e.as_bytes(), cancel);
+        NetError::Protocol(e)
+    };
+    let file = match store.map(|s| s.open(job.object, job.write)) {
+        Some(Ok(h)) => Some(h),
+        Some(Err(e)) => return Err(refuse(&mut c, format!("object o{}: {e}", job.object))),
+        None => None,
+    };
+    let mut owned = iolab_xdd::buffer::IoBuffer::heap(job.rsz_bytes as usize, 4096)
+        .map_err(|e| NetError::Protocol(format!("buffer: {e}")))?;
+    let buf = owned.as_mut_slice();
+    crate::io::fill_pattern(buf, 1);
+    let io = |r: std::io::Result<()>, what: &str, off: u64| {
+        r.map_err(|e| format!("{what} at offset {off}: {e}"))
+    };
+    loop {
+        let h = c.recv_header(cancel)?;
+        match h.kind {
+            Kind::End => {
+                if let (Some(s), Some((fh, direct))) = (store, &file) {
+                    if job.write && !direct {
+                        if let Err(e) = s.backend.fdatasync(fh) {
+                            return Err(refuse(&mut c, format!("fdatasync: {e}")));
+                        }
+                    }
+                }
+                if let (Some(s), Some((fh, _))) = (store, file) {
+                    let _ = s.backend.close(fh);
+                }
+                c.send(Kind::End, 0, 0, &[], cancel)?;
+                return Ok(());
+            }
+            Kind::Data if job.write => {
+                let got = c.recv_payload(&h, buf, cancel)?.len();
+                if let (Some(s), Some((fh, _))) = (store, &file) {
+                    let r = crate::io::write_all_at(s.backend, fh, &buf[..got], h.offset);
+                    io(r, "write", h.offset).map_err(|e| refuse(&mut c, e))?;
+                }
+                t.received.fetch_add(got as u64, Ordering::Relaxed);
+                c.send(Kind::Control, 0, h.offset, &[], cancel)?;
+            }
+            Kind::Data => {
+                c.recv_payload(&h, &mut buf[..0], cancel)?;
+                if let (Some(s), Some((fh, _))) = (store, &file) {
+                    let r = crate::io::read_full_at(s.backend, fh, buf, h.offset);
+                    io(r, "read", h.offset).map_err(|e| refuse(&mut c, e))?;
+                }
+                c.send(Kind::Data, 0, h.offset, buf, cancel)?;
+                t.sent.fetch_add(job.rsz_bytes, Ordering::Relaxed);
+            }
+            other => {
+                return Err(NetError::Protocol(format!(
+                    "unexpected {other:?} frame from the client"
+                )))
+            }
+        }
+        t.requests.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// One connected thread of one target, ready before the clock starts.
+struct Link {
+    target: usize,
+    /// Where this thread's stretch of its object starts (netdisk).
+    base: u64,
+    conn: Result<Conn, String>,
+}
+
+/// Runs test `name` against the agents at `addrs` (`host:port`, one per
+/// target), all at once, sampled every `interval_ms` as the disk case.
+pub fn run_test(
+    addrs: &[String],
+    name: &str,
+    s: Shape,
+    interval_ms: u64,
+    key: Option<&SharedKey>,
+) -> Vec<TargetResult> {
+    let write = name.contains("write");
+    let links = connect_all(addrs, write, s, key);
+    let counters = Counters::new(&vec![s.thr as usize; addrs.len()]);
+    let errors: Vec<Mutex<Option<String>>> = addrs.iter().map(|_| Mutex::new(None)).collect();
+    let barrier = Barrier::new(links.len() + 1);
+    let done = AtomicBool::new(false);
+    let samples = std::thread::scope(|scope| {
+        for l in links {
+            let (counters, barrier, errors) = (&counters, &barrier, &errors);
+            scope.spawn(move || {
+                barrier.wait();
+                let (t, base) = (l.target, l.base);
+                if let Err(e) = l
+                    .conn
+                    .and_then(|c| records(c, (t, base), write, s, counters))
+                {
+                    if let Ok(mut slot) = errors[t].lock() {
+                        slot.get_or_insert(format!("{}: {e}", addrs[t]));
+                    }
+                }
+                counters.worker_done(t);
+            });
+        }
+        counters.begin();
+        let sampler =
+            scope.spawn(|| sampler::sample(&counters, Duration::from_millis(interval_ms), &done));
+        barrier.wait();
+        // The scope joins the workers; the sampler stops once they are.
+        while (0..addrs.len()).any(|t| counters.finished_s(t).is_none()) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        done.store(true, Ordering::Release);
+        sampler.join().unwrap_or_default()
+    });
+    sampler::per_target(&counters, samples)
+        .into_iter()
+        .enumerate()
+        .map(|(t, rates)| TargetResult {
+            target: addrs[t].clone(),
+            rates,
+            direct: true,
+            error: errors[t].lock().ok().and_then(|e| e.clone()),
+        })
+        .collect()
+}
+
+/// Every thread's connection and handshake, made before the clock starts
+/// (as the disk case opens its objects first).
+fn connect_all(addrs: &[String], write: bool, s: Shape, key: Option<&SharedKey>) -> Vec<Link> {
+    let mut out = Vec::new();
+    for (t, addr) in addrs.iter().enumerate() {
+        for k in 0..s.thr {
+            let conn = conn::connect(addr, NET_TIMEOUT, Cancel::process())
+                .and_then(|mut c| {
+                    c.idle_timeout = NET_TIMEOUT;
+                    let job = json!({
+                        "write": write,
+                        "rsz_bytes": s.rsz_bytes,
+                        "object": k / s.per_obj.max(1),
+                    });
+                    handshake::client(&mut c, TOOL, &job, key, Cancel::process())?;
+                    c.max_payload = s.rsz_bytes as u32;
+                    Ok(c)
+                })
+                .map_err(|e| e.to_string());
+            let base = (k % s.per_obj.max(1)) * s.count * s.rsz_bytes;
+            out.push(Link {
+                target: t,
+                base,
+                conn,
+            });
+        }
+    }
+    out
+}
+
+/// One thread's records: each a request and its answer.
+fn records(
+    mut c: Conn,
+    (t, base): (usize, u64),
+    write: bool,
+    s: Shape,
+    counters: &Counters,
+) -> Result<(), String> {
+    let cancel = Cancel::process();
+    let mut buf = vec![0u8; s.rsz_bytes as usize];
+    crate::io::fill_pattern(&mut buf, t as u64 + 1);
+    let err = |e: NetError| e.to_string();
+    for i in 0..s.count {
+        if iolab_core::stop::requested() {
+            break;
+        }
+        let off = base + i * s.rsz_bytes;
+        let payload: &[u8] = if write { &buf } else { &[] };
+        c.send(Kind::Data, 0, off, payload, cancel).map_err(err)?;
+        let (h, got) = answer_of(&mut c, &mut buf, cancel)?;
+        let expected = if write {
+            (Kind::Control, 0)
+        } else {
+            (Kind::Data, s.rsz_bytes as usize)
+        };
+        if (h, got) != expected {
+            return Err(format!(
+                "record {i}: the agent answered {h:?} of {got} bytes"
+            ));
+        }
+        counters.add(t, s.rsz_bytes);
+    }
+    // The agent answers End once a buffered write is on disk.
+    c.send(Kind::End, 0, 0, &[], cancel).map_err(err)?;
+    match answer_of(&mut c, &mut buf, cancel)? {
+        (Kind::End, _) => Ok(()),
+        (k, _) => Err(format!("the agent answered End with {k:?}")),
+    }
+}
+
+/// The agent's next answer: its kind and payload length, or the agent's
+/// own error message.
+fn answer_of(c: &mut Conn, buf: &mut [u8], cancel: Cancel<'_>) -> Result<(Kind, usize), String> {
+    let h = c.recv_header(cancel).map_err(|e| e.to_string())?;
+    if h.kind == Kind::Error {
+        let (_, msg) = (
+            h,
+            c.recv_payload(&h, buf, cancel).map_err(|e| e.to_string())?,
+        );
+        return Err(format!("the agent: {}", String::from_utf8_lossy(msg)));
+    }
+    let got = c
+        .recv_payload(&h, buf, cancel)
+        .map_err(|e| e.to_string())?
+        .len();
+    Ok((h.kind, got))
+}
+
+/// Runs the survey's points against the agents at `addrs` (one per
+/// target); `on_point` sees each point as it completes. Nothing is
+/// created: the kit's network case has no objects on disk.
+pub fn run(
+    cfg: &crate::obdfilter::ObdConfig,
+    addrs: &[String],
+    key: Option<&SharedKey>,
+    on_point: &mut dyn FnMut(&crate::obdfilter::ObdPoint),
+) -> crate::obdfilter::ObdReport {
+    use crate::obdfilter::{combine, count_errors, points, ObdPoint, ObdPointResult, ObdReport};
+    use iolab_core::{Failure, Outcome};
+    let mut report = ObdReport {
+        header: crate::Header::now(),
+        points: Vec::new(),
+        outcome: Outcome::Completed,
+        notes: Vec::new(),
+    };
+    let n = addrs.len() as u64;
+    let mut errors = 0;
+    for (rsz_kb, nobj, thr) in points(cfg) {
+        let count = cfg.size_mb * 1024 / (rsz_kb * thr);
+        let mut point = ObdPoint {
+            ost: n,
+            total_size_kb: rsz_kb * count * thr * n,
+            rsz_kb,
+            obj: nobj * n,
+            thr: thr * n,
+            result: ObdPointResult::TooMuchBuffer,
+        };
+        if thr * n * rsz_kb <= cfg.max_buffer_kb {
+            let shape = Shape {
+                rsz_bytes: rsz_kb * 1024,
+                count,
+                thr,
+                per_obj: thr / nobj,
+            };
+            let mut tests = Vec::new();
+            for name in &cfg.tests {
+                let targets = run_test(addrs, name, shape, cfg.interval_ms, key);
+                let elapsed = targets
+                    .iter()
+                    .map(|t| t.rates.elapsed_s)
+                    .fold(0.0, f64::max);
+                tests.push(combine(name, targets, elapsed));
+                if iolab_core::stop::requested() {
+                    break;
+                }
+            }
+            point.result = ObdPointResult::Ran { tests };
+        }
+        if iolab_core::stop::requested() {
+            report.outcome = Outcome::Interrupted;
+            break;
+        }
+        errors += count_errors(&point);
+        on_point(&point);
+        report.points.push(point);
+    }
+    if errors > 0 && report.outcome == Outcome::Completed {
+        report.outcome = Outcome::Error(Failure::other(
+            "obdfilter survey",
+            format!("{errors} test(s) failed; the .detail file says why"),
+        ));
+    }
+    report
+}
+
+/// The echo agents of a `case=network` survey, one per target host,
+/// started through the remote shell; each is stopped (and killed, if it
+/// must be) when this is dropped or [`Agents::stop`]ped.
+pub struct Agents {
+    runs: Vec<(String, iolab_launch::Remote)>,
+    /// `host:port` of each target's agent, in target order.
+    pub addrs: Vec<String>,
+}
+
+impl Agents {
+    /// Starts `iolab survey obdfilter-agent echo --port BASE+i [-- DIR]`
+    /// for each target `i` (a host, and for netdisk its directory, in
+    /// which the agent keeps `work`) through `rsh` (else $IOLAB_RSH, else
+    /// ssh).
+    pub fn start(
+        targets: &[(String, Option<std::path::PathBuf>)],
+        base_port: u16,
+        rsh: Option<&str>,
+        iolab: &str,
+        work: &str,
+    ) -> Result<Agents, String> {
+        let shell = iolab_launch::RemoteShell::resolve(rsh).map_err(|e| e.to_string())?;
+        let mut agents = Agents {
+            runs: Vec::new(),
+            addrs: Vec::new(),
+        };
+        for (i, (host, dir)) in targets.iter().enumerate() {
+            let port = base_port
+                .checked_add(i as u16)
+                .ok_or_else(|| format!("port {base_port} + {i} is above 65535"))?;
+            let mut cmd: Vec<String> = [
+                iolab,
+                "survey",
+                "obdfilter-agent",
+                "echo",
+                "--work",
+                work,
+                "--port",
+                &port.to_string(),
+            ]
+            .map(String::from)
+            .to_vec();
+            if let Some(d) = dir {
+                cmd.push("--".into());
+                cmd.push(d.display().to_string());
+            }
+            let r = shell
+                .spawn(host, &cmd, &[])
+                .map_err(|e| format!("{host}: {e}"))?;
+            agents.runs.push((host.clone(), r));
+            agents.addrs.push(format!("{host}:{port}"));
+        }
+        Ok(agents)
+    }
+
+    /// Stops every agent and says what each moved (or why it could not
+    /// say), one note per host.
+    pub fn stop(self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (host, mut r) in self.runs {
+            r.terminate();
+            let note = match r.wait(Duration::from_secs(30), || false) {
+                Ok(f) => match serde_json::from_slice::<EchoTotals>(&f.stdout) {
+                    Ok(t) => format!(
+                        "{host}: the echo agent received {} bytes and sent {} bytes in {} requests",
+                        t.received_bytes, t.sent_bytes, t.requests
+                    ),
+                    Err(_) => format!(
+                        "{host}: the echo agent stopped without its totals: {}",
+                        String::from_utf8_lossy(&f.stderr).trim()
+                    ),
+                },
+                Err(e) => format!("{host}: the echo agent: {e}"),
+            };
+            notes.push(note);
+        }
+        notes
+    }
+}
