@@ -1198,7 +1198,7 @@ fn echo_agent(
     }
     let totals = served.map_err(|e| e.to_string())?;
     let json = serde_json::to_string(&totals).map_err(|e| e.to_string())?;
-    println!("{json}");
+    let _ = outln!("{json}");
     Ok(())
 }
 
