@@ -281,11 +281,28 @@ fn announce_stop(prog: &str, cfg: &Config, plan: &Plan, running: &AtomicBool) {
         if iolab_core::stop::requested() {
             if cfg.phases.create {
                 eprint!("{}", where_items_are(prog, cfg, plan, "stopping; removing what this run made. Should the process be killed first, it may be left in:"));
+                eprint!("{}", mpirun_grace_hint(prog).unwrap_or_default());
             }
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// Open MPI's mpirun, on Ctrl-C, passes SIGTERM to the ranks and kills
+/// them `odls_base_sigkill_timeout` seconds later (1 by default): too
+/// soon for the removal of a large run. Says so, and how to give more.
+fn mpirun_grace_hint(prog: &str) -> Option<String> {
+    std::env::var_os("OMPI_COMM_WORLD_SIZE")?;
+    let secs: u64 = std::env::var("OMPI_MCA_odls_base_sigkill_timeout")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(1);
+    (secs < 30).then(|| {
+        format!(
+            "{prog}: mpirun kills the ranks {secs} s after passing them the signal (Open MPI's odls_base_sigkill_timeout), which may cut the removal short; give it time with: mpirun --mca odls_base_sigkill_timeout 30 ...\n"
+        )
+    })
 }
 
 /// What a second Ctrl-C prints as the process ends without cleaning up:
@@ -404,12 +421,7 @@ fn finished_test(
     doc: &mut MdtestDocument,
     t: TestResult,
 ) -> Result<(), Unfinished> {
-    let missing: u64 = t
-        .iterations
-        .iter()
-        .flat_map(|i| &i.phases)
-        .map(|p| p.missing)
-        .sum();
+    let missing = t.missing_items;
     if missing > 0 {
         let note = format!(
             "{missing} items were already gone (removed earlier, or never made by an interrupted run); only what was there was removed and counted"

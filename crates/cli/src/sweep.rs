@@ -93,6 +93,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Ok(w) => w,
         Err(e) => return usage(&cli.store, e),
     };
+    for d in work.taken_over() {
+        eprintln!(
+            "iolab sweep: took over {}: the sweep that made it is no longer running; its leftovers were removed",
+            d.display()
+        );
+    }
     crate::signals::set_last_words(
         "\niolab sweep: stopped at once; the repeat that was running may still be running in its own process group\n"
             .to_string(),

@@ -178,9 +178,12 @@ fn run_and_report(
             outcome = outcome.worst(Outcome::Error(Failure::other("write", format!("{e:#}"))));
         }
     }
-    if let Err(f) = store.record_json(&report::json::render(&results)) {
-        eprintln!("xdd: {f}");
-        outcome = outcome.worst(Outcome::Error(f));
+    // Rendered only for a store: 30,000 passes make ~90 MB of JSON.
+    if store.is_open() {
+        if let Err(f) = store.record_json(&report::json::render(&results)) {
+            eprintln!("xdd: {f}");
+            outcome = outcome.worst(Outcome::Error(f));
+        }
     }
     Ok(crate::exit::status(&outcome))
 }

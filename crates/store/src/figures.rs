@@ -71,7 +71,13 @@ fn mdtest(payload: &Value) -> Vec<Figure> {
                 t.get("tasks").and_then(Value::as_u64).unwrap_or(0)
             ),
         };
-        let n = list(t, "iterations").len().max(1) as u32;
+        // Tests of many iterations keep the first ones only: the count
+        // is then given apart.
+        let n = t
+            .get("iterations_count")
+            .and_then(Value::as_u64)
+            .unwrap_or(list(t, "iterations").len() as u64)
+            .clamp(1, u64::from(u32::MAX)) as u32;
         for s in list(t, "summary") {
             let (Some(phase), Some(mean)) = (
                 s.get("phase").and_then(Value::as_str),
