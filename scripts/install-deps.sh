@@ -13,8 +13,9 @@ set -euo pipefail
 # strace counts the threads an S3 run starts (tests/s3.rs).
 # iperf3 and sockperf are the peers of bench/e2e-vs-iperf3.sh and
 # bench/lst-vs-sockperf.sh, which the suite runs small (tests/bench.rs).
+# man-db: the man-page test renders every page `iolab man` writes (man -l).
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs btrfs-progs util-linux mount
-  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core strace iperf3 sockperf)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core strace iperf3 sockperf man-db)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -5,7 +5,10 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+#[macro_use]
+mod output;
 mod clock;
+mod completions;
 mod demo;
 mod exit;
 mod font;
@@ -21,6 +24,7 @@ mod stats_hook;
 mod store_hook;
 mod survey;
 mod sweep;
+mod tools;
 mod xdd;
 mod xddcp;
 
@@ -39,75 +43,44 @@ pub fn process_command_line() -> String {
         .join(" ")
 }
 
-const USAGE: &str = "\
-iolab: storage performance toolkit
-
-Usage: iolab <command> [options...]
-
-Commands:
-  mdtest   metadata benchmark, a drop-in mdtest (iolab mdtest -h)
-  xdd      XDD data I/O benchmark (iolab xdd -help)
-  lst      network self-test as LNet selftest: agents, ping and brw (iolab lst --help)
-  stats    stats-collect: system and Lustre statistics on every node (iolab stats -h)
-  survey   the Lustre I/O kit's surveys: disk, obdfilter, ost, mds, plot (iolab survey --help)
-  sweep    scaling sweep of any tool from a TOML plan, recorded in the store (iolab sweep --help)
-  report   charts and an HTML page of series from the store (iolab report --help)
-  results  the results store: list, show, export, compare (iolab results --help)
-  demo     the quick-start run: a short mdtest, then a short XDD write and verified read, in a temporary directory
-  timeserver  XDD's global clock server (iolab timeserver -help)
-  gettime     read the global clock from a timeserver (iolab gettime -help)
-  xddcp    copy files to another host with XDD's end-to-end copy (iolab xddcp -h)
-  io500    the IO500 benchmark from its ini file (iolab io500 --help)
-
-Also callable through links named `mdtest`, `xdd`, `xddcp`, `timeserver` or `gettime`.
-Options: -h/--help, -V/--version
-";
-
-/// A subcommand's entry point: the arguments after its name, and the
-/// name the user typed (for messages and `Command line used:`).
-type Entry = fn(prog: &str, args: Vec<OsString>) -> ExitCode;
-
-fn lookup(name: &str) -> Option<Entry> {
-    match name {
-        "demo" => Some(demo::main),
-        "mdtest" => Some(mdtest::main),
-        "xdd" => Some(xdd::main),
-        "lst" => Some(lst::main),
-        "stats" => Some(stats::main),
-        "survey" => Some(survey::main),
-        "results" => Some(results::main),
-        "sweep" => Some(sweep::main),
-        "report" => Some(report::main),
-        "timeserver" => Some(clock::timeserver),
-        "gettime" => Some(clock::gettime),
-        "xddcp" => Some(xddcp::main),
-        "io500" => Some(io500::main),
-        _ => None,
-    }
+/// A tool's entry point, from the registry (`tools::TOOLS`).
+fn lookup(name: &str) -> Option<tools::Entry> {
+    tools::find(name).map(|t| t.entry)
 }
 
 fn main() -> ExitCode {
     signals::install();
+    let code = dispatch();
+    // The reader of stdout left: the run stopped and cleaned up as for
+    // Ctrl-C, and ends as SIGPIPE would have ended it.
+    if output::stdout_closed() {
+        return ExitCode::from(output::CLOSED_STATUS);
+    }
+    code
+}
+
+/// Runs the subcommand the arguments (or the program's name) choose.
+fn dispatch() -> ExitCode {
     let mut args: Vec<OsString> = std::env::args_os().collect();
     let argv0 = args.remove(0);
     let base = std::path::Path::new(&argv0)
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if let Some(entry) = lookup(&base).filter(|_| base != "demo") {
-        return entry(&base, args);
+    if let Some(t) = tools::find(&base).filter(|t| t.link) {
+        return (t.entry)(&base, args);
     }
     let Some(first) = args.first().map(|a| a.to_string_lossy().into_owned()) else {
-        eprint!("{USAGE}");
+        eprint!("{}", tools::usage());
         return ExitCode::from(EXIT_USAGE);
     };
     match first.as_str() {
         "-h" | "--help" | "help" => {
-            print!("{USAGE}");
+            let _ = out!("{}", tools::usage());
             ExitCode::SUCCESS
         }
         "-V" | "--version" => {
-            println!("iolab {}", env!("CARGO_PKG_VERSION"));
+            let _ = outln!("iolab {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
         name => match lookup(name) {
@@ -116,7 +89,7 @@ fn main() -> ExitCode {
                 entry(name, args)
             }
             None => {
-                eprintln!("iolab: unknown command '{name}'\n\n{USAGE}");
+                eprintln!("iolab: unknown command '{name}'\n\n{}", tools::usage());
                 ExitCode::from(EXIT_USAGE)
             }
         },

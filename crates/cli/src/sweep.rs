@@ -11,7 +11,6 @@ use iolab_store::{Store, StoreError};
 use iolab_sweep::plan::{Plan, ToolCheck};
 use iolab_sweep::run::{self, Event, SweepError, WorkDir};
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -34,18 +33,20 @@ struct Cli {
     dry_run: bool,
 }
 
-/// Each tool's own parser, without running anything.
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
+/// Each tool's own parser (from the registry), without running anything.
 struct Tools;
 
 impl ToolCheck for Tools {
     fn check(&self, tool: &str, args: &[String]) -> Result<(), String> {
         let os: Vec<OsString> = args.iter().map(OsString::from).collect();
-        match tool {
-            "mdtest" => crate::mdtest::check_args(&os),
-            "xdd" => crate::xdd::check_args(&os),
-            "lst" => crate::lst::check_args(&os),
-            "survey" => crate::survey::check_args(&os),
-            t => Err(format!("no tool named {t}")),
+        match crate::tools::find(tool).and_then(|t| t.sweep) {
+            Some(check) => check(&os),
+            None => Err(format!("no tool named {tool} that a sweep can run")),
         }
     }
 }
@@ -128,7 +129,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 
 /// `--dry-run`: every point's command line.
 fn dry_run(plan: &Plan, exe: &Path) -> ExitCode {
-    println!(
+    let _ = outln!(
         "sweep '{}': {} points x {} repeats; the plan is valid",
         plan.label,
         plan.points().len(),
@@ -136,19 +137,20 @@ fn dry_run(plan: &Plan, exe: &Path) -> ExitCode {
     );
     for p in plan.points() {
         match plan.command(&exe.to_string_lossy(), &p, 1, "RUN.json") {
-            Ok(argv) => println!("{}: {}", p.key, argv.join(" ")),
+            Ok(argv) => {
+                let _ = outln!("{}: {}", p.key, argv.join(" "));
+            }
             Err(e) => return usage(Path::new(&plan.label), e),
         }
     }
     ExitCode::SUCCESS
 }
 
-/// Writes to standard output; a closed pipe (`| head`) must not stop
-/// the sweep, so errors are ignored.
+/// Writes to standard output. A closed pipe (`| head`) stops the sweep
+/// as SIGPIPE would (crate::output): the repeat under way is stopped,
+/// what was recorded stays, and a rerun resumes.
 fn say(s: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(s.as_bytes());
-    let _ = out.flush();
+    let _ = crate::output::print_bytes(s.as_bytes());
 }
 
 /// One line per event, on standard output (the tail of a failed child's

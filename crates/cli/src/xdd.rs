@@ -75,21 +75,23 @@ pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> ExitCode {
     match run_and_report(&cfg, &p, stats, &store) {
         Ok(code) => code,
         Err(e) => {
-            let usage = e
-                .downcast_ref::<RunError>()
-                .is_some_and(|r| matches!(r, RunError::Usage(_) | RunError::Refused(_)));
             eprintln!("{prog}: {e:#}");
-            let interrupted = e
-                .downcast_ref::<RunError>()
-                .is_some_and(|r| matches!(r, RunError::Interrupted));
-            if usage {
-                crate::exit::usage()
-            } else if interrupted {
-                ExitCode::from(crate::exit::INTERRUPTED)
-            } else {
-                ExitCode::from(crate::exit::FAILED)
-            }
+            crate::exit::status(&run_error_outcome(&e))
         }
+    }
+}
+
+/// How a run that could not finish ended, as a typed outcome for
+/// `exit::status`: a refused target or bad usage found late is `Refused`
+/// (exit 2), Ctrl-C is interrupted, anything else a failure.
+fn run_error_outcome(e: &anyhow::Error) -> Outcome {
+    let message = format!("{e:#}");
+    match e.downcast_ref::<RunError>() {
+        Some(RunError::Usage(_) | RunError::Refused(_)) => {
+            Outcome::Error(Failure::other("xdd", message).of_kind(iolab_core::FailureKind::Refused))
+        }
+        Some(RunError::Interrupted) => Outcome::Interrupted,
+        _ => Outcome::Error(Failure::other("xdd", message)),
     }
 }
 
@@ -105,14 +107,22 @@ pub fn check_args(args: &[OsString]) -> Result<(), String> {
 fn action(prog: &str, a: Action) -> ExitCode {
     use iolab_xdd::options::{full_help, help_for, short_help};
     match a {
-        Action::Version => println!(
-            "iolab xdd version {} (XDD 7.0 command line)",
-            env!("CARGO_PKG_VERSION")
-        ),
-        Action::FullHelp => print!("{}", full_help()),
-        Action::Help(None) => print!("{}", short_help()),
+        Action::Version => {
+            let _ = outln!(
+                "iolab xdd version {} (XDD 7.0 command line)",
+                env!("CARGO_PKG_VERSION")
+            );
+        }
+        Action::FullHelp => {
+            let _ = out!("{}", full_help());
+        }
+        Action::Help(None) => {
+            let _ = out!("{}", short_help());
+        }
         Action::Help(Some(o)) => match help_for(&o) {
-            Some(h) => print!("{h}"),
+            Some(h) => {
+                let _ = out!("{h}");
+            }
             None => {
                 return usage_exit(
                     prog,
@@ -139,7 +149,7 @@ fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
         .collect();
     let host = iolab_core::env::host_info();
     let text = report::preamble::render(cfg, &host, iolab_core::clock::wall_ns(), &infos);
-    println!("{text}Dry run: configuration checked, no target opened, no I/O done.");
+    let _ = outln!("{text}Dry run: configuration checked, no target opened, no I/O done.");
     ExitCode::SUCCESS
 }
 
@@ -188,16 +198,15 @@ fn run_and_report(
     Ok(crate::exit::status(&outcome))
 }
 
+/// Writes (or, for XDD's collecting CSVs, appends to) `path` whole or
+/// not at all, through the output layer.
 fn write_file(path: &str, text: &str, append: bool) -> anyhow::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .append(append)
-        .truncate(!append)
-        .open(path)
-        .with_context(|| format!("cannot write {path}"))?;
-    f.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {path}"))
+    let p = std::path::Path::new(path);
+    match append {
+        true => iolab_output::append_atomically(p, text.as_bytes()),
+        false => iolab_output::write_atomically(p, text.as_bytes()),
+    }
+    .with_context(|| format!("cannot write {path}"))
 }
 
 /// The text report, CSV, combined line and JSON. Each is attempted even
@@ -208,7 +217,9 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     let mut results = Vec::new();
     match &g.output {
         Some(f) => results.push(write_file(f, &text, false).context("-output")),
-        None => print!("{text}"),
+        None => {
+            let _ = out!("{text}");
+        }
     }
     // XDD opens both files for appending, so runs collect in one file.
     if let Some(f) = &g.csvout {
@@ -243,7 +254,7 @@ fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
                     .and_then(|mut f| f.write_all(text.as_bytes()))
                     .with_context(|| format!("-timestamps output {path}"))?;
             }
-            None => std::io::stdout().write_all(text.as_bytes())?,
+            None => crate::output::print_bytes(text.as_bytes())?,
         }
         if let Some(prefix) = &o.dump {
             let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "bin");

@@ -147,21 +147,11 @@ pub fn write_tgz(
     nodes: &[(String, BTreeMap<String, Vec<u8>>)],
     failed: &[(String, String)],
 ) -> std::io::Result<()> {
-    // A private name, created exclusively and never through a link: the
-    // directory may be shared (/tmp) and the name otherwise predictable.
-    let tmp = path.with_extension(format!("tgz.part-{}", std::process::id()));
-    let file = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .map_err(|e| {
-                std::io::Error::new(e.kind(), format!("cannot create {}: {e}", tmp.display()))
-            })?
-    };
+    // Whole or absent: a failure (a full file system) drops the
+    // temporary file, so no .part stays beside the target. The temporary
+    // name is random and created exclusively (O_EXCL, mode 0600), so a
+    // shared directory (/tmp) cannot plant a link there.
+    let file = iolab_output::AtomicFile::create(path)?;
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut b = tar::Builder::new(gz);
     let mut add = |name: String, data: &[u8]| -> std::io::Result<()> {
@@ -186,8 +176,7 @@ pub fn write_tgz(
     }
     let mut gz = b.into_inner()?;
     gz.flush()?;
-    gz.finish()?.sync_all()?;
-    std::fs::rename(&tmp, path)
+    gz.finish()?.commit()
 }
 
 /// Why a profile tarball cannot be read.
