@@ -439,7 +439,7 @@ const DEFAULT_NAME_TRIES: u32 = 100;
 /// can predict in a shared directory (/tmp): both created exclusively,
 /// never through a link someone planted there. When either is taken,
 /// the next free name (PREFIX-2, PREFIX-3, ...) is used, and said.
-fn default_results(prefix: &str) -> Result<(File, File), ParamError> {
+fn default_results(prefix: &str) -> Result<(File, File, String), ParamError> {
     let fresh = |p: &str| {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()
@@ -482,7 +482,7 @@ fn default_results(prefix: &str) -> Result<(File, File), ParamError> {
                 "iolab survey: {prefix}.summary or .detail is already there (a file or a link); writing {sp} and {dp} instead"
             );
         }
-        return Ok((summary, detail));
+        return Ok((summary, detail, at));
     }
     Err(ParamError::new(
         "rslt",
@@ -522,13 +522,17 @@ impl Outputs {
             .map_err(|m| ParamError::new("stats", m.trim_start_matches("--stats: ").to_string()))?;
         let store = crate::store_hook::StoreHook::open(common.store.as_deref())
             .map_err(|m| ParamError::new("store", m.trim_start_matches("--store ").to_string()))?;
-        let (summary, detail) = match &common.rslt {
-            Some(prefix) => (named(prefix, "summary")?, named(prefix, "detail")?),
+        let (summary, detail, at) = match &common.rslt {
+            Some(prefix) => (
+                named(prefix, "summary")?,
+                named(prefix, "detail")?,
+                prefix.clone(),
+            ),
             None => default_results(&prefix(common, name))?,
         };
         // The plan before the first point: how many lines are coming.
         if points > 1 {
-            eprintln!("iolab survey: {points} points to measure");
+            eprintln!("iolab survey: {points} points to measure; results in {at}.summary");
         }
         let bar = crate::progress::shown(true).then(|| {
             let b = crate::progress::bar(points as u64, crate::progress::Unit::Items);

@@ -21,9 +21,12 @@ use std::time::{Duration, Instant};
 const SMOKE_TIMEOUT: Duration = Duration::from_secs(240);
 
 /// How each script is run small: arguments (`BIN` stands for the test's
-/// iolab), environment, the commands it needs, whether it needs root.
+/// iolab, `DIR` for the run's scratch directory), environment, the
+/// commands it needs, whether it needs root, and what must be in the
+/// scratch directory first.
 struct Smoke {
     script: &'static str,
+    setup: Option<fn(dir: &Path, bin: &str)>,
     args: &'static [&'static str],
     env: &'static [(&'static str, &'static str)],
     peers: &'static [&'static str],
@@ -32,6 +35,7 @@ struct Smoke {
 
 const SMOKES: &[Smoke] = &[
     Smoke {
+        setup: None,
         script: "e2e-vs-iperf3.sh",
         args: &["BIN"],
         env: &[
@@ -44,6 +48,15 @@ const SMOKES: &[Smoke] = &[
         root: false,
     },
     Smoke {
+        setup: Some(io500_stand_in),
+        script: "io500-vs-app.sh",
+        args: &["DIR/app", "DIR/small.ini", "2", "BIN"],
+        env: &[("RUNS", "1")],
+        peers: &["mpirun"],
+        root: false,
+    },
+    Smoke {
+        setup: None,
         script: "lst-vs-sockperf.sh",
         args: &["BIN"],
         env: &[("RUNS", "1"), ("SECS", "1")],
@@ -51,6 +64,7 @@ const SMOKES: &[Smoke] = &[
         root: false,
     },
     Smoke {
+        setup: None,
         script: "mdtest-s3.sh",
         args: &["BIN"],
         env: &[("RUNS", "1"), ("ITEMS", "20"), ("TASKS_LIST", "1")],
@@ -58,6 +72,7 @@ const SMOKES: &[Smoke] = &[
         root: false,
     },
     Smoke {
+        setup: None,
         script: "mdtest-vs-syscalls.sh",
         args: &["50", "1"],
         env: &[("IOLAB", "BIN"), ("RSS_ITEMS", "1000")],
@@ -65,6 +80,15 @@ const SMOKES: &[Smoke] = &[
         root: true,
     },
     Smoke {
+        setup: None,
+        script: "s3-vs-minio-go.sh",
+        args: &["BIN"],
+        env: &[("SMOKE", "1")],
+        peers: &["weed", "go", "curl"],
+        root: false,
+    },
+    Smoke {
+        setup: None,
         script: "survey-vs-fio.sh",
         args: &[],
         env: &[
@@ -77,6 +101,15 @@ const SMOKES: &[Smoke] = &[
         root: true,
     },
     Smoke {
+        setup: None,
+        script: "xdd-data-cost.sh",
+        args: &[],
+        env: &[("IOLAB", "BIN"), ("REPEAT", "1"), ("FILE_MB", "16")],
+        peers: &[],
+        root: true,
+    },
+    Smoke {
+        setup: None,
         script: "xdd-vs-fio.sh",
         args: &[],
         env: &[
@@ -90,6 +123,32 @@ const SMOKES: &[Smoke] = &[
         root: true,
     },
 ];
+
+/// For io500-vs-app.sh: a stand-in for the io500 app (`DIR/app/io500`,
+/// which the script runs under mpirun) that is iolab's own io500 on rank
+/// 0, and the issue's small ini, so the script's whole path (both runs,
+/// the scores, the ratio table) is exercised without the app, which is
+/// built from sources this suite cannot fetch.
+fn io500_stand_in(dir: &Path, bin: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let app = dir.join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    let stand_in = app.join("io500");
+    std::fs::write(
+        &stand_in,
+        format!(
+            "#!/bin/sh\n[ \"${{OMPI_COMM_WORLD_RANK:-0}}\" = 0 ] || exit 0\nexec env -u OMPI_COMM_WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u PMIX_RANK {bin} io500 --tasks 2 \"$1\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        dir.join("small.ini"),
+        "[debug]\nstonewall-time = 1\n[ior-easy]\ntransferSize = 1m\nblockSize = 8m\n\
+         [ior-hard]\nsegmentCount = 50\n[mdtest-easy]\nn = 200\n[mdtest-hard]\nn = 100\n",
+    )
+    .unwrap();
+}
 
 fn bench_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench")
@@ -106,19 +165,22 @@ fn on_path(cmd: &str) -> bool {
 /// Runs one script small; Err says why it failed.
 fn smoke(s: &Smoke) -> Result<String, String> {
     let bin = env!("CARGO_BIN_EXE_iolab");
-    let sub = |v: &str| {
-        if v == "BIN" {
-            bin.to_string()
-        } else {
-            v.to_string()
-        }
-    };
     let dir = std::env::temp_dir().join(format!(
         "iolab-bench-smoke-{}-{}",
         std::process::id(),
         s.script
     ));
     std::fs::create_dir_all(&dir).unwrap();
+    let sub = |v: &str| {
+        if v == "BIN" {
+            bin.to_string()
+        } else {
+            v.replace("DIR", &dir.display().to_string())
+        }
+    };
+    if let Some(setup) = s.setup {
+        setup(&dir, bin);
+    }
     let (out_f, err_f) = (dir.join("out"), dir.join("err"));
     let mut c = Command::new("bash");
     c.arg(bench_dir().join(s.script))
