@@ -10,8 +10,9 @@ set -euo pipefail
 # that the network tests (lst, stats, launch) build.
 # chromium renders the HTML report in the report test (headless);
 # fonts-dejavu-core is the font the charts' text is drawn with.
+# man-db: the man-page test renders every page `iolab man` writes (man -l).
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs btrfs-progs util-linux mount
-  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core man-db)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

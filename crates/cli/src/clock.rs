@@ -178,7 +178,7 @@ fn parse<R: Default>(
 pub fn timeserver(prog: &str, args: Vec<OsString>) -> ExitCode {
     let raw = match parse(SERVER_OPTS, &args, |r| r.help) {
         Ok(r) if r.help => {
-            print!(
+            let _ = out!(
                 "{}",
                 dash::full_help(
                     SERVER_OPTS,
@@ -211,7 +211,7 @@ pub fn gettime(prog: &str, args: Vec<OsString>) -> ExitCode {
     let raw = match parse(GET_OPTS, &args, |r| r.help) {
         Ok(r) if r.help => {
             let u = format!("Usage: {prog} -timeserver HOST [-port N] [-add S] [-bounce N] [-verbose] [-waitfortime T]");
-            print!("{}", dash::full_help(GET_OPTS, prog, &u));
+            let _ = out!("{}", dash::full_help(GET_OPTS, prog, &u));
             return ExitCode::SUCCESS;
         }
         Ok(r) => r,
@@ -244,13 +244,13 @@ pub fn gettime(prog: &str, args: Vec<OsString>) -> ExitCode {
 fn report(raw: &GetRaw, est: &clock::Estimate) {
     let now_s = (est.global_now_ns() / 1_000_000_000) as i64;
     if raw.verbose {
-        println!("Global Time now is {}", now_s + raw.add_s);
-        println!(
+        let _ = outln!("Global Time now is {}", now_s + raw.add_s);
+        let _ = outln!(
             "offset to the server {} ns, shortest round trip {} ns (the offset is within half of it), {} exchanges",
             est.offset_ns, est.rtt_ns, est.bounces
         );
     } else {
-        println!("{}", now_s + raw.add_s);
+        let _ = outln!("{}", now_s + raw.add_s);
     }
 }
 
@@ -281,6 +281,28 @@ fn wait_for(prog: &str, raw: &GetRaw, est: &clock::Estimate, t_s: u64) -> ExitCo
 fn usage(prog: &str, msg: &str) -> ExitCode {
     eprintln!("{prog}: {msg}");
     crate::exit::usage()
+}
+
+/// `timeserver`'s man page, from its option table.
+pub fn server_page() -> String {
+    let page = iolab_opts::man::Page {
+        name: "iolab-timeserver",
+        about: "XDD's global clock server",
+        synopsis: "iolab timeserver [-port N] [options...]   (or a link named timeserver)",
+        description: &["Serves this host's clock to gettime and to xdd -timeserver."],
+    };
+    iolab_opts::man::render(&page, SERVER_OPTS)
+}
+
+/// `gettime`'s man page, from its option table.
+pub fn gettime_page() -> String {
+    let page = iolab_opts::man::Page {
+        name: "iolab-gettime",
+        about: "read the global clock from a timeserver",
+        synopsis: "iolab gettime -host HOST [options...]   (or a link named gettime)",
+        description: &["Prints the global time a timeserver gives, as XDD's gettime."],
+    };
+    iolab_opts::man::render(&page, GET_OPTS)
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
     ];
     let mut code = ExitCode::SUCCESS;
     for (tool, line) in steps {
-        println!("\n==> iolab {tool} {line}\n");
+        let _ = outln!("\n==> iolab {tool} {line}\n");
         let args = line.split(' ').map(OsString::from).collect();
         code = if tool == "mdtest" {
             crate::mdtest::main(tool, args)

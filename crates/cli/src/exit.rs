@@ -2,7 +2,7 @@
 //! Every subcommand returns through here, so the numbers the README
 //! promises (0, 1, 2, 130) are written once.
 
-use iolab_core::Outcome;
+use iolab_core::{FailureKind, Outcome};
 use std::process::ExitCode;
 
 /// Bad usage: nothing was created or written.
@@ -18,12 +18,17 @@ pub fn status(outcome: &Outcome) -> ExitCode {
     ExitCode::from(code(outcome))
 }
 
-/// The number behind [`status`], for the signal handler and tests.
+/// The number behind [`status`], for the signal handler and tests: a
+/// failure's kind, never its text, decides it.
 pub fn code(outcome: &Outcome) -> u8 {
     match outcome {
         Outcome::Completed | Outcome::TimeLimit { .. } => 0,
         Outcome::Interrupted => INTERRUPTED,
-        Outcome::Error(_) => FAILED,
+        Outcome::Error(f) => match f.kind {
+            FailureKind::Failed | FailureKind::Output => FAILED,
+            FailureKind::Refused => USAGE,
+            FailureKind::Command(status) => status,
+        },
     }
 }
 
@@ -61,5 +66,9 @@ mod tests {
         assert_eq!(code(&Outcome::TimeLimit { limit_s: 3.0 }), 0);
         assert_eq!(code(&Outcome::Interrupted), 130);
         assert_eq!(code(&Outcome::Error(Failure::other("worker", "died"))), 1);
+        let refused = Failure::other("copy", "would overwrite").of_kind(FailureKind::Refused);
+        assert_eq!(code(&Outcome::Error(refused)), 2);
+        let cmd = Failure::other("command", "exited 3").of_kind(FailureKind::Command(3));
+        assert_eq!(code(&Outcome::Error(cmd)), 3);
     }
 }

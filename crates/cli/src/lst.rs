@@ -25,6 +25,11 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 // Parsed once per process: the size difference between variants costs
 // nothing worth a Box.
 #[allow(clippy::large_enum_variant)]
@@ -273,6 +278,11 @@ fn plan(r: &RunArgs) -> Result<Plan, String> {
     if let Some(k) = &key_file {
         SharedKey::from_file(k).map_err(|e| format!("--key: {e}"))?;
     }
+    iolab_output::Planned::new()
+        .file("--json", r.json.as_deref())
+        .file("--csv", r.csv.as_deref())
+        .check()
+        .map_err(|e| e.to_string())?;
     Ok(Plan {
         test,
         from,
@@ -326,7 +336,7 @@ fn run_console(
         let _ = write_outputs(plan, &partial, r, line, (started, false), None);
     });
     let samples = collecting.finish();
-    print!("{}", iolab_report::lst::text::render(plan, &report));
+    let _ = out!("{}", iolab_report::lst::text::render(plan, &report));
     let mut outcome = report.outcome.clone();
     if let Err(e) = write_outputs(plan, &report, r, line, (started, true), samples.as_ref()) {
         outcome = outcome.worst(iolab_core::Outcome::Error(e));
@@ -351,7 +361,7 @@ fn write_outputs(
     stats: Option<&serde_json::Value>,
 ) -> Result<(), iolab_core::Failure> {
     let put = |path: &PathBuf, text: String| {
-        std::fs::write(path, text)
+        iolab_output::write_atomically(path, text.as_bytes())
             .map_err(|e| iolab_core::Failure::io("write", Some(path.display().to_string()), &e))
     };
     if let Some(p) = &r.json {

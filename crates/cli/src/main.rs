@@ -5,7 +5,10 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+#[macro_use]
+mod output;
 mod clock;
+mod completions;
 mod demo;
 mod exit;
 mod font;
@@ -21,6 +24,7 @@ mod stats_hook;
 mod store_hook;
 mod survey;
 mod sweep;
+mod tools;
 mod xdd;
 mod xddcp;
 
@@ -30,6 +34,7 @@ pub const EXIT_USAGE: u8 = exit::USAGE;
 /// Exit status when the run met I/O errors.
 pub const EXIT_IO: u8 = exit::FAILED;
 
+<<<<<<< HEAD
 const USAGE: &str = "\
 iolab: storage performance toolkit
 
@@ -75,30 +80,46 @@ fn lookup(name: &str) -> Option<Entry> {
         "io500" => Some(io500::main),
         _ => None,
     }
+=======
+/// A tool's entry point, from the registry (`tools::TOOLS`).
+fn lookup(name: &str) -> Option<tools::Entry> {
+    tools::find(name).map(|t| t.entry)
+>>>>>>> h-runlayer
 }
 
 fn main() -> ExitCode {
     signals::install();
+    let code = dispatch();
+    // The reader of stdout left: the run stopped and cleaned up as for
+    // Ctrl-C, and ends as SIGPIPE would have ended it.
+    if output::stdout_closed() {
+        return ExitCode::from(output::CLOSED_STATUS);
+    }
+    code
+}
+
+/// Runs the subcommand the arguments (or the program's name) choose.
+fn dispatch() -> ExitCode {
     let mut args: Vec<OsString> = std::env::args_os().collect();
     let argv0 = args.remove(0);
     let base = std::path::Path::new(&argv0)
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if let Some(entry) = lookup(&base).filter(|_| base != "demo") {
-        return entry(&base, args);
+    if let Some(t) = tools::find(&base).filter(|t| t.link) {
+        return (t.entry)(&base, args);
     }
     let Some(first) = args.first().map(|a| a.to_string_lossy().into_owned()) else {
-        eprint!("{USAGE}");
+        eprint!("{}", tools::usage());
         return ExitCode::from(EXIT_USAGE);
     };
     match first.as_str() {
         "-h" | "--help" | "help" => {
-            print!("{USAGE}");
+            let _ = out!("{}", tools::usage());
             ExitCode::SUCCESS
         }
         "-V" | "--version" => {
-            println!("iolab {}", env!("CARGO_PKG_VERSION"));
+            let _ = outln!("iolab {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
         name => match lookup(name) {
@@ -107,7 +128,7 @@ fn main() -> ExitCode {
                 entry(name, args)
             }
             None => {
-                eprintln!("iolab: unknown command '{name}'\n\n{USAGE}");
+                eprintln!("iolab: unknown command '{name}'\n\n{}", tools::usage());
                 ExitCode::from(EXIT_USAGE)
             }
         },

@@ -8,13 +8,12 @@ use iolab_backend::Backend;
 use iolab_comm::{connect, run_subset, CommMode, Transport};
 use iolab_core::clock::{mdtest_timestamp, wall_ns};
 use iolab_core::env::{fs_info, host_info};
-use iolab_core::{Failure, Outcome};
+use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_mdtest::results::{CommInfo, MdtestDocument, MdtestPayload, TestResult, SCHEMA};
 use iolab_mdtest::{args, output, preflight, Config, Engine, Plan, Progress, Unfinished};
 use iolab_report::mdtest::{csv, json, text};
 use iolab_results::{Envelope, Environment};
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -117,7 +116,7 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
         warnings,
     }) = read_args(argv)?
     else {
-        print!("{}", args::help(prog));
+        let _ = out!("{}", args::help(prog));
         return Ok(None);
     };
     // Before the checks below, which already ask the backend (an object
@@ -202,6 +201,7 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
             write_exports(prog, &s.cfg, &mut doc);
         }
     }
+    doc.figures = doc.payload.figures();
     if let Err(f) = s.store.record(&doc) {
         eprintln!("{prog}: {f}");
         doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
@@ -518,7 +518,8 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
         Outcome::Interrupted => {
             eprintln!("{prog}: interrupted; removed what this run created")
         }
-        Outcome::Error(f) if f.op == "write -x" => eprintln!("{prog}: error: {f}"),
+        // An output written after the run: nothing was stopped or removed.
+        Outcome::Error(f) if f.kind == FailureKind::Output => eprintln!("{prog}: error: {f}"),
         Outcome::Error(f) => {
             eprintln!("{prog}: error: {f}");
             eprintln!("{prog}: stopped all tasks and removed what this run created");
@@ -535,6 +536,8 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
 /// Writes --json and --csv; a write that fails makes the run an error
 /// (exit 1), and no partial file stays.
 fn write_exports(prog: &str, cfg: &Config, doc: &mut MdtestDocument) {
+    // The engine's headline figures, which the store records as stated.
+    doc.figures = doc.payload.figures();
     let csv_bytes = csv::render(&doc.payload);
     // The CSV goes first so that the JSON can record its failure.
     if let Some(f) = write_one(prog, "--csv", cfg.csv.as_ref(), &csv_bytes) {
@@ -550,15 +553,13 @@ fn write_one(prog: &str, opt: &str, path: Option<&PathBuf>, bytes: &[u8]) -> Opt
     let p = path?;
     let e = output::write_atomically(p, bytes).err()?;
     eprintln!("{prog}: {opt} {}: cannot write: {e}", p.display());
-    Some(Failure::io(
-        &format!("write {opt}"),
-        Some(p.display().to_string()),
-        &e,
-    ))
+    Some(
+        Failure::io(&format!("write {opt}"), Some(p.display().to_string()), &e)
+            .of_kind(FailureKind::Output),
+    )
 }
 
+/// Prints at once; a closed stdout stops the run (crate::output).
 fn print_now(s: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(s.as_bytes());
-    let _ = out.flush();
+    let _ = crate::output::print_bytes(s.as_bytes());
 }

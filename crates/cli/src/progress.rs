@@ -118,7 +118,7 @@ impl Observer for Reporter<'_> {
     fn phase_done(&self, iteration: u64, r: &PhaseResult) {
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
         if self.leader && self.verbosity >= 1 {
-            print!(
+            let _ = out!(
                 "{}",
                 iolab_report::mdtest::text::phase_line(
                     iteration,

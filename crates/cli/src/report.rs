@@ -33,6 +33,11 @@ struct Cli {
     font: Option<PathBuf>,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 fn usage(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("iolab report: {msg}");
     exit::usage()
@@ -48,6 +53,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Ok(x) => x,
         Err(e) => return usage(e),
     };
+    let created = !cli.output.exists();
     if let Err(msg) = check_dir(&cli.output) {
         return usage(format!("-o {}: {msg}", cli.output.display()));
     }
@@ -59,7 +65,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     }
     match write(&cli.output, &series, &runs, text) {
         Ok(n) => {
-            println!(
+            let _ = outln!(
                 "wrote {} ({n} charts)",
                 cli.output.join("index.html").display()
             );
@@ -67,6 +73,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         }
         Err(msg) => {
             eprintln!("iolab report: {msg}");
+            // Nothing was put in place; a directory this run made goes
+            // too (remove_dir only removes an empty one).
+            if created {
+                let _ = std::fs::remove_dir(&cli.output);
+            }
             ExitCode::from(exit::FAILED)
         }
     }
@@ -107,12 +118,35 @@ fn check_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
-fn put(path: PathBuf, bytes: &[u8]) -> Result<(), String> {
-    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+/// The report's files, each written under a temporary name; they are
+/// put in place together once every one is complete, so a full file
+/// system leaves no truncated chart and no page pointing at a missing one.
+#[derive(Default)]
+struct Pending(Vec<(PathBuf, iolab_output::AtomicFile)>);
+
+impl Pending {
+    fn put(&mut self, path: PathBuf, bytes: &[u8]) -> Result<(), String> {
+        use std::io::Write;
+        let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+        let mut f = iolab_output::AtomicFile::create(&path).map_err(fail)?;
+        f.write_all(bytes).map_err(fail)?;
+        self.0.push((path, f));
+        Ok(())
+    }
+
+    fn commit(self) -> Result<(), String> {
+        for (path, f) in self.0 {
+            f.commit()
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        Ok(())
+    }
 }
 
 /// Writes the charts, figures.csv and index.html; returns the chart count.
 fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Result<usize, String> {
+    let mut files = Pending::default();
+    let mut put = |path: PathBuf, bytes: &[u8]| files.put(path, bytes);
     let charts = chart::charts(series);
     let mut svgs = Vec::new();
     for c in &charts {
@@ -144,5 +178,6 @@ fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Resul
     put(dir.join("figures.csv"), csv.as_bytes())?;
     let page = html::render(series, &drawn, runs, iolab_core::clock::wall_ns());
     put(dir.join("index.html"), page.as_bytes())?;
+    files.commit()?;
     Ok(charts.len())
 }

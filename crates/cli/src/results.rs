@@ -24,6 +24,11 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// Every series, then every run.
@@ -126,7 +131,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 }
 
 fn list(store: &Store) -> Result<(), StoreError> {
-    print!(
+    let _ = out!(
         "{}",
         fmt::list::render(&store.series_list()?, &store.runs()?)
     );
@@ -138,7 +143,7 @@ fn show(store: &Store, id: &str) -> Result<(), StoreError> {
         Target::Run(n) => fmt::show::run(&store.run(n)?),
         Target::Series(l) => fmt::show::series(&store.series(&l)?),
     };
-    print!("{text}");
+    let _ = out!("{text}");
     Ok(())
 }
 
@@ -151,8 +156,10 @@ fn export(store: &Store, id: &str, json: bool, output: Option<PathBuf>) -> Resul
         (Target::Series(l), false) => series_csv(&store.series(&l)?),
     };
     match output {
-        None => print!("{text}"),
-        Some(p) => std::fs::write(&p, text)
+        None => {
+            let _ = out!("{text}");
+        }
+        Some(p) => iolab_output::write_atomically(&p, text.as_bytes())
             .map_err(|e| StoreError::NotFound(format!("-o {}: cannot write: {e}", p.display())))?,
     }
     Ok(())
@@ -173,7 +180,7 @@ fn compare(store: &Store, a: &str, b: &str, strict: bool) -> ExitCode {
     };
     match c {
         Ok(c) => {
-            print!("{}", fmt::compare::render(&c));
+            let _ = out!("{}", fmt::compare::render(&c));
             match strict && c.count(compare::Verdict::Regression) > 0 {
                 true => ExitCode::from(exit::FAILED),
                 false => ExitCode::SUCCESS,
@@ -205,7 +212,9 @@ fn import(path: &std::path::Path, files: &[PathBuf]) -> ExitCode {
     };
     for (f, d) in files.iter().zip(&docs) {
         match store.record(d, None) {
-            Ok(id) => println!("{}: run {id}", f.display()),
+            Ok(id) => {
+                let _ = outln!("{}: run {id}", f.display());
+            }
             Err(e) => return fail(e),
         }
     }

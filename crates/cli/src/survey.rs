@@ -35,6 +35,11 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// sgpdd-survey. WARNING: `write` overwrites every device given, from
@@ -503,23 +508,16 @@ impl Outputs {
     /// Checks that --json and --csv can be written, then creates
     /// PREFIX.summary and PREFIX.detail (truncating, as the kit does).
     fn create(common: &Common, name: &str, points: usize) -> Result<Self, ParamError> {
-        for (option, path) in [("json", &common.json), ("csv", &common.csv)] {
-            let Some(p) = path else { continue };
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            if !dir.is_dir() {
-                return Err(ParamError::new(
-                    option,
-                    format!(
-                        "{}: directory {} does not exist",
-                        p.display(),
-                        dir.display()
-                    ),
-                ));
-            }
-        }
+        iolab_output::Planned::new()
+            .file("--json", common.json.as_deref())
+            .file("--csv", common.csv.as_deref())
+            .check()
+            .map_err(|e| {
+                ParamError::new(
+                    e.option.trim_start_matches('-'),
+                    format!("{}: {}", e.path.display(), e.why),
+                )
+            })?;
         let stats = crate::stats_hook::Hook::load(common.stats.as_deref())
             .map_err(|m| ParamError::new("stats", m.trim_start_matches("--stats: ").to_string()))?;
         let store = crate::store_hook::StoreHook::open(common.store.as_deref())
@@ -545,9 +543,10 @@ impl Outputs {
 
     /// A summary line: stdout and .summary, flushed at once.
     fn line(&mut self, s: &str) {
+        // A closed stdout asks the survey to stop (crate::output); it
+        // then cleans up as after Ctrl-C.
         let print = || {
-            print!("{s}");
-            let _ = std::io::stdout().flush();
+            let _ = out!("{s}");
         };
         match &self.bar {
             Some(b) => b.suspend(print),
@@ -601,13 +600,13 @@ fn write_extras<C: Serialize, P: Serialize>(
 ) -> bool {
     let mut ok = true;
     if let Some(p) = &common.json {
-        if let Err(e) = std::fs::write(p, doc.to_json()) {
+        if let Err(e) = iolab_output::write_atomically(p, doc.to_json().as_bytes()) {
             eprintln!("iolab survey: cannot write --json {}: {e}", p.display());
             ok = false;
         }
     }
     if let Some(p) = &common.csv {
-        if let Err(e) = std::fs::write(p, csv) {
+        if let Err(e) = iolab_output::write_atomically(p, csv.as_bytes()) {
             eprintln!("iolab survey: cannot write --csv {}: {e}", p.display());
             ok = false;
         }
@@ -1097,6 +1096,10 @@ fn plot(a: PlotArgs) -> ExitCode {
         fmt::plot::csv(&summary).as_bytes(),
     );
     for c in fmt::plot::charts(&summary) {
+        // A closed stdout stops the plot as SIGPIPE would (no further chart).
+        if iolab_core::stop::requested() {
+            break;
+        }
         ok &= plot_chart(&summary, &c, &prefix, with_text);
     }
     if ok {
@@ -1144,9 +1147,9 @@ fn plot_chart(s: &fmt::parse::Summary, c: &fmt::plot::Chart, prefix: &str, text:
 }
 
 fn write_out(path: &str, bytes: &[u8]) -> bool {
-    match std::fs::write(path, bytes) {
+    match iolab_output::write_atomically(std::path::Path::new(path), bytes) {
         Ok(()) => {
-            println!("wrote {path}");
+            let _ = outln!("wrote {path}");
             true
         }
         Err(e) => {
@@ -1216,7 +1219,9 @@ fn obdfilter_agent(a: AgentArgs) -> ExitCode {
             let objects = o::objects_in(&work_dirs, a.nobj);
             let results = o::run_test(b.as_ref(), &objects, &a.name, shape, a.interval_ms);
             serde_json::to_string(&results)
-                .map(|j| println!("{j}"))
+                .map(|j| {
+                    let _ = outln!("{j}");
+                })
                 .map_err(|e| e.to_string())
         }
         "echo" => echo_agent(&a, b.as_ref(), work_dirs.first()),

@@ -34,18 +34,20 @@ struct Cli {
     dry_run: bool,
 }
 
-/// Each tool's own parser, without running anything.
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
+/// Each tool's own parser (from the registry), without running anything.
 struct Tools;
 
 impl ToolCheck for Tools {
     fn check(&self, tool: &str, args: &[String]) -> Result<(), String> {
         let os: Vec<OsString> = args.iter().map(OsString::from).collect();
-        match tool {
-            "mdtest" => crate::mdtest::check_args(&os),
-            "xdd" => crate::xdd::check_args(&os),
-            "lst" => crate::lst::check_args(&os),
-            "survey" => crate::survey::check_args(&os),
-            t => Err(format!("no tool named {t}")),
+        match crate::tools::find(tool).and_then(|t| t.sweep) {
+            Some(check) => check(&os),
+            None => Err(format!("no tool named {tool} that a sweep can run")),
         }
     }
 }
@@ -112,7 +114,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 
 /// `--dry-run`: every point's command line.
 fn dry_run(plan: &Plan, exe: &Path) -> ExitCode {
-    println!(
+    let _ = outln!(
         "sweep '{}': {} points x {} repeats; the plan is valid",
         plan.label,
         plan.points().len(),
@@ -120,7 +122,9 @@ fn dry_run(plan: &Plan, exe: &Path) -> ExitCode {
     );
     for p in plan.points() {
         match plan.command(&exe.to_string_lossy(), &p, 1, "RUN.json") {
-            Ok(argv) => println!("{}: {}", p.key, argv.join(" ")),
+            Ok(argv) => {
+                let _ = outln!("{}: {}", p.key, argv.join(" "));
+            }
             Err(e) => return usage(Path::new(&plan.label), e),
         }
     }

@@ -95,14 +95,22 @@ pub fn check_args(args: &[OsString]) -> Result<(), String> {
 fn action(prog: &str, a: Action) -> ExitCode {
     use iolab_xdd::options::{full_help, help_for, short_help};
     match a {
-        Action::Version => println!(
-            "iolab xdd version {} (XDD 7.0 command line)",
-            env!("CARGO_PKG_VERSION")
-        ),
-        Action::FullHelp => print!("{}", full_help()),
-        Action::Help(None) => print!("{}", short_help()),
+        Action::Version => {
+            let _ = outln!(
+                "iolab xdd version {} (XDD 7.0 command line)",
+                env!("CARGO_PKG_VERSION")
+            );
+        }
+        Action::FullHelp => {
+            let _ = out!("{}", full_help());
+        }
+        Action::Help(None) => {
+            let _ = out!("{}", short_help());
+        }
         Action::Help(Some(o)) => match help_for(&o) {
-            Some(h) => print!("{h}"),
+            Some(h) => {
+                let _ = out!("{h}");
+            }
             None => {
                 return usage_exit(
                     prog,
@@ -129,7 +137,7 @@ fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
         .collect();
     let host = iolab_core::env::host_info();
     let text = report::preamble::render(cfg, &host, iolab_core::clock::wall_ns(), &infos);
-    println!("{text}Dry run: configuration checked, no target opened, no I/O done.");
+    let _ = outln!("{text}Dry run: configuration checked, no target opened, no I/O done.");
     ExitCode::SUCCESS
 }
 
@@ -175,16 +183,15 @@ fn run_and_report(
     Ok(crate::exit::status(&outcome))
 }
 
+/// Writes (or, for XDD's collecting CSVs, appends to) `path` whole or
+/// not at all, through the output layer.
 fn write_file(path: &str, text: &str, append: bool) -> anyhow::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .append(append)
-        .truncate(!append)
-        .open(path)
-        .with_context(|| format!("cannot write {path}"))?;
-    f.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {path}"))
+    let p = std::path::Path::new(path);
+    match append {
+        true => iolab_output::append_atomically(p, text.as_bytes()),
+        false => iolab_output::write_atomically(p, text.as_bytes()),
+    }
+    .with_context(|| format!("cannot write {path}"))
 }
 
 /// The text report, CSV, combined line and JSON. Each is attempted even
@@ -195,7 +202,9 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     let mut results = Vec::new();
     match &g.output {
         Some(f) => results.push(write_file(f, &text, false).context("-output")),
-        None => print!("{text}"),
+        None => {
+            let _ = out!("{text}");
+        }
     }
     // XDD opens both files for appending, so runs collect in one file.
     if let Some(f) = &g.csvout {
@@ -230,7 +239,7 @@ fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
                     .and_then(|mut f| f.write_all(text.as_bytes()))
                     .with_context(|| format!("-timestamps output {path}"))?;
             }
-            None => std::io::stdout().write_all(text.as_bytes())?,
+            None => crate::output::print_bytes(text.as_bytes())?,
         }
         if let Some(prefix) = &o.dump {
             let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "bin");

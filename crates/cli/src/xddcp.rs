@@ -6,6 +6,8 @@
 //! two sides disagree), 130 interrupted.
 
 use clap::Parser;
+use iolab_core::{Failure, FailureKind, Outcome};
+use iolab_results::{Envelope, Environment};
 use iolab_xddcp::plan::{plan, Job, Options};
 use iolab_xddcp::run::{run, worst, FileResult, Status};
 use std::ffi::OsString;
@@ -65,6 +67,12 @@ struct Args {
     /// Seconds each side waits for the other [120]
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
+    /// Also write the results as JSON (an iolab results envelope, schema iolab.xddcp/1)
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Record the copy in the results store at this path (see `iolab results`)
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
     /// The file to copy (with -F: the file listing them)
     source_file: PathBuf,
     /// [shellhost@]destination_host:destination_file (with -F: a directory)
@@ -73,7 +81,30 @@ struct Args {
     size: Option<String>,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Args as clap::CommandFactory>::command()
+}
+
 impl Args {
+    /// The options as the results document records them.
+    fn config(&self) -> serde_json::Value {
+        serde_json::json!({
+            "source_file": self.source_file,
+            "destination": self.destination,
+            "size": self.size,
+            "file_list": self.file_list,
+            "restart": self.restart,
+            "threads": self.threads,
+            "base_port": self.base_port,
+            "next_free_ports": self.next_free_ports,
+            "ordered": self.ordered,
+            "dio_source": self.dio_source,
+            "dio_destination": self.dio_destination,
+            "timeout_s": self.timeout,
+        })
+    }
+
     fn options(self) -> Options {
         Options {
             restart: self.restart,
@@ -139,11 +170,191 @@ impl Bar {
     }
 }
 
+/// One file in the results document.
+#[derive(serde::Serialize)]
+struct FileDoc<'a> {
+    source: &'a str,
+    destination: &'a str,
+    bytes: u64,
+    seconds: f64,
+    mb_per_s: f64,
+    copied: bool,
+    /// The exit status the file stands for (0, 1, 2 or 130).
+    exit_code: u8,
+    why: Option<&'a str>,
+}
+
+/// The payload of `iolab.xddcp/1`: every file and the totals.
+#[derive(serde::Serialize)]
+struct Payload<'a> {
+    files: Vec<FileDoc<'a>>,
+    files_planned: usize,
+    files_copied: usize,
+    bytes: u64,
+    seconds: f64,
+    mb_per_s: f64,
+}
+
+fn file_doc(r: &FileResult) -> FileDoc<'_> {
+    let (copied, exit_code, why) = match &r.status {
+        Status::Copied => (true, 0, None),
+        Status::Failed { code, why } => (false, *code, Some(why.as_str())),
+    };
+    FileDoc {
+        source: &r.source,
+        destination: &r.destination,
+        bytes: r.bytes,
+        seconds: r.seconds,
+        mb_per_s: r.mb_per_s(),
+        copied,
+        exit_code,
+        why,
+    }
+}
+
+/// How the copy ended, as a typed outcome: the file that says most
+/// (refused over interrupted over failed, as XDD's xddcp), or
+/// interrupted when files were left unstarted.
+fn outcome(results: &[FileResult], planned: usize) -> Outcome {
+    let code = results.iter().fold(0u8, |c, r| match &r.status {
+        Status::Copied => c,
+        Status::Failed { code, .. } => worst(c, *code),
+    });
+    let why = results.iter().find_map(|r| match &r.status {
+        Status::Failed { code: c, why } if *c == code => Some(format!("{}: {why}", r.source)),
+        _ => None,
+    });
+    let failure = |kind| {
+        let why = why.clone().unwrap_or_else(|| "a copy failed".into());
+        Outcome::Error(Failure::other("copy", why).of_kind(kind))
+    };
+    match code {
+        0 if results.len() < planned => Outcome::Interrupted,
+        0 => Outcome::Completed,
+        crate::exit::INTERRUPTED => Outcome::Interrupted,
+        crate::exit::USAGE => failure(FailureKind::Refused),
+        _ => failure(FailureKind::Failed),
+    }
+}
+
+/// Totals of a finished copy, for the last line and the document.
+struct Totals {
+    planned: usize,
+    copied: usize,
+    bytes: u64,
+    seconds: f64,
+}
+
+impl Totals {
+    fn mb_per_s(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 / self.seconds / 1e6
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The results document of the copy.
+fn document(
+    line: &str,
+    config: serde_json::Value,
+    results: &[FileResult],
+    t: &Totals,
+    outcome: Outcome,
+    started_ns: u64,
+) -> String {
+    let payload = Payload {
+        files: results.iter().map(file_doc).collect(),
+        files_planned: t.planned,
+        files_copied: t.copied,
+        bytes: t.bytes,
+        seconds: t.seconds,
+        mb_per_s: t.mb_per_s(),
+    };
+    let env = Environment {
+        host: iolab_core::env::host_info(),
+        filesystems: vec![],
+    };
+    let mut doc = Envelope::new(
+        "iolab.xddcp/1",
+        "xddcp",
+        line,
+        config,
+        env,
+        outcome,
+        payload,
+    );
+    doc.started_unix_ns = started_ns;
+    doc.finished_unix_ns = iolab_core::clock::wall_ns();
+    // The headline figure the store indexes: the whole copy's rate.
+    doc.figures = vec![iolab_results::Figure {
+        phase: "copy".into(),
+        metric: "bandwidth".into(),
+        unit: "MB/s".into(),
+        scope: String::new(),
+        stat: iolab_results::Spread::one(t.mb_per_s()),
+    }];
+    doc.to_json()
+}
+
+/// Writes --json and records --store; a failure is the run's error.
+fn record(a: &Recording, json: &str) -> Option<Failure> {
+    let mut failed = None;
+    if let Some(p) = &a.json {
+        if let Err(e) = iolab_output::write_atomically(p, json.as_bytes()) {
+            eprintln!("xddcp: --json {}: cannot write: {e}", p.display());
+            failed = Some(Failure::io(
+                "write --json",
+                Some(p.display().to_string()),
+                &e,
+            ));
+        }
+    }
+    if let Err(f) = a.store.record_json(json) {
+        eprintln!("xddcp: {f}");
+        failed = Some(f);
+    }
+    failed
+}
+
+/// Where the results go: --json, checked, and --store, opened, before the copy.
+struct Recording {
+    json: Option<PathBuf>,
+    store: crate::store_hook::StoreHook,
+}
+
+impl Recording {
+    fn open(a: &Args) -> Result<Recording, String> {
+        iolab_output::Planned::new()
+            .file("--json", a.json.as_deref())
+            .check()
+            .map_err(|e| e.to_string())?;
+        let store = crate::store_hook::StoreHook::open(a.store.as_deref())?;
+        Ok(Recording {
+            json: a.json.clone(),
+            store,
+        })
+    }
+}
+
 /// Entry point of `iolab xddcp` (and of the `xddcp` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let command_line = std::iter::once(format!("iolab {prog}"))
+        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
     let a: Args = match crate::exit::parse_clap(prog, args) {
         Ok(a) => a,
         Err(code) => return code,
+    };
+    let config = a.config();
+    let recording = match Recording::open(&a) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            return crate::exit::usage();
+        }
     };
     let p = match plan(&a.options()) {
         Ok(p) => p,
@@ -152,11 +363,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             return crate::exit::usage();
         }
     };
+    let started_ns = iolab_core::clock::wall_ns();
     let t0 = std::time::Instant::now();
     let bar = Bar::default();
     let each = |r: &FileResult| {
         bar.done();
-        println!("{}", line(r));
+        let _ = outln!("{}", line(r));
         if let Status::Failed { .. } = r.status {
             eprintln!("{}", line(r));
         }
@@ -168,30 +380,36 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         }
     };
     let results = run(&p, each, &|job, bytes| bar.show(job, bytes));
-    let copied: Vec<&FileResult> = results
-        .iter()
-        .filter(|r| r.status == Status::Copied)
-        .collect();
-    let bytes: u64 = results.iter().map(|r| r.bytes).sum();
-    let secs = t0.elapsed().as_secs_f64();
-    println!(
-        "xddcp: total: {} of {} files copied, {bytes} bytes, {secs:.3} s, {:.3} MB/s",
-        copied.len(),
-        p.jobs.len(),
-        if secs > 0.0 {
-            bytes as f64 / secs / 1e6
-        } else {
-            0.0
-        }
-    );
-    let code = results.iter().fold(0u8, |c, r| match &r.status {
-        Status::Copied => c,
-        Status::Failed { code, .. } => worst(c, *code),
-    });
-    let code = if results.len() < p.jobs.len() && code == 0 {
-        crate::exit::INTERRUPTED
-    } else {
-        code
+    let totals = Totals {
+        planned: p.jobs.len(),
+        copied: results
+            .iter()
+            .filter(|r| r.status == Status::Copied)
+            .count(),
+        bytes: results.iter().map(|r| r.bytes).sum(),
+        seconds: t0.elapsed().as_secs_f64(),
     };
-    ExitCode::from(code)
+    let _ = outln!(
+        "xddcp: total: {} of {} files copied, {} bytes, {:.3} s, {:.3} MB/s",
+        totals.copied,
+        totals.planned,
+        totals.bytes,
+        totals.seconds,
+        totals.mb_per_s()
+    );
+    let mut outcome = outcome(&results, p.jobs.len());
+    let json = document(
+        &command_line,
+        config,
+        &results,
+        &totals,
+        outcome.clone(),
+        started_ns,
+    );
+    // An output that failed makes a completed copy an error; an
+    // interrupted or failed one keeps its own status.
+    if let (Some(f), Outcome::Completed) = (record(&recording, &json), &outcome) {
+        outcome = Outcome::Error(f.of_kind(FailureKind::Output));
+    }
+    crate::exit::status(&outcome)
 }

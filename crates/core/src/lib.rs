@@ -22,5 +22,5 @@ pub mod stop;
 pub mod tmp;
 pub mod units;
 
-pub use outcome::{Failure, Outcome};
+pub use outcome::{Failure, FailureKind, Outcome};
 pub use stats::{Histogram, Percentiles, Summary};

@@ -42,9 +42,44 @@ pub struct Failure {
     pub errno: Option<i32>,
     /// A one-line explanation.
     pub message: String,
+    /// What kind of failure it is, which decides the exit status
+    /// (`failed` is the usual one and is left out of the JSON).
+    #[serde(default, skip_serializing_if = "FailureKind::is_failed")]
+    pub kind: FailureKind,
+}
+
+/// The kinds of failure the exit status tells apart. The CLI's `exit`
+/// module maps each to its status; nothing matches a failure's text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// An operation failed (I/O, a dead worker, a peer, a check): exit 1.
+    #[default]
+    Failed,
+    /// An output the user asked for could not be written after the run: exit 1.
+    Output,
+    /// The run was refused before data moved (a peer said no, a file
+    /// would be overwritten, the ports were taken): exit 2, as bad usage.
+    Refused,
+    /// A command the tool ran for the user (`iolab stats run -- CMD`)
+    /// ended with this status, which becomes the tool's.
+    Command(u8),
+}
+
+impl FailureKind {
+    /// The usual kind (for serde's skip).
+    pub fn is_failed(&self) -> bool {
+        *self == FailureKind::Failed
+    }
 }
 
 impl Failure {
+    /// The same failure, of kind `kind`.
+    pub fn of_kind(mut self, kind: FailureKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
     /// A failure from an I/O error on `path`.
     pub fn io(op: &str, path: Option<String>, e: &std::io::Error) -> Self {
         Self {
@@ -52,6 +87,7 @@ impl Failure {
             path,
             errno: e.raw_os_error(),
             message: e.to_string(),
+            kind: FailureKind::Failed,
         }
     }
 
@@ -63,6 +99,7 @@ impl Failure {
             path: None,
             errno: None,
             message: message.into(),
+            kind: FailureKind::Failed,
         }
     }
 }

@@ -288,7 +288,9 @@ impl<'a> Engine<'a> {
             // success: a later -T/-E/-r run depends on this file.
             if let Err(e) = stonewall::write(path, c) {
                 let path = Some(path.display().to_string());
-                st.set_output_failure(Failure::io("write -x", path, &e));
+                st.set_output_failure(
+                    Failure::io("write -x", path, &e).of_kind(iolab_core::FailureKind::Output),
+                );
             }
         }
     }

@@ -294,6 +294,38 @@ pub struct MdtestPayload {
     pub left_behind: Vec<String>,
 }
 
+impl MdtestPayload {
+    /// The headline figures for the envelope: each test's summary rates
+    /// (mean, extremes and std dev over its iterations), scoped by task
+    /// count when the run swept several.
+    pub fn figures(&self) -> Vec<iolab_results::Figure> {
+        let mut out = Vec::new();
+        for t in &self.tests {
+            let scope = match self.tests.len() {
+                1 => String::new(),
+                _ => format!("tasks={}", t.tasks),
+            };
+            let n = t.iterations.len().max(1) as u32;
+            for s in &t.summary {
+                out.push(iolab_results::Figure {
+                    phase: s.phase.key().to_string(),
+                    metric: "rate".into(),
+                    unit: "ops/s".into(),
+                    scope: scope.clone(),
+                    stat: iolab_results::Spread {
+                        n,
+                        mean: s.rate.mean,
+                        min: s.rate.min,
+                        max: s.rate.max,
+                        std_dev: s.rate.std_dev,
+                    },
+                });
+            }
+        }
+        out
+    }
+}
+
 /// The whole JSON document of one `iolab mdtest` invocation (schema
 /// [`SCHEMA`], documented in the README).
 pub type MdtestDocument = iolab_results::Envelope<crate::Config, MdtestPayload>;

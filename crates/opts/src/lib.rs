@@ -50,6 +50,7 @@ pub mod dash;
 pub mod entry;
 pub mod error;
 pub mod getopt;
+pub mod man;
 
 pub use cursor::{Cursor, MAX_SECONDS};
 pub use entry::{duplicate, Apply, Arity, Check, Entry, Example};

@@ -18,6 +18,9 @@
 //! assert_eq!(back.payload["ops"], 1);
 //! ```
 
+pub mod figures;
+pub use figures::{Figure, Spread};
+
 use iolab_core::env::{FsInfo, HostInfo};
 use iolab_core::Outcome;
 use serde::{Deserialize, Serialize};
@@ -74,6 +77,11 @@ pub struct Envelope<C, P> {
     /// System statistics collected during the run (`--stats`), when asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<serde_json::Value>,
+    /// The run's headline figures, stated by the engine that measured
+    /// them; the store indexes these (and reads a payload only for a
+    /// document without them, from a tool or version that predates them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<Figure>,
     /// The tool's own results.
     pub payload: P,
 }
@@ -105,6 +113,7 @@ impl<C: Serialize, P: Serialize> Envelope<C, P> {
             outcome,
             notes: Vec::new(),
             stats: None,
+            figures: Vec::new(),
             payload,
         }
     }

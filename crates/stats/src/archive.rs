@@ -138,6 +138,7 @@ pub fn write_tgz(
     nodes: &[(String, BTreeMap<String, Vec<u8>>)],
     failed: &[(String, String)],
 ) -> std::io::Result<()> {
+<<<<<<< HEAD
     // A private name, created exclusively and never through a link: the
     // directory may be shared (/tmp) and the name otherwise predictable.
     let tmp = path.with_extension(format!("tgz.part-{}", std::process::id()));
@@ -153,6 +154,11 @@ pub fn write_tgz(
                 std::io::Error::new(e.kind(), format!("cannot create {}: {e}", tmp.display()))
             })?
     };
+=======
+    // Whole or absent: a failure (a full file system) drops the
+    // temporary file, so no .part stays beside the target.
+    let file = iolab_output::AtomicFile::create(path)?;
+>>>>>>> h-runlayer
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut b = tar::Builder::new(gz);
     let mut add = |name: String, data: &[u8]| -> std::io::Result<()> {
@@ -177,8 +183,7 @@ pub fn write_tgz(
     }
     let mut gz = b.into_inner()?;
     gz.flush()?;
-    gz.finish()?.sync_all()?;
-    std::fs::rename(&tmp, path)
+    gz.finish()?.commit()
 }
 
 /// Everything in a profile tarball: each node's record, and the nodes

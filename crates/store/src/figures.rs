@@ -1,8 +1,11 @@
-//! A run's headline figures, read from its results envelope: what the
-//! store indexes, charts draw and comparisons weigh. One function per
-//! tool, reading the payload as its JSON schema documents it (README's
-//! mdtest schema, docs/xdd.md, docs/lst.md, docs/surveys.md); the full
-//! payload stays in the store for everything else.
+//! A run's headline figures: what the store indexes, charts draw and
+//! comparisons weigh. An engine states them in its envelope
+//! (`Envelope::figures`: mdtest, xdd, xddcp and lst do) and the store
+//! takes those as they are. For documents without them (the surveys, not
+//! yet moved, and documents written before), one function per tool reads the payload as
+//! its JSON schema documents it (README's mdtest schema, docs/xdd.md,
+//! docs/lst.md, docs/surveys.md); the full payload stays in the store for
+//! everything else.
 //!
 //! | tool | phase | metric (unit) | value | spread (n, min, max, std dev) over |
 //! | --- | --- | --- | --- | --- |
@@ -19,31 +22,9 @@
 
 use crate::Spread;
 use iolab_core::stats::Summary;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// One figure of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
-    /// The phase or test (`file_create`, `write`).
-    pub phase: String,
-    /// What is measured (`rate`, `bandwidth`, `iops`).
-    pub metric: String,
-    /// Its unit (`ops/s`, `MB/s`).
-    pub unit: String,
-    /// Which inner point of the run (`tasks=4`), empty for the run itself.
-    pub scope: String,
-    /// The figure (`stat.mean`) and its spread over the iterations,
-    /// passes or repeats it is the mean of.
-    pub stat: Spread,
-}
-
-impl Figure {
-    /// Whether a larger value is better (rates) or worse (times).
-    pub fn higher_is_better(unit: &str) -> bool {
-        !matches!(unit, "s" | "ms" | "us" | "ns")
-    }
-}
+pub use iolab_results::Figure;
 
 /// The figures of a document from `tool` with this payload and config.
 pub fn extract(tool: &str, config: &Value, payload: &Value) -> Vec<Figure> {

@@ -40,12 +40,11 @@ mod record;
 pub mod schema;
 
 pub use figures::Figure;
+pub use iolab_results::Spread;
 pub use query::{Point, PointRun, RunRecord, RunRow, Series, SeriesRow};
 pub use record::{Attribution, NewPoint, NewSeries};
 
-use iolab_core::stats::Summary;
 use rusqlite::Connection;
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
 
@@ -102,52 +101,6 @@ pub enum StoreError {
         /// The label.
         label: String,
     },
-}
-
-/// Mean, extremes and sample standard deviation of a few values: the
-/// repeats of a sweep point, or the iterations behind a run's figure.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Spread {
-    /// How many values.
-    pub n: u32,
-    /// Their mean.
-    pub mean: f64,
-    /// The smallest.
-    pub min: f64,
-    /// The largest.
-    pub max: f64,
-    /// Sample standard deviation (n - 1); 0 for one value.
-    pub std_dev: f64,
-}
-
-impl Spread {
-    /// One value, no spread.
-    pub fn one(v: f64) -> Spread {
-        Spread {
-            n: 1,
-            mean: v,
-            min: v,
-            max: v,
-            std_dev: 0.0,
-        }
-    }
-
-    /// The spread of `values`; `None` when there are none.
-    pub fn of(values: &[f64]) -> Option<Spread> {
-        (!values.is_empty()).then(|| Spread::from(&Summary::of(values)))
-    }
-}
-
-impl From<&Summary> for Spread {
-    fn from(s: &Summary) -> Spread {
-        Spread {
-            n: s.count as u32,
-            mean: s.mean,
-            min: s.min,
-            max: s.max,
-            std_dev: s.sample_std_dev(),
-        }
-    }
 }
 
 /// An open store.

@@ -275,9 +275,13 @@ impl Store {
                 ))
             },
         )?;
-        let envelope = rebuild(&row, envelope)?;
+        let mut envelope = rebuild(&row, envelope)?;
+        let figures = self.figures(id)?;
+        // The envelope states its figures (a document written before they
+        // were stated gets the ones the store read from its payload).
+        envelope.figures = figures.clone();
         Ok(RunRecord {
-            figures: self.figures(id)?,
+            figures,
             row,
             recorded_unix_ns: recorded as u64,
             envelope,
@@ -390,6 +394,7 @@ fn rebuild(
         outcome: serde_json::from_value(json(0)?)?,
         notes: serde_json::from_value(json(3)?)?,
         stats: texts[4].as_deref().map(serde_json::from_str).transpose()?,
+        figures: Vec::new(),
         payload: json(5)?,
     })
 }

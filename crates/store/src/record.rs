@@ -61,7 +61,12 @@ impl Store {
         doc: &Envelope<Value, Value>,
         at: Option<Attribution>,
     ) -> Result<i64, StoreError> {
-        let figs = figures::extract(&doc.tool.name, &doc.config, &doc.payload);
+        // The engine's own figures; a payload is read only for a
+        // document that has none (written before figures were stated).
+        let figs = match doc.figures.is_empty() {
+            true => figures::extract(&doc.tool.name, &doc.config, &doc.payload),
+            false => doc.figures.clone(),
+        };
         let outcome = serde_json::to_value(&doc.outcome)?;
         let status = outcome
             .get("status")
@@ -188,7 +193,37 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Figure;
     use iolab_core::Outcome;
+
+    /// The store takes the figures an engine states in its envelope and
+    /// reads no payload for them.
+    #[test]
+    fn figures_stated_in_the_envelope_are_the_ones_recorded() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-fig-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut st = Store::open(&dir.join("s.sqlite")).unwrap();
+        let mut doc = Envelope::new(
+            "iolab.any/1",
+            "a tool the store has no payload reader for",
+            "x",
+            Value::Null,
+            iolab_results::Environment::default(),
+            Outcome::Completed,
+            Value::Null,
+        );
+        doc.figures = vec![Figure {
+            phase: "copy".into(),
+            metric: "bandwidth".into(),
+            unit: "MB/s".into(),
+            scope: String::new(),
+            stat: iolab_results::Spread::one(42.0),
+        }];
+        let parsed = iolab_results::parse_any(&doc.to_json()).unwrap();
+        let id = st.record(&parsed, None).unwrap();
+        assert_eq!(st.figures(id).unwrap(), doc.figures);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn series_resume_by_plan_key_and_repeats_count_when_they_gave_results() {

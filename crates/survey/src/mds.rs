@@ -327,7 +327,7 @@ fn run_test(
                 let target = w / thr as usize;
                 let f = files(cfg, dirs, w as u64 % thr, target, per_thread);
                 let slot = &alive[w];
-                scope.spawn(move || {
+                let h = scope.spawn(move || {
                     barrier.wait();
                     if let Err(e) = thread_ops(b, name, &f, per_thread, slot, counters, target) {
                         if let Ok(mut s) = errors[target].lock() {
@@ -335,7 +335,8 @@ fn run_test(
                         }
                     }
                     counters.worker_done(target);
-                })
+                });
+                (target, h)
             })
             .collect();
         // The clock starts here, before the sampler first reads it.
@@ -343,11 +344,17 @@ fn run_test(
         let sampler = scope
             .spawn(|| sampler::sample(&counters, Duration::from_millis(cfg.interval_ms), &done));
         barrier.wait();
-        for h in handles {
-            let _ = h.join();
+        for (t, h) in handles {
+            if h.join().is_err() {
+                crate::sampler::note_panic(&errors[t..=t], "a worker thread");
+            }
         }
         done.store(true, Ordering::Release);
-        sampler.join().unwrap_or_default()
+        // A sampler that panicked is the test's error, not empty samples.
+        sampler.join().unwrap_or_else(|_| {
+            crate::sampler::note_panic(&errors, "the sampler thread");
+            Default::default()
+        })
     });
     summarise(name, dirs, &counters, samples, &errors)
 }

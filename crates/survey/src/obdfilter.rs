@@ -507,7 +507,8 @@ pub fn run_test(
             .into_iter()
             .map(|w| {
                 let (counters, barrier, errors, direct) = (&counters, &barrier, &errors, &direct);
-                scope.spawn(move || {
+                let target = w.target;
+                let h = scope.spawn(move || {
                     barrier.wait();
                     let t = w.target;
                     if !w.handle.as_ref().is_some_and(|h| h.1) {
@@ -519,7 +520,8 @@ pub fn run_test(
                         }
                     }
                     counters.worker_done(t);
-                })
+                });
+                (target, h)
             })
             .collect();
         // The clock starts here, before the sampler first reads it.
@@ -527,11 +529,17 @@ pub fn run_test(
         let sampler =
             scope.spawn(|| sampler::sample(&counters, Duration::from_millis(interval_ms), &done));
         barrier.wait();
-        for h in handles {
-            let _ = h.join();
+        for (t, h) in handles {
+            if h.join().is_err() {
+                crate::sampler::note_panic(&errors[t..=t], "a worker thread");
+            }
         }
         done.store(true, Ordering::Release);
-        sampler.join().unwrap_or_default()
+        // A sampler that panicked is the test's error, not empty samples.
+        sampler.join().unwrap_or_else(|_| {
+            crate::sampler::note_panic(&errors, "the sampler thread");
+            Default::default()
+        })
     });
     summarise(objects, &counters, samples, &errors, &direct)
 }

@@ -164,6 +164,16 @@ impl TargetRates {
     }
 }
 
+/// Records that `what` panicked as the error of each target in
+/// `errors` (keeping an earlier error), so a panic ends the test as an
+/// error instead of vanishing into empty samples.
+pub fn note_panic(errors: &[std::sync::Mutex<Option<String>>], what: &str) {
+    for e in errors {
+        let mut slot = e.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert_with(|| format!("{what} panicked"));
+    }
+}
+
 /// Gathers the per-target figures once every worker has ended.
 pub fn per_target(c: &Counters, samples: Vec<Vec<f64>>) -> Vec<TargetRates> {
     let end = c.start().elapsed().as_secs_f64();
@@ -199,6 +209,27 @@ pub fn bracket(targets: &[TargetRates]) -> Option<Bracket> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_panic_is_every_targets_error_and_keeps_an_earlier_one() {
+        let errors = vec![
+            std::sync::Mutex::new(None),
+            std::sync::Mutex::new(Some("ENOSPC".to_string())),
+        ];
+        note_panic(&errors, "the sampler thread");
+        let got: Vec<Option<String>> = errors
+            .into_iter()
+            .map(|m| m.into_inner().unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                Some("the sampler thread panicked".into()),
+                Some("ENOSPC".into())
+            ]
+        );
+    }
+
     use super::*;
 
     #[test]

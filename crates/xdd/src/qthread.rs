@@ -534,6 +534,7 @@ fn failure(cx: &PassCtx, op: &str, errno: Option<i32>, msg: &str) -> Failure {
         path: Some(cx.path.to_string()),
         errno,
         message: msg.to_string(),
+        kind: iolab_core::FailureKind::Failed,
     }
 }
 

@@ -155,6 +155,7 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
                     path: Some(cx.path.to_string()),
                     errno: None,
                     message: e.to_string(),
+                    kind: iolab_core::FailureKind::Failed,
                 });
                 return c;
             }

@@ -5,12 +5,18 @@
 use iolab_store::{RunRecord, Series};
 use serde_json::json;
 
-/// Quotes a CSV field when it needs it.
-fn field(s: &str) -> String {
-    match s.contains([',', '"', '\n']) {
-        true => format!("\"{}\"", s.replace('"', "\"\"")),
-        false => s.to_string(),
+/// Rows as CSV text, each value quoted when it holds a comma, a quote
+/// or a newline (the csv crate, RFC 4180).
+fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    // Writing into memory cannot fail; a row that somehow did is left out
+    // rather than the whole export.
+    let _ = w.write_record(header);
+    for r in rows {
+        let _ = w.write_record(&r);
     }
+    let bytes = w.into_inner().unwrap_or_default();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// A run's envelope, as the tool wrote it.
@@ -20,24 +26,29 @@ pub fn run_json(r: &RunRecord) -> String {
 
 /// A run's figures: one row per figure.
 pub fn run_csv(r: &RunRecord) -> String {
-    let mut out = String::from("run,tool,scope,phase,metric,unit,value,n,std_dev,min,max\n");
-    for f in &r.figures {
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{}\n",
-            r.row.id,
-            field(&r.row.tool),
-            field(&f.scope),
-            field(&f.phase),
-            field(&f.metric),
-            field(&f.unit),
-            f.stat.mean,
-            f.stat.n,
-            f.stat.std_dev,
-            f.stat.min,
-            f.stat.max
-        ));
-    }
-    out
+    let header = [
+        "run", "tool", "scope", "phase", "metric", "unit", "value", "n", "std_dev", "min", "max",
+    ];
+    let rows = r
+        .figures
+        .iter()
+        .map(|f| {
+            vec![
+                r.row.id.to_string(),
+                r.row.tool.clone(),
+                f.scope.clone(),
+                f.phase.clone(),
+                f.metric.clone(),
+                f.unit.clone(),
+                f.stat.mean.to_string(),
+                f.stat.n.to_string(),
+                f.stat.std_dev.to_string(),
+                f.stat.min.to_string(),
+                f.stat.max.to_string(),
+            ]
+        })
+        .collect();
+    csv_text(&header, rows)
 }
 
 /// A series: its rows, each point's axes, repeats and spreads.
@@ -64,29 +75,49 @@ pub fn series_json(s: &Series) -> String {
 
 /// A series as CSV: one row per point and figure.
 pub fn series_csv(s: &Series) -> String {
-    let mut out =
-        String::from("series,point,line,x,phase,metric,unit,repeats,mean,std_dev,min,max\n");
+    let header = [
+        "series", "point", "line", "x", "phase", "metric", "unit", "repeats", "mean", "std_dev",
+        "min", "max",
+    ];
+    let mut rows = Vec::new();
     for p in &s.points {
         for (ph, m, u) in s.measures() {
             let Some(sp) = p.spread(&ph, &m) else {
                 continue;
             };
-            out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                field(&s.info.label),
-                field(&p.key),
-                field(&p.line),
-                p.x,
-                field(&ph),
-                field(&m),
-                field(&u),
-                sp.n,
-                sp.mean,
-                sp.std_dev,
-                sp.min,
-                sp.max
-            ));
+            rows.push(vec![
+                s.info.label.clone(),
+                p.key.clone(),
+                p.line.clone(),
+                p.x.to_string(),
+                ph,
+                m,
+                u,
+                sp.n.to_string(),
+                sp.mean.to_string(),
+                sp.std_dev.to_string(),
+                sp.min.to_string(),
+                sp.max.to_string(),
+            ]);
         }
     }
-    out
+    csv_text(&header, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn values_with_commas_and_quotes_are_quoted_not_rewritten() {
+        let text = csv_text(
+            &["a", "b"],
+            vec![
+                vec!["x,y".into(), "say \"hi\"".into()],
+                vec!["1".into(), "2".into()],
+            ],
+        );
+        assert_eq!(text, "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n1,2\n");
+    }
 }

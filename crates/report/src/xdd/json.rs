@@ -4,7 +4,7 @@
 //! SCHEMA when a field changes meaning or disappears.
 
 use super::rows::deskew;
-use iolab_results::{Envelope, Environment};
+use iolab_results::{Envelope, Environment, Figure, Spread};
 use iolab_xdd::config::Config;
 use iolab_xdd::figures::Figures;
 use iolab_xdd::results::RunResults;
@@ -138,8 +138,61 @@ pub fn document(r: &RunResults) -> XddDocument {
     doc.stats = r.stats.clone();
     doc.finished_unix_ns = r.end_wall_ns;
     doc.notes = r.notes.clone();
+    doc.figures = headline(&doc.payload);
     doc
 }
+
+/// The run's headline figures: combined read and write bandwidth (MB/s)
+/// and IOPS, each with its spread over the passes when there is one
+/// target (the mean stays the combined figure).
+fn headline(p: &XddPayload) -> Vec<Figure> {
+    let one_target = !p.passes.is_empty() && p.passes.iter().all(|x| x.targets.len() == 1);
+    let spread = |get: &dyn Fn(&Figures) -> f64| {
+        let total = get(&p.combined);
+        let per_pass: Vec<f64> = match one_target {
+            true => p
+                .passes
+                .iter()
+                .map(|x| get(&x.targets[0].figures))
+                .collect(),
+            false => Vec::new(),
+        };
+        let mut s = Spread::of(&per_pass).unwrap_or_else(|| Spread::one(total));
+        s.mean = total;
+        s
+    };
+    let mut out = Vec::new();
+    let ops: [(&str, u64, FigureFields); 2] = [
+        (
+            "read",
+            p.combined.read_ops,
+            (|f| f.read_bandwidth_mb_per_s, |f| f.read_iops),
+        ),
+        (
+            "write",
+            p.combined.write_ops,
+            (|f| f.write_bandwidth_mb_per_s, |f| f.write_iops),
+        ),
+    ];
+    for (op, n, (bw, iops)) in ops {
+        if n == 0 {
+            continue;
+        }
+        for (metric, unit, get) in [("bandwidth", "MB/s", bw), ("iops", "ops/s", iops)] {
+            out.push(Figure {
+                phase: op.to_string(),
+                metric: metric.to_string(),
+                unit: unit.to_string(),
+                scope: String::new(),
+                stat: spread(&get),
+            });
+        }
+    }
+    out
+}
+
+/// How to read one operation's bandwidth and IOPS from [`Figures`].
+type FigureFields = (fn(&Figures) -> f64, fn(&Figures) -> f64);
 
 fn payload(r: &RunResults) -> XddPayload {
     let passes = r

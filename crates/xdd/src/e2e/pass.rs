@@ -49,6 +49,7 @@ fn fatal(st: &mut QState, cx: &PassCtx, c: &mut Counts, op: &'static str, msg: S
         path: Some(cx.path.to_string()),
         errno: None,
         message: msg,
+        kind: iolab_core::FailureKind::Failed,
     });
 }
 

@@ -1,0 +1,175 @@
+//! `iolab completions bash|zsh|fish` and `iolab man DIR`: shell
+//! completions and man pages generated from the same definitions that
+//! parse: clap's for the new commands (clap_complete, clap_mangen), the
+//! option tables for the legacy ones (mdtest, xdd, timeserver, gettime:
+//! `iolab_opts::man`), so neither can drift from what the parser reads.
+
+use crate::exit;
+use clap::{Arg, ArgAction, Command};
+use clap_complete::Shell;
+use iolab_opts::{Arity, Entry};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A getopt-style table (mdtest) as clap arguments, so its options
+/// complete like any other.
+fn getopt_args<R, C>(cmd: Command, table: &[Entry<R, C>]) -> Command {
+    table.iter().enumerate().fold(cmd, |cmd, (i, e)| {
+        let id = format!("{i}:{}", e.name);
+        let mut a = Arg::new(id).help(e.help);
+        if let Some(c) = e.short {
+            a = a.short(c);
+        }
+        if !e.name.is_empty() {
+            a = a.long(e.name);
+        }
+        a = match e.arity {
+            Arity::Flag => a.action(ArgAction::Count),
+            _ => a
+                .action(ArgAction::Append)
+                .value_name(e.args.trim_matches(['<', '>'])),
+        };
+        cmd.arg(a)
+    })
+}
+
+/// A tool read by the single-dash front end (xdd, timeserver, gettime):
+/// its options are words clap cannot describe, so they complete as free
+/// arguments; its man page lists them.
+pub fn dash_tool(name: &'static str, about: &'static str) -> Command {
+    Command::new(name).about(about).arg(
+        Arg::new("options")
+            .num_args(0..)
+            .trailing_var_arg(true)
+            .allow_hyphen_values(true)
+            .help("options as the tool's -help lists them"),
+    )
+}
+
+/// mdtest's command line as clap arguments (for completions).
+pub fn mdtest_command() -> Command {
+    // The table has its own -h and -V.
+    let cmd = Command::new("mdtest")
+        .about("metadata benchmark, a drop-in mdtest")
+        .disable_help_flag(true)
+        .disable_version_flag(true);
+    getopt_args(cmd, iolab_mdtest::args::OPTIONS)
+}
+
+/// `iolab completions`' own command line.
+pub fn completions_command() -> Command {
+    Command::new("completions")
+        .about("shell completions: iolab completions bash|zsh|fish")
+        .arg(
+            Arg::new("shell")
+                .value_parser(["bash", "zsh", "fish"])
+                .required(true),
+        )
+}
+
+/// `iolab man`'s own command line.
+pub fn man_command() -> Command {
+    Command::new("man")
+        .about("write the man pages (iolab.1, iolab-SUBCOMMAND.1) into DIR")
+        .arg(Arg::new("dir").required(true).value_name("DIR"))
+}
+
+/// Every tool of the registry, as one clap command.
+pub fn command() -> Command {
+    crate::tools::TOOLS.iter().fold(
+        Command::new("iolab")
+            .about("storage performance toolkit")
+            .version(env!("CARGO_PKG_VERSION")),
+        |top, t| top.subcommand((t.command)().name(t.name)),
+    )
+}
+
+/// mdtest's man page, from its option table.
+pub fn mdtest_page() -> String {
+    let page = iolab_opts::man::Page {
+        name: "iolab-mdtest",
+        about: "metadata benchmark, a drop-in mdtest",
+        synopsis: "iolab mdtest [options...]   (or a link named mdtest)",
+        description: &["Creates, stats, reads and removes files and directories in a tree, as mdtest does; see the README."],
+    };
+    iolab_opts::man::render(&page, iolab_mdtest::args::OPTIONS)
+}
+
+/// xdd's man page, from its option table.
+pub fn xdd_page() -> String {
+    let page = iolab_opts::man::Page {
+        name: "iolab-xdd",
+        about: "XDD data I/O benchmark",
+        synopsis: "iolab xdd -op read|write -target NAME [options...]   (or a link named xdd)",
+        description: &["Reads or writes targets with XDD's command line; see docs/xdd.md."],
+    };
+    iolab_opts::man::render(&page, iolab_xdd::options::OPTIONS)
+}
+
+/// Entry point: `iolab completions SHELL`.
+pub fn completions(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let shell = match args.first().and_then(|a| a.to_str()) {
+        Some(s @ ("bash" | "zsh" | "fish")) => s.parse::<Shell>().ok(),
+        _ => None,
+    };
+    let (Some(shell), 1) = (shell, args.len()) else {
+        eprintln!("iolab {prog}: give one shell: bash, zsh or fish");
+        return exit::usage();
+    };
+    let mut text = Vec::new();
+    clap_complete::generate(shell, &mut command(), "iolab", &mut text);
+    match crate::output::print_bytes(&text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(exit::FAILED),
+    }
+}
+
+/// Every page: (file stem, roff text): `iolab` and one per tool of the
+/// registry, from its option table or else from clap.
+fn pages() -> Result<Vec<(String, String)>, std::io::Error> {
+    let roff = |c: Command| -> Result<String, std::io::Error> {
+        let mut b = Vec::new();
+        clap_mangen::Man::new(c).render(&mut b)?;
+        Ok(String::from_utf8_lossy(&b).into_owned())
+    };
+    let mut out = vec![("iolab".to_string(), roff(command())?)];
+    for t in crate::tools::TOOLS {
+        let stem = format!("iolab-{}", t.name);
+        let text = match t.page {
+            Some(page) => page(),
+            None => roff((t.command)().name(stem.clone()))?,
+        };
+        out.push((stem, text));
+    }
+    Ok(out)
+}
+
+/// Entry point: `iolab man DIR`; each page is written whole or not at all.
+pub fn man(prog: &str, args: Vec<OsString>) -> ExitCode {
+    let [dir] = args.as_slice() else {
+        eprintln!("iolab {prog}: give the directory to write the pages into");
+        return exit::usage();
+    };
+    let dir = PathBuf::from(dir);
+    if let Err(e) = iolab_output::check_dir("DIR", &dir) {
+        eprintln!("iolab {prog}: {e}");
+        return exit::usage();
+    }
+    let written = pages().and_then(|pages| {
+        std::fs::create_dir_all(&dir)?;
+        for (stem, text) in pages {
+            let path = dir.join(format!("{stem}.1"));
+            iolab_output::write_atomically(&path, text.as_bytes())?;
+            let _ = outln!("{}", path.display());
+        }
+        Ok(())
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("iolab {prog}: {}: {e}", dir.display());
+            ExitCode::from(exit::FAILED)
+        }
+    }
+}

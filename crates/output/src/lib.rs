@@ -1,0 +1,317 @@
+//! Every file a tool writes for the user (`--json`, `--csv`, legacy
+//! `-csvout`/`-output`, tarballs, report directories) goes through here:
+//! checked for writability before the run (so a typo costs nothing) and
+//! written to a temporary name beside the target, renamed over it only
+//! once complete. A failed write (a full file system) leaves the target
+//! as it was: no truncated file, no `.part`, no 0-byte output.
+//!
+//! These files are not the storage under test, so they use `std::fs`,
+//! not the backend.
+//!
+//! ```
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("run.json");
+//! iolab_output::check_file("--json", &path).unwrap();
+//! iolab_output::write_atomically(&path, b"{}").unwrap();
+//! assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+//! ```
+
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// An output the run could not write, named by the option that asked for it.
+#[derive(Debug, thiserror::Error)]
+#[error("{option} {}: {why}", path.display())]
+pub struct OutputError {
+    /// The option (`--json`, `-csvout`, `--tarball`, ...).
+    pub option: String,
+    /// The path given.
+    pub path: PathBuf,
+    /// What is wrong and what to do.
+    pub why: String,
+}
+
+impl OutputError {
+    fn new(option: &str, path: &Path, why: impl Into<String>) -> OutputError {
+        OutputError {
+            option: option.to_string(),
+            path: path.to_path_buf(),
+            why: why.into(),
+        }
+    }
+}
+
+/// Checks that the file `path` can be written later without touching an
+/// existing file: not a directory, its directory exists and takes a new
+/// file (a probe proves what access(2) cannot: a read-only mount, ACLs),
+/// and an existing file is writable. Creates nothing.
+pub fn check_file(option: &str, path: &Path) -> Result<(), OutputError> {
+    let fail = |why: String| OutputError::new(option, path, why);
+    if path.is_dir() {
+        return Err(fail("is a directory; give a file name".into()));
+    }
+    if path.exists() {
+        return OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| fail(format!("cannot be written: {e}")));
+    }
+    let parent = parent_of(path);
+    if !parent.is_dir() {
+        return Err(fail(format!(
+            "the directory {} does not exist; create it or give another path",
+            parent.display()
+        )));
+    }
+    probe_dir(&parent).map_err(|e| {
+        fail(format!(
+            "cannot create a file in {}: {e}; give a writable path",
+            parent.display()
+        ))
+    })
+}
+
+/// Checks that `dir` can hold new files: an existing writable directory,
+/// or a path whose nearest existing ancestor is one (it will be created
+/// when the run writes). Creates nothing.
+pub fn check_dir(option: &str, dir: &Path) -> Result<(), OutputError> {
+    let fail = |why: String| OutputError::new(option, dir, why);
+    let mut at = dir.to_path_buf();
+    while !at.exists() {
+        at = match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+    }
+    if !at.is_dir() {
+        return Err(fail(format!("{} is not a directory", at.display())));
+    }
+    probe_dir(&at).map_err(|e| {
+        fail(format!(
+            "cannot create files in {}: {e}; give a writable directory",
+            at.display()
+        ))
+    })
+}
+
+/// Creates and removes a temporary file in `dir`.
+fn probe_dir(dir: &Path) -> io::Result<()> {
+    tempfile::Builder::new()
+        .prefix(".iolab-probe")
+        .tempfile_in(dir)
+        .and_then(|t| t.close())
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it, and
+/// renames it over `path`; on any failure the temporary file is removed
+/// and `path` is as it was.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(bytes)?;
+    f.commit()
+}
+
+/// Appends `bytes` to `path` (XDD's `-csvout`, which collects runs in one
+/// file) whole or not at all: the old contents and the new go to a
+/// temporary file that replaces `path` once complete.
+pub fn append_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    // A device or FIFO (/dev/full, a named pipe) is appended to in
+    // place: it has no contents to copy and must not be replaced.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return OpenOptions::new().append(true).open(path)?.write_all(bytes);
+    }
+    let old = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(&old)?;
+    f.write_all(bytes)?;
+    f.commit()
+}
+
+/// A file being written under a temporary name beside its target;
+/// [`AtomicFile::commit`] renames it over the target, dropping it without
+/// a commit removes it. A target that is not a regular file (a FIFO,
+/// `/dev/stdout`) is written in place: renaming over it would replace it.
+pub struct AtomicFile {
+    inner: Inner,
+}
+
+enum Inner {
+    Temp(tempfile::NamedTempFile, PathBuf),
+    InPlace(std::fs::File),
+}
+
+impl AtomicFile {
+    /// Starts writing `path`.
+    pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        if let Ok(m) = std::fs::metadata(path) {
+            if !m.is_file() {
+                let f = OpenOptions::new().write(true).open(path)?;
+                return Ok(AtomicFile {
+                    inner: Inner::InPlace(f),
+                });
+            }
+        }
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".iolab-tmp")
+            .tempfile_in(parent_of(path))?;
+        Ok(AtomicFile {
+            inner: Inner::Temp(tmp, path.to_path_buf()),
+        })
+    }
+
+    /// Syncs the data and puts the file in place of its target.
+    pub fn commit(self) -> io::Result<()> {
+        match self.inner {
+            Inner::InPlace(mut f) => f.flush(),
+            Inner::Temp(mut tmp, path) => {
+                tmp.flush()?;
+                tmp.as_file().sync_all()?;
+                // An existing file keeps its permissions; a new one gets
+                // the usual 0666 & ~umask instead of tempfile's 0600.
+                let mode = std::fs::metadata(&path)
+                    .map(|m| m.permissions())
+                    .unwrap_or_else(|_| default_permissions());
+                std::fs::set_permissions(tmp.path(), mode)?;
+                tmp.persist(&path).map(drop).map_err(|e| e.error)
+            }
+        }
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.inner {
+            Inner::Temp(t, _) => t.write(buf),
+            Inner::InPlace(f) => f.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.inner {
+            Inner::Temp(t, _) => t.flush(),
+            Inner::InPlace(f) => f.flush(),
+        }
+    }
+}
+
+/// 0666 less the process's umask, read from /proc (umask(2) can only
+/// be read by setting it, which would race with other threads creating
+/// files); 022 when /proc does not say.
+fn default_permissions() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    let mask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022);
+    std::fs::Permissions::from_mode(0o666 & !mask)
+}
+
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Every output a run will write, gathered as its options are read and
+/// checked together before the run, so the first bad one is exit 2
+/// naming its option, before anything is created.
+#[derive(Debug, Default)]
+pub struct Planned(Vec<(String, PathBuf, Kind)>);
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    File,
+    Dir,
+}
+
+impl Planned {
+    /// No outputs yet.
+    pub fn new() -> Planned {
+        Planned::default()
+    }
+
+    /// A file the option `option` will write, if given.
+    pub fn file(mut self, option: &str, path: Option<&Path>) -> Planned {
+        if let Some(p) = path {
+            self.0.push((option.into(), p.to_path_buf(), Kind::File));
+        }
+        self
+    }
+
+    /// A directory the option `option` will write files into, if given.
+    pub fn dir(mut self, option: &str, path: Option<&Path>) -> Planned {
+        if let Some(p) = path {
+            self.0.push((option.into(), p.to_path_buf(), Kind::Dir));
+        }
+        self
+    }
+
+    /// Checks every planned output; the first that cannot be written is the error.
+    pub fn check(&self) -> Result<(), OutputError> {
+        for (option, path, kind) in &self.0 {
+            match kind {
+                Kind::File => check_file(option, path)?,
+                Kind::Dir => check_dir(option, path)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn checks_name_the_option_and_path_and_create_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        check_file("--json", &p).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let e = check_file("--json", dir.path()).unwrap_err();
+        assert!(e.to_string().contains("directory"), "{e}");
+        let e = check_file("--csv", Path::new("/nonexistent-dir/x.csv")).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--csv /nonexistent-dir/x.csv"),
+            "{e}"
+        );
+        check_dir("-o", &dir.path().join("new/deeper")).unwrap();
+        assert!(!dir.path().join("new").exists());
+        let e = Planned::new()
+            .file("--json", Some(&p))
+            .file("--tarball", Some(Path::new("/no/such/dir/x.tgz")))
+            .check()
+            .unwrap_err();
+        assert_eq!(e.option, "--tarball");
+    }
+
+    #[test]
+    fn writes_are_whole_and_leave_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b");
+        write_atomically(&p, b"hi").unwrap();
+        append_atomically(&p, b" there").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"hi there");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert!(write_atomically(Path::new("/nonexistent-dir/b"), b"x").is_err());
+        // Dropped without commit: nothing stays.
+        let mut f = AtomicFile::create(&dir.path().join("c")).unwrap();
+        f.write_all(b"partial").unwrap();
+        drop(f);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
