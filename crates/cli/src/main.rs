@@ -34,57 +34,9 @@ pub const EXIT_USAGE: u8 = exit::USAGE;
 /// Exit status when the run met I/O errors.
 pub const EXIT_IO: u8 = exit::FAILED;
 
-<<<<<<< HEAD
-const USAGE: &str = "\
-iolab: storage performance toolkit
-
-Usage: iolab <command> [options...]
-
-Commands:
-  mdtest   metadata benchmark, a drop-in mdtest (iolab mdtest -h)
-  xdd      XDD data I/O benchmark (iolab xdd -help)
-  lst      network self-test as LNet selftest: agents, ping and brw (iolab lst --help)
-  stats    stats-collect: system and Lustre statistics on every node (iolab stats -h)
-  survey   the Lustre I/O kit's surveys: disk, obdfilter, ost, mds, plot (iolab survey --help)
-  sweep    scaling sweep of any tool from a TOML plan, recorded in the store (iolab sweep --help)
-  report   charts and an HTML page of series from the store (iolab report --help)
-  results  the results store: list, show, export, compare (iolab results --help)
-  demo     the quick-start run: a short mdtest in a temporary directory
-  timeserver  XDD's global clock server (iolab timeserver -help)
-  gettime     read the global clock from a timeserver (iolab gettime -help)
-  xddcp    copy files to another host with XDD's end-to-end copy (iolab xddcp -h)
-  io500    the IO500 benchmark from its ini file (iolab io500 --help)
-
-Also callable through links named `mdtest`, `xdd`, `xddcp`, `timeserver` or `gettime`.
-Options: -h/--help, -V/--version
-";
-
-/// A subcommand's entry point: the arguments after its name, and the
-/// name the user typed (for messages and `Command line used:`).
-type Entry = fn(prog: &str, args: Vec<OsString>) -> ExitCode;
-
-fn lookup(name: &str) -> Option<Entry> {
-    match name {
-        "demo" => Some(demo::main),
-        "mdtest" => Some(mdtest::main),
-        "xdd" => Some(xdd::main),
-        "lst" => Some(lst::main),
-        "stats" => Some(stats::main),
-        "survey" => Some(survey::main),
-        "results" => Some(results::main),
-        "sweep" => Some(sweep::main),
-        "report" => Some(report::main),
-        "timeserver" => Some(clock::timeserver),
-        "gettime" => Some(clock::gettime),
-        "xddcp" => Some(xddcp::main),
-        "io500" => Some(io500::main),
-        _ => None,
-    }
-=======
 /// A tool's entry point, from the registry (`tools::TOOLS`).
 fn lookup(name: &str) -> Option<tools::Entry> {
     tools::find(name).map(|t| t.entry)
->>>>>>> h-runlayer
 }
 
 fn main() -> ExitCode {

@@ -159,6 +159,16 @@ pub static TOOLS: &[Tool] = &[
         page: None,
     },
     Tool {
+        name: "io500",
+        about: "the IO500 benchmark from its ini file",
+        help: "--help",
+        entry: crate::io500::main,
+        link: false,
+        sweep: None,
+        command: || doc::dash_tool("io500", "the IO500 benchmark from its ini file"),
+        page: None,
+    },
+    Tool {
         name: "completions",
         about: "shell completions: iolab completions bash|zsh|fish",
         help: "",
