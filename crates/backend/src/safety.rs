@@ -2,7 +2,8 @@
 //! signs that it is in use (a mount, partitions, holders such as LVM, swap)
 //! or holds something (a file system, a partition table, a RAID, LVM or
 //! LUKS member, any signature libblkid knows). Any sign refuses the write
-//! unless `-force` is given. Reading is always allowed.
+//! unless forced (xdd `-force`, `survey disk --force`). Reading is always
+//! allowed. The POSIX backend answers [`crate::Backend::device_in_use`] with it.
 //!
 //! Signatures come from libblkid, the prober behind `blkid`, `wipefs` and
 //! `lsblk`, not from a hand list: it knows about a hundred file systems,

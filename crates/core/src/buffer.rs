@@ -1,9 +1,10 @@
 //! I/O buffers: aligned heap memory (O_DIRECT needs it) or a System V
 //! shared memory segment (`-sharedmemory`), optionally locked in memory.
-//! The one aligned-buffer type of xdd: a QThread owns one holding a
-//! request, the io_uring engine one holding a slot per request in flight
-//! ([`IoBuffer::region_mut`]), so `-sharedmemory` and `-memlock` apply to
-//! both alike. Allocated before any I/O starts.
+//! The one aligned-buffer type of iolab: an xdd QThread owns one holding
+//! a request, xdd's io_uring engine one holding a slot per request in
+//! flight ([`IoBuffer::region_mut`]), so `-sharedmemory` and `-memlock`
+//! apply to both alike; the surveys' workers own one each. Allocated
+//! before any I/O starts.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
@@ -13,7 +14,8 @@ enum Source {
     Shm,
 }
 
-/// A zeroed, aligned byte buffer owned by one QThread.
+/// A zeroed, aligned byte buffer owned by one worker (an xdd QThread, a
+/// survey thread).
 pub struct IoBuffer {
     ptr: *mut u8,
     len: usize,

@@ -1,10 +1,13 @@
 //! Data-path helpers shared by the bandwidth surveys: opening with
 //! O_DIRECT when the file system allows it, whole-record reads and writes
-//! through the backend, and a data pattern that no device can compress.
+//! through the backend, and write data that no store can compress or
+//! deduplicate ([`WriteData`]).
 
 use iolab_backend::{Backend, Handle, OpenOptions};
 use std::ffi::CStr;
 use std::io;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
 
 /// Opens `path` with O_DIRECT when `direct`; a file system that refuses it
 /// (EINVAL, as tmpfs does) gets a buffered open instead. Returns the
@@ -59,17 +62,50 @@ pub fn read_full_at(b: &dyn Backend, h: &Handle, buf: &mut [u8], offset: u64) ->
     Ok(())
 }
 
-/// Fills `buf` with a pseudo-random pattern seeded by `seed`, so that
-/// compressing or deduplicating storage cannot flatter the figures.
-pub fn fill_pattern(buf: &mut [u8], seed: u64) {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    for chunk in buf.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let bytes = x.to_le_bytes();
-        chunk.copy_from_slice(&bytes[..chunk.len()]);
+/// What a survey pass writes: iolab's unique incompressible data
+/// (`iolab_core::unique`, as xdd writes by default). One random base,
+/// repeating no closer than 1 MiB, is made before the pass; each record
+/// is copied from it into the writer's own aligned buffer and every
+/// 4 KiB of it stamped with its file offset and a tag of the run, the
+/// file and the pass, so that no two 4 KiB blocks a survey writes are
+/// equal and a compressing or deduplicating store keeps all of them.
+pub struct WriteData {
+    shape: iolab_core::unique::Shape,
+    base: Vec<u8>,
+    pass: u32,
+}
+
+impl WriteData {
+    /// The data of a new pass writing records of `record_bytes`.
+    pub fn new(record_bytes: usize) -> Self {
+        let shape = iolab_core::unique::Shape::new(0, 0, record_bytes);
+        let mut base = vec![0u8; shape.buffer_len(record_bytes)];
+        shape.fill(&mut base);
+        Self {
+            shape,
+            base,
+            pass: PASS.fetch_add(1, Ordering::Relaxed),
+        }
     }
+
+    /// Fills `dst` with the record at `offset` of file `file` (a number
+    /// unique within the pass: device, object or target).
+    #[inline]
+    pub fn record(&self, dst: &mut [u8], file: u64, offset: u64) {
+        let tag = iolab_core::unique::tag(run_key() ^ file.rotate_left(32), 0, self.pass);
+        self.shape.copy_placed(&self.base, dst, offset, tag);
+    }
+}
+
+/// Passes of this process so far: each pass's blocks carry its number.
+static PASS: AtomicU32 = AtomicU32::new(0);
+
+/// A number of this run (process), so that two runs' blocks differ too.
+fn run_key() -> u64 {
+    static KEY: OnceLock<u64> = OnceLock::new();
+    *KEY.get_or_init(|| {
+        iolab_core::random::mix(iolab_core::clock::wall_ns() ^ u64::from(std::process::id()) << 40)
+    })
 }
 
 /// A C path for the backend.
@@ -109,12 +145,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_pattern_is_not_constant() {
-        let mut a = vec![0u8; 4096];
-        fill_pattern(&mut a, 1);
-        assert!(a.iter().any(|&x| x != a[0]));
-        let mut b = vec![0u8; 4096];
-        fill_pattern(&mut b, 2);
-        assert_ne!(a, b);
+    fn no_two_written_blocks_are_equal() {
+        let d = WriteData::new(8192);
+        let mut seen = std::collections::HashSet::new();
+        let mut rec = vec![0u8; 8192];
+        for file in 0..2 {
+            for i in 0..300u64 {
+                d.record(&mut rec, file, i * 8192);
+                for b in rec.chunks(4096) {
+                    assert!(seen.insert(b.to_vec()), "file {file} record {i}");
+                }
+            }
+        }
+        let e = WriteData::new(8192);
+        e.record(&mut rec, 0, 0);
+        assert!(
+            seen.insert(rec[..4096].to_vec()),
+            "a second pass repeats the first"
+        );
     }
 }

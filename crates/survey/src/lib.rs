@@ -19,6 +19,7 @@ mod io;
 pub mod lustre;
 pub mod mds;
 pub mod obdfilter;
+pub mod object;
 pub mod ost;
 pub mod remote;
 pub mod sampler;

@@ -7,12 +7,13 @@
 //! least and greatest instantaneous bandwidth of any one target, sampled
 //! every interval (see [`crate::sampler`]).
 
-use crate::io::{cpath, fill_pattern, open_data, read_full_at, write_all_at};
+use crate::io::{cpath, open_data, read_full_at, write_all_at, WriteData};
+pub use crate::object::{Shape, TargetResult};
 use crate::sampler::{self, Bracket, Counters, TargetRates};
 use crate::{check_range, doubling, Header, ParamError, MB};
 use iolab_backend::{Backend, Handle, OpenOptions};
+use iolab_core::buffer::IoBuffer;
 use iolab_core::{Failure, Outcome};
-use iolab_xdd::buffer::IoBuffer;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,7 +103,7 @@ impl ObdConfig {
 
 /// The system page size in KB (record sizes are whole pages, as the kit's).
 pub fn page_kb() -> u64 {
-    (iolab_xdd::buffer::page_size() as u64 / 1024).max(1)
+    (iolab_core::buffer::page_size() as u64 / 1024).max(1)
 }
 
 fn check_tests(tests: &[String]) -> Result<(), ParamError> {
@@ -138,19 +139,6 @@ pub enum BracketResult {
     Error,
     /// Nothing was moved and nothing failed (the kit's SHORT).
     Short,
-}
-
-/// One target's share of a test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TargetResult {
-    /// The target directory.
-    pub target: String,
-    /// Bytes, elapsed time and per-interval bytes/s.
-    pub rates: TargetRates,
-    /// O_DIRECT was used by every worker.
-    pub direct: bool,
-    /// The first error, if any.
-    pub error: Option<String>,
 }
 
 /// One test at one point.
@@ -296,7 +284,12 @@ pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)
         notes: Vec::new(),
     };
     let work = work_name();
-    let hosts = match crate::remote::Hosts::new(cfg, &work) {
+    let hosts = match crate::remote::Hosts::new(
+        &cfg.remote,
+        cfg.rsh.as_deref(),
+        &cfg.remote_iolab,
+        &work,
+    ) {
         Ok(h) => h,
         Err(e) => {
             report.outcome = Outcome::Error(Failure::other("remote shell", e));
@@ -459,24 +452,12 @@ fn destroy(b: &dyn Backend, paths: &[PathBuf]) {
     }
 }
 
-/// The shape of one test on one target: record size, records per thread,
-/// threads, threads per object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shape {
-    /// Record size, bytes.
-    pub rsz_bytes: u64,
-    /// Records per thread.
-    pub count: u64,
-    /// Threads per target.
-    pub thr: u64,
-    /// Threads per object.
-    pub per_obj: u64,
-}
-
 /// One worker, prepared before any thread starts.
 struct Worker {
     target: usize,
     handle: Option<(Handle, bool)>,
+    /// Names its object in the stamps of what it writes.
+    file: u64,
     base: u64,
     buf: IoBuffer,
     error: Option<String>,
@@ -497,6 +478,7 @@ pub fn run_test(
     }
     let write = is_write(name);
     let workers = prepare(b, objects, write, s);
+    let data = write.then(|| WriteData::new(s.rsz_bytes as usize));
     let counters = Counters::new(&vec![s.thr as usize; objects.len()]);
     let errors: Vec<Mutex<Option<String>>> = objects.iter().map(|_| Mutex::new(None)).collect();
     let direct: Vec<AtomicBool> = objects.iter().map(|_| AtomicBool::new(true)).collect();
@@ -507,6 +489,7 @@ pub fn run_test(
             .into_iter()
             .map(|w| {
                 let (counters, barrier, errors, direct) = (&counters, &barrier, &errors, &direct);
+                let data = data.as_ref();
                 let target = w.target;
                 let h = scope.spawn(move || {
                     barrier.wait();
@@ -514,7 +497,7 @@ pub fn run_test(
                     if !w.handle.as_ref().is_some_and(|h| h.1) {
                         direct[t].store(false, Ordering::Relaxed);
                     }
-                    if let Some(e) = worker(b, w, write, s, counters) {
+                    if let Some(e) = worker(b, w, data, s, counters) {
                         if let Ok(mut slot) = errors[t].lock() {
                             slot.get_or_insert(e);
                         }
@@ -560,11 +543,7 @@ fn prepare(b: &dyn Backend, objects: &[Vec<PathBuf>], write: bool, s: Shape) -> 
                 .as_ref()
                 .err()
                 .map(|e| format!("open {}: {e}", obj.display()));
-            let buf = IoBuffer::heap(s.rsz_bytes as usize, 4096).map(|mut x| {
-                fill_pattern(x.as_mut_slice(), k + 1);
-                x
-            });
-            let buf = match buf {
+            let buf = match IoBuffer::heap(s.rsz_bytes as usize, 4096) {
                 Ok(x) => x,
                 Err(e) => {
                     error.get_or_insert(format!("buffer: {e}"));
@@ -578,6 +557,7 @@ fn prepare(b: &dyn Backend, objects: &[Vec<PathBuf>], write: bool, s: Shape) -> 
             out.push(Worker {
                 target: t,
                 handle: opened.ok(),
+                file: (t as u64) << 32 | k / s.per_obj,
                 base: (k % s.per_obj) * s.count * s.rsz_bytes,
                 buf,
                 error,
@@ -587,8 +567,16 @@ fn prepare(b: &dyn Backend, objects: &[Vec<PathBuf>], write: bool, s: Shape) -> 
     out
 }
 
-/// Moves one worker's records; returns its error.
-fn worker(b: &dyn Backend, mut w: Worker, write: bool, s: Shape, c: &Counters) -> Option<String> {
+/// Moves one worker's records (writes records of `data`, reads when
+/// there is none); returns its error.
+fn worker(
+    b: &dyn Backend,
+    mut w: Worker,
+    data: Option<&WriteData>,
+    s: Shape,
+    c: &Counters,
+) -> Option<String> {
+    let write = data.is_some();
     if let Some(e) = w.error.take() {
         return Some(e);
     }
@@ -599,10 +587,12 @@ fn worker(b: &dyn Backend, mut w: Worker, write: bool, s: Shape, c: &Counters) -
             break;
         }
         let off = w.base + i * s.rsz_bytes;
-        let r = if write {
-            write_all_at(b, &h, w.buf.as_slice(), off)
-        } else {
-            read_full_at(b, &h, w.buf.as_mut_slice(), off)
+        let r = match data {
+            Some(d) => {
+                d.record(w.buf.as_mut_slice(), w.file, off);
+                write_all_at(b, &h, w.buf.as_slice(), off)
+            }
+            None => read_full_at(b, &h, w.buf.as_mut_slice(), off),
         };
         if let Err(e) = r {
             err = Some(format!(

@@ -12,11 +12,11 @@
 //! each file is placed on one OST with [`crate::lustre::place`] before it
 //! is written, as the kit's ost-survey does.
 
-use crate::io::{cpath, fill_pattern, open_data, read_full_at, write_all_at};
+use crate::io::{cpath, open_data, read_full_at, write_all_at, WriteData};
 use crate::{Header, ParamError, MB};
 use iolab_backend::{Backend, Handle, OpenOptions};
+use iolab_core::buffer::IoBuffer;
 use iolab_core::{Failure, Outcome};
-use iolab_xdd::buffer::IoBuffer;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -320,7 +320,6 @@ fn timed(
 ) -> std::io::Result<(f64, bool)> {
     let c = cpath(f)?;
     let mut buf = IoBuffer::heap(BLOCK_BYTES as usize, 4096)?;
-    fill_pattern(buf.as_mut_slice(), 7);
     let opts = match pass {
         Write(None) => OpenOptions::create_new(),
         // `lfs setstripe` made the file (and fails on one that exists),
@@ -338,7 +337,8 @@ fn timed(
     if matches!(pass, Write(None)) {
         made.push(f.to_path_buf());
     }
-    let r = move_all(b, &h, &mut buf, write, size_mb, direct);
+    let data = write.then(|| WriteData::new(BLOCK_BYTES as usize));
+    let r = move_all(b, &h, &mut buf, data.as_ref(), size_mb, direct);
     let closed = b.close(h);
     r?;
     closed?;
@@ -349,16 +349,19 @@ fn move_all(
     b: &dyn Backend,
     h: &Handle,
     buf: &mut IoBuffer,
-    write: bool,
+    data: Option<&WriteData>,
     size_mb: u64,
     direct: bool,
 ) -> std::io::Result<()> {
+    let write = data.is_some();
     let blocks = size_mb * (MB as u64) / BLOCK_BYTES;
     for i in 0..blocks {
         if iolab_core::stop::requested() {
             return Err(std::io::Error::from_raw_os_error(libc::EINTR));
         }
-        if write {
+        if let Some(d) = data {
+            // One file per pass: the pass number alone tells them apart.
+            d.record(buf.as_mut_slice(), 0, i * BLOCK_BYTES);
             write_all_at(b, h, buf.as_slice(), i * BLOCK_BYTES)?;
         } else {
             read_full_at(b, h, buf.as_mut_slice(), i * BLOCK_BYTES)?;
