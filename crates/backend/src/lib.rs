@@ -201,6 +201,13 @@ pub struct Capabilities {
     /// Block devices can be opened, measured ([`Backend::device_geometry`])
     /// and checked for data before a write ([`Backend::device_in_use`]).
     pub block_devices: bool,
+    /// Extended attributes can be set ([`Backend::setxattr`]).
+    pub xattrs: bool,
+    /// A sink (fio's `FIO_NOIO`): writes are dropped, reads fill nothing,
+    /// every call succeeds. An engine run on it measures itself, so the
+    /// limits of what a store can hold (one writer per object, no
+    /// directories) do not apply.
+    pub discards: bool,
 }
 
 /// The size and logical block size of a block device.
@@ -322,6 +329,12 @@ pub trait Backend: Send + Sync {
             "the {} backend cannot tell whether a block device is in use",
             self.name()
         ))
+    }
+    /// Sets extended attribute `name` of `path` to `value`. Needs
+    /// [`Capabilities::xattrs`].
+    fn setxattr(&self, path: &CStr, name: &CStr, value: &[u8]) -> io::Result<()> {
+        let _ = (path, name, value);
+        Err(unsupported(self.name(), "extended attributes"))
     }
     /// What the run should tell the user about the backend itself, after
     /// the run (for S3: requests retried). Empty for POSIX.

@@ -285,6 +285,9 @@ impl Backend for Tuned {
     fn device_in_use(&self, path: &CStr, rdev: u64) -> Option<String> {
         self.inner.device_in_use(path, rdev)
     }
+    fn setxattr(&self, path: &CStr, name: &CStr, value: &[u8]) -> io::Result<()> {
+        self.inner.setxattr(path, name, value)
+    }
     fn raw_fd(&self, h: &Handle) -> Option<i32> {
         self.inner.raw_fd(h)
     }

@@ -76,6 +76,8 @@ impl Backend for Posix {
             shared_writes: true,
             mtime: true,
             block_devices: true,
+            xattrs: true,
+            discards: false,
         }
     }
 
@@ -269,6 +271,21 @@ impl Backend for Posix {
 
     fn device_in_use(&self, path: &CStr, rdev: u64) -> Option<String> {
         crate::safety::block_device_in_use(&path.to_string_lossy(), rdev)
+    }
+
+    fn setxattr(&self, path: &CStr, name: &CStr, value: &[u8]) -> io::Result<()> {
+        // SAFETY: both strings are NUL-terminated; the value pointer and
+        // length describe a live byte slice.
+        let r = unsafe {
+            libc::setxattr(
+                path.as_ptr(),
+                name.as_ptr(),
+                value.as_ptr().cast(),
+                value.len(),
+                0,
+            )
+        };
+        check(r)
     }
 
     fn raw_fd(&self, h: &Handle) -> Option<i32> {

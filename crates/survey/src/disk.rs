@@ -124,6 +124,14 @@ impl DiskConfig {
     /// Checks every parameter and device; refuses to plan writes to a
     /// device in use unless forced. Opens devices read-only, writes nothing.
     pub fn validate(&self, b: &dyn Backend) -> Result<DiskPlan, ParamError> {
+        let caps = b.capabilities();
+        if !caps.shared_writes && !caps.discards {
+            return Err(crate::io::lacks(
+                b,
+                "survey disk writes each device at many offsets from many threads at once",
+                "use --backend posix on block devices or files",
+            ));
+        }
         check_range("rszlo", self.rszlo_kb, "rszhi", self.rszhi_kb, MAX_RSZ_KB)?;
         check_range("crglo", self.crglo, "crghi", self.crghi, MAX_REGIONS)?;
         check_range("thrlo", self.thrlo, "thrhi", self.thrhi, MAX_THREADS)?;
@@ -174,6 +182,15 @@ impl DiskConfig {
         let st = b
             .stat(&c)
             .map_err(|e| ParamError::new("devices", format!("{shown}: {e}")))?;
+        if b.capabilities().discards {
+            // Nothing is kept: the device is as big as the survey needs.
+            return Ok(Device {
+                path: path.to_path_buf(),
+                bytes: START_OFFSET + self.size_mb * (1 << 20),
+                block_bytes: 512,
+                is_block: false,
+            });
+        }
         if !st.is_block_device && !st.is_file {
             return Err(ParamError::new(
                 "devices",

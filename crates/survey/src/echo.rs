@@ -24,6 +24,9 @@ use crate::sampler::{self, Counters};
 use iolab_net::{conn, frame::Kind, handshake, Cancel, Conn, NetError, SharedKey};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use crate::ParamError;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
@@ -85,11 +88,15 @@ impl Store<'_> {
 
     /// Removes every object and the work directory.
     pub fn remove(&self) {
-        if let Ok(rd) = std::fs::read_dir(&self.dir) {
-            for e in rd.flatten() {
-                if let Ok(c) = crate::io::cpath(&e.path()) {
-                    let _ = self.backend.unlink(&c);
-                }
+        let Ok(dir) = crate::io::cpath(&self.dir) else {
+            return;
+        };
+        // Through the backend, as every file of the survey: only what
+        // this agent made is in its own work directory.
+        for e in self.backend.list(&dir).unwrap_or_default() {
+            let name = std::ffi::OsStr::from_bytes(&e.name);
+            if let Ok(c) = crate::io::cpath(&self.dir.join(name)) {
+                let _ = self.backend.unlink(&c);
             }
         }
         if let Ok(c) = crate::io::cpath(&self.dir) {
@@ -410,6 +417,40 @@ fn answer_of(c: &mut Conn, buf: &mut [u8], cancel: Cancel<'_>) -> Result<(Kind, 
         .map_err(|e| e.to_string())?
         .len();
     Ok((h.kind, got))
+}
+
+/// The kit's network cases' targets: host names for `network`,
+/// `HOST:/DIR` for `netdisk`.
+pub fn parse_targets(
+    case: &str,
+    given: &[String],
+) -> Result<Vec<(String, Option<PathBuf>)>, ParamError> {
+    use crate::remote::RemoteTarget;
+    if given.is_empty() {
+        let want = match case {
+            "network" => "the servers' host names: targets=\"oss1 oss2\"",
+            _ => "HOST:/DIR targets: targets=\"oss1:/srv/ost0 oss2:/srv/ost1\"",
+        };
+        return Err(ParamError::new(
+            "targets",
+            format!("case={case} needs {want}"),
+        ));
+    }
+    given
+        .iter()
+        .map(|t| match (case, RemoteTarget::parse(t)) {
+            ("network", None) if !t.contains('/') && !t.contains(':') => Ok((t.clone(), None)),
+            ("network", _) => Err(ParamError::new(
+                "targets",
+                format!("{t}: case=network takes host names (the echo agent touches no file system); drop the path, or use case=netdisk"),
+            )),
+            (_, Some(r)) if r.path.is_absolute() => Ok((r.host, Some(r.path))),
+            _ => Err(ParamError::new(
+                "targets",
+                format!("{t}: case=netdisk takes HOST:/DIR (the directory on that host the agent writes in)"),
+            )),
+        })
+        .collect()
 }
 
 /// Runs the survey's points against the agents at `addrs` (one per

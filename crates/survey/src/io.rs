@@ -108,6 +108,15 @@ fn run_key() -> u64 {
     })
 }
 
+/// The error of a survey that needs what backend `b` lacks: names the
+/// backend, what the survey does that needs it, and the fix.
+pub fn lacks(b: &dyn Backend, does: &str, fix: &str) -> crate::ParamError {
+    crate::ParamError::new(
+        "backend",
+        format!("{does}, which the {} backend cannot; {fix}", b.name()),
+    )
+}
+
 /// A C path for the backend.
 pub fn cpath(p: &std::path::Path) -> io::Result<std::ffi::CString> {
     iolab_backend::c_path(p)
@@ -124,6 +133,10 @@ pub fn check_target_dirs(
             "targets",
             "give at least one target directory",
         ));
+    }
+    // A sink has nothing to look at: every name is whatever it is asked to be.
+    if b.capabilities().discards {
+        return Ok(());
     }
     for t in targets {
         let shown = t.display().to_string();

@@ -13,6 +13,7 @@
 //! assert_eq!(iolab_survey::doubling(3, 16), vec![3, 6, 12]);
 //! ```
 
+pub mod agent;
 pub mod disk;
 pub mod echo;
 mod io;

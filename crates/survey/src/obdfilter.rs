@@ -67,11 +67,38 @@ impl ObdConfig {
     /// Checks every parameter and that each target is a directory.
     pub fn validate(&self, b: &dyn Backend) -> Result<(), ParamError> {
         self.validate_params()?;
+        self.check_backend(b)?;
         if self.targets.is_empty() && !self.remote.is_empty() {
             // Every target is on another host: checked there, at setup.
             return Ok(());
         }
         crate::io::check_target_dirs(&self.targets, b)
+    }
+
+    /// Checks that backend `b` can do what the sweep asks: several threads
+    /// on one object need shared writes; remote targets are surveyed by
+    /// agents on their hosts' own file systems, beside local ones.
+    fn check_backend(&self, b: &dyn Backend) -> Result<(), ParamError> {
+        let caps = b.capabilities();
+        let shared = points(self).iter().any(|&(_, nobj, thr)| thr > nobj);
+        if shared && !caps.shared_writes && !caps.discards {
+            return Err(crate::io::lacks(
+                b,
+                &format!(
+                    "thrhi={} threads on nobjlo={} objects write one object from several threads at once",
+                    self.thrhi, self.nobjlo
+                ),
+                "lower thrhi to nobjlo (one thread per object) or use --backend posix",
+            ));
+        }
+        if !self.remote.is_empty() && !caps.local {
+            return Err(crate::io::lacks(
+                b,
+                "remote targets (HOST:/DIR) are surveyed by agents on those hosts' file systems",
+                "survey them with the default backend, or drop them",
+            ));
+        }
+        Ok(())
     }
 
     /// Checks the sweep's parameters alone (sizes, counts, tests).
@@ -216,6 +243,19 @@ pub fn points(cfg: &ObdConfig) -> Vec<(u64, u64, u64)> {
         }
     }
     out
+}
+
+/// The targets as given, split into this host's directories and other
+/// hosts' `HOST:/DIR`.
+pub fn split_targets(given: &[String]) -> (Vec<PathBuf>, Vec<crate::remote::RemoteTarget>) {
+    use crate::remote::RemoteTarget;
+    let remote = given.iter().filter_map(|t| RemoteTarget::parse(t)).collect();
+    let local = given
+        .iter()
+        .filter(|t| RemoteTarget::parse(t).is_none())
+        .map(PathBuf::from)
+        .collect();
+    (local, remote)
 }
 
 /// The private directory the survey makes in each target (and removes).

@@ -59,6 +59,13 @@ impl OstConfig {
                 "one OST index per target is needed on Lustre",
             ));
         }
+        if !self.ost_indices.is_empty() && !b.capabilities().local {
+            return Err(crate::io::lacks(
+                b,
+                "placing a file on each OST runs `lfs setstripe` on a Lustre mount",
+                "drop --lustre",
+            ));
+        }
         crate::io::check_target_dirs(&self.targets, b)
     }
 
@@ -147,6 +154,50 @@ pub struct OstReport {
     pub outliers: Vec<Outlier>,
     /// How it ended.
     pub outcome: Outcome,
+}
+
+/// The target survey's configuration: the directories as given, or on
+/// Lustre (asked with `lustre`, or one target that is a Lustre mount)
+/// the mount point once per active OST with that OST's index. Returns
+/// notes on OSTs left out.
+pub fn plan(
+    targets: Vec<PathBuf>,
+    size_mb: u64,
+    lustre: bool,
+) -> Result<(OstConfig, Vec<String>), ParamError> {
+    use crate::lustre;
+    let plain = OstConfig {
+        targets,
+        size_mb,
+        ost_indices: vec![],
+    };
+    let on_lustre = plain.targets.len() == 1 && lustre::is_lustre(&plain.targets[0]);
+    if !lustre && !on_lustre {
+        return Ok((plain, vec![]));
+    }
+    let [mount] = plain.targets.as_slice() else {
+        return Err(ParamError::new(
+            "lustre",
+            "give exactly one target, the Lustre mount point",
+        ));
+    };
+    let osts = lustre::osts(mount).map_err(|e| ParamError::new("lustre", e))?;
+    if osts.active.is_empty() {
+        return Err(ParamError::new(
+            "lustre",
+            format!("'lfs osts {}' lists no active OST", mount.display()),
+        ));
+    }
+    let notes = match osts.inactive.is_empty() {
+        true => vec![],
+        false => vec![format!("OSTs not active, left out: {:?}", osts.inactive)],
+    };
+    let cfg = OstConfig {
+        targets: vec![mount.clone(); osts.active.len()],
+        ost_indices: osts.active,
+        size_mb,
+    };
+    Ok((cfg, notes))
 }
 
 /// The survey's file in a target (created exclusively, removed at the end).
