@@ -208,6 +208,9 @@ pub struct Capabilities {
     /// limits of what a store can hold (one writer per object, no
     /// directories) do not apply.
     pub discards: bool,
+    /// Least bytes of each write but the last when a file is written in
+    /// several requests (S3's multipart parts: 5 MiB); 0 for no least.
+    pub min_part_bytes: u64,
 }
 
 /// The size and logical block size of a block device.

@@ -78,6 +78,7 @@ impl Backend for Posix {
             block_devices: true,
             xattrs: true,
             discards: false,
+            min_part_bytes: 0,
         }
     }
 

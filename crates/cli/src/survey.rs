@@ -601,11 +601,7 @@ fn environment(b: &dyn iolab_backend::Backend, paths: &[PathBuf]) -> Environment
     let local = b.capabilities().local;
     Environment {
         host: host_info(),
-        filesystems: paths
-            .iter()
-            .filter(|_| local)
-            .map(|p| fs_info(p))
-            .collect(),
+        filesystems: paths.iter().filter(|_| local).map(|p| fs_info(p)).collect(),
     }
 }
 

@@ -21,10 +21,10 @@
 
 use crate::object::{Shape, TargetResult};
 use crate::sampler::{self, Counters};
+use crate::ParamError;
 use iolab_net::{conn, frame::Kind, handshake, Cancel, Conn, NetError, SharedKey};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use crate::ParamError;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

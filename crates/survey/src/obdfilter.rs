@@ -91,6 +91,20 @@ impl ObdConfig {
                 "lower thrhi to nobjlo (one thread per object) or use --backend posix",
             ));
         }
+        let several = points(self).iter().any(|&(rsz, _, thr)| {
+            rsz * 1024 < caps.min_part_bytes && records_per_thread(self, rsz, thr) > 1
+        });
+        if several {
+            return Err(crate::io::lacks(
+                b,
+                &format!(
+                    "rszlo={} KB records are each one write, below the {} KB least part of the backend's multi-request writes",
+                    self.rszlo_kb,
+                    caps.min_part_bytes >> 10
+                ),
+                &format!("give rszlo of {} KB or more", caps.min_part_bytes >> 10),
+            ));
+        }
         if !self.remote.is_empty() && !caps.local {
             return Err(crate::io::lacks(
                 b,
@@ -245,11 +259,20 @@ pub fn points(cfg: &ObdConfig) -> Vec<(u64, u64, u64)> {
     out
 }
 
+/// Records each thread moves at a point (the kit's size per target
+/// shared by its threads).
+fn records_per_thread(cfg: &ObdConfig, rsz_kb: u64, thr: u64) -> u64 {
+    cfg.size_mb * 1024 / (rsz_kb * thr)
+}
+
 /// The targets as given, split into this host's directories and other
 /// hosts' `HOST:/DIR`.
 pub fn split_targets(given: &[String]) -> (Vec<PathBuf>, Vec<crate::remote::RemoteTarget>) {
     use crate::remote::RemoteTarget;
-    let remote = given.iter().filter_map(|t| RemoteTarget::parse(t)).collect();
+    let remote = given
+        .iter()
+        .filter_map(|t| RemoteTarget::parse(t))
+        .collect();
     let local = given
         .iter()
         .filter(|t| RemoteTarget::parse(t).is_none())
@@ -413,7 +436,7 @@ fn run_point(
     notes: &mut Vec<String>,
 ) -> ObdPoint {
     let ndevs = (dirs.len() + cfg.remote.len()) as u64;
-    let count = cfg.size_mb * 1024 / (rsz_kb * thr);
+    let count = records_per_thread(cfg, rsz_kb, thr);
     let mut point = ObdPoint {
         ost: ndevs,
         total_size_kb: rsz_kb * count * thr * ndevs,

@@ -59,6 +59,18 @@ impl OstConfig {
                 "one OST index per target is needed on Lustre",
             ));
         }
+        let part = b.capabilities().min_part_bytes;
+        if part > BLOCK_BYTES && self.size_mb * (MB as u64) > BLOCK_BYTES {
+            return Err(crate::io::lacks(
+                b,
+                &format!(
+                    "ost-survey writes each file {} KiB at a time, below the {} KiB least part of the backend's multi-request writes",
+                    BLOCK_BYTES >> 10,
+                    part >> 10
+                ),
+                "give -s 1 (one request per file) or use --backend posix",
+            ));
+        }
         if !self.ost_indices.is_empty() && !b.capabilities().local {
             return Err(crate::io::lacks(
                 b,

@@ -26,10 +26,10 @@ pub struct RemoteTarget {
 }
 
 impl RemoteTarget {
-    /// `host:/path` is remote; a path starting with `/` or `.`, or without
-    /// a `:`, is local (None).
+    /// `host:/path` is remote; a path starting with `/` or `.`, without
+    /// a `:`, or a backend's URL (`s3://bucket`) is local (None).
     pub fn parse(s: &str) -> Option<RemoteTarget> {
-        if s.starts_with('/') || s.starts_with('.') {
+        if s.starts_with('/') || s.starts_with('.') || s.contains("://") {
             return None;
         }
         let (host, path) = s.split_once(':')?;
@@ -236,5 +236,6 @@ mod tests {
         assert_eq!(RemoteTarget::parse("/mnt/a:b"), None);
         assert_eq!(RemoteTarget::parse("./x"), None);
         assert_eq!(RemoteTarget::parse("plain"), None);
+        assert_eq!(RemoteTarget::parse("s3://bucket/dir"), None);
     }
 }
