@@ -617,12 +617,31 @@ fn finish_status(outcome: &Outcome, outputs_ok: bool) -> ExitCode {
 }
 
 /// The backend `--backend` names (posix when not given), ready for use.
-fn backend(c: &Common) -> Result<Box<dyn iolab_backend::Backend>, ParamError> {
+/// An unknown name is bad usage (exit 2); a backend that cannot start,
+/// such as a storage service refusing the credentials, is exit 1, as
+/// for mdtest and xdd.
+fn backend(survey: &str, c: &Common) -> Result<Box<dyn iolab_backend::Backend>, ExitCode> {
     let name = c.backend.as_deref().unwrap_or("posix");
-    let b = iolab_backend::by_name(name).map_err(|e| ParamError::new("backend", e.to_string()))?;
-    b.init()
-        .map_err(|e| ParamError::new("backend", format!("{name}: {e}")))?;
+    let b = iolab_backend::by_name(name)
+        .map_err(|e| usage_error(survey, &ParamError::new("backend", e.to_string())))?;
+    if let Err(e) = b.init() {
+        eprintln!("iolab survey {survey}: --backend {name}: {e}");
+        return Err(ExitCode::from(exit::FAILED));
+    }
     Ok(b)
+}
+
+/// Ends the backend's run and returns what it has to tell (S3: retried
+/// requests), for the results' notes.
+fn finish_backend(b: &dyn iolab_backend::Backend) -> Vec<String> {
+    let mut notes = b.notes();
+    if let Err(e) = b.finalize() {
+        notes.push(format!(
+            "the {} backend did not finish cleanly: {e}",
+            b.name()
+        ));
+    }
+    notes
 }
 
 fn env_list(vars: &[&str]) -> Vec<PathBuf> {
@@ -656,9 +675,9 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         max_queue: a.max_queue,
         force: a.force,
     };
-    let b = match backend(&a.common) {
+    let b = match backend("disk", &a.common) {
         Ok(b) => b,
-        Err(e) => return usage_error("disk", &e),
+        Err(code) => return code,
     };
     let plan = match cfg.validate(b.as_ref()) {
         Ok(p) => p,
@@ -692,8 +711,9 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         );
     });
     out.finish();
+    let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::disk(&report.points);
-    let doc = Envelope::new(
+    let mut doc = Envelope::new(
         "iolab.survey.disk/1",
         "survey disk",
         line,
@@ -702,6 +722,7 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         report.outcome.clone(),
         report,
     );
+    doc.notes.extend(backend_notes);
     conclude(&a.common, &mut out, doc, csv)
 }
 
@@ -844,9 +865,9 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
         interval_ms: a.interval_ms,
         max_buffer_kb: a.max_buffer,
     };
-    let b = match backend(&a.common) {
+    let b = match backend("obdfilter", &a.common) {
         Ok(b) => b,
-        Err(e) => return usage_error("obdfilter", &e),
+        Err(code) => return code,
     };
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("obdfilter", &e);
@@ -867,6 +888,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
         out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
     });
     out.finish();
+    let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::obdfilter(&report.points);
     let mut doc = Envelope::new(
         "iolab.survey.obdfilter/1",
@@ -878,6 +900,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
         report.clone(),
     );
     doc.notes = report.notes;
+    doc.notes.extend(backend_notes);
     conclude(&a.common, &mut out, doc, csv)
 }
 
@@ -901,9 +924,9 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         start_number: a.start_number,
         interval_ms: a.interval_ms,
     };
-    let b = match backend(&a.common) {
+    let b = match backend("mds", &a.common) {
         Ok(b) => b,
-        Err(e) => return usage_error("mds", &e),
+        Err(code) => return code,
     };
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("mds", &e);
@@ -923,8 +946,9 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         out.point(&fmt::summary::mds_line(p), &fmt::detail::mds(p));
     });
     out.finish();
+    let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::mds(&report.points);
-    let doc = Envelope::new(
+    let mut doc = Envelope::new(
         "iolab.survey.mds/1",
         "survey mds",
         line,
@@ -933,6 +957,7 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         report.outcome.clone(),
         report,
     );
+    doc.notes.extend(backend_notes);
     conclude(&a.common, &mut out, doc, csv)
 }
 
@@ -948,9 +973,9 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         Ok(c) => c,
         Err(e) => return usage_error("ost", &e),
     };
-    let b = match backend(&a.common) {
+    let b = match backend("ost", &a.common) {
         Ok(b) => b,
-        Err(e) => return usage_error("ost", &e),
+        Err(code) => return code,
     };
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("ost", &e);
@@ -976,6 +1001,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         &fmt::detail::ost(&report),
     );
     out.finish();
+    let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::ost(&report);
     let mut doc = Envelope::new(
         "iolab.survey.ost/1",
@@ -987,6 +1013,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         report,
     );
     doc.notes = notes;
+    doc.notes.extend(backend_notes);
     conclude(&a.common, &mut out, doc, csv)
 }
 

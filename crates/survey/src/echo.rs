@@ -286,7 +286,7 @@ pub fn run_test(
             scope.spawn(move || {
                 barrier.wait();
                 let (t, base) = (l.target, l.base);
-                let file = (t as u64) << 32 | l.object;
+                let file = ((t as u64) << 32) | l.object;
                 let data = write.then_some((data, file));
                 if let Err(e) = l
                     .conn

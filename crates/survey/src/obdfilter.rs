@@ -620,7 +620,7 @@ fn prepare(b: &dyn Backend, objects: &[Vec<PathBuf>], write: bool, s: Shape) -> 
             out.push(Worker {
                 target: t,
                 handle: opened.ok(),
-                file: (t as u64) << 32 | k / s.per_obj,
+                file: ((t as u64) << 32) | (k / s.per_obj),
                 base: (k % s.per_obj) * s.count * s.rsz_bytes,
                 buf,
                 error,

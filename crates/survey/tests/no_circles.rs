@@ -14,7 +14,11 @@ fn uses(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         if path.extension().is_none_or(|e| e != "rs") {
             continue;
         }
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let name = path
+            .file_stem()
+            .expect("a file name")
+            .to_string_lossy()
+            .into_owned();
         let text = std::fs::read_to_string(&path).expect("read file");
         let mut named = BTreeSet::new();
         for (i, _) in text.match_indices("crate::") {
