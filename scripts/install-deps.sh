@@ -10,9 +10,10 @@ set -euo pipefail
 # that the network tests (lst, stats, launch) build.
 # chromium renders the HTML report in the report test (headless);
 # fonts-dejavu-core is the font the charts' text is drawn with.
+# strace counts the threads an S3 run starts (tests/s3.rs).
 # man-db: the man-page test renders every page `iolab man` writes (man -l).
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs btrfs-progs util-linux mount
-  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core man-db)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core strace man-db)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

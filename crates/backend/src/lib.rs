@@ -101,6 +101,11 @@ pub struct OpenOptions {
     /// Do not block on open (O_NONBLOCK): opening a FIFO for reading must
     /// not wait for a writer.
     pub nonblock: bool,
+    /// The file's whole length, when the writer knows it will write it in
+    /// one request at offset 0: a backend that stores whole objects (S3)
+    /// then sends that write as it comes, inside the caller's timed
+    /// operation, instead of holding it until close.
+    pub whole_len: Option<u64>,
 }
 
 impl OpenOptions {

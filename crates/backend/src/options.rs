@@ -65,6 +65,12 @@ const KNOWN: &[(&str, &str, Kind, &str)] = &[
         Kind::Text,
         "=SECONDS bound on each request (default 30)",
     ),
+    (
+        "s3",
+        "signing",
+        Kind::Text,
+        "=header|query where object requests carry their SigV4 signature (default header)",
+    ),
 ];
 
 /// A bad backend option; the message names it and lists what exists.

@@ -16,7 +16,6 @@ use iolab_mdtest::output::{check_writable, write_atomically};
 use iolab_report::io500 as fmt;
 use iolab_results::{Envelope, Environment};
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -48,6 +47,11 @@ struct Cli {
     store: Option<PathBuf>,
 }
 
+/// The command line as clap defines it, for completions and the man page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 /// Entry point from the dispatcher.
 pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     let command = std::iter::once(format!("iolab {prog}"))
@@ -61,7 +65,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Err(code) => return code,
     };
     if cli.list {
-        print!("{}", iolab_io500::ini::list());
+        let _ = out!("{}", iolab_io500::ini::list());
         return ExitCode::SUCCESS;
     }
     let s = match prepare(&cli, &backend_opts) {
@@ -436,8 +440,7 @@ fn envelope(
     doc
 }
 
+/// Prints at once; a closed stdout stops the run (crate::output).
 fn print_now(s: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(s.as_bytes());
-    let _ = out.flush();
+    let _ = crate::output::print_bytes(s.as_bytes());
 }

@@ -158,6 +158,15 @@ fn run_agent(a: AgentArgs) -> ExitCode {
             return exit::usage();
         }
     };
+    // A value that is no address is bad usage (exit 2), told apart from
+    // a good address that cannot be bound (port in use: exit 1).
+    if let Err(e) = std::net::ToSocketAddrs::to_socket_addrs(a.listen.as_str()) {
+        eprintln!(
+            "iolab lst agent: --listen {:?}: not an ADDRESS:PORT (e.g. 0.0.0.0:{DEFAULT_PORT}): {e}",
+            a.listen
+        );
+        return exit::usage();
+    }
     let corrupt_every = std::env::var(iolab_lst::CORRUPT_ENV)
         .ok()
         .and_then(|v| v.parse().ok())

@@ -15,6 +15,7 @@ use iolab_mdtest::{args, output, preflight, Config, Observer, Plan, Progress, Un
 use iolab_report::mdtest::{csv, json, text};
 use iolab_results::{Envelope, Environment};
 use std::ffi::OsString;
+use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -122,9 +123,12 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
     };
     // Before the checks below, which already ask the backend (an object
     // store answers them only once its connection is set up).
+    // A place that is not there (a missing --s3.bucket) is bad usage,
+    // exit 2; a service that fails or refuses is an I/O error, exit 1.
     backend.init().map_err(|e| NotStarted {
         msg: format!("cannot start the {} backend: {e}", backend.name()),
-        failure: Some(Failure::io("backend init", None, &e)),
+        failure: (!matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidInput))
+            .then(|| Failure::io("backend init", None, &e)),
     })?;
     let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
     check_outputs(&cfg)?;
@@ -241,11 +245,28 @@ fn announce_stop(prog: &str, cfg: &Config, plan: &Plan, running: &AtomicBool) {
         if iolab_core::stop::requested() {
             if cfg.phases.create {
                 eprint!("{}", where_items_are(prog, cfg, plan, "stopping; removing what this run made. Should the process be killed first, it may be left in:"));
+                eprint!("{}", mpirun_grace_hint(prog).unwrap_or_default());
             }
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// Open MPI's mpirun, on Ctrl-C, passes SIGTERM to the ranks and kills
+/// them `odls_base_sigkill_timeout` seconds later (1 by default): too
+/// soon for the removal of a large run. Says so, and how to give more.
+fn mpirun_grace_hint(prog: &str) -> Option<String> {
+    std::env::var_os("OMPI_COMM_WORLD_SIZE")?;
+    let secs: u64 = std::env::var("OMPI_MCA_odls_base_sigkill_timeout")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(1);
+    (secs < 30).then(|| {
+        format!(
+            "{prog}: mpirun kills the ranks {secs} s after passing them the signal (Open MPI's odls_base_sigkill_timeout), which may cut the removal short; give it time with: mpirun --mca odls_base_sigkill_timeout 30 ...\n"
+        )
+    })
 }
 
 /// What a second Ctrl-C prints as the process ends without cleaning up:

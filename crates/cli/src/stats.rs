@@ -7,6 +7,7 @@ use crate::exit;
 use clap::{Parser, Subcommand};
 use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_results::{Envelope, Environment};
+use iolab_stats::archive::ArchiveError;
 use iolab_stats::cluster::{self, Plan, Report};
 use iolab_stats::{config, node, Config};
 use std::ffi::OsString;
@@ -102,6 +103,12 @@ enum Step {
         #[arg(long)]
         dir: PathBuf,
     },
+    /// (node side) Removes DIR once its record is in the tarball.
+    #[command(hide = true)]
+    Forget {
+        #[arg(long)]
+        dir: PathBuf,
+    },
 }
 
 /// Entry point: `iolab stats ...`.
@@ -144,6 +151,13 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
         Step::StartNode { dir, spec } => start_node(&dir, &spec),
         Step::Collect { dir } => collect(&dir),
         Step::Halt { dir } => halt(&dir),
+        Step::Forget { dir } => match node::forget(&dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(exit::FAILED)
+            }
+        },
     }
 }
 
@@ -219,8 +233,18 @@ fn stop(config: &str, tarball: Option<PathBuf>, rsh: Option<&str>) -> ExitCode {
             let _ = outln!("profile tarball: {}", tgz.display());
             code
         }
+        Err(e @ cluster::ClusterError::Destination { .. }) => {
+            eprintln!("iolab stats stop: {e}");
+            exit::usage()
+        }
         Err(e) => {
             eprintln!("iolab stats: {e}");
+            if matches!(e, cluster::ClusterError::Tarball { .. }) {
+                eprintln!(
+                    "iolab stats: the records stay in {} on each node; run stop again with another tarball",
+                    node::run_dir(&cfg.tmp, "NODE").display()
+                );
+            }
             ExitCode::from(exit::FAILED)
         }
     }
@@ -273,7 +297,10 @@ fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> ExitCode {
         }
         Err(e) => {
             eprintln!("iolab stats analyse: {}: {e}", tgz.display());
-            ExitCode::from(exit::FAILED)
+            match e {
+                iolab_stats::StatsError::Archive(ArchiveError::Unsafe { .. }) => exit::usage(),
+                _ => ExitCode::from(exit::FAILED),
+            }
         }
     }
 }
@@ -313,6 +340,11 @@ fn run(
         return code;
     }
     let tgz = tarball.unwrap_or_else(default_tarball);
+    // Before the collectors start and the command runs, not after.
+    if let Err(e) = cluster::check_destination(&tgz) {
+        eprintln!("iolab stats run: {e}");
+        return exit::usage();
+    }
     if let Err(code) = check_output("--tarball", &tgz) {
         return code;
     }
@@ -457,6 +489,10 @@ fn start_node(dir: &Path, spec: &str) -> ExitCode {
             return exit::usage();
         }
     };
+    if let Err(e) = spec.check("--spec") {
+        eprintln!("iolab stats start-node: {e}");
+        return exit::usage();
+    }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     match node::detach(&exe, dir, &spec) {
         Ok(pid) => {

@@ -21,6 +21,12 @@ pub const DEFAULT_STORE: &str = "iolab.sqlite";
 pub struct StoreHook(Mutex<Option<Store>>);
 
 impl StoreHook {
+    /// Whether a store was asked for (so that a caller renders the
+    /// document to record only then: for a long run it is large).
+    pub fn is_open(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
     /// No store asked for.
     pub fn none() -> StoreHook {
         StoreHook(Mutex::new(None))

@@ -713,6 +713,7 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
     out.finish();
     let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::disk(&report.points);
+    let figures = fmt::figures::disk(&report.points);
     let mut doc = Envelope::new(
         "iolab.survey.disk/1",
         "survey disk",
@@ -723,6 +724,7 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         report,
     );
     doc.notes.extend(backend_notes);
+    doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }
 
@@ -890,6 +892,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     out.finish();
     let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::obdfilter(&report.points);
+    let figures = fmt::figures::obdfilter(&report.points);
     let mut doc = Envelope::new(
         "iolab.survey.obdfilter/1",
         "survey obdfilter",
@@ -901,6 +904,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     );
     doc.notes = report.notes;
     doc.notes.extend(backend_notes);
+    doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }
 
@@ -948,6 +952,7 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
     out.finish();
     let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::mds(&report.points);
+    let figures = fmt::figures::mds(&report.points);
     let mut doc = Envelope::new(
         "iolab.survey.mds/1",
         "survey mds",
@@ -958,6 +963,7 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         report,
     );
     doc.notes.extend(backend_notes);
+    doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }
 
@@ -1003,6 +1009,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
     out.finish();
     let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::ost(&report);
+    let figures = fmt::figures::ost(&report);
     let mut doc = Envelope::new(
         "iolab.survey.ost/1",
         "survey ost",
@@ -1014,6 +1021,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
     );
     doc.notes = notes;
     doc.notes.extend(backend_notes);
+    doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }
 

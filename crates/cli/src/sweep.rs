@@ -11,7 +11,6 @@ use iolab_store::{Store, StoreError};
 use iolab_sweep::plan::{Plan, ToolCheck};
 use iolab_sweep::run::{self, Event, SweepError, WorkDir};
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -94,6 +93,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Ok(w) => w,
         Err(e) => return usage(&cli.store, e),
     };
+    for d in work.taken_over() {
+        eprintln!(
+            "iolab sweep: took over {}: the sweep that made it is no longer running; its leftovers were removed",
+            d.display()
+        );
+    }
     crate::signals::set_last_words(
         "\niolab sweep: stopped at once; the repeat that was running may still be running in its own process group\n"
             .to_string(),
@@ -131,12 +136,11 @@ fn dry_run(plan: &Plan, exe: &Path) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Writes to standard output; a closed pipe (`| head`) must not stop
-/// the sweep, so errors are ignored.
+/// Writes to standard output. A closed pipe (`| head`) stops the sweep
+/// as SIGPIPE would (crate::output): the repeat under way is stopped,
+/// what was recorded stays, and a rerun resumes.
 fn say(s: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(s.as_bytes());
-    let _ = out.flush();
+    let _ = crate::output::print_bytes(s.as_bytes());
 }
 
 /// One line per event, on standard output (the tail of a failed child's

@@ -165,7 +165,7 @@ pub static TOOLS: &[Tool] = &[
         entry: crate::io500::main,
         link: false,
         sweep: None,
-        command: || doc::dash_tool("io500", "the IO500 benchmark from its ini file"),
+        command: crate::io500::command,
         page: None,
     },
     Tool {

@@ -65,21 +65,23 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     match run_and_report(&cfg, &p, stats, &store) {
         Ok(code) => code,
         Err(e) => {
-            let usage = e
-                .downcast_ref::<RunError>()
-                .is_some_and(|r| matches!(r, RunError::Usage(_) | RunError::Refused(_)));
             eprintln!("{prog}: {e:#}");
-            let interrupted = e
-                .downcast_ref::<RunError>()
-                .is_some_and(|r| matches!(r, RunError::Interrupted));
-            if usage {
-                crate::exit::usage()
-            } else if interrupted {
-                ExitCode::from(crate::exit::INTERRUPTED)
-            } else {
-                ExitCode::from(crate::exit::FAILED)
-            }
+            crate::exit::status(&run_error_outcome(&e))
         }
+    }
+}
+
+/// How a run that could not finish ended, as a typed outcome for
+/// `exit::status`: a refused target or bad usage found late is `Refused`
+/// (exit 2), Ctrl-C is interrupted, anything else a failure.
+fn run_error_outcome(e: &anyhow::Error) -> Outcome {
+    let message = format!("{e:#}");
+    match e.downcast_ref::<RunError>() {
+        Some(RunError::Usage(_) | RunError::Refused(_)) => {
+            Outcome::Error(Failure::other("xdd", message).of_kind(iolab_core::FailureKind::Refused))
+        }
+        Some(RunError::Interrupted) => Outcome::Interrupted,
+        _ => Outcome::Error(Failure::other("xdd", message)),
     }
 }
 
@@ -176,9 +178,12 @@ fn run_and_report(
             outcome = outcome.worst(Outcome::Error(Failure::other("write", format!("{e:#}"))));
         }
     }
-    if let Err(f) = store.record_json(&report::json::render(&results)) {
-        eprintln!("xdd: {f}");
-        outcome = outcome.worst(Outcome::Error(f));
+    // Rendered only for a store: 30,000 passes make ~90 MB of JSON.
+    if store.is_open() {
+        if let Err(f) = store.record_json(&report::json::render(&results)) {
+            eprintln!("xdd: {f}");
+            outcome = outcome.worst(Outcome::Error(f));
+        }
     }
     Ok(crate::exit::status(&outcome))
 }

@@ -24,7 +24,17 @@ const GIVE_UP_AFTER: Duration = Duration::from_secs(60);
 /// Runs `iolab <words>` in `dir`, killing it if it has not ended by
 /// [`GIVE_UP_AFTER`].
 fn run_bounded(dir: &std::path::Path, words: &[OsString]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+    run_bounded_after(dir, "", words)
+}
+
+/// As [`run_bounded`], with the shell command `prelude` run first in the
+/// same process (`ulimit -v N`, joining a cgroup), then `exec iolab`.
+fn run_bounded_after(dir: &std::path::Path, prelude: &str, words: &[OsString]) -> Output {
+    let script = format!("{prelude}\nexec \"$0\" \"$@\"");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_iolab"))
         .args(words)
         .current_dir(dir)
         .env("CI", "1")
@@ -209,4 +219,106 @@ fn mdtest_takes_any_bytes_as_a_directory() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(tree(&s.root).is_empty(), "the run removed what it made");
+}
+
+/// A memory cgroup limited to some bytes (v2 when its root offers the
+/// memory controller, else v1); removed on drop.
+struct MemCgroup {
+    dir: std::path::PathBuf,
+}
+
+impl MemCgroup {
+    fn new(tag: &str, bytes: u64) -> Option<MemCgroup> {
+        let name = format!("iolab-test-{tag}-{}", std::process::id());
+        let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+            .is_ok_and(|c| c.split_whitespace().any(|x| x == "memory"));
+        let (dir, file) = match v2 {
+            true => (
+                std::path::Path::new("/sys/fs/cgroup").join(name),
+                "memory.max",
+            ),
+            false => (
+                std::path::Path::new("/sys/fs/cgroup/memory").join(name),
+                "memory.limit_in_bytes",
+            ),
+        };
+        std::fs::create_dir(&dir).ok()?;
+        let cg = MemCgroup { dir };
+        std::fs::write(cg.dir.join(file), bytes.to_string()).ok()?;
+        Some(cg)
+    }
+
+    /// The shell line that moves the shell (then iolab) into it.
+    fn join(&self) -> String {
+        format!("echo $$ > {}/cgroup.procs || exit 99", self.dir.display())
+    }
+}
+
+impl Drop for MemCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Refused under a limit the shell `prelude` sets: exit 2, `needles` in
+/// standard error, nothing created.
+fn refused_under(prelude: &str, line: &str, needles: &[&str]) {
+    static CASE: AtomicUsize = AtomicUsize::new(0);
+    let s = Scratch::new(&format!("bounds-limit-{}", CASE.fetch_add(1, Relaxed)));
+    let dir = s.path("d");
+    std::fs::create_dir(&dir).unwrap();
+    let words: Vec<OsString> = line
+        .replace("DIR", &dir.display().to_string())
+        .split_whitespace()
+        .map(word)
+        .collect();
+    let out = run_bounded_after(&dir, prelude, &words);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{prelude}: {line}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{line}: `{n}` missing from: {err}");
+    }
+    assert!(tree(&dir).is_empty(), "{line} created {:?}", tree(&dir));
+}
+
+#[test]
+fn buffers_are_checked_against_ulimit_v_not_the_machine() {
+    // 2 GB of address space: mdtest's 3 buffers of 1 GiB do not fit, nor
+    // do xdd's 1 GiB buffers (which this machine's memory would hold).
+    let ulimit = "ulimit -v 2000000";
+    refused_under(
+        ulimit,
+        "mdtest -n 2 -w 1073741824 -d DIR/t",
+        &["-w 1073741824", "ulimit -v"],
+    );
+    refused_under(
+        ulimit,
+        "xdd -op write -target DIR/f -numreqs 1 -qd 2 -reqsize 1 -blocksize 1g",
+        &["-queuedepth", "ulimit -v"],
+    );
+}
+
+#[test]
+fn buffers_are_checked_against_the_cgroup_memory_limit() {
+    let Some(cg) = MemCgroup::new("mem", 1 << 30) else {
+        common::skip_or_fail("cgroup-memory", "cannot make a memory cgroup");
+        return;
+    };
+    // The issue's case: 4 GiB buffers under a 1 GiB cgroup.
+    refused_under(
+        &cg.join(),
+        "mdtest -n 2 -w 4294967296 -d DIR/t",
+        &["-w 4294967296", "cgroup"],
+    );
+}
+
+#[test]
+fn values_that_are_no_address_or_too_long_an_interval_are_usage_errors() {
+    refused("lst", "agent --listen abc", &["--listen", "abc"]);
+    refused(
+        "stats",
+        r#"start-node --dir DIR/sn --spec {"intervals":{"vmstat":18446744073709551615},"statfs_paths":[]}"#,
+        &["VMSTAT_INTERVAL=18446744073709551615", "86400"],
+    );
+    refused("stats", "start local,99999999999999999999", &["local"]);
 }

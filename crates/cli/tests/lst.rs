@@ -56,11 +56,45 @@ impl Drop for Agent {
     }
 }
 
-fn scratch(name: &str) -> PathBuf {
+/// A scratch directory in TMP, removed on drop, also when the test fails.
+struct TmpDir(PathBuf);
+
+impl std::ops::Deref for TmpDir {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> TmpDir {
     let d = std::env::temp_dir().join(format!("iolab-lst-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TmpDir(d)
+}
+
+/// The test suite leaves nothing in TMP: a failing test's scratch
+/// directory (`iolab-lst-stats-PID/` before) goes too.
+#[test]
+fn a_failing_test_leaves_no_scratch_directory() {
+    let mut path = PathBuf::new();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let d = scratch("unwind");
+        path = d.to_path_buf();
+        std::fs::write(d.join("ping.json"), "{}").unwrap();
+        panic!("the test fails here");
+    }));
+    assert!(r.is_err());
+    assert!(
+        !path.as_os_str().is_empty() && !path.exists(),
+        "{path:?} left behind"
+    );
 }
 
 fn json(path: &PathBuf) -> Value {
@@ -174,7 +208,6 @@ fn loopback_ping_and_brw_with_full_check_count_consistently() {
             "{csv}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -346,7 +379,6 @@ fn malformed_commands_exit_2_and_start_nothing() {
         assert!(!stderr(&o).trim().is_empty(), "{c:?} says why");
         assert!(!marker.exists(), "{c:?} started an agent");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -412,7 +444,6 @@ fn fake_cluster_of_namespaces_sweeps_clients_and_concurrency() {
         assert_eq!(u(&p["mean"]["servers"]["rx_bytes"]), 2 * 50 * k * 4096);
         assert_eq!(u(&p["mean"]["clients"]["errors"]), 0);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -436,7 +467,6 @@ fn a_shared_key_admits_only_its_holders_and_groups_come_from_files() {
     let (o, t) = run(&["ping", "--from", &a.addr, "--to", &to, "--count", "20"]);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("key"), "says the key is the problem: {t}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -443,6 +443,109 @@ fn mpi_ctrl_c_stops_every_rank_which_removes_what_it_made() {
     assert!(!d.exists(), "left: {:?}", tree(&d));
 }
 
+/// Every path under `d`, relative.
+#[cfg(feature = "mpi")]
+fn left_under(d: &std::path::Path) -> Vec<std::path::PathBuf> {
+    tree(d).into_iter().map(std::path::PathBuf::from).collect()
+}
+
+/// Ctrl-C to a plain `mpirun` (Open MPI kills the ranks 1 s after passing
+/// them SIGTERM): the ranks stop together; whatever the one second did
+/// not let them remove lies in the test directory they listed, with how
+/// to remove it and how to give mpirun's ranks the time; `-r` as told
+/// then leaves nothing.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_ctrl_c_under_default_mpirun_lists_what_is_left_and_how_to_avoid_it() {
+    let s = Scratch::new("rb-mpi-int1");
+    let d = s.path("c");
+    let opts = format!("-F -n 200000 --tasks 2 -d {}", d.display());
+    let Some((mut c, _session)) = mpirun_cmd(&[], &format!("-C {opts}")) else {
+        return;
+    };
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for a good number of items, so the removal has work to do.
+    let probe = d.join("test-dir.0-0/mdtest_tree.0");
+    let t0 = std::time::Instant::now();
+    while std::fs::read_dir(&probe).map_or(0, |r| r.count()) < 5000 {
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+        assert!(t0.elapsed().as_secs() < 120, "no items made");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: plain kill(2) on our child, mpirun.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("odls_base_sigkill_timeout 30"), "{err}");
+    let listed = d.join("test-dir.0-0");
+    assert!(err.contains(&listed.display().to_string()), "{err}");
+    for p in left_under(&d) {
+        assert!(
+            p.as_os_str().is_empty() || p.starts_with("test-dir.0-0"),
+            "{} is outside the listed directory",
+            p.display()
+        );
+    }
+    // The way out the message gives.
+    if d.exists() {
+        let Some((mut r, _session)) = mpirun_cmd(&[], &format!("-r {opts}")) else {
+            return;
+        };
+        let o = r.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert!(!listed.exists(), "left: {:?}", tree(&d));
+}
+
+/// `iolab mdtest <line>` to its end: exit code and peak resident memory
+/// as the kernel counted it (wait4's ru_maxrss), bytes.
+// The child is reaped by wait4 (which gives its rusage), not Child::wait.
+#[allow(clippy::zombie_processes)]
+fn mdtest_peak_rss(line: &str) -> (Option<i32>, u64) {
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("mdtest")
+        .args(line.split_whitespace())
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: all-zero is a valid rusage; wait4 fills it in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's pid, with valid out pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, usage.ru_maxrss as u64 * 1024)
+}
+
+/// Memory does not grow with iterations: 2,000 more of them (about
+/// 5 KB each when every iteration's results were kept, 10 MB) cost less
+/// than 4 MB.
+#[test]
+fn memory_stays_flat_in_the_number_of_iterations() {
+    let s = Scratch::new("rb-iters");
+    let d = s.path("m");
+    let peak = |i: u32| {
+        let (code, peak) = mdtest_peak_rss(&format!("-F -n 1 -i {i} -d {}", d.display()));
+        assert_eq!(code, Some(0));
+        peak
+    };
+    let (few, many) = (peak(1100), peak(3100));
+    assert!(
+        many < few + (4 << 20),
+        "peak RSS {} KiB for 3100 iterations vs {} KiB for 1100",
+        many >> 10,
+        few >> 10
+    );
+}
+
 #[test]
 fn a_stonewall_file_that_cannot_be_written_at_the_end_is_exit_1() {
     let s = Scratch::new("rb-xfull");

@@ -326,3 +326,39 @@ fn xddcp_into_a_closed_pipe_stops_like_sigpipe() {
     assert!(e.first_line.starts_with("xddcp: "), "{}", e.first_line);
     assert_sigpipe_end("xddcp", &e);
 }
+
+/// A sweep into a closed pipe stops as after Ctrl-C (what was recorded
+/// stays; a rerun resumes) instead of running every repeat to the end.
+#[test]
+fn sweep_into_a_closed_pipe_stops_like_sigpipe() {
+    let s = Scratch::new("pipe-sweep");
+    let plan = s.path("p.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "label = \"p\"\ntool = \"mdtest\"\nargs = \"-F -n 200 -i 3 -d {}/m.{{point}}\"\nrepeats = 50\n\
+             [[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1, 2]\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let store = s.path("runs.sqlite");
+    let e = closed_after(
+        &[
+            "sweep",
+            plan.to_str().unwrap(),
+            "--store",
+            store.to_str().unwrap(),
+        ],
+        1,
+        &s.root,
+    );
+    assert!(e.first_line.starts_with("sweep 'p'"), "{}", e.first_line);
+    assert_sigpipe_end("sweep", &e);
+    let listed = common::iolab(&["results", "--store", store.to_str().unwrap(), "list"]);
+    let runs = common::stdout(&listed).lines().count().saturating_sub(1);
+    assert!(
+        runs < 100,
+        "the sweep ran on after its reader left: {runs} runs"
+    );
+}

@@ -260,19 +260,263 @@ fn a_missing_bucket_is_a_clear_error() {
     let Some(s) = server("missing_bucket") else {
         return;
     };
-    let o = run(s, "mdtest -a S3 --s3.bucket=no-such-bucket -n 4 -d /m");
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let e = stderr(&o);
-    assert!(
-        e.contains("no-such-bucket") && e.contains("does not exist"),
-        "{e}"
-    );
-    let o = run(
-        s,
+    // Exit 2 before anything, with the command that makes the bucket;
+    // no bucket is made.
+    let make = "s3 mb s3://no-such-bucket";
+    for line in [
+        "mdtest -a S3 --s3.bucket=no-such-bucket -n 4 -d /m",
+        "mdtest -a S3 -n 4 -d s3://no-such-bucket/m",
         "xdd -op read -target s3://no-such-bucket/obj -reqsize 64 -numreqs 1",
-    );
+        "xdd -op write -target s3://no-such-bucket/obj -reqsize 64 -numreqs 1",
+    ] {
+        let o = run(s, line);
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("no-such-bucket") && e.contains("does not exist") && e.contains(make),
+            "{line}: {e}"
+        );
+    }
+    assert!(!s.bucket_exists("no-such-bucket").unwrap());
+}
+
+#[test]
+fn an_endpoint_is_scheme_host_and_port_and_bucket_names_are_checked_first() {
+    let Some(s) = server("endpoint_with_path") else {
+        return;
+    };
+    for b in ["ep-named", "ep-path"] {
+        s.make_bucket(b).unwrap();
+    }
+    // The path would have been taken as the bucket: the object landed in
+    // ep-path, a bucket the user did not name.
+    let o = cmd(
+        s,
+        "xdd -op write -target s3://ep-named/obj -reqsize 64 -numreqs 1",
+    )
+    .env("AWS_ENDPOINT_URL", format!("{}/ep-path", s.endpoint()))
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("AWS_ENDPOINT_URL"), "{}", stderr(&o));
+    for line in [
+        "xdd -op write -target s3://Bad_Name/obj -reqsize 64 -numreqs 1",
+        "mdtest -a S3 -n 2 -d s3://Bad_Name/x",
+        "mdtest -a S3 --s3.bucket=ep-named -n 2 -d s3://ab/x",
+    ] {
+        let o = run(s, line);
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("not a valid bucket name"),
+            "{line}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(keys(s, "ep-named").is_empty() && keys(s, "ep-path").is_empty());
+}
+
+#[test]
+fn a_key_scoped_to_one_bucket_runs_the_documented_examples() {
+    let Some(s) = server("scoped_key") else {
+        return;
+    };
+    let b = iolab_testkit::s3::SCOPED_BUCKET;
+    s.make_bucket(b).unwrap();
+    // docs/s3.md's examples on the one bucket the key may use (smaller).
+    for line in [
+        format!("mdtest -a S3 --s3.bucket={b} -d /run1 -n 20 -u --tasks 4 -w 3901 -e 3901 -X"),
+        format!("mdtest -a S3 -d s3://{b}/run2 -n 10 -F -w 64 -e 64"),
+        // Presigned URLs instead of the Authorization header.
+        format!("mdtest -a S3 --s3.signing=query -d s3://{b}/run3 -n 10 -w 64 -e 64 -X"),
+        format!("xdd -op write -target s3://{b}/big -reqsize 5120 -numreqs 2 -qd 2 -dp sequenced"),
+        format!("xdd -op read -target s3://{b}/big -reqsize 1024 -numreqs 10 -qd 2 -dp sequenced -verify location"),
+        format!("xdd -op write -target s3://{b}/obj -reqsize 1024 -numreqs 1 -deletefile"),
+    ] {
+        let o = cmd(s, &line).envs(s.scoped_env()).output().unwrap();
+        ok(&o, &line);
+    }
+    assert_eq!(keys(s, b), vec!["big"]);
+    // The key really is scoped: another bucket is refused.
+    s.make_bucket("not-scoped").unwrap();
+    let o = cmd(s, "mdtest -a S3 --s3.bucket=not-scoped -n 2 -d /x")
+        .envs(s.scoped_env())
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("NoSuchBucket"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("403"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_s3_run_starts_no_thread_per_request() {
+    let Some(s) = server("threads_per_request") else {
+        return;
+    };
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        return skip_or_fail("threads_per_request", "no strace (scripts/install-deps.sh)");
+    }
+    let b = "md-threads";
+    s.make_bucket(b).unwrap();
+    let base = format!("mdtest -a S3 --s3.bucket={b} -d /t -F -n 500");
+    ok(&run(s, &format!("{base} -C")), "create");
+    let trace = std::env::temp_dir().join(format!("iolab-s3-strace-{}", std::process::id()));
+    let mut c = Command::new("strace");
+    c.envs(s.env())
+        .args(["-f", "-qq", "-e", "trace=clone,clone3", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args(format!("{base} -T").split_whitespace());
+    let o = c.output().unwrap();
+    let text = std::fs::read_to_string(&trace).unwrap_or_default();
+    let _ = std::fs::remove_file(&trace);
+    ok(&o, "stat under strace");
+    assert!(stdout(&o).contains("File stat"), "{}", stdout(&o));
+    let threads = text.lines().filter(|l| l.contains("clone")).count();
+    assert!(threads < 20, "{threads} threads for 500 stats:\n{text}");
+    ok(&run(s, &format!("{base} -r")), "remove");
+    let left = keys(s, b);
+    assert!(left.len() <= 1, "{left:?}");
+}
+
+#[test]
+fn an_existing_object_is_never_replaced_by_an_exclusive_create() {
+    let Some(s) = server("exclusive_create") else {
+        return;
+    };
+    let b = "md-exclusive";
+    s.make_bucket(b).unwrap();
+    // The fixture's put creates exclusively (If-None-Match: *).
+    s.put(b, "theirs", b"first").unwrap();
+    let e = s.put(b, "theirs", b"second").unwrap_err();
+    assert!(e.contains("412"), "{e}");
+    assert_eq!(keys(s, b), vec!["theirs"]);
+    // mdtest's creates on a service that honours the header: no note;
+    // on one that ignores it (a proxy strips it): the run says so.
+    let line = format!("mdtest -a S3 --s3.bucket={b} -d /x -n 5 -F -w 8");
+    let o = run(s, &line);
+    ok(&o, "honoured");
+    let note = "ignores If-None-Match";
+    assert!(!stderr(&o).contains(note), "{}", stderr(&o));
+    use iolab_testkit::fault_proxy::{Fault, FaultProxy};
+    let upstream = s.endpoint().trim_start_matches("http://").parse().unwrap();
+    let p = FaultProxy::start(upstream, Fault::StripIfNoneMatch, 1).unwrap();
+    let o = cmd(s, &line)
+        .env("AWS_ENDPOINT_URL", p.endpoint())
+        .output()
+        .unwrap();
+    ok(&o, "ignored");
+    assert!(stderr(&o).contains(note), "{}", stderr(&o));
+    assert_eq!(keys(s, b), vec!["theirs"]);
+}
+
+#[test]
+fn retries_through_a_faulty_proxy_are_counted() {
+    use iolab_testkit::fault_proxy::{Fault, FaultProxy};
+    let Some(s) = server("retries") else {
+        return;
+    };
+    let b = "md-retries";
+    s.make_bucket(b).unwrap();
+    let upstream = s.endpoint().trim_start_matches("http://").parse().unwrap();
+    for fault in [Fault::SlowDown, Fault::Reset, Fault::Drop] {
+        let p = FaultProxy::start(upstream, fault, 7).unwrap();
+        let o = cmd(
+            s,
+            &format!("mdtest -a S3 --s3.bucket={b} -d /r -n 30 -w 64 -e 64 -X --tasks 2"),
+        )
+        .env("AWS_ENDPOINT_URL", p.endpoint())
+        .output()
+        .unwrap();
+        ok(&o, &format!("{fault:?}"));
+        let faults = p.faults();
+        assert!(faults >= 10, "{fault:?}: {faults} faults");
+        let note = format!("S3: {faults} of {} requests were retries", p.requests());
+        assert!(
+            stderr(&o).contains(&note),
+            "{fault:?}: want '{note}':\n{}",
+            stderr(&o)
+        );
+        assert!(keys(s, b).is_empty(), "{fault:?}");
+    }
+}
+
+#[test]
+fn a_one_request_object_is_sent_inside_its_timed_write() {
+    use iolab_testkit::fault_proxy::{Fault, FaultProxy};
+    let Some(s) = server("one_request_timed") else {
+        return;
+    };
+    let b = "xdd-timed";
+    s.make_bucket(b).unwrap();
+    let upstream = s.endpoint().trim_start_matches("http://").parse().unwrap();
+    // Every request waits 300 ms in the proxy before it reaches the server.
+    let p = FaultProxy::start(upstream, Fault::Delay(Duration::from_millis(300)), 1).unwrap();
+    let json = std::env::temp_dir().join(format!("iolab-s3-timed-{}.json", std::process::id()));
+    let o = cmd(
+        s,
+        &format!("xdd -op write -target s3://{b}/one -reqsize 1024 -numreqs 1 -passes 2 -json"),
+    )
+    .arg(&json)
+    .env("AWS_ENDPOINT_URL", p.endpoint())
+    .output()
+    .unwrap();
+    let text = std::fs::read_to_string(&json).unwrap_or_default();
+    let _ = std::fs::remove_file(&json);
+    ok(&o, "one-request write");
+    // Two passes, one PUT of 1 MiB each, both on the wire when counted.
+    assert_eq!(p.body_bytes(), 2 << 20);
+    let passes: Vec<f64> = text
+        .match_indices("\"elapsed_s\":")
+        .map(|(i, m)| {
+            let rest = &text[i + m.len()..];
+            let end = rest.find([',', '}']).unwrap();
+            rest[..end].trim().parse().unwrap()
+        })
+        .collect();
+    assert!(!passes.is_empty(), "{text}");
+    // No figure shorter than the PUT's wait in the proxy.
+    assert!(passes.iter().all(|&e| e >= 0.3), "{passes:?}");
+    assert_eq!(keys(s, b), vec!["one"]);
+}
+
+#[test]
+fn a_server_leaves_nothing_in_tmp() {
+    if S3Server::shared().is_err() {
+        return skip_or_fail("server_leaves_nothing", "no S3 server");
+    }
+    let tmp = std::env::temp_dir();
+    let s = S3Server::start(&[]).unwrap();
+    let (dir, ports) = (s.dir().to_path_buf(), s.ports());
+    assert!(dir.is_dir());
+    let socks_in = |d: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| {
+                n.starts_with("seaweedfs-") && ports.iter().any(|p| n.contains(&p.to_string()))
+            })
+            .collect()
+    };
+    // Running, the sockets that can be placed are in its own directory.
+    let listing: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        listing.iter().any(|n| n.ends_with(".sock")),
+        "weed made no socket where expected: {listing:?}"
+    );
+    // weed makes its gRPC sockets in /tmp whatever it is told: they go
+    // with the server.
+    assert!(!socks_in(&tmp).is_empty() || tmp != std::path::Path::new("/tmp"));
+    drop(s);
+    assert!(!dir.exists(), "{} left", dir.display());
+    assert_eq!(socks_in(&tmp), Vec::<String>::new());
 }
 
 #[test]
@@ -374,14 +618,21 @@ fn a_server_killed_under_a_run_ends_it_with_exit_1() {
         std::thread::sleep(Duration::from_millis(100));
     }
     s.pause(true);
+    let stopped = Instant::now();
     let o = wait_bounded(
         &mut md,
         Duration::from_secs(60),
         "mdtest on a stopped server",
     );
+    // One --s3.timeout, not one per request of the cleanup after it
+    // (10 s before a request that found the service gone stopped the
+    // later ones); the bound is wide for a loaded machine.
+    let noticed = stopped.elapsed();
+    assert!(noticed < Duration::from_secs(8), "{noticed:?}");
     s.pause(false);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("no answer within 2s"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("s3://stopped/"), "{}", stderr(&o));
     // An object for xdd to read over and over.
     let w = run(
         &s,
@@ -408,6 +659,8 @@ fn a_server_killed_under_a_run_ends_it_with_exit_1() {
     for (child, what) in [(&mut md, "mdtest"), (&mut xdd, "xdd")] {
         let o = wait_bounded(child, Duration::from_secs(60), what);
         assert_eq!(o.status.code(), Some(1), "{what}: {}", stderr(&o));
+        // Where what is left may be: the bucket (and mdtest's paths).
+        assert!(stderr(&o).contains("s3://killed"), "{what}: {}", stderr(&o));
         assert!(
             stderr(&o).contains(s.endpoint()) || stdout(&o).contains(s.endpoint()),
             "{what}: {}\n{}",

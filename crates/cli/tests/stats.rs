@@ -602,3 +602,155 @@ fn mdtest_stats_option_puts_samples_in_its_json() {
     assert!(stderr(&bad).contains("--stats"), "{}", stderr(&bad));
     assert!(!dir.exists(), "nothing created");
 }
+
+/// Packs `members` (paths relative to `src`, or absolute) with GNU tar
+/// keeping their names as given (`-P`: no stripping of `..` or `/`).
+fn gnu_tar(src: &Path, tgz: &Path, members: &[&str]) {
+    let st = Command::new("tar")
+        .arg("-czPf")
+        .arg(tgz)
+        .args(members)
+        .current_dir(src)
+        .status()
+        .unwrap();
+    assert!(st.success(), "tar failed");
+}
+
+#[test]
+fn analyse_refuses_members_that_climb_out_and_writes_nothing() {
+    let s = Scratch::new("stats-hostile");
+    let src = s.path("src");
+    std::fs::create_dir_all(src.join("p/n")).unwrap();
+    // Two samples: the least that makes a table.
+    let line = "{\"unix_ns\":1,\"mono_ns\":1,\"rows\":[]}\n\
+                {\"unix_ns\":2,\"mono_ns\":1000000000,\"rows\":[]}\n";
+    for f in ["p/n/cpu.jsonl", "disk.jsonl"] {
+        std::fs::write(src.join(f), line).unwrap();
+    }
+    std::os::unix::fs::symlink("/etc", src.join("p/n/link")).unwrap();
+    std::os::unix::fs::symlink("../../../..", src.join("p/n/up")).unwrap();
+    let abs = src.join("p/n/cpu.jsonl").display().to_string();
+    // What a hostile member would overwrite: a file beside the tarball.
+    let beside = s.path("disk.csv");
+    for (i, member) in ["p/../disk.jsonl", abs.as_str(), "p/n/link", "p/n/up"]
+        .iter()
+        .enumerate()
+    {
+        std::fs::write(&beside, "mine\n").unwrap();
+        let tgz = s.path(&format!("evil{i}.tgz"));
+        gnu_tar(&src, &tgz, &["p/n/cpu.jsonl", member]);
+        let o = run_in(&s.root, &["stats", "analyse", tgz.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{member}: {}", stderr(&o));
+        assert!(stderr(&o).contains(member), "{member}: {}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&beside).unwrap(), "mine\n");
+        assert!(!s.path(&format!("evil{i}-csv")).exists(), "{member}");
+        assert!(!s.path(&format!("evil{i}-csv.tgz")).exists(), "{member}");
+    }
+    // A tidy tarball (with `./` names, as GNU tar writes them) is read.
+    let good = s.path("good.tgz");
+    gnu_tar(&src, &good, &["./p/n/cpu.jsonl"]);
+    let o = run_in(&s.root, &["stats", "analyse", good.to_str().unwrap()]);
+    ok(&o);
+    assert!(s.path("good-csv/n/cpu.csv").is_file(), "{}", stdout(&o));
+}
+
+/// A small tmpfs mounted on a directory; unmounted on drop.
+struct SmallTmpfs(PathBuf);
+
+impl SmallTmpfs {
+    fn new(dir: &Path, size: &str) -> Result<SmallTmpfs, String> {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        let ok = common::is_root()
+            && Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+                .arg(dir)
+                .status()
+                .is_ok_and(|s| s.success());
+        match ok {
+            true => Ok(SmallTmpfs(dir.to_path_buf())),
+            false => Err("cannot mount a tmpfs (not root?)".into()),
+        }
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn collector_pid(node_dir: &Path) -> Option<i32> {
+    std::fs::read_to_string(node_dir.join("collector.pid"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn is_alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|st| !st.contains(") Z") && !st.contains(") X"))
+}
+
+/// `stop` to a place that cannot take the tarball stops nothing; with a
+/// full TMP the samples that fit reach the tarball, and it says so.
+#[test]
+fn stop_loses_no_sample_to_a_bad_destination_or_a_full_tmp() {
+    let s = Scratch::new("stats-full");
+    let tmp = s.path("tmp");
+    let _small = match SmallTmpfs::new(&tmp, "256k") {
+        Ok(m) => m,
+        Err(e) => return common::skip_or_fail("stats-full", &e),
+    };
+    let _reaper = Reaper(tmp.clone());
+    let cfg = s.path("c.toml");
+    let text = format!("tmp = \"{}\"\ncpu_interval = 1\n", tmp.display());
+    std::fs::write(&cfg, text).unwrap();
+    let cfg = cfg.to_str().unwrap();
+    ok(&run_in(&s.root, &["stats", "start", cfg]));
+    let node_dir = std::fs::read_dir(tmp.join("iolab-stats"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let pid = collector_pid(&node_dir).unwrap();
+    // A destination that cannot be: refused before anything is stopped.
+    let o = run_in(&s.root, &["stats", "stop", cfg, "/no/such/dir/x.tgz"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/no/such/dir/x.tgz"), "{}", stderr(&o));
+    assert!(is_alive(pid), "the collector was stopped");
+    assert_eq!(collector_pid(&node_dir), Some(pid));
+    // Wait for a second CPU sample, then fill TMP until the collector
+    // fails to write one and ends.
+    let lines = || {
+        std::fs::read_to_string(node_dir.join("cpu.jsonl"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    let t0 = std::time::Instant::now();
+    while lines() < 2 && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let filled = std::fs::write(tmp.join("filler"), vec![1u8; 1 << 20]);
+    assert!(filled.is_err(), "the tmpfs is full");
+    let t0 = std::time::Instant::now();
+    while is_alive(pid) && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!is_alive(pid), "the collector ended on the full TMP");
+    ok(&run_in(&s.root, &["stats", "stop", cfg, "k.tgz"]));
+    assert!(
+        !node_dir.exists(),
+        "removed once its record is in the tarball"
+    );
+    let a = run_in(&s.root, &["stats", "analyse", "k.tgz"]);
+    ok(&a);
+    assert!(
+        stdout(&a).contains("stop samples could not be written"),
+        "{}",
+        stdout(&a)
+    );
+    let node = only_node(&s.path("k-csv"));
+    assert!(!series_rows(&node.join("cpu.csv"), "cpu0").is_empty());
+}

@@ -220,9 +220,9 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
             "--size",
             "2",
             "--nobjhi",
-            "1",
+            "2",
             "--thrhi",
-            "1",
+            "2",
         ],
         vec![
             "survey",
@@ -231,14 +231,15 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
             "--thrlo",
             "1",
             "--thrhi",
-            "1",
+            "2",
             "--file-count",
             "20",
         ],
         vec!["survey", "ost", d, "-s", "1"],
     ] {
         let mut w = words.clone();
-        w.extend(["--rslt", r, "--store", st]);
+        let json = s.path(&format!("{}.json", words[1]));
+        w.extend(["--rslt", r, "--store", st, "--json", json.to_str().unwrap()]);
         ok(words[1], &iolab(&w));
     }
 
@@ -256,7 +257,14 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
 
     // mdtest states its figures in the envelope, the same ones the
     // store's payload reader finds (so moving them changed no number).
-    for (tool, p) in [("mdtest", &md_json), ("xdd", &xdd_json), ("lst", &lst_json)] {
+    let (obd_json, mds_json) = (s.path("obdfilter.json"), s.path("mds.json"));
+    for (tool, p) in [
+        ("mdtest", &md_json),
+        ("xdd", &xdd_json),
+        ("lst", &lst_json),
+        ("survey obdfilter", &obd_json),
+        ("survey mds", &mds_json),
+    ] {
         let (_, doc) = keys(p);
         let from_payload = iolab_store::figures::extract(tool, &doc["config"], &doc["payload"]);
         assert!(!from_payload.is_empty(), "{tool}");
@@ -279,6 +287,17 @@ fn every_tool_writes_the_envelope_and_is_recorded_in_the_store() {
                 .any(|l| l.contains("copy") && l.contains("MB/s")),
         "{shown}"
     );
+    // The disk and target surveys state bandwidth figures (the store's
+    // payload reader found none for them).
+    for id in ["6", "9"] {
+        let shown = stdout(&iolab(&["results", "--store", st, "show", id]));
+        assert!(
+            shown
+                .lines()
+                .any(|l| l.contains("bandwidth") && l.contains("MB/s")),
+            "{shown}"
+        );
+    }
     let listed = stdout(&iolab(&["results", "--store", st, "list"]));
     for tool in [
         "mdtest",

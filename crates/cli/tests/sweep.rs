@@ -414,6 +414,11 @@ fn bad_plans_are_refused_before_any_run() {
         &format!("launcher = \"mpirun -n {{ranks}} {{iolab}}\"\n{good}"),
         "unknown placeholder {ranks}",
     );
+    refused(
+        &s,
+        &format!("launcher = \"\"\n{good}"),
+        "launcher: \"\": empty",
+    );
 }
 
 #[test]
@@ -641,4 +646,162 @@ values = [1, 2]
         dir.to_str().unwrap(),
     ]);
     assert!(dir.join("create-rate.svg").is_file());
+}
+
+#[test]
+fn reading_commands_leave_a_file_that_is_no_store_as_it_was() {
+    let s = Scratch::new("store-readonly");
+    for (name, bytes) in [("empty", &b""[..]), ("one", &b"x"[..])] {
+        let f = s.path(name);
+        std::fs::write(&f, bytes).unwrap();
+        let store = f.to_str().unwrap();
+        for cmd in [
+            &["list"][..],
+            &["show", "1"],
+            &["compare", "1", "2"],
+            &["export", "1", "--json"],
+        ] {
+            let mut words = vec!["results", "--store", store];
+            words.extend_from_slice(cmd);
+            let o = iolab(&words);
+            assert_eq!(o.status.code(), Some(2), "{name} {cmd:?}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("not an iolab results store"),
+                "{name} {cmd:?}: {}",
+                stderr(&o)
+            );
+            assert_eq!(std::fs::read(&f).unwrap(), bytes, "{name} {cmd:?}");
+        }
+        let mut left: Vec<String> = std::fs::read_dir(&s.root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(name))
+            .collect();
+        left.sort();
+        assert_eq!(left, [name], "no journal, WAL or shm file made");
+    }
+    // A real store reads through the read-only path, and is not changed.
+    let store = store_arg(&s);
+    run(&[
+        "mdtest",
+        "-F",
+        "-n",
+        "4",
+        "-d",
+        s.path("d").to_str().unwrap(),
+        "--store",
+        &store,
+    ]);
+    let before = std::fs::read(&store).unwrap();
+    let listed = stdout(&run(&["results", "--store", &store, "list"]));
+    assert!(listed.contains("mdtest"), "{listed}");
+    run(&["results", "--store", &store, "show", "1"]);
+    assert_eq!(std::fs::read(&store).unwrap(), before);
+}
+
+/// The pids whose parent is `ppid` (from /proc/PID/stat).
+fn children_of(ppid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The fields after the command name (which may hold spaces).
+        let rest = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(ppid) && f[0] != "Z" {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Whether `pid` is still a live (not zombie) process.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s[s.rfind(')').unwrap_or(0) + 1..]
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Kills a process left running by a failed test.
+struct KillOnDrop(Vec<u32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            // SAFETY: kill(2) on a pid this test started or found as its child.
+            unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+        }
+    }
+}
+
+#[test]
+fn a_sweep_killed_with_sigkill_takes_its_run_along_and_resumes() {
+    let s = Scratch::new("sweep-kill9");
+    let store = store_arg(&s);
+    // -p 3: each run waits 3 s before its phases, so the kill finds it running.
+    let text = format!(
+        "label = \"k9\"\ntool = \"mdtest\"\nrepeats = 1\nargs = \"-F -n 8 -p 3 -d {}/m.{{point}}\"\n[[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1, 2]\n",
+        s.root.display()
+    );
+    let p = s.path("k9.toml");
+    std::fs::write(&p, text).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["sweep", p.to_str().unwrap(), "--store", &store])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sweep = child.id();
+    let mut guard = KillOnDrop(vec![sweep]);
+    let t0 = Instant::now();
+    let repeat = loop {
+        if let Some(&c) = children_of(sweep).first() {
+            break c;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "no run started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    guard.0.push(repeat);
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(sweep as i32, libc::SIGKILL) };
+    let mut child = child;
+    child.wait().unwrap();
+    let t0 = Instant::now();
+    while alive(repeat) && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(repeat), "the run outlived its sweep");
+    // It ended because its sweep did (interrupted), not by finishing.
+    let stale = s.path(&format!(".runs.sqlite.sweep.{sweep}"));
+    let json = std::fs::read_dir(&stale)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .expect("the run wrote its JSON");
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["outcome"]["status"], "interrupted", "{json}");
+    // The rerun takes over the dead sweep's directory, says so, resumes.
+    let o = run(&["sweep", p.to_str().unwrap(), "--store", &store]);
+    assert!(
+        stderr(&o).contains(&format!("took over {}", stale.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stale.exists(), "the stale directory is removed");
+    assert!(stdout(&o).contains("recorded 2 runs now"), "{}", stdout(&o));
+    assert!(
+        std::fs::read_dir(&s.root)
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().contains(".sweep.")),
+        "nothing of either sweep is left"
+    );
 }

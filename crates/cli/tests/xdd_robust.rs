@@ -351,6 +351,40 @@ fn memory_stays_flat_in_the_number_of_passes() {
     );
 }
 
+/// Runs `xdd args` in `dir` to its end; its exit code and its peak
+/// resident memory as the kernel counted it (wait4's ru_maxrss), bytes.
+// The child is reaped by wait4 (which gives its rusage), not Child::wait.
+#[allow(clippy::zombie_processes)]
+fn xdd_peak_rss(dir: &Path, args: &str) -> (Option<i32>, u64) {
+    let child = xdd_cmd(dir, args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: all-zero is a valid rusage; wait4 fills it in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's pid, with valid out pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, usage.ru_maxrss as u64 * 1024)
+}
+
+/// The case: 30,000 passes of one 4 KiB request stay under
+/// 64 MiB (a push-grown list per pass, and the JSON rendered for a store
+/// that was not asked for, took it to 198 MiB).
+#[test]
+fn thirty_thousand_passes_stay_under_64_mib() {
+    let s = Scratch::new("xdd-30k");
+    let (code, peak) = xdd_peak_rss(
+        &s.root,
+        "-op write -target f -reqsize 4 -numreqs 1 -passes 30000",
+    );
+    assert_eq!(code, Some(0));
+    assert!(peak < 64 << 20, "peak RSS {} MiB", peak >> 20);
+}
+
 #[test]
 fn a_directory_target_is_refused_before_any_io() {
     let s = Scratch::new("xdd-dirtarget");

@@ -86,6 +86,115 @@ pub fn host_info() -> HostInfo {
     }
 }
 
+/// How much more memory this process may take, and what sets that
+/// bound: the least of the machine's memory, the address space left under
+/// `RLIMIT_AS` (`ulimit -v`), and what its cgroup's `memory.max` (v2, or
+/// v1's `memory.limit_in_bytes`, the nearest limited ancestor included)
+/// leaves above the cgroup's current use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryLimit {
+    /// Bytes this process may still allocate.
+    pub bytes: u64,
+    /// Which limit that is, for messages.
+    pub source: &'static str,
+}
+
+/// The memory limit that applies to this process now (see [`MemoryLimit`]).
+pub fn memory_limit() -> MemoryLimit {
+    let mut best = MemoryLimit {
+        bytes: host_info().memory_bytes,
+        source: "this machine's memory",
+    };
+    let mut offer = |bytes: Option<u64>, source| {
+        if let Some(b) = bytes.filter(|b| *b < best.bytes) {
+            best = MemoryLimit { bytes: b, source };
+        }
+    };
+    offer(
+        address_space_left(),
+        "the address space left under ulimit -v (RLIMIT_AS)",
+    );
+    offer(
+        cgroup_memory_left(),
+        "what the cgroup's memory limit leaves",
+    );
+    best
+}
+
+/// `RLIMIT_AS` minus the address space in use (VmSize); `None` unlimited.
+fn address_space_left() -> Option<u64> {
+    // SAFETY: all-zero is a valid rlimit; getrlimit only fills it in.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: `r` is a writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0 || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let used = status_kib(&status, "VmSize:").unwrap_or(0) * 1024;
+    Some((r.rlim_cur as u64).saturating_sub(used))
+}
+
+/// A `KEY: N kB` figure of /proc/self/status, in KiB.
+fn status_kib(status: &str, key: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+}
+
+/// The least room left under the memory limits of this process's cgroup
+/// and its ancestors; `None` when none is limited or there is no cgroup fs.
+fn cgroup_memory_left() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mut least: Option<u64> = None;
+    for line in text.lines() {
+        // "0::/path" (v2), "N:memory:/path" (v1).
+        let mut f = line.splitn(3, ':');
+        let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
+        let (bases, files): (&[&str], _) = match ctrl {
+            "" => (
+                &["/sys/fs/cgroup", "/sys/fs/cgroup/unified"],
+                ("memory.max", "memory.current"),
+            ),
+            c if c.split(',').any(|x| x == "memory") => (
+                &["/sys/fs/cgroup/memory"],
+                ("memory.limit_in_bytes", "memory.usage_in_bytes"),
+            ),
+            _ => continue,
+        };
+        for base in bases {
+            if let Some(left) = cgroup_left(Path::new(base), path, files) {
+                least = Some(least.map_or(left, |l| l.min(left)));
+            }
+        }
+    }
+    least
+}
+
+/// The least room under `files.0` (limit) less `files.1` (use) from the
+/// cgroup `path` under `base` up to `base`.
+fn cgroup_left(base: &Path, path: &str, files: (&str, &str)) -> Option<u64> {
+    let mut dir = base.join(path.trim_start_matches('/'));
+    let mut least: Option<u64> = None;
+    loop {
+        let read = |f: &str| -> Option<u64> {
+            std::fs::read_to_string(dir.join(f))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        };
+        if let Some(limit) = read(files.0) {
+            let left = limit.saturating_sub(read(files.1).unwrap_or(0));
+            least = Some(least.map_or(left, |l| l.min(left)));
+        }
+        if dir == base || !dir.pop() {
+            return least;
+        }
+    }
+}
+
 /// The process's peak resident memory (VmHWM), bytes; 0 when unknown.
 pub fn peak_rss_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

@@ -192,14 +192,15 @@ impl Config {
                 .to_ascii_lowercase(),
         };
         cfg.check_values()?;
-        cfg.check_bounds(iolab_core::env::host_info().memory_bytes)?;
+        cfg.check_bounds(iolab_core::env::memory_limit())?;
         cfg.check_combinations()?;
         cfg.check_plan_bounds()?;
         Ok(cfg)
     }
 
-    /// Every number against its limit, and the buffers against `memory_bytes`.
-    fn check_bounds(&self, memory_bytes: u64) -> Result<(), ConfigError> {
+    /// Every number against its limit, and the buffers against the memory
+    /// this process may take (ulimit -v and the cgroup's limit included).
+    fn check_bounds(&self, memory: iolab_core::env::MemoryLimit) -> Result<(), ConfigError> {
         let over = |opt: &str, what: &str, v: u64, max: u64| {
             if v > max {
                 err(format!("{opt} {v}: {what} is above the limit of {max} (see Limits in the README's mdtest section)"))
@@ -227,15 +228,15 @@ impl Config {
         let need = per_task
             .saturating_mul(BUFFERS_PER_TASK)
             .saturating_mul(self.tasks_per_process);
-        if need > memory_bytes {
+        if need > memory.bytes {
             let opt = if self.write_bytes >= self.read_bytes {
                 "-w"
             } else {
                 "-e"
             };
             return err(format!(
-                "{opt} {per_task}: the data buffers need {need} bytes ({BUFFERS_PER_TASK} x {per_task} bytes x {} tasks), above this machine's {memory_bytes} bytes of memory; lower {opt} or --tasks",
-                self.tasks_per_process
+                "{opt} {per_task}: the data buffers need {need} bytes ({BUFFERS_PER_TASK} x {per_task} bytes x {} tasks), above the {} bytes of {}; lower {opt} or --tasks",
+                self.tasks_per_process, memory.bytes, memory.source
             ));
         }
         Ok(())
@@ -416,16 +417,28 @@ fn check_dir(be: &dyn Backend, d: &Path, writes: bool) -> Result<(), ConfigError
     let target = match stat(d) {
         Ok(st) if !st.is_dir => return err(format!("-d {}: not a directory", d.display())),
         Ok(_) => d.to_path_buf(),
+        // A path the backend cannot take (an invalid bucket name): its reason.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            return err(format!("-d {}: {e}", d.display()))
+        }
         Err(_) => {
             let parent = d
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            if !stat(parent).is_ok_and(|st| st.is_dir) {
-                return err(format!(
-                    "-d {}: neither it nor its parent directory exists",
-                    d.display()
-                ));
+            match stat(parent) {
+                Ok(st) if st.is_dir => {}
+                // The backend's reason when it has one (a missing bucket
+                // and the command that makes it).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && e.get_ref().is_some() => {
+                    return err(format!("-d {}: {e}", d.display()))
+                }
+                _ => {
+                    return err(format!(
+                        "-d {}: neither it nor its parent directory exists",
+                        d.display()
+                    ))
+                }
             }
             parent.to_path_buf()
         }

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::ctx::RunCtx;
 use crate::exchange::{exchange, PhaseTrouble, TaskReport};
 use crate::plan::Plan;
-use crate::results::{summarize, IterationResult, Phase, PhaseResult, TestResult};
+use crate::results::{IterationResult, Phase, PhaseResult, TestResult};
 use crate::stonewall::{self, WallCounts};
 use crate::work::TaskState;
 use iolab_backend::Backend;
@@ -107,6 +107,8 @@ impl<'a> Engine<'a> {
         let cfg = self.ctx.cfg;
         let comm = st.comm();
         let mut iterations = Vec::new();
+        let mut summary = crate::results::Summarizer::default();
+        let (mut count, mut missing) = (0u64, 0u64);
         // What each task really worked on: a stonewall may level it below the plan.
         let mut items_per_task = if cfg.do_files {
             self.ctx.file_count()
@@ -116,7 +118,12 @@ impl<'a> Engine<'a> {
         for iter in 0..cfg.iterations {
             match self.iteration(st, iter) {
                 Ok((r, items)) => {
-                    iterations.push(r);
+                    summary.add(&r);
+                    count += 1;
+                    missing += r.phases.iter().map(|p| p.missing).sum::<u64>();
+                    if iterations.len() < crate::results::KEPT_ITERATIONS {
+                        iterations.push(r);
+                    }
                     items_per_task = items;
                 }
                 Err(t) => return Err(self.fail(st, t)),
@@ -135,8 +142,10 @@ impl<'a> Engine<'a> {
             total_items,
             random_seed: st.seed(),
             stonewall_file_error: st.take_output_failure(),
-            summary: summarize(&iterations),
+            summary: summary.rows(),
             iterations,
+            iterations_count: count,
+            missing_items: missing,
         })
     }
 

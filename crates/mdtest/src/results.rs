@@ -183,40 +183,78 @@ pub struct TestResult {
     /// The -x file could not be written (the run then ends in error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stonewall_file_error: Option<iolab_core::Failure>,
-    /// Iterations in order.
+    /// Iterations in order: the first [`KEPT_ITERATIONS`] of them (the
+    /// summary covers every one), so memory stays flat however many run.
     pub iterations: Vec<IterationResult>,
+    /// Iterations run, kept or not; 0 in documents of older versions,
+    /// which kept them all (see [`TestResult::iterations_run`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub iterations_count: u64,
+    /// Items already gone when removed, over every iteration.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub missing_items: u64,
     /// The SUMMARY rows, in table order.
     pub summary: Vec<SummaryRow>,
 }
 
-/// Builds the SUMMARY rows from the iterations.
-pub fn summarize(iters: &[IterationResult]) -> Vec<SummaryRow> {
-    let mut rows = Vec::new();
-    for phase in Phase::TABLE_ORDER {
-        let mut rate = Summary::default();
-        let mut time = Summary::default();
-        let mut wall = Summary::default();
-        for p in iters
-            .iter()
-            .flat_map(|i| &i.phases)
-            .filter(|p| p.phase == phase)
-        {
+/// How many iterations a test keeps in full; the summary covers all.
+pub const KEPT_ITERATIONS: usize = 1000;
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+impl TestResult {
+    /// Iterations run (those kept in full, or more).
+    pub fn iterations_run(&self) -> u64 {
+        self.iterations_count.max(self.iterations.len() as u64)
+    }
+}
+
+/// The SUMMARY statistics as iterations complete, in constant memory.
+#[derive(Debug, Default)]
+pub struct Summarizer {
+    /// Per phase in table order: rate, time, stonewall rate.
+    acc: [(Summary, Summary, Summary); Phase::TABLE_ORDER.len()],
+}
+
+impl Summarizer {
+    /// Adds one iteration's phases.
+    pub fn add(&mut self, it: &IterationResult) {
+        for p in &it.phases {
+            let Some(i) = Phase::TABLE_ORDER.iter().position(|x| *x == p.phase) else {
+                continue;
+            };
+            let (rate, time, wall) = &mut self.acc[i];
             rate.add(p.rate);
             time.add(p.elapsed_s);
             if let Some(s) = p.stonewall.filter(|s| s.hit) {
                 wall.add(s.rate);
             }
         }
-        if rate.count > 0 {
-            rows.push(SummaryRow {
-                phase,
-                rate: (&rate).into(),
-                time_s: (&time).into(),
-                stonewall_rate: (wall.count > 0).then(|| (&wall).into()),
-            });
-        }
     }
-    rows
+
+    /// The SUMMARY rows, in table order.
+    pub fn rows(&self) -> Vec<SummaryRow> {
+        Phase::TABLE_ORDER
+            .iter()
+            .zip(&self.acc)
+            .filter(|(_, (rate, _, _))| rate.count > 0)
+            .map(|(phase, (rate, time, wall))| SummaryRow {
+                phase: *phase,
+                rate: rate.into(),
+                time_s: time.into(),
+                stonewall_rate: (wall.count > 0).then(|| wall.into()),
+            })
+            .collect()
+    }
+}
+
+/// Builds the SUMMARY rows from the iterations.
+pub fn summarize(iters: &[IterationResult]) -> Vec<SummaryRow> {
+    let mut s = Summarizer::default();
+    iters.iter().for_each(|i| s.add(i));
+    s.rows()
 }
 
 #[cfg(test)]
@@ -305,7 +343,8 @@ impl MdtestPayload {
                 1 => String::new(),
                 _ => format!("tasks={}", t.tasks),
             };
-            let n = t.iterations.len().max(1) as u32;
+            // Every iteration run, also those not kept in full.
+            let n = t.iterations_run().clamp(1, u64::from(u32::MAX)) as u32;
             for s in &t.summary {
                 out.push(iolab_results::Figure {
                     phase: s.phase.key().to_string(),

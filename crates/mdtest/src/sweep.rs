@@ -139,12 +139,7 @@ impl Sweep<'_> {
 /// Records a completed test. A -x file that could not be written turns
 /// the run into an error after the figures are kept.
 fn finished(doc: &mut MdtestDocument, hooks: &dyn Hooks, t: TestResult) -> Result<(), Unfinished> {
-    let missing: u64 = t
-        .iterations
-        .iter()
-        .flat_map(|i| &i.phases)
-        .map(|p| p.missing)
-        .sum();
+    let missing = t.missing_items;
     if missing > 0 {
         let note = format!(
             "{missing} items were already gone (removed earlier, or never made by an interrupted run); only what was there was removed and counted"

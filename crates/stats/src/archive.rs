@@ -94,8 +94,9 @@ pub fn node_from_files(node: &str, files: &BTreeMap<String, Vec<u8>>) -> NodeSam
 }
 
 /// An uncompressed tar of the regular files of `dir` (not recursive),
-/// names as they are: what a node sends back on stop.
-pub fn tar_dir(dir: &Path, skip: &[&str]) -> std::io::Result<Vec<u8>> {
+/// names as they are, less `skip`, plus the `extra` (name, contents):
+/// what a node sends back on stop.
+pub fn tar_dir(dir: &Path, skip: &[&str], extra: &[(&str, Vec<u8>)]) -> std::io::Result<Vec<u8>> {
     let mut b = tar::Builder::new(Vec::new());
     let mut names: Vec<_> = std::fs::read_dir(dir)?
         .flatten()
@@ -108,6 +109,14 @@ pub fn tar_dir(dir: &Path, skip: &[&str]) -> std::io::Result<Vec<u8>> {
             continue;
         }
         b.append_path_with_name(dir.join(&n), &n)?;
+    }
+    for (name, data) in extra {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(iolab_core::clock::wall_ns() / 1_000_000_000);
+        h.set_cksum();
+        b.append_data(&mut h, name, data.as_slice())?;
     }
     b.into_inner()
 }
@@ -139,7 +148,9 @@ pub fn write_tgz(
     failed: &[(String, String)],
 ) -> std::io::Result<()> {
     // Whole or absent: a failure (a full file system) drops the
-    // temporary file, so no .part stays beside the target.
+    // temporary file, so no .part stays beside the target. The temporary
+    // name is random and created exclusively (O_EXCL, mode 0600), so a
+    // shared directory (/tmp) cannot plant a link there.
     let file = iolab_output::AtomicFile::create(path)?;
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut b = tar::Builder::new(gz);
@@ -168,24 +179,100 @@ pub fn write_tgz(
     gz.finish()?.commit()
 }
 
+/// Why a profile tarball cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    /// A member that would land outside the tarball's own directory
+    /// (GNU tar and rsync refuse these too): nothing is written.
+    #[error("member {member:?} {why}; nothing was written")]
+    Unsafe {
+        /// The member's name as stored.
+        member: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// The file is not a readable gzip'd tar.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The parts of a member's name (`.` components dropped), or why the
+/// name is refused: an absolute name, or any `..` in it.
+pub fn member_parts(name: &[u8]) -> Result<Vec<String>, &'static str> {
+    if name.first() == Some(&b'/') {
+        return Err("has an absolute name");
+    }
+    let mut parts = Vec::new();
+    for part in name.split(|b| *b == b'/') {
+        match part {
+            b"" | b"." => {}
+            b".." => return Err("climbs out of its directory (..)"),
+            p => parts.push(String::from_utf8_lossy(p).into_owned()),
+        }
+    }
+    Ok(parts)
+}
+
+/// Refuses a link whose target leaves the tarball's top: an absolute
+/// target, or one that climbs above the archive root from where the
+/// link sits (a hard link's target is relative to the root).
+fn check_link(member: &[u8], target: &[u8], hard: bool) -> Result<(), &'static str> {
+    if target.first() == Some(&b'/') {
+        return Err("is a link to an absolute path");
+    }
+    let mut depth: i64 = if hard {
+        0
+    } else {
+        member_parts(member)?.len() as i64 - 1
+    };
+    for part in target.split(|b| *b == b'/') {
+        match part {
+            b"" | b"." => {}
+            b".." => depth -= 1,
+            _ => depth += 1,
+        }
+        if depth < 0 {
+            return Err("is a link pointing outside the archive");
+        }
+    }
+    Ok(())
+}
+
+/// Checks one member's name and, for a link, its target.
+fn check_member<R: Read>(e: &tar::Entry<'_, R>) -> Result<Vec<String>, ArchiveError> {
+    let name = e.path_bytes();
+    let unsafe_member = |why| ArchiveError::Unsafe {
+        member: String::from_utf8_lossy(&name).into_owned(),
+        why,
+    };
+    let parts = member_parts(&name).map_err(unsafe_member)?;
+    let kind = e.header().entry_type();
+    if kind.is_symlink() || kind.is_hard_link() {
+        let target = e.link_name_bytes().unwrap_or_default();
+        check_link(&name, &target, kind.is_hard_link()).map_err(unsafe_member)?;
+    }
+    Ok(parts)
+}
+
 /// Everything in a profile tarball: each node's record, and the nodes
-/// that failed (name, reason).
-pub fn read_tgz(path: &Path) -> std::io::Result<(Vec<NodeSamples>, Vec<String>)> {
+/// that failed (name, reason). The tarball is read in memory, never
+/// extracted; every member is checked first, so a hostile one (`..`,
+/// an absolute name, a link leading outside) refuses the whole tarball.
+pub fn read_tgz(path: &Path) -> Result<(Vec<NodeSamples>, Vec<String>), ArchiveError> {
     let file = std::fs::File::open(path)?;
     let mut a = tar::Archive::new(flate2::read::GzDecoder::new(file));
     let mut per_node: BTreeMap<String, BTreeMap<String, Vec<u8>>> = BTreeMap::new();
     let mut failed = Vec::new();
     for e in a.entries()? {
         let mut e = e?;
+        let parts = check_member(&e)?;
         if !e.header().entry_type().is_file() {
             continue;
         }
-        let name = e.path()?.to_string_lossy().into_owned();
         let mut v = Vec::new();
         e.read_to_end(&mut v)?;
-        let parts: Vec<&str> = name.split('/').collect();
         match parts.as_slice() {
-            [_, f] if *f == FAILED_FILE => {
+            [_, f] if f == FAILED_FILE => {
                 failed.extend(String::from_utf8_lossy(&v).lines().map(str::to_string))
             }
             [_, node, file] => {
@@ -253,5 +340,19 @@ mod tests {
         let ns = node_from_files("n", &files);
         assert!(matches!(&ns.stats[&Stat::Cpu], Series::Samples(v) if v.len() == 1));
         assert_eq!(ns.notes.len(), 1);
+    }
+
+    #[test]
+    fn names_that_climb_out_are_refused() {
+        assert_eq!(
+            member_parts(b"./p/n/cpu.jsonl").unwrap(),
+            ["p", "n", "cpu.jsonl"]
+        );
+        assert!(member_parts(b"p/../disk.jsonl").is_err());
+        assert!(member_parts(b"/etc/passwd").is_err());
+        assert!(check_link(b"p/n/l", b"../m/cpu.jsonl", false).is_ok());
+        assert!(check_link(b"p/n/l", b"../../../x", false).is_err());
+        assert!(check_link(b"p/n/l", b"/etc", false).is_err());
+        assert!(check_link(b"p/n/l", b"p/../../x", true).is_err());
     }
 }

@@ -57,6 +57,15 @@ pub enum ClusterError {
         /// Why.
         source: std::io::Error,
     },
+    /// The tarball's place cannot take it: checked before any collector
+    /// is stopped (exit 2).
+    #[error("cannot write the profile tarball {path}: {source}; nothing was stopped")]
+    Destination {
+        /// Where.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
     /// No node gave anything back.
     #[error("no node could be stopped: {0}")]
     Nothing(String),
@@ -128,7 +137,12 @@ impl<'a> Plan<'a> {
 
     /// Stops every node's collector and writes one tarball at `tgz`
     /// holding each node's record under `STEM/NODE/`.
+    /// The destination is checked first, so a bad one stops nothing; a
+    /// node's run directory is removed only once the tarball holding its
+    /// record is written, so a tarball that cannot be written loses
+    /// nothing (the records stay in each node's TMP for another stop).
     pub fn stop(&self, tgz: &Path) -> Result<Report, ClusterError> {
+        check_destination(tgz)?;
         let results = self.each(|node, dir| match &self.rsh {
             None => node::halt(dir).map_err(|e| e.to_string()),
             Some(rsh) => {
@@ -172,6 +186,22 @@ impl<'a> Plan<'a> {
         }
         write_tarball(tgz, &parts, &report.failed())?;
         report.tarball = Some(tgz.to_path_buf());
+        let gathered: Vec<&String> = parts.iter().map(|(n, _)| n).collect();
+        // The records are safe in the tarball: the run directories go.
+        self.each(|node, dir| {
+            if !gathered.iter().any(|g| g.as_str() == node) {
+                return Ok(Vec::new());
+            }
+            match &self.rsh {
+                None => node::forget(dir)
+                    .map(|()| Vec::new())
+                    .map_err(|e| e.to_string()),
+                Some(rsh) => {
+                    let cmd = self.command(&["forget", "--dir", &dir.display().to_string()]);
+                    remote(rsh, node, &cmd, || false)
+                }
+            }
+        });
         Ok(report)
     }
 
@@ -248,6 +278,30 @@ pub fn write_tarball(
         path: tgz.display().to_string(),
         source,
     })
+}
+
+/// Checks that the tarball can be made at `tgz` (its directory exists
+/// and takes a new file) without leaving anything there.
+pub fn check_destination(tgz: &Path) -> Result<(), ClusterError> {
+    let bad = |source| ClusterError::Destination {
+        path: tgz.display().to_string(),
+        source,
+    };
+    if tgz.is_dir() {
+        return Err(bad(std::io::Error::other("it is a directory")));
+    }
+    let part = tgz.with_extension("tgz.part");
+    let existed = part.exists();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&part)
+        .map_err(bad)?;
+    if !existed {
+        let _ = std::fs::remove_file(&part);
+    }
+    Ok(())
 }
 
 /// `log_name` for `/x/log_name.tgz` (or `.tar.gz`).

@@ -134,7 +134,11 @@ pub fn run(
             continue;
         }
         take(reader, sink, stat)?;
-        let every = (secs > 0).then(|| begin + Duration::from_secs(secs));
+        // An interval beyond the clock's range (only a spec that skipped
+        // its checks has one) means no sample until stop.
+        let every = (secs > 0)
+            .then(|| begin.checked_add(Duration::from_secs(secs)))
+            .flatten();
         due.insert(stat, every);
     }
     started();
@@ -147,11 +151,11 @@ pub fn run(
                 take(reader, sink, stat)?;
                 let step = Duration::from_secs(reader.spec.intervals[&stat]);
                 // A late sample does not make the next ones crowd in.
-                let mut n = at + step;
-                while n <= now {
-                    n += step;
+                let mut n = at.checked_add(step);
+                while let Some(t) = n.filter(|t| *t <= now) {
+                    n = t.checked_add(step);
                 }
-                *when = Some(n);
+                *when = n;
             }
             next = next.min(when.unwrap_or(next));
         }

@@ -126,6 +126,16 @@ impl Spec {
             statfs_paths: paths,
         }
     }
+
+    /// Checks a spec that came as JSON (`start-node --spec`), where the
+    /// config's own checks did not run: every interval at most
+    /// [`MAX_INTERVAL_S`].
+    pub fn check(&self, source: &str) -> Result<(), ConfigError> {
+        for (stat, secs) in &self.intervals {
+            interval_value(source, &stat.variable(), &secs.to_string())?;
+        }
+        Ok(())
+    }
 }
 
 /// A whole configuration: what to record, and where.

@@ -109,6 +109,9 @@ pub enum StatsError {
     /// Reading or writing samples.
     #[error("stats: {0}")]
     Io(#[from] std::io::Error),
+    /// A profile tarball with a member that would land outside (exit 2).
+    #[error("stats: {0}")]
+    Archive(#[from] archive::ArchiveError),
 }
 
 /// Collection attached to a benchmark's run: in this process when the
@@ -234,6 +237,16 @@ pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
     let mut parts = Vec::new();
     for ns in &nodes {
         let dir = out.join(&ns.node);
+        // A link planted where a node's folder goes is not followed.
+        if dir
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(StatsError::Io(std::io::Error::other(format!(
+                "{} is a symbolic link; not followed",
+                dir.display()
+            ))));
+        }
         std::fs::create_dir_all(&dir)?;
         let mut files = std::collections::BTreeMap::new();
         for t in analyse::tables(ns) {

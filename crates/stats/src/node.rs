@@ -260,24 +260,48 @@ pub fn halt(dir: &Path) -> Result<Vec<u8>, NodeError> {
         ),
     }
     if running_pid(dir).is_none() && !notes.is_empty() {
-        stop_samples(dir)?;
+        // A full TMP must not cost the samples that did fit.
+        if let Err(e) = stop_samples(dir) {
+            notes.push(format!(
+                "the stop samples could not be written ({e}); the samples written before are kept"
+            ));
+        }
     }
-    if !notes.is_empty() {
-        let mut text = notes.join("\n");
-        text.push('\n');
-        let path = dir.join(archive::NOTES_FILE);
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io("cannot write", &path))?;
-        f.write_all(text.as_bytes())
-            .map_err(io("cannot write", &path))?;
+    // The notes travel in the tar, not through a file a full TMP refuses.
+    let mut text = std::fs::read(dir.join(archive::NOTES_FILE)).unwrap_or_default();
+    for n in &notes {
+        text.extend_from_slice(n.as_bytes());
+        text.push(b'\n');
     }
-    let tar = archive::tar_dir(dir, &[PID_FILE, SPEC_FILE, "collector.pid.tmp"])
-        .map_err(io("cannot pack", dir))?;
-    let _ = std::fs::remove_dir_all(dir);
-    Ok(tar)
+    let skip = [
+        PID_FILE,
+        SPEC_FILE,
+        "collector.pid.tmp",
+        archive::NOTES_FILE,
+    ];
+    let extra = [(archive::NOTES_FILE, text)];
+    let extra = if extra[0].1.is_empty() {
+        &[][..]
+    } else {
+        &extra[..]
+    };
+    archive::tar_dir(dir, &skip, extra).map_err(io("cannot pack", dir))
+}
+
+/// Removes a halted collector's run directory, once its record is safe
+/// in the tarball; a directory with a live collector, or that no
+/// collector used, is left alone.
+pub fn forget(dir: &Path) -> Result<(), NodeError> {
+    if !dir.join(SPEC_FILE).exists() {
+        return Err(NodeError::NotStarted(dir.display().to_string()));
+    }
+    if let Some(pid) = running_pid(dir) {
+        return Err(NodeError::Running {
+            pid,
+            dir: dir.display().to_string(),
+        });
+    }
+    std::fs::remove_dir_all(dir).map_err(io("cannot remove", dir))
 }
 
 /// SIGTERM and wait for the collector to go; SIGKILL after [`SETTLE`].

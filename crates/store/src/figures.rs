@@ -1,8 +1,8 @@
 //! A run's headline figures: what the store indexes, charts draw and
 //! comparisons weigh. An engine states them in its envelope
-//! (`Envelope::figures`: mdtest, xdd, xddcp and lst do) and the store
-//! takes those as they are. For documents without them (the surveys, not
-//! yet moved, and documents written before), one function per tool reads the payload as
+//! (`Envelope::figures`: every tool that has figures does) and the store
+//! takes those as they are. For documents without them (written before
+//! engines stated figures, or imported from an older iolab), one function per tool reads the payload as
 //! its JSON schema documents it (README's mdtest schema, docs/xdd.md,
 //! docs/lst.md, docs/surveys.md); the full payload stays in the store for
 //! everything else.
@@ -71,7 +71,13 @@ fn mdtest(payload: &Value) -> Vec<Figure> {
                 t.get("tasks").and_then(Value::as_u64).unwrap_or(0)
             ),
         };
-        let n = list(t, "iterations").len().max(1) as u32;
+        // Tests of many iterations keep the first ones only: the count
+        // is then given apart.
+        let n = t
+            .get("iterations_count")
+            .and_then(Value::as_u64)
+            .unwrap_or(list(t, "iterations").len() as u64)
+            .clamp(1, u64::from(u32::MAX)) as u32;
         for s in list(t, "summary") {
             let (Some(phase), Some(mean)) = (
                 s.get("phase").and_then(Value::as_str),

@@ -89,6 +89,18 @@ pub enum StoreError {
         /// The newest this build knows.
         supported: u32,
     },
+    /// An older store, which a reading command does not migrate.
+    #[error(
+        "{path} has schema version {found}; this iolab reads {supported}: record a run into it (iolab results import) to migrate it"
+    )]
+    Older {
+        /// The store.
+        path: String,
+        /// Its schema version.
+        found: u32,
+        /// The version this build reads.
+        supported: u32,
+    },
     /// No store at the path (reading commands do not create one).
     #[error("no results store at {0} (give --store PATH, or record runs with --store first)")]
     Missing(String),
@@ -134,12 +146,21 @@ impl Store {
         Ok(Store { conn, path: name })
     }
 
-    /// Opens a store that must exist already (the reading commands).
+    /// Opens a store that must exist already, read-only (the reading
+    /// commands): nothing is created, migrated or written, so a file that
+    /// is not a store (empty, one byte, another database) is refused and
+    /// stays byte-identical.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        use rusqlite::OpenFlags;
+        let name = path.display().to_string();
         if !path.is_file() {
-            return Err(StoreError::Missing(path.display().to_string()));
+            return Err(StoreError::Missing(name));
         }
-        Store::open(path)
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        schema::check_current(&conn, &name, schema::VERSION)?;
+        Ok(Store { conn, path: name })
     }
 
     /// The path it was opened with.

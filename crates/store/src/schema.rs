@@ -104,6 +104,30 @@ fn check(conn: &Connection, path: &str, latest: u32) -> Result<u32, StoreError> 
     Ok(version)
 }
 
+/// What a reading command needs: an iolab store at exactly `latest`
+/// (an older one is migrated by the next command that records into it).
+pub fn check_current(conn: &Connection, path: &str, latest: u32) -> Result<(), StoreError> {
+    let (app, version, _) = identity(conn).map_err(|e| not_a_store(path, e))?;
+    if app != APPLICATION_ID || version == 0 {
+        return Err(StoreError::NotAStore(path.to_string()));
+    }
+    if version > latest {
+        return Err(StoreError::Newer {
+            path: path.to_string(),
+            found: version,
+            supported: latest,
+        });
+    }
+    if version < latest {
+        return Err(StoreError::Older {
+            path: path.to_string(),
+            found: version,
+            supported: latest,
+        });
+    }
+    Ok(())
+}
+
 fn not_a_store(path: &str, e: rusqlite::Error) -> StoreError {
     match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotAStore(path.to_string()),

@@ -234,9 +234,7 @@ impl Plan {
             tool: tool(raw.tool)?,
             args: raw.args.map(Words::into_vec).unwrap_or_default(),
             repeats: repeats(raw.repeats)?,
-            launcher: raw
-                .launcher
-                .map(|l| l.split_whitespace().map(String::from).collect()),
+            launcher: launcher(raw.launcher)?,
             split: raw.split.map(|s| split(s, &axes)).transpose()?,
             timeout_s: timeout(raw.timeout_s)?,
             description: raw.description,
@@ -475,6 +473,17 @@ pub fn fill(w: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, 
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The launcher's words; an empty one is refused (it would make the
+/// tool's name the program to run).
+fn launcher(l: Option<String>) -> Result<Option<Vec<String>>, PlanError> {
+    match l {
+        Some(l) if l.trim().is_empty() => Err(PlanError(
+            "launcher: \"\": empty; remove the line to run iolab directly, or give a command containing {iolab} (e.g. \"mpirun -n {ranks} {iolab}\")".into(),
+        )),
+        l => Ok(l.map(|l| l.split_whitespace().map(String::from).collect())),
+    }
 }
 
 fn nonempty(key: &str, v: String) -> Result<String, PlanError> {

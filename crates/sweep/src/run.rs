@@ -119,11 +119,22 @@ pub struct Summary {
 
 /// The sweep's private directory for each run's JSON and output, next to
 /// the store; removed with everything in it when dropped (it is created
-/// new, so everything in it is the sweep's).
-pub struct WorkDir(PathBuf);
+/// new, so everything in it is the sweep's). A `lock` file in it, held
+/// locked (flock) while the sweep lives, tells a later sweep whether its
+/// owner is still running: the kernel drops the lock when the owner
+/// dies, kill -9 included.
+pub struct WorkDir {
+    dir: PathBuf,
+    _lock: File,
+    taken_over: Vec<PathBuf>,
+}
+
+/// The lock file inside a sweep's directory.
+const LOCK_FILE: &str = "lock";
 
 impl WorkDir {
-    /// Creates `.NAME.sweep.PID` beside `store`.
+    /// Creates `.NAME.sweep.PID` beside `store`, first taking over (removing)
+    /// any `.NAME.sweep.OTHER` whose sweep is no longer running.
     pub fn create(store: &Path) -> Result<WorkDir, SweepError> {
         let parent = store
             .parent()
@@ -133,20 +144,75 @@ impl WorkDir {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let dir = parent.join(format!(".{name}.sweep.{}", std::process::id()));
+        let prefix = format!(".{name}.sweep.");
+        let taken_over = take_over_stale(parent, &prefix);
+        let dir = parent.join(format!("{prefix}{}", std::process::id()));
         std::fs::create_dir(&dir).map_err(io_err(format!("cannot create {}", dir.display())))?;
-        Ok(WorkDir(dir))
+        let lock = File::create(dir.join(LOCK_FILE))
+            .and_then(|f| f.lock().map(|()| f))
+            .map_err(io_err(format!("cannot lock {}", dir.display())))?;
+        Ok(WorkDir {
+            dir,
+            _lock: lock,
+            taken_over,
+        })
     }
 
     /// Its path.
     pub fn path(&self) -> &Path {
-        &self.0
+        &self.dir
+    }
+
+    /// The directories of dead sweeps removed when this one was made.
+    pub fn taken_over(&self) -> &[PathBuf] {
+        &self.taken_over
     }
 }
 
 impl Drop for WorkDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Removes each `PREFIX<pid>` directory in `parent` whose sweep is dead,
+/// and returns them. Dead: its lock file can be locked, or (a directory
+/// made before the lock file, or by an older iolab) no process has its
+/// pid. A live sweep's directory is left alone.
+fn take_over_stale(parent: &Path, prefix: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut gone = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(prefix)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // Only real directories: a link planted under that name is not followed.
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir || pid == std::process::id() || !owner_is_dead(&e.path(), pid) {
+            continue;
+        }
+        if std::fs::remove_dir_all(e.path()).is_ok() {
+            gone.push(e.path());
+        }
+    }
+    gone
+}
+
+/// Whether the sweep that made `dir` (process `pid`) has ended.
+fn owner_is_dead(dir: &Path, pid: u32) -> bool {
+    match File::open(dir.join(LOCK_FILE)) {
+        Ok(f) => f.try_lock().is_ok(),
+        Err(_) => {
+            // SAFETY: kill(2) with signal 0 only checks that the process exists.
+            let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+            r != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+        }
     }
 }
 
@@ -353,6 +419,35 @@ fn signal_group(pgid: u32, sig: i32) {
     }
 }
 
+/// Makes the child receive SIGTERM when the sweep dies (kill -9
+/// included): it stops and cleans up as after Ctrl-C, and mpirun passes
+/// the signal to its ranks. In its own process group the child would not
+/// see the terminal's signals, so without this it would outlive the sweep.
+fn end_with_parent(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the forked child before exec and calls
+    // only async-signal-safe functions (prctl, getppid, _exit).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGTERM as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            // The sweep died between fork and prctl: no signal will come.
+            if libc::getppid() != parent {
+                libc::_exit(130);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Runs `argv` in its own process group, output to `out`/`err`, until it
 /// ends; a stop request or the timeout sends it SIGTERM, and SIGKILL
 /// [`GRACE`] later.
@@ -362,13 +457,14 @@ fn run_child(
     err: &Path,
     timeout: Option<Duration>,
 ) -> io::Result<Ended> {
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
         .stdin(Stdio::null())
         .stdout(File::create(out)?)
         .stderr(File::create(err)?)
-        .process_group(0)
-        .spawn()?;
+        .process_group(0);
+    end_with_parent(&mut cmd);
+    let mut child = cmd.spawn()?;
     let t0 = Instant::now();
     let mut termed: Option<Instant> = None;
     let mut timed_out = false;

@@ -25,11 +25,18 @@ use std::time::{Duration, Instant};
 pub const ACCESS_KEY: &str = "iolabtestkey";
 /// Its secret.
 pub const SECRET_KEY: &str = "iolab-test-secret";
+/// An access key that may use bucket [`SCOPED_BUCKET`] only (read, write,
+/// list); its secret is [`SECRET_KEY`].
+pub const SCOPED_ACCESS_KEY: &str = "iolabscopedkey";
+/// The one bucket [`SCOPED_ACCESS_KEY`] may use (made by the test).
+pub const SCOPED_BUCKET: &str = "scoped";
 /// Longest wait for a server to answer after it starts.
 const START_WAIT: Duration = Duration::from_secs(90);
 const DIR_PREFIX: &str = "iolab-s3-";
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
+/// The server shared by a test process.
+static SHARED: OnceLock<Result<S3Server, String>> = OnceLock::new();
 
 /// A running SeaweedFS with an S3 gateway.
 #[derive(Debug)]
@@ -37,6 +44,8 @@ pub struct S3Server {
     child: Option<Child>,
     dir: PathBuf,
     endpoint: String,
+    /// Every port it was given (its default socket names carry them).
+    ports: [u16; 9],
 }
 
 impl S3Server {
@@ -47,13 +56,20 @@ impl S3Server {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{n}", std::process::id()));
         std::fs::create_dir_all(dir.join("data")).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let ports = free_ports(9)?;
+        let ports = free_ports()?;
         let endpoint = format!("http://127.0.0.1:{}", ports[0]);
-        let child = spawn(&dir, &ports)?;
+        let child = match spawn(&dir, &ports) {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
         let mut s = S3Server {
             child: Some(child),
             dir,
             endpoint,
+            ports,
         };
         s.wait_ready(buckets)?;
         Ok(s)
@@ -62,7 +78,6 @@ impl S3Server {
     /// One server for the whole test process, started on first use and
     /// ended with the process. Its buckets are made by each test.
     pub fn shared() -> Result<&'static S3Server, String> {
-        static SHARED: OnceLock<Result<S3Server, String>> = OnceLock::new();
         SHARED
             .get_or_init(|| {
                 // PR_SET_PDEATHSIG fires when the spawning thread ends: spawn
@@ -74,11 +89,41 @@ impl S3Server {
                         std::thread::park();
                     }
                 });
-                rx.recv_timeout(START_WAIT + Duration::from_secs(10))
-                    .map_err(|e| format!("the S3 server did not start: {e}"))?
+                let started = rx
+                    .recv_timeout(START_WAIT + Duration::from_secs(10))
+                    .map_err(|e| format!("the S3 server did not start: {e}"))?;
+                // A static is never dropped: end the server and remove its
+                // directory when the test process exits.
+                // SAFETY: atexit only records a function pointer.
+                unsafe { libc::atexit(end_shared) };
+                started
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// Kills the process and removes the directory and sockets; for
+    /// process exit, where `&mut self` is out of reach.
+    fn end(&self) {
+        if let Some(c) = &self.child {
+            // SAFETY: kill(2) and waitpid(2) on our own child's pid.
+            unsafe {
+                libc::kill(c.id() as i32, libc::SIGKILL);
+                libc::waitpid(c.id() as i32, std::ptr::null_mut(), 0);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        remove_sockets(self.ports);
+    }
+
+    /// Its directory (data, logs, sockets), removed when it ends.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The ports it was given.
+    pub fn ports(&self) -> [u16; 9] {
+        self.ports
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -94,6 +139,13 @@ impl S3Server {
             ("AWS_SECRET_ACCESS_KEY", SECRET_KEY.into()),
             ("AWS_REGION", "us-east-1".into()),
         ]
+    }
+
+    /// The AWS_* variables of a key that may use [`SCOPED_BUCKET`] only.
+    pub fn scoped_env(&self) -> Vec<(&'static str, String)> {
+        let mut env = self.env();
+        env[1].1 = SCOPED_ACCESS_KEY.into();
+        env
     }
 
     /// Creates a bucket.
@@ -161,7 +213,6 @@ impl S3Server {
 
     fn wait_ready(&mut self, buckets: &[&str]) -> Result<(), String> {
         let t0 = Instant::now();
-        let be = client(&self.endpoint);
         let probe = format!("iolab-ready-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         loop {
             if let Some(c) = self.child.as_mut() {
@@ -171,7 +222,9 @@ impl S3Server {
             }
             // Creating a bucket needs the master, a volume, the filer and
             // the gateway all up.
-            match be.create_bucket(&probe) {
+            // A client per attempt: one that met a refused connection
+            // sends nothing more (the backend's unreachable rule).
+            match client(&self.endpoint).create_bucket(&probe) {
                 Ok(()) => break,
                 Err(e) if t0.elapsed() > START_WAIT => {
                     return Err(format!(
@@ -189,10 +242,37 @@ impl S3Server {
     }
 }
 
+/// The shared server's end at process exit (see [`S3Server::shared`]).
+extern "C" fn end_shared() {
+    if let Some(Ok(s)) = SHARED.get() {
+        s.end();
+    }
+}
+
 impl Drop for S3Server {
     fn drop(&mut self) {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
+        remove_sockets(self.ports);
+    }
+}
+
+/// `seaweedfs-*-PORT.sock` in TMP of one of `ports`: the gRPC sockets
+/// weed makes there whatever it is told.
+fn remove_sockets(ports: [u16; 9]) {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let port = name
+            .strip_prefix("seaweedfs-")
+            .and_then(|r| r.strip_suffix(".sock"))
+            .and_then(|r| r.rsplit('-').next())
+            .and_then(|p| p.parse::<u16>().ok());
+        if port.is_some_and(|p| ports.contains(&p)) {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 
@@ -207,6 +287,7 @@ fn client(endpoint: &str) -> S3 {
         session_token: None,
         path_style: true,
         timeout: Duration::from_secs(10),
+        signing: Default::default(),
     })
 }
 
@@ -237,12 +318,18 @@ fn weed() -> Result<PathBuf, String> {
 
 fn spawn(dir: &Path, p: &[u16]) -> Result<Child, String> {
     let config = dir.join("s3.json");
+    let b = SCOPED_BUCKET;
     let identity = format!(
-        r#"{{"identities":[{{"name":"iolab","credentials":[{{"accessKey":"{ACCESS_KEY}","secretKey":"{SECRET_KEY}"}}],"actions":["Admin","Read","Write","List","Tagging"]}}]}}"#
+        r#"{{"identities":[{{"name":"iolab","credentials":[{{"accessKey":"{ACCESS_KEY}","secretKey":"{SECRET_KEY}"}}],"actions":["Admin","Read","Write","List","Tagging"]}},{{"name":"scoped","credentials":[{{"accessKey":"{SCOPED_ACCESS_KEY}","secretKey":"{SECRET_KEY}"}}],"actions":["Read:{b}","Write:{b}","List:{b}","Tagging:{b}"]}}]}}"#
     );
     std::fs::write(&config, identity).map_err(|e| e.to_string())?;
     let log = std::fs::File::create(dir.join("weed.log")).map_err(|e| e.to_string())?;
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     let args = [
+        // Its own log directory and sockets, so nothing lands in TMP.
+        format!("-filer.localSocket={}", dir.join("filer.sock").display()),
+        format!("-s3.localSocket={}", dir.join("s3.sock").display()),
         format!("-dir={}", dir.join("data").display()),
         "-ip=127.0.0.1".into(),
         "-ip.bind=127.0.0.1".into(),
@@ -264,7 +351,10 @@ fn spawn(dir: &Path, p: &[u16]) -> Result<Child, String> {
         "-master.volumeSizeLimitMB=64".into(),
     ];
     let mut cmd = Command::new(weed()?);
-    cmd.arg("server")
+    // weed also makes seaweedfs-*-grpc-PORT.sock in /tmp, which no
+    // flag (nor TMPDIR) moves: `remove_sockets` removes those.
+    cmd.arg(format!("-logdir={}", logs.display()))
+        .arg("server")
         .args(args)
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
@@ -280,17 +370,20 @@ fn spawn(dir: &Path, p: &[u16]) -> Result<Child, String> {
     cmd.spawn().map_err(|e| format!("cannot start weed: {e}"))
 }
 
-/// `n` loopback ports nobody listens on now.
-fn free_ports(n: usize) -> Result<Vec<u16>, String> {
-    let ls: Vec<TcpListener> = (0..n)
+/// Nine loopback ports nobody listens on now.
+fn free_ports() -> Result<[u16; 9], String> {
+    let mut ports = [0u16; 9];
+    let ls: Vec<TcpListener> = (0..ports.len())
         .map(|_| TcpListener::bind("127.0.0.1:0"))
         .collect::<Result<_, _>>()
         .map_err(|e| format!("cannot pick a free port: {e}"))?;
-    Ok(ls
-        .iter()
-        .filter_map(|l| l.local_addr().ok())
-        .map(|a| a.port())
-        .collect())
+    for (p, l) in ports.iter_mut().zip(&ls) {
+        *p = l
+            .local_addr()
+            .map_err(|e| format!("cannot pick a free port: {e}"))?
+            .port();
+    }
+    Ok(ports)
 }
 
 fn log_tail(dir: &Path) -> String {

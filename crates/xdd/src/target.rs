@@ -66,7 +66,7 @@ pub struct RunShared<'a> {
     pub cpus: usize,
 }
 
-fn cpath(p: &str) -> CString {
+pub(crate) fn cpath(p: &str) -> CString {
     CString::new(p.as_bytes()).unwrap_or_default()
 }
 
@@ -99,6 +99,9 @@ fn open(
         exclusive: create,
         // O_DIRECT only where the backend has it (the null backend does not).
         direct: t.dio && be.capabilities().direct_io,
+        // One request a pass: an object store sends it during the timed
+        // write, not at close after the pass.
+        whole_len: (plan.ops == 1 && t.startoffset == 0).then_some(plan.last_bytes),
         ..Default::default()
     };
     let what = if create { "create" } else { "open" };

@@ -59,7 +59,7 @@ pub fn validate(c: &Config) -> Result<(), UsageError> {
     for (i, t) in c.targets.iter().enumerate() {
         target(c, i, t)?;
     }
-    resources(c, iolab_core::env::host_info().memory_bytes)?;
+    resources(c, iolab_core::env::memory_limit().bytes)?;
     backend_options(c)?;
     clock(c)?;
     crate::e2e::validate::validate(c)?;
@@ -104,7 +104,7 @@ fn clock(c: &Config) -> Result<(), UsageError> {
 
 /// Threads and memory of the whole run against what the machine can
 /// give: the QThread cap and the buffers (data, verify copy, time stamp
-/// tables) against physical memory.
+/// tables) against the memory this process may take.
 pub fn resources(c: &Config, memory_bytes: u64) -> Result<(), UsageError> {
     if c.targets.len() as u64 > MAX_TARGETS {
         return Err(UsageError::new(
@@ -130,7 +130,7 @@ pub fn resources(c: &Config, memory_bytes: u64) -> Result<(), UsageError> {
         return Err(UsageError::new(
             "queuedepth",
             format!(
-                "the buffers need {total} bytes (targets x -queuedepth x (request size, and the base of unique write data, see -datapattern; verify copy; time stamps)), above this machine's {memory_bytes} bytes of memory; lower -queuedepth, -reqsize or -blocksize"
+                "the buffers need {total} bytes (targets x -queuedepth x (request size, and the base of unique write data, see -datapattern; verify copy; time stamps)), above the {memory_bytes} bytes this process may take (the least of the machine's memory, ulimit -v and its cgroup's limit); lower -queuedepth, -reqsize or -blocksize"
             ),
         ));
     }

@@ -1,11 +1,12 @@
 //! S3 requests over HTTP: rusty-s3 signs (presigned SigV4 URLs) and
 //! ureq sends, over one pool of kept-alive connections shared by every
 //! thread. Every failure becomes an `io::Error` that names the request,
-//! the object and the HTTP status with S3's error code; a request is
-//! retried only when a kept-alive connection turns out closed before any
-//! answer came, and each such retry is counted.
+//! the object and the HTTP status with S3's error code; a request that
+//! meets a 5xx or a broken connection is retried with backoff, and each
+//! retry is counted.
 
-use super::config::S3Config;
+use super::config::{S3Config, Signing};
+use super::sigv4::{HeaderSigner, Signed};
 use rusty_s3::actions::{
     AbortMultipartUpload, CompleteMultipartUpload, CreateBucket, CreateMultipartUpload,
     DeleteBucket, DeleteObject, GetObject, HeadBucket, HeadObject, ListObjectsV2,
@@ -13,7 +14,7 @@ use rusty_s3::actions::{
 };
 use rusty_s3::{Bucket, Credentials, UrlStyle};
 use std::io::{self, ErrorKind, Read};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use ureq::http::Response;
@@ -45,6 +46,8 @@ impl Method {
 pub struct Client {
     agent: ureq::Agent,
     creds: Option<Credentials>,
+    /// Signs object requests in headers (`--s3.signing=header`).
+    signer: Option<HeaderSigner>,
     endpoint: String,
     style: UrlStyle,
     region: String,
@@ -52,7 +55,27 @@ pub struct Client {
     buckets: RwLock<Vec<Arc<Bucket>>>,
     retries: AtomicU64,
     requests: AtomicU64,
+    /// A request found the service gone (no answer within the timeout,
+    /// or no connection after the retries): later requests fail at once
+    /// instead of each waiting out its own timeout.
+    unreachable: AtomicBool,
+    /// Whether the service honours `If-None-Match: *` on PUT
+    /// (`UNKNOWN`, `HONOURED`, `IGNORED`).
+    conditional: AtomicU8,
 }
+
+/// Conditional writes not tried yet.
+const UNKNOWN: u8 = 0;
+/// The service refuses a conditional PUT over an object (412).
+const HONOURED: u8 = 1;
+/// The service replaces the object anyway, or refuses the header.
+const IGNORED: u8 = 2;
+
+/// Times a failed request is sent again (5xx, reset, refused).
+pub const RETRIES: u32 = 3;
+/// Wait before the first retry; doubled before each next one (0.05 s,
+/// 0.1 s, 0.2 s: 0.35 s in all).
+pub const BACKOFF: Duration = Duration::from_millis(50);
 
 /// How long a signed URL stays valid past its request's timeout.
 const SIGN_SLACK: Duration = Duration::from_secs(60);
@@ -83,8 +106,23 @@ impl Client {
             }),
             _ => None,
         };
+        let signer = match (&cfg.access_key, &cfg.secret_key, cfg.signing) {
+            (Some(k), Some(s), Signing::Header) => Some(HeaderSigner::new(
+                k,
+                s,
+                cfg.session_token.as_deref(),
+                &cfg.region,
+            )),
+            _ => None,
+        };
         Client {
-            agent: ureq::Agent::new_with_config(config),
+            signer,
+            // One lookup per run, no thread per request (see resolver).
+            agent: ureq::Agent::with_parts(
+                config,
+                ureq::unversioned::transport::DefaultConnector::default(),
+                super::resolver::OnceResolver::default(),
+            ),
             creds,
             endpoint: cfg.endpoint.clone(),
             style: if cfg.path_style {
@@ -97,10 +135,12 @@ impl Client {
             buckets: RwLock::new(Vec::new()),
             retries: AtomicU64::new(0),
             requests: AtomicU64::new(0),
+            conditional: AtomicU8::new(UNKNOWN),
+            unreachable: AtomicBool::new(false),
         }
     }
 
-    /// Requests retried because a kept-alive connection was found closed.
+    /// Requests sent again (after a 5xx or a broken connection).
     pub fn retries(&self) -> u64 {
         self.retries.load(Ordering::Relaxed)
     }
@@ -108,6 +148,31 @@ impl Client {
     /// Requests sent (retries included).
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
+    }
+
+    /// False once the service showed that it ignores `If-None-Match: *`
+    /// (see [`Client::probe_conditional`]); true before.
+    pub fn conditional_writes(&self) -> bool {
+        self.conditional.load(Ordering::Relaxed) != IGNORED
+    }
+
+    /// Finds out once whether the service honours conditional PUTs, by
+    /// sending `key` (an empty object this run has just made) again
+    /// with `If-None-Match: *`: a 412 says yes; a success (the object
+    /// replaced by the same empty one) or a refusal of the header says
+    /// no, and later creates go without it.
+    pub fn probe_conditional(&self, b: &Bucket, key: &str) -> io::Result<()> {
+        if self.conditional.load(Ordering::Relaxed) != UNKNOWN {
+            return Ok(());
+        }
+        let state = match self.put_object(b, key, &[], true) {
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => HONOURED,
+            Ok(()) => IGNORED,
+            Err(e) if matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::Other) => IGNORED,
+            Err(e) => return Err(e),
+        };
+        self.conditional.store(state, Ordering::Relaxed);
+        Ok(())
     }
 
     /// The endpoint URL, for messages.
@@ -127,6 +192,8 @@ impl Client {
             return Ok(b.clone());
         }
         drop(known);
+        super::config::check_bucket(name)
+            .map_err(|e| io::Error::new(ErrorKind::InvalidInput, format!("s3://{name}: {e}")))?;
         let url = self.endpoint.parse().map_err(|e| {
             io::Error::new(
                 ErrorKind::InvalidInput,
@@ -158,8 +225,12 @@ impl Client {
         })
     }
 
-    /// Sends one request; answers of any status come back. A connection
-    /// closed under a request before any answer is retried once, counted.
+    /// Sends one request; answers of any status come back, but a 5xx
+    /// (SlowDown included) or a connection reset, refused or closed
+    /// before any answer is sent again, up to [`RETRIES`] times with
+    /// backoff ([`BACKOFF`], doubling), each retry counted. A timeout is
+    /// not retried: a server that does not answer ends the run within
+    /// one `--s3.timeout`.
     fn send(
         &self,
         m: Method,
@@ -168,17 +239,37 @@ impl Client {
         body: &[u8],
         loc: &Loc,
     ) -> io::Result<Response<Body>> {
+        if self.unreachable.load(Ordering::Relaxed) {
+            return Err(io::Error::new(
+                ErrorKind::NotConnected,
+                format!(
+                    "S3 {} {loc}: not sent: the service at {} stopped answering earlier in this run; what the run made in s3://{}/ may remain there",
+                    m.name(),
+                    self.endpoint,
+                    loc.bucket
+                ),
+            ));
+        }
         let mut attempt = 0;
         loop {
             self.requests.fetch_add(1, Ordering::Relaxed);
+            let last = attempt == RETRIES;
             match self.send_once(m, url, headers, body) {
+                Ok(mut r) if !last && retryable_status(r.status().as_u16()) => drain(&mut r),
                 Ok(r) => return Ok(r),
-                Err(ureq::Error::Io(e)) if attempt == 0 && stale_connection(&e) => {
-                    attempt += 1;
-                    self.retries.fetch_add(1, Ordering::Relaxed);
+                Err(ureq::Error::Io(e)) if !last && retryable_io(&e) => {}
+                Err(ureq::Error::ConnectionFailed) if !last => {}
+                Err(e) => {
+                    let e = self.transport_error(m, loc, e);
+                    if gone(&e) {
+                        self.unreachable.store(true, Ordering::Relaxed);
+                    }
+                    return Err(e);
                 }
-                Err(e) => return Err(self.transport_error(m, loc, e)),
             }
+            self.retries.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(BACKOFF * (1 << attempt));
+            attempt += 1;
         }
     }
 
@@ -238,18 +329,63 @@ impl Client {
         loc: &Loc,
     ) -> io::Result<Response<Body>> {
         let r = self.send(m, url, headers, body, loc)?;
-        if r.status().is_success() {
-            Ok(r)
-        } else {
-            Err(status_error(m, loc, r))
+        success(m, loc, r)
+    }
+
+    /// The URL of a request on object `key` and, when signing in
+    /// headers, its signature; else the URL `presign` makes.
+    fn object_url(
+        &self,
+        m: Method,
+        b: &Bucket,
+        key: &str,
+        presign: impl FnOnce() -> String,
+    ) -> (String, Option<Signed>) {
+        let Some(s) = &self.signer else {
+            return (presign(), None);
+        };
+        let url = b.object_url(key);
+        let host = match (url.host_str(), url.port()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_string(),
+            (None, _) => String::new(),
+        };
+        let signed = s.sign(m.name(), &host, url.path());
+        (url.into(), Some(signed))
+    }
+
+    /// Sends an object request: `extra` headers plus the signature's.
+    fn send_object(
+        &self,
+        m: Method,
+        (url, signed): &(String, Option<Signed>),
+        extra: &[(&str, &str)],
+        body: &[u8],
+        loc: &Loc,
+    ) -> io::Result<Response<Body>> {
+        let Some(sig) = signed else {
+            return self.send(m, url, extra, body, loc);
+        };
+        let mut h: Vec<(&str, &str)> = Vec::with_capacity(extra.len() + 4);
+        h.extend_from_slice(extra);
+        h.push(("x-amz-date", &sig.amz_date));
+        h.push(("x-amz-content-sha256", "UNSIGNED-PAYLOAD"));
+        h.push(("authorization", &sig.authorization));
+        if let Some(t) = self.signer.as_ref().and_then(HeaderSigner::token) {
+            h.push(("x-amz-security-token", t));
         }
+        self.send(m, url, &h, body, loc)
     }
 
     /// HEAD of an object: its size, or `None` when there is none.
     pub fn head_object(&self, b: &Bucket, key: &str) -> io::Result<Option<u64>> {
-        let url = HeadObject::new(b, self.creds(), key).sign(self.expiry());
+        let req = self.object_url(Method::Head, b, key, || {
+            HeadObject::new(b, self.creds(), key)
+                .sign(self.expiry())
+                .into()
+        });
         let loc = Loc::new(b, key);
-        let mut r = self.send(Method::Head, url.as_str(), &[], &[], &loc)?;
+        let mut r = self.send_object(Method::Head, &req, &[], &[], &loc)?;
         if r.status().as_u16() == 404 {
             return Ok(None);
         }
@@ -266,11 +402,28 @@ impl Client {
         Ok(Some(size))
     }
 
-    /// PUT of a whole object.
-    pub fn put_object(&self, b: &Bucket, key: &str, body: &[u8]) -> io::Result<()> {
-        let url = PutObject::new(b, self.creds(), key).sign(self.expiry());
+    /// PUT of a whole object; `exclusive` sends `If-None-Match: *`, so
+    /// an object already there is an `AlreadyExists` error (HTTP 412),
+    /// never replaced.
+    pub fn put_object(
+        &self,
+        b: &Bucket,
+        key: &str,
+        body: &[u8],
+        exclusive: bool,
+    ) -> io::Result<()> {
+        let req = self.object_url(Method::Put, b, key, || {
+            PutObject::new(b, self.creds(), key)
+                .sign(self.expiry())
+                .into()
+        });
         let loc = Loc::new(b, key);
-        let mut r = self.ok(Method::Put, url.as_str(), &[], body, &loc)?;
+        let headers: &[(&str, &str)] = match exclusive && self.conditional_writes() {
+            true => &[("if-none-match", "*")],
+            false => &[],
+        };
+        let r = self.send_object(Method::Put, &req, headers, body, &loc)?;
+        let mut r = success(Method::Put, &loc, r)?;
         drain(&mut r);
         Ok(())
     }
@@ -287,10 +440,14 @@ impl Client {
         if buf.is_empty() {
             return Ok(0);
         }
-        let url = GetObject::new(b, self.creds(), key).sign(self.expiry());
+        let req = self.object_url(Method::Get, b, key, || {
+            GetObject::new(b, self.creds(), key)
+                .sign(self.expiry())
+                .into()
+        });
         let loc = Loc::new(b, key);
         let range = format!("bytes={offset}-{}", offset + buf.len() as u64 - 1);
-        let mut r = self.send(Method::Get, url.as_str(), &[("range", &range)], &[], &loc)?;
+        let mut r = self.send_object(Method::Get, &req, &[("range", &range)], &[], &loc)?;
         match r.status().as_u16() {
             416 => {
                 drain(&mut r);
@@ -318,9 +475,14 @@ impl Client {
 
     /// DELETE of an object (S3 answers the same whether it existed or not).
     pub fn delete_object(&self, b: &Bucket, key: &str) -> io::Result<()> {
-        let url = DeleteObject::new(b, self.creds(), key).sign(self.expiry());
+        let req = self.object_url(Method::Delete, b, key, || {
+            DeleteObject::new(b, self.creds(), key)
+                .sign(self.expiry())
+                .into()
+        });
         let loc = Loc::new(b, key);
-        let mut r = self.ok(Method::Delete, url.as_str(), &[], &[], &loc)?;
+        let r = self.send_object(Method::Delete, &req, &[], &[], &loc)?;
+        let mut r = success(Method::Delete, &loc, r)?;
         drain(&mut r);
         Ok(())
     }
@@ -494,16 +656,46 @@ impl std::fmt::Display for Loc<'_> {
     }
 }
 
-/// A kept-alive connection the server closed while idle shows up as one
-/// of these before any answer.
-fn stale_connection(e: &io::Error) -> bool {
+/// A connection reset, refused or closed before any answer (a server
+/// restarting, a kept-alive connection closed while idle).
+fn retryable_io(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         ErrorKind::ConnectionReset
             | ErrorKind::ConnectionAborted
+            | ErrorKind::ConnectionRefused
             | ErrorKind::BrokenPipe
             | ErrorKind::UnexpectedEof
     )
+}
+
+/// An error that says the service is gone: no answer in time, or no
+/// connection (after the retries).
+fn gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::TimedOut
+            | ErrorKind::ConnectionRefused
+            | ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
+            | ErrorKind::BrokenPipe
+            | ErrorKind::UnexpectedEof
+    )
+}
+
+/// The server's own failures (500, 502, 503 SlowDown, 504) may pass;
+/// 501 Not Implemented will not.
+fn retryable_status(status: u16) -> bool {
+    (500..600).contains(&status) && status != 501
+}
+
+/// The answer when its status is 2xx, else the error it tells.
+fn success(m: Method, loc: &Loc, r: Response<Body>) -> io::Result<Response<Body>> {
+    if r.status().is_success() {
+        Ok(r)
+    } else {
+        Err(status_error(m, loc, r))
+    }
 }
 
 /// Reads what is left of an answer so its connection can be reused.
@@ -604,11 +796,8 @@ mod tests {
             "NoSuchBucket: The specified bucket does not exist"
         );
         assert_eq!(error_detail("plain"), "plain");
-        assert!(stale_connection(&io::Error::from(
-            ErrorKind::ConnectionReset
-        )));
-        assert!(!stale_connection(&io::Error::from(
-            ErrorKind::ConnectionRefused
-        )));
+        assert!(retryable_io(&io::Error::from(ErrorKind::ConnectionReset)));
+        assert!(!retryable_io(&io::Error::from(ErrorKind::TimedOut)));
+        assert!(retryable_status(503) && !retryable_status(501) && !retryable_status(404));
     }
 }

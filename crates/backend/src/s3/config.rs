@@ -25,6 +25,20 @@ pub struct S3Config {
     pub path_style: bool,
     /// Bound on each request.
     pub timeout: Duration,
+    /// Where object requests carry their signature.
+    pub signing: Signing,
+}
+
+/// Where a request's SigV4 signature goes (`--s3.signing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Signing {
+    /// The `Authorization` header (the day's key derived once), as the
+    /// AWS SDKs and minio-go sign; the default (docs/s3.md has the
+    /// measurement).
+    #[default]
+    Header,
+    /// A presigned URL (rusty-s3): the signature in the query string.
+    Query,
 }
 
 /// Default bound on one request.
@@ -48,16 +62,18 @@ impl S3Config {
             .or_else(|| var("AWS_DEFAULT_REGION"))
             .unwrap_or_else(|| "us-east-1".into());
         let given = opt("endpoint")
-            .or_else(|| var("AWS_ENDPOINT_URL_S3"))
-            .or_else(|| var("AWS_ENDPOINT_URL"));
+            .map(|v| (v, "--s3.endpoint"))
+            .or_else(|| var("AWS_ENDPOINT_URL_S3").map(|v| (v, "AWS_ENDPOINT_URL_S3")))
+            .or_else(|| var("AWS_ENDPOINT_URL").map(|v| (v, "AWS_ENDPOINT_URL")));
         let path_style = match opts.value("s3", "path-style") {
             Some(v) => v != "0",
             // A service of one's own is usually addressed by path; AWS
             // prefers virtual hosts.
             None => given.is_some(),
         };
-        let endpoint = given.unwrap_or_else(|| format!("https://s3.{region}.amazonaws.com"));
-        check_endpoint(&endpoint)?;
+        let (endpoint, source) =
+            given.unwrap_or_else(|| (format!("https://s3.{region}.amazonaws.com"), "--s3.region"));
+        check_endpoint(&endpoint).map_err(|e| bad(format!("{source}={endpoint}: {e}")))?;
         let bucket = opt("bucket");
         if let Some(b) = &bucket {
             check_bucket(b).map_err(|e| bad(format!("--s3.bucket={b}: {e}")))?;
@@ -75,6 +91,7 @@ impl S3Config {
             session_token: var("AWS_SESSION_TOKEN"),
             path_style,
             timeout: timeout(opts)?,
+            signing: signing(opts)?,
         })
     }
 
@@ -84,13 +101,21 @@ impl S3Config {
     }
 }
 
-fn check_endpoint(e: &str) -> Result<(), OptionError> {
-    let ok = e.starts_with("http://") || e.starts_with("https://");
-    let host = e.split("://").nth(1).unwrap_or("");
-    if !ok || host.is_empty() || host.starts_with('/') {
-        return Err(bad(format!(
-            "--s3.endpoint={e}: give a URL such as http://127.0.0.1:8333 or https://s3.example.org"
-        )));
+/// An endpoint is a scheme, a host and a port, nothing else: a path
+/// would be taken by path-style URLs as a bucket (`http://h:8333/bbb`
+/// with `s3://aaa/obj` would write to bucket `bbb`), so it is refused.
+fn check_endpoint(e: &str) -> Result<(), String> {
+    let scheme_ok = e.starts_with("http://") || e.starts_with("https://");
+    let rest = e.split_once("://").map_or("", |(_, r)| r);
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    if !scheme_ok || authority.is_empty() {
+        return Err("give a URL such as http://127.0.0.1:8333 or https://s3.example.org".into());
+    }
+    if let Some(i) = authority.find(['/', '?', '#', '@']) {
+        return Err(format!(
+            "an endpoint is a scheme, a host and a port (http://HOST:PORT); `{}` is not part of one: name the bucket in the target (s3://BUCKET/KEY) or with --s3.bucket",
+            &authority[i..]
+        ));
     }
     Ok(())
 }
@@ -103,6 +128,16 @@ fn timeout(opts: &BackendOptions) -> Result<Duration, OptionError> {
         Ok(s) if (0.1..=3600.0).contains(&s) => Ok(Duration::from_secs_f64(s)),
         _ => Err(bad(format!(
             "--s3.timeout={v}: give seconds between 0.1 and 3600"
+        ))),
+    }
+}
+
+fn signing(opts: &BackendOptions) -> Result<Signing, OptionError> {
+    match opts.value("s3", "signing") {
+        None | Some("header") => Ok(Signing::Header),
+        Some("query") => Ok(Signing::Query),
+        Some(v) => Err(bad(format!(
+            "--s3.signing={v}: give header (the Authorization header) or query (presigned URLs)"
         ))),
     }
 }
@@ -182,9 +217,13 @@ mod tests {
         for (arg, opt) in [
             ("s3.endpoint=ftp://x", "--s3.endpoint"),
             ("s3.endpoint=http://", "--s3.endpoint"),
+            ("s3.endpoint=http://h:8333/bbb", "--s3.endpoint"),
+            ("s3.endpoint=http://h:8333?x=1", "--s3.endpoint"),
+            ("s3.endpoint=http://u@h:8333", "--s3.endpoint"),
             ("s3.bucket=No_Such", "--s3.bucket"),
             ("s3.timeout=0", "--s3.timeout"),
             ("s3.timeout=abc", "--s3.timeout"),
+            ("s3.signing=both", "--s3.signing"),
             (
                 "s3.secret-key-file=/nonexistent/iolab",
                 "--s3.secret-key-file",

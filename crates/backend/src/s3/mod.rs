@@ -5,9 +5,13 @@
 //! directory is a prefix: `mkdir a/b` puts an empty marker object
 //! `a/b/`, `rmdir` deletes it, `stat` finds an object `a/b`, a marker
 //! `a/b/`, or any object under `a/b/`; `list` is a delimited listing.
-//! Files are objects: written whole at close (one PUT, or a multipart
+//! Files are objects: written whole (one PUT, sent by the write itself
+//! when the opener gave the whole length, else at close; or a multipart
 //! upload for more than one part), read with ranged GETs, removed with
-//! DELETE. docs/s3.md has the whole mapping and what differs from POSIX.
+//! DELETE. Exclusive creates send `If-None-Match: *`. No request goes
+//! to a bucket that was not named: the run's own bucket is made only
+//! when a plain path needs it. docs/s3.md has the whole mapping and
+//! what differs from POSIX.
 //!
 //! ```no_run
 //! use iolab_backend::{parse_options, with_options, OpenOptions};
@@ -24,8 +28,10 @@
 mod client;
 mod config;
 mod objects;
+mod resolver;
+mod sigv4;
 
-pub use config::{check_bucket, S3Config};
+pub use config::{check_bucket, S3Config, Signing};
 
 use crate::options::{BackendOptions, OptionError};
 use crate::{Backend, Capabilities, DirEntry, Handle, OpenOptions, Stat};
@@ -193,6 +199,21 @@ pub fn split_path(path: &str) -> Result<(Option<&str>, &str), String> {
     Ok((bucket, if key == "." { "" } else { key }))
 }
 
+/// A bucket that is not there: `NotFound` (a usage error to the tools:
+/// nothing was started), with the command that makes it.
+fn missing_bucket(name: &str, endpoint: &str, given_by: &str) -> io::Error {
+    let how = match given_by {
+        "--s3.bucket" => format!("--s3.bucket={name}"),
+        _ => format!("s3://{name}"),
+    };
+    io::Error::new(
+        ErrorKind::NotFound,
+        format!(
+            "{how}: the bucket does not exist at {endpoint}; iolab works only in buckets that exist (or, with neither --s3.bucket nor an s3:// path, in one it makes for the run); make it first, for example: aws --endpoint-url {endpoint} s3 mb s3://{name}"
+        ),
+    )
+}
+
 /// The open object a handle of this backend carries.
 fn open_object(h: &Handle) -> io::Result<&Open> {
     h.state::<Open>().ok_or_else(bad_handle)
@@ -242,6 +263,12 @@ impl Inner {
         if !self.unmade(b) {
             return Ok(());
         }
+        if !self.client.signed() {
+            return Err(io::Error::new(
+                ErrorKind::PermissionDenied,
+                "S3: no credentials to make the run's bucket: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --s3.access-key and --s3.secret-key-file), or give a bucket (--s3.bucket, or s3://BUCKET/ paths)",
+            ));
+        }
         let _once = self.making.lock().unwrap_or_else(|p| p.into_inner());
         if !self.made.load(Ordering::Acquire) {
             self.client.create_bucket(b)?;
@@ -285,14 +312,7 @@ impl Inner {
         if self.unmade(b) || self.client.head_bucket(b)? {
             return Ok(dir_stat());
         }
-        Err(io::Error::new(
-            ErrorKind::NotFound,
-            format!(
-                "bucket {} does not exist at {}",
-                b.name(),
-                self.client.endpoint()
-            ),
-        ))
+        Err(missing_bucket(b.name(), self.client.endpoint(), "s3://"))
     }
 
     fn list_dir(&self, b: &Bucket, key: &str) -> io::Result<Vec<DirEntry>> {
@@ -399,7 +419,9 @@ impl Backend for S3 {
             ));
         }
         i.ensure_bucket(&b)?;
-        i.client.put_object(&b, &format!("{key}/"), &[])
+        let marker = format!("{key}/");
+        i.client.put_object(&b, &marker, &[], false)?;
+        i.client.probe_conditional(&b, &marker)
     }
 
     fn rmdir(&self, path: &CStr) -> io::Result<()> {
@@ -438,7 +460,7 @@ impl Backend for S3 {
         } else if i.unmade(&b) {
             return Err(not_found(&b, key));
         }
-        let o = Open::new(b, key.to_string(), opts.write, opts.create);
+        let o = Open::new(b, key.to_string(), opts);
         let raw = i.next_handle.fetch_add(1, Ordering::Relaxed);
         Ok(Handle::with_state(raw, Box::new(o)))
     }
@@ -517,18 +539,17 @@ impl Backend for S3 {
         i.list_dir(&b, key)
     }
 
-    /// Checks the settings and the credentials: the given bucket must be
-    /// there (HEAD); a bucket for the run must not be (HEAD, which also
-    /// shows whether the service takes the credentials).
+    /// Checks the bucket given with `--s3.bucket` (HEAD): a missing one
+    /// is `NotFound` naming the command that makes it. Without
+    /// `--s3.bucket` nothing is sent: the run's own bucket is made only
+    /// when a plain path needs it, and a target that names its bucket
+    /// never touches another.
     fn init(&self) -> io::Result<()> {
         let i = self.inner()?;
-        let b = i.client.bucket(&i.bucket)?;
-        if i.own && !i.client.signed() {
-            return Err(io::Error::new(
-                ErrorKind::PermissionDenied,
-                "S3: no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --s3.access-key and --s3.secret-key-file); without them only a bucket given with --s3.bucket that allows anonymous access can be used",
-            ));
+        if i.own {
+            return Ok(());
         }
+        let b = i.client.bucket(&i.bucket)?;
         let exists = i.client.head_bucket(&b).map_err(|e| {
             let why = match e.kind() {
                 ErrorKind::PermissionDenied => "the service refused the credentials",
@@ -539,21 +560,14 @@ impl Backend for S3 {
                 format!("{why} ({e}); check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY and the endpoint (--s3.endpoint or AWS_ENDPOINT_URL)"),
             )
         })?;
-        match (i.own, exists) {
-            (false, false) => Err(io::Error::new(
-                ErrorKind::NotFound,
-                format!(
-                    "--s3.bucket={}: the bucket does not exist at {}; create it, or leave --s3.bucket out for a bucket per run",
-                    i.bucket,
-                    i.client.endpoint()
-                ),
-            )),
-            (true, true) => Err(io::Error::new(
-                ErrorKind::AlreadyExists,
-                format!("S3: the run's bucket name {} is taken", i.bucket),
-            )),
-            _ => Ok(()),
+        if !exists {
+            return Err(missing_bucket(
+                &i.bucket,
+                i.client.endpoint(),
+                "--s3.bucket",
+            ));
         }
+        Ok(())
     }
 
     fn finalize(&self) -> io::Result<()> {
@@ -571,10 +585,13 @@ impl Backend for S3 {
             return Vec::new();
         };
         let mut out = i.notes.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if !i.client.conditional_writes() {
+            out.push("S3: the service ignores If-None-Match: * (conditional writes): creates could not be made exclusive, and an object of the same name would have been replaced".into());
+        }
         let retries = i.client.retries();
         if retries > 0 {
             out.push(format!(
-                "S3: {retries} of {} requests were sent twice: a kept-alive connection was found closed before any answer",
+                "S3: {retries} of {} requests were retries: the service answered 5xx (SlowDown included) or a connection broke before any answer; the counts above are of requests the service confirmed",
                 i.client.requests()
             ));
         }

@@ -1,10 +1,13 @@
 //! Open objects: what an open object needs (bucket, key, the upload
 //! being assembled) travels in its [`Handle`](crate::Handle)'s state.
 //!
-//! Writes: the part at offset 0 is kept until a second part comes. An
-//! object written in one piece (mdtest's files) is then one PUT at close;
-//! a larger one (xdd's targets) becomes a multipart upload whose part n
-//! holds the bytes at `(n - 1) * part_len`, completed at close.
+//! Writes: a write of the whole object (its length given at open,
+//! `OpenOptions::whole_len`) is one PUT sent at once, inside the
+//! caller's timed write. Otherwise the part at offset 0 is kept until a
+//! second part comes: an object written in one piece (mdtest's files)
+//! is then one PUT at close; a larger one (xdd's targets) becomes a
+//! multipart upload whose part n holds the bytes at `(n - 1) *
+//! part_len`, completed at close.
 
 use super::client::Client;
 use rusty_s3::Bucket;
@@ -26,6 +29,12 @@ pub struct Open {
     /// Opened with create: an object is made at close even if nothing
     /// was written.
     pub create: bool,
+    /// Created exclusively: its first PUT must not replace an object
+    /// (`If-None-Match: *`).
+    pub exclusive: bool,
+    /// The object's whole length when it is written in one request: that
+    /// write is sent as it comes (see `OpenOptions::whole_len`).
+    pub whole_len: Option<u64>,
     /// Some bytes were read (or the object was checked) through it.
     read: AtomicBool,
     upload: Mutex<Upload>,
@@ -44,16 +53,21 @@ struct Upload {
     etags: Vec<Option<String>>,
     /// A write failed: close abandons the upload.
     failed: bool,
+    /// The object was stored whole through this handle: later PUTs
+    /// replace the handle's own object, never someone else's.
+    stored: bool,
 }
 
 impl Open {
     /// A handle's state for `key` in `bucket`.
-    pub fn new(bucket: Arc<Bucket>, key: String, write: bool, create: bool) -> Self {
+    pub fn new(bucket: Arc<Bucket>, key: String, opts: crate::OpenOptions) -> Self {
         Open {
             bucket,
             key,
-            write,
-            create,
+            write: opts.write,
+            create: opts.create,
+            exclusive: opts.create && opts.exclusive,
+            whole_len: opts.whole_len.filter(|_| opts.write),
             read: AtomicBool::new(false),
             upload: Mutex::new(Upload::default()),
         }
@@ -81,6 +95,14 @@ impl Open {
 
     fn write_part(&self, c: &Client, buf: &[u8], offset: u64) -> io::Result<()> {
         let mut up = self.upload();
+        if up.id.is_none() && offset == 0 && self.whole_len == Some(buf.len() as u64) {
+            // The whole object: sent now, inside the caller's timed write.
+            up.first = None;
+            let exclusive = self.exclusive && !up.stored;
+            c.put_object(&self.bucket, &self.key, buf, exclusive)?;
+            up.stored = true;
+            return Ok(());
+        }
         if up.id.is_none() && offset == 0 {
             let first = up.first.get_or_insert_with(Vec::new);
             first.clear();
@@ -174,8 +196,13 @@ impl Open {
                 Ok(())
             }
             (Some(id), _) => self.complete(c, &id, up.etags),
-            (None, Some(first)) if !up.failed => c.put_object(&self.bucket, &self.key, &first),
-            (None, None) if self.create && !up.failed => c.put_object(&self.bucket, &self.key, &[]),
+            (None, Some(first)) if !up.failed => {
+                let exclusive = self.exclusive && !up.stored;
+                c.put_object(&self.bucket, &self.key, &first, exclusive)
+            }
+            (None, None) if self.create && !up.failed && !up.stored => {
+                c.put_object(&self.bucket, &self.key, &[], self.exclusive)
+            }
             _ => Ok(()),
         }
     }

@@ -78,7 +78,7 @@ pub fn counts(cfg: &Config, t: &TestResult) -> String {
 /// The SUMMARY table(s): rates (default), rates then times (-P), or
 /// times only (-Z).
 pub fn summary(cfg: &Config, t: &TestResult) -> String {
-    let n = t.iterations.len();
+    let n = t.iterations_run();
     let mut s = String::new();
     if cfg.print_time_only {
         table(
@@ -198,6 +198,8 @@ mod tests {
             stonewall_file_error: None,
             summary: summarize(&iterations),
             iterations,
+            iterations_count: 2,
+            missing_items: 0,
         }
     }
 

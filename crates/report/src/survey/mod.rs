@@ -5,6 +5,7 @@
 
 pub mod csv;
 pub mod detail;
+pub mod figures;
 pub mod parse;
 pub mod plot;
 pub mod summary;
