@@ -136,21 +136,6 @@ impl Shape {
         start
     }
 
-    /// Copies the request for `file_offset` out of a filled base (see
-    /// [`Shape::fill`], at least `buffer_len(dst.len())` bytes) into `dst`
-    /// and stamps it there: for writers that each own a buffer of one
-    /// request and share one base (the surveys), at the cost of one copy.
-    /// A base too short for the request leaves `dst` as it was.
-    pub fn copy_placed(&self, base: &[u8], dst: &mut [u8], file_offset: u64, tag: u64) {
-        let start = (file_offset % self.period as u64) as usize;
-        let Some(src) = base.get(start..start + dst.len()) else {
-            return;
-        };
-        dst.copy_from_slice(src);
-        // A buffer of exactly one request: `place` stamps it from its start.
-        self.place(dst, file_offset, dst.len(), tag);
-    }
-
     /// The unit index within the period of file offset `off`.
     #[inline]
     pub fn unit_in_period(&self, off: u64) -> u64 {
@@ -261,20 +246,6 @@ mod tests {
         let r = &buf[at..at + 1024];
         assert_eq!(u64::from_le_bytes(r[512..520].try_into().unwrap()), 4096);
         assert_eq!(u64::from_le_bytes(r[520..528].try_into().unwrap()), 9);
-    }
-
-    #[test]
-    fn a_copied_request_is_the_placed_one() {
-        let len = 8192;
-        let s = Shape::new(0, 0, len);
-        let mut base = vec![0u8; s.buffer_len(len)];
-        s.fill(&mut base);
-        let mut whole = base.clone();
-        let off = 5 * UNIT as u64 + s.period as u64;
-        let at = s.place(&mut whole, off, len, 3);
-        let mut dst = vec![0u8; len];
-        s.copy_placed(&base, &mut dst, off, 3);
-        assert_eq!(dst, whole[at..at + len]);
     }
 
     #[test]

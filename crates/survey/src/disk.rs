@@ -446,10 +446,16 @@ fn run_action(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> Opt
     let regions = open_regions(plan, b, action, s);
     let workers = regions.len() * s.per_region as usize;
     let mut buffers = Vec::with_capacity(workers);
+    let rsz = s.rsz_bytes as usize;
+    let data = (action == Action::Write).then(|| WriteData::new(rsz));
     for _ in 0..workers {
-        buffers.push(IoBuffer::heap(s.rsz_bytes as usize, 4096).ok()?);
+        let len = data.as_ref().map_or(rsz, |d| d.buffer_len(rsz));
+        let mut buf = IoBuffer::heap(len, 4096).ok()?;
+        if let Some(d) = &data {
+            d.fill(buf.as_mut_slice());
+        }
+        buffers.push(buf);
     }
-    let data = (action == Action::Write).then(|| WriteData::new(s.rsz_bytes as usize));
     // Every buffer and handle exists before the first thread starts; the
     // clock starts as the barrier opens.
     let barrier = Barrier::new(workers + 1);
@@ -538,12 +544,13 @@ fn region_worker(
                     .store(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
             }
             let off = r.offset + i * s.rsz_bytes;
+            let len = s.rsz_bytes as usize;
             let res = match data {
                 Some(d) => {
-                    d.record(buf.as_mut_slice(), r.device as u64, off);
-                    write_all_at(b, h, buf.as_slice(), off)
+                    let at = d.place(buf.as_mut_slice(), r.device as u64, off, len);
+                    write_all_at(b, h, &buf.as_slice()[at..at + len], off)
                 }
-                None => read_full_at(b, h, buf.as_mut_slice(), off),
+                None => read_full_at(b, h, &mut buf.as_mut_slice()[..len], off),
             };
             match res {
                 Ok(()) => {

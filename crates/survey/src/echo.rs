@@ -205,7 +205,7 @@ fn answer(
     let buf = owned.as_mut_slice();
     // What a read answers with when no object store is behind the agent
     // (case=network): the bytes cross the network and are not kept.
-    crate::io::WriteData::new(buf.len()).record(buf, 0, 0);
+    crate::io::WriteData::new(buf.len()).fill(buf);
     let io = |r: std::io::Result<()>, what: &str, off: u64| {
         r.map_err(|e| format!("{what} at offset {off}: {e}"))
     };
@@ -368,17 +368,24 @@ fn records(
 ) -> Result<(), String> {
     let cancel = Cancel::process();
     let write = data.is_some();
-    let mut buf = vec![0u8; s.rsz_bytes as usize];
+    let rsz = s.rsz_bytes as usize;
+    let mut buf = vec![0u8; data.map_or(rsz, |(d, _)| d.buffer_len(rsz))];
+    if let Some((d, _)) = data {
+        d.fill(&mut buf);
+    }
     let err = |e: NetError| e.to_string();
     for i in 0..s.count {
         if iolab_core::stop::requested() {
             break;
         }
         let off = base + i * s.rsz_bytes;
-        if let Some((d, file)) = data {
-            d.record(&mut buf, file, off);
-        }
-        let payload: &[u8] = if write { &buf } else { &[] };
+        let payload: &[u8] = match data {
+            Some((d, file)) => {
+                let at = d.place(&mut buf, file, off, rsz);
+                &buf[at..at + rsz]
+            }
+            None => &[],
+        };
         c.send(Kind::Data, 0, off, payload, cancel).map_err(err)?;
         let (h, got) = answer_of(&mut c, &mut buf, cancel)?;
         let expected = if write {

@@ -63,37 +63,45 @@ pub fn read_full_at(b: &dyn Backend, h: &Handle, buf: &mut [u8], offset: u64) ->
 }
 
 /// What a survey pass writes: iolab's unique incompressible data
-/// (`iolab_core::unique`, as xdd writes by default). One random base,
-/// repeating no closer than 1 MiB, is made before the pass; each record
-/// is copied from it into the writer's own aligned buffer and every
-/// 4 KiB of it stamped with its file offset and a tag of the run, the
-/// file and the pass, so that no two 4 KiB blocks a survey writes are
-/// equal and a compressing or deduplicating store keeps all of them.
+/// (`iolab_core::unique`, as xdd writes by default). Each writer's
+/// aligned buffer holds a random base repeating no closer than 1 MiB
+/// (filled before the clock starts); a record at file offset X is the
+/// window of the buffer at X modulo that period, with every 4 KiB of it
+/// stamped in place with its file offset and a tag of the run, the file
+/// and the pass. No two 4 KiB blocks a survey writes are equal, so a
+/// compressing or deduplicating store keeps all of them, and the hot
+/// loop copies nothing.
 pub struct WriteData {
     shape: iolab_core::unique::Shape,
-    base: Vec<u8>,
     pass: u32,
 }
 
 impl WriteData {
     /// The data of a new pass writing records of `record_bytes`.
     pub fn new(record_bytes: usize) -> Self {
-        let shape = iolab_core::unique::Shape::new(0, 0, record_bytes);
-        let mut base = vec![0u8; shape.buffer_len(record_bytes)];
-        shape.fill(&mut base);
         Self {
-            shape,
-            base,
+            shape: iolab_core::unique::Shape::new(0, 0, record_bytes),
             pass: PASS.fetch_add(1, Ordering::Relaxed),
         }
     }
 
-    /// Fills `dst` with the record at `offset` of file `file` (a number
-    /// unique within the pass: device, object or target).
+    /// Bytes of a writer's buffer for records of `record_bytes`.
+    pub fn buffer_len(&self, record_bytes: usize) -> usize {
+        self.shape.buffer_len(record_bytes)
+    }
+
+    /// Fills a writer's buffer with the base (before the clock starts).
+    pub fn fill(&self, buf: &mut [u8]) {
+        self.shape.fill(buf);
+    }
+
+    /// Stamps the `len`-byte record at `offset` of file `file` (a number
+    /// unique within the pass: device, object or target) in `buf` (filled
+    /// by [`WriteData::fill`]) and returns where in `buf` it starts.
     #[inline]
-    pub fn record(&self, dst: &mut [u8], file: u64, offset: u64) {
+    pub fn place(&self, buf: &mut [u8], file: u64, offset: u64, len: usize) -> usize {
         let tag = iolab_core::unique::tag(run_key() ^ file.rotate_left(32), 0, self.pass);
-        self.shape.copy_placed(&self.base, dst, offset, tag);
+        self.shape.place(buf, offset, len, tag)
     }
 }
 
@@ -161,19 +169,20 @@ mod tests {
     fn no_two_written_blocks_are_equal() {
         let d = WriteData::new(8192);
         let mut seen = std::collections::HashSet::new();
-        let mut rec = vec![0u8; 8192];
+        let mut buf = vec![0u8; d.buffer_len(8192)];
+        d.fill(&mut buf);
         for file in 0..2 {
             for i in 0..300u64 {
-                d.record(&mut rec, file, i * 8192);
-                for b in rec.chunks(4096) {
+                let at = d.place(&mut buf, file, i * 8192, 8192);
+                for b in buf[at..at + 8192].chunks(4096) {
                     assert!(seen.insert(b.to_vec()), "file {file} record {i}");
                 }
             }
         }
         let e = WriteData::new(8192);
-        e.record(&mut rec, 0, 0);
+        let at = e.place(&mut buf, 0, 0, 8192);
         assert!(
-            seen.insert(rec[..4096].to_vec()),
+            seen.insert(buf[at..at + 4096].to_vec()),
             "a second pass repeats the first"
         );
     }

@@ -540,8 +540,8 @@ pub fn run_test(
         return Vec::new();
     }
     let write = is_write(name);
-    let workers = prepare(b, objects, write, s);
     let data = write.then(|| WriteData::new(s.rsz_bytes as usize));
+    let workers = prepare(b, objects, data.as_ref(), s);
     let counters = Counters::new(&vec![s.thr as usize; objects.len()]);
     let errors: Vec<Mutex<Option<String>>> = objects.iter().map(|_| Mutex::new(None)).collect();
     let direct: Vec<AtomicBool> = objects.iter().map(|_| AtomicBool::new(true)).collect();
@@ -591,7 +591,15 @@ pub fn run_test(
 }
 
 /// Buffers and handles for every worker of every target.
-fn prepare(b: &dyn Backend, objects: &[Vec<PathBuf>], write: bool, s: Shape) -> Vec<Worker> {
+fn prepare(
+    b: &dyn Backend,
+    objects: &[Vec<PathBuf>],
+    data: Option<&WriteData>,
+    s: Shape,
+) -> Vec<Worker> {
+    let write = data.is_some();
+    let rsz = s.rsz_bytes as usize;
+    let len = data.map_or(rsz, |d| d.buffer_len(rsz));
     let mut out = Vec::new();
     for (t, objs) in objects.iter().enumerate() {
         for k in 0..s.thr {
@@ -606,8 +614,13 @@ fn prepare(b: &dyn Backend, objects: &[Vec<PathBuf>], write: bool, s: Shape) -> 
                 .as_ref()
                 .err()
                 .map(|e| format!("open {}: {e}", obj.display()));
-            let buf = match IoBuffer::heap(s.rsz_bytes as usize, 4096) {
-                Ok(x) => x,
+            let buf = match IoBuffer::heap(len, 4096) {
+                Ok(mut x) => {
+                    if let Some(d) = data {
+                        d.fill(x.as_mut_slice());
+                    }
+                    x
+                }
                 Err(e) => {
                     error.get_or_insert(format!("buffer: {e}"));
                     // A zero-length stand-in: the worker reports the error and moves nothing.
@@ -650,12 +663,13 @@ fn worker(
             break;
         }
         let off = w.base + i * s.rsz_bytes;
+        let len = s.rsz_bytes as usize;
         let r = match data {
             Some(d) => {
-                d.record(w.buf.as_mut_slice(), w.file, off);
-                write_all_at(b, &h, w.buf.as_slice(), off)
+                let at = d.place(w.buf.as_mut_slice(), w.file, off, len);
+                write_all_at(b, &h, &w.buf.as_slice()[at..at + len], off)
             }
-            None => read_full_at(b, &h, w.buf.as_mut_slice(), off),
+            None => read_full_at(b, &h, &mut w.buf.as_mut_slice()[..len], off),
         };
         if let Err(e) = r {
             err = Some(format!(

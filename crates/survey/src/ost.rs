@@ -382,7 +382,12 @@ fn timed(
     made: &mut Vec<PathBuf>,
 ) -> std::io::Result<(f64, bool)> {
     let c = cpath(f)?;
-    let mut buf = IoBuffer::heap(BLOCK_BYTES as usize, 4096)?;
+    let block = BLOCK_BYTES as usize;
+    let data = matches!(pass, Write(_)).then(|| WriteData::new(block));
+    let mut buf = IoBuffer::heap(data.as_ref().map_or(block, |d| d.buffer_len(block)), 4096)?;
+    if let Some(d) = &data {
+        d.fill(buf.as_mut_slice());
+    }
     let opts = match pass {
         Write(None) => OpenOptions::create_new(),
         // `lfs setstripe` made the file (and fails on one that exists),
@@ -394,13 +399,11 @@ fn timed(
         }
         Read => OpenOptions::read(),
     };
-    let write = matches!(pass, Write(_));
     let t0 = Instant::now();
     let (h, direct) = open_data(b, &c, opts, true)?;
     if matches!(pass, Write(None)) {
         made.push(f.to_path_buf());
     }
-    let data = write.then(|| WriteData::new(BLOCK_BYTES as usize));
     let r = move_all(b, &h, &mut buf, data.as_ref(), size_mb, direct);
     let closed = b.close(h);
     r?;
@@ -422,12 +425,13 @@ fn move_all(
         if iolab_core::stop::requested() {
             return Err(std::io::Error::from_raw_os_error(libc::EINTR));
         }
+        let (off, len) = (i * BLOCK_BYTES, BLOCK_BYTES as usize);
         if let Some(d) = data {
             // One file per pass: the pass number alone tells them apart.
-            d.record(buf.as_mut_slice(), 0, i * BLOCK_BYTES);
-            write_all_at(b, h, buf.as_slice(), i * BLOCK_BYTES)?;
+            let at = d.place(buf.as_mut_slice(), 0, off, len);
+            write_all_at(b, h, &buf.as_slice()[at..at + len], off)?;
         } else {
-            read_full_at(b, h, buf.as_mut_slice(), i * BLOCK_BYTES)?;
+            read_full_at(b, h, &mut buf.as_mut_slice()[..len], off)?;
         }
     }
     if write && !direct {
