@@ -391,5 +391,31 @@ fn on_s3_the_target_survey_runs_and_the_others_say_what_s3_cannot_do() {
         vec!["keep".to_string()],
         "the object survey left objects"
     );
-    assert_eq!(srv.keys(b).unwrap(), vec!["keep".to_string()]);
+    let rslt = s(&sc.path("mds"));
+    let o = survey_with(
+        &[
+            "mds",
+            &target,
+            "--thrlo",
+            "1",
+            "--thrhi",
+            "2",
+            "--file-count",
+            "20",
+            "--tests",
+            "create lookup md_getattr destroy",
+            "--backend",
+            "s3",
+            "--rslt",
+            &rslt,
+        ],
+        &env,
+    );
+    ok(&o, "survey mds on s3 without setxattr");
+    assert!(stdout(&o).contains("md_getattr"), "{}", stdout(&o));
+    assert_eq!(
+        srv.keys(b).unwrap(),
+        vec!["keep".to_string()],
+        "the metadata survey left objects"
+    );
 }
