@@ -16,11 +16,13 @@
 //! be.rmdir(&p).unwrap();
 //! ```
 
+pub mod blkid;
 mod null;
 mod options;
 mod posix;
 #[cfg(feature = "s3")]
 pub mod s3;
+pub mod safety;
 
 pub use null::Null;
 pub use options::{help as options_help, parse_options, split_args, BackendOptions, OptionError};
@@ -201,6 +203,28 @@ pub struct Capabilities {
     pub shared_writes: bool,
     /// `stat` returns modification times (`Stat::mtime_ns`).
     pub mtime: bool,
+    /// Block devices can be opened, measured ([`Backend::device_geometry`])
+    /// and checked for data before a write ([`Backend::device_in_use`]).
+    pub block_devices: bool,
+    /// Extended attributes can be set ([`Backend::setxattr`]).
+    pub xattrs: bool,
+    /// A sink (fio's `FIO_NOIO`): writes are dropped, reads fill nothing,
+    /// every call succeeds. An engine run on it measures itself, so the
+    /// limits of what a store can hold (one writer per object, no
+    /// directories) do not apply.
+    pub discards: bool,
+    /// Least bytes of each write but the last when a file is written in
+    /// several requests (S3's multipart parts: 5 MiB); 0 for no least.
+    pub min_part_bytes: u64,
+}
+
+/// The size and logical block size of a block device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceGeometry {
+    /// Capacity in bytes.
+    pub bytes: u64,
+    /// Logical block size in bytes (the O_DIRECT alignment).
+    pub block_bytes: u64,
 }
 
 /// A storage backend. Errors are `io::Error` so that the caller can name
@@ -296,6 +320,29 @@ pub trait Backend: Send + Sync {
     fn raw_fd(&self, h: &Handle) -> Option<i32> {
         let _ = h;
         None
+    }
+    /// Size and logical block size of the block device at `path`. Needs
+    /// [`Capabilities::block_devices`].
+    fn device_geometry(&self, path: &CStr) -> io::Result<DeviceGeometry> {
+        let _ = path;
+        Err(unsupported(self.name(), "block devices"))
+    }
+    /// Why writing the block device at `path` (device number `rdev`)
+    /// would destroy something (a mount, holders, a signature), or None
+    /// when nothing was found. A backend that cannot look says so, which
+    /// refuses the write.
+    fn device_in_use(&self, path: &CStr, rdev: u64) -> Option<String> {
+        let _ = (path, rdev);
+        Some(format!(
+            "the {} backend cannot tell whether a block device is in use",
+            self.name()
+        ))
+    }
+    /// Sets extended attribute `name` of `path` to `value`. Needs
+    /// [`Capabilities::xattrs`].
+    fn setxattr(&self, path: &CStr, name: &CStr, value: &[u8]) -> io::Result<()> {
+        let _ = (path, name, value);
+        Err(unsupported(self.name(), "extended attributes"))
     }
     /// What the run should tell the user about the backend itself, after
     /// the run (for S3: requests retried). Empty for POSIX.

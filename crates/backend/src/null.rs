@@ -19,8 +19,13 @@ impl Backend for Null {
     /// Nothing a real store offers: no directories, no O_DIRECT, no
     /// special files, no preallocation, no renames. Engines that need
     /// one of them refuse the run when they plan it.
+    /// A sink and nothing more: it claims no feature of a store, but
+    /// says it discards, so engines that only need calls to succeed run.
     fn capabilities(&self) -> Capabilities {
-        Capabilities::default()
+        Capabilities {
+            discards: true,
+            ..Capabilities::default()
+        }
     }
 
     fn mkdir(&self, _path: &CStr, _mode: u32) -> io::Result<()> {
@@ -84,6 +89,10 @@ impl Backend for Null {
     }
 
     fn sync_all(&self) {}
+
+    fn setxattr(&self, _path: &CStr, _name: &CStr, _value: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -94,7 +103,13 @@ mod tests {
     fn everything_succeeds_and_nothing_is_stored() {
         let be = crate::by_name("null").unwrap();
         assert_eq!(be.name(), "null");
-        assert_eq!(be.capabilities(), Capabilities::default());
+        assert_eq!(
+            be.capabilities(),
+            Capabilities {
+                discards: true,
+                ..Capabilities::default()
+            }
+        );
         let h = be
             .open(c"/no/such/dir/f", OpenOptions::create_new())
             .unwrap();

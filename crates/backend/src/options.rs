@@ -305,6 +305,15 @@ impl Backend for Tuned {
     fn sync_all(&self) {
         self.inner.sync_all()
     }
+    fn device_geometry(&self, path: &CStr) -> io::Result<crate::DeviceGeometry> {
+        self.inner.device_geometry(path)
+    }
+    fn device_in_use(&self, path: &CStr, rdev: u64) -> Option<String> {
+        self.inner.device_in_use(path, rdev)
+    }
+    fn setxattr(&self, path: &CStr, name: &CStr, value: &[u8]) -> io::Result<()> {
+        self.inner.setxattr(path, name, value)
+    }
     fn raw_fd(&self, h: &Handle) -> Option<i32> {
         self.inner.raw_fd(h)
     }

@@ -75,6 +75,10 @@ impl Backend for Posix {
             local: true,
             shared_writes: true,
             mtime: true,
+            block_devices: true,
+            xattrs: true,
+            discards: false,
+            min_part_bytes: 0,
         }
     }
 
@@ -262,6 +266,29 @@ impl Backend for Posix {
         unsafe { libc::sync() };
     }
 
+    fn device_geometry(&self, path: &CStr) -> io::Result<crate::DeviceGeometry> {
+        block_geometry(path)
+    }
+
+    fn device_in_use(&self, path: &CStr, rdev: u64) -> Option<String> {
+        crate::safety::block_device_in_use(&path.to_string_lossy(), rdev)
+    }
+
+    fn setxattr(&self, path: &CStr, name: &CStr, value: &[u8]) -> io::Result<()> {
+        // SAFETY: both strings are NUL-terminated; the value pointer and
+        // length describe a live byte slice.
+        let r = unsafe {
+            libc::setxattr(
+                path.as_ptr(),
+                name.as_ptr(),
+                value.as_ptr().cast(),
+                value.len(),
+                0,
+            )
+        };
+        check(r)
+    }
+
     fn raw_fd(&self, h: &Handle) -> Option<i32> {
         Some(h.raw() as i32)
     }
@@ -274,6 +301,38 @@ fn block_device_size(fd: i32) -> io::Result<u64> {
     // SAFETY: BLKGETSIZE64 writes one u64 into `size`.
     check(unsafe { libc::ioctl(fd, BLKGETSIZE64, &mut size) })?;
     Ok(size)
+}
+
+/// Size in bytes and logical block size of a block device (BLKGETSIZE64,
+/// BLKSSZGET).
+fn block_geometry(path: &CStr) -> io::Result<crate::DeviceGeometry> {
+    const BLKSSZGET: libc::c_ulong = 0x1268;
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    // SAFETY: a valid NUL-terminated path; the result is checked.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut bytes: u64 = 0;
+    let mut block: libc::c_int = 0;
+    // SAFETY: both ioctls write one integer of the type given through a
+    // valid pointer to a local; the descriptor is open.
+    let (r1, r2) = unsafe {
+        (
+            libc::ioctl(fd, BLKGETSIZE64 as _, &mut bytes as *mut u64),
+            libc::ioctl(fd, BLKSSZGET as _, &mut block as *mut libc::c_int),
+        )
+    };
+    let err = io::Error::last_os_error();
+    // SAFETY: fd was opened above and is closed once.
+    unsafe { libc::close(fd) };
+    if r1 < 0 || r2 < 0 {
+        return Err(err);
+    }
+    Ok(crate::DeviceGeometry {
+        bytes,
+        block_bytes: block.max(512) as u64,
+    })
 }
 
 #[cfg(test)]

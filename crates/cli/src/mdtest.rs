@@ -5,12 +5,13 @@
 
 use crate::progress::Reporter;
 use iolab_backend::Backend;
-use iolab_comm::{connect, run_subset, CommMode, Transport};
-use iolab_core::clock::{mdtest_timestamp, wall_ns};
+use iolab_comm::{connect, CommMode, Transport};
+use iolab_core::clock::mdtest_timestamp;
 use iolab_core::env::{fs_info, host_info};
 use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_mdtest::results::{CommInfo, MdtestDocument, MdtestPayload, TestResult, SCHEMA};
-use iolab_mdtest::{args, output, preflight, Config, Engine, Plan, Progress, Unfinished};
+use iolab_mdtest::sweep::{Answers, Hooks, Sweep};
+use iolab_mdtest::{args, output, preflight, Config, Observer, Plan, Progress, Unfinished};
 use iolab_report::mdtest::{csv, json, text};
 use iolab_results::{Envelope, Environment};
 use std::ffi::OsString;
@@ -189,13 +190,24 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
     if leader {
         print_now(&text::started(&doc.payload.started));
     }
-    let counts = task_counts(&s.cfg, s.cfg.tasks_per_process as usize * transport.size());
     let running = AtomicBool::new(true);
+    let sweep = Sweep {
+        cfg: &s.cfg,
+        plan: s.plan,
+        backend: &*s.backend,
+        wall: s.wall,
+        transport: transport.clone(),
+    };
+    let hooks = Shown {
+        prog,
+        leader,
+        cfg: &s.cfg,
+    };
     std::thread::scope(|scope| {
         if leader {
             scope.spawn(|| announce_stop(prog, &s.cfg, &s.plan, &running));
         }
-        run_counts(prog, &s, &mut doc, &counts);
+        sweep.run(&mut doc, &hooks);
         running.store(false, Ordering::Relaxed);
     });
     if let Some(c) = collecting {
@@ -224,54 +236,6 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
     drop(transport);
     drop(s.world);
     crate::exit::status(&doc.outcome)
-}
-
-/// Runs every task count of the sweep, recording into `doc`; stops at the
-/// first one that does not complete.
-fn run_counts(prog: &str, s: &Setup, doc: &mut MdtestDocument, counts: &[usize]) {
-    let leader = s.world.transport().rank() == 0;
-    for (i, &n) in counts.iter().enumerate() {
-        let out = run_test(s, doc, n, (i == 0, i + 1 == counts.len()));
-        let end = match out {
-            Some(Ok(t)) => finished_test(prog, leader, &s.cfg, doc, t),
-            Some(Err(u)) => Err(u),
-            // This rank holds none of this count's tasks: it sat out.
-            None => Ok(()),
-        };
-        if let Err(u) = end {
-            report_unfinished(prog, leader, &u);
-            doc.outcome = u.outcome;
-            doc.payload.left_behind = u.left.iter().map(|p| p.display().to_string()).collect();
-        }
-        if leader {
-            doc.payload.finished = mdtest_timestamp();
-            doc.finished_unix_ns = wall_ns();
-            write_exports(prog, &s.cfg, doc);
-        }
-        if !all_ranks_go_on(s, doc) {
-            break;
-        }
-    }
-}
-
-/// Whether every rank completed this task count. Collective over all
-/// ranks, so that a rank that sat out a count (its tasks were not in it)
-/// learns of a failure instead of waiting for the next count's start.
-fn all_ranks_go_on(s: &Setup, doc: &mut MdtestDocument) -> bool {
-    let mine = doc.outcome != Outcome::Completed;
-    let any = s
-        .world
-        .transport()
-        .all_gather(&[u8::from(mine)])
-        .iter()
-        .any(|v| v.first() == Some(&1));
-    if any && !mine {
-        doc.outcome = match iolab_core::stop::requested() {
-            true => Outcome::Interrupted,
-            false => Outcome::Error(iolab_mdtest::exchange::peer_failed()),
-        };
-    }
-    !any
 }
 
 /// Says, as soon as a stop is requested, where the run's items are and
@@ -345,104 +309,48 @@ fn where_items_are(prog: &str, cfg: &Config, plan: &Plan, headline: &str) -> Str
     s
 }
 
-/// Runs one task count; returns the result of this process's first task
-/// or the most telling way the test ended over its tasks, and nothing on
-/// a rank that holds none of the count's tasks.
-fn run_test(
-    s: &Setup,
-    doc: &MdtestDocument,
-    n: usize,
-    (first, last): (bool, bool),
-) -> Option<Result<TestResult, Unfinished>> {
-    let transport = s.world.transport();
-    let threads = s.cfg.tasks_per_process as usize;
-    let progress = Progress::new(threads);
-    let leader = transport.rank() == 0;
-    let reporter = Reporter::new(leader, s.cfg.verbosity, threads.min(n), &progress);
-    let engine = Engine::new(&s.cfg, s.plan, &*s.backend, &reporter, &progress, s.wall)
-        .in_sweep(first, last);
-    let out = reporter.run_while(|| {
-        run_subset(transport, threads, n, |c| {
-            if c.task() == 0 {
-                print_header(doc, &s.cfg, c.tasks() as u64, c.nodes() as u64);
-            }
-            engine.run(c)
-        })
-    });
-    merge_tasks(out)
-}
-
-/// One answer from this process's tasks: they agree when all went well;
-/// otherwise the error of the task that failed beats "another task
-/// failed", which beats an interruption. Left-behind lists are joined.
-fn merge_tasks(out: Vec<Result<TestResult, Unfinished>>) -> Option<Result<TestResult, Unfinished>> {
-    let mut worst: Option<Unfinished> = None;
-    let mut first_ok = None;
-    for r in out {
-        match r {
-            Ok(t) => {
-                first_ok.get_or_insert(t);
-            }
-            Err(u) => worst = Some(pick(worst, u)),
-        }
-    }
-    match (worst, first_ok) {
-        (Some(u), _) => Some(Err(u)),
-        (None, t) => t.map(Ok),
-    }
-}
-
-fn pick(a: Option<Unfinished>, b: Unfinished) -> Unfinished {
-    let Some(mut a) = a else { return b };
-    let rank = |o: &Outcome| match o {
-        Outcome::Error(f) if f.op != "peer" => 3,
-        Outcome::Error(_) => 2,
-        Outcome::Interrupted => 1,
-        _ => 0,
-    };
-    let mut left = std::mem::take(&mut a.left);
-    left.extend(b.left.iter().cloned());
-    left.sort();
-    left.dedup();
-    let mut keep = if rank(&b.outcome) > rank(&a.outcome) {
-        b
-    } else {
-        a
-    };
-    keep.left = left;
-    keep
-}
-
-/// Prints and records a completed test. A -x file that could not be
-/// written turns the run into an error after the figures are kept.
-fn finished_test(
-    prog: &str,
+/// What this binary shows around the sweep's counts: progress on a
+/// terminal, the header, each count's figures, notes and the exports,
+/// from the leader.
+struct Shown<'a> {
+    prog: &'a str,
     leader: bool,
-    cfg: &Config,
-    doc: &mut MdtestDocument,
-    t: TestResult,
-) -> Result<(), Unfinished> {
-    let missing = t.missing_items;
-    if missing > 0 {
-        let note = format!(
-            "{missing} items were already gone (removed earlier, or never made by an interrupted run); only what was there was removed and counted"
-        );
-        if leader {
-            eprintln!("{prog}: note: {note}");
+    cfg: &'a Config,
+}
+
+impl Hooks for Shown<'_> {
+    fn watch(
+        &self,
+        local_tasks: usize,
+        progress: &Progress,
+        f: &mut dyn FnMut(&dyn Observer) -> Answers,
+    ) -> Answers {
+        let reporter = Reporter::new(self.leader, self.cfg.verbosity, local_tasks, progress);
+        reporter.run_while(|| f(&reporter))
+    }
+
+    fn header(&self, doc: &MdtestDocument, tasks: u64, nodes: u64) {
+        print_header(doc, self.cfg, tasks, nodes);
+    }
+
+    fn completed(&self, t: &TestResult) {
+        if self.leader {
+            print_now(&(text::counts(self.cfg, t) + &text::summary(self.cfg, t)));
         }
-        doc.notes.push(note);
     }
-    if leader {
-        print_now(&(text::counts(cfg, &t) + &text::summary(cfg, &t)));
+
+    fn note(&self, note: &str) {
+        if self.leader {
+            eprintln!("{}: note: {note}", self.prog);
+        }
     }
-    let failure = t.stonewall_file_error.clone();
-    doc.payload.tests.push(t);
-    match failure {
-        Some(f) => Err(Unfinished {
-            outcome: Outcome::Error(f),
-            left: Vec::new(),
-        }),
-        None => Ok(()),
+
+    fn unfinished(&self, u: &Unfinished) {
+        report_unfinished(self.prog, self.leader, u);
+    }
+
+    fn count_ended(&self, doc: &mut MdtestDocument) {
+        write_exports(self.prog, self.cfg, doc);
     }
 }
 
@@ -493,18 +401,6 @@ fn new_document(s: &Setup, command: &str, t: &Arc<dyn Transport>) -> MdtestDocum
     );
     doc.tool.compatible_with = Some("mdtest 1.9.3 / IOR mdtest 4.x".into());
     doc
-}
-
-/// Task counts to run: the -f/-l/-s sweep, or all tasks.
-fn task_counts(cfg: &Config, total: usize) -> Vec<usize> {
-    match cfg.sweep {
-        Some((f, l, s)) => (f..=l)
-            .step_by(s as usize)
-            .map(|n| n as usize)
-            .filter(|&n| n <= total)
-            .collect(),
-        None => vec![total],
-    }
 }
 
 fn print_header(doc: &MdtestDocument, cfg: &Config, tasks: u64, nodes: u64) {

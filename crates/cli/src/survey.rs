@@ -92,6 +92,12 @@ struct Common {
     /// Record the survey in the results store at this path (see `iolab results`).
     #[arg(long, value_name = "PATH")]
     store: Option<PathBuf>,
+    /// Storage backend the survey runs on: posix (the default), null (a
+    /// sink: measures iolab itself) or s3 (objects, configured by the
+    /// AWS_* environment variables). What each survey needs of it is
+    /// checked before anything is created.
+    #[arg(long, value_name = "NAME")]
+    backend: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -303,31 +309,6 @@ struct PlotArgs {
     /// Sans from the usual places; without one, charts have no labels).
     #[arg(long, env = "IOLAB_FONT")]
     font: Option<PathBuf>,
-}
-
-/// The kit's mds-survey `stripe_count` and `layer`, which iolab cannot
-/// honour: refused before anything is created, naming why.
-fn mds_kit_params(
-    targets: &[PathBuf],
-    stripe_count: Option<u64>,
-    layer: Option<&str>,
-) -> Result<(), ParamError> {
-    if let Some(n) = stripe_count.filter(|&n| n > 0) {
-        let lustre = targets.iter().any(|t| iolab_survey::lustre::is_lustre(t));
-        let why = if lustre {
-            format!("stripe_count={n}: striping the survey's files on Lustre is not implemented; drop stripe_count (files get the directory's default layout)")
-        } else {
-            format!("stripe_count={n}: the targets are not on Lustre, their file system cannot stripe files; drop stripe_count")
-        };
-        return Err(ParamError::new("stripe-count", why));
-    }
-    if let Some(l) = layer {
-        return Err(ParamError::new(
-            "layer",
-            format!("layer={l}: iolab's mds survey works through the file system's own interface (as a client does), not inside the metadata server's {l} layer as the kit's echo_client; drop layer"),
-        ));
-    }
-    Ok(())
 }
 
 /// `ost -s`: a bare number is MB (the kit's script), else a size with a
@@ -622,10 +603,13 @@ fn write_extras<C: Serialize, P: Serialize>(
     ok
 }
 
-fn environment(paths: &[PathBuf]) -> Environment {
+/// The host, and the file systems of `paths` when the backend's paths
+/// are this machine's files.
+fn environment(b: &dyn iolab_backend::Backend, paths: &[PathBuf]) -> Environment {
+    let local = b.capabilities().local;
     Environment {
         host: host_info(),
-        filesystems: paths.iter().map(|p| fs_info(p)).collect(),
+        filesystems: paths.iter().filter(|_| local).map(|p| fs_info(p)).collect(),
     }
 }
 
@@ -640,8 +624,32 @@ fn finish_status(outcome: &Outcome, outputs_ok: bool) -> ExitCode {
     exit::status(outcome)
 }
 
-fn backend() -> Box<dyn iolab_backend::Backend> {
-    Box::new(iolab_backend::Posix)
+/// The backend `--backend` names (posix when not given), ready for use.
+/// An unknown name is bad usage (exit 2); a backend that cannot start,
+/// such as a storage service refusing the credentials, is exit 1, as
+/// for mdtest and xdd.
+fn backend(survey: &str, c: &Common) -> Result<Box<dyn iolab_backend::Backend>, ExitCode> {
+    let name = c.backend.as_deref().unwrap_or("posix");
+    let b = iolab_backend::by_name(name)
+        .map_err(|e| usage_error(survey, &ParamError::new("backend", e.to_string())))?;
+    if let Err(e) = b.init() {
+        eprintln!("iolab survey {survey}: --backend {name}: {e}");
+        return Err(ExitCode::from(exit::FAILED));
+    }
+    Ok(b)
+}
+
+/// Ends the backend's run and returns what it has to tell (S3: retried
+/// requests), for the results' notes.
+fn finish_backend(b: &dyn iolab_backend::Backend) -> Vec<String> {
+    let mut notes = b.notes();
+    if let Err(e) = b.finalize() {
+        notes.push(format!(
+            "the {} backend did not finish cleanly: {e}",
+            b.name()
+        ));
+    }
+    notes
 }
 
 fn env_list(vars: &[&str]) -> Vec<PathBuf> {
@@ -675,7 +683,10 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         max_queue: a.max_queue,
         force: a.force,
     };
-    let b = backend();
+    let b = match backend("disk", &a.common) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
     let plan = match cfg.validate(b.as_ref()) {
         Ok(p) => p,
         Err(e) => return usage_error("disk", &e),
@@ -708,6 +719,7 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         );
     });
     out.finish();
+    let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::disk(&report.points);
     let figures = fmt::figures::disk(&report.points);
     let mut doc = Envelope::new(
@@ -715,46 +727,13 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         "survey disk",
         line,
         cfg.clone(),
-        environment(&[]),
+        environment(b.as_ref(), &[]),
         report.outcome.clone(),
         report,
     );
+    doc.notes.extend(backend_notes);
     doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
-}
-
-/// The kit's network cases' targets: host names for `network`,
-/// `HOST:/DIR` for `netdisk`.
-fn echo_targets(
-    case: &str,
-    given: &[String],
-) -> Result<Vec<(String, Option<PathBuf>)>, ParamError> {
-    use iolab_survey::remote::RemoteTarget;
-    if given.is_empty() {
-        let want = match case {
-            "network" => "the servers' host names: targets=\"oss1 oss2\"",
-            _ => "HOST:/DIR targets: targets=\"oss1:/srv/ost0 oss2:/srv/ost1\"",
-        };
-        return Err(ParamError::new(
-            "targets",
-            format!("case={case} needs {want}"),
-        ));
-    }
-    given
-        .iter()
-        .map(|t| match (case, RemoteTarget::parse(t)) {
-            ("network", None) if !t.contains('/') && !t.contains(':') => Ok((t.clone(), None)),
-            ("network", _) => Err(ParamError::new(
-                "targets",
-                format!("{t}: case=network takes host names (the echo agent touches no file system); drop the path, or use case=netdisk"),
-            )),
-            (_, Some(r)) if r.path.is_absolute() => Ok((r.host, Some(r.path))),
-            _ => Err(ParamError::new(
-                "targets",
-                format!("{t}: case=netdisk takes HOST:/DIR (the directory on that host the agent writes in)"),
-            )),
-        })
-        .collect()
 }
 
 /// The object survey's `case=network` and `case=netdisk`: an echo agent
@@ -771,7 +750,14 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
     } else {
         a.targets.clone()
     };
-    let targets = match echo_targets(&a.case, &given) {
+    if a.common.backend.is_some() {
+        let why = format!(
+            "case={} moves data to echo agents on other hosts, which keep it on their own file systems; drop --backend",
+            a.case
+        );
+        return usage_error("obdfilter", &ParamError::new("backend", why));
+    }
+    let targets = match echo::parse_targets(&a.case, &given) {
         Ok(t) => t,
         Err(e) => return usage_error("obdfilter", &e),
     };
@@ -832,7 +818,10 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
         "survey obdfilter",
         line,
         cfg.clone(),
-        environment(&[]),
+        Environment {
+            host: host_info(),
+            filesystems: vec![],
+        },
         report.outcome.clone(),
         report.clone(),
     );
@@ -851,7 +840,6 @@ fn warn_leftovers(dirs: &[PathBuf]) {
 
 fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     use iolab_survey::obdfilter::{self, ObdConfig};
-    use iolab_survey::remote::RemoteTarget;
     if a.case == "network" || a.case == "netdisk" {
         return obdfilter_network(a, line);
     }
@@ -870,15 +858,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
     } else {
         a.targets
     };
-    let remote: Vec<RemoteTarget> = given
-        .iter()
-        .filter_map(|t| RemoteTarget::parse(t))
-        .collect();
-    let targets: Vec<PathBuf> = given
-        .iter()
-        .filter(|t| RemoteTarget::parse(t).is_none())
-        .map(PathBuf::from)
-        .collect();
+    let (targets, remote) = obdfilter::split_targets(&given);
     let cfg = ObdConfig {
         targets,
         remote,
@@ -895,7 +875,10 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
         interval_ms: a.interval_ms,
         max_buffer_kb: a.max_buffer,
     };
-    let b = backend();
+    let b = match backend("obdfilter", &a.common) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("obdfilter", &e);
     }
@@ -915,6 +898,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
         out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
     });
     out.finish();
+    let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::obdfilter(&report.points);
     let figures = fmt::figures::obdfilter(&report.points);
     let mut doc = Envelope::new(
@@ -922,11 +906,12 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
         "survey obdfilter",
         line,
         cfg.clone(),
-        environment(&cfg.targets),
+        environment(b.as_ref(), &cfg.targets),
         report.outcome.clone(),
         report.clone(),
     );
     doc.notes = report.notes;
+    doc.notes.extend(backend_notes);
     doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }
@@ -938,7 +923,7 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
     } else {
         a.targets
     };
-    if let Err(e) = mds_kit_params(&targets, a.stripe_count, a.layer.as_deref()) {
+    if let Err(e) = mds::check_kit_params(&targets, a.stripe_count, a.layer.as_deref()) {
         return usage_error("mds", &e);
     }
     let cfg = MdsConfig {
@@ -951,7 +936,10 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         start_number: a.start_number,
         interval_ms: a.interval_ms,
     };
-    let b = backend();
+    let b = match backend("mds", &a.common) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("mds", &e);
     }
@@ -970,6 +958,7 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         out.point(&fmt::summary::mds_line(p), &fmt::detail::mds(p));
     });
     out.finish();
+    let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::mds(&report.points);
     let figures = fmt::figures::mds(&report.points);
     let mut doc = Envelope::new(
@@ -977,10 +966,11 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         "survey mds",
         line,
         cfg.clone(),
-        environment(&cfg.targets),
+        environment(b.as_ref(), &cfg.targets),
         report.outcome.clone(),
         report,
     );
+    doc.notes.extend(backend_notes);
     doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }
@@ -993,11 +983,14 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         a.targets
     };
     let names: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
-    let (cfg, notes) = match ost_config(targets, a.size, a.lustre) {
+    let (cfg, notes) = match ost::plan(targets, a.size, a.lustre) {
         Ok(c) => c,
         Err(e) => return usage_error("ost", &e),
     };
-    let b = backend();
+    let b = match backend("ost", &a.common) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
     if let Err(e) = cfg.validate(b.as_ref()) {
         return usage_error("ost", &e);
     }
@@ -1022,6 +1015,7 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         &fmt::detail::ost(&report),
     );
     out.finish();
+    let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::ost(&report);
     let figures = fmt::figures::ost(&report);
     let mut doc = Envelope::new(
@@ -1029,56 +1023,14 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         "survey ost",
         line,
         cfg.clone(),
-        environment(&cfg.targets),
+        environment(b.as_ref(), &cfg.targets),
         report.outcome.clone(),
         report,
     );
     doc.notes = notes;
+    doc.notes.extend(backend_notes);
     doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
-}
-
-/// The target survey's configuration: the directories as given, or on
-/// Lustre the mount point once per active OST with that OST's index.
-/// Returns notes on OSTs left out.
-fn ost_config(
-    targets: Vec<PathBuf>,
-    size_mb: u64,
-    lustre: bool,
-) -> Result<(iolab_survey::ost::OstConfig, Vec<String>), ParamError> {
-    use iolab_survey::lustre;
-    let plain = iolab_survey::ost::OstConfig {
-        targets,
-        size_mb,
-        ost_indices: vec![],
-    };
-    let on_lustre = plain.targets.len() == 1 && lustre::is_lustre(&plain.targets[0]);
-    if !lustre && !on_lustre {
-        return Ok((plain, vec![]));
-    }
-    let [mount] = plain.targets.as_slice() else {
-        return Err(ParamError::new(
-            "lustre",
-            "give exactly one target, the Lustre mount point",
-        ));
-    };
-    let osts = lustre::osts(mount).map_err(|e| ParamError::new("lustre", e))?;
-    if osts.active.is_empty() {
-        return Err(ParamError::new(
-            "lustre",
-            format!("'lfs osts {}' lists no active OST", mount.display()),
-        ));
-    }
-    let notes = match osts.inactive.is_empty() {
-        true => vec![],
-        false => vec![format!("OSTs not active, left out: {:?}", osts.inactive)],
-    };
-    let cfg = iolab_survey::ost::OstConfig {
-        targets: vec![mount.clone(); osts.active.len()],
-        ost_indices: osts.active,
-        size_mb,
-    };
-    Ok((cfg, notes))
 }
 
 fn plot(a: PlotArgs) -> ExitCode {
@@ -1175,76 +1127,30 @@ fn write_out(path: &str, bytes: &[u8]) -> bool {
     }
 }
 
-/// The echo agent of the network cases: serves until stopped, then
-/// prints what it moved; for netdisk it keeps its objects in `store_dir`
-/// (made first, removed at the end).
-fn echo_agent(
-    a: &AgentArgs,
-    b: &dyn iolab_backend::Backend,
-    store_dir: Option<&PathBuf>,
-) -> Result<(), String> {
-    use iolab_survey::echo;
-    // SAFETY: prctl with PR_SET_PDEATHSIG touches no memory; it makes the
-    // kernel send SIGTERM (a clean stop) when the process that started the
-    // agent (the remote shell, or the survey itself) dies, even by kill -9.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
-    // SAFETY: getppid has no preconditions.
-    if unsafe { libc::getppid() } == 1 {
-        return Err("the survey that started this agent is gone".into());
-    }
-    let key = iolab_net::SharedKey::resolve(None).map_err(|e| e.to_string())?;
-    let store = store_dir.map(|d| echo::Store {
-        backend: b,
-        dir: d.clone(),
-    });
-    if let Some(s) = &store {
-        s.make()?;
-    }
-    let served = echo::serve(a.port, key.as_ref(), store.as_ref());
-    if let Some(s) = &store {
-        s.remove();
-    }
-    let totals = served.map_err(|e| e.to_string())?;
-    let json = serde_json::to_string(&totals).map_err(|e| e.to_string())?;
-    let _ = outln!("{json}");
-    Ok(())
-}
-
 fn obdfilter_agent(a: AgentArgs) -> ExitCode {
-    use iolab_survey::obdfilter::{self as o, Shape};
-    let b = backend();
-    let work_dirs: Vec<PathBuf> = a.dirs.iter().map(|d| d.join(&a.work)).collect();
-    let r = match a.step.as_str() {
-        "setup" => o::setup_dirs(b.as_ref(), &a.dirs, &a.work).map(|_| ()),
-        "create" => o::create_in(b.as_ref(), &work_dirs, a.nobj),
-        "destroy" => {
-            o::destroy_in(b.as_ref(), &work_dirs, a.nobj);
-            Ok(())
-        }
-        "teardown" => {
-            o::teardown_dirs(b.as_ref(), &work_dirs);
-            Ok(())
-        }
-        "test" => {
-            let shape = Shape {
-                rsz_bytes: a.rsz_bytes,
-                count: a.count,
-                thr: a.thr,
-                per_obj: a.per_obj.max(1),
-            };
-            let objects = o::objects_in(&work_dirs, a.nobj);
-            let results = o::run_test(b.as_ref(), &objects, &a.name, shape, a.interval_ms);
-            serde_json::to_string(&results)
-                .map(|j| {
-                    let _ = outln!("{j}");
-                })
-                .map_err(|e| e.to_string())
-        }
-        "echo" => echo_agent(&a, b.as_ref(), work_dirs.first()),
-        other => Err(format!("unknown step '{other}'")),
+    let step = iolab_survey::agent::Step {
+        step: a.step,
+        work: a.work,
+        nobj: a.nobj,
+        name: a.name,
+        shape: iolab_survey::obdfilter::Shape {
+            rsz_bytes: a.rsz_bytes,
+            count: a.count,
+            thr: a.thr,
+            per_obj: a.per_obj,
+        },
+        interval_ms: a.interval_ms,
+        port: a.port,
+        dirs: a.dirs,
     };
-    match r {
-        Ok(()) => ExitCode::SUCCESS,
+    let b: Box<dyn iolab_backend::Backend> = Box::new(iolab_backend::Posix);
+    match iolab_survey::agent::run(&step, b.as_ref()) {
+        Ok(line) => {
+            if let Some(l) = line {
+                let _ = outln!("{l}");
+            }
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("iolab survey obdfilter-agent: {e}");
             ExitCode::from(exit::FAILED)

@@ -13,6 +13,7 @@
 //! assert!(h.percentile(1.0) >= 2_970);
 //! ```
 
+pub mod buffer;
 pub mod clock;
 pub mod env;
 pub mod outcome;
@@ -20,6 +21,7 @@ pub mod random;
 pub mod stats;
 pub mod stop;
 pub mod tmp;
+pub mod unique;
 pub mod units;
 
 pub use outcome::{Failure, FailureKind, Outcome};

@@ -31,6 +31,7 @@ pub mod preflight;
 pub mod results;
 pub mod rng;
 pub mod stonewall;
+pub mod sweep;
 #[cfg(test)]
 mod testing;
 mod work;

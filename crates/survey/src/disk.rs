@@ -5,13 +5,12 @@
 //! does). Writing destroys what the devices hold: a device that is
 //! mounted or holds any signature is refused unless forced.
 
-use crate::io::{cpath, fill_pattern, open_data, read_full_at, write_all_at};
+use crate::io::{cpath, open_data, read_full_at, write_all_at, WriteData};
 use crate::{check_range, doubling, mem_total_kb, Header, ParamError, MB};
 use iolab_backend::{Backend, Handle, OpenOptions};
+use iolab_core::buffer::IoBuffer;
 use iolab_core::{Failure, Outcome};
-use iolab_xdd::buffer::IoBuffer;
 use serde::{Deserialize, Serialize};
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
@@ -125,6 +124,14 @@ impl DiskConfig {
     /// Checks every parameter and device; refuses to plan writes to a
     /// device in use unless forced. Opens devices read-only, writes nothing.
     pub fn validate(&self, b: &dyn Backend) -> Result<DiskPlan, ParamError> {
+        let caps = b.capabilities();
+        if !caps.shared_writes && !caps.discards {
+            return Err(crate::io::lacks(
+                b,
+                "survey disk writes each device at many offsets from many threads at once",
+                "use --backend posix on block devices or files",
+            ));
+        }
         check_range("rszlo", self.rszlo_kb, "rszhi", self.rszhi_kb, MAX_RSZ_KB)?;
         check_range("crglo", self.crglo, "crghi", self.crghi, MAX_REGIONS)?;
         check_range("thrlo", self.thrlo, "thrhi", self.thrhi, MAX_THREADS)?;
@@ -175,6 +182,15 @@ impl DiskConfig {
         let st = b
             .stat(&c)
             .map_err(|e| ParamError::new("devices", format!("{shown}: {e}")))?;
+        if b.capabilities().discards {
+            // Nothing is kept: the device is as big as the survey needs.
+            return Ok(Device {
+                path: path.to_path_buf(),
+                bytes: START_OFFSET + self.size_mb * (1 << 20),
+                block_bytes: 512,
+                is_block: false,
+            });
+        }
         if !st.is_block_device && !st.is_file {
             return Err(ParamError::new(
                 "devices",
@@ -182,7 +198,10 @@ impl DiskConfig {
             ));
         }
         let (bytes, block_bytes) = if st.is_block_device {
-            block_geometry(path).map_err(|e| ParamError::new("devices", format!("{shown}: {e}")))?
+            let g = b
+                .device_geometry(&c)
+                .map_err(|e| ParamError::new("devices", format!("{shown}: {e}")))?;
+            (g.bytes, g.block_bytes)
         } else {
             (st.size, 512)
         };
@@ -208,7 +227,7 @@ impl DiskConfig {
             ));
         }
         if st.is_block_device && self.actions.contains(&Action::Write) && !self.force {
-            if let Some(why) = iolab_xdd::safety::block_device_in_use(&shown, st.rdev) {
+            if let Some(why) = b.device_in_use(&c, st.rdev) {
                 return Err(ParamError::new(
                     "force",
                     format!(
@@ -224,32 +243,6 @@ impl DiskConfig {
             is_block: st.is_block_device,
         })
     }
-}
-
-/// Size in bytes and logical block size of a block device (BLKGETSIZE64,
-/// BLKSSZGET).
-fn block_geometry(path: &std::path::Path) -> std::io::Result<(u64, u64)> {
-    const BLKSSZGET: libc::c_ulong = 0x1268;
-    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
-    let f = std::fs::File::open(path)?;
-    let mut bytes: u64 = 0;
-    let mut block: libc::c_int = 0;
-    // SAFETY: both ioctls write one integer of the type given through a
-    // valid pointer to a local; the descriptor is open.
-    let (r1, r2) = unsafe {
-        (
-            libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut bytes as *mut u64),
-            libc::ioctl(
-                f.as_raw_fd(),
-                BLKSSZGET as _,
-                &mut block as *mut libc::c_int,
-            ),
-        )
-    };
-    if r1 < 0 || r2 < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok((bytes, block.max(512) as u64))
 }
 
 /// One region's part of one action.
@@ -453,9 +446,14 @@ fn run_action(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> Opt
     let regions = open_regions(plan, b, action, s);
     let workers = regions.len() * s.per_region as usize;
     let mut buffers = Vec::with_capacity(workers);
-    for i in 0..workers {
-        let mut buf = IoBuffer::heap(s.rsz_bytes as usize, 4096).ok()?;
-        fill_pattern(buf.as_mut_slice(), i as u64 + 1);
+    let rsz = s.rsz_bytes as usize;
+    let data = (action == Action::Write).then(|| WriteData::new(rsz));
+    for _ in 0..workers {
+        let len = data.as_ref().map_or(rsz, |d| d.buffer_len(rsz));
+        let mut buf = IoBuffer::heap(len, 4096).ok()?;
+        if let Some(d) = &data {
+            d.fill(buf.as_mut_slice());
+        }
         buffers.push(buf);
     }
     // Every buffer and handle exists before the first thread starts; the
@@ -465,11 +463,11 @@ fn run_action(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> Opt
     std::thread::scope(|scope| {
         for (w, buf) in buffers.into_iter().enumerate() {
             let region = &regions[w / s.per_region as usize];
-            let (barrier, start) = (&barrier, &start);
+            let (barrier, start, data) = (&barrier, &start, data.as_ref());
             scope.spawn(move || {
                 barrier.wait();
                 let t0 = start.get().copied().unwrap_or_else(Instant::now);
-                region_worker(b, region, action, s, buf, t0);
+                region_worker(b, region, data, s, buf, t0);
             });
         }
         let _ = start.set(Instant::now());
@@ -520,16 +518,21 @@ fn open_regions(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> V
 }
 
 /// One thread of one region: takes the region's next record until none
-/// is left, an error, or a stop request. The region's last thread syncs a
-/// buffered write before its clock stops.
+/// is left, an error, or a stop request; writes records of `data`, reads
+/// when there is none. The region's last thread syncs a buffered write
+/// before its clock stops.
 fn region_worker(
     b: &dyn Backend,
     r: &Region,
-    action: Action,
+    data: Option<&WriteData>,
     s: Shape,
     mut buf: IoBuffer,
     t0: Instant,
 ) {
+    let action = match data {
+        Some(_) => Action::Write,
+        None => Action::Read,
+    };
     if let Some((h, _)) = &r.handle {
         while !iolab_core::stop::requested() && !has_error(r) {
             let i = r.next.fetch_add(1, Ordering::Relaxed);
@@ -541,9 +544,13 @@ fn region_worker(
                     .store(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
             }
             let off = r.offset + i * s.rsz_bytes;
-            let res = match action {
-                Action::Write => write_all_at(b, h, buf.as_slice(), off),
-                Action::Read => read_full_at(b, h, buf.as_mut_slice(), off),
+            let len = s.rsz_bytes as usize;
+            let res = match data {
+                Some(d) => {
+                    let at = d.place(buf.as_mut_slice(), r.device as u64, off, len);
+                    write_all_at(b, h, &buf.as_slice()[at..at + len], off)
+                }
+                None => read_full_at(b, h, &mut buf.as_mut_slice()[..len], off),
             };
             match res {
                 Ok(()) => {

@@ -19,11 +19,14 @@
 //! what it received and sent ([`EchoTotals`]), so the bytes that crossed
 //! the wire are on record.
 
-use crate::obdfilter::{Shape, TargetResult};
+use crate::object::{Shape, TargetResult};
 use crate::sampler::{self, Counters};
+use crate::ParamError;
 use iolab_net::{conn, frame::Kind, handshake, Cancel, Conn, NetError, SharedKey};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
@@ -85,11 +88,15 @@ impl Store<'_> {
 
     /// Removes every object and the work directory.
     pub fn remove(&self) {
-        if let Ok(rd) = std::fs::read_dir(&self.dir) {
-            for e in rd.flatten() {
-                if let Ok(c) = crate::io::cpath(&e.path()) {
-                    let _ = self.backend.unlink(&c);
-                }
+        let Ok(dir) = crate::io::cpath(&self.dir) else {
+            return;
+        };
+        // Through the backend, as every file of the survey: only what
+        // this agent made is in its own work directory.
+        for e in self.backend.list(&dir).unwrap_or_default() {
+            let name = std::ffi::OsStr::from_bytes(&e.name);
+            if let Ok(c) = crate::io::cpath(&self.dir.join(name)) {
+                let _ = self.backend.unlink(&c);
             }
         }
         if let Ok(c) = crate::io::cpath(&self.dir) {
@@ -193,10 +200,12 @@ fn answer(
         Some(Err(e)) => return Err(refuse(&mut c, format!("object o{}: {e}", job.object))),
         None => None,
     };
-    let mut owned = iolab_xdd::buffer::IoBuffer::heap(job.rsz_bytes as usize, 4096)
+    let mut owned = iolab_core::buffer::IoBuffer::heap(job.rsz_bytes as usize, 4096)
         .map_err(|e| NetError::Protocol(format!("buffer: {e}")))?;
     let buf = owned.as_mut_slice();
-    crate::io::fill_pattern(buf, 1);
+    // What a read answers with when no object store is behind the agent
+    // (case=network): the bytes cross the network and are not kept.
+    crate::io::WriteData::new(buf.len()).fill(buf);
     let io = |r: std::io::Result<()>, what: &str, off: u64| {
         r.map_err(|e| format!("{what} at offset {off}: {e}"))
     };
@@ -250,6 +259,8 @@ struct Link {
     target: usize,
     /// Where this thread's stretch of its object starts (netdisk).
     base: u64,
+    /// The object it writes in (netdisk): its blocks' stamps name it.
+    object: u64,
     conn: Result<Conn, String>,
 }
 
@@ -268,15 +279,18 @@ pub fn run_test(
     let errors: Vec<Mutex<Option<String>>> = addrs.iter().map(|_| Mutex::new(None)).collect();
     let barrier = Barrier::new(links.len() + 1);
     let done = AtomicBool::new(false);
+    let data = crate::io::WriteData::new(s.rsz_bytes as usize);
     let samples = std::thread::scope(|scope| {
         for l in links {
-            let (counters, barrier, errors) = (&counters, &barrier, &errors);
+            let (counters, barrier, errors, data) = (&counters, &barrier, &errors, &data);
             scope.spawn(move || {
                 barrier.wait();
                 let (t, base) = (l.target, l.base);
+                let file = ((t as u64) << 32) | l.object;
+                let data = write.then_some((data, file));
                 if let Err(e) = l
                     .conn
-                    .and_then(|c| records(c, (t, base), write, s, counters))
+                    .and_then(|c| records(c, (t, base), data, s, counters))
                 {
                     if let Ok(mut slot) = errors[t].lock() {
                         slot.get_or_insert(format!("{}: {e}", addrs[t]));
@@ -294,7 +308,11 @@ pub fn run_test(
             std::thread::sleep(Duration::from_millis(1));
         }
         done.store(true, Ordering::Release);
-        sampler.join().unwrap_or_default()
+        // A sampler that panicked is the test's error, not empty samples.
+        sampler.join().unwrap_or_else(|_| {
+            crate::sampler::note_panic(&errors, "the sampler thread");
+            Default::default()
+        })
     });
     sampler::per_target(&counters, samples)
         .into_iter()
@@ -331,6 +349,7 @@ fn connect_all(addrs: &[String], write: bool, s: Shape, key: Option<&SharedKey>)
             out.push(Link {
                 target: t,
                 base,
+                object: k / s.per_obj.max(1),
                 conn,
             });
         }
@@ -338,24 +357,35 @@ fn connect_all(addrs: &[String], write: bool, s: Shape, key: Option<&SharedKey>)
     out
 }
 
-/// One thread's records: each a request and its answer.
+/// One thread's records: each a request and its answer. A write sends
+/// records of `data` for its file (object).
 fn records(
     mut c: Conn,
     (t, base): (usize, u64),
-    write: bool,
+    data: Option<(&crate::io::WriteData, u64)>,
     s: Shape,
     counters: &Counters,
 ) -> Result<(), String> {
     let cancel = Cancel::process();
-    let mut buf = vec![0u8; s.rsz_bytes as usize];
-    crate::io::fill_pattern(&mut buf, t as u64 + 1);
+    let write = data.is_some();
+    let rsz = s.rsz_bytes as usize;
+    let mut buf = vec![0u8; data.map_or(rsz, |(d, _)| d.buffer_len(rsz))];
+    if let Some((d, _)) = data {
+        d.fill(&mut buf);
+    }
     let err = |e: NetError| e.to_string();
     for i in 0..s.count {
         if iolab_core::stop::requested() {
             break;
         }
         let off = base + i * s.rsz_bytes;
-        let payload: &[u8] = if write { &buf } else { &[] };
+        let payload: &[u8] = match data {
+            Some((d, file)) => {
+                let at = d.place(&mut buf, file, off, rsz);
+                &buf[at..at + rsz]
+            }
+            None => &[],
+        };
         c.send(Kind::Data, 0, off, payload, cancel).map_err(err)?;
         let (h, got) = answer_of(&mut c, &mut buf, cancel)?;
         let expected = if write {
@@ -394,6 +424,40 @@ fn answer_of(c: &mut Conn, buf: &mut [u8], cancel: Cancel<'_>) -> Result<(Kind, 
         .map_err(|e| e.to_string())?
         .len();
     Ok((h.kind, got))
+}
+
+/// The kit's network cases' targets: host names for `network`,
+/// `HOST:/DIR` for `netdisk`.
+pub fn parse_targets(
+    case: &str,
+    given: &[String],
+) -> Result<Vec<(String, Option<PathBuf>)>, ParamError> {
+    use crate::remote::RemoteTarget;
+    if given.is_empty() {
+        let want = match case {
+            "network" => "the servers' host names: targets=\"oss1 oss2\"",
+            _ => "HOST:/DIR targets: targets=\"oss1:/srv/ost0 oss2:/srv/ost1\"",
+        };
+        return Err(ParamError::new(
+            "targets",
+            format!("case={case} needs {want}"),
+        ));
+    }
+    given
+        .iter()
+        .map(|t| match (case, RemoteTarget::parse(t)) {
+            ("network", None) if !t.contains('/') && !t.contains(':') => Ok((t.clone(), None)),
+            ("network", _) => Err(ParamError::new(
+                "targets",
+                format!("{t}: case=network takes host names (the echo agent touches no file system); drop the path, or use case=netdisk"),
+            )),
+            (_, Some(r)) if r.path.is_absolute() => Ok((r.host, Some(r.path))),
+            _ => Err(ParamError::new(
+                "targets",
+                format!("{t}: case=netdisk takes HOST:/DIR (the directory on that host the agent writes in)"),
+            )),
+        })
+        .collect()
 }
 
 /// Runs the survey's points against the agents at `addrs` (one per

@@ -1,10 +1,13 @@
 //! Data-path helpers shared by the bandwidth surveys: opening with
 //! O_DIRECT when the file system allows it, whole-record reads and writes
-//! through the backend, and a data pattern that no device can compress.
+//! through the backend, and write data that no store can compress or
+//! deduplicate ([`WriteData`]).
 
 use iolab_backend::{Backend, Handle, OpenOptions};
 use std::ffi::CStr;
 use std::io;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
 
 /// Opens `path` with O_DIRECT when `direct`; a file system that refuses it
 /// (EINVAL, as tmpfs does) gets a buffered open instead. Returns the
@@ -59,17 +62,67 @@ pub fn read_full_at(b: &dyn Backend, h: &Handle, buf: &mut [u8], offset: u64) ->
     Ok(())
 }
 
-/// Fills `buf` with a pseudo-random pattern seeded by `seed`, so that
-/// compressing or deduplicating storage cannot flatter the figures.
-pub fn fill_pattern(buf: &mut [u8], seed: u64) {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    for chunk in buf.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let bytes = x.to_le_bytes();
-        chunk.copy_from_slice(&bytes[..chunk.len()]);
+/// What a survey pass writes: iolab's unique incompressible data
+/// (`iolab_core::unique`, as xdd writes by default). Each writer's
+/// aligned buffer holds a random base repeating no closer than 1 MiB
+/// (filled before the clock starts); a record at file offset X is the
+/// window of the buffer at X modulo that period, with every 4 KiB of it
+/// stamped in place with its file offset and a tag of the run, the file
+/// and the pass. No two 4 KiB blocks a survey writes are equal, so a
+/// compressing or deduplicating store keeps all of them, and the hot
+/// loop copies nothing.
+pub struct WriteData {
+    shape: iolab_core::unique::Shape,
+    pass: u32,
+}
+
+impl WriteData {
+    /// The data of a new pass writing records of `record_bytes`.
+    pub fn new(record_bytes: usize) -> Self {
+        Self {
+            shape: iolab_core::unique::Shape::new(0, 0, record_bytes),
+            pass: PASS.fetch_add(1, Ordering::Relaxed),
+        }
     }
+
+    /// Bytes of a writer's buffer for records of `record_bytes`.
+    pub fn buffer_len(&self, record_bytes: usize) -> usize {
+        self.shape.buffer_len(record_bytes)
+    }
+
+    /// Fills a writer's buffer with the base (before the clock starts).
+    pub fn fill(&self, buf: &mut [u8]) {
+        self.shape.fill(buf);
+    }
+
+    /// Stamps the `len`-byte record at `offset` of file `file` (a number
+    /// unique within the pass: device, object or target) in `buf` (filled
+    /// by [`WriteData::fill`]) and returns where in `buf` it starts.
+    #[inline]
+    pub fn place(&self, buf: &mut [u8], file: u64, offset: u64, len: usize) -> usize {
+        let tag = iolab_core::unique::tag(run_key() ^ file.rotate_left(32), 0, self.pass);
+        self.shape.place(buf, offset, len, tag)
+    }
+}
+
+/// Passes of this process so far: each pass's blocks carry its number.
+static PASS: AtomicU32 = AtomicU32::new(0);
+
+/// A number of this run (process), so that two runs' blocks differ too.
+fn run_key() -> u64 {
+    static KEY: OnceLock<u64> = OnceLock::new();
+    *KEY.get_or_init(|| {
+        iolab_core::random::mix(iolab_core::clock::wall_ns() ^ u64::from(std::process::id()) << 40)
+    })
+}
+
+/// The error of a survey that needs what backend `b` lacks: names the
+/// backend, what the survey does that needs it, and the fix.
+pub fn lacks(b: &dyn Backend, does: &str, fix: &str) -> crate::ParamError {
+    crate::ParamError::new(
+        "backend",
+        format!("{does}, which the {} backend cannot; {fix}", b.name()),
+    )
 }
 
 /// A C path for the backend.
@@ -88,6 +141,10 @@ pub fn check_target_dirs(
             "targets",
             "give at least one target directory",
         ));
+    }
+    // A sink has nothing to look at: every name is whatever it is asked to be.
+    if b.capabilities().discards {
+        return Ok(());
     }
     for t in targets {
         let shown = t.display().to_string();
@@ -109,12 +166,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_pattern_is_not_constant() {
-        let mut a = vec![0u8; 4096];
-        fill_pattern(&mut a, 1);
-        assert!(a.iter().any(|&x| x != a[0]));
-        let mut b = vec![0u8; 4096];
-        fill_pattern(&mut b, 2);
-        assert_ne!(a, b);
+    fn no_two_written_blocks_are_equal() {
+        let d = WriteData::new(8192);
+        let mut seen = std::collections::HashSet::new();
+        let mut buf = vec![0u8; d.buffer_len(8192)];
+        d.fill(&mut buf);
+        for file in 0..2 {
+            for i in 0..300u64 {
+                let at = d.place(&mut buf, file, i * 8192, 8192);
+                for b in buf[at..at + 8192].chunks(4096) {
+                    assert!(seen.insert(b.to_vec()), "file {file} record {i}");
+                }
+            }
+        }
+        let e = WriteData::new(8192);
+        let at = e.place(&mut buf, 0, 0, 8192);
+        assert!(
+            seen.insert(buf[at..at + 4096].to_vec()),
+            "a second pass repeats the first"
+        );
     }
 }

@@ -13,12 +13,14 @@
 //! assert_eq!(iolab_survey::doubling(3, 16), vec![3, 6, 12]);
 //! ```
 
+pub mod agent;
 pub mod disk;
 pub mod echo;
 mod io;
 pub mod lustre;
 pub mod mds;
 pub mod obdfilter;
+pub mod object;
 pub mod ost;
 pub mod remote;
 pub mod sampler;

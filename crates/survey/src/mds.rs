@@ -27,7 +27,9 @@ pub const MAX_FILES: u64 = 100_000_000;
 /// The tests the survey knows.
 pub const TEST_NAMES: &[&str] = &["create", "lookup", "md_getattr", "setxattr", "destroy"];
 /// The extended attribute `setxattr` sets.
-pub const XATTR_NAME: &str = "user.iolab_survey";
+pub const XATTR_NAME: &std::ffi::CStr = c"user.iolab_survey";
+/// The value it sets.
+const XATTR_VALUE: &[u8] = b"iolab-survey-xattr";
 
 /// The metadata survey's parameters (the kit's names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,8 +75,41 @@ impl MdsConfig {
             return Err(ParamError::new("interval-ms", "must be at least 1"));
         }
         check_tests(&self.tests)?;
+        let caps = b.capabilities();
+        if self.tests.iter().any(|t| t == "setxattr") && !caps.xattrs && !caps.discards {
+            return Err(crate::io::lacks(
+                b,
+                "the setxattr test sets an extended attribute on every file",
+                "drop setxattr from tests",
+            ));
+        }
         crate::io::check_target_dirs(&self.targets, b)
     }
+}
+
+/// The kit's mds-survey `stripe_count` and `layer`, which iolab cannot
+/// honour: refused before anything is created, naming why.
+pub fn check_kit_params(
+    targets: &[PathBuf],
+    stripe_count: Option<u64>,
+    layer: Option<&str>,
+) -> Result<(), ParamError> {
+    if let Some(n) = stripe_count.filter(|&n| n > 0) {
+        let lustre = targets.iter().any(|t| crate::lustre::is_lustre(t));
+        let why = if lustre {
+            format!("stripe_count={n}: striping the survey's files on Lustre is not implemented; drop stripe_count (files get the directory's default layout)")
+        } else {
+            format!("stripe_count={n}: the targets are not on Lustre, their file system cannot stripe files; drop stripe_count")
+        };
+        return Err(ParamError::new("stripe-count", why));
+    }
+    if let Some(l) = layer {
+        return Err(ParamError::new(
+            "layer",
+            format!("layer={l}: iolab's mds survey works through the file system's own interface (as a client does), not inside the metadata server's {l} layer as the kit's echo_client; drop layer"),
+        ));
+    }
+    Ok(())
 }
 
 fn check_tests(tests: &[String]) -> Result<(), ParamError> {
@@ -413,30 +448,8 @@ fn one_op(b: &dyn Backend, test: &str, p: &Path) -> std::io::Result<()> {
             false => Err(std::io::Error::from_raw_os_error(libc::ENOENT)),
         },
         "md_getattr" => b.stat(&c).map(|_| ()),
-        "setxattr" => set_xattr(&c),
+        "setxattr" => b.setxattr(&c, XATTR_NAME, XATTR_VALUE),
         _ => b.unlink(&c),
-    }
-}
-
-/// Sets [`XATTR_NAME`] (the backend has no xattr call; POSIX only).
-fn set_xattr(c: &std::ffi::CStr) -> std::io::Result<()> {
-    let name = c"user.iolab_survey";
-    let value = b"iolab-survey-xattr";
-    // SAFETY: both strings are NUL-terminated; the value pointer and
-    // length describe a live byte array.
-    let r = unsafe {
-        libc::setxattr(
-            c.as_ptr(),
-            name.as_ptr(),
-            value.as_ptr().cast(),
-            value.len(),
-            0,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
     }
 }
 

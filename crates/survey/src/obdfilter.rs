@@ -7,12 +7,13 @@
 //! least and greatest instantaneous bandwidth of any one target, sampled
 //! every interval (see [`crate::sampler`]).
 
-use crate::io::{cpath, fill_pattern, open_data, read_full_at, write_all_at};
+use crate::io::{cpath, open_data, read_full_at, write_all_at, WriteData};
+pub use crate::object::{Shape, TargetResult};
 use crate::sampler::{self, Bracket, Counters, TargetRates};
 use crate::{check_range, doubling, Header, ParamError, MB};
 use iolab_backend::{Backend, Handle, OpenOptions};
+use iolab_core::buffer::IoBuffer;
 use iolab_core::{Failure, Outcome};
-use iolab_xdd::buffer::IoBuffer;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,11 +67,52 @@ impl ObdConfig {
     /// Checks every parameter and that each target is a directory.
     pub fn validate(&self, b: &dyn Backend) -> Result<(), ParamError> {
         self.validate_params()?;
+        self.check_backend(b)?;
         if self.targets.is_empty() && !self.remote.is_empty() {
             // Every target is on another host: checked there, at setup.
             return Ok(());
         }
         crate::io::check_target_dirs(&self.targets, b)
+    }
+
+    /// Checks that backend `b` can do what the sweep asks: several threads
+    /// on one object need shared writes; remote targets are surveyed by
+    /// agents on their hosts' own file systems, beside local ones.
+    fn check_backend(&self, b: &dyn Backend) -> Result<(), ParamError> {
+        let caps = b.capabilities();
+        let shared = points(self).iter().any(|&(_, nobj, thr)| thr > nobj);
+        if shared && !caps.shared_writes && !caps.discards {
+            return Err(crate::io::lacks(
+                b,
+                &format!(
+                    "thrhi={} threads on nobjlo={} objects write one object from several threads at once",
+                    self.thrhi, self.nobjlo
+                ),
+                "lower thrhi to nobjlo (one thread per object) or use --backend posix",
+            ));
+        }
+        let several = points(self).iter().any(|&(rsz, _, thr)| {
+            rsz * 1024 < caps.min_part_bytes && records_per_thread(self, rsz, thr) > 1
+        });
+        if several {
+            return Err(crate::io::lacks(
+                b,
+                &format!(
+                    "rszlo={} KB records are each one write, below the {} KB least part of the backend's multi-request writes",
+                    self.rszlo_kb,
+                    caps.min_part_bytes >> 10
+                ),
+                &format!("give rszlo of {} KB or more", caps.min_part_bytes >> 10),
+            ));
+        }
+        if !self.remote.is_empty() && !caps.local {
+            return Err(crate::io::lacks(
+                b,
+                "remote targets (HOST:/DIR) are surveyed by agents on those hosts' file systems",
+                "survey them with the default backend, or drop them",
+            ));
+        }
+        Ok(())
     }
 
     /// Checks the sweep's parameters alone (sizes, counts, tests).
@@ -102,7 +144,7 @@ impl ObdConfig {
 
 /// The system page size in KB (record sizes are whole pages, as the kit's).
 pub fn page_kb() -> u64 {
-    (iolab_xdd::buffer::page_size() as u64 / 1024).max(1)
+    (iolab_core::buffer::page_size() as u64 / 1024).max(1)
 }
 
 fn check_tests(tests: &[String]) -> Result<(), ParamError> {
@@ -138,19 +180,6 @@ pub enum BracketResult {
     Error,
     /// Nothing was moved and nothing failed (the kit's SHORT).
     Short,
-}
-
-/// One target's share of a test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TargetResult {
-    /// The target directory.
-    pub target: String,
-    /// Bytes, elapsed time and per-interval bytes/s.
-    pub rates: TargetRates,
-    /// O_DIRECT was used by every worker.
-    pub direct: bool,
-    /// The first error, if any.
-    pub error: Option<String>,
 }
 
 /// One test at one point.
@@ -230,6 +259,28 @@ pub fn points(cfg: &ObdConfig) -> Vec<(u64, u64, u64)> {
     out
 }
 
+/// Records each thread moves at a point (the kit's size per target
+/// shared by its threads).
+fn records_per_thread(cfg: &ObdConfig, rsz_kb: u64, thr: u64) -> u64 {
+    cfg.size_mb * 1024 / (rsz_kb * thr)
+}
+
+/// The targets as given, split into this host's directories and other
+/// hosts' `HOST:/DIR`.
+pub fn split_targets(given: &[String]) -> (Vec<PathBuf>, Vec<crate::remote::RemoteTarget>) {
+    use crate::remote::RemoteTarget;
+    let remote = given
+        .iter()
+        .filter_map(|t| RemoteTarget::parse(t))
+        .collect();
+    let local = given
+        .iter()
+        .filter(|t| RemoteTarget::parse(t).is_none())
+        .map(PathBuf::from)
+        .collect();
+    (local, remote)
+}
+
 /// The private directory the survey makes in each target (and removes).
 pub fn work_dir(target: &std::path::Path) -> PathBuf {
     target.join(format!("iolab-obdfilter.{}", std::process::id()))
@@ -296,7 +347,12 @@ pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)
         notes: Vec::new(),
     };
     let work = work_name();
-    let hosts = match crate::remote::Hosts::new(cfg, &work) {
+    let hosts = match crate::remote::Hosts::new(
+        &cfg.remote,
+        cfg.rsh.as_deref(),
+        &cfg.remote_iolab,
+        &work,
+    ) {
         Ok(h) => h,
         Err(e) => {
             report.outcome = Outcome::Error(Failure::other("remote shell", e));
@@ -380,7 +436,7 @@ fn run_point(
     notes: &mut Vec<String>,
 ) -> ObdPoint {
     let ndevs = (dirs.len() + cfg.remote.len()) as u64;
-    let count = cfg.size_mb * 1024 / (rsz_kb * thr);
+    let count = records_per_thread(cfg, rsz_kb, thr);
     let mut point = ObdPoint {
         ost: ndevs,
         total_size_kb: rsz_kb * count * thr * ndevs,
@@ -459,24 +515,12 @@ fn destroy(b: &dyn Backend, paths: &[PathBuf]) {
     }
 }
 
-/// The shape of one test on one target: record size, records per thread,
-/// threads, threads per object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shape {
-    /// Record size, bytes.
-    pub rsz_bytes: u64,
-    /// Records per thread.
-    pub count: u64,
-    /// Threads per target.
-    pub thr: u64,
-    /// Threads per object.
-    pub per_obj: u64,
-}
-
 /// One worker, prepared before any thread starts.
 struct Worker {
     target: usize,
     handle: Option<(Handle, bool)>,
+    /// Names its object in the stamps of what it writes.
+    file: u64,
     base: u64,
     buf: IoBuffer,
     error: Option<String>,
@@ -496,7 +540,8 @@ pub fn run_test(
         return Vec::new();
     }
     let write = is_write(name);
-    let workers = prepare(b, objects, write, s);
+    let data = write.then(|| WriteData::new(s.rsz_bytes as usize));
+    let workers = prepare(b, objects, data.as_ref(), s);
     let counters = Counters::new(&vec![s.thr as usize; objects.len()]);
     let errors: Vec<Mutex<Option<String>>> = objects.iter().map(|_| Mutex::new(None)).collect();
     let direct: Vec<AtomicBool> = objects.iter().map(|_| AtomicBool::new(true)).collect();
@@ -507,6 +552,7 @@ pub fn run_test(
             .into_iter()
             .map(|w| {
                 let (counters, barrier, errors, direct) = (&counters, &barrier, &errors, &direct);
+                let data = data.as_ref();
                 let target = w.target;
                 let h = scope.spawn(move || {
                     barrier.wait();
@@ -514,7 +560,7 @@ pub fn run_test(
                     if !w.handle.as_ref().is_some_and(|h| h.1) {
                         direct[t].store(false, Ordering::Relaxed);
                     }
-                    if let Some(e) = worker(b, w, write, s, counters) {
+                    if let Some(e) = worker(b, w, data, s, counters) {
                         if let Ok(mut slot) = errors[t].lock() {
                             slot.get_or_insert(e);
                         }
@@ -545,7 +591,15 @@ pub fn run_test(
 }
 
 /// Buffers and handles for every worker of every target.
-fn prepare(b: &dyn Backend, objects: &[Vec<PathBuf>], write: bool, s: Shape) -> Vec<Worker> {
+fn prepare(
+    b: &dyn Backend,
+    objects: &[Vec<PathBuf>],
+    data: Option<&WriteData>,
+    s: Shape,
+) -> Vec<Worker> {
+    let write = data.is_some();
+    let rsz = s.rsz_bytes as usize;
+    let len = data.map_or(rsz, |d| d.buffer_len(rsz));
     let mut out = Vec::new();
     for (t, objs) in objects.iter().enumerate() {
         for k in 0..s.thr {
@@ -560,12 +614,13 @@ fn prepare(b: &dyn Backend, objects: &[Vec<PathBuf>], write: bool, s: Shape) -> 
                 .as_ref()
                 .err()
                 .map(|e| format!("open {}: {e}", obj.display()));
-            let buf = IoBuffer::heap(s.rsz_bytes as usize, 4096).map(|mut x| {
-                fill_pattern(x.as_mut_slice(), k + 1);
-                x
-            });
-            let buf = match buf {
-                Ok(x) => x,
+            let buf = match IoBuffer::heap(len, 4096) {
+                Ok(mut x) => {
+                    if let Some(d) = data {
+                        d.fill(x.as_mut_slice());
+                    }
+                    x
+                }
                 Err(e) => {
                     error.get_or_insert(format!("buffer: {e}"));
                     // A zero-length stand-in: the worker reports the error and moves nothing.
@@ -578,6 +633,7 @@ fn prepare(b: &dyn Backend, objects: &[Vec<PathBuf>], write: bool, s: Shape) -> 
             out.push(Worker {
                 target: t,
                 handle: opened.ok(),
+                file: ((t as u64) << 32) | (k / s.per_obj),
                 base: (k % s.per_obj) * s.count * s.rsz_bytes,
                 buf,
                 error,
@@ -587,8 +643,16 @@ fn prepare(b: &dyn Backend, objects: &[Vec<PathBuf>], write: bool, s: Shape) -> 
     out
 }
 
-/// Moves one worker's records; returns its error.
-fn worker(b: &dyn Backend, mut w: Worker, write: bool, s: Shape, c: &Counters) -> Option<String> {
+/// Moves one worker's records (writes records of `data`, reads when
+/// there is none); returns its error.
+fn worker(
+    b: &dyn Backend,
+    mut w: Worker,
+    data: Option<&WriteData>,
+    s: Shape,
+    c: &Counters,
+) -> Option<String> {
+    let write = data.is_some();
     if let Some(e) = w.error.take() {
         return Some(e);
     }
@@ -599,10 +663,13 @@ fn worker(b: &dyn Backend, mut w: Worker, write: bool, s: Shape, c: &Counters) -
             break;
         }
         let off = w.base + i * s.rsz_bytes;
-        let r = if write {
-            write_all_at(b, &h, w.buf.as_slice(), off)
-        } else {
-            read_full_at(b, &h, w.buf.as_mut_slice(), off)
+        let len = s.rsz_bytes as usize;
+        let r = match data {
+            Some(d) => {
+                let at = d.place(w.buf.as_mut_slice(), w.file, off, len);
+                write_all_at(b, &h, &w.buf.as_slice()[at..at + len], off)
+            }
+            None => read_full_at(b, &h, &mut w.buf.as_mut_slice()[..len], off),
         };
         if let Err(e) = r {
             err = Some(format!(

@@ -12,11 +12,11 @@
 //! each file is placed on one OST with [`crate::lustre::place`] before it
 //! is written, as the kit's ost-survey does.
 
-use crate::io::{cpath, fill_pattern, open_data, read_full_at, write_all_at};
+use crate::io::{cpath, open_data, read_full_at, write_all_at, WriteData};
 use crate::{Header, ParamError, MB};
 use iolab_backend::{Backend, Handle, OpenOptions};
+use iolab_core::buffer::IoBuffer;
 use iolab_core::{Failure, Outcome};
-use iolab_xdd::buffer::IoBuffer;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -57,6 +57,25 @@ impl OstConfig {
             return Err(ParamError::new(
                 "targets",
                 "one OST index per target is needed on Lustre",
+            ));
+        }
+        let part = b.capabilities().min_part_bytes;
+        if part > BLOCK_BYTES && self.size_mb * (MB as u64) > BLOCK_BYTES {
+            return Err(crate::io::lacks(
+                b,
+                &format!(
+                    "ost-survey writes each file {} KiB at a time, below the {} KiB least part of the backend's multi-request writes",
+                    BLOCK_BYTES >> 10,
+                    part >> 10
+                ),
+                "give -s 1 (one request per file) or use --backend posix",
+            ));
+        }
+        if !self.ost_indices.is_empty() && !b.capabilities().local {
+            return Err(crate::io::lacks(
+                b,
+                "placing a file on each OST runs `lfs setstripe` on a Lustre mount",
+                "drop --lustre",
             ));
         }
         crate::io::check_target_dirs(&self.targets, b)
@@ -147,6 +166,50 @@ pub struct OstReport {
     pub outliers: Vec<Outlier>,
     /// How it ended.
     pub outcome: Outcome,
+}
+
+/// The target survey's configuration: the directories as given, or on
+/// Lustre (asked with `lustre`, or one target that is a Lustre mount)
+/// the mount point once per active OST with that OST's index. Returns
+/// notes on OSTs left out.
+pub fn plan(
+    targets: Vec<PathBuf>,
+    size_mb: u64,
+    lustre: bool,
+) -> Result<(OstConfig, Vec<String>), ParamError> {
+    use crate::lustre;
+    let plain = OstConfig {
+        targets,
+        size_mb,
+        ost_indices: vec![],
+    };
+    let on_lustre = plain.targets.len() == 1 && lustre::is_lustre(&plain.targets[0]);
+    if !lustre && !on_lustre {
+        return Ok((plain, vec![]));
+    }
+    let [mount] = plain.targets.as_slice() else {
+        return Err(ParamError::new(
+            "lustre",
+            "give exactly one target, the Lustre mount point",
+        ));
+    };
+    let osts = lustre::osts(mount).map_err(|e| ParamError::new("lustre", e))?;
+    if osts.active.is_empty() {
+        return Err(ParamError::new(
+            "lustre",
+            format!("'lfs osts {}' lists no active OST", mount.display()),
+        ));
+    }
+    let notes = match osts.inactive.is_empty() {
+        true => vec![],
+        false => vec![format!("OSTs not active, left out: {:?}", osts.inactive)],
+    };
+    let cfg = OstConfig {
+        targets: vec![mount.clone(); osts.active.len()],
+        ost_indices: osts.active,
+        size_mb,
+    };
+    Ok((cfg, notes))
 }
 
 /// The survey's file in a target (created exclusively, removed at the end).
@@ -319,8 +382,12 @@ fn timed(
     made: &mut Vec<PathBuf>,
 ) -> std::io::Result<(f64, bool)> {
     let c = cpath(f)?;
-    let mut buf = IoBuffer::heap(BLOCK_BYTES as usize, 4096)?;
-    fill_pattern(buf.as_mut_slice(), 7);
+    let block = BLOCK_BYTES as usize;
+    let data = matches!(pass, Write(_)).then(|| WriteData::new(block));
+    let mut buf = IoBuffer::heap(data.as_ref().map_or(block, |d| d.buffer_len(block)), 4096)?;
+    if let Some(d) = &data {
+        d.fill(buf.as_mut_slice());
+    }
     let opts = match pass {
         Write(None) => OpenOptions::create_new(),
         // `lfs setstripe` made the file (and fails on one that exists),
@@ -332,13 +399,12 @@ fn timed(
         }
         Read => OpenOptions::read(),
     };
-    let write = matches!(pass, Write(_));
     let t0 = Instant::now();
     let (h, direct) = open_data(b, &c, opts, true)?;
     if matches!(pass, Write(None)) {
         made.push(f.to_path_buf());
     }
-    let r = move_all(b, &h, &mut buf, write, size_mb, direct);
+    let r = move_all(b, &h, &mut buf, data.as_ref(), size_mb, direct);
     let closed = b.close(h);
     r?;
     closed?;
@@ -349,19 +415,23 @@ fn move_all(
     b: &dyn Backend,
     h: &Handle,
     buf: &mut IoBuffer,
-    write: bool,
+    data: Option<&WriteData>,
     size_mb: u64,
     direct: bool,
 ) -> std::io::Result<()> {
+    let write = data.is_some();
     let blocks = size_mb * (MB as u64) / BLOCK_BYTES;
     for i in 0..blocks {
         if iolab_core::stop::requested() {
             return Err(std::io::Error::from_raw_os_error(libc::EINTR));
         }
-        if write {
-            write_all_at(b, h, buf.as_slice(), i * BLOCK_BYTES)?;
+        let (off, len) = (i * BLOCK_BYTES, BLOCK_BYTES as usize);
+        if let Some(d) = data {
+            // One file per pass: the pass number alone tells them apart.
+            let at = d.place(buf.as_mut_slice(), 0, off, len);
+            write_all_at(b, h, &buf.as_slice()[at..at + len], off)?;
         } else {
-            read_full_at(b, h, buf.as_mut_slice(), i * BLOCK_BYTES)?;
+            read_full_at(b, h, &mut buf.as_mut_slice()[..len], off)?;
         }
     }
     if write && !direct {

@@ -9,7 +9,7 @@
 //! from starting the remote command to its exit, so it includes the
 //! remote shell's start-up.
 
-use crate::obdfilter::{Shape, TargetResult};
+use crate::object::{Shape, TargetResult};
 use crate::sampler::TargetRates;
 use iolab_launch::{Remote, RemoteShell};
 use serde::{Deserialize, Serialize};
@@ -26,10 +26,10 @@ pub struct RemoteTarget {
 }
 
 impl RemoteTarget {
-    /// `host:/path` is remote; a path starting with `/` or `.`, or without
-    /// a `:`, is local (None).
+    /// `host:/path` is remote; a path starting with `/` or `.`, without
+    /// a `:`, or a backend's URL (`s3://bucket`) is local (None).
     pub fn parse(s: &str) -> Option<RemoteTarget> {
-        if s.starts_with('/') || s.starts_with('.') {
+        if s.starts_with('/') || s.starts_with('.') || s.contains("://") {
             return None;
         }
         let (host, path) = s.split_once(':')?;
@@ -60,10 +60,18 @@ pub struct Pending {
 }
 
 impl Hosts {
-    /// The hosts of `cfg`'s remote targets (none: every step does nothing).
-    pub fn new(cfg: &crate::obdfilter::ObdConfig, work: &str) -> Result<Hosts, String> {
+    /// The hosts of the `remote` targets (none: every step does nothing),
+    /// reached through `rsh` (or the default remote shell) running the
+    /// `iolab` program at `remote_iolab`; the survey's files live in
+    /// `work` under each target.
+    pub fn new(
+        remote: &[RemoteTarget],
+        rsh: Option<&str>,
+        remote_iolab: &str,
+        work: &str,
+    ) -> Result<Hosts, String> {
         let mut groups: Vec<(String, Vec<PathBuf>)> = Vec::new();
-        for t in &cfg.remote {
+        for t in remote {
             match groups.iter_mut().find(|g| g.0 == t.host) {
                 Some(g) => g.1.push(t.path.clone()),
                 None => groups.push((t.host.clone(), vec![t.path.clone()])),
@@ -72,11 +80,11 @@ impl Hosts {
         let shell = if groups.is_empty() {
             None
         } else {
-            Some(RemoteShell::resolve(cfg.rsh.as_deref()).map_err(|e| e.to_string())?)
+            Some(RemoteShell::resolve(rsh).map_err(|e| e.to_string())?)
         };
         Ok(Hosts {
             shell,
-            iolab: cfg.remote_iolab.clone(),
+            iolab: remote_iolab.to_string(),
             work: work.to_string(),
             groups,
         })
@@ -228,5 +236,6 @@ mod tests {
         assert_eq!(RemoteTarget::parse("/mnt/a:b"), None);
         assert_eq!(RemoteTarget::parse("./x"), None);
         assert_eq!(RemoteTarget::parse("plain"), None);
+        assert_eq!(RemoteTarget::parse("s3://bucket/dir"), None);
     }
 }

@@ -27,7 +27,6 @@ pub mod timestamp;
 pub mod unique;
 pub mod uring;
 
-pub mod blkid;
 pub mod buffer;
 pub mod e2e;
 mod fault;

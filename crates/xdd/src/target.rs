@@ -144,7 +144,7 @@ fn check_safety(be: &dyn Backend, plan: &TargetPlan, g: &GlobalOpts) -> Result<b
         )));
     }
     if st.is_block_device && plan.opts.writes() && !g.force {
-        if let Some(why) = crate::safety::block_device_in_use(&plan.opts.path, st.rdev) {
+        if let Some(why) = be.device_in_use(&cpath(&plan.opts.path), st.rdev) {
             return Err(RunError::Refused(format!(
                 "target {} ({}): refusing to write to this block device because {why}; add -force to overwrite it",
                 plan.index, plan.opts.path

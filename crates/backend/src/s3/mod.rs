@@ -400,6 +400,8 @@ impl Backend for S3 {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             directories: true,
+            // Each write of an object is one part of its multipart upload.
+            min_part_bytes: 5 << 20,
             ..Capabilities::default()
         }
     }
