@@ -37,18 +37,25 @@ pub fn console_blocks(text: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut lines = text.lines().enumerate().peekable();
     while let Some((i, l)) = lines.next() {
-        if l.trim_end() != "```console" {
+        // A fence may be indented (inside a list item); its lines then
+        // carry the same indentation, which is not part of them.
+        if l.trim() != "```console" {
             continue;
         }
+        let indent = l.len() - l.trim_start().len();
         let mut block = Block {
             line: i + 1,
             steps: Vec::new(),
         };
         let mut cont = false;
         for (j, l) in lines.by_ref() {
-            if l.trim_end() == "```" {
+            if l.trim() == "```" {
                 break;
             }
+            let l = match l.get(..indent) {
+                Some(pad) if pad.trim().is_empty() => &l[indent..],
+                _ => l.trim_start(),
+            };
             if cont {
                 let s = block.steps.last_mut().expect("a continued command");
                 s.command.push('\n');
