@@ -369,7 +369,10 @@ impl RawConfig {
         for (t, name) in targets.iter_mut().zip(&self.names) {
             t.name = name.clone();
             t.path = format!("{}{}", t.targetdir, name);
-            crate::e2e::opts::imply_queuedepth(t);
+            // -e2e destination host:port,N: N QThreads for that destination.
+            if let Some(qd) = t.e2e.implied_queuedepth() {
+                t.queuedepth = qd;
+            }
         }
         Ok(Config {
             global: self.global.clone(),

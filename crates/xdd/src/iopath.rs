@@ -13,11 +13,15 @@
 //!
 //! The thread-per-request paths share the QThread loop, made generic over
 //! [`Transfer`] so that the per-operation call is static, not virtual.
+//!
+//! This file holds the contract only; each path implements it next to
+//! its loop ([`crate::qthread`], [`crate::uring_pass`], [`crate::e2e`]),
+//! and [`crate::paths::choose`] picks one. The run core and the
+//! end-to-end copy meet here and in the QThread state
+//! ([`crate::qstate`]), never in each other's files.
 
-use crate::plan::TargetPlan;
-use crate::qthread::{PassCtx, QState};
+use crate::qstate::{PassCtx, QState};
 use crate::results::Counts;
-use crate::values::{EngineKind, Op};
 use std::io;
 
 /// A way of running a target's passes.
@@ -67,90 +71,5 @@ impl Transfer for NullPath {
     #[inline]
     fn transfer(&self, _: &PassCtx, buf: &mut [u8], _: u64, _: bool) -> io::Result<usize> {
         Ok(buf.len())
-    }
-}
-
-impl IoPath for SyncPath {
-    fn name(&self) -> &'static str {
-        "sync"
-    }
-    fn threads(&self, queuedepth: u64) -> usize {
-        queuedepth as usize
-    }
-    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
-        crate::qthread::run_pass(st, cx, self)
-    }
-}
-
-impl IoPath for NullPath {
-    fn name(&self) -> &'static str {
-        "null"
-    }
-    fn threads(&self, queuedepth: u64) -> usize {
-        queuedepth as usize
-    }
-    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
-        crate::qthread::run_pass(st, cx, self)
-    }
-}
-
-impl IoPath for UringPath {
-    fn name(&self) -> &'static str {
-        "uring"
-    }
-    /// The ring keeps the queue depth in flight from one thread.
-    fn threads(&self, _queuedepth: u64) -> usize {
-        1
-    }
-    fn needs_raw_fd(&self) -> bool {
-        true
-    }
-    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
-        crate::uring_pass::run_pass(st, cx)
-    }
-}
-
-/// The path for a target: the one place that looks at `-engine` and
-/// `-op noop`.
-pub fn choose(plan: &TargetPlan) -> &'static dyn IoPath {
-    use crate::e2e::opts::Role;
-    match plan.opts.e2e.role() {
-        Some(Role::Source) => return &crate::e2e::SourcePath,
-        Some(Role::Destination) => return &crate::e2e::DestinationPath,
-        None => {}
-    }
-    match (plan.opts.engine, plan.opts.op) {
-        // A ring of NOPs still measures the ring.
-        (EngineKind::Uring, _) => &UringPath,
-        (_, Op::Noop) => &NullPath,
-        _ => &SyncPath,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::parse::{parse, Parsed};
-
-    fn path_of(line: &str) -> (&'static str, usize) {
-        let args: Vec<String> = line.split(' ').map(String::from).collect();
-        let Ok(Parsed::Run(c)) = parse(&args) else {
-            panic!("{line}")
-        };
-        let p = crate::plan::plan(&c).unwrap();
-        let io = choose(&p.targets[0]);
-        (io.name(), io.threads(p.targets[0].opts.queuedepth))
-    }
-
-    #[test]
-    fn one_place_picks_the_path() {
-        let base = "-target f -reqsize 1 -numreqs 8 -qd 4";
-        assert_eq!(path_of(&format!("-op read {base}")), ("sync", 4));
-        assert_eq!(path_of(&format!("-op noop {base}")), ("null", 4));
-        assert_eq!(
-            path_of(&format!("-op read {base} -engine uring")),
-            ("uring", 1)
-        );
-        assert_eq!(path_of("-op write -target null -numreqs 8").0, "sync");
     }
 }

@@ -3,102 +3,42 @@
 //! issues one read or write, and counts it. The loop allocates nothing,
 //! formats nothing and takes no lock; only the error path formats text.
 
-use crate::buffer::IoBuffer;
-use crate::config::GlobalOpts;
-use crate::datapat::Verifier;
-use crate::iopath::Transfer;
-use crate::plan::TargetPlan;
-use crate::progress::{wait_until, Progress};
+use crate::iopath::{IoPath, NullPath, SyncPath, Transfer};
+use crate::progress::wait_until;
 use crate::results::Counts;
-use crate::runstate::RunState;
-use crate::seek::PassSeeks;
 use crate::throttle::Pacer;
+// The state a QThread carries and sees; defined below the I/O paths so
+// that every path can name it.
+pub use crate::qstate::{PassCtx, PassShared, QState};
 use crate::values::{Measure, Op, Ordering};
-use iolab_backend::{Backend, Handle};
 use iolab_core::clock::mono_ns;
 use iolab_core::Failure;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::sync::atomic::Ordering::*;
 
 /// Slow operations remembered per QThread for -reportthreshold.
 const SLOW_OPS_KEPT: usize = 1000;
 
-/// What one QThread owns across passes.
-pub struct QState {
-    /// QThread number within its target.
-    pub q: usize,
-    /// Its I/O buffer (one full request).
-    pub buf: IoBuffer,
-    /// Read checker, when -verify is on.
-    pub verifier: Option<Verifier>,
-    /// Processor to run on.
-    pub cpu: Option<usize>,
-    /// Error messages kept (up to -maxerrorstoprint).
-    pub messages: Vec<String>,
-    /// Errors seen (printed or not).
-    pub error_count: u64,
-    /// Things refused but not errors (a processor pin), for the notes.
-    pub notes: Vec<String>,
-    /// Time stamp table, when -timestamps is on.
-    pub ts: Option<crate::timestamp::TsTable>,
-    /// Its connection, on an end-to-end target (-endtoend).
-    pub link: Option<crate::e2e::Link>,
-}
-
-/// Counters every QThread of a target shares during one pass.
-#[derive(Default)]
-pub struct PassShared {
-    /// Next operation number to hand out.
-    pub next: AtomicU64,
-    /// Operations issued so far, in order (loose ordering).
-    pub issued: AtomicU64,
-    /// Operations completed so far, in order (serial ordering).
-    pub completed: AtomicU64,
-    /// Set when the pass must end (time limit, -maxerrors, stop trigger).
-    pub stop: AtomicBool,
-    /// Errors in this pass over all QThreads (-maxerrors is per target).
-    pub errors: AtomicU64,
-}
-
-/// Everything a QThread reads during one pass.
-pub struct PassCtx<'a> {
-    /// The target's plan.
-    pub plan: &'a TargetPlan,
-    /// Run-wide options.
-    pub global: &'a GlobalOpts,
-    /// Backend that does the I/O.
-    pub backend: &'a dyn Backend,
-    /// Open target; None for the `null` target.
-    pub handle: Option<&'a Handle>,
-    /// Offsets of this pass.
-    pub seeks: PassSeeks<'a>,
-    /// Shared pass counters.
-    pub shared: &'a PassShared,
-    /// Monotonic pass start, ns.
-    pub start_ns: u64,
-    /// Monotonic time the pass must end (u64::MAX = none).
-    pub deadline_ns: u64,
-    /// Everyone's progress.
-    pub progress: &'a Progress,
-    /// Run-wide stop and failure (-stoponerror, a dead worker, ENOSPC).
-    pub run: &'a RunState,
-    /// The path of the target file this pass (for error outcomes).
-    pub path: &'a str,
-    /// Pass number, from 1.
-    pub pass: u32,
-}
-
-impl PassCtx<'_> {
-    /// True when the pass must end now.
-    #[inline]
-    pub fn ending(&self) -> bool {
-        self.shared.stop.load(Relaxed)
-            || self.run.stopping()
-            || (self.deadline_ns != u64::MAX && mono_ns() >= self.deadline_ns)
+impl IoPath for SyncPath {
+    fn name(&self) -> &'static str {
+        "sync"
     }
+    fn threads(&self, queuedepth: u64) -> usize {
+        queuedepth as usize
+    }
+    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
+        run_pass(st, cx, self)
+    }
+}
 
-    /// Ends the pass for every QThread of the target.
-    pub fn stop_pass(&self) {
-        self.shared.stop.store(true, Relaxed);
+impl IoPath for NullPath {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+    fn threads(&self, queuedepth: u64) -> usize {
+        queuedepth as usize
+    }
+    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
+        run_pass(st, cx, self)
     }
 }
 

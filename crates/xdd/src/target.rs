@@ -170,7 +170,7 @@ pub fn prepare<'a>(
     let mut handle = None;
     let mut created = Vec::new();
     let mut existed_before = false;
-    let io = crate::iopath::choose(plan);
+    let io = crate::paths::choose(plan);
     info.block_device = check_safety(be, plan, sh.global)?;
     // Only a backend of local files has a file system to describe.
     if be.capabilities().local {

@@ -6,6 +6,7 @@
 
 use crate::buffer::IoBuffer;
 use crate::datapat::Verifier;
+use crate::iopath::{IoPath, UringPath};
 use crate::qthread::{
     count, error, flush_if_due, more_allowed, stamp, thread_cpu, timing, verified, PassCtx, QState,
 };
@@ -16,6 +17,22 @@ use crate::uring::{
 };
 use crate::values::Op;
 use iolab_core::clock::mono_ns;
+
+impl IoPath for UringPath {
+    fn name(&self) -> &'static str {
+        "uring"
+    }
+    /// The ring keeps the queue depth in flight from one thread.
+    fn threads(&self, _queuedepth: u64) -> usize {
+        1
+    }
+    fn needs_raw_fd(&self) -> bool {
+        true
+    }
+    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
+        run_pass(st, cx)
+    }
+}
 
 struct Hooks<'a, 'b> {
     cx: &'a PassCtx<'b>,

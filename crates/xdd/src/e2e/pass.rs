@@ -5,8 +5,8 @@
 //! reuse the QThread's one buffer: nothing is allocated, formatted or
 //! locked per request; only errors make text.
 
-use super::{Link, END_ABORTED, END_COMPLETE, END_TIME_LIMIT};
-use crate::iopath::{SyncPath, Transfer};
+use super::{DestinationPath, Link, SourcePath, END_ABORTED, END_COMPLETE, END_TIME_LIMIT};
+use crate::iopath::{IoPath, SyncPath, Transfer};
 use crate::qthread::{
     admit, count, flush_if_due, note_error, stamp, thread_cpu, timing, verified, LockstepLocal,
     PassCtx, QState,
@@ -20,6 +20,30 @@ use iolab_net::frame::{Kind, PayloadSum};
 use iolab_net::{Cancel, NetError};
 use std::sync::atomic::Ordering::Release;
 use std::time::Duration;
+
+impl IoPath for SourcePath {
+    fn name(&self) -> &'static str {
+        "e2e-source"
+    }
+    fn threads(&self, queuedepth: u64) -> usize {
+        queuedepth as usize
+    }
+    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
+        source(st, cx)
+    }
+}
+
+impl IoPath for DestinationPath {
+    fn name(&self) -> &'static str {
+        "e2e-destination"
+    }
+    fn threads(&self, queuedepth: u64) -> usize {
+        queuedepth as usize
+    }
+    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
+        destination(st, cx)
+    }
+}
 
 /// Counters of one QThread's pass, ready for recording.
 fn fresh() -> Counts {
