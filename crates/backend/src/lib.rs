@@ -196,6 +196,18 @@ pub struct Capabilities {
     pub shared_writes: bool,
     /// `stat` returns modification times (`Stat::mtime_ns`).
     pub mtime: bool,
+    /// Writes are kept and reads return them. Not so for `null`, which
+    /// discards every write and reads nothing (fio's `FIO_NOIO`): there
+    /// is nothing to verify, resume or lock.
+    pub keeps_data: bool,
+    /// Handles carry an OS file descriptor ([`Backend::raw_fd`]) that
+    /// another I/O engine (io_uring) may submit requests on.
+    pub raw_fd: bool,
+    /// A file is an object written whole by one upload, in order, and
+    /// readable only once the upload completes (S3): no reads mixed with
+    /// its writes, no preallocation, no O_DIRECT, parts of a minimum
+    /// size.
+    pub whole_object_writes: bool,
 }
 
 /// A storage backend. Errors are `io::Error` so that the caller can name

@@ -75,6 +75,9 @@ impl Backend for Posix {
             local: true,
             shared_writes: true,
             mtime: true,
+            keeps_data: true,
+            raw_fd: true,
+            whole_object_writes: false,
         }
     }
 

@@ -380,6 +380,8 @@ impl Backend for S3 {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             directories: true,
+            keeps_data: true,
+            whole_object_writes: true,
             ..Capabilities::default()
         }
     }
