@@ -389,15 +389,3 @@ pub struct Config {
     /// Per-target options; `path` is final.
     pub targets: Vec<TargetOpts>,
 }
-
-impl TargetOpts {
-    /// True for the `null` target: no file, no I/O, only the tool's overhead.
-    pub fn is_null(&self) -> bool {
-        self.name == "null"
-    }
-
-    /// True for an object in an object store: `s3://bucket/key`.
-    pub fn is_s3(&self) -> bool {
-        self.path.starts_with("s3://")
-    }
-}

@@ -49,4 +49,29 @@ mod tests {
         );
         assert_eq!(path_of("-op write -target null -numreqs 8").0, "sync");
     }
+
+    #[test]
+    fn targets_are_judged_by_what_their_backend_can_do() {
+        let plan_of = |line: &str| {
+            let args: Vec<String> = line.split(' ').map(String::from).collect();
+            let Ok(Parsed::Run(c)) = parse(&args) else {
+                panic!("{line}")
+            };
+            crate::plan::plan(&c).unwrap().targets.remove(0)
+        };
+        let null = plan_of("-op write -target null -numreqs 8");
+        assert!(!null.caps.keeps_data && !null.caps.raw_fd && !null.caps.local);
+        let file = plan_of("-op write -target f -numreqs 8");
+        assert!(file.caps.keeps_data && file.caps.raw_fd && file.caps.local);
+        assert!(!file.caps.whole_object_writes);
+        // io_uring is refused where the backend has no file descriptor.
+        let args: Vec<String> = "-op write -target null -numreqs 8 -engine uring"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let Err(e) = parse(&args) else {
+            panic!("uring on null was accepted")
+        };
+        assert!(e.to_string().contains("file descriptor"), "{e}");
+    }
 }

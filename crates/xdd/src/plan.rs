@@ -26,6 +26,9 @@ pub struct TargetPlan {
     /// `null` target is the null backend, `s3://` targets S3, everything
     /// else POSIX.
     pub backend: &'static str,
+    /// What that backend can do, asked once here: the run and the copy
+    /// decide by these, never by the backend's name.
+    pub caps: iolab_backend::Capabilities,
     /// Operations per pass; u64::MAX when only a time limit ends a pass.
     pub ops: u64,
     /// Offsets repeat every `wrap` operations (time-limited runs).
@@ -149,6 +152,7 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
         index: i,
         opts: t.clone(),
         backend: backend_name(t),
+        caps: target_capabilities(t),
         ops,
         wrap,
         xfer_bytes: t.xfer_bytes(),
@@ -230,15 +234,25 @@ pub fn target_backend(
 
 /// The backend a target runs on: XDD's `null` target is the null
 /// backend, an `s3://bucket/key` target the S3 backend, every other
-/// target POSIX.
+/// target POSIX. The one place that reads the target's spelling; what
+/// follows asks the backend's [`target_capabilities`].
 pub fn backend_name(t: &TargetOpts) -> &'static str {
-    if t.is_null() {
+    if t.name == "null" {
         "null"
-    } else if t.is_s3() {
+    } else if t.path.starts_with("s3://") {
         "s3"
     } else {
         "posix"
     }
+}
+
+/// What a target's backend can do. A backend this build does not have
+/// (S3 without the `s3` feature) can do nothing here; validation refuses
+/// it by name with its backend options.
+pub fn target_capabilities(t: &TargetOpts) -> iolab_backend::Capabilities {
+    iolab_backend::by_name(backend_name(t))
+        .map(|b| b.capabilities())
+        .unwrap_or_default()
 }
 
 /// `-seek stagger` spreads requests over `-seek range`; a range that

@@ -108,7 +108,7 @@ fn run_plan(
         if keep {
             continue;
         }
-        if crate::e2e::partial::applies(&tg.plan.opts) {
+        if crate::e2e::partial::applies(tg.plan) {
             let note = crate::e2e::partial::set_aside(tg.plan.index, &tg.path);
             tg.notes.push(note);
         } else if crate::e2e::monitor::keeps_partial(tg) {

@@ -180,7 +180,7 @@ pub fn prepare<'a>(
     if !t.createnewfiles {
         let (h, direct, c) = open(be, plan, &t.path, &mut notes)?;
         // A destination of a copy has one writer (see e2e::lock).
-        if t.e2e.role() == Some(crate::e2e::opts::Role::Destination) && !t.is_null() {
+        if t.e2e.role() == Some(crate::e2e::opts::Role::Destination) && plan.caps.local {
             if let Err(e) = crate::e2e::lock::take(&t.path) {
                 let _ = be.close(h);
                 if c {
@@ -268,7 +268,7 @@ fn preallocate(
 fn buffer_len(plan: &TargetPlan) -> usize {
     let xfer = plan.xfer_bytes as usize;
     match plan.read_e4 {
-        10_000 if plan.backend != "null" => xfer,
+        10_000 if plan.caps.keeps_data => xfer,
         10_000 => plan.pattern.buffer_len(xfer),
         0 => plan.pattern.buffer_len(xfer),
         _ => plan.pattern.mixed_buffer_len(xfer),

@@ -256,7 +256,8 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     reach(c, i, t)?;
     throttle(i, t)?;
     run_bytes(c, i, t)?;
-    if t.is_s3() {
+    let caps = crate::plan::target_capabilities(t);
+    if caps.whole_object_writes {
         s3_target(i, t)?;
     }
     if t.dio {
@@ -286,12 +287,12 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         })?;
     }
     if t.engine == crate::values::EngineKind::Uring {
-        uring(c, i, t)?;
+        uring(c, i, t, &caps)?;
     }
     // An end-to-end destination's data comes from the network: a `null`
     // destination can check it before discarding it.
     let received = t.e2e.role() == Some(crate::e2e::opts::Role::Destination);
-    if t.is_null() && ((t.verify.is_some() && !received) || t.deletefile) {
+    if !caps.keeps_data && ((t.verify.is_some() && !received) || t.deletefile) {
         return Err(UsageError::new(
             if t.verify.is_some() {
                 "verify"
@@ -331,7 +332,10 @@ pub fn preflight(c: &Config) -> Result<(), UsageError> {
 /// `-preallocate` creates the file at its size first.
 fn reads_exist(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     let destination = t.e2e.role() == Some(crate::e2e::opts::Role::Destination);
-    if t.is_null() || t.is_s3() || destination || t.op == crate::values::Op::Noop {
+    // Only a file of this machine can be looked for here (not `null`, not
+    // an object in a store).
+    let local = crate::plan::target_capabilities(t).local;
+    if !local || destination || t.op == crate::values::Op::Noop {
         return Ok(());
     }
     if t.read_percent() <= 0.0 || t.preallocate > 0 {
@@ -389,9 +393,14 @@ fn several_requests(t: &TargetOpts) -> bool {
 
 /// What the io_uring engine cannot do: one operation type per ring, one
 /// request size, no per-operation coordination between QThreads.
-fn uring(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
-    let why = if t.is_null() {
-        Some("needs a real file or device, not `null`")
+fn uring(
+    c: &Config,
+    i: usize,
+    t: &TargetOpts,
+    caps: &iolab_backend::Capabilities,
+) -> Result<(), UsageError> {
+    let why = if !caps.raw_fd {
+        Some("needs a backend with a file descriptor: a real file or device, not `null` or an S3 object")
     } else if t.rwratio.is_some_and(|r| r > 0.0 && r < 100.0) {
         Some("cannot mix reads and writes (-rwratio); use the default engine")
     } else if t.numreqs.is_none() && t.bytes.is_some_and(|b| b % t.xfer_bytes() != 0) {

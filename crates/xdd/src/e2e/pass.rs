@@ -149,7 +149,7 @@ pub fn source(st: &mut QState, cx: &PassCtx) -> Counts {
 /// request (the `null` source with a fixed pattern): summed once.
 fn constant_sum(st: &QState, cx: &PassCtx) -> Option<PayloadSum> {
     let p = cx.plan;
-    let fixed = p.backend == "null" && !p.pattern.varies_per_request();
+    let fixed = !p.caps.keeps_data && !p.pattern.varies_per_request();
     fixed.then(|| PayloadSum::new(&st.buf.as_slice()[..p.xfer_bytes as usize]))
 }
 
@@ -159,7 +159,7 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
     let plan = cx.plan;
     let qd = plan.opts.queuedepth.max(1);
     let cancel = Cancel::with(cx.run.stop_flag());
-    let generate = plan.backend == "null";
+    let generate = !plan.caps.keeps_data;
     let full_sum = constant_sum(st, cx);
     let damage = damage_at(st.q);
     let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));

@@ -86,13 +86,13 @@ pub fn connect_all(
     let mut resumes = Vec::new();
     for t in &plan.targets {
         if t.opts.e2e.role() == Some(Role::Destination) {
-            if super::partial::applies(&t.opts) {
+            if super::partial::applies(t) {
                 super::partial::restore(&t.opts)?;
             }
-            if !t.opts.is_null() {
+            if t.caps.local {
                 super::lock::take(&t.opts.path)?;
             }
-            resumes.push(Some(resume::decide(t)?));
+            resumes.push(Some(resume::decide(t, &plan.global)?));
             bound.push(Some(bind(t)?));
         } else {
             resumes.push(None);
