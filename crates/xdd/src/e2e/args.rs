@@ -4,9 +4,9 @@
 //! configuration can hold those types without reaching the parser.
 
 use super::opts::{Destination, E2eOpts};
-use crate::config::RawConfig;
-use crate::cursor::Cursor;
 use crate::error::UsageError;
+use crate::parse::config::RawConfig;
+use crate::parse::cursor::Cursor;
 
 /// `-e2e OPERATOR [VALUE] ...`: one or more operators in a row.
 pub fn e2e_option(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result<(), UsageError> {
@@ -74,7 +74,7 @@ fn e2e_operator(c: &mut Cursor, op: &str) -> Result<E2eSetter, UsageError> {
             Box::new(move |e| e.port = Some(p))
         }
         "portcount" => {
-            let n = c.count("port count", 1, crate::validate::MAX_QTHREADS)? as u32;
+            let n = c.count("port count", 1, crate::parse::validate::MAX_QTHREADS)? as u32;
             Box::new(move |e| e.portcount = Some(n))
         }
         "key" => {
@@ -129,11 +129,11 @@ pub fn parse_destination(s: &str) -> Result<Destination, String> {
         Some(n) => Some(
             n.parse::<u32>()
                 .ok()
-                .filter(|&n| n > 0 && u64::from(n) <= crate::validate::MAX_QTHREADS)
+                .filter(|&n| n > 0 && u64::from(n) <= crate::parse::validate::MAX_QTHREADS)
                 .ok_or_else(|| {
                     bad(&format!(
                         "the number of ports must be 1 to {}",
-                        crate::validate::MAX_QTHREADS
+                        crate::parse::validate::MAX_QTHREADS
                     ))
                 })?,
         ),

@@ -29,7 +29,7 @@
 //!
 //! A destination with `-restart` publishes, per QThread, the offset of
 //! its first unwritten request; the restart monitor records the lowest
-//! ([`crate::restart`]).
+//! ([`crate::record::restart`]).
 
 pub mod args;
 pub mod counts;
@@ -50,7 +50,7 @@ pub const END_TIME_LIMIT: u8 = 1;
 /// `End` flag: the source stopped early (interrupted or failed).
 pub const END_ABORTED: u8 = 2;
 
-pub use crate::qstate::Link;
+pub use crate::run::qstate::Link;
 
 /// The source side of a copy: read, then send (its loop: [`pass`]).
 pub struct SourcePath;

@@ -1,14 +1,14 @@
 //! Joining the sessions to the prepared targets, and running the restart
 //! monitor of each destination that keeps a restart file while its
-//! QThreads write ([`crate::restart::monitor`]: flush, then record).
+//! QThreads write ([`crate::record::restart::monitor`]: flush, then record).
 
 use super::opts::Role;
 use super::session::Session;
 use super::Link;
 use crate::error::RunError;
-use crate::restart::{Record, Watermark};
-use crate::runstate::RunState;
-use crate::target::Target;
+use crate::record::restart::{Record, Watermark};
+use crate::run::runstate::RunState;
+use crate::run::target::Target;
 use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::Failure;
 use std::path::PathBuf;
@@ -130,7 +130,8 @@ fn one(m: &Monitor, stop: &AtomicBool, state: &RunState) {
         };
         r.store(&m.file)
     };
-    if let Err(e) = crate::restart::monitor(&m.mark, m.every, stop, &mut flush, &mut store) {
+    if let Err(e) = crate::record::restart::monitor(&m.mark, m.every, stop, &mut flush, &mut store)
+    {
         state.fail(Failure::io(
             "restart",
             Some(m.file.display().to_string()),

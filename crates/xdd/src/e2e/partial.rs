@@ -7,8 +7,8 @@
 //! file is removed.) A manual `-restart` copy keeps XDD's behaviour: the
 //! partial file stays at its name.
 
-use crate::config::TargetOpts;
 use crate::error::{RunError, UsageError};
+use crate::parse::config::TargetOpts;
 use crate::plan::TargetPlan;
 use std::ffi::CString;
 use std::path::Path;

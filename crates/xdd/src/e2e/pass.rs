@@ -6,14 +6,14 @@
 //! locked per request; only errors make text.
 
 use super::{DestinationPath, Link, SourcePath, END_ABORTED, END_COMPLETE, END_TIME_LIMIT};
-use crate::iopath::{IoPath, SyncPath, Transfer};
-use crate::qthread::{
+use crate::parse::values::Ordering;
+use crate::plan::throttle::Pacer;
+use crate::record::results::{Counts, Latency};
+use crate::run::iopath::{IoPath, SyncPath, Transfer};
+use crate::run::qthread::{
     admit, count, flush_if_due, note_error, stamp, thread_cpu, timing, verified, LockstepLocal,
     PassCtx, QState,
 };
-use crate::results::{Counts, Latency};
-use crate::throttle::Pacer;
-use crate::values::Ordering;
 use iolab_core::clock::mono_ns;
 use iolab_core::Failure;
 use iolab_net::frame::{Kind, PayloadSum};
@@ -56,7 +56,7 @@ fn fresh() -> Counts {
 }
 
 /// Closes the counters of a pass: elapsed and CPU time.
-fn close(mut c: Counts, cx: &PassCtx, cpu0: &crate::qthread::ThreadCpu) -> Counts {
+fn close(mut c: Counts, cx: &PassCtx, cpu0: &crate::run::qthread::ThreadCpu) -> Counts {
     c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);
     c.e2e.elapsed_sum_ns = c.elapsed_ns;
     (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(cpu0);

@@ -6,10 +6,10 @@
 //! only ever continued, never overwritten.
 
 use super::terms::{self, Terms};
-use crate::config::GlobalOpts;
 use crate::error::{RunError, UsageError};
+use crate::parse::config::GlobalOpts;
 use crate::plan::TargetPlan;
-use crate::restart::Record;
+use crate::record::restart::Record;
 use std::path::{Path, PathBuf};
 
 /// A destination's decision.

@@ -11,7 +11,7 @@ use super::resume::{self, Resume};
 use super::terms::{self, Terms};
 use crate::error::{RunError, UsageError};
 use crate::plan::{Plan, TargetPlan};
-use crate::restart::Record;
+use crate::record::restart::Record;
 use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! file system yet.
 
 use crate::error::UsageError;
-use crate::values::*;
+use crate::parse::values::*;
 use serde::{Deserialize, Serialize};
 
 /// Options that apply to the whole run.

@@ -2,9 +2,9 @@
 //! time. Runs before anything touches the file system, so a bad command
 //! line exits 2 having created nothing.
 
-use crate::config::{Config, TargetOpts};
 use crate::error::UsageError;
-use crate::values::{Measure, VerifyKind};
+use crate::parse::config::{Config, TargetOpts};
+use crate::parse::values::{Measure, VerifyKind};
 
 /// Sector size O_DIRECT transfers must be a multiple of.
 pub const DIO_ALIGN: u64 = 512;
@@ -142,14 +142,14 @@ pub fn resources(c: &Config, memory_bytes: u64) -> Result<(), UsageError> {
 fn buffer_bytes(t: &TargetOpts) -> u64 {
     let xfer = t.xfer_bytes();
     // Unique write data is a window on a base of at least a period
-    // (crate::unique), with room for reads beside it; its verify copy is
+    // (crate::plan::unique), with room for reads beside it; its verify copy is
     // one period.
     let period = t
         .datapattern
         .build()
         .ok()
-        .filter(|p| p.kind == crate::datapat::PatternKind::Random)
-        .map(|_| crate::unique::Shape::new(0, 0, xfer as usize).period as u64);
+        .filter(|p| p.kind == crate::plan::datapat::PatternKind::Random)
+        .map(|_| crate::plan::unique::Shape::new(0, 0, xfer as usize).period as u64);
     let data = match period {
         Some(p) => p.saturating_add(xfer.saturating_mul(2)),
         None => xfer,
@@ -193,8 +193,8 @@ fn throttle(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         return Ok(());
     };
     let interval_s = match th.kind {
-        crate::values::ThrottleKind::Ops => 1.0 / th.rate,
-        crate::values::ThrottleKind::Bw => t.xfer_bytes() as f64 / (th.rate * 1e6),
+        crate::parse::values::ThrottleKind::Ops => 1.0 / th.rate,
+        crate::parse::values::ThrottleKind::Bw => t.xfer_bytes() as f64 / (th.rate * 1e6),
     };
     if interval_s > MAX_THROTTLE_INTERVAL_S {
         return Err(UsageError::new(
@@ -286,7 +286,7 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
             )
         })?;
     }
-    if t.engine == crate::values::EngineKind::Uring {
+    if t.engine == crate::parse::values::EngineKind::Uring {
         uring(c, i, t, &caps)?;
     }
     // An end-to-end destination's data comes from the network: a `null`
@@ -335,7 +335,7 @@ fn reads_exist(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     // Only a file of this machine can be looked for here (not `null`, not
     // an object in a store).
     let local = crate::plan::target_capabilities(t).local;
-    if !local || destination || t.op == crate::values::Op::Noop {
+    if !local || destination || t.op == crate::parse::values::Op::Noop {
         return Ok(());
     }
     if t.read_percent() <= 0.0 || t.preallocate > 0 {
@@ -405,7 +405,7 @@ fn uring(
         Some("cannot mix reads and writes (-rwratio); use the default engine")
     } else if t.numreqs.is_none() && t.bytes.is_some_and(|b| b % t.xfer_bytes() != 0) {
         Some("needs -bytes to be a whole number of requests")
-    } else if t.ordering != crate::values::Ordering::None {
+    } else if t.ordering != crate::parse::values::Ordering::None {
         Some("has no QThreads to order; drop -ordering")
     } else if c.global.syncio > 0 || c.global.lockstep.iter().any(|l| l.slave == i) {
         Some("cannot be paced per operation by -syncio or -lockstep")
@@ -479,7 +479,7 @@ fn relations(c: &Config) -> Result<(), UsageError> {
         check("stoptrigger", t.from, t.to)?;
     }
     let hb = &c.global.heartbeat;
-    let asked = crate::values::HeartbeatOpts {
+    let asked = crate::parse::values::HeartbeatOpts {
         interval_s: 0.0,
         ..hb.clone()
     } != Default::default();

@@ -5,12 +5,20 @@
 //! -seek load list, and the size of an existing target when a pass is
 //! limited only by time (so that the cycled range stays inside it).
 
-use crate::config::{Config, GlobalOpts, TargetOpts};
-use crate::datapat::{DataPattern, VerifyMode};
+// The plan stage: a Config to what each target does (offsets, data,
+// rate).
+pub mod datapat;
+pub mod placement;
+pub mod seek;
+pub mod throttle;
+pub mod unique;
+
 use crate::error::UsageError;
-use crate::seek::{SeekConfig, SeekPattern as Sp, SeekPlan};
-use crate::throttle::{Schedule, ThrottleSpec as Ts};
-use crate::values::*;
+use crate::parse::config::{Config, GlobalOpts, TargetOpts};
+use crate::parse::values::*;
+use crate::plan::datapat::{DataPattern, VerifyMode};
+use crate::plan::seek::{SeekConfig, SeekPattern as Sp, SeekPlan};
+use crate::plan::throttle::{Schedule, ThrottleSpec as Ts};
 
 /// Range cycled over by runs limited only by time, when no -seek range.
 pub const DEFAULT_TIMED_RANGE_BYTES: u64 = 1 << 30;
@@ -273,7 +281,7 @@ fn stagger_fits(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
 fn seek_config(t: &TargetOpts, wrap: u64) -> Result<SeekConfig, UsageError> {
     let pattern = match (&t.seek.load, t.seek.pattern) {
         (Some(f), _) => Sp::Loaded(
-            crate::seek::load_list(std::path::Path::new(f))
+            crate::plan::seek::load_list(std::path::Path::new(f))
                 .map_err(|e| UsageError::new("seek", format!("load {f}: {e}")))?,
         ),
         (None, SeekPattern::Random) => Sp::Random,

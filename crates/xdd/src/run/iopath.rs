@@ -15,13 +15,13 @@
 //! [`Transfer`] so that the per-operation call is static, not virtual.
 //!
 //! This file holds the contract only; each path implements it next to
-//! its loop ([`crate::qthread`], [`crate::uring_pass`], [`crate::e2e`]),
-//! and [`crate::paths::choose`] picks one. The run core and the
+//! its loop ([`crate::run::qthread`], [`crate::run::uring_pass`], [`crate::e2e`]),
+//! and [`crate::run::paths::choose`] picks one. The run core and the
 //! end-to-end copy meet here and in the QThread state
-//! ([`crate::qstate`]), never in each other's files.
+//! ([`crate::run::qstate`]), never in each other's files.
 
-use crate::qstate::{PassCtx, QState};
-use crate::results::Counts;
+use crate::record::results::Counts;
+use crate::run::qstate::{PassCtx, QState};
 use std::io;
 
 /// A way of running a target's passes.

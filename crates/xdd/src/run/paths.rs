@@ -1,10 +1,10 @@
-//! Which I/O path a target takes ([`crate::iopath`]): chosen once per
+//! Which I/O path a target takes ([`crate::run::iopath`]): chosen once per
 //! target, here and nowhere else, from its options and what its backend
 //! can do. This is the one file that knows every path.
 
-use crate::iopath::{IoPath, NullPath, SyncPath, UringPath};
+use crate::parse::values::{EngineKind, Op};
 use crate::plan::TargetPlan;
-use crate::values::{EngineKind, Op};
+use crate::run::iopath::{IoPath, NullPath, SyncPath, UringPath};
 
 /// The path for a target: the one place that looks at `-engine` and
 /// `-op noop`.

@@ -3,14 +3,14 @@
 //! sit below the paths: the run core and the end-to-end copy both name
 //! them, and neither has to name the other.
 
-use crate::buffer::IoBuffer;
-use crate::config::GlobalOpts;
-use crate::datapat::Verifier;
+use crate::parse::config::GlobalOpts;
+use crate::plan::datapat::Verifier;
+use crate::plan::seek::PassSeeks;
 use crate::plan::TargetPlan;
-use crate::progress::Progress;
-use crate::restart::Watermark;
-use crate::runstate::RunState;
-use crate::seek::PassSeeks;
+use crate::record::restart::Watermark;
+use crate::run::buffer::IoBuffer;
+use crate::run::progress::Progress;
+use crate::run::runstate::RunState;
 use iolab_backend::{Backend, Handle};
 use iolab_core::clock::mono_ns;
 use iolab_net::Conn;
@@ -34,7 +34,7 @@ pub struct QState {
     /// Things refused but not errors (a processor pin), for the notes.
     pub notes: Vec<String>,
     /// Time stamp table, when -timestamps is on.
-    pub ts: Option<crate::timestamp::TsTable>,
+    pub ts: Option<crate::record::timestamp::TsTable>,
     /// Its connection, on an end-to-end target (-endtoend).
     pub link: Option<Link>,
 }

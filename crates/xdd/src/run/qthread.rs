@@ -3,14 +3,14 @@
 //! issues one read or write, and counts it. The loop allocates nothing,
 //! formats nothing and takes no lock; only the error path formats text.
 
-use crate::iopath::{IoPath, NullPath, SyncPath, Transfer};
-use crate::progress::wait_until;
-use crate::results::Counts;
-use crate::throttle::Pacer;
+use crate::plan::throttle::Pacer;
+use crate::record::results::Counts;
+use crate::run::iopath::{IoPath, NullPath, SyncPath, Transfer};
+use crate::run::progress::wait_until;
 // The state a QThread carries and sees; defined below the I/O paths so
 // that every path can name it.
-pub use crate::qstate::{PassCtx, PassShared, QState};
-use crate::values::{Measure, Op, Ordering};
+use crate::parse::values::{Measure, Op, Ordering};
+pub use crate::run::qstate::{PassCtx, PassShared, QState};
 use iolab_core::clock::mono_ns;
 use iolab_core::Failure;
 use std::sync::atomic::Ordering::*;
@@ -45,7 +45,7 @@ impl IoPath for NullPath {
 /// Runs one QThread through one pass, moving data with `io`.
 pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
     let mut c = Counts {
-        latency: crate::results::Latency::live(),
+        latency: crate::record::results::Latency::live(),
         ..Default::default()
     };
     if cx.plan.opts.reportthreshold_s > 0.0 {
@@ -58,7 +58,8 @@ pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
     let mut writes = 0u64;
     // Tests only (debug builds): die holding an operation number, so that
     // QThreads waiting for its turn must see the run fail.
-    let die_at = crate::fault::injected(cx.plan.index, Some(st.q), u64::from(cx.pass)).then_some(5);
+    let die_at =
+        crate::run::fault::injected(cx.plan.index, Some(st.q), u64::from(cx.pass)).then_some(5);
     // The request whose slot ends a throttled pass, once it runs out of
     // requests or of time (Pacer::pass_end_ns).
     let mut next_slot = None;
@@ -164,7 +165,7 @@ pub(crate) struct LockstepLocal {
 
 impl LockstepLocal {
     /// Waits until the master has granted operation `n`.
-    fn admit(&mut self, cx: &PassCtx, spec: crate::values::LockstepSpec, n: u64) -> bool {
+    fn admit(&mut self, cx: &PassCtx, spec: crate::parse::values::LockstepSpec, n: u64) -> bool {
         let master = &cx.progress.targets[spec.master];
         let xfer = cx.plan.xfer_bytes.max(1);
         loop {
@@ -196,7 +197,7 @@ impl LockstepLocal {
 }
 
 /// Tasks the master has released so far.
-fn grants(master: &crate::progress::TargetProgress, when: Measure, now: u64) -> u64 {
+fn grants(master: &crate::run::progress::TargetProgress, when: Measure, now: u64) -> u64 {
     let ops = master.ops.load(Relaxed);
     let bytes = master.bytes.load(Relaxed);
     match when {
@@ -276,7 +277,7 @@ fn one_op<T: Transfer>(
 
 /// Where reads land in a QThread's buffer: its last `len` bytes. Unique
 /// write data is a window on the buffer's first `period + len` bytes
-/// ([`crate::unique`]), and a read of a mixed (`-rwratio`) target must
+/// ([`crate::plan::unique`]), and a read of a mixed (`-rwratio`) target must
 /// not overwrite that base; for other patterns the buffer is `len` long
 /// and this is 0.
 #[inline]
@@ -345,7 +346,7 @@ pub(crate) fn verified(
     c: &mut Counts,
     n: u64,
     offset: u64,
-    m: &crate::datapat::Mismatch,
+    m: &crate::plan::datapat::Mismatch,
 ) -> bool {
     if m.is_ok() {
         return true;
@@ -378,9 +379,9 @@ pub fn stamp(
     done: usize,
     t0: u64,
     t1: u64,
-) -> crate::timestamp::TsEntry {
-    use crate::timestamp::OpType;
-    crate::timestamp::TsEntry {
+) -> crate::record::timestamp::TsEntry {
+    use crate::record::timestamp::OpType;
+    crate::record::timestamp::TsEntry {
         pass: cx.pass,
         qthread: q as u32,
         op_number: n,
@@ -542,7 +543,7 @@ impl ThreadCpu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::progress::TargetProgress;
+    use crate::run::progress::TargetProgress;
 
     #[test]
     fn lockstep_grants_follow_master_progress() {

@@ -26,7 +26,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 
-use crate::blkid::{Probe, SUBLKS_BADCSUM, SUBLKS_MAGIC, SUBLKS_TYPE, SUBLKS_USAGE};
+use crate::run::blkid::{Probe, SUBLKS_BADCSUM, SUBLKS_MAGIC, SUBLKS_TYPE, SUBLKS_USAGE};
 
 /// MiB-aligned offsets probed from the start of the device.
 pub const HEAD_SCAN_MIB: u64 = 64;
