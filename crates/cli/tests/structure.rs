@@ -331,6 +331,7 @@ fn target(
     path: &[String],
     children: &BTreeSet<String>,
     known: &BTreeSet<Vec<String>>,
+    aliases: &BTreeMap<String, Vec<String>>,
 ) -> Option<Vec<String>> {
     let mut base: Vec<String> = from.to_vec();
     let mut rest = path;
@@ -338,6 +339,10 @@ fn target(
         Some("crate") => {
             base.clear();
             rest = &path[1..];
+            if let Some(real) = rest.first().and_then(|n| aliases.get(n)) {
+                base = real.clone();
+                rest = &rest[1..];
+            }
         }
         Some("super") => {
             while rest.first().is_some_and(|s| s == "super") {
@@ -362,6 +367,28 @@ fn target(
     Some(best)
 }
 
+/// Modules the crate root re-exports under a name of its own (`pub use
+/// run::qthread;` makes `crate::qthread` the file `run/qthread.rs`), so
+/// that a path through the old name is an edge to the real file.
+fn root_aliases(root: &str, known: &BTreeSet<Vec<String>>) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    let mut rest = root;
+    while let Some(at) = rest.find("use ") {
+        let before_ok = at == 0 || !rest[..at].ends_with(|c: char| is_ident(c));
+        let stmt_end = rest[at..].find(';').map_or(rest.len(), |e| at + e);
+        if before_ok {
+            for p in paths(&rest[at + 4..stmt_end]) {
+                let p: Vec<String> = p.into_iter().filter(|s| s != "crate").collect();
+                if p.len() > 1 && known.contains(&p) {
+                    out.insert(p[p.len() - 1].clone(), p);
+                }
+            }
+        }
+        rest = &rest[(stmt_end + 1).min(rest.len())..];
+    }
+    out
+}
+
 /// The module graph of one crate: module -> modules it refers to.
 ///
 /// The crate root (`lib.rs`, `main.rs`) is left out: it declares every
@@ -371,13 +398,18 @@ fn target(
 /// folder's `mod.rs` is one of them like any other.
 fn graph(modules: &[Module]) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let known: BTreeSet<Vec<String>> = modules.iter().map(|m| m.path.clone()).collect();
+    let aliases = modules
+        .iter()
+        .find(|m| m.path.is_empty())
+        .map(|root| root_aliases(&without_tests(&strip(&root.text)), &known))
+        .unwrap_or_default();
     let mut g = BTreeMap::new();
     for m in modules {
         let text = without_tests(&strip(&m.text));
         let children = child_modules(&text);
         let mut to = BTreeSet::new();
         for p in paths(&text) {
-            if let Some(t) = target(&m.path, &p, &children, &known) {
+            if let Some(t) = target(&m.path, &p, &children, &known, &aliases) {
                 if t != m.path && !t.is_empty() && !m.path.is_empty() {
                     to.insert(t);
                 }
@@ -569,6 +601,15 @@ fn the_check_sees_a_circle_and_ignores_comments() {
         m(&[], "mod p;\n"),
         m(&["p"], "mod q;\npub struct S;\nfn f() { q::g(); }\n"),
         m(&["p", "q"], "use super::S;\npub fn g() {}\n"),
+    ];
+    assert_eq!(cycles(&graph(&modules)).len(), 1);
+    // A module re-exported by the root under its old name is still the
+    // file it lives in.
+    let modules = vec![
+        m(&[], "mod st;\npub use st::{a, b};\n"),
+        m(&["st"], "pub mod a;\npub mod b;\n"),
+        m(&["st", "a"], "use crate::b::X;\n"),
+        m(&["st", "b"], "pub fn g() -> crate::a::T { todo!() }\n"),
     ];
     assert_eq!(cycles(&graph(&modules)).len(), 1);
     // A unit test may use any module to build its fixtures.
