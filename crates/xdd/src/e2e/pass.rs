@@ -10,9 +10,9 @@ use crate::parse::values::Ordering;
 use crate::plan::throttle::Pacer;
 use crate::record::results::{Counts, Latency};
 use crate::run::iopath::{IoPath, SyncPath, Transfer};
-use crate::run::qthread::{
+use crate::run::qstate::{PassCtx, QState};
+use crate::run::steps::{
     admit, count, flush_if_due, note_error, stamp, thread_cpu, timing, verified, LockstepLocal,
-    PassCtx, QState,
 };
 use iolab_core::clock::mono_ns;
 use iolab_core::Failure;
@@ -56,7 +56,7 @@ fn fresh() -> Counts {
 }
 
 /// Closes the counters of a pass: elapsed and CPU time.
-fn close(mut c: Counts, cx: &PassCtx, cpu0: &crate::run::qthread::ThreadCpu) -> Counts {
+fn close(mut c: Counts, cx: &PassCtx, cpu0: &crate::run::steps::ThreadCpu) -> Counts {
     c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);
     c.e2e.elapsed_sum_ns = c.elapsed_ns;
     (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(cpu0);

@@ -15,6 +15,7 @@ pub mod qstate;
 pub mod qthread;
 pub mod runstate;
 pub mod safety;
+pub mod steps;
 pub mod target;
 pub mod uring;
 pub mod uring_pass;

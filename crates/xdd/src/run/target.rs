@@ -13,7 +13,7 @@ use crate::run::buffer::IoBuffer;
 use crate::run::gate::Gate;
 use crate::run::iopath::IoPath;
 use crate::run::progress::{wait_until, Progress};
-use crate::run::qthread::{PassCtx, PassShared, QState};
+use crate::run::qstate::{PassCtx, PassShared, QState};
 use crate::run::runstate::RunState;
 use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::clock::mono_ns;

@@ -10,8 +10,9 @@ use crate::plan::throttle::Pacer;
 use crate::record::results::Counts;
 use crate::run::buffer::IoBuffer;
 use crate::run::iopath::{IoPath, UringPath};
-use crate::run::qthread::{
-    count, error, flush_if_due, more_allowed, stamp, thread_cpu, timing, verified, PassCtx, QState,
+use crate::run::qstate::{PassCtx, QState};
+use crate::run::steps::{
+    count, error, flush_if_due, more_allowed, stamp, thread_cpu, timing, verified,
 };
 use crate::run::uring::{
     Completion, IoOp, Request, Tuning, UringConfig, UringEngine, UringError, UringHooks,
@@ -234,7 +235,7 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         ),
     }
     c.elapsed_ns = match (pacer.as_mut(), next_slot, ran) {
-        (Some(p), Some(k), true) => crate::run::qthread::hold_to_schedule_end(p, cx, k),
+        (Some(p), Some(k), true) => crate::run::steps::hold_to_schedule_end(p, cx, k),
         _ => mono_ns().saturating_sub(cx.start_ns),
     };
     (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);
