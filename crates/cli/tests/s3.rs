@@ -85,7 +85,7 @@ fn io500_split_sequence_on_s3() {
     };
     let b = "md-io500";
     s.make_bucket(b).unwrap();
-    let wall = std::env::temp_dir().join(format!("iolab-s3-wall-{}", std::process::id()));
+    let wall = std::env::temp_dir().join(format!("iolab-it-s3-wall-{}", std::process::id()));
     let w = wall.display();
     let common = format!("mdtest -a S3 --s3.bucket={b} -P -N 1 -n 30 --tasks 2");
     let easy = format!("{common} -F -u -L -d /easy -x {w}.easy");
@@ -178,7 +178,7 @@ fn xdd_takes_its_s3_settings_from_options_too() {
     s.make_bucket(b).unwrap();
     let env = s.env();
     let get = |k: &str| env.iter().find(|(n, _)| *n == k).unwrap().1.clone();
-    let dir = std::env::temp_dir().join(format!("iolab-s3-opts-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("iolab-it-s3-opts-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let secret = dir.join("secret");
     std::fs::write(&secret, get("AWS_SECRET_ACCESS_KEY")).unwrap();
@@ -427,7 +427,7 @@ fn a_resumed_copy_to_s3_asks_the_destination_with_its_options() {
     s.put(b, "kept", b"not iolab's").unwrap();
     let env = s.env();
     let get = |k: &str| env.iter().find(|(n, _)| *n == k).unwrap().1.clone();
-    let dir = std::env::temp_dir().join(format!("iolab-s3-e2e-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("iolab-it-s3-e2e-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let secret = dir.join("secret");
     std::fs::write(&secret, get("AWS_SECRET_ACCESS_KEY")).unwrap();
