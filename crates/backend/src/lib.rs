@@ -216,6 +216,14 @@ pub struct Capabilities {
     /// Least bytes of each write but the last when a file is written in
     /// several requests (S3's multipart parts: 5 MiB); 0 for no least.
     pub min_part_bytes: u64,
+    /// Handles carry an OS file descriptor ([`Backend::raw_fd`]) that
+    /// another I/O engine (io_uring) may submit requests on.
+    pub raw_fd: bool,
+    /// A file is an object written whole by one upload, in order, and
+    /// readable only once the upload completes (S3): no reads mixed with
+    /// its writes, no preallocation, no O_DIRECT, parts of a minimum
+    /// size.
+    pub whole_object_writes: bool,
 }
 
 /// The size and logical block size of a block device.

@@ -79,6 +79,8 @@ impl Backend for Posix {
             xattrs: true,
             discards: false,
             min_part_bytes: 0,
+            raw_fd: true,
+            whole_object_writes: false,
         }
     }
 

@@ -11,7 +11,7 @@ use iolab_core::env::{fs_info, host_info};
 use iolab_core::{Failure, Outcome};
 use iolab_io500::ini::Ini;
 use iolab_io500::run::{RunObserver, Runner};
-use iolab_io500::{cleanup, mdphase, phase, validity, Config, Layout, Phase, PhaseReport};
+use iolab_io500::{cleanup, commands, mdphase, validity, Config, Layout, Phase, PhaseReport};
 use iolab_mdtest::output::{check_writable, write_atomically};
 use iolab_report::io500 as fmt;
 use iolab_results::{Envelope, Environment};
@@ -152,7 +152,7 @@ fn prepare(cli: &Cli, backend_opts: &[String]) -> Result<Setup, NotStarted> {
         .filter(|p| p.base_section().starts_with("mdtest"))
     {
         mdphase::check(
-            &phase::mdtest_args(&cfg, &layout, p, cli.tasks as u64),
+            &commands::mdtest_args(&cfg, &layout, p, cli.tasks as u64),
             tasks,
         )
         .map_err(|e| format!("[{}]: {e}", p.base_section()))?;
@@ -197,7 +197,7 @@ fn dry_run(s: &Setup) -> ExitCode {
         let cmds: Vec<(String, String)> = Phase::ALL
             .iter()
             .map(|&p| {
-                let c = phase::equivalent_command(&s.cfg, &s.layout, p, s.threads as u64);
+                let c = commands::equivalent_command(&s.cfg, &s.layout, p, s.threads as u64);
                 (p.name().to_string(), c)
             })
             .collect();

@@ -85,7 +85,7 @@ fn io500_split_sequence_on_s3() {
     };
     let b = "md-io500";
     s.make_bucket(b).unwrap();
-    let wall = std::env::temp_dir().join(format!("iolab-s3-wall-{}", std::process::id()));
+    let wall = std::env::temp_dir().join(format!("iolab-it-s3-wall-{}", std::process::id()));
     let w = wall.display();
     let common = format!("mdtest -a S3 --s3.bucket={b} -P -N 1 -n 30 --tasks 2");
     let easy = format!("{common} -F -u -L -d /easy -x {w}.easy");
@@ -178,7 +178,7 @@ fn xdd_takes_its_s3_settings_from_options_too() {
     s.make_bucket(b).unwrap();
     let env = s.env();
     let get = |k: &str| env.iter().find(|(n, _)| *n == k).unwrap().1.clone();
-    let dir = std::env::temp_dir().join(format!("iolab-s3-opts-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("iolab-it-s3-opts-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let secret = dir.join("secret");
     std::fs::write(&secret, get("AWS_SECRET_ACCESS_KEY")).unwrap();
@@ -668,4 +668,48 @@ fn a_server_killed_under_a_run_ends_it_with_exit_1() {
             stdout(&o)
         );
     }
+}
+
+#[test]
+fn a_resumed_copy_to_s3_asks_the_destination_with_its_options() {
+    let Some(s) = server("xdd_e2e_s3_options") else {
+        return;
+    };
+    let b = "xdd-e2e-options";
+    s.make_bucket(b).unwrap();
+    s.put(b, "kept", b"not iolab's").unwrap();
+    let env = s.env();
+    let get = |k: &str| env.iter().find(|(n, _)| *n == k).unwrap().1.clone();
+    let dir = std::env::temp_dir().join(format!("iolab-it-s3-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret = dir.join("secret");
+    std::fs::write(&secret, get("AWS_SECRET_ACCESS_KEY")).unwrap();
+    let opts = format!(
+        "--s3.endpoint={} --s3.access-key={} --s3.secret-key-file={} --s3.region={}",
+        get("AWS_ENDPOINT_URL"),
+        get("AWS_ACCESS_KEY_ID"),
+        secret.display(),
+        get("AWS_REGION")
+    );
+    // No AWS_* variables: the destination is reached through the options
+    // only. The copy's checks before it binds a port (noclobber: an
+    // existing object is never overwritten) must ask that destination,
+    // not a default S3 of the environment that does not hold the object.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.env("CI", "1").args(
+        format!(
+            "xdd -op write -target s3://{b}/kept -reqsize 64 -numreqs 1 -e2e isdestination -e2e destination 127.0.0.1:40990 -e2e noclobber -e2e timeout 5 {opts}"
+        )
+        .split_whitespace(),
+    );
+    for (k, _) in &env {
+        c.env_remove(k);
+    }
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let o = wait_bounded(&mut child, Duration::from_secs(60), "e2e destination");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not overwrite"), "{}", stderr(&o));
+    assert_eq!(keys(s, b), vec!["kept"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -25,6 +25,7 @@
 //! ```
 
 pub mod cleanup;
+pub mod commands;
 pub mod config;
 pub mod find;
 pub mod ini;

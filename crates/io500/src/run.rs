@@ -2,10 +2,11 @@
 //! file between mdtest-easy-write and ior-hard-write), each on every task
 //! of the communicator, then the score and the final cleanup.
 
+use crate::commands::{equivalent_command, mdtest_args};
 use crate::config::Config;
 use crate::find::{self, FindResult};
 use crate::ior::{self, IorResult, IorSpec, Pattern};
-use crate::phase::{equivalent_command, mdtest_args, Layout, Phase};
+use crate::phase::{Layout, Phase};
 use crate::results::{
     score, unit, CommInfo, Detail, Io500Payload, MdtestFigures, PhaseReport, RunResult,
 };

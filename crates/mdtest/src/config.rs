@@ -3,6 +3,7 @@
 //! is created on disk.
 
 use crate::args::RawOptions;
+use crate::plan::{Plan, Shape};
 use iolab_backend::{c_path, Backend};
 use std::path::{Path, PathBuf};
 
@@ -131,6 +132,22 @@ fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError(msg.into()))
 }
 
+impl Plan {
+    /// Derives the plan from a configuration. Here, not in the plan's
+    /// file, so that the plan's arithmetic does not depend on the
+    /// configuration that checks it.
+    pub fn new(cfg: &Config) -> Result<Self, ConfigError> {
+        Plan::from_shape(&Shape {
+            branch: cfg.branch,
+            depth: cfg.depth,
+            leaf_only: cfg.leaf_only,
+            items_asked: cfg.items_asked,
+            items_per_dir_asked: cfg.items_per_dir_asked,
+        })
+        .map_err(|e| ConfigError(e.0))
+    }
+}
+
 impl Config {
     /// Validates raw options. Checks that need the task count or the
     /// file system are in [`Config::check_environment`].
@@ -246,7 +263,7 @@ impl Config {
     /// test directories (preflight visits each of them).
     fn check_plan_bounds(&self) -> Result<(), ConfigError> {
         // A shape Plan::new refuses is reported when the caller plans.
-        let Ok(plan) = crate::plan::Plan::new(self) else {
+        let Ok(plan) = Plan::new(self) else {
             return Ok(());
         };
         if plan.dirs_per_tree > MAX_ITEMS_PER_TASK {

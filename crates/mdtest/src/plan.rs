@@ -4,7 +4,25 @@
 //! directory `d` (breadth-first id, root 0, children of `d` are
 //! `d*b+1 ..= d*b+b`) holds items `d*I .. d*I+I-1`.
 
-use crate::config::{Config, ConfigError};
+/// A tree shape or item count that cannot be planned, naming the option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+/// What a plan is derived from: the tree and item options as given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Branching factor (`-b`; 0 is taken as 1).
+    pub branch: u64,
+    /// Depth (`-z`).
+    pub depth: u64,
+    /// Items only in the leaves (`-L`).
+    pub leaf_only: bool,
+    /// Items per task asked with `-n` (0: not given).
+    pub items_asked: u64,
+    /// Items per directory asked with `-I` (0: not given).
+    pub items_per_dir_asked: u64,
+}
 
 /// Tree shape and item distribution for one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -28,25 +46,26 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Derives the plan from a configuration (mdtest's rules, with the
-    /// count always the number of items really made).
-    pub fn new(cfg: &Config) -> Result<Self, ConfigError> {
+    /// Derives the plan from a shape (mdtest's rules, with the count
+    /// always the number of items really made). [`Plan::new`] derives it
+    /// from a configuration.
+    pub fn from_shape(cfg: &Shape) -> Result<Self, PlanError> {
         let (b, z) = (cfg.branch.max(1), cfg.depth);
         let dirs_per_tree =
-            tree_size(b, z).ok_or_else(|| ConfigError("-b/-z: the tree is too large".into()))?;
+            tree_size(b, z).ok_or_else(|| PlanError("-b/-z: the tree is too large".into()))?;
         let leaves = if z == 0 { 1 } else { b.pow(z as u32) };
         let item_dirs = if cfg.leaf_only { leaves } else { dirs_per_tree };
         let (items_per_dir, items_per_task) = match (cfg.items_asked, cfg.items_per_dir_asked) {
             (0, i) => (
                 i,
                 i.checked_mul(item_dirs)
-                    .ok_or_else(|| ConfigError("-I: too many items".into()))?,
+                    .ok_or_else(|| PlanError("-I: too many items".into()))?,
             ),
             (n, 0) => (n / item_dirs, n / item_dirs * item_dirs),
             (n, i) => (i, n),
         };
         if items_per_dir == 0 {
-            return Err(ConfigError(format!(
+            return Err(PlanError(format!(
                 "-n {}: fewer items than directories that hold items ({item_dirs}); raise -n or use -I",
                 cfg.items_asked
             )));
@@ -107,6 +126,7 @@ fn tree_size(b: u64, z: u64) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::args::parse;
+    use crate::config::{Config, ConfigError};
 
     fn plan(line: &str) -> Result<Plan, ConfigError> {
         let raw = parse(

@@ -8,40 +8,28 @@
 //! let Parsed::Run(cfg) = parse(&args).unwrap() else { panic!() };
 //! assert_eq!(cfg.targets[0].xfer_bytes(), 8192);
 //! ```
+//!
+//! The folders are the stages a run goes through: [`parse`] (command line
+//! to validated configuration), [`plan`] (what each target does), [`run`]
+//! (QThreads and I/O paths), [`e2e`] (end-to-end copies, one more I/O
+//! path) and [`record`] (results, output files, restart records).
 
-pub mod config;
-pub mod cursor;
 pub mod error;
-mod handlers;
-pub mod options;
+
 pub mod parse;
-pub mod tokens;
-pub mod validate;
-pub mod values;
-
-// Data-path modules (branch xdd-io): keep these lines together.
-pub mod datapat;
-pub mod seek;
-pub mod throttle;
-pub mod timestamp;
-pub mod unique;
-pub mod uring;
-
-pub mod buffer;
-pub mod e2e;
-mod fault;
-pub mod figures;
-pub mod gate;
-pub mod iopath;
-pub mod outputs;
-pub mod placement;
 pub mod plan;
-pub mod progress;
-pub mod qthread;
-pub mod restart;
-pub mod results;
 pub mod run;
-pub mod runstate;
-pub mod safety;
-pub mod target;
-pub mod uring_pass;
+
+pub mod e2e;
+pub mod record;
+
+// The paths these modules had before the stage folders, kept for the
+// crates that use them (cli, report, xddcp, survey). Code in this crate
+// names the stage paths.
+pub use parse::{config, cursor, options, tokens, validate, values};
+pub use plan::{datapat, placement, seek, throttle, unique};
+pub use record::{figures, outputs, restart, results, timestamp};
+pub use run::{
+    buffer, gate, iopath, paths, progress, qstate, qthread, runstate, safety, target, uring,
+    uring_pass,
+};

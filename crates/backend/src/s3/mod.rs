@@ -402,6 +402,7 @@ impl Backend for S3 {
             directories: true,
             // Each write of an object is one part of its multipart upload.
             min_part_bytes: 5 << 20,
+            whole_object_writes: true,
             ..Capabilities::default()
         }
     }

@@ -29,8 +29,9 @@
 //!
 //! A destination with `-restart` publishes, per QThread, the offset of
 //! its first unwritten request; the restart monitor records the lowest
-//! ([`crate::restart`]).
+//! ([`crate::record::restart`]).
 
+pub mod args;
 pub mod counts;
 pub mod lock;
 pub mod monitor;
@@ -42,13 +43,6 @@ pub mod session;
 pub mod terms;
 pub mod validate;
 
-use crate::iopath::IoPath;
-use crate::qthread::{PassCtx, QState};
-use crate::restart::Watermark;
-use crate::results::Counts;
-use iolab_net::Conn;
-use std::sync::Arc;
-
 /// `End` flag: every request of the pass was sent.
 pub const END_COMPLETE: u8 = 0;
 /// `End` flag: the pass ended at its time limit (-timelimit, -runtime).
@@ -56,43 +50,11 @@ pub const END_TIME_LIMIT: u8 = 1;
 /// `End` flag: the source stopped early (interrupted or failed).
 pub const END_ABORTED: u8 = 2;
 
-/// One QThread's connection and where its share of the copy starts.
-#[derive(Debug)]
-pub struct Link {
-    /// The connection to the QThread's peer.
-    pub conn: Conn,
-    /// Requests of the copy before the resume offset, skipped.
-    pub first_op: u64,
-    /// The destination's watermark, when a restart file is kept.
-    pub mark: Option<Arc<Watermark>>,
-}
+pub use crate::run::qstate::Link;
 
-/// The source side of a copy: read, then send.
+/// The source side of a copy: read, then send (its loop: [`pass`]).
 pub struct SourcePath;
 
-/// The destination side of a copy: receive, check, then write.
+/// The destination side of a copy: receive, check, then write (its loop:
+/// [`pass`]).
 pub struct DestinationPath;
-
-impl IoPath for SourcePath {
-    fn name(&self) -> &'static str {
-        "e2e-source"
-    }
-    fn threads(&self, queuedepth: u64) -> usize {
-        queuedepth as usize
-    }
-    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
-        pass::source(st, cx)
-    }
-}
-
-impl IoPath for DestinationPath {
-    fn name(&self) -> &'static str {
-        "e2e-destination"
-    }
-    fn threads(&self, queuedepth: u64) -> usize {
-        queuedepth as usize
-    }
-    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
-        pass::destination(st, cx)
-    }
-}

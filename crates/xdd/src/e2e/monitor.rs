@@ -1,14 +1,14 @@
 //! Joining the sessions to the prepared targets, and running the restart
 //! monitor of each destination that keeps a restart file while its
-//! QThreads write ([`crate::restart::monitor`]: flush, then record).
+//! QThreads write ([`crate::record::restart::monitor`]: flush, then record).
 
 use super::opts::Role;
 use super::session::Session;
 use super::Link;
 use crate::error::RunError;
-use crate::restart::{Record, Watermark};
-use crate::runstate::RunState;
-use crate::target::Target;
+use crate::record::restart::{Record, Watermark};
+use crate::run::runstate::RunState;
+use crate::run::target::Target;
 use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::Failure;
 use std::path::PathBuf;
@@ -42,26 +42,6 @@ impl Monitor<'_> {
     }
 }
 
-/// The first record of a destination that keeps a restart file, written
-/// before its target is opened: a file that exists with a record is one
-/// this copy made, so a resume may continue it.
-pub fn first_record(s: &Session, path: &str) -> std::io::Result<()> {
-    let Some(file) = &s.restart_file else {
-        return Ok(());
-    };
-    record(s, path).store(file)
-}
-
-fn record(s: &Session, path: &str) -> Record {
-    Record {
-        source: s.peer_path.clone(),
-        destination: path.to_string(),
-        offset: s.resume,
-        total: s.end,
-        updated_unix_ns: iolab_core::clock::wall_ns(),
-    }
-}
-
 /// Gives every QThread its connection; returns the monitors to run.
 /// Fails when a destination's file cannot be opened again for flushing.
 pub fn attach<'a>(
@@ -75,7 +55,7 @@ pub fn attach<'a>(
         let qd = tg.qthreads.len();
         let keep = s.role == Role::Destination && s.restart_file.is_some();
         let mark = keep.then(|| Arc::new(Watermark::new(qd, s.resume)));
-        let rec = record(&s, &tg.plan.opts.path);
+        let rec = s.record(&tg.plan.opts.path);
         let first_op = s.first_op;
         for (q, conn) in tg.qthreads.iter_mut().zip(s.conns) {
             q.link = Some(Link {
@@ -150,7 +130,8 @@ fn one(m: &Monitor, stop: &AtomicBool, state: &RunState) {
         };
         r.store(&m.file)
     };
-    if let Err(e) = crate::restart::monitor(&m.mark, m.every, stop, &mut flush, &mut store) {
+    if let Err(e) = crate::record::restart::monitor(&m.mark, m.every, stop, &mut flush, &mut store)
+    {
         state.fail(Failure::io(
             "restart",
             Some(m.file.display().to_string()),

@@ -7,8 +7,9 @@
 //! file is removed.) A manual `-restart` copy keeps XDD's behaviour: the
 //! partial file stays at its name.
 
-use crate::config::TargetOpts;
 use crate::error::{RunError, UsageError};
+use crate::parse::config::TargetOpts;
+use crate::plan::TargetPlan;
 use std::ffi::CString;
 use std::path::Path;
 use std::sync::Mutex;
@@ -20,13 +21,14 @@ static RESTORED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// The suffix of a partial copy.
 pub const SUFFIX: &str = ".partial";
 
-/// True for a destination whose partial copy goes by `PATH.partial`.
-pub fn applies(o: &TargetOpts) -> bool {
+/// True for a destination whose partial copy goes by `PATH.partial`: a
+/// file of this machine (renamed with rename(2)).
+pub fn applies(t: &TargetPlan) -> bool {
+    let o = &t.opts;
     o.e2e.role() == Some(super::opts::Role::Destination)
         && o.e2e.noclobber
         && o.restart.monitored()
-        && !o.is_null()
-        && !o.is_s3()
+        && t.caps.local
 }
 
 /// Before a resume: moves `PATH.partial` back to `PATH` when `PATH` is

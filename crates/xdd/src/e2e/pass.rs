@@ -5,21 +5,45 @@
 //! reuse the QThread's one buffer: nothing is allocated, formatted or
 //! locked per request; only errors make text.
 
-use super::{Link, END_ABORTED, END_COMPLETE, END_TIME_LIMIT};
-use crate::iopath::{SyncPath, Transfer};
-use crate::qthread::{
+use super::{DestinationPath, Link, SourcePath, END_ABORTED, END_COMPLETE, END_TIME_LIMIT};
+use crate::parse::values::Ordering;
+use crate::plan::throttle::Pacer;
+use crate::record::results::{Counts, Latency};
+use crate::run::iopath::{IoPath, SyncPath, Transfer};
+use crate::run::qstate::{PassCtx, QState};
+use crate::run::steps::{
     admit, count, flush_if_due, note_error, stamp, thread_cpu, timing, verified, LockstepLocal,
-    PassCtx, QState,
 };
-use crate::results::{Counts, Latency};
-use crate::throttle::Pacer;
-use crate::values::Ordering;
 use iolab_core::clock::mono_ns;
 use iolab_core::Failure;
 use iolab_net::frame::{Kind, PayloadSum};
 use iolab_net::{Cancel, NetError};
 use std::sync::atomic::Ordering::Release;
 use std::time::Duration;
+
+impl IoPath for SourcePath {
+    fn name(&self) -> &'static str {
+        "e2e-source"
+    }
+    fn threads(&self, queuedepth: u64) -> usize {
+        queuedepth as usize
+    }
+    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
+        source(st, cx)
+    }
+}
+
+impl IoPath for DestinationPath {
+    fn name(&self) -> &'static str {
+        "e2e-destination"
+    }
+    fn threads(&self, queuedepth: u64) -> usize {
+        queuedepth as usize
+    }
+    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
+        destination(st, cx)
+    }
+}
 
 /// Counters of one QThread's pass, ready for recording.
 fn fresh() -> Counts {
@@ -32,7 +56,7 @@ fn fresh() -> Counts {
 }
 
 /// Closes the counters of a pass: elapsed and CPU time.
-fn close(mut c: Counts, cx: &PassCtx, cpu0: &crate::qthread::ThreadCpu) -> Counts {
+fn close(mut c: Counts, cx: &PassCtx, cpu0: &crate::run::steps::ThreadCpu) -> Counts {
     c.elapsed_ns = mono_ns().saturating_sub(cx.start_ns);
     c.e2e.elapsed_sum_ns = c.elapsed_ns;
     (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(cpu0);
@@ -126,7 +150,7 @@ pub fn source(st: &mut QState, cx: &PassCtx) -> Counts {
 /// request (the `null` source with a fixed pattern): summed once.
 fn constant_sum(st: &QState, cx: &PassCtx) -> Option<PayloadSum> {
     let p = cx.plan;
-    let fixed = p.backend == "null" && !p.pattern.varies_per_request();
+    let fixed = p.caps.discards && !p.pattern.varies_per_request();
     fixed.then(|| PayloadSum::new(&st.buf.as_slice()[..p.xfer_bytes as usize]))
 }
 
@@ -136,7 +160,7 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
     let plan = cx.plan;
     let qd = plan.opts.queuedepth.max(1);
     let cancel = Cancel::with(cx.run.stop_flag());
-    let generate = plan.backend == "null";
+    let generate = plan.caps.discards;
     let full_sum = constant_sum(st, cx);
     let damage = damage_at(st.q);
     let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));

@@ -7,8 +7,9 @@
 
 use super::terms::{self, Terms};
 use crate::error::{RunError, UsageError};
+use crate::parse::config::GlobalOpts;
 use crate::plan::TargetPlan;
-use crate::restart::Record;
+use crate::record::restart::Record;
 use std::path::{Path, PathBuf};
 
 /// A destination's decision.
@@ -26,8 +27,10 @@ fn bad(msg: String) -> RunError {
     RunError::Usage(UsageError::new("restart", msg))
 }
 
-/// Decides where destination target `t` resumes.
-pub fn decide(t: &TargetPlan) -> Result<Resume, RunError> {
+/// Decides where destination target `t` resumes; `g` gives its backend
+/// options (`--s3.*`), so the destination asked is the one the copy
+/// writes.
+pub fn decide(t: &TargetPlan, g: &GlobalOpts) -> Result<Resume, RunError> {
     let o = &t.opts;
     let terms = Terms::of(t, 1, 0);
     let start = terms::start_bytes(t);
@@ -39,8 +42,8 @@ pub fn decide(t: &TargetPlan) -> Result<Resume, RunError> {
     };
     let wanted = o.restart.offset.or(record.as_ref().map(|r| r.offset));
     let offset = terms::round(wanted.unwrap_or(start), &terms);
-    let size = existing_size(t);
-    if offset > start && !t.opts.is_null() && size.unwrap_or(0) < offset {
+    let size = existing_size(t, g);
+    if offset > start && !t.caps.discards && size.unwrap_or(0) < offset {
         return Err(bad(format!(
             "the copy would resume at byte {offset}, but {} {}; remove the restart file{} to start over",
             o.path,
@@ -48,7 +51,7 @@ pub fn decide(t: &TargetPlan) -> Result<Resume, RunError> {
             file.as_deref().map(|f| format!(" {f}")).unwrap_or_default()
         )));
     }
-    if o.e2e.noclobber && size.is_some() && wanted.is_none() && !t.opts.is_null() {
+    if o.e2e.noclobber && size.is_some() && wanted.is_none() && !t.caps.discards {
         return Err(RunError::Usage(UsageError::new("endtoend", format!(
             "{} exists and iolab does not overwrite it (-e2e noclobber): remove it, or resume it with -restart",
             o.path
@@ -82,8 +85,8 @@ fn load(f: &str, dest: &str, end: u64) -> Result<Record, RunError> {
 
 /// Size of the destination file when it exists (None when it does not;
 /// a block device counts as existing and large enough).
-fn existing_size(t: &TargetPlan) -> Option<u64> {
-    let be = iolab_backend::by_name(t.backend).ok()?;
+fn existing_size(t: &TargetPlan, g: &GlobalOpts) -> Option<u64> {
+    let be = crate::plan::target_backend(&t.opts, g).ok()?;
     let p = std::ffi::CString::new(t.opts.path.as_bytes()).ok()?;
     let st = be.stat(&p).ok()?;
     if st.is_block_device {

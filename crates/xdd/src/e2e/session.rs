@@ -11,6 +11,7 @@ use super::resume::{self, Resume};
 use super::terms::{self, Terms};
 use crate::error::{RunError, UsageError};
 use crate::plan::{Plan, TargetPlan};
+use crate::record::restart::Record;
 use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
@@ -46,6 +47,30 @@ pub struct Session {
     pub notes: Vec<String>,
 }
 
+impl Session {
+    /// The first record of a destination that keeps a restart file, written
+    /// before its target is opened: a file that exists with a record is one
+    /// this copy made, so a resume may continue it.
+    pub fn first_record(&self, path: &str) -> std::io::Result<()> {
+        let Some(file) = &self.restart_file else {
+            return Ok(());
+        };
+        self.record(path).store(file)
+    }
+
+    /// The restart record of this copy as it starts, for destination
+    /// target `path`.
+    pub fn record(&self, path: &str) -> Record {
+        Record {
+            source: self.peer_path.clone(),
+            destination: path.to_string(),
+            offset: self.resume,
+            total: self.end,
+            updated_unix_ns: iolab_core::clock::wall_ns(),
+        }
+    }
+}
+
 fn usage(msg: impl Into<String>) -> RunError {
     RunError::Usage(UsageError::new("endtoend", msg))
 }
@@ -61,13 +86,13 @@ pub fn connect_all(
     let mut resumes = Vec::new();
     for t in &plan.targets {
         if t.opts.e2e.role() == Some(Role::Destination) {
-            if super::partial::applies(&t.opts) {
+            if super::partial::applies(t) {
                 super::partial::restore(&t.opts)?;
             }
-            if !t.opts.is_null() {
+            if t.caps.local {
                 super::lock::take(&t.opts.path)?;
             }
-            resumes.push(Some(resume::decide(t)?));
+            resumes.push(Some(resume::decide(t, &plan.global)?));
             bound.push(Some(bind(t)?));
         } else {
             resumes.push(None);
@@ -83,16 +108,17 @@ pub fn connect_all(
         out.push(match (t.opts.e2e.role(), b, r) {
             (Some(Role::Destination), Some((ls, _)), Some(r)) => {
                 let s = destination(t, passes, ls, r)?;
-                super::monitor::first_record(&s, &t.opts.path).map_err(|err| RunError::Target {
-                    target: t.index,
-                    path: s
-                        .restart_file
-                        .as_ref()
-                        .map(|f| f.display().to_string())
-                        .unwrap_or_default(),
-                    what: "write the restart file",
-                    err,
-                })?;
+                s.first_record(&t.opts.path)
+                    .map_err(|err| RunError::Target {
+                        target: t.index,
+                        path: s
+                            .restart_file
+                            .as_ref()
+                            .map(|f| f.display().to_string())
+                            .unwrap_or_default(),
+                        what: "write the restart file",
+                        err,
+                    })?;
                 Some(s)
             }
             (Some(Role::Source), _, _) => Some(source(t, passes)?),

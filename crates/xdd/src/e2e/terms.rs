@@ -5,8 +5,8 @@
 //! is one message, which the handshake shows on both sides.
 
 use super::opts::Role;
+use crate::parse::values::Op;
 use crate::plan::TargetPlan;
-use crate::values::Op;
 use serde::{Deserialize, Serialize};
 
 /// Version of the end-to-end data protocol (frames and their meaning).

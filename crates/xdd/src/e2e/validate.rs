@@ -5,9 +5,9 @@
 //! destination in the handshake instead ([`super::terms`]), so that both
 //! sides stop with the same message.
 
-use crate::config::{Config, TargetOpts};
 use crate::error::UsageError;
-use crate::values::{EngineKind, SeekPattern};
+use crate::parse::config::{Config, TargetOpts};
+use crate::parse::values::{EngineKind, SeekPattern};
 
 fn err(opt: &str, i: usize, msg: impl std::fmt::Display) -> UsageError {
     UsageError::new(opt, format!("target {i}: {msg}"))

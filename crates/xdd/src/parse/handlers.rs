@@ -2,14 +2,14 @@
 //! whose values need more than a number. Each records its settings into
 //! the raw configuration; nothing is validated across options here.
 
-use crate::config::{RawConfig, TargetOpts};
-use crate::cursor::Cursor;
 use crate::error::UsageError;
-use crate::validate::{
+use crate::parse::config::{RawConfig, TargetOpts};
+use crate::parse::cursor::Cursor;
+use crate::parse::validate::{
     MAX_HIST_BUCKETS, MAX_MEASURE_BYTES, MAX_MEASURE_OPS, MAX_MEMALIGN, MAX_SECONDS, MAX_TARGETS,
     MAX_TS_ENTRIES,
 };
-use crate::values::*;
+use crate::parse::values::*;
 
 /// Parses `what` as a range-checked number in `unit`, for -lockstep and
 /// the triggers. Byte measures stay below 1 PiB and operation counts
@@ -153,7 +153,7 @@ pub(crate) fn datapattern(
     }
     // Checked now so that a bad pattern fails before anything is created.
     let refs: Vec<&str> = words.iter().map(String::as_str).collect();
-    crate::datapat::DataPattern::default()
+    crate::plan::datapat::DataPattern::default()
         .apply_words(&refs)
         .map_err(|e| {
             c.err(
@@ -299,7 +299,7 @@ pub(crate) fn outputformat(c: &mut Cursor, r: &mut RawConfig) -> Result<(), Usag
     let mut tokens = Vec::new();
     for tok in spec.split('+').map(str::trim).filter(|s| !s.is_empty()) {
         let up = tok.to_ascii_uppercase();
-        if !crate::tokens::is_known(&up) {
+        if !crate::parse::tokens::is_known(&up) {
             return Err(c.err(format!(
                 "unknown format token +{up} (see -help outputformat)"
             )));
@@ -471,7 +471,7 @@ pub(crate) fn memalign(
     Ok(())
 }
 
-pub(crate) fn action(r: &mut RawConfig, a: crate::config::Action) -> Result<(), UsageError> {
+pub(crate) fn action(r: &mut RawConfig, a: crate::parse::config::Action) -> Result<(), UsageError> {
     r.action.get_or_insert(a);
     Ok(())
 }

@@ -5,12 +5,20 @@
 //! -seek load list, and the size of an existing target when a pass is
 //! limited only by time (so that the cycled range stays inside it).
 
-use crate::config::{Config, GlobalOpts, TargetOpts};
-use crate::datapat::{DataPattern, VerifyMode};
+// The plan stage: a Config to what each target does (offsets, data,
+// rate).
+pub mod datapat;
+pub mod placement;
+pub mod seek;
+pub mod throttle;
+pub mod unique;
+
 use crate::error::UsageError;
-use crate::seek::{SeekConfig, SeekPattern as Sp, SeekPlan};
-use crate::throttle::{Schedule, ThrottleSpec as Ts};
-use crate::values::*;
+use crate::parse::config::{Config, GlobalOpts, TargetOpts};
+use crate::parse::values::*;
+use crate::plan::datapat::{DataPattern, VerifyMode};
+use crate::plan::seek::{SeekConfig, SeekPattern as Sp, SeekPlan};
+use crate::plan::throttle::{Schedule, ThrottleSpec as Ts};
 
 /// Range cycled over by runs limited only by time, when no -seek range.
 pub const DEFAULT_TIMED_RANGE_BYTES: u64 = 1 << 30;
@@ -26,6 +34,9 @@ pub struct TargetPlan {
     /// `null` target is the null backend, `s3://` targets S3, everything
     /// else POSIX.
     pub backend: &'static str,
+    /// What that backend can do, asked once here: the run and the copy
+    /// decide by these, never by the backend's name.
+    pub caps: iolab_backend::Capabilities,
     /// Operations per pass; u64::MAX when only a time limit ends a pass.
     pub ops: u64,
     /// Offsets repeat every `wrap` operations (time-limited runs).
@@ -149,6 +160,7 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
         index: i,
         opts: t.clone(),
         backend: backend_name(t),
+        caps: target_capabilities(t),
         ops,
         wrap,
         xfer_bytes: t.xfer_bytes(),
@@ -230,15 +242,25 @@ pub fn target_backend(
 
 /// The backend a target runs on: XDD's `null` target is the null
 /// backend, an `s3://bucket/key` target the S3 backend, every other
-/// target POSIX.
+/// target POSIX. The one place that reads the target's spelling; what
+/// follows asks the backend's [`target_capabilities`].
 pub fn backend_name(t: &TargetOpts) -> &'static str {
-    if t.is_null() {
+    if t.name == "null" {
         "null"
-    } else if t.is_s3() {
+    } else if t.path.starts_with("s3://") {
         "s3"
     } else {
         "posix"
     }
+}
+
+/// What a target's backend can do. A backend this build does not have
+/// (S3 without the `s3` feature) can do nothing here; validation refuses
+/// it by name with its backend options.
+pub fn target_capabilities(t: &TargetOpts) -> iolab_backend::Capabilities {
+    iolab_backend::by_name(backend_name(t))
+        .map(|b| b.capabilities())
+        .unwrap_or_default()
 }
 
 /// `-seek stagger` spreads requests over `-seek range`; a range that
@@ -259,7 +281,7 @@ fn stagger_fits(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
 fn seek_config(t: &TargetOpts, wrap: u64) -> Result<SeekConfig, UsageError> {
     let pattern = match (&t.seek.load, t.seek.pattern) {
         (Some(f), _) => Sp::Loaded(
-            crate::seek::load_list(std::path::Path::new(f))
+            crate::plan::seek::load_list(std::path::Path::new(f))
                 .map_err(|e| UsageError::new("seek", format!("load {f}: {e}")))?,
         ),
         (None, SeekPattern::Random) => Sp::Random,

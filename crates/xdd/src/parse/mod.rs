@@ -2,10 +2,19 @@
 //! walk the tokens left to right through the option table. Later options
 //! override earlier ones, as in XDD.
 
-use crate::config::{Action, Config, RawConfig};
-use crate::cursor::looks_like_option;
+// The parse stage: words of the command line to a validated Config.
+pub mod config;
+pub mod cursor;
+pub(crate) mod handlers;
+pub mod options;
+pub mod tokens;
+pub mod validate;
+pub mod values;
+
 use crate::error::UsageError;
-use crate::options::OPTIONS;
+use crate::parse::config::{Action, Config, RawConfig};
+use crate::parse::cursor::looks_like_option;
+use crate::parse::options::OPTIONS;
 use std::ffi::{OsStr, OsString};
 
 /// What the command line asks for.
@@ -40,7 +49,7 @@ pub fn parse_os(args: &[OsString]) -> Result<Parsed, UsageError> {
         return Ok(Parsed::Action(a));
     }
     let cfg = raw.resolve()?;
-    crate::validate::validate(&cfg)?;
+    crate::parse::validate::validate(&cfg)?;
     Ok(Parsed::Run(Box::new(cfg)))
 }
 
@@ -134,7 +143,7 @@ mod tests {
     fn guide_precedence_example() {
         let c = run("-op read -op target 1 write -targets 3 s1 s2 s3 -reqsize 1 -numreqs 7");
         let ops: Vec<_> = c.targets.iter().map(|t| t.op).collect();
-        use crate::values::Op::*;
+        use crate::parse::values::Op::*;
         assert_eq!(ops, [Read, Write, Read]);
         let c = run("-op target 1 write -op read -targets 2 a b -numreqs 1");
         assert_eq!(c.targets[1].op, Read, "later options win");

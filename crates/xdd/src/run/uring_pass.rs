@@ -4,18 +4,36 @@
 //! off by time limits and stops) and does per completion what a QThread
 //! does per operation: count, verify, time-stamp, publish progress.
 
-use crate::buffer::IoBuffer;
-use crate::datapat::Verifier;
-use crate::qthread::{
-    count, error, flush_if_due, more_allowed, stamp, thread_cpu, timing, verified, PassCtx, QState,
+use crate::parse::values::Op;
+use crate::plan::datapat::Verifier;
+use crate::plan::throttle::Pacer;
+use crate::record::results::Counts;
+use crate::run::buffer::IoBuffer;
+use crate::run::iopath::{IoPath, UringPath};
+use crate::run::qstate::{PassCtx, QState};
+use crate::run::steps::{
+    count, error, flush_if_due, more_allowed, stamp, thread_cpu, timing, verified,
 };
-use crate::results::Counts;
-use crate::throttle::Pacer;
-use crate::uring::{
+use crate::run::uring::{
     Completion, IoOp, Request, Tuning, UringConfig, UringEngine, UringError, UringHooks,
 };
-use crate::values::Op;
 use iolab_core::clock::mono_ns;
+
+impl IoPath for UringPath {
+    fn name(&self) -> &'static str {
+        "uring"
+    }
+    /// The ring keeps the queue depth in flight from one thread.
+    fn threads(&self, _queuedepth: u64) -> usize {
+        1
+    }
+    fn needs_raw_fd(&self) -> bool {
+        true
+    }
+    fn run_pass(&self, st: &mut QState, cx: &PassCtx) -> Counts {
+        run_pass(st, cx)
+    }
+}
 
 struct Hooks<'a, 'b> {
     cx: &'a PassCtx<'b>,
@@ -133,7 +151,7 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
     let cfg = UringConfig {
         depth: plan.opts.queuedepth as u32,
         buf_bytes: plan.xfer_bytes as usize,
-        align: (plan.opts.memalign as usize).max(crate::buffer::page_size()),
+        align: (plan.opts.memalign as usize).max(crate::run::buffer::page_size()),
         slack_bytes: slack(plan),
         tuning: Tuning::ALL,
     };
@@ -174,7 +192,7 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         st,
         verifier,
         c: Counts {
-            latency: crate::results::Latency::live(),
+            latency: crate::record::results::Latency::live(),
             ..Default::default()
         },
         writes: 0,
@@ -218,7 +236,7 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         ),
     }
     c.elapsed_ns = match (pacer.as_mut(), next_slot, ran) {
-        (Some(p), Some(k), true) => crate::qthread::hold_to_schedule_end(p, cx, k),
+        (Some(p), Some(k), true) => crate::run::steps::hold_to_schedule_end(p, cx, k),
         _ => mono_ns().saturating_sub(cx.start_ns),
     };
     (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);

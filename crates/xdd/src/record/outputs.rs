@@ -2,8 +2,8 @@
 //! and a check that each can be written, made before any target is
 //! opened: a typo in `-output` must not cost a long run its results.
 
-use crate::config::Config;
 use crate::error::UsageError;
+use crate::parse::config::Config;
 use std::path::Path;
 
 /// (option, path) of every file the run's options will write.
@@ -26,7 +26,7 @@ pub fn planned(cfg: &Config) -> Vec<(&'static str, String)> {
             &t.seek
                 .save
                 .as_ref()
-                .map(|p| crate::seek::save_file_name(p, i)),
+                .map(|p| crate::plan::seek::save_file_name(p, i)),
         );
         let ts = &t.timestamps;
         if ts.enabled {

@@ -2,9 +2,9 @@
 //! time. Runs before anything touches the file system, so a bad command
 //! line exits 2 having created nothing.
 
-use crate::config::{Config, TargetOpts};
 use crate::error::UsageError;
-use crate::values::{Measure, VerifyKind};
+use crate::parse::config::{Config, TargetOpts};
+use crate::parse::values::{Measure, VerifyKind};
 
 /// Sector size O_DIRECT transfers must be a multiple of.
 pub const DIO_ALIGN: u64 = 512;
@@ -143,14 +143,14 @@ pub fn resources(c: &Config, memory_bytes: u64) -> Result<(), UsageError> {
 fn buffer_bytes(t: &TargetOpts) -> u64 {
     let xfer = t.xfer_bytes();
     // Unique write data is a window on a base of at least a period
-    // (crate::unique), with room for reads beside it; its verify copy is
+    // (crate::plan::unique), with room for reads beside it; its verify copy is
     // one period.
     let period = t
         .datapattern
         .build()
         .ok()
-        .filter(|p| p.kind == crate::datapat::PatternKind::Random)
-        .map(|_| crate::unique::Shape::new(0, 0, xfer as usize).period as u64);
+        .filter(|p| p.kind == crate::plan::datapat::PatternKind::Random)
+        .map(|_| crate::plan::unique::Shape::new(0, 0, xfer as usize).period as u64);
     let data = match period {
         Some(p) => p.saturating_add(xfer.saturating_mul(2)),
         None => xfer,
@@ -194,8 +194,8 @@ fn throttle(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         return Ok(());
     };
     let interval_s = match th.kind {
-        crate::values::ThrottleKind::Ops => 1.0 / th.rate,
-        crate::values::ThrottleKind::Bw => t.xfer_bytes() as f64 / (th.rate * 1e6),
+        crate::parse::values::ThrottleKind::Ops => 1.0 / th.rate,
+        crate::parse::values::ThrottleKind::Bw => t.xfer_bytes() as f64 / (th.rate * 1e6),
     };
     if interval_s > MAX_THROTTLE_INTERVAL_S {
         return Err(UsageError::new(
@@ -232,7 +232,8 @@ fn range_within_size(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageEr
     let Some(range) = t.seek.range_blocks else {
         return Ok(());
     };
-    if t.is_null() || t.is_s3() {
+    // Only a target on local storage has a size to look up here.
+    if !crate::plan::target_capabilities(t).local {
         return Ok(());
     }
     let Ok(meta) = std::fs::metadata(&t.path) else {
@@ -308,7 +309,8 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     reach(c, i, t)?;
     throttle(i, t)?;
     run_bytes(c, i, t)?;
-    if t.is_s3() {
+    let caps = crate::plan::target_capabilities(t);
+    if caps.whole_object_writes {
         s3_target(i, t)?;
     }
     if t.dio {
@@ -337,13 +339,13 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
             )
         })?;
     }
-    if t.engine == crate::values::EngineKind::Uring {
-        uring(c, i, t)?;
+    if t.engine == crate::parse::values::EngineKind::Uring {
+        uring(c, i, t, &caps)?;
     }
     // An end-to-end destination's data comes from the network: a `null`
     // destination can check it before discarding it.
     let received = t.e2e.role() == Some(crate::e2e::opts::Role::Destination);
-    if t.is_null() && ((t.verify.is_some() && !received) || t.deletefile) {
+    if caps.discards && ((t.verify.is_some() && !received) || t.deletefile) {
         return Err(UsageError::new(
             if t.verify.is_some() {
                 "verify"
@@ -383,7 +385,10 @@ pub fn preflight(c: &Config) -> Result<(), UsageError> {
 /// `-preallocate` creates the file at its size first.
 fn reads_exist(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     let destination = t.e2e.role() == Some(crate::e2e::opts::Role::Destination);
-    if t.is_null() || t.is_s3() || destination || t.op == crate::values::Op::Noop {
+    // Only a file of this machine can be looked for here (not `null`, not
+    // an object in a store).
+    let local = crate::plan::target_capabilities(t).local;
+    if !local || destination || t.op == crate::parse::values::Op::Noop {
         return Ok(());
     }
     if t.read_percent() <= 0.0 || t.preallocate > 0 {
@@ -441,14 +446,19 @@ fn several_requests(t: &TargetOpts) -> bool {
 
 /// What the io_uring engine cannot do: one operation type per ring, one
 /// request size, no per-operation coordination between QThreads.
-fn uring(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
-    let why = if t.is_null() {
-        Some("needs a real file or device, not `null`")
+fn uring(
+    c: &Config,
+    i: usize,
+    t: &TargetOpts,
+    caps: &iolab_backend::Capabilities,
+) -> Result<(), UsageError> {
+    let why = if !caps.raw_fd {
+        Some("needs a backend with a file descriptor: a real file or device, not `null` or an S3 object")
     } else if t.rwratio.is_some_and(|r| r > 0.0 && r < 100.0) {
         Some("cannot mix reads and writes (-rwratio); use the default engine")
     } else if t.numreqs.is_none() && t.bytes.is_some_and(|b| b % t.xfer_bytes() != 0) {
         Some("needs -bytes to be a whole number of requests")
-    } else if t.ordering != crate::values::Ordering::None {
+    } else if t.ordering != crate::parse::values::Ordering::None {
         Some("has no QThreads to order; drop -ordering")
     } else if c.global.syncio > 0 || c.global.lockstep.iter().any(|l| l.slave == i) {
         Some("cannot be paced per operation by -syncio or -lockstep")
@@ -522,7 +532,7 @@ fn relations(c: &Config) -> Result<(), UsageError> {
         check("stoptrigger", t.from, t.to)?;
     }
     let hb = &c.global.heartbeat;
-    let asked = crate::values::HeartbeatOpts {
+    let asked = crate::parse::values::HeartbeatOpts {
         interval_s: 0.0,
         ..hb.clone()
     } != Default::default();

@@ -3,12 +3,28 @@
 //! the run having done no I/O. Then one thread per target runs its passes
 //! and the results are assembled into plain report data.
 
+// The run stage: a Plan to results, through the I/O paths.
+pub mod buffer;
+pub(crate) mod fault;
+pub mod gate;
+pub mod iopath;
+pub mod paths;
+pub mod progress;
+pub mod qstate;
+pub mod qthread;
+pub mod runstate;
+pub mod safety;
+pub mod steps;
+pub mod target;
+pub mod uring;
+pub mod uring_pass;
+
 use crate::error::RunError;
-use crate::gate::Gate;
 use crate::plan::Plan;
-use crate::progress::Progress;
-use crate::results::RunResults;
-use crate::target::{finish, prepare, remove_created, run_target, RunShared, Target};
+use crate::record::results::RunResults;
+use crate::run::gate::Gate;
+use crate::run::progress::Progress;
+use crate::run::target::{finish, prepare, remove_created, run_target, RunShared, Target};
 use iolab_backend::Backend;
 use iolab_core::clock::{mono_ns, wall_ns};
 use iolab_core::{Failure, Outcome};
@@ -19,7 +35,7 @@ use std::sync::atomic::Ordering::Relaxed;
 /// one entry per target). Never prints.
 pub fn run(
     plan: &Plan,
-    cfg: &crate::config::Config,
+    cfg: &crate::parse::config::Config,
     progress: &Progress,
 ) -> Result<RunResults, RunError> {
     // A partial copy moved back for a resume that then failed before
@@ -29,7 +45,7 @@ pub fn run(
 
 fn run_plan(
     plan: &Plan,
-    cfg: &crate::config::Config,
+    cfg: &crate::parse::config::Config,
     progress: &Progress,
 ) -> Result<RunResults, RunError> {
     let backends = backends(plan)?;
@@ -38,12 +54,12 @@ fn run_plan(
     let host = iolab_core::env::host_info();
     let mut notes = data_notes(plan);
     if g.processlock {
-        if let Err(e) = crate::placement::lock_process() {
+        if let Err(e) = crate::plan::placement::lock_process() {
             notes.push(e);
         }
     }
     if g.maxpri {
-        if let Err(e) = crate::placement::max_priority_current() {
+        if let Err(e) = crate::plan::placement::max_priority_current() {
             notes.push(e);
         }
     }
@@ -76,7 +92,7 @@ fn run_plan(
         Ok(m) => m,
         Err(e) => {
             for tg in &mut targets {
-                crate::target::close(tg);
+                crate::run::target::close(tg);
                 remove_created(tg);
             }
             return Err(e);
@@ -94,7 +110,7 @@ fn run_plan(
         .for_each(crate::e2e::monitor::Monitor::close);
     progress.finished.store(true, Relaxed);
     for tg in &mut targets {
-        if let Err(e) = crate::target::close_checked(tg) {
+        if let Err(e) = crate::run::target::close_checked(tg) {
             sh.state
                 .fail(Failure::io("close", Some(tg.path.clone()), &e));
         }
@@ -108,7 +124,7 @@ fn run_plan(
         if keep {
             continue;
         }
-        if crate::e2e::partial::applies(&tg.plan.opts) {
+        if crate::e2e::partial::applies(tg.plan) {
             let note = crate::e2e::partial::set_aside(tg.plan.index, &tg.path);
             tg.notes.push(note);
         } else if crate::e2e::monitor::keeps_partial(tg) {
@@ -121,7 +137,7 @@ fn run_plan(
         }
     }
     if g.processlock {
-        crate::placement::unlock_process();
+        crate::plan::placement::unlock_process();
     }
     for be in &backends {
         if let Err(e) = be.finalize() {
@@ -150,7 +166,7 @@ fn run_plan(
 
 /// Measures the offset to the global clock (-timeserver) before any
 /// target is prepared, so an unreachable server leaves nothing behind.
-fn global_clock(g: &crate::config::GlobalOpts) -> Result<Option<Estimate>, RunError> {
+fn global_clock(g: &crate::parse::config::GlobalOpts) -> Result<Option<Estimate>, RunError> {
     let Some(ts) = &g.timeserver else {
         return Ok(None);
     };
@@ -178,7 +194,7 @@ fn global_clock(g: &crate::config::GlobalOpts) -> Result<Option<Estimate>, RunEr
 fn data_notes(plan: &Plan) -> Vec<String> {
     plan.targets
         .iter()
-        .filter(|t| t.read_e4 < 10_000 && t.opts.op != crate::values::Op::Noop)
+        .filter(|t| t.read_e4 < 10_000 && t.opts.op != crate::parse::values::Op::Noop)
         .filter_map(|t| {
             let n = t.pattern.shrink_note()?;
             Some(format!("target {} {n}", t.index))
@@ -208,7 +224,7 @@ fn wait_for_start(c: &Estimate, t_s: u64, notes: &mut Vec<String>) {
 /// Records the clock and puts time stamps on it, so `-ts normalize`
 /// writes global time and runs on several hosts line up.
 fn on_global_clock(r: &mut RunResults, c: &Estimate) {
-    r.global_clock = Some(crate::results::GlobalClock {
+    r.global_clock = Some(crate::record::results::GlobalClock {
         offset_ns: c.offset_ns,
         rtt_ns: c.rtt_ns,
     });
@@ -284,7 +300,7 @@ fn start_error(t: &crate::plan::TargetPlan, err: std::io::Error) -> RunError {
 }
 
 /// What one target thread returns: its passes and error messages.
-type TargetOutput = (Vec<crate::results::TargetPass>, Vec<String>);
+type TargetOutput = (Vec<crate::record::results::TargetPass>, Vec<String>);
 
 /// One thread per target. A thread that panics ends the run with an
 /// error outcome (the others see the stop and leave their barrier).
@@ -329,7 +345,7 @@ fn prepare_all<'a>(
             }
             Err(e) => {
                 for mut t in out {
-                    crate::target::close(&mut t);
+                    crate::run::target::close(&mut t);
                     remove_created(&mut t);
                 }
                 return Err(e);
@@ -342,7 +358,7 @@ fn prepare_all<'a>(
 #[allow(clippy::too_many_arguments)]
 fn assemble(
     plan: &Plan,
-    cfg: &crate::config::Config,
+    cfg: &crate::parse::config::Config,
     host: iolab_core::env::HostInfo,
     start_wall_ns: u64,
     targets: Vec<Target>,

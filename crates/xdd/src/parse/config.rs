@@ -4,7 +4,7 @@
 //! file system yet.
 
 use crate::error::UsageError;
-use crate::values::*;
+use crate::parse::values::*;
 use serde::{Deserialize, Serialize};
 
 /// Options that apply to the whole run.
@@ -369,7 +369,10 @@ impl RawConfig {
         for (t, name) in targets.iter_mut().zip(&self.names) {
             t.name = name.clone();
             t.path = format!("{}{}", t.targetdir, name);
-            crate::e2e::opts::imply_queuedepth(t);
+            // -e2e destination host:port,N: N QThreads for that destination.
+            if let Some(qd) = t.e2e.implied_queuedepth() {
+                t.queuedepth = qd;
+            }
         }
         Ok(Config {
             global: self.global.clone(),
@@ -385,16 +388,4 @@ pub struct Config {
     pub global: GlobalOpts,
     /// Per-target options; `path` is final.
     pub targets: Vec<TargetOpts>,
-}
-
-impl TargetOpts {
-    /// True for the `null` target: no file, no I/O, only the tool's overhead.
-    pub fn is_null(&self) -> bool {
-        self.name == "null"
-    }
-
-    /// True for an object in an object store: `s3://bucket/key`.
-    pub fn is_s3(&self) -> bool {
-        self.path.starts_with("s3://")
-    }
 }

@@ -3,7 +3,7 @@
 //! merge exactly (sums, histogram merge), so a target's pass is the merge
 //! of its QThreads and the run is the merge of its targets.
 
-use crate::config::Config;
+use crate::parse::config::Config;
 use iolab_core::env::HostInfo;
 use iolab_core::stats::{HistogramWire, Percentiles};
 use iolab_core::Histogram;
@@ -238,11 +238,11 @@ pub struct TargetPass {
 #[derive(Debug, Clone)]
 pub struct Timestamps {
     /// What to write and where.
-    pub options: crate::timestamp::TsOptions,
+    pub options: crate::record::timestamp::TsOptions,
     /// Header facts.
-    pub info: crate::timestamp::TsInfo,
+    pub info: crate::record::timestamp::TsInfo,
     /// Entries of every QThread, by start time.
-    pub entries: Vec<crate::timestamp::TsEntry>,
+    pub entries: Vec<crate::record::timestamp::TsEntry>,
 }
 
 /// Facts about one target that are not counts.
@@ -267,9 +267,9 @@ pub struct TargetInfo {
     /// Failures outside operations (a per-pass file could not be opened).
     pub failures: u64,
     /// Seek distance histogram (-seek disthist).
-    pub disthist: Option<crate::seek::SeekHistogram>,
+    pub disthist: Option<crate::plan::seek::SeekHistogram>,
     /// Seek location histogram (-seek seekhist).
-    pub seekhist: Option<crate::seek::SeekHistogram>,
+    pub seekhist: Option<crate::plan::seek::SeekHistogram>,
 }
 
 /// What `-timeserver` measured before the run.

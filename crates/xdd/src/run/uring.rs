@@ -7,7 +7,7 @@
 //! caller may pass its own, in shared memory or locked). A slot's buffer is
 //! handed to the kernel when its request is submitted and is not touched
 //! again until that request's completion is reaped. Requests are pulled lazily from an
-//! iterator of [`Request`]s (typically from [`crate::seek::PassSeeks`]), so
+//! iterator of [`Request`]s (typically from [`crate::plan::seek::PassSeeks`]), so
 //! an adapter can pace them (`-throttle`) or stop them early.
 //!
 //! ```no_run
@@ -39,7 +39,7 @@
 //! reaped batch, as fio does: every request of a batch leaves in the same
 //! system call, and every completion of a reap was posted before it began.
 
-use crate::buffer::IoBuffer;
+use crate::run::buffer::IoBuffer;
 use io_uring::{opcode, squeue, types, IoUring};
 use iolab_core::clock::mono_ns;
 use iolab_core::stats::Histogram;
@@ -110,7 +110,7 @@ pub struct UringConfig {
     /// Extra bytes per slot: a request is a window of `buf_bytes` that
     /// [`UringHooks::place`] may start anywhere in its slot's
     /// `buf_bytes + slack_bytes` (unique write data uses it; see
-    /// [`crate::unique`]).
+    /// [`crate::plan::unique`]).
     pub slack_bytes: usize,
     /// Optional ring features to try.
     pub tuning: Tuning,
@@ -660,8 +660,8 @@ impl Drop for UringEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datapat::{DataPattern, Verifier, VerifyMode};
-    use crate::seek::{SeekConfig, SeekPattern, SeekPlan};
+    use crate::plan::datapat::{DataPattern, Verifier, VerifyMode};
+    use crate::plan::seek::{SeekConfig, SeekPattern, SeekPlan};
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     use std::path::PathBuf;

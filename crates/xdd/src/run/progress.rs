@@ -2,7 +2,7 @@
 //! reporter, lockstep slaves, start/stop triggers and -syncio. Workers
 //! only add to relaxed atomics; no lock is taken on the I/O path.
 
-use crate::values::Measure;
+use crate::parse::values::Measure;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// One target's progress in its current pass.

@@ -25,7 +25,7 @@
 //! Several `-datapattern` options combine, as in XDD: the CLI calls
 //! [`DataPattern::apply_words`] once per option, in order.
 //! - Default (no `-datapattern`), and `random`: unique incompressible
-//!   blocks (see [`crate::unique`]): random bytes, every 4 KiB stamped
+//!   blocks (see [`crate::plan::unique`]): random bytes, every 4 KiB stamped
 //!   with its offset and the run, target and pass, so that no store can
 //!   compress or deduplicate them. XDD writes zeros here; `0x00` does.
 //! - `compress PCT`, `dedupe PCT`: the same, with PCT% of every 4 KiB
@@ -61,7 +61,7 @@
 //! bad words); `contents` compares bytes with whatever the pattern is. The
 //! caller counts failed requests against `-maxerrors` with [`ErrorBudget`].
 
-use crate::unique::{self, Shape, STAMP_BYTES, UNIT};
+use crate::plan::unique::{self, Shape, STAMP_BYTES, UNIT};
 
 /// The base pattern before the `inverse`/`replicate`/`prefix` modifiers.
 #[derive(Debug, Clone, PartialEq, Eq)]

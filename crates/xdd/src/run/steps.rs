@@ -1,162 +1,21 @@
-//! The QThread: takes the next operation number of its target, waits for
-//! whatever must happen first (ordering, lockstep, -syncio, the throttle),
-//! issues one read or write, and counts it. The loop allocates nothing,
-//! formats nothing and takes no lock; only the error path formats text.
+//! The steps of one operation that every I/O path takes the same way
+//! (the QThread loop, the io_uring ring, both sides of an end-to-end
+//! copy): waiting its turn (ordering, lockstep, -syncio, the throttle),
+//! timing, verifying, time-stamping and counting it, flushing, and
+//! keeping errors. Nothing here allocates or formats except the error
+//! path.
 
-use crate::buffer::IoBuffer;
-use crate::config::GlobalOpts;
-use crate::datapat::Verifier;
-use crate::iopath::Transfer;
-use crate::plan::TargetPlan;
-use crate::progress::{wait_until, Progress};
-use crate::results::Counts;
-use crate::runstate::RunState;
-use crate::seek::PassSeeks;
-use crate::throttle::Pacer;
-use crate::values::{Measure, Op, Ordering};
-use iolab_backend::{Backend, Handle};
+use crate::parse::values::{Measure, Op, Ordering};
+use crate::plan::throttle::Pacer;
+use crate::record::results::Counts;
+use crate::run::progress::wait_until;
+use crate::run::qstate::{PassCtx, QState};
 use iolab_core::clock::mono_ns;
 use iolab_core::Failure;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::sync::atomic::Ordering::*;
 
 /// Slow operations remembered per QThread for -reportthreshold.
-const SLOW_OPS_KEPT: usize = 1000;
-
-/// What one QThread owns across passes.
-pub struct QState {
-    /// QThread number within its target.
-    pub q: usize,
-    /// Its I/O buffer (one full request).
-    pub buf: IoBuffer,
-    /// Read checker, when -verify is on.
-    pub verifier: Option<Verifier>,
-    /// Processor to run on.
-    pub cpu: Option<usize>,
-    /// Error messages kept (up to -maxerrorstoprint).
-    pub messages: Vec<String>,
-    /// Errors seen (printed or not).
-    pub error_count: u64,
-    /// Things refused but not errors (a processor pin), for the notes.
-    pub notes: Vec<String>,
-    /// Time stamp table, when -timestamps is on.
-    pub ts: Option<crate::timestamp::TsTable>,
-    /// Its connection, on an end-to-end target (-endtoend).
-    pub link: Option<crate::e2e::Link>,
-}
-
-/// Counters every QThread of a target shares during one pass.
-#[derive(Default)]
-pub struct PassShared {
-    /// Next operation number to hand out.
-    pub next: AtomicU64,
-    /// Operations issued so far, in order (loose ordering).
-    pub issued: AtomicU64,
-    /// Operations completed so far, in order (serial ordering).
-    pub completed: AtomicU64,
-    /// Set when the pass must end (time limit, -maxerrors, stop trigger).
-    pub stop: AtomicBool,
-    /// Errors in this pass over all QThreads (-maxerrors is per target).
-    pub errors: AtomicU64,
-}
-
-/// Everything a QThread reads during one pass.
-pub struct PassCtx<'a> {
-    /// The target's plan.
-    pub plan: &'a TargetPlan,
-    /// Run-wide options.
-    pub global: &'a GlobalOpts,
-    /// Backend that does the I/O.
-    pub backend: &'a dyn Backend,
-    /// Open target; None for the `null` target.
-    pub handle: Option<&'a Handle>,
-    /// Offsets of this pass.
-    pub seeks: PassSeeks<'a>,
-    /// Shared pass counters.
-    pub shared: &'a PassShared,
-    /// Monotonic pass start, ns.
-    pub start_ns: u64,
-    /// Monotonic time the pass must end (u64::MAX = none).
-    pub deadline_ns: u64,
-    /// Everyone's progress.
-    pub progress: &'a Progress,
-    /// Run-wide stop and failure (-stoponerror, a dead worker, ENOSPC).
-    pub run: &'a RunState,
-    /// The path of the target file this pass (for error outcomes).
-    pub path: &'a str,
-    /// Pass number, from 1.
-    pub pass: u32,
-}
-
-impl PassCtx<'_> {
-    /// True when the pass must end now.
-    #[inline]
-    pub fn ending(&self) -> bool {
-        self.shared.stop.load(Relaxed)
-            || self.run.stopping()
-            || (self.deadline_ns != u64::MAX && mono_ns() >= self.deadline_ns)
-    }
-
-    /// Ends the pass for every QThread of the target.
-    pub fn stop_pass(&self) {
-        self.shared.stop.store(true, Relaxed);
-    }
-}
-
-/// Runs one QThread through one pass, moving data with `io`.
-pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
-    let mut c = Counts {
-        latency: crate::results::Latency::live(),
-        ..Default::default()
-    };
-    if cx.plan.opts.reportthreshold_s > 0.0 {
-        // Reserved up front so that recording a slow op never allocates.
-        c.slow_ops.reserve(SLOW_OPS_KEPT);
-    }
-    let cpu0 = thread_cpu();
-    let mut pacer = cx.plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
-    let mut lock = LockstepLocal::default();
-    let mut writes = 0u64;
-    // Tests only (debug builds): die holding an operation number, so that
-    // QThreads waiting for its turn must see the run fail.
-    let die_at = crate::fault::injected(cx.plan.index, Some(st.q), u64::from(cx.pass)).then_some(5);
-    // The request whose slot ends a throttled pass, once it runs out of
-    // requests or of time (Pacer::pass_end_ns).
-    let mut next_slot = None;
-    loop {
-        let n = cx.shared.next.fetch_add(1, Relaxed);
-        if die_at.is_some_and(|k| n >= k) {
-            panic!("IOLAB_XDD_PANIC_TARGET: qthread {} dies at op {n}", st.q);
-        }
-        if n >= cx.plan.ops {
-            next_slot = Some(cx.plan.ops);
-            break;
-        }
-        if cx.ending() || !admit(cx, n, &mut lock) {
-            break;
-        }
-        if let Some(p) = pacer.as_mut() {
-            // A request due at or after the time limit is not issued: a
-            // 100 ops/s target limited to 1 s does 100 requests, not 101.
-            if p.due_at_ns(n) >= cx.deadline_ns {
-                next_slot = Some(n);
-                break;
-            }
-            if !p.wait_for_slot_unless(n, || cx.ending()) {
-                break;
-            }
-        }
-        if !one_op(st, cx, io, n, &mut c, &mut writes) {
-            cx.stop_pass();
-            break;
-        }
-    }
-    c.elapsed_ns = match (pacer.as_mut(), next_slot) {
-        (Some(p), Some(k)) => hold_to_schedule_end(p, cx, k),
-        _ => mono_ns().saturating_sub(cx.start_ns),
-    };
-    (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);
-    c
-}
+pub(crate) const SLOW_OPS_KEPT: usize = 1000;
 
 /// Ends a throttled pass at its schedule's end ([`Pacer::pass_end_ns`])
 /// and returns the pass's elapsed time. When the I/O finished before that
@@ -224,7 +83,7 @@ pub(crate) struct LockstepLocal {
 
 impl LockstepLocal {
     /// Waits until the master has granted operation `n`.
-    fn admit(&mut self, cx: &PassCtx, spec: crate::values::LockstepSpec, n: u64) -> bool {
+    fn admit(&mut self, cx: &PassCtx, spec: crate::parse::values::LockstepSpec, n: u64) -> bool {
         let master = &cx.progress.targets[spec.master];
         let xfer = cx.plan.xfer_bytes.max(1);
         loop {
@@ -256,7 +115,7 @@ impl LockstepLocal {
 }
 
 /// Tasks the master has released so far.
-fn grants(master: &crate::progress::TargetProgress, when: Measure, now: u64) -> u64 {
+fn grants(master: &crate::run::progress::TargetProgress, when: Measure, now: u64) -> u64 {
     let ops = master.ops.load(Relaxed);
     let bytes = master.bytes.load(Relaxed);
     match when {
@@ -278,109 +137,14 @@ fn grants(master: &crate::progress::TargetProgress, when: Measure, now: u64) -> 
     }
 }
 
-/// Issues operation `n`; false when the pass must end (-maxerrors).
-fn one_op<T: Transfer>(
-    st: &mut QState,
-    cx: &PassCtx,
-    io: &T,
-    n: u64,
-    c: &mut Counts,
-    writes: &mut u64,
-) -> bool {
-    let plan = cx.plan;
-    let len = plan.op_bytes(n) as usize;
-    let offset = cx.seeks.offset(n % plan.wrap);
-    let read = plan.is_read(n);
-    let (r, t0, t1) = issue(st, cx, io, c, n, read, offset, len);
-    timing(c, cx, n, offset, t0, t1);
-    if let Some(ts) = st.ts.as_mut() {
-        let done = r.as_ref().map_or(0, |k| *k);
-        ts.record(stamp(cx, st.q, n, read, offset, len, done, t0, t1));
-    }
-    let what = if read { "read" } else { "write" };
-    let done = match r {
-        Ok(k) => k,
-        Err(e) => {
-            let msg = format!(
-                "target {} op {n}: {what} of {len} bytes at offset {offset} failed: {e}",
-                plan.index
-            );
-            if storage_gone(&e) {
-                cx.run.fail(failure(cx, what, e.raw_os_error(), &msg));
-                cx.stop_pass();
-            }
-            error(st, cx, c, msg, what, e.raw_os_error());
-            return more_allowed(cx);
-        }
-    };
-    count(c, read, done as u64);
-    cx.progress.targets[plan.index].add(done as u64);
-    if done < len {
-        let msg = format!("target {} op {n}: {what} moved {done} of {len} bytes at offset {offset} (end of file?)", plan.index);
-        error(st, cx, c, msg, what, None);
-        return more_allowed(cx);
-    }
-    if !read {
-        flush_if_due(st, cx, c, writes);
-        return true;
-    }
-    match &st.verifier {
-        Some(v) => {
-            let at = read_start(st.buf.len(), len);
-            let m = v.check(&st.buf.as_slice()[at..at + len], offset);
-            verified(st, cx, c, n, offset, &m)
-        }
-        None => true,
-    }
-}
-
 /// Where reads land in a QThread's buffer: its last `len` bytes. Unique
 /// write data is a window on the buffer's first `period + len` bytes
-/// ([`crate::unique`]), and a read of a mixed (`-rwratio`) target must
+/// ([`crate::plan::unique`]), and a read of a mixed (`-rwratio`) target must
 /// not overwrite that base; for other patterns the buffer is `len` long
 /// and this is 0.
 #[inline]
 pub(crate) fn read_start(buf_len: usize, len: usize) -> usize {
     buf_len.saturating_sub(len)
-}
-
-/// Patches the buffer if needed, keeps the ordering promises, and does
-/// the transfer: (result, start ns, end ns).
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn issue<T: Transfer>(
-    st: &mut QState,
-    cx: &PassCtx,
-    io: &T,
-    c: &mut Counts,
-    n: u64,
-    read: bool,
-    offset: u64,
-    len: usize,
-) -> (std::io::Result<usize>, u64, u64) {
-    let plan = cx.plan;
-    let whole = st.buf.as_mut_slice();
-    let mut at = if read {
-        read_start(whole.len(), len)
-    } else {
-        0
-    };
-    if !read && plan.pattern.varies_per_request() {
-        let t = mono_ns();
-        at = plan.pattern.place(whole, offset, len, cx.pass);
-        c.pattern_fill_ns += mono_ns() - t;
-    }
-    let buf = &mut whole[at..at + len];
-    if plan.opts.ordering == Ordering::Loose {
-        cx.shared.issued.store(n + 1, Release);
-    }
-    let t0 = mono_ns();
-    let r = io.transfer(cx, buf, offset, read);
-    let t1 = mono_ns();
-    if plan.opts.ordering == Ordering::Serial {
-        cx.shared.completed.store(n + 1, Release);
-    }
-    (r, t0, t1)
 }
 
 /// Records one operation's service time.
@@ -405,7 +169,7 @@ pub(crate) fn verified(
     c: &mut Counts,
     n: u64,
     offset: u64,
-    m: &crate::datapat::Mismatch,
+    m: &crate::plan::datapat::Mismatch,
 ) -> bool {
     if m.is_ok() {
         return true;
@@ -438,9 +202,9 @@ pub fn stamp(
     done: usize,
     t0: u64,
     t1: u64,
-) -> crate::timestamp::TsEntry {
-    use crate::timestamp::OpType;
-    crate::timestamp::TsEntry {
+) -> crate::record::timestamp::TsEntry {
+    use crate::record::timestamp::OpType;
+    crate::record::timestamp::TsEntry {
         pass: cx.pass,
         qthread: q as u32,
         op_number: n,
@@ -514,7 +278,7 @@ pub(crate) fn error(
 /// The storage service cannot be reached (an object store that went
 /// away or stopped answering): like a full disk, every later operation
 /// would fail the same way, so the run ends instead of counting them.
-fn storage_gone(e: &std::io::Error) -> bool {
+pub(crate) fn storage_gone(e: &std::io::Error) -> bool {
     use std::io::ErrorKind as K;
     matches!(
         e.kind(),
@@ -528,7 +292,7 @@ fn storage_gone(e: &std::io::Error) -> bool {
     )
 }
 
-fn failure(cx: &PassCtx, op: &str, errno: Option<i32>, msg: &str) -> Failure {
+pub(crate) fn failure(cx: &PassCtx, op: &str, errno: Option<i32>, msg: &str) -> Failure {
     Failure {
         op: op.to_string(),
         path: Some(cx.path.to_string()),
@@ -603,7 +367,7 @@ impl ThreadCpu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::progress::TargetProgress;
+    use crate::run::progress::TargetProgress;
 
     #[test]
     fn lockstep_grants_follow_master_progress() {

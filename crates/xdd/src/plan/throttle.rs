@@ -259,7 +259,7 @@ mod tests {
         // apart, and the union is the target's schedule.
         let s = Schedule::new(ThrottleSpec::Ops(1000.0), 4096).unwrap();
         for q in 0..4u64 {
-            let mine: Vec<u64> = crate::seek::qthread_requests(40, q, 4)
+            let mine: Vec<u64> = crate::plan::seek::qthread_requests(40, q, 4)
                 .map(|k| s.due_ns(k))
                 .collect();
             assert!(mine.windows(2).all(|w| w[1] - w[0] == 4_000_000));

@@ -106,8 +106,10 @@ pub struct PatternOpts {
 
 impl PatternOpts {
     /// The pattern the words build (they were checked when parsed).
-    pub fn build(&self) -> Result<crate::datapat::DataPattern, crate::datapat::PatternError> {
-        let mut dp = crate::datapat::DataPattern::default();
+    pub fn build(
+        &self,
+    ) -> Result<crate::plan::datapat::DataPattern, crate::plan::datapat::PatternError> {
+        let mut dp = crate::plan::datapat::DataPattern::default();
         for w in &self.words {
             let refs: Vec<&str> = w.iter().map(String::as_str).collect();
             dp.apply_words(&refs)?;
@@ -118,7 +120,7 @@ impl PatternOpts {
     /// True when the words end up with the `sequenced` pattern.
     pub fn is_sequenced(&self) -> bool {
         self.build()
-            .is_ok_and(|p| p.kind == crate::datapat::PatternKind::Sequenced)
+            .is_ok_and(|p| p.kind == crate::plan::datapat::PatternKind::Sequenced)
     }
 
     /// What the data is, for the preamble: the words as typed, then what

@@ -3,10 +3,10 @@
 //! with the check it must satisfy; `tests::every_entry_example` runs all of
 //! them, so no option exists without a parsing test beside it.
 
-use crate::config::{Config, RawConfig};
-use crate::handlers::*;
-use crate::validate::{MAX_BLOCKSIZE, MAX_PASSES, MAX_QTHREADS, MAX_REQSIZE_BLOCKS};
-use crate::values::*;
+use crate::parse::config::{Config, RawConfig};
+use crate::parse::handlers::*;
+use crate::parse::validate::{MAX_BLOCKSIZE, MAX_PASSES, MAX_QTHREADS, MAX_REQSIZE_BLOCKS};
+use crate::parse::values::*;
 use iolab_opts::Arity::Words;
 
 /// One XDD option: an entry of the shared option-table engine over
@@ -48,7 +48,7 @@ macro_rules! path_g {
     };
 }
 
-use crate::config::Action;
+use crate::parse::config::Action;
 
 /// Every option of XDD 7.0 (section 5.1 and the cheat sheet) plus iolab's
 /// own (`-engine`, `-force`, `--json`). Order is the help order.
@@ -378,16 +378,16 @@ pub static OPTIONS: &[OptSpec] = &[
     OptSpec { name: "endtoend", short: None, aliases: &["e2e"], arity: Words, scoped: true,
         args: "issource|isdestination|destination <host[:port[,n]]>|port <n>|portcount <n>|key <file or - for stdin>|timeout <s>|sockbuf <bytes>|noclobber",
         help: "network copy: the source reads its target and sends it to the destination, which writes it; start the destination first (docs/e2e.md)",
-        apply: crate::e2e::opts::e2e_option,
+        apply: crate::e2e::args::e2e_option,
         example: "-e2e target 0 issource destination h1:5000,2 -e2e target 0 destination h2:6000,2", check: Check::Ok(|c| c.targets[0].e2e.issource && c.targets[0].queuedepth == 4 && c.targets[0].e2e.destinations.len() == 2 && !c.targets[1].e2e.any()) },
     OptSpec { name: "restart", short: None, aliases: &[], arity: Words, scoped: true, args: "enable|frequency <s>|file <name>|offset <bytes>",
         help: "end-to-end restart: the destination records how much is written and durable; rerun with -restart to copy only the rest",
-        apply: crate::e2e::opts::restart_option,
+        apply: crate::e2e::args::restart_option,
         example: "-restart enable frequency 2 -e2e isdestination destination h -e2e target 1 port 5000", check: Check::Ok(|c| c.targets[0].restart.enable && c.targets[0].restart.frequency_s == Some(2.0)) },
     OptSpec { name: "timeserver", short: None, aliases: &[], arity: Words, scoped: false, args: "host <name>|port <n>|bounce <n>",
         help: "the global clock (iolab timeserver on HOST, port [2000], exchanges [100]); with -starttime, every host starts together",
         apply: timeserver,
-        example: "-timeserver host ts1 port 2100 bounce 5", check: Check::Ok(|c| c.global.timeserver == Some(crate::config::TimeServer { host: "ts1".into(), port: 2100, bounce: 5 })) },
+        example: "-timeserver host ts1 port 2100 bounce 5", check: Check::Ok(|c| c.global.timeserver == Some(crate::parse::config::TimeServer { host: "ts1".into(), port: 2100, bounce: 5 })) },
     OptSpec { name: "starttime", short: None, aliases: &[], arity: Words, scoped: false, args: "<global seconds>",
         help: "start every target at this global time (seconds, as `iolab gettime` prints it); needs -timeserver",
         apply: |c, r, _| { r.global.starttime_s = Some(c.count("global time in seconds", 0, u64::MAX / 1_000_000_000)?); Ok(()) },

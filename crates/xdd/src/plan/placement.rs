@@ -3,8 +3,8 @@
 //! (`-maxpri`) and memory locking (`-processlock`). Each returns the
 //! system's refusal as text for the report instead of failing the run.
 
-use crate::config::GlobalOpts;
-use crate::values::RoundRobin;
+use crate::parse::config::GlobalOpts;
+use crate::parse::values::RoundRobin;
 
 /// The processor for a thread: `-processor` of its target wins, then
 /// `-singleproc`, then `-roundrobin` over the thread's run-wide ordinal.

@@ -2,7 +2,7 @@
 //! the JSON document and the heartbeat all read them from here, so a
 //! bandwidth cannot differ between two outputs of one run.
 
-use crate::results::Counts;
+use crate::record::results::Counts;
 use iolab_core::stats::Percentiles;
 use serde::{Deserialize, Serialize};
 

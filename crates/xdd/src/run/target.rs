@@ -3,18 +3,18 @@
 //! per-pass file handling. One target thread runs `run_target`; it spawns
 //! the QThreads of each pass as scoped threads that borrow their state.
 
-use crate::buffer::IoBuffer;
-use crate::config::GlobalOpts;
-use crate::datapat::Verifier;
 use crate::error::RunError;
-use crate::gate::Gate;
-use crate::iopath::IoPath;
-use crate::placement;
+use crate::parse::config::GlobalOpts;
+use crate::plan::datapat::Verifier;
+use crate::plan::placement;
 use crate::plan::TargetPlan;
-use crate::progress::{wait_until, Progress};
-use crate::qthread::{PassCtx, PassShared, QState};
-use crate::results::{Counts, QthreadPass, TargetInfo, TargetPass};
-use crate::runstate::RunState;
+use crate::record::results::{Counts, QthreadPass, TargetInfo, TargetPass};
+use crate::run::buffer::IoBuffer;
+use crate::run::gate::Gate;
+use crate::run::iopath::IoPath;
+use crate::run::progress::{wait_until, Progress};
+use crate::run::qstate::{PassCtx, PassShared, QState};
+use crate::run::runstate::RunState;
 use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::clock::mono_ns;
 use iolab_core::Failure;
@@ -173,7 +173,7 @@ pub fn prepare<'a>(
     let mut handle = None;
     let mut created = Vec::new();
     let mut existed_before = false;
-    let io = crate::iopath::choose(plan);
+    let io = crate::run::paths::choose(plan);
     info.block_device = check_safety(be, plan, sh.global)?;
     // Only a backend of local files has a file system to describe.
     if be.capabilities().local {
@@ -183,7 +183,7 @@ pub fn prepare<'a>(
     if !t.createnewfiles {
         let (h, direct, c) = open(be, plan, &t.path, &mut notes)?;
         // A destination of a copy has one writer (see e2e::lock).
-        if t.e2e.role() == Some(crate::e2e::opts::Role::Destination) && !t.is_null() {
+        if t.e2e.role() == Some(crate::e2e::opts::Role::Destination) && plan.caps.local {
             if let Err(e) = crate::e2e::lock::take(&t.path) {
                 let _ = be.close(h);
                 if c {
@@ -271,7 +271,7 @@ fn preallocate(
 fn buffer_len(plan: &TargetPlan) -> usize {
     let xfer = plan.xfer_bytes as usize;
     match plan.read_e4 {
-        10_000 if plan.backend != "null" => xfer,
+        10_000 if !plan.caps.discards => xfer,
         10_000 => plan.pattern.buffer_len(xfer),
         0 => plan.pattern.buffer_len(xfer),
         _ => plan.pattern.mixed_buffer_len(xfer),
@@ -287,7 +287,7 @@ fn qstate(
 ) -> Result<QState, RunError> {
     let t = &plan.opts;
     let len = buffer_len(plan);
-    let align = (t.memalign as usize).max(crate::buffer::page_size());
+    let align = (t.memalign as usize).max(crate::run::buffer::page_size());
     let mut buf = if t.sharedmemory {
         IoBuffer::shared(len)
     } else {
@@ -316,7 +316,7 @@ fn qstate(
         error_count: 0,
         ts: t.timestamps.enabled.then(|| {
             let o = ts_options(plan, sh.global.passes);
-            crate::timestamp::TsTable::new(&o, plan.index as u32, q as u32, sh.run_start_ns)
+            crate::record::timestamp::TsTable::new(&o, plan.index as u32, q as u32, sh.run_start_ns)
         }),
         link: None,
     })
@@ -325,17 +325,17 @@ fn qstate(
 /// The data-path module's time stamp options for a target. The table
 /// size per QThread is `-ts size`, or every operation of the run capped at
 /// 2^18 entries so that a long run cannot exhaust memory (64 bytes each).
-pub fn ts_options(plan: &TargetPlan, passes: u64) -> crate::timestamp::TsOptions {
+pub fn ts_options(plan: &TargetPlan, passes: u64) -> crate::record::timestamp::TsOptions {
     const CAP: u64 = 1 << 18;
     let ts = &plan.opts.timestamps;
     let all = plan.ops.saturating_mul(passes).min(CAP);
     let size = ts.size.unwrap_or(all) as usize;
-    crate::timestamp::TsOptions {
+    crate::record::timestamp::TsOptions {
         size,
         mode: if ts.oneshot {
-            crate::timestamp::TsMode::Oneshot
+            crate::record::timestamp::TsMode::Oneshot
         } else {
-            crate::timestamp::TsMode::Wrap
+            crate::record::timestamp::TsMode::Wrap
         },
         summary: ts.summary,
         detailed: ts.detailed,
@@ -353,7 +353,7 @@ fn seek_outputs(plan: &TargetPlan, info: &mut TargetInfo) -> Result<(), RunError
     let s = &plan.opts.seek;
     let pass = plan.seek.pass(1);
     if let Some(name) = &s.save {
-        let f = &crate::seek::save_file_name(name, plan.index);
+        let f = &crate::plan::seek::save_file_name(name, plan.index);
         let file = std::fs::File::create(f).map_err(|e| fail(plan, f, "-seek save", e))?;
         pass.save_ops(std::io::BufWriter::new(file), |n| plan.is_read(n))
             .map_err(|e| fail(plan, f, "-seek save", e))?;
@@ -388,7 +388,7 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
         }
         let file_ok = !stopping(sh) && per_pass_file(tg, sh, pass, &mut messages);
         me.prepare_pass(pass);
-        if crate::fault::injected(plan.index, None, pass) {
+        if crate::run::fault::injected(plan.index, None, pass) {
             panic!(
                 "IOLAB_XDD_PANIC_TARGET: target {} dies before its barrier",
                 plan.index
@@ -613,10 +613,10 @@ fn collect_timestamps(tg: &mut Target) {
     info.qthread = if tables.len() > 1 { u32::MAX } else { 0 };
     info.dropped = tables.iter().map(|t| t.dropped()).sum();
     info.wrapped = tables.iter().any(|t| t.info(bs).wrapped);
-    tg.info.timestamps = Some(crate::results::Timestamps {
+    tg.info.timestamps = Some(crate::record::results::Timestamps {
         options: ts_options(tg.plan, 1),
         info,
-        entries: crate::timestamp::merge_by_start(&tables),
+        entries: crate::record::timestamp::merge_by_start(&tables),
     });
 }
 

@@ -1,0 +1,109 @@
+//! What a QThread carries from pass to pass ([`QState`]) and what it
+//! reads during one ([`PassCtx`]). Every I/O path runs on these, so they
+//! sit below the paths: the run core and the end-to-end copy both name
+//! them, and neither has to name the other.
+
+use crate::parse::config::GlobalOpts;
+use crate::plan::datapat::Verifier;
+use crate::plan::seek::PassSeeks;
+use crate::plan::TargetPlan;
+use crate::record::restart::Watermark;
+use crate::run::buffer::IoBuffer;
+use crate::run::progress::Progress;
+use crate::run::runstate::RunState;
+use iolab_backend::{Backend, Handle};
+use iolab_core::clock::mono_ns;
+use iolab_net::Conn;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// What one QThread owns across passes.
+pub struct QState {
+    /// QThread number within its target.
+    pub q: usize,
+    /// Its I/O buffer (one full request).
+    pub buf: IoBuffer,
+    /// Read checker, when -verify is on.
+    pub verifier: Option<Verifier>,
+    /// Processor to run on.
+    pub cpu: Option<usize>,
+    /// Error messages kept (up to -maxerrorstoprint).
+    pub messages: Vec<String>,
+    /// Errors seen (printed or not).
+    pub error_count: u64,
+    /// Things refused but not errors (a processor pin), for the notes.
+    pub notes: Vec<String>,
+    /// Time stamp table, when -timestamps is on.
+    pub ts: Option<crate::record::timestamp::TsTable>,
+    /// Its connection, on an end-to-end target (-endtoend).
+    pub link: Option<Link>,
+}
+
+/// Counters every QThread of a target shares during one pass.
+#[derive(Default)]
+pub struct PassShared {
+    /// Next operation number to hand out.
+    pub next: AtomicU64,
+    /// Operations issued so far, in order (loose ordering).
+    pub issued: AtomicU64,
+    /// Operations completed so far, in order (serial ordering).
+    pub completed: AtomicU64,
+    /// Set when the pass must end (time limit, -maxerrors, stop trigger).
+    pub stop: AtomicBool,
+    /// Errors in this pass over all QThreads (-maxerrors is per target).
+    pub errors: AtomicU64,
+}
+
+/// Everything a QThread reads during one pass.
+pub struct PassCtx<'a> {
+    /// The target's plan.
+    pub plan: &'a TargetPlan,
+    /// Run-wide options.
+    pub global: &'a GlobalOpts,
+    /// Backend that does the I/O.
+    pub backend: &'a dyn Backend,
+    /// Open target; None for the `null` target.
+    pub handle: Option<&'a Handle>,
+    /// Offsets of this pass.
+    pub seeks: PassSeeks<'a>,
+    /// Shared pass counters.
+    pub shared: &'a PassShared,
+    /// Monotonic pass start, ns.
+    pub start_ns: u64,
+    /// Monotonic time the pass must end (u64::MAX = none).
+    pub deadline_ns: u64,
+    /// Everyone's progress.
+    pub progress: &'a Progress,
+    /// Run-wide stop and failure (-stoponerror, a dead worker, ENOSPC).
+    pub run: &'a RunState,
+    /// The path of the target file this pass (for error outcomes).
+    pub path: &'a str,
+    /// Pass number, from 1.
+    pub pass: u32,
+}
+
+impl PassCtx<'_> {
+    /// True when the pass must end now.
+    #[inline]
+    pub fn ending(&self) -> bool {
+        self.shared.stop.load(Relaxed)
+            || self.run.stopping()
+            || (self.deadline_ns != u64::MAX && mono_ns() >= self.deadline_ns)
+    }
+
+    /// Ends the pass for every QThread of the target.
+    pub fn stop_pass(&self) {
+        self.shared.stop.store(true, Relaxed);
+    }
+}
+
+/// One QThread's connection and where its share of the copy starts.
+#[derive(Debug)]
+pub struct Link {
+    /// The connection to the QThread's peer.
+    pub conn: Conn,
+    /// Requests of the copy before the resume offset, skipped.
+    pub first_op: u64,
+    /// The destination's watermark, when a restart file is kept.
+    pub mark: Option<Arc<Watermark>>,
+}
