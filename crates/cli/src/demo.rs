@@ -13,11 +13,19 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
         eprintln!("iolab demo: takes no arguments (got '{}'); use `iolab mdtest` or `iolab xdd` for options", a.to_string_lossy());
         return ExitCode::from(crate::EXIT_USAGE);
     }
-    let dir = std::env::temp_dir().join(format!("iolab-demo-{}", std::process::id()));
-    if let Err(e) = std::fs::create_dir(&dir) {
-        eprintln!("iolab demo: cannot create {}: {e}", dir.display());
-        return ExitCode::from(crate::EXIT_IO);
-    }
+    // A random name of mode 0700 (mkdtemp), not iolab-demo-PID, which
+    // anyone could plant a link at beforehand.
+    let private = match iolab_core::tmp::PrivateDir::new("iolab-demo") {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!(
+                "iolab demo: cannot create a directory in {}: {e}",
+                std::env::temp_dir().display()
+            );
+            return ExitCode::from(crate::EXIT_IO);
+        }
+    };
+    let dir = private.path().to_path_buf();
     let target = dir.join("xdd.dat");
     let steps: [(&str, String); 3] = [
         ("mdtest", format!("-d {}/md -n 1000 -z 1 -b 4 -w 4k -e 4k -X -i 2 --tasks 2", dir.display())),
@@ -39,5 +47,8 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
     }
     let _ = std::fs::remove_file(&target);
     let _ = std::fs::remove_dir(&dir);
+    // The directory is gone if the steps cleaned up; `private` removes
+    // whatever a failed step left.
+    drop(private);
     code
 }

@@ -42,8 +42,13 @@ struct AgentArgs {
     #[arg(long, default_value_t = format!("0.0.0.0:{DEFAULT_PORT}"))]
     listen: String,
     /// Shared key file: every peer must hold the same key (else IOLAB_KEY_FILE).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "session")]
     key: Option<PathBuf>,
+    /// Started by a console (`lst run` does this): read the session's key
+    /// (hex, or an empty line) and token from standard input, serve that
+    /// session only, and exit when it ends or standard input closes.
+    #[arg(long)]
+    session: bool,
 }
 
 #[derive(Args, Debug)]
@@ -52,7 +57,7 @@ struct AgentArgs {
   iolab lst run brw write size=1M check=simple --from c1:7819 --to s1:7819 --count 1000
   iolab lst run brw read size=4k --from c1,c2,c3,c4 --to s1,s2 --clients 1,2,4 \\
       --concurrency 1,2,4,8,16,32,64 --repeat 3 --json out.json --csv out.csv
-  iolab lst run ping --rsh 'ip netns exec' --from ns1@10.213.7.2 --to ns2@10.213.7.3 --count 100")]
+  iolab lst run ping --rsh 'exec:ip netns exec' --from ns1@10.213.7.2 --to ns2@10.213.7.3 --count 100")]
 struct RunArgs {
     /// The test: `ping`, or `brw read|write size=N check=none|simple|full`.
     #[arg(required = true, num_args = 1..)]
@@ -140,10 +145,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 }
 
 fn run_agent(a: AgentArgs) -> ExitCode {
-    let key = match SharedKey::resolve(a.key.as_deref()) {
-        Ok(k) => k,
+    let stop = Arc::new(AtomicBool::new(false));
+    let (key, token) = match agent_secrets(&a, &stop) {
+        Ok(x) => x,
         Err(e) => {
-            eprintln!("iolab lst agent: --key: {e}");
+            eprintln!("iolab lst agent: {e}");
             return exit::usage();
         }
     };
@@ -154,18 +160,43 @@ fn run_agent(a: AgentArgs) -> ExitCode {
     let cfg = AgentConfig {
         listen: a.listen,
         key,
-        token: std::env::var(iolab_lst::TOKEN_ENV)
-            .ok()
-            .filter(|t| !t.is_empty()),
+        token,
         corrupt_every,
     };
-    match agent::serve(cfg, Arc::new(AtomicBool::new(false))) {
+    match agent::serve(cfg, stop) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("iolab lst agent: {e}");
             ExitCode::from(exit::FAILED)
         }
     }
+}
+
+/// The agent's key and session token: with `--session`, from standard
+/// input (whose closing then stops the agent); else `--key` or
+/// IOLAB_KEY_FILE, and a token from IOLAB_LST_TOKEN when set.
+fn agent_secrets(
+    a: &AgentArgs,
+    stop: &Arc<AtomicBool>,
+) -> Result<(Option<SharedKey>, Option<String>), String> {
+    if !a.session {
+        let key = SharedKey::resolve(a.key.as_deref()).map_err(|e| format!("--key: {e}"))?;
+        let token = std::env::var(iolab_lst::TOKEN_ENV)
+            .ok()
+            .filter(|t| !t.is_empty());
+        return Ok((key, token));
+    }
+    let lines = iolab_net::key::read_stdin_lines(2).map_err(|e| format!("--session: {e}"))?;
+    let key = match lines[0].as_str() {
+        "" => None,
+        hex => Some(SharedKey::from_hex(hex).map_err(|e| format!("--session: {e}"))?),
+    };
+    if lines[1].len() < 16 {
+        return Err("--session: no session token on standard input".into());
+    }
+    let flag = Arc::clone(stop);
+    iolab_net::key::on_stdin_close(move || flag.store(true, std::sync::atomic::Ordering::Relaxed));
+    Ok((key, Some(lines[1].clone())))
 }
 
 /// Checks a command line as `iolab lst` would read it (for a sweep's

@@ -2,7 +2,12 @@
 //! up (iolab_core::stop); a second one ends the process at once.
 
 use signal_hook::consts::{SIGINT, SIGTERM};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+/// A first signal has come. Kept apart from the stop request itself,
+/// which other things raise too (a closed standard input that carried a
+/// key, a failed engine): only a second *signal* ends the process at once.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
 /// What to print when a second signal ends the process at once: prepared
 /// in advance, because a signal handler may only write(2) bytes. One
@@ -37,7 +42,7 @@ pub fn install() {
         // and _exit, all async-signal-safe.
         let r = unsafe {
             signal_hook::low_level::register(sig, || {
-                if iolab_core::stop::requested() {
+                if SIGNALLED.swap(true, Ordering::SeqCst) {
                     say_last_words();
                     signal_hook::low_level::exit(crate::exit::INTERRUPTED as i32);
                 }

@@ -404,6 +404,87 @@ fn prefix(c: &Common, name: &str) -> String {
     })
 }
 
+/// PREFIX.EXT at a prefix the user named: truncated as the kit does, but
+/// a symbolic link there is not followed (it is refused).
+fn named(prefix: &str, ext: &str) -> Result<File, ParamError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(format!("{prefix}.{ext}"))
+        .map_err(|e| {
+            let why = if e.raw_os_error() == Some(libc::ELOOP) {
+                "it is a symbolic link, which iolab does not write through".to_string()
+            } else {
+                e.to_string()
+            };
+            ParamError::new(
+                "rslt",
+                format!("cannot create {prefix}.{ext}: {why}; choose another --rslt"),
+            )
+        })
+}
+
+/// Most names tried after the default one is taken.
+const DEFAULT_NAME_TRIES: u32 = 100;
+
+/// PREFIX.summary and PREFIX.detail at the default prefix, a name anyone
+/// can predict in a shared directory (/tmp): both created exclusively,
+/// never through a link someone planted there. When either is taken,
+/// the next free name (PREFIX-2, PREFIX-3, ...) is used, and said.
+fn default_results(prefix: &str) -> Result<(File, File), ParamError> {
+    let fresh = |p: &str| {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(p)
+    };
+    let taken = |e: &std::io::Error| e.kind() == std::io::ErrorKind::AlreadyExists;
+    let cannot = |p: &str, e: std::io::Error| {
+        ParamError::new(
+            "rslt",
+            format!("cannot create {p}: {e}; choose a prefix with --rslt"),
+        )
+    };
+    for n in 1..=DEFAULT_NAME_TRIES {
+        let at = if n == 1 {
+            prefix.to_string()
+        } else {
+            format!("{prefix}-{n}")
+        };
+        let (sp, dp) = (format!("{at}.summary"), format!("{at}.detail"));
+        let summary = match fresh(&sp) {
+            Ok(f) => f,
+            Err(e) if taken(&e) => continue,
+            Err(e) => return Err(cannot(&sp, e)),
+        };
+        let detail = match fresh(&dp) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_file(&sp);
+                if taken(&e) {
+                    continue;
+                }
+                return Err(cannot(&dp, e));
+            }
+        };
+        if n > 1 {
+            eprintln!(
+                "iolab survey: {prefix}.summary or .detail is already there (a file or a link); writing {sp} and {dp} instead"
+            );
+        }
+        return Ok((summary, detail));
+    }
+    Err(ParamError::new(
+        "rslt",
+        format!("{prefix}.summary and the next {DEFAULT_NAME_TRIES} names are taken; choose a prefix with --rslt"),
+    ))
+}
+
 /// The summary and detail files, the terminal, and --stats collection.
 struct Outputs {
     summary: File,
@@ -443,17 +524,10 @@ impl Outputs {
             .map_err(|m| ParamError::new("stats", m.trim_start_matches("--stats: ").to_string()))?;
         let store = crate::store_hook::StoreHook::open(common.store.as_deref())
             .map_err(|m| ParamError::new("store", m.trim_start_matches("--store ").to_string()))?;
-        let prefix = &prefix(common, name);
-        let open = |ext: &str| {
-            File::create(format!("{prefix}.{ext}")).map_err(|e| {
-                ParamError::new(
-                    "rslt",
-                    format!("cannot create {prefix}.{ext}: {e}; choose another --rslt"),
-                )
-            })
+        let (summary, detail) = match &common.rslt {
+            Some(prefix) => (named(prefix, "summary")?, named(prefix, "detail")?),
+            None => default_results(&prefix(common, name))?,
         };
-        let summary = open("summary")?;
-        let detail = open("detail")?;
         let bar = crate::progress::shown(true).then(|| {
             let b = crate::progress::bar(points as u64, crate::progress::Unit::Items);
             b.set_message("survey points");

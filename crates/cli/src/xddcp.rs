@@ -18,7 +18,8 @@ use std::process::ExitCode;
     about = "Copy files to another host with XDD's end-to-end copy (docs/e2e.md)",
     after_help = "The destination side runs `iolab xdd` on destination_host through the remote shell \
 (--rsh, else IOLAB_RSH, else ssh). With `shellhost@address:file` the remote shell reaches \
-shellhost and the data goes to address (for example `ip netns exec`: ns1@10.213.7.2:/data/f).\n\
+shellhost and the data goes to address (for example `exec:ip netns exec`: ns1@10.213.7.2:/data/f). \
+Every connection proves a key made for the run (docs/e2e.md, Authentication).\n\
 Example: iolab xddcp -t 4 -a /data/big node7:/scratch/big"
 )]
 struct Args {
@@ -52,13 +53,13 @@ struct Args {
     /// As -v, plus binary time stamp dumps
     #[arg(short = 'w')]
     dumps: bool,
-    /// The remote shell (a command prefix such as `ssh -p 2222` or `ip netns exec`)
+    /// The remote shell (a command prefix such as `ssh -p 2222`, or `exec:ip netns exec` for an agent that passes words on unquoted)
     #[arg(long, value_name = "AGENT")]
     rsh: Option<String>,
     /// The iolab program on the destination host [this program's path]
     #[arg(long, value_name = "PATH")]
     remote_iolab: Option<String>,
-    /// Shared key file for the handshake (the same path on both hosts; else IOLAB_KEY_FILE)
+    /// Your key file instead of the run's one-time key (else IOLAB_KEY_FILE); read here, handed to both sides on standard input
     #[arg(long, value_name = "FILE")]
     key: Option<String>,
     /// Seconds each side waits for the other [120]
@@ -158,6 +159,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         println!("{}", line(r));
         if let Status::Failed { .. } = r.status {
             eprintln!("{}", line(r));
+        }
+        for why in &r.refused {
+            eprintln!(
+                "xddcp: {}: the destination refused a connection: {why}",
+                r.destination
+            );
         }
     };
     let results = run(&p, each, &|job, bytes| bar.show(job, bytes));

@@ -438,7 +438,10 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
     )
     .unwrap();
     let cfg = cfg.to_str().unwrap();
-    let o = run_in(&s.root, &["stats", "start", cfg, "--rsh", "ip netns exec"]);
+    let o = run_in(
+        &s.root,
+        &["stats", "start", cfg, "--rsh", "exec:ip netns exec"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains(&missing), "{}", stderr(&o));
     for n in &ns.names {
@@ -456,7 +459,7 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
     let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .args(["stats", "stop", cfg, "all.tgz"])
         .current_dir(&s.root)
-        .env("IOLAB_RSH", "ip netns exec")
+        .env("IOLAB_RSH", "exec:ip netns exec")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

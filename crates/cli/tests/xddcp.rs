@@ -406,6 +406,7 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
     let first = first.wait(60);
     assert_eq!(first.code, Some(130), "{}{}", first.stdout, first.stderr);
     let left = std::fs::read_to_string(s.path("copy.restart")).unwrap();
+    assert!(!s.path("copy").exists() && s.path("copy.partial").is_file());
     assert!(!left.contains(&format!("offset {total}")), "{left}");
     let again = Bg::start_argv(&s.root, &argv, &[]).wait(120);
     assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
@@ -415,7 +416,12 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
         .find(|l| l.contains(" bytes ") && l.contains(" -> "))
         .and_then(|l| l.split_whitespace().find_map(|w| w.parse().ok()))
         .unwrap();
-    assert!(moved > 0 && moved < total as u64, "only the rest: {moved}");
+    assert!(
+        moved > 0 && moved < total as u64,
+        "only the rest: {moved} left={left} {}{}",
+        again.stdout,
+        again.stderr
+    );
     assert_eq!(
         std::fs::read(s.path("big")).unwrap(),
         std::fs::read(s.path("copy")).unwrap(),

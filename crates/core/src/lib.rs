@@ -19,6 +19,7 @@ pub mod outcome;
 pub mod random;
 pub mod stats;
 pub mod stop;
+pub mod tmp;
 pub mod units;
 
 pub use outcome::{Failure, Outcome};

@@ -4,24 +4,33 @@
 //! The remote shell is a command prefix, as Open MPI's `plm_rsh_agent`:
 //! the program is run as `AGENT... HOST COMMAND...`. It comes from an
 //! option, else from [`RSH_ENV`], else it is `ssh -o BatchMode=yes`. So
-//! `IOLAB_RSH="ip netns exec"` runs "hosts" that are network namespaces,
-//! and `IOLAB_RSH="srun -N1 -w"` runs them through Slurm.
+//! `IOLAB_RSH="exec:ip netns exec"` runs "hosts" that are network
+//! namespaces, and `IOLAB_RSH="exec:srun -N1 -w"` runs them through Slurm.
 //!
 //! Agents differ in how they pass the command. ssh, rsh and their kin
 //! join the words with spaces and hand the string to a shell on the far
 //! side, so each word must be shell-quoted; `ip netns exec`, `srun` or
-//! `docker exec` pass the words on as they are. [`RemoteShell`] quotes
-//! only for the first kind ([`ArgStyle`]), decided from the agent's name
-//! or forced with a `shell:` / `exec:` prefix.
+//! `docker exec` pass the words on as they are. One rule, whatever the
+//! agent is called ([`ArgStyle`]): every word is quoted for a POSIX shell
+//! (shlex), unless the specification starts with `exec:`, which passes
+//! the words on untouched. `shell:` says the default explicitly. Words
+//! that need no quoting (paths, numbers, options) are the same either
+//! way, so `ip netns exec` without the prefix works until a word holds a
+//! space, a quote or a `$`.
+//!
+//! Secrets never go on the command line, where `ps` shows them to every
+//! user: [`RemoteShell::spawn_with_stdin`] hands them to the far side on
+//! its standard input, which stays open while the command runs; the far
+//! side takes its closing as the end of the run that started it.
 //!
 //! ```
 //! use iolab_launch::{ArgStyle, RemoteShell};
 //! let ssh = RemoteShell::parse("ssh -p 2222").unwrap();
 //! assert_eq!(ssh.style, ArgStyle::Shell);
-//! let argv = ssh.argv("node7", &["iolab".into(), "xdd".into(), "-target".into(), "a b".into()], &[]);
+//! let argv = ssh.argv("node7", &["iolab".into(), "xdd".into(), "-target".into(), "a b".into()], &[]).unwrap();
 //! assert_eq!(argv, ["ssh", "-p", "2222", "node7", "iolab", "xdd", "-target", "'a b'"]);
-//! let ns = RemoteShell::parse("ip netns exec").unwrap();
-//! assert_eq!(ns.argv("h1", &["iolab".into(), "a b".into()], &[]), ["ip", "netns", "exec", "h1", "iolab", "a b"]);
+//! let ns = RemoteShell::parse("exec:ip netns exec").unwrap();
+//! assert_eq!(ns.argv("h1", &["iolab".into(), "a b".into()], &[]).unwrap(), ["ip", "netns", "exec", "h1", "iolab", "a b"]);
 //! ```
 
 mod remote;
@@ -41,9 +50,11 @@ pub const DEFAULT_RSH: &str = "ssh -o BatchMode=yes";
 /// How an agent hands the command's words to the far side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgStyle {
-    /// Joined into one string for a remote shell (ssh, rsh): quote each word.
+    /// Joined into one string for a remote shell (ssh, rsh): quote each
+    /// word. The default for every agent.
     Shell,
-    /// Passed on as separate words (ip netns exec, srun, docker exec).
+    /// Passed on as separate words (ip netns exec, srun, docker exec):
+    /// asked for with the `exec:` prefix.
     Exec,
 }
 
@@ -59,6 +70,14 @@ pub struct RemoteShell {
 /// A remote-shell specification that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
+    /// A word a POSIX shell cannot be given (it holds a NUL byte).
+    #[error("cannot pass {word:?} through a remote shell: {why}")]
+    BadWord {
+        /// The word.
+        word: String,
+        /// Why.
+        why: String,
+    },
     /// Empty, or unbalanced quotes.
     #[error("remote shell {spec:?}: {why}")]
     BadSpec {
@@ -79,31 +98,26 @@ pub enum LaunchError {
     },
 }
 
-/// Agents that hand a joined string to a remote shell.
-const SHELL_AGENTS: &[&str] = &["ssh", "rsh", "oarsh", "qrsh", "blaunch", "dbclient"];
-
 impl RemoteShell {
     /// Parses an agent specification: words split like a shell would
-    /// (single and double quotes, backslash), optionally prefixed with
-    /// `shell:` or `exec:` to force the [`ArgStyle`].
+    /// (shlex: single and double quotes, backslash), optionally prefixed
+    /// with `exec:` (pass the words on as they are) or `shell:` (quote
+    /// them, the default). The agent's name plays no part: a wrapper
+    /// around ssh at any path is quoted for as ssh is.
     pub fn parse(spec: &str) -> Result<RemoteShell, LaunchError> {
         let bad = |why| LaunchError::BadSpec {
             spec: spec.to_string(),
             why,
         };
-        let (forced, rest) = match spec.trim_start() {
-            s if s.starts_with("shell:") => (Some(ArgStyle::Shell), &s[6..]),
-            s if s.starts_with("exec:") => (Some(ArgStyle::Exec), &s[5..]),
-            s => (None, s),
+        let (style, rest) = match spec.trim_start() {
+            s if s.starts_with("shell:") => (ArgStyle::Shell, &s[6..]),
+            s if s.starts_with("exec:") => (ArgStyle::Exec, &s[5..]),
+            s => (ArgStyle::Shell, s),
         };
-        let agent = split_words(rest).ok_or_else(|| bad("unbalanced quotes"))?;
-        let first = agent.first().ok_or_else(|| bad("no command given"))?;
-        let name = first.rsplit('/').next().unwrap_or(first);
-        let style = forced.unwrap_or(if SHELL_AGENTS.contains(&name) {
-            ArgStyle::Shell
-        } else {
-            ArgStyle::Exec
-        });
+        let agent = shlex::split(rest).ok_or_else(|| bad("unbalanced quotes"))?;
+        if agent.is_empty() {
+            return Err(bad("no command given"));
+        }
         Ok(RemoteShell { agent, style })
     }
 
@@ -121,7 +135,13 @@ impl RemoteShell {
 
     /// The full command line that runs `command` on `host` with the
     /// environment variables `env` set there.
-    pub fn argv(&self, host: &str, command: &[String], env: &[(String, String)]) -> Vec<String> {
+    /// Fails only on a word no shell can carry (a NUL byte).
+    pub fn argv(
+        &self,
+        host: &str,
+        command: &[String],
+        env: &[(String, String)],
+    ) -> Result<Vec<String>, LaunchError> {
         let mut words: Vec<String> = Vec::new();
         if !env.is_empty() {
             words.push("env".into());
@@ -131,23 +151,61 @@ impl RemoteShell {
         let mut out = self.agent.clone();
         out.push(host.to_string());
         match self.style {
-            ArgStyle::Shell => out.extend(words.iter().map(|w| quote(w))),
+            ArgStyle::Shell => {
+                for (i, w) in words.iter().enumerate() {
+                    // `NAME=value` first would be an assignment, not a command.
+                    let q = if i == 0 && is_assignment(w) {
+                        format!("'{}'", w.replace('\'', r"'\''"))
+                    } else {
+                        quote(w)?
+                    };
+                    out.push(q);
+                }
+            }
             ArgStyle::Exec => out.extend(words),
         }
-        out
+        Ok(out)
     }
 
-    /// Starts `command` on `host`. The child is in its own process group,
-    /// so [`Remote`] can stop the agent and everything it started.
+    /// Starts `command` on `host` with its standard input closed. The
+    /// child is in its own process group, so [`Remote`] can stop the
+    /// agent and everything it started, and it is killed if this process
+    /// dies first. `env` is for settings, never secrets: it is on the
+    /// command line (see [`RemoteShell::spawn_with_stdin`]).
     pub fn spawn(
         &self,
         host: &str,
         command: &[String],
         env: &[(String, String)],
     ) -> Result<Remote, LaunchError> {
-        let argv = self.argv(host, command, env);
+        self.start(host, command, env, None)
+    }
+
+    /// As [`RemoteShell::spawn`], with `input` written to the command's
+    /// standard input, which then stays open until the [`Remote`] is
+    /// stopped or dropped: the way to hand a secret to the far side
+    /// (ssh and `ip netns exec` carry standard input; nothing shows it),
+    /// and the far side's sign that its starter is gone when it closes.
+    pub fn spawn_with_stdin(
+        &self,
+        host: &str,
+        command: &[String],
+        env: &[(String, String)],
+        input: &[u8],
+    ) -> Result<Remote, LaunchError> {
+        self.start(host, command, env, Some(input))
+    }
+
+    fn start(
+        &self,
+        host: &str,
+        command: &[String],
+        env: &[(String, String)],
+        input: Option<&[u8]>,
+    ) -> Result<Remote, LaunchError> {
+        let argv = self.argv(host, command, env)?;
         let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
-        Remote::spawn(&os).map_err(|source| LaunchError::Spawn {
+        Remote::spawn(&os, input).map_err(|source| LaunchError::Spawn {
             agent: self.agent[0].clone(),
             host: host.to_string(),
             source,
@@ -155,64 +213,33 @@ impl RemoteShell {
     }
 }
 
-/// Quotes `w` for a POSIX shell: untouched when it has only safe
-/// characters, else in single quotes with `'` written as `'\''`.
-pub fn quote(w: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
-    if !w.is_empty() && w.chars().all(safe) {
-        return w.to_string();
-    }
-    format!("'{}'", w.replace('\'', r"'\''"))
+/// True when a shell would take `w`, as a command's first word, for a
+/// variable assignment (`NAME=...`).
+fn is_assignment(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
-/// Splits a specification into words as a shell would (quotes and
-/// backslashes, no expansions); None on an unbalanced quote.
-fn split_words(s: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        x => cur.push(x),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => cur.push(chars.next()?),
-                        x => cur.push(x),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                cur.push(chars.next()?);
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
+/// Quotes `w` for a POSIX shell: untouched when every character is one
+/// no POSIX shell treats specially (letters, digits, `-_./:@%+,=`), else
+/// quoted by shlex so that the shell gives back exactly `w`. Leaving the
+/// plain words alone keeps host:port,N lists and paths readable in `ps`
+/// and lets an exec-style agent given without `exec:` work for them. A
+/// NUL byte cannot be passed and is an error.
+pub fn quote(w: &str) -> Result<String, LaunchError> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:@%+,=".contains(c);
+    if !w.is_empty() && w.chars().all(plain) {
+        return Ok(w.to_string());
     }
-    if in_word {
-        words.push(cur);
-    }
-    Some(words)
+    shlex::try_quote(w)
+        .map(|q| q.into_owned())
+        .map_err(|e| LaunchError::BadWord {
+            word: w.to_string(),
+            why: e.to_string(),
+        })
 }
 
 #[cfg(test)]
@@ -233,8 +260,17 @@ mod tests {
             RemoteShell::parse("/usr/bin/ssh").unwrap().style,
             ArgStyle::Shell
         );
+        // One rule: the name does not decide, the prefix does.
+        assert_eq!(
+            RemoteShell::parse("/opt/bin/my-ssh-wrapper").unwrap().style,
+            ArgStyle::Shell
+        );
         assert_eq!(
             RemoteShell::parse("ip netns exec").unwrap().style,
+            ArgStyle::Shell
+        );
+        assert_eq!(
+            RemoteShell::parse("exec:ip netns exec").unwrap().style,
             ArgStyle::Exec
         );
         assert_eq!(
@@ -247,19 +283,41 @@ mod tests {
 
     #[test]
     fn quoting_survives_any_byte_a_shell_treats_specially() {
-        assert_eq!(quote("plain-word_1.2"), "plain-word_1.2");
-        assert_eq!(quote(""), "''");
-        assert_eq!(quote("it's $HOME"), r"'it'\''s $HOME'");
+        for w in [
+            "plain-word_1.2",
+            "",
+            "it's $HOME",
+            "a=b c",
+            "{a,b}",
+            "~x",
+            "a\"b`c`\\d",
+            "*?[x]\n~",
+        ] {
+            let q = quote(w).unwrap();
+            assert_eq!(shlex::split(&q).unwrap(), [w], "{q}");
+        }
+        assert_eq!(quote("plain-word_1.2").unwrap(), "plain-word_1.2");
+        assert_eq!(quote("10.0.0.2:40010,8").unwrap(), "10.0.0.2:40010,8");
+        assert!(quote("a\0b").is_err());
+    }
+
+    #[test]
+    fn a_first_word_that_looks_like_an_assignment_is_quoted() {
+        let r = RemoteShell::parse("ssh").unwrap();
+        let a = r.argv("h", &["A=1".into(), "B=2".into()], &[]).unwrap();
+        assert_eq!(a, ["ssh", "h", "'A=1'", "B=2"]);
     }
 
     #[test]
     fn environment_goes_through_env() {
-        let r = RemoteShell::parse("ip netns exec").unwrap();
-        let a = r.argv(
-            "h",
-            &["iolab".into()],
-            &[("IOLAB_KEY_FILE".into(), "/k".into())],
-        );
+        let r = RemoteShell::parse("exec:ip netns exec").unwrap();
+        let a = r
+            .argv(
+                "h",
+                &["iolab".into()],
+                &[("IOLAB_KEY_FILE".into(), "/k".into())],
+            )
+            .unwrap();
         assert_eq!(
             a,
             [

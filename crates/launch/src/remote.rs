@@ -1,12 +1,16 @@
 //! A command running on another host through a remote shell: its output
 //! collected in the background, waits bounded in time, and the whole
 //! process group stopped when it is dropped, so a failed test or an
-//! interrupted run never leaves an agent behind.
+//! interrupted run never leaves an agent behind. A killed parent (kill
+//! -9, where no drop runs) takes the agent with it: the kernel sends it
+//! SIGTERM (`PR_SET_PDEATHSIG`), on which iolab stops and cleans up as on
+//! Ctrl-C and ssh ends, and its standard input, when it has one from us,
+//! closes, which ssh carries to the far side.
 
 use std::ffi::OsString;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -18,6 +22,9 @@ type Collected = (Arc<Mutex<Vec<u8>>>, Option<JoinHandle<()>>);
 #[derive(Debug)]
 pub struct Remote {
     child: Child,
+    /// Held open while the command runs: its closing tells the far side
+    /// that whoever started it is gone.
+    stdin: Option<ChildStdin>,
     stdout: Collected,
     stderr: Collected,
     done: Option<ExitStatus>,
@@ -77,22 +84,39 @@ fn take(c: &mut Collected) -> Vec<u8> {
 
 impl Remote {
     /// Starts `argv` (agent, host, command) in a new process group with
-    /// standard input closed and both outputs captured.
-    pub(crate) fn spawn(argv: &[OsString]) -> std::io::Result<Remote> {
+    /// both outputs captured, killed when this process dies. With
+    /// `input`, standard input is a pipe that gets `input` and stays
+    /// open; without, it is closed.
+    ///
+    /// The child is started from the calling thread, and
+    /// `PR_SET_PDEATHSIG` fires when that thread ends: call it from the
+    /// thread that outlives the command (the run's own thread).
+    pub(crate) fn spawn(argv: &[OsString], input: Option<&[u8]>) -> std::io::Result<Remote> {
         let (prog, args) = argv
             .split_first()
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-        let mut child = Command::new(prog)
-            .args(args)
-            .stdin(Stdio::null())
+        let mut cmd = Command::new(prog);
+        cmd.args(args)
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()?;
+            .process_group(0);
+        die_with_parent(&mut cmd);
+        let mut child = cmd.spawn()?;
+        let mut stdin = child.stdin.take();
+        if let (Some(w), Some(bytes)) = (stdin.as_mut(), input) {
+            // A command that exits before reading is seen by its status.
+            let _ = w.write_all(bytes).and_then(|()| w.flush());
+        }
         let stdout = drain(child.stdout.take());
         let stderr = drain(child.stderr.take());
         Ok(Remote {
             child,
+            stdin,
             stdout,
             stderr,
             done: None,
@@ -100,10 +124,17 @@ impl Remote {
     }
 
     /// Starts a local command the same way (its own process group, output
-    /// collected as it comes, stopped on drop): the local side of a tool
-    /// whose far side runs through the remote shell (xddcp's source).
-    pub fn spawn_local(argv: &[OsString]) -> std::io::Result<Remote> {
-        Self::spawn(argv)
+    /// collected as it comes, stopped on drop, killed with this process):
+    /// the local side of a tool whose far side runs through the remote
+    /// shell (xddcp's source). `input` as for [`Remote::spawn`].
+    pub fn spawn_local(argv: &[OsString], input: Option<&[u8]>) -> std::io::Result<Remote> {
+        Self::spawn(argv, input)
+    }
+
+    /// Closes the command's standard input (the far side sees its
+    /// starter gone and ends).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
     }
 
     /// Asks the command to end (SIGTERM to its group) without waiting, so
@@ -181,6 +212,14 @@ impl Remote {
     /// then SIGKILL if it has not gone within a second. (ssh forwards the
     /// hang-up to the far side when its connection drops.)
     pub fn stop(&mut self) {
+        // Standard input closes last, once the group has gone: a command
+        // that takes its closing as a stop request then has one reason to
+        // stop, not two racing (the signal and the closing).
+        self.stop_group();
+        self.close_stdin();
+    }
+
+    fn stop_group(&mut self) {
         if self.has_exited() {
             return;
         }
@@ -197,6 +236,30 @@ impl Remote {
             unsafe { libc::kill(-pg, libc::SIGKILL) };
             self.done = self.child.wait().ok();
         }
+    }
+}
+
+/// Makes `cmd`'s child receive SIGTERM when this process dies, however
+/// it dies (mpirun and ssh end their children the same way). SIGTERM,
+/// not SIGKILL: an iolab child then stops as on Ctrl-C, removing or
+/// recording what it leaves.
+fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: getpid is async-signal-safe and is read before the fork.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and calls only
+    // async-signal-safe functions (prctl, getppid, _exit); it allocates
+    // nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the prctl: nobody will send the signal.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
     }
 }
 

@@ -76,7 +76,7 @@ fn netns_agent_runs_inside_the_namespace_with_words_intact() {
         Ok(n) => n,
         Err(why) => return skip_or_fail("netns_agent_runs_inside_the_namespace", &why),
     };
-    let rsh = RemoteShell::resolve(Some("ip netns exec")).unwrap();
+    let rsh = RemoteShell::resolve(Some("exec:ip netns exec")).unwrap();
     let mine = std::fs::read_link("/proc/self/ns/net").unwrap();
     let out = rsh
         .spawn(&ns.0, &words(&["readlink", "/proc/self/ns/net"]), &[])
@@ -169,4 +169,24 @@ fn the_environment_variable_names_the_agent_and_an_option_wins() {
     assert_eq!(from_env.agent, ["ip", "netns", "exec"]);
     assert_eq!(from_opt.agent, ["ssh", "-p", "22"]);
     assert_eq!(default.agent[0], "ssh");
+}
+
+#[test]
+fn input_reaches_the_command_and_its_closing_ends_it() {
+    let agent = ssh_like_agent();
+    let rsh = RemoteShell::parse(&agent.0.display().to_string()).unwrap();
+    // Reads the secret line, then waits for its starter to go away.
+    let cmd = words(&[
+        "sh",
+        "-c",
+        "read k; printf '%s|' \"$k\"; cat >/dev/null; printf closed",
+    ]);
+    let mut r = rsh
+        .spawn_with_stdin("anyhost", &cmd, &[], b"s3cret\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!r.has_exited(), "ended before its input closed");
+    r.close_stdin();
+    let out = r.wait(WAIT, || false).unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "s3cret|closed");
 }

@@ -150,8 +150,9 @@ fn run_points(
 ) -> Result<(), LstError> {
     let token = crate::new_token()?;
     let nodes = unique_nodes(plan);
-    let mut remotes = launch(plan, &nodes, &token)?;
-    let mut agents = connect_all(plan, &nodes, &mut remotes, &token, stop)?;
+    let key = session_key(plan, &nodes)?;
+    let mut remotes = launch(plan, &nodes, &token, key.as_ref())?;
+    let mut agents = connect_all(plan, &nodes, &mut remotes, &token, key.as_ref(), stop)?;
     for &k in &plan.clients {
         for &conc in &plan.concurrency {
             let mut runs = Vec::new();
@@ -191,9 +192,43 @@ fn index_of(agents: &[Agent], n: &Node) -> usize {
         .unwrap_or(0)
 }
 
-/// Starts the agents the console owns, in one-session mode with the token.
-fn launch(plan: &Plan, nodes: &[Node], token: &str) -> Result<Vec<Option<Remote>>, LstError> {
+/// The key of the session: the user's key file, else (when the console
+/// starts every agent itself, so that it can hand each one the key) a
+/// fresh one-time key; else none, as agents the user started without a
+/// key expect.
+fn session_key(plan: &Plan, nodes: &[Node]) -> Result<Option<SharedKey>, LstError> {
+    if let Some(p) = &plan.key_file {
+        return SharedKey::from_file(p)
+            .map(Some)
+            .map_err(|e| LstError::Launch(e.to_string()));
+    }
+    if nodes.iter().all(|n| n.launch.is_some()) {
+        return SharedKey::random()
+            .map(Some)
+            .map_err(|e| LstError::Launch(e.to_string()));
+    }
+    Ok(None)
+}
+
+/// What an agent started with `--session` reads on its standard input:
+/// the session key in hex (an empty line for none), then the token.
+pub fn session_handoff(key: Option<&SharedKey>, token: &str) -> String {
+    let key = key.map_or_else(|| "\n".to_string(), SharedKey::handoff_line);
+    format!("{key}{token}\n")
+}
+
+/// Starts the agents the console owns, in one-session mode; the key and
+/// token go on their standard input (never on a command line, which
+/// `ps` shows to every user), which stays open for the session: its
+/// closing ends them.
+fn launch(
+    plan: &Plan,
+    nodes: &[Node],
+    token: &str,
+    key: Option<&SharedKey>,
+) -> Result<Vec<Option<Remote>>, LstError> {
     let mut out = Vec::new();
+    let handoff = session_handoff(key, token);
     for n in nodes {
         let Some(host) = &n.launch else {
             out.push(None);
@@ -204,15 +239,10 @@ fn launch(plan: &Plan, nodes: &[Node], token: &str) -> Result<Vec<Option<Remote>
             None => RemoteShell::resolve(None).map_err(|e| LstError::Launch(e.to_string()))?,
         };
         let mut argv = plan.agent_cmd.clone();
-        argv.extend(["lst", "agent", "--listen"].map(String::from));
+        argv.extend(["lst", "agent", "--session", "--listen"].map(String::from));
         argv.push(format!("0.0.0.0:{}", n.port()));
-        if let Some(k) = &plan.key_file {
-            argv.push("--key".into());
-            argv.push(k.display().to_string());
-        }
-        let env = [(crate::TOKEN_ENV.to_string(), token.to_string())];
         let r = rsh
-            .spawn(host, &argv, &env)
+            .spawn_with_stdin(host, &argv, &[], handoff.as_bytes())
             .map_err(|e| LstError::Launch(e.to_string()))?;
         out.push(Some(r));
     }
@@ -224,12 +254,9 @@ fn connect_all(
     nodes: &[Node],
     remotes: &mut [Option<Remote>],
     token: &str,
+    key: Option<&SharedKey>,
     stop: &AtomicBool,
 ) -> Result<Vec<Agent>, LstError> {
-    let key = match &plan.key_file {
-        Some(p) => Some(SharedKey::from_file(p).map_err(|e| LstError::Launch(e.to_string()))?),
-        None => None,
-    };
     let hello = serde_json::to_value(Hello::Console {
         token: token.to_string(),
     })
@@ -238,7 +265,7 @@ fn connect_all(
     for (n, r) in nodes.iter().zip(remotes.iter_mut()) {
         let mut c = connect_one(plan, n, r, stop)?;
         c.idle_timeout = COMMAND_TIMEOUT;
-        handshake::client(&mut c, "lst", &hello, key.as_ref(), Cancel::with(stop))
+        handshake::client(&mut c, "lst", &hello, key, Cancel::with(stop))
             .map_err(|e| LstError::Node(n.name.clone(), e.to_string()))?;
         agents.push(Agent {
             node: n.clone(),

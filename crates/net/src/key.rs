@@ -1,11 +1,24 @@
 //! The shared secret that authenticates a handshake, and HMAC-SHA256 over
 //! it. The key is read from a file (never from the command line, where
-//! `ps` would show it); [`KEY_FILE_ENV`] names a default file.
+//! `ps` would show it); [`KEY_FILE_ENV`] names a default file. The file
+//! name [`STDIN_KEY`] (`-`) reads it from standard input instead: the
+//! way a tool that starts both sides of a connection (xddcp, lst) hands
+//! each side its one-time key, and standard input's closing then tells
+//! that side its starter is gone (see [`SharedKey::from_stdin`]).
 
 use crate::NetError;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+use std::io::{BufRead, Read};
 use std::path::Path;
+use std::sync::OnceLock;
+
+/// The key file name that means: the first line of standard input, in hex.
+pub const STDIN_KEY: &str = "-";
+
+/// The key read from standard input, once per process (every target and
+/// the validation before them share it).
+static FROM_STDIN: OnceLock<Result<SharedKey, String>> = OnceLock::new();
 
 /// Environment variable naming the key file when no option gives one.
 pub const KEY_FILE_ENV: &str = "IOLAB_KEY_FILE";
@@ -45,9 +58,53 @@ impl SharedKey {
         SharedKey::new(&b).map_err(|e| NetError::Key(format!("{}: {e}", path.display())))
     }
 
+    /// A fresh random key of 32 bytes: the one-time key of a run whose
+    /// both sides iolab starts.
+    pub fn random() -> Result<SharedKey, NetError> {
+        let mut b = [0u8; 32];
+        getrandom::getrandom(&mut b)
+            .map_err(|e| NetError::Key(format!("no random source for a one-time key: {e}")))?;
+        SharedKey::new(&b)
+    }
+
+    /// The line that hands this key over on a standard input (hex, then
+    /// a line feed), for [`SharedKey::from_stdin`] on the other side.
+    pub fn handoff_line(&self) -> String {
+        format!("{}\n", hex(&self.0))
+    }
+
+    /// A key from its hex form (as [`SharedKey::handoff_line`] writes it).
+    pub fn from_hex(text: &str) -> Result<SharedKey, NetError> {
+        let b = unhex(text.trim_end())
+            .ok_or_else(|| NetError::Key("the key handed over is not hex".into()))?;
+        SharedKey::new(&b)
+    }
+
+    /// The key handed over on standard input (its first line, hex), read
+    /// once per process. The rest of standard input is then watched in
+    /// the background: when it closes (the process that started this one
+    /// died or gave up), a stop is requested ([`iolab_core::stop`]), so
+    /// the run ends as on Ctrl-C.
+    pub fn from_stdin() -> Result<SharedKey, NetError> {
+        FROM_STDIN
+            .get_or_init(|| {
+                let line = read_stdin_lines(1).map_err(|e| e.to_string())?;
+                let k = SharedKey::from_hex(&line[0]).map_err(|e| {
+                    format!("key -: the first line of standard input must be the key in hex: {e}")
+                })?;
+                on_stdin_close(iolab_core::stop::request);
+                Ok(k)
+            })
+            .clone()
+            .map_err(NetError::Key)
+    }
+
     /// The key named by `option` if given, else by [`KEY_FILE_ENV`], else
-    /// none (an unauthenticated handshake).
+    /// none (an unauthenticated handshake). `-` reads standard input.
     pub fn resolve(option: Option<&Path>) -> Result<Option<SharedKey>, NetError> {
+        if option.is_some_and(|p| p == Path::new(STDIN_KEY)) {
+            return SharedKey::from_stdin().map(Some);
+        }
         if let Some(p) = option {
             return SharedKey::from_file(p).map(Some);
         }
@@ -86,6 +143,50 @@ impl SharedKey {
     }
 }
 
+/// Reads the first `n` lines of standard input (without their line
+/// feeds): secrets a starting process handed over.
+pub fn read_stdin_lines(n: usize) -> Result<Vec<String>, NetError> {
+    let mut input = std::io::stdin().lock();
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let mut line = String::new();
+        let got = input
+            .read_line(&mut line)
+            .map_err(|e| NetError::Key(format!("cannot read standard input: {e}")))?;
+        if got == 0 {
+            return Err(NetError::Key(
+                "standard input ended before the key was handed over".into(),
+            ));
+        }
+        out.push(line.trim_end_matches(['\n', '\r']).to_string());
+    }
+    Ok(out)
+}
+
+/// Calls `then` in a background thread once standard input closes: the
+/// sign that the process which started this one (and holds the other
+/// end) is gone.
+pub fn on_stdin_close(then: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(move || {
+        drain_stdin();
+        then();
+    });
+}
+
+/// Reads standard input to its end.
+fn drain_stdin() {
+    let mut buf = [0u8; 256];
+    let mut input = std::io::stdin();
+    loop {
+        match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+}
+
 /// Lower-case hex of `b`.
 pub fn hex(b: &[u8]) -> String {
     const D: &[u8; 16] = b"0123456789abcdef";
@@ -120,6 +221,16 @@ mod tests {
         assert!(!k.verify_hex(&[b"a", b"bc"], &m));
         assert!(!other.verify_hex(&[b"ab", b"c"], &m));
         assert!(!k.verify_hex(&[b"ab", b"c"], "zz"));
+    }
+
+    #[test]
+    fn a_random_key_goes_over_as_one_hex_line() {
+        let k = SharedKey::random().unwrap();
+        let line = k.handoff_line();
+        assert_eq!(line.len(), 65);
+        let back = SharedKey::new(&unhex(line.trim_end()).unwrap()).unwrap();
+        assert_eq!(back.0, k.0);
+        assert_ne!(SharedKey::random().unwrap().0, k.0);
     }
 
     #[test]

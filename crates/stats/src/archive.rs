@@ -138,8 +138,21 @@ pub fn write_tgz(
     nodes: &[(String, BTreeMap<String, Vec<u8>>)],
     failed: &[(String, String)],
 ) -> std::io::Result<()> {
-    let tmp = path.with_extension("tgz.part");
-    let file = std::fs::File::create(&tmp)?;
+    // A private name, created exclusively and never through a link: the
+    // directory may be shared (/tmp) and the name otherwise predictable.
+    let tmp = path.with_extension(format!("tgz.part-{}", std::process::id()));
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(|e| {
+                std::io::Error::new(e.kind(), format!("cannot create {}: {e}", tmp.display()))
+            })?
+    };
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut b = tar::Builder::new(gz);
     let mut add = |name: String, data: &[u8]| -> std::io::Result<()> {

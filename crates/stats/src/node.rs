@@ -45,6 +45,9 @@ pub enum NodeError {
     /// The collector ended before its first samples.
     #[error("the collector ended before its first samples: {0}")]
     Died(String),
+    /// The shared parent of run directories is not this user's own.
+    #[error("{0} is a link, another user's, or writable by others: iolab does not work in it (remove it, or set TMP to another directory)")]
+    Unsafe(String),
     /// A file could not be read or written.
     #[error("{what} {path}: {source}")]
     Io {
@@ -100,10 +103,37 @@ pub fn prepare(dir: &Path, spec: &Spec) -> Result<(), NodeError> {
             dir: dir.display().to_string(),
         });
     }
+    if let Some(parent) = dir.parent() {
+        private_dir(parent)?;
+    }
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
     let json = serde_json::to_vec_pretty(spec).unwrap_or_default();
     std::fs::write(dir.join(SPEC_FILE), json).map_err(io("cannot write", dir))
+}
+
+/// Makes sure `dir` (TMP/iolab-stats, a name anyone can predict in a
+/// shared TMP) is a directory of this user's that nobody else can write
+/// in: made with mode 0700 when missing; a link, or a directory of
+/// another user's or open to others, is refused. Run directories under
+/// it are then out of others' reach, and nothing is followed.
+fn private_dir(dir: &Path) -> Result<(), NodeError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    if let Some(up) = dir.parent() {
+        std::fs::create_dir_all(up).map_err(io("cannot create", up))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io("cannot create", dir)(e)),
+    }
+    let m = std::fs::symlink_metadata(dir).map_err(io("cannot read", dir))?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !m.file_type().is_dir() || m.uid() != me || m.mode() & 0o022 != 0 {
+        return Err(NodeError::Unsafe(dir.display().to_string()));
+    }
+    Ok(())
 }
 
 /// Starts `exe stats collect` on this node, detached (its own process

@@ -158,9 +158,10 @@ impl FakeCluster {
         Self::cidr(self.subnet.unwrap_or(0))
     }
 
-    /// The remote shell that runs a command on a host: `ip netns exec`.
+    /// The remote shell that runs a command on a host: `ip netns exec`,
+    /// which passes the words on as they are (hence `exec:`).
     pub fn rsh(&self) -> &'static str {
-        "ip netns exec"
+        "exec:ip netns exec"
     }
 
     /// Runs `f` on a thread that has entered host `i`'s network

@@ -22,6 +22,16 @@ pub fn run(
     cfg: &crate::config::Config,
     progress: &Progress,
 ) -> Result<RunResults, RunError> {
+    // A partial copy moved back for a resume that then failed before
+    // any data moved goes back to its `.partial` name.
+    run_plan(plan, cfg, progress).inspect_err(|_| crate::e2e::partial::undo_restores())
+}
+
+fn run_plan(
+    plan: &Plan,
+    cfg: &crate::config::Config,
+    progress: &Progress,
+) -> Result<RunResults, RunError> {
     let backends = backends(plan)?;
     let g = &plan.global;
     let clock = global_clock(g)?;
@@ -98,7 +108,10 @@ pub fn run(
         if keep {
             continue;
         }
-        if crate::e2e::monitor::keeps_partial(tg) {
+        if crate::e2e::partial::applies(&tg.plan.opts) {
+            let note = crate::e2e::partial::set_aside(tg.plan.index, &tg.path);
+            tg.notes.push(note);
+        } else if crate::e2e::monitor::keeps_partial(tg) {
             tg.notes.push(format!(
                 "target {} ({}): the partial copy is kept; run the copy again with -restart to finish it",
                 tg.plan.index, tg.path

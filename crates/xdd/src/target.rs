@@ -179,6 +179,16 @@ pub fn prepare<'a>(
     // -createnewfiles opens a new file before each pass instead.
     if !t.createnewfiles {
         let (h, direct, c) = open(be, plan, &t.path, &mut notes)?;
+        // A destination of a copy has one writer (see e2e::lock).
+        if t.e2e.role() == Some(crate::e2e::opts::Role::Destination) && !t.is_null() {
+            if let Err(e) = crate::e2e::lock::take(&t.path) {
+                let _ = be.close(h);
+                if c {
+                    let _ = be.unlink(&cpath(&t.path));
+                }
+                return Err(e);
+            }
+        }
         handle = Some(h);
         info.direct_io = direct;
         if c {

@@ -21,9 +21,13 @@ fn common(p: &Plan, job: &Job, port: u16) -> Vec<String> {
         "timeout".into(),
         p.timeout_s.to_string(),
     ];
-    if let Some(k) = &p.opts.key {
-        w.extend(["-e2e".into(), "key".into(), k.clone()]);
-    }
+    // The key goes on standard input (see crate::run), never here: `ps`
+    // shows every argument to every user.
+    w.extend([
+        "-e2e".into(),
+        "key".into(),
+        iolab_net::key::STDIN_KEY.into(),
+    ]);
     if p.opts.restart {
         w.extend(["-restart".into(), "enable".into()]);
     }

@@ -4,6 +4,7 @@
 //! process starts or any file is created.
 
 use iolab_launch::RemoteShell;
+use iolab_net::SharedKey;
 use std::path::{Path, PathBuf};
 
 /// The first port when `-p` does not say (XDD's xddcp default).
@@ -44,7 +45,8 @@ pub struct Options {
     pub rsh: Option<String>,
     /// `--remote-iolab`: the iolab program on the destination host.
     pub remote_iolab: Option<String>,
-    /// `--key`: shared key file for the handshake (on both hosts).
+    /// `--key`: shared key file for the handshake, read here and handed
+    /// to both sides (else IOLAB_KEY_FILE, else a fresh one-time key).
     pub key: Option<String>,
     /// `--timeout`: seconds every wait for the other side is bounded by.
     pub timeout_s: Option<f64>,
@@ -92,6 +94,11 @@ pub struct Plan {
     pub remote_iolab: String,
     /// Seconds every wait for the other side is bounded by.
     pub timeout_s: f64,
+    /// The key both sides prove on every connection: the user's, or one
+    /// made for this run. It reaches them on their standard input.
+    pub key: SharedKey,
+    /// True when the key is the user's (`--key`, IOLAB_KEY_FILE).
+    pub user_key: bool,
     /// The options as given.
     pub opts: Options,
 }
@@ -168,11 +175,7 @@ pub fn plan(o: &Options) -> Result<Plan, PlanError> {
     }
     let (shell_host, addr, dest) = split_destination(&o.destination)?;
     let jobs = jobs(o, &dest)?;
-    if let Some(k) = &o.key {
-        if !Path::new(k).is_file() {
-            return Err(bad("--key", format!("cannot read the key file {k}")));
-        }
-    }
+    let (key, user_key) = key(o)?;
     let rsh = RemoteShell::resolve(o.rsh.as_deref()).map_err(|e| bad("--rsh", e.to_string()))?;
     let local_iolab = std::env::current_exe()
         .map_err(|e| bad("xddcp", format!("cannot find this program: {e}")))?;
@@ -190,8 +193,24 @@ pub fn plan(o: &Options) -> Result<Plan, PlanError> {
         local_iolab,
         remote_iolab,
         timeout_s,
+        key,
+        user_key,
         opts: o.clone(),
     })
+}
+
+/// The key of the run: the user's file (`--key`, else IOLAB_KEY_FILE),
+/// else a fresh random one. iolab starts both sides, so it can prove
+/// every connection without asking anything of the user (as Slurm's
+/// MUNGE credential proves each step it launches).
+fn key(o: &Options) -> Result<(SharedKey, bool), PlanError> {
+    match SharedKey::resolve(o.key.as_deref().map(Path::new)) {
+        Ok(Some(k)) => Ok((k, true)),
+        Ok(None) => SharedKey::random()
+            .map(|k| (k, false))
+            .map_err(|e| bad("--key", e.to_string())),
+        Err(e) => Err(bad("--key", e.to_string())),
+    }
 }
 
 /// The files to copy: one, or (`-F`) every name in the list file, each
@@ -201,7 +220,7 @@ fn jobs(o: &Options, dest: &str) -> Result<Vec<Job>, PlanError> {
     if !o.file_list {
         let bytes = bytes_of(&o.source, o.size.as_deref(), dio, "source_file")?;
         return Ok(vec![Job {
-            source: o.source.clone(),
+            source: absolute(&o.source),
             destination: dest.to_string(),
             bytes,
         }]);
@@ -235,7 +254,7 @@ fn jobs(o: &Options, dest: &str) -> Result<Vec<Job>, PlanError> {
             ));
         }
         out.push(Job {
-            source,
+            source: absolute(&source),
             destination,
             bytes,
         });
@@ -244,6 +263,13 @@ fn jobs(o: &Options, dest: &str) -> Result<Vec<Job>, PlanError> {
         return Err(bad("-F", format!("{} names no file", o.source.display())));
     }
     Ok(out)
+}
+
+/// The source's one name (symbolic links and `.` resolved): the source
+/// side sends it and a restart record keeps it, so `a`, `./a` and
+/// `/dir/a` resume the same copy. (It exists: [`bytes_of`] opened it.)
+fn absolute(source: &Path) -> PathBuf {
+    std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf())
 }
 
 /// Bytes to copy from `source`: `size` when given (no more than the

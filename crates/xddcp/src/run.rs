@@ -43,6 +43,9 @@ pub struct FileResult {
     pub seconds: f64,
     /// How it ended.
     pub status: Status,
+    /// What the destination refused on the way (connections that failed
+    /// the handshake: a stranger, a stale source), as it said it.
+    pub refused: Vec<String>,
 }
 
 impl FileResult {
@@ -88,17 +91,18 @@ fn failed(p: &Plan, job: &Job, code: u8, why: impl Into<String>) -> FileResult {
             code,
             why: why.into(),
         },
+        refused: Vec::new(),
     }
 }
 
-/// The environment the destination side gets: the key file named by
-/// IOLAB_KEY_FILE here names it there too.
-fn remote_env() -> Vec<(String, String)> {
-    std::env::var("IOLAB_KEY_FILE")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(|v| vec![("IOLAB_KEY_FILE".to_string(), v)])
-        .unwrap_or_default()
+/// The destination's lines about connections it dropped (it says them
+/// as notes on standard error, and goes on waiting for its source).
+fn refused(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains("dropped a connection"))
+        .map(|l| l.trim().to_string())
+        .collect()
 }
 
 /// The lines a side wrote that say what went wrong (its `xdd:` lines).
@@ -138,9 +142,12 @@ fn start_destination(p: &Plan, job: &Job) -> Result<(Remote, u16), (u8, String)>
     let mut port = p.base_port;
     for k in 0..tries {
         let argv = args::destination(p, job, port);
+        // The key travels on the remote shell's standard input, which
+        // stays open: its closing (this process gone) ends the far side.
+        let line = p.key.handoff_line();
         let mut r = p
             .rsh
-            .spawn(&p.shell_host, &argv, &remote_env())
+            .spawn_with_stdin(&p.shell_host, &argv, &[], line.as_bytes())
             .map_err(|e| (2, e.to_string()))?;
         match wait_listening(&mut r, p.timeout_s) {
             Ok(()) => return Ok((r, port)),
@@ -224,11 +231,13 @@ fn exit_code_of(r: &mut Remote) -> u8 {
 /// the bytes it has sent each time the file grows.
 fn run_source(
     argv: &[String],
+    key: &iolab_net::SharedKey,
     heartbeat: Option<&Path>,
     moving: &dyn Fn(u64),
 ) -> Result<(u8, Vec<u8>, Vec<u8>), String> {
     let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
-    let mut child = Remote::spawn_local(&os)
+    let line = key.handoff_line();
+    let mut child = Remote::spawn_local(&os, Some(line.as_bytes()))
         .map_err(|e| format!("cannot start the source side ({}): {e}", argv[0]))?;
     let mut last = None;
     if heartbeat.is_some() {
@@ -311,7 +320,14 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
         Ok(x) => x,
         Err((code, why)) => return failed(p, job, code, why),
     };
-    let tmp = std::env::temp_dir().join(format!("iolab-xddcp-{}-{i}", std::process::id()));
+    // The source's JSON and heartbeat go in a private directory (random
+    // name, 0700): a name in /tmp that others can predict could be a
+    // planted link.
+    let private = match iolab_core::tmp::PrivateDir::new("iolab-xddcp") {
+        Ok(d) => d,
+        Err(e) => return failed(p, job, 1, format!("cannot make a temporary directory: {e}")),
+    };
+    let tmp = private.path().join(format!("file-{i}"));
     let json = tmp.with_extension("json");
     let hb_prefix = tmp.with_extension("progress");
     let hb = p.opts.progress.then(|| hb_prefix.display().to_string());
@@ -320,7 +336,7 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     let argv = args::source(p, job, port, &json_arg, &log_prefix, hb.as_deref());
     let hb_file = hb.as_ref().map(|_| progress_file(&hb_prefix));
     let t0 = Instant::now();
-    let src = run_source(&argv, hb_file.as_deref(), moving);
+    let src = run_source(&argv, &p.key, hb_file.as_deref(), moving);
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(f) = &hb_file {
         let _ = std::fs::remove_file(f);
@@ -346,6 +362,7 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
             );
         }
     }
+    let refused = dst.as_ref().map(|f| refused(&f.stderr)).unwrap_or_default();
     let (d_code, d_err) = match dst {
         Ok(f) => (
             f.status.code().map_or(1, |c| c.clamp(0, 255) as u8),
@@ -377,6 +394,7 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
         bytes,
         seconds,
         status,
+        refused,
     }
 }
 

@@ -90,6 +90,11 @@ impl Bg {
         self.child.id()
     }
 
+    /// True once it has exited (does not reap it for `wait`'s status).
+    pub fn exited(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_some()
+    }
+
     /// Standard error so far.
     pub fn stderr_now(&self) -> String {
         String::from_utf8_lossy(&self.err.lock().unwrap()).into_owned()

@@ -32,8 +32,10 @@
 //! ([`crate::restart`]).
 
 pub mod counts;
+pub mod lock;
 pub mod monitor;
 pub mod opts;
+pub mod partial;
 pub mod pass;
 pub mod resume;
 pub mod session;

@@ -225,7 +225,7 @@ pub fn e2e_option(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result
         "sockbuf",
         "noclobber",
     ];
-    let expects = "issource, isdestination, destination HOST[:PORT[,N]], port N, portcount N, key FILE, timeout SECONDS, sockbuf BYTES or noclobber";
+    let expects = "issource, isdestination, destination HOST[:PORT[,N]], port N, portcount N, key FILE (or - for standard input), timeout SECONDS, sockbuf BYTES or noclobber";
     operators(c, &OPS, expects, |c, op| {
         let set = e2e_operator(c, op)?;
         r.set(t, move |o| set(&mut o.e2e));

@@ -61,6 +61,12 @@ pub fn connect_all(
     let mut resumes = Vec::new();
     for t in &plan.targets {
         if t.opts.e2e.role() == Some(Role::Destination) {
+            if super::partial::applies(&t.opts) {
+                super::partial::restore(&t.opts)?;
+            }
+            if !t.opts.is_null() {
+                super::lock::take(&t.opts.path)?;
+            }
             resumes.push(Some(resume::decide(t)?));
             bound.push(Some(bind(t)?));
         } else {

@@ -1,0 +1,666 @@
+//! Connections iolab starts both ends of are proven with a one-time key
+//! (issue 22), and the processes it starts end with it (issue 17 item 5).
+//! Fake hosts are network namespaces (iolab_testkit); the remote shells
+//! are scripts that behave as ssh does (join the words, hand the string
+//! to `sh -c` on the far side, carry standard input), one of them holding
+//! back the destination's report that it listens, so that a stranger can
+//! connect first, every time.
+
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::e2e::{random_file, same, Bg};
+use common::Scratch;
+use iolab_testkit::FakeCluster;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const IOLAB: &str = env!("CARGO_BIN_EXE_iolab");
+
+fn cluster(test: &str, n: usize) -> Option<FakeCluster> {
+    match FakeCluster::new(n) {
+        Ok(c) => Some(c),
+        Err(why) => {
+            common::skip_or_fail(test, &why);
+            None
+        }
+    }
+}
+
+/// An ssh-like remote shell at `path`: the host is a namespace; the
+/// words are joined and run by `sh -c` there, with standard input
+/// carried. With `gate`, the far side's standard error (where the
+/// destination says it listens) is held back until the file `gate`
+/// exists, as a slow ssh would; the far side itself starts at once.
+fn fake_ssh(path: &Path, gate: Option<&Path>) {
+    let body = match gate {
+        None => "#!/bin/sh\nh=$1; shift\nexec ip netns exec \"$h\" sh -c \"$*\"\n".to_string(),
+        Some(g) => format!(
+            "#!/bin/bash\nh=$1; shift\nip netns exec \"$h\" sh -c \"$*\" 2> >(n=0; while [ ! -e {g} ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done; exec cat >&2)\nrc=$?\nwait\nexit $rc\n",
+            g = g.display()
+        ),
+    };
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Every process's command line, as `ps` shows it to any user.
+fn command_lines() -> Vec<(u32, Vec<String>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(b) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let words = b
+            .split(|c| *c == 0)
+            .filter(|w| !w.is_empty())
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect();
+        out.push((pid, words));
+    }
+    out
+}
+
+/// A word that looks like a key or token in hex (32 or more hex digits).
+fn secret_like(w: &str) -> bool {
+    let hex = w
+        .split(['=', ' ', '\''])
+        .any(|part| part.len() >= 32 && part.chars().all(|c| c.is_ascii_hexdigit()));
+    hex
+}
+
+/// Fails when a command line holds `needle` or a hex secret.
+fn assert_no_secret_in_command_lines(needle: Option<&str>) {
+    for (pid, words) in command_lines() {
+        for w in &words {
+            assert!(!secret_like(w), "pid {pid} shows a secret: {words:?}");
+            if let Some(n) = needle {
+                assert!(!w.contains(n), "pid {pid} shows the key: {words:?}");
+            }
+        }
+    }
+}
+
+/// The destination's `iolab xdd` for `dest`, found as an attacker would
+/// (by reading command lines).
+fn destination_command(dest: &str) -> Option<Vec<String>> {
+    command_lines().into_iter().map(|(_, w)| w).find(|w| {
+        w.first().is_some_and(|p| p.ends_with("iolab"))
+            && w.get(1).is_some_and(|x| x == "xdd")
+            && w.iter().any(|x| x == "isdestination")
+            && w.iter().any(|x| x == dest)
+    })
+}
+
+/// The source command a stranger makes of the destination's: read its
+/// own file, no key.
+fn stranger_command(dest_cmd: &[String], evil: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < dest_cmd.len() {
+        let w = dest_cmd[i].as_str();
+        match w {
+            "write" if i > 0 && dest_cmd[i - 1] == "-op" => out.push("read".into()),
+            "isdestination" => out.push("issource".into()),
+            "noclobber" | "key" if out.last().is_some_and(|l| l == "-e2e") => {
+                out.pop();
+                if w == "key" {
+                    i += 1;
+                }
+            }
+            _ if i > 0 && dest_cmd[i - 1] == "-target" => out.push(evil.into()),
+            _ => out.push(w.into()),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The race of issue 22, made deterministic: the destination's report
+/// that it listens is held back until a stranger, who read its command
+/// line, has connected with the matching source command and been
+/// refused. The copy then completes byte-identical, exit 0, and no
+/// process ever showed a key.
+#[test]
+fn a_stranger_that_connects_first_is_refused_and_the_copy_completes() {
+    let Some(c) = cluster("auth_race", 2) else {
+        return;
+    };
+    let s = Scratch::new("auth-race");
+    random_file(&s.path("src"), 16 << 20);
+    random_file(&s.path("evil"), 16 << 20);
+    let gate = s.path("gate");
+    fake_ssh(&s.path("slowsh"), Some(&gate));
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let dest = s.path("copy").display().to_string();
+    let argv: Vec<String> = vec![
+        "ip".into(),
+        "netns".into(),
+        "exec".into(),
+        ns0.clone(),
+        IOLAB.into(),
+        "xddcp".into(),
+        "-v".into(),
+        "-t".into(),
+        "2".into(),
+        "--timeout".into(),
+        "60".into(),
+        "--rsh".into(),
+        s.path("slowsh").display().to_string(),
+        "--remote-iolab".into(),
+        IOLAB.into(),
+        s.path("src").display().to_string(),
+        format!("{ns1}@{a1}:{dest}"),
+    ];
+    let xddcp = Bg::start_argv(&s.root, &argv, &[]);
+    let until = Instant::now() + Duration::from_secs(30);
+    let dest_cmd = loop {
+        if let Some(w) = destination_command(&dest) {
+            break w;
+        }
+        assert!(Instant::now() < until, "no destination process seen");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_no_secret_in_command_lines(None);
+    let mut stranger = vec!["ip".into(), "netns".into(), "exec".into(), ns0];
+    let evil = s.path("evil").display().to_string();
+    stranger.extend(stranger_command(&dest_cmd, &evil));
+    let st = Bg::start_argv(&s.root, &stranger, &[]).wait(60);
+    assert_eq!(
+        st.code,
+        Some(2),
+        "the stranger was not refused: {}{}",
+        st.stdout,
+        st.stderr
+    );
+    assert!(st.stderr.contains("authentication"), "{}", st.stderr);
+    std::fs::write(&gate, b"").unwrap();
+    let end = xddcp.wait(120);
+    assert_eq!(end.code, Some(0), "{}{}", end.stdout, end.stderr);
+    assert!(same(&s.path("src"), &s.path("copy")), "the copy differs");
+    assert!(
+        end.stderr.contains("the destination refused a connection"),
+        "{}",
+        end.stderr
+    );
+    let log = std::fs::read_to_string(s.path("xddcp.src.destination.log")).unwrap();
+    let src_log = std::fs::read_to_string(s.path("xddcp.src.source.log")).unwrap_or_default();
+    assert!(
+        log.contains("dropped a connection"),
+        "dest log: {log}\nsource log: {src_log}\n{}",
+        end.stdout
+    );
+}
+
+/// A user's key file takes the one-time key's place; it is read by
+/// xddcp and handed over on standard input, so neither its name's
+/// contents nor any hex secret is on a command line while the copy runs.
+#[test]
+fn xddcp_with_a_key_file_shows_no_key_on_any_command_line() {
+    let Some(c) = cluster("auth_keyfile", 2) else {
+        return;
+    };
+    let s = Scratch::new("auth-keyfile");
+    random_file(&s.path("src"), 64 << 20);
+    std::fs::write(s.path("key"), "sesame-0123456789-abcdefgh\n").unwrap();
+    fake_ssh(&s.path("sshlike"), None);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let argv: Vec<String> = vec![
+        "ip".into(),
+        "netns".into(),
+        "exec".into(),
+        ns0,
+        IOLAB.into(),
+        "xddcp".into(),
+        "-t".into(),
+        "2".into(),
+        "--key".into(),
+        s.path("key").display().to_string(),
+        "--rsh".into(),
+        s.path("sshlike").display().to_string(),
+        "--remote-iolab".into(),
+        IOLAB.into(),
+        s.path("src").display().to_string(),
+        format!("{ns1}@{a1}:{}", s.path("copy").display()),
+    ];
+    let mut xddcp = Bg::start_argv(&s.root, &argv, &[]);
+    let until = Instant::now() + Duration::from_secs(120);
+    let mut scans = 0;
+    while !xddcp.exited() && Instant::now() < until {
+        assert_no_secret_in_command_lines(Some("sesame"));
+        scans += 1;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let end = xddcp.wait(10);
+    assert_eq!(end.code, Some(0), "{}{}", end.stdout, end.stderr);
+    assert!(scans > 0);
+    assert!(same(&s.path("src"), &s.path("copy")), "the copy differs");
+}
+
+/// Processes whose command line names `needle`.
+fn running_with(needle: &str) -> Vec<u32> {
+    command_lines()
+        .into_iter()
+        .filter(|(_, w)| w.iter().any(|x| x.contains(needle)) && w.iter().any(|x| x == "xdd"))
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// kill -9 of xddcp mid-copy: the local source (PR_SET_PDEATHSIG) and
+/// the far side (its standard input closes with the ssh-like shell)
+/// both end; a second writer on the destination meanwhile is refused
+/// naming the holder; `-a` run again, with another spelling of the
+/// source's path, finishes the copy byte-identical.
+#[test]
+fn kill_9_of_xddcp_leaves_nothing_running_and_a_resume_finishes() {
+    let Some(c) = cluster("auth_kill9", 2) else {
+        return;
+    };
+    let s = Scratch::new("auth-kill9");
+    let total: usize = 256 << 20;
+    let data: Vec<u8> = (0..total / 8)
+        .flat_map(|i| ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x77).to_le_bytes())
+        .collect();
+    std::fs::write(s.path("big"), &data).unwrap();
+    drop(data);
+    fake_ssh(&s.path("sshlike"), None);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let dest = s.path("copy").display().to_string();
+    let argv = |source: &str| -> Vec<String> {
+        vec![
+            "ip".into(),
+            "netns".into(),
+            "exec".into(),
+            ns0.clone(),
+            IOLAB.into(),
+            "xddcp".into(),
+            "-a".into(),
+            "-t".into(),
+            "2".into(),
+            "--rsh".into(),
+            s.path("sshlike").display().to_string(),
+            "--remote-iolab".into(),
+            IOLAB.into(),
+            source.into(),
+            format!("{ns1}@{a1}:{dest}"),
+        ]
+    };
+    // xddcp's private temporary directory outlives a kill -9: keep it
+    // in the scratch directory, which the test removes.
+    let root = s.root.display().to_string();
+    let tmpdir = [("TMPDIR", root.as_str())];
+    let first = Bg::start_argv(&s.root, &argv("big"), &tmpdir);
+    let until = Instant::now() + Duration::from_secs(60);
+    while std::fs::metadata(s.path("copy")).map_or(0, |m| m.len()) < 16 << 20 {
+        assert!(Instant::now() < until, "no data moved");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // A second writer while the first holds the file: refused, naming it.
+    let second = Bg::start(
+        &s.root,
+        &common::e2e::words(&format!(
+            "xdd -op write -target {dest} -bytes 1m -reqsize 1024 -blocksize 1024 -e2e isdestination -e2e destination 127.0.0.1:1,1 -e2e timeout 5"
+        )),
+        &[],
+    )
+    .wait(60);
+    let writers = running_with(&dest);
+    // SAFETY: kill has no memory effects; the pid is our child's.
+    unsafe { libc::kill(first.pid() as i32, libc::SIGKILL) };
+    let _ = first.wait(10);
+    let until = Instant::now() + Duration::from_secs(30);
+    while !running_with(&dest).is_empty() || !running_with("/big").is_empty() {
+        assert!(
+            Instant::now() < until,
+            "copy processes outlived xddcp: {:?}",
+            running_with(&dest)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!writers.is_empty());
+    // Nothing at the destination's name looks like a finished copy: the
+    // partial one goes by a name that says so, beside its record.
+    assert!(!s.path("copy").exists(), "a partial copy at {dest}");
+    assert!(s.path("copy.partial").is_file() && s.path("copy.restart").is_file());
+    assert_eq!(second.code, Some(2), "{}{}", second.stdout, second.stderr);
+    assert!(
+        second.stderr.contains("locked by") && second.stderr.contains(&dest),
+        "{}",
+        second.stderr
+    );
+    let big = s.path("big").display().to_string();
+    let again = Bg::start_argv(&s.root, &argv(&format!("./{}", "big")), &[]).wait(120);
+    assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
+    assert!(same(&s.path("big"), &s.path("copy")), "the copy differs");
+    // The same copy named by its absolute path: already complete.
+    let third = Bg::start_argv(&s.root, &argv(&big), &[]).wait(120);
+    assert_eq!(third.code, Some(0), "{}{}", third.stdout, third.stderr);
+    assert!(third.stdout.contains(" 0 bytes"), "{}", third.stdout);
+}
+
+/// Opens an lst data connection to `addr` as an agent without the
+/// session's key would; returns why it was refused (panics if accepted).
+fn stranger_data_connection(addr: &str) -> String {
+    use iolab_net::{conn, handshake, Cancel};
+    let words: Vec<String> = ["ping"].map(String::from).to_vec();
+    let hello = iolab_lst::proto::Hello::Data {
+        token: "0".repeat(32),
+        test: iolab_lst::spec::Test::parse(&words).unwrap(),
+    };
+    let hello = serde_json::to_value(hello).unwrap();
+    let mut c = conn::connect(addr, Duration::from_secs(10), Cancel::process()).unwrap();
+    c.idle_timeout = Duration::from_secs(10);
+    match handshake::client(&mut c, "lst", &hello, None, Cancel::process()) {
+        Ok(_) => panic!("the agent accepted a data connection without the key"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Processes of `iolab lst agent --session`.
+fn session_agents() -> Vec<u32> {
+    command_lines()
+        .into_iter()
+        .filter(|(_, w)| w.iter().any(|x| x == "agent") && w.iter().any(|x| x == "--session"))
+        .filter(|(_, w)| w.first().is_some_and(|p| p.ends_with("iolab")))
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// `iolab lst run` started through an ssh-like remote shell: the
+/// session's key and token go on the agents' standard input, so no
+/// command line shows them; an agent the console started refuses a
+/// console without the session's key even on its known port; when the
+/// session ends the agents end.
+#[test]
+fn lst_agents_take_the_session_key_on_stdin_and_refuse_a_console_without_it() {
+    let Some(c) = cluster("auth_lst", 3) else {
+        return;
+    };
+    let s = Scratch::new("auth-lst");
+    fake_ssh(&s.path("sshlike"), None);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let (ns2, a2) = c.host(2);
+    let lst = |args: &[String]| -> Vec<String> {
+        let mut v: Vec<String> = ["ip", "netns", "exec", &ns0, IOLAB, "lst", "run", "ping"]
+            .map(String::from)
+            .to_vec();
+        v.extend(args.iter().cloned());
+        v
+    };
+    let main = Bg::start_argv(
+        &s.root,
+        &lst(&[
+            "--from".into(),
+            format!("{ns1}@{a1}"),
+            "--to".into(),
+            format!("{ns2}@{a2}"),
+            "--duration".into(),
+            "6".into(),
+            "--rsh".into(),
+            s.path("sshlike").display().to_string(),
+        ]),
+        &[],
+    );
+    let until = Instant::now() + Duration::from_secs(30);
+    while session_agents().len() < 2 {
+        assert!(Instant::now() < until, "the agents did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Whether or not the console's session is open yet, the agents hold
+    // the key: the stranger is refused either way.
+    assert_no_secret_in_command_lines(None);
+    let port = iolab_lst::console::DEFAULT_PORT;
+    let stranger = Bg::start_argv(
+        &s.root,
+        &lst(&[
+            "--from".into(),
+            format!("{a1}:{port}"),
+            "--to".into(),
+            format!("{a2}:{port}"),
+            "--count".into(),
+            "5".into(),
+        ]),
+        &[("IOLAB_KEY_FILE", "")],
+    )
+    .wait(60);
+    assert_ne!(stranger.code, Some(0), "{}", stranger.stdout);
+    let said = format!("{}{}", stranger.stdout, stranger.stderr);
+    assert!(said.contains("key"), "{said}");
+    // A stranger agent opening a data connection to the server agent,
+    // from a host of the cluster: refused in the handshake.
+    let server = format!("{a2}:{port}");
+    let refused = c.in_host(0, || stranger_data_connection(&server)).unwrap();
+    assert!(refused.contains("key"), "{refused}");
+    let end = main.wait(60);
+    assert_eq!(end.code, Some(0), "{}{}", end.stdout, end.stderr);
+    let until = Instant::now() + Duration::from_secs(30);
+    while !session_agents().is_empty() {
+        assert!(Instant::now() < until, "agents outlived their session");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `date -d +N min +%F@%R`: the kit's date in a default result name.
+fn minute(plus: u32) -> String {
+    let o = std::process::Command::new("date")
+        .args(["-d", &format!("+{plus} min"), "+%F@%R"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A survey's name, arguments and kit variables.
+type Survey<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+
+/// Links planted at every default result name of the mds and obdfilter
+/// surveys for the coming minutes (in a world-writable sticky directory,
+/// as /tmp), all pointing at a file of root's: each survey writes next to
+/// them, says where, and the file pointed to is unchanged. (The disk and
+/// OST surveys name their results through the same code.)
+#[test]
+fn a_survey_never_writes_through_a_link_planted_at_its_default_names() {
+    let s = Scratch::new("auth-links");
+    let shared = s.path("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::fs::create_dir_all(s.path("mdt")).unwrap();
+    let victim = s.path("victim");
+    std::fs::write(&victim, b"root's own file\n").unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    let mdt = s.path("mdt").display().to_string();
+    let surveys: [Survey; 2] = [
+        (
+            "mds",
+            vec![mdt.as_str()],
+            vec![
+                ("thrlo", "1"),
+                ("thrhi", "1"),
+                ("file_count", "20"),
+                ("dir_count", "1"),
+            ],
+        ),
+        (
+            "obdfilter",
+            vec![mdt.as_str(), "--rszlo", "256", "--rszhi", "256"],
+            vec![("size", "1"), ("nobjhi", "1"), ("thrhi", "1")],
+        ),
+    ];
+    for (survey, args, env) in surveys {
+        for m in 0..3 {
+            for ext in ["summary", "detail"] {
+                let name = format!("{survey}_survey_{}_{host}.{ext}", minute(m));
+                std::os::unix::fs::symlink(&victim, shared.join(name)).unwrap();
+            }
+        }
+        let o = std::process::Command::new(IOLAB)
+            .args(["survey", survey])
+            .args(&args)
+            .arg("--rslt-loc")
+            .arg(&shared)
+            .env_remove("rslt")
+            .env_remove("rslt_loc")
+            .envs(env)
+            .output()
+            .unwrap();
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{survey}: {err}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"root's own file\n");
+        assert!(
+            err.contains("already there") && err.contains("-2.summary"),
+            "{err}"
+        );
+        let written: Vec<_> = std::fs::read_dir(&shared)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_type().unwrap().is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(survey))
+            .collect();
+        assert_eq!(written.len(), 2, "{written:?}");
+        assert!(written.iter().all(|n| n.contains("-2.")), "{written:?}");
+    }
+    // A prefix the user names is truncated as the kit does, but a link
+    // there is refused (exit 2, naming it), not written through.
+    let link = s.path("mine.summary");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let o = std::process::Command::new(IOLAB)
+        .args(["survey", "mds"])
+        .arg(s.path("mdt"))
+        .arg("--rslt")
+        .arg(s.path("mine"))
+        .envs([
+            ("thrlo", "1"),
+            ("thrhi", "1"),
+            ("file_count", "20"),
+            ("dir_count", "1"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("mine.summary"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"root's own file\n");
+}
+
+/// `iolab stats start` works in TMP/iolab-stats/NODE, a name anyone can
+/// predict in a shared TMP: a link planted at TMP/iolab-stats, or a
+/// directory there that others may write in, is refused naming it, and
+/// the directory the link points to is untouched.
+#[test]
+fn stats_never_works_through_a_link_planted_in_its_tmp() {
+    let s = Scratch::new("auth-stats");
+    let shared = s.path("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let victim = s.path("victim");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    std::fs::create_dir_all(victim.join(&host)).unwrap();
+    std::fs::write(victim.join(&host).join("keep"), b"precious").unwrap();
+    std::os::unix::fs::symlink(&victim, shared.join("iolab-stats")).unwrap();
+    let cfg = s.path("c.toml");
+    let text = format!("tmp = \"{}\"\ncpu_interval = 0\n", shared.display());
+    std::fs::write(&cfg, text).unwrap();
+    let start = |_: ()| {
+        std::process::Command::new(IOLAB)
+            .args(["stats", "start"])
+            .arg(&cfg)
+            .output()
+            .unwrap()
+    };
+    let o = start(());
+    assert_ne!(o.status.code(), Some(0), "{}", common::stdout(&o));
+    let err = common::stderr(&o);
+    assert!(err.contains("iolab-stats") && err.contains("link"), "{err}");
+    assert_eq!(
+        std::fs::read(victim.join(&host).join("keep")).unwrap(),
+        b"precious"
+    );
+    assert_eq!(std::fs::read_dir(victim.join(&host)).unwrap().count(), 1);
+    // A directory there that others may write in: refused too.
+    std::fs::remove_file(shared.join("iolab-stats")).unwrap();
+    std::fs::create_dir(shared.join("iolab-stats")).unwrap();
+    std::fs::set_permissions(
+        shared.join("iolab-stats"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    let o = start(());
+    assert_ne!(o.status.code(), Some(0), "{}", common::stdout(&o));
+    assert!(
+        common::stderr(&o).contains("writable by others"),
+        "{}",
+        common::stderr(&o)
+    );
+}
+
+/// kill -9 of xddcp without `-a`: the far side sees its standard input
+/// close, stops as on Ctrl-C and removes the partial file it created, so
+/// nothing at the destination's name looks like a finished copy.
+#[test]
+fn kill_9_of_xddcp_without_a_leaves_no_partial_destination_file() {
+    let Some(c) = cluster("auth_kill9_noa", 2) else {
+        return;
+    };
+    let s = Scratch::new("auth-kill9-noa");
+    random_file(&s.path("src"), 192 << 20);
+    fake_ssh(&s.path("sshlike"), None);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let dest = s.path("copy").display().to_string();
+    let argv: Vec<String> = vec![
+        "ip".into(),
+        "netns".into(),
+        "exec".into(),
+        ns0,
+        IOLAB.into(),
+        "xddcp".into(),
+        "-t".into(),
+        "2".into(),
+        "--rsh".into(),
+        s.path("sshlike").display().to_string(),
+        "--remote-iolab".into(),
+        IOLAB.into(),
+        s.path("src").display().to_string(),
+        format!("{ns1}@{a1}:{dest}"),
+    ];
+    // xddcp's private temporary directory outlives a kill -9: keep it
+    // in the scratch directory, which the test removes.
+    let root = s.root.display().to_string();
+    let first = Bg::start_argv(&s.root, &argv, &[("TMPDIR", root.as_str())]);
+    let until = Instant::now() + Duration::from_secs(60);
+    while std::fs::metadata(s.path("copy")).map_or(0, |m| m.len()) < 8 << 20 {
+        assert!(Instant::now() < until, "no data moved");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: kill has no memory effects; the pid is our child's.
+    unsafe { libc::kill(first.pid() as i32, libc::SIGKILL) };
+    let _ = first.wait(10);
+    let until = Instant::now() + Duration::from_secs(30);
+    while !running_with(&dest).is_empty() {
+        assert!(Instant::now() < until, "the destination outlived xddcp");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !s.path("copy").exists(),
+        "a partial copy was left at {dest}"
+    );
+}

@@ -1,0 +1,102 @@
+//! A copy that stops part way never leaves a file that looks finished.
+//! A destination that keeps a restart file and never overwrites
+//! (`-e2e noclobber -restart enable`, what `xddcp -a` starts) moves its
+//! partial file to `PATH.partial` when its run fails or is interrupted,
+//! beside the record `PATH.restart`; the next run of the same copy moves
+//! it back before it resumes. (Without a restart file a failed run's
+//! file is removed.) A manual `-restart` copy keeps XDD's behaviour: the
+//! partial file stays at its name.
+
+use crate::config::TargetOpts;
+use crate::error::{RunError, UsageError};
+use std::ffi::CString;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Partial copies this process moved back to their names, for
+/// [`undo_restores`].
+static RESTORED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The suffix of a partial copy.
+pub const SUFFIX: &str = ".partial";
+
+/// True for a destination whose partial copy goes by `PATH.partial`.
+pub fn applies(o: &TargetOpts) -> bool {
+    o.e2e.role() == Some(super::opts::Role::Destination)
+        && o.e2e.noclobber
+        && o.restart.monitored()
+        && !o.is_null()
+        && !o.is_s3()
+}
+
+/// Before a resume: moves `PATH.partial` back to `PATH` when `PATH` is
+/// not there and the copy's restart record is.
+pub fn restore(o: &TargetOpts) -> Result<(), RunError> {
+    let partial = format!("{}{SUFFIX}", o.path);
+    let record = o.restart.file_for(&o.path);
+    let missing = matches!(std::fs::symlink_metadata(&o.path), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+    let is_file = std::fs::symlink_metadata(&partial).is_ok_and(|m| m.is_file());
+    if !(missing && is_file && Path::new(&record).exists()) {
+        return Ok(());
+    }
+    rename_noreplace(&partial, &o.path).map_err(|e| {
+        RunError::Usage(UsageError::new(
+            "restart",
+            format!(
+                "cannot move the partial copy {partial} back to {}: {e}",
+                o.path
+            ),
+        ))
+    })?;
+    RESTORED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(o.path.clone());
+    Ok(())
+}
+
+/// After a run that failed before its targets ran: every partial copy
+/// [`restore`] moved back goes to its `.partial` name again.
+pub fn undo_restores() {
+    let paths = std::mem::take(&mut *RESTORED.lock().unwrap_or_else(|p| p.into_inner()));
+    for p in paths {
+        let _ = rename_noreplace(&p, &format!("{p}{SUFFIX}"));
+    }
+}
+
+/// After a failed run: moves `path` to `path.partial` (never over an
+/// existing file); the note says where it is.
+pub fn set_aside(index: usize, path: &str) -> String {
+    let partial = format!("{path}{SUFFIX}");
+    match rename_noreplace(path, &partial) {
+        Ok(()) => format!(
+            "target {index} ({path}): the partial copy is kept as {partial}; run the same copy again (-restart, xddcp -a) to finish it"
+        ),
+        Err(e) => format!(
+            "target {index} ({path}): the partial copy is kept (it could not be renamed to {partial}: {e}); run the copy again with -restart to finish it"
+        ),
+    }
+}
+
+/// rename(2) that fails instead of replacing `to`.
+fn rename_noreplace(from: &str, to: &str) -> std::io::Result<()> {
+    let c = |s: &str| {
+        CString::new(s).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+    };
+    let (f, t) = (c(from)?, c(to)?);
+    // SAFETY: both are valid NUL-terminated paths for the duration of the call.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            f.as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
