@@ -29,6 +29,7 @@ pub(crate) struct Job<'a> {
     pub quota: Option<u64>,
     pub deadline: Option<Instant>,
     pub corrupt_every: u64,
+    pub live: &'a crate::live::LiveCounters,
 }
 
 /// A client's counters.
@@ -93,7 +94,8 @@ pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
     Ok(tally)
 }
 
-struct Pipeline {
+struct Pipeline<'a> {
+    live: &'a crate::live::LiveCounters,
     test: Test,
     op: u8,
     slots: u64,
@@ -106,11 +108,12 @@ struct Pipeline {
     t: Tally,
 }
 
-impl Pipeline {
-    fn new(job: &Job<'_>) -> Pipeline {
+impl<'a> Pipeline<'a> {
+    fn new(job: &Job<'a>) -> Pipeline<'a> {
         let mut req = vec![0u8; job.test.request_bytes() as usize];
         pattern::fill(&mut req);
         Pipeline {
+            live: job.live,
             test: job.test,
             op: proto::op_of(&job.test),
             slots: job.slots.max(1),
@@ -183,6 +186,7 @@ impl Pipeline {
         }
         r?;
         self.t.tx_bytes += self.req.len() as u64;
+        self.live.sent(self.req.len());
         Ok(())
     }
 
@@ -199,6 +203,7 @@ impl Pipeline {
         }
         let p = c.recv_payload(&h, &mut self.rep, cancel)?;
         self.t.rx_bytes += p.len() as u64;
+        self.live.received(p.len());
         if h.flags == REPLY_BAD_DATA || !pattern::verify(p, tag, self.test.check()) {
             self.t.errors += 1;
         }
