@@ -460,7 +460,11 @@ pub fn stat(a: StatArgs) -> ExitCode {
     };
     let mut printed = 0u64;
     while a.count.is_none_or(|n| printed < n) {
-        std::thread::sleep(Duration::from_secs_f64(a.delay));
+        // `lst stat GROUP & ... kill $!` is how scripts end it: the
+        // signal ends the wait at once.
+        if !pause(Duration::from_secs_f64(a.delay)) {
+            return ExitCode::from(exit::INTERRUPTED);
+        }
         let cur = match read() {
             Ok(g) => g,
             Err(e) => return fail("stat", e),
@@ -474,6 +478,18 @@ pub fn stat(a: StatArgs) -> ExitCode {
         printed += 1;
     }
     ExitCode::SUCCESS
+}
+
+/// Sleeps `d` unless a signal asks to stop first (then false).
+fn pause(d: Duration) -> bool {
+    let until = std::time::Instant::now() + d;
+    while std::time::Instant::now() < until {
+        if iolab_core::stop::requested() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20).min(d));
+    }
+    !iolab_core::stop::requested()
 }
 
 fn check_stat(a: &StatArgs) -> Result<(), String> {

@@ -150,6 +150,8 @@ fn the_console_script_runs_a_batch_with_live_stat_and_leaves_nothing_running() {
     let (ns3, a3) = cluster.host(3);
     let (_, a1) = cluster.host(1);
     let net = a1.to_string().rsplit_once('.').unwrap().0.to_string();
+    let bg = dir.0.join("stat-bg.txt");
+    let bg = bg.display();
     let script = format!(
         "export LST_SESSION=$$
 lst new_session --timeout 100 read_write
@@ -159,6 +161,8 @@ lst add_batch bulk_rw
 lst add_test --batch bulk_rw --concurrency 4 --from clients --to servers \\
     brw write check=simple size=4K
 lst run bulk_rw
+lst stat servers --delay 1 > {bg} & sleep 3; kill $!
+wait $! || true
 lst stat servers clients --delay 1 --count 3
 lst list_batch bulk_rw
 lst stop bulk_rw
@@ -223,6 +227,16 @@ lst end_session
         );
         assert!((cl_r_rpc - cl_w_rpc).abs() <= cl_w_rpc * 0.1, "{t}");
     }
+
+    // The form the issue's runbook uses, ended by kill: at least the
+    // baseline was read; whatever it printed is whole blocks.
+    let bg_out = std::fs::read_to_string(dir.0.join("stat-bg.txt")).unwrap();
+    assert_eq!(
+        bg_out.lines().filter(|l| !l.is_empty()).count() % 6,
+        0,
+        "{bg_out}"
+    );
+    assert!(!bg_out.contains("clients"), "{bg_out}");
 
     // After stop: idle, and the clients' own counts agree with the size.
     let q = lines
