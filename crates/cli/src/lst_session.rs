@@ -111,7 +111,7 @@ pub struct StatArgs {
     /// Intervals to print (default: until killed).
     #[arg(long)]
     count: Option<u64>,
-    /// Seconds each node may take to answer a reading.
+    /// Seconds a reading of every node may take.
     #[arg(long, default_value_t = 5.0)]
     timeout: f64,
     /// Bandwidth only.
@@ -444,7 +444,7 @@ pub fn stat(a: StatArgs) -> ExitCode {
         return usage("stat", e);
     }
     let sel = select(&a);
-    let wait = Duration::from_secs_f64(a.timeout * a.groups.len() as f64 * 64.0 + 10.0);
+    let wait = Duration::from_secs_f64(a.timeout + 30.0);
     let req = Request::Sample {
         groups: a.groups.clone(),
         timeout_s: a.timeout,

@@ -152,9 +152,12 @@ fn the_console_script_runs_a_batch_with_live_stat_and_leaves_nothing_running() {
     let net = a1.to_string().rsplit_once('.').unwrap().0.to_string();
     let bg = dir.0.join("stat-bg.txt");
     let bg = bg.display();
+    let dup = dir.0.join("dup.txt");
+    let dup = dup.display();
     let script = format!(
         "export LST_SESSION=$$
 lst new_session --timeout 100 read_write
+if lst new_session again 2>{dup}; then exit 9; fi
 lst add_group servers {ns3}@{a3}:7820
 lst add_group clients {net}.[2-3]@tcp
 lst add_batch bulk_rw
@@ -227,6 +230,10 @@ lst end_session
         );
         assert!((cl_r_rpc - cl_w_rpc).abs() <= cl_w_rpc * 0.1, "{t}");
     }
+
+    // A second session under the same LST_SESSION is refused.
+    let dup_err = std::fs::read_to_string(dir.0.join("dup.txt")).unwrap();
+    assert!(dup_err.contains("already open"), "{dup_err}");
 
     // The form the issue's runbook uses, ended by kill: at least the
     // baseline was read; whatever it printed is whole blocks.

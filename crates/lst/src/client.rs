@@ -95,7 +95,7 @@ pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
 }
 
 struct Pipeline<'a> {
-    live: &'a crate::live::LiveCounters,
+    live: crate::live::LiveHandle<'a>,
     test: Test,
     op: u8,
     slots: u64,
@@ -113,7 +113,7 @@ impl<'a> Pipeline<'a> {
         let mut req = vec![0u8; job.test.request_bytes() as usize];
         pattern::fill(&mut req);
         Pipeline {
-            live: job.live,
+            live: job.live.register(),
             test: job.test,
             op: proto::op_of(&job.test),
             slots: job.slots.max(1),

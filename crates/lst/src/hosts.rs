@@ -76,7 +76,14 @@ pub fn nodes(words: &[String], port: u16) -> Result<Vec<Node>, String> {
     let mut out = Vec::new();
     for w in words {
         for h in expand(w)? {
-            out.push(node(&h, port)?);
+            let n = node(&h, port)?;
+            if let Some(m) = out.iter().find(|m: &&Node| m.addr == n.addr) {
+                return Err(format!(
+                    "{} and {} are the same agent ({}): a host appears once in a group",
+                    m.name, n.name, n.addr
+                ));
+            }
+            out.push(n);
         }
     }
     if out.is_empty() || out.len() > MAX_EXPANSION {
@@ -114,5 +121,7 @@ mod tests {
         assert_eq!((n.addr.as_str(), n.launch), ("10.0.0.5:9000", None));
         let n = node("ns1@10.0.0.5", 7819).unwrap();
         assert_eq!(n.launch.as_deref(), Some("ns1"));
+        let words = ["10.0.0.[1-2]@tcp".to_string(), "10.0.0.2:7819".to_string()];
+        assert!(nodes(&words, 7819).unwrap_err().contains("same agent"));
     }
 }

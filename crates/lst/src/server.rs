@@ -103,7 +103,13 @@ pub(crate) fn serve(
     c.max_payload = proto::frame_limit(&test);
     c.payload_crc = proto::payload_crc(&test);
     let mut local = Local::default();
-    let r = serve_loop(c, test, &mut local, (live, corrupt_every), cancel);
+    let r = serve_loop(
+        c,
+        test,
+        &mut local,
+        (&live.register(), corrupt_every),
+        cancel,
+    );
     // A connection cut short by the end of its session must not leak its
     // counts into the next session's first run.
     if !cancel.cancelled() {
@@ -119,7 +125,7 @@ fn serve_loop(
     c: &mut Conn,
     test: Test,
     l: &mut Local,
-    (live, corrupt_every): (&crate::live::LiveCounters, u64),
+    (live, corrupt_every): (&crate::live::LiveHandle<'_>, u64),
     cancel: Cancel<'_>,
 ) -> Result<(), NetError> {
     let op = proto::op_of(&test);

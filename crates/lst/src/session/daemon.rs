@@ -395,6 +395,9 @@ impl State {
                 "--timeout {timeout_s}: more than 0 and at most 3600 seconds"
             ));
         }
+        // The whole reading is bounded by the timeout, however many
+        // nodes it asks.
+        let until = Instant::now() + Duration::from_secs_f64(timeout_s);
         let mut out = Vec::new();
         for g in groups {
             let nodes = self
@@ -409,7 +412,8 @@ impl State {
                     .iter_mut()
                     .find(|s| s.node.addr == n.addr)
                     .ok_or_else(|| format!("node {}: not in this session", n.name))?;
-                let live = read_live(s, Duration::from_secs_f64(timeout_s))?;
+                let left = until.saturating_duration_since(Instant::now());
+                let live = read_live(s, left.max(Duration::from_millis(1)))?;
                 samples.push(NodeSample {
                     node: n.name.clone(),
                     at_ns: iolab_core::clock::mono_ns(),
