@@ -184,7 +184,7 @@ pub fn new_session(a: NewSessionArgs) -> ExitCode {
     if a.force {
         let _ = session::call(&path, &Request::End, Duration::from_secs(60));
     }
-    match spawn_daemon() {
+    match spawn_daemon(&a, &cfg) {
         Ok(()) => {
             println!(
                 "SESSION: {} TIMEOUT: {} FORCE: {}",
@@ -242,15 +242,22 @@ fn config(a: &NewSessionArgs) -> Result<SessionConfig, String> {
 /// Starts this command again with `--daemon`, in its own process group
 /// (a Ctrl-C in the console's terminal is not meant for it), in `/`, and
 /// reads its first line: `ready`, or why it cannot serve.
-fn spawn_daemon() -> Result<(), String> {
+fn spawn_daemon(a: &NewSessionArgs, cfg: &SessionConfig) -> Result<(), String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find this binary's path: {e}"))?;
-    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    args.push("--daemon".into());
-    if let Some(k) = std::env::var_os("IOLAB_KEY_FILE") {
-        let abs = std::fs::canonicalize(&k).unwrap_or_else(|_| PathBuf::from(&k));
-        args.extend(["--key".into(), abs.into_os_string()]);
+    let mut args: Vec<std::ffi::OsString> = vec!["lst".into(), "new_session".into()];
+    let mut opt = |k: &str, v: String| args.extend([k.into(), v.into()]);
+    opt("--timeout", cfg.timeout_s.to_string());
+    opt("--port", cfg.port.to_string());
+    opt("--connect-timeout", cfg.connect_timeout_s.to_string());
+    opt("--agent-cmd", cfg.agent_cmd.join(" "));
+    if let Some(r) = &a.rsh {
+        opt("--rsh", r.clone());
     }
+    if let Some(k) = &cfg.key_file {
+        opt("--key", k.display().to_string());
+    }
+    args.extend(["--daemon".into(), "--".into(), cfg.name.clone().into()]);
     let mut child = std::process::Command::new(exe)
         .args(&args)
         .env_remove("IOLAB_KEY_FILE")

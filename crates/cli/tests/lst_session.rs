@@ -279,7 +279,7 @@ lst end_session
 }
 
 #[test]
-fn a_session_ends_by_itself_after_its_timeout_with_its_agents() {
+fn a_loop_batch_ends_by_itself_and_a_session_after_its_timeout_with_its_agents() {
     let cluster = match iolab_testkit::FakeCluster::new(2) {
         Ok(c) => c,
         Err(e) => return skip_or_fail("lst_session_timeout", &e),
@@ -293,6 +293,11 @@ fn a_session_ends_by_itself_after_its_timeout_with_its_agents() {
         "export LST_SESSION=short
 lst new_session --timeout 2 quick
 lst add_group g {ns1}@{a1}:7821
+lst add_batch counted
+lst add_test --batch counted --loop 200 --concurrency 8 --from g --to g brw read size=1k check=full
+lst run counted
+for i in $(seq 300); do lst query counted | grep -q idle && break; sleep 0.1; done
+lst query counted
 lst add_batch b
 lst add_test --batch b --from g --to g ping
 lst run b
@@ -302,6 +307,13 @@ lst run b
     let o = bash_in(&ns0, &script, &env);
     let t = format!("stdout:\n{}\nstderr:\n{}", stdout(&o), stderr(&o));
     assert!(o.status.success(), "{t}");
+    // A --loop batch ends by itself, having done exactly its count.
+    assert!(
+        stdout(&o).contains(
+            "Batch is idle\n[last run] RPCs: 200 errors: 0 sent: 0 bytes received: 204800 bytes\n"
+        ),
+        "{t}"
+    );
     let marker = format!("IOLAB_LST_DIR={dir_env}");
     let running = processes_with(&marker);
     assert!(running.len() >= 2, "daemon and agent run: {running:?}");

@@ -63,15 +63,19 @@ pub(crate) fn start(
     tests: &[TestDef],
 ) -> Result<Running, String> {
     let jobs = plan(slots, groups, tests)?;
+    // Every connection is checked before any is taken: one dropped on
+    // the way would end that agent's session.
+    if let Some((i, _)) = jobs.iter().find(|(i, _)| slots[*i].ctl.is_none()) {
+        return Err(format!(
+            "node {} is busy in another running batch",
+            slots[*i].node.name
+        ));
+    }
     let mut taken = Vec::new();
     for (i, job) in jobs {
-        let c = slots[i].ctl.take().ok_or_else(|| {
-            format!(
-                "node {} is busy in another running batch",
-                slots[i].node.name
-            )
-        })?;
-        taken.push((i, slots[i].node.name.clone(), c, job));
+        if let Some(c) = slots[i].ctl.take() {
+            taken.push((i, slots[i].node.name.clone(), c, job));
+        }
     }
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);

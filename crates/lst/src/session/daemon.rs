@@ -79,15 +79,18 @@ pub fn serve(
     path: &Path,
     ready: impl FnOnce(Result<(), String>),
 ) -> Result<(), String> {
-    let l = match bind(path) {
-        Ok(l) => l,
+    let started = crate::new_token()
+        .map_err(|e| e.to_string())
+        .and_then(|t| bind(path).map(|l| (t, l)));
+    let (token, l) = match started {
+        Ok(x) => x,
         Err(e) => {
             ready(Err(e.clone()));
             return Err(e);
         }
     };
     let mut st = State {
-        token: crate::new_token().map_err(|e| e.to_string())?,
+        token,
         cfg,
         key: None,
         slots: Vec::new(),
