@@ -201,6 +201,12 @@ pub fn socket_path(id: &str) -> Result<PathBuf, String> {
         Some(d) => PathBuf::from(d),
         None => std::env::temp_dir().join(format!("iolab-lst-{me}")),
     };
+    socket_in(&dir, id, me)
+}
+
+/// [`socket_path`] in `dir`, for user `me`.
+fn socket_in(dir: &Path, id: &str, me: u32) -> Result<PathBuf, String> {
+    let dir = dir.to_path_buf();
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -265,5 +271,29 @@ mod tests {
         for bad in ["", "../x", "a/b", ".hidden", "a b"] {
             assert!(check_id(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_socket_directory_must_be_ours_and_closed() {
+        let base = std::env::temp_dir().join(format!("iolab-lst-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        let me = std::fs::metadata("/proc/self").unwrap().uid();
+        let d = base.join("made");
+        assert_eq!(socket_in(&d, "s1", me).unwrap(), d.join("s1.sock"));
+        let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "made closed");
+        let open = base.join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(
+            socket_in(&open, "s1", me).is_err(),
+            "a directory others can enter"
+        );
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&d, &link).unwrap();
+        assert!(socket_in(&link, "s1", me).is_err(), "a planted symlink");
+        assert!(socket_in(&d, "s1", me + 1).is_err(), "someone else's");
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }
