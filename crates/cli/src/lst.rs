@@ -157,7 +157,13 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     match cli.cmd {
         Cmd::Agent(a) => run_agent(a),
         Cmd::Run(r) if r.from.is_none() && r.to.is_none() && r.test.len() == 1 => {
-            s::run_batch(&r.test[0])
+            match one_shot_options(&r) {
+                None => s::run_batch(&r.test[0]),
+                Some(opt) => {
+                    eprintln!("iolab lst run: {opt} belongs to the one-shot form (`lst run TEST --from ... --to ...`); `lst run BATCH` runs a session's batch as add_test set it up");
+                    exit::usage()
+                }
+            }
         }
         Cmd::NewSession(a) => s::new_session(a),
         Cmd::EndSession => s::end_session(),
@@ -268,6 +274,29 @@ fn nodes(option: &str, s: &str, port: u16) -> Result<Vec<Node>, String> {
         return Err(format!("{option}: {} nodes, at most 4096", v.len()));
     }
     Ok(v)
+}
+
+/// The first option of the one-shot form given to `lst run BATCH`,
+/// which has none (it would be ignored).
+fn one_shot_options(r: &RunArgs) -> Option<&'static str> {
+    let given = [
+        ("--concurrency", r.concurrency != "1"),
+        ("--clients", r.clients.is_some()),
+        ("--distribute", r.distribute != "1:1"),
+        ("--duration", r.duration.is_some()),
+        ("--count", r.count.is_some()),
+        ("--repeat", r.repeat != 1),
+        ("--rsh", r.rsh.is_some()),
+        ("--agent-cmd", r.agent_cmd.is_some()),
+        ("--port", r.port != DEFAULT_PORT),
+        ("--key", r.key.is_some()),
+        ("--connect-timeout", r.connect_timeout != 15.0),
+        ("--json", r.json.is_some()),
+        ("--csv", r.csv.is_some()),
+        ("--stats", r.stats.is_some()),
+        ("--store", r.store.is_some()),
+    ];
+    given.iter().find(|(_, on)| *on).map(|(name, _)| *name)
 }
 
 fn required<'a>(opt: &str, v: &'a Option<String>) -> Result<&'a str, String> {

@@ -363,6 +363,7 @@ fn console_commands_refuse_bad_input_before_asking_anything() {
         (&["stat", "--count", "0", "g"], Some("s1"), "--count"),
         (&["list_batch", "--active"], Some("s1"), "--active"),
         (&["run", "b"], None, "LST_SESSION"),
+        (&["run", "b", "--json", "x.json"], Some("s1"), "--json"),
     ];
     for (args, session, says) in cases {
         let o = run(args, *session);
