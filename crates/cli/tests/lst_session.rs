@@ -257,6 +257,10 @@ lst end_session
         w[7].parse().unwrap(),
     );
     assert!(rpcs > 0 && errors == 0, "{t}");
+    assert!(
+        !out.contains("[last run] failed"),
+        "a halted job reports whole: {t}"
+    );
     assert_eq!(sent, rpcs * 4096, "{t}");
     assert!(out.contains("Batch is idle\n"), "{t}");
     assert!(out.ends_with("session is ended\n"), "{t}");

@@ -267,15 +267,27 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
         return Some(Answer::Failed { message });
     }
     let stop_job = AtomicBool::new(false);
+    let halt = AtomicBool::new(false);
     let done = AtomicBool::new(false);
     let (result, console_gone) = std::thread::scope(|s| {
         let h = s.spawn(|| {
-            let r = run_client(sh, job, token, &stop_job);
+            let r = run_client(sh, job, token, (&stop_job, &halt));
             done.store(true, Ordering::Relaxed);
             r
         });
-        let gone = !matches!(halt_or_gone(c, &done), Err(NetError::Cancelled) | Ok(true));
-        stop_job.store(true, Ordering::Relaxed);
+        let gone = match halt_or_gone(c, &done) {
+            // Halted: issue no more, but let the RPCs in flight come
+            // back, so the counts are whole.
+            Ok(true) => {
+                halt.store(true, Ordering::Relaxed);
+                false
+            }
+            Err(NetError::Cancelled) => false,
+            _ => {
+                stop_job.store(true, Ordering::Relaxed);
+                true
+            }
+        };
         let r = h
             .join()
             .unwrap_or_else(|_| Err("a client thread panicked".into()));
@@ -299,12 +311,12 @@ fn halt_or_gone(c: &mut Conn, done: &AtomicBool) -> Result<bool, NetError> {
 }
 
 /// Runs a client job on this thread (one pipeline over all its servers);
-/// `stop` ends it early.
+/// `stop` ends it early, `halt` ends it early after its RPCs in flight.
 fn run_client(
     sh: &Shared,
     job: &ClientJob,
     token: &str,
-    stop: &AtomicBool,
+    (stop, halt): (&AtomicBool, &AtomicBool),
 ) -> Result<ClientStats, String> {
     let deadline = match job.limit {
         crate::spec::Limit::DurationS(s) => Some(Instant::now() + Duration::from_secs_f64(s)),
@@ -323,6 +335,7 @@ fn run_client(
         deadline,
         corrupt_every: sh.cfg.corrupt_every,
         live: &sh.live,
+        halt,
     };
     let t = client::run(&j, Cancel::with(stop))?;
     Ok(ClientStats {

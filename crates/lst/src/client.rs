@@ -30,6 +30,8 @@ pub(crate) struct Job<'a> {
     pub deadline: Option<Instant>,
     pub corrupt_every: u64,
     pub live: &'a crate::live::LiveCounters,
+    /// Set to issue no more RPCs and end once those in flight are back.
+    pub halt: &'a std::sync::atomic::AtomicBool,
 }
 
 /// A client's counters.
@@ -96,6 +98,7 @@ pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
 
 struct Pipeline<'a> {
     live: crate::live::LiveHandle<'a>,
+    halt: &'a std::sync::atomic::AtomicBool,
     test: Test,
     op: u8,
     slots: u64,
@@ -114,6 +117,7 @@ impl<'a> Pipeline<'a> {
         pattern::fill(&mut req);
         Pipeline {
             live: job.live.register(),
+            halt: job.halt,
             test: job.test,
             op: proto::op_of(&job.test),
             slots: job.slots.max(1),
@@ -135,7 +139,9 @@ impl<'a> Pipeline<'a> {
     }
 
     fn may_issue(&self, issued: u64, now: Instant) -> bool {
-        issued < self.quota && !matches!(self.deadline, Some(d) if now >= d)
+        issued < self.quota
+            && !matches!(self.deadline, Some(d) if now >= d)
+            && !self.halt.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn drive(mut self, conns: &mut [Conn], cancel: Cancel<'_>) -> Result<Tally, (usize, NetError)> {
