@@ -86,6 +86,19 @@ fn processes_with(marker: &str) -> Vec<String> {
     out
 }
 
+/// Kills, on drop, every process a session left (the daemon, the agents
+/// it started), so that a failing test leaves nothing running.
+struct Leftovers(String);
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        for p in processes_with(&self.0) {
+            let pid = p.split(':').next().unwrap_or("").to_string();
+            let _ = Command::new("kill").args(["-9", &pid]).status();
+        }
+    }
+}
+
 /// Waits (bounded) until no process carries `marker`; returns those left.
 fn wait_gone(marker: &str, within: Duration) -> Vec<String> {
     let until = Instant::now() + within;
@@ -174,6 +187,7 @@ lst end_session
 "
     );
     let dir_env = run_dir.to_str().unwrap();
+    let _leftovers = Leftovers(format!("IOLAB_LST_DIR={dir_env}"));
     let o = bash_in(
         &ns0,
         &script,
@@ -291,6 +305,7 @@ fn a_loop_batch_ends_by_itself_and_a_session_after_its_timeout_with_its_agents()
     let dir = Dir::new("timeout");
     let run_dir = dir.0.join("sessions");
     let dir_env = run_dir.to_str().unwrap();
+    let _leftovers = Leftovers(format!("IOLAB_LST_DIR={dir_env}"));
     let (ns0, _) = cluster.host(0);
     let (ns1, a1) = cluster.host(1);
     let script = format!(
