@@ -297,7 +297,7 @@ lst end_session
 }
 
 #[test]
-fn a_loop_batch_ends_by_itself_and_a_session_after_its_timeout_with_its_agents() {
+fn force_replaces_a_session_a_loop_batch_ends_by_itself_and_a_session_after_its_timeout() {
     let cluster = match iolab_testkit::FakeCluster::new(2) {
         Ok(c) => c,
         Err(e) => return skip_or_fail("lst_session_timeout", &e),
@@ -310,7 +310,9 @@ fn a_loop_batch_ends_by_itself_and_a_session_after_its_timeout_with_its_agents()
     let (ns1, a1) = cluster.host(1);
     let script = format!(
         "export LST_SESSION=short
-lst new_session --timeout 2 quick
+lst new_session --timeout 100 first
+lst add_group g {ns1}@{a1}:7822
+lst new_session --force --timeout 2 quick
 lst add_group g {ns1}@{a1}:7821
 lst add_batch counted
 lst add_test --batch counted --loop 200 --concurrency 8 --from g --to g brw read size=1k check=full

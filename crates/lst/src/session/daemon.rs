@@ -104,11 +104,12 @@ pub fn serve(
         st.reap();
         match l.accept() {
             Ok((s, _)) => {
-                let end = st.serve_one(s);
-                last = Instant::now();
-                if end {
-                    break;
+                if st.serve_one(s, path) {
+                    // Ended and removed by end_session: the path may
+                    // already be a new session's (new_session --force).
+                    return Ok(());
                 }
+                last = Instant::now();
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 std::thread::sleep(Duration::from_millis(20));
@@ -144,14 +145,21 @@ fn bind(path: &Path) -> Result<UnixListener, String> {
 
 impl State {
     /// Reads one request, answers it; true when the session is to end.
-    fn serve_one(&mut self, mut s: UnixStream) -> bool {
+    /// `end_session` is answered once the session has ended, its
+    /// agents are gone and its socket is removed: a script's next
+    /// command (a new session under the same key) finds nothing left.
+    fn serve_one(&mut self, mut s: UnixStream, path: &Path) -> bool {
         let _ = s.set_nonblocking(false);
         let _ = s.set_read_timeout(Some(REQUEST_TIMEOUT));
         let req = read_line(&mut s)
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_str::<Request>(&t).map_err(|e| e.to_string()));
         let (reply, end) = match req {
-            Ok(Request::End) => (Reply::Ok, true),
+            Ok(Request::End) => {
+                self.end();
+                let _ = std::fs::remove_file(path);
+                (Reply::Ok, true)
+            }
             Ok(r) => (
                 self.obey(r)
                     .unwrap_or_else(|message| Reply::Failed { message }),
