@@ -73,27 +73,52 @@ fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError>
 /// lost connection or a reply out of order ends it with an error naming
 /// the server.
 pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
-    let mut conns = Vec::with_capacity(job.servers.len());
-    for (i, addr) in job.servers.iter().enumerate() {
-        conns.push(open(job, addr, cancel).map_err(|e| fail(job, i, e))?);
+    let n = job.servers.len();
+    let mut conns = Vec::with_capacity(n * streams(job));
+    for _ in 0..streams(job) {
+        for (i, addr) in job.servers.iter().enumerate() {
+            conns.push(open(job, addr, cancel).map_err(|e| fail(job, i, e))?);
+        }
     }
+    // Connection i goes to server i mod n: RPCs still alternate over
+    // the servers, then over each server's connections.
+    let fail = |i: usize, e| fail(job, i % n, e);
     let tally = Pipeline::new(job)
         .drive(&mut conns, cancel)
-        .map_err(|(i, e)| fail(job, i, e))?;
+        .map_err(|(i, e)| fail(i, e))?;
     for (i, c) in conns.iter_mut().enumerate() {
         c.send(Kind::End, 0, 0, &[], cancel)
-            .map_err(|e| fail(job, i, e))?;
+            .map_err(|e| fail(i, e))?;
     }
     for (i, c) in conns.iter_mut().enumerate() {
-        let h = c.recv_header(cancel).map_err(|e| fail(job, i, e))?;
+        let h = c.recv_header(cancel).map_err(|e| fail(i, e))?;
         if h.kind != Kind::End {
             return Err(format!(
                 "server {}: expected the end of the test, got a {:?} frame",
-                job.servers[i], h.kind
+                job.servers[i % n],
+                h.kind
             ));
         }
     }
     Ok(tally)
+}
+
+/// Most connections a client opens to one server.
+const MAX_STREAMS: usize = 4;
+/// Bulk RPCs at least this large spread over several connections.
+const STREAM_MIN_BYTES: u32 = 64 << 10;
+
+/// Connections per server: one for ping and small RPCs; for bulk RPCs,
+/// one per RPC in flight per server up to [`MAX_STREAMS`], as LNet's
+/// socket driver keeps several connections per peer, so that a copy on
+/// one does not hold back the next RPC's (the receiving side serves each
+/// connection on its own thread).
+fn streams(job: &Job<'_>) -> usize {
+    let bulk = job.test.request_bytes().max(job.test.reply_bytes());
+    if bulk < STREAM_MIN_BYTES {
+        return 1;
+    }
+    (job.slots as usize / job.servers.len().max(1)).clamp(1, MAX_STREAMS)
 }
 
 struct Pipeline<'a> {
@@ -214,5 +239,44 @@ impl<'a> Pipeline<'a> {
             self.t.errors += 1;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{BrwOp, Check};
+
+    #[test]
+    fn bulk_rpcs_spread_over_up_to_four_connections_per_server() {
+        let live = crate::live::LiveCounters::default();
+        let halt = std::sync::atomic::AtomicBool::new(false);
+        let one = ["a:1".to_string()];
+        let two = ["a:1".to_string(), "b:1".to_string()];
+        let brw = |size| Test::Brw {
+            op: BrwOp::Write,
+            size,
+            check: Check::None,
+        };
+        let n = |test, servers: &[String], slots| {
+            streams(&Job {
+                servers,
+                token: "t",
+                key: None,
+                test,
+                slots,
+                quota: None,
+                deadline: None,
+                corrupt_every: 0,
+                live: &live,
+                halt: &halt,
+            })
+        };
+        assert_eq!(n(brw(1 << 20), &one, 4), 4);
+        assert_eq!(n(brw(1 << 20), &one, 64), 4);
+        assert_eq!(n(brw(1 << 20), &two, 4), 2);
+        assert_eq!(n(brw(1 << 20), &two, 1), 1);
+        assert_eq!(n(brw(4096), &one, 64), 1, "small RPCs keep one");
+        assert_eq!(n(Test::Ping, &one, 64), 1);
     }
 }
