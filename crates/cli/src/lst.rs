@@ -37,8 +37,33 @@ pub fn command() -> clap::Command {
 enum Cmd {
     /// Serve tests on this node until stopped.
     Agent(AgentArgs),
-    /// Run one test (or a sweep) from the client group to the server group.
+    /// Run one test (or a sweep) from the client group to the server
+    /// group; in a session, `run BATCH` starts a batch.
     Run(RunArgs),
+    /// Open a console session (keyed by LST_SESSION).
+    #[command(name = "new_session")]
+    NewSession(crate::lst_session::NewSessionArgs),
+    /// End the session: stop its batches, end its agents.
+    #[command(name = "end_session")]
+    EndSession,
+    /// Add a group of nodes to the session.
+    #[command(name = "add_group")]
+    AddGroup(crate::lst_session::AddGroupArgs),
+    /// Add a batch to the session.
+    #[command(name = "add_batch")]
+    AddBatch(crate::lst_session::BatchArg),
+    /// Add a test to a batch.
+    #[command(name = "add_test")]
+    AddTest(crate::lst_session::AddTestArgs),
+    /// Stop a running batch.
+    Stop(crate::lst_session::BatchArg),
+    /// List the session's batches, or one batch's tests.
+    #[command(name = "list_batch")]
+    ListBatch(crate::lst_session::ListBatchArgs),
+    /// Whether a batch runs (and what its last run moved).
+    Query(crate::lst_session::BatchArg),
+    /// Print the live rates of groups every --delay seconds.
+    Stat(crate::lst_session::StatArgs),
 }
 
 #[derive(Args, Debug)]
@@ -70,11 +95,11 @@ struct RunArgs {
     /// Client group: HOST:PORT (running agent), HOST (started through the
     /// remote shell), or LAUNCH@ADDR[:PORT], separated by commas; or
     /// @FILE with one node per line.
-    #[arg(long, required = true)]
-    from: String,
+    #[arg(long)]
+    from: Option<String>,
     /// Server group, written as --from.
-    #[arg(long, required = true)]
-    to: String,
+    #[arg(long)]
+    to: Option<String>,
     /// RPCs in flight per client; a comma list sweeps.
     #[arg(long, default_value = "1")]
     concurrency: String,
@@ -133,8 +158,27 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
+    use crate::lst_session as s;
     match cli.cmd {
         Cmd::Agent(a) => run_agent(a),
+        Cmd::Run(r) if r.from.is_none() && r.to.is_none() && r.test.len() == 1 => {
+            match one_shot_options(&r) {
+                None => s::run_batch(&r.test[0]),
+                Some(opt) => {
+                    eprintln!("iolab lst run: {opt} belongs to the one-shot form (`lst run TEST --from ... --to ...`); `lst run BATCH` runs a session's batch as add_test set it up");
+                    exit::usage()
+                }
+            }
+        }
+        Cmd::NewSession(a) => s::new_session(a),
+        Cmd::EndSession => s::end_session(),
+        Cmd::AddGroup(a) => s::add_group(a),
+        Cmd::AddBatch(a) => s::add_batch(a),
+        Cmd::AddTest(a) => s::add_test(a),
+        Cmd::Stop(a) => s::stop(a),
+        Cmd::ListBatch(a) => s::list_batch(a),
+        Cmd::Query(a) => s::query(a),
+        Cmd::Stat(a) => s::stat(a),
         Cmd::Run(r) => match plan(&r)
             .and_then(|p| crate::stats_hook::Hook::load(r.stats.as_deref()).map(|h| (p, h)))
             .and_then(|(p, h)| {
@@ -219,7 +263,7 @@ pub fn check_args(args: &[OsString]) -> Result<(), String> {
     let argv = std::iter::once(OsString::from("iolab lst")).chain(args.iter().cloned());
     match Cli::try_parse_from(argv).map_err(|e| e.to_string())?.cmd {
         Cmd::Run(r) => plan(&r).map(drop),
-        Cmd::Agent(_) => Err("a sweep runs tests: `lst run ...`, not an agent".into()),
+        _ => Err("a sweep runs tests: `lst run ...` with --from and --to".into()),
     }
 }
 
@@ -246,11 +290,42 @@ fn nodes(option: &str, s: &str, port: u16) -> Result<Vec<Node>, String> {
     Ok(v)
 }
 
+/// The first option of the one-shot form given to `lst run BATCH`,
+/// which has none (it would be ignored).
+fn one_shot_options(r: &RunArgs) -> Option<&'static str> {
+    let given = [
+        ("--concurrency", r.concurrency != "1"),
+        ("--clients", r.clients.is_some()),
+        ("--distribute", r.distribute != "1:1"),
+        ("--duration", r.duration.is_some()),
+        ("--count", r.count.is_some()),
+        ("--repeat", r.repeat != 1),
+        ("--rsh", r.rsh.is_some()),
+        ("--agent-cmd", r.agent_cmd.is_some()),
+        ("--port", r.port != DEFAULT_PORT),
+        ("--key", r.key.is_some()),
+        ("--connect-timeout", r.connect_timeout != 15.0),
+        ("--json", r.json.is_some()),
+        ("--csv", r.csv.is_some()),
+        ("--stats", r.stats.is_some()),
+        ("--store", r.store.is_some()),
+    ];
+    given.iter().find(|(_, on)| *on).map(|(name, _)| *name)
+}
+
+fn required<'a>(opt: &str, v: &'a Option<String>) -> Result<&'a str, String> {
+    v.as_deref().ok_or_else(|| {
+        format!(
+            "{opt} is required (`lst run TEST --from ... --to ...`; in a session, `lst run BATCH`)"
+        )
+    })
+}
+
 /// Validates every option into a plan; nothing is started here.
 fn plan(r: &RunArgs) -> Result<Plan, String> {
     let test = Test::parse(&r.test)?;
-    let from = nodes("--from", &r.from, r.port)?;
-    let to = nodes("--to", &r.to, r.port)?;
+    let from = nodes("--from", required("--from", &r.from)?, r.port)?;
+    let to = nodes("--to", required("--to", &r.to)?, r.port)?;
     let concurrency = spec::parse_list("--concurrency", &r.concurrency, MAX_CONCURRENCY)?;
     let clients = match &r.clients {
         Some(s) => spec::parse_list("--clients", s, from.len() as u32)

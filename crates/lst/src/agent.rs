@@ -55,6 +55,7 @@ struct Shared {
     cfg: AgentConfig,
     session: Mutex<Option<Session>>,
     counters: Counters,
+    live: crate::live::LiveCounters,
     stop: Arc<AtomicBool>,
     /// A console session has been opened at least once.
     opened: AtomicBool,
@@ -71,6 +72,7 @@ pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
         cfg,
         session: Mutex::new(None),
         counters: Counters::default(),
+        live: crate::live::LiveCounters::default(),
         stop,
         opened: AtomicBool::new(false),
         conns: std::sync::atomic::AtomicUsize::new(0),
@@ -136,11 +138,37 @@ fn handle(mut c: Conn, sh: &Shared) {
                 &mut c,
                 test,
                 &sh.counters,
+                &sh.live,
                 sh.cfg.corrupt_every,
                 Cancel::with(&flag),
             );
         }
+        Ok(Hello::Stat { .. }) => stat_reader(c, sh),
         Err(_) => {}
+    }
+}
+
+/// Answers `Live` on a session's second connection until the session
+/// ends: the console reads live counters here while its first
+/// connection is busy with a job.
+fn stat_reader(mut c: Conn, sh: &Shared) {
+    let Some(flag) = lock(&sh.session).as_ref().map(|s| Arc::clone(&s.cancel)) else {
+        return;
+    };
+    c.idle_timeout = CONSOLE_IDLE_TIMEOUT;
+    while let Ok((h, body)) = c.recv_owned(Cancel::with(&flag)) {
+        let answer = match serde_json::from_slice::<Command>(&body) {
+            Ok(Command::Live) if h.kind == Kind::Control => Answer::Live(sh.live.snapshot()),
+            _ => return,
+        };
+        let Ok(bytes) = serde_json::to_vec(&answer) else {
+            return;
+        };
+        if c.send(Kind::Control, 0, 0, &bytes, Cancel::with(&flag))
+            .is_err()
+        {
+            return;
+        }
     }
 }
 
@@ -159,6 +187,10 @@ fn judge(sh: &Shared, p: &serde_json::Value) -> Result<(), String> {
         (Hello::Data { token, test }, Some(s)) if *token == s.token => test.validate(),
         (Hello::Data { .. }, _) => {
             Err("data connection refused: not the current session's token".into())
+        }
+        (Hello::Stat { token }, Some(s)) if *token == s.token => Ok(()),
+        (Hello::Stat { .. }, _) => {
+            Err("stat connection refused: not the current session's token".into())
         }
     }
 }
@@ -184,6 +216,9 @@ fn console_session(mut c: Conn, sh: &Shared, token: String) {
         }
         let answer = match serde_json::from_slice::<Command>(&body) {
             Ok(Command::Bye) => break,
+            // A halt that crossed the end of its job: the job's answer
+            // has gone, and this one needs none.
+            Ok(Command::Halt) => continue,
             Ok(Command::Start(job)) => match watched_job(&mut c, sh, &job, &token) {
                 Some(a) => a,
                 None => break,
@@ -216,7 +251,8 @@ fn obey(sh: &Shared, cmd: Command) -> Answer {
             Answer::Ok
         }
         Command::Stats => Answer::Server(sh.counters.snapshot()),
-        Command::Start(_) | Command::Bye => Answer::Failed {
+        Command::Live => Answer::Live(sh.live.snapshot()),
+        Command::Start(_) | Command::Bye | Command::Halt => Answer::Failed {
             message: "unexpected command".into(),
         },
     }
@@ -231,17 +267,27 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
         return Some(Answer::Failed { message });
     }
     let stop_job = AtomicBool::new(false);
+    let halt = AtomicBool::new(false);
     let done = AtomicBool::new(false);
     let (result, console_gone) = std::thread::scope(|s| {
         let h = s.spawn(|| {
-            let r = run_client(sh, job, token, &stop_job);
+            let r = run_client(sh, job, token, (&stop_job, &halt));
             done.store(true, Ordering::Relaxed);
             r
         });
-        let gone = !matches!(c.recv_header(Cancel::with(&done)), Err(NetError::Cancelled));
-        if gone {
-            stop_job.store(true, Ordering::Relaxed);
-        }
+        let gone = match halt_or_gone(c, &done) {
+            // Halted: issue no more, but let the RPCs in flight come
+            // back, so the counts are whole.
+            Ok(true) => {
+                halt.store(true, Ordering::Relaxed);
+                false
+            }
+            Err(NetError::Cancelled) => false,
+            _ => {
+                stop_job.store(true, Ordering::Relaxed);
+                true
+            }
+        };
         let r = h
             .join()
             .unwrap_or_else(|_| Err("a client thread panicked".into()));
@@ -256,13 +302,21 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
     })
 }
 
+/// Waits, while a job runs, for the console: `Ok(true)` when it asked
+/// to halt the job (`lst stop`), `Err(Cancelled)` when the job ended by
+/// itself, anything else when the console is gone or broke the protocol.
+fn halt_or_gone(c: &mut Conn, done: &AtomicBool) -> Result<bool, NetError> {
+    let (h, body) = c.recv_owned(Cancel::with(done))?;
+    Ok(h.kind == Kind::Control && matches!(serde_json::from_slice(&body), Ok(Command::Halt)))
+}
+
 /// Runs a client job on this thread (one pipeline over all its servers);
-/// `stop` ends it early.
+/// `stop` ends it early, `halt` ends it early after its RPCs in flight.
 fn run_client(
     sh: &Shared,
     job: &ClientJob,
     token: &str,
-    stop: &AtomicBool,
+    (stop, halt): (&AtomicBool, &AtomicBool),
 ) -> Result<ClientStats, String> {
     let deadline = match job.limit {
         crate::spec::Limit::DurationS(s) => Some(Instant::now() + Duration::from_secs_f64(s)),
@@ -280,6 +334,8 @@ fn run_client(
         },
         deadline,
         corrupt_every: sh.cfg.corrupt_every,
+        live: &sh.live,
+        halt,
     };
     let t = client::run(&j, Cancel::with(stop))?;
     Ok(ClientStats {

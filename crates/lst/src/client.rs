@@ -29,6 +29,9 @@ pub(crate) struct Job<'a> {
     pub quota: Option<u64>,
     pub deadline: Option<Instant>,
     pub corrupt_every: u64,
+    pub live: &'a crate::live::LiveCounters,
+    /// Set to issue no more RPCs and end once those in flight are back.
+    pub halt: &'a std::sync::atomic::AtomicBool,
 }
 
 /// A client's counters.
@@ -70,30 +73,57 @@ fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError>
 /// lost connection or a reply out of order ends it with an error naming
 /// the server.
 pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
-    let mut conns = Vec::with_capacity(job.servers.len());
-    for (i, addr) in job.servers.iter().enumerate() {
-        conns.push(open(job, addr, cancel).map_err(|e| fail(job, i, e))?);
+    let n = job.servers.len();
+    let mut conns = Vec::with_capacity(n * streams(job));
+    for _ in 0..streams(job) {
+        for (i, addr) in job.servers.iter().enumerate() {
+            conns.push(open(job, addr, cancel).map_err(|e| fail(job, i, e))?);
+        }
     }
+    // Connection i goes to server i mod n: RPCs still alternate over
+    // the servers, then over each server's connections.
+    let fail = |i: usize, e| fail(job, i % n, e);
     let tally = Pipeline::new(job)
         .drive(&mut conns, cancel)
-        .map_err(|(i, e)| fail(job, i, e))?;
+        .map_err(|(i, e)| fail(i, e))?;
     for (i, c) in conns.iter_mut().enumerate() {
         c.send(Kind::End, 0, 0, &[], cancel)
-            .map_err(|e| fail(job, i, e))?;
+            .map_err(|e| fail(i, e))?;
     }
     for (i, c) in conns.iter_mut().enumerate() {
-        let h = c.recv_header(cancel).map_err(|e| fail(job, i, e))?;
+        let h = c.recv_header(cancel).map_err(|e| fail(i, e))?;
         if h.kind != Kind::End {
             return Err(format!(
                 "server {}: expected the end of the test, got a {:?} frame",
-                job.servers[i], h.kind
+                job.servers[i % n],
+                h.kind
             ));
         }
     }
     Ok(tally)
 }
 
-struct Pipeline {
+/// Most connections a client opens to one server.
+const MAX_STREAMS: usize = 4;
+/// Bulk RPCs at least this large spread over several connections.
+const STREAM_MIN_BYTES: u32 = 64 << 10;
+
+/// Connections per server: one for ping and small RPCs; for bulk RPCs,
+/// one per RPC in flight per server up to [`MAX_STREAMS`], as LNet's
+/// socket driver keeps several connections per peer, so that a copy on
+/// one does not hold back the next RPC's (the receiving side serves each
+/// connection on its own thread).
+fn streams(job: &Job<'_>) -> usize {
+    let bulk = job.test.request_bytes().max(job.test.reply_bytes());
+    if bulk < STREAM_MIN_BYTES {
+        return 1;
+    }
+    (job.slots as usize / job.servers.len().max(1)).clamp(1, MAX_STREAMS)
+}
+
+struct Pipeline<'a> {
+    live: crate::live::LiveHandle<'a>,
+    halt: &'a std::sync::atomic::AtomicBool,
     test: Test,
     op: u8,
     slots: u64,
@@ -106,11 +136,13 @@ struct Pipeline {
     t: Tally,
 }
 
-impl Pipeline {
-    fn new(job: &Job<'_>) -> Pipeline {
+impl<'a> Pipeline<'a> {
+    fn new(job: &Job<'a>) -> Pipeline<'a> {
         let mut req = vec![0u8; job.test.request_bytes() as usize];
         pattern::fill(&mut req);
         Pipeline {
+            live: job.live.register(),
+            halt: job.halt,
             test: job.test,
             op: proto::op_of(&job.test),
             slots: job.slots.max(1),
@@ -132,7 +164,9 @@ impl Pipeline {
     }
 
     fn may_issue(&self, issued: u64, now: Instant) -> bool {
-        issued < self.quota && !matches!(self.deadline, Some(d) if now >= d)
+        issued < self.quota
+            && !matches!(self.deadline, Some(d) if now >= d)
+            && !self.halt.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn drive(mut self, conns: &mut [Conn], cancel: Cancel<'_>) -> Result<Tally, (usize, NetError)> {
@@ -183,6 +217,7 @@ impl Pipeline {
         }
         r?;
         self.t.tx_bytes += self.req.len() as u64;
+        self.live.sent(self.req.len());
         Ok(())
     }
 
@@ -199,9 +234,49 @@ impl Pipeline {
         }
         let p = c.recv_payload(&h, &mut self.rep, cancel)?;
         self.t.rx_bytes += p.len() as u64;
+        self.live.received(p.len());
         if h.flags == REPLY_BAD_DATA || !pattern::verify(p, tag, self.test.check()) {
             self.t.errors += 1;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{BrwOp, Check};
+
+    #[test]
+    fn bulk_rpcs_spread_over_up_to_four_connections_per_server() {
+        let live = crate::live::LiveCounters::default();
+        let halt = std::sync::atomic::AtomicBool::new(false);
+        let one = ["a:1".to_string()];
+        let two = ["a:1".to_string(), "b:1".to_string()];
+        let brw = |size| Test::Brw {
+            op: BrwOp::Write,
+            size,
+            check: Check::None,
+        };
+        let n = |test, servers: &[String], slots| {
+            streams(&Job {
+                servers,
+                token: "t",
+                key: None,
+                test,
+                slots,
+                quota: None,
+                deadline: None,
+                corrupt_every: 0,
+                live: &live,
+                halt: &halt,
+            })
+        };
+        assert_eq!(n(brw(1 << 20), &one, 4), 4);
+        assert_eq!(n(brw(1 << 20), &one, 64), 4);
+        assert_eq!(n(brw(1 << 20), &two, 4), 2);
+        assert_eq!(n(brw(1 << 20), &two, 1), 1);
+        assert_eq!(n(brw(4096), &one, 64), 1, "small RPCs keep one");
+        assert_eq!(n(Test::Ping, &one, 64), 1);
     }
 }

@@ -112,9 +112,9 @@ pub struct Report {
     pub outcome: Outcome,
 }
 
-struct Agent {
-    node: Node,
-    conn: Conn,
+pub(crate) struct Agent {
+    pub(crate) node: Node,
+    pub(crate) conn: Conn,
 }
 
 /// Runs every point of `plan`. `on_point` sees each point as it
@@ -221,7 +221,7 @@ pub fn session_handoff(key: Option<&SharedKey>, token: &str) -> String {
 /// token go on their standard input (never on a command line, which
 /// `ps` shows to every user), which stays open for the session: its
 /// closing ends them.
-fn launch(
+pub(crate) fn launch(
     plan: &Plan,
     nodes: &[Node],
     token: &str,
@@ -249,7 +249,7 @@ fn launch(
     Ok(out)
 }
 
-fn connect_all(
+pub(crate) fn connect_all(
     plan: &Plan,
     nodes: &[Node],
     remotes: &mut [Option<Remote>],
@@ -277,7 +277,7 @@ fn connect_all(
 
 /// Connects to one agent, retrying while it starts; an agent the console
 /// started that exits first is reported with what it printed.
-fn connect_one(
+pub(crate) fn connect_one(
     plan: &Plan,
     n: &Node,
     remote: &mut Option<Remote>,
@@ -348,12 +348,12 @@ fn exited(remote: &mut Option<Remote>) -> Option<String> {
     Some(format!("{} {last}", f.status).trim().to_string())
 }
 
-fn send(c: &mut Conn, cmd: &Command, cancel: Cancel<'_>) -> Result<(), NetError> {
+pub(crate) fn send(c: &mut Conn, cmd: &Command, cancel: Cancel<'_>) -> Result<(), NetError> {
     let b = serde_json::to_vec(cmd).map_err(|e| NetError::Protocol(e.to_string()))?;
     c.send(Kind::Control, 0, 0, &b, cancel).map(drop)
 }
 
-fn recv(c: &mut Conn, cancel: Cancel<'_>) -> Result<Answer, NetError> {
+pub(crate) fn recv(c: &mut Conn, cancel: Cancel<'_>) -> Result<Answer, NetError> {
     let (h, b) = c.recv_owned(cancel)?;
     if h.kind != Kind::Control {
         return Err(NetError::Protocol(format!(
@@ -366,7 +366,7 @@ fn recv(c: &mut Conn, cancel: Cancel<'_>) -> Result<Answer, NetError> {
 
 /// Sends a command and waits for its answer; a dead agent or a garbled
 /// answer is an error naming the node.
-fn ask(
+pub(crate) fn ask(
     a: &mut Agent,
     cmd: &Command,
     timeout: Duration,
@@ -393,7 +393,7 @@ fn lost(e: NetError) -> String {
     }
 }
 
-fn run_timeout(limit: Limit) -> Duration {
+pub(crate) fn run_timeout(limit: Limit) -> Duration {
     match limit {
         Limit::DurationS(s) => Duration::from_secs_f64(s) + RESULT_GRACE,
         Limit::Count(_) => COUNT_RUN_TIMEOUT,
@@ -517,7 +517,9 @@ fn start_and_wait(
 
 /// The results, or the most telling error: one that is not just "the
 /// wait was cancelled because another failed".
-fn first_error(results: Vec<Result<ClientStats, LstError>>) -> Result<Vec<ClientStats>, LstError> {
+pub(crate) fn first_error(
+    results: Vec<Result<ClientStats, LstError>>,
+) -> Result<Vec<ClientStats>, LstError> {
     let mut errs: Vec<LstError> = Vec::new();
     let mut ok = Vec::new();
     for r in results {

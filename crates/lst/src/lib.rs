@@ -16,11 +16,15 @@
 pub mod agent;
 mod client;
 pub mod console;
+pub mod hosts;
+pub mod live;
 pub mod pattern;
 pub mod proto;
 pub mod result;
 pub mod server;
+pub mod session;
 pub mod spec;
+pub mod stat;
 
 pub use console::{Node, Plan, Report};
 pub use result::{ClientStats, GroupSummary, PointResult, RunResult, ServerStats};

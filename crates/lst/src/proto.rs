@@ -9,7 +9,7 @@
 //! same tag and `flags` = [`REPLY_OK`] or [`REPLY_BAD_DATA`]. A client
 //! ends with an `End` frame, which the server answers with `End`.
 
-use crate::result::{ClientStats, ServerStats};
+use crate::result::{ClientStats, LiveStats, ServerStats};
 use crate::spec::Test;
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +59,12 @@ pub enum Hello {
         /// The test, so the server knows sizes and checks.
         test: Test,
     },
+    /// A session's console opens a second connection that only reads
+    /// live counters (`lst stat`), while the first one runs jobs.
+    Stat {
+        /// The session token.
+        token: String,
+    },
 }
 
 /// What the console asks an agent.
@@ -74,6 +80,11 @@ pub enum Command {
     Stats,
     /// The session is over.
     Bye,
+    /// Sent during a job: end it now and answer with its stats (`lst
+    /// stop`).
+    Halt,
+    /// Send the live counters (on a [`Hello::Stat`] connection).
+    Live,
 }
 
 /// A client's share of a run.
@@ -125,6 +136,9 @@ pub enum Answer {
     Done(ClientStats),
     /// Server counters.
     Server(ServerStats),
+    /// Live counters of every data connection, both roles, since the
+    /// agent started.
+    Live(LiveStats),
     /// The command failed; the message says why.
     Failed {
         /// What went wrong.

@@ -42,6 +42,21 @@ pub struct ServerStats {
     pub span_ns: u64,
 }
 
+/// An agent's live counters: every data message it received and sent,
+/// as client and as server, since it started (what LNet's `lst stat`
+/// reads from a node). Rates are differences between two readings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveStats {
+    /// Data messages received (requests as a server, replies as a client).
+    pub rx_msgs: u64,
+    /// Data messages sent.
+    pub tx_msgs: u64,
+    /// Payload bytes received.
+    pub rx_bytes: u64,
+    /// Payload bytes sent.
+    pub tx_bytes: u64,
+}
+
 /// Average, smallest and largest over the nodes of a group.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
@@ -54,7 +69,7 @@ pub struct Spread {
 }
 
 impl Spread {
-    fn of(values: impl Iterator<Item = f64>) -> Spread {
+    pub(crate) fn of(values: impl Iterator<Item = f64>) -> Spread {
         let (mut n, mut sum, mut min, mut max) = (0usize, 0.0, f64::INFINITY, 0.0f64);
         for v in values {
             n += 1;

@@ -95,6 +95,7 @@ pub(crate) fn serve(
     c: &mut Conn,
     test: Test,
     shared: &Counters,
+    live: &crate::live::LiveCounters,
     corrupt_every: u64,
     cancel: Cancel<'_>,
 ) -> Result<(), NetError> {
@@ -102,7 +103,13 @@ pub(crate) fn serve(
     c.max_payload = proto::frame_limit(&test);
     c.payload_crc = proto::payload_crc(&test);
     let mut local = Local::default();
-    let r = serve_loop(c, test, &mut local, corrupt_every, cancel);
+    let r = serve_loop(
+        c,
+        test,
+        &mut local,
+        (&live.register(), corrupt_every),
+        cancel,
+    );
     // A connection cut short by the end of its session must not leak its
     // counts into the next session's first run.
     if !cancel.cancelled() {
@@ -118,7 +125,7 @@ fn serve_loop(
     c: &mut Conn,
     test: Test,
     l: &mut Local,
-    corrupt_every: u64,
+    (live, corrupt_every): (&crate::live::LiveHandle<'_>, u64),
     cancel: Cancel<'_>,
 ) -> Result<(), NetError> {
     let op = proto::op_of(&test);
@@ -146,6 +153,7 @@ fn serve_loop(
         let p = c.recv_payload(&h, &mut req, cancel)?;
         let ok = pattern::verify(p, h.offset, test.check());
         l.rx_bytes += p.len() as u64;
+        live.received(p.len());
         l.errors += u64::from(!ok);
         pattern::stamp(&mut rep, h.offset);
         let corrupt = !rep.is_empty() && (l.rpcs + 1).checked_rem(corrupt_every) == Some(0);
@@ -159,6 +167,7 @@ fn serve_loop(
         }
         r?;
         l.tx_bytes += rep.len() as u64;
+        live.sent(rep.len());
         l.rpcs += 1;
         l.last_ns = iolab_core::clock::mono_ns();
     }

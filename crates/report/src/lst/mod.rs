@@ -4,4 +4,6 @@
 
 pub mod csv;
 pub mod json;
+pub mod session;
+pub mod stat;
 pub mod text;

@@ -1,0 +1,534 @@
+//! `iolab lst`'s console commands, as LNet selftest's console has them:
+//! `new_session` starts the session daemon (iolab_lst::session), every
+//! other command sends it one request and prints the answer in lst's
+//! words. Everything a command can check itself (test words, numbers,
+//! names) is checked here, exit 2, before the daemon is asked anything.
+
+use crate::exit;
+use clap::Args;
+use iolab_lst::console::DEFAULT_PORT;
+use iolab_lst::session::daemon::{self, SessionConfig};
+use iolab_lst::session::{self, BatchInfo, Reply, Request, TestDef, SESSION_ENV};
+use iolab_lst::spec::{Distribute, Test};
+use iolab_report::lst::stat::Select;
+use std::io::{BufRead, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{ExitCode, Stdio};
+use std::time::Duration;
+
+/// `new_session`'s options (lst's, then iolab's own for its agents).
+#[derive(Args, Debug)]
+pub struct NewSessionArgs {
+    /// The session's name.
+    name: String,
+    /// End the session when no console command has come for this many seconds.
+    #[arg(long, default_value_t = session::DEFAULT_TIMEOUT_S)]
+    timeout: u64,
+    /// End the session already open under this LST_SESSION first.
+    #[arg(long)]
+    force: bool,
+    /// iolab: remote shell for the agents the session starts (else IOLAB_RSH, else ssh).
+    #[arg(long)]
+    rsh: Option<String>,
+    /// iolab: the iolab command on the other hosts (default: this binary's path).
+    #[arg(long)]
+    agent_cmd: Option<String>,
+    /// iolab: port of agents named without one (NIDs included).
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    port: u16,
+    /// iolab: shared key file every agent holds (else IOLAB_KEY_FILE).
+    #[arg(long)]
+    key: Option<PathBuf>,
+    /// iolab: seconds to wait for each agent when a group is added.
+    #[arg(long, default_value_t = 15.0)]
+    connect_timeout: f64,
+    /// (internal) serve the session in this process.
+    #[arg(long, hide = true)]
+    daemon: bool,
+}
+
+/// `add_group NAME HOST...`.
+#[derive(Args, Debug)]
+pub struct AddGroupArgs {
+    /// Group name.
+    name: String,
+    /// Hosts: HOST:PORT, ADDR@tcp (NIDs: agents running there), HOST or
+    /// LAUNCH@ADDR[:PORT] (started by the session); ranges as 10.0.0.[2-9].
+    #[arg(required = true)]
+    hosts: Vec<String>,
+}
+
+/// `add_test`'s options.
+#[derive(Args, Debug)]
+pub struct AddTestArgs {
+    /// The batch.
+    #[arg(long, default_value = "batch")]
+    batch: String,
+    /// RPCs in flight per client.
+    #[arg(long, default_value_t = 1)]
+    concurrency: u32,
+    /// How clients map to servers (A:B).
+    #[arg(long, default_value = "1:1")]
+    distribute: String,
+    /// RPCs per client; without it the test runs until `stop`.
+    #[arg(long = "loop")]
+    loop_count: Option<u64>,
+    /// Client group.
+    #[arg(long, required = true)]
+    from: String,
+    /// Server group.
+    #[arg(long, required = true)]
+    to: String,
+    /// `ping`, or `brw read|write [size=N] [check=none|simple|full]`.
+    #[arg(required = true, num_args = 1..)]
+    test: Vec<String>,
+}
+
+/// A batch name (`add_batch`, `stop`, `query`).
+#[derive(Args, Debug)]
+pub struct BatchArg {
+    /// The batch.
+    name: String,
+}
+
+/// `list_batch [NAME]`.
+#[derive(Args, Debug)]
+pub struct ListBatchArgs {
+    /// One batch (with its tests), or every batch's name.
+    name: Option<String>,
+}
+
+/// `stat`'s options, as lst has them.
+#[derive(Args, Debug)]
+pub struct StatArgs {
+    /// Groups to watch.
+    #[arg(required = true)]
+    groups: Vec<String>,
+    /// Seconds between readings.
+    #[arg(long, default_value_t = 5.0)]
+    delay: f64,
+    /// Intervals to print (default: until killed).
+    #[arg(long)]
+    count: Option<u64>,
+    /// Seconds a reading of every node may take.
+    #[arg(long, default_value_t = 5.0)]
+    timeout: f64,
+    /// Bandwidth only.
+    #[arg(long)]
+    bw: bool,
+    /// Rates only.
+    #[arg(long)]
+    rate: bool,
+    /// `[R]` lines only.
+    #[arg(long)]
+    read: bool,
+    /// `[W]` lines only.
+    #[arg(long)]
+    write: bool,
+    /// Averages (with --min/--max: only those asked).
+    #[arg(long)]
+    avg: bool,
+    /// Minimums.
+    #[arg(long)]
+    min: bool,
+    /// Maximums.
+    #[arg(long)]
+    max: bool,
+    /// Bandwidth in MB/s instead of MiB/s.
+    #[arg(long)]
+    mbs: bool,
+}
+
+/// The session's socket, from LST_SESSION.
+fn socket() -> Result<PathBuf, String> {
+    let id = std::env::var(SESSION_ENV).map_err(|_| {
+        format!("{SESSION_ENV} is not set: export {SESSION_ENV}=$$ before new_session and the commands after it")
+    })?;
+    session::socket_path(&id)
+}
+
+/// Sends `req`; a failed reply or an unreachable daemon is the error.
+fn ask(req: &Request, wait: Duration) -> Result<Reply, (u8, String)> {
+    let path = socket().map_err(|e| (exit::USAGE, e))?;
+    match session::call(&path, req, wait) {
+        Ok(Reply::Failed { message }) => Err((exit::FAILED, message)),
+        Ok(r) => Ok(r),
+        Err(e) => Err((exit::FAILED, e)),
+    }
+}
+
+fn fail(cmd: &str, (code, msg): (u8, String)) -> ExitCode {
+    eprintln!("iolab lst {cmd}: {msg}");
+    ExitCode::from(code)
+}
+
+fn usage(cmd: &str, msg: String) -> ExitCode {
+    fail(cmd, (exit::USAGE, msg))
+}
+
+/// `new_session`: checks everything, starts the daemon and waits for it
+/// to say it serves (or why not). With `--daemon`, is the daemon.
+pub fn new_session(a: NewSessionArgs) -> ExitCode {
+    let cfg = match config(&a) {
+        Ok(c) => c,
+        Err(e) => return usage("new_session", e),
+    };
+    let path = match socket() {
+        Ok(p) => p,
+        Err(e) => return usage("new_session", e),
+    };
+    if a.daemon {
+        return serve(cfg, &path);
+    }
+    if a.force {
+        let _ = session::call(&path, &Request::End, Duration::from_secs(60));
+    }
+    match spawn_daemon(&a, &cfg) {
+        Ok(()) => {
+            println!(
+                "SESSION: {} TIMEOUT: {} FORCE: {}",
+                a.name,
+                a.timeout,
+                if a.force { "Yes" } else { "No" }
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage("new_session", e),
+    }
+}
+
+fn config(a: &NewSessionArgs) -> Result<SessionConfig, String> {
+    if !(1..=86_400).contains(&a.timeout) {
+        return Err(format!("--timeout {}: 1 to 86400 seconds", a.timeout));
+    }
+    if !(a.connect_timeout > 0.0 && a.connect_timeout <= 3600.0) {
+        return Err(format!(
+            "--connect-timeout {}: more than 0, at most 3600",
+            a.connect_timeout
+        ));
+    }
+    let key_file = a
+        .key
+        .clone()
+        .or_else(|| std::env::var_os("IOLAB_KEY_FILE").map(PathBuf::from));
+    if let Some(k) = &key_file {
+        iolab_net::SharedKey::from_file(k).map_err(|e| format!("--key: {e}"))?;
+    }
+    let rsh = match iolab_launch::RemoteShell::resolve(a.rsh.as_deref()) {
+        Ok(r) => Some(r),
+        Err(e) if a.rsh.is_some() => return Err(format!("--rsh: {e}")),
+        Err(_) => None,
+    };
+    let agent_cmd = match &a.agent_cmd {
+        Some(s) if s.split_whitespace().next().is_none() => return Err("--agent-cmd: empty".into()),
+        Some(s) => s.split_whitespace().map(String::from).collect(),
+        None => vec![std::env::current_exe()
+            .map_err(|e| format!("cannot find this binary's path: {e}"))?
+            .display()
+            .to_string()],
+    };
+    Ok(SessionConfig {
+        name: a.name.clone(),
+        timeout_s: a.timeout,
+        port: a.port,
+        rsh,
+        agent_cmd,
+        key_file: key_file.map(|k| std::fs::canonicalize(&k).unwrap_or(k)),
+        connect_timeout_s: a.connect_timeout,
+    })
+}
+
+/// Starts this command again with `--daemon`, in its own process group
+/// (a Ctrl-C in the console's terminal is not meant for it), in `/`, and
+/// reads its first line: `ready`, or why it cannot serve.
+fn spawn_daemon(a: &NewSessionArgs, cfg: &SessionConfig) -> Result<(), String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find this binary's path: {e}"))?;
+    let mut args: Vec<std::ffi::OsString> = vec!["lst".into(), "new_session".into()];
+    let mut opt = |k: &str, v: String| args.extend([k.into(), v.into()]);
+    opt("--timeout", cfg.timeout_s.to_string());
+    opt("--port", cfg.port.to_string());
+    opt("--connect-timeout", cfg.connect_timeout_s.to_string());
+    opt("--agent-cmd", cfg.agent_cmd.join(" "));
+    if let Some(r) = &a.rsh {
+        opt("--rsh", r.clone());
+    }
+    if let Some(k) = &cfg.key_file {
+        opt("--key", k.display().to_string());
+    }
+    args.extend(["--daemon".into(), "--".into(), cfg.name.clone().into()]);
+    let mut child = std::process::Command::new(exe)
+        .args(&args)
+        .env_remove("IOLAB_KEY_FILE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start the session daemon: {e}"))?;
+    let out = child
+        .stdout
+        .take()
+        .ok_or("the session daemon has no stdout")?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(out).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(l) if l.trim() == "ready" => Ok(()),
+        Ok(l) if !l.trim().is_empty() => {
+            let _ = child.wait();
+            Err(l.trim().trim_start_matches("error: ").to_string())
+        }
+        _ => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err("the session daemon did not start".into())
+        }
+    }
+}
+
+fn serve(cfg: SessionConfig, path: &std::path::Path) -> ExitCode {
+    // The daemon may have been started with a relative key path: the
+    // console's own directory is not held.
+    let _ = std::env::set_current_dir("/");
+    let r = daemon::serve(cfg, path, |r| {
+        let mut o = std::io::stdout();
+        let _ = match r {
+            Ok(()) => writeln!(o, "ready"),
+            Err(e) => writeln!(o, "error: {e}"),
+        };
+        let _ = o.flush();
+    });
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(exit::USAGE),
+    }
+}
+
+/// `end_session`.
+pub fn end_session() -> ExitCode {
+    match ask(&Request::End, Duration::from_secs(120)) {
+        Ok(_) => {
+            println!("session is ended");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail("end_session", e),
+    }
+}
+
+/// `add_group`.
+pub fn add_group(a: AddGroupArgs) -> ExitCode {
+    // Checked here for exit 2; the daemon reads them again with its port.
+    if let Err(e) = iolab_lst::hosts::nodes(&a.hosts, DEFAULT_PORT) {
+        return usage("add_group", e);
+    }
+    let req = Request::AddGroup {
+        name: a.name,
+        hosts: a.hosts.clone(),
+    };
+    match ask(&req, Duration::from_secs(3600)) {
+        Ok(_) => {
+            println!("{} are added to session", a.hosts.join(" "));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail("add_group", e),
+    }
+}
+
+/// `add_batch`.
+pub fn add_batch(a: BatchArg) -> ExitCode {
+    match ask(&Request::AddBatch { name: a.name }, Duration::from_secs(60)) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => fail("add_batch", e),
+    }
+}
+
+/// `add_test`.
+pub fn add_test(a: AddTestArgs) -> ExitCode {
+    let def = match test_def(&a) {
+        Ok(d) => d,
+        Err(e) => return usage("add_test", e),
+    };
+    let req = Request::AddTest {
+        batch: a.batch,
+        def,
+    };
+    match ask(&req, Duration::from_secs(60)) {
+        Ok(_) => {
+            println!("Test was added successfully");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail("add_test", e),
+    }
+}
+
+fn test_def(a: &AddTestArgs) -> Result<TestDef, String> {
+    let test = Test::parse(&a.test)?;
+    test.validate()?;
+    if !(1..=iolab_lst::spec::MAX_CONCURRENCY).contains(&a.concurrency) {
+        return Err(format!(
+            "--concurrency {}: 1 to {}",
+            a.concurrency,
+            iolab_lst::spec::MAX_CONCURRENCY
+        ));
+    }
+    if a.loop_count == Some(0) {
+        return Err("--loop 0: at least 1 RPC (leave --loop out to run until stop)".into());
+    }
+    Ok(TestDef {
+        test,
+        from: a.from.clone(),
+        to: a.to.clone(),
+        concurrency: a.concurrency,
+        distribute: Distribute::parse(&a.distribute)?,
+        loop_count: a.loop_count,
+    })
+}
+
+/// `run NAME`, the session form.
+pub fn run_batch(name: &str) -> ExitCode {
+    match ask(
+        &Request::Run {
+            batch: name.to_string(),
+        },
+        Duration::from_secs(120),
+    ) {
+        Ok(_) => {
+            println!("{name} is running now");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail("run", e),
+    }
+}
+
+/// `stop NAME`.
+pub fn stop(a: BatchArg) -> ExitCode {
+    match ask(&Request::Stop { batch: a.name }, Duration::from_secs(300)) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => fail("stop", e),
+    }
+}
+
+fn batches(cmd: &str, req: &Request) -> Result<Vec<BatchInfo>, ExitCode> {
+    match ask(req, Duration::from_secs(60)) {
+        Ok(Reply::Batches { batches }) => Ok(batches),
+        Ok(_) => Err(fail(cmd, (exit::FAILED, "unexpected answer".into()))),
+        Err(e) => Err(fail(cmd, e)),
+    }
+}
+
+/// `list_batch [NAME]`.
+pub fn list_batch(a: ListBatchArgs) -> ExitCode {
+    let all = a.name.is_none();
+    match batches("list_batch", &Request::ListBatch { name: a.name }) {
+        Ok(bs) => {
+            print!("{}", iolab_report::lst::session::list(&bs, all));
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// `query NAME`.
+pub fn query(a: BatchArg) -> ExitCode {
+    match batches("query", &Request::Query { batch: a.name }) {
+        Ok(bs) => {
+            print!("{}", iolab_report::lst::session::query(&bs));
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// `stat GROUP...`: a reading every `--delay` seconds; the first sets the
+/// baseline, each later one prints the blocks of its interval.
+pub fn stat(a: StatArgs) -> ExitCode {
+    if let Err(e) = check_stat(&a) {
+        return usage("stat", e);
+    }
+    let sel = select(&a);
+    let wait = Duration::from_secs_f64(a.timeout + 30.0);
+    let req = Request::Sample {
+        groups: a.groups.clone(),
+        timeout_s: a.timeout,
+    };
+    let read = || match ask(&req, wait) {
+        Ok(Reply::Sample { groups }) => Ok(groups),
+        Ok(_) => Err((exit::FAILED, "unexpected answer".to_string())),
+        Err(e) => Err(e),
+    };
+    let mut prev = match read() {
+        Ok(g) => g,
+        Err(e) => return fail("stat", e),
+    };
+    let mut printed = 0u64;
+    while a.count.is_none_or(|n| printed < n) {
+        // `lst stat GROUP & ... kill $!` is how scripts end it: the
+        // signal ends the wait at once.
+        if !pause(Duration::from_secs_f64(a.delay)) {
+            return ExitCode::from(exit::INTERRUPTED);
+        }
+        let cur = match read() {
+            Ok(g) => g,
+            Err(e) => return fail("stat", e),
+        };
+        let rates = iolab_lst::stat::rates(&prev, &cur);
+        let mut o = std::io::stdout().lock();
+        let _ = o.write_all(iolab_report::lst::stat::render(&rates, &sel).as_bytes());
+        let _ = writeln!(o);
+        let _ = o.flush();
+        prev = cur;
+        printed += 1;
+    }
+    ExitCode::SUCCESS
+}
+
+/// Sleeps `d` unless a signal asks to stop first (then false).
+fn pause(d: Duration) -> bool {
+    let until = std::time::Instant::now() + d;
+    while std::time::Instant::now() < until {
+        if iolab_core::stop::requested() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20).min(d));
+    }
+    !iolab_core::stop::requested()
+}
+
+fn check_stat(a: &StatArgs) -> Result<(), String> {
+    if !(a.delay > 0.0 && a.delay <= 3600.0) {
+        return Err(format!(
+            "--delay {}: more than 0, at most 3600 seconds",
+            a.delay
+        ));
+    }
+    if !(a.timeout > 0.0 && a.timeout <= 3600.0) {
+        return Err(format!(
+            "--timeout {}: more than 0, at most 3600 seconds",
+            a.timeout
+        ));
+    }
+    if a.count == Some(0) {
+        return Err("--count 0: at least 1 (leave it out to print until killed)".into());
+    }
+    Ok(())
+}
+
+/// lst's selection: of each pair (and of avg/min/max), none given means all.
+fn select(a: &StatArgs) -> Select {
+    let any_type = a.avg || a.min || a.max;
+    Select {
+        rate: a.rate || !a.bw,
+        bw: a.bw || !a.rate,
+        read: a.read || !a.write,
+        write: a.write || !a.read,
+        avg: a.avg || !any_type,
+        min: a.min || !any_type,
+        max: a.max || !any_type,
+        mbs: a.mbs,
+    }
+}

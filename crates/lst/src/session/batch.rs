@@ -1,0 +1,162 @@
+//! A running batch: every test of the batch at once, one job per client
+//! agent, on a thread of its own that holds those agents' control
+//! connections until the jobs end (their `--loop` count) or `stop`
+//! halts them, and then hands the connections back with the totals.
+
+use super::daemon::Slot;
+use super::{BatchTotals, TestDef};
+use crate::console::{self, Node};
+use crate::proto::{Answer, ClientJob, Command};
+use crate::result::ClientStats;
+use crate::spec::{Limit, MAX_DURATION_S};
+use iolab_net::{Cancel, Conn, NetError};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// What a client's thread hands back: the agent's slot, its connection,
+/// and how its job ended.
+type Ended = (usize, Conn, Result<ClientStats, String>);
+
+/// A batch that runs.
+pub(crate) struct Running {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<Vec<Ended>>,
+}
+
+impl Running {
+    /// Whether every job has ended.
+    pub(crate) fn finished(&self) -> bool {
+        self.handle.is_finished()
+    }
+
+    /// Halts the jobs still running and returns the connections and the
+    /// totals of the run.
+    pub(crate) fn stop(self) -> (Vec<(usize, Conn)>, BatchTotals) {
+        self.stop.store(true, Ordering::Relaxed);
+        let ended = self.handle.join().unwrap_or_default();
+        let mut t = BatchTotals::default();
+        let mut conns = Vec::new();
+        for (i, c, r) in ended {
+            conns.push((i, c));
+            match r {
+                Ok(s) => {
+                    t.rpcs += s.rpcs;
+                    t.errors += s.errors;
+                    t.tx_bytes += s.tx_bytes;
+                    t.rx_bytes += s.rx_bytes;
+                }
+                Err(e) => t.failure = Some(e),
+            }
+        }
+        (conns, t)
+    }
+}
+
+/// Plans every client's job of `tests`, takes their connections and
+/// starts them. A node may be the client of one test only (one job per
+/// agent at a time), and none may be busy in another batch.
+pub(crate) fn start(
+    slots: &mut [Slot],
+    groups: &BTreeMap<String, Vec<Node>>,
+    tests: &[TestDef],
+) -> Result<Running, String> {
+    let jobs = plan(slots, groups, tests)?;
+    // Every connection is checked before any is taken: one dropped on
+    // the way would end that agent's session.
+    if let Some((i, _)) = jobs.iter().find(|(i, _)| slots[*i].ctl.is_none()) {
+        return Err(format!(
+            "node {} is busy in another running batch",
+            slots[*i].node.name
+        ));
+    }
+    let mut taken = Vec::new();
+    for (i, job) in jobs {
+        if let Some(c) = slots[i].ctl.take() {
+            taken.push((i, slots[i].node.name.clone(), c, job));
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let handle = std::thread::spawn(move || {
+        std::thread::scope(|s| {
+            let hs: Vec<_> = taken
+                .into_iter()
+                .map(|(i, name, mut c, job)| {
+                    let flag = &flag;
+                    s.spawn(move || {
+                        let r = run_job(&mut c, job, flag).map(|mut st| {
+                            st.node = name.clone();
+                            st
+                        });
+                        (i, c, r.map_err(|e| format!("node {name}: {e}")))
+                    })
+                })
+                .collect();
+            hs.into_iter().filter_map(|h| h.join().ok()).collect()
+        })
+    });
+    Ok(Running { stop, handle })
+}
+
+/// Every client's job: (slot index, job).
+fn plan(
+    slots: &[Slot],
+    groups: &BTreeMap<String, Vec<Node>>,
+    tests: &[TestDef],
+) -> Result<Vec<(usize, ClientJob)>, String> {
+    let slot_of = |n: &Node| {
+        slots
+            .iter()
+            .position(|s| s.node.addr == n.addr)
+            .ok_or_else(|| format!("node {}: not in this session", n.name))
+    };
+    let mut jobs: Vec<(usize, ClientJob)> = Vec::new();
+    for t in tests {
+        let group = |g: &str| groups.get(g).ok_or_else(|| format!("no group {g:?}"));
+        let (from, to) = (group(&t.from)?, group(&t.to)?);
+        let map = t.distribute.map(from.len(), to.len());
+        for (c, servers) in from.iter().zip(map) {
+            let i = slot_of(c)?;
+            if jobs.iter().any(|(j, _)| *j == i) {
+                return Err(format!(
+                    "node {} is a client in two tests of the batch: iolab's agents run one job at a time, so put those tests in different batches",
+                    c.name
+                ));
+            }
+            let job = ClientJob {
+                test: t.test,
+                servers: servers.iter().map(|&s| to[s].addr.clone()).collect(),
+                concurrency: t.concurrency,
+                limit: t
+                    .loop_count
+                    .map_or(Limit::DurationS(MAX_DURATION_S), Limit::Count),
+            };
+            job.validate()?;
+            jobs.push((i, job));
+        }
+    }
+    Ok(jobs)
+}
+
+/// Runs one client's job until it ends or `stop` is set; then asks the
+/// agent to halt it and takes its answer.
+fn run_job(c: &mut Conn, job: ClientJob, stop: &AtomicBool) -> Result<ClientStats, String> {
+    c.idle_timeout = console::run_timeout(job.limit);
+    let lost = |e: NetError| e.to_string();
+    console::send(c, &Command::Start(job), Cancel::process()).map_err(lost)?;
+    let answer = match console::recv(c, Cancel::with(stop)) {
+        Err(NetError::Cancelled) => {
+            console::send(c, &Command::Halt, Cancel::process()).map_err(lost)?;
+            c.idle_timeout = console::RESULT_GRACE;
+            console::recv(c, Cancel::process()).map_err(lost)?
+        }
+        r => r.map_err(lost)?,
+    };
+    match answer {
+        Answer::Done(s) => Ok(s),
+        Answer::Failed { message } => Err(message),
+        _ => Err("answered Start with something else".into()),
+    }
+}

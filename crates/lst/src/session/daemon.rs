@@ -1,0 +1,499 @@
+//! The session daemon: owns the session's agents (started through the
+//! remote shell or already running) and its groups and batches, and
+//! answers one [`Request`] per connection on its unix socket. Requests
+//! are served one at a time; a running batch has its own thread. It ends
+//! on `end_session`, on the session's timeout (no console command for
+//! that long), or when signalled, and every agent it started ends with
+//! it (their standard input closes).
+
+use super::batch::{self, Running};
+use super::{read_line, BatchInfo, BatchTotals, GroupSample, NodeSample, Reply, Request, TestDef};
+use crate::console::{self, Node, Plan};
+use crate::proto::{Answer, Command, Hello};
+use crate::spec::{Distribute, Limit, Test, MAX_CONCURRENCY};
+use crate::LstError;
+use iolab_launch::{Remote, RemoteShell};
+use iolab_net::{conn, handshake, Cancel, Conn, SharedKey};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// How long a console command may take to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A session, as `new_session` sets it up.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The session's name (`new_session NAME`).
+    pub name: String,
+    /// Seconds without a console command after which the session ends.
+    pub timeout_s: u64,
+    /// Port of agents named without one.
+    pub port: u16,
+    /// The remote shell for agents the daemon starts.
+    pub rsh: Option<RemoteShell>,
+    /// The iolab command on the other hosts.
+    pub agent_cmd: Vec<String>,
+    /// A shared key file every agent holds, if any.
+    pub key_file: Option<PathBuf>,
+    /// How long to wait for each agent when a group is added.
+    pub connect_timeout_s: f64,
+}
+
+/// One agent of the session.
+pub(crate) struct Slot {
+    pub(crate) node: Node,
+    /// The control connection; a running batch holds it meanwhile.
+    pub(crate) ctl: Option<Conn>,
+    stat: Conn,
+    remote: Option<Remote>,
+}
+
+/// A batch and its run.
+#[derive(Default)]
+pub(crate) struct Batch {
+    pub(crate) tests: Vec<TestDef>,
+    pub(crate) running: Option<Running>,
+    pub(crate) last: Option<BatchTotals>,
+}
+
+struct State {
+    cfg: SessionConfig,
+    token: String,
+    /// Decided by the first add_group: a key file's key, a one-time key
+    /// when the daemon starts those agents itself, or none.
+    key: Option<Option<SharedKey>>,
+    slots: Vec<Slot>,
+    groups: BTreeMap<String, Vec<Node>>,
+    batches: BTreeMap<String, Batch>,
+}
+
+/// Binds the session's socket at `path`, tells `ready` whether it could,
+/// then serves until the session ends. The socket is removed at the end.
+pub fn serve(
+    cfg: SessionConfig,
+    path: &Path,
+    ready: impl FnOnce(Result<(), String>),
+) -> Result<(), String> {
+    let started = crate::new_token()
+        .map_err(|e| e.to_string())
+        .and_then(|t| bind(path).map(|l| (t, l)));
+    let (token, l) = match started {
+        Ok(x) => x,
+        Err(e) => {
+            ready(Err(e.clone()));
+            return Err(e);
+        }
+    };
+    let mut st = State {
+        token,
+        cfg,
+        key: None,
+        slots: Vec::new(),
+        groups: BTreeMap::new(),
+        batches: BTreeMap::new(),
+    };
+    ready(Ok(()));
+    let timeout = Duration::from_secs(st.cfg.timeout_s);
+    let mut last = Instant::now();
+    while last.elapsed() < timeout && !iolab_core::stop::requested() {
+        st.reap();
+        match l.accept() {
+            Ok((s, _)) => {
+                if st.serve_one(s, path) {
+                    // Ended and removed by end_session: the path may
+                    // already be a new session's (new_session --force).
+                    return Ok(());
+                }
+                last = Instant::now();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+    st.end();
+    let _ = std::fs::remove_file(path);
+    Ok(())
+}
+
+/// Binds the socket; a stale one (its daemon gone) is replaced, a live
+/// one is refused.
+fn bind(path: &Path) -> Result<UnixListener, String> {
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if UnixStream::connect(path).is_ok() {
+            return Err(format!(
+                "a session is already open under this {} (end it with `lst end_session`, or use new_session --force)",
+                super::SESSION_ENV
+            ));
+        }
+        if !m.file_type().is_socket() {
+            return Err(format!("{}: exists and is not a socket", path.display()));
+        }
+        std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let l = UnixListener::bind(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    l.set_nonblocking(true)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(l)
+}
+
+impl State {
+    /// Reads one request, answers it; true when the session is to end.
+    /// `end_session` is answered once the session has ended, its
+    /// agents are gone and its socket is removed: a script's next
+    /// command (a new session under the same key) finds nothing left.
+    fn serve_one(&mut self, mut s: UnixStream, path: &Path) -> bool {
+        let _ = s.set_nonblocking(false);
+        let _ = s.set_read_timeout(Some(REQUEST_TIMEOUT));
+        let req = read_line(&mut s)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<Request>(&t).map_err(|e| e.to_string()));
+        let (reply, end) = match req {
+            Ok(Request::End) => {
+                self.end();
+                let _ = std::fs::remove_file(path);
+                (Reply::Ok, true)
+            }
+            Ok(r) => (
+                self.obey(r)
+                    .unwrap_or_else(|message| Reply::Failed { message }),
+                false,
+            ),
+            Err(e) => (
+                Reply::Failed {
+                    message: format!("malformed request: {e}"),
+                },
+                false,
+            ),
+        };
+        if let Ok(mut line) = serde_json::to_vec(&reply) {
+            line.push(b'\n');
+            let _ = s.write_all(&line);
+        }
+        end
+    }
+
+    fn obey(&mut self, req: Request) -> Result<Reply, String> {
+        match req {
+            Request::AddGroup { name, hosts } => self.add_group(&name, &hosts).map(|()| Reply::Ok),
+            Request::AddBatch { name } => self.add_batch(&name).map(|()| Reply::Ok),
+            Request::AddTest { batch, def } => self.add_test(&batch, def).map(|()| Reply::Ok),
+            Request::Run { batch } => self.run(&batch).map(|()| Reply::Ok),
+            Request::Stop { batch } => self.stop(&batch).map(|()| Reply::Ok),
+            Request::ListBatch { name } => self.infos(name.as_deref()),
+            Request::Query { batch } => self.infos(Some(&batch)),
+            Request::Sample { groups, timeout_s } => self.sample(&groups, timeout_s),
+            Request::End => Ok(Reply::Ok),
+        }
+    }
+
+    fn add_group(&mut self, name: &str, hosts: &[String]) -> Result<(), String> {
+        check_name("group", name)?;
+        if self.groups.contains_key(name) {
+            return Err(format!("group {name:?} already exists"));
+        }
+        let nodes = crate::hosts::nodes(hosts, self.cfg.port)?;
+        self.ensure_agents(&nodes).map_err(|e| e.to_string())?;
+        self.groups.insert(name.to_string(), nodes);
+        Ok(())
+    }
+
+    /// Starts (where the daemon starts them) and connects to the agents
+    /// of `nodes` the session does not have yet.
+    fn ensure_agents(&mut self, nodes: &[Node]) -> Result<(), LstError> {
+        let mut new: Vec<Node> = Vec::new();
+        for n in nodes {
+            if !self.slots.iter().any(|s| s.node.addr == n.addr)
+                && !new.iter().any(|m| m.addr == n.addr)
+            {
+                new.push(n.clone());
+            }
+        }
+        if new.is_empty() {
+            return Ok(());
+        }
+        let key = self.key_for(&new)?;
+        let plan = self.reach_plan(&new);
+        let mut remotes = console::launch(&plan, &new, &self.token, key.as_ref())?;
+        let stop = AtomicBool::new(false);
+        let agents =
+            console::connect_all(&plan, &new, &mut remotes, &self.token, key.as_ref(), &stop)?;
+        let mut slots = Vec::new();
+        for (a, remote) in agents.into_iter().zip(remotes) {
+            let stat = open_stat(&a.node, &self.token, key.as_ref())?;
+            slots.push(Slot {
+                node: a.node,
+                ctl: Some(a.conn),
+                stat,
+                remote,
+            });
+        }
+        self.slots.extend(slots);
+        Ok(())
+    }
+
+    /// The session's key, decided when its first agents come: a key file
+    /// wins; else agents the daemon starts get a one-time key, which
+    /// agents already running cannot know.
+    fn key_for(&mut self, new: &[Node]) -> Result<Option<SharedKey>, LstError> {
+        let all_launched = new.iter().all(|n| n.launch.is_some());
+        let key = match &self.key {
+            Some(k) => k.clone(),
+            None => {
+                let k = match &self.cfg.key_file {
+                    Some(p) => {
+                        Some(SharedKey::from_file(p).map_err(|e| LstError::Launch(e.to_string()))?)
+                    }
+                    None if all_launched => {
+                        Some(SharedKey::random().map_err(|e| LstError::Launch(e.to_string()))?)
+                    }
+                    None => None,
+                };
+                self.key = Some(k.clone());
+                k
+            }
+        };
+        if key.is_some() && self.cfg.key_file.is_none() && !all_launched {
+            return Err(LstError::Launch(
+                "this session's agents were started by it with a one-time key, which agents already running (HOST:PORT, ADDR@tcp) cannot hold: open the session with a shared key file (IOLAB_KEY_FILE or new_session --key) that those agents also hold".into(),
+            ));
+        }
+        Ok(key)
+    }
+
+    /// What console's launch and connect need to reach `nodes`.
+    fn reach_plan(&self, nodes: &[Node]) -> Plan {
+        Plan {
+            test: Test::Ping,
+            from: nodes.to_vec(),
+            to: Vec::new(),
+            distribute: Distribute {
+                clients: 1,
+                servers: 1,
+            },
+            concurrency: vec![1],
+            clients: Vec::new(),
+            repeat: 1,
+            limit: Limit::Count(1),
+            key_file: self.cfg.key_file.clone(),
+            rsh: self.cfg.rsh.clone(),
+            agent_cmd: self.cfg.agent_cmd.clone(),
+            connect_timeout_s: self.cfg.connect_timeout_s,
+        }
+    }
+
+    fn add_batch(&mut self, name: &str) -> Result<(), String> {
+        check_name("batch", name)?;
+        if self.batches.contains_key(name) {
+            return Err(format!("batch {name:?} already exists"));
+        }
+        self.batches.insert(name.to_string(), Batch::default());
+        Ok(())
+    }
+
+    fn add_test(&mut self, batch: &str, def: TestDef) -> Result<(), String> {
+        def.test.validate()?;
+        for g in [&def.from, &def.to] {
+            if !self.groups.contains_key(g) {
+                return Err(format!("no group {g:?}: add it first with add_group"));
+            }
+        }
+        if !(1..=MAX_CONCURRENCY).contains(&def.concurrency) {
+            return Err(format!(
+                "--concurrency {}: 1 to {MAX_CONCURRENCY}",
+                def.concurrency
+            ));
+        }
+        if let Some(n) = def.loop_count {
+            Limit::Count(n)
+                .validate()
+                .map_err(|e| format!("--loop: {e}"))?;
+        }
+        let b = self.batch_mut(batch)?;
+        if b.running.is_some() {
+            return Err(format!(
+                "batch {batch:?} is running: stop it before adding tests"
+            ));
+        }
+        b.tests.push(def);
+        Ok(())
+    }
+
+    fn batch_mut(&mut self, name: &str) -> Result<&mut Batch, String> {
+        self.batches
+            .get_mut(name)
+            .ok_or_else(|| format!("no batch {name:?}: add it first with add_batch"))
+    }
+
+    fn run(&mut self, name: &str) -> Result<(), String> {
+        self.reap();
+        let b = self
+            .batches
+            .get(name)
+            .ok_or_else(|| format!("no batch {name:?}: add it first with add_batch"))?;
+        if b.running.is_some() {
+            return Err(format!("batch {name:?} is already running"));
+        }
+        if b.tests.is_empty() {
+            return Err(format!("batch {name:?} has no test: add one with add_test"));
+        }
+        let running = batch::start(&mut self.slots, &self.groups, &b.tests)?;
+        let b = self.batch_mut(name)?;
+        b.running = Some(running);
+        b.last = None;
+        Ok(())
+    }
+
+    fn stop(&mut self, name: &str) -> Result<(), String> {
+        let b = self.batch_mut(name)?;
+        if let Some(r) = b.running.take() {
+            let (conns, totals) = r.stop();
+            self.give_back(conns);
+            self.batch_mut(name)?.last = Some(totals);
+        }
+        Ok(())
+    }
+
+    /// Collects the batches whose runs ended by themselves.
+    fn reap(&mut self) {
+        let done: Vec<String> = self
+            .batches
+            .iter()
+            .filter(|(_, b)| b.running.as_ref().is_some_and(Running::finished))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in done {
+            let _ = self.stop(&n);
+        }
+    }
+
+    fn give_back(&mut self, conns: Vec<(usize, Conn)>) {
+        for (i, c) in conns {
+            if let Some(s) = self.slots.get_mut(i) {
+                s.ctl = Some(c);
+            }
+        }
+    }
+
+    fn infos(&mut self, name: Option<&str>) -> Result<Reply, String> {
+        self.reap();
+        if let Some(n) = name {
+            self.batch_mut(n)?;
+        }
+        let batches = self
+            .batches
+            .iter()
+            .filter(|(n, _)| name.is_none_or(|x| x == n.as_str()))
+            .map(|(n, b)| BatchInfo {
+                name: n.clone(),
+                tests: b.tests.clone(),
+                running: b.running.is_some(),
+                last: b.last.clone(),
+            })
+            .collect();
+        Ok(Reply::Batches { batches })
+    }
+
+    fn sample(&mut self, groups: &[String], timeout_s: f64) -> Result<Reply, String> {
+        if !(timeout_s > 0.0 && timeout_s <= 3600.0) {
+            return Err(format!(
+                "--timeout {timeout_s}: more than 0 and at most 3600 seconds"
+            ));
+        }
+        // The whole reading is bounded by the timeout, however many
+        // nodes it asks.
+        let until = Instant::now() + Duration::from_secs_f64(timeout_s);
+        let mut out = Vec::new();
+        for g in groups {
+            let nodes = self
+                .groups
+                .get(g)
+                .ok_or_else(|| format!("no group {g:?} in this session"))?
+                .clone();
+            let mut samples = Vec::new();
+            for n in &nodes {
+                let s = self
+                    .slots
+                    .iter_mut()
+                    .find(|s| s.node.addr == n.addr)
+                    .ok_or_else(|| format!("node {}: not in this session", n.name))?;
+                let left = until.saturating_duration_since(Instant::now());
+                let live = read_live(s, left.max(Duration::from_millis(1)))?;
+                samples.push(NodeSample {
+                    node: n.name.clone(),
+                    at_ns: iolab_core::clock::mono_ns(),
+                    live,
+                });
+            }
+            out.push(GroupSample {
+                name: g.clone(),
+                nodes: samples,
+            });
+        }
+        Ok(Reply::Sample { groups: out })
+    }
+
+    /// Stops every batch, says goodbye to every agent and waits (a
+    /// little) for those the daemon started to exit.
+    fn end(&mut self) {
+        let names: Vec<String> = self.batches.keys().cloned().collect();
+        for n in names {
+            let _ = self.stop(&n);
+        }
+        for s in &mut self.slots {
+            if let Some(c) = &mut s.ctl {
+                c.idle_timeout = console::COMMAND_TIMEOUT;
+                let _ = console::send(c, &Command::Bye, Cancel::process());
+            }
+        }
+        for s in std::mem::take(&mut self.slots) {
+            drop((s.ctl, s.stat));
+            if let Some(r) = s.remote {
+                let _ = r.wait(Duration::from_secs(5), || false);
+            }
+        }
+    }
+}
+
+fn check_name(what: &str, name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 64 || name.contains(char::is_whitespace) {
+        return Err(format!(
+            "{what} name {name:?}: 1 to 64 characters, no spaces"
+        ));
+    }
+    Ok(())
+}
+
+/// Opens the second connection to an agent, the one `lst stat` reads.
+fn open_stat(n: &Node, token: &str, key: Option<&SharedKey>) -> Result<Conn, LstError> {
+    let node = |e: iolab_net::NetError| LstError::Node(n.name.clone(), e.to_string());
+    let mut c =
+        conn::connect(&n.addr, console::COMMAND_TIMEOUT, Cancel::process()).map_err(node)?;
+    c.idle_timeout = console::COMMAND_TIMEOUT;
+    let hello = serde_json::to_value(Hello::Stat {
+        token: token.to_string(),
+    })
+    .map_err(|e| LstError::Launch(e.to_string()))?;
+    handshake::client(&mut c, "lst", &hello, key, Cancel::process()).map_err(node)?;
+    Ok(c)
+}
+
+fn read_live(s: &mut Slot, timeout: Duration) -> Result<crate::result::LiveStats, String> {
+    let name = s.node.name.clone();
+    let node = |e: iolab_net::NetError| format!("node {name}: {e}");
+    s.stat.idle_timeout = timeout;
+    console::send(&mut s.stat, &Command::Live, Cancel::process()).map_err(node)?;
+    match console::recv(&mut s.stat, Cancel::process()).map_err(node)? {
+        Answer::Live(l) => Ok(l),
+        _ => Err(format!(
+            "node {}: answered Live with something else",
+            s.node.name
+        )),
+    }
+}

@@ -1,0 +1,299 @@
+//! lst's console sessions: `new_session` starts a session daemon that
+//! owns the session's agents and state (groups, batches, running tests);
+//! each later console command (`add_group`, `run`, `stat`, ...) is a
+//! separate process that sends the daemon one [`Request`] over a unix
+//! socket and prints its [`Reply`]. The socket lives in a 0700 directory
+//! of the user's, named after `LST_SESSION`. The daemon ends, and with
+//! it every agent it started, on `end_session` or when no console
+//! command has reached it for the session's timeout.
+
+pub mod batch;
+pub mod daemon;
+
+use crate::result::LiveStats;
+use crate::spec::{Distribute, Test};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The environment variable that keys a session, as LNet's lst has it.
+pub const SESSION_ENV: &str = "LST_SESSION";
+/// Overrides the directory of session sockets (default: `iolab-lst-UID`
+/// under the temporary directory).
+pub const DIR_ENV: &str = "IOLAB_LST_DIR";
+/// LNet's default session timeout, in seconds.
+pub const DEFAULT_TIMEOUT_S: u64 = 300;
+/// Largest request or reply line.
+const MAX_LINE_BYTES: u64 = 16 << 20;
+
+/// A test of a batch, as `add_test` gives it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TestDef {
+    /// The test.
+    pub test: Test,
+    /// Client group.
+    pub from: String,
+    /// Server group.
+    pub to: String,
+    /// RPCs in flight per client.
+    pub concurrency: u32,
+    /// How clients map to servers.
+    pub distribute: Distribute,
+    /// RPCs per client (`--loop`); none runs until `stop`.
+    pub loop_count: Option<u64>,
+}
+
+/// What a console command asks the daemon.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "req", rename_all = "snake_case")]
+pub enum Request {
+    /// `add_group NAME HOST...` (hosts as written: ranges, NIDs).
+    AddGroup {
+        /// Group name.
+        name: String,
+        /// Host words.
+        hosts: Vec<String>,
+    },
+    /// `add_batch NAME`.
+    AddBatch {
+        /// Batch name.
+        name: String,
+    },
+    /// `add_test --batch NAME ...`.
+    AddTest {
+        /// Batch name.
+        batch: String,
+        /// The test.
+        def: TestDef,
+    },
+    /// `run NAME`.
+    Run {
+        /// Batch name.
+        batch: String,
+    },
+    /// `stop NAME`.
+    Stop {
+        /// Batch name.
+        batch: String,
+    },
+    /// `list_batch [NAME]`.
+    ListBatch {
+        /// One batch, or all.
+        name: Option<String>,
+    },
+    /// `query NAME`.
+    Query {
+        /// Batch name.
+        batch: String,
+    },
+    /// One reading of `lst stat`: every node's live counters.
+    Sample {
+        /// Group names.
+        groups: Vec<String>,
+        /// How long each agent may take to answer, in seconds.
+        timeout_s: f64,
+    },
+    /// `end_session`.
+    End,
+}
+
+/// A batch as `list_batch` and `query` show it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BatchInfo {
+    /// Name.
+    pub name: String,
+    /// Its tests.
+    pub tests: Vec<TestDef>,
+    /// Whether it runs now.
+    pub running: bool,
+    /// What its last run moved, once that run has ended (sums over its
+    /// clients' reports).
+    pub last: Option<BatchTotals>,
+}
+
+/// Sums over the clients of a batch's run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BatchTotals {
+    /// RPCs completed.
+    pub rpcs: u64,
+    /// RPCs that failed the payload check.
+    pub errors: u64,
+    /// Payload bytes the clients sent.
+    pub tx_bytes: u64,
+    /// Payload bytes the clients received.
+    pub rx_bytes: u64,
+    /// Why the run failed, if it did.
+    pub failure: Option<String>,
+}
+
+/// One node's reading.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodeSample {
+    /// The node as written in its group.
+    pub node: String,
+    /// When the daemon got the answer (monotonic, nanoseconds).
+    pub at_ns: u64,
+    /// The counters.
+    pub live: LiveStats,
+}
+
+/// One group's reading.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GroupSample {
+    /// Group name.
+    pub name: String,
+    /// Its nodes.
+    pub nodes: Vec<NodeSample>,
+}
+
+/// The daemon's answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum Reply {
+    /// Done.
+    Ok,
+    /// Batches, for list_batch and query.
+    Batches {
+        /// The batches asked for.
+        batches: Vec<BatchInfo>,
+    },
+    /// A stat reading.
+    Sample {
+        /// One per group asked for.
+        groups: Vec<GroupSample>,
+    },
+    /// The request failed; the message says why.
+    Failed {
+        /// Why.
+        message: String,
+    },
+}
+
+/// Checks an `LST_SESSION` value: it names a file.
+pub fn check_id(id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !id.starts_with('.');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{SESSION_ENV}={id:?}: use 1 to 64 letters, digits, '_', '-' or '.' (e.g. export {SESSION_ENV}=$$)"
+        ))
+    }
+}
+
+/// The session's socket path; its directory is made (0700) when absent
+/// and refused unless it is a real directory of ours that nobody else
+/// can enter (a planted one could hold a fake daemon).
+pub fn socket_path(id: &str) -> Result<PathBuf, String> {
+    check_id(id)?;
+    let me = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .map_err(|e| format!("cannot read /proc/self: {e}"))?;
+    let dir = match std::env::var_os(DIR_ENV) {
+        Some(d) => PathBuf::from(d),
+        None => std::env::temp_dir().join(format!("iolab-lst-{me}")),
+    };
+    socket_in(&dir, id, me)
+}
+
+/// [`socket_path`] in `dir`, for user `me`.
+fn socket_in(dir: &Path, id: &str, me: u32) -> Result<PathBuf, String> {
+    let dir = dir.to_path_buf();
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(format!(
+                "{}: cannot make the session directory: {e}",
+                dir.display()
+            ))
+        }
+    }
+    let m = std::fs::symlink_metadata(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !m.is_dir() || m.uid() != me || m.permissions().mode() & 0o077 != 0 {
+        return Err(format!(
+            "{}: not a directory of yours closed to others (mode 0700): refusing to use it for session sockets",
+            dir.display()
+        ));
+    }
+    Ok(dir.join(format!("{id}.sock")))
+}
+
+/// Sends one request to the daemon at `path` and returns its reply;
+/// `wait` bounds the reply (a request that starts agents takes longer).
+pub fn call(path: &Path, req: &Request, wait: Duration) -> Result<Reply, String> {
+    let mut s = UnixStream::connect(path).map_err(|e| {
+        format!(
+            "no session here ({}: {e}): start one with `lst new_session NAME`, with {SESSION_ENV} exported",
+            path.display()
+        )
+    })?;
+    let io = |e: std::io::Error| format!("the session daemon: {e}");
+    s.set_read_timeout(Some(wait)).map_err(io)?;
+    s.set_write_timeout(Some(Duration::from_secs(10)))
+        .map_err(io)?;
+    let mut line = serde_json::to_vec(req).map_err(|e| e.to_string())?;
+    line.push(b'\n');
+    s.write_all(&line).map_err(io)?;
+    let text = read_line(&mut s).map_err(io)?;
+    serde_json::from_str(&text).map_err(|e| format!("the session daemon answered garbage: {e}"))
+}
+
+/// One line, at most [`MAX_LINE_BYTES`].
+pub(crate) fn read_line(s: &mut UnixStream) -> std::io::Result<String> {
+    let mut text = String::new();
+    BufReader::new(s.take(MAX_LINE_BYTES)).read_line(&mut text)?;
+    if text.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "closed without an answer",
+        ));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_name_files_only() {
+        assert!(check_id("12345").is_ok());
+        assert!(check_id("read_write-1").is_ok());
+        for bad in ["", "../x", "a/b", ".hidden", "a b"] {
+            assert!(check_id(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_socket_directory_must_be_ours_and_closed() {
+        let base = std::env::temp_dir().join(format!("iolab-lst-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        let me = std::fs::metadata("/proc/self").unwrap().uid();
+        let d = base.join("made");
+        assert_eq!(socket_in(&d, "s1", me).unwrap(), d.join("s1.sock"));
+        let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "made closed");
+        let open = base.join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(
+            socket_in(&open, "s1", me).is_err(),
+            "a directory others can enter"
+        );
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&d, &link).unwrap();
+        assert!(socket_in(&link, "s1", me).is_err(), "a planted symlink");
+        assert!(socket_in(&d, "s1", me + 1).is_err(), "someone else's");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}
