@@ -107,14 +107,29 @@ pub fn xdd_page() -> String {
     iolab_opts::man::render(&page, iolab_xdd::options::OPTIONS)
 }
 
+/// `iolab completions SHELL`, read by clap so that a wrong word or an
+/// unknown option is named as every other command names it.
+#[derive(clap::Parser)]
+struct CompletionsArgs {
+    /// The shell to write completions for.
+    #[arg(value_parser = ["bash", "zsh", "fish"])]
+    shell: String,
+}
+
+/// `iolab man DIR`.
+#[derive(clap::Parser)]
+struct ManArgs {
+    /// The directory to write the pages into (made when missing).
+    dir: PathBuf,
+}
+
 /// Entry point: `iolab completions SHELL`.
 pub fn completions(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let shell = match args.first().and_then(|a| a.to_str()) {
-        Some(s @ ("bash" | "zsh" | "fish")) => s.parse::<Shell>().ok(),
-        _ => None,
+    let a: CompletionsArgs = match exit::parse_clap(prog, args) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
-    let (Some(shell), 1) = (shell, args.len()) else {
-        eprintln!("iolab {prog}: give one shell: bash, zsh or fish");
+    let Ok(shell) = a.shell.parse::<Shell>() else {
         return exit::usage();
     };
     let mut text = Vec::new();
@@ -147,11 +162,10 @@ fn pages() -> Result<Vec<(String, String)>, std::io::Error> {
 
 /// Entry point: `iolab man DIR`; each page is written whole or not at all.
 pub fn man(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let [dir] = args.as_slice() else {
-        eprintln!("iolab {prog}: give the directory to write the pages into");
-        return exit::usage();
+    let dir = match exit::parse_clap::<ManArgs>(prog, args) {
+        Ok(a) => a.dir,
+        Err(code) => return code,
     };
-    let dir = PathBuf::from(dir);
     if let Err(e) = iolab_output::check_dir("DIR", &dir) {
         eprintln!("iolab {prog}: {e}");
         return exit::usage();

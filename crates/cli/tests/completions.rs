@@ -44,7 +44,7 @@ fn bash_completes_subcommands_and_their_arguments() {
     }
     let o = iolab(&["completions", "tcsh"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("bash, zsh or fish"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bash, zsh, fish"), "{}", stderr(&o));
 }
 
 #[test]
