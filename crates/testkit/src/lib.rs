@@ -21,6 +21,7 @@
 //! ```
 
 pub mod s3;
+pub mod slurm;
 
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
