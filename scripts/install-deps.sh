@@ -10,8 +10,10 @@ set -euo pipefail
 # that the network tests (lst, stats, launch) build.
 # chromium renders the HTML report in the report test (headless);
 # fonts-dejavu-core is the font the charts' text is drawn with.
+# slurm-wlm and munge: the one-node Slurm the srun tests start by hand
+# (crates/testkit/src/slurm.rs; no service is enabled or started).
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs util-linux mount
-  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core slurm-wlm munge)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
