@@ -254,9 +254,7 @@ fn run(
             return ExitCode::from(exit::FAILED);
         }
     };
-    let status = std::process::Command::new(&command[0])
-        .args(&command[1..])
-        .status();
+    let status = run_forwarding(command);
     let tgz = tarball.unwrap_or_else(default_tarball);
     let collected = attached.finish(Some(&tgz));
     let code = match &status {
@@ -285,6 +283,36 @@ fn run(
             eprintln!("iolab stats: {e}");
             ExitCode::from(if code == 0 { exit::FAILED } else { code })
         }
+    }
+}
+
+/// Runs the command in a process group of its own and passes SIGINT and
+/// SIGTERM on to that group, as `timeout` does: a supervisor that signals
+/// iolab alone stops the command too, and Ctrl-C at a terminal reaches
+/// the command once (not once from the terminal and again from us, which
+/// an iolab child would take as a second Ctrl-C and skip its cleanup).
+fn run_forwarding(command: &[OsString]) -> std::io::Result<std::process::ExitStatus> {
+    use std::os::unix::process::CommandExt;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let got = std::sync::Arc::new(AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_usize(sig, got.clone(), sig as usize)?;
+    }
+    let mut child = std::process::Command::new(&command[0])
+        .args(&command[1..])
+        .process_group(0)
+        .spawn()?;
+    loop {
+        if let Some(st) = child.try_wait()? {
+            return Ok(st);
+        }
+        let sig = got.swap(0, Ordering::SeqCst);
+        if sig != 0 {
+            // SAFETY: kill(2) with a negative pid signals the group
+            // process_group(0) made for our child; no memory is shared.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), sig as libc::c_int) };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
