@@ -5,7 +5,8 @@
 //! the program is run as `AGENT... HOST COMMAND...`. It comes from an
 //! option, else from [`RSH_ENV`], else it is `ssh -o BatchMode=yes`. So
 //! `IOLAB_RSH="ip netns exec"` runs "hosts" that are network namespaces,
-//! and `IOLAB_RSH="srun -N1 -w"` runs them through Slurm.
+//! and `IOLAB_RSH="srun -N1 -w"` runs them through Slurm (as one task
+//! sharing the allocation's CPUs: `-n1 --overlap` are added).
 //!
 //! Agents differ in how they pass the command. ssh, rsh and their kin
 //! join the words with spaces and hand the string to a shell on the far
@@ -104,6 +105,10 @@ impl RemoteShell {
         } else {
             ArgStyle::Exec
         });
+        let agent = match name {
+            "srun" => one_overlapping_task(agent),
+            _ => agent,
+        };
         Ok(RemoteShell { agent, style })
     }
 
@@ -153,6 +158,30 @@ impl RemoteShell {
             source,
         })
     }
+}
+
+/// srun as a remote shell runs one task that shares the allocation's
+/// CPUs: inside `salloc -n 2` a step inherits `SLURM_NTASKS=2` (two
+/// copies of the command) and steps do not share CPUs (the second waits
+/// for the first, which waits for it). So `-n1` and `--overlap` go right
+/// after `srun` unless the agent says otherwise (`-n`/`--ntasks`, or
+/// `--overlap` already there); after the program word, because the
+/// agent's last word is usually `-w`, whose value is the host.
+fn one_overlapping_task(mut agent: Vec<String>) -> Vec<String> {
+    let has = |short: &str, long: &str| {
+        agent
+            .iter()
+            .any(|w| w.starts_with(short) || w == long || w.starts_with(&format!("{long}=")))
+    };
+    let mut add = Vec::new();
+    if !has("-n", "--ntasks") {
+        add.push("-n1".to_string());
+    }
+    if !agent.iter().any(|w| w == "--overlap") {
+        add.push("--overlap".to_string());
+    }
+    agent.splice(1..1, add);
+    agent
 }
 
 /// Quotes `w` for a POSIX shell: untouched when it has only safe
@@ -243,6 +272,22 @@ mod tests {
         );
         let e = RemoteShell::parse("exec:ssh").unwrap();
         assert_eq!((e.style, e.agent[0].as_str()), (ArgStyle::Exec, "ssh"));
+    }
+
+    #[test]
+    fn srun_gets_one_overlapping_task_unless_it_says_otherwise() {
+        let r = RemoteShell::parse("srun -N1 -w").unwrap();
+        assert_eq!(r.agent, ["srun", "-n1", "--overlap", "-N1", "-w"]);
+        assert_eq!(
+            r.argv("node1", &["iolab".into()], &[]),
+            ["srun", "-n1", "--overlap", "-N1", "-w", "node1", "iolab"]
+        );
+        let r = RemoteShell::parse("/usr/bin/srun -N1 -n1 --overlap -w").unwrap();
+        assert_eq!(r.agent, ["/usr/bin/srun", "-N1", "-n1", "--overlap", "-w"]);
+        let r = RemoteShell::parse("srun --ntasks=2 -w").unwrap();
+        assert_eq!(r.agent, ["srun", "--overlap", "--ntasks=2", "-w"]);
+        let r = RemoteShell::parse("ip netns exec").unwrap();
+        assert_eq!(r.agent, ["ip", "netns", "exec"]);
     }
 
     #[test]
