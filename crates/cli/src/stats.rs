@@ -74,6 +74,10 @@ enum Step {
         dir: PathBuf,
         #[arg(long)]
         spec: String,
+        /// Stay until the collector ends (for a remote shell that kills
+        /// what its command started when the command returns: srun).
+        #[arg(long)]
+        foreground: bool,
     },
     /// (node side) The collector itself.
     #[command(hide = true)]
@@ -114,7 +118,11 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
             rsh,
             command,
         } => run(&config, tarball, rsh.as_deref(), &command),
-        Step::StartNode { dir, spec } => start_node(&dir, &spec),
+        Step::StartNode {
+            dir,
+            spec,
+            foreground,
+        } => start_node(&dir, &spec, foreground),
         Step::Collect { dir } => collect(&dir),
         Step::Halt { dir } => halt(&dir),
     }
@@ -326,7 +334,7 @@ fn command_code(s: &std::process::ExitStatus) -> u8 {
     }
 }
 
-fn start_node(dir: &Path, spec: &str) -> ExitCode {
+fn start_node(dir: &Path, spec: &str, foreground: bool) -> ExitCode {
     let spec: iolab_stats::Spec = match serde_json::from_str(spec) {
         Ok(s) => s,
         Err(e) => {
@@ -335,11 +343,16 @@ fn start_node(dir: &Path, spec: &str) -> ExitCode {
         }
     };
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
-    match node::detach(&exe, dir, &spec) {
-        Ok(pid) => {
-            println!("collector pid {pid}");
-            ExitCode::SUCCESS
-        }
+    let said = |pid: u32| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "collector pid {pid}").and_then(|_| out.flush());
+    };
+    let started = match foreground {
+        true => node::foreground(&exe, dir, &spec, said),
+        false => node::detach(&exe, dir, &spec).map(said),
+    };
+    match started {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");
             ExitCode::from(exit::FAILED)

@@ -121,10 +121,151 @@ fn srun_pmix_ranks_run_mdtest_as_mpirun_does() {
     let out = stdout(&o);
     assert!(out.contains("launched with 4 total task(s)"), "{out}");
     assert_eq!(out.matches("SUMMARY").count(), 1, "{out}");
-    let t = mdtest(&format!(
-        "{}",
-        opts.replace("--tasks 2", "--tasks 4") + " " + &b.to_string_lossy()
-    ));
+    let t = mdtest(&(opts.replace("--tasks 2", "--tasks 4") + " " + &b.to_string_lossy()));
     ok(&t, "threads");
     assert_eq!(tree(&a), tree(&b));
+}
+
+/// Free loopback ports.
+fn free_ports(n: usize) -> Vec<u16> {
+    let ls: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    ls.iter().map(|l| l.local_addr().unwrap().port()).collect()
+}
+
+/// `salloc -n 2 iolab WORDS...` with `IOLAB_RSH=rsh`: iolab runs inside
+/// an allocation, as on a login node after `salloc`.
+fn in_salloc(s: &Slurm, rsh: &str, words: &[&str]) -> Output {
+    let mut c = slurm_cmd(s, "salloc", &["-n", "2", "--quiet", IOLAB]);
+    c.args(words).env("IOLAB_RSH", rsh).output().unwrap()
+}
+
+/// The remote shells the docs give: the short form (iolab adds `-n1
+/// --overlap`) and the long one.
+const SRUN_RSH: [&str; 2] = ["srun -N1 -w", "srun -N1 -n1 --overlap -w"];
+
+#[test]
+fn xddcp_through_srun_inside_an_allocation() {
+    let Some(s) = cluster("xddcp_srun") else {
+        return;
+    };
+    let sc = Scratch::new("xddcp-srun");
+    let src = sc.path("src");
+    let data: Vec<u8> = (0..(4u32 << 20))
+        .map(|i| (i * 7 + i / 4096) as u8)
+        .collect();
+    std::fs::write(&src, &data).unwrap();
+    for (i, rsh) in SRUN_RSH.iter().enumerate() {
+        let dst = sc.path(&format!("dst{i}"));
+        let port = free_ports(1)[0].to_string();
+        let to = format!("{}@127.0.0.1:{}", s.node(), dst.display());
+        let o = {
+            let mut c = slurm_cmd(s, "salloc", &["-n", "2", "--quiet", IOLAB, "xddcp"]);
+            c.args(["-t", "2", "-p", &port, "--timeout", "60"])
+                .arg(&src)
+                .arg(&to)
+                .env("IOLAB_RSH", rsh);
+            c.output().unwrap()
+        };
+        ok(&o, rsh);
+        assert_eq!(std::fs::read(&dst).unwrap(), data, "{rsh}");
+    }
+}
+
+#[test]
+fn lst_through_srun_inside_an_allocation() {
+    let Some(s) = cluster("lst_srun") else {
+        return;
+    };
+    for rsh in SRUN_RSH {
+        let p = free_ports(2);
+        let from = format!("{}@127.0.0.1:{}", s.node(), p[0]);
+        let to = format!("{}@127.0.0.1:{}", s.node(), p[1]);
+        let o = in_salloc(
+            s,
+            rsh,
+            &[
+                "lst", "run", "brw", "write", "size=4k", "--from", &from, "--to", &to, "--count",
+                "20",
+            ],
+        );
+        ok(&o, rsh);
+        assert!(
+            stdout(&o).contains("[LNet Bandwidth of servers]"),
+            "{}",
+            stdout(&o)
+        );
+    }
+}
+
+#[test]
+fn stats_run_through_srun_inside_an_allocation() {
+    let Some(s) = cluster("stats_srun") else {
+        return;
+    };
+    let sc = Scratch::new("stats-srun");
+    for (i, rsh) in SRUN_RSH.iter().enumerate() {
+        let cfg = sc.path(&format!("c{i}.sh"));
+        std::fs::write(
+            &cfg,
+            format!(
+                "TMP={}\nVMSTAT_INTERVAL=1\nCLIENT_LIST=\"{}\"\n",
+                sc.path("tmp").display(),
+                s.node()
+            ),
+        )
+        .unwrap();
+        let tgz = sc.path(&format!("r{i}.tgz"));
+        let mut c = slurm_cmd(s, "salloc", &["-n", "2", "--quiet", IOLAB, "stats", "run"]);
+        c.arg(&cfg)
+            .arg("--tarball")
+            .arg(&tgz)
+            .args(["--", "sleep", "4"])
+            .env("IOLAB_RSH", rsh)
+            .current_dir(&sc.root);
+        let o = c.output().unwrap();
+        ok(&o, rsh);
+        let csv = sc.path(&format!("r{i}-csv/{}/vmstat.csv", s.node()));
+        let text = std::fs::read_to_string(&csv).unwrap();
+        // A sample a second for 4 s, plus start and stop: the collector
+        // lived as long as the run.
+        let rows = text.lines().count() - 1;
+        assert!(rows >= 5, "{rsh}: {rows} samples:\n{text}\n{}", stderr(&o));
+    }
+}
+
+/// A collector killed mid-run (as an OOM kill would) is exit 1 with the
+/// node named, not a clean exit with the samples missing.
+#[test]
+fn a_collector_that_died_is_exit_1_naming_the_node() {
+    let Some(s) = cluster("stats_srun_died") else {
+        return;
+    };
+    let sc = Scratch::new("stats-srun-died");
+    let cfg = sc.path("c.sh");
+    let tmp = sc.path("tmp");
+    std::fs::write(
+        &cfg,
+        format!(
+            "TMP={}\nVMSTAT_INTERVAL=1\nCLIENT_LIST=\"{}\"\n",
+            tmp.display(),
+            s.node()
+        ),
+    )
+    .unwrap();
+    let pid_file = tmp.join(format!("iolab-stats/{}/collector.pid", s.node()));
+    let kill = format!("sleep 1; kill -9 $(cat {}); sleep 1", pid_file.display());
+    let mut c = slurm_cmd(s, "salloc", &["-n", "2", "--quiet", IOLAB, "stats", "run"]);
+    c.arg(&cfg)
+        .args(["--tarball", "d.tgz", "--", "sh", "-c", &kill])
+        .env("IOLAB_RSH", "srun -N1 -w")
+        .current_dir(&sc.root);
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("{}: the collector died", s.node())),
+        "{err}"
+    );
 }

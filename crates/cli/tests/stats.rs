@@ -285,7 +285,8 @@ fn disk_write_counters_agree_with_the_bytes_xdd_wrote() {
 }
 
 /// A collector killed outright leaves nothing running; stop still
-/// gathers what it wrote, takes the stop samples and says what happened.
+/// gathers what it wrote, takes the stop samples and says what happened
+/// (exit 1: the node failed).
 #[test]
 fn a_killed_collector_leaves_nothing_running() {
     let s = Scratch::new("stats-kill");
@@ -332,7 +333,14 @@ fn a_killed_collector_leaves_nothing_running() {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    ok(&run_in(&s.root, &["stats", "stop", cfg, "k.tgz"]));
+    // The record is kept, but a collector that died is a failed node.
+    let stop = run_in(&s.root, &["stats", "stop", cfg, "k.tgz"]);
+    assert_eq!(stop.status.code(), Some(1), "{}", stderr(&stop));
+    assert!(
+        stderr(&stop).contains("the collector died before the stop"),
+        "{}",
+        stderr(&stop)
+    );
     let a = run_in(&s.root, &["stats", "analyse", "k.tgz"]);
     ok(&a);
     assert!(

@@ -112,6 +112,15 @@ impl RemoteShell {
         Ok(RemoteShell { agent, style })
     }
 
+    /// True when what the command leaves running is killed once the
+    /// command returns: a Slurm step (srun) under `proctrack/cgroup` kills
+    /// its whole cgroup when it ends, detached processes included. A
+    /// process meant to outlive the command must then keep it running.
+    pub fn ends_what_it_started(&self) -> bool {
+        let first = self.agent.first().map(String::as_str).unwrap_or_default();
+        first.rsplit('/').next() == Some("srun")
+    }
+
     /// The agent from `option` if given, else from [`RSH_ENV`], else
     /// [`DEFAULT_RSH`].
     pub fn resolve(option: Option<&str>) -> Result<RemoteShell, LaunchError> {

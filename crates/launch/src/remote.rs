@@ -117,6 +117,16 @@ impl Remote {
         unsafe { libc::kill(-(self.child.id() as libc::pid_t), libc::SIGTERM) };
     }
 
+    /// What the command has written to standard output so far (for a
+    /// caller that waits for a line while the command goes on running).
+    pub fn stdout_so_far(&self) -> Vec<u8> {
+        self.stdout
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// What the command has written to standard error so far (for a
     /// caller that waits for a line, such as "listening on").
     pub fn stderr_so_far(&self) -> Vec<u8> {

@@ -125,6 +125,8 @@ pub enum Attached {
         exe: PathBuf,
         /// Nodes whose start failed.
         start_failed: Vec<String>,
+        /// The remote commands that hold the collectors (srun steps).
+        steps: Vec<iolab_launch::Remote>,
     },
 }
 
@@ -143,7 +145,7 @@ pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attac
         return Ok(Attached::Local(Session::start(cfg.spec.clone(), &node)?));
     }
     let plan = cluster::Plan::new(&cfg, rsh, exe)?;
-    let report = plan.start();
+    let (report, steps) = plan.start_steps();
     let start_failed = report
         .failed()
         .into_iter()
@@ -154,6 +156,7 @@ pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attac
         rsh: rsh.map(str::to_string),
         exe: exe.to_path_buf(),
         start_failed,
+        steps,
     })
 }
 
@@ -175,13 +178,16 @@ impl Attached {
                 rsh,
                 exe,
                 start_failed,
+                steps,
             } => {
                 let plan = cluster::Plan::new(&cfg, rsh.as_deref(), &exe)?;
                 let keep = tgz.map(Path::to_path_buf);
                 let path = keep.clone().unwrap_or_else(|| {
                     std::env::temp_dir().join(format!("iolab-stats-{}.tgz", std::process::id()))
                 });
-                let report = plan.stop(&path)?;
+                let report = plan.stop(&path);
+                cluster::wait_steps(steps);
+                let report = report?;
                 let (nodes, _) = archive::read_tgz(&path)?;
                 if keep.is_none() {
                     let _ = std::fs::remove_file(&path);
