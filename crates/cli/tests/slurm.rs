@@ -269,3 +269,83 @@ fn a_collector_that_died_is_exit_1_naming_the_node() {
         "{err}"
     );
 }
+
+/// Counts the entries under `dir` (0 when it is gone).
+fn entries(dir: &std::path::Path) -> usize {
+    tree(dir).len()
+}
+
+/// A plan sweeping mdtest over ranks with `launcher`, one repeat, its
+/// files under `dir`.
+fn srun_plan(sc: &Scratch, label: &str, launcher: &str, args: &str) -> String {
+    let p = sc.path(&format!("{label}.toml"));
+    std::fs::write(
+        &p,
+        format!(
+            "label = \"{label}\"\ntool = \"mdtest\"\nargs = \"{args}\"\nrepeats = 1\n\
+             launcher = \"{launcher}\"\n[[axes]]\nname = \"ranks\"\nvalues = [2]\n"
+        ),
+    )
+    .unwrap();
+    p.display().to_string()
+}
+
+/// Ctrl-C of a sweep whose launcher is srun: Slurm sends SIGTERM to the
+/// step's ranks (not srun, which would kill them), they remove what they
+/// made, the sweep exits 130 and nothing of the run is left or recorded.
+#[cfg(feature = "mpi")]
+#[test]
+fn ctrl_c_of_an_srun_sweep_leaves_no_file_of_the_run() {
+    use std::time::{Duration, Instant};
+    let Some(s) = cluster("srun_sweep_ctrl_c") else {
+        return;
+    };
+    let sc = Scratch::new("srun-sweep-int");
+    let d = sc.path("d");
+    let plan = srun_plan(
+        &sc,
+        "int",
+        "srun -n {ranks} --mpi=pmix {iolab}",
+        &format!("-F -C -u -n 200000 -d {}", d.display()),
+    );
+    let store = sc.path("runs.sqlite").display().to_string();
+    let mut child = slurm_cmd(s, IOLAB, &["sweep", &plan, "--store", &store])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while entries(&d) < 200 && t0.elapsed() < Duration::from_secs(120) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(entries(&d) >= 200, "the run did not start making files");
+    // SAFETY: kill(2) on our own child's pid, as Ctrl-C would.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(200) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+        panic!("the sweep did not end after SIGINT");
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        entries(&d),
+        0,
+        "left: {:?}",
+        &tree(&d)[..tree(&d).len().min(5)]
+    );
+    let runs = slurm_cmd(s, IOLAB, &["results", "--store", &store, "list"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&runs).contains("no runs recorded"),
+        "{}",
+        stdout(&runs)
+    );
+}
