@@ -153,7 +153,9 @@ fn report(what: &str, r: &Report) -> ExitCode {
             Some(e) => eprintln!("iolab stats: {}: {e}", n.node),
         }
     }
-    if r.failed().is_empty() {
+    if !r.refused.is_empty() {
+        exit::usage()
+    } else if r.failed().is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(exit::FAILED)
@@ -257,6 +259,10 @@ fn run(
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     let attached = match iolab_stats::attach_config(cfg, rsh, &exe) {
         Ok(a) => a,
+        Err(e @ iolab_stats::StatsError::Refused(_)) => {
+            eprintln!("iolab stats: {e}");
+            return exit::usage();
+        }
         Err(e) => {
             eprintln!("iolab stats: {e}");
             return ExitCode::from(exit::FAILED);

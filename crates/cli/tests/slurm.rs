@@ -349,3 +349,59 @@ fn ctrl_c_of_an_srun_sweep_leaves_no_file_of_the_run() {
         stdout(&runs)
     );
 }
+
+/// A step Slurm refuses (a node it does not know) is exit 2 with Slurm's
+/// reason, from each tool that uses the remote shell.
+#[test]
+fn a_step_slurm_refuses_is_exit_2_with_its_reason() {
+    let Some(s) = cluster("srun_refused") else {
+        return;
+    };
+    let sc = Scratch::new("srun-refused");
+    let src = sc.path("src");
+    std::fs::write(&src, vec![7u8; 1 << 20]).unwrap();
+    let bad = "nosuchnode";
+    let dst = format!("{bad}@127.0.0.1:{}", sc.path("dst").display());
+    let p = free_ports(2);
+    let (from, to) = (
+        format!("{bad}@127.0.0.1:{}", p[0]),
+        format!("{bad}@127.0.0.1:{}", p[1]),
+    );
+    let cfg = sc.path("c.sh");
+    std::fs::write(
+        &cfg,
+        format!(
+            "TMP={}\nVMSTAT_INTERVAL=1\nCLIENT_LIST=\"{bad}\"\n",
+            sc.path("tmp").display()
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.display().to_string();
+    let src = src.display().to_string();
+    let runs: [Vec<&str>; 3] = [
+        vec!["xddcp", "--timeout", "30", &src, &dst],
+        vec![
+            "lst", "run", "brw", "write", "size=4k", "--from", &from, "--to", &to, "--count", "5",
+        ],
+        vec!["stats", "run", &cfg, "--tarball", "r.tgz", "--", "true"],
+    ];
+    for words in runs {
+        let mut c = slurm_cmd(s, "salloc", &["-n", "2", "--quiet", IOLAB]);
+        let o = c
+            .args(&words)
+            .env("IOLAB_RSH", "srun -N1 -w")
+            .current_dir(&sc.root)
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}{err}",
+            words[0],
+            stdout(&o)
+        );
+        assert!(err.contains("srun: error:"), "{}: {err}", words[0]);
+        assert!(!sc.path("dst").exists() && !sc.path("r.tgz").exists());
+    }
+}

@@ -80,6 +80,16 @@ pub enum LaunchError {
     },
 }
 
+/// What srun says when it makes no step (Slurm 22.05's messages).
+const SRUN_REFUSALS: &[&str] = &[
+    "Unable to create step",
+    "Unable to allocate resources",
+    "Invalid node name",
+    "Invalid job id",
+    "Unable to confirm allocation",
+    "Requested node configuration is not available",
+];
+
 /// Agents that hand a joined string to a remote shell.
 const SHELL_AGENTS: &[&str] = &["ssh", "rsh", "oarsh", "qrsh", "blaunch", "dbclient"];
 
@@ -119,6 +129,24 @@ impl RemoteShell {
     pub fn ends_what_it_started(&self) -> bool {
         let first = self.agent.first().map(String::as_str).unwrap_or_default();
         first.rsplit('/').next() == Some("srun")
+    }
+
+    /// Slurm's reason when srun refused to make the step (an unknown node,
+    /// no such allocation, resources it cannot give), read from what the
+    /// agent wrote on standard error: a bad command line, not a failure
+    /// of the command, which never started. None for other agents and
+    /// for commands that ran.
+    pub fn refusal(&self, stderr: &[u8]) -> Option<String> {
+        if !self.ends_what_it_started() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(stderr);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.contains("srun: error:") && SRUN_REFUSALS.iter().any(|r| l.contains(r)))
+            .collect();
+        (!lines.is_empty()).then(|| lines.join("; "))
     }
 
     /// The agent from `option` if given, else from [`RSH_ENV`], else
@@ -297,6 +325,17 @@ mod tests {
         assert_eq!(r.agent, ["srun", "--overlap", "--ntasks=2", "-w"]);
         let r = RemoteShell::parse("ip netns exec").unwrap();
         assert_eq!(r.agent, ["ip", "netns", "exec"]);
+    }
+
+    #[test]
+    fn srun_refusals_are_told_from_failures_of_the_command() {
+        let r = RemoteShell::parse("srun -N1 -w").unwrap();
+        let said = b"srun: error: Unable to create step for job 5: Requested node configuration is not available\n";
+        assert!(r.refusal(said).unwrap().contains("Unable to create step"));
+        let ran = b"srun: error: vm: task 0: Exited with exit code 1\n";
+        assert_eq!(r.refusal(ran), None);
+        let ssh = RemoteShell::parse("ssh").unwrap();
+        assert_eq!(ssh.refusal(said), None);
     }
 
     #[test]

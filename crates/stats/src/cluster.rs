@@ -31,6 +31,9 @@ pub struct Report {
     pub nodes: Vec<NodeResult>,
     /// The tarball written (stop only).
     pub tarball: Option<PathBuf>,
+    /// Nodes where the remote shell refused to start iolab (`NODE:
+    /// Slurm's reason`): a bad node list or allocation, not a failure.
+    pub refused: Vec<String>,
 }
 
 impl Report {
@@ -143,7 +146,15 @@ impl<'a> Plan<'a> {
         let steps = steps
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        (self.start_report(results), steps)
+        let mut report = self.start_report(results);
+        if let Some(rsh) = &self.rsh {
+            report.refused = report
+                .failed()
+                .iter()
+                .filter_map(|(n, e)| rsh.refusal(e.as_bytes()).map(|why| format!("{n}: {why}")))
+                .collect();
+        }
+        (report, steps)
     }
 
     fn start_report(&self, results: Vec<(String, Result<Vec<u8>, String>)>) -> Report {
@@ -156,6 +167,7 @@ impl<'a> Plan<'a> {
                 })
                 .collect(),
             tarball: None,
+            refused: Vec::new(),
         }
     }
 
@@ -176,6 +188,7 @@ impl<'a> Plan<'a> {
         let mut report = Report {
             nodes: Vec::new(),
             tarball: None,
+            refused: Vec::new(),
         };
         for (n, r) in results {
             let files = r.and_then(|tar| {

@@ -108,6 +108,11 @@ pub enum StatsError {
     /// Reading or writing samples.
     #[error("stats: {0}")]
     Io(#[from] std::io::Error),
+    /// The remote shell refused to start iolab on a node (srun made no
+    /// step: an unknown node, no such allocation); bad usage, nothing
+    /// is left collecting.
+    #[error("the remote shell refused: {0}")]
+    Refused(String),
 }
 
 /// Collection attached to a benchmark's run: in this process when the
@@ -146,6 +151,14 @@ pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attac
     }
     let plan = cluster::Plan::new(&cfg, rsh, exe)?;
     let (report, steps) = plan.start_steps();
+    if !report.refused.is_empty() {
+        // Stop the collectors that did start: nothing runs on.
+        let tmp = std::env::temp_dir().join(format!("iolab-stats-{}.tgz", std::process::id()));
+        let _ = plan.stop(&tmp);
+        cluster::wait_steps(steps);
+        let _ = std::fs::remove_file(&tmp);
+        return Err(StatsError::Refused(report.refused.join("; ")));
+    }
     let start_failed = report
         .failed()
         .into_iter()
