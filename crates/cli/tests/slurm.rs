@@ -405,3 +405,67 @@ fn a_step_slurm_refuses_is_exit_2_with_its_reason() {
         assert!(!sc.path("dst").exists() && !sc.path("r.tgz").exists());
     }
 }
+
+/// The `srun ... iolab` and `scontrol` lines of docs/mpi.md's shell
+/// blocks, run as written on the test cluster (iolab's path and the
+/// test directory put in), and docs/sweeps.md's srun launcher in a sweep.
+#[cfg(feature = "mpi")]
+#[test]
+fn the_docs_srun_lines_run_as_written() {
+    let Some(s) = cluster("docs_srun_lines") else {
+        return;
+    };
+    let sc = Scratch::new("docs-srun");
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/");
+    let mpi = std::fs::read_to_string(format!("{docs}mpi.md")).unwrap();
+    let lines: Vec<&str> = mpi
+        .lines()
+        .map(str::trim)
+        .filter(|l| (l.starts_with("srun ") && l.contains(" iolab ")) || l.starts_with("scontrol "))
+        .collect();
+    assert!(lines.len() >= 2, "{lines:?}");
+    for l in lines {
+        let dir = sc.path("x");
+        let line = l
+            .replace(" iolab ", &format!(" {IOLAB} "))
+            .replace("/lustre/x", &dir.to_string_lossy());
+        let o = slurm_cmd(s, "sh", &["-c", &line]).output().unwrap();
+        ok(&o, l);
+        if l.starts_with("scontrol") {
+            assert!(stdout(&o).contains("MpiDefault"), "{}", stdout(&o));
+        } else {
+            assert_eq!(
+                stdout(&o).matches("SUMMARY").count(),
+                1,
+                "{l}: {}",
+                stdout(&o)
+            );
+        }
+    }
+    let sweeps = std::fs::read_to_string(format!("{docs}sweeps.md")).unwrap();
+    let launcher = sweeps
+        .split('`')
+        .find(|w| w.starts_with("srun ") && w.contains("{iolab}"))
+        .expect("docs/sweeps.md gives an srun launcher");
+    let p = sc.path("docs.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "label = \"docs\"\ntool = \"mdtest\"\nargs = \"-F -n 50 -d {}\"\nrepeats = 1\n\
+             launcher = \"{launcher}\"\n[[axes]]\nname = \"nodes\"\nvalues = [1]\n\
+             [[axes]]\nname = \"ranks\"\nvalues = [2]\n",
+            sc.path("sweep").display()
+        ),
+    )
+    .unwrap();
+    let store = sc.path("runs.sqlite").display().to_string();
+    let o = slurm_cmd(
+        s,
+        IOLAB,
+        &["sweep", &p.to_string_lossy(), "--store", &store],
+    )
+    .output()
+    .unwrap();
+    ok(&o, launcher);
+    assert!(stdout(&o).contains("recorded 1 runs"), "{}", stdout(&o));
+}
