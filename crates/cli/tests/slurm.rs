@@ -469,3 +469,61 @@ fn the_docs_srun_lines_run_as_written() {
     ok(&o, launcher);
     assert!(stdout(&o).contains("recorded 1 runs"), "{}", stdout(&o));
 }
+
+/// SIGINT to xddcp mid-copy through srun: Slurm sends SIGTERM to the
+/// destination's step (srun would kill it at once), which removes its
+/// partial file, as through ssh; exit 130.
+#[test]
+fn xddcp_interrupted_through_srun_leaves_no_partial_destination() {
+    use std::time::{Duration, Instant};
+    let Some(s) = cluster("xddcp_srun_int") else {
+        return;
+    };
+    let sc = Scratch::new("xddcp-srun-int");
+    let src = sc.path("src");
+    let data: Vec<u8> = (0..(384u32 << 20)).map(|i| (i / 4093) as u8).collect();
+    std::fs::write(&src, &data).unwrap();
+    drop(data);
+    let dst = sc.path("dst");
+    let port = free_ports(1)[0].to_string();
+    let to = format!("{}@127.0.0.1:{}", s.node(), dst.display());
+    let mut child = slurm_cmd(s, "salloc", &["-n", "2", "--quiet", IOLAB, "xddcp"])
+        .args(["-t", "1", "-p", &port, "--timeout", "60"])
+        .arg(&src)
+        .arg(&to)
+        .env("IOLAB_RSH", "srun -N1 -w")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let size = || std::fs::metadata(&dst).map(|m| m.len()).unwrap_or(0);
+    while size() == 0 && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let partial = size();
+    // salloc passes SIGINT to nobody: signal iolab itself, as Ctrl-C
+    // reaches the foreground process.
+    let iolab = Command::new("pgrep")
+        .args(["-P", &child.id().to_string(), "-f", "xddcp"])
+        .output()
+        .unwrap();
+    let pid: i32 = stdout(&iolab).trim().parse().unwrap();
+    // SAFETY: kill(2) on a process our child started.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(90) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+        panic!("xddcp did not end after SIGINT");
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        partial > 0 && partial < 384 << 20,
+        "not mid-copy: {partial}"
+    );
+    assert_eq!(o.status.code(), Some(130), "{}{}", stdout(&o), stderr(&o));
+    assert!(!dst.exists(), "the partial destination is left");
+}

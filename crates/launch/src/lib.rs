@@ -27,7 +27,7 @@
 
 mod remote;
 
-pub use remote::{Finished, Remote, WaitError};
+pub use remote::{Finished, Remote, WaitError, STEP_GRACE};
 
 use std::ffi::OsString;
 
@@ -187,13 +187,21 @@ impl RemoteShell {
         command: &[String],
         env: &[(String, String)],
     ) -> Result<Remote, LaunchError> {
-        let argv = self.argv(host, command, env);
+        let mut argv = self.argv(host, command, env);
+        // A step of its own name, so that a stop can have Slurm signal
+        // the step's task (srun would kill it at once).
+        let step = self.ends_what_it_started().then(step_name);
+        if let Some(name) = &step {
+            argv.insert(1, format!("--job-name={name}"));
+        }
         let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
-        Remote::spawn(&os).map_err(|source| LaunchError::Spawn {
+        let mut r = Remote::spawn(&os).map_err(|source| LaunchError::Spawn {
             agent: self.agent[0].clone(),
             host: host.to_string(),
             source,
-        })
+        })?;
+        r.slurm_step = step;
+        Ok(r)
     }
 }
 
@@ -219,6 +227,17 @@ fn one_overlapping_task(mut agent: Vec<String>) -> Vec<String> {
     }
     agent.splice(1..1, add);
     agent
+}
+
+/// A name no other step of this process has.
+fn step_name() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "iolab-rsh-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Quotes `w` for a POSIX shell: untouched when it has only safe
