@@ -527,3 +527,43 @@ fn xddcp_interrupted_through_srun_leaves_no_partial_destination() {
     assert_eq!(o.status.code(), Some(130), "{}{}", stdout(&o), stderr(&o));
     assert!(!dst.exists(), "the partial destination is left");
 }
+
+/// A launcher Slurm refuses (a node it does not know) stops the
+/// sweep at its first point with Slurm's reason, instead of failing
+/// every repeat.
+#[test]
+fn a_launcher_slurm_refuses_stops_the_sweep_at_its_first_point() {
+    let Some(s) = cluster("srun_sweep_refused") else {
+        return;
+    };
+    let sc = Scratch::new("srun-sweep-refused");
+    let p = sc.path("r.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "label = \"r\"\ntool = \"mdtest\"\nargs = \"-F -n 5 -d {}\"\nrepeats = 2\n\
+             launcher = \"srun -w nosuchnode -n {{ranks}} {{iolab}}\"\n[[axes]]\nname = \"ranks\"\nvalues = [2, 4]\n",
+            sc.path("d").display()
+        ),
+    )
+    .unwrap();
+    let store = sc.path("runs.sqlite").display().to_string();
+    let o = slurm_cmd(
+        s,
+        IOLAB,
+        &["sweep", &p.to_string_lossy(), "--store", &store],
+    )
+    .output()
+    .unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        err.contains("could not start the tool") && err.contains("srun: error:"),
+        "{err}"
+    );
+    assert_eq!(
+        out.matches("FAILED").count(),
+        1,
+        "only the first repeat ran: {out}"
+    );
+}

@@ -140,13 +140,7 @@ impl RemoteShell {
         if !self.ends_what_it_started() {
             return None;
         }
-        let text = String::from_utf8_lossy(stderr);
-        let lines: Vec<&str> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.contains("srun: error:") && SRUN_REFUSALS.iter().any(|r| l.contains(r)))
-            .collect();
-        (!lines.is_empty()).then(|| lines.join("; "))
+        srun_refusal(stderr)
     }
 
     /// The agent from `option` if given, else from [`RSH_ENV`], else
@@ -227,6 +221,20 @@ fn one_overlapping_task(mut agent: Vec<String>) -> Vec<String> {
     }
     agent.splice(1..1, add);
     agent
+}
+
+/// Slurm's reason when srun made no step (an unknown node, no such
+/// allocation, resources it cannot give), from what srun wrote on
+/// standard error; None when it made one (the command ran, whatever its
+/// exit status).
+pub fn srun_refusal(stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.contains("srun: error:") && SRUN_REFUSALS.iter().any(|r| l.contains(r)))
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("; "))
 }
 
 /// A name no other step of this process has.

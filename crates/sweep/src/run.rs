@@ -41,6 +41,15 @@ pub enum SweepError {
     /// The store.
     #[error("{0}")]
     Store(#[from] StoreError),
+    /// The launcher could not start the tool (srun made no step): every
+    /// repeat would fail the same way, so the sweep stops.
+    #[error("the launcher `{launcher}` could not start the tool: {why}")]
+    Launcher {
+        /// The launcher's program.
+        launcher: String,
+        /// Its reason.
+        why: String,
+    },
     /// The sweep's own files.
     #[error("{what}: {err}")]
     Io {
@@ -313,7 +322,19 @@ fn run_job(
         }
         Err(why) => {
             sum.failed += 1;
+            let refused = crate::slurm::is_srun(&argv)
+                .then(|| iolab_launch::srun_refusal(tail(&err).as_bytes()))
+                .flatten();
             on(fail(why));
+            if let Some(why) = refused {
+                for f in [&json, &out, &err] {
+                    let _ = std::fs::remove_file(f);
+                }
+                return Err(SweepError::Launcher {
+                    launcher: argv[0].clone(),
+                    why,
+                });
+            }
         }
     }
     for f in [&json, &out, &err] {
