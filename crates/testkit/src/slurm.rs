@@ -445,7 +445,8 @@ fn tail(path: &Path) -> String {
 }
 
 /// Directories left by test processes that are gone (their daemons died
-/// with them).
+/// with them); slurmstepd and tasks of such a cluster, which outlive
+/// slurmd, are killed first (they carry its SLURM_CONF).
 fn remove_stale_dirs() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
@@ -459,7 +460,29 @@ fn remove_stale_dirs() {
             continue;
         };
         if !Path::new("/proc").join(pid).exists() {
+            kill_users_of(&e.path().join("slurm.conf"));
             let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// SIGKILL to every process whose environment has `SLURM_CONF=conf`.
+fn kill_users_of(conf: &Path) {
+    let want = format!("SLURM_CONF={}", conf.display());
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for p in procs.flatten() {
+        let Ok(pid) = p.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(p.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
+            // SAFETY: kill(2) has no memory effects; the process belongs
+            // to a cluster whose test process is gone.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     }
 }
