@@ -271,12 +271,14 @@ fn a_collector_that_died_is_exit_1_naming_the_node() {
 }
 
 /// Counts the entries under `dir` (0 when it is gone).
+#[cfg(feature = "mpi")]
 fn entries(dir: &std::path::Path) -> usize {
     tree(dir).len()
 }
 
 /// A plan sweeping mdtest over ranks with `launcher`, one repeat, its
 /// files under `dir`.
+#[cfg(feature = "mpi")]
 fn srun_plan(sc: &Scratch, label: &str, launcher: &str, args: &str) -> String {
     let p = sc.path(&format!("{label}.toml"));
     std::fs::write(
