@@ -14,8 +14,10 @@ set -euo pipefail
 # iperf3 and sockperf are the peers of bench/e2e-vs-iperf3.sh and
 # bench/lst-vs-sockperf.sh, which the suite runs small (tests/bench.rs).
 # man-db: the man-page test renders every page `iolab man` writes (man -l).
+# slurm-wlm and munge: the one-node Slurm the srun tests start by hand
+# (crates/testkit/src/slurm.rs; no service is enabled or started).
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs btrfs-progs util-linux mount
-  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core strace iperf3 sockperf man-db)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core strace iperf3 sockperf man-db slurm-wlm munge)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

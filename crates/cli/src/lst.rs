@@ -455,7 +455,10 @@ fn run_console(
     if outcome.is_failure() || outcome == iolab_core::Outcome::Interrupted {
         eprintln!("iolab lst: {outcome}");
     }
-    exit::status(&outcome)
+    match &outcome {
+        iolab_core::Outcome::Error(f) if f.op == iolab_lst::REFUSED_OP => exit::usage(),
+        _ => exit::status(&outcome),
+    }
 }
 
 fn write_outputs(

@@ -89,6 +89,10 @@ enum Step {
         dir: PathBuf,
         #[arg(long)]
         spec: String,
+        /// Stay until the collector ends (for a remote shell that kills
+        /// what its command started when the command returns: srun).
+        #[arg(long)]
+        foreground: bool,
     },
     /// (node side) The collector itself.
     #[command(hide = true)]
@@ -148,7 +152,11 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
             let rec = RunRecord { json, store, line };
             run(&config, tarball, rsh.as_deref(), &command, rec)
         }
-        Step::StartNode { dir, spec } => start_node(&dir, &spec),
+        Step::StartNode {
+            dir,
+            spec,
+            foreground,
+        } => start_node(&dir, &spec, foreground),
         Step::Collect { dir } => collect(&dir),
         Step::Halt { dir } => halt(&dir),
         Step::Forget { dir } => match node::forget(&dir) {
@@ -188,7 +196,9 @@ fn report(what: &str, r: &Report) -> ExitCode {
             Some(e) => eprintln!("iolab stats: {}: {e}", n.node),
         }
     }
-    if r.failed().is_empty() {
+    if !r.refused.is_empty() {
+        exit::usage()
+    } else if r.failed().is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(exit::FAILED)
@@ -356,15 +366,17 @@ fn run(
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     let attached = match iolab_stats::attach_config(cfg, rsh, &exe) {
         Ok(a) => a,
+        Err(e @ iolab_stats::StatsError::Refused(_)) => {
+            eprintln!("iolab stats: {e}");
+            return exit::usage();
+        }
         Err(e) => {
             eprintln!("iolab stats: {e}");
             return ExitCode::from(exit::FAILED);
         }
     };
     let started_ns = iolab_core::clock::wall_ns();
-    let status = std::process::Command::new(&command[0])
-        .args(&command[1..])
-        .status();
+    let status = run_forwarding(command);
     let collected = attached.finish(Some(&tgz));
     let command_exit = match &status {
         Ok(s) => command_code(s),
@@ -471,6 +483,36 @@ fn record_run(rec: &RunRecord, store: &crate::store_hook::StoreHook, json: &str)
     ok
 }
 
+/// Runs the command in a process group of its own and passes SIGINT and
+/// SIGTERM on to that group, as `timeout` does: a supervisor that signals
+/// iolab alone stops the command too, and Ctrl-C at a terminal reaches
+/// the command once (not once from the terminal and again from us, which
+/// an iolab child would take as a second Ctrl-C and skip its cleanup).
+fn run_forwarding(command: &[OsString]) -> std::io::Result<std::process::ExitStatus> {
+    use std::os::unix::process::CommandExt;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let got = std::sync::Arc::new(AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_usize(sig, got.clone(), sig as usize)?;
+    }
+    let mut child = std::process::Command::new(&command[0])
+        .args(&command[1..])
+        .process_group(0)
+        .spawn()?;
+    loop {
+        if let Some(st) = child.try_wait()? {
+            return Ok(st);
+        }
+        let sig = got.swap(0, Ordering::SeqCst);
+        if sig != 0 {
+            // SAFETY: kill(2) with a negative pid signals the group
+            // process_group(0) made for our child; no memory is shared.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), sig as libc::c_int) };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The command's exit code, or 128 + signal as a shell reports it.
 fn command_code(s: &std::process::ExitStatus) -> u8 {
     use std::os::unix::process::ExitStatusExt;
@@ -481,7 +523,7 @@ fn command_code(s: &std::process::ExitStatus) -> u8 {
     }
 }
 
-fn start_node(dir: &Path, spec: &str) -> ExitCode {
+fn start_node(dir: &Path, spec: &str, foreground: bool) -> ExitCode {
     let spec: iolab_stats::Spec = match serde_json::from_str(spec) {
         Ok(s) => s,
         Err(e) => {
@@ -494,11 +536,16 @@ fn start_node(dir: &Path, spec: &str) -> ExitCode {
         return exit::usage();
     }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
-    match node::detach(&exe, dir, &spec) {
-        Ok(pid) => {
-            let _ = outln!("collector pid {pid}");
-            ExitCode::SUCCESS
-        }
+    let said = |pid: u32| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "collector pid {pid}").and_then(|_| out.flush());
+    };
+    let started = match foreground {
+        true => node::foreground(&exe, dir, &spec, said),
+        false => node::detach(&exe, dir, &spec).map(said),
+    };
+    match started {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");
             ExitCode::from(exit::FAILED)

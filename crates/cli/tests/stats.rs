@@ -291,7 +291,8 @@ fn disk_write_counters_agree_with_the_bytes_xdd_wrote() {
 }
 
 /// A collector killed outright leaves nothing running; stop still
-/// gathers what it wrote, takes the stop samples and says what happened.
+/// gathers what it wrote, takes the stop samples and says what happened
+/// (exit 1: the node failed).
 #[test]
 fn a_killed_collector_leaves_nothing_running() {
     let s = Scratch::new("stats-kill");
@@ -338,7 +339,14 @@ fn a_killed_collector_leaves_nothing_running() {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    ok(&run_in(&s.root, &["stats", "stop", cfg, "k.tgz"]));
+    // The record is kept, but a collector that died is a failed node.
+    let stop = run_in(&s.root, &["stats", "stop", cfg, "k.tgz"]);
+    assert_eq!(stop.status.code(), Some(1), "{}", stderr(&stop));
+    assert!(
+        stderr(&stop).contains("the collector died before the stop"),
+        "{}",
+        stderr(&stop)
+    );
     let a = run_in(&s.root, &["stats", "analyse", "k.tgz"]);
     ok(&a);
     assert!(
@@ -400,6 +408,58 @@ fn run_wraps_a_command_and_keeps_its_exit_status() {
         ],
     );
     ok(&o);
+}
+
+/// SIGINT or SIGTERM to the `iolab stats run` process alone (as a batch
+/// system or supervisor sends it) reaches the command, as with `timeout`:
+/// the command's trap runs and its exit status is run's.
+#[test]
+fn run_passes_sigint_and_sigterm_on_to_its_command() {
+    use std::time::{Duration, Instant};
+    let s = Scratch::new("stats-run-signal");
+    for (sig, name, code) in [(libc::SIGINT, "INT", 5), (libc::SIGTERM, "TERM", 6)] {
+        let got = s.path(&format!("got-{name}"));
+        let ready = s.path(&format!("ready-{name}"));
+        let script = format!(
+            "trap 'echo INT > {g}; exit 5' INT; trap 'echo TERM > {g}; exit 6' TERM; \
+             : > {r}; while :; do sleep 0.1; done",
+            g = got.display(),
+            r = ready.display()
+        );
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args([
+                "stats",
+                "run",
+                "local,0",
+                "--tarball",
+                &format!("{name}.tgz"),
+            ])
+            .args(["--", "sh", "-c", &script])
+            .current_dir(&s.root)
+            .env("CI", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !ready.exists() && t0.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(ready.exists(), "the command did not start");
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let t0 = Instant::now();
+        while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if child.try_wait().unwrap().is_none() {
+            let _ = child.kill();
+            panic!("iolab stats run did not end after SIG{name}");
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(code), "SIG{name}: {}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&got).unwrap().trim(), name);
+    }
 }
 
 /// Three "nodes" through `ip netns exec`, one of which does not exist:

@@ -5,7 +5,8 @@
 //! the program is run as `AGENT... HOST COMMAND...`. It comes from an
 //! option, else from [`RSH_ENV`], else it is `ssh -o BatchMode=yes`. So
 //! `IOLAB_RSH="exec:ip netns exec"` runs "hosts" that are network
-//! namespaces, and `IOLAB_RSH="exec:srun -N1 -w"` runs them through Slurm.
+//! namespaces, and `IOLAB_RSH="exec:srun -N1 -w"` runs them through Slurm
+//! (as one task sharing the allocation's CPUs: `-n1 --overlap` are added).
 //!
 //! Agents differ in how they pass the command. ssh, rsh and their kin
 //! join the words with spaces and hand the string to a shell on the far
@@ -35,7 +36,7 @@
 
 mod remote;
 
-pub use remote::{Finished, Remote, WaitError};
+pub use remote::{Finished, Remote, WaitError, STEP_GRACE};
 
 use std::ffi::OsString;
 
@@ -98,6 +99,16 @@ pub enum LaunchError {
     },
 }
 
+/// What srun says when it makes no step (Slurm 22.05's messages).
+const SRUN_REFUSALS: &[&str] = &[
+    "Unable to create step",
+    "Unable to allocate resources",
+    "Invalid node name",
+    "Invalid job id",
+    "Unable to confirm allocation",
+    "Requested node configuration is not available",
+];
+
 impl RemoteShell {
     /// Parses an agent specification: words split like a shell would
     /// (shlex: single and double quotes, backslash), optionally prefixed
@@ -115,10 +126,36 @@ impl RemoteShell {
             s => (ArgStyle::Shell, s),
         };
         let agent = shlex::split(rest).ok_or_else(|| bad("unbalanced quotes"))?;
-        if agent.is_empty() {
-            return Err(bad("no command given"));
-        }
+        let first = agent.first().ok_or_else(|| bad("no command given"))?;
+        // srun's semantics (one task, overlapping), not its quoting:
+        // quoting follows the prefix alone.
+        let agent = if first.rsplit('/').next() == Some("srun") {
+            one_overlapping_task(agent)
+        } else {
+            agent
+        };
         Ok(RemoteShell { agent, style })
+    }
+
+    /// True when what the command leaves running is killed once the
+    /// command returns: a Slurm step (srun) under `proctrack/cgroup` kills
+    /// its whole cgroup when it ends, detached processes included. A
+    /// process meant to outlive the command must then keep it running.
+    pub fn ends_what_it_started(&self) -> bool {
+        let first = self.agent.first().map(String::as_str).unwrap_or_default();
+        first.rsplit('/').next() == Some("srun")
+    }
+
+    /// Slurm's reason when srun refused to make the step (an unknown node,
+    /// no such allocation, resources it cannot give), read from what the
+    /// agent wrote on standard error: a bad command line, not a failure
+    /// of the command, which never started. None for other agents and
+    /// for commands that ran.
+    pub fn refusal(&self, stderr: &[u8]) -> Option<String> {
+        if !self.ends_what_it_started() {
+            return None;
+        }
+        srun_refusal(stderr)
     }
 
     /// The agent from `option` if given, else from [`RSH_ENV`], else
@@ -203,13 +240,21 @@ impl RemoteShell {
         env: &[(String, String)],
         input: Option<&[u8]>,
     ) -> Result<Remote, LaunchError> {
-        let argv = self.argv(host, command, env)?;
+        let mut argv = self.argv(host, command, env)?;
+        // A step of its own name, so that a stop can have Slurm signal
+        // the step's task (srun would kill it at once).
+        let step = self.ends_what_it_started().then(step_name);
+        if let Some(name) = &step {
+            argv.insert(1, format!("--job-name={name}"));
+        }
         let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
-        Remote::spawn(&os, input).map_err(|source| LaunchError::Spawn {
+        let mut r = Remote::spawn(&os, input).map_err(|source| LaunchError::Spawn {
             agent: self.agent[0].clone(),
             host: host.to_string(),
             source,
-        })
+        })?;
+        r.slurm_step = step;
+        Ok(r)
     }
 }
 
@@ -221,6 +266,55 @@ fn is_assignment(w: &str) -> bool {
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     })
+}
+
+/// srun as a remote shell runs one task that shares the allocation's
+/// CPUs: inside `salloc -n 2` a step inherits `SLURM_NTASKS=2` (two
+/// copies of the command) and steps do not share CPUs (the second waits
+/// for the first, which waits for it). So `-n1` and `--overlap` go right
+/// after `srun` unless the agent says otherwise (`-n`/`--ntasks`, or
+/// `--overlap` already there); after the program word, because the
+/// agent's last word is usually `-w`, whose value is the host.
+fn one_overlapping_task(mut agent: Vec<String>) -> Vec<String> {
+    let has = |short: &str, long: &str| {
+        agent
+            .iter()
+            .any(|w| w.starts_with(short) || w == long || w.starts_with(&format!("{long}=")))
+    };
+    let mut add = Vec::new();
+    if !has("-n", "--ntasks") {
+        add.push("-n1".to_string());
+    }
+    if !agent.iter().any(|w| w == "--overlap") {
+        add.push("--overlap".to_string());
+    }
+    agent.splice(1..1, add);
+    agent
+}
+
+/// Slurm's reason when srun made no step (an unknown node, no such
+/// allocation, resources it cannot give), from what srun wrote on
+/// standard error; None when it made one (the command ran, whatever its
+/// exit status).
+pub fn srun_refusal(stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.contains("srun: error:") && SRUN_REFUSALS.iter().any(|r| l.contains(r)))
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("; "))
+}
+
+/// A name no other step of this process has.
+fn step_name() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "iolab-rsh-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Quotes `w` for a POSIX shell: untouched when every character is one
@@ -279,6 +373,33 @@ mod tests {
         );
         let e = RemoteShell::parse("exec:ssh").unwrap();
         assert_eq!((e.style, e.agent[0].as_str()), (ArgStyle::Exec, "ssh"));
+    }
+
+    #[test]
+    fn srun_gets_one_overlapping_task_unless_it_says_otherwise() {
+        let r = RemoteShell::parse("srun -N1 -w").unwrap();
+        assert_eq!(r.agent, ["srun", "-n1", "--overlap", "-N1", "-w"]);
+        assert_eq!(
+            r.argv("node1", &["iolab".into()], &[]),
+            ["srun", "-n1", "--overlap", "-N1", "-w", "node1", "iolab"]
+        );
+        let r = RemoteShell::parse("/usr/bin/srun -N1 -n1 --overlap -w").unwrap();
+        assert_eq!(r.agent, ["/usr/bin/srun", "-N1", "-n1", "--overlap", "-w"]);
+        let r = RemoteShell::parse("srun --ntasks=2 -w").unwrap();
+        assert_eq!(r.agent, ["srun", "--overlap", "--ntasks=2", "-w"]);
+        let r = RemoteShell::parse("ip netns exec").unwrap();
+        assert_eq!(r.agent, ["ip", "netns", "exec"]);
+    }
+
+    #[test]
+    fn srun_refusals_are_told_from_failures_of_the_command() {
+        let r = RemoteShell::parse("srun -N1 -w").unwrap();
+        let said = b"srun: error: Unable to create step for job 5: Requested node configuration is not available\n";
+        assert!(r.refusal(said).unwrap().contains("Unable to create step"));
+        let ran = b"srun: error: vm: task 0: Exited with exit code 1\n";
+        assert_eq!(r.refusal(ran), None);
+        let ssh = RemoteShell::parse("ssh").unwrap();
+        assert_eq!(ssh.refusal(said), None);
     }
 
     #[test]

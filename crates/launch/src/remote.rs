@@ -15,12 +15,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+/// How long an srun agent's task has, after SIGTERM from Slurm, to clean
+/// up and end before the agent is killed.
+pub const STEP_GRACE: Duration = Duration::from_secs(30);
+
 /// Output of a remote command, collected as it comes.
 type Collected = (Arc<Mutex<Vec<u8>>>, Option<JoinHandle<()>>);
 
 /// A remote command in flight.
 #[derive(Debug)]
 pub struct Remote {
+    /// The name of the Slurm step the agent (srun) makes, if it is srun.
+    pub(crate) slurm_step: Option<String>,
     child: Child,
     /// Held open while the command runs: its closing tells the far side
     /// that whoever started it is gone.
@@ -115,6 +121,7 @@ impl Remote {
         let stdout = drain(child.stdout.take());
         let stderr = drain(child.stderr.take());
         Ok(Remote {
+            slurm_step: None,
             child,
             stdin,
             stdout,
@@ -137,15 +144,57 @@ impl Remote {
         self.stdin = None;
     }
 
+    /// Has Slurm send SIGTERM to the task of this agent's step; true when
+    /// the step was found and scancel took the request.
+    fn terminate_step(&self) -> bool {
+        let Some(name) = &self.slurm_step else {
+            return false;
+        };
+        let Ok(o) = Command::new("squeue")
+            .args(["-h", "-s", "-o", "%i %j"])
+            .stdin(Stdio::null())
+            .output()
+        else {
+            return false;
+        };
+        let text = String::from_utf8_lossy(&o.stdout);
+        let Some(id) = text.lines().find_map(|l| {
+            let (id, n) = l.trim().split_once(' ')?;
+            (n.trim() == name).then_some(id.to_string())
+        }) else {
+            return false;
+        };
+        Command::new("scancel")
+            .args(["--signal=TERM", &id])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
     /// Asks the command to end (SIGTERM to its group) without waiting, so
     /// that it can clean up and report; [`Remote::wait`] then collects it.
     pub fn terminate(&mut self) {
         if self.has_exited() {
             return;
         }
+        if self.terminate_step() {
+            return;
+        }
         // SAFETY: kill has no memory effects; a negative pid names our
         // child's own process group, created by process_group(0).
         unsafe { libc::kill(-(self.child.id() as libc::pid_t), libc::SIGTERM) };
+    }
+
+    /// What the command has written to standard output so far (for a
+    /// caller that waits for a line while the command goes on running).
+    pub fn stdout_so_far(&self) -> Vec<u8> {
+        self.stdout
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// What the command has written to standard error so far (for a
@@ -210,7 +259,10 @@ impl Remote {
 
     /// Stops the agent and what it started locally: SIGTERM to the group,
     /// then SIGKILL if it has not gone within a second. (ssh forwards the
-    /// hang-up to the far side when its connection drops.)
+    /// hang-up to the far side when its connection drops.) An srun agent
+    /// would kill its task at once: its step's task gets SIGTERM from
+    /// Slurm instead (`scancel --signal=TERM`), and [`STEP_GRACE`] to
+    /// clean up and end.
     pub fn stop(&mut self) {
         // Standard input closes last, once the group has gone: a command
         // that takes its closing as a stop request then has one reason to
@@ -222,6 +274,15 @@ impl Remote {
     fn stop_group(&mut self) {
         if self.has_exited() {
             return;
+        }
+        if self.terminate_step() {
+            let until = Instant::now() + STEP_GRACE;
+            while !self.has_exited() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if self.has_exited() {
+                return;
+            }
         }
         let pg = self.child.id() as libc::pid_t;
         // SAFETY: kill has no memory effects; a negative pid names our

@@ -126,6 +126,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_point: impl FnMut(&PointResult
         Err(_) if stop.load(Ordering::Relaxed) || iolab_core::stop::requested() => {
             Outcome::Interrupted
         }
+        Err(e @ LstError::Refused(..)) => {
+            Outcome::Error(Failure::other(crate::REFUSED_OP, e.to_string()))
+        }
         Err(e) => Outcome::Error(Failure::other("session", e.to_string())),
     };
     Report { points, outcome }
@@ -285,7 +288,10 @@ pub(crate) fn connect_one(
 ) -> Result<Conn, LstError> {
     let until = Instant::now() + Duration::from_secs_f64(plan.connect_timeout_s);
     loop {
-        if let Some(said) = exited(remote) {
+        if let Some((said, refused)) = exited_refused(plan, remote) {
+            if let Some(why) = refused {
+                return Err(LstError::Refused(n.name.clone(), why));
+            }
             return Err(LstError::Node(
                 n.name.clone(),
                 format!("the agent started there exited before it answered: {said} (is iolab installed at the same path there, is the port free?)"),
@@ -334,6 +340,30 @@ pub(crate) fn connect_one(
 
 /// When the agent the console started has exited: its status and the
 /// last line it wrote on stderr.
+/// [`exited`], and Slurm's reason when srun refused to start the agent.
+fn exited_refused(plan: &Plan, remote: &mut Option<Remote>) -> Option<(String, Option<String>)> {
+    if !remote.as_mut().is_some_and(|r| r.has_exited()) {
+        return None;
+    }
+    let f = remote.take()?.wait(Duration::from_secs(1), || false).ok()?;
+    let rsh = match &plan.rsh {
+        Some(r) => Some(r.clone()),
+        None => RemoteShell::resolve(None).ok(),
+    };
+    let refused = rsh.and_then(|r| r.refusal(&f.stderr));
+    Some((summary(&f), refused))
+}
+
+fn summary(f: &iolab_launch::Finished) -> String {
+    let err = String::from_utf8_lossy(&f.stderr);
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    format!("{} {last}", f.status).trim().to_string()
+}
+
 fn exited(remote: &mut Option<Remote>) -> Option<String> {
     if !remote.as_mut().is_some_and(|r| r.has_exited()) {
         return None;

@@ -48,7 +48,15 @@ pub enum LstError {
     /// Agents could not be started, or the session could not be set up.
     #[error("{0}")]
     Launch(String),
+    /// The remote shell would not start the agent on a node (srun made
+    /// no step: an unknown node, no such allocation): bad usage.
+    #[error("node {0}: the remote shell refused to start the agent: {1}")]
+    Refused(String, String),
 }
+
+/// The failure's `op` when the remote shell refused to start an agent
+/// (bad usage: exit 2).
+pub const REFUSED_OP: &str = "remote shell refused";
 
 /// A fresh random session token (128 bits, hex).
 pub fn new_token() -> Result<String, LstError> {

@@ -6,7 +6,7 @@
 use crate::archive;
 use crate::config::Config;
 use crate::node;
-use iolab_launch::RemoteShell;
+use iolab_launch::{Remote, RemoteShell};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +31,9 @@ pub struct Report {
     pub nodes: Vec<NodeResult>,
     /// The tarball written (stop only).
     pub tarball: Option<PathBuf>,
+    /// Nodes where the remote shell refused to start iolab (`NODE:
+    /// Slurm's reason`): a bad node list or allocation, not a failure.
+    pub refused: Vec<String>,
 }
 
 impl Report {
@@ -106,23 +109,64 @@ impl<'a> Plan<'a> {
     }
 
     /// Starts a collector on every node; each result says how it went.
+    /// Through a remote shell that ends what its command started (srun),
+    /// each collector's command stays running, and is left running when
+    /// this process ends (`iolab stats start`); [`Plan::start_steps`]
+    /// keeps them instead.
     pub fn start(&self) -> Report {
+        let (report, steps) = self.start_steps();
+        for s in steps {
+            // The step holds the collector; `stats stop` ends both.
+            std::mem::forget(s);
+        }
+        report
+    }
+
+    /// [`Plan::start`], also giving the commands that hold the collectors
+    /// (none unless the remote shell ends what its command started): keep
+    /// them until [`Plan::stop`], then [`wait_steps`].
+    pub fn start_steps(&self) -> (Report, Vec<Remote>) {
         let spec = serde_json::to_string(&self.cfg.spec).unwrap_or_default();
+        let steps = std::sync::Mutex::new(Vec::new());
         let results = self.each(|node, dir| match &self.rsh {
             None => node::detach(&self.exe, dir, &self.cfg.spec)
                 .map(|_| Vec::new())
                 .map_err(|e| e.to_string()),
             Some(rsh) => {
-                let cmd = self.command(&[
-                    "start-node",
-                    "--dir",
-                    &dir.display().to_string(),
-                    "--spec",
-                    &spec,
-                ]);
-                remote(rsh, node, &cmd, iolab_core::stop::requested)
+                let d = dir.display().to_string();
+                let mut words = vec!["start-node", "--dir", &d, "--spec", &spec];
+                if !rsh.ends_what_it_started() {
+                    return remote(
+                        rsh,
+                        node,
+                        &self.command(&words),
+                        iolab_core::stop::requested,
+                    );
+                }
+                words.push("--foreground");
+                let step = held(rsh, node, &self.command(&words))?;
+                steps
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(step);
+                Ok(Vec::new())
             }
         });
+        let steps = steps
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut report = self.start_report(results);
+        if let Some(rsh) = &self.rsh {
+            report.refused = report
+                .failed()
+                .iter()
+                .filter_map(|(n, e)| rsh.refusal(e.as_bytes()).map(|why| format!("{n}: {why}")))
+                .collect();
+        }
+        (report, steps)
+    }
+
+    fn start_report(&self, results: Vec<(String, Result<Vec<u8>, String>)>) -> Report {
         Report {
             nodes: results
                 .into_iter()
@@ -132,6 +176,7 @@ impl<'a> Plan<'a> {
                 })
                 .collect(),
             tarball: None,
+            refused: Vec::new(),
         }
     }
 
@@ -157,6 +202,7 @@ impl<'a> Plan<'a> {
         let mut report = Report {
             nodes: Vec::new(),
             tarball: None,
+            refused: Vec::new(),
         };
         for (n, r) in results {
             let files = r.and_then(|tar| {
@@ -164,11 +210,9 @@ impl<'a> Plan<'a> {
             });
             match files {
                 Ok(f) => {
+                    let error = died(&f);
                     parts.push((n.clone(), f));
-                    report.nodes.push(NodeResult {
-                        node: n,
-                        error: None,
-                    });
+                    report.nodes.push(NodeResult { node: n, error });
                 }
                 Err(e) => report.nodes.push(NodeResult {
                     node: n,
@@ -242,6 +286,53 @@ impl<'a> Plan<'a> {
     }
 }
 
+/// Why a node's record is not a whole run's: its collector died before
+/// the stop (its samples end there), or None.
+fn died(files: &BTreeMap<String, Vec<u8>>) -> Option<String> {
+    let notes = files.get(archive::NOTES_FILE)?;
+    String::from_utf8_lossy(notes)
+        .contains(node::NOT_RUNNING_NOTE)
+        .then(|| "the collector died before the stop: its samples end where it died".to_string())
+}
+
+/// Starts `cmd` on `node` and returns it still running once it has
+/// written its first line (the collector's start samples are on disk),
+/// or the remote shell's complaint if it ends first.
+fn held(rsh: &RemoteShell, node: &str, cmd: &[String]) -> Result<Remote, String> {
+    let mut r = rsh.spawn(node, cmd, &[]).map_err(|e| e.to_string())?;
+    let until = std::time::Instant::now() + REMOTE_TIMEOUT;
+    loop {
+        if r.stdout_so_far().contains(&b'\n') {
+            return Ok(r);
+        }
+        if r.has_exited() || iolab_core::stop::requested() || std::time::Instant::now() >= until {
+            let done = r
+                .wait(Duration::from_secs(5), || false)
+                .map_err(|e| e.to_string())?;
+            return Err(complaint(rsh, node, &done));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits (bounded) for the commands that held the collectors to end
+/// after [`Plan::stop`], so that none is left; the rest are stopped.
+pub fn wait_steps(steps: Vec<Remote>) {
+    for s in steps {
+        let _ = s.wait(Duration::from_secs(10), || false);
+    }
+}
+
+fn complaint(rsh: &RemoteShell, node: &str, done: &iolab_launch::Finished) -> String {
+    let err = String::from_utf8_lossy(&done.stderr).trim().to_string();
+    format!(
+        "through `{} {node}`: {} ({})",
+        rsh.agent.join(" "),
+        if err.is_empty() { "no message" } else { &err },
+        done.status
+    )
+}
+
 /// Runs `cmd` on `node`; its standard output on success, else the
 /// remote shell's complaint.
 fn remote(
@@ -257,13 +348,7 @@ fn remote(
     if done.status.success() {
         Ok(done.stdout)
     } else {
-        let err = String::from_utf8_lossy(&done.stderr).trim().to_string();
-        Err(format!(
-            "through `{} {node}`: {} ({})",
-            rsh.agent.join(" "),
-            if err.is_empty() { "no message" } else { &err },
-            done.status
-        ))
+        Err(complaint(rsh, node, &done))
     }
 }
 

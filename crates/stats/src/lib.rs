@@ -112,6 +112,11 @@ pub enum StatsError {
     /// A profile tarball with a member that would land outside (exit 2).
     #[error("stats: {0}")]
     Archive(#[from] archive::ArchiveError),
+    /// The remote shell refused to start iolab on a node (srun made no
+    /// step: an unknown node, no such allocation); bad usage, nothing
+    /// is left collecting.
+    #[error("the remote shell refused: {0}")]
+    Refused(String),
 }
 
 /// Collection attached to a benchmark's run: in this process when the
@@ -129,6 +134,8 @@ pub enum Attached {
         exe: PathBuf,
         /// Nodes whose start failed.
         start_failed: Vec<String>,
+        /// The remote commands that hold the collectors (srun steps).
+        steps: Vec<iolab_launch::Remote>,
     },
 }
 
@@ -147,7 +154,15 @@ pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attac
         return Ok(Attached::Local(Session::start(cfg.spec.clone(), &node)?));
     }
     let plan = cluster::Plan::new(&cfg, rsh, exe)?;
-    let report = plan.start();
+    let (report, steps) = plan.start_steps();
+    if !report.refused.is_empty() {
+        // Stop the collectors that did start: nothing runs on.
+        let tmp = std::env::temp_dir().join(format!("iolab-stats-{}.tgz", std::process::id()));
+        let _ = plan.stop(&tmp);
+        cluster::wait_steps(steps);
+        let _ = std::fs::remove_file(&tmp);
+        return Err(StatsError::Refused(report.refused.join("; ")));
+    }
     let start_failed = report
         .failed()
         .into_iter()
@@ -158,6 +173,7 @@ pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attac
         rsh: rsh.map(str::to_string),
         exe: exe.to_path_buf(),
         start_failed,
+        steps,
     })
 }
 
@@ -179,13 +195,16 @@ impl Attached {
                 rsh,
                 exe,
                 start_failed,
+                steps,
             } => {
                 let plan = cluster::Plan::new(&cfg, rsh.as_deref(), &exe)?;
                 let keep = tgz.map(Path::to_path_buf);
                 let path = keep.clone().unwrap_or_else(|| {
                     std::env::temp_dir().join(format!("iolab-stats-{}.tgz", std::process::id()))
                 });
-                let report = plan.stop(&path)?;
+                let report = plan.stop(&path);
+                cluster::wait_steps(steps);
+                let report = report?;
                 let (nodes, _) = archive::read_tgz(&path)?;
                 if keep.is_none() {
                     let _ = std::fs::remove_file(&path);

@@ -136,10 +136,44 @@ fn private_dir(dir: &Path) -> Result<(), NodeError> {
     Ok(())
 }
 
+/// The note halt writes when the collector was gone before the stop; a
+/// node whose record has it failed (its samples stop where it died).
+pub const NOT_RUNNING_NOTE: &str =
+    "the collector was not running at stop (killed?); the stop samples were taken by the halt";
+
 /// Starts `exe stats collect` on this node, detached (its own process
 /// group, no terminal, output to the log), and returns its pid once its
 /// start samples are on disk.
 pub fn detach(exe: &Path, dir: &Path, spec: &Spec) -> Result<u32, NodeError> {
+    spawn_collector(exe, dir, spec).map(|c| c.id())
+}
+
+/// Starts the collector as [`detach`] does, calls `ready` with its pid
+/// once the start samples are on disk, then stays until it ends: the
+/// command the remote shell runs lives as long as the collector, for a
+/// remote shell that kills what it started when its command returns (a
+/// Slurm step under proctrack/cgroup).
+pub fn foreground(
+    exe: &Path,
+    dir: &Path,
+    spec: &Spec,
+    ready: impl FnOnce(u32),
+) -> Result<(), NodeError> {
+    let mut child = spawn_collector(exe, dir, spec)?;
+    ready(child.id());
+    let st = child
+        .wait()
+        .map_err(io("cannot wait for the collector in", dir))?;
+    match st.success() {
+        true => Ok(()),
+        false => {
+            let log = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap_or_default();
+            Err(NodeError::Died(format!("{st}: {}", log.trim())))
+        }
+    }
+}
+
+fn spawn_collector(exe: &Path, dir: &Path, spec: &Spec) -> Result<std::process::Child, NodeError> {
     use std::os::unix::process::CommandExt;
     prepare(dir, spec)?;
     let log = File::create(dir.join(LOG_FILE)).map_err(io("cannot create", dir))?;
@@ -159,7 +193,7 @@ pub fn detach(exe: &Path, dir: &Path, spec: &Spec) -> Result<u32, NodeError> {
             return Err(NodeError::Died(format!("{st}: {}", log.trim())));
         }
         if running_pid(dir) == Some(child.id() as i32) {
-            return Ok(child.id());
+            return Ok(child);
         }
         if Instant::now() >= until {
             let _ = child.kill();
@@ -254,10 +288,7 @@ pub fn halt(dir: &Path) -> Result<Vec<u8>, NodeError> {
                 ));
             }
         }
-        None => notes.push(
-            "the collector was not running at stop (killed?); the stop samples were taken by the halt"
-                .to_string(),
-        ),
+        None => notes.push(NOT_RUNNING_NOTE.to_string()),
     }
     if running_pid(dir).is_none() && !notes.is_empty() {
         // A full TMP must not cost the samples that did fit.

@@ -24,3 +24,4 @@
 
 pub mod plan;
 pub mod run;
+pub mod slurm;

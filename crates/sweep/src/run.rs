@@ -9,6 +9,8 @@
 //! A child runs in its own process group: Ctrl-C at the terminal reaches
 //! only the sweep, which passes one SIGTERM to the child's group (mpirun
 //! forwards it to the ranks) so that the tool cleans up once, then ends.
+//! An srun launcher is not signalled (it would kill the ranks): the
+//! sweep has Slurm send SIGTERM to the step's tasks ([`crate::slurm`]).
 
 use crate::plan::{Plan, PlanError, PointSpec};
 use iolab_store::{Attribution, Figure, NewPoint, NewSeries, Store, StoreError};
@@ -25,6 +27,10 @@ pub const GRACE: Duration = Duration::from_secs(120);
 
 /// How often a running child is looked at.
 const POLL: Duration = Duration::from_millis(20);
+
+/// How long a stop looks for the Slurm step of an srun launcher (its
+/// tasks may be starting) before it signals srun after all.
+const STEP_WAIT: Duration = Duration::from_secs(5);
 
 /// Why a sweep could not go on.
 #[derive(Debug, thiserror::Error)]
@@ -412,7 +418,20 @@ fn run_job(
         }
         Err(why) => {
             sum.failed += 1;
+            let refused = crate::slurm::is_srun(&argv)
+                .then(|| iolab_launch::srun_refusal(tail(&err).as_bytes()))
+                .flatten();
             on(fail(why));
+            if let Some(why) = refused {
+                for f in [&json, &out, &err] {
+                    let _ = std::fs::remove_file(f);
+                }
+                return Err(SweepError::Launcher {
+                    launcher: argv[0].clone(),
+                    reason: why,
+                    advice: "Slurm made no step: check the allocation and the node names the launcher asks for",
+                });
+            }
         }
     }
     for f in [&json, &out, &err] {
@@ -528,6 +547,24 @@ fn end_with_parent(cmd: &mut Command) {
     }
 }
 
+/// Asks the child to stop; true once asked. Through srun (`mark` given)
+/// the step's tasks get SIGTERM from Slurm; srun itself is signalled only
+/// when no task of the step shows up on this node within [`STEP_WAIT`].
+fn terminate(pgid: u32, mark: Option<&str>, waited: Duration) -> bool {
+    if let Some(mark) = mark {
+        if let Some(step) = crate::slurm::find_step(mark, pgid) {
+            if crate::slurm::terminate_step(&step) {
+                return true;
+            }
+        }
+        if waited < STEP_WAIT {
+            return false;
+        }
+    }
+    signal_group(pgid, libc::SIGTERM);
+    true
+}
+
 /// Runs `argv` in its own process group, output to `out`/`err`, until it
 /// ends; a stop request or the timeout sends it SIGTERM, and SIGKILL
 /// [`GRACE`] later.
@@ -537,8 +574,16 @@ fn run_child(
     err: &Path,
     timeout: Option<Duration>,
 ) -> io::Result<Ended> {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let mark = format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let srun = crate::slurm::is_srun(argv);
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
+        .env(crate::slurm::MARK_ENV, &mark)
         .stdin(Stdio::null())
         .stdout(File::create(out)?)
         .stderr(File::create(err)?)
@@ -546,24 +591,26 @@ fn run_child(
     end_with_parent(&mut cmd);
     let mut child = cmd.spawn()?;
     let t0 = Instant::now();
-    let mut termed: Option<Instant> = None;
+    // When a stop was wanted, and when SIGTERM reached the tool.
+    let (mut asked, mut termed): (Option<Instant>, Option<Instant>) = (None, None);
     let mut timed_out = false;
     let status = loop {
         if let Some(st) = child.try_wait()? {
             break st;
         }
         let late = timeout.is_some_and(|t| t0.elapsed() > t);
-        match termed {
-            None if iolab_core::stop::requested() || late => {
-                timed_out = late && !iolab_core::stop::requested();
-                signal_group(child.id(), libc::SIGTERM);
+        if asked.is_none() && (iolab_core::stop::requested() || late) {
+            timed_out = late && !iolab_core::stop::requested();
+            asked = Some(Instant::now());
+        }
+        if let (Some(at), None) = (asked, termed) {
+            if terminate(child.id(), srun.then_some(mark.as_str()), at.elapsed()) {
                 termed = Some(Instant::now());
             }
-            Some(at) if at.elapsed() > GRACE => {
-                signal_group(child.id(), libc::SIGKILL);
-                break child.wait()?;
-            }
-            _ => {}
+        }
+        if termed.is_some_and(|at| at.elapsed() > GRACE) {
+            signal_group(child.id(), libc::SIGKILL);
+            break child.wait()?;
         }
         std::thread::sleep(POLL);
     };

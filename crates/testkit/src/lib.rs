@@ -22,6 +22,7 @@
 
 pub mod fault_proxy;
 pub mod s3;
+pub mod slurm;
 
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;

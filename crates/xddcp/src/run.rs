@@ -152,8 +152,12 @@ fn start_destination(p: &Plan, job: &Job) -> Result<(Remote, u16), (u8, String)>
         match wait_listening(&mut r, p.timeout_s) {
             Ok(()) => return Ok((r, port)),
             Err(Ended::Exited(code, err)) => {
-                // Ending without listening is a failure even at status 0.
-                let code = code.max(1);
+                // Ending without listening is a failure even at status 0;
+                // a step Slurm would not make is a bad command line.
+                let code = match p.rsh.refusal(err.as_bytes()) {
+                    Some(_) => 2,
+                    None => code.max(1),
+                };
                 let err = if err.is_empty() {
                     format!("it ended before listening (is `{}` iolab?)", p.remote_iolab)
                 } else {

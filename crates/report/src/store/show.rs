@@ -168,7 +168,7 @@ pub fn points(s: &Series) -> String {
         if first {
             rows.push(vec![
                 p.key.clone(),
-                num(p.x),
+                x(p.x),
                 "-".into(),
                 "(no completed repeat)".into(),
                 String::new(),
@@ -188,5 +188,41 @@ fn x(v: f64) -> String {
     match v.fract() == 0.0 && v.abs() < 1e15 {
         true => format!("{}", v as i64),
         false => num(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_store::{Point, SeriesRow};
+
+    /// A point whose every repeat failed shows its x as the other rows
+    /// do: 2, not 2.00.
+    #[test]
+    fn a_failed_points_whole_x_is_printed_whole() {
+        let s = Series {
+            info: SeriesRow {
+                id: 1,
+                label: "l".into(),
+                tool: "mdtest".into(),
+                plan: String::new(),
+                x_label: "ranks".into(),
+                created_unix_ns: 0,
+                points: 1,
+                runs: 0,
+            },
+            points: vec![Point {
+                id: 1,
+                idx: 0,
+                key: "ranks=2".into(),
+                line: String::new(),
+                x: 2.0,
+                axes: serde_json::Value::Null,
+                runs: Vec::new(),
+            }],
+        };
+        let t = points(&s);
+        let row = t.lines().find(|l| l.contains("ranks=2")).unwrap();
+        assert!(row.contains(" 2 ") && !row.contains("2.00"), "{t}");
     }
 }
