@@ -77,7 +77,7 @@ pub fn man_command() -> Command {
 
 /// Every tool of the registry, as one clap command.
 pub fn command() -> Command {
-    crate::tools::TOOLS.iter().fold(
+    crate::TOOLS.iter().fold(
         Command::new("iolab")
             .about("storage performance toolkit")
             .version(env!("CARGO_PKG_VERSION")),
@@ -149,7 +149,7 @@ fn pages() -> Result<Vec<(String, String)>, std::io::Error> {
         Ok(String::from_utf8_lossy(&b).into_owned())
     };
     let mut out = vec![("iolab".to_string(), roff(command())?)];
-    for t in crate::tools::TOOLS {
+    for t in crate::TOOLS {
         let stem = format!("iolab-{}", t.name);
         let text = match t.page {
             Some(page) => page(),

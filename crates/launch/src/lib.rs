@@ -380,7 +380,7 @@ mod tests {
         let r = RemoteShell::parse("srun -N1 -w").unwrap();
         assert_eq!(r.agent, ["srun", "-n1", "--overlap", "-N1", "-w"]);
         assert_eq!(
-            r.argv("node1", &["iolab".into()], &[]),
+            r.argv("node1", &["iolab".into()], &[]).unwrap(),
             ["srun", "-n1", "--overlap", "-N1", "-w", "node1", "iolab"]
         );
         let r = RemoteShell::parse("/usr/bin/srun -N1 -n1 --overlap -w").unwrap();

@@ -3,7 +3,7 @@
 //! connections until the jobs end (their `--loop` count) or `stop`
 //! halts them, and then hands the connections back with the totals.
 
-use super::daemon::Slot;
+use super::slot::Slot;
 use super::{BatchTotals, TestDef};
 use crate::console::{self, Node};
 use crate::proto::{Answer, ClientJob, Command};

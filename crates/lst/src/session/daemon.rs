@@ -7,12 +7,13 @@
 //! it (their standard input closes).
 
 use super::batch::{self, Running};
+use super::slot::Slot;
 use super::{read_line, BatchInfo, BatchTotals, GroupSample, NodeSample, Reply, Request, TestDef};
 use crate::console::{self, Node, Plan};
 use crate::proto::{Answer, Command, Hello};
 use crate::spec::{Distribute, Limit, Test, MAX_CONCURRENCY};
 use crate::LstError;
-use iolab_launch::{Remote, RemoteShell};
+use iolab_launch::RemoteShell;
 use iolab_net::{conn, handshake, Cancel, Conn, SharedKey};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -42,15 +43,6 @@ pub struct SessionConfig {
     pub key_file: Option<PathBuf>,
     /// How long to wait for each agent when a group is added.
     pub connect_timeout_s: f64,
-}
-
-/// One agent of the session.
-pub(crate) struct Slot {
-    pub(crate) node: Node,
-    /// The control connection; a running batch holds it meanwhile.
-    pub(crate) ctl: Option<Conn>,
-    stat: Conn,
-    remote: Option<Remote>,
 }
 
 /// A batch and its run.

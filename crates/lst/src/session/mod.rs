@@ -9,6 +9,7 @@
 
 pub mod batch;
 pub mod daemon;
+mod slot;
 
 use crate::result::LiveStats;
 use crate::spec::{Distribute, Test};
