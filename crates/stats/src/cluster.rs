@@ -127,42 +127,48 @@ impl<'a> Plan<'a> {
     /// them until [`Plan::stop`], then [`wait_steps`].
     pub fn start_steps(&self) -> (Report, Vec<Remote>) {
         let spec = serde_json::to_string(&self.cfg.spec).unwrap_or_default();
-        let steps = std::sync::Mutex::new(Vec::new());
+        if let Some(rsh) = self.rsh.as_ref().filter(|r| r.ends_what_it_started()) {
+            return self.hold_steps(rsh, &spec);
+        }
         let results = self.each(|node, dir| match &self.rsh {
             None => node::detach(&self.exe, dir, &self.cfg.spec)
                 .map(|_| Vec::new())
                 .map_err(|e| e.to_string()),
             Some(rsh) => {
                 let d = dir.display().to_string();
-                let mut words = vec!["start-node", "--dir", &d, "--spec", &spec];
-                if !rsh.ends_what_it_started() {
-                    return remote(
-                        rsh,
-                        node,
-                        &self.command(&words),
-                        iolab_core::stop::requested,
-                    );
-                }
-                words.push("--foreground");
-                let step = held(rsh, node, &self.command(&words))?;
-                steps
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(step);
-                Ok(Vec::new())
+                let words = ["start-node", "--dir", &d, "--spec", &spec];
+                remote(
+                    rsh,
+                    node,
+                    &self.command(&words),
+                    iolab_core::stop::requested,
+                )
             }
         });
-        let steps = steps
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut report = self.start_report(results);
-        if let Some(rsh) = &self.rsh {
-            report.refused = report
-                .failed()
-                .iter()
-                .filter_map(|(n, e)| rsh.refusal(e.as_bytes()).map(|why| format!("{n}: {why}")))
-                .collect();
+        (self.start_report(results), Vec::new())
+    }
+
+    /// Starts each node's collector in a step held in the foreground
+    /// for the run, one node after the other from this thread: a child
+    /// gets SIGTERM when the thread that started it ends
+    /// (`PR_SET_PDEATHSIG`), so steps started by [`Cluster::each`]'s
+    /// worker threads would be stopped, collector and all, as soon as
+    /// their thread returned.
+    fn hold_steps(&self, rsh: &RemoteShell, spec: &str) -> (Report, Vec<Remote>) {
+        let mut steps = Vec::new();
+        let mut results = Vec::new();
+        for n in self.nodes() {
+            let d = node::run_dir(&self.cfg.tmp, &n).display().to_string();
+            let words = ["start-node", "--dir", &d, "--spec", spec, "--foreground"];
+            let r = held(rsh, &n, &self.command(&words)).map(|step| steps.push(step));
+            results.push((n, r.map(|()| Vec::new())));
         }
+        let mut report = self.start_report(results);
+        report.refused = report
+            .failed()
+            .iter()
+            .filter_map(|(n, e)| rsh.refusal(e.as_bytes()).map(|why| format!("{n}: {why}")))
+            .collect();
         (report, steps)
     }
 
