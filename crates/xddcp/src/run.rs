@@ -378,7 +378,13 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     let status = match (s_code, d_code) {
         (0, 0) => Status::Copied,
         _ => {
-            let code = worst(s_code, d_code);
+            let mut code = worst(s_code, d_code);
+            // xddcp itself was told to stop: which side noticed first
+            // (one interrupted, the other failing on the closed link, or
+            // both failing) is a race; the copy was interrupted.
+            if code != 2 && iolab_core::stop::requested() {
+                code = INTERRUPTED;
+            }
             let mut why = Vec::new();
             if d_code != 0 {
                 why.push(format!("destination side: {}", said(d_code, &d_err)));
