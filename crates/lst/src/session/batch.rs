@@ -35,8 +35,16 @@ impl Running {
     /// totals of the run.
     pub(crate) fn stop(self) -> (Vec<(usize, Conn)>, BatchTotals) {
         self.stop.store(true, Ordering::Relaxed);
-        let ended = self.handle.join().unwrap_or_default();
         let mut t = BatchTotals::default();
+        // A panicked batch thread is the batch's failure, never an empty
+        // run that looks finished (its connections are lost with it).
+        let ended = match self.handle.join() {
+            Ok(ended) => ended,
+            Err(_) => {
+                t.failure = Some("the batch's thread panicked".into());
+                Vec::new()
+            }
+        };
         let mut conns = Vec::new();
         for (i, c, r) in ended {
             conns.push((i, c));
