@@ -162,7 +162,9 @@ fn xddcp_through_srun_inside_an_allocation() {
         let to = format!("{}@127.0.0.1:{}", s.node(), dst.display());
         let o = {
             let mut c = slurm_cmd(s, "salloc", &["-n", "2", "--quiet", IOLAB, "xddcp"]);
-            c.args(["-t", "2", "-p", &port, "--timeout", "60"])
+            // -f: two streams take `port` and the next one, which another
+            // test of this binary may hold at that moment.
+            c.args(["-t", "2", "-f", "-p", &port, "--timeout", "60"])
                 .arg(&src)
                 .arg(&to)
                 .env("IOLAB_RSH", rsh);
