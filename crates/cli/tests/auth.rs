@@ -13,22 +13,11 @@ mod common;
 
 use common::e2e::{random_file, same, Bg};
 use common::Scratch;
-use iolab_testkit::FakeCluster;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 const IOLAB: &str = env!("CARGO_BIN_EXE_iolab");
-
-fn cluster(test: &str, n: usize) -> Option<FakeCluster> {
-    match FakeCluster::new(n) {
-        Ok(c) => Some(c),
-        Err(why) => {
-            common::skip_or_fail(test, &why);
-            None
-        }
-    }
-}
 
 /// An ssh-like remote shell at `path`: the host is a namespace; the
 /// words are joined and run by `sh -c` there, with standard input
@@ -135,7 +124,7 @@ fn stranger_command(dest_cmd: &[String], evil: &str) -> Vec<String> {
 /// process ever showed a key.
 #[test]
 fn a_stranger_that_connects_first_is_refused_and_the_copy_completes() {
-    let Some(c) = cluster("auth_race", 2) else {
+    let Some(c) = common::fake_cluster("auth_race", 2) else {
         return;
     };
     let s = Scratch::new("auth-race");
@@ -210,7 +199,7 @@ fn a_stranger_that_connects_first_is_refused_and_the_copy_completes() {
 /// contents nor any hex secret is on a command line while the copy runs.
 #[test]
 fn xddcp_with_a_key_file_shows_no_key_on_any_command_line() {
-    let Some(c) = cluster("auth_keyfile", 2) else {
+    let Some(c) = common::fake_cluster("auth_keyfile", 2) else {
         return;
     };
     let s = Scratch::new("auth-keyfile");
@@ -267,7 +256,7 @@ fn running_with(needle: &str) -> Vec<u32> {
 /// source's path, finishes the copy byte-identical.
 #[test]
 fn kill_9_of_xddcp_leaves_nothing_running_and_a_resume_finishes() {
-    let Some(c) = cluster("auth_kill9", 2) else {
+    let Some(c) = common::fake_cluster("auth_kill9", 2) else {
         return;
     };
     let s = Scratch::new("auth-kill9");
@@ -388,7 +377,7 @@ fn session_agents() -> Vec<u32> {
 /// session ends the agents end.
 #[test]
 fn lst_agents_take_the_session_key_on_stdin_and_refuse_a_console_without_it() {
-    let Some(c) = cluster("auth_lst", 3) else {
+    let Some(c) = common::fake_cluster("auth_lst", 3) else {
         return;
     };
     let s = Scratch::new("auth-lst");
@@ -623,7 +612,7 @@ fn stats_never_works_through_a_link_planted_in_its_tmp() {
 /// nothing at the destination's name looks like a finished copy.
 #[test]
 fn kill_9_of_xddcp_without_a_leaves_no_partial_destination_file() {
-    let Some(c) = cluster("auth_kill9_noa", 2) else {
+    let Some(c) = common::fake_cluster("auth_kill9_noa", 2) else {
         return;
     };
     let s = Scratch::new("auth-kill9-noa");

@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::survey;
+
 use common::{is_root, skip_or_fail, stderr, stdout, Scratch};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -97,42 +99,6 @@ impl Drop for Loop {
         }
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
     }
-}
-
-fn survey(words: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-    c.arg("survey").args(words).env("CI", "1");
-    for v in [
-        "size",
-        "rslt",
-        "rslt_loc",
-        "thrlo",
-        "thrhi",
-        "crglo",
-        "crghi",
-        "rszlo",
-        "rszhi",
-        "nobjlo",
-        "nobjhi",
-        "tests_str",
-        "dir_count",
-        "file_count",
-        "actions",
-        "targets",
-        "scsidevs",
-        "rawdevs",
-        "tests",
-        "rsz",
-        "case",
-        "stripe_count",
-        "layer",
-    ] {
-        c.env_remove(v);
-    }
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
 }
 
 fn read(p: &Path) -> String {

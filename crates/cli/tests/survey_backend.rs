@@ -15,44 +15,15 @@ use iolab_testkit::s3::S3Server;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
-
-/// The kit's variables a survey would read from the environment.
-const KIT_VARS: &[&str] = &[
-    "size",
-    "rslt",
-    "rslt_loc",
-    "thrlo",
-    "thrhi",
-    "crglo",
-    "crghi",
-    "rszlo",
-    "rszhi",
-    "nobjlo",
-    "nobjhi",
-    "tests_str",
-    "dir_count",
-    "file_count",
-    "actions",
-    "targets",
-    "scsidevs",
-    "rawdevs",
-    "tests",
-    "case",
-];
-
-fn survey_with(words: &[&str], env: &[(&'static str, String)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-    c.arg("survey").args(words).env("CI", "1");
-    for v in KIT_VARS {
-        c.env_remove(v);
-    }
-    c.envs(env.iter().map(|(k, v)| (k, v)));
-    c.output().unwrap()
-}
+use std::process::Output;
 
 fn survey(words: &[&str]) -> Output {
     survey_with(words, &[])
+}
+
+fn survey_with(words: &[&str], env: &[(&'static str, String)]) -> Output {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    common::survey(words, &env)
 }
 
 fn ok(o: &Output, what: &str) {

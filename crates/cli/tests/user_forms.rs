@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::survey;
+
 use common::{iolab, stderr, stdout, Scratch};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -221,39 +223,6 @@ fn mdtest_k_leaves_files_mode_0400_and_help_says_so() {
     let help = stdout(&iolab(&["mdtest", "-h"])) + &stderr(&iolab(&["mdtest", "-h"]));
     assert!(!help.contains("FIFO"), "{help}");
     assert!(help.contains("0400"), "{help}");
-}
-
-/// `iolab survey WORDS...` with the kit's variables in `env` (and none of
-/// them from the test's own environment).
-fn survey(words: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-    c.arg("survey").args(words).env("CI", "1");
-    for v in [
-        "size",
-        "rslt",
-        "rslt_loc",
-        "thrlo",
-        "thrhi",
-        "crglo",
-        "crghi",
-        "rszlo",
-        "rszhi",
-        "nobjlo",
-        "nobjhi",
-        "tests_str",
-        "dir_count",
-        "file_count",
-        "actions",
-        "targets",
-        "scsidevs",
-        "rawdevs",
-        "case",
-        "stripe_count",
-        "layer",
-    ] {
-        c.env_remove(v);
-    }
-    c.envs(env.iter().copied()).output().unwrap()
 }
 
 /// Command lines of the running echo agents listening on `port` (read

@@ -18,16 +18,6 @@ use std::process::Output;
 
 const IOLAB: &str = env!("CARGO_BIN_EXE_iolab");
 
-fn cluster(test: &str, n: usize) -> Option<FakeCluster> {
-    match FakeCluster::new(n) {
-        Ok(c) => Some(c),
-        Err(why) => {
-            common::skip_or_fail(test, &why);
-            None
-        }
-    }
-}
-
 /// `iolab xddcp ARGS...` run on fake host 0 (the source host).
 fn xddcp_on(c: &FakeCluster, dir: &Path, args: &[String]) -> Output {
     let (ns, _) = c.host(0);
@@ -42,7 +32,7 @@ fn xddcp_on(c: &FakeCluster, dir: &Path, args: &[String]) -> Output {
 
 #[test]
 fn xddcp_draws_a_progress_bar_on_a_terminal_only() {
-    let Some(c) = cluster("xddcp_progress", 2) else {
+    let Some(c) = common::fake_cluster("xddcp_progress", 2) else {
         return;
     };
     let s = Scratch::new("xddcp-progress");
@@ -101,7 +91,7 @@ fn xddcp_draws_a_progress_bar_on_a_terminal_only() {
 
 #[test]
 fn xddcp_copies_a_file_list_across_fake_hosts_and_never_overwrites() {
-    let Some(c) = cluster("xddcp_file_list", 2) else {
+    let Some(c) = common::fake_cluster("xddcp_file_list", 2) else {
         return;
     };
     let s = Scratch::new("xddcp-list");
@@ -178,7 +168,7 @@ fn xddcp_copies_a_file_list_across_fake_hosts_and_never_overwrites() {
 
 #[test]
 fn xddcp_takes_the_next_free_port_range_with_f_instead_of_killing() {
-    let Some(c) = cluster("xddcp_f", 2) else {
+    let Some(c) = common::fake_cluster("xddcp_f", 2) else {
         return;
     };
     let s = Scratch::new("xddcp-f");
@@ -232,7 +222,7 @@ fn xddcp_takes_the_next_free_port_range_with_f_instead_of_killing() {
 /// own port range; QThreads 0-1 go to the first, 2-3 to the second.
 #[test]
 fn e2e_with_two_destination_addresses_across_fake_hosts() {
-    let Some(c) = cluster("e2e_two_addresses", 2) else {
+    let Some(c) = common::fake_cluster("e2e_two_addresses", 2) else {
         return;
     };
     let s = Scratch::new("e2e-two-addr");
@@ -371,7 +361,7 @@ fn bad_xddcp_command_lines_exit_2_and_create_nothing() {
 /// the rest, and the file ends byte-identical.
 #[test]
 fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
-    let Some(c) = cluster("xddcp_resume", 2) else {
+    let Some(c) = common::fake_cluster("xddcp_resume", 2) else {
         return;
     };
     let s = Scratch::new("xddcp-resume");
@@ -439,7 +429,7 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
 /// line used to be printed on both standard output and standard error).
 #[test]
 fn a_failed_file_is_reported_once() {
-    let Some(c) = cluster("xddcp_failed_once", 2) else {
+    let Some(c) = common::fake_cluster("xddcp_failed_once", 2) else {
         return;
     };
     let s = Scratch::new("xddcp-failed-once");

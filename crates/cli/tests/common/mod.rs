@@ -139,3 +139,56 @@ impl Drop for OmpiSession {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A fake cluster of `n` hosts (network namespaces), or None after
+/// [`skip_or_fail`] when it cannot be made here.
+pub fn fake_cluster(test: &str, n: usize) -> Option<iolab_testkit::FakeCluster> {
+    match iolab_testkit::FakeCluster::new(n) {
+        Ok(c) => Some(c),
+        Err(why) => {
+            skip_or_fail(test, &why);
+            None
+        }
+    }
+}
+
+/// The Lustre I/O kit's variables a survey reads from the environment.
+pub const SURVEY_KIT_VARS: &[&str] = &[
+    "size",
+    "rslt",
+    "rslt_loc",
+    "thrlo",
+    "thrhi",
+    "crglo",
+    "crghi",
+    "rszlo",
+    "rszhi",
+    "nobjlo",
+    "nobjhi",
+    "tests_str",
+    "dir_count",
+    "file_count",
+    "actions",
+    "targets",
+    "scsidevs",
+    "rawdevs",
+    "tests",
+    "rsz",
+    "case",
+    "stripe_count",
+    "layer",
+];
+
+/// `iolab survey WORDS...` with the kit's variables `env` and none of
+/// them from the test's own environment.
+pub fn survey(words: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.arg("survey").args(words).env("CI", "1");
+    for v in SURVEY_KIT_VARS {
+        c.env_remove(v);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
