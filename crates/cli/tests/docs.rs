@@ -293,13 +293,15 @@ impl Drop for DocRun {
     }
 }
 
-/// The bash script of one step: the doc's exported variables and working
-/// directory before, saved again after (not PATH and IOLAB_RSH: the runner
-/// sets them for each step, the test's ssh first on the hosts' steps).
+/// The bash script of one step: the doc's variables and working directory
+/// before, saved again after. Exported variables (not PATH and IOLAB_RSH:
+/// the runner sets them for each step, the test's ssh first on the hosts'
+/// steps), and the shell variables a doc sets (`g=$(iolab gettime ...)`),
+/// told from bash's own by their lower-case first letter.
 fn step_script(cmd: &str, state: &Path) -> String {
     let s = state.display();
     format!(
-        "source '{s}/env'\ncd \"$(cat '{s}/pwd')\"\n{cmd}\n__rc=$?\nexport -p | grep -Ev '^declare -x (PWD|OLDPWD|SHLVL|_|PATH|IOLAB_RSH)=' > '{s}/env'\npwd > '{s}/pwd'\nexit $__rc\n"
+        "source '{s}/env'\ncd \"$(cat '{s}/pwd')\"\n{cmd}\n__rc=$?\n{{ export -p | grep -Ev '^declare -x (PWD|OLDPWD|SHLVL|_|PATH|IOLAB_RSH)='; declare -p | grep -E '^declare -[-aAi]+ [a-z][a-z0-9_]*='; }} > '{s}/env'\npwd > '{s}/pwd'\nexit $__rc\n"
     )
 }
 
