@@ -359,10 +359,18 @@ fn bucket_names(text: &str) -> BTreeSet<String> {
     v
 }
 
-/// Why a step cannot run in this build, if it cannot.
+/// Slurm's commands: a doc's lines with them run in `--test slurm`, on
+/// the one-node Slurm it starts (crates/testkit/src/slurm.rs).
+const SLURM: &[&str] = &["srun", "salloc", "sbatch", "scontrol", "squeue", "scancel"];
+
+/// Why a step cannot run here, if it cannot.
 fn cannot_run(step: &Step) -> Option<&'static str> {
     if !cfg!(feature = "mpi") && step.command.contains("mpirun") {
         return Some("mpirun example: this build has no MPI (run with --features iolab/mpi)");
+    }
+    let first = step.command.split_whitespace().next().unwrap_or("");
+    if SLURM.contains(&first) {
+        return Some("Slurm example: run as written by `--test slurm` on its one-node Slurm");
     }
     None
 }
