@@ -369,6 +369,15 @@ fn cannot_run(step: &Step) -> Option<&'static str> {
         return Some("mpirun example: this build has no MPI (run with --features iolab/mpi)");
     }
     let first = step.command.split_whitespace().next().unwrap_or("");
+    // `export AWS_ENDPOINT_URL=... AWS_ACCESS_KEY_ID=...`: the S3 server's
+    // variables are the fixture's (DocRun::ensure_s3).
+    if first == "export" && step.command.contains("AWS_") {
+        return Some("S3 settings: the docs test's SeaweedFS variables are set instead");
+    }
+    // `aws ... s3 mb s3://B`: the buckets a doc names are made by ensure_s3.
+    if first == "aws" {
+        return Some("AWS CLI: the docs test makes the buckets the doc names on its SeaweedFS");
+    }
     if SLURM.contains(&first) {
         return Some("Slurm example: run as written by `--test slurm` on its one-node Slurm");
     }
