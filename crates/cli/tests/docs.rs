@@ -49,7 +49,7 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(150);
 /// Names the docs use for other hosts; the first is the console's host.
 const HOSTS: &[&str] = &[
     "hostA", "hostB", "hostC", "tshost", "host1", "host2", "c1", "c2", "c3", "c4", "s1", "s2",
-    "n1", "n2", "n3", "oss1", "oss2",
+    "n1", "n2", "n3", "mds1", "oss1", "oss2",
 ];
 
 /// Path prefixes that stand for the file system under test.
