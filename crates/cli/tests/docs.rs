@@ -550,8 +550,9 @@ fn an_unknown_option_in_any_main_doc_example_fails() {
 /// The command with `--no-such-option` after its iolab subcommand (the
 /// first iolab word and the word after it), or None without iolab.
 fn with_unknown_option(cmd: &str) -> Option<String> {
-    // In the foreground, so its status is the command's.
-    let cmd = cmd.trim_end().trim_end_matches('&').trim_end();
+    // In the foreground, so its status and message are the step's.
+    let cmd = foreground(cmd);
+    let cmd = cmd.trim_end().trim_end_matches(';').trim_end();
     let at = cmd.find("iolab ")?;
     let rest = &cmd[at + "iolab ".len()..];
     let sub_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
@@ -559,20 +560,41 @@ fn with_unknown_option(cmd: &str) -> Option<String> {
     Some(format!("{}iolab {sub} --no-such-option{tail}", &cmd[..at]))
 }
 
-/// In the main docs, a fenced block that is not a console block and still
-/// holds an iolab command line must say why it is not run.
+/// A shell line with its comment dropped and every `&` that puts a
+/// command in the background made a `;` (`&&`, `>&`, `&>` stay).
+fn foreground(cmd: &str) -> String {
+    let b = cmd.as_bytes();
+    let mut out = String::with_capacity(cmd.len());
+    let mut quote: Option<char> = None;
+    for (i, c) in cmd.char_indices() {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '#') if i == 0 || b[i - 1].is_ascii_whitespace() => break,
+            (None, '&') => {
+                let prev = if i > 0 { b[i - 1] } else { b' ' };
+                let next = b.get(i + 1).copied().unwrap_or(b' ');
+                if !b"&><".contains(&prev) && !b"&>".contains(&next) {
+                    out.push(';');
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// In README.md and every doc, a fenced block that is not a console block
+/// and still holds an iolab command line must say why it is not run.
 #[test]
 fn iolab_lines_outside_console_blocks_say_why_they_do_not_run() {
-    const MAIN: &[&str] = &[
-        "README.md",
-        "docs/xdd.md",
-        "docs/lst.md",
-        "docs/surveys.md",
-        "docs/sweeps.md",
-    ];
     let mut bad = Vec::new();
-    for f in MAIN {
-        let text = std::fs::read_to_string(workspace().join(f)).unwrap();
+    for path in doc_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let f = path.strip_prefix(workspace()).unwrap_or(&path).display();
         let mut fence: Option<(usize, String, bool)> = None;
         for (i, l) in text.lines().enumerate() {
             if let Some(tag) = l.trim_start().strip_prefix("```") {
@@ -623,5 +645,13 @@ fn placeholders_map_paths_hosts_and_buckets() {
     assert_eq!(
         with_unknown_option("size=1 iolab survey mds /mnt/a").unwrap(),
         "size=1 iolab survey --no-such-option mds /mnt/a"
+    );
+    assert_eq!(
+        with_unknown_option("ssh s1 iolab lst agent &   # agents").unwrap(),
+        "ssh s1 iolab lst --no-such-option agent"
+    );
+    assert_eq!(
+        foreground("for h in a b; do x $h & done; y && z 2>&1 &>/dev/null '#&' # c"),
+        "for h in a b; do x $h ; done; y && z 2>&1 &>/dev/null '#&' "
     );
 }
