@@ -32,12 +32,14 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "docs/inline.rs"]
+mod inline;
 #[path = "docs/markdown.rs"]
 mod markdown;
 
 use common::*;
 use markdown::{console_blocks, output_matches, Block, Step};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -654,4 +656,104 @@ fn placeholders_map_paths_hosts_and_buckets() {
         foreground("for h in a b; do x $h & done; y && z 2>&1 &>/dev/null '#&' # c"),
         "for h in a b; do x $h ; done; y && z 2>&1 &>/dev/null '#&' "
     );
+}
+
+/// The help texts of iolab's commands, by command words (`["xdd"]`):
+/// `--help`, and `-fullhelp` where the tool has it (xdd's every option).
+#[derive(Default)]
+struct Helps(HashMap<Vec<String>, Option<String>>);
+
+impl Helps {
+    /// The help of `iolab PATH...`; None when it has none (no such command).
+    fn of(&mut self, path: &[String]) -> Option<&str> {
+        self.0
+            .entry(path.to_vec())
+            .or_insert_with(|| {
+                let mut text = String::new();
+                for flag in ["--help", "-fullhelp"] {
+                    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+                        .args(path)
+                        .arg(flag)
+                        .stdin(Stdio::null())
+                        .output()
+                        .unwrap();
+                    if o.status.success() {
+                        text.push_str(&String::from_utf8_lossy(&o.stdout));
+                        text.push_str(&String::from_utf8_lossy(&o.stderr));
+                    }
+                }
+                (!text.is_empty()).then_some(text)
+            })
+            .as_deref()
+    }
+}
+
+/// The inline `iolab ...` commands of a doc whose command or options the
+/// tool's help does not list.
+fn check_inline(name: &str, text: &str, helps: &mut Helps) -> Vec<String> {
+    let mut bad = Vec::new();
+    for c in inline::inline_commands(text) {
+        let at = format!("{name}:{}: `{}`", c.line, c.text);
+        let Some(help) = helps.of(&c.path) else {
+            bad.push(format!("{at}: `iolab {} --help` fails", c.path.join(" ")));
+            continue;
+        };
+        let unknown: Vec<&str> = c
+            .options
+            .iter()
+            .filter(|o| !inline::help_lists(help, o))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            bad.push(format!(
+                "{at}: `iolab {} --help` lists no {}",
+                c.path.join(" "),
+                unknown.join(", ")
+            ));
+        }
+    }
+    bad
+}
+
+/// Command lines given inline in the prose (`` `iolab survey ost -s 64
+/// /mnt/lustre` ``) are not run (most are forms, with FILE and N), but
+/// every option they give must be one their tool has.
+#[test]
+fn every_inline_iolab_command_gives_options_its_tool_has() {
+    let mut helps = Helps::default();
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    for path in doc_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.strip_prefix(workspace()).unwrap_or(&path).display();
+        checked += inline::inline_commands(&text).len();
+        bad.extend(check_inline(&name.to_string(), &text, &mut helps));
+    }
+    assert!(checked > 10, "only {checked} inline iolab commands found");
+    assert!(
+        bad.is_empty(),
+        "inline iolab commands with options their tool does not have:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The inline check itself: an unknown option, or an unknown command,
+/// in an inline command fails it; the same commands without pass.
+#[test]
+fn an_inline_command_with_an_unknown_option_fails() {
+    let mut helps = Helps::default();
+    let good = "Run `iolab mdtest -n 4 -F -W 5` or `iolab xdd -op read -e2e issource`, `iolab results export ID --json\\|--csv`.\n";
+    assert_eq!(check_inline("good", good, &mut helps), Vec::<String>::new());
+    let bad = "Run `iolab mdtest -n 4 -F --no-such-option` or\n`iolab xdd -op read -nosuchoption`, `iolab nosuchtool -x`.\n";
+    let f = check_inline("bad", bad, &mut helps);
+    assert_eq!(f.len(), 3, "{f:?}");
+    assert!(
+        f[0].starts_with("bad:1:") && f[0].ends_with("lists no --no-such-option"),
+        "{f:?}"
+    );
+    assert!(
+        f[1].starts_with("bad:2:") && f[1].ends_with("lists no -nosuchoption"),
+        "{f:?}"
+    );
+    assert!(f[2].contains("`iolab nosuchtool --help` fails"), "{f:?}");
 }
