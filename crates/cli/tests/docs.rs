@@ -11,22 +11,31 @@
 //! cannot do.
 //!
 //! Placeholders, mapped for every doc the same way:
-//! - `/mnt/NAME/...`, `/data/...`, `/scratch/...`: under a scratch tmpfs
-//!   of the doc (its directories made first); the commands' working
-//!   directory is that scratch too, so relative outputs land there.
+//! - `/mnt/NAME/...`, `/data/...`, `/scratch/...`, `/var/tmp`: under a
+//!   scratch tmpfs of the doc (its directories made first); the commands'
+//!   working directory is that scratch too, so relative outputs land there.
 //! - host names (`hostA`, `hostB`, `c1`, `s1`, `n1`, `tshost`, ...):
 //!   network namespaces of a FakeCluster, named in a private /etc/hosts;
 //!   the remote shell (`IOLAB_RSH`) enters the host's namespace, and the
 //!   commands of a block naming hosts run on `hostA`.
 //! - S3: a block naming `s3://`, `-a S3` or `--s3.` gets the SeaweedFS
-//!   fixture's `AWS_*` variables, and the buckets it names exist.
+//!   fixture's `AWS_*` variables, and the buckets it names exist; the
+//!   doc's own `export AWS_...` and `aws ... s3 mb` lines are skipped
+//!   (with the reason printed) in their favour.
 //! - `mpirun`: run as written (without the suite's
 //!   OMPI_ALLOW_RUN_AS_ROOT, so the doc must say it); in a build without
 //!   MPI those steps are skipped with the reason printed.
+//! - Slurm's commands (`srun`, `scontrol`, ...): skipped with the reason
+//!   printed; `--test slurm` runs docs/mpi.md's lines as written on the
+//!   one-node Slurm it starts.
 //!
-//! Each doc's blocks run in order and share its scratch, its exported
-//! variables and its working directory, so a doc may write a file in one
-//! example and read it in the next.
+//! Inline commands of the prose (`` `iolab report SERIES... -o DIR` ``)
+//! are forms rather than lines to run: their options are checked against
+//! their tool's help (tests/docs/inline.rs).
+//!
+//! Each doc's blocks run in order and share its scratch, its variables
+//! and its working directory, so a doc may write a file in one example
+//! and read it in the next.
 
 // A failed unwrap in a test is the test failing, with its message.
 #![allow(clippy::unwrap_used)]
@@ -54,8 +63,20 @@ const HOSTS: &[&str] = &[
     "n1", "n2", "n3", "mds1", "oss1", "oss2",
 ];
 
-/// Path prefixes that stand for the file system under test.
-const PATH_ROOTS: &[&str] = &["/mnt/", "/data/", "/scratch/"];
+/// Path prefixes that stand for the file system under test, and
+/// `/var/tmp` (stats.md's collectors' TMP: each doc run its own).
+const PATH_ROOTS: &[&str] = &["/mnt/", "/data/", "/scratch/", "/var/tmp/"];
+
+/// The root a path starts with: `/mnt/x`, or the root alone (`/var/tmp`).
+fn path_root(s: &str) -> Option<&'static str> {
+    PATH_ROOTS.iter().copied().find(|r| {
+        s.starts_with(r)
+            || s.strip_prefix(r.trim_end_matches('/')).is_some_and(|rest| {
+                rest.is_empty()
+                    || rest.starts_with(|c: char| c.is_whitespace() || "'\";,)".contains(c))
+            })
+    })
+}
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -125,9 +146,9 @@ impl DocRun {
     /// Makes the directories the mapped paths of `cmd` start in.
     fn make_roots(&self, cmd: &str) {
         for w in cmd.split(|c: char| c.is_whitespace() || "=,:'\"".contains(c)) {
-            if let Some(root) = PATH_ROOTS.iter().find(|r| w.starts_with(**r)) {
-                let rest = &w[root.len()..];
-                let dir = match (*root, rest.split('/').next()) {
+            if let Some(root) = path_root(w) {
+                let rest = w.get(root.len()..).unwrap_or("");
+                let dir = match (root, rest.split('/').next()) {
                     ("/mnt/", Some(first)) if !first.is_empty() => format!("mnt/{first}"),
                     _ => root.trim_matches('/').to_string(),
                 };
@@ -315,7 +336,12 @@ fn map_paths(s: &str, root: &Path) -> String {
     while i < s.len() {
         let starts = i == 0 || b" \t\n=:,'\"(".contains(&b[i - 1]);
         if starts {
-            if let Some(r) = PATH_ROOTS.iter().find(|r| s[i..].starts_with(**r)) {
+            if let Some(r) = path_root(&s[i..]) {
+                let r = if s[i..].starts_with(r) {
+                    r
+                } else {
+                    r.trim_end_matches('/')
+                };
                 out.push_str(&root.display().to_string());
                 out.push_str(r);
                 i += r.len();
@@ -639,6 +665,10 @@ fn placeholders_map_paths_hosts_and_buckets() {
     assert_eq!(
         map_paths("-d /mnt/fs/x --json=/data/o.json /tmp/data/", root),
         "-d /s/mnt/fs/x --json=/s/data/o.json /tmp/data/"
+    );
+    assert_eq!(
+        map_paths("TMP=/var/tmp\nA=/var/tmp/x B=/var/tmpfs", root),
+        "TMP=/s/var/tmp\nA=/s/var/tmp/x B=/var/tmpfs"
     );
     assert_eq!(
         host_names("xddcp /data/a hostB:/scratch/b --from c1,c2 --to s1 -s1"),
