@@ -594,18 +594,26 @@ fn with_unknown_option(cmd: &str) -> Option<String> {
     Some(format!("{}iolab {sub} --no-such-option{tail}", &cmd[..at]))
 }
 
-/// A shell line with its comment dropped and every `&` that puts a
+/// Shell lines with their comments dropped and every `&` that puts a
 /// command in the background made a `;` (`&&`, `>&`, `&>` stay).
 fn foreground(cmd: &str) -> String {
     let b = cmd.as_bytes();
     let mut out = String::with_capacity(cmd.len());
     let mut quote: Option<char> = None;
+    let mut comment = false;
     for (i, c) in cmd.char_indices() {
+        if comment && c != '\n' {
+            continue;
+        }
+        comment = false;
         match (quote, c) {
             (Some(q), _) if c == q => quote = None,
             (Some(_), _) => {}
             (None, '\'' | '"') => quote = Some(c),
-            (None, '#') if i == 0 || b[i - 1].is_ascii_whitespace() => break,
+            (None, '#') if i == 0 || b[i - 1].is_ascii_whitespace() => {
+                comment = true;
+                continue;
+            }
             (None, '&') => {
                 let prev = if i > 0 { b[i - 1] } else { b' ' };
                 let next = b.get(i + 1).copied().unwrap_or(b' ');
@@ -689,8 +697,8 @@ fn placeholders_map_paths_hosts_and_buckets() {
         "ssh s1 iolab lst --no-such-option agent"
     );
     assert_eq!(
-        foreground("for h in a b; do x $h & done; y && z 2>&1 &>/dev/null '#&' # c"),
-        "for h in a b; do x $h ; done; y && z 2>&1 &>/dev/null '#&' "
+        foreground("for h in a b; do x $h & done; y && z 2>&1 &>/dev/null '#&' # c &\nw &"),
+        "for h in a b; do x $h ; done; y && z 2>&1 &>/dev/null '#&' \nw ;"
     );
 }
 
