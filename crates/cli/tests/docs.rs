@@ -11,33 +11,44 @@
 //! cannot do.
 //!
 //! Placeholders, mapped for every doc the same way:
-//! - `/mnt/NAME/...`, `/data/...`, `/scratch/...`: under a scratch tmpfs
-//!   of the doc (its directories made first); the commands' working
-//!   directory is that scratch too, so relative outputs land there.
+//! - `/mnt/NAME/...`, `/data/...`, `/scratch/...`, `/var/tmp`: under a
+//!   scratch tmpfs of the doc (its directories made first); the commands'
+//!   working directory is that scratch too, so relative outputs land there.
 //! - host names (`hostA`, `hostB`, `c1`, `s1`, `n1`, `tshost`, ...):
 //!   network namespaces of a FakeCluster, named in a private /etc/hosts;
 //!   the remote shell (`IOLAB_RSH`) enters the host's namespace, and the
 //!   commands of a block naming hosts run on `hostA`.
 //! - S3: a block naming `s3://`, `-a S3` or `--s3.` gets the SeaweedFS
-//!   fixture's `AWS_*` variables, and the buckets it names exist.
+//!   fixture's `AWS_*` variables, and the buckets it names exist; the
+//!   doc's own `export AWS_...` and `aws ... s3 mb` lines are skipped
+//!   (with the reason printed) in their favour.
 //! - `mpirun`: run as written (without the suite's
 //!   OMPI_ALLOW_RUN_AS_ROOT, so the doc must say it); in a build without
 //!   MPI those steps are skipped with the reason printed.
+//! - Slurm's commands (`srun`, `scontrol`, ...): skipped with the reason
+//!   printed; `--test slurm` runs docs/mpi.md's lines as written on the
+//!   one-node Slurm it starts.
 //!
-//! Each doc's blocks run in order and share its scratch, its exported
-//! variables and its working directory, so a doc may write a file in one
-//! example and read it in the next.
+//! Inline commands of the prose (`` `iolab report SERIES... -o DIR` ``)
+//! are forms rather than lines to run: their options are checked against
+//! their tool's help (tests/docs/inline.rs).
+//!
+//! Each doc's blocks run in order and share its scratch, its variables
+//! and its working directory, so a doc may write a file in one example
+//! and read it in the next.
 
 // A failed unwrap in a test is the test failing, with its message.
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "docs/inline.rs"]
+mod inline;
 #[path = "docs/markdown.rs"]
 mod markdown;
 
 use common::*;
 use markdown::{console_blocks, output_matches, Block, Step};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -49,11 +60,23 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(150);
 /// Names the docs use for other hosts; the first is the console's host.
 const HOSTS: &[&str] = &[
     "hostA", "hostB", "hostC", "tshost", "host1", "host2", "c1", "c2", "c3", "c4", "s1", "s2",
-    "n1", "n2", "n3", "oss1", "oss2",
+    "n1", "n2", "n3", "mds1", "oss1", "oss2",
 ];
 
-/// Path prefixes that stand for the file system under test.
-const PATH_ROOTS: &[&str] = &["/mnt/", "/data/", "/scratch/"];
+/// Path prefixes that stand for the file system under test, and
+/// `/var/tmp` (stats.md's collectors' TMP: each doc run its own).
+const PATH_ROOTS: &[&str] = &["/mnt/", "/data/", "/scratch/", "/var/tmp/"];
+
+/// The root a path starts with: `/mnt/x`, or the root alone (`/var/tmp`).
+fn path_root(s: &str) -> Option<&'static str> {
+    PATH_ROOTS.iter().copied().find(|r| {
+        s.starts_with(r)
+            || s.strip_prefix(r.trim_end_matches('/')).is_some_and(|rest| {
+                rest.is_empty()
+                    || rest.starts_with(|c: char| c.is_whitespace() || "'\";,)".contains(c))
+            })
+    })
+}
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -123,9 +146,9 @@ impl DocRun {
     /// Makes the directories the mapped paths of `cmd` start in.
     fn make_roots(&self, cmd: &str) {
         for w in cmd.split(|c: char| c.is_whitespace() || "=,:'\"".contains(c)) {
-            if let Some(root) = PATH_ROOTS.iter().find(|r| w.starts_with(**r)) {
-                let rest = &w[root.len()..];
-                let dir = match (*root, rest.split('/').next()) {
+            if let Some(root) = path_root(w) {
+                let rest = w.get(root.len()..).unwrap_or("");
+                let dir = match (root, rest.split('/').next()) {
                     ("/mnt/", Some(first)) if !first.is_empty() => format!("mnt/{first}"),
                     _ => root.trim_matches('/').to_string(),
                 };
@@ -293,13 +316,15 @@ impl Drop for DocRun {
     }
 }
 
-/// The bash script of one step: the doc's exported variables and working
-/// directory before, saved again after (not PATH and IOLAB_RSH: the runner
-/// sets them for each step, the test's ssh first on the hosts' steps).
+/// The bash script of one step: the doc's variables and working directory
+/// before, saved again after. Exported variables (not PATH and IOLAB_RSH:
+/// the runner sets them for each step, the test's ssh first on the hosts'
+/// steps), and the shell variables a doc sets (`g=$(iolab gettime ...)`),
+/// told from bash's own by their lower-case first letter.
 fn step_script(cmd: &str, state: &Path) -> String {
     let s = state.display();
     format!(
-        "source '{s}/env'\ncd \"$(cat '{s}/pwd')\"\n{cmd}\n__rc=$?\nexport -p | grep -Ev '^declare -x (PWD|OLDPWD|SHLVL|_|PATH|IOLAB_RSH)=' > '{s}/env'\npwd > '{s}/pwd'\nexit $__rc\n"
+        "source '{s}/env'\ncd \"$(cat '{s}/pwd')\"\n{cmd}\n__rc=$?\n{{ export -p | grep -Ev '^declare -x (PWD|OLDPWD|SHLVL|_|PATH|IOLAB_RSH)='; declare -p | grep -E '^declare -[-aAi]+ [a-z][a-z0-9_]*='; }} > '{s}/env'\npwd > '{s}/pwd'\nexit $__rc\n"
     )
 }
 
@@ -311,7 +336,12 @@ fn map_paths(s: &str, root: &Path) -> String {
     while i < s.len() {
         let starts = i == 0 || b" \t\n=:,'\"(".contains(&b[i - 1]);
         if starts {
-            if let Some(r) = PATH_ROOTS.iter().find(|r| s[i..].starts_with(**r)) {
+            if let Some(r) = path_root(&s[i..]) {
+                let r = if s[i..].starts_with(r) {
+                    r
+                } else {
+                    r.trim_end_matches('/')
+                };
                 out.push_str(&root.display().to_string());
                 out.push_str(r);
                 i += r.len();
@@ -357,10 +387,27 @@ fn bucket_names(text: &str) -> BTreeSet<String> {
     v
 }
 
-/// Why a step cannot run in this build, if it cannot.
+/// Slurm's commands: a doc's lines with them run in `--test slurm`, on
+/// the one-node Slurm it starts (crates/testkit/src/slurm.rs).
+const SLURM: &[&str] = &["srun", "salloc", "sbatch", "scontrol", "squeue", "scancel"];
+
+/// Why a step cannot run here, if it cannot.
 fn cannot_run(step: &Step) -> Option<&'static str> {
     if !cfg!(feature = "mpi") && step.command.contains("mpirun") {
         return Some("mpirun example: this build has no MPI (run with --features iolab/mpi)");
+    }
+    let first = step.command.split_whitespace().next().unwrap_or("");
+    // `export AWS_ENDPOINT_URL=... AWS_ACCESS_KEY_ID=...`: the S3 server's
+    // variables are the fixture's (DocRun::ensure_s3).
+    if first == "export" && step.command.contains("AWS_") {
+        return Some("S3 settings: the docs test's SeaweedFS variables are set instead");
+    }
+    // `aws ... s3 mb s3://B`: the buckets a doc names are made by ensure_s3.
+    if first == "aws" {
+        return Some("AWS CLI: the docs test makes the buckets the doc names on its SeaweedFS");
+    }
+    if SLURM.contains(&first) {
+        return Some("Slurm example: run as written by `--test slurm` on its one-node Slurm");
     }
     None
 }
@@ -467,22 +514,25 @@ fn an_example_with_an_unknown_option_fails() {
     assert!(f[0].contains("exit status 2"), "{f:?}");
 }
 
-/// The docs named by the issue: every iolab command line in them is in a
-/// console block, so an unknown option given to any of them fails the
-/// docs test; each is tried with one (the command must name it).
+/// README.md and every doc: every iolab command line in them is in a
+/// console block (or says why not), so an unknown option given to any of
+/// them fails the docs test; each is tried with one (the command must
+/// name it).
 #[test]
-fn an_unknown_option_in_any_main_doc_example_fails() {
-    const MAIN: &[&str] = &[
-        "README.md",
-        "docs/xdd.md",
-        "docs/lst.md",
-        "docs/surveys.md",
-        "docs/sweeps.md",
-    ];
+fn an_unknown_option_in_any_doc_example_fails() {
+    if !is_root() {
+        skip_or_fail("docs", "the examples need root (mounts, namespaces)");
+        return;
+    }
     let mut weak = Vec::new();
     let mut tried = 0;
-    for f in MAIN {
-        let text = std::fs::read_to_string(workspace().join(f)).unwrap();
+    for path in doc_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let f = path
+            .strip_prefix(workspace())
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         let blocks = console_blocks(&text);
         // The doc's own context (hosts, files its other commands make),
         // each iolab command given the unknown option, the rest as written.
@@ -505,11 +555,14 @@ fn an_unknown_option_in_any_main_doc_example_fails() {
                     continue;
                 };
                 tried += 1;
-                // Expect success, so that an example that exits non-zero
-                // as documented still has to name the unknown option.
+                // Expect success and a line no command prints, so that the
+                // step always fails and its output must name the unknown
+                // option: also when the example exits non-zero as
+                // documented, or prints nothing (`g=$(iolab gettime ...)`).
                 let step = Step {
                     command: cmd,
                     status: 0,
+                    expected: vec!["(this line is never printed)".into()],
                     ..s.clone()
                 };
                 match run.run_step(&step, on_host) {
@@ -531,8 +584,9 @@ fn an_unknown_option_in_any_main_doc_example_fails() {
 /// The command with `--no-such-option` after its iolab subcommand (the
 /// first iolab word and the word after it), or None without iolab.
 fn with_unknown_option(cmd: &str) -> Option<String> {
-    // In the foreground, so its status is the command's.
-    let cmd = cmd.trim_end().trim_end_matches('&').trim_end();
+    // In the foreground, so its status and message are the step's.
+    let cmd = foreground(cmd);
+    let cmd = cmd.trim_end().trim_end_matches(';').trim_end();
     let at = cmd.find("iolab ")?;
     let rest = &cmd[at + "iolab ".len()..];
     let sub_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
@@ -540,20 +594,49 @@ fn with_unknown_option(cmd: &str) -> Option<String> {
     Some(format!("{}iolab {sub} --no-such-option{tail}", &cmd[..at]))
 }
 
-/// In the main docs, a fenced block that is not a console block and still
-/// holds an iolab command line must say why it is not run.
+/// Shell lines with their comments dropped and every `&` that puts a
+/// command in the background made a `;` (`&&`, `>&`, `&>` stay).
+fn foreground(cmd: &str) -> String {
+    let b = cmd.as_bytes();
+    let mut out = String::with_capacity(cmd.len());
+    let mut quote: Option<char> = None;
+    let mut comment = false;
+    for (i, c) in cmd.char_indices() {
+        if comment && c != '\n' {
+            continue;
+        }
+        comment = false;
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '#') if i == 0 || b[i - 1].is_ascii_whitespace() => {
+                comment = true;
+                continue;
+            }
+            (None, '&') => {
+                let prev = if i > 0 { b[i - 1] } else { b' ' };
+                let next = b.get(i + 1).copied().unwrap_or(b' ');
+                if !b"&><".contains(&prev) && !b"&>".contains(&next) {
+                    out.push(';');
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// In README.md and every doc, a fenced block that is not a console block
+/// and still holds an iolab command line must say why it is not run.
 #[test]
 fn iolab_lines_outside_console_blocks_say_why_they_do_not_run() {
-    const MAIN: &[&str] = &[
-        "README.md",
-        "docs/xdd.md",
-        "docs/lst.md",
-        "docs/surveys.md",
-        "docs/sweeps.md",
-    ];
     let mut bad = Vec::new();
-    for f in MAIN {
-        let text = std::fs::read_to_string(workspace().join(f)).unwrap();
+    for path in doc_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let f = path.strip_prefix(workspace()).unwrap_or(&path).display();
         let mut fence: Option<(usize, String, bool)> = None;
         for (i, l) in text.lines().enumerate() {
             if let Some(tag) = l.trim_start().strip_prefix("```") {
@@ -592,6 +675,10 @@ fn placeholders_map_paths_hosts_and_buckets() {
         "-d /s/mnt/fs/x --json=/s/data/o.json /tmp/data/"
     );
     assert_eq!(
+        map_paths("TMP=/var/tmp\nA=/var/tmp/x B=/var/tmpfs", root),
+        "TMP=/s/var/tmp\nA=/s/var/tmp/x B=/var/tmpfs"
+    );
+    assert_eq!(
         host_names("xddcp /data/a hostB:/scratch/b --from c1,c2 --to s1 -s1"),
         ["c1", "c2", "hostB", "s1"].into_iter().collect()
     );
@@ -605,4 +692,112 @@ fn placeholders_map_paths_hosts_and_buckets() {
         with_unknown_option("size=1 iolab survey mds /mnt/a").unwrap(),
         "size=1 iolab survey --no-such-option mds /mnt/a"
     );
+    assert_eq!(
+        with_unknown_option("ssh s1 iolab lst agent &   # agents").unwrap(),
+        "ssh s1 iolab lst --no-such-option agent"
+    );
+    assert_eq!(
+        foreground("for h in a b; do x $h & done; y && z 2>&1 &>/dev/null '#&' # c &\nw &"),
+        "for h in a b; do x $h ; done; y && z 2>&1 &>/dev/null '#&' \nw ;"
+    );
+}
+
+/// The help texts of iolab's commands, by command words (`["xdd"]`):
+/// `--help`, and `-fullhelp` where the tool has it (xdd's every option).
+#[derive(Default)]
+struct Helps(HashMap<Vec<String>, Option<String>>);
+
+impl Helps {
+    /// The help of `iolab PATH...`; None when it has none (no such command).
+    fn of(&mut self, path: &[String]) -> Option<&str> {
+        self.0
+            .entry(path.to_vec())
+            .or_insert_with(|| {
+                let mut text = String::new();
+                for flag in ["--help", "-fullhelp"] {
+                    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+                        .args(path)
+                        .arg(flag)
+                        .stdin(Stdio::null())
+                        .output()
+                        .unwrap();
+                    if o.status.success() {
+                        text.push_str(&String::from_utf8_lossy(&o.stdout));
+                        text.push_str(&String::from_utf8_lossy(&o.stderr));
+                    }
+                }
+                (!text.is_empty()).then_some(text)
+            })
+            .as_deref()
+    }
+}
+
+/// The inline `iolab ...` commands of a doc whose command or options the
+/// tool's help does not list.
+fn check_inline(name: &str, text: &str, helps: &mut Helps) -> Vec<String> {
+    let mut bad = Vec::new();
+    for c in inline::inline_commands(text) {
+        let at = format!("{name}:{}: `{}`", c.line, c.text);
+        let Some(help) = helps.of(&c.path) else {
+            bad.push(format!("{at}: `iolab {} --help` fails", c.path.join(" ")));
+            continue;
+        };
+        let unknown: Vec<&str> = c
+            .options
+            .iter()
+            .filter(|o| !inline::help_lists(help, o))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            bad.push(format!(
+                "{at}: `iolab {} --help` lists no {}",
+                c.path.join(" "),
+                unknown.join(", ")
+            ));
+        }
+    }
+    bad
+}
+
+/// Command lines given inline in the prose (`` `iolab survey ost -s 64
+/// /mnt/lustre` ``) are not run (most are forms, with FILE and N), but
+/// every option they give must be one their tool has.
+#[test]
+fn every_inline_iolab_command_gives_options_its_tool_has() {
+    let mut helps = Helps::default();
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    for path in doc_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.strip_prefix(workspace()).unwrap_or(&path).display();
+        checked += inline::inline_commands(&text).len();
+        bad.extend(check_inline(&name.to_string(), &text, &mut helps));
+    }
+    assert!(checked > 10, "only {checked} inline iolab commands found");
+    assert!(
+        bad.is_empty(),
+        "inline iolab commands with options their tool does not have:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The inline check itself: an unknown option, or an unknown command,
+/// in an inline command fails it; the same commands without pass.
+#[test]
+fn an_inline_command_with_an_unknown_option_fails() {
+    let mut helps = Helps::default();
+    let good = "Run `iolab mdtest -n 4 -F -W 5` or `iolab xdd -op read -e2e issource`, `iolab results export ID --json\\|--csv`.\n";
+    assert_eq!(check_inline("good", good, &mut helps), Vec::<String>::new());
+    let bad = "Run `iolab mdtest -n 4 -F --no-such-option` or\n`iolab xdd -op read -nosuchoption`, `iolab nosuchtool -x`.\n";
+    let f = check_inline("bad", bad, &mut helps);
+    assert_eq!(f.len(), 3, "{f:?}");
+    assert!(
+        f[0].starts_with("bad:1:") && f[0].ends_with("lists no --no-such-option"),
+        "{f:?}"
+    );
+    assert!(
+        f[1].starts_with("bad:2:") && f[1].ends_with("lists no -nosuchoption"),
+        "{f:?}"
+    );
+    assert!(f[2].contains("`iolab nosuchtool --help` fails"), "{f:?}");
 }

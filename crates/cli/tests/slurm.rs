@@ -410,8 +410,8 @@ fn a_step_slurm_refuses_is_exit_2_with_its_reason() {
     }
 }
 
-/// The `srun ... iolab` and `scontrol` lines of docs/mpi.md's shell
-/// blocks, run as written on the test cluster (iolab's path and the
+/// The `srun ... iolab` and `scontrol` lines of docs/mpi.md's console
+/// blocks (which the docs test leaves to this one), run as written on the test cluster (iolab's path and the
 /// test directory put in), and docs/sweeps.md's srun launcher in a sweep.
 #[cfg(feature = "mpi")]
 #[test]
@@ -424,7 +424,7 @@ fn the_docs_srun_lines_run_as_written() {
     let mpi = std::fs::read_to_string(format!("{docs}mpi.md")).unwrap();
     let lines: Vec<&str> = mpi
         .lines()
-        .map(str::trim)
+        .map(|l| l.trim().trim_start_matches("$ "))
         .filter(|l| (l.starts_with("srun ") && l.contains(" iolab ")) || l.starts_with("scontrol "))
         .collect();
     assert!(lines.len() >= 2, "{lines:?}");

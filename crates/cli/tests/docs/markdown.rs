@@ -48,6 +48,8 @@ pub fn console_blocks(text: &str) -> Vec<Block> {
             steps: Vec::new(),
         };
         let mut cont = false;
+        // The word that ends a here-document the command opened.
+        let mut heredoc: Option<String> = None;
         for (j, l) in lines.by_ref() {
             if l.trim() == "```" {
                 break;
@@ -56,11 +58,16 @@ pub fn console_blocks(text: &str) -> Vec<Block> {
                 Some(pad) if pad.trim().is_empty() => &l[indent..],
                 _ => l.trim_start(),
             };
-            if cont {
+            if cont || heredoc.is_some() {
                 let s = block.steps.last_mut().expect("a continued command");
                 s.command.push('\n');
                 s.command.push_str(l);
-                cont = l.ends_with('\\');
+                if heredoc.as_deref() == Some(l) {
+                    heredoc = None;
+                } else if heredoc.is_none() {
+                    cont = l.ends_with('\\');
+                    heredoc = heredoc_end(l);
+                }
             } else if let Some(cmd) = l.strip_prefix("$ ") {
                 block.steps.push(Step {
                     line: j + 1,
@@ -69,6 +76,7 @@ pub fn console_blocks(text: &str) -> Vec<Block> {
                     status: 0,
                 });
                 cont = cmd.ends_with('\\');
+                heredoc = heredoc_end(cmd);
             } else if let Some(s) = block.steps.last_mut() {
                 match l.strip_prefix("? ").map(|n| n.trim().parse::<i32>()) {
                     Some(Ok(n)) => s.status = n,
@@ -79,6 +87,21 @@ pub fn console_blocks(text: &str) -> Vec<Block> {
         blocks.push(block);
     }
     blocks
+}
+
+/// The word ending the here-document a command line opens (`<<EOF`,
+/// `<<'EOF'`, `<<-EOF`): its lines are the command's, not its output.
+fn heredoc_end(line: &str) -> Option<String> {
+    let rest = line.split_once("<<")?.1;
+    let rest = rest.strip_prefix('-').unwrap_or(rest).trim_start();
+    let word: String = rest
+        .trim_start_matches(['\'', '"'])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    // `$((1 << 2))` is a shift, not a here-document.
+    word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        .then_some(word)
 }
 
 /// Whether `actual` is what `expected` shows; the error says where they part.
@@ -158,6 +181,21 @@ mod tests {
         assert_eq!(s[0].command, "iolab a \\\n    -b");
         assert_eq!(s[0].expected, ["out 1", "..."]);
         assert_eq!((s[0].status, s[1].status, s[1].line), (0, 2, 7));
+    }
+
+    #[test]
+    fn a_here_document_belongs_to_its_command() {
+        let md = "```console\n$ cat > c.sh <<'EOF'\nA=1\n$ not a command\nEOF\nout\n$ next\n```\n";
+        let s = &console_blocks(md)[0].steps;
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            s[0].command,
+            "cat > c.sh <<'EOF'\nA=1\n$ not a command\nEOF"
+        );
+        assert_eq!(s[0].expected, ["out"]);
+        assert_eq!(heredoc_end("x <<-\"END\" y").as_deref(), Some("END"));
+        assert_eq!(heredoc_end("echo a << b"), Some("b".to_string()));
+        assert_eq!(heredoc_end("echo $((1 << 2))"), None);
     }
 
     #[test]
