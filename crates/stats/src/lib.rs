@@ -285,7 +285,8 @@ pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
         for t in analyse::tables(ns) {
             let path = dir.join(t.file_name());
             let text = t.to_csv();
-            std::fs::write(&path, &text)?;
+            // Whole or absent, as every output iolab writes.
+            iolab_output::write_atomically(&path, text.as_bytes())?;
             files.insert(t.file_name(), text.into_bytes());
             csv_files.push(path);
         }
