@@ -949,6 +949,29 @@ fn an_unsafe_tmp_iolab_stats_is_refused_before_anything_starts() {
                 assert_eq!(std::fs::read_dir(&base).unwrap().count(), 0, "{how}");
             }
         }
+        // `run` on nodes: refused before the command runs.
+        let marker = s.path("ran");
+        let o = run_in(
+            &s.root,
+            &[
+                "stats",
+                "run",
+                remote.to_str().unwrap(),
+                "--rsh",
+                "exec:ip netns exec",
+                "--",
+                "touch",
+                marker.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{how} run: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&base.display().to_string()),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!marker.exists(), "{how}: the command ran");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "{how}");
     }
     // A directory of one's own is used as before.
     std::fs::remove_dir(&base).unwrap();
