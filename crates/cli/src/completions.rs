@@ -136,7 +136,7 @@ pub fn completions(prog: &str, args: Vec<OsString>) -> ExitCode {
     clap_complete::generate(shell, &mut command(), "iolab", &mut text);
     match crate::output::print_bytes(&text) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(_) => ExitCode::from(exit::FAILED),
+        Err(_) => exit::failed(),
     }
 }
 
@@ -183,7 +183,7 @@ pub fn man(prog: &str, args: Vec<OsString>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("iolab {prog}: {}: {e}", dir.display());
-            ExitCode::from(exit::FAILED)
+            exit::output_failed()
         }
     }
 }

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
     if let Some(a) = args.first() {
         eprintln!("iolab demo: takes no arguments (got '{}'); use `iolab mdtest` or `iolab xdd` for options", a.to_string_lossy());
-        return ExitCode::from(crate::EXIT_USAGE);
+        return crate::exit::usage();
     }
     // A random name of mode 0700 (mkdtemp), not iolab-demo-PID, which
     // anyone could plant a link at beforehand.
@@ -22,7 +22,7 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
                 "iolab demo: cannot create a directory in {}: {e}",
                 std::env::temp_dir().display()
             );
-            return ExitCode::from(crate::EXIT_IO);
+            return crate::exit::failed();
         }
     };
     let dir = private.path().to_path_buf();

@@ -24,17 +24,45 @@ pub fn code(outcome: &Outcome) -> u8 {
     match outcome {
         Outcome::Completed | Outcome::TimeLimit { .. } => 0,
         Outcome::Interrupted => INTERRUPTED,
-        Outcome::Error(f) => match f.kind {
-            FailureKind::Failed | FailureKind::Output => FAILED,
-            FailureKind::Refused => USAGE,
-            FailureKind::Command(status) => status,
-        },
+        Outcome::Error(f) => kind_code(f.kind),
     }
 }
 
-/// Exit status for bad usage.
+fn kind_code(kind: FailureKind) -> u8 {
+    match kind {
+        FailureKind::Failed | FailureKind::Output => FAILED,
+        FailureKind::Refused => USAGE,
+        FailureKind::Command(status) => status,
+    }
+}
+
+/// The exit status of a failure of kind `kind`, for a step that has no
+/// results document of its own (a node-side step, a subcommand that
+/// failed before its run): the same mapping as [`status`].
+pub fn of_kind(kind: FailureKind) -> ExitCode {
+    ExitCode::from(kind_code(kind))
+}
+
+/// Exit status for bad usage (bad input, an unwritable output, a refusal
+/// before anything ran): [`FailureKind::Refused`].
 pub fn usage() -> ExitCode {
-    ExitCode::from(USAGE)
+    of_kind(FailureKind::Refused)
+}
+
+/// Exit status of a step whose work failed: [`FailureKind::Failed`].
+pub fn failed() -> ExitCode {
+    of_kind(FailureKind::Failed)
+}
+
+/// Exit status of a run whose output could not be written after it:
+/// [`FailureKind::Output`].
+pub fn output_failed() -> ExitCode {
+    of_kind(FailureKind::Output)
+}
+
+/// Exit status of a run stopped by Ctrl-C or SIGTERM.
+pub fn interrupted() -> ExitCode {
+    status(&Outcome::Interrupted)
 }
 
 /// Parses a clap command line (`iolab NAME ARGS...`) for the new
@@ -70,5 +98,23 @@ mod tests {
         assert_eq!(code(&Outcome::Error(refused)), 2);
         let cmd = Failure::other("command", "exited 3").of_kind(FailureKind::Command(3));
         assert_eq!(code(&Outcome::Error(cmd)), 3);
+    }
+
+    #[test]
+    fn kinds_without_a_document_map_as_outcomes_do() {
+        for (kind, status) in [
+            (FailureKind::Failed, FAILED),
+            (FailureKind::Output, FAILED),
+            (FailureKind::Refused, USAGE),
+            (FailureKind::Command(7), 7),
+        ] {
+            let o = Outcome::Error(Failure::other("x", "y").of_kind(kind));
+            assert_eq!(of_kind(kind), ExitCode::from(status));
+            assert_eq!(code(&o), status);
+        }
+        assert_eq!(interrupted(), ExitCode::from(INTERRUPTED));
+        // The stats console reads the node check's usage status as a
+        // refusal: the two must agree.
+        assert_eq!(i32::from(USAGE), iolab_stats::cluster::NODE_CHECK_REFUSED);
     }
 }

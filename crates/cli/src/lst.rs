@@ -225,7 +225,7 @@ fn run_agent(a: AgentArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("iolab lst agent: {e}");
-            ExitCode::from(exit::FAILED)
+            exit::failed()
         }
     }
 }

@@ -30,12 +30,6 @@ use tools::Tool;
 mod xdd;
 mod xddcp;
 
-/// Exit status for bad usage (kept for the subcommands not yet moved to
-/// [`exit::status`]).
-pub const EXIT_USAGE: u8 = exit::USAGE;
-/// Exit status when the run met I/O errors.
-pub const EXIT_IO: u8 = exit::FAILED;
-
 /// The process's command line as typed, program included (args_os: an
 /// argument that is not UTF-8 must not panic), for the results' record.
 pub fn process_command_line() -> String {
@@ -228,7 +222,7 @@ fn dispatch() -> ExitCode {
     }
     let Some(first) = args.first().map(|a| a.to_string_lossy().into_owned()) else {
         eprint!("{}", tools::usage());
-        return ExitCode::from(EXIT_USAGE);
+        return exit::usage();
     };
     match first.as_str() {
         "-h" | "--help" | "help" => {
@@ -246,7 +240,7 @@ fn dispatch() -> ExitCode {
             }
             None => {
                 eprintln!("iolab: unknown command '{name}'\n\n{}", tools::usage());
-                ExitCode::from(EXIT_USAGE)
+                exit::usage()
             }
         },
     }

@@ -78,7 +78,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             if created {
                 let _ = std::fs::remove_dir(&cli.output);
             }
-            ExitCode::from(exit::FAILED)
+            exit::output_failed()
         }
     }
 }

@@ -93,7 +93,7 @@ impl Target {
 fn fail(e: StoreError) -> ExitCode {
     eprintln!("iolab results: {e}");
     match e {
-        StoreError::Sqlite(_) | StoreError::Json(_) => ExitCode::from(exit::FAILED),
+        StoreError::Sqlite(_) | StoreError::Json(_) => exit::failed(),
         _ => exit::usage(),
     }
 }
@@ -182,7 +182,7 @@ fn compare(store: &Store, a: &str, b: &str, strict: bool) -> ExitCode {
         Ok(c) => {
             let _ = out!("{}", fmt::compare::render(&c));
             match strict && c.count(compare::Verdict::Regression) > 0 {
-                true => ExitCode::from(exit::FAILED),
+                true => exit::failed(),
                 false => ExitCode::SUCCESS,
             }
         }

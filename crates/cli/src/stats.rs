@@ -7,7 +7,6 @@ use crate::exit;
 use clap::{Parser, Subcommand};
 use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_results::{Envelope, Environment};
-use iolab_stats::archive::ArchiveError;
 use iolab_stats::cluster::{self, Plan, Report};
 use iolab_stats::{config, node, Config};
 use std::ffi::OsString;
@@ -94,6 +93,13 @@ enum Step {
         #[arg(long)]
         foreground: bool,
     },
+    /// (node side) Checks, creating nothing, that DIR's parent
+    /// (TMP/iolab-stats) is safe to work in; exit 2 naming it when not.
+    #[command(hide = true)]
+    CheckNode {
+        #[arg(long)]
+        dir: PathBuf,
+    },
     /// (node side) The collector itself.
     #[command(hide = true)]
     Collect {
@@ -157,13 +163,14 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
             spec,
             foreground,
         } => start_node(&dir, &spec, foreground),
+        Step::CheckNode { dir } => check_node(&dir),
         Step::Collect { dir } => collect(&dir),
         Step::Halt { dir } => halt(&dir),
         Step::Forget { dir } => match node::forget(&dir) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("{e}");
-                ExitCode::from(exit::FAILED)
+                exit::failed()
             }
         },
     }
@@ -201,7 +208,7 @@ fn report(what: &str, r: &Report) -> ExitCode {
     } else if r.failed().is_empty() {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(exit::FAILED)
+        exit::failed()
     }
 }
 
@@ -255,7 +262,7 @@ fn stop(config: &str, tarball: Option<PathBuf>, rsh: Option<&str>) -> ExitCode {
                     node::run_dir(&cfg.tmp, "NODE").display()
                 );
             }
-            ExitCode::from(exit::FAILED)
+            exit::failed()
         }
     }
 }
@@ -280,20 +287,43 @@ fn default_csv_dir(tgz: &Path) -> PathBuf {
 }
 
 fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> ExitCode {
+    let outcome = analysed(tgz, format, out);
+    if let Outcome::Error(f) = &outcome {
+        eprintln!("iolab stats analyse: {}", f.message);
+    }
+    exit::status(&outcome)
+}
+
+/// Analyses `tgz` into CSV files, printing what it wrote. Bad input (an
+/// unknown format, a file that is not a readable profile tarball, a
+/// member climbing out) and an output directory or tarball that cannot
+/// be written are refused before anything is written (exit 2); a failure
+/// while writing is an ordinary one.
+fn analysed(tgz: &Path, format: &str, out: Option<PathBuf>) -> Outcome {
+    let refused = |message: String| {
+        Outcome::Error(Failure::other("analyse", message).of_kind(FailureKind::Refused))
+    };
     if format != "csv" {
-        eprintln!(
-            "iolab stats analyse: format {format:?} is not supported; the only format is csv"
-        );
-        return exit::usage();
+        return refused(format!(
+            "format {format:?} is not supported; the only format is csv"
+        ));
     }
     if !tgz.is_file() {
-        eprintln!(
-            "iolab stats analyse: {}: no such profile tarball",
-            tgz.display()
-        );
-        return exit::usage();
+        return refused(format!("{}: no such profile tarball", tgz.display()));
     }
+    let option = if out.is_some() {
+        "--out"
+    } else {
+        "(CSV directory)"
+    };
     let out = out.unwrap_or_else(|| default_csv_dir(tgz));
+    let planned = iolab_output::Planned::new()
+        .dir(option, Some(&out))
+        .file("(CSV tarball)", Some(&out.with_extension("tgz")))
+        .check();
+    if let Err(e) = planned {
+        return refused(e.to_string());
+    }
     match iolab_stats::analyse_tarball(tgz, &out) {
         Ok(a) => {
             for n in &a.notes {
@@ -303,15 +333,11 @@ fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> ExitCode {
                 let _ = outln!("{}", f.display());
             }
             let _ = outln!("csv tarball: {}", a.tarball.display());
-            ExitCode::SUCCESS
+            Outcome::Completed
         }
-        Err(e) => {
-            eprintln!("iolab stats analyse: {}: {e}", tgz.display());
-            match e {
-                iolab_stats::StatsError::Archive(ArchiveError::Unsafe { .. }) => exit::usage(),
-                _ => ExitCode::from(exit::FAILED),
-            }
-        }
+        // The tarball itself is at fault: nothing was written.
+        Err(e @ iolab_stats::StatsError::Archive(_)) => refused(format!("{}: {e}", tgz.display())),
+        Err(e) => Outcome::Error(Failure::other("analyse", format!("{}: {e}", tgz.display()))),
     }
 }
 
@@ -366,13 +392,13 @@ fn run(
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     let attached = match iolab_stats::attach_config(cfg, rsh, &exe) {
         Ok(a) => a,
-        Err(e @ iolab_stats::StatsError::Refused(_)) => {
+        Err(e @ (iolab_stats::StatsError::Refused(_) | iolab_stats::StatsError::UnsafeTmp(_))) => {
             eprintln!("iolab stats: {e}");
             return exit::usage();
         }
         Err(e) => {
             eprintln!("iolab stats: {e}");
-            return ExitCode::from(exit::FAILED);
+            return exit::failed();
         }
     };
     let started_ns = iolab_core::clock::wall_ns();
@@ -394,8 +420,11 @@ fn run(
                 eprintln!("iolab stats: {f}");
             }
             let _ = outln!("profile tarball: {}", tgz.display());
-            let analysed = analyse(&tgz, "csv", None) == ExitCode::SUCCESS;
-            let ok = c.failed.is_empty() && analysed;
+            let analysis = analysed(&tgz, "csv", None);
+            if let Outcome::Error(f) = &analysis {
+                eprintln!("iolab stats analyse: {}", f.message);
+            }
+            let ok = c.failed.is_empty() && !analysis.is_failure();
             (ok, c.failed.clone(), serde_json::to_value(&c).ok())
         }
         Err(e) => {
@@ -429,7 +458,7 @@ fn run(
     doc.finished_unix_ns = iolab_core::clock::wall_ns();
     doc.stats = samples;
     if !record_run(&rec, &store, &doc.to_json()) && doc.outcome == Outcome::Completed {
-        return ExitCode::from(exit::FAILED);
+        return exit::output_failed();
     }
     exit::status(&doc.outcome)
 }
@@ -548,7 +577,23 @@ fn start_node(dir: &Path, spec: &str, foreground: bool) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");
-            ExitCode::from(exit::FAILED)
+            match e {
+                node::NodeError::Unsafe(_) => exit::usage(),
+                _ => exit::failed(),
+            }
+        }
+    }
+}
+
+/// The node side of the start's preflight: exit 2 (the status the
+/// console takes as a refusal) with the path named when TMP/iolab-stats
+/// is a link or not this user's own.
+fn check_node(dir: &Path) -> ExitCode {
+    match node::check_base(dir.parent().unwrap_or(dir)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            exit::usage()
         }
     }
 }
@@ -558,7 +603,7 @@ fn collect(dir: &Path) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("iolab stats collect: {e}");
-            ExitCode::from(exit::FAILED)
+            exit::failed()
         }
     }
 }
@@ -568,13 +613,13 @@ fn halt(dir: &Path) -> ExitCode {
         Ok(tar) => {
             let mut out = std::io::stdout().lock();
             if out.write_all(&tar).and_then(|_| out.flush()).is_err() {
-                return ExitCode::from(exit::FAILED);
+                return exit::failed();
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("{e}");
-            ExitCode::from(exit::FAILED)
+            exit::failed()
         }
     }
 }

@@ -616,7 +616,7 @@ fn environment(b: &dyn iolab_backend::Backend, paths: &[PathBuf]) -> Environment
 /// The exit status: the run's outcome, or 1 when an output failed.
 fn finish_status(outcome: &Outcome, outputs_ok: bool) -> ExitCode {
     if !outputs_ok && !outcome.is_failure() && *outcome != Outcome::Interrupted {
-        return ExitCode::from(exit::FAILED);
+        return exit::output_failed();
     }
     if let Outcome::Error(f) = outcome {
         eprintln!("iolab survey: {f}");
@@ -634,7 +634,7 @@ fn backend(survey: &str, c: &Common) -> Result<Box<dyn iolab_backend::Backend>, 
         .map_err(|e| usage_error(survey, &ParamError::new("backend", e.to_string())))?;
     if let Err(e) = b.init() {
         eprintln!("iolab survey {survey}: --backend {name}: {e}");
-        return Err(ExitCode::from(exit::FAILED));
+        return Err(exit::failed());
     }
     Ok(b)
 }
@@ -801,7 +801,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
         Ok(x) => x,
         Err(e) => {
             eprintln!("iolab survey obdfilter: {e}");
-            return ExitCode::from(exit::FAILED);
+            return exit::failed();
         }
     };
     let header = iolab_survey::Header::now();
@@ -1055,6 +1055,13 @@ fn plot(a: PlotArgs) -> ExitCode {
         let p = a.summary.display().to_string();
         p.strip_suffix(".summary").map(str::to_string).unwrap_or(p)
     });
+    // Every file goes beside PREFIX.csv: one check of that directory,
+    // before anything is written (exit 2 naming it).
+    let csv_path = PathBuf::from(format!("{prefix}.csv"));
+    if let Err(e) = iolab_output::check_file("--out", &csv_path) {
+        eprintln!("iolab survey plot: {e}");
+        return exit::usage();
+    }
     let with_text = crate::font::load(a.font.as_ref());
     if !with_text {
         eprintln!("iolab survey plot: no usable font (give --font FILE.ttf); charts are drawn without labels");
@@ -1073,7 +1080,7 @@ fn plot(a: PlotArgs) -> ExitCode {
     if ok {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(exit::FAILED)
+        exit::output_failed()
     }
 }
 
@@ -1153,7 +1160,7 @@ fn obdfilter_agent(a: AgentArgs) -> ExitCode {
         }
         Err(e) => {
             eprintln!("iolab survey obdfilter-agent: {e}");
-            ExitCode::from(exit::FAILED)
+            exit::failed()
         }
     }
 }

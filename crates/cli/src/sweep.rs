@@ -122,7 +122,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         }
         Err(e) => {
             eprintln!("iolab sweep: {e}");
-            ExitCode::from(exit::FAILED)
+            exit::failed()
         }
     }
 }
@@ -228,11 +228,11 @@ fn finish(plan: &Plan, store: &Store, path: &Path, sum: run::Summary) -> ExitCod
     ));
     if sum.interrupted {
         eprintln!("iolab sweep: interrupted; run the same command again to resume");
-        return ExitCode::from(exit::INTERRUPTED);
+        return exit::interrupted();
     }
     if sum.failed > 0 {
         eprintln!("iolab sweep: {} repeats did not complete", sum.failed);
-        return ExitCode::from(exit::FAILED);
+        return exit::failed();
     }
     ExitCode::SUCCESS
 }

@@ -869,3 +869,151 @@ fn no_lustre_is_one_note_and_stop_leaves_tmp_clean() {
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].contains("no Lustre statistics on"), "{notes:?}");
 }
+
+/// A TMP/iolab-stats that is a planted link, or another user's directory,
+/// is refused before any collector starts: exit 2 naming the path, on
+/// this host and through a remote shell, nothing created or started.
+#[test]
+fn an_unsafe_tmp_iolab_stats_is_refused_before_anything_starts() {
+    let name = "an_unsafe_tmp_iolab_stats_is_refused_before_anything_starts";
+    let s = Scratch::new("stats-unsafe");
+    let ns = match Namespaces::new("u", 1) {
+        Ok(n) => n,
+        Err(why) => return common::skip_or_fail(name, &why),
+    };
+    let tmp = s.path("tmp");
+    let base = tmp.join("iolab-stats");
+    let elsewhere = s.path("elsewhere");
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let _reaper = Reaper(tmp.clone());
+    let local = s.path("local.toml");
+    std::fs::write(
+        &local,
+        format!("tmp = \"{}\"\ncpu_interval = 1\n", tmp.display()),
+    )
+    .unwrap();
+    let remote = s.path("remote.sh");
+    std::fs::write(
+        &remote,
+        format!(
+            "TMP={}\nNET_INTERVAL=1\nCLIENT_LIST=\"{}\"\n",
+            tmp.display(),
+            ns.names[0]
+        ),
+    )
+    .unwrap();
+    let start = |cfg: &Path| {
+        run_in(
+            &s.root,
+            &[
+                "stats",
+                "start",
+                cfg.to_str().unwrap(),
+                "--rsh",
+                "exec:ip netns exec",
+            ],
+        )
+    };
+    let planted = |how: &str| {
+        let _ = std::fs::remove_dir(&base);
+        let _ = std::fs::remove_file(&base);
+        match how {
+            "link" => std::os::unix::fs::symlink(&elsewhere, &base).unwrap(),
+            _ => {
+                std::fs::create_dir(&base).unwrap();
+                // nobody's, as another user's directory would be.
+                std::os::unix::fs::chown(&base, Some(65534), Some(65534)).unwrap();
+            }
+        }
+    };
+    for how in ["link", "other user's"] {
+        planted(how);
+        for cfg in [&local, &remote] {
+            let o = start(cfg);
+            assert_eq!(
+                o.status.code(),
+                Some(2),
+                "{how} {}: {}",
+                cfg.display(),
+                stderr(&o)
+            );
+            assert!(
+                stderr(&o).contains(&base.display().to_string()),
+                "{how}: the path is named: {}",
+                stderr(&o)
+            );
+            assert!(!stdout(&o).contains("collecting on"), "{}", stdout(&o));
+            assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "{how}");
+            if how != "link" {
+                assert_eq!(std::fs::read_dir(&base).unwrap().count(), 0, "{how}");
+            }
+        }
+        // `run` on nodes: refused before the command runs.
+        let marker = s.path("ran");
+        let o = run_in(
+            &s.root,
+            &[
+                "stats",
+                "run",
+                remote.to_str().unwrap(),
+                "--rsh",
+                "exec:ip netns exec",
+                "--",
+                "touch",
+                marker.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{how} run: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&base.display().to_string()),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!marker.exists(), "{how}: the command ran");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "{how}");
+    }
+    // A directory of one's own is used as before.
+    std::fs::remove_dir(&base).unwrap();
+    let o = start(&local);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run_in(
+        &s.root,
+        &["stats", "stop", local.to_str().unwrap(), "p.tgz"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// analyse refuses what is not a profile tarball, and an output it cannot
+/// write, with exit 2 before writing anything.
+#[test]
+fn analyse_refuses_bad_input_and_an_unwritable_output_with_exit_2() {
+    let s = Scratch::new("stats-analyse-bad");
+    let junk = s.path("junk.tgz");
+    std::fs::write(&junk, b"not a tarball").unwrap();
+    let o = run_in(&s.root, &["stats", "analyse", "junk.tgz", "csv"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("junk.tgz"), "{}", stderr(&o));
+    let gz = s.path("empty.tgz");
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut e, b"garbage, not tar").unwrap();
+    std::fs::write(&gz, e.finish().unwrap()).unwrap();
+    let o = run_in(&s.root, &["stats", "analyse", "empty.tgz", "csv"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = run_in(
+        &s.root,
+        &[
+            "stats",
+            "analyse",
+            "junk.tgz",
+            "csv",
+            "--out",
+            "/proc/iolab-x",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--out /proc/iolab-x"), "{}", stderr(&o));
+    let mut left = common::tree(&s.root);
+    left.retain(|p| p != "junk.tgz" && p != "empty.tgz");
+    assert!(left.is_empty(), "{left:?}");
+}

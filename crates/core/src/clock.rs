@@ -46,18 +46,20 @@ pub fn mdtest_timestamp() -> String {
 }
 
 /// Formats Unix seconds in local time with a strftime pattern.
+///
+/// The local zone is the system's as localtime(3) finds it: `TZ` when set
+/// (a zone name or a POSIX rule), else /etc/localtime, else UTC. A pattern
+/// with a directive jiff does not know gives an empty string, as strftime(3)
+/// gives 0 bytes.
 pub fn format_local(unix_secs: u64, pattern: &str) -> String {
-    let t = unix_secs as libc::time_t;
-    // SAFETY: zeroed `tm` is a valid value; localtime_r and strftime write
-    // into buffers we own and bound by their lengths.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&t, &mut tm);
-        let mut buf = [0u8; 128];
-        let fmt = std::ffi::CString::new(pattern).unwrap_or_default();
-        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), fmt.as_ptr(), &tm);
-        String::from_utf8_lossy(&buf[..n]).into_owned()
-    }
+    let Ok(secs) = i64::try_from(unix_secs) else {
+        return String::new();
+    };
+    let Ok(ts) = jiff::Timestamp::from_second(secs) else {
+        return String::new();
+    };
+    let local = ts.to_zoned(jiff::tz::TimeZone::system());
+    jiff::fmt::strtime::format(pattern, &local).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -80,5 +82,31 @@ mod tests {
         assert_eq!(s.len(), 19, "{s}");
         assert_eq!(&s[2..3], "/");
         assert_eq!(&s[13..14], ":");
+    }
+
+    /// The patterns iolab prints, at a known instant in the zone the test
+    /// process runs in (the tests below set no TZ, so compare with UTC only
+    /// where the offset is known).
+    #[test]
+    fn patterns_match_strftime() {
+        // 2009-11-23 09:05:29 UTC, a Monday.
+        let t = 1_258_967_129;
+        let utc = |p: &str| {
+            let ts = jiff::Timestamp::from_second(t).unwrap();
+            jiff::fmt::strtime::format(p, &ts.to_zoned(jiff::tz::TimeZone::UTC)).unwrap()
+        };
+        assert_eq!(utc("%m/%d/%Y %H:%M:%S"), "11/23/2009 09:05:29");
+        assert_eq!(
+            utc("%a %b %e %H:%M:%S %Z %Y"),
+            "Mon Nov 23 09:05:29 UTC 2009"
+        );
+        assert_eq!(utc("%D"), "11/23/09");
+        assert_eq!(utc("%F@%R"), "2009-11-23@09:05");
+        assert_eq!(utc("%Y%m%d-%H%M%S"), "20091123-090529");
+        // %e pads a one-digit day with a space, as strftime does.
+        let ts = jiff::Timestamp::from_second(1_257_238_800).unwrap();
+        let s = jiff::fmt::strtime::format("%a %b %e", &ts.to_zoned(jiff::tz::TimeZone::UTC));
+        assert_eq!(s.unwrap(), "Tue Nov  3");
+        assert_eq!(format_local(t as u64, "%Q%!"), "");
     }
 }

@@ -403,7 +403,10 @@ pub(crate) fn ask(
     cancel: Cancel<'_>,
 ) -> Result<Answer, LstError> {
     let name = a.node.name.clone();
-    let node = |e: NetError| LstError::Node(name.clone(), lost(e));
+    let node = |e: NetError| match e {
+        NetError::Cancelled => LstError::Cancelled(name.clone()),
+        e => LstError::Node(name.clone(), lost(e)),
+    };
     a.conn.idle_timeout = timeout;
     send(&mut a.conn, cmd, cancel).map_err(node)?;
     let answer = recv(&mut a.conn, cancel).map_err(node)?;
@@ -561,13 +564,32 @@ pub(crate) fn first_error(
     if errs.is_empty() {
         return Ok(ok);
     }
-    errs.sort_by_key(|e| e.to_string().contains("cancelled"));
+    // Stable: among the real failures the first one stays first.
+    errs.sort_by_key(|e| matches!(e, LstError::Cancelled(_)));
     Err(errs.remove(0))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cancelled_wait_is_never_the_reported_error_whatever_the_texts() {
+        let err = |r: Result<Vec<ClientStats>, LstError>| r.unwrap_err().to_string();
+        let r = first_error(vec![
+            Err(LstError::Cancelled("a".into())),
+            Err(LstError::Node(
+                "b".into(),
+                "job cancelled by the agent's admin".into(),
+            )),
+            Err(LstError::Node("c".into(), "disk failed".into())),
+        ]);
+        // The kind decides, not the words: b's message says "cancelled"
+        // but it is a real failure, and the first one.
+        assert_eq!(err(r), "node b: job cancelled by the agent's admin");
+        let r = first_error(vec![Err(LstError::Cancelled("a".into()))]);
+        assert!(err(r).starts_with("node a: cancelled"));
+    }
 
     #[test]
     fn nodes_parse_in_three_forms() {

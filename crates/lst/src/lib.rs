@@ -52,6 +52,10 @@ pub enum LstError {
     /// no step: an unknown node, no such allocation): bad usage.
     #[error("node {0}: the remote shell refused to start the agent: {1}")]
     Refused(String, String),
+    /// The wait on a node was cancelled because another node failed or
+    /// the run was stopped: never the telling error of a failed run.
+    #[error("node {0}: cancelled (another node failed or the run was stopped)")]
+    Cancelled(String),
 }
 
 /// The failure's `op` when the remote shell refused to start an agent

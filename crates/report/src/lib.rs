@@ -3,6 +3,7 @@
 //! measures or touches storage.
 
 pub mod canvas;
+pub mod csvw;
 pub mod io500;
 pub mod lst;
 pub mod mdtest;

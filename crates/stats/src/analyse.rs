@@ -22,17 +22,20 @@ pub struct Table {
 }
 
 impl Table {
-    /// The table as CSV text (cells never hold commas or quotes except in
-    /// series names, which are quoted when they do).
+    /// The table as CSV text: a header line, then the rows; a series or
+    /// column name holding a comma, a quote or a line break is quoted
+    /// (the csv crate, RFC 4180), every other cell written as it is.
     pub fn to_csv(&self) -> String {
-        let mut out = self.header.join(",");
-        out.push('\n');
+        let mut w = csv::WriterBuilder::new()
+            .flexible(true)
+            .from_writer(Vec::new());
+        // A flexible writer into memory has nothing to fail on.
+        let _ = w.write_record(&self.header);
         for r in &self.rows {
-            let cells: Vec<String> = r.iter().map(|c| csv_cell(c)).collect();
-            out.push_str(&cells.join(","));
-            out.push('\n');
+            let _ = w.write_record(r);
         }
-        out
+        let bytes = w.into_inner().unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 
     /// The file name the table is written to, inside its node's folder.
@@ -44,14 +47,6 @@ impl Table {
     pub fn column(&self, name: &str) -> Option<Vec<&str>> {
         let at = self.header.iter().position(|h| h == name)?;
         Some(self.rows.iter().map(|r| r[at].as_str()).collect())
-    }
-}
-
-fn csv_cell(c: &str) -> String {
-    if c.contains([',', '"', '\n']) {
-        format!("\"{}\"", c.replace('"', "\"\""))
-    } else {
-        c.to_string()
     }
 }
 
@@ -195,5 +190,29 @@ mod tests {
     fn a_counter_that_goes_back_has_no_rate() {
         let t = table("n", Stat::Disk, &[s(0, 100, 0.0), s(1_000_000_000, 5, 0.0)]);
         assert_eq!(t.rows[0][4..6], ["", ""]);
+    }
+
+    #[test]
+    fn a_series_name_with_a_comma_is_quoted_and_reads_back_whole() {
+        let row = |mono_ns, v| Sample {
+            unix_ns: 1_700_000_000_000_000_000 + mono_ns,
+            mono_ns,
+            rows: vec![Row::new("md0,\"raid\"").counter("write_bytes", v)],
+        };
+        let t = table("n", Stat::Disk, &[row(0, 0), row(1_000_000_000, 4096)]);
+        let text = t.to_csv();
+        // The layout of everything else is as it was: plain cells unquoted.
+        assert_eq!(
+            text.lines().next(),
+            Some("time_unix_s,elapsed_s,interval_s,series,write_bytes_delta,write_bytes_per_s")
+        );
+        assert!(
+            text.contains(",1.000,1.000,\"md0,\"\"raid\"\"\",4096,4096\n"),
+            "{text}"
+        );
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let rec = r.records().next().unwrap().unwrap();
+        assert_eq!(&rec[3], "md0,\"raid\"");
+        assert_eq!(rec.len(), 6);
     }
 }

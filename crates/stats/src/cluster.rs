@@ -114,6 +114,10 @@ impl<'a> Plan<'a> {
     /// this process ends (`iolab stats start`); [`Plan::start_steps`]
     /// keeps them instead.
     pub fn start(&self) -> Report {
+        let unsafe_bases = self.preflight();
+        if !unsafe_bases.is_empty() {
+            return self.refused_report(unsafe_bases);
+        }
         let (report, steps) = self.start_steps();
         for s in steps {
             // The step holds the collector; `stats stop` ends both.
@@ -170,6 +174,59 @@ impl<'a> Plan<'a> {
             .filter_map(|(n, e)| rsh.refusal(e.as_bytes()).map(|why| format!("{n}: {why}")))
             .collect();
         (report, steps)
+    }
+
+    /// The nodes whose TMP/iolab-stats is a link or not this user's own
+    /// (`NODE: why`, naming the path), checked on every node before any
+    /// collector starts: one such node refuses the whole start, as bad
+    /// usage. A node that cannot be reached is left to the start, which
+    /// reports it as that node's failure.
+    pub fn preflight(&self) -> Vec<(String, String)> {
+        let results = self.each(|node, dir| {
+            let base = dir.parent().unwrap_or(dir);
+            match &self.rsh {
+                None => node::check_base(base)
+                    .map(|()| Vec::new())
+                    .map_err(|e| e.to_string()),
+                Some(rsh) => {
+                    let d = dir.display().to_string();
+                    let cmd = self.command(&["check-node", "--dir", &d]);
+                    remote_check(rsh, node, &cmd)
+                }
+            }
+        });
+        results
+            .into_iter()
+            .filter_map(|(n, r)| r.err().map(|e| (n, e)))
+            .collect()
+    }
+
+    /// The report of a start refused by [`Plan::preflight`]: every node
+    /// not started, the unsafe ones named.
+    fn refused_report(&self, unsafe_bases: Vec<(String, String)>) -> Report {
+        let why = |n: &str| {
+            let bad = unsafe_bases.iter().find(|(u, _)| u == n);
+            Some(
+                bad.map_or("not started: another node's TMP is unsafe".into(), |b| {
+                    b.1.clone()
+                }),
+            )
+        };
+        Report {
+            nodes: self
+                .nodes()
+                .into_iter()
+                .map(|n| NodeResult {
+                    error: why(&n),
+                    node: n,
+                })
+                .collect(),
+            tarball: None,
+            refused: unsafe_bases
+                .iter()
+                .map(|(n, e)| format!("{n}: {e}"))
+                .collect(),
+        }
     }
 
     fn start_report(&self, results: Vec<(String, Result<Vec<u8>, String>)>) -> Report {
@@ -357,6 +414,25 @@ fn remote(
         Err(complaint(rsh, node, &done))
     }
 }
+
+/// Runs the node-side check `cmd` on `node`: Err with the node's message
+/// only when the check itself refused (exit 2: an unsafe TMP/iolab-stats);
+/// a node that cannot be reached or run passes here and fails at start.
+fn remote_check(rsh: &RemoteShell, node: &str, cmd: &[String]) -> Result<Vec<u8>, String> {
+    let Ok(r) = rsh.spawn(node, cmd, &[]) else {
+        return Ok(Vec::new());
+    };
+    match r.wait(REMOTE_TIMEOUT, iolab_core::stop::requested) {
+        Ok(done) if done.status.code() == Some(NODE_CHECK_REFUSED) => {
+            Err(String::from_utf8_lossy(&done.stderr).trim().to_string())
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// The exit status of `iolab stats check-node` for an unsafe
+/// TMP/iolab-stats (iolab's usage status).
+pub const NODE_CHECK_REFUSED: i32 = 2;
 
 /// Writes the tarball, its top directory named after the file.
 pub fn write_tarball(

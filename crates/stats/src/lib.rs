@@ -117,6 +117,11 @@ pub enum StatsError {
     /// is left collecting.
     #[error("the remote shell refused: {0}")]
     Refused(String),
+    /// A node's TMP/iolab-stats is a link, another user's, or open to
+    /// others (`NODE: why`, naming the path): bad usage, found before
+    /// any collector started.
+    #[error("{0}")]
+    UnsafeTmp(String),
 }
 
 /// Collection attached to a benchmark's run: in this process when the
@@ -154,6 +159,14 @@ pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attac
         return Ok(Attached::Local(Session::start(cfg.spec.clone(), &node)?));
     }
     let plan = cluster::Plan::new(&cfg, rsh, exe)?;
+    let unsafe_bases = plan.preflight();
+    if !unsafe_bases.is_empty() {
+        let why: Vec<String> = unsafe_bases
+            .iter()
+            .map(|(n, e)| format!("{n}: {e}"))
+            .collect();
+        return Err(StatsError::UnsafeTmp(why.join("; ")));
+    }
     let (report, steps) = plan.start_steps();
     if !report.refused.is_empty() {
         // Stop the collectors that did start: nothing runs on.
@@ -272,7 +285,8 @@ pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
         for t in analyse::tables(ns) {
             let path = dir.join(t.file_name());
             let text = t.to_csv();
-            std::fs::write(&path, &text)?;
+            // Whole or absent, as every output iolab writes.
+            iolab_output::write_atomically(&path, text.as_bytes())?;
             files.insert(t.file_name(), text.into_bytes());
             csv_files.push(path);
         }

@@ -118,7 +118,7 @@ pub fn prepare(dir: &Path, spec: &Spec) -> Result<(), NodeError> {
 /// another user's or open to others, is refused. Run directories under
 /// it are then out of others' reach, and nothing is followed.
 fn private_dir(dir: &Path) -> Result<(), NodeError> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    use std::os::unix::fs::DirBuilderExt;
     if let Some(up) = dir.parent() {
         std::fs::create_dir_all(up).map_err(io("cannot create", up))?;
     }
@@ -127,11 +127,24 @@ fn private_dir(dir: &Path) -> Result<(), NodeError> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(io("cannot create", dir)(e)),
     }
-    let m = std::fs::symlink_metadata(dir).map_err(io("cannot read", dir))?;
+    check_base(dir)
+}
+
+/// Checks, creating nothing, that `base` (TMP/iolab-stats) can be worked
+/// in: absent (it will be made 0700), or a directory of this user's that
+/// nobody else can write in. A link or another user's directory is
+/// [`NodeError::Unsafe`], naming it; run before any collector starts.
+pub fn check_base(base: &Path) -> Result<(), NodeError> {
+    use std::os::unix::fs::MetadataExt;
+    let m = match std::fs::symlink_metadata(base) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io("cannot read", base)(e)),
+    };
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     if !m.file_type().is_dir() || m.uid() != me || m.mode() & 0o022 != 0 {
-        return Err(NodeError::Unsafe(dir.display().to_string()));
+        return Err(NodeError::Unsafe(base.display().to_string()));
     }
     Ok(())
 }

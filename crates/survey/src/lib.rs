@@ -118,23 +118,10 @@ pub fn date_now() -> String {
     strftime("%a %b %e %H:%M:%S %Z %Y")
 }
 
-/// The local time formatted with `fmt` (strftime(3)).
+/// The local time formatted with `fmt` (a strftime(3) pattern, local
+/// zone as `date` finds it).
 pub fn strftime(fmt: &str) -> String {
-    let Ok(cfmt) = std::ffi::CString::new(fmt) else {
-        return String::new();
-    };
-    let mut buf = [0u8; 128];
-    // SAFETY: time/localtime_r/strftime get valid pointers to locals; the
-    // length passed is the buffer's.
-    unsafe {
-        let t = libc::time(std::ptr::null_mut());
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            return String::new();
-        }
-        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), cfmt.as_ptr(), &tm);
-        String::from_utf8_lossy(&buf[..n]).into_owned()
-    }
+    iolab_core::clock::format_local(iolab_core::clock::wall_ns() / 1_000_000_000, fmt)
 }
 
 /// Total memory in KB (`MemTotal` of /proc/meminfo), as the kit's ENOMEM

@@ -1,9 +1,9 @@
 //! CSV: one row per sweep point and group (clients, servers), the mean
 //! over the point's repeats.
 
+use crate::csvw::CsvText;
 use iolab_lst::result::{GroupSummary, PointResult};
 use iolab_lst::Report;
-use std::fmt::Write;
 
 /// The header row.
 pub const HEADER: &str = "clients,concurrency,repeats,group,nodes,rpcs,errors,rx_bytes,tx_bytes,\
@@ -13,33 +13,33 @@ lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_max_ns";
 
 /// The whole CSV document.
 pub fn render(report: &Report) -> String {
-    let mut out = String::from(HEADER);
-    out.push('\n');
+    let mut out = CsvText::new();
+    out.record(HEADER.split(','));
     for p in &report.points {
-        row(&mut out, p, "clients", &p.mean.clients);
-        row(&mut out, p, "servers", &p.mean.servers);
+        out.record(row(p, "clients", &p.mean.clients));
+        out.record(row(p, "servers", &p.mean.servers));
     }
-    out
+    out.finish()
 }
 
-fn row(out: &mut String, p: &PointResult, name: &str, g: &GroupSummary) {
+fn row(p: &PointResult, name: &str, g: &GroupSummary) -> Vec<String> {
     let l = &p.mean.latency;
-    let _ = write!(
-        out,
-        "{},{},{},{name},{},{},{},{},{}",
-        p.clients,
-        p.concurrency,
-        p.runs.len(),
-        g.nodes,
-        g.rpcs,
-        g.errors,
-        g.rx_bytes,
-        g.tx_bytes
-    );
+    let mut v = vec![
+        p.clients.to_string(),
+        p.concurrency.to_string(),
+        p.runs.len().to_string(),
+        name.to_string(),
+        g.nodes.to_string(),
+        g.rpcs.to_string(),
+        g.errors.to_string(),
+        g.rx_bytes.to_string(),
+        g.tx_bytes.to_string(),
+    ];
     for s in [g.r_rpc_per_s, g.w_rpc_per_s, g.r_mib_per_s, g.w_mib_per_s] {
-        let _ = write!(out, ",{:.3},{:.3},{:.3}", s.avg, s.min, s.max);
+        v.extend([s.avg, s.min, s.max].map(|x| format!("{x:.3}")));
     }
-    let _ = writeln!(out, ",{},{},{},{}", l.p50_ns, l.p90_ns, l.p99_ns, l.max_ns);
+    v.extend([l.p50_ns, l.p90_ns, l.p99_ns, l.max_ns].map(|x| x.to_string()));
+    v
 }
 
 #[cfg(test)]

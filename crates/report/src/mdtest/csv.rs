@@ -1,15 +1,15 @@
 //! One CSV row per test, iteration and phase.
 
+use crate::csvw::CsvText;
 use iolab_mdtest::results::MdtestPayload;
-use std::fmt::Write as _;
 
 /// Column names, in order.
 pub const HEADER: &str = "tasks,iteration,phase,items,elapsed_s,rate_ops_per_s,stonewall_items,stonewall_elapsed_s,stonewall_rate_ops_per_s,latency_mean_ns,latency_p50_ns,latency_p90_ns,latency_p99_ns,latency_p999_ns,latency_max_ns";
 
 /// The CSV text: a header line, then one row per phase result.
 pub fn render(r: &MdtestPayload) -> Vec<u8> {
-    let mut s = String::from(HEADER);
-    s.push('\n');
+    let mut out = CsvText::new();
+    out.record(HEADER.split(','));
     for t in &r.tests {
         for it in &t.iterations {
             for p in &it.phases {
@@ -23,24 +23,25 @@ pub fn render(r: &MdtestPayload) -> Vec<u8> {
                             )
                         });
                 let l = &p.latency;
-                let _ = writeln!(
-                    s,
-                    "{},{},{},{},{:.9},{:.3},{wi},{we},{wr},{:.1},{},{},{},{},{}",
-                    t.tasks,
-                    it.iteration,
-                    p.phase.key(),
-                    p.items,
-                    p.elapsed_s,
-                    p.rate,
-                    l.mean_ns,
-                    l.p50_ns,
-                    l.p90_ns,
-                    l.p99_ns,
-                    l.p999_ns,
-                    l.max_ns
-                );
+                out.record([
+                    t.tasks.to_string(),
+                    it.iteration.to_string(),
+                    p.phase.key().to_string(),
+                    p.items.to_string(),
+                    format!("{:.9}", p.elapsed_s),
+                    format!("{:.3}", p.rate),
+                    wi,
+                    we,
+                    wr,
+                    format!("{:.1}", l.mean_ns),
+                    l.p50_ns.to_string(),
+                    l.p90_ns.to_string(),
+                    l.p99_ns.to_string(),
+                    l.p999_ns.to_string(),
+                    l.max_ns.to_string(),
+                ]);
             }
         }
     }
-    s.into_bytes()
+    out.finish().into_bytes()
 }

@@ -1,6 +1,7 @@
 //! CSV: one row per survey point and test, every figure the summary line
 //! shows plus the status, for spreadsheets and scripts.
 
+use crate::csvw::CsvText;
 use iolab_survey::disk::{DiskPoint, PointResult};
 use iolab_survey::mds::MdsPoint;
 use iolab_survey::obdfilter::{BracketResult, ObdPoint, ObdPointResult};
@@ -10,31 +11,43 @@ use iolab_survey::ost::OstReport;
 pub const DISK_HEADER: &str =
     "total_size_kb,rsz_kb,crg,thr,action,status,mb_per_s,regions_ok,regions_failed,slowest_region_mb_per_s\n";
 
+/// The header line's fields.
+fn header(line: &str) -> std::str::Split<'_, char> {
+    line.trim_end().split(',')
+}
+
 /// Header and rows of a disk survey.
 pub fn disk(points: &[DiskPoint]) -> String {
-    let mut s = String::from(DISK_HEADER);
+    let mut out = CsvText::new();
+    out.record(header(DISK_HEADER));
     for p in points {
-        let lead = format!("{},{},{},{}", p.total_size_kb, p.rsz_kb, p.crg, p.thr);
+        let lead = [p.total_size_kb, p.rsz_kb, p.crg, p.thr].map(|x| x.to_string());
         match &p.result {
-            PointResult::NoMem => s.push_str(&format!("{lead},,enomem,,,,\n")),
+            PointResult::NoMem => out.record(
+                lead.iter()
+                    .map(String::as_str)
+                    .chain(["", "enomem", "", "", "", ""]),
+            ),
             PointResult::Ran { actions } => {
                 for a in actions {
                     let (status, bw) = match a.mb_per_s {
                         Some(bw) => ("ok", format!("{bw:.2}")),
                         None => ("failed", String::new()),
                     };
-                    s.push_str(&format!(
-                        "{lead},{},{status},{bw},{},{},{:.2}\n",
-                        a.action.name(),
-                        a.regions_ok,
-                        a.regions_failed,
-                        a.slowest_region_mb_per_s
-                    ));
+                    let rest = [
+                        a.action.name().to_string(),
+                        status.to_string(),
+                        bw,
+                        a.regions_ok.to_string(),
+                        a.regions_failed.to_string(),
+                        format!("{:.2}", a.slowest_region_mb_per_s),
+                    ];
+                    out.record(lead.iter().chain(&rest));
                 }
             }
         }
     }
-    s
+    out.finish()
 }
 
 /// The object survey's CSV header line.
@@ -43,16 +56,23 @@ pub const OBDFILTER_HEADER: &str =
 
 /// Header and rows of an object survey.
 pub fn obdfilter(points: &[ObdPoint]) -> String {
-    let mut s = String::from(OBDFILTER_HEADER);
+    let mut out = CsvText::new();
+    out.record(header(OBDFILTER_HEADER));
     for p in points {
-        let lead = format!(
-            "{},{},{},{},{}",
-            p.ost, p.total_size_kb, p.rsz_kb, p.obj, p.thr
-        );
+        let lead = [
+            p.ost.to_string(),
+            p.total_size_kb.to_string(),
+            p.rsz_kb.to_string(),
+            p.obj.to_string(),
+            p.thr.to_string(),
+        ];
+        let lead = lead.iter().map(String::as_str);
         match &p.result {
-            ObdPointResult::TooMuchBuffer => s.push_str(&format!("{lead},,too_much_buffer,,,\n")),
+            ObdPointResult::TooMuchBuffer => {
+                out.record(lead.chain(["", "too_much_buffer", "", "", ""]))
+            }
             ObdPointResult::CreateFailed { .. } => {
-                s.push_str(&format!("{lead},,create_failed,,,\n"))
+                out.record(lead.chain(["", "create_failed", "", "", ""]))
             }
             ObdPointResult::Ran { tests } => {
                 for t in tests {
@@ -65,15 +85,14 @@ pub fn obdfilter(points: &[ObdPoint]) -> String {
                         BracketResult::Error => ("error", String::new(), String::new()),
                         BracketResult::Short => ("short", String::new(), String::new()),
                     };
-                    s.push_str(&format!(
-                        "{lead},{},{status},{:.2},{min},{max}\n",
-                        t.test, t.mb_per_s
-                    ));
+                    let bw = format!("{:.2}", t.mb_per_s);
+                    let rest = [t.test.as_str(), status, &bw, &min, &max];
+                    out.record(lead.clone().chain(rest));
                 }
             }
         }
     }
-    s
+    out.finish()
 }
 
 /// The metadata survey's CSV header line.
@@ -82,23 +101,28 @@ pub const MDS_HEADER: &str =
 
 /// Header and rows of a metadata survey.
 pub fn mds(points: &[MdsPoint]) -> String {
-    let mut s = String::from(MDS_HEADER);
+    let mut out = CsvText::new();
+    out.record(header(MDS_HEADER));
     for p in points {
         for t in &p.tests {
-            let lead = format!(
-                "{},{},{},{},{}",
-                p.mdt, p.file_count, p.dir_count, p.thr, t.test
-            );
+            let mut row = vec![
+                p.mdt.to_string(),
+                p.file_count.to_string(),
+                p.dir_count.to_string(),
+                p.thr.to_string(),
+                t.test.to_string(),
+            ];
             match t.bracket {
-                Some(b) => s.push_str(&format!(
-                    "{lead},ok,{:.2},{:.2},{:.2}\n",
-                    t.ops_per_sec, b.min, b.max
-                )),
-                None => s.push_str(&format!("{lead},error,,,\n")),
+                Some(b) => {
+                    row.push("ok".into());
+                    row.extend([t.ops_per_sec, b.min, b.max].map(|x| format!("{x:.2}")));
+                }
+                None => row.extend(["error", "", "", ""].map(String::from)),
             }
+            out.record(row);
         }
     }
-    s
+    out.finish()
 }
 
 /// The target survey's CSV header line.
@@ -106,8 +130,10 @@ pub const OST_HEADER: &str =
     "index,path,read_mb_per_s,write_mb_per_s,read_s,write_s,outlier,error\n";
 
 /// One row per target; `outlier` lists the operations that flagged it.
+/// A path or an error holding a comma, a quote or a line break is quoted.
 pub fn ost(r: &OstReport) -> String {
-    let mut s = String::from(OST_HEADER);
+    let mut out = CsvText::new();
+    out.record(header(OST_HEADER));
     for t in &r.targets {
         let flags: Vec<&str> = r
             .outliers
@@ -115,17 +141,16 @@ pub fn ost(r: &OstReport) -> String {
             .filter(|o| o.index == t.index)
             .map(|o| o.op.as_str())
             .collect();
-        let err = t.error.as_deref().unwrap_or("").replace([',', '\n'], ";");
-        s.push_str(&format!(
-            "{},{},{:.3},{:.3},{:.6},{:.6},{},{err}\n",
-            t.index,
-            t.path.replace(',', ";"),
-            t.read_mb_per_s,
-            t.write_mb_per_s,
-            t.read_s,
-            t.write_s,
-            flags.join("+")
-        ));
+        out.record([
+            t.index.to_string(),
+            t.path.clone(),
+            format!("{:.3}", t.read_mb_per_s),
+            format!("{:.3}", t.write_mb_per_s),
+            format!("{:.6}", t.read_s),
+            format!("{:.6}", t.write_s),
+            flags.join("+"),
+            t.error.clone().unwrap_or_default(),
+        ]);
     }
-    s
+    out.finish()
 }

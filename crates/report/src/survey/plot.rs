@@ -67,20 +67,25 @@ pub fn charts(s: &Summary) -> Vec<Chart> {
     out
 }
 
-/// Every figure as CSV: one row per line and test.
+/// Every figure as CSV: one row per line and test (a test name with a
+/// comma or a quote is quoted).
 pub fn csv(s: &Summary) -> String {
-    let mut out = format!(
-        "rsz_kb,{},thr,test,{}\n",
-        s.kind.series_name(),
-        s.kind.unit().replace('/', "_per_")
-    );
+    let mut out = crate::csvw::CsvText::new();
+    let unit = s.kind.unit().replace('/', "_per_");
+    out.record(["rsz_kb", s.kind.series_name(), "thr", "test", &unit]);
     for r in &s.rows {
         for (test, v) in &r.values {
             let v = v.map(|x| format!("{x:.2}")).unwrap_or_default();
-            out.push_str(&format!("{},{},{},{test},{v}\n", r.rsz_kb, r.series, r.thr));
+            out.record([
+                r.rsz_kb.to_string(),
+                r.series.to_string(),
+                r.thr.to_string(),
+                test.to_string(),
+                v,
+            ]);
         }
     }
-    out
+    out.finish()
 }
 
 /// The gnuplot data file: threads down, one column per count, `-` where

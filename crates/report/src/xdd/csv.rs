@@ -19,23 +19,20 @@ use super::columns::{selected_xdd, Column, Ctx};
 use super::rows::{rows, Row};
 use iolab_xdd::results::RunResults;
 
-fn line(cols: &[Column], cell: impl Fn(&Column) -> String) -> String {
-    cols.iter().map(cell).collect::<Vec<_>>().join(",") + "\n"
-}
-
 fn row_line(cols: &[Column], row: &Row, x: Ctx) -> String {
-    line(cols, |c| (c.value)(row, x))
+    crate::csvw::record(cols.iter().map(|c| (c.value)(row, x)))
 }
 
 /// The `-csvout` text for one run: preamble, header, units, rows, ending
-/// time.
+/// time. A value of the preamble holding a comma or a quote (a target
+/// path, a file name) is quoted there; in the text report it is not.
 pub fn render(r: &RunResults) -> String {
     let cols = selected_xdd(&r.config.global.outputformat, super::columns::is_e2e(r));
     let x = super::text::ctx(r);
-    let mut s = super::preamble::render(&r.config, &r.host, r.start_wall_ns, &r.targets);
+    let mut s = super::preamble::render_csv(&r.config, &r.host, r.start_wall_ns, &r.targets);
     s.push('\n');
-    s += &line(&cols, |c| c.header.to_string());
-    s += &line(&cols, |c| c.units.to_string());
+    s += &crate::csvw::record(cols.iter().map(|c| c.header));
+    s += &crate::csvw::record(cols.iter().map(|c| c.units));
     for row in rows(r) {
         s += &row_line(&cols, &row, x);
     }

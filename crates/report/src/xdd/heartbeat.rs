@@ -129,7 +129,7 @@ pub fn line(
 pub fn csv_header(o: &HeartbeatOpts) -> String {
     let mut cols = vec!["elapsed_s", "tod", "host", "target", "pass"];
     cols.extend(fields(o));
-    cols.join(",") + "\n"
+    crate::csvw::record(cols)
 }
 
 /// One line of a per-target heartbeat CSV file.
@@ -148,7 +148,7 @@ pub fn csv_line(
         x.pass.to_string(),
     ];
     v.extend(fields(o).iter().map(|f| value(f, x)));
-    v.join(",") + "\n"
+    crate::csvw::record(v)
 }
 
 #[cfg(test)]
@@ -179,5 +179,10 @@ mod tests {
         let d = line(&HeartbeatOpts::default(), "h", "t", 0.0, &[s]);
         assert!(d.ends_with('\r') && d.contains("50.0 %"), "{d}");
         assert_eq!(csv_line(&o, "h", "t", 3.0, &s), "3.000,t,h,1,2,50,25.000\n");
+        // A host name with a comma is quoted, not cut into two columns.
+        assert_eq!(
+            csv_line(&o, "h,1", "t", 3.0, &s),
+            "3.000,t,\"h,1\",1,2,50,25.000\n"
+        );
     }
 }

@@ -14,6 +14,31 @@ fn on(b: bool) -> &'static str {
     }
 }
 
+/// Where the preamble goes: XDD's text report, or the head of the
+/// `-csvout` file, where a value holding a comma or a quote is quoted so a
+/// CSV reader gets it back whole.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Text,
+    Csv,
+}
+
+/// A line of `key, value` pairs, as XDD prints it. In the CSV form a value
+/// that needs quoting is quoted and follows its comma directly (a CSV
+/// reader takes a quote as opening a field only at the field's start).
+fn kv(f: Form, fields: &[&str]) -> String {
+    let mut s = String::new();
+    for (i, v) in fields.iter().enumerate() {
+        let quoted = crate::csvw::field(v);
+        let quote = f == Form::Csv && quoted != *v;
+        if i > 0 {
+            s += if quote { "," } else { ", " };
+        }
+        s += if quote { &quoted } else { v };
+    }
+    s + "\n"
+}
+
 fn sizes(label: &str, blocks: u64, bs: u64) -> String {
     let b = blocks as f64 * bs as f64;
     format!(
@@ -23,7 +48,7 @@ fn sizes(label: &str, blocks: u64, bs: u64) -> String {
 }
 
 /// The run-wide part and the system part.
-fn run_part(c: &Config, h: &HostInfo, start_wall_ns: u64) -> String {
+fn run_part(f: Form, c: &Config, h: &HostInfo, start_wall_ns: u64) -> String {
     let g = &c.global;
     let id = if g.id.is_empty() {
         "No ID Specified".to_string()
@@ -40,7 +65,7 @@ fn run_part(c: &Config, h: &HostInfo, start_wall_ns: u64) -> String {
         "Starting time for this run, {}\n",
         iolab_core::clock::format_local(start_wall_ns / 1_000_000_000, "%a %b %e %H:%M:%S %Y")
     );
-    s += &format!("ID for this run, '{id}'\n");
+    s += &kv(f, &["ID for this run", &format!("'{id}'")]);
     s += &format!("Maximum Process Priority, {}\n", on(g.maxpri));
     s += &format!(
         "Passes, {}\nPass Delay in seconds, {}\n",
@@ -53,28 +78,29 @@ fn run_part(c: &Config, h: &HostInfo, start_wall_ns: u64) -> String {
     );
     s += &format!("I/O Synchronization, {}\n", g.syncio);
     s += &format!("Total run-time limit in seconds, {}\n", g.runtime_s);
-    s += &format!(
-        "Output file name, {}\n",
-        g.output.as_deref().unwrap_or("stdout")
+    s += &kv(
+        f,
+        &["Output file name", g.output.as_deref().unwrap_or("stdout")],
     );
-    s += &format!(
-        "CSV output file name, {}\n",
-        g.csvout.as_deref().unwrap_or("")
+    s += &kv(
+        f,
+        &["CSV output file name", g.csvout.as_deref().unwrap_or("")],
     );
-    s += &format!(
-        "Error output file name, {}\n",
-        g.errout.as_deref().unwrap_or("stderr")
+    s += &kv(
+        f,
+        &[
+            "Error output file name",
+            g.errout.as_deref().unwrap_or("stderr"),
+        ],
     );
     s += &format!("Pass synchronization barriers, {}\n", on(!g.nobarrier));
     s += &format!(
         "Number of Targets, {}\nNumber of I/O Threads, {qthreads}\n",
         c.targets.len()
     );
-    s += &format!("Computer Name, {}, User Name, {user}\n", h.hostname);
-    s += &format!(
-        "OS release and version, {}\nMachine hardware type, {}\n",
-        h.kernel, h.arch
-    );
+    s += &kv(f, &["Computer Name", &h.hostname, "User Name", user]);
+    s += &kv(f, &["OS release and version", &h.kernel]);
+    s += &kv(f, &["Machine hardware type", &h.arch]);
     s += &format!("Number of processors on this system, {}\n", h.cpus);
     s += &format!(
         "Page size in bytes, {page}\nNumber of physical pages, {}\n",
@@ -93,17 +119,20 @@ fn run_part(c: &Config, h: &HostInfo, start_wall_ns: u64) -> String {
 }
 
 /// One target's block.
-fn target_part(i: usize, t: &TargetOpts, info: &TargetInfo) -> String {
+fn target_part(f: Form, i: usize, t: &TargetOpts, info: &TargetInfo) -> String {
     let rp = t.read_percent();
-    let mut s = format!("\tTarget[{i}] Q[0], {}\n", info.path);
-    s += &format!(
-        "\t\tTarget directory, \"{}\"\n",
-        if t.targetdir.is_empty() {
-            "./"
-        } else {
-            &t.targetdir
-        }
-    );
+    let mut s = kv(f, &[&format!("\tTarget[{i}] Q[0]"), &info.path]);
+    let dir = if t.targetdir.is_empty() {
+        "./"
+    } else {
+        &t.targetdir
+    };
+    // XDD puts the directory in quotes of its own; in the CSV form a
+    // directory that needs quoting gets CSV's quotes instead.
+    s += &match f {
+        Form::Csv if crate::csvw::field(dir) != dir => kv(f, &["\t\tTarget directory", dir]),
+        _ => format!("\t\tTarget directory, \"{dir}\"\n"),
+    };
     s += &format!("\t\tProcess ID, {}\n", info.pid);
     s += &format!(
         "\t\tProcessor, {}\n",
@@ -247,11 +276,27 @@ fn e2e_part(t: &TargetOpts) -> String {
     s
 }
 
-/// The full preamble.
+/// The full preamble, as the text report prints it.
 pub fn render(c: &Config, h: &HostInfo, start_wall_ns: u64, infos: &[TargetInfo]) -> String {
-    let mut s = run_part(c, h, start_wall_ns);
+    render_as(Form::Text, c, h, start_wall_ns, infos)
+}
+
+/// The full preamble at the head of the `-csvout` file: the same lines, a
+/// value holding a comma or a quote quoted.
+pub fn render_csv(c: &Config, h: &HostInfo, start_wall_ns: u64, infos: &[TargetInfo]) -> String {
+    render_as(Form::Csv, c, h, start_wall_ns, infos)
+}
+
+fn render_as(
+    f: Form,
+    c: &Config,
+    h: &HostInfo,
+    start_wall_ns: u64,
+    infos: &[TargetInfo],
+) -> String {
+    let mut s = run_part(f, c, h, start_wall_ns);
     for (i, (t, info)) in c.targets.iter().zip(infos).enumerate() {
-        s += &target_part(i, t, info);
+        s += &target_part(f, i, t, info);
     }
     s
 }
