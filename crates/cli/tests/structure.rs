@@ -742,3 +742,81 @@ fn cargo_deps(toml: &str) -> BTreeSet<String> {
     }
     out
 }
+
+/// The table of outside crates on docs/architecture.md (first cells of
+/// the rows under `## Crates from crates.io`) names exactly the root
+/// Cargo.toml's `[workspace.dependencies]` that are not iolab's own.
+#[test]
+fn the_architecture_pages_outside_crates_are_the_workspaces() {
+    let root = crates_dir().join("..");
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).expect("read the page");
+    let toml = std::fs::read_to_string(root.join("Cargo.toml")).expect("read Cargo.toml");
+    let listed = outside_crates_table(&doc);
+    let declared = workspace_dependencies(&toml);
+    assert!(declared.len() > 10, "{declared:?}");
+    let missing: Vec<&String> = declared.difference(&listed).collect();
+    let extra: Vec<&String> = listed.difference(&declared).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "docs/architecture.md's table of crates from crates.io differs from [workspace.dependencies]:\n\
+         not in the table (add a row saying what it is for): {missing:?}\n\
+         in the table but not a dependency: {extra:?}"
+    );
+}
+
+#[test]
+fn outside_crates_are_read_from_the_table_and_cargo() {
+    let doc = "## Crates from crates.io\n\n| crate | for |\n| --- | --- |\n\
+               | `a`, `b-c` | x `not_me` |\n| `d` | y |\n\n## Next\n| `e` | z |\n";
+    assert_eq!(join(&outside_crates_table(doc)), "a b-c d");
+    let toml = "[workspace]\n[workspace.dependencies]\niolab-core = { path = \"crates/core\" }\n\
+                # comment = 1\nlibc = \"0.2\"\nserde = { version = \"1\" }\n\n[profile.release]\ndebug = 1\n";
+    assert_eq!(join(&workspace_dependencies(toml)), "libc serde");
+}
+
+/// The backticked names in the first cell of each row of the page's
+/// `## Crates from crates.io` table.
+fn outside_crates_table(doc: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut inside = false;
+    for line in doc.lines() {
+        if line.starts_with("## ") {
+            inside = line.trim() == "## Crates from crates.io";
+            continue;
+        }
+        let Some(first) = line.strip_prefix('|').filter(|_| inside) else {
+            continue;
+        };
+        let cell = first.split('|').next().unwrap_or("");
+        out.extend(
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(String::from),
+        );
+    }
+    out
+}
+
+/// The names under the root Cargo.toml's `[workspace.dependencies]`
+/// that are not iolab crates.
+fn workspace_dependencies(toml: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut inside = false;
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line == "[workspace.dependencies]";
+            continue;
+        }
+        let Some((name, _)) = line.split_once('=').filter(|_| inside) else {
+            continue;
+        };
+        let name = name.trim();
+        if !name.starts_with('#') && !name.starts_with("iolab-") {
+            out.insert(name.to_string());
+        }
+    }
+    out
+}
