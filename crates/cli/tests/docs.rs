@@ -801,3 +801,132 @@ fn an_inline_command_with_an_unknown_option_fails() {
     );
     assert!(f[2].contains("`iolab nosuchtool --help` fails"), "{f:?}");
 }
+
+/// Every `crates/...` or `docs/...` path docs/architecture.md names in
+/// code spans (each alternative of a `{a,b}` group) and every file it
+/// links to exists: the page a newcomer starts from must not send them
+/// to a file that moved or never was. Placeholders (`<tool>`, `*`,
+/// `...`) are not paths.
+#[test]
+fn every_path_the_architecture_page_names_exists() {
+    let text = std::fs::read_to_string(workspace().join("docs/architecture.md")).unwrap();
+    let named = named_paths(&text);
+    assert!(
+        named.len() > 40,
+        "only {} paths found: {named:?}",
+        named.len()
+    );
+    let missing: Vec<&String> = named
+        .iter()
+        .filter(|p| !workspace().join(p).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md names paths that do not exist:\n{}",
+        missing
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn named_paths_reads_spans_groups_and_links() {
+    let text = "`crates/a/x.rs` and `crates/b/{c,d}.rs` (`crates/<tool>`, \
+                `docs/*.md`, `crates/...`)\n[s3](s3.md), [o](../crates/e.rs)\n\
+                ```text\n`crates/in/fence.rs`\n```\n`IOLAB_DOCS=x cargo test` `docs/f.md`\n";
+    assert_eq!(
+        named_paths(text),
+        [
+            "crates/a/x.rs",
+            "crates/b/c.rs",
+            "crates/b/d.rs",
+            "crates/e.rs",
+            "docs/f.md",
+            "docs/s3.md"
+        ]
+    );
+}
+
+/// The workspace-relative paths a doc of docs/ names: words of its code
+/// spans (outside fenced blocks) that start with `crates/` or `docs/`,
+/// and the targets of its relative links. Sorted, without repeats.
+fn named_paths(text: &str) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") && !line.trim_start()[3..].contains('`') {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        for span in code_spans(line) {
+            for w in span.split_whitespace() {
+                let is_path = w.starts_with("crates/") || w.starts_with("docs/");
+                if is_path && !w.contains(['<', '*']) && !w.contains("...") {
+                    out.extend(alternatives(w));
+                }
+            }
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            rest = &rest[at + 2..];
+            let target = &rest[..rest.find(')').unwrap_or(rest.len())];
+            if !target.contains("://") && !target.starts_with('#') {
+                let target = target.split('#').next().unwrap_or("");
+                out.insert(match target.strip_prefix("../") {
+                    Some(up) => up.to_string(),
+                    None => format!("docs/{target}"),
+                });
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The code spans of one line: text between two runs of as many backticks.
+fn code_spans(line: &str) -> Vec<&str> {
+    let mut spans = Vec::new();
+    let mut rest = line;
+    while let Some(open) = rest.find('`') {
+        let run = rest[open..].len() - rest[open..].trim_start_matches('`').len();
+        let body = &rest[open + run..];
+        let fence = "`".repeat(run);
+        let mut from = 0;
+        let close = loop {
+            match body[from..].find(&fence) {
+                None => break None,
+                Some(at) => {
+                    let at = from + at;
+                    let len = body[at..].len() - body[at..].trim_start_matches('`').len();
+                    if len == run {
+                        break Some(at);
+                    }
+                    from = at + len;
+                }
+            }
+        };
+        match close {
+            Some(at) => {
+                spans.push(&body[..at]);
+                rest = &body[at + run..];
+            }
+            None => break,
+        }
+    }
+    spans
+}
+
+/// `a/{b,c}.rs` -> `a/b.rs`, `a/c.rs` (one group); other words as they are.
+fn alternatives(word: &str) -> Vec<String> {
+    match (word.find('{'), word.find('}')) {
+        (Some(l), Some(r)) if l < r => word[l + 1..r]
+            .split(',')
+            .map(|alt| format!("{}{alt}{}", &word[..l], &word[r + 1..]))
+            .collect(),
+        _ => vec![word.to_string()],
+    }
+}

@@ -618,3 +618,205 @@ fn the_check_sees_a_circle_and_ignores_comments() {
     ];
     assert!(cycles(&graph(&modules)).is_empty());
 }
+
+/// The dependency list of docs/architecture.md (its `crate -> deps`
+/// lines) is what the crates' `Cargo.toml` files declare: every crate
+/// has one line, naming exactly the iolab crates of its `[dependencies]`.
+/// The map a newcomer reads first is then never an old one.
+#[test]
+fn the_architecture_pages_dependency_list_is_cargos() {
+    let root = crates_dir();
+    let doc_path = root.join("../docs/architecture.md");
+    let doc = std::fs::read_to_string(&doc_path)
+        .unwrap_or_else(|e| panic!("read {}: {e}", doc_path.display()));
+    let (documented, mut wrong) = documented_deps(&doc);
+    let mut declared = BTreeMap::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("read crates/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        let toml = std::fs::read_to_string(dir.join("Cargo.toml")).expect("read Cargo.toml");
+        declared.insert(name, cargo_deps(&toml));
+    }
+    assert!(declared.len() > 10, "only {} crates found", declared.len());
+    for (name, deps) in &declared {
+        match documented.get(name) {
+            None => wrong.push(format!("{name}: no line (`{name} -> ...`)")),
+            Some(d) if d != deps => wrong.push(format!(
+                "{name}: the page says -> {}; Cargo.toml says -> {}",
+                join(d),
+                join(deps)
+            )),
+            Some(_) => {}
+        }
+    }
+    for name in documented.keys().filter(|n| !declared.contains_key(*n)) {
+        wrong.push(format!("{name}: listed, but there is no crates/{name}"));
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md's dependency list is not the Cargo.toml files':\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn dependency_lists_are_read_from_the_page_and_cargo() {
+    let (d, wrong) =
+        documented_deps("a -> b\n```text\ncli  -> core net\ncore -> (none)\ncore -> net\n```\n");
+    assert_eq!(d.len(), 2);
+    assert_eq!(join(&d["cli"]), "core net");
+    assert_eq!(wrong.len(), 1, "{wrong:?}");
+    let toml = "[package]\nname = \"iolab-x\"\n[dependencies]\niolab-core.workspace = true\n\
+                # iolab-gone = 1\niolab-net = { workspace = true }\nlibc = \"0.2\"\n\
+                [dev-dependencies]\niolab-testkit.workspace = true\n";
+    assert_eq!(join(&cargo_deps(toml)), "core net");
+}
+
+fn join(s: &BTreeSet<String>) -> String {
+    match s.is_empty() {
+        true => "(none)".into(),
+        false => s.iter().cloned().collect::<Vec<_>>().join(" "),
+    }
+}
+
+/// The `name -> deps` lines of the page's fenced blocks (words in
+/// parentheses are not crates), and a complaint for each crate listed twice.
+fn documented_deps(doc: &str) -> (BTreeMap<String, BTreeSet<String>>, Vec<String>) {
+    let mut out = BTreeMap::new();
+    let mut wrong = Vec::new();
+    let mut fenced = false;
+    for line in doc.lines() {
+        // A fence line, not a code span that starts a line (```` ```x ````).
+        let t = line.trim_start();
+        if t.starts_with("```") && !t[3..].contains('`') {
+            fenced = !fenced;
+            continue;
+        }
+        let Some((name, deps)) = line.split_once(" -> ").filter(|_| fenced) else {
+            continue;
+        };
+        let name = name.trim();
+        if name.is_empty() || !name.chars().all(is_ident) {
+            continue;
+        }
+        let deps: BTreeSet<String> = deps
+            .split_whitespace()
+            .filter(|w| !w.starts_with('('))
+            .map(String::from)
+            .collect();
+        if out.insert(name.to_string(), deps).is_some() {
+            wrong.push(format!("{name}: listed twice"));
+        }
+    }
+    (out, wrong)
+}
+
+/// The iolab crates a Cargo.toml names under `[dependencies]`, without
+/// the `iolab-` prefix (dev-dependencies and comments left out).
+fn cargo_deps(toml: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut section = "";
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+            continue;
+        }
+        if section != "[dependencies]" {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("iolab-") {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .unwrap_or(rest.len());
+            out.insert(rest[..end].to_string());
+        }
+    }
+    out
+}
+
+/// The table of outside crates on docs/architecture.md (first cells of
+/// the rows under `## Crates from crates.io`) names exactly the root
+/// Cargo.toml's `[workspace.dependencies]` that are not iolab's own.
+#[test]
+fn the_architecture_pages_outside_crates_are_the_workspaces() {
+    let root = crates_dir().join("..");
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).expect("read the page");
+    let toml = std::fs::read_to_string(root.join("Cargo.toml")).expect("read Cargo.toml");
+    let listed = outside_crates_table(&doc);
+    let declared = workspace_dependencies(&toml);
+    assert!(declared.len() > 10, "{declared:?}");
+    let missing: Vec<&String> = declared.difference(&listed).collect();
+    let extra: Vec<&String> = listed.difference(&declared).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "docs/architecture.md's table of crates from crates.io differs from [workspace.dependencies]:\n\
+         not in the table (add a row saying what it is for): {missing:?}\n\
+         in the table but not a dependency: {extra:?}"
+    );
+}
+
+#[test]
+fn outside_crates_are_read_from_the_table_and_cargo() {
+    let doc = "## Crates from crates.io\n\n| crate | for |\n| --- | --- |\n\
+               | `a`, `b-c` | x `not_me` |\n| `d` | y |\n\n## Next\n| `e` | z |\n";
+    assert_eq!(join(&outside_crates_table(doc)), "a b-c d");
+    let toml = "[workspace]\n[workspace.dependencies]\niolab-core = { path = \"crates/core\" }\n\
+                # comment = 1\nlibc = \"0.2\"\nserde = { version = \"1\" }\n\n[profile.release]\ndebug = 1\n";
+    assert_eq!(join(&workspace_dependencies(toml)), "libc serde");
+}
+
+/// The backticked names in the first cell of each row of the page's
+/// `## Crates from crates.io` table.
+fn outside_crates_table(doc: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut inside = false;
+    for line in doc.lines() {
+        if line.starts_with("## ") {
+            inside = line.trim() == "## Crates from crates.io";
+            continue;
+        }
+        let Some(first) = line.strip_prefix('|').filter(|_| inside) else {
+            continue;
+        };
+        let cell = first.split('|').next().unwrap_or("");
+        out.extend(
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(String::from),
+        );
+    }
+    out
+}
+
+/// The names under the root Cargo.toml's `[workspace.dependencies]`
+/// that are not iolab crates.
+fn workspace_dependencies(toml: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut inside = false;
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line == "[workspace.dependencies]";
+            continue;
+        }
+        let Some((name, _)) = line.split_once('=').filter(|_| inside) else {
+            continue;
+        };
+        let name = name.trim();
+        if !name.starts_with('#') && !name.starts_with("iolab-") {
+            out.insert(name.to_string());
+        }
+    }
+    out
+}
