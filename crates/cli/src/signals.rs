@@ -1,6 +1,8 @@
 //! Ctrl-C and SIGTERM: the first one asks every engine to stop and clean
 //! up (iolab_core::stop); a second one ends the process at once.
 
+mod relay;
+
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
@@ -34,8 +36,10 @@ fn say_last_words() {
     }
 }
 
-/// Installs the handlers. Failure to install is not fatal: the run simply
-/// cannot be interrupted cleanly, which we say on stderr.
+/// Installs the handlers, then (for a rank Open MPI started) the relay
+/// that brings the terminal's Ctrl-C to it at once ([`relay`]). Failure to
+/// install is not fatal: the run simply cannot be interrupted cleanly,
+/// which we say on stderr.
 pub fn install() {
     for sig in [SIGINT, SIGTERM] {
         // SAFETY: the handler only loads and stores atomics, calls write(2)
@@ -55,4 +59,5 @@ pub fn install() {
             );
         }
     }
+    relay::start();
 }

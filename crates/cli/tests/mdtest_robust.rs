@@ -502,6 +502,169 @@ fn mpi_ctrl_c_under_default_mpirun_lists_what_is_left_and_how_to_avoid_it() {
     assert!(!listed.exists(), "left: {:?}", tree(&d));
 }
 
+/// mpirun in a process group of its own, as a shell starts a job: rank
+/// 0 as users start it (`iolab mdtest LINE`), rank 1 through a wrapper
+/// that keeps its exit status (`sh -c 'iolab mdtest LINE; echo $? >
+/// DIR/rc.1'`). Killed with everything it started on drop, should the
+/// test fail first.
+#[cfg(feature = "mpi")]
+struct MpirunJob {
+    child: std::process::Child,
+    _session: common::OmpiSession,
+}
+
+#[cfg(feature = "mpi")]
+impl MpirunJob {
+    fn start(mca: &[&str], line: &str, rc_dir: &Path) -> Option<MpirunJob> {
+        use std::os::unix::process::CommandExt;
+        if Command::new("mpirun").arg("--version").output().is_err() {
+            common::skip_or_fail("mpirun", "mpirun is not installed");
+            return None;
+        }
+        let iolab = env!("CARGO_BIN_EXE_iolab");
+        let wrapped = format!("{iolab} mdtest {line}; echo $? > {}/rc.1", rc_dir.display());
+        let mut c = Command::new("mpirun");
+        let session = common::OmpiSession::attach(&mut c);
+        c.args(["--allow-run-as-root", "--oversubscribe"])
+            .args(mca)
+            .args(["-n", "1", iolab, "mdtest"])
+            .args(line.split_whitespace())
+            .args([":", "-n", "1", "sh", "-c", &wrapped])
+            .env("CI", "1")
+            .process_group(0)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        Some(MpirunJob {
+            child: c.spawn().unwrap(),
+            _session: session,
+        })
+    }
+
+    /// What a terminal does on Ctrl-C: SIGINT to the foreground group.
+    fn ctrl_c(&self) {
+        // SAFETY: kill(2) on the process group our child leads.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGINT) };
+    }
+
+    /// mpirun's exit status and output, waiting at most `limit`.
+    fn wait(mut self, limit: std::time::Duration) -> (Option<i32>, String, String) {
+        use std::io::Read;
+        let mut out = self.child.stdout.take().unwrap();
+        let mut err = self.child.stderr.take().unwrap();
+        let readers = (
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = out.read_to_string(&mut s);
+                s
+            }),
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = err.read_to_string(&mut s);
+                s
+            }),
+        );
+        let t0 = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(t0.elapsed() < limit, "mpirun still running after {limit:?}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        (
+            status.code(),
+            readers.0.join().unwrap(),
+            readers.1.join().unwrap(),
+        )
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl Drop for MpirunJob {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        // The ranks live in groups of their own: kill them by pid first,
+        // with the wrappers between (children of children).
+        let mut pids = descendants(self.child.id());
+        pids.push(self.child.id());
+        for pid in pids {
+            // SAFETY: kill(2) on processes this test started.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+        // SAFETY: as above, on the group our child leads.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+/// Every descendant of `pid` (from /proc/PID/task/*/children).
+#[cfg(feature = "mpi")]
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    let mut next = vec![pid];
+    while let Some(p) = next.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let kids = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            for k in kids.split_whitespace().filter_map(|k| k.parse().ok()) {
+                all.push(k);
+                next.push(k);
+            }
+        }
+    }
+    all
+}
+
+/// Ctrl-C as a terminal sends it (SIGINT to the foreground process group:
+/// mpirun's; the ranks sit in groups of their own) during a create phase
+/// too large to undo in one second: the ranks get it at once (through the
+/// relay each starts in mpirun's group), agree to stop, remove every item
+/// within `odls_base_sigkill_timeout` and exit 130; rank 0's report says
+/// interrupted, and mpirun exits 1. Rank 1 runs under `sh -c`, as a
+/// wrapper may stand between orted and iolab. Before the relay the ranks heard of
+/// it only from mpirun's SIGTERM, this timeout later: the create phase
+/// ran to its end and left all its items.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_terminal_ctrl_c_reaches_the_ranks_at_once_and_they_remove_everything() {
+    let s = Scratch::new("rb-mpi-tty");
+    let d = s.path("c");
+    let j = s.path("o.json");
+    // 200,000 items: a few seconds of creation here, far under the 15 s
+    // mpirun waits before it passes the signal on.
+    let line = format!(
+        "-C -F -n 50000 --tasks 2 -d {} --json {}",
+        d.display(),
+        j.display()
+    );
+    let grace = ["--mca", "odls_base_sigkill_timeout", "15"];
+    let Some(job) = MpirunJob::start(&grace, &line, &s.root) else {
+        return;
+    };
+    // Enough items that one second would not remove them all.
+    let probe = d.join("test-dir.0-0/mdtest_tree.0");
+    let t0 = std::time::Instant::now();
+    while std::fs::read_dir(&probe).map_or(0, |r| r.count()) < 30_000 {
+        assert!(t0.elapsed().as_secs() < 120, "no items made");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    job.ctrl_c();
+    // mpirun sleeps the timeout twice (before its SIGTERM and before its
+    // SIGKILL) whatever the ranks do.
+    let (code, out, err) = job.wait(std::time::Duration::from_secs(180));
+    let left = tree(&d);
+    assert!(left.is_empty(), "{err}\nleft: {} entries", left.len());
+    let rc = std::fs::read_to_string(s.path("rc.1")).unwrap();
+    assert_eq!(rc.trim(), "130", "rank 1: {err}");
+    assert_eq!(json(&j)["outcome"]["status"], "interrupted", "{out}");
+    assert!(err.contains("interrupted; removed"), "{err}");
+    assert_eq!(code, Some(1), "{err}");
+}
+
 /// `iolab mdtest <line>` to its end: exit code and peak resident memory
 /// as the kernel counted it (wait4's ru_maxrss), bytes.
 // The child is reaped by wait4 (which gives its rusage), not Child::wait.
