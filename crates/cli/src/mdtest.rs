@@ -234,6 +234,7 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         print_now(&text::finished(&doc.payload.finished));
     }
     drop(transport);
+    crate::signals::bound_mpi_finalize(crate::exit::code(&doc.outcome));
     drop(s.world);
     crate::exit::status(&doc.outcome)
 }

@@ -291,6 +291,40 @@ fn stat_and_read_work_on_a_read_only_file_system() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// Ctrl-C then SIGTERM (what a rank gets under mpirun: the terminal's
+/// Ctrl-C at once, mpirun's SIGTERM later) is not a second Ctrl-C: the
+/// cleanup the first one started runs to its end.
+#[test]
+fn sigterm_after_ctrl_c_lets_the_cleanup_finish() {
+    let s = Scratch::new("rb-int-term");
+    let d = s.path("c");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["mdtest", "-C", "-F", "-n", "400000", "--tasks", "2", "-d"])
+        .arg(&d)
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.40000");
+    while !probe.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+    }
+    let pid = child.id() as i32;
+    // SAFETY: plain kill(2) on our child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(!err.contains("second signal"), "{err}");
+    assert!(err.contains("interrupted; removed"), "{err}");
+    assert!(!d.join("test-dir.0-0").exists(), "left: {}", tree(&d).len());
+}
+
 #[test]
 fn a_second_ctrl_c_lists_what_is_left_and_a_remove_run_clears_it() {
     let s = Scratch::new("rb-2sig");
@@ -504,8 +538,8 @@ fn mpi_ctrl_c_under_default_mpirun_lists_what_is_left_and_how_to_avoid_it() {
 
 /// mpirun in a process group of its own, as a shell starts a job: rank
 /// 0 as users start it (`iolab mdtest LINE`), rank 1 through a wrapper
-/// that keeps its exit status (`sh -c 'iolab mdtest LINE; echo $? >
-/// DIR/rc.1'`). Killed with everything it started on drop, should the
+/// that keeps its exit status (`sh -c 'trap "" INT TERM; iolab mdtest
+/// LINE; echo $? > DIR/rc.1'`). Killed with everything it started on drop, should the
 /// test fail first.
 #[cfg(feature = "mpi")]
 struct MpirunJob {
@@ -522,7 +556,13 @@ impl MpirunJob {
             return None;
         }
         let iolab = env!("CARGO_BIN_EXE_iolab");
-        let wrapped = format!("{iolab} mdtest {line}; echo $? > {}/rc.1", rc_dir.display());
+        // The shell ignores the signals mpirun or orted send the rank's
+        // group, to outlive iolab and write its status; iolab installs
+        // its own handlers over the ignored dispositions it inherits.
+        let wrapped = format!(
+            "trap '' INT TERM; {iolab} mdtest {line}; echo $? > {}/rc.1",
+            rc_dir.display()
+        );
         let mut c = Command::new("mpirun");
         let session = common::OmpiSession::attach(&mut c);
         c.args(["--allow-run-as-root", "--oversubscribe"])
@@ -662,6 +702,54 @@ fn mpi_terminal_ctrl_c_reaches_the_ranks_at_once_and_they_remove_everything() {
     assert_eq!(rc.trim(), "130", "rank 1: {err}");
     assert_eq!(json(&j)["outcome"]["status"], "interrupted", "{out}");
     assert!(err.contains("interrupted; removed"), "{err}");
+    assert_eq!(code, Some(1), "{err}");
+}
+
+/// A rank on "another host": Open MPI starts it through its remote shell
+/// (`plm_rsh_agent`, here a script that runs the command in a session of
+/// its own, as sshd does) when the host is not this one (127.0.0.2). The
+/// terminal's Ctrl-C reaches only the local rank at once; the remote one
+/// hears of it from its orted's SIGTERM, `odls_base_sigkill_timeout`
+/// later, and the local rank must still be there to agree and clean up
+/// with it: mpirun's SIGTERM to the local rank, after its Ctrl-C, does not
+/// end it at once.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_terminal_ctrl_c_with_a_remote_rank_leaves_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("rb-mpi-rsh");
+    let d = s.path("c");
+    let rsh = s.path("rsh");
+    std::fs::write(&rsh, "#!/bin/sh\nshift\nexec setsid sh -c \"$*\"\n").unwrap();
+    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let agent = rsh.display().to_string();
+    let mca = [
+        "--mca",
+        "odls_base_sigkill_timeout",
+        "8",
+        "--mca",
+        "plm_rsh_agent",
+        &agent,
+        "--host",
+        "localhost:1,127.0.0.2:1",
+    ];
+    let line = format!("-C -F -n 50000 --tasks 2 -d {}", d.display());
+    let Some(job) = MpirunJob::start(&mca, &line, &s.root) else {
+        return;
+    };
+    let probe = d.join("test-dir.0-0/mdtest_tree.0");
+    let t0 = std::time::Instant::now();
+    while std::fs::read_dir(&probe).map_or(0, |r| r.count()) < 20_000 {
+        assert!(t0.elapsed().as_secs() < 120, "no items made");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    job.ctrl_c();
+    let (code, _out, err) = job.wait(std::time::Duration::from_secs(240));
+    let left = tree(&d);
+    assert!(left.is_empty(), "{err}\nleft: {} entries", left.len());
+    assert!(!err.contains("second signal"), "{err}");
+    let rc = std::fs::read_to_string(s.path("rc.1")).unwrap();
+    assert_eq!(rc.trim(), "130", "remote rank 1: {err}");
     assert_eq!(code, Some(1), "{err}");
 }
 

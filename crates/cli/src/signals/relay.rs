@@ -16,12 +16,13 @@
 //!
 //! Instead a small relay process, a child of the rank, joins the
 //! launcher's group and passes each SIGINT, SIGTERM or SIGHUP that group
-//! receives to the rank at once. The rank keeps its own group, so what
+//! receives to the rank at once, as SIGINT: a Ctrl-C to the rank, so
+//! that mpirun's SIGTERM that follows is not taken for a second one. The rank keeps its own group, so what
 //! mpirun sends it is unchanged; the relay blocks every other signal (so
 //! Ctrl-Z, which mpirun passes to the ranks itself, does not stop it),
 //! holds no file open, and dies with the rank (`PR_SET_PDEATHSIG`).
 
-use libc::{c_int, pid_t};
+use libc::pid_t;
 
 /// Starts the relay when Open MPI started this process in a process
 /// group other than its launcher's (mpirun or orted, or the group of the
@@ -145,19 +146,9 @@ fn relay(rank: pid_t, group: pid_t) -> ! {
         loop {
             let sig = libc::sigwaitinfo(&wanted, std::ptr::null_mut());
             if sig > 0 {
-                libc::kill(rank, passed_on(sig));
+                libc::kill(rank, libc::SIGINT);
             }
         }
-    }
-}
-
-/// The signal the rank gets for one its launcher's group received: a
-/// hang-up stops the rank as SIGTERM does (the rank does not handle it).
-fn passed_on(sig: c_int) -> c_int {
-    if sig == libc::SIGINT {
-        libc::SIGINT
-    } else {
-        libc::SIGTERM
     }
 }
 
@@ -177,12 +168,5 @@ mod tests {
         // SAFETY: plain queries.
         let (me, parent) = unsafe { (libc::getpid(), libc::getppid()) };
         assert_eq!(parent_of(me), Some(parent));
-    }
-
-    #[test]
-    fn hangup_and_terminate_reach_the_rank_as_terminate() {
-        assert_eq!(passed_on(libc::SIGINT), libc::SIGINT);
-        assert_eq!(passed_on(libc::SIGHUP), libc::SIGTERM);
-        assert_eq!(passed_on(libc::SIGTERM), libc::SIGTERM);
     }
 }
