@@ -753,6 +753,75 @@ fn mpi_terminal_ctrl_c_with_a_remote_rank_leaves_nothing() {
     assert_eq!(code, Some(1), "{err}");
 }
 
+/// Each rank's relay sits in mpirun's process group while the rank keeps
+/// a group of its own (so mpirun's signals to the rank's group never reach
+/// mpirun), and ends when its rank is killed with SIGKILL.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_relays_join_mpiruns_group_and_die_with_their_rank() {
+    let s = Scratch::new("rb-mpi-relay");
+    let line = format!("-C -F -p 60 -n 10 -d {}", s.path("c").display());
+    let Some(job) = MpirunJob::start(&[], &line, &s.root) else {
+        return;
+    };
+    let mpirun = job.child.id() as i32;
+    let comm = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let t0 = std::time::Instant::now();
+    let relays = loop {
+        let relays: Vec<u32> = descendants(job.child.id())
+            .into_iter()
+            .filter(|&p| comm(p).trim() == "iolab-relay")
+            .collect();
+        if relays.len() == 2 {
+            break relays;
+        }
+        assert!(t0.elapsed().as_secs() < 60, "relays: {relays:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // SAFETY: plain queries of process groups.
+    let group = |pid: u32| unsafe { libc::getpgid(pid as i32) };
+    let rank = |relay: u32| parent_pid(relay).unwrap();
+    for &r in &relays {
+        assert_eq!(group(r), mpirun, "relay {r} is not in mpirun's group");
+        assert_ne!(
+            group(rank(r)),
+            mpirun,
+            "rank {} joined mpirun's group",
+            rank(r)
+        );
+    }
+    let (relay, its_rank) = (relays[0], rank(relays[0]));
+    // SAFETY: kill(2) on a rank this test started.
+    unsafe { libc::kill(its_rank as i32, libc::SIGKILL) };
+    let t0 = std::time::Instant::now();
+    // Alive: there, not a zombie waiting for its new parent to reap it.
+    let alive = |pid: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next());
+        comm(pid).trim() == "iolab-relay" && !matches!(state, None | Some("Z"))
+    };
+    while alive(relay) {
+        assert!(
+            t0.elapsed().as_secs() < 20,
+            "relay {relay} outlived its rank"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The parent of `pid`, from /proc/PID/stat.
+#[cfg(feature = "mpi")]
+fn parent_pid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// `iolab mdtest <line>` to its end: exit code and peak resident memory
 /// as the kernel counted it (wait4's ru_maxrss), bytes.
 // The child is reaped by wait4 (which gives its rusage), not Child::wait.
