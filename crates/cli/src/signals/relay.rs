@@ -15,9 +15,11 @@
 //! leaving the ranks running without their output.
 //!
 //! Instead a small relay process, a child of the rank, joins the
-//! launcher's group and passes each SIGINT, SIGTERM or SIGHUP that group
-//! receives to the rank at once, as SIGINT: a Ctrl-C to the rank, so
-//! that mpirun's SIGTERM that follows is not taken for a second one. The rank keeps its own group, so what
+//! launcher's group and passes each SIGINT or SIGTERM that group receives
+//! to the rank at once, as SIGINT: a Ctrl-C to the rank, so that mpirun's
+//! SIGTERM that follows is not taken for a second one. Not SIGHUP, which
+//! iolab does not take for a stop either (Open MPI 4.1's mpirun aborts
+//! the job on it, even under `nohup`: its ranks then get its SIGTERM). The rank keeps its own group, so what
 //! mpirun sends it is unchanged; the relay blocks every other signal (so
 //! Ctrl-Z, which mpirun passes to the ranks itself, does not stop it),
 //! holds no file open, and dies with the rank (`PR_SET_PDEATHSIG`).
@@ -140,7 +142,7 @@ fn relay(rank: pid_t, group: pid_t) -> ! {
         }
         let mut wanted: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut wanted);
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        for sig in [libc::SIGINT, libc::SIGTERM] {
             libc::sigaddset(&mut wanted, sig);
         }
         loop {
