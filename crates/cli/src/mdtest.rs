@@ -234,6 +234,7 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         print_now(&text::finished(&doc.payload.finished));
     }
     drop(transport);
+    crate::signals::bound_mpi_finalize(crate::exit::code(&doc.outcome));
     drop(s.world);
     crate::exit::status(&doc.outcome)
 }
@@ -254,9 +255,11 @@ fn announce_stop(prog: &str, cfg: &Config, plan: &Plan, running: &AtomicBool) {
     }
 }
 
-/// Open MPI's mpirun, on Ctrl-C, passes SIGTERM to the ranks and kills
-/// them `odls_base_sigkill_timeout` seconds later (1 by default): too
-/// soon for the removal of a large run. Says so, and how to give more.
+/// Open MPI's mpirun ends the ranks `odls_base_sigkill_timeout` seconds
+/// (1 by default) after they get Ctrl-C (at once from the terminal,
+/// through the relay of `signals`; as mpirun's SIGTERM when mpirun alone
+/// was signalled): too soon for the removal of a large run. Says so, and
+/// how to give more.
 fn mpirun_grace_hint(prog: &str) -> Option<String> {
     std::env::var_os("OMPI_COMM_WORLD_SIZE")?;
     let secs: u64 = std::env::var("OMPI_MCA_odls_base_sigkill_timeout")
@@ -265,7 +268,7 @@ fn mpirun_grace_hint(prog: &str) -> Option<String> {
         .unwrap_or(1);
     (secs < 30).then(|| {
         format!(
-            "{prog}: mpirun kills the ranks {secs} s after passing them the signal (Open MPI's odls_base_sigkill_timeout), which may cut the removal short; give it time with: mpirun --mca odls_base_sigkill_timeout 30 ...\n"
+            "{prog}: mpirun ends the ranks {secs} s after they get the signal (Open MPI's odls_base_sigkill_timeout), which may cut the removal short; give them time with: mpirun --mca odls_base_sigkill_timeout 30 ...\n"
         )
     })
 }

@@ -1,13 +1,21 @@
 //! Ctrl-C and SIGTERM: the first one asks every engine to stop and clean
-//! up (iolab_core::stop); a second one ends the process at once.
+//! up (iolab_core::stop); a second of the same kind (Ctrl-C twice,
+//! SIGTERM twice) ends the process at once. Kinds are counted apart
+//! because under mpirun a rank gets the terminal's Ctrl-C at once (see
+//! [`relay`]) and mpirun's own SIGTERM later: that SIGTERM must not cut
+//! short the cleanup the Ctrl-C started (mpirun's SIGKILL ends it).
+
+mod relay;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::time::Duration;
 
-/// A first signal has come. Kept apart from the stop request itself,
-/// which other things raise too (a closed standard input that carried a
-/// key, a failed engine): only a second *signal* ends the process at once.
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
+/// A first SIGINT, a first SIGTERM has come. Kept apart from the stop
+/// request itself, which other things raise too (a closed standard input
+/// that carried a key, a failed engine): only a second *signal* of one
+/// kind ends the process at once.
+static SIGNALLED: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
 
 /// What to print when a second signal ends the process at once: prepared
 /// in advance, because a signal handler may only write(2) bytes. One
@@ -34,15 +42,17 @@ fn say_last_words() {
     }
 }
 
-/// Installs the handlers. Failure to install is not fatal: the run simply
-/// cannot be interrupted cleanly, which we say on stderr.
+/// Installs the handlers, then (for a rank Open MPI started) the relay
+/// that brings the terminal's Ctrl-C to it at once ([`relay`]). Failure to
+/// install is not fatal: the run simply cannot be interrupted cleanly,
+/// which we say on stderr.
 pub fn install() {
-    for sig in [SIGINT, SIGTERM] {
+    for (kind, sig) in [SIGINT, SIGTERM].into_iter().enumerate() {
         // SAFETY: the handler only loads and stores atomics, calls write(2)
         // and _exit, all async-signal-safe.
         let r = unsafe {
-            signal_hook::low_level::register(sig, || {
-                if SIGNALLED.swap(true, Ordering::SeqCst) {
+            signal_hook::low_level::register(sig, move || {
+                if SIGNALLED[kind].swap(true, Ordering::SeqCst) {
                     say_last_words();
                     signal_hook::low_level::exit(crate::exit::INTERRUPTED as i32);
                 }
@@ -55,4 +65,30 @@ pub fn install() {
             );
         }
     }
+    relay::start();
+}
+
+/// How long `MPI_Finalize` may take at the end of a run that did not
+/// succeed.
+const FINALIZE_WAIT: Duration = Duration::from_secs(5);
+
+/// Call just before finalising MPI (dropping the world): for a run under
+/// MPI that did not succeed (`code` is not 0: interrupted here or on
+/// another rank, or failed), ends the process with `code` should the
+/// finalisation not have returned within [`FINALIZE_WAIT`]. After Ctrl-C,
+/// Open MPI's daemons (mpirun, orted) sleep through their kill sequence
+/// (`odls_base_sigkill_timeout`, twice) without serving the finalisation of
+/// ranks on more than one host, which after their cleanup would otherwise
+/// wait for the SIGKILL at its end and never exit with their status.
+/// Output is flushed at every print ([`crate::output`]), so none is lost.
+pub fn bound_mpi_finalize(code: u8) {
+    if code == 0 || !iolab_comm::launched_under_mpi() {
+        return;
+    }
+    std::thread::spawn(move || {
+        std::thread::sleep(FINALIZE_WAIT);
+        // SAFETY: _exit ends the process at once, running no handler that
+        // could wait on the MPI state the main thread is blocked in.
+        unsafe { libc::_exit(code.into()) };
+    });
 }

@@ -291,6 +291,40 @@ fn stat_and_read_work_on_a_read_only_file_system() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// Ctrl-C then SIGTERM (what a rank gets under mpirun: the terminal's
+/// Ctrl-C at once, mpirun's SIGTERM later) is not a second Ctrl-C: the
+/// cleanup the first one started runs to its end.
+#[test]
+fn sigterm_after_ctrl_c_lets_the_cleanup_finish() {
+    let s = Scratch::new("rb-int-term");
+    let d = s.path("c");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["mdtest", "-C", "-F", "-n", "400000", "--tasks", "2", "-d"])
+        .arg(&d)
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.40000");
+    while !probe.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+    }
+    let pid = child.id() as i32;
+    // SAFETY: plain kill(2) on our child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(!err.contains("second signal"), "{err}");
+    assert!(err.contains("interrupted; removed"), "{err}");
+    assert!(!d.join("test-dir.0-0").exists(), "left: {}", tree(&d).len());
+}
+
 #[test]
 fn a_second_ctrl_c_lists_what_is_left_and_a_remove_run_clears_it() {
     let s = Scratch::new("rb-2sig");
@@ -500,6 +534,292 @@ fn mpi_ctrl_c_under_default_mpirun_lists_what_is_left_and_how_to_avoid_it() {
         assert!(o.status.success(), "{}", stderr(&o));
     }
     assert!(!listed.exists(), "left: {:?}", tree(&d));
+}
+
+/// mpirun in a process group of its own, as a shell starts a job: rank
+/// 0 as users start it (`iolab mdtest LINE`), rank 1 through a wrapper
+/// that keeps its exit status (`sh -c 'trap "" INT TERM; iolab mdtest
+/// LINE; echo $? > DIR/rc.1'`). Killed with everything it started on drop, should the
+/// test fail first.
+#[cfg(feature = "mpi")]
+struct MpirunJob {
+    child: std::process::Child,
+    _session: common::OmpiSession,
+}
+
+#[cfg(feature = "mpi")]
+impl MpirunJob {
+    fn start(mca: &[&str], line: &str, rc_dir: &Path) -> Option<MpirunJob> {
+        use std::os::unix::process::CommandExt;
+        if Command::new("mpirun").arg("--version").output().is_err() {
+            common::skip_or_fail("mpirun", "mpirun is not installed");
+            return None;
+        }
+        let iolab = env!("CARGO_BIN_EXE_iolab");
+        // The shell ignores the signals mpirun or orted send the rank's
+        // group, to outlive iolab and write its status; iolab installs
+        // its own handlers over the ignored dispositions it inherits.
+        let wrapped = format!(
+            "trap '' INT TERM; {iolab} mdtest {line}; echo $? > {}/rc.1",
+            rc_dir.display()
+        );
+        let mut c = Command::new("mpirun");
+        let session = common::OmpiSession::attach(&mut c);
+        c.args(["--allow-run-as-root", "--oversubscribe"])
+            .args(mca)
+            .args(["-n", "1", iolab, "mdtest"])
+            .args(line.split_whitespace())
+            .args([":", "-n", "1", "sh", "-c", &wrapped])
+            .env("CI", "1")
+            .process_group(0)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        Some(MpirunJob {
+            child: c.spawn().unwrap(),
+            _session: session,
+        })
+    }
+
+    /// What a terminal does on Ctrl-C: SIGINT to the foreground group.
+    fn ctrl_c(&self) {
+        // SAFETY: kill(2) on the process group our child leads.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGINT) };
+    }
+
+    /// mpirun's exit status and output, waiting at most `limit`.
+    fn wait(mut self, limit: std::time::Duration) -> (Option<i32>, String, String) {
+        use std::io::Read;
+        let mut out = self.child.stdout.take().unwrap();
+        let mut err = self.child.stderr.take().unwrap();
+        let readers = (
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = out.read_to_string(&mut s);
+                s
+            }),
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = err.read_to_string(&mut s);
+                s
+            }),
+        );
+        let t0 = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(t0.elapsed() < limit, "mpirun still running after {limit:?}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        (
+            status.code(),
+            readers.0.join().unwrap(),
+            readers.1.join().unwrap(),
+        )
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl Drop for MpirunJob {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        // The ranks live in groups of their own: kill them by pid first,
+        // with the wrappers between (children of children).
+        let mut pids = descendants(self.child.id());
+        pids.push(self.child.id());
+        for pid in pids {
+            // SAFETY: kill(2) on processes this test started.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+        // SAFETY: as above, on the group our child leads.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+/// Every descendant of `pid` (from /proc/PID/task/*/children).
+#[cfg(feature = "mpi")]
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    let mut next = vec![pid];
+    while let Some(p) = next.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let kids = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            for k in kids.split_whitespace().filter_map(|k| k.parse().ok()) {
+                all.push(k);
+                next.push(k);
+            }
+        }
+    }
+    all
+}
+
+/// Ctrl-C as a terminal sends it (SIGINT to the foreground process group:
+/// mpirun's; the ranks sit in groups of their own) during a create phase
+/// too large to undo in one second: the ranks get it at once (through the
+/// relay each starts in mpirun's group), agree to stop, remove every item
+/// within `odls_base_sigkill_timeout` and exit 130; rank 0's report says
+/// interrupted, and mpirun exits 1. Rank 1 runs under `sh -c`, as a
+/// wrapper may stand between orted and iolab. Before the relay the ranks heard of
+/// it only from mpirun's SIGTERM, this timeout later: the create phase
+/// ran to its end and left all its items.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_terminal_ctrl_c_reaches_the_ranks_at_once_and_they_remove_everything() {
+    let s = Scratch::new("rb-mpi-tty");
+    let d = s.path("c");
+    let j = s.path("o.json");
+    // 200,000 items: a few seconds of creation here, far under the 15 s
+    // mpirun waits before it passes the signal on.
+    let line = format!(
+        "-C -F -n 50000 --tasks 2 -d {} --json {}",
+        d.display(),
+        j.display()
+    );
+    let grace = ["--mca", "odls_base_sigkill_timeout", "15"];
+    let Some(job) = MpirunJob::start(&grace, &line, &s.root) else {
+        return;
+    };
+    // Enough items that one second would not remove them all.
+    let probe = d.join("test-dir.0-0/mdtest_tree.0");
+    let t0 = std::time::Instant::now();
+    while std::fs::read_dir(&probe).map_or(0, |r| r.count()) < 30_000 {
+        assert!(t0.elapsed().as_secs() < 120, "no items made");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    job.ctrl_c();
+    // mpirun sleeps the timeout twice (before its SIGTERM and before its
+    // SIGKILL) whatever the ranks do.
+    let (code, out, err) = job.wait(std::time::Duration::from_secs(180));
+    let left = tree(&d);
+    assert!(left.is_empty(), "{err}\nleft: {} entries", left.len());
+    let rc = std::fs::read_to_string(s.path("rc.1")).unwrap();
+    assert_eq!(rc.trim(), "130", "rank 1: {err}");
+    assert_eq!(json(&j)["outcome"]["status"], "interrupted", "{out}");
+    assert!(err.contains("interrupted; removed"), "{err}");
+    assert_eq!(code, Some(1), "{err}");
+}
+
+/// A rank on "another host": Open MPI starts it through its remote shell
+/// (`plm_rsh_agent`, here a script that runs the command in a session of
+/// its own, as sshd does) when the host is not this one (127.0.0.2). The
+/// terminal's Ctrl-C reaches only the local rank at once; the remote one
+/// hears of it from its orted's SIGTERM, `odls_base_sigkill_timeout`
+/// later, and the local rank must still be there to agree and clean up
+/// with it: mpirun's SIGTERM to the local rank, after its Ctrl-C, does not
+/// end it at once.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_terminal_ctrl_c_with_a_remote_rank_leaves_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("rb-mpi-rsh");
+    let d = s.path("c");
+    let rsh = s.path("rsh");
+    std::fs::write(&rsh, "#!/bin/sh\nshift\nexec setsid sh -c \"$*\"\n").unwrap();
+    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let agent = rsh.display().to_string();
+    let mca = [
+        "--mca",
+        "odls_base_sigkill_timeout",
+        "8",
+        "--mca",
+        "plm_rsh_agent",
+        &agent,
+        "--host",
+        "localhost:1,127.0.0.2:1",
+    ];
+    let line = format!("-C -F -n 50000 --tasks 2 -d {}", d.display());
+    let Some(job) = MpirunJob::start(&mca, &line, &s.root) else {
+        return;
+    };
+    let probe = d.join("test-dir.0-0/mdtest_tree.0");
+    let t0 = std::time::Instant::now();
+    while std::fs::read_dir(&probe).map_or(0, |r| r.count()) < 20_000 {
+        assert!(t0.elapsed().as_secs() < 120, "no items made");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    job.ctrl_c();
+    let (code, _out, err) = job.wait(std::time::Duration::from_secs(240));
+    let left = tree(&d);
+    assert!(left.is_empty(), "{err}\nleft: {} entries", left.len());
+    assert!(!err.contains("second signal"), "{err}");
+    let rc = std::fs::read_to_string(s.path("rc.1")).unwrap();
+    assert_eq!(rc.trim(), "130", "remote rank 1: {err}");
+    assert_eq!(code, Some(1), "{err}");
+}
+
+/// Each rank's relay sits in mpirun's process group while the rank keeps
+/// a group of its own (so mpirun's signals to the rank's group never reach
+/// mpirun), and ends when its rank is killed with SIGKILL.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_relays_join_mpiruns_group_and_die_with_their_rank() {
+    let s = Scratch::new("rb-mpi-relay");
+    let line = format!("-C -F -p 60 -n 10 -d {}", s.path("c").display());
+    let Some(job) = MpirunJob::start(&[], &line, &s.root) else {
+        return;
+    };
+    let mpirun = job.child.id() as i32;
+    let comm = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let t0 = std::time::Instant::now();
+    let relays = loop {
+        let relays: Vec<u32> = descendants(job.child.id())
+            .into_iter()
+            .filter(|&p| comm(p).trim() == "iolab-relay")
+            .collect();
+        if relays.len() == 2 {
+            break relays;
+        }
+        assert!(t0.elapsed().as_secs() < 60, "relays: {relays:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // SAFETY: plain queries of process groups.
+    let group = |pid: u32| unsafe { libc::getpgid(pid as i32) };
+    let rank = |relay: u32| parent_pid(relay).unwrap();
+    for &r in &relays {
+        assert_eq!(group(r), mpirun, "relay {r} is not in mpirun's group");
+        assert_ne!(
+            group(rank(r)),
+            mpirun,
+            "rank {} joined mpirun's group",
+            rank(r)
+        );
+    }
+    let (relay, its_rank) = (relays[0], rank(relays[0]));
+    // SAFETY: kill(2) on a rank this test started.
+    unsafe { libc::kill(its_rank as i32, libc::SIGKILL) };
+    let t0 = std::time::Instant::now();
+    // Alive: there, not a zombie waiting for its new parent to reap it.
+    let alive = |pid: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next());
+        comm(pid).trim() == "iolab-relay" && !matches!(state, None | Some("Z"))
+    };
+    while alive(relay) {
+        assert!(
+            t0.elapsed().as_secs() < 20,
+            "relay {relay} outlived its rank"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The parent of `pid`, from /proc/PID/stat.
+#[cfg(feature = "mpi")]
+fn parent_pid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 /// `iolab mdtest <line>` to its end: exit code and peak resident memory
