@@ -7,8 +7,9 @@
 //! completed.
 //!
 //! A child runs in its own process group: Ctrl-C at the terminal reaches
-//! only the sweep, which passes one SIGTERM to the child's group (mpirun
-//! forwards it to the ranks) so that the tool cleans up once, then ends.
+//! only the sweep, which passes one SIGTERM to the child's group (under
+//! mpirun each rank's relay, in that group, passes it on at once) so
+//! that the tool cleans up once, then ends.
 //! An srun launcher is not signalled (it would kill the ranks): the
 //! sweep has Slurm send SIGTERM to the step's tasks ([`crate::slurm`]).
 
