@@ -8,6 +8,7 @@ use crate::parse::config::GlobalOpts;
 use crate::plan::datapat::Verifier;
 use crate::plan::placement;
 use crate::plan::TargetPlan;
+use crate::record::passlog::PassSpool;
 use crate::record::results::{Counts, QthreadPass, TargetInfo, TargetPass};
 use crate::run::buffer::IoBuffer;
 use crate::run::gate::Gate;
@@ -376,11 +377,12 @@ fn stopping(sh: &RunShared) -> bool {
     sh.state.stopping() || mono_ns() >= sh.run_deadline_ns
 }
 
-/// Runs every pass of a target; returns its passes and error messages.
-pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<String>) {
+/// Runs every pass of a target, writing each to `spool` as it ends;
+/// returns its passes merged one after another and its error messages.
+pub fn run_target(tg: &mut Target, sh: &RunShared, spool: &mut PassSpool) -> (Counts, Vec<String>) {
     let (plan, g) = (tg.plan, sh.global);
     let me = &sh.progress.targets[plan.index];
-    let mut passes = Vec::new();
+    let mut total = Counts::default();
     let mut messages = Vec::new();
     for pass in 1..=g.passes {
         if pass > 1 && !stopping(sh) {
@@ -413,7 +415,9 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
         if !file_ok || stopping(sh) {
             continue;
         }
-        passes.push(one_pass(tg, sh, pass));
+        let tp = one_pass(tg, sh, pass);
+        total.merge_serial(&tp.counts);
+        keep_pass(spool, &tp, sh);
         me.pass_done.store(true, Relaxed);
     }
     me.run_done.store(true, Relaxed);
@@ -422,7 +426,21 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
         tg.notes.append(&mut q.notes);
     }
     collect_timestamps(tg);
-    (passes, messages)
+    (total, messages)
+}
+
+/// Writes a pass to the target's spool; a spool that cannot be written
+/// (a full TMPDIR) fails the run, whose reports would miss passes.
+fn keep_pass(spool: &mut PassSpool, tp: &TargetPass, sh: &RunShared) {
+    if spool.failed().is_some() {
+        return;
+    }
+    spool.push(tp);
+    if let Some(e) = spool.failed() {
+        let dir = std::env::temp_dir().display().to_string();
+        sh.state
+            .fail(Failure::io("keep the pass figures", Some(dir), e));
+    }
 }
 
 /// Runs the QThreads of one pass and merges them.
