@@ -47,6 +47,9 @@ pub struct Target<'a> {
     /// The target file was there before the run (a recreated file of the
     /// user's stays theirs).
     pub existed_before: bool,
+    /// The first pass this run does: a resumed copy of several passes
+    /// skips the passes its restart record says are done.
+    pub first_pass: u64,
 }
 
 /// What the target threads share.
@@ -212,6 +215,7 @@ pub fn prepare<'a>(
         notes,
         created,
         existed_before,
+        first_pass: 1,
     };
     match fill(&mut tg, sh, ordinal0) {
         Ok(()) => Ok(tg),
@@ -385,7 +389,7 @@ pub fn run_target(tg: &mut Target, sh: &RunShared, spool: &mut PassSpool) -> (Co
     let mut total = Counts::default();
     let mut messages = Vec::new();
     for pass in 1..=g.passes {
-        if pass > 1 && !stopping(sh) {
+        if pass > tg.first_pass && !stopping(sh) {
             sleep_s(g.passdelay_s, sh);
         }
         let file_ok = !stopping(sh) && per_pass_file(tg, sh, pass, &mut messages);
@@ -412,7 +416,9 @@ pub fn run_target(tg: &mut Target, sh: &RunShared, spool: &mut PassSpool) -> (Co
             sleep_s(plan.opts.startdelay_s, sh);
         }
         sleep_s(plan.index as f64 * plan.opts.targetstartdelay_s, sh);
-        if !file_ok || stopping(sh) {
+        // Passes a resumed copy already did still meet the barrier, so
+        // that other targets' passes keep their numbers.
+        if !file_ok || stopping(sh) || pass < tg.first_pass {
             continue;
         }
         let tp = one_pass(tg, sh, pass);
