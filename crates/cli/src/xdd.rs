@@ -231,7 +231,10 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
             results.push(text.context("-output"));
         }
         None => {
-            let _ = out!("{}", report::text::render(r));
+            // Streamed too: with -verbose a long run has a row per pass.
+            // A closed standard output is noted by the output layer.
+            let mut w = std::io::BufWriter::with_capacity(64 << 10, Stdout);
+            let _ = report::text::write(r, &mut w).and_then(|()| w.flush());
         }
     }
     // XDD opens both files for appending, so runs collect in one file.
@@ -247,6 +250,19 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
         results.push(json.context("--json"));
     }
     results.into_iter().collect()
+}
+
+/// Standard output as a writer, through the output layer.
+struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        crate::output::print_bytes(bytes).map(|()| bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// -timestamps reports (PREFIX.target.NNNN.csv, or standard output) and
