@@ -483,6 +483,34 @@ fn json_and_csv_of_forty_thousand_passes_keep_memory_flat() {
     assert_eq!(entries(Path::new(&tmp)), Vec::<String>::new());
 }
 
+/// The pass spools live in TMPDIR: one that takes no file is exit 2
+/// naming it before anything is created; one that fills up during the
+/// run ends it with exit 1 saying so, never a report that lacks passes
+/// without a word.
+#[test]
+fn a_tmpdir_that_cannot_hold_the_pass_figures_is_told() {
+    let s = Scratch::new("xdd-tmpdir");
+    let mut cmd = xdd_cmd(
+        &s.root,
+        "-op write -target f -reqsize 4 -numreqs 1 --json r.json",
+    );
+    let o = cmd.env("TMPDIR", s.path("no-such-dir")).output().unwrap();
+    assert_eq!(code(&o), Some(2), "{}", says(&o));
+    assert!(stderr(&o).contains("TMPDIR"), "{}", stderr(&o));
+    assert_eq!(entries(&s.root), Vec::<String>::new());
+    let fs = SmallFs::new(&s, "tmp", "64k");
+    let mut cmd = xdd_cmd(
+        &s.root,
+        "-op write -target f -reqsize 4 -numreqs 1 -passes 2000 -deletefile --json r.json",
+    );
+    let o = cmd.env("TMPDIR", &fs.dir).output().unwrap();
+    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    assert!(says(&o).contains("keep the pass figures"), "{}", says(&o));
+    let j = json(&s.path("r.json"));
+    assert_eq!(j["outcome"]["status"], "error", "{j}");
+    assert_eq!(entries(&fs.dir), Vec::<String>::new());
+}
+
 #[test]
 fn a_directory_target_is_refused_before_any_io() {
     let s = Scratch::new("xdd-dirtarget");

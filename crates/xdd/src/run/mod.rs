@@ -49,6 +49,9 @@ fn run_plan(
     cfg: &crate::parse::config::Config,
     progress: &Progress,
 ) -> Result<RunResults, RunError> {
+    // First: a TMPDIR that takes no file is found before anything is
+    // started, bound or created.
+    let mut spools = spools(plan)?;
     let backends = backends(plan)?;
     let g = &plan.global;
     let clock = global_clock(g)?;
@@ -85,7 +88,6 @@ fn run_plan(
         .iter()
         .map(|s| s.as_ref().map_or(0, |s| s.first_op))
         .collect();
-    let mut spools = spools(plan)?;
     let mut targets = prepare_all(plan, &backends, &sh)?;
     for ((t, p), skip) in plan.targets.iter().zip(&progress.targets).zip(first_ops) {
         p.planned_ops.store(t.ops.saturating_sub(skip), Relaxed);
@@ -365,17 +367,21 @@ fn prepare_all<'a>(
     Ok(out)
 }
 
-/// One pass spool per target, made before anything is prepared (a
-/// TMPDIR that takes no file is found before any I/O).
+/// One pass spool per target. A TMPDIR that cannot hold them is bad
+/// usage (exit 2), as an output path that cannot be written is.
 fn spools(plan: &Plan) -> Result<Vec<PassSpool>, RunError> {
     plan.targets
         .iter()
-        .map(|t| {
-            PassSpool::new().map_err(|err| RunError::Target {
-                target: t.index,
-                path: std::env::temp_dir().display().to_string(),
-                what: "create the file its pass figures are kept in (TMPDIR)",
-                err,
+        .map(|_| {
+            PassSpool::new().map_err(|e| {
+                let dir = std::env::temp_dir();
+                RunError::Usage(crate::error::UsageError::new(
+                    "",
+                    format!(
+                        "TMPDIR {}: cannot hold the file each pass's figures are kept in during the run ({e}); set TMPDIR to a writable directory",
+                        dir.display()
+                    ),
+                ))
             })
         })
         .collect()
