@@ -201,10 +201,21 @@ fn run_and_report(
 /// Writes (or, for XDD's collecting CSVs, appends to) `path` whole or
 /// not at all, through the output layer.
 fn write_file(path: &str, text: &str, append: bool) -> anyhow::Result<()> {
+    stream_file(path, append, |w| w.write_all(text.as_bytes()))
+}
+
+/// [`write_file`] with the contents written by `fill` as the formatter
+/// makes them: a long run's per-pass detail goes from the pass log to
+/// the output's temporary file without being held in memory.
+fn stream_file(
+    path: &str,
+    append: bool,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     let p = std::path::Path::new(path);
     match append {
-        true => iolab_output::append_atomically(p, text.as_bytes()),
-        false => iolab_output::write_atomically(p, text.as_bytes()),
+        true => iolab_output::append_with(p, fill),
+        false => iolab_output::write_with(p, fill),
     }
     .with_context(|| format!("cannot write {path}"))
 }
@@ -213,25 +224,45 @@ fn write_file(path: &str, text: &str, append: bool) -> anyhow::Result<()> {
 /// when an earlier one failed; the first failure is returned.
 fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     let g = &r.config.global;
-    let text = report::text::render(r);
     let mut results = Vec::new();
     match &g.output {
-        Some(f) => results.push(write_file(f, &text, false).context("-output")),
+        Some(f) => {
+            let text = stream_file(f, false, |w| report::text::write(r, w));
+            results.push(text.context("-output"));
+        }
         None => {
-            let _ = out!("{text}");
+            // Streamed too: with -verbose a long run has a row per pass.
+            // A closed standard output is noted by the output layer.
+            let mut w = std::io::BufWriter::with_capacity(64 << 10, Stdout);
+            let _ = report::text::write(r, &mut w).and_then(|()| w.flush());
         }
     }
     // XDD opens both files for appending, so runs collect in one file.
     if let Some(f) = &g.csvout {
-        results.push(write_file(f, &report::csv::render(r), true).context("-csvout"));
+        let csv = stream_file(f, true, |w| report::csv::write(r, w));
+        results.push(csv.context("-csvout"));
     }
     if let Some(f) = &g.combinedout {
         results.push(write_file(f, &report::csv::combined(r), true).context("-combinedout"));
     }
     if let Some(f) = &g.json {
-        results.push(write_file(f, &report::json::render(r), false).context("--json"));
+        let json = stream_file(f, false, |w| report::json::write(r, w));
+        results.push(json.context("--json"));
     }
     results.into_iter().collect()
+}
+
+/// Standard output as a writer, through the output layer.
+struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        crate::output::print_bytes(bytes).map(|()| bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// -timestamps reports (PREFIX.target.NNNN.csv, or standard output) and

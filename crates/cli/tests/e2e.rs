@@ -353,7 +353,7 @@ fn bad_end_to_end_options_exit_2_and_create_nothing() {
         (format!("{ok} -restart frequency 0 -e2e isdestination destination h"), "-restart"),
         (format!("{ok} -restart offset x -e2e isdestination destination h"), "-restart"),
         (format!("{ok} -restart offset 99999999 -e2e isdestination destination h"), "past the end"),
-        (format!("{ok} -passes 2 -restart enable -e2e isdestination destination h"), "one pass"),
+        (format!("{ok} -passes 2 -passoffset 8 -restart enable -e2e isdestination destination h"), "drop -passoffset or -restart"),
         (format!("{ok} -e2e target 0 isdestination destination h -targets 2 f g -e2e target 1 isdestination destination h"), "also used by target 0"),
         (format!("{ok} -outputformat add +E2EBOGUS"), "-outputformat"),
     ] {

@@ -257,3 +257,147 @@ fn an_interrupted_side_exits_130_and_says_what_it_left() {
         }
     }
 }
+
+/// The `pass` and `offset` of a restart file (pass 1 when it has no
+/// `pass` line), when it can be read.
+fn recorded_at(p: &Path) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(p).ok()?;
+    let pass = text
+        .lines()
+        .find_map(|l| l.strip_prefix("pass "))
+        .map_or(Some(1), |v| v.trim().parse().ok())?;
+    Some((pass, recorded(p)?))
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Issue 18: a copy of three passes killed with SIGKILL once in each
+/// pass (destination, source, destination) resumes each time in the
+/// pass and at the byte its record names, ends byte-identical, and the
+/// last run reports only the bytes it moved.
+#[test]
+fn a_copy_of_three_passes_killed_in_each_pass_resumes_where_it_was() {
+    let s = Scratch::new("e2e-kill-passes");
+    let total: u64 = 4 << 20;
+    random_file(&s.path("src.dat"), total as usize);
+    let rst = s.path("r.rst");
+    let common = "-reqsize 64 -mbytes 4 -qd 2 -passes 3";
+    let dest = |p: u16| {
+        format!("-op write -target dst.dat {common} -e2e isdestination -e2e destination 127.0.0.1:{p} -restart enable file r.rst frequency 0.02 --json d.json")
+    };
+    // 4 MB/s: about a second a pass, so each kill lands inside its pass.
+    let source = |p: u16| {
+        format!("-op read -target src.dat {common} -throttle bw 4 -e2e issource -e2e destination 127.0.0.1:{p} -restart enable")
+    };
+    // Positions over all passes: pass p's byte o is (p-1) x total + o.
+    let position = |(pass, o): (u64, u64)| (pass - 1) * total + o;
+    let mut last = (1, 0);
+    for k in 1..=3u64 {
+        let p = free_ports(2);
+        let mut d = start(&s.root, &dest(p));
+        assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+        let src = start(&s.root, &source(p));
+        let until = Instant::now() + Duration::from_secs(120);
+        while recorded_at(&rst).map_or(0, position) < (2 * k - 1) * total / 2 {
+            assert!(
+                Instant::now() < until,
+                "no progress: {:?}",
+                recorded_at(&rst)
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let other = if k % 2 == 1 {
+            d.kill();
+            src.wait(60)
+        } else {
+            src.kill();
+            d.wait(60)
+        };
+        assert_eq!(other.code, Some(1), "kill {k}: {}", other.stderr);
+        if k == 2 {
+            // The destination says where it resumed (notes come at the end).
+            let at = format!("at byte {} of {total}, in pass {} of 3", last.1, last.0);
+            assert!(other.stderr.contains(&at), "{}", other.stderr);
+            // Its report counts what it wrote: pass 1 from the resume on.
+            let j = read_json(&s.path("d.json"));
+            let passes = j["payload"]["passes"].as_array().unwrap();
+            assert_eq!(passes[0]["pass"], 1);
+            let bytes = &passes[0]["targets"][0]["figures"]["write_bytes"];
+            assert_eq!(*bytes, total - last.1, "{passes:?}");
+            assert_eq!(passes.last().unwrap()["pass"], 2);
+            std::fs::remove_file(s.path("d.json")).unwrap();
+        }
+        let now = recorded_at(&rst).unwrap();
+        assert_eq!(now.0, k, "kill {k} landed in pass {k}: {now:?}");
+        assert!(now.1 < total, "kill {k} came before the end of its pass");
+        assert!(
+            position(now) > position(last),
+            "kill {k}: {last:?} -> {now:?}"
+        );
+        last = now;
+        if k == 2 {
+            // What the record does not vouch for is rewritten by the
+            // resume: spoil it to prove it.
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(s.path("dst.dat"))
+                .unwrap();
+            let zeros = vec![0u8; (total - now.1) as usize];
+            std::os::unix::fs::FileExt::write_all_at(&f, &zeros, now.1).unwrap();
+        }
+    }
+    assert!(!s.path("d.json").exists(), "a killed run writes no report");
+    let p = free_ports(2);
+    let mut d = start(&s.root, &dest(p));
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let src = start(&s.root, &source(p)).wait(60);
+    let dd = d.wait(60);
+    assert_eq!(
+        (src.code, dd.code),
+        (Some(0), Some(0)),
+        "{}\n{}",
+        src.stderr,
+        dd.stderr
+    );
+    assert!(
+        src.stderr.contains(&format!(
+            "resumes the copy at byte {}, in pass 3 of 3",
+            last.1
+        )),
+        "{}",
+        src.stderr
+    );
+    assert!(
+        same(&s.path("src.dat"), &s.path("dst.dat")),
+        "byte-identical"
+    );
+    assert_eq!(recorded_at(&rst), Some((3, total)));
+    // True bytes: pass 3 only, from the recorded byte on.
+    let j = read_json(&s.path("d.json"));
+    let passes = j["payload"]["passes"].as_array().unwrap();
+    assert_eq!(passes.len(), 1, "{passes:?}");
+    assert_eq!(passes[0]["pass"], 3);
+    assert_eq!(j["payload"]["combined"]["write_bytes"], total - last.1);
+}
+
+#[test]
+fn a_copy_of_several_passes_with_a_pass_offset_is_refused_before_anything() {
+    let s = Scratch::new("e2e-passoffset");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(words(
+            "xdd -op write -target dst.dat -reqsize 64 -mbytes 4 -passes 2 -passoffset 4096 -e2e isdestination -e2e destination 127.0.0.1:1 -restart enable",
+        ))
+        .current_dir(&s.root)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("-passoffset") && err.contains("restart"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&s.root).unwrap().count(), 0);
+}

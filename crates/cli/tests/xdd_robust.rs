@@ -356,7 +356,13 @@ fn memory_stays_flat_in_the_number_of_passes() {
 // The child is reaped by wait4 (which gives its rusage), not Child::wait.
 #[allow(clippy::zombie_processes)]
 fn xdd_peak_rss(dir: &Path, args: &str) -> (Option<i32>, u64) {
-    let child = xdd_cmd(dir, args)
+    peak_rss(xdd_cmd(dir, args))
+}
+
+/// Runs `cmd` to its end: its exit code and peak resident memory, bytes.
+#[allow(clippy::zombie_processes)]
+fn peak_rss(mut cmd: Command) -> (Option<i32>, u64) {
+    let child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -383,6 +389,34 @@ fn thirty_thousand_passes_stay_under_64_mib() {
     );
     assert_eq!(code, Some(0));
     assert!(peak < 64 << 20, "peak RSS {} MiB", peak >> 20);
+}
+
+/// The pass spools live in TMPDIR: one that takes no file is exit 2
+/// naming it before anything is created; one that fills up during the
+/// run ends it with exit 1 saying so, never a report that lacks passes
+/// without a word.
+#[test]
+fn a_tmpdir_that_cannot_hold_the_pass_figures_is_told() {
+    let s = Scratch::new("xdd-tmpdir");
+    let mut cmd = xdd_cmd(
+        &s.root,
+        "-op write -target f -reqsize 4 -numreqs 1 --json r.json",
+    );
+    let o = cmd.env("TMPDIR", s.path("no-such-dir")).output().unwrap();
+    assert_eq!(code(&o), Some(2), "{}", says(&o));
+    assert!(stderr(&o).contains("TMPDIR"), "{}", stderr(&o));
+    assert_eq!(entries(&s.root), Vec::<String>::new());
+    let fs = SmallFs::new(&s, "tmp", "64k");
+    let mut cmd = xdd_cmd(
+        &s.root,
+        "-op write -target f -reqsize 4 -numreqs 1 -passes 2000 -deletefile --json r.json",
+    );
+    let o = cmd.env("TMPDIR", &fs.dir).output().unwrap();
+    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    assert!(says(&o).contains("keep the pass figures"), "{}", says(&o));
+    let j = json(&s.path("r.json"));
+    assert_eq!(j["outcome"]["status"], "error", "{j}");
+    assert_eq!(entries(&fs.dir), Vec::<String>::new());
 }
 
 #[test]

@@ -108,29 +108,49 @@ fn probe_dir(dir: &Path) -> io::Result<()> {
 /// renames it over `path`; on any failure the temporary file is removed
 /// and `path` is as it was.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = AtomicFile::create(path)?;
-    f.write_all(bytes)?;
-    f.commit()
+    write_with(path, |w| w.write_all(bytes))
+}
+
+/// [`write_atomically`] with the contents written by `fill` as it makes
+/// them, so a large output (every pass of a long run) is never held
+/// whole in memory. An error from `fill` leaves `path` as it was.
+pub fn write_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut w = io::BufWriter::with_capacity(64 << 10, AtomicFile::create(path)?);
+    fill(&mut w)?;
+    w.into_inner().map_err(|e| e.into_error())?.commit()
 }
 
 /// Appends `bytes` to `path` (XDD's `-csvout`, which collects runs in one
 /// file) whole or not at all: the old contents and the new go to a
 /// temporary file that replaces `path` once complete.
 pub fn append_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    append_with(path, |w| w.write_all(bytes))
+}
+
+/// [`append_atomically`] with the new contents written by `fill`; the
+/// old contents are copied, not read into memory.
+pub fn append_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     // A device or FIFO (/dev/full, a named pipe) is appended to in
     // place: it has no contents to copy and must not be replaced.
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return OpenOptions::new().append(true).open(path)?.write_all(bytes);
+        let mut w = io::BufWriter::new(OpenOptions::new().append(true).open(path)?);
+        fill(&mut w)?;
+        return w.flush();
     }
-    let old = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+    let mut w = io::BufWriter::with_capacity(64 << 10, AtomicFile::create(path)?);
+    match std::fs::File::open(path) {
+        Ok(mut old) => drop(io::copy(&mut old, &mut w)?),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
-    };
-    let mut f = AtomicFile::create(path)?;
-    f.write_all(&old)?;
-    f.write_all(bytes)?;
-    f.commit()
+    }
+    fill(&mut w)?;
+    w.into_inner().map_err(|e| e.into_error())?.commit()
 }
 
 /// A file being written under a temporary name beside its target;
@@ -308,6 +328,13 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"hi there");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         assert!(write_atomically(Path::new("/nonexistent-dir/b"), b"x").is_err());
+        // A fill that fails leaves the file as it was, and no temporary.
+        let e = append_with(&p, |w| {
+            w.write_all(b" lost")?;
+            Err(io::Error::other("the log could not be read"))
+        });
+        assert!(e.is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), b"hi there");
         // Dropped without commit: nothing stays.
         let mut f = AtomicFile::create(&dir.path().join("c")).unwrap();
         f.write_all(b"partial").unwrap();

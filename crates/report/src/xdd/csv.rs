@@ -27,20 +27,34 @@ fn row_line(cols: &[Column], row: &Row, x: Ctx) -> String {
 /// time. A value of the preamble holding a comma or a quote (a target
 /// path, a file name) is quoted there; in the text report it is not.
 pub fn render(r: &RunResults) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write(r, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`render`] written to `w` row by row (a long run's rows are never
+/// all in memory).
+pub fn write(r: &RunResults, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let cols = selected_xdd(&r.config.global.outputformat, super::columns::is_e2e(r));
     let x = super::text::ctx(r);
     let mut s = super::preamble::render_csv(&r.config, &r.host, r.start_wall_ns, &r.targets);
     s.push('\n');
     s += &crate::csvw::record(cols.iter().map(|c| c.header));
     s += &crate::csvw::record(cols.iter().map(|c| c.units));
+    w.write_all(s.as_bytes())?;
     for row in rows(r) {
-        s += &row_line(&cols, &row, x);
+        w.write_all(row_line(&cols, &row, x).as_bytes())?;
     }
-    s += &format!(
+    let end = format!(
         "Ending time for this run, {}\n",
         iolab_core::clock::format_local(r.end_wall_ns / 1_000_000_000, "%a %b %e %H:%M:%S %Y")
     );
-    s
+    w.write_all(end.as_bytes())?;
+    // A pass log that could not be read back whole leaves rows out.
+    r.passes
+        .error()
+        .map_or(Ok(()), |e| Err(std::io::Error::other(e)))
 }
 
 /// The `-combinedout` text for one run: the COMBINED row only.

@@ -4,10 +4,12 @@
 //! SCHEMA when a field changes meaning or disappears.
 
 use super::rows::deskew;
+use iolab_core::stats::Summary;
 use iolab_results::{Envelope, Environment, Figure, Spread};
 use iolab_xdd::config::Config;
 use iolab_xdd::figures::Figures;
-use iolab_xdd::results::RunResults;
+use iolab_xdd::record::passlog::PassLog;
+use iolab_xdd::results::{RunResults, TargetPass};
 use iolab_xdd::seek::SeekHistogram;
 use serde::Serialize;
 
@@ -15,13 +17,13 @@ use serde::Serialize;
 pub const SCHEMA: &str = "iolab.xdd/2";
 
 /// The whole document.
-pub type XddDocument = Envelope<Config, XddPayload>;
+pub type XddDocument<'a> = Envelope<Config, XddPayload<'a>>;
 
 /// XDD's results inside the envelope.
 #[derive(Debug, Clone, Serialize)]
-pub struct XddPayload {
+pub struct XddPayload<'a> {
     /// Per pass, the targets that ran it.
-    pub passes: Vec<PassDoc>,
+    pub passes: PassesDoc<'a>,
     /// Per target facts and totals.
     pub targets: Vec<TargetDoc>,
     /// All targets over all passes.
@@ -34,6 +36,18 @@ pub struct XddPayload {
     pub peak_rss_bytes: u64,
     /// The global clock the run was lined up on (-timeserver), if any.
     pub global_clock: Option<iolab_xdd::results::GlobalClock>,
+}
+
+/// Every pass, written as a JSON array one pass at a time, read from
+/// the run's pass log while the document is written (a run of 40,000
+/// passes is never held whole).
+#[derive(Debug, Clone)]
+pub struct PassesDoc<'a>(pub &'a PassLog);
+
+impl Serialize for PassesDoc<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|p| pass_doc(&p)))
+    }
 }
 
 /// One pass.
@@ -119,7 +133,7 @@ pub struct ErrorsDoc {
 }
 
 /// The typed document for `r`.
-pub fn document(r: &RunResults) -> XddDocument {
+pub fn document(r: &RunResults) -> XddDocument<'_> {
     let environment = Environment {
         host: r.host.clone(),
         filesystems: r.targets.iter().filter_map(|t| t.fs.clone()).collect(),
@@ -138,89 +152,89 @@ pub fn document(r: &RunResults) -> XddDocument {
     doc.stats = r.stats.clone();
     doc.finished_unix_ns = r.end_wall_ns;
     doc.notes = r.notes.clone();
-    doc.figures = headline(&doc.payload);
+    doc.figures = headline(r, &doc.payload.combined);
     doc
 }
 
 /// The run's headline figures: combined read and write bandwidth (MB/s)
 /// and IOPS, each with its spread over the passes when there is one
-/// target (the mean stays the combined figure).
-fn headline(p: &XddPayload) -> Vec<Figure> {
-    let one_target = !p.passes.is_empty() && p.passes.iter().all(|x| x.targets.len() == 1);
-    let spread = |get: &dyn Fn(&Figures) -> f64| {
-        let total = get(&p.combined);
-        let per_pass: Vec<f64> = match one_target {
-            true => p
-                .passes
-                .iter()
-                .map(|x| get(&x.targets[0].figures))
-                .collect(),
-            false => Vec::new(),
+/// target (the mean stays the combined figure). The spreads are summed
+/// pass by pass from the log.
+fn headline(r: &RunResults, combined: &Figures) -> Vec<Figure> {
+    let getters: [fn(&Figures) -> f64; 4] = [
+        |f| f.read_bandwidth_mb_per_s,
+        |f| f.read_iops,
+        |f| f.write_bandwidth_mb_per_s,
+        |f| f.write_iops,
+    ];
+    let mut per_pass = [Summary::default(); 4];
+    if r.targets.len() == 1 {
+        for p in r.passes.iter() {
+            let f = Figures::of(&p[0].counts);
+            for (s, get) in per_pass.iter_mut().zip(getters) {
+                s.add(get(&f));
+            }
+        }
+    }
+    let spread = |i: usize| {
+        let total = getters[i](combined);
+        let mut s = match per_pass[i].count {
+            0 => Spread::one(total),
+            _ => Spread::from(&per_pass[i]),
         };
-        let mut s = Spread::of(&per_pass).unwrap_or_else(|| Spread::one(total));
         s.mean = total;
         s
     };
     let mut out = Vec::new();
-    let ops: [(&str, u64, FigureFields); 2] = [
-        (
-            "read",
-            p.combined.read_ops,
-            (|f| f.read_bandwidth_mb_per_s, |f| f.read_iops),
-        ),
-        (
-            "write",
-            p.combined.write_ops,
-            (|f| f.write_bandwidth_mb_per_s, |f| f.write_iops),
-        ),
-    ];
-    for (op, n, (bw, iops)) in ops {
+    for (op, n, first) in [
+        ("read", combined.read_ops, 0),
+        ("write", combined.write_ops, 2),
+    ] {
         if n == 0 {
             continue;
         }
-        for (metric, unit, get) in [("bandwidth", "MB/s", bw), ("iops", "ops/s", iops)] {
+        for (k, (metric, unit)) in [("bandwidth", "MB/s"), ("iops", "ops/s")]
+            .into_iter()
+            .enumerate()
+        {
             out.push(Figure {
                 phase: op.to_string(),
                 metric: metric.to_string(),
                 unit: unit.to_string(),
                 scope: String::new(),
-                stat: spread(&get),
+                stat: spread(first + k),
             });
         }
     }
     out
 }
 
-/// How to read one operation's bandwidth and IOPS from [`Figures`].
-type FigureFields = (fn(&Figures) -> f64, fn(&Figures) -> f64);
+fn pass_doc(p: &[TargetPass]) -> PassDoc {
+    PassDoc {
+        pass: p.first().map_or(0, |t| t.pass),
+        targets: p
+            .iter()
+            .map(|t| TargetPassDoc {
+                target: t.target,
+                start_s: t.start_ns as f64 / 1e9,
+                end_s: t.end_ns as f64 / 1e9,
+                figures: Figures::of(&t.counts),
+                qthreads: t
+                    .qthreads
+                    .iter()
+                    .map(|q| QthreadDoc {
+                        qthread: q.qthread,
+                        figures: Figures::of(&q.counts),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
 
-fn payload(r: &RunResults) -> XddPayload {
-    let passes = r
-        .passes
-        .iter()
-        .map(|p| PassDoc {
-            pass: p.first().map_or(0, |t| t.pass),
-            targets: p
-                .iter()
-                .map(|t| TargetPassDoc {
-                    target: t.target,
-                    start_s: t.start_ns as f64 / 1e9,
-                    end_s: t.end_ns as f64 / 1e9,
-                    figures: Figures::of(&t.counts),
-                    qthreads: t
-                        .qthreads
-                        .iter()
-                        .map(|q| QthreadDoc {
-                            qthread: q.qthread,
-                            figures: Figures::of(&q.counts),
-                        })
-                        .collect(),
-                })
-                .collect(),
-        })
-        .collect();
+fn payload(r: &RunResults) -> XddPayload<'_> {
     XddPayload {
-        passes,
+        passes: PassesDoc(&r.passes),
         targets: (0..r.targets.len()).map(|i| target_doc(r, i)).collect(),
         combined: Figures::of(&r.combined()),
         deskew: if r.config.global.deskew {
@@ -267,4 +281,16 @@ fn target_doc(r: &RunResults, i: usize) -> TargetDoc {
 /// The document as pretty-printed JSON.
 pub fn render(r: &RunResults) -> String {
     document(r).to_json()
+}
+
+/// The document written to `w` as it is made, pass by pass: the same
+/// bytes as [`render`]. Fails when the pass log could not be read back
+/// whole (the document would miss passes).
+pub fn write(r: &RunResults, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, &document(r)).map_err(std::io::Error::from)?;
+    w.write_all(b"\n")?;
+    match r.passes.error() {
+        Some(e) => Err(std::io::Error::other(e)),
+        None => Ok(()),
+    }
 }

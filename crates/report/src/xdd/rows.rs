@@ -3,7 +3,7 @@
 //! target (-verbose), COMBINED, and DESKEW (-deskew).
 
 use iolab_xdd::figures::Figures;
-use iolab_xdd::results::{Counts, RunResults};
+use iolab_xdd::results::{Counts, RunResults, TargetPass};
 use iolab_xdd::values::Op;
 
 /// One line of the result table.
@@ -37,47 +37,70 @@ fn op_type(c: &Counts, noop: bool) -> &'static str {
     }
 }
 
-/// Every row the options ask for.
-pub fn rows(r: &RunResults) -> Vec<Row> {
+/// Every row the options ask for, in order. The per-pass rows are read
+/// from the run's pass log as they are asked for, so a long run's table
+/// is never held whole.
+pub fn rows(r: &RunResults) -> impl Iterator<Item = Row> + '_ {
+    pass_rows(r).chain(end_rows(r))
+}
+
+/// QUEUE_PASS and TARGET_PASS rows, pass by pass.
+fn pass_rows(r: &RunResults) -> impl Iterator<Item = Row> + '_ {
+    let g = &r.config.global;
+    // Without per-pass rows the log is not read at all.
+    let wanted = g.qthreadinfo || g.verbose;
+    let passes = wanted.then(|| r.passes.iter()).into_iter().flatten();
+    passes.flat_map(move |pass| {
+        let mut out = Vec::new();
+        for tp in pass {
+            one_pass_rows(r, tp, &mut out);
+        }
+        out
+    })
+}
+
+fn one_pass_rows(r: &RunResults, tp: TargetPass, out: &mut Vec<Row>) {
+    let g = &r.config.global;
+    let t = r.config.targets.get(tp.target);
+    let noop = t.is_some_and(|x| x.op == Op::Noop);
+    let bs = t.map_or(1024, |x| x.blocksize);
+    if g.qthreadinfo {
+        for q in tp.qthreads {
+            out.push(Row {
+                what: "QUEUE_PASS",
+                pass: tp.pass,
+                target: tp.target as u64,
+                queue: q.qthread as u64,
+                op_type: op_type(&q.counts, noop),
+                blocksize: bs,
+                figures: Figures::of(&q.counts),
+                counts: q.counts,
+            });
+        }
+    }
+    if g.verbose {
+        out.push(Row {
+            what: "TARGET_PASS",
+            pass: tp.pass,
+            target: tp.target as u64,
+            queue: t.map_or(1, |x| x.queuedepth),
+            op_type: op_type(&tp.counts, noop),
+            blocksize: bs,
+            figures: Figures::of(&tp.counts),
+            counts: tp.counts,
+        });
+    }
+}
+
+/// TARGET_AVERAGE (-verbose), COMBINED and DESKEW (-deskew).
+fn end_rows(r: &RunResults) -> Vec<Row> {
     let g = &r.config.global;
     let t = &r.config.targets;
     let noop = |i: usize| t.get(i).is_some_and(|x| x.op == Op::Noop);
     let qd = |i: usize| t.get(i).map_or(1, |x| x.queuedepth);
     let bs = |i: usize| t.get(i).map_or(1024, |x| x.blocksize);
     let mut out = Vec::new();
-    for pass in &r.passes {
-        for tp in pass {
-            if g.qthreadinfo {
-                for q in &tp.qthreads {
-                    let c = q.counts.clone();
-                    out.push(Row {
-                        what: "QUEUE_PASS",
-                        pass: tp.pass,
-                        target: tp.target as u64,
-                        queue: q.qthread as u64,
-                        op_type: op_type(&c, noop(tp.target)),
-                        blocksize: bs(tp.target),
-                        figures: Figures::of(&c),
-                        counts: c,
-                    });
-                }
-            }
-            if g.verbose {
-                let c = tp.counts.clone();
-                out.push(Row {
-                    what: "TARGET_PASS",
-                    pass: tp.pass,
-                    target: tp.target as u64,
-                    queue: qd(tp.target),
-                    op_type: op_type(&c, noop(tp.target)),
-                    blocksize: bs(tp.target),
-                    figures: Figures::of(&c),
-                    counts: c,
-                });
-            }
-        }
-    }
-    let passes = r.passes.len() as u64;
+    let passes = r.passes.len();
     if g.verbose {
         for i in 0..r.targets.len() {
             let c = r.target_total(i);
@@ -111,7 +134,7 @@ fn combined_with(r: &RunResults, c: Counts) -> Row {
     let same_bs = t.first().map_or(1024, |x| x.blocksize);
     Row {
         what: "COMBINED",
-        pass: r.passes.len() as u64,
+        pass: r.passes.len(),
         target: r.targets.len() as u64,
         queue: t.iter().map(|x| x.queuedepth).sum(),
         op_type: op_type(&c, all_noop),
@@ -131,7 +154,7 @@ pub fn combined(r: &RunResults) -> Row {
 /// in that window are estimated from its average rate over the pass.
 pub fn deskew(r: &RunResults) -> Option<Counts> {
     let mut total = Counts::default();
-    for pass in &r.passes {
+    for pass in r.passes.iter() {
         let start = pass.iter().map(|t| t.start_ns).max()?;
         let end = pass.iter().map(|t| t.end_ns).min()?;
         if end <= start {
@@ -142,7 +165,7 @@ pub fn deskew(r: &RunResults) -> Option<Counts> {
             elapsed_ns: window,
             ..Default::default()
         };
-        for t in pass {
+        for t in &pass {
             let share = window as f64 / t.counts.elapsed_ns.max(1) as f64;
             let scale = |v: u64| (v as f64 * share.min(1.0)).round() as u64;
             c.read_bytes += scale(t.counts.read_bytes);
@@ -159,7 +182,8 @@ pub fn deskew(r: &RunResults) -> Option<Counts> {
 mod tests {
     use super::*;
     use iolab_xdd::config::{Config, GlobalOpts, TargetOpts};
-    use iolab_xdd::results::{QthreadPass, TargetInfo, TargetPass};
+    use iolab_xdd::record::passlog::PassLog;
+    use iolab_xdd::results::{QthreadPass, TargetInfo};
 
     fn pass(target: usize, pass: u64, start: u64, end: u64, bytes: u64) -> TargetPass {
         let counts = Counts {
@@ -180,6 +204,14 @@ mod tests {
             }],
             counts,
         }
+    }
+
+    fn total(spans: &[(u64, u64)], bytes: u64) -> Counts {
+        let mut c = Counts::default();
+        for &(s, e) in spans {
+            c.merge_serial(&pass(0, 1, s, e, bytes).counts);
+        }
+        c
     }
 
     fn results(verbose: bool) -> RunResults {
@@ -203,10 +235,14 @@ mod tests {
             host: Default::default(),
             start_wall_ns: 0,
             end_wall_ns: 0,
-            passes: vec![
+            totals: vec![
+                total(&[(0, 100), (200, 300)], 10240),
+                total(&[(10, 60), (200, 250)], 5120),
+            ],
+            passes: PassLog::from_passes(vec![
                 vec![pass(0, 1, 0, 100, 10240), pass(1, 1, 10, 60, 5120)],
                 vec![pass(0, 2, 200, 300, 10240), pass(1, 2, 200, 250, 5120)],
-            ],
+            ]),
             targets: vec![TargetInfo::default(), TargetInfo::default()],
             notes: vec![],
             error_messages: vec![],
@@ -219,7 +255,7 @@ mod tests {
 
     #[test]
     fn rows_follow_xdd_order_and_rules() {
-        let r = rows(&results(true));
+        let r: Vec<Row> = rows(&results(true)).collect();
         let what: Vec<&str> = r.iter().map(|x| x.what).collect();
         assert_eq!(what[..3], ["QUEUE_PASS", "TARGET_PASS", "QUEUE_PASS"]);
         let avg: Vec<&Row> = r.iter().filter(|x| x.what == "TARGET_AVERAGE").collect();
@@ -242,17 +278,16 @@ mod tests {
         // Pass 1 window 10..60 (50 ns), pass 2 window 200..250 (50 ns).
         assert_eq!(d.counts.elapsed_ns, 100);
         assert_eq!(d.counts.bytes(), 5120 + 5120 + 5120 + 5120);
-        let quiet = rows(&results(false));
-        assert!(quiet
-            .iter()
-            .all(|x| x.what != "TARGET_PASS" && x.what != "TARGET_AVERAGE"));
+        let quiet = results(false);
+        assert!(rows(&quiet).all(|x| x.what != "TARGET_PASS" && x.what != "TARGET_AVERAGE"));
     }
 
     #[test]
     fn table_and_csv_columns_line_up() {
         let r = results(true);
         let cols = super::super::columns::selected(&r.config.global.outputformat, false);
-        let t = super::super::text::table(&cols, &rows(&r), super::super::text::ctx(&r));
+        let all: Vec<Row> = rows(&r).collect();
+        let t = super::super::text::table(&cols, &all, super::super::text::ctx(&r));
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[0].starts_with("What") && lines[1].starts_with("UNITS>>"));
         let comb = lines.iter().find(|l| l.starts_with("COMBINED")).unwrap();

@@ -4,6 +4,7 @@
 use super::columns::{selected, Column, Ctx};
 use super::rows::{rows, Row};
 use iolab_xdd::results::RunResults;
+use std::io::{self, Write};
 
 /// Column context for a run (-percentcpu absolute divides by the CPUs).
 pub fn ctx(r: &RunResults) -> Ctx {
@@ -17,50 +18,69 @@ pub fn ctx(r: &RunResults) -> Ctx {
 
 /// Lays out header, units and rows with aligned columns.
 pub fn table(cols: &[Column], rows: &[Row], x: Ctx) -> String {
-    let cells: Vec<Vec<String>> = rows
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_table(&mut out, cols, || rows.iter().cloned(), x);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`table`] written to `w`. `rows` makes the rows twice, once to
+/// measure the columns and once to write them, so the rows of a long
+/// run (one per pass) are never all in memory.
+pub fn write_table<I: Iterator<Item = Row>>(
+    w: &mut dyn Write,
+    cols: &[Column],
+    rows: impl Fn() -> I,
+    x: Ctx,
+) -> io::Result<()> {
+    let mut widths: Vec<usize> = cols
         .iter()
-        .map(|r| cols.iter().map(|c| (c.value)(r, x)).collect())
+        .map(|c| c.header.len().max(c.units.len()))
         .collect();
-    let widths: Vec<usize> = cols
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            cells
-                .iter()
-                .map(|r| r[i].len())
-                .chain([c.header.len(), c.units.len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |vals: Vec<&str>| {
+    for r in rows() {
+        for (c, w) in cols.iter().zip(widths.iter_mut()) {
+            *w = (*w).max((c.value)(&r, x).len());
+        }
+    }
+    let line = |w: &mut dyn Write, vals: &[&str]| {
         let parts: Vec<String> = vals
             .iter()
             .zip(cols.iter().zip(&widths))
-            .map(|(v, (c, &w))| {
+            .map(|(v, (c, &wd))| {
                 if c.numeric {
-                    format!("{v:>w$}")
+                    format!("{v:>wd$}")
                 } else {
-                    format!("{v:<w$}")
+                    format!("{v:<wd$}")
                 }
             })
             .collect();
-        parts.join("  ").trim_end().to_string() + "\n"
+        writeln!(w, "{}", parts.join("  ").trim_end())
     };
-    let mut s = line(cols.iter().map(|c| c.header).collect());
-    s += &line(cols.iter().map(|c| c.units).collect());
-    for r in &cells {
-        s += &line(r.iter().map(String::as_str).collect());
+    line(w, &cols.iter().map(|c| c.header).collect::<Vec<_>>())?;
+    line(w, &cols.iter().map(|c| c.units).collect::<Vec<_>>())?;
+    for r in rows() {
+        let cells: Vec<String> = cols.iter().map(|c| (c.value)(&r, x)).collect();
+        line(w, &cells.iter().map(String::as_str).collect::<Vec<_>>())?;
     }
-    s
+    Ok(())
 }
 
 /// The whole text report.
 pub fn render(r: &RunResults) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write(r, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The whole text report, written to `w` as it is made.
+pub fn write(r: &RunResults, w: &mut dyn Write) -> io::Result<()> {
     let mut s = super::preamble::render(&r.config, &r.host, r.start_wall_ns, &r.targets);
     s.push('\n');
+    w.write_all(s.as_bytes())?;
     let cols = selected(&r.config.global.outputformat, super::columns::is_e2e(r));
-    s += &table(&cols, &rows(r), ctx(r));
+    write_table(w, &cols, || rows(r), ctx(r))?;
+    let mut s = String::new();
     if r.config.global.deskew && super::rows::deskew(r).is_none() {
         s += "Deskew: no period in which every target was running; no DESKEW row\n";
     }
@@ -72,7 +92,11 @@ pub fn render(r: &RunResults) -> String {
         "Ending time for this run, {}\n",
         iolab_core::clock::format_local(r.end_wall_ns / 1_000_000_000, "%a %b %e %H:%M:%S %Y")
     );
-    s
+    w.write_all(s.as_bytes())?;
+    // A pass log that could not be read back whole leaves rows out.
+    r.passes
+        .error()
+        .map_or(Ok(()), |e| Err(std::io::Error::other(e)))
 }
 
 /// How the run ended, when it did not simply complete.

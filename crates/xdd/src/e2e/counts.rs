@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Counters of one QThread (or a merge of several).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct E2eCounts {
     /// QThread passes merged in (0: not an end-to-end span).
     pub qthreads: u64,

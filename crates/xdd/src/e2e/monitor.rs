@@ -6,7 +6,7 @@ use super::opts::Role;
 use super::session::Session;
 use super::Link;
 use crate::error::RunError;
-use crate::record::restart::{Record, Watermark};
+use crate::record::restart::{Course, Record, Watermark};
 use crate::run::runstate::RunState;
 use crate::run::target::Target;
 use iolab_backend::{Backend, Handle, OpenOptions};
@@ -24,8 +24,10 @@ pub struct Monitor<'a> {
     pub mark: Arc<Watermark>,
     /// The restart file.
     pub file: PathBuf,
-    /// The record, its offset and time filled in at each store.
+    /// The record, its pass, offset and time filled in at each store.
     pub record: Record,
+    /// What the watermark's positions count.
+    pub course: Course,
     /// Seconds between records.
     pub every: Duration,
     /// The backend, and a handle of the monitor's own on the destination
@@ -54,14 +56,23 @@ pub fn attach<'a>(
         tg.notes.extend(s.notes.iter().cloned());
         let qd = tg.qthreads.len();
         let keep = s.role == Role::Destination && s.restart_file.is_some();
-        let mark = keep.then(|| Arc::new(Watermark::new(qd, s.resume)));
+        let course = Course {
+            start: super::terms::start_bytes(tg.plan),
+            end: s.end,
+            passes: s.passes,
+        };
+        let at = course.position(s.resume_pass, s.resume);
+        let mark = keep.then(|| Arc::new(Watermark::new(qd, at)));
         let rec = s.record(&tg.plan.opts.path);
         let first_op = s.first_op;
+        tg.first_pass = s.resume_pass;
         for (q, conn) in tg.qthreads.iter_mut().zip(s.conns) {
             q.link = Some(Link {
                 conn,
                 first_op,
+                first_pass: s.resume_pass,
                 mark: mark.clone(),
+                course,
             });
         }
         if let (Some(mark), Some(file)) = (mark, s.restart_file) {
@@ -74,6 +85,7 @@ pub fn attach<'a>(
                 mark,
                 file,
                 record: rec,
+                course,
                 every: Duration::from_secs_f64(tg.plan.opts.restart.frequency_s()),
                 flush,
             });
@@ -122,9 +134,11 @@ fn one(m: &Monitor, stop: &AtomicBool, state: &RunState) {
         Some((be, h)) => be.fdatasync(h),
         None => Ok(()),
     };
-    let mut store = |offset: u64| {
+    let mut store = |position: u64| {
+        let (pass, offset) = m.course.place(position);
         let r = Record {
-            offset: offset.min(m.record.total),
+            pass,
+            offset,
             updated_unix_ns: iolab_core::clock::wall_ns(),
             ..m.record.clone()
         };

@@ -165,10 +165,11 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
     let damage = damage_at(st.q);
     let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
     let mut lock = LockstepLocal::default();
-    let mut n = link.first_op + st.q as u64;
+    let first = link.first_op_in(cx.pass);
+    let mut n = first + st.q as u64;
     let mut sent = 0u64;
     while n < plan.ops {
-        let j = n - link.first_op;
+        let j = n - first;
         if cx.ending() || !admit(cx, j, &mut lock) {
             return (sent, end_flag(cx));
         }
@@ -409,11 +410,9 @@ fn receive_share(
     let cancel = Cancel::with(cx.run.stop_flag());
     let mut lock = LockstepLocal::default();
     let mut writes = 0u64;
-    let mut n = link.first_op + st.q as u64;
+    let mut n = link.first_op_in(cx.pass) + st.q as u64;
     let mut got = 0u64;
-    if let Some(m) = &link.mark {
-        m.set_low(st.q, low_after(cx, n));
-    }
+    link.mark_low(st.q, cx.pass, low_after(cx, n));
     loop {
         // A steady stream never makes a read wait, so the stop (Ctrl-C,
         // a failed QThread) is looked at between frames too.
@@ -516,7 +515,7 @@ fn write_request(
             return Err(String::new());
         }
     }
-    let j = n - link.first_op;
+    let j = n - link.first_op_in(cx.pass);
     if !admit(cx, j, lock) {
         return Err(String::new());
     }
@@ -545,9 +544,11 @@ fn write_request(
             ))
         }
     }
-    if let Some(m) = &link.mark {
-        m.set_low(st.q, low_after(cx, n + plan.opts.queuedepth.max(1)));
-    }
+    link.mark_low(
+        st.q,
+        cx.pass,
+        low_after(cx, n + plan.opts.queuedepth.max(1)),
+    );
     c.e2e.last_write_ns = t3 - cx.start_ns;
     done_op(st, cx, c, n, false, offset, len, t0, t3);
     flush_if_due(st, cx, c, writes);

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 pub struct Resume {
     /// The byte the copy resumes at (a request boundary).
     pub offset: u64,
+    /// The pass it resumes in, from 1 (a copy of several passes).
+    pub pass: u64,
     /// The restart file it came from and the source recorded there.
     pub from: Option<(String, String)>,
     /// The restart file this run keeps, when it keeps one.
@@ -37,15 +39,23 @@ pub fn decide(t: &TargetPlan, g: &GlobalOpts) -> Result<Resume, RunError> {
     let end = start + t.planned_bytes();
     let file = o.restart.monitored().then(|| o.restart.file_for(&o.path));
     let record = match &file {
-        Some(f) if Path::new(f).exists() => Some(load(f, &o.path, end)?),
+        Some(f) if Path::new(f).exists() => Some(load(f, &o.path, end, g.passes)?),
         _ => None,
     };
     let wanted = o.restart.offset.or(record.as_ref().map(|r| r.offset));
     let offset = terms::round(wanted.unwrap_or(start), &terms);
+    // `-restart offset` is a byte of the first pass.
+    let pass = match o.restart.offset {
+        Some(_) => 1,
+        None => record.as_ref().map_or(1, |r| r.pass),
+    };
+    // A later pass rewrites a copy the first pass completed.
+    let needed = if pass > 1 { end } else { offset };
     let size = existing_size(t, g);
-    if offset > start && !t.caps.discards && size.unwrap_or(0) < offset {
+    if needed > start && !t.caps.discards && size.unwrap_or(0) < needed {
         return Err(bad(format!(
-            "the copy would resume at byte {offset}, but {} {}; remove the restart file{} to start over",
+            "the copy would resume at byte {offset}{}, but {} {}; remove the restart file{} to start over",
+            if pass > 1 { format!(" of pass {pass}") } else { String::new() },
             o.path,
             size.map_or("does not exist".to_string(), |s| format!("has only {s} bytes")),
             file.as_deref().map(|f| format!(" {f}")).unwrap_or_default()
@@ -59,19 +69,26 @@ pub fn decide(t: &TargetPlan, g: &GlobalOpts) -> Result<Resume, RunError> {
     }
     Ok(Resume {
         offset,
+        pass,
         from: record.map(|r| (file.clone().unwrap_or_default(), r.source)),
         file: file.map(PathBuf::from),
     })
 }
 
-/// Reads a restart record and checks it is for this destination and
-/// this amount.
-fn load(f: &str, dest: &str, end: u64) -> Result<Record, RunError> {
+/// Reads a restart record and checks it is for this destination, this
+/// amount and no more passes than this copy has.
+fn load(f: &str, dest: &str, end: u64, passes: u64) -> Result<Record, RunError> {
     let r = Record::load(Path::new(f)).map_err(|e| bad(e.to_string()))?;
     if r.destination != dest {
         return Err(bad(format!(
             "restart file {f} is for {}, not {dest}; name another with -restart file",
             r.destination
+        )));
+    }
+    if r.pass > passes {
+        return Err(bad(format!(
+            "restart file {f} records pass {} of the copy, this one has {passes} (-passes); give the same -passes, or remove the file to start over",
+            r.pass
         )));
     }
     if r.total != end {

@@ -35,10 +35,15 @@ pub struct Session {
     /// Where the copy resumes, in bytes into the target (its start
     /// offset when it starts from the beginning).
     pub resume: u64,
-    /// Requests of the copy before `resume`, which this run skips.
+    /// The pass `resume` is in (from 1): earlier passes are skipped.
+    pub resume_pass: u64,
+    /// Requests of pass `resume_pass` before `resume`, which this run
+    /// skips.
     pub first_op: u64,
     /// The byte after the copy's last.
     pub end: u64,
+    /// Passes of the copy (-passes).
+    pub passes: u64,
     /// The other side's name of the target.
     pub peer_path: String,
     /// The restart file, on a destination that keeps one.
@@ -64,6 +69,7 @@ impl Session {
         Record {
             source: self.peer_path.clone(),
             destination: path.to_string(),
+            pass: self.resume_pass,
             offset: self.resume,
             total: self.end,
             updated_unix_ns: iolab_core::clock::wall_ns(),
@@ -196,18 +202,20 @@ fn destination(
     for (q, l) in listeners.iter().enumerate() {
         let mut mine = Terms::of(t, passes, q as u64);
         mine.resume = r.offset;
+        mine.resume_pass = r.pass;
         mine.resume_from = r.from.clone();
         let (c, src) = accept_one(t, l, &mine, key.as_ref(), until, &mut notes)?;
         peer_path = src.path;
         conns.push(c);
     }
     let first_op = first_op(t, r.offset);
-    if r.offset > terms::start_bytes(t) {
+    if r.offset > terms::start_bytes(t) || r.pass > 1 {
         notes.push(format!(
-            "target {}: resuming the copy at byte {} of {} ({} requests already written)",
+            "target {}: resuming the copy at byte {} of {}{} ({} requests of that pass already written)",
             t.index,
             r.offset,
             terms::start_bytes(t) + t.planned_bytes(),
+            of_pass(r.pass, passes),
             first_op
         ));
     }
@@ -216,12 +224,22 @@ fn destination(
         role: Role::Destination,
         conns,
         resume: r.offset,
+        resume_pass: r.pass,
         first_op,
         end: terms::start_bytes(t) + t.planned_bytes(),
+        passes,
         peer_path,
         restart_file: r.file,
         notes,
     })
+}
+
+/// ", in pass P of N" for a copy of several passes.
+fn of_pass(pass: u64, passes: u64) -> String {
+    match passes {
+        1 => String::new(),
+        n => format!(", in pass {pass} of {n}"),
+    }
 }
 
 /// Requests before `offset` (a request boundary, or the end of the
@@ -306,6 +324,7 @@ fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
     let until = Instant::now() + wait;
     let mut conns = Vec::new();
     let mut resume = None;
+    let mut resume_pass = 1;
     let mut peer_path = String::new();
     for (q, (h, p)) in eps.iter().enumerate() {
         let a = addr(h, *p);
@@ -331,23 +350,25 @@ fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
         };
         let d: Terms = serde_json::from_value(agreed.peer_params)
             .map_err(|e| RunError::Net(format!("{a}: the destination's terms: {e}")))?;
-        if resume.is_some_and(|r| r != d.resume) {
+        if resume.is_some_and(|r| r != (d.resume, d.resume_pass)) {
             return Err(RunError::Net(format!(
                 "{a}: the destination's QThreads resume at different bytes"
             )));
         }
-        resume = Some(d.resume);
+        resume = Some((d.resume, d.resume_pass));
+        resume_pass = d.resume_pass;
         peer_path = d.path;
         for_data(&mut c, t);
         conns.push(c);
     }
-    let resume = resume.unwrap_or_else(|| terms::start_bytes(t));
+    let resume = resume.map_or_else(|| terms::start_bytes(t), |r| r.0);
     let first_op = first_op(t, resume);
     let mut notes = Vec::new();
-    if first_op > 0 {
+    if first_op > 0 || resume_pass > 1 {
         notes.push(format!(
-            "target {}: the destination resumes the copy at byte {resume}; sending the {} requests after it",
+            "target {}: the destination resumes the copy at byte {resume}{}; sending the {} requests after it",
             t.index,
+            of_pass(resume_pass, passes),
             t.ops - first_op
         ));
     }
@@ -356,8 +377,10 @@ fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
         role: Role::Source,
         conns,
         resume,
+        resume_pass,
         first_op,
         end: terms::start_bytes(t) + t.planned_bytes(),
+        passes,
         peer_path,
         restart_file: None,
         notes,

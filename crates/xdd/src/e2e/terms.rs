@@ -47,6 +47,10 @@ pub struct Terms {
     pub restart: bool,
     /// Destination only: the byte the copy resumes at.
     pub resume: u64,
+    /// Destination only: the pass `resume` is in (1 from a peer that
+    /// does not say).
+    #[serde(default = "first_pass")]
+    pub resume_pass: u64,
     /// Destination only: the restart file the resume offset came from,
     /// and the source that file was recorded for.
     pub resume_from: Option<(String, String)>,
@@ -72,9 +76,14 @@ impl Terms {
             restart_offset: t.restart.offset,
             restart: t.restart.any(),
             resume: start_bytes(plan),
+            resume_pass: 1,
             resume_from: None,
         }
     }
+}
+
+fn first_pass() -> u64 {
+    1
 }
 
 /// The byte where a target's copy starts (-startoffset, in bytes).
@@ -186,13 +195,13 @@ fn resume(s: &Terms, d: &Terms) -> Result<(), String> {
         }
     }
     match s.restart_offset {
-        Some(o) if round(o, d) != d.resume => Err(format!(
+        Some(o) if round(o, d) != d.resume || d.resume_pass > 1 => Err(format!(
             "the two sides resume at different bytes: the source has -restart offset {o}, the destination resumes at {}",
-            d.resume
+            at(d)
         )),
-        None if !s.restart && d.resume > d.start_bytes => Err(format!(
-            "the destination resumes the copy at byte {}{}; give the source -restart enable (or -restart offset {}) too",
-            d.resume,
+        None if !s.restart && (d.resume > d.start_bytes || d.resume_pass > 1) => Err(format!(
+            "the destination resumes the copy at {}{}; give the source -restart enable (or -restart offset {}) too",
+            at(d),
             d.resume_from
                 .as_ref()
                 .map(|(f, _)| format!(" (restart file {f})"))
@@ -200,6 +209,14 @@ fn resume(s: &Terms, d: &Terms) -> Result<(), String> {
             d.resume
         )),
         _ => Ok(()),
+    }
+}
+
+/// Where the destination resumes, as the messages say it.
+fn at(d: &Terms) -> String {
+    match d.resume_pass {
+        1 => format!("byte {}", d.resume),
+        p => format!("byte {} of pass {p}", d.resume),
     }
 }
 
@@ -245,6 +262,7 @@ mod tests {
             restart_offset: None,
             restart: false,
             resume: 0,
+            resume_pass: 1,
             resume_from: None,
         };
         let d = Terms {

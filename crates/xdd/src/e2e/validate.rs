@@ -114,11 +114,13 @@ fn restart(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     if !r.any() {
         return Ok(());
     }
-    if c.global.passes > 1 {
+    // A resume runs the passes left, the first from its offset: each
+    // pass must copy the same bytes, which -passoffset would move.
+    if c.global.passes > 1 && t.passoffset > 0 {
         return Err(err(
             "restart",
             i,
-            "a restartable copy runs one pass; drop -passes or -restart",
+            "a restartable copy of several passes copies the same bytes each pass; drop -passoffset or -restart",
         ));
     }
     if t.createnewfiles || t.recreatefiles || t.deletefile {

@@ -30,6 +30,13 @@
 //! updated_unix_ns 1795000000000000000
 //! ```
 //!
+//! A copy of several passes (`-passes N`) copies the same bytes N times;
+//! its record also says which pass the offset is in (`pass P`, 1 when
+//! the line is absent, as in records of one-pass copies), and a resume
+//! runs passes P..N, the first from the offset. The QThreads' low marks
+//! are then positions over all passes ([`Course`]), so the watermark
+//! still only moves forward, across pass boundaries too.
+//!
 //! It is replaced atomically (written to `NAME.tmp`, flushed, renamed over
 //! `NAME`, directory flushed), so a crash leaves the old record or the new
 //! one, never half of one.
@@ -86,6 +93,40 @@ impl Watermark {
     }
 }
 
+/// Where a copy of several passes is, as one number: pass `p`'s byte
+/// `o` is position `(p - 1) x (end - start) + (o - start)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Course {
+    /// The copy's first byte in the target.
+    pub start: u64,
+    /// The byte after its last.
+    pub end: u64,
+    /// Passes, from 1.
+    pub passes: u64,
+}
+
+impl Course {
+    fn span(&self) -> u64 {
+        self.end.saturating_sub(self.start).max(1)
+    }
+
+    /// The position of byte `offset` of pass `pass`.
+    pub fn position(&self, pass: u64, offset: u64) -> u64 {
+        let into = offset.clamp(self.start, self.end) - self.start;
+        pass.saturating_sub(1).saturating_mul(self.span()) + into
+    }
+
+    /// The (pass, offset) of a position; a pass's end is the next
+    /// pass's start, except after the last pass.
+    pub fn place(&self, position: u64) -> (u64, u64) {
+        let span = self.span();
+        if position >= self.passes.saturating_mul(span) {
+            return (self.passes.max(1), self.end);
+        }
+        (position / span + 1, self.start + position % span)
+    }
+}
+
 /// One restart record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
@@ -93,6 +134,8 @@ pub struct Record {
     pub source: String,
     /// The destination file.
     pub destination: String,
+    /// The pass `offset` is in, from 1.
+    pub pass: u64,
     /// Every byte below this offset is written and durable.
     pub offset: u64,
     /// The byte after the copy's last: its size when it starts at 0
@@ -116,8 +159,8 @@ impl Record {
     /// The text written to the file.
     pub fn render(&self) -> String {
         format!(
-            "# iolab xdd restart file\nversion {VERSION}\nsource {}\ndestination {}\noffset {}\ntotal {}\nupdated_unix_ns {}\n",
-            self.source, self.destination, self.offset, self.total, self.updated_unix_ns
+            "# iolab xdd restart file\nversion {VERSION}\nsource {}\ndestination {}\npass {}\noffset {}\ntotal {}\nupdated_unix_ns {}\n",
+            self.source, self.destination, self.pass, self.offset, self.total, self.updated_unix_ns
         )
     }
 
@@ -153,9 +196,17 @@ impl Record {
         if num("version")? != u64::from(VERSION) {
             return Err(bad(format!("version {} is not {VERSION}", num("version")?)));
         }
+        let pass = match fields.contains_key("pass") {
+            true => num("pass")?,
+            false => 1,
+        };
+        if pass == 0 {
+            return Err(bad("`pass` counts from 1".into()));
+        }
         let r = Record {
             source: text_of("source")?,
             destination: text_of("destination")?,
+            pass,
             offset: num("offset")?,
             total: num("total")?,
             updated_unix_ns: num("updated_unix_ns")?,
@@ -302,6 +353,7 @@ mod tests {
         let r = Record {
             source: "/a b/src".into(),
             destination: "/dst".into(),
+            pass: 2,
             offset: 4096,
             total: 1 << 20,
             updated_unix_ns: 7,
@@ -320,11 +372,35 @@ mod tests {
                 &r.render().replace("offset 4096", "offset 99999999"),
                 "past the total",
             ),
+            (&r.render().replace("pass 2", "pass 0"), "counts from 1"),
         ] {
             let e = Record::parse(text, &p).unwrap_err().to_string();
             assert!(e.contains(why) && e.contains("r.txt"), "{e}");
         }
+        // A record of a one-pass copy (no `pass` line) is in pass 1.
+        let old = Record::parse(&r.render().replace("pass 2\n", ""), &p).unwrap();
+        assert_eq!(old.pass, 1);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn course_positions_run_on_across_passes() {
+        let c = Course {
+            start: 1000,
+            end: 5000,
+            passes: 3,
+        };
+        assert_eq!(c.position(1, 1000), 0);
+        assert_eq!(c.position(2, 3000), 6000);
+        assert_eq!(c.place(6000), (2, 3000));
+        // A finished pass is the next one's start; the last stays at its end.
+        assert_eq!(c.place(4000), (2, 1000));
+        assert_eq!(c.place(12000), (3, 5000));
+        assert_eq!(c.place(u64::MAX), (3, 5000));
+        for pos in [0, 1, 3999, 4001, 11999] {
+            let (p, o) = c.place(pos);
+            assert_eq!(c.position(p, o), pos);
+        }
     }
 
     #[test]

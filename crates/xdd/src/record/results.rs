@@ -7,6 +7,7 @@ use crate::parse::config::Config;
 use iolab_core::env::HostInfo;
 use iolab_core::stats::{HistogramWire, Percentiles};
 use iolab_core::Histogram;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Service-time histogram of a span. While a QThread records into it it
 /// is the full (fixed-size, allocation-free) histogram; once a pass is
@@ -24,6 +25,22 @@ impl Default for Latency {
     /// Empty and compact: allocates nothing until a value is recorded.
     fn default() -> Self {
         Latency::Kept(HistogramWire::default())
+    }
+}
+
+/// Kept in the compact form whatever the state (the pass spool).
+impl Serialize for Latency {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Latency::Kept(w) => w.serialize(s),
+            Latency::Live(h) => h.to_wire().serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Latency {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        HistogramWire::deserialize(d).map(Latency::Kept)
     }
 }
 
@@ -103,7 +120,7 @@ impl Latency {
 }
 
 /// Counters of one QThread, target or run over some span.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Counts {
     /// Bytes actually read (as returned by the system).
     pub read_bytes: u64,
@@ -206,7 +223,7 @@ impl Counts {
 }
 
 /// One QThread in one pass.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct QthreadPass {
     /// QThread number within the target, from 0.
     pub qthread: usize,
@@ -217,7 +234,7 @@ pub struct QthreadPass {
 }
 
 /// One target in one pass.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TargetPass {
     /// Target number, from 0.
     pub target: usize,
@@ -293,8 +310,12 @@ pub struct RunResults {
     pub start_wall_ns: u64,
     /// Wall-clock end.
     pub end_wall_ns: u64,
-    /// Per pass (outer), per target (inner).
-    pub passes: Vec<Vec<TargetPass>>,
+    /// Per pass (outer), per target (inner), read back from the spools
+    /// the targets wrote as they ran.
+    pub passes: crate::record::passlog::PassLog,
+    /// Per target, its passes merged one after another (TARGET_AVERAGE),
+    /// summed as the passes ran.
+    pub totals: Vec<Counts>,
     /// Per target facts.
     pub targets: Vec<TargetInfo>,
     /// Things the user should know (placement refused, O_DIRECT fallback).
@@ -316,13 +337,7 @@ pub struct RunResults {
 impl RunResults {
     /// A target's passes merged one after another (TARGET_AVERAGE).
     pub fn target_total(&self, target: usize) -> Counts {
-        let mut c = Counts::default();
-        for p in &self.passes {
-            if let Some(tp) = p.iter().find(|t| t.target == target) {
-                c.merge_serial(&tp.counts);
-            }
-        }
-        c
+        self.totals.get(target).cloned().unwrap_or_default()
     }
 
     /// All targets merged (COMBINED): targets ran side by side, so elapsed

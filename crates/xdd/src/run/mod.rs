@@ -21,6 +21,7 @@ pub mod uring_pass;
 
 use crate::error::RunError;
 use crate::plan::Plan;
+use crate::record::passlog::{PassLog, PassSpool};
 use crate::record::results::RunResults;
 use crate::run::gate::Gate;
 use crate::run::progress::Progress;
@@ -48,6 +49,9 @@ fn run_plan(
     cfg: &crate::parse::config::Config,
     progress: &Progress,
 ) -> Result<RunResults, RunError> {
+    // First: a TMPDIR that takes no file is found before anything is
+    // started, bound or created.
+    let mut spools = spools(plan)?;
     let backends = backends(plan)?;
     let g = &plan.global;
     let clock = global_clock(g)?;
@@ -103,8 +107,9 @@ fn run_plan(
     }
     progress.run_start_ns.store(run_start_ns, Relaxed);
     let start_wall_ns = wall_ns();
-    let per_target =
-        crate::e2e::monitor::run_with(&monitors, &sh.state, || run_targets(&mut targets, &sh));
+    let per_target = crate::e2e::monitor::run_with(&monitors, &sh.state, || {
+        run_targets(&mut targets, &mut spools, &sh)
+    });
     monitors
         .into_iter()
         .for_each(crate::e2e::monitor::Monitor::close);
@@ -148,13 +153,14 @@ fn run_plan(
         }
         notes.extend(be.notes());
     }
+    let (log, outcome) = pass_log(spools, outcome);
     let mut r = assemble(
         plan,
         cfg,
         host,
         start_wall_ns,
         targets,
-        per_target,
+        (log, per_target),
         notes,
         outcome,
     );
@@ -299,19 +305,25 @@ fn start_error(t: &crate::plan::TargetPlan, err: std::io::Error) -> RunError {
     }
 }
 
-/// What one target thread returns: its passes and error messages.
-type TargetOutput = (Vec<crate::record::results::TargetPass>, Vec<String>);
+/// What one target thread returns: its passes merged and its error
+/// messages (its passes are in its spool).
+type TargetOutput = (crate::record::results::Counts, Vec<String>);
 
 /// One thread per target. A thread that panics ends the run with an
 /// error outcome (the others see the stop and leave their barrier).
-fn run_targets(targets: &mut [Target], sh: &RunShared) -> Vec<TargetOutput> {
+fn run_targets(
+    targets: &mut [Target],
+    spools: &mut [PassSpool],
+    sh: &RunShared,
+) -> Vec<TargetOutput> {
     std::thread::scope(|s| {
         let mut hs = Vec::new();
-        for tg in targets.iter_mut() {
+        for (tg, spool) in targets.iter_mut().zip(spools.iter_mut()) {
             let i = tg.plan.index;
             let b = std::thread::Builder::new().name(format!("xdd-target{i}"));
             let who = move || format!("target {i} thread");
-            match b.spawn_scoped(s, move || sh.state.guarded(who, || run_target(tg, sh))) {
+            let body = move || sh.state.guarded(who, || run_target(tg, sh, spool));
+            match b.spawn_scoped(s, body) {
                 Ok(h) => hs.push(Some(h)),
                 Err(e) => {
                     let why = format!("target {i} thread cannot start: {e}");
@@ -355,6 +367,45 @@ fn prepare_all<'a>(
     Ok(out)
 }
 
+/// One pass spool per target. A TMPDIR that cannot hold them is bad
+/// usage (exit 2), as an output path that cannot be written is.
+fn spools(plan: &Plan) -> Result<Vec<PassSpool>, RunError> {
+    plan.targets
+        .iter()
+        .map(|_| {
+            PassSpool::new().map_err(|e| {
+                let dir = std::env::temp_dir();
+                RunError::Usage(crate::error::UsageError::new(
+                    "",
+                    format!(
+                        "TMPDIR {}: cannot hold the file each pass's figures are kept in during the run ({e}); set TMPDIR to a writable directory",
+                        dir.display()
+                    ),
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The targets' spools as one log; a spool that cannot be finished
+/// makes the run an error (its reports would miss passes).
+fn pass_log(spools: Vec<PassSpool>, outcome: Outcome) -> (PassLog, Outcome) {
+    let mut done = Vec::new();
+    let mut outcome = outcome;
+    for s in spools {
+        match s.finish() {
+            Ok(s) => done.push(s),
+            Err(e) => {
+                let dir = std::env::temp_dir().display().to_string();
+                let f = Failure::io("keep the pass figures", Some(dir), &e);
+                outcome = outcome.worst(Outcome::Error(f));
+                return (PassLog::default(), outcome);
+            }
+        }
+    }
+    (PassLog::spooled(done), outcome)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn assemble(
     plan: &Plan,
@@ -362,35 +413,17 @@ fn assemble(
     host: iolab_core::env::HostInfo,
     start_wall_ns: u64,
     targets: Vec<Target>,
-    per_target: Vec<TargetOutput>,
+    (passes, per_target): (PassLog, Vec<TargetOutput>),
     mut notes: Vec<String>,
     outcome: Outcome,
 ) -> RunResults {
     let g = &plan.global;
-    // Sized by the passes that ran (an interrupted run of -passes 1000000
-    // ran few), each pass's list by the number of targets: a Vec grown
-    // by push starts at 4 entries, which for 30,000 single-target passes
-    // tripled the memory the results take.
-    let ran = per_target
-        .iter()
-        .filter_map(|(tps, _)| tps.last().map(|tp| tp.pass))
-        .max()
-        .unwrap_or(0);
-    let n_targets = per_target.len();
-    let mut passes: Vec<Vec<_>> = Vec::new();
-    passes.resize_with(ran as usize, Vec::new);
     let mut error_messages = Vec::new();
-    for (tps, msgs) in per_target {
-        for tp in tps {
-            let at = &mut passes[(tp.pass - 1) as usize];
-            if at.capacity() == 0 {
-                at.reserve_exact(n_targets);
-            }
-            at.push(tp);
-        }
+    let mut totals = Vec::with_capacity(per_target.len());
+    for (total, msgs) in per_target {
+        totals.push(total);
         error_messages.extend(msgs);
     }
-    passes.retain(|p| !p.is_empty());
     error_messages.truncate(g.maxerrorstoprint as usize);
     let mut infos = Vec::new();
     for t in targets {
@@ -403,6 +436,7 @@ fn assemble(
         start_wall_ns,
         end_wall_ns: wall_ns(),
         passes,
+        totals,
         targets: infos,
         notes,
         error_messages,

@@ -7,7 +7,7 @@ use crate::parse::config::GlobalOpts;
 use crate::plan::datapat::Verifier;
 use crate::plan::seek::PassSeeks;
 use crate::plan::TargetPlan;
-use crate::record::restart::Watermark;
+use crate::record::restart::{Course, Watermark};
 use crate::run::buffer::IoBuffer;
 use crate::run::progress::Progress;
 use crate::run::runstate::RunState;
@@ -102,8 +102,39 @@ impl PassCtx<'_> {
 pub struct Link {
     /// The connection to the QThread's peer.
     pub conn: Conn,
-    /// Requests of the copy before the resume offset, skipped.
+    /// Requests of pass `first_pass` before the resume offset, skipped.
     pub first_op: u64,
+    /// The pass the copy resumes in (earlier passes do not run).
+    pub first_pass: u64,
     /// The destination's watermark, when a restart file is kept.
     pub mark: Option<Arc<Watermark>>,
+    /// The copy's bytes and passes, which the watermark's positions
+    /// count.
+    pub course: Course,
+}
+
+impl Link {
+    /// Requests of pass `pass` this run skips (only the pass it resumes
+    /// in starts past its beginning).
+    #[inline]
+    pub fn first_op_in(&self, pass: u32) -> u64 {
+        match u64::from(pass) == self.first_pass {
+            true => self.first_op,
+            false => 0,
+        }
+    }
+
+    /// QThread `q`'s first unwritten byte of pass `pass` is `offset`
+    /// (u64::MAX: its share of the pass is written).
+    #[inline]
+    pub fn mark_low(&self, q: usize, pass: u32, offset: u64) {
+        if let Some(m) = &self.mark {
+            let pass = u64::from(pass);
+            let at = match offset {
+                u64::MAX => self.course.position(pass + 1, self.course.start),
+                o => self.course.position(pass, o),
+            };
+            m.set_low(q, at);
+        }
+    }
 }

@@ -8,6 +8,7 @@ use crate::parse::config::GlobalOpts;
 use crate::plan::datapat::Verifier;
 use crate::plan::placement;
 use crate::plan::TargetPlan;
+use crate::record::passlog::PassSpool;
 use crate::record::results::{Counts, QthreadPass, TargetInfo, TargetPass};
 use crate::run::buffer::IoBuffer;
 use crate::run::gate::Gate;
@@ -46,6 +47,9 @@ pub struct Target<'a> {
     /// The target file was there before the run (a recreated file of the
     /// user's stays theirs).
     pub existed_before: bool,
+    /// The first pass this run does: a resumed copy of several passes
+    /// skips the passes its restart record says are done.
+    pub first_pass: u64,
 }
 
 /// What the target threads share.
@@ -211,6 +215,7 @@ pub fn prepare<'a>(
         notes,
         created,
         existed_before,
+        first_pass: 1,
     };
     match fill(&mut tg, sh, ordinal0) {
         Ok(()) => Ok(tg),
@@ -376,14 +381,15 @@ fn stopping(sh: &RunShared) -> bool {
     sh.state.stopping() || mono_ns() >= sh.run_deadline_ns
 }
 
-/// Runs every pass of a target; returns its passes and error messages.
-pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<String>) {
+/// Runs every pass of a target, writing each to `spool` as it ends;
+/// returns its passes merged one after another and its error messages.
+pub fn run_target(tg: &mut Target, sh: &RunShared, spool: &mut PassSpool) -> (Counts, Vec<String>) {
     let (plan, g) = (tg.plan, sh.global);
     let me = &sh.progress.targets[plan.index];
-    let mut passes = Vec::new();
+    let mut total = Counts::default();
     let mut messages = Vec::new();
     for pass in 1..=g.passes {
-        if pass > 1 && !stopping(sh) {
+        if pass > tg.first_pass && !stopping(sh) {
             sleep_s(g.passdelay_s, sh);
         }
         let file_ok = !stopping(sh) && per_pass_file(tg, sh, pass, &mut messages);
@@ -410,10 +416,14 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
             sleep_s(plan.opts.startdelay_s, sh);
         }
         sleep_s(plan.index as f64 * plan.opts.targetstartdelay_s, sh);
-        if !file_ok || stopping(sh) {
+        // Passes a resumed copy already did still meet the barrier, so
+        // that other targets' passes keep their numbers.
+        if !file_ok || stopping(sh) || pass < tg.first_pass {
             continue;
         }
-        passes.push(one_pass(tg, sh, pass));
+        let tp = one_pass(tg, sh, pass);
+        total.merge_serial(&tp.counts);
+        keep_pass(spool, &tp, sh);
         me.pass_done.store(true, Relaxed);
     }
     me.run_done.store(true, Relaxed);
@@ -422,7 +432,21 @@ pub fn run_target(tg: &mut Target, sh: &RunShared) -> (Vec<TargetPass>, Vec<Stri
         tg.notes.append(&mut q.notes);
     }
     collect_timestamps(tg);
-    (passes, messages)
+    (total, messages)
+}
+
+/// Writes a pass to the target's spool; a spool that cannot be written
+/// (a full TMPDIR) fails the run, whose reports would miss passes.
+fn keep_pass(spool: &mut PassSpool, tp: &TargetPass, sh: &RunShared) {
+    if spool.failed().is_some() {
+        return;
+    }
+    spool.push(tp);
+    if let Some(e) = spool.failed() {
+        let dir = std::env::temp_dir().display().to_string();
+        sh.state
+            .fail(Failure::io("keep the pass figures", Some(dir), e));
+    }
 }
 
 /// Runs the QThreads of one pass and merges them.
