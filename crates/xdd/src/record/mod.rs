@@ -3,6 +3,7 @@
 
 pub mod figures;
 pub mod outputs;
+pub mod pass;
 pub mod passlog;
 pub mod restart;
 pub mod results;

@@ -18,7 +18,7 @@
 //! assert_eq!(log.iter().map(|p| p[0].pass).collect::<Vec<_>>(), [1, 2, 3]);
 //! ```
 
-use crate::record::results::TargetPass;
+use crate::record::pass::TargetPass;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
