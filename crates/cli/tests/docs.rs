@@ -591,6 +591,11 @@ fn with_unknown_option(cmd: &str) -> Option<String> {
     let rest = &cmd[at + "iolab ".len()..];
     let sub_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
     let (sub, tail) = rest.split_at(sub_end);
+    // `iolab --help` and a command iolab does not have (an example of the
+    // usage error) have no tool to give the option to.
+    if sub.starts_with('-') || sub.starts_with("no-such") {
+        return None;
+    }
     Some(format!("{}iolab {sub} --no-such-option{tail}", &cmd[..at]))
 }
 
