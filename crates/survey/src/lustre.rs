@@ -18,7 +18,13 @@
 //! ```
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+/// Longest an `lfs` command may take: a healthy file system answers in
+/// well under a second, one with an unreachable server can block for
+/// good, which must not hang the survey before it starts.
+pub const LFS_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `f_type` of a Lustre client mount (statfs(2)).
 pub const LUSTRE_SUPER_MAGIC: i64 = 0x0BD0_0BD0;
@@ -102,11 +108,9 @@ pub fn mdts(mount: &Path) -> Result<Osts, String> {
 
 fn list(what: &str, mount: &Path) -> Result<Osts, String> {
     let lfs = lfs_command();
-    let out = Command::new(&lfs)
-        .arg(what)
-        .arg(mount)
-        .stdin(Stdio::null())
-        .output()
+    let mut cmd = Command::new(&lfs);
+    cmd.arg(what).arg(mount);
+    let out = bounded_output(cmd, LFS_TIMEOUT)
         .map_err(|e| format!("cannot run '{lfs} {what}': {e} (set LFS to lfs's path)"))?;
     if !out.status.success() {
         return Err(format!(
@@ -122,11 +126,9 @@ fn list(what: &str, mount: &Path) -> Result<Osts, String> {
 /// Runs `lfs ARGS... PATH`; the error names the command and what lfs said.
 fn run_lfs(args: &[&str], path: &Path) -> std::io::Result<()> {
     let lfs = lfs_command();
-    let out = Command::new(&lfs)
-        .args(args)
-        .arg(path)
-        .stdin(Stdio::null())
-        .output()
+    let mut cmd = Command::new(&lfs);
+    cmd.args(args).arg(path);
+    let out = bounded_output(cmd, LFS_TIMEOUT)
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot run '{lfs}': {e}")))?;
     if out.status.success() {
         return Ok(());
@@ -138,6 +140,57 @@ fn run_lfs(args: &[&str], path: &Path) -> std::io::Result<()> {
         out.status,
         String::from_utf8_lossy(&out.stderr).trim()
     )))
+}
+
+/// Runs `cmd` to its end, at most `limit`: then it is killed and the
+/// error is TimedOut. The command also dies with iolab (PDEATHSIG).
+fn bounded_output(mut cmd: Command, limit: Duration) -> std::io::Result<Output> {
+    use std::os::unix::process::CommandExt;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours;
+    // it has the kernel kill the command if iolab dies first.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    // The pipes are read while the command runs, so a chatty one cannot
+    // block on a full pipe.
+    let drain = |p: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = p {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let until = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if std::time::Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {} s", limit.as_secs_f64()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Ok(Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
 }
 
 /// Creates `file` (which must not exist) with one stripe on OST `index`.
@@ -244,6 +297,24 @@ mod tests {
         assert_eq!(m[0].path, Path::new("/mnt/my lustre"));
         assert_eq!(m[0].fsname, "scratch");
         assert_eq!(m[1].fsname, "home");
+    }
+
+    #[test]
+    fn a_command_that_does_not_answer_is_killed_at_the_limit() {
+        let mut c = Command::new("sleep");
+        c.arg("30");
+        let t0 = std::time::Instant::now();
+        let e = bounded_output(c, Duration::from_millis(200)).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+        assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+        let mut c = Command::new("sh");
+        c.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let o = bounded_output(c, Duration::from_secs(20)).unwrap();
+        assert_eq!(
+            (o.stdout.as_slice(), o.stderr.as_slice()),
+            (&b"out\n"[..], &b"err\n"[..])
+        );
+        assert_eq!(o.status.code(), Some(3));
     }
 
     #[test]
