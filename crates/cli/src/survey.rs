@@ -55,6 +55,8 @@ enum Cmd {
     /// mds-survey on directories: create, lookup, md_getattr, setxattr,
     /// destroy by thrlo..thrhi threads in dir_count directories. Its files
     /// live in TARGET/iolab-mds.<pid>/ and are removed at the end or on Ctrl-C.
+    /// On Lustre, targets may be MDT names (lustre-MDT0000), or absent:
+    /// every active MDT.
     Mds(MdsArgs),
     /// ost-survey: write then read a file on each target directory, then
     /// worst/best, average +/- std dev, the per-target table and the slow
@@ -238,7 +240,9 @@ struct AgentArgs {
 
 #[derive(Args, Debug)]
 struct MdsArgs {
-    /// Directories to test (default: $targets).
+    /// Directories to test, or on Lustre MDT names such as
+    /// lustre-MDT0000 (default: $targets; none on a Lustre client: every
+    /// active MDT of its one Lustre mount).
     targets: Vec<PathBuf>,
     /// Fewest threads.
     #[arg(long, env = "thrlo", default_value_t = 4)]
@@ -266,15 +270,21 @@ struct MdsArgs {
     /// How often each target's operation rate is sampled for [min, max], ms.
     #[arg(long, default_value_t = 1000)]
     interval_ms: u64,
-    /// The kit's `stripe_count` (files' stripe count): refused unless 0,
-    /// as files here are created through a file system without striping.
-    #[arg(long = "stripe-count", env = "stripe_count")]
-    stripe_count: Option<u64>,
-    /// The kit's `layer` (mdd or mdt, echo_client's entry into the MDS
-    /// stack): refused, as iolab works through the file system's
-    /// interface, not inside a metadata server.
+    /// The kit's `stripe_count`: OST objects per file created. On Lustre
+    /// the survey's directories get it with `lfs setstripe -c N`;
+    /// elsewhere above 0 is refused (exit 2). 0: the default layout.
+    #[arg(long = "stripe-count", env = "stripe_count", default_value_t = 0)]
+    stripe_count: u64,
+    /// The kit's `layer`: `fs` (the file system's interface, as a client;
+    /// the one iolab has). The kit's MDS layers mdd, mdt, osd are refused
+    /// (exit 2) saying why.
     #[arg(long, env = "layer")]
     layer: Option<String>,
+    /// The Lustre client mount in which MDT targets are surveyed (default:
+    /// found in /proc/self/mounts). Directories given are then taken as
+    /// Lustre directories. `lfs` is $LFS or found on PATH.
+    #[arg(long = "lustre-mount", value_name = "DIR")]
+    lustre_mount: Option<PathBuf>,
     #[command(flatten)]
     common: Common,
 }
@@ -918,16 +928,23 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
 
 fn mds(a: MdsArgs, line: &str) -> ExitCode {
     use iolab_survey::mds::{self, MdsConfig};
+    use iolab_survey::mds_plan;
     let targets = if a.targets.is_empty() {
         env_list(&["targets"])
     } else {
         a.targets
     };
-    if let Err(e) = mds::check_kit_params(&targets, a.stripe_count, a.layer.as_deref()) {
-        return usage_error("mds", &e);
-    }
+    let plan = match mds_plan::plan(&mds_plan::MdsTargetArgs {
+        targets: &targets,
+        lustre_mount: a.lustre_mount.as_deref(),
+        stripe_count: a.stripe_count,
+        layer: a.layer.as_deref(),
+    }) {
+        Ok(p) => p,
+        Err(e) => return usage_error("mds", &e),
+    };
     let cfg = MdsConfig {
-        targets,
+        targets: plan.targets,
         thrlo: a.thrlo,
         thrhi: a.thrhi,
         dir_count: a.dir_count.unwrap_or(a.thrlo),
@@ -935,6 +952,9 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         tests: a.tests.split_whitespace().map(str::to_string).collect(),
         start_number: a.start_number,
         interval_ms: a.interval_ms,
+        stripe_count: a.stripe_count,
+        layer: mds_plan::FS_LAYER.to_string(),
+        lustre: plan.lustre,
     };
     let b = match backend("mds", &a.common) {
         Ok(b) => b,
@@ -948,9 +968,8 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         Err(e) => return usage_error("mds", &e),
     };
     warn_leftovers(
-        &cfg.targets
-            .iter()
-            .map(|t| mds::work_dir(t))
+        &(0..cfg.targets.len())
+            .map(|i| cfg.work_dir(i))
             .collect::<Vec<_>>(),
     );
     out.line(&fmt::summary::mds_header(&iolab_survey::Header::now()));
@@ -970,6 +989,7 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         report.outcome.clone(),
         report,
     );
+    doc.notes = plan.notes;
     doc.notes.extend(backend_notes);
     doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)

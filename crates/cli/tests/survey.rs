@@ -777,16 +777,21 @@ fn bad_ost_parameters_exit_2_before_anything_is_created() {
 }
 
 /// A stand-in for Lustre's `lfs` (no Lustre here): `osts` lists OSTs 0
-/// and 2 active and 1 inactive; `setstripe` logs its arguments and
-/// creates the file, refusing one that exists as lfs does. What is under
-/// test is the survey's use of it: which OSTs it asks for, that every
-/// file is placed before it is written, and that it removes them.
+/// and 2 active and 1 inactive, `mdts` MDTs 0 and 1 active and 2
+/// inactive; `setstripe` logs its arguments and on a file creates it,
+/// refusing one that exists as lfs does (on a directory it only sets the
+/// default layout, so the directory must exist); `mkdir` logs and makes
+/// the directory (refusing one that exists). What is under test is the
+/// surveys' use of it: which targets they ask for, that every file or
+/// directory is placed before it is used, and that they remove them.
 fn fake_lfs(s: &Scratch) -> (PathBuf, PathBuf) {
     let (lfs, log) = (s.path("lfs"), s.path("lfs.log"));
     let script = format!(
         "#!/bin/sh\ncase \"$1\" in\n\
          osts) printf 'OBDS:\\n0: t-OST0000_UUID ACTIVE\\n1: t-OST0001_UUID INACTIVE\\n2: t-OST0002_UUID ACTIVE\\n' ;;\n\
-         setstripe) echo \"$*\" >> {log}; for f; do :; done; [ -e \"$f\" ] && exit 17; : > \"$f\" ;;\n\
+         mdts) printf 'MDTS:\\n0: t-MDT0000_UUID ACTIVE\\n1: t-MDT0001_UUID ACTIVE\\n2: t-MDT0002_UUID INACTIVE\\n' ;;\n\
+         setstripe) echo \"$*\" >> {log}; for f; do :; done; [ -d \"$f\" ] && exit 0; [ -e \"$f\" ] && exit 17; : > \"$f\" ;;\n\
+         mkdir) echo \"$*\" >> {log}; for f; do :; done; mkdir \"$f\" || exit 17 ;;\n\
          *) exit 22 ;;\nesac\n",
         log = log.display()
     );
@@ -855,6 +860,239 @@ fn ost_survey_on_lustre_places_one_file_on_each_active_ost() {
         assert!(stderr(&o).contains("lustre"), "{}", stderr(&o));
         assert!(!log.exists() && common::tree(&mnt).is_empty());
     }
+}
+
+#[test]
+fn mds_survey_on_lustre_makes_its_directories_on_the_named_mdt_and_stripes_them() {
+    let s = Scratch::new("survey-mds-lustre");
+    let (lfs, log) = fake_lfs(&s);
+    let mnt = s.path("lustre");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let (rslt, json) = (s.path("m"), s.path("m.json"));
+    let m = mnt.to_str().unwrap();
+    // The kit's own form: targets=lustre-MDT0000 ... stripe_count=2 sh mds-survey
+    let o = survey(
+        &[
+            "mds",
+            "--lustre-mount",
+            m,
+            "--rslt",
+            rslt.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[
+            ("LFS", lfs.to_str().unwrap()),
+            ("targets", "t-MDT0001"),
+            ("thrlo", "1"),
+            ("thrhi", "2"),
+            ("dir_count", "2"),
+            ("file_count", "40"),
+            ("stripe_count", "2"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = data_lines(&stdout(&o));
+    assert_eq!(lines.len(), 1, "dir_count 2 skips 1 thread: {lines:?}");
+    assert_eq!(
+        &lines[0][..8],
+        &["mdt", "1", "file", "40", "dir", "2", "thr", "2"]
+    );
+    let calls = read(&log);
+    let calls: Vec<&str> = calls.lines().collect();
+    // root on MDT 1, then each tests dir on MDT 1 and striped over 2 OSTs
+    // before any file is made in it.
+    assert_eq!(calls.len(), 5, "{calls:?}");
+    let root_call = format!("mkdir -i 1 {m}/iolab-mds.");
+    assert!(
+        calls[0].starts_with(&root_call) && calls[0].ends_with(".mdt0001"),
+        "{calls:?}"
+    );
+    let root = calls[0].trim_start_matches("mkdir -i 1 ");
+    for (k, sub) in ["tests", "tests1"].iter().enumerate() {
+        assert_eq!(calls[1 + 2 * k], format!("mkdir -i 1 {root}/{sub}"));
+        assert_eq!(calls[2 + 2 * k], format!("setstripe -c 2 {root}/{sub}"));
+    }
+    let doc: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    assert_eq!(
+        doc["config"]["lustre"]["mdt_indices"],
+        serde_json::json!([1])
+    );
+    let create = &doc["payload"]["points"][0]["tests"][0];
+    assert_eq!(create["targets"][0]["target"], "t-MDT0001", "{create}");
+    assert_eq!(create["targets"][0]["rates"]["amount"], 40, "{create}");
+    assert!(common::tree(&mnt).is_empty(), "{:?}", common::tree(&mnt));
+}
+
+#[test]
+fn mds_survey_on_lustre_without_targets_surveys_every_active_mdt() {
+    let s = Scratch::new("survey-mds-lustre-all");
+    let (lfs, log) = fake_lfs(&s);
+    let mnt = s.path("lustre");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let (rslt, json) = (s.path("a"), s.path("a.json"));
+    let m = mnt.to_str().unwrap();
+    let o = survey(
+        &[
+            "mds",
+            "--lustre-mount",
+            m,
+            "--thrlo",
+            "2",
+            "--thrhi",
+            "2",
+            "--dir-count",
+            "1",
+            "--file-count",
+            "30",
+            "--stripe-count",
+            "4",
+            "--tests",
+            "create md_getattr destroy",
+            "--rslt",
+            rslt.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[("LFS", lfs.to_str().unwrap())],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = data_lines(&stdout(&o));
+    assert_eq!(
+        &lines[0][..2],
+        &["mdt", "2"],
+        "MDTs 0 and 1, not the inactive 2"
+    );
+    let calls = read(&log);
+    let mkdirs: Vec<&str> = calls.lines().filter(|l| l.starts_with("mkdir")).collect();
+    assert_eq!(mkdirs.len(), 4, "{calls}");
+    for (k, mdt) in [0u32, 1].iter().enumerate() {
+        let root = mkdirs[2 * k];
+        assert!(
+            root.starts_with(&format!("mkdir -i {mdt} {m}/iolab-mds.")),
+            "{calls}"
+        );
+        assert!(root.ends_with(&format!(".mdt000{mdt}")), "{calls}");
+        assert_eq!(mkdirs[2 * k + 1], format!("{root}/tests"), "{calls}");
+    }
+    assert_eq!(
+        calls
+            .lines()
+            .filter(|l| l.starts_with("setstripe -c 4 "))
+            .count(),
+        2
+    );
+    let doc: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    let lustre = &doc["config"]["lustre"];
+    assert_eq!(lustre["mdt_indices"], serde_json::json!([0, 1]), "{doc}");
+    assert_eq!(
+        lustre["mdt_names"],
+        serde_json::json!(["t-MDT0000", "t-MDT0001"])
+    );
+    assert_eq!(doc["config"]["stripe_count"], 4);
+    let point = &doc["payload"]["points"][0]["tests"][0];
+    assert_eq!(point["targets"][1]["target"], "t-MDT0001", "{point}");
+    // Every file was made: 30 per MDT.
+    assert_eq!(point["targets"][0]["rates"]["amount"], 30, "{point}");
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("left out: [2]"), "{notes}");
+    assert!(notes.contains("2 active OSTs"), "{notes}");
+    assert!(common::tree(&mnt).is_empty(), "{:?}", common::tree(&mnt));
+}
+
+#[test]
+fn mds_survey_lustre_forms_it_cannot_use_exit_2_before_anything() {
+    let s = Scratch::new("survey-mds-lustre-bad");
+    let (lfs, log) = fake_lfs(&s);
+    let mnt = s.path("lustre");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let rslt = s.path("b");
+    let (m, r, l) = (
+        mnt.to_str().unwrap(),
+        rslt.to_str().unwrap(),
+        lfs.to_str().unwrap(),
+    );
+    let with_mount = ["mds", "--lustre-mount", m, "--rslt", r];
+    let no_mount = ["mds", "--rslt", r];
+    for (words, targets, lfs_path, named) in [
+        (&with_mount[..], "t-MDT0005", l, "t-MDT0005 is not an MDT"),
+        (&with_mount[..], "t-MDT0002", l, "t-MDT0002 is not ACTIVE"),
+        (&with_mount[..], "t-MDT0000 t-MDT0000", l, "named twice"),
+        (&with_mount[..], "t-MDT0000", "/nonexistent/lfs", "lfs mdts"),
+        (&with_mount[..], "mds1:t-MDT0000", l, "HOST:MDT"),
+        (&with_mount[..], &format!("t-MDT0000 {m}"), l, "mixes"),
+        (&with_mount[..], "/", l, "not in the Lustre mount"),
+        (
+            &no_mount[..],
+            "t-MDT0000",
+            l,
+            "no Lustre file system 't' is mounted",
+        ),
+    ] {
+        let o = survey(words, &[("LFS", lfs_path), ("targets", targets)]);
+        assert_eq!(o.status.code(), Some(2), "{targets}: {}", stdout(&o));
+        assert!(stderr(&o).contains(named), "{targets}: {}", stderr(&o));
+        assert!(!log.exists() && common::tree(&mnt).is_empty());
+        assert!(!rslt.with_extension("summary").exists());
+    }
+    // On Lustre, the kit's MDS layers need its echo_client on the MDS.
+    let o = survey(
+        &with_mount,
+        &[("LFS", l), ("targets", "t-MDT0000"), ("layer", "mdd")],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("layer=mdd") && stderr(&o).contains("echo_client"));
+    assert!(!log.exists() && common::tree(&mnt).is_empty());
+}
+
+#[test]
+fn stripe_count_and_mds_layers_exit_2_on_tmpfs_and_ext4_and_layer_fs_runs() {
+    let s = Scratch::new("survey-mds-nolustre");
+    let Some(ts) = targets(&s, "nl", "ext4", 32, 1) else {
+        return;
+    };
+    let tmp = s.path("t");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let rslt = s.path("r");
+    let r = rslt.to_str().unwrap();
+    let ext4 = mounts(&ts).remove(0);
+    for dir in [tmp.to_str().unwrap(), ext4.as_str()] {
+        for (var, value, named) in [
+            ("stripe_count", "2", "stripe_count=2"),
+            ("layer", "mdd", "layer=mdd"),
+            ("layer", "mdt", "layer=mdt"),
+            ("layer", "osd", "layer=osd"),
+            ("layer", "llite", "unknown layer 'llite'"),
+        ] {
+            let o = survey(&["mds", "--rslt", r], &[("targets", dir), (var, value)]);
+            assert_eq!(o.status.code(), Some(2), "{dir} {var}={value}");
+            let err = stderr(&o);
+            assert!(err.contains(named), "{dir} {var}={value}: {err}");
+            assert!(
+                var == "layer" && value == "llite" || err.contains("not on Lustre"),
+                "{err}"
+            );
+            assert!(!rslt.with_extension("summary").exists());
+        }
+        // `fs`, the file system's own interface, is the one layer here;
+        // stripe_count=0 is the kit's default and runs.
+        let o = survey(
+            &["mds", "--rslt", r, "--tests", "create destroy"],
+            &[
+                ("targets", dir),
+                ("layer", "fs"),
+                ("stripe_count", "0"),
+                ("thrlo", "1"),
+                ("thrhi", "1"),
+                ("file_count", "10"),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{dir}: {}", stderr(&o));
+        std::fs::remove_file(rslt.with_extension("summary")).unwrap();
+        let _ = std::fs::remove_file(rslt.with_extension("detail"));
+    }
+    assert!(common::tree(&tmp).is_empty(), "{:?}", common::tree(&tmp));
+    assert!(leftovers(&ts).is_empty(), "{:?}", leftovers(&ts));
 }
 
 /// Starts `iolab survey words...` in the background.

@@ -19,6 +19,7 @@ pub mod echo;
 mod io;
 pub mod lustre;
 pub mod mds;
+pub mod mds_plan;
 pub mod obdfilter;
 pub mod object;
 pub mod ost;

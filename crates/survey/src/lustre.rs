@@ -2,9 +2,12 @@
 //! measures each OST by writing one file striped on that OST alone. The
 //! OSTs come from `lfs osts MOUNT` and each file is created by
 //! `lfs setstripe -c 1 -i INDEX FILE` before it is opened, as the kit's
-//! script does. `lfs` is the one interface Lustre gives for this (the
-//! layout ioctl needs Lustre's headers), so it is run as a command: once
-//! per OST when the survey starts, never inside the timed I/O.
+//! script does. The mds-survey finds MDTs with `lfs mdts MOUNT`, makes
+//! its directories on one with `lfs mkdir -i INDEX DIR` and stripes the
+//! files made in them with `lfs setstripe -c COUNT DIR`. `lfs` is the one
+//! interface Lustre gives for this (the layout ioctls need Lustre's
+//! headers), so it is run as a command: when a survey sets up, never
+//! inside the timed operations.
 //!
 //! ```
 //! let osts = iolab_survey::lustre::parse_osts(
@@ -15,7 +18,13 @@
 //! ```
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+/// Longest an `lfs` command may take: a healthy file system answers in
+/// well under a second, one with an unreachable server can block for
+/// good, which must not hang the survey before it starts.
+pub const LFS_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `f_type` of a Lustre client mount (statfs(2)).
 pub const LUSTRE_SUPER_MAGIC: i64 = 0x0BD0_0BD0;
@@ -41,17 +50,27 @@ pub fn is_lustre(path: &Path) -> bool {
     rc == 0 && st.f_type as i64 == LUSTRE_SUPER_MAGIC
 }
 
-/// The OSTs `lfs osts` lists, by index.
+/// The OSTs `lfs osts` (or the MDTs `lfs mdts`) lists, by index.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Osts {
     /// Indices of active OSTs, in the order listed.
     pub active: Vec<u32>,
     /// Indices listed as anything but ACTIVE (left out of the survey).
     pub inactive: Vec<u32>,
+    /// Every listed index with its name (the UUID without `_UUID`,
+    /// e.g. `lustre-MDT0000`), in the order listed.
+    pub names: Vec<(u32, String)>,
 }
 
-/// Reads `lfs osts` output: lines `INDEX: NAME_UUID STATE`; other lines
-/// (the `OBDS:` heading) are skipped.
+impl Osts {
+    /// The index of the target named `name` (e.g. `lustre-MDT0001`).
+    pub fn index_of(&self, name: &str) -> Option<u32> {
+        self.names.iter().find(|(_, n)| n == name).map(|(i, _)| *i)
+    }
+}
+
+/// Reads `lfs osts` / `lfs mdts` output: lines `INDEX: NAME_UUID STATE`;
+/// other lines (the `OBDS:` / `MDTS:` heading) are skipped.
 pub fn parse_osts(text: &str) -> Osts {
     let mut out = Osts::default();
     for line in text.lines() {
@@ -63,11 +82,15 @@ pub fn parse_osts(text: &str) -> Osts {
         else {
             continue;
         };
-        match (words.next(), words.next()) {
-            (Some(_uuid), Some("ACTIVE")) => out.active.push(index),
-            (Some(_uuid), Some(_state)) => out.inactive.push(index),
-            _ => {}
+        let (Some(uuid), Some(state)) = (words.next(), words.next()) else {
+            continue;
+        };
+        match state {
+            "ACTIVE" => out.active.push(index),
+            _ => out.inactive.push(index),
         }
+        let name = uuid.strip_suffix("_UUID").unwrap_or(uuid);
+        out.names.push((index, name.to_string()));
     }
     out
 }
@@ -75,16 +98,23 @@ pub fn parse_osts(text: &str) -> Osts {
 /// Lists the OSTs of the file system mounted at `mount`; the error says
 /// which command failed and how.
 pub fn osts(mount: &Path) -> Result<Osts, String> {
+    list("osts", mount)
+}
+
+/// Lists the MDTs of the file system mounted at `mount` (`lfs mdts`).
+pub fn mdts(mount: &Path) -> Result<Osts, String> {
+    list("mdts", mount)
+}
+
+fn list(what: &str, mount: &Path) -> Result<Osts, String> {
     let lfs = lfs_command();
-    let out = Command::new(&lfs)
-        .arg("osts")
-        .arg(mount)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run '{lfs} osts': {e} (set LFS to lfs's path)"))?;
+    let mut cmd = Command::new(&lfs);
+    cmd.arg(what).arg(mount);
+    let out = bounded_output(cmd, LFS_TIMEOUT)
+        .map_err(|e| format!("cannot run '{lfs} {what}': {e} (set LFS to lfs's path)"))?;
     if !out.status.success() {
         return Err(format!(
-            "'{lfs} osts {}' failed ({}): {}",
+            "'{lfs} {what} {}' failed ({}): {}",
             mount.display(),
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
@@ -93,22 +123,148 @@ pub fn osts(mount: &Path) -> Result<Osts, String> {
     Ok(parse_osts(&String::from_utf8_lossy(&out.stdout)))
 }
 
-/// Creates `file` (which must not exist) with one stripe on OST `index`.
-pub fn place(file: &Path, index: u32) -> std::io::Result<()> {
+/// Runs `lfs ARGS... PATH`; the error names the command and what lfs said.
+fn run_lfs(args: &[&str], path: &Path) -> std::io::Result<()> {
     let lfs = lfs_command();
-    let out = Command::new(&lfs)
-        .args(["setstripe", "-c", "1", "-i", &index.to_string()])
-        .arg(file)
-        .stdin(Stdio::null())
-        .output()?;
+    let mut cmd = Command::new(&lfs);
+    cmd.args(args).arg(path);
+    let out = bounded_output(cmd, LFS_TIMEOUT)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot run '{lfs}': {e}")))?;
     if out.status.success() {
         return Ok(());
     }
     Err(std::io::Error::other(format!(
-        "'{lfs} setstripe -c 1 -i {index}' failed ({}): {}",
+        "'{lfs} {} {}' failed ({}): {}",
+        args.join(" "),
+        path.display(),
         out.status,
         String::from_utf8_lossy(&out.stderr).trim()
     )))
+}
+
+/// Runs `cmd` to its end, at most `limit`: then it is killed and the
+/// error is TimedOut. The command also dies with iolab (PDEATHSIG).
+fn bounded_output(mut cmd: Command, limit: Duration) -> std::io::Result<Output> {
+    use std::os::unix::process::CommandExt;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours;
+    // it has the kernel kill the command if iolab dies first.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    // The pipes are read while the command runs, so a chatty one cannot
+    // block on a full pipe.
+    let drain = |p: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = p {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let until = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if std::time::Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {} s", limit.as_secs_f64()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Ok(Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
+/// Creates `file` (which must not exist) with one stripe on OST `index`.
+pub fn place(file: &Path, index: u32) -> std::io::Result<()> {
+    run_lfs(&["setstripe", "-c", "1", "-i", &index.to_string()], file)
+}
+
+/// Creates directory `dir` (which must not exist) on MDT `index`.
+pub fn mkdir_on(dir: &Path, index: u32) -> std::io::Result<()> {
+    run_lfs(&["mkdir", "-i", &index.to_string()], dir)
+}
+
+/// Gives directory `dir` a default layout of `count` stripes: every file
+/// then created in it gets `count` OST objects.
+pub fn stripe_dir(dir: &Path, count: u64) -> std::io::Result<()> {
+    run_lfs(&["setstripe", "-c", &count.to_string()], dir)
+}
+
+/// A Lustre client mount: where, and the file system's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    /// The mount point.
+    pub path: std::path::PathBuf,
+    /// The file system's name (`lustre` in `10.0.0.1@tcp:/lustre`).
+    pub fsname: String,
+}
+
+/// The Lustre client mounts listed in `/proc/self/mounts` text.
+pub fn parse_mounts(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let mut w = line.split_whitespace();
+            let (source, at, fstype) = (w.next()?, w.next()?, w.next()?);
+            if fstype != "lustre" {
+                return None;
+            }
+            let fsname = source.rsplit_once(":/")?.1;
+            Some(Mount {
+                path: unescape_mount_field(at).into(),
+                fsname: fsname.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// `/proc/self/mounts` writes space, tab, newline and backslash in
+/// names as `\ooo` octal escapes.
+fn unescape_mount_field(field: &str) -> String {
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], oct) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// This machine's Lustre client mounts (none when /proc cannot be read).
+pub fn mounts() -> Vec<Mount> {
+    std::fs::read_to_string("/proc/self/mounts")
+        .map(|t| parse_mounts(&t))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -120,6 +276,45 @@ mod tests {
         let o = parse_osts("OBDS:\n\n 3: a-OST0003_UUID ACTIVE\nnot: a line\n7: b\n");
         assert_eq!(o.active, vec![3]);
         assert_eq!(o.inactive, Vec::<u32>::new());
+    }
+
+    #[test]
+    fn mdts_are_listed_with_their_names() {
+        let o = parse_osts("MDTS:\n0: fs-MDT0000_UUID ACTIVE\n1: fs-MDT0001_UUID INACTIVE\n");
+        assert_eq!(o.index_of("fs-MDT0001"), Some(1));
+        assert_eq!(o.index_of("fs-MDT0002"), None);
+        assert_eq!(o.active, vec![0]);
+    }
+
+    #[test]
+    fn lustre_mounts_are_found_with_their_fs_names() {
+        let m = parse_mounts(
+            "tmpfs /tmp tmpfs rw 0 0\n\
+             10.0.0.1@tcp:10.0.0.2@tcp:/scratch /mnt/my\\040lustre lustre rw,flock 0 0\n\
+             mgs@o2ib:/home /home lustre rw 0 0\n",
+        );
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].path, Path::new("/mnt/my lustre"));
+        assert_eq!(m[0].fsname, "scratch");
+        assert_eq!(m[1].fsname, "home");
+    }
+
+    #[test]
+    fn a_command_that_does_not_answer_is_killed_at_the_limit() {
+        let mut c = Command::new("sleep");
+        c.arg("30");
+        let t0 = std::time::Instant::now();
+        let e = bounded_output(c, Duration::from_millis(200)).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+        assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+        let mut c = Command::new("sh");
+        c.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let o = bounded_output(c, Duration::from_secs(20)).unwrap();
+        assert_eq!(
+            (o.stdout.as_slice(), o.stderr.as_slice()),
+            (&b"out\n"[..], &b"err\n"[..])
+        );
+        assert_eq!(o.status.code(), Some(3));
     }
 
     #[test]

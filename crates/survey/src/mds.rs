@@ -6,6 +6,11 @@
 //! `setxattr` (a user xattr), `destroy` (unlink). Per test: operations
 //! per second over all targets and the `[min,max]` instantaneous rate of
 //! any one target, or ERROR when an operation failed.
+//!
+//! On Lustre ([`MdsLustre`], planned by [`crate::mds_plan`]) each target's
+//! directories are made on its MDT with `lfs mkdir -i`, and with
+//! `stripe_count` above 0 they get that default stripe count with
+//! `lfs setstripe -c`, before any test runs.
 
 use crate::io::cpath;
 use crate::sampler::{self, Bracket, Counters, TargetRates};
@@ -50,6 +55,33 @@ pub struct MdsConfig {
     pub start_number: u64,
     /// Sampling interval for the bracket, milliseconds.
     pub interval_ms: u64,
+    /// Stripes of every file created (`stripe_count`; 0: the directory's
+    /// default layout). Above 0 only on Lustre.
+    #[serde(default)]
+    pub stripe_count: u64,
+    /// The layer the survey enters (`layer`): always `fs`, the file
+    /// system's interface ([`crate::mds_plan`] refuses the others).
+    #[serde(default = "fs_layer")]
+    pub layer: String,
+    /// Set when the targets are on Lustre: directories are then made and
+    /// striped with `lfs`.
+    #[serde(default)]
+    pub lustre: Option<MdsLustre>,
+}
+
+fn fs_layer() -> String {
+    crate::mds_plan::FS_LAYER.to_string()
+}
+
+/// Lustre placement of the survey's directories.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MdsLustre {
+    /// The MDT each target's directories are made on (`lfs mkdir -i`), in
+    /// target order; empty when the targets are directories (made where
+    /// Lustre puts them).
+    pub mdt_indices: Vec<u32>,
+    /// Those MDTs' names (`lustre-MDT0000`), reported as the targets.
+    pub mdt_names: Vec<String>,
 }
 
 impl MdsConfig {
@@ -76,6 +108,27 @@ impl MdsConfig {
         }
         check_tests(&self.tests)?;
         let caps = b.capabilities();
+        if self.stripe_count > 0 && self.lustre.is_none() {
+            return Err(ParamError::new(
+                "stripe_count",
+                "striping the survey's files needs its targets on Lustre",
+            ));
+        }
+        if let Some(l) = &self.lustre {
+            if !l.mdt_indices.is_empty() && l.mdt_indices.len() != self.targets.len() {
+                return Err(ParamError::new(
+                    "targets",
+                    "one MDT index per target is needed on Lustre",
+                ));
+            }
+            if !caps.local {
+                return Err(crate::io::lacks(
+                    b,
+                    "making the survey's directories on Lustre runs `lfs mkdir` / `lfs setstripe`",
+                    "use --backend posix",
+                ));
+            }
+        }
         if self.tests.iter().any(|t| t == "setxattr") && !caps.xattrs && !caps.discards {
             return Err(crate::io::lacks(
                 b,
@@ -85,31 +138,6 @@ impl MdsConfig {
         }
         crate::io::check_target_dirs(&self.targets, b)
     }
-}
-
-/// The kit's mds-survey `stripe_count` and `layer`, which iolab cannot
-/// honour: refused before anything is created, naming why.
-pub fn check_kit_params(
-    targets: &[PathBuf],
-    stripe_count: Option<u64>,
-    layer: Option<&str>,
-) -> Result<(), ParamError> {
-    if let Some(n) = stripe_count.filter(|&n| n > 0) {
-        let lustre = targets.iter().any(|t| crate::lustre::is_lustre(t));
-        let why = if lustre {
-            format!("stripe_count={n}: striping the survey's files on Lustre is not implemented; drop stripe_count (files get the directory's default layout)")
-        } else {
-            format!("stripe_count={n}: the targets are not on Lustre, their file system cannot stripe files; drop stripe_count")
-        };
-        return Err(ParamError::new("stripe-count", why));
-    }
-    if let Some(l) = layer {
-        return Err(ParamError::new(
-            "layer",
-            format!("layer={l}: iolab's mds survey works through the file system's own interface (as a client does), not inside the metadata server's {l} layer as the kit's echo_client; drop layer"),
-        ));
-    }
-    Ok(())
 }
 
 fn check_tests(tests: &[String]) -> Result<(), ParamError> {
@@ -192,7 +220,33 @@ pub fn points(cfg: &MdsConfig) -> Vec<u64> {
         .collect()
 }
 
-/// The private directory the survey makes in each target (and removes).
+impl MdsConfig {
+    /// The private directory the survey makes in target `i` (and
+    /// removes); on an MDT, named after it.
+    pub fn work_dir(&self, i: usize) -> PathBuf {
+        let base = work_dir(&self.targets[i]);
+        match self.mdt_index(i) {
+            Some(mdt) => base.with_extension(format!("{}.mdt{mdt:04x}", std::process::id())),
+            None => base,
+        }
+    }
+
+    /// The MDT target `i`'s directories are made on, if one was named.
+    fn mdt_index(&self, i: usize) -> Option<u32> {
+        self.lustre.as_ref()?.mdt_indices.get(i).copied()
+    }
+
+    /// What target `i` is called in the report: its MDT's name, or the
+    /// directory.
+    fn target_name(&self, i: usize) -> String {
+        self.lustre
+            .as_ref()
+            .and_then(|l| l.mdt_names.get(i).cloned())
+            .unwrap_or_else(|| self.targets[i].display().to_string())
+    }
+}
+
+/// The private directory the survey makes in a target directory.
 pub fn work_dir(target: &Path) -> PathBuf {
     target.join(format!("iolab-mds.{}", std::process::id()))
 }
@@ -214,24 +268,14 @@ pub fn run(cfg: &MdsConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&MdsPoint)
         outcome: Outcome::Completed,
     };
     let mut made: Vec<PathBuf> = Vec::new();
-    let mut dirs: Vec<Vec<PathBuf>> = Vec::new();
-    for t in &cfg.targets {
-        let root = work_dir(t);
-        let mut list = Vec::new();
-        let mut r = mkdir(b, &root).map(|_| made.push(root.clone()));
-        for i in 0..cfg.dir_count {
-            let d = root.join(dir_name(i));
-            r = r.and_then(|_| mkdir(b, &d)).map(|_| made.push(d.clone()));
-            list.push(d);
-        }
-        if let Err(e) = r {
-            report.outcome =
-                Outcome::Error(Failure::io("mkdir", Some(root.display().to_string()), &e));
+    let dirs = match make_dirs(cfg, b, &mut made) {
+        Ok(d) => d,
+        Err((dir, e)) => {
+            report.outcome = Outcome::Error(Failure::io("mkdir", Some(dir), &e));
             remove_dirs(b, &made);
             return report;
         }
-        dirs.push(list);
-    }
+    };
     let mut errors = 0;
     for thr in points(cfg) {
         let point = run_point(cfg, b, &dirs, thr);
@@ -253,8 +297,42 @@ pub fn run(cfg: &MdsConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&MdsPoint)
     report
 }
 
-fn mkdir(b: &dyn Backend, p: &Path) -> std::io::Result<()> {
-    b.mkdir(&cpath(p)?, 0o755)
+/// Makes every target's work directory and its `tests*` directories
+/// (on Lustre: on the target's MDT, striped as asked), recording each
+/// in `made`; the error names the directory.
+fn make_dirs(
+    cfg: &MdsConfig,
+    b: &dyn Backend,
+    made: &mut Vec<PathBuf>,
+) -> Result<Vec<Vec<PathBuf>>, (String, std::io::Error)> {
+    let mut dirs = Vec::new();
+    for t in 0..cfg.targets.len() {
+        let root = cfg.work_dir(t);
+        let mdt = cfg.mdt_index(t);
+        let shown = |p: &Path| p.display().to_string();
+        mkdir(b, &root, mdt).map_err(|e| (shown(&root), e))?;
+        made.push(root.clone());
+        let mut list = Vec::new();
+        for i in 0..cfg.dir_count {
+            let d = root.join(dir_name(i));
+            mkdir(b, &d, mdt).map_err(|e| (shown(&d), e))?;
+            made.push(d.clone());
+            if cfg.stripe_count > 0 {
+                crate::lustre::stripe_dir(&d, cfg.stripe_count).map_err(|e| (shown(&d), e))?;
+            }
+            list.push(d);
+        }
+        dirs.push(list);
+    }
+    Ok(dirs)
+}
+
+/// A directory made through the backend, or on MDT `mdt` with `lfs`.
+fn mkdir(b: &dyn Backend, p: &Path, mdt: Option<u32>) -> std::io::Result<()> {
+    match mdt {
+        Some(i) => crate::lustre::mkdir_on(p, i),
+        None => b.mkdir(&cpath(p)?, 0o755),
+    }
 }
 
 fn remove_dirs(b: &dyn Backend, made: &[PathBuf]) {
@@ -391,7 +469,7 @@ fn run_test(
             Default::default()
         })
     });
-    summarise(name, dirs, &counters, samples, &errors)
+    summarise(cfg, name, &counters, samples, &errors)
 }
 
 /// One thread's operations for one test; the first error ends it.
@@ -454,8 +532,8 @@ fn one_op(b: &dyn Backend, test: &str, p: &Path) -> std::io::Result<()> {
 }
 
 fn summarise(
+    cfg: &MdsConfig,
     name: &str,
-    dirs: &[Vec<PathBuf>],
     c: &Counters,
     samples: Vec<Vec<f64>>,
     errors: &[Mutex<Option<String>>],
@@ -467,11 +545,7 @@ fn summarise(
         .into_iter()
         .enumerate()
         .map(|(t, rates)| MdsTarget {
-            target: dirs[t]
-                .first()
-                .and_then(|d| d.parent()?.parent())
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
+            target: cfg.target_name(t),
             rates,
             error: errors[t].lock().ok().and_then(|e| e.clone()),
         })
@@ -512,6 +586,9 @@ mod tests {
                 .collect(),
             start_number: 2,
             interval_ms: 1000,
+            stripe_count: 0,
+            layer: "fs".into(),
+            lustre: None,
         }
     }
 
