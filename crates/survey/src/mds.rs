@@ -23,6 +23,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
+/// iolab's one layer: the file system's interface, as a client uses it.
+pub const FS_LAYER: &str = "fs";
+
 /// Most threads.
 pub const MAX_THREADS: u64 = 1024;
 /// Most directories.
@@ -70,7 +73,7 @@ pub struct MdsConfig {
 }
 
 fn fs_layer() -> String {
-    crate::mds_plan::FS_LAYER.to_string()
+    FS_LAYER.to_string()
 }
 
 /// Lustre placement of the survey's directories.

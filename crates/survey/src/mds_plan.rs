@@ -30,8 +30,7 @@ use std::path::{Path, PathBuf};
 
 /// Most stripes a Lustre file can have (Lustre's LOV_MAX_STRIPE_COUNT).
 pub const MAX_STRIPE_COUNT: u64 = 2000;
-/// iolab's one layer: the file system's interface, as a client uses it.
-pub const FS_LAYER: &str = "fs";
+pub use crate::mds::FS_LAYER;
 /// The layers of Lustre's MDS stack the kit's echo_client can enter.
 pub const KIT_LAYERS: &[&str] = &["mdd", "mdt", "osd"];
 
