@@ -535,6 +535,37 @@ fn xdd_never_replaces_an_object_made_during_its_multipart_create() {
     assert_eq!(keys(s, b), vec!["obj"]);
 }
 
+/// A service that refuses If-None-Match on CompleteMultipartUpload (a
+/// proxy answers 501 there, as a service with conditional PUTs only
+/// would): the completion is sent again without it, the object is made,
+/// and the run says that it could not be exclusive.
+#[test]
+fn a_refused_conditional_completion_is_said() {
+    use iolab_testkit::fault_proxy::{Fault, FaultProxy};
+    let Some(s) = server("refused_conditional_complete") else {
+        return;
+    };
+    let b = "xdd-refused-cond";
+    s.make_bucket(b).unwrap();
+    let upstream = s.endpoint().trim_start_matches("http://").parse().unwrap();
+    let p = FaultProxy::start(upstream, Fault::RefuseConditionalPost, 1).unwrap();
+    let o = cmd(
+        s,
+        &format!("xdd -op write -target s3://{b}/obj -reqsize 5120 -numreqs 2"),
+    )
+    .env("AWS_ENDPOINT_URL", p.endpoint())
+    .output()
+    .unwrap();
+    ok(&o, "refused condition");
+    assert_eq!(p.faults(), 1);
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        all.contains("refused If-None-Match: * on CompleteMultipartUpload"),
+        "{all}"
+    );
+    assert_eq!(keys(s, b), vec!["obj"]);
+}
+
 #[test]
 fn retries_through_a_faulty_proxy_are_counted() {
     use iolab_testkit::fault_proxy::{Fault, FaultProxy};
