@@ -20,10 +20,11 @@
 # written by `iolab xdd` against `curl --aws-sigv4` PUTs.
 #
 # The same requests on both sides: mdtest's keys (every task's files in
-# test-dir.0-0/mdtest_tree.0) and mdtest's bytes (SeaweedFS compresses a
-# body that compresses well, so the bytes change the server's work), a
-# PUT with If-None-Match: *, a HEAD, a ranged GET of the whole object, a
-# DELETE. The same hashing: the payload is not signed on either side
+# test-dir.0-0/mdtest_tree.0) and mdtest's bytes (SeaweedFS gzips a
+# body of no given type whose first 128 bytes compress well, so what a
+# body holds may change the server's work), a PUT with If-None-Match: *
+# and Content-Type: application/octet-stream, a HEAD, a ranged GET of
+# the whole object, a DELETE. The same hashing: the payload is not signed on either side
 # (x-amz-content-sha256: UNSIGNED-PAYLOAD; minio-go with
 # PutObjectOptions.DisableContentSha256, since its default over http is
 # a streaming signature that hashes and signs every 64 KiB chunk, work

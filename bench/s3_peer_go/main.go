@@ -141,8 +141,9 @@ func main() {
 }
 
 // pattern is the bytes mdtest writes without a data seed: byte i is
-// i + 1 (mod 256). The same bytes matter: SeaweedFS compresses a body
-// whose first bytes compress well (a body of one repeated byte does).
+// i + 1 (mod 256). The same bytes matter: SeaweedFS gzips a body of no
+// given type whose first 128 bytes compress well
+// (weed/operation/upload_content.go).
 func pattern(size int) []byte {
 	b := make([]byte, size)
 	for i := range b {

@@ -437,9 +437,13 @@ impl Client {
         exclusive: bool,
     ) -> io::Result<()> {
         let loc = Loc::new(b, key);
+        // A type given, as S3 clients give one (minio-go, the AWS SDKs):
+        // SeaweedFS otherwise sniffs the body to choose one, and whether
+        // to compress it.
+        const TYPE: (&str, &str) = ("content-type", "application/octet-stream");
         let headers: &[(&str, &str)] = match exclusive && self.conditional_writes() {
-            true => &[("if-none-match", "*")],
-            false => &[],
+            true => &[TYPE, ("if-none-match", "*")],
+            false => &[TYPE],
         };
         let presign = || {
             PutObject::new(b, self.creds(), key)
