@@ -11,10 +11,26 @@
 #   iolab mdtest -a S3 -F -z 0 -n ITEMS --tasks TASKS -w SIZE -e SIZE
 # (PUT, HEAD, ranged GET, DELETE of each object) and the Go peer doing
 # the same from TASKS goroutines. Prints the median rate of each phase
-# (objects/s over all tasks), the ratio iolab/peer (goal >= 1.0), and the
-# CPU time per request of the client and of the server (SeaweedFS), in
-# microseconds, medians over the rounds. Last, a one-request 1 MiB
-# object written by `iolab xdd` against `curl --aws-sigv4` PUTs.
+# (objects/s over all tasks), the ratio of the medians iolab/peer (goal
+# >= 1.0) with the lowest and highest ratio of a single round (the two
+# sides run one after the other in each round), the CPU time per request
+# of the client and of the server (SeaweedFS), in microseconds, medians
+# over the rounds, and the machine's load (1-minute load average before
+# each round: median and highest). Last, a one-request 1 MiB object
+# written by `iolab xdd` against `curl --aws-sigv4` PUTs.
+#
+# The same requests on both sides: mdtest's keys (every task's files in
+# test-dir.0-0/mdtest_tree.0) and mdtest's bytes (SeaweedFS gzips a
+# body of no given type whose first 128 bytes compress well, so what a
+# body holds may change the server's work), a PUT with If-None-Match: *
+# and Content-Type: application/octet-stream, a HEAD, a ranged GET of
+# the whole object, a DELETE. The same hashing: the payload is not signed on either side
+# (x-amz-content-sha256: UNSIGNED-PAYLOAD; minio-go with
+# PutObjectOptions.DisableContentSha256, since its default over http is
+# a streaming signature that hashes and signs every 64 KiB chunk, work
+# iolab does not do, on the server too). minio-go signs its bodiless
+# requests (HEAD, GET, DELETE) with the empty body's SHA-256 where iolab
+# says UNSIGNED-PAYLOAD: neither hashes any payload there.
 #
 # Usage: bench/s3-vs-minio-go.sh [IOLAB_BINARY] (default target/release/iolab)
 # Environment: RUNS (3), TASKS (4), SIGNING ("header query": iolab runs
@@ -75,6 +91,7 @@ export AWS_ENDPOINT_URL=http://127.0.0.1:${P[0]}
 # either side to pay inside a round.
 "$peer" "$AWS_ENDPOINT_URL" bench warmup 20 "$TASKS" 4096 >/dev/null
 echo "SeaweedFS $(weed version 2>/dev/null | head -1) at $AWS_ENDPOINT_URL; $TASKS tasks, $RUNS rounds; iolab $BIN"
+echo "payload hashing: none on either side (UNSIGNED-PAYLOAD); same keys and bytes; $(nproc) CPUs"
 
 hz=$(getconf CLK_TCK)
 # CPU seconds (user + system) the server has used so far.
@@ -104,8 +121,9 @@ for size in $SIZES; do
     items=$ITEMS_SMALL
     [ "$size" -ge 65536 ] && items=$ITEMS_LARGE
     requests=$((4 * items * TASKS))
-    rm -f "$tmp"/*.rates "$tmp"/*.cpu
+    rm -f "$tmp"/*.rates "$tmp"/*.cpu "$tmp/load"
     for r in $(seq "$RUNS"); do
+        cut -d' ' -f1 /proc/loadavg >>"$tmp/load"
         # Interleaved, each side first in every other round.
         order="$(for g in $SIGNING; do printf 'iolab-%s ' "$g"; done)peer"
         [ $((r % 2)) = 0 ] && order="peer ${order% peer}"
@@ -121,12 +139,19 @@ for size in $SIZES; do
         done
     done
     echo "== $size-byte objects, $items per task x $TASKS tasks: objects/s (median of $RUNS) =="
+    echo "load average before the rounds: median $(median <"$tmp/load"), highest $(sort -g "$tmp/load" | tail -1)"
     for g in $SIGNING; do
-        printf '%-12s %12s %10s %6s\n' phase "iolab-$g" minio-go ratio
+        printf '%-12s %12s %10s %6s %13s\n' phase "iolab-$g" minio-go ratio "round range"
         for ph in $PHASES; do
             a=$(awk -v p="$ph" '$1==p {print $2}' "$tmp/iolab-$g.rates" | median)
             b=$(awk -v p="$ph" '$1==p {print $2}' "$tmp/peer.rates" | median)
-            awk -v p="$ph" -v a="$a" -v b="$b" 'BEGIN { printf "%-12s %12.0f %10.0f %6.2f\n", p, a, b, (b > 0 ? a/b : 0) }'
+            # Each round's ratio: its k-th line of each side's file.
+            range=$(paste <(awk -v p="$ph" '$1==p {print $2}' "$tmp/iolab-$g.rates") \
+                <(awk -v p="$ph" '$1==p {print $2}' "$tmp/peer.rates") |
+                awk '$2 > 0 {r = $1 / $2; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r}
+                     END {printf "%.2f-%.2f", lo, hi}')
+            awk -v p="$ph" -v a="$a" -v b="$b" -v range="$range" \
+                'BEGIN { printf "%-12s %12.0f %10.0f %6.2f %13s\n", p, a, b, (b > 0 ? a/b : 0), range }'
         done
     done
     printf '%-12s %14s %14s\n' "CPU/request" "client (us)" "server (us)"

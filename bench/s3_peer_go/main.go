@@ -1,6 +1,7 @@
 // Command s3_peer_go is the compiled peer of bench/s3-vs-minio-go.sh:
 // it sends the requests of `iolab mdtest -a S3 -F -w SIZE -e SIZE`
-// (PUT, HEAD, ranged GET, DELETE of N objects per task) with minio-go,
+// (PUT, HEAD, ranged GET, DELETE of N objects per task, with mdtest's
+// keys and bytes, the payload unsigned as iolab sends it) with minio-go,
 // the library MinIO's warp is made of, from TASKS goroutines sharing one
 // client, phase by phase, and prints each phase's rate (all tasks'
 // objects over the phase's time) as JSON.
@@ -16,6 +17,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -70,8 +72,10 @@ func main() {
 	tasks, _ := strconv.Atoi(os.Args[5])
 	size, _ := strconv.Atoi(os.Args[6])
 	ctx := context.Background()
-	body := bytes.Repeat([]byte{'x'}, size)
-	key := func(t, i int) string { return fmt.Sprintf("%s/t%d/file.%d", prefix, t, i) }
+	// mdtest's keys: every task's files in one directory.
+	key := func(t, i int) string {
+		return fmt.Sprintf("%s/test-dir.0-0/mdtest_tree.0/file.mdtest.%d.%d", prefix, t, i)
+	}
 	phase := func(op func(t, i int) error) float64 {
 		var wg sync.WaitGroup
 		errs := make(chan error, tasks)
@@ -96,12 +100,20 @@ func main() {
 		return float64(n*tasks) / time.Since(t0).Seconds()
 	}
 	rates := map[string]float64{}
+	bodies := make([][]byte, tasks)
+	for t := range bodies {
+		bodies[t] = pattern(size)
+	}
 	rates["file_create"] = phase(func(t, i int) error {
-		// minio-go's defaults (over http: the payload's SHA-256 signed),
-		// and If-None-Match: * as iolab's exclusive creates send it.
-		o := minio.PutObjectOptions{}
+		// The payload unsigned (UNSIGNED-PAYLOAD), as iolab sends it:
+		// minio-go's default over http is a streaming signature (a
+		// SHA-256 and an HMAC per 64 KiB chunk, on both sides), which
+		// iolab does not do. If-None-Match: * as iolab's exclusive
+		// creates send it.
+		o := minio.PutObjectOptions{DisableContentSha256: true}
 		o.SetMatchETagExcept("*")
-		_, err := c.PutObject(ctx, bucket, key(t, i), bytes.NewReader(body), int64(size), o)
+		stamp(bodies[t], i)
+		_, err := c.PutObject(ctx, bucket, key(t, i), bytes.NewReader(bodies[t]), int64(size), o)
 		return err
 	})
 	rates["file_stat"] = phase(func(t, i int) error {
@@ -126,6 +138,28 @@ func main() {
 		return c.RemoveObject(ctx, bucket, key(t, i), minio.RemoveObjectOptions{})
 	})
 	check(json.NewEncoder(os.Stdout).Encode(rates))
+}
+
+// pattern is the bytes mdtest writes without a data seed: byte i is
+// i + 1 (mod 256). The same bytes matter: SeaweedFS gzips a body of no
+// given type whose first 128 bytes compress well
+// (weed/operation/upload_content.go).
+func pattern(size int) []byte {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = byte(i + 1)
+	}
+	return b
+}
+
+// stamp puts the item's number in the first 8 bytes (little-endian), as
+// mdtest does.
+func stamp(b []byte, item int) {
+	if len(b) >= 8 {
+		binary.LittleEndian.PutUint64(b, uint64(item))
+	} else if len(b) > 0 {
+		b[0] = byte(item)
+	}
 }
 
 func check(err error) {

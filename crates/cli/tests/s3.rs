@@ -412,6 +412,169 @@ fn an_existing_object_is_never_replaced_by_an_exclusive_create() {
     assert_eq!(keys(s, b), vec!["theirs"]);
 }
 
+/// The S3 backend itself, with the fixture's key, for what no command
+/// line can arrange (a create over an object that is already there).
+fn backend(s: &S3Server) -> iolab_backend::s3::S3 {
+    iolab_backend::s3::S3::new(iolab_backend::s3::S3Config {
+        endpoint: s.endpoint().into(),
+        region: "us-east-1".into(),
+        bucket: None,
+        access_key: Some(iolab_testkit::s3::ACCESS_KEY.into()),
+        secret_key: Some(iolab_testkit::s3::SECRET_KEY.into()),
+        session_token: None,
+        path_style: true,
+        timeout: Duration::from_secs(10),
+        signing: Default::default(),
+    })
+}
+
+/// The bytes of object `key` (at most `max`).
+fn object_bytes(be: &iolab_backend::s3::S3, bucket: &str, key: &str, max: usize) -> Vec<u8> {
+    use iolab_backend::{Backend, OpenOptions};
+    let path = std::ffi::CString::new(format!("s3://{bucket}/{key}")).unwrap();
+    let size = be.stat(&path).unwrap().size as usize;
+    let h = be.open(&path, OpenOptions::read()).unwrap();
+    let mut buf = vec![0; size.min(max)];
+    let n = be.read_at(&h, &mut buf, 0).unwrap();
+    be.close(h).unwrap();
+    buf.truncate(n);
+    assert_eq!(size.min(max), n, "s3://{bucket}/{key}");
+    buf
+}
+
+/// An object written in several parts is created exclusively too: the
+/// CompleteMultipartUpload carries If-None-Match: *, SeaweedFS answers
+/// 412 over an object already there, the upload is abandoned and the
+/// object stays as it was. The same for one PUT sent by the write and
+/// one sent at close. Without exclusive create the parts replace it.
+#[test]
+fn an_exclusive_multipart_create_never_replaces_an_object() {
+    use iolab_backend::{Backend, OpenOptions};
+    let Some(s) = server("exclusive_multipart") else {
+        return;
+    };
+    let b = "md-exclusive-parts";
+    s.make_bucket(b).unwrap();
+    s.put(b, "theirs", b"first").unwrap();
+    let be = backend(s);
+    let path = c"s3://md-exclusive-parts/theirs";
+    let part = vec![7u8; 5 << 20];
+    let write = |opts: OpenOptions, parts: &[&[u8]]| {
+        let h = be.open(path, opts).unwrap();
+        let mut at = 0;
+        let mut r = Ok(());
+        for p in parts {
+            r = r.and(be.write_at(&h, p, at).map(drop));
+            at += p.len() as u64;
+        }
+        r.and(be.close(h))
+    };
+    let e = write(OpenOptions::create_new(), &[&part, b"tail"]).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
+    assert!(e.to_string().contains("412"), "{e}");
+    assert_eq!(object_bytes(&be, b, "theirs", 64), b"first");
+    // One PUT at close, and one sent by the write (its length given).
+    let e = write(OpenOptions::create_new(), &[b"second"]).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
+    let whole = OpenOptions {
+        whole_len: Some(6),
+        ..OpenOptions::create_new()
+    };
+    let e = write(whole, &[b"second"]).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
+    assert_eq!(object_bytes(&be, b, "theirs", 64), b"first");
+    // Nothing says the creates could not be exclusive.
+    let notes = be.notes().join("\n");
+    assert!(!notes.contains("If-None-Match"), "{notes}");
+    // A create that may replace (not exclusive) does: the test can fail.
+    let replace = OpenOptions {
+        exclusive: false,
+        ..OpenOptions::create_new()
+    };
+    write(replace, &[&part, b"tail"]).unwrap();
+    assert_eq!(object_bytes(&be, b, "theirs", 8), vec![7u8; 8]);
+    be.unlink(path).unwrap();
+    // Keys with bytes a URL must encode are signed as the server reads them.
+    let odd = "a dir/odd name!+=é~(1).txt";
+    s.put(b, odd, b"odd").unwrap();
+    assert_eq!(object_bytes(&be, b, odd, 64), b"odd");
+    let odd_path = std::ffi::CString::new(format!("s3://{b}/{odd}")).unwrap();
+    be.unlink(&odd_path).unwrap();
+    assert!(keys(s, b).is_empty());
+}
+
+/// xdd creates a missing target exclusively: an object that appears
+/// under its name while xdd uploads the parts (every request held 0.5 s
+/// by a proxy) is not replaced; the run fails with the 412.
+#[test]
+fn xdd_never_replaces_an_object_made_during_its_multipart_create() {
+    use iolab_testkit::fault_proxy::{Fault, FaultProxy};
+    let Some(s) = server("xdd_exclusive_race") else {
+        return;
+    };
+    let b = "xdd-race";
+    s.make_bucket(b).unwrap();
+    let upstream = s.endpoint().trim_start_matches("http://").parse().unwrap();
+    let p = FaultProxy::start(upstream, Fault::Delay(Duration::from_millis(500)), 1).unwrap();
+    let mut xdd = cmd(
+        s,
+        &format!("xdd -op write -target s3://{b}/obj -reqsize 5120 -numreqs 3"),
+    )
+    .env("AWS_ENDPOINT_URL", p.endpoint())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Once the first part has passed, xdd has found no object (its stat
+    // is done); two more parts and the completion are to come, 1.5 s at
+    // least: time for the put below.
+    let t0 = Instant::now();
+    while p.body_bytes() < 5 << 20 && xdd.try_wait().unwrap().is_none() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no part uploaded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s.put(b, "obj", b"theirs").unwrap();
+    let o = wait_bounded(&mut xdd, Duration::from_secs(60), "xdd");
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(all.contains("412"), "{all}");
+    // Not taken for the run's own: its cleanup after the failure left it.
+    assert!(all.contains("made by someone else during the run"), "{all}");
+    assert_eq!(object_bytes(&backend(s), b, "obj", 64), b"theirs");
+    assert_eq!(keys(s, b), vec!["obj"]);
+}
+
+/// A service that refuses If-None-Match on CompleteMultipartUpload (a
+/// proxy answers 501 there, as a service with conditional PUTs only
+/// would): the completion is sent again without it, the object is made,
+/// and the run says that it could not be exclusive.
+#[test]
+fn a_refused_conditional_completion_is_said() {
+    use iolab_testkit::fault_proxy::{Fault, FaultProxy};
+    let Some(s) = server("refused_conditional_complete") else {
+        return;
+    };
+    let b = "xdd-refused-cond";
+    s.make_bucket(b).unwrap();
+    let upstream = s.endpoint().trim_start_matches("http://").parse().unwrap();
+    let p = FaultProxy::start(upstream, Fault::RefuseConditionalPost, 1).unwrap();
+    let o = cmd(
+        s,
+        &format!("xdd -op write -target s3://{b}/obj -reqsize 5120 -numreqs 2"),
+    )
+    .env("AWS_ENDPOINT_URL", p.endpoint())
+    .output()
+    .unwrap();
+    ok(&o, "refused condition");
+    assert_eq!(p.faults(), 1);
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        all.contains("refused If-None-Match: * on CompleteMultipartUpload"),
+        "{all}"
+    );
+    assert_eq!(keys(s, b), vec!["obj"]);
+}
+
 #[test]
 fn retries_through_a_faulty_proxy_are_counted() {
     use iolab_testkit::fault_proxy::{Fault, FaultProxy};

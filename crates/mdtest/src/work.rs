@@ -557,6 +557,9 @@ impl<'a> TaskState<'a> {
             write: true,
             create: true,
             exclusive: !cfg.shared_file,
+            // The file is written in one write: an object store sends it
+            // as it comes instead of copying it to send at close.
+            whole_len: (!self.wbuf.is_empty()).then_some(self.wbuf.len() as u64),
             ..Default::default()
         };
         let h = be.open(path, opts).map_err(|e| fail("create", e))?;

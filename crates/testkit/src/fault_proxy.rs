@@ -37,6 +37,22 @@ pub enum Fault {
     /// The request is passed on without its `If-None-Match` header, as
     /// to a service without conditional writes.
     StripIfNoneMatch,
+    /// A POST (CompleteMultipartUpload) carrying `If-None-Match` is
+    /// answered `501 Not Implemented`, as by a service with conditional
+    /// PUTs only; other requests pass (and are not counted as faults).
+    RefuseConditionalPost,
+}
+
+impl Fault {
+    /// Whether the fault is for this request (`head`: its header block).
+    fn applies(self, head: &[u8]) -> bool {
+        match self {
+            Fault::RefuseConditionalPost => {
+                head.starts_with(b"POST ") && !strip_header(head, "if-none-match").eq(head)
+            }
+            _ => true,
+        }
+    }
 }
 
 /// Longest header block read from a client.
@@ -144,7 +160,7 @@ fn serve(
         let n = c.requests.fetch_add(1, Ordering::Relaxed) + 1;
         let mut body = vec![0u8; body_len];
         reader.read_exact(&mut body)?;
-        if every > 0 && n.is_multiple_of(every) {
+        if every > 0 && n.is_multiple_of(every) && fault.applies(&head) {
             c.faults.fetch_add(1, Ordering::Relaxed);
             match fault {
                 Fault::SlowDown => {
@@ -158,6 +174,10 @@ fn serve(
                 Fault::Drop => break Ok(()),
                 Fault::Delay(d) => std::thread::sleep(d),
                 Fault::StripIfNoneMatch => head = strip_header(&head, "if-none-match"),
+                Fault::RefuseConditionalPost => {
+                    not_implemented(&client)?;
+                    continue;
+                }
             }
         }
         to_server.write_all(&head)?;
@@ -225,6 +245,15 @@ fn slow_down(mut client: &TcpStream) -> io::Result<()> {
     write!(
         client,
         "HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn not_implemented(mut client: &TcpStream) -> io::Result<()> {
+    let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NotImplemented</Code><Message>A header you provided implies functionality that is not implemented.</Message></Error>";
+    write!(
+        client,
+        "HTTP/1.1 501 Not Implemented\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
 }

@@ -1,18 +1,20 @@
 //! S3 requests over HTTP: rusty-s3 signs (presigned SigV4 URLs) and
 //! ureq sends, over one pool of kept-alive connections shared by every
-//! thread. Every failure becomes an `io::Error` that names the request,
+//! thread. Object requests signed in headers (the default) build their
+//! URL and signature in buffers each thread keeps between requests. Every failure becomes an `io::Error` that names the request,
 //! the object and the HTTP status with S3's error code; a request that
 //! meets a 5xx or a broken connection is retried with backoff, and each
 //! retry is counted.
 
 use super::config::{S3Config, Signing};
-use super::sigv4::{HeaderSigner, Signed};
+use super::sigv4::{date_text, AmzDate, HeaderSigner};
 use rusty_s3::actions::{
     AbortMultipartUpload, CompleteMultipartUpload, CreateBucket, CreateMultipartUpload,
     DeleteBucket, DeleteObject, GetObject, HeadBucket, HeadObject, ListObjectsV2,
     ListObjectsV2Response, PutObject, S3Action, UploadPart,
 };
 use rusty_s3::{Bucket, Credentials, UrlStyle};
+use std::cell::Cell;
 use std::io::{self, ErrorKind, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, RwLock};
@@ -62,6 +64,8 @@ pub struct Client {
     /// Whether the service honours `If-None-Match: *` on PUT
     /// (`UNKNOWN`, `HONOURED`, `IGNORED`).
     conditional: AtomicU8,
+    /// The same on CompleteMultipartUpload (`IGNORED`: refused there).
+    conditional_complete: AtomicU8,
 }
 
 /// Conditional writes not tried yet.
@@ -136,6 +140,7 @@ impl Client {
             retries: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             conditional: AtomicU8::new(UNKNOWN),
+            conditional_complete: AtomicU8::new(UNKNOWN),
             unreachable: AtomicBool::new(false),
         }
     }
@@ -154,6 +159,13 @@ impl Client {
     /// (see [`Client::probe_conditional`]); true before.
     pub fn conditional_writes(&self) -> bool {
         self.conditional.load(Ordering::Relaxed) != IGNORED
+    }
+
+    /// False once the service refused `If-None-Match: *` on a
+    /// CompleteMultipartUpload (objects written in several parts were
+    /// then completed without it); true before.
+    pub fn conditional_completes(&self) -> bool {
+        self.conditional_complete.load(Ordering::Relaxed) != IGNORED
     }
 
     /// Finds out once whether the service honours conditional PUTs, by
@@ -332,60 +344,72 @@ impl Client {
         success(m, loc, r)
     }
 
-    /// The URL of a request on object `key` and, when signing in
-    /// headers, its signature; else the URL `presign` makes.
-    fn object_url(
+    /// Runs `f` with the request of `m` on object `key`: its URL and,
+    /// when signing in headers, its signature, built in this thread's
+    /// buffers; else the URL `presign` makes.
+    fn with_object_request<T>(
         &self,
         m: Method,
         b: &Bucket,
         key: &str,
         presign: impl FnOnce() -> String,
-    ) -> (String, Option<Signed>) {
-        let Some(s) = &self.signer else {
-            return (presign(), None);
-        };
-        let url = b.object_url(key);
-        let host = match (url.host_str(), url.port()) {
-            (Some(h), Some(p)) => format!("{h}:{p}"),
-            (Some(h), None) => h.to_string(),
-            (None, _) => String::new(),
-        };
-        let signed = s.sign(m.name(), &host, url.path());
-        (url.into(), Some(signed))
+        f: impl FnOnce(&ObjectRequest) -> T,
+    ) -> T {
+        let mut r = SCRATCH.take();
+        match &self.signer {
+            None => {
+                r.url = presign();
+                r.signed = false;
+            }
+            Some(s) => {
+                object_url(b, key, &mut r.url);
+                let (host, path) = host_and_path(&r.url);
+                r.amz_date = s.sign(m.name(), host, path, &mut r.authorization);
+                r.signed = true;
+            }
+        }
+        let out = f(&r);
+        SCRATCH.set(r);
+        out
     }
 
     /// Sends an object request: `extra` headers plus the signature's.
     fn send_object(
         &self,
         m: Method,
-        (url, signed): &(String, Option<Signed>),
+        r: &ObjectRequest,
         extra: &[(&str, &str)],
         body: &[u8],
         loc: &Loc,
     ) -> io::Result<Response<Body>> {
-        let Some(sig) = signed else {
-            return self.send(m, url, extra, body, loc);
-        };
-        let mut h: Vec<(&str, &str)> = Vec::with_capacity(extra.len() + 4);
-        h.extend_from_slice(extra);
-        h.push(("x-amz-date", &sig.amz_date));
-        h.push(("x-amz-content-sha256", "UNSIGNED-PAYLOAD"));
-        h.push(("authorization", &sig.authorization));
-        if let Some(t) = self.signer.as_ref().and_then(HeaderSigner::token) {
-            h.push(("x-amz-security-token", t));
+        if !r.signed {
+            return self.send(m, &r.url, extra, body, loc);
         }
-        self.send(m, url, &h, body, loc)
+        let mut h: [(&str, &str); 6] = [("", ""); 6];
+        let n = extra.len().min(2);
+        h[..n].copy_from_slice(&extra[..n]);
+        h[n] = ("x-amz-date", date_text(&r.amz_date));
+        h[n + 1] = ("x-amz-content-sha256", "UNSIGNED-PAYLOAD");
+        h[n + 2] = ("authorization", &r.authorization);
+        let mut len = n + 3;
+        if let Some(t) = self.signer.as_ref().and_then(HeaderSigner::token) {
+            h[len] = ("x-amz-security-token", t);
+            len += 1;
+        }
+        self.send(m, &r.url, &h[..len], body, loc)
     }
 
     /// HEAD of an object: its size, or `None` when there is none.
     pub fn head_object(&self, b: &Bucket, key: &str) -> io::Result<Option<u64>> {
-        let req = self.object_url(Method::Head, b, key, || {
+        let loc = Loc::new(b, key);
+        let presign = || {
             HeadObject::new(b, self.creds(), key)
                 .sign(self.expiry())
                 .into()
-        });
-        let loc = Loc::new(b, key);
-        let mut r = self.send_object(Method::Head, &req, &[], &[], &loc)?;
+        };
+        let mut r = self.with_object_request(Method::Head, b, key, presign, |req| {
+            self.send_object(Method::Head, req, &[], &[], &loc)
+        })?;
         if r.status().as_u16() == 404 {
             return Ok(None);
         }
@@ -412,17 +436,23 @@ impl Client {
         body: &[u8],
         exclusive: bool,
     ) -> io::Result<()> {
-        let req = self.object_url(Method::Put, b, key, || {
+        let loc = Loc::new(b, key);
+        // A type given, as S3 clients give one (minio-go, the AWS SDKs):
+        // SeaweedFS otherwise sniffs the body to choose one, and whether
+        // to compress it.
+        const TYPE: (&str, &str) = ("content-type", "application/octet-stream");
+        let headers: &[(&str, &str)] = match exclusive && self.conditional_writes() {
+            true => &[TYPE, ("if-none-match", "*")],
+            false => &[TYPE],
+        };
+        let presign = || {
             PutObject::new(b, self.creds(), key)
                 .sign(self.expiry())
                 .into()
-        });
-        let loc = Loc::new(b, key);
-        let headers: &[(&str, &str)] = match exclusive && self.conditional_writes() {
-            true => &[("if-none-match", "*")],
-            false => &[],
         };
-        let r = self.send_object(Method::Put, &req, headers, body, &loc)?;
+        let r = self.with_object_request(Method::Put, b, key, presign, |req| {
+            self.send_object(Method::Put, req, headers, body, &loc)
+        })?;
         let mut r = success(Method::Put, &loc, r)?;
         drain(&mut r);
         Ok(())
@@ -440,14 +470,17 @@ impl Client {
         if buf.is_empty() {
             return Ok(0);
         }
-        let req = self.object_url(Method::Get, b, key, || {
+        let loc = Loc::new(b, key);
+        let mut range = RangeHeader::default();
+        let range = range.of(offset, offset + buf.len() as u64 - 1);
+        let presign = || {
             GetObject::new(b, self.creds(), key)
                 .sign(self.expiry())
                 .into()
-        });
-        let loc = Loc::new(b, key);
-        let range = format!("bytes={offset}-{}", offset + buf.len() as u64 - 1);
-        let mut r = self.send_object(Method::Get, &req, &[("range", &range)], &[], &loc)?;
+        };
+        let mut r = self.with_object_request(Method::Get, b, key, presign, |req| {
+            self.send_object(Method::Get, req, &[("range", range)], &[], &loc)
+        })?;
         match r.status().as_u16() {
             416 => {
                 drain(&mut r);
@@ -475,13 +508,15 @@ impl Client {
 
     /// DELETE of an object (S3 answers the same whether it existed or not).
     pub fn delete_object(&self, b: &Bucket, key: &str) -> io::Result<()> {
-        let req = self.object_url(Method::Delete, b, key, || {
+        let loc = Loc::new(b, key);
+        let presign = || {
             DeleteObject::new(b, self.creds(), key)
                 .sign(self.expiry())
                 .into()
-        });
-        let loc = Loc::new(b, key);
-        let r = self.send_object(Method::Delete, &req, &[], &[], &loc)?;
+        };
+        let r = self.with_object_request(Method::Delete, b, key, presign, |req| {
+            self.send_object(Method::Delete, req, &[], &[], &loc)
+        })?;
         let mut r = success(Method::Delete, &loc, r)?;
         drain(&mut r);
         Ok(())
@@ -560,13 +595,19 @@ impl Client {
         })
     }
 
-    /// Completes an upload from its parts' ETags, in part order.
+    /// Completes an upload from its parts' ETags, in part order;
+    /// `exclusive` sends `If-None-Match: *`, so that an object already
+    /// there is an `AlreadyExists` error (HTTP 412), never replaced. A
+    /// service that refuses the header on this request (501, or 400
+    /// naming it) gets the request again without it, and the run's notes
+    /// say so ([`Client::conditional_completes`]).
     pub fn complete_upload(
         &self,
         b: &Bucket,
         key: &str,
         upload: &str,
         etags: &[String],
+        exclusive: bool,
     ) -> io::Result<()> {
         let a = CompleteMultipartUpload::new(
             b,
@@ -578,7 +619,30 @@ impl Client {
         let url = a.sign(self.expiry());
         let body = a.body();
         let loc = Loc::new(b, key);
-        let mut r = self.ok(Method::Post, url.as_str(), &[], body.as_bytes(), &loc)?;
+        let conditional = exclusive
+            && self.conditional_writes()
+            && self.conditional_complete.load(Ordering::Relaxed) != IGNORED;
+        let headers: &[(&str, &str)] = match conditional {
+            true => &[("if-none-match", "*")],
+            false => &[],
+        };
+        let r = self.send(Method::Post, url.as_str(), headers, body.as_bytes(), &loc)?;
+        let mut r = match success(Method::Post, &loc, r) {
+            Err(e) if conditional && refuses_condition(&e) => {
+                self.conditional_complete.store(IGNORED, Ordering::Relaxed);
+                return self.complete_upload(b, key, upload, etags, false);
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("{e} (the object exists: this create is exclusive, If-None-Match: *, and never replaces it)"),
+                ))
+            }
+            r => r?,
+        };
+        if conditional {
+            self.conditional_complete.store(HONOURED, Ordering::Relaxed);
+        }
         // S3 may answer 200 and put the error in the body.
         let text = read_text(&mut r, ERROR_BODY_BYTES, Method::Post, &loc)?;
         if text.contains("<Error>") {
@@ -635,6 +699,80 @@ impl Client {
     }
 }
 
+/// An object request: its URL and, signed in headers, its date and
+/// `authorization` value. One per thread, reused ([`SCRATCH`]).
+#[derive(Default)]
+struct ObjectRequest {
+    url: String,
+    signed: bool,
+    amz_date: AmzDate,
+    authorization: String,
+}
+
+thread_local! {
+    /// This thread's request buffers, kept between requests so that a
+    /// request builds its URL and signature without allocating.
+    static SCRATCH: Cell<ObjectRequest> = const {
+        Cell::new(ObjectRequest {
+            url: String::new(),
+            signed: false,
+            amz_date: [0; 16],
+            authorization: String::new(),
+        })
+    };
+}
+
+/// Writes the URL of object `key` in `b` into `out`: the bucket's base
+/// URL (path or virtual-host style, ending in `/`), then the key with
+/// every byte but SigV4's unreserved ones and `/` percent-encoded, as
+/// the signature's canonical URI needs it. The base URL was parsed once,
+/// when the bucket was met.
+fn object_url(b: &Bucket, key: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.clear();
+    out.push_str(b.base_url().as_str());
+    for &c in key.as_bytes() {
+        if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(char::from(c));
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(c >> 4)]));
+            out.push(char::from(HEX[usize::from(c & 15)]));
+        }
+    }
+}
+
+/// The host (with its port, as the Host header carries it) and the path
+/// of a URL made by [`object_url`].
+fn host_and_path(url: &str) -> (&str, &str) {
+    let from = url.find("://").map_or(0, |i| i + 3);
+    let to = url[from..].find('/').map_or(url.len(), |i| from + i);
+    (&url[from..to], &url[to..])
+}
+
+/// A `Range` header's value, written on the stack.
+struct RangeHeader {
+    buf: [u8; 48],
+}
+
+impl Default for RangeHeader {
+    fn default() -> Self {
+        RangeHeader { buf: [0; 48] }
+    }
+}
+
+impl RangeHeader {
+    /// `bytes=FIRST-LAST`.
+    fn of(&mut self, first: u64, last: u64) -> &str {
+        use std::io::Write as _;
+        let mut w = &mut self.buf[..];
+        // 6 + 20 + 1 + 20 bytes at most: always fits.
+        let _ = write!(w, "bytes={first}-{last}");
+        let n = 48 - w.len();
+        std::str::from_utf8(&self.buf[..n]).unwrap_or("")
+    }
+}
+
 /// An object's name in messages: `s3://bucket/key`.
 struct Loc<'a> {
     bucket: &'a str,
@@ -681,6 +819,16 @@ fn gone(e: &io::Error) -> bool {
             | ErrorKind::BrokenPipe
             | ErrorKind::UnexpectedEof
     )
+}
+
+/// A refusal of the `If-None-Match` header itself: 501 Not Implemented,
+/// or a 400 whose message names the header or says it is not
+/// implemented (not EntityTooSmall, InvalidPart and the like).
+fn refuses_condition(e: &io::Error) -> bool {
+    let m = e.to_string();
+    m.contains("HTTP 501")
+        || (m.contains("HTTP 400")
+            && (m.contains("NotImplemented") || m.to_ascii_lowercase().contains("if-none-match")))
 }
 
 /// The server's own failures (500, 502, 503 SlowDown, 504) may pass;

@@ -8,7 +8,8 @@
 //! Files are objects: written whole (one PUT, sent by the write itself
 //! when the opener gave the whole length, else at close; or a multipart
 //! upload for more than one part), read with ranged GETs, removed with
-//! DELETE. Exclusive creates send `If-None-Match: *`. No request goes
+//! DELETE. Exclusive creates send `If-None-Match: *` (on the PUT, or on
+//! the CompleteMultipartUpload). No request goes
 //! to a bucket that was not named: the run's own bucket is made only
 //! when a plain path needs it. docs/s3.md has the whole mapping and
 //! what differs from POSIX.
@@ -231,6 +232,16 @@ fn not_found(b: &Bucket, key: &str) -> io::Error {
     )
 }
 
+/// `key/`, the key of `key`'s directory marker, made in `buf` once.
+fn marker_of<'b>(key: &str, buf: &'b mut String) -> &'b str {
+    if buf.is_empty() {
+        buf.reserve_exact(key.len() + 1);
+        buf.push_str(key);
+        buf.push('/');
+    }
+    buf
+}
+
 fn dir_stat() -> Stat {
     Stat {
         is_dir: true,
@@ -284,10 +295,15 @@ impl Inner {
         if self.unmade(b) {
             return Err(not_found(b, key));
         }
-        let marker = format!("{key}/");
+        // The marker's key is made only when it is asked for: a file
+        // stat phase's HEADs allocate nothing here.
+        let mut marker = String::new();
         let dir_first = DIR_FIRST.with(Cell::get);
         for as_dir in [dir_first, !dir_first] {
-            let probe = if as_dir { marker.as_str() } else { key };
+            let probe = match as_dir {
+                true => marker_of(key, &mut marker),
+                false => key,
+            };
             if let Some(size) = self.client.head_object(b, probe)? {
                 DIR_FIRST.with(|c| c.set(as_dir));
                 return Ok(match as_dir {
@@ -301,7 +317,9 @@ impl Inner {
             }
         }
         // A prefix with objects under it and no marker is a directory too.
-        let page = self.client.list(b, &marker, false, 1, None)?;
+        let page = self
+            .client
+            .list(b, marker_of(key, &mut marker), false, 1, None)?;
         if page.contents.is_empty() {
             return Err(not_found(b, key));
         }
@@ -588,6 +606,8 @@ impl Backend for S3 {
         let mut out = i.notes.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if !i.client.conditional_writes() {
             out.push("S3: the service ignores If-None-Match: * (conditional writes): creates could not be made exclusive, and an object of the same name would have been replaced".into());
+        } else if !i.client.conditional_completes() {
+            out.push("S3: the service refused If-None-Match: * on CompleteMultipartUpload: objects written in several parts could not be created exclusively, and an object of the same name would have been replaced".into());
         }
         let retries = i.client.retries();
         if retries > 0 {

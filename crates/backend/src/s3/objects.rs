@@ -7,7 +7,9 @@
 //! second part comes: an object written in one piece (mdtest's files)
 //! is then one PUT at close; a larger one (xdd's targets) becomes a
 //! multipart upload whose part n holds the bytes at `(n - 1) *
-//! part_len`, completed at close.
+//! part_len`, completed at close. An exclusive create is exclusive
+//! either way: its PUT, or its CompleteMultipartUpload, carries
+//! `If-None-Match: *`.
 
 use super::client::Client;
 use rusty_s3::Bucket;
@@ -56,6 +58,9 @@ struct Upload {
     /// The object was stored whole through this handle: later PUTs
     /// replace the handle's own object, never someone else's.
     stored: bool,
+    /// An exclusive create found an object of this name (HTTP 412): the
+    /// object is someone else's; close says so.
+    refused: bool,
 }
 
 impl Open {
@@ -87,8 +92,10 @@ impl Open {
             return Ok(0);
         }
         let r = self.write_part(c, buf, offset);
-        if r.is_err() {
-            self.upload().failed = true;
+        if let Err(e) = &r {
+            let mut up = self.upload();
+            up.failed = true;
+            up.refused |= self.exclusive && e.kind() == ErrorKind::AlreadyExists;
         }
         r.map(|()| buf.len())
     }
@@ -175,7 +182,10 @@ impl Open {
 
     /// Finishes the object: one PUT, or the multipart upload completed.
     /// A handle opened for reading through which nothing was read checks
-    /// that the object is there (HEAD), as opening a file would.
+    /// that the object is there (HEAD), as opening a file would. An
+    /// exclusive create that found the object already there is an
+    /// `AlreadyExists` error here too (also when its write said so
+    /// first), so that the caller never takes the object for its own.
     pub fn close(&self, c: &Client) -> io::Result<()> {
         if !self.write {
             if self.read.load(Ordering::Relaxed) {
@@ -190,12 +200,13 @@ impl Open {
             };
         }
         let mut up = std::mem::take(&mut *self.upload());
+        let refused = up.refused;
         match (up.id.take(), up.first.take()) {
             (Some(id), _) if up.failed => {
                 let _ = c.abort_upload(&self.bucket, &self.key, &id);
-                Ok(())
+                self.refused_error(refused)
             }
-            (Some(id), _) => self.complete(c, &id, up.etags),
+            (Some(id), _) => self.complete(c, &id, up.etags, self.exclusive && !up.stored),
             (None, Some(first)) if !up.failed => {
                 let exclusive = self.exclusive && !up.stored;
                 c.put_object(&self.bucket, &self.key, &first, exclusive)
@@ -203,11 +214,32 @@ impl Open {
             (None, None) if self.create && !up.failed && !up.stored => {
                 c.put_object(&self.bucket, &self.key, &[], self.exclusive)
             }
-            _ => Ok(()),
+            _ => self.refused_error(refused),
         }
     }
 
-    fn complete(&self, c: &Client, id: &str, etags: Vec<Option<String>>) -> io::Result<()> {
+    fn refused_error(&self, refused: bool) -> io::Result<()> {
+        match refused {
+            true => Err(io::Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "{}: an object of this name was already there (HTTP 412 to If-None-Match: *): this create was exclusive and did not replace it",
+                    self.loc()
+                ),
+            )),
+            false => Ok(()),
+        }
+    }
+
+    /// Completes upload `id`; `exclusive`: never over an object already
+    /// there (`If-None-Match: *`).
+    fn complete(
+        &self,
+        c: &Client,
+        id: &str,
+        etags: Vec<Option<String>>,
+        exclusive: bool,
+    ) -> io::Result<()> {
         let n = etags.len();
         let parts: Option<Vec<String>> = etags.into_iter().collect();
         let Some(parts) = parts else {
@@ -220,7 +252,7 @@ impl Open {
                 ),
             ));
         };
-        let r = c.complete_upload(&self.bucket, &self.key, id, &parts);
+        let r = c.complete_upload(&self.bucket, &self.key, id, &parts, exclusive);
         if r.is_err() {
             let _ = c.abort_upload(&self.bucket, &self.key, id);
         }

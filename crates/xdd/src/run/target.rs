@@ -587,12 +587,10 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
     if !fresh && !again {
         return true;
     }
-    if let Some(h) = tg.handle.take() {
-        if let Err(e) = be.close(h) {
-            // A backend may finish its writes at close (an S3 upload).
-            sh.state
-                .fail(Failure::io("close", Some(tg.path.clone()), &e));
-        }
+    if let Err(e) = close_checked(tg) {
+        // A backend may finish its writes at close (an S3 upload).
+        sh.state
+            .fail(Failure::io("close", Some(tg.path.clone()), &e));
     }
     let path = if fresh {
         pass_file_name(&t.path, pass)
@@ -651,11 +649,24 @@ pub fn close(tg: &mut Target) {
 
 /// Closes the file, saying whether the close failed: a backend may
 /// finish its writes there (an S3 object is uploaded whole at close).
+/// A close that says the file already existed (an exclusive create of
+/// an object refused, HTTP 412) leaves the file someone else made
+/// meanwhile out of the files this run created: never removed as ours.
 pub fn close_checked(tg: &mut Target) -> std::io::Result<()> {
-    match tg.handle.take() {
+    let r = match tg.handle.take() {
         Some(h) => tg.be.close(h),
         None => Ok(()),
+    };
+    if let Err(e) = &r {
+        if e.kind() == std::io::ErrorKind::AlreadyExists && tg.created.contains(&tg.path) {
+            tg.created.retain(|p| *p != tg.path);
+            tg.notes.push(format!(
+                "target {} ({}): made by someone else during the run; left as it is ({e})",
+                tg.plan.index, tg.path
+            ));
+        }
     }
+    r
 }
 
 /// Closes the file and applies -deletefile (never to a device): the
