@@ -7,10 +7,20 @@
 # says (GiB/s for ior phases, kIOPS for the others), read from its
 # result_summary.txt.
 #
-# The io500 app is built beforehand from its public sources:
-#   git clone https://github.com/IO500/io500 && cd io500 && ./prepare.sh
-# (prepare.sh fetches and builds IOR, mdtest and pfind; it needs an MPI
-# with mpicc, e.g. Debian's libopenmpi-dev, and git, autoconf, automake).
+# The io500 app is built beforehand from its public sources (the steps
+# of its README and prepare.sh; it needs the network for git):
+#   1. packages: a C compiler, make, git, autoconf, automake, an MPI with
+#      mpicc (Debian: apt-get install -y build-essential git autoconf
+#      automake pkg-config libopenmpi-dev openmpi-bin)
+#   2. git clone https://github.com/IO500/io500 IO500_APP_DIR
+#   3. cd IO500_APP_DIR && ./prepare.sh, which: clones IOR (hpc/ior, at
+#      the commit prepare.sh names) into build/ior, runs its ./bootstrap
+#      and ./configure --prefix=IO500_APP_DIR and installs ior, mdtest and
+#      md-workbench into bin/; clones pfind (VI4IO/pfind) into build/pfind
+#      and builds it; clones the schema tools; then runs make, which links
+#      ./io500 with IOR's and pfind's libraries. It prints "OK" at the end.
+#   The app is then IO500_APP_DIR/io500, run under mpirun. This script
+#   was run against IO500/io500 02091cf with IOR 5fcf0ba.
 #
 # Usage: bench/io500-vs-app.sh IO500_APP_DIR [INI] [TASKS] [IOLAB_BINARY]
 #   IO500_APP_DIR  the built io500 checkout (holds the io500 binary)
@@ -29,10 +39,14 @@ RUNS=${RUNS:-3}
 IOLAB_MPI=${IOLAB_MPI:-0}
 if [ ! -x "$APP_DIR/io500" ]; then
     cat >&2 <<MSG
-$APP_DIR/io500 is missing. Build the io500 app first:
-  git clone https://github.com/IO500/io500 $APP_DIR
-  cd $APP_DIR && ./prepare.sh        # fetches and builds IOR, mdtest, pfind
-(needs mpicc: apt-get install -y libopenmpi-dev openmpi-bin git autoconf automake)
+$APP_DIR/io500 is missing. Build the io500 app from its public sources first:
+  1. apt-get install -y build-essential git autoconf automake pkg-config libopenmpi-dev openmpi-bin
+  2. git clone https://github.com/IO500/io500 $APP_DIR
+  3. cd $APP_DIR && ./prepare.sh
+     (clones IOR into build/ior, bootstraps, configures with --prefix=$APP_DIR
+     and installs ior, mdtest, md-workbench into bin/; clones and builds pfind
+     in build/pfind; then make links ./io500; it ends by printing OK)
+Then run: $0 $APP_DIR
 MSG
     exit 2
 fi

@@ -242,6 +242,103 @@ fn small_ini_under_mpirun() {
     assert_eq!(doc["payload"]["comm"]["ranks"], 2);
 }
 
+/// The files named `*01*` among those mdtest made (`file.mdtest.T.I`).
+fn matching_01(doc: &Value, base: &str, tasks: u64) -> u64 {
+    let per_task = phase(doc, &format!("{base}-write"))["detail"]["mdtest"]["items_per_task"]
+        .as_u64()
+        .unwrap();
+    (0..tasks)
+        .flat_map(|t| (0..per_task).map(move |i| format!("file.mdtest.{t}.{i}")))
+        .filter(|n| n.contains("01"))
+        .count() as u64
+}
+
+/// `--mode=extended`: find-easy, find-hard and ior-rnd4K-easy-read run
+/// in the io500 app's order, the [SCORE ] line is still the 12 scored
+/// phases', [SCOREX] adds the two finds; md-workbench, which iolab does
+/// not run, is refused (exit 2, nothing made) unless turned off.
+#[test]
+fn extended_mode_with_threads() {
+    let s = Scratch::new("io500-extended");
+    let ini = small_ini(&s, "");
+    let o = iolab(&[
+        "io500",
+        "--tasks",
+        "2",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("[mdworkbench]"), "{}", stderr(&o));
+    assert!(!s.path("data").exists() && !s.path("results").exists());
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "[mdworkbench]\nrun = FALSE\n");
+    let o = iolab(&[
+        "io500",
+        "--tasks",
+        "2",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    let mut order: Vec<&str> = PHASES.to_vec();
+    order.insert(2, "find-easy");
+    order.insert(6, "find-hard");
+    let res = result_lines(&out);
+    let names: Vec<&str> = res.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(names, order, "{out}");
+    let rnd = out
+        .lines()
+        .filter(|l| l.starts_with("[      ]  ior-rnd4K-easy-read "))
+        .count();
+    assert_eq!(rnd, 1, "the unscored line, last: {out}");
+    // [SCORE ] from the 12 scored lines alone.
+    let standard: String = out
+        .lines()
+        .filter(|l| !l.contains(" find-easy ") && !l.contains(" find-hard "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    check_score(&standard);
+    // [SCOREX]: the same bandwidth, the IOPS mean of 10.
+    let x = out.lines().find(|l| l.starts_with("[SCOREX]")).unwrap();
+    assert!(x.ends_with(" [INVALID]"), "{x}");
+    let w: Vec<f64> = [2, 6, 10]
+        .iter()
+        .map(|&i| x.split_whitespace().nth(i).unwrap().parse().unwrap())
+        .collect();
+    let md: Vec<f64> = res
+        .iter()
+        .filter(|r| !r.0.starts_with("ior"))
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(md.len(), 10);
+    assert!(close(w[1], geo(&md)), "{x} vs {}", geo(&md));
+    assert!(close(w[2], (w[0] * w[1]).sqrt()), "{x}");
+    // The figures are what was done.
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "{:?}",
+        tree(&s.path("data"))
+    );
+    let res_dir = s.path("results");
+    let summary = std::fs::read_to_string(res_dir.join("result_summary.txt")).unwrap();
+    assert!(summary.contains("[SCOREX]") && summary.contains("ior-rnd4K-easy-read"));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(res_dir.join("result.json")).unwrap())
+            .unwrap();
+    check_figures(&doc, 2);
+    let found = |n: &str| phase(&doc, n)["detail"]["find"]["found"].as_u64().unwrap();
+    assert_eq!(found("find-easy"), matching_01(&doc, "mdtest-easy", 2));
+    assert_eq!(found("find-hard"), matching_01(&doc, "mdtest-hard", 2));
+    let r = &phase(&doc, "ior-rnd4K-easy-read")["detail"]["ior"];
+    let n = r["transfers_per_task"].as_u64().unwrap();
+    assert!(n > 0, "{r}");
+    assert_eq!(r["bytes"].as_u64().unwrap(), 2 * n * 4096, "{r}");
+    assert_eq!(doc["payload"]["valid_extended"], false);
+    assert!(doc["payload"]["score_extended"]["iops"].as_f64().unwrap() > 0.0);
+}
+
 fn refused(s: &Scratch, extra: &str, needle: &str) {
     let ini = small_ini(s, extra);
     let o = iolab(&["io500", "--tasks", "2", ini.to_str().unwrap()]);

@@ -27,6 +27,44 @@ pub struct FindResult {
     pub failure: Option<Failure>,
 }
 
+/// What a matching file must be besides its name (`*01*`): find and
+/// find-hard ask for both, find-easy for neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Criteria {
+    /// Modified after this time (the timestamp file's), nanoseconds.
+    pub newer_than_ns: Option<u64>,
+    /// Exactly this many bytes.
+    pub size: Option<u64>,
+}
+
+impl Criteria {
+    /// find's and find-hard's: newer than the timestamp file, 3901 bytes.
+    pub fn hard(newer_than_ns: u64) -> Criteria {
+        Criteria {
+            newer_than_ns: Some(newer_than_ns),
+            size: Some(HARD_FILE_BYTES),
+        }
+    }
+
+    /// find-easy's: the name only.
+    pub fn name_only() -> Criteria {
+        Criteria {
+            newer_than_ns: None,
+            size: None,
+        }
+    }
+
+    fn needs_stat(&self) -> bool {
+        self.newer_than_ns.is_some() || self.size.is_some()
+    }
+
+    fn matches(&self, st: &iolab_backend::Stat) -> bool {
+        st.is_file
+            && self.size.is_none_or(|n| st.size == n)
+            && self.newer_than_ns.is_none_or(|t| st.mtime_ns > t)
+    }
+}
+
 /// IO500's name criterion: `*01*`.
 pub fn name_matches(name: &[u8]) -> bool {
     name.windows(2).any(|w| w == b"01")
@@ -48,9 +86,9 @@ struct Counts {
     failure: Option<Failure>,
 }
 
-/// Runs the find on this task over `roots` (the phases' directories);
-/// `newer_than_ns` is the timestamp file's modification time.
-pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], newer_than_ns: u64) -> FindResult {
+/// Runs the find on this task over `roots` (the phases' directories),
+/// counting the files named `*01*` that meet `crit`.
+pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], crit: Criteria) -> FindResult {
     comm.barrier();
     let start = wall_ns();
     let mut c = Counts {
@@ -64,7 +102,7 @@ pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], newer_than_ns: 
         if c.failure.is_some() || iolab_core::stop::requested() {
             break;
         }
-        walk_dir(be, &dir, (me, tasks), newer_than_ns, &mut stack, &mut c);
+        walk_dir(be, &dir, (me, tasks), crit, &mut stack, &mut c);
     }
     let end = wall_ns();
     let failed = comm.any(c.failure.is_some());
@@ -92,7 +130,7 @@ fn walk_dir(
     be: &dyn Backend,
     dir: &Path,
     (me, tasks): (u64, u64),
-    newer_than_ns: u64,
+    crit: Criteria,
     stack: &mut Vec<PathBuf>,
     c: &mut Counts,
 ) {
@@ -120,13 +158,17 @@ fn walk_dir(
         if !name_matches(&e.name) {
             return true;
         }
+        if !crit.needs_stat() {
+            c.found += 1;
+            return true;
+        }
         path_buf.truncate(base_len);
         path_buf.push(b'/');
         path_buf.extend_from_slice(&e.name);
         let p = Path::new(OsStr::from_bytes(&path_buf));
         match c_path(p).and_then(|cp| be.stat(&cp)) {
             Ok(st) => {
-                if st.is_file && st.size == HARD_FILE_BYTES && st.mtime_ns > newer_than_ns {
+                if crit.matches(&st) {
                     c.found += 1;
                 }
                 true
@@ -176,10 +218,17 @@ mod tests {
         std::fs::write(dir.join("c01"), vec![0u8; 3900]).unwrap();
         std::fs::write(dir.join("d10"), vec![0u8; 3901]).unwrap();
         let roots = vec![dir.clone()];
-        let out = iolab_comm::run_local(3, |c| run(c, &*be, &roots, ts));
+        let out = iolab_comm::run_local(3, |c| run(c, &*be, &roots, Criteria::hard(ts)));
         assert!(out.iter().all(|r| r.found == 2 && r.total == 5), "{out:?}");
-        let later = iolab_comm::run_local(1, |c| run(c, &*be, &roots, wall_ns() + 1_000_000_000));
+        let later = Criteria::hard(wall_ns() + 1_000_000_000);
+        let later = iolab_comm::run_local(1, |c| run(c, &*be, &roots, later));
         assert_eq!(later[0].found, 0);
+        // find-easy's criterion is the name alone: c01 (3900 bytes) counts.
+        let easy = iolab_comm::run_local(2, |c| run(c, &*be, &roots, Criteria::name_only()));
+        assert!(
+            easy.iter().all(|r| r.found == 3 && r.total == 5),
+            "{easy:?}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -71,13 +71,26 @@ pub const PHASE_SECTIONS: [&str; 11] = [
     "mdtest-hard-delete",
 ];
 
-/// Sections of the extended (unscored) phases: accepted, never run.
-pub const EXTENDED_SECTIONS: [&str; 7] = [
+/// Sections of the extended phases iolab runs in extended mode
+/// (`--mode=extended`): the two take [`FIND_KEYS_FROM`]'s keys, the
+/// last `API` and `run`.
+pub const RUNNABLE_EXTENDED: [&str; 3] = ["find-easy", "find-hard", "ior-rnd4K-easy-read"];
+
+/// The section whose keys `find-easy` and `find-hard` take, as in the
+/// io500 app.
+pub const FIND_KEYS_FROM: &str = "find";
+
+/// Sections of extended phases iolab does not run: accepted (any key,
+/// as text) in standard mode; extended mode refuses them unless their
+/// `run` is FALSE. The md-workbench ones are the io500 app's; the
+/// others come from other versions of it.
+pub const EXTENDED_SECTIONS: [&str; 8] = [
+    "mdworkbench",
+    "mdworkbench-create",
+    "mdworkbench-bench",
+    "mdworkbench-delete",
     "ior-rnd4K",
     "ior-rnd1MB",
-    "mdworkbench",
-    "find-easy",
-    "find-hard",
     "ior-rnd-write",
     "ior-rnd-read",
 ];
@@ -400,8 +413,15 @@ pub fn lookup(section: &str, key: &str) -> Option<Key> {
     if let Some(k) = KEYS.iter().find(|k| k.section == section && k.key == key) {
         return Some(*k);
     }
+    if let Some(s) = RUNNABLE_EXTENDED[..2].iter().find(|s| **s == section) {
+        let k = KEYS
+            .iter()
+            .find(|k| k.section == FIND_KEYS_FROM && k.key == key)?;
+        return Some(Key { section: s, ..*k });
+    }
     let phase = PHASE_SECTIONS
         .iter()
+        .chain(RUNNABLE_EXTENDED[2..].iter())
         .chain(EXTENDED_SECTIONS.iter())
         .find(|s| **s == section)?;
     match key {
@@ -419,6 +439,7 @@ pub fn lookup(section: &str, key: &str) -> Option<Key> {
 pub fn known_section(name: &str) -> bool {
     KEYS.iter().any(|k| k.section == name)
         || PHASE_SECTIONS.contains(&name)
+        || RUNNABLE_EXTENDED.contains(&name)
         || EXTENDED_SECTIONS.contains(&name)
 }
 
@@ -562,9 +583,20 @@ pub fn list() -> String {
             "\n[{s}]\n# The API of this phase\nAPI = \n# Run this phase\nrun = TRUE\n"
         ));
     }
+    for s in &RUNNABLE_EXTENDED[..2] {
+        out.push_str(&format!(
+            "\n[{s}]\n# An extended phase (--mode=extended), with [{FIND_KEYS_FROM}]'s keys\n"
+        ));
+        for key in KEYS.iter().filter(|k| k.section == FIND_KEYS_FROM) {
+            out.push_str(&format!("# {}\n{} = {}\n", key.help, key.key, key.default));
+        }
+    }
+    out.push_str(
+        "\n[ior-rnd4K-easy-read]\n# An extended phase (--mode=extended), not scored\nAPI = \nrun = TRUE\n",
+    );
     for s in EXTENDED_SECTIONS {
         out.push_str(&format!(
-            "\n# [{s}]: an extended phase, accepted and not run by iolab\n"
+            "\n# [{s}]: an extended phase iolab does not run (accepted; --mode=extended refuses it unless its run = FALSE)\n"
         ));
     }
     out.trim_start().to_string()
