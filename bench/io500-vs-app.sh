@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark, not a test: `iolab io500` against the io500 app on the same
-# ini and task count. Runs alternate (app, iolab, app, iolab, ...); for
+# ini and task count. Runs alternate (app, iolab, iolab, app, app, ...); for
 # each of the 12 scored phases the median score of each tool and the
 # median of the per-round ratios iolab / app are printed (>= 1.0: iolab
 # is as fast or faster). Each tool's score is what its own [RESULT] line
@@ -108,20 +108,29 @@ scores() { awk '/^\[RESULT\]/ { print $2, $3 }'; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 : > "$tmp/all"
+: > "$tmp/load"
+load() { cut -d' ' -f1 /proc/loadavg >> "$tmp/load"; }
 for r in $(seq 1 "$RUNS"); do
-    run_app | scores | sed "s/^/$r app /" >> "$tmp/all"
-    run_iolab | scores | sed "s/^/$r iolab /" >> "$tmp/all"
+    # The tool that goes first alternates, so neither always runs on the
+    # page cache and the machine state the other left.
+    for tool in $( [ $((r % 2)) = 1 ] && echo app iolab || echo iolab app ); do
+        load
+        "run_$tool" | scores | sed "s/^/$r $tool /" >> "$tmp/all"
+    done
     echo "round $r of $RUNS done" >&2
 done
+load
+echo "load average (1 min) before each run and at the end: $(tr '\n' ' ' < "$tmp/load")($(nproc) cores)"
 
-printf '%-20s %14s %14s %8s\n' phase app iolab ratio
+printf '%-20s %14s %14s %8s  %s\n' phase app iolab ratio "ratio of each round"
 for p in ior-easy-write mdtest-easy-write ior-hard-write mdtest-hard-write find \
          ior-easy-read mdtest-easy-stat ior-hard-read mdtest-hard-stat \
          mdtest-easy-delete mdtest-hard-read mdtest-hard-delete; do
     a=$(awk -v p="$p" '$2 == "app" && $3 == p { print $4 }' "$tmp/all" | median)
     i=$(awk -v p="$p" '$2 == "iolab" && $3 == p { print $4 }' "$tmp/all" | median)
-    ratio=$(for r in $(seq 1 "$RUNS"); do
+    each=$(for r in $(seq 1 "$RUNS"); do
         awk -v p="$p" -v r="$r" '$1 == r && $3 == p { v[$2] = $4 } END { if (v["app"] > 0) printf "%.4f\n", v["iolab"] / v["app"] }' "$tmp/all"
-    done | median)
-    printf '%-20s %14.4f %14.4f %8.3f\n' "$p" "$a" "$i" "$ratio"
+    done)
+    ratio=$(echo "$each" | median)
+    printf '%-20s %14.4f %14.4f %8.3f  %s\n' "$p" "$a" "$i" "$ratio" "$(echo "$each" | awk '{printf "%.2f ", $1}')"
 done

@@ -281,11 +281,15 @@ fn extended_mode_with_threads() {
         ini.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    let out = stdout(&o);
+    check_extended(&s, &stdout(&o), 2);
+}
+
+/// The checks of an extended run of `tasks` tasks (stdout `out`).
+fn check_extended(s: &Scratch, out: &str, tasks: u64) {
     let mut order: Vec<&str> = PHASES.to_vec();
     order.insert(2, "find-easy");
     order.insert(6, "find-hard");
-    let res = result_lines(&out);
+    let res = result_lines(out);
     let names: Vec<&str> = res.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(names, order, "{out}");
     let rnd = out
@@ -327,16 +331,50 @@ fn extended_mode_with_threads() {
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(res_dir.join("result.json")).unwrap())
             .unwrap();
-    check_figures(&doc, 2);
+    check_figures(&doc, tasks);
     let found = |n: &str| phase(&doc, n)["detail"]["find"]["found"].as_u64().unwrap();
-    assert_eq!(found("find-easy"), matching_01(&doc, "mdtest-easy", 2));
-    assert_eq!(found("find-hard"), matching_01(&doc, "mdtest-hard", 2));
+    assert_eq!(found("find-easy"), matching_01(&doc, "mdtest-easy", tasks));
+    assert_eq!(found("find-hard"), matching_01(&doc, "mdtest-hard", tasks));
     let r = &phase(&doc, "ior-rnd4K-easy-read")["detail"]["ior"];
     let n = r["transfers_per_task"].as_u64().unwrap();
     assert!(n > 0, "{r}");
-    assert_eq!(r["bytes"].as_u64().unwrap(), 2 * n * 4096, "{r}");
+    assert_eq!(r["bytes"].as_u64().unwrap(), tasks * n * 4096, "{r}");
     assert_eq!(doc["payload"]["valid_extended"], false);
     assert!(doc["payload"]["score_extended"]["iops"].as_f64().unwrap() > 0.0);
+}
+
+/// `mpirun -n 2 iolab io500 --mode=extended`: the same checks, one rank
+/// printing.
+#[cfg(feature = "mpi")]
+#[test]
+fn extended_mode_under_mpirun() {
+    use std::process::Command;
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return common::skip_or_fail("io500_extended_mpirun", "mpirun not installed");
+    }
+    let s = Scratch::new("io500-extended-mpi");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "[mdworkbench]\nrun = FALSE\n");
+    let mut c = Command::new("mpirun");
+    let _session = common::OmpiSession::attach(&mut c);
+    let o = c
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "io500",
+            "--mode=extended",
+        ])
+        .arg(&ini)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.matches("[SCOREX]").count(), 1, "one rank prints: {out}");
+    check_extended(&s, &out, 2);
 }
 
 fn refused(s: &Scratch, extra: &str, needle: &str) {
