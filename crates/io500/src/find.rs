@@ -162,11 +162,17 @@ fn walk_dir(
             c.found += 1;
             return true;
         }
+        // The path in one reused buffer, NUL-terminated in place: no
+        // allocation per file.
         path_buf.truncate(base_len);
         path_buf.push(b'/');
         path_buf.extend_from_slice(&e.name);
-        let p = Path::new(OsStr::from_bytes(&path_buf));
-        match c_path(p).and_then(|cp| be.stat(&cp)) {
+        path_buf.push(0);
+        let cp = std::ffi::CStr::from_bytes_with_nul(&path_buf).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "a NUL byte in a name")
+        });
+        let p = Path::new(OsStr::from_bytes(&path_buf[..path_buf.len() - 1]));
+        match cp.and_then(|cp| be.stat(cp)) {
             Ok(st) => {
                 if crit.matches(&st) {
                     c.found += 1;
