@@ -459,6 +459,53 @@ fn dry_run_prints_commands_and_creates_nothing() {
     assert!(!s.path("data").exists() && !s.path("results").exists());
 }
 
+/// `[debug] pause-dir`: while `<pause-dir>/ior-easy-write` exists the
+/// run waits before that phase (nothing of it is made), then goes on
+/// once the file is removed; the run is invalid, naming the key.
+#[test]
+fn pause_dir_holds_a_phase_while_its_file_exists() {
+    use std::time::{Duration, Instant};
+    let s = Scratch::new("io500-pause");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let hold = s.path("pause/ior-easy-write");
+    touch(&hold);
+    let extra = format!("[debug]\npause-dir = {}\n", s.path("pause").display());
+    let ini = small_ini(&s, "").with_file_name("pause.ini");
+    let text = std::fs::read_to_string(s.path("small.ini"))
+        .unwrap()
+        .replace("[debug]\n", &extra);
+    std::fs::write(&ini, text).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "2"])
+        .arg(&ini)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let easy = s.path("data/ior-easy");
+    let t0 = Instant::now();
+    while !easy.is_dir() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let waiting = child.try_wait().unwrap().is_none();
+    let made = tree(&easy);
+    std::fs::remove_file(&hold).unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(waiting && made.is_empty(), "not held: {made:?}");
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("[SCORE ]"), "{}", stdout(&o));
+    let txt = std::fs::read_to_string(s.path("results/result.txt")).unwrap();
+    assert!(txt.contains("invalid = [debug] pause-dir is set"), "{txt}");
+}
+
 fn touch(p: &Path) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, b"x").unwrap();

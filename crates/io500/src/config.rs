@@ -51,6 +51,9 @@ pub struct Config {
     pub scc: bool,
     /// Seconds of each write phase before the stonewall.
     pub stonewall_s: u64,
+    /// `[debug] pause-dir`: before each phase, wait while it holds a
+    /// file named after the phase.
+    pub pause_dir: Option<PathBuf>,
     /// ior-easy's parameters.
     pub ior_easy: IorEasy,
     /// ior-hard's segments.
@@ -112,6 +115,9 @@ impl Config {
             verbosity: num("global", "verbosity"),
             scc: flag("global", "scc"),
             stonewall_s: num("debug", "stonewall-time"),
+            pause_dir: Some(text("debug", "pause-dir"))
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
             ior_easy,
             ior_hard_segments: num("ior-hard", "segmentCount"),
             mdtest_easy_n: num("mdtest-easy", "n"),
@@ -418,5 +424,26 @@ mod tests {
         assert!(!c.runs(Phase::IorRnd4kEasyRead));
         // Standard mode runs none of them, and refuses nothing.
         assert_eq!(cfg("[ior-rnd1MB]\nx = 1\n").unwrap().phases().len(), 12);
+    }
+
+    #[test]
+    fn the_io500_app_s_own_keys_and_defaults_are_accepted() {
+        // Keys as the app's sample inis write them (their values are the
+        // app's defaults, or empty).
+        let text = "[global]\ndrop-caches-cmd = sudo -n bash -c \"echo 3 > /proc/sys/vm/drop_caches\"\n\
+            [debug]\npause-dir = \n[ior-hard]\ncollective = \n[ior-hard-write]\nAPI = \ncollective = \nrun = TRUE\n\
+            [ior-hard-read]\ncollective = \n[mdworkbench]\nwaitingTime = 0.0\nprecreatePerSet = \n\
+            [mdworkbench-create]\nrun = TRUE\n[timestamp]\n[find-easy]\nexternal-script = \nnproc = \n\
+            pfind-queue-length = 10000\n[find-hard]\npfind-steal-next = FALSE\n[ior-rnd4K-easy-read]\nAPI = \nrun = TRUE\n";
+        let c = cfg(text).unwrap();
+        assert_eq!(c.pause_dir, None);
+        let e = cfg("[global]\ndrop-caches-cmd = /bin/drop\n")
+            .unwrap_err()
+            .0;
+        assert!(e.contains("drop-caches-cmd"), "{e}");
+        let e = cfg("[ior-hard-read]\ncollective = TRUE\n").unwrap_err().0;
+        assert!(e.contains("collective"), "{e}");
+        let c = cfg("[debug]\npause-dir = /tmp/p\n").unwrap();
+        assert_eq!(c.pause_dir.as_deref(), Some(std::path::Path::new("/tmp/p")));
     }
 }

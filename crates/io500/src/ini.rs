@@ -148,10 +148,10 @@ pub const KEYS: &[Key] = &[
     k(
         "global",
         "drop-caches-cmd",
-        "",
+        "sudo -n bash -c \"echo 3 > /proc/sys/vm/drop_caches\"",
         Text,
         false,
-        "A command to drop caches (iolab writes /proc/sys/vm/drop_caches itself)",
+        "A command to drop caches: only the io500 app's default, which iolab does itself (writes /proc/sys/vm/drop_caches)",
     ),
     k(
         "global",
@@ -192,6 +192,14 @@ pub const KEYS: &[Key] = &[
         Uint,
         true,
         "Seconds of each write phase before the stonewall; below 300 the run is invalid",
+    ),
+    k(
+        "debug",
+        "pause-dir",
+        "",
+        Text,
+        true,
+        "Before each phase, wait while this directory holds a file named after the phase; the run is then invalid",
     ),
     k(
         "ior-easy",
@@ -427,6 +435,14 @@ pub fn lookup(section: &str, key: &str) -> Option<Key> {
     match key {
         "API" => Some(k(phase, "API", "", Text, true, "The API of this phase")),
         "run" => Some(k(phase, "run", "TRUE", Bool, true, "Run this phase")),
+        "collective" if phase.starts_with("ior-hard-") => Some(k(
+            phase,
+            "collective",
+            "FALSE",
+            Bool,
+            false,
+            "Collective I/O of this phase",
+        )),
         // Extended phases are never run: their tuning keys are kept as text.
         _ if EXTENDED_SECTIONS.contains(phase) => {
             Some(k(phase, "", "", Text, true, "A key of an extended phase"))
@@ -582,6 +598,9 @@ pub fn list() -> String {
         out.push_str(&format!(
             "\n[{s}]\n# The API of this phase\nAPI = \n# Run this phase\nrun = TRUE\n"
         ));
+        if s.starts_with("ior-hard-") {
+            out.push_str("# Collective I/O of this phase (not implemented)\ncollective = FALSE\n");
+        }
     }
     for s in &RUNNABLE_EXTENDED[..2] {
         out.push_str(&format!(

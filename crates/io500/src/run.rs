@@ -167,6 +167,7 @@ impl Runner<'_> {
             return skip("the timestamp file was not made".into());
         }
         self.drop_caches(st);
+        self.pause(p);
         self.transport.barrier();
         let t0 = Instant::now();
         let detail = match self.run_phase(st, p) {
@@ -334,6 +335,22 @@ impl Runner<'_> {
                 st.notes.push(f.to_string());
                 st.outcome = Some(Outcome::Error(f));
             }
+        }
+    }
+
+    /// `[debug] pause-dir`: rank 0 waits while `<pause-dir>/<phase>`
+    /// exists (checked each second; a stop request ends the wait), the
+    /// others at the barrier after it.
+    fn pause(&self, p: Phase) {
+        let Some(dir) = &self.cfg.pause_dir else {
+            return;
+        };
+        if !self.leader() {
+            return;
+        }
+        let file = dir.join(p.name());
+        while file.exists() && !iolab_core::stop::requested() {
+            std::thread::sleep(std::time::Duration::from_secs(1));
         }
     }
 

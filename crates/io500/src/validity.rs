@@ -45,6 +45,9 @@ pub fn global_reasons(cfg: &Config) -> Vec<String> {
             cfg.stonewall_s
         ));
     }
+    if let Some(d) = &cfg.pause_dir {
+        out.push(format!("[debug] pause-dir is set ({})", d.display()));
+    }
     if let Some(k) = cfg.mdtest_hard_files_per_dir {
         out.push(format!("[mdtest-hard] files-per-dir is set ({k})"));
     }
