@@ -47,7 +47,7 @@ struct Cli {
     /// as the io500 app's `--mode=extended`.
     #[arg(long, default_value = "standard", value_parser = ["standard", "extended"])]
     mode: String,
-    /// Record the run and its 12 figures in this results store.
+    /// Record the run and its phases' scores in this results store.
     #[arg(long)]
     store: Option<PathBuf>,
 }

@@ -335,6 +335,12 @@ fn check_extended(s: &Scratch, out: &str, tasks: u64) {
     let found = |n: &str| phase(&doc, n)["detail"]["find"]["found"].as_u64().unwrap();
     assert_eq!(found("find-easy"), matching_01(&doc, "mdtest-easy", tasks));
     assert_eq!(found("find-hard"), matching_01(&doc, "mdtest-hard", tasks));
+    for p in doc["payload"]["phases"].as_array().unwrap() {
+        assert_eq!(
+            p["phase"], p["name"],
+            "the JSON names a phase as IO500 does"
+        );
+    }
     let r = &phase(&doc, "ior-rnd4K-easy-read")["detail"]["ior"];
     let n = r["transfers_per_task"].as_u64().unwrap();
     assert!(n > 0, "{r}");

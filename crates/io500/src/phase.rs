@@ -39,6 +39,7 @@ pub enum Phase {
     FindHard,
     /// ior-rnd4K-easy-read (extended mode, unscored): random 4 KiB
     /// reads of what ior-easy-write wrote.
+    #[serde(rename = "ior-rnd4K-easy-read")]
     IorRnd4kEasyRead,
 }
 
