@@ -410,7 +410,7 @@ pub const KEYS: &[Key] = &[
         "FALSE",
         Bool,
         true,
-        "pfind's hashed readdir (iolab always splits entries by a hash of their name)",
+        "pfind's hashed readdir (no effect: iolab reads each directory with one task)",
     ),
     k("find", "run", "TRUE", Bool, true, "Run the find phase"),
 ];
