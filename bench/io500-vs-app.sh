@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Benchmark, not a test: `iolab io500` against the io500 app on the same
-# ini and task count. Runs alternate (app, iolab, app, iolab, ...); for
+# ini and task count. Runs alternate (app, iolab, iolab, app, app, ...); for
 # each of the 12 scored phases the median score of each tool and the
 # median of the per-round ratios iolab / app are printed (>= 1.0: iolab
 # is as fast or faster). Each tool's score is what its own [RESULT] line
 # says (GiB/s for ior phases, kIOPS for the others), read from its
 # result_summary.txt.
 #
-# The io500 app is built beforehand from its public sources:
-#   git clone https://github.com/IO500/io500 && cd io500 && ./prepare.sh
-# (prepare.sh fetches and builds IOR, mdtest and pfind; it needs an MPI
-# with mpicc, e.g. Debian's libopenmpi-dev, and git, autoconf, automake).
+# The io500 app is built beforehand from its public sources (the steps
+# of its README and prepare.sh; it needs the network for git):
+#   1. packages: a C compiler, make, git, autoconf, automake, an MPI with
+#      mpicc (Debian: apt-get install -y build-essential git autoconf
+#      automake pkg-config libopenmpi-dev openmpi-bin)
+#   2. git clone https://github.com/IO500/io500 IO500_APP_DIR
+#   3. cd IO500_APP_DIR && ./prepare.sh, which: clones IOR (hpc/ior, at
+#      the commit prepare.sh names) into build/ior, runs its ./bootstrap
+#      and ./configure --prefix=IO500_APP_DIR and installs ior, mdtest and
+#      md-workbench into bin/; clones pfind (VI4IO/pfind) into build/pfind
+#      and builds it; clones the schema tools; then runs make, which links
+#      ./io500 with IOR's and pfind's libraries. It prints "OK" at the end.
+#   The app is then IO500_APP_DIR/io500, run under mpirun. This script
+#   was run against IO500/io500 02091cf with IOR 5fcf0ba.
 #
 # Usage: bench/io500-vs-app.sh IO500_APP_DIR [INI] [TASKS] [IOLAB_BINARY]
 #   IO500_APP_DIR  the built io500 checkout (holds the io500 binary)
@@ -29,10 +39,14 @@ RUNS=${RUNS:-3}
 IOLAB_MPI=${IOLAB_MPI:-0}
 if [ ! -x "$APP_DIR/io500" ]; then
     cat >&2 <<MSG
-$APP_DIR/io500 is missing. Build the io500 app first:
-  git clone https://github.com/IO500/io500 $APP_DIR
-  cd $APP_DIR && ./prepare.sh        # fetches and builds IOR, mdtest, pfind
-(needs mpicc: apt-get install -y libopenmpi-dev openmpi-bin git autoconf automake)
+$APP_DIR/io500 is missing. Build the io500 app from its public sources first:
+  1. apt-get install -y build-essential git autoconf automake pkg-config libopenmpi-dev openmpi-bin
+  2. git clone https://github.com/IO500/io500 $APP_DIR
+  3. cd $APP_DIR && ./prepare.sh
+     (clones IOR into build/ior, bootstraps, configures with --prefix=$APP_DIR
+     and installs ior, mdtest, md-workbench into bin/; clones and builds pfind
+     in build/pfind; then make links ./io500; it ends by printing OK)
+Then run: $0 $APP_DIR
 MSG
     exit 2
 fi
@@ -94,20 +108,29 @@ scores() { awk '/^\[RESULT\]/ { print $2, $3 }'; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 : > "$tmp/all"
+: > "$tmp/load"
+load() { cut -d' ' -f1 /proc/loadavg >> "$tmp/load"; }
 for r in $(seq 1 "$RUNS"); do
-    run_app | scores | sed "s/^/$r app /" >> "$tmp/all"
-    run_iolab | scores | sed "s/^/$r iolab /" >> "$tmp/all"
+    # The tool that goes first alternates, so neither always runs on the
+    # page cache and the machine state the other left.
+    for tool in $( [ $((r % 2)) = 1 ] && echo app iolab || echo iolab app ); do
+        load
+        "run_$tool" | scores | sed "s/^/$r $tool /" >> "$tmp/all"
+    done
     echo "round $r of $RUNS done" >&2
 done
+load
+echo "load average (1 min) before each run and at the end: $(tr '\n' ' ' < "$tmp/load")($(nproc) cores)"
 
-printf '%-20s %14s %14s %8s\n' phase app iolab ratio
+printf '%-20s %14s %14s %8s  %s\n' phase app iolab ratio "ratio of each round"
 for p in ior-easy-write mdtest-easy-write ior-hard-write mdtest-hard-write find \
          ior-easy-read mdtest-easy-stat ior-hard-read mdtest-hard-stat \
          mdtest-easy-delete mdtest-hard-read mdtest-hard-delete; do
     a=$(awk -v p="$p" '$2 == "app" && $3 == p { print $4 }' "$tmp/all" | median)
     i=$(awk -v p="$p" '$2 == "iolab" && $3 == p { print $4 }' "$tmp/all" | median)
-    ratio=$(for r in $(seq 1 "$RUNS"); do
+    each=$(for r in $(seq 1 "$RUNS"); do
         awk -v p="$p" -v r="$r" '$1 == r && $3 == p { v[$2] = $4 } END { if (v["app"] > 0) printf "%.4f\n", v["iolab"] / v["app"] }' "$tmp/all"
-    done | median)
-    printf '%-20s %14.4f %14.4f %8.3f\n' "$p" "$a" "$i" "$ratio"
+    done)
+    ratio=$(echo "$each" | median)
+    printf '%-20s %14.4f %14.4f %8.3f  %s\n' "$p" "$a" "$i" "$ratio" "$(echo "$each" | awk '{printf "%.2f ", $1}')"
 done

@@ -42,7 +42,12 @@ struct Cli {
     /// Remove what a killed run left under datadir, as `io500 --cleanup`.
     #[arg(long)]
     cleanup: bool,
-    /// Record the run and its 12 figures in this results store.
+    /// `standard` runs the 12 scored phases; `extended` also runs
+    /// find-easy, find-hard and ior-rnd4K-easy-read and prints `[SCOREX]`,
+    /// as the io500 app's `--mode=extended`.
+    #[arg(long, default_value = "standard", value_parser = ["standard", "extended"])]
+    mode: String,
+    /// Record the run and its phases' scores in this results store.
     #[arg(long)]
     store: Option<PathBuf>,
 }
@@ -132,7 +137,12 @@ fn prepare(cli: &Cli, backend_opts: &[String]) -> Result<Setup, NotStarted> {
     let ini_text = std::fs::read_to_string(file)
         .map_err(|e| format!("{}: cannot read the ini file: {e}", file.display()))?;
     let ini = Ini::parse(&ini_text, &file.display().to_string()).map_err(|e| e.to_string())?;
-    let cfg = Config::from_ini(&ini, file.clone()).map_err(|e| e.to_string())?;
+    let mut cfg = Config::from_ini(&ini, file.clone()).map_err(|e| e.to_string())?;
+    if cli.mode == "extended" {
+        cfg = cfg
+            .extended()
+            .map_err(|e| format!("--mode=extended: {e}"))?;
+    }
     if cli.tasks == 0 || cli.tasks > MAX_TASKS {
         return Err(format!("--tasks {}: must be 1 to {MAX_TASKS}", cli.tasks).into());
     }
@@ -194,7 +204,9 @@ fn start_stamp(t: &dyn Transport) -> String {
 
 fn dry_run(s: &Setup) -> ExitCode {
     if s.leader() {
-        let cmds: Vec<(String, String)> = Phase::ALL
+        let cmds: Vec<(String, String)> = s
+            .cfg
+            .phases()
             .iter()
             .map(|&p| {
                 let c = commands::equivalent_command(&s.cfg, &s.layout, p, s.threads as u64);
@@ -364,6 +376,7 @@ fn finish(
         .map(|r| validity::phase_invalid(&s.cfg, r))
         .collect();
     print_now(&fmt::score_line(&p.score, p.valid));
+    print_now(&fmt::scorex_line(p).unwrap_or_default());
     for n in &p.notes {
         eprintln!("{prog}: note: {n}");
     }

@@ -242,6 +242,147 @@ fn small_ini_under_mpirun() {
     assert_eq!(doc["payload"]["comm"]["ranks"], 2);
 }
 
+/// The files named `*01*` among those mdtest made (`file.mdtest.T.I`).
+fn matching_01(doc: &Value, base: &str, tasks: u64) -> u64 {
+    let per_task = phase(doc, &format!("{base}-write"))["detail"]["mdtest"]["items_per_task"]
+        .as_u64()
+        .unwrap();
+    (0..tasks)
+        .flat_map(|t| (0..per_task).map(move |i| format!("file.mdtest.{t}.{i}")))
+        .filter(|n| n.contains("01"))
+        .count() as u64
+}
+
+/// `--mode=extended`: find-easy, find-hard and ior-rnd4K-easy-read run
+/// in the io500 app's order, the [SCORE ] line is still the 12 scored
+/// phases', [SCOREX] adds the two finds; md-workbench, which iolab does
+/// not run, is refused (exit 2, nothing made) unless turned off.
+#[test]
+fn extended_mode_with_threads() {
+    let s = Scratch::new("io500-extended");
+    let ini = small_ini(&s, "");
+    let o = iolab(&[
+        "io500",
+        "--tasks",
+        "2",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("[mdworkbench]"), "{}", stderr(&o));
+    assert!(!s.path("data").exists() && !s.path("results").exists());
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "[mdworkbench]\nrun = FALSE\n");
+    let o = iolab(&[
+        "io500",
+        "--tasks",
+        "2",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    check_extended(&s, &stdout(&o), 2);
+}
+
+/// The checks of an extended run of `tasks` tasks (stdout `out`).
+fn check_extended(s: &Scratch, out: &str, tasks: u64) {
+    let mut order: Vec<&str> = PHASES.to_vec();
+    order.insert(2, "find-easy");
+    order.insert(6, "find-hard");
+    let res = result_lines(out);
+    let names: Vec<&str> = res.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(names, order, "{out}");
+    let rnd = out
+        .lines()
+        .filter(|l| l.starts_with("[      ]  ior-rnd4K-easy-read "))
+        .count();
+    assert_eq!(rnd, 1, "the unscored line, last: {out}");
+    // [SCORE ] from the 12 scored lines alone.
+    let standard: String = out
+        .lines()
+        .filter(|l| !l.contains(" find-easy ") && !l.contains(" find-hard "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    check_score(&standard);
+    // [SCOREX]: the same bandwidth, the IOPS mean of 10.
+    let x = out.lines().find(|l| l.starts_with("[SCOREX]")).unwrap();
+    assert!(x.ends_with(" [INVALID]"), "{x}");
+    let w: Vec<f64> = [2, 6, 10]
+        .iter()
+        .map(|&i| x.split_whitespace().nth(i).unwrap().parse().unwrap())
+        .collect();
+    let md: Vec<f64> = res
+        .iter()
+        .filter(|r| !r.0.starts_with("ior"))
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(md.len(), 10);
+    assert!(close(w[1], geo(&md)), "{x} vs {}", geo(&md));
+    assert!(close(w[2], (w[0] * w[1]).sqrt()), "{x}");
+    // The figures are what was done.
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "{:?}",
+        tree(&s.path("data"))
+    );
+    let res_dir = s.path("results");
+    let summary = std::fs::read_to_string(res_dir.join("result_summary.txt")).unwrap();
+    assert!(summary.contains("[SCOREX]") && summary.contains("ior-rnd4K-easy-read"));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(res_dir.join("result.json")).unwrap())
+            .unwrap();
+    check_figures(&doc, tasks);
+    let found = |n: &str| phase(&doc, n)["detail"]["find"]["found"].as_u64().unwrap();
+    assert_eq!(found("find-easy"), matching_01(&doc, "mdtest-easy", tasks));
+    assert_eq!(found("find-hard"), matching_01(&doc, "mdtest-hard", tasks));
+    for p in doc["payload"]["phases"].as_array().unwrap() {
+        assert_eq!(
+            p["phase"], p["name"],
+            "the JSON names a phase as IO500 does"
+        );
+    }
+    let r = &phase(&doc, "ior-rnd4K-easy-read")["detail"]["ior"];
+    let n = r["transfers_per_task"].as_u64().unwrap();
+    assert!(n > 0, "{r}");
+    assert_eq!(r["bytes"].as_u64().unwrap(), tasks * n * 4096, "{r}");
+    assert_eq!(doc["payload"]["valid_extended"], false);
+    assert!(doc["payload"]["score_extended"]["iops"].as_f64().unwrap() > 0.0);
+}
+
+/// `mpirun -n 2 iolab io500 --mode=extended`: the same checks, one rank
+/// printing.
+#[cfg(feature = "mpi")]
+#[test]
+fn extended_mode_under_mpirun() {
+    use std::process::Command;
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return common::skip_or_fail("io500_extended_mpirun", "mpirun not installed");
+    }
+    let s = Scratch::new("io500-extended-mpi");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "[mdworkbench]\nrun = FALSE\n");
+    let mut c = Command::new("mpirun");
+    let _session = common::OmpiSession::attach(&mut c);
+    let o = c
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "io500",
+            "--mode=extended",
+        ])
+        .arg(&ini)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.matches("[SCOREX]").count(), 1, "one rank prints: {out}");
+    check_extended(&s, &out, 2);
+}
+
 fn refused(s: &Scratch, extra: &str, needle: &str) {
     let ini = small_ini(s, extra);
     let o = iolab(&["io500", "--tasks", "2", ini.to_str().unwrap()]);
@@ -322,6 +463,53 @@ fn dry_run_prints_commands_and_creates_nothing() {
         "{out}"
     );
     assert!(!s.path("data").exists() && !s.path("results").exists());
+}
+
+/// `[debug] pause-dir`: while `<pause-dir>/ior-easy-write` exists the
+/// run waits before that phase (nothing of it is made), then goes on
+/// once the file is removed; the run is invalid, naming the key.
+#[test]
+fn pause_dir_holds_a_phase_while_its_file_exists() {
+    use std::time::{Duration, Instant};
+    let s = Scratch::new("io500-pause");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let hold = s.path("pause/ior-easy-write");
+    touch(&hold);
+    let extra = format!("[debug]\npause-dir = {}\n", s.path("pause").display());
+    let ini = small_ini(&s, "").with_file_name("pause.ini");
+    let text = std::fs::read_to_string(s.path("small.ini"))
+        .unwrap()
+        .replace("[debug]\n", &extra);
+    std::fs::write(&ini, text).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "2"])
+        .arg(&ini)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let easy = s.path("data/ior-easy");
+    let t0 = Instant::now();
+    while !easy.is_dir() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let waiting = child.try_wait().unwrap().is_none();
+    let made = tree(&easy);
+    std::fs::remove_file(&hold).unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(waiting && made.is_empty(), "not held: {made:?}");
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("[SCORE ]"), "{}", stdout(&o));
+    let txt = std::fs::read_to_string(s.path("results/result.txt")).unwrap();
+    assert!(txt.contains("invalid = [debug] pause-dir is set"), "{txt}");
 }
 
 fn touch(p: &Path) {

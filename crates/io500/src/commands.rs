@@ -100,6 +100,25 @@ pub fn equivalent_command(
             l.datadir.display(),
             l.timestamp_file().display()
         ),
+        Phase::FindEasy => format!(
+            "pfind {} -name *01* (iolab io500's find engine)",
+            d("mdtest-easy")
+        ),
+        Phase::FindHard => format!(
+            "pfind {} -newer {} -size {HARD_FILE_BYTES}c -name *01* (iolab io500's find engine)",
+            d("mdtest-hard"),
+            l.timestamp_file().display()
+        ),
+        Phase::IorRnd4kEasyRead => {
+            let e = &cfg.ior_easy;
+            format!(
+                "ior -C -Q 1 -g -G 271 -k -e -o {}/ior_file_easy{}{} -r -D {sw} -z -t 4096 -b 4096 -s {} -O stoneWallingWearOut=1 (iolab io500's data engine)",
+                d("ior-easy"),
+                if e.file_per_proc { " -F" } else { "" },
+                if e.unique_dir { " -u" } else { "" },
+                crate::ior::RND_MAX_TRANSFERS,
+            )
+        }
         _ => {
             let args = mdtest_args(cfg, l, phase, tasks_per_process);
             format!("iolab mdtest {}", args.join(" "))

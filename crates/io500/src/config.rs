@@ -51,6 +51,9 @@ pub struct Config {
     pub scc: bool,
     /// Seconds of each write phase before the stonewall.
     pub stonewall_s: u64,
+    /// `[debug] pause-dir`: before each phase, wait while it holds a
+    /// file named after the phase.
+    pub pause_dir: Option<PathBuf>,
     /// ior-easy's parameters.
     pub ior_easy: IorEasy,
     /// ior-hard's segments.
@@ -68,8 +71,14 @@ pub struct Config {
     pub run_timestamp: bool,
     /// Backend of each phase (`posix`), from its `API` keys or the global one.
     pub apis: Vec<(Phase, String)>,
-    /// Extended sections found in the ini (accepted, not run).
+    /// Extended sections found in the ini (run only in extended mode).
     pub extended: Vec<String>,
+    /// Extended mode (`--mode=extended`): the extended phases iolab runs
+    /// ([`Phase::EXTENDED`]) run too, and the `[SCOREX]` line is printed.
+    pub extended_mode: bool,
+    /// Extended phases iolab cannot run that are on (their `run` is not
+    /// FALSE), by section: extended mode refuses them.
+    pub not_runnable: Vec<String>,
 }
 
 fn bad(msg: String) -> IniError {
@@ -91,7 +100,7 @@ impl Config {
         };
         let mut run = Vec::new();
         let mut apis = Vec::new();
-        for p in Phase::ALL {
+        for p in Phase::EXTENDED {
             let on = flag(p.base_section(), "run") && flag(p.name(), "run");
             run.push((p, on));
             apis.push((p, api_of(ini, p)?));
@@ -106,6 +115,9 @@ impl Config {
             verbosity: num("global", "verbosity"),
             scc: flag("global", "scc"),
             stonewall_s: num("debug", "stonewall-time"),
+            pause_dir: Some(text("debug", "pause-dir"))
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
             ior_easy,
             ior_hard_segments: num("ior-hard", "segmentCount"),
             mdtest_easy_n: num("mdtest-easy", "n"),
@@ -120,9 +132,14 @@ impl Config {
             extended: ini
                 .sections
                 .iter()
-                .filter(|s| crate::ini::EXTENDED_SECTIONS.contains(&s.as_str()))
+                .filter(|s| {
+                    crate::ini::EXTENDED_SECTIONS.contains(&s.as_str())
+                        || crate::ini::RUNNABLE_EXTENDED.contains(&s.as_str())
+                })
                 .cloned()
                 .collect(),
+            extended_mode: false,
+            not_runnable: not_runnable(ini),
         };
         cfg.check()?;
         Ok(cfg)
@@ -154,6 +171,23 @@ impl Config {
             return Err(bad("[global] resultdir is empty".into()));
         }
         Ok(())
+    }
+
+    /// Switches extended mode on (`--mode=extended`); refuses, naming
+    /// the section, an extended phase iolab cannot run that is on.
+    pub fn extended(mut self) -> Result<Config, IniError> {
+        if let Some(s) = self.not_runnable.first() {
+            return Err(bad(format!(
+                "[{s}]: iolab io500 cannot run this extended phase; set run = FALSE in [{s}] to run the other extended phases (find-easy, find-hard, ior-rnd4K-easy-read)"
+            )));
+        }
+        self.extended_mode = true;
+        Ok(self)
+    }
+
+    /// The phases of this run, in order.
+    pub fn phases(&self) -> &'static [Phase] {
+        Phase::order(self.extended_mode)
     }
 
     /// Whether `phase` runs.
@@ -212,6 +246,37 @@ impl Config {
     }
 }
 
+/// The extended sections iolab cannot run whose phase is on: the
+/// md-workbench phases run unless `[mdworkbench] run` (or each of their
+/// own sections' `run`) is FALSE, as in the io500 app, whether or not
+/// the ini names them; the sections of other versions of the app only
+/// when given.
+fn not_runnable(ini: &Ini) -> Vec<String> {
+    let on = |s: &str| {
+        ini.get(s, "run")
+            .map(|v| parse_bool(v).unwrap_or(true))
+            .unwrap_or(true)
+    };
+    let mut out = Vec::new();
+    let bench = [
+        "mdworkbench-create",
+        "mdworkbench-bench",
+        "mdworkbench-delete",
+    ];
+    if on("mdworkbench") && bench.iter().any(|s| on(s)) {
+        out.push("mdworkbench".to_string());
+    }
+    for s in crate::ini::EXTENDED_SECTIONS
+        .iter()
+        .filter(|s| !s.starts_with("mdworkbench"))
+    {
+        if ini.sections.iter().any(|x| x == s) && on(s) {
+            out.push(s.to_string());
+        }
+    }
+    out
+}
+
 /// The backend of a phase: its own `API`, its base section's, the global.
 fn api_of(ini: &Ini, p: Phase) -> Result<String, IniError> {
     let (section, value) = [p.name(), p.base_section()]
@@ -251,17 +316,19 @@ pub fn check_backend(cfg: &Config, be: &dyn iolab_backend::Backend) -> Result<()
             p.base_section()
         )))
     };
-    for p in Phase::ALL.into_iter().filter(|p| cfg.runs(*p)) {
+    for &p in cfg.phases().iter().filter(|p| cfg.runs(**p)) {
         let shared = matches!(p, Phase::IorHardWrite | Phase::IorHardRead)
-            || (matches!(p, Phase::IorEasyWrite | Phase::IorEasyRead)
-                && !cfg.ior_easy.file_per_proc);
+            || (matches!(
+                p,
+                Phase::IorEasyWrite | Phase::IorEasyRead | Phase::IorRnd4kEasyRead
+            ) && !cfg.ior_easy.file_per_proc);
         if shared && !caps.shared_writes {
             return refuse(
                 p,
                 "write one file from several tasks at interleaved offsets (IOR's shared file)",
             );
         }
-        if p == Phase::Find && !caps.mtime {
+        if matches!(p, Phase::Find | Phase::FindHard) && !caps.mtime {
             return refuse(p, "tell modification times, which find's -newer compares");
         }
     }
@@ -312,5 +379,71 @@ mod tests {
         let c = cfg("[mdtest-hard]\nrun = FALSE\n[ior-easy-read]\nrun = FALSE\n").unwrap();
         assert!(!c.runs(Phase::MdtestHardWrite) && !c.runs(Phase::MdtestHardDelete));
         assert!(!c.runs(Phase::IorEasyRead) && c.runs(Phase::IorEasyWrite));
+    }
+
+    #[test]
+    fn extended_mode_runs_what_it_can_and_names_what_it_cannot() {
+        let e = cfg("").unwrap().extended().unwrap_err().0;
+        assert!(
+            e.contains("[mdworkbench]") && e.contains("run = FALSE"),
+            "{e}"
+        );
+        let off = "[mdworkbench]\nrun = FALSE\n";
+        let c = cfg(off).unwrap().extended().unwrap();
+        assert_eq!(c.phases().len(), 15);
+        assert!(c.runs(Phase::FindEasy) && c.runs(Phase::IorRnd4kEasyRead));
+        // Each md-workbench phase off is the same as the section off.
+        let each = "[mdworkbench-create]\nrun = FALSE\n[mdworkbench-bench]\nrun = FALSE\n[mdworkbench-delete]\nrun = FALSE\n";
+        assert!(cfg(each).unwrap().extended().is_ok());
+        let e = cfg(&format!("{off}[ior-rnd1MB]\nblockSize = 1g\n"))
+            .unwrap()
+            .extended()
+            .unwrap_err()
+            .0;
+        assert!(e.contains("[ior-rnd1MB]"), "{e}");
+        // find-easy and find-hard take [find]'s keys, with its rules.
+        let c = cfg(&format!(
+            "{off}[find-easy]\npfind-queue-length = 5\nrun = FALSE\n[ior-rnd4K-easy-read]\nrun = FALSE\n"
+        ))
+        .unwrap();
+        assert!(!c.runs(Phase::FindEasy) && !c.runs(Phase::IorRnd4kEasyRead));
+        assert!(c.runs(Phase::FindHard));
+        let e = cfg("[find-hard]\nexternal-script = /bin/x\n")
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("find-hard") && e.contains("external-script"),
+            "{e}"
+        );
+        assert!(cfg("[find-easy]\nbogus = 1\n")
+            .unwrap_err()
+            .0
+            .contains("bogus"));
+        // ior-rnd4K-easy-read reads ior-easy's files: off with ior-easy.
+        let c = cfg(&format!("{off}[ior-easy]\nrun = FALSE\n")).unwrap();
+        assert!(!c.runs(Phase::IorRnd4kEasyRead));
+        // Standard mode runs none of them, and refuses nothing.
+        assert_eq!(cfg("[ior-rnd1MB]\nx = 1\n").unwrap().phases().len(), 12);
+    }
+
+    #[test]
+    fn the_io500_app_s_own_keys_and_defaults_are_accepted() {
+        // Keys as the app's sample inis write them (their values are the
+        // app's defaults, or empty).
+        let text = "[global]\ndrop-caches-cmd = sudo -n bash -c \"echo 3 > /proc/sys/vm/drop_caches\"\n\
+            [debug]\npause-dir = \n[ior-hard]\ncollective = \n[ior-hard-write]\nAPI = \ncollective = \nrun = TRUE\n\
+            [ior-hard-read]\ncollective = \n[mdworkbench]\nwaitingTime = 0.0\nprecreatePerSet = \n\
+            [mdworkbench-create]\nrun = TRUE\n[timestamp]\n[find-easy]\nexternal-script = \nnproc = \n\
+            pfind-queue-length = 10000\n[find-hard]\npfind-steal-next = FALSE\n[ior-rnd4K-easy-read]\nAPI = \nrun = TRUE\n";
+        let c = cfg(text).unwrap();
+        assert_eq!(c.pause_dir, None);
+        let e = cfg("[global]\ndrop-caches-cmd = /bin/drop\n")
+            .unwrap_err()
+            .0;
+        assert!(e.contains("drop-caches-cmd"), "{e}");
+        let e = cfg("[ior-hard-read]\ncollective = TRUE\n").unwrap_err().0;
+        assert!(e.contains("collective"), "{e}");
+        let c = cfg("[debug]\npause-dir = /tmp/p\n").unwrap();
+        assert_eq!(c.pause_dir.as_deref(), Some(std::path::Path::new("/tmp/p")));
     }
 }

@@ -1,8 +1,11 @@
-//! The find phase: every task walks the datadir through the backend and
-//! checks its share of the entries (split by a hash of the name, so that
-//! one huge directory is shared too) against IO500's criteria: a name
-//! matching `*01*`, a size of 3901 bytes, modified after the timestamp
-//! file. Only a stack of directory paths is kept, never a list of files.
+//! The find phases: the tasks walk the tree through the backend level by
+//! level, each directory read by one task (as pfind has each directory
+//! read by one process), and check its entries against IO500's criteria:
+//! a name matching `*01*` and, for find and find-hard, a size of 3901
+//! bytes and a modification after the timestamp file. After each level
+//! the tasks exchange the subdirectories they found, so that all know the
+//! next level and share it out the same way. Only directory paths are
+//! kept (one level at a time), never a list of files.
 
 use crate::config::HARD_FILE_BYTES;
 use iolab_backend::{c_path, Backend};
@@ -27,19 +30,47 @@ pub struct FindResult {
     pub failure: Option<Failure>,
 }
 
+/// What a matching file must be besides its name (`*01*`): find and
+/// find-hard ask for both, find-easy for neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Criteria {
+    /// Modified after this time (the timestamp file's), nanoseconds.
+    pub newer_than_ns: Option<u64>,
+    /// Exactly this many bytes.
+    pub size: Option<u64>,
+}
+
+impl Criteria {
+    /// find's and find-hard's: newer than the timestamp file, 3901 bytes.
+    pub fn hard(newer_than_ns: u64) -> Criteria {
+        Criteria {
+            newer_than_ns: Some(newer_than_ns),
+            size: Some(HARD_FILE_BYTES),
+        }
+    }
+
+    /// find-easy's: the name only.
+    pub fn name_only() -> Criteria {
+        Criteria {
+            newer_than_ns: None,
+            size: None,
+        }
+    }
+
+    fn needs_stat(&self) -> bool {
+        self.newer_than_ns.is_some() || self.size.is_some()
+    }
+
+    fn matches(&self, st: &iolab_backend::Stat) -> bool {
+        st.is_file
+            && self.size.is_none_or(|n| st.size == n)
+            && self.newer_than_ns.is_none_or(|t| st.mtime_ns > t)
+    }
+}
+
 /// IO500's name criterion: `*01*`.
 pub fn name_matches(name: &[u8]) -> bool {
     name.windows(2).any(|w| w == b"01")
-}
-
-/// FNV-1a: a stable hash, the same on every rank, to split entries.
-fn share_of(name: &[u8], tasks: u64) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in name {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h % tasks.max(1)
 }
 
 struct Counts {
@@ -48,9 +79,9 @@ struct Counts {
     failure: Option<Failure>,
 }
 
-/// Runs the find on this task over `roots` (the phases' directories);
-/// `newer_than_ns` is the timestamp file's modification time.
-pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], newer_than_ns: u64) -> FindResult {
+/// Runs the find on this task over `roots` (the phases' directories),
+/// counting the files named `*01*` that meet `crit`.
+pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], crit: Criteria) -> FindResult {
     comm.barrier();
     let start = wall_ns();
     let mut c = Counts {
@@ -58,13 +89,23 @@ pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], newer_than_ns: 
         total: 0,
         failure: None,
     };
-    let (me, tasks) = (comm.task() as u64, comm.tasks() as u64);
-    let mut stack: Vec<PathBuf> = roots.to_vec();
-    while let Some(dir) = stack.pop() {
-        if c.failure.is_some() || iolab_core::stop::requested() {
-            break;
+    let (me, tasks) = (comm.task(), comm.tasks().max(1));
+    let mut level: Vec<PathBuf> = roots.to_vec();
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        // Directory i of the level is task (i mod tasks)'s: the list is
+        // the same on every task, so each directory is read once.
+        for dir in level.iter().skip(me).step_by(tasks) {
+            if c.failure.is_some() || iolab_core::stop::requested() {
+                break;
+            }
+            walk_dir(be, dir, crit, &mut next, &mut c);
         }
-        walk_dir(be, &dir, (me, tasks), newer_than_ns, &mut stack, &mut c);
+        let stop = c.failure.is_some() || iolab_core::stop::requested();
+        level = match exchange(comm, &next, stop) {
+            Some(l) => l,
+            None => break,
+        };
     }
     let end = wall_ns();
     let failed = comm.any(c.failure.is_some());
@@ -86,16 +127,33 @@ pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], newer_than_ns: 
     }
 }
 
-/// Lists one directory: subdirectories go on the stack (every task
-/// walks them), entries of this task's share are checked.
-fn walk_dir(
-    be: &dyn Backend,
-    dir: &Path,
-    (me, tasks): (u64, u64),
-    newer_than_ns: u64,
-    stack: &mut Vec<PathBuf>,
-    c: &mut Counts,
-) {
+/// Every task's subdirectories of this level, in task order: the next
+/// level, the same on every task. None when a task stopped (a failure
+/// or a stop request), so that all stop together.
+fn exchange(comm: &dyn Comm, found: &[PathBuf], stop: bool) -> Option<Vec<PathBuf>> {
+    // A stop flag, then the paths, each ended by a NUL (no path holds one).
+    let mut mine = vec![u8::from(stop)];
+    for d in found {
+        mine.extend_from_slice(d.as_os_str().as_bytes());
+        mine.push(0);
+    }
+    let all = comm.all_gather(&mine);
+    if all.iter().any(|b| b.first() != Some(&0)) {
+        return None;
+    }
+    let paths = all.iter().flat_map(|b| {
+        b.get(1..)
+            .unwrap_or_default()
+            .split(|&x| x == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| PathBuf::from(OsStr::from_bytes(p)))
+    });
+    Some(paths.collect())
+}
+
+/// Reads one directory: its subdirectories go to `next` (the next
+/// level), its files are checked.
+fn walk_dir(be: &dyn Backend, dir: &Path, crit: Criteria, next: &mut Vec<PathBuf>, c: &mut Counts) {
     let cdir = match c_path(dir) {
         Ok(p) => p,
         Err(e) => {
@@ -107,26 +165,32 @@ fn walk_dir(
     let base_len = path_buf.len();
     let mut stat_failure = None;
     let listed = be.list_each(&cdir, &mut |e| {
-        let mine = share_of(&e.name, tasks) == me;
         if e.is_dir {
-            stack.push(dir.join(OsStr::from_bytes(&e.name)));
-            c.total += u64::from(mine);
-            return true;
-        }
-        if !mine {
+            next.push(dir.join(OsStr::from_bytes(&e.name)));
+            c.total += 1;
             return true;
         }
         c.total += 1;
         if !name_matches(&e.name) {
             return true;
         }
+        if !crit.needs_stat() {
+            c.found += 1;
+            return true;
+        }
+        // The path in one reused buffer, NUL-terminated in place: no
+        // allocation per file.
         path_buf.truncate(base_len);
         path_buf.push(b'/');
         path_buf.extend_from_slice(&e.name);
-        let p = Path::new(OsStr::from_bytes(&path_buf));
-        match c_path(p).and_then(|cp| be.stat(&cp)) {
+        path_buf.push(0);
+        let cp = std::ffi::CStr::from_bytes_with_nul(&path_buf).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "a NUL byte in a name")
+        });
+        let p = Path::new(OsStr::from_bytes(&path_buf[..path_buf.len() - 1]));
+        match cp.and_then(|cp| be.stat(cp)) {
             Ok(st) => {
-                if st.is_file && st.size == HARD_FILE_BYTES && st.mtime_ns > newer_than_ns {
+                if crit.matches(&st) {
                     c.found += 1;
                 }
                 true
@@ -176,10 +240,59 @@ mod tests {
         std::fs::write(dir.join("c01"), vec![0u8; 3900]).unwrap();
         std::fs::write(dir.join("d10"), vec![0u8; 3901]).unwrap();
         let roots = vec![dir.clone()];
-        let out = iolab_comm::run_local(3, |c| run(c, &*be, &roots, ts));
+        let out = iolab_comm::run_local(3, |c| run(c, &*be, &roots, Criteria::hard(ts)));
         assert!(out.iter().all(|r| r.found == 2 && r.total == 5), "{out:?}");
-        let later = iolab_comm::run_local(1, |c| run(c, &*be, &roots, wall_ns() + 1_000_000_000));
+        let later = Criteria::hard(wall_ns() + 1_000_000_000);
+        let later = iolab_comm::run_local(1, |c| run(c, &*be, &roots, later));
         assert_eq!(later[0].found, 0);
+        // find-easy's criterion is the name alone: c01 (3900 bytes) counts.
+        let easy = iolab_comm::run_local(2, |c| run(c, &*be, &roots, Criteria::name_only()));
+        assert!(
+            easy.iter().all(|r| r.found == 3 && r.total == 5),
+            "{easy:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn each_entry_is_counted_once_whatever_the_task_count() {
+        let be = iolab_backend::by_name("posix").unwrap();
+        let dir = std::env::temp_dir().join(format!("iolab-find-tree-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // 3 levels, 7 directories, 40 files of which those named *01* match.
+        for d in ["a", "b", "c", "a/x", "a/y", "b/z"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        let mut expected = 0;
+        for (i, d) in ["", "a", "b", "c", "a/x", "a/y", "b/z"]
+            .iter()
+            .cycle()
+            .take(40)
+            .enumerate()
+        {
+            let name = format!("f.{i:03}");
+            expected += u64::from(name.contains("01"));
+            std::fs::write(dir.join(d).join(&name), b"").unwrap();
+        }
+        assert_eq!(expected, 11, "f.001 and f.010 to f.019");
+        let (files, dirs) = (40, 6);
+        for tasks in [1, 2, 3, 5, 8] {
+            let out = iolab_comm::run_local(tasks, |c| {
+                run(c, &*be, std::slice::from_ref(&dir), Criteria::name_only())
+            });
+            for r in &out {
+                assert_eq!(
+                    (r.found, r.total),
+                    (expected, files + dirs),
+                    "{tasks} tasks"
+                );
+                assert!(r.failure.is_none());
+            }
+        }
+        // A root that is missing is a failure every task reports.
+        let gone = vec![dir.join("missing")];
+        let out = iolab_comm::run_local(3, |c| run(c, &*be, &gone, Criteria::name_only()));
+        assert!(out.iter().all(|r| r.failure.is_some()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

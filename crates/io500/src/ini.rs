@@ -71,13 +71,26 @@ pub const PHASE_SECTIONS: [&str; 11] = [
     "mdtest-hard-delete",
 ];
 
-/// Sections of the extended (unscored) phases: accepted, never run.
-pub const EXTENDED_SECTIONS: [&str; 7] = [
+/// Sections of the extended phases iolab runs in extended mode
+/// (`--mode=extended`): the two take [`FIND_KEYS_FROM`]'s keys, the
+/// last `API` and `run`.
+pub const RUNNABLE_EXTENDED: [&str; 3] = ["find-easy", "find-hard", "ior-rnd4K-easy-read"];
+
+/// The section whose keys `find-easy` and `find-hard` take, as in the
+/// io500 app.
+pub const FIND_KEYS_FROM: &str = "find";
+
+/// Sections of extended phases iolab does not run: accepted (any key,
+/// as text) in standard mode; extended mode refuses them unless their
+/// `run` is FALSE. The md-workbench ones are the io500 app's; the
+/// others come from other versions of it.
+pub const EXTENDED_SECTIONS: [&str; 8] = [
+    "mdworkbench",
+    "mdworkbench-create",
+    "mdworkbench-bench",
+    "mdworkbench-delete",
     "ior-rnd4K",
     "ior-rnd1MB",
-    "mdworkbench",
-    "find-easy",
-    "find-hard",
     "ior-rnd-write",
     "ior-rnd-read",
 ];
@@ -135,10 +148,10 @@ pub const KEYS: &[Key] = &[
     k(
         "global",
         "drop-caches-cmd",
-        "",
+        "sudo -n bash -c \"echo 3 > /proc/sys/vm/drop_caches\"",
         Text,
         false,
-        "A command to drop caches (iolab writes /proc/sys/vm/drop_caches itself)",
+        "A command to drop caches: only the io500 app's default, which iolab does itself (writes /proc/sys/vm/drop_caches)",
     ),
     k(
         "global",
@@ -179,6 +192,14 @@ pub const KEYS: &[Key] = &[
         Uint,
         true,
         "Seconds of each write phase before the stonewall; below 300 the run is invalid",
+    ),
+    k(
+        "debug",
+        "pause-dir",
+        "",
+        Text,
+        true,
+        "Before each phase, wait while this directory holds a file named after the phase; the run is then invalid",
     ),
     k(
         "ior-easy",
@@ -389,7 +410,7 @@ pub const KEYS: &[Key] = &[
         "FALSE",
         Bool,
         true,
-        "pfind's hashed readdir (iolab always splits entries by a hash of their name)",
+        "pfind's hashed readdir (no effect: iolab reads each directory with one task)",
     ),
     k("find", "run", "TRUE", Bool, true, "Run the find phase"),
 ];
@@ -400,13 +421,28 @@ pub fn lookup(section: &str, key: &str) -> Option<Key> {
     if let Some(k) = KEYS.iter().find(|k| k.section == section && k.key == key) {
         return Some(*k);
     }
+    if let Some(s) = RUNNABLE_EXTENDED[..2].iter().find(|s| **s == section) {
+        let k = KEYS
+            .iter()
+            .find(|k| k.section == FIND_KEYS_FROM && k.key == key)?;
+        return Some(Key { section: s, ..*k });
+    }
     let phase = PHASE_SECTIONS
         .iter()
+        .chain(RUNNABLE_EXTENDED[2..].iter())
         .chain(EXTENDED_SECTIONS.iter())
         .find(|s| **s == section)?;
     match key {
         "API" => Some(k(phase, "API", "", Text, true, "The API of this phase")),
         "run" => Some(k(phase, "run", "TRUE", Bool, true, "Run this phase")),
+        "collective" if phase.starts_with("ior-hard-") => Some(k(
+            phase,
+            "collective",
+            "FALSE",
+            Bool,
+            false,
+            "Collective I/O of this phase",
+        )),
         // Extended phases are never run: their tuning keys are kept as text.
         _ if EXTENDED_SECTIONS.contains(phase) => {
             Some(k(phase, "", "", Text, true, "A key of an extended phase"))
@@ -419,6 +455,7 @@ pub fn lookup(section: &str, key: &str) -> Option<Key> {
 pub fn known_section(name: &str) -> bool {
     KEYS.iter().any(|k| k.section == name)
         || PHASE_SECTIONS.contains(&name)
+        || RUNNABLE_EXTENDED.contains(&name)
         || EXTENDED_SECTIONS.contains(&name)
 }
 
@@ -561,10 +598,24 @@ pub fn list() -> String {
         out.push_str(&format!(
             "\n[{s}]\n# The API of this phase\nAPI = \n# Run this phase\nrun = TRUE\n"
         ));
+        if s.starts_with("ior-hard-") {
+            out.push_str("# Collective I/O of this phase (not implemented)\ncollective = FALSE\n");
+        }
     }
+    for s in &RUNNABLE_EXTENDED[..2] {
+        out.push_str(&format!(
+            "\n[{s}]\n# An extended phase (--mode=extended), with [{FIND_KEYS_FROM}]'s keys\n"
+        ));
+        for key in KEYS.iter().filter(|k| k.section == FIND_KEYS_FROM) {
+            out.push_str(&format!("# {}\n{} = {}\n", key.help, key.key, key.default));
+        }
+    }
+    out.push_str(
+        "\n[ior-rnd4K-easy-read]\n# An extended phase (--mode=extended), not scored\nAPI = \nrun = TRUE\n",
+    );
     for s in EXTENDED_SECTIONS {
         out.push_str(&format!(
-            "\n# [{s}]: an extended phase, accepted and not run by iolab\n"
+            "\n# [{s}]: an extended phase iolab does not run (accepted; --mode=extended refuses it unless its run = FALSE)\n"
         ));
     }
     out.trim_start().to_string()

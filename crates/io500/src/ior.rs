@@ -467,6 +467,122 @@ pub fn read(
     gather(comm, run, spec.transfer(), transfers_per_task)
 }
 
+/// ior-rnd4K-easy-read's transfer size.
+pub const RND_TRANSFER: u64 = 4096;
+/// Most random reads a task makes (the app's `-s 10000000`).
+pub const RND_MAX_TRANSFERS: u64 = 10_000_000;
+
+/// ior-rnd4K-easy-read: 4 KiB reads at random 4 KiB-aligned offsets in
+/// what task `(t + reorder_shift) % tasks` wrote in ior-easy-write
+/// (`transfers_per_task` of its transfers), stonewalled at the spec's
+/// wall with the wear-out rule (every task reads on to the count the
+/// furthest one reached), at most [`RND_MAX_TRANSFERS`] each.
+pub fn read_random(
+    comm: &dyn Comm,
+    be: &dyn Backend,
+    spec: &IorSpec,
+    transfers_per_task: u64,
+) -> IorResult {
+    let (task, tasks) = (comm.task(), comm.tasks());
+    let source = (task + spec.reorder_shift) % tasks.max(1);
+    let mut run = TaskRun {
+        be,
+        fig: TaskFigures::default(),
+        failure: None,
+    };
+    let path = spec.file_of(source);
+    let base = spec.offset(0, source as u64, tasks as u64);
+    let blocks = transfers_per_task.saturating_mul(spec.transfer()) / RND_TRANSFER;
+    let handle = match c_path(&path).and_then(|c| be.open(&c, OpenOptions::read())) {
+        Ok(_) if blocks == 0 => {
+            let e = std::io::Error::other("ior-easy-write wrote less than 4 KiB per task");
+            run.fail("read", &path, &e);
+            None
+        }
+        Ok(h) => Some(h),
+        Err(e) => {
+            run.fail("open", &path, &e);
+            None
+        }
+    };
+    let mut buf = vec![0u8; RND_TRANSFER as usize];
+    let reads = RandomReads {
+        base,
+        blocks,
+        seed: spec.seed ^ 0x4b ^ task as u64,
+    };
+    comm.barrier();
+    run.fig.start_ns = wall_ns();
+    let wall_at = match spec.stonewall_s {
+        0 => u64::MAX,
+        s => run.fig.start_ns.saturating_add(s * 1_000_000_000),
+    };
+    let mut done = 0;
+    if let Some(h) = &handle {
+        done = reads.run(
+            &mut run,
+            h,
+            &mut buf,
+            (0, RND_MAX_TRANSFERS),
+            wall_at,
+            &path,
+        );
+    }
+    run.fig.at_wall = done;
+    let target = comm.max_u64(done);
+    if let (Some(h), true) = (&handle, run.ok()) {
+        reads.run(&mut run, h, &mut buf, (done, target), u64::MAX, &path);
+    }
+    if let Some(h) = handle {
+        finish_file(&mut run, h, &path, false);
+    }
+    run.fig.end_ns = wall_ns();
+    gather(comm, run, RND_TRANSFER, target)
+}
+
+/// Where a task's random reads fall: `blocks` 4 KiB blocks from `base`.
+struct RandomReads {
+    base: u64,
+    blocks: u64,
+    seed: u64,
+}
+
+impl RandomReads {
+    /// Reads number `from..to` until the wall; returns the count done.
+    fn run(
+        &self,
+        run: &mut TaskRun,
+        h: &Handle,
+        buf: &mut [u8],
+        (from, to): (u64, u64),
+        wall_at_ns: u64,
+        path: &std::path::Path,
+    ) -> u64 {
+        let mut i = from;
+        while i < to {
+            if iolab_core::stop::requested() {
+                run.fig.interrupted = true;
+                break;
+            }
+            let block = iolab_core::random::below(
+                iolab_core::random::splitmix_nth(self.seed, i),
+                self.blocks,
+            );
+            if let Err(e) = read_exact(run.be, h, buf, self.base + block * RND_TRANSFER) {
+                run.fail("read", path, &e);
+                break;
+            }
+            run.fig.bytes += buf.len() as u64;
+            i += 1;
+            if wall_ns() >= wall_at_ns {
+                run.fig.hit = true;
+                break;
+            }
+        }
+        i
+    }
+}
+
 fn read_all_transfers(
     run: &mut TaskRun,
     spec: &IorSpec,
@@ -606,5 +722,34 @@ mod tests {
         assert!(w[0].stonewall_hit && w[0].transfers_per_task >= w[0].min_at_wall);
         assert!(w[0].transfers_per_task < 1 << 30, "stopped at the wall");
         assert_eq!(w[0].bytes, 2 * w[0].transfers_per_task * 4096);
+    }
+
+    #[test]
+    fn random_4k_reads_stay_in_what_was_written_and_count_their_bytes() {
+        let dir = scratch("rnd");
+        let be = iolab_backend::by_name("posix").unwrap();
+        let spec = IorSpec {
+            dir: dir.clone(),
+            pattern: Pattern::Easy {
+                transfer_bytes: 16384,
+                block_bytes: 65536,
+                file_per_proc: true,
+                unique_dir: false,
+            },
+            stonewall_s: 1,
+            reorder_shift: 1,
+            seed: 271,
+        };
+        let w = iolab_comm::run_local(2, |c| write(c, &*be, &spec));
+        assert_eq!(w[0].transfers_per_task, 4);
+        let r = iolab_comm::run_local(2, |c| read_random(c, &*be, &spec, 4));
+        assert!(r[0].failure.is_none(), "{:?}", r[0].failure);
+        assert!(r[0].stonewall_hit || r[0].transfers_per_task == RND_MAX_TRANSFERS);
+        assert_eq!(r[0].bytes, 2 * r[0].transfers_per_task * RND_TRANSFER);
+        // Told the files hold more than they do, a read falls past the end
+        // sooner or later: an error, not a figure.
+        let r = iolab_comm::run_local(2, |c| read_random(c, &*be, &spec, 1 << 20));
+        assert!(r[0].failure.is_some());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

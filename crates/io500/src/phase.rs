@@ -1,4 +1,5 @@
-//! The 12 scored phases in IO500's order, their names and groups, and the
+//! The 12 scored phases in IO500's order (and the extended ones), their
+//! names and groups, and the
 //! layout of a run's files ([`crate::commands`] has the command lines
 //! each phase runs).
 
@@ -32,6 +33,14 @@ pub enum Phase {
     MdtestHardRead,
     /// mdtest-hard-delete.
     MdtestHardDelete,
+    /// find-easy (extended mode): the names `*01*` under mdtest-easy.
+    FindEasy,
+    /// find-hard (extended mode): find's criteria under mdtest-hard only.
+    FindHard,
+    /// ior-rnd4K-easy-read (extended mode, unscored): random 4 KiB
+    /// reads of what ior-easy-write wrote.
+    #[serde(rename = "ior-rnd4K-easy-read")]
+    IorRnd4kEasyRead,
 }
 
 /// Which mean a phase's score enters.
@@ -41,6 +50,8 @@ pub enum Group {
     Bandwidth,
     /// Metadata rate, kIOPS.
     Iops,
+    /// Reported and not scored (ior-rnd4K-easy-read, GiB/s).
+    Unscored,
 }
 
 impl Phase {
@@ -60,6 +71,44 @@ impl Phase {
         Phase::MdtestHardDelete,
     ];
 
+    /// Every phase of extended mode (`--mode=extended`), in the io500
+    /// app's order: the 12 scored ones and the extended ones iolab runs.
+    pub const EXTENDED: [Phase; 15] = [
+        Phase::IorEasyWrite,
+        Phase::MdtestEasyWrite,
+        Phase::FindEasy,
+        Phase::IorHardWrite,
+        Phase::MdtestHardWrite,
+        Phase::Find,
+        Phase::FindHard,
+        Phase::IorEasyRead,
+        Phase::MdtestEasyStat,
+        Phase::IorHardRead,
+        Phase::MdtestHardStat,
+        Phase::MdtestEasyDelete,
+        Phase::MdtestHardRead,
+        Phase::MdtestHardDelete,
+        Phase::IorRnd4kEasyRead,
+    ];
+
+    /// The phases of a run in order: [`Phase::ALL`], or
+    /// [`Phase::EXTENDED`] in extended mode.
+    pub fn order(extended: bool) -> &'static [Phase] {
+        match extended {
+            true => &Phase::EXTENDED,
+            false => &Phase::ALL,
+        }
+    }
+
+    /// Whether the phase runs only in extended mode (and so counts only
+    /// in the `[SCOREX]` line, if at all).
+    pub fn is_extended(self) -> bool {
+        matches!(
+            self,
+            Phase::FindEasy | Phase::FindHard | Phase::IorRnd4kEasyRead
+        )
+    }
+
     /// IO500's name (also the ini section of the phase).
     pub fn name(self) -> &'static str {
         match self {
@@ -75,13 +124,16 @@ impl Phase {
             Phase::MdtestEasyDelete => "mdtest-easy-delete",
             Phase::MdtestHardRead => "mdtest-hard-read",
             Phase::MdtestHardDelete => "mdtest-hard-delete",
+            Phase::FindEasy => "find-easy",
+            Phase::FindHard => "find-hard",
+            Phase::IorRnd4kEasyRead => "ior-rnd4K-easy-read",
         }
     }
 
     /// The section holding the phase's shared parameters (`ior-easy`).
     pub fn base_section(self) -> &'static str {
         match self {
-            Phase::IorEasyWrite | Phase::IorEasyRead => "ior-easy",
+            Phase::IorEasyWrite | Phase::IorEasyRead | Phase::IorRnd4kEasyRead => "ior-easy",
             Phase::IorHardWrite | Phase::IorHardRead => "ior-hard",
             Phase::MdtestEasyWrite | Phase::MdtestEasyStat | Phase::MdtestEasyDelete => {
                 "mdtest-easy"
@@ -91,6 +143,8 @@ impl Phase {
             | Phase::MdtestHardRead
             | Phase::MdtestHardDelete => "mdtest-hard",
             Phase::Find => "find",
+            Phase::FindEasy => "find-easy",
+            Phase::FindHard => "find-hard",
         }
     }
 
@@ -100,6 +154,7 @@ impl Phase {
             Phase::IorEasyWrite | Phase::IorHardWrite | Phase::IorEasyRead | Phase::IorHardRead => {
                 Group::Bandwidth
             }
+            Phase::IorRnd4kEasyRead => Group::Unscored,
             _ => Group::Iops,
         }
     }
@@ -118,7 +173,9 @@ impl Phase {
     /// The write phase whose data this phase works on.
     pub fn depends_on(self) -> Option<Phase> {
         match self {
-            Phase::IorEasyRead => Some(Phase::IorEasyWrite),
+            Phase::IorEasyRead | Phase::IorRnd4kEasyRead => Some(Phase::IorEasyWrite),
+            Phase::FindEasy => Some(Phase::MdtestEasyWrite),
+            Phase::FindHard => Some(Phase::MdtestHardWrite),
             Phase::IorHardRead => Some(Phase::IorHardWrite),
             Phase::MdtestEasyStat | Phase::MdtestEasyDelete => Some(Phase::MdtestEasyWrite),
             Phase::MdtestHardStat | Phase::MdtestHardRead | Phase::MdtestHardDelete => {

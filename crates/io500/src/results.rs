@@ -79,7 +79,7 @@ impl PhaseReport {
 /// The unit of a phase's score.
 pub fn unit(phase: Phase) -> &'static str {
     match phase.group() {
-        Group::Bandwidth => "GiB/s",
+        Group::Bandwidth | Group::Unscored => "GiB/s",
         Group::Iops => "kIOPS",
     }
 }
@@ -105,12 +105,23 @@ pub fn geometric_mean(values: &[f64]) -> f64 {
     (logs / values.len() as f64).exp()
 }
 
-/// The score of a set of phase reports.
+/// The score of a set of phase reports (the `[SCORE ]` line): the 12
+/// scored phases, extended ones left out.
 pub fn score(phases: &[PhaseReport]) -> Score {
+    score_of(phases, false)
+}
+
+/// The extended score (the `[SCOREX]` line): find-easy and find-hard
+/// join the IOPS mean, as in the io500 app's extended mode.
+pub fn score_extended(phases: &[PhaseReport]) -> Score {
+    score_of(phases, true)
+}
+
+fn score_of(phases: &[PhaseReport], extended: bool) -> Score {
     let of = |g: Group| -> Vec<f64> {
         phases
             .iter()
-            .filter(|p| p.phase.group() == g)
+            .filter(|p| p.phase.group() == g && (extended || !p.phase.is_extended()))
             .map(|p| p.score)
             .collect()
     };
@@ -145,10 +156,17 @@ pub struct Io500Payload {
     pub resultdir: String,
     /// How the tasks ran.
     pub comm: CommInfo,
-    /// The 12 scored phases in order.
+    /// The 12 scored phases in order (in extended mode, with the
+    /// extended phases among them, in the io500 app's order).
     pub phases: Vec<PhaseReport>,
     /// The score.
     pub score: Score,
+    /// Extended mode's score (`[SCOREX]`), None in standard mode.
+    #[serde(default)]
+    pub score_extended: Option<Score>,
+    /// Whether every phase of extended mode was valid, None in standard mode.
+    #[serde(default)]
+    pub valid_extended: Option<bool>,
     /// Whether the run could be submitted.
     pub valid: bool,
     /// Why not.

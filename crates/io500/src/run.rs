@@ -1,14 +1,16 @@
 //! The run: the 12 scored phases in IO500's order (and the timestamp
-//! file between mdtest-easy-write and ior-hard-write), each on every task
-//! of the communicator, then the score and the final cleanup.
+//! file between mdtest-easy-write and ior-hard-write; in extended mode
+//! the extended phases too), each on every task of the communicator,
+//! then the score and the final cleanup.
 
 use crate::commands::{equivalent_command, mdtest_args};
 use crate::config::Config;
-use crate::find::{self, FindResult};
+use crate::find::{self, Criteria, FindResult};
 use crate::ior::{self, IorResult, IorSpec, Pattern};
 use crate::phase::{Layout, Phase};
 use crate::results::{
-    score, unit, CommInfo, Detail, Io500Payload, MdtestFigures, PhaseReport, RunResult,
+    score, score_extended, unit, CommInfo, Detail, Io500Payload, MdtestFigures, PhaseReport,
+    RunResult,
 };
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::{run_subset, Transport};
@@ -81,7 +83,7 @@ impl Runner<'_> {
     /// Runs every phase; every rank returns the same figures.
     pub fn run(&self) -> RunResult {
         let mut st = State::default();
-        for p in Phase::ALL {
+        for &p in self.cfg.phases() {
             if self.leader() {
                 self.observer.phase_started(p);
             }
@@ -105,12 +107,16 @@ impl Runner<'_> {
     fn finish(&self, st: State, left: Vec<std::path::PathBuf>) -> RunResult {
         let invalid = crate::validity::reasons(self.cfg, &st.reports);
         let mut notes = st.notes;
-        if !self.cfg.extended.is_empty() {
+        if !self.cfg.extended.is_empty() && !self.cfg.extended_mode {
             notes.push(format!(
-                "extended sections [{}] were read and not run (iolab io500 runs the 12 scored phases)",
+                "extended sections [{}] were read and not run (--mode=extended runs find-easy, find-hard and ior-rnd4K-easy-read)",
                 self.cfg.extended.join("], [")
             ));
         }
+        let extended = self.cfg.extended_mode.then(|| {
+            let why = crate::validity::reasons_extended(self.cfg, &st.reports);
+            (score_extended(&st.reports), why.is_empty())
+        });
         let payload = Io500Payload {
             datadir: self.layout.datadir.display().to_string(),
             resultdir: self.resultdir.clone(),
@@ -121,6 +127,8 @@ impl Runner<'_> {
                 tasks: self.tasks() as u64,
             },
             score: score(&st.reports),
+            score_extended: extended.map(|e| e.0),
+            valid_extended: extended.map(|e| e.1),
             valid: invalid.is_empty(),
             invalid_reasons: invalid,
             phases: st.reports,
@@ -155,10 +163,11 @@ impl Runner<'_> {
                 dep.name()
             ));
         }
-        if p == Phase::Find && st.timestamp_ns.is_none() {
+        if matches!(p, Phase::Find | Phase::FindHard) && st.timestamp_ns.is_none() {
             return skip("the timestamp file was not made".into());
         }
         self.drop_caches(st);
+        self.pause(p);
         self.transport.barrier();
         let t0 = Instant::now();
         let detail = match self.run_phase(st, p) {
@@ -192,7 +201,10 @@ impl Runner<'_> {
             }
             Phase::IorEasyRead => self.ior(p, st.ior_easy_transfers).map(Detail::Ior),
             Phase::IorHardRead => self.ior(p, st.ior_hard_transfers).map(Detail::Ior),
-            Phase::Find => self.find(st.timestamp_ns.unwrap_or(0)).map(Detail::Find),
+            Phase::IorRnd4kEasyRead => self.ior(p, st.ior_easy_transfers).map(Detail::Ior),
+            Phase::Find | Phase::FindHard | Phase::FindEasy => {
+                self.find(p, st.timestamp_ns.unwrap_or(0)).map(Detail::Find)
+            }
             _ => self.mdtest(p).map(Detail::Mdtest),
         }
     }
@@ -201,7 +213,7 @@ impl Runner<'_> {
     pub fn ior_spec(&self, p: Phase) -> IorSpec {
         let e = &self.cfg.ior_easy;
         let (dir, pattern, seed) = match p {
-            Phase::IorEasyWrite | Phase::IorEasyRead => (
+            Phase::IorEasyWrite | Phase::IorEasyRead | Phase::IorRnd4kEasyRead => (
                 "ior-easy",
                 Pattern::Easy {
                     transfer_bytes: e.transfer_bytes,
@@ -239,6 +251,7 @@ impl Runner<'_> {
             self.tasks(),
             |c| match transfers {
                 None => ior::write(c, be, &spec),
+                Some(n) if p == Phase::IorRnd4kEasyRead => ior::read_random(c, be, &spec, n),
                 Some(n) => ior::read(c, be, &spec, n),
             },
         );
@@ -252,8 +265,15 @@ impl Runner<'_> {
         Ok(r)
     }
 
-    fn find(&self, newer_than_ns: u64) -> Result<FindResult, PhaseError> {
-        let roots: Vec<_> = crate::cleanup::PHASE_DIRS
+    /// find (the whole datadir), find-easy (mdtest-easy, by name) or
+    /// find-hard (mdtest-hard, find's criteria).
+    fn find(&self, p: Phase, newer_than_ns: u64) -> Result<FindResult, PhaseError> {
+        let (dirs, crit): (&[&str], _) = match p {
+            Phase::FindEasy => (&["mdtest-easy"], Criteria::name_only()),
+            Phase::FindHard => (&["mdtest-hard"], Criteria::hard(newer_than_ns)),
+            _ => (&crate::cleanup::PHASE_DIRS, Criteria::hard(newer_than_ns)),
+        };
+        let roots: Vec<_> = dirs
             .iter()
             .map(|d| self.layout.path(d))
             .filter(|d| {
@@ -264,7 +284,7 @@ impl Runner<'_> {
             .collect();
         let be = self.backend;
         let out = run_subset(self.transport.clone(), self.threads, self.tasks(), |c| {
-            find::run(c, be, &roots, newer_than_ns)
+            find::run(c, be, &roots, crit)
         });
         let r = out.into_iter().next().unwrap_or_default();
         match &r.failure {
@@ -315,6 +335,22 @@ impl Runner<'_> {
                 st.notes.push(f.to_string());
                 st.outcome = Some(Outcome::Error(f));
             }
+        }
+    }
+
+    /// `[debug] pause-dir`: rank 0 waits while `<pause-dir>/<phase>`
+    /// exists (checked each second; a stop request ends the wait), the
+    /// others at the barrier after it.
+    fn pause(&self, p: Phase) {
+        let Some(dir) = &self.cfg.pause_dir else {
+            return;
+        };
+        if !self.leader() {
+            return;
+        }
+        let file = dir.join(p.name());
+        while file.exists() && !iolab_core::stop::requested() {
+            std::thread::sleep(std::time::Duration::from_secs(1));
         }
     }
 

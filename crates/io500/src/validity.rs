@@ -4,14 +4,33 @@ use crate::config::Config;
 use crate::phase::Phase;
 use crate::results::{Detail, PhaseReport};
 
-/// The reasons, empty for a valid run.
+/// The reasons, empty for a valid run (the 12 scored phases; extended
+/// ones do not make the standard run invalid, as in the io500 app).
 pub fn reasons(cfg: &Config, reports: &[PhaseReport]) -> Vec<String> {
+    reasons_of(cfg, reports, false)
+}
+
+/// The reasons the extended run (`[SCOREX]`) is invalid: those of
+/// [`reasons`] and those of the extended phases.
+pub fn reasons_extended(cfg: &Config, reports: &[PhaseReport]) -> Vec<String> {
+    reasons_of(cfg, reports, true)
+}
+
+fn reasons_of(cfg: &Config, reports: &[PhaseReport], extended: bool) -> Vec<String> {
     let mut out = global_reasons(cfg);
-    for r in reports {
+    let counted: Vec<&PhaseReport> = reports
+        .iter()
+        .filter(|r| extended || !r.phase.is_extended())
+        .collect();
+    for r in &counted {
         out.extend(phase_reasons(cfg, r));
     }
-    if reports.len() < Phase::ALL.len() {
-        out.push("not every scored phase was reported".into());
+    let expected = match extended {
+        true => Phase::EXTENDED.len(),
+        false => Phase::ALL.len(),
+    };
+    if counted.len() < expected {
+        out.push("not every phase was reported".into());
     }
     out
 }
@@ -26,6 +45,9 @@ pub fn global_reasons(cfg: &Config) -> Vec<String> {
             cfg.stonewall_s
         ));
     }
+    if let Some(d) = &cfg.pause_dir {
+        out.push(format!("[debug] pause-dir is set ({})", d.display()));
+    }
     if let Some(k) = cfg.mdtest_hard_files_per_dir {
         out.push(format!("[mdtest-hard] files-per-dir is set ({k})"));
     }
@@ -38,7 +60,7 @@ pub fn phase_reasons(cfg: &Config, r: &PhaseReport) -> Vec<String> {
     match &r.detail {
         Detail::Skipped(why) => vec![format!("{} did not run: {why}", r.name)],
         Detail::Failed(why) => vec![format!("{} failed: {why}", r.name)],
-        Detail::Find(f) if f.found == 0 => vec!["find found no file".into()],
+        Detail::Find(f) if f.found == 0 => vec![format!("{} found no file", r.name)],
         _ if r.phase.is_write() && r.time_s < min as f64 => vec![format!(
             "{} ran {:.3} s, below the {min} s a write phase must last",
             r.name, r.time_s

@@ -2,14 +2,20 @@
 //! and result_summary.txt), result.txt (the ini echo and each phase's
 //! details) and the `--dry-run` listing.
 
+use iolab_io500::phase::Group;
 use iolab_io500::results::{Detail, Io500Payload, PhaseReport, Score};
 
 const INVALID: &str = " [INVALID]";
 
-/// One `[RESULT]` line, as the io500 app prints it.
+/// One `[RESULT]` line, as the io500 app prints it (`[      ]` for a
+/// phase that is not scored, ior-rnd4K-easy-read).
 pub fn result_line(r: &PhaseReport, invalid: bool) -> String {
+    let tag = match r.phase.group() {
+        Group::Unscored => "[      ]",
+        _ => "[RESULT]",
+    };
     format!(
-        "[RESULT] {:>20} {:>15.6} {} : time {:.3} seconds{}\n",
+        "{tag} {:>20} {:>15.6} {} : time {:.3} seconds{}\n",
         r.name,
         r.score,
         r.unit,
@@ -20,8 +26,22 @@ pub fn result_line(r: &PhaseReport, invalid: bool) -> String {
 
 /// The `[SCORE ]` line.
 pub fn score_line(s: &Score, valid: bool) -> String {
+    score_line_tagged("[SCORE ]", s, valid)
+}
+
+/// The `[SCOREX]` line of extended mode, when the run has one.
+pub fn scorex_line(p: &Io500Payload) -> Option<String> {
+    let s = p.score_extended.as_ref()?;
+    Some(score_line_tagged(
+        "[SCOREX]",
+        s,
+        p.valid_extended.unwrap_or(false),
+    ))
+}
+
+fn score_line_tagged(tag: &str, s: &Score, valid: bool) -> String {
     format!(
-        "[SCORE ] Bandwidth {:.6} GiB/s : IOPS {:.6} kiops : TOTAL {:.6}{}\n",
+        "{tag} Bandwidth {:.6} GiB/s : IOPS {:.6} kiops : TOTAL {:.6}{}\n",
         s.bandwidth,
         s.iops,
         s.total,
@@ -37,6 +57,7 @@ pub fn summary(p: &Io500Payload, invalid: &[bool]) -> String {
         s.push_str(&result_line(r, invalid.get(i).copied().unwrap_or(true)));
     }
     s.push_str(&score_line(&p.score, p.valid));
+    s.push_str(&scorex_line(p).unwrap_or_default());
     s
 }
 
@@ -60,6 +81,12 @@ pub fn result_txt(p: &Io500Payload, ini_text: &str) -> String {
     ));
     for why in &p.invalid_reasons {
         s.push_str(&format!("invalid = {why}\n"));
+    }
+    if let (Some(x), Some(valid)) = (&p.score_extended, p.valid_extended) {
+        s.push_str(&format!(
+            "\n[SCOREX]\nBW = {:.6}\nMD = {:.6}\nSCORE = {:.6}\nvalid = {valid}\n",
+            x.bandwidth, x.iops, x.total
+        ));
     }
     for l in &p.left_behind {
         s.push_str(&format!("left-behind = {l}\n"));
