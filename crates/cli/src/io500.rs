@@ -342,7 +342,10 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         observer: &printer,
     };
     let result = runner.run();
+    // Dropping `s` at each return finalises MPI: bounded after a failed or
+    // interrupted run (see `bound_mpi_finalize`).
     if !s.leader() {
+        crate::signals::bound_mpi_finalize(crate::exit::code(&result.outcome));
         return crate::exit::status(&result.outcome);
     }
     if created_datadir {
@@ -356,6 +359,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         );
     }
     let outcome = finish(prog, &s, &store, result, &command);
+    crate::signals::bound_mpi_finalize(crate::exit::code(&outcome));
     crate::exit::status(&outcome)
 }
 
