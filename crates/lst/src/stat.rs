@@ -75,6 +75,7 @@ mod tests {
                 rx_bytes,
                 ..Default::default()
             },
+            errors_at_join: 0,
         }
     }
 

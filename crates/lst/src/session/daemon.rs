@@ -6,9 +6,14 @@
 //! that long), or when signalled, and every agent it started ends with
 //! it (their standard input closes).
 
+mod nodes;
+
 use super::batch::{self, Running};
 use super::slot::Slot;
-use super::{read_line, BatchInfo, BatchTotals, GroupSample, NodeSample, Reply, Request, TestDef};
+use super::{
+    read_line, BatchInfo, BatchTotals, GroupSample, NodeInfo, NodeSample, NodeState, Reply,
+    Request, TestDef, TestNodes,
+};
 use crate::console::{self, Node, Plan};
 use crate::proto::{Answer, Command, Hello};
 use crate::spec::{Distribute, Limit, Test, MAX_CONCURRENCY};
@@ -31,6 +36,8 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct SessionConfig {
     /// The session's name (`new_session NAME`).
     pub name: String,
+    /// Its `LST_SESSION` value (shown by `show_session`).
+    pub key: String,
     /// Seconds without a console command after which the session ends.
     pub timeout_s: u64,
     /// Port of agents named without one.
@@ -56,6 +63,8 @@ pub(crate) struct Batch {
 struct State {
     cfg: SessionConfig,
     token: String,
+    /// When the session started (Unix milliseconds).
+    started_ms: u64,
     /// Decided by the first add_group: a key file's key, a one-time key
     /// when the daemon starts those agents itself, or none.
     key: Option<Option<SharedKey>>,
@@ -83,6 +92,7 @@ pub fn serve(
     };
     let mut st = State {
         token,
+        started_ms: iolab_core::clock::wall_ns() / 1_000_000,
         cfg,
         key: None,
         slots: Vec::new(),
@@ -181,6 +191,11 @@ impl State {
             Request::ListBatch { name } => self.infos(name.as_deref()),
             Request::Query { batch } => self.infos(Some(&batch)),
             Request::Sample { groups, timeout_s } => self.sample(&groups, timeout_s),
+            Request::ListGroup { name } => self.list_groups(name.as_deref()),
+            Request::DelGroup { name } => self.del_group(&name).map(|()| Reply::Ok),
+            Request::UpdateGroup { name, op } => self.update_group(&name, op).map(|()| Reply::Ok),
+            Request::Ping { target, timeout_s } => self.ping(&target, timeout_s),
+            Request::ShowSession => Ok(self.show_session()),
             Request::End => Ok(Reply::Ok),
         }
     }
@@ -219,12 +234,18 @@ impl State {
         let mut slots = Vec::new();
         for (a, remote) in agents.into_iter().zip(remotes) {
             let stat = open_stat(&a.node, &self.token, key.as_ref())?;
-            slots.push(Slot {
+            let mut slot = Slot {
                 node: a.node,
                 ctl: Some(a.conn),
                 stat,
                 remote,
-            });
+                state: NodeState::Active,
+                errors_at_join: 0,
+            };
+            slot.errors_at_join = read_live(&mut slot, console::COMMAND_TIMEOUT)
+                .map_err(LstError::Launch)?
+                .errors;
+            slots.push(slot);
         }
         self.slots.extend(slots);
         Ok(())
@@ -387,27 +408,51 @@ impl State {
                 tests: b.tests.clone(),
                 running: b.running.is_some(),
                 last: b.last.clone(),
+                nodes: (0..b.tests.len()).map(|t| self.test_nodes(b, t)).collect(),
             })
             .collect();
         Ok(Reply::Batches { batches })
     }
 
-    fn sample(&mut self, groups: &[String], timeout_s: f64) -> Result<Reply, String> {
-        if !(timeout_s > 0.0 && timeout_s <= 3600.0) {
-            return Err(format!(
-                "--timeout {timeout_s}: more than 0 and at most 3600 seconds"
-            ));
+    /// Test `t` of `b`: its clients (with whether each one's job runs)
+    /// and its servers, with their states.
+    fn test_nodes(&self, b: &Batch, t: usize) -> TestNodes {
+        let def = &b.tests[t];
+        let list = |g: &str, jobs: bool| -> Vec<NodeInfo> {
+            self.groups
+                .get(g)
+                .map(|nodes| {
+                    nodes
+                        .iter()
+                        .map(|n| {
+                            let slot = self.slots.iter().position(|s| s.node.addr == n.addr);
+                            NodeInfo {
+                                node: n.name.clone(),
+                                state: slot.map_or(NodeState::Unknown, |i| self.slots[i].state),
+                                running: jobs
+                                    && slot.is_some_and(|i| {
+                                        b.running.as_ref().is_some_and(|r| r.client_runs(t, i))
+                                    }),
+                            }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        TestNodes {
+            clients: list(&def.from, true),
+            servers: list(&def.to, false),
         }
+    }
+
+    fn sample(&mut self, groups: &[String], timeout_s: f64) -> Result<Reply, String> {
+        check_timeout(timeout_s)?;
         // The whole reading is bounded by the timeout, however many
         // nodes it asks.
         let until = Instant::now() + Duration::from_secs_f64(timeout_s);
         let mut out = Vec::new();
         for g in groups {
-            let nodes = self
-                .groups
-                .get(g)
-                .ok_or_else(|| format!("no group {g:?} in this session"))?
-                .clone();
+            let nodes = self.target_nodes(g)?;
             let mut samples = Vec::new();
             for n in &nodes {
                 let s = self
@@ -416,11 +461,15 @@ impl State {
                     .find(|s| s.node.addr == n.addr)
                     .ok_or_else(|| format!("node {}: not in this session", n.name))?;
                 let left = until.saturating_duration_since(Instant::now());
-                let live = read_live(s, left.max(Duration::from_millis(1)))?;
+                let live = read_live(s, left.max(Duration::from_millis(1))).inspect_err(|_| {
+                    s.state = NodeState::Down;
+                })?;
+                s.state = NodeState::Active;
                 samples.push(NodeSample {
                     node: n.name.clone(),
                     at_ns: iolab_core::clock::mono_ns(),
                     live,
+                    errors_at_join: s.errors_at_join,
                 });
             }
             out.push(GroupSample {
@@ -429,6 +478,25 @@ impl State {
             });
         }
         Ok(Reply::Sample { groups: out })
+    }
+
+    /// A group's nodes, or the nodes a word names (NIDs, ranges) when
+    /// no group has that name; every one must be in the session.
+    fn target_nodes(&self, word: &str) -> Result<Vec<Node>, String> {
+        if let Some(nodes) = self.groups.get(word) {
+            return Ok(nodes.clone());
+        }
+        let nodes = crate::hosts::nodes(&[word.to_string()], self.cfg.port)
+            .map_err(|e| format!("{word:?} is no group of this session, nor a node list: {e}"))?;
+        for n in &nodes {
+            if !self.slots.iter().any(|s| s.node.addr == n.addr) {
+                return Err(format!(
+                    "{word:?}: no group of that name, and node {} is not in this session (add it with add_group)",
+                    n.name
+                ));
+            }
+        }
+        Ok(nodes)
     }
 
     /// Stops every batch, says goodbye to every agent and waits (a
@@ -450,6 +518,17 @@ impl State {
                 let _ = r.wait(Duration::from_secs(5), || false);
             }
         }
+    }
+}
+
+/// A reading's or a ping's timeout: more than 0, at most an hour.
+fn check_timeout(timeout_s: f64) -> Result<(), String> {
+    if timeout_s > 0.0 && timeout_s <= 3600.0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "--timeout {timeout_s}: more than 0 and at most 3600 seconds"
+        ))
     }
 }
 
