@@ -89,7 +89,7 @@ pub struct PingArgs {
 #[derive(Args, Debug)]
 pub struct ShowErrorArgs {
     /// Groups, or nodes of the session (NIDs, ranges).
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "GROUP|NODES")]
     targets: Vec<String>,
     /// Only the errors of this session (not the agents' earlier ones).
     #[arg(long)]

@@ -152,8 +152,9 @@ pub struct QueryArgs {
 /// `stat`'s options, as lst has them.
 #[derive(Args, Debug)]
 pub struct StatArgs {
-    /// Groups to watch.
-    #[arg(required = true)]
+    /// Groups to watch, or nodes of the session (NIDs, ranges), each
+    /// shown as its own block.
+    #[arg(required = true, value_name = "GROUP|NODES")]
     groups: Vec<String>,
     /// Seconds between readings.
     #[arg(long, default_value_t = 5.0)]

@@ -428,7 +428,7 @@ impl State {
                             let slot = self.slots.iter().position(|s| s.node.addr == n.addr);
                             NodeInfo {
                                 node: n.name.clone(),
-                                state: slot.map_or(NodeState::Unknown, |i| self.slots[i].state),
+                                state: self.state_of(n),
                                 running: jobs
                                     && slot.is_some_and(|i| {
                                         b.running.as_ref().is_some_and(|r| r.client_runs(t, i))

@@ -15,12 +15,13 @@ use std::net::ToSocketAddrs;
 use std::time::Duration;
 
 impl State {
-    /// A node's state as last seen (unknown when it has no agent here).
-    fn state_of(&self, n: &Node) -> NodeState {
+    /// A group node's state as last seen: down when it has no agent
+    /// here (a refresh could not reach it).
+    pub(super) fn state_of(&self, n: &Node) -> NodeState {
         self.slots
             .iter()
             .find(|s| s.node.addr == n.addr)
-            .map_or(NodeState::Unknown, |s| s.state)
+            .map_or(NodeState::Down, |s| s.state)
     }
 
     pub(super) fn list_groups(&self, name: Option<&str>) -> Result<Reply, String> {
