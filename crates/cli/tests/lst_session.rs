@@ -666,7 +666,7 @@ fn nodes_that_go_down_are_shown_refreshed_cleaned_and_removed_and_groups_deleted
     let (_, a1) = cluster.host(1);
     let (_, a2) = cluster.host(2);
     let (ns3, a3) = cluster.host(3);
-    let pid3 = hands[2].0.id();
+    let (pid1, pid3) = (hands[0].0.id(), hands[2].0.id());
     let bg = dir.0.join("again.pid");
     // Host 3's agent dies; the session sees it down; a refresh fails
     // while it is gone and brings it back once it runs again; it dies
@@ -697,6 +697,10 @@ echo '== removed'; lst list_group pair --all
 if lst del_group servers 2>del-err.txt; then exit 9; fi
 echo '== deleted'; lst del_group pair
 lst list_group
+kill -STOP {pid1}
+echo '== stopped'; lst ping --group clients --timeout 1
+kill -CONT {pid1}
+echo '== continued'; lst ping --group clients --timeout 5
 lst end_session
 ",
         key = key.display(),
@@ -779,6 +783,17 @@ lst end_session
             "2) servers",
             "Total 2 groups"
         ],
+        "{t}"
+    );
+    // A stalled agent is down while it does not answer, and active
+    // again once it does (ping opens a new stat connection).
+    assert_eq!(
+        section("stopped")[0],
+        format!("\t{n1}: Down [session: <NULL> id: LNET_NID_ANY]"),
+        "{t}"
+    );
+    assert!(
+        section("continued")[0].starts_with(&format!("\t{n1}: Active [session: groups id: ")),
         "{t}"
     );
     assert!(

@@ -461,10 +461,7 @@ impl State {
                     .find(|s| s.node.addr == n.addr)
                     .ok_or_else(|| format!("node {}: not in this session", n.name))?;
                 let left = until.saturating_duration_since(Instant::now());
-                let live = read_live(s, left.max(Duration::from_millis(1))).inspect_err(|_| {
-                    s.state = NodeState::Down;
-                })?;
-                s.state = NodeState::Active;
+                let live = probe_live(s, left.max(Duration::from_millis(1)))?;
                 samples.push(NodeSample {
                     node: n.name.clone(),
                     at_ns: iolab_core::clock::mono_ns(),
@@ -553,6 +550,24 @@ fn open_stat(n: &Node, token: &str, key: Option<&SharedKey>) -> Result<Conn, Lst
     .map_err(|e| LstError::Launch(e.to_string()))?;
     handshake::client(&mut c, "lst", &hello, key, Cancel::process()).map_err(node)?;
     Ok(c)
+}
+
+/// Reads a node's live counters and sets its state by the outcome. A
+/// failed read closes the stat connection, whose late answer would
+/// otherwise be taken for the next reading's: the node stays down until
+/// `ping` opens a new one or `update_group --refresh` reconnects it.
+fn probe_live(s: &mut Slot, timeout: Duration) -> Result<crate::result::LiveStats, String> {
+    match read_live(s, timeout) {
+        Ok(l) => {
+            s.state = NodeState::Active;
+            Ok(l)
+        }
+        Err(e) => {
+            s.state = NodeState::Down;
+            s.stat.shutdown();
+            Err(e)
+        }
+    }
 }
 
 fn read_live(s: &mut Slot, timeout: Duration) -> Result<crate::result::LiveStats, String> {

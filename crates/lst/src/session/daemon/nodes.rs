@@ -3,7 +3,7 @@
 //! last showed: active when its agent answered, down when it did not;
 //! `ping` and `update_group --refresh` ask again.
 
-use super::{check_name, check_timeout, read_live, State};
+use super::{check_name, check_timeout, open_stat, probe_live, State};
 use crate::console::{self, Node};
 use crate::proto::Command;
 use crate::session::slot::Slot;
@@ -134,11 +134,9 @@ impl State {
                 again.push(n.clone());
                 continue;
             };
-            if self.slots[i].state == NodeState::Active {
-                continue;
-            }
-            if read_live(&mut self.slots[i], console::COMMAND_TIMEOUT).is_ok() {
-                self.slots[i].state = NodeState::Active;
+            if self.slots[i].state == NodeState::Active
+                || self.reopen_stat(i, console::COMMAND_TIMEOUT).is_ok()
+            {
                 continue;
             }
             end_slot(self.slots.remove(i));
@@ -202,12 +200,13 @@ impl State {
         let wait = Duration::from_secs_f64(timeout_s);
         let mut out = Vec::new();
         for n in self.ping_nodes(target)? {
-            let entry = match self.slots.iter_mut().find(|s| s.node.addr == n.addr) {
-                Some(s) => {
-                    s.state = match read_live(s, wait) {
-                        Ok(_) => NodeState::Active,
-                        Err(_) => NodeState::Down,
+            let entry = match self.slots.iter().position(|s| s.node.addr == n.addr) {
+                Some(i) => {
+                    let _ = match self.slots[i].state {
+                        NodeState::Active => probe_live(&mut self.slots[i], wait).map(drop),
+                        _ => self.reopen_stat(i, wait),
                     };
+                    let s = &self.slots[i];
                     PingEntry {
                         node: n.name.clone(),
                         state: s.state,
@@ -223,6 +222,24 @@ impl State {
             out.push(entry);
         }
         Ok(Reply::Pinged { nodes: out })
+    }
+
+    /// Opens a new stat connection to the agent of slot `i` (its last
+    /// one failed) and reads it: the node is active again when the agent
+    /// still serves this session, and stays down when it does not (it
+    /// died, or was started again and knows nothing of this session:
+    /// `update_group --refresh` reconnects it).
+    fn reopen_stat(&mut self, i: usize, wait: Duration) -> Result<(), String> {
+        let key = self.key.clone().flatten();
+        let s = &mut self.slots[i];
+        match open_stat(&s.node, &self.token, key.as_ref()) {
+            Ok(c) => s.stat = c,
+            Err(e) => {
+                s.state = NodeState::Down;
+                return Err(e.to_string());
+            }
+        }
+        probe_live(s, wait).map(drop)
     }
 
     pub(super) fn show_session(&self) -> Reply {
