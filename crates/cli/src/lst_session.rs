@@ -121,7 +121,8 @@ pub struct ListBatchArgs {
 /// `query NAME`'s options, as lst has them.
 #[derive(Args, Debug)]
 pub struct QueryArgs {
-    /// The batch.
+    /// The batch (lst's default: `batch`).
+    #[arg(default_value = "batch")]
     name: String,
     /// Only test N of the batch (from 1).
     #[arg(long)]
@@ -189,6 +190,10 @@ pub struct StatArgs {
     /// Bandwidth in MB/s instead of MiB/s.
     #[arg(long)]
     mbs: bool,
+    /// LNet's counters: the default, as in lst (its `--rpc` is not
+    /// implemented).
+    #[arg(long)]
+    lnet: bool,
 }
 
 /// The session's socket, from LST_SESSION.
@@ -669,6 +674,8 @@ pub(crate) fn pause(d: Duration) -> bool {
 }
 
 fn check_stat(a: &StatArgs) -> Result<(), String> {
+    // `--lnet` asks for what stat always prints.
+    let _ = a.lnet;
     if !(a.delay > 0.0 && a.delay <= 3600.0) {
         return Err(format!(
             "--delay {}: more than 0, at most 3600 seconds",
