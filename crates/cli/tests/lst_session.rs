@@ -500,7 +500,7 @@ echo '== test 2'; lst list_batch b --test 2
 echo '== servers'; lst list_batch b --all --server
 lst run b
 for i in $(seq 100); do lst query b --test 2 | grep -q stopped && break; sleep 0.1; done
-echo '== query'; lst query b; lst query b --test 1; lst query b --test 2
+echo '== query'; lst query b --timeout 2; lst query b --test 1; lst query b --test 2
 echo '== all'; lst query b --all --loop 2 --delay 0.2
 echo '== active'; lst query b --active
 echo '== groups'; lst list_group
@@ -682,6 +682,7 @@ kill {pid3}; sleep 0.5
 echo '== ping'; lst ping --group clients --timeout 2
 echo '== down'; lst list_group clients --down
 echo '== counts'; lst list_group clients
+echo '== invalid'; lst list_batch b --invalid
 if lst update_group clients --refresh 2>refresh-err.txt; then exit 9; fi
 ip netns exec {ns3} {BIN} lst agent --key {key} </dev/null >/dev/null 2>&1 & echo $! > {bg}
 sleep 1
@@ -742,6 +743,12 @@ lst end_session
         "{t}"
     );
     assert_eq!(section("counts")[1], "\t1\t0\t1\t0\t2\tclients", "{t}");
+    // The batch's clients that are not active.
+    assert_eq!(
+        section("invalid")[..2],
+        [format!("\t{n3}: Down"), "Total 1 nodes".to_string()],
+        "{t}"
+    );
     let err = std::fs::read_to_string(dir.0.join("refresh-err.txt")).unwrap();
     assert!(
         err.contains(&a3.to_string()),
