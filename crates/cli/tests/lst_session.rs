@@ -467,7 +467,7 @@ fn after<'a>(out: &'a str, from: &str, t: &str) -> Vec<&'a str> {
 
 #[test]
 fn list_batch_query_list_group_ping_show_session_and_stat_of_a_nid() {
-    let cluster = match iolab_testkit::FakeCluster::new(4) {
+    let cluster = match iolab_testkit::FakeCluster::new(5) {
         Ok(c) => c,
         Err(e) => return skip_or_fail("lst_session_lists", &e),
     };
@@ -475,20 +475,22 @@ fn list_batch_query_list_group_ping_show_session_and_stat_of_a_nid() {
     let key = dir.0.join("key");
     std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
     let run_dir = dir.0.join("sessions");
-    let _hands = [1, 2].map(|i| HandAgent::start(&cluster.host(i).0, &key));
+    let _hands = [1, 2, 3].map(|i| HandAgent::start(&cluster.host(i).0, &key));
     let (ns0, _) = cluster.host(0);
     let (_, a1) = cluster.host(1);
     let (_, a2) = cluster.host(2);
     let (_, a3) = cluster.host(3);
+    let (_, a4) = cluster.host(4);
     let net = a1.to_string().rsplit_once('.').unwrap().0.to_string();
-    let (o1, o3) = (
-        a1.to_string().rsplit_once('.').unwrap().1.to_string(),
-        a3.to_string().rsplit_once('.').unwrap().1.to_string(),
-    );
-    // Host 3 runs no agent: a ping of it says it is down.
+    let last = |a: std::net::Ipv4Addr| a.to_string().rsplit_once('.').unwrap().1.to_string();
+    let (o1, o4) = (last(a1), last(a4));
+    // Host 4 runs no agent: a ping of it says it is down. Host 3's agent
+    // joins first and leaves while the batch runs (del_group): the
+    // batch's agents are found again by address, not by position.
     let script = format!(
         "export LST_SESSION=$$
 lst new_session --timeout 100 lists
+lst add_group first {a3}@tcp
 lst add_group servers {a2}@tcp
 lst add_group clients {a1}@tcp
 lst add_batch b
@@ -499,6 +501,7 @@ echo '== detail'; lst list_batch b
 echo '== test 2'; lst list_batch b --test 2
 echo '== servers'; lst list_batch b --all --server
 lst run b
+lst del_group first
 for i in $(seq 100); do lst query b --test 2 | grep -q stopped && break; sleep 0.1; done
 echo '== query'; lst query b --timeout 2; lst query b --test 1; lst query b --test 2
 echo '== all'; lst query b --all --loop 2 --delay 0.2
@@ -507,12 +510,13 @@ echo '== groups'; lst list_group
 echo '== counts'; lst list_group clients servers
 echo '== active nodes'; lst list_group clients --active
 echo '== ping session'; lst ping --session --timeout 2
-echo '== ping nodes'; lst ping --nodes {net}.[{o1}-{o3}]@tcp --timeout 2
+echo '== ping nodes'; lst ping --nodes {net}.[{o1}-{o4}]@tcp --timeout 2
 echo '== ping batch'; lst ping --batch b --server
 echo '== session'; lst show_session
 echo '== stat'; lst stat {a2}@tcp --delay 1 --count 1
 if lst stat {net}.99@tcp --count 1 2>stat-err.txt; then exit 9; fi
 lst stop b
+echo '== again'; lst run b; lst stop b; lst query b
 lst end_session
 "
     );
@@ -620,9 +624,15 @@ lst end_session
         nodes[1].starts_with(&format!("\t{n2}: Active [session: lists id: ")),
         "{t}"
     );
+    // Host 3's agent left the session: it answers, but not for it.
     assert_eq!(
         nodes[2],
-        format!("\t{a3}@tcp: Down [session: <NULL> id: LNET_NID_ANY]"),
+        format!("\t{a3}@tcp: Unknown [session: <NULL> id: LNET_NID_ANY]"),
+        "{t}"
+    );
+    assert_eq!(
+        nodes[3],
+        format!("\t{a4}@tcp: Down [session: <NULL> id: LNET_NID_ANY]"),
         "{t}"
     );
     let batch_servers = section("ping batch");
@@ -646,6 +656,12 @@ lst end_session
     assert!(r_rpc > 0.0 && r_mib > 0.0 && w_mib == 0.0, "{t}");
     let err = std::fs::read_to_string(dir.0.join("stat-err.txt")).unwrap();
     assert!(err.contains("not in this session"), "{err}");
+    // The batch's agents came back whole after its first run: it runs
+    // again, and its counts are the clients' own.
+    let again = section("again");
+    assert_eq!(again[..2], ["b is running now", "Batch is idle"], "{t}");
+    assert!(again[2].starts_with("[last run] RPCs: "), "{t}");
+    assert!(!out.contains("[last run] failed"), "{t}");
 }
 
 #[test]

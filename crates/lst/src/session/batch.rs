@@ -15,25 +15,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// What a client's thread hands back: the agent's slot, its connection,
-/// and how its job ended.
-type Ended = (usize, Conn, Result<ClientStats, String>);
+/// What a client's thread hands back: the agent's address, its
+/// connection, and how its job ended. Agents are named by address, not
+/// by their slot's position, which changes when a group's nodes leave
+/// the session while the batch runs.
+type Ended = (String, Conn, Result<ClientStats, String>);
 
 /// A batch that runs.
 pub(crate) struct Running {
     stop: Arc<AtomicBool>,
     handle: JoinHandle<Vec<Ended>>,
-    /// Each client's job: (test index, slot index, whether it runs).
-    jobs: Vec<(usize, usize, Arc<AtomicBool>)>,
+    /// Each client's job: (test index, agent address, whether it runs).
+    jobs: Vec<(usize, String, Arc<AtomicBool>)>,
 }
 
 impl Running {
-    /// Whether the job of the client in slot `slot` for test `test`
-    /// still runs.
-    pub(crate) fn client_runs(&self, test: usize, slot: usize) -> bool {
+    /// Whether the job of the client at `addr` for test `test` still
+    /// runs.
+    pub(crate) fn client_runs(&self, test: usize, addr: &str) -> bool {
         self.jobs
             .iter()
-            .any(|(t, s, on)| *t == test && *s == slot && on.load(Ordering::Relaxed))
+            .any(|(t, a, on)| *t == test && a == addr && on.load(Ordering::Relaxed))
     }
 
     /// Whether every job has ended.
@@ -43,7 +45,7 @@ impl Running {
 
     /// Halts the jobs still running and returns the connections and the
     /// totals of the run.
-    pub(crate) fn stop(self) -> (Vec<(usize, Conn)>, BatchTotals) {
+    pub(crate) fn stop(self) -> (Vec<(String, Conn)>, BatchTotals) {
         self.stop.store(true, Ordering::Relaxed);
         let mut t = BatchTotals::default();
         // A panicked batch thread is the batch's failure, never an empty
@@ -94,8 +96,9 @@ pub(crate) fn start(
     for (t, i, job) in jobs {
         if let Some(c) = slots[i].ctl.take() {
             let on = Arc::new(AtomicBool::new(true));
-            flags.push((t, i, Arc::clone(&on)));
-            taken.push((i, slots[i].node.name.clone(), c, job, on));
+            let addr = slots[i].node.addr.clone();
+            flags.push((t, addr.clone(), Arc::clone(&on)));
+            taken.push((addr, slots[i].node.name.clone(), c, job, on));
         }
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -104,7 +107,7 @@ pub(crate) fn start(
         std::thread::scope(|s| {
             let hs: Vec<_> = taken
                 .into_iter()
-                .map(|(i, name, mut c, job, on)| {
+                .map(|(addr, name, mut c, job, on)| {
                     let flag = &flag;
                     s.spawn(move || {
                         let r = run_job(&mut c, job, flag).map(|mut st| {
@@ -112,7 +115,7 @@ pub(crate) fn start(
                             st
                         });
                         on.store(false, Ordering::Relaxed);
-                        (i, c, r.map_err(|e| format!("node {name}: {e}")))
+                        (addr, c, r.map_err(|e| format!("node {name}: {e}")))
                     })
                 })
                 .collect();

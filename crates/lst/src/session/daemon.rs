@@ -386,9 +386,9 @@ impl State {
         }
     }
 
-    fn give_back(&mut self, conns: Vec<(usize, Conn)>) {
-        for (i, c) in conns {
-            if let Some(s) = self.slots.get_mut(i) {
+    fn give_back(&mut self, conns: Vec<(String, Conn)>) {
+        for (addr, c) in conns {
+            if let Some(s) = self.slots.iter_mut().find(|s| s.node.addr == addr) {
                 s.ctl = Some(c);
             }
         }
@@ -424,16 +424,13 @@ impl State {
                 .map(|nodes| {
                     nodes
                         .iter()
-                        .map(|n| {
-                            let slot = self.slots.iter().position(|s| s.node.addr == n.addr);
-                            NodeInfo {
-                                node: n.name.clone(),
-                                state: self.state_of(n),
-                                running: jobs
-                                    && slot.is_some_and(|i| {
-                                        b.running.as_ref().is_some_and(|r| r.client_runs(t, i))
-                                    }),
-                            }
+                        .map(|n| NodeInfo {
+                            node: n.name.clone(),
+                            state: self.state_of(n),
+                            running: jobs
+                                && b.running
+                                    .as_ref()
+                                    .is_some_and(|r| r.client_runs(t, &n.addr)),
                         })
                         .collect()
                 })

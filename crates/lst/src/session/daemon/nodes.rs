@@ -139,6 +139,12 @@ impl State {
             {
                 continue;
             }
+            if self.slots[i].ctl.is_none() {
+                return Err(format!(
+                    "node {} is down and a running batch holds its agent: stop that batch first",
+                    n.name
+                ));
+            }
             end_slot(self.slots.remove(i));
             again.push(n.clone());
         }
