@@ -866,6 +866,8 @@ lst add_test --batch w --timeout 1 --concurrency 2 --from clients --to servers b
 lst run w
 sleep 0.5; kill -STOP {spid}
 {idle_w}
+echo '== stat'; lst stat servers clients --delay 1 --count 1 --timeout 1
+echo '== show'; lst show_error servers
 kill -CONT {spid}
 echo '== stalled'; lst query w
 lst end_session
@@ -919,6 +921,21 @@ lst end_session
             "Total 1 error nodes in clients".to_string(),
             "clients:".to_string(),
             "Total 0 error nodes in clients".to_string(),
+        ],
+        "{t}"
+    );
+    // While the server is stalled, stat and show_error count it as a
+    // node that did not answer, and go on with the others, as lst.
+    let n1 = format!("{a1}@tcp");
+    let stat = section("stat");
+    assert_eq!(stat[0], "Failed to stat on 1 nodes", "{t}");
+    block(&stat[1..7], "clients");
+    assert_eq!(
+        section("show")[..3],
+        [
+            "servers:".to_string(),
+            format!("RPC failure, can't show error on {n1}"),
+            "Total 1 error nodes in servers".to_string(),
         ],
         "{t}"
     );

@@ -28,6 +28,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+/// Most agents one reading asks at once (a thread each).
+const READ_THREADS: usize = 64;
 /// How long a console command may take to send its request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -444,34 +446,64 @@ impl State {
 
     fn sample(&mut self, groups: &[String], timeout_s: f64) -> Result<Reply, String> {
         check_timeout(timeout_s)?;
-        // The whole reading is bounded by the timeout, however many
-        // nodes it asks.
-        let until = Instant::now() + Duration::from_secs_f64(timeout_s);
+        let wait = Duration::from_secs_f64(timeout_s);
         let mut out = Vec::new();
         for g in groups {
             let nodes = self.target_nodes(g)?;
-            let mut samples = Vec::new();
-            for n in &nodes {
-                let s = self
-                    .slots
-                    .iter_mut()
-                    .find(|s| s.node.addr == n.addr)
-                    .ok_or_else(|| format!("node {}: not in this session", n.name))?;
-                let left = until.saturating_duration_since(Instant::now());
-                let live = probe_live(s, left.max(Duration::from_millis(1)))?;
-                samples.push(NodeSample {
-                    node: n.name.clone(),
-                    at_ns: iolab_core::clock::mono_ns(),
-                    live,
-                    errors_at_join: s.errors_at_join,
-                });
-            }
+            let (samples, failed) = self.read_nodes(&nodes, wait);
             out.push(GroupSample {
                 name: g.clone(),
                 nodes: samples,
+                failed,
             });
         }
         Ok(Reply::Sample { groups: out })
+    }
+
+    /// Reads the live counters of `nodes` (all of the session), each
+    /// within `wait` and [`READ_THREADS`] at once, as lst sends its stat
+    /// RPCs together: the answers in the order of `nodes`, and the names
+    /// of those that did not answer.
+    fn read_nodes(&mut self, nodes: &[Node], wait: Duration) -> (Vec<NodeSample>, Vec<String>) {
+        let mut picked: Vec<&mut Slot> = self
+            .slots
+            .iter_mut()
+            .filter(|s| nodes.iter().any(|n| n.addr == s.node.addr))
+            .collect();
+        let mut got: Vec<(String, Result<NodeSample, String>)> = Vec::new();
+        for chunk in picked.chunks_mut(READ_THREADS) {
+            std::thread::scope(|sc| {
+                let hs: Vec<_> = chunk
+                    .iter_mut()
+                    .map(|s| {
+                        sc.spawn(move || {
+                            let r = probe_live(s, wait).map(|live| NodeSample {
+                                node: String::new(),
+                                at_ns: iolab_core::clock::mono_ns(),
+                                live,
+                                errors_at_join: s.errors_at_join,
+                            });
+                            (s.node.addr.clone(), r)
+                        })
+                    })
+                    .collect();
+                got.extend(hs.into_iter().filter_map(|h| h.join().ok()));
+            });
+        }
+        let (mut samples, mut failed) = (Vec::new(), Vec::new());
+        for n in nodes {
+            match got.iter().position(|(a, _)| *a == n.addr) {
+                Some(i) => match got.swap_remove(i).1 {
+                    Ok(mut s) => {
+                        s.node = n.name.clone();
+                        samples.push(s);
+                    }
+                    Err(_) => failed.push(n.name.clone()),
+                },
+                None => failed.push(n.name.clone()),
+            }
+        }
+        (samples, failed)
     }
 
     /// A group's nodes, or the nodes a word names (NIDs, ranges) when

@@ -316,8 +316,11 @@ pub struct NodeSample {
 pub struct GroupSample {
     /// Group name.
     pub name: String,
-    /// Its nodes.
+    /// Its nodes that answered.
     pub nodes: Vec<NodeSample>,
+    /// Its nodes that did not answer within the timeout.
+    #[serde(default)]
+    pub failed: Vec<String>,
 }
 
 /// The daemon's answer.

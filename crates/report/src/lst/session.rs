@@ -277,12 +277,16 @@ pub fn session(s: &SessionInfo) -> String {
 
 /// `show_error [--session] GROUP|NODES...`: the nodes with payload
 /// errors: brw errors since they joined this session, and (without
-/// `session_only`) their agent's count since it started as RPC errors.
+/// `session_only`) their agent's count since it started as RPC errors;
+/// a node that did not answer counts as one, as in lst.
 pub fn errors(groups: &[GroupSample], session_only: bool) -> String {
     let mut out = String::new();
     for g in groups {
         let _ = writeln!(out, "{}:", g.name);
-        let mut n = 0;
+        let mut n = g.failed.len();
+        for node in &g.failed {
+            let _ = writeln!(out, "RPC failure, can't show error on {node}");
+        }
         for node in &g.nodes {
             let total = node.live.errors;
             let here = total.saturating_sub(node.errors_at_join);
