@@ -235,7 +235,7 @@ impl State {
             console::connect_all(&plan, &new, &mut remotes, &self.token, key.as_ref(), &stop)?;
         let mut slots = Vec::new();
         for (a, remote) in agents.into_iter().zip(remotes) {
-            let stat = open_stat(&a.node, &self.token, key.as_ref())?;
+            let stat = open_stat(&a.node, &self.token, key.as_ref(), console::COMMAND_TIMEOUT)?;
             let mut slot = Slot {
                 node: a.node,
                 ctl: Some(a.conn),
@@ -567,12 +567,17 @@ fn check_name(what: &str, name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Opens the second connection to an agent, the one `lst stat` reads.
-fn open_stat(n: &Node, token: &str, key: Option<&SharedKey>) -> Result<Conn, LstError> {
+/// Opens the second connection to an agent, the one `lst stat` reads;
+/// connecting and the handshake each take at most `wait`.
+fn open_stat(
+    n: &Node,
+    token: &str,
+    key: Option<&SharedKey>,
+    wait: Duration,
+) -> Result<Conn, LstError> {
     let node = |e: iolab_net::NetError| LstError::Node(n.name.clone(), e.to_string());
-    let mut c =
-        conn::connect(&n.addr, console::COMMAND_TIMEOUT, Cancel::process()).map_err(node)?;
-    c.idle_timeout = console::COMMAND_TIMEOUT;
+    let mut c = conn::connect(&n.addr, wait, Cancel::process()).map_err(node)?;
+    c.idle_timeout = wait;
     let hello = serde_json::to_value(Hello::Stat {
         token: token.to_string(),
     })

@@ -238,7 +238,7 @@ impl State {
     fn reopen_stat(&mut self, i: usize, wait: Duration) -> Result<(), String> {
         let key = self.key.clone().flatten();
         let s = &mut self.slots[i];
-        match open_stat(&s.node, &self.token, key.as_ref()) {
+        match open_stat(&s.node, &self.token, key.as_ref(), wait) {
             Ok(c) => s.stat = c,
             Err(e) => {
                 s.state = NodeState::Down;
