@@ -433,6 +433,9 @@ fn console_commands_refuse_bad_input_before_asking_anything() {
         ),
         (&["show_error", "--session"], Some("s1"), "GROUP"),
         (&["query", "b", "--error"], Some("s1"), "--error"),
+        (&["stop", "--force", "b"], Some("s1"), "--force"),
+        (&["run", "--timeout", "5", "b"], Some("s1"), "--timeout"),
+        (&["stat", "--rpc", "g"], Some("s1"), "--rpc"),
         (&["run", "b"], None, "LST_SESSION"),
         (&["run", "b", "--json", "x.json"], Some("s1"), "--json"),
     ];
