@@ -196,6 +196,9 @@ pub fn query_test(b: &BatchInfo, test: usize) -> String {
 /// `query NAME --all|--active|--idle`: each node, its state and whether
 /// its job runs (`active`: only those running; `idle`: only the others).
 pub fn query_nodes(nodes: &[&NodeInfo], active: bool, idle: bool) -> String {
+    if nodes.is_empty() {
+        return "Batch or test is empty\n".into();
+    }
     let mut out = String::new();
     for n in nodes {
         if (active && !n.running) || (idle && n.running) {
@@ -320,6 +323,24 @@ mod tests {
             state,
             running: false,
         }
+    }
+
+    #[test]
+    fn query_lists_nodes_and_their_jobs_as_lst() {
+        let mut busy = node("n1@tcp", NodeState::Active);
+        busy.running = true;
+        let idle = node("n2@tcp", NodeState::Down);
+        let both = [&busy, &idle];
+        assert_eq!(
+            query_nodes(&both, false, false),
+            "n1@tcp [Active]: Running\nn2@tcp [Down]: Idle\n"
+        );
+        assert_eq!(
+            query_nodes(&both, true, false),
+            "n1@tcp [Active]: Running\n"
+        );
+        assert_eq!(query_nodes(&both, false, true), "n2@tcp [Down]: Idle\n");
+        assert_eq!(query_nodes(&[], false, false), "Batch or test is empty\n");
     }
 
     #[test]
