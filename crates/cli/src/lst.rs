@@ -61,9 +61,26 @@ enum Cmd {
     #[command(name = "list_batch")]
     ListBatch(crate::lst_session::ListBatchArgs),
     /// Whether a batch runs (and what its last run moved).
-    Query(crate::lst_session::BatchArg),
-    /// Print the live rates of groups every --delay seconds.
+    Query(crate::lst_session::QueryArgs),
+    /// Print the live rates of groups (or nodes) every --delay seconds.
     Stat(crate::lst_session::StatArgs),
+    /// Show the payload errors of groups' (or nodes') agents.
+    #[command(name = "show_error")]
+    ShowError(crate::lst_nodes::ShowErrorArgs),
+    /// List the groups, or groups' nodes and their states.
+    #[command(name = "list_group")]
+    ListGroup(crate::lst_nodes::ListGroupArgs),
+    /// Delete a group (its nodes in no other group leave the session).
+    #[command(name = "del_group")]
+    DelGroup(crate::lst_nodes::GroupArg),
+    /// Refresh a group's nodes, or remove nodes from it.
+    #[command(name = "update_group")]
+    UpdateGroup(crate::lst_nodes::UpdateGroupArgs),
+    /// Ask nodes whether their agents answer.
+    Ping(crate::lst_nodes::PingArgs),
+    /// Show the session.
+    #[command(name = "show_session")]
+    ShowSession,
 }
 
 #[derive(Args, Debug)]
@@ -179,6 +196,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Cmd::ListBatch(a) => s::list_batch(a),
         Cmd::Query(a) => s::query(a),
         Cmd::Stat(a) => s::stat(a),
+        Cmd::ShowError(a) => crate::lst_nodes::show_error(a),
+        Cmd::ListGroup(a) => crate::lst_nodes::list_group(a),
+        Cmd::DelGroup(a) => crate::lst_nodes::del_group(a),
+        Cmd::UpdateGroup(a) => crate::lst_nodes::update_group(a),
+        Cmd::Ping(a) => crate::lst_nodes::ping(a),
+        Cmd::ShowSession => crate::lst_nodes::show_session(),
         Cmd::Run(r) => match plan(&r)
             .and_then(|p| crate::stats_hook::Hook::load(r.stats.as_deref()).map(|h| (p, h)))
             .and_then(|(p, h)| {

@@ -74,6 +74,10 @@ pub struct AddTestArgs {
     /// RPCs per client; without it the test runs until `stop`.
     #[arg(long = "loop")]
     loop_count: Option<u64>,
+    /// Seconds an RPC may wait for its reply before the node's job fails
+    /// (default 30).
+    #[arg(long)]
+    timeout: Option<u32>,
     /// Client group.
     #[arg(long, required = true)]
     from: String,
@@ -92,18 +96,66 @@ pub struct BatchArg {
     name: String,
 }
 
-/// `list_batch [NAME]`.
+/// `list_batch [NAME] [--test N] [--active|--invalid|--all] [--server]`.
 #[derive(Args, Debug)]
 pub struct ListBatchArgs {
-    /// One batch (with its tests), or every batch's name.
+    /// One batch (its state and nodes), or every batch's name.
     name: Option<String>,
+    /// Only test N of the batch (from 1).
+    #[arg(long)]
+    test: Option<usize>,
+    /// List the active nodes.
+    #[arg(long)]
+    active: bool,
+    /// List the nodes that are not active.
+    #[arg(long)]
+    invalid: bool,
+    /// List every node.
+    #[arg(long)]
+    all: bool,
+    /// List server nodes rather than clients.
+    #[arg(long)]
+    server: bool,
+}
+
+/// `query NAME`'s options, as lst has them.
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// The batch (lst's default: `batch`).
+    #[arg(default_value = "batch")]
+    name: String,
+    /// Only test N of the batch (from 1).
+    #[arg(long)]
+    test: Option<usize>,
+    /// Seconds the session may take to answer each query.
+    #[arg(long, default_value_t = 5.0)]
+    timeout: f64,
+    /// Queries to make.
+    #[arg(long = "loop", default_value_t = 1)]
+    loop_count: u32,
+    /// Seconds between queries.
+    #[arg(long, default_value_t = 5.0)]
+    delay: f64,
+    /// Every node and whether its job runs.
+    #[arg(long)]
+    all: bool,
+    /// Only the nodes whose job runs.
+    #[arg(long)]
+    active: bool,
+    /// Only the nodes whose job does not run.
+    #[arg(long)]
+    idle: bool,
+    /// Server nodes rather than clients (with --all).
+    #[arg(long)]
+    server: bool,
 }
 
 /// `stat`'s options, as lst has them.
 #[derive(Args, Debug)]
 pub struct StatArgs {
-    /// Groups to watch.
-    #[arg(required = true)]
+    /// Groups to watch, or nodes of the session (NIDs, ranges), each
+    /// shown as its own block.
+    #[arg(required = true, value_name = "GROUP|NODES")]
     groups: Vec<String>,
     /// Seconds between readings.
     #[arg(long, default_value_t = 5.0)]
@@ -138,6 +190,10 @@ pub struct StatArgs {
     /// Bandwidth in MB/s instead of MiB/s.
     #[arg(long)]
     mbs: bool,
+    /// LNet's counters: the default, as in lst (its `--rpc` is not
+    /// implemented).
+    #[arg(long)]
+    lnet: bool,
 }
 
 /// The session's socket, from LST_SESSION.
@@ -149,7 +205,7 @@ fn socket() -> Result<PathBuf, String> {
 }
 
 /// Sends `req`; a failed reply or an unreachable daemon is the error.
-fn ask(req: &Request, wait: Duration) -> Result<Reply, (u8, String)> {
+pub(crate) fn ask(req: &Request, wait: Duration) -> Result<Reply, (u8, String)> {
     let path = socket().map_err(|e| (exit::USAGE, e))?;
     match session::call(&path, req, wait) {
         Ok(Reply::Failed { message }) => Err((exit::FAILED, message)),
@@ -158,12 +214,12 @@ fn ask(req: &Request, wait: Duration) -> Result<Reply, (u8, String)> {
     }
 }
 
-fn fail(cmd: &str, (code, msg): (u8, String)) -> ExitCode {
+pub(crate) fn fail(cmd: &str, (code, msg): (u8, String)) -> ExitCode {
     eprintln!("iolab lst {cmd}: {msg}");
     ExitCode::from(code)
 }
 
-fn usage(cmd: &str, msg: String) -> ExitCode {
+pub(crate) fn usage(cmd: &str, msg: String) -> ExitCode {
     fail(cmd, (exit::USAGE, msg))
 }
 
@@ -230,6 +286,7 @@ fn config(a: &NewSessionArgs) -> Result<SessionConfig, String> {
     };
     Ok(SessionConfig {
         name: a.name.clone(),
+        key: std::env::var(SESSION_ENV).unwrap_or_default(),
         timeout_s: a.timeout,
         port: a.port,
         rsh,
@@ -379,6 +436,10 @@ fn test_def(a: &AddTestArgs) -> Result<TestDef, String> {
     if a.loop_count == Some(0) {
         return Err("--loop 0: at least 1 RPC (leave --loop out to run until stop)".into());
     }
+    let max_t = iolab_lst::proto::MAX_RPC_TIMEOUT_S;
+    if let Some(t) = a.timeout.filter(|t| !(1..=max_t).contains(t)) {
+        return Err(format!("--timeout {t}: 1 to {max_t} seconds"));
+    }
     Ok(TestDef {
         test,
         from: a.from.clone(),
@@ -386,6 +447,7 @@ fn test_def(a: &AddTestArgs) -> Result<TestDef, String> {
         concurrency: a.concurrency,
         distribute: Distribute::parse(&a.distribute)?,
         loop_count: a.loop_count,
+        rpc_timeout_s: a.timeout,
     })
 }
 
@@ -421,27 +483,139 @@ fn batches(cmd: &str, req: &Request) -> Result<Vec<BatchInfo>, ExitCode> {
     }
 }
 
-/// `list_batch [NAME]`.
+/// `list_batch [NAME]`: the batches' names; one batch's state and node
+/// counts; or, with a state option, its nodes.
 pub fn list_batch(a: ListBatchArgs) -> ExitCode {
-    let all = a.name.is_none();
-    match batches("list_batch", &Request::ListBatch { name: a.name }) {
-        Ok(bs) => {
-            print!("{}", iolab_report::lst::session::list(&bs, all));
-            ExitCode::SUCCESS
+    use iolab_report::lst::session as r;
+    if a.test == Some(0) {
+        return usage("list_batch", "--test 0: tests are numbered from 1".into());
+    }
+    let Some(name) = a.name.clone() else {
+        if let Some(opt) = [
+            ("--test", a.test.is_some()),
+            ("--active", a.active),
+            ("--invalid", a.invalid),
+            ("--all", a.all),
+            ("--server", a.server),
+        ]
+        .iter()
+        .find(|(_, on)| *on)
+        {
+            return usage(
+                "list_batch",
+                format!("{}: needs a batch name (list_batch NAME {})", opt.0, opt.0),
+            );
         }
-        Err(code) => code,
+        return match batches("list_batch", &Request::ListBatch { name: None }) {
+            Ok(bs) => {
+                print!("{}", r::batch_names(&bs));
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        };
+    };
+    let b = match one_batch("list_batch", &name, a.test) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
+    let f = r::NodeFilter {
+        active: a.active || a.all,
+        busy: a.invalid || a.all,
+        down: a.invalid || a.all,
+        unknown: a.invalid || a.all,
+    };
+    if f.any() {
+        print!(
+            "{}",
+            r::node_states(&r::batch_nodes(&b, a.test, a.server), f)
+        );
+    } else {
+        print!("{}", r::batch_detail(&b, a.test));
+    }
+    ExitCode::SUCCESS
+}
+
+/// One batch, with test `test` (from 1) checked to exist.
+fn one_batch(cmd: &str, name: &str, test: Option<usize>) -> Result<BatchInfo, ExitCode> {
+    let req = Request::ListBatch {
+        name: Some(name.to_string()),
+    };
+    let b = batches(cmd, &req)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| fail(cmd, (exit::FAILED, format!("no batch {name:?}"))))?;
+    match test {
+        Some(n) if n > b.tests.len() => Err(fail(
+            cmd,
+            (
+                exit::FAILED,
+                format!("--test {n}: batch {name:?} has {} test(s)", b.tests.len()),
+            ),
+        )),
+        _ => Ok(b),
     }
 }
 
-/// `query NAME`.
-pub fn query(a: BatchArg) -> ExitCode {
-    match batches("query", &Request::Query { batch: a.name }) {
-        Ok(bs) => {
-            print!("{}", iolab_report::lst::session::query(&bs));
-            ExitCode::SUCCESS
-        }
-        Err(code) => code,
+/// `query NAME`: whether the batch (or test N) runs, or each node's job,
+/// `--loop` times, `--delay` seconds apart.
+pub fn query(a: QueryArgs) -> ExitCode {
+    use iolab_report::lst::session as r;
+    if let Err(e) = check_query(&a) {
+        return usage("query", e);
     }
+    let wait = Duration::from_secs_f64(a.timeout);
+    for i in 0..a.loop_count {
+        if i > 0 && !pause(Duration::from_secs_f64(a.delay)) {
+            return ExitCode::from(exit::INTERRUPTED);
+        }
+        let req = Request::Query {
+            batch: a.name.clone(),
+        };
+        let bs = match ask(&req, wait) {
+            Ok(Reply::Batches { batches }) => batches,
+            Ok(_) => return fail("query", (exit::FAILED, "unexpected answer".into())),
+            Err(e) => return fail("query", e),
+        };
+        let Some(b) = bs.first() else {
+            return fail("query", (exit::FAILED, format!("no batch {:?}", a.name)));
+        };
+        if let Some(n) = a.test.filter(|&n| n > b.tests.len()) {
+            let msg = format!(
+                "--test {n}: batch {:?} has {} test(s)",
+                a.name,
+                b.tests.len()
+            );
+            return fail("query", (exit::FAILED, msg));
+        }
+        let text = if a.all || a.active || a.idle {
+            r::query_nodes(&r::batch_nodes(b, a.test, a.server), a.active, a.idle)
+        } else if let Some(n) = a.test {
+            r::query_test(b, n)
+        } else {
+            r::query(&bs)
+        };
+        print!("{text}");
+        let _ = std::io::stdout().flush();
+    }
+    ExitCode::SUCCESS
+}
+
+fn check_query(a: &QueryArgs) -> Result<(), String> {
+    if a.test == Some(0) {
+        return Err("--test 0: tests are numbered from 1".into());
+    }
+    for (opt, v) in [("--timeout", a.timeout), ("--delay", a.delay)] {
+        if !(v > 0.0 && v <= 3600.0) {
+            return Err(format!("{opt} {v}: more than 0, at most 3600 seconds"));
+        }
+    }
+    if !(1..=100_000).contains(&a.loop_count) {
+        return Err(format!("--loop {}: 1 to 100000", a.loop_count));
+    }
+    if a.server && !(a.all || a.active || a.idle) {
+        return Err("--server: lists server nodes, with --all, --active or --idle".into());
+    }
+    Ok(())
 }
 
 /// `stat GROUP...`: a reading every `--delay` seconds; the first sets the
@@ -488,7 +662,7 @@ pub fn stat(a: StatArgs) -> ExitCode {
 }
 
 /// Sleeps `d` unless a signal asks to stop first (then false).
-fn pause(d: Duration) -> bool {
+pub(crate) fn pause(d: Duration) -> bool {
     let until = std::time::Instant::now() + d;
     while std::time::Instant::now() < until {
         if iolab_core::stop::requested() {
@@ -500,6 +674,8 @@ fn pause(d: Duration) -> bool {
 }
 
 fn check_stat(a: &StatArgs) -> Result<(), String> {
+    // `--lnet` asks for what stat always prints.
+    let _ = a.lnet;
     if !(a.delay > 0.0 && a.delay <= 3600.0) {
         return Err(format!(
             "--delay {}: more than 0, at most 3600 seconds",

@@ -14,6 +14,7 @@ mod exit;
 mod font;
 mod io500;
 mod lst;
+mod lst_nodes;
 mod lst_session;
 mod mdtest;
 mod progress;

@@ -40,9 +40,15 @@ struct HandAgent(Child);
 
 impl HandAgent {
     fn start(ns: &str, key: &Path) -> HandAgent {
+        HandAgent::start_with(ns, key, &[])
+    }
+
+    /// An agent with extra environment (the corruption test hook).
+    fn start_with(ns: &str, key: &Path, env: &[(&str, &str)]) -> HandAgent {
         let c = Command::new("ip")
             .args(["netns", "exec", ns, BIN, "lst", "agent", "--key"])
             .arg(key)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -383,6 +389,53 @@ fn console_commands_refuse_bad_input_before_asking_anything() {
         (&["stat", "--delay", "0", "g"], Some("s1"), "--delay"),
         (&["stat", "--count", "0", "g"], Some("s1"), "--count"),
         (&["list_batch", "--active"], Some("s1"), "--active"),
+        (&["list_batch", "b", "--test", "0"], Some("s1"), "--test"),
+        (&["query", "b", "--test", "0"], Some("s1"), "--test"),
+        (&["query", "b", "--loop", "0"], Some("s1"), "--loop"),
+        (&["query", "b", "--delay", "0"], Some("s1"), "--delay"),
+        (&["query", "b", "--server"], Some("s1"), "--server"),
+        (
+            &[
+                "add_test",
+                "--from",
+                "a",
+                "--to",
+                "b",
+                "--timeout",
+                "0",
+                "ping",
+            ],
+            Some("s1"),
+            "--timeout",
+        ),
+        (&["list_group", "--down"], Some("s1"), "--down"),
+        (&["update_group", "g"], Some("s1"), "--refresh"),
+        (
+            &["update_group", "g", "--clean", "sideways"],
+            Some("s1"),
+            "--clean",
+        ),
+        (
+            &["update_group", "g", "--refresh", "--remove", "n1"],
+            Some("s1"),
+            "--remove",
+        ),
+        (&["ping"], Some("s1"), "--session"),
+        (
+            &["ping", "--nodes", "10.0.0.[5-1]@tcp"],
+            Some("s1"),
+            "range",
+        ),
+        (
+            &["ping", "--session", "--timeout", "0"],
+            Some("s1"),
+            "--timeout",
+        ),
+        (&["show_error", "--session"], Some("s1"), "GROUP"),
+        (&["query", "b", "--error"], Some("s1"), "--error"),
+        (&["stop", "--force", "b"], Some("s1"), "--force"),
+        (&["run", "--timeout", "5", "b"], Some("s1"), "--timeout"),
+        (&["stat", "--rpc", "g"], Some("s1"), "--rpc"),
         (&["run", "b"], None, "LST_SESSION"),
         (&["run", "b", "--json", "x.json"], Some("s1"), "--json"),
     ];
@@ -403,4 +456,502 @@ fn console_commands_refuse_bad_input_before_asking_anything() {
     let o = run(&["query", "b"], Some("nosuch"));
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("new_session"), "{}", stderr(&o));
+}
+
+/// The lines of `out` from the one equal to `from` (included) on.
+fn after<'a>(out: &'a str, from: &str, t: &str) -> Vec<&'a str> {
+    let lines: Vec<&str> = out.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| *l == from)
+        .unwrap_or_else(|| panic!("no line {from:?}: {t}"));
+    lines[i..].to_vec()
+}
+
+#[test]
+fn list_batch_query_list_group_ping_show_session_and_stat_of_a_nid() {
+    let cluster = match iolab_testkit::FakeCluster::new(5) {
+        Ok(c) => c,
+        Err(e) => return skip_or_fail("lst_session_lists", &e),
+    };
+    let dir = Dir::new("lists");
+    let key = dir.0.join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let run_dir = dir.0.join("sessions");
+    let _hands = [1, 2, 3].map(|i| HandAgent::start(&cluster.host(i).0, &key));
+    let (ns0, _) = cluster.host(0);
+    let (_, a1) = cluster.host(1);
+    let (_, a2) = cluster.host(2);
+    let (_, a3) = cluster.host(3);
+    let (_, a4) = cluster.host(4);
+    let net = a1.to_string().rsplit_once('.').unwrap().0.to_string();
+    let last = |a: std::net::Ipv4Addr| a.to_string().rsplit_once('.').unwrap().1.to_string();
+    let (o1, o4) = (last(a1), last(a4));
+    // Host 4 runs no agent: a ping of it says it is down. Host 3's agent
+    // joins first and leaves while the batch runs (del_group): the
+    // batch's agents are found again by address, not by position.
+    let script = format!(
+        "export LST_SESSION=$$
+lst new_session --timeout 100 lists
+lst add_group first {a3}@tcp
+lst add_group servers {a2}@tcp
+lst add_group clients {a1}@tcp
+lst add_batch b
+lst add_test --batch b --concurrency 2 --from clients --to servers brw write size=4k
+lst add_test --batch b --loop 50 --from servers --to clients ping
+echo '== names'; lst list_batch
+echo '== detail'; lst list_batch b
+echo '== test 2'; lst list_batch b --test 2
+echo '== servers'; lst list_batch b --all --server
+lst run b
+lst del_group first
+for i in $(seq 100); do lst query b --test 2 | grep -q stopped && break; sleep 0.1; done
+echo '== query'; lst query b --timeout 2; lst query b --test 1; lst query b --test 2
+echo '== all'; lst query b --all --loop 2 --delay 0.2
+echo '== active'; lst query b --active
+echo '== groups'; lst list_group
+echo '== counts'; lst list_group clients servers
+echo '== active nodes'; lst list_group clients --active
+echo '== ping session'; lst ping --session --timeout 2
+echo '== ping nodes'; lst ping --nodes {net}.[{o1}-{o4}]@tcp --timeout 2
+echo '== ping batch'; lst ping --batch b --server
+echo '== session'; lst show_session
+echo '== stat'; lst stat {a2}@tcp --delay 1 --count 1
+if lst stat {net}.99@tcp --count 1 2>stat-err.txt; then exit 9; fi
+lst stop b
+echo '== again'; lst run b; lst stop b; lst query b
+lst end_session
+"
+    );
+    let dir_env = run_dir.to_str().unwrap();
+    let _leftovers = Leftovers(format!("IOLAB_LST_DIR={dir_env}"));
+    let o = bash_in(
+        &ns0,
+        &format!("cd {}\n{script}", dir.0.display()),
+        &[
+            ("IOLAB_LST_DIR", dir_env),
+            ("IOLAB_KEY_FILE", key.to_str().unwrap()),
+            ("IOLAB_RSH", cluster.rsh()),
+        ],
+    );
+    let out = stdout(&o);
+    let t = format!("stdout:\n{out}\nstderr:\n{}", stderr(&o));
+    assert!(o.status.success(), "{t}");
+    let (n1, n2) = (format!("{a1}@tcp"), format!("{a2}@tcp"));
+    let section = |name: &str| after(&out, &format!("== {name}"), &t)[1..].to_vec();
+    assert_eq!(section("names")[..2], ["1) b", "Total 1 batches"], "{t}");
+    let table = ["\tACTIVE\tBUSY\tDOWN\tUNKNOWN\tTOTAL"];
+    let one = ["client\t1\t0\t0\t0\t1", "server\t1\t0\t0\t0\t1"];
+    let detail = section("detail");
+    assert_eq!(detail[0], "Batch: b Tests: 2 State: Idle", "{t}");
+    assert_eq!(
+        detail[1..4],
+        [table[0], "client\t2\t0\t0\t0\t2", "server\t2\t0\t0\t0\t2"],
+        "{t}"
+    );
+    assert_eq!(detail[4], "\tTest 1(brw) (loop: -1, concurrency: 2)", "{t}");
+    assert_eq!(detail[5..8], [table[0], one[0], one[1]], "{t}");
+    assert_eq!(
+        detail[8], "\tTest 2(ping) (loop: 50, concurrency: 1)",
+        "{t}"
+    );
+    assert_eq!(
+        section("test 2")[..4],
+        [
+            "\tTest 2(ping) (loop: 50, concurrency: 1)",
+            table[0],
+            one[0],
+            one[1]
+        ],
+        "{t}"
+    );
+    // The servers of both tests: host 2 for test 1, host 1 for test 2.
+    let servers = section("servers");
+    assert_eq!(servers[2], "Total 2 nodes", "{t}");
+    let mut s2 = servers[..2].to_vec();
+    s2.sort();
+    let mut want = vec![format!("\t{n1}: Active"), format!("\t{n2}: Active")];
+    want.sort();
+    assert_eq!(s2, want, "{t}");
+    // Test 1 runs until stop; test 2 (--loop 50) ended by itself.
+    assert_eq!(
+        section("query")[..3],
+        ["Batch is running", "b [1] is running", "b [2] is stopped"],
+        "{t}"
+    );
+    let all = section("all");
+    let running = format!("{n1} [Active]: Running");
+    let idle = format!("{n2} [Active]: Idle");
+    assert_eq!(
+        all[..4],
+        [&running, &idle, &running, &idle],
+        "--loop 2: {t}"
+    );
+    assert_eq!(section("active")[0], running, "{t}");
+    assert_eq!(
+        section("groups")[..3],
+        ["1) clients", "2) servers", "Total 2 groups"],
+        "{t}"
+    );
+    assert_eq!(
+        section("counts")[..3],
+        [
+            table[0],
+            "\t1\t0\t0\t0\t1\tclients",
+            "\t1\t0\t0\t0\t1\tservers"
+        ],
+        "{t}"
+    );
+    assert_eq!(
+        section("active nodes")[..3],
+        [
+            "Group [ clients ]".to_string(),
+            format!("\t{n1}: Active"),
+            "Total 1 nodes [ clients ]".to_string()
+        ],
+        "{t}"
+    );
+    let ping = section("ping session");
+    assert!(
+        ping[..2]
+            .iter()
+            .all(|l| l.contains(": Active [session: lists id: ")),
+        "{t}"
+    );
+    let nodes = section("ping nodes");
+    assert!(
+        nodes[0].starts_with(&format!("\t{n1}: Active [session: lists id: ")),
+        "{t}"
+    );
+    assert!(
+        nodes[1].starts_with(&format!("\t{n2}: Active [session: lists id: ")),
+        "{t}"
+    );
+    // Host 3's agent left the session: it answers, but not for it.
+    assert_eq!(
+        nodes[2],
+        format!("\t{a3}@tcp: Unknown [session: <NULL> id: LNET_NID_ANY]"),
+        "{t}"
+    );
+    assert_eq!(
+        nodes[3],
+        format!("\t{a4}@tcp: Down [session: <NULL> id: LNET_NID_ANY]"),
+        "{t}"
+    );
+    let batch_servers = section("ping batch");
+    assert_eq!(
+        batch_servers
+            .iter()
+            .filter(|l| l.contains(": Active ["))
+            .count(),
+        2,
+        "{t}"
+    );
+    let sess = section("session");
+    assert!(
+        sess[0].starts_with("lists ID: ") && sess[0].ends_with(" FEATURES: 1 NODES: 2"),
+        "{t}"
+    );
+    assert!(sess[0].contains(", KEY: "), "{t}");
+    // A NID's own blocks, in lst's layout: the server receives the bulk.
+    let stat = section("stat");
+    let (r_rpc, _, r_mib, w_mib) = block(&stat[..6], &n2);
+    assert!(r_rpc > 0.0 && r_mib > 0.0 && w_mib == 0.0, "{t}");
+    let err = std::fs::read_to_string(dir.0.join("stat-err.txt")).unwrap();
+    assert!(err.contains("not in this session"), "{err}");
+    // The batch's agents came back whole after its first run: it runs
+    // again, and its counts are the clients' own.
+    let again = section("again");
+    assert_eq!(again[..2], ["b is running now", "Batch is idle"], "{t}");
+    assert!(again[2].starts_with("[last run] RPCs: "), "{t}");
+    assert!(!out.contains("[last run] failed"), "{t}");
+}
+
+#[test]
+fn nodes_that_go_down_are_shown_refreshed_cleaned_and_removed_and_groups_deleted() {
+    let cluster = match iolab_testkit::FakeCluster::new(4) {
+        Ok(c) => c,
+        Err(e) => return skip_or_fail("lst_session_groups", &e),
+    };
+    let dir = Dir::new("groups");
+    let key = dir.0.join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let run_dir = dir.0.join("sessions");
+    let mut hands: Vec<HandAgent> = [1, 2, 3]
+        .iter()
+        .map(|&i| HandAgent::start(&cluster.host(i).0, &key))
+        .collect();
+    let (ns0, _) = cluster.host(0);
+    let (_, a1) = cluster.host(1);
+    let (_, a2) = cluster.host(2);
+    let (ns3, a3) = cluster.host(3);
+    let (pid1, pid3) = (hands[0].0.id(), hands[2].0.id());
+    let bg = dir.0.join("again.pid");
+    // Host 3's agent dies; the session sees it down; a refresh fails
+    // while it is gone and brings it back once it runs again; it dies
+    // again and --clean invalid drops it.
+    let script = format!(
+        "export LST_SESSION=$$
+lst new_session --timeout 100 --connect-timeout 2 groups
+lst add_group clients {a1}@tcp {a3}@tcp
+lst add_group servers {a2}@tcp
+lst add_batch b
+lst add_test --batch b --from clients --to servers ping
+kill {pid3}; sleep 0.5
+echo '== ping'; lst ping --group clients --timeout 2
+echo '== down'; lst list_group clients --down
+echo '== counts'; lst list_group clients
+echo '== invalid'; lst list_batch b --invalid
+if lst update_group clients --refresh 2>refresh-err.txt; then exit 9; fi
+ip netns exec {ns3} {BIN} lst agent --key {key} </dev/null >/dev/null 2>&1 & echo $! > {bg}
+sleep 1
+lst update_group clients --refresh
+echo '== refreshed'; lst list_group clients --active
+kill $(cat {bg}); sleep 0.5
+lst ping --group clients --timeout 2 >/dev/null
+lst update_group clients --clean invalid
+echo '== cleaned'; lst list_group clients --all
+lst add_group pair {a1}@tcp {a2}@tcp
+lst update_group pair --remove {a2}@tcp
+echo '== removed'; lst list_group pair --all
+if lst del_group servers 2>del-err.txt; then exit 9; fi
+echo '== deleted'; lst del_group pair
+lst list_group
+kill -STOP {pid1}
+echo '== stopped'; lst ping --group clients --timeout 1
+kill -CONT {pid1}
+echo '== continued'; lst ping --group clients --timeout 5
+lst end_session
+",
+        key = key.display(),
+        bg = bg.display(),
+    );
+    let dir_env = run_dir.to_str().unwrap();
+    let _leftovers = Leftovers(format!("IOLAB_LST_DIR={dir_env}"));
+    let o = bash_in(
+        &ns0,
+        &format!("cd {}\n{script}", dir.0.display()),
+        &[
+            ("IOLAB_LST_DIR", dir_env),
+            ("IOLAB_KEY_FILE", key.to_str().unwrap()),
+            ("IOLAB_RSH", cluster.rsh()),
+        ],
+    );
+    let out = stdout(&o);
+    let t = format!("stdout:\n{out}\nstderr:\n{}", stderr(&o));
+    assert!(o.status.success(), "{t}");
+    let (n1, n3) = (format!("{a1}@tcp"), format!("{a3}@tcp"));
+    let section = |name: &str| after(&out, &format!("== {name}"), &t)[1..].to_vec();
+    let ping = section("ping");
+    assert!(
+        ping[0].starts_with(&format!("\t{n1}: Active [session: groups")),
+        "{t}"
+    );
+    assert_eq!(
+        ping[1],
+        format!("\t{n3}: Down [session: <NULL> id: LNET_NID_ANY]"),
+        "{t}"
+    );
+    assert_eq!(
+        section("down")[..3],
+        [
+            "Group [ clients ]".to_string(),
+            format!("\t{n3}: Down"),
+            "Total 1 nodes [ clients ]".to_string()
+        ],
+        "{t}"
+    );
+    assert_eq!(section("counts")[1], "\t1\t0\t1\t0\t2\tclients", "{t}");
+    // The batch's clients that are not active.
+    assert_eq!(
+        section("invalid")[..2],
+        [format!("\t{n3}: Down"), "Total 1 nodes".to_string()],
+        "{t}"
+    );
+    let err = std::fs::read_to_string(dir.0.join("refresh-err.txt")).unwrap();
+    assert!(
+        err.contains(&a3.to_string()),
+        "the refresh names the node: {err}"
+    );
+    let refreshed = section("refreshed");
+    assert_eq!(
+        refreshed[1..4],
+        [
+            format!("\t{n1}: Active"),
+            format!("\t{n3}: Active"),
+            "Total 2 nodes [ clients ]".to_string()
+        ],
+        "{t}"
+    );
+    assert_eq!(
+        section("cleaned")[1..3],
+        [
+            format!("\t{n1}: Active"),
+            "Total 1 nodes [ clients ]".to_string()
+        ],
+        "{t}"
+    );
+    assert_eq!(
+        section("removed")[1..3],
+        [
+            format!("\t{n1}: Active"),
+            "Total 1 nodes [ pair ]".to_string()
+        ],
+        "{t}"
+    );
+    let err = std::fs::read_to_string(dir.0.join("del-err.txt")).unwrap();
+    assert!(err.contains("batch \"b\""), "{err}");
+    assert_eq!(
+        section("deleted")[..4],
+        [
+            "Group is deleted",
+            "1) clients",
+            "2) servers",
+            "Total 2 groups"
+        ],
+        "{t}"
+    );
+    // A stalled agent is down while it does not answer, and active
+    // again once it does (ping opens a new stat connection).
+    assert_eq!(
+        section("stopped")[0],
+        format!("\t{n1}: Down [session: <NULL> id: LNET_NID_ANY]"),
+        "{t}"
+    );
+    assert!(
+        section("continued")[0].starts_with(&format!("\t{n1}: Active [session: groups id: ")),
+        "{t}"
+    );
+    assert!(
+        hands[0].alive() && hands[1].alive(),
+        "hand agents are the user's"
+    );
+}
+
+#[test]
+fn show_error_counts_damaged_payloads_and_add_test_timeout_fails_a_stalled_rpc() {
+    let cluster = match iolab_testkit::FakeCluster::new(3) {
+        Ok(c) => c,
+        Err(e) => return skip_or_fail("lst_session_errors", &e),
+    };
+    let dir = Dir::new("errors");
+    let key = dir.0.join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let run_dir = dir.0.join("sessions");
+    // The server damages every 10th payload it sends.
+    let server = HandAgent::start_with(&cluster.host(1).0, &key, &[(iolab_lst::CORRUPT_ENV, "10")]);
+    let _client = HandAgent::start(&cluster.host(2).0, &key);
+    let spid = server.0.id();
+    let (ns0, _) = cluster.host(0);
+    let (_, a1) = cluster.host(1);
+    let (_, a2) = cluster.host(2);
+    let wait_idle = |b: &str| {
+        format!("for i in $(seq 150); do lst query {b} | grep -q idle && break; sleep 0.1; done")
+    };
+    let script = format!(
+        "export LST_SESSION=$$
+lst new_session --timeout 100 first
+lst add_group servers {a1}@tcp
+lst add_group clients {a2}@tcp
+lst add_batch r
+lst add_test --batch r --loop 100 --from clients --to servers brw read size=4k check=full
+lst run r
+{idle_r}
+echo '== first'; lst query r; lst show_error clients servers
+lst show_error --session {a2}@tcp
+lst end_session
+lst new_session --timeout 100 second
+lst add_group servers {a1}@tcp
+lst add_group clients {a2}@tcp
+echo '== second'; lst show_error clients; lst show_error --session clients
+lst add_batch w
+lst add_test --batch w --timeout 1 --concurrency 2 --from clients --to servers brw write size=4k
+lst run w
+sleep 0.5; kill -STOP {spid}
+{idle_w}
+echo '== stat'; lst stat servers clients --delay 1 --count 1 --timeout 1
+echo '== show'; lst show_error servers
+kill -CONT {spid}
+echo '== stalled'; lst query w
+lst end_session
+",
+        idle_r = wait_idle("r"),
+        idle_w = wait_idle("w"),
+    );
+    let dir_env = run_dir.to_str().unwrap();
+    let _leftovers = Leftovers(format!("IOLAB_LST_DIR={dir_env}"));
+    let o = bash_in(
+        &ns0,
+        &script,
+        &[
+            ("IOLAB_LST_DIR", dir_env),
+            ("IOLAB_KEY_FILE", key.to_str().unwrap()),
+            ("IOLAB_RSH", cluster.rsh()),
+        ],
+    );
+    // Whatever happened, the server runs on.
+    let _ = Command::new("kill")
+        .args(["-CONT", &spid.to_string()])
+        .status();
+    let out = stdout(&o);
+    let t = format!("stdout:\n{out}\nstderr:\n{}", stderr(&o));
+    assert!(o.status.success(), "{t}");
+    let n2 = format!("{a2}@tcp");
+    let section = |name: &str| after(&out, &format!("== {name}"), &t)[1..].to_vec();
+    let first = section("first");
+    assert_eq!(
+        first[..9],
+        [
+            "Batch is idle".to_string(),
+            "[last run] RPCs: 100 errors: 10 sent: 0 bytes received: 409600 bytes".to_string(),
+            "clients:".to_string(),
+            format!("{n2}: [Session 10 brw errors, 0 ping errors] [RPC: 10 errors, 0 dropped, 0 expired]"),
+            "Total 1 error nodes in clients".to_string(),
+            "servers:".to_string(),
+            "Total 0 error nodes in servers".to_string(),
+            format!("{n2}:"),
+            format!("{n2}: [Session 10 brw errors, 0 ping errors]"),
+        ],
+        "{t}"
+    );
+    // A new session: the agent's earlier errors are history, not this
+    // session's.
+    assert_eq!(
+        section("second")[..5],
+        [
+            "clients:".to_string(),
+            format!("{n2}: [Session 0 brw errors, 0 ping errors] [RPC: 10 errors, 0 dropped, 0 expired]"),
+            "Total 1 error nodes in clients".to_string(),
+            "clients:".to_string(),
+            "Total 0 error nodes in clients".to_string(),
+        ],
+        "{t}"
+    );
+    // While the server is stalled, stat and show_error count it as a
+    // node that did not answer, and go on with the others, as lst.
+    let n1 = format!("{a1}@tcp");
+    let stat = section("stat");
+    assert_eq!(stat[0], "Failed to stat on 1 nodes", "{t}");
+    block(&stat[1..7], "clients");
+    assert_eq!(
+        section("show")[..3],
+        [
+            "servers:".to_string(),
+            format!("RPC failure, can't show error on {n1}"),
+            "Total 1 error nodes in servers".to_string(),
+        ],
+        "{t}"
+    );
+    // The stalled server: the client's RPC gave up after --timeout 1
+    // (30 s by default), and the batch ended with the node named.
+    let stalled = section("stalled");
+    assert_eq!(stalled[0], "Batch is idle", "{t}");
+    assert!(
+        stalled
+            .iter()
+            .any(|l| l.starts_with("[last run] failed: node ")
+                && l.contains(&format!("server {a1}:"))
+                && l.contains("timed out")),
+        "{t}"
+    );
 }

@@ -336,6 +336,9 @@ fn run_client(
         corrupt_every: sh.cfg.corrupt_every,
         live: &sh.live,
         halt,
+        rpc_timeout: job.rpc_timeout_s.map_or(client::DEFAULT_RPC_TIMEOUT, |s| {
+            Duration::from_secs(u64::from(s))
+        }),
     };
     let t = client::run(&j, Cancel::with(stop))?;
     Ok(ClientStats {

@@ -32,7 +32,12 @@ pub(crate) struct Job<'a> {
     pub live: &'a crate::live::LiveCounters,
     /// Set to issue no more RPCs and end once those in flight are back.
     pub halt: &'a std::sync::atomic::AtomicBool,
+    /// How long an RPC may wait for its reply (`add_test --timeout`).
+    pub rpc_timeout: Duration,
 }
+
+/// How long an RPC waits for its reply unless the test says.
+pub const DEFAULT_RPC_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A client's counters.
 pub(crate) struct Tally {
@@ -57,7 +62,7 @@ fn fail(job: &Job<'_>, i: usize, e: NetError) -> String {
 
 fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError> {
     let mut c = conn::connect(addr, CONNECT_TIMEOUT, cancel)?;
-    c.idle_timeout = Duration::from_secs(30);
+    c.idle_timeout = job.rpc_timeout;
     c.max_payload = proto::frame_limit(&job.test);
     let hello = Hello::Data {
         token: job.token.to_string(),
@@ -237,6 +242,7 @@ impl<'a> Pipeline<'a> {
         self.live.received(p.len());
         if h.flags == REPLY_BAD_DATA || !pattern::verify(p, tag, self.test.check()) {
             self.t.errors += 1;
+            self.live.error();
         }
         Ok(())
     }
@@ -270,6 +276,7 @@ mod tests {
                 corrupt_every: 0,
                 live: &live,
                 halt: &halt,
+                rpc_timeout: DEFAULT_RPC_TIMEOUT,
             })
         };
         assert_eq!(n(brw(1 << 20), &one, 4), 4);

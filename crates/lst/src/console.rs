@@ -461,6 +461,7 @@ fn run_once(
                 servers: ss.iter().map(|&s| plan.to[s].addr.clone()).collect(),
                 concurrency: conc,
                 limit: plan.limit,
+                rpc_timeout_s: None,
             };
             (c, job)
         })

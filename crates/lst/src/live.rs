@@ -16,6 +16,7 @@ struct Block {
     tx_msgs: AtomicU64,
     rx_bytes: AtomicU64,
     tx_bytes: AtomicU64,
+    errors: AtomicU64,
 }
 
 impl Block {
@@ -25,6 +26,7 @@ impl Block {
             tx_msgs: self.tx_msgs.load(Relaxed),
             rx_bytes: self.rx_bytes.load(Relaxed),
             tx_bytes: self.tx_bytes.load(Relaxed),
+            errors: self.errors.load(Relaxed),
         }
     }
 }
@@ -74,6 +76,7 @@ fn add(a: LiveStats, b: LiveStats) -> LiveStats {
         tx_msgs: a.tx_msgs + b.tx_msgs,
         rx_bytes: a.rx_bytes + b.rx_bytes,
         tx_bytes: a.tx_bytes + b.tx_bytes,
+        errors: a.errors + b.errors,
     }
 }
 
@@ -88,6 +91,13 @@ impl LiveHandle<'_> {
     pub fn sent(&self, bytes: usize) {
         self.block.tx_msgs.fetch_add(1, Relaxed);
         self.block.tx_bytes.fetch_add(bytes as u64, Relaxed);
+    }
+}
+
+impl LiveHandle<'_> {
+    /// Counts one payload that failed its check.
+    pub fn error(&self) {
+        self.block.errors.fetch_add(1, Relaxed);
     }
 }
 
@@ -115,7 +125,9 @@ mod tests {
             assert_eq!(c.snapshot().tx_msgs, 1);
         }
         a.sent(5);
+        a.error();
         let s = c.snapshot();
+        assert_eq!(s.errors, 1);
         assert_eq!(
             (s.rx_msgs, s.rx_bytes, s.tx_msgs, s.tx_bytes),
             (2, 4096, 2, 15)

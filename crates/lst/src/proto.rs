@@ -98,7 +98,14 @@ pub struct ClientJob {
     pub concurrency: u32,
     /// When to stop.
     pub limit: crate::spec::Limit,
+    /// Seconds an RPC may wait for its reply (`add_test --timeout`);
+    /// none: 30.
+    #[serde(default)]
+    pub rpc_timeout_s: Option<u32>,
 }
+
+/// Longest `add_test --timeout`, in seconds.
+pub const MAX_RPC_TIMEOUT_S: u32 = 3600;
 
 /// Most servers one client job may name.
 pub const MAX_JOB_SERVERS: usize = 4096;
@@ -114,6 +121,12 @@ impl ClientJob {
                 "a client job names {} servers: 1 to {MAX_JOB_SERVERS}",
                 self.servers.len()
             ));
+        }
+        if let Some(t) = self
+            .rpc_timeout_s
+            .filter(|t| !(1..=MAX_RPC_TIMEOUT_S).contains(t))
+        {
+            return Err(format!("RPC timeout {t} s: 1 to {MAX_RPC_TIMEOUT_S}"));
         }
         if !(1..=crate::spec::MAX_CONCURRENCY).contains(&self.concurrency) {
             return Err(format!(

@@ -55,6 +55,10 @@ pub struct LiveStats {
     pub rx_bytes: u64,
     /// Payload bytes sent.
     pub tx_bytes: u64,
+    /// Payloads that failed their check here (brw errors: read replies
+    /// as a client, write requests as a server); absent from older agents.
+    #[serde(default)]
+    pub errors: u64,
 }
 
 /// Average, smallest and largest over the nodes of a group.

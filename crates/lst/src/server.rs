@@ -155,6 +155,9 @@ fn serve_loop(
         l.rx_bytes += p.len() as u64;
         live.received(p.len());
         l.errors += u64::from(!ok);
+        if !ok {
+            live.error();
+        }
         pattern::stamp(&mut rep, h.offset);
         let corrupt = !rep.is_empty() && (l.rpcs + 1).checked_rem(corrupt_every) == Some(0);
         if corrupt {

@@ -20,6 +20,10 @@ pub struct GroupRates {
     pub r_bytes_per_s: Spread,
     /// Payload bytes sent per second.
     pub w_bytes_per_s: Spread,
+    /// Nodes with a rate this interval (answered both readings).
+    pub nodes: usize,
+    /// Nodes that did not answer this reading.
+    pub failed: usize,
 }
 
 /// The rates of every group of `cur` against the same group in `prev`
@@ -43,6 +47,8 @@ pub fn rates(prev: &[GroupSample], cur: &[GroupSample]) -> Vec<GroupRates> {
                 w_rpc_per_s: col(1),
                 r_bytes_per_s: col(2),
                 w_bytes_per_s: col(3),
+                nodes: per_node.len(),
+                failed: g.failed.len(),
             })
         })
         .collect()
@@ -75,6 +81,7 @@ mod tests {
                 rx_bytes,
                 ..Default::default()
             },
+            errors_at_join: 0,
         }
     }
 
@@ -82,6 +89,7 @@ mod tests {
     fn group_rates_are_spreads_of_node_rates() {
         let g = |nodes| {
             vec![GroupSample {
+                failed: Vec::new(),
                 name: "s".into(),
                 nodes,
             }]

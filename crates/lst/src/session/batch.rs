@@ -15,17 +15,29 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// What a client's thread hands back: the agent's slot, its connection,
-/// and how its job ended.
-type Ended = (usize, Conn, Result<ClientStats, String>);
+/// What a client's thread hands back: the agent's address, its
+/// connection, and how its job ended. Agents are named by address, not
+/// by their slot's position, which changes when a group's nodes leave
+/// the session while the batch runs.
+type Ended = (String, Conn, Result<ClientStats, String>);
 
 /// A batch that runs.
 pub(crate) struct Running {
     stop: Arc<AtomicBool>,
     handle: JoinHandle<Vec<Ended>>,
+    /// Each client's job: (test index, agent address, whether it runs).
+    jobs: Vec<(usize, String, Arc<AtomicBool>)>,
 }
 
 impl Running {
+    /// Whether the job of the client at `addr` for test `test` still
+    /// runs.
+    pub(crate) fn client_runs(&self, test: usize, addr: &str) -> bool {
+        self.jobs
+            .iter()
+            .any(|(t, a, on)| *t == test && a == addr && on.load(Ordering::Relaxed))
+    }
+
     /// Whether every job has ended.
     pub(crate) fn finished(&self) -> bool {
         self.handle.is_finished()
@@ -33,7 +45,7 @@ impl Running {
 
     /// Halts the jobs still running and returns the connections and the
     /// totals of the run.
-    pub(crate) fn stop(self) -> (Vec<(usize, Conn)>, BatchTotals) {
+    pub(crate) fn stop(self) -> (Vec<(String, Conn)>, BatchTotals) {
         self.stop.store(true, Ordering::Relaxed);
         let mut t = BatchTotals::default();
         // A panicked batch thread is the batch's failure, never an empty
@@ -73,16 +85,20 @@ pub(crate) fn start(
     let jobs = plan(slots, groups, tests)?;
     // Every connection is checked before any is taken: one dropped on
     // the way would end that agent's session.
-    if let Some((i, _)) = jobs.iter().find(|(i, _)| slots[*i].ctl.is_none()) {
+    if let Some((_, i, _)) = jobs.iter().find(|(_, i, _)| slots[*i].ctl.is_none()) {
         return Err(format!(
             "node {} is busy in another running batch",
             slots[*i].node.name
         ));
     }
     let mut taken = Vec::new();
-    for (i, job) in jobs {
+    let mut flags = Vec::new();
+    for (t, i, job) in jobs {
         if let Some(c) = slots[i].ctl.take() {
-            taken.push((i, slots[i].node.name.clone(), c, job));
+            let on = Arc::new(AtomicBool::new(true));
+            let addr = slots[i].node.addr.clone();
+            flags.push((t, addr.clone(), Arc::clone(&on)));
+            taken.push((addr, slots[i].node.name.clone(), c, job, on));
         }
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -91,43 +107,48 @@ pub(crate) fn start(
         std::thread::scope(|s| {
             let hs: Vec<_> = taken
                 .into_iter()
-                .map(|(i, name, mut c, job)| {
+                .map(|(addr, name, mut c, job, on)| {
                     let flag = &flag;
                     s.spawn(move || {
                         let r = run_job(&mut c, job, flag).map(|mut st| {
                             st.node = name.clone();
                             st
                         });
-                        (i, c, r.map_err(|e| format!("node {name}: {e}")))
+                        on.store(false, Ordering::Relaxed);
+                        (addr, c, r.map_err(|e| format!("node {name}: {e}")))
                     })
                 })
                 .collect();
             hs.into_iter().filter_map(|h| h.join().ok()).collect()
         })
     });
-    Ok(Running { stop, handle })
+    Ok(Running {
+        stop,
+        handle,
+        jobs: flags,
+    })
 }
 
-/// Every client's job: (slot index, job).
+/// Every client's job: (test index, slot index, job).
 fn plan(
     slots: &[Slot],
     groups: &BTreeMap<String, Vec<Node>>,
     tests: &[TestDef],
-) -> Result<Vec<(usize, ClientJob)>, String> {
+) -> Result<Vec<(usize, usize, ClientJob)>, String> {
     let slot_of = |n: &Node| {
         slots
             .iter()
             .position(|s| s.node.addr == n.addr)
             .ok_or_else(|| format!("node {}: not in this session", n.name))
     };
-    let mut jobs: Vec<(usize, ClientJob)> = Vec::new();
-    for t in tests {
+    let mut jobs: Vec<(usize, usize, ClientJob)> = Vec::new();
+    for (ti, t) in tests.iter().enumerate() {
         let group = |g: &str| groups.get(g).ok_or_else(|| format!("no group {g:?}"));
         let (from, to) = (group(&t.from)?, group(&t.to)?);
         let map = t.distribute.map(from.len(), to.len());
         for (c, servers) in from.iter().zip(map) {
             let i = slot_of(c)?;
-            if jobs.iter().any(|(j, _)| *j == i) {
+            if jobs.iter().any(|(_, j, _)| *j == i) {
                 return Err(format!(
                     "node {} is a client in two tests of the batch: iolab's agents run one job at a time, so put those tests in different batches",
                     c.name
@@ -140,9 +161,10 @@ fn plan(
                 limit: t
                     .loop_count
                     .map_or(Limit::DurationS(MAX_DURATION_S), Limit::Count),
+                rpc_timeout_s: t.rpc_timeout_s,
             };
             job.validate()?;
-            jobs.push((i, job));
+            jobs.push((ti, i, job));
         }
     }
     Ok(jobs)

@@ -6,9 +6,14 @@
 //! that long), or when signalled, and every agent it started ends with
 //! it (their standard input closes).
 
+mod nodes;
+
 use super::batch::{self, Running};
 use super::slot::Slot;
-use super::{read_line, BatchInfo, BatchTotals, GroupSample, NodeSample, Reply, Request, TestDef};
+use super::{
+    read_line, BatchInfo, BatchTotals, GroupSample, NodeInfo, NodeSample, NodeState, Reply,
+    Request, TestDef, TestNodes,
+};
 use crate::console::{self, Node, Plan};
 use crate::proto::{Answer, Command, Hello};
 use crate::spec::{Distribute, Limit, Test, MAX_CONCURRENCY};
@@ -23,6 +28,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+/// Most agents one reading asks at once (a thread each).
+const READ_THREADS: usize = 64;
 /// How long a console command may take to send its request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -31,6 +38,8 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct SessionConfig {
     /// The session's name (`new_session NAME`).
     pub name: String,
+    /// Its `LST_SESSION` value (shown by `show_session`).
+    pub key: String,
     /// Seconds without a console command after which the session ends.
     pub timeout_s: u64,
     /// Port of agents named without one.
@@ -56,6 +65,8 @@ pub(crate) struct Batch {
 struct State {
     cfg: SessionConfig,
     token: String,
+    /// When the session started (Unix milliseconds).
+    started_ms: u64,
     /// Decided by the first add_group: a key file's key, a one-time key
     /// when the daemon starts those agents itself, or none.
     key: Option<Option<SharedKey>>,
@@ -83,6 +94,7 @@ pub fn serve(
     };
     let mut st = State {
         token,
+        started_ms: iolab_core::clock::wall_ns() / 1_000_000,
         cfg,
         key: None,
         slots: Vec::new(),
@@ -181,6 +193,11 @@ impl State {
             Request::ListBatch { name } => self.infos(name.as_deref()),
             Request::Query { batch } => self.infos(Some(&batch)),
             Request::Sample { groups, timeout_s } => self.sample(&groups, timeout_s),
+            Request::ListGroup { name } => self.list_groups(name.as_deref()),
+            Request::DelGroup { name } => self.del_group(&name).map(|()| Reply::Ok),
+            Request::UpdateGroup { name, op } => self.update_group(&name, op).map(|()| Reply::Ok),
+            Request::Ping { target, timeout_s } => self.ping(&target, timeout_s),
+            Request::ShowSession => Ok(self.show_session()),
             Request::End => Ok(Reply::Ok),
         }
     }
@@ -218,13 +235,19 @@ impl State {
             console::connect_all(&plan, &new, &mut remotes, &self.token, key.as_ref(), &stop)?;
         let mut slots = Vec::new();
         for (a, remote) in agents.into_iter().zip(remotes) {
-            let stat = open_stat(&a.node, &self.token, key.as_ref())?;
-            slots.push(Slot {
+            let stat = open_stat(&a.node, &self.token, key.as_ref(), console::COMMAND_TIMEOUT)?;
+            let mut slot = Slot {
                 node: a.node,
                 ctl: Some(a.conn),
                 stat,
                 remote,
-            });
+                state: NodeState::Active,
+                errors_at_join: 0,
+            };
+            slot.errors_at_join = read_live(&mut slot, console::COMMAND_TIMEOUT)
+                .map_err(LstError::Launch)?
+                .errors;
+            slots.push(slot);
         }
         self.slots.extend(slots);
         Ok(())
@@ -365,9 +388,9 @@ impl State {
         }
     }
 
-    fn give_back(&mut self, conns: Vec<(usize, Conn)>) {
-        for (i, c) in conns {
-            if let Some(s) = self.slots.get_mut(i) {
+    fn give_back(&mut self, conns: Vec<(String, Conn)>) {
+        for (addr, c) in conns {
+            if let Some(s) = self.slots.iter_mut().find(|s| s.node.addr == addr) {
                 s.ctl = Some(c);
             }
         }
@@ -387,48 +410,119 @@ impl State {
                 tests: b.tests.clone(),
                 running: b.running.is_some(),
                 last: b.last.clone(),
+                nodes: (0..b.tests.len()).map(|t| self.test_nodes(b, t)).collect(),
             })
             .collect();
         Ok(Reply::Batches { batches })
     }
 
-    fn sample(&mut self, groups: &[String], timeout_s: f64) -> Result<Reply, String> {
-        if !(timeout_s > 0.0 && timeout_s <= 3600.0) {
-            return Err(format!(
-                "--timeout {timeout_s}: more than 0 and at most 3600 seconds"
-            ));
+    /// Test `t` of `b`: its clients (with whether each one's job runs)
+    /// and its servers, with their states.
+    fn test_nodes(&self, b: &Batch, t: usize) -> TestNodes {
+        let def = &b.tests[t];
+        let list = |g: &str, jobs: bool| -> Vec<NodeInfo> {
+            self.groups
+                .get(g)
+                .map(|nodes| {
+                    nodes
+                        .iter()
+                        .map(|n| NodeInfo {
+                            node: n.name.clone(),
+                            state: self.state_of(n),
+                            running: jobs
+                                && b.running
+                                    .as_ref()
+                                    .is_some_and(|r| r.client_runs(t, &n.addr)),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        TestNodes {
+            clients: list(&def.from, true),
+            servers: list(&def.to, false),
         }
-        // The whole reading is bounded by the timeout, however many
-        // nodes it asks.
-        let until = Instant::now() + Duration::from_secs_f64(timeout_s);
+    }
+
+    fn sample(&mut self, groups: &[String], timeout_s: f64) -> Result<Reply, String> {
+        check_timeout(timeout_s)?;
+        let wait = Duration::from_secs_f64(timeout_s);
         let mut out = Vec::new();
         for g in groups {
-            let nodes = self
-                .groups
-                .get(g)
-                .ok_or_else(|| format!("no group {g:?} in this session"))?
-                .clone();
-            let mut samples = Vec::new();
-            for n in &nodes {
-                let s = self
-                    .slots
-                    .iter_mut()
-                    .find(|s| s.node.addr == n.addr)
-                    .ok_or_else(|| format!("node {}: not in this session", n.name))?;
-                let left = until.saturating_duration_since(Instant::now());
-                let live = read_live(s, left.max(Duration::from_millis(1)))?;
-                samples.push(NodeSample {
-                    node: n.name.clone(),
-                    at_ns: iolab_core::clock::mono_ns(),
-                    live,
-                });
-            }
+            let nodes = self.target_nodes(g)?;
+            let (samples, failed) = self.read_nodes(&nodes, wait);
             out.push(GroupSample {
                 name: g.clone(),
                 nodes: samples,
+                failed,
             });
         }
         Ok(Reply::Sample { groups: out })
+    }
+
+    /// Reads the live counters of `nodes` (all of the session), each
+    /// within `wait` and [`READ_THREADS`] at once, as lst sends its stat
+    /// RPCs together: the answers in the order of `nodes`, and the names
+    /// of those that did not answer.
+    fn read_nodes(&mut self, nodes: &[Node], wait: Duration) -> (Vec<NodeSample>, Vec<String>) {
+        let mut picked: Vec<&mut Slot> = self
+            .slots
+            .iter_mut()
+            .filter(|s| nodes.iter().any(|n| n.addr == s.node.addr))
+            .collect();
+        let mut got: Vec<(String, Result<NodeSample, String>)> = Vec::new();
+        for chunk in picked.chunks_mut(READ_THREADS) {
+            std::thread::scope(|sc| {
+                let hs: Vec<_> = chunk
+                    .iter_mut()
+                    .map(|s| {
+                        sc.spawn(move || {
+                            let r = probe_live(s, wait).map(|live| NodeSample {
+                                node: String::new(),
+                                at_ns: iolab_core::clock::mono_ns(),
+                                live,
+                                errors_at_join: s.errors_at_join,
+                            });
+                            (s.node.addr.clone(), r)
+                        })
+                    })
+                    .collect();
+                got.extend(hs.into_iter().filter_map(|h| h.join().ok()));
+            });
+        }
+        let (mut samples, mut failed) = (Vec::new(), Vec::new());
+        for n in nodes {
+            match got.iter().position(|(a, _)| *a == n.addr) {
+                Some(i) => match got.swap_remove(i).1 {
+                    Ok(mut s) => {
+                        s.node = n.name.clone();
+                        samples.push(s);
+                    }
+                    Err(_) => failed.push(n.name.clone()),
+                },
+                None => failed.push(n.name.clone()),
+            }
+        }
+        (samples, failed)
+    }
+
+    /// A group's nodes, or the nodes a word names (NIDs, ranges) when
+    /// no group has that name; every one must be in the session.
+    fn target_nodes(&self, word: &str) -> Result<Vec<Node>, String> {
+        if let Some(nodes) = self.groups.get(word) {
+            return Ok(nodes.clone());
+        }
+        let nodes = crate::hosts::nodes(&[word.to_string()], self.cfg.port)
+            .map_err(|e| format!("{word:?} is no group of this session, nor a node list: {e}"))?;
+        for n in &nodes {
+            if !self.slots.iter().any(|s| s.node.addr == n.addr) {
+                return Err(format!(
+                    "{word:?}: no group of that name, and node {} is not in this session (add it with add_group)",
+                    n.name
+                ));
+            }
+        }
+        Ok(nodes)
     }
 
     /// Stops every batch, says goodbye to every agent and waits (a
@@ -453,6 +547,17 @@ impl State {
     }
 }
 
+/// A reading's or a ping's timeout: more than 0, at most an hour.
+fn check_timeout(timeout_s: f64) -> Result<(), String> {
+    if timeout_s > 0.0 && timeout_s <= 3600.0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "--timeout {timeout_s}: more than 0 and at most 3600 seconds"
+        ))
+    }
+}
+
 fn check_name(what: &str, name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > 64 || name.contains(char::is_whitespace) {
         return Err(format!(
@@ -462,18 +567,41 @@ fn check_name(what: &str, name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Opens the second connection to an agent, the one `lst stat` reads.
-fn open_stat(n: &Node, token: &str, key: Option<&SharedKey>) -> Result<Conn, LstError> {
+/// Opens the second connection to an agent, the one `lst stat` reads;
+/// connecting and the handshake each take at most `wait`.
+fn open_stat(
+    n: &Node,
+    token: &str,
+    key: Option<&SharedKey>,
+    wait: Duration,
+) -> Result<Conn, LstError> {
     let node = |e: iolab_net::NetError| LstError::Node(n.name.clone(), e.to_string());
-    let mut c =
-        conn::connect(&n.addr, console::COMMAND_TIMEOUT, Cancel::process()).map_err(node)?;
-    c.idle_timeout = console::COMMAND_TIMEOUT;
+    let mut c = conn::connect(&n.addr, wait, Cancel::process()).map_err(node)?;
+    c.idle_timeout = wait;
     let hello = serde_json::to_value(Hello::Stat {
         token: token.to_string(),
     })
     .map_err(|e| LstError::Launch(e.to_string()))?;
     handshake::client(&mut c, "lst", &hello, key, Cancel::process()).map_err(node)?;
     Ok(c)
+}
+
+/// Reads a node's live counters and sets its state by the outcome. A
+/// failed read closes the stat connection, whose late answer would
+/// otherwise be taken for the next reading's: the node stays down until
+/// `ping` opens a new one or `update_group --refresh` reconnects it.
+fn probe_live(s: &mut Slot, timeout: Duration) -> Result<crate::result::LiveStats, String> {
+    match read_live(s, timeout) {
+        Ok(l) => {
+            s.state = NodeState::Active;
+            Ok(l)
+        }
+        Err(e) => {
+            s.state = NodeState::Down;
+            s.stat.shutdown();
+            Err(e)
+        }
+    }
 }
 
 fn read_live(s: &mut Slot, timeout: Duration) -> Result<crate::result::LiveStats, String> {

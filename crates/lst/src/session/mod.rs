@@ -45,6 +45,142 @@ pub struct TestDef {
     pub distribute: Distribute,
     /// RPCs per client (`--loop`); none runs until `stop`.
     pub loop_count: Option<u64>,
+    /// Seconds an RPC may wait for its reply (`--timeout`); none: 30.
+    #[serde(default)]
+    pub rpc_timeout_s: Option<u32>,
+}
+
+/// A node's state, in lst's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeState {
+    /// Its agent is in this session and answered last time it was asked.
+    Active,
+    /// Its agent serves another console (a node outside the session).
+    Busy,
+    /// Its agent did not answer (connection lost or refused).
+    Down,
+    /// Not asked yet (a node outside the session that accepts connections).
+    Unknown,
+}
+
+impl NodeState {
+    /// As lst prints it.
+    pub fn word(self) -> &'static str {
+        match self {
+            NodeState::Active => "Active",
+            NodeState::Busy => "Busy",
+            NodeState::Down => "Down",
+            NodeState::Unknown => "Unknown",
+        }
+    }
+
+    /// lst's `--clean` words: `active`, `busy`, `down`, `unknown`, and
+    /// `invalid` (any state but active).
+    pub fn parse_set(word: &str) -> Result<Vec<NodeState>, String> {
+        use NodeState::*;
+        Ok(match word.to_ascii_lowercase().as_str() {
+            "active" => vec![Active],
+            "busy" => vec![Busy],
+            "down" => vec![Down],
+            "unknown" => vec![Unknown],
+            "invalid" => vec![Busy, Down, Unknown],
+            _ => {
+                return Err(format!(
+                    "{word:?}: a state is active, busy, down, unknown or invalid"
+                ))
+            }
+        })
+    }
+}
+
+/// One node and its state.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodeInfo {
+    /// The node as written in its group.
+    pub node: String,
+    /// Its state.
+    pub state: NodeState,
+    /// In a batch's listing: whether its job runs now.
+    #[serde(default)]
+    pub running: bool,
+}
+
+/// A group and its nodes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GroupInfo {
+    /// Group name.
+    pub name: String,
+    /// Its nodes.
+    pub nodes: Vec<NodeInfo>,
+}
+
+/// The nodes of one test of a batch.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TestNodes {
+    /// Its clients (`--from`), with whether each one's job runs.
+    pub clients: Vec<NodeInfo>,
+    /// Its servers (`--to`).
+    pub servers: Vec<NodeInfo>,
+}
+
+/// What `update_group` does.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupUpdate {
+    /// `--refresh`: reconnect the nodes that are not active.
+    Refresh,
+    /// `--clean STATE`: remove the nodes in these states.
+    Clean(Vec<NodeState>),
+    /// `--remove LIST`: remove these nodes (host words, ranges allowed).
+    Remove(Vec<String>),
+}
+
+/// Whom `ping` asks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PingTarget {
+    /// Every node of the session.
+    Session,
+    /// A group's nodes.
+    Group(String),
+    /// Nodes (host words, ranges allowed), in the session or not.
+    Nodes(Vec<String>),
+    /// A batch's clients, or its servers.
+    Batch {
+        /// Batch name.
+        name: String,
+        /// The servers rather than the clients.
+        server: bool,
+    },
+}
+
+/// One node's answer to `ping`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PingEntry {
+    /// The node as written.
+    pub node: String,
+    /// Its state.
+    pub state: NodeState,
+    /// The session it serves (this one's name when active), if known.
+    pub session: Option<String>,
+}
+
+/// `show_session`'s facts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// Name given to new_session.
+    pub name: String,
+    /// The LST_SESSION value.
+    pub key: String,
+    /// When the session started (Unix milliseconds).
+    pub started_ms: u64,
+    /// The console's host name.
+    pub host: String,
+    /// The session's timeout, in seconds.
+    pub timeout_s: u64,
+    /// Nodes (agents) in the session.
+    pub nodes: usize,
 }
 
 /// What a console command asks the daemon.
@@ -90,13 +226,40 @@ pub enum Request {
         /// Batch name.
         batch: String,
     },
-    /// One reading of `lst stat`: every node's live counters.
+    /// One reading of `lst stat` (and `show_error`): every node's live
+    /// counters.
     Sample {
-        /// Group names.
+        /// Group names, or node words (NIDs, ranges) of the session.
         groups: Vec<String>,
         /// How long each agent may take to answer, in seconds.
         timeout_s: f64,
     },
+    /// `list_group [NAME]`: one group's nodes, or every group.
+    ListGroup {
+        /// One group, or all.
+        name: Option<String>,
+    },
+    /// `del_group NAME`.
+    DelGroup {
+        /// Group name.
+        name: String,
+    },
+    /// `update_group NAME --refresh|--clean S|--remove LIST`.
+    UpdateGroup {
+        /// Group name.
+        name: String,
+        /// What to do.
+        op: GroupUpdate,
+    },
+    /// `ping`.
+    Ping {
+        /// Whom.
+        target: PingTarget,
+        /// How long each node may take to answer, in seconds.
+        timeout_s: f64,
+    },
+    /// `show_session`.
+    ShowSession,
     /// `end_session`.
     End,
 }
@@ -113,6 +276,9 @@ pub struct BatchInfo {
     /// What its last run moved, once that run has ended (sums over its
     /// clients' reports).
     pub last: Option<BatchTotals>,
+    /// Each test's nodes, in the order of `tests`.
+    #[serde(default)]
+    pub nodes: Vec<TestNodes>,
 }
 
 /// Sums over the clients of a batch's run.
@@ -139,6 +305,10 @@ pub struct NodeSample {
     pub at_ns: u64,
     /// The counters.
     pub live: LiveStats,
+    /// Its error count when it joined the session (`show_error
+    /// --session` counts from there).
+    #[serde(default)]
+    pub errors_at_join: u64,
 }
 
 /// One group's reading.
@@ -146,8 +316,11 @@ pub struct NodeSample {
 pub struct GroupSample {
     /// Group name.
     pub name: String,
-    /// Its nodes.
+    /// Its nodes that answered.
     pub nodes: Vec<NodeSample>,
+    /// Its nodes that did not answer within the timeout.
+    #[serde(default)]
+    pub failed: Vec<String>,
 }
 
 /// The daemon's answer.
@@ -166,6 +339,18 @@ pub enum Reply {
         /// One per group asked for.
         groups: Vec<GroupSample>,
     },
+    /// Groups, for list_group.
+    Groups {
+        /// The groups asked for.
+        groups: Vec<GroupInfo>,
+    },
+    /// Ping answers.
+    Pinged {
+        /// One per node.
+        nodes: Vec<PingEntry>,
+    },
+    /// show_session's facts.
+    Session(SessionInfo),
     /// The request failed; the message says why.
     Failed {
         /// Why.

@@ -16,4 +16,8 @@ pub(crate) struct Slot {
     pub(crate) stat: Conn,
     /// The agent's process, when the session started it.
     pub(crate) remote: Option<Remote>,
+    /// Its state as last seen.
+    pub(crate) state: super::NodeState,
+    /// Its error count when it joined (for `show_error --session`).
+    pub(crate) errors_at_join: u64,
 }

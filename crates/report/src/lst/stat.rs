@@ -56,6 +56,14 @@ impl Default for Select {
 pub fn render(groups: &[GroupRates], sel: &Select) -> String {
     let mut out = String::new();
     for g in groups {
+        // As lst: the nodes that did not answer are counted, and a group
+        // none of whose nodes gave a rate prints no block.
+        if g.failed > 0 {
+            let _ = writeln!(out, "Failed to stat on {} nodes", g.failed);
+        }
+        if g.nodes == 0 {
+            continue;
+        }
         if sel.rate {
             let _ = writeln!(out, "[LNet Rates of {}]", g.name);
             pair(
@@ -133,6 +141,8 @@ mod tests {
             w_rpc_per_s: s(3253.0),
             r_bytes_per_s: s(3253.0 * 4096.0),
             w_bytes_per_s: s(0.0),
+            nodes: 1,
+            failed: 0,
         }
     }
 
@@ -148,6 +158,23 @@ mod tests {
              [R] Avg: 12.71    MiB/s Min: 12.71    MiB/s Max: 12.71    MiB/s\n\
              [W] Avg: 0.00     MiB/s Min: 0.00     MiB/s Max: 0.00     MiB/s\n"
         );
+    }
+
+    #[test]
+    fn nodes_that_did_not_answer_are_counted_and_an_empty_group_has_no_block() {
+        let sel = Select {
+            bw: false,
+            ..Select::default()
+        };
+        let mut g = rates();
+        g.failed = 2;
+        let t = render(&[g.clone()], &sel);
+        assert!(
+            t.starts_with("Failed to stat on 2 nodes\n[LNet Rates of servers]\n"),
+            "{t}"
+        );
+        g.nodes = 0;
+        assert_eq!(render(&[g], &sel), "Failed to stat on 2 nodes\n");
     }
 
     #[test]
