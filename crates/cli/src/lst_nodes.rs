@@ -130,7 +130,7 @@ pub fn list_group(a: ListGroupArgs) -> ExitCode {
     } else {
         r::group_counts(&groups)
     };
-    print!("{text}");
+    let _ = out!("{text}");
     ExitCode::SUCCESS
 }
 
@@ -138,7 +138,7 @@ pub fn list_group(a: ListGroupArgs) -> ExitCode {
 pub fn del_group(a: GroupArg) -> ExitCode {
     match ask(&Request::DelGroup { name: a.name }, GROUP_WAIT) {
         Ok(_) => {
-            println!("Group is deleted");
+            let _ = outln!("Group is deleted");
             ExitCode::SUCCESS
         }
         Err(e) => fail("del_group", e),
@@ -231,7 +231,7 @@ pub fn ping(a: PingArgs) -> ExitCode {
     // Every node may take the whole timeout.
     match ask(&req, GROUP_WAIT) {
         Ok(Reply::Pinged { nodes }) => {
-            print!("{}", r::ping(&nodes, &iolab_core::env::hostname()));
+            let _ = out!("{}", r::ping(&nodes, &iolab_core::env::hostname()));
             ExitCode::SUCCESS
         }
         Ok(_) => fail("ping", (exit::FAILED, "unexpected answer".into())),
@@ -243,7 +243,7 @@ pub fn ping(a: PingArgs) -> ExitCode {
 pub fn show_session() -> ExitCode {
     match ask(&Request::ShowSession, Duration::from_secs(60)) {
         Ok(Reply::Session(s)) => {
-            print!("{}", r::session(&s));
+            let _ = out!("{}", r::session(&s));
             ExitCode::SUCCESS
         }
         Ok(_) => fail("show_session", (exit::FAILED, "unexpected answer".into())),
@@ -259,7 +259,7 @@ pub fn show_error(a: ShowErrorArgs) -> ExitCode {
     };
     match ask(&req, Duration::from_secs(60)) {
         Ok(Reply::Sample { groups }) => {
-            print!("{}", r::errors(&groups, a.session));
+            let _ = out!("{}", r::errors(&groups, a.session));
             ExitCode::SUCCESS
         }
         Ok(_) => fail("show_error", (exit::FAILED, "unexpected answer".into())),

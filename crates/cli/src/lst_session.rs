@@ -242,7 +242,7 @@ pub fn new_session(a: NewSessionArgs) -> ExitCode {
     }
     match spawn_daemon(&a, &cfg) {
         Ok(()) => {
-            println!(
+            let _ = outln!(
                 "SESSION: {} TIMEOUT: {} FORCE: {}",
                 a.name,
                 a.timeout,
@@ -362,7 +362,7 @@ fn serve(cfg: SessionConfig, path: &std::path::Path) -> ExitCode {
     });
     match r {
         Ok(()) => ExitCode::SUCCESS,
-        Err(_) => ExitCode::from(exit::USAGE),
+        Err(_) => exit::usage(),
     }
 }
 
@@ -370,7 +370,7 @@ fn serve(cfg: SessionConfig, path: &std::path::Path) -> ExitCode {
 pub fn end_session() -> ExitCode {
     match ask(&Request::End, Duration::from_secs(120)) {
         Ok(_) => {
-            println!("session is ended");
+            let _ = outln!("session is ended");
             ExitCode::SUCCESS
         }
         Err(e) => fail("end_session", e),
@@ -389,7 +389,7 @@ pub fn add_group(a: AddGroupArgs) -> ExitCode {
     };
     match ask(&req, Duration::from_secs(3600)) {
         Ok(_) => {
-            println!("{} are added to session", a.hosts.join(" "));
+            let _ = outln!("{} are added to session", a.hosts.join(" "));
             ExitCode::SUCCESS
         }
         Err(e) => fail("add_group", e),
@@ -416,7 +416,7 @@ pub fn add_test(a: AddTestArgs) -> ExitCode {
     };
     match ask(&req, Duration::from_secs(60)) {
         Ok(_) => {
-            println!("Test was added successfully");
+            let _ = outln!("Test was added successfully");
             ExitCode::SUCCESS
         }
         Err(e) => fail("add_test", e),
@@ -460,7 +460,7 @@ pub fn run_batch(name: &str) -> ExitCode {
         Duration::from_secs(120),
     ) {
         Ok(_) => {
-            println!("{name} is running now");
+            let _ = outln!("{name} is running now");
             ExitCode::SUCCESS
         }
         Err(e) => fail("run", e),
@@ -508,7 +508,7 @@ pub fn list_batch(a: ListBatchArgs) -> ExitCode {
         }
         return match batches("list_batch", &Request::ListBatch { name: None }) {
             Ok(bs) => {
-                print!("{}", r::batch_names(&bs));
+                let _ = out!("{}", r::batch_names(&bs));
                 ExitCode::SUCCESS
             }
             Err(code) => code,
@@ -525,12 +525,12 @@ pub fn list_batch(a: ListBatchArgs) -> ExitCode {
         unknown: a.invalid || a.all,
     };
     if f.any() {
-        print!(
+        let _ = out!(
             "{}",
             r::node_states(&r::batch_nodes(&b, a.test, a.server), f)
         );
     } else {
-        print!("{}", r::batch_detail(&b, a.test));
+        let _ = out!("{}", r::batch_detail(&b, a.test));
     }
     ExitCode::SUCCESS
 }
@@ -566,7 +566,7 @@ pub fn query(a: QueryArgs) -> ExitCode {
     let wait = Duration::from_secs_f64(a.timeout);
     for i in 0..a.loop_count {
         if i > 0 && !pause(Duration::from_secs_f64(a.delay)) {
-            return ExitCode::from(exit::INTERRUPTED);
+            return exit::interrupted();
         }
         let req = Request::Query {
             batch: a.name.clone(),
@@ -594,7 +594,7 @@ pub fn query(a: QueryArgs) -> ExitCode {
         } else {
             r::query(&bs)
         };
-        print!("{text}");
+        let _ = out!("{text}");
         let _ = std::io::stdout().flush();
     }
     ExitCode::SUCCESS
@@ -644,7 +644,7 @@ pub fn stat(a: StatArgs) -> ExitCode {
         // `lst stat GROUP & ... kill $!` is how scripts end it: the
         // signal ends the wait at once.
         if !pause(Duration::from_secs_f64(a.delay)) {
-            return ExitCode::from(exit::INTERRUPTED);
+            return exit::interrupted();
         }
         let cur = match read() {
             Ok(g) => g,
