@@ -186,10 +186,16 @@ fn bounded_output(mut cmd: Command, limit: Duration) -> std::io::Result<Output> 
         }
         std::thread::sleep(Duration::from_millis(5));
     };
+    // A reader thread only reads into its buffer; should it panic, the
+    // command's output is unknown, which is an error, not empty output.
+    let joined = |h: std::thread::JoinHandle<Vec<u8>>| {
+        h.join()
+            .map_err(|_| std::io::Error::other("reading the command's output failed"))
+    };
     Ok(Output {
         status,
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
+        stdout: joined(out)?,
+        stderr: joined(err)?,
     })
 }
 
