@@ -436,6 +436,9 @@ fn run_doc(name: &str, text: &str) -> Vec<String> {
     failures
 }
 
+/// Held by a block that uses the shared S3 server (see [`run_block`]).
+static S3_BLOCKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn run_block(run: &mut DocRun, b: &Block) -> Result<(), String> {
     let all: String = b
         .steps
@@ -448,10 +451,17 @@ fn run_block(run: &mut DocRun, b: &Block) -> Result<(), String> {
         run.ensure_hosts()
             .map_err(|e| format!("{}:{}: cannot make the test hosts: {e}", run.name, b.line))?;
     }
-    if uses_s3(&all) {
+    // The docs share one S3 server and name the same buckets and prefixes
+    // (README.md and s3.md both write `runs` under `/run1`), so one block
+    // that uses S3 runs at a time; each removes what it made.
+    let _s3_turn = if uses_s3(&all) {
+        let turn = S3_BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
         run.ensure_s3(&all)
             .map_err(|e| format!("{}:{}: no S3 server: {e}", run.name, b.line))?;
-    }
+        Some(turn)
+    } else {
+        None
+    };
     for s in &b.steps {
         if let Some(why) = cannot_run(s) {
             println!("{}:{}: not run here: {why}", run.name, s.line);
