@@ -17,8 +17,10 @@
 //! assert_eq!(osts.inactive, vec![1]);
 //! ```
 
+use iolab_launch::{Finished, Remote, WaitError};
+use std::ffi::OsString;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 /// Longest an `lfs` command may take: a healthy file system answers in
@@ -142,61 +144,24 @@ fn run_lfs(args: &[&str], path: &Path) -> std::io::Result<()> {
     )))
 }
 
-/// Runs `cmd` to its end, at most `limit`: then it is killed and the
-/// error is TimedOut. The command also dies with iolab (PDEATHSIG).
-fn bounded_output(mut cmd: Command, limit: Duration) -> std::io::Result<Output> {
-    use std::os::unix::process::CommandExt;
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // SAFETY: prctl is async-signal-safe and touches no memory of ours;
-    // it has the kernel kill the command if iolab dies first.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn()?;
-    // The pipes are read while the command runs, so a chatty one cannot
-    // block on a full pipe.
-    let drain = |p: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = p {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
-    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
-    let until = std::time::Instant::now() + limit;
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break st;
-        }
-        if std::time::Instant::now() >= until {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(std::io::Error::new(
+/// Runs `cmd` to its end, at most `limit`: then it is stopped and the
+/// error is TimedOut. launch's local runner does the work: the command in
+/// its own process group, its output read as it comes (a chatty one
+/// cannot block on a full pipe), killed with iolab.
+fn bounded_output(cmd: Command, limit: Duration) -> std::io::Result<Finished> {
+    let argv: Vec<OsString> = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(OsString::from)
+        .collect();
+    Remote::spawn_local(&argv, None)?
+        .wait(limit, || false)
+        .map_err(|e| match e {
+            WaitError::Io(e) => e,
+            _ => std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!("no answer within {} s", limit.as_secs_f64()),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    // A reader thread only reads into its buffer; should it panic, the
-    // command's output is unknown, which is an error, not empty output.
-    let joined = |h: std::thread::JoinHandle<Vec<u8>>| {
-        h.join()
-            .map_err(|_| std::io::Error::other("reading the command's output failed"))
-    };
-    Ok(Output {
-        status,
-        stdout: joined(out)?,
-        stderr: joined(err)?,
-    })
+            ),
+        })
 }
 
 /// Creates `file` (which must not exist) with one stripe on OST `index`.
