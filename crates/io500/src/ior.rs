@@ -423,15 +423,15 @@ fn first_failure(comm: &dyn Comm, mine: Option<Failure>) -> Option<Failure> {
     Some(mine.unwrap_or_else(|| Failure::other("peer", String::from_utf8_lossy(first))))
 }
 
-/// Runs the read phase of what `write` wrote (`transfers_per_task`
-/// each); task t reads what task `(t + reorder_shift) % tasks` wrote.
-pub fn read(
-    comm: &dyn Comm,
-    be: &dyn Backend,
+/// A read phase's start for `task`: the file that task
+/// `(task + reorder_shift) % tasks` wrote, opened for reading (a failure
+/// to open is the run's failure, and there is no handle).
+fn open_source<'a>(
+    be: &'a dyn Backend,
     spec: &IorSpec,
-    transfers_per_task: u64,
-) -> IorResult {
-    let (task, tasks) = (comm.task(), comm.tasks());
+    task: usize,
+    tasks: usize,
+) -> (TaskRun<'a>, usize, std::path::PathBuf, Option<Handle>) {
     let source = (task + spec.reorder_shift) % tasks.max(1);
     let mut run = TaskRun {
         be,
@@ -446,6 +446,19 @@ pub fn read(
             None
         }
     };
+    (run, source, path, handle)
+}
+
+/// Runs the read phase of what `write` wrote (`transfers_per_task`
+/// each); task t reads what task `(t + reorder_shift) % tasks` wrote.
+pub fn read(
+    comm: &dyn Comm,
+    be: &dyn Backend,
+    spec: &IorSpec,
+    transfers_per_task: u64,
+) -> IorResult {
+    let tasks = comm.tasks();
+    let (mut run, source, path, handle) = open_source(be, spec, comm.task(), tasks);
     let mut buf = vec![0u8; spec.transfer() as usize];
     comm.barrier();
     run.fig.start_ns = wall_ns();
@@ -484,27 +497,13 @@ pub fn read_random(
     transfers_per_task: u64,
 ) -> IorResult {
     let (task, tasks) = (comm.task(), comm.tasks());
-    let source = (task + spec.reorder_shift) % tasks.max(1);
-    let mut run = TaskRun {
-        be,
-        fig: TaskFigures::default(),
-        failure: None,
-    };
-    let path = spec.file_of(source);
+    let (mut run, source, path, mut handle) = open_source(be, spec, task, tasks);
     let base = spec.offset(0, source as u64, tasks as u64);
     let blocks = transfers_per_task.saturating_mul(spec.transfer()) / RND_TRANSFER;
-    let handle = match c_path(&path).and_then(|c| be.open(&c, OpenOptions::read())) {
-        Ok(_) if blocks == 0 => {
-            let e = std::io::Error::other("ior-easy-write wrote less than 4 KiB per task");
-            run.fail("read", &path, &e);
-            None
-        }
-        Ok(h) => Some(h),
-        Err(e) => {
-            run.fail("open", &path, &e);
-            None
-        }
-    };
+    if blocks == 0 && handle.take().is_some() {
+        let e = std::io::Error::other("ior-easy-write wrote less than 4 KiB per task");
+        run.fail("read", &path, &e);
+    }
     let mut buf = vec![0u8; RND_TRANSFER as usize];
     let reads = RandomReads {
         base,
