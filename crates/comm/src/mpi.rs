@@ -16,28 +16,57 @@
 //! collective at a time. A process-wide lock makes that hold even if
 //! two teams were ever run at once, so the wrappers below are sound to
 //! share between threads.
+//!
+//! The collectives are started non-blocking and tested with the lock
+//! taken for each test only, so that a rank waiting for slower ones
+//! leaves MPI free to the stop watcher ([`stop_watch`]), which tells the
+//! other ranks of a Ctrl-C here, and hears of theirs, during a phase.
+
+mod lock;
+mod stop_watch;
 
 use crate::Transport;
+use lock::serialized;
 use mpi::environment::Universe;
+use mpi::raw::AsRaw;
+use mpi::request::{Request, Scope};
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 use mpi::{Count, Threading};
 use std::fmt;
 use std::mem::ManuallyDrop;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use stop_watch::StopWatch;
 
 pub use crate::launch::launched_under_mpi;
 
-/// Held around every MPI call. MPI_THREAD_SERIALIZED lets any thread call
-/// MPI but never two at once, over all communicators of the process.
-static MPI_CALLS: Mutex<()> = Mutex::new(());
+/// How long a wait for a collective tests it back to back (yielding the
+/// CPU between tests, as Open MPI's own blocking calls spin) before it
+/// tests every [`POLL_PAUSE`] only.
+const SPIN: Duration = Duration::from_millis(10);
 
-fn serialized() -> MutexGuard<'static, ()> {
-    // A panic while holding the lock leaves MPI no worse off than before
-    // the call, so a poisoned lock is still usable.
-    MPI_CALLS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+/// The pause between tests of a collective that has waited [`SPIN`]:
+/// what it may add to a wait that already lasted far longer.
+const POLL_PAUSE: Duration = Duration::from_micros(200);
+
+/// Completes `req`, holding the MPI lock for each test only.
+fn complete<'a, D: ?Sized, S: Scope<'a>>(mut req: Request<'a, D, S>) {
+    let started = Instant::now();
+    loop {
+        {
+            let _mpi = serialized();
+            match req.test() {
+                Ok(_) => return,
+                Err(pending) => req = pending,
+            }
+        }
+        if started.elapsed() < SPIN {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(POLL_PAUSE);
+        }
+    }
 }
 
 /// Why MPI could not be started.
@@ -84,6 +113,9 @@ impl Drop for Finalizer {
 /// MPI, initialised. Dropping it (and every transport made from it)
 /// finalises MPI; do that on the thread that called [`init`].
 pub struct MpiRuntime {
+    /// Dropped first (fields drop in order): its thread ends and frees
+    /// its communicator before `world` can finalise MPI.
+    _stop_watch: Option<StopWatch>,
     world: Arc<MpiTransport>,
 }
 
@@ -105,7 +137,9 @@ pub fn init() -> Result<MpiRuntime, MpiInitError> {
         return Err(MpiInitError::ThreadingTooLow { provided });
     }
     let world = MpiTransport::new(SimpleCommunicator::world(), finalizer);
+    let stop_watch = StopWatch::start(world.comm.as_raw());
     Ok(MpiRuntime {
+        _stop_watch: stop_watch,
         world: Arc::new(world),
     })
 }
@@ -177,21 +211,37 @@ impl Transport for MpiTransport {
     }
 
     fn barrier(&self) {
-        let _mpi = serialized();
-        self.comm.barrier();
+        let req = {
+            let _mpi = serialized();
+            self.comm.immediate_barrier()
+        };
+        complete(req);
     }
 
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
-        let _mpi = serialized();
         let my_len = Count::try_from(mine.len()).expect("all_gather: contribution over 2 GiB");
         let mut lens: Vec<Count> = vec![0; self.size];
-        self.comm.all_gather_into(&my_len, &mut lens[..]);
+        mpi::request::scope(|scope| {
+            let req = {
+                let _mpi = serialized();
+                self.comm
+                    .immediate_all_gather_into(scope, &my_len, &mut lens[..])
+            };
+            complete(req);
+        });
         let displs = displacements(&lens).expect("all_gather: contributions total over 2 GiB");
         let total: usize = lens.iter().map(|&n| n as usize).sum();
         let mut buf = vec![0u8; total];
         {
             let mut part = mpi::datatype::PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);
-            self.comm.all_gather_varcount_into(mine, &mut part);
+            mpi::request::scope(|scope| {
+                let req = {
+                    let _mpi = serialized();
+                    self.comm
+                        .immediate_all_gather_varcount_into(scope, mine, &mut part)
+                };
+                complete(req);
+            });
         }
         let mut at = 0;
         lens.iter()

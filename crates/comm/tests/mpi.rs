@@ -143,3 +143,17 @@ fn a_panicking_task_on_one_rank_ends_the_job_instead_of_hanging() {
     assert!(err.contains("injected panic"), "{err}");
     assert!(!err.contains("was not aborted"), "{err}");
 }
+
+/// A stop raised on rank 0 (as Ctrl-C raises it) reaches the other ranks
+/// while they make no MPI call and rank 0 waits in a collective.
+#[test]
+fn a_stop_on_one_rank_reaches_the_others_without_a_collective() {
+    let Some((status, out, err)) = run_mpirun(&["-n", "3", SELFTEST, "1", "stop"]) else {
+        return;
+    };
+    let Some(status) = status else {
+        panic!("no result after {TIMEOUT:?}\n{out}\n{err}");
+    };
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    assert!(out.contains("the stop reached 3 ranks"), "{out}\n{err}");
+}

@@ -3,10 +3,14 @@
 //! ```text
 //! mpirun -n 3 mpi_selftest [threads-per-rank]
 //! mpirun -n 2 mpi_selftest 2 panic
+//! mpirun -n 3 mpi_selftest 1 stop
 //! ```
 //!
 //! With `panic`, the last task panics while the others go on to
 //! collectives it never joins: the job must end (MPI_Abort), not hang.
+//! With `stop`, rank 0 raises its stop flag (as Ctrl-C does) and waits in
+//! a collective; every other rank must see its own flag go up without
+//! calling MPI itself (the stop watcher of `iolab_comm::mpi`).
 //!
 //! Runs ranks x threads tasks through `run_team`, `run_subset` and
 //! `Transport::split`, and exits 0 if every check passed on every rank, 1
@@ -47,10 +51,11 @@ fn main() {
         eprintln!("mpi_selftest: {e}");
         std::process::exit(2)
     });
-    if std::env::args().nth(2).as_deref() == Some("panic") {
-        panic_on_one_task(connection.transport(), threads);
-    }
-    let code = run_checks(connection.transport(), threads);
+    let code = match std::env::args().nth(2).as_deref() {
+        Some("panic") => panic_on_one_task(connection.transport(), threads),
+        Some("stop") => check_stop(&*connection.transport()),
+        _ => run_checks(connection.transport(), threads),
+    };
     // exit() skips destructors, and dropping the connection finalises MPI.
     drop(connection);
     std::process::exit(code);
@@ -58,7 +63,7 @@ fn main() {
 
 /// The last task panics; the others wait in collectives that can only end
 /// by the job being aborted. Returning from here is a failure.
-fn panic_on_one_task(world: Arc<dyn Transport>, threads: usize) {
+fn panic_on_one_task(world: Arc<dyn Transport>, threads: usize) -> ! {
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_team(world, threads, |c| {
             c.barrier();
@@ -73,6 +78,36 @@ fn panic_on_one_task(world: Arc<dyn Transport>, threads: usize) {
     }));
     eprintln!("mpi_selftest: the job was not aborted after a task panicked");
     std::process::exit(3);
+}
+
+/// Rank 0 raises its stop flag and waits in a collective at once; every
+/// other rank waits (at most [`STOP_WAIT`], calling no MPI) for its own
+/// flag to go up, then joins the collective. Exit code 0 if every rank
+/// saw the stop.
+fn check_stop(world: &dyn Transport) -> i32 {
+    const STOP_WAIT: Duration = Duration::from_secs(10);
+    if world.rank() == 0 {
+        iolab_core::stop::request();
+    }
+    let start = Instant::now();
+    while !iolab_core::stop::requested() && start.elapsed() < STOP_WAIT {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let seen = iolab_core::stop::requested();
+    if !seen {
+        eprintln!(
+            "mpi_selftest: rank {}: FAIL: no stop within {STOP_WAIT:?}",
+            world.rank()
+        );
+    }
+    let all = world.all_gather(&[seen as u8]);
+    if all.iter().any(|b| b != &[1]) {
+        return 1;
+    }
+    if world.rank() == 0 {
+        println!("mpi_selftest: the stop reached {} ranks", world.size());
+    }
+    0
 }
 
 /// Runs every check and agrees on the outcome; returns the exit code.
