@@ -709,8 +709,9 @@ fn mpi_terminal_ctrl_c_reaches_the_ranks_at_once_and_they_remove_everything() {
 /// (`plm_rsh_agent`, here a script that runs the command in a session of
 /// its own, as sshd does) when the host is not this one (127.0.0.2). The
 /// terminal's Ctrl-C reaches only the local rank at once; the remote one
-/// hears of it from its orted's SIGTERM, `odls_base_sigkill_timeout`
-/// later, and the local rank must still be there to agree and clean up
+/// hears of it from the local rank's stop message (tests/mpi_stop.rs
+/// checks that it stops within the phase), or at worst from its orted's
+/// SIGTERM, and the local rank must still be there to agree and clean up
 /// with it: mpirun's SIGTERM to the local rank, after its Ctrl-C, does not
 /// end it at once.
 #[cfg(feature = "mpi")]
