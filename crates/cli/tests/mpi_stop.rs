@@ -154,6 +154,8 @@ fn remote_shell(s: &Scratch, host1: &str, ns1: &str, mark: &Path) -> String {
 /// made, rank 1 exits 130, rank 0's report says interrupted and mpirun
 /// exits 1. Before the stop message between ranks, rank 1 made all its
 /// items and the ranks stopped only when they agreed at the phase's end.
+/// The two hosts share the file system (namespaces of one machine), so
+/// the test directory is where both hosts' items were, and must be empty.
 #[test]
 fn ctrl_c_stops_a_rank_on_another_host_within_the_phase() {
     let name = "ctrl_c_stops_a_rank_on_another_host_within_the_phase";
@@ -234,5 +236,6 @@ fn ctrl_c_stops_a_rank_on_another_host_within_the_phase() {
     assert_eq!(rc.trim(), "130", "rank 1's status: {err}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
     assert_eq!(v["outcome"]["status"], "interrupted", "{out}");
+    assert!(err.contains("interrupted; removed"), "{err}");
     assert_eq!(code, Some(1), "{err}");
 }
