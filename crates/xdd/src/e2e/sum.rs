@@ -65,7 +65,8 @@ impl FrameSums {
             return FrameSums::Full;
         };
         let windows = shape.period / UNIT;
-        let slots = SlotSum::new(UNIT).filter(|_| len % UNIT == 0 && windows <= MAX_WINDOWS);
+        let slots =
+            SlotSum::new(UNIT).filter(|_| len.is_multiple_of(UNIT) && windows <= MAX_WINDOWS);
         let Some(slots) = slots else {
             return FrameSums::Full;
         };
@@ -101,7 +102,7 @@ impl UniqueSums {
         let s = &self.shape;
         // Only the window `place` chose for this offset holds its bytes
         // (it falls back to 0 when the buffer is too short).
-        let aligned = len == self.len && offset % UNIT as u64 == 0;
+        let aligned = len == self.len && offset.is_multiple_of(UNIT as u64);
         if !aligned || at != (offset % s.period as u64) as usize || at + len > buf.len() {
             return None;
         }
@@ -194,8 +195,8 @@ mod tests {
                 .map(|(u, d)| u * UNIT as u64 + d)
                 .collect();
             let fast = send(&p, len, pass, &offsets);
-            let aligned = offsets.iter().filter(|&&o| o % UNIT as u64 == 0).count();
-            if len % UNIT == 0 {
+            let aligned = offsets.iter().filter(|&&o| o.is_multiple_of(UNIT as u64)).count();
+            if len.is_multiple_of(UNIT) {
                 prop_assert_eq!(fast, aligned);
             } else {
                 prop_assert_eq!(fast, 0);
