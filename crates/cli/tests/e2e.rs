@@ -135,6 +135,73 @@ fn null_to_null_passes_with_the_pattern_verified_on_the_destination() {
     assert!(ts.lines().count() > 120, "{ts}");
 }
 
+/// The `null` source's unique data (the default pattern, and dedupe +
+/// compress), whose frames are summed from their stamps alone: every
+/// frame's checksum holds on the destination, which checks every byte
+/// of every request against the pattern; a request size that is not
+/// whole 4 KiB units (summed in full) too.
+#[test]
+fn null_to_null_unique_data_checksums_hold_on_every_frame() {
+    let s = Scratch::new("e2e-unique");
+    for (i, (dp, reqsize)) in [
+        ("", 64),
+        ("-dp dedupe 30 -dp compress 40", 4),
+        ("-dp compress 10", 3),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = free_ports(2);
+        let common = format!(
+            "-target null -reqsize {reqsize} -numreqs 300 -passes 2 {dp} -e2e destination 127.0.0.1:{p},2"
+        );
+        let d = destination(
+            &s.root,
+            &format!("-op write {common} -e2e isdestination -verify contents --json d{i}.json"),
+            &[],
+        );
+        let src = source(&s.root, &format!("-op read {common} -e2e issource"), &[]);
+        let dst = d.wait(60);
+        assert_eq!(src.code, Some(0), "{dp}: source: {}", src.stderr);
+        assert_eq!(dst.code, Some(0), "{dp}: destination: {}", dst.stderr);
+        let c = &json(&s.path(&format!("d{i}.json")))["payload"]["combined"];
+        assert_eq!(c["write_ops"].as_u64(), Some(600), "{dp}");
+        assert_eq!(c["e2e"]["frames"].as_u64(), Some(600), "{dp}");
+        assert_eq!(c["e2e"]["checksum_errors"].as_u64(), Some(0), "{dp}");
+        assert_eq!(c["verify"]["failed_ops"].as_u64(), Some(0), "{dp}");
+    }
+}
+
+/// A `null` source's block damaged after its sum was taken (the debug
+/// hook) is caught as a file source's is.
+#[test]
+fn a_generated_block_damaged_in_transit_is_caught() {
+    let s = Scratch::new("e2e-damage-null");
+    let p = free_ports(1);
+    let common = format!("-target null -reqsize 64 -numreqs 20 -e2e destination 127.0.0.1:{p}");
+    let d = destination(
+        &s.root,
+        &format!("-op write {common} -e2e isdestination --json d.json"),
+        &[],
+    );
+    let src = source(
+        &s.root,
+        &format!("-op read {common} -e2e issource"),
+        &[("IOLAB_E2E_DAMAGE", "3")],
+    );
+    let dst = d.wait(30);
+    assert_eq!(dst.code, Some(1), "{}", dst.stderr);
+    assert!(dst.stderr.contains("checksum mismatch"), "{}", dst.stderr);
+    assert_eq!(src.code, Some(1), "{}", src.stderr);
+    let c = &json(&s.path("d.json"))["payload"]["combined"];
+    assert_eq!(c["e2e"]["checksum_errors"].as_u64(), Some(1));
+    assert_eq!(
+        c["write_ops"].as_u64(),
+        Some(2),
+        "the 2 good blocks before it"
+    );
+}
+
 /// A source and a destination that differ in one thing: both exit 2
 /// with the same message, and the destination file is never created.
 #[test]

@@ -111,35 +111,91 @@ impl Shape {
     /// returns where in `buf` its `len` bytes start. Allocation-free.
     #[inline]
     pub fn place(&self, buf: &mut [u8], file_offset: u64, len: usize, tag: u64) -> usize {
-        let start = (file_offset % self.period as u64) as usize;
-        let start = if start + len <= buf.len() { start } else { 0 };
+        let start = self.start(buf.len(), file_offset, len);
         let req = &mut buf[start..start + len];
-        // First unit boundary at or after `file_offset`.
-        let mut at = (UNIT - (file_offset % UNIT as u64) as usize) % UNIT;
-        // The unit index is counted, not divided out, per unit: a 1 MiB
-        // request has 256 stamps and this loop is on the hot path.
-        let units = (self.period / UNIT) as u64;
-        let mut u = self.unit_in_period(file_offset + at as u64);
-        let dedupe = self.dedupe_pct > 0;
-        while at + STAMP_BYTES <= len {
-            if !(dedupe && self.is_duplicate(u)) {
-                let off = file_offset + at as u64;
-                req[at..at + 8].copy_from_slice(&off.to_le_bytes());
-                req[at + 8..at + 16].copy_from_slice(&tag.to_le_bytes());
-            }
-            at += UNIT;
-            u += 1;
-            if u == units {
-                u = 0;
+        for (at, stamp) in self.stamps(file_offset, len, tag) {
+            if let Some(s) = stamp {
+                req[at..at + STAMP_BYTES].copy_from_slice(&s);
             }
         }
         start
+    }
+
+    /// Where in a buffer of `buf_len` bytes [`Shape::place`] puts the
+    /// request at `file_offset` of `len` bytes.
+    #[inline]
+    pub fn start(&self, buf_len: usize, file_offset: u64, len: usize) -> usize {
+        let start = (file_offset % self.period as u64) as usize;
+        if start + len <= buf_len {
+            start
+        } else {
+            0
+        }
+    }
+
+    /// The stamp slots of a request for `file_offset` of `len` bytes, in
+    /// order: (position in the request, the 16 bytes [`Shape::place`]
+    /// writes there, or None for a unit that repeats a pool block and
+    /// keeps the base's bytes). A unit whose slot would end past the
+    /// request is not stamped and not listed. Allocation-free.
+    #[inline]
+    pub fn stamps(&self, file_offset: u64, len: usize, tag: u64) -> Stamps {
+        // First unit boundary at or after `file_offset`.
+        let at = (UNIT - (file_offset % UNIT as u64) as usize) % UNIT;
+        Stamps {
+            at,
+            len,
+            file_offset,
+            tag,
+            unit: self.unit_in_period(file_offset + at as u64),
+            units: (self.period / UNIT) as u64,
+            shape: *self,
+        }
     }
 
     /// The unit index within the period of file offset `off`.
     #[inline]
     pub fn unit_in_period(&self, off: u64) -> u64 {
         (off % self.period as u64) / UNIT as u64
+    }
+}
+
+/// The stamp slots of one request ([`Shape::stamps`]).
+#[derive(Debug, Clone)]
+pub struct Stamps {
+    at: usize,
+    len: usize,
+    file_offset: u64,
+    tag: u64,
+    // The unit index within the period is counted, not divided out, per
+    // unit: a 1 MiB request has 256 stamps and this is on the hot path.
+    unit: u64,
+    units: u64,
+    shape: Shape,
+}
+
+impl Iterator for Stamps {
+    type Item = (usize, Option<[u8; STAMP_BYTES]>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.at + STAMP_BYTES > self.len {
+            return None;
+        }
+        let at = self.at;
+        let dup = self.shape.dedupe_pct > 0 && self.shape.is_duplicate(self.unit);
+        let stamp = (!dup).then(|| {
+            let mut s = [0u8; STAMP_BYTES];
+            s[..8].copy_from_slice(&(self.file_offset + at as u64).to_le_bytes());
+            s[8..].copy_from_slice(&self.tag.to_le_bytes());
+            s
+        });
+        self.at += UNIT;
+        self.unit += 1;
+        if self.unit == self.units {
+            self.unit = 0;
+        }
+        Some((at, stamp))
     }
 }
 

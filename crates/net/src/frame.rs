@@ -225,6 +225,14 @@ impl PayloadSum {
         }
     }
 
+    /// Makes this the sum of another payload of the same length whose
+    /// CRC-32C is `crc` (found without reading it all: [`crate::sum`]),
+    /// keeping the length's map, which is the costly part to build.
+    #[inline]
+    pub fn set_crc(&mut self, crc: u32) {
+        self.crc = crc;
+    }
+
     /// Bytes of the payload.
     pub fn len(&self) -> u32 {
         self.len

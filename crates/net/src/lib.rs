@@ -31,6 +31,7 @@ pub mod conn;
 pub mod frame;
 pub mod handshake;
 pub mod key;
+pub mod sum;
 
 pub use conn::{Cancel, Conn};
 pub use key::SharedKey;

@@ -40,6 +40,7 @@ pub mod partial;
 pub mod pass;
 pub mod resume;
 pub mod session;
+pub mod sum;
 pub mod terms;
 pub mod validate;
 

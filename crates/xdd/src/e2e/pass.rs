@@ -5,6 +5,7 @@
 //! reuse the QThread's one buffer: nothing is allocated, formatted or
 //! locked per request; only errors make text.
 
+use super::sum::FrameSums;
 use super::{DestinationPath, Link, SourcePath, END_ABORTED, END_COMPLETE, END_TIME_LIMIT};
 use crate::parse::values::Ordering;
 use crate::plan::throttle::Pacer;
@@ -146,14 +147,6 @@ pub fn source(st: &mut QState, cx: &PassCtx) -> Counts {
     close(c, cx, &cpu0)
 }
 
-/// The checksum of a full request when it is the same for every
-/// request (the `null` source with a fixed pattern): summed once.
-fn constant_sum(st: &QState, cx: &PassCtx) -> Option<PayloadSum> {
-    let p = cx.plan;
-    let fixed = p.caps.discards && !p.pattern.varies_per_request();
-    fixed.then(|| PayloadSum::new(&st.buf.as_slice()[..p.xfer_bytes as usize]))
-}
-
 /// The source's loop over its share; returns the frames sent and the
 /// `End` flag.
 fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) -> (u64, u8) {
@@ -161,7 +154,8 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
     let qd = plan.opts.queuedepth.max(1);
     let cancel = Cancel::with(cx.run.stop_flag());
     let generate = plan.caps.discards;
-    let full_sum = constant_sum(st, cx);
+    let len0 = plan.xfer_bytes as usize;
+    let mut sums = FrameSums::new(&plan.pattern, generate, st.buf.as_slice(), len0, cx.pass);
     let damage = damage_at(st.q);
     let mut pacer = plan.schedule.map(|s| Pacer::start_at(s, cx.start_ns));
     let mut lock = LockstepLocal::default();
@@ -192,15 +186,18 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
         if plan.opts.ordering == Ordering::Loose {
             cx.shared.issued.store(j + 1, Release);
         }
-        let buf = &mut st.buf.as_mut_slice()[at..at + len];
         let hurt = damage != 0 && sent + 1 == damage;
-        let r = match &full_sum {
-            Some(sum) if len == sum.len() as usize && !hurt => {
-                link.conn
-                    .send_summed(Kind::Data, 0, offset, buf, sum, cancel)
-            }
-            _ if hurt => send_damaged(link, offset, buf, cancel),
-            _ => link.conn.send(Kind::Data, 0, offset, buf, cancel),
+        let sum = match hurt {
+            false => sums.sum(st.buf.as_slice(), at, offset, len),
+            true => None,
+        };
+        let buf = &mut st.buf.as_mut_slice()[at..at + len];
+        let r = match sum {
+            Some(sum) => link
+                .conn
+                .send_summed(Kind::Data, 0, offset, buf, sum, cancel),
+            None if hurt => send_damaged(link, offset, buf, cancel),
+            None => link.conn.send(Kind::Data, 0, offset, buf, cancel),
         };
         let t2 = mono_ns();
         if plan.opts.ordering == Ordering::Serial {

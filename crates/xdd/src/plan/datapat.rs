@@ -294,15 +294,17 @@ impl DataPattern {
     #[inline]
     pub fn place(&self, buf: &mut [u8], file_offset: u64, len: usize, pass: u32) -> usize {
         match self.shape() {
-            Some(s) => {
-                let tag = unique::tag(self.stamp_key, self.target, pass);
-                s.place(buf, file_offset, len, tag)
-            }
+            Some(s) => s.place(buf, file_offset, len, self.stamp_tag(pass)),
             None => {
                 self.patch(&mut buf[..len], file_offset);
                 0
             }
         }
+    }
+
+    /// The tag of the stamps of unique data written in pass `pass`.
+    pub fn stamp_tag(&self, pass: u32) -> u64 {
+        unique::tag(self.stamp_key, self.target, pass)
     }
 
     /// True when the buffer must be patched for every request.
