@@ -416,7 +416,7 @@ fn gather(comm: &dyn Comm, run: TaskRun, transfer: u64, target: u64) -> IorResul
 }
 
 /// The failure of the lowest task that failed, known to every task.
-fn first_failure(comm: &dyn Comm, mine: Option<Failure>) -> Option<Failure> {
+pub(crate) fn first_failure(comm: &dyn Comm, mine: Option<Failure>) -> Option<Failure> {
     let text = mine.as_ref().map(|f| f.to_string()).unwrap_or_default();
     let all = comm.all_gather(text.as_bytes());
     let first = all.iter().find(|b| !b.is_empty())?;

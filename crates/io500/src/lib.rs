@@ -31,6 +31,7 @@ pub mod find;
 pub mod ini;
 pub mod ior;
 pub mod mdphase;
+pub mod mdworkbench;
 pub mod phase;
 pub mod results;
 pub mod run;
@@ -81,7 +82,7 @@ pub fn prepare_datadir(be: &dyn iolab_backend::Backend, layout: &Layout) -> Resu
 pub fn check_leftovers(be: &dyn iolab_backend::Backend, layout: &Layout) -> Result<(), String> {
     use iolab_backend::c_path;
     let exists = |p: &std::path::Path| c_path(p).and_then(|c| be.exists(&c)).unwrap_or(false);
-    for d in cleanup::PHASE_DIRS {
+    for d in cleanup::RUN_DIRS {
         let p = layout.path(d);
         if !exists(&p) {
             continue;

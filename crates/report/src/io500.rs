@@ -2,6 +2,7 @@
 //! and result_summary.txt), result.txt (the ini echo and each phase's
 //! details) and the `--dry-run` listing.
 
+use iolab_io500::mdworkbench::MdwbResult;
 use iolab_io500::phase::Group;
 use iolab_io500::results::{Detail, Io500Payload, PhaseReport, Score};
 
@@ -112,8 +113,41 @@ fn phase_block(r: &PhaseReport) -> String {
             "found = {}\ntotal-files = {}\nelapsed = {:.6}\n",
             f.found, f.total, f.elapsed_s
         )),
+        Detail::Mdworkbench(m) => s.push_str(&mdworkbench_block(m)),
         Detail::Skipped(why) => s.push_str(&format!("skipped = {why}\n")),
         Detail::Failed(why) => s.push_str(&format!("failed = {why}\n")),
+    }
+    s
+}
+
+/// An md-workbench phase's figures: its sizing as the app prints it,
+/// then each iteration's counts, time, rate and longest operation (the
+/// app's `maxOpTime`; `scoreIteration0` for the benchmark's first).
+fn mdworkbench_block(m: &MdwbResult) -> String {
+    let mut s = format!(
+        "filesPerProc = {}\nprecreatePerSet = {}\nsets-per-task = {}\ntasks = {}\n",
+        m.files_per_proc, m.precreate_per_set, m.sets, m.tasks
+    );
+    let n = m.iterations.len();
+    for (i, f) in m.iterations.iter().enumerate() {
+        // The scored iteration (the last) unprefixed, as the app.
+        let k = match i + 1 == n {
+            true => String::new(),
+            false => format!("iteration{i}-"),
+        };
+        s.push_str(&format!(
+            "{k}dsets-created = {}\n{k}dsets-deleted = {}\n{k}objects-created = {}\n{k}objects-stated = {}\n{k}objects-read = {}\n{k}objects-deleted = {}\n{k}bytes-written = {}\n{k}bytes-read = {}\n{k}elapsed = {:.6}\n{k}rate = {:.3}\n",
+            f.dsets_created, f.dsets_deleted, f.objects_created, f.objects_stated, f.objects_read,
+            f.objects_deleted, f.bytes_written, f.bytes_read, f.elapsed_s, f.ops_per_sec
+        ));
+        match i + 1 == n {
+            true => s.push_str(&format!("maxOpTime = {:.6}\n", f.max_op_s)),
+            false => s.push_str(&format!(
+                "scoreIteration{i} = {:.6}\nmaxOpTime{i} = {:.6}\n",
+                f.ops_per_sec / 1000.0,
+                f.max_op_s
+            )),
+        }
     }
     s
 }
