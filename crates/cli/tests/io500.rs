@@ -253,26 +253,22 @@ fn matching_01(doc: &Value, base: &str, tasks: u64) -> u64 {
         .count() as u64
 }
 
-/// `--mode=extended`: find-easy, find-hard and ior-rnd4K-easy-read run
-/// in the io500 app's order, the [SCORE ] line is still the 12 scored
-/// phases', [SCOREX] adds the two finds; md-workbench, which iolab does
-/// not run, is refused (exit 2, nothing made) unless turned off.
+/// md-workbench's sizing in the extended tests: 120 objects per set
+/// (so that `file-101`, named `*01*` and 3901 bytes, is among those made
+/// before the timestamp file, which find must not count), 60 per
+/// iteration.
+const MDWB: &str = "[mdworkbench]\nprecreatePerSet = 120\nfilesPerProc = 60\n";
+
+/// `--mode=extended`: md-workbench, find-easy, find-hard and
+/// ior-rnd4K-easy-read run in the io500 app's order, the [SCORE ] line
+/// is still the 12 scored phases', [SCOREX] adds the two finds and
+/// mdworkbench-bench; md-workbench's objects are all made, moved and
+/// removed.
 #[test]
 fn extended_mode_with_threads() {
     let s = Scratch::new("io500-extended");
-    let ini = small_ini(&s, "");
-    let o = iolab(&[
-        "io500",
-        "--tasks",
-        "2",
-        "--mode=extended",
-        ini.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
-    assert!(stderr(&o).contains("[mdworkbench]"), "{}", stderr(&o));
-    assert!(!s.path("data").exists() && !s.path("results").exists());
     std::fs::create_dir(s.path("data")).unwrap();
-    let ini = small_ini(&s, "[mdworkbench]\nrun = FALSE\n");
+    let ini = small_ini(&s, MDWB);
     let o = iolab(&[
         "io500",
         "--tasks",
@@ -284,27 +280,60 @@ fn extended_mode_with_threads() {
     check_extended(&s, &stdout(&o), 2);
 }
 
+/// The app's order of an extended run: `[RESULT]` lines and the
+/// unscored `[      ]` ones.
+const EXTENDED_ORDER: [(&str, bool); 18] = [
+    ("ior-easy-write", true),
+    ("mdtest-easy-write", true),
+    ("mdworkbench-create", false),
+    ("find-easy", true),
+    ("ior-hard-write", true),
+    ("mdtest-hard-write", true),
+    ("find", true),
+    ("find-hard", true),
+    ("mdworkbench-bench", true),
+    ("ior-easy-read", true),
+    ("mdtest-easy-stat", true),
+    ("ior-hard-read", true),
+    ("mdtest-hard-stat", true),
+    ("mdworkbench-delete", false),
+    ("mdtest-easy-delete", true),
+    ("mdtest-hard-read", true),
+    ("mdtest-hard-delete", true),
+    ("ior-rnd4K-easy-read", false),
+];
+
 /// The checks of an extended run of `tasks` tasks (stdout `out`).
 fn check_extended(s: &Scratch, out: &str, tasks: u64) {
-    let mut order: Vec<&str> = PHASES.to_vec();
-    order.insert(2, "find-easy");
-    order.insert(6, "find-hard");
-    let res = result_lines(out);
-    let names: Vec<&str> = res.iter().map(|r| r.0.as_str()).collect();
-    assert_eq!(names, order, "{out}");
-    let rnd = out
+    let lines: Vec<(String, bool, &str)> = out
         .lines()
-        .filter(|l| l.starts_with("[      ]  ior-rnd4K-easy-read "))
-        .count();
-    assert_eq!(rnd, 1, "the unscored line, last: {out}");
+        .filter(|l| l.starts_with("[RESULT]") || l.starts_with("[      ]"))
+        .map(|l| {
+            let name = l[8..].split_whitespace().next().unwrap().to_string();
+            (name, l.starts_with("[RESULT]"), l)
+        })
+        .collect();
+    let got: Vec<(&str, bool)> = lines.iter().map(|(n, r, _)| (n.as_str(), *r)).collect();
+    assert_eq!(got, EXTENDED_ORDER, "{out}");
+    for (name, _, l) in &lines {
+        let unit = if name.starts_with("ior") {
+            " GiB/s "
+        } else {
+            " kIOPS "
+        };
+        assert!(l.contains(unit), "{l}");
+    }
+    let res = result_lines(out);
     // [SCORE ] from the 12 scored lines alone.
     let standard: String = out
         .lines()
-        .filter(|l| !l.contains(" find-easy ") && !l.contains(" find-hard "))
+        .filter(|l| {
+            !l.contains(" find-easy ") && !l.contains(" find-hard ") && !l.contains(" mdworkbench-")
+        })
         .map(|l| format!("{l}\n"))
         .collect();
     check_score(&standard);
-    // [SCOREX]: the same bandwidth, the IOPS mean of 10.
+    // [SCOREX]: the same bandwidth, the IOPS mean of 11.
     let x = out.lines().find(|l| l.starts_with("[SCOREX]")).unwrap();
     assert!(x.ends_with(" [INVALID]"), "{x}");
     let w: Vec<f64> = [2, 6, 10]
@@ -316,7 +345,7 @@ fn check_extended(s: &Scratch, out: &str, tasks: u64) {
         .filter(|r| !r.0.starts_with("ior"))
         .map(|r| r.1)
         .collect();
-    assert_eq!(md.len(), 10);
+    assert_eq!(md.len(), 11);
     assert!(close(w[1], geo(&md)), "{x} vs {}", geo(&md));
     assert!(close(w[2], (w[0] * w[1]).sqrt()), "{x}");
     // The figures are what was done.
@@ -328,10 +357,20 @@ fn check_extended(s: &Scratch, out: &str, tasks: u64) {
     let res_dir = s.path("results");
     let summary = std::fs::read_to_string(res_dir.join("result_summary.txt")).unwrap();
     assert!(summary.contains("[SCOREX]") && summary.contains("ior-rnd4K-easy-read"));
+    assert!(
+        summary.contains("[      ]   mdworkbench-create "),
+        "{summary}"
+    );
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(res_dir.join("result.json")).unwrap())
             .unwrap();
     check_figures(&doc, tasks);
+    check_mdworkbench(&doc, tasks, (120, 60));
+    let txt = std::fs::read_to_string(res_dir.join("result.txt")).unwrap();
+    assert!(
+        txt.contains("precreatePerSet = 120") && txt.contains("scoreIteration0 = "),
+        "{txt}"
+    );
     let found = |n: &str| phase(&doc, n)["detail"]["find"]["found"].as_u64().unwrap();
     assert_eq!(found("find-easy"), matching_01(&doc, "mdtest-easy", tasks));
     assert_eq!(found("find-hard"), matching_01(&doc, "mdtest-hard", tasks));
@@ -349,6 +388,151 @@ fn check_extended(s: &Scratch, out: &str, tasks: u64) {
     assert!(doc["payload"]["score_extended"]["iops"].as_f64().unwrap() > 0.0);
 }
 
+/// md-workbench's counts: `tasks` x 10 sets of `p` objects made, each
+/// of the 2 iterations stats, reads, deletes and makes `i` per set, the
+/// cleanup deletes `p` per set and the sets: as many objects and sets
+/// removed as made, every byte written read or removed.
+fn check_mdworkbench(doc: &Value, tasks: u64, (p, i): (u64, u64)) {
+    let figures = |name: &str| -> Vec<Value> {
+        let d = &phase(doc, name)["detail"]["mdworkbench"];
+        assert_eq!(
+            (
+                d["precreate_per_set"].as_u64(),
+                d["files_per_proc"].as_u64()
+            ),
+            (Some(p), Some(i))
+        );
+        assert!(d["failure"].is_null(), "{d}");
+        d["iterations"].as_array().unwrap().clone()
+    };
+    let n = |v: &Value, k: &str| v[k].as_u64().unwrap();
+    let create = figures("mdworkbench-create");
+    let bench = figures("mdworkbench-bench");
+    let delete = figures("mdworkbench-delete");
+    assert_eq!((create.len(), bench.len(), delete.len()), (1, 2, 1));
+    let sets = tasks * 10;
+    assert_eq!(n(&create[0], "dsets_created"), sets);
+    assert_eq!(n(&create[0], "objects_created"), sets * p);
+    assert_eq!(n(&create[0], "bytes_written"), sets * p * 3901);
+    for it in &bench {
+        for k in [
+            "objects_stated",
+            "objects_read",
+            "objects_deleted",
+            "objects_created",
+        ] {
+            assert_eq!(n(it, k), sets * i, "{k}: {it}");
+        }
+        assert_eq!(n(it, "bytes_read"), sets * i * 3901);
+        assert!(it["ops_per_sec"].as_f64().unwrap() > 0.0);
+    }
+    let made = n(&create[0], "objects_created")
+        + bench.iter().map(|it| n(it, "objects_created")).sum::<u64>();
+    let removed = n(&delete[0], "objects_deleted")
+        + bench.iter().map(|it| n(it, "objects_deleted")).sum::<u64>();
+    assert_eq!(made, removed);
+    assert_eq!(n(&delete[0], "dsets_deleted"), sets);
+    // The score is the second iteration's rate, in kIOPS.
+    let score = phase(doc, "mdworkbench-bench")["score"].as_f64().unwrap();
+    assert!(close(
+        score,
+        bench[1]["ops_per_sec"].as_f64().unwrap() / 1000.0
+    ));
+}
+
+/// `[mdworkbench]`'s keys are read and checked before anything is made;
+/// `run = FALSE` leaves md-workbench out; `--dry-run` prints its
+/// command lines; the sections of other versions of the app are still
+/// refused by extended mode.
+#[test]
+fn mdworkbench_keys_dry_run_and_refusals() {
+    let s = Scratch::new("io500-mdwb-keys");
+    for (extra, needle) in [
+        ("[mdworkbench]\nprecreatePerSet = 10\n", "filesPerProc"),
+        (
+            "[mdworkbench]\nprecreatePerSet = 10\nfilesPerProc = 20\n",
+            "filesPerProc = 20",
+        ),
+        ("[mdworkbench]\nwaitingTime = soon\n", "waitingTime"),
+        ("[mdworkbench]\nobjectSize = 1\n", "objectSize"),
+        ("[mdworkbench-bench]\nrun = maybe\n", "maybe"),
+        ("[ior-rnd1MB]\nblockSize = 1g\n", "[ior-rnd1MB]"),
+    ] {
+        let ini = small_ini(&s, extra);
+        let o = iolab(&[
+            "io500",
+            "--tasks",
+            "2",
+            "--mode=extended",
+            ini.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{extra}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(needle), "{extra}: {}", stderr(&o));
+        assert!(!s.path("data").exists() && !s.path("results").exists());
+    }
+    let ini = small_ini(&s, MDWB);
+    let o = iolab(&[
+        "io500",
+        "--dry-run",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for (p, tail) in [
+        ("mdworkbench-create", "-P=120 -I=60 -1 "),
+        ("mdworkbench-bench", "-P=120 -I=60 -2 -R=2 -X "),
+        ("mdworkbench-delete", "-P=120 -I=60 -3 "),
+    ] {
+        assert!(
+            out.contains(&format!("[{p}]\nexe = md-workbench -a POSIX -o=")),
+            "{out}"
+        );
+        assert!(out.contains(tail), "{tail}: {out}");
+    }
+    // Without the two keys the app sizes them from mdtest-easy-write.
+    let ini = small_ini(&s, "");
+    let out = stdout(&iolab(&[
+        "io500",
+        "--dry-run",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]));
+    assert!(
+        out.contains("-P=N -I=N (N = mdtest-easy-write's rate x 1 s"),
+        "{out}"
+    );
+    assert!(!s.path("data").exists() && !s.path("results").exists());
+    // run = FALSE: no md-workbench line, nothing of it made.
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(
+        &s,
+        "[mdworkbench]\nrun = FALSE\n[ior-easy]\nrun = FALSE\n[find-easy]\nrun = FALSE\n",
+    );
+    let o = iolab(&[
+        "io500",
+        "--tasks",
+        "2",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        phase(&doc, "mdworkbench-bench")["detail"]["skipped"],
+        "run = FALSE in the ini"
+    );
+    assert!(tree(&s.path("data")).is_empty());
+}
+
 /// `mpirun -n 2 iolab io500 --mode=extended`: the same checks, one rank
 /// printing.
 #[cfg(feature = "mpi")]
@@ -360,7 +544,7 @@ fn extended_mode_under_mpirun() {
     }
     let s = Scratch::new("io500-extended-mpi");
     std::fs::create_dir(s.path("data")).unwrap();
-    let ini = small_ini(&s, "[mdworkbench]\nrun = FALSE\n");
+    let ini = small_ini(&s, MDWB);
     let mut c = Command::new("mpirun");
     let _session = common::OmpiSession::attach(&mut c);
     let o = c
@@ -526,6 +710,7 @@ fn cleanup_removes_what_a_killed_run_left_and_nothing_else() {
     touch(&d.join("ior-easy/ior_file_easy.00000001"));
     touch(&d.join("ior-hard/file"));
     touch(&d.join("timestampfile"));
+    touch(&d.join("mdworkbench/1_3/file-7"));
     touch(&d.join("mdtest-easy/mine.txt"));
     // A normal run refuses a datadir with leftovers.
     let o = iolab(&["io500", ini.to_str().unwrap()]);
