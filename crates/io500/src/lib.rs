@@ -27,6 +27,7 @@
 pub mod cleanup;
 pub mod commands;
 pub mod config;
+pub mod failure;
 pub mod find;
 pub mod ini;
 pub mod ior;

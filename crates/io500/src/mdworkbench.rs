@@ -15,7 +15,7 @@
 //! Each phase returns the figures of every task summed, with
 //! md-workbench's rate: operations over the slowest task's time.
 
-use crate::ior::first_failure;
+use crate::failure::first_failure;
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::Comm;
 use iolab_core::random::splitmix_nth;
