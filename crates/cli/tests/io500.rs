@@ -533,8 +533,9 @@ fn mdworkbench_keys_dry_run_and_refusals() {
     assert!(tree(&s.path("data")).is_empty());
 }
 
-/// `mpirun -n 2 iolab io500 --mode=extended`: the same checks, one rank
-/// printing.
+/// `mpirun -n 2 iolab io500 --tasks 2 --mode=extended`: the same checks
+/// on 2 ranks x 2 threads (md-workbench's sets worked on by tasks of the
+/// other rank), one rank printing.
 #[cfg(feature = "mpi")]
 #[test]
 fn extended_mode_under_mpirun() {
@@ -555,6 +556,8 @@ fn extended_mode_under_mpirun() {
             "2",
             env!("CARGO_BIN_EXE_iolab"),
             "io500",
+            "--tasks",
+            "2",
             "--mode=extended",
         ])
         .arg(&ini)
@@ -564,7 +567,7 @@ fn extended_mode_under_mpirun() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
     assert_eq!(out.matches("[SCOREX]").count(), 1, "one rank prints: {out}");
-    check_extended(&s, &out, 2);
+    check_extended(&s, &out, 4);
 }
 
 fn refused(s: &Scratch, extra: &str, needle: &str) {
@@ -765,6 +768,58 @@ fn interrupted_run_cleans_up() {
     );
     let score = rest.iter().find(|l| l.starts_with("[SCORE ]")).unwrap();
     assert!(score.ends_with("[INVALID]"), "{score}");
+}
+
+/// Ctrl-C during mdworkbench-create (a million objects asked for): the
+/// run stops, removes md-workbench's sets and everything else, and
+/// exits 130.
+#[test]
+fn interrupted_mdworkbench_cleans_up() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let s = Scratch::new("io500-mdwb-int");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(
+        &s,
+        "[mdworkbench]\nprecreatePerSet = 100000\nfilesPerProc = 1\n",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "1", "--mode=extended"])
+        .arg(&ini)
+        .env("CI", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // mdworkbench-create starts once mdtest-easy-write's line is out.
+    let line = lines
+        .by_ref()
+        .map(|l| l.unwrap())
+        .find(|l| l.contains(" mdtest-easy-write "))
+        .unwrap();
+    assert!(line.starts_with("[RESULT]"), "{line}");
+    // Until md-workbench's directory holds a set: the phase is running.
+    let set = s.path("data/mdworkbench/0_0");
+    let t0 = std::time::Instant::now();
+    while !set.is_dir() && t0.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "left: {:?}",
+        tree(&s.path("data")).len()
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap();
+    let create = &phase(&doc, "mdworkbench-create")["detail"];
+    assert_eq!(create["failed"], "interrupted", "{create}");
 }
 
 /// Peak RSS (KiB) of one `iolab io500` run, from wait4's rusage.
