@@ -1016,3 +1016,49 @@ fn s3_api_runs_the_phases_s3_allows() {
     );
     assert_eq!(s.keys(b).unwrap(), before, "the run left or removed keys");
 }
+
+/// `api = S3` in extended mode: md-workbench's sets, objects, reads
+/// and deletes go through the S3 backend (its sets are key prefixes);
+/// every object made is removed and no key outside the run's prefix is
+/// touched.
+#[test]
+fn s3_api_runs_md_workbench() {
+    let s = match iolab_testkit::s3::S3Server::shared() {
+        Ok(s) => s,
+        Err(e) => return common::skip_or_fail("io500_s3_mdwb", &e),
+    };
+    let scratch = Scratch::new("io500-s3-mdwb");
+    let b = "io500-s3-mdwb";
+    s.make_bucket(b).unwrap();
+    s.put(b, "outside/keep", b"x").unwrap();
+    let before = s.keys(b).unwrap();
+    let ini = scratch.path("s3.ini");
+    let text = format!(
+        "[global]\ndatadir = /run2\nresultdir = {}\ntimestamp-datadir = FALSE\ntimestamp-resultdir = FALSE\napi = S3\n\
+         [debug]\nstonewall-time = 1\n[ior-easy]\ntransferSize = 5m\nblockSize = 5m\n[ior-hard]\nrun = FALSE\n\
+         [mdtest-easy]\nn = 50\n[mdtest-hard]\nn = 50\n[find]\nrun = FALSE\n[find-hard]\nrun = FALSE\n\
+         [mdworkbench]\nprecreatePerSet = 12\nfilesPerProc = 6\n",
+        scratch.path("results").display()
+    );
+    std::fs::write(&ini, text).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .envs(s.env())
+        .env("CI", "1")
+        .args([
+            "io500",
+            "--tasks",
+            "2",
+            "--mode=extended",
+            &format!("--s3.bucket={b}"),
+        ])
+        .arg(&ini)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(scratch.path("results/result.json")).unwrap(),
+    )
+    .unwrap();
+    check_mdworkbench(&doc, 2, (12, 6));
+    assert_eq!(s.keys(b).unwrap(), before, "the run left or removed keys");
+}
