@@ -630,6 +630,10 @@ fn list_prints_every_key_with_its_default() {
         "transferSize = 2m",
         "segmentCount = 10000000",
         "[mdtest-hard-delete]",
+        "[mdworkbench]",
+        "waitingTime = 0.0",
+        "precreatePerSet = \n",
+        "[mdworkbench-bench]",
     ] {
         assert!(out.contains(needle), "{needle}: {out}");
     }
