@@ -223,7 +223,9 @@ impl Runner<'_> {
         if p.base_section() != crate::mdworkbench::DIR {
             return equivalent_command(self.cfg, &self.layout, p, self.threads as u64);
         }
-        if p == Phase::MdworkbenchCreate {
+        // Sized only when the create will run (the note would say
+        // otherwise of a phase that did not).
+        if p == Phase::MdworkbenchCreate && self.cfg.runs(p) && st.outcome.is_none() {
             st.mdwb_sizing = Some(self.mdwb_sizing(st));
         }
         crate::commands::mdworkbench_command(self.cfg, &self.layout, p, st.mdwb_sizing)
