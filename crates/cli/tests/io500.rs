@@ -774,6 +774,36 @@ fn interrupted_run_cleans_up() {
     assert!(score.ends_with("[INVALID]"), "{score}");
 }
 
+/// Without `precreatePerSet` and `filesPerProc`, md-workbench is sized
+/// as the app sizes it: mdtest-easy-write's rate x min(stonewall, 60) s
+/// / tasks / 10 sets; here mdtest-easy does not run, so from the app's
+/// 10 kIOPS, which the run's notes say.
+#[test]
+fn mdworkbench_is_sized_as_the_app_without_the_keys() {
+    let s = Scratch::new("io500-mdwb-size");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "[mdtest-easy]\nrun = FALSE\n[ior-hard]\nrun = FALSE\n");
+    let text = std::fs::read_to_string(&ini)
+        .unwrap()
+        .replace("[mdtest-easy]\nn = 2000\n", "");
+    std::fs::write(&ini, text).unwrap();
+    let o = iolab(&[
+        "io500",
+        "--tasks",
+        "2",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("sized from 10 kIOPS"), "{}", stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap();
+    // 10,000 ops/s x 1 s / 2 tasks / 10 sets.
+    check_mdworkbench(&doc, 2, (500, 500));
+    assert!(tree(&s.path("data")).is_empty());
+}
+
 /// Ctrl-C during mdworkbench-create (a million objects asked for): the
 /// run stops, removes md-workbench's sets and everything else, and
 /// exits 130.

@@ -246,6 +246,14 @@ impl Runner<'_> {
             st.notes.push("md-workbench: mdtest-easy-write did not run; its objects are sized from 10 kIOPS, as the io500 app does".into());
         }
         let n = crate::mdworkbench::app_sizing(rate, self.cfg.stonewall_s, self.tasks() as u64);
+        // Rank 0's, on every rank (as the app broadcasts its rate), so
+        // that no rank works on other sets than its peers.
+        let all = self.transport.all_gather(&n.to_le_bytes());
+        let n = all
+            .first()
+            .and_then(|b| b.as_slice().try_into().ok())
+            .map(u64::from_le_bytes)
+            .unwrap_or(n);
         (n, n)
     }
 
