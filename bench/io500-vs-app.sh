@@ -88,6 +88,12 @@ make_ini() {
         else
             printf '[debug]\nstonewall-time = 5\n[ior-easy]\ntransferSize = 1m\nblockSize = 256m\n'
             printf '[ior-hard]\nsegmentCount = 2000\n[mdtest-easy]\nn = 20000\n[mdtest-hard]\nn = 10000\n'
+            # md-workbench sized alike for both (the app's sizing follows
+            # each tool's own mdtest-easy-write rate, so the faster tool
+            # would get more objects, possibly more than the tmpfs holds).
+            if [ "$MODE" = extended ]; then
+                printf '[mdworkbench]\nprecreatePerSet = 10000\nfilesPerProc = 5000\n'
+            fi
         fi
     } > "$out"
 }
