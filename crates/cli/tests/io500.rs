@@ -368,7 +368,12 @@ fn check_extended(s: &Scratch, out: &str, tasks: u64) {
     check_mdworkbench(&doc, tasks, (120, 60));
     let txt = std::fs::read_to_string(res_dir.join("result.txt")).unwrap();
     assert!(
-        txt.contains("precreatePerSet = 120") && txt.contains("scoreIteration0 = "),
+        txt.contains("precreatePerSet = 120")
+            && txt.contains("scoreIteration0 = ")
+            && txt.contains(&format!(
+                "iteration0-latency-read = count:{} min:",
+                tasks * 10 * 60
+            )),
         "{txt}"
     );
     let found = |n: &str| phase(&doc, n)["detail"]["find"]["found"].as_u64().unwrap();
@@ -424,6 +429,9 @@ fn check_mdworkbench(doc: &Value, tasks: u64, (p, i): (u64, u64)) {
             assert_eq!(n(it, k), sets * i, "{k}: {it}");
         }
         assert_eq!(n(it, "bytes_read"), sets * i * 3901);
+        for op in ["stat", "read", "delete", "create"] {
+            assert_eq!(it["latency"][op]["count"], sets * i, "{op}: {it}");
+        }
         assert!(it["ops_per_sec"].as_f64().unwrap() > 0.0);
     }
     let made = n(&create[0], "objects_created")

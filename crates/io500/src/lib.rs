@@ -31,6 +31,7 @@ pub mod failure;
 pub mod find;
 pub mod ini;
 pub mod ior;
+pub mod latency;
 pub mod mdphase;
 pub mod mdworkbench;
 pub mod phase;

@@ -16,6 +16,7 @@
 //! md-workbench's rate: operations over the slowest task's time.
 
 use crate::failure::first_failure;
+use crate::latency::{Op, OpHistograms, OpLatency};
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::Comm;
 use iolab_core::random::splitmix_nth;
@@ -79,6 +80,9 @@ pub struct MdwbFigures {
     pub ops_per_sec: f64,
     /// The longest single operation of any task, seconds.
     pub max_op_s: f64,
+    /// The object operations' latencies over all tasks.
+    #[serde(default)]
+    pub latency: OpLatency,
 }
 
 impl MdwbFigures {
@@ -257,6 +261,7 @@ struct Task<'a> {
     data: Vec<u8>,
     back: Vec<u8>,
     tally: Tally,
+    lat: OpHistograms,
     failure: Option<Failure>,
 }
 
@@ -286,6 +291,7 @@ impl<'a> Task<'a> {
                 failed: failure.is_some(),
                 ..Tally::default()
             },
+            lat: OpHistograms::default(),
             failure,
         }
     }
@@ -306,13 +312,17 @@ impl<'a> Task<'a> {
         }
     }
 
-    /// Times one operation, keeps the longest, and waits the ini's
-    /// `waitingTime` share of it.
-    fn timed<T>(&mut self, op: impl FnOnce(&mut Self) -> T) -> T {
+    /// Times one operation (into its histogram, for an object's), keeps
+    /// the longest, and waits the ini's `waitingTime` share of it.
+    fn timed<T>(&mut self, kind: Option<Op>, op: impl FnOnce(&mut Self) -> T) -> T {
         let t0 = Instant::now();
         let out = op(self);
         let took = t0.elapsed();
-        self.tally.max_op_ns = self.tally.max_op_ns.max(took.as_nanos() as u64);
+        let ns = took.as_nanos() as u64;
+        self.tally.max_op_ns = self.tally.max_op_ns.max(ns);
+        if let Some(k) = kind {
+            self.lat.record(k, ns);
+        }
         if self.spec.waiting_factor > 0.0 {
             wait(took.mul_f64(self.spec.waiting_factor));
         }
@@ -320,7 +330,7 @@ impl<'a> Task<'a> {
     }
 
     fn mkdir_set(&mut self, owner: u64, set: u64) {
-        let r = self.timed(|t| {
+        let r = self.timed(None, |t| {
             let p = t.names.set(owner, set);
             t.be.mkdir(p, 0o755).map_err(|e| (p.to_owned(), e))
         });
@@ -331,7 +341,7 @@ impl<'a> Task<'a> {
     }
 
     fn rmdir_set(&mut self, owner: u64, set: u64) {
-        let r = self.timed(|t| {
+        let r = self.timed(None, |t| {
             let p = t.names.set(owner, set);
             t.be.rmdir(p).map_err(|e| (p.to_owned(), e))
         });
@@ -344,7 +354,7 @@ impl<'a> Task<'a> {
     /// Creates an object and writes it whole.
     fn create(&mut self, owner: u64, set: u64, index: u64) {
         fill(&mut self.data, owner, set, index);
-        let r = self.timed(|t| {
+        let r = self.timed(Some(Op::Create), |t| {
             let p = t.names.object(owner, set, index);
             write_object(t.be, p, &t.data).map_err(|e| (p.to_owned(), e))
         });
@@ -359,7 +369,7 @@ impl<'a> Task<'a> {
 
     /// Stats an object, checking its size.
     fn stat(&mut self, owner: u64, set: u64, index: u64) {
-        let r = self.timed(|t| {
+        let r = self.timed(Some(Op::Stat), |t| {
             let p = t.names.object(owner, set, index);
             t.be.stat(p).map_err(|e| (p.to_owned(), e))
         });
@@ -376,7 +386,7 @@ impl<'a> Task<'a> {
 
     /// Reads an object whole and checks its bytes (the app's `-X`).
     fn read(&mut self, owner: u64, set: u64, index: u64) {
-        let r = self.timed(|t| {
+        let r = self.timed(Some(Op::Read), |t| {
             let p = t.names.object(owner, set, index);
             read_object(t.be, p, &mut t.back).map_err(|e| (p.to_owned(), e))
         });
@@ -397,7 +407,7 @@ impl<'a> Task<'a> {
     }
 
     fn delete(&mut self, owner: u64, set: u64, index: u64) {
-        let r = self.timed(|t| {
+        let r = self.timed(Some(Op::Delete), |t| {
             let p = t.names.object(owner, set, index);
             t.be.unlink(p).map_err(|e| (p.to_owned(), e))
         });
@@ -460,12 +470,19 @@ fn read_object(be: &dyn Backend, p: &CStr, buf: &mut [u8]) -> io::Result<()> {
     read.and(closed)
 }
 
-/// The figures of all tasks: counts summed, times the largest.
-fn reduce(comm: &dyn Comm, t: &Tally) -> (MdwbFigures, bool, bool) {
-    let all = comm.all_gather(&t.encode());
+/// The figures of all tasks: counts summed, times the largest,
+/// latencies merged.
+fn reduce(comm: &dyn Comm, t: &Tally, lat: &OpHistograms) -> (MdwbFigures, bool, bool) {
+    let mut mine = t.encode();
+    lat.encode(&mut mine);
+    let all = comm.all_gather(&mine);
     let mut w = [0u64; Tally::WORDS];
+    let mut merged = OpHistograms::default();
     for b in all.iter() {
         let v = Tally::decode(b);
+        merged.merge(&OpHistograms::decode(
+            b.get(Tally::WORDS * 8..).unwrap_or_default(),
+        ));
         for i in 0..Tally::WORDS {
             w[i] = match i {
                 8 | 9 => w[i].max(v[i]),
@@ -486,6 +503,7 @@ fn reduce(comm: &dyn Comm, t: &Tally) -> (MdwbFigures, bool, bool) {
         elapsed_s,
         ops_per_sec: 0.0,
         max_op_s: w[9] as f64 / 1e9,
+        latency: merged.latency(),
     };
     if elapsed_s > 0.0 {
         f.ops_per_sec = f.ops() as f64 / elapsed_s;
@@ -508,7 +526,7 @@ impl MdwbResult {
 
     /// Adds one iteration's figures; false when the phase must stop.
     fn add(&mut self, comm: &dyn Comm, task: &mut Task) -> bool {
-        let (figures, failed, interrupted) = reduce(comm, &task.tally);
+        let (figures, failed, interrupted) = reduce(comm, &task.tally, &task.lat);
         self.iterations.push(figures);
         self.interrupted |= interrupted;
         if failed {
@@ -574,6 +592,7 @@ pub fn bench(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec, first_index: u6
             failed: t.tally.failed,
             ..Tally::default()
         };
+        t.lat = OpHistograms::default();
         comm.barrier();
         let t0 = Instant::now();
         'all: for f in 0..spec.files_per_proc {
@@ -700,6 +719,10 @@ mod tests {
                     (k, k, k, k)
                 );
                 assert_eq!(it.ops(), 4 * k);
+                let l = &it.latency;
+                for p in [l.stat, l.read, l.delete, l.create] {
+                    assert_eq!(p.map(|p| p.count), Some(k));
+                }
             }
             assert_eq!(b[0].next_index, 8);
             let c = iolab_comm::run_local(tasks, |c| cleanup(c, &*be, &s, 8));

@@ -2,6 +2,7 @@
 //! and result_summary.txt), result.txt (the ini echo and each phase's
 //! details) and the `--dry-run` listing.
 
+use iolab_core::stats::Percentiles;
 use iolab_io500::mdworkbench::MdwbResult;
 use iolab_io500::phase::Group;
 use iolab_io500::results::{Detail, Io500Payload, PhaseReport, Score};
@@ -140,6 +141,17 @@ fn mdworkbench_block(m: &MdwbResult) -> String {
             f.dsets_created, f.dsets_deleted, f.objects_created, f.objects_stated, f.objects_read,
             f.objects_deleted, f.bytes_written, f.bytes_read, f.elapsed_s, f.ops_per_sec
         ));
+        let l = &f.latency;
+        for (op, p) in [
+            ("stat", l.stat),
+            ("read", l.read),
+            ("delete", l.delete),
+            ("create", l.create),
+        ] {
+            if let Some(p) = p {
+                s.push_str(&latency_line(&k, op, &p));
+            }
+        }
         match i + 1 == n {
             true => s.push_str(&format!("maxOpTime = {:.6}\n", f.max_op_s)),
             false => s.push_str(&format!(
@@ -150,6 +162,21 @@ fn mdworkbench_block(m: &MdwbResult) -> String {
         }
     }
     s
+}
+
+/// One operation's latencies in seconds, as md-workbench prints them
+/// (`%.4e`): count, min, median, 90th, 99th percentile, max.
+fn latency_line(prefix: &str, op: &str, p: &Percentiles) -> String {
+    let sec = |ns: u64| ns as f64 / 1e9;
+    format!(
+        "{prefix}latency-{op} = count:{} min:{:.4e}s p50:{:.4e}s p90:{:.4e}s p99:{:.4e}s max:{:.4e}s\n",
+        p.count,
+        sec(p.min_ns),
+        sec(p.p50_ns),
+        sec(p.p90_ns),
+        sec(p.p99_ns),
+        sec(p.max_ns)
+    )
 }
 
 /// What `--dry-run` prints: each phase and its equivalent command.
