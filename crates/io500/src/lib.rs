@@ -1,7 +1,8 @@
 //! The IO500 benchmark: the io500 app's ini file, its 12 scored phases in
 //! its order (ior-easy and ior-hard through this crate's data engine, the
 //! mdtest phases through iolab's mdtest engine, find through this crate's
-//! walker), the score and its validity, on any [`iolab_comm::Transport`]
+//! walker) and the extended ones (md-workbench through
+//! [`mdworkbench`]), the score and its validity, on any [`iolab_comm::Transport`]
 //! (threads, MPI ranks, or both) and any [`iolab_backend::Backend`].
 //!
 //! ```

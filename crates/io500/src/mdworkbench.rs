@@ -7,7 +7,7 @@
 //! - benchmark (mdworkbench-bench): [`ITERATIONS`] iterations; in each,
 //!   for `files_per_proc` objects of every set, a task stats, reads
 //!   (checking the bytes) and deletes the oldest object of set `d` of the
-//!   task [`OFFSET`]` x (d + 1)` below it, and creates a new one in set `d`
+//!   task `OFFSET x (d + 1)` below it ([`OFFSET`]), and creates a new one in set `d`
 //!   of the task as far above it, so every set keeps its size and moves
 //!   on by `files_per_proc` indices per iteration;
 //! - cleanup (mdworkbench-delete): each task deletes its objects and sets.
