@@ -310,6 +310,12 @@ fn mdworkbench(ini: &Ini) -> Result<Mdworkbench, IniError> {
             ))
         }
     };
+    if waiting_factor > crate::mdworkbench::MAX_WAITING_FACTOR {
+        return Err(bad(format!(
+            "[mdworkbench] waitingTime = {waiting_factor}: above the limit of {}",
+            crate::mdworkbench::MAX_WAITING_FACTOR
+        )));
+    }
     if let Some((p, i)) = sizing {
         if p == 0 || i == 0 {
             return Err(bad(format!(
@@ -487,6 +493,7 @@ mod tests {
             ),
             ("precreatePerSet = 0\nfilesPerProc = 0\n", "at least 1"),
             ("waitingTime = -1\n", "waitingTime"),
+            ("waitingTime = 1e300\n", "limit"),
             ("precreatePerSet = many\n", "precreatePerSet"),
             ("colour = blue\n", "colour"),
         ] {

@@ -38,6 +38,8 @@ pub const OBJECT_BYTES: usize = 3901;
 pub const OFFSET: u64 = 1;
 /// The directory of the phases under the datadir.
 pub const DIR: &str = "mdworkbench";
+/// Largest `waitingTime` accepted: a wait of 1000 times each operation.
+pub const MAX_WAITING_FACTOR: f64 = 1000.0;
 /// The seed of the objects' bytes (`-G`).
 pub const SEED: u64 = 0x6d64_7762;
 
@@ -324,7 +326,9 @@ impl<'a> Task<'a> {
             self.lat.record(k, ns);
         }
         if self.spec.waiting_factor > 0.0 {
-            wait(took.mul_f64(self.spec.waiting_factor));
+            // Bounded by the ini's check (MAX_WAITING_FACTOR): no overflow.
+            let d = Duration::try_from_secs_f64(took.as_secs_f64() * self.spec.waiting_factor);
+            wait(d.unwrap_or(Duration::ZERO));
         }
         out
     }
@@ -419,15 +423,21 @@ impl<'a> Task<'a> {
 }
 
 /// Busy-waits a short time (a sleep would last far longer), sleeps a
-/// long one.
+/// long one in slices that a stop request ends.
 fn wait(d: Duration) {
+    let until = Instant::now() + d;
     if d < Duration::from_millis(10) {
-        let until = Instant::now() + d;
         while Instant::now() < until {
             std::hint::spin_loop();
         }
-    } else {
-        std::thread::sleep(d);
+        return;
+    }
+    while !iolab_core::stop::requested() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
     }
 }
 
@@ -731,6 +741,23 @@ mod tests {
             assert_eq!((d.objects_deleted, d.dsets_deleted), (n * 70, n * 10));
             assert!(!s.dir.exists());
         }
+        std::fs::remove_dir(&root).unwrap();
+    }
+
+    #[test]
+    fn a_waiting_time_keeps_the_counts() {
+        let be = iolab_backend::by_name("posix").unwrap();
+        let root = std::env::temp_dir().join(format!("iolab-mdwb-w-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let s = MdwbSpec {
+            waiting_factor: 0.5,
+            ..spec(&root, 3, 1)
+        };
+        let made = iolab_comm::run_local(2, |c| precreate(c, &*be, &s));
+        assert_eq!(made[0].iterations[0].objects_created, 60);
+        let gone = iolab_comm::run_local(2, |c| cleanup(c, &*be, &s, 0));
+        assert_eq!(gone[0].iterations[0].objects_deleted, 60);
+        assert!(!s.dir.exists());
         std::fs::remove_dir(&root).unwrap();
     }
 
