@@ -812,6 +812,66 @@ fn mdworkbench_is_sized_as_the_app_without_the_keys() {
     assert!(tree(&s.path("data")).is_empty());
 }
 
+/// An object gone before mdworkbench-bench (removed while the run is
+/// held by `pause-dir`): the phase fails naming it, the later phases are
+/// skipped, everything made is removed and the run exits 1.
+#[test]
+fn a_missing_object_fails_mdworkbench_bench() {
+    use std::time::{Duration, Instant};
+    let s = Scratch::new("io500-mdwb-fail");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let hold = s.path("pause/mdworkbench-bench");
+    touch(&hold);
+    let ini = small_ini(&s, MDWB);
+    let text = std::fs::read_to_string(&ini).unwrap().replace(
+        "[debug]\n",
+        &format!("[debug]\npause-dir = {}\n", s.path("pause").display()),
+    );
+    std::fs::write(&ini, text).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "2", "--mode=extended"])
+        .arg(&ini)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Set 0 of task 1 is read by task 0 from its oldest object on.
+    let victim = s.path("data/mdworkbench/1_0/file-0");
+    // It exists from mdworkbench-create on; the bench cannot start before
+    // the hold goes, which is after the victim is gone.
+    let t0 = Instant::now();
+    while !victim.exists() && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::remove_file(&victim).unwrap();
+    std::fs::remove_file(&hold).unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("mdworkbench-bench failed") && stderr(&o).contains("1_0/file-0"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "{:?}",
+        tree(&s.path("data"))
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap();
+    assert!(phase(&doc, "mdworkbench-bench")["detail"]["failed"].is_string());
+    assert!(phase(&doc, "mdworkbench-delete")["detail"]["skipped"].is_string());
+    assert_eq!(doc["payload"]["valid_extended"], false);
+}
+
 /// Ctrl-C during mdworkbench-create (a million objects asked for): the
 /// run stops, removes md-workbench's sets and everything else, and
 /// exits 130.
