@@ -29,7 +29,9 @@
 #   TASKS          MPI ranks of both tools (default 2); iolab runs them
 #                  as threads (--tasks) unless IOLAB_MPI=1
 #   IOLAB_BINARY   default target/release/iolab
-# Environment: RUNS (3), IOLAB_MPI (0).
+# Environment: RUNS (3), IOLAB_MPI (0), MODE (standard; extended runs
+#   both tools with --mode=extended and also compares find-easy,
+#   find-hard, ior-rnd4K-easy-read and the md-workbench phases).
 set -euo pipefail
 APP_DIR=${1:?usage: bench/io500-vs-app.sh IO500_APP_DIR [INI] [TASKS] [IOLAB_BINARY]}
 INI=${2:-}
@@ -37,6 +39,12 @@ TASKS=${3:-2}
 BIN=${4:-target/release/iolab}
 RUNS=${RUNS:-3}
 IOLAB_MPI=${IOLAB_MPI:-0}
+MODE=${MODE:-standard}
+case "$MODE" in
+    standard) MODE_ARGS=() ;;
+    extended) MODE_ARGS=(--mode=extended) ;;
+    *) echo "MODE=$MODE: standard or extended" >&2; exit 2 ;;
+esac
 if [ ! -x "$APP_DIR/io500" ]; then
     cat >&2 <<MSG
 $APP_DIR/io500 is missing. Build the io500 app from its public sources first:
@@ -80,6 +88,12 @@ make_ini() {
         else
             printf '[debug]\nstonewall-time = 5\n[ior-easy]\ntransferSize = 1m\nblockSize = 256m\n'
             printf '[ior-hard]\nsegmentCount = 2000\n[mdtest-easy]\nn = 20000\n[mdtest-hard]\nn = 10000\n'
+            # md-workbench sized alike for both (the app's sizing follows
+            # each tool's own mdtest-easy-write rate, so the faster tool
+            # would get more objects, possibly more than the tmpfs holds).
+            if [ "$MODE" = extended ]; then
+                printf '[mdworkbench]\nprecreatePerSet = 10000\nfilesPerProc = 5000\n'
+            fi
         fi
     } > "$out"
 }
@@ -87,7 +101,7 @@ make_ini() {
 run_app() {
     make_ini app "$tmp/app.ini"
     rm -rf "$tmp/app-results"
-    (cd "$APP_DIR" && mpirun --allow-run-as-root --oversubscribe -n "$TASKS" ./io500 "$tmp/app.ini") > "$tmp/app.out" 2>&1 ||
+    (cd "$APP_DIR" && mpirun --allow-run-as-root --oversubscribe -n "$TASKS" ./io500 "$tmp/app.ini" ${MODE_ARGS[@]+"${MODE_ARGS[@]}"}) > "$tmp/app.out" 2>&1 ||
         { echo "the io500 app failed; its output:" >&2; tail -20 "$tmp/app.out" >&2; exit 1; }
     cat "$tmp/app-results/result_summary.txt" 2>/dev/null || grep '^\[RESULT\]' "$tmp/app.out"
 }
@@ -96,15 +110,15 @@ run_iolab() {
     make_ini iolab "$tmp/iolab.ini"
     rm -rf "$tmp/iolab-results"
     if [ "$IOLAB_MPI" = 1 ]; then
-        mpirun --allow-run-as-root --oversubscribe -n "$TASKS" "$BIN" io500 "$tmp/iolab.ini" > "$tmp/iolab.out" 2>&1
+        mpirun --allow-run-as-root --oversubscribe -n "$TASKS" "$BIN" io500 ${MODE_ARGS[@]+"${MODE_ARGS[@]}"} "$tmp/iolab.ini" > "$tmp/iolab.out" 2>&1
     else
-        "$BIN" io500 --tasks "$TASKS" "$tmp/iolab.ini" > "$tmp/iolab.out" 2>&1
+        "$BIN" io500 --tasks "$TASKS" ${MODE_ARGS[@]+"${MODE_ARGS[@]}"} "$tmp/iolab.ini" > "$tmp/iolab.out" 2>&1
     fi || { echo "iolab io500 failed; its output:" >&2; tail -20 "$tmp/iolab.out" >&2; exit 1; }
     cat "$tmp/iolab-results/result_summary.txt"
 }
 
-# "phase value" per [RESULT] line.
-scores() { awk '/^\[RESULT\]/ { print $2, $3 }'; }
+# "phase value" per [RESULT] line (and per unscored "[      ]" line).
+scores() { awk '/^\[(RESULT|      )\]/ { split(substr($0, 10), f, " "); print f[1], f[2] }'; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 : > "$tmp/all"
@@ -123,9 +137,17 @@ load
 echo "load average (1 min) before each run and at the end: $(tr '\n' ' ' < "$tmp/load")($(nproc) cores)"
 
 printf '%-20s %14s %14s %8s  %s\n' phase app iolab ratio "ratio of each round"
-for p in ior-easy-write mdtest-easy-write ior-hard-write mdtest-hard-write find \
-         ior-easy-read mdtest-easy-stat ior-hard-read mdtest-hard-stat \
-         mdtest-easy-delete mdtest-hard-read mdtest-hard-delete; do
+PHASES="ior-easy-write mdtest-easy-write ior-hard-write mdtest-hard-write find
+        ior-easy-read mdtest-easy-stat ior-hard-read mdtest-hard-stat
+        mdtest-easy-delete mdtest-hard-read mdtest-hard-delete"
+if [ "$MODE" = extended ]; then
+    PHASES="ior-easy-write mdtest-easy-write mdworkbench-create find-easy
+        ior-hard-write mdtest-hard-write find find-hard mdworkbench-bench
+        ior-easy-read mdtest-easy-stat ior-hard-read mdtest-hard-stat
+        mdworkbench-delete mdtest-easy-delete mdtest-hard-read
+        mdtest-hard-delete ior-rnd4K-easy-read"
+fi
+for p in $PHASES; do
     a=$(awk -v p="$p" '$2 == "app" && $3 == p { print $4 }' "$tmp/all" | median)
     i=$(awk -v p="$p" '$2 == "iolab" && $3 == p { print $4 }' "$tmp/all" | median)
     each=$(for r in $(seq 1 "$RUNS"); do

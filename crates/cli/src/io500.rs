@@ -43,7 +43,7 @@ struct Cli {
     #[arg(long)]
     cleanup: bool,
     /// `standard` runs the 12 scored phases; `extended` also runs
-    /// find-easy, find-hard and ior-rnd4K-easy-read and prints `[SCOREX]`,
+    /// md-workbench, find-easy, find-hard and ior-rnd4K-easy-read and prints `[SCOREX]`,
     /// as the io500 app's `--mode=extended`.
     #[arg(long, default_value = "standard", value_parser = ["standard", "extended"])]
     mode: String,

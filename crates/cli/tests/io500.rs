@@ -253,26 +253,22 @@ fn matching_01(doc: &Value, base: &str, tasks: u64) -> u64 {
         .count() as u64
 }
 
-/// `--mode=extended`: find-easy, find-hard and ior-rnd4K-easy-read run
-/// in the io500 app's order, the [SCORE ] line is still the 12 scored
-/// phases', [SCOREX] adds the two finds; md-workbench, which iolab does
-/// not run, is refused (exit 2, nothing made) unless turned off.
+/// md-workbench's sizing in the extended tests: 120 objects per set
+/// (so that `file-101`, named `*01*` and 3901 bytes, is among those made
+/// before the timestamp file, which find must not count), 60 per
+/// iteration.
+const MDWB: &str = "[mdworkbench]\nprecreatePerSet = 120\nfilesPerProc = 60\n";
+
+/// `--mode=extended`: md-workbench, find-easy, find-hard and
+/// ior-rnd4K-easy-read run in the io500 app's order, the [SCORE ] line
+/// is still the 12 scored phases', [SCOREX] adds the two finds and
+/// mdworkbench-bench; md-workbench's objects are all made, moved and
+/// removed.
 #[test]
 fn extended_mode_with_threads() {
     let s = Scratch::new("io500-extended");
-    let ini = small_ini(&s, "");
-    let o = iolab(&[
-        "io500",
-        "--tasks",
-        "2",
-        "--mode=extended",
-        ini.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
-    assert!(stderr(&o).contains("[mdworkbench]"), "{}", stderr(&o));
-    assert!(!s.path("data").exists() && !s.path("results").exists());
     std::fs::create_dir(s.path("data")).unwrap();
-    let ini = small_ini(&s, "[mdworkbench]\nrun = FALSE\n");
+    let ini = small_ini(&s, MDWB);
     let o = iolab(&[
         "io500",
         "--tasks",
@@ -284,27 +280,60 @@ fn extended_mode_with_threads() {
     check_extended(&s, &stdout(&o), 2);
 }
 
+/// The app's order of an extended run: `[RESULT]` lines and the
+/// unscored `[      ]` ones.
+const EXTENDED_ORDER: [(&str, bool); 18] = [
+    ("ior-easy-write", true),
+    ("mdtest-easy-write", true),
+    ("mdworkbench-create", false),
+    ("find-easy", true),
+    ("ior-hard-write", true),
+    ("mdtest-hard-write", true),
+    ("find", true),
+    ("find-hard", true),
+    ("mdworkbench-bench", true),
+    ("ior-easy-read", true),
+    ("mdtest-easy-stat", true),
+    ("ior-hard-read", true),
+    ("mdtest-hard-stat", true),
+    ("mdworkbench-delete", false),
+    ("mdtest-easy-delete", true),
+    ("mdtest-hard-read", true),
+    ("mdtest-hard-delete", true),
+    ("ior-rnd4K-easy-read", false),
+];
+
 /// The checks of an extended run of `tasks` tasks (stdout `out`).
 fn check_extended(s: &Scratch, out: &str, tasks: u64) {
-    let mut order: Vec<&str> = PHASES.to_vec();
-    order.insert(2, "find-easy");
-    order.insert(6, "find-hard");
-    let res = result_lines(out);
-    let names: Vec<&str> = res.iter().map(|r| r.0.as_str()).collect();
-    assert_eq!(names, order, "{out}");
-    let rnd = out
+    let lines: Vec<(String, bool, &str)> = out
         .lines()
-        .filter(|l| l.starts_with("[      ]  ior-rnd4K-easy-read "))
-        .count();
-    assert_eq!(rnd, 1, "the unscored line, last: {out}");
+        .filter(|l| l.starts_with("[RESULT]") || l.starts_with("[      ]"))
+        .map(|l| {
+            let name = l[8..].split_whitespace().next().unwrap().to_string();
+            (name, l.starts_with("[RESULT]"), l)
+        })
+        .collect();
+    let got: Vec<(&str, bool)> = lines.iter().map(|(n, r, _)| (n.as_str(), *r)).collect();
+    assert_eq!(got, EXTENDED_ORDER, "{out}");
+    for (name, _, l) in &lines {
+        let unit = if name.starts_with("ior") {
+            " GiB/s "
+        } else {
+            " kIOPS "
+        };
+        assert!(l.contains(unit), "{l}");
+    }
+    let res = result_lines(out);
     // [SCORE ] from the 12 scored lines alone.
     let standard: String = out
         .lines()
-        .filter(|l| !l.contains(" find-easy ") && !l.contains(" find-hard "))
+        .filter(|l| {
+            !l.contains(" find-easy ") && !l.contains(" find-hard ") && !l.contains(" mdworkbench-")
+        })
         .map(|l| format!("{l}\n"))
         .collect();
     check_score(&standard);
-    // [SCOREX]: the same bandwidth, the IOPS mean of 10.
+    // [SCOREX]: the same bandwidth, the IOPS mean of 11.
     let x = out.lines().find(|l| l.starts_with("[SCOREX]")).unwrap();
     assert!(x.ends_with(" [INVALID]"), "{x}");
     let w: Vec<f64> = [2, 6, 10]
@@ -316,7 +345,7 @@ fn check_extended(s: &Scratch, out: &str, tasks: u64) {
         .filter(|r| !r.0.starts_with("ior"))
         .map(|r| r.1)
         .collect();
-    assert_eq!(md.len(), 10);
+    assert_eq!(md.len(), 11);
     assert!(close(w[1], geo(&md)), "{x} vs {}", geo(&md));
     assert!(close(w[2], (w[0] * w[1]).sqrt()), "{x}");
     // The figures are what was done.
@@ -328,10 +357,25 @@ fn check_extended(s: &Scratch, out: &str, tasks: u64) {
     let res_dir = s.path("results");
     let summary = std::fs::read_to_string(res_dir.join("result_summary.txt")).unwrap();
     assert!(summary.contains("[SCOREX]") && summary.contains("ior-rnd4K-easy-read"));
+    assert!(
+        summary.contains("[      ]   mdworkbench-create "),
+        "{summary}"
+    );
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(res_dir.join("result.json")).unwrap())
             .unwrap();
     check_figures(&doc, tasks);
+    check_mdworkbench(&doc, tasks, (120, 60));
+    let txt = std::fs::read_to_string(res_dir.join("result.txt")).unwrap();
+    assert!(
+        txt.contains("precreatePerSet = 120")
+            && txt.contains("scoreIteration0 = ")
+            && txt.contains(&format!(
+                "iteration0-latency-read = count:{} min:",
+                tasks * 10 * 60
+            )),
+        "{txt}"
+    );
     let found = |n: &str| phase(&doc, n)["detail"]["find"]["found"].as_u64().unwrap();
     assert_eq!(found("find-easy"), matching_01(&doc, "mdtest-easy", tasks));
     assert_eq!(found("find-hard"), matching_01(&doc, "mdtest-hard", tasks));
@@ -349,8 +393,157 @@ fn check_extended(s: &Scratch, out: &str, tasks: u64) {
     assert!(doc["payload"]["score_extended"]["iops"].as_f64().unwrap() > 0.0);
 }
 
-/// `mpirun -n 2 iolab io500 --mode=extended`: the same checks, one rank
-/// printing.
+/// md-workbench's counts: `tasks` x 10 sets of `p` objects made, each
+/// of the 2 iterations stats, reads, deletes and makes `i` per set, the
+/// cleanup deletes `p` per set and the sets: as many objects and sets
+/// removed as made, every byte written read or removed.
+fn check_mdworkbench(doc: &Value, tasks: u64, (p, i): (u64, u64)) {
+    let figures = |name: &str| -> Vec<Value> {
+        let d = &phase(doc, name)["detail"]["mdworkbench"];
+        assert_eq!(
+            (
+                d["precreate_per_set"].as_u64(),
+                d["files_per_proc"].as_u64()
+            ),
+            (Some(p), Some(i))
+        );
+        assert!(d["failure"].is_null(), "{d}");
+        d["iterations"].as_array().unwrap().clone()
+    };
+    let n = |v: &Value, k: &str| v[k].as_u64().unwrap();
+    let create = figures("mdworkbench-create");
+    let bench = figures("mdworkbench-bench");
+    let delete = figures("mdworkbench-delete");
+    assert_eq!((create.len(), bench.len(), delete.len()), (1, 2, 1));
+    let sets = tasks * 10;
+    assert_eq!(n(&create[0], "dsets_created"), sets);
+    assert_eq!(n(&create[0], "objects_created"), sets * p);
+    assert_eq!(n(&create[0], "bytes_written"), sets * p * 3901);
+    for it in &bench {
+        for k in [
+            "objects_stated",
+            "objects_read",
+            "objects_deleted",
+            "objects_created",
+        ] {
+            assert_eq!(n(it, k), sets * i, "{k}: {it}");
+        }
+        assert_eq!(n(it, "bytes_read"), sets * i * 3901);
+        for op in ["stat", "read", "delete", "create"] {
+            assert_eq!(it["latency"][op]["count"], sets * i, "{op}: {it}");
+        }
+        assert!(it["ops_per_sec"].as_f64().unwrap() > 0.0);
+    }
+    let made = n(&create[0], "objects_created")
+        + bench.iter().map(|it| n(it, "objects_created")).sum::<u64>();
+    let removed = n(&delete[0], "objects_deleted")
+        + bench.iter().map(|it| n(it, "objects_deleted")).sum::<u64>();
+    assert_eq!(made, removed);
+    assert_eq!(n(&delete[0], "dsets_deleted"), sets);
+    // The score is the second iteration's rate, in kIOPS.
+    let score = phase(doc, "mdworkbench-bench")["score"].as_f64().unwrap();
+    assert!(close(
+        score,
+        bench[1]["ops_per_sec"].as_f64().unwrap() / 1000.0
+    ));
+}
+
+/// `[mdworkbench]`'s keys are read and checked before anything is made;
+/// `run = FALSE` leaves md-workbench out; `--dry-run` prints its
+/// command lines; the sections of other versions of the app are still
+/// refused by extended mode.
+#[test]
+fn mdworkbench_keys_dry_run_and_refusals() {
+    let s = Scratch::new("io500-mdwb-keys");
+    for (extra, needle) in [
+        ("[mdworkbench]\nprecreatePerSet = 10\n", "filesPerProc"),
+        (
+            "[mdworkbench]\nprecreatePerSet = 10\nfilesPerProc = 20\n",
+            "filesPerProc = 20",
+        ),
+        ("[mdworkbench]\nwaitingTime = soon\n", "waitingTime"),
+        ("[mdworkbench]\nobjectSize = 1\n", "objectSize"),
+        ("[mdworkbench-bench]\nrun = maybe\n", "maybe"),
+        ("[ior-rnd1MB]\nblockSize = 1g\n", "[ior-rnd1MB]"),
+    ] {
+        let ini = small_ini(&s, extra);
+        let o = iolab(&[
+            "io500",
+            "--tasks",
+            "2",
+            "--mode=extended",
+            ini.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{extra}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(needle), "{extra}: {}", stderr(&o));
+        assert!(!s.path("data").exists() && !s.path("results").exists());
+    }
+    let ini = small_ini(&s, MDWB);
+    let o = iolab(&[
+        "io500",
+        "--dry-run",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for (p, tail) in [
+        ("mdworkbench-create", "-P=120 -I=60 -1 "),
+        ("mdworkbench-bench", "-P=120 -I=60 -2 -R=2 -X "),
+        ("mdworkbench-delete", "-P=120 -I=60 -3 "),
+    ] {
+        assert!(
+            out.contains(&format!("[{p}]\nexe = md-workbench -a POSIX -o=")),
+            "{out}"
+        );
+        assert!(out.contains(tail), "{tail}: {out}");
+    }
+    // Without the two keys the app sizes them from mdtest-easy-write.
+    let ini = small_ini(&s, "");
+    let out = stdout(&iolab(&[
+        "io500",
+        "--dry-run",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]));
+    assert!(
+        out.contains("-P=N -I=N (N = mdtest-easy-write's rate x 1 s"),
+        "{out}"
+    );
+    assert!(!s.path("data").exists() && !s.path("results").exists());
+    // run = FALSE: no md-workbench line, nothing of it made.
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(
+        &s,
+        "[mdworkbench]\nrun = FALSE\n[ior-easy]\nrun = FALSE\n[find-easy]\nrun = FALSE\n",
+    );
+    let o = iolab(&[
+        "io500",
+        "--tasks",
+        "2",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        phase(&doc, "mdworkbench-bench")["detail"]["skipped"],
+        "run = FALSE in the ini"
+    );
+    assert!(tree(&s.path("data")).is_empty());
+}
+
+/// `mpirun -n 2 iolab io500 --tasks 2 --mode=extended`: the same checks
+/// on 2 ranks x 2 threads (md-workbench's sets worked on by tasks of the
+/// other rank), one rank printing.
 #[cfg(feature = "mpi")]
 #[test]
 fn extended_mode_under_mpirun() {
@@ -360,7 +553,7 @@ fn extended_mode_under_mpirun() {
     }
     let s = Scratch::new("io500-extended-mpi");
     std::fs::create_dir(s.path("data")).unwrap();
-    let ini = small_ini(&s, "[mdworkbench]\nrun = FALSE\n");
+    let ini = small_ini(&s, MDWB);
     let mut c = Command::new("mpirun");
     let _session = common::OmpiSession::attach(&mut c);
     let o = c
@@ -371,6 +564,8 @@ fn extended_mode_under_mpirun() {
             "2",
             env!("CARGO_BIN_EXE_iolab"),
             "io500",
+            "--tasks",
+            "2",
             "--mode=extended",
         ])
         .arg(&ini)
@@ -380,7 +575,7 @@ fn extended_mode_under_mpirun() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
     assert_eq!(out.matches("[SCOREX]").count(), 1, "one rank prints: {out}");
-    check_extended(&s, &out, 2);
+    check_extended(&s, &out, 4);
 }
 
 fn refused(s: &Scratch, extra: &str, needle: &str) {
@@ -443,6 +638,10 @@ fn list_prints_every_key_with_its_default() {
         "transferSize = 2m",
         "segmentCount = 10000000",
         "[mdtest-hard-delete]",
+        "[mdworkbench]",
+        "waitingTime = 0.0",
+        "precreatePerSet = \n",
+        "[mdworkbench-bench]",
     ] {
         assert!(out.contains(needle), "{needle}: {out}");
     }
@@ -526,6 +725,7 @@ fn cleanup_removes_what_a_killed_run_left_and_nothing_else() {
     touch(&d.join("ior-easy/ior_file_easy.00000001"));
     touch(&d.join("ior-hard/file"));
     touch(&d.join("timestampfile"));
+    touch(&d.join("mdworkbench/1_3/file-7"));
     touch(&d.join("mdtest-easy/mine.txt"));
     // A normal run refuses a datadir with leftovers.
     let o = iolab(&["io500", ini.to_str().unwrap()]);
@@ -580,6 +780,148 @@ fn interrupted_run_cleans_up() {
     );
     let score = rest.iter().find(|l| l.starts_with("[SCORE ]")).unwrap();
     assert!(score.ends_with("[INVALID]"), "{score}");
+}
+
+/// Without `precreatePerSet` and `filesPerProc`, md-workbench is sized
+/// as the app sizes it: mdtest-easy-write's rate x min(stonewall, 60) s
+/// / tasks / 10 sets; here mdtest-easy does not run, so from the app's
+/// 10 kIOPS, which the run's notes say.
+#[test]
+fn mdworkbench_is_sized_as_the_app_without_the_keys() {
+    let s = Scratch::new("io500-mdwb-size");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "[mdtest-easy]\nrun = FALSE\n[ior-hard]\nrun = FALSE\n");
+    let text = std::fs::read_to_string(&ini)
+        .unwrap()
+        .replace("[mdtest-easy]\nn = 2000\n", "");
+    std::fs::write(&ini, text).unwrap();
+    let o = iolab(&[
+        "io500",
+        "--tasks",
+        "2",
+        "--mode=extended",
+        ini.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("sized from 10 kIOPS"), "{}", stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap();
+    // 10,000 ops/s x 1 s / 2 tasks / 10 sets.
+    check_mdworkbench(&doc, 2, (500, 500));
+    assert!(tree(&s.path("data")).is_empty());
+}
+
+/// An object gone before mdworkbench-bench (removed while the run is
+/// held by `pause-dir`): the phase fails naming it, the later phases are
+/// skipped, everything made is removed and the run exits 1.
+#[test]
+fn a_missing_object_fails_mdworkbench_bench() {
+    use std::time::{Duration, Instant};
+    let s = Scratch::new("io500-mdwb-fail");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let hold = s.path("pause/mdworkbench-bench");
+    touch(&hold);
+    let ini = small_ini(&s, MDWB);
+    let text = std::fs::read_to_string(&ini).unwrap().replace(
+        "[debug]\n",
+        &format!("[debug]\npause-dir = {}\n", s.path("pause").display()),
+    );
+    std::fs::write(&ini, text).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "2", "--mode=extended"])
+        .arg(&ini)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Set 0 of task 1 is read by task 0 from its oldest object on.
+    let victim = s.path("data/mdworkbench/1_0/file-0");
+    // It exists from mdworkbench-create on; the bench cannot start before
+    // the hold goes, which is after the victim is gone.
+    let t0 = Instant::now();
+    while !victim.exists() && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::remove_file(&victim).unwrap();
+    std::fs::remove_file(&hold).unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("mdworkbench-bench failed") && stderr(&o).contains("1_0/file-0"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "{:?}",
+        tree(&s.path("data"))
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap();
+    assert!(phase(&doc, "mdworkbench-bench")["detail"]["failed"].is_string());
+    assert!(phase(&doc, "mdworkbench-delete")["detail"]["skipped"].is_string());
+    assert_eq!(doc["payload"]["valid_extended"], false);
+}
+
+/// Ctrl-C during mdworkbench-create (a million objects asked for): the
+/// run stops, removes md-workbench's sets and everything else, and
+/// exits 130.
+#[test]
+fn interrupted_mdworkbench_cleans_up() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let s = Scratch::new("io500-mdwb-int");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(
+        &s,
+        "[mdworkbench]\nprecreatePerSet = 100000\nfilesPerProc = 1\n",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "1", "--mode=extended"])
+        .arg(&ini)
+        .env("CI", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // mdworkbench-create starts once mdtest-easy-write's line is out.
+    let line = lines
+        .by_ref()
+        .map(|l| l.unwrap())
+        .find(|l| l.contains(" mdtest-easy-write "))
+        .unwrap();
+    assert!(line.starts_with("[RESULT]"), "{line}");
+    // Until md-workbench's directory holds a set: the phase is running.
+    let set = s.path("data/mdworkbench/0_0");
+    let t0 = std::time::Instant::now();
+    while !set.is_dir() && t0.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "left: {:?}",
+        tree(&s.path("data")).len()
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap();
+    let create = &phase(&doc, "mdworkbench-create")["detail"];
+    assert_eq!(create["failed"], "interrupted", "{create}");
 }
 
 /// Peak RSS (KiB) of one `iolab io500` run, from wait4's rusage.
@@ -774,5 +1116,51 @@ fn s3_api_runs_the_phases_s3_allows() {
         phase(&doc, "mdtest-hard-delete")["detail"]["mdtest"]["items"],
         made
     );
+    assert_eq!(s.keys(b).unwrap(), before, "the run left or removed keys");
+}
+
+/// `api = S3` in extended mode: md-workbench's sets, objects, reads
+/// and deletes go through the S3 backend (its sets are key prefixes);
+/// every object made is removed and no key outside the run's prefix is
+/// touched.
+#[test]
+fn s3_api_runs_md_workbench() {
+    let s = match iolab_testkit::s3::S3Server::shared() {
+        Ok(s) => s,
+        Err(e) => return common::skip_or_fail("io500_s3_mdwb", &e),
+    };
+    let scratch = Scratch::new("io500-s3-mdwb");
+    let b = "io500-s3-mdwb";
+    s.make_bucket(b).unwrap();
+    s.put(b, "outside/keep", b"x").unwrap();
+    let before = s.keys(b).unwrap();
+    let ini = scratch.path("s3.ini");
+    let text = format!(
+        "[global]\ndatadir = /run2\nresultdir = {}\ntimestamp-datadir = FALSE\ntimestamp-resultdir = FALSE\napi = S3\n\
+         [debug]\nstonewall-time = 1\n[ior-easy]\ntransferSize = 5m\nblockSize = 5m\n[ior-hard]\nrun = FALSE\n\
+         [mdtest-easy]\nn = 50\n[mdtest-hard]\nn = 50\n[find]\nrun = FALSE\n[find-hard]\nrun = FALSE\n\
+         [mdworkbench]\nprecreatePerSet = 12\nfilesPerProc = 6\n",
+        scratch.path("results").display()
+    );
+    std::fs::write(&ini, text).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .envs(s.env())
+        .env("CI", "1")
+        .args([
+            "io500",
+            "--tasks",
+            "2",
+            "--mode=extended",
+            &format!("--s3.bucket={b}"),
+        ])
+        .arg(&ini)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(scratch.path("results/result.json")).unwrap(),
+    )
+    .unwrap();
+    check_mdworkbench(&doc, 2, (12, 6));
     assert_eq!(s.keys(b).unwrap(), before, "the run left or removed keys");
 }

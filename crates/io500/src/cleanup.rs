@@ -9,8 +9,33 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// The phase directories under a datadir.
+/// The phase directories under a datadir, made before the first phase.
 pub const PHASE_DIRS: [&str; 4] = ["ior-easy", "ior-hard", "mdtest-easy", "mdtest-hard"];
+
+/// Every directory a run may make under its datadir: the phase
+/// directories and md-workbench's (made by its first phase, extended
+/// mode only).
+pub const RUN_DIRS: [&str; 5] = [
+    "ior-easy",
+    "ior-hard",
+    "mdtest-easy",
+    "mdtest-hard",
+    crate::mdworkbench::DIR,
+];
+
+/// `N_M`: an md-workbench set (task N's set M).
+fn is_set(name: &[u8]) -> bool {
+    match name.iter().position(|&b| b == b'_') {
+        Some(i) => {
+            let (a, b) = (&name[..i], &name[i + 1..]);
+            !a.is_empty()
+                && !b.is_empty()
+                && a.iter().all(u8::is_ascii_digit)
+                && b.iter().all(u8::is_ascii_digit)
+        }
+        None => false,
+    }
+}
 
 /// Whether `name` (directory or not) is one iolab's phases make in `top`.
 fn ours(top: &str, name: &[u8], is_dir: bool) -> bool {
@@ -24,6 +49,11 @@ fn ours(top: &str, name: &[u8], is_dir: bool) -> bool {
         ("mdtest-easy" | "mdtest-hard", true) => {
             starts(b"test-dir.") || starts(b"mdtest_tree") || starts(b"dir.mdtest.")
         }
+        // md-workbench: sets `N_M` holding objects `file-I`.
+        ("mdworkbench", true) => is_set(name),
+        ("mdworkbench", false) => {
+            name.len() > 5 && starts(b"file-") && name[5..].iter().all(u8::is_ascii_digit)
+        }
         _ => false,
     }
 }
@@ -33,7 +63,7 @@ fn ours(top: &str, name: &[u8], is_dir: bool) -> bool {
 /// or ours. Returns what had to stay (not ours, or not removable).
 pub fn remove_run_data(be: &dyn Backend, layout: &Layout) -> Vec<PathBuf> {
     let mut left = Vec::new();
-    for top in PHASE_DIRS {
+    for top in RUN_DIRS {
         let dir = layout.path(top);
         if exists(be, &dir) {
             remove_ours(be, top, &dir, &mut left);
@@ -185,7 +215,19 @@ mod tests {
         std::fs::write(root.join("ior-hard/file"), b"x").unwrap();
         std::fs::write(root.join("ior-hard/precious"), b"x").unwrap();
         std::fs::write(root.join("timestampfile"), b"").unwrap();
+        std::fs::create_dir_all(root.join("mdworkbench/1_9")).unwrap();
+        std::fs::write(root.join("mdworkbench/1_9/file-12"), b"x").unwrap();
+        std::fs::create_dir_all(root.join("mdworkbench/0_x")).unwrap();
+        std::fs::write(root.join("mdworkbench/0_x/file-1"), b"x").unwrap();
         let left = remove_run_data(&*be, &l);
+        // md-workbench's sets go; a directory not named like one stays.
+        assert!(root.join("mdworkbench/0_x/file-1").exists());
+        assert!(!root.join("mdworkbench/1_9").exists());
+        std::fs::remove_dir_all(root.join("mdworkbench")).unwrap();
+        let left: Vec<_> = left
+            .into_iter()
+            .filter(|p| !p.display().to_string().contains("mdworkbench"))
+            .collect();
         assert_eq!(left.len(), 1, "{left:?}");
         assert!(root.join("ior-hard/precious").exists());
         assert!(!root.join("mdtest-hard").exists() && !root.join("ior-easy").exists());

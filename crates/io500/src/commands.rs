@@ -119,9 +119,42 @@ pub fn equivalent_command(
                 crate::ior::RND_MAX_TRANSFERS,
             )
         }
+        Phase::MdworkbenchCreate | Phase::MdworkbenchBench | Phase::MdworkbenchDelete => {
+            mdworkbench_command(cfg, l, phase, cfg.mdworkbench.sizing)
+        }
         _ => {
             let args = mdtest_args(cfg, l, phase, tasks_per_process);
             format!("iolab mdtest {}", args.join(" "))
         }
     }
+}
+
+/// The md-workbench command line the io500 app runs for an md-workbench
+/// phase; `sizing` is (`-P`, `-I`) when known (given by the ini, or
+/// sized once mdtest-easy-write ran).
+pub fn mdworkbench_command(
+    cfg: &Config,
+    l: &Layout,
+    phase: Phase,
+    sizing: Option<(u64, u64)>,
+) -> String {
+    use crate::mdworkbench::{ITERATIONS, OFFSET, SEED, SETS};
+    let sizes = match sizing {
+        Some((p, i)) => format!("-P={p} -I={i}"),
+        None => format!(
+            "-P=N -I=N (N = mdtest-easy-write's rate x {} s / tasks / {SETS})",
+            cfg.stonewall_s.min(60)
+        ),
+    };
+    let which = match phase {
+        Phase::MdworkbenchCreate => "-1".to_string(),
+        Phase::MdworkbenchBench => format!("-2 -R={ITERATIONS} -X"),
+        _ => "-3".to_string(),
+    };
+    format!(
+        "md-workbench -a {} -o={} -t={:.6} -O={OFFSET} -D={SETS} -G={SEED} {sizes} {which} (iolab io500's md-workbench engine)",
+        cfg.api(phase).to_ascii_uppercase(),
+        l.path(crate::mdworkbench::DIR).display(),
+        cfg.mdworkbench.waiting_factor,
+    )
 }

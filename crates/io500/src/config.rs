@@ -29,8 +29,19 @@ pub struct IorEasy {
     pub unique_dir: bool,
 }
 
+/// `[mdworkbench]`'s parameters.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Mdworkbench {
+    /// Objects per set and per benchmark iteration (`precreatePerSet`,
+    /// `filesPerProc`), when the ini gives them; else sized at run time
+    /// from mdtest-easy-write's rate, as the app.
+    pub sizing: Option<(u64, u64)>,
+    /// `waitingTime`: after each operation, wait this share of its time.
+    pub waiting_factor: f64,
+}
+
 /// A validated io500 configuration.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Config {
     /// The ini file it was read from.
     pub ini_file: PathBuf,
@@ -64,6 +75,8 @@ pub struct Config {
     pub mdtest_hard_n: u64,
     /// mdtest-hard's files per directory (-I), when set.
     pub mdtest_hard_files_per_dir: Option<u64>,
+    /// The md-workbench phases' parameters.
+    pub mdworkbench: Mdworkbench,
     /// Phases to run (the 12 scored ones, in order), false when an ini
     /// `run = FALSE` turned it off.
     pub run: Vec<(Phase, bool)>,
@@ -126,6 +139,7 @@ impl Config {
                 .get("mdtest-hard", "files-per-dir")
                 .and_then(|v| v.parse().ok())
                 .filter(|&v| v > 0),
+            mdworkbench: mdworkbench(ini)?,
             run,
             run_timestamp: flag("timestamp", "run"),
             apis,
@@ -135,6 +149,8 @@ impl Config {
                 .filter(|s| {
                     crate::ini::EXTENDED_SECTIONS.contains(&s.as_str())
                         || crate::ini::RUNNABLE_EXTENDED.contains(&s.as_str())
+                        || crate::ini::MDWB_SECTIONS.contains(&s.as_str())
+                        || s.as_str() == "mdworkbench"
                 })
                 .cloned()
                 .collect(),
@@ -178,7 +194,7 @@ impl Config {
     pub fn extended(mut self) -> Result<Config, IniError> {
         if let Some(s) = self.not_runnable.first() {
             return Err(bad(format!(
-                "[{s}]: iolab io500 cannot run this extended phase; set run = FALSE in [{s}] to run the other extended phases (find-easy, find-hard, ior-rnd4K-easy-read)"
+                "[{s}]: iolab io500 cannot run this extended phase; set run = FALSE in [{s}] to run the other extended phases (md-workbench, find-easy, find-hard, ior-rnd4K-easy-read)"
             )));
         }
         self.extended_mode = true;
@@ -231,6 +247,17 @@ impl Config {
                 self.ior_easy.block_bytes
             )));
         }
+        if let Some((p, i)) = self.mdworkbench.sizing {
+            let objects = p
+                .checked_add(i.saturating_mul(crate::mdworkbench::ITERATIONS))
+                .and_then(|n| n.checked_mul(crate::mdworkbench::SETS))
+                .and_then(|n| n.checked_mul(tasks));
+            if objects.is_none() {
+                return Err(bad(format!(
+                    "[mdworkbench] precreatePerSet = {p}: the objects of {tasks} tasks would exceed 2^64"
+                )));
+            }
+        }
         let memory = iolab_core::env::host_info().memory_bytes;
         let need = self
             .ior_easy
@@ -247,34 +274,64 @@ impl Config {
 }
 
 /// The extended sections iolab cannot run whose phase is on: the
-/// md-workbench phases run unless `[mdworkbench] run` (or each of their
-/// own sections' `run`) is FALSE, as in the io500 app, whether or not
-/// the ini names them; the sections of other versions of the app only
-/// when given.
+/// sections of other versions of the app, when given and their `run`
+/// is not FALSE.
 fn not_runnable(ini: &Ini) -> Vec<String> {
     let on = |s: &str| {
         ini.get(s, "run")
             .map(|v| parse_bool(v).unwrap_or(true))
             .unwrap_or(true)
     };
-    let mut out = Vec::new();
-    let bench = [
-        "mdworkbench-create",
-        "mdworkbench-bench",
-        "mdworkbench-delete",
-    ];
-    if on("mdworkbench") && bench.iter().any(|s| on(s)) {
-        out.push("mdworkbench".to_string());
-    }
-    for s in crate::ini::EXTENDED_SECTIONS
+    crate::ini::EXTENDED_SECTIONS
         .iter()
-        .filter(|s| !s.starts_with("mdworkbench"))
-    {
-        if ini.sections.iter().any(|x| x == s) && on(s) {
-            out.push(s.to_string());
+        .filter(|s| ini.sections.iter().any(|x| x == *s) && on(s))
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// `[mdworkbench]`: `precreatePerSet` and `filesPerProc` both or
+/// neither (as the app), at least 1, and no more objects per iteration
+/// than a set holds (each iteration reads objects made before it).
+fn mdworkbench(ini: &Ini) -> Result<Mdworkbench, IniError> {
+    let num = |k: &str| {
+        ini.get("mdworkbench", k)
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let waiting_factor = ini
+        .get("mdworkbench", "waitingTime")
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let sizing = match (num("precreatePerSet"), num("filesPerProc")) {
+        (None, None) => None,
+        (Some(p), Some(i)) => Some((p, i)),
+        _ => {
+            return Err(bad(
+                "[mdworkbench]: set both precreatePerSet and filesPerProc, or neither (then they are sized from mdtest-easy-write's rate)".into(),
+            ))
+        }
+    };
+    if waiting_factor > crate::mdworkbench::MAX_WAITING_FACTOR {
+        return Err(bad(format!(
+            "[mdworkbench] waitingTime = {waiting_factor}: above the limit of {}",
+            crate::mdworkbench::MAX_WAITING_FACTOR
+        )));
+    }
+    if let Some((p, i)) = sizing {
+        if p == 0 || i == 0 {
+            return Err(bad(format!(
+                "[mdworkbench] precreatePerSet = {p}, filesPerProc = {i}: both must be at least 1"
+            )));
+        }
+        if i > p {
+            return Err(bad(format!(
+                "[mdworkbench] filesPerProc = {i}: above precreatePerSet = {p}; an iteration works on objects made before it, at most a set's worth"
+            )));
         }
     }
-    out
+    Ok(Mdworkbench {
+        sizing,
+        waiting_factor,
+    })
 }
 
 /// The backend of a phase: its own `API`, its base section's, the global.
@@ -383,29 +440,24 @@ mod tests {
 
     #[test]
     fn extended_mode_runs_what_it_can_and_names_what_it_cannot() {
-        let e = cfg("").unwrap().extended().unwrap_err().0;
-        assert!(
-            e.contains("[mdworkbench]") && e.contains("run = FALSE"),
-            "{e}"
-        );
+        let c = cfg("").unwrap().extended().unwrap();
+        assert_eq!(c.phases().len(), 18);
+        assert!(c.runs(Phase::FindEasy) && c.runs(Phase::IorRnd4kEasyRead));
+        assert!(c.runs(Phase::MdworkbenchBench) && c.mdworkbench.sizing.is_none());
         let off = "[mdworkbench]\nrun = FALSE\n";
         let c = cfg(off).unwrap().extended().unwrap();
-        assert_eq!(c.phases().len(), 15);
-        assert!(c.runs(Phase::FindEasy) && c.runs(Phase::IorRnd4kEasyRead));
-        // Each md-workbench phase off is the same as the section off.
-        let each = "[mdworkbench-create]\nrun = FALSE\n[mdworkbench-bench]\nrun = FALSE\n[mdworkbench-delete]\nrun = FALSE\n";
-        assert!(cfg(each).unwrap().extended().is_ok());
-        let e = cfg(&format!("{off}[ior-rnd1MB]\nblockSize = 1g\n"))
+        assert!(!c.runs(Phase::MdworkbenchCreate) && !c.runs(Phase::MdworkbenchDelete));
+        let c = cfg("[mdworkbench-bench]\nrun = FALSE\n").unwrap();
+        assert!(c.runs(Phase::MdworkbenchCreate) && !c.runs(Phase::MdworkbenchBench));
+        let e = cfg("[ior-rnd1MB]\nblockSize = 1g\n")
             .unwrap()
             .extended()
             .unwrap_err()
             .0;
         assert!(e.contains("[ior-rnd1MB]"), "{e}");
         // find-easy and find-hard take [find]'s keys, with its rules.
-        let c = cfg(&format!(
-            "{off}[find-easy]\npfind-queue-length = 5\nrun = FALSE\n[ior-rnd4K-easy-read]\nrun = FALSE\n"
-        ))
-        .unwrap();
+        let c = cfg("[find-easy]\npfind-queue-length = 5\nrun = FALSE\n[ior-rnd4K-easy-read]\nrun = FALSE\n")
+            .unwrap();
         assert!(!c.runs(Phase::FindEasy) && !c.runs(Phase::IorRnd4kEasyRead));
         assert!(c.runs(Phase::FindHard));
         let e = cfg("[find-hard]\nexternal-script = /bin/x\n")
@@ -420,10 +472,43 @@ mod tests {
             .0
             .contains("bogus"));
         // ior-rnd4K-easy-read reads ior-easy's files: off with ior-easy.
-        let c = cfg(&format!("{off}[ior-easy]\nrun = FALSE\n")).unwrap();
+        let c = cfg("[ior-easy]\nrun = FALSE\n").unwrap();
         assert!(!c.runs(Phase::IorRnd4kEasyRead));
         // Standard mode runs none of them, and refuses nothing.
         assert_eq!(cfg("[ior-rnd1MB]\nx = 1\n").unwrap().phases().len(), 12);
+    }
+
+    #[test]
+    fn mdworkbench_keys_are_checked() {
+        let c = cfg("[mdworkbench]\nprecreatePerSet = 20\nfilesPerProc = 10\nwaitingTime = 0.5\n")
+            .unwrap();
+        assert_eq!(c.mdworkbench.sizing, Some((20, 10)));
+        assert_eq!(c.mdworkbench.waiting_factor, 0.5);
+        for (text, needle) in [
+            ("precreatePerSet = 20\n", "both"),
+            ("filesPerProc = 10\n", "both"),
+            (
+                "precreatePerSet = 5\nfilesPerProc = 10\n",
+                "filesPerProc = 10",
+            ),
+            ("precreatePerSet = 0\nfilesPerProc = 0\n", "at least 1"),
+            ("waitingTime = -1\n", "waitingTime"),
+            ("waitingTime = 1e300\n", "limit"),
+            ("precreatePerSet = many\n", "precreatePerSet"),
+            ("colour = blue\n", "colour"),
+        ] {
+            let e = cfg(&format!("[mdworkbench]\n{text}")).unwrap_err().0;
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+        let e = cfg("[mdworkbench-bench]\nAPI = POSIX\n").unwrap_err().0;
+        assert!(e.contains("API") && e.contains("mdworkbench-bench"), "{e}");
+        let c = cfg("[mdworkbench]\nprecreatePerSet = 18446744073709551615\nfilesPerProc = 1\n")
+            .unwrap();
+        assert!(c
+            .check_tasks(2, 2)
+            .unwrap_err()
+            .0
+            .contains("precreatePerSet"));
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub enum Kind {
     Uint,
     /// A size with an optional k/m/g/t suffix (powers of two, as IOR).
     Size,
+    /// A number with a fraction, not negative (`0.5`).
+    Float,
 }
 
 /// One key of the table.
@@ -54,7 +56,7 @@ const fn k(
     }
 }
 
-use Kind::{Bool, Size, Text, Uint};
+use Kind::{Bool, Float, Size, Text, Uint};
 
 /// Sections of the scored phases that take only `API` and `run`.
 pub const PHASE_SECTIONS: [&str; 11] = [
@@ -80,20 +82,19 @@ pub const RUNNABLE_EXTENDED: [&str; 3] = ["find-easy", "find-hard", "ior-rnd4K-e
 /// io500 app.
 pub const FIND_KEYS_FROM: &str = "find";
 
-/// Sections of extended phases iolab does not run: accepted (any key,
-/// as text) in standard mode; extended mode refuses them unless their
-/// `run` is FALSE. The md-workbench ones are the io500 app's; the
-/// others come from other versions of it.
-pub const EXTENDED_SECTIONS: [&str; 8] = [
-    "mdworkbench",
+/// The sections of the md-workbench phases (extended mode), which take
+/// only `run`; their parameters are `[mdworkbench]`'s.
+pub const MDWB_SECTIONS: [&str; 3] = [
     "mdworkbench-create",
     "mdworkbench-bench",
     "mdworkbench-delete",
-    "ior-rnd4K",
-    "ior-rnd1MB",
-    "ior-rnd-write",
-    "ior-rnd-read",
 ];
+
+/// Sections of extended phases iolab does not run: accepted (any key,
+/// as text) in standard mode; extended mode refuses them unless their
+/// `run` is FALSE. They come from other versions of the io500 app.
+pub const EXTENDED_SECTIONS: [&str; 4] =
+    ["ior-rnd4K", "ior-rnd1MB", "ior-rnd-write", "ior-rnd-read"];
 
 /// Every key of the non-phase sections, in `--list` order.
 pub const KEYS: &[Key] = &[
@@ -291,6 +292,54 @@ pub const KEYS: &[Key] = &[
         "Run the mdtest-easy phases",
     ),
     k(
+        "mdworkbench",
+        "API",
+        "",
+        Text,
+        true,
+        "The API of the md-workbench phases (extended mode)",
+    ),
+    k(
+        "mdworkbench",
+        "waitingTime",
+        "0.0",
+        Float,
+        true,
+        "After each operation, wait this share of its time (1.0 is 100%)",
+    ),
+    k(
+        "mdworkbench",
+        "precreatePerSet",
+        "",
+        Uint,
+        true,
+        "Objects per set (10 sets per task); unset: sized from mdtest-easy-write's rate, as the app; set both or neither",
+    ),
+    k(
+        "mdworkbench",
+        "filesPerProc",
+        "",
+        Uint,
+        true,
+        "Objects of each set per benchmark iteration, at most precreatePerSet; set both or neither",
+    ),
+    k(
+        "mdworkbench",
+        "run",
+        "TRUE",
+        Bool,
+        true,
+        "Run the md-workbench phases (extended mode)",
+    ),
+    k(
+        "mdworkbench",
+        "verbosity",
+        "",
+        Uint,
+        true,
+        "Verbosity of md-workbench (no effect in iolab)",
+    ),
+    k(
         "timestamp",
         "run",
         "TRUE",
@@ -421,6 +470,9 @@ pub fn lookup(section: &str, key: &str) -> Option<Key> {
     if let Some(k) = KEYS.iter().find(|k| k.section == section && k.key == key) {
         return Some(*k);
     }
+    if let Some(s) = MDWB_SECTIONS.iter().find(|s| **s == section) {
+        return (key == "run").then(|| k(s, "run", "TRUE", Bool, true, "Run this phase"));
+    }
     if let Some(s) = RUNNABLE_EXTENDED[..2].iter().find(|s| **s == section) {
         let k = KEYS
             .iter()
@@ -456,6 +508,7 @@ pub fn known_section(name: &str) -> bool {
     KEYS.iter().any(|k| k.section == name)
         || PHASE_SECTIONS.contains(&name)
         || RUNNABLE_EXTENDED.contains(&name)
+        || MDWB_SECTIONS.contains(&name)
         || EXTENDED_SECTIONS.contains(&name)
 }
 
@@ -578,6 +631,10 @@ fn check_value(kind: Kind, v: &str) -> Result<(), String> {
         Kind::Size => iolab_core::units::parse_size(v)
             .map(drop)
             .map_err(|e| e.to_string()),
+        Kind::Float => match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(()),
+            _ => Err("not a number of 0 or more (0.5)".to_string()),
+        },
     }
 }
 
@@ -613,6 +670,11 @@ pub fn list() -> String {
     out.push_str(
         "\n[ior-rnd4K-easy-read]\n# An extended phase (--mode=extended), not scored\nAPI = \nrun = TRUE\n",
     );
+    for s in MDWB_SECTIONS {
+        out.push_str(&format!(
+            "\n[{s}]\n# An extended phase (--mode=extended), with [mdworkbench]'s parameters\nrun = TRUE\n"
+        ));
+    }
     for s in EXTENDED_SECTIONS {
         out.push_str(&format!(
             "\n# [{s}]: an extended phase iolab does not run (accepted; --mode=extended refuses it unless its run = FALSE)\n"

@@ -5,6 +5,7 @@
 //! that the file layout is complete and the read phase knows it exactly.
 
 use crate::config::HARD_TRANSFER;
+use crate::failure::first_failure;
 use iolab_backend::{c_path, Backend, Handle, OpenOptions};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::wall_ns;
@@ -413,14 +414,6 @@ fn gather(comm: &dyn Comm, run: TaskRun, transfer: u64, target: u64) -> IorResul
         failure,
         interrupted: figs.iter().any(|f| f.interrupted),
     }
-}
-
-/// The failure of the lowest task that failed, known to every task.
-fn first_failure(comm: &dyn Comm, mine: Option<Failure>) -> Option<Failure> {
-    let text = mine.as_ref().map(|f| f.to_string()).unwrap_or_default();
-    let all = comm.all_gather(text.as_bytes());
-    let first = all.iter().find(|b| !b.is_empty())?;
-    Some(mine.unwrap_or_else(|| Failure::other("peer", String::from_utf8_lossy(first))))
 }
 
 /// A read phase's start for `task`: the file that task

@@ -1,7 +1,8 @@
 //! The IO500 benchmark: the io500 app's ini file, its 12 scored phases in
 //! its order (ior-easy and ior-hard through this crate's data engine, the
 //! mdtest phases through iolab's mdtest engine, find through this crate's
-//! walker), the score and its validity, on any [`iolab_comm::Transport`]
+//! walker) and the extended ones (md-workbench through
+//! [`mdworkbench`]), the score and its validity, on any [`iolab_comm::Transport`]
 //! (threads, MPI ranks, or both) and any [`iolab_backend::Backend`].
 //!
 //! ```
@@ -27,10 +28,13 @@
 pub mod cleanup;
 pub mod commands;
 pub mod config;
+pub mod failure;
 pub mod find;
 pub mod ini;
 pub mod ior;
+pub mod latency;
 pub mod mdphase;
+pub mod mdworkbench;
 pub mod phase;
 pub mod results;
 pub mod run;
@@ -81,7 +85,7 @@ pub fn prepare_datadir(be: &dyn iolab_backend::Backend, layout: &Layout) -> Resu
 pub fn check_leftovers(be: &dyn iolab_backend::Backend, layout: &Layout) -> Result<(), String> {
     use iolab_backend::c_path;
     let exists = |p: &std::path::Path| c_path(p).and_then(|c| be.exists(&c)).unwrap_or(false);
-    for d in cleanup::PHASE_DIRS {
+    for d in cleanup::RUN_DIRS {
         let p = layout.path(d);
         if !exists(&p) {
             continue;

@@ -41,6 +41,15 @@ pub enum Phase {
     /// reads of what ior-easy-write wrote.
     #[serde(rename = "ior-rnd4K-easy-read")]
     IorRnd4kEasyRead,
+    /// mdworkbench-create (extended mode, unscored): md-workbench's
+    /// precreate.
+    MdworkbenchCreate,
+    /// mdworkbench-bench (extended mode, in `[SCOREX]`): md-workbench's
+    /// two benchmark iterations.
+    MdworkbenchBench,
+    /// mdworkbench-delete (extended mode, unscored): md-workbench's
+    /// cleanup.
+    MdworkbenchDelete,
 }
 
 /// Which mean a phase's score enters.
@@ -50,7 +59,8 @@ pub enum Group {
     Bandwidth,
     /// Metadata rate, kIOPS.
     Iops,
-    /// Reported and not scored (ior-rnd4K-easy-read, GiB/s).
+    /// Reported and not scored (ior-rnd4K-easy-read in GiB/s,
+    /// mdworkbench-create and -delete in kIOPS).
     Unscored,
 }
 
@@ -73,18 +83,21 @@ impl Phase {
 
     /// Every phase of extended mode (`--mode=extended`), in the io500
     /// app's order: the 12 scored ones and the extended ones iolab runs.
-    pub const EXTENDED: [Phase; 15] = [
+    pub const EXTENDED: [Phase; 18] = [
         Phase::IorEasyWrite,
         Phase::MdtestEasyWrite,
+        Phase::MdworkbenchCreate,
         Phase::FindEasy,
         Phase::IorHardWrite,
         Phase::MdtestHardWrite,
         Phase::Find,
         Phase::FindHard,
+        Phase::MdworkbenchBench,
         Phase::IorEasyRead,
         Phase::MdtestEasyStat,
         Phase::IorHardRead,
         Phase::MdtestHardStat,
+        Phase::MdworkbenchDelete,
         Phase::MdtestEasyDelete,
         Phase::MdtestHardRead,
         Phase::MdtestHardDelete,
@@ -105,8 +118,23 @@ impl Phase {
     pub fn is_extended(self) -> bool {
         matches!(
             self,
-            Phase::FindEasy | Phase::FindHard | Phase::IorRnd4kEasyRead
+            Phase::FindEasy
+                | Phase::FindHard
+                | Phase::IorRnd4kEasyRead
+                | Phase::MdworkbenchCreate
+                | Phase::MdworkbenchBench
+                | Phase::MdworkbenchDelete
         )
+    }
+
+    /// The phase after which the timestamp file is made: mdtest-easy-write,
+    /// or in extended mode mdworkbench-create (as the app orders them, so
+    /// that find sees md-workbench's objects as older).
+    pub fn timestamp_after(extended: bool) -> Phase {
+        match extended {
+            true => Phase::MdworkbenchCreate,
+            false => Phase::MdtestEasyWrite,
+        }
     }
 
     /// IO500's name (also the ini section of the phase).
@@ -127,6 +155,9 @@ impl Phase {
             Phase::FindEasy => "find-easy",
             Phase::FindHard => "find-hard",
             Phase::IorRnd4kEasyRead => "ior-rnd4K-easy-read",
+            Phase::MdworkbenchCreate => "mdworkbench-create",
+            Phase::MdworkbenchBench => "mdworkbench-bench",
+            Phase::MdworkbenchDelete => "mdworkbench-delete",
         }
     }
 
@@ -145,6 +176,9 @@ impl Phase {
             Phase::Find => "find",
             Phase::FindEasy => "find-easy",
             Phase::FindHard => "find-hard",
+            Phase::MdworkbenchCreate | Phase::MdworkbenchBench | Phase::MdworkbenchDelete => {
+                "mdworkbench"
+            }
         }
     }
 
@@ -154,7 +188,9 @@ impl Phase {
             Phase::IorEasyWrite | Phase::IorHardWrite | Phase::IorEasyRead | Phase::IorHardRead => {
                 Group::Bandwidth
             }
-            Phase::IorRnd4kEasyRead => Group::Unscored,
+            Phase::IorRnd4kEasyRead | Phase::MdworkbenchCreate | Phase::MdworkbenchDelete => {
+                Group::Unscored
+            }
             _ => Group::Iops,
         }
     }
@@ -181,6 +217,7 @@ impl Phase {
             Phase::MdtestHardStat | Phase::MdtestHardRead | Phase::MdtestHardDelete => {
                 Some(Phase::MdtestHardWrite)
             }
+            Phase::MdworkbenchBench | Phase::MdworkbenchDelete => Some(Phase::MdworkbenchCreate),
             _ => None,
         }
     }

@@ -4,6 +4,7 @@
 
 use crate::find::FindResult;
 use crate::ior::IorResult;
+use crate::mdworkbench::MdwbResult;
 use crate::phase::{Group, Phase};
 use iolab_core::Outcome;
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,8 @@ pub enum Detail {
     Mdtest(MdtestFigures),
     /// The find phase.
     Find(FindResult),
+    /// An md-workbench phase.
+    Mdworkbench(MdwbResult),
     /// Not run: why.
     Skipped(String),
     /// Failed: what happened.
@@ -76,11 +79,12 @@ impl PhaseReport {
     }
 }
 
-/// The unit of a phase's score.
+/// The unit of a phase's score: GiB/s for the ior phases, kIOPS for the
+/// others (as the app decides it, by the name).
 pub fn unit(phase: Phase) -> &'static str {
-    match phase.group() {
-        Group::Bandwidth | Group::Unscored => "GiB/s",
-        Group::Iops => "kIOPS",
+    match phase.name().starts_with("ior") {
+        true => "GiB/s",
+        false => "kIOPS",
     }
 }
 
@@ -111,8 +115,9 @@ pub fn score(phases: &[PhaseReport]) -> Score {
     score_of(phases, false)
 }
 
-/// The extended score (the `[SCOREX]` line): find-easy and find-hard
-/// join the IOPS mean, as in the io500 app's extended mode.
+/// The extended score (the `[SCOREX]` line): find-easy, find-hard and
+/// mdworkbench-bench join the IOPS mean, as in the io500 app's extended
+/// mode.
 pub fn score_extended(phases: &[PhaseReport]) -> Score {
     score_of(phases, true)
 }

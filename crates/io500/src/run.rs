@@ -7,6 +7,7 @@ use crate::commands::{equivalent_command, mdtest_args};
 use crate::config::Config;
 use crate::find::{self, Criteria, FindResult};
 use crate::ior::{self, IorResult, IorSpec, Pattern};
+use crate::mdworkbench::{self, MdwbResult, MdwbSpec};
 use crate::phase::{Layout, Phase};
 use crate::results::{
     score, score_extended, unit, CommInfo, Detail, Io500Payload, MdtestFigures, PhaseReport,
@@ -55,6 +56,10 @@ struct State {
     ior_easy_transfers: Option<u64>,
     ior_hard_transfers: Option<u64>,
     timestamp_ns: Option<u64>,
+    /// md-workbench's objects per set and per iteration, once sized.
+    mdwb_sizing: Option<(u64, u64)>,
+    /// The index of the oldest object of every md-workbench set.
+    mdwb_index: u64,
     outcome: Option<Outcome>,
     notes: Vec<String>,
 }
@@ -92,7 +97,7 @@ impl Runner<'_> {
                 self.observer.phase_done(&report);
             }
             st.reports.push(report);
-            if p == Phase::MdtestEasyWrite {
+            if p == Phase::timestamp_after(self.cfg.extended_mode) {
                 self.timestamp(&mut st);
             }
         }
@@ -109,7 +114,7 @@ impl Runner<'_> {
         let mut notes = st.notes;
         if !self.cfg.extended.is_empty() && !self.cfg.extended_mode {
             notes.push(format!(
-                "extended sections [{}] were read and not run (--mode=extended runs find-easy, find-hard and ior-rnd4K-easy-read)",
+                "extended sections [{}] were read and not run (--mode=extended runs md-workbench, find-easy, find-hard and ior-rnd4K-easy-read)",
                 self.cfg.extended.join("], [")
             ));
         }
@@ -143,7 +148,7 @@ impl Runner<'_> {
 
     /// Runs one phase, or says why it did not run.
     fn phase(&self, st: &mut State, p: Phase) -> PhaseReport {
-        let cmd = equivalent_command(self.cfg, &self.layout, p, self.threads as u64);
+        let cmd = self.command(st, p);
         let skip = |why: String| PhaseReport::not_run(p, cmd.clone(), Detail::Skipped(why));
         // Agreed by every rank, so that none starts a phase alone.
         let stop = iolab_core::stop::requested();
@@ -205,8 +210,82 @@ impl Runner<'_> {
             Phase::Find | Phase::FindHard | Phase::FindEasy => {
                 self.find(p, st.timestamp_ns.unwrap_or(0)).map(Detail::Find)
             }
+            Phase::MdworkbenchCreate | Phase::MdworkbenchBench | Phase::MdworkbenchDelete => {
+                self.mdworkbench(st, p).map(Detail::Mdworkbench)
+            }
             _ => self.mdtest(p).map(Detail::Mdtest),
         }
+    }
+
+    /// The phase's command line (an md-workbench phase's with its sizing,
+    /// made when mdworkbench-create is about to run).
+    fn command(&self, st: &mut State, p: Phase) -> String {
+        if p.base_section() != crate::mdworkbench::DIR {
+            return equivalent_command(self.cfg, &self.layout, p, self.threads as u64);
+        }
+        // Sized only when the create will run (the note would say
+        // otherwise of a phase that did not).
+        if p == Phase::MdworkbenchCreate && self.cfg.runs(p) && st.outcome.is_none() {
+            st.mdwb_sizing = Some(self.mdwb_sizing(st));
+        }
+        crate::commands::mdworkbench_command(self.cfg, &self.layout, p, st.mdwb_sizing)
+    }
+
+    /// md-workbench's objects per set and per iteration: the ini's, or
+    /// sized from mdtest-easy-write's rate as the app does (noting it when
+    /// that phase did not run).
+    fn mdwb_sizing(&self, st: &mut State) -> (u64, u64) {
+        if let Some(s) = self.cfg.mdworkbench.sizing {
+            return s;
+        }
+        let rate = st.reports.iter().find_map(|r| match &r.detail {
+            Detail::Mdtest(m) if r.phase == Phase::MdtestEasyWrite => Some(m.rate),
+            _ => None,
+        });
+        if rate.is_none_or(|r| r <= 0.0) {
+            st.notes.push("md-workbench: mdtest-easy-write did not run; its objects are sized from 10 kIOPS, as the io500 app does".into());
+        }
+        let n = crate::mdworkbench::app_sizing(rate, self.cfg.stonewall_s, self.tasks() as u64);
+        // Rank 0's, on every rank (as the app broadcasts its rate), so
+        // that no rank works on other sets than its peers.
+        let all = self.transport.all_gather(&n.to_le_bytes());
+        let n = all
+            .first()
+            .and_then(|b| b.as_slice().try_into().ok())
+            .map(u64::from_le_bytes)
+            .unwrap_or(n);
+        (n, n)
+    }
+
+    /// An md-workbench phase on every task.
+    fn mdworkbench(&self, st: &mut State, p: Phase) -> Result<MdwbResult, PhaseError> {
+        let (precreate_per_set, files_per_proc) = st.mdwb_sizing.unwrap_or_default();
+        let spec = MdwbSpec {
+            dir: self.layout.path(crate::mdworkbench::DIR),
+            precreate_per_set,
+            files_per_proc,
+            waiting_factor: self.cfg.mdworkbench.waiting_factor,
+        };
+        let (be, first) = (self.backend, st.mdwb_index);
+        let out = run_subset(
+            self.transport.clone(),
+            self.threads,
+            self.tasks(),
+            |c| match p {
+                Phase::MdworkbenchCreate => mdworkbench::precreate(c, be, &spec),
+                Phase::MdworkbenchBench => mdworkbench::bench(c, be, &spec, first),
+                _ => mdworkbench::cleanup(c, be, &spec, first),
+            },
+        );
+        let r = out.into_iter().next().unwrap_or_default();
+        st.mdwb_index = r.next_index;
+        if let Some(f) = &r.failure {
+            return Err((Outcome::Error(f.clone()), f.to_string()));
+        }
+        if r.interrupted {
+            return Err((Outcome::Interrupted, "interrupted".into()));
+        }
+        Ok(r)
     }
 
     /// The spec of ior-easy or ior-hard.
@@ -271,7 +350,7 @@ impl Runner<'_> {
         let (dirs, crit): (&[&str], _) = match p {
             Phase::FindEasy => (&["mdtest-easy"], Criteria::name_only()),
             Phase::FindHard => (&["mdtest-hard"], Criteria::hard(newer_than_ns)),
-            _ => (&crate::cleanup::PHASE_DIRS, Criteria::hard(newer_than_ns)),
+            _ => (&crate::cleanup::RUN_DIRS, Criteria::hard(newer_than_ns)),
         };
         let roots: Vec<_> = dirs
             .iter()
@@ -376,6 +455,9 @@ fn phase_score(d: &Detail) -> f64 {
         Detail::Ior(r) => per(r.bytes as f64, r.elapsed_s) / (1u64 << 30) as f64,
         Detail::Mdtest(m) => m.rate / 1000.0,
         Detail::Find(f) => per(f.total as f64, f.elapsed_s) / 1000.0,
+        // md-workbench's rate: the benchmark's last iteration (the app's
+        // second), or the precreate's or cleanup's.
+        Detail::Mdworkbench(m) => m.scored().map(|f| f.ops_per_sec).unwrap_or(0.0) / 1000.0,
         Detail::Skipped(_) | Detail::Failed(_) => 0.0,
     }
 }

@@ -61,6 +61,20 @@ pub fn phase_reasons(cfg: &Config, r: &PhaseReport) -> Vec<String> {
         Detail::Skipped(why) => vec![format!("{} did not run: {why}", r.name)],
         Detail::Failed(why) => vec![format!("{} failed: {why}", r.name)],
         Detail::Find(f) if f.found == 0 => vec![format!("{} found no file", r.name)],
+        Detail::Mdworkbench(m)
+            if r.phase == Phase::MdworkbenchBench
+                && m.iterations.len() as u64 != crate::mdworkbench::ITERATIONS =>
+        {
+            vec![format!(
+                "{} ran {} iterations, not {}",
+                r.name,
+                m.iterations.len(),
+                crate::mdworkbench::ITERATIONS
+            )]
+        }
+        Detail::Mdworkbench(_) if r.score <= 0.0 => {
+            vec![format!("{} scored 0 (no operation done)", r.name)]
+        }
         _ if r.phase.is_write() && r.time_s < min as f64 => vec![format!(
             "{} ran {:.3} s, below the {min} s a write phase must last",
             r.name, r.time_s

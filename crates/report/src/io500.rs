@@ -2,6 +2,8 @@
 //! and result_summary.txt), result.txt (the ini echo and each phase's
 //! details) and the `--dry-run` listing.
 
+use iolab_core::stats::Percentiles;
+use iolab_io500::mdworkbench::MdwbResult;
 use iolab_io500::phase::Group;
 use iolab_io500::results::{Detail, Io500Payload, PhaseReport, Score};
 
@@ -112,10 +114,69 @@ fn phase_block(r: &PhaseReport) -> String {
             "found = {}\ntotal-files = {}\nelapsed = {:.6}\n",
             f.found, f.total, f.elapsed_s
         )),
+        Detail::Mdworkbench(m) => s.push_str(&mdworkbench_block(m)),
         Detail::Skipped(why) => s.push_str(&format!("skipped = {why}\n")),
         Detail::Failed(why) => s.push_str(&format!("failed = {why}\n")),
     }
     s
+}
+
+/// An md-workbench phase's figures: its sizing as the app prints it,
+/// then each iteration's counts, time, rate and longest operation (the
+/// app's `maxOpTime`; `scoreIteration0` for the benchmark's first).
+fn mdworkbench_block(m: &MdwbResult) -> String {
+    let mut s = format!(
+        "filesPerProc = {}\nprecreatePerSet = {}\nsets-per-task = {}\ntasks = {}\n",
+        m.files_per_proc, m.precreate_per_set, m.sets, m.tasks
+    );
+    let n = m.iterations.len();
+    for (i, f) in m.iterations.iter().enumerate() {
+        // The scored iteration (the last) unprefixed, as the app.
+        let k = match i + 1 == n {
+            true => String::new(),
+            false => format!("iteration{i}-"),
+        };
+        s.push_str(&format!(
+            "{k}dsets-created = {}\n{k}dsets-deleted = {}\n{k}objects-created = {}\n{k}objects-stated = {}\n{k}objects-read = {}\n{k}objects-deleted = {}\n{k}bytes-written = {}\n{k}bytes-read = {}\n{k}elapsed = {:.6}\n{k}rate = {:.3}\n",
+            f.dsets_created, f.dsets_deleted, f.objects_created, f.objects_stated, f.objects_read,
+            f.objects_deleted, f.bytes_written, f.bytes_read, f.elapsed_s, f.ops_per_sec
+        ));
+        let l = &f.latency;
+        for (op, p) in [
+            ("stat", l.stat),
+            ("read", l.read),
+            ("delete", l.delete),
+            ("create", l.create),
+        ] {
+            if let Some(p) = p {
+                s.push_str(&latency_line(&k, op, &p));
+            }
+        }
+        match i + 1 == n {
+            true => s.push_str(&format!("maxOpTime = {:.6}\n", f.max_op_s)),
+            false => s.push_str(&format!(
+                "scoreIteration{i} = {:.6}\nmaxOpTime{i} = {:.6}\n",
+                f.ops_per_sec / 1000.0,
+                f.max_op_s
+            )),
+        }
+    }
+    s
+}
+
+/// One operation's latencies in seconds, as md-workbench prints them
+/// (`%.4e`): count, min, median, 90th, 99th percentile, max.
+fn latency_line(prefix: &str, op: &str, p: &Percentiles) -> String {
+    let sec = |ns: u64| ns as f64 / 1e9;
+    format!(
+        "{prefix}latency-{op} = count:{} min:{:.4e}s p50:{:.4e}s p90:{:.4e}s p99:{:.4e}s max:{:.4e}s\n",
+        p.count,
+        sec(p.min_ns),
+        sec(p.p50_ns),
+        sec(p.p90_ns),
+        sec(p.p99_ns),
+        sec(p.max_ns)
+    )
 }
 
 /// What `--dry-run` prints: each phase and its equivalent command.
