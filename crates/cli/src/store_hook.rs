@@ -44,11 +44,18 @@ impl StoreHook {
     }
 
     /// Records a finished run; returns its id (None without a store).
+    /// A document that states its figures goes into the store as it is
+    /// serialised ([`StoreHook::record_streamed`]); one that does not is
+    /// read back from its JSON for the store to find them in its payload.
     pub fn record<C: Serialize, P: Serialize>(
         &self,
         doc: &Envelope<C, P>,
     ) -> Result<Option<i64>, iolab_core::Failure> {
-        self.record_json(&doc.to_json())
+        match (self.is_open(), doc.figures.is_empty()) {
+            (false, _) => Ok(None),
+            (true, true) => self.record_json(&doc.to_json()),
+            (true, false) => self.record_streamed(doc, || None),
+        }
     }
 
     /// Records a finished run whose payload is rendered straight into the

@@ -175,9 +175,9 @@ impl Store {
 }
 
 /// How many bytes of a streamed payload go in one row of
-/// `payload_parts`: large enough that a document of 100 MB is a hundred
-/// rows, small enough to hold in memory.
-pub const PART_BYTES: usize = 1 << 20;
+/// `payload_parts`: a document of 100 MB is 400 rows, and the part
+/// being filled is all of it held in memory.
+pub const PART_BYTES: usize = 256 << 10;
 
 /// Inserts the row of `runs` for `doc`, with `payload` as its payload
 /// column; its id.
