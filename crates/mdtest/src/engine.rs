@@ -106,7 +106,7 @@ impl<'a> Engine<'a> {
     fn run_task(&self, st: &mut TaskState) -> Result<TestResult, Unfinished> {
         let cfg = self.ctx.cfg;
         let comm = st.comm();
-        let mut iterations = crate::results::KeptIterations::new(cfg.iterations);
+        let mut iterations = Vec::new();
         let mut summary = crate::results::Summarizer::default();
         let (mut count, mut missing) = (0u64, 0u64);
         // What each task really worked on: a stonewall may level it below the plan.
@@ -121,7 +121,9 @@ impl<'a> Engine<'a> {
                     summary.add(&r);
                     count += 1;
                     missing += r.phases.iter().map(|p| p.missing).sum::<u64>();
-                    iterations.push(r);
+                    if iterations.len() < crate::results::KEPT_ITERATIONS {
+                        iterations.push(r);
+                    }
                     items_per_task = items;
                 }
                 Err(t) => return Err(self.fail(st, t)),
@@ -141,7 +143,7 @@ impl<'a> Engine<'a> {
             random_seed: st.seed(),
             stonewall_file_error: st.take_output_failure(),
             summary: summary.rows(),
-            iterations: iterations.into_vec(),
+            iterations,
             iterations_count: count,
             missing_items: missing,
         })

@@ -200,52 +200,6 @@ pub struct TestResult {
 /// How many iterations a test keeps in full; the summary covers all.
 pub const KEPT_ITERATIONS: usize = 1000;
 
-/// The iterations a test keeps in full ([`KEPT_ITERATIONS`]) as they
-/// complete: their phases in one block sized for them at the start, not
-/// a small allocation per iteration between the large short-lived ones
-/// an iteration makes (latency histograms, task reports), which pinned
-/// the heap: 1,000 kept iterations grew the process by 9 KB each, seven
-/// times their size.
-#[derive(Debug, Default)]
-pub struct KeptIterations {
-    phases: Vec<PhaseResult>,
-    /// Per kept iteration, its number and where its phases end.
-    ends: Vec<(u64, usize)>,
-}
-
-impl KeptIterations {
-    /// Room for the iterations of a test of `iterations`.
-    pub fn new(iterations: u64) -> KeptIterations {
-        let n = iterations.min(KEPT_ITERATIONS as u64) as usize;
-        KeptIterations {
-            phases: Vec::with_capacity(n * Phase::TABLE_ORDER.len()),
-            ends: Vec::with_capacity(n),
-        }
-    }
-
-    /// Keeps `it` if fewer than [`KEPT_ITERATIONS`] are kept.
-    pub fn push(&mut self, it: IterationResult) {
-        if self.ends.len() < KEPT_ITERATIONS {
-            self.phases.extend(it.phases);
-            self.ends.push((it.iteration, self.phases.len()));
-        }
-    }
-
-    /// The kept iterations, in order.
-    pub fn into_vec(self) -> Vec<IterationResult> {
-        let mut phases = self.phases.into_iter();
-        let mut start = 0;
-        self.ends
-            .into_iter()
-            .map(|(iteration, end)| {
-                let phases = phases.by_ref().take(end - start).collect();
-                start = end;
-                IterationResult { iteration, phases }
-            })
-            .collect()
-    }
-}
-
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
