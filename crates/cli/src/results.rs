@@ -230,15 +230,17 @@ fn compare(store: &Store, a: &str, b: &str, strict: bool) -> ExitCode {
 }
 
 /// Records each file; every file is read and checked before the store
-/// is opened, so a bad one records nothing.
+/// is opened, so a bad one records nothing. Each is read as it goes
+/// (its envelope's fields kept, its payload checked and then copied into
+/// the store), so a long run's document is never whole in memory.
 fn import(path: &std::path::Path, files: &[PathBuf]) -> ExitCode {
-    let mut docs = Vec::new();
+    let mut heads = Vec::new();
     for f in files {
-        let doc = std::fs::read_to_string(f)
+        let head = std::fs::File::open(f)
             .map_err(|e| e.to_string())
-            .and_then(|t| iolab_results::parse_any(&t).map_err(|e| e.to_string()));
-        match doc {
-            Ok(d) => docs.push(d),
+            .and_then(|r| iolab_results::stream::read_head(r).map_err(|e| e.to_string()));
+        match head {
+            Ok(h) => heads.push(h),
             Err(e) => {
                 eprintln!("iolab results import: {}: {e}", f.display());
                 return exit::usage();
@@ -249,8 +251,8 @@ fn import(path: &std::path::Path, files: &[PathBuf]) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    for (f, d) in files.iter().zip(&docs) {
-        match store.record(d, None) {
+    for (f, h) in files.iter().zip(&heads) {
+        match store.record_file(f, h, None) {
             Ok(id) => {
                 let _ = outln!("{}: run {id}", f.display());
             }

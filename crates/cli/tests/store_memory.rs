@@ -101,8 +101,9 @@ fn assert_same_document(json: &Path, export: &Path) -> u64 {
 }
 
 /// xdd: 30,000 passes of 4 KiB with `--store` stay under 64 MiB (the
-/// store's document was built in memory: 646 MiB), so does exporting
-/// the run, and the export is the `--json` file.
+/// store's document was built in memory: 646 MiB), so do exporting the
+/// run and importing its `--json` file into a store, and either export
+/// is the `--json` file.
 #[test]
 fn xdd_thirty_thousand_passes_are_stored_and_exported_in_flat_memory() {
     let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
@@ -116,9 +117,22 @@ fn xdd_thirty_thousand_passes_are_stored_and_exported_in_flat_memory() {
         "results --store s.sqlite export 1 --json -o e.json",
     );
     let show = ok_peak(&s.root, "results --store s.sqlite show 1");
-    for (what, peak) in [("xdd", run), ("export", export), ("show", show)] {
+    // The --json file imported into another store goes the same way.
+    let import = ok_peak(&s.root, "results --store i.sqlite import r.json");
+    let export_import = ok_peak(
+        &s.root,
+        "results --store i.sqlite export 1 --json -o ie.json",
+    );
+    for (what, peak) in [
+        ("xdd", run),
+        ("export", export),
+        ("show", show),
+        ("import", import),
+        ("export of the import", export_import),
+    ] {
         assert!(peak < 64 << 20, "{what}: peak RSS {} MiB", peak >> 20);
     }
+    assert_same_document(&s.path("r.json"), &s.path("ie.json"));
     let lines = assert_same_document(&s.path("r.json"), &s.path("e.json"));
     // Every pass is there (a pass is some 90 lines of pretty JSON).
     assert!(lines > 30_000 * 50, "{lines} payload lines");

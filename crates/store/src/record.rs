@@ -111,6 +111,39 @@ impl Store {
         Ok(id)
     }
 
+    /// Records the run whose document is the file at `path`, `head`
+    /// being its envelope's fields as read from it
+    /// ([`iolab_results::stream::read_head`], which checks the whole
+    /// document): its payload is copied from the file into the store as
+    /// it is read ([`Store::record_streamed`]), never whole in memory. A
+    /// document that states no figures (from an iolab that did not) is
+    /// read whole, for the store to find them in its payload.
+    pub fn record_file(
+        &mut self,
+        path: &std::path::Path,
+        head: &Envelope<Value, Value>,
+        at: Option<Attribution>,
+    ) -> Result<i64, StoreError> {
+        let open = || std::fs::File::open(path).map_err(StoreError::Payload);
+        if head.figures.is_empty() {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut open()?, &mut text).map_err(StoreError::Payload)?;
+            let doc = iolab_results::parse_any(&text)
+                .map_err(|e| StoreError::Payload(std::io::Error::other(e.to_string())))?;
+            return self.record(&doc, at);
+        }
+        let file = open()?;
+        self.record_streamed(head, at, |w| {
+            match iolab_results::stream::copy_payload(file, w)? {
+                true => Ok(()),
+                false => Err(std::io::Error::other(format!(
+                    "{}: no payload field",
+                    path.display()
+                ))),
+            }
+        })
+    }
+
     /// The series `s.label`, created if new. An existing series is
     /// resumed only when its plan key is the same.
     pub fn series_for(&mut self, s: &NewSeries) -> Result<i64, StoreError> {
@@ -462,6 +495,42 @@ mod tests {
         let mut got = Vec::new();
         st.write_payload(id, &mut got).unwrap();
         assert_eq!(got, b"{}");
+        drop(st);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A document file is recorded from the file: its payload copied in
+    /// parts when it states its figures, read whole (for the figures)
+    /// when it does not; either way the stored payload is the file's.
+    #[test]
+    fn a_document_file_is_recorded_with_its_payload() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut st = Store::open(&dir.join("s.sqlite")).unwrap();
+        let mut doc = streamed_head();
+        doc.payload = serde_json::json!({"passes": [{"pass": 1, "note": "a \"payload\": 1"}]});
+        for (name, figures) in [("stated.json", doc.figures.clone()), ("none.json", vec![])] {
+            let mut d = doc.clone();
+            d.figures = figures;
+            let path = dir.join(name);
+            std::fs::write(&path, d.to_json()).unwrap();
+            let head =
+                iolab_results::stream::read_head(std::fs::File::open(&path).unwrap()).unwrap();
+            let id = st.record_file(&path, &head, None).unwrap();
+            let mut got = Vec::new();
+            st.write_payload(id, &mut got).unwrap();
+            let got: Value = serde_json::from_slice(&got).unwrap();
+            assert_eq!(got, doc.payload, "{name}");
+            let parts: i64 = st
+                .conn
+                .query_row(
+                    "SELECT count(*) FROM payload_parts WHERE run_id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(parts > 0, name == "stated.json", "{name}");
+        }
         drop(st);
         std::fs::remove_dir_all(&dir).unwrap();
     }
