@@ -173,3 +173,34 @@ fn mdtest_iterations_are_stored_in_flat_memory() {
         assert_eq!(head["tool"]["name"], "mdtest");
     }
 }
+
+/// A sweep records each repeat from the document its child wrote
+/// without reading it whole: a point of 30,000 xdd passes keeps the
+/// sweep (and its child, counted with it by wait4) under 64 MiB, and
+/// the run exports with every pass.
+#[test]
+fn a_sweep_records_a_long_run_in_flat_memory() {
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("store-mem-sweep");
+    std::fs::write(
+        s.path("plan.toml"),
+        "label = \"long\"\ntool = \"xdd\"\nargs = \"-op write -target f -reqsize 4 -numreqs 1 -deletefile\"\nrepeats = 1\n\n[[axes]]\nname = \"passes\"\noption = \"-passes\"\nvalues = [30000]\n",
+    )
+    .unwrap();
+    let sweep = ok_peak(&s.root, "sweep plan.toml --store s.sqlite");
+    let export = ok_peak(
+        &s.root,
+        "results --store s.sqlite export 1 --json -o e.json",
+    );
+    for (what, peak) in [("sweep", sweep), ("export", export)] {
+        assert!(peak < 64 << 20, "{what}: peak RSS {} MiB", peak >> 20);
+    }
+    let mut e = open_doc(&s.path("e.json"));
+    assert_eq!(e.head["figures"][0]["phase"], "write");
+    let passes = e
+        .lines
+        .by_ref()
+        .filter(|l| l.as_ref().unwrap().starts_with("        \"pass\": "))
+        .count();
+    assert_eq!(passes, 30_000);
+}
