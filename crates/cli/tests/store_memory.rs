@@ -143,7 +143,8 @@ fn xdd_thirty_thousand_passes_are_stored_and_exported_in_flat_memory() {
 /// mdtest: with `--store`, `--json` and `--csv`, 2,000 iterations take
 /// little more memory than 200 (the document was rendered whole for the
 /// store and for each output, and parsed back for the store: 54 MiB
-/// against 27), and each stored run exports as its `--json` file.
+/// against 27; now about 25 against 22, the first 1,000 iterations being
+/// kept in full), and each stored run exports as its `--json` file.
 #[test]
 fn mdtest_iterations_are_stored_in_flat_memory() {
     let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
@@ -157,7 +158,7 @@ fn mdtest_iterations_are_stored_in_flat_memory() {
     };
     let (few, many) = (peak(200), peak(2000));
     assert!(
-        (many as f64) < 1.4 * few as f64,
+        (many as f64) < 1.3 * few as f64,
         "peak RSS {} KiB for 2,000 iterations vs {} KiB for 200",
         many >> 10,
         few >> 10
