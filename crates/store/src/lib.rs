@@ -9,7 +9,9 @@
 //! to a point. The schema is versioned with migrations ([`schema`]);
 //! the file is opened in WAL mode with a busy timeout, so several
 //! processes can record at once (each record is one immediate
-//! transaction).
+//! transaction). A long run's payload goes in as it is rendered or read
+//! ([`Store::record_streamed`], [`Store::record_file`]) and out the same
+//! way ([`Store::write_payload`]), in parts, never whole in memory.
 //!
 //! It lives in its own crate rather than in `iolab-results` so that the
 //! engines, which all depend on the envelope, do not link SQLite.
@@ -42,7 +44,7 @@ pub mod schema;
 pub use figures::Figure;
 pub use iolab_results::Spread;
 pub use query::{Point, PointRun, RunRecord, RunRow, Series, SeriesRow};
-pub use record::{Attribution, NewPoint, NewSeries};
+pub use record::{Attribution, NewPoint, NewSeries, PART_BYTES};
 
 use rusqlite::Connection;
 use std::path::Path;
