@@ -454,20 +454,28 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
 fn write_exports(prog: &str, cfg: &Config, doc: &mut MdtestDocument) {
     // The engine's headline figures, which the store records as stated.
     doc.figures = doc.payload.figures();
-    let csv_bytes = csv::render(&doc.payload);
+    // Each is rendered only when asked for, straight into its file: a
+    // run of many iterations is never whole in memory.
     // The CSV goes first so that the JSON can record its failure.
-    if let Some(f) = write_one(prog, "--csv", cfg.csv.as_ref(), &csv_bytes) {
+    let csv = write_one(prog, "--csv", cfg.csv.as_ref(), |w| {
+        csv::write(&doc.payload, w)
+    });
+    if let Some(f) = csv {
         doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
     }
-    let json_bytes = json::render(doc);
-    if let Some(f) = write_one(prog, "--json", cfg.json.as_ref(), &json_bytes) {
+    if let Some(f) = write_one(prog, "--json", cfg.json.as_ref(), |w| json::write(doc, w)) {
         doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
     }
 }
 
-fn write_one(prog: &str, opt: &str, path: Option<&PathBuf>, bytes: &[u8]) -> Option<Failure> {
+fn write_one(
+    prog: &str,
+    opt: &str,
+    path: Option<&PathBuf>,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Option<Failure> {
     let p = path?;
-    let e = output::write_atomically(p, bytes).err()?;
+    let e = iolab_output::write_with(p, fill).err()?;
     eprintln!("{prog}: {opt} {}: cannot write: {e}", p.display());
     Some(
         Failure::io(&format!("write {opt}"), Some(p.display().to_string()), &e)

@@ -47,6 +47,20 @@ pub fn print_bytes(bytes: &[u8]) -> io::Result<()> {
     r
 }
 
+/// Standard output as a writer, through [`print_bytes`] (wrap it in a
+/// `BufWriter`: every write is flushed).
+pub struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        print_bytes(bytes).map(|()| bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Records that the reader of stdout has gone and asks the run to stop.
 pub fn mark_closed() {
     CLOSED.store(true, Ordering::SeqCst);

@@ -93,7 +93,7 @@ impl Target {
 fn fail(e: StoreError) -> ExitCode {
     eprintln!("iolab results: {e}");
     match e {
-        StoreError::Sqlite(_) | StoreError::Json(_) => exit::failed(),
+        StoreError::Sqlite(_) | StoreError::Json(_) | StoreError::Payload(_) => exit::failed(),
         _ => exit::usage(),
     }
 }
@@ -150,7 +150,7 @@ fn show(store: &Store, id: &str) -> Result<(), StoreError> {
 fn export(store: &Store, id: &str, json: bool, output: Option<PathBuf>) -> Result<(), StoreError> {
     use fmt::export::*;
     let text = match (Target::parse(id), json) {
-        (Target::Run(n), true) => run_json(&store.run(n)?),
+        (Target::Run(n), true) => return export_run_json(store, n, output),
         (Target::Run(n), false) => run_csv(&store.run(n)?),
         (Target::Series(l), true) => series_json(&store.series(&l)?),
         (Target::Series(l), false) => series_csv(&store.series(&l)?),
@@ -163,6 +163,45 @@ fn export(store: &Store, id: &str, json: bool, output: Option<PathBuf>) -> Resul
             .map_err(|e| StoreError::NotFound(format!("-o {}: cannot write: {e}", p.display())))?,
     }
     Ok(())
+}
+
+/// A run's envelope, its payload streamed from the store to the output
+/// (a long run's is ~90 MB: never whole in memory). Written to `-o`
+/// atomically: complete or not at all.
+fn export_run_json(store: &Store, id: i64, output: Option<PathBuf>) -> Result<(), StoreError> {
+    use std::io::Write;
+    let run = store.run(id)?;
+    // The store's own failure, kept typed (the writer is told only an
+    // I/O error).
+    let mut failed = None;
+    let mut fill = |w: &mut dyn Write| {
+        fmt::export::write_run_json(&run, w, |p| {
+            store.write_payload(id, p).map_err(|e| {
+                let io = std::io::Error::other(e.to_string());
+                failed = Some(e);
+                io
+            })
+        })
+    };
+    let written = match &output {
+        None => {
+            let mut w = std::io::BufWriter::with_capacity(64 << 10, crate::output::Stdout);
+            fill(&mut w).and_then(|()| w.flush())
+        }
+        Some(p) => iolab_output::write_with(p, &mut fill),
+    };
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    match (written, output) {
+        (Ok(()), _) => Ok(()),
+        // A closed standard output is noted by the output layer.
+        (Err(_), None) => Ok(()),
+        (Err(e), Some(p)) => Err(StoreError::NotFound(format!(
+            "-o {}: cannot write: {e}",
+            p.display()
+        ))),
+    }
 }
 
 fn compare(store: &Store, a: &str, b: &str, strict: bool) -> ExitCode {
@@ -191,15 +230,17 @@ fn compare(store: &Store, a: &str, b: &str, strict: bool) -> ExitCode {
 }
 
 /// Records each file; every file is read and checked before the store
-/// is opened, so a bad one records nothing.
+/// is opened, so a bad one records nothing. Each is read as it goes
+/// (its envelope's fields kept, its payload checked and then copied into
+/// the store), so a long run's document is never whole in memory.
 fn import(path: &std::path::Path, files: &[PathBuf]) -> ExitCode {
-    let mut docs = Vec::new();
+    let mut heads = Vec::new();
     for f in files {
-        let doc = std::fs::read_to_string(f)
+        let head = std::fs::File::open(f)
             .map_err(|e| e.to_string())
-            .and_then(|t| iolab_results::parse_any(&t).map_err(|e| e.to_string()));
-        match doc {
-            Ok(d) => docs.push(d),
+            .and_then(|r| iolab_results::stream::read_head(r).map_err(|e| e.to_string()));
+        match head {
+            Ok(h) => heads.push(h),
             Err(e) => {
                 eprintln!("iolab results import: {}: {e}", f.display());
                 return exit::usage();
@@ -210,8 +251,8 @@ fn import(path: &std::path::Path, files: &[PathBuf]) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    for (f, d) in files.iter().zip(&docs) {
-        match store.record(d, None) {
+    for (f, h) in files.iter().zip(&heads) {
+        match store.record_file(f, h, None) {
             Ok(id) => {
                 let _ = outln!("{}: run {id}", f.display());
             }

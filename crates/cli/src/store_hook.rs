@@ -8,6 +8,7 @@
 use iolab_results::Envelope;
 use iolab_store::Store;
 use serde::Serialize;
+use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -43,11 +44,48 @@ impl StoreHook {
     }
 
     /// Records a finished run; returns its id (None without a store).
+    /// A document that states its figures goes into the store as it is
+    /// serialised ([`StoreHook::record_streamed`]); one that does not is
+    /// read back from its JSON for the store to find them in its payload.
     pub fn record<C: Serialize, P: Serialize>(
         &self,
         doc: &Envelope<C, P>,
     ) -> Result<Option<i64>, iolab_core::Failure> {
-        self.record_json(&doc.to_json())
+        match (self.is_open(), doc.figures.is_empty()) {
+            (false, _) => Ok(None),
+            (true, true) => self.record_json(&doc.to_json()),
+            (true, false) => self.record_streamed(doc, || None),
+        }
+    }
+
+    /// Records a finished run whose payload is rendered straight into the
+    /// store ([`Store::record_streamed`]), never whole in memory; `lost`
+    /// says, once the payload is written, whether part of it could not
+    /// be read (then nothing is recorded and the run is an error).
+    pub fn record_streamed<C: Serialize, P: Serialize>(
+        &self,
+        doc: &Envelope<C, P>,
+        lost: impl FnOnce() -> Option<String>,
+    ) -> Result<Option<i64>, iolab_core::Failure> {
+        let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(store) = guard.as_mut() else {
+            return Ok(None);
+        };
+        let fail = |e: String| iolab_core::Failure::other("record --store", e);
+        let head = head(doc).map_err(|e| fail(e.to_string()))?;
+        let fill = |w: &mut dyn std::io::Write| {
+            let mut w = std::io::BufWriter::with_capacity(64 << 10, w);
+            serde_json::to_writer(&mut w, &doc.payload)?;
+            w.flush()?;
+            match lost() {
+                Some(e) => Err(std::io::Error::other(e)),
+                None => Ok(()),
+            }
+        };
+        store
+            .record_streamed(&head, None, fill)
+            .map(Some)
+            .map_err(|e| fail(format!("{}: {e}", store.path())))
     }
 
     /// Records a run from its JSON text.
@@ -63,4 +101,26 @@ impl StoreHook {
             .map(Some)
             .map_err(|e| fail(format!("{}: {e}", store.path())))
     }
+}
+
+/// `doc`'s envelope fields as JSON values, without its payload (the part
+/// a long run makes large).
+fn head<C: Serialize, P>(
+    doc: &Envelope<C, P>,
+) -> serde_json::Result<Envelope<serde_json::Value, serde_json::Value>> {
+    Ok(Envelope {
+        schema: doc.schema.clone(),
+        envelope: doc.envelope,
+        tool: doc.tool.clone(),
+        command_line: doc.command_line.clone(),
+        started_unix_ns: doc.started_unix_ns,
+        finished_unix_ns: doc.finished_unix_ns,
+        config: serde_json::to_value(&doc.config)?,
+        environment: doc.environment.clone(),
+        outcome: doc.outcome.clone(),
+        notes: doc.notes.clone(),
+        stats: doc.stats.clone(),
+        figures: doc.figures.clone(),
+        payload: serde_json::Value::Null,
+    })
 }

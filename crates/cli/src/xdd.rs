@@ -188,9 +188,11 @@ fn run_and_report(
             outcome = outcome.worst(Outcome::Error(Failure::other("write", format!("{e:#}"))));
         }
     }
-    // Rendered only for a store: 30,000 passes make ~90 MB of JSON.
+    // Streamed into the store as it is rendered from the pass log:
+    // 30,000 passes make ~90 MB of JSON.
     if store.is_open() {
-        if let Err(f) = store.record_json(&report::json::render(&results)) {
+        let doc = report::json::document(&results);
+        if let Err(f) = store.record_streamed(&doc, || results.passes.error()) {
             eprintln!("xdd: {f}");
             outcome = outcome.worst(Outcome::Error(f));
         }
@@ -233,7 +235,7 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
         None => {
             // Streamed too: with -verbose a long run has a row per pass.
             // A closed standard output is noted by the output layer.
-            let mut w = std::io::BufWriter::with_capacity(64 << 10, Stdout);
+            let mut w = std::io::BufWriter::with_capacity(64 << 10, crate::output::Stdout);
             let _ = report::text::write(r, &mut w).and_then(|()| w.flush());
         }
     }
@@ -250,19 +252,6 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
         results.push(json.context("--json"));
     }
     results.into_iter().collect()
-}
-
-/// Standard output as a writer, through the output layer.
-struct Stdout;
-
-impl Write for Stdout {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        crate::output::print_bytes(bytes).map(|()| bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// -timestamps reports (PREFIX.target.NNNN.csv, or standard output) and

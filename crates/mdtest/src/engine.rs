@@ -117,11 +117,14 @@ impl<'a> Engine<'a> {
         };
         for iter in 0..cfg.iterations {
             match self.iteration(st, iter) {
-                Ok((r, items)) => {
+                Ok((mut r, items)) => {
                     summary.add(&r);
                     count += 1;
                     missing += r.phases.iter().map(|p| p.missing).sum::<u64>();
                     if iterations.len() < crate::results::KEPT_ITERATIONS {
+                        // Kept for the run's length: without the room a
+                        // growing Vec leaves (16 phases' for 9).
+                        r.phases.shrink_to_fit();
                         iterations.push(r);
                     }
                     items_per_task = items;

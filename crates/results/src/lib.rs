@@ -19,6 +19,7 @@
 //! ```
 
 pub mod figures;
+pub mod stream;
 pub use figures::{Figure, Spread};
 
 use iolab_core::env::{FsInfo, HostInfo};

@@ -9,7 +9,9 @@
 //! to a point. The schema is versioned with migrations ([`schema`]);
 //! the file is opened in WAL mode with a busy timeout, so several
 //! processes can record at once (each record is one immediate
-//! transaction).
+//! transaction). A long run's payload goes in as it is rendered or read
+//! ([`Store::record_streamed`], [`Store::record_file`]) and out the same
+//! way ([`Store::write_payload`]), in parts, never whole in memory.
 //!
 //! It lives in its own crate rather than in `iolab-results` so that the
 //! engines, which all depend on the envelope, do not link SQLite.
@@ -42,7 +44,7 @@ pub mod schema;
 pub use figures::Figure;
 pub use iolab_results::Spread;
 pub use query::{Point, PointRun, RunRecord, RunRow, Series, SeriesRow};
-pub use record::{Attribution, NewPoint, NewSeries};
+pub use record::{Attribution, NewPoint, NewSeries, PART_BYTES};
 
 use rusqlite::Connection;
 use std::path::Path;
@@ -74,6 +76,10 @@ pub enum StoreError {
     /// A JSON column could not be read or written.
     #[error("store: {0}")]
     Json(#[from] serde_json::Error),
+    /// A run's payload could not be rendered into the store, or a
+    /// stored one written out.
+    #[error("store: run payload: {0}")]
+    Payload(std::io::Error),
     /// The file is a database (or file) that iolab did not make.
     #[error("{0} is not an iolab results store (left untouched)")]
     NotAStore(String),
@@ -119,6 +125,8 @@ pub enum StoreError {
 pub struct Store {
     conn: Connection,
     path: String,
+    /// Its schema version (a reading command reads older ones as they are).
+    version: u32,
 }
 
 impl Store {
@@ -143,13 +151,18 @@ impl Store {
             }
         }
         conn.pragma_update(None, "foreign_keys", true)?;
-        Ok(Store { conn, path: name })
+        Ok(Store {
+            conn,
+            path: name,
+            version: schema::VERSION,
+        })
     }
 
     /// Opens a store that must exist already, read-only (the reading
     /// commands): nothing is created, migrated or written, so a file that
     /// is not a store (empty, one byte, another database) is refused and
-    /// stays byte-identical.
+    /// stays byte-identical. A store of an older schema that this build
+    /// still reads ([`schema::READABLE_FROM`]) is read as it is.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         use rusqlite::OpenFlags;
         let name = path.display().to_string();
@@ -159,8 +172,12 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        schema::check_current(&conn, &name, schema::VERSION)?;
-        Ok(Store { conn, path: name })
+        let version = schema::check_readable(&conn, &name, schema::READABLE_FROM, schema::VERSION)?;
+        Ok(Store {
+            conn,
+            path: name,
+            version,
+        })
     }
 
     /// The path it was opened with.

@@ -43,7 +43,9 @@ pub struct RunRecord {
     pub row: RunRow,
     /// When it was recorded, Unix nanoseconds.
     pub recorded_unix_ns: u64,
-    /// The results envelope as the tool wrote it.
+    /// The results envelope as the tool wrote it, but for its payload
+    /// (`null` here: a long run's is large; [`Store::write_payload`]
+    /// writes it out).
     pub envelope: Envelope<Value, Value>,
     /// Its headline figures.
     pub figures: Vec<Figure>,
@@ -245,8 +247,8 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// One run in full: its envelope rebuilt from the columns, exactly
-    /// as the tool wrote it, and its figures.
+    /// One run: its envelope rebuilt from the columns as the tool wrote
+    /// it, all but the payload ([`Store::write_payload`]), and its figures.
     pub fn run(&self, id: i64) -> Result<RunRecord, StoreError> {
         let row = self
             .conn
@@ -259,11 +261,11 @@ impl Store {
             .ok_or_else(|| StoreError::NotFound(format!("no run {id} in {}", self.path)))?;
         let (recorded, envelope) = self.conn.query_row(
             "SELECT recorded_unix_ns, schema, envelope, compatible_with, outcome_json, config_json,
-                environment_json, notes_json, stats_json, payload_json FROM runs WHERE id = ?1",
+                environment_json, notes_json, stats_json FROM runs WHERE id = ?1",
             [id],
             |r| {
                 let texts: Vec<Option<String>> =
-                    (4..10).map(|i| r.get(i)).collect::<Result<_, _>>()?;
+                    (4..9).map(|i| r.get(i)).collect::<Result<_, _>>()?;
                 Ok((
                     r.get::<_, i64>(0)?,
                     (
@@ -286,6 +288,35 @@ impl Store {
             recorded_unix_ns: recorded as u64,
             envelope,
         })
+    }
+
+    /// Writes run `id`'s payload to `w` as the tool wrote it (compact
+    /// JSON), a part at a time: a payload recorded in parts
+    /// ([`Store::record_streamed`]) is never whole in memory.
+    pub fn write_payload(&self, id: i64, w: &mut dyn std::io::Write) -> Result<(), StoreError> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT payload_json FROM runs WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let text =
+            text.ok_or_else(|| StoreError::NotFound(format!("no run {id} in {}", self.path)))?;
+        // A version 1 store has no parts (and no table for them).
+        if !text.is_empty() || self.version < 2 {
+            return w.write_all(text.as_bytes()).map_err(StoreError::Payload);
+        }
+        let mut st = self
+            .conn
+            .prepare("SELECT part FROM payload_parts WHERE run_id = ?1 ORDER BY seq")?;
+        let mut rows = st.query([id])?;
+        while let Some(row) = rows.next()? {
+            let part = row.get_ref(0)?.as_blob().map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, e.into())
+            })?;
+            w.write_all(part).map_err(StoreError::Payload)?;
+        }
+        Ok(())
     }
 
     /// Every series, oldest first.
@@ -364,7 +395,7 @@ impl Store {
 
 /// The columns of `runs` that hold the envelope: schema, envelope
 /// version, compatible_with, then the JSON texts (outcome, config,
-/// environment, notes, stats, payload).
+/// environment, notes, stats).
 type EnvelopeColumns = (String, u32, Option<String>, Vec<Option<String>>);
 
 fn rebuild(
@@ -395,6 +426,6 @@ fn rebuild(
         notes: serde_json::from_value(json(3)?)?,
         stats: texts[4].as_deref().map(serde_json::from_str).transpose()?,
         figures: Vec::new(),
-        payload: json(5)?,
+        payload: Value::Null,
     })
 }

@@ -5,8 +5,9 @@
 
 use crate::{figures, Store, StoreError};
 use iolab_results::Envelope;
-use rusqlite::{params, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::Value;
+use std::io::Write;
 
 /// Where a run belongs in a sweep: the point and the repeat number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,64 +68,80 @@ impl Store {
             true => figures::extract(&doc.tool.name, &doc.config, &doc.payload),
             false => doc.figures.clone(),
         };
-        let outcome = serde_json::to_value(&doc.outcome)?;
-        let status = outcome
-            .get("status")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown")
-            .to_string();
-        let stats = doc.stats.as_ref().map(serde_json::to_string).transpose()?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "INSERT INTO runs (point_id, repeat, recorded_unix_ns, schema, envelope, tool, tool_version,
-                compatible_with, command_line, hostname, started_unix_ns, finished_unix_ns, outcome,
-                outcome_json, config_json, environment_json, notes_json, stats_json, payload_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-            params![
-                at.map(|a| a.point_id),
-                at.map(|a| a.repeat),
-                now_ns(),
-                doc.schema,
-                doc.envelope,
-                doc.tool.name,
-                doc.tool.version,
-                doc.tool.compatible_with,
-                doc.command_line,
-                doc.environment.host.hostname,
-                doc.started_unix_ns as i64,
-                doc.finished_unix_ns as i64,
-                status,
-                outcome.to_string(),
-                doc.config.to_string(),
-                serde_json::to_string(&doc.environment)?,
-                serde_json::to_string(&doc.notes)?,
-                stats,
-                doc.payload.to_string(),
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
-        for f in &figs {
-            tx.execute(
-                "INSERT INTO figures (run_id, phase, metric, unit, scope, value, n, std_dev, min, max)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![
-                    id,
-                    f.phase,
-                    f.metric,
-                    f.unit,
-                    f.scope,
-                    f.stat.mean,
-                    f.stat.n,
-                    f.stat.std_dev,
-                    f.stat.min,
-                    f.stat.max
-                ],
-            )?;
-        }
+        let id = insert_run(&tx, doc, &doc.payload.to_string(), at)?;
+        insert_figures(&tx, id, &figs)?;
         tx.commit()?;
         Ok(id)
+    }
+
+    /// Records one run whose payload `fill` writes as it renders it (a
+    /// long run's document is never whole in memory): the bytes go into
+    /// the store in parts of [`PART_BYTES`] as they come. `head`'s
+    /// payload is not read, and its figures are the ones recorded (none
+    /// are read from a payload). Still one transaction: a `fill` that
+    /// fails records nothing.
+    pub fn record_streamed(
+        &mut self,
+        head: &Envelope<Value, Value>,
+        at: Option<Attribution>,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<i64, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // '' is no JSON document: it marks a payload kept in parts.
+        let id = insert_run(&tx, head, "", at)?;
+        let mut parts = Parts {
+            tx: &tx,
+            run_id: id,
+            seq: 0,
+            buf: Vec::with_capacity(PART_BYTES),
+            error: None,
+        };
+        let filled = fill(&mut parts).and_then(|()| parts.flush());
+        if let Some(e) = parts.error.take() {
+            return Err(StoreError::Sqlite(e));
+        }
+        filled.map_err(StoreError::Payload)?;
+        insert_figures(&tx, id, &head.figures)?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Records the run whose document is the file at `path`, `head`
+    /// being its envelope's fields as read from it
+    /// ([`iolab_results::stream::read_head`], which checks the whole
+    /// document): its payload is copied from the file into the store as
+    /// it is read ([`Store::record_streamed`]), never whole in memory. A
+    /// document that states no figures (from an iolab that did not) is
+    /// read whole, for the store to find them in its payload.
+    pub fn record_file(
+        &mut self,
+        path: &std::path::Path,
+        head: &Envelope<Value, Value>,
+        at: Option<Attribution>,
+    ) -> Result<i64, StoreError> {
+        let open = || std::fs::File::open(path).map_err(StoreError::Payload);
+        if head.figures.is_empty() {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut open()?, &mut text).map_err(StoreError::Payload)?;
+            let doc = iolab_results::parse_any(&text)
+                .map_err(|e| StoreError::Payload(std::io::Error::other(e.to_string())))?;
+            return self.record(&doc, at);
+        }
+        let file = open()?;
+        self.record_streamed(head, at, |w| {
+            match iolab_results::stream::copy_payload(file, w)? {
+                true => Ok(()),
+                false => Err(std::io::Error::other(format!(
+                    "{}: no payload field",
+                    path.display()
+                ))),
+            }
+        })
     }
 
     /// The series `s.label`, created if new. An existing series is
@@ -190,6 +207,129 @@ impl Store {
     }
 }
 
+/// How many bytes of a streamed payload go in one row of
+/// `payload_parts`: a document of 100 MB is 400 rows, and the part
+/// being filled is all of it held in memory.
+pub const PART_BYTES: usize = 256 << 10;
+
+/// Inserts the row of `runs` for `doc`, with `payload` as its payload
+/// column; its id.
+fn insert_run(
+    tx: &Transaction,
+    doc: &Envelope<Value, Value>,
+    payload: &str,
+    at: Option<Attribution>,
+) -> Result<i64, StoreError> {
+    let outcome = serde_json::to_value(&doc.outcome)?;
+    let status = outcome
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown")
+        .to_string();
+    let stats = doc.stats.as_ref().map(serde_json::to_string).transpose()?;
+    tx.execute(
+        "INSERT INTO runs (point_id, repeat, recorded_unix_ns, schema, envelope, tool, tool_version,
+            compatible_with, command_line, hostname, started_unix_ns, finished_unix_ns, outcome,
+            outcome_json, config_json, environment_json, notes_json, stats_json, payload_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+        params![
+            at.map(|a| a.point_id),
+            at.map(|a| a.repeat),
+            now_ns(),
+            doc.schema,
+            doc.envelope,
+            doc.tool.name,
+            doc.tool.version,
+            doc.tool.compatible_with,
+            doc.command_line,
+            doc.environment.host.hostname,
+            doc.started_unix_ns as i64,
+            doc.finished_unix_ns as i64,
+            status,
+            outcome.to_string(),
+            doc.config.to_string(),
+            serde_json::to_string(&doc.environment)?,
+            serde_json::to_string(&doc.notes)?,
+            stats,
+            payload,
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+fn insert_figures(tx: &Transaction, id: i64, figs: &[figures::Figure]) -> Result<(), StoreError> {
+    let mut st = tx.prepare_cached(
+        "INSERT INTO figures (run_id, phase, metric, unit, scope, value, n, std_dev, min, max)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for f in figs {
+        st.execute(params![
+            id,
+            f.phase,
+            f.metric,
+            f.unit,
+            f.scope,
+            f.stat.mean,
+            f.stat.n,
+            f.stat.std_dev,
+            f.stat.min,
+            f.stat.max
+        ])?;
+    }
+    Ok(())
+}
+
+/// A streamed payload on its way into `payload_parts`: bytes collect
+/// up to [`PART_BYTES`], then go in as one row.
+struct Parts<'t> {
+    tx: &'t Transaction<'t>,
+    run_id: i64,
+    seq: i64,
+    buf: Vec<u8>,
+    /// The first insert that failed (the writer's caller is told an I/O
+    /// error; the record returns this one).
+    error: Option<rusqlite::Error>,
+}
+
+impl Parts<'_> {
+    fn insert(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let r = self
+            .tx
+            .prepare_cached("INSERT INTO payload_parts (run_id, seq, part) VALUES (?1, ?2, ?3)")
+            .and_then(|mut st| st.execute(params![self.run_id, self.seq, &self.buf[..]]));
+        match r {
+            Ok(_) => {
+                self.seq += 1;
+                self.buf.clear();
+                Ok(())
+            }
+            Err(e) => {
+                let io = std::io::Error::other(e.to_string());
+                self.error.get_or_insert(e);
+                Err(io)
+            }
+        }
+    }
+}
+
+impl Write for Parts<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let n = bytes.len().min(PART_BYTES - self.buf.len());
+        self.buf.extend_from_slice(&bytes[..n]);
+        if self.buf.len() == PART_BYTES {
+            self.insert()?;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.insert()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,6 +363,176 @@ mod tests {
         let id = st.record(&parsed, None).unwrap();
         assert_eq!(st.figures(id).unwrap(), doc.figures);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn streamed_head() -> Envelope<Value, Value> {
+        let mut head = Envelope::new(
+            "iolab.xdd/2",
+            "xdd",
+            "iolab xdd -passes 3",
+            serde_json::json!({"passes": 3}),
+            iolab_results::Environment::default(),
+            Outcome::Completed,
+            Value::Null,
+        );
+        head.figures = vec![Figure {
+            phase: "write".into(),
+            metric: "bandwidth".into(),
+            unit: "MB/s".into(),
+            scope: String::new(),
+            stat: iolab_results::Spread::one(7.0),
+        }];
+        head
+    }
+
+    /// A payload written in pieces (here three parts and a bit, in
+    /// writes that straddle the parts' ends) is read back byte for byte,
+    /// with the envelope's fields and figures.
+    #[test]
+    fn a_streamed_payload_is_kept_in_parts_and_read_back_whole() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-parts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut st = Store::open(&dir.join("s.sqlite")).unwrap();
+        let pass = br#"{"pass":1,"figures":{"ops":12345,"bytes":4096}},"#;
+        let n = 3 * PART_BYTES / pass.len() + 7;
+        let mut want = b"{\"passes\":[".to_vec();
+        for _ in 0..n {
+            want.extend_from_slice(pass);
+        }
+        want.extend_from_slice(b"{}]}");
+        let id = st
+            .record_streamed(&streamed_head(), None, |w| {
+                for chunk in want.chunks(4093) {
+                    w.write_all(chunk)?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        let parts: i64 = st
+            .conn
+            .query_row(
+                "SELECT count(*) FROM payload_parts WHERE run_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(parts, 4);
+        let mut got = Vec::new();
+        st.write_payload(id, &mut got).unwrap();
+        assert!(got == want, "{} bytes back of {}", got.len(), want.len());
+        let run = st.run(id).unwrap();
+        assert_eq!(run.envelope.command_line, "iolab xdd -passes 3");
+        assert_eq!(run.envelope.config["passes"], 3);
+        assert_eq!(run.figures, streamed_head().figures);
+        drop(st);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A payload that cannot be rendered to its end records nothing: no
+    /// run, no part, no figure (complete or absent).
+    #[test]
+    fn a_streamed_payload_that_fails_records_nothing() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-fail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut st = Store::open(&dir.join("s.sqlite")).unwrap();
+        let e = st
+            .record_streamed(&streamed_head(), None, |w| {
+                w.write_all(&vec![b' '; PART_BYTES + 10])?;
+                Err(std::io::Error::other("the pass log could not be read"))
+            })
+            .unwrap_err();
+        assert!(matches!(e, StoreError::Payload(_)), "{e}");
+        for table in ["runs", "payload_parts", "figures"] {
+            let n: i64 = st
+                .conn
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(n, 0, "{table}");
+        }
+        drop(st);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A version 1 store (no payload parts) is read as it is by a reading
+    /// command, left byte-identical, and migrated by the next record.
+    #[test]
+    fn a_version_one_store_is_read_without_migrating_then_migrated_by_a_record() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-v1-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.sqlite");
+        {
+            let mut c = rusqlite::Connection::open(&path).unwrap();
+            crate::schema::migrate(&mut c, "s", &crate::schema::MIGRATIONS[..1]).unwrap();
+            let mut st = Store {
+                conn: c,
+                path: "s".into(),
+                version: 1,
+            };
+            let mut doc = streamed_head();
+            doc.payload = serde_json::json!({"passes": [{"pass": 1}]});
+            st.record(&doc, None).unwrap();
+            st.conn
+                .pragma_update(None, "journal_mode", "DELETE")
+                .unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        let st = Store::open_existing(&path).unwrap();
+        let mut got = Vec::new();
+        st.write_payload(1, &mut got).unwrap();
+        assert_eq!(got, br#"{"passes":[{"pass":1}]}"#);
+        assert_eq!(st.run(1).unwrap().figures.len(), 1);
+        drop(st);
+        assert!(std::fs::read(&path).unwrap() == before, "left as it was");
+        let mut st = Store::open(&path).unwrap();
+        let v: u32 = st
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, crate::schema::VERSION);
+        let id = st
+            .record_streamed(&streamed_head(), None, |w| w.write_all(b"{}"))
+            .unwrap();
+        let mut got = Vec::new();
+        st.write_payload(id, &mut got).unwrap();
+        assert_eq!(got, b"{}");
+        drop(st);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A document file is recorded from the file: its payload copied in
+    /// parts when it states its figures, read whole (for the figures)
+    /// when it does not; either way the stored payload is the file's.
+    #[test]
+    fn a_document_file_is_recorded_with_its_payload() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut st = Store::open(&dir.join("s.sqlite")).unwrap();
+        let mut doc = streamed_head();
+        doc.payload = serde_json::json!({"passes": [{"pass": 1, "note": "a \"payload\": 1"}]});
+        for (name, figures) in [("stated.json", doc.figures.clone()), ("none.json", vec![])] {
+            let mut d = doc.clone();
+            d.figures = figures;
+            let path = dir.join(name);
+            std::fs::write(&path, d.to_json()).unwrap();
+            let head =
+                iolab_results::stream::read_head(std::fs::File::open(&path).unwrap()).unwrap();
+            let id = st.record_file(&path, &head, None).unwrap();
+            let mut got = Vec::new();
+            st.write_payload(id, &mut got).unwrap();
+            let got: Value = serde_json::from_slice(&got).unwrap();
+            assert_eq!(got, doc.payload, "{name}");
+            let parts: i64 = st
+                .conn
+                .query_row(
+                    "SELECT count(*) FROM payload_parts WHERE run_id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(parts > 0, name == "stated.json", "{name}");
+        }
+        drop(st);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

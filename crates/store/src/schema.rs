@@ -73,8 +73,26 @@ CREATE TABLE figures (
 CREATE INDEX figures_run ON figures (run_id);
 ";
 
+/// Version 2: a run's payload may be kept in parts (a long run's
+/// document is written into the store as it is rendered, never whole in
+/// memory): `runs.payload_json` is then '' and the payload is the
+/// concatenation of its parts' bytes (UTF-8 JSON) in `seq` order.
+const V2: &str = "
+CREATE TABLE payload_parts (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    seq INTEGER NOT NULL,
+    part BLOB NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+";
+
 /// Every migration, oldest first.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
+
+/// The oldest schema this build still reads as it is: a reading command
+/// opens a store of any version from this one to [`VERSION`] without
+/// migrating it (a version 1 store has no payload parts).
+pub const READABLE_FROM: u32 = 1;
 
 /// The schema version this build writes.
 pub const VERSION: u32 = MIGRATIONS.len() as u32;
@@ -104,9 +122,15 @@ fn check(conn: &Connection, path: &str, latest: u32) -> Result<u32, StoreError> 
     Ok(version)
 }
 
-/// What a reading command needs: an iolab store at exactly `latest`
-/// (an older one is migrated by the next command that records into it).
-pub fn check_current(conn: &Connection, path: &str, latest: u32) -> Result<(), StoreError> {
+/// What a reading command needs: an iolab store from `oldest` to
+/// `latest` (an older one is migrated by the next command that records
+/// into it); its version.
+pub fn check_readable(
+    conn: &Connection,
+    path: &str,
+    oldest: u32,
+    latest: u32,
+) -> Result<u32, StoreError> {
     let (app, version, _) = identity(conn).map_err(|e| not_a_store(path, e))?;
     if app != APPLICATION_ID || version == 0 {
         return Err(StoreError::NotAStore(path.to_string()));
@@ -118,14 +142,14 @@ pub fn check_current(conn: &Connection, path: &str, latest: u32) -> Result<(), S
             supported: latest,
         });
     }
-    if version < latest {
+    if version < oldest {
         return Err(StoreError::Older {
             path: path.to_string(),
             found: version,
             supported: latest,
         });
     }
-    Ok(())
+    Ok(version)
 }
 
 fn not_a_store(path: &str, e: rusqlite::Error) -> StoreError {
@@ -184,8 +208,8 @@ mod tests {
             [],
         )
         .unwrap();
-        let v2 = "ALTER TABLE series ADD COLUMN note TEXT NOT NULL DEFAULT 'none';";
-        migrate(&mut c, &ps, &[V1, v2]).unwrap();
+        let v3 = "ALTER TABLE series ADD COLUMN note TEXT NOT NULL DEFAULT 'none';";
+        migrate(&mut c, &ps, &[V1, V2, v3]).unwrap();
         let (label, note): (String, String) = c
             .query_row("SELECT label, note FROM series", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
@@ -195,10 +219,10 @@ mod tests {
         let v: u32 = c
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
-        assert_eq!(v, 2);
-        // This build (one migration) refuses the newer store.
+        assert_eq!(v, 3);
+        // This build (two migrations) refuses the newer store.
         let e = migrate(&mut c, &ps, MIGRATIONS).unwrap_err();
-        assert!(matches!(e, StoreError::Newer { found: 2, .. }), "{e}");
+        assert!(matches!(e, StoreError::Newer { found: 3, .. }), "{e}");
         drop(c);
         let _ = std::fs::remove_file(&p);
     }

@@ -396,7 +396,10 @@ fn run_job(
     };
     match result {
         Ok(doc) => {
-            let run_id = store.record(
+            // The payload goes from the file into the store as it is
+            // read: a long run's document is never whole in memory.
+            let run_id = store.record_file(
+                &json,
                 &doc,
                 Some(Attribution {
                     point_id: job.point_id,
@@ -501,8 +504,10 @@ fn read_result(
         (_, None, Some(s)) => format!("killed by signal {s}"),
         _ => "ended".to_string(),
     };
-    let text = std::fs::read_to_string(json).map_err(|_| format!("{how}, no results written"))?;
-    let doc = iolab_results::parse_any(&text).map_err(|e| format!("{how}; its JSON: {e}"))?;
+    // The envelope's fields; the payload is checked and skipped.
+    let file = std::fs::File::open(json).map_err(|_| format!("{how}, no results written"))?;
+    let doc =
+        iolab_results::stream::read_head(file).map_err(|e| format!("{how}; its JSON: {e}"))?;
     match doc.outcome {
         iolab_core::Outcome::Interrupted => Err(format!("{how}: interrupted, not recorded")),
         _ if ended.timed_out => Err(how),

@@ -2,8 +2,10 @@
 //! CSV; a series as JSON (points, repeats, spreads) or CSV (one row per
 //! point and figure: the mean over repeats and its spread).
 
+use super::pretty::Pretty;
 use iolab_store::{RunRecord, Series};
 use serde_json::json;
+use std::io::{self, Write};
 
 /// Rows as CSV text, each value quoted when it holds a comma, a quote
 /// or a newline (the csv crate, RFC 4180).
@@ -19,9 +21,30 @@ fn csv_text(header: &[&str], rows: Vec<Vec<String>>) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// A run's envelope, as the tool wrote it.
-pub fn run_json(r: &RunRecord) -> String {
-    r.envelope.to_json()
+/// A run's envelope as the tool wrote it, pretty, into `w`: `r`'s
+/// fields, then the payload that `payload` writes (compact, as the store
+/// keeps it, e.g. `Store::write_payload`), re-indented as it streams
+/// through ([`Pretty`]): a long run's payload is never whole in memory.
+pub fn write_run_json(
+    r: &RunRecord,
+    w: &mut dyn Write,
+    payload: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut head = r.envelope.clone();
+    head.payload = serde_json::Value::Null;
+    let text = head.to_json();
+    // The payload is the envelope's last field: its value is spliced in.
+    let Some(fields) = text.strip_suffix("null\n}\n") else {
+        return Err(io::Error::other(format!(
+            "run {}: its envelope could not be written",
+            r.row.id
+        )));
+    };
+    w.write_all(fields.as_bytes())?;
+    let mut pretty = Pretty::new(&mut *w, 1);
+    payload(&mut pretty)?;
+    pretty.finish()?;
+    w.write_all(b"\n}\n")
 }
 
 /// A run's figures: one row per figure.

@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod export;
 pub mod list;
+pub mod pretty;
 pub mod show;
 
 /// A figure for a table: whole numbers from 100 up, else 3 significant
