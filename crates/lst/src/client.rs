@@ -394,6 +394,8 @@ mod tests {
     /// pass), and says whether they did.
     struct StallingServer {
         addr: String,
+        /// Replies sent, on every connection.
+        answered: std::sync::Arc<std::sync::atomic::AtomicU64>,
         thread: Option<std::thread::JoinHandle<bool>>,
     }
 
@@ -401,6 +403,8 @@ mod tests {
         fn start(test: Test, conns: usize, wanted: u64) -> StallingServer {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             let addr = l.local_addr().unwrap().to_string();
+            let answered = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let all = std::sync::Arc::clone(&answered);
             let thread = std::thread::spawn(move || {
                 let others = std::sync::atomic::AtomicU64::new(0);
                 l.set_nonblocking(true).unwrap();
@@ -416,19 +420,20 @@ mod tests {
                     accepted.push(c);
                 }
                 std::thread::scope(|s| {
-                    let others = &others;
+                    let counts = (&others, &*all);
                     let hs: Vec<_> = accepted
                         .into_iter()
                         .enumerate()
                         .map(|(k, c)| {
-                            s.spawn(move || serve_stalling(c, test, k == 0, others, wanted))
+                            s.spawn(move || serve_stalling(c, test, k == 0, counts, wanted))
                         })
                         .collect();
-                    hs.into_iter().map(|h| h.join().unwrap()).all(|x| x)
+                    hs.into_iter().all(|h| h.join().unwrap())
                 })
             });
             StallingServer {
                 addr,
+                answered,
                 thread: Some(thread),
             }
         }
@@ -442,7 +447,7 @@ mod tests {
         mut c: Conn,
         test: Test,
         stall: bool,
-        others: &std::sync::atomic::AtomicU64,
+        (others, all): (&std::sync::atomic::AtomicU64, &std::sync::atomic::AtomicU64),
         wanted: u64,
     ) -> bool {
         let cancel = Cancel::process();
@@ -471,6 +476,7 @@ mod tests {
             if !stall {
                 others.fetch_add(1, Ordering::Relaxed);
             }
+            all.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -543,5 +549,54 @@ mod tests {
             let counts: Option<u64> = parts.iter().map(|p| p.1).sum();
             assert_eq!(counts, quota, "{parts:?}");
         }
+    }
+
+    #[test]
+    fn a_halt_in_the_middle_of_a_bulk_run_counts_what_was_answered() {
+        // Four lanes, no limit: a halt (`lst stop`) once the server has
+        // answered 100 RPCs ends every lane after its RPCs in flight
+        // are back; the client counts exactly what the server answered.
+        let test = Test::Brw {
+            op: BrwOp::Write,
+            size: 64 << 10,
+            check: Check::Full,
+        };
+        let server = StallingServer::start(test, 4, 0);
+        let live = crate::live::LiveCounters::default();
+        let halt = AtomicBool::new(false);
+        let servers = [server.addr.clone()];
+        let job = Job {
+            servers: &servers,
+            token: "t",
+            key: None,
+            test,
+            slots: 4,
+            quota: None,
+            deadline: None,
+            corrupt_every: 0,
+            live: &live,
+            halt: &halt,
+            rpc_timeout: DEFAULT_RPC_TIMEOUT,
+        };
+        let answered = std::sync::Arc::clone(&server.answered);
+        let t = std::thread::scope(|s| {
+            s.spawn(|| {
+                let until = Instant::now() + Duration::from_secs(20);
+                while answered.load(Ordering::Relaxed) < 100 && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                halt.store(true, Ordering::Relaxed);
+            });
+            run(&job, Cancel::process()).unwrap()
+        });
+        assert!(server.held_while_others_went_on());
+        let answered = answered.load(Ordering::Relaxed);
+        assert!(answered >= 100, "{answered}");
+        assert_eq!(t.rpcs, answered, "the client counts what was answered");
+        assert_eq!(t.tx_bytes, answered * (64 << 10));
+        assert_eq!(t.latency.count(), answered);
+        assert_eq!(t.errors, 0);
+        let l = live.snapshot();
+        assert_eq!((l.tx_msgs, l.rx_msgs), (answered, answered), "live counts");
     }
 }
