@@ -208,12 +208,6 @@ fn streams(job: &Job<'_>) -> usize {
     if bulk < STREAM_MIN_BYTES {
         return 1;
     }
-    if let Some(v) = std::env::var("LP_STREAMS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        return v;
-    }
     (job.slots as usize / job.servers.len().max(1)).clamp(1, MAX_STREAMS)
 }
 
