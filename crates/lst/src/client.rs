@@ -142,8 +142,13 @@ pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
             })
             .collect()
     });
+    sum(results)
+}
+
+/// The job's counts from its lanes' (the first lane's error if any).
+fn sum(lanes: Vec<Result<Tally, String>>) -> Result<Tally, String> {
     let mut total: Option<Tally> = None;
-    for r in results {
+    for r in lanes {
         let t = r?;
         match total.as_mut() {
             None => total = Some(t),
