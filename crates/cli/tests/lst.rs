@@ -211,6 +211,46 @@ fn loopback_ping_and_brw_with_full_check_count_consistently() {
 }
 
 #[test]
+fn bulk_rpcs_over_several_lanes_count_exactly_both_ways() {
+    // 256 KiB RPCs at concurrency 4 to one server run in four lanes
+    // (threads with a connection each); a count that four does not
+    // divide is still done exactly, and each side counts it alone.
+    let (a, b) = (Agent::start(&[]), Agent::start(&[]));
+    let dir = scratch("lanes");
+    for (op, client_bytes, server_bytes) in [
+        ("write", "tx_bytes", "rx_bytes"),
+        ("read", "rx_bytes", "tx_bytes"),
+    ] {
+        let j = dir.join(format!("{op}.json"));
+        let (o, t) = run(&[
+            "brw",
+            op,
+            "size=256k",
+            "check=full",
+            "--from",
+            &a.addr,
+            "--to",
+            &b.addr,
+            "--concurrency",
+            "4",
+            "--count",
+            "1001",
+            "--json",
+            j.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{op}: {t}");
+        let run0 = &json(&j)["payload"][0]["runs"][0];
+        let (c, s) = (&run0["clients"], &run0["servers"]);
+        assert_eq!(u(&c["rpcs"]), 1001, "{op}: {t}");
+        assert_eq!(u(&s["rpcs"]), 1001, "{op}: {t}");
+        assert_eq!(u(&c[client_bytes]), 1001 * 262144, "{op}");
+        assert_eq!(u(&s[server_bytes]), 1001 * 262144, "{op}");
+        assert_eq!(u(&run0["latency"]["count"]), 1001, "{op}");
+        assert_eq!((u(&c["errors"]), u(&s["errors"])), (0, 0), "{op}");
+    }
+}
+
+#[test]
 fn a_corrupted_payload_is_counted_by_check_full_in_both_directions() {
     let bad = Agent::start(&[("IOLAB_LST_CORRUPT_EVERY", "10")]);
     let good = Agent::start(&[]);

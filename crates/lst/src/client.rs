@@ -1,12 +1,18 @@
 //! A client's side of a test: keeps `slots` RPCs in flight over its
-//! connections (one per server), sending them round-robin, until the
-//! quota or the deadline, measuring each round trip. RPC `tag` goes to
+//! connections, until the quota or the deadline, measuring each round
+//! trip. The job runs in one or more lanes (see `streams`: one for
+//! ping and small RPCs, up to four for bulk ones), each on its own
+//! thread with its own connection to every server and its share of the
+//! RPCs in flight and of the count. Within a lane, RPC `tag` goes to
 //! connection `tag % n` and every connection answers in order, so the
 //! oldest RPC in flight is always the next reply on its connection: the
-//! RPCs in flight form a ring indexed by tag, and one thread drives them
-//! all, as lst's concurrency spreads over a client's servers even when
-//! it is smaller than their number. Buffers are filled once and reused:
-//! nothing in the loop allocates, formats or locks.
+//! lane's RPCs in flight form a ring indexed by tag, and lst's
+//! concurrency spreads over a client's servers even when it is smaller
+//! than their number. Bulk lanes run on threads of their own because on
+//! loopback (and with any fast NIC) the sender's copy into the socket is
+//! the bottleneck, and one thread feeding every connection in turn waits
+//! on each reply with nothing else to do. Buffers are filled once and
+//! reused: nothing in the loop allocates, formats or locks.
 
 use crate::pattern;
 use crate::proto::{self, Hello, REPLY_BAD_DATA};
@@ -14,6 +20,7 @@ use crate::spec::Test;
 use iolab_core::stats::Histogram;
 use iolab_net::frame::Kind;
 use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a client agent retries connecting to a server agent.
@@ -31,7 +38,7 @@ pub(crate) struct Job<'a> {
     pub corrupt_every: u64,
     pub live: &'a crate::live::LiveCounters,
     /// Set to issue no more RPCs and end once those in flight are back.
-    pub halt: &'a std::sync::atomic::AtomicBool,
+    pub halt: &'a AtomicBool,
     /// How long an RPC may wait for its reply (`add_test --timeout`).
     pub rpc_timeout: Duration,
 }
@@ -47,6 +54,19 @@ pub(crate) struct Tally {
     pub tx_bytes: u64,
     pub elapsed_ns: u64,
     pub latency: Histogram,
+}
+
+impl Tally {
+    /// Adds another lane's counts: RPCs, errors and bytes add up, the
+    /// latencies merge, and the job lasted as long as its longest lane.
+    fn merge(&mut self, o: &Tally) {
+        self.rpcs += o.rpcs;
+        self.errors += o.errors;
+        self.rx_bytes += o.rx_bytes;
+        self.tx_bytes += o.tx_bytes;
+        self.elapsed_ns = self.elapsed_ns.max(o.elapsed_ns);
+        self.latency.merge(&o.latency);
+    }
 }
 
 /// A failure on connection `i`, named by its server.
@@ -79,17 +99,87 @@ fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError>
 /// the server.
 pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
     let n = job.servers.len();
-    let mut conns = Vec::with_capacity(n * streams(job));
-    for _ in 0..streams(job) {
+    // Never more lanes than RPCs in flight: each lane keeps at least one.
+    let lanes = streams(job).clamp(1, job.slots.max(1) as usize);
+    // Every connection is open before the first RPC, so an unreachable
+    // server fails the job before anything is counted.
+    let mut groups = Vec::with_capacity(lanes);
+    for _ in 0..lanes {
+        let mut conns = Vec::with_capacity(n);
         for (i, addr) in job.servers.iter().enumerate() {
             conns.push(open(job, addr, cancel).map_err(|e| fail(job, i, e))?);
         }
+        groups.push(conns);
     }
-    // Connection i goes to server i mod n: RPCs still alternate over
-    // the servers, then over each server's connections.
-    let fail = |i: usize, e| fail(job, i % n, e);
-    let tally = Pipeline::new(job)
-        .drive(&mut conns, cancel)
+    let failed = AtomicBool::new(false);
+    let start = Instant::now();
+    let results: Vec<Result<Tally, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .enumerate()
+            .map(|(k, mut conns)| {
+                let failed = &failed;
+                s.spawn(move || {
+                    let r = lane(
+                        job,
+                        share(job, k, lanes),
+                        &mut conns,
+                        (start, failed),
+                        cancel,
+                    );
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a client lane panicked".into()))
+            })
+            .collect()
+    });
+    sum(results)
+}
+
+/// The job's counts from its lanes' (the first lane's error if any).
+fn sum(lanes: Vec<Result<Tally, String>>) -> Result<Tally, String> {
+    let mut total: Option<Tally> = None;
+    for r in lanes {
+        let t = r?;
+        match total.as_mut() {
+            None => total = Some(t),
+            Some(a) => a.merge(&t),
+        }
+    }
+    total.ok_or_else(|| "a client job ran no lane".to_string())
+}
+
+/// Lane `k`'s part of the job's RPCs in flight and of its count: the
+/// job's split as evenly as it goes, the first lanes taking the rest, so
+/// that the lanes together keep exactly `slots` in flight and issue
+/// exactly the quota.
+fn share(job: &Job<'_>, k: usize, lanes: usize) -> (u64, Option<u64>) {
+    let part = |total: u64| total / lanes as u64 + u64::from((k as u64) < total % lanes as u64);
+    (part(job.slots.max(1)), job.quota.map(part))
+}
+
+/// One lane: a pipeline over its own connection to every server, on its
+/// own thread, then the end of the test on each of them. A lane that
+/// fails sets `failed`, and the others then issue no more RPCs.
+fn lane(
+    job: &Job<'_>,
+    (slots, quota): (u64, Option<u64>),
+    conns: &mut [Conn],
+    (start, failed): (Instant, &AtomicBool),
+    cancel: Cancel<'_>,
+) -> Result<Tally, String> {
+    let fail = |i: usize, e| fail(job, i, e);
+    let tally = Pipeline::new(job, slots, quota, failed)
+        .drive(conns, start, cancel)
         .map_err(|(i, e)| fail(i, e))?;
     for (i, c) in conns.iter_mut().enumerate() {
         c.send(Kind::End, 0, 0, &[], cancel)
@@ -100,8 +190,7 @@ pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
         if h.kind != Kind::End {
             return Err(format!(
                 "server {}: expected the end of the test, got a {:?} frame",
-                job.servers[i % n],
-                h.kind
+                job.servers[i], h.kind
             ));
         }
     }
@@ -113,11 +202,12 @@ const MAX_STREAMS: usize = 4;
 /// Bulk RPCs at least this large spread over several connections.
 const STREAM_MIN_BYTES: u32 = 64 << 10;
 
-/// Connections per server: one for ping and small RPCs; for bulk RPCs,
-/// one per RPC in flight per server up to [`MAX_STREAMS`], as LNet's
-/// socket driver keeps several connections per peer, so that a copy on
-/// one does not hold back the next RPC's (the receiving side serves each
-/// connection on its own thread).
+/// Lanes, that is connections per server and client threads: one for
+/// ping and small RPCs; for bulk RPCs, one per RPC in flight per server
+/// up to [`MAX_STREAMS`], as LNet's socket driver keeps several
+/// connections per peer and its selftest runs on several threads, so
+/// that a copy on one does not hold back the next RPC's (the receiving
+/// side serves each connection on its own thread too).
 fn streams(job: &Job<'_>) -> usize {
     let bulk = job.test.request_bytes().max(job.test.reply_bytes());
     if bulk < STREAM_MIN_BYTES {
@@ -128,7 +218,9 @@ fn streams(job: &Job<'_>) -> usize {
 
 struct Pipeline<'a> {
     live: crate::live::LiveHandle<'a>,
-    halt: &'a std::sync::atomic::AtomicBool,
+    halt: &'a AtomicBool,
+    /// Another lane of the job failed.
+    failed: &'a AtomicBool,
     test: Test,
     op: u8,
     slots: u64,
@@ -142,21 +234,22 @@ struct Pipeline<'a> {
 }
 
 impl<'a> Pipeline<'a> {
-    fn new(job: &Job<'a>) -> Pipeline<'a> {
+    fn new(job: &Job<'a>, slots: u64, quota: Option<u64>, failed: &'a AtomicBool) -> Pipeline<'a> {
         let mut req = vec![0u8; job.test.request_bytes() as usize];
         pattern::fill(&mut req);
         Pipeline {
             live: job.live.register(),
             halt: job.halt,
+            failed,
             test: job.test,
             op: proto::op_of(&job.test),
-            slots: job.slots.max(1),
-            quota: job.quota.unwrap_or(u64::MAX),
+            slots: slots.max(1),
+            quota: quota.unwrap_or(u64::MAX),
             deadline: job.deadline,
             corrupt_every: job.corrupt_every,
             req,
             rep: vec![0u8; job.test.reply_bytes() as usize],
-            sent_at: vec![Instant::now(); job.slots.max(1) as usize],
+            sent_at: vec![Instant::now(); slots.max(1) as usize],
             t: Tally {
                 rpcs: 0,
                 errors: 0,
@@ -171,13 +264,20 @@ impl<'a> Pipeline<'a> {
     fn may_issue(&self, issued: u64, now: Instant) -> bool {
         issued < self.quota
             && !matches!(self.deadline, Some(d) if now >= d)
-            && !self.halt.load(std::sync::atomic::Ordering::Relaxed)
+            && !self.halt.load(Ordering::Relaxed)
+            && !self.failed.load(Ordering::Relaxed)
     }
 
-    fn drive(mut self, conns: &mut [Conn], cancel: Cancel<'_>) -> Result<Tally, (usize, NetError)> {
+    /// Runs the lane; its elapsed time counts from the job's `start`,
+    /// shared by all lanes, so the job's span is its longest lane's.
+    fn drive(
+        mut self,
+        conns: &mut [Conn],
+        start: Instant,
+        cancel: Cancel<'_>,
+    ) -> Result<Tally, (usize, NetError)> {
         let n = conns.len() as u64;
         let on = |tag: u64| (tag % n) as usize;
-        let start = Instant::now();
         let mut issued = 0u64;
         while issued < self.slots && self.may_issue(issued, Instant::now()) {
             self.send(&mut conns[on(issued)], issued, cancel)
@@ -285,5 +385,217 @@ mod tests {
         assert_eq!(n(brw(1 << 20), &two, 1), 1);
         assert_eq!(n(brw(4096), &one, 64), 1, "small RPCs keep one");
         assert_eq!(n(Test::Ping, &one, 64), 1);
+    }
+
+    /// A test server on loopback speaking the data protocol: its first
+    /// connection holds its first reply back until the other
+    /// connections have answered `wanted` RPCs between them (or 10 s
+    /// pass), and says whether they did.
+    struct StallingServer {
+        addr: String,
+        /// Replies sent, on every connection.
+        answered: std::sync::Arc<std::sync::atomic::AtomicU64>,
+        thread: Option<std::thread::JoinHandle<bool>>,
+    }
+
+    impl StallingServer {
+        fn start(test: Test, conns: usize, wanted: u64) -> StallingServer {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = l.local_addr().unwrap().to_string();
+            let answered = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let all = std::sync::Arc::clone(&answered);
+            let thread = std::thread::spawn(move || {
+                let others = std::sync::atomic::AtomicU64::new(0);
+                l.set_nonblocking(true).unwrap();
+                let mut accepted = Vec::new();
+                // The client opens its connections one after another,
+                // each with its handshake.
+                for _ in 0..conns {
+                    let (mut c, _) =
+                        conn::accept(&l, Duration::from_secs(10), Cancel::process()).unwrap();
+                    c.max_payload = CONTROL_LIMIT;
+                    let hello = serde_json::json!({"tool": "lst"});
+                    handshake::server(&mut c, &hello, None, |_| Ok(()), Cancel::process()).unwrap();
+                    accepted.push(c);
+                }
+                std::thread::scope(|s| {
+                    let counts = (&others, &*all);
+                    let hs: Vec<_> = accepted
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, c)| {
+                            s.spawn(move || serve_stalling(c, test, k == 0, counts, wanted))
+                        })
+                        .collect();
+                    hs.into_iter().all(|h| h.join().unwrap())
+                })
+            });
+            StallingServer {
+                addr,
+                answered,
+                thread: Some(thread),
+            }
+        }
+
+        fn held_while_others_went_on(mut self) -> bool {
+            self.thread.take().unwrap().join().unwrap()
+        }
+    }
+
+    fn serve_stalling(
+        mut c: Conn,
+        test: Test,
+        stall: bool,
+        (others, all): (&std::sync::atomic::AtomicU64, &std::sync::atomic::AtomicU64),
+        wanted: u64,
+    ) -> bool {
+        let cancel = Cancel::process();
+        c.max_payload = proto::frame_limit(&test);
+        c.payload_crc = proto::payload_crc(&test);
+        let mut buf = vec![0u8; test.request_bytes() as usize];
+        let mut ok = true;
+        let mut first = true;
+        loop {
+            let h = c.recv_header(cancel).unwrap();
+            if h.kind == Kind::End {
+                c.send(Kind::End, 0, 0, &[], cancel).unwrap();
+                return ok;
+            }
+            c.recv_payload(&h, &mut buf, cancel).unwrap();
+            if stall && first {
+                first = false;
+                let until = Instant::now() + Duration::from_secs(10);
+                while others.load(Ordering::Relaxed) < wanted && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                ok = others.load(Ordering::Relaxed) >= wanted;
+            }
+            c.send(Kind::Data, crate::proto::REPLY_OK, h.offset, &[], cancel)
+                .unwrap();
+            if !stall {
+                others.fetch_add(1, Ordering::Relaxed);
+            }
+            all.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The handshake's frames are small; the data limit comes after it.
+    const CONTROL_LIMIT: u32 = 64 << 10;
+
+    #[test]
+    fn a_slow_reply_on_one_connection_does_not_hold_back_the_others() {
+        // Bulk RPCs at concurrency 4 to one server: four lanes, each on
+        // its own connection and thread. One RPC whose reply is slow
+        // holds back its own lane only; the other lanes' RPCs go on
+        // (one thread driving all four connections waited on that
+        // reply with the others idle). The count is still exact.
+        let test = Test::Brw {
+            op: BrwOp::Write,
+            size: 64 << 10,
+            check: Check::Simple,
+        };
+        let server = StallingServer::start(test, 4, 30);
+        let live = crate::live::LiveCounters::default();
+        let halt = AtomicBool::new(false);
+        let servers = [server.addr.clone()];
+        let job = Job {
+            servers: &servers,
+            token: "t",
+            key: None,
+            test,
+            slots: 4,
+            quota: Some(203),
+            deadline: None,
+            corrupt_every: 0,
+            live: &live,
+            halt: &halt,
+            rpc_timeout: DEFAULT_RPC_TIMEOUT,
+        };
+        let t = run(&job, Cancel::process()).unwrap();
+        assert!(
+            server.held_while_others_went_on(),
+            "the other connections stopped while one reply was held back"
+        );
+        assert_eq!(t.rpcs, 203, "exactly the count, split over the lanes");
+        assert_eq!(t.tx_bytes, 203 * (64 << 10));
+        assert_eq!(t.latency.count(), 203);
+        assert_eq!(t.errors, 0);
+    }
+
+    #[test]
+    fn lanes_share_the_rpcs_in_flight_and_the_count_exactly() {
+        let live = crate::live::LiveCounters::default();
+        let halt = AtomicBool::new(false);
+        let servers = ["a:1".to_string()];
+        let job = |slots, quota| Job {
+            servers: &servers,
+            token: "t",
+            key: None,
+            test: Test::Ping,
+            slots,
+            quota,
+            deadline: None,
+            corrupt_every: 0,
+            live: &live,
+            halt: &halt,
+            rpc_timeout: DEFAULT_RPC_TIMEOUT,
+        };
+        for (slots, quota, lanes) in [(4, Some(203), 4), (7, Some(2), 3), (5, None, 4)] {
+            let j = job(slots, quota);
+            let parts: Vec<_> = (0..lanes).map(|k| share(&j, k, lanes)).collect();
+            assert_eq!(parts.iter().map(|p| p.0).sum::<u64>(), slots);
+            assert!(parts.iter().all(|p| p.0 >= 1), "{parts:?}");
+            let counts: Option<u64> = parts.iter().map(|p| p.1).sum();
+            assert_eq!(counts, quota, "{parts:?}");
+        }
+    }
+
+    #[test]
+    fn a_halt_in_the_middle_of_a_bulk_run_counts_what_was_answered() {
+        // Four lanes, no limit: a halt (`lst stop`) once the server has
+        // answered 100 RPCs ends every lane after its RPCs in flight
+        // are back; the client counts exactly what the server answered.
+        let test = Test::Brw {
+            op: BrwOp::Write,
+            size: 64 << 10,
+            check: Check::Full,
+        };
+        let server = StallingServer::start(test, 4, 0);
+        let live = crate::live::LiveCounters::default();
+        let halt = AtomicBool::new(false);
+        let servers = [server.addr.clone()];
+        let job = Job {
+            servers: &servers,
+            token: "t",
+            key: None,
+            test,
+            slots: 4,
+            quota: None,
+            deadline: None,
+            corrupt_every: 0,
+            live: &live,
+            halt: &halt,
+            rpc_timeout: DEFAULT_RPC_TIMEOUT,
+        };
+        let answered = std::sync::Arc::clone(&server.answered);
+        let t = std::thread::scope(|s| {
+            s.spawn(|| {
+                let until = Instant::now() + Duration::from_secs(20);
+                while answered.load(Ordering::Relaxed) < 100 && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                halt.store(true, Ordering::Relaxed);
+            });
+            run(&job, Cancel::process()).unwrap()
+        });
+        assert!(server.held_while_others_went_on());
+        let answered = answered.load(Ordering::Relaxed);
+        assert!(answered >= 100, "{answered}");
+        assert_eq!(t.rpcs, answered, "the client counts what was answered");
+        assert_eq!(t.tx_bytes, answered * (64 << 10));
+        assert_eq!(t.latency.count(), answered);
+        assert_eq!(t.errors, 0);
+        let l = live.snapshot();
+        assert_eq!((l.tx_msgs, l.rx_msgs), (answered, answered), "live counts");
     }
 }
