@@ -38,6 +38,15 @@ pub fn splitmix_nth(seed: u64, n: u64) -> u64 {
     mix(seed.wrapping_add(n.wrapping_add(1).wrapping_mul(GAMMA)))
 }
 
+/// Fills `buf` with stream `seed`: word i (8 bytes, little-endian; the
+/// last one cut to fit) is its `i`th output. Bytes no store can compress.
+pub fn scramble(buf: &mut [u8], seed: u64) {
+    for (i, chunk) in buf.chunks_mut(8).enumerate() {
+        let v = splitmix_nth(seed, i as u64).to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+}
+
 /// Maps a uniform 64-bit value onto `0..n` (multiply-high; the bias is
 /// below 2^-40 for any range a device can have).
 #[inline]

@@ -9,6 +9,7 @@ use crate::failure::first_failure;
 use iolab_backend::{c_path, Backend, Handle, OpenOptions};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::wall_ns;
+use iolab_core::random::scramble;
 use iolab_core::Failure;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -224,11 +225,14 @@ impl TaskRun<'_> {
     }
 }
 
-/// Fills `buf` with scrambled bytes (no store can compress or dedupe it).
-fn scramble(buf: &mut [u8], seed: u64) {
-    for (i, chunk) in buf.chunks_mut(8).enumerate() {
-        let v = iolab_core::random::splitmix_nth(seed, i as u64).to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
+/// Waits for every task, then starts the phase's clock; returns the
+/// wall-clock time of its stonewall (`u64::MAX` without one).
+fn start(comm: &dyn Comm, run: &mut TaskRun<'_>, spec: &IorSpec) -> u64 {
+    comm.barrier();
+    run.fig.start_ns = wall_ns();
+    match spec.stonewall_s {
+        0 => u64::MAX,
+        s => run.fig.start_ns.saturating_add(s * 1_000_000_000),
     }
 }
 
@@ -244,12 +248,7 @@ pub fn write(comm: &dyn Comm, be: &dyn Backend, spec: &IorSpec) -> IorResult {
     let handle = open_for_write(comm, &mut run, spec, &path);
     let mut buf = vec![0u8; spec.transfer() as usize];
     scramble(&mut buf, spec.seed ^ task as u64);
-    comm.barrier();
-    run.fig.start_ns = wall_ns();
-    let wall_ns_at = match spec.stonewall_s {
-        0 => u64::MAX,
-        s => run.fig.start_ns.saturating_add(s * 1_000_000_000),
-    };
+    let wall_ns_at = start(comm, &mut run, spec);
     let mut done = 0;
     if let Some(h) = &handle {
         done = write_until(
@@ -453,8 +452,8 @@ pub fn read(
     let tasks = comm.tasks();
     let (mut run, source, path, handle) = open_source(be, spec, comm.task(), tasks);
     let mut buf = vec![0u8; spec.transfer() as usize];
-    comm.barrier();
-    run.fig.start_ns = wall_ns();
+    // Reads are not stonewalled: they read what was written.
+    start(comm, &mut run, spec);
     if let Some(h) = &handle {
         read_all_transfers(
             &mut run,
@@ -503,12 +502,7 @@ pub fn read_random(
         blocks,
         seed: spec.seed ^ 0x4b ^ task as u64,
     };
-    comm.barrier();
-    run.fig.start_ns = wall_ns();
-    let wall_at = match spec.stonewall_s {
-        0 => u64::MAX,
-        s => run.fig.start_ns.saturating_add(s * 1_000_000_000),
-    };
+    let wall_at = start(comm, &mut run, spec);
     let mut done = 0;
     if let Some(h) = &handle {
         done = reads.run(

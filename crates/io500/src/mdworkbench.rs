@@ -19,8 +19,9 @@ use crate::failure::first_failure;
 use crate::latency::{Op, OpHistograms, OpLatency};
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::Comm;
-use iolab_core::random::splitmix_nth;
+use iolab_core::random::scramble;
 use iolab_core::Failure;
+use iolab_mdtest::names::push_u64;
 use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::io;
@@ -148,20 +149,6 @@ struct Names {
     base: usize,
 }
 
-fn push_num(buf: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&digits[i..]);
-}
-
 impl Names {
     fn new(dir: &Path) -> io::Result<Names> {
         c_path(dir)?;
@@ -174,9 +161,9 @@ impl Names {
 
     fn set(&mut self, task: u64, set: u64) -> &CStr {
         self.buf.truncate(self.base);
-        push_num(&mut self.buf, task);
+        push_u64(&mut self.buf, task);
         self.buf.push(b'_');
-        push_num(&mut self.buf, set);
+        push_u64(&mut self.buf, set);
         self.buf.push(0);
         // No NUL inside: the directory passed c_path, the rest is digits.
         CStr::from_bytes_with_nul(&self.buf).unwrap_or_default()
@@ -186,7 +173,7 @@ impl Names {
         self.set(task, set);
         self.buf.pop();
         self.buf.extend_from_slice(b"/file-");
-        push_num(&mut self.buf, index);
+        push_u64(&mut self.buf, index);
         self.buf.push(0);
         CStr::from_bytes_with_nul(&self.buf).unwrap_or_default()
     }
@@ -194,15 +181,6 @@ impl Names {
 
 /// Bytes at the head of an object that name it: owner, set, index.
 const STAMP_BYTES: usize = 24;
-
-/// Fills an object buffer with the scrambled base every object shares
-/// (once per task, not per object).
-fn fill_base(buf: &mut [u8]) {
-    for (i, chunk) in buf.chunks_mut(8).enumerate() {
-        let v = splitmix_nth(SEED, i as u64).to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
-    }
-}
 
 /// Makes `buf` (holding the base) the bytes of object `index` of set
 /// `set` of task `owner`: the base with the object's name in its first
@@ -220,7 +198,7 @@ fn stamp(buf: &mut [u8], owner: u64, set: u64, index: u64) {
 /// An object buffer holding the base.
 fn based() -> Vec<u8> {
     let mut buf = vec![0; OBJECT_BYTES];
-    fill_base(&mut buf);
+    scramble(&mut buf, SEED);
     buf
 }
 

@@ -18,6 +18,7 @@
 //! | 16..24 | offset (bytes, in the target) |
 //! | 24..32 | sequence number |
 
+use crate::sum::ZeroShift;
 use crate::NetError;
 
 /// `IOLB` read as a little-endian u32.
@@ -199,33 +200,28 @@ impl Header {
 
 /// A payload's CRC-32C together with the linear map that carries any
 /// CRC over the payload's length, so that a payload sent many times
-/// unchanged (a generated block) costs a few XORs per frame instead of a
-/// pass over its bytes. CRC(header ++ payload) = M(CRC(header)) ^
-/// CRC(payload), M depending only on the length; M is taken column by
-/// column from `crc32c_combine` once.
+/// unchanged (a generated block) costs a few table look-ups per frame
+/// instead of a pass over its bytes. CRC(header ++ payload) =
+/// M(CRC(header)) ^ CRC(payload), M depending only on the length: the
+/// [`ZeroShift`] over that many bytes.
 #[derive(Debug, Clone)]
 pub struct PayloadSum {
     crc: u32,
     len: u32,
-    shift: [u32; 32],
+    shift: ZeroShift,
 }
 
 impl PayloadSum {
     /// Sums `payload` (at most u32::MAX bytes).
     pub fn new(payload: &[u8]) -> PayloadSum {
-        let len = payload.len();
-        let mut shift = [0u32; 32];
-        for (i, col) in shift.iter_mut().enumerate() {
-            *col = crc32c::crc32c_combine(1 << i, 0, len);
-        }
         PayloadSum {
             crc: crc32c::crc32c(payload),
-            len: len.min(u32::MAX as usize) as u32,
-            shift,
+            len: payload.len().min(u32::MAX as usize) as u32,
+            shift: ZeroShift::new(payload.len()),
         }
     }
 
-    /// Makes this the sum of another payload of the same length whose
+    /// The sum of another payload of the same length, whose
     /// CRC-32C is `crc` (found without reading it all: [`crate::sum`]),
     /// keeping the length's map, which is the costly part to build.
     #[inline]
@@ -246,17 +242,7 @@ impl PayloadSum {
     /// CRC-32C of `prefix ++ payload` from `prefix_crc` = CRC-32C(prefix).
     #[inline]
     pub fn extend(&self, prefix_crc: u32) -> u32 {
-        let mut out = self.crc;
-        let mut v = prefix_crc;
-        let mut i = 0;
-        while v != 0 {
-            if v & 1 == 1 {
-                out ^= self.shift[i];
-            }
-            v >>= 1;
-            i += 1;
-        }
-        out
+        self.crc ^ self.shift.apply(prefix_crc)
     }
 }
 
