@@ -5,31 +5,39 @@
 //! it. While the session's control connection lives the agent obeys its
 //! commands (reset, start a client job, report server counters); when it
 //! ends, for any reason, everything the session started is cancelled.
-//! Nothing a peer sends can crash the agent: every connection has its
-//! own thread, bounded waits and a small frame limit until it is trusted.
+//! Nothing a peer sends can crash the agent: until it has completed the
+//! handshake a connection waits in the agent's [`Gate`] (no thread of
+//! its own, a small frame limit, the handshake bounded as a whole);
+//! once trusted it has its own thread and bounded waits.
 
 use crate::client::{self, Job};
 use crate::proto::{Answer, ClientJob, Command, Hello};
 use crate::result::ClientStats;
 use crate::server::Counters;
 use iolab_net::frame::Kind;
-use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
+use iolab_net::gate::{Event, Gate};
+use iolab_net::{conn, Cancel, Conn, NetError, SharedKey};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long a connection may take to complete its handshake.
+/// How long a connection may take to complete its handshake, as a
+/// whole (a peer that trickles its bytes is cut off at this time too).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most connections an agent holds in their handshake; past it the
+/// oldest is dropped (they cost a socket each, no thread).
+pub const MAX_PENDING: usize = 1024;
 /// How long an agent waits for the console's next command: the console
 /// is silent while a run goes on, so this bounds a run's length from the
 /// agent's side.
 pub const CONSOLE_IDLE_TIMEOUT: Duration = Duration::from_secs(25 * 3600);
-/// Most connections an agent serves at once (a session needs one per
-/// client talking to it, plus the console).
+/// Most authenticated connections an agent serves at once (a session
+/// needs one per client talking to it, plus the console).
 pub const MAX_CONNECTIONS: usize = 4200;
 /// How long an agent a console started waits for that console.
 pub const ORPHAN_TIMEOUT: Duration = Duration::from_secs(120);
-/// Largest handshake or control message accepted.
+/// Largest control message accepted (handshakes: the gate's limit,
+/// [`iolab_net::gate::DEFAULT_MAX_HANDSHAKE_BYTES`]).
 const CONTROL_MAX_BYTES: u32 = 1 << 20;
 
 /// How an agent runs.
@@ -65,9 +73,13 @@ struct Shared {
 
 /// Serves until `stop` is set (or, for an agent a console started, until
 /// that console's session ends). Returns an error only when the port
-/// cannot be opened.
+/// cannot be opened. Connections are accepted and authenticated by one
+/// [`Gate`] on this thread: a connection gets a thread of its own only
+/// once its handshake is done, so strangers that connect and say
+/// nothing, or trickle, cost no thread and delay no console or client.
 pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
     let l = conn::listen(&cfg.listen)?;
+    let mut gate = Gate::new(vec![l], cfg.key.clone(), HANDSHAKE_TIMEOUT).max_pending(MAX_PENDING);
     let shared = Arc::new(Shared {
         cfg,
         session: Mutex::new(None),
@@ -78,25 +90,36 @@ pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
         conns: std::sync::atomic::AtomicUsize::new(0),
     });
     let started = Instant::now();
+    let sh = Arc::clone(&shared);
+    let mut judge = move |_: usize, p: &serde_json::Value| {
+        judge(&sh, p).map(|()| serde_json::json!({"tool": "lst"}))
+    };
     loop {
         if orphaned(&shared, started) {
             return Ok(());
         }
-        match conn::accept(&l, Duration::from_secs(1), Cancel::with(&shared.stop)) {
+        match gate.next(&mut judge, Duration::from_secs(1), Cancel::with(&shared.stop)) {
             // Past the cap a connection is dropped at once: a flood of
             // connections costs sockets, not threads and memory.
-            Ok((c, _)) if shared.conns.load(Ordering::Relaxed) >= MAX_CONNECTIONS => drop(c),
-            Ok((c, _)) => {
+            Ok(Event::Admitted { conn, .. })
+                if shared.conns.load(Ordering::Relaxed) >= MAX_CONNECTIONS =>
+            {
+                drop(conn)
+            }
+            Ok(Event::Admitted { conn, agreed, .. }) => {
                 let s = Arc::clone(&shared);
                 s.conns.fetch_add(1, Ordering::Relaxed);
                 std::thread::spawn(move || {
-                    handle(c, &s);
+                    handle(conn, agreed.peer_params, &s);
                     s.conns.fetch_sub(1, Ordering::Relaxed);
                 });
             }
+            // Refused (told why) or dropped (closed): nothing to serve.
+            Ok(_) => {}
             Err(NetError::Cancelled) => return Ok(()),
-            // A timeout or a connection reset before accept: go on.
-            Err(_) => {}
+            Err(NetError::Timeout { .. }) => {}
+            // A failed poll: do not spin on it.
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
     }
 }
@@ -113,22 +136,11 @@ fn lock(m: &Mutex<Option<Session>>) -> std::sync::MutexGuard<'_, Option<Session>
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn handle(mut c: Conn, sh: &Shared) {
+/// Serves one authenticated connection by what its hello says.
+fn handle(mut c: Conn, hello: serde_json::Value, sh: &Shared) {
     c.idle_timeout = HANDSHAKE_TIMEOUT;
     c.max_payload = CONTROL_MAX_BYTES;
-    let cancel = Cancel::with(&sh.stop);
-    let judge = |p: &serde_json::Value| judge(sh, p);
-    let agreed = match handshake::server(
-        &mut c,
-        &serde_json::json!({"tool": "lst"}),
-        sh.cfg.key.as_ref(),
-        judge,
-        cancel,
-    ) {
-        Ok(a) => a,
-        Err(_) => return,
-    };
-    match serde_json::from_value::<Hello>(agreed.peer_params) {
+    match serde_json::from_value::<Hello>(hello) {
         Ok(Hello::Console { token }) => console_session(c, sh, token),
         Ok(Hello::Data { test, .. }) => {
             let Some(flag) = lock(&sh.session).as_ref().map(|s| Arc::clone(&s.cancel)) else {

@@ -29,6 +29,7 @@
 pub mod clock;
 pub mod conn;
 pub mod frame;
+pub mod gate;
 pub mod handshake;
 pub mod key;
 pub mod sum;
