@@ -452,3 +452,69 @@ fn a_failed_file_is_reported_once() {
     );
     assert!(out.contains("total: 0 of 1 files copied"), "{out}");
 }
+
+/// The children of process `pid` whose command line holds `word`.
+fn children_with(pid: u32, word: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // The parent is the second field after the command's parentheses.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u32>().ok());
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        if ppid == Some(pid) && String::from_utf8_lossy(&cmd).contains(word) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// kill -9 of the source side of a real copy, as soon as it starts
+/// (before all its QThreads have connected): xddcp notices at once, stops
+/// the destination, which removes its partial file, and names the signal.
+/// Before, it waited out the whole --timeout and said "exit status 1".
+#[test]
+fn kill_9_of_the_source_side_ends_the_copy_at_once_naming_the_signal() {
+    let Some(c) = common::fake_cluster("xddcp_source_killed", 2) else {
+        return;
+    };
+    let s = Scratch::new("xddcp-source-killed");
+    random_file(&s.path("a"), 64 << 20);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let mut argv: Vec<String> = ["ip", "netns", "exec", &ns0, IOLAB, "xddcp"]
+        .map(String::from)
+        .to_vec();
+    // A timeout far longer than the test waits: a copy that waits it out
+    // is a hang, not a slow pass.
+    argv.extend(words("-t 8 --timeout 300 --rsh"));
+    argv.extend(["ip netns exec".into(), "--remote-iolab".into(), IOLAB.into()]);
+    argv.push(s.path("a").display().to_string());
+    argv.push(format!("{ns1}@{a1}:{}", s.path("b").display()));
+    let cp = Bg::start_argv(&s.root, &argv, &[]);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let source = loop {
+        if let Some(&p) = children_with(cp.pid(), "issource").first() {
+            break p;
+        }
+        assert!(std::time::Instant::now() < until, "no source side started");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    // SAFETY: kill has no memory effects; the pid is xddcp's child.
+    unsafe { libc::kill(source as i32, libc::SIGKILL) };
+    let e = cp.wait(120);
+    let all = format!("stdout:\n{}\nstderr:\n{}", e.stdout, e.stderr);
+    assert_eq!(e.code, Some(1), "{all}");
+    assert!(
+        e.stderr
+            .contains("source side: killed by signal 9 (SIGKILL)"),
+        "{all}"
+    );
+    assert!(e.stdout.contains("total: 0 of 1 files copied"), "{all}");
+    assert!(!s.path("b").exists(), "the partial destination file is left");
+}

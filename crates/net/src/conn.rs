@@ -389,6 +389,28 @@ impl Conn {
         Ok(())
     }
 
+    /// True when the peer has closed the connection or it failed, seen
+    /// without waiting and without taking any byte the peer sent: for a
+    /// side that holds a connection it is not reading yet (a copy's
+    /// first connections while the others are still being set up).
+    pub fn peer_gone(&self) -> bool {
+        let mut fd = libc::pollfd {
+            fd: self.stream.as_raw_fd(),
+            events: libc::POLLIN | libc::POLLRDHUP,
+            revents: 0,
+        };
+        // SAFETY: one initialised pollfd, a zero timeout.
+        let n = unsafe { libc::poll(&mut fd, 1, 0) };
+        if n <= 0 {
+            return false;
+        }
+        if fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLRDHUP) != 0 {
+            return true;
+        }
+        let mut b = [0u8; 1];
+        matches!(self.stream.peek(&mut b), Ok(0))
+    }
+
     /// Shuts the connection down in both directions.
     pub fn shutdown(&self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);

@@ -252,6 +252,10 @@ fn first_op(t: &TargetPlan, offset: u64) -> u64 {
     (offset.saturating_sub(start)) / t.xfer_bytes.max(1)
 }
 
+/// How often the destination, while it waits for the rest of its
+/// source's connections, looks whether those it has are still open.
+const WATCH: Duration = Duration::from_secs(1);
+
 /// Most dropped connections named one by one in the notes; the rest
 /// are counted.
 const NAMED_DROPS: usize = 20;
@@ -291,7 +295,9 @@ fn accept_all(
     let mut peer_path = String::new();
     while let Some(missing) = conns.iter().position(Option::is_none) {
         let left = until.saturating_duration_since(Instant::now());
-        let why = match gate.next(&mut judge, left, Cancel::process()) {
+        // Wake each second to see whether the source, which connects
+        // its QThreads one after another, is gone.
+        let why = match gate.next(&mut judge, left.min(WATCH), Cancel::process()) {
             Ok(Event::Admitted {
                 mut conn,
                 peer,
@@ -318,6 +324,12 @@ fn accept_all(
                 format!("dropped a connection from {peer}: {error}")
             }
             Err(NetError::Cancelled) => return Err(RunError::Interrupted),
+            Err(NetError::Timeout { .. }) if Instant::now() < until => {
+                if let Some(q) = conns.iter().position(|c| c.as_ref().is_some_and(Conn::peer_gone)) {
+                    return Err(source_gone(t, q));
+                }
+                continue;
+            }
             Err(NetError::Timeout { .. }) => {
                 return Err(no_source(t, gate.local_addr(missing), &rejected));
             }
@@ -337,6 +349,15 @@ fn accept_all(
         ));
     }
     Ok((conns.into_iter().flatten().collect(), peer_path, notes))
+}
+
+/// The source closed QThread `q`'s connection while the others were
+/// still being set up: it died or was stopped, and will not come back.
+fn source_gone(t: &TargetPlan, q: usize) -> RunError {
+    RunError::Net(format!(
+        "target {}: the source closed the connection of QThread {q} before every QThread had connected: the source side died or was stopped",
+        t.index
+    ))
 }
 
 fn no_source(t: &TargetPlan, at: Option<std::net::SocketAddr>, rejected: &[String]) -> RunError {
