@@ -108,9 +108,13 @@ pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
             }
             Ok(Event::Admitted { conn, agreed, .. }) => {
                 let s = Arc::clone(&shared);
+                let session = open_session(&s, &agreed.peer_params);
                 s.conns.fetch_add(1, Ordering::Relaxed);
                 std::thread::spawn(move || {
-                    handle(conn, agreed.peer_params, &s);
+                    match session {
+                        Some(opened) => console_session(conn, &s, opened),
+                        None => handle(conn, agreed.peer_params, &s),
+                    }
                     s.conns.fetch_sub(1, Ordering::Relaxed);
                 });
             }
@@ -136,12 +140,14 @@ fn lock(m: &Mutex<Option<Session>>) -> std::sync::MutexGuard<'_, Option<Session>
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Serves one authenticated connection by what its hello says.
+/// Serves one authenticated connection by what its hello says (a
+/// console's was served by [`console_session`]; one here lost the race
+/// for the session to another console).
 fn handle(mut c: Conn, hello: serde_json::Value, sh: &Shared) {
     c.idle_timeout = HANDSHAKE_TIMEOUT;
     c.max_payload = CONTROL_MAX_BYTES;
     match serde_json::from_value::<Hello>(hello) {
-        Ok(Hello::Console { token }) => console_session(c, sh, token),
+        Ok(Hello::Console { .. }) => {}
         Ok(Hello::Data { test, .. }) => {
             let Some(flag) = lock(&sh.session).as_ref().map(|s| Arc::clone(&s.cancel)) else {
                 return;
@@ -207,20 +213,32 @@ fn judge(sh: &Shared, p: &serde_json::Value) -> Result<(), String> {
     }
 }
 
-fn console_session(mut c: Conn, sh: &Shared, token: String) {
+/// Opens the session of a console just admitted, on the gate's thread,
+/// before the next handshake is judged: the console's next connection
+/// (its stat connection) must find the session open. None when another
+/// console got it first.
+fn open_session(sh: &Shared, hello: &serde_json::Value) -> Option<(String, Arc<AtomicBool>)> {
+    let Ok(Hello::Console { token }) = serde_json::from_value::<Hello>(hello.clone()) else {
+        return None;
+    };
     let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let mut s = lock(&sh.session);
-        if s.is_some() {
-            return;
-        }
-        *s = Some(Session {
-            token: token.clone(),
-            cancel: Arc::clone(&cancel),
-        });
+    let mut s = lock(&sh.session);
+    if s.is_some() {
+        return None;
     }
+    *s = Some(Session {
+        token: token.clone(),
+        cancel: Arc::clone(&cancel),
+    });
+    Some((token, cancel))
+}
+
+/// Serves a console's session (opened by [`open_session`]) until it
+/// ends; then cancels what it started and closes it.
+fn console_session(mut c: Conn, sh: &Shared, (token, cancel): (String, Arc<AtomicBool>)) {
     sh.opened.store(true, Ordering::Relaxed);
     sh.counters.reset();
+    c.max_payload = CONTROL_MAX_BYTES;
     c.idle_timeout = CONSOLE_IDLE_TIMEOUT;
     while let Ok((h, body)) = c.recv_owned(Cancel::with(&sh.stop)) {
         if h.kind != Kind::Control {
@@ -238,6 +256,7 @@ fn console_session(mut c: Conn, sh: &Shared, token: String) {
             Ok(cmd) => obey(sh, cmd),
             Err(e) => Answer::Failed {
                 message: format!("malformed command: {e}"),
+                partial: None,
             },
         };
         let Ok(bytes) = serde_json::to_vec(&answer) else {
@@ -266,6 +285,7 @@ fn obey(sh: &Shared, cmd: Command) -> Answer {
         Command::Live => Answer::Live(sh.live.snapshot()),
         Command::Start(_) | Command::Bye | Command::Halt => Answer::Failed {
             message: "unexpected command".into(),
+            partial: None,
         },
     }
 }
@@ -276,7 +296,10 @@ fn obey(sh: &Shared, cmd: Command) -> Answer {
 /// once. Returns None when the session is over.
 fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Option<Answer> {
     if let Err(message) = job.validate() {
-        return Some(Answer::Failed { message });
+        return Some(Answer::Failed {
+            message,
+            partial: None,
+        });
     }
     let stop_job = AtomicBool::new(false);
     let halt = AtomicBool::new(false);
@@ -302,7 +325,7 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
         };
         let r = h
             .join()
-            .unwrap_or_else(|_| Err("a client thread panicked".into()));
+            .unwrap_or_else(|_| Err(("a client thread panicked".into(), ClientStats::default())));
         (r, gone)
     });
     if console_gone {
@@ -310,7 +333,10 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
     }
     Some(match result {
         Ok(s) => Answer::Done(s),
-        Err(message) => Answer::Failed { message },
+        Err((message, s)) => Answer::Failed {
+            message,
+            partial: Some(s),
+        },
     })
 }
 
@@ -324,12 +350,13 @@ fn halt_or_gone(c: &mut Conn, done: &AtomicBool) -> Result<bool, NetError> {
 
 /// Runs a client job on this thread (one pipeline over all its servers);
 /// `stop` ends it early, `halt` ends it early after its RPCs in flight.
+/// A job that fails says why, with its counts so far.
 fn run_client(
     sh: &Shared,
     job: &ClientJob,
     token: &str,
     (stop, halt): (&AtomicBool, &AtomicBool),
-) -> Result<ClientStats, String> {
+) -> Result<ClientStats, (String, ClientStats)> {
     let deadline = match job.limit {
         crate::spec::Limit::DurationS(s) => Some(Instant::now() + Duration::from_secs_f64(s)),
         crate::spec::Limit::Count(_) => None,
@@ -352,8 +379,14 @@ fn run_client(
             Duration::from_secs(u64::from(s))
         }),
     };
-    let t = client::run(&j, Cancel::with(stop))?;
-    Ok(ClientStats {
+    client::run(&j, Cancel::with(stop))
+        .map(|t| stats_of(&t))
+        .map_err(|(e, t)| (e, stats_of(&t)))
+}
+
+/// A client's counts as the console reads them.
+fn stats_of(t: &client::Tally) -> ClientStats {
+    ClientStats {
         node: String::new(),
         rpcs: t.rpcs,
         errors: t.errors,
@@ -361,5 +394,6 @@ fn run_client(
         tx_bytes: t.tx_bytes,
         elapsed_ns: t.elapsed_ns,
         latency: t.latency.to_wire(),
-    })
+        lost: t.lost,
+    }
 }
