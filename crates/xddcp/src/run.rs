@@ -16,6 +16,17 @@ use std::time::{Duration, Instant};
 /// Exit status of a side that was interrupted (Ctrl-C, SIGTERM).
 pub const INTERRUPTED: u8 = 130;
 
+/// The name of a copy's private temporary directory, before its random
+/// part (`TMPDIR/iolab-xddcp-XXXXXX`).
+pub const TMP_PREFIX: &str = "iolab-xddcp";
+
+/// Removes the private temporary directories that xddcp runs killed
+/// with kill -9 left (their owner gone: [`iolab_core::tmp::remove_stale`]),
+/// and returns them.
+pub fn remove_stale() -> Vec<std::path::PathBuf> {
+    iolab_core::tmp::remove_stale(TMP_PREFIX)
+}
+
 /// How one file's copy ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
@@ -432,7 +443,7 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     // The source's JSON and heartbeat go in a private directory (random
     // name, 0700): a name in /tmp that others can predict could be a
     // planted link.
-    let private = match iolab_core::tmp::PrivateDir::new("iolab-xddcp") {
+    let private = match iolab_core::tmp::PrivateDir::claimed(TMP_PREFIX) {
         Ok(d) => d,
         Err(e) => return failed(p, job, 1, format!("cannot make a temporary directory: {e}")),
     };
