@@ -85,7 +85,8 @@ fn fail(job: &Job<'_>, i: usize, e: NetError) -> String {
 }
 
 fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError> {
-    let mut c = conn::connect(addr, CONNECT_TIMEOUT, cancel)?;
+    let mut c = conn::connect(addr, CONNECT_TIMEOUT, cancel)
+        .map_err(|e| e.hinted(" (is its lst agent running there, on that port?)"))?;
     c.idle_timeout = job.rpc_timeout;
     c.max_payload = proto::frame_limit(&job.test);
     let hello = Hello::Data {

@@ -90,6 +90,7 @@ pub fn connect(addr: &str, timeout: Duration, cancel: Cancel<'_>) -> Result<Conn
                 addr: addr.to_string(),
                 waited_s: timeout.as_secs_f64(),
                 source: last.unwrap_or_else(|| io::Error::from(io::ErrorKind::TimedOut)),
+                hint: "",
             });
         }
         std::thread::sleep(POLL.min(until.saturating_duration_since(Instant::now())));

@@ -394,7 +394,10 @@ fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
             Ok(c) => c,
             Err(NetError::Cancelled) => return Err(RunError::Interrupted),
             Err(e @ NetError::Resolve { .. }) => return Err(usage(e.to_string())),
-            Err(e) => return Err(RunError::Net(format!("target {}: {e}", t.index))),
+            Err(e) => {
+                let e = e.hinted(" (is the destination side running and listening there?)");
+                return Err(RunError::Net(format!("target {}: {e}", t.index)));
+            }
         };
         c.idle_timeout = Duration::from_secs_f64(HANDSHAKE_S.max(t.opts.e2e.timeout_s()));
         let mine = serde_json::to_value(Terms::of(t, passes, q as u64))
