@@ -349,7 +349,10 @@ fn kill_9_of_xddcp_leaves_nothing_running_and_a_resume_finishes() {
     assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
     assert!(privates().is_empty(), "{:?}", privates());
     assert!(
-        again.stderr.contains(&format!("removed {}/{}: left by an xddcp run that was killed", root, left[0])),
+        again.stderr.contains(&format!(
+            "removed {}/{}: left by an xddcp run that was killed",
+            root, left[0]
+        )),
         "{}",
         again.stderr
     );

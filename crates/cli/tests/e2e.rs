@@ -453,9 +453,8 @@ fn strangers_on_every_destination_port_neither_stall_nor_fail_the_copy() {
     // takes, but less than strangers served one after another would hold
     // it (10 s each, the handshake's bound), so a copy that waits behind
     // them fails instead of passing slowly.
-    let common = format!(
-        "-reqsize 64 -bytes {bytes} -qd 3 -e2e destination 127.0.0.1:{p} -e2e timeout 15"
-    );
+    let common =
+        format!("-reqsize 64 -bytes {bytes} -qd 3 -e2e destination 127.0.0.1:{p} -e2e timeout 15");
     let d = destination(
         &s.root,
         &format!("-op write -target dst.dat {common} -e2e isdestination --json d.json"),

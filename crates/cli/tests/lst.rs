@@ -377,7 +377,10 @@ fn strangers_that_trickle_or_say_nothing_cost_an_agent_no_thread_and_stop_no_run
     assert!(o.status.success(), "{t}");
     assert!(t.contains("RPCs: clients 300 servers 300"), "{t}");
     let open = wait_closed(&strangers, Duration::from_secs(90));
-    assert_eq!(open, 0, "strangers still connected past the handshake's bound");
+    assert_eq!(
+        open, 0,
+        "strangers still connected past the handshake's bound"
+    );
 }
 
 #[test]

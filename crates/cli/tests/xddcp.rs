@@ -493,7 +493,11 @@ fn kill_9_of_the_source_side_ends_the_copy_at_once_naming_the_signal() {
     // A timeout far longer than the test waits: a copy that waits it out
     // is a hang, not a slow pass.
     argv.extend(words("-t 8 --timeout 300 --rsh"));
-    argv.extend(["ip netns exec".into(), "--remote-iolab".into(), IOLAB.into()]);
+    argv.extend([
+        "ip netns exec".into(),
+        "--remote-iolab".into(),
+        IOLAB.into(),
+    ]);
     argv.push(s.path("a").display().to_string());
     argv.push(format!("{ns1}@{a1}:{}", s.path("b").display()));
     let cp = Bg::start_argv(&s.root, &argv, &[]);
@@ -516,7 +520,10 @@ fn kill_9_of_the_source_side_ends_the_copy_at_once_naming_the_signal() {
         "{all}"
     );
     assert!(e.stdout.contains("total: 0 of 1 files copied"), "{all}");
-    assert!(!s.path("b").exists(), "the partial destination file is left");
+    assert!(
+        !s.path("b").exists(),
+        "the partial destination file is left"
+    );
 }
 
 /// What a later xddcp removes of the private directories in TMPDIR: the
@@ -567,15 +574,24 @@ fn xddcp_removes_a_dead_runs_private_directory_and_nothing_else() {
     let err = common::stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(same(&s.path("a"), &s.path("b")));
-    assert!(!stale.exists(), "the dead run's directory is removed: {err}");
     assert!(
-        err.contains(&format!("removed {}: left by an xddcp run that was killed", stale.display())),
+        !stale.exists(),
+        "the dead run's directory is removed: {err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "removed {}: left by an xddcp run that was killed",
+            stale.display()
+        )),
         "{err}"
     );
     for kept in [&plain, &open, &live, &target] {
         assert!(kept.join(".").is_dir(), "{} was removed", kept.display());
     }
-    assert!(target.join(".iolab-owner").is_file(), "the link was followed");
+    assert!(
+        target.join(".iolab-owner").is_file(),
+        "the link was followed"
+    );
     assert!(tmp.join("iolab-xddcp-Link01").symlink_metadata().is_ok());
     assert_eq!(err.matches("removed ").count(), 1, "{err}");
     drop(held);

@@ -152,7 +152,8 @@ fn is_stale(path: &Path, me: u32) -> bool {
         return false;
     };
     let mut head = [0u8; 10];
-    let made_by_iolab = std::io::Read::read(&mut f, &mut head).is_ok_and(|n| head[..n].starts_with(b"iolab pid "));
+    let made_by_iolab =
+        std::io::Read::read(&mut f, &mut head).is_ok_and(|n| head[..n].starts_with(b"iolab pid "));
     // A lock taken here means nobody holds it: the owner has died. The
     // lock goes with `f` once the directory is removed.
     made_by_iolab && f.try_lock().is_ok()

@@ -98,7 +98,11 @@ pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
         if orphaned(&shared, started) {
             return Ok(());
         }
-        match gate.next(&mut judge, Duration::from_secs(1), Cancel::with(&shared.stop)) {
+        match gate.next(
+            &mut judge,
+            Duration::from_secs(1),
+            Cancel::with(&shared.stop),
+        ) {
             // Past the cap a connection is dropped at once: a flood of
             // connections costs sockets, not threads and memory.
             Ok(Event::Admitted { conn, .. })
@@ -323,9 +327,12 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
                 true
             }
         };
-        let r = h
-            .join()
-            .unwrap_or_else(|_| Err(("a client thread panicked".into(), ClientStats::default())));
+        let r = h.join().unwrap_or_else(|_| {
+            Err(Box::new((
+                "a client thread panicked".into(),
+                ClientStats::default(),
+            )))
+        });
         (r, gone)
     });
     if console_gone {
@@ -333,10 +340,13 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
     }
     Some(match result {
         Ok(s) => Answer::Done(s),
-        Err((message, s)) => Answer::Failed {
-            message,
-            partial: Some(s),
-        },
+        Err(f) => {
+            let (message, s) = *f;
+            Answer::Failed {
+                message,
+                partial: Some(s),
+            }
+        }
     })
 }
 
@@ -356,7 +366,7 @@ fn run_client(
     job: &ClientJob,
     token: &str,
     (stop, halt): (&AtomicBool, &AtomicBool),
-) -> Result<ClientStats, (String, ClientStats)> {
+) -> Result<ClientStats, Box<(String, ClientStats)>> {
     let deadline = match job.limit {
         crate::spec::Limit::DurationS(s) => Some(Instant::now() + Duration::from_secs_f64(s)),
         crate::spec::Limit::Count(_) => None,
@@ -381,7 +391,7 @@ fn run_client(
     };
     client::run(&j, Cancel::with(stop))
         .map(|t| stats_of(&t))
-        .map_err(|(e, t)| (e, stats_of(&t)))
+        .map_err(|f| Box::new((f.0, stats_of(&f.1))))
 }
 
 /// A client's counts as the console reads them.

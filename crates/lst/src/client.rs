@@ -101,7 +101,7 @@ fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError>
 
 /// A job that failed: why (naming the server), and what it had done by
 /// then (every lane's counts, the RPCs in flight counted as lost).
-pub(crate) type Failed = (String, Tally);
+pub(crate) type Failed = Box<(String, Tally)>;
 
 /// Connects to every server, runs the job and ends the test on each; a
 /// lost connection or a reply out of order ends it with an error naming
@@ -116,7 +116,10 @@ pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, Failed> {
     for _ in 0..lanes {
         let mut conns = Vec::with_capacity(n);
         for (i, addr) in job.servers.iter().enumerate() {
-            conns.push(open(job, addr, cancel).map_err(|e| (fail(job, i, e), Tally::default()))?);
+            conns.push(
+                open(job, addr, cancel)
+                    .map_err(|e| Box::new((fail(job, i, e), Tally::default())))?,
+            );
         }
         groups.push(conns);
     }
@@ -146,8 +149,12 @@ pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, Failed> {
         handles
             .into_iter()
             .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(("a client lane panicked".into(), Tally::default())))
+                h.join().unwrap_or_else(|_| {
+                    Err(Box::new((
+                        "a client lane panicked".into(),
+                        Tally::default(),
+                    )))
+                })
             })
             .collect()
     });
@@ -162,7 +169,8 @@ fn sum(lanes: Vec<Result<Tally, Failed>>) -> Result<Tally, Failed> {
     for r in lanes {
         let t = match r {
             Ok(t) => t,
-            Err((e, t)) => {
+            Err(f) => {
+                let (e, t) = *f;
                 error.get_or_insert(e);
                 t
             }
@@ -174,8 +182,11 @@ fn sum(lanes: Vec<Result<Tally, Failed>>) -> Result<Tally, Failed> {
     }
     match (total, error) {
         (Some(t), None) => Ok(t),
-        (t, Some(e)) => Err((e, t.unwrap_or_default())),
-        (None, None) => Err(("a client job ran no lane".to_string(), Tally::default())),
+        (t, Some(e)) => Err(Box::new((e, t.unwrap_or_default()))),
+        (None, None) => Err(Box::new((
+            "a client job ran no lane".to_string(),
+            Tally::default(),
+        ))),
     }
 }
 
@@ -200,10 +211,13 @@ fn lane(
 ) -> Result<Tally, Failed> {
     let tally = Pipeline::new(job, slots, quota, failed)
         .drive(conns, start, cancel)
-        .map_err(|(i, e, t)| (fail(job, i, e), t))?;
+        .map_err(|f| {
+            let (i, e, t) = *f;
+            Box::new((fail(job, i, e), t))
+        })?;
     match end_test(job, conns, cancel) {
         Ok(()) => Ok(tally),
-        Err(e) => Err((e, tally)),
+        Err(e) => Err(Box::new((e, tally))),
     }
 }
 
@@ -301,7 +315,7 @@ impl<'a> Pipeline<'a> {
         conns: &mut [Conn],
         start: Instant,
         cancel: Cancel<'_>,
-    ) -> Result<Tally, (usize, NetError, Tally)> {
+    ) -> Result<Tally, Box<(usize, NetError, Tally)>> {
         let (mut issued, mut done) = (0u64, 0u64);
         match self.pipeline(conns, start, (&mut issued, &mut done), cancel) {
             Ok(()) => {
@@ -313,7 +327,7 @@ impl<'a> Pipeline<'a> {
                 // The RPC that failed was issued (or about to be): at
                 // least one is lost.
                 self.t.lost = issued.saturating_sub(done).max(1);
-                Err((i, e, self.t))
+                Err(Box::new((i, e, self.t)))
             }
         }
     }

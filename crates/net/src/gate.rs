@@ -247,7 +247,8 @@ impl Gate {
     /// most until the nearest deadline, and [`POLL`] for the cancel
     /// flag), then accepts and moves on what is ready.
     fn wait_and_serve(&mut self, judge: &mut Judge<'_>, until: Instant) -> Result<(), NetError> {
-        let mut fds: Vec<libc::pollfd> = Vec::with_capacity(self.listeners.len() + self.pending.len());
+        let mut fds: Vec<libc::pollfd> =
+            Vec::with_capacity(self.listeners.len() + self.pending.len());
         for l in self.listeners.iter().flatten() {
             fds.push(pollfd(l.as_raw_fd(), libc::POLLIN));
         }
@@ -282,7 +283,10 @@ impl Gate {
         // Move the pending connections first: the listeners' new ones
         // go to the back and are not in `fds`.
         let mut keep = VecDeque::with_capacity(self.pending.len());
-        for (p, fd) in std::mem::take(&mut self.pending).into_iter().zip(&fds[first_pending..]) {
+        for (p, fd) in std::mem::take(&mut self.pending)
+            .into_iter()
+            .zip(&fds[first_pending..])
+        {
             if fd.revents == 0 {
                 keep.push_back(p);
                 continue;

@@ -183,9 +183,8 @@ fn server_steps(
     let (open, challenge) = Opened::from_hello(h.kind, hello_bytes, key)?;
     c.send(Kind::Control, 0, 0, &challenge, cancel)?;
     let (h, proof) = c.recv_owned(cancel)?;
-    let (verdict, agreed) = open.verdict(h.kind, &proof, key, |p| {
-        judge(p).map(|()| params.clone())
-    })?;
+    let (verdict, agreed) =
+        open.verdict(h.kind, &proof, key, |p| judge(p).map(|()| params.clone()))?;
     // The verdict is sent even on refusal so the client shows the reason.
     c.send(Kind::Control, 0, 0, &verdict, cancel)?;
     agreed

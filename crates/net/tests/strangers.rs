@@ -125,7 +125,13 @@ fn client(
     std::thread::spawn(move || {
         let mut c = conn::connect(&addr, HANG, Cancel::process())?;
         c.idle_timeout = HANG;
-        handshake::client(&mut c, "t", &json!({ "n": n }), key.as_ref(), Cancel::process())
+        handshake::client(
+            &mut c,
+            "t",
+            &json!({ "n": n }),
+            key.as_ref(),
+            Cancel::process(),
+        )
     })
 }
 
@@ -154,7 +160,10 @@ fn a_gate_serves_the_real_peer_while_strangers_trickle_and_say_nothing_then_drop
     }
     let real = client(&addr, Some(key()), 7);
     let first = gate.next(&mut judge, HANG, Cancel::process()).unwrap();
-    let Event::Admitted { agreed, listener, .. } = first else {
+    let Event::Admitted {
+        agreed, listener, ..
+    } = first
+    else {
         panic!("the real peer comes first: {first:?}");
     };
     assert_eq!((agreed.peer_params["n"].as_u64(), listener), (Some(7), 0));
@@ -196,21 +205,38 @@ fn a_gate_tells_a_refused_peer_why_and_drops_a_wrong_key() {
         Err(NetError::Rejected(m)) => assert_eq!(m, "n 500 is too large", "the same message"),
         other => panic!("{other:?}"),
     }
-    let wrong = client(&addr, Some(SharedKey::new(b"another key, 16+ bytes").unwrap()), 1);
+    let wrong = client(
+        &addr,
+        Some(SharedKey::new(b"another key, 16+ bytes").unwrap()),
+        1,
+    );
     let e = gate.next(&mut judge, HANG, Cancel::process()).unwrap();
     assert!(
-        matches!(e, Event::Dropped { error: NetError::Auth(_), .. }),
+        matches!(
+            e,
+            Event::Dropped {
+                error: NetError::Auth(_),
+                ..
+            }
+        ),
         "{e:?}"
     );
     assert!(matches!(wrong.join().unwrap(), Err(NetError::Auth(_))));
     let garbage = {
         let mut s = TcpStream::connect(&addr).unwrap();
-        s.write_all(b"GET / HTTP/1.0\r\n\r\n____________________").unwrap();
+        s.write_all(b"GET / HTTP/1.0\r\n\r\n____________________")
+            .unwrap();
         s
     };
     let e = gate.next(&mut judge, HANG, Cancel::process()).unwrap();
     assert!(
-        matches!(e, Event::Dropped { error: NetError::Protocol(_), .. }),
+        matches!(
+            e,
+            Event::Dropped {
+                error: NetError::Protocol(_),
+                ..
+            }
+        ),
         "{e:?}"
     );
     assert!(closed_by_server(garbage));
@@ -222,7 +248,9 @@ fn past_its_pending_limit_a_gate_drops_the_oldest_and_still_admits_a_real_peer()
     let addr = l.local_addr().unwrap().to_string();
     let mut gate = Gate::new(vec![l], None, Duration::from_secs(30)).max_pending(4);
     let mut judge = judge_n;
-    let flood: Vec<TcpStream> = (0..10).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    let flood: Vec<TcpStream> = (0..10)
+        .map(|_| TcpStream::connect(&addr).unwrap())
+        .collect();
     let mut dropped = 0;
     while dropped < 6 {
         match gate.next(&mut judge, HANG, Cancel::process()).unwrap() {
@@ -252,8 +280,13 @@ fn past_its_pending_limit_a_gate_drops_the_oldest_and_still_admits_a_real_peer()
 
 #[test]
 fn a_gate_over_several_ports_says_which_and_a_retired_port_takes_no_more() {
-    let ls: Vec<_> = (0..3).map(|_| conn::listen("127.0.0.1:0").unwrap()).collect();
-    let addrs: Vec<String> = ls.iter().map(|l| l.local_addr().unwrap().to_string()).collect();
+    let ls: Vec<_> = (0..3)
+        .map(|_| conn::listen("127.0.0.1:0").unwrap())
+        .collect();
+    let addrs: Vec<String> = ls
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect();
     let mut gate = Gate::new(ls, None, Duration::from_secs(20));
     let mut judge = judge_n;
     let c2 = client(&addrs[2], None, 2);

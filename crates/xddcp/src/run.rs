@@ -473,7 +473,11 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
         Err(why) => return failed(p, job, 1, why),
     };
     if p.opts.verbose || p.opts.dumps {
-        log(&format!("{log_prefix}.source.log"), &src.stdout, &src.stderr);
+        log(
+            &format!("{log_prefix}.source.log"),
+            &src.stdout,
+            &src.stderr,
+        );
         if let Ok(f) = &dst {
             log(
                 &format!("{log_prefix}.destination.log"),
@@ -505,7 +509,10 @@ fn status_of(
     dst_stopped: bool,
 ) -> Status {
     let s: Side = match (src.status.code(), src.stopped_for_peer) {
-        (_, true) => (1, "stopped by xddcp once the destination side had ended".into()),
+        (_, true) => (
+            1,
+            "stopped by xddcp once the destination side had ended".into(),
+        ),
         (Some(c), false) => {
             let code = c.clamp(0, 255) as u8;
             (code, said(code, &src.stderr))

@@ -89,7 +89,11 @@ fn watch(mut s: TcpStream, every: Option<Duration>, stop: &AtomicBool, closed: &
                 return;
             }
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(_) => {
                 closed.store(true, Ordering::Relaxed);
                 return;

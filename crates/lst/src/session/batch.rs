@@ -23,7 +23,7 @@ type Ended = (String, Conn, Result<ClientStats, JobFailed>);
 
 /// A client's job that failed: why, and its counts by then when its
 /// agent could still say them (none when the agent itself is gone).
-type JobFailed = (String, Option<ClientStats>);
+type JobFailed = Box<(String, Option<ClientStats>)>;
 
 /// A batch that runs.
 pub(crate) struct Running {
@@ -66,7 +66,8 @@ impl Running {
             conns.push((i, c));
             let counts = match r {
                 Ok(s) => Some(s),
-                Err((e, partial)) => {
+                Err(f) => {
+                    let (e, partial) = *f;
                     t.failure.get_or_insert(e);
                     partial
                 }
@@ -124,7 +125,11 @@ pub(crate) fn start(
                             st
                         });
                         on.store(false, Ordering::Relaxed);
-                        (addr, c, r.map_err(|(e, p)| (format!("node {name}: {e}"), p)))
+                        (
+                            addr,
+                            c,
+                            r.map_err(|f| Box::new((format!("node {name}: {}", f.0), f.1))),
+                        )
                     })
                 })
                 .collect();
@@ -184,7 +189,7 @@ fn plan(
 /// counts when the agent said them.
 fn run_job(c: &mut Conn, job: ClientJob, stop: &AtomicBool) -> Result<ClientStats, JobFailed> {
     c.idle_timeout = console::run_timeout(job.limit);
-    let lost = |e: NetError| (e.to_string(), None);
+    let lost = |e: NetError| Box::new((e.to_string(), None));
     console::send(c, &Command::Start(job), Cancel::process()).map_err(lost)?;
     let answer = match console::recv(c, Cancel::with(stop)) {
         Err(NetError::Cancelled) => {
@@ -196,7 +201,10 @@ fn run_job(c: &mut Conn, job: ClientJob, stop: &AtomicBool) -> Result<ClientStat
     };
     match answer {
         Answer::Done(s) => Ok(s),
-        Answer::Failed { message, partial } => Err((message, partial)),
-        _ => Err(("answered Start with something else".into(), None)),
+        Answer::Failed { message, partial } => Err(Box::new((message, partial))),
+        _ => Err(Box::new((
+            "answered Start with something else".into(),
+            None,
+        ))),
     }
 }

@@ -214,7 +214,8 @@ impl State {
             return Err(format!("group {name:?} already exists"));
         }
         let nodes = crate::hosts::nodes(hosts, self.cfg.port)?;
-        self.ensure_agents(&nodes, None).map_err(|e| e.to_string())?;
+        self.ensure_agents(&nodes, None)
+            .map_err(|e| e.to_string())?;
         self.groups.insert(name.to_string(), nodes);
         Ok(())
     }

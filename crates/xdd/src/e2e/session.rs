@@ -325,7 +325,10 @@ fn accept_all(
             }
             Err(NetError::Cancelled) => return Err(RunError::Interrupted),
             Err(NetError::Timeout { .. }) if Instant::now() < until => {
-                if let Some(q) = conns.iter().position(|c| c.as_ref().is_some_and(Conn::peer_gone)) {
+                if let Some(q) = conns
+                    .iter()
+                    .position(|c| c.as_ref().is_some_and(Conn::peer_gone))
+                {
                     return Err(source_gone(t, q));
                 }
                 continue;
