@@ -118,7 +118,12 @@ fn a_killed_tests_s3_server_leaves_no_socket() {
         return;
     }
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "s3_server_held_until_killed", "--nocapture"])
+        .args([
+            "--ignored",
+            "--exact",
+            "s3_server_held_until_killed",
+            "--nocapture",
+        ])
         .env("IOLAB_LEFTOVERS_HELPER", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -136,7 +141,10 @@ fn a_killed_tests_s3_server_leaves_no_socket() {
     }
     assert_eq!(ports.len(), 9, "the helper did not start its server");
     let before = weed_sockets(&ports);
-    assert!(!before.is_empty(), "weed made no socket in /tmp: nothing to test");
+    assert!(
+        !before.is_empty(),
+        "weed made no socket in /tmp: nothing to test"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     // weed follows its parent (PR_SET_PDEATHSIG): its ports free up.
@@ -147,6 +155,10 @@ fn a_killed_tests_s3_server_leaves_no_socket() {
     }
     assert_eq!(weed_sockets(&ports), before, "left by the killed test");
     let next = iolab_testkit::s3::S3Server::start(&[]).unwrap();
-    assert!(weed_sockets(&ports).is_empty(), "{:?}", weed_sockets(&ports));
+    assert!(
+        weed_sockets(&ports).is_empty(),
+        "{:?}",
+        weed_sockets(&ports)
+    );
     drop(next);
 }

@@ -410,6 +410,65 @@ fn run_wraps_a_command_and_keeps_its_exit_status() {
     ok(&o);
 }
 
+/// A STATFS_PATHS path this node cannot ask (a typo, a file system not
+/// mounted here) is named in a note of the run's output, and statfs.csv
+/// holds the paths that could be asked; with none, statfs is absent and
+/// the note says which paths and why (statfs.csv held only its header,
+/// with no word).
+#[test]
+fn a_statfs_path_that_cannot_be_asked_is_named_in_the_outputs() {
+    let s = Scratch::new("stats-statfs-missing");
+    let tmp = s.path("tmp");
+    let _reaper = Reaper(tmp.clone());
+    let missing = s.path("no-such-mount");
+    let cfg = s.path("c.sh");
+    let write = |paths: &str| {
+        std::fs::write(
+            &cfg,
+            format!(
+                "TMP={}\nSTATFS_INTERVAL=0\nSTATFS_PATHS=\"{paths}\"\n",
+                tmp.display()
+            ),
+        )
+        .unwrap()
+    };
+    write(&format!("{} {}", s.root.display(), missing.display()));
+    let c = cfg.to_str().unwrap();
+    let o = run_in(
+        &s.root,
+        &["stats", "run", c, "--tarball", "a.tgz", "--", "true"],
+    );
+    ok(&o);
+    let note = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("note:") && l.contains(&*missing.to_string_lossy()))
+        .map(str::to_string);
+    let note = note.unwrap_or_else(|| panic!("no note names the path: {}", stdout(&o)));
+    assert!(
+        note.contains("cannot be asked") && note.contains("No such file"),
+        "{note}"
+    );
+    let rows = series_rows(
+        &only_node(&s.path("a-csv")).join("statfs.csv"),
+        &s.root.display().to_string(),
+    );
+    assert!(!rows.is_empty(), "the path that exists is recorded");
+    write(&missing.display().to_string());
+    let o = run_in(
+        &s.root,
+        &["stats", "run", c, "--tarball", "b.tgz", "--", "true"],
+    );
+    ok(&o);
+    assert!(
+        stdout(&o).lines().any(|l| l.starts_with("note:")
+            && l.contains("statfs: no STATFS_PATHS path can be asked")
+            && l.contains(&*missing.to_string_lossy())),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!only_node(&s.path("b-csv")).join("statfs.csv").exists());
+}
+
 /// SIGINT or SIGTERM to the `iolab stats run` process alone (as a batch
 /// system or supervisor sends it) reaches the command, as with `timeout`:
 /// the command's trap runs and its exit status is run's.
