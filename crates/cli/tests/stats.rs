@@ -618,6 +618,70 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
     }
 }
 
+/// `stats run` whose collector cannot start on a node does not run the
+/// command unmonitored (it ran, and the failure showed only at the end):
+/// exit 1 naming the node before the command starts, the collector that
+/// did start stopped again, nothing written. `--keep-going` runs it,
+/// names the node first, and ends with exit 1.
+#[test]
+fn run_refuses_to_start_the_command_when_a_collector_cannot_start() {
+    let name = "run_refuses_to_start_the_command_when_a_collector_cannot_start";
+    let s = Scratch::new("stats-run-nodes");
+    let ns = match Namespaces::new("r", 1) {
+        Ok(n) => n,
+        Err(why) => {
+            common::skip_or_fail(name, &why);
+            return;
+        }
+    };
+    let tmp = s.path("tmp");
+    let _reaper = Reaper(tmp.clone());
+    let missing = format!("iolab-st-gone-{}", std::process::id());
+    let cfg = s.path("c.sh");
+    std::fs::write(
+        &cfg,
+        format!(
+            "TMP={}\nVMSTAT_INTERVAL=1\nCLIENT_LIST=\"{} {missing}\"\n",
+            tmp.display(),
+            ns.names[0]
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let ran = s.path("ran");
+    let touch = format!("touch {}", ran.display());
+    let run = |extra: &[&str]| {
+        let mut w = vec!["stats", "run", cfg, "--rsh", "exec:ip netns exec"];
+        w.extend(extra);
+        w.extend(["--tarball", "t.tgz", "--", "sh", "-c", &touch]);
+        run_in(&s.root, &w)
+    };
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("the collector did not start on {missing}")),
+        "{err}"
+    );
+    assert!(err.contains("the command was not run"), "{err}");
+    assert!(!err.contains(&format!("on {}:", ns.names[0])), "{err}");
+    assert!(!ran.exists(), "the command ran unmonitored");
+    assert!(!s.path("t.tgz").exists() && !s.path("t-csv").exists());
+    // The collector that did start was stopped and its record removed.
+    let node_dir = tmp.join("iolab-stats").join(&ns.names[0]);
+    assert!(!node_dir.exists(), "{:?}", common::tree(&tmp));
+    let o = run(&["--keep-going"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(ran.exists(), "--keep-going runs the command");
+    let err = stderr(&o);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(
+        first.contains(&format!("no collector on {missing}")) && first.contains("--keep-going"),
+        "{err}"
+    );
+    assert!(s.path("t.tgz").is_file());
+}
+
 /// `--stats` on a benchmark: the samples of the run's own seconds are in
 /// its JSON, and the device's write counters cover what xdd wrote.
 #[test]
