@@ -80,7 +80,12 @@ fn sweep_record_report_and_compare_two_series() {
         let o = run(&["sweep", p.to_str().unwrap(), "--store", &store]);
         let out = stdout(&o);
         assert!(
-            out.contains("6 points x 3 repeats; 0 recorded already, 18 to run"),
+            out.contains("6 points x 3 repeats; 0 recorded already, 18 to run (store ")
+                && out
+                    .lines()
+                    .next()
+                    .unwrap()
+                    .ends_with("; the time left follows each repeat"),
             "{out}"
         );
         assert!(out.matches("file_create").count() >= 18, "{out}");
@@ -346,6 +351,12 @@ fn an_interrupted_sweep_resumes_where_it_stopped() {
         6 - before.len()
     );
     assert!(stdout(&o).contains(&want), "{}", stdout(&o));
+    // Resumed: how long the rest should take, before it starts.
+    let first = stdout(&o).lines().next().unwrap().to_string();
+    assert!(
+        first.contains("; about ") && first.ends_with(" by the repeats recorded so far"),
+        "{first}"
+    );
     let mut after = done(&store);
     after.sort();
     after.dedup();

@@ -278,6 +278,18 @@ impl Store {
         Ok(id)
     }
 
+    /// The mean wall time in seconds of the runs of a point that gave
+    /// results ([`crate::counts`]), None without any: what a resumed
+    /// sweep's estimate is made of.
+    pub fn mean_run_seconds(&self, point_id: i64) -> Result<Option<f64>, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT avg(finished_unix_ns - started_unix_ns) / 1e9 FROM runs
+             WHERE point_id = ?1 AND outcome IN ('completed', 'time_limit')",
+            [point_id],
+            |r| r.get(0),
+        )?)
+    }
+
     /// The repeats of a point that gave results ([`crate::counts`]): what
     /// a resumed sweep skips.
     pub fn completed_repeats(&self, point_id: i64) -> Result<Vec<u32>, StoreError> {
