@@ -195,6 +195,15 @@ fn check_chart(svg_path: &Path) {
             "x tick {tick} in {texts:?}"
         );
     }
+    // Tasks 1, 2, 4 on a log2 axis: no empty tick at 3. Rates in SI
+    // (20k): no raw number of more than three digits.
+    assert!(!texts.iter().any(|t| t == "3"), "{texts:?}");
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.len() > 3 && t.chars().all(|c| c.is_ascii_digit())),
+        "{texts:?}"
+    );
     // Lines are drawn 2 px wide (error bars 1 px): one per series line.
     assert_eq!(svg.matches("stroke-width=\"2\"").count(), 4, "series count");
 }
