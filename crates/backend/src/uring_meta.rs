@@ -360,7 +360,12 @@ impl UringMeta {
     ) -> io::Result<usize> {
         let ptr = self.data_region(token, len)?;
         let mut n = 0;
-        out[n] = self.open(token, path, libc::O_RDONLY, 0, Step::Open);
+        // Straight to the kernel's workers: tried inline, an open whose
+        // name is cached goes on to the file system's open in the
+        // submitting thread, which on a network file system waits there
+        // for its round trip and so holds up every operation behind it.
+        let open = self.open(token, path, libc::O_RDONLY, 0, Step::Open);
+        out[n] = open.flags(squeue::Flags::ASYNC);
         n += 1;
         if len > 0 {
             let r = opcode::Read::new(types::Fixed(token), ptr, len as u32).offset(0);
