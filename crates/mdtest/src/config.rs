@@ -665,6 +665,10 @@ mod tests {
             ("-n 1 -g", "-g"),
             ("-n 1 -U -F", "-U"),
             ("-n 1 -d a@@b", "-d"),
+            ("-n 1 --qd 4", "--qd"),
+            ("-n 1 --engine uring --qd 5000", "--qd"),
+            ("-n 1 --engine aio", "--engine"),
+            ("-n 1 -k --engine uring", "-k"),
         ] {
             let e = cfg(line)
                 .err()
@@ -690,6 +694,20 @@ mod tests {
         assert!(!c.do_dirs && c.do_files);
         let c = cfg("-n 1 -D").unwrap();
         assert!(c.do_dirs && !c.do_files);
+    }
+
+    #[test]
+    fn engine_and_queue_depth() {
+        assert_eq!(cfg("-n 1").unwrap().engine, EngineKind::Sync);
+        assert_eq!(cfg("-n 1 --engine sync").unwrap().engine, EngineKind::Sync);
+        assert_eq!(
+            cfg("-n 1 --engine uring").unwrap().engine,
+            EngineKind::Uring { qd: DEFAULT_QD as u32 }
+        );
+        assert_eq!(
+            cfg("-n 1 --engine uring --qd 64").unwrap().engine.queue_depth(),
+            Some(64)
+        );
     }
 
     #[test]
