@@ -222,14 +222,6 @@ impl UringMeta {
         })
     }
 
-    /// Caps the kernel's worker threads for this ring (IORING_REGISTER_IOWQ_MAX_WORKERS):
-    /// the operations io_uring cannot finish inline (mkdir, stat, unlink,
-    /// a create) run on them.
-    pub(crate) fn limit_workers(&self, unbounded: u32) {
-        let mut max = [0, unbounded];
-        let _ = self.ring.submitter().register_iowq_max_workers(&mut max);
-    }
-
     /// Copies `path` into slot `token`'s path buffer; a pointer to it.
     fn copy_path(&mut self, token: u32, path: &CStr) -> io::Result<*const libc::c_char> {
         let bytes = path.to_bytes_with_nul();
@@ -270,8 +262,7 @@ impl UringMeta {
     ) -> io::Result<(Chain, usize)> {
         let cwd = types::Fd(libc::AT_FDCWD);
         let only = |e: squeue::Entry| e.user_data(Self::user_data(token, Step::Only));
-        let mut out: Chain =
-            std::array::from_fn(|_| opcode::Nop::new().build());
+        let mut out: Chain = std::array::from_fn(|_| opcode::Nop::new().build());
         let n = match *op {
             MetaOp::Mkdir { mode, .. } => {
                 out[0] = only(opcode::MkDirAt::new(cwd, path).mode(mode).build());
@@ -288,8 +279,7 @@ impl UringMeta {
             }
             MetaOp::Stat { .. } => {
                 let st: *mut libc::statx = &mut self.stats[token as usize];
-                let e = opcode::Statx::new(cwd, path, st.cast())
-                    .mask(libc::STATX_BASIC_STATS);
+                let e = opcode::Statx::new(cwd, path, st.cast()).mask(libc::STATX_BASIC_STATS);
                 out[0] = only(e.build());
                 1
             }
@@ -556,7 +546,7 @@ impl MetaQueue for UringMeta {
                 cq.next()
             };
             let Some(cqe) = cqe else { break };
-                if !self.record(cqe.user_data(), cqe.result()) {
+            if !self.record(cqe.user_data(), cqe.result()) {
                 continue;
             }
             let token = (cqe.user_data() >> STEP_BITS) as u32;
@@ -630,7 +620,8 @@ mod tests {
     struct Dir(std::path::PathBuf);
     impl Dir {
         fn new(name: &str) -> Dir {
-            let d = std::env::temp_dir().join(format!("iolab-uring-meta-{}-{name}", std::process::id()));
+            let d = std::env::temp_dir()
+                .join(format!("iolab-uring-meta-{}-{name}", std::process::id()));
             std::fs::create_dir_all(&d).unwrap();
             Dir(d)
         }
@@ -667,22 +658,48 @@ mod tests {
             while q.has_room() {
                 let Some((i, p)) = pending.next() else { break };
                 let data = format!("item {i}");
-                let op = MetaOp::Create { path: p, data: data.as_bytes(), exclusive: true, fsync: i % 2 == 0 };
+                let op = MetaOp::Create {
+                    path: p,
+                    data: data.as_bytes(),
+                    exclusive: true,
+                    fsync: i % 2 == 0,
+                };
                 q.push(i as u64, &op).unwrap();
             }
             if q.in_flight() == 0 {
                 break;
             }
-            q.complete(&mut |c| results.push((c.tag, c.result))).unwrap();
+            q.complete(&mut |c| results.push((c.tag, c.result)))
+                .unwrap();
         }
         assert_eq!(results.len(), 20);
-        assert!(results.iter().all(|(t, r)| *r == Ok(format!("item {t}").len() as u64)), "{results:?}");
+        assert!(
+            results
+                .iter()
+                .all(|(t, r)| *r == Ok(format!("item {t}").len() as u64)),
+            "{results:?}"
+        );
         for (i, p) in names.iter().enumerate() {
             q.push(i as u64, &MetaOp::Stat { path: p }).unwrap();
-            q.push(100 + i as u64, &MetaOp::Read { path: p, len: format!("item {i}").len() }).unwrap();
+            q.push(
+                100 + i as u64,
+                &MetaOp::Read {
+                    path: p,
+                    len: format!("item {i}").len(),
+                },
+            )
+            .unwrap();
             let got = drain(&mut q);
-            assert_eq!(got[0].1, Ok(format!("item {i}").len() as u64), "stat gives the size");
-            assert_eq!(got[1].2, format!("item {i}").as_bytes(), "read gives the bytes");
+            assert_eq!(
+                got[0].1,
+                Ok(format!("item {i}").len() as u64),
+                "stat gives the size"
+            );
+            assert_eq!(
+                got[1].2,
+                format!("item {i}").as_bytes(),
+                "read gives the bytes"
+            );
         }
         for (i, p) in names.iter().enumerate() {
             q.push(i as u64, &MetaOp::Unlink { path: p }).unwrap();
@@ -691,7 +708,11 @@ mod tests {
             }
         }
         drain(&mut q);
-        assert_eq!(std::fs::read_dir(&d.0).unwrap().count(), 0, "every file removed");
+        assert_eq!(
+            std::fs::read_dir(&d.0).unwrap().count(),
+            0,
+            "every file removed"
+        );
     }
 
     #[test]
@@ -699,18 +720,54 @@ mod tests {
         let Some(mut q) = queue(4, 16) else { return };
         let d = Dir::new("fail");
         let (sub, f) = (d.c("sub"), d.c("f"));
-        q.push(1, &MetaOp::Mkdir { path: &sub, mode: 0o755 }).unwrap();
-        q.push(2, &MetaOp::Create { path: &f, data: b"abc", exclusive: true, fsync: false }).unwrap();
+        q.push(
+            1,
+            &MetaOp::Mkdir {
+                path: &sub,
+                mode: 0o755,
+            },
+        )
+        .unwrap();
+        q.push(
+            2,
+            &MetaOp::Create {
+                path: &f,
+                data: b"abc",
+                exclusive: true,
+                fsync: false,
+            },
+        )
+        .unwrap();
         drain(&mut q);
-        q.push(3, &MetaOp::Mkdir { path: &sub, mode: 0o755 }).unwrap();
-        q.push(4, &MetaOp::Create { path: &f, data: b"abc", exclusive: true, fsync: false }).unwrap();
+        q.push(
+            3,
+            &MetaOp::Mkdir {
+                path: &sub,
+                mode: 0o755,
+            },
+        )
+        .unwrap();
+        q.push(
+            4,
+            &MetaOp::Create {
+                path: &f,
+                data: b"abc",
+                exclusive: true,
+                fsync: false,
+            },
+        )
+        .unwrap();
         q.push(5, &MetaOp::Read { path: &f, len: 8 }).unwrap();
         q.push(6, &MetaOp::Stat { path: &d.c("none") }).unwrap();
         let got = drain(&mut q);
         let err = |i: usize| got[i].1.unwrap_err();
         assert_eq!((err(0).step, err(0).errno), ("mkdir", libc::EEXIST));
         assert_eq!((err(1).step, err(1).errno), ("create", libc::EEXIST));
-        assert_eq!((err(2).step, err(2).short), ("read", Some((3, 8))), "short read named");
+        assert_eq!(
+            (err(2).step, err(2).short),
+            ("read", Some((3, 8))),
+            "short read named"
+        );
         assert_eq!((err(3).step, err(3).errno), ("stat", libc::ENOENT));
         q.push(7, &MetaOp::Rmdir { path: &sub }).unwrap();
         q.push(8, &MetaOp::Unlink { path: &f }).unwrap();
@@ -718,12 +775,28 @@ mod tests {
         let got = drain(&mut q);
         assert_eq!(got[0].1, Ok(0));
         // Two unlinks of one file in flight: one of them finds it gone.
-        let gone = got[1..].iter().filter(|g| g.1.is_err_and(|e| e.errno == libc::ENOENT)).count();
+        let gone = got[1..]
+            .iter()
+            .filter(|g| g.1.is_err_and(|e| e.errno == libc::ENOENT))
+            .count();
         assert_eq!(gone, 1, "{got:?}");
         let long = CString::new(vec![b'a'; PATH_BYTES]).unwrap();
-        assert!(q.push(10, &MetaOp::Stat { path: &long }).is_err(), "too long a path is refused");
+        assert!(
+            q.push(10, &MetaOp::Stat { path: &long }).is_err(),
+            "too long a path is refused"
+        );
         let big = vec![0u8; 17];
-        assert!(q.push(11, &MetaOp::Create { path: &f, data: &big, exclusive: true, fsync: false }).is_err());
+        assert!(q
+            .push(
+                11,
+                &MetaOp::Create {
+                    path: &f,
+                    data: &big,
+                    exclusive: true,
+                    fsync: false
+                }
+            )
+            .is_err());
         assert_eq!(q.in_flight(), 0, "a refused push holds no slot");
     }
 

@@ -205,7 +205,10 @@ fn md_engine(cli: &Cli) -> Result<Option<u32>, String> {
             let qd = qd.unwrap_or(iolab_mdtest::config::DEFAULT_QD as u32);
             match u64::from(qd) {
                 1..=iolab_mdtest::config::MAX_QD => Ok(Some(qd)),
-                _ => Err(format!("--qd {qd}: between 1 and {}", iolab_mdtest::config::MAX_QD)),
+                _ => Err(format!(
+                    "--qd {qd}: between 1 and {}",
+                    iolab_mdtest::config::MAX_QD
+                )),
             }
         }
         (_, Some(_)) => Err("--qd: operations in flight need --engine uring".into()),

@@ -53,7 +53,12 @@ fn same_tree(name: &str, opts: &str) {
     run_ok(&format!("{opts} -r -d {} {uring}", a.display()));
     run_ok(&format!("{opts} -r -d {}", b.display()));
     // The -d directories a -C run made stay, as with mdtest; empty.
-    assert!(tree(&a).is_empty() && tree(&b).is_empty(), "{opts}: -r left {:?} {:?}", tree(&a), tree(&b));
+    assert!(
+        tree(&a).is_empty() && tree(&b).is_empty(),
+        "{opts}: -r left {:?} {:?}",
+        tree(&a),
+        tree(&b)
+    );
 }
 
 #[test]
@@ -65,7 +70,10 @@ fn uring_makes_the_seed_000_trees_of_the_sync_engine() {
 #[test]
 fn uring_makes_the_seed_001_trees_of_the_sync_engine() {
     same_tree("uring-s001a", "-b 10 -z 2 -I 100 --tasks 2");
-    same_tree("uring-s001b", "-z 1 -L -u -N 1 -b 10 -I 20 -w 3900 -e 3900 --tasks 8");
+    same_tree(
+        "uring-s001b",
+        "-z 1 -L -u -N 1 -b 10 -I 20 -w 3900 -e 3900 --tasks 8",
+    );
 }
 
 #[test]
@@ -92,7 +100,10 @@ fn uring_names_the_file_whose_data_differs() {
     let _g = URING.read().unwrap_or_else(|p| p.into_inner());
     let s = Scratch::new("uring-verify");
     let d = s.path("x");
-    let opts = format!("-F -n 20 -w 64 -e 64 -G 3 -d {} --engine uring", d.display());
+    let opts = format!(
+        "-F -n 20 -w 64 -e 64 -G 3 -d {} --engine uring",
+        d.display()
+    );
     run_ok(&format!("{opts} -C"));
     let victim = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.7");
     let mut data = std::fs::read(&victim).unwrap();
@@ -101,7 +112,10 @@ fn uring_names_the_file_whose_data_differs() {
     let o = mdtest(&format!("{opts} -E -X"));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o) + &stdout(&o);
-    assert!(err.contains("file.mdtest.0.7") && err.contains("byte 9"), "{err}");
+    assert!(
+        err.contains("file.mdtest.0.7") && err.contains("byte 9"),
+        "{err}"
+    );
     run_ok(&format!("{opts} -r"));
 }
 
@@ -149,7 +163,14 @@ fn uring_is_refused_by_name_when_the_kernel_disables_it() {
     let d = s.path("x");
     let line = format!("-n 10 -d {} --engine uring", d.display());
     let ini = io500_ini(&s.root);
-    let io500 = ["io500", ini.to_str().unwrap(), "--engine", "uring", "--qd", "4"];
+    let io500 = [
+        "io500",
+        ini.to_str().unwrap(),
+        "--engine",
+        "uring",
+        "--qd",
+        "4",
+    ];
     let (o, o500) = {
         let Some(_off) = UringDisabled::set("2") else {
             return skip_or_fail("uring-disabled", "cannot write kernel.io_uring_disabled");
@@ -157,13 +178,23 @@ fn uring_is_refused_by_name_when_the_kernel_disables_it() {
         (mdtest(&line), iolab(&io500))
     };
     assert_eq!(o500.status.code(), Some(2), "{}", stderr(&o500));
-    assert!(stderr(&o500).contains("io_uring_disabled"), "{}", stderr(&o500));
-    assert!(!s.path("data").exists() && !s.path("res").exists(), "io500 made nothing");
+    assert!(
+        stderr(&o500).contains("io_uring_disabled"),
+        "{}",
+        stderr(&o500)
+    );
+    assert!(
+        !s.path("data").exists() && !s.path("res").exists(),
+        "io500 made nothing"
+    );
     // As docs/mdtest.md says: exit 2 naming io_uring and what refused
     // it, nothing created; never a silent run on the sync engine.
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("--engine uring") && err.contains("io_uring_disabled"), "{err}");
+    assert!(
+        err.contains("--engine uring") && err.contains("io_uring_disabled"),
+        "{err}"
+    );
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
     assert!(!d.exists());
     // The sysctl is back: the same line runs.
@@ -177,8 +208,7 @@ fn queue_depth_overlaps_round_trips_on_a_delayed_file_system() {
     let (back, mnt) = (s.path("back"), s.path("mnt"));
     std::fs::create_dir_all(&back).unwrap();
     std::fs::create_dir_all(&mnt).unwrap();
-    let fs = match iolab_testkit::delayfs::DelayFs::mount(&back, &mnt, Duration::from_millis(20))
-    {
+    let fs = match iolab_testkit::delayfs::DelayFs::mount(&back, &mnt, Duration::from_millis(20)) {
         Ok(fs) => fs,
         Err(e) => return skip_or_fail("uring-delayfs", &format!("cannot mount FUSE: {e}")),
     };
@@ -197,9 +227,19 @@ fn queue_depth_overlaps_round_trips_on_a_delayed_file_system() {
     // the releases of closed files, which the kernel sends in the
     // background; eight in flight, in eight directories, keep at least
     // six requests at the server at once.
-    assert!(many >= 6 && many > one, "--qd 8: {many} requests at once, sync: {one}");
-    run_ok(&format!("{opts} -r -d {}/x --engine uring --qd 8", mnt.display()));
-    assert_eq!(tree(&back), ["x/"], "everything but the -d directory removed");
+    assert!(
+        many >= 6 && many > one,
+        "--qd 8: {many} requests at once, sync: {one}"
+    );
+    run_ok(&format!(
+        "{opts} -r -d {}/x --engine uring --qd 8",
+        mnt.display()
+    ));
+    assert_eq!(
+        tree(&back),
+        ["x/"],
+        "everything but the -d directory removed"
+    );
     drop(fs);
 }
 
@@ -221,8 +261,16 @@ fn uring_is_refused_on_s3_which_still_runs_the_sync_engine() {
     };
     let o = run("--engine uring --qd 4");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("cannot queue metadata"), "{}", stderr(&o));
-    assert!(s.keys(b).unwrap().is_empty(), "nothing made: {:?}", s.keys(b));
+    assert!(
+        stderr(&o).contains("cannot queue metadata"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        s.keys(b).unwrap().is_empty(),
+        "nothing made: {:?}",
+        s.keys(b)
+    );
     let o = run("");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(s.keys(b).unwrap().is_empty());
@@ -257,12 +305,27 @@ fn io500_runs_its_mdtest_phases_through_the_uring_engine() {
         .find(|l| l.contains("mdtest") && l.contains(" -E "))
         .map(String::from)
         .unwrap_or_default();
-    assert!(hard_read.ends_with("--engine uring --qd 8"), "{}", stdout(&o));
-    let o = iolab(&["io500", ini, "--tasks", "2", "--engine", "uring", "--qd", "8"]);
+    assert!(
+        hard_read.ends_with("--engine uring --qd 8"),
+        "{}",
+        stdout(&o)
+    );
+    let o = iolab(&[
+        "io500", ini, "--tasks", "2", "--engine", "uring", "--qd", "8",
+    ]);
     assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-    for phase in ["mdtest-easy-write", "mdtest-hard-read", "mdtest-hard-delete"] {
+    for phase in [
+        "mdtest-easy-write",
+        "mdtest-hard-read",
+        "mdtest-hard-delete",
+    ] {
         assert!(stdout(&o).contains(phase), "{phase}: {}", stdout(&o));
     }
     let o = iolab(&["io500", ini, "--qd", "8"]);
-    assert_eq!(o.status.code(), Some(2), "--qd without --engine uring: {}", stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--qd without --engine uring: {}",
+        stderr(&o)
+    );
 }

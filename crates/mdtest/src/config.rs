@@ -443,7 +443,9 @@ impl Config {
             );
         }
         if self.mknod && self.engine != EngineKind::Sync {
-            return err("-k with --engine uring: io_uring has no mknod; drop -k or use --engine sync");
+            return err(
+                "-k with --engine uring: io_uring has no mknod; drop -k or use --engine sync",
+            );
         }
         if self.rename_dirs && !self.do_dirs {
             return err("-U needs directories (it renames them): drop -F/-S");
@@ -702,10 +704,15 @@ mod tests {
         assert_eq!(cfg("-n 1 --engine sync").unwrap().engine, EngineKind::Sync);
         assert_eq!(
             cfg("-n 1 --engine uring").unwrap().engine,
-            EngineKind::Uring { qd: DEFAULT_QD as u32 }
+            EngineKind::Uring {
+                qd: DEFAULT_QD as u32
+            }
         );
         assert_eq!(
-            cfg("-n 1 --engine uring --qd 64").unwrap().engine.queue_depth(),
+            cfg("-n 1 --engine uring --qd 64")
+                .unwrap()
+                .engine
+                .queue_depth(),
             Some(64)
         );
     }

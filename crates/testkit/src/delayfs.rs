@@ -318,7 +318,9 @@ impl fuser::Filesystem for Passthrough {
             let to = self.child(newparent, newname)?;
             std::fs::rename(&from, &to).map_err(|e| errno(&e))?;
             let mut map = self.inodes.lock().unwrap_or_else(|p| p.into_inner());
-            map.values_mut().filter(|p| **p == from).for_each(|p| *p = to.clone());
+            map.values_mut()
+                .filter(|p| **p == from)
+                .for_each(|p| *p = to.clone());
             Ok(())
         });
         match r {
@@ -396,7 +398,14 @@ impl fuser::Filesystem for Passthrough {
         let mut buf = vec![0u8; size as usize];
         // SAFETY: `buf` is writable for its length; fh is a descriptor
         // this server opened.
-        let n = unsafe { libc::pread(fh.0 as i32, buf.as_mut_ptr().cast(), buf.len(), offset as i64) };
+        let n = unsafe {
+            libc::pread(
+                fh.0 as i32,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                offset as i64,
+            )
+        };
         match n {
             n if n >= 0 => reply.data(&buf[..n as usize]),
             _ => reply.error(errno(&io::Error::last_os_error())),
@@ -417,7 +426,8 @@ impl fuser::Filesystem for Passthrough {
     ) {
         let _s = self.serve();
         // SAFETY: `data` is readable for its length; fh is ours.
-        let n = unsafe { libc::pwrite(fh.0 as i32, data.as_ptr().cast(), data.len(), offset as i64) };
+        let n =
+            unsafe { libc::pwrite(fh.0 as i32, data.as_ptr().cast(), data.len(), offset as i64) };
         match n {
             n if n >= 0 => reply.written(n as u32),
             _ => reply.error(errno(&io::Error::last_os_error())),
@@ -452,7 +462,14 @@ impl fuser::Filesystem for Passthrough {
         reply.ok();
     }
 
-    fn fsync(&self, _req: &Request, _ino: INodeNo, fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+    fn fsync(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
         let _s = self.serve();
         // SAFETY: fh is ours.
         match check(unsafe { libc::fsync(fh.0 as i32) }) {
@@ -477,14 +494,25 @@ impl fuser::Filesystem for Passthrough {
         let mut names = match std::fs::read_dir(&dir) {
             Ok(rd) => rd
                 .flatten()
-                .map(|e| (e.file_name(), e.file_type().map(|t| t.is_dir()).unwrap_or(false)))
+                .map(|e| {
+                    (
+                        e.file_name(),
+                        e.file_type().map(|t| t.is_dir()).unwrap_or(false),
+                    )
+                })
                 .collect::<Vec<_>>(),
             Err(e) => return reply.error(errno(&e)),
         };
         names.sort();
         for (i, (name, is_dir)) in names.iter().enumerate().skip(offset as usize) {
-            let kind = if *is_dir { FileType::Directory } else { FileType::RegularFile };
-            let ino = lstat(&dir.join(name)).map(|s| fuse_ino(s.st_ino)).unwrap_or(u64::MAX);
+            let kind = if *is_dir {
+                FileType::Directory
+            } else {
+                FileType::RegularFile
+            };
+            let ino = lstat(&dir.join(name))
+                .map(|s| fuse_ino(s.st_ino))
+                .unwrap_or(u64::MAX);
             if reply.add(INodeNo(ino), i as u64 + 1, kind, name) {
                 break;
             }
@@ -621,7 +649,9 @@ fn reap_stale() {
         return;
     };
     for e in rd.flatten() {
-        let Ok(text) = std::fs::read(e.path()) else { continue };
+        let Ok(text) = std::fs::read(e.path()) else {
+            continue;
+        };
         let mut parts = text.splitn(2, |&b| b == b'\n');
         let pid: i32 = parts
             .next()

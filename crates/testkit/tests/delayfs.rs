@@ -35,8 +35,9 @@ impl Dirs {
 }
 impl Drop for Dirs {
     fn drop(&mut self) {
-        // SAFETY: a NUL-terminated path; detaches a mount left by a failure.
+        // Detaches a mount a failed test left.
         let c = std::ffi::CString::new(self.0.join("mnt").to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
         unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
         let _ = std::fs::remove_dir_all(&self.0);
     }
@@ -56,7 +57,10 @@ fn passes_every_operation_through_and_unmounts_on_drop() {
     assert_eq!(std::fs::read(mnt.join("a/f")).unwrap(), b"hello");
     assert_eq!(std::fs::metadata(mnt.join("a/f")).unwrap().len(), 5);
     std::fs::rename(mnt.join("a/f"), mnt.join("a/g")).unwrap();
-    let names: Vec<_> = std::fs::read_dir(mnt.join("a")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(mnt.join("a"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, ["g"]);
     std::fs::remove_file(mnt.join("a/g")).unwrap();
     std::fs::remove_dir(mnt.join("a")).unwrap();
@@ -80,7 +84,11 @@ fn the_binary_unmounts_on_sigterm_and_a_killed_one_is_reaped() {
             .spawn()
             .unwrap();
         let mut line = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(c.stdout.take().unwrap()), &mut line).unwrap();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(c.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
         (c, line)
     };
     let (mut c, line) = start();

@@ -56,7 +56,9 @@ impl Spread {
     }
 
     fn rows_from(&self, base: u64) -> u64 {
-        (self.n.saturating_sub(base)).min(self.cap).div_ceil(self.per_dir)
+        (self.n.saturating_sub(base))
+            .min(self.cap)
+            .div_ceil(self.per_dir)
     }
 }
 
@@ -239,7 +241,9 @@ impl TaskState<'_> {
         let mut ok = true;
         let r = q.complete(&mut |d: &MetaDone<'_>| {
             self.hist.record(d.end_ns.saturating_sub(d.start_ns));
-            let r = self.check(op, d).map_err(|e| self.failure(tg, op, d.tag, e, names));
+            let r = self
+                .check(op, d)
+                .map_err(|e| self.failure(tg, d.tag, e, names));
             ok &= self.account(op, r, rep);
         });
         if let Err(e) = r {
@@ -267,17 +271,16 @@ impl TaskState<'_> {
     }
 
     /// The failure of item `k`, named as the sync engine names it.
-    fn failure(&self, tg: &Target, op: Op, k: u64, why: Check, names: &mut Names) -> Failure {
+    fn failure(&self, tg: &Target, k: u64, why: Check, names: &mut Names) -> Failure {
         let (lp, d, m) = self.ctx.plan.locate(k, self.ctx.cfg.leaf_only);
         names.set_test_dir(&tg.test_dirs[lp as usize]);
         let path = names.item(d, &tg.prefix, m);
-        let _ = op;
         match why {
             Check::Failed(MetaError {
-                step,
+                step: "read",
                 short: Some((got, want)),
                 ..
-            }) if step == "read" => message_failure(
+            }) => message_failure(
                 "read",
                 path,
                 format!("short read: {got} of {want} bytes (the file is shorter than -e)"),
@@ -342,7 +345,8 @@ impl TaskState<'_> {
                     _ => MetaOp::Rmdir { path },
                 };
                 if let Err(e) = q.push(d, &mop) {
-                    rep.error.get_or_insert(path_failure(super::op_name(op), path, &e));
+                    rep.error
+                        .get_or_insert(path_failure(super::op_name(op), path, &e));
                     self.ctx.cancel();
                     ok = false;
                 }
@@ -359,7 +363,8 @@ impl TaskState<'_> {
                 ok &= self.account(op, r, rep);
             });
             if let Err(e) = r {
-                rep.error.get_or_insert(Failure::io("io_uring_enter", None, &e));
+                rep.error
+                    .get_or_insert(Failure::io("io_uring_enter", None, &e));
                 self.ctx.cancel();
                 ok = false;
             }
@@ -405,7 +410,13 @@ mod tests {
 
     #[test]
     fn spread_visits_every_item_once_across_directories() {
-        for (b, z, n, i) in [(3, 2, 130, 0), (1, 0, 7, 0), (2, 1, 30, 4), (3, 2, 0, 5), (2, 2, 50, 5)] {
+        for (b, z, n, i) in [
+            (3, 2, 130, 0),
+            (1, 0, 7, 0),
+            (2, 1, 30, 4),
+            (3, 2, 0, 5),
+            (2, 2, 50, 5),
+        ] {
             let p = plan(b, z, n, i);
             let order: Vec<u64> = Spread::new(&p, p.items_per_task).collect();
             let mut sorted = order.clone();

@@ -33,7 +33,11 @@ fn main() {
     let mut sig = 0;
     // SAFETY: `signals` is an initialised set; sigwait writes one int.
     unsafe { libc::sigwait(&signals, &mut sig) };
-    eprintln!("iolab-delayfs: {} requests served, at most {} at once", fs.requests(), fs.peak_in_flight());
+    eprintln!(
+        "iolab-delayfs: {} requests served, at most {} at once",
+        fs.requests(),
+        fs.peak_in_flight()
+    );
     drop(fs);
 }
 
