@@ -109,6 +109,7 @@ mod tests {
             be.capabilities(),
             Capabilities {
                 discards: true,
+                thread_private_fds: true,
                 ..Capabilities::default()
             }
         );
