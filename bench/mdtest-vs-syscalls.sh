@@ -12,8 +12,8 @@
 # Usage: bench/mdtest-vs-syscalls.sh [ITEMS_PER_TASK] [REPEATS]   (root)
 # IOLAB=path uses that iolab (else a release build); DELAYFS=path that
 # iolab-delayfs (else a debug build of crates/testkit); RSS_ITEMS
-# (1000000) sizes the memory run; DELAY_US (1000) is the delayed file
-# system's delay per request and DELAY_ITEMS (25) its files per
+# (1000000) sizes the memory run; DELAY_US (5000) is the delayed file
+# system's delay per request and DELAY_ITEMS (50) its files per
 # directory (16 leaf directories). The test suite runs it small
 # (tests/bench.rs).
 set -euo pipefail
@@ -21,8 +21,8 @@ cd "$(dirname "$0")/.."
 items=${1:-100000}
 repeats=${2:-3}
 rss_items=${RSS_ITEMS:-1000000}
-delay_us=${DELAY_US:-1000}
-delay_items=${DELAY_ITEMS:-25}
+delay_us=${DELAY_US:-5000}
+delay_items=${DELAY_ITEMS:-50}
 bin=${IOLAB:-}
 if [ -z "$bin" ]; then
     cargo build --release -q
