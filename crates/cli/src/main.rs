@@ -13,6 +13,8 @@ mod demo;
 mod exit;
 mod font;
 mod io500;
+mod live;
+mod live_view;
 mod lst;
 mod lst_nodes;
 mod lst_session;
@@ -219,6 +221,10 @@ fn dispatch() -> ExitCode {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     if let Some(t) = tools::find(&base).filter(|t| t.link) {
+        if let Err(e) = live::take(&base, &mut args) {
+            eprintln!("{base}: {e}");
+            return exit::usage();
+        }
         return (t.entry)(&base, args);
     }
     let Some(first) = args.first().map(|a| a.to_string_lossy().into_owned()) else {
@@ -237,6 +243,10 @@ fn dispatch() -> ExitCode {
         name => match lookup(name) {
             Some(entry) => {
                 args.remove(0);
+                if let Err(e) = live::take(name, &mut args) {
+                    eprintln!("iolab {name}: {e}");
+                    return exit::usage();
+                }
                 entry(name, args)
             }
             None => {

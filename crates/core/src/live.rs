@@ -221,11 +221,15 @@ impl Drop for Recorder {
 #[derive(Debug, Default)]
 pub struct Board {
     inner: Mutex<Inner>,
+    /// `--steady` was given: engines prepare phases to end early.
+    steady: AtomicBool,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
     phases: Vec<Arc<Phase>>,
+    /// Phases the engine can end early (a create phase, a timed pass).
+    endable: Vec<String>,
     slots: Vec<Arc<Slot>>,
 }
 
@@ -284,6 +288,32 @@ impl Board {
             slot: Some(slot),
             _not_sync: std::marker::PhantomData,
         }
+    }
+
+    /// Says that the sampler watches for steady state (`--steady`).
+    pub fn watch_steady(&self) {
+        self.steady.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the sampler watches for steady state: an engine whose
+    /// phase must agree on where it ended (mdtest's create phases, as
+    /// after a stonewall) prepares for it only then.
+    pub fn steady_watched(&self) -> bool {
+        self.steady.load(Ordering::Relaxed)
+    }
+
+    /// The engine can end `phase` early on its steady state; the sampler
+    /// ends no other phase.
+    pub fn allow_steady(&self, phase: &str) {
+        let mut inner = self.lock();
+        if !inner.endable.iter().any(|p| p == phase) {
+            inner.endable.push(phase.to_string());
+        }
+    }
+
+    /// Whether `phase` may end on its steady state.
+    pub fn steady_allowed(&self, phase: &str) -> bool {
+        self.lock().endable.iter().any(|p| p == phase)
     }
 
     /// Calls `f` on every slot, in the order they were made.

@@ -41,6 +41,7 @@ pub mod sample;
 pub mod session;
 pub mod status;
 pub mod steady;
+pub mod view;
 
 pub use row::{Header, Latency, Record, Row};
 pub use session::{new_run_id, Context, Frame, Live, Observer, Options, Output, Summary};

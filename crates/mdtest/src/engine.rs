@@ -76,6 +76,12 @@ impl<'a> Engine<'a> {
         self
     }
 
+    /// Records every task's items on `board` as they finish (`--live`).
+    pub fn with_live(mut self, board: Option<&'a iolab_core::live::Board>) -> Self {
+        self.ctx.live = board;
+        self
+    }
+
     /// Runs the test on this task; every task returns the same result.
     /// A task that panics cancels the others (through the communicator),
     /// removes what it made and returns an error outcome.
@@ -329,7 +335,10 @@ impl<'a> Engine<'a> {
         }
         self.ctx.counter(comm.task()).store(0, Ordering::Relaxed);
         let mut rep = TaskReport::start(phase, wall_ns());
+        st.live = self.ctx.recorder(phase, comm.task());
         work(st, &mut rep);
+        // Dropping the recorder closes its slot: the phase is over here.
+        st.live = iolab_core::live::Recorder::off();
         if cfg.sync_phases {
             self.ctx.backend.sync_all();
         }
