@@ -35,9 +35,9 @@ struct Asked {
 
 static ASKED: OnceLock<Asked> = OnceLock::new();
 
-/// The live options' help lines, for the tools' usage texts.
+/// The live options' help lines, for the usage text.
 pub const HELP: &str = "\
-Live figures (every tool that makes a run):
+Live figures (mdtest, xdd, lst, survey, io500, xddcp; see docs/live.md):
   --live FILE            write per-interval rows to FILE (- for stdout)
   --live-format F        jsonl (default), csv or openmetrics (a textfile replaced each interval)
   --live-interval S      seconds between rows (default 1, at least 0.1)
@@ -135,6 +135,20 @@ pub struct Ended {
     pub notes: Vec<String>,
     /// True when the stream could not be written to the end.
     pub failed: bool,
+}
+
+impl Ended {
+    /// The run's outcome with a stream that could not be written counted
+    /// as an output failure (exit 1), as any output the user asked for.
+    pub fn outcome(&self, outcome: iolab_core::Outcome) -> iolab_core::Outcome {
+        match self.failed {
+            true => outcome.worst(iolab_core::Outcome::Error(
+                iolab_core::Failure::other("--live", "the live stream could not be written")
+                    .of_kind(iolab_core::FailureKind::Output),
+            )),
+            false => outcome,
+        }
+    }
 }
 
 /// Starts the sampler for `tool` when live figures were asked or a

@@ -213,9 +213,10 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         sweep.run(&mut doc, &hooks);
         running.store(false, Ordering::Relaxed);
     });
-    let ended = live.finish();
+    let mut ended = live.finish();
     let live_notes = !ended.notes.is_empty();
-    doc.notes.extend(ended.notes);
+    doc.outcome = ended.outcome(doc.outcome.clone());
+    doc.notes.extend(std::mem::take(&mut ended.notes));
     if let Some(c) = collecting {
         // The exports were written after each task count; once more with
         // the samples of the whole run.

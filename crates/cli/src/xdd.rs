@@ -174,11 +174,12 @@ fn run_and_report(
     });
     // Collectors stop whatever happened to the run, so none outlives it.
     let samples = collecting.finish();
-    let ended = live.finish();
+    let mut ended = live.finish();
     let (mut results, hb_failure) = ran?;
     results.stats = samples;
-    results.run_id = ended.run_id;
-    results.notes.extend(ended.notes);
+    results.run_id = ended.run_id.take();
+    results.outcome = ended.outcome(results.outcome.clone());
+    results.notes.extend(std::mem::take(&mut ended.notes));
     // A lost heartbeat file is part of how the run ended: in the JSON too.
     if let Some(f) = hb_failure {
         results.outcome = results.outcome.clone().worst(Outcome::Error(f));
