@@ -102,9 +102,11 @@ impl Sampler {
     }
 
     /// One interval: per phase, what every slot did since the last call.
-    /// A phase appears while a worker holds it open or when it moved.
-    pub fn sample(&mut self, board: &Board) -> Vec<Part> {
-        let active = self.active_phases(board);
+    /// A phase appears while a worker holds it open or when it moved, and
+    /// every phase ever seen when `all` (the final flush: each phase's
+    /// last row carries its totals).
+    pub fn sample(&mut self, board: &Board, all: bool) -> Vec<Part> {
+        let active = self.active_phases(board, all);
         let mut acc: Vec<(Part, Vec<u64>, u64)> = Vec::new();
         let mut i = 0;
         board.visit(|slot| {
@@ -131,14 +133,14 @@ impl Sampler {
 
     /// Phases with a slot held open or moved since the last read: every
     /// slot of these is read, so their totals are whole.
-    fn active_phases(&mut self, board: &Board) -> Vec<String> {
+    fn active_phases(&mut self, board: &Board, all: bool) -> Vec<String> {
         let mut active: Vec<String> = Vec::new();
         let mut i = 0;
         board.visit(|slot| {
             let seen = self.seen_at(i);
             i += 1;
             let moved = slot.ops() != seen.ops || slot.errors() != seen.errors;
-            if (moved || slot.is_open()) && !active.iter().any(|p| p == slot.phase()) {
+            if (all || moved || slot.is_open()) && !active.iter().any(|p| p == slot.phase()) {
                 active.push(slot.phase().to_string());
             }
         });
@@ -231,18 +233,18 @@ mod tests {
             a.op(10, 1000);
         }
         b.op(10, 5000);
-        let one = s.sample(&board);
+        let one = s.sample(&board, false);
         assert_eq!(one.len(), 1);
         assert_eq!((one[0].ops, one[0].bytes, one[0].ops_total), (6, 60, 6));
         assert_eq!(one[0].latency.count, 6);
         a.op(10, 1000);
         drop((a, b));
-        let two = s.sample(&board);
+        let two = s.sample(&board, false);
         assert_eq!((two[0].ops, two[0].ops_total), (1, 7));
         let p50 = two[0].histogram().percentile(0.5);
         assert!((1000..1004).contains(&p50), "{p50}: the bucket of 1000");
         // Closed and still: the phase no longer shows.
-        assert!(s.sample(&board).is_empty());
+        assert!(s.sample(&board, false).is_empty());
     }
 
     #[test]
@@ -253,7 +255,7 @@ mod tests {
         for v in 1..=100u64 {
             r.op(0, v * 1000);
         }
-        let p = s.sample(&board).remove(0);
+        let p = s.sample(&board, false).remove(0);
         let mut two = p.clone();
         two.merge(&p);
         assert_eq!(two.ops, 200);

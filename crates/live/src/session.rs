@@ -157,6 +157,8 @@ struct State {
     start: Instant,
     last_tick: Instant,
     seq: u64,
+    /// Seconds since the start at the last interval.
+    t: f64,
     /// Latest totals of each (rank, phase), at the root.
     totals: BTreeMap<(u64, String), Part>,
     /// Ranks whose final report came.
@@ -196,6 +198,7 @@ impl State {
             start: now,
             last_tick: now,
             seq: 0,
+            t: 0.0,
             totals: BTreeMap::new(),
             finished: Vec::new(),
             hosts: BTreeMap::new(),
@@ -216,7 +219,7 @@ impl State {
         let bytes = match self.opts.format {
             Format::Jsonl => format::jsonl::header(&self.header),
             Format::Csv => format::csv::header(),
-            Format::OpenMetrics => format::openmetrics::render(&self.header, &[]),
+            Format::OpenMetrics => format::openmetrics::render(&self.header, 0.0, &[]),
         };
         self.write(&bytes, true)
     }
@@ -255,9 +258,10 @@ impl State {
         let t = now.duration_since(self.start).as_secs_f64();
         let interval_s = now.duration_since(self.last_tick).as_secs_f64();
         self.last_tick = now;
+        self.t = t;
         self.seq += 1;
         self.summary.intervals += 1;
-        let mine = self.sampler.sample(&self.board);
+        let mine = self.sampler.sample(&self.board, last);
         if !self.is_root() {
             self.report_to_root(mine, last);
             return;
@@ -404,7 +408,10 @@ impl State {
         let (bytes, whole) = match self.opts.format {
             Format::Jsonl => (format::jsonl::rows(rows), false),
             Format::Csv => (format::csv::rows(&self.header, rows), false),
-            Format::OpenMetrics => (format::openmetrics::render(&self.header, &self.phases), true),
+            Format::OpenMetrics => (
+                format::openmetrics::render(&self.header, self.t, &self.phases),
+                true,
+            ),
         };
         if let Err(e) = self.write(&bytes, whole) {
             self.summary.error = Some(format!("--live: {e}"));

@@ -10,6 +10,7 @@
 //!   since the start, buckets 1 µs to 10 s in 1-2-5 steps; an operation
 //!   is counted in the first bucket at or above the top of its
 //!   log-linear bucket, at most 0.8 % off);
+//! - `iolab_live_elapsed_seconds` (gauge, no `phase`: the run's age);
 //! - `iolab_live_ops_per_second`, `iolab_live_bytes_per_second`,
 //!   `iolab_live_latency_p99_seconds` (gauges: the last interval).
 
@@ -48,8 +49,8 @@ fn bounds() -> Vec<f64> {
     b
 }
 
-/// The text of the whole file.
-pub fn render(h: &Header, phases: &[PhaseState]) -> Vec<u8> {
+/// The text of the whole file, `t_s` seconds into the run.
+pub fn render(h: &Header, t_s: f64, phases: &[PhaseState]) -> Vec<u8> {
     let labels = [
         ("tool", h.tool.clone()),
         ("run_id", h.run_id.clone()),
@@ -57,7 +58,16 @@ pub fn render(h: &Header, phases: &[PhaseState]) -> Vec<u8> {
     .into_iter()
     .map(|(k, v)| (Cow::Borrowed(k), Cow::Owned(v)));
     let mut registry = Registry::with_prefix_and_labels("iolab_live", labels);
-    registry.register_collector(Box::new(Phases(phases.to_vec())));
+    registry.register(
+        "elapsed_seconds",
+        "seconds since the run started",
+        ConstGauge::new(t_s),
+    );
+    // Before the first phase the file holds no phase's family: a family
+    // without samples is one some parsers refuse.
+    if !phases.is_empty() {
+        registry.register_collector(Box::new(Phases(phases.to_vec())));
+    }
     let mut out = String::new();
     // Writing to a String cannot fail.
     let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
