@@ -162,10 +162,13 @@ pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peer
     let terminal = leader && std::io::stderr().is_terminal() && !crate::progress::ci();
     let status = terminal && !own_bar && !asked.view;
     let view = terminal && asked.view;
-    let wanted = asked.file.is_some() || asked.steady.is_some() || status || view;
-    // A process other than the leader samples only to report to it.
-    let reports = peers.as_ref().is_some_and(|p| p.others() > 0);
-    if !wanted || (!leader && !reports) {
+    // Every process knows the same options, not whether the leader has a
+    // terminal: the others report to it only for a stream or steady state
+    // (so the leader waits for exactly those reports).
+    let shared = asked.file.is_some() || asked.steady.is_some();
+    let peers = peers.filter(|p| shared && p.others() > 0);
+    let wanted = shared || status || view;
+    if !wanted || (!leader && peers.is_none()) {
         return Hook::off();
     }
     let board = Arc::new(Board::new());
@@ -204,6 +207,48 @@ pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peer
             Hook::off()
         }
     }
+}
+
+/// The tags of the side channel's two kinds of message.
+const REPORT: u8 = 1;
+const ORDER: u8 = 2;
+
+/// The processes of an MPI run as the sampler's peers: every rank sends
+/// its interval to rank 0 over the world's side channel.
+struct CommPeers(Box<dyn iolab_comm::side::SideChannel>);
+
+impl Peers for CommPeers {
+    fn rank(&self) -> u64 {
+        self.0.rank() as u64
+    }
+    fn is_root(&self) -> bool {
+        self.0.rank() == 0
+    }
+    fn others(&self) -> usize {
+        self.0.size().saturating_sub(1)
+    }
+    fn send_report(&mut self, bytes: Vec<u8>) {
+        self.0.send(0, REPORT, bytes);
+    }
+    fn take_reports(&mut self) -> Vec<Vec<u8>> {
+        self.0.receive(REPORT).into_iter().map(|(_, b)| b).collect()
+    }
+    fn send_order(&mut self, bytes: Vec<u8>) {
+        for r in 1..self.0.size() {
+            self.0.send(r, ORDER, bytes.clone());
+        }
+    }
+    fn take_orders(&mut self) -> Vec<Vec<u8>> {
+        self.0.receive(ORDER).into_iter().map(|(_, b)| b).collect()
+    }
+}
+
+/// The peers of a run whose processes `world` connects (none in one
+/// process).
+pub fn peers(world: &iolab_comm::World) -> Option<Box<dyn Peers>> {
+    world
+        .side_channel()
+        .map(|c| Box::new(CommPeers(c)) as Box<dyn Peers>)
 }
 
 fn output(a: &Asked, leader: bool) -> Output {

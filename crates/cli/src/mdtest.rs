@@ -186,7 +186,7 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
     let hook = std::mem::replace(&mut s.stats, crate::stats_hook::Hook::none());
     let collecting = if leader { Some(hook.start()) } else { None };
     let mut doc = new_document(&s, &command, &transport);
-    let live = crate::live::start("mdtest", leader, true, None);
+    let live = crate::live::start("mdtest", leader, true, crate::live::peers(&s.world));
     doc.run_id = live.run_id();
     crate::signals::set_last_words(last_words(prog, &s.cfg, &s.plan));
     if leader {

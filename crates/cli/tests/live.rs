@@ -457,3 +457,53 @@ fn steady_state_ends_a_create_phase_and_the_results_say_so() {
     let (_, rows) = read_jsonl(&live);
     assert_eq!(sums(&rows)["file_create"].0, items["file_create"]);
 }
+
+#[test]
+fn mdtest_two_ranks_by_two_threads_merge_at_rank_0() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return skip_or_fail("live_mpi", "mpirun not installed");
+    }
+    let s = Scratch::new("live-mpi");
+    let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
+    let mut c = Command::new("mpirun");
+    let _session = OmpiSession::attach(&mut c);
+    let o = c
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "2", env!("CARGO_BIN_EXE_iolab"), "mdtest"])
+        .args(["-n", "2000", "--tasks", "2", "-d"])
+        .arg(s.path("d"))
+        .args(["--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(), "--live-interval", "0.1"])
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    ok(&o, "mpirun mdtest");
+    let (_, rows) = read_jsonl(&live);
+    let doc = json(&res);
+    let items = mdtest_items(&doc);
+    let agg = sums(&rows);
+    for (phase, n) in &items {
+        assert_eq!(agg[phase].0, *n, "{phase}");
+    }
+    // The per-rank rows: both ranks, with their host, adding up to the
+    // aggregate phase by phase.
+    let mut per: BTreeMap<(u64, String), u64> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.get("rank").is_some()) {
+        assert!(r["host"].is_string(), "{r}");
+        *per.entry((r["rank"].as_u64().unwrap(), r["phase"].as_str().unwrap().into())).or_default() +=
+            r["ops"].as_u64().unwrap();
+    }
+    for (phase, n) in &items {
+        let both: u64 = [0, 1].iter().map(|k| per.get(&(*k, phase.clone())).copied().unwrap_or(0)).sum();
+        assert_eq!(both, *n, "{phase}: ranks 0 and 1");
+    }
+    assert!(per.keys().any(|(k, _)| *k == 1), "rank 1 reported");
+    // Latencies are merged, not averaged: an aggregate row times as many
+    // operations as its ranks' rows of the same interval together.
+    for a in rows.iter().filter(|r| r.get("rank").is_none() && !r["latency"].is_null()) {
+        let parts: u64 = rows
+            .iter()
+            .filter(|r| r.get("rank").is_some() && r["t"] == a["t"] && r["phase"] == a["phase"])
+            .map(|r| r["latency"]["count"].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(a["latency"]["count"].as_u64().unwrap(), parts, "{a}");
+    }
+}

@@ -23,6 +23,7 @@
 //! other ranks of a Ctrl-C here, and hears of theirs, during a phase.
 
 mod lock;
+mod side;
 mod stop_watch;
 
 use crate::Transport;
@@ -116,6 +117,8 @@ pub struct MpiRuntime {
     /// Dropped first (fields drop in order): its thread ends and frees
     /// its communicator before `world` can finalise MPI.
     _stop_watch: Option<StopWatch>,
+    /// The side channel, until someone takes it.
+    side: std::sync::Mutex<Option<side::MpiSide>>,
     world: Arc<MpiTransport>,
 }
 
@@ -136,10 +139,12 @@ pub fn init() -> Result<MpiRuntime, MpiInitError> {
         drop(finalizer);
         return Err(MpiInitError::ThreadingTooLow { provided });
     }
-    let world = MpiTransport::new(SimpleCommunicator::world(), finalizer);
+    let world = MpiTransport::new(SimpleCommunicator::world(), finalizer.clone());
     let stop_watch = StopWatch::start(world.comm.as_raw());
+    let side = side::MpiSide::new(world.comm.as_raw(), finalizer);
     Ok(MpiRuntime {
         _stop_watch: stop_watch,
+        side: std::sync::Mutex::new(side),
         world: Arc::new(world),
     })
 }
@@ -148,6 +153,15 @@ impl MpiRuntime {
     /// The world communicator: every process `mpirun` started.
     pub fn world(&self) -> Arc<dyn Transport> {
         self.world.clone()
+    }
+
+    /// The side channel ([`crate::side::SideChannel`]), once: later
+    /// calls, or MPI having refused to make it, give `None`. Drop it
+    /// before MPI is finalised would be (it keeps MPI alive until then).
+    pub fn side_channel(&self) -> Option<Box<dyn crate::side::SideChannel>> {
+        let mut side = self.side.lock().unwrap_or_else(|e| e.into_inner());
+        side.take()
+            .map(|s| Box::new(s) as Box<dyn crate::side::SideChannel>)
     }
 
     /// Kills every rank of the job with exit `code` (`MPI_Abort`). For a
