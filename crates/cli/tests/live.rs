@@ -507,3 +507,40 @@ fn mdtest_two_ranks_by_two_threads_merge_at_rank_0() {
         assert_eq!(a["latency"]["count"].as_u64().unwrap(), parts, "{a}");
     }
 }
+
+#[test]
+fn io500_mdtest_phases_sum_to_the_results() {
+    let s = Scratch::new("live-io500");
+    let ini = s.path("small.ini");
+    std::fs::write(
+        &ini,
+        format!(
+            "[global]\ndatadir = {}\nresultdir = {}\ntimestamp-resultdir = FALSE\n[debug]\nstonewall-time = 1\n\
+             [ior-easy]\ntransferSize = 1m\nblockSize = 4m\n[ior-hard]\nsegmentCount = 20\n\
+             [mdtest-easy]\nn = 400\n[mdtest-hard]\nn = 200\n",
+            s.path("data").display(),
+            s.path("results").display()
+        ),
+    )
+    .unwrap();
+    let live = s.path("live.jsonl");
+    let o = iolab(&[
+        "io500", "--tasks", "2", "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+        ini.to_str().unwrap(),
+    ]);
+    ok(&o, "io500");
+    let (header, rows) = read_jsonl(&live);
+    let doc = json(&s.path("results/result.json"));
+    assert_eq!(header["run_id"], doc["run_id"]);
+    let live_sums = sums(&rows);
+    let mut compared = 0;
+    for p in doc["payload"]["phases"].as_array().unwrap() {
+        if let Some(items) = p["detail"]["mdtest"]["items"].as_u64() {
+            let name = p["phase"].as_str().unwrap();
+            assert_eq!(live_sums.get(name).map(|x| x.0), Some(items), "{name}");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 6, "the mdtest phases of io500: {compared}");
+    assert_flushed(&rows);
+}

@@ -54,6 +54,9 @@ pub(crate) struct RunCtx<'a> {
     pub(crate) keep_tree: bool,
     /// Live figures (`--live`): each task records its phase's items here.
     pub(crate) live: Option<&'a Board>,
+    /// The phase name the live rows carry instead of mdtest's own (io500's
+    /// `mdtest-easy-write`); the tree phases are then not recorded.
+    pub(crate) live_name: Option<&'a str>,
 }
 
 impl<'a> RunCtx<'a> {
@@ -74,6 +77,7 @@ impl<'a> RunCtx<'a> {
             reuse_existing: false,
             keep_tree: false,
             live: None,
+            live_name: None,
         }
     }
 
@@ -83,10 +87,16 @@ impl<'a> RunCtx<'a> {
         let Some(b) = self.live else {
             return Recorder::off();
         };
+        let tree = matches!(phase, crate::Phase::TreeCreate | crate::Phase::TreeRemove);
+        let name = match self.live_name {
+            Some(_) if tree => return Recorder::off(),
+            Some(n) => n,
+            None => phase.key(),
+        };
         if phase.is_create() {
-            b.allow_steady(phase.key());
+            b.allow_steady(name);
         }
-        b.recorder(phase.key(), task)
+        b.recorder(name, task)
     }
 
     /// Whether a create phase may end on its steady state (`--steady`):

@@ -82,6 +82,13 @@ impl<'a> Engine<'a> {
         self
     }
 
+    /// Records the item phases under `name` (a benchmark that runs mdtest
+    /// as one of its phases, as io500 does) and the tree phases not at all.
+    pub fn with_live_name(mut self, name: &'a str) -> Self {
+        self.ctx.live_name = Some(name);
+        self
+    }
+
     /// Runs the test on this task; every task returns the same result.
     /// A task that panics cancels the others (through the communicator),
     /// removes what it made and returns an error outcome.
