@@ -544,3 +544,34 @@ fn io500_mdtest_phases_sum_to_the_results() {
     assert!(compared >= 6, "the mdtest phases of io500: {compared}");
     assert_flushed(&rows);
 }
+
+#[test]
+fn survey_disk_intervals_sum_to_the_regions_bytes() {
+    let s = Scratch::new("live-survey");
+    let dev = s.path("dev");
+    std::fs::write(&dev, vec![0u8; 40 << 20]).unwrap();
+    let (live, res) = (s.path("live.jsonl"), s.path("sv.json"));
+    let o = iolab(&[
+        "survey", "disk", "--size", "16", "--crghi", "2", "--thrhi", "4", "--rszlo", "64",
+        "--rszhi", "128", "--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
+        "--live-interval", "0.1", dev.to_str().unwrap(),
+    ]);
+    ok(&o, "survey disk");
+    let (header, rows) = read_jsonl(&live);
+    let doc = json(&res);
+    assert_eq!(header["run_id"], doc["run_id"]);
+    let mut want: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for p in doc["payload"]["points"].as_array().unwrap() {
+        let rsz = p["rsz_kb"].as_u64().unwrap() * 1024;
+        for a in p["result"]["actions"].as_array().unwrap() {
+            let e = want.entry(a["action"].as_str().unwrap().to_string()).or_default();
+            for r in a["regions"].as_array().unwrap() {
+                let bytes = r["bytes"].as_u64().unwrap();
+                e.0 += bytes / rsz;
+                e.1 += bytes;
+            }
+        }
+    }
+    assert_eq!(sums(&rows), want);
+    assert_flushed(&rows);
+}
