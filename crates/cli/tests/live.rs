@@ -575,3 +575,29 @@ fn survey_disk_intervals_sum_to_the_regions_bytes() {
     assert_eq!(sums(&rows), want);
     assert_flushed(&rows);
 }
+
+#[test]
+fn report_charts_a_live_stream_and_refuses_what_is_not_one() {
+    let s = Scratch::new("live-report");
+    let live = s.path("live.jsonl");
+    let o = iolab(&[
+        "mdtest", "-n", "2000", "-d", s.path("d").to_str().unwrap(), "--live",
+        live.to_str().unwrap(), "--live-interval", "0.1",
+    ]);
+    ok(&o, "mdtest");
+    let out = s.path("rep");
+    let o = iolab(&["report", "--live", live.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    ok(&o, "report --live");
+    for f in ["index.html", "live-rate.svg", "live-rate.png", "live-p99.svg", "live-p99.png"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let svg = std::fs::read_to_string(out.join("live-rate.svg")).unwrap();
+    assert!(svg.contains("file_create") || !svg.contains("<text"), "the legend names the phases");
+    // A CSV stream is not charted: exit 2, nothing made.
+    let csv = s.path("live.csv");
+    std::fs::write(&csv, "schema,run_id\n").unwrap();
+    let o = iolab(&["report", "--live", csv.to_str().unwrap(), "-o", s.path("rep2").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("jsonl"), "{}", stderr(&o));
+    assert!(!s.path("rep2").exists());
+}
