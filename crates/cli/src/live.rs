@@ -45,6 +45,12 @@ Live figures (mdtest, xdd, lst, survey, io500, xddcp; see docs/live.md):
   --steady M:PCT:S       end a phase once metric M (ops, bytes, p99) over the last S seconds lies within PCT % of its mean
 ";
 
+/// Whether `--live-view` was asked: the full screen owns the terminal,
+/// so no progress bar draws over it.
+pub fn full_screen() -> bool {
+    ASKED.get().is_some_and(|a| a.view)
+}
+
 /// Takes the live options out of `tool`'s arguments (up to a `--`) and
 /// checks them: a bad value or an output that cannot be written is an
 /// error naming the option. Tools that make no run keep their arguments.
@@ -54,6 +60,7 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
     }
     let mut asked = Asked::default();
     let mut format = None;
+    let mut first_error = None;
     let mut i = 0;
     while i < args.len() {
         let a = args[i].to_string_lossy().into_owned();
@@ -78,14 +85,25 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
         let value = match inline {
             Some(v) => v,
             None if i < args.len() => args.remove(i).to_string_lossy().into_owned(),
-            None => return Err(format!("{name} needs a value")),
+            None => {
+                first_error.get_or_insert(format!("{name} needs a value"));
+                continue;
+            }
         };
-        match name.as_str() {
-            "--live" => asked.file = Some(value),
-            "--live-format" => format = Some(value.parse::<Format>()?),
-            "--live-interval" => asked.interval = Some(interval(&value)?),
-            _ => asked.steady = Some(value.parse().map_err(|e| format!("{e}"))?),
+        // Every live option is taken out, even after a bad one, so the
+        // tool's own check sees only its own options.
+        let r = match name.as_str() {
+            "--live" => Ok(asked.file = Some(value)),
+            "--live-format" => value.parse::<Format>().map(|f| format = Some(f)),
+            "--live-interval" => interval(&value).map(|s| asked.interval = Some(s)),
+            _ => value.parse().map(|s| asked.steady = Some(s)).map_err(|e| format!("{e}")),
+        };
+        if let Err(e) = r {
+            first_error.get_or_insert(e);
         }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
     }
     asked.format = format.unwrap_or_default();
     check(&asked, format.is_some())?;
@@ -104,9 +122,11 @@ fn interval(v: &str) -> Result<f64, String> {
 
 /// The options that only make sense together, and the output's path.
 fn check(a: &Asked, format_given: bool) -> Result<(), String> {
+    let sampled = a.view || a.steady.is_some();
     match a.file.as_deref() {
-        None if format_given || a.interval.is_some() => {
-            Err("--live-format and --live-interval need --live FILE".into())
+        None if format_given => Err("--live-format needs --live FILE".into()),
+        None if a.interval.is_some() && !sampled => {
+            Err("--live-interval needs --live FILE, --live-view or --steady".into())
         }
         Some("-") if a.format == Format::OpenMetrics => Err(
             "--live - --live-format openmetrics: an OpenMetrics textfile is replaced each interval; give a file name (e.g. /var/lib/node_exporter/iolab.prom)".into(),

@@ -222,8 +222,7 @@ fn dispatch() -> ExitCode {
         .unwrap_or_default();
     if let Some(t) = tools::find(&base).filter(|t| t.link) {
         if let Err(e) = live::take(&base, &mut args) {
-            eprintln!("{base}: {e}");
-            return exit::usage();
+            return live_refused(&base, &base, &args, &e);
         }
         return (t.entry)(&base, args);
     }
@@ -244,8 +243,7 @@ fn dispatch() -> ExitCode {
             Some(entry) => {
                 args.remove(0);
                 if let Err(e) = live::take(name, &mut args) {
-                    eprintln!("iolab {name}: {e}");
-                    return exit::usage();
+                    return live_refused(name, &format!("iolab {name}"), &args, &e);
                 }
                 entry(name, args)
             }
@@ -255,4 +253,16 @@ fn dispatch() -> ExitCode {
             }
         },
     }
+}
+
+/// A live option was refused: the tool's own options are checked first
+/// (its error is the one a typo in them deserves), then the live one is
+/// said. Exit 2 either way, nothing run.
+fn live_refused(tool: &str, prog: &str, args: &[OsString], live_error: &str) -> ExitCode {
+    if let Some(Err(e)) = tools::find(tool).and_then(|t| t.sweep).map(|check| check(args)) {
+        eprintln!("{prog}: {e}");
+    } else {
+        eprintln!("{prog}: {live_error}");
+    }
+    exit::usage()
 }

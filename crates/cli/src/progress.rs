@@ -20,7 +20,7 @@ pub fn ci() -> bool {
 /// Whether this process draws progress: the leader, on a terminal, not
 /// under CI.
 pub fn shown(leader: bool) -> bool {
-    leader && std::io::stderr().is_terminal() && !ci()
+    leader && std::io::stderr().is_terminal() && !ci() && !crate::live::full_screen()
 }
 
 /// What a bar counts.

@@ -426,7 +426,8 @@ fn bad_live_options_are_refused_before_anything_runs() {
         (vec!["--live", "x", "--live-format", "xml"], "--live-format xml"),
         (vec!["--steady", "ops:5"], "--steady ops:5"),
         (vec!["--live", "/nonexistent/dir/x"], "--live"),
-        (vec!["--live-format", "csv"], "need --live"),
+        (vec!["--live-format", "csv"], "needs --live"),
+        (vec!["--live-interval", "1"], "needs --live"),
     ] {
         let mut w = vec!["mdtest", "-n", "10", "-d", d.to_str().unwrap()];
         w.extend(words);

@@ -15,23 +15,31 @@ use ratatui::Frame;
 pub fn draw(f: &mut Frame, tool: &str, live: &LiveFrame<'_>) {
     let agg: Vec<&Row> = live.rows.iter().filter(|r| r.is_aggregate()).collect();
     let per: Vec<&Row> = live.rows.iter().filter(|r| !r.is_aggregate()).collect();
-    let sparks = live.history.len().min(4) as u16;
-    let [top, phases, hosts, lines] = Layout::vertical([
+    // The rate history of the phases of this interval (at most four; the
+    // others have ended).
+    let shown: Vec<&(String, Vec<f64>)> = live
+        .history
+        .iter()
+        .filter(|(p, _)| agg.iter().any(|r| r.phase == *p && (r.ops > 0 || live.last)))
+        .take(4)
+        .collect();
+    let sparks = shown.len() as u16;
+    let [top, phases, lines, hosts] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(agg.len() as u16 + 3),
-        Constraint::Min(if per.is_empty() { 0 } else { 4 }),
-        Constraint::Length(sparks * 3),
+        Constraint::Length(sparks * 4),
+        Constraint::Min(0),
     ])
     .areas(f.area());
     let state = if live.last { "ended" } else { "running" };
-    let title = format!("iolab {tool} — {:.1} s, {state}   (Ctrl-C stops the run)", live.t);
+    let title = format!("{tool}: {:.1} s, {state}   (Ctrl-C stops the run)", live.t);
     f.render_widget(Paragraph::new(title).style(Style::new().add_modifier(Modifier::BOLD)), top);
     f.render_widget(table("phases", &agg, false), phases);
     if !per.is_empty() {
         f.render_widget(table("per host / rank", &per, true), hosts);
     }
-    let areas = Layout::vertical(vec![Constraint::Length(3); sparks as usize]).split(lines);
-    for ((phase, h), area) in live.history.iter().zip(areas.iter()) {
+    let areas = Layout::vertical(vec![Constraint::Length(4); sparks as usize]).split(lines);
+    for ((phase, h), area) in shown.into_iter().zip(areas.iter()) {
         let data: Vec<u64> = h.iter().map(|v| *v as u64).collect();
         let now = h.last().copied().unwrap_or(0.0);
         let title = format!("{phase} ops/s (now {})", si(now));
@@ -73,8 +81,11 @@ fn table<'a>(title: &'a str, rows: &[&Row], who: bool) -> Table<'a> {
         }
         TRow::new(cells)
     });
-    let mut widths = vec![Constraint::Length(12); head.len()];
-    widths[usize::from(who)] = Constraint::Length(14);
+    let mut widths = vec![Constraint::Length(9); head.len()];
+    widths[usize::from(who)] = Constraint::Length(18);
+    if who {
+        widths[0] = Constraint::Length(14);
+    }
     Table::new(body, widths)
         .header(TRow::new(head).style(Style::new().add_modifier(Modifier::BOLD)))
         .block(Block::default().borders(Borders::ALL).title(title))
