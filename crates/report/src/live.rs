@@ -108,7 +108,7 @@ where
     if text {
         mesh.x_desc("seconds since the start")
             .y_desc(c.figure.label())
-            .y_label_formatter(&|v| crate::store::num(*v));
+            .y_label_formatter(&|v| crate::ticks::si(*v));
     } else {
         mesh.x_labels(0).y_labels(0);
     }
