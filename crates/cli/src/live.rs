@@ -93,7 +93,10 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
         // Every live option is taken out, even after a bad one, so the
         // tool's own check sees only its own options.
         let r = match name.as_str() {
-            "--live" => Ok(asked.file = Some(value)),
+            "--live" => {
+                asked.file = Some(value);
+                Ok(())
+            }
             "--live-format" => value.parse::<Format>().map(|f| format = Some(f)),
             "--live-interval" => interval(&value).map(|s| asked.interval = Some(s)),
             _ => value.parse().map(|s| asked.steady = Some(s)).map_err(|e| format!("{e}")),

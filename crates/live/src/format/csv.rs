@@ -2,7 +2,7 @@
 //! `latency_*` columns, and the run's schema and id on every line so
 //! each line stands for itself.
 
-use crate::row::{Header, Latency, Row};
+use crate::row::{Header, Row};
 
 /// The columns, in order.
 pub const COLUMNS: [&str; 23] = [
@@ -42,7 +42,7 @@ pub fn rows(h: &Header, rows: &[Row]) -> Vec<u8> {
 }
 
 fn fields(h: &Header, r: &Row) -> Vec<String> {
-    let l = r.latency.unwrap_or(Latency::default());
+    let l = r.latency.unwrap_or_default();
     let lat = |v: u64| if r.latency.is_some() { v.to_string() } else { String::new() };
     vec![
         h.schema.clone(),
