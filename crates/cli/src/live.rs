@@ -182,7 +182,7 @@ impl Ended {
 /// record nothing.
 pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peers>>) -> Hook {
     let asked = ASKED.get().cloned().unwrap_or_default();
-    let terminal = leader && std::io::stderr().is_terminal() && !crate::progress::ci();
+    let terminal = leader && std::io::stderr().is_terminal() && !crate::output::ci();
     let status = terminal && !own_bar && !asked.view;
     let view = terminal && asked.view;
     // Every process knows the same options, not whether the leader has a

@@ -22,13 +22,14 @@
 //! leaves MPI free to the stop watcher ([`stop_watch`]), which tells the
 //! other ranks of a Ctrl-C here, and hears of theirs, during a phase.
 
+mod finalizer;
 mod lock;
 mod side;
 mod stop_watch;
 
 use crate::Transport;
+use finalizer::Finalizer;
 use lock::serialized;
-use mpi::environment::Universe;
 use mpi::raw::AsRaw;
 use mpi::request::{Request, Scope};
 use mpi::topology::{Color, SimpleCommunicator};
@@ -98,18 +99,6 @@ impl fmt::Display for MpiInitError {
 }
 
 impl std::error::Error for MpiInitError {}
-
-/// Calls `MPI_Finalize` once the runtime and every transport made from it
-/// are gone, so no communicator is freed after finalisation.
-struct Finalizer(ManuallyDrop<Universe>);
-
-impl Drop for Finalizer {
-    fn drop(&mut self) {
-        let _mpi = serialized();
-        // SAFETY: dropped exactly once, here; nothing reads it afterwards.
-        unsafe { ManuallyDrop::drop(&mut self.0) };
-    }
-}
 
 /// MPI, initialised. Dropping it (and every transport made from it)
 /// finalises MPI; do that on the thread that called [`init`].

@@ -4,7 +4,7 @@
 //! each call under the process-wide MPI lock and returning at once.
 
 use super::lock::serialized;
-use super::Finalizer;
+use super::finalizer::Finalizer;
 use mpi::ffi;
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
