@@ -358,6 +358,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         s.cfg.ini_file.display()
     ));
     let printer = Printer { cfg: &s.cfg };
+    let live = crate::live::start("io500", s.leader(), false, crate::live::peers(&s.world));
     let runner = Runner {
         cfg: &s.cfg,
         layout: s.layout.clone(),
@@ -366,8 +367,12 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         threads: s.threads,
         backend: &*s.backend,
         observer: &printer,
+        live: live.board(),
     };
-    let result = runner.run();
+    let mut result = runner.run();
+    let mut ended = live.finish();
+    result.outcome = ended.outcome(result.outcome.clone());
+    result.payload.notes.extend(std::mem::take(&mut ended.notes));
     // Dropping `s` at each return finalises MPI: bounded after a failed or
     // interrupted run (see `bound_mpi_finalize`).
     if !s.leader() {
@@ -384,7 +389,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
             s.backend.name()
         );
     }
-    let outcome = finish(prog, &s, &store, result, &command);
+    let outcome = finish(prog, &s, &store, result, &command, ended.run_id);
     crate::signals::bound_mpi_finalize(crate::exit::code(&outcome));
     crate::exit::status(&outcome)
 }
@@ -398,6 +403,7 @@ fn finish(
     store: &StoreHook,
     result: iolab_io500::RunResult,
     command: &str,
+    run_id: Option<String>,
 ) -> Outcome {
     let p = &result.payload;
     let invalid: Vec<bool> = p
@@ -414,6 +420,7 @@ fn finish(
         eprintln!("{prog}: left behind: {l}");
     }
     let mut doc = envelope(s, &result, command);
+    doc.run_id = run_id;
     let [summary, txt, json] = outputs(&s.resultdir);
     let mut outcome = result.outcome.clone();
     for (path, bytes) in [

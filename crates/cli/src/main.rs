@@ -13,6 +13,8 @@ mod demo;
 mod exit;
 mod font;
 mod io500;
+mod live;
+mod live_view;
 mod lst;
 mod lst_nodes;
 mod lst_session;
@@ -219,6 +221,9 @@ fn dispatch() -> ExitCode {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     if let Some(t) = tools::find(&base).filter(|t| t.link) {
+        if let Err(e) = live::take(&base, &mut args) {
+            return live_refused(&base, &base, &args, &e);
+        }
         return (t.entry)(&base, args);
     }
     let Some(first) = args.first().map(|a| a.to_string_lossy().into_owned()) else {
@@ -237,6 +242,9 @@ fn dispatch() -> ExitCode {
         name => match lookup(name) {
             Some(entry) => {
                 args.remove(0);
+                if let Err(e) = live::take(name, &mut args) {
+                    return live_refused(name, &format!("iolab {name}"), &args, &e);
+                }
                 entry(name, args)
             }
             None => {
@@ -245,4 +253,16 @@ fn dispatch() -> ExitCode {
             }
         },
     }
+}
+
+/// A live option was refused: the tool's own options are checked first
+/// (its error is the one a typo in them deserves), then the live one is
+/// said. Exit 2 either way, nothing run.
+fn live_refused(tool: &str, prog: &str, args: &[OsString], live_error: &str) -> ExitCode {
+    if let Some(Err(e)) = tools::find(tool).and_then(|t| t.sweep).map(|check| check(args)) {
+        eprintln!("{prog}: {e}");
+    } else {
+        eprintln!("{prog}: {live_error}");
+    }
+    exit::usage()
 }

@@ -186,6 +186,8 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
     let hook = std::mem::replace(&mut s.stats, crate::stats_hook::Hook::none());
     let collecting = if leader { Some(hook.start()) } else { None };
     let mut doc = new_document(&s, &command, &transport);
+    let live = crate::live::start("mdtest", leader, true, crate::live::peers(&s.world));
+    doc.run_id = live.run_id();
     crate::signals::set_last_words(last_words(prog, &s.cfg, &s.plan));
     if leader {
         print_now(&text::started(&doc.payload.started));
@@ -197,6 +199,7 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         backend: &*s.backend,
         wall: s.wall,
         transport: transport.clone(),
+        live: live.board(),
     };
     let hooks = Shown {
         prog,
@@ -210,13 +213,17 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         sweep.run(&mut doc, &hooks);
         running.store(false, Ordering::Relaxed);
     });
+    let mut ended = live.finish();
+    let live_notes = !ended.notes.is_empty();
+    doc.outcome = ended.outcome(doc.outcome.clone());
+    doc.notes.extend(std::mem::take(&mut ended.notes));
     if let Some(c) = collecting {
         // The exports were written after each task count; once more with
         // the samples of the whole run.
         doc.stats = c.finish();
-        if doc.stats.is_some() {
-            write_exports(prog, &s.cfg, &mut doc);
-        }
+    }
+    if doc.stats.is_some() || live_notes {
+        write_exports(prog, &s.cfg, &mut doc);
     }
     doc.figures = doc.payload.figures();
     if let Err(f) = s.store.record(&doc) {

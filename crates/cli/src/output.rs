@@ -61,6 +61,12 @@ impl Write for Stdout {
     }
 }
 
+/// True under CI (`CI` set): no progress bar or live status, whatever
+/// stderr is.
+pub fn ci() -> bool {
+    std::env::var_os("CI").is_some()
+}
+
 /// Records that the reader of stdout has gone and asks the run to stop.
 pub fn mark_closed() {
     CLOSED.store(true, Ordering::SeqCst);

@@ -12,15 +12,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// True under CI (`CI` set): no progress bar, whatever stderr is.
-pub fn ci() -> bool {
-    std::env::var_os("CI").is_some()
-}
+pub use crate::output::ci;
 
 /// Whether this process draws progress: the leader, on a terminal, not
 /// under CI.
 pub fn shown(leader: bool) -> bool {
-    leader && std::io::stderr().is_terminal() && !ci()
+    leader && std::io::stderr().is_terminal() && !ci() && !crate::live::full_screen()
 }
 
 /// What a bar counts.

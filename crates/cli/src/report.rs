@@ -20,8 +20,12 @@ use std::process::ExitCode;
 )]
 struct Cli {
     /// Series labels (as `iolab sweep` recorded them; see `iolab results list`).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "live")]
     series: Vec<String>,
+    /// Chart a live stream instead (a `--live FILE` of jsonl): each
+    /// phase's rate and p99 over time.
+    #[arg(long, value_name = "FILE", conflicts_with = "series")]
+    live: Option<PathBuf>,
     /// Output directory (created; if it exists it must be empty or hold an earlier report).
     #[arg(short, long)]
     output: PathBuf,
@@ -49,6 +53,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if let Some(file) = &cli.live {
+        return live_report(&cli, file);
+    }
     let (series, runs) = match load(&cli.store, &cli.series) {
         Ok(x) => x,
         Err(e) => return usage(e),
@@ -180,4 +187,80 @@ fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Resul
     put(dir.join("index.html"), page.as_bytes())?;
     files.commit()?;
     Ok(charts.len())
+}
+
+/// `iolab report --live FILE -o DIR`: the rate and p99 charts of a live
+/// stream, and a page showing them.
+fn live_report(cli: &Cli, file: &Path) -> ExitCode {
+    let (title, rows) = match read_live(file) {
+        Ok(x) => x,
+        Err(e) => return usage(format!("--live {}: {e}", file.display())),
+    };
+    let created = !cli.output.exists();
+    if let Err(msg) = check_dir(&cli.output) {
+        return usage(format!("-o {}: {msg}", cli.output.display()));
+    }
+    let text = crate::font::load(cli.font.as_ref());
+    match write_live(&cli.output, &title, &rows, text) {
+        Ok(()) => {
+            let _ = outln!("wrote {}", cli.output.join("index.html").display());
+            ExitCode::SUCCESS
+        }
+        Err(msg) => {
+            eprintln!("iolab report: {msg}");
+            if created {
+                let _ = std::fs::remove_dir(&cli.output);
+            }
+            exit::output_failed()
+        }
+    }
+}
+
+/// The stream's title (tool and run id) and rows; any line that does not
+/// parse is an error naming it.
+fn read_live(file: &Path) -> Result<(String, Vec<iolab_live::Row>), String> {
+    use iolab_live::{format::jsonl, Record};
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let mut title = String::new();
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        match jsonl::parse(line) {
+            Ok(Record::Header(h)) => title = format!("{} {}", h.tool, h.run_id),
+            Ok(Record::Row(r)) => rows.push(r),
+            Err(e) => {
+                return Err(format!(
+                    "line {}: not a live stream's line ({e}); give a --live-format jsonl file",
+                    i + 1
+                ))
+            }
+        }
+    }
+    if title.is_empty() {
+        return Err("no header line: not an iolab live stream".into());
+    }
+    Ok((title, rows))
+}
+
+fn write_live(dir: &Path, title: &str, rows: &[iolab_live::Row], text: bool) -> Result<(), String> {
+    use iolab_report::live;
+    let mut files = Pending::default();
+    let mut imgs = String::new();
+    for c in live::charts(title, rows) {
+        let stem = c.figure.stem();
+        files.put(dir.join(format!("{stem}.svg")), live::svg(&c, text)?.as_bytes())?;
+        files.put(dir.join(format!("{stem}.png")), &live::png(&c, text)?)?;
+        imgs.push_str(&format!("<p><img src=\"{stem}.svg\" alt=\"{stem}\"></p>\n"));
+    }
+    let page = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"{}\">\n<title>iolab live: {}</title>\n</head>\n<body>\n<h1>{}</h1>\n{imgs}</body>\n</html>\n",
+        html::GENERATOR,
+        html_escape(title),
+        html_escape(title)
+    );
+    files.put(dir.join("index.html"), page.as_bytes())?;
+    files.commit()
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }

@@ -113,6 +113,7 @@ fn head<C: Serialize, P>(
         envelope: doc.envelope,
         tool: doc.tool.clone(),
         command_line: doc.command_line.clone(),
+        run_id: doc.run_id.clone(),
         started_unix_ns: doc.started_unix_ns,
         finished_unix_ns: doc.finished_unix_ns,
         config: serde_json::to_value(&doc.config)?,

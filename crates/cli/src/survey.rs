@@ -697,7 +697,7 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         Ok(b) => b,
         Err(code) => return code,
     };
-    let plan = match cfg.validate(b.as_ref()) {
+    let mut plan = match cfg.validate(b.as_ref()) {
         Ok(p) => p,
         Err(e) => return usage_error("disk", &e),
     };
@@ -722,12 +722,16 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         &action_names,
         layout,
     ));
-    let report = disk::run(&plan, b.as_ref(), &mut |p| {
+    let live = crate::live::start("survey", true, false, None);
+    plan.live = live.shared();
+    let mut report = disk::run(&plan, b.as_ref(), &mut |p| {
         out.point(
             &fmt::summary::disk_line_in(p, layout),
             &fmt::detail::disk(p),
         );
     });
+    let mut ended = live.finish();
+    report.outcome = ended.outcome(report.outcome.clone());
     out.finish();
     let backend_notes = finish_backend(b.as_ref());
     let csv = fmt::csv::disk(&report.points);
@@ -742,6 +746,8 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         report,
     );
     doc.notes.extend(backend_notes);
+    doc.notes.extend(std::mem::take(&mut ended.notes));
+    doc.run_id = ended.run_id;
     doc.figures = figures;
     conclude(&a.common, &mut out, doc, csv)
 }

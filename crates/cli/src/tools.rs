@@ -65,6 +65,8 @@ pub fn usage() -> String {
         "\nAlso callable through links named {}.\nOptions: -h/--help, -V/--version\n",
         links.join(", ")
     ));
+    s.push('\n');
+    s.push_str(crate::live::HELP);
     s
 }
 

@@ -159,7 +159,8 @@ fn run_and_report(
     stats: crate::stats_hook::Hook,
     store: &crate::store_hook::StoreHook,
 ) -> anyhow::Result<ExitCode> {
-    let progress = Progress::new(p.targets.len());
+    let live = crate::live::start("xdd", true, false, None);
+    let progress = Progress::new(p.targets.len()).with_live(live.shared());
     let collecting = stats.start();
     let ran = std::thread::scope(|s| {
         s.spawn(|| announce_listening(&progress));
@@ -173,8 +174,12 @@ fn run_and_report(
     });
     // Collectors stop whatever happened to the run, so none outlives it.
     let samples = collecting.finish();
+    let mut ended = live.finish();
     let (mut results, hb_failure) = ran?;
     results.stats = samples;
+    results.run_id = ended.run_id.take();
+    results.outcome = ended.outcome(results.outcome.clone());
+    results.notes.extend(std::mem::take(&mut ended.notes));
     // A lost heartbeat file is part of how the run ended: in the JSON too.
     if let Some(f) = hb_failure {
         results.outcome = results.outcome.clone().worst(Outcome::Error(f));

@@ -65,6 +65,14 @@ const SMOKES: &[Smoke] = &[
     },
     Smoke {
         setup: None,
+        script: "live-overhead.sh",
+        args: &["BIN"],
+        env: &[("RUNS", "1"), ("ITEMS", "200"), ("OPS", "2000")],
+        peers: &["python3"],
+        root: true,
+    },
+    Smoke {
+        setup: None,
         script: "mdtest-s3.sh",
         args: &["BIN"],
         env: &[("RUNS", "1"), ("ITEMS", "20"), ("TASKS_LIST", "1")],

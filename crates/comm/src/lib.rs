@@ -18,6 +18,7 @@
 mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod side;
 mod subset;
 mod team;
 mod transport;

@@ -22,12 +22,14 @@
 //! leaves MPI free to the stop watcher ([`stop_watch`]), which tells the
 //! other ranks of a Ctrl-C here, and hears of theirs, during a phase.
 
+mod finalizer;
 mod lock;
+mod side;
 mod stop_watch;
 
 use crate::Transport;
+use finalizer::Finalizer;
 use lock::serialized;
-use mpi::environment::Universe;
 use mpi::raw::AsRaw;
 use mpi::request::{Request, Scope};
 use mpi::topology::{Color, SimpleCommunicator};
@@ -98,24 +100,14 @@ impl fmt::Display for MpiInitError {
 
 impl std::error::Error for MpiInitError {}
 
-/// Calls `MPI_Finalize` once the runtime and every transport made from it
-/// are gone, so no communicator is freed after finalisation.
-struct Finalizer(ManuallyDrop<Universe>);
-
-impl Drop for Finalizer {
-    fn drop(&mut self) {
-        let _mpi = serialized();
-        // SAFETY: dropped exactly once, here; nothing reads it afterwards.
-        unsafe { ManuallyDrop::drop(&mut self.0) };
-    }
-}
-
 /// MPI, initialised. Dropping it (and every transport made from it)
 /// finalises MPI; do that on the thread that called [`init`].
 pub struct MpiRuntime {
     /// Dropped first (fields drop in order): its thread ends and frees
     /// its communicator before `world` can finalise MPI.
     _stop_watch: Option<StopWatch>,
+    /// The side channel, until someone takes it.
+    side: std::sync::Mutex<Option<side::MpiSide>>,
     world: Arc<MpiTransport>,
 }
 
@@ -136,10 +128,12 @@ pub fn init() -> Result<MpiRuntime, MpiInitError> {
         drop(finalizer);
         return Err(MpiInitError::ThreadingTooLow { provided });
     }
-    let world = MpiTransport::new(SimpleCommunicator::world(), finalizer);
+    let world = MpiTransport::new(SimpleCommunicator::world(), finalizer.clone());
     let stop_watch = StopWatch::start(world.comm.as_raw());
+    let side = side::MpiSide::new(world.comm.as_raw(), finalizer);
     Ok(MpiRuntime {
         _stop_watch: stop_watch,
+        side: std::sync::Mutex::new(side),
         world: Arc::new(world),
     })
 }
@@ -148,6 +142,15 @@ impl MpiRuntime {
     /// The world communicator: every process `mpirun` started.
     pub fn world(&self) -> Arc<dyn Transport> {
         self.world.clone()
+    }
+
+    /// The side channel ([`crate::side::SideChannel`]), once: later
+    /// calls, or MPI having refused to make it, give `None`. Drop it
+    /// before MPI is finalised would be (it keeps MPI alive until then).
+    pub fn side_channel(&self) -> Option<Box<dyn crate::side::SideChannel>> {
+        let mut side = self.side.lock().unwrap_or_else(|e| e.into_inner());
+        side.take()
+            .map(|s| Box::new(s) as Box<dyn crate::side::SideChannel>)
     }
 
     /// Kills every rank of the job with exit `code` (`MPI_Abort`). For a

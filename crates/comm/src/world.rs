@@ -71,6 +71,17 @@ impl World {
         self.transport.clone()
     }
 
+    /// A side channel between the processes (`None` in one process, or
+    /// once taken): for the live-figures sampler to send each interval
+    /// to rank 0.
+    pub fn side_channel(&self) -> Option<Box<dyn crate::side::SideChannel>> {
+        #[cfg(feature = "mpi")]
+        if let Some(m) = &self._mpi {
+            return m.side_channel();
+        }
+        None
+    }
+
     fn single_process() -> Self {
         Self {
             transport: Arc::new(SingleProcess::new()),

@@ -16,6 +16,7 @@
 pub mod buffer;
 pub mod clock;
 pub mod env;
+pub mod live;
 pub mod outcome;
 pub mod random;
 pub mod stats;

@@ -89,7 +89,9 @@ const SUB_BITS: u32 = 7;
 /// Highest power of two tracked (2^48 ns is 78 hours); larger values
 /// land in the last bucket and still count towards `max` exactly.
 const TOP_BIT: u32 = 47;
-const BUCKETS: usize = (SUB + (TOP_BIT as u64 - SUB_BITS as u64 + 1) * SUB) as usize;
+/// Number of buckets of a [`Histogram`]: the live counters (`live.rs`)
+/// keep the same buckets so that their counts merge into one exactly.
+pub const BUCKETS: usize = (SUB + (TOP_BIT as u64 - SUB_BITS as u64 + 1) * SUB) as usize;
 
 /// A log-linear histogram of u64 values (latencies in ns) with at most
 /// 1 % relative error, fixed memory and an allocation-free `record`.
@@ -181,8 +183,9 @@ impl Histogram {
         }
     }
 
+    /// The bucket that counts `v`.
     #[inline]
-    fn index(v: u64) -> usize {
+    pub fn index(v: u64) -> usize {
         if v < SUB {
             return v as usize;
         }
@@ -193,7 +196,7 @@ impl Histogram {
     }
 
     /// Lowest value and width of bucket `i`.
-    fn bounds(i: usize) -> (u64, u64) {
+    pub fn bounds(i: usize) -> (u64, u64) {
         let i = i as u64;
         if i < SUB {
             return (i, 1);

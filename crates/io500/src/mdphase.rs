@@ -53,6 +53,7 @@ pub fn run(
     transport: Arc<dyn Transport>,
     threads: usize,
     be: &dyn Backend,
+    live: Option<&iolab_core::live::Board>,
 ) -> Result<MdtestFigures, PhaseError> {
     let tasks = threads * transport.size();
     let prepared = prepare(argv, tasks as u64, be);
@@ -66,7 +67,9 @@ pub fn run(
         (Ok(_), false) => return Err(usage("another rank could not start the phase".into())),
     };
     let progress = Progress::new(threads);
-    let engine = Engine::new(&cfg, plan, be, &Quiet, &progress, wall);
+    let engine = Engine::new(&cfg, plan, be, &Quiet, &progress, wall)
+        .with_live(live)
+        .with_live_name(phase.name());
     let out = run_subset(transport, threads, tasks, |c| engine.run(c));
     let mut first = None;
     for r in out {

@@ -47,6 +47,9 @@ pub struct Runner<'a> {
     pub backend: &'a dyn Backend,
     /// Progress and per-phase reports.
     pub observer: &'a dyn RunObserver,
+    /// Live figures (`--live`): the mdtest phases record their items
+    /// here under the phase's IO500 name.
+    pub live: Option<&'a iolab_core::live::Board>,
 }
 
 /// What the phases hand on to later ones.
@@ -378,7 +381,14 @@ impl Runner<'_> {
     /// An mdtest phase through iolab's mdtest engine, with IO500's options.
     fn mdtest(&self, p: Phase) -> Result<MdtestFigures, PhaseError> {
         let args = mdtest_args(self.cfg, &self.layout, p, self.threads as u64);
-        crate::mdphase::run(&args, p, self.transport.clone(), self.threads, self.backend)
+        crate::mdphase::run(
+            &args,
+            p,
+            self.transport.clone(),
+            self.threads,
+            self.backend,
+            self.live,
+        )
     }
 
     /// Makes the file find compares with (rank 0) and reads its time.

@@ -8,6 +8,7 @@ use crate::plan::Plan;
 use crate::stonewall::WallCounts;
 use iolab_backend::Backend;
 use iolab_comm::Comm;
+use iolab_core::live::{Board, Recorder};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 #[repr(align(64))]
@@ -51,6 +52,11 @@ pub(crate) struct RunCtx<'a> {
     /// A task count of a remove-only sweep other than the last: the tree
     /// and test directories stay for the larger counts' items.
     pub(crate) keep_tree: bool,
+    /// Live figures (`--live`): each task records its phase's items here.
+    pub(crate) live: Option<&'a Board>,
+    /// The phase name the live rows carry instead of mdtest's own (io500's
+    /// `mdtest-easy-write`); the tree phases are then not recorded.
+    pub(crate) live_name: Option<&'a str>,
 }
 
 impl<'a> RunCtx<'a> {
@@ -70,7 +76,33 @@ impl<'a> RunCtx<'a> {
             cancel: AtomicBool::new(false),
             reuse_existing: false,
             keep_tree: false,
+            live: None,
+            live_name: None,
         }
+    }
+
+    /// The recorder of `task` for `phase` (one that records nothing
+    /// without live figures).
+    pub(crate) fn recorder(&self, phase: crate::Phase, task: usize) -> Recorder {
+        let Some(b) = self.live else {
+            return Recorder::off();
+        };
+        let tree = matches!(phase, crate::Phase::TreeCreate | crate::Phase::TreeRemove);
+        let name = match self.live_name {
+            Some(_) if tree => return Recorder::off(),
+            Some(n) => n,
+            None => phase.key(),
+        };
+        if phase.is_create() {
+            b.allow_steady(name);
+        }
+        b.recorder(name, task)
+    }
+
+    /// Whether a create phase may end on its steady state (`--steady`):
+    /// its tasks then agree on a count as after a stonewall.
+    pub(crate) fn steady_watched(&self) -> bool {
+        self.live.is_some_and(Board::steady_watched)
     }
 
     pub(crate) fn counter(&self, task: usize) -> &AtomicU64 {

@@ -76,6 +76,19 @@ impl<'a> Engine<'a> {
         self
     }
 
+    /// Records every task's items on `board` as they finish (`--live`).
+    pub fn with_live(mut self, board: Option<&'a iolab_core::live::Board>) -> Self {
+        self.ctx.live = board;
+        self
+    }
+
+    /// Records the item phases under `name` (a benchmark that runs mdtest
+    /// as one of its phases, as io500 does) and the tree phases not at all.
+    pub fn with_live_name(mut self, name: &'a str) -> Self {
+        self.ctx.live_name = Some(name);
+        self
+    }
+
     /// Runs the test on this task; every task returns the same result.
     /// A task that panics cancels the others (through the communicator),
     /// removes what it made and returns an error outcome.
@@ -363,7 +376,10 @@ impl<'a> Engine<'a> {
         }
         self.ctx.counter(comm.task()).store(0, Ordering::Relaxed);
         let mut rep = TaskReport::start(phase, wall_ns());
+        st.live = self.ctx.recorder(phase, comm.task());
         work(st, &mut rep);
+        // Dropping the recorder closes its slot: the phase is over here.
+        st.live = iolab_core::live::Recorder::off();
         if cfg.sync_phases {
             self.ctx.backend.sync_all();
         }

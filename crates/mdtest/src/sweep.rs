@@ -51,6 +51,8 @@ pub struct Sweep<'a> {
     pub wall: Option<WallCounts>,
     /// The processes of the job.
     pub transport: Arc<dyn Transport>,
+    /// Where the tasks record their items for live figures (`--live`).
+    pub live: Option<&'a iolab_core::live::Board>,
 }
 
 impl Sweep<'_> {
@@ -105,7 +107,8 @@ impl Sweep<'_> {
                 &progress,
                 self.wall,
             )
-            .in_sweep(first, last);
+            .in_sweep(first, last)
+            .with_live(self.live);
             run_subset(self.transport.clone(), threads, n, |c| {
                 if c.task() == 0 {
                     hooks.header(doc, c.tasks() as u64, c.nodes() as u64);

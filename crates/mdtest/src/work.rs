@@ -13,6 +13,7 @@ use crate::rng::{fill_pattern_for, first_mismatch_for, stamp_item_for, Permutati
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::{mono_ns, wall_ns};
+use iolab_core::live::Recorder;
 use iolab_core::{Failure, Histogram};
 use std::ffi::CStr;
 use std::io::ErrorKind;
@@ -62,6 +63,12 @@ pub struct TaskState<'a> {
     /// rand_array (not inside a timed phase): (items, seed, order).
     order: Option<(u64, u64, Permutation)>,
     hist: Histogram,
+    /// The live recorder of the phase under way (off between phases).
+    pub(crate) live: Recorder,
+    /// The last operation's latency, for the live recorder.
+    last_ns: u64,
+    /// In a create phase that ends on its steady state like at a wall.
+    steady_ends: bool,
     pattern: Vec<u8>,
     wbuf: Vec<u8>,
     rbuf: Vec<u8>,
@@ -91,6 +98,9 @@ impl<'a> TaskState<'a> {
                 (n, s, Permutation::new(n, s))
             }),
             hist: Histogram::new(),
+            live: Recorder::off(),
+            last_ns: 0,
+            steady_ends: false,
             created_root: false,
             created_dirs: Vec::new(),
             output_failure: None,
@@ -401,6 +411,9 @@ impl<'a> TaskState<'a> {
         let cfg = self.ctx.cfg;
         let wall_s = cfg.stonewall_s;
         let deadline = (wall_s > 0).then(|| mono_ns() + wall_s * 1_000_000_000);
+        // A steady state (--steady) ends the phase as a wall would.
+        let walled = wall_s > 0 || self.ctx.steady_watched();
+        self.steady_ends = self.ctx.steady_watched();
         let op = Self::op_of(phase);
         let targets = self.targets(phase);
         let mut done = n;
@@ -412,7 +425,8 @@ impl<'a> TaskState<'a> {
                 End::Stopped => done = rep.items,
             }
         }
-        if wall_s == 0 {
+        self.steady_ends = false;
+        if !walled {
             return n;
         }
         rep.wall = Some((done, wall_ns(), done < n));
@@ -460,7 +474,8 @@ impl<'a> TaskState<'a> {
     fn rename_one(&mut self, a: &CStr, b: &CStr, rep: &mut TaskReport) -> bool {
         let t0 = mono_ns();
         let r = self.backend().rename(a, b);
-        self.hist.record(mono_ns() - t0);
+        self.last_ns = mono_ns() - t0;
+        self.hist.record(self.last_ns);
         let r = r.map_err(|e| {
             let mut f = path_failure("rename", a, &e);
             f.message = format!("-> {}: {e}", b.to_string_lossy());
@@ -490,7 +505,7 @@ impl<'a> TaskState<'a> {
             if self.cancelled() {
                 return End::Stopped;
             }
-            if deadline.is_some_and(|d| mono_ns() >= d) {
+            if deadline.is_some_and(|d| mono_ns() >= d) || (self.steady_ends && self.live.phase_ended()) {
                 return End::Wall(k);
             }
             let (lp, d, m) = plan.locate(order.as_ref().map_or(k, |p| p.apply(k)), leaf);
@@ -510,7 +525,8 @@ impl<'a> TaskState<'a> {
     fn one(&mut self, op: Op, path: &CStr, item: u64, rep: &mut TaskReport) -> bool {
         let t0 = mono_ns();
         let r = self.apply(op, path, item);
-        self.hist.record(mono_ns() - t0);
+        self.last_ns = mono_ns() - t0;
+        self.hist.record(self.last_ns);
         self.account(op, r, rep)
     }
 
@@ -536,6 +552,7 @@ impl<'a> TaskState<'a> {
                 true
             }
             Err(e) => {
+                self.live.error();
                 rep.error.get_or_insert(e);
                 self.ctx.cancel();
                 false
@@ -545,9 +562,21 @@ impl<'a> TaskState<'a> {
 
     fn done(&self, rep: &mut TaskReport) {
         rep.items += 1;
+        self.live.op(self.op_bytes(rep.phase), self.last_ns);
         self.ctx
             .counter(self.task())
             .store(rep.items, Ordering::Relaxed);
+    }
+
+    /// Bytes one finished item of `phase` moved (-w, -e), for the live
+    /// figures.
+    fn op_bytes(&self, phase: Phase) -> u64 {
+        let cfg = self.ctx.cfg;
+        match phase {
+            Phase::FileCreate if !cfg.mknod => cfg.write_bytes,
+            Phase::FileRead => cfg.read_bytes,
+            _ => 0,
+        }
     }
 
     fn apply(&mut self, op: Op, path: &CStr, item: u64) -> Result<(), Failure> {

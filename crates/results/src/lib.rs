@@ -63,6 +63,10 @@ pub struct Envelope<C, P> {
     pub tool: Tool,
     /// The command line as the user typed it.
     pub command_line: String,
+    /// The run's id, which its live stream (`--live`) carries too, so
+    /// the stream and the results are known to belong together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     /// Wall-clock start, Unix nanoseconds.
     pub started_unix_ns: u64,
     /// Wall-clock end, Unix nanoseconds (0 while the run goes on).
@@ -107,6 +111,7 @@ impl<C: Serialize, P: Serialize> Envelope<C, P> {
                 compatible_with: None,
             },
             command_line: command_line.to_string(),
+            run_id: None,
             started_unix_ns: iolab_core::clock::wall_ns(),
             finished_unix_ns: 0,
             config,

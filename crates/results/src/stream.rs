@@ -44,6 +44,7 @@ pub fn read_head(r: impl Read) -> Result<Envelope<Value, Value>, ParseError> {
         envelope: doc.envelope,
         tool: doc.tool,
         command_line: doc.command_line,
+        run_id: doc.run_id,
         started_unix_ns: doc.started_unix_ns,
         finished_unix_ns: doc.finished_unix_ns,
         config: doc.config,

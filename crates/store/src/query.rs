@@ -418,6 +418,9 @@ fn rebuild(
             compatible_with: compat,
         },
         command_line: row.command_line.clone(),
+        // The store keeps no run id column (yet): a live stream is
+        // matched to the document it came with.
+        run_id: None,
         started_unix_ns: row.started_unix_ns,
         finished_unix_ns: row.finished_unix_ns,
         config: json(1)?,

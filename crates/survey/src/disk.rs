@@ -118,6 +118,9 @@ pub struct DiskPlan {
     pub cfg: DiskConfig,
     /// The devices.
     pub devices: Vec<Device>,
+    /// Live figures (`--live`): each region thread records its records
+    /// under the action's name (`write`, `read`).
+    pub live: Option<std::sync::Arc<iolab_core::live::Board>>,
 }
 
 impl DiskConfig {
@@ -173,6 +176,7 @@ impl DiskConfig {
         Ok(DiskPlan {
             cfg: self.clone(),
             devices,
+            live: None,
         })
     }
 
@@ -464,10 +468,13 @@ fn run_action(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> Opt
         for (w, buf) in buffers.into_iter().enumerate() {
             let region = &regions[w / s.per_region as usize];
             let (barrier, start, data) = (&barrier, &start, data.as_ref());
+            let live = plan.live.as_ref().map_or_else(iolab_core::live::Recorder::off, |l| {
+                l.recorder(action.name(), w)
+            });
             scope.spawn(move || {
                 barrier.wait();
                 let t0 = start.get().copied().unwrap_or_else(Instant::now);
-                region_worker(b, region, data, s, buf, t0);
+                region_worker(b, region, data, s, buf, t0, &live);
             });
         }
         let _ = start.set(Instant::now());
@@ -528,6 +535,7 @@ fn region_worker(
     s: Shape,
     mut buf: IoBuffer,
     t0: Instant,
+    live: &iolab_core::live::Recorder,
 ) {
     let action = match data {
         Some(_) => Action::Write,
@@ -545,6 +553,7 @@ fn region_worker(
             }
             let off = r.offset + i * s.rsz_bytes;
             let len = s.rsz_bytes as usize;
+            let op_t0 = iolab_core::clock::mono_ns();
             let res = match data {
                 Some(d) => {
                     let at = d.place(buf.as_mut_slice(), r.device as u64, off, len);
@@ -555,8 +564,12 @@ fn region_worker(
             match res {
                 Ok(()) => {
                     r.moved.fetch_add(s.rsz_bytes, Ordering::Relaxed);
+                    live.op(s.rsz_bytes, iolab_core::clock::mono_ns() - op_t0);
                 }
-                Err(e) => set_error(r, format!("{} at offset {off}: {e}", action.name())),
+                Err(e) => {
+                    live.error();
+                    set_error(r, format!("{} at offset {off}: {e}", action.name()));
+                }
             }
         }
     }

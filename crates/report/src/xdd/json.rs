@@ -152,6 +152,7 @@ pub fn document(r: &RunResults) -> XddDocument<'_> {
     doc.stats = r.stats.clone();
     doc.finished_unix_ns = r.end_wall_ns;
     doc.notes = r.notes.clone();
+    doc.run_id = r.run_id.clone();
     doc.figures = headline(r, &doc.payload.combined);
     doc
 }

@@ -250,6 +250,7 @@ mod tests {
             global_clock: None,
             stats: None,
             outcome: iolab_core::Outcome::Completed,
+            run_id: None,
         }
     }
 

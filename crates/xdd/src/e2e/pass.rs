@@ -254,6 +254,7 @@ fn done_op(
 ) {
     timing(c, cx, n, offset, t0, t1);
     count(c, read, len as u64);
+    st.live.op(read, len as u64, t1.saturating_sub(t0));
     cx.progress.targets[cx.plan.index].add(len as u64);
     if let Some(ts) = st.ts.as_mut() {
         ts.record(stamp(cx, st.q, n, read, offset, len, len, t0, t1));

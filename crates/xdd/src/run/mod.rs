@@ -444,5 +444,6 @@ fn assemble(
         outcome,
         global_clock: None,
         stats: None,
+        run_id: None,
     }
 }

@@ -93,6 +93,9 @@ pub struct Progress {
     /// Where the end-to-end destination targets listen, set once they
     /// all do (the CLI says so, and xddcp waits for it).
     pub e2e_listening: std::sync::OnceLock<Vec<String>>,
+    /// Where each QThread records its operations for the live figures
+    /// (`--live`), per op type (`read`, `write`); none: nothing recorded.
+    pub live: Option<std::sync::Arc<iolab_core::live::Board>>,
 }
 
 impl Progress {
@@ -102,6 +105,12 @@ impl Progress {
             targets: (0..n).map(|_| TargetProgress::default()).collect(),
             ..Self::default()
         }
+    }
+
+    /// Records every operation on `board` too (`--live`).
+    pub fn with_live(mut self, board: Option<std::sync::Arc<iolab_core::live::Board>>) -> Self {
+        self.live = board;
+        self
     }
 }
 

@@ -37,6 +37,65 @@ pub struct QState {
     pub ts: Option<crate::record::timestamp::TsTable>,
     /// Its connection, on an end-to-end target (-endtoend).
     pub link: Option<Link>,
+    /// Its live recorders (`--live`).
+    pub live: LiveOps,
+}
+
+/// A QThread's live recorders, one per op type: the rows' phases are
+/// `read` and `write`, as the results count `read_ops` and `write_ops`.
+#[derive(Debug)]
+pub struct LiveOps {
+    read: iolab_core::live::Recorder,
+    write: iolab_core::live::Recorder,
+}
+
+impl LiveOps {
+    /// Recorders that record nothing.
+    pub fn off() -> Self {
+        LiveOps {
+            read: iolab_core::live::Recorder::off(),
+            write: iolab_core::live::Recorder::off(),
+        }
+    }
+
+    /// The recorders of QThread `q` of target `target` on `board`, for
+    /// the op types it does (`read_e4`: reads per 10,000 operations).
+    pub fn on(
+        board: Option<&iolab_core::live::Board>,
+        target: usize,
+        q: usize,
+        read_e4: u64,
+    ) -> Self {
+        let Some(b) = board else {
+            return Self::off();
+        };
+        let worker = (target << 16) | q;
+        let rec = |yes: bool, phase| match yes {
+            true => b.recorder(phase, worker),
+            false => iolab_core::live::Recorder::off(),
+        };
+        LiveOps {
+            read: rec(read_e4 > 0, "read"),
+            write: rec(read_e4 < 10_000, "write"),
+        }
+    }
+
+    /// One operation that moved `bytes` in `latency_ns`; counted as the
+    /// results count it (an operation that moved nothing is not).
+    #[inline]
+    pub fn op(&self, read: bool, bytes: u64, latency_ns: u64) {
+        if bytes == 0 {
+            return;
+        }
+        let r = if read { &self.read } else { &self.write };
+        r.op(bytes, latency_ns);
+    }
+
+    /// One failed operation (`op` as the error path names it).
+    pub fn error(&self, op: &str) {
+        let r = if op == "read" { &self.read } else { &self.write };
+        r.error();
+    }
 }
 
 /// Counters every QThread of a target shares during one pass.

@@ -135,6 +135,7 @@ fn one_op<T: Transfer>(
         }
     };
     count(c, read, done as u64);
+    st.live.op(read, done as u64, t1.saturating_sub(t0));
     cx.progress.targets[plan.index].add(done as u64);
     if done < len {
         let msg = format!("target {} op {n}: {what} moved {done} of {len} bytes at offset {offset} (end of file?)", plan.index);

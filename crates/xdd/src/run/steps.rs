@@ -265,6 +265,7 @@ pub(crate) fn error(
     errno: Option<i32>,
 ) {
     c.errors += 1;
+    st.live.error(op);
     if errno == Some(libc::ENOSPC) {
         cx.run.fail(failure(cx, op, errno, &msg));
         cx.stop_pass();

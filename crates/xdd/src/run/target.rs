@@ -324,6 +324,7 @@ fn qstate(
             crate::record::timestamp::TsTable::new(&o, plan.index as u32, q as u32, sh.run_start_ns)
         }),
         link: None,
+        live: crate::run::qstate::LiveOps::on(sh.progress.live.as_deref(), plan.index, q, plan.read_e4),
     })
 }
 

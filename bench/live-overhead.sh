@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Benchmark, not a test: what live figures cost. The same runs with and
+# without `--live FILE --live-format openmetrics --live-interval 0.1`,
+# alternating (plain, live, plain, live, ...), medians of RUNS rounds
+# and the median of the per-round ratios (live / plain). Goal: within 1 %
+# (ratio >= 0.99) for both:
+# - mdtest -n ITEMS (default 100000) on tmpfs, one task: the rate of each
+#   phase as mdtest reports it (items / phase seconds); the figure is the
+#   sum of the rates of file creation, stat, read and removal and of
+#   directory creation, stat and removal;
+# - xdd 4 KiB random reads at queue depth 1 from a file in the page cache
+#   (tmpfs): IOPS = operations / pass seconds, from xdd's --json
+#   (payload.combined.iops), OPS (default 400000) requests per run.
+# The textfile is rewritten atomically every 0.1 s during the live runs.
+# Prints the machine's load (uptime) before and after: the figures are
+# only as quiet as the machine.
+#
+# Usage: bench/live-overhead.sh [IOLAB_BINARY] (default target/release/iolab)
+# Environment: RUNS (5), ITEMS (100000), OPS (400000).
+set -euo pipefail
+BIN=${1:-target/release/iolab}
+RUNS=${RUNS:-5}
+ITEMS=${ITEMS:-100000}
+OPS=${OPS:-400000}
+[ -x "$BIN" ] || { echo "build first: cargo build --release --features mpi ($BIN missing)" >&2; exit 2; }
+BIN=$(readlink -f "$BIN")
+
+tmp=$(mktemp -d)
+mounted=0
+cleanup() {
+    [ "$mounted" = 1 ] && umount -l "$tmp/fs" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+mkdir -p "$tmp/fs"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=2g tmpfs "$tmp/fs"; then
+    mounted=1
+else
+    echo "not root: $tmp/fs is not a fresh tmpfs" >&2
+fi
+fs=$tmp/fs
+export CI=1
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.4f", a/b; else print "n/a" }'; }
+live_args=(--live "$tmp/iolab.prom" --live-format openmetrics --live-interval 0.1)
+
+# mdtest: prints the sum of the phase rates (items/s).
+md() {
+    rm -rf "$fs/md"
+    "$BIN" mdtest -n "$ITEMS" -w 0 -e 0 -d "$fs/md" --json "$tmp/md.json" "$@" >/dev/null
+    python3 - "$tmp/md.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+keep = {"dir_create", "dir_stat", "dir_remove", "file_create", "file_stat", "file_read", "file_remove"}
+print(sum(p["rate"] for it in d["payload"]["tests"][0]["iterations"] for p in it["phases"] if p["phase"] in keep))
+PY
+}
+
+# xdd: prints the read IOPS.
+xd() {
+    "$BIN" xdd -op read -target "$fs/data" -reqsize 1 -blocksize 4096 -numreqs "$OPS" \
+        -seek random -seek range 65536 -qd 1 --json "$tmp/x.json" "$@" >/dev/null
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["payload"]["combined"]["iops"])' "$tmp/x.json"
+}
+
+dd if=/dev/urandom of="$fs/data" bs=1M count=256 status=none
+echo "load before: $(uptime)"
+for what in md xd; do
+    : >"$tmp/plain"; : >"$tmp/live"; : >"$tmp/ratio"
+    for r in $(seq "$RUNS"); do
+        p=$($what)
+        l=$($what "${live_args[@]}")
+        grep -q '^# EOF$' "$tmp/iolab.prom" || { echo "the textfile does not end in # EOF" >&2; exit 1; }
+        echo "$p" >>"$tmp/plain"; echo "$l" >>"$tmp/live"; ratio "$l" "$p" >>"$tmp/ratio"; echo >>"$tmp/ratio"
+        echo "  $what round $r: plain $p, live $l" >&2
+    done
+    name=$([ "$what" = md ] && echo "mdtest -n $ITEMS, sum of phase rates (items/s)" || echo "xdd 4 KiB QD1 random reads, page cache (IOPS)")
+    printf '%s\n  plain median %.0f, live median %.0f, median ratio live/plain %s (goal >= 0.99)\n' \
+        "$name" "$(median <"$tmp/plain")" "$(median <"$tmp/live")" "$(grep . "$tmp/ratio" | median)"
+done
+echo "load after: $(uptime)"

@@ -1,0 +1,348 @@
+//! Live figures for every tool that makes a run: the options (`--live`,
+//! `--live-format`, `--live-interval`, `--live-view`, `--steady`) are
+//! taken out of the arguments at dispatch, before the tool's own parser
+//! sees them ([`take`]), checked there (exit 2, nothing created), and a
+//! tool starts and ends the sampler with one call each ([`start`],
+//! [`Hook::finish`]). The sampler is `crates/live`; the engines only
+//! record into the [`Board`] the hook hands them.
+//!
+//! This is the seam the runner (issue 31, part 1) absorbs: it calls
+//! `start` before the run and `finish` when it builds the envelope.
+
+use iolab_core::live::Board;
+use iolab_live::format::Format;
+use iolab_live::peers::Peers;
+use iolab_live::{Context, Live, Observer, Options, Output, Steady};
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// The tools that make a run and so take the live options.
+const TOOLS: [&str; 6] = ["mdtest", "xdd", "lst", "survey", "io500", "xddcp"];
+
+/// What the command line asked for.
+#[derive(Debug, Clone, Default)]
+struct Asked {
+    /// `--live FILE` (`-`: standard output).
+    file: Option<String>,
+    format: Format,
+    interval: Option<f64>,
+    view: bool,
+    steady: Option<Steady>,
+}
+
+static ASKED: OnceLock<Asked> = OnceLock::new();
+
+/// The live options' help lines, for the usage text.
+pub const HELP: &str = "\
+Live figures (mdtest, xdd, lst, survey, io500, xddcp; see docs/live.md):
+  --live FILE            write per-interval rows to FILE (- for stdout)
+  --live-format F        jsonl (default), csv or openmetrics (a textfile replaced each interval)
+  --live-interval S      seconds between rows (default 1, at least 0.1)
+  --live-view            a full-screen view of rates and latency on the terminal
+  --steady M:PCT:S       end a phase once metric M (ops, bytes, p99) over the last S seconds lies within PCT % of its mean
+";
+
+/// Whether `--live-view` was asked: the full screen owns the terminal,
+/// so no progress bar draws over it.
+pub fn full_screen() -> bool {
+    ASKED.get().is_some_and(|a| a.view)
+}
+
+/// Takes the live options out of `tool`'s arguments (up to a `--`) and
+/// checks them: a bad value or an output that cannot be written is an
+/// error naming the option. Tools that make no run keep their arguments.
+pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
+    if !TOOLS.contains(&tool) {
+        return Ok(());
+    }
+    let mut asked = Asked::default();
+    let mut format = None;
+    let mut first_error = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].to_string_lossy().into_owned();
+        if a == "--" {
+            break;
+        }
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let takes_value = ["--live", "--live-format", "--live-interval", "--steady"];
+        if name == "--live-view" && inline.is_none() {
+            asked.view = true;
+            args.remove(i);
+            continue;
+        }
+        if !takes_value.contains(&name.as_str()) {
+            i += 1;
+            continue;
+        }
+        args.remove(i);
+        let value = match inline {
+            Some(v) => v,
+            None if i < args.len() => args.remove(i).to_string_lossy().into_owned(),
+            None => {
+                first_error.get_or_insert(format!("{name} needs a value"));
+                continue;
+            }
+        };
+        // Every live option is taken out, even after a bad one, so the
+        // tool's own check sees only its own options.
+        let r = match name.as_str() {
+            "--live" => {
+                asked.file = Some(value);
+                Ok(())
+            }
+            "--live-format" => value.parse::<Format>().map(|f| format = Some(f)),
+            "--live-interval" => interval(&value).map(|s| asked.interval = Some(s)),
+            _ => value.parse().map(|s| asked.steady = Some(s)).map_err(|e| format!("{e}")),
+        };
+        if let Err(e) = r {
+            first_error.get_or_insert(e);
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    asked.format = format.unwrap_or_default();
+    check(&asked, format.is_some())?;
+    let _ = ASKED.set(asked);
+    Ok(())
+}
+
+fn interval(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(s) if (0.1..=3600.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "--live-interval {v}: give seconds from 0.1 to 3600 (e.g. 1 or 0.5)"
+        )),
+    }
+}
+
+/// The options that only make sense together, and the output's path.
+fn check(a: &Asked, format_given: bool) -> Result<(), String> {
+    let sampled = a.view || a.steady.is_some();
+    match a.file.as_deref() {
+        None if format_given => Err("--live-format needs --live FILE".into()),
+        None if a.interval.is_some() && !sampled => {
+            Err("--live-interval needs --live FILE, --live-view or --steady".into())
+        }
+        Some("-") if a.format == Format::OpenMetrics => Err(
+            "--live - --live-format openmetrics: an OpenMetrics textfile is replaced each interval; give a file name (e.g. /var/lib/node_exporter/iolab.prom)".into(),
+        ),
+        Some(f) if f != "-" => iolab_output::check_file("--live", std::path::Path::new(f))
+            .map_err(|e| e.to_string()),
+        _ => Ok(()),
+    }
+}
+
+/// A tool's live figures for one run.
+pub struct Hook {
+    board: Option<Arc<Board>>,
+    live: Option<Live>,
+    run_id: Option<String>,
+    status: bool,
+}
+
+/// What the run's results take from the hook.
+#[derive(Debug, Default)]
+pub struct Ended {
+    /// The id the stream carries, for the envelope's `run_id`.
+    pub run_id: Option<String>,
+    /// Notes for the envelope: phases ended on steady state, a stream
+    /// that could not be written.
+    pub notes: Vec<String>,
+    /// True when the stream could not be written to the end.
+    pub failed: bool,
+}
+
+impl Ended {
+    /// The run's outcome with a stream that could not be written counted
+    /// as an output failure (exit 1), as any output the user asked for.
+    pub fn outcome(&self, outcome: iolab_core::Outcome) -> iolab_core::Outcome {
+        match self.failed {
+            true => outcome.worst(iolab_core::Outcome::Error(
+                iolab_core::Failure::other("--live", "the live stream could not be written")
+                    .of_kind(iolab_core::FailureKind::Output),
+            )),
+            false => outcome,
+        }
+    }
+}
+
+/// Starts the sampler for `tool` when live figures were asked or a
+/// terminal shows a status line. `leader`: this process writes the
+/// stream and draws (rank 0; others report to it through `peers`).
+/// `own_bar`: the tool draws its own progress bar, so the one-line
+/// status stays off. Without either, the engines get no board and
+/// record nothing.
+pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peers>>) -> Hook {
+    let asked = ASKED.get().cloned().unwrap_or_default();
+    let terminal = leader && std::io::stderr().is_terminal() && !crate::output::ci();
+    let status = terminal && !own_bar && !asked.view;
+    let view = terminal && asked.view;
+    // Every process knows the same options, not whether the leader has a
+    // terminal: the others report to it only for a stream or steady state
+    // (so the leader waits for exactly those reports).
+    let shared = asked.file.is_some() || asked.steady.is_some();
+    let peers = peers.filter(|p| shared && p.others() > 0);
+    let wanted = shared || status || view;
+    if !wanted || (!leader && peers.is_none()) {
+        return Hook::off();
+    }
+    let board = Arc::new(Board::new());
+    if asked.steady.is_some() {
+        board.watch_steady();
+    }
+    let run_id = iolab_live::new_run_id();
+    let mut observers: Vec<Observer> = Vec::new();
+    if status {
+        observers.push(crate::live_view::status_line());
+    }
+    if view {
+        observers.push(crate::live_view::full_screen(tool));
+    }
+    let opts = Options {
+        output: output(&asked, leader),
+        format: asked.format,
+        interval: Duration::from_secs_f64(asked.interval.unwrap_or(1.0)),
+        steady: asked.steady,
+    };
+    let ctx = Context {
+        tool: tool.to_string(),
+        run_id: run_id.clone(),
+        envelope: iolab_results::ENVELOPE_VERSION,
+        host: iolab_core::env::hostname(),
+    };
+    match Live::start(opts, ctx, board.clone(), peers, observers) {
+        Ok(live) => Hook {
+            board: Some(board),
+            live: Some(live),
+            run_id: Some(run_id),
+            status,
+        },
+        Err(e) => {
+            eprintln!("iolab {tool}: --live: {e}; the run goes on without live figures");
+            Hook::off()
+        }
+    }
+}
+
+/// The tags of the side channel's two kinds of message.
+const REPORT: u8 = 1;
+const ORDER: u8 = 2;
+
+/// The processes of an MPI run as the sampler's peers: every rank sends
+/// its interval to rank 0 over the world's side channel.
+struct CommPeers(Box<dyn iolab_comm::side::SideChannel>);
+
+impl Peers for CommPeers {
+    fn rank(&self) -> u64 {
+        self.0.rank() as u64
+    }
+    fn is_root(&self) -> bool {
+        self.0.rank() == 0
+    }
+    fn others(&self) -> usize {
+        self.0.size().saturating_sub(1)
+    }
+    fn send_report(&mut self, bytes: Vec<u8>) {
+        self.0.send(0, REPORT, bytes);
+    }
+    fn take_reports(&mut self) -> Vec<Vec<u8>> {
+        self.0.receive(REPORT).into_iter().map(|(_, b)| b).collect()
+    }
+    fn send_order(&mut self, bytes: Vec<u8>) {
+        for r in 1..self.0.size() {
+            self.0.send(r, ORDER, bytes.clone());
+        }
+    }
+    fn take_orders(&mut self) -> Vec<Vec<u8>> {
+        self.0.receive(ORDER).into_iter().map(|(_, b)| b).collect()
+    }
+}
+
+/// The peers of a run whose processes `world` connects (none in one
+/// process).
+pub fn peers(world: &iolab_comm::World) -> Option<Box<dyn Peers>> {
+    world
+        .side_channel()
+        .map(|c| Box::new(CommPeers(c)) as Box<dyn Peers>)
+}
+
+fn output(a: &Asked, leader: bool) -> Output {
+    match (a.file.as_deref(), a.format) {
+        (None, _) => Output::None,
+        _ if !leader => Output::None,
+        (Some("-"), _) => Output::Stream(Box::new(crate::output::Stdout)),
+        (Some(f), Format::OpenMetrics) => Output::Textfile(PathBuf::from(f)),
+        (Some(f), _) => match std::fs::File::create(f) {
+            Ok(file) => Output::Stream(Box::new(std::io::BufWriter::new(file))),
+            Err(e) => {
+                eprintln!("iolab: --live {f}: {e}");
+                Output::None
+            }
+        },
+    }
+}
+
+impl Hook {
+    /// No live figures.
+    pub fn off() -> Hook {
+        Hook {
+            board: None,
+            live: None,
+            run_id: None,
+            status: false,
+        }
+    }
+
+    /// The board the engine records into (`None`: record nothing).
+    pub fn board(&self) -> Option<&Board> {
+        self.board.as_deref()
+    }
+
+    /// The run id the stream carries (set it in the envelope before the
+    /// results are first written).
+    pub fn run_id(&self) -> Option<String> {
+        self.run_id.clone()
+    }
+
+    /// The board, shared (for engines that keep it beyond a borrow).
+    pub fn shared(&self) -> Option<Arc<Board>> {
+        self.board.clone()
+    }
+
+    /// Flushes the last interval and stops the sampler; says what the
+    /// results should carry.
+    pub fn finish(mut self) -> Ended {
+        let Some(live) = self.live.take() else {
+            return Ended::default();
+        };
+        let summary = live.finish();
+        if self.status {
+            crate::live_view::clear_status();
+        }
+        let mut notes: Vec<String> = summary
+            .steady
+            .iter()
+            .map(|s| {
+                format!(
+                    "phase {} ended on steady state at {:.1} s (--steady)",
+                    s.phase, s.t
+                )
+            })
+            .collect();
+        let failed = summary.error.is_some();
+        notes.extend(summary.error);
+        Ended {
+            run_id: self.run_id.take(),
+            notes,
+            failed,
+        }
+    }
+}

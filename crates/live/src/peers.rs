@@ -1,0 +1,59 @@
+//! Other processes of the same run (MPI ranks, a console's agents, the
+//! two sides of a copy): each interval every process's parts go to one
+//! root, which merges them; the root's steady-state decisions go back.
+//! The transport is the caller's ([`Peers`]); this module says what
+//! travels.
+
+use crate::sample::Part;
+use serde::{Deserialize, Serialize};
+
+/// One process's interval, as it travels to the root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// The sender's rank (or agent number).
+    pub rank: u64,
+    /// The sender's host name.
+    pub host: String,
+    /// Its interval count (1, 2, ...), for the reader's sake.
+    pub seq: u64,
+    /// True on the sender's final flush: nothing follows.
+    pub last: bool,
+    /// Its phases' parts for the interval.
+    pub parts: Vec<Part>,
+}
+
+/// What the root tells every other process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Order {
+    /// End this phase now: it reached its steady state.
+    EndPhase(String),
+}
+
+/// A transport between the processes of one run. Every call returns at
+/// once (no call waits for a peer): the root merges what has come.
+pub trait Peers: Send {
+    /// This process's rank; the root is the one that writes the stream.
+    fn rank(&self) -> u64;
+    /// Whether this process is the root.
+    fn is_root(&self) -> bool;
+    /// How many other processes report to the root.
+    fn others(&self) -> usize;
+    /// A process other than the root: sends its report's bytes.
+    fn send_report(&mut self, bytes: Vec<u8>);
+    /// The root: every report that came since the last call.
+    fn take_reports(&mut self) -> Vec<Vec<u8>>;
+    /// The root: sends an order to every other process.
+    fn send_order(&mut self, bytes: Vec<u8>);
+    /// A process other than the root: every order that came.
+    fn take_orders(&mut self) -> Vec<Vec<u8>>;
+}
+
+/// Encodes a report (JSON: a few hundred bytes per phase).
+pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap_or_default()
+}
+
+/// Decodes what [`encode`] made; `None` for bytes from elsewhere.
+pub fn decode<T: for<'de> Deserialize<'de>>(b: &[u8]) -> Option<T> {
+    serde_json::from_slice(b).ok()
+}
