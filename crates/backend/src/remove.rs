@@ -63,7 +63,7 @@ impl fmt::Display for Why {
         match self {
             Why::NotOurs => f.write_str("not made by this run"),
             Why::NotADirectory => {
-                f.write_str("a symbolic link or file where a directory was made: not followed")
+                f.write_str("a symbolic link or a file where a directory belongs: not followed")
             }
             Why::Failed(e) => f.write_str(e),
             Why::Stopped => f.write_str("not removed: the removal was stopped"),

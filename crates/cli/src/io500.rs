@@ -224,24 +224,30 @@ fn cleanup_only(prog: &str, s: &Setup) -> ExitCode {
     if !s.leader() {
         return ExitCode::SUCCESS;
     }
-    let left = cleanup::cleanup_datadir(
+    let out = cleanup::cleanup_datadir(
         &*s.backend,
         &s.cfg.datadir,
         s.cfg.timestamp_datadir,
         &s.layout.private_dir,
+        None,
     );
-    for l in &left {
-        eprintln!(
-            "{prog}: left (not made by io500 phases, or not removable): {}",
-            l.display()
-        );
+    for l in &out.left {
+        eprintln!("{prog}: left: {l}");
     }
-    ExitCode::SUCCESS
+    match out.confirmed() {
+        true => ExitCode::SUCCESS,
+        // A listing or removal that failed: what it holds is not known.
+        false => crate::exit::failed(),
+    }
 }
 
-/// Prints each phase's `[RESULT]` line as it ends.
+/// Prints each phase's `[RESULT]` line as it ends, and the final
+/// cleanup's progress: a bar on a terminal, a line before and after it
+/// in scripts.
 struct Printer<'a> {
     cfg: &'a Config,
+    prog: &'a str,
+    cleanup: std::sync::Mutex<Option<(u64, Option<indicatif::ProgressBar>)>>,
 }
 
 impl RunObserver for Printer<'_> {
@@ -251,6 +257,45 @@ impl RunObserver for Printer<'_> {
             eprintln!("iolab io500: {} failed: {why}", r.name);
         }
     }
+
+    fn cleanup_started(&self, datadir: &Path, entries: u64) {
+        if entries == 0 {
+            return;
+        }
+        let prog = self.prog;
+        let why = match iolab_core::stop::requested() {
+            true => "interrupted; removing",
+            false => "removing",
+        };
+        eprintln!(
+            "{prog}: {why} what the phases left in {}: {entries} entries (a second Ctrl-C stops at once; iolab io500 --cleanup {} removes the rest)",
+            datadir.display(),
+            self.cfg.ini_file.display()
+        );
+        let bar = crate::progress::shown(true).then(|| {
+            let b = crate::progress::bar(entries, crate::progress::Unit::Items);
+            b.set_message("removing");
+            b
+        });
+        *self.cleanup.lock().unwrap_or_else(|e| e.into_inner()) = Some((entries, bar));
+    }
+
+    fn cleanup_progress(&self, removed: u64) {
+        if let Some((_, Some(b))) = &*self.cleanup.lock().unwrap_or_else(|e| e.into_inner()) {
+            b.set_position(removed);
+        }
+    }
+
+    fn cleanup_done(&self, r: &iolab_backend::remove::Removal) {
+        let Some((entries, bar)) = self.cleanup.lock().unwrap_or_else(|e| e.into_inner()).take()
+        else {
+            return;
+        };
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        eprintln!("{}: removed {} of {entries} entries", self.prog, r.removed);
+    }
 }
 
 /// The files the run writes into resultdir.
@@ -258,13 +303,17 @@ fn outputs(resultdir: &Path) -> [PathBuf; 3] {
     ["result_summary.txt", "result.txt", "result.json"].map(|n| resultdir.join(n))
 }
 
-/// Checks and creates what the run needs (rank 0), before any phase.
-fn make_dirs(s: &Setup, store: Option<&Path>) -> Result<(StoreHook, bool), String> {
+/// Checks and creates what the run needs (rank 0), before any phase:
+/// everything is checked before anything is made. Returns the store and
+/// the directories made for the datadir (removed at the end).
+fn make_dirs(s: &Setup, store: Option<&Path>) -> Result<(StoreHook, Vec<PathBuf>), String> {
     if !s.leader() {
-        return Ok((StoreHook::none(), false));
+        return Ok((StoreHook::none(), Vec::new()));
     }
     let be = &*s.backend;
-    iolab_io500::check_leftovers(be, &s.layout)?;
+    iolab_io500::check_datadir(be, &s.layout)?;
+    // result_summary.txt is the longest name written there.
+    iolab_io500::datadir::check_lengths("resultdir", &s.resultdir, 32)?;
     let existing = nearest_existing(&s.resultdir);
     if !existing.is_dir() {
         return Err(format!(
@@ -281,13 +330,10 @@ fn make_dirs(s: &Setup, store: Option<&Path>) -> Result<(StoreHook, bool), Strin
         check_writable(&existing.join(".iolab-io500")).map_err(|e| format!("resultdir: {e}"))?;
     }
     let store = StoreHook::open(store)?;
-    let created_datadir = !iolab_backend::c_path(&s.layout.datadir)
-        .and_then(|c| be.exists(&c))
-        .unwrap_or(true);
     std::fs::create_dir_all(&s.resultdir)
         .map_err(|e| format!("resultdir {}: cannot create: {e}", s.resultdir.display()))?;
-    iolab_io500::prepare_datadir(be, &s.layout).map_err(|e| format!("datadir: {e}"))?;
-    Ok((store, created_datadir))
+    let made = iolab_io500::prepare_datadir(be, &s.layout).map_err(|e| format!("datadir: {e}"))?;
+    Ok((store, made))
 }
 
 fn nearest_existing(p: &Path) -> PathBuf {
@@ -311,7 +357,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         .all_gather(&[u8::from(made.is_ok())])
         .iter()
         .all(|v| v.first() == Some(&1));
-    let (store, created_datadir) = match (made, ok) {
+    let (store, made) = match (made, ok) {
         (Ok(m), true) => m,
         (Err(e), _) => {
             eprintln!("{prog}: {e}");
@@ -327,11 +373,15 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         ));
     }
     crate::signals::set_last_words(format!(
-        "\n{prog}: stopped at once by a second signal; cleanup was skipped. What this run made may be left in {}\n{prog}: remove it with: iolab io500 --cleanup {}\n",
+        "\n{prog}: stopped at once by a second signal; cleanup was skipped or cut short. What this run made may be left in {}\n{prog}: remove it with: iolab io500 --cleanup {}\n",
         s.layout.datadir.display(),
         s.cfg.ini_file.display()
     ));
-    let printer = Printer { cfg: &s.cfg };
+    let printer = Printer {
+        cfg: &s.cfg,
+        prog,
+        cleanup: std::sync::Mutex::new(None),
+    };
     let runner = Runner {
         cfg: &s.cfg,
         layout: s.layout.clone(),
@@ -348,10 +398,9 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         crate::signals::bound_mpi_finalize(crate::exit::code(&result.outcome));
         return crate::exit::status(&result.outcome);
     }
-    if created_datadir {
-        // The datadir this run made (a timestamped one, usually) goes too.
-        let _ = iolab_backend::c_path(&s.layout.datadir).and_then(|c| s.backend.rmdir(&c));
-    }
+    // The datadir this run made (a timestamped one, usually) goes too,
+    // with the parents it made for it, each only when empty.
+    iolab_io500::remove_made(&*s.backend, &made);
     if let Err(e) = s.backend.finalize() {
         eprintln!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",

@@ -66,7 +66,9 @@ pub fn run(
         (Ok(_), false) => return Err(usage("another rank could not start the phase".into())),
     };
     let progress = Progress::new(threads);
-    let engine = Engine::new(&cfg, plan, be, &Quiet, &progress, wall);
+    // What an interrupted or failed phase made is left to the run's final
+    // cleanup, which says how much there is and how far it got.
+    let engine = Engine::new(&cfg, plan, be, &Quiet, &progress, wall).leave_on_failure();
     let out = run_subset(transport, threads, tasks, |c| engine.run(c));
     let mut first = None;
     for r in out {

@@ -51,6 +51,9 @@ pub(crate) struct RunCtx<'a> {
     /// A task count of a remove-only sweep other than the last: the tree
     /// and test directories stay for the larger counts' items.
     pub(crate) keep_tree: bool,
+    /// After a failure or interruption, leave what the test made to the
+    /// caller's own cleanup (io500's, which reports its progress).
+    pub(crate) leave_on_failure: bool,
 }
 
 impl<'a> RunCtx<'a> {
@@ -70,6 +73,7 @@ impl<'a> RunCtx<'a> {
             cancel: AtomicBool::new(false),
             reuse_existing: false,
             keep_tree: false,
+            leave_on_failure: false,
         }
     }
 

@@ -38,8 +38,35 @@ impl Observer for Quiet {}
 pub struct Unfinished {
     /// [`Outcome::Interrupted`] or [`Outcome::Error`] with op, path, errno.
     pub outcome: Outcome,
-    /// Paths the cleanup had to leave behind.
+    /// Paths the cleanup had to leave behind: not made by this run (a
+    /// link planted where it made a directory among them).
     pub left: Vec<PathBuf>,
+    /// Where the cleanup could not see its removal through (a listing or
+    /// removal that failed, as when an object store stops answering),
+    /// each `path (why)`: what this run made may remain there.
+    pub unconfirmed: Vec<String>,
+}
+
+impl Unfinished {
+    /// An unfinished test whose cleanup had nothing to say.
+    pub fn new(outcome: Outcome) -> Self {
+        Unfinished {
+            outcome,
+            left: Vec::new(),
+            unconfirmed: Vec::new(),
+        }
+    }
+
+    /// Takes in what a cleanup removed and left.
+    fn with_removal(mut self, r: iolab_backend::remove::Removal) -> Self {
+        for l in r.left {
+            match l.known() {
+                true => self.left.push(l.path),
+                false => self.unconfirmed.push(l.to_string()),
+            }
+        }
+        self
+    }
 }
 
 /// One test, ready to run on every task.
@@ -76,6 +103,14 @@ impl<'a> Engine<'a> {
         self
     }
 
+    /// Leaves what the test made in place when it fails or is
+    /// interrupted, for a caller that removes it itself (io500's final
+    /// cleanup): [`Unfinished::left`] is then empty.
+    pub fn leave_on_failure(mut self) -> Self {
+        self.ctx.leave_on_failure = true;
+        self
+    }
+
     /// Runs the test on this task; every task returns the same result.
     /// A task that panics cancels the others (through the communicator),
     /// removes what it made and returns an error outcome.
@@ -92,13 +127,11 @@ impl<'a> Engine<'a> {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
-                Err(Unfinished {
-                    outcome: Outcome::Error(Failure::other(
-                        "task",
-                        format!("task {} panicked: {why}", comm.task()),
-                    )),
-                    left: st.cleanup_after_failure(),
-                })
+                Err(Unfinished::new(Outcome::Error(Failure::other(
+                    "task",
+                    format!("task {} panicked: {why}", comm.task()),
+                )))
+                .with_removal(st.cleanup_after_failure()))
             }
         }
     }
@@ -363,29 +396,31 @@ impl<'a> Engine<'a> {
 
     fn fail(&self, st: &mut TaskState, t: PhaseTrouble) -> Unfinished {
         st.comm().barrier();
-        let mine = st.cleanup_after_failure();
-        let text: Vec<String> = mine.iter().map(|p| p.display().to_string()).collect();
-        let all = st.comm().all_gather(text.join("\n").as_bytes());
-        let mut left: Vec<PathBuf> = all
-            .iter()
-            .flat_map(|b| {
-                String::from_utf8_lossy(b)
-                    .lines()
-                    .map(PathBuf::from)
-                    .collect::<Vec<_>>()
-            })
+        let outcome = match t.error {
+            Some(e) => Outcome::Error(e),
+            None => Outcome::Interrupted,
+        };
+        let mine = Unfinished::new(outcome).with_removal(st.cleanup_after_failure());
+        // One line per path: `L` left, `U` not confirmed.
+        let text: Vec<String> = (mine.left.iter().map(|p| format!("L{}", p.display())))
+            .chain(mine.unconfirmed.iter().map(|u| format!("U{u}")))
             .collect();
+        let all = st.comm().all_gather(text.join("\n").as_bytes());
         if st.comm().cancelled() {
             // The gather above came back empty: keep at least our own list.
-            left = mine;
+            return mine;
         }
-        Unfinished {
-            outcome: match t.error {
-                Some(e) => Outcome::Error(e),
-                None => Outcome::Interrupted,
-            },
-            left,
+        let mut u = Unfinished::new(mine.outcome);
+        for b in all.iter() {
+            for line in String::from_utf8_lossy(b).lines() {
+                match line.split_at_checked(1) {
+                    Some(("L", p)) => u.left.push(PathBuf::from(p)),
+                    Some(("U", w)) => u.unconfirmed.push(w.to_string()),
+                    _ => {}
+                }
+            }
         }
+        u
     }
 }
 

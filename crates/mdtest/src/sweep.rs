@@ -72,6 +72,12 @@ impl Sweep<'_> {
                 hooks.unfinished(&u);
                 doc.outcome = u.outcome;
                 doc.payload.left_behind = u.left.iter().map(|p| p.display().to_string()).collect();
+                // Where removal was not seen through, with why.
+                doc.payload.left_behind.extend(
+                    u.unconfirmed
+                        .iter()
+                        .map(|w| format!("{w}: removal not confirmed")),
+                );
             }
             if leader {
                 doc.payload.finished = iolab_core::clock::mdtest_timestamp();
@@ -151,10 +157,7 @@ fn finished(doc: &mut MdtestDocument, hooks: &dyn Hooks, t: TestResult) -> Resul
     let failure = t.stonewall_file_error.clone();
     doc.payload.tests.push(t);
     match failure {
-        Some(f) => Err(Unfinished {
-            outcome: Outcome::Error(f),
-            left: Vec::new(),
-        }),
+        Some(f) => Err(Unfinished::new(Outcome::Error(f))),
         None => Ok(()),
     }
 }
@@ -191,12 +194,17 @@ fn pick(a: Option<Unfinished>, b: Unfinished) -> Unfinished {
     left.extend(b.left.iter().cloned());
     left.sort();
     left.dedup();
+    let mut unconfirmed = std::mem::take(&mut a.unconfirmed);
+    unconfirmed.extend(b.unconfirmed.iter().cloned());
+    unconfirmed.sort();
+    unconfirmed.dedup();
     let mut keep = if rank(&b.outcome) > rank(&a.outcome) {
         b
     } else {
         a
     };
     keep.left = left;
+    keep.unconfirmed = unconfirmed;
     keep
 }
 
@@ -222,6 +230,7 @@ mod tests {
         Unfinished {
             outcome: o,
             left: vec![PathBuf::from(left)],
+            unconfirmed: Vec::new(),
         }
     }
 
