@@ -287,7 +287,11 @@ impl RunObserver for Printer<'_> {
     }
 
     fn cleanup_done(&self, r: &iolab_backend::remove::Removal) {
-        let Some((entries, bar)) = self.cleanup.lock().unwrap_or_else(|e| e.into_inner()).take()
+        let Some((entries, bar)) = self
+            .cleanup
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
         else {
             return;
         };

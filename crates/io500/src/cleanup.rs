@@ -177,13 +177,18 @@ pub fn cleanup_datadir(
     out.merge(remove_run_data(be, &data, datadir, tick));
     if timestamped {
         for stamp in stamps(be, &data) {
-            let Ok(c) = CString::new(stamp.as_str()) else { continue };
+            let Ok(c) = CString::new(stamp.as_str()) else {
+                continue;
+            };
             let path = datadir.join(&stamp);
             match be.open_dir_at(&data, &c) {
                 Ok(d) => out.merge(remove_run_data(be, &d, &path, tick)),
                 // Swapped for a link since it was listed: not followed.
                 Err(e) if iolab_backend::not_a_directory(&e) => {
-                    out.left.push(Left { path, why: Why::NotADirectory });
+                    out.left.push(Left {
+                        path,
+                        why: Why::NotADirectory,
+                    });
                     continue;
                 }
                 Err(_) => continue,
@@ -331,7 +336,14 @@ mod tests {
             .collect();
         assert_eq!(
             links,
-            ["ior-easy", "ior-hard", "mdtest-easy", "mdtest-hard/test-dir.0-1", "mdtest-hard/test-dir.0-0/mdtest_tree.0", "mdworkbench/1_1"],
+            [
+                "ior-easy",
+                "ior-hard",
+                "mdtest-easy",
+                "mdtest-hard/test-dir.0-1",
+                "mdtest-hard/test-dir.0-0/mdtest_tree.0",
+                "mdworkbench/1_1"
+            ],
             "{:?}",
             out.left
         );

@@ -72,7 +72,13 @@ pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, 
                 ))
             }
             Err(e) if e.kind() == ErrorKind::NotFound => missing.push(p.to_path_buf()),
-            Err(e) => return Err(format!("datadir {}: {}: {e}", datadir.display(), p.display())),
+            Err(e) => {
+                return Err(format!(
+                    "datadir {}: {}: {e}",
+                    datadir.display(),
+                    p.display()
+                ))
+            }
         }
         match p.parent() {
             Some(q) if !q.as_os_str().is_empty() => p = q,

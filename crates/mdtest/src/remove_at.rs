@@ -104,7 +104,8 @@ impl RemoveAt {
         let (root, slot) = &mut self.roots[k];
         if slot.is_none() {
             self.rel.clear();
-            self.rel.extend_from_slice(if root.is_empty() { b"/" } else { root });
+            self.rel
+                .extend_from_slice(if root.is_empty() { b"/" } else { root });
             self.rel.push(0);
             let c = CStr::from_bytes_with_nul(&self.rel).unwrap_or(c"/");
             *slot = Some(be.open_dir(c)?);

@@ -560,7 +560,9 @@ impl<'a> TaskState<'a> {
             Op::Read => return self.read_file(path, item),
         };
         r.map_err(|e| match op {
-            Op::Rmdir | Op::Unlink if iolab_backend::not_a_directory(&e) => link_failure(op, path, &e),
+            Op::Rmdir | Op::Unlink if iolab_backend::not_a_directory(&e) => {
+                link_failure(op, path, &e)
+            }
             _ => path_failure(op_name(op), path, &e),
         })
     }
