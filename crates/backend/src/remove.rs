@@ -43,7 +43,7 @@ pub const MAX_DEPTH: usize = 128;
 const TICK: u64 = 1024;
 
 /// Why a path stayed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Why {
     /// Not a name the tool makes: someone else's, left alone.
     NotOurs,
@@ -73,7 +73,7 @@ impl fmt::Display for Why {
 }
 
 /// A path that stayed, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Left {
     /// The path (the directory the walk started from, joined with names).
     pub path: PathBuf,

@@ -430,7 +430,7 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
         return;
     }
     // Removal is claimed only when the cleanup saw it through.
-    let removed = match u.unconfirmed.is_empty() {
+    let removed = match u.confirmed() {
         true => "removed what this run created",
         false => "could not confirm that what this run created was removed",
     };
@@ -444,16 +444,13 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
             eprintln!("{prog}: stopped all tasks; {removed}");
         }
     }
-    for p in &u.left {
-        eprintln!(
-            "{prog}: left behind (not created by this run, or not removable): {}",
-            p.display()
-        );
-    }
-    for w in &u.unconfirmed {
-        eprintln!(
-            "{prog}: removal not confirmed under {w}; what this run made may remain there (a -r run with the same options removes it)"
-        );
+    for l in &u.left {
+        match l.known() {
+            true => eprintln!("{prog}: left behind: {l}"),
+            false => eprintln!(
+                "{prog}: removal not confirmed under {l}; what this run made may remain there (a -r run with the same options removes it)"
+            ),
+        }
     }
 }
 

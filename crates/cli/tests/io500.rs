@@ -1232,7 +1232,9 @@ fn cleanup_and_runs_follow_no_link_below_the_datadir() {
         let line = format!("left: {} (a symbolic link", d.join(l).display());
         assert!(stderr(&o).contains(&line), "{l}: {}", stderr(&o));
     }
-    assert!(!d.join("mdtest-hard/test-dir.0-1/mdtest_tree.0/file.mdtest.1.7").exists());
+    assert!(!d
+        .join("mdtest-hard/test-dir.0-1/mdtest_tree.0/file.mdtest.1.7")
+        .exists());
 }
 
 /// Parents of the datadir that did not exist are made for the run and
@@ -1241,7 +1243,10 @@ fn cleanup_and_runs_follow_no_link_below_the_datadir() {
 #[test]
 fn the_datadir_s_parents_go_and_a_long_one_makes_nothing() {
     let s = Scratch::new("io500-parents");
-    let ini = small_ini(&s, "[mdtest-easy]\nrun = FALSE\n[mdtest-hard]\nrun = FALSE\n");
+    let ini = small_ini(
+        &s,
+        "[mdtest-easy]\nrun = FALSE\n[mdtest-hard]\nrun = FALSE\n",
+    );
     let text = std::fs::read_to_string(&ini).unwrap();
     let deep = text.replace(
         &format!("datadir = {}", s.path("data").display()),
@@ -1328,7 +1333,10 @@ fn a_second_ctrl_c_stops_the_cleanup_and_names_what_is_left() {
         rd.flatten().map(|e| count(&e.path())).sum()
     };
     while trees(&easy) < 100_000 {
-        assert!(t0.elapsed() < Duration::from_secs(120), "too few files made");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "too few files made"
+        );
         assert!(child.try_wait().unwrap().is_none(), "the run ended early");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -1350,19 +1358,35 @@ fn a_second_ctrl_c_stops_the_cleanup_and_names_what_is_left() {
     unsafe { libc::kill(pid, libc::SIGINT) };
     let t0 = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "not stopped: {said}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "not stopped: {said}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     said.push_str(&rest);
     assert_eq!(child.wait().unwrap().code(), Some(130), "{said}");
-    assert!(said.contains("entries (a second Ctrl-C stops at once"), "{said}");
-    assert!(said.contains("stopped at once by a second signal"), "{said}");
+    assert!(
+        said.contains("entries (a second Ctrl-C stops at once"),
+        "{said}"
+    );
+    assert!(
+        said.contains("stopped at once by a second signal"),
+        "{said}"
+    );
     let fix = format!("iolab io500 --cleanup {}", ini.display());
     assert!(said.contains(&fix), "{said}");
-    assert!(!tree(&s.path("data")).is_empty(), "the cleanup was not cut short");
+    assert!(
+        !tree(&s.path("data")).is_empty(),
+        "the cleanup was not cut short"
+    );
     let o = iolab(&["io500", "--cleanup", ini.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(tree(&s.path("data")).is_empty(), "{:?}", tree(&s.path("data")));
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "{:?}",
+        tree(&s.path("data"))
+    );
 }

@@ -306,7 +306,7 @@ fn sigterm_after_ctrl_c_lets_the_cleanup_finish() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.40000");
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.100000");
     while !probe.exists() {
         std::thread::sleep(std::time::Duration::from_millis(10));
         assert!(child.try_wait().unwrap().is_none(), "finished too soon");
@@ -340,7 +340,7 @@ fn a_second_ctrl_c_lists_what_is_left_and_a_remove_run_clears_it() {
         .spawn()
         .unwrap();
     // Enough items that the cleanup after the first signal takes a while.
-    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.40000");
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.100000");
     while !probe.exists() {
         std::thread::sleep(std::time::Duration::from_millis(10));
         assert!(child.try_wait().unwrap().is_none(), "finished too soon");
@@ -953,8 +953,16 @@ fn remove_runs_follow_no_link_below_d() {
     for (link, opts, to) in [
         ("test-dir.0-0", "-n 5 -F", ""),
         ("test-dir.0-0/mdtest_tree.0", "-n 5 -F", ""),
-        ("test-dir.0-0/mdtest_tree.0/mdtest_tree.1", "-n 5 -F -z 1 -b 1 -L", ""),
-        ("test-dir.0-0/mdtest_tree.0", "-n 5 -F -z 1 -b 1 -L", "mdtest_tree.0"),
+        (
+            "test-dir.0-0/mdtest_tree.0/mdtest_tree.1",
+            "-n 5 -F -z 1 -b 1 -L",
+            "",
+        ),
+        (
+            "test-dir.0-0/mdtest_tree.0",
+            "-n 5 -F -z 1 -b 1 -L",
+            "mdtest_tree.0",
+        ),
     ] {
         let d = s.path("d");
         let _ = std::fs::remove_dir_all(&d);
@@ -962,7 +970,13 @@ fn remove_runs_follow_no_link_below_d() {
         std::fs::create_dir_all(at.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(other.join(to), &at).unwrap();
         let o = run(&format!("-d {} -r {opts}", d.display()));
-        assert_eq!(o.status.code(), Some(1), "{link}: {}{}", stdout(&o), stderr(&o));
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{link}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
         assert!(
             stderr(&o).contains("no link below -d is followed"),
             "{link}: {}",

@@ -858,7 +858,10 @@ fn a_stopped_server_is_no_removal_claimed() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(!err.contains("removed what this run created"), "{err}");
-    assert!(err.contains("could not confirm that what this run created was removed"), "{err}");
+    assert!(
+        err.contains("could not confirm that what this run created was removed"),
+        "{err}"
+    );
     assert!(
         err.contains("removal not confirmed under /stopped/test-dir.0-0"),
         "{err}"

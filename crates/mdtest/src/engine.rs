@@ -10,6 +10,7 @@ use crate::plan::Plan;
 use crate::results::{IterationResult, Phase, PhaseResult, TestResult};
 use crate::stonewall::{self, WallCounts};
 use crate::work::TaskState;
+use iolab_backend::remove::{Left, Why};
 use iolab_backend::Backend;
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::wall_ns;
@@ -38,13 +39,12 @@ impl Observer for Quiet {}
 pub struct Unfinished {
     /// [`Outcome::Interrupted`] or [`Outcome::Error`] with op, path, errno.
     pub outcome: Outcome,
-    /// Paths the cleanup had to leave behind: not made by this run (a
-    /// link planted where it made a directory among them).
-    pub left: Vec<PathBuf>,
-    /// Where the cleanup could not see its removal through (a listing or
-    /// removal that failed, as when an object store stops answering),
-    /// each `path (why)`: what this run made may remain there.
-    pub unconfirmed: Vec<String>,
+    /// What the cleanup had to leave, with why: not made by this run (a
+    /// link planted where it made a directory among them), or where it
+    /// could not see its removal through (a listing or removal that
+    /// failed, as when an object store stops answering: what this run
+    /// made may remain there; see [`Unfinished::confirmed`]).
+    pub left: Vec<Left>,
 }
 
 impl Unfinished {
@@ -53,20 +53,45 @@ impl Unfinished {
         Unfinished {
             outcome,
             left: Vec::new(),
-            unconfirmed: Vec::new(),
         }
     }
 
-    /// Takes in what a cleanup removed and left.
-    fn with_removal(mut self, r: iolab_backend::remove::Removal) -> Self {
-        for l in r.left {
-            match l.known() {
-                true => self.left.push(l.path),
-                false => self.unconfirmed.push(l.to_string()),
-            }
-        }
-        self
+    /// Whether the cleanup saw every removal through, so that what is
+    /// left is only what is not the run's.
+    pub fn confirmed(&self) -> bool {
+        self.left.iter().all(Left::known)
     }
+}
+
+/// One leftover as a line for the gather across ranks: a tag for why,
+/// the path, a tab, the failure's message.
+fn encode(l: &Left) -> String {
+    let (tag, msg) = match &l.why {
+        Why::NotOurs => ('O', ""),
+        Why::NotADirectory => ('D', ""),
+        Why::Failed(m) => ('F', m.as_str()),
+        Why::Stopped => ('S', ""),
+        Why::TooDeep => ('T', ""),
+    };
+    let msg = msg.replace(['\t', '\n'], " ");
+    format!("{tag}{}\t{msg}", l.path.display())
+}
+
+fn decode(line: &str) -> Option<Left> {
+    let (tag, rest) = line.split_at_checked(1)?;
+    let (path, msg) = rest.rsplit_once('\t')?;
+    let why = match tag {
+        "O" => Why::NotOurs,
+        "D" => Why::NotADirectory,
+        "F" => Why::Failed(msg.to_string()),
+        "S" => Why::Stopped,
+        "T" => Why::TooDeep,
+        _ => return None,
+    };
+    Some(Left {
+        path: PathBuf::from(path),
+        why,
+    })
 }
 
 /// One test, ready to run on every task.
@@ -127,11 +152,13 @@ impl<'a> Engine<'a> {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
-                Err(Unfinished::new(Outcome::Error(Failure::other(
-                    "task",
-                    format!("task {} panicked: {why}", comm.task()),
-                )))
-                .with_removal(st.cleanup_after_failure()))
+                Err(Unfinished {
+                    outcome: Outcome::Error(Failure::other(
+                        "task",
+                        format!("task {} panicked: {why}", comm.task()),
+                    )),
+                    left: st.cleanup_after_failure().left,
+                })
             }
         }
     }
@@ -400,27 +427,21 @@ impl<'a> Engine<'a> {
             Some(e) => Outcome::Error(e),
             None => Outcome::Interrupted,
         };
-        let mine = Unfinished::new(outcome).with_removal(st.cleanup_after_failure());
-        // One line per path: `L` left, `U` not confirmed.
-        let text: Vec<String> = (mine.left.iter().map(|p| format!("L{}", p.display())))
-            .chain(mine.unconfirmed.iter().map(|u| format!("U{u}")))
-            .collect();
+        let mine = st.cleanup_after_failure().left;
+        let text: Vec<String> = mine.iter().map(encode).collect();
         let all = st.comm().all_gather(text.join("\n").as_bytes());
-        if st.comm().cancelled() {
+        let left = match st.comm().cancelled() {
             // The gather above came back empty: keep at least our own list.
-            return mine;
-        }
-        let mut u = Unfinished::new(mine.outcome);
-        for b in all.iter() {
-            for line in String::from_utf8_lossy(b).lines() {
-                match line.split_at_checked(1) {
-                    Some(("L", p)) => u.left.push(PathBuf::from(p)),
-                    Some(("U", w)) => u.unconfirmed.push(w.to_string()),
-                    _ => {}
-                }
-            }
-        }
-        u
+            true => mine,
+            false => all
+                .iter()
+                .flat_map(|b| {
+                    let text = String::from_utf8_lossy(b);
+                    text.lines().filter_map(decode).collect::<Vec<_>>()
+                })
+                .collect(),
+        };
+        Unfinished { outcome, left }
     }
 }
 

@@ -71,13 +71,8 @@ impl Sweep<'_> {
             if let Err(u) = end {
                 hooks.unfinished(&u);
                 doc.outcome = u.outcome;
-                doc.payload.left_behind = u.left.iter().map(|p| p.display().to_string()).collect();
-                // Where removal was not seen through, with why.
-                doc.payload.left_behind.extend(
-                    u.unconfirmed
-                        .iter()
-                        .map(|w| format!("{w}: removal not confirmed")),
-                );
+                // Each with why (not the run's, or removal not seen through).
+                doc.payload.left_behind = u.left.iter().map(|l| l.to_string()).collect();
             }
             if leader {
                 doc.payload.finished = iolab_core::clock::mdtest_timestamp();
@@ -194,17 +189,12 @@ fn pick(a: Option<Unfinished>, b: Unfinished) -> Unfinished {
     left.extend(b.left.iter().cloned());
     left.sort();
     left.dedup();
-    let mut unconfirmed = std::mem::take(&mut a.unconfirmed);
-    unconfirmed.extend(b.unconfirmed.iter().cloned());
-    unconfirmed.sort();
-    unconfirmed.dedup();
     let mut keep = if rank(&b.outcome) > rank(&a.outcome) {
         b
     } else {
         a
     };
     keep.left = left;
-    keep.unconfirmed = unconfirmed;
     keep
 }
 
@@ -223,14 +213,17 @@ pub fn task_counts(cfg: &Config, total: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_backend::remove::{Left, Why};
     use iolab_core::Failure;
     use std::path::PathBuf;
 
     fn unfinished(o: Outcome, left: &str) -> Unfinished {
         Unfinished {
             outcome: o,
-            left: vec![PathBuf::from(left)],
-            unconfirmed: Vec::new(),
+            left: vec![Left {
+                path: PathBuf::from(left),
+                why: Why::NotOurs,
+            }],
         }
     }
 
@@ -249,7 +242,8 @@ mod tests {
             panic!("an unfinished task makes the count unfinished");
         };
         assert_eq!(u.outcome, own);
-        assert_eq!(u.left, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
+        let paths: Vec<_> = u.left.iter().map(|l| l.path.clone()).collect();
+        assert_eq!(paths, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
     }
 
     #[test]
