@@ -224,18 +224,27 @@ fn cleanup_only(prog: &str, s: &Setup) -> ExitCode {
     if !s.leader() {
         return ExitCode::SUCCESS;
     }
-    let out = cleanup::cleanup_datadir(
-        &*s.backend,
-        &s.cfg.datadir,
-        s.cfg.timestamp_datadir,
-        &s.layout.private_dir,
-        None,
-    );
+    let be = &*s.backend;
+    let (datadir, stamped) = (&s.cfg.datadir, s.cfg.timestamp_datadir);
+    // What there is, then a bar on a terminal, as after a Ctrl-C.
+    let printer = Printer::new(&s.cfg, prog, false);
+    let (entries, inside) = cleanup::count_datadir(be, datadir, stamped);
+    if inside > 0 {
+        printer.cleanup_started(datadir, entries);
+    }
+    // Ctrl-C stops it cleanly, naming what it did not get to.
+    let tick = |n: u64| {
+        printer.cleanup_progress(n);
+        !iolab_core::stop::requested()
+    };
+    let out = cleanup::cleanup_datadir(be, datadir, stamped, &s.layout.private_dir, Some(&tick));
+    printer.cleanup_done(&out);
     for l in &out.left {
         eprintln!("{prog}: left: {l}");
     }
     match out.confirmed() {
         true => ExitCode::SUCCESS,
+        _ if iolab_core::stop::requested() => crate::exit::interrupted(),
         // A listing or removal that failed: what it holds is not known.
         false => crate::exit::failed(),
     }
@@ -247,7 +256,28 @@ fn cleanup_only(prog: &str, s: &Setup) -> ExitCode {
 struct Printer<'a> {
     cfg: &'a Config,
     prog: &'a str,
+    /// How to stop the cleanup, and what then removes the rest.
+    hint: String,
     cleanup: std::sync::Mutex<Option<(u64, Option<indicatif::ProgressBar>)>>,
+}
+
+impl<'a> Printer<'a> {
+    /// For a run (`run`) or for `--cleanup`.
+    fn new(cfg: &'a Config, prog: &'a str, run: bool) -> Self {
+        let ini = cfg.ini_file.display();
+        let hint = match run {
+            true => format!(
+                "a second Ctrl-C stops at once; iolab io500 --cleanup {ini} removes the rest"
+            ),
+            false => "Ctrl-C stops; the same command removes the rest".to_string(),
+        };
+        Printer {
+            cfg,
+            prog,
+            hint,
+            cleanup: std::sync::Mutex::new(None),
+        }
+    }
 }
 
 impl RunObserver for Printer<'_> {
@@ -268,9 +298,9 @@ impl RunObserver for Printer<'_> {
             false => "removing",
         };
         eprintln!(
-            "{prog}: {why} what the phases left in {}: {entries} entries (a second Ctrl-C stops at once; iolab io500 --cleanup {} removes the rest)",
+            "{prog}: {why} what the phases left in {}: {entries} entries ({})",
             datadir.display(),
-            self.cfg.ini_file.display()
+            self.hint
         );
         let bar = crate::progress::shown(true).then(|| {
             let b = crate::progress::bar(entries, crate::progress::Unit::Items);
@@ -381,11 +411,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         s.layout.datadir.display(),
         s.cfg.ini_file.display()
     ));
-    let printer = Printer {
-        cfg: &s.cfg,
-        prog,
-        cleanup: std::sync::Mutex::new(None),
-    };
+    let printer = Printer::new(&s.cfg, prog, true);
     let runner = Runner {
         cfg: &s.cfg,
         layout: s.layout.clone(),

@@ -1389,4 +1389,17 @@ fn a_second_ctrl_c_stops_the_cleanup_and_names_what_is_left() {
         "{:?}",
         tree(&s.path("data"))
     );
+    // --cleanup says how much it found and that it removed it all.
+    let err = stderr(&o);
+    let n: String = err
+        .split(" entries (Ctrl-C stops")
+        .next()
+        .and_then(|h| h.rsplit(": ").next())
+        .unwrap_or_default()
+        .to_string();
+    assert!(n.parse::<u64>().is_ok_and(|n| n > 0), "{err}");
+    assert!(
+        err.contains(&format!("removed {n} of {n} entries")),
+        "{err}"
+    );
 }

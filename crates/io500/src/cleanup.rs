@@ -174,7 +174,15 @@ pub fn cleanup_datadir(
             return out;
         }
     };
-    out.merge(remove_run_data(be, &data, datadir, tick));
+    // The count told goes on across the timestamped directories.
+    let done = AtomicU64::new(0);
+    let total = |n: u64| tick.is_none_or(|t| t(done.load(Ordering::Relaxed) + n));
+    let remove = |d: &Dir, path: &Path, out: &mut Removal| {
+        let r = remove_run_data(be, d, path, Some(&total));
+        done.fetch_add(r.removed, Ordering::Relaxed);
+        out.merge(r);
+    };
+    remove(&data, datadir, &mut out);
     if timestamped {
         for stamp in stamps(be, &data) {
             let Ok(c) = CString::new(stamp.as_str()) else {
@@ -182,7 +190,7 @@ pub fn cleanup_datadir(
             };
             let path = datadir.join(&stamp);
             match be.open_dir_at(&data, &c) {
-                Ok(d) => out.merge(remove_run_data(be, &d, &path, tick)),
+                Ok(d) => remove(&d, &path, &mut out),
                 // Swapped for a link since it was listed: not followed.
                 Err(e) if iolab_backend::not_a_directory(&e) => {
                     out.left.push(Left {
@@ -200,6 +208,25 @@ pub fn cleanup_datadir(
         }
     }
     out
+}
+
+/// What [`cleanup_datadir`] would remove (as [`count_run_data`], over the
+/// datadir and, when `timestamped`, its timestamped directories).
+pub fn count_datadir(be: &dyn Backend, datadir: &Path, timestamped: bool) -> (u64, u64) {
+    let Ok(data) = c_path(datadir).and_then(|c| be.open_dir(&c)) else {
+        return (0, 0);
+    };
+    let (mut entries, mut inside) = count_run_data(be, &data);
+    for stamp in stamps(be, &data).iter().filter(|_| timestamped) {
+        let Ok(c) = CString::new(stamp.as_str()) else {
+            continue;
+        };
+        if let Ok(d) = be.open_dir_at(&data, &c) {
+            let (e, i) = count_run_data(be, &d);
+            (entries, inside) = (entries + e + 1, inside + i);
+        }
+    }
+    (entries, inside)
 }
 
 /// The timestamped directories in `data` (real directories only: a link
