@@ -268,12 +268,12 @@ struct Task<'a> {
     /// Deletes go through the sets' directories, opened without following
     /// a link below the datadir: md-workbench's own, then each set this
     /// task deletes from (at most [`SETS`] per phase).
-    removal: Removal,
+    sets: SetDirs,
 }
 
 /// The directories a task removes from, opened once per phase.
 #[derive(Default)]
-struct Removal {
+struct SetDirs {
     top: Option<Dir>,
     sets: Vec<((u64, u64), Dir)>,
     name: Vec<u8>,
@@ -299,7 +299,7 @@ fn leaf(buf: &mut Vec<u8>, owner: u64, set: u64, index: Option<u64>) -> &CStr {
     CStr::from_bytes_with_nul(buf).unwrap_or_default()
 }
 
-impl Removal {
+impl SetDirs {
     /// md-workbench's directory, opened from the datadir without
     /// following a link.
     fn top(&mut self, be: &dyn Backend, dir: &Path) -> io::Result<&Dir> {
@@ -377,7 +377,7 @@ impl<'a> Task<'a> {
             },
             lat: OpHistograms::default(),
             failure,
-            removal: Removal::default(),
+            sets: SetDirs::default(),
         }
     }
 
@@ -431,7 +431,7 @@ impl<'a> Task<'a> {
         let r = self.timed(None, |t| {
             // No link below the datadir is followed.
             let (be, dir) = (t.be, &t.spec.dir);
-            let r = t.removal.rmdir(be, dir, owner, set);
+            let r = t.sets.rmdir(be, dir, owner, set);
             r.map_err(|e| (t.names.set(owner, set).to_owned(), e))
         });
         match r {
@@ -499,7 +499,7 @@ impl<'a> Task<'a> {
         let r = self.timed(Some(Op::Delete), |t| {
             // In the set's directory, no link below the datadir followed.
             let (be, dir) = (t.be, &t.spec.dir);
-            let r = t.removal.unlink(be, dir, owner, set, index);
+            let r = t.sets.unlink(be, dir, owner, set, index);
             r.map_err(|e| (t.names.object(owner, set, index).to_owned(), e))
         });
         match r {
