@@ -17,15 +17,18 @@
 //! ```
 
 pub mod blkid;
+mod dir;
 mod null;
 mod options;
 mod posix;
 pub mod queue;
+pub mod remove;
 #[cfg(feature = "s3")]
 pub mod s3;
 pub mod safety;
 mod uring_meta;
 
+pub use dir::{not_a_directory, Dir};
 pub use null::Null;
 pub use options::{help as options_help, parse_options, split_args, BackendOptions, OptionError};
 pub use posix::Posix;
@@ -310,6 +313,41 @@ pub trait Backend: Send + Sync {
         }
         Ok(())
     }
+    /// Opens directory `path` for the `*_at` calls. `path` is what the
+    /// user named, so a symbolic link in it is followed; everything below
+    /// it is reached with [`Backend::open_dir_at`], which follows none.
+    /// A backend without descriptors names the directory by its path
+    /// (after checking that it is one).
+    fn open_dir(&self, path: &CStr) -> io::Result<Dir> {
+        path_dir(self, path)
+    }
+    /// Opens directory `rel` (one or more names joined by `/`, no `..`)
+    /// below `dir`, following no symbolic link on the way: a link, or
+    /// anything but a directory, where a directory is expected is an
+    /// error (ELOOP or ENOTDIR, see [`not_a_directory`]). POSIX resolves
+    /// it from `dir`'s descriptor (openat2 with RESOLVE_NO_SYMLINKS, or
+    /// one openat with O_NOFOLLOW per name).
+    fn open_dir_at(&self, dir: &Dir, rel: &CStr) -> io::Result<Dir> {
+        path_dir(self, &dir.join(rel)?)
+    }
+    /// Removes the file `name` in `dir` (unlinkat(2)): a symbolic link is
+    /// removed itself, never followed.
+    fn unlink_at(&self, dir: &Dir, name: &CStr) -> io::Result<()> {
+        self.unlink(&dir.join(name)?)
+    }
+    /// Removes the empty directory `name` in `dir`; a link of that name
+    /// is ENOTDIR, never followed.
+    fn rmdir_at(&self, dir: &Dir, name: &CStr) -> io::Result<()> {
+        self.rmdir(&dir.join(name)?)
+    }
+    /// [`Backend::list_each`] of an open directory: entries are read from
+    /// the directory itself, not from whatever its path names now.
+    fn list_at(&self, dir: &Dir, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
+        match dir.path() {
+            Some(p) => self.list_each(p, each),
+            None => Err(unsupported(self.name(), "listing an open directory")),
+        }
+    }
     /// Space and inodes of the file system holding `path`.
     fn statfs(&self, path: &CStr) -> io::Result<FsStat> {
         let _ = path;
@@ -385,6 +423,16 @@ pub fn unsupported(backend: &str, op: &str) -> io::Error {
         io::ErrorKind::Unsupported,
         format!("the {backend} backend does not support {op}"),
     )
+}
+
+/// A directory named by its path, for backends without descriptors:
+/// checked to be a directory, as opening one would.
+fn path_dir<B: Backend + ?Sized>(be: &B, path: &CStr) -> io::Result<Dir> {
+    if be.stat(path)?.is_dir {
+        Ok(Dir::from_path(path))
+    } else {
+        Err(io::Error::from_raw_os_error(libc::ENOTDIR))
+    }
 }
 
 /// A path as the C string the trait takes; a path with a NUL byte in it

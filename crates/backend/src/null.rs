@@ -3,7 +3,7 @@
 //! discarded. It measures the tool itself (fio's null engine, XDD's
 //! `null` target), so no call allocates or touches the system.
 
-use crate::{Backend, Capabilities, Handle, OpenOptions, Stat};
+use crate::{Backend, Capabilities, Dir, DirEntry, Handle, OpenOptions, Stat};
 use std::ffi::CStr;
 use std::io;
 
@@ -79,6 +79,27 @@ impl Backend for Null {
     }
 
     fn rename(&self, _from: &CStr, _to: &CStr) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn open_dir(&self, _path: &CStr) -> io::Result<Dir> {
+        Ok(Dir::token())
+    }
+
+    fn open_dir_at(&self, _dir: &Dir, _rel: &CStr) -> io::Result<Dir> {
+        Ok(Dir::token())
+    }
+
+    fn unlink_at(&self, _dir: &Dir, _name: &CStr) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn rmdir_at(&self, _dir: &Dir, _name: &CStr) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Nothing is stored, so every directory is empty.
+    fn list_at(&self, _dir: &Dir, _each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 //! (`--posix.odirect`): parsed and checked in this one place, so that
 //! every engine accepts the same options with the same errors.
 
-use crate::{Backend, Capabilities, DirEntry, FsStat, Handle, OpenOptions, Stat};
+use crate::{Backend, Capabilities, Dir, DirEntry, FsStat, Handle, OpenOptions, Stat};
 use std::ffi::CStr;
 use std::io;
 
@@ -286,6 +286,21 @@ impl Backend for Tuned {
     }
     fn list_each(&self, path: &CStr, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
         self.inner.list_each(path, each)
+    }
+    fn open_dir(&self, path: &CStr) -> io::Result<Dir> {
+        self.inner.open_dir(path)
+    }
+    fn open_dir_at(&self, dir: &Dir, rel: &CStr) -> io::Result<Dir> {
+        self.inner.open_dir_at(dir, rel)
+    }
+    fn unlink_at(&self, dir: &Dir, name: &CStr) -> io::Result<()> {
+        self.inner.unlink_at(dir, name)
+    }
+    fn rmdir_at(&self, dir: &Dir, name: &CStr) -> io::Result<()> {
+        self.inner.rmdir_at(dir, name)
+    }
+    fn list_at(&self, dir: &Dir, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
+        self.inner.list_at(dir, each)
     }
     fn statfs(&self, path: &CStr) -> io::Result<FsStat> {
         self.inner.statfs(path)

@@ -1,8 +1,9 @@
 //! POSIX backend: direct system calls through libc, no allocation per call.
 
-use crate::{Backend, Capabilities, DirEntry, FsStat, Handle, OpenOptions, Stat};
+use crate::{Backend, Capabilities, Dir, DirEntry, FsStat, Handle, OpenOptions, Stat};
 use std::ffi::{CStr, OsStr};
 use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 /// The POSIX backend (local file systems, NFS, Lustre, GPFS clients...).
@@ -207,29 +208,48 @@ impl Backend for Posix {
     }
 
     fn list_each(&self, path: &CStr, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
-        // readdir(3) on one stream, one entry reused: no allocation per
-        // entry (a find over millions of names calls this in its loop).
-        let dir = DirStream::open(path)?;
-        let mut entry = DirEntry {
-            name: Vec::with_capacity(256),
-            is_dir: false,
-        };
-        while let Some((name, d_type)) = dir.next()? {
-            if name == b"." || name == b".." {
-                continue;
-            }
-            entry.is_dir = match d_type {
-                libc::DT_DIR => true,
-                libc::DT_UNKNOWN => dir.is_dir_at(name)?,
-                _ => false,
-            };
-            entry.name.clear();
-            entry.name.extend_from_slice(name);
-            if !each(&entry) {
-                break;
-            }
+        each_entry(&DirStream::open(path)?, each)
+    }
+
+    fn open_dir(&self, path: &CStr) -> io::Result<Dir> {
+        // SAFETY: `path` is NUL-terminated; the result is checked.
+        let fd = unsafe { libc::open(path.as_ptr(), DIR_FLAGS) };
+        owned(fd).map(Dir::from_fd)
+    }
+
+    fn open_dir_at(&self, dir: &Dir, rel: &CStr) -> io::Result<Dir> {
+        let at = dir_fd(dir)?;
+        if rel.is_empty() {
+            return walk_beneath(at, b"").map(Dir::from_fd);
         }
-        Ok(())
+        match beneath(at, rel) {
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {
+                // No openat2 (a kernel before 5.6, or a seccomp filter
+                // that refuses it): one openat per name, each O_NOFOLLOW.
+                walk_beneath(at, rel.to_bytes())
+            }
+            r => r,
+        }
+        .map(Dir::from_fd)
+    }
+
+    fn unlink_at(&self, dir: &Dir, name: &CStr) -> io::Result<()> {
+        // SAFETY: a directory descriptor this backend opened and a valid
+        // C string; unlinkat never follows the name it removes.
+        check(unsafe { libc::unlinkat(dir_fd(dir)?, name.as_ptr(), 0) })
+    }
+
+    fn rmdir_at(&self, dir: &Dir, name: &CStr) -> io::Result<()> {
+        // SAFETY: as above; with AT_REMOVEDIR a link is ENOTDIR.
+        check(unsafe { libc::unlinkat(dir_fd(dir)?, name.as_ptr(), libc::AT_REMOVEDIR) })
+    }
+
+    fn list_at(&self, dir: &Dir, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
+        // A stream of its own on the same directory ("." from its
+        // descriptor), so that the listing starts at the top each time.
+        // SAFETY: a directory descriptor and a constant C string.
+        let fd = unsafe { libc::openat(dir_fd(dir)?, c".".as_ptr(), DIR_FLAGS) };
+        each_entry(&DirStream::from_fd(owned(fd)?)?, each)
     }
 
     // statvfs fields are u64 on x86_64 but narrower elsewhere: keep u64::from.
@@ -317,6 +337,101 @@ impl Backend for Posix {
     }
 }
 
+/// How directories are opened: for reading (a listing), not a
+/// controlling terminal, closed on exec.
+const DIR_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+
+/// Calls `each` for every entry of an open stream but `.` and `..`.
+/// readdir(3) on one stream, one entry reused: no allocation per entry
+/// (a find over millions of names calls this in its loop).
+fn each_entry(dir: &DirStream, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
+    let mut entry = DirEntry {
+        name: Vec::with_capacity(256),
+        is_dir: false,
+    };
+    while let Some((name, d_type)) = dir.next()? {
+        if name == b"." || name == b".." {
+            continue;
+        }
+        entry.is_dir = match d_type {
+            libc::DT_DIR => true,
+            libc::DT_UNKNOWN => dir.is_dir_at(name)?,
+            _ => false,
+        };
+        entry.name.clear();
+        entry.name.extend_from_slice(name);
+        if !each(&entry) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// A descriptor from a call's result, owned; the error of a failed one.
+fn owned(fd: libc::c_int) -> io::Result<OwnedFd> {
+    check(fd)?;
+    // SAFETY: a descriptor the call just returned, owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The descriptor of a directory this backend opened.
+fn dir_fd(dir: &Dir) -> io::Result<libc::c_int> {
+    dir.raw_fd().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a directory opened by another backend",
+        )
+    })
+}
+
+/// openat2(2) of directory `rel` below `at`, refusing every symbolic
+/// link on the way (and `..` out of `at`): one call however deep.
+fn beneath(at: libc::c_int, rel: &CStr) -> io::Result<OwnedFd> {
+    // SAFETY: open_how is plain integers, for which all zeroes is valid
+    // (and what the kernel wants in fields this build does not know).
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (DIR_FLAGS | libc::O_NOFOLLOW) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_BENEATH;
+    // SAFETY: a directory descriptor, a valid C string, and an open_how
+    // whose size is passed with it; the result is checked.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            at,
+            rel.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    owned(fd as libc::c_int)
+}
+
+/// The same without openat2: one openat per name, each with O_NOFOLLOW,
+/// from `at` down. `..` is refused as openat2 refuses it.
+fn walk_beneath(at: libc::c_int, rel: &[u8]) -> io::Result<OwnedFd> {
+    let mut cur: Option<OwnedFd> = None;
+    let mut name = Vec::with_capacity(256);
+    for part in rel.split(|&b| b == b'/').filter(|p| !p.is_empty()) {
+        if part == b".." {
+            return Err(io::Error::from_raw_os_error(libc::EXDEV));
+        }
+        name.clear();
+        name.extend_from_slice(part);
+        name.push(0);
+        let base = cur.as_ref().map_or(at, std::os::fd::AsRawFd::as_raw_fd);
+        // SAFETY: a directory descriptor and a NUL-terminated name (a
+        // part of a C string holds no NUL).
+        let fd = unsafe { libc::openat(base, name.as_ptr().cast(), DIR_FLAGS | libc::O_NOFOLLOW) };
+        cur = Some(owned(fd)?);
+    }
+    match cur {
+        Some(fd) => Ok(fd),
+        // An empty `rel` is the directory itself.
+        // SAFETY: a directory descriptor and a constant C string.
+        None => owned(unsafe { libc::openat(at, c".".as_ptr(), DIR_FLAGS) }),
+    }
+}
+
 /// Size of a block device in bytes (BLKGETSIZE64).
 fn block_device_size(fd: i32) -> io::Result<u64> {
     const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
@@ -368,6 +483,24 @@ impl DirStream {
         std::ptr::NonNull::new(d)
             .map(DirStream)
             .ok_or_else(io::Error::last_os_error)
+    }
+
+    /// A stream over an open directory descriptor, which it takes.
+    fn from_fd(fd: OwnedFd) -> io::Result<DirStream> {
+        use std::os::fd::IntoRawFd;
+        let raw = fd.into_raw_fd();
+        // SAFETY: `raw` is an open directory descriptor that the stream
+        // owns from here (closedir closes it).
+        let d = unsafe { libc::fdopendir(raw) };
+        match std::ptr::NonNull::new(d) {
+            Some(d) => Ok(DirStream(d)),
+            None => {
+                let e = io::Error::last_os_error();
+                // SAFETY: fdopendir failed, so the descriptor is still ours.
+                unsafe { libc::close(raw) };
+                Err(e)
+            }
+        }
     }
 
     /// The next entry's name and d_type; None at the end.
@@ -532,6 +665,51 @@ mod tests {
         b.unlink(&f).unwrap();
         b.rmdir(&sub).unwrap();
         b.rmdir(&d).unwrap();
+    }
+
+    /// Below an open directory nothing is followed, with openat2 and
+    /// with the one-openat-per-name walk used without it.
+    #[test]
+    fn directories_below_are_opened_without_following_links() {
+        let root = std::env::temp_dir().join(format!("iolab-posix-at-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(root.join("other/c")).unwrap();
+        std::os::unix::fs::symlink(root.join("other"), root.join("a/link")).unwrap();
+        let b = Posix;
+        let top = b.open_dir(&crate::c_path(&root).unwrap()).unwrap();
+        let at = top.raw_fd().unwrap();
+        assert!(b.open_dir_at(&top, c"a/b").is_ok());
+        assert!(walk_beneath(at, b"a//b/").is_ok());
+        for rel in [c"a/link", c"a/link/c"] {
+            let e = b.open_dir_at(&top, rel).unwrap_err();
+            assert!(crate::not_a_directory(&e), "{rel:?}: {e}");
+            let e = walk_beneath(at, rel.to_bytes()).unwrap_err();
+            assert!(crate::not_a_directory(&e), "{rel:?}: {e}");
+        }
+        assert_eq!(
+            walk_beneath(at, b"a/../other").unwrap_err().raw_os_error(),
+            Some(libc::EXDEV)
+        );
+        // unlinkat removes the link, not what it leads to; rmdir_at
+        // refuses a link.
+        let a = b.open_dir_at(&top, c"a").unwrap();
+        assert!(b.open_dir_at(&a, c"../other").is_err(), "no way out");
+        assert_eq!(
+            b.rmdir_at(&a, c"link").unwrap_err().raw_os_error(),
+            Some(libc::ENOTDIR)
+        );
+        b.unlink_at(&a, c"link").unwrap();
+        assert!(root.join("other/c").is_dir());
+        let mut names = Vec::new();
+        b.list_at(&a, &mut |e| {
+            names.push((e.name.clone(), e.is_dir));
+            true
+        })
+        .unwrap();
+        assert_eq!(names, vec![(b"b".to_vec(), true)]);
+        b.rmdir_at(&a, c"b").unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

@@ -250,24 +250,60 @@ fn cleanup_only(prog: &str, s: &Setup) -> ExitCode {
     if !s.leader() {
         return ExitCode::SUCCESS;
     }
-    let left = cleanup::cleanup_datadir(
-        &*s.backend,
-        &s.cfg.datadir,
-        s.cfg.timestamp_datadir,
-        &s.layout.private_dir,
-    );
-    for l in &left {
-        eprintln!(
-            "{prog}: left (not made by io500 phases, or not removable): {}",
-            l.display()
-        );
+    let be = &*s.backend;
+    let (datadir, stamped) = (&s.cfg.datadir, s.cfg.timestamp_datadir);
+    // What there is, then a bar on a terminal, as after a Ctrl-C.
+    let printer = Printer::new(&s.cfg, prog, false);
+    let (entries, inside) = cleanup::count_datadir(be, datadir, stamped);
+    if inside > 0 {
+        printer.cleanup_started(datadir, entries);
     }
-    ExitCode::SUCCESS
+    // Ctrl-C stops it cleanly, naming what it did not get to.
+    let tick = |n: u64| {
+        printer.cleanup_progress(n);
+        !iolab_core::stop::requested()
+    };
+    let out = cleanup::cleanup_datadir(be, datadir, stamped, &s.layout.private_dir, Some(&tick));
+    printer.cleanup_done(&out);
+    for l in &out.left {
+        eprintln!("{prog}: left: {l}");
+    }
+    match out.confirmed() {
+        true => ExitCode::SUCCESS,
+        _ if iolab_core::stop::requested() => crate::exit::interrupted(),
+        // A listing or removal that failed: what it holds is not known.
+        false => crate::exit::failed(),
+    }
 }
 
-/// Prints each phase's `[RESULT]` line as it ends.
+/// Prints each phase's `[RESULT]` line as it ends, and the final
+/// cleanup's progress: a bar on a terminal, a line before and after it
+/// in scripts.
 struct Printer<'a> {
     cfg: &'a Config,
+    prog: &'a str,
+    /// How to stop the cleanup, and what then removes the rest.
+    hint: String,
+    cleanup: std::sync::Mutex<Option<(u64, Option<indicatif::ProgressBar>)>>,
+}
+
+impl<'a> Printer<'a> {
+    /// For a run (`run`) or for `--cleanup`.
+    fn new(cfg: &'a Config, prog: &'a str, run: bool) -> Self {
+        let ini = cfg.ini_file.display();
+        let hint = match run {
+            true => format!(
+                "a second Ctrl-C stops at once; iolab io500 --cleanup {ini} removes the rest"
+            ),
+            false => "Ctrl-C stops; the same command removes the rest".to_string(),
+        };
+        Printer {
+            cfg,
+            prog,
+            hint,
+            cleanup: std::sync::Mutex::new(None),
+        }
+    }
 }
 
 impl RunObserver for Printer<'_> {
@@ -277,6 +313,49 @@ impl RunObserver for Printer<'_> {
             eprintln!("iolab io500: {} failed: {why}", r.name);
         }
     }
+
+    fn cleanup_started(&self, datadir: &Path, entries: u64) {
+        if entries == 0 {
+            return;
+        }
+        let prog = self.prog;
+        let why = match iolab_core::stop::requested() {
+            true => "interrupted; removing",
+            false => "removing",
+        };
+        eprintln!(
+            "{prog}: {why} what the phases left in {}: {entries} entries ({})",
+            datadir.display(),
+            self.hint
+        );
+        let bar = crate::progress::shown(true).then(|| {
+            let b = crate::progress::bar(entries, crate::progress::Unit::Items);
+            b.set_message("removing");
+            b
+        });
+        *self.cleanup.lock().unwrap_or_else(|e| e.into_inner()) = Some((entries, bar));
+    }
+
+    fn cleanup_progress(&self, removed: u64) {
+        if let Some((_, Some(b))) = &*self.cleanup.lock().unwrap_or_else(|e| e.into_inner()) {
+            b.set_position(removed);
+        }
+    }
+
+    fn cleanup_done(&self, r: &iolab_backend::remove::Removal) {
+        let Some((entries, bar)) = self
+            .cleanup
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        else {
+            return;
+        };
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        eprintln!("{}: removed {} of {entries} entries", self.prog, r.removed);
+    }
 }
 
 /// The files the run writes into resultdir.
@@ -284,13 +363,17 @@ fn outputs(resultdir: &Path) -> [PathBuf; 3] {
     ["result_summary.txt", "result.txt", "result.json"].map(|n| resultdir.join(n))
 }
 
-/// Checks and creates what the run needs (rank 0), before any phase.
-fn make_dirs(s: &Setup, store: Option<&Path>) -> Result<(StoreHook, bool), String> {
+/// Checks and creates what the run needs (rank 0), before any phase:
+/// everything is checked before anything is made. Returns the store and
+/// the directories made for the datadir (removed at the end).
+fn make_dirs(s: &Setup, store: Option<&Path>) -> Result<(StoreHook, Vec<PathBuf>), String> {
     if !s.leader() {
-        return Ok((StoreHook::none(), false));
+        return Ok((StoreHook::none(), Vec::new()));
     }
     let be = &*s.backend;
-    iolab_io500::check_leftovers(be, &s.layout)?;
+    iolab_io500::check_datadir(be, &s.layout)?;
+    // result_summary.txt is the longest name written there.
+    iolab_io500::datadir::check_lengths("resultdir", &s.resultdir, 32)?;
     let existing = nearest_existing(&s.resultdir);
     if !existing.is_dir() {
         return Err(format!(
@@ -307,13 +390,10 @@ fn make_dirs(s: &Setup, store: Option<&Path>) -> Result<(StoreHook, bool), Strin
         check_writable(&existing.join(".iolab-io500")).map_err(|e| format!("resultdir: {e}"))?;
     }
     let store = StoreHook::open(store)?;
-    let created_datadir = !iolab_backend::c_path(&s.layout.datadir)
-        .and_then(|c| be.exists(&c))
-        .unwrap_or(true);
     std::fs::create_dir_all(&s.resultdir)
         .map_err(|e| format!("resultdir {}: cannot create: {e}", s.resultdir.display()))?;
-    iolab_io500::prepare_datadir(be, &s.layout).map_err(|e| format!("datadir: {e}"))?;
-    Ok((store, created_datadir))
+    let made = iolab_io500::prepare_datadir(be, &s.layout).map_err(|e| format!("datadir: {e}"))?;
+    Ok((store, made))
 }
 
 fn nearest_existing(p: &Path) -> PathBuf {
@@ -337,7 +417,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         .all_gather(&[u8::from(made.is_ok())])
         .iter()
         .all(|v| v.first() == Some(&1));
-    let (store, created_datadir) = match (made, ok) {
+    let (store, made) = match (made, ok) {
         (Ok(m), true) => m,
         (Err(e), _) => {
             eprintln!("{prog}: {e}");
@@ -353,11 +433,11 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         ));
     }
     crate::signals::set_last_words(format!(
-        "\n{prog}: stopped at once by a second signal; cleanup was skipped. What this run made may be left in {}\n{prog}: remove it with: iolab io500 --cleanup {}\n",
+        "\n{prog}: stopped at once by a second signal; cleanup was skipped or cut short. What this run made may be left in {}\n{prog}: remove it with: iolab io500 --cleanup {}\n",
         s.layout.datadir.display(),
         s.cfg.ini_file.display()
     ));
-    let printer = Printer { cfg: &s.cfg };
+    let printer = Printer::new(&s.cfg, prog, true);
     let live = crate::live::start("io500", s.leader(), false, crate::live::peers(&s.world));
     let runner = Runner {
         cfg: &s.cfg,
@@ -379,10 +459,9 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         crate::signals::bound_mpi_finalize(crate::exit::code(&result.outcome));
         return crate::exit::status(&result.outcome);
     }
-    if created_datadir {
-        // The datadir this run made (a timestamped one, usually) goes too.
-        let _ = iolab_backend::c_path(&s.layout.datadir).and_then(|c| s.backend.rmdir(&c));
-    }
+    // The datadir this run made (a timestamped one, usually) goes too,
+    // with the parents it made for it, each only when empty.
+    iolab_io500::remove_made(&*s.backend, &made);
     if let Err(e) = s.backend.finalize() {
         eprintln!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",

@@ -438,25 +438,30 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
     if !leader {
         return;
     }
+    // Removal is claimed only when the cleanup saw it through.
+    let removed = match u.confirmed() {
+        true => "removed what this run created",
+        false => "could not confirm that what this run created was removed",
+    };
     match &u.outcome {
         Outcome::Completed | Outcome::TimeLimit { .. } => return,
         // Quiet after a closed stdout, as a tool SIGPIPE ended is.
         Outcome::Interrupted if crate::output::stdout_closed() => {}
-        Outcome::Interrupted => {
-            eprintln!("{prog}: interrupted; removed what this run created")
-        }
+        Outcome::Interrupted => eprintln!("{prog}: interrupted; {removed}"),
         // An output written after the run: nothing was stopped or removed.
         Outcome::Error(f) if f.kind == FailureKind::Output => eprintln!("{prog}: error: {f}"),
         Outcome::Error(f) => {
             eprintln!("{prog}: error: {f}");
-            eprintln!("{prog}: stopped all tasks and removed what this run created");
+            eprintln!("{prog}: stopped all tasks; {removed}");
         }
     }
-    for p in &u.left {
-        eprintln!(
-            "{prog}: left behind (not created by this run, or not removable): {}",
-            p.display()
-        );
+    for l in &u.left {
+        match l.known() {
+            true => eprintln!("{prog}: left behind: {l}"),
+            false => eprintln!(
+                "{prog}: removal not confirmed under {l}; what this run made may remain there (a -r run with the same options removes it)"
+            ),
+        }
     }
 }
 

@@ -36,6 +36,14 @@ struct Smoke {
 const SMOKES: &[Smoke] = &[
     Smoke {
         setup: None,
+        script: "cleanup-vs-rm.sh",
+        args: &["BIN"],
+        env: &[("RUNS", "1"), ("ITEMS", "200"), ("TASKS", "2")],
+        peers: &[],
+        root: false,
+    },
+    Smoke {
+        setup: None,
         script: "e2e-vs-iperf3.sh",
         args: &["BIN"],
         env: &[

@@ -1164,3 +1164,242 @@ fn s3_api_runs_md_workbench() {
     check_mdworkbench(&doc, 2, (12, 6));
     assert_eq!(s.keys(b).unwrap(), before, "the run left or removed keys");
 }
+
+/// Every file under `dir` with its bytes, following no link.
+fn files_under(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            out.extend(files_under(&e.path()));
+        } else {
+            out.push((e.path(), std::fs::read(e.path()).unwrap_or_default()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Links planted under the datadir, where the phases make directories,
+/// lead to a directory of io500-looking names: `--cleanup` names each
+/// link and leaves it, removes what is really the run's, and touches
+/// nothing the links lead to; a normal run refuses the datadir (exit 2,
+/// nothing created).
+#[test]
+fn cleanup_and_runs_follow_no_link_below_the_datadir() {
+    let s = Scratch::new("io500-links");
+    let ini = small_ini(&s, "");
+    let (d, other) = (s.path("data"), s.path("other"));
+    for f in [
+        "ior_file_easy.00000000",
+        "file",
+        "test-dir.0-0/mdtest_tree.0/file.mdtest.0.1",
+        "mdtest_tree.0/file.mdtest.0.2",
+        "file.mdtest.0.3",
+        "0_0/file-1",
+        "file-2",
+    ] {
+        touch(&other.join(f));
+    }
+    let before = files_under(&other);
+    let links = [
+        "ior-easy",
+        "ior-hard",
+        "mdworkbench",
+        "mdtest-easy/test-dir.0-0",
+        "mdtest-hard/test-dir.0-0/mdtest_tree.0",
+        "mdtest-hard/test-dir.0-1/mdtest_tree.0/mdtest_tree.1",
+    ];
+    for l in links {
+        let at = d.join(l);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&other, &at).unwrap();
+    }
+    // What is the run's beside them goes.
+    touch(&d.join("mdtest-hard/test-dir.0-1/mdtest_tree.0/file.mdtest.1.7"));
+    let o = iolab(&["io500", ini.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("ior-easy is a symbolic link or a file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!s.path("results").exists());
+    let o = iolab(&["io500", "--cleanup", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(files_under(&other), before, "the links were followed");
+    for l in links {
+        assert!(d.join(l).is_symlink(), "{l}");
+        let line = format!("left: {} (a symbolic link", d.join(l).display());
+        assert!(stderr(&o).contains(&line), "{l}: {}", stderr(&o));
+    }
+    assert!(!d
+        .join("mdtest-hard/test-dir.0-1/mdtest_tree.0/file.mdtest.1.7")
+        .exists());
+}
+
+/// Parents of the datadir that did not exist are made for the run and
+/// removed after it; a datadir with a name longer than a file system
+/// takes is refused (exit 2) before anything (resultdir, parents) is made.
+#[test]
+fn the_datadir_s_parents_go_and_a_long_one_makes_nothing() {
+    let s = Scratch::new("io500-parents");
+    let ini = small_ini(
+        &s,
+        "[mdtest-easy]\nrun = FALSE\n[mdtest-hard]\nrun = FALSE\n",
+    );
+    let text = std::fs::read_to_string(&ini).unwrap();
+    let deep = text.replace(
+        &format!("datadir = {}", s.path("data").display()),
+        &format!("datadir = {}", s.path("p1/p2/data").display()),
+    );
+    std::fs::write(&ini, &deep).unwrap();
+    let o = iolab(&["io500", "--tasks", "2", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!s.path("p1").exists(), "the parents the run made stay");
+    assert!(s.path("results/result.txt").exists());
+    std::fs::remove_dir_all(s.path("results")).unwrap();
+    let long = text.replace(
+        &format!("datadir = {}", s.path("data").display()),
+        &format!("datadir = {}/{}", s.path("p1").display(), "a".repeat(300)),
+    );
+    std::fs::write(&ini, &long).unwrap();
+    let o = iolab(&["io500", "--tasks", "2", ini.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("NAME_MAX"), "{}", stderr(&o));
+    assert!(!s.path("results").exists() && !s.path("p1").exists());
+}
+
+/// An ini as the io500 app reads it: a UTF-8 byte-order mark (a
+/// Windows editor's), comments after values, names in another case.
+#[test]
+fn an_ini_with_a_bom_and_comments_after_values_is_read_as_the_app_reads_it() {
+    let s = Scratch::new("io500-ini");
+    let ini = small_ini(&s, "");
+    let text = std::fs::read_to_string(&ini)
+        .unwrap()
+        .replace("\ndatadir = ", "\nDATADIR = ")
+        .replace("\nresultdir", "\nresultdir\t")
+        .replacen("[global]", "[Global] # the run", 1);
+    let text = text.replacen(
+        &format!("{}\n", s.path("data").display()),
+        &format!("{} ; where the files go\n", s.path("data").display()),
+        1,
+    );
+    std::fs::write(&ini, format!("\u{feff}{text}")).unwrap();
+    let o = iolab(&["io500", "--dry-run", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!("{}/ior-easy", s.path("data").display())),
+        "{out}"
+    );
+    assert!(!out.contains("where the files go"), "{out}");
+}
+
+/// Ctrl-C with many files made: the run says what its cleanup removes
+/// and how many entries; a second Ctrl-C stops it at once (exit 130),
+/// naming the datadir and the command that removes the rest, which
+/// then removes it.
+#[test]
+fn a_second_ctrl_c_stops_the_cleanup_and_names_what_is_left() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let s = Scratch::new("io500-int2");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "");
+    let text = std::fs::read_to_string(&ini)
+        .unwrap()
+        .replace("stonewall-time = 1", "stonewall-time = 600")
+        .replace("n = 2000", "n = 10000000");
+    std::fs::write(&ini, text).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", "--tasks", "2"])
+        .arg(&ini)
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let easy = s.path("data/mdtest-easy");
+    // Enough files that removing them outlasts the second signal.
+    let t0 = Instant::now();
+    let count = |p: &Path| std::fs::read_dir(p).map(|r| r.count()).unwrap_or(0);
+    let trees = |p: &Path| -> usize {
+        let Ok(rd) = std::fs::read_dir(p.join("test-dir.0-0")) else {
+            return 0;
+        };
+        rd.flatten().map(|e| count(&e.path())).sum()
+    };
+    while trees(&easy) < 100_000 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "too few files made"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let t0 = Instant::now();
+    loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "ended first: {said}");
+        said.push_str(&line);
+        if line.contains("interrupted; removing what the phases left") {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(120), "{said}");
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "not stopped: {said}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    said.push_str(&rest);
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{said}");
+    assert!(
+        said.contains("entries (a second Ctrl-C stops at once"),
+        "{said}"
+    );
+    assert!(
+        said.contains("stopped at once by a second signal"),
+        "{said}"
+    );
+    let fix = format!("iolab io500 --cleanup {}", ini.display());
+    assert!(said.contains(&fix), "{said}");
+    assert!(
+        !tree(&s.path("data")).is_empty(),
+        "the cleanup was not cut short"
+    );
+    let o = iolab(&["io500", "--cleanup", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "{:?}",
+        tree(&s.path("data"))
+    );
+    // --cleanup says how much it found and that it removed it all.
+    let err = stderr(&o);
+    let n: String = err
+        .split(" entries (Ctrl-C stops")
+        .next()
+        .and_then(|h| h.rsplit(": ").next())
+        .unwrap_or_default()
+        .to_string();
+    assert!(n.parse::<u64>().is_ok_and(|n| n > 0), "{err}");
+    assert!(
+        err.contains(&format!("removed {n} of {n} entries")),
+        "{err}"
+    );
+}

@@ -306,7 +306,7 @@ fn sigterm_after_ctrl_c_lets_the_cleanup_finish() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.40000");
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.100000");
     while !probe.exists() {
         std::thread::sleep(std::time::Duration::from_millis(10));
         assert!(child.try_wait().unwrap().is_none(), "finished too soon");
@@ -340,7 +340,7 @@ fn a_second_ctrl_c_lists_what_is_left_and_a_remove_run_clears_it() {
         .spawn()
         .unwrap();
     // Enough items that the cleanup after the first signal takes a while.
-    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.40000");
+    let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.100000");
     while !probe.exists() {
         std::thread::sleep(std::time::Duration::from_millis(10));
         assert!(child.try_wait().unwrap().is_none(), "finished too soon");
@@ -913,4 +913,102 @@ fn sigterm_stops_and_cleans_up_like_ctrl_c() {
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(!d.exists(), "left: {:?}", tree(&d));
     assert_eq!(json(&j)["outcome"]["status"], "interrupted");
+}
+
+/// Every file under `dir` with its bytes, following no link.
+fn files_under(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            out.extend(files_under(&e.path()));
+        } else {
+            out.push((e.path(), std::fs::read(e.path()).unwrap_or_default()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A remove run (`-r`) over a tree where a link stands, at one depth or
+/// another, where mdtest made a directory: the link is refused (exit 1,
+/// saying so), never followed, and the files it leads to stay; `-d`
+/// itself, which the user names, may be a link.
+#[test]
+fn remove_runs_follow_no_link_below_d() {
+    let s = Scratch::new("rb-links");
+    let other = s.path("other");
+    for f in [
+        "mdtest_tree.0/file.mdtest.0.0",
+        "mdtest_tree.0/file.mdtest.0.4",
+        "mdtest_tree.1/file.mdtest.0.2",
+        "file.mdtest.0.1",
+        "file.mdtest.0.3",
+    ] {
+        let p = other.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, b"not mdtest's").unwrap();
+    }
+    let before = files_under(&other);
+    // The uring engine removes as the sync one does (its queue is not used
+    // for removal), when the kernel has io_uring at all.
+    let mut engines = vec![""];
+    if uring_usable() {
+        engines.push(" --engine uring --qd 8");
+    }
+    // (where the link stands below -d, the options of the remove run)
+    for engine in engines {
+    for (link, opts, to) in [
+        ("test-dir.0-0", "-n 5 -F", ""),
+        ("test-dir.0-0/mdtest_tree.0", "-n 5 -F", ""),
+        (
+            "test-dir.0-0/mdtest_tree.0/mdtest_tree.1",
+            "-n 5 -F -z 1 -b 1 -L",
+            "",
+        ),
+        (
+            "test-dir.0-0/mdtest_tree.0",
+            "-n 5 -F -z 1 -b 1 -L",
+            "mdtest_tree.0",
+        ),
+    ] {
+        let d = s.path("d");
+        let _ = std::fs::remove_dir_all(&d);
+        let at = d.join(link);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(other.join(to), &at).unwrap();
+        let o = run(&format!("-d {} -r {opts}{engine}", d.display()));
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{link}{engine}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("no link below -d is followed"),
+            "{link}: {}",
+            stderr(&o)
+        );
+        assert_eq!(files_under(&other), before, "{link}: followed");
+        assert!(at.is_symlink(), "{link}");
+    }
+    }
+    // -d a link to a real directory: followed, as the user named it.
+    let real = s.path("real");
+    std::fs::create_dir(&real).unwrap();
+    std::os::unix::fs::symlink(&real, s.path("named")).unwrap();
+    let named = s.path("named");
+    let o = run(&format!("-d {} -n 5 -F -z 1 -b 2", named.display()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(tree(&real).is_empty(), "{:?}", tree(&real));
+}
+
+/// Whether this kernel lets a process use io_uring (a container may not).
+fn uring_usable() -> bool {
+    let s = Scratch::new("rb-uring-probe");
+    let d = s.path("d");
+    std::fs::create_dir(&d).unwrap();
+    run(&format!("-d {} -n 1 --engine uring --qd 1", d.display()))
+        .status
+        .success()
 }

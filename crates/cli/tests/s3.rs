@@ -833,6 +833,54 @@ fn a_server_killed_under_a_run_ends_it_with_exit_1() {
     }
 }
 
+/// The server stops answering under a run: the run fails at one
+/// --s3.timeout and cannot remove what it made, so it must not say it
+/// did; it names the prefix where objects may remain (they do).
+#[test]
+fn a_stopped_server_is_no_removal_claimed() {
+    if S3Server::shared().is_err() {
+        return skip_or_fail("stopped_no_claim", "no S3 server");
+    }
+    let s = S3Server::start(&["claims"]).unwrap();
+    let mut md = spawn(
+        &s,
+        "mdtest -a S3 --s3.bucket=claims --s3.timeout=3 -d /stopped -n 2000 -F --tasks 2",
+    );
+    let t0 = Instant::now();
+    while s.keys("claims").unwrap_or_default().len() < 20 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no files made");
+        assert!(md.try_wait().unwrap().is_none(), "mdtest ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s.pause(true);
+    let o = wait_bounded(&mut md, Duration::from_secs(60), "mdtest, server stopped");
+    s.pause(false);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("removed what this run created"), "{err}");
+    assert!(
+        err.contains("could not confirm that what this run created was removed"),
+        "{err}"
+    );
+    assert!(
+        err.contains("removal not confirmed under /stopped/test-dir.0-0"),
+        "{err}"
+    );
+    let left = keys(&s, "claims");
+    assert!(
+        left.iter().any(|k| k.starts_with("stopped/test-dir.0-0/")),
+        "the claim would have been true: {left:?}"
+    );
+    // What the message says to do removes them.
+    let o = run(
+        &s,
+        "mdtest -a S3 --s3.bucket=claims -d /stopped -n 2000 -F --tasks 2 -r",
+    );
+    ok(&o, "-r after the stop");
+    // The -d directory the stopped run made stays with -r (not its own).
+    assert_eq!(keys(&s, "claims"), vec!["stopped/"]);
+}
+
 #[test]
 fn a_resumed_copy_to_s3_asks_the_destination_with_its_options() {
     let Some(s) = server("xdd_e2e_s3_options") else {

@@ -1,13 +1,20 @@
 //! Removal of what a run leaves under its datadir: at the end of every
 //! run (phases that were skipped or failed leave data), and for
 //! `--cleanup` after a killed run. Only names iolab's phases make are
-//! removed; anything else is left and reported, never deleted.
+//! removed; anything else is left and reported, never deleted. Below the
+//! datadir the user named nothing is followed: every directory is opened
+//! from its parent without following a symbolic link and every name is
+//! removed relative to it ([`iolab_backend::remove`]), so a phase
+//! directory (or anything deeper) swapped for a link to other files is
+//! named and left, and the files it leads to are not touched.
 
 use crate::phase::Layout;
-use iolab_backend::{c_path, Backend};
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use iolab_backend::remove::{Left, Removal, Remover, Why};
+use iolab_backend::{c_path, Backend, Dir};
+use std::ffi::CString;
+use std::io::ErrorKind;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The phase directories under a datadir, made before the first phase.
 pub const PHASE_DIRS: [&str; 4] = ["ior-easy", "ior-hard", "mdtest-easy", "mdtest-hard"];
@@ -22,6 +29,13 @@ pub const RUN_DIRS: [&str; 5] = [
     "mdtest-hard",
     crate::mdworkbench::DIR,
 ];
+
+/// The file find compares with, in the datadir.
+pub const TIMESTAMP_FILE: &str = "timestampfile";
+
+/// Told how many entries a removal has removed so far (every 1024); a
+/// false answer stops it (what it did not visit is then reported).
+pub type Tick<'a> = Option<&'a (dyn Fn(u64) -> bool + Sync)>;
 
 /// `N_M`: an md-workbench set (task N's set M).
 fn is_set(name: &[u8]) -> bool {
@@ -58,68 +72,175 @@ fn ours(top: &str, name: &[u8], is_dir: bool) -> bool {
     }
 }
 
-/// Removes everything the phases made under `layout`'s datadir, then
-/// the phase directories, the timestamp and stonewall files when empty
-/// or ours. Returns what had to stay (not ours, or not removable).
-pub fn remove_run_data(be: &dyn Backend, layout: &Layout) -> Vec<PathBuf> {
-    let mut left = Vec::new();
+/// Opens a run's datadir: the directory the user named is followed (it
+/// may be a link), what lies below it (the timestamped directory of the
+/// run) is not.
+pub fn open_datadir(be: &dyn Backend, named: &Path, datadir: &Path) -> std::io::Result<Dir> {
+    let top = be.open_dir(&c_path(named)?)?;
+    match datadir.strip_prefix(named) {
+        Ok(rel) if !rel.as_os_str().is_empty() => be.open_dir_at(&top, &c_path(rel)?),
+        _ => Ok(top),
+    }
+}
+
+/// What [`remove_run_data`] would remove under `data` (by listing only),
+/// for its progress: every entry, and how many of them the phases made
+/// inside their directories (a run that completed leaves none).
+pub fn count_run_data(be: &dyn Backend, data: &Dir) -> (u64, u64) {
+    let (mut entries, mut inside) = (0, 0);
     for top in RUN_DIRS {
-        let dir = layout.path(top);
-        if exists(be, &dir) {
-            remove_ours(be, top, &dir, &mut left);
-            rmdir(be, &dir, &mut left);
-        }
+        let Ok(c) = CString::new(top) else { continue };
+        let ours = move |n: &[u8], d: bool| ours(top, n, d);
+        let n = Remover::new(be, &ours).count_dir(data, &c);
+        entries += n;
+        inside += n.saturating_sub(1);
     }
-    let ts = layout.timestamp_file();
-    if exists(be, &ts) {
-        if let Err(e) = c_path(&ts).and_then(|c| be.unlink(&c)) {
-            left.push(note(&ts, &e));
-        }
+    // The datadir holds the phase directories and little else.
+    let mut stamp = false;
+    let _ = be.list_at(data, &mut |e| {
+        stamp |= e.name == TIMESTAMP_FILE.as_bytes();
+        !stamp
+    });
+    (entries + u64::from(stamp), inside)
+}
+
+/// Removes everything the phases made under `data` (the open datadir,
+/// `datadir` in messages), then the phase directories and the timestamp
+/// file. Returns what it removed and what had to stay, with why.
+pub fn remove_run_data(be: &dyn Backend, data: &Dir, datadir: &Path, tick: Tick) -> Removal {
+    let mut out = Removal::default();
+    let done = AtomicU64::new(0);
+    let total = |n: u64| tick.is_none_or(|t| t(done.load(Ordering::Relaxed) + n));
+    for top in RUN_DIRS {
+        let Ok(c) = CString::new(top) else { continue };
+        let ours = move |n: &[u8], d: bool| ours(top, n, d);
+        let r = Remover::new(be, &ours).on_tick(&total);
+        let here = r.remove_dir(data, &c, &datadir.join(top));
+        done.fetch_add(here.removed, Ordering::Relaxed);
+        out.merge(here);
     }
-    // mdtest's stonewall files are local files (see Layout::private_dir).
+    let ts = datadir.join(TIMESTAMP_FILE);
+    let gone = CString::new(TIMESTAMP_FILE).map_err(std::io::Error::other);
+    match gone.and_then(|c| be.unlink_at(data, &c)) {
+        Ok(()) => out.removed += 1,
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => out.left.push(Left {
+            path: ts,
+            why: Why::Failed(format!("cannot remove: {e}")),
+        }),
+    }
+    out
+}
+
+/// mdtest's stonewall files of a layout: local files of the resultdir
+/// (see Layout::private_dir), which iolab names itself.
+pub fn remove_stonewall_files(layout: &Layout) -> Removal {
+    let mut out = Removal::default();
     for f in ["mdtest-easy", "mdtest-hard"].map(|b| layout.stonewall_file(b)) {
         match std::fs::remove_file(&f) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => left.push(note(&f, &e)),
-            _ => {}
+            Ok(()) => out.removed += 1,
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => out.left.push(Left {
+                path: f,
+                why: Why::Failed(format!("cannot remove: {e}")),
+            }),
         }
     }
-    left
+    out
 }
 
 /// `--cleanup`: removes what the phases make under `datadir` and, when
 /// `timestamped`, under each of its timestamped directories (which go
-/// too once empty). Returns what had to stay.
+/// too once empty), and the stonewall files in `private_dir`.
 pub fn cleanup_datadir(
     be: &dyn Backend,
     datadir: &Path,
     timestamped: bool,
     private_dir: &Path,
-) -> Vec<PathBuf> {
-    let mut dirs = vec![datadir.to_path_buf()];
-    if timestamped {
-        if let Ok(c) = c_path(datadir) {
-            let _ = be.list_each(&c, &mut |e| {
-                let name = String::from_utf8_lossy(&e.name);
-                if e.is_dir && is_stamp(&name) {
-                    dirs.push(datadir.join(name.as_ref()));
-                }
-                true
+    tick: Tick,
+) -> Removal {
+    let mut out = remove_stonewall_files(&Layout {
+        datadir: datadir.to_path_buf(),
+        private_dir: private_dir.to_path_buf(),
+    });
+    let data = match c_path(datadir).and_then(|c| be.open_dir(&c)) {
+        Ok(d) => d,
+        Err(e) if e.kind() == ErrorKind::NotFound => return out,
+        Err(e) => {
+            out.left.push(Left {
+                path: datadir.to_path_buf(),
+                why: Why::Failed(format!("cannot open: {e}")),
             });
+            return out;
         }
-    }
-    let mut left = Vec::new();
-    for d in dirs {
-        let layout = Layout {
-            datadir: d.clone(),
-            private_dir: private_dir.to_path_buf(),
-        };
-        left.extend(remove_run_data(be, &layout));
-        if d != datadir {
+    };
+    // The count told goes on across the timestamped directories.
+    let done = AtomicU64::new(0);
+    let total = |n: u64| tick.is_none_or(|t| t(done.load(Ordering::Relaxed) + n));
+    let remove = |d: &Dir, path: &Path, out: &mut Removal| {
+        let r = remove_run_data(be, d, path, Some(&total));
+        done.fetch_add(r.removed, Ordering::Relaxed);
+        out.merge(r);
+    };
+    remove(&data, datadir, &mut out);
+    if timestamped {
+        for stamp in stamps(be, &data) {
+            let Ok(c) = CString::new(stamp.as_str()) else {
+                continue;
+            };
+            let path = datadir.join(&stamp);
+            match be.open_dir_at(&data, &c) {
+                Ok(d) => remove(&d, &path, &mut out),
+                // Swapped for a link since it was listed: not followed.
+                Err(e) if iolab_backend::not_a_directory(&e) => {
+                    out.left.push(Left {
+                        path,
+                        why: Why::NotADirectory,
+                    });
+                    continue;
+                }
+                Err(_) => continue,
+            }
             // Only a run's own timestamped directory goes, once empty.
-            let _ = c_path(&d).and_then(|c| be.rmdir(&c));
+            if be.rmdir_at(&data, &c).is_ok() {
+                out.removed += 1;
+            }
         }
     }
-    left
+    out
+}
+
+/// What [`cleanup_datadir`] would remove (as [`count_run_data`], over the
+/// datadir and, when `timestamped`, its timestamped directories).
+pub fn count_datadir(be: &dyn Backend, datadir: &Path, timestamped: bool) -> (u64, u64) {
+    let Ok(data) = c_path(datadir).and_then(|c| be.open_dir(&c)) else {
+        return (0, 0);
+    };
+    let (mut entries, mut inside) = count_run_data(be, &data);
+    for stamp in stamps(be, &data).iter().filter(|_| timestamped) {
+        let Ok(c) = CString::new(stamp.as_str()) else {
+            continue;
+        };
+        if let Ok(d) = be.open_dir_at(&data, &c) {
+            let (e, i) = count_run_data(be, &d);
+            (entries, inside) = (entries + e + 1, inside + i);
+        }
+    }
+    (entries, inside)
+}
+
+/// The timestamped directories in `data` (real directories only: a link
+/// of such a name is not one).
+fn stamps(be: &dyn Backend, data: &Dir) -> Vec<String> {
+    let mut found = Vec::new();
+    let _ = be.list_at(data, &mut |e| {
+        let name = String::from_utf8_lossy(&e.name);
+        if e.is_dir && is_stamp(&name) {
+            found.push(name.into_owned());
+        }
+        true
+    });
+    found
 }
 
 /// `2025.11.25-18.58.35`: how IO500 names its timestamped directories.
@@ -132,65 +253,11 @@ pub fn is_stamp(n: &str) -> bool {
         })
 }
 
-fn note(p: &Path, e: &std::io::Error) -> PathBuf {
-    PathBuf::from(format!("{} ({e})", p.display()))
-}
-
-fn exists(be: &dyn Backend, p: &Path) -> bool {
-    c_path(p).and_then(|c| be.exists(&c)).unwrap_or(false)
-}
-
-fn rmdir(be: &dyn Backend, dir: &Path, left: &mut Vec<PathBuf>) {
-    if let Err(e) = c_path(dir).and_then(|c| be.rmdir(&c)) {
-        left.push(note(dir, &e));
-    }
-}
-
-/// Removes the entries of `dir` that are ours, depth first. Files are
-/// removed while the directory is read (one entry in memory at a time);
-/// a second pass catches entries a listing skipped while it changed.
-fn remove_ours(be: &dyn Backend, top: &str, dir: &Path, left: &mut Vec<PathBuf>) {
-    let Ok(cdir) = c_path(dir) else { return };
-    for _pass in 0..3 {
-        let mut subdirs = Vec::new();
-        let mut removed = 0u64;
-        let mut path = dir.as_os_str().as_bytes().to_vec();
-        let base = path.len();
-        let listed = be.list_each(&cdir, &mut |e| {
-            if !ours(top, &e.name, e.is_dir) {
-                return true;
-            }
-            if e.is_dir {
-                subdirs.push(dir.join(OsStr::from_bytes(&e.name)));
-                return true;
-            }
-            path.truncate(base);
-            path.push(b'/');
-            path.extend_from_slice(&e.name);
-            if let Ok(c) = c_path(Path::new(OsStr::from_bytes(&path))) {
-                removed += u64::from(be.unlink(&c).is_ok());
-            }
-            true
-        });
-        if let Err(e) = listed {
-            left.push(note(dir, &e));
-            return;
-        }
-        for sub in &subdirs {
-            remove_ours(be, top, sub, left);
-            if c_path(sub).and_then(|c| be.rmdir(&c)).is_ok() {
-                removed += 1;
-            }
-        }
-        if removed == 0 {
-            break;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::symlink;
+    use std::path::PathBuf;
 
     #[test]
     fn timestamps_look_like_the_app_s() {
@@ -198,14 +265,23 @@ mod tests {
         assert!(!is_stamp("2025.11.25-18.58.3x") && !is_stamp("data"));
     }
 
+    fn remove_all(root: &Path) -> Removal {
+        let be = iolab_backend::Posix;
+        let data = open_datadir(&be, root, root).unwrap();
+        remove_run_data(&be, &data, root, None)
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("iolab-io500-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        root
+    }
+
     #[test]
     fn removes_ours_and_keeps_the_rest() {
-        let be = iolab_backend::by_name("posix").unwrap();
-        let root = std::env::temp_dir().join(format!("iolab-io500-clean-{}", std::process::id()));
-        let l = Layout {
-            datadir: root.clone(),
-            private_dir: root.clone(),
-        };
+        let be = iolab_backend::Posix;
+        let root = scratch("clean");
         let tree = root.join("mdtest-hard/test-dir.0-0/mdtest_tree.0");
         std::fs::create_dir_all(&tree).unwrap();
         std::fs::write(tree.join("file.mdtest.0.1"), b"x").unwrap();
@@ -219,16 +295,21 @@ mod tests {
         std::fs::write(root.join("mdworkbench/1_9/file-12"), b"x").unwrap();
         std::fs::create_dir_all(root.join("mdworkbench/0_x")).unwrap();
         std::fs::write(root.join("mdworkbench/0_x/file-1"), b"x").unwrap();
-        let left = remove_run_data(&*be, &l);
+        let data = open_datadir(&be, &root, &root).unwrap();
+        assert_eq!(count_run_data(&be, &data), (13, 8));
+        let out = remove_all(&root);
+        assert_eq!(out.removed, 11, "{out:?}");
         // md-workbench's sets go; a directory not named like one stays.
         assert!(root.join("mdworkbench/0_x/file-1").exists());
         assert!(!root.join("mdworkbench/1_9").exists());
         std::fs::remove_dir_all(root.join("mdworkbench")).unwrap();
-        let left: Vec<_> = left
-            .into_iter()
-            .filter(|p| !p.display().to_string().contains("mdworkbench"))
+        let left: Vec<_> = out
+            .left
+            .iter()
+            .filter(|l| !l.path.display().to_string().contains("mdworkbench"))
             .collect();
         assert_eq!(left.len(), 1, "{left:?}");
+        assert!(out.confirmed());
         assert!(root.join("ior-hard/precious").exists());
         assert!(!root.join("mdtest-hard").exists() && !root.join("ior-easy").exists());
         assert!(!root.join("ior-hard/file").exists() && !root.join("timestampfile").exists());
@@ -238,9 +319,76 @@ mod tests {
         std::fs::write(stamped.join("ior-hard/file"), b"x").unwrap();
         std::fs::create_dir_all(root.join("not-a-stamp/ior-hard")).unwrap();
         std::fs::write(root.join("not-a-stamp/ior-hard/file"), b"x").unwrap();
-        let left = cleanup_datadir(&*be, &root, true, &root);
-        assert_eq!(left.len(), 1, "{left:?}");
+        let out = cleanup_datadir(&be, &root, true, &root, None);
+        assert_eq!(out.left.len(), 1, "{:?}", out.left);
         assert!(!stamped.exists() && root.join("not-a-stamp/ior-hard/file").exists());
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A phase directory, a test directory, a tree and a set swapped for
+    /// links to io500-looking files elsewhere: nothing there is touched,
+    /// each link is named as such.
+    #[test]
+    fn links_below_the_datadir_are_never_followed() {
+        let root = scratch("links");
+        let (data, other) = (root.join("data"), root.join("other"));
+        for f in [
+            "ior_file_easy.00000000",
+            "file",
+            "test-dir.0-0/mdtest_tree.0/file.mdtest.0.1",
+            "mdtest_tree.0/file.mdtest.0.2",
+            "0_0/file-1",
+            "file-3",
+        ] {
+            let p = other.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, b"keep").unwrap();
+        }
+        let before = files(&other);
+        std::fs::create_dir_all(data.join("mdtest-hard/test-dir.0-0")).unwrap();
+        std::fs::create_dir_all(data.join("mdworkbench")).unwrap();
+        symlink(&other, data.join("ior-easy")).unwrap();
+        symlink(&other, data.join("ior-hard")).unwrap();
+        symlink(&other, data.join("mdtest-easy")).unwrap();
+        symlink(&other, data.join("mdtest-hard/test-dir.0-1")).unwrap();
+        symlink(&other, data.join("mdtest-hard/test-dir.0-0/mdtest_tree.0")).unwrap();
+        symlink(other.join("0_0"), data.join("mdworkbench/1_1")).unwrap();
+        let out = cleanup_datadir(&iolab_backend::Posix, &data, true, &root, None);
+        assert_eq!(files(&other), before, "files behind the links were touched");
+        let links: Vec<String> = out
+            .left
+            .iter()
+            .filter(|l| l.why == Why::NotADirectory)
+            .map(|l| l.path.strip_prefix(&data).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            links,
+            [
+                "ior-easy",
+                "ior-hard",
+                "mdtest-easy",
+                "mdtest-hard/test-dir.0-1",
+                "mdtest-hard/test-dir.0-0/mdtest_tree.0",
+                "mdworkbench/1_1"
+            ],
+            "{:?}",
+            out.left
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// Every file under `dir` with its bytes, following nothing.
+    pub(crate) fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                out.extend(files(&e.path()));
+            } else {
+                out.push((e.path(), std::fs::read(e.path()).unwrap_or_default()));
+            }
+        }
+        out.sort();
+        out
     }
 }

@@ -465,25 +465,35 @@ pub const KEYS: &[Key] = &[
 ];
 
 /// The key `section.key`: from the table, or `API`/`run` of a phase
-/// section, or a key of an extended section.
+/// section, or a key of an extended section. Names are matched without
+/// regard to case, as the io500 app matches them; the key returned
+/// carries the table's spelling.
 pub fn lookup(section: &str, key: &str) -> Option<Key> {
-    if let Some(k) = KEYS.iter().find(|k| k.section == section && k.key == key) {
+    let same = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+    if let Some(k) = KEYS
+        .iter()
+        .find(|k| same(k.section, section) && same(k.key, key))
+    {
         return Some(*k);
     }
-    if let Some(s) = MDWB_SECTIONS.iter().find(|s| **s == section) {
-        return (key == "run").then(|| k(s, "run", "TRUE", Bool, true, "Run this phase"));
+    if let Some(s) = MDWB_SECTIONS.iter().find(|s| same(s, section)) {
+        return same(key, "run").then(|| k(s, "run", "TRUE", Bool, true, "Run this phase"));
     }
-    if let Some(s) = RUNNABLE_EXTENDED[..2].iter().find(|s| **s == section) {
+    if let Some(s) = RUNNABLE_EXTENDED[..2].iter().find(|s| same(s, section)) {
         let k = KEYS
             .iter()
-            .find(|k| k.section == FIND_KEYS_FROM && k.key == key)?;
+            .find(|k| k.section == FIND_KEYS_FROM && same(k.key, key))?;
         return Some(Key { section: s, ..*k });
     }
     let phase = PHASE_SECTIONS
         .iter()
         .chain(RUNNABLE_EXTENDED[2..].iter())
         .chain(EXTENDED_SECTIONS.iter())
-        .find(|s| **s == section)?;
+        .find(|s| same(s, section))?;
+    let key = ["API", "run", "collective"]
+        .into_iter()
+        .find(|k| same(k, key))
+        .unwrap_or(key);
     match key {
         "API" => Some(k(phase, "API", "", Text, true, "The API of this phase")),
         "run" => Some(k(phase, "run", "TRUE", Bool, true, "Run this phase")),
@@ -505,11 +515,19 @@ pub fn lookup(section: &str, key: &str) -> Option<Key> {
 
 /// Whether `name` is a section iolab knows.
 pub fn known_section(name: &str) -> bool {
-    KEYS.iter().any(|k| k.section == name)
-        || PHASE_SECTIONS.contains(&name)
-        || RUNNABLE_EXTENDED.contains(&name)
-        || MDWB_SECTIONS.contains(&name)
-        || EXTENDED_SECTIONS.contains(&name)
+    canonical_section(name).is_some()
+}
+
+/// The table's spelling of section `name`, matched without regard to
+/// case as the io500 app does.
+pub fn canonical_section(name: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .map(|k| k.section)
+        .chain(PHASE_SECTIONS)
+        .chain(RUNNABLE_EXTENDED)
+        .chain(MDWB_SECTIONS)
+        .chain(EXTENDED_SECTIONS)
+        .find(|s| s.eq_ignore_ascii_case(name))
 }
 
 /// An ini file that cannot be used, naming the line, section or key.
@@ -526,36 +544,45 @@ pub struct Ini {
 }
 
 impl Ini {
-    /// Reads ini text strictly. `file` names it in errors.
+    /// Reads ini text strictly, with the io500 app's grammar: a line is
+    /// blank, a comment (`#` or `;` first), `[section]` or `key = value`;
+    /// a comment may follow a section or a value after white space (`x ;
+    /// note`), so a value holds no `#` or `;`; white space around names
+    /// and values is not part of them; names match without regard to
+    /// case. A UTF-8 byte-order mark at the top (which some editors
+    /// write) is skipped. `file` names the ini in errors.
     pub fn parse(text: &str, file: &str) -> Result<Ini, IniError> {
         let mut ini = Ini::default();
-        let mut section: Option<String> = None;
+        let mut section: Option<&'static str> = None;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (i, raw) in text.lines().enumerate() {
             let line_no = i + 1;
             let at = |msg: String| IniError(format!("{file}:{line_no}: {msg}"));
-            let line = raw.trim();
-            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            let line = raw.trim_matches(space);
+            if line.is_empty() || line.starts_with(['#', ';']) {
                 continue;
             }
             if let Some(rest) = line.strip_prefix('[') {
-                let name = rest
-                    .strip_suffix(']')
-                    .ok_or_else(|| at(format!("'{line}': a section header must end with ']'")))?
-                    .trim();
-                if !known_section(name) {
+                let name = section_name(rest).map_err(|why| at(format!("'{line}': {why}")))?;
+                let Some(name) = canonical_section(name) else {
                     return Err(at(format!(
                         "unknown section [{name}] (iolab io500 --list shows every section)"
                     )));
-                }
+                };
                 ini.sections.push(name.to_string());
-                section = Some(name.to_string());
+                section = Some(name);
                 continue;
             }
-            let Some((key, value)) = line.split_once('=') else {
+            let Some((key, rest)) = line.split_once('=') else {
                 return Err(at(format!("'{line}' is not 'key = value'")));
             };
-            let (key, value) = (key.trim(), unquote(value.trim()));
-            let Some(sec) = &section else {
+            let key = key.trim_end_matches(space);
+            if !is_name(key, true) {
+                return Err(at(format!("'{line}' is not 'key = value'")));
+            }
+            let value = value_of(rest).map_err(|why| at(format!("'{line}': {why}")))?;
+            let value = unquote(value);
+            let Some(sec) = section else {
                 return Err(at(format!("'{key}' comes before any [section]")));
             };
             let Some(spec) = lookup(sec, key) else {
@@ -563,6 +590,8 @@ impl Ini {
                     "unknown key '{key}' in [{sec}] (iolab io500 --list shows every key)"
                 )));
             };
+            // The table's spelling (a key of an extended section as given).
+            let key = if spec.key.is_empty() { key } else { spec.key };
             if value.is_empty() {
                 // `key =` leaves the key unset, as the io500 app reads it.
                 continue;
@@ -575,7 +604,7 @@ impl Ini {
                     spec.default
                 )));
             }
-            let slot = (sec.clone(), key.to_string());
+            let slot = (sec.to_string(), key.to_string());
             if ini.values.contains_key(&slot) {
                 return Err(at(format!("[{sec}] {key} is given twice")));
             }
@@ -596,6 +625,50 @@ impl Ini {
         self.values
             .iter()
             .map(|((s, k), (v, _))| (s.as_str(), k.as_str(), v.as_str()))
+    }
+}
+
+/// White space as the app's `[[:space:]]` (the C locale's).
+fn space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n' | '\x0b' | '\x0c')
+}
+
+/// A section's or key's name: letters, digits, `_`, `-` (and `.` in
+/// keys), as the app's grammar.
+fn is_name(s: &str, key: bool) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || (key && b == b'.'))
+}
+
+/// The name of `[ name ] ; comment` (given without its `[`).
+fn section_name(rest: &str) -> Result<&str, String> {
+    let (name, after) = rest
+        .split_once(']')
+        .ok_or("a section header must end with ']'")?;
+    let name = name.trim_matches(space);
+    if !is_name(name, false) {
+        return Err("a section name holds letters, digits, '_' and '-' only".into());
+    }
+    match after.trim_start_matches(space) {
+        "" => Ok(name),
+        c if c.starts_with(['#', ';']) && after.starts_with(space) => Ok(name),
+        _ => Err("only a comment may follow ']', after white space".into()),
+    }
+}
+
+/// The value after `=`: up to a comment (`#` or `;` after white space),
+/// without the white space around it. A `#` or `;` with no white space
+/// before it is refused, as the app refuses it: it is not part of a
+/// value.
+fn value_of(rest: &str) -> Result<&str, String> {
+    match rest.find(['#', ';']) {
+        None => Ok(rest.trim_matches(space)),
+        Some(j) if rest[..j].ends_with(space) => Ok(rest[..j].trim_matches(space)),
+        Some(j) => Err(format!(
+            "'{}' in a value: a value cannot hold '#' or ';', and a comment needs white space before it",
+            &rest[j..=j]
+        )),
     }
 }
 
@@ -727,6 +800,52 @@ mod tests {
         assert!(e.contains("not implemented"), "{e}");
         let e = Ini::parse("datadir = /x\n", "t").unwrap_err().0;
         assert!(e.contains("before any [section]"), "{e}");
+    }
+
+    /// The io500 app's grammar (src/ini-parse.c's expressions): comments
+    /// with `#` and `;` on their own lines and after white space, white
+    /// space around names and values, empty values leaving the default,
+    /// names in any case; and a UTF-8 byte-order mark at the top, which
+    /// the app refuses and iolab skips.
+    #[test]
+    fn reads_what_the_io500_app_reads() {
+        let text = "\u{feff}# made on Windows\r\n \t[ GLOBAL ]  ; the run\r\n\
+            datadir = /mnt/x ; a comment\r\n\
+            resultdir\t=\t/mnt/r\t# another\r\n\
+            \t; an indented comment\r\n\
+            api =\r\n\
+            timestamp-datadir = #no value, so the default\n\
+            Verbosity = 2\n\
+            [Ior-Easy] # comment\n\
+            transfersize = 1m \n\
+            [ior-easy-write]\nrun = false\n";
+        let ini = Ini::parse(text, "t.ini").unwrap();
+        assert_eq!(ini.get("global", "datadir"), Some("/mnt/x"));
+        assert_eq!(ini.get("global", "resultdir"), Some("/mnt/r"));
+        assert_eq!(ini.get("global", "api"), None, "empty: the default");
+        assert_eq!(ini.get("global", "timestamp-datadir"), None);
+        assert_eq!(ini.get("global", "verbosity"), Some("2"));
+        assert_eq!(ini.get("ior-easy", "transferSize"), Some("1m"));
+        assert_eq!(ini.get("ior-easy-write", "run"), Some("false"));
+        assert_eq!(ini.sections, ["global", "ior-easy", "ior-easy-write"]);
+        let cfg = crate::Config::from_ini(&ini, "t.ini".into()).unwrap();
+        assert_eq!(cfg.datadir, std::path::PathBuf::from("/mnt/x"));
+        // What the app refuses: a comment without white space before it,
+        // anything else after a section, a name with other characters.
+        for (bad, needle) in [
+            ("[global]\ndatadir = x;comment\n", "t.ini:2"),
+            ("[global]\ndatadir = /a#b\n", "cannot hold '#'"),
+            ("[global]\ndatadir =#x\n", "t.ini:2"),
+            ("[global]# c\n", "after white space"),
+            ("[global] x\n", "after white space"),
+            ("[glo bal]\n", "letters, digits"),
+            ("[global]\n= x\n", "not 'key = value'"),
+            ("[global]\ndata dir = x\n", "not 'key = value'"),
+            ("\u{feff}\u{feff}[global]\n", "t.ini:1"),
+        ] {
+            let e = Ini::parse(bad, "t.ini").unwrap_err().0;
+            assert!(e.contains(needle), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -28,6 +28,7 @@
 pub mod cleanup;
 pub mod commands;
 pub mod config;
+pub mod datadir;
 pub mod failure;
 pub mod find;
 pub mod ini;
@@ -44,81 +45,4 @@ pub use config::{check_backend, Config};
 pub use phase::{Layout, Phase};
 pub use results::{Io500Payload, PhaseReport, RunResult, Score, SCHEMA};
 
-/// Makes the datadir (if missing) and the phase directories in it,
-/// through the backend. Fails, naming the path, when a phase directory
-/// already holds anything (left by an earlier run: `--cleanup` removes
-/// it), so that a run never writes over data it did not make.
-pub fn prepare_datadir(be: &dyn iolab_backend::Backend, layout: &Layout) -> Result<(), String> {
-    use iolab_backend::c_path;
-    let mk = |p: &std::path::Path| -> Result<(), String> {
-        let c = c_path(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        match be.exists(&c) {
-            Ok(true) => Ok(()),
-            Ok(false) => be
-                .mkdir(&c, 0o755)
-                .map_err(|e| format!("{}: cannot create: {e}", p.display())),
-            Err(e) => Err(format!("{}: {e}", p.display())),
-        }
-    };
-    check_leftovers(be, layout)?;
-    let exists = |p: &std::path::Path| c_path(p).and_then(|c| be.exists(&c)).unwrap_or(true);
-    let mut parents = Vec::new();
-    let mut p = layout.datadir.as_path();
-    while !p.as_os_str().is_empty() && !exists(p) {
-        parents.push(p.to_path_buf());
-        match p.parent() {
-            Some(q) => p = q,
-            None => break,
-        }
-    }
-    for d in parents.iter().rev() {
-        mk(d)?;
-    }
-    for d in cleanup::PHASE_DIRS {
-        mk(&layout.path(d))?;
-    }
-    Ok(())
-}
-
-/// Refuses a datadir whose phase directories or private files exist
-/// with something in them.
-pub fn check_leftovers(be: &dyn iolab_backend::Backend, layout: &Layout) -> Result<(), String> {
-    use iolab_backend::c_path;
-    let exists = |p: &std::path::Path| c_path(p).and_then(|c| be.exists(&c)).unwrap_or(false);
-    for d in cleanup::RUN_DIRS {
-        let p = layout.path(d);
-        if !exists(&p) {
-            continue;
-        }
-        let mut any = false;
-        let c = c_path(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        be.list_each(&c, &mut |_| {
-            any = true;
-            false
-        })
-        .map_err(|e| format!("{}: cannot list: {e}", p.display()))?;
-        if any {
-            return Err(format!(
-                "datadir {}: {} is not empty (left by an earlier run?); remove it with iolab io500 --cleanup on the same ini, or use another datadir",
-                layout.datadir.display(),
-                p.display()
-            ));
-        }
-    }
-    let ts = layout.timestamp_file();
-    let local = ["mdtest-easy", "mdtest-hard"].map(|b| layout.stonewall_file(b));
-    for f in std::iter::once(ts.clone()).chain(local) {
-        let there = match f == ts {
-            true => exists(&f),
-            false => f.exists(),
-        };
-        if there {
-            return Err(format!(
-                "datadir {}: {} exists (left by an earlier run?); remove it with iolab io500 --cleanup on the same ini",
-                layout.datadir.display(),
-                f.display()
-            ));
-        }
-    }
-    Ok(())
-}
+pub use datadir::{check_datadir, check_leftovers, prepare_datadir, remove_made};

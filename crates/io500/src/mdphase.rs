@@ -67,9 +67,12 @@ pub fn run(
         (Ok(_), false) => return Err(usage("another rank could not start the phase".into())),
     };
     let progress = Progress::new(threads);
+    // What an interrupted or failed phase made is left to the run's final
+    // cleanup, which says how much there is and how far it got.
     let engine = Engine::new(&cfg, plan, be, &Quiet, &progress, wall)
         .with_live(live)
-        .with_live_name(phase.name());
+        .with_live_name(phase.name())
+        .leave_on_failure();
     let out = run_subset(transport, threads, tasks, |c| engine.run(c));
     let mut first = None;
     for r in out {

@@ -17,7 +17,7 @@
 
 use crate::failure::first_failure;
 use crate::latency::{Op, OpHistograms, OpLatency};
-use iolab_backend::{c_path, Backend, OpenOptions};
+use iolab_backend::{c_path, Backend, Dir, OpenOptions};
 use iolab_comm::Comm;
 use iolab_core::random::scramble;
 use iolab_core::Failure;
@@ -265,6 +265,88 @@ struct Task<'a> {
     tally: Tally,
     lat: OpHistograms,
     failure: Option<Failure>,
+    /// Deletes go through the sets' directories, opened without following
+    /// a link below the datadir: md-workbench's own, then each set this
+    /// task deletes from (at most [`SETS`] per phase).
+    sets: SetDirs,
+}
+
+/// The directories a task removes from, opened once per phase.
+#[derive(Default)]
+struct SetDirs {
+    top: Option<Dir>,
+    sets: Vec<((u64, u64), Dir)>,
+    name: Vec<u8>,
+}
+
+/// `<task>_<set>`, or with `index` `file-<index>`, as a C string in a
+/// reused buffer.
+fn leaf(buf: &mut Vec<u8>, owner: u64, set: u64, index: Option<u64>) -> &CStr {
+    buf.clear();
+    match index {
+        Some(i) => {
+            buf.extend_from_slice(b"file-");
+            push_u64(buf, i);
+        }
+        None => {
+            push_u64(buf, owner);
+            buf.push(b'_');
+            push_u64(buf, set);
+        }
+    }
+    buf.push(0);
+    // Digits and ASCII only: no NUL inside.
+    CStr::from_bytes_with_nul(buf).unwrap_or_default()
+}
+
+impl SetDirs {
+    /// md-workbench's directory, opened from the datadir without
+    /// following a link.
+    fn top(&mut self, be: &dyn Backend, dir: &Path) -> io::Result<&Dir> {
+        if self.top.is_none() {
+            let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+                return Err(io::Error::from(io::ErrorKind::InvalidInput));
+            };
+            let data = be.open_dir(&c_path(parent)?)?;
+            self.top = Some(be.open_dir_at(&data, &c_path(Path::new(name))?)?);
+        }
+        self.top
+            .as_ref()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    /// Removes object `index` of set `set` of task `owner`.
+    fn unlink(
+        &mut self,
+        be: &dyn Backend,
+        dir: &Path,
+        owner: u64,
+        set: u64,
+        index: u64,
+    ) -> io::Result<()> {
+        let at = match self.sets.iter().position(|(k, _)| *k == (owner, set)) {
+            Some(at) => at,
+            None => {
+                self.top(be, dir)?;
+                let top = self.top.as_ref().ok_or(io::ErrorKind::NotFound)?;
+                let d = be.open_dir_at(top, leaf(&mut self.name, owner, set, None))?;
+                self.sets.push(((owner, set), d));
+                self.sets.len() - 1
+            }
+        };
+        be.unlink_at(
+            &self.sets[at].1,
+            leaf(&mut self.name, owner, set, Some(index)),
+        )
+    }
+
+    /// Removes set `set` of task `owner` (empty by now).
+    fn rmdir(&mut self, be: &dyn Backend, dir: &Path, owner: u64, set: u64) -> io::Result<()> {
+        self.sets.retain(|(k, _)| *k != (owner, set));
+        self.top(be, dir)?;
+        let top = self.top.as_ref().ok_or(io::ErrorKind::NotFound)?;
+        be.rmdir_at(top, leaf(&mut self.name, owner, set, None))
+    }
 }
 
 impl<'a> Task<'a> {
@@ -295,6 +377,7 @@ impl<'a> Task<'a> {
             },
             lat: OpHistograms::default(),
             failure,
+            sets: SetDirs::default(),
         }
     }
 
@@ -346,8 +429,10 @@ impl<'a> Task<'a> {
 
     fn rmdir_set(&mut self, owner: u64, set: u64) {
         let r = self.timed(None, |t| {
-            let p = t.names.set(owner, set);
-            t.be.rmdir(p).map_err(|e| (p.to_owned(), e))
+            // No link below the datadir is followed.
+            let (be, dir) = (t.be, &t.spec.dir);
+            let r = t.sets.rmdir(be, dir, owner, set);
+            r.map_err(|e| (t.names.set(owner, set).to_owned(), e))
         });
         match r {
             Ok(()) => self.tally.dsets_deleted += 1,
@@ -412,8 +497,10 @@ impl<'a> Task<'a> {
 
     fn delete(&mut self, owner: u64, set: u64, index: u64) {
         let r = self.timed(Some(Op::Delete), |t| {
-            let p = t.names.object(owner, set, index);
-            t.be.unlink(p).map_err(|e| (p.to_owned(), e))
+            // In the set's directory, no link below the datadir followed.
+            let (be, dir) = (t.be, &t.spec.dir);
+            let r = t.sets.unlink(be, dir, owner, set, index);
+            r.map_err(|e| (t.names.object(owner, set, index).to_owned(), e))
         });
         match r {
             Ok(()) => self.tally.deleted += 1,
@@ -656,8 +743,16 @@ pub fn cleanup(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec, first_index: 
     t.tally.elapsed_ns = t0.elapsed().as_nanos() as u64;
     let mut r = MdwbResult::new(comm, spec, first_index);
     if r.add(comm, &mut t) && me == 0 {
-        // Left for the run's final cleanup to report if it cannot go.
-        let _ = c_path(&spec.dir).and_then(|c| be.rmdir(&c));
+        // Left for the run's final cleanup to report if it cannot go;
+        // removed from the datadir, no link followed.
+        let dir = &spec.dir;
+        let gone = match (dir.parent(), dir.file_name()) {
+            (Some(p), Some(n)) => c_path(p)
+                .and_then(|c| be.open_dir(&c))
+                .and_then(|d| be.rmdir_at(&d, &c_path(Path::new(n))?)),
+            _ => Ok(()),
+        };
+        let _ = gone;
     }
     r
 }
@@ -773,6 +868,31 @@ mod tests {
         let f = b[0].failure.as_ref().unwrap().to_string();
         assert!(f.contains("0_3/file-0"), "{f}");
         assert_eq!(b[0].iterations.len(), 1);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A set swapped for a link to another directory of md-workbench's
+    /// names: the delete phase stops there, naming it, and the files the
+    /// link leads to stay.
+    #[test]
+    fn a_set_swapped_for_a_link_is_not_followed() {
+        let be = iolab_backend::by_name("posix").unwrap();
+        let root = std::env::temp_dir().join(format!("iolab-mdwb-l-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("other")).unwrap();
+        let s = spec(&root, 2, 1);
+        iolab_comm::run_local(1, |c| precreate(c, &*be, &s));
+        for f in ["file-0", "file-1"] {
+            std::fs::write(root.join("other").join(f), b"keep").unwrap();
+        }
+        std::fs::remove_dir_all(s.dir.join("0_4")).unwrap();
+        std::os::unix::fs::symlink(root.join("other"), s.dir.join("0_4")).unwrap();
+        let c = iolab_comm::run_local(1, |c| cleanup(c, &*be, &s, 0));
+        let f = c[0].failure.as_ref().unwrap();
+        assert!(matches!(f.errno, Some(20 | 40)), "ENOTDIR or ELOOP: {f}");
+        assert!(f.to_string().contains("0_4/file-0"), "{f}");
+        assert_eq!(c[0].iterations[0].objects_deleted, 8, "sets 0 to 3");
+        assert!(root.join("other/file-0").exists() && root.join("other/file-1").exists());
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -13,6 +13,7 @@ use crate::results::{
     score, score_extended, unit, CommInfo, Detail, Io500Payload, MdtestFigures, PhaseReport,
     RunResult,
 };
+use iolab_backend::remove::{Left, Removal, Why};
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::{run_subset, Transport};
 use iolab_core::{Failure, Outcome};
@@ -25,6 +26,15 @@ pub trait RunObserver: Sync {
     fn phase_started(&self, _phase: Phase) {}
     /// A phase ended (or was skipped).
     fn phase_done(&self, _report: &PhaseReport) {}
+    /// The final cleanup is about to remove `entries` entries the phases
+    /// left under `datadir` (counted by listing; a run that completed
+    /// leaves none).
+    fn cleanup_started(&self, _datadir: &std::path::Path, _entries: u64) {}
+    /// The final cleanup has removed `removed` entries so far (called
+    /// every 1024).
+    fn cleanup_progress(&self, _removed: u64) {}
+    /// The final cleanup is done.
+    fn cleanup_done(&self, _removal: &Removal) {}
 }
 
 /// An observer that ignores everything.
@@ -106,13 +116,49 @@ impl Runner<'_> {
         }
         self.transport.barrier();
         let left = match self.leader() {
-            true => crate::cleanup::remove_run_data(self.backend, &self.layout),
-            false => Vec::new(),
+            true => self.final_cleanup(),
+            false => Removal::default(),
         };
         self.finish(st, left)
     }
 
-    fn finish(&self, st: State, left: Vec<std::path::PathBuf>) -> RunResult {
+    /// Removes what the phases left under the datadir (rank 0), telling
+    /// the observer how much there is and how far it got.
+    fn final_cleanup(&self) -> Removal {
+        let be = self.backend;
+        let datadir = &self.layout.datadir;
+        let mut out = crate::cleanup::remove_stonewall_files(&self.layout);
+        let data = match crate::cleanup::open_datadir(be, &self.cfg.datadir, datadir) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return out,
+            Err(e) => {
+                let why = Why::Failed(format!("cannot open: {e}"));
+                out.left.push(Left {
+                    path: datadir.clone(),
+                    why,
+                });
+                return out;
+            }
+        };
+        let (entries, inside) = crate::cleanup::count_run_data(be, &data);
+        if inside == 0 {
+            // The phases removed what they made: only their directories.
+            out.merge(crate::cleanup::remove_run_data(be, &data, datadir, None));
+            return out;
+        }
+        self.observer.cleanup_started(datadir, entries);
+        let observer = self.observer;
+        let tick = move |n: u64| {
+            observer.cleanup_progress(n);
+            true
+        };
+        let removal = crate::cleanup::remove_run_data(be, &data, datadir, Some(&tick));
+        self.observer.cleanup_done(&removal);
+        out.merge(removal);
+        out
+    }
+
+    fn finish(&self, st: State, left: Removal) -> RunResult {
         let invalid = crate::validity::reasons(self.cfg, &st.reports);
         let mut notes = st.notes;
         if !self.cfg.extended.is_empty() && !self.cfg.extended_mode {
@@ -140,7 +186,7 @@ impl Runner<'_> {
             valid: invalid.is_empty(),
             invalid_reasons: invalid,
             phases: st.reports,
-            left_behind: left.iter().map(|p| p.display().to_string()).collect(),
+            left_behind: left.left.iter().map(Left::to_string).collect(),
             notes,
         };
         RunResult {

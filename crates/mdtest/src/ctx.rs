@@ -57,6 +57,9 @@ pub(crate) struct RunCtx<'a> {
     /// The phase name the live rows carry instead of mdtest's own (io500's
     /// `mdtest-easy-write`); the tree phases are then not recorded.
     pub(crate) live_name: Option<&'a str>,
+    /// After a failure or interruption, leave what the test made to the
+    /// caller's own cleanup (io500's, which reports its progress).
+    pub(crate) leave_on_failure: bool,
 }
 
 impl<'a> RunCtx<'a> {
@@ -78,6 +81,7 @@ impl<'a> RunCtx<'a> {
             keep_tree: false,
             live: None,
             live_name: None,
+            leave_on_failure: false,
         }
     }
 

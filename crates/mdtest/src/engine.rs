@@ -10,6 +10,7 @@ use crate::plan::Plan;
 use crate::results::{IterationResult, Phase, PhaseResult, TestResult};
 use crate::stonewall::{self, WallCounts};
 use crate::work::TaskState;
+use iolab_backend::remove::{Left, Why};
 use iolab_backend::Backend;
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::wall_ns;
@@ -38,8 +39,59 @@ impl Observer for Quiet {}
 pub struct Unfinished {
     /// [`Outcome::Interrupted`] or [`Outcome::Error`] with op, path, errno.
     pub outcome: Outcome,
-    /// Paths the cleanup had to leave behind.
-    pub left: Vec<PathBuf>,
+    /// What the cleanup had to leave, with why: not made by this run (a
+    /// link planted where it made a directory among them), or where it
+    /// could not see its removal through (a listing or removal that
+    /// failed, as when an object store stops answering: what this run
+    /// made may remain there; see [`Unfinished::confirmed`]).
+    pub left: Vec<Left>,
+}
+
+impl Unfinished {
+    /// An unfinished test whose cleanup had nothing to say.
+    pub fn new(outcome: Outcome) -> Self {
+        Unfinished {
+            outcome,
+            left: Vec::new(),
+        }
+    }
+
+    /// Whether the cleanup saw every removal through, so that what is
+    /// left is only what is not the run's.
+    pub fn confirmed(&self) -> bool {
+        self.left.iter().all(Left::known)
+    }
+}
+
+/// One leftover as a line for the gather across ranks: a tag for why,
+/// the path, a tab, the failure's message.
+fn encode(l: &Left) -> String {
+    let (tag, msg) = match &l.why {
+        Why::NotOurs => ('O', ""),
+        Why::NotADirectory => ('D', ""),
+        Why::Failed(m) => ('F', m.as_str()),
+        Why::Stopped => ('S', ""),
+        Why::TooDeep => ('T', ""),
+    };
+    let msg = msg.replace(['\t', '\n'], " ");
+    format!("{tag}{}\t{msg}", l.path.display())
+}
+
+fn decode(line: &str) -> Option<Left> {
+    let (tag, rest) = line.split_at_checked(1)?;
+    let (path, msg) = rest.rsplit_once('\t')?;
+    let why = match tag {
+        "O" => Why::NotOurs,
+        "D" => Why::NotADirectory,
+        "F" => Why::Failed(msg.to_string()),
+        "S" => Why::Stopped,
+        "T" => Why::TooDeep,
+        _ => return None,
+    };
+    Some(Left {
+        path: PathBuf::from(path),
+        why,
+    })
 }
 
 /// One test, ready to run on every task.
@@ -89,6 +141,14 @@ impl<'a> Engine<'a> {
         self
     }
 
+    /// Leaves what the test made in place when it fails or is
+    /// interrupted, for a caller that removes it itself (io500's final
+    /// cleanup): [`Unfinished::left`] is then empty.
+    pub fn leave_on_failure(mut self) -> Self {
+        self.ctx.leave_on_failure = true;
+        self
+    }
+
     /// Runs the test on this task; every task returns the same result.
     /// A task that panics cancels the others (through the communicator),
     /// removes what it made and returns an error outcome.
@@ -129,7 +189,7 @@ impl<'a> Engine<'a> {
                         "task",
                         format!("task {} panicked: {why}", comm.task()),
                     )),
-                    left: st.cleanup_after_failure(),
+                    left: st.cleanup_after_failure().left,
                 })
             }
         }
@@ -413,29 +473,25 @@ impl<'a> Engine<'a> {
 
     fn fail(&self, st: &mut TaskState, t: PhaseTrouble) -> Unfinished {
         st.comm().barrier();
-        let mine = st.cleanup_after_failure();
-        let text: Vec<String> = mine.iter().map(|p| p.display().to_string()).collect();
+        let outcome = match t.error {
+            Some(e) => Outcome::Error(e),
+            None => Outcome::Interrupted,
+        };
+        let mine = st.cleanup_after_failure().left;
+        let text: Vec<String> = mine.iter().map(encode).collect();
         let all = st.comm().all_gather(text.join("\n").as_bytes());
-        let mut left: Vec<PathBuf> = all
-            .iter()
-            .flat_map(|b| {
-                String::from_utf8_lossy(b)
-                    .lines()
-                    .map(PathBuf::from)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        if st.comm().cancelled() {
+        let left = match st.comm().cancelled() {
             // The gather above came back empty: keep at least our own list.
-            left = mine;
-        }
-        Unfinished {
-            outcome: match t.error {
-                Some(e) => Outcome::Error(e),
-                None => Outcome::Interrupted,
-            },
-            left,
-        }
+            true => mine,
+            false => all
+                .iter()
+                .flat_map(|b| {
+                    let text = String::from_utf8_lossy(b);
+                    text.lines().filter_map(decode).collect::<Vec<_>>()
+                })
+                .collect(),
+        };
+        Unfinished { outcome, left }
     }
 }
 

@@ -28,6 +28,7 @@ pub mod names;
 pub mod output;
 pub mod plan;
 pub mod preflight;
+mod remove_at;
 pub mod results;
 pub mod rng;
 pub mod stonewall;

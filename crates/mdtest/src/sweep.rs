@@ -73,7 +73,8 @@ impl Sweep<'_> {
             if let Err(u) = end {
                 hooks.unfinished(&u);
                 doc.outcome = u.outcome;
-                doc.payload.left_behind = u.left.iter().map(|p| p.display().to_string()).collect();
+                // Each with why (not the run's, or removal not seen through).
+                doc.payload.left_behind = u.left.iter().map(|l| l.to_string()).collect();
             }
             if leader {
                 doc.payload.finished = iolab_core::clock::mdtest_timestamp();
@@ -154,10 +155,7 @@ fn finished(doc: &mut MdtestDocument, hooks: &dyn Hooks, t: TestResult) -> Resul
     let failure = t.stonewall_file_error.clone();
     doc.payload.tests.push(t);
     match failure {
-        Some(f) => Err(Unfinished {
-            outcome: Outcome::Error(f),
-            left: Vec::new(),
-        }),
+        Some(f) => Err(Unfinished::new(Outcome::Error(f))),
         None => Ok(()),
     }
 }
@@ -218,13 +216,17 @@ pub fn task_counts(cfg: &Config, total: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_backend::remove::{Left, Why};
     use iolab_core::Failure;
     use std::path::PathBuf;
 
     fn unfinished(o: Outcome, left: &str) -> Unfinished {
         Unfinished {
             outcome: o,
-            left: vec![PathBuf::from(left)],
+            left: vec![Left {
+                path: PathBuf::from(left),
+                why: Why::NotOurs,
+            }],
         }
     }
 
@@ -243,7 +245,8 @@ mod tests {
             panic!("an unfinished task makes the count unfinished");
         };
         assert_eq!(u.outcome, own);
-        assert_eq!(u.left, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
+        let paths: Vec<_> = u.left.iter().map(|l| l.path.clone()).collect();
+        assert_eq!(paths, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
     }
 
     #[test]

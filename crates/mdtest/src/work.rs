@@ -8,6 +8,7 @@ use crate::cleanup;
 use crate::ctx::RunCtx;
 use crate::exchange::{PhaseTrouble, TaskReport};
 use crate::names::{prefix, test_dir, Names};
+use crate::remove_at::RemoveAt;
 use crate::results::Phase;
 use crate::rng::{fill_pattern_for, first_mismatch_for, stamp_item_for, Permutation};
 use iolab_backend::{c_path, Backend, OpenOptions};
@@ -77,6 +78,8 @@ pub struct TaskState<'a> {
     output_failure: Option<Failure>,
     /// The metadata queue of `--engine uring` (None: the sync engine).
     queue: Option<Box<dyn iolab_backend::MetaQueue>>,
+    /// The remove phases' open directories (no link followed below -d).
+    remover: RemoveAt,
 }
 
 impl<'a> TaskState<'a> {
@@ -105,6 +108,7 @@ impl<'a> TaskState<'a> {
             created_dirs: Vec::new(),
             output_failure: None,
             queue: None,
+            remover: RemoveAt::new(&cfg.dirs),
         }
     }
 
@@ -233,10 +237,12 @@ impl<'a> TaskState<'a> {
         if self.ctx.keep_tree {
             return;
         }
+        self.remover.reset();
         if let Some(root) = self.owned_path() {
             for l in 0..self.ctx.plan.loops {
                 let td = test_dir(root, iter, l);
-                let gone = c_path(&td).and_then(|c| self.backend().rmdir(&c));
+                let be = self.backend();
+                let gone = c_path(&td).and_then(|c| self.remover.remove(be, &c, true));
                 if gone.is_ok() {
                     self.created_dirs.retain(|d| d != &td);
                 }
@@ -256,23 +262,32 @@ impl<'a> TaskState<'a> {
     }
 
     /// After a failure: removes what this run created under the test
-    /// directories this task made; returns what had to stay.
-    pub fn cleanup_after_failure(&mut self) -> Vec<PathBuf> {
-        let mut left = Vec::new();
+    /// directories this task made; returns what it removed and what had
+    /// to stay (or could not be seen removed).
+    pub fn cleanup_after_failure(&mut self) -> iolab_backend::remove::Removal {
+        self.remover.reset();
+        let mut all = iolab_backend::remove::Removal::default();
+        if self.ctx.leave_on_failure {
+            return all;
+        }
         for d in std::mem::take(&mut self.created_dirs) {
             let mut here = cleanup::remove_ours(self.backend(), &d);
-            if !here.is_empty() && self.comm.cancelled() {
+            if !here.left.is_empty() && self.comm.cancelled() {
                 // Without a last barrier a peer may have finished the item
                 // it was making after our sweep: give it that moment.
                 std::thread::sleep(std::time::Duration::from_millis(100));
-                here = cleanup::remove_ours(self.backend(), &d);
+                let again = cleanup::remove_ours(self.backend(), &d);
+                here = iolab_backend::remove::Removal {
+                    removed: here.removed + again.removed,
+                    left: again.left,
+                };
             }
-            left.extend(here);
+            all.merge(here);
         }
         if let (true, Some(root)) = (self.created_root, self.owned_path()) {
             let _ = c_path(root).and_then(|c| self.backend().rmdir(&c));
         }
-        left
+        all
     }
 
     /// Sleeps for -p seconds, waking early on a stop request.
@@ -298,12 +313,16 @@ impl<'a> TaskState<'a> {
 
     /// Tree creation (parents first) or removal (children first).
     pub fn tree(&mut self, iter: u64, create: bool, rep: &mut TaskReport) {
+        self.remover.reset();
         let plan = self.ctx.plan;
         for (owner, unique) in self.trees() {
             let tg = self.target_in(iter, owner, owner, "dir", true);
             for td in &tg.test_dirs {
                 let mut names = Names::new(td, unique, plan.branch);
-                if self.queue.is_some() {
+                // Removal is never queued: the queue removes by path, and a
+                // remove phase works relative to directories opened
+                // without following a link (`remove_at.rs`).
+                if self.queue.is_some() && create {
                     if !self.tree_queued(&mut names, create, rep) {
                         return;
                     }
@@ -374,6 +393,7 @@ impl<'a> TaskState<'a> {
 
     /// A non-create item phase (stat, read, remove) over `n` items.
     pub fn items(&mut self, iter: u64, phase: Phase, n: u64, rep: &mut TaskReport) {
+        self.remover.reset();
         let cfg = self.ctx.cfg;
         let random = matches!(phase, Phase::DirStat | Phase::FileStat | Phase::FileRead);
         let order = match (random, self.seed) {
@@ -494,7 +514,7 @@ impl<'a> TaskState<'a> {
         deadline: Option<u64>,
         rep: &mut TaskReport,
     ) -> End {
-        if self.queue.is_some() {
+        if self.queue.is_some() && !matches!(op, Op::Unlink | Op::Rmdir) {
             return self.loop_queued(tg, op, range, order, deadline, rep);
         }
         let plan = self.ctx.plan;
@@ -583,13 +603,19 @@ impl<'a> TaskState<'a> {
         let be = self.backend();
         let r = match op {
             Op::Mkdir => be.mkdir(path, 0o775),
-            Op::Rmdir => be.rmdir(path),
+            // Relative to the item's directory, no link followed below -d.
+            Op::Rmdir => self.remover.remove(be, path, true),
             Op::Stat => be.stat(path).map(|_| ()),
-            Op::Unlink => be.unlink(path),
+            Op::Unlink => self.remover.remove(be, path, false),
             Op::Create => return self.create_file(path, item),
             Op::Read => return self.read_file(path, item),
         };
-        r.map_err(|e| path_failure(op_name(op), path, &e))
+        r.map_err(|e| match op {
+            Op::Rmdir | Op::Unlink if iolab_backend::not_a_directory(&e) => {
+                link_failure(op, path, &e)
+            }
+            _ => path_failure(op_name(op), path, &e),
+        })
     }
 
     fn create_file(&mut self, path: &CStr, item: u64) -> Result<(), Failure> {
@@ -654,6 +680,16 @@ impl<'a> TaskState<'a> {
 /// A failed system call on `path`: op, path and errno kept apart.
 fn path_failure(op: &str, path: &CStr, e: &std::io::Error) -> Failure {
     Failure::io(op, Some(path.to_string_lossy().into_owned()), e)
+}
+
+/// A removal refused because a link (or a file) stands where mdtest
+/// makes a directory: said so, with the errno kept.
+fn link_failure(op: Op, path: &CStr, e: &std::io::Error) -> Failure {
+    let mut f = path_failure(op_name(op), path, e);
+    f.message = format!(
+        "{e}: a symbolic link or a file stands where mdtest makes a directory; no link below -d is followed"
+    );
+    f
 }
 
 fn fs_failure(op: &str, path: &Path, e: &std::io::Error) -> Failure {

@@ -673,3 +673,37 @@ fn tail(path: &Path) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(10)..].join("\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Taking over a dead sweep's directory removes it whole without
+    /// following a link planted in it, at any depth (std's remove_dir_all
+    /// opens each directory O_NOFOLLOW and removes relative to it): the
+    /// files the links lead to stay.
+    #[test]
+    fn a_stale_directory_is_removed_without_following_links() {
+        let root = std::env::temp_dir().join(format!("iolab-sweep-stale-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let other = root.join("other");
+        std::fs::create_dir_all(other.join("deep")).unwrap();
+        std::fs::write(other.join("keep"), b"k").unwrap();
+        std::fs::write(other.join("deep/keep"), b"k").unwrap();
+        // A pid that has ended (ours would never be taken over).
+        let dead = std::process::Command::new("true").spawn().unwrap();
+        let pid = dead.id();
+        let mut dead = dead;
+        dead.wait().unwrap();
+        let stale = root.join(format!(".runs.sqlite.sweep.{pid}"));
+        std::fs::create_dir_all(stale.join("sub")).unwrap();
+        std::fs::write(stale.join("point.json"), b"{}").unwrap();
+        std::os::unix::fs::symlink(&other, stale.join("link")).unwrap();
+        std::os::unix::fs::symlink(&other, stale.join("sub/link")).unwrap();
+        let gone = take_over_stale(&root, ".runs.sqlite.sweep.");
+        assert_eq!(gone, vec![stale.clone()]);
+        assert!(!stale.exists());
+        assert!(other.join("keep").exists() && other.join("deep/keep").exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

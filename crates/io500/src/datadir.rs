@@ -1,0 +1,241 @@
+//! The datadir of a run: checked whole before anything is created (the
+//! lengths of its path, the nearest directory that exists, what an
+//! earlier run left, a link where the phases make a directory), then
+//! made with its phase directories, and at the end removed as far as
+//! this run made it, parents included, and no further.
+
+use crate::cleanup::{self, RUN_DIRS};
+use crate::phase::Layout;
+use iolab_backend::{c_path, not_a_directory, Backend};
+use std::ffi::CString;
+use std::io::ErrorKind;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// The longest name Linux file systems take (NAME_MAX).
+pub const NAME_MAX: usize = 255;
+/// The longest path a system call takes, its NUL included (PATH_MAX).
+pub const PATH_MAX: usize = 4096;
+/// What the phases add below the datadir at most (mdtest-easy's
+/// `/mdtest-easy/test-dir.0-0/mdtest_tree.<task>.0/file.mdtest.<task>.<n>`
+/// with 7-digit tasks and 20-digit items is 87 bytes), with room left.
+pub const DEEPEST_BELOW: usize = 128;
+
+/// Checks that every name of `path` and `path` with `below` more bytes
+/// fit what the system takes, naming what does not.
+pub fn check_lengths(what: &str, path: &Path, below: usize) -> Result<(), String> {
+    if let Some(long) = path
+        .components()
+        .map(|c| c.as_os_str().as_bytes())
+        .find(|c| c.len() > NAME_MAX)
+    {
+        return Err(format!(
+            "{what} {}: a name in it is {} bytes long; a file system takes at most {NAME_MAX} (NAME_MAX)",
+            path.display(),
+            long.len()
+        ));
+    }
+    let len = path.as_os_str().len();
+    if len + below >= PATH_MAX {
+        return Err(format!(
+            "{what} {}: {len} bytes long; with the {below} bytes the run adds below it a path would pass the system's {PATH_MAX}-byte limit (PATH_MAX)",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the datadir before anything is created and returns the
+/// directories the run will make for it: its missing ancestors,
+/// outermost first, and the datadir itself (none when it exists, in
+/// which case its phase directories must hold nothing).
+pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, String> {
+    let datadir = &layout.datadir;
+    if be.capabilities().local {
+        check_lengths("datadir", datadir, DEEPEST_BELOW)?;
+    }
+    let mut missing = Vec::new();
+    let mut p = datadir.as_path();
+    let mut existing = Path::new(".");
+    loop {
+        let st = c_path(p).and_then(|c| be.stat(&c));
+        match st {
+            Ok(s) if s.is_dir => {
+                existing = p;
+                break;
+            }
+            Ok(_) => {
+                return Err(format!(
+                    "datadir {}: {} is not a directory",
+                    datadir.display(),
+                    p.display()
+                ))
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => missing.push(p.to_path_buf()),
+            Err(e) => {
+                return Err(format!(
+                    "datadir {}: {}: {e}",
+                    datadir.display(),
+                    p.display()
+                ))
+            }
+        }
+        match p.parent() {
+            Some(q) if !q.as_os_str().is_empty() => p = q,
+            _ => break,
+        }
+    }
+    missing.reverse();
+    let writable = c_path(existing).and_then(|c| be.can_write(&c));
+    if !writable.unwrap_or(false) {
+        return Err(format!(
+            "datadir {}: cannot create anything in {} (read-only, or no permission)",
+            datadir.display(),
+            existing.display()
+        ));
+    }
+    if missing.is_empty() {
+        check_leftovers(be, layout)?;
+    }
+    Ok(missing)
+}
+
+/// Makes the datadir (and its missing ancestors) and the phase
+/// directories in it, through the backend, after [`check_datadir`].
+/// Returns the directories it made for the datadir, for [`remove_made`].
+pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, String> {
+    let missing = check_datadir(be, layout)?;
+    let mut made = Vec::new();
+    let mk = |p: &Path| -> Result<(), String> {
+        let c = c_path(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        match be.mkdir(&c, 0o755) {
+            Err(e) if e.kind() != ErrorKind::AlreadyExists => {
+                Err(format!("{}: cannot create: {e}", p.display()))
+            }
+            _ => Ok(()),
+        }
+    };
+    for d in &missing {
+        if let Err(e) = mk(d) {
+            remove_made(be, &made);
+            return Err(e);
+        }
+        made.push(d.clone());
+    }
+    for d in cleanup::PHASE_DIRS {
+        if let Err(e) = mk(&layout.path(d)) {
+            remove_made(be, &made);
+            return Err(e);
+        }
+    }
+    Ok(made)
+}
+
+/// Removes the directories [`prepare_datadir`] made, innermost first,
+/// each only when empty; stops at the first that stays.
+pub fn remove_made(be: &dyn Backend, made: &[PathBuf]) {
+    for d in made.iter().rev() {
+        let gone = c_path(d).and_then(|c| be.rmdir(&c));
+        if gone.is_err() {
+            break;
+        }
+    }
+}
+
+/// Refuses a datadir whose phase directories hold anything, are not
+/// directories (a symbolic link is not followed below the datadir), or
+/// whose private files exist.
+pub fn check_leftovers(be: &dyn Backend, layout: &Layout) -> Result<(), String> {
+    let datadir = &layout.datadir;
+    let data = match c_path(datadir).and_then(|c| be.open_dir(&c)) {
+        Ok(d) => Some(d),
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("datadir {}: {e}", datadir.display())),
+    };
+    for d in RUN_DIRS.iter().filter(|_| data.is_some()) {
+        let p = layout.path(d);
+        let name = CString::new(*d).map_err(|e| e.to_string())?;
+        let dir = match data.as_ref().map(|data| be.open_dir_at(data, &name)) {
+            Some(Ok(dir)) => dir,
+            Some(Err(e)) if e.kind() == ErrorKind::NotFound => continue,
+            Some(Err(e)) if not_a_directory(&e) => {
+                return Err(format!(
+                    "datadir {}: {} is a symbolic link or a file; iolab io500 follows no link below the datadir (remove it, or name the other directory as datadir)",
+                    datadir.display(),
+                    p.display()
+                ))
+            }
+            Some(Err(e)) => return Err(format!("{}: {e}", p.display())),
+            None => continue,
+        };
+        let mut any = false;
+        be.list_at(&dir, &mut |_| {
+            any = true;
+            false
+        })
+        .map_err(|e| format!("{}: cannot list: {e}", p.display()))?;
+        if any {
+            return Err(format!(
+                "datadir {}: {} is not empty (left by an earlier run?); remove it with iolab io500 --cleanup on the same ini, or use another datadir",
+                datadir.display(),
+                p.display()
+            ));
+        }
+    }
+    let ts = layout.timestamp_file();
+    let local = ["mdtest-easy", "mdtest-hard"].map(|b| layout.stonewall_file(b));
+    for f in std::iter::once(ts.clone()).chain(local) {
+        let there = match f == ts {
+            true => c_path(&f).and_then(|c| be.exists(&c)).unwrap_or(false),
+            false => f.exists(),
+        };
+        if there {
+            return Err(format!(
+                "datadir {}: {} exists (left by an earlier run?); remove it with iolab io500 --cleanup on the same ini",
+                datadir.display(),
+                f.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_are_checked_against_the_system_s_limits() {
+        let long = "a".repeat(NAME_MAX + 1);
+        let e = check_lengths("datadir", &Path::new("/x").join(&long), 0).unwrap_err();
+        assert!(e.contains("256 bytes") && e.contains("NAME_MAX"), "{e}");
+        let deep = format!("/{}", vec!["b".repeat(200); 20].join("/"));
+        let e = check_lengths("datadir", Path::new(&deep), DEEPEST_BELOW).unwrap_err();
+        assert!(e.contains("PATH_MAX"), "{e}");
+        assert!(check_lengths("datadir", Path::new("/mnt/fs/io500/data"), DEEPEST_BELOW).is_ok());
+    }
+
+    /// Missing parents are made and, at the end, removed with the
+    /// datadir, up to the directory that existed and no further.
+    #[test]
+    fn the_run_removes_the_parents_it_made() {
+        let be = iolab_backend::Posix;
+        let root = std::env::temp_dir().join(format!("iolab-io500-made-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let layout = Layout {
+            datadir: root.join("a/b/data"),
+            private_dir: root.clone(),
+        };
+        let made = prepare_datadir(&be, &layout).unwrap();
+        assert_eq!(made, ["a", "a/b", "a/b/data"].map(|p| root.join(p)));
+        assert!(root.join("a/b/data/ior-easy").is_dir());
+        for d in cleanup::PHASE_DIRS {
+            std::fs::remove_dir(layout.path(d)).unwrap();
+        }
+        std::fs::write(root.join("a/mine"), b"x").unwrap();
+        remove_made(&be, &made);
+        assert!(!root.join("a/b").exists() && root.join("a/mine").exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

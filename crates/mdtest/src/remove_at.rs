@@ -1,0 +1,168 @@
+//! The remove phases' removals, relative to directory descriptors: an
+//! item's directory is opened from the `-d` directory without following
+//! any symbolic link on the way ([`Backend::open_dir_at`]) and the item
+//! removed in it ([`Backend::unlink_at`], [`Backend::rmdir_at`]). So a
+//! link planted below `-d` (a test directory or a tree directory swapped
+//! for a link to someone else's files) is refused, never followed, while
+//! `-d` itself, which the user named, may be a link.
+//!
+//! The directory is kept open while consecutive items share it (they do:
+//! items are removed directory by directory), so an item costs one
+//! comparison of its directory's path and one unlinkat, with nothing
+//! allocated: fewer path lookups than an unlink by full path.
+
+use iolab_backend::{Backend, Dir};
+use std::ffi::CStr;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+/// Open directories of one task's remove phase.
+pub(crate) struct RemoveAt {
+    /// The `-d` directories as bytes (no trailing `/`; "" for `/`), each
+    /// opened on first use.
+    roots: Vec<(Vec<u8>, Option<Dir>)>,
+    /// The directory items are being removed from: its path, which root
+    /// it is below, and it (None when it is the root itself).
+    parent: Vec<u8>,
+    current: Option<(usize, Option<Dir>)>,
+    /// The directory's path below its root, NUL-terminated.
+    rel: Vec<u8>,
+}
+
+impl RemoveAt {
+    /// For the `-d` directories of the run.
+    pub(crate) fn new(dirs: &[PathBuf]) -> Self {
+        let roots = dirs
+            .iter()
+            .map(|d| {
+                let mut b = d.as_os_str().as_bytes().to_vec();
+                while b.last() == Some(&b'/') {
+                    b.pop();
+                }
+                (b, None)
+            })
+            .collect();
+        RemoveAt {
+            roots,
+            parent: Vec::with_capacity(4096),
+            current: None,
+            rel: Vec::with_capacity(4096),
+        }
+    }
+
+    /// Closes every directory: a phase that removes directories, or a new
+    /// iteration's tree, must not find an old one held open.
+    pub(crate) fn reset(&mut self) {
+        self.current = None;
+        self.roots.iter_mut().for_each(|r| r.1 = None);
+    }
+
+    /// Removes `path` (a directory when `is_dir`), which lies below one of
+    /// the `-d` directories; one outside them (none is) by its path.
+    pub(crate) fn remove(&mut self, be: &dyn Backend, path: &CStr, is_dir: bool) -> io::Result<()> {
+        let bytes = path.to_bytes_with_nul();
+        let Some(slash) = bytes.iter().rposition(|&b| b == b'/') else {
+            return by_path(be, path, is_dir);
+        };
+        let leaf = CStr::from_bytes_with_nul(&bytes[slash + 1..]).unwrap_or(c"");
+        let parent = &bytes[..slash];
+        if self.current.is_none() || self.parent != parent {
+            self.current = None;
+            let Some(k) = self.root_of(parent) else {
+                return by_path(be, path, is_dir);
+            };
+            let opened = self.open_below(be, k, parent)?;
+            self.parent.clear();
+            self.parent.extend_from_slice(parent);
+            self.current = Some((k, opened));
+        }
+        let dir = match &self.current {
+            Some((_, Some(d))) => d,
+            Some((k, None)) => self.roots[*k].1.as_ref().ok_or(io::ErrorKind::NotFound)?,
+            None => return by_path(be, path, is_dir),
+        };
+        match is_dir {
+            true => be.rmdir_at(dir, leaf),
+            false => be.unlink_at(dir, leaf),
+        }
+    }
+
+    /// The root `parent` lies in (or is): the longest that matches.
+    fn root_of(&self, parent: &[u8]) -> Option<usize> {
+        let inside = |r: &[u8]| {
+            parent.starts_with(r) && (parent.len() == r.len() || parent[r.len()] == b'/')
+        };
+        (0..self.roots.len())
+            .filter(|&k| inside(&self.roots[k].0))
+            .max_by_key(|&k| self.roots[k].0.len())
+    }
+
+    /// Opens root `k` if needed, then `parent` below it without following
+    /// links; None when `parent` is the root.
+    fn open_below(&mut self, be: &dyn Backend, k: usize, parent: &[u8]) -> io::Result<Option<Dir>> {
+        let (root, slot) = &mut self.roots[k];
+        if slot.is_none() {
+            self.rel.clear();
+            self.rel
+                .extend_from_slice(if root.is_empty() { b"/" } else { root });
+            self.rel.push(0);
+            let c = CStr::from_bytes_with_nul(&self.rel).unwrap_or(c"/");
+            *slot = Some(be.open_dir(c)?);
+        }
+        let below = &parent[root.len()..];
+        let below = below.strip_prefix(b"/").unwrap_or(below);
+        if below.is_empty() {
+            return Ok(None);
+        }
+        self.rel.clear();
+        self.rel.extend_from_slice(below);
+        self.rel.push(0);
+        let rel = CStr::from_bytes_with_nul(&self.rel).unwrap_or(c".");
+        let root_dir = slot.as_ref().ok_or(io::ErrorKind::NotFound)?;
+        be.open_dir_at(root_dir, rel).map(Some)
+    }
+}
+
+fn by_path(be: &dyn Backend, path: &CStr, is_dir: bool) -> io::Result<()> {
+    match is_dir {
+        true => be.rmdir(path),
+        false => be.unlink(path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_backend::Posix;
+    use std::ffi::CString;
+
+    #[test]
+    fn removes_below_roots_and_refuses_links_on_the_way() {
+        let base = std::env::temp_dir().join(format!("iolab-remove-at-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (d, other) = (base.join("d"), base.join("other"));
+        std::fs::create_dir_all(d.join("t/tree")).unwrap();
+        std::fs::create_dir_all(other.join("tree")).unwrap();
+        for f in ["d/t/tree/f.1", "d/t/tree/f.2", "other/tree/f.1"] {
+            std::fs::write(base.join(f), b"x").unwrap();
+        }
+        std::os::unix::fs::symlink(&other, d.join("link")).unwrap();
+        // -d given with a trailing slash, as users type it.
+        let mut r = RemoveAt::new(&[PathBuf::from(format!("{}/", d.display()))]);
+        let c = |p: &str| CString::new(format!("{}/{p}", d.display())).unwrap();
+        r.remove(&Posix, &c("t/tree/f.1"), false).unwrap();
+        r.remove(&Posix, &c("t/tree/f.2"), false).unwrap();
+        let e = r.remove(&Posix, &c("link/tree/f.1"), false).unwrap_err();
+        assert!(iolab_backend::not_a_directory(&e), "{e}");
+        assert!(other.join("tree/f.1").exists(), "not followed");
+        r.remove(&Posix, &c("t/tree"), true).unwrap();
+        r.remove(&Posix, &c("t"), true).unwrap();
+        let e = r.remove(&Posix, &c("link"), true).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOTDIR));
+        r.reset();
+        r.remove(&Posix, &c("link"), false).unwrap();
+        assert!(other.join("tree/f.1").exists());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}
