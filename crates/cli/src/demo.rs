@@ -4,27 +4,22 @@
 //! run (sequential writes of a sequenced pattern, then reads verifying
 //! it), each printing its usual report.
 
+use crate::exit::{Ended, Halt};
 use std::ffi::OsString;
-use std::process::ExitCode;
 
 /// Runs the embedded default benchmarks.
-pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
+pub fn main(_prog: &str, args: Vec<OsString>) -> Ended {
     if let Some(a) = args.first() {
-        eprintln!("iolab demo: takes no arguments (got '{}'); use `iolab mdtest` or `iolab xdd` for options", a.to_string_lossy());
-        return crate::exit::usage();
+        return Err(Halt::usage(format!("iolab demo: takes no arguments (got '{}'); use `iolab mdtest` or `iolab xdd` for options", a.to_string_lossy())));
     }
     // A random name of mode 0700 (mkdtemp), not iolab-demo-PID, which
     // anyone could plant a link at beforehand.
-    let private = match iolab_core::tmp::PrivateDir::new("iolab-demo") {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!(
-                "iolab demo: cannot create a directory in {}: {e}",
-                std::env::temp_dir().display()
-            );
-            return crate::exit::failed();
-        }
-    };
+    let private = iolab_core::tmp::PrivateDir::new("iolab-demo").map_err(|e| {
+        Halt::failed(format!(
+            "iolab demo: cannot create a directory in {}: {e}",
+            std::env::temp_dir().display()
+        ))
+    })?;
     let dir = private.path().to_path_buf();
     let target = dir.join("xdd.dat");
     let steps: [(&str, String); 3] = [
@@ -32,18 +27,18 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
         ("xdd", format!("-op write -target {} -reqsize 128 -mbytes 64 -passes 2 -datapattern sequenced", target.display())),
         ("xdd", format!("-op read -target {} -reqsize 128 -mbytes 64 -passes 2 -datapattern sequenced -verify contents -deletefile", target.display())),
     ];
-    let mut code = ExitCode::SUCCESS;
+    let mut ended = Ok(iolab_core::Outcome::Completed);
     for (tool, line) in steps {
         let _ = outln!("\n==> iolab {tool} {line}\n");
         let args = line.split(' ').map(OsString::from).collect();
         // Each report names its own command line, which can be pasted.
         let command = format!("iolab {tool} {line}");
-        code = if tool == "mdtest" {
+        ended = if tool == "mdtest" {
             crate::mdtest::main_as(tool, args, command)
         } else {
             crate::xdd::main_as(tool, args, command)
         };
-        if code != ExitCode::SUCCESS {
+        if crate::exit::ended_code(&ended) != 0 {
             break;
         }
     }
@@ -52,5 +47,5 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
     // The directory is gone if the steps cleaned up; `private` removes
     // whatever a failed step left.
     drop(private);
-    code
+    ended
 }
