@@ -17,7 +17,7 @@
 //! and returns the final [`Outcome`]. The tool returns that outcome from
 //! its entry, and `main` maps it to the exit status ([`crate::exit::end`]).
 //!
-//! The process's root [`CancelToken`] is made here ([`root`]); the signal
+//! The process's root `CancelToken` is made here ([`root`]); the signal
 //! handler cancels it, and each session hands out a child of it
 //! ([`Session::cancel`]). The root is tied to `iolab_core::stop`, which
 //! the engines still read, so either stops the run.
@@ -31,23 +31,13 @@ pub mod stats;
 pub mod store;
 pub mod watch;
 
-use iolab_core::CancelToken;
-use std::sync::OnceLock;
-
 pub use options::{Given, RunOptions};
 pub use report::{Render, Report};
 pub use run::Run;
-pub use session::Session;
+pub use session::{root, Session};
 
 /// This host as the results state it (the envelope's `environment`),
 /// for a report that shows it without a run (xdd's `-dryrun` preamble).
 pub fn host() -> iolab_core::env::HostInfo {
     iolab_core::env::host_info()
-}
-
-/// The process's root cancellation token, made on first use (by `main`,
-/// before any run, so the signal handler has it).
-pub fn root() -> &'static CancelToken {
-    static ROOT: OnceLock<CancelToken> = OnceLock::new();
-    ROOT.get_or_init(CancelToken::process)
 }

@@ -5,7 +5,8 @@ use super::envelope::Head;
 use super::options::Given;
 use super::session::Session;
 use super::watch::Watch;
-use super::{stats, store};
+use super::stats::Hook as StatsHook;
+use super::store::StoreHook;
 use crate::exit::Halt;
 use serde::Serialize;
 
@@ -72,7 +73,7 @@ impl<C: Serialize> Run<C> {
         self.checked().map(drop)
     }
 
-    fn checked(&self) -> Result<stats::Hook, Halt> {
+    fn checked(&self) -> Result<StatsHook, Halt> {
         let prog = &self.head.prog;
         let g = &self.given;
         iolab_output::Planned::new()
@@ -83,11 +84,11 @@ impl<C: Serialize> Run<C> {
             .map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
         // Every rank checks the configuration (so all refuse it
         // together); only the leader collects.
-        let stats = stats::Hook::load(g.stats.as_deref())
+        let stats = StatsHook::load(g.stats.as_deref())
             .map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
         Ok(match self.leader {
             true => stats,
-            false => stats::Hook::none(),
+            false => StatsHook::none(),
         })
     }
 
@@ -98,9 +99,9 @@ impl<C: Serialize> Run<C> {
     pub fn open(self) -> Result<Session<C>, Halt> {
         let stats = self.checked()?;
         let store = match self.leader {
-            true => store::StoreHook::open(self.given.store.as_deref())
+            true => StoreHook::open(self.given.store.as_deref())
                 .map_err(|e| Halt::usage(format!("{}: {e}", self.head.prog)))?,
-            false => store::StoreHook::none(),
+            false => StoreHook::none(),
         };
         let watchers: Vec<Box<dyn Watch>> = vec![Box::new(stats)];
         Ok(Session::new(

@@ -4,7 +4,7 @@
 use super::envelope::{self, Head};
 use super::options::Given;
 use super::report::{Render, Report};
-use super::store;
+use super::store::StoreHook;
 use super::watch::{Started, Watch, Watched};
 use iolab_core::env::FsInfo;
 use iolab_core::{CancelToken, Failure, FailureKind, Outcome};
@@ -12,6 +12,14 @@ use iolab_results::Envelope;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::OnceLock;
+
+/// The process's root cancellation token, made on first use (by `main`,
+/// before any run, so the signal handler has it).
+pub fn root() -> &'static CancelToken {
+    static ROOT: OnceLock<CancelToken> = OnceLock::new();
+    ROOT.get_or_init(CancelToken::process)
+}
 
 /// A run between its checks and its end.
 pub struct Session<C> {
@@ -19,7 +27,7 @@ pub struct Session<C> {
     config: C,
     given: Given,
     leader: bool,
-    store: store::StoreHook,
+    store: StoreHook,
     /// How messages name the JSON document's file: `--json`, or nothing
     /// for a file of the tool's own ([`Session::document_at`]).
     json_option: &'static str,
@@ -31,7 +39,7 @@ pub struct Session<C> {
 }
 
 impl<C> Session<C> {
-    /// A session of the run `head`, once [`super::Run::open`] has checked
+    /// A session of the run `head`, once `Run::open` has checked
     /// it: started now (until [`Session::start`] says when), its token a
     /// child of the process's root.
     pub(super) fn new(
@@ -39,7 +47,7 @@ impl<C> Session<C> {
         config: C,
         given: Given,
         leader: bool,
-        store: store::StoreHook,
+        store: StoreHook,
         watchers: Vec<Box<dyn Watch>>,
     ) -> Session<C> {
         Session {
@@ -52,13 +60,13 @@ impl<C> Session<C> {
             watchers,
             watched: None,
             started_unix_ns: iolab_core::clock::wall_ns(),
-            cancel: super::root().child(),
+            cancel: root().child(),
         }
     }
 }
 
 impl<C: Serialize + Clone> Session<C> {
-    /// The run's cancellation token: a child of the process's [`super::root`],
+    /// The run's cancellation token: a child of the process's [`root`],
     /// which Ctrl-C and SIGTERM cancel.
     pub fn cancel(&self) -> &CancelToken {
         &self.cancel
