@@ -12,7 +12,7 @@ use iolab_results::Envelope;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// The process's root cancellation token, made on first use (by `main`,
 /// before any run, so the signal handler has it).
@@ -34,6 +34,8 @@ pub struct Session<C> {
     watchers: Vec<Box<dyn Watch>>,
     /// What the watchers gave, once stopped.
     watched: Option<Watched>,
+    /// The outputs whose failure was said.
+    said: Mutex<Vec<String>>,
     started_unix_ns: u64,
     cancel: CancelToken,
 }
@@ -59,6 +61,7 @@ impl<C> Session<C> {
             json_option: "--json",
             watchers,
             watched: None,
+            said: Mutex::new(Vec::new()),
             started_unix_ns: iolab_core::clock::wall_ns(),
             cancel: root().child(),
         }
@@ -78,6 +81,14 @@ impl<C: Serialize + Clone> Session<C> {
     pub fn document_at(&mut self, path: std::path::PathBuf) {
         self.given.json = Some(path);
         self.json_option = "";
+    }
+
+    /// Adds a watcher of the tool's own making (one that reads the
+    /// engine's counters), started and stopped with the others. Call it
+    /// before [`Session::start`].
+    #[allow(dead_code)] // the live-figures sampler is its first user
+    pub fn watch(&mut self, w: Box<dyn Watch>) {
+        self.watchers.push(w);
     }
 
     /// The run starts now: its start time, and every watcher started
@@ -106,6 +117,7 @@ impl<C: Serialize + Clone> Session<C> {
             let got = w.stop(outcome);
             all.stats = all.stats.or(got.stats);
             all.notes.extend(got.notes);
+            all.failure = all.failure.or(got.failure);
         }
         self.watched = Some(all);
     }
@@ -190,7 +202,15 @@ impl<C: Serialize + Clone> Session<C> {
         let p = path?;
         let e = iolab_output::write_with(p, |w| fill(w)).err()?;
         let named = format!("{option} {}", p.display());
-        if say {
+        // Said once per output, however often it is rewritten.
+        let first = say && {
+            let mut said = self.said.lock().unwrap_or_else(|p| p.into_inner());
+            !said.contains(&named) && {
+                said.push(named.clone());
+                true
+            }
+        };
+        if first {
             eprintln!("{}: {}: cannot write: {e}", self.head.prog, named.trim_start());
         }
         let op = format!("write {option}");
@@ -229,6 +249,9 @@ impl<C: Serialize + Clone> Session<C> {
         if let Some(w) = self.watched.take() {
             doc.stats = doc.stats.take().or(w.stats);
             doc.notes.extend(w.notes);
+            if let Some(f) = w.failure {
+                fold_output(&mut doc.outcome, f.of_kind(FailureKind::Output));
+            }
         }
         if doc.finished_unix_ns == 0 {
             doc.finished_unix_ns = iolab_core::clock::wall_ns();

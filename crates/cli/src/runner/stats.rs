@@ -72,7 +72,7 @@ impl Watch for Hook {
         };
         Watched {
             stats,
-            notes: Vec::new(),
+            ..Watched::default()
         }
     }
 }

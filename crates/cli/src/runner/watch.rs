@@ -41,4 +41,7 @@ pub struct Watched {
     pub stats: Option<serde_json::Value>,
     /// Notes for the envelope's `notes`.
     pub notes: Vec<String>,
+    /// An output of the watcher's own that could not be written (a live
+    /// stream): an output failure of the run, as `--json`'s would be.
+    pub failure: Option<iolab_core::Failure>,
 }
