@@ -92,7 +92,10 @@ impl Target {
 /// What went wrong, of the kind that gives its exit status.
 fn fail(e: StoreError) -> Halt {
     let kind = match e {
-        StoreError::Sqlite(_) | StoreError::Json(_) | StoreError::Payload(_) => HaltKind::Failed,
+        StoreError::Sqlite(_)
+        | StoreError::Json(_)
+        | StoreError::Payload(_)
+        | StoreError::UnreadableWal { .. } => HaltKind::Failed,
         _ => HaltKind::Usage,
     };
     Halt::new(kind, format!("iolab results: {e}"))
@@ -233,8 +236,17 @@ fn import(path: &std::path::Path, files: &[PathBuf]) -> Ended {
     }
     let mut store = Store::open(path).map_err(fail)?;
     for (f, h) in files.iter().zip(&heads) {
-        let id = store.record_file(f, h, None).map_err(fail)?;
-        let _ = outln!("{}: run {id}", f.display());
+        match store.import_file(f, h).map_err(fail)? {
+            iolab_store::Recorded::New(id) => {
+                let _ = outln!("{}: run {id}", f.display());
+            }
+            iolab_store::Recorded::Already(id) => {
+                let _ = outln!(
+                    "{}: already recorded as run {id}; not recorded again",
+                    f.display()
+                );
+            }
+        }
     }
     Ok(Outcome::Completed)
 }

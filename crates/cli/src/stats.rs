@@ -73,6 +73,12 @@ enum Step {
         /// and --store, the runner's.
         #[command(flatten)]
         run: RunOptions<{ options::JSON | options::STORE }>,
+        /// Run the command even when the collector of a node cannot start
+        /// (without it, that is exit 1 naming the nodes, before the
+        /// command runs); those nodes are named and the exit status is 1
+        /// when the command succeeds.
+        #[arg(long)]
+        keep_going: bool,
         /// The command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
@@ -141,6 +147,7 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> Ended {
             tarball,
             rsh,
             run: given,
+            keep_going,
             command,
         } => {
             let line = std::iter::once("iolab stats".to_string())
@@ -150,6 +157,7 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> Ended {
             let rec = RunRecord {
                 given: given.0,
                 line,
+                keep_going,
             };
             run(&config, tarball, rsh.as_deref(), &command, rec)
         }
@@ -308,10 +316,12 @@ fn analysed(tgz: &Path, format: &str, out: Option<PathBuf>) -> Outcome {
     }
 }
 
-/// `stats run`'s --json and --store, and its command line for them.
+/// `stats run`'s --json and --store, its command line for them, and
+/// --keep-going.
 struct RunRecord {
     given: crate::runner::Given,
     line: String,
+    keep_going: bool,
 }
 
 /// The payload of `iolab.stats.run/1`.
@@ -351,15 +361,24 @@ fn run(
     .outputs(tarball_outputs("--tarball", &tgz))
     .open()?;
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
-    let attached = iolab_stats::attach_config(cfg, rsh, &exe).map_err(|e| {
-        let kind = match e {
-            iolab_stats::StatsError::Refused(_) | iolab_stats::StatsError::UnsafeTmp(_) => {
-                HaltKind::Usage
-            }
-            _ => HaltKind::Failed,
-        };
-        Halt::new(kind, format!("iolab stats: {e}"))
+    let attach = match rec.keep_going {
+        true => iolab_stats::attach_config,
+        false => iolab_stats::attach_every,
+    };
+    let attached = attach(cfg, rsh, &exe).map_err(|e| match e {
+        iolab_stats::StatsError::Refused(_) | iolab_stats::StatsError::UnsafeTmp(_) => {
+            Halt::usage(format!("iolab stats: {e}"))
+        }
+        iolab_stats::StatsError::NotStarted(_) => Halt::failed(format!(
+            "iolab stats run: {e}\niolab stats run: the command was not run; collectors that did start were stopped (--keep-going runs it without those nodes)"
+        )),
+        _ => Halt::failed(format!("iolab stats: {e}")),
     })?;
+    for f in attached.start_failed() {
+        eprintln!(
+            "iolab stats run: no collector on {f}; running the command without it (--keep-going)"
+        );
+    }
     session.start();
     let status = run_forwarding(command);
     let collected = attached.finish(Some(&tgz));

@@ -7,7 +7,7 @@
 mod flow;
 mod plot;
 
-use crate::exit::{self, Ended, Halt};
+use crate::exit::{self, Ended, Halt, HaltKind};
 use crate::runner::{options, RunOptions};
 use clap::{Args, Parser, Subcommand};
 use flow::{conduct, usage_error, Place, Planned};
@@ -496,6 +496,21 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
             &work,
         )
         .map_err(|e| Halt::failed(format!("iolab survey obdfilter: {e}")))?;
+        let mut agents = agents;
+        // Every agent answers before the first point: a host that cannot
+        // be reached is named, and no point runs.
+        if let Err(hosts) = agents.wait_ready(key.as_ref()) {
+            agents.stop();
+            if iolab_core::stop::requested() {
+                return Err(Halt::said(HaltKind::Interrupted));
+            }
+            let mut msg: Vec<String> = hosts
+                .iter()
+                .map(|h| format!("iolab survey obdfilter: {h}"))
+                .collect();
+            msg.push("iolab survey obdfilter: no point was run".into());
+            return Err(Halt::failed(msg.join("\n")));
+        }
         let header = iolab_survey::Header::now();
         out.line(&fmt::summary::obdfilter_header_for(&header, &a.case));
         let addrs = agents.addrs.clone();
