@@ -13,7 +13,7 @@ use iolab_core::{Failure, Outcome};
 use iolab_net::{clock, conn, Cancel};
 use iolab_opts::{dash, Arity, Check, Entry, OptError};
 use std::ffi::OsString;
-use std::process::ExitCode;
+use crate::exit::{Ended, Halt};
 use std::time::Duration;
 
 /// Options of `timeserver`.
@@ -175,7 +175,7 @@ fn parse<R: Default>(
 }
 
 /// Entry point of `iolab timeserver`.
-pub fn timeserver(prog: &str, args: Vec<OsString>) -> ExitCode {
+pub fn timeserver(prog: &str, args: Vec<OsString>) -> Ended {
     let raw = match parse(SERVER_OPTS, &args, |r| r.help) {
         Ok(r) if r.help => {
             let _ = out!(
@@ -186,16 +186,13 @@ pub fn timeserver(prog: &str, args: Vec<OsString>) -> ExitCode {
                     &format!("Usage: {prog} [-port N] [-bind ADDR]")
                 )
             );
-            return ExitCode::SUCCESS;
+            return Err(Halt::shown());
         }
         Ok(r) => r,
-        Err(e) => return usage(prog, &e.to_string()),
+        Err(e) => return Err(usage(prog, &e.to_string())),
     };
     let addr = format!("{}:{}", raw.bind, raw.port);
-    let listener = match conn::listen(&addr) {
-        Ok(l) => l,
-        Err(e) => return usage(prog, &format!("-port: {e}")),
-    };
+    let listener = conn::listen(&addr).map_err(|e| usage(prog, &format!("-port: {e}")))?;
     let shown = listener.local_addr().map_or(addr, |a| a.to_string());
     eprintln!("{prog}: serving the global clock on {shown} until Ctrl-C");
     let outcome = match clock::serve(&listener, Cancel::process()) {
@@ -203,40 +200,40 @@ pub fn timeserver(prog: &str, args: Vec<OsString>) -> ExitCode {
         Err(e) => Outcome::Error(Failure::other("serve", e.to_string())),
         Ok(()) => Outcome::Completed,
     };
-    crate::exit::status(&outcome)
+    Ok(outcome)
 }
 
 /// Entry point of `iolab gettime`.
-pub fn gettime(prog: &str, args: Vec<OsString>) -> ExitCode {
+pub fn gettime(prog: &str, args: Vec<OsString>) -> Ended {
     let raw = match parse(GET_OPTS, &args, |r| r.help) {
         Ok(r) if r.help => {
             let u = format!("Usage: {prog} -timeserver HOST [-port N] [-add S] [-bounce N] [-verbose] [-waitfortime T]");
             let _ = out!("{}", dash::full_help(GET_OPTS, prog, &u));
-            return ExitCode::SUCCESS;
+            return Err(Halt::shown());
         }
         Ok(r) => r,
-        Err(e) => return usage(prog, &e.to_string()),
+        Err(e) => return Err(usage(prog, &e.to_string())),
     };
     let Some(host) = raw.host.clone() else {
-        return usage(
+        return Err(usage(
             prog,
             "-timeserver: the time server's host is required (-timeserver HOST)",
-        );
+        ));
     };
     let addr = format!("{host}:{}", raw.port);
     let timeout = Duration::from_secs_f64(raw.timeout_s);
     let est = match clock::estimate(&addr, raw.bounce, timeout, Cancel::process()) {
         Ok(e) => e,
-        Err(iolab_net::NetError::Cancelled) => return crate::exit::status(&Outcome::Interrupted),
+        Err(iolab_net::NetError::Cancelled) => return Ok(Outcome::Interrupted),
         Err(e) => {
             eprintln!("{prog}: -timeserver {host} -port {}: {e}", raw.port);
-            return crate::exit::status(&Outcome::Error(Failure::other("gettime", e.to_string())));
+            return Ok(Outcome::Error(Failure::other("gettime", e.to_string())));
         }
     };
     report(&raw, &est);
     match raw.wait_for_s {
-        Some(t) => wait_for(prog, &raw, &est, t),
-        None => ExitCode::SUCCESS,
+        Some(t) => Ok(wait_for(prog, &raw, &est, t)),
+        None => Ok(Outcome::Completed),
     }
 }
 
@@ -256,11 +253,11 @@ fn report(raw: &GetRaw, est: &clock::Estimate) {
 
 /// Sleeps until the global clock reads `t_s`, polling Ctrl-C, then prints
 /// the time again. A time already past is a note, not an error.
-fn wait_for(prog: &str, raw: &GetRaw, est: &clock::Estimate, t_s: u64) -> ExitCode {
+fn wait_for(prog: &str, raw: &GetRaw, est: &clock::Estimate, t_s: u64) -> Outcome {
     let target_ns = t_s.saturating_mul(1_000_000_000);
     if target_ns <= est.global_now_ns() {
         eprintln!("{prog}: note: -waitfortime {t_s} has already passed; not waiting");
-        return ExitCode::SUCCESS;
+        return Outcome::Completed;
     }
     let local_target = est.local_at(target_ns);
     loop {
@@ -269,18 +266,17 @@ fn wait_for(prog: &str, raw: &GetRaw, est: &clock::Estimate, t_s: u64) -> ExitCo
             break;
         }
         if iolab_core::stop::requested() {
-            return crate::exit::status(&Outcome::Interrupted);
+            return Outcome::Interrupted;
         }
         let left = Duration::from_nanos(local_target - now);
         std::thread::sleep(left.min(Duration::from_millis(50)));
     }
     report(raw, est);
-    ExitCode::SUCCESS
+    Outcome::Completed
 }
 
-fn usage(prog: &str, msg: &str) -> ExitCode {
-    eprintln!("{prog}: {msg}");
-    crate::exit::usage()
+fn usage(prog: &str, msg: &str) -> Halt {
+    Halt::usage(format!("{prog}: {msg}"))
 }
 
 /// `timeserver`'s man page, from its option table.

@@ -4,13 +4,12 @@
 //! option tables for the legacy ones (mdtest, xdd, timeserver, gettime:
 //! `iolab_opts::man`), so neither can drift from what the parser reads.
 
-use crate::exit;
+use crate::exit::{self, Ended, Halt, HaltKind};
 use clap::{Arg, ArgAction, Command};
 use clap_complete::Shell;
 use iolab_opts::{Arity, Entry};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// A getopt-style table (mdtest) as clap arguments, so its options
 /// complete like any other.
@@ -124,20 +123,17 @@ struct ManArgs {
 }
 
 /// Entry point: `iolab completions SHELL`.
-pub fn completions(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let a: CompletionsArgs = match exit::parse_clap(prog, args) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
-    let Ok(shell) = a.shell.parse::<Shell>() else {
-        return exit::usage();
-    };
+pub fn completions(prog: &str, args: Vec<OsString>) -> Ended {
+    let a: CompletionsArgs = exit::parse_clap(prog, args)?;
+    // clap's value parser has already refused any other shell.
+    let shell = a
+        .shell
+        .parse::<Shell>()
+        .map_err(|_| Halt::said(HaltKind::Usage))?;
     let mut text = Vec::new();
     clap_complete::generate(shell, &mut command(), "iolab", &mut text);
-    match crate::output::print_bytes(&text) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(_) => exit::failed(),
-    }
+    crate::output::print_bytes(&text).map_err(|_| Halt::said(HaltKind::Failed))?;
+    Ok(iolab_core::Outcome::Completed)
 }
 
 /// Every page: (file stem, roff text): `iolab` and one per tool of the
@@ -161,15 +157,9 @@ fn pages() -> Result<Vec<(String, String)>, std::io::Error> {
 }
 
 /// Entry point: `iolab man DIR`; each page is written whole or not at all.
-pub fn man(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let dir = match exit::parse_clap::<ManArgs>(prog, args) {
-        Ok(a) => a.dir,
-        Err(code) => return code,
-    };
-    if let Err(e) = iolab_output::check_dir("DIR", &dir) {
-        eprintln!("iolab {prog}: {e}");
-        return exit::usage();
-    }
+pub fn man(prog: &str, args: Vec<OsString>) -> Ended {
+    let dir = exit::parse_clap::<ManArgs>(prog, args)?.dir;
+    iolab_output::check_dir("DIR", &dir).map_err(|e| Halt::usage(format!("iolab {prog}: {e}")))?;
     let written = pages().and_then(|pages| {
         std::fs::create_dir_all(&dir)?;
         for (stem, text) in pages {
@@ -179,11 +169,11 @@ pub fn man(prog: &str, args: Vec<OsString>) -> ExitCode {
         }
         Ok(())
     });
-    match written {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("iolab {prog}: {}: {e}", dir.display());
-            exit::output_failed()
-        }
-    }
+    written.map_err(|e| {
+        Halt::new(
+            HaltKind::Output,
+            format!("iolab {prog}: {}: {e}", dir.display()),
+        )
+    })?;
+    Ok(iolab_core::Outcome::Completed)
 }

@@ -4,8 +4,8 @@
 //! run (sequential writes of a sequenced pattern, then reads verifying
 //! it), each printing its usual report.
 
+use crate::exit::{Ended, Halt};
 use std::ffi::OsString;
-use std::process::ExitCode;
 
 /// The quick-start run: a short mdtest, then a short XDD write and
 /// verified read, in a temporary directory.
@@ -27,23 +27,17 @@ pub fn command() -> clap::Command {
 }
 
 /// Runs the embedded default benchmarks.
-pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
+pub fn main(_prog: &str, args: Vec<OsString>) -> Ended {
     // --help and --version exit 0; anything else is bad usage (exit 2).
-    if let Err(code) = crate::exit::parse_clap::<Cli>("demo", args) {
-        return code;
-    }
+    crate::exit::parse_clap::<Cli>("demo", args)?;
     // A random name of mode 0700 (mkdtemp), not iolab-demo-PID, which
     // anyone could plant a link at beforehand.
-    let private = match iolab_core::tmp::PrivateDir::new("iolab-demo") {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!(
-                "iolab demo: cannot create a directory in {}: {e}",
-                std::env::temp_dir().display()
-            );
-            return crate::exit::failed();
-        }
-    };
+    let private = iolab_core::tmp::PrivateDir::new("iolab-demo").map_err(|e| {
+        Halt::failed(format!(
+            "iolab demo: cannot create a directory in {}: {e}",
+            std::env::temp_dir().display()
+        ))
+    })?;
     let dir = private.path().to_path_buf();
     let target = dir.join("xdd.dat");
     let steps: [(&str, String); 3] = [
@@ -51,18 +45,18 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
         ("xdd", format!("-op write -target {} -reqsize 128 -mbytes 64 -passes 2 -datapattern sequenced", target.display())),
         ("xdd", format!("-op read -target {} -reqsize 128 -mbytes 64 -passes 2 -datapattern sequenced -verify contents -deletefile", target.display())),
     ];
-    let mut code = ExitCode::SUCCESS;
+    let mut ended = Ok(iolab_core::Outcome::Completed);
     for (tool, line) in steps {
         let _ = outln!("\n==> iolab {tool} {line}\n");
         let args = line.split(' ').map(OsString::from).collect();
         // Each report names its own command line, which can be pasted.
         let command = format!("iolab {tool} {line}");
-        code = if tool == "mdtest" {
+        ended = if tool == "mdtest" {
             crate::mdtest::main_as(tool, args, command)
         } else {
             crate::xdd::main_as(tool, args, command)
         };
-        if code != ExitCode::SUCCESS {
+        if crate::exit::ended_code(&ended) != 0 {
             break;
         }
     }
@@ -71,5 +65,5 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
     // The directory is gone if the steps cleaned up; `private` removes
     // whatever a failed step left.
     drop(private);
-    code
+    ended
 }

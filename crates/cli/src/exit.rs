@@ -1,8 +1,12 @@
-//! The one place where how a run ended becomes the process exit status.
-//! Every subcommand returns through here, so the numbers the README
-//! promises (0, 1, 2, 130) are written once.
+//! The one place where how a subcommand ended becomes the process exit
+//! status. Every subcommand returns an [`Ended`]: the [`Outcome`] of its
+//! run, or a [`Halt`] (help shown, bad usage, a step that failed without
+//! a results document) of a typed kind; `main` hands it to [`end`], the
+//! only code that makes an `ExitCode`. So the numbers the README promises
+//! (0, 1, 2, 130) are written once, and no module picks a number.
 
 use iolab_core::{FailureKind, Outcome};
+use std::fmt::Display;
 use std::process::ExitCode;
 
 /// Bad usage: nothing was created or written.
@@ -12,19 +16,122 @@ pub const FAILED: u8 = 1;
 /// Stopped by Ctrl-C or SIGTERM (the shell's 128 + SIGINT).
 pub const INTERRUPTED: u8 = 130;
 
-/// The exit status of a run that ended with `outcome`. A time limit the
-/// user set is a normal end.
-pub fn status(outcome: &Outcome) -> ExitCode {
-    ExitCode::from(code(outcome))
+/// How a subcommand ended: the outcome of its run, or a halt.
+pub type Ended = Result<Outcome, Halt>;
+
+/// A subcommand that ended without a run's outcome: help shown, a
+/// command line refused, or a step that keeps no results document
+/// (a node-side `stats` step, a store that cannot be read) that failed.
+/// Its kind decides the exit status; its message, when it has one, is
+/// said once on standard error by [`end`].
+#[derive(Debug)]
+pub struct Halt {
+    /// What kind of end it is.
+    pub kind: HaltKind,
+    /// What to say (the tool's prefix included), unless already said.
+    pub message: Option<String>,
 }
 
-/// The number behind [`status`], for the signal handler and tests: a
-/// failure's kind, never its text, decides it.
+/// The kinds of [`Halt`], each with its exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HaltKind {
+    /// Help, a version or a listing was asked for and printed: 0.
+    Shown,
+    /// Bad usage, or a refusal before anything ran: 2.
+    Usage,
+    /// The step failed: 1.
+    Failed,
+    /// An output could not be written: 1.
+    Output,
+    /// Stopped by Ctrl-C or SIGTERM: 130.
+    Interrupted,
+    /// A failure of the given kind (a refusal the far side made, the
+    /// status of a command a step ran).
+    Of(FailureKind),
+}
+
+impl Halt {
+    /// A halt of `kind` saying `message`.
+    pub fn new(kind: HaltKind, message: impl Display) -> Halt {
+        Halt {
+            kind,
+            message: Some(message.to_string()),
+        }
+    }
+
+    /// A halt of `kind` whose message was already said (or is said by
+    /// another rank).
+    pub fn said(kind: HaltKind) -> Halt {
+        Halt {
+            kind,
+            message: None,
+        }
+    }
+
+    /// Bad usage, saying `message` (exit 2).
+    pub fn usage(message: impl Display) -> Halt {
+        Halt::new(HaltKind::Usage, message)
+    }
+
+    /// A failed step, saying `message` (exit 1).
+    pub fn failed(message: impl Display) -> Halt {
+        Halt::new(HaltKind::Failed, message)
+    }
+
+    /// What was asked for was printed; nothing more to do (exit 0).
+    pub fn shown() -> Halt {
+        Halt::said(HaltKind::Shown)
+    }
+
+    /// The exit status of this halt.
+    pub fn code(&self) -> u8 {
+        match self.kind {
+            HaltKind::Shown => 0,
+            HaltKind::Usage => kind_code(FailureKind::Refused),
+            HaltKind::Failed => kind_code(FailureKind::Failed),
+            HaltKind::Output => kind_code(FailureKind::Output),
+            HaltKind::Interrupted => code(&Outcome::Interrupted),
+            HaltKind::Of(k) => kind_code(k),
+        }
+    }
+}
+
+/// Says a halt's message and gives the exit status of `ended`: the one
+/// place a subcommand's end becomes an `ExitCode` (`main` calls it).
+pub fn end(ended: Ended) -> ExitCode {
+    ExitCode::from(match ended {
+        Ok(outcome) => code(&outcome),
+        Err(h) => {
+            if let Some(m) = &h.message {
+                eprintln!("{m}");
+            }
+            h.code()
+        }
+    })
+}
+
+/// The exit status after a write to standard output met a closed pipe:
+/// 128 + SIGPIPE, as a shell shows for a tool SIGPIPE ended.
+pub fn closed_stdout() -> ExitCode {
+    ExitCode::from(crate::output::CLOSED_STATUS)
+}
+
+/// The number a run that ended with `outcome` exits with, for the signal
+/// handler and MPI's bounded finalisation: a failure's kind, never its
+/// text, decides it. A time limit the user set is a normal end.
 pub fn code(outcome: &Outcome) -> u8 {
     match outcome {
         Outcome::Completed | Outcome::TimeLimit { .. } => 0,
         Outcome::Interrupted => INTERRUPTED,
         Outcome::Error(f) => kind_code(f.kind),
+    }
+}
+
+/// The code of an [`Ended`] (what [`end`] will exit with).
+pub fn ended_code(ended: &Ended) -> u8 {
+    match ended {
+        Ok(o) => code(o),
+        Err(h) => h.code(),
     }
 }
 
@@ -36,49 +143,16 @@ fn kind_code(kind: FailureKind) -> u8 {
     }
 }
 
-/// The exit status of a failure of kind `kind`, for a step that has no
-/// results document of its own (a node-side step, a subcommand that
-/// failed before its run): the same mapping as [`status`].
-pub fn of_kind(kind: FailureKind) -> ExitCode {
-    ExitCode::from(kind_code(kind))
-}
-
-/// Exit status for bad usage (bad input, an unwritable output, a refusal
-/// before anything ran): [`FailureKind::Refused`].
-pub fn usage() -> ExitCode {
-    of_kind(FailureKind::Refused)
-}
-
-/// Exit status of a step whose work failed: [`FailureKind::Failed`].
-pub fn failed() -> ExitCode {
-    of_kind(FailureKind::Failed)
-}
-
-/// Exit status of a run whose output could not be written after it:
-/// [`FailureKind::Output`].
-pub fn output_failed() -> ExitCode {
-    of_kind(FailureKind::Output)
-}
-
-/// Exit status of a run stopped by Ctrl-C or SIGTERM.
-pub fn interrupted() -> ExitCode {
-    status(&Outcome::Interrupted)
-}
-
 /// Parses a clap command line (`iolab NAME ARGS...`) for the new
-/// commands. Help and version print and exit 0; bad usage prints clap's
-/// message and exits 2, as every iolab tool does.
-pub fn parse_clap<T: clap::Parser>(
-    name: &str,
-    args: Vec<std::ffi::OsString>,
-) -> Result<T, ExitCode> {
+/// commands. Help and version print and end the subcommand with exit 0;
+/// bad usage prints clap's message and exits 2, as every iolab tool does.
+pub fn parse_clap<T: clap::Parser>(name: &str, args: Vec<std::ffi::OsString>) -> Result<T, Halt> {
     let argv = std::iter::once(std::ffi::OsString::from(format!("iolab {name}"))).chain(args);
     T::try_parse_from(argv).map_err(|e| {
         let _ = e.print();
-        if e.use_stderr() {
-            usage()
-        } else {
-            ExitCode::SUCCESS
+        match e.use_stderr() {
+            true => Halt::said(HaltKind::Usage),
+            false => Halt::shown(),
         }
     })
 }
@@ -101,7 +175,7 @@ mod tests {
     }
 
     #[test]
-    fn kinds_without_a_document_map_as_outcomes_do() {
+    fn halts_map_as_outcomes_do() {
         for (kind, status) in [
             (FailureKind::Failed, FAILED),
             (FailureKind::Output, FAILED),
@@ -109,10 +183,15 @@ mod tests {
             (FailureKind::Command(7), 7),
         ] {
             let o = Outcome::Error(Failure::other("x", "y").of_kind(kind));
-            assert_eq!(of_kind(kind), ExitCode::from(status));
+            assert_eq!(Halt::said(HaltKind::Of(kind)).code(), status);
             assert_eq!(code(&o), status);
         }
-        assert_eq!(interrupted(), ExitCode::from(INTERRUPTED));
+        assert_eq!(Halt::usage("x").code(), USAGE);
+        assert_eq!(Halt::failed("x").code(), FAILED);
+        assert_eq!(Halt::said(HaltKind::Output).code(), FAILED);
+        assert_eq!(Halt::said(HaltKind::Interrupted).code(), INTERRUPTED);
+        assert_eq!(Halt::shown().code(), 0);
+        assert_eq!(ended_code(&Ok(Outcome::Interrupted)), INTERRUPTED);
         // The stats console reads the node check's usage status as a
         // refusal: the two must agree.
         assert_eq!(i32::from(USAGE), iolab_stats::cluster::NODE_CHECK_REFUSED);

@@ -4,20 +4,19 @@
 //! communicator, prints the `[RESULT]`/`[SCORE ]` lines and writes
 //! result_summary.txt, result.txt and result.json into the resultdir.
 
-use crate::store_hook::StoreHook;
+use crate::exit::{Ended, Halt, HaltKind};
+use crate::runner::{options, Render, Report, Run, RunOptions, Session};
 use iolab_backend::Backend;
 use iolab_comm::{connect, CommMode, Transport, World};
-use iolab_core::env::{fs_info, host_info};
+use iolab_core::env::fs_info;
 use iolab_core::{Failure, Outcome};
 use iolab_io500::ini::Ini;
 use iolab_io500::run::{RunObserver, Runner};
 use iolab_io500::{cleanup, commands, mdphase, validity, Config, Layout, Phase, PhaseReport};
 use iolab_mdtest::output::{check_writable, write_atomically};
 use iolab_report::io500 as fmt;
-use iolab_results::{Envelope, Environment};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 
 /// Most tasks (threads) per process.
@@ -47,9 +46,10 @@ struct Cli {
     /// as the io500 app's `--mode=extended`.
     #[arg(long, default_value = "standard", value_parser = ["standard", "extended"])]
     mode: String,
-    /// Record the run and its phases' scores in this results store.
-    #[arg(long)]
-    store: Option<PathBuf>,
+    /// --store: the run and its phases' scores recorded (the runner's);
+    /// the JSON is always resultdir/result.json.
+    #[command(flatten)]
+    run: RunOptions<{ options::STORE }>,
     /// How the mdtest phases' tasks issue their operations: `sync` (one
     /// at a time) or `uring` (io_uring, `--qd` in flight per task).
     #[arg(long, default_value = "sync", value_parser = ["sync", "uring"])]
@@ -65,33 +65,19 @@ pub fn command() -> clap::Command {
 }
 
 /// Entry point from the dispatcher.
-pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let command = std::iter::once(format!("iolab {prog}"))
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
     // `--s3.bucket=B` and the like are the backend's, as for mdtest.
     let (backend_opts, args) = iolab_backend::split_args(&args);
-    let cli: Cli = match crate::exit::parse_clap(prog, args) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+    let cli: Cli = crate::exit::parse_clap(prog, args)?;
     if cli.list {
         let _ = out!("{}", iolab_io500::ini::list());
-        return ExitCode::SUCCESS;
+        return Err(Halt::shown());
     }
-    let s = match prepare(&cli, &backend_opts) {
-        Ok(s) => s,
-        Err(e) => {
-            if iolab_comm::launcher_rank().unwrap_or(0) == 0 {
-                eprintln!("{prog}: {}", e.msg);
-            }
-            return match e.failure {
-                Some(f) => crate::exit::status(&Outcome::Error(f)),
-                None => crate::exit::usage(),
-            };
-        }
-    };
+    let s = prepare(&cli, &backend_opts).map_err(|e| e.halt(prog))?;
     if cli.dry_run {
         return dry_run(&s);
     }
@@ -131,6 +117,22 @@ struct NotStarted {
 impl From<String> for NotStarted {
     fn from(msg: String) -> Self {
         NotStarted { msg, failure: None }
+    }
+}
+
+impl NotStarted {
+    /// Bad input is a usage halt, a backend that could not start a
+    /// failed one; under mpirun every rank finds the same fault and
+    /// rank 0 says it.
+    fn halt(self, prog: &str) -> Halt {
+        let kind = match self.failure {
+            Some(_) => HaltKind::Failed,
+            None => HaltKind::Usage,
+        };
+        match iolab_comm::launcher_rank().unwrap_or(0) {
+            0 => Halt::new(kind, format!("{prog}: {}", self.msg)),
+            _ => Halt::said(kind),
+        }
     }
 }
 
@@ -228,7 +230,7 @@ fn start_stamp(t: &dyn Transport) -> String {
         .unwrap_or(mine)
 }
 
-fn dry_run(s: &Setup) -> ExitCode {
+fn dry_run(s: &Setup) -> Ended {
     if s.leader() {
         let cmds: Vec<(String, String)> = s
             .cfg
@@ -241,14 +243,14 @@ fn dry_run(s: &Setup) -> ExitCode {
             .collect();
         print_now(&fmt::dry_run(&cmds));
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Completed)
 }
 
 /// `--cleanup`: removes what the phases make under datadir (and, with
 /// timestamp-datadir, under each of its timestamped directories).
-fn cleanup_only(prog: &str, s: &Setup) -> ExitCode {
+fn cleanup_only(prog: &str, s: &Setup) -> Ended {
     if !s.leader() {
-        return ExitCode::SUCCESS;
+        return Ok(Outcome::Completed);
     }
     let be = &*s.backend;
     let (datadir, stamped) = (&s.cfg.datadir, s.cfg.timestamp_datadir);
@@ -268,12 +270,15 @@ fn cleanup_only(prog: &str, s: &Setup) -> ExitCode {
     for l in &out.left {
         eprintln!("{prog}: left: {l}");
     }
-    match out.confirmed() {
-        true => ExitCode::SUCCESS,
-        _ if iolab_core::stop::requested() => crate::exit::interrupted(),
+    Ok(match out.confirmed() {
+        true => Outcome::Completed,
+        _ if iolab_core::stop::requested() => Outcome::Interrupted,
         // A listing or removal that failed: what it holds is not known.
-        false => crate::exit::failed(),
-    }
+        false => Outcome::Error(Failure::other(
+            "cleanup",
+            "not all of the datadir could be listed or removed",
+        )),
+    })
 }
 
 /// Prints each phase's `[RESULT]` line as it ends, and the final
@@ -364,11 +369,18 @@ fn outputs(resultdir: &Path) -> [PathBuf; 3] {
 }
 
 /// Checks and creates what the run needs (rank 0), before any phase:
-/// everything is checked before anything is made. Returns the store and
-/// the directories made for the datadir (removed at the end).
-fn make_dirs(s: &Setup, store: Option<&Path>) -> Result<(StoreHook, Vec<PathBuf>), String> {
+/// the datadir and the resultdir checked, the run opened through the
+/// runner (`--store`), then the resultdir and datadir made. Returns the
+/// session (rank 0) and the directories made for the datadir (removed
+/// at the end).
+fn make_dirs(
+    prog: &str,
+    s: &Setup,
+    cli: &Cli,
+    command: &str,
+) -> Result<(Option<Session<Config>>, Vec<PathBuf>), String> {
     if !s.leader() {
-        return Ok((StoreHook::none(), Vec::new()));
+        return Ok((None, Vec::new()));
     }
     let be = &*s.backend;
     iolab_io500::check_datadir(be, &s.layout)?;
@@ -389,11 +401,27 @@ fn make_dirs(s: &Setup, store: Option<&Path>) -> Result<(StoreHook, Vec<PathBuf>
     } else {
         check_writable(&existing.join(".iolab-io500")).map_err(|e| format!("resultdir: {e}"))?;
     }
-    let store = StoreHook::open(store)?;
+    let run = Run::new(
+        prog,
+        "io500",
+        iolab_io500::SCHEMA,
+        command,
+        s.cfg.clone(),
+        cli.run.0.clone(),
+    );
+    let session = run
+        .compatible_with("io500 app (ISC/SC lists), 12 scored phases")
+        .open()
+        .map_err(|h| {
+            let said = h.message.unwrap_or_default();
+            said.strip_prefix(&format!("{prog}: "))
+                .unwrap_or(&said)
+                .to_string()
+        })?;
     std::fs::create_dir_all(&s.resultdir)
         .map_err(|e| format!("resultdir {}: cannot create: {e}", s.resultdir.display()))?;
     let made = iolab_io500::prepare_datadir(be, &s.layout).map_err(|e| format!("datadir: {e}"))?;
-    Ok((store, made))
+    Ok((Some(session), made))
 }
 
 fn nearest_existing(p: &Path) -> PathBuf {
@@ -409,21 +437,18 @@ fn nearest_existing(p: &Path) -> PathBuf {
     }
 }
 
-fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
+fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
     let t = s.transport();
-    let made = make_dirs(&s, cli.store.as_deref());
+    let made = make_dirs(prog, &s, cli, &command);
     // Every rank learns whether rank 0 could set up, so none runs alone.
     let ok = t
         .all_gather(&[u8::from(made.is_ok())])
         .iter()
         .all(|v| v.first() == Some(&1));
-    let (store, made) = match (made, ok) {
+    let (session, made) = match (made, ok) {
         (Ok(m), true) => m,
-        (Err(e), _) => {
-            eprintln!("{prog}: {e}");
-            return crate::exit::usage();
-        }
-        (Ok(_), false) => return crate::exit::usage(),
+        (Err(e), _) => return Err(Halt::usage(format!("{prog}: {e}"))),
+        (Ok(_), false) => return Err(Halt::said(HaltKind::Usage)),
     };
     if s.leader() {
         print_now(&format!(
@@ -438,7 +463,20 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         s.cfg.ini_file.display()
     ));
     let printer = Printer::new(&s.cfg, prog, true);
-    let live = crate::live::start("io500", s.leader(), false, crate::live::peers(&s.world));
+    // The live sampler: through the session on rank 0, which states its
+    // run id; the other ranks only report to rank 0.
+    let mut session = session;
+    let peers = crate::live::peers(&s.world);
+    let (board, rank_live) = match session.as_mut() {
+        Some(x) => (x.live(false, peers), None),
+        None => {
+            let h = crate::live::start("io500", false, false, peers);
+            (h.shared(), Some(h))
+        }
+    };
+    if let Some(x) = session.as_mut() {
+        x.start();
+    }
     let runner = Runner {
         cfg: &s.cfg,
         layout: s.layout.clone(),
@@ -447,18 +485,18 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
         threads: s.threads,
         backend: &*s.backend,
         observer: &printer,
-        live: live.board(),
+        live: board.as_deref(),
     };
     let mut result = runner.run();
-    let mut ended = live.finish();
-    result.outcome = ended.outcome(result.outcome.clone());
-    result.payload.notes.extend(std::mem::take(&mut ended.notes));
+    if let Some(h) = rank_live {
+        result.outcome = h.finish().outcome(result.outcome.clone());
+    }
     // Dropping `s` at each return finalises MPI: bounded after a failed or
     // interrupted run (see `bound_mpi_finalize`).
-    if !s.leader() {
+    let Some(session) = session else {
         crate::signals::bound_mpi_finalize(crate::exit::code(&result.outcome));
-        return crate::exit::status(&result.outcome);
-    }
+        return Ok(result.outcome);
+    };
     // The datadir this run made (a timestamped one, usually) goes too,
     // with the parents it made for it, each only when empty.
     iolab_io500::remove_made(&*s.backend, &made);
@@ -468,21 +506,20 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> ExitCode {
             s.backend.name()
         );
     }
-    let outcome = finish(prog, &s, &store, result, &command, ended.run_id);
+    let outcome = finish(prog, &s, session, result);
     crate::signals::bound_mpi_finalize(crate::exit::code(&outcome));
-    crate::exit::status(&outcome)
+    Ok(outcome)
 }
 
-/// Prints the score line, writes the resultdir's files and records the
+/// Prints the score line, writes the resultdir's text files and hands
+/// the report to the runner, which writes result.json and records the
 /// run; returns how the run ended (a file that cannot be written is an
 /// error).
 fn finish(
     prog: &str,
     s: &Setup,
-    store: &StoreHook,
+    mut session: Session<Config>,
     result: iolab_io500::RunResult,
-    command: &str,
-    run_id: Option<String>,
 ) -> Outcome {
     let p = &result.payload;
     let invalid: Vec<bool> = p
@@ -495,11 +532,7 @@ fn finish(
     for n in &p.notes {
         eprintln!("{prog}: note: {n}");
     }
-    for l in &p.left_behind {
-        eprintln!("{prog}: left behind: {l}");
-    }
-    let mut doc = envelope(s, &result, command);
-    doc.run_id = run_id;
+    session.stop_watching(&result.outcome);
     let [summary, txt, json] = outputs(&s.resultdir);
     let mut outcome = result.outcome.clone();
     for (path, bytes) in [
@@ -515,58 +548,23 @@ fn finish(
             )));
         }
     }
-    doc.outcome = outcome.clone();
-    if let Err(e) = write_atomically(&json, doc.to_json().as_bytes()) {
-        eprintln!("{prog}: {}: cannot write: {e}", json.display());
-        outcome = outcome.worst(Outcome::Error(Failure::io(
-            "write",
-            Some(json.display().to_string()),
-            &e,
-        )));
-    }
-    if let Err(f) = store.record(&doc) {
-        eprintln!("{prog}: {f}");
-        outcome = outcome.worst(Outcome::Error(f));
-    }
-    outcome
-}
-
-fn envelope(
-    s: &Setup,
-    result: &iolab_io500::RunResult,
-    command: &str,
-) -> Envelope<Config, iolab_io500::Io500Payload> {
-    let environment = Environment {
-        host: host_info(),
-        filesystems: vec![fs_info(
-            &s.layout
-                .datadir
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default(),
-        )],
-    };
-    let mut doc = Envelope::new(
-        iolab_io500::SCHEMA,
-        "io500",
-        command,
-        s.cfg.clone(),
-        environment,
-        result.outcome.clone(),
-        result.payload.clone(),
-    );
-    doc.notes = result.payload.notes.clone();
-    doc.notes.extend(s.backend.notes());
-    doc.notes.extend(
-        result
-            .payload
-            .invalid_reasons
-            .iter()
-            .map(|r| format!("invalid: {r}")),
-    );
-    doc.tool.compatible_with = Some("io500 app (ISC/SC lists), 12 scored phases".into());
-    doc.finished_unix_ns = iolab_core::clock::wall_ns();
-    doc
+    session.document_at(json);
+    let mut report = Report::new(outcome, p);
+    report.notes = p.notes.clone();
+    report.notes.extend(s.backend.notes());
+    report
+        .notes
+        .extend(p.invalid_reasons.iter().map(|r| format!("invalid: {r}")));
+    report.figures = fmt::figures(p);
+    report.left_behind = p.left_behind.clone();
+    report.filesystems = vec![fs_info(
+        &s.layout
+            .datadir
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    )];
+    session.finish(report, Render::plain())
 }
 
 /// Prints at once; a closed stdout stops the run (crate::output).

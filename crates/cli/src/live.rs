@@ -151,8 +151,6 @@ pub struct Hook {
 /// What the run's results take from the hook.
 #[derive(Debug, Default)]
 pub struct Ended {
-    /// The id the stream carries, for the envelope's `run_id`.
-    pub run_id: Option<String>,
     /// Notes for the envelope: phases ended on steady state, a stream
     /// that could not be written.
     pub notes: Vec<String>,
@@ -301,11 +299,6 @@ impl Hook {
         }
     }
 
-    /// The board the engine records into (`None`: record nothing).
-    pub fn board(&self) -> Option<&Board> {
-        self.board.as_deref()
-    }
-
     /// The run id the stream carries (set it in the envelope before the
     /// results are first written).
     pub fn run_id(&self) -> Option<String> {
@@ -340,9 +333,26 @@ impl Hook {
         let failed = summary.error.is_some();
         notes.extend(summary.error);
         Ended {
-            run_id: self.run_id.take(),
             notes,
             failed,
+        }
+    }
+}
+
+/// The sampler as one of the runner's watchers: started when it was made
+/// (the engine needs its board first), stopped with the others.
+impl crate::runner::watch::Watch for Hook {
+    fn start(&mut self, _run: &crate::runner::watch::Started) {}
+
+    fn stop(&mut self, _outcome: &iolab_core::Outcome) -> crate::runner::watch::Watched {
+        let hook = std::mem::replace(self, Hook::off());
+        let ended = hook.finish();
+        crate::runner::watch::Watched {
+            stats: None,
+            failure: ended.failed.then(|| {
+                iolab_core::Failure::other("--live", "the live stream could not be written")
+            }),
+            notes: ended.notes,
         }
     }
 }

@@ -3,15 +3,16 @@
 //! or contacted), runs the console, and prints lst stat's layout, with
 //! JSON and CSV rewritten after every sweep point.
 
-use crate::exit;
+use crate::exit::{self, Ended, Halt};
+use crate::runner::{options, Render, Report, Run, RunOptions};
 use clap::{Args, Parser, Subcommand};
 use iolab_lst::agent::{self, AgentConfig};
 use iolab_lst::console::{self, Node, Plan, DEFAULT_PORT};
 use iolab_lst::spec::{self, Distribute, Limit, Test, MAX_CONCURRENCY};
 use iolab_net::SharedKey;
+use iolab_core::Outcome;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -150,27 +151,15 @@ struct RunArgs {
     /// Seconds to wait for each agent at the start.
     #[arg(long, default_value_t = 15.0)]
     connect_timeout: f64,
-    /// Write the results envelope (JSON) here.
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// Write CSV rows (one per point and group) here.
-    #[arg(long)]
-    csv: Option<PathBuf>,
-    /// Collect CPU, memory, disk and network statistics during the run
-    /// (config.sh, config.toml or local[,Ns], as `iolab stats`) into --json.
-    #[arg(long, value_name = "CONFIG")]
-    stats: Option<String>,
-    /// Record the run in the results store at this path (see `iolab results`).
-    #[arg(long, value_name = "PATH")]
-    store: Option<PathBuf>,
+    /// --json (the results envelope), --csv (one row per point and
+    /// group), --stats and --store: the runner's.
+    #[command(flatten)]
+    run: RunOptions<{ options::EVERY }>,
 }
 
 /// Entry point from the dispatcher.
-pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let cli: Cli = match exit::parse_clap(prog, args.clone()) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
+    let cli: Cli = exit::parse_clap(prog, args.clone())?;
     let line = std::iter::once(format!("iolab {prog}"))
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
@@ -181,10 +170,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Cmd::Run(r) if r.from.is_none() && r.to.is_none() && r.test.len() == 1 => {
             match one_shot_options(&r) {
                 None => s::run_batch(&r.test[0]),
-                Some(opt) => {
-                    eprintln!("iolab lst run: {opt} belongs to the one-shot form (`lst run TEST --from ... --to ...`); `lst run BATCH` runs a session's batch as add_test set it up");
-                    exit::usage()
-                }
+                Some(opt) => Err(Halt::usage(format!("iolab lst run: {opt} belongs to the one-shot form (`lst run TEST --from ... --to ...`); `lst run BATCH` runs a session's batch as add_test set it up"))),
             }
         }
         Cmd::NewSession(a) => s::new_session(a),
@@ -202,37 +188,24 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         Cmd::UpdateGroup(a) => crate::lst_nodes::update_group(a),
         Cmd::Ping(a) => crate::lst_nodes::ping(a),
         Cmd::ShowSession => crate::lst_nodes::show_session(),
-        Cmd::Run(r) => match plan(&r)
-            .and_then(|p| crate::stats_hook::Hook::load(r.stats.as_deref()).map(|h| (p, h)))
-            .and_then(|(p, h)| {
-                crate::store_hook::StoreHook::open(r.store.as_deref()).map(|s| (p, h, s))
-            }) {
-            Ok((p, stats, store)) => run_console(&p, &r, &line, stats, &store),
-            Err(msg) => {
-                eprintln!("iolab lst: {msg}");
-                exit::usage()
-            }
-        },
+        Cmd::Run(r) => {
+            let p = plan(&r).map_err(|msg| Halt::usage(format!("iolab lst: {msg}")))?;
+            run_console(&p, &r, &line)
+        }
     }
 }
 
-fn run_agent(a: AgentArgs) -> ExitCode {
+fn run_agent(a: AgentArgs) -> Ended {
     let stop = Arc::new(AtomicBool::new(false));
-    let (key, token) = match agent_secrets(&a, &stop) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("iolab lst agent: {e}");
-            return exit::usage();
-        }
-    };
+    let (key, token) =
+        agent_secrets(&a, &stop).map_err(|e| Halt::usage(format!("iolab lst agent: {e}")))?;
     // A value that is no address is bad usage (exit 2), told apart from
     // a good address that cannot be bound (port in use: exit 1).
     if let Err(e) = std::net::ToSocketAddrs::to_socket_addrs(a.listen.as_str()) {
-        eprintln!(
+        return Err(Halt::usage(format!(
             "iolab lst agent: --listen {:?}: not an ADDRESS:PORT (e.g. 0.0.0.0:{DEFAULT_PORT}): {e}",
             a.listen
-        );
-        return exit::usage();
+        )));
     }
     let corrupt_every = std::env::var(iolab_lst::CORRUPT_ENV)
         .ok()
@@ -244,13 +217,9 @@ fn run_agent(a: AgentArgs) -> ExitCode {
         token,
         corrupt_every,
     };
-    match agent::serve(cfg, stop) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("iolab lst agent: {e}");
-            exit::failed()
-        }
-    }
+    agent::serve(cfg, stop)
+        .map(|()| Outcome::Completed)
+        .map_err(|e| Halt::failed(format!("iolab lst agent: {e}")))
 }
 
 /// The agent's key and session token: with `--session`, from standard
@@ -328,10 +297,10 @@ fn one_shot_options(r: &RunArgs) -> Option<&'static str> {
         ("--port", r.port != DEFAULT_PORT),
         ("--key", r.key.is_some()),
         ("--connect-timeout", r.connect_timeout != 15.0),
-        ("--json", r.json.is_some()),
-        ("--csv", r.csv.is_some()),
-        ("--stats", r.stats.is_some()),
-        ("--store", r.store.is_some()),
+        ("--json", r.run.json.is_some()),
+        ("--csv", r.run.csv.is_some()),
+        ("--stats", r.run.stats.is_some()),
+        ("--store", r.run.store.is_some()),
     ];
     given.iter().find(|(_, on)| *on).map(|(name, _)| *name)
 }
@@ -385,11 +354,6 @@ fn plan(r: &RunArgs) -> Result<Plan, String> {
     if let Some(k) = &key_file {
         SharedKey::from_file(k).map_err(|e| format!("--key: {e}"))?;
     }
-    iolab_output::Planned::new()
-        .file("--json", r.json.as_deref())
-        .file("--csv", r.csv.as_deref())
-        .check()
-        .map_err(|e| e.to_string())?;
     Ok(Plan {
         test,
         from,
@@ -421,15 +385,21 @@ fn agent_cmd(r: &RunArgs) -> Result<Vec<String>, String> {
     }
 }
 
-fn run_console(
-    plan: &Plan,
-    r: &RunArgs,
-    line: &str,
-    stats: crate::stats_hook::Hook,
-    store: &crate::store_hook::StoreHook,
-) -> ExitCode {
-    let collecting = stats.start();
-    let started = iolab_core::clock::wall_ns();
+/// Runs the console's points through the runner: the outputs are
+/// rewritten after every point, so a later failure loses nothing that
+/// ran.
+fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> Ended {
+    let mut session = Run::new(
+        "iolab lst",
+        "lst",
+        iolab_report::lst::json::SCHEMA,
+        line,
+        plan,
+        r.run.0.clone(),
+    )
+    .compatible_with("LNet selftest (lst)")
+    .open()?;
+    session.start();
     let stop = AtomicBool::new(false);
     let mut so_far = Vec::new();
     let runs = (plan.clients.len() * plan.concurrency.len()) as u64 * u64::from(plan.repeat);
@@ -454,56 +424,32 @@ fn run_console(
             "clients {}, concurrency {}",
             p.clients, p.concurrency
         ));
-        // Outputs are rewritten after every point, so a later failure
-        // loses nothing that ran.
         so_far.push(p.clone());
-        let partial = iolab_lst::Report {
-            points: so_far.clone(),
-            outcome: iolab_core::Outcome::Completed,
-        };
-        let _ = write_outputs(plan, &partial, r, line, (started, false), None);
+        let mut doc = session.document(Outcome::Completed, vec![], &so_far[..]);
+        doc.figures = iolab_report::lst::json::figures(plan, &so_far);
+        session.rewrite(&mut doc, Render::csv(&csv_of(Outcome::Completed)));
     });
     drop(progress);
-    let samples = collecting.finish();
+    session.stop_watching(&report.outcome);
     let _ = out!("{}", iolab_report::lst::text::render(plan, &report));
-    let mut outcome = report.outcome.clone();
-    if let Err(e) = write_outputs(plan, &report, r, line, (started, true), samples.as_ref()) {
-        outcome = outcome.worst(iolab_core::Outcome::Error(e));
-    }
-    let doc =
-        iolab_report::lst::json::render(plan, &report, line, (started, true), samples.as_ref());
-    if let Err(f) = store.record_json(&doc) {
-        outcome = outcome.worst(iolab_core::Outcome::Error(f));
-    }
-    if outcome.is_failure() || outcome == iolab_core::Outcome::Interrupted {
+    let mut done = Report::new(report.outcome.clone(), &report.points[..]);
+    done.figures = iolab_report::lst::json::figures(plan, &report.points);
+    let outcome = session.finish(done, Render::csv(&csv_of(report.outcome.clone())));
+    if outcome.is_failure() || outcome == Outcome::Interrupted {
         eprintln!("iolab lst: {outcome}");
     }
-    match &outcome {
-        iolab_core::Outcome::Error(f) if f.op == iolab_lst::REFUSED_OP => exit::usage(),
-        _ => exit::status(&outcome),
-    }
+    Ok(outcome)
 }
 
-fn write_outputs(
-    plan: &Plan,
-    report: &iolab_lst::Report,
-    r: &RunArgs,
-    line: &str,
-    (started, finished): (u64, bool),
-    stats: Option<&serde_json::Value>,
-) -> Result<(), iolab_core::Failure> {
-    let put = |path: &PathBuf, text: String| {
-        iolab_output::write_atomically(path, text.as_bytes())
-            .map_err(|e| iolab_core::Failure::io("write", Some(path.display().to_string()), &e))
-    };
-    if let Some(p) = &r.json {
-        put(
-            p,
-            iolab_report::lst::json::render(plan, report, line, (started, finished), stats),
-        )?;
+/// The CSV of the points (the payload), for the runner to write.
+fn csv_of(
+    outcome: Outcome,
+) -> impl Fn(&&[iolab_lst::PointResult], &mut dyn std::io::Write) -> std::io::Result<()> {
+    move |points, w| {
+        let report = iolab_lst::Report {
+            points: points.to_vec(),
+            outcome: outcome.clone(),
+        };
+        w.write_all(iolab_report::lst::csv::render(&report).as_bytes())
     }
-    if let Some(p) = &r.csv {
-        put(p, iolab_report::lst::csv::render(report))?;
-    }
-    Ok(())
 }

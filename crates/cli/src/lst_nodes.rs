@@ -3,12 +3,12 @@
 //! `update_group`, `ping`, `show_session` and `show_error`. Each checks
 //! its own words (exit 2) before asking the session daemon.
 
-use crate::exit;
+use crate::exit::{Ended, HaltKind};
+use iolab_core::Outcome;
 use crate::lst_session::{ask, fail, usage};
 use clap::{ArgGroup, Args};
 use iolab_lst::session::{GroupUpdate, NodeState, PingTarget, Reply, Request};
 use iolab_report::lst::session as r;
-use std::process::ExitCode;
 use std::time::Duration;
 
 /// How long the daemon may take over a request about groups (a refresh
@@ -97,7 +97,7 @@ pub struct ShowErrorArgs {
 }
 
 /// `list_group`.
-pub fn list_group(a: ListGroupArgs) -> ExitCode {
+pub fn list_group(a: ListGroupArgs) -> Ended {
     let f = r::NodeFilter {
         active: a.active || a.all,
         busy: a.busy || a.all,
@@ -105,11 +105,11 @@ pub fn list_group(a: ListGroupArgs) -> ExitCode {
         unknown: a.unknown || a.all,
     };
     if a.names.is_empty() && f.any() {
-        return usage(
+        return Err(usage(
             "list_group",
             "--active, --busy, --down, --unknown and --all list a group's nodes: name the group"
                 .into(),
-        );
+        ));
     }
     let mut groups = Vec::new();
     let names: Vec<Option<String>> = match a.names.is_empty() {
@@ -119,8 +119,8 @@ pub fn list_group(a: ListGroupArgs) -> ExitCode {
     for name in names {
         match ask(&Request::ListGroup { name }, Duration::from_secs(60)) {
             Ok(Reply::Groups { groups: g }) => groups.extend(g),
-            Ok(_) => return fail("list_group", (exit::FAILED, "unexpected answer".into())),
-            Err(e) => return fail("list_group", e),
+            Ok(_) => return Err(fail("list_group", (HaltKind::Failed, "unexpected answer".into()))),
+            Err(e) => return Err(fail("list_group", e)),
         }
     }
     let text = if a.names.is_empty() {
@@ -131,17 +131,17 @@ pub fn list_group(a: ListGroupArgs) -> ExitCode {
         r::group_counts(&groups)
     };
     let _ = out!("{text}");
-    ExitCode::SUCCESS
+    Ok(Outcome::Completed)
 }
 
 /// `del_group NAME`.
-pub fn del_group(a: GroupArg) -> ExitCode {
+pub fn del_group(a: GroupArg) -> Ended {
     match ask(&Request::DelGroup { name: a.name }, GROUP_WAIT) {
         Ok(_) => {
             let _ = outln!("Group is deleted");
-            ExitCode::SUCCESS
+            Ok(Outcome::Completed)
         }
-        Err(e) => fail("del_group", e),
+        Err(e) => Err(fail("del_group", e)),
     }
 }
 
@@ -181,7 +181,7 @@ fn node_words(opt: &str, list: &str) -> Result<Vec<String>, String> {
 }
 
 /// `update_group`.
-pub fn update_group(a: UpdateGroupArgs) -> ExitCode {
+pub fn update_group(a: UpdateGroupArgs) -> Ended {
     let op = if a.refresh {
         Ok(GroupUpdate::Refresh)
     } else if let Some(s) = &a.clean {
@@ -193,21 +193,21 @@ pub fn update_group(a: UpdateGroupArgs) -> ExitCode {
     };
     let op = match op {
         Ok(o) => o,
-        Err(e) => return usage("update_group", e),
+        Err(e) => return Err(usage("update_group", e)),
     };
     match ask(&Request::UpdateGroup { name: a.name, op }, GROUP_WAIT) {
-        Ok(_) => ExitCode::SUCCESS,
-        Err(e) => fail("update_group", e),
+        Ok(_) => Ok(Outcome::Completed),
+        Err(e) => Err(fail("update_group", e)),
     }
 }
 
 /// `ping`.
-pub fn ping(a: PingArgs) -> ExitCode {
+pub fn ping(a: PingArgs) -> Ended {
     if !(a.timeout > 0.0 && a.timeout <= 3600.0) {
-        return usage(
+        return Err(usage(
             "ping",
             format!("--timeout {}: more than 0, at most 3600 seconds", a.timeout),
-        );
+        ));
     }
     let target = if a.session {
         PingTarget::Session
@@ -221,7 +221,7 @@ pub fn ping(a: PingArgs) -> ExitCode {
     } else {
         match node_words("--nodes", a.nodes.as_deref().unwrap_or("")) {
             Ok(w) => PingTarget::Nodes(w),
-            Err(e) => return usage("ping", e),
+            Err(e) => return Err(usage("ping", e)),
         }
     };
     let req = Request::Ping {
@@ -232,27 +232,27 @@ pub fn ping(a: PingArgs) -> ExitCode {
     match ask(&req, GROUP_WAIT) {
         Ok(Reply::Pinged { nodes }) => {
             let _ = out!("{}", r::ping(&nodes, &iolab_core::env::hostname()));
-            ExitCode::SUCCESS
+            Ok(Outcome::Completed)
         }
-        Ok(_) => fail("ping", (exit::FAILED, "unexpected answer".into())),
-        Err(e) => fail("ping", e),
+        Ok(_) => Err(fail("ping", (HaltKind::Failed, "unexpected answer".into()))),
+        Err(e) => Err(fail("ping", e)),
     }
 }
 
 /// `show_session`.
-pub fn show_session() -> ExitCode {
+pub fn show_session() -> Ended {
     match ask(&Request::ShowSession, Duration::from_secs(60)) {
         Ok(Reply::Session(s)) => {
             let _ = out!("{}", r::session(&s));
-            ExitCode::SUCCESS
+            Ok(Outcome::Completed)
         }
-        Ok(_) => fail("show_session", (exit::FAILED, "unexpected answer".into())),
-        Err(e) => fail("show_session", e),
+        Ok(_) => Err(fail("show_session", (HaltKind::Failed, "unexpected answer".into()))),
+        Err(e) => Err(fail("show_session", e)),
     }
 }
 
 /// `show_error`: one reading of the nodes' error counts.
-pub fn show_error(a: ShowErrorArgs) -> ExitCode {
+pub fn show_error(a: ShowErrorArgs) -> Ended {
     let req = Request::Sample {
         groups: a.targets,
         timeout_s: 10.0,
@@ -260,10 +260,10 @@ pub fn show_error(a: ShowErrorArgs) -> ExitCode {
     match ask(&req, Duration::from_secs(60)) {
         Ok(Reply::Sample { groups }) => {
             let _ = out!("{}", r::errors(&groups, a.session));
-            ExitCode::SUCCESS
+            Ok(Outcome::Completed)
         }
-        Ok(_) => fail("show_error", (exit::FAILED, "unexpected answer".into())),
-        Err(e) => fail("show_error", e),
+        Ok(_) => Err(fail("show_error", (HaltKind::Failed, "unexpected answer".into()))),
+        Err(e) => Err(fail("show_error", e)),
     }
 }
 

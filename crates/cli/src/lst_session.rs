@@ -4,7 +4,8 @@
 //! words. Everything a command can check itself (test words, numbers,
 //! names) is checked here, exit 2, before the daemon is asked anything.
 
-use crate::exit;
+use crate::exit::{Ended, Halt, HaltKind};
+use iolab_core::Outcome;
 use clap::Args;
 use iolab_lst::console::DEFAULT_PORT;
 use iolab_lst::session::daemon::{self, SessionConfig};
@@ -14,7 +15,7 @@ use iolab_report::lst::stat::Select;
 use std::io::{BufRead, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{ExitCode, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 /// `new_session`'s options (lst's, then iolab's own for its agents).
@@ -205,34 +206,33 @@ fn socket() -> Result<PathBuf, String> {
 }
 
 /// Sends `req`; a failed reply or an unreachable daemon is the error.
-pub(crate) fn ask(req: &Request, wait: Duration) -> Result<Reply, (u8, String)> {
-    let path = socket().map_err(|e| (exit::USAGE, e))?;
+pub(crate) fn ask(req: &Request, wait: Duration) -> Result<Reply, (HaltKind, String)> {
+    let path = socket().map_err(|e| (HaltKind::Usage, e))?;
     match session::call(&path, req, wait) {
-        Ok(Reply::Failed { message }) => Err((exit::FAILED, message)),
+        Ok(Reply::Failed { message }) => Err((HaltKind::Failed, message)),
         Ok(r) => Ok(r),
-        Err(e) => Err((exit::FAILED, e)),
+        Err(e) => Err((HaltKind::Failed, e)),
     }
 }
 
-pub(crate) fn fail(cmd: &str, (code, msg): (u8, String)) -> ExitCode {
-    eprintln!("iolab lst {cmd}: {msg}");
-    ExitCode::from(code)
+pub(crate) fn fail(cmd: &str, (kind, msg): (HaltKind, String)) -> Halt {
+    Halt::new(kind, format!("iolab lst {cmd}: {msg}"))
 }
 
-pub(crate) fn usage(cmd: &str, msg: String) -> ExitCode {
-    fail(cmd, (exit::USAGE, msg))
+pub(crate) fn usage(cmd: &str, msg: String) -> Halt {
+    fail(cmd, (HaltKind::Usage, msg))
 }
 
 /// `new_session`: checks everything, starts the daemon and waits for it
 /// to say it serves (or why not). With `--daemon`, is the daemon.
-pub fn new_session(a: NewSessionArgs) -> ExitCode {
+pub fn new_session(a: NewSessionArgs) -> Ended {
     let cfg = match config(&a) {
         Ok(c) => c,
-        Err(e) => return usage("new_session", e),
+        Err(e) => return Err(usage("new_session", e)),
     };
     let path = match socket() {
         Ok(p) => p,
-        Err(e) => return usage("new_session", e),
+        Err(e) => return Err(usage("new_session", e)),
     };
     if a.daemon {
         return serve(cfg, &path);
@@ -248,9 +248,9 @@ pub fn new_session(a: NewSessionArgs) -> ExitCode {
                 a.timeout,
                 if a.force { "Yes" } else { "No" }
             );
-            ExitCode::SUCCESS
+            Ok(Outcome::Completed)
         }
-        Err(e) => usage("new_session", e),
+        Err(e) => Err(usage("new_session", e)),
     }
 }
 
@@ -348,7 +348,7 @@ fn spawn_daemon(a: &NewSessionArgs, cfg: &SessionConfig) -> Result<(), String> {
     }
 }
 
-fn serve(cfg: SessionConfig, path: &std::path::Path) -> ExitCode {
+fn serve(cfg: SessionConfig, path: &std::path::Path) -> Ended {
     // The daemon may have been started with a relative key path: the
     // console's own directory is not held.
     let _ = std::env::set_current_dir("/");
@@ -361,27 +361,27 @@ fn serve(cfg: SessionConfig, path: &std::path::Path) -> ExitCode {
         let _ = o.flush();
     });
     match r {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(_) => exit::usage(),
+        Ok(()) => Ok(Outcome::Completed),
+        Err(_) => Err(Halt::said(HaltKind::Usage)),
     }
 }
 
 /// `end_session`.
-pub fn end_session() -> ExitCode {
+pub fn end_session() -> Ended {
     match ask(&Request::End, Duration::from_secs(120)) {
         Ok(_) => {
             let _ = outln!("session is ended");
-            ExitCode::SUCCESS
+            Ok(Outcome::Completed)
         }
-        Err(e) => fail("end_session", e),
+        Err(e) => Err(fail("end_session", e)),
     }
 }
 
 /// `add_group`.
-pub fn add_group(a: AddGroupArgs) -> ExitCode {
+pub fn add_group(a: AddGroupArgs) -> Ended {
     // Checked here for exit 2; the daemon reads them again with its port.
     if let Err(e) = iolab_lst::hosts::nodes(&a.hosts, DEFAULT_PORT) {
-        return usage("add_group", e);
+        return Err(usage("add_group", e));
     }
     let req = Request::AddGroup {
         name: a.name,
@@ -390,25 +390,25 @@ pub fn add_group(a: AddGroupArgs) -> ExitCode {
     match ask(&req, Duration::from_secs(3600)) {
         Ok(_) => {
             let _ = outln!("{} are added to session", a.hosts.join(" "));
-            ExitCode::SUCCESS
+            Ok(Outcome::Completed)
         }
-        Err(e) => fail("add_group", e),
+        Err(e) => Err(fail("add_group", e)),
     }
 }
 
 /// `add_batch`.
-pub fn add_batch(a: BatchArg) -> ExitCode {
+pub fn add_batch(a: BatchArg) -> Ended {
     match ask(&Request::AddBatch { name: a.name }, Duration::from_secs(60)) {
-        Ok(_) => ExitCode::SUCCESS,
-        Err(e) => fail("add_batch", e),
+        Ok(_) => Ok(Outcome::Completed),
+        Err(e) => Err(fail("add_batch", e)),
     }
 }
 
 /// `add_test`.
-pub fn add_test(a: AddTestArgs) -> ExitCode {
+pub fn add_test(a: AddTestArgs) -> Ended {
     let def = match test_def(&a) {
         Ok(d) => d,
-        Err(e) => return usage("add_test", e),
+        Err(e) => return Err(usage("add_test", e)),
     };
     let req = Request::AddTest {
         batch: a.batch,
@@ -417,9 +417,9 @@ pub fn add_test(a: AddTestArgs) -> ExitCode {
     match ask(&req, Duration::from_secs(60)) {
         Ok(_) => {
             let _ = outln!("Test was added successfully");
-            ExitCode::SUCCESS
+            Ok(Outcome::Completed)
         }
-        Err(e) => fail("add_test", e),
+        Err(e) => Err(fail("add_test", e)),
     }
 }
 
@@ -452,7 +452,7 @@ fn test_def(a: &AddTestArgs) -> Result<TestDef, String> {
 }
 
 /// `run NAME`, the session form.
-pub fn run_batch(name: &str) -> ExitCode {
+pub fn run_batch(name: &str) -> Ended {
     match ask(
         &Request::Run {
             batch: name.to_string(),
@@ -461,34 +461,34 @@ pub fn run_batch(name: &str) -> ExitCode {
     ) {
         Ok(_) => {
             let _ = outln!("{name} is running now");
-            ExitCode::SUCCESS
+            Ok(Outcome::Completed)
         }
-        Err(e) => fail("run", e),
+        Err(e) => Err(fail("run", e)),
     }
 }
 
 /// `stop NAME`.
-pub fn stop(a: BatchArg) -> ExitCode {
+pub fn stop(a: BatchArg) -> Ended {
     match ask(&Request::Stop { batch: a.name }, Duration::from_secs(300)) {
-        Ok(_) => ExitCode::SUCCESS,
-        Err(e) => fail("stop", e),
+        Ok(_) => Ok(Outcome::Completed),
+        Err(e) => Err(fail("stop", e)),
     }
 }
 
-fn batches(cmd: &str, req: &Request) -> Result<Vec<BatchInfo>, ExitCode> {
+fn batches(cmd: &str, req: &Request) -> Result<Vec<BatchInfo>, Halt> {
     match ask(req, Duration::from_secs(60)) {
         Ok(Reply::Batches { batches }) => Ok(batches),
-        Ok(_) => Err(fail(cmd, (exit::FAILED, "unexpected answer".into()))),
+        Ok(_) => Err(fail(cmd, (HaltKind::Failed, "unexpected answer".into()))),
         Err(e) => Err(fail(cmd, e)),
     }
 }
 
 /// `list_batch [NAME]`: the batches' names; one batch's state and node
 /// counts; or, with a state option, its nodes.
-pub fn list_batch(a: ListBatchArgs) -> ExitCode {
+pub fn list_batch(a: ListBatchArgs) -> Ended {
     use iolab_report::lst::session as r;
     if a.test == Some(0) {
-        return usage("list_batch", "--test 0: tests are numbered from 1".into());
+        return Err(usage("list_batch", "--test 0: tests are numbered from 1".into()));
     }
     let Some(name) = a.name.clone() else {
         if let Some(opt) = [
@@ -501,23 +501,16 @@ pub fn list_batch(a: ListBatchArgs) -> ExitCode {
         .iter()
         .find(|(_, on)| *on)
         {
-            return usage(
+            return Err(usage(
                 "list_batch",
                 format!("{}: needs a batch name (list_batch NAME {})", opt.0, opt.0),
-            );
+            ));
         }
-        return match batches("list_batch", &Request::ListBatch { name: None }) {
-            Ok(bs) => {
-                let _ = out!("{}", r::batch_names(&bs));
-                ExitCode::SUCCESS
-            }
-            Err(code) => code,
-        };
+        let bs = batches("list_batch", &Request::ListBatch { name: None })?;
+        let _ = out!("{}", r::batch_names(&bs));
+        return Ok(Outcome::Completed);
     };
-    let b = match one_batch("list_batch", &name, a.test) {
-        Ok(b) => b,
-        Err(code) => return code,
-    };
+    let b = one_batch("list_batch", &name, a.test)?;
     let f = r::NodeFilter {
         active: a.active || a.all,
         busy: a.invalid || a.all,
@@ -532,23 +525,23 @@ pub fn list_batch(a: ListBatchArgs) -> ExitCode {
     } else {
         let _ = out!("{}", r::batch_detail(&b, a.test));
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Completed)
 }
 
 /// One batch, with test `test` (from 1) checked to exist.
-fn one_batch(cmd: &str, name: &str, test: Option<usize>) -> Result<BatchInfo, ExitCode> {
+fn one_batch(cmd: &str, name: &str, test: Option<usize>) -> Result<BatchInfo, Halt> {
     let req = Request::ListBatch {
         name: Some(name.to_string()),
     };
     let b = batches(cmd, &req)?
         .into_iter()
         .next()
-        .ok_or_else(|| fail(cmd, (exit::FAILED, format!("no batch {name:?}"))))?;
+        .ok_or_else(|| fail(cmd, (HaltKind::Failed, format!("no batch {name:?}"))))?;
     match test {
         Some(n) if n > b.tests.len() => Err(fail(
             cmd,
             (
-                exit::FAILED,
+                HaltKind::Failed,
                 format!("--test {n}: batch {name:?} has {} test(s)", b.tests.len()),
             ),
         )),
@@ -558,26 +551,26 @@ fn one_batch(cmd: &str, name: &str, test: Option<usize>) -> Result<BatchInfo, Ex
 
 /// `query NAME`: whether the batch (or test N) runs, or each node's job,
 /// `--loop` times, `--delay` seconds apart.
-pub fn query(a: QueryArgs) -> ExitCode {
+pub fn query(a: QueryArgs) -> Ended {
     use iolab_report::lst::session as r;
     if let Err(e) = check_query(&a) {
-        return usage("query", e);
+        return Err(usage("query", e));
     }
     let wait = Duration::from_secs_f64(a.timeout);
     for i in 0..a.loop_count {
         if i > 0 && !pause(Duration::from_secs_f64(a.delay)) {
-            return exit::interrupted();
+            return Ok(Outcome::Interrupted);
         }
         let req = Request::Query {
             batch: a.name.clone(),
         };
         let bs = match ask(&req, wait) {
             Ok(Reply::Batches { batches }) => batches,
-            Ok(_) => return fail("query", (exit::FAILED, "unexpected answer".into())),
-            Err(e) => return fail("query", e),
+            Ok(_) => return Err(fail("query", (HaltKind::Failed, "unexpected answer".into()))),
+            Err(e) => return Err(fail("query", e)),
         };
         let Some(b) = bs.first() else {
-            return fail("query", (exit::FAILED, format!("no batch {:?}", a.name)));
+            return Err(fail("query", (HaltKind::Failed, format!("no batch {:?}", a.name))));
         };
         if let Some(n) = a.test.filter(|&n| n > b.tests.len()) {
             let msg = format!(
@@ -585,7 +578,7 @@ pub fn query(a: QueryArgs) -> ExitCode {
                 a.name,
                 b.tests.len()
             );
-            return fail("query", (exit::FAILED, msg));
+            return Err(fail("query", (HaltKind::Failed, msg)));
         }
         let text = if a.all || a.active || a.idle {
             r::query_nodes(&r::batch_nodes(b, a.test, a.server), a.active, a.idle)
@@ -597,7 +590,7 @@ pub fn query(a: QueryArgs) -> ExitCode {
         let _ = out!("{text}");
         let _ = std::io::stdout().flush();
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Completed)
 }
 
 fn check_query(a: &QueryArgs) -> Result<(), String> {
@@ -620,9 +613,9 @@ fn check_query(a: &QueryArgs) -> Result<(), String> {
 
 /// `stat GROUP...`: a reading every `--delay` seconds; the first sets the
 /// baseline, each later one prints the blocks of its interval.
-pub fn stat(a: StatArgs) -> ExitCode {
+pub fn stat(a: StatArgs) -> Ended {
     if let Err(e) = check_stat(&a) {
-        return usage("stat", e);
+        return Err(usage("stat", e));
     }
     let sel = select(&a);
     let wait = Duration::from_secs_f64(a.timeout + 30.0);
@@ -632,23 +625,23 @@ pub fn stat(a: StatArgs) -> ExitCode {
     };
     let read = || match ask(&req, wait) {
         Ok(Reply::Sample { groups }) => Ok(groups),
-        Ok(_) => Err((exit::FAILED, "unexpected answer".to_string())),
+        Ok(_) => Err((HaltKind::Failed, "unexpected answer".to_string())),
         Err(e) => Err(e),
     };
     let mut prev = match read() {
         Ok(g) => g,
-        Err(e) => return fail("stat", e),
+        Err(e) => return Err(fail("stat", e)),
     };
     let mut printed = 0u64;
     while a.count.is_none_or(|n| printed < n) {
         // `lst stat GROUP & ... kill $!` is how scripts end it: the
         // signal ends the wait at once.
         if !pause(Duration::from_secs_f64(a.delay)) {
-            return exit::interrupted();
+            return Ok(Outcome::Interrupted);
         }
         let cur = match read() {
             Ok(g) => g,
-            Err(e) => return fail("stat", e),
+            Err(e) => return Err(fail("stat", e)),
         };
         let rates = iolab_lst::stat::rates(&prev, &cur);
         let mut o = std::io::stdout().lock();
@@ -658,7 +651,7 @@ pub fn stat(a: StatArgs) -> ExitCode {
         prev = cur;
         printed += 1;
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Completed)
 }
 
 /// Sleeps `d` unless a signal asks to stop first (then false).

@@ -1,6 +1,8 @@
 //! The `iolab` binary: picks a subcommand (or, when invoked through a link
 //! named `mdtest` or `xdd`, behaves as that tool) and hands it the raw
-//! arguments. Each subcommand lives in a module of the same name.
+//! arguments. Each subcommand lives in a module of the same name; what
+//! every run needs is the runner's (`runner/`), and how a subcommand
+//! ended becomes the exit status in `exit.rs` alone.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -22,10 +24,9 @@ mod mdtest;
 mod progress;
 mod report;
 mod results;
+mod runner;
 mod signals;
 mod stats;
-mod stats_hook;
-mod store_hook;
 mod survey;
 mod sweep;
 mod tools;
@@ -202,18 +203,18 @@ fn lookup(name: &str) -> Option<tools::Entry> {
 }
 
 fn main() -> ExitCode {
-    signals::install();
-    let code = dispatch();
+    signals::install(runner::root());
+    let ended = dispatch();
     // The reader of stdout left: the run stopped and cleaned up as for
     // Ctrl-C, and ends as SIGPIPE would have ended it.
     if output::stdout_closed() {
-        return ExitCode::from(output::CLOSED_STATUS);
+        return exit::closed_stdout();
     }
-    code
+    exit::end(ended)
 }
 
 /// Runs the subcommand the arguments (or the program's name) choose.
-fn dispatch() -> ExitCode {
+fn dispatch() -> exit::Ended {
     let mut args: Vec<OsString> = std::env::args_os().collect();
     let argv0 = args.remove(0);
     let base = std::path::Path::new(&argv0)
@@ -227,17 +228,16 @@ fn dispatch() -> ExitCode {
         return (t.entry)(&base, args);
     }
     let Some(first) = args.first().map(|a| a.to_string_lossy().into_owned()) else {
-        eprint!("{}", tools::usage());
-        return exit::usage();
+        return Err(exit::Halt::usage(tools::usage().trim_end()));
     };
     match first.as_str() {
         "-h" | "--help" | "help" => {
             let _ = out!("{}", tools::usage());
-            ExitCode::SUCCESS
+            Err(exit::Halt::shown())
         }
         "-V" | "--version" => {
             let _ = outln!("iolab {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
+            Err(exit::Halt::shown())
         }
         name => match lookup(name) {
             Some(entry) => {
@@ -247,10 +247,10 @@ fn dispatch() -> ExitCode {
                 }
                 entry(name, args)
             }
-            None => {
-                eprintln!("iolab: unknown command '{name}'\n\n{}", tools::usage());
-                exit::usage()
-            }
+            None => Err(exit::Halt::usage(format!(
+                "iolab: unknown command '{name}'\n\n{}",
+                tools::usage()
+            ))),
         },
     }
 }
@@ -258,11 +258,10 @@ fn dispatch() -> ExitCode {
 /// A live option was refused: the tool's own options are checked first
 /// (its error is the one a typo in them deserves), then the live one is
 /// said. Exit 2 either way, nothing run.
-fn live_refused(tool: &str, prog: &str, args: &[OsString], live_error: &str) -> ExitCode {
-    if let Some(Err(e)) = tools::find(tool).and_then(|t| t.sweep).map(|check| check(args)) {
-        eprintln!("{prog}: {e}");
-    } else {
-        eprintln!("{prog}: {live_error}");
-    }
-    exit::usage()
+fn live_refused(tool: &str, prog: &str, args: &[OsString], live_error: &str) -> exit::Ended {
+    let said = match tools::find(tool).and_then(|t| t.sweep).map(|check| check(args)) {
+        Some(Err(e)) => e,
+        _ => live_error.to_string(),
+    };
+    Err(exit::Halt::usage(format!("{prog}: {said}")))
 }

@@ -3,21 +3,20 @@
 //! communicator (threads, MPI ranks, or both), print mdtest's report from
 //! one process and write the JSON/CSV exports.
 
+use crate::exit::{Ended, Halt, HaltKind};
 use crate::progress::Reporter;
+use crate::runner::{Given, Render, Run, Session};
 use iolab_backend::Backend;
 use iolab_comm::{connect, CommMode, Transport};
 use iolab_core::clock::mdtest_timestamp;
-use iolab_core::env::{fs_info, host_info};
+use iolab_core::env::fs_info;
 use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_mdtest::results::{CommInfo, MdtestDocument, MdtestPayload, TestResult, SCHEMA};
 use iolab_mdtest::sweep::{Answers, Hooks, Sweep};
-use iolab_mdtest::{args, output, preflight, Config, Observer, Plan, Progress, Unfinished};
-use iolab_report::mdtest::{csv, json, text};
-use iolab_results::{Envelope, Environment};
+use iolab_mdtest::{args, preflight, Config, Observer, Plan, Progress, Unfinished};
+use iolab_report::mdtest::{csv, text};
 use std::ffi::OsString;
 use std::io::ErrorKind;
-use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -27,33 +26,35 @@ pub fn version() -> String {
 }
 
 /// Entry point of `iolab mdtest` (and of the `mdtest` link).
-pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     main_as(prog, args, crate::process_command_line())
 }
 
 /// [`main`] recording `command` as the command line (the demo runs
 /// mdtest in-process and records what a user would type).
-pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> ExitCode {
-    let setup = match prepare(prog, &args) {
+pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> Ended {
+    let setup = match prepare(prog, &args, &command) {
         Ok(Some(s)) => s,
-        Ok(None) => return ExitCode::SUCCESS,
+        Ok(None) => return Err(Halt::shown()),
         Err(e) => {
-            // Under mpirun every rank finds the same fault; one says it.
-            if iolab_comm::launcher_rank().unwrap_or(0) == 0 {
-                eprintln!("{prog}: {}", e.msg);
-            }
-            return match e.failure {
-                Some(f) => crate::exit::status(&Outcome::Error(f)),
-                None => crate::exit::usage(),
+            let kind = match e.failure {
+                Some(_) => HaltKind::Failed,
+                None => HaltKind::Usage,
             };
+            // Under mpirun every rank finds the same fault; one says it.
+            return Err(match iolab_comm::launcher_rank().unwrap_or(0) {
+                0 => Halt::new(kind, format!("{prog}: {}", e.msg)),
+                _ => Halt::said(kind),
+            });
         }
     };
-    run(prog, setup, command)
+    Ok(run(prog, setup))
 }
 
 struct Setup {
-    stats: crate::stats_hook::Hook,
-    store: crate::store_hook::StoreHook,
+    /// The run, opened through the runner (--json, --csv, -x checked;
+    /// --stats loaded and --store opened on rank 0).
+    session: Session<Config>,
     cfg: Config,
     plan: Plan,
     wall: Option<iolab_mdtest::stonewall::WallCounts>,
@@ -112,7 +113,7 @@ fn read_args(argv: &[OsString]) -> Result<Option<ReadArgs>, String> {
 }
 
 /// Everything that can fail on bad input, done before anything is created.
-fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
+fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>, NotStarted> {
     let Some(ReadArgs {
         cfg,
         backend,
@@ -132,8 +133,6 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
             .then(|| Failure::io("backend init", None, &e)),
     })?;
     let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
-    check_outputs(&cfg)?;
-    let stats = crate::stats_hook::Hook::load(cfg.stats.as_deref())?;
     let world = connect(CommMode::Auto).map_err(|e| e.to_string())?;
     let total = cfg.tasks_per_process * world.transport().size() as u64;
     cfg.check_tasks(total).map_err(|e| e.to_string())?;
@@ -141,19 +140,24 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
         .map_err(|e| e.to_string())?;
     let wall = preflight(&cfg, &plan, &*backend).map_err(|e| e.to_string())?;
     // Last, so that a run refused above leaves no store behind; one rank
-    // records.
-    let store = match world.transport().rank() {
-        0 => crate::store_hook::StoreHook::open(cfg.store.as_deref())?,
-        _ => crate::store_hook::StoreHook::none(),
-    };
+    // collects and records.
+    let session = Run::new(prog, "mdtest", SCHEMA, command, cfg.clone(), given(&cfg))
+        .compatible_with("mdtest 1.9.3 / IOR mdtest 4.x")
+        .outputs(planned(&cfg))
+        .leader(world.transport().rank() == 0)
+        .open()
+        .map_err(|h| {
+            let said = h.message.unwrap_or_default();
+            let msg = said.strip_prefix(&format!("{prog}: ")).unwrap_or(&said);
+            NotStarted::from(msg.to_string())
+        })?;
     if world.transport().rank() == 0 {
         warnings
             .iter()
             .for_each(|w| eprintln!("{prog}: warning: {w}"));
     }
     Ok(Some(Setup {
-        stats,
-        store,
+        session,
         cfg,
         plan,
         wall,
@@ -162,32 +166,33 @@ fn prepare(prog: &str, argv: &[OsString]) -> Result<Option<Setup>, NotStarted> {
     }))
 }
 
-/// The files the run writes at the end must be writable now, so that a
-/// long run does not end with its results lost.
-fn check_outputs(cfg: &Config) -> Result<(), String> {
-    let wall_out = cfg.stonewall_file.as_ref().filter(|_| cfg.phases.create);
-    let outputs = [
-        ("--json", cfg.json.as_ref()),
-        ("--csv", cfg.csv.as_ref()),
-        ("-x", wall_out),
-    ];
-    for (opt, path) in outputs {
-        if let Some(p) = path {
-            output::check_writable(p).map_err(|e| format!("{opt} {e}"))?;
-        }
+/// The run options as mdtest's option table read them.
+fn given(cfg: &Config) -> Given {
+    Given {
+        json: cfg.json.clone(),
+        csv: cfg.csv.clone(),
+        stats: cfg.stats.clone(),
+        store: cfg.store.clone(),
     }
-    Ok(())
 }
 
-fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
+/// mdtest's own file besides --json and --csv (the stonewall file `-x`
+/// writes when it creates): checked before the run with them, so that a
+/// long run does not end with its results lost.
+fn planned(cfg: &Config) -> iolab_output::Planned {
+    let wall_out = cfg.stonewall_file.as_deref().filter(|_| cfg.phases.create);
+    iolab_output::Planned::new().file("-x", wall_out)
+}
+
+fn run(prog: &str, mut s: Setup) -> Outcome {
     let transport = s.world.transport();
     let leader = transport.rank() == 0;
-    // One collector set per job: rank 0 starts it for every node it lists.
-    let hook = std::mem::replace(&mut s.stats, crate::stats_hook::Hook::none());
-    let collecting = if leader { Some(hook.start()) } else { None };
-    let mut doc = new_document(&s, &command, &transport);
-    let live = crate::live::start("mdtest", leader, true, crate::live::peers(&s.world));
-    doc.run_id = live.run_id();
+    // One collector set per job: the runner starts it on rank 0 for
+    // every node it lists; the live sampler first, as the document
+    // carries its run id.
+    let board = s.session.live(true, crate::live::peers(&s.world));
+    s.session.start();
+    let mut doc = new_document(&s, &transport);
     crate::signals::set_last_words(last_words(prog, &s.cfg, &s.plan));
     if leader {
         print_now(&text::started(&doc.payload.started));
@@ -199,37 +204,24 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         backend: &*s.backend,
         wall: s.wall,
         transport: transport.clone(),
-        live: live.board(),
+        live: board.as_deref(),
     };
     let hooks = Shown {
         prog,
         leader,
         cfg: &s.cfg,
+        session: &s.session,
     };
     std::thread::scope(|scope| {
         if leader {
-            scope.spawn(|| announce_stop(prog, &s.cfg, &s.plan, &running));
+            let cancel = s.session.cancel();
+            scope.spawn(|| announce_stop(prog, &s.cfg, &s.plan, cancel, &running));
         }
         sweep.run(&mut doc, &hooks);
         running.store(false, Ordering::Relaxed);
     });
-    let mut ended = live.finish();
-    let live_notes = !ended.notes.is_empty();
-    doc.outcome = ended.outcome(doc.outcome.clone());
-    doc.notes.extend(std::mem::take(&mut ended.notes));
-    if let Some(c) = collecting {
-        // The exports were written after each task count; once more with
-        // the samples of the whole run.
-        doc.stats = c.finish();
-    }
-    if doc.stats.is_some() || live_notes {
-        write_exports(prog, &s.cfg, &mut doc);
-    }
+    // The engine's headline figures, which the store records as stated.
     doc.figures = doc.payload.figures();
-    if let Err(f) = s.store.record(&doc) {
-        eprintln!("{prog}: {f}");
-        doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
-    }
     if let Err(e) = s.backend.finalize() {
         eprintln!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",
@@ -237,21 +229,37 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         );
     }
     backend_notes(prog, &s, &mut doc);
+    let finished = doc.payload.finished.clone();
+    // The exports were written after each task count; once more with
+    // the samples of the whole run and the backend's notes, and the run
+    // recorded.
+    let outcome = s.session.finish_document(doc, Render::csv(&write_csv));
     if leader {
-        print_now(&text::finished(&doc.payload.finished));
+        print_now(&text::finished(&finished));
     }
     drop(transport);
-    crate::signals::bound_mpi_finalize(crate::exit::code(&doc.outcome));
+    crate::signals::bound_mpi_finalize(crate::exit::code(&outcome));
     drop(s.world);
-    crate::exit::status(&doc.outcome)
+    outcome
+}
+
+/// The CSV export, written as it is made.
+fn write_csv(p: &MdtestPayload, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    csv::write(p, w)
 }
 
 /// Says, as soon as a stop is requested, where the run's items are and
 /// how to remove them should the process be killed before its cleanup
 /// ends (mpirun gives ranks one second after SIGTERM by default).
-fn announce_stop(prog: &str, cfg: &Config, plan: &Plan, running: &AtomicBool) {
+fn announce_stop(
+    prog: &str,
+    cfg: &Config,
+    plan: &Plan,
+    cancel: &iolab_core::CancelToken,
+    running: &AtomicBool,
+) {
     while running.load(Ordering::Relaxed) {
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             // A reader that left (`| head -1`) wants no message, as after
             // SIGPIPE; the run still removes what it made.
             if cfg.phases.create && !crate::output::stdout_closed() {
@@ -328,6 +336,8 @@ struct Shown<'a> {
     prog: &'a str,
     leader: bool,
     cfg: &'a Config,
+    /// Writes the exports after each task count.
+    session: &'a Session<Config>,
 }
 
 impl Hooks for Shown<'_> {
@@ -362,25 +372,24 @@ impl Hooks for Shown<'_> {
     }
 
     fn count_ended(&self, doc: &mut MdtestDocument) {
-        write_exports(self.prog, self.cfg, doc);
+        // The engine's headline figures, which the store records as stated.
+        doc.figures = doc.payload.figures();
+        // A write that fails makes the run an error (exit 1), and no
+        // partial file stays.
+        self.session.write(doc, Render::csv(&write_csv));
     }
 }
 
 /// What the backend has to say after the run (S3: retried requests, a
-/// bucket left): printed, and added to the exports.
+/// bucket left): printed, and added to the document.
 fn backend_notes(prog: &str, s: &Setup, doc: &mut MdtestDocument) {
     let notes = s.backend.notes();
-    if notes.is_empty() {
-        return;
-    }
     notes.iter().for_each(|n| eprintln!("{prog}: note: {n}"));
     doc.notes.extend(notes);
-    if s.world.transport().rank() == 0 {
-        write_exports(prog, &s.cfg, doc);
-    }
 }
 
-fn new_document(s: &Setup, command: &str, t: &Arc<dyn Transport>) -> MdtestDocument {
+/// The run's document, made by the runner, which the sweep fills.
+fn new_document(s: &Setup, t: &Arc<dyn Transport>) -> MdtestDocument {
     let now = mdtest_timestamp();
     let payload = MdtestPayload {
         started: now.clone(),
@@ -394,25 +403,13 @@ fn new_document(s: &Setup, command: &str, t: &Arc<dyn Transport>) -> MdtestDocum
         tests: Vec::new(),
         left_behind: Vec::new(),
     };
-    let environment = Environment {
-        host: host_info(),
-        // An object store's paths name no local file system.
-        filesystems: match s.backend.capabilities().local {
-            true => s.cfg.dirs.iter().map(|d| fs_info(d)).collect(),
-            false => Vec::new(),
-        },
+    // An object store's paths name no local file system.
+    let filesystems = match s.backend.capabilities().local {
+        true => s.cfg.dirs.iter().map(|d| fs_info(d)).collect(),
+        false => Vec::new(),
     };
-    let mut doc = Envelope::new(
-        SCHEMA,
-        "mdtest",
-        command,
-        s.cfg.clone(),
-        environment,
-        Outcome::Completed,
-        payload,
-    );
-    doc.tool.compatible_with = Some("mdtest 1.9.3 / IOR mdtest 4.x".into());
-    doc
+    s.session
+        .document(Outcome::Completed, filesystems, payload)
 }
 
 fn print_header(doc: &MdtestDocument, cfg: &Config, tasks: u64, nodes: u64) {
@@ -463,40 +460,6 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
             ),
         }
     }
-}
-
-/// Writes --json and --csv; a write that fails makes the run an error
-/// (exit 1), and no partial file stays.
-fn write_exports(prog: &str, cfg: &Config, doc: &mut MdtestDocument) {
-    // The engine's headline figures, which the store records as stated.
-    doc.figures = doc.payload.figures();
-    // Each is rendered only when asked for, straight into its file: a
-    // run of many iterations is never whole in memory.
-    // The CSV goes first so that the JSON can record its failure.
-    let csv = write_one(prog, "--csv", cfg.csv.as_ref(), |w| {
-        csv::write(&doc.payload, w)
-    });
-    if let Some(f) = csv {
-        doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
-    }
-    if let Some(f) = write_one(prog, "--json", cfg.json.as_ref(), |w| json::write(doc, w)) {
-        doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
-    }
-}
-
-fn write_one(
-    prog: &str,
-    opt: &str,
-    path: Option<&PathBuf>,
-    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> Option<Failure> {
-    let p = path?;
-    let e = iolab_output::write_with(p, fill).err()?;
-    eprintln!("{prog}: {opt} {}: cannot write: {e}", p.display());
-    Some(
-        Failure::io(&format!("write {opt}"), Some(p.display().to_string()), &e)
-            .of_kind(FailureKind::Output),
-    )
 }
 
 /// Prints at once; a closed stdout stops the run (crate::output).

@@ -5,13 +5,12 @@
 //! and the facts of every run. DIR is created, or must be empty or hold
 //! an earlier report (nothing of anyone else's is overwritten).
 
-use crate::exit;
+use crate::exit::{self, Ended, Halt, HaltKind};
 use clap::Parser;
 use iolab_report::series::{chart, html};
 use iolab_store::{RunRecord, Series, Store, StoreError};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -30,7 +29,7 @@ struct Cli {
     #[arg(short, long)]
     output: PathBuf,
     /// The results store. Default: $IOLAB_STORE, else ./iolab.sqlite.
-    #[arg(long, env = "IOLAB_STORE", default_value = crate::store_hook::DEFAULT_STORE)]
+    #[arg(long, env = "IOLAB_STORE", default_value = crate::runner::store::DEFAULT_STORE)]
     store: PathBuf,
     /// A TrueType font for the charts' text (default: DejaVu Sans or Liberation Sans).
     #[arg(long)]
@@ -42,28 +41,19 @@ pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
-fn usage(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("iolab report: {msg}");
-    exit::usage()
+fn usage(msg: impl std::fmt::Display) -> Halt {
+    Halt::usage(format!("iolab report: {msg}"))
 }
 
 /// Entry point from the dispatcher.
-pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let cli: Cli = match exit::parse_clap(prog, args) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
+    let cli: Cli = exit::parse_clap(prog, args)?;
     if let Some(file) = &cli.live {
         return live_report(&cli, file);
     }
-    let (series, runs) = match load(&cli.store, &cli.series) {
-        Ok(x) => x,
-        Err(e) => return usage(e),
-    };
+    let (series, runs) = load(&cli.store, &cli.series).map_err(usage)?;
     let created = !cli.output.exists();
-    if let Err(msg) = check_dir(&cli.output) {
-        return usage(format!("-o {}: {msg}", cli.output.display()));
-    }
+    check_dir(&cli.output).map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
     let text = crate::font::load(cli.font.as_ref());
     if !text {
         eprintln!(
@@ -76,16 +66,15 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
                 "wrote {} ({n} charts)",
                 cli.output.join("index.html").display()
             );
-            ExitCode::SUCCESS
+            Ok(iolab_core::Outcome::Completed)
         }
         Err(msg) => {
-            eprintln!("iolab report: {msg}");
             // Nothing was put in place; a directory this run made goes
             // too (remove_dir only removes an empty one).
             if created {
                 let _ = std::fs::remove_dir(&cli.output);
             }
-            exit::output_failed()
+            Err(Halt::new(HaltKind::Output, format!("iolab report: {msg}")))
         }
     }
 }
@@ -191,27 +180,21 @@ fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Resul
 
 /// `iolab report --live FILE -o DIR`: the rate and p99 charts of a live
 /// stream, and a page showing them.
-fn live_report(cli: &Cli, file: &Path) -> ExitCode {
-    let (title, rows) = match read_live(file) {
-        Ok(x) => x,
-        Err(e) => return usage(format!("--live {}: {e}", file.display())),
-    };
+fn live_report(cli: &Cli, file: &Path) -> Ended {
+    let (title, rows) = read_live(file).map_err(|e| usage(format!("--live {}: {e}", file.display())))?;
     let created = !cli.output.exists();
-    if let Err(msg) = check_dir(&cli.output) {
-        return usage(format!("-o {}: {msg}", cli.output.display()));
-    }
+    check_dir(&cli.output).map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
     let text = crate::font::load(cli.font.as_ref());
     match write_live(&cli.output, &title, &rows, text) {
         Ok(()) => {
             let _ = outln!("wrote {}", cli.output.join("index.html").display());
-            ExitCode::SUCCESS
+            Ok(iolab_core::Outcome::Completed)
         }
         Err(msg) => {
-            eprintln!("iolab report: {msg}");
             if created {
                 let _ = std::fs::remove_dir(&cli.output);
             }
-            exit::output_failed()
+            Err(Halt::new(HaltKind::Output, format!("iolab report: {msg}")))
         }
     }
 }

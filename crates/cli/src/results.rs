@@ -3,13 +3,13 @@
 //! A run is named by its id, a series by its label (`series:LABEL` when
 //! the label is all digits).
 
-use crate::exit;
+use crate::exit::{self, Ended, Halt, HaltKind};
+use iolab_core::Outcome;
 use clap::{Parser, Subcommand};
 use iolab_report::store as fmt;
 use iolab_store::{compare, Store, StoreError};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -18,7 +18,7 @@ use std::process::ExitCode;
 )]
 struct Cli {
     /// The store (SQLite). Default: $IOLAB_STORE, else ./iolab.sqlite.
-    #[arg(long, global = true, env = "IOLAB_STORE", default_value = crate::store_hook::DEFAULT_STORE)]
+    #[arg(long, global = true, env = "IOLAB_STORE", default_value = crate::runner::store::DEFAULT_STORE)]
     store: PathBuf,
     #[command(subcommand)]
     cmd: Cmd,
@@ -89,31 +89,25 @@ impl Target {
     }
 }
 
-/// What went wrong, and the exit status it gives.
-fn fail(e: StoreError) -> ExitCode {
-    eprintln!("iolab results: {e}");
-    match e {
+/// What went wrong, of the kind that gives its exit status.
+fn fail(e: StoreError) -> Halt {
+    let kind = match e {
         StoreError::Sqlite(_)
         | StoreError::Json(_)
         | StoreError::Payload(_)
-        | StoreError::UnreadableWal { .. } => exit::failed(),
-        _ => exit::usage(),
-    }
+        | StoreError::UnreadableWal { .. } => HaltKind::Failed,
+        _ => HaltKind::Usage,
+    };
+    Halt::new(kind, format!("iolab results: {e}"))
 }
 
 /// Entry point from the dispatcher.
-pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let cli: Cli = match exit::parse_clap(prog, args) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
+    let cli: Cli = exit::parse_clap(prog, args)?;
     if let Cmd::Import { files } = &cli.cmd {
         return import(&cli.store, files);
     }
-    let store = match Store::open_existing(&cli.store) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
+    let store = Store::open_existing(&cli.store).map_err(fail)?;
     let done = match cli.cmd {
         Cmd::List => list(&store),
         Cmd::Show { id } => show(&store, &id),
@@ -127,10 +121,8 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         } => return compare(&store, &a, &b, fail_on_regression),
         Cmd::Import { .. } => Ok(()),
     };
-    match done {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(e),
-    }
+    done.map_err(fail)?;
+    Ok(Outcome::Completed)
 }
 
 fn list(store: &Store) -> Result<(), StoreError> {
@@ -207,7 +199,7 @@ fn export_run_json(store: &Store, id: i64, output: Option<PathBuf>) -> Result<()
     }
 }
 
-fn compare(store: &Store, a: &str, b: &str, strict: bool) -> ExitCode {
+fn compare(store: &Store, a: &str, b: &str, strict: bool) -> Ended {
     let c = match (Target::parse(a), Target::parse(b)) {
         (Target::Run(x), Target::Run(y)) => store.run(x).and_then(|ra| {
             let rb = store.run(y)?;
@@ -220,15 +212,11 @@ fn compare(store: &Store, a: &str, b: &str, strict: bool) -> ExitCode {
             "compare two runs (ids) or two series (labels), not one of each".into(),
         )),
     };
-    match c {
-        Ok(c) => {
-            let _ = out!("{}", fmt::compare::render(&c));
-            match strict && c.count(compare::Verdict::Regression) > 0 {
-                true => exit::failed(),
-                false => ExitCode::SUCCESS,
-            }
-        }
-        Err(e) => fail(e),
+    let c = c.map_err(fail)?;
+    let _ = out!("{}", fmt::compare::render(&c));
+    match strict && c.count(compare::Verdict::Regression) > 0 {
+        true => Err(Halt::said(HaltKind::Failed)),
+        false => Ok(Outcome::Completed),
     }
 }
 
@@ -236,37 +224,29 @@ fn compare(store: &Store, a: &str, b: &str, strict: bool) -> ExitCode {
 /// is opened, so a bad one records nothing. Each is read as it goes
 /// (its envelope's fields kept, its payload checked and then copied into
 /// the store), so a long run's document is never whole in memory.
-fn import(path: &std::path::Path, files: &[PathBuf]) -> ExitCode {
+fn import(path: &std::path::Path, files: &[PathBuf]) -> Ended {
     let mut heads = Vec::new();
     for f in files {
         let head = std::fs::File::open(f)
             .map_err(|e| e.to_string())
             .and_then(|r| iolab_results::stream::read_head(r).map_err(|e| e.to_string()));
-        match head {
-            Ok(h) => heads.push(h),
-            Err(e) => {
-                eprintln!("iolab results import: {}: {e}", f.display());
-                return exit::usage();
-            }
-        }
+        let h = head
+            .map_err(|e| Halt::usage(format!("iolab results import: {}: {e}", f.display())))?;
+        heads.push(h);
     }
-    let mut store = match Store::open(path) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
+    let mut store = Store::open(path).map_err(fail)?;
     for (f, h) in files.iter().zip(&heads) {
-        match store.import_file(f, h) {
-            Ok(iolab_store::Recorded::New(id)) => {
+        match store.import_file(f, h).map_err(fail)? {
+            iolab_store::Recorded::New(id) => {
                 let _ = outln!("{}: run {id}", f.display());
             }
-            Ok(iolab_store::Recorded::Already(id)) => {
+            iolab_store::Recorded::Already(id) => {
                 let _ = outln!(
                     "{}: already recorded as run {id}; not recorded again",
                     f.display()
                 );
             }
-            Err(e) => return fail(e),
         }
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Completed)
 }

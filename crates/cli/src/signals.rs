@@ -1,5 +1,6 @@
-//! Ctrl-C and SIGTERM: the first one asks every engine to stop and clean
-//! up (iolab_core::stop); a second of the same kind (Ctrl-C twice,
+//! Ctrl-C and SIGTERM: the first one cancels the run's root token (the
+//! runner's, which raises iolab_core::stop with it, the flag the engines
+//! still read), so every engine stops and cleans up; a second of the same kind (Ctrl-C twice,
 //! SIGTERM twice) ends the process at once. Kinds are counted apart
 //! because under mpirun a rank gets the terminal's Ctrl-C at once (see
 //! [`relay`]) and mpirun's own SIGTERM later: that SIGTERM must not cut
@@ -42,21 +43,22 @@ fn say_last_words() {
     }
 }
 
-/// Installs the handlers, then (for a rank Open MPI started) the relay
+/// Installs the handlers, which cancel `root`, then (for a rank Open MPI started) the relay
 /// that brings the terminal's Ctrl-C to it at once ([`relay`]). Failure to
 /// install is not fatal: the run simply cannot be interrupted cleanly,
 /// which we say on stderr.
-pub fn install() {
+pub fn install(root: &'static iolab_core::CancelToken) {
     for (kind, sig) in [SIGINT, SIGTERM].into_iter().enumerate() {
-        // SAFETY: the handler only loads and stores atomics, calls write(2)
-        // and _exit, all async-signal-safe.
+        // SAFETY: the handler only loads and stores atomics (cancelling a
+        // token is atomic stores), calls write(2) and _exit, all
+        // async-signal-safe.
         let r = unsafe {
             signal_hook::low_level::register(sig, move || {
                 if SIGNALLED[kind].swap(true, Ordering::SeqCst) {
                     say_last_words();
                     signal_hook::low_level::exit(crate::exit::INTERRUPTED as i32);
                 }
-                iolab_core::stop::request();
+                root.cancel();
             })
         };
         if r.is_err() {

@@ -3,16 +3,15 @@
 //! the remote shell runs (`start-node`, `collect`, `halt`) are hidden
 //! subcommands of the same binary.
 
-use crate::exit;
+use crate::exit::{self, Ended, Halt, HaltKind};
+use crate::runner::{options, Render, Run, RunOptions};
 use clap::{Parser, Subcommand};
 use iolab_core::{Failure, FailureKind, Outcome};
-use iolab_results::{Envelope, Environment};
 use iolab_stats::cluster::{self, Plan, Report};
 use iolab_stats::{config, node, Config};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// Collects system and Lustre statistics on every node while something
 /// runs, as the Lustre I/O kit's stats-collect does.
@@ -70,13 +69,10 @@ enum Step {
         /// Remote shell, as for start.
         #[arg(long)]
         rsh: Option<String>,
-        /// Also write the run as JSON (an iolab results envelope, schema
-        /// iolab.stats.run/1, the samples in `stats`).
-        #[arg(long, value_name = "PATH")]
-        json: Option<PathBuf>,
-        /// Record the run in the results store at this path (see `iolab results`).
-        #[arg(long, value_name = "PATH")]
-        store: Option<PathBuf>,
+        /// --json (schema iolab.stats.run/1, the samples in `stats`)
+        /// and --store, the runner's.
+        #[command(flatten)]
+        run: RunOptions<{ options::JSON | options::STORE }>,
         /// Run the command even when the collector of a node cannot start
         /// (without it, that is exit 1 naming the nodes, before the
         /// command runs); those nodes are named and the exit status is 1
@@ -128,15 +124,12 @@ enum Step {
 }
 
 /// Entry point: `iolab stats ...`.
-pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
+pub fn main(_prog: &str, args: Vec<OsString>) -> Ended {
     let args_line: Vec<String> = args
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let cli: Cli = match exit::parse_clap("stats", args) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+    let cli: Cli = exit::parse_clap("stats", args)?;
     match cli.step {
         Step::Start { config, rsh } => start(&config, rsh.as_deref()),
         Step::Stop {
@@ -153,8 +146,7 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
             config,
             tarball,
             rsh,
-            json,
-            store,
+            run: given,
             keep_going,
             command,
         } => {
@@ -163,8 +155,7 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
                 .collect::<Vec<_>>()
                 .join(" ");
             let rec = RunRecord {
-                json,
-                store,
+                given: given.0,
                 line,
                 keep_going,
             };
@@ -178,35 +169,26 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
         Step::CheckNode { dir } => check_node(&dir),
         Step::Collect { dir } => collect(&dir),
         Step::Halt { dir } => halt(&dir),
-        Step::Forget { dir } => match node::forget(&dir) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("{e}");
-                exit::failed()
-            }
-        },
+        Step::Forget { dir } => node::forget(&dir)
+            .map(|()| Outcome::Completed)
+            .map_err(Halt::failed),
     }
 }
 
 /// Loads the config and plans the nodes; a bad config or remote shell
 /// is a usage error, reported before anything starts.
-fn load(config: &str) -> Result<Config, ExitCode> {
-    config::load(config).map_err(|e| {
-        eprintln!("iolab stats: {e}");
-        exit::usage()
-    })
+fn load(config: &str) -> Result<Config, Halt> {
+    config::load(config).map_err(|e| Halt::usage(format!("iolab stats: {e}")))
 }
 
-fn plan<'a>(cfg: &'a Config, rsh: Option<&str>) -> Result<Plan<'a>, ExitCode> {
+fn plan<'a>(cfg: &'a Config, rsh: Option<&str>) -> Result<Plan<'a>, Halt> {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
-    Plan::new(cfg, rsh, &exe).map_err(|e| {
-        eprintln!("iolab stats: {e}");
-        exit::usage()
-    })
+    Plan::new(cfg, rsh, &exe).map_err(|e| Halt::usage(format!("iolab stats: {e}")))
 }
 
-/// Prints each node's result; the exit status is 1 when any failed.
-fn report(what: &str, r: &Report) -> ExitCode {
+/// Prints each node's result; a refused node is a usage halt, a failed
+/// one a failed halt.
+fn report(what: &str, r: &Report) -> Ended {
     for n in &r.nodes {
         match &n.error {
             None => {
@@ -216,24 +198,17 @@ fn report(what: &str, r: &Report) -> ExitCode {
         }
     }
     if !r.refused.is_empty() {
-        exit::usage()
+        Err(Halt::said(HaltKind::Usage))
     } else if r.failed().is_empty() {
-        ExitCode::SUCCESS
+        Ok(Outcome::Completed)
     } else {
-        exit::failed()
+        Err(Halt::said(HaltKind::Failed))
     }
 }
 
-fn start(config: &str, rsh: Option<&str>) -> ExitCode {
-    let cfg = match load(config) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let plan = match plan(&cfg, rsh) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    report("collecting", &plan.start())
+fn start(config: &str, rsh: Option<&str>) -> Ended {
+    let cfg = load(config)?;
+    report("collecting", &plan(&cfg, rsh)?.start())
 }
 
 /// `iolab-stats-YYYYmmdd-HHMMSS.tgz` in the current directory.
@@ -243,53 +218,41 @@ fn default_tarball() -> PathBuf {
     PathBuf::from(format!("iolab-stats-{when}.tgz"))
 }
 
-fn stop(config: &str, tarball: Option<PathBuf>, rsh: Option<&str>) -> ExitCode {
-    let cfg = match load(config) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let plan = match plan(&cfg, rsh) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+fn stop(config: &str, tarball: Option<PathBuf>, rsh: Option<&str>) -> Ended {
+    let cfg = load(config)?;
+    let plan = plan(&cfg, rsh)?;
     let tgz = tarball.unwrap_or_else(default_tarball);
-    if let Err(code) = check_output("TARBALL", &tgz) {
-        return code;
-    }
+    tarball_outputs("TARBALL", &tgz)
+        .check()
+        .map_err(|e| Halt::usage(format!("iolab stats: {e}")))?;
     match plan.stop(&tgz) {
         Ok(r) => {
-            let code = report("stopped", &r);
+            let ended = report("stopped", &r);
             let _ = outln!("profile tarball: {}", tgz.display());
-            code
+            ended
         }
         Err(e @ cluster::ClusterError::Destination { .. }) => {
-            eprintln!("iolab stats stop: {e}");
-            exit::usage()
+            Err(Halt::usage(format!("iolab stats stop: {e}")))
         }
         Err(e) => {
-            eprintln!("iolab stats: {e}");
+            let mut msg = format!("iolab stats: {e}");
             if matches!(e, cluster::ClusterError::Tarball { .. }) {
-                eprintln!(
-                    "iolab stats: the records stay in {} on each node; run stop again with another tarball",
+                msg += &format!(
+                    "\niolab stats: the records stay in {} on each node; run stop again with another tarball",
                     node::run_dir(&cfg.tmp, "NODE").display()
                 );
             }
-            exit::failed()
+            Err(Halt::failed(msg))
         }
     }
 }
 
-/// The tarball (and the CSV directory analysed beside it) can be
-/// written: checked before any collector starts, exit 2 naming the path.
-fn check_output(option: &str, tgz: &Path) -> Result<(), ExitCode> {
+/// The tarball (and the CSV directory analysed beside it), to be checked
+/// before any collector starts (exit 2 naming the path).
+fn tarball_outputs(option: &str, tgz: &Path) -> iolab_output::Planned {
     iolab_output::Planned::new()
         .file(option, Some(tgz))
         .dir("(CSV directory)", Some(&default_csv_dir(tgz)))
-        .check()
-        .map_err(|e| {
-            eprintln!("iolab stats: {e}");
-            exit::usage()
-        })
 }
 
 /// `NAME-csv` beside `NAME.tgz`.
@@ -298,12 +261,12 @@ fn default_csv_dir(tgz: &Path) -> PathBuf {
     tgz.with_file_name(format!("{stem}-csv"))
 }
 
-fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> ExitCode {
+fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> Ended {
     let outcome = analysed(tgz, format, out);
     if let Outcome::Error(f) = &outcome {
         eprintln!("iolab stats analyse: {}", f.message);
     }
-    exit::status(&outcome)
+    Ok(outcome)
 }
 
 /// Analyses `tgz` into CSV files, printing what it wrote. Bad input (an
@@ -356,8 +319,7 @@ fn analysed(tgz: &Path, format: &str, out: Option<PathBuf>) -> Outcome {
 /// `stats run`'s --json and --store, its command line for them, and
 /// --keep-going.
 struct RunRecord {
-    json: Option<PathBuf>,
-    store: Option<PathBuf>,
+    given: crate::runner::Given,
     line: String,
     keep_going: bool,
 }
@@ -381,55 +343,43 @@ fn run(
     rsh: Option<&str>,
     command: &[OsString],
     rec: RunRecord,
-) -> ExitCode {
-    let cfg = match load(config) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    if let Err(code) = plan(&cfg, rsh) {
-        return code;
-    }
+) -> Ended {
+    let cfg = load(config)?;
+    plan(&cfg, rsh)?;
     let tgz = tarball.unwrap_or_else(default_tarball);
     // Before the collectors start and the command runs, not after.
-    if let Err(e) = cluster::check_destination(&tgz) {
-        eprintln!("iolab stats run: {e}");
-        return exit::usage();
-    }
-    if let Err(code) = check_output("--tarball", &tgz) {
-        return code;
-    }
-    let store = match open_records(&rec) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    cluster::check_destination(&tgz).map_err(|e| Halt::usage(format!("iolab stats run: {e}")))?;
     let doc_config = serde_json::json!({ "config": config, "tarball": &tgz });
+    let mut session = Run::new(
+        "iolab stats run",
+        "stats run",
+        "iolab.stats.run/1",
+        &rec.line,
+        doc_config,
+        rec.given,
+    )
+    .outputs(tarball_outputs("--tarball", &tgz))
+    .open()?;
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     let attach = match rec.keep_going {
         true => iolab_stats::attach_config,
         false => iolab_stats::attach_every,
     };
-    let attached = match attach(cfg, rsh, &exe) {
-        Ok(a) => a,
-        Err(e @ (iolab_stats::StatsError::Refused(_) | iolab_stats::StatsError::UnsafeTmp(_))) => {
-            eprintln!("iolab stats: {e}");
-            return exit::usage();
+    let attached = attach(cfg, rsh, &exe).map_err(|e| match e {
+        iolab_stats::StatsError::Refused(_) | iolab_stats::StatsError::UnsafeTmp(_) => {
+            Halt::usage(format!("iolab stats: {e}"))
         }
-        Err(e @ iolab_stats::StatsError::NotStarted(_)) => {
-            eprintln!("iolab stats run: {e}");
-            eprintln!("iolab stats run: the command was not run; collectors that did start were stopped (--keep-going runs it without those nodes)");
-            return exit::failed();
-        }
-        Err(e) => {
-            eprintln!("iolab stats: {e}");
-            return exit::failed();
-        }
-    };
+        iolab_stats::StatsError::NotStarted(_) => Halt::failed(format!(
+            "iolab stats run: {e}\niolab stats run: the command was not run; collectors that did start were stopped (--keep-going runs it without those nodes)"
+        )),
+        _ => Halt::failed(format!("iolab stats: {e}")),
+    })?;
     for f in attached.start_failed() {
         eprintln!(
             "iolab stats run: no collector on {f}; running the command without it (--keep-going)"
         );
     }
-    let started_ns = iolab_core::clock::wall_ns();
+    session.start();
     let status = run_forwarding(command);
     let collected = attached.finish(Some(&tgz));
     let command_exit = match &status {
@@ -469,39 +419,9 @@ fn run(
         tarball: tgz,
         failed_nodes,
     };
-    let mut doc = Envelope::new(
-        "iolab.stats.run/1",
-        "stats run",
-        &rec.line,
-        doc_config,
-        Environment {
-            host: iolab_core::env::host_info(),
-            filesystems: vec![],
-        },
-        Outcome::Completed,
-        payload,
-    );
-    doc.outcome = run_outcome(&doc.payload, collection_ok);
-    doc.started_unix_ns = started_ns;
-    doc.finished_unix_ns = iolab_core::clock::wall_ns();
-    doc.stats = samples;
-    if !record_run(&rec, &store, &doc.to_json()) && doc.outcome == Outcome::Completed {
-        return exit::output_failed();
-    }
-    exit::status(&doc.outcome)
-}
-
-/// Checks --json and opens --store before any collector starts.
-fn open_records(rec: &RunRecord) -> Result<crate::store_hook::StoreHook, ExitCode> {
-    let usage = |msg: String| {
-        eprintln!("iolab stats: {msg}");
-        exit::usage()
-    };
-    iolab_output::Planned::new()
-        .file("--json", rec.json.as_deref())
-        .check()
-        .map_err(|e| usage(e.to_string()))?;
-    crate::store_hook::StoreHook::open(rec.store.as_deref()).map_err(usage)
+    let mut report = crate::runner::Report::new(run_outcome(&payload, collection_ok), payload);
+    report.stats = samples;
+    Ok(session.finish(report, Render::plain()))
 }
 
 /// How the wrapped command and the collection ended, as a typed
@@ -522,22 +442,6 @@ fn run_outcome(p: &RunPayload, collection_ok: bool) -> Outcome {
                 .of_kind(FailureKind::Command(c)),
         ),
     }
-}
-
-/// Writes --json and records --store; false when either failed.
-fn record_run(rec: &RunRecord, store: &crate::store_hook::StoreHook, json: &str) -> bool {
-    let mut ok = true;
-    if let Some(p) = &rec.json {
-        if let Err(e) = iolab_output::write_atomically(p, json.as_bytes()) {
-            eprintln!("iolab stats run: --json {}: cannot write: {e}", p.display());
-            ok = false;
-        }
-    }
-    if let Err(f) = store.record_json(json) {
-        eprintln!("iolab stats run: {f}");
-        ok = false;
-    }
-    ok
 }
 
 /// Runs the command in a process group of its own and passes SIGINT and
@@ -580,18 +484,11 @@ fn command_code(s: &std::process::ExitStatus) -> u8 {
     }
 }
 
-fn start_node(dir: &Path, spec: &str, foreground: bool) -> ExitCode {
-    let spec: iolab_stats::Spec = match serde_json::from_str(spec) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("iolab stats start-node: bad --spec: {e}");
-            return exit::usage();
-        }
-    };
-    if let Err(e) = spec.check("--spec") {
-        eprintln!("iolab stats start-node: {e}");
-        return exit::usage();
-    }
+fn start_node(dir: &Path, spec: &str, foreground: bool) -> Ended {
+    let spec: iolab_stats::Spec = serde_json::from_str(spec)
+        .map_err(|e| Halt::usage(format!("iolab stats start-node: bad --spec: {e}")))?;
+    spec.check("--spec")
+        .map_err(|e| Halt::usage(format!("iolab stats start-node: {e}")))?;
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     let said = |pid: u32| {
         let mut out = std::io::stdout().lock();
@@ -601,53 +498,35 @@ fn start_node(dir: &Path, spec: &str, foreground: bool) -> ExitCode {
         true => node::foreground(&exe, dir, &spec, said),
         false => node::detach(&exe, dir, &spec).map(said),
     };
-    match started {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{e}");
-            match e {
-                node::NodeError::Unsafe(_) => exit::usage(),
-                _ => exit::failed(),
-            }
-        }
-    }
+    started.map(|()| Outcome::Completed).map_err(|e| {
+        let kind = match e {
+            node::NodeError::Unsafe(_) => HaltKind::Usage,
+            _ => HaltKind::Failed,
+        };
+        Halt::new(kind, e)
+    })
 }
 
 /// The node side of the start's preflight: exit 2 (the status the
 /// console takes as a refusal) with the path named when TMP/iolab-stats
 /// is a link or not this user's own.
-fn check_node(dir: &Path) -> ExitCode {
-    match node::check_base(dir.parent().unwrap_or(dir)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{e}");
-            exit::usage()
-        }
-    }
+fn check_node(dir: &Path) -> Ended {
+    node::check_base(dir.parent().unwrap_or(dir))
+        .map(|()| Outcome::Completed)
+        .map_err(Halt::usage)
 }
 
-fn collect(dir: &Path) -> ExitCode {
-    match node::collect(dir, &iolab_core::stop::requested) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("iolab stats collect: {e}");
-            exit::failed()
-        }
-    }
+fn collect(dir: &Path) -> Ended {
+    node::collect(dir, &iolab_core::stop::requested)
+        .map(|()| Outcome::Completed)
+        .map_err(|e| Halt::failed(format!("iolab stats collect: {e}")))
 }
 
-fn halt(dir: &Path) -> ExitCode {
-    match node::halt(dir) {
-        Ok(tar) => {
-            let mut out = std::io::stdout().lock();
-            if out.write_all(&tar).and_then(|_| out.flush()).is_err() {
-                return exit::failed();
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("{e}");
-            exit::failed()
-        }
-    }
+fn halt(dir: &Path) -> Ended {
+    let tar = node::halt(dir).map_err(Halt::failed)?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(&tar)
+        .and_then(|_| out.flush())
+        .map_err(|_| Halt::said(HaltKind::Failed))?;
+    Ok(Outcome::Completed)
 }

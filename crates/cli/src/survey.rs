@@ -4,19 +4,17 @@
 //! stdout and `${rslt}.summary` as it is measured; `${rslt}.detail` holds
 //! the per-region/target figures; `--json` and `--csv` are written at the end.
 
-use crate::exit;
+mod flow;
+mod plot;
+
+use crate::exit::{self, Ended, Halt, HaltKind};
+use crate::runner::{options, RunOptions};
 use clap::{Args, Parser, Subcommand};
-use iolab_core::env::{fs_info, host_info};
-use iolab_core::Outcome;
+use flow::{conduct, usage_error, Place, Planned};
 use iolab_report::survey as fmt;
-use iolab_results::{Envelope, Environment};
 use iolab_survey::ParamError;
-use serde::Serialize;
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -71,7 +69,8 @@ enum Cmd {
     ObdfilterAgent(AgentArgs),
 }
 
-/// Where the results go (the kit's `rslt` and `rslt_loc`), plus JSON/CSV.
+/// Where the results go (the kit's `rslt` and `rslt_loc`), the run
+/// options, and the backend.
 #[derive(Args, Debug)]
 struct Common {
     /// Result file prefix: writes PREFIX.summary (same as stdout) and
@@ -81,19 +80,10 @@ struct Common {
     /// Directory for the default prefix.
     #[arg(long = "rslt-loc", env = "rslt_loc", default_value = "/tmp")]
     rslt_loc: String,
-    /// Also write the results as JSON (an iolab results envelope).
-    #[arg(long, value_name = "PATH")]
-    json: Option<PathBuf>,
-    /// Also write one CSV row per point and test.
-    #[arg(long, value_name = "PATH")]
-    csv: Option<PathBuf>,
-    /// Collect CPU, memory, disk and network statistics during the survey
-    /// (config.sh, config.toml or local[,Ns], as `iolab stats`) into --json.
-    #[arg(long, value_name = "CONFIG")]
-    stats: Option<String>,
-    /// Record the survey in the results store at this path (see `iolab results`).
-    #[arg(long, value_name = "PATH")]
-    store: Option<PathBuf>,
+    /// --json, --csv (one row per point and test), --stats, --store:
+    /// the runner's.
+    #[command(flatten)]
+    run: RunOptions<{ options::EVERY }>,
     /// Storage backend the survey runs on: posix (the default), null (a
     /// sink: measures iolab itself) or s3 (objects, configured by the
     /// AWS_* environment variables). What each survey needs of it is
@@ -345,18 +335,15 @@ fn ost_size_mb(text: &str) -> Result<u64, String> {
 }
 
 /// Entry point: `iolab survey <survey> ...`.
-pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let cli: Cli = match exit::parse_clap(prog, args.clone()) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
+    let cli: Cli = exit::parse_clap(prog, args.clone())?;
     let line = command_line(prog, &args);
     match cli.cmd {
         Cmd::Disk(a) => disk(a, &line),
         Cmd::Obdfilter(a) => obdfilter(a, &line),
         Cmd::Mds(a) => mds(a, &line),
         Cmd::Ost(a) => ost(a, &line),
-        Cmd::Plot(a) => plot(a),
+        Cmd::Plot(a) => plot::plot(&a.summary, a.out.as_deref(), a.font.as_ref()),
         Cmd::ObdfilterAgent(a) => obdfilter_agent(a),
     }
 }
@@ -383,283 +370,14 @@ fn command_line(prog: &str, args: &[OsString]) -> String {
     s
 }
 
-fn usage_error(survey: &str, e: &ParamError) -> ExitCode {
-    eprintln!("iolab survey {survey}: {e}");
-    exit::usage()
-}
-
-/// The kit's default prefix: `RSLT_LOC/<name>_<date@time>_<host>`.
-fn prefix(c: &Common, name: &str) -> String {
-    c.rslt.clone().unwrap_or_else(|| {
-        let when = iolab_survey::strftime("%F@%R");
-        format!(
-            "{}/{name}_{when}_{}",
-            c.rslt_loc,
-            iolab_core::env::hostname()
-        )
-    })
-}
-
-/// PREFIX.EXT at a prefix the user named: truncated as the kit does, but
-/// a symbolic link there is not followed (it is refused).
-fn named(prefix: &str, ext: &str) -> Result<File, ParamError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(format!("{prefix}.{ext}"))
-        .map_err(|e| {
-            let why = if e.raw_os_error() == Some(libc::ELOOP) {
-                "it is a symbolic link, which iolab does not write through".to_string()
-            } else {
-                e.to_string()
-            };
-            ParamError::new(
-                "rslt",
-                format!("cannot create {prefix}.{ext}: {why}; choose another --rslt"),
-            )
-        })
-}
-
-/// Most names tried after the default one is taken.
-const DEFAULT_NAME_TRIES: u32 = 100;
-
-/// PREFIX.summary and PREFIX.detail at the default prefix, a name anyone
-/// can predict in a shared directory (/tmp): both created exclusively,
-/// never through a link someone planted there. When either is taken,
-/// the next free name (PREFIX-2, PREFIX-3, ...) is used, and said.
-fn default_results(prefix: &str) -> Result<(File, File, String), ParamError> {
-    let fresh = |p: &str| {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(p)
-    };
-    let taken = |e: &std::io::Error| e.kind() == std::io::ErrorKind::AlreadyExists;
-    let cannot = |p: &str, e: std::io::Error| {
-        ParamError::new(
-            "rslt",
-            format!("cannot create {p}: {e}; choose a prefix with --rslt"),
-        )
-    };
-    for n in 1..=DEFAULT_NAME_TRIES {
-        let at = if n == 1 {
-            prefix.to_string()
-        } else {
-            format!("{prefix}-{n}")
-        };
-        let (sp, dp) = (format!("{at}.summary"), format!("{at}.detail"));
-        let summary = match fresh(&sp) {
-            Ok(f) => f,
-            Err(e) if taken(&e) => continue,
-            Err(e) => return Err(cannot(&sp, e)),
-        };
-        let detail = match fresh(&dp) {
-            Ok(f) => f,
-            Err(e) => {
-                let _ = std::fs::remove_file(&sp);
-                if taken(&e) {
-                    continue;
-                }
-                return Err(cannot(&dp, e));
-            }
-        };
-        if n > 1 {
-            eprintln!(
-                "iolab survey: {prefix}.summary or .detail is already there (a file or a link); writing {sp} and {dp} instead"
-            );
-        }
-        return Ok((summary, detail, at));
-    }
-    Err(ParamError::new(
-        "rslt",
-        format!("{prefix}.summary and the next {DEFAULT_NAME_TRIES} names are taken; choose a prefix with --rslt"),
-    ))
-}
-
-/// The summary and detail files, the terminal, and --stats collection.
-struct Outputs {
-    summary: File,
-    detail: File,
-    /// The progress bar (points done of points planned), on a terminal only.
-    bar: Option<indicatif::ProgressBar>,
-    /// --stats collection, from just before the survey to [`Outputs::finish`].
-    collecting: Option<crate::stats_hook::Running>,
-    /// What --stats collected, for the JSON.
-    samples: Option<serde_json::Value>,
-    /// --store, opened before the survey.
-    store: crate::store_hook::StoreHook,
-}
-
-impl Outputs {
-    /// Checks that --json and --csv can be written, then creates
-    /// PREFIX.summary and PREFIX.detail (truncating, as the kit does).
-    fn create(common: &Common, name: &str, points: usize) -> Result<Self, ParamError> {
-        iolab_output::Planned::new()
-            .file("--json", common.json.as_deref())
-            .file("--csv", common.csv.as_deref())
-            .check()
-            .map_err(|e| {
-                ParamError::new(
-                    e.option.trim_start_matches('-'),
-                    format!("{}: {}", e.path.display(), e.why),
-                )
-            })?;
-        let stats = crate::stats_hook::Hook::load(common.stats.as_deref())
-            .map_err(|m| ParamError::new("stats", m.trim_start_matches("--stats: ").to_string()))?;
-        let store = crate::store_hook::StoreHook::open(common.store.as_deref())
-            .map_err(|m| ParamError::new("store", m.trim_start_matches("--store ").to_string()))?;
-        let (summary, detail, at) = match &common.rslt {
-            Some(prefix) => (
-                named(prefix, "summary")?,
-                named(prefix, "detail")?,
-                prefix.clone(),
-            ),
-            None => default_results(&prefix(common, name))?,
-        };
-        // The plan before the first point: how many lines are coming.
-        if points > 1 {
-            eprintln!("iolab survey: {points} points to measure; results in {at}.summary");
-        }
-        let bar = crate::progress::shown(true).then(|| {
-            let b = crate::progress::bar(points as u64, crate::progress::Unit::Items);
-            b.set_message("survey points");
-            b
-        });
-        Ok(Self {
-            summary,
-            detail,
-            bar,
-            collecting: Some(stats.start()),
-            samples: None,
-            store,
-        })
-    }
-
-    /// A summary line: stdout and .summary, flushed at once.
-    fn line(&mut self, s: &str) {
-        // A closed stdout asks the survey to stop (crate::output); it
-        // then cleans up as after Ctrl-C.
-        let print = || {
-            let _ = out!("{s}");
-        };
-        match &self.bar {
-            Some(b) => b.suspend(print),
-            None => print(),
-        }
-        let _ = self.summary.write_all(s.as_bytes());
-        let _ = self.summary.flush();
-    }
-
-    /// A point is done: its line, its detail, the progress note.
-    fn point(&mut self, line: &str, detail: &str) {
-        self.line(line);
-        let _ = self.detail.write_all(detail.as_bytes());
-        if let Some(b) = &self.bar {
-            b.inc(1);
+impl Common {
+    /// Where the result files go.
+    fn place(&self) -> Place<'_> {
+        Place {
+            rslt: self.rslt.as_deref(),
+            rslt_loc: &self.rslt_loc,
         }
     }
-
-    fn finish(&mut self) {
-        self.samples = self.collecting.take().and_then(|c| c.finish());
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
-}
-
-/// The end of every survey: the envelope (with --stats samples) and the
-/// CSV written, and the exit status from the outcome and those writes.
-fn conclude<C: Serialize, P: Serialize>(
-    common: &Common,
-    out: &mut Outputs,
-    doc: Envelope<C, P>,
-    csv: String,
-) -> ExitCode {
-    let mut outcome = doc.outcome.clone();
-    let mut doc = doc;
-    doc.finished_unix_ns = iolab_core::clock::wall_ns();
-    doc.stats = out.samples.take();
-    if let Err(f) = out.store.record(&doc) {
-        outcome = outcome.worst(Outcome::Error(f));
-    }
-    let ok = write_extras(common, doc, csv);
-    finish_status(&outcome, ok)
-}
-
-/// Writes --json and --csv; a failure is reported and makes the exit 1.
-fn write_extras<C: Serialize, P: Serialize>(
-    common: &Common,
-    doc: Envelope<C, P>,
-    csv: String,
-) -> bool {
-    let mut ok = true;
-    if let Some(p) = &common.json {
-        if let Err(e) = iolab_output::write_atomically(p, doc.to_json().as_bytes()) {
-            eprintln!("iolab survey: cannot write --json {}: {e}", p.display());
-            ok = false;
-        }
-    }
-    if let Some(p) = &common.csv {
-        if let Err(e) = iolab_output::write_atomically(p, csv.as_bytes()) {
-            eprintln!("iolab survey: cannot write --csv {}: {e}", p.display());
-            ok = false;
-        }
-    }
-    ok
-}
-
-/// The host, and the file systems of `paths` when the backend's paths
-/// are this machine's files.
-fn environment(b: &dyn iolab_backend::Backend, paths: &[PathBuf]) -> Environment {
-    let local = b.capabilities().local;
-    Environment {
-        host: host_info(),
-        filesystems: paths.iter().filter(|_| local).map(|p| fs_info(p)).collect(),
-    }
-}
-
-/// The exit status: the run's outcome, or 1 when an output failed.
-fn finish_status(outcome: &Outcome, outputs_ok: bool) -> ExitCode {
-    if !outputs_ok && !outcome.is_failure() && *outcome != Outcome::Interrupted {
-        return exit::output_failed();
-    }
-    if let Outcome::Error(f) = outcome {
-        eprintln!("iolab survey: {f}");
-    }
-    exit::status(outcome)
-}
-
-/// The backend `--backend` names (posix when not given), ready for use.
-/// An unknown name is bad usage (exit 2); a backend that cannot start,
-/// such as a storage service refusing the credentials, is exit 1, as
-/// for mdtest and xdd.
-fn backend(survey: &str, c: &Common) -> Result<Box<dyn iolab_backend::Backend>, ExitCode> {
-    let name = c.backend.as_deref().unwrap_or("posix");
-    let b = iolab_backend::by_name(name)
-        .map_err(|e| usage_error(survey, &ParamError::new("backend", e.to_string())))?;
-    if let Err(e) = b.init() {
-        eprintln!("iolab survey {survey}: --backend {name}: {e}");
-        return Err(exit::failed());
-    }
-    Ok(b)
-}
-
-/// Ends the backend's run and returns what it has to tell (S3: retried
-/// requests), for the results' notes.
-fn finish_backend(b: &dyn iolab_backend::Backend) -> Vec<String> {
-    let mut notes = b.notes();
-    if let Err(e) = b.finalize() {
-        notes.push(format!(
-            "the {} backend did not finish cleanly: {e}",
-            b.name()
-        ));
-    }
-    notes
 }
 
 fn env_list(vars: &[&str]) -> Vec<PathBuf> {
@@ -669,12 +387,9 @@ fn env_list(vars: &[&str]) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-fn disk(a: DiskArgs, line: &str) -> ExitCode {
+fn disk(a: DiskArgs, line: &str) -> Ended {
     use iolab_survey::disk::{self, Action, DiskConfig};
-    let actions = match Action::parse_list(&a.actions) {
-        Ok(x) => x,
-        Err(e) => return usage_error("disk", &e),
-    };
+    let actions = Action::parse_list(&a.actions).map_err(|e| usage_error("disk", &e))?;
     let devices = if a.devices.is_empty() {
         env_list(&["scsidevs", "rawdevs"])
     } else {
@@ -693,71 +408,55 @@ fn disk(a: DiskArgs, line: &str) -> ExitCode {
         max_queue: a.max_queue,
         force: a.force,
     };
-    let b = match backend("disk", &a.common) {
-        Ok(b) => b,
-        Err(code) => return code,
-    };
-    let mut plan = match cfg.validate(b.as_ref()) {
-        Ok(p) => p,
-        Err(e) => return usage_error("disk", &e),
-    };
-    let mut out = match Outputs::create(&a.common, "sgpdd_survey", disk::points(&cfg).len()) {
-        Ok(o) => o,
-        Err(e) => return usage_error("disk", &e),
-    };
+    let b = flow::backend("disk", a.common.backend.as_deref())?;
+    let mut plan = cfg
+        .validate(b.as_ref())
+        .map_err(|e| usage_error("disk", &e))?;
     let names: Vec<String> = cfg
         .devices
         .iter()
         .map(|d| d.display().to_string())
         .collect();
-    let header = iolab_survey::Header::now();
     let layout = match a.layout.as_str() {
         "kit" => fmt::summary::DiskLayout::Kit,
         _ => fmt::summary::DiskLayout::Guide,
     };
-    let action_names: Vec<&str> = cfg.actions.iter().map(|x| x.name()).collect();
-    out.line(&fmt::summary::disk_header(
-        &header,
-        &names,
-        &action_names,
-        layout,
-    ));
-    let live = crate::live::start("survey", true, false, None);
-    plan.live = live.shared();
-    let mut report = disk::run(&plan, b.as_ref(), &mut |p| {
-        out.point(
-            &fmt::summary::disk_line_in(p, layout),
-            &fmt::detail::disk(p),
-        );
-    });
-    let mut ended = live.finish();
-    report.outcome = ended.outcome(report.outcome.clone());
-    out.finish();
-    let backend_notes = finish_backend(b.as_ref());
-    let csv = fmt::csv::disk(&report.points);
-    let figures = fmt::figures::disk(&report.points);
-    let mut doc = Envelope::new(
-        "iolab.survey.disk/1",
-        "survey disk",
-        line,
-        cfg.clone(),
-        environment(b.as_ref(), &[]),
-        report.outcome.clone(),
-        report,
-    );
-    doc.notes.extend(backend_notes);
-    doc.notes.extend(std::mem::take(&mut ended.notes));
-    doc.run_id = ended.run_id;
-    doc.figures = figures;
-    conclude(&a.common, &mut out, doc, csv)
+    let planned = Planned {
+        name: "disk",
+        schema: "iolab.survey.disk/1",
+        rslt: "sgpdd_survey",
+        points: disk::points(&cfg).len(),
+        leftovers: Vec::new(),
+        paths: Vec::new(),
+        notes: Vec::new(),
+        config: cfg.clone(),
+        live: true,
+    };
+    let run = |out: &mut flow::Lines, live| {
+        plan.live = live;
+        let action_names: Vec<&str> = cfg.actions.iter().map(|x| x.name()).collect();
+        let header = iolab_survey::Header::now();
+        out.line(&fmt::summary::disk_header(
+            &header,
+            &names,
+            &action_names,
+            layout,
+        ));
+        Ok(disk::run(&plan, b.as_ref(), &mut |p| {
+            out.point(
+                &fmt::summary::disk_line_in(p, layout),
+                &fmt::detail::disk(p),
+            );
+        }))
+    };
+    conduct(planned, a.common.place(), a.common.run.0.clone(), line, Some(b.as_ref()), run)
 }
 
 /// The object survey's `case=network` and `case=netdisk`: an echo agent
 /// is started for each target through the remote shell and stopped at
-/// the end.
-fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
+/// the end; no data goes through a backend.
+fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
     use iolab_survey::echo;
-    use iolab_survey::obdfilter::ObdConfig;
     let given: Vec<String> = if a.targets.is_empty() {
         env_list(&["targets"])
             .iter()
@@ -771,15 +470,72 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
             "case={} moves data to echo agents on other hosts, which keep it on their own file systems; drop --backend",
             a.case
         );
-        return usage_error("obdfilter", &ParamError::new("backend", why));
+        return Err(usage_error("obdfilter", &ParamError::new("backend", why)));
     }
-    let targets = match echo::parse_targets(&a.case, &given) {
-        Ok(t) => t,
-        Err(e) => return usage_error("obdfilter", &e),
+    let targets = echo::parse_targets(&a.case, &given).map_err(|e| usage_error("obdfilter", &e))?;
+    let cfg = obd_config(&a, vec![], vec![]);
+    cfg.validate_params()
+        .map_err(|e| usage_error("obdfilter", &e))?;
+    let key = iolab_net::SharedKey::resolve(None)
+        .map_err(|e| usage_error("obdfilter", &ParamError::new("key", e.to_string())))?;
+    let planned = Planned {
+        name: "obdfilter",
+        schema: "iolab.survey.obdfilter/1",
+        rslt: "obdfilter_survey",
+        points: iolab_survey::obdfilter::points(&cfg).len(),
+        leftovers: Vec::new(),
+        paths: Vec::new(),
+        notes: Vec::new(),
+        config: cfg.clone(),
+        live: false,
     };
-    let cfg = ObdConfig {
-        targets: vec![],
-        remote: vec![],
+    let run = |out: &mut flow::Lines, _live| {
+        let work = iolab_survey::obdfilter::work_name();
+        let agents = echo::Agents::start(
+            &targets,
+            a.echo_port,
+            a.rsh.as_deref(),
+            &a.remote_iolab,
+            &work,
+        )
+        .map_err(|e| Halt::failed(format!("iolab survey obdfilter: {e}")))?;
+        let mut agents = agents;
+        // Every agent answers before the first point: a host that cannot
+        // be reached is named, and no point runs.
+        if let Err(hosts) = agents.wait_ready(key.as_ref()) {
+            agents.stop();
+            if iolab_core::stop::requested() {
+                return Err(Halt::said(HaltKind::Interrupted));
+            }
+            let mut msg: Vec<String> = hosts
+                .iter()
+                .map(|h| format!("iolab survey obdfilter: {h}"))
+                .collect();
+            msg.push("iolab survey obdfilter: no point was run".into());
+            return Err(Halt::failed(msg.join("\n")));
+        }
+        let header = iolab_survey::Header::now();
+        out.line(&fmt::summary::obdfilter_header_for(&header, &a.case));
+        let addrs = agents.addrs.clone();
+        let mut report = echo::run(&cfg, &addrs, key.as_ref(), &mut |p| {
+            out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
+        });
+        report.notes.extend(agents.stop());
+        Ok(report)
+    };
+    conduct(planned, a.common.place(), a.common.run.0.clone(), line, None, run)
+}
+
+/// The object survey's parameters, on `targets` (local) and `remote`
+/// (`HOST:/DIR`).
+fn obd_config(
+    a: &ObdArgs,
+    targets: Vec<PathBuf>,
+    remote: Vec<iolab_survey::remote::RemoteTarget>,
+) -> iolab_survey::obdfilter::ObdConfig {
+    iolab_survey::obdfilter::ObdConfig {
+        targets,
+        remote,
         rsh: a.rsh.clone(),
         remote_iolab: a.remote_iolab.clone(),
         size_mb: a.size,
@@ -792,82 +548,11 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
         tests: a.tests.split_whitespace().map(str::to_string).collect(),
         interval_ms: a.interval_ms,
         max_buffer_kb: a.max_buffer,
-    };
-    if let Err(e) = cfg.validate_params() {
-        return usage_error("obdfilter", &e);
     }
-    let key = match iolab_net::SharedKey::resolve(None) {
-        Ok(k) => k,
-        Err(e) => return usage_error("obdfilter", &ParamError::new("key", e.to_string())),
-    };
-    let points = iolab_survey::obdfilter::points(&cfg).len();
-    let mut out = match Outputs::create(&a.common, "obdfilter_survey", points) {
-        Ok(o) => o,
-        Err(e) => return usage_error("obdfilter", &e),
-    };
-    let work = iolab_survey::obdfilter::work_name();
-    let started = echo::Agents::start(
-        &targets,
-        a.echo_port,
-        a.rsh.as_deref(),
-        &a.remote_iolab,
-        &work,
-    );
-    let mut agents = match started {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("iolab survey obdfilter: {e}");
-            return exit::failed();
-        }
-    };
-    if let Err(hosts) = agents.wait_ready(key.as_ref()) {
-        agents.stop();
-        out.finish();
-        if iolab_core::stop::requested() {
-            return exit::interrupted();
-        }
-        for h in hosts {
-            eprintln!("iolab survey obdfilter: {h}");
-        }
-        eprintln!("iolab survey obdfilter: no point was run");
-        return exit::failed();
-    }
-    let header = iolab_survey::Header::now();
-    out.line(&fmt::summary::obdfilter_header_for(&header, &a.case));
-    let addrs = agents.addrs.clone();
-    let mut report = echo::run(&cfg, &addrs, key.as_ref(), &mut |p| {
-        out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
-    });
-    report.notes.extend(agents.stop());
-    out.finish();
-    let csv = fmt::csv::obdfilter(&report.points);
-    let mut doc = Envelope::new(
-        "iolab.survey.obdfilter/1",
-        "survey obdfilter",
-        line,
-        cfg.clone(),
-        Environment {
-            host: host_info(),
-            filesystems: vec![],
-        },
-        report.outcome.clone(),
-        report.clone(),
-    );
-    doc.notes = report.notes;
-    conclude(&a.common, &mut out, doc, csv)
 }
 
-/// What a second Ctrl-C (which ends the process at once) leaves behind.
-fn warn_leftovers(dirs: &[PathBuf]) {
-    let list: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    crate::signals::set_last_words(format!(
-        "\niolab survey: stopped at once; remove what it left by hand: {}\n",
-        list.join(" ")
-    ));
-}
-
-fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
-    use iolab_survey::obdfilter::{self, ObdConfig};
+fn obdfilter(a: ObdArgs, line: &str) -> Ended {
+    use iolab_survey::obdfilter;
     if a.case == "network" || a.case == "netdisk" {
         return obdfilter_network(a, line);
     }
@@ -876,7 +561,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
             "case={}: the kit's cases are disk, network and netdisk",
             a.case
         );
-        return usage_error("obdfilter", &ParamError::new("case", why));
+        return Err(usage_error("obdfilter", &ParamError::new("case", why)));
     }
     let given: Vec<String> = if a.targets.is_empty() {
         env_list(&["targets", "OSTS"])
@@ -884,67 +569,34 @@ fn obdfilter(a: ObdArgs, line: &str) -> ExitCode {
             .map(|p| p.display().to_string())
             .collect()
     } else {
-        a.targets
+        a.targets.clone()
     };
     let (targets, remote) = obdfilter::split_targets(&given);
-    let cfg = ObdConfig {
-        targets,
-        remote,
-        rsh: a.rsh,
-        remote_iolab: a.remote_iolab,
-        size_mb: a.size,
-        rszlo_kb: a.rszlo,
-        rszhi_kb: a.rszhi,
-        nobjlo: a.nobjlo,
-        nobjhi: a.nobjhi,
-        thrlo: a.thrlo,
-        thrhi: a.thrhi,
-        tests: a.tests.split_whitespace().map(str::to_string).collect(),
-        interval_ms: a.interval_ms,
-        max_buffer_kb: a.max_buffer,
+    let cfg = obd_config(&a, targets, remote);
+    let b = flow::backend("obdfilter", a.common.backend.as_deref())?;
+    cfg.validate(b.as_ref())
+        .map_err(|e| usage_error("obdfilter", &e))?;
+    let planned = Planned {
+        name: "obdfilter",
+        schema: "iolab.survey.obdfilter/1",
+        rslt: "obdfilter_survey",
+        points: obdfilter::points(&cfg).len(),
+        leftovers: cfg.targets.iter().map(|t| obdfilter::work_dir(t)).collect(),
+        paths: cfg.targets.clone(),
+        notes: Vec::new(),
+        config: cfg.clone(),
+        live: false,
     };
-    let b = match backend("obdfilter", &a.common) {
-        Ok(b) => b,
-        Err(code) => return code,
+    let run = |out: &mut flow::Lines, _live| {
+        out.line(&fmt::summary::obdfilter_header(&iolab_survey::Header::now()));
+        Ok(obdfilter::run(&cfg, b.as_ref(), &mut |p| {
+            out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
+        }))
     };
-    if let Err(e) = cfg.validate(b.as_ref()) {
-        return usage_error("obdfilter", &e);
-    }
-    let mut out =
-        match Outputs::create(&a.common, "obdfilter_survey", obdfilter::points(&cfg).len()) {
-            Ok(o) => o,
-            Err(e) => return usage_error("obdfilter", &e),
-        };
-    warn_leftovers(
-        &cfg.targets
-            .iter()
-            .map(|t| obdfilter::work_dir(t))
-            .collect::<Vec<_>>(),
-    );
-    out.line(&fmt::summary::obdfilter_header(&iolab_survey::Header::now()));
-    let report = obdfilter::run(&cfg, b.as_ref(), &mut |p| {
-        out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
-    });
-    out.finish();
-    let backend_notes = finish_backend(b.as_ref());
-    let csv = fmt::csv::obdfilter(&report.points);
-    let figures = fmt::figures::obdfilter(&report.points);
-    let mut doc = Envelope::new(
-        "iolab.survey.obdfilter/1",
-        "survey obdfilter",
-        line,
-        cfg.clone(),
-        environment(b.as_ref(), &cfg.targets),
-        report.outcome.clone(),
-        report.clone(),
-    );
-    doc.notes = report.notes;
-    doc.notes.extend(backend_notes);
-    doc.figures = figures;
-    conclude(&a.common, &mut out, doc, csv)
+    conduct(planned, a.common.place(), a.common.run.0.clone(), line, Some(b.as_ref()), run)
 }
 
-fn mds(a: MdsArgs, line: &str) -> ExitCode {
+fn mds(a: MdsArgs, line: &str) -> Ended {
     use iolab_survey::mds::{self, MdsConfig};
     use iolab_survey::mds_plan;
     let targets = if a.targets.is_empty() {
@@ -952,15 +604,13 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
     } else {
         a.targets
     };
-    let plan = match mds_plan::plan(&mds_plan::MdsTargetArgs {
+    let plan = mds_plan::plan(&mds_plan::MdsTargetArgs {
         targets: &targets,
         lustre_mount: a.lustre_mount.as_deref(),
         stripe_count: a.stripe_count,
         layer: a.layer.as_deref(),
-    }) {
-        Ok(p) => p,
-        Err(e) => return usage_error("mds", &e),
-    };
+    })
+    .map_err(|e| usage_error("mds", &e))?;
     let cfg = MdsConfig {
         targets: plan.targets,
         thrlo: a.thrlo,
@@ -974,46 +624,30 @@ fn mds(a: MdsArgs, line: &str) -> ExitCode {
         layer: mds_plan::FS_LAYER.to_string(),
         lustre: plan.lustre,
     };
-    let b = match backend("mds", &a.common) {
-        Ok(b) => b,
-        Err(code) => return code,
+    let b = flow::backend("mds", a.common.backend.as_deref())?;
+    cfg.validate(b.as_ref())
+        .map_err(|e| usage_error("mds", &e))?;
+    let planned = Planned {
+        name: "mds",
+        schema: "iolab.survey.mds/1",
+        rslt: "mds_survey",
+        points: mds::points(&cfg).len(),
+        leftovers: (0..cfg.targets.len()).map(|i| cfg.work_dir(i)).collect(),
+        paths: cfg.targets.clone(),
+        notes: plan.notes,
+        config: cfg.clone(),
+        live: false,
     };
-    if let Err(e) = cfg.validate(b.as_ref()) {
-        return usage_error("mds", &e);
-    }
-    let mut out = match Outputs::create(&a.common, "mds_survey", mds::points(&cfg).len()) {
-        Ok(o) => o,
-        Err(e) => return usage_error("mds", &e),
+    let run = |out: &mut flow::Lines, _live| {
+        out.line(&fmt::summary::mds_header(&iolab_survey::Header::now()));
+        Ok(mds::run(&cfg, b.as_ref(), &mut |p| {
+            out.point(&fmt::summary::mds_line(p), &fmt::detail::mds(p));
+        }))
     };
-    warn_leftovers(
-        &(0..cfg.targets.len())
-            .map(|i| cfg.work_dir(i))
-            .collect::<Vec<_>>(),
-    );
-    out.line(&fmt::summary::mds_header(&iolab_survey::Header::now()));
-    let report = mds::run(&cfg, b.as_ref(), &mut |p| {
-        out.point(&fmt::summary::mds_line(p), &fmt::detail::mds(p));
-    });
-    out.finish();
-    let backend_notes = finish_backend(b.as_ref());
-    let csv = fmt::csv::mds(&report.points);
-    let figures = fmt::figures::mds(&report.points);
-    let mut doc = Envelope::new(
-        "iolab.survey.mds/1",
-        "survey mds",
-        line,
-        cfg.clone(),
-        environment(b.as_ref(), &cfg.targets),
-        report.outcome.clone(),
-        report,
-    );
-    doc.notes = plan.notes;
-    doc.notes.extend(backend_notes);
-    doc.figures = figures;
-    conclude(&a.common, &mut out, doc, csv)
+    conduct(planned, a.common.place(), a.common.run.0.clone(), line, Some(b.as_ref()), run)
 }
 
-fn ost(a: OstArgs, line: &str) -> ExitCode {
+fn ost(a: OstArgs, line: &str) -> Ended {
     use iolab_survey::ost;
     let targets = if a.targets.is_empty() {
         env_list(&["targets"])
@@ -1021,158 +655,40 @@ fn ost(a: OstArgs, line: &str) -> ExitCode {
         a.targets
     };
     let names: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
-    let (cfg, notes) = match ost::plan(targets, a.size, a.lustre) {
-        Ok(c) => c,
-        Err(e) => return usage_error("ost", &e),
+    let (cfg, notes) =
+        ost::plan(targets, a.size, a.lustre).map_err(|e| usage_error("ost", &e))?;
+    let b = flow::backend("ost", a.common.backend.as_deref())?;
+    cfg.validate(b.as_ref())
+        .map_err(|e| usage_error("ost", &e))?;
+    let planned = Planned {
+        name: "ost",
+        schema: "iolab.survey.ost/1",
+        rslt: "ost_survey",
+        points: 1,
+        leftovers: (0..cfg.targets.len()).map(|i| cfg.file(i)).collect(),
+        paths: cfg.targets.clone(),
+        notes,
+        config: cfg.clone(),
+        live: false,
     };
-    let b = match backend("ost", &a.common) {
-        Ok(b) => b,
-        Err(code) => return code,
+    let run = |out: &mut flow::Lines, _live| {
+        let host = iolab_core::env::hostname();
+        out.line(&fmt::summary::ost_header(
+            &iolab_survey::strftime("%D"),
+            &names,
+            &host,
+        ));
+        let report = ost::run(&cfg, b.as_ref());
+        out.point(
+            &fmt::summary::ost_report(&report),
+            &fmt::detail::ost(&report),
+        );
+        Ok(report)
     };
-    if let Err(e) = cfg.validate(b.as_ref()) {
-        return usage_error("ost", &e);
-    }
-    let mut out = match Outputs::create(&a.common, "ost_survey", 1) {
-        Ok(o) => o,
-        Err(e) => return usage_error("ost", &e),
-    };
-    warn_leftovers(
-        &(0..cfg.targets.len())
-            .map(|i| cfg.file(i))
-            .collect::<Vec<_>>(),
-    );
-    let host = iolab_core::env::hostname();
-    out.line(&fmt::summary::ost_header(
-        &iolab_survey::strftime("%D"),
-        &names,
-        &host,
-    ));
-    let report = ost::run(&cfg, b.as_ref());
-    out.point(
-        &fmt::summary::ost_report(&report),
-        &fmt::detail::ost(&report),
-    );
-    out.finish();
-    let backend_notes = finish_backend(b.as_ref());
-    let csv = fmt::csv::ost(&report);
-    let figures = fmt::figures::ost(&report);
-    let mut doc = Envelope::new(
-        "iolab.survey.ost/1",
-        "survey ost",
-        line,
-        cfg.clone(),
-        environment(b.as_ref(), &cfg.targets),
-        report.outcome.clone(),
-        report,
-    );
-    doc.notes = notes;
-    doc.notes.extend(backend_notes);
-    doc.figures = figures;
-    conclude(&a.common, &mut out, doc, csv)
+    conduct(planned, a.common.place(), a.common.run.0.clone(), line, Some(b.as_ref()), run)
 }
 
-fn plot(a: PlotArgs) -> ExitCode {
-    let text = match std::fs::read_to_string(&a.summary) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!(
-                "iolab survey plot: cannot read {}: {e}",
-                a.summary.display()
-            );
-            return exit::usage();
-        }
-    };
-    let summary = match fmt::parse::parse(&text) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("iolab survey plot: {}: {e}", a.summary.display());
-            return exit::usage();
-        }
-    };
-    let prefix = a.out.clone().unwrap_or_else(|| {
-        let p = a.summary.display().to_string();
-        p.strip_suffix(".summary").map(str::to_string).unwrap_or(p)
-    });
-    // Every file goes beside PREFIX.csv: one check of that directory,
-    // before anything is written (exit 2 naming it).
-    let csv_path = PathBuf::from(format!("{prefix}.csv"));
-    if let Err(e) = iolab_output::check_file("--out", &csv_path) {
-        eprintln!("iolab survey plot: {e}");
-        return exit::usage();
-    }
-    let with_text = crate::font::load(a.font.as_ref());
-    if !with_text {
-        eprintln!("iolab survey plot: no usable font (give --font FILE.ttf); charts are drawn without labels");
-    }
-    let mut ok = write_out(
-        &format!("{prefix}.csv"),
-        fmt::plot::csv(&summary).as_bytes(),
-    );
-    for c in fmt::plot::charts(&summary) {
-        // A closed stdout stops the plot as SIGPIPE would (no further chart).
-        if iolab_core::stop::requested() {
-            break;
-        }
-        ok &= plot_chart(&summary, &c, &prefix, with_text);
-    }
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        exit::output_failed()
-    }
-}
-
-/// The .dat, .scr, .svg and .png of one chart.
-fn plot_chart(s: &fmt::parse::Summary, c: &fmt::plot::Chart, prefix: &str, text: bool) -> bool {
-    let base = format!("{prefix}{}", c.stem());
-    let file_name = |ext: &str| {
-        let p = format!("{base}.{ext}");
-        std::path::Path::new(&p)
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or(p)
-    };
-    let script = fmt::plot::gnuplot(
-        s.kind,
-        c,
-        &s.title,
-        &file_name("dat"),
-        &file_name("gnuplot.png"),
-    );
-    let mut ok = write_out(&format!("{base}.dat"), fmt::plot::dat(s.kind, c).as_bytes());
-    ok &= write_out(&format!("{base}.scr"), script.as_bytes());
-    for (ext, bytes) in [
-        (
-            "svg",
-            fmt::plot::svg(s.kind, c, &s.title, text).map(String::into_bytes),
-        ),
-        ("png", fmt::plot::png(s.kind, c, &s.title, text)),
-    ] {
-        ok &= match bytes {
-            Ok(b) => write_out(&format!("{base}.{ext}"), &b),
-            Err(e) => {
-                eprintln!("iolab survey plot: {base}.{ext}: {e}");
-                false
-            }
-        };
-    }
-    ok
-}
-
-fn write_out(path: &str, bytes: &[u8]) -> bool {
-    match iolab_output::write_atomically(std::path::Path::new(path), bytes) {
-        Ok(()) => {
-            let _ = outln!("wrote {path}");
-            true
-        }
-        Err(e) => {
-            eprintln!("iolab survey plot: cannot write {path}: {e}");
-            false
-        }
-    }
-}
-
-fn obdfilter_agent(a: AgentArgs) -> ExitCode {
+fn obdfilter_agent(a: AgentArgs) -> Ended {
     let step = iolab_survey::agent::Step {
         step: a.step,
         work: a.work,
@@ -1189,16 +705,10 @@ fn obdfilter_agent(a: AgentArgs) -> ExitCode {
         dirs: a.dirs,
     };
     let b: Box<dyn iolab_backend::Backend> = Box::new(iolab_backend::Posix);
-    match iolab_survey::agent::run(&step, b.as_ref()) {
-        Ok(line) => {
-            if let Some(l) = line {
-                let _ = outln!("{l}");
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("iolab survey obdfilter-agent: {e}");
-            exit::failed()
-        }
+    let line = iolab_survey::agent::run(&step, b.as_ref())
+        .map_err(|e| Halt::failed(format!("iolab survey obdfilter-agent: {e}")))?;
+    if let Some(l) = line {
+        let _ = outln!("{l}");
     }
+    Ok(iolab_core::Outcome::Completed)
 }

@@ -5,14 +5,14 @@
 //! some failed (the others are recorded), 2 bad plan or store (nothing
 //! ran), 130 interrupted (a rerun resumes).
 
-use crate::exit;
+use crate::exit::{self, Ended, Halt};
+use iolab_core::Outcome;
 use clap::Parser;
 use iolab_store::{Store, StoreError};
 use iolab_sweep::plan::{Plan, ToolCheck};
 use iolab_sweep::run::{self, Event, SweepError, WorkDir};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -26,7 +26,7 @@ struct Cli {
     /// The plan (TOML).
     plan: PathBuf,
     /// The results store. Default: $IOLAB_STORE, else ./iolab.sqlite.
-    #[arg(long, env = "IOLAB_STORE", default_value = crate::store_hook::DEFAULT_STORE)]
+    #[arg(long, env = "IOLAB_STORE", default_value = crate::runner::store::DEFAULT_STORE)]
     store: PathBuf,
     /// Check the plan and print every point's command line; run nothing.
     #[arg(long)]
@@ -51,48 +51,34 @@ impl ToolCheck for Tools {
     }
 }
 
-fn usage(what: &Path, msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("iolab sweep: {}: {msg}", what.display());
-    exit::usage()
+fn usage(what: &Path, msg: impl std::fmt::Display) -> Halt {
+    Halt::usage(format!("iolab sweep: {}: {msg}", what.display()))
 }
 
 /// Entry point from the dispatcher.
-pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
-    let cli: Cli = match exit::parse_clap(prog, args) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let plan = match std::fs::read_to_string(&cli.plan)
+pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
+    let cli: Cli = exit::parse_clap(prog, args)?;
+    let plan = std::fs::read_to_string(&cli.plan)
         .map_err(|e| format!("cannot read the plan: {e}"))
         .and_then(|t| Plan::parse(&t).map_err(|e| e.to_string()))
         .and_then(|p| {
             p.check_points(&Tools)
                 .map(|()| p)
                 .map_err(|e| e.to_string())
-        }) {
-        Ok(p) => p,
-        Err(msg) => return usage(&cli.plan, msg),
-    };
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => {
-            return usage(
-                &cli.plan,
-                format!("cannot find the iolab binary to run: {e}"),
-            )
-        }
-    };
+        })
+        .map_err(|msg| usage(&cli.plan, msg))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        usage(
+            &cli.plan,
+            format!("cannot find the iolab binary to run: {e}"),
+        )
+    })?;
     if cli.dry_run {
         return dry_run(&plan, &exe);
     }
-    let mut store = match Store::open(&cli.store) {
-        Ok(s) => s,
-        Err(e) => return usage(&cli.store, format!("--store: {e}")),
-    };
-    let work = match WorkDir::create(&cli.store) {
-        Ok(w) => w,
-        Err(e) => return usage(&cli.store, e),
-    };
+    let mut store =
+        Store::open(&cli.store).map_err(|e| usage(&cli.store, format!("--store: {e}")))?;
+    let work = WorkDir::create(&cli.store).map_err(|e| usage(&cli.store, e))?;
     for d in work.taken_over() {
         eprintln!(
             "iolab sweep: took over {}: the sweep that made it is no longer running; its leftovers were removed",
@@ -113,22 +99,18 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     });
     drop(work);
     match result {
-        Ok(sum) => finish(&plan, &store, &cli.store, sum),
-        Err(SweepError::Store(e @ StoreError::PlanMismatch { .. })) => usage(&cli.store, e),
+        Ok(sum) => Ok(finish(&plan, &store, &cli.store, sum)),
+        Err(SweepError::Store(e @ StoreError::PlanMismatch { .. })) => Err(usage(&cli.store, e)),
         Err(e @ SweepError::Launcher { .. }) => {
             say("\n");
-            eprintln!("iolab sweep: {e}; nothing more was run");
-            exit::usage()
+            Err(Halt::usage(format!("iolab sweep: {e}; nothing more was run")))
         }
-        Err(e) => {
-            eprintln!("iolab sweep: {e}");
-            exit::failed()
-        }
+        Err(e) => Err(Halt::failed(format!("iolab sweep: {e}"))),
     }
 }
 
 /// `--dry-run`: every point's command line.
-fn dry_run(plan: &Plan, exe: &Path) -> ExitCode {
+fn dry_run(plan: &Plan, exe: &Path) -> Ended {
     let _ = outln!(
         "sweep '{}': {} points x {} repeats; the plan is valid",
         plan.label,
@@ -140,10 +122,10 @@ fn dry_run(plan: &Plan, exe: &Path) -> ExitCode {
             Ok(argv) => {
                 let _ = outln!("{}: {}", p.key, argv.join(" "));
             }
-            Err(e) => return usage(Path::new(&plan.label), e),
+            Err(e) => return Err(usage(Path::new(&plan.label), e)),
         }
     }
-    ExitCode::SUCCESS
+    Ok(Outcome::Completed)
 }
 
 /// Writes to standard output. A closed pipe (`| head`) stops the sweep
@@ -219,8 +201,8 @@ fn show(plan: &Plan, store: &Path, e: Event, eta: &mut Eta) {
     }
 }
 
-/// The table of the series, and the exit status.
-fn finish(plan: &Plan, store: &Store, path: &Path, sum: run::Summary) -> ExitCode {
+/// The table of the series, and how the sweep ended.
+fn finish(plan: &Plan, store: &Store, path: &Path, sum: run::Summary) -> Outcome {
     if let Ok(s) = store.series(&plan.label) {
         say(&format!("\n{}", iolab_report::store::show::points(&s)));
     }
@@ -238,11 +220,12 @@ fn finish(plan: &Plan, store: &Store, path: &Path, sum: run::Summary) -> ExitCod
         if !crate::output::stdout_closed() {
             eprintln!("iolab sweep: interrupted; run the same command again to resume");
         }
-        return exit::interrupted();
+        return Outcome::Interrupted;
     }
     if sum.failed > 0 {
-        eprintln!("iolab sweep: {} repeats did not complete", sum.failed);
-        return exit::failed();
+        let why = format!("{} repeats did not complete", sum.failed);
+        eprintln!("iolab sweep: {why}");
+        return Outcome::Error(iolab_core::Failure::other("sweep", why));
     }
-    ExitCode::SUCCESS
+    Outcome::Completed
 }

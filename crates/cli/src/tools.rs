@@ -9,11 +9,11 @@
 
 use crate::TOOLS;
 use std::ffi::OsString;
-use std::process::ExitCode;
 
 /// A subcommand's entry point: the arguments after its name, and the
-/// name the user typed (for messages and `Command line used:`).
-pub type Entry = fn(prog: &str, args: Vec<OsString>) -> ExitCode;
+/// name the user typed (for messages and `Command line used:`); it
+/// returns how it ended, which `main` maps to the exit status.
+pub type Entry = fn(prog: &str, args: Vec<OsString>) -> crate::exit::Ended;
 
 /// Checks a command line as the tool would read it, running nothing.
 pub type SweepCheck = fn(args: &[OsString]) -> Result<(), String>;

@@ -6,6 +6,8 @@
 //! not be written), 2 bad usage, a refused target or an output that cannot
 //! be written, 130 interrupted.
 
+use crate::exit::{Ended, Halt, HaltKind};
+use crate::runner::{Given, Render, Report, Run, Session};
 use anyhow::Context;
 use iolab_core::{Failure, Outcome};
 use iolab_report::xdd as report;
@@ -17,81 +19,66 @@ use iolab_xdd::progress::Progress;
 use iolab_xdd::results::{RunResults, TargetInfo};
 use std::ffi::OsString;
 use std::io::Write;
-use std::process::ExitCode;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
-fn usage_exit(prog: &str, msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("{prog}: {msg}");
-    crate::exit::usage()
+fn usage_exit(prog: &str, msg: impl std::fmt::Display) -> Halt {
+    Halt::usage(format!("{prog}: {msg}"))
 }
 
 /// Entry point of `iolab xdd` (and of the `xdd` link).
-pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     main_as(prog, args, crate::process_command_line())
 }
 
 /// [`main`] recording `command` as the command line (the demo runs xdd
 /// in-process and records what a user would type).
-pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> ExitCode {
+pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> Ended {
     if args.is_empty() {
         eprint!("{}", iolab_xdd::options::short_help());
-        return crate::exit::usage();
+        return Err(Halt::said(HaltKind::Usage));
     }
     let mut cfg = match parse_os(&args) {
         Ok(Parsed::Run(c)) => *c,
         Ok(Parsed::Action(a)) => return action(prog, a),
-        Err(e) => return usage_exit(prog, e),
+        Err(e) => return Err(usage_exit(prog, e)),
     };
     // The whole command as typed, program included, as mdtest records it
     // (`iolab xdd ...`, or `xdd ...` through the link), so a stored run
     // can be pasted again.
     cfg.global.command_line = command;
-    let p = match plan(&cfg) {
-        Ok(p) => p,
-        Err(e) => return usage_exit(prog, e),
+    let p = plan(&cfg).map_err(|e| usage_exit(prog, e))?;
+    iolab_xdd::outputs::check(&cfg).map_err(|e| usage_exit(prog, e))?;
+    iolab_xdd::validate::preflight(&cfg).map_err(|e| usage_exit(prog, e))?;
+    let g = &cfg.global;
+    let given = Given {
+        json: g.json.as_ref().map(Into::into),
+        csv: None,
+        stats: g.stats.clone(),
+        store: g.store.as_ref().map(Into::into),
     };
-    if let Err(e) = iolab_xdd::outputs::check(&cfg) {
-        return usage_exit(prog, e);
-    }
-    if let Err(e) = iolab_xdd::validate::preflight(&cfg) {
-        return usage_exit(prog, e);
-    }
-    let stats = match crate::stats_hook::Hook::load(cfg.global.stats.as_deref()) {
-        Ok(h) => h,
-        Err(msg) => {
-            eprintln!("{prog}: {msg}");
-            return crate::exit::usage();
-        }
-    };
+    let line = g.command_line.clone();
+    let run = Run::new(prog, "xdd", report::json::SCHEMA, &line, cfg.clone(), given)
+        .compatible_with("XDD 7.0");
     if cfg.global.dryrun {
-        return dry_run(&cfg, &p);
+        run.check()?;
+        return Ok(dry_run(&cfg, &p));
     }
-    let path = cfg.global.store.as_deref().map(std::path::Path::new);
-    let store = match crate::store_hook::StoreHook::open(path) {
-        Ok(s) => s,
-        Err(msg) => return usage_exit(prog, msg),
-    };
-    match run_and_report(&cfg, &p, stats, &store) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("{prog}: {e:#}");
-            crate::exit::status(&run_error_outcome(&e))
-        }
-    }
+    let session = run.open()?;
+    run_and_report(&cfg, &p, session).map_err(|e| {
+        eprintln!("{prog}: {e:#}");
+        Halt::said(run_error_kind(&e))
+    })
 }
 
-/// How a run that could not finish ended, as a typed outcome for
-/// `exit::status`: a refused target or bad usage found late is `Refused`
-/// (exit 2), Ctrl-C is interrupted, anything else a failure.
-fn run_error_outcome(e: &anyhow::Error) -> Outcome {
-    let message = format!("{e:#}");
+/// How a run that could not finish ended, as a typed kind: a refused
+/// target or bad usage found late is usage (exit 2), Ctrl-C is
+/// interrupted, anything else a failure.
+fn run_error_kind(e: &anyhow::Error) -> HaltKind {
     match e.downcast_ref::<RunError>() {
-        Some(RunError::Usage(_) | RunError::Refused(_)) => {
-            Outcome::Error(Failure::other("xdd", message).of_kind(iolab_core::FailureKind::Refused))
-        }
-        Some(RunError::Interrupted) => Outcome::Interrupted,
-        _ => Outcome::Error(Failure::other("xdd", message)),
+        Some(RunError::Usage(_) | RunError::Refused(_)) => HaltKind::Usage,
+        Some(RunError::Interrupted) => HaltKind::Interrupted,
+        _ => HaltKind::Failed,
     }
 }
 
@@ -104,7 +91,7 @@ pub fn check_args(args: &[OsString]) -> Result<(), String> {
     }
 }
 
-fn action(prog: &str, a: Action) -> ExitCode {
+fn action(prog: &str, a: Action) -> Ended {
     use iolab_xdd::options::{full_help, help_for, short_help};
     match a {
         Action::Version => {
@@ -124,18 +111,18 @@ fn action(prog: &str, a: Action) -> ExitCode {
                 let _ = out!("{h}");
             }
             None => {
-                return usage_exit(
+                return Err(usage_exit(
                     prog,
                     format!("-help: no option named '{o}' (xdd -fullhelp lists them all)"),
-                )
+                ))
             }
         },
     }
-    ExitCode::SUCCESS
+    Err(Halt::shown())
 }
 
 /// -dryrun: the preamble as planned, and nothing else.
-fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
+fn dry_run(cfg: &Config, p: &Plan) -> Outcome {
     let infos: Vec<TargetInfo> = p
         .targets
         .iter()
@@ -147,21 +134,18 @@ fn dry_run(cfg: &Config, p: &Plan) -> ExitCode {
             ..Default::default()
         })
         .collect();
-    let host = iolab_core::env::host_info();
+    let host = crate::runner::host();
     let text = report::preamble::render(cfg, &host, iolab_core::clock::wall_ns(), &infos);
     let _ = outln!("{text}Dry run: configuration checked, no target opened, no I/O done.");
-    ExitCode::SUCCESS
+    Outcome::Completed
 }
 
-fn run_and_report(
-    cfg: &Config,
-    p: &Plan,
-    stats: crate::stats_hook::Hook,
-    store: &crate::store_hook::StoreHook,
-) -> anyhow::Result<ExitCode> {
-    let live = crate::live::start("xdd", true, false, None);
-    let progress = Progress::new(p.targets.len()).with_live(live.shared());
-    let collecting = stats.start();
+/// Runs the plan with the reporter thread on the terminal, writes XDD's
+/// own reports, and hands the JSON document's payload to the runner.
+fn run_and_report(cfg: &Config, p: &Plan, mut session: Session<Config>) -> anyhow::Result<Outcome> {
+    let board = session.live(false, None);
+    let progress = Progress::new(p.targets.len()).with_live(board);
+    session.start();
     let ran = std::thread::scope(|s| {
         s.spawn(|| announce_listening(&progress));
         let reporter = s.spawn(|| reporter(p, &progress));
@@ -172,18 +156,14 @@ fn run_and_report(
             .unwrap_or_else(|_| Some(Failure::other("heartbeat", "the reporter thread panicked")));
         r.map(|r| (r, hb))
     });
-    // Collectors stop whatever happened to the run, so none outlives it.
-    let samples = collecting.finish();
-    let mut ended = live.finish();
+    // Collectors stop whatever happened to the run, so none outlives it
+    // (dropping the session stops them too).
     let (mut results, hb_failure) = ran?;
-    results.stats = samples;
-    results.run_id = ended.run_id.take();
-    results.outcome = ended.outcome(results.outcome.clone());
-    results.notes.extend(std::mem::take(&mut ended.notes));
     // A lost heartbeat file is part of how the run ended: in the JSON too.
     if let Some(f) = hb_failure {
         results.outcome = results.outcome.clone().worst(Outcome::Error(f));
     }
+    session.stop_watching(&results.outcome);
     let mut outcome = results.outcome.clone();
     // Every output is attempted even when one fails, so that as much as
     // possible of a run is kept; a failed write is an error outcome.
@@ -193,16 +173,20 @@ fn run_and_report(
             outcome = outcome.worst(Outcome::Error(Failure::other("write", format!("{e:#}"))));
         }
     }
-    // Streamed into the store as it is rendered from the pass log:
-    // 30,000 passes make ~90 MB of JSON.
-    if store.is_open() {
-        let doc = report::json::document(&results);
-        if let Err(f) = store.record_streamed(&doc, || results.passes.error()) {
-            eprintln!("xdd: {f}");
-            outcome = outcome.worst(Outcome::Error(f));
-        }
-    }
-    Ok(crate::exit::status(&outcome))
+    // The JSON and the store's record are rendered from the pass log as
+    // they are written: 30,000 passes make ~90 MB of JSON.
+    let payload = report::json::payload(&results);
+    let mut r = Report::new(outcome, payload);
+    r.figures = report::json::figures(&results, &r.payload.combined);
+    r.notes = results.notes.clone();
+    r.filesystems = results.targets.iter().filter_map(|t| t.fs.clone()).collect();
+    r.window = Some((results.start_wall_ns, results.end_wall_ns));
+    let lost = || results.passes.error();
+    let render = Render {
+        csv: None,
+        lost: &lost,
+    };
+    Ok(session.finish(r, render))
 }
 
 /// Writes (or, for XDD's collecting CSVs, appends to) `path` whole or
@@ -251,10 +235,6 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     }
     if let Some(f) = &g.combinedout {
         results.push(write_file(f, &report::csv::combined(r), true).context("-combinedout"));
-    }
-    if let Some(f) = &g.json {
-        let json = stream_file(f, false, |w| report::json::write(r, w));
-        results.push(json.context("--json"));
     }
     results.into_iter().collect()
 }

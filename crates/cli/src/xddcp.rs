@@ -5,14 +5,14 @@
 //! or a side refused (ports taken, a file that would be overwritten, the
 //! two sides disagree), 130 interrupted.
 
+use crate::exit::{Ended, Halt};
+use crate::runner::{options, Render, Report, Run, RunOptions};
 use clap::Parser;
 use iolab_core::{Failure, FailureKind, Outcome};
-use iolab_results::{Envelope, Environment};
 use iolab_xddcp::plan::{plan, Job, Options};
 use iolab_xddcp::run::{run, worst, FileResult, Status};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -67,12 +67,9 @@ struct Args {
     /// Seconds each side waits for the other [120]
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
-    /// Also write the results as JSON (an iolab results envelope, schema iolab.xddcp/1)
-    #[arg(long, value_name = "PATH")]
-    json: Option<PathBuf>,
-    /// Record the copy in the results store at this path (see `iolab results`)
-    #[arg(long, value_name = "PATH")]
-    store: Option<PathBuf>,
+    /// --json (schema iolab.xddcp/1) and --store, the runner's.
+    #[command(flatten)]
+    run: RunOptions<{ options::JSON | options::STORE }>,
     /// The file to copy (with -F: the file listing them)
     source_file: PathBuf,
     /// [shellhost@]destination_host:destination_file (with -F: a directory)
@@ -255,15 +252,9 @@ impl Totals {
     }
 }
 
-/// The results document of the copy.
-fn document(
-    line: &str,
-    config: serde_json::Value,
-    results: &[FileResult],
-    t: &Totals,
-    outcome: Outcome,
-    started_ns: u64,
-) -> String {
+/// The copy's report: every file and the totals; its headline figure
+/// is the whole copy's rate.
+fn report<'a>(results: &'a [FileResult], t: &Totals, outcome: Outcome) -> Report<Payload<'a>> {
     let payload = Payload {
         files: results.iter().map(file_doc).collect(),
         files_planned: t.planned,
@@ -272,97 +263,28 @@ fn document(
         seconds: t.seconds,
         mb_per_s: t.mb_per_s(),
     };
-    let env = Environment {
-        host: iolab_core::env::host_info(),
-        filesystems: vec![],
-    };
-    let mut doc = Envelope::new(
-        "iolab.xddcp/1",
-        "xddcp",
-        line,
-        config,
-        env,
-        outcome,
-        payload,
-    );
-    doc.started_unix_ns = started_ns;
-    doc.finished_unix_ns = iolab_core::clock::wall_ns();
-    // The headline figure the store indexes: the whole copy's rate.
-    doc.figures = vec![iolab_results::Figure {
+    let mut r = Report::new(outcome, payload);
+    r.figures = vec![iolab_results::Figure {
         phase: "copy".into(),
         metric: "bandwidth".into(),
         unit: "MB/s".into(),
         scope: String::new(),
         stat: iolab_results::Spread::one(t.mb_per_s()),
     }];
-    doc.to_json()
-}
-
-/// Writes --json and records --store; a failure is the run's error.
-fn record(a: &Recording, json: &str) -> Option<Failure> {
-    let mut failed = None;
-    if let Some(p) = &a.json {
-        if let Err(e) = iolab_output::write_atomically(p, json.as_bytes()) {
-            eprintln!("xddcp: --json {}: cannot write: {e}", p.display());
-            failed = Some(Failure::io(
-                "write --json",
-                Some(p.display().to_string()),
-                &e,
-            ));
-        }
-    }
-    if let Err(f) = a.store.record_json(json) {
-        eprintln!("xddcp: {f}");
-        failed = Some(f);
-    }
-    failed
-}
-
-/// Where the results go: --json, checked, and --store, opened, before the copy.
-struct Recording {
-    json: Option<PathBuf>,
-    store: crate::store_hook::StoreHook,
-}
-
-impl Recording {
-    fn open(a: &Args) -> Result<Recording, String> {
-        iolab_output::Planned::new()
-            .file("--json", a.json.as_deref())
-            .check()
-            .map_err(|e| e.to_string())?;
-        let store = crate::store_hook::StoreHook::open(a.store.as_deref())?;
-        Ok(Recording {
-            json: a.json.clone(),
-            store,
-        })
-    }
+    r
 }
 
 /// Entry point of `iolab xddcp` (and of the `xddcp` link).
-pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
+pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let command_line = std::iter::once(format!("iolab {prog}"))
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
-    let a: Args = match crate::exit::parse_clap(prog, args) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
+    let a: Args = crate::exit::parse_clap(prog, args)?;
     let config = a.config();
-    let recording = match Recording::open(&a) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{prog}: {e}");
-            return crate::exit::usage();
-        }
-    };
-    let p = match plan(&a.options()) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("{prog}: {e}");
-            return crate::exit::usage();
-        }
-    };
+    let given = a.run.0.clone();
+    let p = plan(&a.options()).map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
+    let mut session = Run::new(prog, "xddcp", "iolab.xddcp/1", &command_line, config, given).open()?;
     // The plan before anything moves: how much there is to copy.
     let planned: u64 = p.jobs.iter().map(|j| j.bytes).sum();
     eprintln!("{prog}: {} file(s), {planned} bytes to copy", p.jobs.len());
@@ -372,7 +294,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
             d.display()
         );
     }
-    let started_ns = iolab_core::clock::wall_ns();
+    session.start();
     let t0 = std::time::Instant::now();
     let bar = Bar::default();
     let each = |r: &FileResult| {
@@ -410,19 +332,6 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
         totals.seconds,
         totals.mb_per_s()
     );
-    let mut outcome = outcome(&results, p.jobs.len());
-    let json = document(
-        &command_line,
-        config,
-        &results,
-        &totals,
-        outcome.clone(),
-        started_ns,
-    );
-    // An output that failed makes a completed copy an error; an
-    // interrupted or failed one keeps its own status.
-    if let (Some(f), Outcome::Completed) = (record(&recording, &json), &outcome) {
-        outcome = Outcome::Error(f.of_kind(FailureKind::Output));
-    }
-    crate::exit::status(&outcome)
+    let outcome = outcome(&results, p.jobs.len());
+    Ok(session.finish(report(&results, &totals, outcome), Render::plain()))
 }

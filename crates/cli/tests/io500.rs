@@ -175,6 +175,21 @@ fn check_run(s: &Scratch, out: &str, tasks: u64) {
     assert_eq!(doc["tool"]["name"], "io500");
     assert_eq!(doc["payload"]["comm"]["tasks"], tasks);
     check_figures(&doc, tasks);
+    check_stated(&doc);
+}
+
+/// The envelope states each phase's score as a figure (issue 31: the
+/// store reads no current document's payload for them).
+fn check_stated(doc: &Value) {
+    let phases = doc["payload"]["phases"].as_array().unwrap();
+    let figures = doc["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), phases.len(), "{figures:?}");
+    for (f, p) in figures.iter().zip(phases) {
+        assert_eq!(f["phase"], p["name"], "{f}");
+        assert_eq!(f["metric"], "score", "{f}");
+        assert_eq!(f["unit"], p["unit"], "{f}");
+        assert_eq!(f["stat"]["mean"], p["score"], "{f}");
+    }
 }
 
 #[test]

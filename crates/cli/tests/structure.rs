@@ -820,3 +820,142 @@ fn workspace_dependencies(toml: &str) -> BTreeSet<String> {
     }
     out
 }
+
+/// Where each thing every run needs may be done (issue 31, "the
+/// runner's shape"): a rule is a needle, the files (relative to
+/// `crates/`) allowed to hold it, and which crates' sources are read.
+struct OnePlace {
+    needle: &'static str,
+    allowed: &'static [&'static str],
+    crates: &'static [&'static str],
+    why: &'static str,
+}
+
+/// Every crate of the workspace (for the rules that read them all).
+const ALL: &[&str] = &["*"];
+
+const ONE_PLACE: &[OnePlace] = &[
+    OnePlace {
+        needle: "Envelope::new(",
+        allowed: &["results/src/lib.rs", "cli/src/runner/envelope.rs"],
+        crates: ALL,
+        why: "a run's results envelope is made by the runner alone (cli/src/runner/envelope.rs)",
+    },
+    OnePlace {
+        needle: "Envelope {",
+        allowed: &[
+            "results/src/lib.rs",
+            // A stored run read back from the store's columns.
+            "store/src/query.rs",
+        ],
+        crates: ALL,
+        why: "a run's results envelope is made by the runner alone (cli/src/runner/envelope.rs); readers reassemble it",
+    },
+    OnePlace {
+        needle: "StoreHook::open",
+        allowed: &["cli/src/runner/run.rs", "cli/src/runner/store.rs"],
+        crates: &["cli"],
+        why: "--store is opened by the runner (Run::open)",
+    },
+    OnePlace {
+        needle: "Hook::load",
+        allowed: &["cli/src/runner/run.rs", "cli/src/runner/stats.rs"],
+        crates: &["cli"],
+        why: "--stats is loaded by the runner (Run::open)",
+    },
+    OnePlace {
+        needle: "host_info()",
+        allowed: &["cli/src/runner/envelope.rs", "cli/src/runner/mod.rs"],
+        crates: &["cli", "report"],
+        why: "the host the results state is read by the runner; formatters are pure",
+    },
+    OnePlace {
+        needle: "wall_ns()",
+        allowed: &[],
+        crates: &["report"],
+        why: "formatters are pure functions of their input and never read the clock",
+    },
+    OnePlace {
+        needle: "ExitCode",
+        allowed: &["cli/src/exit.rs", "cli/src/main.rs"],
+        crates: &["cli"],
+        why: "a subcommand returns how it ended (exit::Ended); exit::end alone makes the status",
+    },
+];
+
+/// The files of `crates` (all with `*`) as (path relative to `crates/`,
+/// source without comments, strings and unit tests).
+fn sources(crates: &[&str]) -> Vec<(String, String)> {
+    let root = crates_dir();
+    let mut names: Vec<String> = match crates {
+        ["*"] => std::fs::read_dir(&root)
+            .expect("crates/")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| root.join(n).join("src").is_dir())
+            .collect(),
+        some => some.iter().map(|s| s.to_string()).collect(),
+    };
+    names.sort();
+    let mut out = Vec::new();
+    for n in names {
+        let mut files = Vec::new();
+        rust_files(&root.join(&n).join("src"), &mut files);
+        for f in files {
+            let text = std::fs::read_to_string(&f).expect("read source");
+            let rel = f.strip_prefix(&root).expect("under crates/").display().to_string();
+            out.push((rel, strip(&without_tests(&text))));
+        }
+    }
+    out
+}
+
+/// The places that break `rule`: "file: why".
+fn misplaced(rule: &OnePlace, files: &[(String, String)]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(rel, text)| !rule.allowed.contains(&rel.as_str()) && text.contains(rule.needle))
+        .map(|(rel, _)| format!("{rel}: `{}`: {}", rule.needle, rule.why))
+        .collect()
+}
+
+#[test]
+fn what_every_run_needs_is_done_in_one_place() {
+    let mut bad = Vec::new();
+    for rule in ONE_PLACE {
+        bad.extend(misplaced(rule, &sources(rule.crates)));
+    }
+    assert!(bad.is_empty(), "done outside its one place:\n  {}", bad.join("\n  "));
+}
+
+#[test]
+fn the_one_place_check_sees_a_stray_envelope_and_ignores_comments() {
+    let rule = &ONE_PLACE[0];
+    let files = vec![
+        ("cli/src/x.rs".to_string(), strip("fn f() { Envelope::new(a) }")),
+        ("cli/src/y.rs".to_string(), strip("// Envelope::new( in a comment\n")),
+        (
+            "cli/src/runner/envelope.rs".to_string(),
+            strip("fn make() { Envelope::new(a) }"),
+        ),
+    ];
+    assert_eq!(misplaced(rule, &files).len(), 1);
+    assert!(misplaced(rule, &files)[0].starts_with("cli/src/x.rs"));
+}
+
+/// A tool is a registry row, its engine crate and a cli module that
+/// parses and describes: every row's entry is a function of the tool's
+/// own module (or of a module it names), and the row type's entry
+/// returns how the tool ended, not an exit status.
+#[test]
+fn a_tool_is_a_row_and_its_module() {
+    let main = std::fs::read_to_string(crates_dir().join("cli/src/main.rs")).expect("main.rs");
+    let tools = std::fs::read_to_string(crates_dir().join("cli/src/tools.rs")).expect("tools.rs");
+    assert!(
+        tools.contains("-> crate::exit::Ended;"),
+        "the registry's entry returns exit::Ended"
+    );
+    let rows = main.matches("    Tool {\n").count();
+    assert!(rows >= 10, "{rows} rows in TOOLS");
+    let entries = main.matches("        entry: ").count();
+    assert_eq!(rows, entries, "every row names its entry");
+}

@@ -658,6 +658,14 @@ fn obdfilter_case_network_sends_the_requests_to_echo_agents() {
         );
         assert!(notes.contains(&want), "{notes:?}");
     }
+    // The network case states its figures as the disk case does: each
+    // point's write, rewrite and read bandwidth.
+    let figures = doc["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 2 * 3, "{figures:?}");
+    for f in figures {
+        assert_eq!(f["metric"], "bandwidth", "{f}");
+        assert!(f["stat"]["mean"].as_f64().unwrap() > 0.0, "{f}");
+    }
     // No agent is left running.
     let left = echo_agents(&port);
     assert!(left.is_empty(), "{left:?}");

@@ -1,7 +1,7 @@
 //! Core types shared by every iolab engine: size parsing, clocks,
 //! mergeable statistics (Welford summaries and a latency histogram),
-//! environment facts, the outcome of a run and the stop flag used for
-//! Ctrl-C.
+//! environment facts, the outcome of a run, cancellation tokens and the
+//! stop flag used for Ctrl-C.
 //!
 //! ```
 //! use iolab_core::{units::parse_size, stats::Histogram};
@@ -14,6 +14,7 @@
 //! ```
 
 pub mod buffer;
+pub mod cancel;
 pub mod clock;
 pub mod env;
 pub mod live;
@@ -26,5 +27,6 @@ pub mod tmp;
 pub mod unique;
 pub mod units;
 
+pub use cancel::CancelToken;
 pub use outcome::{Failure, FailureKind, Outcome};
 pub use stats::{Histogram, Percentiles, Summary};

@@ -8,7 +8,7 @@ use crate::proto::{Answer, ClientJob, Command, Hello};
 use crate::result::{ClientStats, PointResult, RunResult};
 use crate::spec::{Distribute, Limit, Test};
 use crate::LstError;
-use iolab_core::{Failure, Outcome};
+use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_launch::{Remote, RemoteShell};
 use iolab_net::frame::Kind;
 use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
@@ -126,9 +126,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_point: impl FnMut(&PointResult
         Err(_) if stop.load(Ordering::Relaxed) || iolab_core::stop::requested() => {
             Outcome::Interrupted
         }
-        Err(e @ LstError::Refused(..)) => {
-            Outcome::Error(Failure::other(crate::REFUSED_OP, e.to_string()))
-        }
+        Err(e @ LstError::Refused(..)) => Outcome::Error(
+            Failure::other(crate::REFUSED_OP, e.to_string()).of_kind(FailureKind::Refused),
+        ),
         Err(e) => Outcome::Error(Failure::other("session", e.to_string())),
     };
     Report { points, outcome }

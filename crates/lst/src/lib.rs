@@ -59,7 +59,7 @@ pub enum LstError {
 }
 
 /// The failure's `op` when the remote shell refused to start an agent
-/// (bad usage: exit 2).
+/// (its kind is `refused`: bad usage, exit 2).
 pub const REFUSED_OP: &str = "remote shell refused";
 
 /// A fresh random session token (128 bits, hex).

@@ -1,6 +1,6 @@
 //! The io500 app's output: the `[RESULT]` and `[SCORE ]` lines (stdout
 //! and result_summary.txt), result.txt (the ini echo and each phase's
-//! details) and the `--dry-run` listing.
+//! details) and the `--dry-run` listing; and the run's headline figures.
 
 use iolab_core::stats::Percentiles;
 use iolab_io500::mdworkbench::MdwbResult;
@@ -8,6 +8,21 @@ use iolab_io500::phase::Group;
 use iolab_io500::results::{Detail, Io500Payload, PhaseReport, Score};
 
 const INVALID: &str = " [INVALID]";
+
+/// The run's headline figures: each phase's score (`score`, in GiB/s or
+/// kIOPS as the phase has it), unscoped, as the store indexes them.
+pub fn figures(p: &Io500Payload) -> Vec<iolab_results::Figure> {
+    p.phases
+        .iter()
+        .map(|r| iolab_results::Figure {
+            phase: r.name.clone(),
+            metric: "score".into(),
+            unit: r.unit.clone(),
+            scope: String::new(),
+            stat: iolab_results::Spread::one(r.score),
+        })
+        .collect()
+}
 
 /// One `[RESULT]` line, as the io500 app prints it (`[      ]` for a
 /// phase that is not scored, ior-rnd4K-easy-read).

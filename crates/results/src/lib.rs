@@ -124,6 +124,27 @@ impl<C: Serialize, P: Serialize> Envelope<C, P> {
         }
     }
 
+    /// The envelope's fields as JSON values, the payload left out (null):
+    /// what a store records beside a payload it takes in parts.
+    pub fn head(&self) -> serde_json::Result<Envelope<serde_json::Value, serde_json::Value>> {
+        Ok(Envelope {
+            schema: self.schema.clone(),
+            envelope: self.envelope,
+            tool: self.tool.clone(),
+            command_line: self.command_line.clone(),
+            run_id: self.run_id.clone(),
+            started_unix_ns: self.started_unix_ns,
+            finished_unix_ns: self.finished_unix_ns,
+            config: serde_json::to_value(&self.config)?,
+            environment: self.environment.clone(),
+            outcome: self.outcome.clone(),
+            notes: self.notes.clone(),
+            stats: self.stats.clone(),
+            figures: self.figures.clone(),
+            payload: serde_json::Value::Null,
+        })
+    }
+
     /// Pretty-printed JSON with a final newline. Serialising plain data
     /// cannot fail; should a payload's `Serialize` fail, the text says so
     /// instead of panicking.
@@ -131,6 +152,29 @@ impl<C: Serialize, P: Serialize> Envelope<C, P> {
         match serde_json::to_string_pretty(self) {
             Ok(s) => s + "\n",
             Err(e) => format!("{{\"error\": \"cannot serialise results: {e}\"}}\n"),
+        }
+    }
+}
+
+impl<C, P> Envelope<C, P> {
+    /// The same document around another payload (a reader that keeps
+    /// the envelope's fields and reads the payload apart, or none).
+    pub fn with_payload<Q>(self, payload: Q) -> Envelope<C, Q> {
+        Envelope {
+            schema: self.schema,
+            envelope: self.envelope,
+            tool: self.tool,
+            command_line: self.command_line,
+            run_id: self.run_id,
+            started_unix_ns: self.started_unix_ns,
+            finished_unix_ns: self.finished_unix_ns,
+            config: self.config,
+            environment: self.environment,
+            outcome: self.outcome,
+            notes: self.notes,
+            stats: self.stats,
+            figures: self.figures,
+            payload,
         }
     }
 }

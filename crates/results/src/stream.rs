@@ -39,22 +39,7 @@ pub fn read_head(r: impl Read) -> Result<Envelope<Value, Value>, ParseError> {
             doc.envelope
         )));
     }
-    Ok(Envelope {
-        schema: doc.schema,
-        envelope: doc.envelope,
-        tool: doc.tool,
-        command_line: doc.command_line,
-        run_id: doc.run_id,
-        started_unix_ns: doc.started_unix_ns,
-        finished_unix_ns: doc.finished_unix_ns,
-        config: doc.config,
-        environment: doc.environment,
-        outcome: doc.outcome,
-        notes: doc.notes,
-        stats: doc.stats,
-        figures: doc.figures,
-        payload: Value::Null,
-    })
+    Ok(doc.with_payload(Value::Null))
 }
 
 /// Copies the value of the document's top-level `payload` field, read

@@ -1,11 +1,13 @@
 //! A run's headline figures: what the store indexes, charts draw and
-//! comparisons weigh. An engine states them in its envelope
-//! (`Envelope::figures`: every tool that has figures does) and the store
-//! takes those as they are. For documents without them (written before
-//! engines stated figures, or imported from an older iolab), one function per tool reads the payload as
-//! its JSON schema documents it (README's mdtest schema, docs/xdd.md,
-//! docs/lst.md, docs/surveys.md); the full payload stays in the store for
-//! everything else.
+//! comparisons weigh. Every tool states them in its envelope
+//! (`Envelope::figures`; the binary's runner records them as stated, io500
+//! and every survey case included) and the store takes those as they are:
+//! no current document's payload is read for them. This module is for old
+//! documents only, those without figures (written before tools stated
+//! them, and imported from such an iolab): one function per tool reads
+//! the payload as its JSON schema documents it (README's mdtest schema,
+//! docs/xdd.md, docs/lst.md, docs/surveys.md, docs/io500.md); the full
+//! payload stays in the store for everything else.
 //!
 //! | tool | phase | metric (unit) | value | spread (n, min, max, std dev) over |
 //! | --- | --- | --- | --- | --- |

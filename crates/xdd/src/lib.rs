@@ -24,12 +24,9 @@ pub mod e2e;
 pub mod record;
 
 // The paths these modules had before the stage folders, kept for the
-// crates that use them (cli, report, xddcp, survey). Code in this crate
-// names the stage paths.
-pub use parse::{config, cursor, options, tokens, validate, values};
-pub use plan::{datapat, placement, seek, throttle, unique};
-pub use record::{figures, outputs, restart, results, timestamp};
-pub use run::{
-    buffer, gate, iopath, paths, progress, qstate, qthread, runstate, safety, target, uring,
-    uring_pass,
-};
+// crates that name them (cli, report). Code in this crate names the stage
+// paths.
+pub use parse::{config, options, tokens, validate, values};
+pub use plan::seek;
+pub use record::{figures, outputs, results, timestamp};
+pub use run::progress;

@@ -1,12 +1,12 @@
-//! The `--json` document: the shared results envelope
-//! (`iolab_results::Envelope`) around a typed XDD payload with every pass,
-//! target and QThread and their figures. Schema in docs/xdd.md; bump
-//! SCHEMA when a field changes meaning or disappears.
+//! The `--json` document's payload: a typed XDD payload with every pass,
+//! target and QThread and their figures, and the run's headline figures;
+//! the binary's runner puts them in the shared results envelope
+//! (`iolab_results::Envelope`). Schema in docs/xdd.md; bump SCHEMA when a
+//! field changes meaning or disappears.
 
 use super::rows::deskew;
 use iolab_core::stats::Summary;
-use iolab_results::{Envelope, Environment, Figure, Spread};
-use iolab_xdd::config::Config;
+use iolab_results::{Figure, Spread};
 use iolab_xdd::figures::Figures;
 use iolab_xdd::record::passlog::PassLog;
 use iolab_xdd::results::{RunResults, TargetPass};
@@ -15,9 +15,6 @@ use serde::Serialize;
 
 /// Identifies the payload layout.
 pub const SCHEMA: &str = "iolab.xdd/2";
-
-/// The whole document.
-pub type XddDocument<'a> = Envelope<Config, XddPayload<'a>>;
 
 /// XDD's results inside the envelope.
 #[derive(Debug, Clone, Serialize)]
@@ -132,36 +129,11 @@ pub struct ErrorsDoc {
     pub messages: Vec<String>,
 }
 
-/// The typed document for `r`.
-pub fn document(r: &RunResults) -> XddDocument<'_> {
-    let environment = Environment {
-        host: r.host.clone(),
-        filesystems: r.targets.iter().filter_map(|t| t.fs.clone()).collect(),
-    };
-    let mut doc = Envelope::new(
-        SCHEMA,
-        "xdd",
-        &r.config.global.command_line,
-        r.config.clone(),
-        environment,
-        r.outcome.clone(),
-        payload(r),
-    );
-    doc.tool.compatible_with = Some("XDD 7.0".to_string());
-    doc.started_unix_ns = r.start_wall_ns;
-    doc.stats = r.stats.clone();
-    doc.finished_unix_ns = r.end_wall_ns;
-    doc.notes = r.notes.clone();
-    doc.run_id = r.run_id.clone();
-    doc.figures = headline(r, &doc.payload.combined);
-    doc
-}
-
 /// The run's headline figures: combined read and write bandwidth (MB/s)
 /// and IOPS, each with its spread over the passes when there is one
 /// target (the mean stays the combined figure). The spreads are summed
 /// pass by pass from the log.
-fn headline(r: &RunResults, combined: &Figures) -> Vec<Figure> {
+pub fn figures(r: &RunResults, combined: &Figures) -> Vec<Figure> {
     let getters: [fn(&Figures) -> f64; 4] = [
         |f| f.read_bandwidth_mb_per_s,
         |f| f.read_iops,
@@ -233,7 +205,9 @@ fn pass_doc(p: &[TargetPass]) -> PassDoc {
     }
 }
 
-fn payload(r: &RunResults) -> XddPayload<'_> {
+/// The payload of `r`'s document, its passes read from the pass log as
+/// it is written.
+pub fn payload(r: &RunResults) -> XddPayload<'_> {
     XddPayload {
         passes: PassesDoc(&r.passes),
         targets: (0..r.targets.len()).map(|i| target_doc(r, i)).collect(),
@@ -276,22 +250,5 @@ fn target_doc(r: &RunResults, i: usize) -> TargetDoc {
             .map(|&(op, offset, ns)| SlowOp { op, offset, ns })
             .collect(),
         totals: Figures::of(&total),
-    }
-}
-
-/// The document as pretty-printed JSON.
-pub fn render(r: &RunResults) -> String {
-    document(r).to_json()
-}
-
-/// The document written to `w` as it is made, pass by pass: the same
-/// bytes as [`render`]. Fails when the pass log could not be read back
-/// whole (the document would miss passes).
-pub fn write(r: &RunResults, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, &document(r)).map_err(std::io::Error::from)?;
-    w.write_all(b"\n")?;
-    match r.passes.error() {
-        Some(e) => Err(std::io::Error::other(e)),
-        None => Ok(()),
     }
 }

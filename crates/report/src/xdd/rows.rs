@@ -250,7 +250,6 @@ mod tests {
             global_clock: None,
             stats: None,
             outcome: iolab_core::Outcome::Completed,
-            run_id: None,
         }
     }
 

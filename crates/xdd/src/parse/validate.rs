@@ -236,17 +236,24 @@ fn range_within_size(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageEr
     if !crate::plan::target_capabilities(t).local {
         return Ok(());
     }
-    let Ok(meta) = std::fs::metadata(&t.path) else {
-        return Ok(()); // a missing target is reported where it is opened
+    // Through the target's backend, as every look at the storage under
+    // test (a missing target is reported where it is opened).
+    let (Ok(be), Ok(path)) = (
+        crate::plan::target_backend(t, &c.global),
+        iolab_backend::c_path(std::path::Path::new(&t.path)),
+    ) else {
+        return Ok(());
     };
-    use std::os::unix::fs::FileTypeExt;
-    let (size, what) = if meta.file_type().is_block_device() {
-        match block_device_bytes(&t.path) {
-            Some(b) => (b, "the block device"),
-            None => return Ok(()),
+    let Ok(st) = be.stat(&path) else {
+        return Ok(());
+    };
+    let (size, what) = if st.is_block_device {
+        match be.device_geometry(&path) {
+            Ok(g) => (g.bytes, "the block device"),
+            Err(_) => return Ok(()),
         }
-    } else if meta.is_file() && !t.writes() {
-        (meta.len(), "the file (a target that only reads)")
+    } else if st.is_file && !t.writes() {
+        (st.size, "the file (a target that only reads)")
     } else {
         return Ok(());
     };
@@ -269,12 +276,6 @@ fn range_within_size(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageEr
             (size / t.blocksize.max(1)).saturating_sub(base)
         ),
     ))
-}
-
-/// A block device's size in bytes (opened read-only, nothing read).
-fn block_device_bytes(path: &str) -> Option<u64> {
-    use std::io::{Seek, SeekFrom};
-    std::fs::File::open(path).ok()?.seek(SeekFrom::End(0)).ok()
 }
 
 fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
@@ -374,7 +375,7 @@ fn named(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
 /// run after [`validate`] and before any target is opened.
 pub fn preflight(c: &Config) -> Result<(), UsageError> {
     for (i, t) in c.targets.iter().enumerate() {
-        reads_exist(i, t)?;
+        reads_exist(i, t, c)?;
     }
     Ok(())
 }
@@ -383,7 +384,7 @@ pub fn preflight(c: &Config) -> Result<(), UsageError> {
 /// before the run: reading a file that is created by the run itself would
 /// read past its end. An end-to-end destination writes what it receives;
 /// `-preallocate` creates the file at its size first.
-fn reads_exist(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+fn reads_exist(i: usize, t: &TargetOpts, c: &Config) -> Result<(), UsageError> {
     let destination = t.e2e.role() == Some(crate::e2e::opts::Role::Destination);
     // Only a file of this machine can be looked for here (not `null`, not
     // an object in a store).
@@ -394,8 +395,14 @@ fn reads_exist(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     if t.read_percent() <= 0.0 || t.preallocate > 0 {
         return Ok(());
     }
-    match std::fs::symlink_metadata(&t.path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    // Asked of the target's backend (a link whose target is missing is
+    // missing: it could not be read).
+    let missing = crate::plan::target_backend(t, &c.global)
+        .ok()
+        .zip(iolab_backend::c_path(std::path::Path::new(&t.path)).ok())
+        .is_some_and(|(be, p)| matches!(be.exists(&p), Ok(false)));
+    match missing {
+        true => {
             let how = match t.rwratio {
                 Some(r) => format!("-rwratio {r} reads {r}% of its requests"),
                 None => "-op read reads it".to_string(),
@@ -408,7 +415,7 @@ fn reads_exist(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
                 ),
             ))
         }
-        _ => Ok(()),
+        false => Ok(()),
     }
 }
 

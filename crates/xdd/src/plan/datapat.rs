@@ -7,7 +7,7 @@
 //! pattern does nothing per request.
 //!
 //! ```
-//! use iolab_xdd::datapat::{DataPattern, Verifier, VerifyMode};
+//! use iolab_xdd::plan::datapat::{DataPattern, Verifier, VerifyMode};
 //! let mut pat = DataPattern::default();
 //! pat.apply_words(&["sequenced"]).unwrap();
 //! let mut buf = vec![0u8; 4096];

@@ -242,8 +242,8 @@ pub fn target_backend(
 
 /// The backend a target runs on: XDD's `null` target is the null
 /// backend, an `s3://bucket/key` target the S3 backend, every other
-/// target POSIX. The one place that reads the target's spelling; what
-/// follows asks the backend's [`target_capabilities`].
+/// target POSIX. With [`bucket`], the one place that reads the target's
+/// spelling; what follows asks the backend's [`target_capabilities`].
 pub fn backend_name(t: &TargetOpts) -> &'static str {
     if t.name == "null" {
         "null"
@@ -252,6 +252,14 @@ pub fn backend_name(t: &TargetOpts) -> &'static str {
     } else {
         "posix"
     }
+}
+
+/// The bucket of an `s3://BUCKET/KEY` target (`s3://BUCKET`), which must
+/// be there before anything is made in it; None for any other target.
+/// Read from the target's spelling here, beside [`backend_name`].
+pub fn bucket(t: &TargetOpts) -> Option<String> {
+    let rest = t.path.strip_prefix("s3://")?;
+    Some(format!("s3://{}", rest.split('/').next().unwrap_or("")))
 }
 
 /// What a target's backend can do. A backend this build does not have

@@ -13,7 +13,7 @@
 //! on schedule, and never runs ahead of it.
 //!
 //! ```
-//! use iolab_xdd::throttle::{Schedule, ThrottleSpec};
+//! use iolab_xdd::plan::throttle::{Schedule, ThrottleSpec};
 //! let s = Schedule::new(ThrottleSpec::Ops(1000.0), 4096).unwrap();
 //! assert_eq!(s.due_ns(0), 0);
 //! assert_eq!(s.due_ns(250), 250_000_000); // 1 ms apart

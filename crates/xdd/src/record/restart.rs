@@ -42,7 +42,7 @@
 //! one, never half of one.
 //!
 //! ```
-//! use iolab_xdd::restart::Watermark;
+//! use iolab_xdd::record::restart::Watermark;
 //! let w = Watermark::new(2, 0);
 //! w.set_low(0, 4096);
 //! w.set_low(1, 8192);

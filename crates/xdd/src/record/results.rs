@@ -88,8 +88,6 @@ pub struct RunResults {
     pub global_clock: Option<GlobalClock>,
     /// Statistics collected during the run (`--stats`), as JSON.
     pub stats: Option<serde_json::Value>,
-    /// The run id of its live stream (`--live`), for the envelope.
-    pub run_id: Option<String>,
 }
 
 impl RunResults {

@@ -268,21 +268,15 @@ fn backends(plan: &Plan) -> Result<Vec<Box<dyn Backend>>, RunError> {
             let be = crate::plan::target_backend(&t.opts, &plan.global)
                 .map_err(|e| RunError::Refused(e.to_string()))?;
             be.init().map_err(|err| start_error(t, err))?;
-            if let Some(bucket) = s3_bucket(&t.opts.path) {
+            if let Some(bucket) = crate::plan::bucket(&t.opts) {
                 // The bucket the target names, before anything is made
                 // in it: a bad name sends nothing, a missing one is exit 2.
-                be.stat(&crate::target::cpath(&bucket))
+                be.stat(&crate::run::target::cpath(&bucket))
                     .map_err(|err| start_error(t, err))?;
             }
             Ok(be)
         })
         .collect()
-}
-
-/// `s3://BUCKET` of an `s3://BUCKET/KEY` target.
-fn s3_bucket(path: &str) -> Option<String> {
-    let rest = path.strip_prefix("s3://")?;
-    Some(format!("s3://{}", rest.split('/').next().unwrap_or("")))
 }
 
 /// A backend that cannot start: a place that is not there (a missing
@@ -444,6 +438,5 @@ fn assemble(
         outcome,
         global_clock: None,
         stats: None,
-        run_id: None,
     }
 }

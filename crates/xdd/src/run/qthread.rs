@@ -9,8 +9,8 @@ use crate::record::results::Counts;
 use crate::run::iopath::{IoPath, NullPath, SyncPath, Transfer};
 // The state a QThread carries and sees (qstate) and the steps of one
 // operation (steps) are below the I/O paths so that every path can name
-// them; the re-export keeps crate::qthread::QState for other crates.
-pub use crate::run::qstate::{PassCtx, PassShared, QState};
+// them.
+use crate::run::qstate::{PassCtx, QState};
 use crate::run::steps::{
     admit, count, error, failure, flush_if_due, hold_to_schedule_end, more_allowed, read_start,
     stamp, storage_gone, thread_cpu, timing, verified, LockstepLocal, SLOW_OPS_KEPT,

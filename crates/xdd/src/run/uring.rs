@@ -11,7 +11,7 @@
 //! an adapter can pace them (`-throttle`) or stop them early.
 //!
 //! ```no_run
-//! use iolab_xdd::uring::{IoOp, Request, UringConfig, UringEngine, NoHooks};
+//! use iolab_xdd::run::uring::{IoOp, Request, UringConfig, UringEngine, NoHooks};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let f = std::fs::File::open("/etc/hostname")?;
 //! let fd = std::os::fd::AsRawFd::as_raw_fd(&f);

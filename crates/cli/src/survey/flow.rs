@@ -1,0 +1,378 @@
+//! The one flow every survey goes through (disk, obdfilter on disks or
+//! over the network, mds, ost): its run opened through the runner
+//! (`--json`, `--csv`, `--stats`, `--store` checked before anything is
+//! created), the kit's PREFIX.summary and PREFIX.detail, the progress on
+//! a terminal, each point's line as it is measured, the backend's end and
+//! notes, and the survey's report handed back to the runner. A survey
+//! gives only what is its own: its checked config as a [`Planned`] and
+//! its engine's run; its report says what it measured ([`Surveyed`]).
+
+use iolab_core::live::Board;
+use std::sync::Arc;
+use crate::exit::{Ended, Halt, HaltKind};
+use crate::runner::{Given, Render, Report, Run};
+use iolab_core::Outcome;
+use iolab_report::survey as fmt;
+use iolab_results::Figure;
+use iolab_survey::ParamError;
+use serde::Serialize;
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Where a survey's result files go: the kit's `rslt` and `rslt_loc`.
+pub struct Place<'a> {
+    /// `--rslt`: the result file prefix.
+    pub rslt: Option<&'a str>,
+    /// `--rslt-loc`: the directory of the default prefix.
+    pub rslt_loc: &'a str,
+}
+
+/// A survey checked and planned: what the shared flow needs of it.
+pub struct Planned<C> {
+    /// `disk`, `obdfilter`, `mds` or `ost`: its messages start with
+    /// `iolab survey NAME`, its document's tool is `survey NAME`.
+    pub name: &'static str,
+    /// Its document's schema (`iolab.survey.disk/1`).
+    pub schema: &'static str,
+    /// The kit's name for its default result prefix (`sgpdd_survey`).
+    pub rslt: &'static str,
+    /// The checked config, as the document records it.
+    pub config: C,
+    /// How many points it measures.
+    pub points: usize,
+    /// What a second Ctrl-C (which ends the process at once) leaves.
+    pub leftovers: Vec<PathBuf>,
+    /// The local paths whose file systems the results describe.
+    pub paths: Vec<PathBuf>,
+    /// What the planning had to say.
+    pub notes: Vec<String>,
+    /// Its engine records live figures (`--live`, the status line).
+    pub live: bool,
+}
+
+/// What a survey's report gives the flow.
+pub trait Surveyed: Serialize {
+    /// How it ended.
+    fn outcome(&self) -> Outcome;
+    /// What it had to say.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Its CSV rows.
+    fn csv(&self) -> String;
+    /// Its headline figures.
+    fn figures(&self) -> Vec<Figure>;
+}
+
+impl Surveyed for iolab_survey::disk::DiskReport {
+    fn outcome(&self) -> Outcome {
+        self.outcome.clone()
+    }
+    fn csv(&self) -> String {
+        fmt::csv::disk(&self.points)
+    }
+    fn figures(&self) -> Vec<Figure> {
+        fmt::figures::disk(&self.points)
+    }
+}
+
+impl Surveyed for iolab_survey::obdfilter::ObdReport {
+    fn outcome(&self) -> Outcome {
+        self.outcome.clone()
+    }
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+    fn csv(&self) -> String {
+        fmt::csv::obdfilter(&self.points)
+    }
+    /// The same figures on disks and over the network (`case=network`).
+    fn figures(&self) -> Vec<Figure> {
+        fmt::figures::obdfilter(&self.points)
+    }
+}
+
+impl Surveyed for iolab_survey::mds::MdsReport {
+    fn outcome(&self) -> Outcome {
+        self.outcome.clone()
+    }
+    fn csv(&self) -> String {
+        fmt::csv::mds(&self.points)
+    }
+    fn figures(&self) -> Vec<Figure> {
+        fmt::figures::mds(&self.points)
+    }
+}
+
+impl Surveyed for iolab_survey::ost::OstReport {
+    fn outcome(&self) -> Outcome {
+        self.outcome.clone()
+    }
+    fn csv(&self) -> String {
+        fmt::csv::ost(self)
+    }
+    fn figures(&self) -> Vec<Figure> {
+        fmt::figures::ost(self)
+    }
+}
+
+/// Bad usage of survey `name`: exit 2 naming the parameter.
+pub fn usage_error(name: &str, e: &ParamError) -> Halt {
+    Halt::usage(format!("iolab survey {name}: {e}"))
+}
+
+/// Runs survey `p` on `backend` (None: the network case, which moves no
+/// data through one): `run` prints its header and measures, giving each
+/// point's summary line and detail to the [`Lines`]. Returns how it
+/// ended, for the exit status.
+pub fn conduct<C, R>(
+    p: Planned<C>,
+    place: Place<'_>,
+    given: Given,
+    line: &str,
+    backend: Option<&dyn iolab_backend::Backend>,
+    run: impl FnOnce(&mut Lines, Option<Arc<Board>>) -> Result<R, Halt>,
+) -> Ended
+where
+    C: Serialize + Clone,
+    R: Surveyed,
+{
+    let prog = format!("iolab survey {}", p.name);
+    let tool = format!("survey {}", p.name);
+    let mut session = Run::new(&prog, &tool, p.schema, line, p.config, given).open()?;
+    let mut lines = Lines::create(&place, p.rslt, p.points).map_err(|e| usage_error(p.name, &e))?;
+    let board = match p.live {
+        true => session.live(false, None),
+        false => None,
+    };
+    session.start();
+    warn_leftovers(&p.leftovers);
+    let measured = run(&mut lines, board)?;
+    lines.finish();
+    let outcome = measured.outcome();
+    session.stop_watching(&outcome);
+    let mut report = Report::new(outcome.clone(), &measured);
+    report.notes = p.notes;
+    report.notes.extend(measured.notes());
+    if let Some(b) = backend {
+        report.notes.extend(finish_backend(b));
+    }
+    report.figures = measured.figures();
+    let local = backend.is_some_and(|b| b.capabilities().local);
+    report.filesystems = match local {
+        true => p.paths.iter().map(|t| iolab_core::env::fs_info(t)).collect(),
+        false => Vec::new(),
+    };
+    let csv = measured.csv();
+    let write_csv = |_: &&R, w: &mut dyn Write| w.write_all(csv.as_bytes());
+    let ended = session.finish(report, Render::csv(&write_csv));
+    // The survey's own failure is said once; an output that failed was
+    // said by the runner.
+    if let Outcome::Error(f) = &outcome {
+        eprintln!("iolab survey: {f}");
+    }
+    Ok(ended)
+}
+
+/// What a second Ctrl-C (which ends the process at once) leaves behind.
+fn warn_leftovers(dirs: &[PathBuf]) {
+    let list: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    crate::signals::set_last_words(format!(
+        "\niolab survey: stopped at once; remove what it left by hand: {}\n",
+        list.join(" ")
+    ));
+}
+
+/// Ends the backend's run and returns what it has to tell (S3: retried
+/// requests), for the results' notes.
+fn finish_backend(b: &dyn iolab_backend::Backend) -> Vec<String> {
+    let mut notes = b.notes();
+    if let Err(e) = b.finalize() {
+        notes.push(format!(
+            "the {} backend did not finish cleanly: {e}",
+            b.name()
+        ));
+    }
+    notes
+}
+
+/// The backend `--backend` names (posix when not given), ready for use.
+/// An unknown name is bad usage (exit 2); a backend that cannot start,
+/// such as a storage service refusing the credentials, is exit 1, as
+/// for mdtest and xdd.
+pub fn backend(
+    survey: &str,
+    name: Option<&str>,
+) -> Result<Box<dyn iolab_backend::Backend>, Halt> {
+    let name = name.unwrap_or("posix");
+    let b = iolab_backend::by_name(name)
+        .map_err(|e| usage_error(survey, &ParamError::new("backend", e.to_string())))?;
+    b.init().map_err(|e| {
+        Halt::new(
+            HaltKind::Failed,
+            format!("iolab survey {survey}: --backend {name}: {e}"),
+        )
+    })?;
+    Ok(b)
+}
+
+/// The kit's default prefix: `RSLT_LOC/<name>_<date@time>_<host>`.
+fn prefix(place: &Place<'_>, name: &str) -> String {
+    place.rslt.map(str::to_string).unwrap_or_else(|| {
+        let when = iolab_survey::strftime("%F@%R");
+        format!(
+            "{}/{name}_{when}_{}",
+            place.rslt_loc,
+            iolab_core::env::hostname()
+        )
+    })
+}
+
+/// PREFIX.EXT at a prefix the user named: truncated as the kit does, but
+/// a symbolic link there is not followed (it is refused).
+fn named(prefix: &str, ext: &str) -> Result<File, ParamError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(format!("{prefix}.{ext}"))
+        .map_err(|e| {
+            let why = if e.raw_os_error() == Some(libc::ELOOP) {
+                "it is a symbolic link, which iolab does not write through".to_string()
+            } else {
+                e.to_string()
+            };
+            ParamError::new(
+                "rslt",
+                format!("cannot create {prefix}.{ext}: {why}; choose another --rslt"),
+            )
+        })
+}
+
+/// Most names tried after the default one is taken.
+const DEFAULT_NAME_TRIES: u32 = 100;
+
+/// PREFIX.summary and PREFIX.detail at the default prefix, a name anyone
+/// can predict in a shared directory (/tmp): both created exclusively,
+/// never through a link someone planted there. When either is taken,
+/// the next free name (PREFIX-2, PREFIX-3, ...) is used, and said.
+fn default_results(prefix: &str) -> Result<(File, File, String), ParamError> {
+    let fresh = |p: &str| {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(p)
+    };
+    let taken = |e: &std::io::Error| e.kind() == std::io::ErrorKind::AlreadyExists;
+    let cannot = |p: &str, e: std::io::Error| {
+        ParamError::new(
+            "rslt",
+            format!("cannot create {p}: {e}; choose a prefix with --rslt"),
+        )
+    };
+    for n in 1..=DEFAULT_NAME_TRIES {
+        let at = if n == 1 {
+            prefix.to_string()
+        } else {
+            format!("{prefix}-{n}")
+        };
+        let (sp, dp) = (format!("{at}.summary"), format!("{at}.detail"));
+        let summary = match fresh(&sp) {
+            Ok(f) => f,
+            Err(e) if taken(&e) => continue,
+            Err(e) => return Err(cannot(&sp, e)),
+        };
+        let detail = match fresh(&dp) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_file(&sp);
+                if taken(&e) {
+                    continue;
+                }
+                return Err(cannot(&dp, e));
+            }
+        };
+        if n > 1 {
+            eprintln!(
+                "iolab survey: {prefix}.summary or .detail is already there (a file or a link); writing {sp} and {dp} instead"
+            );
+        }
+        return Ok((summary, detail, at));
+    }
+    Err(ParamError::new(
+        "rslt",
+        format!("{prefix}.summary and the next {DEFAULT_NAME_TRIES} names are taken; choose a prefix with --rslt"),
+    ))
+}
+
+/// The summary and detail files and the terminal, as the points come.
+pub struct Lines {
+    summary: File,
+    detail: File,
+    /// The progress bar (points done of points planned), on a terminal only.
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Lines {
+    /// Creates PREFIX.summary and PREFIX.detail (truncating, as the kit
+    /// does) and says how many points are coming.
+    fn create(place: &Place<'_>, name: &str, points: usize) -> Result<Self, ParamError> {
+        let (summary, detail, at) = match place.rslt {
+            Some(prefix) => (
+                named(prefix, "summary")?,
+                named(prefix, "detail")?,
+                prefix.to_string(),
+            ),
+            None => default_results(&prefix(place, name))?,
+        };
+        // The plan before the first point: how many lines are coming.
+        if points > 1 {
+            eprintln!("iolab survey: {points} points to measure; results in {at}.summary");
+        }
+        let bar = crate::progress::shown(true).then(|| {
+            let b = crate::progress::bar(points as u64, crate::progress::Unit::Items);
+            b.set_message("survey points");
+            b
+        });
+        Ok(Self {
+            summary,
+            detail,
+            bar,
+        })
+    }
+
+    /// A summary line: stdout and .summary, flushed at once.
+    pub fn line(&mut self, s: &str) {
+        // A closed stdout asks the survey to stop (crate::output); it
+        // then cleans up as after Ctrl-C.
+        let print = || {
+            let _ = out!("{s}");
+        };
+        match &self.bar {
+            Some(b) => b.suspend(print),
+            None => print(),
+        }
+        let _ = self.summary.write_all(s.as_bytes());
+        let _ = self.summary.flush();
+    }
+
+    /// A point is done: its line, its detail, the progress note.
+    pub fn point(&mut self, line: &str, detail: &str) {
+        self.line(line);
+        let _ = self.detail.write_all(detail.as_bytes());
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! `iolab survey plot`: the kit's plot-obdfilter/plot-sgpdd from a
+//! .summary of any survey: PREFIX.csv and, per record size and test, a
+//! gnuplot data file (.dat), script (.scr) and the chart (.svg, .png).
+
+use crate::exit::{Ended, Halt, HaltKind};
+use iolab_core::Outcome;
+use iolab_report::survey as fmt;
+use std::path::{Path, PathBuf};
+
+/// Reads `summary` and writes every file beside `out` (default: the
+/// summary's path without .summary), charts' text in `font`.
+pub fn plot(summary: &Path, out: Option<&str>, font: Option<&PathBuf>) -> Ended {
+    let text = std::fs::read_to_string(summary).map_err(|e| {
+        Halt::usage(format!(
+            "iolab survey plot: cannot read {}: {e}",
+            summary.display()
+        ))
+    })?;
+    let parsed = fmt::parse::parse(&text)
+        .map_err(|e| Halt::usage(format!("iolab survey plot: {}: {e}", summary.display())))?;
+    let prefix = out.map(str::to_string).unwrap_or_else(|| {
+        let p = summary.display().to_string();
+        p.strip_suffix(".summary").map(str::to_string).unwrap_or(p)
+    });
+    // Every file goes beside PREFIX.csv: one check of that directory,
+    // before anything is written (exit 2 naming it).
+    let csv_path = PathBuf::from(format!("{prefix}.csv"));
+    iolab_output::check_file("--out", &csv_path)
+        .map_err(|e| Halt::usage(format!("iolab survey plot: {e}")))?;
+    let with_text = crate::font::load(font);
+    if !with_text {
+        eprintln!("iolab survey plot: no usable font (give --font FILE.ttf); charts are drawn without labels");
+    }
+    let mut ok = write_out(
+        &format!("{prefix}.csv"),
+        fmt::plot::csv(&parsed).as_bytes(),
+    );
+    for c in fmt::plot::charts(&parsed) {
+        // A closed stdout stops the plot as SIGPIPE would (no further chart).
+        if iolab_core::stop::requested() {
+            break;
+        }
+        ok &= plot_chart(&parsed, &c, &prefix, with_text);
+    }
+    match ok {
+        true => Ok(Outcome::Completed),
+        false => Err(Halt::said(HaltKind::Output)),
+    }
+}
+
+/// The .dat, .scr, .svg and .png of one chart.
+fn plot_chart(s: &fmt::parse::Summary, c: &fmt::plot::Chart, prefix: &str, text: bool) -> bool {
+    let base = format!("{prefix}{}", c.stem());
+    let file_name = |ext: &str| {
+        let p = format!("{base}.{ext}");
+        std::path::Path::new(&p)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or(p)
+    };
+    let script = fmt::plot::gnuplot(
+        s.kind,
+        c,
+        &s.title,
+        &file_name("dat"),
+        &file_name("gnuplot.png"),
+    );
+    let mut ok = write_out(&format!("{base}.dat"), fmt::plot::dat(s.kind, c).as_bytes());
+    ok &= write_out(&format!("{base}.scr"), script.as_bytes());
+    for (ext, bytes) in [
+        (
+            "svg",
+            fmt::plot::svg(s.kind, c, &s.title, text).map(String::into_bytes),
+        ),
+        ("png", fmt::plot::png(s.kind, c, &s.title, text)),
+    ] {
+        ok &= match bytes {
+            Ok(b) => write_out(&format!("{base}.{ext}"), &b),
+            Err(e) => {
+                eprintln!("iolab survey plot: {base}.{ext}: {e}");
+                false
+            }
+        };
+    }
+    ok
+}
+
+fn write_out(path: &str, bytes: &[u8]) -> bool {
+    match iolab_output::write_atomically(std::path::Path::new(path), bytes) {
+        Ok(()) => {
+            let _ = outln!("wrote {path}");
+            true
+        }
+        Err(e) => {
+            eprintln!("iolab survey plot: cannot write {path}: {e}");
+            false
+        }
+    }
+}
