@@ -13,6 +13,7 @@ mod demo;
 mod exit;
 mod font;
 mod io500;
+mod ior;
 mod lst;
 mod lst_nodes;
 mod lst_session;
@@ -51,6 +52,16 @@ pub static TOOLS: &[Tool] = &[
         sweep: Some(crate::mdtest::check_args),
         command: completions::mdtest_command,
         page: Some(completions::mdtest_page),
+    },
+    Tool {
+        name: "ior",
+        about: "parallel file and object I/O benchmark, a drop-in IOR",
+        help: "-h",
+        entry: crate::ior::main,
+        link: true,
+        sweep: None,
+        command: crate::ior::command,
+        page: Some(completions::ior_page),
     },
     Tool {
         name: "xdd",

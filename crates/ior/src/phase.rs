@@ -337,7 +337,8 @@ impl Bufs {
 /// (collective: called by every task once some task failed).
 fn first_failure(comm: &dyn Comm, mine: Option<Failure>) -> Option<Failure> {
     let text = mine.as_ref().map(|f| f.to_string()).unwrap_or_default();
-    let all = comm.all_gather(text.as_bytes());
-    let first = all.iter().find(|b| !b.is_empty())?;
+    // A leading byte: MPI refuses a gather of nothing from everyone.
+    let all = comm.all_gather(format!("-{text}").as_bytes());
+    let first = all.iter().map(|b| &b[1.min(b.len())..]).find(|b| !b.is_empty())?;
     Some(mine.unwrap_or_else(|| Failure::other("peer", String::from_utf8_lossy(first))))
 }

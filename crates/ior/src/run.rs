@@ -98,8 +98,9 @@ impl Runner<'_> {
                 why = e;
             }
         }
-        let all = self.transport.all_gather(why.as_bytes());
-        match all.first().filter(|b| !b.is_empty()) {
+        // A leading byte: MPI refuses a gather of nothing from everyone.
+        let all = self.transport.all_gather(format!("-{why}").as_bytes());
+        match all.first().map(|b| &b[1.min(b.len())..]).filter(|b| !b.is_empty()) {
             None => Ok(()),
             Some(b) => Err(Failure::other("preflight", String::from_utf8_lossy(b))
                 .of_kind(FailureKind::Refused)),
@@ -397,8 +398,10 @@ fn prepare_write(ctx: &Ctx, path: &Path, dir: Option<&Path>, made: &Made) -> Res
 /// Every task's failure, the lowest task's known to all (collective).
 fn agree_failure(comm: &dyn Comm, mine: Result<(), Failure>) -> Result<(), Failure> {
     let text = mine.as_ref().err().map(|f| f.to_string()).unwrap_or_default();
-    let all = comm.all_gather(text.as_bytes());
-    match (mine, all.iter().find(|b| !b.is_empty())) {
+    // A leading byte: MPI refuses a gather of nothing from everyone.
+    let all = comm.all_gather(format!("-{text}").as_bytes());
+    let found = all.iter().map(|b| &b[1.min(b.len())..]).find(|b| !b.is_empty());
+    match (mine, found) {
         (Err(f), _) => Err(f),
         (Ok(()), Some(b)) => Err(Failure::other("peer", String::from_utf8_lossy(b))),
         (Ok(()), None) => Ok(()),
