@@ -190,12 +190,6 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
     let shown = Shown {
         live: leader && s.cfg.globals.summary_format == Format::Default && s.cfg.globals.summary_file.is_none(),
     };
-    if leader {
-        announce(prog, &s.cfg, s.threads * transport.size());
-        if shown.live {
-            print_now(&text::header(&version(), &payload.began, &command, &payload.machine));
-        }
-    }
     let runner = Runner {
         cfg: &s.cfg,
         transport: transport.clone(),
@@ -203,22 +197,26 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         backend: &*s.backend,
         observer: &shown,
     };
-    let outcome = match runner.preflight() {
-        Err(f) => {
-            if leader {
-                eprintln!("{prog}: {}", f.message);
-            }
-            drop(transport);
-            drop(s.world);
-            return crate::exit::status(&Outcome::Error(f));
+    // Before anything is printed or made: a file that is not the run's
+    // own is refused (exit 2).
+    if let Err(f) = runner.preflight() {
+        if leader {
+            eprintln!("{prog}: {}", f.message);
         }
-        Ok(()) => {
-            let r = runner.run();
-            payload.tests = r.tests;
-            payload.left_behind = r.left_behind;
-            r.outcome
+        drop(transport);
+        drop(s.world);
+        return crate::exit::status(&Outcome::Error(f));
+    }
+    if leader {
+        announce(prog, &s.cfg, s.threads * transport.size());
+        if shown.live {
+            print_now(&text::header(&version(), &payload.began, &command, &payload.machine));
         }
-    };
+    }
+    let r = runner.run();
+    payload.tests = r.tests;
+    payload.left_behind = r.left_behind;
+    let outcome = r.outcome;
     payload.finished = iolab_ior::ctx::ctime_now();
     let mut doc = envelope(&s, &command, payload, outcome);
     if let Some(c) = collecting {

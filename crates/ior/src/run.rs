@@ -223,6 +223,21 @@ fn outcome_from(b: &[u8]) -> Option<Outcome> {
     }
 }
 
+/// One test run by every task of `comm`, on `be`, without the look
+/// for existing files and without an observer: for engines that run
+/// IOR's phases as parts of their own benchmark (io500), which check
+/// their directories themselves.
+pub fn test(comm: &dyn Comm, be: &dyn Backend, test: &Test) -> Result<TestResult, String> {
+    let files = Files {
+        be,
+        layout: Layout::of(&be.capabilities())?,
+        api: test.api,
+        direct: test.params.odirect,
+        use_existing: test.params.use_existing,
+    };
+    Ok(run_test(comm, files, test, &Silent, &Made::default()))
+}
+
 /// One test on this task.
 fn run_test(comm: &dyn Comm, files: Files, test: &Test, observer: &dyn Observer, made: &Made) -> TestResult {
     let (geo, hosts) = ctx::geometry(comm, test);

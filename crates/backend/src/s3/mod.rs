@@ -140,6 +140,30 @@ impl S3 {
         )))
     }
 
+    /// Every object in `bucket` under `prefix`, flat, with its size and
+    /// LastModified (Unix ns), for test fixtures and scripts that check
+    /// what a run left or made.
+    pub fn objects(&self, bucket: &str, prefix: &str) -> io::Result<Vec<(String, u64, u64)>> {
+        let i = self.inner()?;
+        let b = i.client.bucket(bucket)?;
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..100_000 {
+            let page = i.client.list(&b, prefix, false, 1000, token.as_deref())?;
+            out.extend(page.contents.into_iter().map(|c| {
+                let t = c.last_modified.as_deref().map_or(0, client::rfc3339_ns);
+                (c.key, c.size.unwrap_or(0), t)
+            }));
+            token = page.next_continuation_token;
+            if token.is_none() {
+                return Ok(out);
+            }
+        }
+        Err(io::Error::other(format!(
+            "s3://{bucket}/{prefix}: the listing did not end after 100 million keys"
+        )))
+    }
+
     /// The bucket plain paths name (given, or this run's own).
     pub fn bucket(&self) -> Option<&str> {
         self.inner.as_ref().ok().map(|i| i.bucket.as_str())
