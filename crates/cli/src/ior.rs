@@ -91,6 +91,9 @@ fn read_args(argv: &[OsString]) -> Result<Option<ReadArgs>, String> {
             cfg.tests[0].api.name()
         ));
     }
+    if opts.flag("posix", "odirect") && cfg.tests.iter().any(|t| t.api == iolab_ior::Api::Mmap) {
+        return Err("-a MMAP: O_DIRECT (--posix.odirect) does not apply to a mapping".into());
+    }
     let backend = iolab_backend::with_options(name, &opts).map_err(|e| format!("-a: {e}"))?;
     check_backend(&cfg, &*backend)?;
     Ok(Some(ReadArgs { cfg, backend }))
