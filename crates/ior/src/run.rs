@@ -356,6 +356,7 @@ fn iteration(ctx: &Ctx, rep: u64, made: &Made, observer: &dyn Observer, res: &mu
         if leader {
             observer.access_done(ctx.test, &done.result);
         }
+        warnings_as_errors(ctx, &done.result, res);
         it.write = Some(done.result);
         if !settle(res, done.failure, done.interrupted) {
             remove(ctx, rep, wrote, &mut it, observer, res);
@@ -442,6 +443,13 @@ fn check_write(ctx: &Ctx, rep: u64, signature: u32, it: &mut Iteration, res: &mu
     settle(res, done.failure, done.interrupted);
 }
 
+/// `--warningAsErrors`: an access's warning ends the test as an error.
+fn warnings_as_errors(ctx: &Ctx, r: &AccessResult, res: &mut TestResult) {
+    if let (true, Some(w)) = (ctx.test.params.warning_as_errors, r.warnings.first()) {
+        fail(res, Failure::other("--warningAsErrors", w.clone()));
+    }
+}
+
 fn fail(res: &mut TestResult, f: Failure) {
     res.outcome = res.outcome.clone().worst(Outcome::Error(f));
 }
@@ -484,6 +492,7 @@ fn read(ctx: &Ctx, rep: u64, signature: u32, stop_after: u64, observer: &dyn Obs
         observer.access_done(ctx.test, &done.result);
     }
     data_errors(res, &done.result, "read");
+    warnings_as_errors(ctx, &done.result, res);
     it.read = Some(done.result);
     settle(res, done.failure, done.interrupted);
 }
