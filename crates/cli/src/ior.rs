@@ -102,13 +102,17 @@ fn read_args(argv: &[OsString]) -> Result<Option<ReadArgs>, String> {
 /// What the tests need from the backend.
 fn check_backend(cfg: &Config, be: &dyn Backend) -> Result<(), String> {
     let caps = be.capabilities();
-    iolab_ior::file::Layout::of(&caps).map_err(|e| format!("-a {}: {e}", cfg.tests[0].api.name()))?;
+    iolab_ior::file::Layout::of(&caps)
+        .map_err(|e| format!("-a {}: {e}", cfg.tests[0].api.name()))?;
     for t in &cfg.tests {
         if t.api == iolab_ior::Api::Mmap && t.params.odirect {
             return Err("-a MMAP: O_DIRECT (--posix.odirect) does not apply to a mapping".into());
         }
         if t.params.odirect && !caps.direct_io {
-            return Err(format!("--posix.odirect: the {} backend has no direct I/O", be.name()));
+            return Err(format!(
+                "--posix.odirect: the {} backend has no direct I/O",
+                be.name()
+            ));
         }
         if t.params.unique_dir && t.params.file_per_proc && !caps.directories && !caps.discards {
             return Err(format!("-u: the {} backend has no directories", be.name()));
@@ -182,7 +186,14 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
     let collecting = leader.then(|| hook.start());
     let mut payload = IorPayload {
         began: iolab_ior::ctx::ctime_now(),
-        machine: machine(s.cfg.tests.iter().map(|t| t.params.verbose).max().unwrap_or(0)),
+        machine: machine(
+            s.cfg
+                .tests
+                .iter()
+                .map(|t| t.params.verbose)
+                .max()
+                .unwrap_or(0),
+        ),
         comm: CommInfo {
             kind: transport.kind().into(),
             ranks: transport.size() as u64,
@@ -191,7 +202,9 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         ..IorPayload::default()
     };
     let shown = Shown {
-        live: leader && s.cfg.globals.summary_format == Format::Default && s.cfg.globals.summary_file.is_none(),
+        live: leader
+            && s.cfg.globals.summary_format == Format::Default
+            && s.cfg.globals.summary_file.is_none(),
     };
     let runner = Runner {
         cfg: &s.cfg,
@@ -213,7 +226,12 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
     if leader {
         announce(prog, &s.cfg, s.threads * transport.size());
         if shown.live {
-            print_now(&text::header(&version(), &payload.began, &command, &payload.machine));
+            print_now(&text::header(
+                &version(),
+                &payload.began,
+                &command,
+                &payload.machine,
+            ));
         }
     }
     let r = runner.run();
@@ -229,7 +247,10 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
         report(prog, &s, &mut doc, &command, &shown);
     }
     if let Err(e) = s.backend.finalize() {
-        eprintln!("{prog}: warning: the {} backend did not finish cleanly: {e}", s.backend.name());
+        eprintln!(
+            "{prog}: warning: the {} backend did not finish cleanly: {e}",
+            s.backend.name()
+        );
     }
     drop(transport);
     crate::signals::bound_mpi_finalize(crate::exit::code(&doc.outcome));
@@ -261,7 +282,9 @@ fn machine(verbose: u32) -> String {
     }
     let f = |c: &[libc::c_char]| {
         // SAFETY: uname NUL-terminates each field within its array.
-        unsafe { std::ffi::CStr::from_ptr(c.as_ptr()) }.to_string_lossy().into_owned()
+        unsafe { std::ffi::CStr::from_ptr(c.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
     };
     let mut m = format!("{} {}", f(&u.sysname), f(&u.nodename));
     if verbose >= 2 {
@@ -277,12 +300,22 @@ fn envelope(s: &Setup, command: &str, payload: IorPayload, outcome: Outcome) -> 
             true => payload
                 .tests
                 .iter()
-                .map(|t| iolab_core::env::fs_info(Path::new(&t.path).parent().unwrap_or(Path::new("."))))
+                .map(|t| {
+                    iolab_core::env::fs_info(Path::new(&t.path).parent().unwrap_or(Path::new(".")))
+                })
                 .collect(),
             false => Vec::new(),
         },
     };
-    let mut doc = Envelope::new(SCHEMA, "ior", command, s.cfg.clone(), environment, outcome, payload);
+    let mut doc = Envelope::new(
+        SCHEMA,
+        "ior",
+        command,
+        s.cfg.clone(),
+        environment,
+        outcome,
+        payload,
+    );
     doc.tool.compatible_with = Some("IOR 4.1".into());
     doc.figures = doc.payload.figures();
     doc.notes = doc
@@ -298,7 +331,9 @@ fn envelope(s: &Setup, command: &str, payload: IorPayload, outcome: Outcome) -> 
 fn report(prog: &str, s: &Setup, doc: &mut json::IorDocument, command: &str, shown: &Shown) {
     let g = &s.cfg.globals;
     let rendered = match g.summary_format {
-        Format::Default if shown.live => text::summary(&doc.payload.tests) + &text::finished(&doc.payload.finished),
+        Format::Default if shown.live => {
+            text::summary(&doc.payload.tests) + &text::finished(&doc.payload.finished)
+        }
         Format::Default => text::render(&doc.payload, &version(), command),
         Format::Json => summary_json::render(&doc.payload, &version(), command),
         Format::Csv => summary_csv::render(&doc.payload),
@@ -310,7 +345,13 @@ fn report(prog: &str, s: &Setup, doc: &mut json::IorDocument, command: &str, sho
     for t in &s.cfg.tests {
         if let Some(f) = &t.params.rank_csv {
             let text = rank_csv(&doc.payload.tests, t.params.id);
-            write_out(prog, doc, "-O saveRankPerformanceDetailsCSV", f, text.as_bytes());
+            write_out(
+                prog,
+                doc,
+                "-O saveRankPerformanceDetailsCSV",
+                f,
+                text.as_bytes(),
+            );
         }
     }
     let notes = s.backend.notes();
@@ -341,7 +382,9 @@ fn report(prog: &str, s: &Setup, doc: &mut json::IorDocument, command: &str, sho
 
 /// IOR's per-task CSV of a test: `access,rank,runtime-with-openclose,runtime,throughput-withopenclose,throughput`.
 fn rank_csv(tests: &[TestResult], id: u32) -> String {
-    let mut s = String::from("access,rank,runtime-with-openclose,runtime,throughput-withopenclose,throughput\n");
+    let mut s = String::from(
+        "access,rank,runtime-with-openclose,runtime,throughput-withopenclose,throughput\n",
+    );
     for t in tests.iter().filter(|t| t.test.params.id == id) {
         for r in t.accesses() {
             let per_task = r.bytes as f64 / r.tasks.len().max(1) as f64;
@@ -364,8 +407,12 @@ fn rank_csv(tests: &[TestResult], id: u32) -> String {
 fn write_out(prog: &str, doc: &mut json::IorDocument, opt: &str, path: &Path, bytes: &[u8]) {
     if let Err(e) = iolab_output::write_atomically(path, bytes) {
         eprintln!("{prog}: {opt} {}: cannot write: {e}", path.display());
-        let f = Failure::io(&format!("write {opt}"), Some(path.display().to_string()), &e)
-            .of_kind(FailureKind::Output);
+        let f = Failure::io(
+            &format!("write {opt}"),
+            Some(path.display().to_string()),
+            &e,
+        )
+        .of_kind(FailureKind::Output);
         doc.outcome = doc.outcome.clone().worst(Outcome::Error(f));
     }
 }

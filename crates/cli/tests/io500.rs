@@ -1134,7 +1134,10 @@ fn s3_api_runs_all_twelve_phases() {
         .count() as u64;
     assert_eq!(Some(chunks * 47008), hard["bytes"].as_u64(), "{hard}");
     assert_eq!(hard["file_bytes"], hard["bytes"]);
-    assert_eq!(phase(&doc, "ior-hard-read")["detail"]["ior"]["bytes"], hard["bytes"]);
+    assert_eq!(
+        phase(&doc, "ior-hard-read")["detail"]["ior"]["bytes"],
+        hard["bytes"]
+    );
     assert_eq!(phase(&doc, "ior-hard-read")["detail"]["ior"]["errors"], 0);
     // Invalid only for the app's reasons: the short stonewall and the pause.
     let why: Vec<String> = doc["payload"]["invalid_reasons"]
@@ -1144,10 +1147,14 @@ fn s3_api_runs_all_twelve_phases() {
         .map(|v| v.as_str().unwrap().to_string())
         .collect();
     assert!(
-        why.iter().all(|w| w.contains("stonewall") || w.contains("pause-dir") || w.contains("must last")),
+        why.iter()
+            .all(|w| w.contains("stonewall") || w.contains("pause-dir") || w.contains("must last")),
         "{why:?}"
     );
-    assert!(s.objects(b, "run1/").unwrap().is_empty(), "left under the datadir");
+    assert!(
+        s.objects(b, "run1/").unwrap().is_empty(),
+        "left under the datadir"
+    );
     assert_eq!(s.keys(b).unwrap(), before, "the run left or removed keys");
 }
 
@@ -1177,7 +1184,11 @@ fn find_counts(objects: &[(String, u64, u64)]) -> (u64, u64) {
     for (k, size, t) in objects {
         let Some(rest) = ["ior-easy/", "ior-hard/", "mdtest-easy/", "mdtest-hard/"]
             .iter()
-            .find_map(|r| k.strip_prefix("run1/").and_then(|x| x.strip_prefix(r)).map(|x| (*r, x)))
+            .find_map(|r| {
+                k.strip_prefix("run1/")
+                    .and_then(|x| x.strip_prefix(r))
+                    .map(|x| (*r, x))
+            })
         else {
             continue;
         };

@@ -34,7 +34,12 @@ fn rows(out: &str) -> Vec<Vec<String>> {
     out.lines()
         .skip_while(|l| !l.starts_with("------    ---------"))
         .skip(1)
-        .take_while(|l| l.starts_with("write ") || l.starts_with("read ") || l.starts_with("WARNING") || l.starts_with("stonewalling"))
+        .take_while(|l| {
+            l.starts_with("write ")
+                || l.starts_with("read ")
+                || l.starts_with("WARNING")
+                || l.starts_with("stonewalling")
+        })
         .filter(|l| l.starts_with("write ") || l.starts_with("read "))
         .map(|l| l.split_whitespace().map(String::from).collect())
         .collect()
@@ -54,11 +59,36 @@ fn summary_rows(out: &str) -> Vec<Vec<String>> {
 /// -F -C -e -w -r -i 2` on this machine, line by line up to the first
 /// `: ` (the values vary).
 const IOR_TEXT_KEYS: &[&str] = &[
-    "Began", "Command line", "Machine", "TestID", "StartTime", "Path", "FS", "Options", "api",
-    "apiVersion", "test filename", "access", "type", "segments", "ordering in a file",
-    "ordering inter file", "task offset", "nodes", "tasks", "clients per node", "memoryBuffer",
-    "dataAccess", "GPUDirect", "repetitions", "xfersize", "blocksize", "aggregate filesize",
-    "Results", "Summary of all tests", "Finished",
+    "Began",
+    "Command line",
+    "Machine",
+    "TestID",
+    "StartTime",
+    "Path",
+    "FS",
+    "Options",
+    "api",
+    "apiVersion",
+    "test filename",
+    "access",
+    "type",
+    "segments",
+    "ordering in a file",
+    "ordering inter file",
+    "task offset",
+    "nodes",
+    "tasks",
+    "clients per node",
+    "memoryBuffer",
+    "dataAccess",
+    "GPUDirect",
+    "repetitions",
+    "xfersize",
+    "blocksize",
+    "aggregate filesize",
+    "Results",
+    "Summary of all tests",
+    "Finished",
 ];
 /// IOR 4.1's table headers, verbatim.
 const IOR_RESULTS_HEADER: &str = "access    bw(MiB/s)  IOPS       Latency(s)  block(KiB) xfer(KiB)  open(s)    wr/rd(s)   close(s)   total(s)   iter";
@@ -70,11 +100,18 @@ const IOR_SUMMARY_HEADER: &str = "Operation   Max(MiB)   Min(MiB)  Mean(MiB)    
 #[test]
 fn the_report_has_ior_s_lines_columns_and_rows() {
     let s = Scratch::new("ior-report");
-    let o = ior(&s.root, "-a POSIX -b 1m -t 256k -s 2 -F -C -e -w -r -i 2 -o DIR/testfile --tasks 2");
+    let o = ior(
+        &s.root,
+        "-a POSIX -b 1m -t 256k -s 2 -F -C -e -w -r -i 2 -o DIR/testfile --tasks 2",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.starts_with("IOR-iolab-"), "{out}");
-    assert!(out.lines().next().unwrap().ends_with(": MPI Coordinated Test of Parallel I/O"));
+    assert!(out
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(": MPI Coordinated Test of Parallel I/O"));
     let keys: Vec<&str> = out
         .lines()
         .skip(1)
@@ -83,21 +120,53 @@ fn the_report_has_ior_s_lines_columns_and_rows() {
         .collect();
     assert_eq!(keys, IOR_TEXT_KEYS, "{out}");
     assert!(out.contains(&format!("\n{IOR_RESULTS_HEADER}\n")), "{out}");
-    assert!(out.contains(&format!("\nSummary of all tests:\n{IOR_SUMMARY_HEADER}\n")), "{out}");
+    assert!(
+        out.contains(&format!("\nSummary of all tests:\n{IOR_SUMMARY_HEADER}\n")),
+        "{out}"
+    );
     let r = rows(&out);
-    assert_eq!(r.iter().map(|r| r[0].as_str()).collect::<Vec<_>>(), ["write", "read", "write", "read"]);
+    assert_eq!(
+        r.iter().map(|r| r[0].as_str()).collect::<Vec<_>>(),
+        ["write", "read", "write", "read"]
+    );
     assert!(r.iter().all(|r| r.len() == 11), "{r:?}");
-    assert_eq!((r[2][10].as_str(), r[0][4].as_str(), r[0][5].as_str()), ("1", "1024.00", "256.00"));
+    assert_eq!(
+        (r[2][10].as_str(), r[0][4].as_str(), r[0][5].as_str()),
+        ("1", "1024.00", "256.00")
+    );
     let sum = summary_rows(&out);
     assert_eq!(sum.len(), 2);
-    assert!(sum.iter().all(|r| r.len() == IOR_SUMMARY_HEADER.split_whitespace().count()), "{sum:?}");
+    assert!(
+        sum.iter()
+            .all(|r| r.len() == IOR_SUMMARY_HEADER.split_whitespace().count()),
+        "{sum:?}"
+    );
     // #Tasks 2, reps 2, fPP 1, reord 1, segcnt 2, aggs 4 MiB, API POSIX.
     assert_eq!(
-        [&sum[0][13], &sum[0][15], &sum[0][16], &sum[0][17], &sum[0][21], &sum[0][24], &sum[0][25]],
+        [
+            &sum[0][13],
+            &sum[0][15],
+            &sum[0][16],
+            &sum[0][17],
+            &sum[0][21],
+            &sum[0][24],
+            &sum[0][25]
+        ],
         ["2", "2", "1", "1", "2", "4.0", "POSIX"]
     );
-    assert!(out.ends_with('\n') && out.lines().last().unwrap().starts_with("Finished            : "));
-    assert!(tree(&s.root).is_empty(), "the files are removed: {:?}", tree(&s.root));
+    assert!(
+        out.ends_with('\n')
+            && out
+                .lines()
+                .last()
+                .unwrap()
+                .starts_with("Finished            : ")
+    );
+    assert!(
+        tree(&s.root).is_empty(),
+        "the files are removed: {:?}",
+        tree(&s.root)
+    );
 }
 
 /// IOR 4.1's JSON summary: its keys, at each level, as IOR wrote them
@@ -107,33 +176,91 @@ fn the_json_summary_has_ior_s_keys() {
     let s = Scratch::new("ior-json");
     let o = ior(&s.root, "-b 1m -t 256k -s 2 -w -r -i 2 -o DIR/tf -O summaryFormat=JSON -O summaryFile=DIR/s.json --tasks 2");
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o).trim(), format!("Writing output to {}", s.path("s.json").display()));
-    let d: Value = serde_json::from_str(&std::fs::read_to_string(s.path("s.json")).unwrap()).unwrap();
+    assert_eq!(
+        stdout(&o).trim(),
+        format!("Writing output to {}", s.path("s.json").display())
+    );
+    let d: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("s.json")).unwrap()).unwrap();
     let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
     let sorted = |v: &[&str]| {
         let mut v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
         v.sort();
         v
     };
-    assert_eq!(keys(&d), sorted(&["Version", "Began", "Command line", "Machine", "tests", "summary", "Finished"]));
+    assert_eq!(
+        keys(&d),
+        sorted(&[
+            "Version",
+            "Began",
+            "Command line",
+            "Machine",
+            "tests",
+            "summary",
+            "Finished"
+        ])
+    );
     let t = &d["tests"][0];
     assert_eq!(
         keys(t),
-        sorted(&["TestID", "StartTime", "Path", "Capacity", "Used Capacity", "Inodes", "Used Inodes", "Parameters", "Options", "Results"])
+        sorted(&[
+            "TestID",
+            "StartTime",
+            "Path",
+            "Capacity",
+            "Used Capacity",
+            "Inodes",
+            "Used Inodes",
+            "Parameters",
+            "Options",
+            "Results"
+        ])
     );
     assert_eq!(keys(&t["Parameters"]).len(), 43, "IOR's 43 parameters");
     assert_eq!(
         keys(&t["Results"][0]),
-        sorted(&["access", "bwMiB", "blockKiB", "xferKiB", "iops", "latency", "openTime", "wrRdTime", "closeTime", "totalTime"])
+        sorted(&[
+            "access",
+            "bwMiB",
+            "blockKiB",
+            "xferKiB",
+            "iops",
+            "latency",
+            "openTime",
+            "wrRdTime",
+            "closeTime",
+            "totalTime"
+        ])
     );
     assert_eq!(t["Results"].as_array().unwrap().len(), 4);
     assert_eq!(
         keys(&d["summary"][0]),
         sorted(&[
-            "operation", "API", "TestID", "ReferenceNumber", "segmentCount", "blockSize", "transferSize",
-            "numTasks", "tasksPerNode", "repetitions", "filePerProc", "reorderTasks", "taskPerNodeOffset",
-            "reorderTasksRandom", "reorderTasksRandomSeed", "bwMaxMIB", "bwMinMIB", "bwMeanMIB", "bwStdMIB",
-            "OPsMax", "OPsMin", "OPsMean", "OPsSD", "MeanTime", "xsizeMiB"
+            "operation",
+            "API",
+            "TestID",
+            "ReferenceNumber",
+            "segmentCount",
+            "blockSize",
+            "transferSize",
+            "numTasks",
+            "tasksPerNode",
+            "repetitions",
+            "filePerProc",
+            "reorderTasks",
+            "taskPerNodeOffset",
+            "reorderTasksRandom",
+            "reorderTasksRandomSeed",
+            "bwMaxMIB",
+            "bwMinMIB",
+            "bwMeanMIB",
+            "bwStdMIB",
+            "OPsMax",
+            "OPsMin",
+            "OPsMean",
+            "OPsSD",
+            "MeanTime",
+            "xsizeMiB"
         ])
     );
     assert_eq!(d["summary"][1]["operation"], "read");
@@ -144,13 +271,19 @@ fn the_json_summary_has_ior_s_keys() {
 #[test]
 fn the_csv_summary_is_ior_s() {
     let s = Scratch::new("ior-csv");
-    let o = ior(&s.root, "-b 64k -t 16k -w -r -i 3 -o DIR/f -O summaryFormat=CSV --tasks 2");
+    let o = ior(
+        &s.root,
+        "-b 64k -t 16k -w -r -i 3 -o DIR/f -O summaryFormat=CSV --tasks 2",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "access,bw(MiB/s),IOPS,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),numTasks,iter");
     assert_eq!(lines.len(), 7, "{out}");
-    assert!(lines[6].starts_with("read,") && lines[6].ends_with(",2,2"), "{out}");
+    assert!(
+        lines[6].starts_with("read,") && lines[6].ends_with(",2,2"),
+        "{out}"
+    );
 }
 
 /// Bytes moved equal the files' sizes, in the report and in --json,
@@ -158,7 +291,10 @@ fn the_csv_summary_is_ior_s() {
 #[test]
 fn bytes_moved_equal_the_files_sizes() {
     let s = Scratch::new("ior-bytes");
-    let o = ior(&s.root, "-F -u -k -b 96k -t 32k -s 3 -w -r -R -o DIR/f --tasks 3 --json DIR/r.json --csv DIR/r.csv");
+    let o = ior(
+        &s.root,
+        "-F -u -k -b 96k -t 32k -s 3 -w -r -R -o DIR/f --tasks 3 --json DIR/r.json --csv DIR/r.csv",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let mut on_disk = 0;
     for t in 0..3 {
@@ -166,13 +302,24 @@ fn bytes_moved_equal_the_files_sizes() {
         on_disk += std::fs::metadata(&f).unwrap().len();
     }
     assert_eq!(on_disk, 3 * 3 * 96 * 1024);
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap()).unwrap();
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap()).unwrap();
     assert_eq!(doc["schema"], "iolab.ior/1");
     let w = &doc["payload"]["tests"][0]["iterations"][0]["write"];
-    assert_eq!((w["bytes"].as_u64(), w["file_bytes"].as_u64()), (Some(on_disk), Some(on_disk)));
+    assert_eq!(
+        (w["bytes"].as_u64(), w["file_bytes"].as_u64()),
+        (Some(on_disk), Some(on_disk))
+    );
     let r = &doc["payload"]["tests"][0]["iterations"][0]["read"];
-    assert_eq!((r["bytes"].as_u64(), r["errors"].as_u64()), (Some(on_disk), Some(0)));
-    assert!(doc["figures"].as_array().unwrap().iter().any(|f| f["phase"] == "write" && f["metric"] == "bw"));
+    assert_eq!(
+        (r["bytes"].as_u64(), r["errors"].as_u64()),
+        (Some(on_disk), Some(0))
+    );
+    assert!(doc["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["phase"] == "write" && f["metric"] == "bw"));
     let csv = std::fs::read_to_string(s.path("r.csv")).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
 }
@@ -184,18 +331,31 @@ fn checks_find_corruption_and_name_its_offset() {
     let s = Scratch::new("ior-corrupt");
     for packet in ["", "-l o", "-l t", "-l i", "-l r"] {
         let f = s.path("c");
-        let o = ior(&s.root, &format!("-w -k -G 77 {packet} -b 256k -t 64k -s 2 -o DIR/c --tasks 2"));
+        let o = ior(
+            &s.root,
+            &format!("-w -k -G 77 {packet} -b 256k -t 64k -s 2 -o DIR/c --tasks 2"),
+        );
         assert!(o.status.success(), "{packet}: {}", stderr(&o));
-        let clean = ior(&s.root, &format!("-r -R -k -G 77 {packet} -b 256k -t 64k -s 2 -o DIR/c --tasks 2"));
+        let clean = ior(
+            &s.root,
+            &format!("-r -R -k -G 77 {packet} -b 256k -t 64k -s 2 -o DIR/c --tasks 2"),
+        );
         assert!(clean.status.success(), "{packet}: {}", stderr(&clean));
         let mut data = std::fs::read(&f).unwrap();
         data[300_000] ^= 0x10;
         std::fs::write(&f, &data).unwrap();
-        let o = ior(&s.root, &format!("-r -R -G 77 {packet} -b 256k -t 64k -s 2 -o DIR/c --tasks 2"));
+        let o = ior(
+            &s.root,
+            &format!("-r -R -G 77 {packet} -b 256k -t 64k -s 2 -o DIR/c --tasks 2"),
+        );
         assert_eq!(o.status.code(), Some(1), "{packet}: {}", stdout(&o));
         let msg = format!("offset 300000 of {}", f.display());
         assert!(stderr(&o).contains(&msg), "{packet}: {}", stderr(&o));
-        assert!(stdout(&o).contains("WARNING: incorrect data on read: 1 transfers differ"), "{}", stdout(&o));
+        assert!(
+            stdout(&o).contains("WARNING: incorrect data on read: 1 transfers differ"),
+            "{}",
+            stdout(&o)
+        );
         std::fs::remove_file(&f).unwrap();
     }
     // Another run's signature: every transfer differs.
@@ -277,11 +437,22 @@ fn a_script_runs_each_test() {
     let sum = summary_rows(&out);
     assert_eq!(sum.len(), 4);
     // Test# and segcnt of the second test's rows.
-    assert_eq!((sum[2][12].as_str(), sum[2][21].as_str(), sum[2][16].as_str()), ("1", "2", "1"));
+    assert_eq!(
+        (
+            sum[2][12].as_str(),
+            sum[2][21].as_str(),
+            sum[2][16].as_str()
+        ),
+        ("1", "2", "1")
+    );
     std::fs::write(s.path("bad.ior"), "IOR START\nRUN\nbogus=1\nIOR STOP\n").unwrap();
     let o = ior(&s.root, "-f DIR/bad.ior");
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("line 3") && stderr(&o).contains("bogus"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("line 3") && stderr(&o).contains("bogus"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// The stonewall: a write stopped at the deadline, its count in the
@@ -292,7 +463,11 @@ fn the_stonewall_status_file_carries_the_write_s_count() {
     let o = ior(&s.root, "-w -k -G 1 -D 1 -O stoneWallingWearOut=1 -O stoneWallingStatusFile=DIR/sw -O interIODelay=2000 -b 64m -t 4k -o DIR/f --tasks 2");
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    let n: u64 = std::fs::read_to_string(s.path("sw")).unwrap().trim().parse().unwrap();
+    let n: u64 = std::fs::read_to_string(s.path("sw"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(n > 0 && n < 16384, "{n}");
     assert!(out.contains("stonewalling pairs accessed min: "), "{out}");
     assert!(out.contains(&format!("max: {n} --")), "{out}");
@@ -302,7 +477,8 @@ fn the_stonewall_status_file_carries_the_write_s_count() {
     assert_ne!(sum[0][10], "NA", "the stonewall columns: {sum:?}");
     let o = ior(&s.root, "-r -R -G 1 -k -O stoneWallingStatusFile=DIR/sw -b 64m -t 4k -o DIR/f --tasks 2 --json DIR/r.json");
     assert!(o.status.success(), "{}", stderr(&o));
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap()).unwrap();
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap()).unwrap();
     let r = &doc["payload"]["tests"][0]["iterations"][0]["read"];
     assert_eq!(r["bytes"].as_u64(), Some(2 * n * 4096));
     assert_eq!(r["errors"].as_u64(), Some(0));
@@ -312,11 +488,18 @@ fn the_stonewall_status_file_carries_the_write_s_count() {
 #[test]
 fn mmap_and_dummy_apis() {
     let s = Scratch::new("ior-apis");
-    let o = ior(&s.root, "-a MMAP -w -r -R -b 256k -t 64k -s 2 -o DIR/m --tasks 2 --json DIR/m.json");
+    let o = ior(
+        &s.root,
+        "-a MMAP -w -r -R -b 256k -t 64k -s 2 -o DIR/m --tasks 2 --json DIR/m.json",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(s.path("m.json")).unwrap()).unwrap();
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("m.json")).unwrap()).unwrap();
     let w = &doc["payload"]["tests"][0]["iterations"][0]["write"];
-    assert_eq!((w["bytes"].as_u64(), w["file_bytes"].as_u64()), (Some(1 << 20), Some(1 << 20)));
+    assert_eq!(
+        (w["bytes"].as_u64(), w["file_bytes"].as_u64()),
+        (Some(1 << 20), Some(1 << 20))
+    );
     let o = ior(&s.root, "-a DUMMY -w -r -b 1m -t 64k -o DIR/d --tasks 2");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains(" DUMMY "));
@@ -328,7 +511,18 @@ fn mmap_and_dummy_apis() {
 fn an_interrupted_run_removes_its_files() {
     let s = Scratch::new("ior-stop");
     let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(["ior", "-F", "-w", "-O", "interIODelay=2000", "-b", "64m", "-t", "4k", "-o"])
+        .args([
+            "ior",
+            "-F",
+            "-w",
+            "-O",
+            "interIODelay=2000",
+            "-b",
+            "64m",
+            "-t",
+            "4k",
+            "-o",
+        ])
         .arg(s.path("f"))
         .args(["--tasks", "2"])
         .env("CI", "1")
@@ -377,8 +571,29 @@ fn s3_keeps_a_shared_file_as_one_object_per_transfer() {
         let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
         c.envs(srv.env())
             .env("CI", "1")
-            .args(["ior", "-a", "S3", &format!("--s3.bucket={b}"), "-w", "-r", "-R", "-G", "9"])
-            .args(["-t", "47008", "-b", "47008", "-s", "3", "-o", "/run/file", "--tasks", "2"])
+            .args([
+                "ior",
+                "-a",
+                "S3",
+                &format!("--s3.bucket={b}"),
+                "-w",
+                "-r",
+                "-R",
+                "-G",
+                "9",
+            ])
+            .args([
+                "-t",
+                "47008",
+                "-b",
+                "47008",
+                "-s",
+                "3",
+                "-o",
+                "/run/file",
+                "--tasks",
+                "2",
+            ])
             .args(extra.split_whitespace())
             .output()
             .unwrap()
@@ -387,13 +602,22 @@ fn s3_keeps_a_shared_file_as_one_object_per_transfer() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let objects = srv.objects(b, "run/").unwrap();
     let names: Vec<&str> = objects.iter().map(|o| o.0.as_str()).collect();
-    let want: Vec<String> = (0..6).map(|i| format!("run/file-{}-47008", i * 47008)).collect();
+    let want: Vec<String> = (0..6)
+        .map(|i| format!("run/file-{}-47008", i * 47008))
+        .collect();
     let mut want_sorted = want.clone();
     want_sorted.sort();
-    assert_eq!(names, want_sorted.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        names,
+        want_sorted.iter().map(String::as_str).collect::<Vec<_>>()
+    );
     assert!(objects.iter().all(|o| o.1 == 47008));
     let o = run("-r -R -G 9");
-    assert_eq!(o.status.code(), Some(2), "the kept file is not made by this run");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "the kept file is not made by this run"
+    );
     // Remove the kept chunks with a run that writes over them (-E) and
     // does not keep them.
     let o = run("-E");
@@ -414,7 +638,14 @@ fn mpirun_ranks_times_threads() {
     let mut c = Command::new("mpirun");
     let _session = common::OmpiSession::attach(&mut c);
     let o = c
-        .args(["--allow-run-as-root", "--oversubscribe", "-n", "2", env!("CARGO_BIN_EXE_iolab"), "ior"])
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "ior",
+        ])
         .args("-F -u -k -C -w -r -R -b 128k -t 32k -s 2 --tasks 2 -o".split(' '))
         .arg(s.path("f"))
         .env("CI", "1")
@@ -422,7 +653,11 @@ fn mpirun_ranks_times_threads() {
         .unwrap();
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert_eq!(out.matches("Summary of all tests:").count(), 1, "one process prints: {out}");
+    assert_eq!(
+        out.matches("Summary of all tests:").count(),
+        1,
+        "one process prints: {out}"
+    );
     let sum = summary_rows(&out);
     assert_eq!(sum[0][13], "4", "{sum:?}");
     let mpi = tree(&s.root);

@@ -47,18 +47,68 @@ fn the_table_covers_ior_s_options_and_explains_each_difference() {
     for c in &all {
         assert!(matches!(c.ior, "accept" | "refuse") && matches!(c.iolab, "accept" | "refuse"));
         if c.ior != c.iolab {
-            assert!(!c.why.is_empty(), "{}: a difference needs its reason", c.args);
+            assert!(
+                !c.why.is_empty(),
+                "{}: a difference needs its reason",
+                c.args
+            );
         }
     }
     // Every letter IOR 4.1's -h lists, and its long options, appear.
     for opt in [
-        "-a", "-A", "-b", "-c", "-C", "-d", "-D", "-e", "-E", "-f", "-F", "-g", "-G", "-h", "-i", "-j", "-k",
-        "-K", "-l", "-m", "-M", "-N", "-o", "-O", "-Q", "-r", "-R", "-s", "-t", "-T", "-u", "-v", "-w", "-W",
-        "-x", "-X", "-y", "-Y", "-z", "-Z", "--dataPacketType", "--randomPrefill", "--random-offset-seed",
-        "--warningAsErrors", "--dryRun", "--posix.odirect", "--posix.rangelocks",
+        "-a",
+        "-A",
+        "-b",
+        "-c",
+        "-C",
+        "-d",
+        "-D",
+        "-e",
+        "-E",
+        "-f",
+        "-F",
+        "-g",
+        "-G",
+        "-h",
+        "-i",
+        "-j",
+        "-k",
+        "-K",
+        "-l",
+        "-m",
+        "-M",
+        "-N",
+        "-o",
+        "-O",
+        "-Q",
+        "-r",
+        "-R",
+        "-s",
+        "-t",
+        "-T",
+        "-u",
+        "-v",
+        "-w",
+        "-W",
+        "-x",
+        "-X",
+        "-y",
+        "-Y",
+        "-z",
+        "-Z",
+        "--dataPacketType",
+        "--randomPrefill",
+        "--random-offset-seed",
+        "--warningAsErrors",
+        "--dryRun",
+        "--posix.odirect",
+        "--posix.rangelocks",
     ] {
         assert!(
-            all.iter().any(|c| c.args.split_whitespace().any(|w| w == opt || w.starts_with(&format!("{opt}=")))),
+            all.iter().any(|c| c
+                .args
+                .split_whitespace()
+                .any(|w| w == opt || w.starts_with(&format!("{opt}=")))),
             "{opt} is not in the table"
         );
     }
@@ -101,7 +151,11 @@ fn iolab_accepts_and_refuses_as_the_table_says() {
             .env_remove("AWS_SECRET_ACCESS_KEY")
             .output()
             .unwrap();
-        let got = if o.status.success() { "accept" } else { "refuse" };
+        let got = if o.status.success() {
+            "accept"
+        } else {
+            "refuse"
+        };
         if got != c.iolab {
             wrong.push(format!(
                 "{}: iolab {got} ({:?}), the table says {}: {}",

@@ -45,7 +45,9 @@ fn ours(top: &str, name: &[u8], is_dir: bool) -> bool {
         // IOR's -u: a directory per task, named by its number.
         ("ior-easy", true) => !name.is_empty() && name.iter().all(u8::is_ascii_digit),
         // On an object store, one object per transfer (`file-OFFSET-LENGTH`).
-        ("ior-hard", false) => name == b"file" || iolab_ior::file::chunk_of(b"file", name).is_some(),
+        ("ior-hard", false) => {
+            name == b"file" || iolab_ior::file::chunk_of(b"file", name).is_some()
+        }
         ("mdtest-easy" | "mdtest-hard", false) => starts(b"file.mdtest.") || starts(b"dir.mdtest."),
         ("mdtest-easy" | "mdtest-hard", true) => {
             starts(b"test-dir.") || starts(b"mdtest_tree") || starts(b"dir.mdtest.")

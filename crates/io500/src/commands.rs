@@ -77,7 +77,10 @@ pub fn equivalent_command(
             };
             let cmd = spec.command(crate::ior::access_of(phase, n), tasks_per_process);
             // The read's count is the write's: N stands for it.
-            cmd.replace("stoneWallingWearOutIterations=0", "stoneWallingWearOutIterations=N")
+            cmd.replace(
+                "stoneWallingWearOutIterations=0",
+                "stoneWallingWearOutIterations=N",
+            )
         }
         Phase::Find => format!(
             "pfind {} -newer {} -size {HARD_FILE_BYTES}c -name *01* (iolab io500's find engine)",
@@ -93,8 +96,9 @@ pub fn equivalent_command(
             d("mdtest-hard"),
             l.timestamp_file().display()
         ),
-        Phase::IorRnd4kEasyRead => crate::ior::spec(cfg, l, phase)
-            .command(crate::ior::Access::Random, tasks_per_process),
+        Phase::IorRnd4kEasyRead => {
+            crate::ior::spec(cfg, l, phase).command(crate::ior::Access::Random, tasks_per_process)
+        }
         Phase::MdworkbenchCreate | Phase::MdworkbenchBench | Phase::MdworkbenchDelete => {
             mdworkbench_command(cfg, l, phase, cfg.mdworkbench.sizing)
         }

@@ -379,7 +379,10 @@ pub fn check_backend(cfg: &Config, be: &dyn iolab_backend::Backend) -> Result<()
         if matches!(p.base_section(), "ior-easy" | "ior-hard")
             && iolab_ior::file::Layout::of(&caps).is_err()
         {
-            return refuse(p, "hold IOR's files (neither files written at any offset nor objects)");
+            return refuse(
+                p,
+                "hold IOR's files (neither files written at any offset nor objects)",
+            );
         }
         if matches!(p, Phase::Find | Phase::FindHard) && !caps.mtime {
             return refuse(p, "tell modification times, which find's -newer compares");

@@ -192,13 +192,24 @@ impl IorSpec {
             }
         }
         match access {
-            Access::Write => a.push(format!("-w -D {} -O stoneWallingWearOut={}", p.deadline_s, u8::from(p.wearout))),
+            Access::Write => a.push(format!(
+                "-w -D {} -O stoneWallingWearOut={}",
+                p.deadline_s,
+                u8::from(p.wearout)
+            )),
             Access::Read(n) => a.push(format!("-r -R -O stoneWallingWearOutIterations={n}")),
-            Access::Random => a.push(format!("-r -D {} -z -z -O stoneWallingWearOut={}", p.deadline_s, u8::from(p.wearout))),
+            Access::Random => a.push(format!(
+                "-r -D {} -z -z -O stoneWallingWearOut={}",
+                p.deadline_s,
+                u8::from(p.wearout)
+            )),
         }
         if p.deadline_s == 0 {
             // Without a wall there is no wear-out to ask for.
-            a = a.into_iter().map(|w| w.replace(" -D 0 -O stoneWallingWearOut=0", "")).collect();
+            a = a
+                .into_iter()
+                .map(|w| w.replace(" -D 0 -O stoneWallingWearOut=0", ""))
+                .collect();
         }
         a.push(format!("--tasks {tasks_per_process}"));
         a.join(" ")
@@ -321,11 +332,22 @@ mod tests {
         let be = iolab_backend::by_name("posix").unwrap();
         let s = spec(dir.path(), Pattern::Hard { segments: 4 }, 0);
         let w = iolab_comm::run_local(3, |c| run(c, &*be, &s, Access::Write));
-        assert!(w.iter().all(|r| r.bytes == 3 * 4 * HARD_TRANSFER && r.failure.is_none()), "{w:?}");
+        assert!(
+            w.iter()
+                .all(|r| r.bytes == 3 * 4 * HARD_TRANSFER && r.failure.is_none()),
+            "{w:?}"
+        );
         assert_eq!(w[0].file_bytes, w[0].bytes);
-        assert_eq!(std::fs::metadata(dir.path().join("file")).unwrap().len(), w[0].bytes);
+        assert_eq!(
+            std::fs::metadata(dir.path().join("file")).unwrap().len(),
+            w[0].bytes
+        );
         let r = iolab_comm::run_local(3, |c| run(c, &*be, &s, Access::Read(4)));
-        assert!(r.iter().all(|r| r.bytes == w[0].bytes && r.failure.is_none() && r.errors == 0), "{r:?}");
+        assert!(
+            r.iter()
+                .all(|r| r.bytes == w[0].bytes && r.failure.is_none() && r.errors == 0),
+            "{r:?}"
+        );
         // A byte changed on storage is found.
         let f = dir.path().join("file");
         let mut data = std::fs::read(&f).unwrap();
@@ -333,8 +355,18 @@ mod tests {
         std::fs::write(&f, &data).unwrap();
         let r = iolab_comm::run_local(3, |c| run(c, &*be, &s, Access::Read(4)));
         assert_eq!(r[0].errors, 1);
-        assert!(r[0].failure.is_none(), "a data error makes the run invalid, not failed");
-        assert!(r[0].first_error.as_deref().unwrap().starts_with("offset 100000 of "), "{:?}", r[0].first_error);
+        assert!(
+            r[0].failure.is_none(),
+            "a data error makes the run invalid, not failed"
+        );
+        assert!(
+            r[0].first_error
+                .as_deref()
+                .unwrap()
+                .starts_with("offset 100000 of "),
+            "{:?}",
+            r[0].first_error
+        );
     }
 
     #[test]
@@ -366,6 +398,8 @@ mod tests {
         let r = iolab_comm::run_local(2, |c| run(c, &*be, &s, Access::Random));
         assert!(r[0].failure.is_none(), "{:?}", r[0].failure);
         assert_eq!(r[0].bytes, 2 * r[0].transfers_per_task * RND_TRANSFER);
-        assert!(s.command(Access::Random, 2).starts_with("iolab ior -a POSIX -g -G 27 -k -e -o "));
+        assert!(s
+            .command(Access::Random, 2)
+            .starts_with("iolab ior -a POSIX -g -G 27 -k -e -o "));
     }
 }

@@ -7,7 +7,6 @@ use crate::commands::{equivalent_command, mdtest_args};
 use crate::config::Config;
 use crate::find::{self, Criteria, FindResult};
 use crate::ior::{self, IorResult, IorSpec};
-use ior::Access;
 use crate::mdworkbench::{self, MdwbResult, MdwbSpec};
 use crate::phase::{Layout, Phase};
 use crate::results::{
@@ -17,6 +16,7 @@ use crate::results::{
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::{run_subset, Transport};
 use iolab_core::{Failure, Outcome};
+use ior::Access;
 use std::sync::Arc;
 use std::time::Instant;
 

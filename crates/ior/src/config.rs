@@ -135,13 +135,13 @@ fn check_sizes(p: &Params) -> Result<(), ConfigError> {
     if p.transfer_bytes == 0 {
         return bad("-t 0: the test would never complete; give a transfer size");
     }
-    if p.transfer_bytes % WORD != 0 {
+    if !p.transfer_bytes.is_multiple_of(WORD) {
         return bad(format!(
             "-t {}: the transfer size must be a multiple of {WORD} bytes, as in IOR",
             p.transfer_bytes
         ));
     }
-    if p.block_bytes % WORD != 0 {
+    if !p.block_bytes.is_multiple_of(WORD) {
         return bad(format!(
             "-b {}: the block size must be a multiple of {WORD} bytes, as in IOR",
             p.block_bytes
@@ -153,14 +153,17 @@ fn check_sizes(p: &Params) -> Result<(), ConfigError> {
             p.block_bytes, p.transfer_bytes
         ));
     }
-    if p.block_bytes % p.transfer_bytes != 0 {
+    if !p.block_bytes.is_multiple_of(p.transfer_bytes) {
         return bad(format!(
             "-b {}: the block size must be a multiple of the transfer size ({})",
             p.block_bytes, p.transfer_bytes
         ));
     }
     if p.transfer_bytes > usize::MAX as u64 / 4 {
-        return bad(format!("-t {}: too large for this machine", p.transfer_bytes));
+        return bad(format!(
+            "-t {}: too large for this machine",
+            p.transfer_bytes
+        ));
     }
     check_prefill(p)
 }
@@ -173,7 +176,7 @@ fn check_prefill(p: &Params) -> Result<(), ConfigError> {
     if p.random_offset == 0 {
         return bad("--randomPrefill: only with random offsets (-z)");
     }
-    if p.block_bytes % pre != 0 || pre % WORD != 0 {
+    if !p.block_bytes.is_multiple_of(pre) || !pre.is_multiple_of(WORD) {
         return bad(format!(
             "--randomPrefill={pre}: must divide the block size ({}) in whole words",
             p.block_bytes
@@ -196,7 +199,9 @@ fn check_order(p: &Params) -> Result<(), ConfigError> {
         return bad("-z with -C or -Z on a shared file: random offsets and task reordering; choose one (or use -F)");
     }
     if p.random_offset == 1 && p.check_read && p.random_seed == -1 {
-        return bad("-z -R: the read must find the offsets the write used; give --random-offset-seed");
+        return bad(
+            "-z -R: the read must find the offsets the write used; give --random-offset-seed",
+        );
     }
     Ok(())
 }

@@ -104,5 +104,8 @@ pub fn agreed(comm: &dyn Comm, given: Option<u32>) -> u32 {
 /// Now, as IOR prints times (ctime(3) without its newline:
 /// `Sat Nov 28 17:53:10 2026`), in the local zone.
 pub fn ctime_now() -> String {
-    iolab_core::clock::format_local(iolab_core::clock::wall_ns() / 1_000_000_000, "%a %b %e %H:%M:%S %Y")
+    iolab_core::clock::format_local(
+        iolab_core::clock::wall_ns() / 1_000_000_000,
+        "%a %b %e %H:%M:%S %Y",
+    )
 }

@@ -111,7 +111,9 @@ impl Generator {
             Packet::Unique => self.shape.fill(buf),
             Packet::Timestamp | Packet::Offset => {
                 let base = who.signature as i32 as i64 as u64;
-                for_words(buf, |i| u64::from(who.rank) << 32 | base.wrapping_add(i as u64));
+                for_words(buf, |i| {
+                    u64::from(who.rank) << 32 | base.wrapping_add(i as u64)
+                });
             }
             Packet::Incompressible => {
                 let mut seed = who.signature.wrapping_add(who.rank);
@@ -234,14 +236,27 @@ mod tests {
         let a = w.prepare(0).to_vec();
         let b = w.prepare(47008).to_vec();
         assert_ne!(a, b);
-        let mut other = Generator::new(Packet::Unique, Writer { rank: 4, ..writer() }, 47008).unwrap();
+        let mut other = Generator::new(
+            Packet::Unique,
+            Writer {
+                rank: 4,
+                ..writer()
+            },
+            47008,
+        )
+        .unwrap();
         assert_eq!(other.first_difference(&a, 0), Some(8));
         let mut check = Generator::new(Packet::Unique, writer(), 47008).unwrap();
         assert_eq!(check.first_difference(&b, 47008), None);
         let mut bad = b.clone();
         bad[40000] ^= 1;
         assert_eq!(check.first_difference(&bad, 47008), Some(40000));
-        for p in [Packet::Timestamp, Packet::Offset, Packet::Incompressible, Packet::Random] {
+        for p in [
+            Packet::Timestamp,
+            Packet::Offset,
+            Packet::Incompressible,
+            Packet::Random,
+        ] {
             let mut g = Generator::new(p, writer(), 16384).unwrap();
             let mut data = g.prepare(65536).to_vec();
             let mut c = Generator::new(p, writer(), 16384).unwrap();

@@ -283,7 +283,9 @@ static DIRECTIVES: &[(&str, Set)] = &[
     ("gpudirect", |v, _, _| {
         refuse_unless_zero(v, "GPUDirect is not offered by iolab ior")
     }),
-    ("gpuid", |_, _, _| Err("GPU buffers are not offered by iolab ior".into())),
+    ("gpuid", |_, _, _| {
+        Err("GPU buffers are not offered by iolab ior".into())
+    }),
     ("saveperopdatacsv", |_, _, _| {
         Err("per-operation CSV files are not offered by iolab ior; --json holds each iteration's figures".into())
     }),
@@ -360,7 +362,10 @@ mod tests {
         let (p, g) = run("stoneWallingWearOut=1,summaryFormat=JSON, blockSize = 4k").unwrap();
         assert!(p.wearout && g.summary_format == Format::Json && p.block_bytes == 4096);
         let (p, _) = run("STONEWALLINGSTATUSFILE=/tmp/x # a comment").unwrap();
-        assert_eq!(p.status_file.as_deref(), Some(std::path::Path::new("/tmp/x")));
+        assert_eq!(
+            p.status_file.as_deref(),
+            Some(std::path::Path::new("/tmp/x"))
+        );
         let (p, _) = run("dataPacketType=offset,setTimeStampSignature=-1").unwrap();
         assert_eq!((p.packet, p.signature), (Packet::Offset, u32::MAX));
         let (p, _) = run("memoryPerNode=50%").unwrap();

@@ -118,7 +118,9 @@ fn split(path: &Path) -> (PathBuf, Vec<u8>) {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path.file_name().map_or(Vec::new(), |n| n.as_bytes().to_vec());
+    let name = path
+        .file_name()
+        .map_or(Vec::new(), |n| n.as_bytes().to_vec());
     (parent, name)
 }
 
@@ -126,7 +128,13 @@ impl Files<'_> {
     /// Opens `path` to write it; `create`: make it (exclusively, unless
     /// `-E`), else open a file another task made. `extent` is the bytes a
     /// mapping must cover.
-    pub fn open_write(&self, path: &Path, create: bool, extent: u64, transfer: u64) -> io::Result<Open> {
+    pub fn open_write(
+        &self,
+        path: &Path,
+        create: bool,
+        extent: u64,
+        transfer: u64,
+    ) -> io::Result<Open> {
         if self.layout == Layout::Chunks {
             return Ok(Open::Chunks(Chunks {
                 base: path.as_os_str().as_bytes().to_vec(),
@@ -177,14 +185,19 @@ impl Files<'_> {
         let mut first = name.clone();
         first.extend_from_slice(b"-0-");
         let mut len = None;
-        self.be.list_stat_each(&c_path(&dir)?, &first, &mut |e, _| {
-            len = chunk_of(&name, &e.name).map(|(_, l)| l).filter(|&l| l > 0);
-            len.is_none()
-        })?;
+        self.be
+            .list_stat_each(&c_path(&dir)?, &first, &mut |e, _| {
+                len = chunk_of(&name, &e.name).map(|(_, l)| l).filter(|&l| l > 0);
+                len.is_none()
+            })?;
         let len = len.ok_or_else(|| {
             io::Error::new(
                 ErrorKind::NotFound,
-                format!("{}: no object {}-0-LENGTH holds its first chunk", path.display(), path.display()),
+                format!(
+                    "{}: no object {}-0-LENGTH holds its first chunk",
+                    path.display(),
+                    path.display()
+                ),
             )
         })?;
         Ok(Open::Chunks(Chunks {
@@ -325,22 +338,33 @@ impl Files<'_> {
         let (dir, name) = split(path);
         let mut prefix = name.clone();
         prefix.push(b'-');
-        self.be.list_stat_each(&c_path(&dir)?, &prefix, &mut |e, st| {
-            match chunk_of(&name, &e.name) {
+        self.be.list_stat_each(
+            &c_path(&dir)?,
+            &prefix,
+            &mut |e, st| match chunk_of(&name, &e.name) {
                 Some((_, len)) if !e.is_dir => each(&e.name, st.map_or(len, |s| s.size)),
                 _ => true,
-            }
-        })
+            },
+        )
     }
 }
 
-fn write_all(be: &dyn Backend, h: &Handle, mut buf: &[u8], mut off: u64, once: bool) -> io::Result<()> {
+fn write_all(
+    be: &dyn Backend,
+    h: &Handle,
+    mut buf: &[u8],
+    mut off: u64,
+    once: bool,
+) -> io::Result<()> {
     while !buf.is_empty() {
         let n = be.write_at(h, buf, off)?;
         if n == 0 || (once && n < buf.len()) {
             return Err(io::Error::new(
                 ErrorKind::WriteZero,
-                format!("short write at offset {off}: {n} of {} bytes (-x: no retry)", buf.len()),
+                format!(
+                    "short write at offset {off}: {n} of {} bytes (-x: no retry)",
+                    buf.len()
+                ),
             ));
         }
         buf = &buf[n..];
@@ -373,7 +397,10 @@ impl Mapped {
     /// `write`: read-write, sized to `len` first.
     fn new(be: &dyn Backend, h: Handle, len: u64, write: bool) -> io::Result<Mapped> {
         let fd = be.raw_fd(&h).ok_or_else(|| {
-            io::Error::new(ErrorKind::Unsupported, "MMAP needs a file descriptor (POSIX)")
+            io::Error::new(
+                ErrorKind::Unsupported,
+                "MMAP needs a file descriptor (POSIX)",
+            )
         })?;
         let len = usize::try_from(len).map_err(|_| io::Error::from(ErrorKind::FileTooLarge))?;
         if write {
@@ -393,15 +420,25 @@ impl Mapped {
             }
             ptr = p.cast();
         }
-        Ok(Mapped { handle: h, ptr, len })
+        Ok(Mapped {
+            handle: h,
+            ptr,
+            len,
+        })
     }
 
     fn range(&self, offset: u64, n: usize) -> io::Result<usize> {
-        match usize::try_from(offset).ok().filter(|&o| o.checked_add(n).is_some_and(|e| e <= self.len)) {
+        match usize::try_from(offset)
+            .ok()
+            .filter(|&o| o.checked_add(n).is_some_and(|e| e <= self.len))
+        {
             Some(o) => Ok(o),
             None => Err(io::Error::new(
                 ErrorKind::UnexpectedEof,
-                format!("offset {offset} + {n} bytes is past the mapped {} bytes", self.len),
+                format!(
+                    "offset {offset} + {n} bytes is past the mapped {} bytes",
+                    self.len
+                ),
             )),
         }
     }
@@ -450,8 +487,20 @@ mod tests {
     fn chunk_names_are_file_offset_length() {
         assert_eq!(chunk_of(b"file", b"file-47008-47008"), Some((47008, 47008)));
         assert_eq!(chunk_of(b"file", b"file-0-10"), Some((0, 10)));
-        for other in [&b"file"[..], b"file-1", b"file-a-1", b"file2-0-1", b"file-0-1-2", b"file--1"] {
-            assert_eq!(chunk_of(b"file", other), None, "{:?}", String::from_utf8_lossy(other));
+        for other in [
+            &b"file"[..],
+            b"file-1",
+            b"file-a-1",
+            b"file2-0-1",
+            b"file-0-1-2",
+            b"file--1",
+        ] {
+            assert_eq!(
+                chunk_of(b"file", other),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(other)
+            );
         }
     }
 

@@ -15,9 +15,7 @@ pub fn bytes(p: &Params, geo: &Geometry) -> u64 {
         Hog::None => 0,
         Hog::PerTask(b) => b,
         Hog::PerNode(b) => b / per_node,
-        Hog::NodePercent(pct) => {
-            iolab_core::env::host_info().memory_bytes / 100 * pct / per_node
-        }
+        Hog::NodePercent(pct) => iolab_core::env::host_info().memory_bytes / 100 * pct / per_node,
     }
 }
 

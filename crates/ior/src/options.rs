@@ -643,11 +643,15 @@ mod tests {
 
     #[test]
     fn grouped_counted_and_attached_forms() {
-        let o = p("-wrvvzz -t1m -b=4m -s 2 -G=-1 -O stoneWallingWearOut=1 -O summaryFile=x").unwrap();
+        let o =
+            p("-wrvvzz -t1m -b=4m -s 2 -G=-1 -O stoneWallingWearOut=1 -O summaryFile=x").unwrap();
         let q = &o.params;
         assert!(q.write && q.read);
         assert_eq!((q.verbose, q.random_offset), (2, 2));
-        assert_eq!((q.transfer_bytes, q.block_bytes, q.segments), (1 << 20, 4 << 20, 2));
+        assert_eq!(
+            (q.transfer_bytes, q.block_bytes, q.segments),
+            (1 << 20, 4 << 20, 2)
+        );
         assert_eq!(q.signature, u32::MAX);
         assert!(q.wearout && o.globals.summary_file.is_some());
     }

@@ -2,7 +2,9 @@
 //! step times lie more than N seconds from the tasks' mean.
 
 use crate::ctx::Ctx;
-use crate::reduce::{TaskFigures, CLOSE_START, CLOSE_STOP, OPEN_START, OPEN_STOP, RDWR_START, RDWR_STOP};
+use crate::reduce::{
+    TaskFigures, CLOSE_START, CLOSE_STOP, OPEN_START, OPEN_STOP, RDWR_START, RDWR_STOP,
+};
 use crate::results::AccessResult;
 
 /// The warnings of one access (empty without `-j`).
@@ -13,14 +15,30 @@ pub fn warnings(ctx: &Ctx, all: &[TaskFigures], r: &AccessResult) -> Vec<String>
     }
     let base = all.iter().map(|f| f.timers[OPEN_START]).min().unwrap_or(0);
     let s = |ns: u64| ns.saturating_sub(base) as f64 / 1e9;
-    let d = |f: &TaskFigures, a: usize, b: usize| f.timers[b].saturating_sub(f.timers[a]) as f64 / 1e9;
+    let d =
+        |f: &TaskFigures, a: usize, b: usize| f.timers[b].saturating_sub(f.timers[a]) as f64 / 1e9;
     let what = r.access.map_or("", |a| a.name());
     let series: [(&str, Vec<f64>); 5] = [
-        ("start time", all.iter().map(|f| s(f.timers[OPEN_START])).collect()),
-        ("elapsed create time", all.iter().map(|f| d(f, OPEN_START, OPEN_STOP)).collect()),
-        ("elapsed transfer time", all.iter().map(|f| d(f, RDWR_START, RDWR_STOP)).collect()),
-        ("elapsed close time", all.iter().map(|f| d(f, CLOSE_START, CLOSE_STOP)).collect()),
-        ("end time", all.iter().map(|f| s(f.timers[CLOSE_STOP])).collect()),
+        (
+            "start time",
+            all.iter().map(|f| s(f.timers[OPEN_START])).collect(),
+        ),
+        (
+            "elapsed create time",
+            all.iter().map(|f| d(f, OPEN_START, OPEN_STOP)).collect(),
+        ),
+        (
+            "elapsed transfer time",
+            all.iter().map(|f| d(f, RDWR_START, RDWR_STOP)).collect(),
+        ),
+        (
+            "elapsed close time",
+            all.iter().map(|f| d(f, CLOSE_START, CLOSE_STOP)).collect(),
+        ),
+        (
+            "end time",
+            all.iter().map(|f| s(f.timers[CLOSE_STOP])).collect(),
+        ),
     ];
     let mut out = Vec::new();
     for (name, v) in series {

@@ -9,7 +9,9 @@
 use crate::ctx::Ctx;
 use crate::data::{Generator, Writer};
 use crate::file::Open;
-use crate::reduce::{self, Shape, TaskFigures, CLOSE_START, CLOSE_STOP, OPEN_START, OPEN_STOP, RDWR_START, RDWR_STOP};
+use crate::reduce::{
+    self, Shape, TaskFigures, CLOSE_START, CLOSE_STOP, OPEN_START, OPEN_STOP, RDWR_START, RDWR_STOP,
+};
 use crate::results::{Access, AccessResult};
 use crate::xfer::{Mode, Pass, Tally};
 use iolab_comm::{Comm, CommExt};
@@ -85,7 +87,10 @@ impl Ctx<'_> {
         };
         let offsets = self.offsets(step.pretend, file_bytes, step.rep);
         if offsets.is_none() {
-            let e = std::io::Error::other(format!("-z -z: the file holds {file_bytes} bytes, less than a block ({})", p.block_bytes));
+            let e = std::io::Error::other(format!(
+                "-z -z: the file holds {file_bytes} bytes, less than a block ({})",
+                p.block_bytes
+            ));
             run.fail("read", &path, &e);
         }
         let mut mode_bufs = self.buffers(step, &mut run, &path);
@@ -138,7 +143,8 @@ impl Ctx<'_> {
                     Ok(Bufs::Read(b, g))
                 }),
         };
-        made.map_err(|e| run.fail("allocate buffers", path, &e)).ok()
+        made.map_err(|e| run.fail("allocate buffers", path, &e))
+            .ok()
     }
 
     /// Opens (or creates) the file; a shared file is created by task 0
@@ -189,7 +195,15 @@ impl Ctx<'_> {
     }
 
     /// The transfers, the wear-out and the fsync of `-e`.
-    fn transfers(&self, step: &Step, offsets: &crate::plan::Offsets, f: &mut Option<Open>, bufs: &mut Bufs, run: &mut TaskRun, path: &Path) {
+    fn transfers(
+        &self,
+        step: &Step,
+        offsets: &crate::plan::Offsets,
+        f: &mut Option<Open>,
+        bufs: &mut Bufs,
+        run: &mut TaskRun,
+        path: &Path,
+    ) {
         let p = &self.test.params;
         let start = wall_ns();
         let pass = Pass {
@@ -229,7 +243,11 @@ impl Ctx<'_> {
             }
         }
         if let Some((offset, e)) = tally.failure.take() {
-            let what = if step.kind == Kind::Write { "write" } else { "read" };
+            let what = if step.kind == Kind::Write {
+                "write"
+            } else {
+                "read"
+            };
             let e = std::io::Error::new(e.kind(), format!("at offset {offset}: {e}"));
             run.fail(what, path, &e);
         }
@@ -309,7 +327,9 @@ impl Ctx<'_> {
             path_of: &path_of,
         };
         let mut result = reduce::reduce(&all, &shape);
-        result.warnings.extend(crate::outliers::warnings(self, &all, &result));
+        result
+            .warnings
+            .extend(crate::outliers::warnings(self, &all, &result));
         Done {
             result,
             failure,
@@ -339,6 +359,9 @@ fn first_failure(comm: &dyn Comm, mine: Option<Failure>) -> Option<Failure> {
     let text = mine.as_ref().map(|f| f.to_string()).unwrap_or_default();
     // A leading byte: MPI refuses a gather of nothing from everyone.
     let all = comm.all_gather(format!("-{text}").as_bytes());
-    let first = all.iter().map(|b| &b[1.min(b.len())..]).find(|b| !b.is_empty())?;
+    let first = all
+        .iter()
+        .map(|b| &b[1.min(b.len())..])
+        .find(|b| !b.is_empty())?;
     Some(mine.unwrap_or_else(|| Failure::other("peer", String::from_utf8_lossy(first))))
 }

@@ -315,7 +315,10 @@ mod tests {
     fn offsets_cover_each_block_once() {
         let p = params("-b 64k -t 16k -s 2");
         let o = Offsets::sequential(&p, 3, 1);
-        assert_eq!((o.at(0, 0), o.at(0, 3), o.at(1, 0)), (65536, 65536 + 49152, 262144));
+        assert_eq!(
+            (o.at(0, 0), o.at(0, 3), o.at(1, 0)),
+            (65536, 65536 + 49152, 262144)
+        );
         // A file per task: each task's own.
         let f = params("-b 64k -t 16k -z -F");
         let z = Offsets::shuffled(&f, 3, 1, 5);
@@ -334,7 +337,7 @@ mod tests {
         let want: Vec<u64> = (0..12).map(|j| 3 * 65536 + j * 16384).collect();
         assert_eq!(all, want);
         let r = Offsets::random_blocks(&params("-b 4k -t 4k"), 40960, 3).unwrap();
-        assert!((0..100).all(|s| r.at(s, 0) % 4096 == 0 && r.at(s, 0) < 40960));
+        assert!((0..100).all(|s| r.at(s, 0).is_multiple_of(4096) && r.at(s, 0) < 40960));
         assert!(Offsets::random_blocks(&params("-b 4k -t 4k"), 100, 3).is_none());
     }
 }

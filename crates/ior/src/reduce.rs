@@ -55,9 +55,9 @@ const WORDS: usize = 16;
 impl TaskFigures {
     /// Marks the deadline hit, a failure, a stop.
     pub fn set(&mut self, hit: bool, failed: bool, interrupted: bool) {
-        self.flags |= u64::from(hit) * FLAG_HIT
-            | u64::from(failed) * FLAG_FAILED
-            | u64::from(interrupted) * FLAG_INTERRUPTED;
+        self.flags |= (u64::from(hit) * FLAG_HIT)
+            | (u64::from(failed) * FLAG_FAILED)
+            | (u64::from(interrupted) * FLAG_INTERRUPTED);
     }
 
     /// True when the task failed.
@@ -73,7 +73,12 @@ impl TaskFigures {
     fn words(&self) -> [u64; WORDS] {
         let t = self.timers;
         [
-            t[0], t[1], t[2], t[3], t[4], t[5],
+            t[0],
+            t[1],
+            t[2],
+            t[3],
+            t[4],
+            t[5],
             self.bytes,
             self.transfers,
             self.errors,
@@ -240,7 +245,10 @@ fn size_warnings(all: &[TaskFigures], shape: &Shape, r: &AccessResult) -> Vec<St
     let mut out = Vec::new();
     let stat_differs = shape.sizes_kept && r.file_bytes != r.bytes;
     if r.expected_bytes != r.bytes || stat_differs {
-        out.push(format!("Expected aggregate file size       = {}", r.expected_bytes));
+        out.push(format!(
+            "Expected aggregate file size       = {}",
+            r.expected_bytes
+        ));
         out.push(format!(
             "Stat() of aggregate file size      = {}",
             match shape.sizes_kept {
@@ -263,7 +271,14 @@ mod tests {
     #[test]
     fn figures_travel_and_reduce_as_ior_reduces_them() {
         let f = |start: u64, bytes: u64, file: u64| TaskFigures {
-            timers: [start, start + 1_000, start + 1_000, start + 2_000_000, start + 2_000_000, start + 2_001_000],
+            timers: [
+                start,
+                start + 1_000,
+                start + 1_000,
+                start + 2_000_000,
+                start + 2_000_000,
+                start + 2_001_000,
+            ],
             bytes,
             transfers: bytes / 1024,
             first_error: u64::MAX,
@@ -292,11 +307,17 @@ mod tests {
             path_of: &path,
         };
         let r = reduce(&all, &shape);
-        assert_eq!((r.bytes, r.file_bytes, r.transfers, r.pairs_accessed), (12288, 12288, 12, 8));
+        assert_eq!(
+            (r.bytes, r.file_bytes, r.transfers, r.pairs_accessed),
+            (12288, 12288, 12, 8)
+        );
         assert!((r.total_s - 0.003001).abs() < 1e-9, "{}", r.total_s);
         assert!((r.rdwr_s - 0.002999).abs() < 1e-9);
         let w = r.stonewall.unwrap();
-        assert_eq!((w.min_transfers, w.max_transfers, w.total_bytes, w.avg_bytes), (2, 4, 6144, 3072));
+        assert_eq!(
+            (w.min_transfers, w.max_transfers, w.total_bytes, w.avg_bytes),
+            (2, 4, 6144, 3072)
+        );
         assert_eq!(w.time_s, 0.0015);
         // 12288 moved where 8192 were expected: IOR's three lines and the deadline's.
         assert_eq!(r.warnings.len(), 4, "{:?}", r.warnings);

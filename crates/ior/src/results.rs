@@ -332,7 +332,14 @@ impl IorPayload {
                 let n = s.iterations.clamp(1, u64::from(u32::MAX)) as u32;
                 let mib = (1u64 << 20) as f64;
                 for (metric, unit, mean, min, max, sd) in [
-                    ("bw", "MiB/s", s.bw_mean / mib, s.bw_min / mib, s.bw_max / mib, s.bw_sd / mib),
+                    (
+                        "bw",
+                        "MiB/s",
+                        s.bw_mean / mib,
+                        s.bw_min / mib,
+                        s.bw_max / mib,
+                        s.bw_sd / mib,
+                    ),
                     ("ops", "ops/s", s.ops_mean, s.ops_min, s.ops_max, s.ops_sd),
                 ] {
                     out.push(iolab_results::Figure {

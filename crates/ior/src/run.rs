@@ -65,7 +65,10 @@ struct Made(Mutex<HashSet<PathBuf>>);
 
 impl Made {
     fn add(&self, p: &Path) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(p.to_path_buf());
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(p.to_path_buf());
     }
     fn has(&self, p: &Path) -> bool {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).contains(p)
@@ -100,7 +103,11 @@ impl Runner<'_> {
         }
         // A leading byte: MPI refuses a gather of nothing from everyone.
         let all = self.transport.all_gather(format!("-{why}").as_bytes());
-        match all.first().map(|b| &b[1.min(b.len())..]).filter(|b| !b.is_empty()) {
+        match all
+            .first()
+            .map(|b| &b[1.min(b.len())..])
+            .filter(|b| !b.is_empty())
+        {
             None => Ok(()),
             Some(b) => Err(Failure::other("preflight", String::from_utf8_lossy(b))
                 .of_kind(FailureKind::Refused)),
@@ -110,11 +117,15 @@ impl Runner<'_> {
     fn look_for_files(&self) -> Result<(), String> {
         for t in &self.cfg.tests {
             let p = &t.params;
-            if !(p.write || p.check_write) || p.use_existing || self.backend.capabilities().discards {
+            if !(p.write || p.check_write) || p.use_existing || self.backend.capabilities().discards
+            {
                 continue;
             }
             let files = self.files(t)?;
-            let n = p.num_tasks.unwrap_or(self.tasks() as u64).min(self.tasks() as u64);
+            let n = p
+                .num_tasks
+                .unwrap_or(self.tasks() as u64)
+                .min(self.tasks() as u64);
             let reps = if p.multi_file { p.repetitions } else { 1 };
             let names = if p.file_per_proc { n } else { 1 };
             for rep in 0..reps {
@@ -146,11 +157,16 @@ impl Runner<'_> {
             let files = match self.files(t) {
                 Ok(f) => f,
                 Err(e) => {
-                    out.outcome = Outcome::Error(Failure::other("backend", e).of_kind(FailureKind::Refused));
+                    out.outcome =
+                        Outcome::Error(Failure::other("backend", e).of_kind(FailureKind::Refused));
                     break;
                 }
             };
-            let active = t.params.num_tasks.unwrap_or(u64::MAX).min(self.tasks() as u64) as usize;
+            let active = t
+                .params
+                .num_tasks
+                .unwrap_or(u64::MAX)
+                .min(self.tasks() as u64) as usize;
             let mut results = run_subset(self.transport.clone(), self.threads, active, |c| {
                 run_test(c, files, t, self.observer, &made)
             });
@@ -209,7 +225,8 @@ fn outcome_from(b: &[u8]) -> Option<Outcome> {
         "c" => Some(Outcome::Completed),
         "i" => Some(Outcome::Interrupted),
         "e" => {
-            let (op, path, msg, kind) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+            let (op, path, msg, kind) =
+                (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
             let mut f = Failure::other(op, msg);
             f.path = (!path.is_empty()).then(|| path.to_string());
             f.kind = match kind {
@@ -239,7 +256,13 @@ pub fn test(comm: &dyn Comm, be: &dyn Backend, test: &Test) -> Result<TestResult
 }
 
 /// One test on this task.
-fn run_test(comm: &dyn Comm, files: Files, test: &Test, observer: &dyn Observer, made: &Made) -> TestResult {
+fn run_test(
+    comm: &dyn Comm,
+    files: Files,
+    test: &Test,
+    observer: &dyn Observer,
+    made: &Made,
+) -> TestResult {
     let (geo, hosts) = ctx::geometry(comm, test);
     let p = &test.params;
     let given = (p.random_seed != -1).then_some(p.random_seed as u32);
@@ -265,7 +288,10 @@ fn run_test(comm: &dyn Comm, files: Files, test: &Test, observer: &dyn Observer,
             break;
         }
         if ctx.out_of_time() {
-            res.notes.push(format!("-T {}: the test's time is up after iteration {rep}", p.max_time_min));
+            res.notes.push(format!(
+                "-T {}: the test's time is up after iteration {rep}",
+                p.max_time_min
+            ));
             break;
         }
     }
@@ -319,7 +345,13 @@ fn fs_space(be: &dyn Backend, path: &Path) -> Option<FsSpace> {
 }
 
 /// One iteration: write, check, read, remove.
-fn iteration(ctx: &Ctx, rep: u64, made: &Made, observer: &dyn Observer, res: &mut TestResult) -> Iteration {
+fn iteration(
+    ctx: &Ctx,
+    rep: u64,
+    made: &Made,
+    observer: &dyn Observer,
+    res: &mut TestResult,
+) -> Iteration {
     let p = &ctx.test.params;
     let signature = match p.signature {
         0 => ctx::agreed(ctx.comm, None),
@@ -413,10 +445,17 @@ fn prepare_write(ctx: &Ctx, path: &Path, dir: Option<&Path>, made: &Made) -> Res
 
 /// Every task's failure, the lowest task's known to all (collective).
 fn agree_failure(comm: &dyn Comm, mine: Result<(), Failure>) -> Result<(), Failure> {
-    let text = mine.as_ref().err().map(|f| f.to_string()).unwrap_or_default();
+    let text = mine
+        .as_ref()
+        .err()
+        .map(|f| f.to_string())
+        .unwrap_or_default();
     // A leading byte: MPI refuses a gather of nothing from everyone.
     let all = comm.all_gather(format!("-{text}").as_bytes());
-    let found = all.iter().map(|b| &b[1.min(b.len())..]).find(|b| !b.is_empty());
+    let found = all
+        .iter()
+        .map(|b| &b[1.min(b.len())..])
+        .find(|b| !b.is_empty());
     match (mine, found) {
         (Err(f), _) => Err(f),
         (Ok(()), Some(b)) => Err(Failure::other("peer", String::from_utf8_lossy(b))),
@@ -463,15 +502,31 @@ fn data_errors(res: &mut TestResult, r: &AccessResult, what: &str) {
     let at = r
         .first_error
         .as_ref()
-        .map(|e| format!("; the first wrong byte is at offset {} of {} (read by task {})", e.offset, e.path, e.task))
+        .map(|e| {
+            format!(
+                "; the first wrong byte is at offset {} of {} (read by task {})",
+                e.offset, e.path, e.task
+            )
+        })
         .unwrap_or_default();
-    let msg = format!("incorrect data on {what}: {} transfers differ from what was written{at}", r.errors);
+    let msg = format!(
+        "incorrect data on {what}: {} transfers differ from what was written{at}",
+        r.errors
+    );
     res.notes.push(msg.clone());
     fail(res, Failure::other("check", msg));
 }
 
 /// The read (and `-R`'s check).
-fn read(ctx: &Ctx, rep: u64, signature: u32, stop_after: u64, observer: &dyn Observer, it: &mut Iteration, res: &mut TestResult) {
+fn read(
+    ctx: &Ctx,
+    rep: u64,
+    signature: u32,
+    stop_after: u64,
+    observer: &dyn Observer,
+    it: &mut Iteration,
+    res: &mut TestResult,
+) {
     let p = &ctx.test.params;
     let stop_after = match &p.status_file {
         Some(f) => read_status(ctx, f, res),
@@ -506,7 +561,9 @@ fn read_status(ctx: &Ctx, file: &Path, res: &mut TestResult) -> u64 {
             .and_then(|t| t.trim().parse::<u64>().ok()),
         _ => None,
     };
-    let n = ctx.comm.broadcast(0, &mine.map_or(u64::MAX, |n| n).to_le_bytes());
+    let n = ctx
+        .comm
+        .broadcast(0, &mine.map_or(u64::MAX, |n| n).to_le_bytes());
     let n = n.as_slice().try_into().map_or(u64::MAX, u64::from_le_bytes);
     if n == u64::MAX {
         if ctx.comm.task() == 0 {
@@ -522,7 +579,14 @@ fn read_status(ctx: &Ctx, file: &Path, res: &mut TestResult) -> u64 {
 
 /// Removes the iteration's files unless kept (`-k`, or `-K` with
 /// errors), timed as IOR times it; only files this test wrote.
-fn remove(ctx: &Ctx, rep: u64, wrote: bool, it: &mut Iteration, observer: &dyn Observer, res: &mut TestResult) {
+fn remove(
+    ctx: &Ctx,
+    rep: u64,
+    wrote: bool,
+    it: &mut Iteration,
+    observer: &dyn Observer,
+    res: &mut TestResult,
+) {
     let p = &ctx.test.params;
     let errors = it.read.as_ref().map_or(0, |r| r.errors) + it.check_write_errors.unwrap_or(0);
     if p.keep || (errors > 0 && p.keep_with_error) || !wrote {
@@ -564,8 +628,9 @@ fn finish(ctx: &Ctx, res: &mut TestResult) {
         match (&p.status_file, first_write.is_some()) {
             (Some(f), true) => {
                 if let Err(e) = iolab_output::write_atomically(f, pairs.to_string().as_bytes()) {
-                    let fl = Failure::io("stonewall status file", Some(f.display().to_string()), &e)
-                        .of_kind(FailureKind::Output);
+                    let fl =
+                        Failure::io("stonewall status file", Some(f.display().to_string()), &e)
+                            .of_kind(FailureKind::Output);
                     res.outcome = res.outcome.clone().worst(Outcome::Error(fl));
                 }
             }

@@ -101,7 +101,10 @@ mod tests {
         assert!(!t[1].write && t[2].write);
         assert_eq!(t.iter().map(|p| p.id).collect::<Vec<_>>(), [0, 1, 2]);
         // Without a RUN the directives still make the one test.
-        assert_eq!(run("IOR START\nsegmentCount=3\nIOR STOP\n").unwrap()[0].segments, 3);
+        assert_eq!(
+            run("IOR START\nsegmentCount=3\nIOR STOP\n").unwrap()[0].segments,
+            3
+        );
     }
 
     #[test]
@@ -109,7 +112,13 @@ mod tests {
         let e = run("IOR START\nRUN\nbogus=1\nIOR STOP\n").unwrap_err();
         assert_eq!(e.line, 3);
         assert!(e.message.contains("bogus"), "{e}");
-        assert!(run("api=POSIX\n").unwrap_err().message.contains("IOR START"));
-        assert!(run("IOR START\nRUN\n").unwrap_err().message.contains("IOR STOP"));
+        assert!(run("api=POSIX\n")
+            .unwrap_err()
+            .message
+            .contains("IOR START"));
+        assert!(run("IOR START\nRUN\n")
+            .unwrap_err()
+            .message
+            .contains("IOR STOP"));
     }
 }

@@ -72,7 +72,14 @@ impl Pass<'_> {
     /// (and `minTimeDuration`), the deadline or `stop_after` when `to`
     /// is None; else up to number `to` whatever the clock. Returns the
     /// number of the next transfer.
-    pub fn run(&self, f: &mut Open, mode: &mut Mode, tally: &mut Tally, from: u64, to: Option<u64>) -> u64 {
+    pub fn run(
+        &self,
+        f: &mut Open,
+        mode: &mut Mode,
+        tally: &mut Tally,
+        from: u64,
+        to: Option<u64>,
+    ) -> u64 {
         let (total, per) = (self.total(), self.offsets.per_segment());
         if total == 0 {
             return from;
@@ -81,7 +88,7 @@ impl Pass<'_> {
         loop {
             match to {
                 Some(end) if k >= end => break,
-                None if k > 0 && k % total == 0 && wall_ns() >= self.min_until_ns => break,
+                None if k > 0 && k.is_multiple_of(total) && wall_ns() >= self.min_until_ns => break,
                 _ => {}
             }
             if iolab_core::stop::requested() {
@@ -114,7 +121,13 @@ impl Pass<'_> {
 
     /// One transfer at `offset`.
     #[inline]
-    fn one(&self, f: &mut Open, mode: &mut Mode, offset: u64, tally: &mut Tally) -> std::io::Result<()> {
+    fn one(
+        &self,
+        f: &mut Open,
+        mode: &mut Mode,
+        offset: u64,
+        tally: &mut Tally,
+    ) -> std::io::Result<()> {
         match mode {
             Mode::Write(gen) => {
                 let data = gen.prepare(offset);

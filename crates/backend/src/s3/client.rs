@@ -981,9 +981,18 @@ mod tests {
 
     #[test]
     fn s3_times_read_as_unix_nanoseconds() {
-        assert_eq!(http_date_ns("Wed, 21 Oct 2015 07:28:00 GMT"), 1_445_412_480_000_000_000);
-        assert_eq!(rfc3339_ns("2015-10-21T07:28:00.000Z"), 1_445_412_480_000_000_000);
-        assert_eq!(rfc3339_ns("2015-10-21T07:28:00.5Z"), 1_445_412_480_500_000_000);
+        assert_eq!(
+            http_date_ns("Wed, 21 Oct 2015 07:28:00 GMT"),
+            1_445_412_480_000_000_000
+        );
+        assert_eq!(
+            rfc3339_ns("2015-10-21T07:28:00.000Z"),
+            1_445_412_480_000_000_000
+        );
+        assert_eq!(
+            rfc3339_ns("2015-10-21T07:28:00.5Z"),
+            1_445_412_480_500_000_000
+        );
         assert_eq!(http_date_ns("yesterday"), 0);
     }
 }

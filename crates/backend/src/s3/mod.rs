@@ -445,7 +445,9 @@ impl Inner {
             for p in &page.common_prefixes {
                 if let Some(name) = p.prefix.strip_prefix(&dir) {
                     entry.name.clear();
-                    entry.name.extend_from_slice(name.trim_end_matches('/').as_bytes());
+                    entry
+                        .name
+                        .extend_from_slice(name.trim_end_matches('/').as_bytes());
                     entry.is_dir = true;
                     if !each(&entry, None) {
                         return Ok(());
@@ -659,9 +661,8 @@ impl Backend for S3 {
     ) -> io::Result<()> {
         let i = self.inner()?;
         let (b, key) = i.locate(path)?;
-        let prefix = std::str::from_utf8(prefix).map_err(|_| {
-            io::Error::new(ErrorKind::InvalidInput, "S3 keys must be UTF-8")
-        })?;
+        let prefix = std::str::from_utf8(prefix)
+            .map_err(|_| io::Error::new(ErrorKind::InvalidInput, "S3 keys must be UTF-8"))?;
         i.list_prefix(&b, key, prefix, each)
     }
 

@@ -27,7 +27,11 @@ fn i(x: impl TryInto<i64>) -> V {
 
 /// IOR prints `%.4f`.
 fn f(x: f64) -> V {
-    V::F(if x.is_finite() { (x * 1e4).round() / 1e4 } else { 0.0 })
+    V::F(if x.is_finite() {
+        (x * 1e4).round() / 1e4
+    } else {
+        0.0
+    })
 }
 
 fn write(v: &V, depth: usize, out: &mut String) {
@@ -71,7 +75,12 @@ pub fn render(p: &IorPayload, version: &str, command: &str) -> String {
         ("tests", V::A(p.tests.iter().map(test).collect())),
         (
             "summary",
-            V::A(p.tests.iter().flat_map(|t| t.summary.iter().map(move |o| summary(t, o))).collect()),
+            V::A(
+                p.tests
+                    .iter()
+                    .flat_map(|t| t.summary.iter().map(move |o| summary(t, o)))
+                    .collect(),
+            ),
         ),
         ("Finished", s(&p.finished)),
     ]);
@@ -82,7 +91,11 @@ pub fn render(p: &IorPayload, version: &str, command: &str) -> String {
 }
 
 fn test(t: &TestResult) -> V {
-    let mut fields = vec![("TestID", i(t.test.params.id)), ("StartTime", s(&t.started)), ("Path", s(&t.path))];
+    let mut fields = vec![
+        ("TestID", i(t.test.params.id)),
+        ("StartTime", s(&t.started)),
+        ("Path", s(&t.path)),
+    ];
     if let Some(fs) = &t.fs {
         let used = |free: u64, total: u64| match total {
             0 => 0.0,
@@ -94,9 +107,18 @@ fn test(t: &TestResult) -> V {
             false => format!("{gib:.1} GiB"),
         };
         fields.push(("Capacity", s(cap)));
-        fields.push(("Used Capacity", s(format!("{:.1}%", used(fs.free_bytes, fs.total_bytes)))));
-        fields.push(("Inodes", s(format!("{:.1} Mi", fs.inodes as f64 / (1u64 << 20) as f64))));
-        fields.push(("Used Inodes", s(format!("{:.1}%", used(fs.inodes_free, fs.inodes)))));
+        fields.push((
+            "Used Capacity",
+            s(format!("{:.1}%", used(fs.free_bytes, fs.total_bytes))),
+        ));
+        fields.push((
+            "Inodes",
+            s(format!("{:.1} Mi", fs.inodes as f64 / (1u64 << 20) as f64)),
+        ));
+        fields.push((
+            "Used Inodes",
+            s(format!("{:.1}%", used(fs.inodes_free, fs.inodes))),
+        ));
     }
     fields.push(("Parameters", parameters(t)));
     fields.push(("Options", options(t)));
@@ -120,14 +142,20 @@ fn parameters(t: &TestResult) -> V {
         ("options", s("(null)")),
         ("dryRun", i(0)),
         ("nodes", i(t.geometry.nodes)),
-        ("memoryPerTask", i(match p.hog {
-            iolab_ior::params::Hog::PerTask(n) => n,
-            _ => 0,
-        })),
-        ("memoryPerNode", i(match p.hog {
-            iolab_ior::params::Hog::PerNode(n) => n,
-            _ => 0,
-        })),
+        (
+            "memoryPerTask",
+            i(match p.hog {
+                iolab_ior::params::Hog::PerTask(n) => n,
+                _ => 0,
+            }),
+        ),
+        (
+            "memoryPerNode",
+            i(match p.hog {
+                iolab_ior::params::Hog::PerNode(n) => n,
+                _ => 0,
+            }),
+        ),
         ("tasksPerNode", i(t.geometry.tasks_on_node0)),
         ("repetitions", i(p.repetitions)),
         ("multiFile", b(p.multi_file)),
@@ -175,8 +203,18 @@ fn packet_number(p: iolab_ior::params::Packet) -> i64 {
 
 fn options(t: &TestResult) -> V {
     // IOR writes the numbers of `Options:` as numbers, the rest as text.
-    let numeric = ["segments", "task offset", "reorder random seed", "nodes", "tasks",
-        "clients per node", "repetitions", "verbose", "stonewallingTime", "stoneWallingWearOut"];
+    let numeric = [
+        "segments",
+        "task offset",
+        "reorder random seed",
+        "nodes",
+        "tasks",
+        "clients per node",
+        "repetitions",
+        "verbose",
+        "stonewallingTime",
+        "stoneWallingWearOut",
+    ];
     V::O(
         super::text::option_lines(t)
             .into_iter()

@@ -99,10 +99,26 @@ pub fn option_lines(t: &TestResult) -> Vec<(&'static str, String)> {
         ("api", t.test.api.name().into()),
         ("apiVersion", String::new()),
         ("test filename", p.test_file.to_string_lossy().into_owned()),
-        ("access", if p.file_per_proc { "file-per-process" } else { "single-shared-file" }.into()),
+        (
+            "access",
+            if p.file_per_proc {
+                "file-per-process"
+            } else {
+                "single-shared-file"
+            }
+            .into(),
+        ),
         ("type", "independent".into()),
         ("segments", p.segments.to_string()),
-        ("ordering in a file", if p.random_offset > 0 { "random" } else { "sequential" }.into()),
+        (
+            "ordering in a file",
+            if p.random_offset > 0 {
+                "random"
+            } else {
+                "sequential"
+            }
+            .into(),
+        ),
     ];
     if p.reorder == 0 && p.reorder_random == 0 {
         v.push(("ordering inter file", "no tasks offsets".into()));
@@ -125,7 +141,11 @@ pub fn option_lines(t: &TestResult) -> Vec<(&'static str, String)> {
         Hog::NodePercent(n) => v.push(("memoryPerNode", format!("{n}%"))),
         Hog::None => {}
     }
-    for (k, x) in [("memoryBuffer", "CPU"), ("dataAccess", "CPU"), ("GPUDirect", "0")] {
+    for (k, x) in [
+        ("memoryBuffer", "CPU"),
+        ("dataAccess", "CPU"),
+        ("GPUDirect", "0"),
+    ] {
         v.push((k, x.into()));
     }
     v.push(("repetitions", p.repetitions.to_string()));
@@ -231,11 +251,21 @@ pub fn test_end(t: &TestResult) -> String {
         };
         if p.write {
             let m = max(|i| i.write.as_ref());
-            let _ = writeln!(s, "Max Write: {:.2} MiB/sec ({:.2} MB/sec)", m / MIB, m / 1e6);
+            let _ = writeln!(
+                s,
+                "Max Write: {:.2} MiB/sec ({:.2} MB/sec)",
+                m / MIB,
+                m / 1e6
+            );
         }
         if p.read {
             let m = max(|i| i.read.as_ref());
-            let _ = writeln!(s, "Max Read:  {:.2} MiB/sec ({:.2} MB/sec)", m / MIB, m / 1e6);
+            let _ = writeln!(
+                s,
+                "Max Read:  {:.2} MiB/sec ({:.2} MB/sec)",
+                m / MIB,
+                m / 1e6
+            );
         }
     }
     if let Some(n) = t.pairs_note {
@@ -250,23 +280,45 @@ pub fn summary_header() -> String {
     let _ = write!(
         s,
         "{:<9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>13}",
-        "Operation", "Max(MiB)", "Min(MiB)", "Mean(MiB)", "StdDev", "Max(OPs)", "Min(OPs)",
-        "Mean(OPs)", "StdDev", "Mean(s)", "Stonewall(s)", "Stonewall(MiB)"
+        "Operation",
+        "Max(MiB)",
+        "Min(MiB)",
+        "Mean(MiB)",
+        "StdDev",
+        "Max(OPs)",
+        "Min(OPs)",
+        "Mean(OPs)",
+        "StdDev",
+        "Mean(s)",
+        "Stonewall(s)",
+        "Stonewall(MiB)"
     );
     s.push_str(" Test# #Tasks tPN reps fPP reord reordoff reordrand seed segcnt ");
-    let _ = writeln!(s, "{:>8} {:>8} {:>9} {:>5} RefNum", " blksiz", "xsize", "aggs(MiB)", "API");
+    let _ = writeln!(
+        s,
+        "{:>8} {:>8} {:>9} {:>5} RefNum",
+        " blksiz", "xsize", "aggs(MiB)", "API"
+    );
     s
 }
 
 /// A test's rows of the summary table (write, then read).
 pub fn summary_rows(t: &TestResult) -> String {
-    t.summary.iter().map(|o| summary_row(&t.test, t, o)).collect()
+    t.summary
+        .iter()
+        .map(|o| summary_row(&t.test, t, o))
+        .collect()
 }
 
 fn summary_row(test: &Test, t: &TestResult, o: &OpSummary) -> String {
     let p = &test.params;
     let mut s = format!("{:<9} ", o.access.map_or("", |a| a.name()));
-    for v in [o.bw_max / MIB, o.bw_min / MIB, o.bw_mean / MIB, o.bw_sd / MIB] {
+    for v in [
+        o.bw_max / MIB,
+        o.bw_min / MIB,
+        o.bw_mean / MIB,
+        o.bw_sd / MIB,
+    ] {
         let _ = write!(s, "{v:>10.2} ");
     }
     for v in [o.ops_max, o.ops_min, o.ops_mean, o.ops_sd] {
