@@ -54,16 +54,6 @@ pub static TOOLS: &[Tool] = &[
         page: Some(completions::mdtest_page),
     },
     Tool {
-        name: "ior",
-        about: "parallel file and object I/O benchmark, a drop-in IOR",
-        help: "-h",
-        entry: crate::ior::main,
-        link: true,
-        sweep: None,
-        command: crate::ior::command,
-        page: Some(completions::ior_page),
-    },
-    Tool {
         name: "xdd",
         about: "XDD data I/O benchmark",
         help: "-help",
@@ -72,6 +62,16 @@ pub static TOOLS: &[Tool] = &[
         sweep: Some(crate::xdd::check_args),
         command: || completions::dash_tool("xdd", "XDD data I/O benchmark"),
         page: Some(completions::xdd_page),
+    },
+    Tool {
+        name: "ior",
+        about: "parallel file and object I/O benchmark, a drop-in IOR",
+        help: "-h",
+        entry: crate::ior::main,
+        link: true,
+        sweep: None,
+        command: crate::ior::command,
+        page: Some(completions::ior_page),
     },
     Tool {
         name: "lst",

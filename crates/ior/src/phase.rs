@@ -52,6 +52,9 @@ pub struct Done {
     pub failure: Option<Failure>,
     /// A stop was requested.
     pub interrupted: bool,
+    /// Transfers this task made (IOR's own pairs count, which its read
+    /// takes as its limit after a write stopped by -D without a wear-out).
+    pub own_transfers: u64,
 }
 
 /// One task's state through an access.
@@ -297,6 +300,7 @@ impl Ctx<'_> {
 
     /// The file's size, every task's figures, the result.
     fn finish(&self, step: &Step, mut run: TaskRun, path: &Path) -> Done {
+        let own = run.fig.transfers;
         let p = &self.test.params;
         let kept = !self.files.be.capabilities().discards;
         if step.kind != Kind::CheckWrite && kept && (p.file_per_proc || self.rank() == 0) {
@@ -334,6 +338,7 @@ impl Ctx<'_> {
             result,
             failure,
             interrupted: all.iter().any(|f| f.interrupted()),
+            own_transfers: own,
         }
     }
 }

@@ -382,8 +382,13 @@ fn iteration(
         if p.file_per_proc || leader {
             made.add(&path);
         }
+        // IOR's read stops where the write did: at the tasks' furthest
+        // count after a wear-out, else at this task's own.
         if p.deadline_s > 0 {
-            stop_after = done.result.pairs_accessed;
+            stop_after = match p.wearout {
+                true => done.result.pairs_accessed,
+                false => done.own_transfers,
+            };
         }
         if leader {
             observer.access_done(ctx.test, &done.result);
