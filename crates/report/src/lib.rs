@@ -11,4 +11,5 @@ pub mod mdtest;
 pub mod series;
 pub mod store;
 pub mod survey;
+pub mod ticks;
 pub mod xdd;

@@ -33,6 +33,10 @@ pub const SCOPED_BUCKET: &str = "scoped";
 /// Longest wait for a server to answer after it starts.
 const START_WAIT: Duration = Duration::from_secs(90);
 const DIR_PREFIX: &str = "iolab-s3-";
+/// The file in a server's directory that lists its ports.
+const PORTS_FILE: &str = "ports";
+/// Where weed puts its gRPC sockets, whatever TMPDIR says.
+const WEED_SOCKET_DIR: &str = "/tmp";
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 /// The server shared by a test process.
@@ -57,6 +61,13 @@ impl S3Server {
         let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{n}", std::process::id()));
         std::fs::create_dir_all(dir.join("data")).map_err(|e| format!("{}: {e}", dir.display()))?;
         let ports = free_ports()?;
+        // The ledger of the sockets weed will make in /tmp: if this test
+        // process is killed, the next start removes them by these ports.
+        let ledger: Vec<String> = ports.iter().map(u16::to_string).collect();
+        if let Err(e) = std::fs::write(dir.join(PORTS_FILE), ledger.join(" ")) {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(format!("{}: {e}", dir.display()));
+        }
         let endpoint = format!("http://127.0.0.1:{}", ports[0]);
         let child = match spawn(&dir, &ports) {
             Ok(c) => c,
@@ -113,7 +124,7 @@ impl S3Server {
             }
         }
         let _ = std::fs::remove_dir_all(&self.dir);
-        remove_sockets(self.ports);
+        remove_sockets(&self.ports);
     }
 
     /// Its directory (data, logs, sockets), removed when it ends.
@@ -263,14 +274,14 @@ impl Drop for S3Server {
     fn drop(&mut self) {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
-        remove_sockets(self.ports);
+        remove_sockets(&self.ports);
     }
 }
 
-/// `seaweedfs-*-PORT.sock` in TMP of one of `ports`: the gRPC sockets
-/// weed makes there whatever it is told.
-fn remove_sockets(ports: [u16; 9]) {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+/// `seaweedfs-*-PORT.sock` in /tmp of one of `ports`: the gRPC sockets
+/// weed makes there whatever it is told (TMPDIR included).
+fn remove_sockets(ports: &[u16]) {
+    let Ok(entries) = std::fs::read_dir(WEED_SOCKET_DIR) else {
         return;
     };
     for e in entries.flatten() {
@@ -405,7 +416,9 @@ fn log_tail(dir: &Path) -> String {
     lines[lines.len().saturating_sub(8)..].join("\n")
 }
 
-/// Data directories left by test processes that are gone.
+/// Data directories left by test processes that are gone (killed, so
+/// that neither Drop nor the exit handler ran), and the sockets their
+/// servers left in /tmp, found by the ports each directory lists.
 fn remove_stale_dirs() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
@@ -419,6 +432,12 @@ fn remove_stale_dirs() {
             continue;
         };
         if !Path::new("/proc").join(pid).exists() {
+            let ports: Vec<u16> = std::fs::read_to_string(e.path().join(PORTS_FILE))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            remove_sockets(&ports);
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
