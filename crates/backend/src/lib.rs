@@ -348,6 +348,29 @@ pub trait Backend: Send + Sync {
             None => Err(unsupported(self.name(), "listing an open directory")),
         }
     }
+    /// Calls `each` for every entry of directory `path` whose name starts
+    /// with `prefix` (all of them for an empty prefix), in no set order,
+    /// with the entry's metadata when the listing carries it (an object
+    /// store's LIST gives each object's size and modification time), so
+    /// that a walk needs no `stat` per entry; stops early when `each`
+    /// returns false. The default filters [`Backend::list_each`] and
+    /// gives no metadata.
+    fn list_stat_each(
+        &self,
+        path: &CStr,
+        prefix: &[u8],
+        each: &mut dyn FnMut(&DirEntry, Option<&Stat>) -> bool,
+    ) -> io::Result<()> {
+        self.list_each(path, &mut |e| !e.name.starts_with(prefix) || each(e, None))
+    }
+    /// The resolution of the modification times `stat` and
+    /// [`Backend::list_stat_each`] return, nanoseconds: 1 for a file
+    /// system with nanosecond times; an object store that keeps whole
+    /// seconds says 1e9, so that a caller comparing times knows that two
+    /// objects made within a second may carry the same time.
+    fn mtime_granularity_ns(&self) -> u64 {
+        1
+    }
     /// Space and inodes of the file system holding `path`.
     fn statfs(&self, path: &CStr) -> io::Result<FsStat> {
         let _ = path;

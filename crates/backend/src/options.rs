@@ -302,6 +302,17 @@ impl Backend for Tuned {
     fn list_at(&self, dir: &Dir, each: &mut dyn FnMut(&DirEntry) -> bool) -> io::Result<()> {
         self.inner.list_at(dir, each)
     }
+    fn list_stat_each(
+        &self,
+        path: &CStr,
+        prefix: &[u8],
+        each: &mut dyn FnMut(&DirEntry, Option<&Stat>) -> bool,
+    ) -> io::Result<()> {
+        self.inner.list_stat_each(path, prefix, each)
+    }
+    fn mtime_granularity_ns(&self) -> u64 {
+        self.inner.mtime_granularity_ns()
+    }
     fn statfs(&self, path: &CStr) -> io::Result<FsStat> {
         self.inner.statfs(path)
     }

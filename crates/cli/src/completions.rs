@@ -56,6 +56,26 @@ pub fn mdtest_command() -> Command {
     getopt_args(cmd, iolab_mdtest::args::OPTIONS)
 }
 
+/// IOR's command line as clap arguments (for completions).
+pub fn ior_command() -> Command {
+    let cmd = Command::new("ior")
+        .about("parallel file and object I/O benchmark, a drop-in IOR")
+        .disable_help_flag(true)
+        .disable_version_flag(true);
+    getopt_args(cmd, iolab_ior::options::OPTIONS)
+}
+
+/// IOR's man page, from its option table.
+pub fn ior_page() -> String {
+    let page = iolab_opts::man::Page {
+        name: "iolab-ior",
+        about: "parallel file and object I/O benchmark, a drop-in IOR",
+        synopsis: "iolab ior [options...]   (or a link named ior)",
+        description: &["Writes and reads files (a file per task or one shared file) in IOR's patterns, with IOR's stonewalling, checks and reports; see docs/ior.md."],
+    };
+    iolab_opts::man::render(&page, iolab_ior::options::OPTIONS)
+}
+
 /// `iolab completions`' own command line.
 pub fn completions_command() -> Command {
     Command::new("completions")

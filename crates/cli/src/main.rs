@@ -17,6 +17,7 @@ mod font;
 mod io500;
 mod live;
 mod live_view;
+mod ior;
 mod lst;
 mod lst_nodes;
 mod lst_session;
@@ -64,6 +65,16 @@ pub static TOOLS: &[Tool] = &[
         sweep: Some(crate::xdd::check_args),
         command: || completions::dash_tool("xdd", "XDD data I/O benchmark"),
         page: Some(completions::xdd_page),
+    },
+    Tool {
+        name: "ior",
+        about: "parallel file and object I/O benchmark, a drop-in IOR",
+        help: "-h",
+        entry: crate::ior::main,
+        link: true,
+        sweep: None,
+        command: crate::ior::command,
+        page: Some(completions::ior_page),
     },
     Tool {
         name: "lst",

@@ -64,6 +64,14 @@ const SMOKES: &[Smoke] = &[
         root: false,
     },
     Smoke {
+        setup: Some(ior_stand_in),
+        script: "ior-vs-ior.sh",
+        args: &["DIR/ior", "BIN"],
+        env: &[("RUNS", "1"), ("BLOCK_MB", "4"), ("SEGMENTS", "40")],
+        peers: &["mpirun", "python3"],
+        root: false,
+    },
+    Smoke {
         setup: None,
         script: "lst-vs-sockperf.sh",
         args: &["BIN"],
@@ -169,6 +177,24 @@ fn io500_stand_in(dir: &Path, bin: &str) {
          [ior-hard]\nsegmentCount = 50\n[mdtest-easy]\nn = 200\n[mdtest-hard]\nn = 100\n",
     )
     .unwrap();
+}
+
+/// For ior-vs-ior.sh: a stand-in for IOR (`DIR/ior`, which the script
+/// runs under mpirun -n 2) that is `iolab ior --tasks 2` on rank 0, so
+/// the script's whole path (both tools' runs, their JSON summaries, the
+/// ratio table) is exercised without IOR, which is built from sources
+/// this suite cannot fetch.
+fn ior_stand_in(dir: &Path, bin: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let stand_in = dir.join("ior");
+    std::fs::write(
+        &stand_in,
+        format!(
+            "#!/bin/sh\n[ \"${{OMPI_COMM_WORLD_RANK:-0}}\" = 0 ] || exit 0\nexec env -u OMPI_COMM_WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u PMIX_RANK {bin} ior \"$@\" --tasks 2\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 fn bench_dir() -> PathBuf {

@@ -1066,12 +1066,17 @@ fn ranks_times_threads_give_the_same_figures_as_threads() {
     check_figures(&mpi, 4);
 }
 
-/// `api = S3`: the phases S3 allows run on iolab's S3 backend (SeaweedFS
-/// on loopback); a phase it cannot run (ior-hard's shared object) is
-/// exit 2 naming the phase, with nothing made; nothing outside the run's
-/// prefix is touched and everything inside it is removed.
+/// `api = S3`, complete: all 12 phases run on iolab's S3 backend
+/// (SeaweedFS on loopback), ior-hard's shared file as one object per
+/// transfer and find through LIST. The run pauses before find
+/// (`[debug] pause-dir`), when the test LISTs what the phases made: find
+/// must count those entries and find the files its criteria name
+/// (`*01*`, 3901 bytes, newer than the timestamp object); afterwards
+/// nothing is left under the datadir and nothing outside it is touched.
+/// Without a stonewall (`stonewall-time = 0`) every phase does all its
+/// work, so that mdtest-hard makes files whose names match (`*.101`...).
 #[test]
-fn s3_api_runs_the_phases_s3_allows() {
+fn s3_api_runs_all_twelve_phases() {
     let s = match iolab_testkit::s3::S3Server::shared() {
         Ok(s) => s,
         Err(e) => return common::skip_or_fail("io500_s3", &e),
@@ -1081,57 +1086,138 @@ fn s3_api_runs_the_phases_s3_allows() {
     s.make_bucket(b).unwrap();
     s.put(b, "outside/keep", b"x").unwrap();
     let before = s.keys(b).unwrap();
+    let pause = scratch.path("pause");
+    std::fs::create_dir(&pause).unwrap();
+    std::fs::write(pause.join("find"), b"").unwrap();
     let ini = scratch.path("s3.ini");
-    let write_ini = |extra: &str| {
-        let text = format!(
-            "[global]\ndatadir = /run1\nresultdir = {}\ntimestamp-datadir = FALSE\ntimestamp-resultdir = FALSE\napi = S3\n\
-             [debug]\nstonewall-time = 1\n[ior-easy]\ntransferSize = 5m\nblockSize = 10m\n\
-             [mdtest-easy]\nn = 100\n[mdtest-hard]\nn = 100\n[find]\nrun = FALSE\n{extra}",
-            scratch.path("results").display()
-        );
-        std::fs::write(&ini, text).unwrap();
-    };
-    let run = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
-            .envs(s.env())
-            .env("CI", "1")
-            .args(["io500", "--tasks", "2", &format!("--s3.bucket={b}")])
-            .arg(&ini)
-            .output()
-            .unwrap()
-    };
-    write_ini("");
-    let o = run();
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("ior-hard-write"), "{}", stderr(&o));
-    assert_eq!(s.keys(b).unwrap(), before);
-    assert!(!scratch.path("results").exists());
-    write_ini("[ior-hard]\nrun = FALSE\n");
-    let o = run();
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    let res = result_lines(&stdout(&o));
+    let text = format!(
+        "[global]\ndatadir = /run1\nresultdir = {}\ntimestamp-datadir = FALSE\ntimestamp-resultdir = FALSE\napi = S3\n\
+         [debug]\nstonewall-time = 0\npause-dir = {}\n[ior-easy]\ntransferSize = 1m\nblockSize = 3m\n\
+         [ior-hard]\nsegmentCount = 20\n[mdtest-easy]\nn = 60\n[mdtest-hard]\nn = 120\n",
+        scratch.path("results").display(),
+        pause.display()
+    );
+    std::fs::write(&ini, text).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .envs(s.env())
+        .env("CI", "1")
+        .args(["io500", "--tasks", "2", &format!("--s3.bucket={b}")])
+        .arg(&ini)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if line.starts_with("[RESULT]") && line.contains(" mdtest-hard-write ") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    // Paused before find: what the phases made is all there.
+    let paused = rx.recv_timeout(std::time::Duration::from_secs(300));
+    let objects = s.objects(b, "run1/").unwrap();
+    std::fs::remove_file(pause.join("find")).unwrap();
+    let status = wait_bounded(&mut child, 300);
+    let stdout_text = reader.join().unwrap();
+    assert!(paused.is_ok(), "no mdtest-hard-write result: {stdout_text}");
+    assert!(status.success(), "{stdout_text}");
+    let res = result_lines(&stdout_text);
     assert_eq!(res.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), PHASES);
-    for r in &res {
-        let skipped = r.0.starts_with("ior-hard") || r.0 == "find";
-        assert_eq!(r.1 == 0.0, skipped, "{r:?}");
-    }
+    assert!(res.iter().all(|r| r.1 > 0.0), "{res:?}");
     let doc: Value = serde_json::from_str(
         &std::fs::read_to_string(scratch.path("results/result.json")).unwrap(),
     )
     .unwrap();
-    let w = &phase(&doc, "ior-easy-write")["detail"]["ior"];
-    assert_eq!(w["bytes"], 2 * (10u64 << 20));
-    assert_eq!(w["file_bytes"], w["bytes"]);
+    let (want_total, want_found) = find_counts(&objects);
+    let find = &phase(&doc, "find")["detail"]["find"];
+    assert_eq!(find["total"].as_u64(), Some(want_total), "{find}");
+    assert_eq!(find["found"].as_u64(), Some(want_found), "{find}");
+    assert!(want_found > 0, "{find} {want_found}");
+    // ior-hard: one object per transfer, named by file and offset.
+    let hard = &phase(&doc, "ior-hard-write")["detail"]["ior"];
+    let chunks = objects
+        .iter()
+        .filter(|(k, size, _)| k.starts_with("run1/ior-hard/file-") && *size == 47008)
+        .count() as u64;
+    assert_eq!(Some(chunks * 47008), hard["bytes"].as_u64(), "{hard}");
+    assert_eq!(hard["file_bytes"], hard["bytes"]);
     assert_eq!(
-        phase(&doc, "ior-easy-read")["detail"]["ior"]["bytes"],
-        w["bytes"]
+        phase(&doc, "ior-hard-read")["detail"]["ior"]["bytes"],
+        hard["bytes"]
     );
-    let made = phase(&doc, "mdtest-hard-write")["detail"]["mdtest"]["items"].clone();
-    assert_eq!(
-        phase(&doc, "mdtest-hard-delete")["detail"]["mdtest"]["items"],
-        made
+    assert_eq!(phase(&doc, "ior-hard-read")["detail"]["ior"]["errors"], 0);
+    // Invalid only for the app's reasons: the short stonewall and the pause.
+    let why: Vec<String> = doc["payload"]["invalid_reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        why.iter()
+            .all(|w| w.contains("stonewall") || w.contains("pause-dir") || w.contains("must last")),
+        "{why:?}"
+    );
+    assert!(
+        s.objects(b, "run1/").unwrap().is_empty(),
+        "left under the datadir"
     );
     assert_eq!(s.keys(b).unwrap(), before, "the run left or removed keys");
+}
+
+/// Waits for `child` at most `secs` seconds; kills it past that.
+fn wait_bounded(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
+    for _ in 0..secs * 10 {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    panic!("the run did not end within {secs} s");
+}
+
+/// What find should count in a flat listing of the datadir: every entry
+/// under the phase directories (objects and the directories their keys
+/// name), and the files `*01*` of 3901 bytes newer than the timestamp.
+fn find_counts(objects: &[(String, u64, u64)]) -> (u64, u64) {
+    let stamp = objects
+        .iter()
+        .find(|(k, _, _)| k == "run1/timestampfile")
+        .map(|o| o.2)
+        .expect("the timestamp object");
+    let mut dirs = std::collections::BTreeSet::new();
+    let (mut files, mut found) = (0, 0);
+    for (k, size, t) in objects {
+        let Some(rest) = ["ior-easy/", "ior-hard/", "mdtest-easy/", "mdtest-hard/"]
+            .iter()
+            .find_map(|r| {
+                k.strip_prefix("run1/")
+                    .and_then(|x| x.strip_prefix(r))
+                    .map(|x| (*r, x))
+            })
+        else {
+            continue;
+        };
+        let parts: Vec<&str> = rest.1.split('/').collect();
+        for i in 1..parts.len() {
+            dirs.insert(format!("{}{}", rest.0, parts[..i].join("/")));
+        }
+        let name = parts[parts.len() - 1];
+        if !name.is_empty() {
+            files += 1;
+            found += u64::from(name.contains("01") && *size == 3901 && *t > stamp);
+        }
+    }
+    (files + dirs.len() as u64, found)
 }
 
 /// `api = S3` in extended mode: md-workbench's sets, objects, reads
@@ -1152,8 +1238,8 @@ fn s3_api_runs_md_workbench() {
     let ini = scratch.path("s3.ini");
     let text = format!(
         "[global]\ndatadir = /run2\nresultdir = {}\ntimestamp-datadir = FALSE\ntimestamp-resultdir = FALSE\napi = S3\n\
-         [debug]\nstonewall-time = 1\n[ior-easy]\ntransferSize = 5m\nblockSize = 5m\n[ior-hard]\nrun = FALSE\n\
-         [mdtest-easy]\nn = 50\n[mdtest-hard]\nn = 50\n[find]\nrun = FALSE\n[find-hard]\nrun = FALSE\n\
+         [debug]\nstonewall-time = 1\n[ior-easy]\ntransferSize = 1m\nblockSize = 2m\n[ior-hard]\nsegmentCount = 4\n\
+         [mdtest-easy]\nn = 50\n[mdtest-hard]\nn = 50\n\
          [mdworkbench]\nprecreatePerSet = 12\nfilesPerProc = 6\n",
         scratch.path("results").display()
     );

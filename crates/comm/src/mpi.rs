@@ -234,6 +234,11 @@ impl Transport for MpiTransport {
         });
         let displs = displacements(&lens).expect("all_gather: contributions total over 2 GiB");
         let total: usize = lens.iter().map(|&n| n as usize).sum();
+        if total == 0 {
+            // Open MPI refuses a gather of nothing from everyone
+            // (MPI_ERR_ARG); every rank saw the same lengths, so all skip it.
+            return vec![Vec::new(); self.size];
+        }
         let mut buf = vec![0u8; total];
         {
             let mut part = mpi::datatype::PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);

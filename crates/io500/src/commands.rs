@@ -3,7 +3,7 @@
 //! it. Apart from [`crate::phase`] because they read the configuration,
 //! which itself names the phases.
 
-use crate::config::{Config, HARD_FILE_BYTES, HARD_TRANSFER};
+use crate::config::{Config, HARD_FILE_BYTES};
 use crate::phase::{Layout, Phase};
 
 /// mdtest's arguments for an mdtest phase (without the program name),
@@ -62,9 +62,10 @@ pub fn mdtest_args(cfg: &Config, l: &Layout, phase: Phase, tasks_per_process: u6
 }
 
 /// What each phase runs, as a command line: `iolab mdtest ...` for the
-/// mdtest phases (runnable as printed), and the IOR and pfind command
-/// lines IO500 would run for the phases iolab's own data and find engines
-/// do (they have no iolab command of their own).
+/// mdtest phases and `iolab ior ...` for the data phases (runnable as
+/// printed; a read's transfer count, N, is what the write made), and the
+/// pfind command line IO500 would run for the phases iolab's own find
+/// engine does.
 pub fn equivalent_command(
     cfg: &Config,
     l: &Layout,
@@ -72,32 +73,18 @@ pub fn equivalent_command(
     tasks_per_process: u64,
 ) -> String {
     let d = |n: &str| l.path(n).display().to_string();
-    let sw = cfg.stonewall_s;
     match phase {
-        Phase::IorEasyWrite | Phase::IorEasyRead => {
-            let e = &cfg.ior_easy;
-            let rw = match phase {
-                Phase::IorEasyWrite => format!("-w -D {sw} -O stoneWallingWearOut=1"),
-                _ => "-r -R".into(),
+        Phase::IorEasyWrite | Phase::IorEasyRead | Phase::IorHardWrite | Phase::IorHardRead => {
+            let spec = crate::ior::spec(cfg, l, phase);
+            let n = match phase {
+                Phase::IorEasyRead | Phase::IorHardRead => Some(0),
+                _ => None,
             };
-            format!(
-                "ior -C -Q 1 -g -G 271 -k -e -o {}/ior_file_easy -t {} -b {}{}{} {rw} (iolab io500's data engine)",
-                d("ior-easy"),
-                e.transfer_bytes,
-                e.block_bytes,
-                if e.file_per_proc { " -F" } else { "" },
-                if e.unique_dir { " -u" } else { "" },
-            )
-        }
-        Phase::IorHardWrite | Phase::IorHardRead => {
-            let rw = match phase {
-                Phase::IorHardWrite => format!("-w -D {sw} -O stoneWallingWearOut=1"),
-                _ => "-r -R".into(),
-            };
-            format!(
-                "ior -C -Q 1 -g -G 27 -k -e -o {}/file -t {HARD_TRANSFER} -b {HARD_TRANSFER} -s {} {rw} (iolab io500's data engine)",
-                d("ior-hard"),
-                cfg.ior_hard_segments
+            let cmd = spec.command(crate::ior::access_of(phase, n), tasks_per_process);
+            // The read's count is the write's: N stands for it.
+            cmd.replace(
+                "stoneWallingWearOutIterations=0",
+                "stoneWallingWearOutIterations=N",
             )
         }
         Phase::Find => format!(
@@ -115,14 +102,7 @@ pub fn equivalent_command(
             l.timestamp_file().display()
         ),
         Phase::IorRnd4kEasyRead => {
-            let e = &cfg.ior_easy;
-            format!(
-                "ior -C -Q 1 -g -G 271 -k -e -o {}/ior_file_easy{}{} -r -D {sw} -z -t 4096 -b 4096 -s {} -O stoneWallingWearOut=1 (iolab io500's data engine)",
-                d("ior-easy"),
-                if e.file_per_proc { " -F" } else { "" },
-                if e.unique_dir { " -u" } else { "" },
-                crate::ior::RND_MAX_TRANSFERS,
-            )
+            crate::ior::spec(cfg, l, phase).command(crate::ior::Access::Random, tasks_per_process)
         }
         Phase::MdworkbenchCreate | Phase::MdworkbenchBench | Phase::MdworkbenchDelete => {
             mdworkbench_command(cfg, l, phase, cfg.mdworkbench.sizing)

@@ -379,15 +379,14 @@ pub fn check_backend(cfg: &Config, be: &dyn iolab_backend::Backend) -> Result<()
         )))
     };
     for &p in cfg.phases().iter().filter(|p| cfg.runs(**p)) {
-        let shared = matches!(p, Phase::IorHardWrite | Phase::IorHardRead)
-            || (matches!(
-                p,
-                Phase::IorEasyWrite | Phase::IorEasyRead | Phase::IorRnd4kEasyRead
-            ) && !cfg.ior_easy.file_per_proc);
-        if shared && !caps.shared_writes {
+        // IOR's files: a store of whole objects keeps one object per
+        // transfer (iolab_ior::file), so a shared file runs there too.
+        if matches!(p.base_section(), "ior-easy" | "ior-hard")
+            && iolab_ior::file::Layout::of(&caps).is_err()
+        {
             return refuse(
                 p,
-                "write one file from several tasks at interleaved offsets (IOR's shared file)",
+                "hold IOR's files (neither files written at any offset nor objects)",
             );
         }
         if matches!(p, Phase::Find | Phase::FindHard) && !caps.mtime {

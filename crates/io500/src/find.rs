@@ -2,7 +2,9 @@
 //! level, each directory read by one task (as pfind has each directory
 //! read by one process), and check its entries against IO500's criteria:
 //! a name matching `*01*` and, for find and find-hard, a size of 3901
-//! bytes and a modification after the timestamp file. After each level
+//! bytes and a modification after the timestamp file (from the listing
+//! itself where it gives them, as an object store's LIST gives each
+//! object's Size and LastModified; else one stat per name). After each level
 //! the tasks exchange the subdirectories they found, so that all know the
 //! next level and share it out the same way. Only directory paths are
 //! kept (one level at a time), never a list of files.
@@ -164,7 +166,9 @@ fn walk_dir(be: &dyn Backend, dir: &Path, crit: Criteria, next: &mut Vec<PathBuf
     let mut path_buf = dir.as_os_str().as_bytes().to_vec();
     let base_len = path_buf.len();
     let mut stat_failure = None;
-    let listed = be.list_each(&cdir, &mut |e| {
+    // The listing's own metadata when it has some (an object store's LIST
+    // gives each object's Size and LastModified): no stat per file then.
+    let listed = be.list_stat_each(&cdir, b"", &mut |e, listed_stat| {
         if e.is_dir {
             next.push(dir.join(OsStr::from_bytes(&e.name)));
             c.total += 1;
@@ -176,6 +180,10 @@ fn walk_dir(be: &dyn Backend, dir: &Path, crit: Criteria, next: &mut Vec<PathBuf
         }
         if !crit.needs_stat() {
             c.found += 1;
+            return true;
+        }
+        if let Some(st) = listed_stat {
+            c.found += u64::from(crit.matches(st));
             return true;
         }
         // The path in one reused buffer, NUL-terminated in place: no

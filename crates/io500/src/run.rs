@@ -6,7 +6,7 @@
 use crate::commands::{equivalent_command, mdtest_args};
 use crate::config::Config;
 use crate::find::{self, Criteria, FindResult};
-use crate::ior::{self, IorResult, IorSpec, Pattern};
+use crate::ior::{self, IorResult, IorSpec};
 use crate::mdworkbench::{self, MdwbResult, MdwbSpec};
 use crate::phase::{Layout, Phase};
 use crate::results::{
@@ -17,6 +17,7 @@ use iolab_backend::remove::{Left, Removal, Why};
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::{run_subset, Transport};
 use iolab_core::{Failure, Outcome};
+use ior::Access;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -339,33 +340,7 @@ impl Runner<'_> {
 
     /// The spec of ior-easy or ior-hard.
     pub fn ior_spec(&self, p: Phase) -> IorSpec {
-        let e = &self.cfg.ior_easy;
-        let (dir, pattern, seed) = match p {
-            Phase::IorEasyWrite | Phase::IorEasyRead | Phase::IorRnd4kEasyRead => (
-                "ior-easy",
-                Pattern::Easy {
-                    transfer_bytes: e.transfer_bytes,
-                    block_bytes: e.block_bytes,
-                    file_per_proc: e.file_per_proc,
-                    unique_dir: e.unique_dir,
-                },
-                271,
-            ),
-            _ => (
-                "ior-hard",
-                Pattern::Hard {
-                    segments: self.cfg.ior_hard_segments,
-                },
-                27,
-            ),
-        };
-        IorSpec {
-            dir: self.layout.path(dir),
-            pattern,
-            stonewall_s: self.cfg.stonewall_s,
-            reorder_shift: self.threads,
-            seed,
-        }
+        ior::spec(self.cfg, &self.layout, p)
     }
 
     /// A data phase: a write when `transfers` is None, else a read of
@@ -378,9 +353,9 @@ impl Runner<'_> {
             self.threads,
             self.tasks(),
             |c| match transfers {
-                None => ior::write(c, be, &spec),
-                Some(n) if p == Phase::IorRnd4kEasyRead => ior::read_random(c, be, &spec, n),
-                Some(n) => ior::read(c, be, &spec, n),
+                None => ior::run(c, be, &spec, Access::Write),
+                Some(_) if p == Phase::IorRnd4kEasyRead => ior::run(c, be, &spec, Access::Random),
+                Some(n) => ior::run(c, be, &spec, Access::Read(n)),
             },
         );
         let r = out.into_iter().next().unwrap_or_default();
@@ -464,12 +439,34 @@ impl Runner<'_> {
             (s, _) => s,
         };
         match seen {
-            Ok(s) => st.timestamp_ns = Some(s.mtime_ns),
+            Ok(s) => {
+                st.timestamp_ns = Some(s.mtime_ns);
+                self.after_timestamp(s.mtime_ns);
+            }
             Err(e) => {
                 let f = Failure::other("timestamp", format!("{}: {e}", path.display()));
                 st.notes.push(f.to_string());
                 st.outcome = Some(Outcome::Error(f));
             }
+        }
+    }
+
+    /// On a backend whose modification times are whole seconds (S3),
+    /// waits until the clock is past the timestamp's second, so that
+    /// every object a later phase makes is newer than the timestamp by
+    /// find's `-newer` (strictly), and none made before it is.
+    fn after_timestamp(&self, mtime_ns: u64) {
+        let g = self.backend.mtime_granularity_ns();
+        if g <= 1 {
+            return;
+        }
+        let until = (mtime_ns / g + 1) * g;
+        // Bounded: the backend's clock may be ahead of this one.
+        for _ in 0..(4 * g / 10_000_000).max(1) {
+            if iolab_core::clock::wall_ns() >= until || iolab_core::stop::requested() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
 

@@ -61,6 +61,12 @@ pub fn phase_reasons(cfg: &Config, r: &PhaseReport) -> Vec<String> {
         Detail::Skipped(why) => vec![format!("{} did not run: {why}", r.name)],
         Detail::Failed(why) => vec![format!("{} failed: {why}", r.name)],
         Detail::Find(f) if f.found == 0 => vec![format!("{} found no file", r.name)],
+        Detail::Ior(i) if i.errors > 0 => vec![format!(
+            "Errors ({}) occurred during {} in IOR: what was read differs from what was written (first at {})",
+            i.errors,
+            r.name,
+            i.first_error.as_deref().unwrap_or("an unknown offset")
+        )],
         Detail::Mdworkbench(m)
             if r.phase == Phase::MdworkbenchBench
                 && m.iterations.len() as u64 != crate::mdworkbench::ITERATIONS =>

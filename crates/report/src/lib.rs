@@ -6,6 +6,7 @@ pub mod canvas;
 pub mod csvw;
 pub mod io500;
 pub mod live;
+pub mod ior;
 pub mod lst;
 pub mod mdtest;
 pub mod series;

@@ -199,6 +199,16 @@ impl S3Server {
         Ok(k)
     }
 
+    /// The objects in `bucket` under `prefix`: (key, size, LastModified
+    /// in Unix ns), sorted by key.
+    pub fn objects(&self, bucket: &str, prefix: &str) -> Result<Vec<(String, u64, u64)>, String> {
+        let mut v = client(&self.endpoint)
+            .objects(bucket, prefix)
+            .map_err(|e| e.to_string())?;
+        v.sort();
+        Ok(v)
+    }
+
     /// Stops (SIGSTOP, `true`) or resumes (SIGCONT) the server: a stopped
     /// server accepts connections and never answers.
     pub fn pause(&self, stop: bool) {

@@ -401,6 +401,12 @@ impl Client {
 
     /// HEAD of an object: its size, or `None` when there is none.
     pub fn head_object(&self, b: &Bucket, key: &str) -> io::Result<Option<u64>> {
+        Ok(self.head_meta(b, key)?.map(|(size, _)| size))
+    }
+
+    /// HEAD of an object: its size and its Last-Modified time (Unix
+    /// nanoseconds, 0 when not given), or `None` when there is none.
+    pub fn head_meta(&self, b: &Bucket, key: &str) -> io::Result<Option<(u64, u64)>> {
         let loc = Loc::new(b, key);
         let presign = || {
             HeadObject::new(b, self.creds(), key)
@@ -422,8 +428,13 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
+        let mtime_ns = r
+            .headers()
+            .get("last-modified")
+            .and_then(|v| v.to_str().ok())
+            .map_or(0, http_date_ns);
         drain(&mut r);
-        Ok(Some(size))
+        Ok(Some((size, mtime_ns)))
     }
 
     /// PUT of a whole object; `exclusive` sends `If-None-Match: *`, so
@@ -932,6 +943,25 @@ fn error_detail(body: &str) -> String {
     }
 }
 
+/// An HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`, HEAD's Last-Modified)
+/// as Unix nanoseconds; 0 when it cannot be read.
+pub fn http_date_ns(text: &str) -> u64 {
+    jiff::fmt::rfc2822::parse(text.trim())
+        .ok()
+        .and_then(|z| u64::try_from(z.timestamp().as_nanosecond()).ok())
+        .unwrap_or(0)
+}
+
+/// An RFC 3339 time (`2015-10-21T07:28:00.000Z`, LIST's LastModified)
+/// as Unix nanoseconds; 0 when it cannot be read.
+pub fn rfc3339_ns(text: &str) -> u64 {
+    text.trim()
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .and_then(|t| u64::try_from(t.as_nanosecond()).ok())
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -947,5 +977,22 @@ mod tests {
         assert!(retryable_io(&io::Error::from(ErrorKind::ConnectionReset)));
         assert!(!retryable_io(&io::Error::from(ErrorKind::TimedOut)));
         assert!(retryable_status(503) && !retryable_status(501) && !retryable_status(404));
+    }
+
+    #[test]
+    fn s3_times_read_as_unix_nanoseconds() {
+        assert_eq!(
+            http_date_ns("Wed, 21 Oct 2015 07:28:00 GMT"),
+            1_445_412_480_000_000_000
+        );
+        assert_eq!(
+            rfc3339_ns("2015-10-21T07:28:00.000Z"),
+            1_445_412_480_000_000_000
+        );
+        assert_eq!(
+            rfc3339_ns("2015-10-21T07:28:00.5Z"),
+            1_445_412_480_500_000_000
+        );
+        assert_eq!(http_date_ns("yesterday"), 0);
     }
 }

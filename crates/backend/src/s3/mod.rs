@@ -140,6 +140,30 @@ impl S3 {
         )))
     }
 
+    /// Every object in `bucket` under `prefix`, flat, with its size and
+    /// LastModified (Unix ns), for test fixtures and scripts that check
+    /// what a run left or made.
+    pub fn objects(&self, bucket: &str, prefix: &str) -> io::Result<Vec<(String, u64, u64)>> {
+        let i = self.inner()?;
+        let b = i.client.bucket(bucket)?;
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..100_000 {
+            let page = i.client.list(&b, prefix, false, 1000, token.as_deref())?;
+            out.extend(page.contents.into_iter().map(|c| {
+                let t = c.last_modified.as_deref().map_or(0, client::rfc3339_ns);
+                (c.key, c.size.unwrap_or(0), t)
+            }));
+            token = page.next_continuation_token;
+            if token.is_none() {
+                return Ok(out);
+            }
+        }
+        Err(io::Error::other(format!(
+            "s3://{bucket}/{prefix}: the listing did not end after 100 million keys"
+        )))
+    }
+
     /// The bucket plain paths name (given, or this run's own).
     pub fn bucket(&self) -> Option<&str> {
         self.inner.as_ref().ok().map(|i| i.bucket.as_str())
@@ -304,13 +328,14 @@ impl Inner {
                 true => marker_of(key, &mut marker),
                 false => key,
             };
-            if let Some(size) = self.client.head_object(b, probe)? {
+            if let Some((size, mtime_ns)) = self.client.head_meta(b, probe)? {
                 DIR_FIRST.with(|c| c.set(as_dir));
                 return Ok(match as_dir {
                     true => dir_stat(),
                     false => Stat {
                         size,
                         is_file: true,
+                        mtime_ns,
                         ..Stat::default()
                     },
                 });
@@ -374,6 +399,72 @@ impl Inner {
         )))
     }
 
+    /// The entries of directory `key` whose names start with `prefix`,
+    /// from a delimited listing of `key/prefix`: objects with their size
+    /// and LastModified, prefixes as directories; the directory's own
+    /// marker is left out.
+    fn list_prefix(
+        &self,
+        b: &Bucket,
+        key: &str,
+        prefix: &str,
+        each: &mut dyn FnMut(&DirEntry, Option<&Stat>) -> bool,
+    ) -> io::Result<()> {
+        let dir = match key.is_empty() {
+            true => String::new(),
+            false => format!("{key}/"),
+        };
+        if self.unmade(b) {
+            return Ok(());
+        }
+        let full = format!("{dir}{prefix}");
+        let mut entry = DirEntry {
+            name: Vec::new(),
+            is_dir: false,
+        };
+        let mut token: Option<String> = None;
+        for _ in 0..10_000 {
+            let page = self.client.list(b, &full, true, 1000, token.as_deref())?;
+            for c in &page.contents {
+                let Some(name) = c.key.strip_prefix(&dir).filter(|n| !n.is_empty()) else {
+                    continue;
+                };
+                let st = Stat {
+                    size: c.size.unwrap_or(0),
+                    is_file: true,
+                    mtime_ns: c.last_modified.as_deref().map_or(0, client::rfc3339_ns),
+                    ..Stat::default()
+                };
+                entry.name.clear();
+                entry.name.extend_from_slice(name.as_bytes());
+                entry.is_dir = false;
+                if !each(&entry, Some(&st)) {
+                    return Ok(());
+                }
+            }
+            for p in &page.common_prefixes {
+                if let Some(name) = p.prefix.strip_prefix(&dir) {
+                    entry.name.clear();
+                    entry
+                        .name
+                        .extend_from_slice(name.trim_end_matches('/').as_bytes());
+                    entry.is_dir = true;
+                    if !each(&entry, None) {
+                        return Ok(());
+                    }
+                }
+            }
+            token = page.next_continuation_token;
+            if token.is_none() {
+                return Ok(());
+            }
+        }
+        Err(io::Error::other(format!(
+            "s3://{}/{full}: the listing did not end after 10 million entries",
+            b.name()
+        )))
+    }
+
     /// Removes this run's own bucket when nothing is left in it.
     fn remove_own_bucket(&self) -> io::Result<()> {
         if !self.own || !self.made.load(Ordering::Acquire) {
@@ -421,6 +512,8 @@ impl Backend for S3 {
             // Each write of an object is one part of its multipart upload.
             min_part_bytes: 5 << 20,
             whole_object_writes: true,
+            // LastModified (LIST) and Last-Modified (HEAD), whole seconds.
+            mtime: true,
             ..Capabilities::default()
         }
     }
@@ -556,6 +649,26 @@ impl Backend for S3 {
         let i = self.inner()?;
         let (b, key) = i.locate(path)?;
         i.list_dir(&b, key)
+    }
+
+    /// One delimited LIST of `path/prefix` (paged): each object with the
+    /// Size and LastModified the listing returns, no HEAD per object.
+    fn list_stat_each(
+        &self,
+        path: &CStr,
+        prefix: &[u8],
+        each: &mut dyn FnMut(&DirEntry, Option<&Stat>) -> bool,
+    ) -> io::Result<()> {
+        let i = self.inner()?;
+        let (b, key) = i.locate(path)?;
+        let prefix = std::str::from_utf8(prefix)
+            .map_err(|_| io::Error::new(ErrorKind::InvalidInput, "S3 keys must be UTF-8"))?;
+        i.list_prefix(&b, key, prefix, each)
+    }
+
+    /// S3 keeps modification times in whole seconds.
+    fn mtime_granularity_ns(&self) -> u64 {
+        1_000_000_000
     }
 
     /// Checks the bucket given with `--s3.bucket` (HEAD): a missing one

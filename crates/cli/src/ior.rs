@@ -1,0 +1,454 @@
+//! `iolab ior` (and the `ior` link): read IOR's command line (and its
+//! `-f` script), check everything before anything is created, run the
+//! tests on the communicator (threads, MPI ranks, or both), print IOR's
+//! report from one process as it goes, and write the outputs: IOR's
+//! summary file (`-O summaryFile`, in `-O summaryFormat`), its per-task
+//! CSV (`-O saveRankPerformanceDetailsCSV`), and iolab's --json, --csv
+//! and --store.
+
+use crate::exit::{Ended, Halt, HaltKind};
+use crate::runner::{Given, Render, Report, Run, Session};
+use iolab_backend::Backend;
+use iolab_comm::{connect, CommMode};
+use iolab_core::{Failure, FailureKind, Outcome};
+use iolab_ior::params::Format;
+use iolab_ior::results::{AccessResult, CommInfo, TestResult};
+use iolab_ior::run::{Observer, Runner};
+use iolab_ior::{options, script, Config, IorPayload, Test, SCHEMA};
+use iolab_report::ior::{csv, summary_csv, summary_json, text};
+use std::ffi::OsString;
+use std::io::ErrorKind;
+use std::path::Path;
+
+/// The version printed as `IOR-<version>`.
+pub fn version() -> String {
+    format!("iolab-{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Entry point of `iolab ior` (and of the `ior` link).
+pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
+    let command = crate::process_command_line();
+    let setup = match prepare(prog, &args, &command) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Err(Halt::shown()),
+        Err(e) => {
+            let kind = match e.failure {
+                Some(_) => HaltKind::Failed,
+                None => HaltKind::Usage,
+            };
+            // Under mpirun every rank finds the same fault; one says it.
+            return Err(match iolab_comm::launcher_rank().unwrap_or(0) {
+                0 => Halt::new(kind, format!("{prog}: {}", e.msg)),
+                _ => Halt::said(kind),
+            });
+        }
+    };
+    Ok(run(prog, setup, &command))
+}
+
+/// Why a run did not start: bad input (exit 2), or a backend that could
+/// not start (exit 1).
+struct NotStarted {
+    msg: String,
+    failure: Option<Failure>,
+}
+
+impl From<String> for NotStarted {
+    fn from(msg: String) -> Self {
+        NotStarted { msg, failure: None }
+    }
+}
+
+/// A command line read and checked, before anything is started.
+struct ReadArgs {
+    cfg: Config,
+    backend: Box<dyn Backend>,
+}
+
+/// The command line (and its script) as validated tests and their
+/// backend; None for -h.
+fn read_args(argv: &[OsString]) -> Result<Option<ReadArgs>, String> {
+    let (backend_opts, argv) = iolab_backend::split_args(argv);
+    let mut raw = options::parse_os(&argv).map_err(|e| e.to_string())?;
+    if raw.globals.help {
+        return Ok(None);
+    }
+    let tests = match raw.globals.script.clone() {
+        None => vec![raw.params.clone()],
+        Some(f) => {
+            let text = std::fs::read_to_string(&f)
+                .map_err(|e| format!("-f {}: cannot read: {e}", f.display()))?;
+            script::parse(&text, &raw.params, &mut raw.globals)
+                .map_err(|e| format!("-f {}: {e}", f.display()))?
+        }
+    };
+    let cfg = Config::new(tests, raw.globals).map_err(|e| e.to_string())?;
+    let opts = iolab_backend::parse_options(&backend_opts).map_err(|e| e.to_string())?;
+    let name = cfg.tests[0].api.backend();
+    if let Some(t) = cfg.tests.iter().find(|t| t.api.backend() != name) {
+        return Err(format!(
+            "test {}: -a {} runs on another backend than test 0's -a {}; one run uses one backend",
+            t.params.id,
+            t.api.name(),
+            cfg.tests[0].api.name()
+        ));
+    }
+    if opts.flag("posix", "odirect") && cfg.tests.iter().any(|t| t.api == iolab_ior::Api::Mmap) {
+        return Err("-a MMAP: O_DIRECT (--posix.odirect) does not apply to a mapping".into());
+    }
+    let backend = iolab_backend::with_options(name, &opts).map_err(|e| format!("-a: {e}"))?;
+    check_backend(&cfg, &*backend)?;
+    Ok(Some(ReadArgs { cfg, backend }))
+}
+
+/// What the tests need from the backend.
+fn check_backend(cfg: &Config, be: &dyn Backend) -> Result<(), String> {
+    let caps = be.capabilities();
+    iolab_ior::file::Layout::of(&caps)
+        .map_err(|e| format!("-a {}: {e}", cfg.tests[0].api.name()))?;
+    for t in &cfg.tests {
+        if t.api == iolab_ior::Api::Mmap && t.params.odirect {
+            return Err("-a MMAP: O_DIRECT (--posix.odirect) does not apply to a mapping".into());
+        }
+        if t.params.odirect && !caps.direct_io {
+            return Err(format!(
+                "--posix.odirect: the {} backend has no direct I/O",
+                be.name()
+            ));
+        }
+        if t.params.unique_dir && t.params.file_per_proc && !caps.directories && !caps.discards {
+            return Err(format!("-u: the {} backend has no directories", be.name()));
+        }
+    }
+    Ok(())
+}
+
+struct Setup {
+    /// The run, opened through the runner (--json, --csv and IOR's own
+    /// files checked; --stats loaded and --store opened on rank 0).
+    session: Session<Config>,
+    cfg: Config,
+    world: iolab_comm::World,
+    backend: Box<dyn Backend>,
+    threads: usize,
+}
+
+/// Everything that can fail on bad input, done before anything is made.
+fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>, NotStarted> {
+    let Some(ReadArgs { cfg, backend }) = read_args(argv)? else {
+        let _ = out!("{}", options::help(prog));
+        return Ok(None);
+    };
+    backend.init().map_err(|e| NotStarted {
+        msg: format!("cannot start the {} backend: {e}", backend.name()),
+        failure: (!matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidInput))
+            .then(|| Failure::io("backend init", None, &e)),
+    })?;
+    let world = connect(CommMode::Auto).map_err(|e| e.to_string())?;
+    let threads = cfg.globals.tasks_per_process.unwrap_or(1) as usize;
+    let total = threads * world.transport().size();
+    cfg.check_tasks(total as u64, threads as u64)
+        .map_err(|e| e.to_string())?;
+    // Last, so that a run refused above leaves no store behind; one rank
+    // collects and records.
+    let session = Run::new(prog, "ior", SCHEMA, command, cfg.clone(), given(&cfg))
+        .compatible_with("IOR 4.1")
+        .outputs(planned(&cfg))
+        .leader(world.transport().rank() == 0)
+        .open()
+        .map_err(|h| {
+            let said = h.message.unwrap_or_default();
+            let msg = said.strip_prefix(&format!("{prog}: ")).unwrap_or(&said);
+            NotStarted::from(msg.to_string())
+        })?;
+    Ok(Some(Setup {
+        session,
+        cfg,
+        world,
+        backend,
+        threads,
+    }))
+}
+
+/// The run options as IOR's option table read them.
+fn given(cfg: &Config) -> Given {
+    let g = &cfg.globals;
+    Given {
+        json: g.json.clone(),
+        csv: g.csv.clone(),
+        stats: g.stats.clone(),
+        store: g.store.clone(),
+    }
+}
+
+/// IOR's own files besides --json and --csv, checked with them before
+/// the run starts.
+fn planned(cfg: &Config) -> iolab_output::Planned {
+    let g = &cfg.globals;
+    let mut p = iolab_output::Planned::new().file("-O summaryFile", g.summary_file.as_deref());
+    for t in &cfg.tests {
+        let q = &t.params;
+        p = p.file("-O saveRankPerformanceDetailsCSV", q.rank_csv.as_deref());
+        if q.wearout && q.write {
+            p = p.file("-O stoneWallingStatusFile", q.status_file.as_deref());
+        }
+    }
+    p
+}
+
+fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
+    let transport = s.world.transport();
+    let leader = transport.rank() == 0;
+    let mut payload = IorPayload {
+        began: iolab_ior::ctx::ctime_now(),
+        machine: machine(
+            s.cfg
+                .tests
+                .iter()
+                .map(|t| t.params.verbose)
+                .max()
+                .unwrap_or(0),
+        ),
+        comm: CommInfo {
+            kind: transport.kind().into(),
+            ranks: transport.size() as u64,
+            tasks_per_rank: s.threads as u64,
+        },
+        ..IorPayload::default()
+    };
+    let shown = Shown {
+        live: leader
+            && s.cfg.globals.summary_format == Format::Default
+            && s.cfg.globals.summary_file.is_none(),
+    };
+    let runner = Runner {
+        cfg: &s.cfg,
+        transport: transport.clone(),
+        threads: s.threads,
+        backend: &*s.backend,
+        observer: &shown,
+    };
+    // Before anything is printed or made: a file that is not the run's
+    // own is refused (exit 2).
+    if let Err(f) = runner.preflight() {
+        if leader {
+            eprintln!("{prog}: {}", f.message);
+        }
+        drop(transport);
+        drop(s.world);
+        return Outcome::Error(f);
+    }
+    if leader {
+        announce(prog, &s.cfg, s.threads * transport.size());
+        if shown.live {
+            print_now(&text::header(
+                &version(),
+                &payload.began,
+                command,
+                &payload.machine,
+            ));
+        }
+    }
+    s.session.start();
+    let r = runner.run();
+    payload.tests = r.tests;
+    payload.left_behind = r.left_behind;
+    let outcome = r.outcome;
+    payload.finished = iolab_ior::ctx::ctime_now();
+    s.session.stop_watching(&outcome);
+    let mut report = Report::new(outcome, payload);
+    if leader {
+        print_report(prog, &s, &mut report, command, &shown);
+    }
+    if let Err(e) = s.backend.finalize() {
+        eprintln!(
+            "{prog}: warning: the {} backend did not finish cleanly: {e}",
+            s.backend.name()
+        );
+    }
+    report.figures = report.payload.figures();
+    report.filesystems = filesystems(&*s.backend, &report.payload);
+    let outcome = s.session.finish(report, Render::csv(&write_csv));
+    drop(transport);
+    crate::signals::bound_mpi_finalize(crate::exit::code(&outcome));
+    drop(s.world);
+    outcome
+}
+
+/// The `--csv` export, written as it is made.
+fn write_csv(p: &IorPayload, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    csv::write(p, w)
+}
+
+/// IOR's word when `-N` asks for more tasks than there are, and the
+/// summary file's destination.
+fn announce(prog: &str, cfg: &Config, tasks: usize) {
+    if let Some(f) = &cfg.globals.summary_file {
+        let _ = outln!("Writing output to {}", f.display());
+    }
+    for t in &cfg.tests {
+        if let Some(n) = t.params.num_tasks.filter(|&n| n > tasks as u64) {
+            eprintln!("{prog}: WARNING: More tasks requested ({n}) than available ({tasks}), running with {tasks} tasks.");
+        }
+    }
+}
+
+/// `Linux host` (with `-vv`: and the kernel's release, version and
+/// machine), from uname(2).
+fn machine(verbose: u32) -> String {
+    // SAFETY: a zeroed utsname is valid; uname fills it.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid out-pointer.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "Unknown".into();
+    }
+    let f = |c: &[libc::c_char]| {
+        // SAFETY: uname NUL-terminates each field within its array.
+        unsafe { std::ffi::CStr::from_ptr(c.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let mut m = format!("{} {}", f(&u.sysname), f(&u.nodename));
+    if verbose >= 2 {
+        m = format!("{m} {} {} {}", f(&u.release), f(&u.version), f(&u.machine));
+    }
+    m
+}
+
+/// The file systems of the tests' files (a local backend's only).
+fn filesystems(be: &dyn Backend, p: &IorPayload) -> Vec<iolab_core::env::FsInfo> {
+    match be.capabilities().local {
+        true => p
+            .tests
+            .iter()
+            .map(|t| iolab_core::env::fs_info(Path::new(&t.path).parent().unwrap_or(Path::new("."))))
+            .collect(),
+        false => Vec::new(),
+    }
+}
+
+/// After the run (rank 0): the summary and IOR's own files; the runner
+/// writes --csv and --json and records the run.
+fn print_report(
+    prog: &str,
+    s: &Setup,
+    report: &mut Report<IorPayload>,
+    command: &str,
+    shown: &Shown,
+) {
+    let g = &s.cfg.globals;
+    let p = &report.payload;
+    let rendered = match g.summary_format {
+        Format::Default if shown.live => text::summary(&p.tests) + &text::finished(&p.finished),
+        Format::Default => text::render(p, &version(), command),
+        Format::Json => summary_json::render(p, &version(), command),
+        Format::Csv => summary_csv::render(p),
+    };
+    let mut outcome = report.outcome.clone();
+    match &g.summary_file {
+        None => print_now(&rendered),
+        Some(f) => write_out(prog, &mut outcome, "-O summaryFile", f, rendered.as_bytes()),
+    }
+    for t in &s.cfg.tests {
+        if let Some(f) = &t.params.rank_csv {
+            let text = rank_csv(&p.tests, t.params.id);
+            write_out(prog, &mut outcome, "-O saveRankPerformanceDetailsCSV", f, text.as_bytes());
+        }
+    }
+    report.notes = p.tests.iter().flat_map(|t| t.notes.iter().cloned()).collect();
+    let notes = s.backend.notes();
+    notes.iter().for_each(|n| eprintln!("{prog}: note: {n}"));
+    report.notes.extend(notes);
+    if !shown.live {
+        for n in &report.notes {
+            eprintln!("{prog}: WARNING: {n}");
+        }
+    }
+    if let Outcome::Error(f) = &outcome {
+        eprintln!("{prog}: error: {f}");
+    }
+    report.outcome = outcome;
+}
+
+/// IOR's per-task CSV of a test: `access,rank,runtime-with-openclose,runtime,throughput-withopenclose,throughput`.
+fn rank_csv(tests: &[TestResult], id: u32) -> String {
+    let mut s = String::from(
+        "access,rank,runtime-with-openclose,runtime,throughput-withopenclose,throughput\n",
+    );
+    for t in tests.iter().filter(|t| t.test.params.id == id) {
+        for r in t.accesses() {
+            let per_task = r.bytes as f64 / r.tasks.len().max(1) as f64;
+            for (rank, x) in r.tasks.iter().enumerate() {
+                s.push_str(&format!(
+                    "{},{rank},{:.10e},{:.10e},{:.10e},{:.10e}\n",
+                    r.access.map_or("", |a| a.name()),
+                    x.total_s,
+                    x.access_s,
+                    per_task / x.total_s,
+                    per_task / x.access_s
+                ));
+            }
+        }
+    }
+    s
+}
+
+/// Writes an output whole; a failure makes the run an error (exit 1).
+fn write_out(prog: &str, outcome: &mut Outcome, opt: &str, path: &Path, bytes: &[u8]) {
+    if let Err(e) = iolab_output::write_atomically(path, bytes) {
+        eprintln!("{prog}: {opt} {}: cannot write: {e}", path.display());
+        let f = Failure::io(
+            &format!("write {opt}"),
+            Some(path.display().to_string()),
+            &e,
+        )
+        .of_kind(FailureKind::Output);
+        *outcome = outcome.clone().worst(Outcome::Error(f));
+    }
+}
+
+/// IOR's report as the run goes (rank 0, text to stdout only).
+struct Shown {
+    live: bool,
+}
+
+impl Observer for Shown {
+    fn test_started(&self, t: &TestResult) {
+        if self.live {
+            print_now(&text::test_start(t));
+        }
+    }
+
+    fn access_done(&self, _t: &Test, r: &AccessResult) {
+        if self.live {
+            print_now(&text::access(r));
+        }
+    }
+
+    fn removed(&self, t: &Test, iteration: u64, secs: f64) {
+        if self.live && t.params.verbose > 0 {
+            print_now(&text::removed(iteration, secs));
+        }
+    }
+
+    fn test_done(&self, t: &TestResult) {
+        if !self.live {
+            return;
+        }
+        let mut s = text::test_end(t);
+        for n in &t.notes {
+            s.push_str(&format!("WARNING: {n}\n"));
+        }
+        print_now(&s);
+    }
+}
+
+/// Prints at once; a closed stdout stops the run (crate::output).
+fn print_now(s: &str) {
+    let _ = crate::output::print_bytes(s.as_bytes());
+}
+
+/// IOR's command line as clap arguments (for completions).
+pub fn command() -> clap::Command {
+    crate::completions::ior_command()
+}

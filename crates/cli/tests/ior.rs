@@ -1,0 +1,666 @@
+//! `iolab ior` as a user runs it: IOR's examples with threads and under
+//! mpirun, IOR's report and summary files (compared with what IOR 4.1,
+//! built from hpc/ior 5fcf0ba, printed for the same options here), true
+//! figures (bytes moved = the files' sizes), checks that find corruption
+//! and name its offset, refusals before anything is made, scripts, S3
+//! (one object per transfer), and a stopped run that cleans up.
+
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{stderr, stdout, tree, Scratch};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `iolab ior` with `line` split on spaces, `DIR` standing for `dir`.
+fn ior(dir: &Path, line: &str) -> Output {
+    let words: Vec<String> = line
+        .split_whitespace()
+        .map(|w| w.replace("DIR", &dir.display().to_string()))
+        .collect();
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("ior")
+        .args(&words)
+        .env("CI", "1")
+        .output()
+        .unwrap()
+}
+
+/// The results table's rows (write and read lines under `Results:`).
+fn rows(out: &str) -> Vec<Vec<String>> {
+    out.lines()
+        .skip_while(|l| !l.starts_with("------    ---------"))
+        .skip(1)
+        .take_while(|l| {
+            l.starts_with("write ")
+                || l.starts_with("read ")
+                || l.starts_with("WARNING")
+                || l.starts_with("stonewalling")
+        })
+        .filter(|l| l.starts_with("write ") || l.starts_with("read "))
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+/// The summary table's rows.
+fn summary_rows(out: &str) -> Vec<Vec<String>> {
+    out.lines()
+        .skip_while(|l| !l.starts_with("Operation "))
+        .skip(1)
+        .take_while(|l| l.starts_with("write ") || l.starts_with("read "))
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+/// What IOR 4.1 printed for `mpirun -n 2 ior -a POSIX -b 1m -t 256k -s 2
+/// -F -C -e -w -r -i 2` on this machine, line by line up to the first
+/// `: ` (the values vary).
+const IOR_TEXT_KEYS: &[&str] = &[
+    "Began",
+    "Command line",
+    "Machine",
+    "TestID",
+    "StartTime",
+    "Path",
+    "FS",
+    "Options",
+    "api",
+    "apiVersion",
+    "test filename",
+    "access",
+    "type",
+    "segments",
+    "ordering in a file",
+    "ordering inter file",
+    "task offset",
+    "nodes",
+    "tasks",
+    "clients per node",
+    "memoryBuffer",
+    "dataAccess",
+    "GPUDirect",
+    "repetitions",
+    "xfersize",
+    "blocksize",
+    "aggregate filesize",
+    "Results",
+    "Summary of all tests",
+    "Finished",
+];
+/// IOR 4.1's table headers, verbatim.
+const IOR_RESULTS_HEADER: &str = "access    bw(MiB/s)  IOPS       Latency(s)  block(KiB) xfer(KiB)  open(s)    wr/rd(s)   close(s)   total(s)   iter";
+const IOR_SUMMARY_HEADER: &str = "Operation   Max(MiB)   Min(MiB)  Mean(MiB)     StdDev   Max(OPs)   Min(OPs)  Mean(OPs)     StdDev    Mean(s) Stonewall(s) Stonewall(MiB) Test# #Tasks tPN reps fPP reord reordoff reordrand seed segcnt   blksiz    xsize aggs(MiB)   API RefNum";
+
+/// The issue's command line: IOR's header, `Options:`, a write and a
+/// read row per iteration, the summary, `Finished`; the keys in IOR's
+/// order and the headers byte for byte.
+#[test]
+fn the_report_has_ior_s_lines_columns_and_rows() {
+    let s = Scratch::new("ior-report");
+    let o = ior(
+        &s.root,
+        "-a POSIX -b 1m -t 256k -s 2 -F -C -e -w -r -i 2 -o DIR/testfile --tasks 2",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("IOR-iolab-"), "{out}");
+    assert!(out
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(": MPI Coordinated Test of Parallel I/O"));
+    let keys: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim_end()))
+        .filter(|k| !k.is_empty() && !k.starts_with("write") && !k.starts_with("read"))
+        .collect();
+    assert_eq!(keys, IOR_TEXT_KEYS, "{out}");
+    assert!(out.contains(&format!("\n{IOR_RESULTS_HEADER}\n")), "{out}");
+    assert!(
+        out.contains(&format!("\nSummary of all tests:\n{IOR_SUMMARY_HEADER}\n")),
+        "{out}"
+    );
+    let r = rows(&out);
+    assert_eq!(
+        r.iter().map(|r| r[0].as_str()).collect::<Vec<_>>(),
+        ["write", "read", "write", "read"]
+    );
+    assert!(r.iter().all(|r| r.len() == 11), "{r:?}");
+    assert_eq!(
+        (r[2][10].as_str(), r[0][4].as_str(), r[0][5].as_str()),
+        ("1", "1024.00", "256.00")
+    );
+    let sum = summary_rows(&out);
+    assert_eq!(sum.len(), 2);
+    assert!(
+        sum.iter()
+            .all(|r| r.len() == IOR_SUMMARY_HEADER.split_whitespace().count()),
+        "{sum:?}"
+    );
+    // #Tasks 2, reps 2, fPP 1, reord 1, segcnt 2, aggs 4 MiB, API POSIX.
+    assert_eq!(
+        [
+            &sum[0][13],
+            &sum[0][15],
+            &sum[0][16],
+            &sum[0][17],
+            &sum[0][21],
+            &sum[0][24],
+            &sum[0][25]
+        ],
+        ["2", "2", "1", "1", "2", "4.0", "POSIX"]
+    );
+    assert!(
+        out.ends_with('\n')
+            && out
+                .lines()
+                .last()
+                .unwrap()
+                .starts_with("Finished            : ")
+    );
+    assert!(
+        tree(&s.root).is_empty(),
+        "the files are removed: {:?}",
+        tree(&s.root)
+    );
+}
+
+/// IOR 4.1's JSON summary: its keys, at each level, as IOR wrote them
+/// for the same options.
+#[test]
+fn the_json_summary_has_ior_s_keys() {
+    let s = Scratch::new("ior-json");
+    let o = ior(&s.root, "-b 1m -t 256k -s 2 -w -r -i 2 -o DIR/tf -O summaryFormat=JSON -O summaryFile=DIR/s.json --tasks 2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).trim(),
+        format!("Writing output to {}", s.path("s.json").display())
+    );
+    let d: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("s.json")).unwrap()).unwrap();
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    let sorted = |v: &[&str]| {
+        let mut v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        keys(&d),
+        sorted(&[
+            "Version",
+            "Began",
+            "Command line",
+            "Machine",
+            "tests",
+            "summary",
+            "Finished"
+        ])
+    );
+    let t = &d["tests"][0];
+    assert_eq!(
+        keys(t),
+        sorted(&[
+            "TestID",
+            "StartTime",
+            "Path",
+            "Capacity",
+            "Used Capacity",
+            "Inodes",
+            "Used Inodes",
+            "Parameters",
+            "Options",
+            "Results"
+        ])
+    );
+    assert_eq!(keys(&t["Parameters"]).len(), 43, "IOR's 43 parameters");
+    assert_eq!(
+        keys(&t["Results"][0]),
+        sorted(&[
+            "access",
+            "bwMiB",
+            "blockKiB",
+            "xferKiB",
+            "iops",
+            "latency",
+            "openTime",
+            "wrRdTime",
+            "closeTime",
+            "totalTime"
+        ])
+    );
+    assert_eq!(t["Results"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        keys(&d["summary"][0]),
+        sorted(&[
+            "operation",
+            "API",
+            "TestID",
+            "ReferenceNumber",
+            "segmentCount",
+            "blockSize",
+            "transferSize",
+            "numTasks",
+            "tasksPerNode",
+            "repetitions",
+            "filePerProc",
+            "reorderTasks",
+            "taskPerNodeOffset",
+            "reorderTasksRandom",
+            "reorderTasksRandomSeed",
+            "bwMaxMIB",
+            "bwMinMIB",
+            "bwMeanMIB",
+            "bwStdMIB",
+            "OPsMax",
+            "OPsMin",
+            "OPsMean",
+            "OPsSD",
+            "MeanTime",
+            "xsizeMiB"
+        ])
+    );
+    assert_eq!(d["summary"][1]["operation"], "read");
+    assert_eq!(d["summary"][0]["xsizeMiB"], 4.0);
+}
+
+/// IOR 4.1's CSV: its header and one row per access and iteration.
+#[test]
+fn the_csv_summary_is_ior_s() {
+    let s = Scratch::new("ior-csv");
+    let o = ior(
+        &s.root,
+        "-b 64k -t 16k -w -r -i 3 -o DIR/f -O summaryFormat=CSV --tasks 2",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "access,bw(MiB/s),IOPS,Latency,block(KiB),xfer(KiB),open(s),wr/rd(s),close(s),total(s),numTasks,iter");
+    assert_eq!(lines.len(), 7, "{out}");
+    assert!(
+        lines[6].starts_with("read,") && lines[6].ends_with(",2,2"),
+        "{out}"
+    );
+}
+
+/// Bytes moved equal the files' sizes, in the report and in --json,
+/// and --csv holds a row per access.
+#[test]
+fn bytes_moved_equal_the_files_sizes() {
+    let s = Scratch::new("ior-bytes");
+    let o = ior(
+        &s.root,
+        "-F -u -k -b 96k -t 32k -s 3 -w -r -R -o DIR/f --tasks 3 --json DIR/r.json --csv DIR/r.csv",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut on_disk = 0;
+    for t in 0..3 {
+        let f = s.path(&format!("{t}/f.{t:08}"));
+        on_disk += std::fs::metadata(&f).unwrap().len();
+    }
+    assert_eq!(on_disk, 3 * 3 * 96 * 1024);
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "iolab.ior/1");
+    let w = &doc["payload"]["tests"][0]["iterations"][0]["write"];
+    assert_eq!(
+        (w["bytes"].as_u64(), w["file_bytes"].as_u64()),
+        (Some(on_disk), Some(on_disk))
+    );
+    let r = &doc["payload"]["tests"][0]["iterations"][0]["read"];
+    assert_eq!(
+        (r["bytes"].as_u64(), r["errors"].as_u64()),
+        (Some(on_disk), Some(0))
+    );
+    assert!(doc["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["phase"] == "write" && f["metric"] == "bw"));
+    let csv = std::fs::read_to_string(s.path("r.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+}
+
+/// -R finds a byte changed on storage and names its file and offset
+/// (exit 1); the files are left for a look with -k, as IOR's -K would.
+#[test]
+fn checks_find_corruption_and_name_its_offset() {
+    let s = Scratch::new("ior-corrupt");
+    for packet in ["", "-l o", "-l t", "-l i", "-l r"] {
+        let f = s.path("c");
+        let o = ior(
+            &s.root,
+            &format!("-w -k -G 77 {packet} -b 256k -t 64k -s 2 -o DIR/c --tasks 2"),
+        );
+        assert!(o.status.success(), "{packet}: {}", stderr(&o));
+        let clean = ior(
+            &s.root,
+            &format!("-r -R -k -G 77 {packet} -b 256k -t 64k -s 2 -o DIR/c --tasks 2"),
+        );
+        assert!(clean.status.success(), "{packet}: {}", stderr(&clean));
+        let mut data = std::fs::read(&f).unwrap();
+        data[300_000] ^= 0x10;
+        std::fs::write(&f, &data).unwrap();
+        let o = ior(
+            &s.root,
+            &format!("-r -R -G 77 {packet} -b 256k -t 64k -s 2 -o DIR/c --tasks 2"),
+        );
+        assert_eq!(o.status.code(), Some(1), "{packet}: {}", stdout(&o));
+        let msg = format!("offset 300000 of {}", f.display());
+        assert!(stderr(&o).contains(&msg), "{packet}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("WARNING: incorrect data on read: 1 transfers differ"),
+            "{}",
+            stdout(&o)
+        );
+        std::fs::remove_file(&f).unwrap();
+    }
+    // Another run's signature: every transfer differs.
+    let o = ior(&s.root, "-w -k -G 5 -b 64k -t 16k -o DIR/g");
+    assert!(o.status.success());
+    let o = ior(&s.root, "-r -R -G 6 -b 64k -t 16k -o DIR/g");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("4 transfers differ"), "{}", stderr(&o));
+}
+
+/// Bad usage is exit 2 naming the option, before anything is made.
+#[test]
+fn bad_usage_is_refused_by_name_before_anything_is_made() {
+    let s = Scratch::new("ior-usage");
+    std::fs::create_dir(s.path("ro")).unwrap();
+    for (line, needle) in [
+        ("-q", "-q"),
+        ("--bogus", "--bogus"),
+        ("-a HDF5", "HDF5"),
+        ("-a MPIIO", "MPIIO"),
+        ("-c", "MPI-IO"),
+        ("-y", "dual mount"),
+        ("--dryRun", "dryRun"),
+        ("-O bogus=1", "bogus"),
+        ("-O summaryFormat=XML", "summaryFormat"),
+        ("-b 100k -t 64k", "multiple of the transfer size"),
+        ("-O stoneWallingWearOut=1", "-D"),
+        ("--posix.rangelocks", "rangelocks"),
+        ("-f DIR/missing.ior", "missing.ior"),
+        ("-O summaryFile=DIR/no/such/dir/s", "summaryFile"),
+        ("--json DIR/no/such/r.json", "--json"),
+        ("-a MMAP --posix.odirect", "mapping"),
+        ("-i 0", "-i"),
+    ] {
+        let o = ior(&s.root, &format!("{line} -o DIR/f --tasks 2"));
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stdout(&o));
+        assert!(stderr(&o).contains(needle), "{line}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{line}: {}", stdout(&o));
+        assert_eq!(tree(&s.root), ["ro/"], "{line}");
+    }
+}
+
+/// A file the run did not make is never written over or removed: it is
+/// refused (exit 2), unless -E asks to write over it.
+#[test]
+fn an_existing_file_is_refused_unless_e() {
+    let s = Scratch::new("ior-existing");
+    std::fs::write(s.path("f"), b"someone's").unwrap();
+    let o = ior(&s.root, "-w -r -b 64k -t 16k -o DIR/f");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("-E"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(s.path("f")).unwrap(), b"someone's");
+    let o = ior(&s.root, "-w -r -E -k -b 64k -t 16k -o DIR/f");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::metadata(s.path("f")).unwrap().len(), 65536);
+    // A read-only test reads what is there and leaves it.
+    let o = ior(&s.root, "-r -b 64k -t 16k -o DIR/f");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(s.path("f").exists());
+}
+
+/// IOR's -f script: each RUN is a test, starting from the one before and
+/// from the command line's options.
+#[test]
+fn a_script_runs_each_test() {
+    let s = Scratch::new("ior-script");
+    std::fs::write(
+        s.path("t.ior"),
+        format!(
+            "# two tests\nIOR START\n  testFile = {}/sf\n  blockSize=64k, transferSize=16k\nRUN\n  segmentCount=2 # more\n  filePerProc=1\nRUN\nIOR STOP\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let o = ior(&s.root, "-f DIR/t.ior -w -r --tasks 2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.matches("TestID              : ").count(), 2);
+    let sum = summary_rows(&out);
+    assert_eq!(sum.len(), 4);
+    // Test# and segcnt of the second test's rows.
+    assert_eq!(
+        (
+            sum[2][12].as_str(),
+            sum[2][21].as_str(),
+            sum[2][16].as_str()
+        ),
+        ("1", "2", "1")
+    );
+    std::fs::write(s.path("bad.ior"), "IOR START\nRUN\nbogus=1\nIOR STOP\n").unwrap();
+    let o = ior(&s.root, "-f DIR/bad.ior");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("line 3") && stderr(&o).contains("bogus"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The stonewall: a write stopped at the deadline, its count in the
+/// status file, the read of exactly that count (IOR's io500 way).
+#[test]
+fn the_stonewall_status_file_carries_the_write_s_count() {
+    let s = Scratch::new("ior-wall");
+    let o = ior(&s.root, "-w -k -G 1 -D 1 -O stoneWallingWearOut=1 -O stoneWallingStatusFile=DIR/sw -O interIODelay=2000 -b 64m -t 4k -o DIR/f --tasks 2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let n: u64 = std::fs::read_to_string(s.path("sw"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(n > 0 && n < 16384, "{n}");
+    assert!(out.contains("stonewalling pairs accessed min: "), "{out}");
+    assert!(out.contains(&format!("max: {n} --")), "{out}");
+    // The write's bytes: both tasks levelled to n transfers.
+    assert_eq!(std::fs::metadata(s.path("f")).unwrap().len() % 4096, 0);
+    let sum = summary_rows(&out);
+    assert_ne!(sum[0][10], "NA", "the stonewall columns: {sum:?}");
+    let o = ior(&s.root, "-r -R -G 1 -k -O stoneWallingStatusFile=DIR/sw -b 64m -t 4k -o DIR/f --tasks 2 --json DIR/r.json");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap()).unwrap();
+    let r = &doc["payload"]["tests"][0]["iterations"][0]["read"];
+    assert_eq!(r["bytes"].as_u64(), Some(2 * n * 4096));
+    assert_eq!(r["errors"].as_u64(), Some(0));
+}
+
+/// MMAP and DUMMY (the null backend) run IOR's pattern too.
+#[test]
+fn mmap_and_dummy_apis() {
+    let s = Scratch::new("ior-apis");
+    let o = ior(
+        &s.root,
+        "-a MMAP -w -r -R -b 256k -t 64k -s 2 -o DIR/m --tasks 2 --json DIR/m.json",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("m.json")).unwrap()).unwrap();
+    let w = &doc["payload"]["tests"][0]["iterations"][0]["write"];
+    assert_eq!(
+        (w["bytes"].as_u64(), w["file_bytes"].as_u64()),
+        (Some(1 << 20), Some(1 << 20))
+    );
+    let o = ior(&s.root, "-a DUMMY -w -r -b 1m -t 64k -o DIR/d --tasks 2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(" DUMMY "));
+    assert_eq!(tree(&s.root), ["m.json"]);
+}
+
+/// Ctrl-C: the run stops, removes what it made, and exits 130.
+#[test]
+fn an_interrupted_run_removes_its_files() {
+    let s = Scratch::new("ior-stop");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "ior",
+            "-F",
+            "-w",
+            "-O",
+            "interIODelay=2000",
+            "-b",
+            "64m",
+            "-t",
+            "4k",
+            "-o",
+        ])
+        .arg(s.path("f"))
+        .args(["--tasks", "2"])
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if s.path("f.00000001").exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut status = None;
+    for _ in 0..300 {
+        if let Some(st) = child.try_wait().unwrap() {
+            status = Some(st);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let Some(status) = status else {
+        let _ = child.kill();
+        panic!("the run did not stop");
+    };
+    assert_eq!(status.code(), Some(130));
+    assert!(tree(&s.root).is_empty(), "{:?}", tree(&s.root));
+}
+
+/// -a S3: a shared file is one object per transfer (FILE-OFFSET-LENGTH),
+/// read back and checked; without -k nothing is left.
+#[test]
+fn s3_keeps_a_shared_file_as_one_object_per_transfer() {
+    let srv = match iolab_testkit::s3::S3Server::shared() {
+        Ok(s) => s,
+        Err(e) => return common::skip_or_fail("ior_s3", &e),
+    };
+    let b = "ior-s3";
+    srv.make_bucket(b).unwrap();
+    srv.put(b, "outside/keep", b"x").unwrap();
+    let before = srv.keys(b).unwrap();
+    let run = |extra: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+        c.envs(srv.env())
+            .env("CI", "1")
+            .args([
+                "ior",
+                "-a",
+                "S3",
+                &format!("--s3.bucket={b}"),
+                "-w",
+                "-r",
+                "-R",
+                "-G",
+                "9",
+            ])
+            .args([
+                "-t",
+                "47008",
+                "-b",
+                "47008",
+                "-s",
+                "3",
+                "-o",
+                "/run/file",
+                "--tasks",
+                "2",
+            ])
+            .args(extra.split_whitespace())
+            .output()
+            .unwrap()
+    };
+    let o = run("-k");
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let objects = srv.objects(b, "run/").unwrap();
+    let names: Vec<&str> = objects.iter().map(|o| o.0.as_str()).collect();
+    let want: Vec<String> = (0..6)
+        .map(|i| format!("run/file-{}-47008", i * 47008))
+        .collect();
+    let mut want_sorted = want.clone();
+    want_sorted.sort();
+    assert_eq!(
+        names,
+        want_sorted.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    assert!(objects.iter().all(|o| o.1 == 47008));
+    let o = run("-r -R -G 9");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "the kept file is not made by this run"
+    );
+    // Remove the kept chunks with a run that writes over them (-E) and
+    // does not keep them.
+    let o = run("-E");
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(srv.objects(b, "run/").unwrap().is_empty());
+    assert_eq!(srv.keys(b).unwrap(), before);
+}
+
+/// `mpirun -n 2 iolab ior ... --tasks 2`: 4 tasks, one report, the same
+/// files and bytes as 4 threads.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpirun_ranks_times_threads() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return common::skip_or_fail("ior_mpirun", "mpirun not installed");
+    }
+    let s = Scratch::new("ior-mpi");
+    let mut c = Command::new("mpirun");
+    let _session = common::OmpiSession::attach(&mut c);
+    let o = c
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "ior",
+        ])
+        .args("-F -u -k -C -w -r -R -b 128k -t 32k -s 2 --tasks 2 -o".split(' '))
+        .arg(s.path("f"))
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(
+        out.matches("Summary of all tests:").count(),
+        1,
+        "one process prints: {out}"
+    );
+    let sum = summary_rows(&out);
+    assert_eq!(sum[0][13], "4", "{sum:?}");
+    let mpi = tree(&s.root);
+    assert_eq!(mpi.len(), 8, "{mpi:?}");
+    assert!(mpi.contains(&"3/f.00000003".to_string()));
+}

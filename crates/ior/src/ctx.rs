@@ -1,0 +1,111 @@
+//! What every step of one test needs on one task, made once when the
+//! test starts: the communicator, the files, the test, where the tasks
+//! sit, and the seeds all tasks agree on.
+
+use crate::config::Test;
+use crate::file::Files;
+use crate::plan::{self, Geometry, Offsets};
+use iolab_comm::{Comm, CommExt};
+use std::path::PathBuf;
+
+/// One task's view of a running test.
+pub struct Ctx<'a> {
+    /// The test's tasks.
+    pub comm: &'a dyn Comm,
+    /// Its files on the backend.
+    pub files: Files<'a>,
+    /// The test.
+    pub test: &'a Test,
+    /// Tasks and nodes.
+    pub geo: Geometry,
+    /// Host of each task (for outlier warnings).
+    pub hosts: Vec<String>,
+    /// Seed of `-z` (the user's, or task 0's clock).
+    pub random_seed: u32,
+    /// Wall time the test started (for `-T`), ns.
+    pub started_ns: u64,
+}
+
+impl Ctx<'_> {
+    /// This task's number.
+    pub fn rank(&self) -> u64 {
+        self.comm.task() as u64
+    }
+
+    /// The file task `pretend` works on in iteration `rep`, and the
+    /// directory `-u` gives it.
+    pub fn file(&self, pretend: u64, rep: u64) -> (PathBuf, Option<PathBuf>) {
+        plan::file_name(&self.test.params, pretend, self.geo.tasks, rep)
+    }
+
+    /// The offsets of task `pretend`'s transfers (for `-z -z`, within a
+    /// file of `file_bytes`; None when that holds no block).
+    pub fn offsets(&self, pretend: u64, file_bytes: u64, rep: u64) -> Option<Offsets> {
+        let p = &self.test.params;
+        match p.random_offset {
+            0 => Some(Offsets::sequential(p, self.geo.tasks, pretend)),
+            1 => {
+                let seed = match p.file_per_proc {
+                    true => self.random_seed.wrapping_add(pretend as u32),
+                    false => self.random_seed,
+                };
+                Some(Offsets::shuffled(p, self.geo.tasks, pretend, seed))
+            }
+            _ => {
+                let seed = iolab_core::random::mix(
+                    u64::from(self.random_seed) << 32 ^ (pretend + 1) ^ rep << 20,
+                );
+                Offsets::random_blocks(p, file_bytes, seed)
+            }
+        }
+    }
+
+    /// `-T`: the test's time is up; no further step starts.
+    pub fn out_of_time(&self) -> bool {
+        let m = self.test.params.max_time_min;
+        m > 0 && iolab_core::clock::wall_ns() >= self.started_ns + m * 60_000_000_000
+    }
+}
+
+/// Where the tasks of `comm` run, as IOR learns it from MPI (overridden
+/// by `-O numNodes`, `-O numTasksOnNode0`), and every task's host.
+pub fn geometry(comm: &dyn Comm, test: &Test) -> (Geometry, Vec<String>) {
+    let me = iolab_core::env::hostname();
+    let hosts: Vec<String> = comm
+        .all_gather(me.as_bytes())
+        .iter()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .collect();
+    let first = hosts.first().cloned().unwrap_or_default();
+    let mut distinct = hosts.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let p = &test.params;
+    let geo = Geometry {
+        tasks: hosts.len() as u64,
+        nodes: p.num_nodes.unwrap_or(distinct.len() as u64).max(1),
+        tasks_on_node0: p
+            .tasks_on_node0
+            .unwrap_or(hosts.iter().filter(|h| **h == first).count() as u64)
+            .max(1),
+        block_mapping: hosts.len() > 1 && hosts[1] == first,
+    };
+    (geo, hosts)
+}
+
+/// Task 0's number, known to every task (a seed or signature from its
+/// clock when the user gave none).
+pub fn agreed(comm: &dyn Comm, given: Option<u32>) -> u32 {
+    let mine = given.unwrap_or_else(|| (iolab_core::clock::wall_ns() / 1_000_000_000) as u32);
+    let b = comm.broadcast(0, &mine.to_le_bytes());
+    b.as_slice().try_into().map_or(mine, u32::from_le_bytes)
+}
+
+/// Now, as IOR prints times (ctime(3) without its newline:
+/// `Sat Nov 28 17:53:10 2026`), in the local zone.
+pub fn ctime_now() -> String {
+    iolab_core::clock::format_local(
+        iolab_core::clock::wall_ns() / 1_000_000_000,
+        "%a %b %e %H:%M:%S %Y",
+    )
+}

@@ -1,0 +1,650 @@
+//! The tests of a run, one after the other, each on its first `-N`
+//! tasks: per iteration the write, `-W`'s read-back, the read and the
+//! removal, as IOR's TestIoSys orders them; the stonewall status file;
+//! the summary. Before the first test, every file a test would write is
+//! looked for: one that exists and was not made by this run is refused
+//! (unless `-E`), so that nothing the run did not make is written over
+//! or removed.
+
+use crate::config::{Config, Test};
+use crate::ctx::{self, Ctx};
+use crate::file::{Files, Layout};
+use crate::phase::{Kind, Step};
+use crate::plan;
+use crate::results::{self, Access, AccessResult, FsSpace, Iteration, TestResult};
+use iolab_backend::{c_path, Backend};
+use iolab_comm::{run_subset, Comm, CommExt, Transport};
+use iolab_core::{Failure, FailureKind, Outcome};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Receives a run's progress on task 0 (to print IOR's report as it goes).
+pub trait Observer: Sync {
+    /// A test starts (its result has no iteration yet).
+    fn test_started(&self, _t: &TestResult) {}
+    /// A write or read ended.
+    fn access_done(&self, _t: &Test, _r: &AccessResult) {}
+    /// The files of an iteration were removed, in `_s` seconds.
+    fn removed(&self, _t: &Test, _iteration: u64, _s: f64) {}
+    /// A test ended.
+    fn test_done(&self, _t: &TestResult) {}
+}
+
+/// An observer that ignores everything.
+pub struct Silent;
+impl Observer for Silent {}
+
+/// Everything a run needs, built before it starts.
+pub struct Runner<'a> {
+    /// The validated tests.
+    pub cfg: &'a Config,
+    /// The processes.
+    pub transport: Arc<dyn Transport>,
+    /// Tasks (threads) per process.
+    pub threads: usize,
+    /// The storage backend.
+    pub backend: &'a dyn Backend,
+    /// Progress.
+    pub observer: &'a dyn Observer,
+}
+
+/// What a run gave (the tests on rank 0; other ranks hold none).
+pub struct RunResult {
+    /// Each test's results.
+    pub tests: Vec<TestResult>,
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// Files and directories left behind.
+    pub left_behind: Vec<String>,
+}
+
+/// Paths this run made (its files may be removed and written again).
+#[derive(Default)]
+struct Made(Mutex<HashSet<PathBuf>>);
+
+impl Made {
+    fn add(&self, p: &Path) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(p.to_path_buf());
+    }
+    fn has(&self, p: &Path) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).contains(p)
+    }
+}
+
+impl Runner<'_> {
+    /// All tasks of the run.
+    pub fn tasks(&self) -> usize {
+        self.threads * self.transport.size()
+    }
+
+    fn files(&self, test: &Test) -> Result<Files<'_>, String> {
+        Ok(Files {
+            be: self.backend,
+            layout: Layout::of(&self.backend.capabilities())?,
+            api: test.api,
+            direct: test.params.odirect,
+            use_existing: test.params.use_existing,
+        })
+    }
+
+    /// Looks for the files the tests would write; one that exists is
+    /// refused unless its test says `-E`. Rank 0 looks; every rank
+    /// gets the answer.
+    pub fn preflight(&self) -> Result<(), Failure> {
+        let mut why = String::new();
+        if self.transport.rank() == 0 {
+            if let Err(e) = self.look_for_files() {
+                why = e;
+            }
+        }
+        // A leading byte: MPI refuses a gather of nothing from everyone.
+        let all = self.transport.all_gather(format!("-{why}").as_bytes());
+        match all
+            .first()
+            .map(|b| &b[1.min(b.len())..])
+            .filter(|b| !b.is_empty())
+        {
+            None => Ok(()),
+            Some(b) => Err(Failure::other("preflight", String::from_utf8_lossy(b))
+                .of_kind(FailureKind::Refused)),
+        }
+    }
+
+    fn look_for_files(&self) -> Result<(), String> {
+        for t in &self.cfg.tests {
+            let p = &t.params;
+            if !(p.write || p.check_write) || p.use_existing || self.backend.capabilities().discards
+            {
+                continue;
+            }
+            let files = self.files(t)?;
+            let n = p
+                .num_tasks
+                .unwrap_or(self.tasks() as u64)
+                .min(self.tasks() as u64);
+            let reps = if p.multi_file { p.repetitions } else { 1 };
+            let names = if p.file_per_proc { n } else { 1 };
+            for rep in 0..reps {
+                for task in 0..names {
+                    let (path, _) = plan::file_name(p, task, n, rep);
+                    match files.exists(&path) {
+                        Ok(false) => {}
+                        Ok(true) => return Err(format!(
+                            "{}: the file exists; iolab ior never writes over or removes a file it did not make: remove it, or give -E to write over it",
+                            path.display()
+                        )),
+                        Err(e) => return Err(format!("{}: cannot look for it: {e}", path.display())),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every test; rank 0 gets their results.
+    pub fn run(&self) -> RunResult {
+        let made = Made::default();
+        let mut out = RunResult {
+            tests: Vec::new(),
+            outcome: Outcome::Completed,
+            left_behind: Vec::new(),
+        };
+        for t in &self.cfg.tests {
+            let files = match self.files(t) {
+                Ok(f) => f,
+                Err(e) => {
+                    out.outcome =
+                        Outcome::Error(Failure::other("backend", e).of_kind(FailureKind::Refused));
+                    break;
+                }
+            };
+            let active = t
+                .params
+                .num_tasks
+                .unwrap_or(u64::MAX)
+                .min(self.tasks() as u64) as usize;
+            let mut results = run_subset(self.transport.clone(), self.threads, active, |c| {
+                run_test(c, files, t, self.observer, &made)
+            });
+            let mine = match results.is_empty() {
+                true => None,
+                false => Some(results.swap_remove(0)),
+            };
+            let outcome = agree(&*self.transport, mine.as_ref().map(|r| &r.outcome));
+            if let Some(r) = mine.filter(|_| self.transport.rank() == 0) {
+                out.tests.push(r);
+            }
+            out.outcome = out.outcome.clone().worst(outcome.clone());
+            // Differences a check found do not stop the run (IOR's
+            // errors); anything else does.
+            if !matches!(outcome, Outcome::Completed) && !data_only(&outcome) {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// The worst outcome any rank holding tasks saw, on every rank.
+fn agree(t: &dyn Transport, mine: Option<&Outcome>) -> Outcome {
+    let text = mine.map(encode_outcome).unwrap_or_default();
+    let all = t.all_gather(text.as_bytes());
+    all.iter()
+        .filter_map(|b| outcome_from(b))
+        .fold(Outcome::Completed, Outcome::worst)
+}
+
+/// An outcome as bytes for the ranks' exchange: a kind letter, then the
+/// failure's fields separated by NULs.
+fn encode_outcome(o: &Outcome) -> String {
+    match o {
+        Outcome::Completed | Outcome::TimeLimit { .. } => "c".into(),
+        Outcome::Interrupted => "i".into(),
+        Outcome::Error(f) => format!(
+            "e\0{}\0{}\0{}\0{}",
+            f.op,
+            f.path.clone().unwrap_or_default(),
+            f.message,
+            match f.kind {
+                FailureKind::Refused => "r",
+                FailureKind::Output => "o",
+                _ => "f",
+            }
+        ),
+    }
+}
+
+fn outcome_from(b: &[u8]) -> Option<Outcome> {
+    let s = String::from_utf8_lossy(b);
+    let mut parts = s.split('\0');
+    match parts.next()? {
+        "c" => Some(Outcome::Completed),
+        "i" => Some(Outcome::Interrupted),
+        "e" => {
+            let (op, path, msg, kind) =
+                (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+            let mut f = Failure::other(op, msg);
+            f.path = (!path.is_empty()).then(|| path.to_string());
+            f.kind = match kind {
+                "r" => FailureKind::Refused,
+                "o" => FailureKind::Output,
+                _ => FailureKind::Failed,
+            };
+            Some(Outcome::Error(f))
+        }
+        _ => None,
+    }
+}
+
+/// One test run by every task of `comm`, on `be`, without the look
+/// for existing files and without an observer: for engines that run
+/// IOR's phases as parts of their own benchmark (io500), which check
+/// their directories themselves.
+pub fn test(comm: &dyn Comm, be: &dyn Backend, test: &Test) -> Result<TestResult, String> {
+    let files = Files {
+        be,
+        layout: Layout::of(&be.capabilities())?,
+        api: test.api,
+        direct: test.params.odirect,
+        use_existing: test.params.use_existing,
+    };
+    Ok(run_test(comm, files, test, &Silent, &Made::default()))
+}
+
+/// One test on this task.
+fn run_test(
+    comm: &dyn Comm,
+    files: Files,
+    test: &Test,
+    observer: &dyn Observer,
+    made: &Made,
+) -> TestResult {
+    let (geo, hosts) = ctx::geometry(comm, test);
+    let p = &test.params;
+    let given = (p.random_seed != -1).then_some(p.random_seed as u32);
+    let ctx = Ctx {
+        comm,
+        files,
+        test,
+        geo,
+        hosts,
+        random_seed: ctx::agreed(comm, given),
+        started_ns: iolab_core::clock::wall_ns(),
+    };
+    let mut res = start(&ctx);
+    let leader = comm.task() == 0;
+    if leader {
+        observer.test_started(&res);
+    }
+    let _held = crate::hog::hold(p, &ctx.geo);
+    for rep in 0..p.repetitions {
+        let it = iteration(&ctx, rep, made, observer, &mut res);
+        res.iterations.push(it);
+        if !matches!(res.outcome, Outcome::Completed) && !data_only(&res.outcome) {
+            break;
+        }
+        if ctx.out_of_time() {
+            res.notes.push(format!(
+                "-T {}: the test's time is up after iteration {rep}",
+                p.max_time_min
+            ));
+            break;
+        }
+    }
+    finish(&ctx, &mut res);
+    if leader {
+        observer.test_done(&res);
+    }
+    res
+}
+
+/// A data error (a check found differences): the run goes on, as IOR's.
+fn data_only(o: &Outcome) -> bool {
+    matches!(o, Outcome::Error(f) if f.op == "check")
+}
+
+/// The test's result before its first iteration.
+fn start(ctx: &Ctx) -> TestResult {
+    let (path, _) = ctx.file(0, 0);
+    let fs = match ctx.comm.task() {
+        0 => fs_space(ctx.files.be, &path),
+        _ => None,
+    };
+    TestResult {
+        test: ctx.test.clone(),
+        geometry: ctx.geo,
+        layout: ctx.files.layout,
+        started: ctx::ctime_now(),
+        path: path.display().to_string(),
+        fs,
+        iterations: Vec::new(),
+        summary: Vec::new(),
+        outcome: Outcome::Completed,
+        notes: Vec::new(),
+        pairs_note: None,
+    }
+}
+
+/// The space of the file system holding `path` (its directory's).
+fn fs_space(be: &dyn Backend, path: &Path) -> Option<FsSpace> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let s = be.statfs(&c_path(dir).ok()?).ok()?;
+    Some(FsSpace {
+        total_bytes: s.blocks * s.block_bytes,
+        free_bytes: s.blocks_available * s.block_bytes,
+        inodes: s.inodes,
+        inodes_free: s.inodes_free,
+    })
+}
+
+/// One iteration: write, check, read, remove.
+fn iteration(
+    ctx: &Ctx,
+    rep: u64,
+    made: &Made,
+    observer: &dyn Observer,
+    res: &mut TestResult,
+) -> Iteration {
+    let p = &ctx.test.params;
+    let signature = match p.signature {
+        0 => ctx::agreed(ctx.comm, None),
+        s => s,
+    };
+    let mut it = Iteration {
+        index: rep,
+        ..Iteration::default()
+    };
+    let leader = ctx.comm.task() == 0;
+    let mut stop_after = p.wearout_iterations;
+    let mut wrote = false;
+    if p.write && !ctx.out_of_time() {
+        let (path, dir) = ctx.file(ctx.rank(), rep);
+        let ready = prepare_write(ctx, &path, dir.as_deref(), made);
+        if let Err(f) = agree_failure(ctx.comm, ready) {
+            res.outcome = res.outcome.clone().worst(Outcome::Error(f));
+            return it;
+        }
+        let done = ctx.access(&Step {
+            kind: Kind::Write,
+            rep,
+            signature,
+            pretend: ctx.rank(),
+            stop_after,
+        });
+        wrote = true;
+        if p.file_per_proc || leader {
+            made.add(&path);
+        }
+        // IOR's read stops where the write did: at the tasks' furthest
+        // count after a wear-out, else at this task's own.
+        if p.deadline_s > 0 {
+            stop_after = match p.wearout {
+                true => done.result.pairs_accessed,
+                false => done.own_transfers,
+            };
+        }
+        if leader {
+            observer.access_done(ctx.test, &done.result);
+        }
+        warnings_as_errors(ctx, &done.result, res);
+        it.write = Some(done.result);
+        if !settle(res, done.failure, done.interrupted) {
+            remove(ctx, rep, wrote, &mut it, observer, res);
+            return it;
+        }
+    }
+    if p.check_write && !ctx.out_of_time() {
+        check_write(ctx, rep, signature, &mut it, res);
+    }
+    if (p.read || p.check_read) && !ctx.out_of_time() && !stopped(res) {
+        read(ctx, rep, signature, stop_after, observer, &mut it, res);
+    }
+    remove(ctx, rep, wrote, &mut it, observer, res);
+    it
+}
+
+fn stopped(res: &TestResult) -> bool {
+    !matches!(res.outcome, Outcome::Completed) && !data_only(&res.outcome)
+}
+
+/// Records how an access ended; false when the test must stop.
+fn settle(res: &mut TestResult, failure: Option<Failure>, interrupted: bool) -> bool {
+    if let Some(f) = failure {
+        res.outcome = res.outcome.clone().worst(Outcome::Error(f));
+        return false;
+    }
+    if interrupted {
+        res.outcome = res.outcome.clone().worst(Outcome::Interrupted);
+        return false;
+    }
+    true
+}
+
+/// Before a write: `-u`'s directory, and the file an earlier test or
+/// iteration of this run left (with `-k`) removed.
+fn prepare_write(ctx: &Ctx, path: &Path, dir: Option<&Path>, made: &Made) -> Result<(), Failure> {
+    let p = &ctx.test.params;
+    let mine = p.file_per_proc || ctx.rank() == 0;
+    if let Some(d) = dir.filter(|_| mine) {
+        let io = |e: std::io::Error| Failure::io("mkdir", Some(d.display().to_string()), &e);
+        let c = c_path(d).map_err(io)?;
+        if !ctx.files.be.exists(&c).map_err(io)? {
+            ctx.files.be.mkdir(&c, 0o700).map_err(io)?;
+            made.add(d);
+        }
+    }
+    if mine && !p.use_existing && made.has(path) && ctx.files.exists(path).unwrap_or(false) {
+        ctx.files
+            .remove(path)
+            .map_err(|e| Failure::io("remove", Some(path.display().to_string()), &e))?;
+    }
+    Ok(())
+}
+
+/// Every task's failure, the lowest task's known to all (collective).
+fn agree_failure(comm: &dyn Comm, mine: Result<(), Failure>) -> Result<(), Failure> {
+    let text = mine
+        .as_ref()
+        .err()
+        .map(|f| f.to_string())
+        .unwrap_or_default();
+    // A leading byte: MPI refuses a gather of nothing from everyone.
+    let all = comm.all_gather(format!("-{text}").as_bytes());
+    let found = all
+        .iter()
+        .map(|b| &b[1.min(b.len())..])
+        .find(|b| !b.is_empty());
+    match (mine, found) {
+        (Err(f), _) => Err(f),
+        (Ok(()), Some(b)) => Err(Failure::other("peer", String::from_utf8_lossy(b))),
+        (Ok(()), None) => Ok(()),
+    }
+}
+
+/// `-W`: read back what was just written and count the differences.
+fn check_write(ctx: &Ctx, rep: u64, signature: u32, it: &mut Iteration, res: &mut TestResult) {
+    let pretend = match plan::pretend_rank(&ctx.test.params, &ctx.geo, ctx.rank(), rep, true) {
+        Ok(t) => t,
+        Err(e) => return fail(res, Failure::other("-C", e)),
+    };
+    ctx.comm.barrier();
+    let done = ctx.access(&Step {
+        kind: Kind::CheckWrite,
+        rep,
+        signature,
+        pretend,
+        stop_after: 0,
+    });
+    it.check_write_errors = Some(done.result.errors);
+    data_errors(res, &done.result, "write");
+    settle(res, done.failure, done.interrupted);
+}
+
+/// `--warningAsErrors`: an access's warning ends the test as an error.
+fn warnings_as_errors(ctx: &Ctx, r: &AccessResult, res: &mut TestResult) {
+    if let (true, Some(w)) = (ctx.test.params.warning_as_errors, r.warnings.first()) {
+        fail(res, Failure::other("--warningAsErrors", w.clone()));
+    }
+}
+
+fn fail(res: &mut TestResult, f: Failure) {
+    res.outcome = res.outcome.clone().worst(Outcome::Error(f));
+}
+
+/// Differences a check found make the run an error (exit 1); the run
+/// goes on, as IOR's does.
+fn data_errors(res: &mut TestResult, r: &AccessResult, what: &str) {
+    if r.errors == 0 {
+        return;
+    }
+    let at = r
+        .first_error
+        .as_ref()
+        .map(|e| {
+            format!(
+                "; the first wrong byte is at offset {} of {} (read by task {})",
+                e.offset, e.path, e.task
+            )
+        })
+        .unwrap_or_default();
+    let msg = format!(
+        "incorrect data on {what}: {} transfers differ from what was written{at}",
+        r.errors
+    );
+    res.notes.push(msg.clone());
+    fail(res, Failure::other("check", msg));
+}
+
+/// The read (and `-R`'s check).
+fn read(
+    ctx: &Ctx,
+    rep: u64,
+    signature: u32,
+    stop_after: u64,
+    observer: &dyn Observer,
+    it: &mut Iteration,
+    res: &mut TestResult,
+) {
+    let p = &ctx.test.params;
+    let stop_after = match &p.status_file {
+        Some(f) => read_status(ctx, f, res),
+        None => stop_after,
+    };
+    let pretend = match plan::pretend_rank(p, &ctx.geo, ctx.rank(), rep, false) {
+        Ok(t) => t,
+        Err(e) => return fail(res, Failure::other("-Z", e)),
+    };
+    let done = ctx.access(&Step {
+        kind: Kind::Read,
+        rep,
+        signature,
+        pretend,
+        stop_after,
+    });
+    if ctx.comm.task() == 0 {
+        observer.access_done(ctx.test, &done.result);
+    }
+    data_errors(res, &done.result, "read");
+    warnings_as_errors(ctx, &done.result, res);
+    it.read = Some(done.result);
+    settle(res, done.failure, done.interrupted);
+}
+
+/// The transfer count in the stonewall status file (task 0 reads it);
+/// a file that cannot be read is IOR's warning, and no limit.
+fn read_status(ctx: &Ctx, file: &Path, res: &mut TestResult) -> u64 {
+    let mine = match ctx.comm.task() {
+        0 => std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok()),
+        _ => None,
+    };
+    let n = ctx
+        .comm
+        .broadcast(0, &mine.map_or(u64::MAX, |n| n).to_le_bytes());
+    let n = n.as_slice().try_into().map_or(u64::MAX, u64::from_le_bytes);
+    if n == u64::MAX {
+        if ctx.comm.task() == 0 {
+            res.notes.push(format!(
+                "Could not read back the stonewalling status from the file {}!",
+                file.display()
+            ));
+        }
+        return 0;
+    }
+    n
+}
+
+/// Removes the iteration's files unless kept (`-k`, or `-K` with
+/// errors), timed as IOR times it; only files this test wrote.
+fn remove(
+    ctx: &Ctx,
+    rep: u64,
+    wrote: bool,
+    it: &mut Iteration,
+    observer: &dyn Observer,
+    res: &mut TestResult,
+) {
+    let p = &ctx.test.params;
+    let errors = it.read.as_ref().map_or(0, |r| r.errors) + it.check_write_errors.unwrap_or(0);
+    if p.keep || (errors > 0 && p.keep_with_error) || !wrote {
+        ctx.comm.barrier();
+        return;
+    }
+    let t0 = iolab_core::clock::wall_ns();
+    ctx.comm.barrier();
+    let (path, dir) = ctx.file(ctx.rank(), rep);
+    let mut failure = None;
+    if p.file_per_proc || ctx.rank() == 0 {
+        if ctx.files.exists(&path).unwrap_or(false) {
+            if let Err(e) = ctx.files.remove(&path) {
+                failure = Some(format!("{}: {e}", path.display()));
+            }
+        }
+        if let Some(d) = dir {
+            // The directory -u made, once empty.
+            let _ = c_path(&d).and_then(|c| ctx.files.be.rmdir(&c));
+        }
+    }
+    ctx.comm.barrier();
+    let s = (iolab_core::clock::wall_ns() - t0) as f64 / 1e9;
+    it.remove_s = Some(s);
+    if let Some(f) = failure {
+        res.notes.push(format!("left behind: cannot remove {f}"));
+    }
+    if ctx.comm.task() == 0 {
+        observer.removed(ctx.test, rep, s);
+    }
+}
+
+/// The status file or IOR's pairs line, and the summary.
+fn finish(ctx: &Ctx, res: &mut TestResult) {
+    let p = &ctx.test.params;
+    let first_write = res.iterations.first().and_then(|i| i.write.as_ref());
+    if p.wearout && ctx.comm.task() == 0 {
+        let pairs = first_write.map_or(0, |w| w.pairs_accessed);
+        match (&p.status_file, first_write.is_some()) {
+            (Some(f), true) => {
+                if let Err(e) = iolab_output::write_atomically(f, pairs.to_string().as_bytes()) {
+                    let fl =
+                        Failure::io("stonewall status file", Some(f.display().to_string()), &e)
+                            .of_kind(FailureKind::Output);
+                    res.outcome = res.outcome.clone().worst(Outcome::Error(fl));
+                }
+            }
+            (None, _) => res.pairs_note = Some(pairs),
+            _ => {}
+        }
+    }
+    res.summary = [Access::Write, Access::Read]
+        .into_iter()
+        .filter_map(|a| results::summarise(&res.iterations, a))
+        .collect();
+}
