@@ -447,7 +447,7 @@ fn fill_network(
         from,
         to,
         concurrency: in_range("network.concurrency", n.concurrency.unwrap_or(if local { 16 } else { 64 }), 1, MAX_CONCURRENCY)?,
-        duration_s: match n.duration_s.unwrap_or(if local { 0.5 } else { 2.0 }) {
+        duration_s: match n.duration_s.unwrap_or(if local { 1.0 } else { 2.0 }) {
             d if d > 0.0 && d <= 3600.0 => d,
             d => return err(format!("network.duration_s: {d} is not a number of seconds in (0, 3600]")),
         },
@@ -521,7 +521,7 @@ fn fill_metadata(d: RawMetadata, hosts: &Hosts, m: &Machine) -> Result<Metadata,
     }
     let tasks = in_range("metadata.tasks", d.tasks.unwrap_or(m.cores), 1, MAX_WIDTH)?;
     let nodes = in_range("metadata.nodes", nodes, 1, MAX_WIDTH)?;
-    let files = d.files.unwrap_or(if local { 4000 } else { 262_144 });
+    let files = d.files.unwrap_or(if local { 2000 } else { 262_144 });
     if files < (tasks as u64) * (nodes as u64) || files > 1 << 40 {
         return err(format!("metadata.files: {files} cannot give each of {} tasks a file; raise it", tasks * nodes));
     }

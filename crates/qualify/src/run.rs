@@ -150,11 +150,17 @@ impl<'a> Walk<'a> {
     fn record(&mut self, idx: usize, series: Option<&Series>, repeats: u32) {
         let spec = &self.points[idx];
         let stored = series.and_then(|s| s.points.iter().find(|p| p.key == spec.key));
-        let spreads: Vec<(String, String, iolab_results::Spread)> = self
+        let mut spreads: Vec<(String, String, iolab_results::Spread)> = self
             .watched
             .iter()
             .filter_map(|(ph, me)| stored?.spread(ph, me).map(|s| (ph.clone(), me.clone(), s)))
             .collect();
+        // A point that moved nothing (a run too short for its start-up)
+        // measured nothing: it is no result, not a limit of zero.
+        let empty = !spreads.is_empty() && spreads.iter().all(|(_, _, s)| s.max <= 0.0);
+        if empty {
+            spreads.clear();
+        }
         let completed = stored.map_or(0, |p| p.completed()) as u32;
         let state = (spreads.len() == self.watched.len() && completed > 0)
             .then(|| spreads.iter().map(|(_, _, s)| s.mean).collect());
@@ -172,6 +178,7 @@ impl<'a> Walk<'a> {
             figures: spreads,
             completed,
             failed: repeats.saturating_sub(completed),
+            empty,
         });
     }
 

@@ -29,6 +29,8 @@ pub struct MeasuredPoint {
     pub completed: u32,
     /// Repeats that failed.
     pub failed: u32,
+    /// Its runs completed but moved nothing (every figure 0): no result.
+    pub empty: bool,
 }
 
 /// How one line of a curve ended.
@@ -69,7 +71,8 @@ pub struct Against {
     /// This one's mean as a percentage of the baseline's.
     pub percent: f64,
     /// The two differ by more than their spread: no repeat of one came
-    /// within the range of the other's repeats.
+    /// within the range of the other's repeats (never with a single
+    /// repeat on either side: no spread to judge by).
     pub flagged: bool,
 }
 
@@ -116,6 +119,8 @@ pub struct LayerResult {
     pub missing: Vec<String>,
     /// Repeats that failed.
     pub failed_repeats: u32,
+    /// Points whose runs completed but moved nothing (`curve point`).
+    pub empty: Vec<String>,
     /// Its expectations.
     pub expectations: Vec<Checked>,
 }
@@ -138,8 +143,11 @@ impl LayerResult {
                 Ok(_) => {}
             }
         }
+        if let Some(p) = self.empty.first() {
+            return Some(format!("{p}: its runs completed but moved nothing (shorter than the tool's start-up? lengthen them, e.g. network.duration_s)"));
+        }
         if let Some(m) = self.missing.first() {
-            return Some(format!("{m}: no point gave a result"));
+            return Some(format!("{m}: no point gave a result (every run failed, or moved nothing)"));
         }
         (self.failed_repeats > 0).then(|| format!("{} runs failed (rerun to retry them)", self.failed_repeats))
     }
@@ -304,8 +312,17 @@ pub fn judge(plan: &Plan, curves: &Curves, measured: &[Option<Measured>]) -> Ver
                 .flat_map(|m| &m.points)
                 .map(|p| p.failed)
                 .sum();
+            let empty = curves
+                .curves
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.layer == layer)
+                .filter_map(|(i, c)| Some((c, measured.get(i)?.as_ref()?)))
+                .flat_map(|(c, m)| m.points.iter().filter(|p| p.empty).map(move |p| format!("{} {}", c.label, p.key)))
+                .collect();
             LayerResult {
                 layer,
+                empty,
                 limits: limits.iter().filter(|l| l.layer == layer).cloned().collect(),
                 missing: curves
                     .figures
@@ -375,7 +392,9 @@ pub fn against_baseline(now: &mut Verdict, base: &Verdict) {
     for l in now.layers.iter_mut().flat_map(|l| l.limits.iter_mut()) {
         if let Some(b) = base.limit(&l.name) {
             if b.value.mean > 0.0 {
-                let flagged = l.value.min > b.value.max || l.value.max < b.value.min;
+                // One repeat on a side has no spread to judge by.
+                let spread = l.value.n > 1 && b.value.n > 1;
+                let flagged = spread && (l.value.min > b.value.max || l.value.max < b.value.min);
                 l.baseline = Some(Against { base: b.value, percent: 100.0 * l.value.mean / b.value.mean, flagged });
             }
         }
@@ -406,6 +425,7 @@ mod tests {
             figures: figs.iter().map(|(p, m, v)| (p.to_string(), m.to_string(), spread(v))).collect(),
             completed: 3,
             failed: 0,
+            empty: false,
         }
     }
 
@@ -497,5 +517,27 @@ mod tests {
         against_baseline(&mut faster, &base);
         let b = faster.limit("network.brw_write_1m").unwrap().baseline.clone().unwrap();
         assert!(b.flagged && (b.percent - 2100.0 / 10.3).abs() < 1e-6, "{b:?}");
+        // data.write_fpp has 2 repeats in both; one repeat has no spread.
+        let mut one = measured(&c);
+        if let Some(Some(net)) = one.iter_mut().find(|x| x.is_some()) {
+            net.points[2].figures[0].2 = spread(&[2000.0]);
+        }
+        let mut single = judge(&p, &c, &one);
+        against_baseline(&mut single, &base);
+        assert!(!single.limit("network.brw_write_1m").unwrap().baseline.clone().unwrap().flagged);
+    }
+
+    #[test]
+    fn a_point_that_moved_nothing_fails_its_layer() {
+        let p = plan(PLAN);
+        let c = curves(&p);
+        let mut m = measured(&c);
+        if let Some(Some(net)) = m.iter_mut().find(|x| x.is_some()) {
+            net.points[2].empty = true;
+            net.points[2].figures.clear();
+        }
+        let v = judge(&p, &c, &m);
+        let why = v.layers[0].failure().unwrap();
+        assert!(why.starts_with("network brw write 1m concurrency=4: its runs completed but moved nothing"), "{why}");
     }
 }

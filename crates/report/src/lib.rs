@@ -7,6 +7,7 @@ pub mod csvw;
 pub mod io500;
 pub mod lst;
 pub mod mdtest;
+pub mod qualify;
 pub mod series;
 pub mod store;
 pub mod survey;
