@@ -85,10 +85,14 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
 /// The plan as given (or the default), filled, with every check done.
 fn check(cli: &Cli) -> Result<Checked, String> {
     let text = match &cli.plan {
-        Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: cannot read the plan: {e}", p.display()))?,
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| format!("{}: cannot read the plan: {e}", p.display()))?,
         None => String::new(),
     };
-    let named = cli.plan.as_ref().map_or("the default plan".to_string(), |p| p.display().to_string());
+    let named = cli
+        .plan
+        .as_ref()
+        .map_or("the default plan".to_string(), |p| p.display().to_string());
     let raw = Plan::read(&text).map_err(|e| format!("{named}: {e}"))?;
     let previous = previous(&cli.out)?;
     let machine = Machine::probe().map_err(|e| format!("cannot look this machine up: {e}"))?;
@@ -106,18 +110,37 @@ fn check(cli: &Cli) -> Result<Checked, String> {
             .and_then(|s| s.check_points(&crate::sweep::Tools))
             .map_err(|e| format!("{named}: curve '{}': {e}", c.label))?;
     }
-    let needs_dir = plan.runs(iolab_qualify::layer::Layer::Data) || plan.runs(iolab_qualify::layer::Layer::Metadata);
+    let needs_dir = plan.runs(iolab_qualify::layer::Layer::Data)
+        || plan.runs(iolab_qualify::layer::Layer::Metadata);
     if needs_dir && !plan.dir.is_dir() {
-        return Err(format!("{named}: dir: {} is not a directory", plan.dir.display()));
+        return Err(format!(
+            "{named}: dir: {} is not a directory",
+            plan.dir.display()
+        ));
     }
+    show::check_files_dir(&plan)?;
     let baseline = cli.baseline.as_deref().map(baseline).transpose()?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the iolab binary to run: {e}"))?;
-    Ok(Checked { resumed: previous.is_some(), plan, curves, baseline, exe })
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find the iolab binary to run: {e}"))?;
+    Ok(Checked {
+        resumed: previous.is_some(),
+        plan,
+        curves,
+        baseline,
+        exe,
+    })
 }
 
 /// The files a qualification keeps in its directory.
 fn is_ours(name: &str) -> bool {
-    ["plan.toml", "results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "report.html"].contains(&name)
+    [
+        "plan.toml",
+        "results.sqlite",
+        "results.sqlite-wal",
+        "results.sqlite-shm",
+        "report.html",
+    ]
+    .contains(&name)
         || name.starts_with(".results.sqlite.sweep.")
         || name.starts_with(".report.html")
 }
@@ -139,37 +162,61 @@ fn previous(dir: &Path) -> Result<Option<Plan>, String> {
         return Ok(None);
     }
     if let Some(other) = entries.iter().find(|n| !is_ours(n)) {
-        return Err(fail(format!("holds {other}, which no qualification made: give a new or empty directory")));
+        return Err(fail(format!(
+            "holds {other}, which no qualification made: give a new or empty directory"
+        )));
     }
-    let text = std::fs::read_to_string(dir.join("plan.toml"))
-        .map_err(|e| fail(format!("has no readable plan.toml ({e}): give a new or empty directory")))?;
+    let text = std::fs::read_to_string(dir.join("plan.toml")).map_err(|e| {
+        fail(format!(
+            "has no readable plan.toml ({e}): give a new or empty directory"
+        ))
+    })?;
     let raw = Plan::read(&text).map_err(|e| fail(format!("plan.toml: {e}")))?;
     let m = Machine::probe().map_err(|e| fail(e.to_string()))?;
-    plan::fill(raw, &m, None).map(Some).map_err(|e| fail(format!("plan.toml: {e}")))
+    plan::fill(raw, &m, None)
+        .map(Some)
+        .map_err(|e| fail(format!("plan.toml: {e}")))
 }
 
 /// An earlier qualification's verdict, from its plan and store.
 fn baseline(dir: &Path) -> Result<(String, Verdict), String> {
     let fail = |why: String| format!("--baseline {}: {why}", dir.display());
-    let text = std::fs::read_to_string(dir.join("plan.toml"))
-        .map_err(|e| fail(format!("no plan.toml ({e}): name an earlier qualification's directory")))?;
+    let text = std::fs::read_to_string(dir.join("plan.toml")).map_err(|e| {
+        fail(format!(
+            "no plan.toml ({e}): name an earlier qualification's directory"
+        ))
+    })?;
     let m = Machine::probe().map_err(|e| fail(e.to_string()))?;
-    let plan = Plan::read(&text).and_then(|r| plan::fill(r, &m, None)).map_err(|e| fail(format!("plan.toml: {e}")))?;
-    let store = Store::open_existing(&dir.join("results.sqlite")).map_err(|e| fail(format!("results.sqlite: {e}")))?;
+    let plan = Plan::read(&text)
+        .and_then(|r| plan::fill(r, &m, None))
+        .map_err(|e| fail(format!("plan.toml: {e}")))?;
+    let store = Store::open_existing(&dir.join("results.sqlite"))
+        .map_err(|e| fail(format!("results.sqlite: {e}")))?;
     let curves = curves::curves(&plan);
     let measured = run::walk_stored(&plan, &curves, &store).map_err(|e| fail(e.to_string()))?;
-    Ok((format!("{} ({})", plan.label, dir.display()), verdict::judge(&plan, &curves, &measured)))
+    Ok((
+        format!("{} ({})", plan.label, dir.display()),
+        verdict::judge(&plan, &curves, &measured),
+    ))
 }
 
-/// Makes DIR and the files' directory, runs, judges, reports.
-fn qualify(dir: &Path, c: &Checked) -> Result<Outcome, ExitCode> {
-    std::fs::create_dir_all(dir).map_err(|e| usage(format!("--out {}: cannot create it: {e}", dir.display())))?;
+/// DIR, its plan.toml and store, the sweep's directory in it, and the
+/// files' directory: everything the run needs, made now.
+fn open(dir: &Path, c: &Checked) -> Result<(Store, WorkDir, Option<PathBuf>), ExitCode> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| usage(format!("--out {}: cannot create it: {e}", dir.display())))?;
     if !c.resumed {
         iolab_output::write_atomically(&dir.join("plan.toml"), c.plan.to_toml().as_bytes())
-            .map_err(|e| usage(format!("--out {}: cannot write plan.toml: {e}", dir.display())))?;
+            .map_err(|e| {
+                usage(format!(
+                    "--out {}: cannot write plan.toml: {e}",
+                    dir.display()
+                ))
+            })?;
     }
     let store_path = dir.join("results.sqlite");
-    let mut store = Store::open(&store_path).map_err(|e| usage(format!("{}: {e}", store_path.display())))?;
+    let store =
+        Store::open(&store_path).map_err(|e| usage(format!("{}: {e}", store_path.display())))?;
     let work = WorkDir::create(&store_path).map_err(|e| usage(e.to_string()))?;
     for d in work.taken_over() {
         eprintln!(
@@ -178,25 +225,43 @@ fn qualify(dir: &Path, c: &Checked) -> Result<Outcome, ExitCode> {
         );
     }
     let files = show::files_dir(&c.plan).map_err(usage)?;
+    Ok((store, work, files))
+}
+
+/// Makes what the run needs, runs, judges, reports.
+fn qualify(dir: &Path, c: &Checked) -> Result<Outcome, ExitCode> {
+    let (mut store, work, files) = open(dir, c)?;
     crate::signals::set_last_words(format!(
         "\niolab qualify: stopped at once; the run under way may still be running, and {} may hold its files\n",
         files.as_ref().map_or("nothing".into(), |f| f.display().to_string())
     ));
     let mut shown = Shown::start(&c.plan, &c.curves, dir, c.resumed);
     let ran = run::run(
-        &mut Ctx { plan: &c.plan, curves: &c.curves, store: &mut store, iolab: &c.exe, work: &work },
+        &mut Ctx {
+            plan: &c.plan,
+            curves: &c.curves,
+            store: &mut store,
+            iolab: &c.exe,
+            work: &work,
+        },
         &mut |e| shown.event(e),
     );
     drop(work);
     shown.finish();
+    let store_path = dir.join("results.sqlite");
     let ran = match ran {
         Ok(r) => r,
         Err(run::RunError::Sweep(e @ SweepError::Launcher { .. })) => {
-            eprintln!("iolab qualify: {e}; nothing more was run (rerun the same command once fixed)");
+            eprintln!(
+                "iolab qualify: {e}; nothing more was run (rerun the same command once fixed)"
+            );
             return Err(exit::usage());
         }
         Err(e) => {
-            eprintln!("iolab qualify: {e}; what ran is in {}", store_path.display());
+            eprintln!(
+                "iolab qualify: {e}; what ran is in {}",
+                store_path.display()
+            );
             return Ok(Outcome::Error(Failure::other("qualify", e.to_string())));
         }
     };
@@ -213,22 +278,41 @@ fn qualify(dir: &Path, c: &Checked) -> Result<Outcome, ExitCode> {
     if let Some(f) = &files {
         let _ = std::fs::remove_dir_all(f);
     }
-    let mut v = verdict::judge(&c.plan, &c.curves, &ran.measured);
+    Ok(judge(dir, c, &store, &ran.measured))
+}
+
+/// The verdict: the tables, DIR/report.html, and the outcome naming the
+/// first layer that failed.
+fn judge(
+    dir: &Path,
+    c: &Checked,
+    store: &Store,
+    measured: &[Option<iolab_qualify::verdict::Measured>],
+) -> Outcome {
+    let mut v = verdict::judge(&c.plan, &c.curves, measured);
     if let Some((_, base)) = &c.baseline {
         verdict::against_baseline(&mut v, base);
     }
     let baseline_name = c.baseline.as_ref().map(|(n, _)| n.as_str());
-    let _ = out!("\n{}", iolab_report::qualify::text::render(&v, baseline_name.is_some()));
-    if let Err(e) = show::write_report(dir, &c.plan, &c.curves, &store, &v, baseline_name) {
+    let _ = out!(
+        "\n{}",
+        iolab_report::qualify::text::render(&v, baseline_name.is_some())
+    );
+    if let Err(e) = show::write_report(dir, &c.plan, &c.curves, store, &v, baseline_name) {
         eprintln!("iolab qualify: {e}");
-        return Ok(Outcome::Error(Failure::other("report", e).of_kind(iolab_core::FailureKind::Output)));
+        return Outcome::Error(
+            Failure::other("report", e).of_kind(iolab_core::FailureKind::Output),
+        );
     }
     let _ = outln!("wrote {}", dir.join("report.html").display());
-    Ok(match v.failed() {
+    match v.failed() {
         None => Outcome::Completed,
         Some((layer, why)) => {
             eprintln!("iolab qualify: layer {layer} failed: {why}");
-            Outcome::Error(Failure::other("qualify", format!("layer {layer} failed: {why}")))
+            Outcome::Error(Failure::other(
+                "qualify",
+                format!("layer {layer} failed: {why}"),
+            ))
         }
-    })
+    }
 }

@@ -27,10 +27,16 @@ pub fn dry_run(plan: &Plan, curves: &Curves, exe: &Path) -> ExitCode {
         "qualify '{}': {} curves in layers {}; the plan is valid",
         plan.label,
         curves.curves.len(),
-        plan.layers.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
+        plan.layers
+            .iter()
+            .map(|l| l.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     for c in &curves.curves {
-        let Ok(s) = iolab_sweep::plan::Plan::parse(&c.sweep) else { continue };
+        let Ok(s) = iolab_sweep::plan::Plan::parse(&c.sweep) else {
+            continue;
+        };
         let points = s.points();
         let keys: Vec<&str> = points.iter().map(|p| p.key.as_str()).collect();
         let first = points
@@ -38,28 +44,51 @@ pub fn dry_run(plan: &Plan, curves: &Curves, exe: &Path) -> ExitCode {
             .and_then(|p| s.command(&exe.to_string_lossy(), p, 1, "RUN.json").ok())
             .map(|a| a.join(" "))
             .unwrap_or_default();
-        let _ = outln!("{}: up to {} ({} points)\n  {first}", c.label, keys.last().unwrap_or(&""), keys.len());
+        let _ = outln!(
+            "{}: up to {} ({} points)\n  {first}",
+            c.label,
+            keys.last().unwrap_or(&""),
+            keys.len()
+        );
     }
     ExitCode::SUCCESS
 }
 
 /// The directory the devices, data and metadata runs make their files
-/// in (none when only the network is measured): made now, mode 0700, or
-/// the one an interrupted run of this plan made (a real directory of
-/// ours, never a link).
-pub fn files_dir(plan: &Plan) -> Result<Option<PathBuf>, String> {
-    if plan.layers.iter().all(|l| *l == Layer::Network) {
-        return Ok(None);
-    }
-    let d = plan.work_dir();
+/// in, when they run.
+fn files_of(plan: &Plan) -> Option<PathBuf> {
+    (!plan.layers.iter().all(|l| *l == Layer::Network)).then(|| plan.work_dir())
+}
+
+/// Checks, before anything is made, that the files' directory is absent
+/// or one this user made (a rerun's): a real directory, never a link.
+pub fn check_files_dir(plan: &Plan) -> Result<(), String> {
+    let Some(d) = files_of(plan) else {
+        return Ok(());
+    };
     match std::fs::symlink_metadata(&d) {
-        Err(_) => std::fs::DirBuilder::new()
+        Err(_) => Ok(()),
+        // SAFETY: geteuid has no preconditions.
+        Ok(m) if m.is_dir() && m.uid() == unsafe { libc::geteuid() } => Ok(()),
+        Ok(_) => Err(format!(
+            "{} exists and is not a directory this user made: remove it or give another dir",
+            d.display()
+        )),
+    }
+}
+
+/// The files' directory (none when only the network is measured): made
+/// now, mode 0700, or the one an interrupted run of this plan made.
+pub fn files_dir(plan: &Plan) -> Result<Option<PathBuf>, String> {
+    let Some(d) = files_of(plan) else {
+        return Ok(None);
+    };
+    check_files_dir(plan)?;
+    if std::fs::symlink_metadata(&d).is_err() {
+        std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&d)
-            .map_err(|e| format!("cannot create {}: {e}", d.display()))?,
-        // SAFETY: geteuid has no preconditions.
-        Ok(m) if m.is_dir() && m.uid() == unsafe { libc::geteuid() } => {}
-        Ok(_) => return Err(format!("{} exists and is not a directory this user made: remove it or give another dir", d.display())),
+            .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
     }
     Ok(Some(d))
 }
@@ -75,6 +104,8 @@ pub struct Shown {
     /// The curve under way (index into `most`).
     curve: usize,
     label: String,
+    /// The store, for the messages.
+    store: String,
 }
 
 impl Shown {
@@ -83,10 +114,18 @@ impl Shown {
         let points: Vec<u64> = curves
             .curves
             .iter()
-            .map(|c| iolab_sweep::plan::Plan::parse(&c.sweep).map_or(0, |s| s.points().len() as u64))
+            .map(|c| {
+                iolab_sweep::plan::Plan::parse(&c.sweep).map_or(0, |s| s.points().len() as u64)
+            })
             .collect();
         let most: Vec<u64> = points.iter().map(|p| p * plan.repeats as u64).collect();
-        let net: u64 = curves.curves.iter().zip(&most).filter(|(c, _)| c.layer == Layer::Network).map(|(_, m)| m).sum();
+        let net: u64 = curves
+            .curves
+            .iter()
+            .zip(&most)
+            .filter(|(c, _)| c.layer == Layer::Network)
+            .map(|(_, m)| m)
+            .sum();
         eprintln!(
             "iolab qualify '{}': {} layers, {} curves, at most {} runs ({} repeats a point; each curve stops one point after it flattens){}; the network's {net} at most take about {} each; results in {}",
             plan.label,
@@ -98,8 +137,17 @@ impl Shown {
             crate::progress::human_s(plan.network.duration_s + 1.0),
             dir.join("results.sqlite").display()
         );
-        let bar = crate::progress::shown(true).then(|| crate::progress::bar(most.iter().sum(), crate::progress::Unit::Items));
-        Shown { bar, started: Instant::now(), runs: 0, most, curve: 0, label: String::new() }
+        let bar = crate::progress::shown(true)
+            .then(|| crate::progress::bar(most.iter().sum(), crate::progress::Unit::Items));
+        Shown {
+            bar,
+            started: Instant::now(),
+            runs: 0,
+            most,
+            curve: 0,
+            label: String::new(),
+            store: dir.join("results.sqlite").display().to_string(),
+        }
     }
 
     /// Runs left at most, from the curve under way on.
@@ -113,7 +161,9 @@ impl Shown {
             0 => String::new(),
             n => format!(
                 "; at most about {} left",
-                crate::progress::human_s(self.started.elapsed().as_secs_f64() / n as f64 * self.left() as f64)
+                crate::progress::human_s(
+                    self.started.elapsed().as_secs_f64() / n as f64 * self.left() as f64
+                )
             ),
         }
     }
@@ -131,19 +181,33 @@ impl Shown {
                     b.set_message(format!("{} {} #{repeat}", self.label, point.key));
                 }
             }
-            Event::Sweep(Sweep::Recorded { point, repeat, run_id, outcome, .. }) => {
+            Event::Sweep(Sweep::Recorded {
+                point,
+                repeat,
+                run_id,
+                outcome,
+                ..
+            }) => {
                 self.ran();
                 if !iolab_store::counts(&outcome) && !crate::output::stdout_closed() {
                     self.say_err(&format!(
-                        "{} {} #{repeat}: {outcome}, not counted (iolab results --store DIR/results.sqlite show {run_id} says why)",
-                        self.label, point.key
+                        "{} {} #{repeat}: {outcome}, not counted (iolab results --store {} show {run_id} says why)",
+                        self.label, point.key, self.store
                     ));
                 }
             }
-            Event::Sweep(Sweep::Failed { point, repeat, why, stderr_tail }) => {
+            Event::Sweep(Sweep::Failed {
+                point,
+                repeat,
+                why,
+                stderr_tail,
+            }) => {
                 self.ran();
                 if !crate::output::stdout_closed() {
-                    self.say_err(&format!("{} {} #{repeat}: FAILED: {why}", self.label, point.key));
+                    self.say_err(&format!(
+                        "{} {} #{repeat}: FAILED: {why}",
+                        self.label, point.key
+                    ));
                     for l in stderr_tail.lines() {
                         self.say_err(&format!("    | {l}"));
                     }
@@ -154,30 +218,38 @@ impl Shown {
                     b.set_message(format!("{label} {key}: writing the files to read"));
                 }
             }
-            Event::CurveDone { label, measured } => {
-                let ends: Vec<String> = measured
-                    .ends
-                    .iter()
-                    .map(|e| match e.stop {
-                        Stop::Flattened { .. } => format!("flat after {}", e.key),
-                        Stop::Cap => format!("cap {}", e.key),
-                        Stop::Failed { .. } => format!("FAILED at {}", e.key),
-                    })
-                    .collect();
-                if let Some(m) = self.most.get_mut(self.curve) {
-                    *m = 0;
-                }
-                self.curve += 1;
-                let line = format!("{label}: {} points, {}{}", measured.points.len(), ends.join(", "), self.eta());
-                match &self.bar {
-                    Some(b) => {
-                        b.set_length(self.runs + self.left());
-                        b.println(line);
-                    }
-                    None => {
-                        let _ = outln!("{line}");
-                    }
-                }
+            Event::CurveDone { label, measured } => self.curve_done(label, measured),
+        }
+    }
+
+    /// A curve ended: a line with how, and the bar's length shortened.
+    fn curve_done(&mut self, label: &str, measured: &iolab_qualify::verdict::Measured) {
+        let ends: Vec<String> = measured
+            .ends
+            .iter()
+            .map(|e| match e.stop {
+                Stop::Flattened { .. } => format!("flat after {}", e.key),
+                Stop::Cap => format!("cap {}", e.key),
+                Stop::Failed { .. } => format!("FAILED at {}", e.key),
+            })
+            .collect();
+        if let Some(m) = self.most.get_mut(self.curve) {
+            *m = 0;
+        }
+        self.curve += 1;
+        let line = format!(
+            "{label}: {} points, {}{}",
+            measured.points.len(),
+            ends.join(", "),
+            self.eta()
+        );
+        match &self.bar {
+            Some(b) => {
+                b.set_length(self.runs + self.left());
+                b.println(line);
+            }
+            None => {
+                let _ = outln!("{line}");
             }
         }
     }
@@ -215,7 +287,14 @@ impl Shown {
 /// DIR/report.html: the verdict, the chain of limits, each layer's
 /// curves (the charts of its figures), the plan; written whole or not
 /// at all.
-pub fn write_report(dir: &Path, plan: &Plan, curves: &Curves, store: &Store, v: &Verdict, baseline: Option<&str>) -> Result<(), String> {
+pub fn write_report(
+    dir: &Path,
+    plan: &Plan,
+    curves: &Curves,
+    store: &Store,
+    v: &Verdict,
+    baseline: Option<&str>,
+) -> Result<(), String> {
     let text = crate::font::load(None);
     let mut charts = Vec::new();
     for &layer in &plan.layers {
@@ -232,13 +311,29 @@ pub fn write_report(dir: &Path, plan: &Plan, curves: &Curves, store: &Store, v: 
             .map(|f| (f.phase.as_str(), f.metric.as_str()))
             .collect();
         let mut drawn = Vec::new();
-        for c in chart::charts(&series).iter().filter(|c| wanted.contains(&(c.phase.as_str(), c.metric.as_str()))) {
+        for c in chart::charts(&series)
+            .iter()
+            .filter(|c| wanted.contains(&(c.phase.as_str(), c.metric.as_str())))
+        {
             let svg = chart::svg(c, text)?;
-            drawn.push((format!("{}: {} against {}", c.title(), c.y_label(), c.x_label), svg));
+            drawn.push((
+                format!("{}: {} against {}", c.title(), c.y_label(), c.x_label),
+                svg,
+            ));
         }
-        charts.push(LayerCharts { layer, charts: drawn });
+        charts.push(LayerCharts {
+            layer,
+            charts: drawn,
+        });
     }
-    let page = html::render(v, &charts, &plan.to_toml(), baseline, iolab_core::clock::wall_ns());
+    let page = html::render(
+        v,
+        &charts,
+        &plan.to_toml(),
+        baseline,
+        iolab_core::clock::wall_ns(),
+    );
     let path = dir.join("report.html");
-    iolab_output::write_atomically(&path, page.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    iolab_output::write_atomically(&path, page.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{skip_or_fail, Scratch};
+use common::Scratch;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -34,7 +34,10 @@ const LIMIT: Duration = Duration::from_secs(600);
 
 fn iolab_cmd(args: &[&str], tmp: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-    c.args(args).env("CI", "1").env("TMPDIR", tmp).env_remove("IOLAB_RSH");
+    c.args(args)
+        .env("CI", "1")
+        .env("TMPDIR", tmp)
+        .env_remove("IOLAB_RSH");
     c
 }
 
@@ -48,7 +51,11 @@ struct Running {
 
 impl Running {
     fn start(mut c: Command) -> Running {
-        let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = c
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         let (tx, out) = std::sync::mpsc::channel();
         let so = child.stdout.take().unwrap();
         std::thread::spawn(move || {
@@ -62,18 +69,33 @@ impl Running {
             let _ = se.read_to_string(&mut s);
             s
         });
-        Running { child, out, lines: Vec::new(), err: Some(err) }
+        Running {
+            child,
+            out,
+            lines: Vec::new(),
+            err: Some(err),
+        }
     }
 
     /// Waits for `n` stdout lines ending a curve (`LABEL: N points, ...`).
     fn wait_curves(&mut self, n: usize) {
         let t0 = Instant::now();
-        while self.lines.iter().filter(|l| l.contains(" points, ")).count() < n {
+        while self
+            .lines
+            .iter()
+            .filter(|l| l.contains(" points, "))
+            .count()
+            < n
+        {
             assert!(t0.elapsed() < LIMIT, "no curve ended: {:?}", self.lines);
             if let Ok(l) = self.out.recv_timeout(Duration::from_millis(200)) {
                 self.lines.push(l);
             }
-            assert!(self.child.try_wait().unwrap().is_none(), "ended early: {:?}", self.lines);
+            assert!(
+                self.child.try_wait().unwrap().is_none(),
+                "ended early: {:?}",
+                self.lines
+            );
         }
     }
 
@@ -117,7 +139,10 @@ fn run(args: &[&str], tmp: &Path) -> Output {
 }
 
 fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 /// A small plan: two network tests, both data modes, both metadata
@@ -139,11 +164,18 @@ fn small_plan(s: &Scratch, name: &str, extra: &str) -> PathBuf {
 /// column offsets.
 fn table(out: &str) -> Vec<std::collections::HashMap<String, String>> {
     let lines: Vec<&str> = out.lines().collect();
-    let Some(h) = lines.iter().position(|l| l.starts_with("layer ") && l.contains("figure")) else {
+    let Some(h) = lines
+        .iter()
+        .position(|l| l.starts_with("layer ") && l.contains("figure"))
+    else {
         return Vec::new();
     };
     let head = lines[h];
-    let names: Vec<&str> = head.split("  ").map(str::trim).filter(|s| !s.is_empty()).collect();
+    let names: Vec<&str> = head
+        .split("  ")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
     let starts: Vec<usize> = names.iter().map(|n| head.find(n).unwrap()).collect();
     let mut rows = Vec::new();
     for l in &lines[h + 1..] {
@@ -152,32 +184,82 @@ fn table(out: &str) -> Vec<std::collections::HashMap<String, String>> {
         }
         let chars: Vec<char> = l.chars().collect();
         let cell = |i: usize| -> String {
-            let end = starts.get(i + 1).copied().unwrap_or(chars.len()).min(chars.len());
-            chars.get(starts[i].min(end)..end).map(|c| c.iter().collect::<String>().trim().to_string()).unwrap_or_default()
+            let end = starts
+                .get(i + 1)
+                .copied()
+                .unwrap_or(chars.len())
+                .min(chars.len());
+            chars
+                .get(starts[i].min(end)..end)
+                .map(|c| c.iter().collect::<String>().trim().to_string())
+                .unwrap_or_default()
         };
-        rows.push(names.iter().enumerate().map(|(i, n)| (n.to_string(), cell(i))).collect());
+        rows.push(
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.to_string(), cell(i)))
+                .collect(),
+        );
     }
     rows
 }
 
 fn export(store: &Path, id: &str, tmp: &Path) -> Value {
-    let o = run(&["results", "--store", store.to_str().unwrap(), "export", id, "--json"], tmp);
+    let o = run(
+        &[
+            "results",
+            "--store",
+            store.to_str().unwrap(),
+            "export",
+            id,
+            "--json",
+        ],
+        tmp,
+    );
     assert!(o.status.success(), "{:?}", text(&o));
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
 /// A point's figure over its completed repeats: (mean, std dev, n).
 fn point_figure(series: &Value, key: &str, phase: &str, metric: &str) -> (f64, f64, f64, Vec<i64>) {
-    let p = series["points"].as_array().unwrap().iter().find(|p| p["key"] == key).unwrap();
-    let f = p["figures"].as_array().unwrap().iter().find(|f| f["phase"] == phase && f["metric"] == metric).unwrap();
-    let ids = p["runs"].as_array().unwrap().iter().map(|r| r["run_id"].as_i64().unwrap()).collect();
+    let p = series["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["key"] == key)
+        .unwrap();
+    let f = p["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["phase"] == phase && f["metric"] == metric)
+        .unwrap();
+    let ids = p["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_i64().unwrap())
+        .collect();
     let s = &f["spread"];
-    (s["mean"].as_f64().unwrap(), s["std_dev"].as_f64().unwrap(), s["n"].as_f64().unwrap(), ids)
+    (
+        s["mean"].as_f64().unwrap(),
+        s["std_dev"].as_f64().unwrap(),
+        s["n"].as_f64().unwrap(),
+        ids,
+    )
 }
 
 /// Runs a recorded run's command line again, alone, `n` times; its
 /// figure's mean, std dev and count.
-fn alone(store: &Path, run_id: i64, phase: &str, metric: &str, n: usize, s: &Scratch) -> (f64, f64, f64) {
+fn alone(
+    store: &Path,
+    run_id: i64,
+    phase: &str,
+    metric: &str,
+    n: usize,
+    s: &Scratch,
+) -> (f64, f64, f64) {
     let env = export(store, &run_id.to_string(), &s.root);
     let line = env["command_line"].as_str().unwrap().to_string();
     let mut words: Vec<String> = line.split(' ').map(String::from).collect();
@@ -189,9 +271,19 @@ fn alone(store: &Path, run_id: i64, phase: &str, metric: &str, n: usize, s: &Scr
         let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
         c.args(&words[1..]).arg("--json").arg(&json).env("CI", "1");
         let o = c.output().unwrap();
-        assert!(o.status.success(), "{line}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{line}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-        let f = v["figures"].as_array().unwrap().iter().find(|f| f["phase"] == phase && f["metric"] == metric && f["scope"] == "").unwrap().clone();
+        let f = v["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["phase"] == phase && f["metric"] == metric && f["scope"] == "")
+            .unwrap()
+            .clone();
         values.push(f["stat"]["mean"].as_f64().unwrap());
     }
     let mean = values.iter().sum::<f64>() / n as f64;
@@ -230,8 +322,16 @@ fn the_default_qualifies_this_machine_and_its_limits_are_the_tools_own() {
     let t0 = Instant::now();
     let o = run(&["qualify", "--out", dir.to_str().unwrap()], &tmp);
     let (out, err) = text(&o);
-    println!("default qualification: {:.0} s\n{out}\n{err}", t0.elapsed().as_secs_f64());
-    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    println!(
+        "default qualification: {:.0} s\n{out}\n{err}",
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}\n{err}\n{}",
+        failures(&dir.join("results.sqlite"), &tmp)
+    );
     for f in ["report.html", "results.sqlite", "plan.toml"] {
         assert!(dir.join(f).is_file(), "{f} missing");
     }
@@ -245,14 +345,27 @@ fn the_default_qualifies_this_machine_and_its_limits_are_the_tools_own() {
         assert!(!r["limit"].is_empty() && r["limit"] != "no result", "{r:?}");
         limits.insert(format!("{layer}.{}", r["figure"]), r.clone());
     }
-    for l in ["network.ping", "network.brw_write_1m", "data.write_fpp", "data.read_shared", "metadata.create_private", "metadata.remove_shared"] {
+    for l in [
+        "network.ping",
+        "network.brw_write_1m",
+        "data.write_fpp",
+        "data.read_shared",
+        "metadata.create_private",
+        "metadata.remove_shared",
+    ] {
         assert!(limits.contains_key(l), "{l} not in the table:\n{out}");
     }
     assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
     let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert!(page.contains("Chain of limits") && page.matches("<svg").count() >= 6, "report without charts");
+    assert!(
+        page.contains("Chain of limits") && page.matches("<svg").count() >= 6,
+        "report without charts"
+    );
     let plan = std::fs::read_to_string(dir.join("plan.toml")).unwrap();
-    assert!(plan.contains("[network]") && plan.contains("repeats = 3"), "{plan}");
+    assert!(
+        plan.contains("[network]") && plan.contains("repeats = 3"),
+        "{plan}"
+    );
 
     let store = dir.join("results.sqlite");
     // The runs' files go where the qualification made them (it removed
@@ -261,20 +374,39 @@ fn the_default_qualifies_this_machine_and_its_limits_are_the_tools_own() {
     // (figure, series, phase, metric, the tool's unit in the table's).
     for (name, series, phase, metric, scale) in [
         ("network.ping", "network ping", "ping", "rpc_rate", 1.0),
-        ("data.write_shared", "data write shared", "write", "bandwidth", 1e6 / (1u64 << 30) as f64),
-        ("metadata.create_private", "metadata private", "file_create", "rate", 1.0),
+        (
+            "data.write_shared",
+            "data write shared",
+            "write",
+            "bandwidth",
+            1e6 / (1u64 << 30) as f64,
+        ),
+        (
+            "metadata.create_private",
+            "metadata private",
+            "file_create",
+            "rate",
+            1.0,
+        ),
     ] {
         let at = &limits[name]["at"];
         let sv = export(&store, series, &tmp);
         let (m1, s1, n1, ids) = point_figure(&sv, at, phase, metric);
         // The limit printed is that point's mean, in the table's unit.
         let shown = si_value(&limits[name]["limit"]);
-        assert!((shown / (m1 * scale) - 1.0).abs() < 0.006, "{name}: {} against {m1} x {scale}", limits[name]["limit"]);
+        assert!(
+            (shown / (m1 * scale) - 1.0).abs() < 0.006,
+            "{name}: {} against {m1} x {scale}",
+            limits[name]["limit"]
+        );
         let (m2, s2, n2) = alone(&store, ids[0], phase, metric, 5, &s);
         let se = (s1 * s1 / n1 + s2 * s2 / n2).sqrt();
         let tol = (0.10 * m1).max(3.0 * se);
         println!("{name} at {at}: qualify {m1:.1} (sd {s1:.1}), alone {m2:.1} (sd {s2:.1}): ratio {:.3}, tolerance ±{:.1} %", m2 / m1, 100.0 * tol / m1);
-        assert!((m2 - m1).abs() <= tol, "{name}: {m1} in the qualification, {m2} alone (tolerance {tol})");
+        assert!(
+            (m2 - m1).abs() <= tol,
+            "{name}: {m1} in the qualification, {m2} alone (tolerance {tol})"
+        );
     }
 }
 
@@ -292,7 +424,11 @@ fn si_value(cell: &str) -> f64 {
 
 /// The name of the qualification's files directory, from its plan.toml.
 fn leftover_name(plan: &str) -> String {
-    let token = plan.lines().find_map(|l| l.strip_prefix("token = ")).unwrap().trim_matches('"');
+    let token = plan
+        .lines()
+        .find_map(|l| l.strip_prefix("token = "))
+        .unwrap()
+        .trim_matches('"');
     format!("iolab-qualify.{token}")
 }
 
@@ -309,11 +445,25 @@ fn an_expectation_not_met_fails_its_layer() {
     )
     .unwrap();
     let dir = s.path("q");
-    let o = run(&["qualify", p.to_str().unwrap(), "--out", dir.to_str().unwrap()], &s.root);
+    let o = run(
+        &[
+            "qualify",
+            p.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &s.root,
+    );
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
-    assert!(err.contains("layer network failed: network.ping >= 1e12 does not hold"), "{err}");
-    assert!(out.contains("FAIL") && out.contains("fails") && out.contains("holds"), "{out}");
+    assert!(
+        err.contains("layer network failed: network.ping >= 1e12 does not hold"),
+        "{err}"
+    );
+    assert!(
+        out.contains("FAIL") && out.contains("fails") && out.contains("holds"),
+        "{out}"
+    );
     assert!(dir.join("report.html").is_file());
 }
 
@@ -333,12 +483,23 @@ fn bad_plans_and_directories_are_refused_before_anything_runs() {
         ("[netwrok]\nconcurrency = 2", "unknown field `netwrok`"),
         ("[metadata]\nfiless = 10", "unknown field `filess`"),
         ("[data]\nexpect = [\"data.write >= 0.8 *\"]", "at character"),
-        ("[data]\nexpect = [\"data.wirte >= 1\"]", "data.wirte: no such figure"),
+        (
+            "[data]\nexpect = [\"data.wirte >= 1\"]",
+            "data.wirte: no such figure",
+        ),
         ("[network]\nconcurrency = 2000", "network.concurrency"),
     ] {
         let p = s.path("bad.toml");
         std::fs::write(&p, plan).unwrap();
-        let o = run(&["qualify", p.to_str().unwrap(), "--out", dir.to_str().unwrap()], &tmp);
+        let o = run(
+            &[
+                "qualify",
+                p.to_str().unwrap(),
+                "--out",
+                dir.to_str().unwrap(),
+            ],
+            &tmp,
+        );
         let (out, err) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{plan}: {out}{err}");
         assert!(err.contains(says), "{plan}: {err}");
@@ -350,13 +511,24 @@ fn bad_plans_and_directories_are_refused_before_anything_runs() {
     let o = run(&["qualify", "--out", foreign.to_str().unwrap()], &tmp);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("notes.txt"), "{:?}", text(&o));
-    assert_eq!(std::fs::read_to_string(foreign.join("notes.txt")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("notes.txt")).unwrap(),
+        "mine"
+    );
     assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1);
     // A qualification of another plan is not carried on by this one.
     let a = s.path("a.toml");
     std::fs::write(&a, "layers = [\"network\"]\nrepeats = 1\n[network]\ntests = [\"ping\"]\nconcurrency = 1\nduration_s = 0.5\n").unwrap();
     let q = s.path("q");
-    assert_eq!(run(&["qualify", a.to_str().unwrap(), "--out", q.to_str().unwrap()], &tmp).status.code(), Some(0));
+    assert_eq!(
+        run(
+            &["qualify", a.to_str().unwrap(), "--out", q.to_str().unwrap()],
+            &tmp
+        )
+        .status
+        .code(),
+        Some(0)
+    );
     let before = std::fs::read(q.join("results.sqlite")).unwrap();
     let o = run(&["qualify", "--out", q.to_str().unwrap()], &tmp);
     assert_eq!(o.status.code(), Some(2));
@@ -367,11 +539,20 @@ fn bad_plans_and_directories_are_refused_before_anything_runs() {
 
 /// Every run that did not complete, as `iolab results show` gives it.
 fn failures(store: &Path, tmp: &Path) -> String {
-    let list = run(&["results", "--store", store.to_str().unwrap(), "list"], tmp);
+    let list = run(
+        &["results", "--store", store.to_str().unwrap(), "list"],
+        tmp,
+    );
     let mut out = String::new();
-    for l in String::from_utf8_lossy(&list.stdout).lines().filter(|l| l.contains(" error ")) {
+    for l in String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter(|l| l.contains(" error "))
+    {
         let id = l.split_whitespace().next().unwrap_or("0");
-        let o = run(&["results", "--store", store.to_str().unwrap(), "show", id], tmp);
+        let o = run(
+            &["results", "--store", store.to_str().unwrap(), "show", id],
+            tmp,
+        );
         out.push_str(&String::from_utf8_lossy(&o.stdout));
     }
     out
@@ -379,7 +560,10 @@ fn failures(store: &Path, tmp: &Path) -> String {
 
 /// Every repeat of every point of every series, as (series, key, repeat).
 fn recorded(store: &Path, tmp: &Path) -> Vec<(String, String, i64)> {
-    let o = run(&["results", "--store", store.to_str().unwrap(), "list"], tmp);
+    let o = run(
+        &["results", "--store", store.to_str().unwrap(), "list"],
+        tmp,
+    );
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let labels: Vec<String> = out
         .lines()
@@ -392,7 +576,11 @@ fn recorded(store: &Path, tmp: &Path) -> Vec<(String, String, i64)> {
         let v = export(store, &l, tmp);
         for p in v["points"].as_array().unwrap() {
             for r in p["runs"].as_array().unwrap() {
-                all.push((l.clone(), p["key"].as_str().unwrap().to_string(), r["repeat"].as_i64().unwrap()));
+                all.push((
+                    l.clone(),
+                    p["key"].as_str().unwrap().to_string(),
+                    r["repeat"].as_i64().unwrap(),
+                ));
             }
         }
     }
@@ -412,7 +600,12 @@ fn ctrl_c_then_kill_then_the_same_command_measures_nothing_twice() {
     std::fs::create_dir(&tmp).unwrap();
     let p = small_plan(&s, "plan.toml", "");
     let dir = s.path("q");
-    let args = ["qualify", p.to_str().unwrap(), "--out", dir.to_str().unwrap()];
+    let args = [
+        "qualify",
+        p.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ];
     let store = dir.join("results.sqlite");
 
     let mut r = Running::start(iolab_cmd(&args, &tmp));
@@ -440,14 +633,25 @@ fn ctrl_c_then_kill_then_the_same_command_measures_nothing_twice() {
     let mut once = all.clone();
     once.sort();
     once.dedup();
-    assert_eq!(once.len(), all.len(), "a repeat was measured twice: {all:?}");
+    assert_eq!(
+        once.len(),
+        all.len(),
+        "a repeat was measured twice: {all:?}"
+    );
     assert!(all.iter().all(|(_, _, r)| (1..=2).contains(r)));
     for (series, key, _) in &all {
-        let n = all.iter().filter(|(s2, k2, _)| s2 == series && k2 == key).count();
+        let n = all
+            .iter()
+            .filter(|(s2, k2, _)| s2 == series && k2 == key)
+            .count();
         assert_eq!(n, 2, "{series} {key}");
     }
     assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
-    let sweep_dirs: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains(".sweep.")).collect();
+    let sweep_dirs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".sweep."))
+        .collect();
     assert!(sweep_dirs.is_empty());
 }
 
@@ -463,11 +667,30 @@ fn a_baseline_gives_every_limit_as_a_percentage() {
     std::fs::create_dir(&tmp).unwrap();
     let p = small_plan(&s, "plan.toml", "");
     let a = s.path("a");
-    let o = run(&["qualify", p.to_str().unwrap(), "--out", a.to_str().unwrap()], &tmp);
+    let o = run(
+        &["qualify", p.to_str().unwrap(), "--out", a.to_str().unwrap()],
+        &tmp,
+    );
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let b = s.path("b");
-    assert!(Command::new("cp").arg("-a").arg(&a).arg(&b).status().unwrap().success());
-    let o = run(&["qualify", p.to_str().unwrap(), "--out", b.to_str().unwrap(), "--baseline", a.to_str().unwrap()], &tmp);
+    assert!(Command::new("cp")
+        .arg("-a")
+        .arg(&a)
+        .arg(&b)
+        .status()
+        .unwrap()
+        .success());
+    let o = run(
+        &[
+            "qualify",
+            p.to_str().unwrap(),
+            "--out",
+            b.to_str().unwrap(),
+            "--baseline",
+            a.to_str().unwrap(),
+        ],
+        &tmp,
+    );
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
     let rows = table(&out);
@@ -476,14 +699,29 @@ fn a_baseline_gives_every_limit_as_a_percentage() {
         assert_eq!(r["baseline"], "100%", "{r:?}");
     }
     let c = s.path("c");
-    let o = run(&["qualify", p.to_str().unwrap(), "--out", c.to_str().unwrap(), "--baseline", a.to_str().unwrap()], &tmp);
+    let o = run(
+        &[
+            "qualify",
+            p.to_str().unwrap(),
+            "--out",
+            c.to_str().unwrap(),
+            "--baseline",
+            a.to_str().unwrap(),
+        ],
+        &tmp,
+    );
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
     println!("{out}");
     for r in table(&out) {
-        assert!(r["baseline"].ends_with('%') || r["baseline"].ends_with("(differs)"), "{r:?}");
+        assert!(
+            r["baseline"].ends_with('%') || r["baseline"].ends_with("(differs)"),
+            "{r:?}"
+        );
     }
-    assert!(std::fs::read_to_string(c.join("report.html")).unwrap().contains("<th>baseline</th>"));
+    assert!(std::fs::read_to_string(c.join("report.html"))
+        .unwrap()
+        .contains("<th>baseline</th>"));
 }
 
 /// Two fake hosts (network namespaces), mpirun started in the first with
@@ -498,7 +736,7 @@ fn two_hosts_network_between_them_and_metadata_over_nodes() {
     let _turn = serial();
     let name = "two_hosts_network_between_them_and_metadata_over_nodes";
     if Command::new("mpirun").arg("--version").output().is_err() {
-        skip_or_fail(name, "mpirun is not installed");
+        common::skip_or_fail(name, "mpirun is not installed");
         return;
     }
     let Some(cluster) = common::fake_cluster(name, 2) else {
@@ -533,17 +771,43 @@ fn two_hosts_network_between_them_and_metadata_over_nodes() {
     let dir = s.path("q");
     let mut c = Command::new("ip");
     let _session = common::OmpiSession::attach(&mut c);
-    c.args(["netns", "exec", &ns0, env!("CARGO_BIN_EXE_iolab"), "qualify", plan.to_str().unwrap(), "--out", dir.to_str().unwrap()])
-        .env("CI", "1")
-        .env("TMPDIR", &s.root)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    c.args([
+        "netns",
+        "exec",
+        &ns0,
+        env!("CARGO_BIN_EXE_iolab"),
+        "qualify",
+        plan.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ])
+    .env("CI", "1")
+    .env("TMPDIR", &s.root)
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     let (code, out, err) = Running::start(c).finish();
-    assert_eq!(code, Some(0), "{out}\n{err}\n{}", failures(&dir.join("results.sqlite"), &s.root));
+    assert_eq!(
+        code,
+        Some(0),
+        "{out}\n{err}\n{}",
+        failures(&dir.join("results.sqlite"), &s.root)
+    );
     let used = std::fs::read_to_string(&mark).unwrap_or_default();
-    assert!(used.lines().any(|l| l.starts_with(&format!("{a1} ")) && l.contains("lst agent")), "no lst agent on host 1: {used}");
-    assert!(used.lines().any(|l| l.starts_with(&format!("{a0} ")) && l.contains("lst agent")), "no lst agent on host 0: {used}");
-    assert!(used.lines().any(|l| l.starts_with(&format!("{a1} ")) && l.contains("orted")), "mpirun did not reach host 1: {used}");
+    assert!(
+        used.lines()
+            .any(|l| l.starts_with(&format!("{a1} ")) && l.contains("lst agent")),
+        "no lst agent on host 1: {used}"
+    );
+    assert!(
+        used.lines()
+            .any(|l| l.starts_with(&format!("{a0} ")) && l.contains("lst agent")),
+        "no lst agent on host 0: {used}"
+    );
+    assert!(
+        used.lines()
+            .any(|l| l.starts_with(&format!("{a1} ")) && l.contains("orted")),
+        "mpirun did not reach host 1: {used}"
+    );
     let store = dir.join("results.sqlite");
     let net = export(&store, "network brw write 1m", &s.root);
     let run_id = net["points"][0]["runs"][0]["run_id"].as_i64().unwrap();
@@ -551,7 +815,12 @@ fn two_hosts_network_between_them_and_metadata_over_nodes() {
     let line = env["command_line"].as_str().unwrap();
     assert!(line.contains(&format!("--from {a0} --to {a1}")), "{line}");
     let md = export(&store, "metadata shared", &s.root);
-    let keys: Vec<&str> = md["points"].as_array().unwrap().iter().map(|p| p["key"].as_str().unwrap()).collect();
+    let keys: Vec<&str> = md["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
     assert_eq!(keys, ["nodes=1 tasks=1", "nodes=2 tasks=1"], "{out}");
     let rows = table(&out);
     assert!(rows.iter().any(|r| r["at"].contains("nodes=")), "{out}");

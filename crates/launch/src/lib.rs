@@ -448,11 +448,18 @@ mod tests {
         let r = RemoteShell::parse(" local ").unwrap();
         assert_eq!(r.style, ArgStyle::Local);
         let a = r
-            .argv("client", &["iolab".into(), "a b".into()], &[("K".into(), "v".into())])
+            .argv(
+                "client",
+                &["iolab".into(), "a b".into()],
+                &[("K".into(), "v".into())],
+            )
             .unwrap();
         assert_eq!(a, ["env", "K=v", "iolab", "a b"]);
         assert!(!r.ends_what_it_started());
-        assert_eq!(RemoteShell::parse("shell:local").unwrap().style, ArgStyle::Shell);
+        assert_eq!(
+            RemoteShell::parse("shell:local").unwrap().style,
+            ArgStyle::Shell
+        );
     }
 
     #[test]

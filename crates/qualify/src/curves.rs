@@ -256,9 +256,19 @@ fn network(plan: &Plan, c: &mut Curves) {
     for t in n.tests.iter().filter_map(|t| network_test(t).ok()) {
         let mut args = vec!["run".to_string()];
         args.extend(t.words.iter().cloned());
-        args.extend(["--from".into(), n.from.join(","), "--to".into(), n.to.join(",")]);
+        args.extend([
+            "--from".into(),
+            n.from.join(","),
+            "--to".into(),
+            n.to.join(","),
+        ]);
         args.extend(["--duration".into(), n.duration_s.to_string()]);
-        args.extend(["--rsh".into(), plan.hosts.rsh.clone(), "--port".into(), n.port.to_string()]);
+        args.extend([
+            "--rsh".into(),
+            plan.hosts.rsh.clone(),
+            "--port".into(),
+            n.port.to_string(),
+        ]);
         let label = format!("network {}", t.label);
         let sweep = SweepToml {
             label: label.clone(),
@@ -268,11 +278,28 @@ fn network(plan: &Plan, c: &mut Curves) {
             launcher: None,
             x: vec!["concurrency"],
             x_label: "RPCs in flight per client",
-            description: format!("iolab qualify '{}': network layer, lst {} from {} client(s) to {} server(s)", plan.label, t.label, n.from.len(), n.to.len()),
-            axes: vec![AxisToml { name: "concurrency", option: Some("--concurrency"), values: ints(&doubling(n.concurrency)), labels: None }],
+            description: format!(
+                "iolab qualify '{}': network layer, lst {} from {} client(s) to {} server(s)",
+                plan.label,
+                t.label,
+                n.from.len(),
+                n.to.len()
+            ),
+            axes: vec![AxisToml {
+                name: "concurrency",
+                option: Some("--concurrency"),
+                values: ints(&doubling(n.concurrency)),
+                labels: None,
+            }],
             split: None,
         };
-        let curve = c.add(Curve { layer: Layer::Network, label, sweep: sweep.text(), reads_after: None, nodes: Some(n.from.len() as u32) });
+        let curve = c.add(Curve {
+            layer: Layer::Network,
+            label,
+            sweep: sweep.text(),
+            reads_after: None,
+            nodes: Some(n.from.len() as u32),
+        });
         let bulk = t.size.is_some_and(|s| s >= BULK);
         c.figures.push(FigureSpec {
             name: format!("network.{}", t.name),
@@ -325,7 +352,14 @@ fn devices(plan: &Plan, c: &mut Curves) {
     let threads = doubling(d.threads);
     let values = threads
         .iter()
-        .map(|t| toml::Value::Array(["--thrlo", &t.to_string(), "--thrhi", &t.to_string()].iter().map(|w| toml::Value::String(w.to_string())).collect()))
+        .map(|t| {
+            toml::Value::Array(
+                ["--thrlo", &t.to_string(), "--thrhi", &t.to_string()]
+                    .iter()
+                    .map(|w| toml::Value::String(w.to_string()))
+                    .collect(),
+            )
+        })
         .collect();
     let label = format!("devices {}", d.survey);
     let sweep = SweepToml {
@@ -336,11 +370,27 @@ fn devices(plan: &Plan, c: &mut Curves) {
         launcher: None,
         x: vec!["threads"],
         x_label: "threads per target",
-        description: format!("iolab qualify '{}': devices layer, survey {} of {} target(s)", plan.label, d.survey, d.targets.len()),
-        axes: vec![AxisToml { name: "threads", option: None, values, labels: Some(threads.iter().map(u32::to_string).collect()) }],
+        description: format!(
+            "iolab qualify '{}': devices layer, survey {} of {} target(s)",
+            plan.label,
+            d.survey,
+            d.targets.len()
+        ),
+        axes: vec![AxisToml {
+            name: "threads",
+            option: None,
+            values,
+            labels: Some(threads.iter().map(u32::to_string).collect()),
+        }],
         split: None,
     };
-    let curve = c.add(Curve { layer: Layer::Devices, label, sweep: sweep.text(), reads_after: None, nodes: Some(1) });
+    let curve = c.add(Curve {
+        layer: Layer::Devices,
+        label,
+        sweep: sweep.text(),
+        reads_after: None,
+        nodes: Some(1),
+    });
     for t in tests {
         // The kit's MB is 2^20 bytes.
         c.figures.push(FigureSpec {
@@ -371,52 +421,24 @@ fn data_short(mode: &str) -> &str {
 
 fn data(plan: &Plan, c: &mut Curves) {
     let d = &plan.data;
-    let work = plan.work_dir();
-    let tasks = doubling(d.tasks);
     for op in ["write", "read"] {
         let mut members = Vec::new();
         for mode in &d.modes {
-            let mut args: Vec<String> = ["-op", op, "-blocksize", "1024", "-reqsize"].map(String::from).to_vec();
-            args.push(d.request_kib.to_string());
-            if d.direct {
-                args.push("-dio".into());
-            }
-            let (axis, split) = match mode.as_str() {
-                "shared" => {
-                    args.extend(["-targets".into(), "1".into(), path(&work.join("xdd.shared"))]);
-                    args.extend(["-mbytes".into(), d.size_mb.to_string()]);
-                    (AxisToml { name: "tasks", option: Some("-queuedepth"), values: ints(&tasks), labels: None }, None)
-                }
-                _ => {
-                    let values = tasks
-                        .iter()
-                        .map(|&t| {
-                            let mut w = vec!["-targets".to_string(), t.to_string()];
-                            w.extend((0..t).map(|i| path(&work.join(format!("xdd.fpp.{i}")))));
-                            toml::Value::Array(w.into_iter().map(toml::Value::String).collect())
-                        })
-                        .collect();
-                    let axis = AxisToml { name: "tasks", option: None, values, labels: Some(tasks.iter().map(u32::to_string).collect()) };
-                    (axis, Some(SplitToml { option: "-mbytes", total: d.size_mb, over: vec!["tasks"] }))
-                }
-            };
             let label = format!("data {op} {mode}");
-            let sweep = SweepToml {
-                label: label.clone(),
-                tool: "xdd",
-                args,
-                repeats: plan.repeats,
-                launcher: None,
-                x: vec!["tasks"],
-                x_label: "tasks",
-                description: format!("iolab qualify '{}': data layer, xdd sequential {op}, {mode}, {} MiB per point", plan.label, d.size_mb),
-                axes: vec![axis],
-                split,
-            };
-            let reads_after = (op == "read").then(|| {
-                c.curves.iter().position(|k| k.label == format!("data write {mode}"))
-            }).flatten();
-            let curve = c.add(Curve { layer: Layer::Data, label, sweep: sweep.text(), reads_after, nodes: Some(1) });
+            let reads_after = (op == "read")
+                .then(|| {
+                    c.curves
+                        .iter()
+                        .position(|k| k.label == format!("data write {mode}"))
+                })
+                .flatten();
+            let curve = c.add(Curve {
+                layer: Layer::Data,
+                sweep: data_sweep(plan, op, mode, &label).text(),
+                label,
+                reads_after,
+                nodes: Some(1),
+            });
             let name = format!("data.{op}_{}", data_short(mode));
             members.push(name.clone());
             // xdd's MB is 10^6 bytes.
@@ -431,12 +453,89 @@ fn data(plan: &Plan, c: &mut Curves) {
                 bytes_per_op: Some(d.request_kib as f64 * 1024.0),
             });
         }
-        c.aliases.push(Alias { name: format!("data.{op}"), of: members });
+        c.aliases.push(Alias {
+            name: format!("data.{op}"),
+            of: members,
+        });
+    }
+}
+
+/// xdd's sequential `op` in `mode`: one shared file with a QThread per
+/// task (`-queuedepth`), or a file per task (`-targets N f0..fN-1`, the
+/// size split over them), the same total at every point.
+fn data_sweep(plan: &Plan, op: &str, mode: &str, label: &str) -> SweepToml {
+    let d = &plan.data;
+    let work = plan.work_dir();
+    let tasks = doubling(d.tasks);
+    let mut args: Vec<String> = ["-op", op, "-blocksize", "1024", "-reqsize"]
+        .map(String::from)
+        .to_vec();
+    args.push(d.request_kib.to_string());
+    if d.direct {
+        args.push("-dio".into());
+    }
+    let (axis, split) = match mode {
+        "shared" => {
+            args.extend([
+                "-targets".into(),
+                "1".into(),
+                path(&work.join("xdd.shared")),
+            ]);
+            args.extend(["-mbytes".into(), d.size_mb.to_string()]);
+            let axis = AxisToml {
+                name: "tasks",
+                option: Some("-queuedepth"),
+                values: ints(&tasks),
+                labels: None,
+            };
+            (axis, None)
+        }
+        _ => {
+            let values = tasks
+                .iter()
+                .map(|&t| {
+                    let mut w = vec!["-targets".to_string(), t.to_string()];
+                    w.extend((0..t).map(|i| path(&work.join(format!("xdd.fpp.{i}")))));
+                    toml::Value::Array(w.into_iter().map(toml::Value::String).collect())
+                })
+                .collect();
+            let axis = AxisToml {
+                name: "tasks",
+                option: None,
+                values,
+                labels: Some(tasks.iter().map(u32::to_string).collect()),
+            };
+            let split = SplitToml {
+                option: "-mbytes",
+                total: d.size_mb,
+                over: vec!["tasks"],
+            };
+            (axis, Some(split))
+        }
+    };
+    SweepToml {
+        label: label.to_string(),
+        tool: "xdd",
+        args,
+        repeats: plan.repeats,
+        launcher: None,
+        x: vec!["tasks"],
+        x_label: "tasks",
+        description: format!(
+            "iolab qualify '{}': data layer, xdd sequential {op}, {mode}, {} MiB per point",
+            plan.label, d.size_mb
+        ),
+        axes: vec![axis],
+        split,
     }
 }
 
 /// mdtest's phases and the figures' names for them.
-const MD_PHASES: [(&str, &str); 3] = [("file_create", "create"), ("file_stat", "stat"), ("file_remove", "remove")];
+const MD_PHASES: [(&str, &str); 3] = [
+    ("file_create", "create"),
+    ("file_stat", "stat"),
+    ("file_remove", "remove"),
+];
 
 fn metadata(plan: &Plan, c: &mut Curves) {
     let m = &plan.metadata;
@@ -445,17 +544,29 @@ fn metadata(plan: &Plan, c: &mut Curves) {
     let mut members: Vec<Vec<String>> = vec![Vec::new(); MD_PHASES.len()];
     for mode in &m.modes {
         let mut args: Vec<String> = ["-F", "-C", "-T", "-r", "-d"].map(String::from).to_vec();
-        args.push(path(&work.join(format!("mdtest.{mode}.{{point}}.{{repeat}}"))));
+        args.push(path(
+            &work.join(format!("mdtest.{mode}.{{point}}.{{repeat}}")),
+        ));
         if mode == "private" {
             args.push("-u".into());
         }
         let mut axes = Vec::new();
         let mut over = vec!["tasks"];
         if launcher.is_some() {
-            axes.push(AxisToml { name: "nodes", option: None, values: ints(&doubling(m.nodes)), labels: None });
+            axes.push(AxisToml {
+                name: "nodes",
+                option: None,
+                values: ints(&doubling(m.nodes)),
+                labels: None,
+            });
             over.insert(0, "nodes");
         }
-        axes.push(AxisToml { name: "tasks", option: Some("--tasks"), values: ints(&doubling(m.tasks)), labels: None });
+        axes.push(AxisToml {
+            name: "tasks",
+            option: Some("--tasks"),
+            values: ints(&doubling(m.tasks)),
+            labels: None,
+        });
         let label = format!("metadata {mode}");
         let sweep = SweepToml {
             label: label.clone(),
@@ -469,7 +580,13 @@ fn metadata(plan: &Plan, c: &mut Curves) {
             axes,
             split: Some(SplitToml { option: "-n", total: m.files, over }),
         };
-        let curve = c.add(Curve { layer: Layer::Metadata, label, sweep: sweep.text(), reads_after: None, nodes: launcher.is_none().then_some(1) });
+        let curve = c.add(Curve {
+            layer: Layer::Metadata,
+            label,
+            sweep: sweep.text(),
+            reads_after: None,
+            nodes: launcher.is_none().then_some(1),
+        });
         for (i, (phase, short)) in MD_PHASES.iter().enumerate() {
             let name = format!("metadata.{short}_{mode}");
             members[i].push(name.clone());
@@ -486,7 +603,10 @@ fn metadata(plan: &Plan, c: &mut Curves) {
         }
     }
     for (i, (_, short)) in MD_PHASES.iter().enumerate() {
-        c.aliases.push(Alias { name: format!("metadata.{short}"), of: members[i].clone() });
+        c.aliases.push(Alias {
+            name: format!("metadata.{short}"),
+            of: members[i].clone(),
+        });
     }
 }
 
@@ -517,7 +637,10 @@ mod tests {
     #[test]
     fn network_tests_read_as_written() {
         let t = network_test("brw  write 1M").unwrap();
-        assert_eq!((t.name.as_str(), t.label.as_str()), ("brw_write_1m", "brw write 1m"));
+        assert_eq!(
+            (t.name.as_str(), t.label.as_str()),
+            ("brw_write_1m", "brw write 1m")
+        );
         assert_eq!(t.words, ["brw", "write", "size=1048576"]);
         assert!(network_test("brw write 32m").is_err());
         assert!(network_test("pong").is_err());
@@ -528,14 +651,26 @@ mod tests {
         let p = plan("[devices]\ntargets = [\"/mnt/ost0\"]");
         let c = curves(&p);
         let labels: Vec<&str> = c.curves.iter().map(|k| k.label.as_str()).collect();
-        assert_eq!(labels, [
-            "network ping", "network brw read 4k", "network brw write 4k", "network brw read 1m", "network brw write 1m",
-            "devices obdfilter",
-            "data write file-per-task", "data write shared", "data read file-per-task", "data read shared",
-            "metadata private", "metadata shared",
-        ]);
+        assert_eq!(
+            labels,
+            [
+                "network ping",
+                "network brw read 4k",
+                "network brw write 4k",
+                "network brw read 1m",
+                "network brw write 1m",
+                "devices obdfilter",
+                "data write file-per-task",
+                "data write shared",
+                "data read file-per-task",
+                "data read shared",
+                "metadata private",
+                "metadata shared",
+            ]
+        );
         for k in &c.curves {
-            let s = iolab_sweep::plan::Plan::parse(&k.sweep).unwrap_or_else(|e| panic!("{}: {e}\n{}", k.label, k.sweep));
+            let s = iolab_sweep::plan::Plan::parse(&k.sweep)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{}", k.label, k.sweep));
             assert_eq!(s.label, k.label);
         }
         assert_eq!(c.curves[8].reads_after, Some(6));
@@ -545,7 +680,10 @@ mod tests {
         let argv = fpp.command("iolab", &pts[1], 1, "j").unwrap().join(" ");
         assert!(argv.contains("-targets 2 /tmp/iolab-qualify.t0/xdd.fpp.0 /tmp/iolab-qualify.t0/xdd.fpp.1 -mbytes 64"), "{argv}");
         assert_eq!(c.figure("network.brw_write_4k").unwrap().kind, Kind::Rate);
-        assert_eq!(c.figure("network.brw_write_1m").unwrap().kind, Kind::Bandwidth);
+        assert_eq!(
+            c.figure("network.brw_write_1m").unwrap().kind,
+            Kind::Bandwidth
+        );
         assert!(c.names().contains(&"network.brw_write"));
         assert!(c.names().contains(&"metadata.create"));
         assert!(c.names().contains(&"devices.rewrite"));
@@ -555,13 +693,23 @@ mod tests {
     fn metadata_sweeps_nodes_when_there_is_a_launcher() {
         let p = plan("dir = \"/mnt/fs\"\n[hosts]\nclients = [\"a\", \"b\"]\nservers = [\"b\"]");
         let c = curves(&p);
-        let md = c.curves.iter().find(|k| k.label == "metadata shared").unwrap();
+        let md = c
+            .curves
+            .iter()
+            .find(|k| k.label == "metadata shared")
+            .unwrap();
         let s = iolab_sweep::plan::Plan::parse(&md.sweep).unwrap();
         let keys: Vec<String> = s.points().into_iter().map(|p| p.key).collect();
         assert_eq!(keys[0], "nodes=1 tasks=1");
         assert_eq!(keys.last().unwrap(), "nodes=2 tasks=4");
-        let argv = s.command("iolab", &s.points()[5], 1, "j").unwrap().join(" ");
-        assert!(argv.starts_with("mpirun --host a,b --map-by node -n 2 iolab mdtest"), "{argv}");
+        let argv = s
+            .command("iolab", &s.points()[5], 1, "j")
+            .unwrap()
+            .join(" ");
+        assert!(
+            argv.starts_with("mpirun --host a,b --map-by node -n 2 iolab mdtest"),
+            "{argv}"
+        );
         assert!(argv.contains("-n 32768"), "{argv}");
     }
 }

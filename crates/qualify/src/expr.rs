@@ -106,77 +106,115 @@ enum Tok {
     Sym(&'static str),
 }
 
+/// Where a token failed: its index and what is wrong.
+type LexError = (usize, String);
+
 fn lex(text: &str) -> Result<Vec<(usize, Tok)>, ExprError> {
-    let bad = |at: usize, msg: &str| ExprError { text: text.to_string(), at, msg: msg.to_string() };
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         let start = i;
-        if c.is_whitespace() {
+        let tok = if c.is_whitespace() {
             i += 1;
             continue;
-        }
-        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) {
-            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
-                i += 1;
-            }
-            if i < chars.len() && (chars[i] == 'e' || chars[i] == 'E') {
-                let mut j = i + 1;
-                if j < chars.len() && (chars[j] == '+' || chars[j] == '-') {
-                    j += 1;
-                }
-                if j < chars.len() && chars[j].is_ascii_digit() {
-                    i = j;
-                    while i < chars.len() && chars[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                }
-            }
-            let s: String = chars[start..i].iter().collect();
-            let mut v: f64 = s.parse().map_err(|_| bad(start, "not a number"))?;
-            if chars.get(i) == Some(&'%') {
-                v /= 100.0;
-                i += 1;
-            }
-            if chars.get(i).is_some_and(|c| c.is_ascii_alphabetic() || *c == '_') {
-                return Err(bad(i, "a number runs into a name (write 0.8 * network.ping)"));
-            }
-            out.push((start, Tok::Num(v)));
-            continue;
-        }
-        if c.is_ascii_alphabetic() || c == '_' {
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '.') {
-                i += 1;
-            }
-            let name: String = chars[start..i].iter().collect();
-            let parts: Vec<&str> = name.split('.').collect();
-            if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
-                return Err(bad(start, &format!("'{name}' is not a figure: write layer.figure (network.ping, data.write)")));
-            }
-            out.push((start, Tok::Name(name.to_ascii_lowercase())));
-            continue;
-        }
-        let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
-        let sym = match (two.as_str(), c) {
-            (">=", _) => ">=",
-            ("<=", _) => "<=",
-            ("==", _) | ("!=", _) => return Err(bad(i, "compare with >=, <=, > or < (measured figures are never exactly equal)")),
-            (_, '>') => ">",
-            (_, '<') => "<",
-            (_, '+') => "+",
-            (_, '-') => "-",
-            (_, '*') => "*",
-            (_, '/') => "/",
-            (_, '(') => "(",
-            (_, ')') => ")",
-            _ => return Err(bad(i, &format!("'{c}' is not part of an expectation"))),
+        } else if c.is_ascii_digit()
+            || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit))
+        {
+            number(&chars, &mut i)
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            name(&chars, &mut i)
+        } else {
+            symbol(&chars, &mut i)
         };
-        i += sym.len();
-        out.push((start, Tok::Sym(sym)));
+        let tok = tok.map_err(|(at, msg)| ExprError {
+            text: text.to_string(),
+            at,
+            msg,
+        })?;
+        out.push((start, tok));
     }
     Ok(out)
+}
+
+/// A number at `i` (digits, a fraction, an exponent, `%`).
+fn number(chars: &[char], i: &mut usize) -> Result<Tok, LexError> {
+    let start = *i;
+    let digits = |i: &mut usize, dot: bool| {
+        while *i < chars.len() && (chars[*i].is_ascii_digit() || (dot && chars[*i] == '.')) {
+            *i += 1;
+        }
+    };
+    digits(i, true);
+    if matches!(chars.get(*i), Some('e' | 'E')) {
+        let sign = usize::from(matches!(chars.get(*i + 1), Some('+' | '-')));
+        if chars.get(*i + 1 + sign).is_some_and(char::is_ascii_digit) {
+            *i += 1 + sign;
+            digits(i, false);
+        }
+    }
+    let s: String = chars[start..*i].iter().collect();
+    let mut v: f64 = s.parse().map_err(|_| (start, "not a number".to_string()))?;
+    if chars.get(*i) == Some(&'%') {
+        v /= 100.0;
+        *i += 1;
+    }
+    if chars
+        .get(*i)
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == '_')
+    {
+        return Err((
+            *i,
+            "a number runs into a name (write 0.8 * network.ping)".into(),
+        ));
+    }
+    Ok(Tok::Num(v))
+}
+
+/// A figure's name at `i`: `layer.figure`.
+fn name(chars: &[char], i: &mut usize) -> Result<Tok, LexError> {
+    let start = *i;
+    while *i < chars.len()
+        && (chars[*i].is_ascii_alphanumeric() || chars[*i] == '_' || chars[*i] == '.')
+    {
+        *i += 1;
+    }
+    let name: String = chars[start..*i].iter().collect();
+    let parts: Vec<&str> = name.split('.').collect();
+    if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
+        return Err((
+            start,
+            format!("'{name}' is not a figure: write layer.figure (network.ping, data.write)"),
+        ));
+    }
+    Ok(Tok::Name(name.to_ascii_lowercase()))
+}
+
+/// An operator, a comparison or a parenthesis at `i`.
+fn symbol(chars: &[char], i: &mut usize) -> Result<Tok, LexError> {
+    let two: String = chars[*i..(*i + 2).min(chars.len())].iter().collect();
+    let sym = match (two.as_str(), chars[*i]) {
+        (">=", _) => ">=",
+        ("<=", _) => "<=",
+        ("==", _) | ("!=", _) => {
+            return Err((
+                *i,
+                "compare with >=, <=, > or < (measured figures are never exactly equal)".into(),
+            ))
+        }
+        (_, '>') => ">",
+        (_, '<') => "<",
+        (_, '+') => "+",
+        (_, '-') => "-",
+        (_, '*') => "*",
+        (_, '/') => "/",
+        (_, '(') => "(",
+        (_, ')') => ")",
+        (_, c) => return Err((*i, format!("'{c}' is not part of an expectation"))),
+    };
+    *i += sym.len();
+    Ok(Tok::Sym(sym))
 }
 
 struct Parser<'a> {
@@ -187,11 +225,17 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn at(&self) -> usize {
-        self.toks.get(self.pos).map_or(self.text.chars().count(), |t| t.0)
+        self.toks
+            .get(self.pos)
+            .map_or(self.text.chars().count(), |t| t.0)
     }
 
     fn fail<T>(&self, msg: &str) -> Result<T, ExprError> {
-        Err(ExprError { text: self.text.to_string(), at: self.at(), msg: msg.to_string() })
+        Err(ExprError {
+            text: self.text.to_string(),
+            at: self.at(),
+            msg: msg.to_string(),
+        })
     }
 
     fn sym(&mut self, options: &[&'static str]) -> Option<&'static str> {
@@ -207,7 +251,11 @@ impl Parser<'_> {
     fn sum(&mut self) -> Result<Expr, ExprError> {
         let mut e = self.product()?;
         while let Some(op) = self.sym(&["+", "-"]) {
-            e = Expr::Bin(Box::new(e), op.chars().next().unwrap_or('+'), Box::new(self.product()?));
+            e = Expr::Bin(
+                Box::new(e),
+                op.chars().next().unwrap_or('+'),
+                Box::new(self.product()?),
+            );
         }
         Ok(e)
     }
@@ -215,7 +263,11 @@ impl Parser<'_> {
     fn product(&mut self) -> Result<Expr, ExprError> {
         let mut e = self.unary()?;
         while let Some(op) = self.sym(&["*", "/"]) {
-            e = Expr::Bin(Box::new(e), op.chars().next().unwrap_or('*'), Box::new(self.unary()?));
+            e = Expr::Bin(
+                Box::new(e),
+                op.chars().next().unwrap_or('*'),
+                Box::new(self.unary()?),
+            );
         }
         Ok(e)
     }
@@ -283,7 +335,11 @@ fn value(e: &Expr, lookup: &dyn Fn(&str) -> Result<f64, String>) -> Result<f64, 
 impl Expectation {
     /// Reads an expectation.
     pub fn parse(text: &str) -> Result<Expectation, ExprError> {
-        let mut p = Parser { text, toks: lex(text)?, pos: 0 };
+        let mut p = Parser {
+            text,
+            toks: lex(text)?,
+            pos: 0,
+        };
         if p.toks.is_empty() {
             return p.fail("empty: write a comparison such as network.ping >= 10000");
         }
@@ -299,9 +355,18 @@ impl Expectation {
         if p.pos < p.toks.len() {
             return p.fail("nothing more expected after the comparison's right side");
         }
-        let e = Expectation { text: text.to_string(), left, cmp, right };
+        let e = Expectation {
+            text: text.to_string(),
+            left,
+            cmp,
+            right,
+        };
         if e.names().is_empty() {
-            return Err(ExprError { text: text.to_string(), at: 0, msg: "it names no figure".into() });
+            return Err(ExprError {
+                text: text.to_string(),
+                at: 0,
+                msg: "it names no figure".into(),
+            });
         }
         Ok(e)
     }
@@ -317,7 +382,11 @@ impl Expectation {
     /// Its sides' values through `lookup` (a figure's value by name).
     pub fn eval(&self, lookup: &dyn Fn(&str) -> Result<f64, String>) -> Result<Evaluated, String> {
         let (left, right) = (value(&self.left, lookup)?, value(&self.right, lookup)?);
-        Ok(Evaluated { left, right, holds: self.cmp.holds(left, right) })
+        Ok(Evaluated {
+            left,
+            right,
+            holds: self.cmp.holds(left, right),
+        })
     }
 }
 

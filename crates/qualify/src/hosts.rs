@@ -11,7 +11,8 @@ pub fn check_name(h: &str) -> Result<(), String> {
     let ok = !h.is_empty()
         && !h.starts_with('-')
         && h.len() <= 255
-        && h.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:@[]".contains(c));
+        && h.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:@[]".contains(c));
     match ok {
         true => Ok(()),
         false => Err(format!(
@@ -140,8 +141,12 @@ mod tests {
             default_launcher(&c, None, false, Some("/t/rsh")),
             "mpirun --host c1,c2 --map-by node --mca plm_rsh_agent /t/rsh -n {nodes} {iolab}"
         );
-        assert!(default_launcher(&c, Some(Path::new("/h")), false, None).starts_with("mpirun --hostfile /h "));
+        assert!(default_launcher(&c, Some(Path::new("/h")), false, None)
+            .starts_with("mpirun --hostfile /h "));
         assert!(default_launcher(&c, None, true, None).starts_with("srun"));
-        assert!(!default_launcher(&c, None, false, Some("exec:ip netns exec")).contains("plm_rsh_agent"));
+        assert!(
+            !default_launcher(&c, None, false, Some("exec:ip netns exec"))
+                .contains("plm_rsh_agent")
+        );
     }
 }

@@ -85,10 +85,19 @@ mod tests {
     fn a_curve_grows_until_a_point_gains_too_little() {
         assert_eq!(next(&[], 4, 0.1), Next::Run(0));
         assert_eq!(next(&v(&[1.0]), 4, 0.1), Next::Run(1));
-        assert_eq!(next(&v(&[1.0, 2.0, 2.05]), 4, 0.1), Next::Done(Stop::Flattened { at: 1 }));
+        assert_eq!(
+            next(&v(&[1.0, 2.0, 2.05]), 4, 0.1),
+            Next::Done(Stop::Flattened { at: 1 })
+        );
         // A drop is flat too.
-        assert_eq!(next(&v(&[1.0, 0.5]), 4, 0.1), Next::Done(Stop::Flattened { at: 0 }));
-        assert_eq!(next(&v(&[1.0, 2.0, 4.0, 8.0]), 4, 0.1), Next::Done(Stop::Cap));
+        assert_eq!(
+            next(&v(&[1.0, 0.5]), 4, 0.1),
+            Next::Done(Stop::Flattened { at: 0 })
+        );
+        assert_eq!(
+            next(&v(&[1.0, 2.0, 4.0, 8.0]), 4, 0.1),
+            Next::Done(Stop::Cap)
+        );
         assert_eq!(next(&v(&[1.0]), 1, 0.1), Next::Done(Stop::Cap));
     }
 

@@ -252,7 +252,9 @@ impl Plan {
     /// The plan as `DIR/plan.toml` holds it.
     pub fn to_toml(&self) -> String {
         let body = toml::to_string(self).unwrap_or_else(|e| format!("# cannot write: {e}\n"));
-        format!("# iolab qualify: the plan that ran, every default filled in (docs/qualify.md)\n{body}")
+        format!(
+            "# iolab qualify: the plan that ran, every default filled in (docs/qualify.md)\n{body}"
+        )
     }
 
     /// The directory this qualification's files go in: a directory of
@@ -287,7 +289,11 @@ pub fn fill(raw: RawPlan, m: &Machine, previous: Option<&Plan>) -> Result<Plan, 
         (None, false) => m.tmp.clone(),
     };
     let token = match raw.token.or(previous.map(|p| p.token.clone())) {
-        Some(t) if t.len() <= 32 && !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric()) => t,
+        Some(t)
+            if t.len() <= 32 && !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric()) =>
+        {
+            t
+        }
         Some(t) => return err(format!("token: {t:?}: 1 to 32 letters and digits")),
         None => m.token.clone(),
     };
@@ -314,7 +320,9 @@ pub fn fill(raw: RawPlan, m: &Machine, previous: Option<&Plan>) -> Result<Plan, 
 fn label(l: Option<String>) -> Result<String, PlanError> {
     let l = l.unwrap_or_else(|| "qualify".to_string());
     if l.trim().is_empty() || l.len() > 200 || l.chars().any(char::is_control) {
-        return err(format!("label: {l:?}: 1 to 200 characters, no control characters"));
+        return err(format!(
+            "label: {l:?}: 1 to 200 characters, no control characters"
+        ));
     }
     Ok(l)
 }
@@ -329,11 +337,19 @@ fn knee(k: Option<f64>) -> Result<f64, PlanError> {
 fn absolute(key: &str, p: PathBuf) -> Result<PathBuf, PlanError> {
     match p.is_absolute() {
         true => Ok(p),
-        false => err(format!("{key}: {}: give an absolute path (the runs start elsewhere)", p.display())),
+        false => err(format!(
+            "{key}: {}: give an absolute path (the runs start elsewhere)",
+            p.display()
+        )),
     }
 }
 
-fn in_range<T: PartialOrd + std::fmt::Display + Copy>(key: &str, v: T, lo: T, hi: T) -> Result<T, PlanError> {
+fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+    key: &str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<T, PlanError> {
     match v >= lo && v <= hi {
         true => Ok(v),
         false => err(format!("{key}: {v} is not in {lo}..{hi}")),
@@ -351,7 +367,9 @@ fn layers(named: Option<Vec<String>>, has_devices: bool) -> Result<Vec<Layer>, P
     let mut out = Vec::new();
     for n in &names {
         let l = Layer::parse(n).ok_or_else(|| {
-            PlanError(format!("layers: '{n}' is not a layer (network, devices, data, metadata)"))
+            PlanError(format!(
+                "layers: '{n}' is not a layer (network, devices, data, metadata)"
+            ))
         })?;
         if out.contains(&l) {
             return err(format!("layers: '{n}' is named twice"));
@@ -369,7 +387,11 @@ fn layers(named: Option<Vec<String>>, has_devices: bool) -> Result<Vec<Layer>, P
 }
 
 fn fill_hosts(h: RawHosts, m: &Machine) -> Result<Hosts, PlanError> {
-    let given = [h.clients.is_some(), h.hostfile.is_some(), h.slurm == Some(true)];
+    let given = [
+        h.clients.is_some(),
+        h.hostfile.is_some(),
+        h.slurm == Some(true),
+    ];
     if given.iter().filter(|g| **g).count() > 1 {
         return err("hosts: give the clients one way: clients, hostfile or slurm");
     }
@@ -383,7 +405,9 @@ fn fill_hosts(h: RawHosts, m: &Machine) -> Result<Hosts, PlanError> {
         hosts::check_name(c).map_err(|e| PlanError(format!("hosts: {e}")))?;
     }
     if clients.is_empty() && h.servers.as_ref().is_some_and(|s| !s.is_empty()) {
-        return err("hosts.servers: servers need clients: give hosts.clients (or hostfile, or slurm)");
+        return err(
+            "hosts.servers: servers need clients: give hosts.clients (or hostfile, or slurm)",
+        );
     }
     let rsh = match (&h.rsh, clients.is_empty()) {
         (Some(r), _) => r.clone(),
@@ -397,7 +421,12 @@ fn fill_hosts(h: RawHosts, m: &Machine) -> Result<Hosts, PlanError> {
         }
         Some(l) => l,
         None if clients.is_empty() => String::new(),
-        None => hosts::default_launcher(&clients, h.hostfile.as_deref(), h.slurm == Some(true), h.rsh.as_deref()),
+        None => hosts::default_launcher(
+            &clients,
+            h.hostfile.as_deref(),
+            h.slurm == Some(true),
+            h.rsh.as_deref(),
+        ),
     };
     Ok(Hosts {
         servers: h.servers.unwrap_or_default(),
@@ -425,14 +454,20 @@ fn fill_network(
         return err("network.tests: name at least one test (ping, brw read 4k, ...)");
     }
     for (i, t) in tests.iter().enumerate() {
-        let name = crate::curves::network_test(t).map_err(|e| PlanError(format!("network.tests: {e}")))?;
-        if tests[..i].iter().any(|o| crate::curves::network_test(o).is_ok_and(|o| o.name == name.name)) {
+        let name =
+            crate::curves::network_test(t).map_err(|e| PlanError(format!("network.tests: {e}")))?;
+        if tests[..i]
+            .iter()
+            .any(|o| crate::curves::network_test(o).is_ok_and(|o| o.name == name.name))
+        {
             return err(format!("network.tests: '{t}' is named twice"));
         }
     }
     // Agents on two loopback ports stand for a client and a server; a
     // rerun keeps the ports of the plan it resumes.
-    let kept = previous.filter(|_| local).map(|p| (p.network.from.clone(), p.network.to.clone()));
+    let kept = previous
+        .filter(|_| local)
+        .map(|p| (p.network.from.clone(), p.network.to.clone()));
     let (from, to) = match (n.from, n.to, kept) {
         (Some(f), Some(t), _) => (f, t),
         (None, None, Some(k)) => k,
@@ -440,16 +475,28 @@ fn fill_network(
             vec![format!("client@127.0.0.1:{}", m.ports.0)],
             vec![format!("server@127.0.0.1:{}", m.ports.1)],
         ),
-        (f, t, _) => (f.unwrap_or_else(|| hosts.clients.clone()), t.unwrap_or_else(|| hosts.servers.clone())),
+        (f, t, _) => (
+            f.unwrap_or_else(|| hosts.clients.clone()),
+            t.unwrap_or_else(|| hosts.servers.clone()),
+        ),
     };
     Ok(Network {
         tests,
         from,
         to,
-        concurrency: in_range("network.concurrency", n.concurrency.unwrap_or(if local { 16 } else { 64 }), 1, MAX_CONCURRENCY)?,
+        concurrency: in_range(
+            "network.concurrency",
+            n.concurrency.unwrap_or(if local { 16 } else { 64 }),
+            1,
+            MAX_CONCURRENCY,
+        )?,
         duration_s: match n.duration_s.unwrap_or(if local { 1.0 } else { 2.0 }) {
             d if d > 0.0 && d <= 3600.0 => d,
-            d => return err(format!("network.duration_s: {d} is not a number of seconds in (0, 3600]")),
+            d => {
+                return err(format!(
+                    "network.duration_s: {d} is not a number of seconds in (0, 3600]"
+                ))
+            }
         },
         port: in_range("network.port", n.port.unwrap_or(7819), 1, u16::MAX)?,
         expect: n.expect.unwrap_or_default(),
@@ -467,7 +514,12 @@ fn fill_devices(d: RawDevices, local: bool) -> Result<Devices, PlanError> {
     }
     let threads = d.threads.unwrap_or(16);
     Ok(Devices {
-        size_mb: in_range("devices.size_mb", d.size_mb.unwrap_or(if local { 256 } else { 16384 }), 1, 1 << 30)?,
+        size_mb: in_range(
+            "devices.size_mb",
+            d.size_mb.unwrap_or(if local { 256 } else { 16384 }),
+            1,
+            1 << 30,
+        )?,
         threads: in_range("devices.threads", threads, 1, 1024)?,
         survey,
         targets,
@@ -475,14 +527,21 @@ fn fill_devices(d: RawDevices, local: bool) -> Result<Devices, PlanError> {
     })
 }
 
-fn modes(key: &str, given: Option<Vec<String>>, known: [&str; 2]) -> Result<Vec<String>, PlanError> {
+fn modes(
+    key: &str,
+    given: Option<Vec<String>>,
+    known: [&str; 2],
+) -> Result<Vec<String>, PlanError> {
     let modes = given.unwrap_or_else(|| known.iter().map(|s| s.to_string()).collect());
     if modes.is_empty() {
         return err(format!("{key}: name at least one of {}", known.join(", ")));
     }
     for (i, m) in modes.iter().enumerate() {
         if !known.contains(&m.as_str()) || modes[..i].contains(m) {
-            return err(format!("{key}: '{m}': each of {} at most once", known.join(", ")));
+            return err(format!(
+                "{key}: '{m}': each of {} at most once",
+                known.join(", ")
+            ));
         }
     }
     Ok(modes)
@@ -494,16 +553,28 @@ fn fill_data(d: RawData, local: bool, m: &Machine) -> Result<Data, PlanError> {
         return err(format!("data.tool: '{tool}': only xdd for now"));
     }
     let tasks = in_range("data.tasks", d.tasks.unwrap_or(m.cores), 1, MAX_WIDTH)?;
-    let size_mb = in_range("data.size_mb", d.size_mb.unwrap_or(if local { 128 } else { 4096 }), 1, 1 << 30)?;
+    let size_mb = in_range(
+        "data.size_mb",
+        d.size_mb.unwrap_or(if local { 128 } else { 4096 }),
+        1,
+        1 << 30,
+    )?;
     if size_mb < tasks as u64 {
-        return err(format!("data.size_mb: {size_mb} MiB cannot give each of {tasks} tasks a MiB; raise it"));
+        return err(format!(
+            "data.size_mb: {size_mb} MiB cannot give each of {tasks} tasks a MiB; raise it"
+        ));
     }
     Ok(Data {
         tool,
         modes: modes("data.modes", d.modes, DATA_MODES)?,
         tasks,
         size_mb,
-        request_kib: in_range("data.request_kib", d.request_kib.unwrap_or(1024), 4, 1 << 20)?,
+        request_kib: in_range(
+            "data.request_kib",
+            d.request_kib.unwrap_or(1024),
+            4,
+            1 << 20,
+        )?,
         direct: d.direct.unwrap_or(false),
         expect: d.expect.unwrap_or_default(),
     })
@@ -514,7 +585,9 @@ fn fill_metadata(d: RawMetadata, hosts: &Hosts, m: &Machine) -> Result<Metadata,
     let most_nodes = hosts.clients.len().max(1) as u32;
     let nodes = d.nodes.unwrap_or(most_nodes);
     if nodes > most_nodes {
-        return err(format!("metadata.nodes: {nodes} nodes, but there are {most_nodes} clients"));
+        return err(format!(
+            "metadata.nodes: {nodes} nodes, but there are {most_nodes} clients"
+        ));
     }
     if nodes > 1 && hosts.launcher.is_empty() {
         return err("metadata.nodes: several nodes need hosts.launcher (mpirun or srun)");
@@ -523,7 +596,10 @@ fn fill_metadata(d: RawMetadata, hosts: &Hosts, m: &Machine) -> Result<Metadata,
     let nodes = in_range("metadata.nodes", nodes, 1, MAX_WIDTH)?;
     let files = d.files.unwrap_or(if local { 2000 } else { 262_144 });
     if files < (tasks as u64) * (nodes as u64) || files > 1 << 40 {
-        return err(format!("metadata.files: {files} cannot give each of {} tasks a file; raise it", tasks * nodes));
+        return err(format!(
+            "metadata.files: {files} cannot give each of {} tasks a file; raise it",
+            tasks * nodes
+        ));
     }
     Ok(Metadata {
         modes: modes("metadata.modes", d.modes, METADATA_MODES)?,
@@ -559,7 +635,10 @@ mod tests {
         assert_eq!(p.network.from, ["client@127.0.0.1:20001"]);
         assert_eq!(p.network.to, ["server@127.0.0.1:20002"]);
         assert_eq!(p.hosts.rsh, "local");
-        assert_eq!((p.data.tasks, p.metadata.tasks, p.metadata.nodes), (2, 2, 1));
+        assert_eq!(
+            (p.data.tasks, p.metadata.tasks, p.metadata.nodes),
+            (2, 2, 1)
+        );
         assert_eq!(p.work_dir(), PathBuf::from("/tmp/iolab-qualify.abc123"));
         assert_eq!(p.repeats, 3);
     }
@@ -568,23 +647,45 @@ mod tests {
     fn the_written_plan_reads_back_as_itself() {
         let p = plan("label = \"x\"\n[devices]\ntargets = [\"/mnt/ost0\"]\n[data]\nexpect = [\"data.write >= 1\"]").unwrap();
         let text = p.to_toml();
-        let again = fill(Plan::read(&text).unwrap(), &Machine { ports: (1, 2), token: "zzz".into(), ..machine() }, None).unwrap();
+        let again = fill(
+            Plan::read(&text).unwrap(),
+            &Machine {
+                ports: (1, 2),
+                token: "zzz".into(),
+                ..machine()
+            },
+            None,
+        )
+        .unwrap();
         assert_eq!(again, p, "{text}");
     }
 
     #[test]
     fn a_rerun_keeps_the_ports_and_token_it_resumes() {
         let first = plan("").unwrap();
-        let m = Machine { ports: (3, 4), token: "other".into(), ..machine() };
+        let m = Machine {
+            ports: (3, 4),
+            token: "other".into(),
+            ..machine()
+        };
         let again = fill(Plan::read("").unwrap(), &m, Some(&first)).unwrap();
         assert_eq!(again, first);
     }
 
     #[test]
     fn unknown_keys_and_sections_are_refused() {
-        assert!(plan("repeat = 3").unwrap_err().0.contains("unknown field `repeat`"));
-        assert!(plan("[netwerk]").unwrap_err().0.contains("unknown field `netwerk`"));
-        assert!(plan("[data]\nthreads = 3").unwrap_err().0.contains("unknown field `threads`"));
+        assert!(plan("repeat = 3")
+            .unwrap_err()
+            .0
+            .contains("unknown field `repeat`"));
+        assert!(plan("[netwerk]")
+            .unwrap_err()
+            .0
+            .contains("unknown field `netwerk`"));
+        assert!(plan("[data]\nthreads = 3")
+            .unwrap_err()
+            .0
+            .contains("unknown field `threads`"));
     }
 
     #[test]
@@ -598,7 +699,10 @@ mod tests {
             ("[data]\ntool = \"ior\"", "data.tool"),
             ("[network]\ntests = [\"brw up 4k\"]", "network.tests"),
             ("[network]\ntests = [\"ping\", \"ping\"]", "twice"),
-            ("[hosts]\nclients = [\"a\", \"b\"]\nservers = [\"s\"]", "dir: name a directory"),
+            (
+                "[hosts]\nclients = [\"a\", \"b\"]\nservers = [\"s\"]",
+                "dir: name a directory",
+            ),
             ("dir = \"rel\"", "absolute"),
             ("[metadata]\nnodes = 2", "2 nodes, but there are 1"),
             ("[hosts]\nservers = [\"s\"]", "servers need clients"),
@@ -611,11 +715,16 @@ mod tests {
 
     #[test]
     fn a_cluster_plan_gets_a_launcher_and_its_servers() {
-        let p = plan("dir = \"/mnt/fs\"\n[hosts]\nclients = [\"c1\", \"c2\"]\nservers = [\"s1\"]").unwrap();
+        let p = plan("dir = \"/mnt/fs\"\n[hosts]\nclients = [\"c1\", \"c2\"]\nservers = [\"s1\"]")
+            .unwrap();
         assert_eq!(p.network.from, ["c1", "c2"]);
         assert_eq!(p.network.to, ["s1"]);
         assert_eq!(p.metadata.nodes, 2);
-        assert!(p.hosts.launcher.contains("--host c1,c2"), "{}", p.hosts.launcher);
+        assert!(
+            p.hosts.launcher.contains("--host c1,c2"),
+            "{}",
+            p.hosts.launcher
+        );
         assert_eq!(p.hosts.rsh, "ssh -o BatchMode=yes");
     }
 }

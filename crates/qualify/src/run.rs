@@ -108,7 +108,10 @@ impl<'a> Walk<'a> {
                 None => lines.push((p.line.clone(), vec![p.idx])),
             }
         }
-        let watched = curves.of_curve(i).map(|f| (f.phase.clone(), f.metric.clone())).collect();
+        let watched = curves
+            .of_curve(i)
+            .map(|f| (f.phase.clone(), f.metric.clone()))
+            .collect();
         Ok(Walk {
             curve,
             sweep,
@@ -140,7 +143,11 @@ impl<'a> Walk<'a> {
                     Stop::Cap => line.len() - 1,
                 };
                 let p = &self.points[line[at]];
-                out.push(LineEnd { line: p.line.clone(), stop, key: p.key.clone() });
+                out.push(LineEnd {
+                    line: p.line.clone(),
+                    stop,
+                    key: p.key.clone(),
+                });
             }
         }
         out
@@ -167,9 +174,10 @@ impl<'a> Walk<'a> {
         if let Some(l) = self.lines.iter().position(|l| l.contains(&idx)) {
             self.seen[l].push(state);
         }
-        let nodes = self.curve.nodes.unwrap_or_else(|| {
-            spec.axes.get("nodes").and_then(|v| v.as_u64()).unwrap_or(1) as u32
-        });
+        let nodes = self
+            .curve
+            .nodes
+            .unwrap_or_else(|| spec.axes.get("nodes").and_then(|v| v.as_u64()).unwrap_or(1) as u32);
         self.measured.push(MeasuredPoint {
             key: spec.key.clone(),
             line: spec.line.clone(),
@@ -183,7 +191,10 @@ impl<'a> Walk<'a> {
     }
 
     fn result(&self, fraction: f64) -> Measured {
-        Measured { points: self.measured.clone(), ends: self.ends(fraction) }
+        Measured {
+            points: self.measured.clone(),
+            ends: self.ends(fraction),
+        }
     }
 }
 
@@ -238,45 +249,75 @@ pub fn run(cx: &mut Ctx, on: &mut dyn FnMut(Event)) -> Result<Ran, RunError> {
         for &i in &group {
             n += 1;
             let w = Walk::new(i, &curves.curves[i], curves)?;
-            on(Event::Curve { n, of: curves.curves.len(), label: &w.curve.label, points: w.points.len() });
+            on(Event::Curve {
+                n,
+                of: curves.curves.len(),
+                label: &w.curve.label,
+                points: w.points.len(),
+            });
             walks.push((i, w));
         }
         let interrupted = run_group(cx, &mut walks, on)?;
         for (i, w) in &walks {
             let m = w.result(cx.plan.knee);
-            on(Event::CurveDone { label: &w.curve.label, measured: &m });
+            on(Event::CurveDone {
+                label: &w.curve.label,
+                measured: &m,
+            });
             measured[*i] = Some(m);
         }
         if interrupted {
-            return Ok(Ran { measured, interrupted: true });
+            return Ok(Ran {
+                measured,
+                interrupted: true,
+            });
         }
     }
-    Ok(Ran { measured, interrupted: false })
+    Ok(Ran {
+        measured,
+        interrupted: false,
+    })
 }
 
 /// Runs a group's curves (one, or a write curve and its read curve)
 /// point by point until each is done; true when interrupted.
-fn run_group(cx: &mut Ctx, walks: &mut [(usize, Walk)], on: &mut dyn FnMut(Event)) -> Result<bool, RunError> {
+fn run_group(
+    cx: &mut Ctx,
+    walks: &mut [(usize, Walk)],
+    on: &mut dyn FnMut(Event),
+) -> Result<bool, RunError> {
     let knee = cx.plan.knee;
     // The write point whose files are on disk now, written by this process.
     let mut written: Option<String> = None;
     loop {
         let mut progressed = false;
         for k in 0..walks.len() {
-            let Some(idx) = walks[k].1.next(knee) else { continue };
+            let Some(idx) = walks[k].1.next(knee) else {
+                continue;
+            };
             progressed = true;
             let key = walks[k].1.points[idx].key.clone();
             let reads = walks[k].1.curve.reads_after.is_some();
             let label = walks[k].1.curve.label.clone();
             let before = series(cx.store, &label)?;
-            if reads && written.as_deref() != Some(key.as_str()) && !complete(before.as_ref(), &key, cx.plan.repeats) {
+            if reads
+                && written.as_deref() != Some(key.as_str())
+                && !complete(before.as_ref(), &key, cx.plan.repeats)
+            {
                 if !prepare(cx, &walks[0].1, &key, on)? {
                     return Ok(true);
                 }
                 written = Some(key.clone());
             }
             let w = &walks[k].1;
-            let sum = sweep::run_selected(&w.sweep, cx.store, cx.iolab, cx.work, &|p| p.idx == idx, &mut |e| on(Event::Sweep(e)))?;
+            let sum = sweep::run_selected(
+                &w.sweep,
+                cx.store,
+                cx.iolab,
+                cx.work,
+                &|p| p.idx == idx,
+                &mut |e| on(Event::Sweep(e)),
+            )?;
             if sum.interrupted {
                 return Ok(true);
             }
@@ -294,26 +335,45 @@ fn run_group(cx: &mut Ctx, walks: &mut [(usize, Walk)], on: &mut dyn FnMut(Event
 
 /// Writes the files of the write curve's point `key` (unrecorded), for
 /// the read point of the same key; false when interrupted.
-fn prepare(cx: &mut Ctx, write: &Walk, key: &str, on: &mut dyn FnMut(Event)) -> Result<bool, RunError> {
+fn prepare(
+    cx: &mut Ctx,
+    write: &Walk,
+    key: &str,
+    on: &mut dyn FnMut(Event),
+) -> Result<bool, RunError> {
     let Some(p) = write.points.iter().find(|p| p.key == key) else {
         return Ok(true);
     };
-    on(Event::Preparing { label: &write.curve.label, key });
+    on(Event::Preparing {
+        label: &write.curve.label,
+        key,
+    });
     let json = cx.work.path().join("prepare.json");
-    let argv = write.sweep.command(&cx.iolab.to_string_lossy(), p, 0, &json.to_string_lossy()).map_err(SweepError::from)?;
+    let argv = write
+        .sweep
+        .command(&cx.iolab.to_string_lossy(), p, 0, &json.to_string_lossy())
+        .map_err(SweepError::from)?;
     let ended = sweep::run_unrecorded(&argv, cx.work, "prepare")?;
     let _ = std::fs::remove_file(&json);
     match ended {
         Unrecorded::Done => Ok(true),
         Unrecorded::Interrupted => Ok(false),
-        Unrecorded::Failed(why) => Err(RunError::Prepare { label: write.curve.label.clone(), key: key.to_string(), why }),
+        Unrecorded::Failed(why) => Err(RunError::Prepare {
+            label: write.curve.label.clone(),
+            key: key.to_string(),
+            why,
+        }),
     }
 }
 
 /// Walks every curve over what `store` holds, running nothing: the
 /// curves as a qualification recorded them (a baseline's, or this one's
 /// after its run). A curve stops at its first point not in the store.
-pub fn walk_stored(plan: &Plan, curves: &Curves, store: &Store) -> Result<Vec<Option<Measured>>, RunError> {
+pub fn walk_stored(
+    plan: &Plan,
+    curves: &Curves,
+    store: &Store,
+) -> Result<Vec<Option<Measured>>, RunError> {
     let mut out = Vec::new();
     for (i, c) in curves.curves.iter().enumerate() {
         let Some(s) = series(store, &c.label)? else {

@@ -19,14 +19,54 @@ struct Suffix {
 const GIB: f64 = (1u64 << 30) as f64;
 
 const SUFFIXES: [Suffix; 8] = [
-    Suffix { suffix: "_gib_s", kind: Kind::Bandwidth, per_canonical: 1.0, unit: "GiB/s" },
-    Suffix { suffix: "_mib_s", kind: Kind::Bandwidth, per_canonical: 1024.0, unit: "MiB/s" },
-    Suffix { suffix: "_gb_s", kind: Kind::Bandwidth, per_canonical: GIB / 1e9, unit: "GB/s" },
-    Suffix { suffix: "_mb_s", kind: Kind::Bandwidth, per_canonical: GIB / 1e6, unit: "MB/s" },
-    Suffix { suffix: "_kops_s", kind: Kind::Rate, per_canonical: 1e-3, unit: "kops/s" },
-    Suffix { suffix: "_ops_s", kind: Kind::Rate, per_canonical: 1.0, unit: "ops/s" },
-    Suffix { suffix: "_rpc_s", kind: Kind::Rate, per_canonical: 1.0, unit: "RPC/s" },
-    Suffix { suffix: "_iops", kind: Kind::Rate, per_canonical: 1.0, unit: "IOPS" },
+    Suffix {
+        suffix: "_gib_s",
+        kind: Kind::Bandwidth,
+        per_canonical: 1.0,
+        unit: "GiB/s",
+    },
+    Suffix {
+        suffix: "_mib_s",
+        kind: Kind::Bandwidth,
+        per_canonical: 1024.0,
+        unit: "MiB/s",
+    },
+    Suffix {
+        suffix: "_gb_s",
+        kind: Kind::Bandwidth,
+        per_canonical: GIB / 1e9,
+        unit: "GB/s",
+    },
+    Suffix {
+        suffix: "_mb_s",
+        kind: Kind::Bandwidth,
+        per_canonical: GIB / 1e6,
+        unit: "MB/s",
+    },
+    Suffix {
+        suffix: "_kops_s",
+        kind: Kind::Rate,
+        per_canonical: 1e-3,
+        unit: "kops/s",
+    },
+    Suffix {
+        suffix: "_ops_s",
+        kind: Kind::Rate,
+        per_canonical: 1.0,
+        unit: "ops/s",
+    },
+    Suffix {
+        suffix: "_rpc_s",
+        kind: Kind::Rate,
+        per_canonical: 1.0,
+        unit: "RPC/s",
+    },
+    Suffix {
+        suffix: "_iops",
+        kind: Kind::Rate,
+        per_canonical: 1.0,
+        unit: "IOPS",
+    },
 ];
 
 /// What a base name stands for: its value in the canonical unit of its
@@ -44,7 +84,10 @@ pub struct Base {
 /// The value of `name` in the unit its suffix asks for: `base` looks a
 /// name without suffix up (None: no such figure). The error names what
 /// is wrong and what may be written instead.
-pub fn resolve(name: &str, base: &dyn Fn(&str) -> Option<Base>) -> Result<(f64, &'static str), String> {
+pub fn resolve(
+    name: &str,
+    base: &dyn Fn(&str) -> Option<Base>,
+) -> Result<(f64, &'static str), String> {
     if let Some(b) = base(name) {
         return Ok((b.value, b.kind.unit()));
     }
@@ -75,9 +118,21 @@ mod tests {
 
     fn base(n: &str) -> Option<Base> {
         match n {
-            "network.brw_write_4k" => Some(Base { value: 1000.0, kind: Kind::Rate, bytes_per_op: Some(4096.0) }),
-            "network.brw_write" => Some(Base { value: 2.0, kind: Kind::Bandwidth, bytes_per_op: Some(GIB) }),
-            "network.ping" => Some(Base { value: 5000.0, kind: Kind::Rate, bytes_per_op: None }),
+            "network.brw_write_4k" => Some(Base {
+                value: 1000.0,
+                kind: Kind::Rate,
+                bytes_per_op: Some(4096.0),
+            }),
+            "network.brw_write" => Some(Base {
+                value: 2.0,
+                kind: Kind::Bandwidth,
+                bytes_per_op: Some(GIB),
+            }),
+            "network.ping" => Some(Base {
+                value: 5000.0,
+                kind: Kind::Rate,
+                bytes_per_op: None,
+            }),
             _ => None,
         }
     }
@@ -85,20 +140,34 @@ mod tests {
     #[test]
     fn suffixes_convert_from_the_canonical_unit() {
         assert_eq!(resolve("network.brw_write", &base).unwrap(), (2.0, "GiB/s"));
-        assert_eq!(resolve("network.brw_write_gib_s", &base).unwrap(), (2.0, "GiB/s"));
-        assert_eq!(resolve("network.brw_write_mib_s", &base).unwrap(), (2048.0, "MiB/s"));
+        assert_eq!(
+            resolve("network.brw_write_gib_s", &base).unwrap(),
+            (2.0, "GiB/s")
+        );
+        assert_eq!(
+            resolve("network.brw_write_mib_s", &base).unwrap(),
+            (2048.0, "MiB/s")
+        );
         let (gb, _) = resolve("network.brw_write_gb_s", &base).unwrap();
         assert!((gb - 2.147483648).abs() < 1e-9);
-        assert_eq!(resolve("network.ping_kops_s", &base).unwrap(), (5.0, "kops/s"));
+        assert_eq!(
+            resolve("network.ping_kops_s", &base).unwrap(),
+            (5.0, "kops/s")
+        );
     }
 
     #[test]
     fn fixed_sizes_turn_rates_into_bandwidths_and_back() {
         let (mib, _) = resolve("network.brw_write_4k_mib_s", &base).unwrap();
         assert!((mib - 1000.0 * 4096.0 / 1048576.0).abs() < 1e-9);
-        assert_eq!(resolve("network.brw_write_rpc_s", &base).unwrap(), (2.0, "RPC/s"));
+        assert_eq!(
+            resolve("network.brw_write_rpc_s", &base).unwrap(),
+            (2.0, "RPC/s")
+        );
         let e = resolve("network.ping_mib_s", &base).unwrap_err();
         assert!(e.contains("no fixed size"), "{e}");
-        assert!(resolve("network.pong", &base).unwrap_err().contains("no such figure"));
+        assert!(resolve("network.pong", &base)
+            .unwrap_err()
+            .contains("no such figure"));
     }
 }

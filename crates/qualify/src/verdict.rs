@@ -138,7 +138,12 @@ impl LayerResult {
             match &c.result {
                 Err(e) => return Some(format!("{}: cannot be judged: {e}", c.text)),
                 Ok(v) if !v.holds => {
-                    return Some(format!("{} does not hold ({} against {})", c.text, num(v.left), num(v.right)))
+                    return Some(format!(
+                        "{} does not hold ({} against {})",
+                        c.text,
+                        num(v.left),
+                        num(v.right)
+                    ))
                 }
                 Ok(_) => {}
             }
@@ -147,9 +152,12 @@ impl LayerResult {
             return Some(format!("{p}: its runs completed but moved nothing (shorter than the tool's start-up? lengthen them, e.g. network.duration_s)"));
         }
         if let Some(m) = self.missing.first() {
-            return Some(format!("{m}: no point gave a result (every run failed, or moved nothing)"));
+            return Some(format!(
+                "{m}: no point gave a result (every run failed, or moved nothing)"
+            ));
         }
-        (self.failed_repeats > 0).then(|| format!("{} runs failed (rerun to retry them)", self.failed_repeats))
+        (self.failed_repeats > 0)
+            .then(|| format!("{} runs failed (rerun to retry them)", self.failed_repeats))
     }
 }
 
@@ -193,7 +201,13 @@ impl Verdict {
 }
 
 fn scaled(s: &Spread, k: f64) -> Spread {
-    Spread { n: s.n, mean: s.mean * k, min: s.min * k, max: s.max * k, std_dev: s.std_dev * k }
+    Spread {
+        n: s.n,
+        mean: s.mean * k,
+        min: s.min * k,
+        max: s.max * k,
+        std_dev: s.std_dev * k,
+    }
 }
 
 /// The limit of figure `f` on its curve, if any point measured it.
@@ -209,11 +223,15 @@ fn limit(f: &FigureSpec, m: &Measured) -> Option<Limit> {
         })
         .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))?;
     let (p, s) = best;
-    let end = m.ends.iter().find(|e| e.line == p.line).map(|e| match e.stop {
-        Stop::Flattened { .. } => format!("flat after {}", e.key),
-        Stop::Cap => format!("cap {}", e.key),
-        Stop::Failed { .. } => format!("failed at {}", e.key),
-    });
+    let end = m
+        .ends
+        .iter()
+        .find(|e| e.line == p.line)
+        .map(|e| match e.stop {
+            Stop::Flattened { .. } => format!("flat after {}", e.key),
+            Stop::Cap => format!("cap {}", e.key),
+            Stop::Failed { .. } => format!("failed at {}", e.key),
+        });
     Some(Limit {
         name: f.name.clone(),
         layer: f.layer,
@@ -231,10 +249,15 @@ fn limit(f: &FigureSpec, m: &Measured) -> Option<Limit> {
 /// client node: data against the network's brw and the devices, metadata
 /// against the network's ping.
 fn below(name: &str) -> Vec<(String, bool)> {
-    let Some((layer, fig)) = name.split_once('.') else { return Vec::new() };
+    let Some((layer, fig)) = name.split_once('.') else {
+        return Vec::new();
+    };
     let op = fig.split('_').next().unwrap_or("");
     match layer {
-        "data" => vec![(format!("network.brw_{op}"), true), (format!("devices.{op}"), false)],
+        "data" => vec![
+            (format!("network.brw_{op}"), true),
+            (format!("devices.{op}"), false),
+        ],
         "metadata" => vec![("network.ping".to_string(), true)],
         _ => Vec::new(),
     }
@@ -249,14 +272,18 @@ fn base_value(curves: &Curves, limits: &[Limit], name: &str) -> Option<Base> {
         Some((l.value.mean, spec, l))
     };
     let (value, spec, _) = match curves.aliases.iter().find(|a| a.name == name) {
-        Some(a) => a
-            .of
-            .iter()
-            .filter_map(|n| of(n))
-            .max_by(|x, y| x.0.total_cmp(&y.0))?,
+        Some(a) => {
+            a.of.iter()
+                .filter_map(|n| of(n))
+                .max_by(|x, y| x.0.total_cmp(&y.0))?
+        }
         None => of(name)?,
     };
-    Some(Base { value, kind: spec.kind, bytes_per_op: spec.bytes_per_op })
+    Some(Base {
+        value,
+        kind: spec.kind,
+        bytes_per_op: spec.bytes_per_op,
+    })
 }
 
 /// The limit a name stands for (an alias: its best member).
@@ -275,14 +302,23 @@ fn efficiencies(curves: &Curves, limits: &mut [Limit]) {
     let all = limits.to_vec();
     for l in limits.iter_mut() {
         for (against, per_node) in below(&l.name) {
-            let Some(b) = limit_of(curves, &all, &against) else { continue };
+            let Some(b) = limit_of(curves, &all, &against) else {
+                continue;
+            };
             let spec_kind = curves.figure(&b.name).map(|f| f.kind);
             let same = curves.figure(&l.name).map(|f| f.kind) == spec_kind;
             if !same || b.value.mean <= 0.0 {
                 continue;
             }
-            let scale = if per_node { l.nodes as f64 / b.nodes.max(1) as f64 } else { 1.0 };
-            l.efficiency.push(Efficiency { against, ratio: l.value.mean / (b.value.mean * scale) });
+            let scale = if per_node {
+                l.nodes as f64 / b.nodes.max(1) as f64
+            } else {
+                1.0
+            };
+            l.efficiency.push(Efficiency {
+                against,
+                ratio: l.value.mean / (b.value.mean * scale),
+            });
         }
     }
 }
@@ -318,12 +354,21 @@ pub fn judge(plan: &Plan, curves: &Curves, measured: &[Option<Measured>]) -> Ver
                 .enumerate()
                 .filter(|(_, c)| c.layer == layer)
                 .filter_map(|(i, c)| Some((c, measured.get(i)?.as_ref()?)))
-                .flat_map(|(c, m)| m.points.iter().filter(|p| p.empty).map(move |p| format!("{} {}", c.label, p.key)))
+                .flat_map(|(c, m)| {
+                    m.points
+                        .iter()
+                        .filter(|p| p.empty)
+                        .map(move |p| format!("{} {}", c.label, p.key))
+                })
                 .collect();
             LayerResult {
                 layer,
                 empty,
-                limits: limits.iter().filter(|l| l.layer == layer).cloned().collect(),
+                limits: limits
+                    .iter()
+                    .filter(|l| l.layer == layer)
+                    .cloned()
+                    .collect(),
                 missing: curves
                     .figures
                     .iter()
@@ -335,20 +380,29 @@ pub fn judge(plan: &Plan, curves: &Curves, measured: &[Option<Measured>]) -> Ver
                     .iter()
                     .map(|text| Checked {
                         text: text.clone(),
-                        result: Expectation::parse(text).map_err(|e| e.to_string()).and_then(|e| e.eval(&lookup)),
+                        result: Expectation::parse(text)
+                            .map_err(|e| e.to_string())
+                            .and_then(|e| e.eval(&lookup)),
                     })
                     .collect(),
             }
         })
         .collect();
-    Verdict { label: plan.label.clone(), layers }
+    Verdict {
+        label: plan.label.clone(),
+        layers,
+    }
 }
 
 /// The expectations the plan lists under `layer`.
 pub fn expectations(plan: &Plan, layer: Layer) -> Vec<String> {
     match layer {
         Layer::Network => plan.network.expect.clone(),
-        Layer::Devices => plan.devices.as_ref().map(|d| d.expect.clone()).unwrap_or_default(),
+        Layer::Devices => plan
+            .devices
+            .as_ref()
+            .map(|d| d.expect.clone())
+            .unwrap_or_default(),
         Layer::Data => plan.data.expect.clone(),
         Layer::Metadata => plan.metadata.expect.clone(),
     }
@@ -363,7 +417,11 @@ pub fn check_expectations(plan: &Plan, curves: &Curves) -> Result<(), String> {
             let a = curves.aliases.iter().find(|a| a.name == n)?;
             curves.figure(a.of.first()?)
         })?;
-        Some(Base { value: 1.0, kind: spec.kind, bytes_per_op: spec.bytes_per_op })
+        Some(Base {
+            value: 1.0,
+            kind: spec.kind,
+            bytes_per_op: spec.bytes_per_op,
+        })
     };
     for &layer in &plan.layers {
         for text in expectations(plan, layer) {
@@ -371,11 +429,20 @@ pub fn check_expectations(plan: &Plan, curves: &Curves) -> Result<(), String> {
             let e = Expectation::parse(&text).map_err(|e| format!("{key}: {e}"))?;
             for n in e.names() {
                 units::resolve(n, &known).map_err(|m| {
-                    format!("{key}: '{text}': {m} (this plan measures: {})", curves.names().join(", "))
+                    format!(
+                        "{key}: '{text}': {m} (this plan measures: {})",
+                        curves.names().join(", ")
+                    )
                 })?;
             }
-            if !e.names().iter().any(|n| n.starts_with(&format!("{layer}."))) {
-                return Err(format!("{key}: '{text}' names no {layer} figure: list it under the layer it judges"));
+            if !e
+                .names()
+                .iter()
+                .any(|n| n.starts_with(&format!("{layer}.")))
+            {
+                return Err(format!(
+                    "{key}: '{text}' names no {layer} figure: list it under the layer it judges"
+                ));
             }
         }
     }
@@ -395,7 +462,11 @@ pub fn against_baseline(now: &mut Verdict, base: &Verdict) {
                 // One repeat on a side has no spread to judge by.
                 let spread = l.value.n > 1 && b.value.n > 1;
                 let flagged = spread && (l.value.min > b.value.max || l.value.max < b.value.min);
-                l.baseline = Some(Against { base: b.value, percent: 100.0 * l.value.mean / b.value.mean, flagged });
+                l.baseline = Some(Against {
+                    base: b.value,
+                    percent: 100.0 * l.value.mean / b.value.mean,
+                    flagged,
+                });
             }
         }
     }
@@ -408,7 +479,13 @@ mod tests {
     use crate::plan::{fill, Plan};
 
     fn plan(text: &str) -> Plan {
-        let m = crate::machine::Machine { cores: 2, tmp: "/tmp".into(), ports: (1, 2), token: "t".into(), rsh: "ssh".into() };
+        let m = crate::machine::Machine {
+            cores: 2,
+            tmp: "/tmp".into(),
+            ports: (1, 2),
+            token: "t".into(),
+            rsh: "ssh".into(),
+        };
         fill(Plan::read(text).unwrap(), &m, None).unwrap()
     }
 
@@ -422,7 +499,10 @@ mod tests {
             line: String::new(),
             x,
             nodes: 1,
-            figures: figs.iter().map(|(p, m, v)| (p.to_string(), m.to_string(), spread(v))).collect(),
+            figures: figs
+                .iter()
+                .map(|(p, m, v)| (p.to_string(), m.to_string(), spread(v)))
+                .collect(),
             completed: 3,
             failed: 0,
             empty: false,
@@ -434,21 +514,48 @@ mod tests {
     fn measured(c: &Curves) -> Vec<Option<Measured>> {
         let net = Measured {
             points: vec![
-                point("concurrency=1", 1.0, &[("brw write", "bandwidth", &[500.0, 510.0, 520.0])]),
-                point("concurrency=2", 2.0, &[("brw write", "bandwidth", &[1000.0, 1024.0, 1048.0])]),
-                point("concurrency=4", 4.0, &[("brw write", "bandwidth", &[1020.0, 1030.0, 1040.0])]),
+                point(
+                    "concurrency=1",
+                    1.0,
+                    &[("brw write", "bandwidth", &[500.0, 510.0, 520.0])],
+                ),
+                point(
+                    "concurrency=2",
+                    2.0,
+                    &[("brw write", "bandwidth", &[1000.0, 1024.0, 1048.0])],
+                ),
+                point(
+                    "concurrency=4",
+                    4.0,
+                    &[("brw write", "bandwidth", &[1020.0, 1030.0, 1040.0])],
+                ),
             ],
-            ends: vec![LineEnd { line: String::new(), stop: Stop::Flattened { at: 1 }, key: "concurrency=2".into() }],
+            ends: vec![LineEnd {
+                line: String::new(),
+                stop: Stop::Flattened { at: 1 },
+                key: "concurrency=2".into(),
+            }],
         };
         let data = Measured {
-            points: vec![point("tasks=1", 1.0, &[("write", "bandwidth", &[805.306368, 805.306368])])],
-            ends: vec![LineEnd { line: String::new(), stop: Stop::Cap, key: "tasks=1".into() }],
+            points: vec![point(
+                "tasks=1",
+                1.0,
+                &[("write", "bandwidth", &[805.306368, 805.306368])],
+            )],
+            ends: vec![LineEnd {
+                line: String::new(),
+                stop: Stop::Cap,
+                key: "tasks=1".into(),
+            }],
         };
-        c.curves.iter().map(|k| match k.label.as_str() {
-            "network brw write 1m" => Some(net.clone()),
-            "data write file-per-task" => Some(data.clone()),
-            _ => None,
-        }).collect()
+        c.curves
+            .iter()
+            .map(|k| match k.label.as_str() {
+                "network brw write 1m" => Some(net.clone()),
+                "data write file-per-task" => Some(data.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     const PLAN: &str = "layers = [\"network\", \"data\"]\n[network]\ntests = [\"brw write 1m\"]\n[data]\nmodes = [\"file-per-task\"]\n";
@@ -474,15 +581,22 @@ mod tests {
 
     #[test]
     fn expectations_judge_absolute_and_relative_figures() {
-        let text = format!("{PLAN}expect = [\"data.write >= 0.8 * network.brw_write\"]\n")
-            .replace("[network]\n", "[network]\nexpect = [\"network.brw_write_mib_s >= 1000\"]\n");
+        let text = format!("{PLAN}expect = [\"data.write >= 0.8 * network.brw_write\"]\n").replace(
+            "[network]\n",
+            "[network]\nexpect = [\"network.brw_write_mib_s >= 1000\"]\n",
+        );
         let p = plan(&text);
         let c = curves(&p);
         check_expectations(&p, &c).unwrap();
         let v = judge(&p, &c, &measured(&c));
         assert!(v.layers[0].passed());
         let fail = v.layers[1].failure().unwrap();
-        assert!(fail.starts_with("data.write >= 0.8 * network.brw_write does not hold (0.7500 against 0.8047)"), "{fail}");
+        assert!(
+            fail.starts_with(
+                "data.write >= 0.8 * network.brw_write does not hold (0.7500 against 0.8047)"
+            ),
+            "{fail}"
+        );
     }
 
     #[test]
@@ -492,12 +606,20 @@ mod tests {
             check_expectations(&p, &curves(&p))
         };
         assert!(check("data.write_gib_s >= 1").is_ok());
-        assert!(check("data.wrote >= 1").unwrap_err().contains("data.wrote: no such figure"));
+        assert!(check("data.wrote >= 1")
+            .unwrap_err()
+            .contains("data.wrote: no such figure"));
         assert!(check("data.write >=").unwrap_err().contains("at character"));
-        assert!(check("network.brw_write >= 1").unwrap_err().contains("names no data figure"));
-        assert!(check("data.write >= metadata.create").unwrap_err().contains("no such figure"));
+        assert!(check("network.brw_write >= 1")
+            .unwrap_err()
+            .contains("names no data figure"));
+        assert!(check("data.write >= metadata.create")
+            .unwrap_err()
+            .contains("no such figure"));
         let p = plan("layers = [\"network\"]\n[data]\nexpect = [\"data.write >= 1\"]");
-        assert!(check_expectations(&p, &curves(&p)).unwrap_err().contains("not measured"));
+        assert!(check_expectations(&p, &curves(&p))
+            .unwrap_err()
+            .contains("not measured"));
     }
 
     #[test]
@@ -507,7 +629,12 @@ mod tests {
         let base = judge(&p, &c, &measured(&c));
         let mut same = base.clone();
         against_baseline(&mut same, &base);
-        let b = same.limit("network.brw_write_1m").unwrap().baseline.clone().unwrap();
+        let b = same
+            .limit("network.brw_write_1m")
+            .unwrap()
+            .baseline
+            .clone()
+            .unwrap();
         assert!((b.percent - 100.0).abs() < 1e-9 && !b.flagged);
         let mut m = measured(&c);
         if let Some(Some(net)) = m.iter_mut().find(|x| x.is_some()) {
@@ -515,8 +642,16 @@ mod tests {
         }
         let mut faster = judge(&p, &c, &m);
         against_baseline(&mut faster, &base);
-        let b = faster.limit("network.brw_write_1m").unwrap().baseline.clone().unwrap();
-        assert!(b.flagged && (b.percent - 2100.0 / 10.3).abs() < 1e-6, "{b:?}");
+        let b = faster
+            .limit("network.brw_write_1m")
+            .unwrap()
+            .baseline
+            .clone()
+            .unwrap();
+        assert!(
+            b.flagged && (b.percent - 2100.0 / 10.3).abs() < 1e-6,
+            "{b:?}"
+        );
         // data.write_fpp has 2 repeats in both; one repeat has no spread.
         let mut one = measured(&c);
         if let Some(Some(net)) = one.iter_mut().find(|x| x.is_some()) {
@@ -524,7 +659,15 @@ mod tests {
         }
         let mut single = judge(&p, &c, &one);
         against_baseline(&mut single, &base);
-        assert!(!single.limit("network.brw_write_1m").unwrap().baseline.clone().unwrap().flagged);
+        assert!(
+            !single
+                .limit("network.brw_write_1m")
+                .unwrap()
+                .baseline
+                .clone()
+                .unwrap()
+                .flagged
+        );
     }
 
     #[test]
@@ -538,6 +681,11 @@ mod tests {
         }
         let v = judge(&p, &c, &m);
         let why = v.layers[0].failure().unwrap();
-        assert!(why.starts_with("network brw write 1m concurrency=4: its runs completed but moved nothing"), "{why}");
+        assert!(
+            why.starts_with(
+                "network brw write 1m concurrency=4: its runs completed but moved nothing"
+            ),
+            "{why}"
+        );
     }
 }

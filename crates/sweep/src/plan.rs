@@ -452,7 +452,11 @@ impl Plan {
             self.fill(w, &probe, 1, Some("iolab"))
                 .map_err(|e| PlanError(format!("launcher: {e}")))?;
         }
-        for a in self.axes.iter().filter(|a| a.option.is_none() && !a.is_words()) {
+        for a in self
+            .axes
+            .iter()
+            .filter(|a| a.option.is_none() && !a.is_words())
+        {
             let used = launcher
                 .iter()
                 .chain(&self.args)
@@ -785,11 +789,21 @@ over = ["tasks"]
             p.command("iolab", &pts[1], 3, "j").unwrap().join(" "),
             "iolab xdd -op write -reqsize 128 -targets 2 /d/f0 /d/f1.3 -mbytes 32 --json j"
         );
-        let with_option = p.text.replace("name = \"tasks\"", "name = \"tasks\"\noption = \"-v\"");
+        let with_option = p
+            .text
+            .replace("name = \"tasks\"", "name = \"tasks\"\noption = \"-v\"");
         let q = Plan::parse(&with_option).unwrap();
-        assert_eq!(q.tool_args(&q.points()[0], 1).unwrap()[4..7], ["-v", "-targets", "1"]);
-        assert!(bad(&p.text.replace("[\"-targets\", \"1\", \"/d/f0\"]", "3")).contains("every value"));
-        assert!(bad(&p.text.replace("labels = [\"1\", \"2\"]", "labels = [\"one\", \"two\"]")).contains("whole numbers"));
+        assert_eq!(
+            q.tool_args(&q.points()[0], 1).unwrap()[4..7],
+            ["-v", "-targets", "1"]
+        );
+        assert!(
+            bad(&p.text.replace("[\"-targets\", \"1\", \"/d/f0\"]", "3")).contains("every value")
+        );
+        assert!(bad(&p
+            .text
+            .replace("labels = [\"1\", \"2\"]", "labels = [\"one\", \"two\"]"))
+        .contains("whole numbers"));
     }
 
     #[test]

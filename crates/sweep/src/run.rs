@@ -689,11 +689,17 @@ pub enum Unrecorded {
 /// SIGTERM on a stop and when this process dies, output to files in
 /// the sweep's directory) and records nothing: what a caller needs done
 /// before a point, such as writing the files a read point reads.
-pub fn run_unrecorded(argv: &[String], work: &WorkDir, name: &str) -> Result<Unrecorded, SweepError> {
+pub fn run_unrecorded(
+    argv: &[String],
+    work: &WorkDir,
+    name: &str,
+) -> Result<Unrecorded, SweepError> {
     let stem = work.path().join(name);
     let (out, err) = (stem.with_extension("out"), stem.with_extension("err"));
-    let ended = run_child(argv, &out, &err, None)
-        .map_err(io_err(format!("cannot run {}", argv.first().map_or("", String::as_str))))?;
+    let ended = run_child(argv, &out, &err, None).map_err(io_err(format!(
+        "cannot run {}",
+        argv.first().map_or("", String::as_str)
+    )))?;
     let said = tail(&err);
     for f in [&out, &err] {
         let _ = std::fs::remove_file(f);

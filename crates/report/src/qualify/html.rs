@@ -31,7 +31,13 @@ th{background:#f2f2f2}.pass{color:#176117;font-weight:bold}.fail{color:#a31515;f
 pre{background:#f6f6f6;padding:.7em;overflow-x:auto;font-size:.85em}";
 
 /// The whole page.
-pub fn render(v: &Verdict, charts: &[LayerCharts], plan_toml: &str, baseline: Option<&str>, generated_unix_ns: u64) -> String {
+pub fn render(
+    v: &Verdict,
+    charts: &[LayerCharts],
+    plan_toml: &str,
+    baseline: Option<&str>,
+    generated_unix_ns: u64,
+) -> String {
     let mut h = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"{GENERATOR}\">\n<title>iolab qualify: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
         esc(&v.label)
@@ -49,10 +55,17 @@ pub fn render(v: &Verdict, charts: &[LayerCharts], plan_toml: &str, baseline: Op
     for lc in charts {
         h.push_str(&format!("<h2 id=\"{0}\">{0}</h2>\n", lc.layer));
         for (caption, svg) in &lc.charts {
-            h.push_str(&format!("<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>\n", svg.trim(), esc(caption)));
+            h.push_str(&format!(
+                "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
+                svg.trim(),
+                esc(caption)
+            ));
         }
     }
-    h.push_str(&format!("<h2 id=\"plan\">Plan</h2>\n<pre>{}</pre>\n</body>\n</html>\n", esc(plan_toml)));
+    h.push_str(&format!(
+        "<h2 id=\"plan\">Plan</h2>\n<pre>{}</pre>\n</body>\n</html>\n",
+        esc(plan_toml)
+    ));
     h
 }
 
@@ -60,7 +73,11 @@ fn verdicts(v: &Verdict) -> String {
     let mut t = String::from("<table>\n<tr><th>layer</th><th>verdict</th><th>why</th></tr>\n");
     for l in &v.layers {
         let (class, word, why) = match l.failure() {
-            None => ("pass", "pass", format!("{} expectation(s) held", l.expectations.len())),
+            None => (
+                "pass",
+                "pass",
+                format!("{} expectation(s) held", l.expectations.len()),
+            ),
             Some(w) => ("fail", "FAIL", w),
         };
         t.push_str(&format!(

@@ -15,9 +15,16 @@ pub fn render(v: &Verdict, baseline: bool) -> String {
     let mut rows = vec![head.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
     for l in &v.layers {
         for (i, lim) in l.limits.iter().enumerate() {
-            let short = lim.name.split_once('.').map_or(lim.name.as_str(), |(_, f)| f);
+            let short = lim
+                .name
+                .split_once('.')
+                .map_or(lim.name.as_str(), |(_, f)| f);
             let mut r = vec![
-                if i == 0 { l.layer.to_string() } else { String::new() },
+                if i == 0 {
+                    l.layer.to_string()
+                } else {
+                    String::new()
+                },
                 short.to_string(),
                 limit_text(lim),
                 lim.at.clone(),
@@ -30,7 +37,11 @@ pub fn render(v: &Verdict, baseline: bool) -> String {
             rows.push(r);
         }
         for m in &l.missing {
-            rows.push(vec![String::new(), m.split_once('.').map_or(m.as_str(), |(_, f)| f).to_string(), "no result".into()]);
+            rows.push(vec![
+                String::new(),
+                m.split_once('.').map_or(m.as_str(), |(_, f)| f).to_string(),
+                "no result".into(),
+            ]);
         }
     }
     let mut out = table(&rows);
@@ -41,23 +52,43 @@ pub fn render(v: &Verdict, baseline: bool) -> String {
 
 /// Each layer's verdict and expectations.
 pub fn verdicts(v: &Verdict) -> String {
-    let mut rows = vec![["layer", "verdict", "expectation", "judged"].map(String::from).to_vec()];
+    let mut rows = vec![["layer", "verdict", "expectation", "judged"]
+        .map(String::from)
+        .to_vec()];
     for l in &v.layers {
         let verdict = match l.passed() {
             true => "pass".to_string(),
             false => "FAIL".to_string(),
         };
         if l.expectations.is_empty() {
-            rows.push(vec![l.layer.to_string(), verdict.clone(), "(none)".into(), String::new()]);
+            rows.push(vec![
+                l.layer.to_string(),
+                verdict.clone(),
+                "(none)".into(),
+                String::new(),
+            ]);
         }
         for (i, c) in l.expectations.iter().enumerate() {
             let judged = match &c.result {
-                Ok(e) => format!("{} vs {}: {}", num(e.left), num(e.right), if e.holds { "holds" } else { "fails" }),
+                Ok(e) => format!(
+                    "{} vs {}: {}",
+                    num(e.left),
+                    num(e.right),
+                    if e.holds { "holds" } else { "fails" }
+                ),
                 Err(e) => format!("cannot judge: {e}"),
             };
             rows.push(vec![
-                if i == 0 { l.layer.to_string() } else { String::new() },
-                if i == 0 { verdict.clone() } else { String::new() },
+                if i == 0 {
+                    l.layer.to_string()
+                } else {
+                    String::new()
+                },
+                if i == 0 {
+                    verdict.clone()
+                } else {
+                    String::new()
+                },
                 c.text.clone(),
                 judged,
             ]);
