@@ -73,10 +73,18 @@ fn verdicts(v: &Verdict) -> String {
     let mut t = String::from("<table>\n<tr><th>layer</th><th>verdict</th><th>why</th></tr>\n");
     for l in &v.layers {
         let (class, word, why) = match l.failure() {
+            None if l.expectations.is_empty() => (
+                "pass",
+                "pass",
+                "every run completed, every figure measured (no expectation)".to_string(),
+            ),
             None => (
                 "pass",
                 "pass",
-                format!("{} expectation(s) held", l.expectations.len()),
+                format!(
+                    "every run completed; {} expectation(s) held",
+                    l.expectations.len()
+                ),
             ),
             Some(w) => ("fail", "FAIL", w),
         };
