@@ -26,6 +26,7 @@ pub mod hosts;
 pub mod knee;
 pub mod layer;
 pub mod machine;
+pub mod nettest;
 pub mod plan;
 pub mod run;
 pub mod units;

@@ -454,11 +454,11 @@ fn fill_network(
         return err("network.tests: name at least one test (ping, brw read 4k, ...)");
     }
     for (i, t) in tests.iter().enumerate() {
-        let name =
-            crate::curves::network_test(t).map_err(|e| PlanError(format!("network.tests: {e}")))?;
+        let name = crate::nettest::network_test(t)
+            .map_err(|e| PlanError(format!("network.tests: {e}")))?;
         if tests[..i]
             .iter()
-            .any(|o| crate::curves::network_test(o).is_ok_and(|o| o.name == name.name))
+            .any(|o| crate::nettest::network_test(o).is_ok_and(|o| o.name == name.name))
         {
             return err(format!("network.tests: '{t}' is named twice"));
         }
