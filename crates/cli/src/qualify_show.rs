@@ -126,15 +126,21 @@ impl Shown {
             .filter(|(c, _)| c.layer == Layer::Network)
             .map(|(_, m)| m)
             .sum();
+        let network = match net {
+            0 => String::new(),
+            n => format!(
+                "; the network's {n} at most take about {} each",
+                crate::progress::human_s(plan.network.duration_s + 1.0)
+            ),
+        };
         eprintln!(
-            "iolab qualify '{}': {} layers, {} curves, at most {} runs ({} repeats a point; each curve stops one point after it flattens){}; the network's {net} at most take about {} each; results in {}",
+            "iolab qualify '{}': {} layers, {} curves, at most {} runs ({} repeats a point; each curve stops one point after it flattens){}{network}; results in {}",
             plan.label,
             plan.layers.len(),
             curves.curves.len(),
             most.iter().sum::<u64>(),
             plan.repeats,
             if resumed { "; carrying on: what is recorded is not run again" } else { "" },
-            crate::progress::human_s(plan.network.duration_s + 1.0),
             dir.join("results.sqlite").display()
         );
         let bar = crate::progress::shown(true)

@@ -488,6 +488,51 @@ fn an_expectation_not_met_fails_its_layer() {
     assert!(dir.join("report.html").is_file());
 }
 
+/// The devices layer when the plan names targets: an obdfilter survey
+/// of a directory, threads per target doubling; the data layer's
+/// efficiency is then also judged against it.
+#[test]
+fn the_devices_layer_surveys_the_plans_targets() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-devices");
+    std::fs::create_dir(s.path("ost0")).unwrap();
+    let p = s.path("plan.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "layers = [\"devices\", \"data\"]\nrepeats = 1\ndir = \"{0}\"\n[devices]\ntargets = [\"{0}/ost0\"]\nsize_mb = 16\nthreads = 2\nexpect = [\"devices.write > 0\"]\n[data]\nmodes = [\"shared\"]\ntasks = 1\nsize_mb = 16\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let dir = s.path("q");
+    let o = run(
+        &[
+            "qualify",
+            p.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &s.root,
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    let rows = table(&out);
+    let figures: Vec<&str> = rows.iter().map(|r| r["figure"].as_str()).collect();
+    assert_eq!(
+        figures,
+        ["write", "rewrite", "read", "write_shared", "read_shared"],
+        "{out}"
+    );
+    assert!(
+        rows[3]["vs layer below"].contains("of devices.write"),
+        "{out}"
+    );
+    // The survey's files and its summaries went in the files' directory, removed.
+    assert!(std::fs::read_dir(s.path("ost0")).unwrap().next().is_none());
+    assert!(leftovers(&s.root).is_empty(), "{:?}", leftovers(&s.root));
+}
+
 /// Unknown keys and sections, a bad expectation, a directory holding
 /// something else or another plan's qualification: exit 2, and nothing
 /// made or run (DIR not created, nothing under TMP, the foreign file as
