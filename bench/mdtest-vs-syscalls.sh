@@ -1,32 +1,56 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): iolab mdtest against a bare C system-call loop
-# doing the same operations on a private tmpfs, with 1 and 2 tasks. Prints
-# per phase the ratio iolab/baseline (goal: >= 1.0, i.e. iolab as fast as
-# a bare loop) and iolab's CPU time per operation; then the peak RSS of
-# `-n 1000000 -F` (goal: under 64 MiB).
+# doing the same operations on a private tmpfs, with 1 and 2 tasks, for
+# the sync engine and for --engine uring --qd 16. Prints per phase the
+# median rates of interleaved rounds and the ratio iolab/baseline (goal:
+# >= 1.0 for the sync engine, above 1.0 for uring's create, stat and
+# remove with 1 task), and iolab's CPU time per operation; then the peak
+# RSS of `-n 1000000 -F` (goal: under 64 MiB); then, on a FUSE file
+# system that delays every request (testkit's iolab-delayfs, backed by
+# the tmpfs), --engine uring at QD 16 against QD 1 (goal: >= 8 x in
+# create and stat). The load (uptime) is printed before and after.
 # Usage: bench/mdtest-vs-syscalls.sh [ITEMS_PER_TASK] [REPEATS]   (root)
-# IOLAB=path uses that iolab (else a release build); RSS_ITEMS (1000000)
-# sizes the memory run. The test suite runs it small (tests/bench.rs).
+# IOLAB=path uses that iolab (else a release build); DELAYFS=path that
+# iolab-delayfs (else a debug build of crates/testkit); RSS_ITEMS
+# (1000000) sizes the memory run; DELAY_US (5000) is the delayed file
+# system's delay per request and DELAY_ITEMS (50) its files per
+# directory (16 leaf directories). The test suite runs it small
+# (tests/bench.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 items=${1:-100000}
 repeats=${2:-3}
 rss_items=${RSS_ITEMS:-1000000}
+delay_us=${DELAY_US:-5000}
+delay_items=${DELAY_ITEMS:-50}
 bin=${IOLAB:-}
 if [ -z "$bin" ]; then
     cargo build --release -q
     bin=target/release/iolab
 fi
+delayfs=${DELAYFS:-}
+if [ -z "$delayfs" ]; then
+    cargo build -q -p iolab-testkit --bin iolab-delayfs
+    delayfs=target/debug/iolab-delayfs
+fi
 work=$(mktemp -d /tmp/iolab-bench.XXXXXX)
-cleanup() { umount "$work" 2>/dev/null || true; rm -rf "$work"; }
+fuse_pid=
+cleanup() {
+    [ -n "$fuse_pid" ] && kill "$fuse_pid" 2>/dev/null && wait "$fuse_pid" 2>/dev/null
+    umount -l "$work/fuse" 2>/dev/null || true
+    umount "$work" 2>/dev/null || true
+    rm -rf "$work"
+}
 trap cleanup EXIT
 mount -t tmpfs -o size=4g tmpfs "$work"
 cc -O2 -pthread -o "$work/baseline" bench/mdtest_baseline.c
+echo "load before: $(uptime)"
 
 python3 - "$bin" "$work" "$items" "$repeats" "$rss_items" <<'PY'
-import json, os, resource, subprocess, sys
+import json, os, resource, statistics, subprocess, sys
 binary, work, items, repeats, rss_items = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 phases = ["dir_create", "dir_stat", "dir_remove", "file_create", "file_stat", "file_read", "file_remove"]
+URING = ["--engine", "uring", "--qd", "16"]
 
 def children_cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -38,37 +62,72 @@ def baseline(tasks):
     os.rmdir(d)
     return {l.split()[0]: float(l.split()[3]) for l in out.splitlines()}
 
-def iolab(tasks):
+def iolab(tasks, extra):
     d = os.path.join(work, "io"); j = os.path.join(work, "out.json")
     before = children_cpu()
-    subprocess.run([binary, "mdtest", "-u", "-n", str(items), "--tasks", str(tasks), "-d", d, "--json", j],
+    subprocess.run([binary, "mdtest", "-u", "-n", str(items), "--tasks", str(tasks), "-d", d, "--json", j] + extra,
                    check=True, capture_output=True, env=dict(os.environ, CI="1"))
     cpu = children_cpu() - before
     # The figures are under "payload" since the results envelope (iolab.mdtest/2).
     test = json.load(open(j))["payload"]["tests"][0]
     rates = {p["phase"]: p["rate"] for p in test["iterations"][0]["phases"]}
     ops = sum(p["items"] for p in test["iterations"][0]["phases"])
-    return rates, cpu, ops
+    return rates, cpu / ops * 1e9
 
+engines = [("sync", []), ("uring", URING)]
 for tasks in (1, 2):
-    best_b, best_i, cpu_per_op = {}, {}, []
-    for _ in range(repeats):  # best of N, run side by side, for each tool
-        b = baseline(tasks)
-        i, cpu, ops = iolab(tasks)
-        for p in phases:
-            best_b[p] = max(best_b.get(p, 0), b[p])
-            best_i[p] = max(best_i.get(p, 0), i[p])
-        cpu_per_op.append(cpu / ops * 1e9)
-    print(f"\n{tasks} task(s), {items} items per task, best of {repeats}")
-    print(f"{'phase':<12} {'baseline ops/s':>15} {'iolab ops/s':>15} {'ratio':>7}")
+    base, runs, cpu = [], {e: [] for e, _ in engines}, {e: [] for e, _ in engines}
+    for _ in range(repeats):  # interleaved rounds: baseline, sync, uring
+        base.append(baseline(tasks))
+        for name, extra in engines:
+            r, c = iolab(tasks, extra)
+            runs[name].append(r)
+            cpu[name].append(c)
+    med = lambda rs, p: statistics.median(r[p] for r in rs)
+    print(f"\n{tasks} task(s), {items} items per task, median of {repeats} interleaved rounds (ops/s)")
+    print(f"{'phase':<12} {'baseline':>12} {'sync':>12} {'uring qd16':>12} {'sync/base':>10} {'uring/base':>11}")
     for p in phases:
-        print(f"{p:<12} {best_b[p]:15.0f} {best_i[p]:15.0f} {best_i[p]/best_b[p]:7.2f}")
-    print(f"iolab CPU time per operation (whole process, all phases): {min(cpu_per_op):.0f} ns")
+        b, s, u = med(base, p), med(runs["sync"], p), med(runs["uring"], p)
+        print(f"{p:<12} {b:12.0f} {s:12.0f} {u:12.0f} {s/b:10.2f} {u/b:11.2f}")
+    for name, _ in engines:
+        print(f"iolab {name} CPU time per operation (whole process, all phases): {statistics.median(cpu[name]):.0f} ns")
 
 d = os.path.join(work, "rss")
-before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 for phase in ("-C", "-r"):
     subprocess.run([binary, "mdtest", "-F", phase, "-n", str(rss_items), "-d", d], check=True, capture_output=True, env=dict(os.environ, CI="1"))
 rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print(f"\npeak RSS of -n {rss_items} -F (create run, then remove run): {rss/1024:.1f} MiB (goal < 64 MiB)")
 PY
+
+# The delayed file system: every request waits DELAY_US at the server,
+# up to 64 served at once. 16 leaf directories, so that 16 creates in
+# flight are in 16 directories (the kernel serialises creates in one).
+mkdir -p "$work/back" "$work/fuse"
+"$delayfs" "$work/back" "$work/fuse" "$delay_us" > "$work/fuse.out" 2> "$work/fuse.err" &
+fuse_pid=$!
+for _ in $(seq 100); do grep -q mounted "$work/fuse.out" 2>/dev/null && break; sleep 0.1; done
+grep -q mounted "$work/fuse.out" || { cat "$work/fuse.err" >&2; exit 1; }
+python3 - "$bin" "$work/fuse" "$delay_items" "$repeats" "$delay_us" <<'PY'
+import json, os, statistics, subprocess, sys
+binary, mnt, per_dir, repeats, delay_us = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+phases = ["file_create", "file_stat", "file_read", "file_remove"]
+
+def run(qd):
+    j = os.path.join(os.path.dirname(mnt), "fuse.json")
+    subprocess.run([binary, "mdtest", "-F", "-b", "16", "-z", "1", "-L", "-I", str(per_dir), "-d", os.path.join(mnt, "x"),
+                    "--engine", "uring", "--qd", str(qd), "--json", j], check=True, capture_output=True, env=dict(os.environ, CI="1"))
+    test = json.load(open(j))["payload"]["tests"][0]
+    return {p["phase"]: p["rate"] for p in test["iterations"][0]["phases"]}
+
+rounds = {1: [], 16: []}
+for _ in range(repeats):  # interleaved: QD 1, then QD 16
+    for qd in (1, 16):
+        rounds[qd].append(run(qd))
+print(f"\ndelayed file system ({delay_us} us per request), 1 task, {16 * per_dir} files in 16 directories, median of {repeats} rounds (ops/s)")
+print(f"{'phase':<12} {'qd 1':>10} {'qd 16':>10} {'qd16/qd1':>9}")
+for p in phases:
+    a = statistics.median(r[p] for r in rounds[1])
+    b = statistics.median(r[p] for r in rounds[16])
+    print(f"{p:<12} {a:10.0f} {b:10.0f} {b/a:9.2f}")
+PY
+echo "load after: $(uptime)"

@@ -20,13 +20,16 @@ pub mod blkid;
 mod null;
 mod options;
 mod posix;
+pub mod queue;
 #[cfg(feature = "s3")]
 pub mod s3;
 pub mod safety;
+mod uring_meta;
 
 pub use null::Null;
 pub use options::{help as options_help, parse_options, split_args, BackendOptions, OptionError};
 pub use posix::Posix;
+pub use queue::{MetaDone, MetaError, MetaOp, MetaQueue};
 use std::ffi::{CStr, CString};
 use std::io;
 
@@ -224,6 +227,14 @@ pub struct Capabilities {
     /// its writes, no preallocation, no O_DIRECT, parts of a minimum
     /// size.
     pub whole_object_writes: bool,
+    /// Metadata operations can be queued, many in flight for one thread
+    /// ([`Backend::metadata_queue`]; POSIX: io_uring).
+    pub queued_metadata: bool,
+    /// The backend shares no descriptor between threads (no connection
+    /// pool, no handle opened by one thread and used by another), so a
+    /// task thread may take a descriptor table of its own
+    /// (`unshare(CLONE_FILES)`) and stop sharing the process's table lock.
+    pub thread_private_fds: bool,
 }
 
 /// The size and logical block size of a block device.
@@ -351,6 +362,15 @@ pub trait Backend: Send + Sync {
     fn setxattr(&self, path: &CStr, name: &CStr, value: &[u8]) -> io::Result<()> {
         let _ = (path, name, value);
         Err(unsupported(self.name(), "extended attributes"))
+    }
+    /// A queue that keeps up to `depth` metadata operations in flight for
+    /// the calling thread, with `data_bytes` per operation for the data a
+    /// create writes or a read reads. Needs
+    /// [`Capabilities::queued_metadata`]; the error names what is missing
+    /// (io_uring refused, an opcode the kernel lacks).
+    fn metadata_queue(&self, depth: u32, data_bytes: usize) -> io::Result<Box<dyn MetaQueue>> {
+        let _ = (depth, data_bytes);
+        Err(unsupported(self.name(), "queued metadata operations"))
     }
     /// What the run should tell the user about the backend itself, after
     /// the run (for S3: requests retried). Empty for POSIX.

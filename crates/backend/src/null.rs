@@ -24,6 +24,8 @@ impl Backend for Null {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             discards: true,
+            // No descriptors at all.
+            thread_private_fds: true,
             ..Capabilities::default()
         }
     }
@@ -107,6 +109,7 @@ mod tests {
             be.capabilities(),
             Capabilities {
                 discards: true,
+                thread_private_fds: true,
                 ..Capabilities::default()
             }
         );

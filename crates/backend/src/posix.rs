@@ -81,6 +81,8 @@ impl Backend for Posix {
             min_part_bytes: 0,
             raw_fd: true,
             whole_object_writes: false,
+            queued_metadata: true,
+            thread_private_fds: true,
         }
     }
 
@@ -303,6 +305,15 @@ impl Backend for Posix {
 
     fn raw_fd(&self, h: &Handle) -> Option<i32> {
         Some(h.raw() as i32)
+    }
+
+    fn metadata_queue(
+        &self,
+        depth: u32,
+        data_bytes: usize,
+    ) -> io::Result<Box<dyn crate::MetaQueue>> {
+        let q = crate::uring_meta::UringMeta::new(depth, data_bytes)?;
+        Ok(Box::new(q))
     }
 }
 

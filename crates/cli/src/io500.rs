@@ -50,6 +50,13 @@ struct Cli {
     /// Record the run and its phases' scores in this results store.
     #[arg(long)]
     store: Option<PathBuf>,
+    /// How the mdtest phases' tasks issue their operations: `sync` (one
+    /// at a time) or `uring` (io_uring, `--qd` in flight per task).
+    #[arg(long, default_value = "sync", value_parser = ["sync", "uring"])]
+    engine: String,
+    /// Operations each task keeps in flight with `--engine uring` (1 to 4096).
+    #[arg(long)]
+    qd: Option<u32>,
 }
 
 /// The command line as clap defines it, for completions and the man page.
@@ -143,6 +150,7 @@ fn prepare(cli: &Cli, backend_opts: &[String]) -> Result<Setup, NotStarted> {
             .extended()
             .map_err(|e| format!("--mode=extended: {e}"))?;
     }
+    cfg.md_queue_depth = md_engine(cli)?;
     if cli.tasks == 0 || cli.tasks > MAX_TASKS {
         return Err(format!("--tasks {}: must be 1 to {MAX_TASKS}", cli.tasks).into());
     }
@@ -188,6 +196,24 @@ fn prepare(cli: &Cli, backend_opts: &[String]) -> Result<Setup, NotStarted> {
         threads: cli.tasks,
         backend,
     })
+}
+
+/// The mdtest phases' queue depth from `--engine` and `--qd`.
+fn md_engine(cli: &Cli) -> Result<Option<u32>, String> {
+    match (cli.engine.as_str(), cli.qd) {
+        ("uring", qd) => {
+            let qd = qd.unwrap_or(iolab_mdtest::config::DEFAULT_QD as u32);
+            match u64::from(qd) {
+                1..=iolab_mdtest::config::MAX_QD => Ok(Some(qd)),
+                _ => Err(format!(
+                    "--qd {qd}: between 1 and {}",
+                    iolab_mdtest::config::MAX_QD
+                )),
+            }
+        }
+        (_, Some(_)) => Err("--qd: operations in flight need --engine uring".into()),
+        _ => Ok(None),
+    }
 }
 
 /// IO500's `%Y.%m.%d-%H.%M.%S` start time, rank 0's on every rank.

@@ -366,6 +366,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> ExitCode {
     // The plan before anything moves: how much there is to copy.
     let planned: u64 = p.jobs.iter().map(|j| j.bytes).sum();
     eprintln!("{prog}: {} file(s), {planned} bytes to copy", p.jobs.len());
+    for d in iolab_xddcp::run::remove_stale() {
+        eprintln!(
+            "{prog}: removed {}: left by an xddcp run that was killed",
+            d.display()
+        );
+    }
     let started_ns = iolab_core::clock::wall_ns();
     let t0 = std::time::Instant::now();
     let bar = Bar::default();

@@ -332,9 +332,30 @@ fn kill_9_of_xddcp_leaves_nothing_running_and_a_resume_finishes() {
         "{}",
         second.stderr
     );
+    // The killed xddcp's private directory is left; the next run in the
+    // same TMPDIR removes it (its owner is gone) and says so.
+    let privates = || -> Vec<String> {
+        std::fs::read_dir(&s.root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("iolab-xddcp-"))
+            .collect()
+    };
+    let left = privates();
+    assert_eq!(left.len(), 1, "{left:?}");
     let big = s.path("big").display().to_string();
-    let again = Bg::start_argv(&s.root, &argv(&format!("./{}", "big")), &[]).wait(120);
+    let again = Bg::start_argv(&s.root, &argv(&format!("./{}", "big")), &tmpdir).wait(120);
     assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
+    assert!(privates().is_empty(), "{:?}", privates());
+    assert!(
+        again.stderr.contains(&format!(
+            "removed {}/{}: left by an xddcp run that was killed",
+            root, left[0]
+        )),
+        "{}",
+        again.stderr
+    );
     assert!(same(&s.path("big"), &s.path("copy")), "the copy differs");
     // The same copy named by its absolute path: already complete.
     let third = Bg::start_argv(&s.root, &argv(&big), &[]).wait(120);

@@ -75,8 +75,13 @@ const SMOKES: &[Smoke] = &[
         setup: None,
         script: "mdtest-vs-syscalls.sh",
         args: &["50", "1"],
-        env: &[("IOLAB", "BIN"), ("RSS_ITEMS", "1000")],
-        peers: &["cc", "python3"],
+        env: &[
+            ("IOLAB", "BIN"),
+            ("DELAYFS", "DELAYFS"),
+            ("RSS_ITEMS", "1000"),
+            ("DELAY_ITEMS", "2"),
+        ],
+        peers: &["cc", "python3", "DELAYFS"],
         root: true,
     },
     Smoke {
@@ -154,7 +159,16 @@ fn bench_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench")
 }
 
+/// testkit's `iolab-delayfs`, built beside the test's iolab when the
+/// workspace's tests are built (testkit's own test runs it).
+fn delayfs() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_iolab")).with_file_name("iolab-delayfs")
+}
+
 fn on_path(cmd: &str) -> bool {
+    if cmd == "DELAYFS" {
+        return delayfs().exists();
+    }
     Command::new("sh")
         .args(["-c", &format!("command -v {cmd}")])
         .stdout(Stdio::null())
@@ -174,6 +188,8 @@ fn smoke(s: &Smoke) -> Result<String, String> {
     let sub = |v: &str| {
         if v == "BIN" {
             bin.to_string()
+        } else if v == "DELAYFS" {
+            delayfs().display().to_string()
         } else {
             v.replace("DIR", &dir.display().to_string())
         }

@@ -168,6 +168,9 @@ fn an_unreachable_server_is_exit_1_naming_it() {
     assert_eq!(o.status.code(), Some(1));
     let e = common::stderr(&o);
     assert!(e.contains(&format!("127.0.0.1:{port}")), "{e}");
+    // It points to what should listen there, not to a copy's other side.
+    assert!(e.contains("iolab timeserver"), "{e}");
+    assert!(!e.contains("destination"), "{e}");
 }
 
 #[test]

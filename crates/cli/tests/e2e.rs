@@ -436,3 +436,53 @@ fn bad_end_to_end_options_exit_2_and_create_nothing() {
     }
     assert!(common::tree(&s.root).is_empty());
 }
+
+/// Strangers on every destination port before the source comes: one
+/// that says nothing and one that trickles a handshake a byte a second
+/// per port. The destination serves the source meanwhile (the copy
+/// completes, byte-identical, counted exactly) and holds no stranger
+/// past its setup or the handshake's bound.
+#[test]
+fn strangers_on_every_destination_port_neither_stall_nor_fail_the_copy() {
+    use common::strangers::{wait_closed, Stranger};
+    let s = Scratch::new("e2e-strangers");
+    let bytes = 2 * 1024 * 1024;
+    random_file(&s.path("src.dat"), bytes);
+    let p = free_ports(3);
+    // Every wait of the copy is bounded by 15 s: far more than the copy
+    // takes, but less than strangers served one after another would hold
+    // it (10 s each, the handshake's bound), so a copy that waits behind
+    // them fails instead of passing slowly.
+    let common =
+        format!("-reqsize 64 -bytes {bytes} -qd 3 -e2e destination 127.0.0.1:{p} -e2e timeout 15");
+    let d = destination(
+        &s.root,
+        &format!("-op write -target dst.dat {common} -e2e isdestination --json d.json"),
+        &[],
+    );
+    let mut strangers = Vec::new();
+    for port in p..p + 3 {
+        let addr = format!("127.0.0.1:{port}");
+        strangers.push(Stranger::silent(&addr));
+        strangers.push(Stranger::trickle(&addr, std::time::Duration::from_secs(1)));
+    }
+    // The strangers are in (the kernel took their connections) before
+    // the source starts.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let src = source(
+        &s.root,
+        &format!("-op read -target src.dat {common} -e2e issource --json s.json"),
+        &[],
+    );
+    let dst = d.wait(60);
+    assert_eq!(src.code, Some(0), "source: {}", src.stderr);
+    assert_eq!(dst.code, Some(0), "destination: {}", dst.stderr);
+    assert!(same(&s.path("src.dat"), &s.path("dst.dat")));
+    let dj = json(&s.path("d.json"));
+    assert_eq!(
+        dj["payload"]["combined"]["write_bytes"].as_u64(),
+        Some(bytes as u64)
+    );
+    let open = wait_closed(&strangers, std::time::Duration::from_secs(30));
+    assert_eq!(open, 0, "strangers still connected after the copy");
+}

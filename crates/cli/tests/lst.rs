@@ -331,6 +331,58 @@ fn garbage_on_the_agent_port_does_not_hurt_it() {
     assert!(t.contains("RPCs: clients 100 servers 100"), "{t}");
 }
 
+/// Strangers that connect and say nothing, and strangers that trickle
+/// a handshake a byte a second, on both agents' ports: the agents hold
+/// them without a thread each, a real run goes on meanwhile and counts
+/// exactly, and every stranger is dropped at the handshake's bound.
+#[test]
+fn strangers_that_trickle_or_say_nothing_cost_an_agent_no_thread_and_stop_no_run() {
+    use common::strangers::{sockets_of, threads_of, wait_closed, wait_sockets, Stranger};
+    let (a, b) = (Agent::start(&[]), Agent::start(&[]));
+    let (o, t) = run(&["ping", "--from", &a.addr, "--to", &b.addr, "--count", "10"]);
+    assert!(o.status.success(), "agents up: {t}");
+    let mut strangers = Vec::new();
+    for addr in [&a.addr, &b.addr] {
+        for _ in 0..150 {
+            strangers.push(Stranger::silent(addr));
+        }
+        for _ in 0..10 {
+            strangers.push(Stranger::trickle(addr, Duration::from_secs(1)));
+        }
+    }
+    assert!(
+        wait_sockets(b.child.id(), 160, Duration::from_secs(30)),
+        "the agent took the strangers' connections ({} sockets)",
+        sockets_of(b.child.id())
+    );
+    let threads = threads_of(b.child.id());
+    assert!(
+        threads < 16,
+        "160 pending strangers hold {threads} threads of the agent"
+    );
+    let (o, t) = run(&[
+        "brw",
+        "write",
+        "size=8k",
+        "check=full",
+        "--from",
+        &a.addr,
+        "--to",
+        &b.addr,
+        "--concurrency",
+        "4",
+        "--count",
+        "300",
+    ]);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("RPCs: clients 300 servers 300"), "{t}");
+    let open = wait_closed(&strangers, Duration::from_secs(90));
+    assert_eq!(
+        open, 0,
+        "strangers still connected past the handshake's bound"
+    );
+}
+
 #[test]
 fn an_agent_started_for_another_console_refuses_this_one() {
     let a = Agent::start(&[("IOLAB_LST_TOKEN", "someone-else")]);

@@ -290,10 +290,9 @@ lst end_session
     let marker = format!("IOLAB_LST_DIR={dir_env}");
     let left = wait_gone(&marker, Duration::from_secs(10));
     assert!(left.is_empty(), "left running: {left:?}");
-    assert_eq!(
-        std::fs::read_dir(&run_dir).unwrap().count(),
-        0,
-        "socket removed"
+    assert!(
+        !run_dir.exists(),
+        "socket removed, and the directory the session made"
     );
     let mut hands = _hands;
     assert!(
@@ -954,4 +953,165 @@ lst end_session
                 && l.contains("timed out")),
         "{t}"
     );
+}
+
+/// A server agent killed with SIGKILL while a batch runs: the session
+/// notices it without a ping (list_group, list_batch show it down),
+/// query reports the failed run's real counts (RPCs done, the RPCs lost
+/// in flight among the errors, the failure naming the node), and
+/// `update_group --refresh` of its refused port gives up within the
+/// session's connect timeout, as a whole.
+#[test]
+fn an_agent_killed_mid_batch_is_seen_down_counted_and_refreshed_within_the_timeout() {
+    let cluster = match iolab_testkit::FakeCluster::new(3) {
+        Ok(c) => c,
+        Err(e) => return skip_or_fail("lst_session_killed", &e),
+    };
+    let dir = Dir::new("killed");
+    let key = dir.0.join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let run_dir = dir.0.join("sessions");
+    let hands: Vec<HandAgent> = [1, 2]
+        .iter()
+        .map(|&i| HandAgent::start(&cluster.host(i).0, &key))
+        .collect();
+    let (ns0, _) = cluster.host(0);
+    let (_, a1) = cluster.host(1);
+    let (_, a2) = cluster.host(2);
+    let server_pid = hands[1].0.id();
+    let script = format!(
+        "export LST_SESSION=$$
+lst new_session --timeout 100 --connect-timeout 3 killed
+lst add_group clients {a1}@tcp
+lst add_group servers {a2}@tcp
+lst add_batch b
+lst add_test --batch b --concurrency 4 --from clients --to servers brw write size=4k
+lst run b
+sleep 1
+kill -9 {server_pid}
+for i in $(seq 300); do lst query b | grep -q 'Batch is idle' && break; sleep 0.1; done
+echo '== groups'; lst list_group servers --all
+echo '== batch'; lst list_batch b --server --all
+echo '== query'; lst query b
+s=$(date +%s%N)
+if lst update_group servers --refresh 2>refresh-err.txt; then exit 9; fi
+echo \"== refresh_ms $(( ($(date +%s%N) - s) / 1000000 ))\"
+lst end_session
+"
+    );
+    let dir_env = run_dir.to_str().unwrap();
+    let _leftovers = Leftovers(format!("IOLAB_LST_DIR={dir_env}"));
+    let o = bash_in(
+        &ns0,
+        &format!("cd {}\n{script}", dir.0.display()),
+        &[
+            ("IOLAB_LST_DIR", dir_env),
+            ("IOLAB_KEY_FILE", key.to_str().unwrap()),
+            ("IOLAB_RSH", cluster.rsh()),
+        ],
+    );
+    let out = stdout(&o);
+    let t = format!("stdout:\n{out}\nstderr:\n{}", stderr(&o));
+    assert!(o.status.success(), "{t}");
+    let n2 = format!("{a2}@tcp");
+    let section = |name: &str| after(&out, &format!("== {name}"), &t)[1..].to_vec();
+    // Down without a ping, in both listings.
+    assert_eq!(
+        section("groups")[..3],
+        [
+            "Group [ servers ]".to_string(),
+            format!("\t{n2}: Down"),
+            "Total 1 nodes [ servers ]".to_string()
+        ],
+        "{t}"
+    );
+    assert_eq!(
+        section("batch")[..2],
+        [format!("\t{n2}: Down"), "Total 1 nodes".to_string()],
+        "{t}"
+    );
+    // The failed run's own counts, not zeros.
+    let q = section("query");
+    assert_eq!(q[0], "Batch is idle", "{t}");
+    let w: Vec<&str> = q[1].split_whitespace().collect();
+    assert_eq!(w[..3], ["[last", "run]", "RPCs:"], "{t}");
+    let (rpcs, errors, sent): (u64, u64, u64) = (
+        w[3].parse().unwrap(),
+        w[5].parse().unwrap(),
+        w[7].parse().unwrap(),
+    );
+    assert!(rpcs > 0, "the RPCs done before the kill count: {t}");
+    assert!(
+        (1..=4).contains(&errors),
+        "the RPCs in flight (at most the concurrency) are the errors: {t}"
+    );
+    // Every RPC done sent its 4 KiB; those lost may have left or not.
+    assert!(
+        (rpcs * 4096..=(rpcs + errors) * 4096).contains(&sent),
+        "{t}"
+    );
+    assert!(
+        q[2].starts_with("[last run] failed: ") && q[2].contains(&a2.to_string()),
+        "the failure names the server: {t}"
+    );
+    let err = std::fs::read_to_string(dir.0.join("refresh-err.txt")).unwrap();
+    assert!(err.contains(&a2.to_string()), "{err}");
+    // Bounded by --connect-timeout 3 as a whole (before: a 10 s re-ask,
+    // then the 3 s reconnect); the slack covers a loaded machine.
+    let ms: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("== refresh_ms "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(ms < 3000 + 6000, "the refresh took {ms} ms: {t}");
+}
+
+/// The session directory in TMPDIR (`iolab-lst-UID`) is made by the
+/// session that needs it and removed when the last session in it ends;
+/// a command that only looks for a session makes nothing.
+#[test]
+fn sessions_leave_no_directory_in_tmpdir() {
+    let cluster = match iolab_testkit::FakeCluster::new(2) {
+        Ok(c) => c,
+        Err(e) => return skip_or_fail("lst_session_tmpdir", &e),
+    };
+    let dir = Dir::new("tmpdir");
+    let tmp = dir.0.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let tmp_env = tmp.to_str().unwrap();
+    let _leftovers = Leftovers(format!("TMPDIR={tmp_env}"));
+    let (ns0, _) = cluster.host(0);
+    let (ns1, a1) = cluster.host(1);
+    let script = format!(
+        "if LST_SESSION=none lst query b 2>/dev/null; then exit 9; fi
+echo \"== looked: $(ls -A {tmp_env})\"
+LST_SESSION=one lst new_session --timeout 100 one
+LST_SESSION=one lst add_group g {ns1}@{a1}:7824
+LST_SESSION=two lst new_session --timeout 100 two
+echo \"== two open: $(ls -A {tmp_env})\"
+LST_SESSION=one lst end_session
+echo \"== one ended: $(ls -A {tmp_env})\"
+LST_SESSION=two lst end_session
+echo \"== both ended: $(ls -A {tmp_env})\"
+"
+    );
+    let env = [("TMPDIR", tmp_env), ("IOLAB_RSH", cluster.rsh())];
+    let o = bash_in(&ns0, &script, &env);
+    let out = stdout(&o);
+    let t = format!("stdout:\n{out}\nstderr:\n{}", stderr(&o));
+    assert!(o.status.success(), "{t}");
+    let me = std::fs::metadata("/proc/self").map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid()
+    });
+    let name = format!("iolab-lst-{}", me.unwrap());
+    assert!(out.contains("== looked: \n"), "a look makes nothing: {t}");
+    assert!(out.contains(&format!("== two open: {name}\n")), "{t}");
+    assert!(
+        out.contains(&format!("== one ended: {name}\n")),
+        "the other session's socket keeps it: {t}"
+    );
+    assert!(out.contains("== both ended: \n"), "{t}");
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "{t}");
 }

@@ -452,3 +452,154 @@ fn a_failed_file_is_reported_once() {
     );
     assert!(out.contains("total: 0 of 1 files copied"), "{out}");
 }
+
+/// The children of process `pid` whose command line holds `word`.
+fn children_with(pid: u32, word: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // The parent is the second field after the command's parentheses.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u32>().ok());
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        if ppid == Some(pid) && String::from_utf8_lossy(&cmd).contains(word) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// kill -9 of the source side of a real copy, as soon as it starts
+/// (before all its QThreads have connected): xddcp notices at once, stops
+/// the destination, which removes its partial file, and names the signal.
+/// Before, it waited out the whole --timeout and said "exit status 1".
+#[test]
+fn kill_9_of_the_source_side_ends_the_copy_at_once_naming_the_signal() {
+    let Some(c) = common::fake_cluster("xddcp_source_killed", 2) else {
+        return;
+    };
+    let s = Scratch::new("xddcp-source-killed");
+    random_file(&s.path("a"), 64 << 20);
+    let (ns0, _) = c.host(0);
+    let (ns1, a1) = c.host(1);
+    let mut argv: Vec<String> = ["ip", "netns", "exec", &ns0, IOLAB, "xddcp"]
+        .map(String::from)
+        .to_vec();
+    // A timeout far longer than the test waits: a copy that waits it out
+    // is a hang, not a slow pass.
+    argv.extend(words("-t 8 --timeout 300 --rsh"));
+    argv.extend([
+        "ip netns exec".into(),
+        "--remote-iolab".into(),
+        IOLAB.into(),
+    ]);
+    argv.push(s.path("a").display().to_string());
+    argv.push(format!("{ns1}@{a1}:{}", s.path("b").display()));
+    let cp = Bg::start_argv(&s.root, &argv, &[]);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let source = loop {
+        if let Some(&p) = children_with(cp.pid(), "issource").first() {
+            break p;
+        }
+        assert!(std::time::Instant::now() < until, "no source side started");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    // SAFETY: kill has no memory effects; the pid is xddcp's child.
+    unsafe { libc::kill(source as i32, libc::SIGKILL) };
+    let e = cp.wait(120);
+    let all = format!("stdout:\n{}\nstderr:\n{}", e.stdout, e.stderr);
+    assert_eq!(e.code, Some(1), "{all}");
+    assert!(
+        e.stderr
+            .contains("source side: killed by signal 9 (SIGKILL)"),
+        "{all}"
+    );
+    assert!(e.stdout.contains("total: 0 of 1 files copied"), "{all}");
+    assert!(
+        !s.path("b").exists(),
+        "the partial destination file is left"
+    );
+}
+
+/// What a later xddcp removes of the private directories in TMPDIR: the
+/// one whose owner is gone, and nothing else: not one without iolab's
+/// owner file, not one whose owner holds its lock, not a link to a stale
+/// one, not one others can enter.
+#[test]
+fn xddcp_removes_a_dead_runs_private_directory_and_nothing_else() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(c) = common::fake_cluster("xddcp_stale_tmp", 2) else {
+        return;
+    };
+    let s = Scratch::new("xddcp-stale-tmp");
+    let tmp = s.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let made = |name: &str, owner: Option<&str>, mode: u32| {
+        let d = tmp.join(name);
+        std::fs::create_dir(&d).unwrap();
+        if let Some(text) = owner {
+            std::fs::write(d.join(".iolab-owner"), text).unwrap();
+        }
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
+        d
+    };
+    let dead = "iolab pid 999999999 started 1\n";
+    let stale = made("iolab-xddcp-Stale1", Some(dead), 0o700);
+    let plain = made("iolab-xddcp-Plain1", None, 0o700);
+    let open = made("iolab-xddcp-Open01", Some(dead), 0o755);
+    let live = made("iolab-xddcp-Live01", Some("iolab pid 1 started 1\n"), 0o700);
+    let held = std::fs::File::open(live.join(".iolab-owner")).unwrap();
+    held.lock().unwrap();
+    let target = made("elsewhere", Some(dead), 0o700);
+    std::os::unix::fs::symlink(&target, tmp.join("iolab-xddcp-Link01")).unwrap();
+    random_file(&s.path("a"), 100_000);
+    let (ns1, a1) = c.host(1);
+    let mut w: Vec<String> = words("-t 1 --timeout 30");
+    w.extend(["--rsh".into(), "ip netns exec".into()]);
+    w.extend(["--remote-iolab".into(), IOLAB.into()]);
+    w.push(s.path("a").display().to_string());
+    w.push(format!("{ns1}@{a1}:{}", s.path("b").display()));
+    let (ns0, _) = c.host(0);
+    let o = std::process::Command::new("ip")
+        .args(["netns", "exec", &ns0, IOLAB, "xddcp"])
+        .args(&w)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(same(&s.path("a"), &s.path("b")));
+    assert!(
+        !stale.exists(),
+        "the dead run's directory is removed: {err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "removed {}: left by an xddcp run that was killed",
+            stale.display()
+        )),
+        "{err}"
+    );
+    for kept in [&plain, &open, &live, &target] {
+        assert!(kept.join(".").is_dir(), "{} was removed", kept.display());
+    }
+    assert!(
+        target.join(".iolab-owner").is_file(),
+        "the link was followed"
+    );
+    assert!(tmp.join("iolab-xddcp-Link01").symlink_metadata().is_ok());
+    assert_eq!(err.matches("removed ").count(), 1, "{err}");
+    drop(held);
+    // The run's own directory went with it.
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 5, "{left:?}");
+}

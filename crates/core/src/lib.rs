@@ -20,6 +20,7 @@ pub mod outcome;
 pub mod random;
 pub mod stats;
 pub mod stop;
+pub mod threads;
 pub mod tmp;
 pub mod unique;
 pub mod units;

@@ -53,6 +53,11 @@ pub fn mdtest_args(cfg: &Config, l: &Layout, phase: Phase, tasks_per_process: u6
     push(cfg.api(phase));
     push("--tasks");
     push(&tasks_per_process.to_string());
+    if let Some(qd) = cfg.md_queue_depth {
+        for s in ["--engine", "uring", "--qd", &qd.to_string()] {
+            push(s);
+        }
+    }
     a
 }
 

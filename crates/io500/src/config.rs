@@ -92,6 +92,10 @@ pub struct Config {
     /// Extended phases iolab cannot run that are on (their `run` is not
     /// FALSE), by section: extended mode refuses them.
     pub not_runnable: Vec<String>,
+    /// The mdtest phases' metadata engine: None for the sync engine, or
+    /// the queue depth of `--engine uring` (the command line's, not the
+    /// ini's: the io500 app has no such key).
+    pub md_queue_depth: Option<u32>,
 }
 
 fn bad(msg: String) -> IniError {
@@ -156,6 +160,7 @@ impl Config {
                 .collect(),
             extended_mode: false,
             not_runnable: not_runnable(ini),
+            md_queue_depth: None,
         };
         cfg.check()?;
         Ok(cfg)
@@ -394,7 +399,25 @@ pub fn check_backend(cfg: &Config, be: &dyn iolab_backend::Backend) -> Result<()
             "api: the {name} backend has no directories, which the IO500 layout needs"
         )));
     }
-    Ok(())
+    check_md_engine(cfg, be)
+}
+
+/// `--engine uring`: the backend must have a metadata queue and this
+/// machine must be able to make one (io_uring not disabled, its opcodes
+/// there); what is missing is named, before anything runs.
+fn check_md_engine(cfg: &Config, be: &dyn iolab_backend::Backend) -> Result<(), IniError> {
+    let Some(qd) = cfg.md_queue_depth else {
+        return Ok(());
+    };
+    if !be.capabilities().queued_metadata {
+        return Err(bad(format!(
+            "--engine uring: the {} backend cannot queue metadata operations; use --engine sync",
+            be.name()
+        )));
+    }
+    be.metadata_queue(qd, HARD_FILE_BYTES as usize)
+        .map(drop)
+        .map_err(|e| bad(format!("--engine uring: {e}; use --engine sync")))
 }
 
 #[cfg(test)]

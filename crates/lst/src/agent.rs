@@ -5,31 +5,39 @@
 //! it. While the session's control connection lives the agent obeys its
 //! commands (reset, start a client job, report server counters); when it
 //! ends, for any reason, everything the session started is cancelled.
-//! Nothing a peer sends can crash the agent: every connection has its
-//! own thread, bounded waits and a small frame limit until it is trusted.
+//! Nothing a peer sends can crash the agent: until it has completed the
+//! handshake a connection waits in the agent's [`Gate`] (no thread of
+//! its own, a small frame limit, the handshake bounded as a whole);
+//! once trusted it has its own thread and bounded waits.
 
 use crate::client::{self, Job};
 use crate::proto::{Answer, ClientJob, Command, Hello};
 use crate::result::ClientStats;
 use crate::server::Counters;
 use iolab_net::frame::Kind;
-use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
+use iolab_net::gate::{Event, Gate};
+use iolab_net::{conn, Cancel, Conn, NetError, SharedKey};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long a connection may take to complete its handshake.
+/// How long a connection may take to complete its handshake, as a
+/// whole (a peer that trickles its bytes is cut off at this time too).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most connections an agent holds in their handshake; past it the
+/// oldest is dropped (they cost a socket each, no thread).
+pub const MAX_PENDING: usize = 1024;
 /// How long an agent waits for the console's next command: the console
 /// is silent while a run goes on, so this bounds a run's length from the
 /// agent's side.
 pub const CONSOLE_IDLE_TIMEOUT: Duration = Duration::from_secs(25 * 3600);
-/// Most connections an agent serves at once (a session needs one per
-/// client talking to it, plus the console).
+/// Most authenticated connections an agent serves at once (a session
+/// needs one per client talking to it, plus the console).
 pub const MAX_CONNECTIONS: usize = 4200;
 /// How long an agent a console started waits for that console.
 pub const ORPHAN_TIMEOUT: Duration = Duration::from_secs(120);
-/// Largest handshake or control message accepted.
+/// Largest control message accepted (handshakes: the gate's limit,
+/// [`iolab_net::gate::DEFAULT_MAX_HANDSHAKE_BYTES`]).
 const CONTROL_MAX_BYTES: u32 = 1 << 20;
 
 /// How an agent runs.
@@ -65,9 +73,13 @@ struct Shared {
 
 /// Serves until `stop` is set (or, for an agent a console started, until
 /// that console's session ends). Returns an error only when the port
-/// cannot be opened.
+/// cannot be opened. Connections are accepted and authenticated by one
+/// [`Gate`] on this thread: a connection gets a thread of its own only
+/// once its handshake is done, so strangers that connect and say
+/// nothing, or trickle, cost no thread and delay no console or client.
 pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
     let l = conn::listen(&cfg.listen)?;
+    let mut gate = Gate::new(vec![l], cfg.key.clone(), HANDSHAKE_TIMEOUT).max_pending(MAX_PENDING);
     let shared = Arc::new(Shared {
         cfg,
         session: Mutex::new(None),
@@ -78,25 +90,44 @@ pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
         conns: std::sync::atomic::AtomicUsize::new(0),
     });
     let started = Instant::now();
+    let sh = Arc::clone(&shared);
+    let mut judge = move |_: usize, p: &serde_json::Value| {
+        judge(&sh, p).map(|()| serde_json::json!({"tool": "lst"}))
+    };
     loop {
         if orphaned(&shared, started) {
             return Ok(());
         }
-        match conn::accept(&l, Duration::from_secs(1), Cancel::with(&shared.stop)) {
+        match gate.next(
+            &mut judge,
+            Duration::from_secs(1),
+            Cancel::with(&shared.stop),
+        ) {
             // Past the cap a connection is dropped at once: a flood of
             // connections costs sockets, not threads and memory.
-            Ok((c, _)) if shared.conns.load(Ordering::Relaxed) >= MAX_CONNECTIONS => drop(c),
-            Ok((c, _)) => {
+            Ok(Event::Admitted { conn, .. })
+                if shared.conns.load(Ordering::Relaxed) >= MAX_CONNECTIONS =>
+            {
+                drop(conn)
+            }
+            Ok(Event::Admitted { conn, agreed, .. }) => {
                 let s = Arc::clone(&shared);
+                let session = open_session(&s, &agreed.peer_params);
                 s.conns.fetch_add(1, Ordering::Relaxed);
                 std::thread::spawn(move || {
-                    handle(c, &s);
+                    match session {
+                        Some(opened) => console_session(conn, &s, opened),
+                        None => handle(conn, agreed.peer_params, &s),
+                    }
                     s.conns.fetch_sub(1, Ordering::Relaxed);
                 });
             }
+            // Refused (told why) or dropped (closed): nothing to serve.
+            Ok(_) => {}
             Err(NetError::Cancelled) => return Ok(()),
-            // A timeout or a connection reset before accept: go on.
-            Err(_) => {}
+            Err(NetError::Timeout { .. }) => {}
+            // A failed poll: do not spin on it.
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
     }
 }
@@ -113,23 +144,14 @@ fn lock(m: &Mutex<Option<Session>>) -> std::sync::MutexGuard<'_, Option<Session>
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn handle(mut c: Conn, sh: &Shared) {
+/// Serves one authenticated connection by what its hello says (a
+/// console's was served by [`console_session`]; one here lost the race
+/// for the session to another console).
+fn handle(mut c: Conn, hello: serde_json::Value, sh: &Shared) {
     c.idle_timeout = HANDSHAKE_TIMEOUT;
     c.max_payload = CONTROL_MAX_BYTES;
-    let cancel = Cancel::with(&sh.stop);
-    let judge = |p: &serde_json::Value| judge(sh, p);
-    let agreed = match handshake::server(
-        &mut c,
-        &serde_json::json!({"tool": "lst"}),
-        sh.cfg.key.as_ref(),
-        judge,
-        cancel,
-    ) {
-        Ok(a) => a,
-        Err(_) => return,
-    };
-    match serde_json::from_value::<Hello>(agreed.peer_params) {
-        Ok(Hello::Console { token }) => console_session(c, sh, token),
+    match serde_json::from_value::<Hello>(hello) {
+        Ok(Hello::Console { .. }) => {}
         Ok(Hello::Data { test, .. }) => {
             let Some(flag) = lock(&sh.session).as_ref().map(|s| Arc::clone(&s.cancel)) else {
                 return;
@@ -195,20 +217,32 @@ fn judge(sh: &Shared, p: &serde_json::Value) -> Result<(), String> {
     }
 }
 
-fn console_session(mut c: Conn, sh: &Shared, token: String) {
+/// Opens the session of a console just admitted, on the gate's thread,
+/// before the next handshake is judged: the console's next connection
+/// (its stat connection) must find the session open. None when another
+/// console got it first.
+fn open_session(sh: &Shared, hello: &serde_json::Value) -> Option<(String, Arc<AtomicBool>)> {
+    let Ok(Hello::Console { token }) = serde_json::from_value::<Hello>(hello.clone()) else {
+        return None;
+    };
     let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let mut s = lock(&sh.session);
-        if s.is_some() {
-            return;
-        }
-        *s = Some(Session {
-            token: token.clone(),
-            cancel: Arc::clone(&cancel),
-        });
+    let mut s = lock(&sh.session);
+    if s.is_some() {
+        return None;
     }
+    *s = Some(Session {
+        token: token.clone(),
+        cancel: Arc::clone(&cancel),
+    });
+    Some((token, cancel))
+}
+
+/// Serves a console's session (opened by [`open_session`]) until it
+/// ends; then cancels what it started and closes it.
+fn console_session(mut c: Conn, sh: &Shared, (token, cancel): (String, Arc<AtomicBool>)) {
     sh.opened.store(true, Ordering::Relaxed);
     sh.counters.reset();
+    c.max_payload = CONTROL_MAX_BYTES;
     c.idle_timeout = CONSOLE_IDLE_TIMEOUT;
     while let Ok((h, body)) = c.recv_owned(Cancel::with(&sh.stop)) {
         if h.kind != Kind::Control {
@@ -226,6 +260,7 @@ fn console_session(mut c: Conn, sh: &Shared, token: String) {
             Ok(cmd) => obey(sh, cmd),
             Err(e) => Answer::Failed {
                 message: format!("malformed command: {e}"),
+                partial: None,
             },
         };
         let Ok(bytes) = serde_json::to_vec(&answer) else {
@@ -254,6 +289,7 @@ fn obey(sh: &Shared, cmd: Command) -> Answer {
         Command::Live => Answer::Live(sh.live.snapshot()),
         Command::Start(_) | Command::Bye | Command::Halt => Answer::Failed {
             message: "unexpected command".into(),
+            partial: None,
         },
     }
 }
@@ -264,7 +300,10 @@ fn obey(sh: &Shared, cmd: Command) -> Answer {
 /// once. Returns None when the session is over.
 fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Option<Answer> {
     if let Err(message) = job.validate() {
-        return Some(Answer::Failed { message });
+        return Some(Answer::Failed {
+            message,
+            partial: None,
+        });
     }
     let stop_job = AtomicBool::new(false);
     let halt = AtomicBool::new(false);
@@ -288,9 +327,12 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
                 true
             }
         };
-        let r = h
-            .join()
-            .unwrap_or_else(|_| Err("a client thread panicked".into()));
+        let r = h.join().unwrap_or_else(|_| {
+            Err(Box::new((
+                "a client thread panicked".into(),
+                ClientStats::default(),
+            )))
+        });
         (r, gone)
     });
     if console_gone {
@@ -298,7 +340,13 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
     }
     Some(match result {
         Ok(s) => Answer::Done(s),
-        Err(message) => Answer::Failed { message },
+        Err(f) => {
+            let (message, s) = *f;
+            Answer::Failed {
+                message,
+                partial: Some(s),
+            }
+        }
     })
 }
 
@@ -312,12 +360,13 @@ fn halt_or_gone(c: &mut Conn, done: &AtomicBool) -> Result<bool, NetError> {
 
 /// Runs a client job on this thread (one pipeline over all its servers);
 /// `stop` ends it early, `halt` ends it early after its RPCs in flight.
+/// A job that fails says why, with its counts so far.
 fn run_client(
     sh: &Shared,
     job: &ClientJob,
     token: &str,
     (stop, halt): (&AtomicBool, &AtomicBool),
-) -> Result<ClientStats, String> {
+) -> Result<ClientStats, Box<(String, ClientStats)>> {
     let deadline = match job.limit {
         crate::spec::Limit::DurationS(s) => Some(Instant::now() + Duration::from_secs_f64(s)),
         crate::spec::Limit::Count(_) => None,
@@ -340,8 +389,14 @@ fn run_client(
             Duration::from_secs(u64::from(s))
         }),
     };
-    let t = client::run(&j, Cancel::with(stop))?;
-    Ok(ClientStats {
+    client::run(&j, Cancel::with(stop))
+        .map(|t| stats_of(&t))
+        .map_err(|f| Box::new((f.0, stats_of(&f.1))))
+}
+
+/// A client's counts as the console reads them.
+fn stats_of(t: &client::Tally) -> ClientStats {
+    ClientStats {
         node: String::new(),
         rpcs: t.rpcs,
         errors: t.errors,
@@ -349,5 +404,6 @@ fn run_client(
         tx_bytes: t.tx_bytes,
         elapsed_ns: t.elapsed_ns,
         latency: t.latency.to_wire(),
-    })
+        lost: t.lost,
+    }
 }

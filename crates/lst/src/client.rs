@@ -47,9 +47,12 @@ pub(crate) struct Job<'a> {
 pub const DEFAULT_RPC_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A client's counters.
+#[derive(Debug, Default)]
 pub(crate) struct Tally {
     pub rpcs: u64,
     pub errors: u64,
+    /// RPCs issued whose reply never came: in flight when the job failed.
+    pub lost: u64,
     pub rx_bytes: u64,
     pub tx_bytes: u64,
     pub elapsed_ns: u64,
@@ -62,6 +65,7 @@ impl Tally {
     fn merge(&mut self, o: &Tally) {
         self.rpcs += o.rpcs;
         self.errors += o.errors;
+        self.lost += o.lost;
         self.rx_bytes += o.rx_bytes;
         self.tx_bytes += o.tx_bytes;
         self.elapsed_ns = self.elapsed_ns.max(o.elapsed_ns);
@@ -81,7 +85,8 @@ fn fail(job: &Job<'_>, i: usize, e: NetError) -> String {
 }
 
 fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError> {
-    let mut c = conn::connect(addr, CONNECT_TIMEOUT, cancel)?;
+    let mut c = conn::connect(addr, CONNECT_TIMEOUT, cancel)
+        .map_err(|e| e.hinted(" (is its lst agent running there, on that port?)"))?;
     c.idle_timeout = job.rpc_timeout;
     c.max_payload = proto::frame_limit(&job.test);
     let hello = Hello::Data {
@@ -94,10 +99,14 @@ fn open(job: &Job<'_>, addr: &str, cancel: Cancel<'_>) -> Result<Conn, NetError>
     Ok(c)
 }
 
+/// A job that failed: why (naming the server), and what it had done by
+/// then (every lane's counts, the RPCs in flight counted as lost).
+pub(crate) type Failed = Box<(String, Tally)>;
+
 /// Connects to every server, runs the job and ends the test on each; a
 /// lost connection or a reply out of order ends it with an error naming
-/// the server.
-pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
+/// the server, and the counts so far.
+pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, Failed> {
     let n = job.servers.len();
     // Never more lanes than RPCs in flight: each lane keeps at least one.
     let lanes = streams(job).clamp(1, job.slots.max(1) as usize);
@@ -107,13 +116,16 @@ pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
     for _ in 0..lanes {
         let mut conns = Vec::with_capacity(n);
         for (i, addr) in job.servers.iter().enumerate() {
-            conns.push(open(job, addr, cancel).map_err(|e| fail(job, i, e))?);
+            conns.push(
+                open(job, addr, cancel)
+                    .map_err(|e| Box::new((fail(job, i, e), Tally::default())))?,
+            );
         }
         groups.push(conns);
     }
     let failed = AtomicBool::new(false);
     let start = Instant::now();
-    let results: Vec<Result<Tally, String>> = std::thread::scope(|s| {
+    let results: Vec<Result<Tally, Failed>> = std::thread::scope(|s| {
         let handles: Vec<_> = groups
             .into_iter()
             .enumerate()
@@ -137,25 +149,45 @@ pub(crate) fn run(job: &Job<'_>, cancel: Cancel<'_>) -> Result<Tally, String> {
         handles
             .into_iter()
             .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a client lane panicked".into()))
+                h.join().unwrap_or_else(|_| {
+                    Err(Box::new((
+                        "a client lane panicked".into(),
+                        Tally::default(),
+                    )))
+                })
             })
             .collect()
     });
     sum(results)
 }
 
-/// The job's counts from its lanes' (the first lane's error if any).
-fn sum(lanes: Vec<Result<Tally, String>>) -> Result<Tally, String> {
+/// The job's counts from its lanes', failed ones included; the first
+/// lane's error, if any, with all the counts.
+fn sum(lanes: Vec<Result<Tally, Failed>>) -> Result<Tally, Failed> {
     let mut total: Option<Tally> = None;
+    let mut error: Option<String> = None;
     for r in lanes {
-        let t = r?;
+        let t = match r {
+            Ok(t) => t,
+            Err(f) => {
+                let (e, t) = *f;
+                error.get_or_insert(e);
+                t
+            }
+        };
         match total.as_mut() {
             None => total = Some(t),
             Some(a) => a.merge(&t),
         }
     }
-    total.ok_or_else(|| "a client job ran no lane".to_string())
+    match (total, error) {
+        (Some(t), None) => Ok(t),
+        (t, Some(e)) => Err(Box::new((e, t.unwrap_or_default()))),
+        (None, None) => Err(Box::new((
+            "a client job ran no lane".to_string(),
+            Tally::default(),
+        ))),
+    }
 }
 
 /// Lane `k`'s part of the job's RPCs in flight and of its count: the
@@ -176,17 +208,27 @@ fn lane(
     conns: &mut [Conn],
     (start, failed): (Instant, &AtomicBool),
     cancel: Cancel<'_>,
-) -> Result<Tally, String> {
-    let fail = |i: usize, e| fail(job, i, e);
+) -> Result<Tally, Failed> {
     let tally = Pipeline::new(job, slots, quota, failed)
         .drive(conns, start, cancel)
-        .map_err(|(i, e)| fail(i, e))?;
+        .map_err(|f| {
+            let (i, e, t) = *f;
+            Box::new((fail(job, i, e), t))
+        })?;
+    match end_test(job, conns, cancel) {
+        Ok(()) => Ok(tally),
+        Err(e) => Err(Box::new((e, tally))),
+    }
+}
+
+/// Ends the test on every connection: `End`, answered by `End`.
+fn end_test(job: &Job<'_>, conns: &mut [Conn], cancel: Cancel<'_>) -> Result<(), String> {
     for (i, c) in conns.iter_mut().enumerate() {
         c.send(Kind::End, 0, 0, &[], cancel)
-            .map_err(|e| fail(i, e))?;
+            .map_err(|e| fail(job, i, e))?;
     }
     for (i, c) in conns.iter_mut().enumerate() {
-        let h = c.recv_header(cancel).map_err(|e| fail(i, e))?;
+        let h = c.recv_header(cancel).map_err(|e| fail(job, i, e))?;
         if h.kind != Kind::End {
             return Err(format!(
                 "server {}: expected the end of the test, got a {:?} frame",
@@ -194,7 +236,7 @@ fn lane(
             ));
         }
     }
-    Ok(tally)
+    Ok(())
 }
 
 /// Most connections a client opens to one server.
@@ -251,12 +293,8 @@ impl<'a> Pipeline<'a> {
             rep: vec![0u8; job.test.reply_bytes() as usize],
             sent_at: vec![Instant::now(); slots.max(1) as usize],
             t: Tally {
-                rpcs: 0,
-                errors: 0,
-                rx_bytes: 0,
-                tx_bytes: 0,
-                elapsed_ns: 0,
                 latency: Histogram::new(),
+                ..Tally::default()
             },
         }
     }
@@ -269,40 +307,64 @@ impl<'a> Pipeline<'a> {
     }
 
     /// Runs the lane; its elapsed time counts from the job's `start`,
-    /// shared by all lanes, so the job's span is its longest lane's.
+    /// shared by all lanes, so the job's span is its longest lane's. A
+    /// failure comes with the counts so far: the RPCs completed, and
+    /// those in flight as lost.
     fn drive(
         mut self,
         conns: &mut [Conn],
         start: Instant,
         cancel: Cancel<'_>,
-    ) -> Result<Tally, (usize, NetError)> {
+    ) -> Result<Tally, Box<(usize, NetError, Tally)>> {
+        let (mut issued, mut done) = (0u64, 0u64);
+        match self.pipeline(conns, start, (&mut issued, &mut done), cancel) {
+            Ok(()) => {
+                self.t.rpcs = done;
+                Ok(self.t)
+            }
+            Err((i, e)) => {
+                self.t.rpcs = done;
+                // The RPC that failed was issued (or about to be): at
+                // least one is lost.
+                self.t.lost = issued.saturating_sub(done).max(1);
+                Err(Box::new((i, e, self.t)))
+            }
+        }
+    }
+
+    /// The lane's loop: `issued` and `done` count as it goes.
+    fn pipeline(
+        &mut self,
+        conns: &mut [Conn],
+        start: Instant,
+        (issued_out, done_out): (&mut u64, &mut u64),
+        cancel: Cancel<'_>,
+    ) -> Result<(), (usize, NetError)> {
         let n = conns.len() as u64;
         let on = |tag: u64| (tag % n) as usize;
-        let mut issued = 0u64;
-        while issued < self.slots && self.may_issue(issued, Instant::now()) {
-            self.send(&mut conns[on(issued)], issued, cancel)
-                .map_err(|e| (on(issued), e))?;
-            issued += 1;
+        let (issued, done) = (issued_out, done_out);
+        while *issued < self.slots && self.may_issue(*issued, Instant::now()) {
+            *issued += 1;
+            self.send(&mut conns[on(*issued - 1)], *issued - 1, cancel)
+                .map_err(|e| (on(*issued - 1), e))?;
         }
-        let mut done = 0u64;
-        while done < issued {
-            self.receive(&mut conns[on(done)], done, cancel)
-                .map_err(|e| (on(done), e))?;
+        while *done < *issued {
+            self.receive(&mut conns[on(*done)], *done, cancel)
+                .map_err(|e| (on(*done), e))?;
             let now = Instant::now();
-            let sent = self.sent_at[(done % self.slots) as usize];
+            let sent = self.sent_at[(*done % self.slots) as usize];
             self.t
                 .latency
                 .record(now.duration_since(sent).as_nanos() as u64);
-            done += 1;
+            *done += 1;
             self.t.elapsed_ns = now.duration_since(start).as_nanos() as u64;
-            if self.may_issue(issued, now) && !cancel.cancelled() {
-                self.send(&mut conns[on(issued)], issued, cancel)
-                    .map_err(|e| (on(issued), e))?;
-                issued += 1;
+            if self.may_issue(*issued, now) && !cancel.cancelled() {
+                *issued += 1;
+                self.send(&mut conns[on(*issued - 1)], *issued - 1, cancel)
+                    .map_err(|e| (on(*issued - 1), e))?;
             }
         }
-        self.t.rpcs = done;
-        Ok(self.t)
+        Ok(())
     }
 
     fn send(&mut self, c: &mut Conn, tag: u64, cancel: Cancel<'_>) -> Result<(), NetError> {

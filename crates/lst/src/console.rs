@@ -155,7 +155,7 @@ fn run_points(
     let nodes = unique_nodes(plan);
     let key = session_key(plan, &nodes)?;
     let mut remotes = launch(plan, &nodes, &token, key.as_ref())?;
-    let mut agents = connect_all(plan, &nodes, &mut remotes, &token, key.as_ref(), stop)?;
+    let mut agents = connect_all(plan, &nodes, &mut remotes, &token, key.as_ref(), stop, None)?;
     for &k in &plan.clients {
         for &conc in &plan.concurrency {
             let mut runs = Vec::new();
@@ -252,6 +252,9 @@ pub(crate) fn launch(
     Ok(out)
 }
 
+/// Connects to every agent of `nodes` and opens the session on each;
+/// each connect waits up to the plan's `connect_timeout_s`, and all of
+/// them together at most until `until` when given.
 pub(crate) fn connect_all(
     plan: &Plan,
     nodes: &[Node],
@@ -259,6 +262,7 @@ pub(crate) fn connect_all(
     token: &str,
     key: Option<&SharedKey>,
     stop: &AtomicBool,
+    until: Option<Instant>,
 ) -> Result<Vec<Agent>, LstError> {
     let hello = serde_json::to_value(Hello::Console {
         token: token.to_string(),
@@ -266,7 +270,7 @@ pub(crate) fn connect_all(
     .map_err(|e| LstError::Launch(e.to_string()))?;
     let mut agents = Vec::new();
     for (n, r) in nodes.iter().zip(remotes.iter_mut()) {
-        let mut c = connect_one(plan, n, r, stop)?;
+        let mut c = connect_one(plan, n, r, stop, until)?;
         c.idle_timeout = COMMAND_TIMEOUT;
         handshake::client(&mut c, "lst", &hello, key, Cancel::with(stop))
             .map_err(|e| LstError::Node(n.name.clone(), e.to_string()))?;
@@ -278,15 +282,18 @@ pub(crate) fn connect_all(
     Ok(agents)
 }
 
-/// Connects to one agent, retrying while it starts; an agent the console
+/// Connects to one agent, retrying while it starts (at most the plan's
+/// `connect_timeout_s`, and never past `deadline`); an agent the console
 /// started that exits first is reported with what it printed.
 pub(crate) fn connect_one(
     plan: &Plan,
     n: &Node,
     remote: &mut Option<Remote>,
     stop: &AtomicBool,
+    deadline: Option<Instant>,
 ) -> Result<Conn, LstError> {
-    let until = Instant::now() + Duration::from_secs_f64(plan.connect_timeout_s);
+    let own = Instant::now() + Duration::from_secs_f64(plan.connect_timeout_s);
+    let until = deadline.map_or(own, |d| d.min(own));
     loop {
         if let Some((said, refused)) = exited_refused(plan, remote) {
             if let Some(why) = refused {
@@ -411,7 +418,7 @@ pub(crate) fn ask(
     send(&mut a.conn, cmd, cancel).map_err(node)?;
     let answer = recv(&mut a.conn, cancel).map_err(node)?;
     match answer {
-        Answer::Failed { message } => Err(LstError::Node(a.node.name.clone(), message)),
+        Answer::Failed { message, .. } => Err(LstError::Node(a.node.name.clone(), message)),
         other => Ok(other),
     }
 }

@@ -156,6 +156,11 @@ pub enum Answer {
     Failed {
         /// What went wrong.
         message: String,
+        /// A client job that failed: what it had done by then (RPCs
+        /// completed, payload errors, bytes, and the RPCs in flight as
+        /// `lost`); none for other commands, and from older agents.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partial: Option<ClientStats>,
     },
 }
 

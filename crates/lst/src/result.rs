@@ -23,6 +23,15 @@ pub struct ClientStats {
     pub elapsed_ns: u64,
     /// Round-trip time of every RPC, in nanoseconds.
     pub latency: HistogramWire,
+    /// RPCs issued whose reply never came because the job failed (in
+    /// flight when a connection broke); 0, and absent from the JSON, for
+    /// a job that ended well.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One server node's counters since the console's last reset.

@@ -98,6 +98,10 @@ pub struct RawOptions {
     pub data_seed: Option<u64>,
     /// `--tasks`: threads per process.
     pub tasks: Option<u64>,
+    /// `--engine`: how a task issues its operations (`sync`, `uring`).
+    pub engine: Option<String>,
+    /// `--qd`: operations in flight per task (`--engine uring`).
+    pub qd: Option<u64>,
     /// `--json`: JSON output path (any bytes).
     pub json: Option<OsString>,
     /// `--csv`: CSV output path (any bytes).
@@ -523,6 +527,32 @@ pub static OPTIONS: &[Opt] = &[
         },
         "--tasks 8",
         Check::Ok(|o| o.tasks == Some(8))
+    ),
+    value!(
+        None,
+        "engine",
+        Value,
+        "NAME",
+        "how each task issues its operations: sync (one system call at a time) or uring (io_uring, --qd in flight) [sync]",
+        |c, o, _| {
+            o.engine = Some(c.value("engine")?.to_string());
+            Ok(())
+        },
+        "--engine uring",
+        Check::Ok(|o| o.engine.as_deref() == Some("uring"))
+    ),
+    value!(
+        None,
+        "qd",
+        Number,
+        "N",
+        "operations each task keeps in flight with --engine uring [16]",
+        |c, o, _| {
+            o.qd = Some(num(c, "queue depth")?);
+            Ok(())
+        },
+        "--qd 32",
+        Check::Ok(|o| o.qd == Some(32))
     ),
     value!(
         None,

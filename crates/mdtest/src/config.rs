@@ -20,6 +20,36 @@ pub struct PhaseSet {
     pub remove: bool,
 }
 
+/// How a task issues its operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase", tag = "name")]
+pub enum EngineKind {
+    /// One system call at a time, through the backend's calls.
+    Sync,
+    /// Through the backend's metadata queue (POSIX: io_uring), `qd`
+    /// operations in flight per task.
+    Uring {
+        /// Operations in flight per task.
+        qd: u32,
+    },
+}
+
+impl EngineKind {
+    /// The queue depth, for the queued engine.
+    pub fn queue_depth(&self) -> Option<u32> {
+        match self {
+            EngineKind::Sync => None,
+            EngineKind::Uring { qd } => Some(*qd),
+        }
+    }
+}
+
+/// Default `--qd` of `--engine uring`.
+pub const DEFAULT_QD: u64 = 16;
+/// Largest `--qd`: the slots' buffers (a path and max(-w, -e) bytes
+/// each) are made per task before the run.
+pub const MAX_QD: u64 = 4096;
+
 /// A validated mdtest configuration.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Config {
@@ -89,6 +119,8 @@ pub struct Config {
     pub verbosity: u64,
     /// Threads per process (--tasks).
     pub tasks_per_process: u64,
+    /// How tasks issue their operations (--engine, --qd).
+    pub engine: EngineKind,
     /// JSON output path.
     pub json: Option<PathBuf>,
     /// CSV output path.
@@ -127,6 +159,28 @@ pub const MAX_SECONDS: u64 = 100_000_000;
 /// Data buffers a task keeps, in multiples of max(-w, -e): the pattern,
 /// the write buffer and the read buffer.
 pub const BUFFERS_PER_TASK: u64 = 3;
+/// Bytes of a queue slot's copy of a path (PATH_MAX).
+const QUEUE_PATH_BYTES: u64 = 4096;
+
+/// The engine named by --engine and --qd.
+fn engine_kind(r: &RawOptions) -> Result<EngineKind, ConfigError> {
+    match (r.engine.as_deref(), r.qd) {
+        (None | Some("sync"), None) => Ok(EngineKind::Sync),
+        (None | Some("sync"), Some(_)) => {
+            err("--qd: operations in flight need --engine uring (the sync engine has one)")
+        }
+        (Some("uring"), qd) => {
+            let qd = qd.unwrap_or(DEFAULT_QD);
+            if qd == 0 || qd > MAX_QD {
+                return err(format!("--qd {qd}: between 1 and {MAX_QD}"));
+            }
+            Ok(EngineKind::Uring { qd: qd as u32 })
+        }
+        (Some(other), _) => err(format!(
+            "--engine {other}: unknown engine; choose sync or uring"
+        )),
+    }
+}
 
 fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError(msg.into()))
@@ -198,6 +252,7 @@ impl Config {
             print_time_only: r.print_time_only,
             verbosity: r.verbosity,
             tasks_per_process: r.tasks.unwrap_or(1),
+            engine: engine_kind(r)?,
             json: r.json.as_ref().map(PathBuf::from),
             csv: r.csv.as_ref().map(PathBuf::from),
             stats: r.stats.clone(),
@@ -242,17 +297,23 @@ impl Config {
         over("-p", "seconds", self.pre_delay_s, MAX_SECONDS)?;
         over("-W", "seconds", self.stonewall_s, MAX_SECONDS)?;
         let per_task = self.write_bytes.max(self.read_bytes);
+        // The queued engine adds a slot per operation in flight: a path
+        // (PATH_MAX) and max(-w, -e) bytes.
+        let qd = u64::from(self.engine.queue_depth().unwrap_or(0));
+        let buffers = BUFFERS_PER_TASK + qd;
         let need = per_task
-            .saturating_mul(BUFFERS_PER_TASK)
+            .saturating_mul(buffers)
+            .saturating_add(qd * QUEUE_PATH_BYTES)
             .saturating_mul(self.tasks_per_process);
         if need > memory.bytes {
-            let opt = if self.write_bytes >= self.read_bytes {
-                "-w"
-            } else {
-                "-e"
+            let opt = match (qd, self.write_bytes >= self.read_bytes) {
+                (0, true) => "-w",
+                (0, false) => "-e",
+                (_, _) => "--qd",
             };
+            let shown = if qd > 0 { qd } else { per_task };
             return err(format!(
-                "{opt} {per_task}: the data buffers need {need} bytes ({BUFFERS_PER_TASK} x {per_task} bytes x {} tasks), above the {} bytes of {}; lower {opt} or --tasks",
+                "{opt} {shown}: the data buffers need {need} bytes ({buffers} x {per_task} bytes x {} tasks, with the queue's slots), above the {} bytes of {}; lower {opt}, -w/-e or --tasks",
                 self.tasks_per_process, memory.bytes, memory.source
             ));
         }
@@ -379,6 +440,11 @@ impl Config {
         if self.print_rate_and_time && self.print_time_only {
             return err(
                 "-P with -Z: choose the rate and time tables (-P) or the time table only (-Z)",
+            );
+        }
+        if self.mknod && self.engine != EngineKind::Sync {
+            return err(
+                "-k with --engine uring: io_uring has no mknod; drop -k or use --engine sync",
             );
         }
         if self.rename_dirs && !self.do_dirs {
@@ -601,6 +667,10 @@ mod tests {
             ("-n 1 -g", "-g"),
             ("-n 1 -U -F", "-U"),
             ("-n 1 -d a@@b", "-d"),
+            ("-n 1 --qd 4", "--qd"),
+            ("-n 1 --engine uring --qd 5000", "--qd"),
+            ("-n 1 --engine aio", "--engine"),
+            ("-n 1 -k --engine uring", "-k"),
         ] {
             let e = cfg(line)
                 .err()
@@ -626,6 +696,25 @@ mod tests {
         assert!(!c.do_dirs && c.do_files);
         let c = cfg("-n 1 -D").unwrap();
         assert!(c.do_dirs && !c.do_files);
+    }
+
+    #[test]
+    fn engine_and_queue_depth() {
+        assert_eq!(cfg("-n 1").unwrap().engine, EngineKind::Sync);
+        assert_eq!(cfg("-n 1 --engine sync").unwrap().engine, EngineKind::Sync);
+        assert_eq!(
+            cfg("-n 1 --engine uring").unwrap().engine,
+            EngineKind::Uring {
+                qd: DEFAULT_QD as u32
+            }
+        );
+        assert_eq!(
+            cfg("-n 1 --engine uring --qd 64")
+                .unwrap()
+                .engine
+                .queue_depth(),
+            Some(64)
+        );
     }
 
     #[test]

@@ -80,8 +80,27 @@ impl<'a> Engine<'a> {
     /// A task that panics cancels the others (through the communicator),
     /// removes what it made and returns an error outcome.
     pub fn run(&self, comm: &dyn Comm) -> Result<TestResult, Unfinished> {
+        let be = self.ctx.backend;
+        if be.capabilities().thread_private_fds {
+            // A task on a thread of its own stops sharing the process's
+            // descriptor table (and its lock) with the other tasks; the
+            // backend holds no descriptor another thread would need.
+            let _ = iolab_core::threads::own_fd_table();
+        }
+        let queue = match self.make_queue() {
+            Ok(q) => q,
+            Err(f) => {
+                comm.cancel();
+                self.ctx.cancel();
+                return Err(Unfinished {
+                    outcome: Outcome::Error(f),
+                    left: Vec::new(),
+                });
+            }
+        };
         let seed = self.agree_seed(comm);
         let mut st = TaskState::new(&self.ctx, comm, seed);
+        st.set_queue(queue);
         match catch_unwind(AssertUnwindSafe(|| self.run_task(&mut st))) {
             Ok(r) => r,
             Err(panic) => {
@@ -150,6 +169,21 @@ impl<'a> Engine<'a> {
             iterations_count: count,
             missing_items: missing,
         })
+    }
+
+    /// This task's metadata queue (`--engine uring`), made on the task's
+    /// own thread, which alone submits on it.
+    fn make_queue(&self) -> Result<Option<Box<dyn iolab_backend::MetaQueue>>, Failure> {
+        let cfg = self.ctx.cfg;
+        let Some(qd) = cfg.engine.queue_depth() else {
+            return Ok(None);
+        };
+        let bytes = cfg.write_bytes.max(cfg.read_bytes) as usize;
+        self.ctx
+            .backend
+            .metadata_queue(qd, bytes)
+            .map(Some)
+            .map_err(|e| Failure::io("--engine uring", None, &e))
     }
 
     fn agree_seed(&self, comm: &dyn Comm) -> Option<u64> {

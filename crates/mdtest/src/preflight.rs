@@ -56,7 +56,30 @@ pub fn check_capabilities(cfg: &Config, be: &dyn Backend) -> Result<(), ConfigEr
     if cfg.mknod && !caps.mknod {
         return missing("-k", "create files with mknod");
     }
-    Ok(())
+    check_engine(cfg, be)
+}
+
+/// `--engine uring` needs the backend's metadata queue, and a queue this
+/// machine can make: io_uring refused (`kernel.io_uring_disabled`,
+/// seccomp) or an opcode missing is named here, before anything is
+/// created (exit 2), never a silent fall back to the sync engine.
+fn check_engine(cfg: &Config, be: &dyn Backend) -> Result<(), ConfigError> {
+    let Some(qd) = cfg.engine.queue_depth() else {
+        return Ok(());
+    };
+    if !be.capabilities().queued_metadata {
+        return Err(ConfigError(format!(
+            "--engine uring: the {} backend cannot queue metadata operations; use --engine sync",
+            be.name()
+        )));
+    }
+    let bytes = cfg.write_bytes.max(cfg.read_bytes) as usize;
+    match be.metadata_queue(qd, bytes) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(ConfigError(format!(
+            "--engine uring: {e}; use --engine sync"
+        ))),
+    }
 }
 
 fn check_test_dir(

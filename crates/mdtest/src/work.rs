@@ -2,6 +2,8 @@
 //! in reused buffers and data buffers are filled once, so the loops do
 //! nothing per item but the system calls and two clock reads.
 
+mod queued;
+
 use crate::cleanup;
 use crate::ctx::RunCtx;
 use crate::exchange::{PhaseTrouble, TaskReport};
@@ -66,6 +68,8 @@ pub struct TaskState<'a> {
     created_root: bool,
     created_dirs: Vec<PathBuf>,
     output_failure: Option<Failure>,
+    /// The metadata queue of `--engine uring` (None: the sync engine).
+    queue: Option<Box<dyn iolab_backend::MetaQueue>>,
 }
 
 impl<'a> TaskState<'a> {
@@ -90,7 +94,13 @@ impl<'a> TaskState<'a> {
             created_root: false,
             created_dirs: Vec::new(),
             output_failure: None,
+            queue: None,
         }
+    }
+
+    /// Makes the item loops go through `queue` (`--engine uring`).
+    pub fn set_queue(&mut self, queue: Option<Box<dyn iolab_backend::MetaQueue>>) {
+        self.queue = queue;
     }
 
     /// This task's communicator.
@@ -283,6 +293,12 @@ impl<'a> TaskState<'a> {
             let tg = self.target_in(iter, owner, owner, "dir", true);
             for td in &tg.test_dirs {
                 let mut names = Names::new(td, unique, plan.branch);
+                if self.queue.is_some() {
+                    if !self.tree_queued(&mut names, create, rep) {
+                        return;
+                    }
+                    continue;
+                }
                 let ids: Box<dyn Iterator<Item = u64>> = if create {
                     Box::new(0..plan.dirs_per_tree)
                 } else {
@@ -463,6 +479,9 @@ impl<'a> TaskState<'a> {
         deadline: Option<u64>,
         rep: &mut TaskReport,
     ) -> End {
+        if self.queue.is_some() {
+            return self.loop_queued(tg, op, range, order, deadline, rep);
+        }
         let plan = self.ctx.plan;
         let leaf = self.ctx.cfg.leaf_only;
         let mut names = Names::new(&tg.test_dirs[0], tg.unique, plan.branch);

@@ -84,7 +84,9 @@ pub fn estimate(
     timeout: Duration,
     cancel: Cancel<'_>,
 ) -> Result<Estimate, NetError> {
-    let mut c = conn::connect(addr, timeout, cancel)?;
+    let mut c = conn::connect(addr, timeout, cancel).map_err(|e| {
+        e.hinted(" (is `iolab timeserver` running there, on that port? start it there with `iolab timeserver -port N`)")
+    })?;
     c.idle_timeout = timeout;
     let mut best: Option<Estimate> = None;
     let mut buf = [0u8; 8];

@@ -90,6 +90,7 @@ pub fn connect(addr: &str, timeout: Duration, cancel: Cancel<'_>) -> Result<Conn
                 addr: addr.to_string(),
                 waited_s: timeout.as_secs_f64(),
                 source: last.unwrap_or_else(|| io::Error::from(io::ErrorKind::TimedOut)),
+                hint: "",
             });
         }
         std::thread::sleep(POLL.min(until.saturating_duration_since(Instant::now())));
@@ -144,6 +145,10 @@ pub struct Conn {
     /// without a payload CRC is refused. Both sides must agree (the
     /// handshake's parameters are the place).
     pub payload_crc: bool,
+    /// While a handshake runs: the time by which it must be over,
+    /// whatever the peer sends meanwhile (`idle_timeout` alone would let
+    /// a peer that sends a byte now and then hold the connection open).
+    deadline: Option<Instant>,
 }
 
 impl Conn {
@@ -158,7 +163,42 @@ impl Conn {
             max_payload: DEFAULT_MAX_PAYLOAD,
             idle_timeout: Duration::from_secs(60),
             payload_crc: true,
+            deadline: None,
         })
+    }
+
+    /// Makes `stream` (a connection a [`crate::gate::Gate`] accepted and
+    /// authenticated, having sent `sent` frames) a framed connection.
+    pub(crate) fn from_stream(stream: TcpStream, sent: u64) -> Result<Conn, NetError> {
+        let mut c = Conn::new(stream)?;
+        c.sent = sent;
+        Ok(c)
+    }
+
+    /// Bounds every wait from now on by `now + whole`, until
+    /// [`Conn::unbound`]: the handshake's bound as a whole.
+    pub(crate) fn bound_by(&mut self, whole: Duration) {
+        self.deadline = Some(Instant::now() + whole);
+    }
+
+    /// Lifts [`Conn::bound_by`]'s bound.
+    pub(crate) fn unbound(&mut self) {
+        self.deadline = None;
+    }
+
+    /// The sooner of `until` and the handshake's deadline.
+    fn bounded(&self, until: Instant) -> Instant {
+        self.deadline.map_or(until, |d| d.min(until))
+    }
+
+    /// A handshake whose time is up, even while bytes still trickle in.
+    fn past_deadline(&self) -> Result<(), NetError> {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err(NetError::Timeout {
+                what: "completing the handshake (it is bounded as a whole)",
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The peer's address.
@@ -262,7 +302,7 @@ impl Conn {
     }
 
     fn write_all2(&mut self, a: &[u8], b: &[u8], cancel: Cancel<'_>) -> Result<(), NetError> {
-        let until = Instant::now() + self.idle_timeout;
+        let until = self.bounded(Instant::now() + self.idle_timeout);
         let (mut a, mut b) = (a, b);
         while !a.is_empty() || !b.is_empty() {
             match self
@@ -274,8 +314,12 @@ impl Conn {
                     let from_a = n.min(a.len());
                     a = &a[from_a..];
                     b = &b[n - from_a..];
+                    self.past_deadline()?;
                 }
-                Err(e) if waits(&e) => check(until, cancel, "sending to the peer")?,
+                Err(e) if waits(&e) => {
+                    self.past_deadline()?;
+                    check(until, cancel, "sending to the peer")?
+                }
                 Err(e) => return Err(NetError::Io(e)),
             }
         }
@@ -325,7 +369,7 @@ impl Conn {
     }
 
     fn read_exact(&mut self, mut buf: &mut [u8], cancel: Cancel<'_>) -> Result<(), NetError> {
-        let mut until = Instant::now() + self.idle_timeout;
+        let mut until = self.bounded(Instant::now() + self.idle_timeout);
         let whole = buf.len();
         while !buf.is_empty() {
             match self.stream.read(buf) {
@@ -333,13 +377,39 @@ impl Conn {
                 Ok(0) => return Err(NetError::Protocol("the peer closed mid-frame".into())),
                 Ok(n) => {
                     buf = &mut buf[n..];
-                    until = Instant::now() + self.idle_timeout;
+                    until = self.bounded(Instant::now() + self.idle_timeout);
+                    self.past_deadline()?;
                 }
-                Err(e) if waits(&e) => check(until, cancel, "waiting for the peer")?,
+                Err(e) if waits(&e) => {
+                    self.past_deadline()?;
+                    check(until, cancel, "waiting for the peer")?
+                }
                 Err(e) => return Err(NetError::Io(e)),
             }
         }
         Ok(())
+    }
+
+    /// True when the peer has closed the connection or it failed, seen
+    /// without waiting and without taking any byte the peer sent: for a
+    /// side that holds a connection it is not reading yet (a copy's
+    /// first connections while the others are still being set up).
+    pub fn peer_gone(&self) -> bool {
+        let mut fd = libc::pollfd {
+            fd: self.stream.as_raw_fd(),
+            events: libc::POLLIN | libc::POLLRDHUP,
+            revents: 0,
+        };
+        // SAFETY: one initialised pollfd, a zero timeout.
+        let n = unsafe { libc::poll(&mut fd, 1, 0) };
+        if n <= 0 {
+            return false;
+        }
+        if fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLRDHUP) != 0 {
+            return true;
+        }
+        let mut b = [0u8; 1];
+        matches!(self.stream.peek(&mut b), Ok(0))
     }
 
     /// Shuts the connection down in both directions.

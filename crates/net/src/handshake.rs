@@ -68,8 +68,22 @@ pub struct Agreed {
 }
 
 /// The client side: sends `params`, proves the key, and waits for the
-/// server's verdict.
+/// server's verdict, all within the connection's `idle_timeout` (a
+/// bound on the whole exchange, not on each read).
 pub fn client(
+    c: &mut Conn,
+    tool: &str,
+    params: &Value,
+    key: Option<&SharedKey>,
+    cancel: Cancel<'_>,
+) -> Result<Agreed, NetError> {
+    c.bound_by(c.idle_timeout);
+    let r = client_steps(c, tool, params, key, cancel);
+    c.unbound();
+    r
+}
+
+fn client_steps(
     c: &mut Conn,
     tool: &str,
     params: &Value,
@@ -140,7 +154,11 @@ fn check_server(
 
 /// The server side: reads the client's parameters, checks the key, and
 /// lets `judge(client_params)` accept them (Ok) or refuse them with the
-/// message both sides will show. Returns the client's parameters.
+/// message both sides will show. Returns the client's parameters. The
+/// whole exchange is bounded by the connection's `idle_timeout`, not
+/// each read: a peer that trickles its bytes is cut off at that time.
+/// A server that takes many peers at once uses [`crate::gate::Gate`],
+/// which costs a waiting peer no thread.
 pub fn server(
     c: &mut Conn,
     params: &Value,
@@ -148,43 +166,125 @@ pub fn server(
     judge: impl FnOnce(&Value) -> Result<(), String>,
     cancel: Cancel<'_>,
 ) -> Result<Agreed, NetError> {
-    let (_, hello_bytes) = c.recv_owned(cancel)?;
-    let hello: Hello = serde_json::from_slice(&hello_bytes)
-        .map_err(|e| NetError::Protocol(format!("bad hello: {e}")))?;
-    let nonce_s = nonce()?;
-    let mac = key.map_or_else(String::new, |k| {
-        k.mac_hex(&[
-            b"server",
-            hello.nonce.as_bytes(),
-            nonce_s.as_bytes(),
-            &hello_bytes,
-        ])
-    });
-    let ch = Challenge {
-        proto: PROTOCOL,
-        nonce: nonce_s.clone(),
-        auth: key.is_some(),
-        mac,
-    };
-    send_json(c, &ch, cancel)?;
-    let proof: Proof = recv_json(c, cancel)?;
-    let verdict = judge_hello(&hello, &hello_bytes, &nonce_s, &proof, key, judge);
-    let v = Verdict {
-        accepted: verdict.is_ok(),
-        message: verdict
-            .as_ref()
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default(),
-        params: params.clone(),
-    };
+    c.bound_by(c.idle_timeout);
+    let r = server_steps(c, params, key, judge, cancel);
+    c.unbound();
+    r
+}
+
+fn server_steps(
+    c: &mut Conn,
+    params: &Value,
+    key: Option<&SharedKey>,
+    judge: impl FnOnce(&Value) -> Result<(), String>,
+    cancel: Cancel<'_>,
+) -> Result<Agreed, NetError> {
+    let (h, hello_bytes) = c.recv_owned(cancel)?;
+    let (open, challenge) = Opened::from_hello(h.kind, hello_bytes, key)?;
+    c.send(Kind::Control, 0, 0, &challenge, cancel)?;
+    let (h, proof) = c.recv_owned(cancel)?;
+    let (verdict, agreed) =
+        open.verdict(h.kind, &proof, key, |p| judge(p).map(|()| params.clone()))?;
     // The verdict is sent even on refusal so the client shows the reason.
-    send_json(c, &v, cancel)?;
-    verdict?;
-    Ok(Agreed {
-        peer_params: hello.params,
-        authenticated: key.is_some(),
-    })
+    c.send(Kind::Control, 0, 0, &verdict, cancel)?;
+    agreed
+}
+
+/// The server's side of a handshake between its two reads, whoever
+/// moves the bytes (the blocking [`server`], or [`crate::gate::Gate`]'s
+/// poll loop): made from the client's hello, it answers with the
+/// challenge, then judges the proof.
+pub(crate) struct Opened {
+    hello: Hello,
+    hello_bytes: Vec<u8>,
+    nonce_s: String,
+}
+
+impl Opened {
+    /// Reads the hello (a frame of `kind`) and makes the challenge to
+    /// send back.
+    pub(crate) fn from_hello(
+        kind: Kind,
+        hello_bytes: Vec<u8>,
+        key: Option<&SharedKey>,
+    ) -> Result<(Opened, Vec<u8>), NetError> {
+        if kind != Kind::Control {
+            return Err(NetError::Protocol(format!(
+                "expected a handshake message, got a {kind:?} frame"
+            )));
+        }
+        let hello: Hello = serde_json::from_slice(&hello_bytes)
+            .map_err(|e| NetError::Protocol(format!("bad hello: {e}")))?;
+        let nonce_s = nonce()?;
+        let mac = key.map_or_else(String::new, |k| {
+            k.mac_hex(&[
+                b"server",
+                hello.nonce.as_bytes(),
+                nonce_s.as_bytes(),
+                &hello_bytes,
+            ])
+        });
+        let ch = Challenge {
+            proto: PROTOCOL,
+            nonce: nonce_s.clone(),
+            auth: key.is_some(),
+            mac,
+        };
+        let bytes = serde_json::to_vec(&ch).map_err(|e| NetError::Protocol(e.to_string()))?;
+        let open = Opened {
+            hello,
+            hello_bytes,
+            nonce_s,
+        };
+        Ok((open, bytes))
+    }
+
+    /// Judges the proof (a frame of `kind`): versions, the key, then
+    /// `judge`, which returns the parameters to send back. Returns the
+    /// verdict to send (always, so that a refused client shows why)
+    /// and what it means here. An error means there is no verdict to
+    /// send: the proof was not even a handshake message.
+    pub(crate) fn verdict(
+        self,
+        kind: Kind,
+        proof: &[u8],
+        key: Option<&SharedKey>,
+        judge: impl FnOnce(&Value) -> Result<Value, String>,
+    ) -> Result<(Vec<u8>, Result<Agreed, NetError>), NetError> {
+        if kind != Kind::Control {
+            return Err(NetError::Protocol(format!(
+                "expected a handshake message, got a {kind:?} frame"
+            )));
+        }
+        let proof: Proof = serde_json::from_slice(proof)
+            .map_err(|e| NetError::Protocol(format!("bad handshake message: {e}")))?;
+        let judged = judge_hello(
+            &self.hello,
+            &self.hello_bytes,
+            &self.nonce_s,
+            &proof,
+            key,
+            judge,
+        );
+        let v = match &judged {
+            Ok(params) => Verdict {
+                accepted: true,
+                message: String::new(),
+                params: params.clone(),
+            },
+            Err(e) => Verdict {
+                accepted: false,
+                message: e.to_string(),
+                params: Value::Null,
+            },
+        };
+        let bytes = serde_json::to_vec(&v).map_err(|e| NetError::Protocol(e.to_string()))?;
+        let agreed = judged.map(|_| Agreed {
+            peer_params: self.hello.params,
+            authenticated: key.is_some(),
+        });
+        Ok((bytes, agreed))
+    }
 }
 
 /// The server's judgement: versions, then the key, then the caller's
@@ -195,8 +295,8 @@ fn judge_hello(
     nonce_s: &str,
     proof: &Proof,
     key: Option<&SharedKey>,
-    judge: impl FnOnce(&Value) -> Result<(), String>,
-) -> Result<(), NetError> {
+    judge: impl FnOnce(&Value) -> Result<Value, String>,
+) -> Result<Value, NetError> {
     if hello.proto != PROTOCOL {
         return Err(NetError::Rejected(format!(
             "handshake version {} (client) and {PROTOCOL} (server) differ: use the same iolab on both sides",

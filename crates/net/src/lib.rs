@@ -29,6 +29,7 @@
 pub mod clock;
 pub mod conn;
 pub mod frame;
+pub mod gate;
 pub mod handshake;
 pub mod key;
 pub mod sum;
@@ -57,7 +58,7 @@ pub enum NetError {
         source: std::io::Error,
     },
     /// No connection within the retry window.
-    #[error("cannot connect to {addr} after {waited_s} s: {source} (is the destination side running and listening there?)")]
+    #[error("cannot connect to {addr} after {waited_s} s: {source}{hint}")]
     Connect {
         /// `host:port`.
         addr: String,
@@ -65,6 +66,10 @@ pub enum NetError {
         waited_s: f64,
         /// The last attempt's error.
         source: std::io::Error,
+        /// What should listen there, as the tool that connected says it
+        /// (` (is ... running there?)`, [`NetError::hinted`]); empty from
+        /// [`conn::connect`].
+        hint: &'static str,
     },
     /// A wait passed its deadline.
     #[error("timed out {what}")]
@@ -111,4 +116,26 @@ pub enum NetError {
     /// Any other socket error.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+impl NetError {
+    /// A connect that failed, told what should have listened there (`
+    /// (is iolab timeserver running there, on that port?)`); any other
+    /// error as it is.
+    pub fn hinted(self, what: &'static str) -> NetError {
+        match self {
+            NetError::Connect {
+                addr,
+                waited_s,
+                source,
+                ..
+            } => NetError::Connect {
+                addr,
+                waited_s,
+                source,
+                hint: what,
+            },
+            e => e,
+        }
+    }
 }

@@ -20,6 +20,7 @@
 //! println!("{ns} listens at {addr}:{port}");
 //! ```
 
+pub mod delayfs;
 pub mod fault_proxy;
 pub mod s3;
 pub mod slurm;

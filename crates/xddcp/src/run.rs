@@ -8,11 +8,24 @@ use crate::args;
 use crate::plan::{Job, Plan, PORT_TRIES};
 use iolab_launch::{Remote, WaitError};
 use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 /// Exit status of a side that was interrupted (Ctrl-C, SIGTERM).
 pub const INTERRUPTED: u8 = 130;
+
+/// The name of a copy's private temporary directory, before its random
+/// part (`TMPDIR/iolab-xddcp-XXXXXX`).
+pub const TMP_PREFIX: &str = "iolab-xddcp";
+
+/// Removes the private temporary directories that xddcp runs killed
+/// with kill -9 left (their owner gone: [`iolab_core::tmp::remove_stale`]),
+/// and returns them.
+pub fn remove_stale() -> Vec<std::path::PathBuf> {
+    iolab_core::tmp::remove_stale(TMP_PREFIX)
+}
 
 /// How one file's copy ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,20 +243,40 @@ fn exit_code_of(r: &mut Remote) -> u8 {
         .map_or(1, |c| c.clamp(0, 255) as u8)
 }
 
+/// How long a side may go on after the other side has ended before
+/// xddcp stops it: time to notice the closed connection by itself and
+/// say so, short beside the -e2e timeout it would otherwise wait out.
+pub const PEER_GRACE: Duration = Duration::from_secs(3);
+
+/// How the source side ended.
+struct SourceEnd {
+    status: ExitStatus,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    /// xddcp stopped it because the destination side had ended first.
+    stopped_for_peer: bool,
+}
+
 /// Runs the source side to its end; Ctrl-C here passes SIGTERM on, so it
-/// stops and says what it moved. With a heartbeat file, `moving` hears
-/// the bytes it has sent each time the file grows.
+/// stops and says what it moved. When the destination side ends first
+/// (it failed, or was killed), the source is given [`PEER_GRACE`] to
+/// notice, then stopped: it would otherwise retry its connects or wait
+/// for frames until the -e2e timeout. With a heartbeat file, `moving`
+/// hears the bytes it has sent each time the file grows.
 fn run_source(
     argv: &[String],
     key: &iolab_net::SharedKey,
+    remote: &mut Remote,
     heartbeat: Option<&Path>,
     moving: &dyn Fn(u64),
-) -> Result<(u8, Vec<u8>, Vec<u8>), String> {
+) -> Result<SourceEnd, String> {
     let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
     let line = key.handoff_line();
     let mut child = Remote::spawn_local(&os, Some(line.as_bytes()))
         .map_err(|e| format!("cannot start the source side ({}): {e}", argv[0]))?;
     let mut last = None;
+    let mut peer_ended: Option<Instant> = None;
+    let mut stopped_for_peer = false;
     if heartbeat.is_some() {
         moving(0);
     }
@@ -252,6 +285,13 @@ fn run_source(
             break;
         }
         if iolab_core::stop::requested() {
+            child.terminate();
+        }
+        if peer_ended.is_none() && remote.has_exited() {
+            peer_ended = Some(Instant::now());
+        }
+        if peer_ended.is_some_and(|t| t.elapsed() >= PEER_GRACE) && !stopped_for_peer {
+            stopped_for_peer = true;
             child.terminate();
         }
         if let (Some(hb), 0) = (heartbeat, tick % 10) {
@@ -266,8 +306,84 @@ fn run_source(
     let f = child
         .wait(Duration::from_secs(10), || false)
         .map_err(|e| e.to_string())?;
-    let code = f.status.code().map_or(1, |c| c.clamp(0, 255) as u8);
-    Ok((code, f.stdout, f.stderr))
+    Ok(SourceEnd {
+        status: f.status,
+        stdout: f.stdout,
+        stderr: f.stderr,
+        stopped_for_peer,
+    })
+}
+
+/// Waits for the destination side once the source has ended: as long as
+/// a copy may take to be confirmed when the source succeeded; else only
+/// [`PEER_GRACE`] (it sees the closed connections at once, or is still
+/// waiting for connections that will never come), then stops it. True
+/// in the second member when xddcp stopped it.
+fn finish_destination(
+    mut remote: Remote,
+    source_ok: bool,
+    timeout_s: f64,
+) -> (Result<iolab_launch::Finished, WaitError>, bool) {
+    let mut stopped = false;
+    if !source_ok {
+        let until = Instant::now() + PEER_GRACE;
+        while !remote.has_exited() && Instant::now() < until && !iolab_core::stop::requested() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !remote.has_exited() {
+            stopped = true;
+            remote.stop();
+        }
+    }
+    let wait = Duration::from_secs_f64(timeout_s + 10.0);
+    (remote.wait(wait, iolab_core::stop::requested), stopped)
+}
+
+/// How a side's process ended, in words: its exit status, or the signal
+/// that killed it, named ("killed by signal 9 (SIGKILL)").
+pub fn ended(status: &ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(sig)) => match signal_name(sig) {
+            Some(name) => format!("killed by signal {sig} ({name})"),
+            None => format!("killed by signal {sig}"),
+        },
+        _ => status.to_string(),
+    }
+}
+
+/// The name of a signal that ends a process by default.
+fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        _ => return None,
+    })
+}
+
+/// The exit status a side's end stands for: its code, or 1 for a side
+/// killed by a signal (130 when xddcp itself was told to stop).
+fn code_of(status: &ExitStatus) -> u8 {
+    match status.code() {
+        Some(c) => c.clamp(0, 255) as u8,
+        None if iolab_core::stop::requested() => INTERRUPTED,
+        None => 1,
+    }
 }
 
 /// The heartbeat file the source side writes for `prefix` (xdd's
@@ -327,7 +443,7 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     // The source's JSON and heartbeat go in a private directory (random
     // name, 0700): a name in /tmp that others can predict could be a
     // planted link.
-    let private = match iolab_core::tmp::PrivateDir::new("iolab-xddcp") {
+    let private = match iolab_core::tmp::PrivateDir::claimed(TMP_PREFIX) {
         Ok(d) => d,
         Err(e) => return failed(p, job, 1, format!("cannot make a temporary directory: {e}")),
     };
@@ -340,7 +456,7 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     let argv = args::source(p, job, port, &json_arg, &log_prefix, hb.as_deref());
     let hb_file = hb.as_ref().map(|_| progress_file(&hb_prefix));
     let t0 = Instant::now();
-    let src = run_source(&argv, &p.key, hb_file.as_deref(), moving);
+    let src = run_source(&argv, &p.key, &mut remote, hb_file.as_deref(), moving);
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(f) = &hb_file {
         let _ = std::fs::remove_file(f);
@@ -348,16 +464,20 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     if src.is_err() || iolab_core::stop::requested() {
         remote.stop();
     }
-    let wait = Duration::from_secs_f64(p.timeout_s + 10.0);
-    let dst = remote.wait(wait, iolab_core::stop::requested);
+    let source_ok = src.as_ref().is_ok_and(|s| s.status.success());
+    let (dst, dst_stopped) = finish_destination(remote, source_ok, p.timeout_s);
     let bytes = moved(&json);
     let _ = std::fs::remove_file(&json);
-    let (s_code, s_out, s_err) = match src {
+    let src = match src {
         Ok(x) => x,
         Err(why) => return failed(p, job, 1, why),
     };
     if p.opts.verbose || p.opts.dumps {
-        log(&format!("{log_prefix}.source.log"), &s_out, &s_err);
+        log(
+            &format!("{log_prefix}.source.log"),
+            &src.stdout,
+            &src.stderr,
+        );
         if let Ok(f) = &dst {
             log(
                 &format!("{log_prefix}.destination.log"),
@@ -367,44 +487,70 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
         }
     }
     let refused = dst.as_ref().map(|f| refused(&f.stderr)).unwrap_or_default();
-    let (d_code, d_err) = match dst {
-        Ok(f) => (
-            f.status.code().map_or(1, |c| c.clamp(0, 255) as u8),
-            f.stderr,
-        ),
-        Err(WaitError::Cancelled) => (INTERRUPTED, Vec::new()),
-        Err(e) => (1, e.to_string().into_bytes()),
-    };
-    let status = match (s_code, d_code) {
-        (0, 0) => Status::Copied,
-        _ => {
-            let mut code = worst(s_code, d_code);
-            // xddcp itself was told to stop: which side noticed first
-            // (one interrupted, the other failing on the closed link, or
-            // both failing) is a race; the copy was interrupted.
-            if code != 2 && iolab_core::stop::requested() {
-                code = INTERRUPTED;
-            }
-            let mut why = Vec::new();
-            if d_code != 0 {
-                why.push(format!("destination side: {}", said(d_code, &d_err)));
-            }
-            if s_code != 0 {
-                why.push(format!("source side: {}", said(s_code, &s_err)));
-            }
-            Status::Failed {
-                code,
-                why: why.join("; "),
-            }
-        }
-    };
     FileResult {
         source: job.source.display().to_string(),
         destination: format!("{}:{}", p.addr, job.destination),
         bytes,
         seconds,
-        status,
+        status: status_of(&src, dst, dst_stopped),
         refused,
+    }
+}
+
+/// One side's exit code and what it said.
+type Side = (u8, String);
+
+/// The copy's status from how both sides ended. A side xddcp stopped
+/// because the other had ended is a failure caused by the other (1,
+/// never "interrupted"), and says so.
+fn status_of(
+    src: &SourceEnd,
+    dst: Result<iolab_launch::Finished, WaitError>,
+    dst_stopped: bool,
+) -> Status {
+    let s: Side = match (src.status.code(), src.stopped_for_peer) {
+        (_, true) => (
+            1,
+            "stopped by xddcp once the destination side had ended".into(),
+        ),
+        (Some(c), false) => {
+            let code = c.clamp(0, 255) as u8;
+            (code, said(code, &src.stderr))
+        }
+        (None, false) => (code_of(&src.status), ended(&src.status)),
+    };
+    let d: Side = match dst {
+        _ if dst_stopped => (1, "stopped by xddcp once the source side had ended".into()),
+        Ok(f) => {
+            let code = code_of(&f.status);
+            match f.status.code() {
+                Some(_) => (code, said(code, &f.stderr)),
+                None => (code, ended(&f.status)),
+            }
+        }
+        Err(WaitError::Cancelled) => (INTERRUPTED, said(INTERRUPTED, &[])),
+        Err(e) => (1, e.to_string()),
+    };
+    if s.0 == 0 && d.0 == 0 {
+        return Status::Copied;
+    }
+    let mut code = worst(s.0, d.0);
+    // xddcp itself was told to stop: which side noticed first (one
+    // interrupted, the other failing on the closed link, or both
+    // failing) is a race; the copy was interrupted.
+    if code != 2 && iolab_core::stop::requested() {
+        code = INTERRUPTED;
+    }
+    let mut why = Vec::new();
+    if d.0 != 0 {
+        why.push(format!("destination side: {}", d.1));
+    }
+    if s.0 != 0 {
+        why.push(format!("source side: {}", s.1));
+    }
+    Status::Failed {
+        code,
+        why: why.join("; "),
     }
 }
 

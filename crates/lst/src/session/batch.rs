@@ -19,7 +19,11 @@ use std::thread::JoinHandle;
 /// connection, and how its job ended. Agents are named by address, not
 /// by their slot's position, which changes when a group's nodes leave
 /// the session while the batch runs.
-type Ended = (String, Conn, Result<ClientStats, String>);
+type Ended = (String, Conn, Result<ClientStats, JobFailed>);
+
+/// A client's job that failed: why, and its counts by then when its
+/// agent could still say them (none when the agent itself is gone).
+type JobFailed = Box<(String, Option<ClientStats>)>;
 
 /// A batch that runs.
 pub(crate) struct Running {
@@ -60,14 +64,20 @@ impl Running {
         let mut conns = Vec::new();
         for (i, c, r) in ended {
             conns.push((i, c));
-            match r {
-                Ok(s) => {
-                    t.rpcs += s.rpcs;
-                    t.errors += s.errors;
-                    t.tx_bytes += s.tx_bytes;
-                    t.rx_bytes += s.rx_bytes;
+            let counts = match r {
+                Ok(s) => Some(s),
+                Err(f) => {
+                    let (e, partial) = *f;
+                    t.failure.get_or_insert(e);
+                    partial
                 }
-                Err(e) => t.failure = Some(e),
+            };
+            if let Some(s) = counts {
+                t.rpcs += s.rpcs;
+                // RPCs lost when a job failed are failed RPCs too.
+                t.errors += s.errors + s.lost;
+                t.tx_bytes += s.tx_bytes;
+                t.rx_bytes += s.rx_bytes;
             }
         }
         (conns, t)
@@ -115,7 +125,11 @@ pub(crate) fn start(
                             st
                         });
                         on.store(false, Ordering::Relaxed);
-                        (addr, c, r.map_err(|e| format!("node {name}: {e}")))
+                        (
+                            addr,
+                            c,
+                            r.map_err(|f| Box::new((format!("node {name}: {}", f.0), f.1))),
+                        )
                     })
                 })
                 .collect();
@@ -171,10 +185,11 @@ fn plan(
 }
 
 /// Runs one client's job until it ends or `stop` is set; then asks the
-/// agent to halt it and takes its answer.
-fn run_job(c: &mut Conn, job: ClientJob, stop: &AtomicBool) -> Result<ClientStats, String> {
+/// agent to halt it and takes its answer. A failed job comes with its
+/// counts when the agent said them.
+fn run_job(c: &mut Conn, job: ClientJob, stop: &AtomicBool) -> Result<ClientStats, JobFailed> {
     c.idle_timeout = console::run_timeout(job.limit);
-    let lost = |e: NetError| e.to_string();
+    let lost = |e: NetError| Box::new((e.to_string(), None));
     console::send(c, &Command::Start(job), Cancel::process()).map_err(lost)?;
     let answer = match console::recv(c, Cancel::with(stop)) {
         Err(NetError::Cancelled) => {
@@ -186,7 +201,10 @@ fn run_job(c: &mut Conn, job: ClientJob, stop: &AtomicBool) -> Result<ClientStat
     };
     match answer {
         Answer::Done(s) => Ok(s),
-        Answer::Failed { message } => Err(message),
-        _ => Err("answered Start with something else".into()),
+        Answer::Failed { message, partial } => Err(Box::new((message, partial))),
+        _ => Err(Box::new((
+            "answered Start with something else".into(),
+            None,
+        ))),
     }
 }

@@ -85,7 +85,7 @@ pub fn serve(
     let started = crate::new_token()
         .map_err(|e| e.to_string())
         .and_then(|t| bind(path).map(|l| (t, l)));
-    let (token, l) = match started {
+    let (token, (l, made)) = match started {
         Ok(x) => x,
         Err(e) => {
             ready(Err(e.clone()));
@@ -108,7 +108,7 @@ pub fn serve(
         st.reap();
         match l.accept() {
             Ok((s, _)) => {
-                if st.serve_one(s, path) {
+                if st.serve_one(s, path, made) {
                     // Ended and removed by end_session: the path may
                     // already be a new session's (new_session --force).
                     return Ok(());
@@ -123,12 +123,15 @@ pub fn serve(
     }
     st.end();
     let _ = std::fs::remove_file(path);
+    super::tidy_dir(path, made);
     Ok(())
 }
 
-/// Binds the socket; a stale one (its daemon gone) is replaced, a live
-/// one is refused.
-fn bind(path: &Path) -> Result<UnixListener, String> {
+/// Binds the socket, making its directory when absent (true in the
+/// second member then); a stale socket (its daemon gone) is replaced, a
+/// live one is refused.
+fn bind(path: &Path) -> Result<(UnixListener, bool), String> {
+    let made = super::make_dir(path)?;
     if let Ok(m) = std::fs::symlink_metadata(path) {
         if UnixStream::connect(path).is_ok() {
             return Err(format!(
@@ -144,15 +147,16 @@ fn bind(path: &Path) -> Result<UnixListener, String> {
     let l = UnixListener::bind(path).map_err(|e| format!("{}: {e}", path.display()))?;
     l.set_nonblocking(true)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(l)
+    Ok((l, made))
 }
 
 impl State {
     /// Reads one request, answers it; true when the session is to end.
     /// `end_session` is answered once the session has ended, its
-    /// agents are gone and its socket is removed: a script's next
-    /// command (a new session under the same key) finds nothing left.
-    fn serve_one(&mut self, mut s: UnixStream, path: &Path) -> bool {
+    /// agents are gone and its socket (and the directory it made, when
+    /// empty) is removed: a script's next command (a new session under
+    /// the same key) finds nothing left.
+    fn serve_one(&mut self, mut s: UnixStream, path: &Path, made: bool) -> bool {
         let _ = s.set_nonblocking(false);
         let _ = s.set_read_timeout(Some(REQUEST_TIMEOUT));
         let req = read_line(&mut s)
@@ -162,6 +166,7 @@ impl State {
             Ok(Request::End) => {
                 self.end();
                 let _ = std::fs::remove_file(path);
+                super::tidy_dir(path, made);
                 (Reply::Ok, true)
             }
             Ok(r) => (
@@ -184,6 +189,7 @@ impl State {
     }
 
     fn obey(&mut self, req: Request) -> Result<Reply, String> {
+        self.notice_gone();
         match req {
             Request::AddGroup { name, hosts } => self.add_group(&name, &hosts).map(|()| Reply::Ok),
             Request::AddBatch { name } => self.add_batch(&name).map(|()| Reply::Ok),
@@ -208,14 +214,16 @@ impl State {
             return Err(format!("group {name:?} already exists"));
         }
         let nodes = crate::hosts::nodes(hosts, self.cfg.port)?;
-        self.ensure_agents(&nodes).map_err(|e| e.to_string())?;
+        self.ensure_agents(&nodes, None)
+            .map_err(|e| e.to_string())?;
         self.groups.insert(name.to_string(), nodes);
         Ok(())
     }
 
     /// Starts (where the daemon starts them) and connects to the agents
-    /// of `nodes` the session does not have yet.
-    fn ensure_agents(&mut self, nodes: &[Node]) -> Result<(), LstError> {
+    /// of `nodes` the session does not have yet: each within the
+    /// session's connect timeout, all of them by `until` when given.
+    fn ensure_agents(&mut self, nodes: &[Node], until: Option<Instant>) -> Result<(), LstError> {
         let mut new: Vec<Node> = Vec::new();
         for n in nodes {
             if !self.slots.iter().any(|s| s.node.addr == n.addr)
@@ -231,8 +239,15 @@ impl State {
         let plan = self.reach_plan(&new);
         let mut remotes = console::launch(&plan, &new, &self.token, key.as_ref())?;
         let stop = AtomicBool::new(false);
-        let agents =
-            console::connect_all(&plan, &new, &mut remotes, &self.token, key.as_ref(), &stop)?;
+        let agents = console::connect_all(
+            &plan,
+            &new,
+            &mut remotes,
+            &self.token,
+            key.as_ref(),
+            &stop,
+            until,
+        )?;
         let mut slots = Vec::new();
         for (a, remote) in agents.into_iter().zip(remotes) {
             let stat = open_stat(&a.node, &self.token, key.as_ref(), console::COMMAND_TIMEOUT)?;

@@ -286,7 +286,8 @@ pub struct BatchInfo {
 pub struct BatchTotals {
     /// RPCs completed.
     pub rpcs: u64,
-    /// RPCs that failed the payload check.
+    /// RPCs that failed: their payload check, or (when the run failed)
+    /// in flight when a connection broke.
     pub errors: u64,
     /// Payload bytes the clients sent.
     pub tx_bytes: u64,
@@ -375,42 +376,91 @@ pub fn check_id(id: &str) -> Result<(), String> {
     }
 }
 
-/// The session's socket path; its directory is made (0700) when absent
-/// and refused unless it is a real directory of ours that nobody else
-/// can enter (a planted one could hold a fake daemon).
+/// The session's socket path. Its directory, when it exists, must be a
+/// real directory of ours that nobody else can enter (a planted one
+/// could hold a fake daemon); it is made by the session's daemon
+/// ([`make_dir`]), not by the commands that only look for a session.
 pub fn socket_path(id: &str) -> Result<PathBuf, String> {
     check_id(id)?;
-    let me = std::fs::metadata("/proc/self")
+    let me = my_uid()?;
+    socket_in(&session_dir(me), id, me)
+}
+
+fn my_uid() -> Result<u32, String> {
+    std::fs::metadata("/proc/self")
         .map(|m| m.uid())
-        .map_err(|e| format!("cannot read /proc/self: {e}"))?;
-    let dir = match std::env::var_os(DIR_ENV) {
+        .map_err(|e| format!("cannot read /proc/self: {e}"))
+}
+
+/// Where the session sockets of user `me` go: `IOLAB_LST_DIR`, else
+/// `iolab-lst-UID` in the temporary directory.
+fn session_dir(me: u32) -> PathBuf {
+    match std::env::var_os(DIR_ENV) {
         Some(d) => PathBuf::from(d),
-        None => std::env::temp_dir().join(format!("iolab-lst-{me}")),
-    };
-    socket_in(&dir, id, me)
+        None => default_dir(me),
+    }
+}
+
+fn default_dir(me: u32) -> PathBuf {
+    std::env::temp_dir().join(format!("iolab-lst-{me}"))
 }
 
 /// [`socket_path`] in `dir`, for user `me`.
 fn socket_in(dir: &Path, id: &str, me: u32) -> Result<PathBuf, String> {
-    let dir = dir.to_path_buf();
-    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => {
-            return Err(format!(
-                "{}: cannot make the session directory: {e}",
-                dir.display()
-            ))
-        }
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("{}: {e}", dir.display())),
+        Ok(m) => check_dir(dir, &m, me)?,
     }
-    let m = std::fs::symlink_metadata(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir.join(format!("{id}.sock")))
+}
+
+fn check_dir(dir: &Path, m: &std::fs::Metadata, me: u32) -> Result<(), String> {
     if !m.is_dir() || m.uid() != me || m.permissions().mode() & 0o077 != 0 {
         return Err(format!(
             "{}: not a directory of yours closed to others (mode 0700): refusing to use it for session sockets",
             dir.display()
         ));
     }
-    Ok(dir.join(format!("{id}.sock")))
+    Ok(())
+}
+
+/// Makes the directory of the session socket `path` (0700) when absent
+/// and checks it as [`socket_path`] does; true when this call made it
+/// (its session then removes it at its end, [`tidy_dir`]).
+pub fn make_dir(path: &Path) -> Result<bool, String> {
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    let made = match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) => {
+            return Err(format!(
+                "{}: cannot make the session directory: {e}",
+                dir.display()
+            ))
+        }
+    };
+    let m = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    check_dir(dir, &m, my_uid()?)?;
+    Ok(made)
+}
+
+/// After a session has removed its socket `path`: removes the socket's
+/// directory when it is empty and this session made it (`made`), or it
+/// is iolab's default directory (`iolab-lst-UID`, which only sessions
+/// use). A directory with another session's socket stays; one the user
+/// named (`IOLAB_LST_DIR`) and made stays.
+pub fn tidy_dir(path: &Path, made: bool) {
+    let Some(dir) = path.parent() else {
+        return;
+    };
+    let ours = my_uid().is_ok_and(|me| dir == default_dir(me));
+    if made || ours {
+        // remove_dir removes only an empty directory, never follows a
+        // link (a link is not a directory to it), and fails harmlessly
+        // otherwise.
+        let _ = std::fs::remove_dir(dir);
+    }
 }
 
 /// Sends one request to the daemon at `path` and returns its reply;
@@ -467,6 +517,10 @@ mod tests {
         let me = std::fs::metadata("/proc/self").unwrap().uid();
         let d = base.join("made");
         assert_eq!(socket_in(&d, "s1", me).unwrap(), d.join("s1.sock"));
+        assert!(!d.exists(), "looking for a session makes nothing");
+        assert!(make_dir(&d.join("s1.sock")).unwrap(), "the daemon makes it");
+        assert!(!make_dir(&d.join("s1.sock")).unwrap(), "once");
+        assert_eq!(socket_in(&d, "s1", me).unwrap(), d.join("s1.sock"));
         let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "made closed");
         let open = base.join("open");
@@ -480,6 +534,16 @@ mod tests {
         std::os::unix::fs::symlink(&d, &link).unwrap();
         assert!(socket_in(&link, "s1", me).is_err(), "a planted symlink");
         assert!(socket_in(&d, "s1", me + 1).is_err(), "someone else's");
+        // The session that made it removes it once empty; not before,
+        // and not one it did not make.
+        std::fs::write(d.join("other.sock"), b"").unwrap();
+        tidy_dir(&d.join("s1.sock"), true);
+        assert!(d.exists(), "another session's socket is there");
+        std::fs::remove_file(d.join("other.sock")).unwrap();
+        tidy_dir(&d.join("s1.sock"), false);
+        assert!(d.exists(), "not made by this session");
+        tidy_dir(&d.join("s1.sock"), true);
+        assert!(!d.exists(), "made by it, empty: removed");
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

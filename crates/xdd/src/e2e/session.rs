@@ -12,6 +12,7 @@ use super::terms::{self, Terms};
 use crate::error::{RunError, UsageError};
 use crate::plan::{Plan, TargetPlan};
 use crate::record::restart::Record;
+use iolab_net::gate::{Event, Gate};
 use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
@@ -20,7 +21,8 @@ use std::time::{Duration, Instant};
 const TOOL: &str = "iolab-xdd-e2e";
 
 /// The longest a connection may take to complete its handshake once it
-/// is open (a stray client that says nothing is dropped after this).
+/// is open, as a whole (a stray client that says nothing, or trickles,
+/// is dropped after this; meanwhile the real source is served).
 const HANDSHAKE_S: f64 = 10.0;
 
 /// One end-to-end target, connected and agreed.
@@ -187,7 +189,7 @@ fn for_data(c: &mut Conn, t: &TargetPlan) {
 }
 
 /// The destination side: accept and judge one source connection per
-/// QThread, in QThread order, until the -e2e timeout.
+/// QThread, on all its ports at once, until the -e2e timeout.
 fn destination(
     t: &TargetPlan,
     passes: u64,
@@ -195,19 +197,17 @@ fn destination(
     r: Resume,
 ) -> Result<Session, RunError> {
     let key = key_of(t)?;
-    let until = Instant::now() + Duration::from_secs_f64(t.opts.e2e.timeout_s());
-    let mut conns = Vec::new();
-    let mut notes = Vec::new();
-    let mut peer_path = String::new();
-    for (q, l) in listeners.iter().enumerate() {
-        let mut mine = Terms::of(t, passes, q as u64);
-        mine.resume = r.offset;
-        mine.resume_pass = r.pass;
-        mine.resume_from = r.from.clone();
-        let (c, src) = accept_one(t, l, &mine, key.as_ref(), until, &mut notes)?;
-        peer_path = src.path;
-        conns.push(c);
-    }
+    let mine: Vec<Terms> = (0..listeners.len())
+        .map(|q| {
+            let mut m = Terms::of(t, passes, q as u64);
+            m.resume = r.offset;
+            m.resume_pass = r.pass;
+            m.resume_from = r.from.clone();
+            m
+        })
+        .collect();
+    let (conns, peer_path, notes) = accept_all(t, listeners, &mine, key)?;
+    let mut notes = notes;
     let first_op = first_op(t, r.offset);
     if r.offset > terms::start_bytes(t) || r.pass > 1 {
         notes.push(format!(
@@ -252,58 +252,119 @@ fn first_op(t: &TargetPlan, offset: u64) -> u64 {
     (offset.saturating_sub(start)) / t.xfer_bytes.max(1)
 }
 
-/// Accepts connections on one port until one passes the handshake.
-/// Connections that fail before their terms are judged (no key, the
-/// wrong key, not iolab) are dropped and noted; a source whose terms
-/// break a rule ends the run with the rule's message.
-fn accept_one(
+/// How often the destination, while it waits for the rest of its
+/// source's connections, looks whether those it has are still open.
+const WATCH: Duration = Duration::from_secs(1);
+
+/// Most dropped connections named one by one in the notes; the rest
+/// are counted.
+const NAMED_DROPS: usize = 20;
+
+/// Accepts, on every port at once, connections until each port has one
+/// that passed the handshake with the port's terms (`mine[q]`); a
+/// [`Gate`] holds the connections in their handshake, so a stranger that
+/// says nothing or trickles delays no source and holds nothing past the
+/// handshake's bound. Connections that fail before their terms are
+/// judged (no key, the wrong key, not iolab, too slow) are dropped and
+/// noted; a source whose terms break a rule ends the run with the
+/// rule's message. Returns the connections in QThread order, the
+/// source's name of its target, and the notes.
+fn accept_all(
     t: &TargetPlan,
-    l: &TcpListener,
-    mine: &Terms,
-    key: Option<&SharedKey>,
-    until: Instant,
-    notes: &mut Vec<String>,
-) -> Result<(Conn, Terms), RunError> {
-    let mut rejected = Vec::new();
-    loop {
+    listeners: Vec<TcpListener>,
+    mine: &[Terms],
+    key: Option<SharedKey>,
+) -> Result<(Vec<Conn>, String, Vec<String>), RunError> {
+    let timeout = Duration::from_secs_f64(t.opts.e2e.timeout_s());
+    let until = Instant::now() + timeout;
+    let limit = Duration::from_secs_f64(HANDSHAKE_S.min(t.opts.e2e.timeout_s()));
+    let ours: Vec<serde_json::Value> = mine
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<_, _>>()
+        .map_err(|e| RunError::Net(e.to_string()))?;
+    let mut judge = |q: usize, p: &serde_json::Value| -> Result<serde_json::Value, String> {
+        let s: Terms = serde_json::from_value(p.clone())
+            .map_err(|e| format!("the source's terms are not iolab xdd's: {e}"))?;
+        terms::judge(&s, &mine[q])?;
+        Ok(ours[q].clone())
+    };
+    let mut gate = Gate::new(listeners, key, limit);
+    let mut conns: Vec<Option<Conn>> = (0..mine.len()).map(|_| None).collect();
+    let (mut notes, mut rejected, mut drops) = (Vec::new(), Vec::new(), 0usize);
+    let mut peer_path = String::new();
+    while let Some(missing) = conns.iter().position(Option::is_none) {
         let left = until.saturating_duration_since(Instant::now());
-        let (mut c, peer) = match conn::accept(l, left, Cancel::process()) {
-            Ok(x) => x,
+        // Wake each second to see whether the source, which connects
+        // its QThreads one after another, is gone.
+        let why = match gate.next(&mut judge, left.min(WATCH), Cancel::process()) {
+            Ok(Event::Admitted {
+                mut conn,
+                peer,
+                listener,
+                agreed,
+            }) => {
+                if conns[listener].is_some() {
+                    format!("dropped a connection from {peer}: a second source for one QThread")
+                } else {
+                    let s: Terms = serde_json::from_value(agreed.peer_params)
+                        .map_err(|e| RunError::Net(format!("{peer}: the source's terms: {e}")))?;
+                    peer_path = s.path;
+                    for_data(&mut conn, t);
+                    conns[listener] = Some(conn);
+                    gate.retire(listener);
+                    continue;
+                }
+            }
+            Ok(Event::Refused {
+                error: NetError::Rejected(msg),
+                ..
+            }) => return Err(usage(msg)),
+            Ok(Event::Refused { peer, error, .. } | Event::Dropped { peer, error, .. }) => {
+                format!("dropped a connection from {peer}: {error}")
+            }
             Err(NetError::Cancelled) => return Err(RunError::Interrupted),
+            Err(NetError::Timeout { .. }) if Instant::now() < until => {
+                if let Some(q) = conns
+                    .iter()
+                    .position(|c| c.as_ref().is_some_and(Conn::peer_gone))
+                {
+                    return Err(source_gone(t, q));
+                }
+                continue;
+            }
             Err(NetError::Timeout { .. }) => {
-                return Err(no_source(t, l, &rejected));
+                return Err(no_source(t, gate.local_addr(missing), &rejected));
             }
             Err(e) => return Err(RunError::Net(e.to_string())),
         };
-        c.idle_timeout = Duration::from_secs_f64(HANDSHAKE_S.min(t.opts.e2e.timeout_s()));
-        let params = serde_json::to_value(mine).map_err(|e| RunError::Net(e.to_string()))?;
-        let mut theirs = None;
-        let judge = |p: &serde_json::Value| -> Result<(), String> {
-            let s: Terms = serde_json::from_value(p.clone())
-                .map_err(|e| format!("the source's terms are not iolab xdd's: {e}"))?;
-            terms::judge(&s, mine)?;
-            theirs = Some(s);
-            Ok(())
-        };
-        match handshake::server(&mut c, &params, key, judge, Cancel::process()) {
-            Ok(_) => {
-                for_data(&mut c, t);
-                let s = theirs.ok_or_else(|| RunError::Net("handshake without terms".into()))?;
-                return Ok((c, s));
-            }
-            Err(NetError::Rejected(msg)) => return Err(usage(msg)),
-            Err(NetError::Cancelled) => return Err(RunError::Interrupted),
-            Err(e) => {
-                let why = format!("dropped a connection from {peer}: {e}");
-                notes.push(format!("target {}: {why}", t.index));
-                rejected.push(why);
-            }
+        drops += 1;
+        if drops <= NAMED_DROPS {
+            notes.push(format!("target {}: {why}", t.index));
+            rejected.push(why);
         }
     }
+    if drops > NAMED_DROPS {
+        notes.push(format!(
+            "target {}: dropped a connection {} more times (not named)",
+            t.index,
+            drops - NAMED_DROPS
+        ));
+    }
+    Ok((conns.into_iter().flatten().collect(), peer_path, notes))
 }
 
-fn no_source(t: &TargetPlan, l: &TcpListener, rejected: &[String]) -> RunError {
-    let at = l.local_addr().map(|a| a.to_string()).unwrap_or_default();
+/// The source closed QThread `q`'s connection while the others were
+/// still being set up: it died or was stopped, and will not come back.
+fn source_gone(t: &TargetPlan, q: usize) -> RunError {
+    RunError::Net(format!(
+        "target {}: the source closed the connection of QThread {q} before every QThread had connected: the source side died or was stopped",
+        t.index
+    ))
+}
+
+fn no_source(t: &TargetPlan, at: Option<std::net::SocketAddr>, rejected: &[String]) -> RunError {
+    let at = at.map(|a| a.to_string()).unwrap_or_default();
     let mut msg = format!(
         "target {}: no source connected to {at} within {} s (-e2e timeout); start the source side with the same -e2e destination",
         t.index,
@@ -336,7 +397,10 @@ fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
             Ok(c) => c,
             Err(NetError::Cancelled) => return Err(RunError::Interrupted),
             Err(e @ NetError::Resolve { .. }) => return Err(usage(e.to_string())),
-            Err(e) => return Err(RunError::Net(format!("target {}: {e}", t.index))),
+            Err(e) => {
+                let e = e.hinted(" (is the destination side running and listening there?)");
+                return Err(RunError::Net(format!("target {}: {e}", t.index)));
+            }
         };
         c.idle_timeout = Duration::from_secs_f64(HANDSHAKE_S.max(t.opts.e2e.timeout_s()));
         let mine = serde_json::to_value(Terms::of(t, passes, q as u64))

@@ -10,11 +10,29 @@ use crate::session::slot::Slot;
 use crate::session::{
     GroupInfo, GroupUpdate, NodeInfo, NodeState, PingEntry, PingTarget, Reply, SessionInfo,
 };
-use iolab_net::Cancel;
+use iolab_net::{Cancel, Conn};
 use std::net::ToSocketAddrs;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long `update_group --refresh` waits for a node's agent to answer
+/// again before it reconnects it (an agent still in the session answers
+/// at once; a refused or silent port is not waited on).
+const REASK_WAIT: Duration = Duration::from_secs(1);
 
 impl State {
+    /// Marks down every agent whose connection to the session has closed
+    /// (it died, or was killed mid-batch): seen without asking it
+    /// anything, before every console command, so that `list_group` and
+    /// `list_batch` need no `ping` to show it.
+    pub(super) fn notice_gone(&mut self) {
+        for s in &mut self.slots {
+            let gone = s.stat.peer_gone() || s.ctl.as_ref().is_some_and(Conn::peer_gone);
+            if gone {
+                s.state = NodeState::Down;
+            }
+        }
+    }
+
     /// A group node's state as last seen: down when it has no agent
     /// here (a refresh could not reach it).
     pub(super) fn state_of(&self, n: &Node) -> NodeState {
@@ -128,15 +146,22 @@ impl State {
     /// agent answers is active; the others are reconnected (started
     /// again where the session started them).
     fn refresh(&mut self, nodes: &[Node]) -> Result<(), String> {
+        // The whole refresh within the session's connect timeout: asking
+        // again and reconnecting share it.
+        let until = Instant::now() + Duration::from_secs_f64(self.cfg.connect_timeout_s);
         let mut again = Vec::new();
         for n in nodes {
             let Some(i) = self.slots.iter().position(|s| s.node.addr == n.addr) else {
                 again.push(n.clone());
                 continue;
             };
-            if self.slots[i].state == NodeState::Active
-                || self.reopen_stat(i, console::COMMAND_TIMEOUT).is_ok()
-            {
+            // An agent still in the session answers at once; one that is
+            // gone is reconnected below, within what is left.
+            let ask = until
+                .saturating_duration_since(Instant::now())
+                .min(REASK_WAIT)
+                .max(Duration::from_millis(10));
+            if self.slots[i].state == NodeState::Active || self.reopen_stat(i, ask).is_ok() {
                 continue;
             }
             if self.slots[i].ctl.is_none() {
@@ -151,7 +176,8 @@ impl State {
         if again.is_empty() {
             return Ok(());
         }
-        self.ensure_agents(&again).map_err(|e| e.to_string())
+        self.ensure_agents(&again, Some(until))
+            .map_err(|e| e.to_string())
     }
 
     /// Ends the agents of the nodes no group names any more.

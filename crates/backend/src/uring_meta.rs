@@ -1,0 +1,815 @@
+//! The POSIX backend's [`MetaQueue`]: metadata operations through
+//! io_uring, up to `depth` in flight for the thread that made the queue.
+//!
+//! Each operation holds one slot, a (token, buffers) pair: the token is
+//! the slot's index and rides in every request's `user_data` (with the
+//! step of the chain in its low bits); the buffers are the slot's copy of
+//! the path, its `statx` result and its data region. A slot leaves the
+//! free list in [`MetaQueue::push`] and comes back only when the last
+//! request of its chain completes, so the kernel never sees a buffer that
+//! is being reused.
+//!
+//! Order inside an operation is the kernel's: a create is a chain of
+//! linked requests (open with O_CREAT into the ring's own descriptor
+//! table, write, fsync, close), each starting once the one before it
+//! completed. The file never enters the process's descriptor table
+//! (io_uring's direct descriptors: slot i opens into fixed file i), so
+//! tasks on threads do not share a table lock for it. After the open,
+//! links are hard: a failed write still closes the file. A failed open
+//! cancels the rest of its chain.
+//!
+//! What is missing is named at [`UringMeta::new`]: no io_uring at all
+//! (old kernel, seccomp, `kernel.io_uring_disabled`), an opcode the
+//! kernel lacks (asked with IORING_REGISTER_PROBE) or no direct
+//! descriptors (Linux 5.19).
+
+use crate::queue::{MetaDone, MetaError, MetaOp, MetaQueue};
+use io_uring::{opcode, squeue, types, IoUring, Probe};
+use std::ffi::CStr;
+use std::io;
+use std::marker::PhantomData;
+
+/// Bytes of a slot's path buffer: PATH_MAX, its NUL included.
+const PATH_BYTES: usize = libc::PATH_MAX as usize;
+/// Most requests in one chain (open, write, fsync, close).
+const CHAIN_MAX: u32 = 4;
+/// Steps kept in the low bits of `user_data`.
+const STEP_BITS: u32 = 3;
+
+/// The requests of one operation, in chain order.
+type Chain = [squeue::Entry; CHAIN_MAX as usize];
+
+/// Where in its chain a request is; its CQE says which step failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Step {
+    Open = 0,
+    Create = 1,
+    Write = 2,
+    Read = 3,
+    Fsync = 4,
+    Close = 5,
+    /// The one request of a one-request operation (mkdir, stat, ...).
+    Only = 6,
+}
+
+impl Step {
+    fn from_bits(b: u64) -> Step {
+        match b {
+            0 => Step::Open,
+            1 => Step::Create,
+            2 => Step::Write,
+            3 => Step::Read,
+            4 => Step::Fsync,
+            5 => Step::Close,
+            _ => Step::Only,
+        }
+    }
+}
+
+/// What a slot's operation is, for naming its one request and its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Mkdir,
+    Rmdir,
+    Unlink,
+    Stat,
+    Create,
+    Read,
+}
+
+impl Kind {
+    fn only_step_name(self) -> &'static str {
+        match self {
+            Kind::Mkdir => "mkdir",
+            Kind::Rmdir => "rmdir",
+            Kind::Unlink => "unlink",
+            Kind::Stat => "stat",
+            Kind::Create => "create",
+            Kind::Read => "read",
+        }
+    }
+}
+
+/// A slot's operation while in flight.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    tag: u64,
+    kind: Kind,
+    start_ns: u64,
+    /// Bytes the data step must move.
+    want: u64,
+    /// Bytes it moved.
+    got: u64,
+    error: Option<MetaError>,
+}
+
+/// An io_uring ring for metadata, with `depth` slots. Not `Send`: it is
+/// set up for the one thread that submits on it.
+pub(crate) struct UringMeta {
+    ring: IoUring,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// `depth` path buffers of [`PATH_BYTES`].
+    paths: Vec<u8>,
+    /// One statx result per slot.
+    stats: Vec<libc::statx>,
+    /// `depth` data regions of `data_bytes`.
+    data: Vec<u8>,
+    data_bytes: usize,
+    /// Tokens pushed since the last submission (their clocks start then).
+    batch: Vec<u32>,
+    /// Submit once this many operations are queued (1, 2, 4, ... per round).
+    chunk: usize,
+    in_flight: usize,
+    /// The kernel posts no CQE for a request that succeeded with
+    /// IOSQE_CQE_SKIP_SUCCESS (5.17).
+    skip_success: bool,
+    _one_thread: PhantomData<*mut ()>,
+}
+
+/// The opcodes the queue uses, with the names a user can look up.
+const NEEDED: &[(u8, &str)] = &[
+    (opcode::OpenAt::CODE, "IORING_OP_OPENAT (Linux 5.6)"),
+    (opcode::Close::CODE, "IORING_OP_CLOSE (Linux 5.6)"),
+    (opcode::Statx::CODE, "IORING_OP_STATX (Linux 5.6)"),
+    (opcode::MkDirAt::CODE, "IORING_OP_MKDIRAT (Linux 5.15)"),
+    (opcode::UnlinkAt::CODE, "IORING_OP_UNLINKAT (Linux 5.11)"),
+    (opcode::Read::CODE, "IORING_OP_READ (Linux 5.6)"),
+    (opcode::Write::CODE, "IORING_OP_WRITE (Linux 5.6)"),
+    (opcode::Fsync::CODE, "IORING_OP_FSYNC (Linux 5.1)"),
+];
+
+fn missing(what: String) -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, what)
+}
+
+/// Why the kernel refused to set up a ring, in words a user can act on.
+fn setup_refused(e: io::Error) -> io::Error {
+    let hint = match e.raw_os_error() {
+        Some(libc::ENOSYS) => "the kernel has no io_uring (Linux 5.1 or later)",
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            "refused by sysctl kernel.io_uring_disabled or a seccomp filter (containers)"
+        }
+        Some(libc::ENOMEM) => "locked-memory limit too low for this queue depth (ulimit -l)",
+        _ => "ring setup failed",
+    };
+    missing(format!("io_uring is not available: {e} ({hint})"))
+}
+
+/// A ring of `entries`, set up for one issuing thread when the kernel
+/// accepts it (6.1: completions wait until that thread asks for them).
+fn setup_ring(entries: u32) -> io::Result<IoUring> {
+    let mut b = IoUring::builder();
+    b.setup_single_issuer()
+        .setup_coop_taskrun()
+        .setup_defer_taskrun();
+    if let Ok(r) = b.build(entries) {
+        return Ok(r);
+    }
+    IoUring::new(entries).map_err(setup_refused)
+}
+
+impl UringMeta {
+    /// A queue of `depth` slots whose data regions hold `data_bytes`.
+    pub(crate) fn new(depth: u32, data_bytes: usize) -> io::Result<UringMeta> {
+        if depth == 0 || depth > 4096 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("queue depth {depth}: between 1 and 4096"),
+            ));
+        }
+        let ring = setup_ring((depth * CHAIN_MAX).next_power_of_two())?;
+        let mut probe = Probe::new();
+        ring.submitter()
+            .register_probe(&mut probe)
+            .map_err(|e| missing(format!("io_uring cannot say which operations it has (IORING_REGISTER_PROBE, Linux 5.6): {e}")))?;
+        if let Some((_, name)) = NEEDED.iter().find(|(c, _)| !probe.is_supported(*c)) {
+            return Err(missing(format!("io_uring here lacks {name}")));
+        }
+        ring.submitter().register_files_sparse(depth).map_err(|e| {
+            missing(format!(
+                "io_uring here has no direct descriptors (a sparse file table, Linux 5.19): {e}"
+            ))
+        })?;
+        let n = depth as usize;
+        let stats = (0..n)
+            // SAFETY: statx is plain data, for which all zeroes is valid.
+            .map(|_| unsafe { std::mem::zeroed::<libc::statx>() })
+            .collect();
+        let idle = Slot {
+            tag: 0,
+            kind: Kind::Stat,
+            start_ns: 0,
+            want: 0,
+            got: 0,
+            error: None,
+        };
+        let skip_success = ring.params().is_feature_skip_cqe_on_success();
+        Ok(UringMeta {
+            ring,
+            slots: vec![idle; n],
+            free: (0..depth).rev().collect(),
+            paths: vec![0; n * PATH_BYTES],
+            stats,
+            data: vec![0; n * data_bytes],
+            data_bytes,
+            batch: Vec::with_capacity(n),
+            chunk: 1,
+            in_flight: 0,
+            skip_success,
+            _one_thread: PhantomData,
+        })
+    }
+
+    /// Copies `path` into slot `token`'s path buffer; a pointer to it.
+    fn copy_path(&mut self, token: u32, path: &CStr) -> io::Result<*const libc::c_char> {
+        let bytes = path.to_bytes_with_nul();
+        if bytes.len() > PATH_BYTES {
+            return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+        }
+        let at = token as usize * PATH_BYTES;
+        let dst = &mut self.paths[at..at + bytes.len()];
+        dst.copy_from_slice(bytes);
+        Ok(dst.as_ptr().cast())
+    }
+
+    fn user_data(token: u32, step: Step) -> u64 {
+        (u64::from(token) << STEP_BITS) | step as u64
+    }
+
+    /// Writes `entries` to the submission queue.
+    fn queue(&mut self, entries: &[squeue::Entry]) {
+        for e in entries {
+            // SAFETY: every pointer in the entries is into this queue's
+            // slot buffers (path, statx, data) of a slot that is off the
+            // free list until its chain's last CQE is reaped, and the
+            // buffers are never resized. The ring has CHAIN_MAX entries per
+            // slot and is drained at every `complete`, so it has room;
+            // should it not, the entries are sent first.
+            while unsafe { self.ring.submission().push(e) }.is_err() {
+                let _ = self.ring.submit();
+            }
+        }
+    }
+
+    /// The request chain of `op` in slot `token`.
+    fn entries(
+        &mut self,
+        token: u32,
+        op: &MetaOp<'_>,
+        path: *const libc::c_char,
+    ) -> io::Result<(Chain, usize)> {
+        let cwd = types::Fd(libc::AT_FDCWD);
+        let only = |e: squeue::Entry| e.user_data(Self::user_data(token, Step::Only));
+        let mut out: Chain = std::array::from_fn(|_| opcode::Nop::new().build());
+        let n = match *op {
+            MetaOp::Mkdir { mode, .. } => {
+                out[0] = only(opcode::MkDirAt::new(cwd, path).mode(mode).build());
+                1
+            }
+            MetaOp::Rmdir { .. } => {
+                let e = opcode::UnlinkAt::new(cwd, path).flags(libc::AT_REMOVEDIR);
+                out[0] = only(e.build());
+                1
+            }
+            MetaOp::Unlink { .. } => {
+                out[0] = only(opcode::UnlinkAt::new(cwd, path).build());
+                1
+            }
+            MetaOp::Stat { .. } => {
+                let st: *mut libc::statx = &mut self.stats[token as usize];
+                let e = opcode::Statx::new(cwd, path, st.cast()).mask(libc::STATX_BASIC_STATS);
+                out[0] = only(e.build());
+                1
+            }
+            MetaOp::Create {
+                data,
+                exclusive,
+                fsync,
+                ..
+            } => self.create_chain(token, path, data, exclusive, fsync, &mut out)?,
+            MetaOp::Read { len, .. } => self.read_chain(token, path, len, &mut out)?,
+        };
+        Ok((out, n))
+    }
+
+    fn data_region(&mut self, token: u32, len: usize) -> io::Result<*mut u8> {
+        if len > self.data_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{len} bytes do not fit the queue's {} bytes per slot",
+                    self.data_bytes
+                ),
+            ));
+        }
+        Ok(self.data[token as usize * self.data_bytes..].as_mut_ptr())
+    }
+
+    fn create_chain(
+        &mut self,
+        token: u32,
+        path: *const libc::c_char,
+        data: &[u8],
+        exclusive: bool,
+        fsync: bool,
+        out: &mut Chain,
+    ) -> io::Result<usize> {
+        let ptr = self.data_region(token, data.len())?;
+        let at = token as usize * self.data_bytes;
+        self.data[at..at + data.len()].copy_from_slice(data);
+        let excl = if exclusive { libc::O_EXCL } else { 0 };
+        // No O_CLOEXEC: a direct descriptor is never in the process's
+        // table (the kernel refuses the flag with EINVAL).
+        let flags = libc::O_CREAT | excl | libc::O_WRONLY;
+        let fixed = types::Fixed(token);
+        let mut n = 0;
+        out[n] = self.open(token, path, flags, 0o644, Step::Create);
+        n += 1;
+        if !data.is_empty() {
+            let w = opcode::Write::new(fixed, ptr, data.len() as u32).offset(0);
+            out[n] = w.build().user_data(Self::user_data(token, Step::Write));
+            n += 1;
+        }
+        if fsync {
+            let f = self.skip(opcode::Fsync::new(fixed).build());
+            out[n] = f.user_data(Self::user_data(token, Step::Fsync));
+            n += 1;
+        }
+        out[n] = Self::close(token);
+        Ok(Self::link(&mut out[..=n]))
+    }
+
+    fn read_chain(
+        &mut self,
+        token: u32,
+        path: *const libc::c_char,
+        len: usize,
+        out: &mut Chain,
+    ) -> io::Result<usize> {
+        let ptr = self.data_region(token, len)?;
+        let mut n = 0;
+        // Straight to the kernel's workers: tried inline, an open whose
+        // name is cached goes on to the file system's open in the
+        // submitting thread, which on a network file system waits there
+        // for its round trip and so holds up every operation behind it.
+        let open = self.open(token, path, libc::O_RDONLY, 0, Step::Open);
+        out[n] = open.flags(squeue::Flags::ASYNC);
+        n += 1;
+        if len > 0 {
+            let r = opcode::Read::new(types::Fixed(token), ptr, len as u32).offset(0);
+            out[n] = r.build().user_data(Self::user_data(token, Step::Read));
+            n += 1;
+        }
+        out[n] = Self::close(token);
+        Ok(Self::link(&mut out[..=n]))
+    }
+
+    /// An open into fixed file `token`, its CQE skipped on success.
+    fn open(
+        &self,
+        token: u32,
+        path: *const libc::c_char,
+        flags: i32,
+        mode: u32,
+        step: Step,
+    ) -> squeue::Entry {
+        let slot = types::DestinationSlot::try_from_slot_target(token).ok();
+        let e = opcode::OpenAt::new(types::Fd(libc::AT_FDCWD), path)
+            .flags(flags)
+            .mode(mode)
+            .file_index(slot)
+            .build();
+        self.skip(e).user_data(Self::user_data(token, step))
+    }
+
+    fn close(token: u32) -> squeue::Entry {
+        opcode::Close::new(types::Fixed(token))
+            .build()
+            .user_data(Self::user_data(token, Step::Close))
+    }
+
+    fn skip(&self, e: squeue::Entry) -> squeue::Entry {
+        match self.skip_success {
+            true => e.flags(squeue::Flags::SKIP_SUCCESS),
+            false => e,
+        }
+    }
+
+    /// Links a chain: the open soft (its failure cancels the rest), every
+    /// later step hard (a failed write still closes the file).
+    fn link(chain: &mut [squeue::Entry]) -> usize {
+        let n = chain.len();
+        for (i, e) in chain.iter_mut().enumerate().take(n - 1) {
+            let flag = match i {
+                0 => squeue::Flags::IO_LINK,
+                _ => squeue::Flags::IO_HARDLINK,
+            };
+            *e = e.clone().flags(flag);
+        }
+        n
+    }
+
+    /// Starts the clocks of what was pushed since the last submission and
+    /// sends it; `wait` completions are awaited in the same call.
+    fn send(&mut self, wait: usize) -> io::Result<()> {
+        let now = mono_ns();
+        for &t in &self.batch {
+            self.slots[t as usize].start_ns = now;
+        }
+        self.batch.clear();
+        loop {
+            match self.ring.submit_and_wait(wait) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // Completions are due first; the caller reaps and retries.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Records one CQE in its slot; true when it ends the slot's chain.
+    fn record(&mut self, user_data: u64, res: i32) -> bool {
+        let token = (user_data >> STEP_BITS) as usize;
+        let step = Step::from_bits(user_data & ((1 << STEP_BITS) - 1));
+        let slot = &mut self.slots[token];
+        let name = match step {
+            Step::Open => "open",
+            Step::Create => "create",
+            Step::Write => "write",
+            Step::Read => "read",
+            Step::Fsync => "fsync",
+            Step::Close => "close",
+            Step::Only => slot.kind.only_step_name(),
+        };
+        if res < 0 && res != -libc::ECANCELED {
+            slot.error.get_or_insert(MetaError {
+                step: name,
+                errno: -res,
+                short: None,
+            });
+        }
+        match step {
+            Step::Write | Step::Read if res >= 0 => {
+                slot.got = res as u64;
+                if slot.got < slot.want {
+                    slot.error.get_or_insert(MetaError {
+                        step: name,
+                        errno: 0,
+                        short: Some((slot.got, slot.want)),
+                    });
+                }
+            }
+            Step::Only if res >= 0 && slot.kind == Kind::Stat => {
+                slot.got = self.stats[token].stx_size;
+            }
+            _ => {}
+        }
+        // A failed open whose CQE was to be skipped on success silences
+        // the rest of its chain (the kernel cancels it without CQEs):
+        // its own CQE ends the operation.
+        let silenced = self.skip_success && res < 0 && matches!(step, Step::Open | Step::Create);
+        silenced || matches!(step, Step::Close | Step::Only)
+    }
+}
+
+/// Monotonic ns, as the engines' clocks read it.
+fn mono_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+impl MetaQueue for UringMeta {
+    fn depth(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    fn push(&mut self, tag: u64, op: &MetaOp<'_>) -> io::Result<()> {
+        let Some(&token) = self.free.last() else {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "the queue is full: reap completions first",
+            ));
+        };
+        let path = self.copy_path(token, op.path())?;
+        let (entries, n) = self.entries(token, op, path)?;
+        let (kind, want) = match *op {
+            MetaOp::Mkdir { .. } => (Kind::Mkdir, 0),
+            MetaOp::Rmdir { .. } => (Kind::Rmdir, 0),
+            MetaOp::Unlink { .. } => (Kind::Unlink, 0),
+            MetaOp::Stat { .. } => (Kind::Stat, 0),
+            MetaOp::Create { data, .. } => (Kind::Create, data.len() as u64),
+            MetaOp::Read { len, .. } => (Kind::Read, len as u64),
+        };
+        self.free.pop();
+        self.slots[token as usize] = Slot {
+            tag,
+            kind,
+            start_ns: 0,
+            want,
+            got: 0,
+            error: None,
+        };
+        self.queue(&entries[..n]);
+        self.batch.push(token);
+        self.in_flight += 1;
+        // Sent in chunks of 1, 2, 4, ... operations: the kernel's workers
+        // start on the first while the next ones are prepared.
+        if self.batch.len() >= self.chunk {
+            self.send(0)?;
+            self.chunk *= 2;
+        }
+        Ok(())
+    }
+
+    fn complete(&mut self, done: &mut dyn FnMut(&MetaDone<'_>)) -> io::Result<usize> {
+        self.chunk = 1;
+        let wait = usize::from(self.in_flight > 0);
+        self.send(wait)?;
+        let end_ns = mono_ns();
+        let mut finished = 0;
+        loop {
+            let cqe = {
+                let mut cq = self.ring.completion();
+                cq.sync();
+                cq.next()
+            };
+            let Some(cqe) = cqe else { break };
+            if !self.record(cqe.user_data(), cqe.result()) {
+                continue;
+            }
+            let token = (cqe.user_data() >> STEP_BITS) as u32;
+            let slot = self.slots[token as usize];
+            let data = match slot.kind {
+                Kind::Read => {
+                    let at = token as usize * self.data_bytes;
+                    &self.data[at..at + slot.got as usize]
+                }
+                _ => &[][..],
+            };
+            done(&MetaDone {
+                tag: slot.tag,
+                start_ns: slot.start_ns,
+                end_ns,
+                result: slot.error.map_or(Ok(slot.got), Err),
+                data,
+            });
+            self.free.push(token);
+            self.in_flight -= 1;
+            finished += 1;
+        }
+        Ok(finished)
+    }
+}
+
+impl Drop for UringMeta {
+    fn drop(&mut self) {
+        // The slots' buffers must outlive the kernel's use of them: wait
+        // for everything in flight; if waiting fails, leak them instead.
+        while self.in_flight > 0 {
+            if self.ring.submit_and_wait(1).is_err() {
+                std::mem::forget(std::mem::take(&mut self.paths));
+                std::mem::forget(std::mem::take(&mut self.data));
+                std::mem::forget(std::mem::take(&mut self.stats));
+                return;
+            }
+            let ends: Vec<(u64, i32)> = self
+                .ring
+                .completion()
+                .map(|c| (c.user_data(), c.result()))
+                .collect();
+            for (u, r) in ends {
+                if self.record(u, r) {
+                    self.in_flight -= 1;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CString;
+
+    /// A queue, or None (and why) where io_uring is refused; under CI a
+    /// refusal fails the test.
+    fn queue(depth: u32, bytes: usize) -> Option<UringMeta> {
+        match UringMeta::new(depth, bytes) {
+            Ok(q) => Some(q),
+            Err(e) => {
+                let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0");
+                assert!(!ci, "setup failed under CI: {e}");
+                eprintln!("SKIP: {e}");
+                None
+            }
+        }
+    }
+
+    struct Dir(std::path::PathBuf);
+    impl Dir {
+        fn new(name: &str) -> Dir {
+            let d = std::env::temp_dir()
+                .join(format!("iolab-uring-meta-{}-{name}", std::process::id()));
+            std::fs::create_dir_all(&d).unwrap();
+            Dir(d)
+        }
+        fn c(&self, name: &str) -> CString {
+            CString::new(self.0.join(name).to_str().unwrap()).unwrap()
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            std::fs::remove_dir_all(&self.0).ok();
+        }
+    }
+
+    /// Drains the queue: (tag, result, data) of every completion.
+    fn drain(q: &mut UringMeta) -> Vec<(u64, Result<u64, MetaError>, Vec<u8>)> {
+        let mut out = Vec::new();
+        while q.in_flight() > 0 {
+            q.complete(&mut |d| out.push((d.tag, d.result, d.data.to_vec())))
+                .unwrap();
+        }
+        out.sort_by_key(|x| x.0);
+        out
+    }
+
+    #[test]
+    fn creates_writes_stats_reads_and_removes_in_flight() {
+        let Some(mut q) = queue(8, 64) else { return };
+        let d = Dir::new("cycle");
+        let names: Vec<CString> = (0..20).map(|i| d.c(&format!("f{i}"))).collect();
+        let mut pending = names.iter().enumerate();
+        let mut results = Vec::new();
+        // More items than slots: push while there is room, reap, repeat.
+        loop {
+            while q.has_room() {
+                let Some((i, p)) = pending.next() else { break };
+                let data = format!("item {i}");
+                let op = MetaOp::Create {
+                    path: p,
+                    data: data.as_bytes(),
+                    exclusive: true,
+                    fsync: i % 2 == 0,
+                };
+                q.push(i as u64, &op).unwrap();
+            }
+            if q.in_flight() == 0 {
+                break;
+            }
+            q.complete(&mut |c| results.push((c.tag, c.result)))
+                .unwrap();
+        }
+        assert_eq!(results.len(), 20);
+        assert!(
+            results
+                .iter()
+                .all(|(t, r)| *r == Ok(format!("item {t}").len() as u64)),
+            "{results:?}"
+        );
+        for (i, p) in names.iter().enumerate() {
+            q.push(i as u64, &MetaOp::Stat { path: p }).unwrap();
+            q.push(
+                100 + i as u64,
+                &MetaOp::Read {
+                    path: p,
+                    len: format!("item {i}").len(),
+                },
+            )
+            .unwrap();
+            let got = drain(&mut q);
+            assert_eq!(
+                got[0].1,
+                Ok(format!("item {i}").len() as u64),
+                "stat gives the size"
+            );
+            assert_eq!(
+                got[1].2,
+                format!("item {i}").as_bytes(),
+                "read gives the bytes"
+            );
+        }
+        for (i, p) in names.iter().enumerate() {
+            q.push(i as u64, &MetaOp::Unlink { path: p }).unwrap();
+            if !q.has_room() {
+                drain(&mut q);
+            }
+        }
+        drain(&mut q);
+        assert_eq!(
+            std::fs::read_dir(&d.0).unwrap().count(),
+            0,
+            "every file removed"
+        );
+    }
+
+    #[test]
+    fn failures_name_their_step_and_errno() {
+        let Some(mut q) = queue(4, 16) else { return };
+        let d = Dir::new("fail");
+        let (sub, f) = (d.c("sub"), d.c("f"));
+        q.push(
+            1,
+            &MetaOp::Mkdir {
+                path: &sub,
+                mode: 0o755,
+            },
+        )
+        .unwrap();
+        q.push(
+            2,
+            &MetaOp::Create {
+                path: &f,
+                data: b"abc",
+                exclusive: true,
+                fsync: false,
+            },
+        )
+        .unwrap();
+        drain(&mut q);
+        q.push(
+            3,
+            &MetaOp::Mkdir {
+                path: &sub,
+                mode: 0o755,
+            },
+        )
+        .unwrap();
+        q.push(
+            4,
+            &MetaOp::Create {
+                path: &f,
+                data: b"abc",
+                exclusive: true,
+                fsync: false,
+            },
+        )
+        .unwrap();
+        q.push(5, &MetaOp::Read { path: &f, len: 8 }).unwrap();
+        q.push(6, &MetaOp::Stat { path: &d.c("none") }).unwrap();
+        let got = drain(&mut q);
+        let err = |i: usize| got[i].1.unwrap_err();
+        assert_eq!((err(0).step, err(0).errno), ("mkdir", libc::EEXIST));
+        assert_eq!((err(1).step, err(1).errno), ("create", libc::EEXIST));
+        assert_eq!(
+            (err(2).step, err(2).short),
+            ("read", Some((3, 8))),
+            "short read named"
+        );
+        assert_eq!((err(3).step, err(3).errno), ("stat", libc::ENOENT));
+        q.push(7, &MetaOp::Rmdir { path: &sub }).unwrap();
+        q.push(8, &MetaOp::Unlink { path: &f }).unwrap();
+        q.push(9, &MetaOp::Unlink { path: &f }).unwrap_or(());
+        let got = drain(&mut q);
+        assert_eq!(got[0].1, Ok(0));
+        // Two unlinks of one file in flight: one of them finds it gone.
+        let gone = got[1..]
+            .iter()
+            .filter(|g| g.1.is_err_and(|e| e.errno == libc::ENOENT))
+            .count();
+        assert_eq!(gone, 1, "{got:?}");
+        let long = CString::new(vec![b'a'; PATH_BYTES]).unwrap();
+        assert!(
+            q.push(10, &MetaOp::Stat { path: &long }).is_err(),
+            "too long a path is refused"
+        );
+        let big = vec![0u8; 17];
+        assert!(q
+            .push(
+                11,
+                &MetaOp::Create {
+                    path: &f,
+                    data: &big,
+                    exclusive: true,
+                    fsync: false
+                }
+            )
+            .is_err());
+        assert_eq!(q.in_flight(), 0, "a refused push holds no slot");
+    }
+
+    #[test]
+    fn a_full_queue_refuses_a_push() {
+        let Some(mut q) = queue(2, 0) else { return };
+        let d = Dir::new("full");
+        for i in 0..2 {
+            q.push(i, &MetaOp::Stat { path: &d.c("") }).unwrap();
+        }
+        assert!(!q.has_room());
+        let e = q.push(3, &MetaOp::Stat { path: &d.c("") }).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+        assert_eq!(drain(&mut q).len(), 2);
+    }
+}

@@ -1,0 +1,331 @@
+//! `iolab mdtest --engine uring`: the same files, directories and sizes as
+//! the sync engine, on a real tmpfs and on a FUSE file system with a
+//! round-trip delay; refused (exit 2, nothing created) where io_uring is
+//! disabled or the backend has no metadata queue.
+
+// A failed unwrap in a test is the test failing, with its message.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::sync::RwLock;
+use std::time::Duration;
+
+/// Tests that need io_uring hold this shared; the one that disables it
+/// for the machine holds it alone.
+static URING: RwLock<()> = RwLock::new(());
+
+/// Every path under `dir` with its kind and size: `d name/` or `f name SIZE`.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for rel in tree(dir) {
+        let p = dir.join(rel.trim_end_matches('/'));
+        match rel.ends_with('/') {
+            true => out.push(format!("d {rel}")),
+            false => out.push(format!("f {rel} {}", std::fs::metadata(&p).unwrap().len())),
+        }
+    }
+    out
+}
+
+fn run_ok(line: &str) -> String {
+    let o = mdtest(line);
+    assert!(o.status.success(), "{line}\n{}\n{}", stdout(&o), stderr(&o));
+    stdout(&o)
+}
+
+/// Makes the tree of `opts` with each engine (-C), compares the two
+/// listings, then stats and reads each tree with the other engine and
+/// removes it with the other engine (-r), which must leave nothing.
+fn same_tree(name: &str, opts: &str) {
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new(name);
+    let (a, b) = (s.path("sync"), s.path("uring"));
+    let uring = "--engine uring --qd 16";
+    run_ok(&format!("{opts} -C -d {}", a.display()));
+    run_ok(&format!("{opts} -C -d {} {uring}", b.display()));
+    let (la, lb) = (listing(&a), listing(&b));
+    assert!(!la.is_empty());
+    assert_eq!(la, lb, "{opts}: the engines made different trees");
+    run_ok(&format!("{opts} -T -E -d {} {uring}", a.display()));
+    run_ok(&format!("{opts} -T -E -d {}", b.display()));
+    run_ok(&format!("{opts} -r -d {} {uring}", a.display()));
+    run_ok(&format!("{opts} -r -d {}", b.display()));
+    // The -d directories a -C run made stay, as with mdtest; empty.
+    assert!(
+        tree(&a).is_empty() && tree(&b).is_empty(),
+        "{opts}: -r left {:?} {:?}",
+        tree(&a),
+        tree(&b)
+    );
+}
+
+#[test]
+fn uring_makes_the_seed_000_trees_of_the_sync_engine() {
+    same_tree("uring-s000a", "-n 100 -i 1 --tasks 2");
+    same_tree("uring-s000b", "-b 2 -z 3 -I 10 --tasks 2");
+}
+
+#[test]
+fn uring_makes_the_seed_001_trees_of_the_sync_engine() {
+    same_tree("uring-s001a", "-b 10 -z 2 -I 100 --tasks 2");
+    same_tree(
+        "uring-s001b",
+        "-z 1 -L -u -N 1 -b 10 -I 20 -w 3900 -e 3900 --tasks 8",
+    );
+}
+
+#[test]
+fn uring_makes_a_unique_tree_per_task_as_the_sync_engine() {
+    same_tree("uring-z2b3u", "-z 2 -b 3 -u -n 130 -w 100 -e 100 --tasks 2");
+    same_tree("uring-z2b3uD", "-z 2 -b 3 -u -D -I 4 --tasks 2");
+}
+
+#[test]
+fn uring_full_runs_verify_what_they_read_and_leave_nothing() {
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-full");
+    let d = s.path("x");
+    let out = run_ok(&format!(
+        "-z 1 -b 4 -I 25 -w 4096 -e 4096 -X -G 7 -y --tasks 3 --engine uring --qd 8 -d {}",
+        d.display()
+    ));
+    assert!(out.contains("3 tasks, 375 files/directories"), "{out}");
+    assert!(!d.exists(), "{}", tree(&s.root).join("\n"));
+}
+
+#[test]
+fn uring_names_the_file_whose_data_differs() {
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-verify");
+    let d = s.path("x");
+    let opts = format!(
+        "-F -n 20 -w 64 -e 64 -G 3 -d {} --engine uring",
+        d.display()
+    );
+    run_ok(&format!("{opts} -C"));
+    let victim = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.7");
+    let mut data = std::fs::read(&victim).unwrap();
+    data[9] ^= 0xff;
+    std::fs::write(&victim, &data).unwrap();
+    let o = mdtest(&format!("{opts} -E -X"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o) + &stdout(&o);
+    assert!(
+        err.contains("file.mdtest.0.7") && err.contains("byte 9"),
+        "{err}"
+    );
+    run_ok(&format!("{opts} -r"));
+}
+
+#[test]
+fn uring_refuses_what_it_cannot_do_before_anything_is_made() {
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-refuse");
+    let d = s.path("x");
+    for (line, needle) in [
+        ("-n 10 -k --engine uring", "-k"),
+        ("-n 10 --qd 4", "--qd"),
+        ("-n 10 --engine uring --qd 0", "--qd"),
+        ("-n 10 --engine aio", "--engine"),
+    ] {
+        let o = mdtest(&format!("{line} -d {}", d.display()));
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{line}: {}", stderr(&o));
+        assert!(!d.exists(), "{line} made {}", d.display());
+    }
+}
+
+/// Sets `kernel.io_uring_disabled` for the machine and puts the old
+/// value back on drop, also when the test fails.
+struct UringDisabled(String);
+
+impl UringDisabled {
+    const KNOB: &'static str = "/proc/sys/kernel/io_uring_disabled";
+    fn set(v: &str) -> Option<UringDisabled> {
+        let old = std::fs::read_to_string(Self::KNOB).ok()?;
+        std::fs::write(Self::KNOB, v).ok()?;
+        Some(UringDisabled(old.trim().to_string()))
+    }
+}
+
+impl Drop for UringDisabled {
+    fn drop(&mut self) {
+        let _ = std::fs::write(Self::KNOB, &self.0);
+    }
+}
+
+#[test]
+fn uring_is_refused_by_name_when_the_kernel_disables_it() {
+    let _g = URING.write().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-disabled");
+    let d = s.path("x");
+    let line = format!("-n 10 -d {} --engine uring", d.display());
+    let ini = io500_ini(&s.root);
+    let io500 = [
+        "io500",
+        ini.to_str().unwrap(),
+        "--engine",
+        "uring",
+        "--qd",
+        "4",
+    ];
+    let (o, o500) = {
+        let Some(_off) = UringDisabled::set("2") else {
+            return skip_or_fail("uring-disabled", "cannot write kernel.io_uring_disabled");
+        };
+        (mdtest(&line), iolab(&io500))
+    };
+    assert_eq!(o500.status.code(), Some(2), "{}", stderr(&o500));
+    assert!(
+        stderr(&o500).contains("io_uring_disabled"),
+        "{}",
+        stderr(&o500)
+    );
+    assert!(
+        !s.path("data").exists() && !s.path("res").exists(),
+        "io500 made nothing"
+    );
+    // As docs/mdtest.md says: exit 2 naming io_uring and what refused
+    // it, nothing created; never a silent run on the sync engine.
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--engine uring") && err.contains("io_uring_disabled"),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(!d.exists());
+    // The sysctl is back: the same line runs.
+    run_ok(&line);
+}
+
+#[test]
+fn queue_depth_overlaps_round_trips_on_a_delayed_file_system() {
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-delayfs");
+    let (back, mnt) = (s.path("back"), s.path("mnt"));
+    std::fs::create_dir_all(&back).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let fs = match iolab_testkit::delayfs::DelayFs::mount(&back, &mnt, Duration::from_millis(20)) {
+        Ok(fs) => fs,
+        Err(e) => return skip_or_fail("uring-delayfs", &format!("cannot mount FUSE: {e}")),
+    };
+    let opts = "-F -b 8 -z 1 -L -I 4";
+    let peak = |engine: &str| {
+        fs.reset_peak();
+        run_ok(&format!("{opts} -C -d {}/x {engine}", mnt.display()));
+        fs.peak_in_flight()
+    };
+    let one = peak("");
+    let listing_sync = listing(&back);
+    run_ok(&format!("{opts} -r -d {}/x", mnt.display()));
+    let many = peak("--engine uring --qd 8");
+    assert_eq!(listing(&back), listing_sync, "same files through FUSE");
+    // One create at a time asks the server one thing at a time, but for
+    // the releases of closed files, which the kernel sends in the
+    // background; eight in flight, in eight directories, keep at least
+    // six requests at the server at once.
+    assert!(
+        many >= 6 && many > one,
+        "--qd 8: {many} requests at once, sync: {one}"
+    );
+    run_ok(&format!(
+        "{opts} -r -d {}/x --engine uring --qd 8",
+        mnt.display()
+    ));
+    assert_eq!(
+        tree(&back),
+        ["x/"],
+        "everything but the -d directory removed"
+    );
+    drop(fs);
+}
+
+#[test]
+fn uring_is_refused_on_s3_which_still_runs_the_sync_engine() {
+    let s = match iolab_testkit::s3::S3Server::shared() {
+        Ok(s) => s,
+        Err(e) => return skip_or_fail("uring-s3", &e),
+    };
+    let b = "md-uring";
+    s.make_bucket(b).unwrap();
+    let run = |extra: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .envs(s.env())
+            .env("CI", "1")
+            .args(format!("mdtest -a S3 --s3.bucket={b} -d /u -n 6 {extra}").split_whitespace())
+            .output()
+            .unwrap()
+    };
+    let o = run("--engine uring --qd 4");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot queue metadata"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        s.keys(b).unwrap().is_empty(),
+        "nothing made: {:?}",
+        s.keys(b)
+    );
+    let o = run("");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(s.keys(b).unwrap().is_empty());
+}
+
+/// A small io500 ini whose datadir and resultdir are under `root`.
+fn io500_ini(root: &Path) -> std::path::PathBuf {
+    let ini = root.join("s.ini");
+    std::fs::write(
+        &ini,
+        format!(
+            "[global]\ndatadir = {0}/data\nresultdir = {0}/res\n[debug]\nstonewall-time = 1\n\
+             [ior-easy]\ntransferSize = 1m\nblockSize = 2m\n[ior-hard]\nsegmentCount = 50\n\
+             [mdtest-easy]\nn = 200\n[mdtest-hard]\nn = 100\n",
+            root.display()
+        ),
+    )
+    .unwrap();
+    ini
+}
+
+#[test]
+fn io500_runs_its_mdtest_phases_through_the_uring_engine() {
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-io500");
+    let ini = io500_ini(&s.root);
+    let ini = ini.to_str().unwrap();
+    let o = iolab(&["io500", ini, "--dry-run", "--engine", "uring", "--qd", "8"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let hard_read = stdout(&o)
+        .lines()
+        .find(|l| l.contains("mdtest") && l.contains(" -E "))
+        .map(String::from)
+        .unwrap_or_default();
+    assert!(
+        hard_read.ends_with("--engine uring --qd 8"),
+        "{}",
+        stdout(&o)
+    );
+    let o = iolab(&[
+        "io500", ini, "--tasks", "2", "--engine", "uring", "--qd", "8",
+    ]);
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    for phase in [
+        "mdtest-easy-write",
+        "mdtest-hard-read",
+        "mdtest-hard-delete",
+    ] {
+        assert!(stdout(&o).contains(phase), "{phase}: {}", stdout(&o));
+    }
+    let o = iolab(&["io500", ini, "--qd", "8"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--qd without --engine uring: {}",
+        stderr(&o)
+    );
+}
