@@ -486,7 +486,7 @@ fn fill_network(
         to,
         concurrency: in_range(
             "network.concurrency",
-            n.concurrency.unwrap_or(if local { 16 } else { 64 }),
+            n.concurrency.unwrap_or(if local { 8 } else { 64 }),
             1,
             MAX_CONCURRENCY,
         )?,
