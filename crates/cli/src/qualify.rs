@@ -142,7 +142,8 @@ fn is_ours(name: &str) -> bool {
     ]
     .contains(&name)
         || name.starts_with(".results.sqlite.sweep.")
-        || name.starts_with(".report.html")
+        || name.starts_with(".report.html.")
+        || name.starts_with(".plan.toml.")
 }
 
 /// The plan DIR holds, when it is an earlier (or interrupted)
