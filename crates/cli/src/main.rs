@@ -23,6 +23,8 @@ mod lst_nodes;
 mod lst_session;
 mod mdtest;
 mod progress;
+mod qualify;
+mod qualify_show;
 mod report;
 mod results;
 mod runner;
@@ -114,6 +116,16 @@ pub static TOOLS: &[Tool] = &[
         link: false,
         sweep: None,
         command: crate::sweep::command,
+        page: None,
+    },
+    Tool {
+        name: "qualify",
+        about: "qualify storage layer by layer: network, devices, data, metadata, each to its knee, with a verdict",
+        help: "--help",
+        entry: crate::qualify::main,
+        link: false,
+        sweep: None,
+        command: crate::qualify::command,
         page: None,
     },
     Tool {

@@ -39,7 +39,7 @@ pub fn command() -> clap::Command {
 }
 
 /// Each tool's own parser (from the registry), without running anything.
-struct Tools;
+pub(crate) struct Tools;
 
 impl ToolCheck for Tools {
     fn check(&self, tool: &str, args: &[String]) -> Result<(), String> {

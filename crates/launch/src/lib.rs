@@ -14,7 +14,9 @@
 //! `docker exec` pass the words on as they are. One rule, whatever the
 //! agent is called ([`ArgStyle`]): every word is quoted for a POSIX shell
 //! (shlex), unless the specification starts with `exec:`, which passes
-//! the words on untouched. `shell:` says the default explicitly. Words
+//! the words on untouched. `shell:` says the default explicitly, and
+//! `local` alone runs every host's command on this host (agents on
+//! loopback ports standing for hosts). Words
 //! that need no quoting (paths, numbers, options) are the same either
 //! way, so `ip netns exec` without the prefix works until a word holds a
 //! space, a quote or a `$`.
@@ -43,6 +45,11 @@ use std::ffi::OsString;
 /// Environment variable naming the remote shell when no option does.
 pub const RSH_ENV: &str = "IOLAB_RSH";
 
+/// The specification of the remote shell that runs every "host's"
+/// command on this one ([`ArgStyle::Local`]); a program named `local`
+/// is still reachable as `shell:local` or by its path.
+pub const LOCAL: &str = "local";
+
 /// The remote shell used when neither option nor environment names one.
 /// BatchMode makes ssh fail at once instead of asking for a password
 /// nobody will type.
@@ -51,6 +58,11 @@ pub const DEFAULT_RSH: &str = "ssh -o BatchMode=yes";
 /// How an agent hands the command's words to the far side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgStyle {
+    /// No agent: the command runs on this host, as it is; the host word
+    /// only names the node (the specification `local`). For a
+    /// qualification or a test on one machine, where the "hosts" are
+    /// agents on loopback ports of this one.
+    Local,
     /// Joined into one string for a remote shell (ssh, rsh): quote each
     /// word. The default for every agent.
     Shell,
@@ -120,6 +132,12 @@ impl RemoteShell {
             spec: spec.to_string(),
             why,
         };
+        if spec.trim() == LOCAL {
+            return Ok(RemoteShell {
+                agent: vec![LOCAL.to_string()],
+                style: ArgStyle::Local,
+            });
+        }
         let (style, rest) = match spec.trim_start() {
             s if s.starts_with("shell:") => (ArgStyle::Shell, &s[6..]),
             s if s.starts_with("exec:") => (ArgStyle::Exec, &s[5..]),
@@ -185,6 +203,9 @@ impl RemoteShell {
             words.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
         }
         words.extend(command.iter().cloned());
+        if self.style == ArgStyle::Local {
+            return Ok(words);
+        }
         let mut out = self.agent.clone();
         out.push(host.to_string());
         match self.style {
@@ -199,7 +220,7 @@ impl RemoteShell {
                     out.push(q);
                 }
             }
-            ArgStyle::Exec => out.extend(words),
+            ArgStyle::Exec | ArgStyle::Local => out.extend(words),
         }
         Ok(out)
     }
@@ -420,6 +441,25 @@ mod tests {
         assert_eq!(quote("plain-word_1.2").unwrap(), "plain-word_1.2");
         assert_eq!(quote("10.0.0.2:40010,8").unwrap(), "10.0.0.2:40010,8");
         assert!(quote("a\0b").is_err());
+    }
+
+    #[test]
+    fn local_runs_the_command_here_as_it_is() {
+        let r = RemoteShell::parse(" local ").unwrap();
+        assert_eq!(r.style, ArgStyle::Local);
+        let a = r
+            .argv(
+                "client",
+                &["iolab".into(), "a b".into()],
+                &[("K".into(), "v".into())],
+            )
+            .unwrap();
+        assert_eq!(a, ["env", "K=v", "iolab", "a b"]);
+        assert!(!r.ends_what_it_started());
+        assert_eq!(
+            RemoteShell::parse("shell:local").unwrap().style,
+            ArgStyle::Shell
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod live;
 pub mod ior;
 pub mod lst;
 pub mod mdtest;
+pub mod qualify;
 pub mod series;
 pub mod store;
 pub mod survey;

@@ -116,6 +116,10 @@ pub enum AxisValue {
     Int(i64),
     /// Any text.
     Text(String),
+    /// Several words, added as they are (after the option, if any): a
+    /// value that is more than one option or word, such as xdd's
+    /// `-targets 2 f0 f1`, whose length follows the point.
+    Words(Vec<String>),
 }
 
 impl AxisValue {
@@ -124,6 +128,7 @@ impl AxisValue {
             AxisValue::Flag(b) => b.to_string(),
             AxisValue::Int(i) => i.to_string(),
             AxisValue::Text(s) => s.clone(),
+            AxisValue::Words(w) => w.join(" "),
         }
     }
 
@@ -132,6 +137,7 @@ impl AxisValue {
             AxisValue::Flag(b) => Value::Bool(*b),
             AxisValue::Int(i) => Value::from(*i),
             AxisValue::Text(s) => Value::String(s.clone()),
+            AxisValue::Words(w) => Value::from(w.clone()),
         }
     }
 }
@@ -147,6 +153,26 @@ pub struct Axis {
     pub values: Vec<AxisValue>,
     /// How each value is shown (the value itself unless `labels`).
     pub labels: Vec<String>,
+}
+
+impl Axis {
+    /// Whether its values are word lists (then all of them are).
+    fn is_words(&self) -> bool {
+        matches!(self.values.first(), Some(AxisValue::Words(_)))
+    }
+
+    /// Whether it counts something: whole numbers above 0, or word
+    /// lists labelled with such numbers (`-targets 2 a b` labelled `2`).
+    fn counts(&self) -> bool {
+        let whole = |s: &str| s.parse::<i64>().is_ok_and(|n| n > 0);
+        match self.is_words() {
+            true => self.labels.iter().all(|l| whole(l)),
+            false => self
+                .values
+                .iter()
+                .all(|v| matches!(v, AxisValue::Int(n) if *n > 0)),
+        }
+    }
 }
 
 /// `option = total / product(over)`: a total split over the tasks.
@@ -292,8 +318,11 @@ impl Plan {
     }
 
     fn int(&self, axis: usize, values: &[usize]) -> i64 {
-        match self.axes[axis].values[values[axis]] {
+        let a = &self.axes[axis];
+        match a.values[values[axis]] {
             AxisValue::Int(i) => i,
+            // A list axis counts by its label (whole numbers: checked).
+            AxisValue::Words(_) => a.labels[values[axis]].parse().unwrap_or(0),
             _ => 0,
         }
     }
@@ -325,11 +354,16 @@ impl Plan {
             out.push(self.fill(w, p, repeat, None)?);
         }
         for (i, a) in self.axes.iter().enumerate() {
-            let Some(opt) = &a.option else { continue };
-            match &a.values[p.values[i]] {
-                AxisValue::Flag(true) => out.push(opt.clone()),
-                AxisValue::Flag(false) => {}
-                v => out.extend([opt.clone(), v.text()]),
+            match (&a.option, &a.values[p.values[i]]) {
+                (opt, AxisValue::Words(words)) => {
+                    out.extend(opt.iter().cloned());
+                    for w in words {
+                        out.push(self.fill(w, p, repeat, None)?);
+                    }
+                }
+                (None, _) | (Some(_), AxisValue::Flag(false)) => {}
+                (Some(opt), AxisValue::Flag(true)) => out.push(opt.clone()),
+                (Some(opt), v) => out.extend([opt.clone(), v.text()]),
             }
         }
         if let Some(s) = &self.split {
@@ -418,7 +452,11 @@ impl Plan {
             self.fill(w, &probe, 1, Some("iolab"))
                 .map_err(|e| PlanError(format!("launcher: {e}")))?;
         }
-        for a in self.axes.iter().filter(|a| a.option.is_none()) {
+        for a in self
+            .axes
+            .iter()
+            .filter(|a| a.option.is_none() && !a.is_words())
+        {
             let used = launcher
                 .iter()
                 .chain(&self.args)
@@ -547,6 +585,15 @@ fn axes(raw: Vec<RawAxis>) -> Result<Vec<Axis>, PlanError> {
         if flags > 0 && (flags < a.values.len() || a.option.is_none()) {
             return err(format!("axes: '{name}': true/false values turn an option on or off, so they need `option` and may not mix with other values"));
         }
+        let lists = a
+            .values
+            .iter()
+            .filter(|v| matches!(v, AxisValue::Words(w) if !w.is_empty()))
+            .count();
+        let any_list = a.values.iter().any(|v| matches!(v, AxisValue::Words(_)));
+        if any_list && lists < a.values.len() {
+            return err(format!("axes: '{name}': a list of words as a value needs every value to be a non-empty list"));
+        }
         let labels = match a.labels {
             Some(l) if l.len() != a.values.len() => {
                 return err(format!(
@@ -578,13 +625,9 @@ fn axis_index(axes: &[Axis], key: &str, name: &str) -> Result<usize, PlanError> 
                 .join(", ")
         ))
     })?;
-    if !axes[i]
-        .values
-        .iter()
-        .all(|v| matches!(v, AxisValue::Int(n) if *n > 0))
-    {
+    if !axes[i].counts() {
         return err(format!(
-            "{key}: axis '{name}' must have whole numbers above 0"
+            "{key}: axis '{name}' must have whole numbers above 0 (or lists of words labelled with them)"
         ));
     }
     Ok(i)
@@ -593,15 +636,7 @@ fn axis_index(axes: &[Axis], key: &str, name: &str) -> Result<usize, PlanError> 
 fn x_axes(x: Option<Vec<String>>, axes: &[Axis]) -> Result<Vec<usize>, PlanError> {
     match x {
         Some(names) => names.iter().map(|n| axis_index(axes, "x", n)).collect(),
-        None => Ok(axes
-            .iter()
-            .position(|a| {
-                a.values
-                    .iter()
-                    .all(|v| matches!(v, AxisValue::Int(n) if *n > 0))
-            })
-            .into_iter()
-            .collect()),
+        None => Ok(axes.iter().position(Axis::counts).into_iter().collect()),
     }
 }
 
@@ -617,12 +652,11 @@ fn split(s: RawSplit, axes: &[Axis]) -> Result<Split, PlanError> {
     let most: i64 = over
         .iter()
         .map(|&i| {
-            axes[i]
-                .values
-                .iter()
-                .map(|v| match v {
+            let a = &axes[i];
+            (0..a.values.len())
+                .map(|j| match &a.values[j] {
                     AxisValue::Int(n) => *n,
-                    _ => 1,
+                    _ => a.labels[j].parse().unwrap_or(1),
                 })
                 .max()
                 .unwrap_or(1)
@@ -728,6 +762,48 @@ over = ["ranks", "tasks"]
                 .contains("'ranks' has no option")
         );
         assert!(bad("label = \"a\"\ntool = \"xdd\"\nrepeats = 0").contains("repeats"));
+    }
+
+    #[test]
+    fn list_values_are_several_words_counted_by_their_labels() {
+        let p = Plan::parse(
+            r#"
+label = "fpp"
+tool = "xdd"
+args = "-op write -reqsize 128"
+[[axes]]
+name = "tasks"
+values = [["-targets", "1", "/d/f0"], ["-targets", "2", "/d/f0", "/d/f1.{repeat}"]]
+labels = ["1", "2"]
+[split]
+option = "-mbytes"
+total = 64
+over = ["tasks"]
+"#,
+        )
+        .unwrap();
+        let pts = p.points();
+        assert_eq!((pts[1].key.as_str(), pts[1].x), ("tasks=2", 2.0));
+        assert_eq!(p.x_label, "tasks");
+        assert_eq!(
+            p.command("iolab", &pts[1], 3, "j").unwrap().join(" "),
+            "iolab xdd -op write -reqsize 128 -targets 2 /d/f0 /d/f1.3 -mbytes 32 --json j"
+        );
+        let with_option = p
+            .text
+            .replace("name = \"tasks\"", "name = \"tasks\"\noption = \"-v\"");
+        let q = Plan::parse(&with_option).unwrap();
+        assert_eq!(
+            q.tool_args(&q.points()[0], 1).unwrap()[4..7],
+            ["-v", "-targets", "1"]
+        );
+        assert!(
+            bad(&p.text.replace("[\"-targets\", \"1\", \"/d/f0\"]", "3")).contains("every value")
+        );
+        assert!(bad(&p
+            .text
+            .replace("labels = [\"1\", \"2\"]", "labels = [\"one\", \"two\"]"))
+        .contains("whole numbers"));
     }
 
     #[test]

@@ -256,7 +256,22 @@ pub fn run(
     work: &WorkDir,
     on: &mut dyn FnMut(Event),
 ) -> Result<Summary, SweepError> {
-    let points = plan.points();
+    run_selected(plan, store, iolab, work, &|_| true, on)
+}
+
+/// As [`run`], for the points `select` picks only: the others are
+/// neither run nor entered in the store. A caller that decides point by
+/// point how far to go (`iolab qualify`, growing a curve until it stops
+/// growing) runs one point at a time; a rerun skips what is recorded.
+pub fn run_selected(
+    plan: &Plan,
+    store: &mut Store,
+    iolab: &Path,
+    work: &WorkDir,
+    select: &dyn Fn(&PointSpec) -> bool,
+    on: &mut dyn FnMut(Event),
+) -> Result<Summary, SweepError> {
+    let points: Vec<PointSpec> = plan.points().into_iter().filter(select).collect();
     let (jobs, done, point_ids) = jobs(plan, store, &points)?;
     on(Event::Planned {
         points: points.len(),
@@ -656,6 +671,47 @@ fn run_child(
         status,
         timed_out,
         elapsed_s: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// How a command run with [`run_unrecorded`] ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unrecorded {
+    /// Exit status 0.
+    Done,
+    /// Stopped by Ctrl-C or SIGTERM (the stop flag).
+    Interrupted,
+    /// Any other end: how, and the last lines of its standard error.
+    Failed(String),
+}
+
+/// Runs `argv` as a repeat's child is run (its own process group,
+/// SIGTERM on a stop and when this process dies, output to files in
+/// the sweep's directory) and records nothing: what a caller needs done
+/// before a point, such as writing the files a read point reads.
+pub fn run_unrecorded(
+    argv: &[String],
+    work: &WorkDir,
+    name: &str,
+) -> Result<Unrecorded, SweepError> {
+    let stem = work.path().join(name);
+    let (out, err) = (stem.with_extension("out"), stem.with_extension("err"));
+    let ended = run_child(argv, &out, &err, None).map_err(io_err(format!(
+        "cannot run {}",
+        argv.first().map_or("", String::as_str)
+    )))?;
+    let said = tail(&err);
+    for f in [&out, &err] {
+        let _ = std::fs::remove_file(f);
+    }
+    Ok(match ended.status.code() {
+        Some(0) => Unrecorded::Done,
+        _ if iolab_core::stop::requested() => Unrecorded::Interrupted,
+        Some(c) => Unrecorded::Failed(format!("exit status {c}: {said}")),
+        None => Unrecorded::Failed(format!(
+            "killed by signal {}: {said}",
+            ended.status.signal().unwrap_or(0)
+        )),
     })
 }
 

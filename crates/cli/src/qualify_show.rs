@@ -1,0 +1,344 @@
+//! What `iolab qualify` shows and writes around its run: the plan's
+//! length before it starts, a progress bar on a terminal (a line per
+//! finished curve otherwise, so scripts stay quiet), a failed repeat's
+//! tail, `--dry-run`'s command lines, the directory the data files go
+//! in, and DIR/report.html.
+
+use indicatif::ProgressBar;
+use iolab_qualify::curves::Curves;
+use iolab_qualify::knee::Stop;
+use iolab_qualify::layer::Layer;
+use iolab_qualify::plan::Plan;
+use iolab_qualify::run::Event;
+use iolab_qualify::verdict::Verdict;
+use iolab_report::qualify::html::{self, LayerCharts};
+use iolab_report::series::chart;
+use iolab_store::Store;
+use iolab_sweep::run::Event as Sweep;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// `--dry-run`: each curve, its points up to the cap, and its first
+/// point's command line.
+pub fn dry_run(plan: &Plan, curves: &Curves, exe: &Path) -> iolab_core::Outcome {
+    let _ = outln!(
+        "qualify '{}': {} curves in layers {}; the plan is valid",
+        plan.label,
+        curves.curves.len(),
+        plan.layers
+            .iter()
+            .map(|l| l.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for c in &curves.curves {
+        let Ok(s) = iolab_sweep::plan::Plan::parse(&c.sweep) else {
+            continue;
+        };
+        let points = s.points();
+        let keys: Vec<&str> = points.iter().map(|p| p.key.as_str()).collect();
+        let first = points
+            .first()
+            .and_then(|p| s.command(&exe.to_string_lossy(), p, 1, "RUN.json").ok())
+            .map(|a| a.join(" "))
+            .unwrap_or_default();
+        let _ = outln!(
+            "{}: up to {} ({} points)\n  {first}",
+            c.label,
+            keys.last().unwrap_or(&""),
+            keys.len()
+        );
+    }
+    iolab_core::Outcome::Completed
+}
+
+/// The directory the devices, data and metadata runs make their files
+/// in, when they run.
+fn files_of(plan: &Plan) -> Option<PathBuf> {
+    (!plan.layers.iter().all(|l| *l == Layer::Network)).then(|| plan.work_dir())
+}
+
+/// Checks, before anything is made, that the files' directory is absent
+/// or one this user made (a rerun's): a real directory, never a link.
+pub fn check_files_dir(plan: &Plan) -> Result<(), String> {
+    let Some(d) = files_of(plan) else {
+        return Ok(());
+    };
+    match std::fs::symlink_metadata(&d) {
+        Err(_) => Ok(()),
+        // SAFETY: geteuid has no preconditions.
+        Ok(m) if m.is_dir() && m.uid() == unsafe { libc::geteuid() } => Ok(()),
+        Ok(_) => Err(format!(
+            "{} exists and is not a directory this user made: remove it or give another dir",
+            d.display()
+        )),
+    }
+}
+
+/// The files' directory (none when only the network is measured): made
+/// now, mode 0700, or the one an interrupted run of this plan made.
+pub fn files_dir(plan: &Plan) -> Result<Option<PathBuf>, String> {
+    let Some(d) = files_of(plan) else {
+        return Ok(None);
+    };
+    check_files_dir(plan)?;
+    if std::fs::symlink_metadata(&d).is_err() {
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&d)
+            .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    }
+    Ok(Some(d))
+}
+
+/// The progress of a run: a bar on a terminal, a line per curve otherwise.
+pub struct Shown {
+    bar: Option<ProgressBar>,
+    started: Instant,
+    /// Repeats run now.
+    runs: u64,
+    /// Runs left at most (each curve's points up to its cap).
+    most: Vec<u64>,
+    /// The curve under way (index into `most`).
+    curve: usize,
+    label: String,
+    /// The store, for the messages.
+    store: String,
+}
+
+impl Shown {
+    /// Says what will run and how long it may take, and starts counting.
+    pub fn start(plan: &Plan, curves: &Curves, dir: &Path, resumed: bool) -> Shown {
+        let points: Vec<u64> = curves
+            .curves
+            .iter()
+            .map(|c| {
+                iolab_sweep::plan::Plan::parse(&c.sweep).map_or(0, |s| s.points().len() as u64)
+            })
+            .collect();
+        let most: Vec<u64> = points.iter().map(|p| p * plan.repeats as u64).collect();
+        let net: u64 = curves
+            .curves
+            .iter()
+            .zip(&most)
+            .filter(|(c, _)| c.layer == Layer::Network)
+            .map(|(_, m)| m)
+            .sum();
+        let network = match net {
+            0 => String::new(),
+            n => format!(
+                "; the network's {n} at most take about {} each",
+                crate::progress::human_s(plan.network.duration_s + 1.0)
+            ),
+        };
+        eprintln!(
+            "iolab qualify '{}': {} layers, {} curves, at most {} runs ({} repeats a point; each curve stops one point after it flattens){}{network}; results in {}",
+            plan.label,
+            plan.layers.len(),
+            curves.curves.len(),
+            most.iter().sum::<u64>(),
+            plan.repeats,
+            if resumed { "; carrying on: what is recorded is not run again" } else { "" },
+            dir.join("results.sqlite").display()
+        );
+        let bar = crate::progress::shown(true)
+            .then(|| crate::progress::bar(most.iter().sum(), crate::progress::Unit::Items));
+        Shown {
+            bar,
+            started: Instant::now(),
+            runs: 0,
+            most,
+            curve: 0,
+            label: String::new(),
+            store: dir.join("results.sqlite").display().to_string(),
+        }
+    }
+
+    /// Runs left at most, from the curve under way on.
+    fn left(&self) -> u64 {
+        self.most.iter().skip(self.curve).sum()
+    }
+
+    /// The time left at most, by the mean run so far.
+    fn eta(&self) -> String {
+        match self.runs {
+            0 => String::new(),
+            n => format!(
+                "; at most about {} left",
+                crate::progress::human_s(
+                    self.started.elapsed().as_secs_f64() / n as f64 * self.left() as f64
+                )
+            ),
+        }
+    }
+
+    /// One event of the run.
+    pub fn event(&mut self, e: Event) {
+        match e {
+            Event::Curve { n, label, .. } => {
+                self.curve = n - 1;
+                self.label = label.to_string();
+            }
+            Event::Sweep(Sweep::Planned { done, .. }) => self.skip(done as u64),
+            Event::Sweep(Sweep::Started { point, repeat, .. }) => {
+                if let Some(b) = &self.bar {
+                    b.set_message(format!("{} {} #{repeat}", self.label, point.key));
+                }
+            }
+            Event::Sweep(Sweep::Recorded {
+                point,
+                repeat,
+                run_id,
+                outcome,
+                ..
+            }) => {
+                self.ran();
+                if !iolab_store::counts(&outcome) && !crate::output::stdout_closed() {
+                    self.say_err(&format!(
+                        "{} {} #{repeat}: {outcome}, not counted (iolab results --store {} show {run_id} says why)",
+                        self.label, point.key, self.store
+                    ));
+                }
+            }
+            Event::Sweep(Sweep::Failed {
+                point,
+                repeat,
+                why,
+                stderr_tail,
+            }) => {
+                self.ran();
+                if !crate::output::stdout_closed() {
+                    self.say_err(&format!(
+                        "{} {} #{repeat}: FAILED: {why}",
+                        self.label, point.key
+                    ));
+                    for l in stderr_tail.lines() {
+                        self.say_err(&format!("    | {l}"));
+                    }
+                }
+            }
+            Event::Preparing { label, key } => {
+                if let Some(b) = &self.bar {
+                    b.set_message(format!("{label} {key}: writing the files to read"));
+                }
+            }
+            Event::CurveDone { label, measured } => self.curve_done(label, measured),
+        }
+    }
+
+    /// A curve ended: a line with how, and the bar's length shortened.
+    fn curve_done(&mut self, label: &str, measured: &iolab_qualify::verdict::Measured) {
+        let ends: Vec<String> = measured
+            .ends
+            .iter()
+            .map(|e| match e.stop {
+                Stop::Flattened { .. } => format!("flat after {}", e.key),
+                Stop::Cap => format!("cap {}", e.key),
+                Stop::Failed { .. } => format!("FAILED at {}", e.key),
+            })
+            .collect();
+        if let Some(m) = self.most.get_mut(self.curve) {
+            *m = 0;
+        }
+        self.curve += 1;
+        let line = format!(
+            "{label}: {} points, {}{}",
+            measured.points.len(),
+            ends.join(", "),
+            self.eta()
+        );
+        match &self.bar {
+            Some(b) => {
+                b.set_length(self.runs + self.left());
+                b.println(line);
+            }
+            None => {
+                let _ = outln!("{line}");
+            }
+        }
+    }
+
+    fn ran(&mut self) {
+        self.runs += 1;
+        self.skip(1);
+        if let Some(b) = &self.bar {
+            b.set_position(self.runs);
+        }
+    }
+
+    /// `n` runs of the curve under way are done (or recorded already).
+    fn skip(&mut self, n: u64) {
+        if let Some(m) = self.most.get_mut(self.curve) {
+            *m = m.saturating_sub(n);
+        }
+    }
+
+    fn say_err(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    /// Clears the bar.
+    pub fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// DIR/report.html: the verdict, the chain of limits, each layer's
+/// curves (the charts of its figures), the plan; written whole or not
+/// at all.
+pub fn write_report(
+    dir: &Path,
+    plan: &Plan,
+    curves: &Curves,
+    store: &Store,
+    v: &Verdict,
+    baseline: Option<&str>,
+) -> Result<(), String> {
+    let text = crate::font::load(None);
+    let mut charts = Vec::new();
+    for &layer in &plan.layers {
+        let series: Vec<iolab_store::Series> = curves
+            .curves
+            .iter()
+            .filter(|c| c.layer == layer)
+            .filter_map(|c| store.series(&c.label).ok())
+            .collect();
+        let wanted: Vec<(&str, &str)> = curves
+            .figures
+            .iter()
+            .filter(|f| f.layer == layer)
+            .map(|f| (f.phase.as_str(), f.metric.as_str()))
+            .collect();
+        let mut drawn = Vec::new();
+        for c in chart::charts(&series)
+            .iter()
+            .filter(|c| wanted.contains(&(c.phase.as_str(), c.metric.as_str())))
+        {
+            let svg = chart::svg(c, text)?;
+            drawn.push((
+                format!("{}: {} against {}", c.title(), c.y_label(), c.x_label),
+                svg,
+            ));
+        }
+        charts.push(LayerCharts {
+            layer,
+            charts: drawn,
+        });
+    }
+    let page = html::render(
+        v,
+        &charts,
+        &plan.to_toml(),
+        baseline,
+        iolab_core::clock::wall_ns(),
+    );
+    let path = dir.join("report.html");
+    iolab_output::write_atomically(&path, page.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

@@ -1,0 +1,730 @@
+//! The qualification plan: a TOML file whose every key is optional,
+//! read strictly (an unknown key or section is an error, so a typo is
+//! not a silently ignored expectation), then filled with the defaults
+//! for this machine or cluster ([`fill`]). The filled plan is written to
+//! `DIR/plan.toml` before anything runs: a rerun reads it back and
+//! carries on with exactly the same runs. docs/qualify.md lists every
+//! key.
+//!
+//! ```toml
+//! label = "before upgrade"
+//! repeats = 3                 # runs per point
+//! knee = 0.1                  # a point gaining less than 10 % ends its curve
+//! dir = "/mnt/lustre"         # where data and metadata runs make their files
+//!
+//! [hosts]
+//! clients = ["c1", "c2"]      # or hostfile = "hosts", or slurm = true
+//! servers = ["s1"]
+//!
+//! [network]
+//! expect = ["network.brw_write_gib_s >= 10"]
+//!
+//! [data]
+//! expect = ["data.write >= 0.8 * network.brw_write"]
+//! ```
+
+use crate::hosts;
+use crate::layer::{self, Layer};
+use crate::machine::Machine;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A plan that cannot run; the message names the key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+fn err<T>(msg: impl Into<String>) -> Result<T, PlanError> {
+    Err(PlanError(msg.into()))
+}
+
+/// The plan as written: every key optional, none unknown.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPlan {
+    label: Option<String>,
+    repeats: Option<u32>,
+    knee: Option<f64>,
+    dir: Option<PathBuf>,
+    token: Option<String>,
+    layers: Option<Vec<String>>,
+    hosts: Option<RawHosts>,
+    network: Option<RawNetwork>,
+    devices: Option<RawDevices>,
+    data: Option<RawData>,
+    metadata: Option<RawMetadata>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHosts {
+    clients: Option<Vec<String>>,
+    hostfile: Option<PathBuf>,
+    slurm: Option<bool>,
+    servers: Option<Vec<String>>,
+    rsh: Option<String>,
+    launcher: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNetwork {
+    tests: Option<Vec<String>>,
+    from: Option<Vec<String>>,
+    to: Option<Vec<String>>,
+    concurrency: Option<u32>,
+    duration_s: Option<f64>,
+    port: Option<u16>,
+    expect: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDevices {
+    survey: Option<String>,
+    targets: Option<Vec<String>>,
+    size_mb: Option<u64>,
+    threads: Option<u32>,
+    expect: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawData {
+    tool: Option<String>,
+    modes: Option<Vec<String>>,
+    tasks: Option<u32>,
+    size_mb: Option<u64>,
+    request_kib: Option<u32>,
+    direct: Option<bool>,
+    expect: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetadata {
+    modes: Option<Vec<String>>,
+    tasks: Option<u32>,
+    nodes: Option<u32>,
+    files: Option<u64>,
+    expect: Option<Vec<String>>,
+}
+
+/// A filled, checked plan: what runs, every default written out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    /// The qualification's name (report titles).
+    pub label: String,
+    /// Runs per point.
+    pub repeats: u32,
+    /// A point that gains less than this fraction over the one before
+    /// ends its curve.
+    pub knee: f64,
+    /// Where the data and metadata runs make their files (inside a
+    /// directory of their own, [`Plan::work_dir`]).
+    pub dir: PathBuf,
+    /// Names this qualification's own directory under `dir`.
+    pub token: String,
+    /// The layers measured, bottom-up.
+    pub layers: Vec<Layer>,
+    /// Where the tools run.
+    pub hosts: Hosts,
+    /// The network layer.
+    pub network: Network,
+    /// The devices layer, when the plan names devices or objects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub devices: Option<Devices>,
+    /// The data layer.
+    pub data: Data,
+    /// The metadata layer.
+    pub metadata: Metadata,
+}
+
+/// Where the tools run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hosts {
+    /// The client nodes (none: this machine alone).
+    pub clients: Vec<String>,
+    /// The server nodes (lst's server group).
+    pub servers: Vec<String>,
+    /// The remote shell for lst's agents and the surveys' far sides
+    /// (`local`: every agent on this machine).
+    pub rsh: String,
+    /// How N ranks are started, one per node, with `{nodes}` and
+    /// `{iolab}` (empty: no launcher, this machine alone).
+    pub launcher: String,
+}
+
+/// The network layer: lst from the clients to the servers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Network {
+    /// The tests: `ping`, `brw read SIZE`, `brw write SIZE`.
+    pub tests: Vec<String>,
+    /// lst's client group (its node forms).
+    pub from: Vec<String>,
+    /// lst's server group.
+    pub to: Vec<String>,
+    /// The most RPCs in flight per client (the curve doubles up to it).
+    pub concurrency: u32,
+    /// Seconds each run issues RPCs.
+    pub duration_s: f64,
+    /// The agents' port on hosts named without one.
+    pub port: u16,
+    /// Expectations.
+    pub expect: Vec<String>,
+}
+
+/// The devices layer: a survey of the targets.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Devices {
+    /// `obdfilter` (objects in directories) or `disk` (raw devices).
+    pub survey: String,
+    /// The survey's targets.
+    pub targets: Vec<String>,
+    /// MiB per target per test.
+    pub size_mb: u64,
+    /// The most threads per target.
+    pub threads: u32,
+    /// Expectations.
+    pub expect: Vec<String>,
+}
+
+/// The data layer: sequential write then read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Data {
+    /// The tool (`xdd`).
+    pub tool: String,
+    /// `file-per-task` and/or `shared`.
+    pub modes: Vec<String>,
+    /// The most tasks.
+    pub tasks: u32,
+    /// MiB written (and read) per point, over all tasks.
+    pub size_mb: u64,
+    /// KiB per request.
+    pub request_kib: u32,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// Expectations.
+    pub expect: Vec<String>,
+}
+
+/// The metadata layer: mdtest's file create, stat and remove.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metadata {
+    /// `private` (a directory per task) and/or `shared`.
+    pub modes: Vec<String>,
+    /// The most tasks per node.
+    pub tasks: u32,
+    /// The most nodes.
+    pub nodes: u32,
+    /// Files per point, over all tasks.
+    pub files: u64,
+    /// Expectations.
+    pub expect: Vec<String>,
+}
+
+/// Data modes, as the plan names them.
+pub const DATA_MODES: [&str; 2] = ["file-per-task", "shared"];
+/// Metadata modes.
+pub const METADATA_MODES: [&str; 2] = ["private", "shared"];
+/// The network tests of seed 003 and the I/O kit, in order.
+pub const NETWORK_TESTS: [&str; 5] = [
+    "ping",
+    "brw read 4k",
+    "brw write 4k",
+    "brw read 1m",
+    "brw write 1m",
+];
+
+/// Most runs per point.
+pub const MAX_REPEATS: u32 = 100;
+/// Most tasks, nodes or threads a curve may reach.
+pub const MAX_WIDTH: u32 = 4096;
+/// lst's most RPCs in flight per client.
+pub const MAX_CONCURRENCY: u32 = 1024;
+
+impl Plan {
+    /// Reads a plan's text (TOML) strictly.
+    pub fn read(text: &str) -> Result<RawPlan, PlanError> {
+        toml::from_str(text).map_err(|e| PlanError(e.to_string().trim_end().to_string()))
+    }
+
+    /// The plan as `DIR/plan.toml` holds it.
+    pub fn to_toml(&self) -> String {
+        let body = toml::to_string(self).unwrap_or_else(|e| format!("# cannot write: {e}\n"));
+        format!(
+            "# iolab qualify: the plan that ran, every default filled in (docs/qualify.md)\n{body}"
+        )
+    }
+
+    /// The directory this qualification's files go in: a directory of
+    /// its own inside `dir`, made by iolab and removed when done.
+    pub fn work_dir(&self) -> PathBuf {
+        self.dir.join(format!("iolab-qualify.{}", self.token))
+    }
+
+    /// Whether the layer is measured.
+    pub fn runs(&self, l: Layer) -> bool {
+        self.layers.contains(&l)
+    }
+
+    /// Whether the tools run on this machine alone.
+    pub fn local(&self) -> bool {
+        self.hosts.clients.is_empty()
+    }
+}
+
+/// Fills `raw` with the defaults for `m`. `previous` is the plan the
+/// output directory holds already, whose run-time choices (token,
+/// loopback ports) a rerun keeps, so that it resumes the same runs.
+pub fn fill(raw: RawPlan, m: &Machine, previous: Option<&Plan>) -> Result<Plan, PlanError> {
+    let hosts = fill_hosts(raw.hosts.unwrap_or_default(), m)?;
+    let local = hosts.clients.is_empty();
+    let layers = layers(raw.layers, raw.devices.is_some())?;
+    let needs_dir = layers.contains(&Layer::Data) || layers.contains(&Layer::Metadata);
+    let dir = match (raw.dir, local) {
+        (Some(d), _) => absolute("dir", d)?,
+        (None, true) => m.tmp.clone(),
+        (None, false) if needs_dir => return err("dir: name a directory on the file system under test that every client sees (data and metadata runs make their files there)"),
+        (None, false) => m.tmp.clone(),
+    };
+    let token = match raw.token.or(previous.map(|p| p.token.clone())) {
+        Some(t)
+            if t.len() <= 32 && !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric()) =>
+        {
+            t
+        }
+        Some(t) => return err(format!("token: {t:?}: 1 to 32 letters and digits")),
+        None => m.token.clone(),
+    };
+    let network = fill_network(raw.network.unwrap_or_default(), &hosts, m, previous)?;
+    let plan = Plan {
+        label: label(raw.label)?,
+        repeats: in_range("repeats", raw.repeats.unwrap_or(3), 1, MAX_REPEATS)?,
+        knee: knee(raw.knee)?,
+        dir,
+        token,
+        devices: raw.devices.map(|d| fill_devices(d, local)).transpose()?,
+        data: fill_data(raw.data.unwrap_or_default(), local, m)?,
+        metadata: fill_metadata(raw.metadata.unwrap_or_default(), &hosts, m)?,
+        network,
+        layers,
+        hosts,
+    };
+    if plan.runs(Layer::Network) && (plan.network.from.is_empty() || plan.network.to.is_empty()) {
+        return err("network: lst needs a client and a server group: give hosts.servers (or network.from and network.to)");
+    }
+    Ok(plan)
+}
+
+fn label(l: Option<String>) -> Result<String, PlanError> {
+    let l = l.unwrap_or_else(|| "qualify".to_string());
+    if l.trim().is_empty() || l.len() > 200 || l.chars().any(char::is_control) {
+        return err(format!(
+            "label: {l:?}: 1 to 200 characters, no control characters"
+        ));
+    }
+    Ok(l)
+}
+
+fn knee(k: Option<f64>) -> Result<f64, PlanError> {
+    match k.unwrap_or(0.1) {
+        k if k > 0.0 && k <= 1.0 => Ok(k),
+        k => err(format!("knee: {k} is not a fraction in (0, 1]: a point that gains less than this over the one before ends its curve (0.1: 10 %)")),
+    }
+}
+
+fn absolute(key: &str, p: PathBuf) -> Result<PathBuf, PlanError> {
+    match p.is_absolute() {
+        true => Ok(p),
+        false => err(format!(
+            "{key}: {}: give an absolute path (the runs start elsewhere)",
+            p.display()
+        )),
+    }
+}
+
+fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+    key: &str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<T, PlanError> {
+    match v >= lo && v <= hi {
+        true => Ok(v),
+        false => err(format!("{key}: {v} is not in {lo}..{hi}")),
+    }
+}
+
+/// The layers to measure, bottom-up whatever order they are listed in.
+fn layers(named: Option<Vec<String>>, has_devices: bool) -> Result<Vec<Layer>, PlanError> {
+    let Some(names) = named else {
+        return Ok(layer::ALL
+            .into_iter()
+            .filter(|&l| l != Layer::Devices || has_devices)
+            .collect());
+    };
+    let mut out = Vec::new();
+    for n in &names {
+        let l = Layer::parse(n).ok_or_else(|| {
+            PlanError(format!(
+                "layers: '{n}' is not a layer (network, devices, data, metadata)"
+            ))
+        })?;
+        if out.contains(&l) {
+            return err(format!("layers: '{n}' is named twice"));
+        }
+        if l == Layer::Devices && !has_devices {
+            return err("layers: 'devices' needs a [devices] section naming the survey's targets");
+        }
+        out.push(l);
+    }
+    if out.is_empty() {
+        return err("layers: name at least one layer");
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn fill_hosts(h: RawHosts, m: &Machine) -> Result<Hosts, PlanError> {
+    let given = [
+        h.clients.is_some(),
+        h.hostfile.is_some(),
+        h.slurm == Some(true),
+    ];
+    if given.iter().filter(|g| **g).count() > 1 {
+        return err("hosts: give the clients one way: clients, hostfile or slurm");
+    }
+    let clients = match (&h.clients, &h.hostfile, h.slurm) {
+        (Some(c), _, _) => c.clone(),
+        (_, Some(f), _) => hosts::read_hostfile(f).map_err(PlanError)?,
+        (_, _, Some(true)) => hosts::slurm_nodes().map_err(PlanError)?,
+        _ => Vec::new(),
+    };
+    for c in clients.iter().chain(h.servers.iter().flatten()) {
+        hosts::check_name(c).map_err(|e| PlanError(format!("hosts: {e}")))?;
+    }
+    if clients.is_empty() && h.servers.as_ref().is_some_and(|s| !s.is_empty()) {
+        return err(
+            "hosts.servers: servers need clients: give hosts.clients (or hostfile, or slurm)",
+        );
+    }
+    let rsh = match (&h.rsh, clients.is_empty()) {
+        (Some(r), _) => r.clone(),
+        (None, true) => LOCAL_RSH.to_string(),
+        (None, false) => m.rsh.clone(),
+    };
+    let launcher = match h.launcher {
+        Some(l) if l.trim().is_empty() => String::new(),
+        Some(l) if !l.contains("{iolab}") || !l.contains("{nodes}") => {
+            return err(format!("hosts.launcher: {l:?}: it must contain {{nodes}} (the ranks, one per node) and {{iolab}} (where the iolab binary goes)"));
+        }
+        Some(l) => l,
+        None if clients.is_empty() => String::new(),
+        None => hosts::default_launcher(
+            &clients,
+            h.hostfile.as_deref(),
+            h.slurm == Some(true),
+            h.rsh.as_deref(),
+        ),
+    };
+    Ok(Hosts {
+        servers: h.servers.unwrap_or_default(),
+        clients,
+        rsh,
+        launcher,
+    })
+}
+
+/// The remote shell that starts the "remote" agents on this machine
+/// (`iolab_launch::LOCAL`).
+pub const LOCAL_RSH: &str = "local";
+
+fn fill_network(
+    n: RawNetwork,
+    hosts: &Hosts,
+    m: &Machine,
+    previous: Option<&Plan>,
+) -> Result<Network, PlanError> {
+    let local = hosts.clients.is_empty();
+    let tests = n
+        .tests
+        .unwrap_or_else(|| NETWORK_TESTS.iter().map(|t| t.to_string()).collect());
+    if tests.is_empty() {
+        return err("network.tests: name at least one test (ping, brw read 4k, ...)");
+    }
+    for (i, t) in tests.iter().enumerate() {
+        let name = crate::nettest::network_test(t)
+            .map_err(|e| PlanError(format!("network.tests: {e}")))?;
+        if tests[..i]
+            .iter()
+            .any(|o| crate::nettest::network_test(o).is_ok_and(|o| o.name == name.name))
+        {
+            return err(format!("network.tests: '{t}' is named twice"));
+        }
+    }
+    // Agents on two loopback ports stand for a client and a server; a
+    // rerun keeps the ports of the plan it resumes.
+    let kept = previous
+        .filter(|_| local)
+        .map(|p| (p.network.from.clone(), p.network.to.clone()));
+    let (from, to) = match (n.from, n.to, kept) {
+        (Some(f), Some(t), _) => (f, t),
+        (None, None, Some(k)) => k,
+        (None, None, None) if local => (
+            vec![format!("client@127.0.0.1:{}", m.ports.0)],
+            vec![format!("server@127.0.0.1:{}", m.ports.1)],
+        ),
+        (f, t, _) => (
+            f.unwrap_or_else(|| hosts.clients.clone()),
+            t.unwrap_or_else(|| hosts.servers.clone()),
+        ),
+    };
+    Ok(Network {
+        tests,
+        from,
+        to,
+        concurrency: in_range(
+            "network.concurrency",
+            n.concurrency.unwrap_or(if local { 8 } else { 64 }),
+            1,
+            MAX_CONCURRENCY,
+        )?,
+        duration_s: match n.duration_s.unwrap_or(if local { 1.0 } else { 2.0 }) {
+            d if d > 0.0 && d <= 3600.0 => d,
+            d => {
+                return err(format!(
+                    "network.duration_s: {d} is not a number of seconds in (0, 3600]"
+                ))
+            }
+        },
+        port: in_range("network.port", n.port.unwrap_or(7819), 1, u16::MAX)?,
+        expect: n.expect.unwrap_or_default(),
+    })
+}
+
+fn fill_devices(d: RawDevices, local: bool) -> Result<Devices, PlanError> {
+    let survey = d.survey.unwrap_or_else(|| "obdfilter".to_string());
+    if !["obdfilter", "disk"].contains(&survey.as_str()) {
+        return err(format!("devices.survey: '{survey}': obdfilter (objects in directories) or disk (raw devices, overwritten)"));
+    }
+    let targets = d.targets.unwrap_or_default();
+    if targets.is_empty() {
+        return err("devices.targets: name the survey's targets (directories for obdfilter, devices for disk)");
+    }
+    let threads = d.threads.unwrap_or(16);
+    Ok(Devices {
+        size_mb: in_range(
+            "devices.size_mb",
+            d.size_mb.unwrap_or(if local { 256 } else { 16384 }),
+            1,
+            1 << 30,
+        )?,
+        threads: in_range("devices.threads", threads, 1, 1024)?,
+        survey,
+        targets,
+        expect: d.expect.unwrap_or_default(),
+    })
+}
+
+fn modes(
+    key: &str,
+    given: Option<Vec<String>>,
+    known: [&str; 2],
+) -> Result<Vec<String>, PlanError> {
+    let modes = given.unwrap_or_else(|| known.iter().map(|s| s.to_string()).collect());
+    if modes.is_empty() {
+        return err(format!("{key}: name at least one of {}", known.join(", ")));
+    }
+    for (i, m) in modes.iter().enumerate() {
+        if !known.contains(&m.as_str()) || modes[..i].contains(m) {
+            return err(format!(
+                "{key}: '{m}': each of {} at most once",
+                known.join(", ")
+            ));
+        }
+    }
+    Ok(modes)
+}
+
+fn fill_data(d: RawData, local: bool, m: &Machine) -> Result<Data, PlanError> {
+    let tool = d.tool.unwrap_or_else(|| "xdd".to_string());
+    if tool != "xdd" {
+        return err(format!("data.tool: '{tool}': only xdd for now"));
+    }
+    let tasks = in_range("data.tasks", d.tasks.unwrap_or(m.cores), 1, MAX_WIDTH)?;
+    let size_mb = in_range(
+        "data.size_mb",
+        d.size_mb.unwrap_or(if local { 128 } else { 4096 }),
+        1,
+        1 << 30,
+    )?;
+    if size_mb < tasks as u64 {
+        return err(format!(
+            "data.size_mb: {size_mb} MiB cannot give each of {tasks} tasks a MiB; raise it"
+        ));
+    }
+    Ok(Data {
+        tool,
+        modes: modes("data.modes", d.modes, DATA_MODES)?,
+        tasks,
+        size_mb,
+        request_kib: in_range(
+            "data.request_kib",
+            d.request_kib.unwrap_or(1024),
+            4,
+            1 << 20,
+        )?,
+        direct: d.direct.unwrap_or(false),
+        expect: d.expect.unwrap_or_default(),
+    })
+}
+
+fn fill_metadata(d: RawMetadata, hosts: &Hosts, m: &Machine) -> Result<Metadata, PlanError> {
+    let local = hosts.clients.is_empty();
+    let most_nodes = hosts.clients.len().max(1) as u32;
+    let nodes = d.nodes.unwrap_or(most_nodes);
+    if nodes > most_nodes {
+        return err(format!(
+            "metadata.nodes: {nodes} nodes, but there are {most_nodes} clients"
+        ));
+    }
+    if nodes > 1 && hosts.launcher.is_empty() {
+        return err("metadata.nodes: several nodes need hosts.launcher (mpirun or srun)");
+    }
+    let tasks = in_range("metadata.tasks", d.tasks.unwrap_or(m.cores), 1, MAX_WIDTH)?;
+    let nodes = in_range("metadata.nodes", nodes, 1, MAX_WIDTH)?;
+    let files = d.files.unwrap_or(if local { 2000 } else { 262_144 });
+    if files < (tasks as u64) * (nodes as u64) || files > 1 << 40 {
+        return err(format!(
+            "metadata.files: {files} cannot give each of {} tasks a file; raise it",
+            tasks * nodes
+        ));
+    }
+    Ok(Metadata {
+        modes: modes("metadata.modes", d.modes, METADATA_MODES)?,
+        tasks,
+        nodes,
+        files,
+        expect: d.expect.unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn machine() -> Machine {
+        Machine {
+            cores: 2,
+            tmp: PathBuf::from("/tmp"),
+            ports: (20001, 20002),
+            token: "abc123".into(),
+            rsh: "ssh -o BatchMode=yes".into(),
+        }
+    }
+
+    fn plan(text: &str) -> Result<Plan, PlanError> {
+        fill(Plan::read(text)?, &machine(), None)
+    }
+
+    #[test]
+    fn the_empty_plan_qualifies_this_machine() {
+        let p = plan("").unwrap();
+        assert_eq!(p.layers, [Layer::Network, Layer::Data, Layer::Metadata]);
+        assert_eq!(p.network.from, ["client@127.0.0.1:20001"]);
+        assert_eq!(p.network.to, ["server@127.0.0.1:20002"]);
+        assert_eq!(p.hosts.rsh, "local");
+        assert_eq!(
+            (p.data.tasks, p.metadata.tasks, p.metadata.nodes),
+            (2, 2, 1)
+        );
+        assert_eq!(p.work_dir(), PathBuf::from("/tmp/iolab-qualify.abc123"));
+        assert_eq!(p.repeats, 3);
+    }
+
+    #[test]
+    fn the_written_plan_reads_back_as_itself() {
+        let p = plan("label = \"x\"\n[devices]\ntargets = [\"/mnt/ost0\"]\n[data]\nexpect = [\"data.write >= 1\"]").unwrap();
+        let text = p.to_toml();
+        let again = fill(
+            Plan::read(&text).unwrap(),
+            &Machine {
+                ports: (1, 2),
+                token: "zzz".into(),
+                ..machine()
+            },
+            None,
+        )
+        .unwrap();
+        assert_eq!(again, p, "{text}");
+    }
+
+    #[test]
+    fn a_rerun_keeps_the_ports_and_token_it_resumes() {
+        let first = plan("").unwrap();
+        let m = Machine {
+            ports: (3, 4),
+            token: "other".into(),
+            ..machine()
+        };
+        let again = fill(Plan::read("").unwrap(), &m, Some(&first)).unwrap();
+        assert_eq!(again, first);
+    }
+
+    #[test]
+    fn unknown_keys_and_sections_are_refused() {
+        assert!(plan("repeat = 3")
+            .unwrap_err()
+            .0
+            .contains("unknown field `repeat`"));
+        assert!(plan("[netwerk]")
+            .unwrap_err()
+            .0
+            .contains("unknown field `netwerk`"));
+        assert!(plan("[data]\nthreads = 3")
+            .unwrap_err()
+            .0
+            .contains("unknown field `threads`"));
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        for (text, says) in [
+            ("repeats = 0", "repeats: 0"),
+            ("knee = 2.0", "knee: 2"),
+            ("layers = [\"disk\"]", "'disk' is not a layer"),
+            ("layers = [\"devices\"]", "[devices] section"),
+            ("[data]\nmodes = [\"fpp\"]", "data.modes: 'fpp'"),
+            ("[data]\ntool = \"ior\"", "data.tool"),
+            ("[network]\ntests = [\"brw up 4k\"]", "network.tests"),
+            ("[network]\ntests = [\"ping\", \"ping\"]", "twice"),
+            (
+                "[hosts]\nclients = [\"a\", \"b\"]\nservers = [\"s\"]",
+                "dir: name a directory",
+            ),
+            ("dir = \"rel\"", "absolute"),
+            ("[metadata]\nnodes = 2", "2 nodes, but there are 1"),
+            ("[hosts]\nservers = [\"s\"]", "servers need clients"),
+            ("[hosts]\nclients = [\"a\"]\nslurm = true", "one way"),
+        ] {
+            let e = plan(text).unwrap_err().0;
+            assert!(e.contains(says), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_cluster_plan_gets_a_launcher_and_its_servers() {
+        let p = plan("dir = \"/mnt/fs\"\n[hosts]\nclients = [\"c1\", \"c2\"]\nservers = [\"s1\"]")
+            .unwrap();
+        assert_eq!(p.network.from, ["c1", "c2"]);
+        assert_eq!(p.network.to, ["s1"]);
+        assert_eq!(p.metadata.nodes, 2);
+        assert!(
+            p.hosts.launcher.contains("--host c1,c2"),
+            "{}",
+            p.hosts.launcher
+        );
+        assert_eq!(p.hosts.rsh, "ssh -o BatchMode=yes");
+    }
+}

@@ -1,0 +1,394 @@
+//! Running the curves: each point is run through `iolab sweep`'s engine
+//! (the tool as a child process with `--json`, recorded in the store at
+//! once), one point at a time, and after each the curve's knee decides
+//! whether the next is run. Everything decided is decided from the
+//! store, so a rerun walks the same curves, skips what is recorded and
+//! carries on at the first missing point; a baseline's curves are
+//! walked the same way without running anything ([`walk_stored`]).
+//!
+//! A data read point reads the files its write point left: the write
+//! and read curves of a mode advance together, point by point, and a
+//! read point whose files this process has not just written (a rerun,
+//! or the write curve ended sooner) has them written first by the same
+//! write command, not recorded.
+
+use crate::curves::{Curve, Curves};
+use crate::knee::{self, Next, Stop};
+use crate::plan::Plan;
+use crate::verdict::{LineEnd, Measured, MeasuredPoint};
+use iolab_store::{Series, Store, StoreError};
+use iolab_sweep::plan::{Plan as Sweep, PointSpec};
+use iolab_sweep::run::{self as sweep, SweepError, Unrecorded, WorkDir};
+use std::path::Path;
+
+/// What the run tells its caller as it goes (it prints nothing).
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A curve starts (or resumes).
+    Curve {
+        /// Its number (from 1).
+        n: usize,
+        /// How many curves.
+        of: usize,
+        /// Its label.
+        label: &'a str,
+        /// Its points up to the cap.
+        points: usize,
+    },
+    /// A repeat of a point, as the sweep reports it.
+    Sweep(sweep::Event<'a>),
+    /// A read point's files are written first (not recorded).
+    Preparing {
+        /// The write curve's label.
+        label: &'a str,
+        /// The point.
+        key: &'a str,
+    },
+    /// A curve is complete.
+    CurveDone {
+        /// Its label.
+        label: &'a str,
+        /// Its points measured.
+        measured: &'a Measured,
+    },
+}
+
+/// How the run ended.
+#[derive(Debug)]
+pub struct Ran {
+    /// Each curve as measured (None: not reached, when interrupted).
+    pub measured: Vec<Option<Measured>>,
+    /// Ctrl-C or SIGTERM stopped it; a rerun carries on.
+    pub interrupted: bool,
+}
+
+/// Why the run could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A curve's sweep plan or the store.
+    #[error("{0}")]
+    Sweep(#[from] SweepError),
+    /// The store.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// A read point's files could not be written.
+    #[error("{label}: writing the files of {key} for the read failed: {why}")]
+    Prepare {
+        /// The write curve.
+        label: String,
+        /// The point.
+        key: String,
+        /// How it ended.
+        why: String,
+    },
+}
+
+/// One curve being walked: its points by line, what each gave.
+struct Walk<'a> {
+    curve: &'a Curve,
+    sweep: Sweep,
+    points: Vec<PointSpec>,
+    /// Point indexes of each line, in order.
+    lines: Vec<Vec<usize>>,
+    /// What each line's points gave so far (watched figures' means).
+    seen: Vec<Vec<Option<Vec<f64>>>>,
+    /// The (phase, metric) pairs the knee watches.
+    watched: Vec<(String, String)>,
+    measured: Vec<MeasuredPoint>,
+}
+
+impl<'a> Walk<'a> {
+    fn new(i: usize, curve: &'a Curve, curves: &Curves) -> Result<Walk<'a>, SweepError> {
+        let sweep = Sweep::parse(&curve.sweep)?;
+        let points = sweep.points();
+        let mut lines: Vec<(String, Vec<usize>)> = Vec::new();
+        for p in &points {
+            match lines.iter_mut().find(|(l, _)| *l == p.line) {
+                Some((_, v)) => v.push(p.idx),
+                None => lines.push((p.line.clone(), vec![p.idx])),
+            }
+        }
+        let watched = curves
+            .of_curve(i)
+            .map(|f| (f.phase.clone(), f.metric.clone()))
+            .collect();
+        Ok(Walk {
+            curve,
+            sweep,
+            seen: vec![Vec::new(); lines.len()],
+            lines: lines.into_iter().map(|(_, v)| v).collect(),
+            points,
+            watched,
+            measured: Vec::new(),
+        })
+    }
+
+    /// The next point to run, or None when every line is done.
+    fn next(&self, fraction: f64) -> Option<usize> {
+        self.lines.iter().zip(&self.seen).find_map(|(line, seen)| {
+            match knee::next(seen, line.len(), fraction) {
+                Next::Run(i) => Some(line[i]),
+                Next::Done(_) => None,
+            }
+        })
+    }
+
+    /// How each line ended (a line not finished is left out).
+    fn ends(&self, fraction: f64) -> Vec<LineEnd> {
+        let mut out = Vec::new();
+        for (line, seen) in self.lines.iter().zip(&self.seen) {
+            if let Next::Done(stop) = knee::next(seen, line.len(), fraction) {
+                let at = match stop {
+                    Stop::Flattened { at } | Stop::Failed { at } => at,
+                    Stop::Cap => line.len() - 1,
+                };
+                let p = &self.points[line[at]];
+                out.push(LineEnd {
+                    line: p.line.clone(),
+                    stop,
+                    key: p.key.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Notes what point `idx` gave, from the series in the store.
+    fn record(&mut self, idx: usize, series: Option<&Series>, repeats: u32) {
+        let spec = &self.points[idx];
+        let stored = series.and_then(|s| s.points.iter().find(|p| p.key == spec.key));
+        let mut spreads: Vec<(String, String, iolab_results::Spread)> = self
+            .watched
+            .iter()
+            .filter_map(|(ph, me)| stored?.spread(ph, me).map(|s| (ph.clone(), me.clone(), s)))
+            .collect();
+        // A point that moved nothing (a run too short for its start-up)
+        // measured nothing: it is no result, not a limit of zero.
+        let empty = !spreads.is_empty() && spreads.iter().all(|(_, _, s)| s.max <= 0.0);
+        if empty {
+            spreads.clear();
+        }
+        let completed = stored.map_or(0, |p| p.completed()) as u32;
+        let state = (spreads.len() == self.watched.len() && completed > 0)
+            .then(|| spreads.iter().map(|(_, _, s)| s.mean).collect());
+        if let Some(l) = self.lines.iter().position(|l| l.contains(&idx)) {
+            self.seen[l].push(state);
+        }
+        let nodes = self
+            .curve
+            .nodes
+            .unwrap_or_else(|| spec.axes.get("nodes").and_then(|v| v.as_u64()).unwrap_or(1) as u32);
+        self.measured.push(MeasuredPoint {
+            key: spec.key.clone(),
+            line: spec.line.clone(),
+            x: spec.x,
+            nodes,
+            figures: spreads,
+            completed,
+            failed: repeats.saturating_sub(completed),
+            empty,
+        });
+    }
+
+    fn result(&self, fraction: f64) -> Measured {
+        Measured {
+            points: self.measured.clone(),
+            ends: self.ends(fraction),
+        }
+    }
+}
+
+/// The series of `label`, None before its first run.
+fn series(store: &Store, label: &str) -> Result<Option<Series>, StoreError> {
+    match store.series(label) {
+        Ok(s) => Ok(Some(s)),
+        Err(StoreError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether the series holds every repeat of point `key`.
+fn complete(s: Option<&Series>, key: &str, repeats: u32) -> bool {
+    s.and_then(|s| s.points.iter().find(|p| p.key == key))
+        .is_some_and(|p| p.completed() as u32 >= repeats)
+}
+
+/// What the run shares: the plan, the store, the binary, the sweep's
+/// directory, the caller's ears.
+pub struct Ctx<'a> {
+    /// The plan.
+    pub plan: &'a Plan,
+    /// Its curves.
+    pub curves: &'a Curves,
+    /// The store.
+    pub store: &'a mut Store,
+    /// The iolab binary the children run.
+    pub iolab: &'a Path,
+    /// The sweep's directory (children's JSON and output).
+    pub work: &'a WorkDir,
+}
+
+/// Runs every curve of the plan to its knee (or cap), resuming what the
+/// store holds.
+pub fn run(cx: &mut Ctx, on: &mut dyn FnMut(Event)) -> Result<Ran, RunError> {
+    let curves = cx.curves;
+    let mut measured: Vec<Option<Measured>> = vec![None; curves.curves.len()];
+    // A data read curve runs beside the write curve whose files it reads.
+    let len = curves.curves.len();
+    let groups: Vec<Vec<usize>> = (0..len)
+        .filter(|&i| curves.curves[i].reads_after.is_none())
+        .map(|i| {
+            let mut g = vec![i];
+            g.extend((0..len).filter(|&j| curves.curves[j].reads_after == Some(i)));
+            g
+        })
+        .collect();
+    let mut n = 0;
+    for group in groups {
+        let mut walks = Vec::new();
+        for &i in &group {
+            n += 1;
+            let w = Walk::new(i, &curves.curves[i], curves)?;
+            on(Event::Curve {
+                n,
+                of: curves.curves.len(),
+                label: &w.curve.label,
+                points: w.points.len(),
+            });
+            walks.push((i, w));
+        }
+        let interrupted = run_group(cx, &mut walks, on)?;
+        for (i, w) in &walks {
+            let m = w.result(cx.plan.knee);
+            on(Event::CurveDone {
+                label: &w.curve.label,
+                measured: &m,
+            });
+            measured[*i] = Some(m);
+        }
+        if interrupted {
+            return Ok(Ran {
+                measured,
+                interrupted: true,
+            });
+        }
+    }
+    Ok(Ran {
+        measured,
+        interrupted: false,
+    })
+}
+
+/// Runs a group's curves (one, or a write curve and its read curve)
+/// point by point until each is done; true when interrupted.
+fn run_group(
+    cx: &mut Ctx,
+    walks: &mut [(usize, Walk)],
+    on: &mut dyn FnMut(Event),
+) -> Result<bool, RunError> {
+    let knee = cx.plan.knee;
+    // The write point whose files are on disk now, written by this process.
+    let mut written: Option<String> = None;
+    loop {
+        let mut progressed = false;
+        for k in 0..walks.len() {
+            let Some(idx) = walks[k].1.next(knee) else {
+                continue;
+            };
+            progressed = true;
+            let key = walks[k].1.points[idx].key.clone();
+            let reads = walks[k].1.curve.reads_after.is_some();
+            let label = walks[k].1.curve.label.clone();
+            let before = series(cx.store, &label)?;
+            if reads
+                && written.as_deref() != Some(key.as_str())
+                && !complete(before.as_ref(), &key, cx.plan.repeats)
+            {
+                if !prepare(cx, &walks[0].1, &key, on)? {
+                    return Ok(true);
+                }
+                written = Some(key.clone());
+            }
+            let w = &walks[k].1;
+            let sum = sweep::run_selected(
+                &w.sweep,
+                cx.store,
+                cx.iolab,
+                cx.work,
+                &|p| p.idx == idx,
+                &mut |e| on(Event::Sweep(e)),
+            )?;
+            if sum.interrupted {
+                return Ok(true);
+            }
+            if !reads && sum.recorded > 0 {
+                written = Some(key.clone());
+            }
+            let after = series(cx.store, &label)?;
+            walks[k].1.record(idx, after.as_ref(), cx.plan.repeats);
+        }
+        if !progressed {
+            return Ok(false);
+        }
+    }
+}
+
+/// Writes the files of the write curve's point `key` (unrecorded), for
+/// the read point of the same key; false when interrupted.
+fn prepare(
+    cx: &mut Ctx,
+    write: &Walk,
+    key: &str,
+    on: &mut dyn FnMut(Event),
+) -> Result<bool, RunError> {
+    let Some(p) = write.points.iter().find(|p| p.key == key) else {
+        return Ok(true);
+    };
+    on(Event::Preparing {
+        label: &write.curve.label,
+        key,
+    });
+    let json = cx.work.path().join("prepare.json");
+    let argv = write
+        .sweep
+        .command(&cx.iolab.to_string_lossy(), p, 0, &json.to_string_lossy())
+        .map_err(SweepError::from)?;
+    let ended = sweep::run_unrecorded(&argv, cx.work, "prepare")?;
+    let _ = std::fs::remove_file(&json);
+    match ended {
+        Unrecorded::Done => Ok(true),
+        Unrecorded::Interrupted => Ok(false),
+        Unrecorded::Failed(why) => Err(RunError::Prepare {
+            label: write.curve.label.clone(),
+            key: key.to_string(),
+            why,
+        }),
+    }
+}
+
+/// Walks every curve over what `store` holds, running nothing: the
+/// curves as a qualification recorded them (a baseline's, or this one's
+/// after its run). A curve stops at its first point not in the store.
+pub fn walk_stored(
+    plan: &Plan,
+    curves: &Curves,
+    store: &Store,
+) -> Result<Vec<Option<Measured>>, RunError> {
+    let mut out = Vec::new();
+    for (i, c) in curves.curves.iter().enumerate() {
+        let Some(s) = series(store, &c.label)? else {
+            out.push(None);
+            continue;
+        };
+        let mut w = Walk::new(i, c, curves)?;
+        while let Some(idx) = w.next(plan.knee) {
+            let key = &w.points[idx].key;
+            if !s.points.iter().any(|p| p.key == *key && !p.runs.is_empty()) {
+                break;
+            }
+            w.record(idx, Some(&s), plan.repeats);
+        }
+        out.push(Some(w.result(plan.knee)));
+    }
+    Ok(out)
+}
