@@ -6,6 +6,7 @@ pub mod canvas;
 pub mod csvw;
 pub mod io500;
 pub mod lst;
+pub mod s3bench;
 pub mod mdtest;
 pub mod series;
 pub mod store;

@@ -104,6 +104,8 @@ pub struct HostReport {
     pub errors: u64,
     /// Bytes moved.
     pub bytes: u64,
+    /// Objects touched.
+    pub objects: u64,
     /// Requests a second over the timed phase.
     pub requests_per_s: f64,
     /// Bytes a second over the timed phase.
@@ -166,6 +168,7 @@ pub fn analyse(rec: &Recorder, elapsed_s: f64, hosts: &[String]) -> Vec<OpReport
                         requests: h.requests,
                         errors: h.errors,
                         bytes: h.bytes,
+                        objects: h.objects,
                         requests_per_s: per_s(h.requests),
                         bytes_per_s: per_s(h.bytes),
                         latency: h.latency.percentiles(),
