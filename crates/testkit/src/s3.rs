@@ -11,7 +11,7 @@
 //! cmd.envs(s.env()).args(["mdtest", "-a", "S3", "--s3.bucket=runs", "-n", "10", "-d", "/x"]);
 //! ```
 
-use iolab_backend::s3::{S3Config, S3};
+use iolab_backend::s3::{Endpoint, S3Config, S3};
 use std::io::Read;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
@@ -113,7 +113,7 @@ impl S3Server {
             }
         }
         let _ = std::fs::remove_dir_all(&self.dir);
-        remove_sockets(self.ports);
+        remove_sockets(&self.ports);
     }
 
     /// Its directory (data, logs, sockets), removed when it ends.
@@ -188,6 +188,27 @@ impl S3Server {
         Ok(k)
     }
 
+    /// Every object under `prefix` in `bucket` with its size, in key
+    /// order, from ListObjectsV2 (as any S3 client sees them).
+    pub fn objects(&self, bucket: &str, prefix: &str) -> Result<Vec<(String, u64)>, String> {
+        let cfg = S3Config {
+            bucket: Some(bucket.to_string()),
+            ..fixture_config(&self.endpoint)
+        };
+        let ep = Endpoint::new(&cfg, bucket).map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..100_000 {
+            let page = ep.list(prefix, 1000, token.as_deref()).map_err(|e| e.to_string())?;
+            out.extend(page.objects.into_iter().map(|o| (o.key, o.size)));
+            token = page.next;
+            if token.is_none() {
+                return Ok(out);
+            }
+        }
+        Err(format!("s3://{bucket}/{prefix}: the listing did not end"))
+    }
+
     /// Stops (SIGSTOP, `true`) or resumes (SIGCONT) the server: a stopped
     /// server accepts connections and never answers.
     pub fn pause(&self, stop: bool) {
@@ -195,6 +216,61 @@ impl S3Server {
             let sig = if stop { libc::SIGSTOP } else { libc::SIGCONT };
             // SAFETY: kill(2) on the pid of our own child, not yet reaped.
             unsafe { libc::kill(c.id() as i32, sig) };
+        }
+    }
+
+    /// Starts a second S3 gateway (`weed s3`) on this server's filer:
+    /// the same buckets and objects through another port, as a cluster
+    /// behind several endpoints serves them. Waits (bounded) until it
+    /// answers; killed on drop and with the test's thread.
+    pub fn gateway(&self) -> Result<Gateway, String> {
+        let ports: [u16; 2] = free_ports()?[..2].try_into().map_err(|_| "no ports")?;
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let sock = self.dir.join(format!("gateway-{n}.sock"));
+        let args = [
+            // host:port.grpcport: weed takes the gRPC port from the
+            // address, else it guesses port + 10000.
+            format!("-filer=127.0.0.1:{}.{}", self.ports[6], self.ports[7]),
+            format!("-port={}", ports[0]),
+            format!("-port.grpc={}", ports[1]),
+            format!("-config={}", self.dir.join("s3.json").display()),
+            format!("-localSocket={}", sock.display()),
+            "-ip.bind=127.0.0.1".into(),
+            "-port.iceberg=0".into(),
+            "-port.lance=0".into(),
+        ];
+        let log = std::fs::File::create(self.dir.join(format!("gateway-{n}.log")))
+            .map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(weed()?);
+        cmd.arg(format!("-logdir={}", self.dir.join("logs").display()))
+            .arg("s3")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log);
+        // SAFETY: prctl only sets a flag of the child between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().map_err(|e| format!("cannot start weed s3: {e}"))?;
+        let g = Gateway {
+            child: Some(child),
+            endpoint: format!("http://127.0.0.1:{}", ports[0]),
+            ports,
+        };
+        let t0 = Instant::now();
+        let probe = format!("iolab-ready-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        loop {
+            match client(&g.endpoint).create_bucket(&probe) {
+                Ok(()) => return Ok(g),
+                Err(e) if t0.elapsed() > START_WAIT => {
+                    return Err(format!("the second gateway did not answer within {START_WAIT:?}: {e}"))
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            }
         }
     }
 
@@ -242,6 +318,31 @@ impl S3Server {
     }
 }
 
+/// A second S3 gateway of an [`S3Server`] (see [`S3Server::gateway`]).
+#[derive(Debug)]
+pub struct Gateway {
+    child: Option<Child>,
+    endpoint: String,
+    ports: [u16; 2],
+}
+
+impl Gateway {
+    /// `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        remove_sockets(&self.ports);
+    }
+}
+
 /// The shared server's end at process exit (see [`S3Server::shared`]).
 extern "C" fn end_shared() {
     if let Some(Ok(s)) = SHARED.get() {
@@ -253,13 +354,13 @@ impl Drop for S3Server {
     fn drop(&mut self) {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
-        remove_sockets(self.ports);
+        remove_sockets(&self.ports);
     }
 }
 
 /// `seaweedfs-*-PORT.sock` in TMP of one of `ports`: the gRPC sockets
 /// weed makes there whatever it is told.
-fn remove_sockets(ports: [u16; 9]) {
+fn remove_sockets(ports: &[u16]) {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
     };
@@ -278,7 +379,12 @@ fn remove_sockets(ports: [u16; 9]) {
 
 /// An S3 backend on `endpoint` with the test key, for set-up calls.
 fn client(endpoint: &str) -> S3 {
-    S3::new(S3Config {
+    S3::new(fixture_config(endpoint))
+}
+
+/// The settings of the fixture's clients: the test key, path style.
+fn fixture_config(endpoint: &str) -> S3Config {
+    S3Config {
         endpoint: endpoint.into(),
         region: "us-east-1".into(),
         bucket: Some("iolab-fixture".into()),
@@ -288,7 +394,7 @@ fn client(endpoint: &str) -> S3 {
         path_style: true,
         timeout: Duration::from_secs(10),
         signing: Default::default(),
-    })
+    }
 }
 
 /// The `weed` binary: $IOLAB_WEED, else the one on PATH.
