@@ -3,6 +3,7 @@
 //! sent. Credentials are not here: they stay with the endpoints.
 
 use crate::error::ConfigError;
+pub use crate::sizes::MAX_OBJECT;
 use crate::sizes::Sizes;
 use serde::{Deserialize, Serialize};
 
@@ -222,8 +223,6 @@ pub struct Config {
 
 /// Most workers per run.
 pub const MAX_CONCURRENT: usize = 4096;
-/// Largest object (S3's limit for one PUT).
-pub const MAX_OBJECT: u64 = 5 << 30;
 /// Most objects prepared.
 pub const MAX_OBJECTS: u64 = 100_000_000;
 /// Longest timed phase (a week).

@@ -7,6 +7,9 @@
 use iolab_core::random::{below, mix};
 use serde::{Deserialize, Serialize};
 
+/// Largest object (S3's limit for one PUT).
+pub const MAX_OBJECT: u64 = 5 << 30;
+
 /// How object sizes are chosen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -54,7 +57,7 @@ impl Sizes {
 
     /// Checks the sizes (the error is for `--obj.size`).
     pub fn validate(&self) -> Result<(), String> {
-        let max = crate::config::MAX_OBJECT;
+        let max = MAX_OBJECT;
         match self {
             Sizes::Fixed(n) if !(1..=max).contains(n) => {
                 Err(format!("{n}: give 1 byte to 5GiB (S3's largest PUT)"))
@@ -74,7 +77,7 @@ fn check_buckets(b: &[Bucket]) -> Result<(), String> {
     }
     let mut last = 0;
     for k in b {
-        if k.upto <= last || k.upto > crate::config::MAX_OBJECT {
+        if k.upto <= last || k.upto > MAX_OBJECT {
             return Err(format!(
                 "bucket {}: sizes must rise from bucket to bucket, up to 5GiB",
                 k.upto

@@ -63,8 +63,9 @@ fn head(s: &mut String, r: &Report) {
 }
 
 fn op(s: &mut String, o: &OpReport, workers: usize) {
+    // Only mixed shares its requests among op types.
     let share = match o.share_pct {
-        p if p > 0.0 => format!(" ({p:.1}% of requests)"),
+        p if p > 0.0 && p < 99.95 => format!(" ({p:.1}% of requests)"),
         _ => String::new(),
     };
     let _ = writeln!(
