@@ -324,17 +324,34 @@ fn own(b: &BenchCmd) -> (Own<'_>, &Common) {
     };
     match b {
         BenchCmd::Get(a) | BenchCmd::Stat(a) => {
-            let bench = if matches!(b, BenchCmd::Get(_)) { Bench::Get } else { Bench::Stat };
-            let o = Own { objects: a.objects, list_existing: a.list_existing, range: a.range, ..base(bench, Some(&a.sizing)) };
+            let bench = if matches!(b, BenchCmd::Get(_)) {
+                Bench::Get
+            } else {
+                Bench::Stat
+            };
+            let o = Own {
+                objects: a.objects,
+                list_existing: a.list_existing,
+                range: a.range,
+                ..base(bench, Some(&a.sizing))
+            };
             (o, &a.common)
         }
         BenchCmd::Put(a) => (base(Bench::Put, Some(&a.sizing)), &a.common),
         BenchCmd::Delete(a) => {
-            let o = Own { objects: a.objects, list_existing: a.list_existing, ..base(Bench::Delete, Some(&a.sizing)) };
+            let o = Own {
+                objects: a.objects,
+                list_existing: a.list_existing,
+                ..base(Bench::Delete, Some(&a.sizing))
+            };
             (o, &a.common)
         }
         BenchCmd::List(a) => {
-            let o = Own { objects: a.objects, max_keys: a.max_keys, ..base(Bench::List, Some(&a.sizing)) };
+            let o = Own {
+                objects: a.objects,
+                max_keys: a.max_keys,
+                ..base(Bench::List, Some(&a.sizing))
+            };
             (o, &a.common)
         }
         BenchCmd::Mixed(a) => {
@@ -345,11 +362,20 @@ fn own(b: &BenchCmd) -> (Own<'_>, &Common) {
                 delete: a.delete_distrib,
                 list: a.list_distrib,
             };
-            let o = Own { objects: a.objects, list_existing: a.list_existing, max_keys: a.max_keys, distrib, ..base(Bench::Mixed, Some(&a.sizing)) };
+            let o = Own {
+                objects: a.objects,
+                list_existing: a.list_existing,
+                max_keys: a.max_keys,
+                distrib,
+                ..base(Bench::Mixed, Some(&a.sizing))
+            };
             (o, &a.common)
         }
         BenchCmd::Multipart(a) => {
-            let o = Own { parts: Some((a.parts, a.part_size.as_str())), ..base(Bench::Multipart, None) };
+            let o = Own {
+                parts: Some((a.parts, a.part_size.as_str())),
+                ..base(Bench::Multipart, None)
+            };
             (o, &a.common)
         }
     }
@@ -383,7 +409,9 @@ fn config(b: &BenchCmd) -> Result<(Config, &Common), String> {
         bucket: c.bucket.clone(),
         prefix,
         sizes,
-        objects: o.objects.unwrap_or(if o.list_existing { 0 } else { objects }),
+        objects: o
+            .objects
+            .unwrap_or(if o.list_existing { 0 } else { objects }),
         concurrent: c.concurrent,
         duration_s: dur("--duration", &c.duration)?,
         autoterm: match c.autoterm {
@@ -480,7 +508,8 @@ fn read_secret(path: &Path) -> Result<String, String> {
             path.display()
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{opt} {}: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("{opt} {}: {e}", path.display()))?;
     match text.trim() {
         "" => Err(format!("{opt} {}: the file is empty", path.display())),
         k => Ok(k.to_string()),
@@ -651,8 +680,22 @@ mod tests {
     #[test]
     fn warp_flags_parse_into_a_config() {
         let argv = [
-            "iolab s3bench", "mixed", "--host", "a:1,b:2", "--obj.size", "4KiB", "--objects", "40",
-            "--concurrent", "4", "--duration", "1m", "--list-distrib", "10", "--rps-limit", "100",
+            "iolab s3bench",
+            "mixed",
+            "--host",
+            "a:1,b:2",
+            "--obj.size",
+            "4KiB",
+            "--objects",
+            "40",
+            "--concurrent",
+            "4",
+            "--duration",
+            "1m",
+            "--list-distrib",
+            "10",
+            "--rps-limit",
+            "100",
         ];
         let cli = Cli::try_parse_from(argv).unwrap();
         let (cfg, _) = config(&cli.bench).unwrap();

@@ -88,10 +88,29 @@ fn mixed_keeps_its_shares_and_leaves_the_bucket_as_found() {
     let o = run(
         s,
         &[
-            "mixed", "--bucket", b, "--get-distrib", "40", "--stat-distrib", "25",
-            "--put-distrib", "15", "--delete-distrib", "10", "--list-distrib", "10",
-            "--objects", "40", "--obj.size", "4KiB", "--concurrent", "4", "--duration", "4s",
-            "--json", j.to_str().unwrap(),
+            "mixed",
+            "--bucket",
+            b,
+            "--get-distrib",
+            "40",
+            "--stat-distrib",
+            "25",
+            "--put-distrib",
+            "15",
+            "--delete-distrib",
+            "10",
+            "--list-distrib",
+            "10",
+            "--objects",
+            "40",
+            "--obj.size",
+            "4KiB",
+            "--concurrent",
+            "4",
+            "--duration",
+            "4s",
+            "--json",
+            j.to_str().unwrap(),
         ],
     );
     ok(&o, "mixed");
@@ -111,15 +130,31 @@ fn mixed_keeps_its_shares_and_leaves_the_bucket_as_found() {
     ] {
         let n = u(&op(&d, name)["requests"]);
         let pct = n as f64 * 100.0 / total as f64;
-        assert!((pct - share).abs() <= 2.0, "{name}: {pct:.1}% of {total}, not {share}%");
+        assert!(
+            (pct - share).abs() <= 2.0,
+            "{name}: {pct:.1}% of {total}, not {share}%"
+        );
         assert_eq!(u(&op(&d, name)["errors"]), 0);
         // Its section prints p50, p99 and the time to first byte.
         let section = out.split(&format!("Operation: {label} ")).nth(1).unwrap();
         let section = section.split("Operation:").next().unwrap();
-        assert!(section.contains(" * Latency: avg ") && section.contains(", p50 "), "{section}");
-        assert!(section.contains(", p99 ") && section.contains(" * TTFB: avg "), "{section}");
+        assert!(
+            section.contains(" * Latency: avg ") && section.contains(", p50 "),
+            "{section}"
+        );
+        assert!(
+            section.contains(", p99 ") && section.contains(" * TTFB: avg "),
+            "{section}"
+        );
         // The envelope's figures carry the count, the rate and the percentiles.
-        for metric in ["requests", "rate", "latency_p50", "latency_p99", "ttfb_p50", "ttfb_p99"] {
+        for metric in [
+            "requests",
+            "rate",
+            "latency_p50",
+            "latency_p99",
+            "ttfb_p50",
+            "ttfb_p99",
+        ] {
             assert!(
                 d["figures"]
                     .as_array()
@@ -130,7 +165,11 @@ fn mixed_keeps_its_shares_and_leaves_the_bucket_as_found() {
             );
         }
     }
-    assert_eq!(s.objects(b, "").unwrap(), before, "the bucket is not as it was found");
+    assert_eq!(
+        s.objects(b, "").unwrap(),
+        before,
+        "the bucket is not as it was found"
+    );
     assert_eq!(u(&d["payload"]["left"]["objects"]), 0);
     assert_eq!(u(&d["payload"]["left"]["listed_objects"]), 0);
     let _ = std::fs::remove_file(&j);
@@ -152,8 +191,22 @@ fn randsize_sizes_on_the_server_follow_warps_distribution() {
     let o = run(
         s,
         &[
-            "stat", "--bucket", b, "--objects", "400", "--obj.size", "256KiB", "--obj.randsize",
-            "--seed", "7", "--noclear", "--concurrent", "4", "--duration", "1s", "--json",
+            "stat",
+            "--bucket",
+            b,
+            "--objects",
+            "400",
+            "--obj.size",
+            "256KiB",
+            "--obj.randsize",
+            "--seed",
+            "7",
+            "--noclear",
+            "--concurrent",
+            "4",
+            "--duration",
+            "1s",
+            "--json",
             j.to_str().unwrap(),
         ],
     );
@@ -178,10 +231,16 @@ fn randsize_sizes_on_the_server_follow_warps_distribution() {
         classes[c] += 1;
     }
     for (c, n) in classes.iter().enumerate() {
-        assert!((25..=75).contains(n), "class {c}: {n} of 400 (50 expected): {classes:?}");
+        assert!(
+            (25..=75).contains(n),
+            "class {c}: {n} of 400 (50 expected): {classes:?}"
+        );
     }
     let mean = bytes as f64 / 400.0 / (256 << 10) as f64;
-    assert!((0.12..0.25).contains(&mean), "mean {mean} of the largest (warp: 0.179)");
+    assert!(
+        (0.12..0.25).contains(&mean),
+        "mean {mean} of the largest (warp: 0.179)"
+    );
     let _ = std::fs::remove_file(&j);
 }
 
@@ -197,8 +256,22 @@ fn rps_limit_makes_its_rate_for_the_duration() {
     let o = run(
         s,
         &[
-            "stat", "--host", &proxy.endpoint(), "--bucket", b, "--objects", "8", "--obj.size",
-            "1KiB", "--concurrent", "8", "--duration", "6s", "--rps-limit", "100", "--json",
+            "stat",
+            "--host",
+            &proxy.endpoint(),
+            "--bucket",
+            b,
+            "--objects",
+            "8",
+            "--obj.size",
+            "1KiB",
+            "--concurrent",
+            "8",
+            "--duration",
+            "6s",
+            "--rps-limit",
+            "100",
+            "--json",
             j.to_str().unwrap(),
         ],
     );
@@ -224,17 +297,42 @@ fn autoterm_ends_a_steady_run_early_and_says_so() {
     let o = run(
         s,
         &[
-            "stat", "--bucket", b, "--objects", "8", "--obj.size", "1KiB", "--concurrent", "4",
-            "--duration", "60s", "--rps-limit", "50", "--autoterm", "--autoterm.dur", "2s",
-            "--autoterm.pct", "50", "--json", j.to_str().unwrap(),
+            "stat",
+            "--bucket",
+            b,
+            "--objects",
+            "8",
+            "--obj.size",
+            "1KiB",
+            "--concurrent",
+            "4",
+            "--duration",
+            "60s",
+            "--rps-limit",
+            "50",
+            "--autoterm",
+            "--autoterm.dur",
+            "2s",
+            "--autoterm.pct",
+            "50",
+            "--json",
+            j.to_str().unwrap(),
         ],
     );
     ok(&o, "autoterm");
     let d = doc(&j);
-    assert_eq!(d["payload"]["ended"]["reason"], "auto_term", "{}", d["payload"]["ended"]);
+    assert_eq!(
+        d["payload"]["ended"]["reason"], "auto_term",
+        "{}",
+        d["payload"]["ended"]
+    );
     let ran = d["payload"]["timed_s"].as_f64().unwrap();
     assert!(ran < 60.0, "ran {ran} s of 60");
-    assert!(stdout(&o).contains("stopped early by --autoterm"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("stopped early by --autoterm"),
+        "{}",
+        stdout(&o)
+    );
     let _ = std::fs::remove_file(&j);
 }
 
@@ -262,8 +360,21 @@ fn two_gateways_split_by_the_least_busy_rule() {
     let o = run(
         s,
         &[
-            "stat", "--host", &hosts, "--bucket", b, "--objects", "8", "--obj.size", "1KiB",
-            "--concurrent", "4", "--duration", "3s", "--json", j.to_str().unwrap(),
+            "stat",
+            "--host",
+            &hosts,
+            "--bucket",
+            b,
+            "--objects",
+            "8",
+            "--obj.size",
+            "1KiB",
+            "--concurrent",
+            "4",
+            "--duration",
+            "3s",
+            "--json",
+            j.to_str().unwrap(),
         ],
     );
     ok(&o, "two hosts");
@@ -282,8 +393,14 @@ fn two_gateways_split_by_the_least_busy_rule() {
     assert_eq!(slow.kinds().head, per[1], "the slow host saw its HEADs");
     let out = stdout(&o);
     let by_host = out.split(" * By host:").nth(1).unwrap();
-    assert!(by_host.contains(&format!("   - {}: ", s.endpoint())), "{out}");
-    assert!(by_host.contains(&format!("   - {}: ", slow.endpoint())), "{out}");
+    assert!(
+        by_host.contains(&format!("   - {}: ", s.endpoint())),
+        "{out}"
+    );
+    assert!(
+        by_host.contains(&format!("   - {}: ", slow.endpoint())),
+        "{out}"
+    );
     assert_eq!(s.objects(b, "").unwrap(), before);
     let _ = std::fs::remove_file(&j);
 }
@@ -294,13 +411,37 @@ fn assert_counts_match(d: &Value, seen: iolab_testkit::fault_proxy::Kinds) {
     let sum = |k: &str| u(&p["requests_timed"][k]) + u(&p["requests_other"][k]);
     assert_eq!(u(&p["retries"]), 0);
     assert_eq!(
-        (seen.get, seen.put, seen.head, seen.delete, seen.post, seen.list),
-        (sum("get"), sum("put"), sum("head"), sum("delete"), sum("post"), sum("list")),
+        (
+            seen.get,
+            seen.put,
+            seen.head,
+            seen.delete,
+            seen.post,
+            seen.list
+        ),
+        (
+            sum("get"),
+            sum("put"),
+            sum("head"),
+            sum("delete"),
+            sum("post"),
+            sum("list")
+        ),
         "server (get, put, head, delete, post, list) against the run's: {p}"
     );
     // The timed phase's requests are the ops' counts.
-    for (kind, name) in [("get", "get"), ("head", "stat"), ("put", "put"), ("delete", "delete"), ("list", "list")] {
-        let ran = p["ops"].as_array().unwrap().iter().any(|o| o["name"] == name);
+    for (kind, name) in [
+        ("get", "get"),
+        ("head", "stat"),
+        ("put", "put"),
+        ("delete", "delete"),
+        ("list", "list"),
+    ] {
+        let ran = p["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["name"] == name);
         let n = if ran { u(&op(d, name)["requests"]) } else { 0 };
         assert_eq!(u(&p["requests_timed"][kind]), n, "{name}");
     }
@@ -325,9 +466,24 @@ fn two_mpi_ranks_count_what_the_server_saw() {
         .args(["--allow-run-as-root", "--oversubscribe", "-n", "2"])
         .arg(env!("CARGO_BIN_EXE_iolab"))
         .args([
-            "s3bench", "mixed", "--host", &proxy.endpoint(), "--bucket", b, "--list-distrib",
-            "10", "--objects", "20", "--obj.size", "4KiB", "--concurrent", "4", "--duration",
-            "3s", "--json", j.to_str().unwrap(),
+            "s3bench",
+            "mixed",
+            "--host",
+            &proxy.endpoint(),
+            "--bucket",
+            b,
+            "--list-distrib",
+            "10",
+            "--objects",
+            "20",
+            "--obj.size",
+            "4KiB",
+            "--concurrent",
+            "4",
+            "--duration",
+            "3s",
+            "--json",
+            j.to_str().unwrap(),
         ])
         .envs(s.env())
         .env("CI", "1")
@@ -335,7 +491,11 @@ fn two_mpi_ranks_count_what_the_server_saw() {
         .unwrap();
     ok(&o, "mpirun -n 2 s3bench mixed");
     let out = stdout(&o);
-    assert_eq!(out.matches("Operation: GET").count(), 1, "one rank prints: {out}");
+    assert_eq!(
+        out.matches("Operation: GET").count(),
+        1,
+        "one rank prints: {out}"
+    );
     let d = doc(&j);
     assert_eq!(u(&d["payload"]["ranks"]), 2);
     assert_eq!(u(&d["payload"]["workers"]), 4);
@@ -355,18 +515,49 @@ fn every_benchmark_runs_and_cleans_up() {
     let host = proxy.endpoint();
     let j = json_path("every");
     for (args, ops) in [
-        (&["get", "--objects", "8", "--obj.size", "64KiB", "--range"][..], &["get"][..]),
+        (
+            &["get", "--objects", "8", "--obj.size", "64KiB", "--range"][..],
+            &["get"][..],
+        ),
         (&["put", "--obj.size", "4096:3,65536:1"], &["put"]),
-        (&["delete", "--objects", "30", "--obj.size", "1KiB"], &["delete"]),
-        (&["list", "--objects", "40", "--obj.size", "1KiB", "--max-keys", "3"], &["list"]),
+        (
+            &["delete", "--objects", "30", "--obj.size", "1KiB"],
+            &["delete"],
+        ),
+        (
+            &[
+                "list",
+                "--objects",
+                "40",
+                "--obj.size",
+                "1KiB",
+                "--max-keys",
+                "3",
+            ],
+            &["list"],
+        ),
         (
             &["multipart", "--parts", "2", "--part.size", "5MiB"],
-            &["multipart", "multipart.create", "multipart.part", "multipart.complete"],
+            &[
+                "multipart",
+                "multipart.create",
+                "multipart.part",
+                "multipart.complete",
+            ],
         ),
     ] {
         let before_kinds = proxy.kinds();
         let mut a = args.to_vec();
-        a.extend(["--host", &host, "--bucket", b, "--concurrent", "2", "--duration", "2s"]);
+        a.extend([
+            "--host",
+            &host,
+            "--bucket",
+            b,
+            "--concurrent",
+            "2",
+            "--duration",
+            "2s",
+        ]);
         a.extend(["--json", j.to_str().unwrap()]);
         let o = run(s, &a);
         ok(&o, &args.join(" "));
@@ -414,12 +605,27 @@ fn bad_input_is_refused_before_any_object_is_made() {
         (vec!["get", "--bucket", b, "--no-such"], "--no-such"),
         (vec!["put", "--bucket", b, "--objects", "5"], "--objects"),
         (vec!["get", "--bucket", "sb-missing"], "does not exist"),
-        (vec!["delete", "--bucket", b, "--list-existing"], "never deletes"),
-        (vec!["mixed", "--bucket", b, "--delete-distrib", "50"], "--delete-distrib"),
+        (
+            vec!["delete", "--bucket", b, "--list-existing"],
+            "never deletes",
+        ),
+        (
+            vec!["mixed", "--bucket", b, "--delete-distrib", "50"],
+            "--delete-distrib",
+        ),
         (vec!["get", "--bucket", b, "--duration", "5x"], "--duration"),
-        (vec!["get", "--bucket", b, "--secret-key-file", k], "chmod 600"),
-        (vec!["get", "--bucket", b, "--concurrent", "0"], "--concurrent"),
-        (vec!["get", "--bucket", b, "--json", "/nonexistent/dir/x.json"], "--json"),
+        (
+            vec!["get", "--bucket", b, "--secret-key-file", k],
+            "chmod 600",
+        ),
+        (
+            vec!["get", "--bucket", b, "--concurrent", "0"],
+            "--concurrent",
+        ),
+        (
+            vec!["get", "--bucket", b, "--json", "/nonexistent/dir/x.json"],
+            "--json",
+        ),
     ] {
         let o = run(s, &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));

@@ -133,7 +133,13 @@ pub fn analyse(rec: &Recorder, elapsed_s: f64, hosts: &[String]) -> Vec<OpReport
         .filter_map(|o| rec.op(*o))
         .map(|r| r.all.requests)
         .sum();
-    let per_s = |n: u64| if elapsed_s > 0.0 { n as f64 / elapsed_s } else { 0.0 };
+    let per_s = |n: u64| {
+        if elapsed_s > 0.0 {
+            n as f64 / elapsed_s
+        } else {
+            0.0
+        }
+    };
     let whole = (elapsed_s / segment_s + 1e-9).floor() as usize;
     Op::ALL
         .iter()
@@ -183,7 +189,7 @@ pub fn analyse(rec: &Recorder, elapsed_s: f64, hosts: &[String]) -> Vec<OpReport
 }
 
 fn sizes(c: &Counts) -> Option<SizeStats> {
-    (c.sizes.count > 0).then(|| SizeStats {
+    (c.sizes.count > 0).then_some(SizeStats {
         min: c.sizes.min as u64,
         mean: c.sizes.mean,
         max: c.sizes.max as u64,

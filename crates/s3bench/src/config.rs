@@ -3,8 +3,8 @@
 //! sent. Credentials are not here: they stay with the endpoints.
 
 use crate::error::ConfigError;
-pub use crate::sizes::MAX_OBJECT;
 use crate::sizes::Sizes;
+pub use crate::sizes::MAX_OBJECT;
 use serde::{Deserialize, Serialize};
 
 /// The benchmarks, by warp's names.
@@ -246,7 +246,7 @@ impl Config {
                 format!("{}: give 1 to {MAX_CONCURRENT}", self.concurrent),
             );
         }
-        if self.concurrent % ranks != 0 {
+        if !self.concurrent.is_multiple_of(ranks) {
             return bad(
                 "--concurrent",
                 format!(
@@ -297,7 +297,10 @@ impl Config {
         }
         if let Some(r) = self.rps_limit {
             if !(r > 0.0 && r <= 1e7) {
-                return bad("--rps-limit", format!("{r}: give more than 0 and at most 10000000"));
+                return bad(
+                    "--rps-limit",
+                    format!("{r}: give more than 0 and at most 10000000"),
+                );
             }
         }
         if !(1..=1000).contains(&self.max_keys) {
@@ -327,7 +330,10 @@ impl Config {
         }
         if let Some(a) = self.autoterm {
             if !(a.min_stable_s > 0.0 && a.min_stable_s < self.duration_s) {
-                return bad("--autoterm.dur", "give more than 0 and less than --duration");
+                return bad(
+                    "--autoterm.dur",
+                    "give more than 0 and less than --duration",
+                );
             }
             if !(a.pct > 0.0 && a.pct <= 100.0) {
                 return bad("--autoterm.pct", "give more than 0 and at most 100");
@@ -345,7 +351,10 @@ impl Config {
         if self.bench == Bench::Mixed {
             let w = self.distrib.weights();
             if w.iter().any(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
-                return bad("--get-distrib", "every distribution is a number of 0 or more");
+                return bad(
+                    "--get-distrib",
+                    "every distribution is a number of 0 or more",
+                );
             }
             if w.iter().map(|(_, v)| v).sum::<f64>() <= 0.0 {
                 return bad("--get-distrib", "give at least one distribution above 0");
@@ -410,7 +419,8 @@ pub(crate) mod tests {
 
     #[test]
     fn bad_values_name_their_option() {
-        let cases: Vec<(Box<dyn Fn(&mut Config)>, usize, &str)> = vec![
+        type Change = Box<dyn Fn(&mut Config)>;
+        let cases: Vec<(Change, usize, &str)> = vec![
             (Box::new(|c| c.concurrent = 0), 1, "--concurrent"),
             (Box::new(|c| c.concurrent = 3), 2, "--concurrent"),
             (Box::new(|c| c.duration_s = 0.0), 1, "--duration"),

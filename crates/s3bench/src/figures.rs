@@ -18,10 +18,20 @@ pub fn of(r: &Report) -> Vec<Figure> {
             scope,
             stat: Spread::one(v),
         };
-        out.push(fig("requests", "requests", String::new(), o.requests as f64));
+        out.push(fig(
+            "requests",
+            "requests",
+            String::new(),
+            o.requests as f64,
+        ));
         out.push(fig("rate", "requests/s", String::new(), o.requests_per_s));
         if o.bytes > 0 {
-            out.push(fig("bandwidth", "MiB/s", String::new(), o.bytes_per_s / (1 << 20) as f64));
+            out.push(fig(
+                "bandwidth",
+                "MiB/s",
+                String::new(),
+                o.bytes_per_s / (1 << 20) as f64,
+            ));
         }
         let ms = |ns: u64| ns as f64 / 1e6;
         for (name, p) in [("latency", &o.latency), ("ttfb", &o.ttfb)] {
@@ -32,7 +42,12 @@ pub fn of(r: &Report) -> Vec<Figure> {
         if o.hosts.len() > 1 {
             for h in &o.hosts {
                 let scope = format!("host={}", h.host);
-                out.push(fig("requests", "requests", scope.clone(), h.requests as f64));
+                out.push(fig(
+                    "requests",
+                    "requests",
+                    scope.clone(),
+                    h.requests as f64,
+                ));
                 out.push(fig("rate", "requests/s", scope, h.requests_per_s));
             }
         }

@@ -68,9 +68,9 @@ impl Live {
 
     /// Marks the timed phase's start (monotonic ns).
     pub fn start_timed(&self, now_ns: u64) {
-        let _ = self
-            .timed_start_ns
-            .compare_exchange(0, now_ns, Ordering::Relaxed, Ordering::Relaxed);
+        let _ =
+            self.timed_start_ns
+                .compare_exchange(0, now_ns, Ordering::Relaxed, Ordering::Relaxed);
         self.set_phase(Phase::Timed);
     }
 
@@ -94,7 +94,10 @@ impl Live {
 
     /// Bytes they moved.
     pub fn bytes(&self) -> u64 {
-        self.slots.iter().map(|s| s.bytes.load(Ordering::Relaxed)).sum()
+        self.slots
+            .iter()
+            .map(|s| s.bytes.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Objects they prepared.

@@ -126,7 +126,11 @@ fn expand(item: &str) -> Result<Vec<String>, String> {
     let width = lo.len();
     let (lo, hi): (u64, u64) = match (lo.parse(), hi.parse()) {
         (Ok(a), Ok(b)) if a <= b && b - a < MAX_HOSTS as u64 => (a, b),
-        _ => return Err(format!("'{item}': a range is {{FIRST...LAST}}, rising, at most {MAX_HOSTS}")),
+        _ => {
+            return Err(format!(
+                "'{item}': a range is {{FIRST...LAST}}, rising, at most {MAX_HOSTS}"
+            ))
+        }
     };
     let mut out = Vec::new();
     for n in lo..=hi {
@@ -161,7 +165,10 @@ mod tests {
     fn sizes_and_buckets() {
         assert_eq!(obj_size("10MiB", false).unwrap(), Sizes::Fixed(10 << 20));
         assert_eq!(obj_size("1KB", false).unwrap(), Sizes::Fixed(1024));
-        assert_eq!(obj_size("1MiB", true).unwrap(), Sizes::Random { max: 1 << 20 });
+        assert_eq!(
+            obj_size("1MiB", true).unwrap(),
+            Sizes::Random { max: 1 << 20 }
+        );
         let b = obj_size("4096:10740,8192:1685", false).unwrap();
         assert_eq!(
             b,
@@ -188,7 +195,11 @@ mod tests {
         );
         assert_eq!(
             hosts("s3-{1...3}:9000", true).unwrap(),
-            vec!["https://s3-1:9000", "https://s3-2:9000", "https://s3-3:9000"]
+            vec![
+                "https://s3-1:9000",
+                "https://s3-2:9000",
+                "https://s3-3:9000"
+            ]
         );
         assert_eq!(hosts("h{08...10}", false).unwrap()[0], "http://h08");
         assert_eq!(hosts("http://x:1/", false).unwrap(), vec!["http://x:1"]);

@@ -335,11 +335,17 @@ mod tests {
         let get = through.op(Op::Get).unwrap();
         assert_eq!(get.all.requests, 20);
         assert_eq!(get.hosts[0].requests + get.hosts[1].requests, 20);
-        assert_eq!(get.all.latency.percentiles(), whole.op(Op::Get).unwrap().all.latency.percentiles());
+        assert_eq!(
+            get.all.latency.percentiles(),
+            whole.op(Op::Get).unwrap().all.latency.percentiles()
+        );
         assert_eq!(get.all.segments.iter().map(|s| s.requests).sum::<u64>(), 20);
         assert_eq!(get.all.segments.len(), 5, "up to 4.5 us in 1 us segments");
         assert_eq!(through.errors(), 1);
-        assert_eq!(through.op(Op::Put).unwrap().first_error.as_deref(), Some("HTTP 500"));
+        assert_eq!(
+            through.op(Op::Put).unwrap().first_error.as_deref(),
+            Some("HTTP 500")
+        );
         assert!(through.op(Op::List).is_none());
     }
 }

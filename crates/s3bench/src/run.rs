@@ -82,9 +82,9 @@ pub fn run(r: &Run) -> Result<Report, NotStarted> {
         cfg,
         endpoints: r.endpoints,
         hosts: Hosts::new(r.endpoints.len()),
-        limiter: cfg.rps_limit.map(|rps| {
-            Limiter::new(rps / t.size() as f64, local as u32)
-        }),
+        limiter: cfg
+            .rps_limit
+            .map(|rps| Limiter::new(rps / t.size() as f64, local as u32)),
         mix: (cfg.bench == Bench::Mixed).then(|| Mix::new(&cfg.distrib)),
         run_prefix: run_prefix.clone(),
         existing,
@@ -210,7 +210,12 @@ fn existing(
         .collect())
 }
 
-fn list_all(ep: &Endpoint, prefix: &str, most: u64, pages: &mut u64) -> std::io::Result<Vec<Listed>> {
+fn list_all(
+    ep: &Endpoint,
+    prefix: &str,
+    most: u64,
+    pages: &mut u64,
+) -> std::io::Result<Vec<Listed>> {
     let mut out = Vec::new();
     let mut token: Option<String> = None;
     loop {
@@ -395,9 +400,8 @@ fn gather(t: &dyn Transport, mine: &ProcessOut) -> ProcessOut {
         all.retries += p.retries;
     }
     if parts.len() != t.size() {
-        all.failure.get_or_insert_with(|| {
-            Failure::other("merge", "a rank's figures could not be read")
-        });
+        all.failure
+            .get_or_insert_with(|| Failure::other("merge", "a rank's figures could not be read"));
     }
     if let Some(r) = rec {
         all.rec = r.to_wire();

@@ -190,14 +190,8 @@ mod tests {
         assert!((small as f64 / n as f64 - 0.75).abs() < 0.01, "{small}");
         assert!(Sizes::Buckets(vec![]).validate().is_err());
         let falling = Sizes::Buckets(vec![
-            Bucket {
-                upto: 8,
-                weight: 1,
-            },
-            Bucket {
-                upto: 4,
-                weight: 1,
-            },
+            Bucket { upto: 8, weight: 1 },
+            Bucket { upto: 4, weight: 1 },
         ]);
         assert!(falling.validate().is_err());
         assert!(Sizes::Random { max: 100 }.validate().is_err());

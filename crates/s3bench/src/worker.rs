@@ -356,7 +356,10 @@ impl<'s, 'a> Worker<'s, 'a> {
             return o.size;
         }
         let (task, seq) = match cfg.bench {
-            Bench::Mixed => (self.task, self.pool[below(r, self.pool.len() as u64) as usize]),
+            Bench::Mixed => (
+                self.task,
+                self.pool[below(r, self.pool.len() as u64) as usize],
+            ),
             _ => {
                 let i = below(r, cfg.objects);
                 ((i % self.tasks as u64) as usize, i / self.tasks as u64)
@@ -525,7 +528,9 @@ impl<'s, 'a> Worker<'s, 'a> {
         let part = sh.cfg.part_size;
         let t = Instant::now();
         self.out.timed.post += 1;
-        let upload = ep.create_upload(&self.key).map_err(|e| (Op::MpCreate, e, None))?;
+        let upload = ep
+            .create_upload(&self.key)
+            .map_err(|e| (Op::MpCreate, e, None))?;
         let first_byte = Instant::now();
         let s = self.sample(t, first_byte, first_byte, 0, 0, None);
         self.out.rec.ok(Op::MpCreate, host, &s);

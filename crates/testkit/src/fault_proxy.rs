@@ -90,7 +90,10 @@ pub struct Kinds {
 
 /// The index of a request's kind in [`Counters::kinds`].
 fn kind(head: &[u8]) -> usize {
-    let line = head.split(|&b| b == b'\r' || b == b'\n').next().unwrap_or(&[]);
+    let line = head
+        .split(|&b| b == b'\r' || b == b'\n')
+        .next()
+        .unwrap_or(&[]);
     let target = line.split(|&b| b == b' ').nth(1).unwrap_or(&[]);
     let listing = target.windows(10).any(|w| w == b"list-type=");
     match line.split(|&b| b == b' ').next().unwrap_or(&[]) {

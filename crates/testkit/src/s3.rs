@@ -199,7 +199,9 @@ impl S3Server {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         for _ in 0..100_000 {
-            let page = ep.list(prefix, 1000, token.as_deref()).map_err(|e| e.to_string())?;
+            let page = ep
+                .list(prefix, 1000, token.as_deref())
+                .map_err(|e| e.to_string())?;
             out.extend(page.objects.into_iter().map(|o| (o.key, o.size)));
             token = page.next;
             if token.is_none() {
@@ -255,7 +257,9 @@ impl S3Server {
                 Ok(())
             });
         }
-        let child = cmd.spawn().map_err(|e| format!("cannot start weed s3: {e}"))?;
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start weed s3: {e}"))?;
         let g = Gateway {
             child: Some(child),
             endpoint: format!("http://127.0.0.1:{}", ports[0]),
@@ -267,7 +271,9 @@ impl S3Server {
             match client(&g.endpoint).create_bucket(&probe) {
                 Ok(()) => return Ok(g),
                 Err(e) if t0.elapsed() > START_WAIT => {
-                    return Err(format!("the second gateway did not answer within {START_WAIT:?}: {e}"))
+                    return Err(format!(
+                        "the second gateway did not answer within {START_WAIT:?}: {e}"
+                    ))
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(250)),
             }

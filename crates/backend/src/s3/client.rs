@@ -872,7 +872,12 @@ pub(super) fn body_error(m: Method, loc: &Loc, e: io::Error) -> io::Error {
     )
 }
 
-pub(super) fn read_text(r: &mut Response<Body>, limit: u64, m: Method, loc: &Loc) -> io::Result<String> {
+pub(super) fn read_text(
+    r: &mut Response<Body>,
+    limit: u64,
+    m: Method,
+    loc: &Loc,
+) -> io::Result<String> {
     r.body_mut()
         .with_config()
         .limit(limit)

@@ -130,9 +130,11 @@ impl Endpoint {
                 .sign(self.client.expiry())
                 .into()
         };
-        let mut r = self.client.with_object_request(Method::Get, b, key, presign, |req| {
-            self.client.send_object(Method::Get, req, extra, &[], &loc)
-        })?;
+        let mut r = self
+            .client
+            .with_object_request(Method::Get, b, key, presign, |req| {
+                self.client.send_object(Method::Get, req, extra, &[], &loc)
+            })?;
         let first_byte = Instant::now();
         let want = match (r.status().as_u16(), range) {
             (206, Some((first, last))) => last - first + 1,
@@ -189,14 +191,22 @@ impl Endpoint {
     }
 
     /// Uploads part `part` (from 1) of an upload; returns its ETag.
-    pub fn upload_part(&self, key: &str, upload: &str, part: u16, body: &[u8]) -> io::Result<String> {
-        self.client.upload_part(&self.bucket, key, upload, part, body)
+    pub fn upload_part(
+        &self,
+        key: &str,
+        upload: &str,
+        part: u16,
+        body: &[u8],
+    ) -> io::Result<String> {
+        self.client
+            .upload_part(&self.bucket, key, upload, part, body)
     }
 
     /// Completes an upload from its parts' ETags, in part order (the
     /// object of the same key, if any, is replaced).
     pub fn complete_upload(&self, key: &str, upload: &str, etags: &[String]) -> io::Result<()> {
-        self.client.complete_upload(&self.bucket, key, upload, etags, false)
+        self.client
+            .complete_upload(&self.bucket, key, upload, etags, false)
     }
 
     /// Abandons an upload (its parts are dropped).
@@ -214,12 +224,17 @@ fn read_into(
     loc: &Loc,
 ) -> io::Result<u64> {
     if scratch.is_empty() {
-        return Err(io::Error::new(ErrorKind::InvalidInput, "GET: no buffer to read into"));
+        return Err(io::Error::new(
+            ErrorKind::InvalidInput,
+            "GET: no buffer to read into",
+        ));
     }
     let mut reader = r.body_mut().as_reader();
     let mut got = 0u64;
     while got < want {
-        let room = scratch.len().min(usize::try_from(want - got).unwrap_or(usize::MAX));
+        let room = scratch
+            .len()
+            .min(usize::try_from(want - got).unwrap_or(usize::MAX));
         match reader.read(&mut scratch[..room]) {
             Ok(0) => break,
             Ok(n) => got += n as u64,
