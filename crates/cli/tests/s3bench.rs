@@ -85,6 +85,8 @@ fn mixed_keeps_its_shares_and_leaves_the_bucket_as_found() {
     let b = "sb-mixed";
     let before = bucket(s, b);
     let j = json_path("mixed");
+    let store = j.with_extension("sqlite");
+    let csv = j.with_extension("csv");
     let o = run(
         s,
         &[
@@ -111,6 +113,10 @@ fn mixed_keeps_its_shares_and_leaves_the_bucket_as_found() {
             "4s",
             "--json",
             j.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+            "--store",
+            store.to_str().unwrap(),
         ],
     );
     ok(&o, "mixed");
@@ -172,7 +178,19 @@ fn mixed_keeps_its_shares_and_leaves_the_bucket_as_found() {
     );
     assert_eq!(u(&d["payload"]["left"]["objects"]), 0);
     assert_eq!(u(&d["payload"]["left"]["listed_objects"]), 0);
-    let _ = std::fs::remove_file(&j);
+    // One CSV row per op type; the store has the run and its figures.
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(rows.lines().count(), 6, "{rows}");
+    assert!(rows.lines().nth(1).unwrap().starts_with("get,,"), "{rows}");
+    let shown = stdout(&iolab(&["results", "--store", store.to_str().unwrap(), "show", "1"]));
+    assert!(shown.contains("s3bench"), "{shown}");
+    assert!(
+        shown.lines().any(|l| l.contains("list") && l.contains("requests/s")),
+        "{shown}"
+    );
+    for f in [&j, &csv, &store] {
+        let _ = std::fs::remove_file(f);
+    }
 }
 
 /// warp's random sizes up to 256 KiB: L = log2(2^18 - 1), L0 = 10, so
@@ -633,4 +651,34 @@ fn bad_input_is_refused_before_any_object_is_made() {
     }
     assert_eq!(s.objects(b, "").unwrap(), before);
     let _ = std::fs::remove_file(&key);
+}
+
+#[test]
+fn ctrl_c_ends_the_run_and_the_cleanup_still_runs() {
+    let Some(s) = server("ctrl_c") else {
+        return;
+    };
+    let b = "sb-ctrl-c";
+    let before = bucket(s, b);
+    let mut child = cmd(
+        s,
+        &["put", "--bucket", b, "--obj.size", "4KiB", "--concurrent", "2", "--duration", "60s"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Objects of the run appear: it is in its timed phase.
+    let t0 = std::time::Instant::now();
+    while s.objects(b, "").unwrap().len() < before.len() + 5 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no PUT arrived");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stdout(&o).contains("(interrupted)"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("nothing of this run is left"), "{}", stdout(&o));
+    assert_eq!(s.objects(b, "").unwrap(), before);
 }

@@ -160,9 +160,10 @@ impl Ended {
             Ended::Duration => 0,
             Ended::OutOfObjects => 1,
             Ended::AutoTerm { .. } => 2,
-            Ended::Interrupted => 3,
+            Ended::NotRun => 3,
             Ended::Failed => 4,
-            Ended::NotRun => 5,
+            // A Ctrl-C on one worker is the whole run's.
+            Ended::Interrupted => 5,
         };
         if rank(&o) > rank(&self) {
             o
