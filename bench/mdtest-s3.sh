@@ -20,8 +20,15 @@ python3 -c "import boto3" 2>/dev/null || { echo "no boto3: pip install boto3" >&
 
 tmp=$(mktemp -d)
 weed_pid=
-cleanup() { [ -n "$weed_pid" ] && kill "$weed_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+cleanup() {
+    [ -n "$weed_pid" ] && kill "$weed_pid" 2>/dev/null
+    wait 2>/dev/null || true
+    rm -rf "$tmp"
+    # weed's gRPC sockets, which it puts in /tmp whatever it is told.
+    for p in "${P[@]:-}"; do rm -f /tmp/seaweedfs-*-"$p".sock; done
+}
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 export AWS_ACCESS_KEY_ID=iolabbench AWS_SECRET_ACCESS_KEY=iolab-bench-secret AWS_REGION=us-east-1
 cat >"$tmp/s3.json" <<EOF
@@ -32,8 +39,9 @@ import socket
 ss=[socket.socket() for _ in range(9)]
 [s.bind(('127.0.0.1',0)) for s in ss]
 print(' '.join(str(s.getsockname()[1]) for s in ss))")
-mkdir -p "$tmp/data"
-weed server -dir="$tmp/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+mkdir -p "$tmp/data" "$tmp/logs"
+weed -logdir="$tmp/logs" server -dir="$tmp/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+    -filer.localSocket="$tmp/filer.sock" -s3.localSocket="$tmp/s3.sock" \
     -s3 -s3.port="${P[0]}" -s3.port.grpc="${P[1]}" -master.port="${P[2]}" -master.port.grpc="${P[3]}" \
     -volume.port="${P[4]}" -volume.port.grpc="${P[5]}" -filer -filer.port="${P[6]}" -filer.port.grpc="${P[7]}" \
     -metricsPort="${P[8]}" -s3.port.iceberg=0 -s3.port.lance=0 -s3.config="$tmp/s3.json" \

@@ -7,4 +7,14 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 # OpenMPI refuses root without these; the tests also pass --oversubscribe.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cargo test --workspace --features iolab/mpi,iolab-comm/mpi 2>&1
+# Whatever a test leaves in TMP (a fixture's socket, a unit test's
+# directory) fails the run, as a failed test does.
+before=$(mktemp)
+trap 'rm -f "$before"' EXIT
+bash scripts/leftovers.sh snapshot "$before"
+status=0
+cargo test --workspace --features iolab/mpi,iolab-comm/mpi 2>&1 || status=$?
+if ! bash scripts/leftovers.sh check "$before" && [ "$status" = 0 ]; then
+    status=1
+fi
+exit "$status"

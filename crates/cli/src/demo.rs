@@ -7,11 +7,30 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+/// The quick-start run: a short mdtest, then a short XDD write and
+/// verified read, in a temporary directory.
+///
+/// The mdtest has 2 tasks as threads and 1,000 files and directories in
+/// a small tree, 4 KiB written, read back and verified, 2 iterations;
+/// the XDD run writes 64 MiB with a sequenced pattern, then reads it
+/// back and verifies it. Each prints its usual report after its command
+/// line, which can be pasted with a directory of yours in place of the
+/// temporary one (under TMPDIR, else /tmp), removed afterwards. It
+/// takes no options: paste a printed command line to change one.
+#[derive(clap::Parser, Debug)]
+#[command(name = "iolab demo", version)]
+struct Cli {}
+
+/// The command line as clap defines it (help, completions, man page).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 /// Runs the embedded default benchmarks.
 pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
-    if let Some(a) = args.first() {
-        eprintln!("iolab demo: takes no arguments (got '{}'); use `iolab mdtest` or `iolab xdd` for options", a.to_string_lossy());
-        return crate::exit::usage();
+    // --help and --version exit 0; anything else is bad usage (exit 2).
+    if let Err(code) = crate::exit::parse_clap::<Cli>("demo", args) {
+        return code;
     }
     // A random name of mode 0700 (mkdtemp), not iolab-demo-PID, which
     // anyone could plant a link at beforehand.

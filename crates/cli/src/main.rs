@@ -130,7 +130,7 @@ pub static TOOLS: &[Tool] = &[
         entry: crate::demo::main,
         link: false,
         sweep: None,
-        command: || clap::Command::new("demo").about("the quick-start run: a short mdtest, then a short XDD write and verified read"),
+        command: crate::demo::command,
         page: None,
     },
     Tool {

@@ -245,7 +245,9 @@ fn run(prog: &str, mut s: Setup, command: String) -> ExitCode {
 fn announce_stop(prog: &str, cfg: &Config, plan: &Plan, running: &AtomicBool) {
     while running.load(Ordering::Relaxed) {
         if iolab_core::stop::requested() {
-            if cfg.phases.create {
+            // A reader that left (`| head -1`) wants no message, as after
+            // SIGPIPE; the run still removes what it made.
+            if cfg.phases.create && !crate::output::stdout_closed() {
                 eprint!("{}", where_items_are(prog, cfg, plan, "stopping; removing what this run made. Should the process be killed first, it may be left in:"));
                 eprint!("{}", mpirun_grace_hint(prog).unwrap_or_default());
             }
@@ -431,6 +433,8 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
     }
     match &u.outcome {
         Outcome::Completed | Outcome::TimeLimit { .. } => return,
+        // Quiet after a closed stdout, as a tool SIGPIPE ended is.
+        Outcome::Interrupted if crate::output::stdout_closed() => {}
         Outcome::Interrupted => {
             eprintln!("{prog}: interrupted; removed what this run created")
         }

@@ -93,7 +93,10 @@ impl Target {
 fn fail(e: StoreError) -> ExitCode {
     eprintln!("iolab results: {e}");
     match e {
-        StoreError::Sqlite(_) | StoreError::Json(_) | StoreError::Payload(_) => exit::failed(),
+        StoreError::Sqlite(_)
+        | StoreError::Json(_)
+        | StoreError::Payload(_)
+        | StoreError::UnreadableWal { .. } => exit::failed(),
         _ => exit::usage(),
     }
 }
@@ -252,9 +255,15 @@ fn import(path: &std::path::Path, files: &[PathBuf]) -> ExitCode {
         Err(e) => return fail(e),
     };
     for (f, h) in files.iter().zip(&heads) {
-        match store.record_file(f, h, None) {
-            Ok(id) => {
+        match store.import_file(f, h) {
+            Ok(iolab_store::Recorded::New(id)) => {
                 let _ = outln!("{}: run {id}", f.display());
+            }
+            Ok(iolab_store::Recorded::Already(id)) => {
+                let _ = outln!(
+                    "{}: already recorded as run {id}; not recorded again",
+                    f.display()
+                );
             }
             Err(e) => return fail(e),
         }

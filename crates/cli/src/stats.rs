@@ -77,6 +77,12 @@ enum Step {
         /// Record the run in the results store at this path (see `iolab results`).
         #[arg(long, value_name = "PATH")]
         store: Option<PathBuf>,
+        /// Run the command even when the collector of a node cannot start
+        /// (without it, that is exit 1 naming the nodes, before the
+        /// command runs); those nodes are named and the exit status is 1
+        /// when the command succeeds.
+        #[arg(long)]
+        keep_going: bool,
         /// The command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
@@ -149,13 +155,19 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> ExitCode {
             rsh,
             json,
             store,
+            keep_going,
             command,
         } => {
             let line = std::iter::once("iolab stats".to_string())
                 .chain(args_line.iter().cloned())
                 .collect::<Vec<_>>()
                 .join(" ");
-            let rec = RunRecord { json, store, line };
+            let rec = RunRecord {
+                json,
+                store,
+                line,
+                keep_going,
+            };
             run(&config, tarball, rsh.as_deref(), &command, rec)
         }
         Step::StartNode {
@@ -341,11 +353,13 @@ fn analysed(tgz: &Path, format: &str, out: Option<PathBuf>) -> Outcome {
     }
 }
 
-/// `stats run`'s --json and --store, and its command line for them.
+/// `stats run`'s --json and --store, its command line for them, and
+/// --keep-going.
 struct RunRecord {
     json: Option<PathBuf>,
     store: Option<PathBuf>,
     line: String,
+    keep_going: bool,
 }
 
 /// The payload of `iolab.stats.run/1`.
@@ -390,17 +404,31 @@ fn run(
     };
     let doc_config = serde_json::json!({ "config": config, "tarball": &tgz });
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
-    let attached = match iolab_stats::attach_config(cfg, rsh, &exe) {
+    let attach = match rec.keep_going {
+        true => iolab_stats::attach_config,
+        false => iolab_stats::attach_every,
+    };
+    let attached = match attach(cfg, rsh, &exe) {
         Ok(a) => a,
         Err(e @ (iolab_stats::StatsError::Refused(_) | iolab_stats::StatsError::UnsafeTmp(_))) => {
             eprintln!("iolab stats: {e}");
             return exit::usage();
+        }
+        Err(e @ iolab_stats::StatsError::NotStarted(_)) => {
+            eprintln!("iolab stats run: {e}");
+            eprintln!("iolab stats run: the command was not run; collectors that did start were stopped (--keep-going runs it without those nodes)");
+            return exit::failed();
         }
         Err(e) => {
             eprintln!("iolab stats: {e}");
             return exit::failed();
         }
     };
+    for f in attached.start_failed() {
+        eprintln!(
+            "iolab stats run: no collector on {f}; running the command without it (--keep-going)"
+        );
+    }
     let started_ns = iolab_core::clock::wall_ns();
     let status = run_forwarding(command);
     let collected = attached.finish(Some(&tgz));

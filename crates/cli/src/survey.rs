@@ -807,13 +807,25 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> ExitCode {
         &a.remote_iolab,
         &work,
     );
-    let agents = match started {
+    let mut agents = match started {
         Ok(x) => x,
         Err(e) => {
             eprintln!("iolab survey obdfilter: {e}");
             return exit::failed();
         }
     };
+    if let Err(hosts) = agents.wait_ready(key.as_ref()) {
+        agents.stop();
+        out.finish();
+        if iolab_core::stop::requested() {
+            return exit::interrupted();
+        }
+        for h in hosts {
+            eprintln!("iolab survey obdfilter: {h}");
+        }
+        eprintln!("iolab survey obdfilter: no point was run");
+        return exit::failed();
+    }
     let header = iolab_survey::Header::now();
     out.line(&fmt::summary::obdfilter_header_for(&header, &a.case));
     let addrs = agents.addrs.clone();

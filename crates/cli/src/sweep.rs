@@ -179,12 +179,17 @@ impl Eta {
 
 fn show(plan: &Plan, store: &Path, e: Event, eta: &mut Eta) {
     match e {
-        Event::Planned { points, to_run, done } => say(&format!(
-            "sweep '{}': {}, {points} points x {} repeats; {done} recorded already, {to_run} to run (store {})\n",
+        Event::Planned { points, to_run, done, estimate_s } => say(&format!(
+            "sweep '{}': {}, {points} points x {} repeats; {done} recorded already, {to_run} to run (store {}); {}\n",
             plan.label,
             plan.tool,
             plan.repeats,
-            store.display()
+            store.display(),
+            match (to_run, estimate_s) {
+                (0, _) => "nothing to run".to_string(),
+                (_, Some(s)) => format!("about {} by the repeats recorded so far", crate::progress::human_s(s)),
+                (_, None) => "the time left follows each repeat".to_string(),
+            }
         )),
         Event::Started { n, of, point, repeat, .. } => {
             (eta.n, eta.of) = (n, of);
@@ -203,6 +208,8 @@ fn show(plan: &Plan, store: &Path, e: Event, eta: &mut Eta) {
             };
             say(&format!("{head}{} ({elapsed_s:.1} s, run {run_id}){}\n", figs.join(", "), eta.left()));
         }
+        // The repeat a closed stdout stopped: nobody is reading.
+        Event::Failed { .. } if crate::output::stdout_closed() => {}
         Event::Failed { why, stderr_tail, .. } => {
             say(&format!("FAILED: {why}{}\n", eta.left()));
             for l in stderr_tail.lines() {
@@ -227,7 +234,10 @@ fn finish(plan: &Plan, store: &Store, path: &Path, sum: run::Summary) -> ExitCod
         plan.label
     ));
     if sum.interrupted {
-        eprintln!("iolab sweep: interrupted; run the same command again to resume");
+        // After a closed stdout (`| head`), quiet as SIGPIPE would be.
+        if !crate::output::stdout_closed() {
+            eprintln!("iolab sweep: interrupted; run the same command again to resume");
+        }
         return exit::interrupted();
     }
     if sum.failed > 0 {

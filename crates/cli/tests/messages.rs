@@ -72,6 +72,26 @@ fn the_help_says_the_demo_runs_mdtest_and_xdd() {
     assert!(demo.contains("mdtest") && demo.contains("XDD"), "{demo}");
 }
 
+/// `iolab demo --help` says what the demo does and exits 0 (it was
+/// exit 2, "takes no arguments"); an argument is still exit 2.
+#[test]
+fn demo_has_a_help() {
+    for h in ["--help", "-h"] {
+        let o = iolab(&["demo", h]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("Usage: iolab demo"), "{out}");
+        assert!(out.contains("mdtest") && out.contains("XDD"), "{out}");
+    }
+    let o = iolab(&["demo", "-n", "5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stdout(&o).is_empty() && stderr(&o).contains("'-n'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// `iolab mdtest -h` lists the backend options (`--posix.*`, `--s3.*`),
 /// each accepted by mdtest's parser, and every exit status, 130 included.
 #[test]

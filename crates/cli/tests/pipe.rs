@@ -80,6 +80,14 @@ fn assert_sigpipe_end(what: &str, e: &Ended) {
         e.stderr
     );
     assert_eq!(e.code, Some(141), "{what}: {}", e.stderr);
+    // As after SIGPIPE (ripgrep, grep): no word about being stopped.
+    for word in ["interrupted", "stopping", "removed what", "Ctrl-C"] {
+        assert!(
+            !e.stderr.contains(word),
+            "{what}: a message on a closed pipe: {}",
+            e.stderr
+        );
+    }
 }
 
 /// A blank loop device over a sparse file, detached on drop.
@@ -257,6 +265,7 @@ fn mdtest_and_xdd_into_a_closed_pipe_stop_like_sigpipe() {
         &s.root,
     );
     assert_sigpipe_end("mdtest", &e);
+    assert!(e.stderr.is_empty(), "mdtest: {}", e.stderr);
     assert!(common::tree(&d).is_empty(), "{:?}", common::tree(&d));
     // xdd writes its report at the end: a reader gone before it.
     let target = s.path("xdd.dat");

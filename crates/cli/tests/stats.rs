@@ -410,6 +410,65 @@ fn run_wraps_a_command_and_keeps_its_exit_status() {
     ok(&o);
 }
 
+/// A STATFS_PATHS path this node cannot ask (a typo, a file system not
+/// mounted here) is named in a note of the run's output, and statfs.csv
+/// holds the paths that could be asked; with none, statfs is absent and
+/// the note says which paths and why (statfs.csv held only its header,
+/// with no word).
+#[test]
+fn a_statfs_path_that_cannot_be_asked_is_named_in_the_outputs() {
+    let s = Scratch::new("stats-statfs-missing");
+    let tmp = s.path("tmp");
+    let _reaper = Reaper(tmp.clone());
+    let missing = s.path("no-such-mount");
+    let cfg = s.path("c.sh");
+    let write = |paths: &str| {
+        std::fs::write(
+            &cfg,
+            format!(
+                "TMP={}\nSTATFS_INTERVAL=0\nSTATFS_PATHS=\"{paths}\"\n",
+                tmp.display()
+            ),
+        )
+        .unwrap()
+    };
+    write(&format!("{} {}", s.root.display(), missing.display()));
+    let c = cfg.to_str().unwrap();
+    let o = run_in(
+        &s.root,
+        &["stats", "run", c, "--tarball", "a.tgz", "--", "true"],
+    );
+    ok(&o);
+    let note = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("note:") && l.contains(&*missing.to_string_lossy()))
+        .map(str::to_string);
+    let note = note.unwrap_or_else(|| panic!("no note names the path: {}", stdout(&o)));
+    assert!(
+        note.contains("cannot be asked") && note.contains("No such file"),
+        "{note}"
+    );
+    let rows = series_rows(
+        &only_node(&s.path("a-csv")).join("statfs.csv"),
+        &s.root.display().to_string(),
+    );
+    assert!(!rows.is_empty(), "the path that exists is recorded");
+    write(&missing.display().to_string());
+    let o = run_in(
+        &s.root,
+        &["stats", "run", c, "--tarball", "b.tgz", "--", "true"],
+    );
+    ok(&o);
+    assert!(
+        stdout(&o).lines().any(|l| l.starts_with("note:")
+            && l.contains("statfs: no STATFS_PATHS path can be asked")
+            && l.contains(&*missing.to_string_lossy())),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!only_node(&s.path("b-csv")).join("statfs.csv").exists());
+}
+
 /// SIGINT or SIGTERM to the `iolab stats run` process alone (as a batch
 /// system or supervisor sends it) reaches the command, as with `timeout`:
 /// the command's trap runs and its exit status is run's.
@@ -557,6 +616,70 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
             stdout(&a)
         );
     }
+}
+
+/// `stats run` whose collector cannot start on a node does not run the
+/// command unmonitored (it ran, and the failure showed only at the end):
+/// exit 1 naming the node before the command starts, the collector that
+/// did start stopped again, nothing written. `--keep-going` runs it,
+/// names the node first, and ends with exit 1.
+#[test]
+fn run_refuses_to_start_the_command_when_a_collector_cannot_start() {
+    let name = "run_refuses_to_start_the_command_when_a_collector_cannot_start";
+    let s = Scratch::new("stats-run-nodes");
+    let ns = match Namespaces::new("r", 1) {
+        Ok(n) => n,
+        Err(why) => {
+            common::skip_or_fail(name, &why);
+            return;
+        }
+    };
+    let tmp = s.path("tmp");
+    let _reaper = Reaper(tmp.clone());
+    let missing = format!("iolab-st-gone-{}", std::process::id());
+    let cfg = s.path("c.sh");
+    std::fs::write(
+        &cfg,
+        format!(
+            "TMP={}\nVMSTAT_INTERVAL=1\nCLIENT_LIST=\"{} {missing}\"\n",
+            tmp.display(),
+            ns.names[0]
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let ran = s.path("ran");
+    let touch = format!("touch {}", ran.display());
+    let run = |extra: &[&str]| {
+        let mut w = vec!["stats", "run", cfg, "--rsh", "exec:ip netns exec"];
+        w.extend(extra);
+        w.extend(["--tarball", "t.tgz", "--", "sh", "-c", &touch]);
+        run_in(&s.root, &w)
+    };
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("the collector did not start on {missing}")),
+        "{err}"
+    );
+    assert!(err.contains("the command was not run"), "{err}");
+    assert!(!err.contains(&format!("on {}:", ns.names[0])), "{err}");
+    assert!(!ran.exists(), "the command ran unmonitored");
+    assert!(!s.path("t.tgz").exists() && !s.path("t-csv").exists());
+    // The collector that did start was stopped and its record removed.
+    let node_dir = tmp.join("iolab-stats").join(&ns.names[0]);
+    assert!(!node_dir.exists(), "{:?}", common::tree(&tmp));
+    let o = run(&["--keep-going"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(ran.exists(), "--keep-going runs the command");
+    let err = stderr(&o);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(
+        first.contains(&format!("no collector on {missing}")) && first.contains("--keep-going"),
+        "{err}"
+    );
+    assert!(s.path("t.tgz").is_file());
 }
 
 /// `--stats` on a benchmark: the samples of the run's own seconds are in

@@ -80,7 +80,12 @@ fn sweep_record_report_and_compare_two_series() {
         let o = run(&["sweep", p.to_str().unwrap(), "--store", &store]);
         let out = stdout(&o);
         assert!(
-            out.contains("6 points x 3 repeats; 0 recorded already, 18 to run"),
+            out.contains("6 points x 3 repeats; 0 recorded already, 18 to run (store ")
+                && out
+                    .lines()
+                    .next()
+                    .unwrap()
+                    .ends_with("; the time left follows each repeat"),
             "{out}"
         );
         assert!(out.matches("file_create").count() >= 18, "{out}");
@@ -190,6 +195,15 @@ fn check_chart(svg_path: &Path) {
             "x tick {tick} in {texts:?}"
         );
     }
+    // Tasks 1, 2, 4 on a log2 axis: no empty tick at 3. Rates in SI
+    // (20k): no raw number of more than three digits.
+    assert!(!texts.iter().any(|t| t == "3"), "{texts:?}");
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.len() > 3 && t.chars().all(|c| c.is_ascii_digit())),
+        "{texts:?}"
+    );
     // Lines are drawn 2 px wide (error bars 1 px): one per series line.
     assert_eq!(svg.matches("stroke-width=\"2\"").count(), 4, "series count");
 }
@@ -346,6 +360,12 @@ fn an_interrupted_sweep_resumes_where_it_stopped() {
         6 - before.len()
     );
     assert!(stdout(&o).contains(&want), "{}", stdout(&o));
+    // Resumed: how long the rest should take, before it starts.
+    let first = stdout(&o).lines().next().unwrap().to_string();
+    assert!(
+        first.contains("; about ") && first.ends_with(" by the repeats recorded so far"),
+        "{first}"
+    );
     let mut after = done(&store);
     after.sort();
     after.dedup();
@@ -514,48 +534,264 @@ fn set_user_version(path: &Path, v: u32) {
     std::fs::write(path, bytes).unwrap();
 }
 
-#[test]
-fn two_processes_record_at_once_and_lose_nothing() {
-    let s = Scratch::new("store-concurrent");
+/// An mdtest run's `--json` document, and copies of it as other runs
+/// (`variant(doc, k)`: started one nanosecond later per `k`).
+fn mdtest_doc(s: &Scratch) -> PathBuf {
     let doc = s.path("m.json");
-    let d = s.path("d");
     run(&[
         "mdtest",
         "-F",
         "-n",
         "5",
         "-d",
-        d.to_str().unwrap(),
+        s.path("d").to_str().unwrap(),
         "--json",
         doc.to_str().unwrap(),
     ]);
-    const EACH: usize = 40;
+    doc
+}
+
+fn variant(s: &Scratch, doc: &Path, k: u64, edit: impl Fn(&mut Value)) -> PathBuf {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(doc).unwrap()).unwrap();
+    let t = v["started_unix_ns"].as_u64().unwrap();
+    v["started_unix_ns"] = (t + k).into();
+    edit(&mut v);
+    let p = s.path(&format!("m{k}.json"));
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn two_processes_record_at_once_and_lose_nothing() {
+    let s = Scratch::new("store-concurrent");
+    let doc = mdtest_doc(&s);
+    const EACH: u64 = 40;
+    let docs: Vec<PathBuf> = (1..=2 * EACH)
+        .map(|k| variant(&s, &doc, k, |_| {}))
+        .collect();
     let store = store_arg(&s);
     // Both start on a store that does not exist yet: creation races too.
-    let spawn = || {
+    // Each records its own 40 runs, and both the same one.
+    let spawn = |mine: &[PathBuf]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
         c.args(["results", "--store", &store, "import"]);
-        for _ in 0..EACH {
-            c.arg(&doc);
-        }
+        c.args(mine).arg(&doc);
         c.stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap()
     };
-    let (a, b) = (spawn(), spawn());
+    let (a, b) = (spawn(&docs[..EACH as usize]), spawn(&docs[EACH as usize..]));
+    let mut again = 0;
     for c in [a, b] {
         let o = c.wait_with_output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
-        assert_eq!(stdout(&o).lines().count(), EACH);
+        assert_eq!(stdout(&o).lines().count(), EACH as usize + 1);
+        again += stdout(&o).matches("already recorded as run").count();
     }
+    assert_eq!(again, 1, "the shared document is recorded once");
     let listed = stdout(&run(&["results", "--store", &store, "list"]));
     let ids: Vec<u64> = listed
         .lines()
         .skip(1)
         .filter_map(|l| l.split_whitespace().next()?.parse().ok())
         .collect();
-    assert_eq!(ids, (1..=2 * EACH as u64).collect::<Vec<_>>(), "{listed}");
+    assert_eq!(ids, (1..=2 * EACH + 1).collect::<Vec<_>>(), "{listed}");
+}
+
+/// Importing a document twice records one run: the second import says
+/// which run it is (exit 0), also for the same run written out again
+/// in another layout (pretty-printed); another run is recorded.
+#[test]
+fn importing_the_same_run_twice_records_it_once() {
+    let s = Scratch::new("store-import-once");
+    let store = store_arg(&s);
+    let doc = mdtest_doc(&s);
+    let d = doc.to_str().unwrap();
+    let o = run(&["results", "--store", &store, "import", d]);
+    assert_eq!(stdout(&o), format!("{d}: run 1\n"));
+    let o = run(&["results", "--store", &store, "import", d]);
+    assert_eq!(
+        stdout(&o),
+        format!("{d}: already recorded as run 1; not recorded again\n")
+    );
+    let pretty = s.path("pretty.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&doc).unwrap()).unwrap();
+    std::fs::write(&pretty, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let o = run(&[
+        "results",
+        "--store",
+        &store,
+        "import",
+        pretty.to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&o).contains("already recorded as run 1"),
+        "{}",
+        stdout(&o)
+    );
+    let other = variant(&s, &doc, 1, |_| {});
+    let o = run(&[
+        "results",
+        "--store",
+        &store,
+        "import",
+        other.to_str().unwrap(),
+    ]);
+    assert!(stdout(&o).ends_with(": run 2\n"), "{}", stdout(&o));
+    let listed = stdout(&run(&["results", "--store", &store, "list"]));
+    assert_eq!(listed.lines().count(), 3, "{listed}");
+}
+
+/// A label or command line holding terminal codes or line breaks comes
+/// out escaped in every listing (list, show, compare): no escape byte
+/// reaches the terminal, and a run is one line of the table.
+#[test]
+fn listings_escape_control_characters() {
+    let s = Scratch::new("store-escape");
+    let store = store_arg(&s);
+    let doc = mdtest_doc(&s);
+    let evil = "iolab mdtest \u{1b}]0;pwned\u{7}\u{1b}[2J\nfake row\r\u{202e}";
+    let bad = variant(&s, &doc, 1, |v| {
+        v["command_line"] = evil.into();
+        v["notes"] = serde_json::json!(["note\u{1b}[31m\nred"]);
+    });
+    run(&[
+        "results",
+        "--store",
+        &store,
+        "import",
+        bad.to_str().unwrap(),
+    ]);
+    let p = s.path("evil.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "label = \"a\\u001b[31mb\\nc\"\ntool = \"mdtest\"\nargs = \"-F -n 2 -d {}/e.{{point}}\"\nrepeats = 1\n[[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1]\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    run(&["sweep", p.to_str().unwrap(), "--store", &store]);
+    let outputs = [
+        run(&["results", "--store", &store, "list"]),
+        run(&["results", "--store", &store, "show", "1"]),
+        run(&["results", "--store", &store, "show", "a\u{1b}[31mb\nc"]),
+        run(&["results", "--store", &store, "compare", "1", "1"]),
+    ];
+    for o in &outputs {
+        let out = stdout(o);
+        assert!(
+            !out.contains(['\u{1b}', '\u{7}', '\r', '\u{202e}']),
+            "{out:?}"
+        );
+    }
+    let list = stdout(&outputs[0]);
+    assert!(list.contains("\\u{1b}]0;pwned\\u{7}"), "{list}");
+    assert!(!list.lines().any(|l| l.starts_with("fake row")), "{list}");
+    assert!(list.contains("a\\u{1b}[31mb\\nc"), "{list}");
+    let show = stdout(&outputs[1]);
+    assert!(show.contains("note\\u{1b}[31m\\nred"), "{show}");
+}
+
+/// A nested tmpfs made read-only after the store is written into it;
+/// unmounted on drop.
+struct ReadOnlyMount(PathBuf);
+
+impl ReadOnlyMount {
+    fn new(dir: PathBuf) -> Result<ReadOnlyMount, String> {
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64m", "tmpfs"])
+            .arg(&dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        match ok {
+            true => Ok(ReadOnlyMount(dir)),
+            false => Err(format!("cannot mount a tmpfs on {}", dir.display())),
+        }
+    }
+
+    fn remount(&self, how: &str) {
+        let st = Command::new("mount")
+            .args(["-o", &format!("remount,{how}")])
+            .arg(&self.0)
+            .status()
+            .unwrap();
+        assert!(st.success(), "remount,{how}");
+    }
+}
+
+impl Drop for ReadOnlyMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// The reading commands read a store on a file system mounted
+/// read-only ("unable to open database file" before): with no WAL beside
+/// it, the database file alone; with a WAL and its -shm left by a writer
+/// that did not close, through them (the WAL's run is listed). A WAL
+/// without its -shm cannot be read there: exit 1 naming it.
+#[test]
+fn reading_commands_read_a_store_on_a_read_only_mount() {
+    let name = "reading_commands_read_a_store_on_a_read_only_mount";
+    let s = Scratch::new("store-ro");
+    let m = match ReadOnlyMount::new(s.path("ro")) {
+        Ok(m) => m,
+        Err(why) => return skip_or_fail(name, &why),
+    };
+    let store = m.0.join("s.sqlite").display().to_string();
+    let doc = mdtest_doc(&s);
+    run(&[
+        "results",
+        "--store",
+        &store,
+        "import",
+        doc.to_str().unwrap(),
+    ]);
+    m.remount("ro");
+    assert!(
+        std::fs::write(m.0.join("probe"), b"x").is_err(),
+        "not read-only"
+    );
+    let list = stdout(&run(&["results", "--store", &store, "list"]));
+    assert!(
+        list.lines().nth(1).is_some_and(|l| l.starts_with("1 ")),
+        "{list}"
+    );
+    run(&["results", "--store", &store, "show", "1"]);
+    let exported = json(&["results", "--store", &store, "export", "1", "--json"]);
+    assert_eq!(exported["tool"]["name"], "mdtest");
+    // A writer that did not close: its run is in the WAL only.
+    m.remount("rw");
+    let held = Command::new("python3")
+        .arg("-c")
+        .arg(format!(
+            "import sqlite3, os\nc = sqlite3.connect({store:?})\nc.execute('PRAGMA wal_autocheckpoint=0')\nc.execute(\"UPDATE runs SET hostname = 'in-the-wal'\")\nc.commit()\nos._exit(0)\n"
+        ))
+        .status();
+    if !held.is_ok_and(|st| st.success()) {
+        return skip_or_fail(name, "python3's sqlite3 could not write the WAL");
+    }
+    let wal = format!("{store}-wal");
+    assert!(
+        std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0),
+        "no WAL left"
+    );
+    m.remount("ro");
+    let list = stdout(&run(&["results", "--store", &store, "list"]));
+    assert!(list.contains("in-the-wal"), "{list}");
+    m.remount("rw");
+    std::fs::remove_file(format!("{store}-shm")).unwrap();
+    m.remount("ro");
+    let o = iolab(&["results", "--store", &store, "list"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains(&wal) && stderr(&o).contains("read-only"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Under mpirun: a sweep over ranks 1 and 2 through the plan's launcher

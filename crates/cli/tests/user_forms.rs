@@ -669,6 +669,86 @@ fn obdfilter_case_network_sends_the_requests_to_echo_agents() {
     usage_error(&o, "host names");
 }
 
+/// A network-case host that cannot be reached fails the survey before
+/// its first point, naming the host (every point ran to "0.00 ERROR",
+/// then exit 1): one whose remote shell cannot start the agent (ssh's
+/// complaint is passed on), and a fake-cluster host whose agent runs in
+/// its namespace behind the subnet's `unreachable` route. Exit 1, no
+/// point line, no agent left running.
+#[test]
+fn obdfilter_case_network_names_a_host_it_cannot_reach_before_the_first_point() {
+    let name = "obdfilter_case_network_names_a_host_it_cannot_reach_before_the_first_point";
+    let s = Scratch::new("forms-obd-unreach");
+    let cluster = match iolab_testkit::FakeCluster::new(1) {
+        Ok(c) => c,
+        Err(why) => {
+            common::skip_or_fail(name, &why);
+            return;
+        }
+    };
+    let (ns, addr) = cluster.host(0);
+    // oss-gone: the remote shell fails as ssh does for an unknown host;
+    // the cluster's address: the agent runs in its namespace; anything
+    // else: here.
+    let rsh = s.path("rsh");
+    std::fs::write(
+        &rsh,
+        format!(
+            "#!/bin/sh\nhost=$1; shift\ncase $host in\n\
+             oss-gone) echo \"ssh: Could not resolve hostname oss-gone: Name or service not known\" >&2; exit 255 ;;\n\
+             {addr}) exec ip netns exec {ns} \"$@\" ;;\n\
+             esac\nexec \"$@\"\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let port = (20000 + (std::process::id() + 3000) % 20000).to_string();
+    for (targets, host, why) in [
+        (
+            "127.0.0.1 oss-gone",
+            "oss-gone",
+            "Could not resolve hostname oss-gone",
+        ),
+        (&*addr.to_string(), &*addr.to_string(), "No route to host"),
+    ] {
+        let o = survey(
+            &[
+                "obdfilter",
+                "--rsh",
+                rsh.to_str().unwrap(),
+                "--remote-iolab",
+                env!("CARGO_BIN_EXE_iolab"),
+                "--echo-port",
+                &port,
+                "--rslt",
+                s.path("u").to_str().unwrap(),
+            ],
+            &[
+                ("case", "network"),
+                ("targets", targets),
+                ("size", "8"),
+                ("thrhi", "2"),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+        let err = stderr(&o);
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(&format!("iolab survey obdfilter: {host}: ")))
+            .unwrap_or_else(|| panic!("{host} not named: {err}"));
+        assert!(line.contains(why), "{line}");
+        assert!(err.contains("no point was run"), "{err}");
+        assert!(
+            !stdout(&o).contains("ERROR") && !stdout(&o).contains(" rsz "),
+            "{}",
+            stdout(&o)
+        );
+        let left = echo_agents(&port);
+        assert!(left.is_empty(), "{left:?}");
+    }
+}
+
 #[test]
 fn obdfilter_case_netdisk_writes_through_the_agents_and_all_remote_targets_run() {
     let s = Scratch::new("forms-obd-netdisk");

@@ -319,6 +319,12 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// True when `path` is on a file system mounted read-only (statvfs's
+/// `ST_RDONLY`): nobody can write there, this process included.
+pub fn read_only_fs(path: &Path) -> bool {
+    statvfs(path).is_some_and(|v| v.f_flag & libc::ST_RDONLY != 0)
+}
+
 fn statvfs(p: &Path) -> Option<libc::statvfs> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;

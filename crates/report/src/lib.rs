@@ -11,4 +11,5 @@ pub mod s3bench;
 pub mod series;
 pub mod store;
 pub mod survey;
+pub mod ticks;
 pub mod xdd;

@@ -66,6 +66,16 @@ impl Reader {
             Stat::Statfs if self.spec.statfs_paths.is_empty() => {
                 Some("no STATFS_PATHS configured".into())
             }
+            Stat::Statfs => {
+                let bad = self.unaskable();
+                let named: Vec<String> = bad.iter().map(|(p, e)| format!("{p} ({e})")).collect();
+                (bad.len() == self.spec.statfs_paths.len()).then(|| {
+                    format!(
+                        "no STATFS_PATHS path can be asked on this node: {}",
+                        named.join(", ")
+                    )
+                })
+            }
             s if Stat::LINUX.contains(&s) => None,
             s if self.sources.files(s).is_empty() => Some(format!(
                 "no {} statistics on this node (looked in {})",
@@ -74,6 +84,33 @@ impl Reader {
             )),
             _ => None,
         }
+    }
+
+    /// What the record's reader must know about `stat` before its first
+    /// sample: a `STATFS_PATHS` path this node cannot ask (a typo, a file
+    /// system not mounted here) is named, not left out unsaid. Nodes
+    /// share one config, so such a path is a note of that node, not an
+    /// error of the config.
+    pub fn start_notes(&self, stat: Stat) -> Vec<String> {
+        match stat {
+            Stat::Statfs => self
+                .unaskable()
+                .into_iter()
+                .map(|(p, e)| {
+                    format!("statfs: {p} cannot be asked on this node ({e}); not recorded")
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Each `STATFS_PATHS` path whose statfs fails now, with why.
+    fn unaskable(&self) -> Vec<(String, std::io::Error)> {
+        self.spec
+            .statfs_paths
+            .iter()
+            .filter_map(|p| linux::statfs(p).err().map(|e| (p.display().to_string(), e)))
+            .collect()
     }
 
     /// The rows of `stat` now, stamped.
@@ -132,6 +169,9 @@ pub fn run(
         if let Some(why) = reader.absent(stat) {
             sink.absent(stat, &why)?;
             continue;
+        }
+        for note in reader.start_notes(stat) {
+            sink.note(&note)?;
         }
         take(reader, sink, stat)?;
         // An interval beyond the clock's range (only a spec that skipped
@@ -250,6 +290,40 @@ mod tests {
             Series::Absent(_)
         ));
         assert!(matches!(&mem.samples.stats[&Stat::Disk], Series::Samples(v) if v.len() == 2));
+    }
+
+    /// A STATFS_PATHS path this node cannot ask is named in a note and
+    /// the others are recorded; when none can be asked, statfs is absent
+    /// with the paths and why.
+    #[test]
+    fn a_statfs_path_that_cannot_be_asked_is_named() {
+        let spec = Spec {
+            intervals: [(Stat::Statfs, 0)].into_iter().collect(),
+            statfs_paths: vec!["/".into(), "/no/such/iolab-path".into()],
+        };
+        let mut mem = Memory::new("n");
+        run(&Reader::new(spec), &mut mem, &|| true, &mut || {}).unwrap();
+        assert_eq!(
+            mem.samples.notes,
+            ["statfs: /no/such/iolab-path cannot be asked on this node (No such file or directory (os error 2)); not recorded"]
+        );
+        let Series::Samples(v) = &mem.samples.stats[&Stat::Statfs] else {
+            panic!("statfs absent")
+        };
+        assert!(v
+            .iter()
+            .all(|s| s.rows.len() == 1 && s.rows[0].series == "/"));
+        let spec = Spec {
+            intervals: [(Stat::Statfs, 0)].into_iter().collect(),
+            statfs_paths: vec!["/no/such/iolab-path".into()],
+        };
+        let mut mem = Memory::new("n");
+        run(&Reader::new(spec), &mut mem, &|| true, &mut || {}).unwrap();
+        assert!(
+            matches!(&mem.samples.stats[&Stat::Statfs], Series::Absent(w) if w.contains("/no/such/iolab-path (No such file")),
+            "{:?}",
+            mem.samples.stats
+        );
     }
 
     /// The whole path for a Lustre statistic: files found under a tree,

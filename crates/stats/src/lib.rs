@@ -122,6 +122,12 @@ pub enum StatsError {
     /// any collector started.
     #[error("{0}")]
     UnsafeTmp(String),
+    /// The collector did not start on these nodes (`NODE: why`, joined
+    /// by `; `); those that did start were stopped again, so nothing is
+    /// left collecting. What [`attach_every`] returns where
+    /// [`attach_config`] would go on without those nodes.
+    #[error("the collector did not start on {0}")]
+    NotStarted(String),
 }
 
 /// Collection attached to a benchmark's run: in this process when the
@@ -169,11 +175,7 @@ pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attac
     }
     let (report, steps) = plan.start_steps();
     if !report.refused.is_empty() {
-        // Stop the collectors that did start: nothing runs on.
-        let tmp = std::env::temp_dir().join(format!("iolab-stats-{}.tgz", std::process::id()));
-        let _ = plan.stop(&tmp);
-        cluster::wait_steps(steps);
-        let _ = std::fs::remove_file(&tmp);
+        abandon(&plan, steps);
         return Err(StatsError::Refused(report.refused.join("; ")));
     }
     let start_failed = report
@@ -190,7 +192,56 @@ pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attac
     })
 }
 
+/// [`attach_config`] for a caller that must not run unmonitored
+/// (`iolab stats run` without `--keep-going`): when the collector of any
+/// node did not start, those that did are stopped again (their records
+/// dropped) and the nodes are named in [`StatsError::NotStarted`], so
+/// the caller can refuse to start its command.
+pub fn attach_every(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attached, StatsError> {
+    let attached = attach_config(cfg, rsh, exe)?;
+    let Attached::Nodes {
+        cfg,
+        rsh,
+        exe,
+        start_failed,
+        steps,
+    } = attached
+    else {
+        return Ok(attached);
+    };
+    if start_failed.is_empty() {
+        return Ok(Attached::Nodes {
+            cfg,
+            rsh,
+            exe,
+            start_failed,
+            steps,
+        });
+    }
+    let plan = cluster::Plan::new(&cfg, rsh.as_deref(), &exe)?;
+    abandon(&plan, steps);
+    Err(StatsError::NotStarted(start_failed.join("; ")))
+}
+
+/// Stops the collectors that did start, through a tarball of our own
+/// that is then removed: nothing runs on, nothing is written for the
+/// user.
+fn abandon(plan: &cluster::Plan<'_>, steps: Vec<iolab_launch::Remote>) {
+    let tmp = std::env::temp_dir().join(format!("iolab-stats-{}.tgz", std::process::id()));
+    let _ = plan.stop(&tmp);
+    cluster::wait_steps(steps);
+    let _ = std::fs::remove_file(&tmp);
+}
+
 impl Attached {
+    /// The nodes whose collector did not start (`NODE: why`).
+    pub fn start_failed(&self) -> &[String] {
+        match self {
+            Attached::Local(_) => &[],
+            Attached::Nodes { start_failed, .. } => start_failed,
+        }
+    }
+
     /// Stops collecting; when `tgz` is given the kit's profile tarball is
     /// written there too.
     pub fn finish(self, tgz: Option<&Path>) -> Result<Collected, StatsError> {

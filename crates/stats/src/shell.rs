@@ -124,13 +124,12 @@ mod tests {
     use super::*;
 
     fn sourced(text: &str) -> Sourced {
-        let dir = std::env::temp_dir().join(format!("iolab-shell-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join(format!("c{}.sh", text.len()));
+        // Removed on drop, also when an assertion fails (the test suite
+        // must leave nothing in TMP: scripts/leftovers.sh checks).
+        let dir = iolab_core::tmp::PrivateDir::new("iolab-shell").unwrap();
+        let f = dir.path().join("c.sh");
         std::fs::write(&f, text).unwrap();
-        let out = source(f.to_str().unwrap(), &["VMSTAT_INTERVAL".into()]).unwrap();
-        let _ = std::fs::remove_file(&f);
-        out
+        source(f.to_str().unwrap(), &["VMSTAT_INTERVAL".into()]).unwrap()
     }
 
     #[test]

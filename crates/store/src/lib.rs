@@ -44,7 +44,7 @@ pub mod schema;
 pub use figures::Figure;
 pub use iolab_results::Spread;
 pub use query::{Point, PointRun, RunRecord, RunRow, Series, SeriesRow};
-pub use record::{Attribution, NewPoint, NewSeries, PART_BYTES};
+pub use record::{Attribution, NewPoint, NewSeries, Recorded, PART_BYTES};
 
 use rusqlite::Connection;
 use std::path::Path;
@@ -107,6 +107,16 @@ pub enum StoreError {
         /// The version this build reads.
         supported: u32,
     },
+    /// A store on a read-only file system whose write-ahead log holds
+    /// runs not yet in the database file, and no `-shm` file to read it
+    /// through: reading the file alone would miss them.
+    #[error("{path} is on a read-only file system and its write-ahead log {wal} holds runs not yet in it, which SQLite cannot read there: copy both files to a writable place and read the copy")]
+    UnreadableWal {
+        /// The store.
+        path: String,
+        /// Its `-wal` file.
+        wal: String,
+    },
     /// No store at the path (reading commands do not create one).
     #[error("no results store at {0} (give --store PATH, or record runs with --store first)")]
     Missing(String),
@@ -163,19 +173,53 @@ impl Store {
     /// is not a store (empty, one byte, another database) is refused and
     /// stays byte-identical. A store of an older schema that this build
     /// still reads ([`schema::READABLE_FROM`]) is read as it is.
+    ///
+    /// On a file system mounted read-only, SQLite cannot make the
+    /// `-shm` file a WAL store is read through ("unable to open database
+    /// file"); as nobody can write there, the store is then opened
+    /// `immutable` (the database file alone, no locks), unless a
+    /// non-empty `-wal` beside it holds runs not yet in the file (a
+    /// `-wal` with its `-shm`, left by a writer that did not close, is
+    /// read the ordinary way).
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
-        use rusqlite::OpenFlags;
         let name = path.display().to_string();
         if !path.is_file() {
             return Err(StoreError::Missing(name));
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)?;
+        match Store::open_read_only(path, &name, false) {
+            Err(StoreError::Sqlite(e))
+                if cannot_open(&e) && iolab_core::env::read_only_fs(path) =>
+            {
+                let wal = wal_of(path);
+                if wal.metadata().is_ok_and(|m| m.len() > 0) {
+                    return Err(StoreError::UnreadableWal {
+                        path: name,
+                        wal: wal.display().to_string(),
+                    });
+                }
+                Store::open_read_only(path, &name, true)
+            }
+            r => r,
+        }
+    }
+
+    /// Opens `path` read-only (`immutable`: the file alone, as on
+    /// read-only media) and checks it is a store this build reads.
+    fn open_read_only(path: &Path, name: &str, immutable: bool) -> Result<Store, StoreError> {
+        use rusqlite::OpenFlags;
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = match immutable {
+            false => Connection::open_with_flags(path, flags)?,
+            true => {
+                flags |= OpenFlags::SQLITE_OPEN_URI;
+                Connection::open_with_flags(immutable_uri(path), flags)?
+            }
+        };
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        let version = schema::check_readable(&conn, &name, schema::READABLE_FROM, schema::VERSION)?;
+        let version = schema::check_readable(&conn, name, schema::READABLE_FROM, schema::VERSION)?;
         Ok(Store {
             conn,
-            path: name,
+            path: name.to_string(),
             version,
         })
     }
@@ -186,9 +230,47 @@ impl Store {
     }
 }
 
+/// SQLite's "unable to open database file".
+fn cannot_open(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)
+}
+
+/// `PATH-wal`: the write-ahead log SQLite keeps beside a WAL database.
+fn wal_of(path: &Path) -> std::path::PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push("-wal");
+    p.into()
+}
+
+/// `file:PATH?immutable=1`, the path's bytes other than unreserved ones
+/// and `/` percent-encoded (SQLite's URI filenames decode `%XX`; a `?`
+/// or `#` in a name would otherwise end the path).
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
+                uri.push(b as char)
+            }
+            _ => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn immutable_uris_encode_what_would_end_the_path() {
+        assert_eq!(
+            immutable_uri(Path::new("/mnt/r o/a?b#c%.sqlite")),
+            "file:/mnt/r%20o/a%3Fb%23c%25.sqlite?immutable=1"
+        );
+    }
 
     #[test]
     fn spread_of_three_repeats() {

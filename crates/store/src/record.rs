@@ -51,6 +51,16 @@ pub struct NewPoint<'a> {
     pub axes: &'a Value,
 }
 
+/// What recording a document did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// A new run, with its id.
+    New(i64),
+    /// The same run was in the store already, as this id: nothing was
+    /// recorded ([`Store::import_file`]).
+    Already(i64),
+}
+
 fn now_ns() -> i64 {
     iolab_core::clock::wall_ns() as i64
 }
@@ -62,19 +72,50 @@ impl Store {
         doc: &Envelope<Value, Value>,
         at: Option<Attribution>,
     ) -> Result<i64, StoreError> {
+        self.record_once(doc, at, false).map(Recorded::id)
+    }
+
+    /// [`Store::record`]; with `once`, nothing when the same run is in
+    /// the store already (checked in the transaction that records it, so
+    /// two processes importing one file at once record it once).
+    fn record_once(
+        &mut self,
+        doc: &Envelope<Value, Value>,
+        at: Option<Attribution>,
+        once: bool,
+    ) -> Result<Recorded, StoreError> {
         // The engine's own figures; a payload is read only for a
         // document that has none (written before figures were stated).
         let figs = match doc.figures.is_empty() {
             true => figures::extract(&doc.tool.name, &doc.config, &doc.payload),
             false => doc.figures.clone(),
         };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = match self.begin(doc, once)? {
+            Ok(tx) => tx,
+            Err(id) => return Ok(Recorded::Already(id)),
+        };
         let id = insert_run(&tx, doc, &doc.payload.to_string(), at)?;
         insert_figures(&tx, id, &figs)?;
         tx.commit()?;
-        Ok(id)
+        Ok(Recorded::New(id))
+    }
+
+    /// The immediate transaction a run is recorded in; with `once`, the
+    /// id of the same run instead when the store has it already.
+    fn begin(
+        &mut self,
+        head: &Envelope<Value, Value>,
+        once: bool,
+    ) -> Result<Result<Transaction<'_>, i64>, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if once {
+            if let Some(id) = same_run(&tx, head)? {
+                return Ok(Err(id));
+            }
+        }
+        Ok(Ok(tx))
     }
 
     /// Records one run whose payload `fill` writes as it renders it (a
@@ -89,9 +130,22 @@ impl Store {
         at: Option<Attribution>,
         fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     ) -> Result<i64, StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        self.record_streamed_once(head, at, false, fill)
+            .map(Recorded::id)
+    }
+
+    /// [`Store::record_streamed`], once as [`Store::record_once`].
+    fn record_streamed_once(
+        &mut self,
+        head: &Envelope<Value, Value>,
+        at: Option<Attribution>,
+        once: bool,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<Recorded, StoreError> {
+        let tx = match self.begin(head, once)? {
+            Ok(tx) => tx,
+            Err(id) => return Ok(Recorded::Already(id)),
+        };
         // '' is no JSON document: it marks a payload kept in parts.
         let id = insert_run(&tx, head, "", at)?;
         let mut parts = Parts {
@@ -108,7 +162,7 @@ impl Store {
         filled.map_err(StoreError::Payload)?;
         insert_figures(&tx, id, &head.figures)?;
         tx.commit()?;
-        Ok(id)
+        Ok(Recorded::New(id))
     }
 
     /// Records the run whose document is the file at `path`, `head`
@@ -124,24 +178,52 @@ impl Store {
         head: &Envelope<Value, Value>,
         at: Option<Attribution>,
     ) -> Result<i64, StoreError> {
+        self.record_file_once(path, head, at, false)
+            .map(Recorded::id)
+    }
+
+    /// `iolab results import`: records the document file at `path` as
+    /// [`Store::record_file`] does, unless the same run is in the store
+    /// already. The same run is the same tool, host, command line, start
+    /// and end (to the nanosecond), which no two runs share: a document
+    /// imported twice, or exported from one store and imported back,
+    /// is one run, whatever its formatting.
+    pub fn import_file(
+        &mut self,
+        path: &std::path::Path,
+        head: &Envelope<Value, Value>,
+    ) -> Result<Recorded, StoreError> {
+        self.record_file_once(path, head, None, true)
+    }
+
+    fn record_file_once(
+        &mut self,
+        path: &std::path::Path,
+        head: &Envelope<Value, Value>,
+        at: Option<Attribution>,
+        once: bool,
+    ) -> Result<Recorded, StoreError> {
         let open = || std::fs::File::open(path).map_err(StoreError::Payload);
         if head.figures.is_empty() {
             let mut text = String::new();
             std::io::Read::read_to_string(&mut open()?, &mut text).map_err(StoreError::Payload)?;
             let doc = iolab_results::parse_any(&text)
                 .map_err(|e| StoreError::Payload(std::io::Error::other(e.to_string())))?;
-            return self.record(&doc, at);
+            return self.record_once(&doc, at, once);
         }
         let file = open()?;
-        self.record_streamed(head, at, |w| {
-            match iolab_results::stream::copy_payload(file, w)? {
+        self.record_streamed_once(
+            head,
+            at,
+            once,
+            |w| match iolab_results::stream::copy_payload(file, w)? {
                 true => Ok(()),
                 false => Err(std::io::Error::other(format!(
                     "{}: no payload field",
                     path.display()
                 ))),
-            }
-        })
+            },
+        )
     }
 
     /// The series `s.label`, created if new. An existing series is
@@ -196,6 +278,18 @@ impl Store {
         Ok(id)
     }
 
+    /// The mean wall time in seconds of the runs of a point that gave
+    /// results ([`crate::counts`]), None without any: what a resumed
+    /// sweep's estimate is made of.
+    pub fn mean_run_seconds(&self, point_id: i64) -> Result<Option<f64>, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT avg(finished_unix_ns - started_unix_ns) / 1e9 FROM runs
+             WHERE point_id = ?1 AND outcome IN ('completed', 'time_limit')",
+            [point_id],
+            |r| r.get(0),
+        )?)
+    }
+
     /// The repeats of a point that gave results ([`crate::counts`]): what
     /// a resumed sweep skips.
     pub fn completed_repeats(&self, point_id: i64) -> Result<Vec<u32>, StoreError> {
@@ -211,6 +305,34 @@ impl Store {
 /// `payload_parts`: a document of 100 MB is 400 rows, and the part
 /// being filled is all of it held in memory.
 pub const PART_BYTES: usize = 256 << 10;
+
+impl Recorded {
+    /// The run's id, new or not.
+    pub fn id(self) -> i64 {
+        match self {
+            Recorded::New(id) | Recorded::Already(id) => id,
+        }
+    }
+}
+
+/// The run in the store that is `doc`'s run, if any (see
+/// [`Store::import_file`]).
+fn same_run(tx: &Transaction, doc: &Envelope<Value, Value>) -> Result<Option<i64>, StoreError> {
+    Ok(tx
+        .query_row(
+            "SELECT id FROM runs WHERE started_unix_ns = ?1 AND finished_unix_ns = ?2
+             AND hostname = ?3 AND tool = ?4 AND command_line = ?5 ORDER BY id LIMIT 1",
+            params![
+                doc.started_unix_ns as i64,
+                doc.finished_unix_ns as i64,
+                doc.environment.host.hostname,
+                doc.tool.name,
+                doc.command_line
+            ],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
 
 /// Inserts the row of `runs` for `doc`, with `payload` as its payload
 /// column; its id.

@@ -39,6 +39,10 @@ pub const DEFAULT_PORT: u16 = 5993;
 pub const MAX_RECORD: u64 = crate::obdfilter::MAX_RSZ_KB * 1024;
 /// Longest wait for an agent to listen, or for a request or an answer.
 pub const NET_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one connect attempt of [`Agents::wait_ready`] may take: a
+/// refused connection (the agent not listening yet) is retried at once
+/// within it; a silent one (SYNs dropped) fails the host at its end.
+const PROBE_CONNECT: Duration = Duration::from_secs(5);
 /// Longest an agent waits for its next connection.
 pub const IDLE_LIMIT: Duration = Duration::from_secs(24 * 3600);
 
@@ -68,6 +72,11 @@ struct Job {
     /// netdisk: the object this thread works on (`o<k>`).
     #[serde(default)]
     object: u64,
+    /// The survey's check, before its first point, that the agent is
+    /// there and shares its key ([`Agents::wait_ready`]): the handshake
+    /// alone, no object opened, nothing counted.
+    #[serde(default)]
+    probe: bool,
 }
 
 /// Where a netdisk agent keeps its objects; None for the network case.
@@ -187,7 +196,7 @@ fn answer(
         },
         cancel,
     )?;
-    let Some(job) = job else {
+    let Some(job) = job.filter(|j| !j.probe) else {
         return Ok(());
     };
     c.max_payload = job.rsz_bytes as u32;
@@ -582,6 +591,34 @@ impl Agents {
         Ok(agents)
     }
 
+    /// Waits, before the first point, until every agent answers a
+    /// handshake, so that a host that cannot be reached fails the survey
+    /// at once naming it (every point ran to `ERROR`, then exit 1). A
+    /// host is given up when its remote shell ends (the agent did not
+    /// start: the shell's complaint), when its address does not resolve
+    /// here or cannot be reached (no route, no answer), when the
+    /// handshake fails (another key, another program on the port), or
+    /// when its agent still refuses connections after [`NET_TIMEOUT`]
+    /// (the time a remote shell gets to start it). `Err` holds one
+    /// `HOST: why` per host that failed.
+    pub fn wait_ready(&mut self, key: Option<&SharedKey>) -> Result<(), Vec<String>> {
+        let until = std::time::Instant::now() + NET_TIMEOUT;
+        let failed: Vec<String> = self
+            .runs
+            .iter_mut()
+            .zip(&self.addrs)
+            .filter_map(|((host, run), addr)| {
+                ready(run, addr, key, until)
+                    .err()
+                    .map(|e| format!("{host}: {e}"))
+            })
+            .collect();
+        match failed.is_empty() {
+            true => Ok(()),
+            false => Err(failed),
+        }
+    }
+
     /// Stops every agent and says what each moved (or why it could not
     /// say), one note per host.
     pub fn stop(self) -> Vec<String> {
@@ -605,4 +642,67 @@ impl Agents {
         }
         notes
     }
+}
+
+/// Waits (until `until`) for the agent started by `run` to answer a
+/// probe handshake at `addr`; why not, when it does not.
+fn ready(
+    run: &mut iolab_launch::Remote,
+    addr: &str,
+    key: Option<&SharedKey>,
+    until: std::time::Instant,
+) -> Result<(), String> {
+    let cancel = Cancel::process();
+    loop {
+        if run.has_exited() {
+            return Err(ended(run));
+        }
+        match conn::connect(addr, PROBE_CONNECT, cancel) {
+            Ok(mut c) => {
+                c.idle_timeout = PROBE_CONNECT;
+                let job = json!({ "write": false, "rsz_bytes": 4096, "probe": true });
+                return handshake::client(&mut c, TOOL, &job, key, cancel)
+                    .map(drop)
+                    .map_err(|e| format!("the echo agent at {addr} did not answer: {e}"));
+            }
+            Err(NetError::Connect { source, .. })
+                if source.kind() == std::io::ErrorKind::ConnectionRefused
+                    && std::time::Instant::now() < until => {}
+            Err(NetError::Connect { source, .. }) => return Err(unreachable(run, addr, &source)),
+            Err(e) => return Err(unreachable(run, addr, &e)),
+        }
+    }
+}
+
+/// Why `addr` cannot be reached: the remote shell's complaint when it
+/// ended meanwhile (ssh could not resolve the host, say: the cause),
+/// else the connection's error.
+fn unreachable(run: &mut iolab_launch::Remote, addr: &str, e: &dyn std::fmt::Display) -> String {
+    let t0 = std::time::Instant::now();
+    while !run.has_exited() && t0.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    match run.has_exited() {
+        true => format!("{}; {addr}: {e}", ended(run)),
+        false => format!("cannot reach its echo agent at {addr}: {e}"),
+    }
+}
+
+/// Why an agent's remote shell ended before its agent answered.
+fn ended(run: &mut iolab_launch::Remote) -> String {
+    // Its last words may still be on their way through the pipe.
+    let t0 = std::time::Instant::now();
+    while run.stderr_so_far().is_empty() && t0.elapsed() < Duration::from_millis(500) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let err = String::from_utf8_lossy(&run.stderr_so_far())
+        .trim()
+        .to_string();
+    let status = run
+        .exit_status()
+        .map_or_else(|| "ended".to_string(), |s| s.to_string());
+    format!(
+        "the echo agent did not start: {} ({status})",
+        if err.is_empty() { "no message" } else { &err }
+    )
 }

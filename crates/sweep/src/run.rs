@@ -81,6 +81,10 @@ pub enum Event<'a> {
         to_run: usize,
         /// Repeats already recorded (skipped).
         done: usize,
+        /// Seconds the repeats to run should take, from the repeats of
+        /// the series recorded already (each point's mean, or the mean
+        /// of those for a point with none); None when nothing is recorded.
+        estimate_s: Option<f64>,
     },
     /// A repeat starts.
     Started {
@@ -253,11 +257,12 @@ pub fn run(
     on: &mut dyn FnMut(Event),
 ) -> Result<Summary, SweepError> {
     let points = plan.points();
-    let (jobs, done) = jobs(plan, store, &points)?;
+    let (jobs, done, point_ids) = jobs(plan, store, &points)?;
     on(Event::Planned {
         points: points.len(),
         to_run: jobs.len(),
         done,
+        estimate_s: estimate(store, &point_ids, &jobs)?,
     });
     let mut sum = Summary {
         skipped: done,
@@ -281,11 +286,13 @@ pub fn run(
 }
 
 /// The series and points in the store, and the repeats left to run.
+/// The repeats to run, how many are recorded already, and every point's
+/// id in the store.
 fn jobs<'a>(
     plan: &Plan,
     store: &mut Store,
     points: &'a [PointSpec],
-) -> Result<(Vec<Job<'a>>, usize), SweepError> {
+) -> Result<(Vec<Job<'a>>, usize, Vec<i64>), SweepError> {
     let key = plan.key();
     let series = store.series_for(&NewSeries {
         label: &plan.label,
@@ -296,6 +303,7 @@ fn jobs<'a>(
     })?;
     let mut jobs = Vec::new();
     let mut done = 0;
+    let mut ids = Vec::with_capacity(points.len());
     for p in points {
         let point_id = store.point(
             series,
@@ -307,6 +315,7 @@ fn jobs<'a>(
                 axes: &p.axes,
             },
         )?;
+        ids.push(point_id);
         let have = store.completed_repeats(point_id)?;
         for repeat in 1..=plan.repeats {
             match have.contains(&repeat) {
@@ -319,7 +328,30 @@ fn jobs<'a>(
             }
         }
     }
-    Ok((jobs, done))
+    Ok((jobs, done, ids))
+}
+
+/// How long `jobs` should take by the repeats of the series' points
+/// (`point_ids`) recorded already (a resumed sweep, or one whose
+/// `repeats` was raised): each job its point's mean, a job of a point
+/// without one the mean of the points with one. None when no point has
+/// a recorded repeat.
+fn estimate(store: &Store, point_ids: &[i64], jobs: &[Job]) -> Result<Option<f64>, SweepError> {
+    let mut mean = std::collections::HashMap::new();
+    for &id in point_ids {
+        if let Some(m) = store.mean_run_seconds(id)? {
+            mean.insert(id, m);
+        }
+    }
+    if mean.is_empty() {
+        return Ok(None);
+    }
+    let fill = mean.values().sum::<f64>() / mean.len() as f64;
+    Ok(Some(
+        jobs.iter()
+            .map(|j| mean.get(&j.point_id).copied().unwrap_or(fill))
+            .sum(),
+    ))
 }
 
 /// What every repeat of a sweep shares, and this repeat's place in it.

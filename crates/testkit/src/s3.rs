@@ -33,6 +33,10 @@ pub const SCOPED_BUCKET: &str = "scoped";
 /// Longest wait for a server to answer after it starts.
 const START_WAIT: Duration = Duration::from_secs(90);
 const DIR_PREFIX: &str = "iolab-s3-";
+/// The file in a server's directory that lists its ports.
+const PORTS_FILE: &str = "ports";
+/// Where weed puts its gRPC sockets, whatever TMPDIR says.
+const WEED_SOCKET_DIR: &str = "/tmp";
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 /// The server shared by a test process.
@@ -57,6 +61,13 @@ impl S3Server {
         let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{n}", std::process::id()));
         std::fs::create_dir_all(dir.join("data")).map_err(|e| format!("{}: {e}", dir.display()))?;
         let ports = free_ports()?;
+        // The ledger of the sockets weed will make in /tmp: if this test
+        // process is killed, the next start removes them by these ports.
+        let ledger: Vec<String> = ports.iter().map(u16::to_string).collect();
+        if let Err(e) = std::fs::write(dir.join(PORTS_FILE), ledger.join(" ")) {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(format!("{}: {e}", dir.display()));
+        }
         let endpoint = format!("http://127.0.0.1:{}", ports[0]);
         let child = match spawn(&dir, &ports) {
             Ok(c) => c,
@@ -227,6 +238,12 @@ impl S3Server {
     /// answers; killed on drop and with the test's thread.
     pub fn gateway(&self) -> Result<Gateway, String> {
         let ports: [u16; 2] = free_ports()?[..2].try_into().map_err(|_| "no ports")?;
+        // Into the server's ledger too: a killed test's gateway sockets
+        // are removed by the next start, as the server's are.
+        let ledger = self.dir.join(PORTS_FILE);
+        let mut listed = std::fs::read_to_string(&ledger).unwrap_or_default();
+        listed.push_str(&format!(" {} {}", ports[0], ports[1]));
+        std::fs::write(&ledger, listed).map_err(|e| format!("{}: {e}", ledger.display()))?;
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let sock = self.dir.join(format!("gateway-{n}.sock"));
         let args = [
@@ -364,10 +381,10 @@ impl Drop for S3Server {
     }
 }
 
-/// `seaweedfs-*-PORT.sock` in TMP of one of `ports`: the gRPC sockets
-/// weed makes there whatever it is told.
+/// `seaweedfs-*-PORT.sock` in /tmp of one of `ports`: the gRPC sockets
+/// weed makes there whatever it is told (TMPDIR included).
 fn remove_sockets(ports: &[u16]) {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+    let Ok(entries) = std::fs::read_dir(WEED_SOCKET_DIR) else {
         return;
     };
     for e in entries.flatten() {
@@ -507,7 +524,9 @@ fn log_tail(dir: &Path) -> String {
     lines[lines.len().saturating_sub(8)..].join("\n")
 }
 
-/// Data directories left by test processes that are gone.
+/// Data directories left by test processes that are gone (killed, so
+/// that neither Drop nor the exit handler ran), and the sockets their
+/// servers left in /tmp, found by the ports each directory lists.
 fn remove_stale_dirs() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
@@ -521,6 +540,12 @@ fn remove_stale_dirs() {
             continue;
         };
         if !Path::new("/proc").join(pid).exists() {
+            let ports: Vec<u16> = std::fs::read_to_string(e.path().join(PORTS_FILE))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            remove_sockets(&ports);
             let _ = std::fs::remove_dir_all(e.path());
         }
     }

@@ -19,6 +19,8 @@ pub struct Scratch {
 
 impl Scratch {
     pub fn new(name: &str) -> Self {
+        static REAPED: std::sync::Once = std::sync::Once::new();
+        REAPED.call_once(reap_stale);
         let root = std::env::temp_dir().join(format!("iolab-it-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).unwrap();
@@ -49,6 +51,43 @@ impl Drop for Scratch {
             let _ = Command::new("umount").arg("-l").arg(&self.root).status();
         }
         let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Scratch directories (their tmpfs unmounted first) and Open MPI
+/// session bases of test processes that are gone: a test killed
+/// outright (a timeout's SIGKILL) runs no Drop, so the next test process
+/// removes what it left, as the testkit's fixtures do for theirs.
+fn reap_stale() {
+    let tmp = std::env::temp_dir();
+    let Ok(entries) = std::fs::read_dir(&tmp) else {
+        return;
+    };
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        // iolab-it-NAME-PID, iolab-ompi-PID-N
+        let pid = if let Some(rest) = name.strip_prefix("iolab-it-") {
+            rest.rsplit('-').next()
+        } else if let Some(rest) = name.strip_prefix("iolab-ompi-") {
+            rest.split('-').next()
+        } else {
+            continue;
+        };
+        let Some(pid) = pid.filter(|p| p.parse::<u32>().is_ok()) else {
+            continue;
+        };
+        if Path::new("/proc").join(pid).exists() {
+            continue;
+        }
+        let path = e.path();
+        let mounted = mounts
+            .lines()
+            .any(|l| l.split(' ').nth(1) == Some(&*path.to_string_lossy()));
+        if mounted {
+            let _ = Command::new("umount").arg("-l").arg(&path).status();
+        }
+        let _ = std::fs::remove_dir_all(&path);
     }
 }
 

@@ -1,7 +1,7 @@
 //! `iolab results compare A B`: per point and figure, A and B with their
 //! spreads, the ratio B/A, and the verdict.
 
-use super::{num, table};
+use super::{clean, num, table};
 use iolab_store::compare::{Comparison, Verdict};
 
 /// The comparison as text.
@@ -33,11 +33,11 @@ pub fn render(c: &Comparison) -> String {
             r.verdict.word().to_string(),
         ]);
     }
-    let mut out = format!("A: {}\nB: {}\n\n", c.a, c.b);
+    let mut out = format!("A: {}\nB: {}\n\n", clean(&c.a), clean(&c.b));
     out.push_str(&table(&rows));
     for (side, keys) in [("A", &c.only_a), ("B", &c.only_b)] {
         if !keys.is_empty() {
-            out.push_str(&format!("only in {side}: {}\n", keys.join("; ")));
+            out.push_str(&format!("only in {side}: {}\n", clean(&keys.join("; "))));
         }
     }
     out.push_str(&format!(

@@ -36,8 +36,38 @@ pub fn seconds(start_ns: u64, end_ns: u64) -> f64 {
     end_ns.saturating_sub(start_ns) as f64 / 1e9
 }
 
-/// Rows of cells as left-aligned columns, two spaces apart.
+/// `text` safe to print on a terminal, on one line: control characters
+/// (C0, DEL, C1: an escape sequence, a line break, a backspace) and the
+/// bidirectional overrides that reorder what is shown come out as
+/// escapes (`\n`, `\t`, `\r`, `\u{1b}`), so that a label or command
+/// line in the store can neither send codes to the terminal nor break
+/// a table. Every listing of `iolab results` prints through it.
+pub fn clean(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(unsafe_char) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
+/// Rows of cells as left-aligned columns, two spaces apart; every cell
+/// [`clean`]ed first.
 pub fn table(rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| clean(c).into_owned()).collect())
+        .collect();
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let width: Vec<usize> = (0..cols)
         .map(|c| {
@@ -76,5 +106,20 @@ mod tests {
             vec!["ccc".into(), "d".into()],
         ]);
         assert_eq!(t, "a    bb\nccc  d\n");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_in_cells() {
+        assert_eq!(clean("plain é"), "plain é");
+        assert_eq!(
+            clean("a\u{1b}[31mred\nb\tc\r\u{7f}\u{9b}\u{202e}"),
+            "a\\u{1b}[31mred\\nb\\tc\\r\\u{7f}\\u{9b}\\u{202e}"
+        );
+        let t = table(&[
+            vec!["id".into(), "label".into()],
+            vec!["1".into(), "x\ny\u{1b}]0;pwned\u{7}".into()],
+        ]);
+        assert_eq!(t.lines().count(), 2, "{t}");
+        assert!(!t.contains('\u{1b}') && !t.contains('\u{7}'), "{t}");
     }
 }

@@ -1,7 +1,7 @@
 //! `iolab results show`: one run in full (facts, figures), or one series
 //! (its plan and, per point, each figure's mean, spread and repeats).
 
-use super::{num, seconds, table, when};
+use super::{clean, num, seconds, table, when};
 use iolab_store::{Figure, RunRecord, Series};
 
 /// A run: its facts, then its figures.
@@ -67,7 +67,7 @@ pub fn run(r: &RunRecord) -> String {
     }
     let mut out = String::new();
     for (k, v) in facts {
-        out.push_str(&format!("{k:<13} {v}\n"));
+        out.push_str(&format!("{k:<13} {}\n", clean(&v)));
     }
     out.push('\n');
     out.push_str(&figures(&r.figures));
@@ -108,8 +108,8 @@ pub fn series(s: &Series) -> String {
     let i = &s.info;
     let mut out = format!(
         "series {} ({}, {} points, {} runs, created {})\n\n",
-        i.label,
-        i.tool,
+        clean(&i.label),
+        clean(&i.tool),
         i.points,
         i.runs,
         when(i.created_unix_ns)
@@ -117,7 +117,7 @@ pub fn series(s: &Series) -> String {
     out.push_str(&points(s));
     out.push_str("\nplan:\n");
     for l in i.plan.lines() {
-        out.push_str(&format!("  {l}\n"));
+        out.push_str(&format!("  {}\n", clean(l)));
     }
     out
 }
