@@ -10,6 +10,7 @@
 
 mod common;
 use common::*;
+use iolab_core::tmp::PrivateDir;
 use iolab_testkit::fault_proxy::{Fault, FaultProxy};
 use iolab_testkit::s3::S3Server;
 use serde_json::Value;
@@ -59,8 +60,10 @@ fn doc(path: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn json_path(test: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("iolab-s3bench-{test}-{}.json", std::process::id()))
+/// A private directory for a test's outputs, removed when it ends
+/// (passed or failed).
+fn outdir(test: &str) -> PrivateDir {
+    PrivateDir::new(&format!("iolab-s3bench-{test}")).unwrap()
 }
 
 /// The payload's figures of op `name`.
@@ -84,7 +87,8 @@ fn mixed_keeps_its_shares_and_leaves_the_bucket_as_found() {
     };
     let b = "sb-mixed";
     let before = bucket(s, b);
-    let j = json_path("mixed");
+    let dir = outdir("mixed");
+    let j = dir.path().join("r.json");
     let store = j.with_extension("sqlite");
     let csv = j.with_extension("csv");
     let o = run(
@@ -182,15 +186,20 @@ fn mixed_keeps_its_shares_and_leaves_the_bucket_as_found() {
     let rows = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(rows.lines().count(), 6, "{rows}");
     assert!(rows.lines().nth(1).unwrap().starts_with("get,,"), "{rows}");
-    let shown = stdout(&iolab(&["results", "--store", store.to_str().unwrap(), "show", "1"]));
+    let shown = stdout(&iolab(&[
+        "results",
+        "--store",
+        store.to_str().unwrap(),
+        "show",
+        "1",
+    ]));
     assert!(shown.contains("s3bench"), "{shown}");
     assert!(
-        shown.lines().any(|l| l.contains("list") && l.contains("requests/s")),
+        shown
+            .lines()
+            .any(|l| l.contains("list") && l.contains("requests/s")),
         "{shown}"
     );
-    for f in [&j, &csv, &store] {
-        let _ = std::fs::remove_file(f);
-    }
 }
 
 /// warp's random sizes up to 256 KiB: L = log2(2^18 - 1), L0 = 10, so
@@ -205,7 +214,8 @@ fn randsize_sizes_on_the_server_follow_warps_distribution() {
     };
     let b = "sb-randsize";
     s.make_bucket(b).unwrap();
-    let j = json_path("randsize");
+    let dir = outdir("randsize");
+    let j = dir.path().join("r.json");
     let o = run(
         s,
         &[
@@ -259,7 +269,6 @@ fn randsize_sizes_on_the_server_follow_warps_distribution() {
         (0.12..0.25).contains(&mean),
         "mean {mean} of the largest (warp: 0.179)"
     );
-    let _ = std::fs::remove_file(&j);
 }
 
 #[test]
@@ -270,7 +279,8 @@ fn rps_limit_makes_its_rate_for_the_duration() {
     let b = "sb-rps";
     s.make_bucket(b).unwrap();
     let proxy = FaultProxy::counting(s.endpoint()[7..].parse().unwrap()).unwrap();
-    let j = json_path("rps");
+    let dir = outdir("rps");
+    let j = dir.path().join("r.json");
     let o = run(
         s,
         &[
@@ -300,7 +310,6 @@ fn rps_limit_makes_its_rate_for_the_duration() {
     // The server saw as many HEADs, and the bucket's own.
     let other = u(&d["payload"]["requests_other"]["head"]);
     assert_eq!(proxy.kinds().head, n + other);
-    let _ = std::fs::remove_file(&j);
 }
 
 #[test]
@@ -310,7 +319,8 @@ fn autoterm_ends_a_steady_run_early_and_says_so() {
     };
     let b = "sb-autoterm";
     s.make_bucket(b).unwrap();
-    let j = json_path("autoterm");
+    let dir = outdir("autoterm");
+    let j = dir.path().join("r.json");
     // A fixed rate is steady by construction.
     let o = run(
         s,
@@ -351,7 +361,6 @@ fn autoterm_ends_a_steady_run_early_and_says_so() {
         "{}",
         stdout(&o)
     );
-    let _ = std::fs::remove_file(&j);
 }
 
 #[test]
@@ -374,7 +383,8 @@ fn two_gateways_split_by_the_least_busy_rule() {
     )
     .unwrap();
     let hosts = format!("{},{}", s.endpoint(), slow.endpoint());
-    let j = json_path("hosts");
+    let dir = outdir("hosts");
+    let j = dir.path().join("r.json");
     let o = run(
         s,
         &[
@@ -420,7 +430,6 @@ fn two_gateways_split_by_the_least_busy_rule() {
         "{out}"
     );
     assert_eq!(s.objects(b, "").unwrap(), before);
-    let _ = std::fs::remove_file(&j);
 }
 
 /// Every kind of request the run says it sent, against what the server saw.
@@ -477,7 +486,8 @@ fn two_mpi_ranks_count_what_the_server_saw() {
     let b = "sb-mpi";
     let before = bucket(s, b);
     let proxy = FaultProxy::counting(s.endpoint()[7..].parse().unwrap()).unwrap();
-    let j = json_path("mpi");
+    let dir = outdir("mpi");
+    let j = dir.path().join("r.json");
     let mut c = Command::new("mpirun");
     let _session = OmpiSession::attach(&mut c);
     let o = c
@@ -519,7 +529,6 @@ fn two_mpi_ranks_count_what_the_server_saw() {
     assert_eq!(u(&d["payload"]["workers"]), 4);
     assert_counts_match(&d, proxy.kinds());
     assert_eq!(s.objects(b, "").unwrap(), before);
-    let _ = std::fs::remove_file(&j);
 }
 
 #[test]
@@ -531,7 +540,8 @@ fn every_benchmark_runs_and_cleans_up() {
     let before = bucket(s, b);
     let proxy = FaultProxy::counting(s.endpoint()[7..].parse().unwrap()).unwrap();
     let host = proxy.endpoint();
-    let j = json_path("every");
+    let dir = outdir("every");
+    let j = dir.path().join("r.json");
     for (args, ops) in [
         (
             &["get", "--objects", "8", "--obj.size", "64KiB", "--range"][..],
@@ -606,7 +616,6 @@ fn every_benchmark_runs_and_cleans_up() {
         }
         assert_eq!(s.objects(b, "").unwrap(), before, "{args:?} left objects");
     }
-    let _ = std::fs::remove_file(&j);
 }
 
 #[test]
@@ -616,7 +625,8 @@ fn bad_input_is_refused_before_any_object_is_made() {
     };
     let b = "sb-bad";
     let before = bucket(s, b);
-    let key = std::env::temp_dir().join(format!("iolab-s3bench-key-{}", std::process::id()));
+    let dir = outdir("bad-input");
+    let key = dir.path().join("key");
     std::fs::write(&key, "secret").unwrap();
     let k = key.to_str().unwrap();
     for (args, says) in [
@@ -650,7 +660,6 @@ fn bad_input_is_refused_before_any_object_is_made() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
     assert_eq!(s.objects(b, "").unwrap(), before);
-    let _ = std::fs::remove_file(&key);
 }
 
 #[test]
@@ -662,7 +671,17 @@ fn ctrl_c_ends_the_run_and_the_cleanup_still_runs() {
     let before = bucket(s, b);
     let mut child = cmd(
         s,
-        &["put", "--bucket", b, "--obj.size", "4KiB", "--concurrent", "2", "--duration", "60s"],
+        &[
+            "put",
+            "--bucket",
+            b,
+            "--obj.size",
+            "4KiB",
+            "--concurrent",
+            "2",
+            "--duration",
+            "60s",
+        ],
     )
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::piped())
@@ -679,6 +698,10 @@ fn ctrl_c_ends_the_run_and_the_cleanup_still_runs() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(stdout(&o).contains("(interrupted)"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("nothing of this run is left"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("nothing of this run is left"),
+        "{}",
+        stdout(&o)
+    );
     assert_eq!(s.objects(b, "").unwrap(), before);
 }
