@@ -48,6 +48,7 @@
 # Environment: RUNS (3), TASKS (4), SIGNING ("header query": iolab runs
 # with each --s3.signing, to choose by measurement), SIZES ("4096 1048576"), ITEMS_SMALL
 # (500 per task, for sizes under 64 KiB), ITEMS_LARGE (40 per task),
+# MDTEST (1; 0 skips the mdtest and xdd parts),
 # S3BENCH ("get put stat delete list mixed"; "" skips that part), SECS
 # (8, the timed phase of each), OBJECTS_SMALL (1000 objects prepared,
 # under 64 KiB; delete gets four times as many), OBJECTS_LARGE (100),
@@ -61,6 +62,7 @@ SIZES=${SIZES:-"4096 1048576"}
 SIGNING=${SIGNING:-"header query"}
 ITEMS_SMALL=${ITEMS_SMALL:-500}
 ITEMS_LARGE=${ITEMS_LARGE:-40}
+MDTEST=${MDTEST:-1}
 S3BENCH=${S3BENCH-"get put stat delete list mixed"}
 SECS=${SECS:-8}
 OBJECTS_SMALL=${OBJECTS_SMALL:-1000}
@@ -137,6 +139,7 @@ for s in d['payload']['tests'][0]['summary']: print(s['phase'], s['rate']['mean'
 }
 
 for size in $SIZES; do
+    [ "$MDTEST" = 1 ] || break
     items=$ITEMS_SMALL
     [ "$size" -ge 65536 ] && items=$ITEMS_LARGE
     requests=$((4 * items * TASKS))
@@ -241,7 +244,7 @@ done
 # A one-request object's PUT is inside xdd's timed write: each pass of
 # `iolab xdd -numreqs 1` against plain `curl --aws-sigv4` PUTs of the
 # same 1 MiB (the figure must not be shorter than half of curl's).
-if command -v curl >/dev/null; then
+if [ "$MDTEST" = 1 ] && command -v curl >/dev/null; then
     passes=$((RUNS * 7))
     head -c 1048576 /dev/urandom >"$tmp/one"
     # The key reaches curl through a config file, not its command line.

@@ -104,9 +104,9 @@ struct Common {
     /// Requests per second over the whole run (0: no limit).
     #[arg(long, default_value_t = 0.0)]
     rps_limit: f64,
-    /// Length of the analysis's time segments.
-    #[arg(long = "analyze.dur", default_value = "1s")]
-    analyze_dur: String,
+    /// Length of the analysis's time segments (default 1s, or --duration when shorter).
+    #[arg(long = "analyze.dur")]
+    analyze_dur: Option<String>,
     /// Seed of the run's random choices (object sizes, keys, ranges); printed in --json.
     #[arg(long)]
     seed: Option<u64>,
@@ -403,6 +403,11 @@ fn config(b: &BenchCmd) -> Result<(Config, &Common), String> {
         p if p.ends_with('/') => p.to_string(),
         p => format!("{p}/"),
     };
+    let duration_s = dur("--duration", &c.duration)?;
+    let segment_s = match &c.analyze_dur {
+        Some(v) => dur("--analyze.dur", v)?,
+        None => duration_s.min(1.0),
+    };
     let cfg = Config {
         bench: o.bench,
         hosts: hosts(c)?,
@@ -413,7 +418,7 @@ fn config(b: &BenchCmd) -> Result<(Config, &Common), String> {
             .objects
             .unwrap_or(if o.list_existing { 0 } else { objects }),
         concurrent: c.concurrent,
-        duration_s: dur("--duration", &c.duration)?,
+        duration_s,
         autoterm: match c.autoterm {
             true => Some(AutoTerm {
                 min_stable_s: dur("--autoterm.dur", &c.autoterm_dur)?,
@@ -429,7 +434,7 @@ fn config(b: &BenchCmd) -> Result<(Config, &Common), String> {
         max_keys: o.max_keys,
         parts,
         part_size,
-        segment_s: dur("--analyze.dur", &c.analyze_dur)?,
+        segment_s,
         seed: c.seed.unwrap_or_else(fresh_seed),
     };
     if o.range && o.bench != Bench::Get {
