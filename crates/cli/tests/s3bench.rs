@@ -705,3 +705,35 @@ fn ctrl_c_ends_the_run_and_the_cleanup_still_runs() {
     );
     assert_eq!(s.objects(b, "").unwrap(), before);
 }
+
+#[test]
+fn list_existing_reads_what_is_there_and_touches_nothing() {
+    let Some(s) = server("list_existing") else {
+        return;
+    };
+    let b = "sb-existing";
+    s.make_bucket(b).unwrap();
+    for i in 0..6 {
+        s.put(b, &format!("theirs/{i}"), &vec![b'x'; 1000 + i]).unwrap();
+    }
+    s.put(b, "elsewhere/not-listed", b"y").unwrap();
+    let before = s.objects(b, "").unwrap();
+    let dir = outdir("existing");
+    let j = dir.path().join("r.json");
+    for bench in [&["get", "--range"][..], &["stat"], &["mixed", "--list-distrib", "10"]] {
+        let mut a = bench.to_vec();
+        a.extend(["--bucket", b, "--list-existing", "--prefix", "theirs"]);
+        a.extend(["--concurrent", "2", "--duration", "1s", "--obj.size", "1KiB"]);
+        a.extend(["--json", j.to_str().unwrap()]);
+        let o = run(s, &a);
+        ok(&o, &a.join(" "));
+        let d = doc(&j);
+        let read = if bench[0] == "stat" { "stat" } else { "get" };
+        assert!(u(&op(&d, read)["requests"]) > 0, "{}", d["payload"]);
+        assert_eq!(u(&op(&d, read)["errors"]), 0);
+        // Only the listed objects were read: their sizes.
+        let sizes = &op(&d, read)["sizes"];
+        assert!(u(&sizes["min"]) >= 1000 && u(&sizes["max"]) <= 1005, "{sizes}");
+        assert_eq!(s.objects(b, "").unwrap(), before, "{a:?} changed the bucket");
+    }
+}
