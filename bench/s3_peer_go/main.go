@@ -8,6 +8,8 @@
 //
 // Usage: s3_peer_go ENDPOINT BUCKET PREFIX N TASKS SIZE
 //
+//	s3_peer_go bench ... (the requests of `iolab s3bench`: bench.go)
+//
 //	s3_peer_go mb ENDPOINT BUCKET   (makes the bucket, waiting up to
 //	90 s for the server to come up)
 //
@@ -58,6 +60,10 @@ func makeBucket(endpoint, bucket string) {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "bench" {
+		benchMain(os.Args[2:])
+		return
+	}
 	if len(os.Args) == 4 && os.Args[1] == "mb" {
 		makeBucket(os.Args[2], os.Args[3])
 		return

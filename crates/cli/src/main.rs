@@ -28,6 +28,7 @@ mod qualify_show;
 mod report;
 mod results;
 mod runner;
+mod s3bench;
 mod signals;
 mod stats;
 mod survey;
@@ -196,6 +197,16 @@ pub static TOOLS: &[Tool] = &[
         link: false,
         sweep: None,
         command: crate::io500::command,
+        page: None,
+    },
+    Tool {
+        name: "s3bench",
+        about: "object-storage benchmarks as warp runs them: get, put, stat, delete, list, mixed, multipart",
+        help: "--help",
+        entry: crate::s3bench::main,
+        link: false,
+        sweep: None,
+        command: crate::s3bench::command,
         page: None,
     },
     Tool {

@@ -18,10 +18,13 @@
 //!   network namespaces of a FakeCluster, named in a private /etc/hosts;
 //!   the remote shell (`IOLAB_RSH`) enters the host's namespace, and the
 //!   commands of a block naming hosts run on `hostA`.
-//! - S3: a block naming `s3://`, `-a S3` or `--s3.` gets the SeaweedFS
-//!   fixture's `AWS_*` variables, and the buckets it names exist; the
-//!   doc's own `export AWS_...` and `aws ... s3 mb` lines are skipped
-//!   (with the reason printed) in their favour.
+//! - S3: a block naming `s3://`, `-a S3`, `--s3.` or `iolab s3bench`
+//!   gets the SeaweedFS fixture's `AWS_*` variables, and the buckets it
+//!   names (`--s3.bucket=B`, `s3://B/`, s3bench's `--bucket B`) exist;
+//!   `127.0.0.1:9000` (warp's default endpoint) stands for the fixture's
+//!   in commands and output; the doc's own `export AWS_...` and
+//!   `aws ... s3 mb` lines are skipped (with the reason printed) in
+//!   their favour.
 //! - `mpirun`: run as written (without the suite's
 //!   OMPI_ALLOW_RUN_AS_ROOT, so the doc must say it); in a build without
 //!   MPI those steps are skipped with the reason printed.
@@ -211,14 +214,31 @@ impl DocRun {
         Ok(())
     }
 
+    /// `127.0.0.1:9000` as the S3 fixture's endpoint, in a doc that uses it.
+    fn map_s3(&self, s: &str) -> String {
+        let fixture = self
+            .s3_env
+            .iter()
+            .find(|(k, _)| *k == "AWS_ENDPOINT_URL")
+            .map(|(_, v)| v.trim_start_matches("http://"));
+        match fixture {
+            Some(f) => s.replace(DOC_S3_ENDPOINT, f),
+            None => s.to_string(),
+        }
+    }
+
     /// Runs one step; the error says what differs.
     fn run_step(&self, step: &Step, on_host: bool) -> Result<(), String> {
-        let cmd = self.map_paths(&step.command);
+        let cmd = self.map_s3(&self.map_paths(&step.command));
         self.make_roots(&step.command);
         let script = self.state.join("step.sh");
         std::fs::write(&script, step_script(&cmd, &self.state)).unwrap();
         let (status, out) = self.exec(&script, on_host)?;
-        let want: Vec<String> = step.expected.iter().map(|l| self.map_paths(l)).collect();
+        let want: Vec<String> = step
+            .expected
+            .iter()
+            .map(|l| self.map_s3(&self.map_paths(l)))
+            .collect();
         let shown = format!("status {status}\n{out}");
         if status != step.status {
             return Err(format!(
@@ -369,16 +389,30 @@ fn host_names(text: &str) -> BTreeSet<&'static str> {
 
 /// Whether a text needs the S3 server.
 fn uses_s3(text: &str) -> bool {
-    text.contains("s3://") || text.contains("-a S3") || text.contains("--s3.")
+    text.contains("s3://")
+        || text.contains("-a S3")
+        || text.contains("--s3.")
+        || text.contains("iolab s3bench")
 }
 
-/// Buckets a text names: `--s3.bucket=B`, `s3://B/...`.
+/// The endpoint the docs write for an S3 service (warp's default).
+const DOC_S3_ENDPOINT: &str = "127.0.0.1:9000";
+
+/// Buckets a text names: `--s3.bucket=B`, `s3://B/...`, and s3bench's
+/// `--bucket B` or `--bucket=B`.
 fn bucket_names(text: &str) -> BTreeSet<String> {
     let mut v = BTreeSet::new();
-    for w in text.split_whitespace() {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let s3bench = text.contains("s3bench");
+    for (i, w) in words.iter().enumerate() {
         let name = w.strip_prefix("--s3.bucket=").or_else(|| {
             w.strip_prefix("s3://")
                 .map(|r| r.split('/').next().unwrap_or(""))
+        });
+        let name = name.or(match (s3bench, *w) {
+            (true, "--bucket") => words.get(i + 1).copied(),
+            (true, _) => w.strip_prefix("--bucket="),
+            _ => None,
         });
         if let Some(n) = name.filter(|n| !n.is_empty()) {
             v.insert(n.to_string());
@@ -700,6 +734,12 @@ fn placeholders_map_paths_hosts_and_buckets() {
     assert_eq!(
         bucket_names("-a S3 --s3.bucket=runs s3://big/obj"),
         ["big".to_string(), "runs".to_string()]
+            .into_iter()
+            .collect()
+    );
+    assert_eq!(
+        bucket_names("iolab s3bench get --bucket bench\niolab s3bench put --bucket=b2"),
+        ["b2".to_string(), "bench".to_string()]
             .into_iter()
             .collect()
     );

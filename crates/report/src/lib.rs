@@ -10,6 +10,7 @@ pub mod ior;
 pub mod lst;
 pub mod mdtest;
 pub mod qualify;
+pub mod s3bench;
 pub mod series;
 pub mod store;
 pub mod survey;

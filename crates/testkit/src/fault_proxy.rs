@@ -65,7 +65,45 @@ struct Counters {
     requests: AtomicU64,
     faults: AtomicU64,
     body_bytes: AtomicU64,
+    /// Requests by kind, in [`Kinds`] order.
+    kinds: [AtomicU64; 6],
     stop: AtomicBool,
+}
+
+/// Requests by kind, as an S3 server sees them: a GET of the bucket
+/// with `list-type` is a LIST, every other request counts by its method.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Kinds {
+    /// GETs of objects.
+    pub get: u64,
+    /// PUTs (objects, parts, buckets).
+    pub put: u64,
+    /// HEADs.
+    pub head: u64,
+    /// DELETEs.
+    pub delete: u64,
+    /// POSTs.
+    pub post: u64,
+    /// ListObjectsV2 requests.
+    pub list: u64,
+}
+
+/// The index of a request's kind in [`Counters::kinds`].
+fn kind(head: &[u8]) -> usize {
+    let line = head
+        .split(|&b| b == b'\r' || b == b'\n')
+        .next()
+        .unwrap_or(&[]);
+    let target = line.split(|&b| b == b' ').nth(1).unwrap_or(&[]);
+    let listing = target.windows(10).any(|w| w == b"list-type=");
+    match line.split(|&b| b == b' ').next().unwrap_or(&[]) {
+        b"GET" if listing => 5,
+        b"GET" => 0,
+        b"PUT" => 1,
+        b"HEAD" => 2,
+        b"DELETE" => 3,
+        _ => 4,
+    }
 }
 
 /// A running proxy; dropping it stops it (open connections end when
@@ -118,6 +156,24 @@ impl FaultProxy {
     pub fn body_bytes(&self) -> u64 {
         self.counters.body_bytes.load(Ordering::Relaxed)
     }
+
+    /// Requests received, by kind.
+    pub fn kinds(&self) -> Kinds {
+        let k = |i: usize| self.counters.kinds[i].load(Ordering::Relaxed);
+        Kinds {
+            get: k(0),
+            put: k(1),
+            head: k(2),
+            delete: k(3),
+            post: k(4),
+            list: k(5),
+        }
+    }
+
+    /// A proxy that passes every request on and counts it.
+    pub fn counting(upstream: SocketAddr) -> io::Result<Self> {
+        Self::start(upstream, Fault::SlowDown, 0)
+    }
 }
 
 impl Drop for FaultProxy {
@@ -158,6 +214,7 @@ fn serve(
             break Ok(());
         };
         let n = c.requests.fetch_add(1, Ordering::Relaxed) + 1;
+        c.kinds[kind(&head)].fetch_add(1, Ordering::Relaxed);
         let mut body = vec![0u8; body_len];
         reader.read_exact(&mut body)?;
         if every > 0 && n.is_multiple_of(every) && fault.applies(&head) {
@@ -277,4 +334,20 @@ fn linger_zero(client: &TcpStream) -> io::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_counted_by_kind() {
+        let k = |line: &str| kind(format!("{line}\r\nhost: x\r\n\r\n").as_bytes());
+        assert_eq!(k("GET /b/run/0/1 HTTP/1.1"), 0);
+        assert_eq!(k("GET /b/?list-type=2&prefix=run%2F HTTP/1.1"), 5);
+        assert_eq!(k("PUT /b/k HTTP/1.1"), 1);
+        assert_eq!(k("HEAD /b/k HTTP/1.1"), 2);
+        assert_eq!(k("DELETE /b/k HTTP/1.1"), 3);
+        assert_eq!(k("POST /b/k?uploads HTTP/1.1"), 4);
+    }
 }

@@ -219,6 +219,71 @@ impl S3Server {
         }
     }
 
+    /// Starts a second S3 gateway (`weed s3`) on this server's filer:
+    /// the same buckets and objects through another port, as a cluster
+    /// behind several endpoints serves them. Waits (bounded) until it
+    /// answers; killed on drop and with the test's thread.
+    pub fn gateway(&self) -> Result<Gateway, String> {
+        let ports: [u16; 2] = free_ports()?[..2].try_into().map_err(|_| "no ports")?;
+        // Into the server's ledger too: a killed test's gateway sockets
+        // are removed by the next start, as the server's are.
+        let ledger = self.dir.join(PORTS_FILE);
+        let mut listed = std::fs::read_to_string(&ledger).unwrap_or_default();
+        listed.push_str(&format!(" {} {}", ports[0], ports[1]));
+        std::fs::write(&ledger, listed).map_err(|e| format!("{}: {e}", ledger.display()))?;
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let sock = self.dir.join(format!("gateway-{n}.sock"));
+        let args = [
+            // host:port.grpcport: weed takes the gRPC port from the
+            // address, else it guesses port + 10000.
+            format!("-filer=127.0.0.1:{}.{}", self.ports[6], self.ports[7]),
+            format!("-port={}", ports[0]),
+            format!("-port.grpc={}", ports[1]),
+            format!("-config={}", self.dir.join("s3.json").display()),
+            format!("-localSocket={}", sock.display()),
+            "-ip.bind=127.0.0.1".into(),
+            "-port.iceberg=0".into(),
+            "-port.lance=0".into(),
+        ];
+        let log = std::fs::File::create(self.dir.join(format!("gateway-{n}.log")))
+            .map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(weed()?);
+        cmd.arg(format!("-logdir={}", self.dir.join("logs").display()))
+            .arg("s3")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log);
+        // SAFETY: prctl only sets a flag of the child between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start weed s3: {e}"))?;
+        let g = Gateway {
+            child: Some(child),
+            endpoint: format!("http://127.0.0.1:{}", ports[0]),
+            ports,
+        };
+        let t0 = Instant::now();
+        let probe = format!("iolab-ready-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        loop {
+            match client(&g.endpoint).create_bucket(&probe) {
+                Ok(()) => return Ok(g),
+                Err(e) if t0.elapsed() > START_WAIT => {
+                    return Err(format!(
+                        "the second gateway did not answer within {START_WAIT:?}: {e}"
+                    ))
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            }
+        }
+    }
+
     /// Kills the server at once (SIGKILL), as a crash would.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -263,6 +328,31 @@ impl S3Server {
     }
 }
 
+/// A second S3 gateway of an [`S3Server`] (see [`S3Server::gateway`]).
+#[derive(Debug)]
+pub struct Gateway {
+    child: Option<Child>,
+    endpoint: String,
+    ports: [u16; 2],
+}
+
+impl Gateway {
+    /// `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        remove_sockets(&self.ports);
+    }
+}
+
 /// The shared server's end at process exit (see [`S3Server::shared`]).
 extern "C" fn end_shared() {
     if let Some(Ok(s)) = SHARED.get() {
@@ -299,7 +389,12 @@ fn remove_sockets(ports: &[u16]) {
 
 /// An S3 backend on `endpoint` with the test key, for set-up calls.
 fn client(endpoint: &str) -> S3 {
-    S3::new(S3Config {
+    S3::new(fixture_config(endpoint))
+}
+
+/// The settings of the fixture's clients: the test key, path style.
+fn fixture_config(endpoint: &str) -> S3Config {
+    S3Config {
         endpoint: endpoint.into(),
         region: "us-east-1".into(),
         bucket: Some("iolab-fixture".into()),
@@ -309,7 +404,7 @@ fn client(endpoint: &str) -> S3 {
         path_style: true,
         timeout: Duration::from_secs(10),
         signing: Default::default(),
-    })
+    }
 }
 
 /// The `weed` binary: $IOLAB_WEED, else the one on PATH.

@@ -24,7 +24,7 @@ use ureq::Body;
 
 /// An HTTP method, as sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Method {
+pub(super) enum Method {
     Head,
     Get,
     Put,
@@ -33,7 +33,7 @@ enum Method {
 }
 
 impl Method {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Method::Head => "HEAD",
             Method::Get => "GET",
@@ -86,7 +86,7 @@ const SIGN_SLACK: Duration = Duration::from_secs(60);
 /// Bytes of an error answer kept for its message.
 const ERROR_BODY_BYTES: u64 = 64 * 1024;
 /// Largest listing answer read (1000 keys of 1 KiB each, and margin).
-const LIST_BODY_BYTES: u64 = 16 * 1024 * 1024;
+pub(super) const LIST_BODY_BYTES: u64 = 16 * 1024 * 1024;
 
 impl Client {
     /// A client for `cfg`. Makes no request.
@@ -220,11 +220,11 @@ impl Client {
         Ok(b)
     }
 
-    fn expiry(&self) -> Duration {
+    pub(super) fn expiry(&self) -> Duration {
         self.timeout + SIGN_SLACK
     }
 
-    fn creds(&self) -> Option<&Credentials> {
+    pub(super) fn creds(&self) -> Option<&Credentials> {
         self.creds.as_ref()
     }
 
@@ -332,7 +332,7 @@ impl Client {
     }
 
     /// Sends and turns any status but 2xx into an error.
-    fn ok(
+    pub(super) fn ok(
         &self,
         m: Method,
         url: &str,
@@ -347,7 +347,7 @@ impl Client {
     /// Runs `f` with the request of `m` on object `key`: its URL and,
     /// when signing in headers, its signature, built in this thread's
     /// buffers; else the URL `presign` makes.
-    fn with_object_request<T>(
+    pub(super) fn with_object_request<T>(
         &self,
         m: Method,
         b: &Bucket,
@@ -374,7 +374,7 @@ impl Client {
     }
 
     /// Sends an object request: `extra` headers plus the signature's.
-    fn send_object(
+    pub(super) fn send_object(
         &self,
         m: Method,
         r: &ObjectRequest,
@@ -713,7 +713,7 @@ impl Client {
 /// An object request: its URL and, signed in headers, its date and
 /// `authorization` value. One per thread, reused ([`SCRATCH`]).
 #[derive(Default)]
-struct ObjectRequest {
+pub(super) struct ObjectRequest {
     url: String,
     signed: bool,
     amz_date: AmzDate,
@@ -762,7 +762,7 @@ fn host_and_path(url: &str) -> (&str, &str) {
 }
 
 /// A `Range` header's value, written on the stack.
-struct RangeHeader {
+pub(super) struct RangeHeader {
     buf: [u8; 48],
 }
 
@@ -774,7 +774,7 @@ impl Default for RangeHeader {
 
 impl RangeHeader {
     /// `bytes=FIRST-LAST`.
-    fn of(&mut self, first: u64, last: u64) -> &str {
+    pub(super) fn of(&mut self, first: u64, last: u64) -> &str {
         use std::io::Write as _;
         let mut w = &mut self.buf[..];
         // 6 + 20 + 1 + 20 bytes at most: always fits.
@@ -785,13 +785,13 @@ impl RangeHeader {
 }
 
 /// An object's name in messages: `s3://bucket/key`.
-struct Loc<'a> {
+pub(super) struct Loc<'a> {
     bucket: &'a str,
     key: &'a str,
 }
 
 impl<'a> Loc<'a> {
-    fn new(b: &'a Bucket, key: &'a str) -> Self {
+    pub(super) fn new(b: &'a Bucket, key: &'a str) -> Self {
         Loc {
             bucket: b.name(),
             key,
@@ -849,7 +849,7 @@ fn retryable_status(status: u16) -> bool {
 }
 
 /// The answer when its status is 2xx, else the error it tells.
-fn success(m: Method, loc: &Loc, r: Response<Body>) -> io::Result<Response<Body>> {
+pub(super) fn success(m: Method, loc: &Loc, r: Response<Body>) -> io::Result<Response<Body>> {
     if r.status().is_success() {
         Ok(r)
     } else {
@@ -858,12 +858,12 @@ fn success(m: Method, loc: &Loc, r: Response<Body>) -> io::Result<Response<Body>
 }
 
 /// Reads what is left of an answer so its connection can be reused.
-fn drain(r: &mut Response<Body>) {
+pub(super) fn drain(r: &mut Response<Body>) {
     let mut reader = r.body_mut().as_reader();
     let _ = io::copy(&mut reader.by_ref().take(1 << 20), &mut io::sink());
 }
 
-fn skip(r: &mut Response<Body>, n: u64, loc: &Loc) -> io::Result<()> {
+pub(super) fn skip(r: &mut Response<Body>, n: u64, loc: &Loc) -> io::Result<()> {
     let mut reader = r.body_mut().as_reader();
     let got = io::copy(&mut reader.by_ref().take(n), &mut io::sink())
         .map_err(|e| body_error(Method::Get, loc, e))?;
@@ -876,14 +876,19 @@ fn skip(r: &mut Response<Body>, n: u64, loc: &Loc) -> io::Result<()> {
     Ok(())
 }
 
-fn body_error(m: Method, loc: &Loc, e: io::Error) -> io::Error {
+pub(super) fn body_error(m: Method, loc: &Loc, e: io::Error) -> io::Error {
     io::Error::new(
         e.kind(),
         format!("S3 {} {loc}: reading the answer: {e}", m.name()),
     )
 }
 
-fn read_text(r: &mut Response<Body>, limit: u64, m: Method, loc: &Loc) -> io::Result<String> {
+pub(super) fn read_text(
+    r: &mut Response<Body>,
+    limit: u64,
+    m: Method,
+    loc: &Loc,
+) -> io::Result<String> {
     r.body_mut()
         .with_config()
         .limit(limit)
@@ -893,7 +898,7 @@ fn read_text(r: &mut Response<Body>, limit: u64, m: Method, loc: &Loc) -> io::Re
 
 /// The error for an answer whose status is not 2xx: the status, S3's
 /// error code and message, the request and the object.
-fn status_error(m: Method, loc: &Loc, mut r: Response<Body>) -> io::Error {
+pub(super) fn status_error(m: Method, loc: &Loc, mut r: Response<Body>) -> io::Error {
     let status = r.status();
     let detail = match m {
         Method::Head => String::new(),

@@ -28,11 +28,13 @@
 
 mod client;
 mod config;
+mod endpoint;
 mod objects;
 mod resolver;
 mod sigv4;
 
 pub use config::{check_bucket, S3Config, Signing};
+pub use endpoint::{Endpoint, Got, Listed, Page};
 
 use crate::options::{BackendOptions, OptionError};
 use crate::{Backend, Capabilities, DirEntry, Handle, OpenOptions, Stat};
