@@ -605,3 +605,188 @@ fn report_charts_a_live_stream_and_refuses_what_is_not_one() {
     assert!(stderr(&o).contains("jsonl"), "{}", stderr(&o));
     assert!(!s.path("rep2").exists());
 }
+
+/// ior's transfers and bytes per access, over every test and iteration.
+fn ior_counts(doc: &Value) -> BTreeMap<String, (u64, u64)> {
+    let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for t in doc["payload"]["tests"].as_array().unwrap() {
+        for it in t["iterations"].as_array().unwrap() {
+            for access in ["write", "read"] {
+                let a = &it[access];
+                if a.is_object() {
+                    let e = out.entry(access.to_string()).or_default();
+                    e.0 += a["transfers"].as_u64().unwrap();
+                    e.1 += a["bytes"].as_u64().unwrap();
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn ior_threads_intervals_sum_to_the_results() {
+    let s = Scratch::new("live-ior");
+    let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
+    // -W's read-back is no access of the results: it must not count.
+    let o = iolab(&[
+        "ior", "-w", "-r", "-W", "-R", "-F", "-b", "1m", "-t", "4k", "-s", "4", "-i", "2",
+        "--tasks", "3", "-o", s.path("f").to_str().unwrap(), "--json", res.to_str().unwrap(),
+        "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+    ]);
+    ok(&o, "ior");
+    let (header, rows) = read_jsonl(&live);
+    let doc = json(&res);
+    assert_eq!(header["tool"], "ior");
+    assert_eq!(header["run_id"], doc["run_id"], "the stream and the results share a run id");
+    let want = ior_counts(&doc);
+    assert_eq!(want["write"], (2 * 3 * 4 * 256, 2 * 3 * 4 << 20), "{want:?}");
+    assert_eq!(sums(&rows), want);
+    assert_flushed(&rows);
+    // Every interval's transfers are timed.
+    let timed: u64 = rows
+        .iter()
+        .filter(|r| r.get("rank").is_none())
+        .map(|r| r["latency"]["count"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(timed, want.values().map(|v| v.0).sum::<u64>());
+}
+
+#[test]
+fn ior_two_ranks_by_two_threads_merge_at_rank_0() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return skip_or_fail("live_ior_mpi", "mpirun not installed");
+    }
+    let s = Scratch::new("live-ior-mpi");
+    let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
+    let mut c = Command::new("mpirun");
+    let _session = OmpiSession::attach(&mut c);
+    let o = c
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "2", env!("CARGO_BIN_EXE_iolab"), "ior"])
+        .args("-w -r -C -b 512k -t 8k -s 3 --tasks 2 -o".split(' '))
+        .arg(s.path("f"))
+        .args(["--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(), "--live-interval", "0.1"])
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    ok(&o, "mpirun ior");
+    let (header, rows) = read_jsonl(&live);
+    let doc = json(&res);
+    assert_eq!(header["run_id"], doc["run_id"]);
+    let want = ior_counts(&doc);
+    assert_eq!(want["write"], (4 * 3 * 64, 4 * 3 * 512 * 1024), "{want:?}");
+    assert_eq!(sums(&rows), want);
+    assert_flushed(&rows);
+    let mut per: BTreeMap<(u64, String), u64> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.get("rank").is_some()) {
+        *per.entry((r["rank"].as_u64().unwrap(), r["phase"].as_str().unwrap().into())).or_default() +=
+            r["ops"].as_u64().unwrap();
+    }
+    for (access, (n, _)) in &want {
+        assert_eq!(per[&(0, access.clone())], n / 2, "{access}: rank 0's two tasks");
+        assert_eq!(per[&(1, access.clone())], n / 2, "{access}: rank 1's two tasks");
+    }
+}
+
+/// Starts `words`, waits for `n` lines of the stream at `live`, sends
+/// SIGINT: the run exits 130, its last interval flushed, every line
+/// parsed. Returns the rows.
+fn interrupted(words: &[&str], live: &Path, n: usize) -> Vec<Value> {
+    let c = spawn(words);
+    wait_for_lines(live, n);
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+    assert_eq!(wait(c), 130, "{words:?}");
+    let (_, rows) = read_jsonl(live);
+    assert_flushed(&rows);
+    rows
+}
+
+/// Each phase's last aggregate row carries the sum of its intervals:
+/// the flush missed nothing the stream had counted.
+fn assert_totals_whole(rows: &[Value]) {
+    for (phase, (ops, bytes)) in sums(rows) {
+        let last = rows
+            .iter()
+            .filter(|r| r.get("rank").is_none() && r["phase"] == phase.as_str())
+            .last()
+            .unwrap();
+        assert_eq!(last["last"], true, "{last}");
+        assert_eq!(last["ops_total"].as_u64(), Some(ops), "{phase}");
+        assert_eq!(last["bytes_total"].as_u64(), Some(bytes), "{phase}");
+    }
+}
+
+#[test]
+fn ior_ctrl_c_and_failure_flush_the_last_interval_with_the_results_counts() {
+    let s = Scratch::new("live-ior-stop");
+    let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
+    let f = s.path("f");
+    let rows = interrupted(
+        &[
+            "ior", "-F", "-w", "-O", "interIODelay=2000", "-b", "64m", "-t", "4k", "-o",
+            f.to_str().unwrap(), "--tasks", "2", "--json", res.to_str().unwrap(), "--live",
+            live.to_str().unwrap(), "--live-interval", "0.1",
+        ],
+        &live,
+        4,
+    );
+    let doc = json(&res);
+    assert_eq!(doc["outcome"]["status"], "interrupted");
+    let want = ior_counts(&doc);
+    assert!(want["write"].0 > 0, "{want:?}");
+    assert_eq!(sums(&rows), want, "the interrupted write's transfers");
+
+    // A file system that fills up: the write fails (exit 1).
+    let small = SmallFs::new(&s, "small", "2m");
+    let o = iolab(&[
+        "ior", "-F", "-w", "-r", "-b", "4m", "-t", "64k", "-o", &small.path("f"), "--tasks", "2",
+        "--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
+        "--live-interval", "0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (_, rows) = read_jsonl(&live);
+    assert_flushed(&rows);
+    let last = rows.iter().rfind(|r| r["phase"] == "write").unwrap();
+    assert!(last["errors_total"].as_u64().unwrap() > 0, "{last}");
+    let doc = json(&res);
+    assert_eq!(doc["outcome"]["status"], "error");
+    assert_eq!(sums(&rows), ior_counts(&doc));
+}
+
+/// A tmpfs of `size` under a scratch directory, unmounted on drop
+/// (before the scratch directory goes).
+struct SmallFs {
+    dir: std::path::PathBuf,
+    mounted: bool,
+}
+
+impl SmallFs {
+    fn new(s: &Scratch, name: &str, opts: &str) -> Self {
+        let dir = s.path(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = if opts.contains('=') { opts.to_string() } else { format!("size={opts}") };
+        let mounted = is_root()
+            && Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &o, "tmpfs"])
+                .arg(&dir)
+                .status()
+                .is_ok_and(|st| st.success());
+        if !mounted {
+            skip_or_fail(name, "cannot mount a small tmpfs (not root?)");
+        }
+        SmallFs { dir, mounted }
+    }
+
+    fn path(&self, f: &str) -> String {
+        self.dir.join(f).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        }
+    }
+}

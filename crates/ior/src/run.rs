@@ -47,6 +47,9 @@ pub struct Runner<'a> {
     pub backend: &'a dyn Backend,
     /// Progress.
     pub observer: &'a dyn Observer,
+    /// Live figures (`--live`): each task records its transfers here,
+    /// under the access's name (`write`, `read`).
+    pub live: Option<&'a iolab_core::live::Board>,
 }
 
 /// What a run gave (the tests on rank 0; other ranks hold none).
@@ -167,8 +170,12 @@ impl Runner<'_> {
                 .num_tasks
                 .unwrap_or(u64::MAX)
                 .min(self.tasks() as u64) as usize;
+            let live = ctx::Live {
+                board: self.live,
+                name: None,
+            };
             let mut results = run_subset(self.transport.clone(), self.threads, active, |c| {
-                run_test(c, files, t, self.observer, &made)
+                run_test(c, files, t, self.observer, &made, live)
             });
             let mine = match results.is_empty() {
                 true => None,
@@ -243,8 +250,14 @@ fn outcome_from(b: &[u8]) -> Option<Outcome> {
 /// One test run by every task of `comm`, on `be`, without the look
 /// for existing files and without an observer: for engines that run
 /// IOR's phases as parts of their own benchmark (io500), which check
-/// their directories themselves.
-pub fn test(comm: &dyn Comm, be: &dyn Backend, test: &Test) -> Result<TestResult, String> {
+/// their directories themselves; each task records its transfers on
+/// `live` (under the benchmark's phase name).
+pub fn test(
+    comm: &dyn Comm,
+    be: &dyn Backend,
+    test: &Test,
+    live: ctx::Live<'_>,
+) -> Result<TestResult, String> {
     let files = Files {
         be,
         layout: Layout::of(&be.capabilities())?,
@@ -252,7 +265,7 @@ pub fn test(comm: &dyn Comm, be: &dyn Backend, test: &Test) -> Result<TestResult
         direct: test.params.odirect,
         use_existing: test.params.use_existing,
     };
-    Ok(run_test(comm, files, test, &Silent, &Made::default()))
+    Ok(run_test(comm, files, test, &Silent, &Made::default(), live))
 }
 
 /// One test on this task.
@@ -262,6 +275,7 @@ fn run_test(
     test: &Test,
     observer: &dyn Observer,
     made: &Made,
+    live: ctx::Live<'_>,
 ) -> TestResult {
     let (geo, hosts) = ctx::geometry(comm, test);
     let p = &test.params;
@@ -274,6 +288,7 @@ fn run_test(
         hosts,
         random_seed: ctx::agreed(comm, given),
         started_ns: iolab_core::clock::wall_ns(),
+        live,
     };
     let mut res = start(&ctx);
     let leader = comm.task() == 0;
