@@ -513,7 +513,7 @@ fn mdtest_two_ranks_by_two_threads_merge_at_rank_0() {
 }
 
 #[test]
-fn io500_mdtest_phases_sum_to_the_results() {
+fn io500_mdtest_and_ior_phases_sum_to_the_results() {
     let s = Scratch::new("live-io500");
     let ini = s.path("small.ini");
     std::fs::write(
@@ -537,15 +537,25 @@ fn io500_mdtest_phases_sum_to_the_results() {
     let doc = json(&s.path("results/result.json"));
     assert_eq!(header["run_id"], doc["run_id"]);
     let live_sums = sums(&rows);
-    let mut compared = 0;
+    let (mut md, mut ior) = (0, 0);
     for p in doc["payload"]["phases"].as_array().unwrap() {
+        let name = p["phase"].as_str().unwrap();
         if let Some(items) = p["detail"]["mdtest"]["items"].as_u64() {
-            let name = p["phase"].as_str().unwrap();
             assert_eq!(live_sums.get(name).map(|x| x.0), Some(items), "{name}");
-            compared += 1;
+            md += 1;
+        }
+        // Every transfer of an ior phase moves the transfer size.
+        let d = &p["detail"]["ior"];
+        if let (Some(bytes), Some(xfer)) = (d["bytes"].as_u64(), d["transfer_bytes"].as_u64()) {
+            assert!(bytes > 0 && xfer > 0, "{name}: {d}");
+            assert_eq!(live_sums.get(name), Some(&(bytes / xfer, bytes)), "{name}");
+            ior += 1;
         }
     }
-    assert!(compared >= 6, "the mdtest phases of io500: {compared}");
+    assert!(md >= 6, "the mdtest phases of io500: {md}");
+    assert!(ior >= 4, "the ior phases of io500: {ior}");
+    // Nothing else is recorded (find has no live figures).
+    assert_eq!(live_sums.len(), md + ior, "{live_sums:?}");
     assert_flushed(&rows);
 }
 
@@ -558,12 +568,19 @@ fn survey_disk_intervals_sum_to_the_regions_bytes() {
     let o = iolab(&[
         "survey", "disk", "--size", "16", "--crghi", "2", "--thrhi", "4", "--rszlo", "64",
         "--rszhi", "128", "--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
-        "--live-interval", "0.1", dev.to_str().unwrap(),
+        "--live-interval", "0.1", "--rslt", s.path("kit").to_str().unwrap(),
+        dev.to_str().unwrap(),
     ]);
     ok(&o, "survey disk");
     let (header, rows) = read_jsonl(&live);
     let doc = json(&res);
     assert_eq!(header["run_id"], doc["run_id"]);
+    assert_eq!(sums(&rows), survey_counts(&doc));
+    assert_flushed(&rows);
+}
+
+/// The disk survey's records and bytes per action, from its regions.
+fn survey_counts(doc: &Value) -> BTreeMap<String, (u64, u64)> {
     let mut want: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for p in doc["payload"]["points"].as_array().unwrap() {
         let rsz = p["rsz_kb"].as_u64().unwrap() * 1024;
@@ -576,8 +593,7 @@ fn survey_disk_intervals_sum_to_the_regions_bytes() {
             }
         }
     }
-    assert_eq!(sums(&rows), want);
-    assert_flushed(&rows);
+    want
 }
 
 #[test]
@@ -789,4 +805,161 @@ impl Drop for SmallFs {
             let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
         }
     }
+}
+
+#[test]
+fn mdtest_ctrl_c_and_a_full_file_system_flush_the_last_interval() {
+    let s = Scratch::new("live-md-stop");
+    let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
+    let d = s.path("d");
+    let rows = interrupted(
+        &[
+            "mdtest", "-F", "-C", "-n", "5000000", "--tasks", "2", "-d", d.to_str().unwrap(),
+            "--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
+            "--live-interval", "0.1",
+        ],
+        &live,
+        4,
+    );
+    assert_totals_whole(&rows);
+    assert!(sums(&rows)["file_create"].0 > 0);
+    assert_eq!(json(&res)["outcome"]["status"], "interrupted");
+
+    // A file system with room for a few hundred inodes: the directory
+    // creation fails once they are gone (exit 1), and the stream counts
+    // exactly the directories that fitted.
+    let small = SmallFs::new(&s, "inodes", "nr_inodes=300");
+    let free = free_inodes(&small.dir);
+    let o = iolab(&[
+        "mdtest", "-n", "400", "--tasks", "2", "-d", &small.path("d"), "--json",
+        res.to_str().unwrap(), "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (_, rows) = read_jsonl(&live);
+    assert_flushed(&rows);
+    assert_totals_whole(&rows);
+    let last = rows.iter().rfind(|r| r["phase"] == "dir_create").unwrap();
+    assert_eq!(last["errors_total"].as_u64(), Some(1), "{last}");
+    // -d and its test-dir.0-0 are made outside the phases.
+    let made = sums(&rows).values().map(|v| v.0).sum::<u64>() + 2;
+    assert_eq!(made, free, "every free inode was one the stream counted");
+    assert_eq!(free_inodes(&small.dir), free, "mdtest removed what it made");
+}
+
+/// Inodes free on the file system of `dir`.
+fn free_inodes(dir: &Path) -> u64 {
+    let c = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+    // SAFETY: a zeroed statvfs is valid; statvfs fills it.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a valid out-pointer.
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    st.f_ffree as u64
+}
+
+/// An io500 ini on `datadir` with small phases (`stonewall` seconds).
+fn io500_ini(s: &Scratch, datadir: &str, stonewall: u32, md_n: u32) -> std::path::PathBuf {
+    let ini = s.path("run.ini");
+    std::fs::write(
+        &ini,
+        format!(
+            "[global]\ndatadir = {datadir}\nresultdir = {}\ntimestamp-resultdir = FALSE\n[debug]\nstonewall-time = {stonewall}\n\
+             [ior-easy]\ntransferSize = 1m\nblockSize = 4m\n[ior-hard]\nsegmentCount = 20\n\
+             [mdtest-easy]\nn = {md_n}\n[mdtest-hard]\nn = 200\n",
+            s.path("results").display()
+        ),
+    )
+    .unwrap();
+    ini
+}
+
+#[test]
+fn io500_ctrl_c_and_a_full_file_system_flush_the_last_interval() {
+    let s = Scratch::new("live-io500-stop");
+    let live = s.path("live.jsonl");
+    let ini = io500_ini(&s, s.path("data").to_str().unwrap(), 300, 5_000_000);
+    // Stopped in mdtest-easy-write (ior-easy-write ran before it).
+    let c = spawn(&[
+        "io500", "--tasks", "2", "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+        ini.to_str().unwrap(),
+    ]);
+    let until = Instant::now() + Duration::from_secs(120);
+    while !std::fs::read_to_string(&live).unwrap_or_default().contains("mdtest-easy-write") {
+        assert!(Instant::now() < until, "mdtest-easy-write never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+    assert_eq!(wait(c), 130);
+    let (_, rows) = read_jsonl(&live);
+    assert_flushed(&rows);
+    assert_totals_whole(&rows);
+    let doc = json(&s.path("results/result.json"));
+    assert_eq!(doc["outcome"]["status"], "interrupted");
+    let easy = doc["payload"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["phase"] == "ior-easy-write")
+        .unwrap();
+    let bytes = easy["detail"]["ior"]["bytes"].as_u64().unwrap();
+    assert_eq!(sums(&rows)["ior-easy-write"], (bytes >> 20, bytes), "the phase before the stop");
+    assert!(sums(&rows)["mdtest-easy-write"].0 > 0);
+
+    // A datadir on a 3 MiB file system: ior-easy-write fails (exit 1).
+    let small = SmallFs::new(&s, "small", "3m");
+    let ini = io500_ini(&s, &small.path("data"), 1, 400);
+    let o = iolab(&[
+        "io500", "--tasks", "2", "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+        ini.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (_, rows) = read_jsonl(&live);
+    assert_flushed(&rows);
+    assert_totals_whole(&rows);
+    let write = rows.iter().rfind(|r| r["phase"] == "ior-easy-write").unwrap();
+    assert!(write["errors_total"].as_u64().unwrap() > 0, "{write}");
+    let bytes = write["bytes_total"].as_u64().unwrap();
+    assert!(bytes <= 3 << 20 && bytes % (1 << 20) == 0, "whole transfers that fitted: {bytes}");
+    assert_eq!(sums(&rows).len(), 1, "the run stopped at its first phase");
+}
+
+#[test]
+fn survey_ctrl_c_and_a_failed_region_flush_the_last_interval() {
+    let s = Scratch::new("live-survey-stop");
+    let (live, res) = (s.path("live.jsonl"), s.path("sv.json"));
+    let dev = s.path("dev");
+    std::fs::write(&dev, vec![0u8; 200 << 20]).unwrap();
+    let kit = s.path("kit");
+    let rows = interrupted(
+        &[
+            "survey", "disk", "--size", "128", "--crghi", "4", "--thrhi", "16", "--rszlo", "4",
+            "--rszhi", "1024", "--json", res.to_str().unwrap(), "--live",
+            live.to_str().unwrap(), "--live-interval", "0.1", "--rslt", kit.to_str().unwrap(),
+            dev.to_str().unwrap(),
+        ],
+        &live,
+        4,
+    );
+    assert_totals_whole(&rows);
+    assert!(sums(&rows)["write"].0 > 0);
+
+    // A sparse "device" on a 4 MiB file system: writes beyond its room
+    // fail, region by region; the run goes on and ends in exit 1, and
+    // the stream counts what the regions moved and their failures.
+    let small = SmallFs::new(&s, "small", "4m");
+    let sparse = small.path("dev");
+    std::fs::File::create(&sparse).unwrap().set_len(40 << 20).unwrap();
+    let o = iolab(&[
+        "survey", "disk", "--size", "16", "--crghi", "2", "--thrhi", "4", "--rszlo", "64",
+        "--rszhi", "128", "--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
+        "--live-interval", "0.1", "--rslt", kit.to_str().unwrap(), &sparse,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (_, rows) = read_jsonl(&live);
+    assert_flushed(&rows);
+    let doc = json(&res);
+    assert_eq!(doc["outcome"]["status"], "error");
+    let write = rows.iter().rfind(|r| r["phase"] == "write").unwrap();
+    assert!(write["errors_total"].as_u64().unwrap() > 0, "{write}");
+    assert_eq!(sums(&rows), survey_counts(&doc));
 }
