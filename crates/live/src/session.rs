@@ -341,6 +341,16 @@ impl State {
                 }
             }
         }
+        if last {
+            // Every rank's every phase has a row in the final flush, also
+            // when its last report came before it.
+            for ((rank, phase), p) in &self.totals {
+                let slot = by_rank.entry(*rank).or_default();
+                if !slot.iter().any(|q| q.phase == *phase) {
+                    slot.push(p.idle());
+                }
+            }
+        }
         let mut agg = crate::sample::merge_by_phase(by_rank.values().flatten());
         for a in &mut agg {
             self.set_totals(a);

@@ -25,6 +25,7 @@ pub mod server;
 pub mod session;
 pub mod spec;
 pub mod stat;
+pub mod watch;
 
 pub use console::{Node, Plan, Report};
 pub use result::{ClientStats, GroupSummary, PointResult, RunResult, ServerStats};
