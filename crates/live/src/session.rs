@@ -228,7 +228,8 @@ impl State {
         match &mut self.opts.output {
             Output::None => Ok(()),
             Output::Stream(w) => w.write_all(bytes).and_then(|()| w.flush()),
-            Output::Textfile(p) if whole => iolab_output::write_atomically(p, bytes),
+            // Replaced whole for its readers; not synced (see `replace`).
+            Output::Textfile(p) if whole => iolab_output::replace(p, bytes),
             Output::Textfile(_) => Ok(()),
         }
     }
