@@ -383,7 +383,7 @@ mod tests {
         };
         let dir = scratch("easy");
         let s = spec(dir.path(), easy, 1);
-        let w = iolab_comm::run_local(2, |c| run(c, &*null, &s, Access::Write));
+        let w = iolab_comm::run_local(2, |c| run(c, &*null, &s, Access::Write, Default::default()));
         assert!(w[0].stonewall_hit && w[0].transfers_per_task >= w[0].min_at_wall);
         assert!(w[0].transfers_per_task < 1 << 30, "stopped at the wall");
         assert_eq!(w[0].bytes, 2 * w[0].transfers_per_task * 4096);
@@ -398,7 +398,7 @@ mod tests {
         let w = iolab_comm::run_local(2, |c| run(c, &*be, &s, Access::Write, Default::default()));
         assert_eq!((w[0].transfers_per_task, w[0].file_bytes), (4, 131072));
         assert!(dir.path().join("1/ior_file_easy.00000001").exists());
-        let r = iolab_comm::run_local(2, |c| run(c, &*be, &s, Access::Random));
+        let r = iolab_comm::run_local(2, |c| run(c, &*be, &s, Access::Random, Default::default()));
         assert!(r[0].failure.is_none(), "{:?}", r[0].failure);
         assert_eq!(r[0].bytes, 2 * r[0].transfers_per_task * RND_TRANSFER);
         assert!(s
