@@ -170,4 +170,13 @@ pub trait MetaQueue {
     /// operation is in flight, and calls `done` for every completion
     /// ready; returns how many.
     fn complete(&mut self, done: &mut dyn FnMut(&MetaDone<'_>)) -> io::Result<usize>;
+    /// As [`MetaQueue::complete`], but waits for the first completion no
+    /// later than `deadline_ns` (monotonic ns, as [`MetaDone::end_ns`]);
+    /// 0 when none came by then. For an engine that must also send
+    /// something at a set time (md-workbench's `waitingTime`).
+    fn complete_by(
+        &mut self,
+        deadline_ns: u64,
+        done: &mut dyn FnMut(&MetaDone<'_>),
+    ) -> io::Result<usize>;
 }

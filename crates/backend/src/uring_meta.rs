@@ -416,17 +416,32 @@ impl UringMeta {
     }
 
     /// Starts the clocks of what was pushed since the last submission and
-    /// sends it; `wait` completions are awaited in the same call.
-    fn send(&mut self, wait: usize) -> io::Result<()> {
+    /// sends it; `wait` completions are awaited in the same call, until
+    /// the monotonic `deadline_ns` when one is given.
+    fn send(&mut self, wait: usize, deadline_ns: Option<u64>) -> io::Result<()> {
         let now = mono_ns();
         for &t in &self.batch {
             self.slots[t as usize].start_ns = now;
         }
         self.batch.clear();
         loop {
-            match self.ring.submit_and_wait(wait) {
+            let r = match deadline_ns {
+                None => self.ring.submit_and_wait(wait),
+                Some(end) if wait == 0 || end <= mono_ns() => self.ring.submit(),
+                Some(end) => {
+                    let left = end - mono_ns().min(end);
+                    let ts = types::Timespec::new()
+                        .sec(left / 1_000_000_000)
+                        .nsec((left % 1_000_000_000) as u32);
+                    let args = types::SubmitArgs::new().timespec(&ts);
+                    self.ring.submitter().submit_with_args(wait, &args)
+                }
+            };
+            match r {
                 Ok(_) => return Ok(()),
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // The deadline came first.
+                Err(e) if e.raw_os_error() == Some(libc::ETIME) => return Ok(()),
                 // Completions are due first; the caller reaps and retries.
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
                 Err(e) => return Err(e),
@@ -552,16 +567,36 @@ impl MetaQueue for UringMeta {
         // Sent in chunks of 1, 2, 4, ... operations: the kernel's workers
         // start on the first while the next ones are prepared.
         if self.batch.len() >= self.chunk {
-            self.send(0)?;
+            self.send(0, None)?;
             self.chunk *= 2;
         }
         Ok(())
     }
 
     fn complete(&mut self, done: &mut dyn FnMut(&MetaDone<'_>)) -> io::Result<usize> {
+        self.reap(None, done)
+    }
+
+    fn complete_by(
+        &mut self,
+        deadline_ns: u64,
+        done: &mut dyn FnMut(&MetaDone<'_>),
+    ) -> io::Result<usize> {
+        self.reap(Some(deadline_ns), done)
+    }
+}
+
+impl UringMeta {
+    /// Sends what was pushed, waits for a completion (until the deadline
+    /// when one is given) and hands every completion ready to `done`.
+    fn reap(
+        &mut self,
+        deadline_ns: Option<u64>,
+        done: &mut dyn FnMut(&MetaDone<'_>),
+    ) -> io::Result<usize> {
         self.chunk = 1;
         let wait = usize::from(self.in_flight > 0);
-        self.send(wait)?;
+        self.send(wait, deadline_ns)?;
         let end_ns = mono_ns();
         let mut finished = 0;
         loop {
@@ -866,6 +901,36 @@ mod tests {
         let e = q.push(6, &MetaOp::Unlink { dir: &crate::Dir::from_path(c"/x"), name: c"f" });
         assert!(e.is_err(), "a directory without a descriptor is refused");
         assert_eq!(q.in_flight(), 0);
+    }
+
+    /// complete_by returns at its deadline with nothing when nothing can
+    /// complete (the open of a FIFO waits for a writer), and hands the
+    /// completion over once it came.
+    #[test]
+    fn complete_by_returns_at_its_deadline() {
+        let Some(mut q) = queue(2, 8) else { return };
+        let d = Dir::new("deadline");
+        let fifo = d.c("fifo");
+        // SAFETY: a valid C string; the result is checked.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        q.push(1, &MetaOp::Read { path: &fifo, len: 8 }).unwrap();
+        let mut got = Vec::new();
+        let n = q
+            .complete_by(mono_ns() + 20_000_000, &mut |c| got.push(c.tag))
+            .unwrap();
+        assert_eq!((n, got.len(), q.in_flight()), (0, 0, 1), "no writer yet");
+        let n = q.complete_by(0, &mut |c| got.push(c.tag)).unwrap();
+        assert_eq!(n, 0, "a deadline passed: no wait");
+        // A writer that closes at once: the read ends short, at 0 bytes.
+        drop(std::fs::OpenOptions::new().write(true).open(d.0.join("fifo")).unwrap());
+        while q.in_flight() > 0 {
+            q.complete_by(u64::MAX, &mut |c| {
+                got.push(c.tag);
+                assert_eq!(c.result.unwrap_err().short, Some((0, 8)));
+            })
+            .unwrap();
+        }
+        assert_eq!(got, [1]);
     }
 
     #[test]
