@@ -104,6 +104,7 @@ const SMOKES: &[Smoke] = &[
             ("DELAYFS", "DELAYFS"),
             ("RSS_ITEMS", "1000"),
             ("DELAY_ITEMS", "2"),
+            ("MDWB_PER_SET", "2"),
         ],
         peers: &["cc", "python3", "DELAYFS"],
         root: true,
