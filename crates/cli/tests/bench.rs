@@ -140,6 +140,14 @@ const SMOKES: &[Smoke] = &[
     },
     Smoke {
         setup: None,
+        script: "xdd-createnewfiles.sh",
+        args: &["2", "1"],
+        env: &[("IOLAB", "BIN"), ("DELAYFS", "DELAYFS"), ("MB", "1")],
+        peers: &["python3", "DELAYFS"],
+        root: true,
+    },
+    Smoke {
+        setup: None,
         script: "xdd-vs-fio.sh",
         args: &[],
         env: &[
