@@ -769,8 +769,14 @@ mod tests {
         let at = d.open();
         for i in 0..names.len() {
             let name = CString::new(format!("f{i}")).unwrap();
-            q.push(i as u64, &MetaOp::Unlink { dir: &at, name: &name })
-                .unwrap();
+            q.push(
+                i as u64,
+                &MetaOp::Unlink {
+                    dir: &at,
+                    name: &name,
+                },
+            )
+            .unwrap();
             if !q.has_room() {
                 drain(&mut q);
             }
@@ -838,10 +844,30 @@ mod tests {
         );
         assert_eq!((err(3).step, err(3).errno), ("stat", libc::ENOENT));
         let at = d.open();
-        q.push(7, &MetaOp::Rmdir { dir: &at, name: c"sub" }).unwrap();
-        q.push(8, &MetaOp::Unlink { dir: &at, name: c"f" }).unwrap();
-        q.push(9, &MetaOp::Unlink { dir: &at, name: c"f" })
-            .unwrap_or(());
+        q.push(
+            7,
+            &MetaOp::Rmdir {
+                dir: &at,
+                name: c"sub",
+            },
+        )
+        .unwrap();
+        q.push(
+            8,
+            &MetaOp::Unlink {
+                dir: &at,
+                name: c"f",
+            },
+        )
+        .unwrap();
+        q.push(
+            9,
+            &MetaOp::Unlink {
+                dir: &at,
+                name: c"f",
+            },
+        )
+        .unwrap_or(());
         let got = drain(&mut q);
         assert_eq!(got[0].1, Ok(0));
         // Two unlinks of one file in flight: one of them finds it gone.
@@ -884,21 +910,51 @@ mod tests {
         std::os::unix::fs::symlink(d.0.join("other"), d.0.join("t/link")).unwrap();
         std::os::unix::fs::symlink(d.0.join("other/f"), d.0.join("t/flink")).unwrap();
         let at = crate::Posix.open_dir_at(&d.open(), c"t").unwrap();
-        q.push(1, &MetaOp::Rmdir { dir: &at, name: c"link" }).unwrap();
-        q.push(2, &MetaOp::Unlink { dir: &at, name: c"flink" }).unwrap();
+        q.push(
+            1,
+            &MetaOp::Rmdir {
+                dir: &at,
+                name: c"link",
+            },
+        )
+        .unwrap();
+        q.push(
+            2,
+            &MetaOp::Unlink {
+                dir: &at,
+                name: c"flink",
+            },
+        )
+        .unwrap();
         for (tag, name) in [(3, c"link/f"), (4, c"link/sub")] {
             let e = q.push(tag, &MetaOp::Unlink { dir: &at, name }).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
         }
-        let e = q.push(5, &MetaOp::Rmdir { dir: &at, name: c"link/sub" });
+        let e = q.push(
+            5,
+            &MetaOp::Rmdir {
+                dir: &at,
+                name: c"link/sub",
+            },
+        );
         assert!(e.is_err(), "a slash in an rmdir's name is refused");
         let got = drain(&mut q);
         assert_eq!(got.len(), 2, "the refused pushes held no slot: {got:?}");
-        assert_eq!(got[0].1.unwrap_err().errno, libc::ENOTDIR, "rmdir of a link");
+        assert_eq!(
+            got[0].1.unwrap_err().errno,
+            libc::ENOTDIR,
+            "rmdir of a link"
+        );
         assert_eq!(got[1].1, Ok(0), "the link itself unlinked");
         assert!(d.0.join("t/link").is_symlink() && !d.0.join("t/flink").exists());
         assert!(d.0.join("other/f").exists() && d.0.join("other/sub").exists());
-        let e = q.push(6, &MetaOp::Unlink { dir: &crate::Dir::from_path(c"/x"), name: c"f" });
+        let e = q.push(
+            6,
+            &MetaOp::Unlink {
+                dir: &crate::Dir::from_path(c"/x"),
+                name: c"f",
+            },
+        );
         assert!(e.is_err(), "a directory without a descriptor is refused");
         assert_eq!(q.in_flight(), 0);
     }
@@ -913,7 +969,14 @@ mod tests {
         let fifo = d.c("fifo");
         // SAFETY: a valid C string; the result is checked.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-        q.push(1, &MetaOp::Read { path: &fifo, len: 8 }).unwrap();
+        q.push(
+            1,
+            &MetaOp::Read {
+                path: &fifo,
+                len: 8,
+            },
+        )
+        .unwrap();
         let mut got = Vec::new();
         let n = q
             .complete_by(mono_ns() + 20_000_000, &mut |c| got.push(c.tag))
@@ -922,7 +985,12 @@ mod tests {
         let n = q.complete_by(0, &mut |c| got.push(c.tag)).unwrap();
         assert_eq!(n, 0, "a deadline passed: no wait");
         // A writer that closes at once: the read ends short, at 0 bytes.
-        drop(std::fs::OpenOptions::new().write(true).open(d.0.join("fifo")).unwrap());
+        drop(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(d.0.join("fifo"))
+                .unwrap(),
+        );
         while q.in_flight() > 0 {
             q.complete_by(u64::MAX, &mut |c| {
                 got.push(c.tag);

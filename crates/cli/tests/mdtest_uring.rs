@@ -312,17 +312,36 @@ fn io500_runs_its_mdtest_phases_through_the_uring_engine() {
         stdout(&o)
     );
     let o = iolab(&[
-        "io500", ini, "--dry-run", "--mode=extended", "--engine", "uring", "--qd", "8",
+        "io500",
+        ini,
+        "--dry-run",
+        "--mode=extended",
+        "--engine",
+        "uring",
+        "--qd",
+        "8",
     ]);
     let out = stdout(&o);
-    let mdwb: Vec<&str> = out.lines().filter(|l| l.contains("md-workbench -a")).collect();
+    let mdwb: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("md-workbench -a"))
+        .collect();
     assert_eq!(mdwb.len(), 3, "{out}");
     assert!(
-        mdwb.iter().all(|l| l.ends_with("--engine uring --qd 8: 8 objects in flight per task)")),
+        mdwb.iter()
+            .all(|l| l.ends_with("--engine uring --qd 8: 8 objects in flight per task)")),
         "{mdwb:?}"
     );
     let o = iolab(&[
-        "io500", ini, "--tasks", "2", "--mode=extended", "--engine", "uring", "--qd", "8",
+        "io500",
+        ini,
+        "--tasks",
+        "2",
+        "--mode=extended",
+        "--engine",
+        "uring",
+        "--qd",
+        "8",
     ]);
     assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
     for phase in [
@@ -335,7 +354,11 @@ fn io500_runs_its_mdtest_phases_through_the_uring_engine() {
     ] {
         assert!(stdout(&o).contains(phase), "{phase}: {}", stdout(&o));
     }
-    assert!(tree(&s.path("data")).is_empty(), "{:?}", tree(&s.path("data")));
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "{:?}",
+        tree(&s.path("data"))
+    );
     let o = iolab(&["io500", ini, "--qd", "8"]);
     assert_eq!(
         o.status.code(),
@@ -394,7 +417,11 @@ fn md_workbench_through_the_queue_makes_what_the_sync_loops_make() {
             r
         };
         let same = |ra, rb, what: &str| {
-            assert_eq!(mdwb_counts(&ra), mdwb_counts(&rb), "{tasks} tasks, {what}: counts");
+            assert_eq!(
+                mdwb_counts(&ra),
+                mdwb_counts(&rb),
+                "{tasks} tasks, {what}: counts"
+            );
             assert_eq!(
                 listing(&s.path("sync")),
                 listing(&s.path("uring")),

@@ -218,7 +218,13 @@ fn createnewfiles_names_follow_xdd_and_deletefile_removes_them_all() {
         "{}",
         says(&o)
     );
-    let mut want = vec!["f.00000001", "f.00000002", "f.00000003", "h.00000001", "h.00000002"];
+    let mut want = vec![
+        "f.00000001",
+        "f.00000002",
+        "f.00000003",
+        "h.00000001",
+        "h.00000002",
+    ];
     want.sort();
     assert_eq!(entries(&s.root), want);
 }

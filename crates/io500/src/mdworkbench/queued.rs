@@ -234,7 +234,13 @@ impl Task<'_> {
 
     /// Sends slot `s`'s next step; false (the failure recorded) when it
     /// could not be sent.
-    fn push_step(&mut self, q: &mut dyn MetaQueue, slots: &mut Slots, s: u32, name: &mut Vec<u8>) -> bool {
+    fn push_step(
+        &mut self,
+        q: &mut dyn MetaQueue,
+        slots: &mut Slots,
+        s: u32,
+        name: &mut Vec<u8>,
+    ) -> bool {
         let Some(u) = slots.units[s as usize] else {
             return true;
         };
@@ -251,7 +257,13 @@ impl Task<'_> {
             }
             Step::Read => {
                 let path = self.names.object(owner, set, index);
-                q.push(u64::from(s), &MetaOp::Read { path, len: OBJECT_BYTES })
+                q.push(
+                    u64::from(s),
+                    &MetaOp::Read {
+                        path,
+                        len: OBJECT_BYTES,
+                    },
+                )
             }
             Step::Create => {
                 stamp(&mut self.data, owner, set, index);
@@ -287,7 +299,12 @@ impl Task<'_> {
 
     /// Reaps completions (waiting no later than `due` when a unit waits
     /// for its time): checks and counts each step and moves its unit on.
-    fn reap(&mut self, q: &mut dyn MetaQueue, slots: &mut Slots, due: Option<u64>) -> io::Result<()> {
+    fn reap(
+        &mut self,
+        q: &mut dyn MetaQueue,
+        slots: &mut Slots,
+        due: Option<u64>,
+    ) -> io::Result<()> {
         let factor = self.spec.waiting_factor;
         let mut each = |d: &MetaDone<'_>| {
             let s = d.tag as u32;
@@ -315,7 +332,9 @@ impl Task<'_> {
             slots.units[s as usize] = Some(u);
             match factor > 0.0 {
                 // Bounded by the ini's check (MAX_WAITING_FACTOR).
-                true => slots.waiting.push((d.end_ns + (ns as f64 * factor) as u64, s)),
+                true => slots
+                    .waiting
+                    .push((d.end_ns + (ns as f64 * factor) as u64, s)),
                 false => slots.ready.push(s),
             }
         };

@@ -145,7 +145,10 @@ impl TaskState<'_> {
                     }
                 }
                 let n = lanes.len();
-                let Some(i) = (0..n).map(|j| (turn + j) % n).find(|&i| lanes[i].has_more()) else {
+                let Some(i) = (0..n)
+                    .map(|j| (turn + j) % n)
+                    .find(|&i| lanes[i].has_more())
+                else {
                     break;
                 };
                 turn = i + 1;
@@ -217,8 +220,7 @@ impl TaskState<'_> {
             _ => MetaOp::Unlink { dir, name },
         };
         if let Err(e) = q.push(k, &mop) {
-            rep.error
-                .get_or_insert(path_failure(op_name(op), path, &e));
+            rep.error.get_or_insert(path_failure(op_name(op), path, &e));
             self.ctx.cancel();
             return false;
         }
