@@ -507,6 +507,8 @@ fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
     if s.warn_secret && leader {
         eprintln!("iolab {prog}: warning: --secret-key puts the key where every user of this machine sees it (ps); AWS_SECRET_ACCESS_KEY or --secret-key-file keeps it private");
     }
+    // The tool draws its own bar, so no status line.
+    let board = session.live(true, crate::live::peers(world));
     session.start();
     let started = iolab_core::clock::wall_ns();
     let live = Live::new(s.cfg.concurrent / transport.size());
@@ -515,6 +517,7 @@ fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
         endpoints: &s.endpoints,
         transport,
         live: &live,
+        board: board.as_deref(),
     };
     let result = with_progress(leader, &s.cfg, &live, || iolab_s3bench::run(&r));
     let report = result.map_err(|e| {
