@@ -7,12 +7,15 @@
 //! and close are one chain the backend runs in order; tree directories
 //! are made one level at a time (a level is sent only once the one above
 //! it completed) and removed deepest level first; items live in
-//! directories the tree phase made before.
+//! directories the tree phase made before. Removals (items and tree) go
+//! through `queued_remove.rs`: one name relative to a directory opened
+//! without following links, never a path.
 //!
 //! Items in flight are spread over the directories that hold them
-//! ([`Spread`]): the kernel serialises creates and removes in one
-//! directory (its inode lock), so in-order items would queue behind one
-//! lock; a stonewall (-W) or -R keeps the sync engine's order.
+//! ([`Spread`]; removal: lanes of open directories): the kernel
+//! serialises creates and removes in one directory (its inode lock), so
+//! in-order items would queue behind one lock; a stonewall (-W) or -R
+//! keeps the sync engine's order.
 
 use super::queued_remove::Doomed;
 use super::{message_failure, path_failure, End, Op, Target, TaskState};
