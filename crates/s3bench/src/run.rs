@@ -37,6 +37,8 @@ pub struct Run<'a> {
     pub transport: Arc<dyn Transport>,
     /// This process's live view (its workers: `cfg.concurrent / ranks`).
     pub live: &'a Live,
+    /// `--live`'s board (None: no live figures).
+    pub board: Option<&'a iolab_core::live::Board>,
 }
 
 /// Why a run did not start.
@@ -90,6 +92,7 @@ pub fn run(r: &Run) -> Result<Report, NotStarted> {
         existing,
         body,
         live: r.live,
+        board: r.board,
         halt: AtomicBool::new(false),
         steady_s: Mutex::new(None),
         local_workers: local,
