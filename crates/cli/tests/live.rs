@@ -857,7 +857,10 @@ fn mdtest_ctrl_c_and_a_full_file_system_flush_the_last_interval() {
     assert_flushed(&rows);
     assert_totals_whole(&rows);
     let last = rows.iter().rfind(|r| r["phase"] == "dir_create").unwrap();
-    assert_eq!(last["errors_total"].as_u64(), Some(1), "{last}");
+    // The first task to find the inodes gone stops the other, which may
+    // have found it too.
+    let errors = last["errors_total"].as_u64().unwrap();
+    assert!((1..=2).contains(&errors), "{last}");
     // -d and its test-dir.0-0 are made outside the phases.
     let made = sums(&rows).values().map(|v| v.0).sum::<u64>() + 2;
     assert_eq!(made, free, "every free inode was one the stream counted");
