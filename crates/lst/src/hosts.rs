@@ -129,6 +129,6 @@ mod tests {
         let n = node("ns1@10.0.0.5", 7819).unwrap();
         assert_eq!(n.launch.as_deref(), Some("ns1"));
         let words = ["10.0.0.[1-2]@tcp".to_string(), "10.0.0.2:7819".to_string()];
-        assert!(nodes(&words, 7819).unwrap_err().contains("same agent"));
+        assert!(nodes(&words, 7819).unwrap_err().to_string().contains("same agent"));
     }
 }
