@@ -89,10 +89,13 @@ pub struct Store<'a> {
 
 impl Store<'_> {
     /// Makes the work directory (it must not exist: it is ours alone).
-    pub fn make(&self) -> Result<(), String> {
+    pub fn make(&self) -> Result<(), crate::SurveyError> {
         crate::io::cpath(&self.dir)
             .and_then(|c| self.backend.mkdir(&c, 0o755))
-            .map_err(|e| format!("mkdir {}: {e}", self.dir.display()))
+            .map_err(|source| crate::SurveyError::Mkdir {
+                dir: self.dir.clone(),
+                source,
+            })
     }
 
     /// Removes every object and the work directory.
@@ -556,8 +559,8 @@ impl Agents {
         rsh: Option<&str>,
         iolab: &str,
         work: &str,
-    ) -> Result<Agents, String> {
-        let shell = iolab_launch::RemoteShell::resolve(rsh).map_err(|e| e.to_string())?;
+    ) -> Result<Agents, crate::SurveyError> {
+        let shell = iolab_launch::RemoteShell::resolve(rsh)?;
         let mut agents = Agents {
             runs: Vec::new(),
             addrs: Vec::new(),
@@ -565,7 +568,10 @@ impl Agents {
         for (i, (host, dir)) in targets.iter().enumerate() {
             let port = base_port
                 .checked_add(i as u16)
-                .ok_or_else(|| format!("port {base_port} + {i} is above 65535"))?;
+                .ok_or(crate::SurveyError::Port {
+                    base: base_port,
+                    index: i,
+                })?;
             let mut cmd: Vec<String> = [
                 iolab,
                 "survey",
@@ -584,7 +590,10 @@ impl Agents {
             }
             let r = shell
                 .spawn(host, &cmd, &[])
-                .map_err(|e| format!("{host}: {e}"))?;
+                .map_err(|source| crate::SurveyError::Spawn {
+                    host: host.clone(),
+                    source,
+                })?;
             agents.runs.push((host.clone(), r));
             agents.addrs.push(format!("{host}:{port}"));
         }

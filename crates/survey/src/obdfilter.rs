@@ -7,6 +7,7 @@
 //! least and greatest instantaneous bandwidth of any one target, sampled
 //! every interval (see [`crate::sampler`]).
 
+use crate::SurveyError;
 use crate::io::{cpath, open_data, read_full_at, write_all_at, WriteData};
 pub use crate::object::{Shape, TargetResult};
 use crate::sampler::{self, Bracket, Counters, TargetRates};
@@ -296,13 +297,13 @@ pub fn setup_dirs(
     b: &dyn Backend,
     targets: &[PathBuf],
     work: &str,
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<PathBuf>, SurveyError> {
     let mut made = Vec::new();
     for t in targets {
         let dir = t.join(work);
-        if let Err(e) = cpath(&dir).and_then(|c| b.mkdir(&c, 0o755)) {
+        if let Err(source) = cpath(&dir).and_then(|c| b.mkdir(&c, 0o755)) {
             remove_dirs(b, &made);
-            return Err(format!("mkdir {}: {e}", dir.display()));
+            return Err(SurveyError::Mkdir { dir, source });
         }
         made.push(dir);
     }
@@ -324,7 +325,7 @@ pub fn objects_in(work_dirs: &[PathBuf], nobj: u64) -> Vec<Vec<PathBuf>> {
 
 /// Creates `nobj` objects in each work directory; on failure removes
 /// those it made and says why.
-pub fn create_in(b: &dyn Backend, work_dirs: &[PathBuf], nobj: u64) -> Result<(), String> {
+pub fn create_in(b: &dyn Backend, work_dirs: &[PathBuf], nobj: u64) -> Result<(), SurveyError> {
     let (made, r) = create_objects(b, &objects_in(work_dirs, nobj));
     if r.is_err() {
         destroy(b, &made);
@@ -355,19 +356,19 @@ pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)
     ) {
         Ok(h) => h,
         Err(e) => {
-            report.outcome = Outcome::Error(Failure::other("remote shell", e));
+            report.outcome = Outcome::Error(Failure::other("remote shell", e.to_string()));
             return report;
         }
     };
     let made = match setup_dirs(b, &cfg.targets, &work) {
         Ok(m) => m,
         Err(e) => {
-            report.outcome = Outcome::Error(Failure::other("mkdir", e));
+            report.outcome = Outcome::Error(Failure::other("mkdir", e.to_string()));
             return report;
         }
     };
     if let Err(e) = hosts.setup() {
-        report.outcome = Outcome::Error(Failure::other("remote setup", e));
+        report.outcome = Outcome::Error(Failure::other("remote setup", e.to_string()));
         teardown_dirs(b, &made);
         return report;
     }
@@ -448,10 +449,12 @@ fn run_point(
     if thr * ndevs * rsz_kb > cfg.max_buffer_kb {
         return point;
     }
-    if let Err(message) = create_in(b, dirs, nobj).and_then(|_| hosts.create(nobj)) {
+    if let Err(e) = create_in(b, dirs, nobj).and_then(|_| hosts.create(nobj)) {
         destroy_in(b, dirs, nobj);
         hosts.destroy(nobj);
-        point.result = ObdPointResult::CreateFailed { message };
+        point.result = ObdPointResult::CreateFailed {
+            message: e.to_string(),
+        };
         return point;
     }
     let shape = Shape {
@@ -493,7 +496,10 @@ fn run_point(
 }
 
 /// Creates every object; returns those made and the first error.
-fn create_objects(b: &dyn Backend, objects: &[Vec<PathBuf>]) -> (Vec<PathBuf>, Result<(), String>) {
+fn create_objects(
+    b: &dyn Backend,
+    objects: &[Vec<PathBuf>],
+) -> (Vec<PathBuf>, Result<(), SurveyError>) {
     let mut made = Vec::new();
     for p in objects.iter().flatten() {
         let r = cpath(p)
@@ -501,7 +507,10 @@ fn create_objects(b: &dyn Backend, objects: &[Vec<PathBuf>]) -> (Vec<PathBuf>, R
             .and_then(|h| b.close(h));
         match r {
             Ok(()) => made.push(p.clone()),
-            Err(e) => return (made, Err(format!("create {}: {e}", p.display()))),
+            Err(source) => {
+                let path = p.clone();
+                return (made, Err(SurveyError::Create { path, source }));
+            }
         }
     }
     (made, Ok(()))

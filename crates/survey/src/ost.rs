@@ -193,7 +193,7 @@ pub fn plan(
             "give exactly one target, the Lustre mount point",
         ));
     };
-    let osts = lustre::osts(mount).map_err(|e| ParamError::new("lustre", e))?;
+    let osts = lustre::osts(mount).map_err(|e| ParamError::new("lustre", e.to_string()))?;
     if osts.active.is_empty() {
         return Err(ParamError::new(
             "lustre",

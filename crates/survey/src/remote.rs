@@ -9,6 +9,7 @@
 //! from starting the remote command to its exit, so it includes the
 //! remote shell's start-up.
 
+use crate::SurveyError;
 use crate::object::{Shape, TargetResult};
 use crate::sampler::TargetRates;
 use iolab_launch::{Remote, RemoteShell};
@@ -69,7 +70,7 @@ impl Hosts {
         rsh: Option<&str>,
         remote_iolab: &str,
         work: &str,
-    ) -> Result<Hosts, String> {
+    ) -> Result<Hosts, SurveyError> {
         let mut groups: Vec<(String, Vec<PathBuf>)> = Vec::new();
         for t in remote {
             match groups.iter_mut().find(|g| g.0 == t.host) {
@@ -80,7 +81,7 @@ impl Hosts {
         let shell = if groups.is_empty() {
             None
         } else {
-            Some(RemoteShell::resolve(rsh).map_err(|e| e.to_string())?)
+            Some(RemoteShell::resolve(rsh)?)
         };
         Ok(Hosts {
             shell,
@@ -129,27 +130,27 @@ impl Hosts {
         }
     }
 
-    fn run_all(&self, step: &str, extra: &[String], cleanup: bool) -> Result<(), String> {
+    fn run_all(&self, step: &str, extra: &[String], cleanup: bool) -> Result<(), SurveyError> {
         let limit = if cleanup { CLEANUP_LIMIT } else { STEP_LIMIT };
-        let errors: Vec<String> = self
+        let errors: Vec<(String, String)> = self
             .spawn_all(step, extra)
             .into_iter()
             .zip(&self.groups)
             .filter_map(|(r, g)| {
                 Self::wait(r, limit, cleanup)
                     .err()
-                    .map(|e| format!("{}: {e}", g.0))
+                    .map(|e| (g.0.clone(), e))
             })
             .collect();
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(errors.join("; "))
+            Err(SurveyError::Remote(errors))
         }
     }
 
     /// Makes the work directories on every host; on failure removes them.
-    pub fn setup(&self) -> Result<(), String> {
+    pub fn setup(&self) -> Result<(), SurveyError> {
         self.run_all("setup", &[], false)
             .inspect_err(|_| self.teardown())
     }
@@ -160,7 +161,7 @@ impl Hosts {
     }
 
     /// Creates `nobj` objects per remote target.
-    pub fn create(&self, nobj: u64) -> Result<(), String> {
+    pub fn create(&self, nobj: u64) -> Result<(), SurveyError> {
         self.run_all("create", &["--nobj".into(), nobj.to_string()], false)
     }
 
