@@ -273,7 +273,7 @@ pub fn run(comm: &dyn Comm, be: &dyn Backend, spec: &IorSpec, access: Access) ->
     };
     let r = match iolab_ior::run::test(comm, be, &test) {
         Ok(r) => r,
-        Err(e) => return failed(Failure::other("ior", e)),
+        Err(e) => return failed(Failure::other("ior", e.to_string())),
     };
     let it = r.iterations.first();
     let a: Option<&AccessResult> = match access {

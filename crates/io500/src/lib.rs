@@ -45,4 +45,4 @@ pub use config::{check_backend, Config};
 pub use phase::{Layout, Phase};
 pub use results::{Io500Payload, PhaseReport, RunResult, Score, SCHEMA};
 
-pub use datadir::{check_datadir, check_leftovers, prepare_datadir, remove_made};
+pub use datadir::{check_datadir, check_leftovers, prepare_datadir, remove_made, DatadirError};

@@ -23,11 +23,22 @@ fn usage(msg: String) -> PhaseError {
 
 /// Checks an mdtest phase's command line without running it (what the
 /// cli does before the run, so that bad values are exit 2).
-pub fn check(argv: &[String], tasks: u64) -> Result<(), String> {
-    let raw = args::parse(argv).map_err(|e| e.to_string())?;
-    let cfg = Config::from_raw(&raw).map_err(|e| e.to_string())?;
-    Plan::new(&cfg).map_err(|e| e.to_string())?;
-    cfg.check_tasks(tasks).map_err(|e| e.to_string())
+pub fn check(argv: &[String], tasks: u64) -> Result<(), CheckError> {
+    let raw = args::parse(argv)?;
+    let cfg = Config::from_raw(&raw)?;
+    Plan::new(&cfg)?;
+    Ok(cfg.check_tasks(tasks)?)
+}
+
+/// Why an mdtest phase's command line is refused: mdtest's own errors.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// An option mdtest does not take, or a value it cannot read.
+    #[error(transparent)]
+    Args(#[from] iolab_mdtest::args::ArgError),
+    /// Values mdtest takes but not together, or out of bounds.
+    #[error(transparent)]
+    Config(#[from] iolab_mdtest::ConfigError),
 }
 
 /// The phase's validated config, plan and -x counts, on this rank.

@@ -31,6 +31,7 @@ pub mod config;
 pub mod ctx;
 pub mod data;
 pub mod directive;
+mod error;
 pub mod file;
 pub mod hog;
 pub mod options;
@@ -45,4 +46,5 @@ pub mod script;
 pub mod xfer;
 
 pub use config::{Api, Config, ConfigError, Test};
+pub use error::IorError;
 pub use results::{Access, AccessResult, IorPayload, TestResult, SCHEMA};

@@ -81,7 +81,7 @@ impl Runner<'_> {
         self.threads * self.transport.size()
     }
 
-    fn files(&self, test: &Test) -> Result<Files<'_>, String> {
+    fn files(&self, test: &Test) -> Result<Files<'_>, crate::IorError> {
         Ok(Files {
             be: self.backend,
             layout: Layout::of(&self.backend.capabilities())?,
@@ -121,7 +121,7 @@ impl Runner<'_> {
             {
                 continue;
             }
-            let files = self.files(t)?;
+            let files = self.files(t).map_err(|e| e.to_string())?;
             let n = p
                 .num_tasks
                 .unwrap_or(self.tasks() as u64)
@@ -158,7 +158,7 @@ impl Runner<'_> {
                 Ok(f) => f,
                 Err(e) => {
                     out.outcome =
-                        Outcome::Error(Failure::other("backend", e).of_kind(FailureKind::Refused));
+                        Outcome::Error(Failure::other("backend", e.to_string()).of_kind(FailureKind::Refused));
                     break;
                 }
             };
@@ -244,7 +244,7 @@ fn outcome_from(b: &[u8]) -> Option<Outcome> {
 /// for existing files and without an observer: for engines that run
 /// IOR's phases as parts of their own benchmark (io500), which check
 /// their directories themselves.
-pub fn test(comm: &dyn Comm, be: &dyn Backend, test: &Test) -> Result<TestResult, String> {
+pub fn test(comm: &dyn Comm, be: &dyn Backend, test: &Test) -> Result<TestResult, crate::IorError> {
     let files = Files {
         be,
         layout: Layout::of(&be.capabilities())?,
@@ -472,7 +472,7 @@ fn agree_failure(comm: &dyn Comm, mine: Result<(), Failure>) -> Result<(), Failu
 fn check_write(ctx: &Ctx, rep: u64, signature: u32, it: &mut Iteration, res: &mut TestResult) {
     let pretend = match plan::pretend_rank(&ctx.test.params, &ctx.geo, ctx.rank(), rep, true) {
         Ok(t) => t,
-        Err(e) => return fail(res, Failure::other("-C", e)),
+        Err(e) => return fail(res, Failure::other("-C", e.to_string())),
     };
     ctx.comm.barrier();
     let done = ctx.access(&Step {
@@ -539,7 +539,7 @@ fn read(
     };
     let pretend = match plan::pretend_rank(p, &ctx.geo, ctx.rank(), rep, false) {
         Ok(t) => t,
-        Err(e) => return fail(res, Failure::other("-Z", e)),
+        Err(e) => return fail(res, Failure::other("-Z", e.to_string())),
     };
     let done = ctx.access(&Step {
         kind: Kind::Read,

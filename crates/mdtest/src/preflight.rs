@@ -32,7 +32,9 @@ pub fn preflight(
         }
     }
     match (&cfg.stonewall_file, cfg.phases.create) {
-        (Some(f), false) => stonewall::read(f).map(Some).map_err(ConfigError),
+        (Some(f), false) => stonewall::read(f)
+            .map(Some)
+            .map_err(|e| ConfigError(e.to_string())),
         _ => Ok(None),
     }
 }
