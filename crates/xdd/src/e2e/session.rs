@@ -149,7 +149,7 @@ type Bound = (Vec<TcpListener>, String);
 
 /// Binds every port of a destination target.
 fn bind(t: &TargetPlan) -> Result<Bound, RunError> {
-    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(usage)?;
+    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(|e| usage(e.to_string()))?;
     let mut ls = Vec::new();
     for (h, p) in &eps {
         ls.push(conn::listen(&addr(h, *p)).map_err(|e| usage(e.to_string()))?);
@@ -286,7 +286,7 @@ fn accept_all(
     let mut judge = |q: usize, p: &serde_json::Value| -> Result<serde_json::Value, String> {
         let s: Terms = serde_json::from_value(p.clone())
             .map_err(|e| format!("the source's terms are not iolab xdd's: {e}"))?;
-        terms::judge(&s, &mine[q])?;
+        terms::judge(&s, &mine[q]).map_err(|e| e.to_string())?;
         Ok(ours[q].clone())
     };
     let mut gate = Gate::new(listeners, key, limit);
@@ -380,7 +380,7 @@ fn no_source(t: &TargetPlan, at: Option<std::net::SocketAddr>, rejected: &[Strin
 /// the destination starts) and hand it our terms.
 fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
     let key = key_of(t)?;
-    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(usage)?;
+    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(|e| usage(e.to_string()))?;
     let wait = Duration::from_secs_f64(t.opts.e2e.timeout_s());
     let until = Instant::now() + wait;
     let mut conns = Vec::new();

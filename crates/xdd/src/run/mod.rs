@@ -59,12 +59,12 @@ fn run_plan(
     let mut notes = data_notes(plan);
     if g.processlock {
         if let Err(e) = crate::plan::placement::lock_process() {
-            notes.push(e);
+            notes.push(e.to_string());
         }
     }
     if g.maxpri {
         if let Err(e) = crate::plan::placement::max_priority_current() {
-            notes.push(e);
+            notes.push(e.to_string());
         }
     }
     let run_start_ns = mono_ns();
