@@ -375,7 +375,7 @@ fn config(b: &BenchCmd) -> Result<(Config, &Common), String> {
     let sizes = match o.sizing {
         Some(s) => parse::obj_size(s.obj_size.as_deref().unwrap_or(size), s.obj_randsize)
             .map_err(|e| format!("--obj.size: {e}"))?,
-        None => parse::obj_size(size, false)?,
+        None => parse::obj_size(size, false).map_err(|e| e.to_string())?,
     };
     let (parts, part_size) = match o.parts {
         Some((n, s)) => (
