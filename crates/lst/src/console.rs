@@ -43,8 +43,8 @@ impl Node {
     /// Reads `HOST:PORT` (an agent already running), `HOST` (start one
     /// there on `port`), or `LAUNCH@ADDR[:PORT]` (start one through the
     /// remote shell on LAUNCH, reach it at ADDR).
-    pub fn parse(s: &str, port: u16) -> Result<Node, crate::spec::InputError> {
-        let bad = |why: &str| crate::spec::InputError::invalid(format!("node {s:?}"), why);
+    pub fn parse(s: &str, port: u16) -> Result<Node, crate::input::InputError> {
+        let bad = |why: &str| crate::input::InputError::invalid(format!("node {s:?}"), why);
         if s.is_empty() || s.contains(char::is_whitespace) {
             return Err(bad("empty or contains spaces"));
         }

@@ -3,7 +3,7 @@
 //! `ADDR@o2ib1`), which name an agent already running at ADDR.
 
 use crate::console::Node;
-use crate::spec::InputError;
+use crate::input::InputError;
 
 /// Most hosts one word may expand to.
 pub const MAX_EXPANSION: usize = 4096;
@@ -97,7 +97,10 @@ pub fn nodes(words: &[String], port: u16) -> Result<Vec<Node>, InputError> {
         }
     }
     if out.is_empty() || out.len() > MAX_EXPANSION {
-        return Err(InputError::GroupSize(out.len()));
+        return Err(InputError::GroupSize {
+            got: out.len(),
+            max: MAX_EXPANSION,
+        });
     }
     Ok(out)
 }

@@ -17,6 +17,7 @@ pub mod agent;
 mod client;
 pub mod console;
 pub mod hosts;
+mod input;
 pub mod live;
 pub mod pattern;
 pub mod proto;
@@ -26,6 +27,7 @@ pub mod session;
 pub mod spec;
 pub mod stat;
 
+pub use input::InputError;
 pub use console::{Node, Plan, Report};
 pub use result::{ClientStats, GroupSummary, PointResult, RunResult, ServerStats};
 

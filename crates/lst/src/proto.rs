@@ -9,7 +9,7 @@
 //! same tag and `flags` = [`REPLY_OK`] or [`REPLY_BAD_DATA`]. A client
 //! ends with an `End` frame, which the server answers with `End`.
 
-use crate::spec::InputError;
+use crate::input::InputError;
 use crate::result::{ClientStats, LiveStats, ServerStats};
 use crate::spec::Test;
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,7 @@
 //! 64-bit random value, so an object's size follows from the run's seed
 //! and the object's number alone, on every rank, without being stored.
 
-use crate::parse::ValueError;
+use crate::error::ValueError;
 use iolab_core::random::{below, mix};
 use serde::{Deserialize, Serialize};
 

@@ -140,7 +140,7 @@ impl NodeState {
 
     /// lst's `--clean` words: `active`, `busy`, `down`, `unknown`, and
     /// `invalid` (any state but active).
-    pub fn parse_set(word: &str) -> Result<Vec<NodeState>, crate::spec::InputError> {
+    pub fn parse_set(word: &str) -> Result<Vec<NodeState>, crate::input::InputError> {
         use NodeState::*;
         Ok(match word.to_ascii_lowercase().as_str() {
             "active" => vec![Active],
@@ -149,7 +149,7 @@ impl NodeState {
             "unknown" => vec![Unknown],
             "invalid" => vec![Busy, Down, Unknown],
             _ => {
-                return Err(crate::spec::InputError::invalid(
+                return Err(crate::input::InputError::invalid(
                     format!("{word:?}"),
                     "a state is active, busy, down, unknown or invalid",
                 ))

@@ -97,8 +97,8 @@ fn e2e_operator(c: &mut Cursor, op: &str) -> Result<E2eSetter, UsageError> {
 }
 
 /// Reads `host[:baseport[,nports]]` (an IPv6 host in brackets).
-pub fn parse_destination(s: &str) -> Result<Destination, super::E2eError> {
-    let bad = |why: &str| super::E2eError::Destination {
+pub fn parse_destination(s: &str) -> Result<Destination, super::error::E2eError> {
+    let bad = |why: &str| super::error::E2eError::Destination {
         given: s.to_string(),
         why: why.to_string(),
     };

@@ -123,14 +123,14 @@ impl E2eOpts {
 
     /// The address and port of every QThread, in QThread order: QThread
     /// k uses the base port of its destination plus its rank there.
-    pub fn endpoints(&self, queuedepth: u64) -> Result<Vec<(String, u16)>, super::E2eError> {
+    pub fn endpoints(&self, queuedepth: u64) -> Result<Vec<(String, u16)>, super::error::E2eError> {
         let counts = self.counts(queuedepth)?;
         let mut out = Vec::new();
         for (d, n) in self.destinations.iter().zip(counts) {
             let base = d.base_port.or(self.port).unwrap_or(DEFAULT_PORT);
             let last = u64::from(base) + n - 1;
             if last > 65_535 {
-                return Err(super::E2eError::PastMax {
+                return Err(super::error::E2eError::PastMax {
                     destination: d.describe(),
                     ports: n,
                     base,
@@ -139,7 +139,7 @@ impl E2eOpts {
             for k in 0..n {
                 let ep = (d.host.clone(), (u64::from(base) + k) as u16);
                 if out.contains(&ep) {
-                    return Err(super::E2eError::PortTwice {
+                    return Err(super::error::E2eError::PortTwice {
                         port: ep.1,
                         host: ep.0,
                     });
@@ -152,17 +152,17 @@ impl E2eOpts {
 
     /// Ports per destination: each its own count (or `portcount`); one
     /// destination without a count takes the whole queue depth.
-    fn counts(&self, queuedepth: u64) -> Result<Vec<u64>, super::E2eError> {
+    fn counts(&self, queuedepth: u64) -> Result<Vec<u64>, super::error::E2eError> {
         let given: Vec<Option<u64>> = self
             .destinations
             .iter()
             .map(|d| d.ports.or(self.portcount).map(u64::from))
             .collect();
         match given.as_slice() {
-            [] => Err(super::E2eError::NoDestination),
+            [] => Err(super::error::E2eError::NoDestination),
             [None] => Ok(vec![queuedepth]),
             g if g.iter().all(Option::is_some) => Ok(g.iter().map(|n| n.unwrap_or(0)).collect()),
-            _ => Err(super::E2eError::PortsOfEach),
+            _ => Err(super::error::E2eError::PortsOfEach),
         }
     }
 }
