@@ -477,6 +477,13 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
     if let Some(x) = session.as_mut() {
         x.start();
     }
+    // The session's token on rank 0; the other ranks have no session and
+    // run under a child of the process's root (an MPI peer's stop reaches
+    // them through the stop flag the root is tied to).
+    let cancel = match session.as_ref() {
+        Some(x) => x.cancel().clone(),
+        None => crate::runner::root().child(),
+    };
     let runner = Runner {
         cfg: &s.cfg,
         layout: s.layout.clone(),
@@ -486,6 +493,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
         backend: &*s.backend,
         observer: &printer,
         live: board.as_deref(),
+        cancel: &cancel,
     };
     let mut result = runner.run();
     if let Some(h) = rank_live {

@@ -221,12 +221,14 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
             && s.cfg.globals.summary_format == Format::Default
             && s.cfg.globals.summary_file.is_none(),
     };
+    let cancel = s.session.cancel().clone();
     let runner = Runner {
         cfg: &s.cfg,
         transport: transport.clone(),
         threads: s.threads,
         backend: &*s.backend,
         observer: &shown,
+        cancel: &cancel,
     };
     // Before anything is printed or made: a file that is not the run's
     // own is refused (exit 2).

@@ -83,7 +83,13 @@ struct Counts {
 
 /// Runs the find on this task over `roots` (the phases' directories),
 /// counting the files named `*01*` that meet `crit`.
-pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], crit: Criteria) -> FindResult {
+pub fn run(
+    comm: &dyn Comm,
+    be: &dyn Backend,
+    roots: &[PathBuf],
+    crit: Criteria,
+    cancel: &iolab_core::CancelToken,
+) -> FindResult {
     comm.barrier();
     let start = wall_ns();
     let mut c = Counts {
@@ -98,12 +104,12 @@ pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], crit: Criteria)
         // Directory i of the level is task (i mod tasks)'s: the list is
         // the same on every task, so each directory is read once.
         for dir in level.iter().skip(me).step_by(tasks) {
-            if c.failure.is_some() || iolab_core::stop::requested() {
+            if c.failure.is_some() || cancel.is_cancelled() {
                 break;
             }
             walk_dir(be, dir, crit, &mut next, &mut c);
         }
-        let stop = c.failure.is_some() || iolab_core::stop::requested();
+        let stop = c.failure.is_some() || cancel.is_cancelled();
         level = match exchange(comm, &next, stop) {
             Some(l) => l,
             None => break,

@@ -262,7 +262,13 @@ pub fn access_of(p: Phase, transfers: Option<u64>) -> Access {
 
 /// Runs one access on this task (every task of `comm` calls it); every
 /// task returns the same result.
-pub fn run(comm: &dyn Comm, be: &dyn Backend, spec: &IorSpec, access: Access) -> IorResult {
+pub fn run(
+    comm: &dyn Comm,
+    be: &dyn Backend,
+    spec: &IorSpec,
+    access: Access,
+    cancel: &iolab_core::CancelToken,
+) -> IorResult {
     let failed = |f: Failure| IorResult {
         failure: Some(f),
         ..IorResult::default()
@@ -271,7 +277,7 @@ pub fn run(comm: &dyn Comm, be: &dyn Backend, spec: &IorSpec, access: Access) ->
         Ok(t) => t,
         Err(e) => return failed(Failure::other("ior", e.0)),
     };
-    let r = match iolab_ior::run::test(comm, be, &test) {
+    let r = match iolab_ior::run::test(comm, be, &test, cancel) {
         Ok(r) => r,
         Err(e) => return failed(Failure::other("ior", e.to_string())),
     };

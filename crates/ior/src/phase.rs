@@ -223,6 +223,7 @@ impl Ctx<'_> {
             fsync_per_write: p.fsync_per_write && step.kind == Kind::Write,
             once: p.single_xfer_attempt,
             delay_us: p.inter_io_delay_us,
+            cancel: self.cancel,
         };
         let mut tally = Tally::default();
         if let Some(file) = f.as_mut().filter(|_| run.failure.is_none()) {

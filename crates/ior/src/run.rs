@@ -47,6 +47,8 @@ pub struct Runner<'a> {
     pub backend: &'a dyn Backend,
     /// Progress.
     pub observer: &'a dyn Observer,
+    /// The run's cancellation token (the session's).
+    pub cancel: &'a iolab_core::CancelToken,
 }
 
 /// What a run gave (the tests on rank 0; other ranks hold none).
@@ -168,7 +170,7 @@ impl Runner<'_> {
                 .unwrap_or(u64::MAX)
                 .min(self.tasks() as u64) as usize;
             let mut results = run_subset(self.transport.clone(), self.threads, active, |c| {
-                run_test(c, files, t, self.observer, &made)
+                run_test(c, files, t, self.observer, &made, self.cancel)
             });
             let mine = match results.is_empty() {
                 true => None,
@@ -244,7 +246,12 @@ fn outcome_from(b: &[u8]) -> Option<Outcome> {
 /// for existing files and without an observer: for engines that run
 /// IOR's phases as parts of their own benchmark (io500), which check
 /// their directories themselves.
-pub fn test(comm: &dyn Comm, be: &dyn Backend, test: &Test) -> Result<TestResult, crate::IorError> {
+pub fn test(
+    comm: &dyn Comm,
+    be: &dyn Backend,
+    test: &Test,
+    cancel: &iolab_core::CancelToken,
+) -> Result<TestResult, crate::IorError> {
     let files = Files {
         be,
         layout: Layout::of(&be.capabilities())?,
@@ -252,7 +259,7 @@ pub fn test(comm: &dyn Comm, be: &dyn Backend, test: &Test) -> Result<TestResult
         direct: test.params.odirect,
         use_existing: test.params.use_existing,
     };
-    Ok(run_test(comm, files, test, &Silent, &Made::default()))
+    Ok(run_test(comm, files, test, &Silent, &Made::default(), cancel))
 }
 
 /// One test on this task.
@@ -262,6 +269,7 @@ fn run_test(
     test: &Test,
     observer: &dyn Observer,
     made: &Made,
+    cancel: &iolab_core::CancelToken,
 ) -> TestResult {
     let (geo, hosts) = ctx::geometry(comm, test);
     let p = &test.params;
@@ -273,6 +281,7 @@ fn run_test(
         geo,
         hosts,
         random_seed: ctx::agreed(comm, given),
+        cancel,
         started_ns: iolab_core::clock::wall_ns(),
     };
     let mut res = start(&ctx);
