@@ -528,11 +528,13 @@ fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
     session.start();
     let started = iolab_core::clock::wall_ns();
     let live = Live::new(s.cfg.concurrent / transport.size());
+    let cancel = session.cancel().clone();
     let r = Run {
         cfg: &s.cfg,
         endpoints: &s.endpoints,
         transport,
         live: &live,
+        cancel: &cancel,
     };
     let result = with_progress(leader, &s.cfg, &live, || iolab_s3bench::run(&r));
     let report = result.map_err(|e| {

@@ -37,6 +37,9 @@ pub struct Run<'a> {
     pub transport: Arc<dyn Transport>,
     /// This process's live view (its workers: `cfg.concurrent / ranks`).
     pub live: &'a Live,
+    /// The run's cancellation token (the session's): workers stop at
+    /// their next request once it is cancelled.
+    pub cancel: &'a iolab_core::CancelToken,
 }
 
 /// Why a run did not start.
@@ -90,6 +93,7 @@ pub fn run(r: &Run) -> Result<Report, NotStarted> {
         existing,
         body,
         live: r.live,
+        cancel: r.cancel,
         halt: AtomicBool::new(false),
         steady_s: Mutex::new(None),
         local_workers: local,

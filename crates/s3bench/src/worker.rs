@@ -47,6 +47,8 @@ pub(crate) struct Shared<'a> {
     /// The bytes every PUT sends (its first `size`), random.
     pub body: Vec<u8>,
     pub live: &'a Live,
+    /// The run's token.
+    pub cancel: &'a iolab_core::CancelToken,
     /// Stop the timed phase (autoterm, or a failure).
     pub halt: AtomicBool,
     /// How long the rate had been steady when autoterm stopped the run.
@@ -196,7 +198,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     fn stopping(&self) -> bool {
-        iolab_core::stop::requested() || self.sh.halt.load(Ordering::Relaxed)
+        self.sh.cancel.is_cancelled() || self.sh.halt.load(Ordering::Relaxed)
     }
 
     /// Uploads this worker's share of the objects; false when it could not.
@@ -253,7 +255,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let deadline = mono_ns() + (cfg.duration_s * 1e9) as u64;
         let mut step = 0u64;
         loop {
-            if iolab_core::stop::requested() {
+            if self.sh.cancel.is_cancelled() {
                 self.out.ended = Ended::Interrupted;
                 break;
             }

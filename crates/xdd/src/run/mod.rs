@@ -33,21 +33,24 @@ use iolab_net::clock::Estimate;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Runs `plan`, publishing live progress in `progress` (which must have
-/// one entry per target). Never prints.
+/// one entry per target), until done or `cancel` (the run's token) is
+/// cancelled. Never prints.
 pub fn run(
     plan: &Plan,
     cfg: &crate::parse::config::Config,
     progress: &Progress,
+    cancel: &iolab_core::CancelToken,
 ) -> Result<RunResults, RunError> {
     // A partial copy moved back for a resume that then failed before
     // any data moved goes back to its `.partial` name.
-    run_plan(plan, cfg, progress).inspect_err(|_| crate::e2e::partial::undo_restores())
+    run_plan(plan, cfg, progress, cancel).inspect_err(|_| crate::e2e::partial::undo_restores())
 }
 
 fn run_plan(
     plan: &Plan,
     cfg: &crate::parse::config::Config,
     progress: &Progress,
+    cancel: &iolab_core::CancelToken,
 ) -> Result<RunResults, RunError> {
     // First: a TMPDIR that takes no file is found before anything is
     // started, bound or created.
@@ -72,7 +75,7 @@ fn run_plan(
         global: g,
         progress,
         gate: Gate::new(plan.targets.len()),
-        state: Default::default(),
+        state: runstate::RunState::with_token(cancel),
         run_start_ns,
         run_deadline_ns: if g.runtime_s > 0.0 {
             run_start_ns + (g.runtime_s * 1e9) as u64
@@ -103,7 +106,7 @@ fn run_plan(
         }
     };
     if let (Some(c), Some(t)) = (&clock, g.starttime_s) {
-        wait_for_start(c, t, &mut notes);
+        wait_for_start(c, t, &mut notes, cancel);
     }
     progress.run_start_ns.store(run_start_ns, Relaxed);
     let start_wall_ns = wall_ns();
@@ -208,7 +211,12 @@ fn data_notes(plan: &Plan) -> Vec<String> {
         .collect()
 }
 
-fn wait_for_start(c: &Estimate, t_s: u64, notes: &mut Vec<String>) {
+fn wait_for_start(
+    c: &Estimate,
+    t_s: u64,
+    notes: &mut Vec<String>,
+    cancel: &iolab_core::CancelToken,
+) {
     let target = t_s.saturating_mul(1_000_000_000);
     if target <= c.global_now_ns() {
         notes.push(format!(
@@ -217,7 +225,7 @@ fn wait_for_start(c: &Estimate, t_s: u64, notes: &mut Vec<String>) {
         return;
     }
     let local = c.local_at(target);
-    while !iolab_core::stop::requested() {
+    while !cancel.is_cancelled() {
         let now = wall_ns();
         if now >= local {
             return;
