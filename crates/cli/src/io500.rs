@@ -263,7 +263,7 @@ fn cleanup_only(prog: &str, s: &Setup) -> Ended {
     // Ctrl-C stops it cleanly, naming what it did not get to.
     let tick = |n: u64| {
         printer.cleanup_progress(n);
-        !iolab_core::stop::requested()
+        !crate::runner::root().is_cancelled()
     };
     let out = cleanup::cleanup_datadir(be, datadir, stamped, &s.layout.private_dir, Some(&tick));
     printer.cleanup_done(&out);
@@ -272,7 +272,7 @@ fn cleanup_only(prog: &str, s: &Setup) -> Ended {
     }
     Ok(match out.confirmed() {
         true => Outcome::Completed,
-        _ if iolab_core::stop::requested() => Outcome::Interrupted,
+        _ if crate::runner::root().is_cancelled() => Outcome::Interrupted,
         // A listing or removal that failed: what it holds is not known.
         false => Outcome::Error(Failure::other(
             "cleanup",
@@ -324,7 +324,7 @@ impl RunObserver for Printer<'_> {
             return;
         }
         let prog = self.prog;
-        let why = match iolab_core::stop::requested() {
+        let why = match crate::runner::root().is_cancelled() {
             true => "interrupted; removing",
             false => "removing",
         };

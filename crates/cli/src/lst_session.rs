@@ -658,12 +658,12 @@ pub fn stat(a: StatArgs) -> Ended {
 pub(crate) fn pause(d: Duration) -> bool {
     let until = std::time::Instant::now() + d;
     while std::time::Instant::now() < until {
-        if iolab_core::stop::requested() {
+        if crate::runner::root().is_cancelled() {
             return false;
         }
         std::thread::sleep(Duration::from_millis(20).min(d));
     }
-    !iolab_core::stop::requested()
+    !crate::runner::root().is_cancelled()
 }
 
 fn check_stat(a: &StatArgs) -> Result<(), String> {

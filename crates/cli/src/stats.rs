@@ -517,7 +517,7 @@ fn check_node(dir: &Path) -> Ended {
 }
 
 fn collect(dir: &Path) -> Ended {
-    node::collect(dir, &iolab_core::stop::requested)
+    node::collect(dir, &|| crate::runner::root().is_cancelled())
         .map(|()| Outcome::Completed)
         .map_err(|e| Halt::failed(format!("iolab stats collect: {e}")))
 }

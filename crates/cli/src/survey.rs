@@ -504,7 +504,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         // be reached is named, and no point runs.
         if let Err(hosts) = agents.wait_ready(key.as_ref()) {
             agents.stop();
-            if iolab_core::stop::requested() {
+            if crate::runner::root().is_cancelled() {
                 return Err(Halt::said(HaltKind::Interrupted));
             }
             let mut msg: Vec<String> = hosts
