@@ -70,7 +70,7 @@ pub fn ci() -> bool {
 /// Records that the reader of stdout has gone and asks the run to stop.
 pub fn mark_closed() {
     CLOSED.store(true, Ordering::SeqCst);
-    iolab_core::stop::request();
+    crate::runner::root().cancel();
 }
 
 /// True once a write met a closed stdout.
