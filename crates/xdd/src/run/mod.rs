@@ -57,7 +57,7 @@ fn run_plan(
     let mut spools = spools(plan)?;
     let backends = backends(plan)?;
     let g = &plan.global;
-    let clock = global_clock(g)?;
+    let clock = global_clock(g, cancel)?;
     let host = iolab_core::env::host_info();
     let mut notes = data_notes(plan);
     if g.processlock {
@@ -84,9 +84,13 @@ fn run_plan(
         },
         cpus: host.cpus,
     };
-    let sessions = crate::e2e::session::connect_all(plan, |at| {
-        let _ = progress.e2e_listening.set(at);
-    })?;
+    let sessions = crate::e2e::session::connect_all(
+        plan,
+        |at| {
+            let _ = progress.e2e_listening.set(at);
+        },
+        cancel,
+    )?;
     let first_ops: Vec<u64> = sessions
         .iter()
         .map(|s| s.as_ref().map_or(0, |s| s.first_op))
@@ -175,13 +179,16 @@ fn run_plan(
 
 /// Measures the offset to the global clock (-timeserver) before any
 /// target is prepared, so an unreachable server leaves nothing behind.
-fn global_clock(g: &crate::parse::config::GlobalOpts) -> Result<Option<Estimate>, RunError> {
+fn global_clock(
+    g: &crate::parse::config::GlobalOpts,
+    cancel: &iolab_core::CancelToken,
+) -> Result<Option<Estimate>, RunError> {
     let Some(ts) = &g.timeserver else {
         return Ok(None);
     };
     let addr = format!("{}:{}", ts.host, ts.port);
     let wait = std::time::Duration::from_secs(10);
-    match iolab_net::clock::estimate(&addr, ts.bounce, wait, iolab_net::Cancel::process()) {
+    match iolab_net::clock::estimate(&addr, ts.bounce, wait, iolab_net::Cancel::token(cancel)) {
         Ok(e) => Ok(Some(e)),
         // A host name that does not exist is bad input (exit 2); a server
         // that does not answer is a failed run (exit 1).
