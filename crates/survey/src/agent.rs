@@ -49,7 +49,10 @@ pub fn run(s: &Step, b: &dyn Backend) -> Result<Option<String>, crate::SurveyErr
                 ..s.shape
             };
             let objects = o::objects_in(&work_dirs, s.nobj);
-            let results = o::run_test(b, &objects, &s.name, shape, s.interval_ms);
+            // An agent runs outside any session: its process's root
+            // token (the stop flag, raised by SIGTERM) stops it.
+            let cancel = iolab_core::CancelToken::process();
+            let results = o::run_test(b, &objects, &s.name, shape, s.interval_ms, &cancel);
             Ok(Some(serde_json::to_string(&results)?))
         }
         "echo" => echo(s.port, b, work_dirs.first()).map(Some),

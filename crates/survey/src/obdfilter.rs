@@ -7,6 +7,7 @@
 //! least and greatest instantaneous bandwidth of any one target, sampled
 //! every interval (see [`crate::sampler`]).
 
+use iolab_core::CancelToken;
 use crate::SurveyError;
 use crate::io::{cpath, open_data, read_full_at, write_all_at, WriteData};
 pub use crate::object::{Shape, TargetResult};
@@ -340,7 +341,14 @@ pub fn destroy_in(b: &dyn Backend, work_dirs: &[PathBuf], nobj: u64) {
 }
 
 /// Runs the survey; `on_point` sees each point as it completes.
-pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)) -> ObdReport {
+/// It stops between points, tests and records once `cancel` (the run's
+/// token) is cancelled.
+pub fn run(
+    cfg: &ObdConfig,
+    b: &dyn Backend,
+    on_point: &mut dyn FnMut(&ObdPoint),
+    cancel: &CancelToken,
+) -> ObdReport {
     let mut report = ObdReport {
         header: Header::now(),
         points: Vec::new(),
@@ -353,6 +361,7 @@ pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)
         cfg.rsh.as_deref(),
         &cfg.remote_iolab,
         &work,
+        cancel,
     ) {
         Ok(h) => h,
         Err(e) => {
@@ -381,8 +390,9 @@ pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)
             &hosts,
             (rsz_kb, nobj, thr),
             &mut report.notes,
+            cancel,
         );
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             report.outcome = Outcome::Interrupted;
             break;
         }
@@ -435,6 +445,7 @@ fn run_point(
     hosts: &crate::remote::Hosts,
     (rsz_kb, nobj, thr): (u64, u64, u64),
     notes: &mut Vec<String>,
+    cancel: &CancelToken,
 ) -> ObdPoint {
     let ndevs = (dirs.len() + cfg.remote.len()) as u64;
     let count = records_per_thread(cfg, rsz_kb, thr);
@@ -467,7 +478,7 @@ fn run_point(
     let mut tests = Vec::new();
     for name in &cfg.tests {
         let pending = hosts.start_test(name, nobj, shape, cfg.interval_ms);
-        let local = run_test(b, &objects, name, shape, cfg.interval_ms);
+        let local = run_test(b, &objects, name, shape, cfg.interval_ms, cancel);
         let (remote, wall_s) = hosts.finish_test(pending);
         // Only remote targets are timed by the wall clock (from starting
         // their agents); local ones by the same clock as their samples, so
@@ -485,7 +496,7 @@ fn run_point(
             ));
         }
         tests.push(t);
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             break;
         }
     }
@@ -544,6 +555,7 @@ pub fn run_test(
     name: &str,
     s: Shape,
     interval_ms: u64,
+    cancel: &CancelToken,
 ) -> Vec<TargetResult> {
     if objects.is_empty() {
         return Vec::new();
@@ -569,7 +581,7 @@ pub fn run_test(
                     if !w.handle.as_ref().is_some_and(|h| h.1) {
                         direct[t].store(false, Ordering::Relaxed);
                     }
-                    if let Some(e) = worker(b, w, data, s, counters) {
+                    if let Some(e) = worker(b, w, data, s, counters, cancel) {
                         if let Ok(mut slot) = errors[t].lock() {
                             slot.get_or_insert(e);
                         }
@@ -660,6 +672,7 @@ fn worker(
     data: Option<&WriteData>,
     s: Shape,
     c: &Counters,
+    cancel: &CancelToken,
 ) -> Option<String> {
     let write = data.is_some();
     if let Some(e) = w.error.take() {
@@ -668,7 +681,7 @@ fn worker(
     let (h, direct) = w.handle?;
     let mut err = None;
     for i in 0..s.count {
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             break;
         }
         let off = w.base + i * s.rsz_bytes;
@@ -797,7 +810,7 @@ mod tests {
         let c = cfg(dirs.clone());
         let b = iolab_backend::by_name("posix").unwrap();
         c.validate(b.as_ref()).unwrap();
-        let r = run(&c, b.as_ref(), &mut |_| {});
+        let r = run(&c, b.as_ref(), &mut |_| {}, &iolab_core::CancelToken::new());
         let left: usize = dirs
             .iter()
             .map(|d| std::fs::read_dir(d).unwrap().count())

@@ -52,6 +52,8 @@ pub struct Hosts {
     iolab: String,
     work: String,
     groups: Vec<(String, Vec<PathBuf>)>,
+    /// The run's token: a step's wait (not a cleanup's) ends with it.
+    cancel: iolab_core::CancelToken,
 }
 
 /// A test started on every host.
@@ -70,6 +72,7 @@ impl Hosts {
         rsh: Option<&str>,
         remote_iolab: &str,
         work: &str,
+        cancel: &iolab_core::CancelToken,
     ) -> Result<Hosts, SurveyError> {
         let mut groups: Vec<(String, Vec<PathBuf>)> = Vec::new();
         for t in remote {
@@ -88,6 +91,7 @@ impl Hosts {
             iolab: remote_iolab.to_string(),
             work: work.to_string(),
             groups,
+            cancel: cancel.clone(),
         })
     }
 
@@ -119,8 +123,8 @@ impl Hosts {
             .collect()
     }
 
-    fn wait(r: Result<Remote, String>, limit: Duration, cleanup: bool) -> Result<String, String> {
-        let cancelled = || !cleanup && iolab_core::stop::requested();
+    fn wait(&self, r: Result<Remote, String>, limit: Duration, cleanup: bool) -> Result<String, String> {
+        let cancelled = || !cleanup && self.cancel.is_cancelled();
         let f = r?.wait(limit, cancelled).map_err(|e| e.to_string())?;
         let out = String::from_utf8_lossy(&f.stdout).into_owned();
         if f.status.success() {
@@ -137,7 +141,7 @@ impl Hosts {
             .into_iter()
             .zip(&self.groups)
             .filter_map(|(r, g)| {
-                Self::wait(r, limit, cleanup)
+                self.wait(r, limit, cleanup)
                     .err()
                     .map(|e| (g.0.clone(), e))
             })
@@ -196,7 +200,7 @@ impl Hosts {
     pub fn finish_test(&self, p: Pending) -> (Vec<TargetResult>, f64) {
         let mut out = Vec::new();
         for (r, (host, dirs)) in p.runs.into_iter().zip(&self.groups) {
-            let parsed = Self::wait(r, STEP_LIMIT, false).and_then(|text| {
+            let parsed = self.wait(r, STEP_LIMIT, false).and_then(|text| {
                 serde_json::from_str::<Vec<TargetResult>>(&text)
                     .map_err(|e| format!("agent output: {e}"))
             });
