@@ -183,7 +183,9 @@ fn load(config: &str) -> Result<Config, Halt> {
 
 fn plan<'a>(cfg: &'a Config, rsh: Option<&str>) -> Result<Plan<'a>, Halt> {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
-    Plan::new(cfg, rsh, &exe).map_err(|e| Halt::usage(format!("iolab stats: {e}")))
+    Plan::new(cfg, rsh, &exe)
+        .map(|p| p.with_cancel(crate::runner::root()))
+        .map_err(|e| Halt::usage(format!("iolab stats: {e}")))
 }
 
 /// Prints each node's result; a refused node is a usage halt, a failed
