@@ -401,7 +401,6 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> Ended {
     .compatible_with("LNet selftest (lst)")
     .open()?;
     session.start();
-    let stop = AtomicBool::new(false);
     let mut so_far = Vec::new();
     let runs = (plan.clients.len() * plan.concurrency.len()) as u64 * u64::from(plan.repeat);
     let per_run_s = match plan.limit {
@@ -420,7 +419,8 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> Ended {
         &what,
         per_run_s.map(|s| s * f64::from(plan.repeat)),
     );
-    let report = console::run(plan, &stop, |p| {
+    let cancel = session.cancel().clone();
+    let report = console::run(plan, &cancel, |p| {
         progress.point_done(&format!(
             "clients {}, concurrency {}",
             p.clients, p.concurrency

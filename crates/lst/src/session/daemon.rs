@@ -105,6 +105,8 @@ pub fn serve(
     ready(Ok(()));
     let timeout = Duration::from_secs(st.cfg.timeout_s);
     let mut last = Instant::now();
+    // The daemon is a process of its own (started by new_session, outside
+    // any run): SIGTERM raises the process's stop flag, its root.
     while last.elapsed() < timeout && !iolab_core::stop::requested() {
         st.reap();
         match l.accept() {
@@ -248,7 +250,7 @@ impl State {
             &mut remotes,
             &self.token,
             key.as_ref(),
-            &stop,
+            Cancel::with(&stop),
             until,
         )?;
         let mut slots = Vec::new();
