@@ -479,7 +479,7 @@ fn run_action(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> Opt
             scope.spawn(move || {
                 barrier.wait();
                 let t0 = start.get().copied().unwrap_or_else(Instant::now);
-                region_worker(b, region, data, s, buf, t0, &live, cancel);
+                region_worker(b, region, data, s, buf, t0, (&live, cancel));
             });
         }
         let _ = start.set(Instant::now());
@@ -540,8 +540,7 @@ fn region_worker(
     s: Shape,
     mut buf: IoBuffer,
     t0: Instant,
-    live: &iolab_core::live::Recorder,
-    cancel: &iolab_core::CancelToken,
+    (live, cancel): (&iolab_core::live::Recorder, &iolab_core::CancelToken),
 ) {
     let action = match data {
         Some(_) => Action::Write,
