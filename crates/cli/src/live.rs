@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The tools that make a run and so take the live options.
-const TOOLS: [&str; 6] = ["mdtest", "xdd", "lst", "survey", "io500", "xddcp"];
+const TOOLS: [&str; 7] = ["mdtest", "xdd", "lst", "survey", "io500", "xddcp", "s3bench"];
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
@@ -37,7 +37,7 @@ static ASKED: OnceLock<Asked> = OnceLock::new();
 
 /// The live options' help lines, for the usage text.
 pub const HELP: &str = "\
-Live figures (mdtest, xdd, lst, survey, io500, xddcp; see docs/live.md):
+Live figures (mdtest, xdd, lst, survey, io500, xddcp, s3bench; see docs/live.md):
   --live FILE            write per-interval rows to FILE (- for stdout)
   --live-format F        jsonl (default), csv or openmetrics (a textfile replaced each interval)
   --live-interval S      seconds between rows (default 1, at least 0.1)

@@ -5,6 +5,7 @@
 //! prints warp's analysis and writes `--json`, `--csv` and `--store`.
 
 use crate::exit::{self, Ended, Halt, HaltKind};
+use crate::runner::options::{self, RunOptions};
 use crate::runner::{Given, Render, Run as RunnerRun};
 use clap::{Args, Parser, Subcommand};
 use iolab_backend::s3::{check_bucket, Endpoint, S3Config, Signing};
@@ -113,15 +114,10 @@ struct Common {
     /// Bound on each request, seconds.
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
-    /// Write the results envelope (JSON) here.
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// Write one CSV row per op type (and endpoint) here.
-    #[arg(long)]
-    csv: Option<PathBuf>,
-    /// Record the run in the results store at this path.
-    #[arg(long, value_name = "PATH")]
-    store: Option<PathBuf>,
+    /// --json, --csv (one row per op type and endpoint), --stats and
+    /// --store: the runner's.
+    #[command(flatten)]
+    run: RunOptions<{ options::EVERY }>,
 }
 
 #[derive(Args, Debug)]
@@ -249,9 +245,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
 struct Setup {
     cfg: Config,
     endpoints: Vec<Endpoint>,
-    json: Option<PathBuf>,
-    csv: Option<PathBuf>,
-    store: Option<PathBuf>,
+    given: Given,
     warn_secret: bool,
 }
 
@@ -260,17 +254,10 @@ impl Setup {
         let (cfg, c) = config(&cli.bench)?;
         cfg.validate(ranks).map_err(|e| e.to_string())?;
         let endpoints = endpoints(&cfg, c)?;
-        iolab_output::Planned::new()
-            .file("--json", c.json.as_deref())
-            .file("--csv", c.csv.as_deref())
-            .check()
-            .map_err(|e| e.to_string())?;
         Ok(Setup {
             cfg,
             endpoints,
-            json: c.json.clone(),
-            csv: c.csv.clone(),
-            store: c.store.clone(),
+            given: c.run.0.clone(),
             warn_secret: c.secret_key.is_some(),
         })
     }
@@ -511,12 +498,7 @@ fn read_secret(path: &Path) -> Result<String, String> {
 fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
     let transport = world.transport();
     let leader = transport.rank() == 0;
-    let given = Given {
-        json: s.json.clone(),
-        csv: s.csv.clone(),
-        stats: None,
-        store: s.store.clone(),
-    };
+    let given = s.given.clone();
     let full = format!("iolab {prog}");
     let mut session = RunnerRun::new(&full, "s3bench", SCHEMA, line, s.cfg.clone(), given)
         .compatible_with("MinIO warp")
@@ -525,6 +507,8 @@ fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
     if s.warn_secret && leader {
         eprintln!("iolab {prog}: warning: --secret-key puts the key where every user of this machine sees it (ps); AWS_SECRET_ACCESS_KEY or --secret-key-file keeps it private");
     }
+    // The tool draws its own bar, so no status line.
+    let board = session.live(true, crate::live::peers(world));
     session.start();
     let started = iolab_core::clock::wall_ns();
     let live = Live::new(s.cfg.concurrent / transport.size());
@@ -535,6 +519,7 @@ fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
         transport,
         live: &live,
         cancel: &cancel,
+        board: board.as_deref(),
     };
     let result = with_progress(leader, &s.cfg, &live, || iolab_s3bench::run(&r));
     let report = result.map_err(|e| {

@@ -356,9 +356,12 @@ fn ts_latencies(path: &Path) -> Vec<u64> {
         .collect()
 }
 
+/// The live figure is the middle of its bucket; the time stamps time an
+/// operation with clock reads of their own, a few ns from the engine's,
+/// so the same operation may sit in the next bucket: within one bucket.
 fn within_a_bucket(live: u64, offline: u64) -> bool {
-    let (_, width) = iolab_core::Histogram::bounds(iolab_core::Histogram::index(offline));
-    live.abs_diff(offline) <= width
+    use iolab_core::Histogram;
+    Histogram::index(live).abs_diff(Histogram::index(offline)) <= 1
 }
 
 #[test]
@@ -384,7 +387,7 @@ fn interval_p99_matches_the_time_stamps_to_a_bucket() {
         // The operations the interval's histogram timed: its buckets are
         // read a moment after its count, so an operation finished in
         // between is in this histogram and in the next interval's count.
-        let n = r["latency"]["count"].as_u64().unwrap() as usize;
+        let n = r["latency"]["count"].as_u64().unwrap_or(0) as usize; // null: none timed
         let mut mine = lat[at..at + n].to_vec();
         at += n;
         if n < 1000 {

@@ -488,6 +488,7 @@ fn two_mpi_ranks_count_what_the_server_saw() {
     let proxy = FaultProxy::counting(s.endpoint()[7..].parse().unwrap()).unwrap();
     let dir = outdir("mpi");
     let j = dir.path().join("r.json");
+    let live = dir.path().join("live.jsonl");
     let mut c = Command::new("mpirun");
     let _session = OmpiSession::attach(&mut c);
     let o = c
@@ -512,6 +513,10 @@ fn two_mpi_ranks_count_what_the_server_saw() {
             "3s",
             "--json",
             j.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--live-interval",
+            "0.2",
         ])
         .envs(s.env())
         .env("CI", "1")
@@ -528,6 +533,54 @@ fn two_mpi_ranks_count_what_the_server_saw() {
     assert_eq!(u(&d["payload"]["ranks"]), 2);
     assert_eq!(u(&d["payload"]["workers"]), 4);
     assert_counts_match(&d, proxy.kinds());
+    // The live rows of both ranks, merged at rank 0, add up to the counts.
+    assert_live_sums(&live, &d);
+    assert_eq!(s.objects(b, "").unwrap(), before);
+}
+
+/// Every line of the `--live` stream parses, and for each op of the
+/// results the merged rows' `ops` + `errors` add up to its requests.
+fn assert_live_sums(live: &std::path::Path, d: &Value) {
+    let text = std::fs::read_to_string(live).unwrap();
+    let rows: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(rows[0]["run_id"].is_string(), "a header first: {}", rows[0]);
+    assert_eq!(d["run_id"], rows[0]["run_id"], "the results name the stream");
+    let merged = |r: &&Value| r.get("host").is_none() && r.get("rank").is_none() && r.get("phase").is_some();
+    let ops = d["payload"]["ops"].as_array().unwrap();
+    assert!(!ops.is_empty());
+    for o in ops {
+        let name = o["name"].as_str().unwrap();
+        let (n, e) = rows
+            .iter()
+            .filter(merged)
+            .filter(|r| r["phase"] == name)
+            .fold((0, 0), |(n, e), r| (n + u(&r["ops"]), e + u(&r["errors"])));
+        assert_eq!(n + e, u(&o["requests"]), "{name}: live rows against the results");
+        assert!(n > 0, "{name}: no live row");
+    }
+}
+
+/// `--live` of one process: multipart's parts as their own ops too.
+#[test]
+fn live_rows_add_up_to_each_ops_requests() {
+    let Some(s) = server("s3bench_live") else {
+        return;
+    };
+    let b = "sb-live";
+    let before = bucket(s, b);
+    let dir = outdir("live");
+    let (j, live) = (dir.path().join("r.json"), dir.path().join("live.jsonl"));
+    for bench in [&["mixed", "--objects", "20", "--obj.size", "4KiB"][..], &["multipart", "--parts", "2"]] {
+        let mut a = bench.to_vec();
+        a.extend(["--bucket", b, "--concurrent", "2", "--duration", "2s"]);
+        a.extend(["--json", j.to_str().unwrap(), "--live", live.to_str().unwrap(), "--live-interval", "0.2"]);
+        let o = run(s, &a);
+        ok(&o, &a.join(" "));
+        assert_live_sums(&live, &doc(&j));
+    }
     assert_eq!(s.objects(b, "").unwrap(), before);
 }
 

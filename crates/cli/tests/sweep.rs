@@ -977,6 +977,16 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// Whether process `pid` has a handler for SIGTERM (its status's SigCgt).
+fn catches_sigterm(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .is_some_and(|m| m & (1 << (libc::SIGTERM - 1)) != 0)
+}
+
 #[test]
 fn a_sweep_killed_with_sigkill_takes_its_run_along_and_resumes() {
     let s = Scratch::new("sweep-kill9");
@@ -1005,6 +1015,14 @@ fn a_sweep_killed_with_sigkill_takes_its_run_along_and_resumes() {
         std::thread::sleep(Duration::from_millis(20));
     };
     guard.0.push(repeat);
+    // Once the run catches SIGTERM (what its sweep's death sends it): a
+    // run killed before its handler is set, while still starting, has
+    // nothing to write.
+    let t0 = Instant::now();
+    while !catches_sigterm(repeat) {
+        assert!(t0.elapsed() < Duration::from_secs(60), "the run never caught SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(sweep as i32, libc::SIGKILL) };
     let mut child = child;

@@ -40,6 +40,8 @@ pub struct Run<'a> {
     /// The run's cancellation token (the session's): workers stop at
     /// their next request once it is cancelled.
     pub cancel: &'a iolab_core::CancelToken,
+    /// `--live`'s board (None: no live figures).
+    pub board: Option<&'a iolab_core::live::Board>,
 }
 
 /// Why a run did not start.
@@ -94,6 +96,7 @@ pub fn run(r: &Run) -> Result<Report, NotStarted> {
         body,
         live: r.live,
         cancel: r.cancel,
+        board: r.board,
         halt: AtomicBool::new(false),
         steady_s: Mutex::new(None),
         local_workers: local,

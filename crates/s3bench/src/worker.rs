@@ -49,6 +49,8 @@ pub(crate) struct Shared<'a> {
     pub live: &'a Live,
     /// The run's token.
     pub cancel: &'a iolab_core::CancelToken,
+    /// `--live`'s board: each worker records its requests there per op.
+    pub board: Option<&'a iolab_core::live::Board>,
     /// Stop the timed phase (autoterm, or a failure).
     pub halt: AtomicBool,
     /// How long the rate had been steady when autoterm stopped the run.
@@ -74,6 +76,21 @@ pub(crate) struct WorkerOut {
     pub other: Requests,
     /// Task 0: (objects, bytes) a LIST of the run's prefix found at the end.
     pub listed: Option<(u64, u64)>,
+}
+
+/// The `--live` recorders of local worker `local`, one per op (by
+/// [`Op::index`]); each records nothing when the op is not timed or no
+/// board was given.
+fn live_recorders(sh: &Shared, local: usize) -> Vec<iolab_core::live::Recorder> {
+    let mut v: Vec<iolab_core::live::Recorder> = (0..crate::config::OPS)
+        .map(|_| iolab_core::live::Recorder::off())
+        .collect();
+    if let Some(b) = sh.board {
+        for op in &sh.ops {
+            v[op.index()] = b.recorder(op.name(), local);
+        }
+    }
+    v
 }
 
 /// Objects `0..objects` dealt round-robin: worker `task`'s count.
@@ -127,6 +144,8 @@ struct Worker<'s, 'a> {
     draws: u64,
     failed_in_a_row: u32,
     t0: Instant,
+    /// `--live`: this worker's counters per op (by [`Op::index`]).
+    live_ops: Vec<iolab_core::live::Recorder>,
     out: WorkerOut,
 }
 
@@ -157,6 +176,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             draws: 0,
             failed_in_a_row: 0,
             t0: Instant::now(),
+            live_ops: live_recorders(sh, task % sh.local_workers.max(1)),
             out: WorkerOut {
                 rec: Recorder::new(&sh.ops, sh.endpoints.len(), segment_ns, sh.segments),
                 prepare: PhaseReport::default(),
@@ -536,6 +556,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let first_byte = Instant::now();
         let s = self.sample(t, first_byte, first_byte, 0, 0, None);
         self.out.rec.ok(Op::MpCreate, host, &s);
+        self.live_ops[Op::MpCreate.index()].op(s.bytes, s.latency_ns);
         self.etags.clear();
         for n in 1..=sh.cfg.parts {
             let t = Instant::now();
@@ -548,6 +569,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             let now = Instant::now();
             let s = self.sample(t, now, now, part, 0, None);
             self.out.rec.ok(Op::MpPart, host, &s);
+            self.live_ops[Op::MpPart.index()].op(s.bytes, s.latency_ns);
         }
         let t = Instant::now();
         self.out.timed.post += 1;
@@ -556,6 +578,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let now = Instant::now();
         let s = self.sample(t, now, now, 0, 1, None);
         self.out.rec.ok(Op::MpComplete, host, &s);
+        self.live_ops[Op::MpComplete.index()].op(s.bytes, s.latency_ns);
         Ok(first_byte)
     }
 
@@ -589,6 +612,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     fn ok(&mut self, op: Op, host: usize, s: &Sample) {
         self.failed_in_a_row = 0;
         self.out.rec.ok(op, host, s);
+        self.live_ops[op.index()].op(s.bytes, s.latency_ns);
         self.out.timed_end_ns = self.out.timed_end_ns.max(s.end_ns);
         let slot = self.sh.live.slot(self.local);
         slot.requests.fetch_add(1, Ordering::Relaxed);
@@ -599,6 +623,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let end_ns = self.t0.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
         self.out.timed_end_ns = self.out.timed_end_ns.max(end_ns);
         self.out.rec.failed(op, host, || e.to_string());
+        self.live_ops[op.index()].error();
         self.failed_in_a_row += 1;
         if gone(e) || self.failed_in_a_row >= MAX_FAILED_IN_A_ROW {
             self.fail(op.name(), e);
