@@ -17,7 +17,8 @@
 //! let cfg = Config::new(vec![raw.params], raw.globals).unwrap();
 //! let backend = iolab_backend::by_name("posix").unwrap();
 //! let runner = Runner { cfg: &cfg, transport: std::sync::Arc::new(iolab_comm::SingleProcess::new()),
-//!     threads: 3, backend: &*backend, observer: &Silent };
+//!     threads: 3, backend: &*backend, observer: &Silent,
+//!     cancel: &iolab_core::CancelToken::new() };
 //! runner.preflight().unwrap();
 //! let out = runner.run();
 //! assert_eq!(out.outcome, iolab_core::Outcome::Completed);
