@@ -8,14 +8,17 @@
 # RSS of `-n 1000000 -F` (goal: under 64 MiB); then, on a FUSE file
 # system that delays every request (testkit's iolab-delayfs, backed by
 # the tmpfs), --engine uring at QD 16 against QD 1 (goal: >= 8 x in
-# create and stat). The load (uptime) is printed before and after.
+# create and stat), and io500's md-workbench phases through the queue at
+# QD 16 against QD 1. The load (uptime) is printed before and after.
 # Usage: bench/mdtest-vs-syscalls.sh [ITEMS_PER_TASK] [REPEATS]   (root)
 # IOLAB=path uses that iolab (else a release build); DELAYFS=path that
 # iolab-delayfs (else a debug build of crates/testkit); RSS_ITEMS
 # (1000000) sizes the memory run; DELAY_US (5000) is the delayed file
 # system's delay per request and DELAY_ITEMS (50) its files per
-# directory (16 leaf directories). The test suite runs it small
-# (tests/bench.rs).
+# directory (16 leaf directories); MDWB_PER_SET (10) is md-workbench's
+# objects per set there (half of them per iteration), for io500's
+# md-workbench phases alone at QD 16 against QD 1. The test suite runs
+# it small (tests/bench.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 items=${1:-100000}
@@ -23,6 +26,7 @@ repeats=${2:-3}
 rss_items=${RSS_ITEMS:-1000000}
 delay_us=${DELAY_US:-5000}
 delay_items=${DELAY_ITEMS:-50}
+mdwb_per_set=${MDWB_PER_SET:-10}
 bin=${IOLAB:-}
 if [ -z "$bin" ]; then
     cargo build --release -q
@@ -129,5 +133,39 @@ for p in phases:
     a = statistics.median(r[p] for r in rounds[1])
     b = statistics.median(r[p] for r in rounds[16])
     print(f"{p:<12} {a:10.0f} {b:10.0f} {b/a:9.2f}")
+PY
+# io500's md-workbench phases alone (--mode=extended, every other phase
+# off) on the same delayed file system, through the queue at QD 1 and 16.
+python3 - "$bin" "$work/fuse" "$mdwb_per_set" "$repeats" "$delay_us" "$work" <<'PY'
+import json, os, shutil, statistics, subprocess, sys
+binary, mnt, per_set, repeats, delay_us, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+files = max(1, per_set // 2)
+phases = ["mdworkbench-create", "mdworkbench-bench", "mdworkbench-delete"]
+off = "".join(f"[{s}]\nrun = FALSE\n" for s in ["ior-easy", "mdtest-easy", "ior-hard", "mdtest-hard", "find", "find-easy", "find-hard", "ior-rnd4K-easy-read"])
+
+def run(qd):
+    data, res = os.path.join(mnt, "mdwb"), os.path.join(work, "mdwb-res")
+    os.mkdir(data)
+    ini = os.path.join(work, "mdwb.ini")
+    with open(ini, "w") as f:
+        f.write(f"[global]\ndatadir = {data}\nresultdir = {res}\ntimestamp-datadir = FALSE\ntimestamp-resultdir = FALSE\n"
+                f"[debug]\nstonewall-time = 1\n{off}[mdworkbench]\nprecreatePerSet = {per_set}\nfilesPerProc = {files}\n")
+    subprocess.run([binary, "io500", "--mode=extended", ini, "--engine", "uring", "--qd", str(qd)], check=True, capture_output=True, env=dict(os.environ, CI="1"))
+    doc = json.load(open(os.path.join(res, "result.json")))
+    os.rmdir(data)
+    shutil.rmtree(res)
+    # The phase's figures (the bench's second iteration, as scored).
+    return {p["phase"]: p["detail"]["mdworkbench"]["iterations"][-1]["ops_per_sec"] for p in doc["payload"]["phases"] if p["phase"] in phases}
+
+rounds = {1: [], 16: []}
+for _ in range(repeats):  # interleaved: QD 1, then QD 16
+    for qd in (1, 16):
+        rounds[qd].append(run(qd))
+print(f"\nmd-workbench on the delayed file system ({delay_us} us per request), 1 task, 10 sets of {per_set} objects, {files} per set per iteration, median of {repeats} rounds (ops/s)")
+print(f"{'phase':<19} {'qd 1':>10} {'qd 16':>10} {'qd16/qd1':>9}")
+for p in phases:
+    a = statistics.median(r[p] for r in rounds[1])
+    b = statistics.median(r[p] for r in rounds[16])
+    print(f"{p:<19} {a:10.0f} {b:10.0f} {b/a:9.2f}")
 PY
 echo "load after: $(uptime)"

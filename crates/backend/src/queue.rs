@@ -19,9 +19,17 @@
 //!     q.complete(&mut |d| tags.push((d.tag, d.result.is_ok()))).unwrap();
 //! }
 //! assert_eq!(tags, [(7, true)]);
-//! be.rmdir(&p).unwrap();
+//! // Removed relative to its parent, opened without following links.
+//! let parent = be.open_dir(&std::ffi::CString::new(std::env::temp_dir().to_str().unwrap()).unwrap()).unwrap();
+//! let name = std::ffi::CString::new(dir.file_name().unwrap().to_str().unwrap()).unwrap();
+//! q.push(8, &MetaOp::Rmdir { dir: &parent, name: &name }).unwrap();
+//! while q.in_flight() > 0 {
+//!     q.complete(&mut |d| assert!(d.result.is_ok())).unwrap();
+//! }
+//! assert!(!dir.exists());
 //! ```
 
+use crate::Dir;
 use std::ffi::CStr;
 use std::io;
 
@@ -36,15 +44,25 @@ pub enum MetaOp<'a> {
         /// Its mode.
         mode: u32,
     },
-    /// rmdir(2), never following a link.
+    /// rmdir of `name` in `dir` (unlinkat with AT_REMOVEDIR): a removal
+    /// names its directory by a descriptor opened without following
+    /// links ([`crate::Backend::open_dir_at`]), never by a path that a
+    /// link planted on the way could redirect. `dir` must stay open
+    /// until the operation completes: the queue holds its descriptor's
+    /// number, not the directory.
     Rmdir {
-        /// The directory to remove.
-        path: &'a CStr,
+        /// The directory holding `name`.
+        dir: &'a Dir,
+        /// The directory to remove (one name, no `/`).
+        name: &'a CStr,
     },
-    /// unlink(2), never following a link.
+    /// unlink of `name` in `dir` (unlinkat), as [`MetaOp::Rmdir`]; the
+    /// name itself, even a link, is removed, never followed.
     Unlink {
-        /// The file to remove.
-        path: &'a CStr,
+        /// The directory holding `name`.
+        dir: &'a Dir,
+        /// The file to remove (one name, no `/`).
+        name: &'a CStr,
     },
     /// stat(2) (links followed, as stat does).
     Stat {
@@ -75,12 +93,12 @@ pub enum MetaOp<'a> {
 }
 
 impl MetaOp<'_> {
-    /// The path the operation works on.
+    /// The path the operation works on (a removal's: the name in its
+    /// directory).
     pub fn path(&self) -> &CStr {
         match self {
+            MetaOp::Rmdir { name, .. } | MetaOp::Unlink { name, .. } => name,
             MetaOp::Mkdir { path, .. }
-            | MetaOp::Rmdir { path }
-            | MetaOp::Unlink { path }
             | MetaOp::Stat { path }
             | MetaOp::Create { path, .. }
             | MetaOp::Read { path, .. } => path,
@@ -152,4 +170,13 @@ pub trait MetaQueue {
     /// operation is in flight, and calls `done` for every completion
     /// ready; returns how many.
     fn complete(&mut self, done: &mut dyn FnMut(&MetaDone<'_>)) -> io::Result<usize>;
+    /// As [`MetaQueue::complete`], but waits for the first completion no
+    /// later than `deadline_ns` (monotonic ns, as [`MetaDone::end_ns`]);
+    /// 0 when none came by then. For an engine that must also send
+    /// something at a set time (md-workbench's `waitingTime`).
+    fn complete_by(
+        &mut self,
+        deadline_ns: u64,
+        done: &mut dyn FnMut(&MetaDone<'_>),
+    ) -> io::Result<usize>;
 }

@@ -268,13 +268,17 @@ impl UringMeta {
                 out[0] = only(opcode::MkDirAt::new(cwd, path).mode(mode).build());
                 1
             }
-            MetaOp::Rmdir { .. } => {
-                let e = opcode::UnlinkAt::new(cwd, path).flags(libc::AT_REMOVEDIR);
+            // Relative to a directory descriptor: unlinkat resolves one
+            // name in it and removes that name, a link included, without
+            // following anything.
+            MetaOp::Rmdir { dir, .. } => {
+                let at = types::Fd(dir_fd(dir)?);
+                let e = opcode::UnlinkAt::new(at, path).flags(libc::AT_REMOVEDIR);
                 out[0] = only(e.build());
                 1
             }
-            MetaOp::Unlink { .. } => {
-                out[0] = only(opcode::UnlinkAt::new(cwd, path).build());
+            MetaOp::Unlink { dir, .. } => {
+                out[0] = only(opcode::UnlinkAt::new(types::Fd(dir_fd(dir)?), path).build());
                 1
             }
             MetaOp::Stat { .. } => {
@@ -412,17 +416,32 @@ impl UringMeta {
     }
 
     /// Starts the clocks of what was pushed since the last submission and
-    /// sends it; `wait` completions are awaited in the same call.
-    fn send(&mut self, wait: usize) -> io::Result<()> {
+    /// sends it; `wait` completions are awaited in the same call, until
+    /// the monotonic `deadline_ns` when one is given.
+    fn send(&mut self, wait: usize, deadline_ns: Option<u64>) -> io::Result<()> {
         let now = mono_ns();
         for &t in &self.batch {
             self.slots[t as usize].start_ns = now;
         }
         self.batch.clear();
         loop {
-            match self.ring.submit_and_wait(wait) {
+            let r = match deadline_ns {
+                None => self.ring.submit_and_wait(wait),
+                Some(end) if wait == 0 || end <= mono_ns() => self.ring.submit(),
+                Some(end) => {
+                    let left = end - mono_ns().min(end);
+                    let ts = types::Timespec::new()
+                        .sec(left / 1_000_000_000)
+                        .nsec((left % 1_000_000_000) as u32);
+                    let args = types::SubmitArgs::new().timespec(&ts);
+                    self.ring.submitter().submit_with_args(wait, &args)
+                }
+            };
+            match r {
                 Ok(_) => return Ok(()),
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // The deadline came first.
+                Err(e) if e.raw_os_error() == Some(libc::ETIME) => return Ok(()),
                 // Completions are due first; the caller reaps and retries.
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
                 Err(e) => return Err(e),
@@ -475,6 +494,17 @@ impl UringMeta {
     }
 }
 
+/// The descriptor of a directory a removal is relative to; a directory
+/// held otherwise (by path, by another backend) cannot be.
+fn dir_fd(dir: &crate::Dir) -> io::Result<libc::c_int> {
+    dir.raw_fd().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a removal through the queue needs a directory descriptor",
+        )
+    })
+}
+
 /// Monotonic ns, as the engines' clocks read it.
 fn mono_ns() -> u64 {
     let mut ts = libc::timespec {
@@ -502,6 +532,16 @@ impl MetaQueue for UringMeta {
                 "the queue is full: reap completions first",
             ));
         };
+        if matches!(op, MetaOp::Unlink { .. } | MetaOp::Rmdir { .. })
+            && op.path().to_bytes().contains(&b'/')
+        {
+            // A name with a slash would be resolved through directories
+            // that a planted link could stand for.
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a removal through the queue takes one name in its directory, without '/'",
+            ));
+        }
         let path = self.copy_path(token, op.path())?;
         let (entries, n) = self.entries(token, op, path)?;
         let (kind, want) = match *op {
@@ -527,16 +567,36 @@ impl MetaQueue for UringMeta {
         // Sent in chunks of 1, 2, 4, ... operations: the kernel's workers
         // start on the first while the next ones are prepared.
         if self.batch.len() >= self.chunk {
-            self.send(0)?;
+            self.send(0, None)?;
             self.chunk *= 2;
         }
         Ok(())
     }
 
     fn complete(&mut self, done: &mut dyn FnMut(&MetaDone<'_>)) -> io::Result<usize> {
+        self.reap(None, done)
+    }
+
+    fn complete_by(
+        &mut self,
+        deadline_ns: u64,
+        done: &mut dyn FnMut(&MetaDone<'_>),
+    ) -> io::Result<usize> {
+        self.reap(Some(deadline_ns), done)
+    }
+}
+
+impl UringMeta {
+    /// Sends what was pushed, waits for a completion (until the deadline
+    /// when one is given) and hands every completion ready to `done`.
+    fn reap(
+        &mut self,
+        deadline_ns: Option<u64>,
+        done: &mut dyn FnMut(&MetaDone<'_>),
+    ) -> io::Result<usize> {
         self.chunk = 1;
         let wait = usize::from(self.in_flight > 0);
-        self.send(wait)?;
+        self.send(wait, deadline_ns)?;
         let end_ns = mono_ns();
         let mut finished = 0;
         loop {
@@ -601,6 +661,7 @@ impl Drop for UringMeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Backend;
     use std::ffi::CString;
 
     /// A queue, or None (and why) where io_uring is refused; under CI a
@@ -627,6 +688,10 @@ mod tests {
         }
         fn c(&self, name: &str) -> CString {
             CString::new(self.0.join(name).to_str().unwrap()).unwrap()
+        }
+        /// The directory, opened for removals relative to it.
+        fn open(&self) -> crate::Dir {
+            crate::Posix.open_dir(&self.c("")).unwrap()
         }
     }
     impl Drop for Dir {
@@ -701,8 +766,17 @@ mod tests {
                 "read gives the bytes"
             );
         }
-        for (i, p) in names.iter().enumerate() {
-            q.push(i as u64, &MetaOp::Unlink { path: p }).unwrap();
+        let at = d.open();
+        for i in 0..names.len() {
+            let name = CString::new(format!("f{i}")).unwrap();
+            q.push(
+                i as u64,
+                &MetaOp::Unlink {
+                    dir: &at,
+                    name: &name,
+                },
+            )
+            .unwrap();
             if !q.has_room() {
                 drain(&mut q);
             }
@@ -769,9 +843,31 @@ mod tests {
             "short read named"
         );
         assert_eq!((err(3).step, err(3).errno), ("stat", libc::ENOENT));
-        q.push(7, &MetaOp::Rmdir { path: &sub }).unwrap();
-        q.push(8, &MetaOp::Unlink { path: &f }).unwrap();
-        q.push(9, &MetaOp::Unlink { path: &f }).unwrap_or(());
+        let at = d.open();
+        q.push(
+            7,
+            &MetaOp::Rmdir {
+                dir: &at,
+                name: c"sub",
+            },
+        )
+        .unwrap();
+        q.push(
+            8,
+            &MetaOp::Unlink {
+                dir: &at,
+                name: c"f",
+            },
+        )
+        .unwrap();
+        q.push(
+            9,
+            &MetaOp::Unlink {
+                dir: &at,
+                name: c"f",
+            },
+        )
+        .unwrap_or(());
         let got = drain(&mut q);
         assert_eq!(got[0].1, Ok(0));
         // Two unlinks of one file in flight: one of them finds it gone.
@@ -798,6 +894,111 @@ mod tests {
             )
             .is_err());
         assert_eq!(q.in_flight(), 0, "a refused push holds no slot");
+    }
+
+    /// A removal names one entry of an open directory: a link there is
+    /// removed itself (or refused by rmdir), what it leads to stays, and a
+    /// name with a slash, which would be resolved through directories a
+    /// link could stand for, is refused before anything is sent.
+    #[test]
+    fn removals_follow_no_link() {
+        let Some(mut q) = queue(4, 0) else { return };
+        let d = Dir::new("links");
+        std::fs::create_dir_all(d.0.join("other/sub")).unwrap();
+        std::fs::write(d.0.join("other/f"), b"keep").unwrap();
+        std::fs::create_dir(d.0.join("t")).unwrap();
+        std::os::unix::fs::symlink(d.0.join("other"), d.0.join("t/link")).unwrap();
+        std::os::unix::fs::symlink(d.0.join("other/f"), d.0.join("t/flink")).unwrap();
+        let at = crate::Posix.open_dir_at(&d.open(), c"t").unwrap();
+        q.push(
+            1,
+            &MetaOp::Rmdir {
+                dir: &at,
+                name: c"link",
+            },
+        )
+        .unwrap();
+        q.push(
+            2,
+            &MetaOp::Unlink {
+                dir: &at,
+                name: c"flink",
+            },
+        )
+        .unwrap();
+        for (tag, name) in [(3, c"link/f"), (4, c"link/sub")] {
+            let e = q.push(tag, &MetaOp::Unlink { dir: &at, name }).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+        }
+        let e = q.push(
+            5,
+            &MetaOp::Rmdir {
+                dir: &at,
+                name: c"link/sub",
+            },
+        );
+        assert!(e.is_err(), "a slash in an rmdir's name is refused");
+        let got = drain(&mut q);
+        assert_eq!(got.len(), 2, "the refused pushes held no slot: {got:?}");
+        assert_eq!(
+            got[0].1.unwrap_err().errno,
+            libc::ENOTDIR,
+            "rmdir of a link"
+        );
+        assert_eq!(got[1].1, Ok(0), "the link itself unlinked");
+        assert!(d.0.join("t/link").is_symlink() && !d.0.join("t/flink").exists());
+        assert!(d.0.join("other/f").exists() && d.0.join("other/sub").exists());
+        let e = q.push(
+            6,
+            &MetaOp::Unlink {
+                dir: &crate::Dir::from_path(c"/x"),
+                name: c"f",
+            },
+        );
+        assert!(e.is_err(), "a directory without a descriptor is refused");
+        assert_eq!(q.in_flight(), 0);
+    }
+
+    /// complete_by returns at its deadline with nothing when nothing can
+    /// complete (the open of a FIFO waits for a writer), and hands the
+    /// completion over once it came.
+    #[test]
+    fn complete_by_returns_at_its_deadline() {
+        let Some(mut q) = queue(2, 8) else { return };
+        let d = Dir::new("deadline");
+        let fifo = d.c("fifo");
+        // SAFETY: a valid C string; the result is checked.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        q.push(
+            1,
+            &MetaOp::Read {
+                path: &fifo,
+                len: 8,
+            },
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        let n = q
+            .complete_by(mono_ns() + 20_000_000, &mut |c| got.push(c.tag))
+            .unwrap();
+        assert_eq!((n, got.len(), q.in_flight()), (0, 0, 1), "no writer yet");
+        let n = q.complete_by(0, &mut |c| got.push(c.tag)).unwrap();
+        assert_eq!(n, 0, "a deadline passed: no wait");
+        // A writer that closes at once: the read ends short, at 0 bytes.
+        drop(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(d.0.join("fifo"))
+                .unwrap(),
+        );
+        while q.in_flight() > 0 {
+            q.complete_by(u64::MAX, &mut |c| {
+                got.push(c.tag);
+                assert_eq!(c.result.unwrap_err().short, Some((0, 8)));
+            })
+            .unwrap();
+        }
+        assert_eq!(got, [1]);
     }
 
     #[test]

@@ -104,6 +104,7 @@ const SMOKES: &[Smoke] = &[
             ("DELAYFS", "DELAYFS"),
             ("RSS_ITEMS", "1000"),
             ("DELAY_ITEMS", "2"),
+            ("MDWB_PER_SET", "2"),
         ],
         peers: &["cc", "python3", "DELAYFS"],
         root: true,
@@ -135,6 +136,14 @@ const SMOKES: &[Smoke] = &[
         args: &[],
         env: &[("IOLAB", "BIN"), ("REPEAT", "1"), ("FILE_MB", "16")],
         peers: &[],
+        root: true,
+    },
+    Smoke {
+        setup: None,
+        script: "xdd-createnewfiles.sh",
+        args: &["2", "1"],
+        env: &[("IOLAB", "BIN"), ("DELAYFS", "DELAYFS"), ("MB", "1")],
+        peers: &["python3", "DELAYFS"],
         root: true,
     },
     Smoke {

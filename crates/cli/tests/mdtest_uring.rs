@@ -284,7 +284,8 @@ fn io500_ini(root: &Path) -> std::path::PathBuf {
         format!(
             "[global]\ndatadir = {0}/data\nresultdir = {0}/res\n[debug]\nstonewall-time = 1\n\
              [ior-easy]\ntransferSize = 1m\nblockSize = 2m\n[ior-hard]\nsegmentCount = 50\n\
-             [mdtest-easy]\nn = 200\n[mdtest-hard]\nn = 100\n",
+             [mdtest-easy]\nn = 200\n[mdtest-hard]\nn = 100\n\
+             [mdworkbench]\nprecreatePerSet = 20\nfilesPerProc = 10\n",
             root.display()
         ),
     )
@@ -311,16 +312,53 @@ fn io500_runs_its_mdtest_phases_through_the_uring_engine() {
         stdout(&o)
     );
     let o = iolab(&[
-        "io500", ini, "--tasks", "2", "--engine", "uring", "--qd", "8",
+        "io500",
+        ini,
+        "--dry-run",
+        "--mode=extended",
+        "--engine",
+        "uring",
+        "--qd",
+        "8",
+    ]);
+    let out = stdout(&o);
+    let mdwb: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("md-workbench -a"))
+        .collect();
+    assert_eq!(mdwb.len(), 3, "{out}");
+    assert!(
+        mdwb.iter()
+            .all(|l| l.ends_with("--engine uring --qd 8: 8 objects in flight per task)")),
+        "{mdwb:?}"
+    );
+    let o = iolab(&[
+        "io500",
+        ini,
+        "--tasks",
+        "2",
+        "--mode=extended",
+        "--engine",
+        "uring",
+        "--qd",
+        "8",
     ]);
     assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
     for phase in [
         "mdtest-easy-write",
+        "mdworkbench-create",
+        "mdworkbench-bench",
+        "mdworkbench-delete",
         "mdtest-hard-read",
         "mdtest-hard-delete",
     ] {
         assert!(stdout(&o).contains(phase), "{phase}: {}", stdout(&o));
     }
+    assert!(
+        tree(&s.path("data")).is_empty(),
+        "{:?}",
+        tree(&s.path("data"))
+    );
     let o = iolab(&["io500", ini, "--qd", "8"]);
     assert_eq!(
         o.status.code(),
@@ -328,4 +366,128 @@ fn io500_runs_its_mdtest_phases_through_the_uring_engine() {
         "--qd without --engine uring: {}",
         stderr(&o)
     );
+}
+
+/// The counts of an md-workbench phase (its times left out).
+fn mdwb_counts(r: &iolab_io500::mdworkbench::MdwbResult) -> Vec<[u64; 8]> {
+    r.iterations
+        .iter()
+        .map(|f| {
+            [
+                f.dsets_created,
+                f.dsets_deleted,
+                f.objects_created,
+                f.objects_stated,
+                f.objects_read,
+                f.objects_deleted,
+                f.bytes_written,
+                f.bytes_read,
+            ]
+        })
+        .collect()
+}
+
+/// io500's md-workbench with `--engine uring` (its objects through the
+/// task's queue, 16 in flight): on tmpfs, with 1 and 3 tasks, the same
+/// sets, objects and sizes as the sync loops after each phase, the same
+/// counts, and nothing left after the cleanup.
+#[test]
+fn md_workbench_through_the_queue_makes_what_the_sync_loops_make() {
+    use iolab_io500::mdworkbench::{bench, cleanup, precreate, MdwbSpec, DIR};
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-mdwb");
+    let be = iolab_backend::by_name("posix").unwrap();
+    for tasks in [1, 3] {
+        let spec = |engine: &str, qd| MdwbSpec {
+            dir: s.path(engine).join(DIR),
+            precreate_per_set: 30,
+            files_per_proc: 20,
+            waiting_factor: 0.0,
+            queue_depth: qd,
+        };
+        let (a, b) = (spec("sync", None), spec("uring", Some(16)));
+        let run = |sp: &MdwbSpec, phase: u8, first: u64| {
+            let out = iolab_comm::run_local(tasks, |c| match phase {
+                0 => precreate(c, &*be, sp),
+                1 => bench(c, &*be, sp, first),
+                _ => cleanup(c, &*be, sp, first),
+            });
+            let r = out.into_iter().next().unwrap();
+            assert!(r.failure.is_none(), "{:?}", r.failure);
+            r
+        };
+        let same = |ra, rb, what: &str| {
+            assert_eq!(
+                mdwb_counts(&ra),
+                mdwb_counts(&rb),
+                "{tasks} tasks, {what}: counts"
+            );
+            assert_eq!(
+                listing(&s.path("sync")),
+                listing(&s.path("uring")),
+                "{tasks} tasks, {what}: the engines left different objects"
+            );
+            (ra, rb)
+        };
+        for d in ["sync", "uring"] {
+            std::fs::create_dir_all(s.path(d)).unwrap();
+        }
+        let (ra, _) = same(run(&a, 0, 0), run(&b, 0, 0), "precreate");
+        assert_eq!(ra.iterations[0].objects_created, tasks as u64 * 300);
+        assert_eq!(listing(&s.path("sync")).len(), 1 + tasks * 10 + tasks * 300);
+        let (ra, rb) = same(run(&a, 1, 0), run(&b, 1, 0), "bench");
+        assert_eq!((ra.next_index, rb.next_index), (40, 40));
+        assert_eq!(ra.iterations[1].objects_read, tasks as u64 * 200);
+        same(run(&a, 2, 40), run(&b, 2, 40), "cleanup");
+        assert!(tree(&s.path("sync")).is_empty() && tree(&s.path("uring")).is_empty());
+    }
+}
+
+/// md-workbench through the queue on a file system whose every request
+/// waits at the server: with 8 objects in flight (in different sets)
+/// the server has several requests at once, where the sync loops give
+/// it one at a time; the objects are the same.
+#[test]
+fn md_workbench_queue_overlaps_round_trips_on_a_delayed_file_system() {
+    use iolab_io500::mdworkbench::{bench, cleanup, precreate, MdwbSpec, DIR};
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-mdwb-delayfs");
+    let (back, mnt) = (s.path("back"), s.path("mnt"));
+    std::fs::create_dir_all(&back).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let fs = match iolab_testkit::delayfs::DelayFs::mount(&back, &mnt, Duration::from_millis(10)) {
+        Ok(fs) => fs,
+        Err(e) => return skip_or_fail("uring-mdwb-delayfs", &format!("cannot mount FUSE: {e}")),
+    };
+    let be = iolab_backend::by_name("posix").unwrap();
+    let spec = |qd| MdwbSpec {
+        dir: mnt.join(DIR),
+        precreate_per_set: 3,
+        files_per_proc: 2,
+        waiting_factor: 0.0,
+        queue_depth: qd,
+    };
+    let mut peaks = Vec::new();
+    let mut listings = Vec::new();
+    for qd in [None, Some(8)] {
+        let sp = spec(qd);
+        let made = iolab_comm::run_local(1, |c| precreate(c, &*be, &sp));
+        assert!(made[0].failure.is_none(), "{:?}", made[0].failure);
+        fs.reset_peak();
+        let b = iolab_comm::run_local(1, |c| bench(c, &*be, &sp, 0));
+        assert!(b[0].failure.is_none(), "{qd:?}: {:?}", b[0].failure);
+        peaks.push(fs.peak_in_flight());
+        listings.push(listing(&back));
+        let c = iolab_comm::run_local(1, |c| cleanup(c, &*be, &sp, 4));
+        assert!(c[0].failure.is_none(), "{qd:?}: {:?}", c[0].failure);
+        assert!(tree(&back).is_empty(), "{qd:?}: {:?}", tree(&back));
+    }
+    assert_eq!(listings[0], listings[1], "same objects through FUSE");
+    assert!(
+        peaks[1] >= 4 && peaks[1] > peaks[0],
+        "--qd 8: {} requests at once, sync: {}",
+        peaks[1],
+        peaks[0]
+    );
+    drop(fs);
 }

@@ -206,6 +206,27 @@ fn createnewfiles_names_follow_xdd_and_deletefile_removes_them_all() {
     );
     assert_eq!(code(&o), Some(0), "{}", says(&o));
     assert_eq!(entries(&s.root), ["f.00000001", "f.00000002", "f.00000003"]);
+    // -engine uring: the same files, each made between passes, and a
+    // note that says so (docs/xdd.md: the create is outside every pass).
+    let o = xdd(
+        &s.root,
+        "-op write -target h -reqsize 1 -numreqs 4 -passes 2 -createnewfiles -engine uring -qd 2",
+    );
+    assert_eq!(code(&o), Some(0), "{}", says(&o));
+    assert!(
+        says(&o).contains("-createnewfiles with -engine uring: each pass's file is created by one open between passes"),
+        "{}",
+        says(&o)
+    );
+    let mut want = vec![
+        "f.00000001",
+        "f.00000002",
+        "f.00000003",
+        "h.00000001",
+        "h.00000002",
+    ];
+    want.sort();
+    assert_eq!(entries(&s.root), want);
 }
 
 #[test]

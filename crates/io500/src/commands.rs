@@ -136,8 +136,13 @@ pub fn mdworkbench_command(
         Phase::MdworkbenchBench => format!("-2 -R={ITERATIONS} -X"),
         _ => "-3".to_string(),
     };
+    // md-workbench has no such option: said beside the app's line.
+    let engine = match cfg.md_queue_depth {
+        Some(qd) => format!(", --engine uring --qd {qd}: {qd} objects in flight per task"),
+        None => String::new(),
+    };
     format!(
-        "md-workbench -a {} -o={} -t={:.6} -O={OFFSET} -D={SETS} -G={SEED} {sizes} {which} (iolab io500's md-workbench engine)",
+        "md-workbench -a {} -o={} -t={:.6} -O={OFFSET} -D={SETS} -G={SEED} {sizes} {which} (iolab io500's md-workbench engine{engine})",
         cfg.api(phase).to_ascii_uppercase(),
         l.path(crate::mdworkbench::DIR).display(),
         cfg.mdworkbench.waiting_factor,

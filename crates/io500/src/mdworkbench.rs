@@ -17,7 +17,7 @@
 
 use crate::failure::first_failure;
 use crate::latency::{Op, OpHistograms, OpLatency};
-use iolab_backend::{c_path, Backend, Dir, OpenOptions};
+use iolab_backend::{c_path, Backend, Dir, MetaQueue, OpenOptions};
 use iolab_comm::Comm;
 use iolab_core::random::scramble;
 use iolab_core::Failure;
@@ -28,6 +28,8 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+mod queued;
 
 /// Data sets per task (md-workbench's `-D`, 10 as the io500 app passes it).
 pub const SETS: u64 = 10;
@@ -56,6 +58,10 @@ pub struct MdwbSpec {
     /// After each operation, wait this many times its duration
     /// (`waitingTime`, `-t`).
     pub waiting_factor: f64,
+    /// Objects each task keeps in flight through the backend's metadata
+    /// queue (io500 `--engine uring --qd N`); None: one operation at a
+    /// time.
+    pub queue_depth: Option<u32>,
 }
 
 /// One precreate, one benchmark iteration or one cleanup, over all tasks.
@@ -269,6 +275,8 @@ struct Task<'a> {
     /// a link below the datadir: md-workbench's own, then each set this
     /// task deletes from (at most [`SETS`] per phase).
     sets: SetDirs,
+    /// The metadata queue of `--engine uring` (`mdworkbench/queued.rs`).
+    queue: Option<Box<dyn MetaQueue>>,
 }
 
 /// The directories a task removes from, opened once per phase.
@@ -315,15 +323,9 @@ impl SetDirs {
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
 
-    /// Removes object `index` of set `set` of task `owner`.
-    fn unlink(
-        &mut self,
-        be: &dyn Backend,
-        dir: &Path,
-        owner: u64,
-        set: u64,
-        index: u64,
-    ) -> io::Result<()> {
+    /// Set `set` of task `owner`, opened from md-workbench's directory
+    /// without following a link (once per phase).
+    fn set_dir(&mut self, be: &dyn Backend, dir: &Path, owner: u64, set: u64) -> io::Result<&Dir> {
         let at = match self.sets.iter().position(|(k, _)| *k == (owner, set)) {
             Some(at) => at,
             None => {
@@ -334,10 +336,22 @@ impl SetDirs {
                 self.sets.len() - 1
             }
         };
-        be.unlink_at(
-            &self.sets[at].1,
-            leaf(&mut self.name, owner, set, Some(index)),
-        )
+        Ok(&self.sets[at].1)
+    }
+
+    /// Removes object `index` of set `set` of task `owner`.
+    fn unlink(
+        &mut self,
+        be: &dyn Backend,
+        dir: &Path,
+        owner: u64,
+        set: u64,
+        index: u64,
+    ) -> io::Result<()> {
+        self.set_dir(be, dir, owner, set)?;
+        let at = self.sets.iter().position(|(k, _)| *k == (owner, set));
+        let d = &self.sets[at.ok_or(io::ErrorKind::NotFound)?].1;
+        be.unlink_at(d, leaf(&mut self.name, owner, set, Some(index)))
     }
 
     /// Removes set `set` of task `owner` (empty by now).
@@ -365,6 +379,14 @@ impl<'a> Task<'a> {
                 )),
             ),
         };
+        // Made on the task's own thread, which alone submits on it.
+        let (queue, failure) = match (spec.queue_depth, failure) {
+            (Some(qd), None) => match be.metadata_queue(qd, OBJECT_BYTES) {
+                Ok(q) => (Some(q), None),
+                Err(e) => (None, Some(Failure::io("--engine uring", None, &e))),
+            },
+            (_, f) => (None, f),
+        };
         Task {
             be,
             spec,
@@ -378,6 +400,7 @@ impl<'a> Task<'a> {
             lat: OpHistograms::default(),
             failure,
             sets: SetDirs::default(),
+            queue,
         }
     }
 
@@ -648,24 +671,32 @@ pub fn precreate(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec) -> MdwbResu
     }
     comm.barrier();
     let t0 = Instant::now();
-    for d in 0..SETS {
-        if !t.going() {
-            break;
-        }
-        t.mkdir_set(me, d);
-    }
-    'all: for f in 0..spec.precreate_per_set {
-        for d in 0..SETS {
-            if !t.going() {
-                break 'all;
-            }
-            t.create(me, d, f);
-        }
+    match t.queue.is_some() {
+        true => t.precreate_queued(me),
+        false => precreate_sync(&mut t, me),
     }
     t.tally.elapsed_ns = t0.elapsed().as_nanos() as u64;
     let mut r = MdwbResult::new(comm, spec, 0);
     r.add(comm, &mut t);
     r
+}
+
+/// mdworkbench-create's loops, one operation at a time.
+fn precreate_sync(t: &mut Task, me: u64) {
+    for d in 0..SETS {
+        if !t.going() {
+            return;
+        }
+        t.mkdir_set(me, d);
+    }
+    for f in 0..t.spec.precreate_per_set {
+        for d in 0..SETS {
+            if !t.going() {
+                return;
+            }
+            t.create(me, d, f);
+        }
+    }
 }
 
 /// The task `OFFSET x (d + 1)` below (`up` false) or above `me`.
@@ -692,24 +723,9 @@ pub fn bench(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec, first_index: u6
         t.lat = OpHistograms::default();
         comm.barrier();
         let t0 = Instant::now();
-        'all: for f in 0..spec.files_per_proc {
-            let old = start + f;
-            for d in 0..SETS {
-                if !t.going() {
-                    break 'all;
-                }
-                let from = peer(me, d, tasks, false);
-                t.stat(from, d, old);
-                if t.going() {
-                    t.read(from, d, old);
-                }
-                if t.going() {
-                    t.delete(from, d, old);
-                }
-                if t.going() {
-                    t.create(peer(me, d, tasks, true), d, spec.precreate_per_set + old);
-                }
-            }
+        match t.queue.is_some() {
+            true => t.bench_queued(me, tasks, start),
+            false => bench_sync(&mut t, me, tasks, start),
         }
         t.tally.elapsed_ns = t0.elapsed().as_nanos() as u64;
         let go_on = r.add(comm, &mut t);
@@ -721,6 +737,30 @@ pub fn bench(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec, first_index: u6
     r
 }
 
+/// One mdworkbench-bench iteration, one operation at a time.
+fn bench_sync(t: &mut Task, me: u64, tasks: u64, start: u64) {
+    for f in 0..t.spec.files_per_proc {
+        let old = start + f;
+        for d in 0..SETS {
+            if !t.going() {
+                return;
+            }
+            let from = peer(me, d, tasks, false);
+            t.stat(from, d, old);
+            if t.going() {
+                t.read(from, d, old);
+            }
+            if t.going() {
+                t.delete(from, d, old);
+            }
+            if t.going() {
+                let new = t.spec.precreate_per_set + old;
+                t.create(peer(me, d, tasks, true), d, new);
+            }
+        }
+    }
+}
+
 /// mdworkbench-delete: each task deletes the objects of its sets
 /// (`first_index..first_index + precreate_per_set`) and the sets; task 0
 /// then the directory.
@@ -729,16 +769,9 @@ pub fn cleanup(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec, first_index: 
     let mut t = Task::new(be, spec);
     comm.barrier();
     let t0 = Instant::now();
-    'all: for d in 0..SETS {
-        for f in 0..spec.precreate_per_set {
-            if !t.going() {
-                break 'all;
-            }
-            t.delete(me, d, first_index + f);
-        }
-        if t.going() {
-            t.rmdir_set(me, d);
-        }
+    match t.queue.is_some() {
+        true => t.cleanup_queued(me, first_index),
+        false => cleanup_sync(&mut t, me, first_index),
     }
     t.tally.elapsed_ns = t0.elapsed().as_nanos() as u64;
     let mut r = MdwbResult::new(comm, spec, first_index);
@@ -757,6 +790,21 @@ pub fn cleanup(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec, first_index: 
     r
 }
 
+/// mdworkbench-delete's loops, one operation at a time.
+fn cleanup_sync(t: &mut Task, me: u64, first_index: u64) {
+    for d in 0..SETS {
+        for f in 0..t.spec.precreate_per_set {
+            if !t.going() {
+                return;
+            }
+            t.delete(me, d, first_index + f);
+        }
+        if t.going() {
+            t.rmdir_set(me, d);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -767,6 +815,23 @@ mod tests {
             precreate_per_set: p,
             files_per_proc: i,
             waiting_factor: 0.0,
+            queue_depth: None,
+        }
+    }
+
+    /// The engines a test runs with: the sync loops, and the queue at
+    /// depth 8 where this kernel lets a process use io_uring (under CI
+    /// it must).
+    fn engines() -> Vec<Option<u32>> {
+        let be = iolab_backend::by_name("posix").unwrap();
+        match be.metadata_queue(1, 0) {
+            Ok(_) => vec![None, Some(8)],
+            Err(e) => {
+                let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0");
+                assert!(!ci, "no metadata queue under CI: {e}");
+                eprintln!("SKIP the queued engine: {e}");
+                vec![None]
+            }
         }
     }
 
@@ -799,10 +864,19 @@ mod tests {
 
     #[test]
     fn every_object_made_is_moved_then_deleted() {
+        for qd in engines() {
+            every_object_made_is_moved_then_deleted_by(qd);
+        }
+    }
+
+    fn every_object_made_is_moved_then_deleted_by(qd: Option<u32>) {
         let be = iolab_backend::by_name("posix").unwrap();
         let root = std::env::temp_dir().join(format!("iolab-mdwb-{}", std::process::id()));
         std::fs::create_dir_all(&root).unwrap();
-        let s = spec(&root, 7, 4);
+        let s = MdwbSpec {
+            queue_depth: qd,
+            ..spec(&root, 7, 4)
+        };
         for tasks in [1, 3] {
             let made = iolab_comm::run_local(tasks, |c| precreate(c, &*be, &s));
             let m = &made[0].iterations[0];
@@ -844,15 +918,22 @@ mod tests {
         let be = iolab_backend::by_name("posix").unwrap();
         let root = std::env::temp_dir().join(format!("iolab-mdwb-w-{}", std::process::id()));
         std::fs::create_dir_all(&root).unwrap();
-        let s = MdwbSpec {
-            waiting_factor: 0.5,
-            ..spec(&root, 3, 1)
-        };
-        let made = iolab_comm::run_local(2, |c| precreate(c, &*be, &s));
-        assert_eq!(made[0].iterations[0].objects_created, 60);
-        let gone = iolab_comm::run_local(2, |c| cleanup(c, &*be, &s, 0));
-        assert_eq!(gone[0].iterations[0].objects_deleted, 60);
-        assert!(!s.dir.exists());
+        for qd in engines() {
+            let s = MdwbSpec {
+                waiting_factor: 0.5,
+                queue_depth: qd,
+                ..spec(&root, 3, 2)
+            };
+            let made = iolab_comm::run_local(2, |c| precreate(c, &*be, &s));
+            assert_eq!(made[0].iterations[0].objects_created, 60, "{qd:?}");
+            let b = iolab_comm::run_local(2, |c| bench(c, &*be, &s, 0));
+            assert!(b[0].failure.is_none(), "{qd:?}: {:?}", b[0].failure);
+            let it = &b[0].iterations[1];
+            assert_eq!((it.objects_read, it.objects_created), (40, 40), "{qd:?}");
+            let gone = iolab_comm::run_local(2, |c| cleanup(c, &*be, &s, 4));
+            assert_eq!(gone[0].iterations[0].objects_deleted, 60, "{qd:?}");
+            assert!(!s.dir.exists());
+        }
         std::fs::remove_dir(&root).unwrap();
     }
 
@@ -860,15 +941,21 @@ mod tests {
     fn a_changed_object_fails_the_read_check() {
         let be = iolab_backend::by_name("posix").unwrap();
         let root = std::env::temp_dir().join(format!("iolab-mdwb-x-{}", std::process::id()));
-        std::fs::create_dir_all(&root).unwrap();
-        let s = spec(&root, 2, 1);
-        iolab_comm::run_local(1, |c| precreate(c, &*be, &s));
-        std::fs::write(s.dir.join("0_3/file-0"), vec![0u8; OBJECT_BYTES]).unwrap();
-        let b = iolab_comm::run_local(1, |c| bench(c, &*be, &s, 0));
-        let f = b[0].failure.as_ref().unwrap().to_string();
-        assert!(f.contains("0_3/file-0"), "{f}");
-        assert_eq!(b[0].iterations.len(), 1);
-        std::fs::remove_dir_all(&root).unwrap();
+        for qd in engines() {
+            std::fs::create_dir_all(&root).unwrap();
+            let s = MdwbSpec {
+                queue_depth: qd,
+                ..spec(&root, 2, 1)
+            };
+            iolab_comm::run_local(1, |c| precreate(c, &*be, &s));
+            std::fs::write(s.dir.join("0_3/file-0"), vec![0u8; OBJECT_BYTES]).unwrap();
+            let b = iolab_comm::run_local(1, |c| bench(c, &*be, &s, 0));
+            let f = b[0].failure.as_ref().unwrap();
+            assert!(f.to_string().contains("0_3/file-0"), "{qd:?}: {f}");
+            assert_eq!(f.op, "verify", "{qd:?}: {f}");
+            assert_eq!(b[0].iterations.len(), 1);
+            std::fs::remove_dir_all(&root).unwrap();
+        }
     }
 
     /// A set swapped for a link to another directory of md-workbench's
@@ -876,11 +963,20 @@ mod tests {
     /// link leads to stay.
     #[test]
     fn a_set_swapped_for_a_link_is_not_followed() {
+        for qd in engines() {
+            a_set_swapped_for_a_link_is_not_followed_by(qd);
+        }
+    }
+
+    fn a_set_swapped_for_a_link_is_not_followed_by(qd: Option<u32>) {
         let be = iolab_backend::by_name("posix").unwrap();
         let root = std::env::temp_dir().join(format!("iolab-mdwb-l-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(root.join("other")).unwrap();
-        let s = spec(&root, 2, 1);
+        let s = MdwbSpec {
+            queue_depth: qd,
+            ..spec(&root, 2, 1)
+        };
         iolab_comm::run_local(1, |c| precreate(c, &*be, &s));
         for f in ["file-0", "file-1"] {
             std::fs::write(root.join("other").join(f), b"keep").unwrap();
@@ -891,7 +987,11 @@ mod tests {
         let f = c[0].failure.as_ref().unwrap();
         assert!(matches!(f.errno, Some(20 | 40)), "ENOTDIR or ELOOP: {f}");
         assert!(f.to_string().contains("0_4/file-0"), "{f}");
-        assert_eq!(c[0].iterations[0].objects_deleted, 8, "sets 0 to 3");
+        // The sync loops empty set after set (sets 0 to 3 gone); the
+        // queue deletes object after object over the sets, and stops at
+        // set 4's first object (objects 0 of sets 0 to 3 gone).
+        let deleted = if qd.is_some() { 4 } else { 8 };
+        assert_eq!(c[0].iterations[0].objects_deleted, deleted, "{qd:?}");
         assert!(root.join("other/file-0").exists() && root.join("other/file-1").exists());
         std::fs::remove_dir_all(&root).unwrap();
     }

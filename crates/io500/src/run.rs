@@ -319,6 +319,7 @@ impl Runner<'_> {
             precreate_per_set,
             files_per_proc,
             waiting_factor: self.cfg.mdworkbench.waiting_factor,
+            queue_depth: self.cfg.md_queue_depth,
         };
         let (be, first) = (self.backend, st.mdwb_index);
         let out = run_subset(

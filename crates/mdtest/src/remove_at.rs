@@ -88,6 +88,28 @@ impl RemoveAt {
         }
     }
 
+    /// Opens `parent` (a directory at or below one of the `-d`
+    /// directories) as [`RemoveAt::remove`] opens an item's directory, no
+    /// link followed below its root, and hands it over: a descriptor of
+    /// its own that the caller keeps while removals in it are in flight
+    /// (the uring engine's queue, `work/queued_remove.rs`).
+    pub(crate) fn open_owned(&mut self, be: &dyn Backend, parent: &[u8]) -> io::Result<Dir> {
+        let Some(k) = self.root_of(parent) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not below a -d directory",
+            ));
+        };
+        match self.open_below(be, k, parent)? {
+            Some(d) => Ok(d),
+            // The root itself: a descriptor of its own ("." from it).
+            None => {
+                let root = self.roots[k].1.as_ref().ok_or(io::ErrorKind::NotFound)?;
+                be.open_dir_at(root, c"")
+            }
+        }
+    }
+
     /// The root `parent` lies in (or is): the longest that matches.
     fn root_of(&self, parent: &[u8]) -> Option<usize> {
         let inside = |r: &[u8]| {

@@ -3,6 +3,7 @@
 //! nothing per item but the system calls and two clock reads.
 
 mod queued;
+mod queued_remove;
 
 use crate::cleanup;
 use crate::ctx::RunCtx;
@@ -319,10 +320,7 @@ impl<'a> TaskState<'a> {
             let tg = self.target_in(iter, owner, owner, "dir", true);
             for td in &tg.test_dirs {
                 let mut names = Names::new(td, unique, plan.branch);
-                // Removal is never queued: the queue removes by path, and a
-                // remove phase works relative to directories opened
-                // without following a link (`remove_at.rs`).
-                if self.queue.is_some() && create {
+                if self.queue.is_some() {
                     if !self.tree_queued(&mut names, create, rep) {
                         return;
                     }
@@ -514,7 +512,7 @@ impl<'a> TaskState<'a> {
         deadline: Option<u64>,
         rep: &mut TaskReport,
     ) -> End {
-        if self.queue.is_some() && !matches!(op, Op::Unlink | Op::Rmdir) {
+        if self.queue.is_some() {
             return self.loop_queued(tg, op, range, order, deadline, rep);
         }
         let plan = self.ctx.plan;

@@ -7,13 +7,17 @@
 //! and close are one chain the backend runs in order; tree directories
 //! are made one level at a time (a level is sent only once the one above
 //! it completed) and removed deepest level first; items live in
-//! directories the tree phase made before.
+//! directories the tree phase made before. Removals (items and tree) go
+//! through `queued_remove.rs`: one name relative to a directory opened
+//! without following links, never a path.
 //!
 //! Items in flight are spread over the directories that hold them
-//! ([`Spread`]): the kernel serialises creates and removes in one
-//! directory (its inode lock), so in-order items would queue behind one
-//! lock; a stonewall (-W) or -R keeps the sync engine's order.
+//! ([`Spread`]; removal: lanes of open directories): the kernel
+//! serialises creates and removes in one directory (its inode lock), so
+//! in-order items would queue behind one lock; a stonewall (-W) or -R
+//! keeps the sync engine's order.
 
+use super::queued_remove::Doomed;
 use super::{message_failure, path_failure, End, Op, Target, TaskState};
 use crate::exchange::TaskReport;
 use crate::names::Names;
@@ -123,6 +127,14 @@ impl TaskState<'_> {
         let Some(mut q) = self.queue.take() else {
             return End::Stopped;
         };
+        if matches!(op, Op::Unlink | Op::Rmdir) {
+            // Relative to directories opened without following links.
+            let mut names = Names::new(&tg.test_dirs[0], tg.unique, self.ctx.plan.branch);
+            let mut doomed = Doomed::items(&mut names, tg);
+            let ok = self.remove_queued(&mut *q, &mut doomed, op, range, rep);
+            self.queue = Some(q);
+            return if ok { End::Done } else { End::Stopped };
+        }
         let full = range.start == 0 && range.end == self.ctx.plan.items_per_task;
         let spread = order.is_none() && deadline.is_none() && self.ctx.cfg.stonewall_s == 0;
         let order = match (order, spread && full) {
@@ -205,9 +217,15 @@ impl TaskState<'_> {
         let cfg = self.ctx.cfg;
         let mop = match op {
             Op::Mkdir => MetaOp::Mkdir { path, mode: 0o775 },
-            Op::Rmdir => MetaOp::Rmdir { path },
+            // Removals go through `queued_remove.rs`, never by path.
+            Op::Rmdir | Op::Unlink => {
+                return Err(message_failure(
+                    super::op_name(op),
+                    path,
+                    "a removal through the queue names its directory by descriptor".into(),
+                ))
+            }
             Op::Stat => MetaOp::Stat { path },
-            Op::Unlink => MetaOp::Unlink { path },
             Op::Read => MetaOp::Read {
                 path,
                 len: self.rbuf.len(),
@@ -295,8 +313,9 @@ impl TaskState<'_> {
     }
 
     /// Tree creation (parents first: a level is sent once the level
-    /// above completed) or removal (deepest level first), through the
-    /// queue; false once a directory failed or the task was stopped.
+    /// above completed) or removal (deepest level first, each directory
+    /// relative to its parent opened without following links), through
+    /// the queue; false once a directory failed or the task was stopped.
     pub(super) fn tree_queued(
         &mut self,
         names: &mut Names,
@@ -310,10 +329,15 @@ impl TaskState<'_> {
         if !create {
             levels.reverse();
         }
-        let op = if create { Op::Mkdir } else { Op::Rmdir };
         let mut ok = true;
         for level in levels {
-            ok = self.tree_level(&mut *q, names, op, level, rep);
+            ok = match create {
+                true => self.tree_level(&mut *q, names, level, rep),
+                false => {
+                    let mut doomed = Doomed::dirs(names);
+                    self.remove_queued(&mut *q, &mut doomed, Op::Rmdir, level, rep)
+                }
+            };
             if !ok {
                 break;
             }
@@ -322,14 +346,15 @@ impl TaskState<'_> {
         ok
     }
 
+    /// Makes the directories of one tree level.
     fn tree_level(
         &mut self,
         q: &mut dyn MetaQueue,
         names: &mut Names,
-        op: Op,
         level: Range<u64>,
         rep: &mut TaskReport,
     ) -> bool {
+        let op = Op::Mkdir;
         let mut ids = level;
         let mut ok = true;
         loop {
@@ -340,11 +365,7 @@ impl TaskState<'_> {
                 }
                 let Some(d) = ids.next() else { break };
                 let path = names.dir(d);
-                let mop = match op {
-                    Op::Mkdir => MetaOp::Mkdir { path, mode: 0o775 },
-                    _ => MetaOp::Rmdir { path },
-                };
-                if let Err(e) = q.push(d, &mop) {
+                if let Err(e) = q.push(d, &MetaOp::Mkdir { path, mode: 0o775 }) {
                     rep.error
                         .get_or_insert(path_failure(super::op_name(op), path, &e));
                     self.ctx.cancel();
