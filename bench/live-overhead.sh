@@ -12,6 +12,10 @@
 #   (tmpfs): IOPS = operations / pass seconds, from xdd's --json
 #   (payload.combined.iops), OPS (default 400000) requests per run.
 # The textfile is rewritten atomically every 0.1 s during the live runs.
+# Besides the rates, the CPU time of each run (user + system, the
+# sampler thread's included) is compared the same way: each run does the
+# same work, so the CPU ratio is what live figures cost, and it is far
+# less shaken than a rate by other programs on a shared machine.
 # Prints the machine's load (uptime) before and after: the figures are
 # only as quiet as the machine.
 #
@@ -41,14 +45,22 @@ fi
 fs=$tmp/fs
 export CI=1
 
+TIMEFORMAT='%3U %3S'
+# Runs a command quietly; its CPU seconds (user + system) go to $tmp/cpu.
+cpu() {
+    { time "$@" >/dev/null 2>/dev/null; } 2>"$tmp/t"
+    awk '{print $1 + $2}' "$tmp/t" >"$tmp/cpu"
+}
+
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.4f", a/b; else print "n/a" }'; }
 live_args=(--live "$tmp/iolab.prom" --live-format openmetrics --live-interval 0.1)
 
-# mdtest: prints the sum of the phase rates (items/s).
+# mdtest: prints the sum of the phase rates (items/s) and its CPU seconds.
 md() {
     rm -rf "$fs/md"
-    "$BIN" mdtest -n "$ITEMS" -w 0 -e 0 -d "$fs/md" --json "$tmp/md.json" "$@" >/dev/null
+    cpu "$BIN" mdtest -n "$ITEMS" -w 0 -e 0 -d "$fs/md" --json "$tmp/md.json" "$@"
+    printf '%s ' "$(cat "$tmp/cpu")"
     python3 - "$tmp/md.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -57,26 +69,30 @@ print(sum(p["rate"] for it in d["payload"]["tests"][0]["iterations"] for p in it
 PY
 }
 
-# xdd: prints the read IOPS.
+# xdd: prints the read IOPS and its CPU seconds.
 xd() {
-    "$BIN" xdd -op read -target "$fs/data" -reqsize 1 -blocksize 4096 -numreqs "$OPS" \
-        -seek random -seek range 65536 -qd 1 --json "$tmp/x.json" "$@" >/dev/null
+    cpu "$BIN" xdd -op read -target "$fs/data" -reqsize 1 -blocksize 4096 -numreqs "$OPS" \
+        -seek random -seek range 65536 -qd 1 --json "$tmp/x.json" "$@"
+    printf '%s ' "$(cat "$tmp/cpu")"
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["payload"]["combined"]["iops"])' "$tmp/x.json"
 }
 
 dd if=/dev/urandom of="$fs/data" bs=1M count=256 status=none
 echo "load before: $(uptime)"
 for what in md xd; do
-    : >"$tmp/plain"; : >"$tmp/live"; : >"$tmp/ratio"
+    for f in plain live ratio cplain clive cratio; do : >"$tmp/$f"; done
     for r in $(seq "$RUNS"); do
-        p=$($what)
-        l=$($what "${live_args[@]}")
+        read -r pc p <<<"$($what)"
+        read -r lc l <<<"$($what "${live_args[@]}")"
         grep -q '^# EOF$' "$tmp/iolab.prom" || { echo "the textfile does not end in # EOF" >&2; exit 1; }
         echo "$p" >>"$tmp/plain"; echo "$l" >>"$tmp/live"; ratio "$l" "$p" >>"$tmp/ratio"; echo >>"$tmp/ratio"
-        echo "  $what round $r: plain $p, live $l" >&2
+        echo "$pc" >>"$tmp/cplain"; echo "$lc" >>"$tmp/clive"; ratio "$lc" "$pc" >>"$tmp/cratio"; echo >>"$tmp/cratio"
+        echo "  $what round $r: plain $p ($pc s CPU), live $l ($lc s CPU)" >&2
     done
     name=$([ "$what" = md ] && echo "mdtest -n $ITEMS, sum of phase rates (items/s)" || echo "xdd 4 KiB QD1 random reads, page cache (IOPS)")
     printf '%s\n  plain median %.0f, live median %.0f, median ratio live/plain %s (goal >= 0.99)\n' \
         "$name" "$(median <"$tmp/plain")" "$(median <"$tmp/live")" "$(grep . "$tmp/ratio" | median)"
+    printf '  CPU seconds: plain median %s, live median %s, median ratio live/plain %s (goal <= 1.01)\n' \
+        "$(median <"$tmp/cplain")" "$(median <"$tmp/clive")" "$(grep . "$tmp/cratio" | median)"
 done
 echo "load after: $(uptime)"

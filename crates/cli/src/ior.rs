@@ -3,8 +3,9 @@
 //! tests on the communicator (threads, MPI ranks, or both), print IOR's
 //! report from one process as it goes, and write the outputs: IOR's
 //! summary file (`-O summaryFile`, in `-O summaryFormat`), its per-task
-//! CSV (`-O saveRankPerformanceDetailsCSV`), and iolab's --json, --csv
-//! and --store.
+//! CSV (`-O saveRankPerformanceDetailsCSV`), and iolab's --json, --csv,
+//! --store and --live (each task's transfers, per access: `write`,
+//! `read`).
 
 use crate::exit::{Ended, Halt, HaltKind};
 use crate::runner::{Given, Render, Report, Run, Session};
@@ -222,6 +223,9 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
             && s.cfg.globals.summary_file.is_none(),
     };
     let cancel = s.session.cancel().clone();
+    // The live sampler (rank 0 writes; the other ranks report to it):
+    // started before the run so that the document carries its run id.
+    let board = s.session.live(false, crate::live::peers(&s.world));
     let runner = Runner {
         cfg: &s.cfg,
         transport: transport.clone(),
@@ -229,6 +233,7 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
         backend: &*s.backend,
         observer: &shown,
         cancel: &cancel,
+        live: board.as_deref(),
     };
     // Before anything is printed or made: a file that is not the run's
     // own is refused (exit 2).

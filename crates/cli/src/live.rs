@@ -16,11 +16,11 @@ use iolab_live::{Context, Live, Observer, Options, Output, Steady};
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// The tools that make a run and so take the live options.
-const TOOLS: [&str; 7] = ["mdtest", "xdd", "lst", "survey", "io500", "xddcp", "s3bench"];
+const TOOLS: [&str; 8] = ["mdtest", "xdd", "ior", "lst", "survey", "io500", "xddcp", "s3bench"];
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
@@ -37,7 +37,7 @@ static ASKED: OnceLock<Asked> = OnceLock::new();
 
 /// The live options' help lines, for the usage text.
 pub const HELP: &str = "\
-Live figures (mdtest, xdd, lst, survey, io500, xddcp, s3bench; see docs/live.md):
+Live figures (mdtest, xdd, ior, lst, survey, io500, xddcp, s3bench; see docs/live.md):
   --live FILE            write per-interval rows to FILE (- for stdout)
   --live-format F        jsonl (default), csv or openmetrics (a textfile replaced each interval)
   --live-interval S      seconds between rows (default 1, at least 0.1)
@@ -190,7 +190,7 @@ pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peer
     // terminal: the others report to it only for a stream or steady state
     // (so the leader waits for exactly those reports).
     let shared = asked.file.is_some() || asked.steady.is_some();
-    let peers = peers.filter(|p| shared && p.others() > 0);
+    let peers = peers.filter(|p| (shared || p.polled()) && p.others() > 0);
     let wanted = shared || status || view;
     if !wanted || (!leader && peers.is_none()) {
         return Hook::off();
@@ -273,6 +273,110 @@ pub fn peers(world: &iolab_comm::World) -> Option<Box<dyn Peers>> {
     world
         .side_channel()
         .map(|c| Box::new(CommPeers(c)) as Box<dyn Peers>)
+}
+
+/// The agents of an lst console as the sampler's peers: the console
+/// reads each agent's figures every interval (`iolab_lst::watch`), and
+/// this feed turns the readings into the agents' intervals (agent `i`
+/// reports as rank `i + 1`, named by its node; the console, rank 0,
+/// records nothing itself).
+pub struct AgentFeed {
+    tx: Mutex<mpsc::Sender<Vec<u8>>>,
+    agents: Mutex<Vec<AgentState>>,
+}
+
+/// What the feed knows of one agent.
+#[derive(Default)]
+struct AgentState {
+    differ: iolab_live::sample::Differ,
+    seq: u64,
+    /// Its last reading was sent.
+    done: bool,
+}
+
+/// The receiving end of an [`AgentFeed`].
+struct AgentPeers {
+    rx: mpsc::Receiver<Vec<u8>>,
+    others: usize,
+}
+
+impl Peers for AgentPeers {
+    fn rank(&self) -> u64 {
+        0
+    }
+    fn is_root(&self) -> bool {
+        true
+    }
+    fn others(&self) -> usize {
+        self.others
+    }
+    fn send_report(&mut self, _bytes: Vec<u8>) {}
+    fn take_reports(&mut self) -> Vec<Vec<u8>> {
+        self.rx.try_iter().collect()
+    }
+    fn send_order(&mut self, _bytes: Vec<u8>) {}
+    fn take_orders(&mut self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    fn polled(&self) -> bool {
+        true
+    }
+}
+
+/// A feed for `n` agents, and the peers the sampler reads it through.
+pub fn agents(n: usize) -> (Arc<AgentFeed>, Box<dyn Peers>) {
+    let (tx, rx) = mpsc::channel();
+    let feed = AgentFeed {
+        tx: Mutex::new(tx),
+        agents: Mutex::new((0..n).map(|_| AgentState::default()).collect()),
+    };
+    (Arc::new(feed), Box::new(AgentPeers { rx, others: n }))
+}
+
+impl AgentFeed {
+    fn send(&self, i: usize, host: &str, parts: Vec<iolab_live::sample::Part>, last: bool) {
+        let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(a) = agents.get_mut(i).filter(|a| !a.done) else {
+            return;
+        };
+        a.seq += 1;
+        a.done = last;
+        let report = iolab_live::peers::Report {
+            rank: i as u64 + 1,
+            host: host.to_string(),
+            seq: a.seq,
+            last,
+            parts,
+        };
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = tx.send(iolab_live::peers::encode(&report));
+    }
+
+    /// The run ended: every agent whose last reading never came (the
+    /// console stopped before it reached them) reports that it is done,
+    /// so the sampler's final flush waits for nobody.
+    pub fn close(&self, nodes: &[String]) {
+        for (i, n) in nodes.iter().enumerate() {
+            self.send(i, n, Vec::new(), true);
+        }
+    }
+}
+
+impl iolab_lst::watch::Watcher for AgentFeed {
+    fn interval(&self) -> Duration {
+        Duration::from_secs_f64(ASKED.get().and_then(|a| a.interval).unwrap_or(1.0))
+    }
+
+    fn reading(&self, i: usize, node: &str, figures: Option<Vec<iolab_core::live::Totals>>, last: bool) {
+        let parts = {
+            let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+            match (agents.get_mut(i), figures) {
+                (Some(a), Some(f)) => a.differ.interval(f, last),
+                _ => Vec::new(),
+            }
+        };
+        self.send(i, node, parts, last);
+    }
 }
 
 fn output(a: &Asked, leader: bool) -> Output {

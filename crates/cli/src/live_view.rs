@@ -9,7 +9,7 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
 use ratatui::crossterm::ExecutableCommand;
 use ratatui::Terminal;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 
 /// Seconds before the status line shows: a run shorter than this
 /// prints nothing more than it used to.
@@ -47,7 +47,10 @@ fn terminal_width() -> usize {
 /// final flush (the closing lines then print on the normal screen).
 pub fn full_screen(tool: &str) -> Observer {
     let tool = tool.to_string();
-    let mut term: Option<Terminal<CrosstermBackend<std::io::Stderr>>> = None;
+    // Buffered: ratatui writes a screen as many small pieces, and a
+    // write each to a terminal (tmux, ssh) stalled the sampler for
+    // seconds; the frame goes out at once when ratatui flushes it.
+    let mut term: Option<Terminal<CrosstermBackend<BufWriter<std::io::Stderr>>>> = None;
     Box::new(move |f: &Frame<'_>| {
         if f.last {
             if term.take().is_some() {
@@ -57,7 +60,8 @@ pub fn full_screen(tool: &str) -> Observer {
         }
         if term.is_none() {
             let _ = std::io::stderr().execute(EnterAlternateScreen);
-            term = Terminal::new(CrosstermBackend::new(std::io::stderr())).ok();
+            let out = BufWriter::with_capacity(64 << 10, std::io::stderr());
+            term = Terminal::new(CrosstermBackend::new(out)).ok();
         }
         if let Some(t) = term.as_mut() {
             let _ = t.draw(|fr| iolab_live::view::draw(fr, &tool, f));

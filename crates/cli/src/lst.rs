@@ -400,6 +400,13 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> Ended {
     )
     .compatible_with("LNet selftest (lst)")
     .open()?;
+    // Live figures: the console reads its agents' each interval and the
+    // sampler merges them (one row per agent, and the aggregate).
+    let nodes: Vec<String> = console::unique_nodes(plan).into_iter().map(|n| n.name).collect();
+    let (feed, peers) = crate::live::agents(nodes.len());
+    let watcher = session
+        .live(true, Some(peers))
+        .map(|_| feed.clone() as Arc<dyn iolab_lst::watch::Watcher>);
     session.start();
     let mut so_far = Vec::new();
     let runs = (plan.clients.len() * plan.concurrency.len()) as u64 * u64::from(plan.repeat);
@@ -420,7 +427,7 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> Ended {
         per_run_s.map(|s| s * f64::from(plan.repeat)),
     );
     let cancel = session.cancel().clone();
-    let report = console::run(plan, &cancel, |p| {
+    let report = console::run(plan, &cancel, watcher, |p| {
         progress.point_done(&format!(
             "clients {}, concurrency {}",
             p.clients, p.concurrency
@@ -431,6 +438,7 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> Ended {
         session.rewrite(&mut doc, Render::csv(&csv_of(Outcome::Completed)));
     });
     drop(progress);
+    feed.close(&nodes);
     session.stop_watching(&report.outcome);
     let _ = out!("{}", iolab_report::lst::text::render(plan, &report));
     let mut done = Report::new(report.outcome.clone(), &report.points[..]);

@@ -136,6 +136,36 @@ fn bump(c: &AtomicU64, n: u64) {
     c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
 }
 
+/// One phase's counters over every slot of a board, cumulative
+/// ([`Board::totals`]): the latency buckets as (index, count) pairs,
+/// empty ones left out.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Totals {
+    /// The phase.
+    pub phase: String,
+    /// Operations finished.
+    pub ops: u64,
+    /// Bytes they moved.
+    pub bytes: u64,
+    /// Operations that failed.
+    pub errors: u64,
+    /// Sum of their latencies, ns.
+    pub latency_sum_ns: u64,
+    /// Largest latency, ns.
+    pub latency_max_ns: u64,
+    /// Non-empty latency buckets (as [`Histogram::index`] numbers them).
+    pub buckets: Vec<(u32, u64)>,
+}
+
+impl Totals {
+    fn empty(phase: &str) -> Self {
+        Totals {
+            phase: phase.to_string(),
+            ..Totals::default()
+        }
+    }
+}
+
 /// Where one worker records one phase's operations. Not `Clone` and not
 /// `Sync`: one writer per slot is what keeps the counters exact without
 /// atomic read-modify-writes. Dropping it closes the slot.
@@ -324,6 +354,42 @@ impl Board {
         }
     }
 
+    /// Every phase's counters summed over its slots, cumulative since
+    /// the board was made: what a process reports to another that diffs
+    /// successive readings (an lst agent to its console).
+    pub fn totals(&self) -> Vec<Totals> {
+        let mut out: Vec<(Totals, Vec<u64>)> = Vec::new();
+        self.visit(|s| {
+            let at = match out.iter().position(|(t, _)| t.phase == s.phase()) {
+                Some(at) => at,
+                None => {
+                    out.push((Totals::empty(s.phase()), vec![0; BUCKETS]));
+                    out.len() - 1
+                }
+            };
+            let (t, buckets) = &mut out[at];
+            // The count first: every operation it holds is in the
+            // buckets read after it.
+            t.ops += s.ops();
+            t.bytes += s.bytes();
+            t.errors += s.errors();
+            t.latency_sum_ns += s.latency_sum_ns();
+            t.latency_max_ns = t.latency_max_ns.max(s.latency_max_ns());
+            for (i, b) in buckets.iter_mut().enumerate() {
+                *b += s.bucket(i);
+            }
+        });
+        out.into_iter()
+            .map(|(mut t, b)| {
+                t.buckets = (0..b.len())
+                    .filter(|&i| b[i] > 0)
+                    .map(|i| (i as u32, b[i]))
+                    .collect();
+                t
+            })
+            .collect()
+    }
+
     /// Ends `phase` on its steady state: each worker's recorder says so
     /// at its next operation ([`Recorder::phase_ended`]).
     pub fn end_phase(&self, phase: &str) {
@@ -392,6 +458,23 @@ mod tests {
         let mut n = 0;
         b.visit(|_| n += 1);
         assert_eq!(n, 2, "two were open at once, the third reused one");
+    }
+
+    #[test]
+    fn totals_sum_every_slot_of_a_phase() {
+        let b = Board::new();
+        let (r0, r1, w) = (b.recorder("read", 0), b.recorder("read", 1), b.recorder("write", 0));
+        r0.op(10, 1000);
+        r1.op(20, 3000);
+        r1.error();
+        w.op(5, 7);
+        let t = b.totals();
+        assert_eq!(t.len(), 2);
+        assert_eq!((t[0].phase.as_str(), t[0].ops, t[0].bytes, t[0].errors), ("read", 2, 30, 1));
+        assert_eq!((t[0].latency_sum_ns, t[0].latency_max_ns), (4000, 3000));
+        let idx = |v| Histogram::index(v) as u32;
+        assert_eq!(t[0].buckets, vec![(idx(1000), 1), (idx(3000), 1)]);
+        assert_eq!(t[1].buckets, vec![(idx(7), 1)]);
     }
 
     #[test]

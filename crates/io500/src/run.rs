@@ -58,8 +58,8 @@ pub struct Runner<'a> {
     pub backend: &'a dyn Backend,
     /// Progress and per-phase reports.
     pub observer: &'a dyn RunObserver,
-    /// Live figures (`--live`): the mdtest phases record their items
-    /// here under the phase's IO500 name.
+    /// Live figures (`--live`): the mdtest phases record their items,
+    /// the ior phases their transfers, here under the phase's IO500 name.
     pub live: Option<&'a iolab_core::live::Board>,
     /// The run's cancellation token (the session's): every phase and
     /// wait looks at it, and a phase not started once it is cancelled
@@ -353,16 +353,21 @@ impl Runner<'_> {
     fn ior(&self, p: Phase, transfers: Option<u64>) -> Result<IorResult, PhaseError> {
         let spec = self.ior_spec(p);
         let (be, cancel) = (self.backend, self.cancel);
+        let live = iolab_ior::ctx::Live {
+            board: self.live,
+            name: Some(p.name()),
+        };
         let out = run_subset(
             self.transport.clone(),
             self.threads,
             self.tasks(),
-            |c| match transfers {
-                None => ior::run(c, be, &spec, Access::Write, cancel),
-                Some(_) if p == Phase::IorRnd4kEasyRead => {
-                    ior::run(c, be, &spec, Access::Random, cancel)
-                }
-                Some(n) => ior::run(c, be, &spec, Access::Read(n), cancel),
+            |c| {
+                let access = match transfers {
+                    None => Access::Write,
+                    Some(_) if p == Phase::IorRnd4kEasyRead => Access::Random,
+                    Some(n) => Access::Read(n),
+                };
+                ior::run(c, be, &spec, access, cancel, live)
             },
         );
         let r = out.into_iter().next().unwrap_or_default();

@@ -5,8 +5,33 @@
 use crate::config::Test;
 use crate::file::Files;
 use crate::plan::{self, Geometry, Offsets};
+use crate::results::Access;
 use iolab_comm::{Comm, CommExt};
+use iolab_core::live::{Board, Recorder};
 use std::path::PathBuf;
+
+/// Where the tasks record their transfers for live figures (`--live`):
+/// the run's board, and the phase name the rows carry in place of IOR's
+/// access name (io500 names its phases `ior-easy-write`, ...).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Live<'a> {
+    /// The board; None: nothing is recorded.
+    pub board: Option<&'a Board>,
+    /// The rows' phase for every access of the test, in place of
+    /// `write` and `read`.
+    pub name: Option<&'a str>,
+}
+
+impl Live<'_> {
+    /// Task `task`'s recorder for `access` (taken once per access, before
+    /// its transfers; one that records nothing without a board).
+    pub fn recorder(&self, access: Access, task: u64) -> Recorder {
+        match self.board {
+            Some(b) => b.recorder(self.name.unwrap_or(access.name()), task as usize),
+            None => Recorder::off(),
+        }
+    }
+}
 
 /// One task's view of a running test.
 pub struct Ctx<'a> {
@@ -27,6 +52,8 @@ pub struct Ctx<'a> {
     /// The run's cancellation token: the transfer loops stop at their
     /// next transfer once it is cancelled (Ctrl-C, SIGTERM).
     pub cancel: &'a iolab_core::CancelToken,
+    /// Live figures.
+    pub live: Live<'a>,
 }
 
 impl Ctx<'_> {

@@ -18,7 +18,7 @@
 //! let backend = iolab_backend::by_name("posix").unwrap();
 //! let runner = Runner { cfg: &cfg, transport: std::sync::Arc::new(iolab_comm::SingleProcess::new()),
 //!     threads: 3, backend: &*backend, observer: &Silent,
-//!     cancel: &iolab_core::CancelToken::new() };
+//!     cancel: &iolab_core::CancelToken::new(), live: None };
 //! runner.preflight().unwrap();
 //! let out = runner.run();
 //! assert_eq!(out.outcome, iolab_core::Outcome::Completed);

@@ -208,6 +208,12 @@ impl Ctx<'_> {
         path: &Path,
     ) {
         let p = &self.test.params;
+        // -W's read-back is no access of the results: not live either.
+        let live = match step.kind {
+            Kind::Write => self.live.recorder(Access::Write, self.rank()),
+            Kind::Read => self.live.recorder(Access::Read, self.rank()),
+            Kind::CheckWrite => iolab_core::live::Recorder::off(),
+        };
         let start = wall_ns();
         let pass = Pass {
             files: &self.files,
@@ -224,6 +230,7 @@ impl Ctx<'_> {
             once: p.single_xfer_attempt,
             delay_us: p.inter_io_delay_us,
             cancel: self.cancel,
+            live: &live,
         };
         let mut tally = Tally::default();
         if let Some(file) = f.as_mut().filter(|_| run.failure.is_none()) {

@@ -49,6 +49,9 @@ pub struct Runner<'a> {
     pub observer: &'a dyn Observer,
     /// The run's cancellation token (the session's).
     pub cancel: &'a iolab_core::CancelToken,
+    /// Live figures (`--live`): each task records its transfers here,
+    /// under the access's name (`write`, `read`).
+    pub live: Option<&'a iolab_core::live::Board>,
 }
 
 /// What a run gave (the tests on rank 0; other ranks hold none).
@@ -169,8 +172,12 @@ impl Runner<'_> {
                 .num_tasks
                 .unwrap_or(u64::MAX)
                 .min(self.tasks() as u64) as usize;
+            let live = ctx::Live {
+                board: self.live,
+                name: None,
+            };
             let mut results = run_subset(self.transport.clone(), self.threads, active, |c| {
-                run_test(c, files, t, self.observer, &made, self.cancel)
+                run_test(c, files, t, self.observer, &made, self.cancel, live)
             });
             let mine = match results.is_empty() {
                 true => None,
@@ -245,12 +252,14 @@ fn outcome_from(b: &[u8]) -> Option<Outcome> {
 /// One test run by every task of `comm`, on `be`, without the look
 /// for existing files and without an observer: for engines that run
 /// IOR's phases as parts of their own benchmark (io500), which check
-/// their directories themselves.
+/// their directories themselves; each task records its transfers on
+/// `live` (under the benchmark's phase name).
 pub fn test(
     comm: &dyn Comm,
     be: &dyn Backend,
     test: &Test,
     cancel: &iolab_core::CancelToken,
+    live: ctx::Live<'_>,
 ) -> Result<TestResult, crate::IorError> {
     let files = Files {
         be,
@@ -259,7 +268,7 @@ pub fn test(
         direct: test.params.odirect,
         use_existing: test.params.use_existing,
     };
-    Ok(run_test(comm, files, test, &Silent, &Made::default(), cancel))
+    Ok(run_test(comm, files, test, &Silent, &Made::default(), cancel, live))
 }
 
 /// One test on this task.
@@ -270,6 +279,7 @@ fn run_test(
     observer: &dyn Observer,
     made: &Made,
     cancel: &iolab_core::CancelToken,
+    live: ctx::Live<'_>,
 ) -> TestResult {
     let (geo, hosts) = ctx::geometry(comm, test);
     let p = &test.params;
@@ -283,6 +293,7 @@ fn run_test(
         random_seed: ctx::agreed(comm, given),
         cancel,
         started_ns: iolab_core::clock::wall_ns(),
+        live,
     };
     let mut res = start(&ctx);
     let leader = comm.task() == 0;

@@ -9,7 +9,8 @@
 use crate::data::Generator;
 use crate::file::{Files, Open};
 use crate::plan::Offsets;
-use iolab_core::clock::wall_ns;
+use iolab_core::clock::{mono_ns, wall_ns};
+use iolab_core::live::Recorder;
 
 /// What one task's transfers did.
 #[derive(Debug, Default)]
@@ -54,6 +55,9 @@ pub struct Pass<'a> {
     pub delay_us: u64,
     /// The run's token, looked at before each transfer.
     pub cancel: &'a iolab_core::CancelToken,
+    /// Where each transfer is counted and timed for live figures (off:
+    /// no clock is read for it).
+    pub live: &'a Recorder,
 }
 
 /// What the transfers do with their bytes.
@@ -98,13 +102,21 @@ impl Pass<'_> {
                 break;
             }
             let offset = self.offsets.at((k / per) % self.segments, k % per);
+            let t0 = if self.live.is_on() { mono_ns() } else { 0 };
             if let Err(e) = self.one(f, mode, offset, tally) {
+                self.live.error();
                 tally.failure = Some((offset, e));
                 break;
             }
-            // Each transfer done: the place for live per-task counters.
             tally.transfers += 1;
             tally.bytes += self.transfer as u64;
+            if self.live.is_on() {
+                self.live.op(self.transfer as u64, mono_ns() - t0);
+            }
+            // After the transfer's time is taken: the delay is no latency.
+            if self.delay_us > 0 {
+                std::thread::sleep(std::time::Duration::from_micros(self.delay_us));
+            }
             k += 1;
             if to.is_none() && self.hit(tally) {
                 tally.hit = true;
@@ -142,14 +154,12 @@ impl Pass<'_> {
                 self.files.read_at(f, buf, offset, self.once)?;
                 if let Some(gen) = check {
                     if let Some(at) = gen.first_difference(buf, offset) {
+                        self.live.error();
                         tally.errors += 1;
                         tally.first_error.get_or_insert(offset + at as u64);
                     }
                 }
             }
-        }
-        if self.delay_us > 0 {
-            std::thread::sleep(std::time::Duration::from_micros(self.delay_us));
         }
         Ok(())
     }

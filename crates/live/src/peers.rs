@@ -46,6 +46,14 @@ pub trait Peers: Send {
     fn send_order(&mut self, bytes: Vec<u8>);
     /// A process other than the root: every order that came.
     fn take_orders(&mut self) -> Vec<Vec<u8>>;
+    /// True when the root reads the others itself (a console polling
+    /// its agents), so they report whatever was asked, a terminal view
+    /// included; false when each reports only for what every process
+    /// knows was asked (a stream or steady state: an MPI rank cannot
+    /// know whether rank 0 has a terminal).
+    fn polled(&self) -> bool {
+        false
+    }
 }
 
 /// Encodes a report (JSON: a few hundred bytes per phase).

@@ -1,7 +1,7 @@
 //! Reading the board: each interval, the difference between this read of
 //! every slot and the last one, summed per phase into a [`Part`].
 
-use iolab_core::live::{Board, Slot};
+use iolab_core::live::{Board, Slot, Totals};
 use iolab_core::stats::{Histogram, HistogramWire, BUCKETS};
 use serde::{Deserialize, Serialize};
 
@@ -44,6 +44,18 @@ impl Part {
             errors_total: 0,
             max_total_ns: 0,
             latency: HistogramWire::default(),
+        }
+    }
+
+    /// The same phase and totals with nothing in the interval: a phase
+    /// the final flush names although it did not move.
+    pub fn idle(&self) -> Part {
+        Part {
+            ops: 0,
+            bytes: 0,
+            errors: 0,
+            latency: HistogramWire::default(),
+            ..self.clone()
         }
     }
 
@@ -161,6 +173,58 @@ impl Sampler {
     }
 }
 
+/// Turns successive cumulative readings of another process's board
+/// ([`Board::totals`], an lst agent's) into interval parts: each the
+/// difference from the reading before, as [`Sampler`] takes it from
+/// slots, so the intervals add up to the last reading exactly.
+#[derive(Debug, Default)]
+pub struct Differ {
+    last: Vec<Totals>,
+}
+
+impl Differ {
+    /// A differ whose first reading counts from zero.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The interval up to reading `now`: a part per phase that moved,
+    /// and per phase ever read when `all` (the final flush).
+    pub fn interval(&mut self, now: Vec<Totals>, all: bool) -> Vec<Part> {
+        let zero = Totals::default();
+        let mut parts = Vec::new();
+        for t in &now {
+            let before = self.last.iter().find(|p| p.phase == t.phase).unwrap_or(&zero);
+            if !all && t.ops == before.ops && t.errors == before.errors {
+                continue;
+            }
+            let mut part = Part::empty(&t.phase);
+            part.ops = t.ops.saturating_sub(before.ops);
+            part.bytes = t.bytes.saturating_sub(before.bytes);
+            part.errors = t.errors.saturating_sub(before.errors);
+            (part.ops_total, part.bytes_total, part.errors_total) = (t.ops, t.bytes, t.errors);
+            part.max_total_ns = t.latency_max_ns;
+            let mut buckets = vec![0u64; BUCKETS];
+            for &(i, c) in &t.buckets {
+                if let Some(b) = buckets.get_mut(i as usize) {
+                    *b += c;
+                }
+            }
+            for &(i, c) in &before.buckets {
+                if let Some(b) = buckets.get_mut(i as usize) {
+                    *b = b.saturating_sub(c);
+                }
+            }
+            let sum = t.latency_sum_ns.saturating_sub(before.latency_sum_ns);
+            parts.push(finish(part, &buckets, sum));
+        }
+        if !now.is_empty() {
+            self.last = now;
+        }
+        parts
+    }
+}
+
 /// Adds one slot's interval to its phase's part.
 #[allow(clippy::too_many_arguments)]
 fn read_slot(
@@ -245,6 +309,28 @@ mod tests {
         assert!((1000..1004).contains(&p50), "{p50}: the bucket of 1000");
         // Closed and still: the phase no longer shows.
         assert!(s.sample(&board, false).is_empty());
+    }
+
+    #[test]
+    fn a_differ_gives_the_intervals_of_cumulative_readings() {
+        let board = Board::new();
+        let mut d = Differ::new();
+        let r = board.recorder("write", 0);
+        for _ in 0..3 {
+            r.op(100, 2_000);
+        }
+        let one = d.interval(board.totals(), false);
+        assert_eq!((one[0].ops, one[0].bytes, one[0].ops_total), (3, 300, 3));
+        assert_eq!(one[0].latency.count, 3);
+        r.op(100, 9_000);
+        r.error();
+        let two = d.interval(board.totals(), false);
+        assert_eq!((two[0].ops, two[0].errors, two[0].ops_total), (1, 1, 4));
+        assert_eq!(two[0].latency.count, 1, "only the interval's latency");
+        assert!(two[0].histogram().percentile(0.5) >= 8_900);
+        assert!(d.interval(board.totals(), false).is_empty(), "nothing moved");
+        let last = d.interval(board.totals(), true);
+        assert_eq!((last[0].ops, last[0].ops_total), (0, 4), "the final flush names it");
     }
 
     #[test]

@@ -228,7 +228,8 @@ impl State {
         match &mut self.opts.output {
             Output::None => Ok(()),
             Output::Stream(w) => w.write_all(bytes).and_then(|()| w.flush()),
-            Output::Textfile(p) if whole => iolab_output::write_atomically(p, bytes),
+            // Replaced whole for its readers; not synced (see `replace`).
+            Output::Textfile(p) if whole => iolab_output::replace(p, bytes),
             Output::Textfile(_) => Ok(()),
         }
     }
@@ -338,6 +339,16 @@ impl State {
                 match slot.iter_mut().find(|q| q.phase == p.phase) {
                     Some(q) => merge_interval(q, p),
                     None => slot.push(p.clone()),
+                }
+            }
+        }
+        if last {
+            // Every rank's every phase has a row in the final flush, also
+            // when its last report came before it.
+            for ((rank, phase), p) in &self.totals {
+                let slot = by_rank.entry(*rank).or_default();
+                if !slot.iter().any(|q| q.phase == *phase) {
+                    slot.push(p.idle());
                 }
             }
         }

@@ -55,7 +55,7 @@ fn table<'a>(title: &'a str, rows: &[&Row], who: bool) -> Table<'a> {
     if who {
         head.insert(0, "host/rank");
     }
-    let body = rows.iter().map(|r| {
+    let body: Vec<Vec<String>> = rows.iter().map(|r| {
         let l = r.latency.unwrap_or_default();
         let lat = |v: u64| if r.latency.is_some() { duration(v) } else { "-".into() };
         let mut cells = vec![
@@ -79,14 +79,20 @@ fn table<'a>(title: &'a str, rows: &[&Row], who: bool) -> Table<'a> {
             };
             cells.insert(0, name);
         }
-        TRow::new(cells)
-    });
+        cells
+    }).collect();
+    // The names' columns as wide as their longest cell (a host:port, a
+    // phase such as mdtest-easy-write), within bounds; figures take 9.
+    let fit = |col: usize, lo: usize, hi: usize| {
+        let w = body.iter().map(|c| c[col].chars().count() + 2).max().unwrap_or(lo);
+        Constraint::Length(w.clamp(lo, hi) as u16)
+    };
     let mut widths = vec![Constraint::Length(9); head.len()];
-    widths[usize::from(who)] = Constraint::Length(18);
+    widths[usize::from(who)] = fit(usize::from(who), 9, 20);
     if who {
-        widths[0] = Constraint::Length(14);
+        widths[0] = fit(0, 11, 40);
     }
-    Table::new(body, widths)
+    Table::new(body.into_iter().map(TRow::new), widths)
         .header(TRow::new(head).style(Style::new().add_modifier(Modifier::BOLD)))
         .block(Block::default().borders(Borders::ALL).title(title))
 }
@@ -125,5 +131,27 @@ mod tests {
         assert!(text.contains("file_create"), "{text}");
         assert!(text.contains("5.00k"), "{text}");
         assert!(text.contains("99.") || text.contains("98."), "the p99 near 99 µs: {text}");
+    }
+
+    #[test]
+    fn a_host_s_whole_name_is_shown() {
+        let part = Part {
+            phase: "read".into(),
+            ops: 10,
+            bytes: 0,
+            errors: 0,
+            ops_total: 10,
+            bytes_total: 0,
+            errors_total: 0,
+            max_total_ns: 0,
+            latency: Default::default(),
+        };
+        let src = Source { host: Some("n-0042.cluster.example:7819".into()), rank: Some(3) };
+        let rows = vec![row(&part, &Source::aggregate(), 1.0, 1.0, false), row(&part, &src, 1.0, 1.0, false)];
+        let frame = LiveFrame { t: 1.0, rows: &rows, history: &[], last: false };
+        let mut term = Terminal::new(TestBackend::new(140, 16)).unwrap();
+        term.draw(|f| draw(f, "lst", &frame)).unwrap();
+        let text: String = term.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+        assert!(text.contains("n-0042.cluster.example:7819/3"), "{text}");
     }
 }

@@ -57,6 +57,8 @@ pub struct AgentConfig {
 struct Session {
     token: String,
     cancel: Arc<AtomicBool>,
+    /// The session's live figures: its client jobs' RPCs, from zero.
+    board: Arc<iolab_core::live::Board>,
 }
 
 struct Shared {
@@ -174,13 +176,17 @@ fn handle(mut c: Conn, hello: serde_json::Value, sh: &Shared) {
 /// ends: the console reads live counters here while its first
 /// connection is busy with a job.
 fn stat_reader(mut c: Conn, sh: &Shared) {
-    let Some(flag) = lock(&sh.session).as_ref().map(|s| Arc::clone(&s.cancel)) else {
+    let Some((flag, board)) = lock(&sh.session)
+        .as_ref()
+        .map(|s| (Arc::clone(&s.cancel), Arc::clone(&s.board)))
+    else {
         return;
     };
     c.idle_timeout = CONSOLE_IDLE_TIMEOUT;
     while let Ok((h, body)) = c.recv_owned(Cancel::with(&flag)) {
         let answer = match serde_json::from_slice::<Command>(&body) {
             Ok(Command::Live) if h.kind == Kind::Control => Answer::Live(sh.live.snapshot()),
+            Ok(Command::Figures) if h.kind == Kind::Control => Answer::Figures(board.totals()),
             _ => return,
         };
         let Ok(bytes) = serde_json::to_vec(&answer) else {
@@ -233,6 +239,7 @@ fn open_session(sh: &Shared, hello: &serde_json::Value) -> Option<(String, Arc<A
     *s = Some(Session {
         token: token.clone(),
         cancel: Arc::clone(&cancel),
+        board: Arc::default(),
     });
     Some((token, cancel))
 }
@@ -287,6 +294,7 @@ fn obey(sh: &Shared, cmd: Command) -> Answer {
         }
         Command::Stats => Answer::Server(sh.counters.snapshot()),
         Command::Live => Answer::Live(sh.live.snapshot()),
+        Command::Figures => Answer::Figures(session_board(sh).totals()),
         Command::Start(_) | Command::Bye | Command::Halt => Answer::Failed {
             message: "unexpected command".into(),
             partial: None,
@@ -371,6 +379,7 @@ fn run_client(
         crate::spec::Limit::DurationS(s) => Some(Instant::now() + Duration::from_secs_f64(s)),
         crate::spec::Limit::Count(_) => None,
     };
+    let board = session_board(sh);
     let j = Job {
         servers: &job.servers,
         token,
@@ -384,6 +393,7 @@ fn run_client(
         deadline,
         corrupt_every: sh.cfg.corrupt_every,
         live: &sh.live,
+        board: &board,
         halt,
         rpc_timeout: job.rpc_timeout_s.map_or(client::DEFAULT_RPC_TIMEOUT, |s| {
             Duration::from_secs(u64::from(s))
@@ -392,6 +402,14 @@ fn run_client(
     client::run(&j, Cancel::with(stop))
         .map(|t| stats_of(&t))
         .map_err(|f| Box::new((f.0, stats_of(&f.1))))
+}
+
+/// The open session's live figures (a board nobody reads when the
+/// session ended under a job).
+fn session_board(sh: &Shared) -> Arc<iolab_core::live::Board> {
+    lock(&sh.session)
+        .as_ref()
+        .map_or_else(Arc::default, |s| Arc::clone(&s.board))
 }
 
 /// A client's counts as the console reads them.

@@ -37,6 +37,9 @@ pub(crate) struct Job<'a> {
     pub deadline: Option<Instant>,
     pub corrupt_every: u64,
     pub live: &'a crate::live::LiveCounters,
+    /// The session's live figures (`--live` on the console): each lane
+    /// records its RPCs here.
+    pub board: &'a iolab_core::live::Board,
     /// Set to issue no more RPCs and end once those in flight are back.
     pub halt: &'a AtomicBool,
     /// How long an RPC may wait for its reply (`add_test --timeout`).
@@ -260,6 +263,7 @@ fn streams(job: &Job<'_>) -> usize {
 
 struct Pipeline<'a> {
     live: crate::live::LiveHandle<'a>,
+    rec: iolab_core::live::Recorder,
     halt: &'a AtomicBool,
     /// Another lane of the job failed.
     failed: &'a AtomicBool,
@@ -281,6 +285,7 @@ impl<'a> Pipeline<'a> {
         pattern::fill(&mut req);
         Pipeline {
             live: job.live.register(),
+            rec: job.board.recorder(crate::proto::phase_of(&job.test), 0),
             halt: job.halt,
             failed,
             test: job.test,
@@ -353,9 +358,9 @@ impl<'a> Pipeline<'a> {
                 .map_err(|e| (on(*done), e))?;
             let now = Instant::now();
             let sent = self.sent_at[(*done % self.slots) as usize];
-            self.t
-                .latency
-                .record(now.duration_since(sent).as_nanos() as u64);
+            let ns = now.duration_since(sent).as_nanos() as u64;
+            self.t.latency.record(ns);
+            self.rec.op((self.req.len() + self.rep.len()) as u64, ns);
             *done += 1;
             self.t.elapsed_ns = now.duration_since(start).as_nanos() as u64;
             if self.may_issue(*issued, now) && !cancel.cancelled() {
@@ -405,6 +410,7 @@ impl<'a> Pipeline<'a> {
         if h.flags == REPLY_BAD_DATA || !pattern::verify(p, tag, self.test.check()) {
             self.t.errors += 1;
             self.live.error();
+            self.rec.error();
         }
         Ok(())
     }
@@ -418,6 +424,7 @@ mod tests {
     #[test]
     fn bulk_rpcs_spread_over_up_to_four_connections_per_server() {
         let live = crate::live::LiveCounters::default();
+        let board = iolab_core::live::Board::new();
         let halt = std::sync::atomic::AtomicBool::new(false);
         let one = ["a:1".to_string()];
         let two = ["a:1".to_string(), "b:1".to_string()];
@@ -437,6 +444,7 @@ mod tests {
                 deadline: None,
                 corrupt_every: 0,
                 live: &live,
+                board: &board,
                 halt: &halt,
                 rpc_timeout: DEFAULT_RPC_TIMEOUT,
             })
@@ -558,6 +566,7 @@ mod tests {
         };
         let server = StallingServer::start(test, 4, 30);
         let live = crate::live::LiveCounters::default();
+        let board = iolab_core::live::Board::new();
         let halt = AtomicBool::new(false);
         let servers = [server.addr.clone()];
         let job = Job {
@@ -570,6 +579,7 @@ mod tests {
             deadline: None,
             corrupt_every: 0,
             live: &live,
+            board: &board,
             halt: &halt,
             rpc_timeout: DEFAULT_RPC_TIMEOUT,
         };
@@ -587,6 +597,7 @@ mod tests {
     #[test]
     fn lanes_share_the_rpcs_in_flight_and_the_count_exactly() {
         let live = crate::live::LiveCounters::default();
+        let board = iolab_core::live::Board::new();
         let halt = AtomicBool::new(false);
         let servers = ["a:1".to_string()];
         let job = |slots, quota| Job {
@@ -599,6 +610,7 @@ mod tests {
             deadline: None,
             corrupt_every: 0,
             live: &live,
+            board: &board,
             halt: &halt,
             rpc_timeout: DEFAULT_RPC_TIMEOUT,
         };
@@ -624,6 +636,7 @@ mod tests {
         };
         let server = StallingServer::start(test, 4, 0);
         let live = crate::live::LiveCounters::default();
+        let board = iolab_core::live::Board::new();
         let halt = AtomicBool::new(false);
         let servers = [server.addr.clone()];
         let job = Job {
@@ -636,6 +649,7 @@ mod tests {
             deadline: None,
             corrupt_every: 0,
             live: &live,
+            board: &board,
             halt: &halt,
             rpc_timeout: DEFAULT_RPC_TIMEOUT,
         };
@@ -659,5 +673,10 @@ mod tests {
         assert_eq!(t.errors, 0);
         let l = live.snapshot();
         assert_eq!((l.tx_msgs, l.rx_msgs), (answered, answered), "live counts");
+        let fig = board.totals();
+        assert_eq!(fig.len(), 1, "{fig:?}");
+        assert_eq!((fig[0].ops, fig[0].errors), (answered, 0), "the board's RPCs");
+        let timed: u64 = fig[0].buckets.iter().map(|b| b.1).sum();
+        assert_eq!(timed, answered, "every RPC timed");
     }
 }

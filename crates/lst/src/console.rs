@@ -8,6 +8,7 @@ use iolab_core::CancelToken;
 use crate::proto::{Answer, ClientJob, Command, Hello};
 use crate::result::{ClientStats, PointResult, RunResult};
 use crate::spec::{Distribute, Limit, Test};
+use crate::watch::{Watch, Watcher};
 use crate::LstError;
 use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_launch::{Remote, RemoteShell};
@@ -16,6 +17,7 @@ use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The port agents listen on when none is given.
@@ -119,16 +121,18 @@ pub(crate) struct Agent {
 }
 
 /// Runs every point of `plan`. `on_point` sees each point as it
-/// completes (so a caller can rewrite its outputs as it goes).
-/// Every wait ends once `cancel` (the run's token) is cancelled.
+/// completes (so a caller can rewrite its outputs as it goes); `watcher`
+/// is handed every agent's live figures as they go (`--live`). Every
+/// wait ends once `cancel` (the run's token) is cancelled.
 pub fn run(
     plan: &Plan,
     cancel: &CancelToken,
+    watcher: Option<Arc<dyn Watcher>>,
     mut on_point: impl FnMut(&PointResult),
 ) -> Report {
     let mut points = Vec::new();
     let stop = Cancel::token(cancel);
-    let outcome = match run_points(plan, stop, &mut points, &mut on_point) {
+    let outcome = match run_points(plan, stop, watcher, &mut points, &mut on_point) {
         Ok(()) => check_outcome(&points),
         Err(_) if stop.cancelled() => {
             Outcome::Interrupted
@@ -155,6 +159,7 @@ fn check_outcome(points: &[PointResult]) -> Outcome {
 fn run_points(
     plan: &Plan,
     stop: Cancel<'_>,
+    watcher: Option<Arc<dyn Watcher>>,
     points: &mut Vec<PointResult>,
     on_point: &mut impl FnMut(&PointResult),
 ) -> Result<(), LstError> {
@@ -163,6 +168,9 @@ fn run_points(
     let key = session_key(plan, &nodes)?;
     let mut remotes = launch(plan, &nodes, &token, key.as_ref())?;
     let mut agents = connect_all(plan, &nodes, &mut remotes, &token, key.as_ref(), stop, None)?;
+    // Declared after the agents, so dropped first on every return: the
+    // last reading is taken while their sessions are open.
+    let watch = watcher.map(|w| Watch::start(w, &nodes, &token, key.as_ref()));
     for &k in &plan.clients {
         for &conc in &plan.concurrency {
             let mut runs = Vec::new();
@@ -174,6 +182,7 @@ fn run_points(
             points.push(p);
         }
     }
+    drop(watch);
     for a in &mut agents {
         let _ = send(&mut a.conn, &Command::Bye, stop);
     }
@@ -184,8 +193,9 @@ fn run_points(
     Ok(())
 }
 
-/// Every distinct agent (a node in both groups is one agent).
-fn unique_nodes(plan: &Plan) -> Vec<Node> {
+/// Every distinct agent (a node in both groups is one agent), in the
+/// order a [`Watcher`] numbers them.
+pub fn unique_nodes(plan: &Plan) -> Vec<Node> {
     let mut v: Vec<Node> = Vec::new();
     for n in plan.from.iter().chain(&plan.to) {
         if !v.iter().any(|m| m.addr == n.addr) {
@@ -390,6 +400,25 @@ fn exited(remote: &mut Option<Remote>) -> Option<String> {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
     Some(format!("{} {last}", f.status).trim().to_string())
+}
+
+/// Opens the second connection to an agent, the one `lst stat` reads;
+/// connecting and the handshake each take at most `wait`.
+pub(crate) fn open_stat(
+    n: &Node,
+    token: &str,
+    key: Option<&SharedKey>,
+    wait: Duration,
+) -> Result<Conn, LstError> {
+    let node = |e: iolab_net::NetError| LstError::Node(n.name.clone(), e.to_string());
+    let mut c = conn::connect(&n.addr, wait, Cancel::process()).map_err(node)?;
+    c.idle_timeout = wait;
+    let hello = serde_json::to_value(Hello::Stat {
+        token: token.to_string(),
+    })
+    .map_err(|e| LstError::Launch(e.to_string()))?;
+    handshake::client(&mut c, "lst", &hello, key, Cancel::process()).map_err(node)?;
+    Ok(c)
 }
 
 pub(crate) fn send(c: &mut Conn, cmd: &Command, cancel: Cancel<'_>) -> Result<(), NetError> {

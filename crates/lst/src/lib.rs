@@ -26,6 +26,7 @@ pub mod server;
 pub mod session;
 pub mod spec;
 pub mod stat;
+pub mod watch;
 
 pub use input::InputError;
 pub use console::{Node, Plan, Report};

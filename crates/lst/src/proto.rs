@@ -86,6 +86,10 @@ pub enum Command {
     Halt,
     /// Send the live counters (on a [`Hello::Stat`] connection).
     Live,
+    /// Send the session's live figures: each phase's RPCs, bytes,
+    /// errors and latency buckets since the session opened (the console
+    /// diffs successive readings for `--live`).
+    Figures,
 }
 
 /// A client's share of a run.
@@ -155,6 +159,9 @@ pub enum Answer {
     /// Live counters of every data connection, both roles, since the
     /// agent started.
     Live(LiveStats),
+    /// The session's live figures, per phase (`ping`, `read`, `write`),
+    /// cumulative: what this agent's client jobs did.
+    Figures(Vec<iolab_core::live::Totals>),
     /// The command failed; the message says why.
     Failed {
         /// What went wrong.
@@ -165,6 +172,22 @@ pub enum Answer {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         partial: Option<ClientStats>,
     },
+}
+
+/// The phase a test's RPCs are counted under in live figures: `ping`,
+/// or the bulk op (`read`, `write`), as xdd and the surveys name op types.
+pub fn phase_of(test: &crate::spec::Test) -> &'static str {
+    match test {
+        crate::spec::Test::Ping => "ping",
+        crate::spec::Test::Brw {
+            op: crate::spec::BrwOp::Read,
+            ..
+        } => "read",
+        crate::spec::Test::Brw {
+            op: crate::spec::BrwOp::Write,
+            ..
+        } => "write",
+    }
 }
 
 /// Whether a data connection checksums payloads. Both sides derive it from

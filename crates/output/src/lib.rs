@@ -111,6 +111,19 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_with(path, |w| w.write_all(bytes))
 }
 
+/// Replaces `path` with `bytes` as [`write_atomically`] does (a reader
+/// sees the old file or the new one whole, never part of one), without
+/// syncing them to the disk first: for a file rewritten several times a
+/// second whose readers need it whole but not durable, as a live
+/// OpenMetrics textfile (a crash loses a state the next run rewrites).
+/// A sync each time was most of what `--live` cost a run, and disk
+/// writes beside the storage under test.
+pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(bytes)?;
+    f.put_in_place(false)
+}
+
 /// [`write_atomically`] with the contents written by `fill` as it makes
 /// them, so a large output (every pass of a long run) is never held
 /// whole in memory. An error from `fill` leaves `path` as it was.
@@ -189,11 +202,17 @@ impl AtomicFile {
 
     /// Syncs the data and puts the file in place of its target.
     pub fn commit(self) -> io::Result<()> {
+        self.put_in_place(true)
+    }
+
+    fn put_in_place(self, sync: bool) -> io::Result<()> {
         match self.inner {
             Inner::InPlace(mut f) => f.flush(),
             Inner::Temp(mut tmp, path) => {
                 tmp.flush()?;
-                tmp.as_file().sync_all()?;
+                if sync {
+                    tmp.as_file().sync_all()?;
+                }
                 // An existing file keeps its permissions; a new one gets
                 // the usual 0666 & ~umask instead of tempfile's 0600.
                 let mode = std::fs::metadata(&path)
@@ -327,6 +346,12 @@ mod tests {
         append_atomically(&p, b" there").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"hi there");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let r = dir.path().join("r.prom");
+        replace(&r, b"one").unwrap();
+        replace(&r, b"two").unwrap();
+        assert_eq!(std::fs::read(&r).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        std::fs::remove_file(&r).unwrap();
         assert!(write_atomically(Path::new("/nonexistent-dir/b"), b"x").is_err());
         // A fill that fails leaves the file as it was, and no temporary.
         let e = append_with(&p, |w| {

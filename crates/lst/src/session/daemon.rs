@@ -16,11 +16,11 @@ use super::{
     Request, TestDef, TestNodes,
 };
 use crate::console::{self, Node, Plan};
-use crate::proto::{Answer, Command, Hello};
+use crate::proto::{Answer, Command};
 use crate::spec::{Distribute, Limit, Test, MAX_CONCURRENCY};
 use crate::LstError;
 use iolab_launch::RemoteShell;
-use iolab_net::{conn, handshake, Cancel, Conn, SharedKey};
+use iolab_net::{Cancel, Conn, SharedKey};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::fs::FileTypeExt;
@@ -255,7 +255,7 @@ impl State {
         )?;
         let mut slots = Vec::new();
         for (a, remote) in agents.into_iter().zip(remotes) {
-            let stat = open_stat(&a.node, &self.token, key.as_ref(), console::COMMAND_TIMEOUT)?;
+            let stat = console::open_stat(&a.node, &self.token, key.as_ref(), console::COMMAND_TIMEOUT)?;
             let mut slot = Slot {
                 node: a.node,
                 ctl: Some(a.conn),
@@ -585,25 +585,6 @@ fn check_name(what: &str, name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// Opens the second connection to an agent, the one `lst stat` reads;
-/// connecting and the handshake each take at most `wait`.
-fn open_stat(
-    n: &Node,
-    token: &str,
-    key: Option<&SharedKey>,
-    wait: Duration,
-) -> Result<Conn, LstError> {
-    let node = |e: iolab_net::NetError| LstError::Node(n.name.clone(), e.to_string());
-    let mut c = conn::connect(&n.addr, wait, Cancel::process()).map_err(node)?;
-    c.idle_timeout = wait;
-    let hello = serde_json::to_value(Hello::Stat {
-        token: token.to_string(),
-    })
-    .map_err(|e| LstError::Launch(e.to_string()))?;
-    handshake::client(&mut c, "lst", &hello, key, Cancel::process()).map_err(node)?;
-    Ok(c)
 }
 
 /// Reads a node's live counters and sets its state by the outcome. A

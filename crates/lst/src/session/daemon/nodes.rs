@@ -3,8 +3,8 @@
 //! last showed: active when its agent answered, down when it did not;
 //! `ping` and `update_group --refresh` ask again.
 
-use super::{check_name, check_timeout, open_stat, probe_live, State};
-use crate::console::{self, Node};
+use super::{check_name, check_timeout, probe_live, State};
+use crate::console::{self, open_stat, Node};
 use crate::proto::Command;
 use crate::session::slot::Slot;
 use crate::session::{
