@@ -13,7 +13,8 @@ before=$(mktemp)
 trap 'rm -f "$before"' EXIT
 bash scripts/leftovers.sh snapshot "$before"
 status=0
-cargo test --workspace --features iolab/mpi,iolab-comm/mpi 2>&1 || status=$?
+# Every test binary runs, so that one failure does not hide the others.
+cargo test --workspace --no-fail-fast --features iolab/mpi,iolab-comm/mpi 2>&1 || status=$?
 if ! bash scripts/leftovers.sh check "$before" && [ "$status" = 0 ]; then
     status=1
 fi

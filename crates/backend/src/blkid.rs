@@ -33,9 +33,31 @@ struct Api {
         unsafe extern "C" fn(RawProbe, *const c_char, *mut *const c_char, *mut usize) -> c_int,
 }
 
-static API: OnceLock<Result<Api, String>> = OnceLock::new();
+/// Why libblkid could not probe.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BlkidError {
+    /// The library is not installed (or not loadable) here.
+    #[error("libblkid.so.1 (util-linux) cannot be loaded")]
+    NotLoaded,
+    /// The library lacks a function iolab calls.
+    #[error("libblkid has no {0}")]
+    Symbol(String),
+    /// A probe could not be made.
+    #[error("blkid_new_probe failed")]
+    NewProbe,
+    /// A call returned an error code.
+    #[error("{call} failed ({rc})")]
+    Call {
+        /// The libblkid function.
+        call: &'static str,
+        /// What it returned.
+        rc: c_int,
+    },
+}
 
-fn api() -> Result<&'static Api, String> {
+static API: OnceLock<Result<Api, BlkidError>> = OnceLock::new();
+
+fn api() -> Result<&'static Api, BlkidError> {
     API.get_or_init(load).as_ref().map_err(Clone::clone)
 }
 
@@ -43,25 +65,25 @@ fn api() -> Result<&'static Api, String> {
 ///
 /// # Safety
 /// `F` must be the C signature libblkid gives `name`.
-unsafe fn symbol<F: Copy>(lib: *mut c_void, name: &CStr) -> Result<F, String> {
+unsafe fn symbol<F: Copy>(lib: *mut c_void, name: &CStr) -> Result<F, BlkidError> {
     // SAFETY: `lib` is a live handle from dlopen; `name` is NUL-terminated.
     let p = unsafe { libc::dlsym(lib, name.as_ptr()) };
     if p.is_null() {
-        return Err(format!("libblkid has no {}", name.to_string_lossy()));
+        return Err(BlkidError::Symbol(name.to_string_lossy().into_owned()));
     }
     // SAFETY: a function pointer and a data pointer have the same size on
     // every platform Linux runs on; the caller vouches for the signature.
     Ok(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) })
 }
 
-fn load() -> Result<Api, String> {
+fn load() -> Result<Api, BlkidError> {
     let lib = [c"libblkid.so.1", c"libblkid.so"]
         .iter()
         // SAFETY: dlopen with a NUL-terminated name; the handle is never
         // closed, so the functions taken from it stay valid.
         .map(|n| unsafe { libc::dlopen(n.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) })
         .find(|h| !h.is_null())
-        .ok_or("libblkid.so.1 (util-linux) cannot be loaded")?;
+        .ok_or(BlkidError::NotLoaded)?;
     // SAFETY: each type below is the blkid.h prototype of its name.
     unsafe {
         Ok(Api {
@@ -83,22 +105,22 @@ pub struct Probe {
     raw: RawProbe,
 }
 
-fn check(what: &str, rc: c_int) -> Result<(), String> {
+fn check(call: &'static str, rc: c_int) -> Result<(), BlkidError> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(format!("{what} failed ({rc})"))
+        Err(BlkidError::Call { call, rc })
     }
 }
 
 impl Probe {
     /// A new probe, or why libblkid is not usable here.
-    pub fn new() -> Result<Probe, String> {
+    pub fn new() -> Result<Probe, BlkidError> {
         let api = api()?;
         // SAFETY: blkid_new_probe has no preconditions.
         let raw = unsafe { (api.new_probe)() };
         if raw.is_null() {
-            return Err("blkid_new_probe failed".into());
+            return Err(BlkidError::NewProbe);
         }
         Ok(Probe { api, raw })
     }
@@ -106,7 +128,7 @@ impl Probe {
     /// Probes `len` bytes of the open descriptor `fd` from `offset`. The
     /// descriptor must stay open while the probe lives (blkid never closes
     /// a descriptor it was given).
-    pub fn set_device(&mut self, fd: c_int, offset: i64, len: i64) -> Result<(), String> {
+    pub fn set_device(&mut self, fd: c_int, offset: i64, len: i64) -> Result<(), BlkidError> {
         // SAFETY: `raw` is a live probe; a bad descriptor is an error return.
         check("blkid_probe_set_device", unsafe {
             (self.api.set_device)(self.raw, fd, offset, len)
@@ -114,7 +136,7 @@ impl Probe {
     }
 
     /// Turns the superblock chain on, reporting the `flags` values.
-    pub fn superblocks(&mut self, flags: c_int) -> Result<(), String> {
+    pub fn superblocks(&mut self, flags: c_int) -> Result<(), BlkidError> {
         // SAFETY: `raw` is a live probe.
         check("blkid_probe_enable_superblocks", unsafe {
             (self.api.enable_superblocks)(self.raw, 1)
@@ -126,7 +148,7 @@ impl Probe {
     }
 
     /// Turns the partition-table chain on.
-    pub fn partitions(&mut self) -> Result<(), String> {
+    pub fn partitions(&mut self) -> Result<(), BlkidError> {
         // SAFETY: `raw` is a live probe.
         check("blkid_probe_enable_partitions", unsafe {
             (self.api.enable_partitions)(self.raw, 1)
@@ -135,12 +157,15 @@ impl Probe {
 
     /// Steps to the next signature, as `wipefs` does: true when one was
     /// found (its values can be looked up), false when there is none left.
-    pub fn step(&mut self) -> Result<bool, String> {
+    pub fn step(&mut self) -> Result<bool, BlkidError> {
         // SAFETY: `raw` is a live probe with a device set.
         match unsafe { (self.api.do_probe)(self.raw) } {
             0 => Ok(true),
             1 => Ok(false),
-            rc => Err(format!("blkid_do_probe failed ({rc})")),
+            rc => Err(BlkidError::Call {
+                call: "blkid_do_probe",
+                rc,
+            }),
         }
     }
 

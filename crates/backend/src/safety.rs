@@ -27,7 +27,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 
-use crate::blkid::{Probe, SUBLKS_BADCSUM, SUBLKS_MAGIC, SUBLKS_TYPE, SUBLKS_USAGE};
+use crate::blkid::{BlkidError, Probe, SUBLKS_BADCSUM, SUBLKS_MAGIC, SUBLKS_TYPE, SUBLKS_USAGE};
 
 /// MiB-aligned offsets probed from the start of the device.
 pub const HEAD_SCAN_MIB: u64 = 64;
@@ -209,7 +209,7 @@ pub fn scan_offsets(size: u64) -> Vec<u64> {
 /// Runs every libblkid chain (superblocks, partition tables) over the
 /// `len` bytes of `f` from `offset`, as `wipefs` does, and describes the
 /// first signature found.
-fn probe_window(f: &File, offset: u64, len: u64) -> Result<Option<String>, String> {
+fn probe_window(f: &File, offset: u64, len: u64) -> Result<Option<String>, BlkidError> {
     let mut pr = Probe::new()?;
     let (off, len) = (to_loff(offset), to_loff(len));
     // `f` outlives `pr`, and blkid never closes a descriptor it was given.

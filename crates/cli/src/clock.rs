@@ -265,7 +265,7 @@ fn wait_for(prog: &str, raw: &GetRaw, est: &clock::Estimate, t_s: u64) -> Outcom
         if now >= local_target {
             break;
         }
-        if iolab_core::stop::requested() {
+        if crate::runner::root().is_cancelled() {
             return Outcome::Interrupted;
         }
         let left = Duration::from_nanos(local_target - now);

@@ -263,7 +263,7 @@ fn cleanup_only(prog: &str, s: &Setup) -> Ended {
     // Ctrl-C stops it cleanly, naming what it did not get to.
     let tick = |n: u64| {
         printer.cleanup_progress(n);
-        !iolab_core::stop::requested()
+        !crate::runner::root().is_cancelled()
     };
     let out = cleanup::cleanup_datadir(be, datadir, stamped, &s.layout.private_dir, Some(&tick));
     printer.cleanup_done(&out);
@@ -272,7 +272,7 @@ fn cleanup_only(prog: &str, s: &Setup) -> Ended {
     }
     Ok(match out.confirmed() {
         true => Outcome::Completed,
-        _ if iolab_core::stop::requested() => Outcome::Interrupted,
+        _ if crate::runner::root().is_cancelled() => Outcome::Interrupted,
         // A listing or removal that failed: what it holds is not known.
         false => Outcome::Error(Failure::other(
             "cleanup",
@@ -324,7 +324,7 @@ impl RunObserver for Printer<'_> {
             return;
         }
         let prog = self.prog;
-        let why = match iolab_core::stop::requested() {
+        let why = match crate::runner::root().is_cancelled() {
             true => "interrupted; removing",
             false => "removing",
         };
@@ -383,9 +383,9 @@ fn make_dirs(
         return Ok((None, Vec::new()));
     }
     let be = &*s.backend;
-    iolab_io500::check_datadir(be, &s.layout)?;
+    iolab_io500::check_datadir(be, &s.layout).map_err(|e| e.to_string())?;
     // result_summary.txt is the longest name written there.
-    iolab_io500::datadir::check_lengths("resultdir", &s.resultdir, 32)?;
+    iolab_io500::datadir::check_lengths("resultdir", &s.resultdir, 32).map_err(|e| e.to_string())?;
     let existing = nearest_existing(&s.resultdir);
     if !existing.is_dir() {
         return Err(format!(
@@ -477,6 +477,13 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
     if let Some(x) = session.as_mut() {
         x.start();
     }
+    // The session's token on rank 0; the other ranks have no session and
+    // run under a child of the process's root (an MPI peer's stop reaches
+    // them through the stop flag the root is tied to).
+    let cancel = match session.as_ref() {
+        Some(x) => x.cancel().clone(),
+        None => crate::runner::root().child(),
+    };
     let runner = Runner {
         cfg: &s.cfg,
         layout: s.layout.clone(),
@@ -486,6 +493,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
         backend: &*s.backend,
         observer: &printer,
         live: board.as_deref(),
+        cancel: &cancel,
     };
     let mut result = runner.run();
     if let Some(h) = rank_live {

@@ -222,6 +222,7 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
             && s.cfg.globals.summary_format == Format::Default
             && s.cfg.globals.summary_file.is_none(),
     };
+    let cancel = s.session.cancel().clone();
     // The live sampler (rank 0 writes; the other ranks report to it):
     // started before the run so that the document carries its run id.
     let board = s.session.live(false, crate::live::peers(&s.world));
@@ -231,6 +232,7 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
         threads: s.threads,
         backend: &*s.backend,
         observer: &shown,
+        cancel: &cancel,
         live: board.as_deref(),
     };
     // Before anything is printed or made: a file that is not the run's

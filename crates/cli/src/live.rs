@@ -97,7 +97,10 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
                 asked.file = Some(value);
                 Ok(())
             }
-            "--live-format" => value.parse::<Format>().map(|f| format = Some(f)),
+            "--live-format" => value
+                .parse::<Format>()
+                .map(|f| format = Some(f))
+                .map_err(|e| e.to_string()),
             "--live-interval" => interval(&value).map(|s| asked.interval = Some(s)),
             _ => value.parse().map(|s| asked.steady = Some(s)).map_err(|e| format!("{e}")),
         };

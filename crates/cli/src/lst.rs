@@ -315,10 +315,11 @@ fn required<'a>(opt: &str, v: &'a Option<String>) -> Result<&'a str, String> {
 
 /// Validates every option into a plan; nothing is started here.
 fn plan(r: &RunArgs) -> Result<Plan, String> {
-    let test = Test::parse(&r.test)?;
+    let test = Test::parse(&r.test).map_err(|e| e.to_string())?;
     let from = nodes("--from", required("--from", &r.from)?, r.port)?;
     let to = nodes("--to", required("--to", &r.to)?, r.port)?;
-    let concurrency = spec::parse_list("--concurrency", &r.concurrency, MAX_CONCURRENCY)?;
+    let concurrency = spec::parse_list("--concurrency", &r.concurrency, MAX_CONCURRENCY)
+        .map_err(|e| e.to_string())?;
     let clients = match &r.clients {
         Some(s) => spec::parse_list("--clients", s, from.len() as u32)
             .map_err(|e| format!("{e} (--from has {} nodes)", from.len()))?,
@@ -329,7 +330,7 @@ fn plan(r: &RunArgs) -> Result<Plan, String> {
         (Some(s), None) => Limit::DurationS(s),
         (None, None) => Limit::DurationS(10.0),
     };
-    limit.validate()?;
+    limit.validate().map_err(|e| e.to_string())?;
     if !(1..=1000).contains(&r.repeat) {
         return Err(format!("--repeat {}: must be from 1 to 1000", r.repeat));
     }
@@ -358,7 +359,7 @@ fn plan(r: &RunArgs) -> Result<Plan, String> {
         test,
         from,
         to,
-        distribute: Distribute::parse(&r.distribute)?,
+        distribute: Distribute::parse(&r.distribute).map_err(|e| e.to_string())?,
         concurrency,
         clients,
         repeat: r.repeat,
@@ -407,7 +408,6 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> Ended {
         .live(true, Some(peers))
         .map(|_| feed.clone() as Arc<dyn iolab_lst::watch::Watcher>);
     session.start();
-    let stop = AtomicBool::new(false);
     let mut so_far = Vec::new();
     let runs = (plan.clients.len() * plan.concurrency.len()) as u64 * u64::from(plan.repeat);
     let per_run_s = match plan.limit {
@@ -426,7 +426,8 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> Ended {
         &what,
         per_run_s.map(|s| s * f64::from(plan.repeat)),
     );
-    let report = console::run(plan, &stop, watcher, |p| {
+    let cancel = session.cancel().clone();
+    let report = console::run(plan, &cancel, watcher, |p| {
         progress.point_done(&format!(
             "clients {}, concurrency {}",
             p.clients, p.concurrency

@@ -202,7 +202,7 @@ fn socket() -> Result<PathBuf, String> {
     let id = std::env::var(SESSION_ENV).map_err(|_| {
         format!("{SESSION_ENV} is not set: export {SESSION_ENV}=$$ before new_session and the commands after it")
     })?;
-    session::socket_path(&id)
+    session::socket_path(&id).map_err(|e| e.to_string())
 }
 
 /// Sends `req`; a failed reply or an unreachable daemon is the error.
@@ -211,7 +211,7 @@ pub(crate) fn ask(req: &Request, wait: Duration) -> Result<Reply, (HaltKind, Str
     match session::call(&path, req, wait) {
         Ok(Reply::Failed { message }) => Err((HaltKind::Failed, message)),
         Ok(r) => Ok(r),
-        Err(e) => Err((HaltKind::Failed, e)),
+        Err(e) => Err((HaltKind::Failed, e.to_string())),
     }
 }
 
@@ -381,7 +381,7 @@ pub fn end_session() -> Ended {
 pub fn add_group(a: AddGroupArgs) -> Ended {
     // Checked here for exit 2; the daemon reads them again with its port.
     if let Err(e) = iolab_lst::hosts::nodes(&a.hosts, DEFAULT_PORT) {
-        return Err(usage("add_group", e));
+        return Err(usage("add_group", e.to_string()));
     }
     let req = Request::AddGroup {
         name: a.name,
@@ -424,8 +424,8 @@ pub fn add_test(a: AddTestArgs) -> Ended {
 }
 
 fn test_def(a: &AddTestArgs) -> Result<TestDef, String> {
-    let test = Test::parse(&a.test)?;
-    test.validate()?;
+    let test = Test::parse(&a.test).map_err(|e| e.to_string())?;
+    test.validate().map_err(|e| e.to_string())?;
     if !(1..=iolab_lst::spec::MAX_CONCURRENCY).contains(&a.concurrency) {
         return Err(format!(
             "--concurrency {}: 1 to {}",
@@ -445,7 +445,7 @@ fn test_def(a: &AddTestArgs) -> Result<TestDef, String> {
         from: a.from.clone(),
         to: a.to.clone(),
         concurrency: a.concurrency,
-        distribute: Distribute::parse(&a.distribute)?,
+        distribute: Distribute::parse(&a.distribute).map_err(|e| e.to_string())?,
         loop_count: a.loop_count,
         rpc_timeout_s: a.timeout,
     })
@@ -658,12 +658,12 @@ pub fn stat(a: StatArgs) -> Ended {
 pub(crate) fn pause(d: Duration) -> bool {
     let until = std::time::Instant::now() + d;
     while std::time::Instant::now() < until {
-        if iolab_core::stop::requested() {
+        if crate::runner::root().is_cancelled() {
             return false;
         }
         std::thread::sleep(Duration::from_millis(20).min(d));
     }
-    !iolab_core::stop::requested()
+    !crate::runner::root().is_cancelled()
 }
 
 fn check_stat(a: &StatArgs) -> Result<(), String> {

@@ -138,7 +138,7 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
     cfg.check_tasks(total).map_err(|e| e.to_string())?;
     cfg.check_environment(&*backend)
         .map_err(|e| e.to_string())?;
-    let wall = preflight(&cfg, &plan, &*backend).map_err(|e| e.to_string())?;
+    let wall = preflight(&cfg, &plan, &*backend, crate::runner::root()).map_err(|e| e.to_string())?;
     // Last, so that a run refused above leaves no store behind; one rank
     // collects and records.
     let session = Run::new(prog, "mdtest", SCHEMA, command, cfg.clone(), given(&cfg))
@@ -205,6 +205,7 @@ fn run(prog: &str, mut s: Setup) -> Outcome {
         wall: s.wall,
         transport: transport.clone(),
         live: board.as_deref(),
+        cancel: s.session.cancel(),
     };
     let hooks = Shown {
         prog,

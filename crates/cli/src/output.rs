@@ -70,6 +70,9 @@ pub fn ci() -> bool {
 /// Records that the reader of stdout has gone and asks the run to stop.
 pub fn mark_closed() {
     CLOSED.store(true, Ordering::SeqCst);
+    // The process's stop flag, which the runner's root token reads: a
+    // closed stdout stops the whole process (and output sits below the
+    // runner, so it does not name the root itself).
     iolab_core::stop::request();
 }
 

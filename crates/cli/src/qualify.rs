@@ -207,7 +207,9 @@ fn open(dir: &Path, c: &Checked) -> Result<(Store, WorkDir, Option<PathBuf>), ex
     let store_path = dir.join("results.sqlite");
     let store =
         Store::open(&store_path).map_err(|e| usage(format!("{}: {e}", store_path.display())))?;
-    let work = WorkDir::create(&store_path).map_err(|e| usage(e.to_string()))?;
+    let work = WorkDir::create(&store_path)
+        .map_err(|e| usage(e.to_string()))?
+        .with_cancel(crate::runner::root());
     for d in work.taken_over() {
         eprintln!(
             "iolab qualify: took over {}: the qualification that made it is no longer running; its leftovers were removed",

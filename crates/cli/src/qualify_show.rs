@@ -320,7 +320,7 @@ pub fn write_report(
             .iter()
             .filter(|c| wanted.contains(&(c.phase.as_str(), c.metric.as_str())))
         {
-            let svg = chart::svg(c, text)?;
+            let svg = chart::svg(c, text).map_err(|e| e.to_string())?;
             drawn.push((
                 format!("{}: {} against {}", c.title(), c.y_label(), c.x_label),
                 svg,

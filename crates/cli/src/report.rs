@@ -146,9 +146,12 @@ fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Resul
     let charts = chart::charts(series);
     let mut svgs = Vec::new();
     for c in &charts {
-        let svg = chart::svg(c, text)?;
+        let svg = chart::svg(c, text).map_err(|e| e.to_string())?;
         put(dir.join(format!("{}.svg", c.stem())), svg.as_bytes())?;
-        put(dir.join(format!("{}.png", c.stem())), &chart::png(c, text)?)?;
+        put(
+            dir.join(format!("{}.png", c.stem())),
+            &chart::png(c, text).map_err(|e| e.to_string())?,
+        )?;
         svgs.push(svg);
     }
     let drawn: Vec<html::Drawn> = charts
@@ -181,7 +184,8 @@ fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Resul
 /// `iolab report --live FILE -o DIR`: the rate and p99 charts of a live
 /// stream, and a page showing them.
 fn live_report(cli: &Cli, file: &Path) -> Ended {
-    let (title, rows) = read_live(file).map_err(|e| usage(format!("--live {}: {e}", file.display())))?;
+    let (title, rows) =
+        read_live(file).map_err(|e| usage(format!("--live {}: {e}", file.display())))?;
     let created = !cli.output.exists();
     check_dir(&cli.output).map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
     let text = crate::font::load(cli.font.as_ref());
@@ -230,8 +234,14 @@ fn write_live(dir: &Path, title: &str, rows: &[iolab_live::Row], text: bool) -> 
     let mut imgs = String::new();
     for c in live::charts(title, rows) {
         let stem = c.figure.stem();
-        files.put(dir.join(format!("{stem}.svg")), live::svg(&c, text)?.as_bytes())?;
-        files.put(dir.join(format!("{stem}.png")), &live::png(&c, text)?)?;
+        files.put(
+            dir.join(format!("{stem}.svg")),
+            live::svg(&c, text).map_err(|e| e.to_string())?.as_bytes(),
+        )?;
+        files.put(
+            dir.join(format!("{stem}.png")),
+            &live::png(&c, text).map_err(|e| e.to_string())?,
+        )?;
         imgs.push_str(&format!("<p><img src=\"{stem}.svg\" alt=\"{stem}\"></p>\n"));
     }
     let page = format!(
@@ -245,5 +255,7 @@ fn write_live(dir: &Path, title: &str, rows: &[iolab_live::Row], text: bool) -> 
 }
 
 fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

@@ -362,7 +362,7 @@ fn config(b: &BenchCmd) -> Result<(Config, &Common), String> {
     let sizes = match o.sizing {
         Some(s) => parse::obj_size(s.obj_size.as_deref().unwrap_or(size), s.obj_randsize)
             .map_err(|e| format!("--obj.size: {e}"))?,
-        None => parse::obj_size(size, false)?,
+        None => parse::obj_size(size, false).map_err(|e| e.to_string())?,
     };
     let (parts, part_size) = match o.parts {
         Some((n, s)) => (
@@ -512,11 +512,13 @@ fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
     session.start();
     let started = iolab_core::clock::wall_ns();
     let live = Live::new(s.cfg.concurrent / transport.size());
+    let cancel = session.cancel().clone();
     let r = Run {
         cfg: &s.cfg,
         endpoints: &s.endpoints,
         transport,
         live: &live,
+        cancel: &cancel,
         board: board.as_deref(),
     };
     let result = with_progress(leader, &s.cfg, &live, || iolab_s3bench::run(&r));

@@ -183,7 +183,9 @@ fn load(config: &str) -> Result<Config, Halt> {
 
 fn plan<'a>(cfg: &'a Config, rsh: Option<&str>) -> Result<Plan<'a>, Halt> {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
-    Plan::new(cfg, rsh, &exe).map_err(|e| Halt::usage(format!("iolab stats: {e}")))
+    Plan::new(cfg, rsh, &exe)
+        .map(|p| p.with_cancel(crate::runner::root()))
+        .map_err(|e| Halt::usage(format!("iolab stats: {e}")))
 }
 
 /// Prints each node's result; a refused node is a usage halt, a failed
@@ -517,7 +519,7 @@ fn check_node(dir: &Path) -> Ended {
 }
 
 fn collect(dir: &Path) -> Ended {
-    node::collect(dir, &iolab_core::stop::requested)
+    node::collect(dir, &|| crate::runner::root().is_cancelled())
         .map(|()| Outcome::Completed)
         .map_err(|e| Halt::failed(format!("iolab stats collect: {e}")))
 }

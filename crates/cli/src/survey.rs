@@ -432,8 +432,9 @@ fn disk(a: DiskArgs, line: &str) -> Ended {
         config: cfg.clone(),
         live: true,
     };
-    let run = |out: &mut flow::Lines, live| {
+    let run = |out: &mut flow::Lines, live, cancel: &iolab_core::CancelToken| {
         plan.live = live;
+        plan.cancel = cancel.clone();
         let action_names: Vec<&str> = cfg.actions.iter().map(|x| x.name()).collect();
         let header = iolab_survey::Header::now();
         out.line(&fmt::summary::disk_header(
@@ -489,7 +490,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         config: cfg.clone(),
         live: false,
     };
-    let run = |out: &mut flow::Lines, _live| {
+    let run = |out: &mut flow::Lines, _live, cancel: &iolab_core::CancelToken| {
         let work = iolab_survey::obdfilter::work_name();
         let agents = echo::Agents::start(
             &targets,
@@ -504,7 +505,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         // be reached is named, and no point runs.
         if let Err(hosts) = agents.wait_ready(key.as_ref()) {
             agents.stop();
-            if iolab_core::stop::requested() {
+            if crate::runner::root().is_cancelled() {
                 return Err(Halt::said(HaltKind::Interrupted));
             }
             let mut msg: Vec<String> = hosts
@@ -517,9 +518,15 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         let header = iolab_survey::Header::now();
         out.line(&fmt::summary::obdfilter_header_for(&header, &a.case));
         let addrs = agents.addrs.clone();
-        let mut report = echo::run(&cfg, &addrs, key.as_ref(), &mut |p| {
-            out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
-        });
+        let mut report = echo::run(
+            &cfg,
+            &addrs,
+            key.as_ref(),
+            &mut |p| {
+                out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
+            },
+            cancel,
+        );
         report.notes.extend(agents.stop());
         Ok(report)
     };
@@ -587,11 +594,16 @@ fn obdfilter(a: ObdArgs, line: &str) -> Ended {
         config: cfg.clone(),
         live: false,
     };
-    let run = |out: &mut flow::Lines, _live| {
+    let run = |out: &mut flow::Lines, _live, cancel: &iolab_core::CancelToken| {
         out.line(&fmt::summary::obdfilter_header(&iolab_survey::Header::now()));
-        Ok(obdfilter::run(&cfg, b.as_ref(), &mut |p| {
-            out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
-        }))
+        Ok(obdfilter::run(
+            &cfg,
+            b.as_ref(),
+            &mut |p| {
+                out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
+            },
+            cancel,
+        ))
     };
     conduct(planned, a.common.place(), a.common.run.0.clone(), line, Some(b.as_ref()), run)
 }
@@ -638,11 +650,16 @@ fn mds(a: MdsArgs, line: &str) -> Ended {
         config: cfg.clone(),
         live: false,
     };
-    let run = |out: &mut flow::Lines, _live| {
+    let run = |out: &mut flow::Lines, _live, cancel: &iolab_core::CancelToken| {
         out.line(&fmt::summary::mds_header(&iolab_survey::Header::now()));
-        Ok(mds::run(&cfg, b.as_ref(), &mut |p| {
-            out.point(&fmt::summary::mds_line(p), &fmt::detail::mds(p));
-        }))
+        Ok(mds::run(
+            &cfg,
+            b.as_ref(),
+            &mut |p| {
+                out.point(&fmt::summary::mds_line(p), &fmt::detail::mds(p));
+            },
+            cancel,
+        ))
     };
     conduct(planned, a.common.place(), a.common.run.0.clone(), line, Some(b.as_ref()), run)
 }
@@ -671,14 +688,14 @@ fn ost(a: OstArgs, line: &str) -> Ended {
         config: cfg.clone(),
         live: false,
     };
-    let run = |out: &mut flow::Lines, _live| {
+    let run = |out: &mut flow::Lines, _live, cancel: &iolab_core::CancelToken| {
         let host = iolab_core::env::hostname();
         out.line(&fmt::summary::ost_header(
             &iolab_survey::strftime("%D"),
             &names,
             &host,
         ));
-        let report = ost::run(&cfg, b.as_ref());
+        let report = ost::run(&cfg, b.as_ref(), cancel);
         out.point(
             &fmt::summary::ost_report(&report),
             &fmt::detail::ost(&report),

@@ -78,7 +78,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     }
     let mut store =
         Store::open(&cli.store).map_err(|e| usage(&cli.store, format!("--store: {e}")))?;
-    let work = WorkDir::create(&cli.store).map_err(|e| usage(&cli.store, e))?;
+    let work = WorkDir::create(&cli.store)
+        .map_err(|e| usage(&cli.store, e))?
+        .with_cancel(crate::runner::root());
     for d in work.taken_over() {
         eprintln!(
             "iolab sweep: took over {}: the sweep that made it is no longer running; its leftovers were removed",

@@ -146,10 +146,11 @@ fn run_and_report(cfg: &Config, p: &Plan, mut session: Session<Config>) -> anyho
     let board = session.live(false, None);
     let progress = Progress::new(p.targets.len()).with_live(board);
     session.start();
+    let cancel = session.cancel().clone();
     let ran = std::thread::scope(|s| {
         s.spawn(|| announce_listening(&progress));
         let reporter = s.spawn(|| reporter(p, &progress));
-        let r = iolab_xdd::run::run(p, cfg, &progress);
+        let r = iolab_xdd::run::run(p, cfg, &progress, &cancel);
         progress.finished.store(true, Relaxed);
         let hb = reporter
             .join()

@@ -283,8 +283,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let a: Args = crate::exit::parse_clap(prog, args)?;
     let config = a.config();
     let given = a.run.0.clone();
-    let p = plan(&a.options()).map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
+    let mut p = plan(&a.options()).map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
     let mut session = Run::new(prog, "xddcp", "iolab.xddcp/1", &command_line, config, given).open()?;
+    p.cancel = session.cancel().clone();
     // The plan before anything moves: how much there is to copy.
     let planned: u64 = p.jobs.iter().map(|j| j.bytes).sum();
     eprintln!("{prog}: {} file(s), {planned} bytes to copy", p.jobs.len());

@@ -959,3 +959,155 @@ fn a_tool_is_a_row_and_its_module() {
     let entries = main.matches("        entry: ").count();
     assert_eq!(rows, entries, "every row names its entry");
 }
+
+/// Crates whose public functions may still return `Result<_, String>`:
+/// the binary (its messages are its own) and `testkit`, the tests'
+/// dev-only fixtures, whose errors a test only prints (`skip_or_fail`).
+const STRING_ERRORS_ALLOWED: &[&str] = &["cli", "testkit"];
+
+/// The end of the bracketed group that opens at byte `open` of `text`
+/// (`(`/`)` or `<`/`>`, a `->` not counted), as the byte of its closer.
+fn group_end(text: &str, open: usize) -> Option<usize> {
+    let (o, c) = match text.as_bytes().get(open)? {
+        b'(' => (b'(', b')'),
+        b'<' => (b'<', b'>'),
+        _ => return None,
+    };
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    for i in open..b.len() {
+        if b[i] == c && !(c == b'>' && i > 0 && b[i - 1] == b'-') {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        } else if b[i] == o {
+            depth += 1;
+        }
+    }
+    None
+}
+
+/// The top-level arguments of the generic list `text[open..=close]`.
+fn generic_args(list: &str) -> Vec<String> {
+    let inner = &list[1..list.len() - 1];
+    let mut out = vec![String::new()];
+    let mut depth = 0i32;
+    let mut prev = ' ';
+    for ch in inner.chars() {
+        match ch {
+            '<' | '(' | '[' => depth += 1,
+            '>' if prev != '-' => depth -= 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(String::new());
+                prev = ch;
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(last) = out.last_mut() {
+            last.push(ch);
+        }
+        prev = ch;
+    }
+    out.into_iter().map(|a| a.trim().to_string()).collect()
+}
+
+/// True when a return type holds a `Result<_, String>`.
+fn has_string_error(ret: &str) -> bool {
+    ret.match_indices("Result<").any(|(i, m)| {
+        let open = i + m.len() - 1;
+        let before_ok = !ret[..i].ends_with(|c: char| is_ident(c));
+        before_ok
+            && group_end(ret, open).is_some_and(|close| {
+                let args = generic_args(&ret[open..=close]);
+                args.len() == 2 && args[1] == "String"
+            })
+    })
+}
+
+/// The public functions of one source text (comments, strings and unit
+/// tests already removed) that return a `Result<_, String>`, by name.
+/// `pub(crate)` and narrower are not public; a closure parameter's
+/// `-> Result<(), String>` is not what the function returns.
+fn string_error_fns(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("pub fn ") {
+        if text[..at].ends_with(|c: char| is_ident(c)) {
+            continue;
+        }
+        let rest = &text[at + "pub fn ".len()..];
+        let name_len = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+        let name = &rest[..name_len];
+        let mut i = name_len;
+        if rest[i..].starts_with('<') {
+            match group_end(rest, i) {
+                Some(g) => i = g + 1,
+                None => continue,
+            }
+        }
+        let Some(open) = rest[i..].find('(').map(|o| o + i) else {
+            continue;
+        };
+        let Some(close) = group_end(rest, open) else {
+            continue;
+        };
+        let tail = &rest[close + 1..];
+        let sig = &tail[..tail.find(['{', ';']).unwrap_or(tail.len())];
+        let Some(ret) = sig.trim_start().strip_prefix("->") else {
+            continue;
+        };
+        let ret = ret.split(" where").next().unwrap_or(ret);
+        let ret = ret.split("\nwhere").next().unwrap_or(ret);
+        if has_string_error(ret) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// Issue 31, the runner's shape: "the public functions of library
+/// crates return no `Result<_, String>`". Libraries return typed errors
+/// (thiserror) that carry what a caller needs (the option or path, the
+/// underlying error as source); the binary maps them to its messages.
+/// A `FromStr` whose `Err` is `String` breaks the same rule.
+#[test]
+fn library_crates_return_typed_errors() {
+    let mut bad = Vec::new();
+    for (rel, text) in sources(ALL) {
+        let krate = rel.split('/').next().unwrap_or("");
+        if STRING_ERRORS_ALLOWED.contains(&krate) {
+            continue;
+        }
+        for name in string_error_fns(&text) {
+            bad.push(format!("{rel}: pub fn {name} returns Result<_, String>"));
+        }
+        if text.contains("type Err = String") {
+            bad.push(format!("{rel}: a FromStr with `type Err = String`"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "library crates return typed errors (a thiserror enum naming the option or path), not String:\n  {}",
+        bad.join("\n  ")
+    );
+}
+
+#[test]
+fn the_typed_error_check_reads_signatures_as_rust_does() {
+    let src = strip(&without_tests(
+        "pub fn a(x: u8)\n    -> Result<Vec<u8>, String> { x }\n\
+         pub fn b<F: Fn(u8) -> Result<(), String>>(f: F) -> Result<u8, E> { f }\n\
+         pub(crate) fn c() -> Result<(), String> {}\n\
+         fn d() -> Result<(), String> {}\n\
+         pub fn e(judge: impl FnOnce() -> Result<(), String>) -> Result<u8, NetError> {}\n\
+         pub fn f() -> Result<Vec<String>, OptError> {}\n\
+         pub fn g() -> std::io::Result<String> {}\n\
+         pub fn h() -> Option<Result<u8, String>> {}\n\
+         pub fn i<DB>(r: DB) -> Result<(), String>\nwhere\n    DB: Copy,\n{}\n\
+         /// pub fn j() -> Result<(), String> in a comment\n\
+         #[cfg(test)]\nmod tests {\n    pub fn k() -> Result<(), String> {}\n}\n",
+    ));
+    assert_eq!(string_error_fns(&src), ["a", "h", "i"]);
+}

@@ -28,7 +28,7 @@ pub use launch::{launched_under_mpi, launcher_rank, launcher_world_size};
 pub use subset::run_subset;
 pub use team::{run_team, TaskComm, Team};
 pub use transport::{SingleProcess, Transport};
-pub use world::{connect, CommMode, ConnectError, World};
+pub use world::{connect, CommMode, ConnectError, UnknownMode, World};
 
 use std::sync::Arc;
 

@@ -19,14 +19,19 @@ pub enum CommMode {
     Mpi,
 }
 
+/// A `--comm` word that names no mode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown comm mode '{0}': use auto, threads or mpi")]
+pub struct UnknownMode(pub String);
+
 impl FromStr for CommMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownMode;
+    fn from_str(s: &str) -> Result<Self, UnknownMode> {
         match s {
             "auto" => Ok(Self::Auto),
             "threads" => Ok(Self::Threads),
             "mpi" => Ok(Self::Mpi),
-            _ => Err(format!("unknown comm mode '{s}': use auto, threads or mpi")),
+            _ => Err(UnknownMode(s.to_string())),
         }
     }
 }

@@ -4,7 +4,7 @@
 use thiserror::Error;
 
 /// A number or size that could not be read.
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum UnitError {
     /// The text is not a number with an optional k/m/g/t suffix.
     #[error("'{0}' is not a number (a whole number, optionally with a k, m, g or t suffix)")]

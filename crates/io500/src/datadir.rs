@@ -21,26 +21,138 @@ pub const PATH_MAX: usize = 4096;
 /// with 7-digit tasks and 20-digit items is 87 bytes), with room left.
 pub const DEEPEST_BELOW: usize = 128;
 
+/// Why a datadir (or result directory) cannot be used, made or checked;
+/// each names the directory and, below it, the path at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum DatadirError {
+    /// A name in the path is longer than NAME_MAX.
+    #[error("{what} {}: a name in it is {len} bytes long; a file system takes at most {NAME_MAX} (NAME_MAX)", path.display())]
+    NameTooLong {
+        /// Which directory (`datadir`, `resultdir`).
+        what: String,
+        /// The path.
+        path: PathBuf,
+        /// The long name's length.
+        len: usize,
+    },
+    /// The path, with what the run adds below it, passes PATH_MAX.
+    #[error("{what} {}: {len} bytes long; with the {below} bytes the run adds below it a path would pass the system's {PATH_MAX}-byte limit (PATH_MAX)", path.display())]
+    PathTooLong {
+        /// Which directory.
+        what: String,
+        /// The path.
+        path: PathBuf,
+        /// Its length.
+        len: usize,
+        /// What the run adds below it.
+        below: usize,
+    },
+    /// Something on the way to the datadir is not a directory.
+    #[error("datadir {}: {} is not a directory", datadir.display(), at.display())]
+    NotADirectory {
+        /// The datadir.
+        datadir: PathBuf,
+        /// What is not a directory.
+        at: PathBuf,
+    },
+    /// A path of (or below) the datadir could not be looked at.
+    #[error("datadir {}: {}: {source}", datadir.display(), at.display())]
+    Stat {
+        /// The datadir.
+        datadir: PathBuf,
+        /// The path.
+        at: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The nearest existing directory takes nothing new.
+    #[error("datadir {}: cannot create anything in {} (read-only, or no permission)", datadir.display(), existing.display())]
+    ReadOnly {
+        /// The datadir.
+        datadir: PathBuf,
+        /// The nearest directory that exists.
+        existing: PathBuf,
+    },
+    /// The datadir could not be opened.
+    #[error("datadir {}: {source}", datadir.display())]
+    Open {
+        /// The datadir.
+        datadir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A directory could not be made.
+    #[error("{}: cannot create: {source}", path.display())]
+    Create {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A path below the datadir failed otherwise.
+    #[error("{}: {source}", path.display())]
+    Path {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A phase directory could not be listed.
+    #[error("{}: cannot list: {source}", path.display())]
+    List {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A link or a file where a phase directory goes.
+    #[error("datadir {}: {} is a symbolic link or a file; iolab io500 follows no link below the datadir (remove it, or name the other directory as datadir)", datadir.display(), at.display())]
+    Link {
+        /// The datadir.
+        datadir: PathBuf,
+        /// The link or file.
+        at: PathBuf,
+    },
+    /// A phase directory that holds something.
+    #[error("datadir {}: {} is not empty (left by an earlier run?); remove it with iolab io500 --cleanup on the same ini, or use another datadir", datadir.display(), at.display())]
+    NotEmpty {
+        /// The datadir.
+        datadir: PathBuf,
+        /// The directory.
+        at: PathBuf,
+    },
+    /// A private file of an earlier run.
+    #[error("datadir {}: {} exists (left by an earlier run?); remove it with iolab io500 --cleanup on the same ini", datadir.display(), file.display())]
+    Leftover {
+        /// The datadir.
+        datadir: PathBuf,
+        /// The file.
+        file: PathBuf,
+    },
+}
+
 /// Checks that every name of `path` and `path` with `below` more bytes
 /// fit what the system takes, naming what does not.
-pub fn check_lengths(what: &str, path: &Path, below: usize) -> Result<(), String> {
+pub fn check_lengths(what: &str, path: &Path, below: usize) -> Result<(), DatadirError> {
     if let Some(long) = path
         .components()
         .map(|c| c.as_os_str().as_bytes())
         .find(|c| c.len() > NAME_MAX)
     {
-        return Err(format!(
-            "{what} {}: a name in it is {} bytes long; a file system takes at most {NAME_MAX} (NAME_MAX)",
-            path.display(),
-            long.len()
-        ));
+        return Err(DatadirError::NameTooLong {
+            what: what.to_string(),
+            path: path.to_path_buf(),
+            len: long.len(),
+        });
     }
     let len = path.as_os_str().len();
     if len + below >= PATH_MAX {
-        return Err(format!(
-            "{what} {}: {len} bytes long; with the {below} bytes the run adds below it a path would pass the system's {PATH_MAX}-byte limit (PATH_MAX)",
-            path.display()
-        ));
+        return Err(DatadirError::PathTooLong {
+            what: what.to_string(),
+            path: path.to_path_buf(),
+            len,
+            below,
+        });
     }
     Ok(())
 }
@@ -49,7 +161,7 @@ pub fn check_lengths(what: &str, path: &Path, below: usize) -> Result<(), String
 /// directories the run will make for it: its missing ancestors,
 /// outermost first, and the datadir itself (none when it exists, in
 /// which case its phase directories must hold nothing).
-pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, String> {
+pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, DatadirError> {
     let datadir = &layout.datadir;
     if be.capabilities().local {
         check_lengths("datadir", datadir, DEEPEST_BELOW)?;
@@ -65,19 +177,18 @@ pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, 
                 break;
             }
             Ok(_) => {
-                return Err(format!(
-                    "datadir {}: {} is not a directory",
-                    datadir.display(),
-                    p.display()
-                ))
+                return Err(DatadirError::NotADirectory {
+                    datadir: datadir.clone(),
+                    at: p.to_path_buf(),
+                })
             }
             Err(e) if e.kind() == ErrorKind::NotFound => missing.push(p.to_path_buf()),
-            Err(e) => {
-                return Err(format!(
-                    "datadir {}: {}: {e}",
-                    datadir.display(),
-                    p.display()
-                ))
+            Err(source) => {
+                return Err(DatadirError::Stat {
+                    datadir: datadir.clone(),
+                    at: p.to_path_buf(),
+                    source,
+                })
             }
         }
         match p.parent() {
@@ -88,11 +199,10 @@ pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, 
     missing.reverse();
     let writable = c_path(existing).and_then(|c| be.can_write(&c));
     if !writable.unwrap_or(false) {
-        return Err(format!(
-            "datadir {}: cannot create anything in {} (read-only, or no permission)",
-            datadir.display(),
-            existing.display()
-        ));
+        return Err(DatadirError::ReadOnly {
+            datadir: datadir.clone(),
+            existing: existing.to_path_buf(),
+        });
     }
     if missing.is_empty() {
         check_leftovers(be, layout)?;
@@ -103,14 +213,20 @@ pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, 
 /// Makes the datadir (and its missing ancestors) and the phase
 /// directories in it, through the backend, after [`check_datadir`].
 /// Returns the directories it made for the datadir, for [`remove_made`].
-pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, String> {
+pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, DatadirError> {
     let missing = check_datadir(be, layout)?;
     let mut made = Vec::new();
-    let mk = |p: &Path| -> Result<(), String> {
-        let c = c_path(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let mk = |p: &Path| -> Result<(), DatadirError> {
+        let c = c_path(p).map_err(|source| DatadirError::Path {
+            path: p.to_path_buf(),
+            source,
+        })?;
         match be.mkdir(&c, 0o755) {
-            Err(e) if e.kind() != ErrorKind::AlreadyExists => {
-                Err(format!("{}: cannot create: {e}", p.display()))
+            Err(source) if source.kind() != ErrorKind::AlreadyExists => {
+                Err(DatadirError::Create {
+                    path: p.to_path_buf(),
+                    source,
+                })
             }
             _ => Ok(()),
         }
@@ -145,27 +261,35 @@ pub fn remove_made(be: &dyn Backend, made: &[PathBuf]) {
 /// Refuses a datadir whose phase directories hold anything, are not
 /// directories (a symbolic link is not followed below the datadir), or
 /// whose private files exist.
-pub fn check_leftovers(be: &dyn Backend, layout: &Layout) -> Result<(), String> {
+pub fn check_leftovers(be: &dyn Backend, layout: &Layout) -> Result<(), DatadirError> {
     let datadir = &layout.datadir;
     let data = match c_path(datadir).and_then(|c| be.open_dir(&c)) {
         Ok(d) => Some(d),
         Err(e) if e.kind() == ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("datadir {}: {e}", datadir.display())),
+        Err(source) => {
+            return Err(DatadirError::Open {
+                datadir: datadir.clone(),
+                source,
+            })
+        }
     };
     for d in RUN_DIRS.iter().filter(|_| data.is_some()) {
         let p = layout.path(d);
-        let name = CString::new(*d).map_err(|e| e.to_string())?;
+        // RUN_DIRS are iolab's own names, without a NUL.
+        let name = CString::new(*d).map_err(|e| DatadirError::Path {
+            path: p.clone(),
+            source: e.into(),
+        })?;
         let dir = match data.as_ref().map(|data| be.open_dir_at(data, &name)) {
             Some(Ok(dir)) => dir,
             Some(Err(e)) if e.kind() == ErrorKind::NotFound => continue,
             Some(Err(e)) if not_a_directory(&e) => {
-                return Err(format!(
-                    "datadir {}: {} is a symbolic link or a file; iolab io500 follows no link below the datadir (remove it, or name the other directory as datadir)",
-                    datadir.display(),
-                    p.display()
-                ))
+                return Err(DatadirError::Link {
+                    datadir: datadir.clone(),
+                    at: p,
+                })
             }
-            Some(Err(e)) => return Err(format!("{}: {e}", p.display())),
+            Some(Err(source)) => return Err(DatadirError::Path { path: p, source }),
             None => continue,
         };
         let mut any = false;
@@ -173,13 +297,15 @@ pub fn check_leftovers(be: &dyn Backend, layout: &Layout) -> Result<(), String> 
             any = true;
             false
         })
-        .map_err(|e| format!("{}: cannot list: {e}", p.display()))?;
+        .map_err(|source| DatadirError::List {
+            path: p.clone(),
+            source,
+        })?;
         if any {
-            return Err(format!(
-                "datadir {}: {} is not empty (left by an earlier run?); remove it with iolab io500 --cleanup on the same ini, or use another datadir",
-                datadir.display(),
-                p.display()
-            ));
+            return Err(DatadirError::NotEmpty {
+                datadir: datadir.clone(),
+                at: p,
+            });
         }
     }
     let ts = layout.timestamp_file();
@@ -190,11 +316,10 @@ pub fn check_leftovers(be: &dyn Backend, layout: &Layout) -> Result<(), String> 
             false => f.exists(),
         };
         if there {
-            return Err(format!(
-                "datadir {}: {} exists (left by an earlier run?); remove it with iolab io500 --cleanup on the same ini",
-                datadir.display(),
-                f.display()
-            ));
+            return Err(DatadirError::Leftover {
+                datadir: datadir.clone(),
+                file: f,
+            });
         }
     }
     Ok(())
@@ -207,10 +332,14 @@ mod tests {
     #[test]
     fn lengths_are_checked_against_the_system_s_limits() {
         let long = "a".repeat(NAME_MAX + 1);
-        let e = check_lengths("datadir", &Path::new("/x").join(&long), 0).unwrap_err();
+        let e = check_lengths("datadir", &Path::new("/x").join(&long), 0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("256 bytes") && e.contains("NAME_MAX"), "{e}");
         let deep = format!("/{}", vec!["b".repeat(200); 20].join("/"));
-        let e = check_lengths("datadir", Path::new(&deep), DEEPEST_BELOW).unwrap_err();
+        let e = check_lengths("datadir", Path::new(&deep), DEEPEST_BELOW)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("PATH_MAX"), "{e}");
         assert!(check_lengths("datadir", Path::new("/mnt/fs/io500/data"), DEEPEST_BELOW).is_ok());
     }

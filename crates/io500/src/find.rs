@@ -83,7 +83,13 @@ struct Counts {
 
 /// Runs the find on this task over `roots` (the phases' directories),
 /// counting the files named `*01*` that meet `crit`.
-pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], crit: Criteria) -> FindResult {
+pub fn run(
+    comm: &dyn Comm,
+    be: &dyn Backend,
+    roots: &[PathBuf],
+    crit: Criteria,
+    cancel: &iolab_core::CancelToken,
+) -> FindResult {
     comm.barrier();
     let start = wall_ns();
     let mut c = Counts {
@@ -98,12 +104,12 @@ pub fn run(comm: &dyn Comm, be: &dyn Backend, roots: &[PathBuf], crit: Criteria)
         // Directory i of the level is task (i mod tasks)'s: the list is
         // the same on every task, so each directory is read once.
         for dir in level.iter().skip(me).step_by(tasks) {
-            if c.failure.is_some() || iolab_core::stop::requested() {
+            if c.failure.is_some() || cancel.is_cancelled() {
                 break;
             }
             walk_dir(be, dir, crit, &mut next, &mut c);
         }
-        let stop = c.failure.is_some() || iolab_core::stop::requested();
+        let stop = c.failure.is_some() || cancel.is_cancelled();
         level = match exchange(comm, &next, stop) {
             Some(l) => l,
             None => break,
@@ -228,6 +234,7 @@ fn walk_dir(be: &dyn Backend, dir: &Path, crit: Criteria, next: &mut Vec<PathBuf
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_core::CancelToken;
 
     #[test]
     fn the_name_criterion_is_star_01_star() {
@@ -248,13 +255,13 @@ mod tests {
         std::fs::write(dir.join("c01"), vec![0u8; 3900]).unwrap();
         std::fs::write(dir.join("d10"), vec![0u8; 3901]).unwrap();
         let roots = vec![dir.clone()];
-        let out = iolab_comm::run_local(3, |c| run(c, &*be, &roots, Criteria::hard(ts)));
+        let out = iolab_comm::run_local(3, |c| run(c, &*be, &roots, Criteria::hard(ts), &CancelToken::new()));
         assert!(out.iter().all(|r| r.found == 2 && r.total == 5), "{out:?}");
         let later = Criteria::hard(wall_ns() + 1_000_000_000);
-        let later = iolab_comm::run_local(1, |c| run(c, &*be, &roots, later));
+        let later = iolab_comm::run_local(1, |c| run(c, &*be, &roots, later, &CancelToken::new()));
         assert_eq!(later[0].found, 0);
         // find-easy's criterion is the name alone: c01 (3900 bytes) counts.
-        let easy = iolab_comm::run_local(2, |c| run(c, &*be, &roots, Criteria::name_only()));
+        let easy = iolab_comm::run_local(2, |c| run(c, &*be, &roots, Criteria::name_only(), &CancelToken::new()));
         assert!(
             easy.iter().all(|r| r.found == 3 && r.total == 5),
             "{easy:?}"
@@ -286,7 +293,7 @@ mod tests {
         let (files, dirs) = (40, 6);
         for tasks in [1, 2, 3, 5, 8] {
             let out = iolab_comm::run_local(tasks, |c| {
-                run(c, &*be, std::slice::from_ref(&dir), Criteria::name_only())
+                run(c, &*be, std::slice::from_ref(&dir), Criteria::name_only(), &CancelToken::new())
             });
             for r in &out {
                 assert_eq!(
@@ -299,7 +306,7 @@ mod tests {
         }
         // A root that is missing is a failure every task reports.
         let gone = vec![dir.join("missing")];
-        let out = iolab_comm::run_local(3, |c| run(c, &*be, &gone, Criteria::name_only()));
+        let out = iolab_comm::run_local(3, |c| run(c, &*be, &gone, Criteria::name_only(), &CancelToken::new()));
         assert!(out.iter().all(|r| r.failure.is_some()));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -268,6 +268,7 @@ pub fn run(
     be: &dyn Backend,
     spec: &IorSpec,
     access: Access,
+    cancel: &iolab_core::CancelToken,
     live: iolab_ior::ctx::Live<'_>,
 ) -> IorResult {
     let failed = |f: Failure| IorResult {
@@ -278,9 +279,9 @@ pub fn run(
         Ok(t) => t,
         Err(e) => return failed(Failure::other("ior", e.0)),
     };
-    let r = match iolab_ior::run::test(comm, be, &test, live) {
+    let r = match iolab_ior::run::test(comm, be, &test, cancel, live) {
         Ok(r) => r,
-        Err(e) => return failed(Failure::other("ior", e)),
+        Err(e) => return failed(Failure::other("ior", e.to_string())),
     };
     let it = r.iterations.first();
     let a: Option<&AccessResult> = match access {
@@ -340,7 +341,7 @@ mod tests {
         let dir = scratch("hard");
         let be = iolab_backend::by_name("posix").unwrap();
         let s = spec(dir.path(), Pattern::Hard { segments: 4 }, 0);
-        let w = iolab_comm::run_local(3, |c| run(c, &*be, &s, Access::Write, Default::default()));
+        let w = iolab_comm::run_local(3, |c| run(c, &*be, &s, Access::Write, &iolab_core::CancelToken::new(), Default::default()));
         assert!(
             w.iter()
                 .all(|r| r.bytes == 3 * 4 * HARD_TRANSFER && r.failure.is_none()),
@@ -351,7 +352,7 @@ mod tests {
             std::fs::metadata(dir.path().join("file")).unwrap().len(),
             w[0].bytes
         );
-        let r = iolab_comm::run_local(3, |c| run(c, &*be, &s, Access::Read(4), Default::default()));
+        let r = iolab_comm::run_local(3, |c| run(c, &*be, &s, Access::Read(4), &iolab_core::CancelToken::new(), Default::default()));
         assert!(
             r.iter()
                 .all(|r| r.bytes == w[0].bytes && r.failure.is_none() && r.errors == 0),
@@ -366,7 +367,7 @@ mod tests {
         let mut p = s.params(Access::Read(4));
         p.check_read = true;
         let t = iolab_ior::config::validate(p).unwrap();
-        let out = iolab_comm::run_local(3, |c| iolab_ior::run::test(c, &*be, &t, Default::default()).unwrap());
+        let out = iolab_comm::run_local(3, |c| iolab_ior::run::test(c, &*be, &t, &iolab_core::CancelToken::new(), Default::default()).unwrap());
         let e = out[0].iterations[0].read.as_ref().unwrap();
         assert_eq!((e.errors, e.first_error.as_ref().map(|x| x.offset)), (1, Some(100_000)));
         assert!(s.command(Access::Read(4), 3).contains(" -r -O stoneWallingWearOutIterations=4 "));
@@ -383,7 +384,7 @@ mod tests {
         };
         let dir = scratch("easy");
         let s = spec(dir.path(), easy, 1);
-        let w = iolab_comm::run_local(2, |c| run(c, &*null, &s, Access::Write, Default::default()));
+        let w = iolab_comm::run_local(2, |c| run(c, &*null, &s, Access::Write, &iolab_core::CancelToken::new(), Default::default()));
         assert!(w[0].stonewall_hit && w[0].transfers_per_task >= w[0].min_at_wall);
         assert!(w[0].transfers_per_task < 1 << 30, "stopped at the wall");
         assert_eq!(w[0].bytes, 2 * w[0].transfers_per_task * 4096);
@@ -395,10 +396,10 @@ mod tests {
             unique_dir: true,
         };
         let s = spec(dir.path(), small, 1);
-        let w = iolab_comm::run_local(2, |c| run(c, &*be, &s, Access::Write, Default::default()));
+        let w = iolab_comm::run_local(2, |c| run(c, &*be, &s, Access::Write, &iolab_core::CancelToken::new(), Default::default()));
         assert_eq!((w[0].transfers_per_task, w[0].file_bytes), (4, 131072));
         assert!(dir.path().join("1/ior_file_easy.00000001").exists());
-        let r = iolab_comm::run_local(2, |c| run(c, &*be, &s, Access::Random, Default::default()));
+        let r = iolab_comm::run_local(2, |c| run(c, &*be, &s, Access::Random, &iolab_core::CancelToken::new(), Default::default()));
         assert!(r[0].failure.is_none(), "{:?}", r[0].failure);
         assert_eq!(r[0].bytes, 2 * r[0].transfers_per_task * RND_TRANSFER);
         assert!(s

@@ -17,7 +17,8 @@
 //! iolab_io500::prepare_datadir(&*backend, &layout).unwrap();
 //! let runner = Runner { cfg: &cfg, layout, resultdir: String::new(),
 //!     transport: std::sync::Arc::new(iolab_comm::SingleProcess::new()), threads: 2,
-//!     backend: &*backend, observer: &Silent, live: None };
+//!     backend: &*backend, observer: &Silent, live: None,
+//!     cancel: &iolab_core::CancelToken::new() };
 //! let result = runner.run();
 //! assert_eq!(result.payload.phases.len(), 12);
 //! assert!(!result.payload.valid, "a 1 s stonewall cannot be submitted");
@@ -45,4 +46,4 @@ pub use config::{check_backend, Config};
 pub use phase::{Layout, Phase};
 pub use results::{Io500Payload, PhaseReport, RunResult, Score, SCHEMA};
 
-pub use datadir::{check_datadir, check_leftovers, prepare_datadir, remove_made};
+pub use datadir::{check_datadir, check_leftovers, prepare_datadir, remove_made, DatadirError};

@@ -8,14 +8,15 @@ use iolab_backend::Backend;
 use iolab_comm::{run_subset, Transport};
 use iolab_core::{Failure, Outcome};
 use iolab_mdtest::{args, preflight, Config, Engine, Plan, Progress, Quiet, TestResult};
+use iolab_core::CancelToken;
 use std::sync::Arc;
 
 type PhaseError = (Outcome, String);
 
 /// A phase refused before it ran: interrupted when a stop was asked
 /// (mdtest's checks give up on Ctrl-C), else an error.
-fn usage(msg: String) -> PhaseError {
-    match iolab_core::stop::requested() {
+fn usage(msg: String, cancel: &CancelToken) -> PhaseError {
+    match cancel.is_cancelled() {
         true => (Outcome::Interrupted, "interrupted".into()),
         false => (Outcome::Error(Failure::other("mdtest", msg.clone())), msg),
     }
@@ -23,11 +24,22 @@ fn usage(msg: String) -> PhaseError {
 
 /// Checks an mdtest phase's command line without running it (what the
 /// cli does before the run, so that bad values are exit 2).
-pub fn check(argv: &[String], tasks: u64) -> Result<(), String> {
-    let raw = args::parse(argv).map_err(|e| e.to_string())?;
-    let cfg = Config::from_raw(&raw).map_err(|e| e.to_string())?;
-    Plan::new(&cfg).map_err(|e| e.to_string())?;
-    cfg.check_tasks(tasks).map_err(|e| e.to_string())
+pub fn check(argv: &[String], tasks: u64) -> Result<(), CheckError> {
+    let raw = args::parse(argv)?;
+    let cfg = Config::from_raw(&raw)?;
+    Plan::new(&cfg)?;
+    Ok(cfg.check_tasks(tasks)?)
+}
+
+/// Why an mdtest phase's command line is refused: mdtest's own errors.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// An option mdtest does not take, or a value it cannot read.
+    #[error(transparent)]
+    Args(#[from] iolab_mdtest::args::ArgError),
+    /// Values mdtest takes but not together, or out of bounds.
+    #[error(transparent)]
+    Config(#[from] iolab_mdtest::ConfigError),
 }
 
 /// The phase's validated config, plan and -x counts, on this rank.
@@ -35,13 +47,14 @@ fn prepare(
     argv: &[String],
     tasks: u64,
     be: &dyn Backend,
+    cancel: &CancelToken,
 ) -> Result<(Config, Plan, Option<iolab_mdtest::stonewall::WallCounts>), String> {
     let raw = args::parse(argv).map_err(|e| e.to_string())?;
     let cfg = Config::from_raw(&raw).map_err(|e| e.to_string())?;
     let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
     cfg.check_tasks(tasks).map_err(|e| e.to_string())?;
     cfg.check_environment(be).map_err(|e| e.to_string())?;
-    let wall = preflight(&cfg, &plan, be).map_err(|e| e.to_string())?;
+    let wall = preflight(&cfg, &plan, be, cancel).map_err(|e| e.to_string())?;
     Ok((cfg, plan, wall))
 }
 
@@ -54,17 +67,23 @@ pub fn run(
     threads: usize,
     be: &dyn Backend,
     live: Option<&iolab_core::live::Board>,
+    cancel: &CancelToken,
 ) -> Result<MdtestFigures, PhaseError> {
     let tasks = threads * transport.size();
-    let prepared = prepare(argv, tasks as u64, be);
+    let prepared = prepare(argv, tasks as u64, be, cancel);
     // Every rank must start the phase, or none: a rank whose checks
     // failed (a -x file it cannot read) must not leave the others
     // waiting in the engine's collectives.
     let ready = transport.all_gather(&[u8::from(prepared.is_ok())]);
     let (cfg, plan, wall) = match (prepared, ready.iter().all(|v| v.first() == Some(&1))) {
         (Ok(p), true) => p,
-        (Err(e), _) => return Err(usage(e)),
-        (Ok(_), false) => return Err(usage("another rank could not start the phase".into())),
+        (Err(e), _) => return Err(usage(e, cancel)),
+        (Ok(_), false) => {
+            return Err(usage(
+                "another rank could not start the phase".into(),
+                cancel,
+            ))
+        }
     };
     let progress = Progress::new(threads);
     // What an interrupted or failed phase made is left to the run's final
@@ -72,6 +91,7 @@ pub fn run(
     let engine = Engine::new(&cfg, plan, be, &Quiet, &progress, wall)
         .with_live(live)
         .with_live_name(phase.name())
+        .with_cancel(cancel)
         .leave_on_failure();
     let out = run_subset(transport, threads, tasks, |c| engine.run(c));
     let mut first = None;
@@ -89,13 +109,13 @@ pub fn run(
             }
         }
     }
-    let t = first.ok_or_else(|| usage("no task ran the phase".into()))?;
+    let t = first.ok_or_else(|| usage("no task ran the phase".into(), cancel))?;
     if let Some(f) = &t.stonewall_file_error {
         // The stat, read and delete phases could not know the counts.
         return Err((Outcome::Error(f.clone()), f.to_string()));
     }
     figures(&t, phase)
-        .ok_or_else(|| usage(format!("mdtest returned no figures for {}", phase.name())))
+        .ok_or_else(|| usage(format!("mdtest returned no figures for {}", phase.name()), cancel))
 }
 
 fn figures(t: &TestResult, phase: Phase) -> Option<MdtestFigures> {

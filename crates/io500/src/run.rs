@@ -61,6 +61,10 @@ pub struct Runner<'a> {
     /// Live figures (`--live`): the mdtest phases record their items,
     /// the ior phases their transfers, here under the phase's IO500 name.
     pub live: Option<&'a iolab_core::live::Board>,
+    /// The run's cancellation token (the session's): every phase and
+    /// wait looks at it, and a phase not started once it is cancelled
+    /// is skipped.
+    pub cancel: &'a iolab_core::CancelToken,
 }
 
 /// What the phases hand on to later ones.
@@ -201,7 +205,7 @@ impl Runner<'_> {
         let cmd = self.command(st, p);
         let skip = |why: String| PhaseReport::not_run(p, cmd.clone(), Detail::Skipped(why));
         // Agreed by every rank, so that none starts a phase alone.
-        let stop = iolab_core::stop::requested();
+        let stop = self.cancel.is_cancelled();
         let all = self.transport.all_gather(&[u8::from(stop)]);
         if all.iter().any(|v| v.first() == Some(&1)) && st.outcome.is_none() {
             st.outcome = Some(Outcome::Interrupted);
@@ -348,7 +352,7 @@ impl Runner<'_> {
     /// that many transfers per task.
     fn ior(&self, p: Phase, transfers: Option<u64>) -> Result<IorResult, PhaseError> {
         let spec = self.ior_spec(p);
-        let be = self.backend;
+        let (be, cancel) = (self.backend, self.cancel);
         let live = iolab_ior::ctx::Live {
             board: self.live,
             name: Some(p.name()),
@@ -363,7 +367,7 @@ impl Runner<'_> {
                     Some(_) if p == Phase::IorRnd4kEasyRead => Access::Random,
                     Some(n) => Access::Read(n),
                 };
-                ior::run(c, be, &spec, access, live)
+                ior::run(c, be, &spec, access, cancel, live)
             },
         );
         let r = out.into_iter().next().unwrap_or_default();
@@ -393,14 +397,14 @@ impl Runner<'_> {
                     .unwrap_or(false)
             })
             .collect();
-        let be = self.backend;
+        let (be, cancel) = (self.backend, self.cancel);
         let out = run_subset(self.transport.clone(), self.threads, self.tasks(), |c| {
-            find::run(c, be, &roots, crit)
+            find::run(c, be, &roots, crit, cancel)
         });
         let r = out.into_iter().next().unwrap_or_default();
         match &r.failure {
             Some(f) => Err((Outcome::Error(f.clone()), f.to_string())),
-            None if iolab_core::stop::requested() => {
+            None if self.cancel.is_cancelled() => {
                 Err((Outcome::Interrupted, "interrupted".into()))
             }
             None => Ok(r),
@@ -417,6 +421,7 @@ impl Runner<'_> {
             self.threads,
             self.backend,
             self.live,
+            self.cancel,
         )
     }
 
@@ -471,7 +476,7 @@ impl Runner<'_> {
         let until = (mtime_ns / g + 1) * g;
         // Bounded: the backend's clock may be ahead of this one.
         for _ in 0..(4 * g / 10_000_000).max(1) {
-            if iolab_core::clock::wall_ns() >= until || iolab_core::stop::requested() {
+            if iolab_core::clock::wall_ns() >= until || self.cancel.is_cancelled() {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -489,7 +494,7 @@ impl Runner<'_> {
             return;
         }
         let file = dir.join(p.name());
-        while file.exists() && !iolab_core::stop::requested() {
+        while file.exists() && !self.cancel.is_cancelled() {
             std::thread::sleep(std::time::Duration::from_secs(1));
         }
     }

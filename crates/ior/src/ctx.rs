@@ -49,6 +49,9 @@ pub struct Ctx<'a> {
     pub random_seed: u32,
     /// Wall time the test started (for `-T`), ns.
     pub started_ns: u64,
+    /// The run's cancellation token: the transfer loops stop at their
+    /// next transfer once it is cancelled (Ctrl-C, SIGTERM).
+    pub cancel: &'a iolab_core::CancelToken,
     /// Live figures.
     pub live: Live<'a>,
 }

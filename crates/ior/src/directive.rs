@@ -5,6 +5,7 @@
 //! A directive iolab does not implement is refused by name.
 
 use crate::params::{Format, Globals, Hog, Packet, Params};
+use crate::IorError;
 use std::path::PathBuf;
 
 /// Sets one directive.
@@ -224,11 +225,11 @@ static DIRECTIVES: &[(&str, Set)] = &[
         )
     }),
     ("settimestampsignature", |v, p, _| {
-        p.signature = signature(v)?;
+        p.signature = signature(v).map_err(|e| e.to_string())?;
         Ok(())
     }),
     ("datapackettype", |v, p, _| {
-        p.packet = Packet::parse(v)?;
+        p.packet = Packet::parse(v).map_err(|e| e.to_string())?;
         Ok(())
     }),
     ("uniquedir", |v, p, _| {
@@ -256,7 +257,7 @@ static DIRECTIVES: &[(&str, Set)] = &[
         Ok(())
     }),
     ("memorypernode", |v, p, _| {
-        p.hog = hog(v)?;
+        p.hog = hog(v).map_err(|e| e.to_string())?;
         Ok(())
     }),
     ("summaryalways", |v, p, _| {
@@ -293,50 +294,59 @@ static DIRECTIVES: &[(&str, Set)] = &[
 
 /// `-G`'s value: IOR keeps it in an `unsigned int`; a negative number
 /// wraps as it does there.
-pub fn signature(v: &str) -> Result<u32, String> {
-    let n = int(v)?;
+pub fn signature(v: &str) -> Result<u32, IorError> {
+    let n = iolab_core::units::parse_signed(v)?;
     i32::try_from(n)
         .map(|x| x as u32)
         .or_else(|_| u32::try_from(n))
-        .map_err(|_| format!("'{v}' does not fit in 32 bits"))
+        .map_err(|_| IorError::Value {
+            value: v.to_string(),
+            why: "does not fit in 32 bits",
+        })
 }
 
 /// `-M`'s value: bytes (`2g`) or a share of the node's memory (`75%`).
-pub fn hog(v: &str) -> Result<Hog, String> {
+pub fn hog(v: &str) -> Result<Hog, IorError> {
+    use iolab_core::units::parse_size;
     match v.strip_suffix('%') {
-        Some(pct) => match num(pct)? {
+        Some(pct) => match parse_size(pct)? {
             n @ 1..=99 => Ok(Hog::NodePercent(n)),
-            _ => Err(format!("'{v}': a share of memory is 1% to 99%")),
+            _ => Err(IorError::Share(v.to_string())),
         },
-        None => Ok(Hog::PerNode(num(v)?)),
+        None => Ok(Hog::PerNode(parse_size(v)?)),
     }
 }
 
 /// Applies one `key=value` directive (spaces around the `=` allowed).
-pub fn apply(text: &str, p: &mut Params, g: &mut Globals) -> Result<(), String> {
+pub fn apply(text: &str, p: &mut Params, g: &mut Globals) -> Result<(), IorError> {
+    let not_one = || IorError::NotADirective(text.trim().to_string());
     let (key, value) = text
         .split_once('=')
         .map(|(k, v)| (k.trim(), v.trim()))
-        .ok_or_else(|| format!("'{}': a directive is KEY=VALUE", text.trim()))?;
+        .ok_or_else(not_one)?;
     if key.is_empty() {
-        return Err(format!("'{}': a directive is KEY=VALUE", text.trim()));
+        return Err(not_one());
     }
     let lower = key.to_ascii_lowercase();
     let set = DIRECTIVES
         .iter()
         .find(|(name, _)| *name == lower)
         .map(|(_, set)| set)
-        .ok_or_else(|| format!("unrecognized parameter \"{key}\""))?;
-    set(value, p, g).map_err(|e| format!("{key}={value}: {e}"))
+        .ok_or_else(|| IorError::Unknown(key.to_string()))?;
+    set(value, p, g).map_err(|why| IorError::Directive {
+        key: key.to_string(),
+        value: value.to_string(),
+        why,
+    })
 }
 
 /// Applies a line of comma-separated directives (`-O a=1,b=2`); a `#`
 /// starts a comment, as in IOR's scripts.
-pub fn apply_line(line: &str, p: &mut Params, g: &mut Globals) -> Result<(), String> {
+pub fn apply_line(line: &str, p: &mut Params, g: &mut Globals) -> Result<(), IorError> {
     let line = line.split('#').next().unwrap_or("");
     for part in line.split(',') {
         if part.trim().is_empty() {
-            return Err(format!("'{}': an empty directive", line.trim()));
+            return Err(IorError::EmptyDirective(line.trim().to_string()));
         }
         apply(part, p, g)?;
     }
@@ -354,7 +364,9 @@ mod tests {
 
     fn run(line: &str) -> Result<(Params, Globals), String> {
         let (mut p, mut g) = (Params::default(), Globals::default());
-        apply_line(line, &mut p, &mut g).map(|()| (p, g))
+        apply_line(line, &mut p, &mut g)
+            .map(|()| (p, g))
+            .map_err(|e| e.to_string())
     }
 
     #[test]

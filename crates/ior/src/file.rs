@@ -32,13 +32,13 @@ pub enum Layout {
 impl Layout {
     /// The layout a backend with `caps` needs, or why it cannot hold
     /// IOR's files.
-    pub fn of(caps: &Capabilities) -> Result<Layout, String> {
+    pub fn of(caps: &Capabilities) -> Result<Layout, crate::IorError> {
         if caps.shared_writes || caps.discards {
             Ok(Layout::Whole)
         } else if caps.whole_object_writes {
             Ok(Layout::Chunks)
         } else {
-            Err("the backend can neither write a file at any offset nor store objects".into())
+            Err(crate::IorError::Layout)
         }
     }
 }

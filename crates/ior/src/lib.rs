@@ -17,7 +17,8 @@
 //! let cfg = Config::new(vec![raw.params], raw.globals).unwrap();
 //! let backend = iolab_backend::by_name("posix").unwrap();
 //! let runner = Runner { cfg: &cfg, transport: std::sync::Arc::new(iolab_comm::SingleProcess::new()),
-//!     threads: 3, backend: &*backend, observer: &Silent, live: None };
+//!     threads: 3, backend: &*backend, observer: &Silent,
+//!     cancel: &iolab_core::CancelToken::new(), live: None };
 //! runner.preflight().unwrap();
 //! let out = runner.run();
 //! assert_eq!(out.outcome, iolab_core::Outcome::Completed);
@@ -31,6 +32,7 @@ pub mod config;
 pub mod ctx;
 pub mod data;
 pub mod directive;
+mod error;
 pub mod file;
 pub mod hog;
 pub mod options;
@@ -45,4 +47,5 @@ pub mod script;
 pub mod xfer;
 
 pub use config::{Api, Config, ConfigError, Test};
+pub use error::IorError;
 pub use results::{Access, AccessResult, IorPayload, TestResult, SCHEMA};

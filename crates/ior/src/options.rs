@@ -97,8 +97,8 @@ fn signed(c: &mut Cursor, what: &str) -> Result<i64, OptError> {
     iolab_core::units::parse_signed(v).map_err(|e| c.err(format!("{what}: {e}")))
 }
 
-fn text_err(c: &Cursor, r: Result<(), String>) -> Result<(), OptError> {
-    r.map_err(|e| c.err(e))
+fn text_err(c: &Cursor, r: Result<(), crate::IorError>) -> Result<(), OptError> {
+    r.map_err(|e| c.err(e.to_string()))
 }
 
 /// Every option of `iolab ior`, in help order.

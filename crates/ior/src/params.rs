@@ -43,15 +43,13 @@ impl Packet {
 
     /// From `-l`'s value: IOR reads its first letter only (`offset`,
     /// `o`); anything else is an error naming it.
-    pub fn parse(text: &str) -> Result<Packet, String> {
+    pub fn parse(text: &str) -> Result<Packet, crate::IorError> {
         match text.chars().next() {
             Some('t') => Ok(Packet::Timestamp),
             Some('o') => Ok(Packet::Offset),
             Some('i') => Ok(Packet::Incompressible),
             Some('r') => Ok(Packet::Random),
-            _ => Err(format!(
-                "unknown packet type {text:?}: offset, incompressible, timestamp or random (o, i, t, r)"
-            )),
+            _ => Err(crate::IorError::Packet(text.to_string())),
         }
     }
 }

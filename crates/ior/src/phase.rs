@@ -229,6 +229,7 @@ impl Ctx<'_> {
             fsync_per_write: p.fsync_per_write && step.kind == Kind::Write,
             once: p.single_xfer_attempt,
             delay_us: p.inter_io_delay_us,
+            cancel: self.cancel,
             live: &live,
         };
         let mut tally = Tally::default();

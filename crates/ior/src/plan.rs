@@ -81,7 +81,7 @@ pub fn pretend_rank(
     rank: u64,
     rep: u64,
     check_write: bool,
-) -> Result<u64, String> {
+) -> Result<u64, crate::IorError> {
     let n = geo.tasks.max(1);
     let shift = geo.node_shift();
     if p.reorder > 0 {
@@ -105,10 +105,11 @@ pub fn pretend_rank(
                 return Ok((rank + off) % n);
             }
         }
-        return Err(format!(
-            "-Z -Q {}: no task offset of at least {least} among {n} tasks",
-            p.task_per_node_offset
-        ));
+        return Err(crate::IorError::NoOffset {
+            offset: p.task_per_node_offset,
+            least,
+            tasks: n,
+        });
     }
     // -Z -Z: a shuffle of the tasks, the same on every task.
     let mut g = GlibcRand::new(iseed);

@@ -47,6 +47,8 @@ pub struct Runner<'a> {
     pub backend: &'a dyn Backend,
     /// Progress.
     pub observer: &'a dyn Observer,
+    /// The run's cancellation token (the session's).
+    pub cancel: &'a iolab_core::CancelToken,
     /// Live figures (`--live`): each task records its transfers here,
     /// under the access's name (`write`, `read`).
     pub live: Option<&'a iolab_core::live::Board>,
@@ -84,7 +86,7 @@ impl Runner<'_> {
         self.threads * self.transport.size()
     }
 
-    fn files(&self, test: &Test) -> Result<Files<'_>, String> {
+    fn files(&self, test: &Test) -> Result<Files<'_>, crate::IorError> {
         Ok(Files {
             be: self.backend,
             layout: Layout::of(&self.backend.capabilities())?,
@@ -124,7 +126,7 @@ impl Runner<'_> {
             {
                 continue;
             }
-            let files = self.files(t)?;
+            let files = self.files(t).map_err(|e| e.to_string())?;
             let n = p
                 .num_tasks
                 .unwrap_or(self.tasks() as u64)
@@ -161,7 +163,7 @@ impl Runner<'_> {
                 Ok(f) => f,
                 Err(e) => {
                     out.outcome =
-                        Outcome::Error(Failure::other("backend", e).of_kind(FailureKind::Refused));
+                        Outcome::Error(Failure::other("backend", e.to_string()).of_kind(FailureKind::Refused));
                     break;
                 }
             };
@@ -175,7 +177,7 @@ impl Runner<'_> {
                 name: None,
             };
             let mut results = run_subset(self.transport.clone(), self.threads, active, |c| {
-                run_test(c, files, t, self.observer, &made, live)
+                run_test(c, files, t, self.observer, &made, self.cancel, live)
             });
             let mine = match results.is_empty() {
                 true => None,
@@ -256,8 +258,9 @@ pub fn test(
     comm: &dyn Comm,
     be: &dyn Backend,
     test: &Test,
+    cancel: &iolab_core::CancelToken,
     live: ctx::Live<'_>,
-) -> Result<TestResult, String> {
+) -> Result<TestResult, crate::IorError> {
     let files = Files {
         be,
         layout: Layout::of(&be.capabilities())?,
@@ -265,7 +268,7 @@ pub fn test(
         direct: test.params.odirect,
         use_existing: test.params.use_existing,
     };
-    Ok(run_test(comm, files, test, &Silent, &Made::default(), live))
+    Ok(run_test(comm, files, test, &Silent, &Made::default(), cancel, live))
 }
 
 /// One test on this task.
@@ -275,6 +278,7 @@ fn run_test(
     test: &Test,
     observer: &dyn Observer,
     made: &Made,
+    cancel: &iolab_core::CancelToken,
     live: ctx::Live<'_>,
 ) -> TestResult {
     let (geo, hosts) = ctx::geometry(comm, test);
@@ -287,6 +291,7 @@ fn run_test(
         geo,
         hosts,
         random_seed: ctx::agreed(comm, given),
+        cancel,
         started_ns: iolab_core::clock::wall_ns(),
         live,
     };
@@ -487,7 +492,7 @@ fn agree_failure(comm: &dyn Comm, mine: Result<(), Failure>) -> Result<(), Failu
 fn check_write(ctx: &Ctx, rep: u64, signature: u32, it: &mut Iteration, res: &mut TestResult) {
     let pretend = match plan::pretend_rank(&ctx.test.params, &ctx.geo, ctx.rank(), rep, true) {
         Ok(t) => t,
-        Err(e) => return fail(res, Failure::other("-C", e)),
+        Err(e) => return fail(res, Failure::other("-C", e.to_string())),
     };
     ctx.comm.barrier();
     let done = ctx.access(&Step {
@@ -554,7 +559,7 @@ fn read(
     };
     let pretend = match plan::pretend_rank(p, &ctx.geo, ctx.rank(), rep, false) {
         Ok(t) => t,
-        Err(e) => return fail(res, Failure::other("-Z", e)),
+        Err(e) => return fail(res, Failure::other("-Z", e.to_string())),
     };
     let done = ctx.access(&Step {
         kind: Kind::Read,

@@ -65,9 +65,9 @@ pub fn parse(text: &str, base: &Params, globals: &mut Globals) -> Result<Vec<Par
             after_run = false;
         }
         let last = tests.len() - 1;
-        directive::apply_line(line, &mut tests[last], globals).map_err(|message| ScriptError {
+        directive::apply_line(line, &mut tests[last], globals).map_err(|e| ScriptError {
             line: i + 1,
-            message,
+            message: e.to_string(),
         })?;
     }
     if !stopped {

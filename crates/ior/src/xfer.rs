@@ -53,6 +53,8 @@ pub struct Pass<'a> {
     pub once: bool,
     /// Sleep after each transfer (`interIODelay`), microseconds.
     pub delay_us: u64,
+    /// The run's token, looked at before each transfer.
+    pub cancel: &'a iolab_core::CancelToken,
     /// Where each transfer is counted and timed for live figures (off:
     /// no clock is read for it).
     pub live: &'a Recorder,
@@ -95,7 +97,7 @@ impl Pass<'_> {
                 None if k > 0 && k.is_multiple_of(total) && wall_ns() >= self.min_until_ns => break,
                 _ => {}
             }
-            if iolab_core::stop::requested() {
+            if self.cancel.is_cancelled() {
                 tally.interrupted = true;
                 break;
             }

@@ -212,7 +212,7 @@ fn judge(sh: &Shared, p: &serde_json::Value) -> Result<(), String> {
             Err("this agent is busy with another console's session; try again when it ends".into())
         }
         (Hello::Console { .. }, None) => Ok(()),
-        (Hello::Data { token, test }, Some(s)) if *token == s.token => test.validate(),
+        (Hello::Data { token, test }, Some(s)) if *token == s.token => test.validate().map_err(|e| e.to_string()),
         (Hello::Data { .. }, _) => {
             Err("data connection refused: not the current session's token".into())
         }
@@ -307,9 +307,9 @@ fn obey(sh: &Shared, cmd: Command) -> Answer {
 /// after another node failed), a frame, or a timeout stops the job at
 /// once. Returns None when the session is over.
 fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Option<Answer> {
-    if let Err(message) = job.validate() {
+    if let Err(e) = job.validate() {
         return Some(Answer::Failed {
-            message,
+            message: e.to_string(),
             partial: None,
         });
     }

@@ -4,6 +4,7 @@
 //! results. Every wait is bounded; the first failure stops the run with
 //! a message that names the node.
 
+use iolab_core::CancelToken;
 use crate::proto::{Answer, ClientJob, Command, Hello};
 use crate::result::{ClientStats, PointResult, RunResult};
 use crate::spec::{Distribute, Limit, Test};
@@ -45,8 +46,8 @@ impl Node {
     /// Reads `HOST:PORT` (an agent already running), `HOST` (start one
     /// there on `port`), or `LAUNCH@ADDR[:PORT]` (start one through the
     /// remote shell on LAUNCH, reach it at ADDR).
-    pub fn parse(s: &str, port: u16) -> Result<Node, String> {
-        let bad = |why: &str| format!("node {s:?}: {why}");
+    pub fn parse(s: &str, port: u16) -> Result<Node, crate::input::InputError> {
+        let bad = |why: &str| crate::input::InputError::invalid(format!("node {s:?}"), why);
         if s.is_empty() || s.contains(char::is_whitespace) {
             return Err(bad("empty or contains spaces"));
         }
@@ -121,17 +122,19 @@ pub(crate) struct Agent {
 
 /// Runs every point of `plan`. `on_point` sees each point as it
 /// completes (so a caller can rewrite its outputs as it goes); `watcher`
-/// is handed every agent's live figures as they go (`--live`).
+/// is handed every agent's live figures as they go (`--live`). Every
+/// wait ends once `cancel` (the run's token) is cancelled.
 pub fn run(
     plan: &Plan,
-    stop: &AtomicBool,
+    cancel: &CancelToken,
     watcher: Option<Arc<dyn Watcher>>,
     mut on_point: impl FnMut(&PointResult),
 ) -> Report {
     let mut points = Vec::new();
+    let stop = Cancel::token(cancel);
     let outcome = match run_points(plan, stop, watcher, &mut points, &mut on_point) {
         Ok(()) => check_outcome(&points),
-        Err(_) if stop.load(Ordering::Relaxed) || iolab_core::stop::requested() => {
+        Err(_) if stop.cancelled() => {
             Outcome::Interrupted
         }
         Err(e @ LstError::Refused(..)) => Outcome::Error(
@@ -155,7 +158,7 @@ fn check_outcome(points: &[PointResult]) -> Outcome {
 
 fn run_points(
     plan: &Plan,
-    stop: &AtomicBool,
+    stop: Cancel<'_>,
     watcher: Option<Arc<dyn Watcher>>,
     points: &mut Vec<PointResult>,
     on_point: &mut impl FnMut(&PointResult),
@@ -181,7 +184,7 @@ fn run_points(
     }
     drop(watch);
     for a in &mut agents {
-        let _ = send(&mut a.conn, &Command::Bye, Cancel::with(stop));
+        let _ = send(&mut a.conn, &Command::Bye, stop);
     }
     drop(agents);
     for r in remotes.into_iter().flatten() {
@@ -275,7 +278,7 @@ pub(crate) fn connect_all(
     remotes: &mut [Option<Remote>],
     token: &str,
     key: Option<&SharedKey>,
-    stop: &AtomicBool,
+    stop: Cancel<'_>,
     until: Option<Instant>,
 ) -> Result<Vec<Agent>, LstError> {
     let hello = serde_json::to_value(Hello::Console {
@@ -286,7 +289,7 @@ pub(crate) fn connect_all(
     for (n, r) in nodes.iter().zip(remotes.iter_mut()) {
         let mut c = connect_one(plan, n, r, stop, until)?;
         c.idle_timeout = COMMAND_TIMEOUT;
-        handshake::client(&mut c, "lst", &hello, key, Cancel::with(stop))
+        handshake::client(&mut c, "lst", &hello, key, stop)
             .map_err(|e| LstError::Node(n.name.clone(), e.to_string()))?;
         agents.push(Agent {
             node: n.clone(),
@@ -303,7 +306,7 @@ pub(crate) fn connect_one(
     plan: &Plan,
     n: &Node,
     remote: &mut Option<Remote>,
-    stop: &AtomicBool,
+    stop: Cancel<'_>,
     deadline: Option<Instant>,
 ) -> Result<Conn, LstError> {
     let own = Instant::now() + Duration::from_secs_f64(plan.connect_timeout_s);
@@ -322,7 +325,7 @@ pub(crate) fn connect_one(
         match conn::connect(
             &n.addr,
             left.min(Duration::from_secs(1)),
-            Cancel::with(stop),
+            stop,
         ) {
             Ok(c) => return Ok(c),
             Err(NetError::Connect { .. }) if !left.is_zero() => {}
@@ -479,7 +482,7 @@ fn run_once(
     agents: &mut [Agent],
     k: usize,
     conc: u32,
-    stop: &AtomicBool,
+    stop: Cancel<'_>,
 ) -> Result<RunResult, LstError> {
     let servers: Vec<usize> = plan.to.iter().map(|n| index_of(agents, n)).collect();
     for &s in &servers {
@@ -487,7 +490,7 @@ fn run_once(
             &mut agents[s],
             &Command::Reset,
             COMMAND_TIMEOUT,
-            Cancel::with(stop),
+            stop,
         )?;
     }
     let map = plan.distribute.map(k, servers.len());
@@ -519,7 +522,7 @@ fn run_once(
             &mut agents[s],
             &Command::Stats,
             COMMAND_TIMEOUT,
-            Cancel::with(stop),
+            stop,
         )? {
             Answer::Server(mut st) => {
                 st.node = agents[s].node.name.clone();
@@ -542,7 +545,7 @@ fn start_and_wait(
     agents: &mut [Agent],
     jobs: Vec<(usize, ClientJob)>,
     timeout: Duration,
-    stop: &AtomicBool,
+    stop: Cancel<'_>,
 ) -> Result<Vec<ClientStats>, LstError> {
     let failed = AtomicBool::new(false);
     let mut picked: Vec<(&mut Agent, ClientJob)> = Vec::new();
@@ -558,7 +561,7 @@ fn start_and_wait(
             .map(|(a, job)| {
                 let failed = &failed;
                 scope.spawn(move || {
-                    if stop.load(Ordering::Relaxed) {
+                    if stop.cancelled() {
                         failed.store(true, Ordering::Relaxed);
                     }
                     let r = match ask(a, &Command::Start(job), timeout, Cancel::with(failed)) {

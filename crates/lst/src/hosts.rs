@@ -3,30 +3,34 @@
 //! `ADDR@o2ib1`), which name an agent already running at ADDR.
 
 use crate::console::Node;
+use crate::input::InputError;
 
 /// Most hosts one word may expand to.
 pub const MAX_EXPANSION: usize = 4096;
 
 /// Expands every bracketed range of `word` (`a[1-3]b[5,7]` gives six
 /// names); a word without brackets is itself.
-pub fn expand(word: &str) -> Result<Vec<String>, String> {
+pub fn expand(word: &str) -> Result<Vec<String>, InputError> {
     let Some(open) = word.find('[') else {
         if word.contains(']') {
-            return Err(format!("{word:?}: a ']' without its '['"));
+            return Err(InputError::invalid(format!("{word:?}"), "a ']' without its '['"));
         }
         return Ok(vec![word.to_string()]);
     };
     let close = word[open..]
         .find(']')
         .map(|i| open + i)
-        .ok_or_else(|| format!("{word:?}: a '[' without its ']'"))?;
+        .ok_or_else(|| InputError::invalid(format!("{word:?}"), "a '[' without its ']'"))?;
     let (head, list, tail) = (&word[..open], &word[open + 1..close], &word[close + 1..]);
     let mut out = Vec::new();
     for n in numbers(word, list)? {
         for rest in expand(tail)? {
             out.push(format!("{head}{n}{rest}"));
             if out.len() > MAX_EXPANSION {
-                return Err(format!("{word:?}: more than {MAX_EXPANSION} hosts"));
+                return Err(InputError::invalid(
+                    format!("{word:?}"),
+                    format!("more than {MAX_EXPANSION} hosts"),
+                ));
             }
         }
     }
@@ -35,8 +39,13 @@ pub fn expand(word: &str) -> Result<Vec<String>, String> {
 
 /// `1,3,5-7` as the numbers it names (kept as written, so `[01-03]`
 /// keeps its leading zeros).
-fn numbers(word: &str, list: &str) -> Result<Vec<String>, String> {
-    let bad = || format!("{word:?}: write a range as [A-B] or [A,B,C-D] with whole numbers");
+fn numbers(word: &str, list: &str) -> Result<Vec<String>, InputError> {
+    let bad = || {
+        InputError::invalid(
+            format!("{word:?}"),
+            "write a range as [A-B] or [A,B,C-D] with whole numbers",
+        )
+    };
     let mut out = Vec::new();
     for part in list.split(',') {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
@@ -59,7 +68,7 @@ fn is_lnet(net: &str) -> bool {
 /// One host of a group: a NID (`ADDR@tcp`, `ADDR:PORT@tcp`) is an agent
 /// already running at ADDR (on `port` unless given); anything else is
 /// read as `lst run` reads its nodes ([`Node::parse`]).
-pub fn node(word: &str, port: u16) -> Result<Node, String> {
+pub fn node(word: &str, port: u16) -> Result<Node, InputError> {
     match word.rsplit_once('@') {
         Some((addr, net)) if is_lnet(net) => {
             let mut n = Node::parse(addr, port)?;
@@ -72,25 +81,26 @@ pub fn node(word: &str, port: u16) -> Result<Node, String> {
 }
 
 /// Every node of an add_group host list (ranges expanded).
-pub fn nodes(words: &[String], port: u16) -> Result<Vec<Node>, String> {
+pub fn nodes(words: &[String], port: u16) -> Result<Vec<Node>, InputError> {
     let mut out = Vec::new();
     for w in words {
         for h in expand(w)? {
             let n = node(&h, port)?;
             if let Some(m) = out.iter().find(|m: &&Node| m.addr == n.addr) {
-                return Err(format!(
-                    "{} and {} are the same agent ({}): a host appears once in a group",
-                    m.name, n.name, n.addr
-                ));
+                return Err(InputError::SameAgent {
+                    first: m.name.clone(),
+                    second: n.name,
+                    addr: n.addr,
+                });
             }
             out.push(n);
         }
     }
     if out.is_empty() || out.len() > MAX_EXPANSION {
-        return Err(format!(
-            "a group has 1 to {MAX_EXPANSION} hosts, not {}",
-            out.len()
-        ));
+        return Err(InputError::GroupSize {
+            got: out.len(),
+            max: MAX_EXPANSION,
+        });
     }
     Ok(out)
 }
@@ -122,6 +132,6 @@ mod tests {
         let n = node("ns1@10.0.0.5", 7819).unwrap();
         assert_eq!(n.launch.as_deref(), Some("ns1"));
         let words = ["10.0.0.[1-2]@tcp".to_string(), "10.0.0.2:7819".to_string()];
-        assert!(nodes(&words, 7819).unwrap_err().contains("same agent"));
+        assert!(nodes(&words, 7819).unwrap_err().to_string().contains("same agent"));
     }
 }

@@ -17,6 +17,7 @@ pub mod agent;
 mod client;
 pub mod console;
 pub mod hosts;
+mod input;
 pub mod live;
 pub mod pattern;
 pub mod proto;
@@ -27,6 +28,7 @@ pub mod spec;
 pub mod stat;
 pub mod watch;
 
+pub use input::InputError;
 pub use console::{Node, Plan, Report};
 pub use result::{ClientStats, GroupSummary, PointResult, RunResult, ServerStats};
 

@@ -9,6 +9,7 @@
 //! same tag and `flags` = [`REPLY_OK`] or [`REPLY_BAD_DATA`]. A client
 //! ends with an `End` frame, which the server answers with `End`.
 
+use crate::input::InputError;
 use crate::result::{ClientStats, LiveStats, ServerStats};
 use crate::spec::Test;
 use serde::{Deserialize, Serialize};
@@ -117,26 +118,28 @@ pub const MAX_JOB_SERVERS: usize = 4096;
 impl ClientJob {
     /// Checks a job before the agent starts anything for it: an agent
     /// never trusts a number it did not check.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InputError> {
         self.test.validate()?;
         self.limit.validate()?;
         if self.servers.is_empty() || self.servers.len() > MAX_JOB_SERVERS {
-            return Err(format!(
-                "a client job names {} servers: 1 to {MAX_JOB_SERVERS}",
-                self.servers.len()
+            return Err(InputError::invalid(
+                format!("a client job names {} servers", self.servers.len()),
+                format!("1 to {MAX_JOB_SERVERS}"),
             ));
         }
         if let Some(t) = self
             .rpc_timeout_s
             .filter(|t| !(1..=MAX_RPC_TIMEOUT_S).contains(t))
         {
-            return Err(format!("RPC timeout {t} s: 1 to {MAX_RPC_TIMEOUT_S}"));
+            return Err(InputError::invalid(
+                format!("RPC timeout {t} s"),
+                format!("1 to {MAX_RPC_TIMEOUT_S}"),
+            ));
         }
         if !(1..=crate::spec::MAX_CONCURRENCY).contains(&self.concurrency) {
-            return Err(format!(
-                "concurrency {}: 1 to {}",
-                self.concurrency,
-                crate::spec::MAX_CONCURRENCY
+            return Err(InputError::invalid(
+                format!("concurrency {}", self.concurrency),
+                format!("1 to {}", crate::spec::MAX_CONCURRENCY),
             ));
         }
         Ok(())

@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+
+pub use crate::input::InputError;
+
 /// Largest bulk size: the frame layer's payload limit allows more, but
 /// lst's own limit is 1 MiB and a few MiB already saturate any link.
 pub const MAX_BRW_BYTES: u64 = 16 << 20;
@@ -88,12 +91,12 @@ impl Test {
 
     /// Checks a test that came from a peer (the console or a client
     /// agent) before anything is allocated for it.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InputError> {
         match *self {
             Test::Brw { size, .. } if !(8..=MAX_BRW_BYTES).contains(&u64::from(size)) => {
-                Err(format!(
-                    "brw size {size}: must be between 8 bytes and {} MiB",
-                    MAX_BRW_BYTES >> 20
+                Err(InputError::invalid(
+                    format!("brw size {size}"),
+                    format!("must be between 8 bytes and {} MiB", MAX_BRW_BYTES >> 20),
                 ))
             }
             _ => Ok(()),
@@ -102,22 +105,26 @@ impl Test {
 
     /// Parses lst's test words: `ping`, or `brw read|write [size=N]
     /// [check=none|simple|full]` (size defaults to 4k, check to none).
-    pub fn parse(words: &[String]) -> Result<Test, String> {
-        let (first, rest) = words
-            .split_first()
-            .ok_or("no test given: say `ping` or `brw read|write size=N check=none|simple|full`")?;
+    pub fn parse(words: &[String]) -> Result<Test, InputError> {
+        let (first, rest) = words.split_first().ok_or(InputError::Missing(
+            "no test given: say `ping` or `brw read|write size=N check=none|simple|full`",
+        ))?;
         match first.as_str() {
             "ping" if rest.is_empty() => Ok(Test::Ping),
-            "ping" => Err(format!("ping takes no parameters, got {:?}", rest.join(" "))),
+            "ping" => Err(InputError::Extra {
+                test: "ping",
+                got: rest.join(" "),
+            }),
             "brw" => parse_brw(rest),
-            other => Err(format!(
-                "unknown test {other:?}: say `ping` or `brw read|write size=N check=none|simple|full`"
+            other => Err(InputError::invalid(
+                format!("unknown test {other:?}"),
+                "say `ping` or `brw read|write size=N check=none|simple|full`",
             )),
         }
     }
 }
 
-fn parse_brw(words: &[String]) -> Result<Test, String> {
+fn parse_brw(words: &[String]) -> Result<Test, InputError> {
     let mut op = None;
     let (mut size, mut check) = (4096u64, Check::None);
     for w in words {
@@ -129,16 +136,20 @@ fn parse_brw(words: &[String]) -> Result<Test, String> {
             Some(("check", "simple")) => check = Check::Simple,
             Some(("check", "full")) => check = Check::Full,
             Some(("check", v)) => {
-                return Err(format!("brw check={v}: say check=none, simple or full"))
+                return Err(InputError::invalid(
+                    format!("brw check={v}"),
+                    "say check=none, simple or full",
+                ))
             }
             _ => {
-                return Err(format!(
-                    "brw: unknown parameter {w:?} (read|write, size=N, check=none|simple|full)"
+                return Err(InputError::invalid(
+                    "brw",
+                    format!("unknown parameter {w:?} (read|write, size=N, check=none|simple|full)"),
                 ))
             }
         }
     }
-    let op = op.ok_or("brw needs `read` or `write`")?;
+    let op = op.ok_or(InputError::Missing("brw needs `read` or `write`"))?;
     Ok(Test::Brw {
         op,
         size: size as u32,
@@ -146,12 +157,15 @@ fn parse_brw(words: &[String]) -> Result<Test, String> {
     })
 }
 
-fn parse_brw_size(v: &str) -> Result<u64, String> {
-    let n = iolab_core::units::parse_size(v).map_err(|e| format!("brw size={v}: {e}"))?;
+fn parse_brw_size(v: &str) -> Result<u64, InputError> {
+    let n = iolab_core::units::parse_size(v).map_err(|source| InputError::Size {
+        what: format!("brw size={v}"),
+        source,
+    })?;
     if !(8..=MAX_BRW_BYTES).contains(&n) {
-        return Err(format!(
-            "brw size={v}: must be between 8 bytes and {} MiB",
-            MAX_BRW_BYTES >> 20
+        return Err(InputError::invalid(
+            format!("brw size={v}"),
+            format!("must be between 8 bytes and {} MiB", MAX_BRW_BYTES >> 20),
         ));
     }
     Ok(n)
@@ -180,10 +194,11 @@ impl Default for Distribute {
 
 impl Distribute {
     /// Parses `A:B` with both at least 1.
-    pub fn parse(s: &str) -> Result<Distribute, String> {
+    pub fn parse(s: &str) -> Result<Distribute, InputError> {
+        let what = || format!("--distribute {s:?}");
         let (a, b) = s
             .split_once(':')
-            .ok_or_else(|| format!("--distribute {s:?}: write it as A:B, e.g. 1:1 or 1:2"))?;
+            .ok_or_else(|| InputError::invalid(what(), "write it as A:B, e.g. 1:1 or 1:2"))?;
         let num = |t: &str| {
             t.trim()
                 .parse::<u32>()
@@ -192,8 +207,9 @@ impl Distribute {
         };
         match (num(a), num(b)) {
             (Some(clients), Some(servers)) => Ok(Distribute { clients, servers }),
-            _ => Err(format!(
-                "--distribute {s:?}: A and B must be whole numbers from 1 to 4096"
+            _ => Err(InputError::invalid(
+                what(),
+                "A and B must be whole numbers from 1 to 4096",
             )),
         }
     }
@@ -224,19 +240,20 @@ pub enum Limit {
 
 impl Limit {
     /// Checks the bounds: a positive duration up to a day, a count >= 1.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InputError> {
         match *self {
-            Limit::DurationS(s) if !(s > 0.0 && s <= MAX_DURATION_S) => Err(format!(
-                "--duration {s}: must be more than 0 and at most {MAX_DURATION_S} seconds"
+            Limit::DurationS(s) if !(s > 0.0 && s <= MAX_DURATION_S) => Err(InputError::invalid(
+                format!("--duration {s}"),
+                format!("must be more than 0 and at most {MAX_DURATION_S} seconds"),
             )),
-            Limit::Count(0) => Err("--count 0: must be at least 1".into()),
+            Limit::Count(0) => Err(InputError::invalid("--count 0", "must be at least 1")),
             _ => Ok(()),
         }
     }
 }
 
 /// Parses a sweep list `1,2,4,8` of whole numbers in `1..=max`.
-pub fn parse_list(option: &str, s: &str, max: u32) -> Result<Vec<u32>, String> {
+pub fn parse_list(option: &str, s: &str, max: u32) -> Result<Vec<u32>, InputError> {
     let v: Option<Vec<u32>> = s
         .split(',')
         .map(|t| {
@@ -247,7 +264,10 @@ pub fn parse_list(option: &str, s: &str, max: u32) -> Result<Vec<u32>, String> {
         })
         .collect();
     v.filter(|v| !v.is_empty()).ok_or_else(|| {
-        format!("{option} {s:?}: give whole numbers from 1 to {max}, separated by commas")
+        InputError::invalid(
+            format!("{option} {s:?}"),
+            format!("give whole numbers from 1 to {max}, separated by commas"),
+        )
     })
 }
 

@@ -54,7 +54,7 @@ fn a_sweep_over_two_agents_counts_every_byte() {
     };
     let p = plan(test, &addrs[..1], &addrs, vec![1, 4]);
     let mut seen = 0;
-    let report = console::run(&p, &AtomicBool::new(false), None, |_| seen += 1);
+    let report = console::run(&p, &iolab_core::CancelToken::new(), None, |_| seen += 1);
     assert_eq!(report.outcome, iolab_core::Outcome::Completed);
     assert_eq!(seen, 2);
     for point in &report.points {
@@ -100,7 +100,7 @@ fn megabyte_bulk_rpcs_go_both_ways() {
         let mut p = plan(test, &addrs[..1], &addrs[1..], vec![4]);
         p.limit = Limit::Count(16);
         p.repeat = 1;
-        let report = console::run(&p, &AtomicBool::new(false), None, |_| {});
+        let report = console::run(&p, &iolab_core::CancelToken::new(), None, |_| {});
         assert_eq!(report.outcome, iolab_core::Outcome::Completed, "{op:?}");
         let r = &report.points[0].runs[0];
         assert_eq!(r.clients.rx_bytes + r.clients.tx_bytes, 16 << 20, "{op:?}");

@@ -1,5 +1,5 @@
 //! The run context every task of one test shares: the validated options,
-//! the plan, the backend, the progress counters and the cancel flag. Both
+//! the plan, the backend, the progress counters and the cancel tokens. Both
 //! the phase sequencing (engine.rs) and the item loops (work.rs) read it,
 //! so neither needs the other.
 
@@ -9,7 +9,8 @@ use crate::stonewall::WallCounts;
 use iolab_backend::Backend;
 use iolab_comm::Comm;
 use iolab_core::live::{Board, Recorder};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use iolab_core::CancelToken;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 #[repr(align(64))]
 struct Slot(AtomicU64);
@@ -45,7 +46,12 @@ pub(crate) struct RunCtx<'a> {
     pub(crate) backend: &'a dyn Backend,
     progress: &'a Progress,
     wall: Option<WallCounts>,
-    cancel: AtomicBool,
+    /// The run's token (the caller's: Ctrl-C, SIGTERM, a failed peer
+    /// process); cancelled means interrupted.
+    run: CancelToken,
+    /// A child of `run` that a failed local task cancels, stopping the
+    /// others at their next item without stopping the process.
+    cancel: CancelToken,
     /// A later task count of a create-only sweep: what an earlier count
     /// made (test directories, trees, items) is found, not an error.
     pub(crate) reuse_existing: bool,
@@ -76,7 +82,8 @@ impl<'a> RunCtx<'a> {
             backend,
             progress,
             wall,
-            cancel: AtomicBool::new(false),
+            run: CancelToken::process(),
+            cancel: CancelToken::process().child(),
             reuse_existing: false,
             keep_tree: false,
             live: None,
@@ -116,12 +123,23 @@ impl<'a> RunCtx<'a> {
     /// True once any local task failed, the user asked to stop, or the
     /// communicator was cancelled (a task died).
     pub(crate) fn cancelled(&self, comm: &dyn Comm) -> bool {
-        self.cancel.load(Ordering::Relaxed) || iolab_core::stop::requested() || comm.cancelled()
+        self.cancel.is_cancelled() || comm.cancelled()
     }
 
     /// Stops the other local tasks' loops at their next item.
     pub(crate) fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
+        self.cancel.cancel();
+    }
+
+    /// True once the run itself was cancelled (not only a local task).
+    pub(crate) fn interrupted(&self) -> bool {
+        self.run.is_cancelled()
+    }
+
+    /// Runs under `token` (the caller's run token).
+    pub(crate) fn set_token(&mut self, token: &CancelToken) {
+        self.run = token.clone();
+        self.cancel = token.child();
     }
 
     /// A run that only removes what an earlier run made (-r without -C):

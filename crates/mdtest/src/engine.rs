@@ -128,6 +128,15 @@ impl<'a> Engine<'a> {
         self
     }
 
+    /// Runs under the caller's cancellation token (a session's): its
+    /// cancellation stops every task at its next item and reads as
+    /// interrupted. Without it the test runs under a root token of its
+    /// own tied to the process's stop flag (Ctrl-C).
+    pub fn with_cancel(mut self, token: &iolab_core::CancelToken) -> Self {
+        self.ctx.set_token(token);
+        self
+    }
+
     /// Records every task's items on `board` as they finish (`--live`).
     pub fn with_live(mut self, board: Option<&'a iolab_core::live::Board>) -> Self {
         self.ctx.live = board;
@@ -445,7 +454,7 @@ impl<'a> Engine<'a> {
         }
         rep.end_ns = wall_ns();
         rep.latency = st.take_latency().to_wire();
-        rep.interrupted |= iolab_core::stop::requested();
+        rep.interrupted |= self.ctx.interrupted();
         run.pending.push(rep);
         if fenced {
             comm.barrier();

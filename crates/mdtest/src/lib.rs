@@ -11,8 +11,9 @@
 //! let plan = Plan::new(&cfg).unwrap();
 //! let backend = iolab_backend::by_name("posix").unwrap();
 //! let progress = Progress::new(2);
-//! iolab_mdtest::preflight(&cfg, &plan, &*backend).unwrap();
-//! let engine = Engine::new(&cfg, plan, &*backend, &Quiet, &progress, None);
+//! let cancel = iolab_core::CancelToken::new();
+//! iolab_mdtest::preflight(&cfg, &plan, &*backend, &cancel).unwrap();
+//! let engine = Engine::new(&cfg, plan, &*backend, &Quiet, &progress, None).with_cancel(&cancel);
 //! let results = iolab_comm::run_local(2, |c| engine.run(c).unwrap());
 //! assert_eq!(results[0].total_items, 20);
 //! assert!(!dir.exists(), "everything the run created is gone");

@@ -15,13 +15,14 @@ pub fn preflight(
     cfg: &Config,
     plan: &Plan,
     be: &dyn Backend,
+    cancel: &iolab_core::CancelToken,
 ) -> Result<Option<WallCounts>, ConfigError> {
     check_capabilities(cfg, be)?;
     for root in &cfg.dirs {
         for iter in 0..cfg.iterations {
             for lp in 0..plan.loops {
                 // Many iterations or loops make this long: Ctrl-C must work.
-                if iolab_core::stop::requested() {
+                if cancel.is_cancelled() {
                     return Err(ConfigError(
                         "interrupted while checking the test directories; nothing was created"
                             .into(),
@@ -32,7 +33,9 @@ pub fn preflight(
         }
     }
     match (&cfg.stonewall_file, cfg.phases.create) {
-        (Some(f), false) => stonewall::read(f).map(Some).map_err(ConfigError),
+        (Some(f), false) => stonewall::read(f)
+            .map(Some)
+            .map_err(|e| ConfigError(e.to_string())),
         _ => Ok(None),
     }
 }

@@ -25,18 +25,49 @@ pub fn write(path: &Path, c: WallCounts) -> std::io::Result<()> {
     crate::output::write_atomically(path, text.as_bytes())
 }
 
+/// Why a stonewall file (`-x`) cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StonewallError {
+    /// It cannot be read.
+    #[error("-x {}: cannot read: {source}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Its first line is not a count.
+    #[error("-x {}: corrupt stonewall file: first line '{first}' is not an item count", path.display())]
+    NotACount {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line.
+        first: String,
+    },
+    /// A later line is not `directories: N`.
+    #[error("-x {}: corrupt stonewall file: unexpected line '{line}'", path.display())]
+    Unexpected {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line.
+        line: String,
+    },
+}
+
 /// Reads and checks a stonewall file; the error says what is wrong.
-pub fn read(path: &Path) -> Result<WallCounts, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("-x {}: cannot read: {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<WallCounts, StonewallError> {
+    let text = std::fs::read_to_string(path).map_err(|source| StonewallError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut lines = text.lines();
     let first = lines.next().unwrap_or("").trim();
-    let files = first.parse::<u64>().map_err(|_| {
-        format!(
-            "-x {}: corrupt stonewall file: first line '{first}' is not an item count",
-            path.display()
-        )
-    })?;
+    let files = first
+        .parse::<u64>()
+        .map_err(|_| StonewallError::NotACount {
+            path: path.to_path_buf(),
+            first: first.to_string(),
+        })?;
     let mut dirs = None;
     for l in lines.map(str::trim).filter(|l| !l.is_empty()) {
         let v = l
@@ -46,10 +77,10 @@ pub fn read(path: &Path) -> Result<WallCounts, String> {
         match v {
             Some(v) => dirs = Some(v),
             None => {
-                return Err(format!(
-                    "-x {}: corrupt stonewall file: unexpected line '{l}'",
-                    path.display()
-                ))
+                return Err(StonewallError::Unexpected {
+                    path: path.to_path_buf(),
+                    line: l.to_string(),
+                })
             }
         }
     }
@@ -88,9 +119,9 @@ mod tests {
         );
         for bad in ["", "abc\n", "12x\n", "5\ngarbage\n", "-3\n"] {
             std::fs::write(&p, bad).unwrap();
-            assert!(read(&p).unwrap_err().contains("corrupt"), "{bad:?}");
+            assert!(read(&p).unwrap_err().to_string().contains("corrupt"), "{bad:?}");
         }
         std::fs::remove_file(&p).unwrap();
-        assert!(read(&p).unwrap_err().contains("cannot read"));
+        assert!(read(&p).unwrap_err().to_string().contains("cannot read"));
     }
 }

@@ -53,6 +53,8 @@ pub struct Sweep<'a> {
     pub transport: Arc<dyn Transport>,
     /// Where the tasks record their items for live figures (`--live`).
     pub live: Option<&'a iolab_core::live::Board>,
+    /// The run's cancellation token (the session's).
+    pub cancel: &'a iolab_core::CancelToken,
 }
 
 impl Sweep<'_> {
@@ -109,7 +111,8 @@ impl Sweep<'_> {
                 self.wall,
             )
             .in_sweep(first, last)
-            .with_live(self.live);
+            .with_live(self.live)
+            .with_cancel(self.cancel);
             run_subset(self.transport.clone(), threads, n, |c| {
                 if c.task() == 0 {
                     hooks.header(doc, c.tasks() as u64, c.nodes() as u64);
@@ -131,7 +134,7 @@ impl Sweep<'_> {
             .iter()
             .any(|v| v.first() == Some(&1));
         if any && !mine {
-            doc.outcome = match iolab_core::stop::requested() {
+            doc.outcome = match self.cancel.is_cancelled() {
                 true => Outcome::Interrupted,
                 false => Outcome::Error(crate::exchange::peer_failed()),
             };

@@ -5,6 +5,7 @@
 
 use crate::frame::{Header, Kind, PayloadSum, HEADER_BYTES};
 use crate::NetError;
+use iolab_core::CancelToken;
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::AsRawFd;
@@ -18,27 +19,59 @@ pub const POLL: Duration = Duration::from_millis(100);
 /// Largest payload accepted by default (a request of XDD's is at most this).
 pub const DEFAULT_MAX_PAYLOAD: u32 = 64 << 20;
 
-/// Stops a wait: the process-wide stop request (Ctrl-C) or a run's own
-/// flag (a peer thread failed).
+/// Stops a wait: a run's cancellation token (Ctrl-C, SIGTERM: the
+/// session's), or the process-wide stop request where there is no run
+/// to hand one (an agent, a daemon, a tool outside the runner), and a
+/// run's own flag (a peer thread failed).
 #[derive(Debug, Clone, Copy)]
 pub struct Cancel<'a> {
+    token: Option<&'a CancelToken>,
     local: Option<&'a AtomicBool>,
 }
 
 impl<'a> Cancel<'a> {
-    /// Only the process-wide stop request cancels.
+    /// Only the process-wide stop request cancels: for what runs
+    /// outside a session (an agent, the lst daemon), whose process root
+    /// is that flag.
     pub fn process() -> Cancel<'static> {
-        Cancel { local: None }
+        Cancel {
+            token: None,
+            local: None,
+        }
     }
 
     /// The process-wide request or `flag`.
     pub fn with(flag: &'a AtomicBool) -> Cancel<'a> {
-        Cancel { local: Some(flag) }
+        Cancel {
+            token: None,
+            local: Some(flag),
+        }
+    }
+
+    /// The run's `token`.
+    pub fn token(token: &'a CancelToken) -> Cancel<'a> {
+        Cancel {
+            token: Some(token),
+            local: None,
+        }
+    }
+
+    /// The run's `token` or `flag`.
+    pub fn token_with(token: &'a CancelToken, flag: &'a AtomicBool) -> Cancel<'a> {
+        Cancel {
+            token: Some(token),
+            local: Some(flag),
+        }
     }
 
     /// True once the wait should stop.
     pub fn cancelled(&self) -> bool {
-        iolab_core::stop::requested() || self.local.is_some_and(|f| f.load(Ordering::Relaxed))
+        let run = match self.token {
+            Some(t) => t.is_cancelled(),
+            // No run's token: the process's root is the stop flag.
+            None => iolab_core::stop::requested(),
+        };
+        run || self.local.is_some_and(|f| f.load(Ordering::Relaxed))
     }
 }
 

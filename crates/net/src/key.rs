@@ -92,6 +92,8 @@ impl SharedKey {
                 let k = SharedKey::from_hex(&line[0]).map_err(|e| {
                     format!("key -: the first line of standard input must be the key in hex: {e}")
                 })?;
+                // Process-wide by nature (this process's parent is gone),
+                // and before any run: the flag every root token reads.
                 on_stdin_close(iolab_core::stop::request);
                 Ok(k)
             })

@@ -82,6 +82,49 @@ pub struct Entry<R: 'static, C: 'static> {
     pub check: Check<C>,
 }
 
+/// An entry's example that did not give what its check expects (the
+/// test that runs every table's examples reports it).
+#[derive(Debug, thiserror::Error)]
+pub enum ExampleError {
+    /// It parsed, into the wrong config.
+    #[error("{option}: example `{example}` parsed wrongly")]
+    Parsed {
+        /// The option (`-n`).
+        option: String,
+        /// Its example.
+        example: &'static str,
+    },
+    /// It failed as expected, but the message lacks the expected text
+    /// or the option's name.
+    #[error("{option}: error `{error}` lacks `{text}` or the option name")]
+    Lacks {
+        /// The option.
+        option: String,
+        /// The error it gave.
+        error: OptError,
+        /// What the message should hold.
+        text: &'static str,
+    },
+    /// It failed where it should have run.
+    #[error("{option}: example `{example}` failed: {error}")]
+    Failed {
+        /// The option.
+        option: String,
+        /// Its example.
+        example: &'static str,
+        /// The error.
+        error: OptError,
+    },
+    /// It gave an action where a run was expected, or the other way.
+    #[error("{option}: example `{example}` gave the wrong kind of result")]
+    Kind {
+        /// The option.
+        option: String,
+        /// Its example.
+        example: &'static str,
+    },
+}
+
 impl<R, C> Entry<R, C> {
     /// How the option is written in help and messages: its letter (`-n`),
     /// else one dash for an XDD-style entry (arity [`Arity::Words`]:
@@ -96,30 +139,32 @@ impl<R, C> Entry<R, C> {
 
     /// Checks what running the example gave against [`Entry::check`];
     /// the error says what went wrong, for the test that runs them all.
-    pub fn verify(&self, got: Result<Example<C>, OptError>) -> Result<(), String> {
-        let me = self.label();
+    pub fn verify(&self, got: Result<Example<C>, OptError>) -> Result<(), ExampleError> {
+        let option = self.label();
+        let example = self.example;
         match (self.check, got) {
             (Check::Ok(f), Ok(Example::Run(c))) if f(&c) => Ok(()),
-            (Check::Ok(_), Ok(Example::Run(_))) => {
-                Err(format!("{me}: example `{}` parsed wrongly", self.example))
-            }
-            (Check::Err(text), Err(e)) => {
-                let named =
-                    e.option == self.name || self.short.is_some_and(|c| e.option == c.to_string());
-                if e.to_string().contains(text) && named {
+            (Check::Ok(_), Ok(Example::Run(_))) => Err(ExampleError::Parsed { option, example }),
+            (Check::Err(text), Err(error)) => {
+                let named = error.option == self.name
+                    || self.short.is_some_and(|c| error.option == c.to_string());
+                if error.to_string().contains(text) && named {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "{me}: error `{e}` lacks `{text}` or the option name"
-                    ))
+                    Err(ExampleError::Lacks {
+                        option,
+                        error,
+                        text,
+                    })
                 }
             }
             (Check::Action, Ok(Example::Action)) => Ok(()),
-            (_, Err(e)) => Err(format!("{me}: example `{}` failed: {e}", self.example)),
-            (_, Ok(_)) => Err(format!(
-                "{me}: example `{}` gave the wrong kind of result",
-                self.example
-            )),
+            (_, Err(error)) => Err(ExampleError::Failed {
+                option,
+                example,
+                error,
+            }),
+            (_, Ok(_)) => Err(ExampleError::Kind { option, example }),
         }
     }
 }

@@ -2,12 +2,13 @@
 //! MPI hostfile, or Slurm's allocation; and the launcher each implies
 //! (one rank per node, the tasks as its threads).
 
+use crate::QualifyError;
 use std::path::Path;
 use std::process::Command;
 
 /// A host name as the tools pass it on: no spaces, no shell or option
 /// syntax, so it means the same in every command line it lands in.
-pub fn check_name(h: &str) -> Result<(), String> {
+pub fn check_name(h: &str) -> Result<(), QualifyError> {
     let ok = !h.is_empty()
         && !h.starts_with('-')
         && h.len() <= 255
@@ -15,9 +16,7 @@ pub fn check_name(h: &str) -> Result<(), String> {
             .all(|c| c.is_ascii_alphanumeric() || "-_.:@[]".contains(c));
     match ok {
         true => Ok(()),
-        false => Err(format!(
-            "{h:?} is not a host name (letters, digits, '-', '_', '.', ':', '@', brackets)"
-        )),
+        false => Err(QualifyError::HostName(h.to_string())),
     }
 }
 
@@ -37,39 +36,40 @@ pub fn parse_hostfile(text: &str) -> Vec<String> {
 }
 
 /// The hosts of the hostfile at `path`.
-pub fn read_hostfile(path: &Path) -> Result<Vec<String>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("hosts.hostfile: cannot read {}: {e}", path.display()))?;
+pub fn read_hostfile(path: &Path) -> Result<Vec<String>, QualifyError> {
+    let text = std::fs::read_to_string(path).map_err(|source| QualifyError::Hostfile {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let hosts = parse_hostfile(&text);
     match hosts.is_empty() {
-        true => Err(format!("hosts.hostfile: {} names no host", path.display())),
+        true => Err(QualifyError::NoHosts {
+            path: path.to_path_buf(),
+        }),
         false => Ok(hosts),
     }
 }
 
 /// The nodes of the Slurm allocation this runs in
 /// (`scontrol show hostnames $SLURM_JOB_NODELIST`).
-pub fn slurm_nodes() -> Result<Vec<String>, String> {
-    let list = std::env::var("SLURM_JOB_NODELIST").map_err(|_| {
-        "hosts.slurm: SLURM_JOB_NODELIST is not set: run inside an allocation (salloc, sbatch)"
-            .to_string()
-    })?;
+pub fn slurm_nodes() -> Result<Vec<String>, QualifyError> {
+    let list = std::env::var("SLURM_JOB_NODELIST").map_err(|_| QualifyError::NoAllocation)?;
     let out = Command::new("scontrol")
         .args(["show", "hostnames", &list])
         .output()
-        .map_err(|e| format!("hosts.slurm: cannot run scontrol: {e}"))?;
+        .map_err(QualifyError::Scontrol)?;
     if !out.status.success() {
-        return Err(format!(
-            "hosts.slurm: scontrol show hostnames {list}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(QualifyError::ScontrolFailed {
+            list,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     let nodes: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .map(String::from)
         .collect();
     match nodes.is_empty() {
-        true => Err(format!("hosts.slurm: {list} names no node")),
+        true => Err(QualifyError::NoNodes(list)),
         false => Ok(nodes),
     }
 }

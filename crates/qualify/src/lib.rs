@@ -21,6 +21,7 @@
 //! ```
 
 pub mod curves;
+mod error;
 pub mod expr;
 pub mod hosts;
 pub mod knee;
@@ -31,3 +32,5 @@ pub mod plan;
 pub mod run;
 pub mod units;
 pub mod verdict;
+
+pub use error::QualifyError;

@@ -22,7 +22,12 @@ pub struct NetTest {
 pub const BULK: u64 = 64 * 1024;
 
 /// Reads `ping`, `brw read SIZE` or `brw write SIZE` (8 B to 16 MiB).
-pub fn network_test(t: &str) -> Result<NetTest, String> {
+pub fn network_test(t: &str) -> Result<NetTest, crate::QualifyError> {
+    use crate::QualifyError;
+    let bad = |why: &str| QualifyError::Test {
+        test: t.to_string(),
+        why: why.to_string(),
+    };
     let words: Vec<&str> = t.split_whitespace().collect();
     match words.as_slice() {
         ["ping"] => Ok(NetTest {
@@ -33,9 +38,13 @@ pub fn network_test(t: &str) -> Result<NetTest, String> {
             label: "ping".into(),
         }),
         ["brw", op @ ("read" | "write"), size] => {
-            let bytes = iolab_core::units::parse_size(size).map_err(|e| format!("'{t}': {e}"))?;
+            let bytes =
+                iolab_core::units::parse_size(size).map_err(|source| QualifyError::TestSize {
+                    test: t.to_string(),
+                    source,
+                })?;
             if !(8..=16 << 20).contains(&bytes) {
-                return Err(format!("'{t}': a brw size is 8 bytes to 16m"));
+                return Err(bad("a brw size is 8 bytes to 16m"));
             }
             let short = size_name(bytes);
             Ok(NetTest {
@@ -46,8 +55,8 @@ pub fn network_test(t: &str) -> Result<NetTest, String> {
                 label: format!("brw {op} {short}"),
             })
         }
-        _ => Err(format!(
-            "'{t}': a test is `ping`, `brw read SIZE` or `brw write SIZE` (SIZE as 4k, 1m)"
+        _ => Err(bad(
+            "a test is `ping`, `brw read SIZE` or `brw write SIZE` (SIZE as 4k, 1m)",
         )),
     }
 }

@@ -397,8 +397,8 @@ fn fill_hosts(h: RawHosts, m: &Machine) -> Result<Hosts, PlanError> {
     }
     let clients = match (&h.clients, &h.hostfile, h.slurm) {
         (Some(c), _, _) => c.clone(),
-        (_, Some(f), _) => hosts::read_hostfile(f).map_err(PlanError)?,
-        (_, _, Some(true)) => hosts::slurm_nodes().map_err(PlanError)?,
+        (_, Some(f), _) => hosts::read_hostfile(f).map_err(|e| PlanError(e.to_string()))?,
+        (_, _, Some(true)) => hosts::slurm_nodes().map_err(|e| PlanError(e.to_string()))?,
         _ => Vec::new(),
     };
     for c in clients.iter().chain(h.servers.iter().flatten()) {

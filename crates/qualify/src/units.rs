@@ -87,26 +87,30 @@ pub struct Base {
 pub fn resolve(
     name: &str,
     base: &dyn Fn(&str) -> Option<Base>,
-) -> Result<(f64, &'static str), String> {
+) -> Result<(f64, &'static str), crate::QualifyError> {
+    let bad = |why: String| crate::QualifyError::Figure {
+        name: name.to_string(),
+        why,
+    };
     if let Some(b) = base(name) {
         return Ok((b.value, b.kind.unit()));
     }
     let Some(s) = SUFFIXES.iter().find(|s| name.ends_with(s.suffix)) else {
-        return Err(format!("{name}: no such figure"));
+        return Err(bad("no such figure".into()));
     };
     let stem = &name[..name.len() - s.suffix.len()];
-    let b = base(stem).ok_or_else(|| format!("{name}: no such figure ({stem} is none either)"))?;
+    let b = base(stem).ok_or_else(|| bad(format!("no such figure ({stem} is none either)")))?;
     let canonical = match (b.kind, s.kind, b.bytes_per_op) {
         (k, want, _) if k == want => b.value,
         (Kind::Rate, Kind::Bandwidth, Some(bytes)) => b.value * bytes / GIB,
         (Kind::Bandwidth, Kind::Rate, Some(bytes)) => b.value * GIB / bytes,
         (k, _, _) => {
-            return Err(format!(
-                "{name}: {stem} is a {} ({}) and has no fixed size per operation to convert it by; write {stem} or a {} unit",
+            return Err(bad(format!(
+                "{stem} is a {} ({}) and has no fixed size per operation to convert it by; write {stem} or a {} unit",
                 match k { Kind::Bandwidth => "bandwidth", Kind::Rate => "rate" },
                 k.unit(),
                 match k { Kind::Bandwidth => "bandwidth (_gib_s, _mib_s, _gb_s, _mb_s)", Kind::Rate => "rate (_ops_s, _kops_s, _rpc_s, _iops)" },
-            ))
+            )))
         }
     };
     Ok((canonical * s.per_canonical, s.unit))
@@ -164,10 +168,11 @@ mod tests {
             resolve("network.brw_write_rpc_s", &base).unwrap(),
             (2.0, "RPC/s")
         );
-        let e = resolve("network.ping_mib_s", &base).unwrap_err();
+        let e = resolve("network.ping_mib_s", &base).unwrap_err().to_string();
         assert!(e.contains("no fixed size"), "{e}");
         assert!(resolve("network.pong", &base)
             .unwrap_err()
+            .to_string()
             .contains("no such figure"));
     }
 }

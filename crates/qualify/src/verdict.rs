@@ -333,7 +333,9 @@ pub fn judge(plan: &Plan, curves: &Curves, measured: &[Option<Measured>]) -> Ver
         .collect();
     efficiencies(curves, &mut limits);
     let lookup = |n: &str| -> Result<f64, String> {
-        units::resolve(n, &|b| base_value(curves, &limits, b)).map(|(v, _)| v)
+        units::resolve(n, &|b| base_value(curves, &limits, b))
+            .map(|(v, _)| v)
+            .map_err(|e| e.to_string())
     };
     let layers = plan
         .layers
@@ -382,7 +384,7 @@ pub fn judge(plan: &Plan, curves: &Curves, measured: &[Option<Measured>]) -> Ver
                         text: text.clone(),
                         result: Expectation::parse(text)
                             .map_err(|e| e.to_string())
-                            .and_then(|e| e.eval(&lookup)),
+                            .and_then(|e| e.eval(&lookup).map_err(|e| e.to_string())),
                     })
                     .collect(),
             }
@@ -411,7 +413,7 @@ pub fn expectations(plan: &Plan, layer: Layer) -> Vec<String> {
 /// Checks every expectation before anything runs: it parses, each name
 /// is a figure this plan measures (with or without a unit suffix), and
 /// it names a figure of the layer it is listed under.
-pub fn check_expectations(plan: &Plan, curves: &Curves) -> Result<(), String> {
+pub fn check_expectations(plan: &Plan, curves: &Curves) -> Result<(), crate::QualifyError> {
     let known = |n: &str| -> Option<Base> {
         let spec = curves.figure(n).or_else(|| {
             let a = curves.aliases.iter().find(|a| a.name == n)?;
@@ -426,13 +428,17 @@ pub fn check_expectations(plan: &Plan, curves: &Curves) -> Result<(), String> {
     for &layer in &plan.layers {
         for text in expectations(plan, layer) {
             let key = format!("{layer}.expect");
-            let e = Expectation::parse(&text).map_err(|e| format!("{key}: {e}"))?;
+            let bad = |why: String| crate::QualifyError::Expect {
+                key: key.clone(),
+                why,
+            };
+            let e = Expectation::parse(&text).map_err(|e| bad(e.to_string()))?;
             for n in e.names() {
                 units::resolve(n, &known).map_err(|m| {
-                    format!(
-                        "{key}: '{text}': {m} (this plan measures: {})",
+                    bad(format!(
+                        "'{text}': {m} (this plan measures: {})",
                         curves.names().join(", ")
-                    )
+                    ))
                 })?;
             }
             if !e
@@ -440,15 +446,18 @@ pub fn check_expectations(plan: &Plan, curves: &Curves) -> Result<(), String> {
                 .iter()
                 .any(|n| n.starts_with(&format!("{layer}.")))
             {
-                return Err(format!(
-                    "{key}: '{text}' names no {layer} figure: list it under the layer it judges"
-                ));
+                return Err(bad(format!(
+                    "'{text}' names no {layer} figure: list it under the layer it judges"
+                )));
             }
         }
     }
     for l in crate::layer::ALL.iter().filter(|l| !plan.runs(**l)) {
         if !expectations(plan, *l).is_empty() {
-            return Err(format!("{l}.expect: the {l} layer is not measured (layers = ...), so its expectations cannot be judged"));
+            return Err(crate::QualifyError::Expect {
+                key: format!("{l}.expect"),
+                why: format!("the {l} layer is not measured (layers = ...), so its expectations cannot be judged"),
+            });
         }
     }
     Ok(())
@@ -608,17 +617,21 @@ mod tests {
         assert!(check("data.write_gib_s >= 1").is_ok());
         assert!(check("data.wrote >= 1")
             .unwrap_err()
+            .to_string()
             .contains("data.wrote: no such figure"));
-        assert!(check("data.write >=").unwrap_err().contains("at character"));
+        assert!(check("data.write >=").unwrap_err().to_string().contains("at character"));
         assert!(check("network.brw_write >= 1")
             .unwrap_err()
+            .to_string()
             .contains("names no data figure"));
         assert!(check("data.write >= metadata.create")
             .unwrap_err()
+            .to_string()
             .contains("no such figure"));
         let p = plan("layers = [\"network\"]\n[data]\nexpect = [\"data.write >= 1\"]");
         assert!(check_expectations(&p, &curves(&p))
             .unwrap_err()
+            .to_string()
             .contains("not measured"));
     }
 

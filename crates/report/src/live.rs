@@ -78,20 +78,24 @@ pub fn charts(title: &str, rows: &[Row]) -> Vec<TimeChart> {
 pub const SIZE: (u32, u32) = (900, 500);
 
 /// The chart as SVG text (without labels when there is no font).
-pub fn svg(c: &TimeChart, text: bool) -> Result<String, String> {
+pub fn svg(c: &TimeChart, text: bool) -> Result<String, crate::canvas::ChartError> {
     crate::canvas::svg(SIZE, |root| draw(root, c, text))
 }
 
 /// The chart as PNG bytes.
-pub fn png(c: &TimeChart, text: bool) -> Result<Vec<u8>, String> {
+pub fn png(c: &TimeChart, text: bool) -> Result<Vec<u8>, crate::canvas::ChartError> {
     crate::canvas::png(SIZE, |root| draw(root, c, text))
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &TimeChart, text: bool) -> Result<(), String>
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    c: &TimeChart,
+    text: bool,
+) -> Result<(), crate::canvas::ChartError>
 where
     DB::ErrorType: 'static,
 {
-    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let e = |x: &dyn std::fmt::Display| crate::canvas::ChartError::Draw(x.to_string());
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let pts = c.lines.iter().flat_map(|(_, p)| p);
     let tmax = pts.clone().map(|p| p.0).fold(0.0, f64::max).max(0.1);
@@ -100,10 +104,15 @@ where
     let mut b = ChartBuilder::on(&root);
     b.margin(20);
     if text {
-        b.caption(format!("{} — {}", c.title, c.figure.label()), ("sans-serif", 20));
+        b.caption(
+            format!("{} — {}", c.title, c.figure.label()),
+            ("sans-serif", 20),
+        );
         b.x_label_area_size(45).y_label_area_size(80);
     }
-    let mut chart = b.build_cartesian_2d(0f64..tmax, 0f64..ytop).map_err(|x| e(&x))?;
+    let mut chart = b
+        .build_cartesian_2d(0f64..tmax, 0f64..ytop)
+        .map_err(|x| e(&x))?;
     let mut mesh = chart.configure_mesh();
     if text {
         mesh.x_desc("seconds since the start")
@@ -155,18 +164,37 @@ mod tests {
             errors_total: 0,
             ops_per_sec: ops as f64,
             bytes_per_sec: 0.0,
-            latency: p99.map(|p| iolab_live::Latency { p99_ns: p, ..Default::default() }),
+            latency: p99.map(|p| iolab_live::Latency {
+                p99_ns: p,
+                ..Default::default()
+            }),
             last: false,
         }
     }
 
     #[test]
     fn one_line_per_phase_and_figure() {
-        let mut rows = vec![row(1.0, "a", 10, Some(2000)), row(1.0, "b", 5, None), row(2.0, "a", 12, Some(3000))];
-        rows.push(Row { rank: Some(1), ..row(2.0, "a", 6, Some(1)) });
+        let mut rows = vec![
+            row(1.0, "a", 10, Some(2000)),
+            row(1.0, "b", 5, None),
+            row(2.0, "a", 12, Some(3000)),
+        ];
+        rows.push(Row {
+            rank: Some(1),
+            ..row(2.0, "a", 6, Some(1))
+        });
         let c = charts("mdtest", &rows);
-        assert_eq!(c[0].lines, vec![("a".to_string(), vec![(1.0, 10.0), (2.0, 12.0)]), ("b".to_string(), vec![(1.0, 5.0)])]);
-        assert_eq!(c[1].lines, vec![("a".to_string(), vec![(1.0, 2.0), (2.0, 3.0)])]);
+        assert_eq!(
+            c[0].lines,
+            vec![
+                ("a".to_string(), vec![(1.0, 10.0), (2.0, 12.0)]),
+                ("b".to_string(), vec![(1.0, 5.0)])
+            ]
+        );
+        assert_eq!(
+            c[1].lines,
+            vec![("a".to_string(), vec![(1.0, 2.0), (2.0, 3.0)])]
+        );
         assert!(svg(&c[0], false).unwrap().starts_with("<svg"));
         assert!(png(&c[1], false).unwrap().starts_with(b"\x89PNG"));
     }

@@ -274,7 +274,7 @@ impl Config {
         self.validate_modes(ranks)?;
         self.sizes
             .validate()
-            .map_err(|why| ConfigError::new("--obj.size", why))
+            .map_err(|why| ConfigError::new("--obj.size", why.to_string()))
     }
 
     fn validate_counts(&self) -> Result<(), ConfigError> {

@@ -6,16 +6,23 @@
 
 use crate::sizes::{Bucket, Sizes};
 use iolab_core::units::parse_size;
+pub use crate::error::ValueError;
 
-/// Most endpoints a host list may expand to.
-pub const MAX_HOSTS: usize = 1024;
+fn invalid(value: &str, why: impl Into<String>) -> ValueError {
+    ValueError::Invalid {
+        value: value.to_string(),
+        why: why.into(),
+    }
+}
+
+pub use crate::error::MAX_HOSTS;
 
 /// A Go duration: a sequence of numbers with units `h`, `m`, `s`, `ms`,
 /// `us`, `ns` (`5m`, `1m30s`, `1.5s`, `250ms`); a bare number is seconds.
-pub fn duration_s(text: &str) -> Result<f64, String> {
+pub fn duration_s(text: &str) -> Result<f64, ValueError> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("give a duration (5m, 1m30s, 10s, 500ms)".into());
+        return Err(ValueError::Missing("give a duration (5m, 1m30s, 10s, 500ms)"));
     }
     if let Ok(v) = t.parse::<f64>() {
         return finite(v, text);
@@ -25,7 +32,7 @@ pub fn duration_s(text: &str) -> Result<f64, String> {
     while !rest.is_empty() {
         let digits = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| format!("'{text}': a number needs a unit (h, m, s, ms)"))?;
+            .ok_or_else(|| invalid(text, "a number needs a unit (h, m, s, ms)"))?;
         let (num, tail) = rest.split_at(digits);
         let unit_len = tail
             .find(|c: char| c.is_ascii_digit() || c == '.')
@@ -33,7 +40,10 @@ pub fn duration_s(text: &str) -> Result<f64, String> {
         let (unit, next) = tail.split_at(unit_len);
         let v: f64 = num
             .parse()
-            .map_err(|_| format!("'{text}' is not a duration (5m, 1m30s, 10s, 500ms)"))?;
+            .map_err(|_| ValueError::NotADuration {
+                value: text.to_string(),
+                hint: " (5m, 1m30s, 10s, 500ms)",
+            })?;
         let scale = match unit {
             "h" => 3600.0,
             "m" => 60.0,
@@ -41,7 +51,7 @@ pub fn duration_s(text: &str) -> Result<f64, String> {
             "ms" => 1e-3,
             "us" | "µs" => 1e-6,
             "ns" => 1e-9,
-            _ => return Err(format!("'{text}': unknown unit '{unit}' (h, m, s, ms)")),
+            _ => return Err(invalid(text, format!("unknown unit '{unit}' (h, m, s, ms)"))),
         };
         total += v * scale;
         rest = next;
@@ -49,19 +59,22 @@ pub fn duration_s(text: &str) -> Result<f64, String> {
     finite(total, text)
 }
 
-fn finite(v: f64, text: &str) -> Result<f64, String> {
+fn finite(v: f64, text: &str) -> Result<f64, ValueError> {
     if v.is_finite() && v >= 0.0 {
         Ok(v)
     } else {
-        Err(format!("'{text}' is not a duration"))
+        Err(ValueError::NotADuration {
+            value: text.to_string(),
+            hint: "",
+        })
     }
 }
 
 /// `--obj.size`: one size (`10MiB`), or buckets `SIZE:WEIGHT,...`;
 /// `random` makes one size the largest of warp's random sizes.
-pub fn obj_size(text: &str, random: bool) -> Result<Sizes, String> {
+pub fn obj_size(text: &str, random: bool) -> Result<Sizes, ValueError> {
     if !text.contains(':') {
-        let n = parse_size(text).map_err(|e| e.to_string())?;
+        let n = parse_size(text)?;
         return Ok(match random {
             true => Sizes::Random { max: n },
             false => Sizes::Fixed(n),
@@ -71,13 +84,13 @@ pub fn obj_size(text: &str, random: bool) -> Result<Sizes, String> {
     for part in text.split(',') {
         let (size, weight) = part
             .split_once(':')
-            .ok_or_else(|| format!("'{part}': give SIZE:WEIGHT"))?;
+            .ok_or_else(|| invalid(part, "give SIZE:WEIGHT"))?;
         buckets.push(Bucket {
-            upto: parse_size(size).map_err(|e| e.to_string())?,
+            upto: parse_size(size)?,
             weight: weight
                 .trim()
                 .parse()
-                .map_err(|_| format!("'{part}': the weight is a whole number"))?,
+                .map_err(|_| invalid(part, "the weight is a whole number"))?,
         });
     }
     Ok(Sizes::Buckets(buckets))
@@ -87,7 +100,7 @@ pub fn obj_size(text: &str, random: bool) -> Result<Sizes, String> {
 /// (`http://HOST:PORT`); `{A...B}` in a name expands to the numbers A
 /// to B, as in warp. A name without a scheme gets `https://` with
 /// `tls`, else `http://`.
-pub fn hosts(text: &str, tls: bool) -> Result<Vec<String>, String> {
+pub fn hosts(text: &str, tls: bool) -> Result<Vec<String>, ValueError> {
     let mut out = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         for h in expand(item)? {
@@ -100,35 +113,36 @@ pub fn hosts(text: &str, tls: bool) -> Result<Vec<String>, String> {
                 out.push(url);
             }
             if out.len() > MAX_HOSTS {
-                return Err(format!("more than {MAX_HOSTS} endpoints"));
+                return Err(ValueError::TooManyHosts);
             }
         }
     }
     if out.is_empty() {
-        return Err("give at least one endpoint (HOST:PORT)".into());
+        return Err(ValueError::Missing("give at least one endpoint (HOST:PORT)"));
     }
     Ok(out)
 }
 
 /// `a{1...3}b` -> `a1b`, `a2b`, `a3b` (every range of the name, left to
 /// right).
-fn expand(item: &str) -> Result<Vec<String>, String> {
+fn expand(item: &str) -> Result<Vec<String>, ValueError> {
     let Some(open) = item.find('{') else {
         return Ok(vec![item.to_string()]);
     };
     let close = item[open..]
         .find('}')
         .map(|i| open + i)
-        .ok_or_else(|| format!("'{item}': a '{{' without its '}}'"))?;
+        .ok_or_else(|| invalid(item, "a '{' without its '}'"))?;
     let (lo, hi) = item[open + 1..close]
         .split_once("...")
-        .ok_or_else(|| format!("'{item}': a range is {{FIRST...LAST}}"))?;
+        .ok_or_else(|| invalid(item, "a range is {FIRST...LAST}"))?;
     let width = lo.len();
     let (lo, hi): (u64, u64) = match (lo.parse(), hi.parse()) {
         (Ok(a), Ok(b)) if a <= b && b - a < MAX_HOSTS as u64 => (a, b),
         _ => {
-            return Err(format!(
-                "'{item}': a range is {{FIRST...LAST}}, rising, at most {MAX_HOSTS}"
+            return Err(invalid(
+                item,
+                format!("a range is {{FIRST...LAST}}, rising, at most {MAX_HOSTS}"),
             ))
         }
     };
@@ -138,7 +152,7 @@ fn expand(item: &str) -> Result<Vec<String>, String> {
         let name = format!("{}{n:0width$}{}", &item[..open], &item[close + 1..]);
         out.extend(expand(&name)?);
         if out.len() > MAX_HOSTS {
-            return Err(format!("'{item}': more than {MAX_HOSTS} endpoints"));
+            return Err(invalid(item, format!("more than {MAX_HOSTS} endpoints")));
         }
     }
     Ok(out)

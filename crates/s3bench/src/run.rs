@@ -37,6 +37,9 @@ pub struct Run<'a> {
     pub transport: Arc<dyn Transport>,
     /// This process's live view (its workers: `cfg.concurrent / ranks`).
     pub live: &'a Live,
+    /// The run's cancellation token (the session's): workers stop at
+    /// their next request once it is cancelled.
+    pub cancel: &'a iolab_core::CancelToken,
     /// `--live`'s board (None: no live figures).
     pub board: Option<&'a iolab_core::live::Board>,
 }
@@ -92,6 +95,7 @@ pub fn run(r: &Run) -> Result<Report, NotStarted> {
         existing,
         body,
         live: r.live,
+        cancel: r.cancel,
         board: r.board,
         halt: AtomicBool::new(false),
         steady_s: Mutex::new(None),

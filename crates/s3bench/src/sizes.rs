@@ -4,6 +4,7 @@
 //! 64-bit random value, so an object's size follows from the run's seed
 //! and the object's number alone, on every rank, without being stored.
 
+use crate::error::ValueError;
 use iolab_core::random::{below, mix};
 use serde::{Deserialize, Serialize};
 
@@ -56,37 +57,36 @@ impl Sizes {
     }
 
     /// Checks the sizes (the error is for `--obj.size`).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ValueError> {
         let max = MAX_OBJECT;
         match self {
-            Sizes::Fixed(n) if !(1..=max).contains(n) => {
-                Err(format!("{n}: give 1 byte to 5GiB (S3's largest PUT)"))
-            }
-            Sizes::Random { max: m } if !(256..=max).contains(m) => Err(format!(
-                "{m}: with --obj.randsize give 256 bytes to 5GiB (as warp)"
-            )),
+            Sizes::Fixed(n) if !(1..=max).contains(n) => Err(ValueError::Bounds {
+                size: *n,
+                why: "give 1 byte to 5GiB (S3's largest PUT)",
+            }),
+            Sizes::Random { max: m } if !(256..=max).contains(m) => Err(ValueError::Bounds {
+                size: *m,
+                why: "with --obj.randsize give 256 bytes to 5GiB (as warp)",
+            }),
             Sizes::Buckets(b) => check_buckets(b),
             _ => Ok(()),
         }
     }
 }
 
-fn check_buckets(b: &[Bucket]) -> Result<(), String> {
+fn check_buckets(b: &[Bucket]) -> Result<(), ValueError> {
     if b.is_empty() || b.len() > 1000 {
-        return Err("give 1 to 1000 SIZE:WEIGHT buckets".into());
+        return Err(ValueError::Missing("give 1 to 1000 SIZE:WEIGHT buckets"));
     }
     let mut last = 0;
     for k in b {
         if k.upto <= last || k.upto > MAX_OBJECT {
-            return Err(format!(
-                "bucket {}: sizes must rise from bucket to bucket, up to 5GiB",
-                k.upto
-            ));
+            return Err(ValueError::Bucket(k.upto));
         }
         last = k.upto;
     }
     if b.iter().map(|k| k.weight).sum::<u64>() == 0 {
-        return Err("the buckets' weights add up to 0".into());
+        return Err(ValueError::Missing("the buckets' weights add up to 0"));
     }
     Ok(())
 }

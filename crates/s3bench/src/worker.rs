@@ -47,6 +47,8 @@ pub(crate) struct Shared<'a> {
     /// The bytes every PUT sends (its first `size`), random.
     pub body: Vec<u8>,
     pub live: &'a Live,
+    /// The run's token.
+    pub cancel: &'a iolab_core::CancelToken,
     /// `--live`'s board: each worker records its requests there per op.
     pub board: Option<&'a iolab_core::live::Board>,
     /// Stop the timed phase (autoterm, or a failure).
@@ -216,7 +218,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     fn stopping(&self) -> bool {
-        iolab_core::stop::requested() || self.sh.halt.load(Ordering::Relaxed)
+        self.sh.cancel.is_cancelled() || self.sh.halt.load(Ordering::Relaxed)
     }
 
     /// Uploads this worker's share of the objects; false when it could not.
@@ -273,7 +275,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let deadline = mono_ns() + (cfg.duration_s * 1e9) as u64;
         let mut step = 0u64;
         loop {
-            if iolab_core::stop::requested() {
+            if self.sh.cancel.is_cancelled() {
                 self.out.ended = Ended::Interrupted;
                 break;
             }

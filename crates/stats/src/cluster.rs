@@ -79,6 +79,9 @@ pub struct Plan<'a> {
     cfg: &'a Config,
     rsh: Option<RemoteShell>,
     exe: PathBuf,
+    /// Ends the waits on the nodes' remote shells (not the stops'):
+    /// the caller's token, or the process's root (its stop flag).
+    cancel: iolab_core::CancelToken,
 }
 
 impl<'a> Plan<'a> {
@@ -96,7 +99,18 @@ impl<'a> Plan<'a> {
             Some(RemoteShell::resolve(rsh_option.or(cfg.rsh.as_deref()))?)
         };
         let exe = cfg.iolab.clone().unwrap_or_else(|| exe.to_path_buf());
-        Ok(Plan { cfg, rsh, exe })
+        Ok(Plan {
+            cfg,
+            rsh,
+            exe,
+            cancel: iolab_core::CancelToken::process(),
+        })
+    }
+
+    /// Its waits end when `token` (the run's) is cancelled.
+    pub fn with_cancel(mut self, token: &iolab_core::CancelToken) -> Self {
+        self.cancel = token.clone();
+        self
     }
 
     /// The node names: the lists, or this host.
@@ -141,12 +155,9 @@ impl<'a> Plan<'a> {
             Some(rsh) => {
                 let d = dir.display().to_string();
                 let words = ["start-node", "--dir", &d, "--spec", &spec];
-                remote(
-                    rsh,
-                    node,
-                    &self.command(&words),
-                    iolab_core::stop::requested,
-                )
+                remote(rsh, node, &self.command(&words), &|| {
+                    self.cancel.is_cancelled()
+                })
             }
         });
         (self.start_report(results), Vec::new())
@@ -164,7 +175,8 @@ impl<'a> Plan<'a> {
         for n in self.nodes() {
             let d = node::run_dir(&self.cfg.tmp, &n).display().to_string();
             let words = ["start-node", "--dir", &d, "--spec", spec, "--foreground"];
-            let r = held(rsh, &n, &self.command(&words)).map(|step| steps.push(step));
+            let r = held(rsh, &n, &self.command(&words), &self.cancel)
+                .map(|step| steps.push(step));
             results.push((n, r.map(|()| Vec::new())));
         }
         let mut report = self.start_report(results);
@@ -191,7 +203,7 @@ impl<'a> Plan<'a> {
                 Some(rsh) => {
                     let d = dir.display().to_string();
                     let cmd = self.command(&["check-node", "--dir", &d]);
-                    remote_check(rsh, node, &cmd)
+                    remote_check(rsh, node, &cmd, &self.cancel)
                 }
             }
         });
@@ -258,7 +270,7 @@ impl<'a> Plan<'a> {
                 // Not cut short by Ctrl-C: after an interrupted `run` the
                 // collectors must still be stopped. The wait is bounded,
                 // and a second Ctrl-C ends the process.
-                remote(rsh, node, &cmd, || false)
+                remote(rsh, node, &cmd, &|| false)
             }
         });
         let mut parts = Vec::new();
@@ -305,7 +317,7 @@ impl<'a> Plan<'a> {
                     .map_err(|e| e.to_string()),
                 Some(rsh) => {
                     let cmd = self.command(&["forget", "--dir", &dir.display().to_string()]);
-                    remote(rsh, node, &cmd, || false)
+                    remote(rsh, node, &cmd, &|| false)
                 }
             }
         });
@@ -361,14 +373,19 @@ fn died(files: &BTreeMap<String, Vec<u8>>) -> Option<String> {
 /// Starts `cmd` on `node` and returns it still running once it has
 /// written its first line (the collector's start samples are on disk),
 /// or the remote shell's complaint if it ends first.
-fn held(rsh: &RemoteShell, node: &str, cmd: &[String]) -> Result<Remote, String> {
+fn held(
+    rsh: &RemoteShell,
+    node: &str,
+    cmd: &[String],
+    cancel: &iolab_core::CancelToken,
+) -> Result<Remote, String> {
     let mut r = rsh.spawn(node, cmd, &[]).map_err(|e| e.to_string())?;
     let until = std::time::Instant::now() + REMOTE_TIMEOUT;
     loop {
         if r.stdout_so_far().contains(&b'\n') {
             return Ok(r);
         }
-        if r.has_exited() || iolab_core::stop::requested() || std::time::Instant::now() >= until {
+        if r.has_exited() || cancel.is_cancelled() || std::time::Instant::now() >= until {
             let done = r
                 .wait(Duration::from_secs(5), || false)
                 .map_err(|e| e.to_string())?;
@@ -402,7 +419,7 @@ fn remote(
     rsh: &RemoteShell,
     node: &str,
     cmd: &[String],
-    cancelled: fn() -> bool,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<Vec<u8>, String> {
     let r = rsh.spawn(node, cmd, &[]).map_err(|e| e.to_string())?;
     let done = r
@@ -418,11 +435,16 @@ fn remote(
 /// Runs the node-side check `cmd` on `node`: Err with the node's message
 /// only when the check itself refused (exit 2: an unsafe TMP/iolab-stats);
 /// a node that cannot be reached or run passes here and fails at start.
-fn remote_check(rsh: &RemoteShell, node: &str, cmd: &[String]) -> Result<Vec<u8>, String> {
+fn remote_check(
+    rsh: &RemoteShell,
+    node: &str,
+    cmd: &[String],
+    cancel: &iolab_core::CancelToken,
+) -> Result<Vec<u8>, String> {
     let Ok(r) = rsh.spawn(node, cmd, &[]) else {
         return Ok(Vec::new());
     };
-    match r.wait(REMOTE_TIMEOUT, iolab_core::stop::requested) {
+    match r.wait(REMOTE_TIMEOUT, || cancel.is_cancelled()) {
         Ok(done) if done.status.code() == Some(NODE_CHECK_REFUSED) => {
             Err(String::from_utf8_lossy(&done.stderr).trim().to_string())
         }

@@ -30,7 +30,7 @@ pub struct Step {
 }
 
 /// Runs `step` through backend `b`; returns the line to print, if any.
-pub fn run(s: &Step, b: &dyn Backend) -> Result<Option<String>, String> {
+pub fn run(s: &Step, b: &dyn Backend) -> Result<Option<String>, crate::SurveyError> {
     let work_dirs: Vec<PathBuf> = s.dirs.iter().map(|d| d.join(&s.work)).collect();
     match s.step.as_str() {
         "setup" => o::setup_dirs(b, &s.dirs, &s.work).map(|_| None),
@@ -49,20 +49,25 @@ pub fn run(s: &Step, b: &dyn Backend) -> Result<Option<String>, String> {
                 ..s.shape
             };
             let objects = o::objects_in(&work_dirs, s.nobj);
-            let results = o::run_test(b, &objects, &s.name, shape, s.interval_ms);
-            serde_json::to_string(&results)
-                .map(Some)
-                .map_err(|e| e.to_string())
+            // An agent runs outside any session: its process's root
+            // token (the stop flag, raised by SIGTERM) stops it.
+            let cancel = iolab_core::CancelToken::process();
+            let results = o::run_test(b, &objects, &s.name, shape, s.interval_ms, &cancel);
+            Ok(Some(serde_json::to_string(&results)?))
         }
         "echo" => echo(s.port, b, work_dirs.first()).map(Some),
-        other => Err(format!("unknown step '{other}'")),
+        other => Err(crate::SurveyError::Step(other.to_string())),
     }
 }
 
 /// The echo agent of the network cases: serves until stopped, then
 /// returns what it moved (JSON); for netdisk it keeps its objects in
 /// `store_dir` (made first, removed at the end).
-fn echo(port: u16, b: &dyn Backend, store_dir: Option<&PathBuf>) -> Result<String, String> {
+fn echo(
+    port: u16,
+    b: &dyn Backend,
+    store_dir: Option<&PathBuf>,
+) -> Result<String, crate::SurveyError> {
     use crate::echo;
     // SAFETY: prctl with PR_SET_PDEATHSIG touches no memory; it makes the
     // kernel send SIGTERM (a clean stop) when the process that started the
@@ -70,9 +75,9 @@ fn echo(port: u16, b: &dyn Backend, store_dir: Option<&PathBuf>) -> Result<Strin
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     // SAFETY: getppid has no preconditions.
     if unsafe { libc::getppid() } == 1 {
-        return Err("the survey that started this agent is gone".into());
+        return Err(crate::SurveyError::Orphan);
     }
-    let key = iolab_net::SharedKey::resolve(None).map_err(|e| e.to_string())?;
+    let key = iolab_net::SharedKey::resolve(None)?;
     let store = store_dir.map(|d| echo::Store {
         backend: b,
         dir: d.clone(),
@@ -84,6 +89,6 @@ fn echo(port: u16, b: &dyn Backend, store_dir: Option<&PathBuf>) -> Result<Strin
     if let Some(s) = &store {
         s.remove();
     }
-    let totals = served.map_err(|e| e.to_string())?;
-    serde_json::to_string(&totals).map_err(|e| e.to_string())
+    let totals = served?;
+    Ok(serde_json::to_string(&totals)?)
 }

@@ -121,6 +121,9 @@ pub struct DiskPlan {
     /// Live figures (`--live`): each region thread records its records
     /// under the action's name (`write`, `read`).
     pub live: Option<std::sync::Arc<iolab_core::live::Board>>,
+    /// The run's cancellation token (the session's, set by the caller;
+    /// a plan of its own reads the process's stop flag).
+    pub cancel: iolab_core::CancelToken,
 }
 
 impl DiskConfig {
@@ -177,6 +180,7 @@ impl DiskConfig {
             cfg: self.clone(),
             devices,
             live: None,
+            cancel: iolab_core::CancelToken::process(),
         })
     }
 
@@ -395,11 +399,11 @@ pub fn run(plan: &DiskPlan, b: &dyn Backend, on_point: &mut dyn FnMut(&DiskPoint
                 }
                 None => break,
             }
-            if iolab_core::stop::requested() {
+            if plan.cancel.is_cancelled() {
                 break;
             }
         }
-        if iolab_core::stop::requested() {
+        if plan.cancel.is_cancelled() {
             report.outcome = Outcome::Interrupted;
             return report;
         }
@@ -468,13 +472,14 @@ fn run_action(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> Opt
         for (w, buf) in buffers.into_iter().enumerate() {
             let region = &regions[w / s.per_region as usize];
             let (barrier, start, data) = (&barrier, &start, data.as_ref());
+            let cancel = &plan.cancel;
             let live = plan.live.as_ref().map_or_else(iolab_core::live::Recorder::off, |l| {
                 l.recorder(action.name(), w)
             });
             scope.spawn(move || {
                 barrier.wait();
                 let t0 = start.get().copied().unwrap_or_else(Instant::now);
-                region_worker(b, region, data, s, buf, t0, &live);
+                region_worker(b, region, data, s, buf, t0, (&live, cancel));
             });
         }
         let _ = start.set(Instant::now());
@@ -535,14 +540,14 @@ fn region_worker(
     s: Shape,
     mut buf: IoBuffer,
     t0: Instant,
-    live: &iolab_core::live::Recorder,
+    (live, cancel): (&iolab_core::live::Recorder, &iolab_core::CancelToken),
 ) {
     let action = match data {
         Some(_) => Action::Write,
         None => Action::Read,
     };
     if let Some((h, _)) = &r.handle {
-        while !iolab_core::stop::requested() && !has_error(r) {
+        while !cancel.is_cancelled() && !has_error(r) {
             let i = r.next.fetch_add(1, Ordering::Relaxed);
             if i >= s.records {
                 break;

@@ -19,6 +19,7 @@
 //! what it received and sent ([`EchoTotals`]), so the bytes that crossed
 //! the wire are on record.
 
+use iolab_core::CancelToken;
 use crate::object::{Shape, TargetResult};
 use crate::sampler::{self, Counters};
 use crate::ParamError;
@@ -89,10 +90,13 @@ pub struct Store<'a> {
 
 impl Store<'_> {
     /// Makes the work directory (it must not exist: it is ours alone).
-    pub fn make(&self) -> Result<(), String> {
+    pub fn make(&self) -> Result<(), crate::SurveyError> {
         crate::io::cpath(&self.dir)
             .and_then(|c| self.backend.mkdir(&c, 0o755))
-            .map_err(|e| format!("mkdir {}: {e}", self.dir.display()))
+            .map_err(|source| crate::SurveyError::Mkdir {
+                dir: self.dir.clone(),
+                source,
+            })
     }
 
     /// Removes every object and the work directory.
@@ -157,6 +161,9 @@ pub fn serve(
                     let _ = answer(c, key, t, store);
                 });
             }
+            // The agent is a process of its own, started by the survey
+            // through a remote shell and outside any run: SIGTERM (or its
+            // parent's death) raises the process's stop flag, its root.
             Err(_) if iolab_core::stop::requested() => break Ok(()),
             Err(e) => break Err(e),
         }
@@ -279,11 +286,11 @@ pub fn run_test(
     addrs: &[String],
     name: &str,
     s: Shape,
-    interval_ms: u64,
-    key: Option<&SharedKey>,
+    (interval_ms, key): (u64, Option<&SharedKey>),
+    cancel: &CancelToken,
 ) -> Vec<TargetResult> {
     let write = name.contains("write");
-    let links = connect_all(addrs, write, s, key);
+    let links = connect_all(addrs, write, s, key, cancel);
     let counters = Counters::new(&vec![s.thr as usize; addrs.len()]);
     let errors: Vec<Mutex<Option<String>>> = addrs.iter().map(|_| Mutex::new(None)).collect();
     let barrier = Barrier::new(links.len() + 1);
@@ -299,7 +306,7 @@ pub fn run_test(
                 let data = write.then_some((data, file));
                 if let Err(e) = l
                     .conn
-                    .and_then(|c| records(c, (t, base), data, s, counters))
+                    .and_then(|c| records(c, (t, base), data, (s, counters), cancel))
                 {
                     if let Ok(mut slot) = errors[t].lock() {
                         slot.get_or_insert(format!("{}: {e}", addrs[t]));
@@ -337,11 +344,17 @@ pub fn run_test(
 
 /// Every thread's connection and handshake, made before the clock starts
 /// (as the disk case opens its objects first).
-fn connect_all(addrs: &[String], write: bool, s: Shape, key: Option<&SharedKey>) -> Vec<Link> {
+fn connect_all(
+    addrs: &[String],
+    write: bool,
+    s: Shape,
+    key: Option<&SharedKey>,
+    cancel: &CancelToken,
+) -> Vec<Link> {
     let mut out = Vec::new();
     for (t, addr) in addrs.iter().enumerate() {
         for k in 0..s.thr {
-            let conn = conn::connect(addr, NET_TIMEOUT, Cancel::process())
+            let conn = conn::connect(addr, NET_TIMEOUT, Cancel::token(cancel))
                 .and_then(|mut c| {
                     c.idle_timeout = NET_TIMEOUT;
                     let job = json!({
@@ -349,7 +362,7 @@ fn connect_all(addrs: &[String], write: bool, s: Shape, key: Option<&SharedKey>)
                         "rsz_bytes": s.rsz_bytes,
                         "object": k / s.per_obj.max(1),
                     });
-                    handshake::client(&mut c, TOOL, &job, key, Cancel::process())?;
+                    handshake::client(&mut c, TOOL, &job, key, Cancel::token(cancel))?;
                     c.max_payload = s.rsz_bytes as u32;
                     Ok(c)
                 })
@@ -372,10 +385,10 @@ fn records(
     mut c: Conn,
     (t, base): (usize, u64),
     data: Option<(&crate::io::WriteData, u64)>,
-    s: Shape,
-    counters: &Counters,
+    (s, counters): (Shape, &Counters),
+    token: &CancelToken,
 ) -> Result<(), String> {
-    let cancel = Cancel::process();
+    let cancel = Cancel::token(token);
     let write = data.is_some();
     let rsz = s.rsz_bytes as usize;
     let mut buf = vec![0u8; data.map_or(rsz, |(d, _)| d.buffer_len(rsz))];
@@ -384,7 +397,7 @@ fn records(
     }
     let err = |e: NetError| e.to_string();
     for i in 0..s.count {
-        if iolab_core::stop::requested() {
+        if token.is_cancelled() {
             break;
         }
         let off = base + i * s.rsz_bytes;
@@ -477,6 +490,7 @@ pub fn run(
     addrs: &[String],
     key: Option<&SharedKey>,
     on_point: &mut dyn FnMut(&crate::obdfilter::ObdPoint),
+    cancel: &CancelToken,
 ) -> crate::obdfilter::ObdReport {
     use crate::obdfilter::{combine, count_errors, points, ObdPoint, ObdPointResult, ObdReport};
     use iolab_core::{Failure, Outcome};
@@ -507,19 +521,19 @@ pub fn run(
             };
             let mut tests = Vec::new();
             for name in &cfg.tests {
-                let targets = run_test(addrs, name, shape, cfg.interval_ms, key);
+                let targets = run_test(addrs, name, shape, (cfg.interval_ms, key), cancel);
                 let elapsed = targets
                     .iter()
                     .map(|t| t.rates.elapsed_s)
                     .fold(0.0, f64::max);
                 tests.push(combine(name, targets, elapsed));
-                if iolab_core::stop::requested() {
+                if cancel.is_cancelled() {
                     break;
                 }
             }
             point.result = ObdPointResult::Ran { tests };
         }
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             report.outcome = Outcome::Interrupted;
             break;
         }
@@ -556,8 +570,8 @@ impl Agents {
         rsh: Option<&str>,
         iolab: &str,
         work: &str,
-    ) -> Result<Agents, String> {
-        let shell = iolab_launch::RemoteShell::resolve(rsh).map_err(|e| e.to_string())?;
+    ) -> Result<Agents, crate::SurveyError> {
+        let shell = iolab_launch::RemoteShell::resolve(rsh)?;
         let mut agents = Agents {
             runs: Vec::new(),
             addrs: Vec::new(),
@@ -565,7 +579,10 @@ impl Agents {
         for (i, (host, dir)) in targets.iter().enumerate() {
             let port = base_port
                 .checked_add(i as u16)
-                .ok_or_else(|| format!("port {base_port} + {i} is above 65535"))?;
+                .ok_or(crate::SurveyError::Port {
+                    base: base_port,
+                    index: i,
+                })?;
             let mut cmd: Vec<String> = [
                 iolab,
                 "survey",
@@ -584,7 +601,10 @@ impl Agents {
             }
             let r = shell
                 .spawn(host, &cmd, &[])
-                .map_err(|e| format!("{host}: {e}"))?;
+                .map_err(|source| crate::SurveyError::Spawn {
+                    host: host.clone(),
+                    source,
+                })?;
             agents.runs.push((host.clone(), r));
             agents.addrs.push(format!("{host}:{port}"));
         }

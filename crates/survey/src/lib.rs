@@ -16,6 +16,7 @@
 pub mod agent;
 pub mod disk;
 pub mod echo;
+mod error;
 mod io;
 pub mod lustre;
 pub mod mds;
@@ -26,6 +27,7 @@ pub mod ost;
 pub mod remote;
 pub mod sampler;
 
+pub use error::SurveyError;
 use serde::{Deserialize, Serialize};
 
 /// One MB as the kit's figures count it (awk divides KB by 1024): 2^20 bytes.

@@ -99,28 +99,32 @@ pub fn parse_osts(text: &str) -> Osts {
 
 /// Lists the OSTs of the file system mounted at `mount`; the error says
 /// which command failed and how.
-pub fn osts(mount: &Path) -> Result<Osts, String> {
+pub fn osts(mount: &Path) -> Result<Osts, crate::SurveyError> {
     list("osts", mount)
 }
 
 /// Lists the MDTs of the file system mounted at `mount` (`lfs mdts`).
-pub fn mdts(mount: &Path) -> Result<Osts, String> {
+pub fn mdts(mount: &Path) -> Result<Osts, crate::SurveyError> {
     list("mdts", mount)
 }
 
-fn list(what: &str, mount: &Path) -> Result<Osts, String> {
+fn list(what: &str, mount: &Path) -> Result<Osts, crate::SurveyError> {
     let lfs = lfs_command();
     let mut cmd = Command::new(&lfs);
     cmd.arg(what).arg(mount);
-    let out = bounded_output(cmd, LFS_TIMEOUT)
-        .map_err(|e| format!("cannot run '{lfs} {what}': {e} (set LFS to lfs's path)"))?;
+    let out = bounded_output(cmd, LFS_TIMEOUT).map_err(|source| crate::SurveyError::LfsRun {
+        lfs: lfs.to_string(),
+        what: what.to_string(),
+        source,
+    })?;
     if !out.status.success() {
-        return Err(format!(
-            "'{lfs} {what} {}' failed ({}): {}",
-            mount.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(crate::SurveyError::LfsFailed {
+            lfs: lfs.to_string(),
+            what: what.to_string(),
+            mount: mount.to_path_buf(),
+            status: out.status,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(parse_osts(&String::from_utf8_lossy(&out.stdout)))
 }

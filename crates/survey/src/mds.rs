@@ -264,7 +264,14 @@ fn dir_name(i: u64) -> String {
 }
 
 /// Runs the survey; `on_point` sees each point as it completes.
-pub fn run(cfg: &MdsConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&MdsPoint)) -> MdsReport {
+/// It stops between points, tests and operations once `cancel` (the
+/// run's token) is cancelled.
+pub fn run(
+    cfg: &MdsConfig,
+    b: &dyn Backend,
+    on_point: &mut dyn FnMut(&MdsPoint),
+    cancel: &iolab_core::CancelToken,
+) -> MdsReport {
     let mut report = MdsReport {
         header: Header::now(),
         points: Vec::new(),
@@ -281,8 +288,8 @@ pub fn run(cfg: &MdsConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&MdsPoint)
     };
     let mut errors = 0;
     for thr in points(cfg) {
-        let point = run_point(cfg, b, &dirs, thr);
-        if iolab_core::stop::requested() {
+        let point = run_point(cfg, b, &dirs, thr, cancel);
+        if cancel.is_cancelled() {
             report.outcome = Outcome::Interrupted;
             break;
         }
@@ -366,15 +373,21 @@ impl Files<'_> {
     }
 }
 
-fn run_point(cfg: &MdsConfig, b: &dyn Backend, dirs: &[Vec<PathBuf>], thr: u64) -> MdsPoint {
+fn run_point(
+    cfg: &MdsConfig,
+    b: &dyn Backend,
+    dirs: &[Vec<PathBuf>],
+    thr: u64,
+    cancel: &iolab_core::CancelToken,
+) -> MdsPoint {
     let per_thread = cfg.file_count / thr;
     let alive: Vec<Mutex<Alive>> = (0..dirs.len() as u64 * thr)
         .map(|_| Mutex::new(Alive::default()))
         .collect();
     let mut tests = Vec::new();
     for name in &cfg.tests {
-        tests.push(run_test(cfg, b, dirs, thr, per_thread, name, &alive));
-        if iolab_core::stop::requested() {
+        tests.push(run_test(cfg, b, dirs, (thr, per_thread), name, &alive, cancel));
+        if cancel.is_cancelled() {
             break;
         }
     }
@@ -426,10 +439,10 @@ fn run_test(
     cfg: &MdsConfig,
     b: &dyn Backend,
     dirs: &[Vec<PathBuf>],
-    thr: u64,
-    per_thread: u64,
+    (thr, per_thread): (u64, u64),
     name: &str,
     alive: &[Mutex<Alive>],
+    cancel: &iolab_core::CancelToken,
 ) -> MdsTestResult {
     let counters = Counters::new(&vec![thr as usize; dirs.len()]);
     let errors: Vec<Mutex<Option<String>>> = dirs.iter().map(|_| Mutex::new(None)).collect();
@@ -445,7 +458,8 @@ fn run_test(
                 let slot = &alive[w];
                 let h = scope.spawn(move || {
                     barrier.wait();
-                    if let Err(e) = thread_ops(b, name, &f, per_thread, slot, counters, target) {
+                    let work = (&f, per_thread);
+                    if let Err(e) = thread_ops(b, name, work, slot, (counters, target), cancel) {
                         if let Ok(mut s) = errors[target].lock() {
                             s.get_or_insert(e);
                         }
@@ -479,11 +493,10 @@ fn run_test(
 fn thread_ops(
     b: &dyn Backend,
     test: &str,
-    f: &Files,
-    per_thread: u64,
+    (f, per_thread): (&Files, u64),
     slot: &Mutex<Alive>,
-    c: &Counters,
-    target: usize,
+    (c, target): (&Counters, usize),
+    cancel: &iolab_core::CancelToken,
 ) -> Result<(), String> {
     let mut a = slot.lock().map(|a| *a).unwrap_or_default();
     let range = match test {
@@ -493,7 +506,7 @@ fn thread_ops(
     };
     let mut result = Ok(());
     for i in range {
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             break;
         }
         let p = f.path(i);
@@ -621,7 +634,7 @@ mod tests {
         let c = cfg(vec![base.clone()], 2);
         let b = iolab_backend::by_name("posix").unwrap();
         c.validate(b.as_ref()).unwrap();
-        let r = run(&c, b.as_ref(), &mut |_| {});
+        let r = run(&c, b.as_ref(), &mut |_| {}, &iolab_core::CancelToken::new());
         let left = std::fs::read_dir(&base).unwrap().count();
         std::fs::remove_dir_all(&base).unwrap();
         assert_eq!(r.outcome, Outcome::Completed, "{r:?}");

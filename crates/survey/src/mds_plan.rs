@@ -165,7 +165,7 @@ fn find_mount(
 }
 
 fn list_mdts(mount: &Path) -> Result<lustre::Osts, ParamError> {
-    lustre::mdts(mount).map_err(|e| ParamError::new("targets", e))
+    lustre::mdts(mount).map_err(|e| ParamError::new("targets", e.to_string()))
 }
 
 /// The named MDTs, each found in `lfs mdts` and active.
@@ -311,7 +311,7 @@ fn check_stripe_count(n: u64, plan: &mut MdsPlan) -> Result<(), ParamError> {
     let Some(first) = plan.targets.first() else {
         return Ok(());
     };
-    let osts = lustre::osts(first).map_err(|e| ParamError::new("stripe_count", e))?;
+    let osts = lustre::osts(first).map_err(|e| ParamError::new("stripe_count", e.to_string()))?;
     match osts.active.len() as u64 {
         0 => Err(ParamError::new(
             "stripe_count",

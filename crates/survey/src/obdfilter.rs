@@ -7,6 +7,8 @@
 //! least and greatest instantaneous bandwidth of any one target, sampled
 //! every interval (see [`crate::sampler`]).
 
+use iolab_core::CancelToken;
+use crate::SurveyError;
 use crate::io::{cpath, open_data, read_full_at, write_all_at, WriteData};
 pub use crate::object::{Shape, TargetResult};
 use crate::sampler::{self, Bracket, Counters, TargetRates};
@@ -296,13 +298,13 @@ pub fn setup_dirs(
     b: &dyn Backend,
     targets: &[PathBuf],
     work: &str,
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<PathBuf>, SurveyError> {
     let mut made = Vec::new();
     for t in targets {
         let dir = t.join(work);
-        if let Err(e) = cpath(&dir).and_then(|c| b.mkdir(&c, 0o755)) {
+        if let Err(source) = cpath(&dir).and_then(|c| b.mkdir(&c, 0o755)) {
             remove_dirs(b, &made);
-            return Err(format!("mkdir {}: {e}", dir.display()));
+            return Err(SurveyError::Mkdir { dir, source });
         }
         made.push(dir);
     }
@@ -324,7 +326,7 @@ pub fn objects_in(work_dirs: &[PathBuf], nobj: u64) -> Vec<Vec<PathBuf>> {
 
 /// Creates `nobj` objects in each work directory; on failure removes
 /// those it made and says why.
-pub fn create_in(b: &dyn Backend, work_dirs: &[PathBuf], nobj: u64) -> Result<(), String> {
+pub fn create_in(b: &dyn Backend, work_dirs: &[PathBuf], nobj: u64) -> Result<(), SurveyError> {
     let (made, r) = create_objects(b, &objects_in(work_dirs, nobj));
     if r.is_err() {
         destroy(b, &made);
@@ -339,7 +341,14 @@ pub fn destroy_in(b: &dyn Backend, work_dirs: &[PathBuf], nobj: u64) {
 }
 
 /// Runs the survey; `on_point` sees each point as it completes.
-pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)) -> ObdReport {
+/// It stops between points, tests and records once `cancel` (the run's
+/// token) is cancelled.
+pub fn run(
+    cfg: &ObdConfig,
+    b: &dyn Backend,
+    on_point: &mut dyn FnMut(&ObdPoint),
+    cancel: &CancelToken,
+) -> ObdReport {
     let mut report = ObdReport {
         header: Header::now(),
         points: Vec::new(),
@@ -352,22 +361,23 @@ pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)
         cfg.rsh.as_deref(),
         &cfg.remote_iolab,
         &work,
+        cancel,
     ) {
         Ok(h) => h,
         Err(e) => {
-            report.outcome = Outcome::Error(Failure::other("remote shell", e));
+            report.outcome = Outcome::Error(Failure::other("remote shell", e.to_string()));
             return report;
         }
     };
     let made = match setup_dirs(b, &cfg.targets, &work) {
         Ok(m) => m,
         Err(e) => {
-            report.outcome = Outcome::Error(Failure::other("mkdir", e));
+            report.outcome = Outcome::Error(Failure::other("mkdir", e.to_string()));
             return report;
         }
     };
     if let Err(e) = hosts.setup() {
-        report.outcome = Outcome::Error(Failure::other("remote setup", e));
+        report.outcome = Outcome::Error(Failure::other("remote setup", e.to_string()));
         teardown_dirs(b, &made);
         return report;
     }
@@ -380,8 +390,9 @@ pub fn run(cfg: &ObdConfig, b: &dyn Backend, on_point: &mut dyn FnMut(&ObdPoint)
             &hosts,
             (rsz_kb, nobj, thr),
             &mut report.notes,
+            cancel,
         );
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             report.outcome = Outcome::Interrupted;
             break;
         }
@@ -434,6 +445,7 @@ fn run_point(
     hosts: &crate::remote::Hosts,
     (rsz_kb, nobj, thr): (u64, u64, u64),
     notes: &mut Vec<String>,
+    cancel: &CancelToken,
 ) -> ObdPoint {
     let ndevs = (dirs.len() + cfg.remote.len()) as u64;
     let count = records_per_thread(cfg, rsz_kb, thr);
@@ -448,10 +460,12 @@ fn run_point(
     if thr * ndevs * rsz_kb > cfg.max_buffer_kb {
         return point;
     }
-    if let Err(message) = create_in(b, dirs, nobj).and_then(|_| hosts.create(nobj)) {
+    if let Err(e) = create_in(b, dirs, nobj).and_then(|_| hosts.create(nobj)) {
         destroy_in(b, dirs, nobj);
         hosts.destroy(nobj);
-        point.result = ObdPointResult::CreateFailed { message };
+        point.result = ObdPointResult::CreateFailed {
+            message: e.to_string(),
+        };
         return point;
     }
     let shape = Shape {
@@ -464,7 +478,7 @@ fn run_point(
     let mut tests = Vec::new();
     for name in &cfg.tests {
         let pending = hosts.start_test(name, nobj, shape, cfg.interval_ms);
-        let local = run_test(b, &objects, name, shape, cfg.interval_ms);
+        let local = run_test(b, &objects, name, shape, cfg.interval_ms, cancel);
         let (remote, wall_s) = hosts.finish_test(pending);
         // Only remote targets are timed by the wall clock (from starting
         // their agents); local ones by the same clock as their samples, so
@@ -482,7 +496,7 @@ fn run_point(
             ));
         }
         tests.push(t);
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             break;
         }
     }
@@ -493,7 +507,10 @@ fn run_point(
 }
 
 /// Creates every object; returns those made and the first error.
-fn create_objects(b: &dyn Backend, objects: &[Vec<PathBuf>]) -> (Vec<PathBuf>, Result<(), String>) {
+fn create_objects(
+    b: &dyn Backend,
+    objects: &[Vec<PathBuf>],
+) -> (Vec<PathBuf>, Result<(), SurveyError>) {
     let mut made = Vec::new();
     for p in objects.iter().flatten() {
         let r = cpath(p)
@@ -501,7 +518,10 @@ fn create_objects(b: &dyn Backend, objects: &[Vec<PathBuf>]) -> (Vec<PathBuf>, R
             .and_then(|h| b.close(h));
         match r {
             Ok(()) => made.push(p.clone()),
-            Err(e) => return (made, Err(format!("create {}: {e}", p.display()))),
+            Err(source) => {
+                let path = p.clone();
+                return (made, Err(SurveyError::Create { path, source }));
+            }
         }
     }
     (made, Ok(()))
@@ -535,6 +555,7 @@ pub fn run_test(
     name: &str,
     s: Shape,
     interval_ms: u64,
+    cancel: &CancelToken,
 ) -> Vec<TargetResult> {
     if objects.is_empty() {
         return Vec::new();
@@ -560,7 +581,7 @@ pub fn run_test(
                     if !w.handle.as_ref().is_some_and(|h| h.1) {
                         direct[t].store(false, Ordering::Relaxed);
                     }
-                    if let Some(e) = worker(b, w, data, s, counters) {
+                    if let Some(e) = worker(b, w, data, s, counters, cancel) {
                         if let Ok(mut slot) = errors[t].lock() {
                             slot.get_or_insert(e);
                         }
@@ -651,6 +672,7 @@ fn worker(
     data: Option<&WriteData>,
     s: Shape,
     c: &Counters,
+    cancel: &CancelToken,
 ) -> Option<String> {
     let write = data.is_some();
     if let Some(e) = w.error.take() {
@@ -659,7 +681,7 @@ fn worker(
     let (h, direct) = w.handle?;
     let mut err = None;
     for i in 0..s.count {
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             break;
         }
         let off = w.base + i * s.rsz_bytes;
@@ -788,7 +810,7 @@ mod tests {
         let c = cfg(dirs.clone());
         let b = iolab_backend::by_name("posix").unwrap();
         c.validate(b.as_ref()).unwrap();
-        let r = run(&c, b.as_ref(), &mut |_| {});
+        let r = run(&c, b.as_ref(), &mut |_| {}, &iolab_core::CancelToken::new());
         let left: usize = dirs
             .iter()
             .map(|d| std::fs::read_dir(d).unwrap().count())

@@ -193,7 +193,7 @@ pub fn plan(
             "give exactly one target, the Lustre mount point",
         ));
     };
-    let osts = lustre::osts(mount).map_err(|e| ParamError::new("lustre", e))?;
+    let osts = lustre::osts(mount).map_err(|e| ParamError::new("lustre", e.to_string()))?;
     if osts.active.is_empty() {
         return Err(ParamError::new(
             "lustre",
@@ -218,7 +218,9 @@ pub fn file_in(target: &Path) -> PathBuf {
 }
 
 /// Runs the survey: every write, then every read, then the figures.
-pub fn run(cfg: &OstConfig, b: &dyn Backend) -> OstReport {
+/// It stops between files and blocks once `cancel` (the run's token)
+/// is cancelled.
+pub fn run(cfg: &OstConfig, b: &dyn Backend, cancel: &iolab_core::CancelToken) -> OstReport {
     let mut targets: Vec<OstTarget> = cfg
         .targets
         .iter()
@@ -238,22 +240,22 @@ pub fn run(cfg: &OstConfig, b: &dyn Backend) -> OstReport {
     for (i, t) in targets.iter_mut().enumerate() {
         let f = cfg.file(i);
         let ost = cfg.ost_indices.get(i).copied();
-        match timed(b, &f, Write(ost), cfg.size_mb, &mut made) {
+        match timed(b, &f, (Write(ost), cfg.size_mb), &mut made, cancel) {
             Ok((s, direct)) => {
                 (t.write_s, t.write_mb_per_s, t.direct) = (s, cfg.size_mb as f64 / s, direct)
             }
             Err(e) => t.error = Some(format!("write {}: {e}", f.display())),
         }
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             break;
         }
     }
     for (i, t) in targets.iter_mut().enumerate() {
-        if t.error.is_some() || iolab_core::stop::requested() {
+        if t.error.is_some() || cancel.is_cancelled() {
             continue;
         }
         let f = cfg.file(i);
-        match timed(b, &f, Read, cfg.size_mb, &mut made) {
+        match timed(b, &f, (Read, cfg.size_mb), &mut made, cancel) {
             Ok((s, _)) => (t.read_s, t.read_mb_per_s) = (s, cfg.size_mb as f64 / s),
             Err(e) => t.error = Some(format!("read {}: {e}", f.display())),
         }
@@ -263,11 +265,12 @@ pub fn run(cfg: &OstConfig, b: &dyn Backend) -> OstReport {
             let _ = b.unlink(&c);
         }
     }
-    finish(targets)
+    finish(targets, cancel.is_cancelled())
 }
 
-/// The figures, outliers and outcome from the per-target results.
-fn finish(targets: Vec<OstTarget>) -> OstReport {
+/// The figures, outliers and outcome from the per-target results
+/// (`interrupted`: the run's token was cancelled).
+fn finish(targets: Vec<OstTarget>, interrupted: bool) -> OstReport {
     let ok: Vec<&OstTarget> = targets.iter().filter(|t| t.error.is_none()).collect();
     let read = summarise(ok.iter().map(|t| (t.index, t.read_mb_per_s)).collect());
     let write = summarise(ok.iter().map(|t| (t.index, t.write_mb_per_s)).collect());
@@ -285,7 +288,7 @@ fn finish(targets: Vec<OstTarget>) -> OstReport {
         }
     }
     let failed = targets.len() - ok.len();
-    let outcome = if iolab_core::stop::requested() {
+    let outcome = if interrupted {
         Outcome::Interrupted
     } else if failed > 0 {
         Outcome::Error(Failure::other(
@@ -377,9 +380,9 @@ use Pass::{Read, Write};
 fn timed(
     b: &dyn Backend,
     f: &Path,
-    pass: Pass,
-    size_mb: u64,
+    (pass, size_mb): (Pass, u64),
     made: &mut Vec<PathBuf>,
+    cancel: &iolab_core::CancelToken,
 ) -> std::io::Result<(f64, bool)> {
     let c = cpath(f)?;
     let block = BLOCK_BYTES as usize;
@@ -404,7 +407,7 @@ fn timed(
     if matches!(pass, Write(None)) {
         made.push(f.to_path_buf());
     }
-    let r = move_all(b, &h, &mut buf, data.as_ref(), size_mb, direct);
+    let r = move_all(b, &h, &mut buf, data.as_ref(), (size_mb, direct), cancel);
     let closed = b.close(h);
     r?;
     closed?;
@@ -416,13 +419,13 @@ fn move_all(
     h: &Handle,
     buf: &mut IoBuffer,
     data: Option<&WriteData>,
-    size_mb: u64,
-    direct: bool,
+    (size_mb, direct): (u64, bool),
+    cancel: &iolab_core::CancelToken,
 ) -> std::io::Result<()> {
     let write = data.is_some();
     let blocks = size_mb * (MB as u64) / BLOCK_BYTES;
     for i in 0..blocks {
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             return Err(std::io::Error::from_raw_os_error(libc::EINTR));
         }
         let (off, len) = (i * BLOCK_BYTES, BLOCK_BYTES as usize);
@@ -469,7 +472,7 @@ mod tests {
         };
         let b = iolab_backend::by_name("posix").unwrap();
         cfg.validate(b.as_ref()).unwrap();
-        let r = run(&cfg, b.as_ref());
+        let r = run(&cfg, b.as_ref(), &iolab_core::CancelToken::new());
         let left: usize = dirs
             .iter()
             .map(|d| std::fs::read_dir(d).unwrap().count())

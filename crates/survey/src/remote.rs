@@ -9,6 +9,7 @@
 //! from starting the remote command to its exit, so it includes the
 //! remote shell's start-up.
 
+use crate::SurveyError;
 use crate::object::{Shape, TargetResult};
 use crate::sampler::TargetRates;
 use iolab_launch::{Remote, RemoteShell};
@@ -51,6 +52,8 @@ pub struct Hosts {
     iolab: String,
     work: String,
     groups: Vec<(String, Vec<PathBuf>)>,
+    /// The run's token: a step's wait (not a cleanup's) ends with it.
+    cancel: iolab_core::CancelToken,
 }
 
 /// A test started on every host.
@@ -69,7 +72,8 @@ impl Hosts {
         rsh: Option<&str>,
         remote_iolab: &str,
         work: &str,
-    ) -> Result<Hosts, String> {
+        cancel: &iolab_core::CancelToken,
+    ) -> Result<Hosts, SurveyError> {
         let mut groups: Vec<(String, Vec<PathBuf>)> = Vec::new();
         for t in remote {
             match groups.iter_mut().find(|g| g.0 == t.host) {
@@ -80,13 +84,14 @@ impl Hosts {
         let shell = if groups.is_empty() {
             None
         } else {
-            Some(RemoteShell::resolve(rsh).map_err(|e| e.to_string())?)
+            Some(RemoteShell::resolve(rsh)?)
         };
         Ok(Hosts {
             shell,
             iolab: remote_iolab.to_string(),
             work: work.to_string(),
             groups,
+            cancel: cancel.clone(),
         })
     }
 
@@ -118,8 +123,8 @@ impl Hosts {
             .collect()
     }
 
-    fn wait(r: Result<Remote, String>, limit: Duration, cleanup: bool) -> Result<String, String> {
-        let cancelled = || !cleanup && iolab_core::stop::requested();
+    fn wait(&self, r: Result<Remote, String>, limit: Duration, cleanup: bool) -> Result<String, String> {
+        let cancelled = || !cleanup && self.cancel.is_cancelled();
         let f = r?.wait(limit, cancelled).map_err(|e| e.to_string())?;
         let out = String::from_utf8_lossy(&f.stdout).into_owned();
         if f.status.success() {
@@ -129,27 +134,27 @@ impl Hosts {
         }
     }
 
-    fn run_all(&self, step: &str, extra: &[String], cleanup: bool) -> Result<(), String> {
+    fn run_all(&self, step: &str, extra: &[String], cleanup: bool) -> Result<(), SurveyError> {
         let limit = if cleanup { CLEANUP_LIMIT } else { STEP_LIMIT };
-        let errors: Vec<String> = self
+        let errors: Vec<(String, String)> = self
             .spawn_all(step, extra)
             .into_iter()
             .zip(&self.groups)
             .filter_map(|(r, g)| {
-                Self::wait(r, limit, cleanup)
+                self.wait(r, limit, cleanup)
                     .err()
-                    .map(|e| format!("{}: {e}", g.0))
+                    .map(|e| (g.0.clone(), e))
             })
             .collect();
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(errors.join("; "))
+            Err(SurveyError::Remote(errors))
         }
     }
 
     /// Makes the work directories on every host; on failure removes them.
-    pub fn setup(&self) -> Result<(), String> {
+    pub fn setup(&self) -> Result<(), SurveyError> {
         self.run_all("setup", &[], false)
             .inspect_err(|_| self.teardown())
     }
@@ -160,7 +165,7 @@ impl Hosts {
     }
 
     /// Creates `nobj` objects per remote target.
-    pub fn create(&self, nobj: u64) -> Result<(), String> {
+    pub fn create(&self, nobj: u64) -> Result<(), SurveyError> {
         self.run_all("create", &["--nobj".into(), nobj.to_string()], false)
     }
 
@@ -195,7 +200,7 @@ impl Hosts {
     pub fn finish_test(&self, p: Pending) -> (Vec<TargetResult>, f64) {
         let mut out = Vec::new();
         for (r, (host, dirs)) in p.runs.into_iter().zip(&self.groups) {
-            let parsed = Self::wait(r, STEP_LIMIT, false).and_then(|text| {
+            let parsed = self.wait(r, STEP_LIMIT, false).and_then(|text| {
                 serde_json::from_str::<Vec<TargetResult>>(&text)
                     .map_err(|e| format!("agent output: {e}"))
             });

@@ -151,6 +151,11 @@ pub struct WorkDir {
     dir: PathBuf,
     _lock: File,
     taken_over: Vec<PathBuf>,
+    /// The sweep's cancellation token: the process's root (its stop
+    /// flag, which Ctrl-C raises) unless the caller hands one
+    /// ([`WorkDir::with_cancel`]). A cancelled sweep runs no further
+    /// repeat and stops the one running.
+    cancel: iolab_core::CancelToken,
 }
 
 /// The lock file inside a sweep's directory.
@@ -179,10 +184,22 @@ impl WorkDir {
             dir,
             _lock: lock,
             taken_over,
+            cancel: iolab_core::CancelToken::process(),
         })
     }
 
-    /// Its path.
+    /// Runs under `token` (the caller's run token).
+    pub fn with_cancel(mut self, token: &iolab_core::CancelToken) -> WorkDir {
+        self.cancel = token.clone();
+        self
+    }
+
+    /// True once the sweep was cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// The sweep's directory.
     pub fn path(&self) -> &Path {
         &self.dir
     }
@@ -284,7 +301,7 @@ pub fn run_selected(
         ..Summary::default()
     };
     for (i, job) in jobs.iter().enumerate() {
-        if iolab_core::stop::requested() {
+        if work.cancelled() {
             sum.interrupted = true;
             break;
         }
@@ -296,7 +313,7 @@ pub fn run_selected(
         };
         run_job(&at, store, job, &mut sum, on)?;
     }
-    sum.interrupted |= iolab_core::stop::requested();
+    sum.interrupted |= work.cancelled();
     Ok(sum)
 }
 
@@ -409,7 +426,7 @@ fn run_job(
     // Only the first repeat run now can show that the launcher cannot
     // start anything; later ones fail one by one as any point may.
     let first_via_launcher = n == 1 && plan.launcher.is_some();
-    let ended = match run_child(&argv, &out, &err, timeout) {
+    let ended = match run_child(&argv, &out, &err, timeout, work) {
         Ok(e) => e,
         Err(e) if first_via_launcher => {
             return Err(launcher_error(
@@ -427,7 +444,7 @@ fn run_job(
     // any point.
     let launcher_refused = plan.launcher.is_some() && launcher_advice(&stderr).is_some();
     if let (Err(why), true) = (&result, first_via_launcher || launcher_refused) {
-        if !json.exists() && !iolab_core::stop::requested() && !ended.timed_out {
+        if !json.exists() && !work.cancelled() && !ended.timed_out {
             let e = launcher_error(&argv, why, &stderr);
             for f in [&json, &out, &err] {
                 let _ = std::fs::remove_file(f);
@@ -626,6 +643,7 @@ fn run_child(
     out: &Path,
     err: &Path,
     timeout: Option<Duration>,
+    work: &WorkDir,
 ) -> io::Result<Ended> {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let mark = format!(
@@ -652,8 +670,8 @@ fn run_child(
             break st;
         }
         let late = timeout.is_some_and(|t| t0.elapsed() > t);
-        if asked.is_none() && (iolab_core::stop::requested() || late) {
-            timed_out = late && !iolab_core::stop::requested();
+        if asked.is_none() && (work.cancelled() || late) {
+            timed_out = late && !work.cancelled();
             asked = Some(Instant::now());
         }
         if let (Some(at), None) = (asked, termed) {
@@ -696,7 +714,7 @@ pub fn run_unrecorded(
 ) -> Result<Unrecorded, SweepError> {
     let stem = work.path().join(name);
     let (out, err) = (stem.with_extension("out"), stem.with_extension("err"));
-    let ended = run_child(argv, &out, &err, None).map_err(io_err(format!(
+    let ended = run_child(argv, &out, &err, None, work).map_err(io_err(format!(
         "cannot run {}",
         argv.first().map_or("", String::as_str)
     )))?;
@@ -706,7 +724,7 @@ pub fn run_unrecorded(
     }
     Ok(match ended.status.code() {
         Some(0) => Unrecorded::Done,
-        _ if iolab_core::stop::requested() => Unrecorded::Interrupted,
+        _ if work.cancelled() => Unrecorded::Interrupted,
         Some(c) => Unrecorded::Failed(format!("exit status {c}: {said}")),
         None => Unrecorded::Failed(format!(
             "killed by signal {}: {said}",

@@ -101,6 +101,10 @@ pub struct Plan {
     pub user_key: bool,
     /// The options as given.
     pub opts: Options,
+    /// The run's cancellation token (the session's, set by the caller;
+    /// a plan of its own reads the process's stop flag): every wait on
+    /// either side ends with it.
+    pub cancel: iolab_core::CancelToken,
 }
 
 /// A command line that cannot run: the option at fault and why.
@@ -196,6 +200,7 @@ pub fn plan(o: &Options) -> Result<Plan, PlanError> {
         key,
         user_key,
         opts: o.clone(),
+        cancel: iolab_core::CancelToken::process(),
     })
 }
 

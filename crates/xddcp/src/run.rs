@@ -87,7 +87,7 @@ pub fn run(
         each(&r);
         let stop = matches!(r.status, Status::Failed { code, .. } if code != 1);
         out.push(r);
-        if stop || iolab_core::stop::requested() {
+        if stop || p.cancel.is_cancelled() {
             break;
         }
     }
@@ -162,7 +162,7 @@ fn start_destination(p: &Plan, job: &Job) -> Result<(Remote, u16), (u8, String)>
             .rsh
             .spawn_with_stdin(&p.shell_host, &argv, &[], line.as_bytes())
             .map_err(|e| (2, e.to_string()))?;
-        match wait_listening(&mut r, p.timeout_s) {
+        match wait_listening(&mut r, p.timeout_s, &p.cancel) {
             Ok(()) => return Ok((r, port)),
             Err(Ended::Exited(code, err)) => {
                 // Ending without listening is a failure even at status 0;
@@ -210,7 +210,11 @@ enum Ended {
 }
 
 /// Waits until the destination says it listens, exits, or the time is up.
-fn wait_listening(r: &mut Remote, timeout_s: f64) -> Result<(), Ended> {
+fn wait_listening(
+    r: &mut Remote,
+    timeout_s: f64,
+    cancel: &iolab_core::CancelToken,
+) -> Result<(), Ended> {
     let until = Instant::now() + Duration::from_secs_f64(timeout_s);
     loop {
         let err = r.stderr_so_far();
@@ -224,7 +228,7 @@ fn wait_listening(r: &mut Remote, timeout_s: f64) -> Result<(), Ended> {
             let code = exit_code_of(r);
             return Err(Ended::Exited(code, reason(&err)));
         }
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             r.stop();
             return Err(Ended::Cancelled);
         }
@@ -269,6 +273,7 @@ fn run_source(
     remote: &mut Remote,
     heartbeat: Option<&Path>,
     moving: &dyn Fn(u64),
+    cancel: &iolab_core::CancelToken,
 ) -> Result<SourceEnd, String> {
     let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
     let line = key.handoff_line();
@@ -284,7 +289,7 @@ fn run_source(
         if child.has_exited() {
             break;
         }
-        if iolab_core::stop::requested() {
+        if cancel.is_cancelled() {
             child.terminate();
         }
         if peer_ended.is_none() && remote.has_exited() {
@@ -323,11 +328,12 @@ fn finish_destination(
     mut remote: Remote,
     source_ok: bool,
     timeout_s: f64,
+    cancel: &iolab_core::CancelToken,
 ) -> (Result<iolab_launch::Finished, WaitError>, bool) {
     let mut stopped = false;
     if !source_ok {
         let until = Instant::now() + PEER_GRACE;
-        while !remote.has_exited() && Instant::now() < until && !iolab_core::stop::requested() {
+        while !remote.has_exited() && Instant::now() < until && !cancel.is_cancelled() {
             std::thread::sleep(Duration::from_millis(10));
         }
         if !remote.has_exited() {
@@ -336,7 +342,7 @@ fn finish_destination(
         }
     }
     let wait = Duration::from_secs_f64(timeout_s + 10.0);
-    (remote.wait(wait, iolab_core::stop::requested), stopped)
+    (remote.wait(wait, || cancel.is_cancelled()), stopped)
 }
 
 /// How a side's process ended, in words: its exit status, or the signal
@@ -377,11 +383,12 @@ fn signal_name(sig: i32) -> Option<&'static str> {
 }
 
 /// The exit status a side's end stands for: its code, or 1 for a side
-/// killed by a signal (130 when xddcp itself was told to stop).
-fn code_of(status: &ExitStatus) -> u8 {
+/// killed by a signal (130 when xddcp itself was told to stop:
+/// `stopped`).
+fn code_of(status: &ExitStatus, stopped: bool) -> u8 {
     match status.code() {
         Some(c) => c.clamp(0, 255) as u8,
-        None if iolab_core::stop::requested() => INTERRUPTED,
+        None if stopped => INTERRUPTED,
         None => 1,
     }
 }
@@ -456,16 +463,16 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     let argv = args::source(p, job, port, &json_arg, &log_prefix, hb.as_deref());
     let hb_file = hb.as_ref().map(|_| progress_file(&hb_prefix));
     let t0 = Instant::now();
-    let src = run_source(&argv, &p.key, &mut remote, hb_file.as_deref(), moving);
+    let src = run_source(&argv, &p.key, &mut remote, hb_file.as_deref(), moving, &p.cancel);
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(f) = &hb_file {
         let _ = std::fs::remove_file(f);
     }
-    if src.is_err() || iolab_core::stop::requested() {
+    if src.is_err() || p.cancel.is_cancelled() {
         remote.stop();
     }
     let source_ok = src.as_ref().is_ok_and(|s| s.status.success());
-    let (dst, dst_stopped) = finish_destination(remote, source_ok, p.timeout_s);
+    let (dst, dst_stopped) = finish_destination(remote, source_ok, p.timeout_s, &p.cancel);
     let bytes = moved(&json);
     let _ = std::fs::remove_file(&json);
     let src = match src {
@@ -492,7 +499,7 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
         destination: format!("{}:{}", p.addr, job.destination),
         bytes,
         seconds,
-        status: status_of(&src, dst, dst_stopped),
+        status: status_of(&src, dst, dst_stopped, p.cancel.is_cancelled()),
         refused,
     }
 }
@@ -507,6 +514,7 @@ fn status_of(
     src: &SourceEnd,
     dst: Result<iolab_launch::Finished, WaitError>,
     dst_stopped: bool,
+    stopped: bool,
 ) -> Status {
     let s: Side = match (src.status.code(), src.stopped_for_peer) {
         (_, true) => (
@@ -517,12 +525,12 @@ fn status_of(
             let code = c.clamp(0, 255) as u8;
             (code, said(code, &src.stderr))
         }
-        (None, false) => (code_of(&src.status), ended(&src.status)),
+        (None, false) => (code_of(&src.status, stopped), ended(&src.status)),
     };
     let d: Side = match dst {
         _ if dst_stopped => (1, "stopped by xddcp once the source side had ended".into()),
         Ok(f) => {
-            let code = code_of(&f.status);
+            let code = code_of(&f.status, stopped);
             match f.status.code() {
                 Some(_) => (code, said(code, &f.stderr)),
                 None => (code, ended(&f.status)),
@@ -538,7 +546,7 @@ fn status_of(
     // xddcp itself was told to stop: which side noticed first (one
     // interrupted, the other failing on the closed link, or both
     // failing) is a race; the copy was interrupted.
-    if code != 2 && iolab_core::stop::requested() {
+    if code != 2 && stopped {
         code = INTERRUPTED;
     }
     let mut why = Vec::new();

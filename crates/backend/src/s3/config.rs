@@ -154,10 +154,15 @@ fn read_secret(path: &str) -> Result<String, OptionError> {
     Ok(key.to_string())
 }
 
+/// A bucket name that no S3 service takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not a valid bucket name (3 to 63 of a-z, 0-9, '.', '-', starting and ending with a letter or digit)")]
+pub struct BadBucketName;
+
 /// Checks a bucket name against the rules every S3 service shares: 3 to
 /// 63 lower-case letters, digits, dots and dashes, starting and ending
 /// with a letter or digit.
-pub fn check_bucket(b: &str) -> Result<(), String> {
+pub fn check_bucket(b: &str) -> Result<(), BadBucketName> {
     let chars_ok = b
         .bytes()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'-');
@@ -167,10 +172,7 @@ pub fn check_bucket(b: &str) -> Result<(), String> {
         || !ends_ok(b.bytes().next())
         || !ends_ok(b.bytes().last())
     {
-        return Err(
-            "not a valid bucket name (3 to 63 of a-z, 0-9, '.', '-', starting and ending with a letter or digit)"
-                .into(),
-        );
+        return Err(BadBucketName);
     }
     Ok(())
 }

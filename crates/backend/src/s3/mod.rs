@@ -33,7 +33,7 @@ mod objects;
 mod resolver;
 mod sigv4;
 
-pub use config::{check_bucket, S3Config, Signing};
+pub use config::{check_bucket, BadBucketName, S3Config, Signing};
 pub use endpoint::{Endpoint, Got, Listed, Page};
 
 use crate::options::{BackendOptions, OptionError};
@@ -195,19 +195,22 @@ fn run_bucket_name() -> String {
     format!("iolab-{secs}-{}", std::process::id())
 }
 
+/// An `s3://` path without a bucket (`s3:///key`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}: an s3:// path names a bucket: s3://BUCKET/KEY")]
+pub struct NoBucket(pub String);
+
 /// Splits a path into (bucket, key): `s3://bucket/key`, or a plain path
 /// whose key is the path without leading `/` or `./` (`.` and `/` are the
 /// bucket itself). Keys never end with `/`.
-pub fn split_path(path: &str) -> Result<(Option<&str>, &str), String> {
+pub fn split_path(path: &str) -> Result<(Option<&str>, &str), NoBucket> {
     let (bucket, rest) = match path.strip_prefix("s3:/") {
         Some(r) => {
             // `s3://b/k`, or `s3:/b/k` as a PathBuf spells it.
             let r = r.strip_prefix('/').unwrap_or(r);
             let (b, k) = r.split_once('/').unwrap_or((r, ""));
             if b.is_empty() {
-                return Err(format!(
-                    "{path}: an s3:// path names a bucket: s3://BUCKET/KEY"
-                ));
+                return Err(NoBucket(path.to_string()));
             }
             (Some(b), k)
         }

@@ -132,7 +132,7 @@ pub fn conduct<C, R>(
     given: Given,
     line: &str,
     backend: Option<&dyn iolab_backend::Backend>,
-    run: impl FnOnce(&mut Lines, Option<Arc<Board>>) -> Result<R, Halt>,
+    run: impl FnOnce(&mut Lines, Option<Arc<Board>>, &iolab_core::CancelToken) -> Result<R, Halt>,
 ) -> Ended
 where
     C: Serialize + Clone,
@@ -148,7 +148,8 @@ where
     };
     session.start();
     warn_leftovers(&p.leftovers);
-    let measured = run(&mut lines, board)?;
+    let cancel = session.cancel().clone();
+    let measured = run(&mut lines, board, &cancel)?;
     lines.finish();
     let outcome = measured.outcome();
     session.stop_watching(&outcome);

@@ -37,7 +37,7 @@ pub fn plot(summary: &Path, out: Option<&str>, font: Option<&PathBuf>) -> Ended 
     );
     for c in fmt::plot::charts(&parsed) {
         // A closed stdout stops the plot as SIGPIPE would (no further chart).
-        if iolab_core::stop::requested() {
+        if crate::runner::root().is_cancelled() {
             break;
         }
         ok &= plot_chart(&parsed, &c, &prefix, with_text);

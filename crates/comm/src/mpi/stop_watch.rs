@@ -152,7 +152,10 @@ impl Watcher {
         }
     }
 
-    /// One look, under the MPI lock.
+    /// One look, under the MPI lock. The watch reads and raises the
+    /// process-wide stop flag itself, not a run's token: it is made with
+    /// the world, before any run, and it carries a stop between
+    /// processes, whose root tokens are tied to that flag both ways.
     fn tick(&mut self) {
         let _mpi = serialized();
         if self.receive_stops() {

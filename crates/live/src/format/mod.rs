@@ -21,16 +21,19 @@ pub enum Format {
     OpenMetrics,
 }
 
+/// A `--live-format` word that names no format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--live-format {0}: unknown format (give jsonl, csv or openmetrics)")]
+pub struct UnknownFormat(pub String);
+
 impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownFormat;
+    fn from_str(s: &str) -> Result<Self, UnknownFormat> {
         match s {
             "jsonl" => Ok(Format::Jsonl),
             "csv" => Ok(Format::Csv),
             "openmetrics" => Ok(Format::OpenMetrics),
-            _ => Err(format!(
-                "--live-format {s}: unknown format (give jsonl, csv or openmetrics)"
-            )),
+            _ => Err(UnknownFormat(s.to_string())),
         }
     }
 }

@@ -177,7 +177,7 @@ fn plan(
                     .map_or(Limit::DurationS(MAX_DURATION_S), Limit::Count),
                 rpc_timeout_s: t.rpc_timeout_s,
             };
-            job.validate()?;
+            job.validate().map_err(|e| e.to_string())?;
             jobs.push((ti, i, job));
         }
     }

@@ -8,6 +8,7 @@
 
 mod nodes;
 
+use super::SessionError;
 use super::batch::{self, Running};
 use super::slot::Slot;
 use super::{
@@ -80,15 +81,15 @@ struct State {
 pub fn serve(
     cfg: SessionConfig,
     path: &Path,
-    ready: impl FnOnce(Result<(), String>),
-) -> Result<(), String> {
+    ready: impl FnOnce(Result<(), &SessionError>),
+) -> Result<(), SessionError> {
     let started = crate::new_token()
-        .map_err(|e| e.to_string())
+        .map_err(SessionError::from)
         .and_then(|t| bind(path).map(|l| (t, l)));
     let (token, (l, made)) = match started {
         Ok(x) => x,
         Err(e) => {
-            ready(Err(e.clone()));
+            ready(Err(&e));
             return Err(e);
         }
     };
@@ -104,6 +105,8 @@ pub fn serve(
     ready(Ok(()));
     let timeout = Duration::from_secs(st.cfg.timeout_s);
     let mut last = Instant::now();
+    // The daemon is a process of its own (started by new_session, outside
+    // any run): SIGTERM raises the process's stop flag, its root.
     while last.elapsed() < timeout && !iolab_core::stop::requested() {
         st.reap();
         match l.accept() {
@@ -130,23 +133,25 @@ pub fn serve(
 /// Binds the socket, making its directory when absent (true in the
 /// second member then); a stale socket (its daemon gone) is replaced, a
 /// live one is refused.
-fn bind(path: &Path) -> Result<(UnixListener, bool), String> {
+fn bind(path: &Path) -> Result<(UnixListener, bool), SessionError> {
     let made = super::make_dir(path)?;
+    let at = |source| SessionError::Path {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Ok(m) = std::fs::symlink_metadata(path) {
         if UnixStream::connect(path).is_ok() {
-            return Err(format!(
-                "a session is already open under this {} (end it with `lst end_session`, or use new_session --force)",
-                super::SESSION_ENV
-            ));
+            return Err(SessionError::Open);
         }
         if !m.file_type().is_socket() {
-            return Err(format!("{}: exists and is not a socket", path.display()));
+            return Err(SessionError::NotSocket {
+                path: path.to_path_buf(),
+            });
         }
-        std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::remove_file(path).map_err(at)?;
     }
-    let l = UnixListener::bind(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    l.set_nonblocking(true)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let l = UnixListener::bind(path).map_err(at)?;
+    l.set_nonblocking(true).map_err(at)?;
     Ok((l, made))
 }
 
@@ -213,7 +218,7 @@ impl State {
         if self.groups.contains_key(name) {
             return Err(format!("group {name:?} already exists"));
         }
-        let nodes = crate::hosts::nodes(hosts, self.cfg.port)?;
+        let nodes = crate::hosts::nodes(hosts, self.cfg.port).map_err(|e| e.to_string())?;
         self.ensure_agents(&nodes, None)
             .map_err(|e| e.to_string())?;
         self.groups.insert(name.to_string(), nodes);
@@ -245,7 +250,7 @@ impl State {
             &mut remotes,
             &self.token,
             key.as_ref(),
-            &stop,
+            Cancel::with(&stop),
             until,
         )?;
         let mut slots = Vec::new();
@@ -328,7 +333,7 @@ impl State {
     }
 
     fn add_test(&mut self, batch: &str, def: TestDef) -> Result<(), String> {
-        def.test.validate()?;
+        def.test.validate().map_err(|e| e.to_string())?;
         for g in [&def.from, &def.to] {
             if !self.groups.contains_key(g) {
                 return Err(format!("no group {g:?}: add it first with add_group"));

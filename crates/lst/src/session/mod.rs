@@ -27,6 +27,69 @@ pub const SESSION_ENV: &str = "LST_SESSION";
 pub const DIR_ENV: &str = "IOLAB_LST_DIR";
 /// LNet's default session timeout, in seconds.
 pub const DEFAULT_TIMEOUT_S: u64 = 300;
+/// Why a session's socket could not be found, made or asked.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// An `LST_SESSION` value that cannot name a file (bad usage).
+    #[error("{SESSION_ENV}={0:?}: use 1 to 64 letters, digits, '_', '-' or '.' (e.g. export {SESSION_ENV}=$$)")]
+    Id(String),
+    /// This process's owner could not be read.
+    #[error("cannot read /proc/self: {0}")]
+    Owner(#[source] std::io::Error),
+    /// The socket's directory (or the socket) could not be looked at.
+    #[error("{}: {source}", path.display())]
+    Path {
+        /// The directory or socket.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The socket's directory could not be made.
+    #[error("{}: cannot make the session directory: {source}", dir.display())]
+    MakeDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The socket's directory is not ours alone: a planted one could
+    /// hold a fake daemon.
+    #[error("{}: not a directory of yours closed to others (mode 0700): refusing to use it for session sockets", dir.display())]
+    NotPrivate {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A live session already holds the socket.
+    #[error("a session is already open under this {SESSION_ENV} (end it with `lst end_session`, or use new_session --force)")]
+    Open,
+    /// Something that is not a socket is where the socket goes.
+    #[error("{}: exists and is not a socket", path.display())]
+    NotSocket {
+        /// The path.
+        path: PathBuf,
+    },
+    /// No daemon answers at the socket.
+    #[error("no session here ({}: {source}): start one with `lst new_session NAME`, with {SESSION_ENV} exported", path.display())]
+    NoSession {
+        /// The socket.
+        path: PathBuf,
+        /// Why the connect failed.
+        source: std::io::Error,
+    },
+    /// The daemon could not be written to or read from in time.
+    #[error("the session daemon: {0}")]
+    Daemon(#[source] std::io::Error),
+    /// The request could not be encoded.
+    #[error("{0}")]
+    Encode(#[source] serde_json::Error),
+    /// The daemon's answer does not parse.
+    #[error("the session daemon answered garbage: {0}")]
+    Garbage(#[source] serde_json::Error),
+    /// No session token could be drawn.
+    #[error(transparent)]
+    Token(#[from] crate::LstError),
+}
+
 /// Largest request or reply line.
 const MAX_LINE_BYTES: u64 = 16 << 20;
 
@@ -77,7 +140,7 @@ impl NodeState {
 
     /// lst's `--clean` words: `active`, `busy`, `down`, `unknown`, and
     /// `invalid` (any state but active).
-    pub fn parse_set(word: &str) -> Result<Vec<NodeState>, String> {
+    pub fn parse_set(word: &str) -> Result<Vec<NodeState>, crate::input::InputError> {
         use NodeState::*;
         Ok(match word.to_ascii_lowercase().as_str() {
             "active" => vec![Active],
@@ -86,8 +149,9 @@ impl NodeState {
             "unknown" => vec![Unknown],
             "invalid" => vec![Busy, Down, Unknown],
             _ => {
-                return Err(format!(
-                    "{word:?}: a state is active, busy, down, unknown or invalid"
+                return Err(crate::input::InputError::invalid(
+                    format!("{word:?}"),
+                    "a state is active, busy, down, unknown or invalid",
                 ))
             }
         })
@@ -360,7 +424,7 @@ pub enum Reply {
 }
 
 /// Checks an `LST_SESSION` value: it names a file.
-pub fn check_id(id: &str) -> Result<(), String> {
+pub fn check_id(id: &str) -> Result<(), SessionError> {
     let ok = !id.is_empty()
         && id.len() <= 64
         && id
@@ -370,9 +434,7 @@ pub fn check_id(id: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "{SESSION_ENV}={id:?}: use 1 to 64 letters, digits, '_', '-' or '.' (e.g. export {SESSION_ENV}=$$)"
-        ))
+        Err(SessionError::Id(id.to_string()))
     }
 }
 
@@ -380,16 +442,16 @@ pub fn check_id(id: &str) -> Result<(), String> {
 /// real directory of ours that nobody else can enter (a planted one
 /// could hold a fake daemon); it is made by the session's daemon
 /// ([`make_dir`]), not by the commands that only look for a session.
-pub fn socket_path(id: &str) -> Result<PathBuf, String> {
+pub fn socket_path(id: &str) -> Result<PathBuf, SessionError> {
     check_id(id)?;
     let me = my_uid()?;
     socket_in(&session_dir(me), id, me)
 }
 
-fn my_uid() -> Result<u32, String> {
+fn my_uid() -> Result<u32, SessionError> {
     std::fs::metadata("/proc/self")
         .map(|m| m.uid())
-        .map_err(|e| format!("cannot read /proc/self: {e}"))
+        .map_err(SessionError::Owner)
 }
 
 /// Where the session sockets of user `me` go: `IOLAB_LST_DIR`, else
@@ -406,21 +468,25 @@ fn default_dir(me: u32) -> PathBuf {
 }
 
 /// [`socket_path`] in `dir`, for user `me`.
-fn socket_in(dir: &Path, id: &str, me: u32) -> Result<PathBuf, String> {
+fn socket_in(dir: &Path, id: &str, me: u32) -> Result<PathBuf, SessionError> {
     match std::fs::symlink_metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("{}: {e}", dir.display())),
+        Err(source) => {
+            return Err(SessionError::Path {
+                path: dir.to_path_buf(),
+                source,
+            })
+        }
         Ok(m) => check_dir(dir, &m, me)?,
     }
     Ok(dir.join(format!("{id}.sock")))
 }
 
-fn check_dir(dir: &Path, m: &std::fs::Metadata, me: u32) -> Result<(), String> {
+fn check_dir(dir: &Path, m: &std::fs::Metadata, me: u32) -> Result<(), SessionError> {
     if !m.is_dir() || m.uid() != me || m.permissions().mode() & 0o077 != 0 {
-        return Err(format!(
-            "{}: not a directory of yours closed to others (mode 0700): refusing to use it for session sockets",
-            dir.display()
-        ));
+        return Err(SessionError::NotPrivate {
+            dir: dir.to_path_buf(),
+        });
     }
     Ok(())
 }
@@ -428,19 +494,22 @@ fn check_dir(dir: &Path, m: &std::fs::Metadata, me: u32) -> Result<(), String> {
 /// Makes the directory of the session socket `path` (0700) when absent
 /// and checks it as [`socket_path`] does; true when this call made it
 /// (its session then removes it at its end, [`tidy_dir`]).
-pub fn make_dir(path: &Path) -> Result<bool, String> {
+pub fn make_dir(path: &Path) -> Result<bool, SessionError> {
     let dir = path.parent().unwrap_or(Path::new("/"));
     let made = match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => true,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
-        Err(e) => {
-            return Err(format!(
-                "{}: cannot make the session directory: {e}",
-                dir.display()
-            ))
+        Err(source) => {
+            return Err(SessionError::MakeDir {
+                dir: dir.to_path_buf(),
+                source,
+            })
         }
     };
-    let m = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let m = std::fs::symlink_metadata(dir).map_err(|source| SessionError::Path {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     check_dir(dir, &m, my_uid()?)?;
     Ok(made)
 }
@@ -465,22 +534,20 @@ pub fn tidy_dir(path: &Path, made: bool) {
 
 /// Sends one request to the daemon at `path` and returns its reply;
 /// `wait` bounds the reply (a request that starts agents takes longer).
-pub fn call(path: &Path, req: &Request, wait: Duration) -> Result<Reply, String> {
-    let mut s = UnixStream::connect(path).map_err(|e| {
-        format!(
-            "no session here ({}: {e}): start one with `lst new_session NAME`, with {SESSION_ENV} exported",
-            path.display()
-        )
+pub fn call(path: &Path, req: &Request, wait: Duration) -> Result<Reply, SessionError> {
+    let mut s = UnixStream::connect(path).map_err(|source| SessionError::NoSession {
+        path: path.to_path_buf(),
+        source,
     })?;
-    let io = |e: std::io::Error| format!("the session daemon: {e}");
+    let io = SessionError::Daemon;
     s.set_read_timeout(Some(wait)).map_err(io)?;
     s.set_write_timeout(Some(Duration::from_secs(10)))
         .map_err(io)?;
-    let mut line = serde_json::to_vec(req).map_err(|e| e.to_string())?;
+    let mut line = serde_json::to_vec(req).map_err(SessionError::Encode)?;
     line.push(b'\n');
     s.write_all(&line).map_err(io)?;
     let text = read_line(&mut s).map_err(io)?;
-    serde_json::from_str(&text).map_err(|e| format!("the session daemon answered garbage: {e}"))
+    serde_json::from_str(&text).map_err(SessionError::Garbage)
 }
 
 /// One line, at most [`MAX_LINE_BYTES`].

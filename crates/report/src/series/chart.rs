@@ -135,12 +135,12 @@ fn lines(series: &[Series], phase: &str, metric: &str) -> Vec<Line> {
 pub const SIZE: (u32, u32) = (900, 560);
 
 /// The chart as SVG text. Without a font (`text` false) it has no labels.
-pub fn svg(c: &Chart, text: bool) -> Result<String, String> {
+pub fn svg(c: &Chart, text: bool) -> Result<String, crate::canvas::ChartError> {
     crate::canvas::svg(SIZE, |root| draw(root, c, text))
 }
 
 /// The chart as PNG bytes.
-pub fn png(c: &Chart, text: bool) -> Result<Vec<u8>, String> {
+pub fn png(c: &Chart, text: bool) -> Result<Vec<u8>, crate::canvas::ChartError> {
     crate::canvas::png(SIZE, |root| draw(root, c, text))
 }
 
@@ -277,11 +277,11 @@ fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     c: &Chart,
     text: bool,
-) -> Result<(), String>
+) -> Result<(), crate::canvas::ChartError>
 where
     DB::ErrorType: 'static,
 {
-    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let e = |x: &dyn std::fmt::Display| crate::canvas::ChartError::Draw(x.to_string());
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let xs = xs(c);
     let scale = XScale::for_values(&xs);

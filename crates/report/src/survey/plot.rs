@@ -177,12 +177,22 @@ pub fn use_font(bytes: &'static [u8]) -> bool {
 pub const SIZE: (u32, u32) = (800, 600);
 
 /// The chart as SVG text.
-pub fn svg(kind: Kind, c: &Chart, title: &str, text: bool) -> Result<String, String> {
+pub fn svg(
+    kind: Kind,
+    c: &Chart,
+    title: &str,
+    text: bool,
+) -> Result<String, crate::canvas::ChartError> {
     crate::canvas::svg(SIZE, |root| draw(root, kind, c, title, text))
 }
 
 /// The chart as PNG bytes.
-pub fn png(kind: Kind, c: &Chart, title: &str, text: bool) -> Result<Vec<u8>, String> {
+pub fn png(
+    kind: Kind,
+    c: &Chart,
+    title: &str,
+    text: bool,
+) -> Result<Vec<u8>, crate::canvas::ChartError> {
     crate::canvas::png(SIZE, |root| draw(root, kind, c, title, text))
 }
 
@@ -194,11 +204,11 @@ fn draw<DB: DrawingBackend>(
     c: &Chart,
     title: &str,
     text: bool,
-) -> Result<(), String>
+) -> Result<(), crate::canvas::ChartError>
 where
     DB::ErrorType: 'static,
 {
-    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let e = |x: &dyn std::fmt::Display| crate::canvas::ChartError::Draw(x.to_string());
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let pts = c.series.iter().flat_map(|s| s.1.iter());
     // Threads double from point to point: the x axis is log2(threads),

@@ -66,7 +66,7 @@ fn e2e_operator(c: &mut Cursor, op: &str) -> Result<E2eSetter, UsageError> {
         "issource" => Box::new(|e| e.issource = true),
         "isdestination" => Box::new(|e| e.isdestination = true),
         "destination" => {
-            let d = parse_destination(c.value("HOST[:PORT[,N]]")?).map_err(|m| c.err(m))?;
+            let d = parse_destination(c.value("HOST[:PORT[,N]]")?).map_err(|m| c.err(m.to_string()))?;
             Box::new(move |e| e.destinations.push(d.clone()))
         }
         "port" => {
@@ -97,8 +97,11 @@ fn e2e_operator(c: &mut Cursor, op: &str) -> Result<E2eSetter, UsageError> {
 }
 
 /// Reads `host[:baseport[,nports]]` (an IPv6 host in brackets).
-pub fn parse_destination(s: &str) -> Result<Destination, String> {
-    let bad = |why: &str| format!("destination '{s}': {why} (HOST[:PORT[,N]])");
+pub fn parse_destination(s: &str) -> Result<Destination, super::error::E2eError> {
+    let bad = |why: &str| super::error::E2eError::Destination {
+        given: s.to_string(),
+        why: why.to_string(),
+    };
     let (host, rest) = if let Some(r) = s.strip_prefix('[') {
         let (h, after) = r.split_once(']').ok_or_else(|| bad("no ']'"))?;
         (h.to_string(), after.strip_prefix(':').unwrap_or(after))

@@ -33,6 +33,7 @@
 
 pub mod args;
 pub mod counts;
+mod error;
 pub mod lock;
 pub mod monitor;
 pub mod opts;
@@ -43,6 +44,8 @@ pub mod session;
 pub mod sum;
 pub mod terms;
 pub mod validate;
+
+pub use error::E2eError;
 
 /// `End` flag: every request of the pass was sent.
 pub const END_COMPLETE: u8 = 0;

@@ -123,25 +123,26 @@ impl E2eOpts {
 
     /// The address and port of every QThread, in QThread order: QThread
     /// k uses the base port of its destination plus its rank there.
-    pub fn endpoints(&self, queuedepth: u64) -> Result<Vec<(String, u16)>, String> {
+    pub fn endpoints(&self, queuedepth: u64) -> Result<Vec<(String, u16)>, super::error::E2eError> {
         let counts = self.counts(queuedepth)?;
         let mut out = Vec::new();
         for (d, n) in self.destinations.iter().zip(counts) {
             let base = d.base_port.or(self.port).unwrap_or(DEFAULT_PORT);
             let last = u64::from(base) + n - 1;
             if last > 65_535 {
-                return Err(format!(
-                    "{}: {n} ports from {base} go past port 65535; choose a lower base port",
-                    d.describe()
-                ));
+                return Err(super::error::E2eError::PastMax {
+                    destination: d.describe(),
+                    ports: n,
+                    base,
+                });
             }
             for k in 0..n {
                 let ep = (d.host.clone(), (u64::from(base) + k) as u16);
                 if out.contains(&ep) {
-                    return Err(format!(
-                        "port {} of {} is used by two QThreads; give the destinations separate port ranges",
-                        ep.1, ep.0
-                    ));
+                    return Err(super::error::E2eError::PortTwice {
+                        port: ep.1,
+                        host: ep.0,
+                    });
                 }
                 out.push(ep);
             }
@@ -151,20 +152,17 @@ impl E2eOpts {
 
     /// Ports per destination: each its own count (or `portcount`); one
     /// destination without a count takes the whole queue depth.
-    fn counts(&self, queuedepth: u64) -> Result<Vec<u64>, String> {
+    fn counts(&self, queuedepth: u64) -> Result<Vec<u64>, super::error::E2eError> {
         let given: Vec<Option<u64>> = self
             .destinations
             .iter()
             .map(|d| d.ports.or(self.portcount).map(u64::from))
             .collect();
         match given.as_slice() {
-            [] => Err("no destination: give -e2e destination HOST[:PORT[,N]] on both sides".into()),
+            [] => Err(super::error::E2eError::NoDestination),
             [None] => Ok(vec![queuedepth]),
             g if g.iter().all(Option::is_some) => Ok(g.iter().map(|n| n.unwrap_or(0)).collect()),
-            _ => Err(
-                "with several destinations, give each its ports (HOST:PORT,N) or -e2e portcount N"
-                    .into(),
-            ),
+            _ => Err(super::error::E2eError::PortsOfEach),
         }
     }
 }
@@ -256,7 +254,7 @@ mod tests {
             destinations: vec![parse_destination("a:65535,2").unwrap()],
             ..Default::default()
         };
-        assert!(high.endpoints(2).unwrap_err().contains("65535"));
+        assert!(high.endpoints(2).unwrap_err().to_string().contains("65535"));
         let mixed = E2eOpts {
             destinations: vec![
                 parse_destination("a:1,2").unwrap(),

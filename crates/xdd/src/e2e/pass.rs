@@ -152,7 +152,7 @@ pub fn source(st: &mut QState, cx: &PassCtx) -> Counts {
 fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) -> (u64, u8) {
     let plan = cx.plan;
     let qd = plan.opts.queuedepth.max(1);
-    let cancel = Cancel::with(cx.run.stop_flag());
+    let cancel = Cancel::token_with(cx.run.token(), cx.run.stop_flag());
     let generate = plan.caps.discards;
     let len0 = plan.xfer_bytes as usize;
     let mut sums = FrameSums::new(&plan.pattern, generate, st.buf.as_slice(), len0, cx.pass);
@@ -343,7 +343,7 @@ fn finish_source(
     sent: u64,
     flag: u8,
 ) {
-    let cancel = Cancel::with(cx.run.stop_flag());
+    let cancel = Cancel::token_with(cx.run.token(), cx.run.stop_flag());
     let r = link
         .conn
         .send(Kind::End, flag, sent, &[], cancel)
@@ -405,7 +405,7 @@ fn receive_share(
 ) -> Result<(), String> {
     let plan = cx.plan;
     let qd = plan.opts.queuedepth.max(1);
-    let cancel = Cancel::with(cx.run.stop_flag());
+    let cancel = Cancel::token_with(cx.run.token(), cx.run.stop_flag());
     let mut lock = LockstepLocal::default();
     let mut writes = 0u64;
     let mut n = link.first_op_in(cx.pass) + st.q as u64;
@@ -586,7 +586,7 @@ fn end_of_share(
     if let Some(w) = why {
         return Err(format!("target {} qthread {q}: {w}", plan.index));
     }
-    let cancel = Cancel::with(cx.run.stop_flag());
+    let cancel = Cancel::token_with(cx.run.token(), cx.run.stop_flag());
     link.conn
         .send(Kind::End, 0, got, &[], cancel)
         .map(drop)

@@ -84,10 +84,12 @@ fn usage(msg: impl Into<String>) -> RunError {
 }
 
 /// Connects every end-to-end target of the plan; `listening` is called
-/// once every destination port is bound. None for other targets.
+/// once every destination port is bound. None for other targets. The
+/// waits for the peer end when `cancel` (the run's token) is cancelled.
 pub fn connect_all(
     plan: &Plan,
     listening: impl FnOnce(Vec<String>),
+    cancel: &iolab_core::CancelToken,
 ) -> Result<Vec<Option<Session>>, RunError> {
     let passes = plan.global.passes;
     let mut bound = Vec::new();
@@ -115,7 +117,7 @@ pub fn connect_all(
     for ((t, b), r) in plan.targets.iter().zip(bound).zip(resumes) {
         out.push(match (t.opts.e2e.role(), b, r) {
             (Some(Role::Destination), Some((ls, _)), Some(r)) => {
-                let s = destination(t, passes, ls, r)?;
+                let s = destination(t, passes, ls, r, cancel)?;
                 s.first_record(&t.opts.path)
                     .map_err(|err| RunError::Target {
                         target: t.index,
@@ -129,7 +131,7 @@ pub fn connect_all(
                     })?;
                 Some(s)
             }
-            (Some(Role::Source), _, _) => Some(source(t, passes)?),
+            (Some(Role::Source), _, _) => Some(source(t, passes, cancel)?),
             _ => None,
         });
     }
@@ -149,7 +151,7 @@ type Bound = (Vec<TcpListener>, String);
 
 /// Binds every port of a destination target.
 fn bind(t: &TargetPlan) -> Result<Bound, RunError> {
-    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(usage)?;
+    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(|e| usage(e.to_string()))?;
     let mut ls = Vec::new();
     for (h, p) in &eps {
         ls.push(conn::listen(&addr(h, *p)).map_err(|e| usage(e.to_string()))?);
@@ -195,6 +197,7 @@ fn destination(
     passes: u64,
     listeners: Vec<TcpListener>,
     r: Resume,
+    cancel: &iolab_core::CancelToken,
 ) -> Result<Session, RunError> {
     let key = key_of(t)?;
     let mine: Vec<Terms> = (0..listeners.len())
@@ -206,7 +209,7 @@ fn destination(
             m
         })
         .collect();
-    let (conns, peer_path, notes) = accept_all(t, listeners, &mine, key)?;
+    let (conns, peer_path, notes) = accept_all(t, listeners, &mine, key, cancel)?;
     let mut notes = notes;
     let first_op = first_op(t, r.offset);
     if r.offset > terms::start_bytes(t) || r.pass > 1 {
@@ -274,6 +277,7 @@ fn accept_all(
     listeners: Vec<TcpListener>,
     mine: &[Terms],
     key: Option<SharedKey>,
+    cancel: &iolab_core::CancelToken,
 ) -> Result<(Vec<Conn>, String, Vec<String>), RunError> {
     let timeout = Duration::from_secs_f64(t.opts.e2e.timeout_s());
     let until = Instant::now() + timeout;
@@ -286,7 +290,7 @@ fn accept_all(
     let mut judge = |q: usize, p: &serde_json::Value| -> Result<serde_json::Value, String> {
         let s: Terms = serde_json::from_value(p.clone())
             .map_err(|e| format!("the source's terms are not iolab xdd's: {e}"))?;
-        terms::judge(&s, &mine[q])?;
+        terms::judge(&s, &mine[q]).map_err(|e| e.to_string())?;
         Ok(ours[q].clone())
     };
     let mut gate = Gate::new(listeners, key, limit);
@@ -297,7 +301,7 @@ fn accept_all(
         let left = until.saturating_duration_since(Instant::now());
         // Wake each second to see whether the source, which connects
         // its QThreads one after another, is gone.
-        let why = match gate.next(&mut judge, left.min(WATCH), Cancel::process()) {
+        let why = match gate.next(&mut judge, left.min(WATCH), Cancel::token(cancel)) {
             Ok(Event::Admitted {
                 mut conn,
                 peer,
@@ -378,9 +382,13 @@ fn no_source(t: &TargetPlan, at: Option<std::net::SocketAddr>, rejected: &[Strin
 
 /// The source side: connect each QThread to its port (retrying while
 /// the destination starts) and hand it our terms.
-fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
+fn source(
+    t: &TargetPlan,
+    passes: u64,
+    cancel: &iolab_core::CancelToken,
+) -> Result<Session, RunError> {
     let key = key_of(t)?;
-    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(usage)?;
+    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(|e| usage(e.to_string()))?;
     let wait = Duration::from_secs_f64(t.opts.e2e.timeout_s());
     let until = Instant::now() + wait;
     let mut conns = Vec::new();
@@ -393,7 +401,7 @@ fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
         let left = Duration::from_millis(
             until.saturating_duration_since(Instant::now()).as_millis() as u64 + 1,
         );
-        let mut c = match conn::connect(&a, left, Cancel::process()) {
+        let mut c = match conn::connect(&a, left, Cancel::token(cancel)) {
             Ok(c) => c,
             Err(NetError::Cancelled) => return Err(RunError::Interrupted),
             Err(e @ NetError::Resolve { .. }) => return Err(usage(e.to_string())),
@@ -405,7 +413,7 @@ fn source(t: &TargetPlan, passes: u64) -> Result<Session, RunError> {
         c.idle_timeout = Duration::from_secs_f64(HANDSHAKE_S.max(t.opts.e2e.timeout_s()));
         let mine = serde_json::to_value(Terms::of(t, passes, q as u64))
             .map_err(|e| RunError::Net(e.to_string()))?;
-        let agreed = match handshake::client(&mut c, TOOL, &mine, key.as_ref(), Cancel::process()) {
+        let agreed = match handshake::client(&mut c, TOOL, &mine, key.as_ref(), Cancel::token(cancel)) {
             Ok(a) => a,
             Err(NetError::Rejected(msg)) => return Err(usage(msg)),
             Err(e @ NetError::Auth(_)) => return Err(usage(format!("{a}: {e}"))),

@@ -91,49 +91,89 @@ pub fn start_bytes(plan: &TargetPlan) -> u64 {
     plan.seek.pass(1).offset(0)
 }
 
-fn differ(what: &str, s: impl std::fmt::Display, d: impl std::fmt::Display) -> String {
-    format!("the two sides must have the same {what} (guide 10.5): the source has {s}, the destination {d}")
+fn differ(what: &'static str, s: impl std::fmt::Display, d: impl std::fmt::Display) -> TermsError {
+    TermsError::Differ {
+        what,
+        src: s.to_string(),
+        dst: d.to_string(),
+    }
+}
+
+/// Why a destination refuses a source's terms; the message is what
+/// both sides print.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TermsError {
+    /// Two versions of the protocol.
+    #[error("end-to-end protocol {src} (source) and {dst} (destination) differ: use the same iolab on both sides")]
+    Protocol {
+        /// The source's.
+        src: u32,
+        /// The destination's.
+        dst: u32,
+    },
+    /// The connecting side is not a source.
+    #[error("the connecting side is not a source: give -e2e issource on the sending side")]
+    NotASource,
+    /// The source does not read.
+    #[error("the source must read (guide 10.5): give it -op read, not -op {0}")]
+    SourceOp(&'static str),
+    /// The destination does not write.
+    #[error("the destination must write (guide 10.5): give it -op write, not -op {0}")]
+    DestinationOp(&'static str),
+    /// A figure both sides must share differs.
+    #[error("the two sides must have the same {what} (guide 10.5): the source has {src}, the destination {dst}")]
+    Differ {
+        /// The figure.
+        what: &'static str,
+        /// The source's value.
+        src: String,
+        /// The destination's value.
+        dst: String,
+    },
+    /// A QThread's port reached by another QThread.
+    #[error("the port of destination QThread {dst} was reached by source QThread {src}: the port ranges differ")]
+    QThread {
+        /// The source's QThread.
+        src: u64,
+        /// The destination's QThread.
+        dst: u64,
+    },
+    /// The restart file is of another copy, or the sides resume apart.
+    #[error("{0}")]
+    Resume(String),
 }
 
 /// The destination's verdict on the source's terms `s`, given its own
 /// terms `d`, on the port of QThread `q`. The message is what both
 /// sides print.
-pub fn judge(s: &Terms, d: &Terms) -> Result<(), String> {
+pub fn judge(s: &Terms, d: &Terms) -> Result<(), TermsError> {
     if s.protocol != d.protocol {
-        return Err(format!(
-            "end-to-end protocol {} (source) and {} (destination) differ: use the same iolab on both sides",
-            s.protocol, d.protocol
-        ));
+        return Err(TermsError::Protocol {
+            src: s.protocol,
+            dst: d.protocol,
+        });
     }
     if s.role != Role::Source {
-        return Err(
-            "the connecting side is not a source: give -e2e issource on the sending side".into(),
-        );
+        return Err(TermsError::NotASource);
     }
     if s.op != Op::Read {
-        return Err(format!(
-            "the source must read (guide 10.5): give it -op read, not -op {}",
-            op_name(s.op)
-        ));
+        return Err(TermsError::SourceOp(op_name(s.op)));
     }
     if d.op != Op::Write {
-        return Err(format!(
-            "the destination must write (guide 10.5): give it -op write, not -op {}",
-            op_name(d.op)
-        ));
+        return Err(TermsError::DestinationOp(op_name(d.op)));
     }
     same(s, d)?;
     if s.qthread != d.qthread {
-        return Err(format!(
-            "the port of destination QThread {} was reached by source QThread {}: the port ranges differ",
-            d.qthread, s.qthread
-        ));
+        return Err(TermsError::QThread {
+            src: s.qthread,
+            dst: d.qthread,
+        });
     }
-    resume(s, d)
+    resume(s, d).map_err(TermsError::Resume)
 }
 
 /// The figures both sides must share.
-fn same(s: &Terms, d: &Terms) -> Result<(), String> {
+fn same(s: &Terms, d: &Terms) -> Result<(), TermsError> {
     if s.queuedepth != d.queuedepth {
         return Err(differ(
             "queue depth (-queuedepth or the ports of -e2e destination)",
@@ -311,7 +351,7 @@ mod tests {
         for (f, want) in cases {
             let (mut s, mut d) = pair();
             f(&mut s, &mut d);
-            let e = judge(&s, &d).unwrap_err();
+            let e = judge(&s, &d).unwrap_err().to_string();
             assert!(e.contains(want), "{e} lacks {want}");
         }
     }

@@ -59,7 +59,7 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         ));
     }
     e.endpoints(t.queuedepth)
-        .map_err(|m| err("endtoend", i, m))?;
+        .map_err(|m| err("endtoend", i, m.to_string()))?;
     if e.noclobber && e.issource {
         return Err(err(
             "endtoend",

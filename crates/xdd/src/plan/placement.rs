@@ -26,25 +26,44 @@ pub fn cpu_for(
     }
 }
 
+/// A placement the system refused; the run goes on without it (a note).
+#[derive(Debug, thiserror::Error)]
+pub enum PlacementError {
+    /// The thread could not be pinned.
+    #[error("cannot pin to processor {cpu}: {source}")]
+    Pin {
+        /// The processor.
+        cpu: usize,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `-maxpri` not permitted.
+    #[error("-maxpri: real-time priority not permitted: {0}")]
+    Priority(#[source] std::io::Error),
+    /// `-processlock` not permitted.
+    #[error("-processlock: mlockall not permitted: {0}")]
+    Lock(#[source] std::io::Error),
+}
+
 /// Pins the calling thread to `cpu`.
-pub fn pin_current(cpu: usize) -> Result<(), String> {
+pub fn pin_current(cpu: usize) -> Result<(), PlacementError> {
     // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it; the
     // syscall reads it.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
-                "cannot pin to processor {cpu}: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(PlacementError::Pin {
+                cpu,
+                source: std::io::Error::last_os_error(),
+            });
         }
     }
     Ok(())
 }
 
 /// Gives the calling thread the highest SCHED_FIFO priority.
-pub fn max_priority_current() -> Result<(), String> {
+pub fn max_priority_current() -> Result<(), PlacementError> {
     // SAFETY: sched_param is plain data passed by pointer.
     unsafe {
         let max = libc::sched_get_priority_max(libc::SCHED_FIFO);
@@ -52,23 +71,17 @@ pub fn max_priority_current() -> Result<(), String> {
             sched_priority: max,
         };
         if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
-            return Err(format!(
-                "-maxpri: real-time priority not permitted: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(PlacementError::Priority(std::io::Error::last_os_error()));
         }
     }
     Ok(())
 }
 
 /// Locks the whole process in memory (`-processlock`).
-pub fn lock_process() -> Result<(), String> {
+pub fn lock_process() -> Result<(), PlacementError> {
     // SAFETY: mlockall has no memory-safety preconditions.
     if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
-        return Err(format!(
-            "-processlock: mlockall not permitted: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(PlacementError::Lock(std::io::Error::last_os_error()));
     }
     Ok(())
 }

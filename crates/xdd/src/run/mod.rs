@@ -33,39 +33,42 @@ use iolab_net::clock::Estimate;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Runs `plan`, publishing live progress in `progress` (which must have
-/// one entry per target). Never prints.
+/// one entry per target), until done or `cancel` (the run's token) is
+/// cancelled. Never prints.
 pub fn run(
     plan: &Plan,
     cfg: &crate::parse::config::Config,
     progress: &Progress,
+    cancel: &iolab_core::CancelToken,
 ) -> Result<RunResults, RunError> {
     // A partial copy moved back for a resume that then failed before
     // any data moved goes back to its `.partial` name.
-    run_plan(plan, cfg, progress).inspect_err(|_| crate::e2e::partial::undo_restores())
+    run_plan(plan, cfg, progress, cancel).inspect_err(|_| crate::e2e::partial::undo_restores())
 }
 
 fn run_plan(
     plan: &Plan,
     cfg: &crate::parse::config::Config,
     progress: &Progress,
+    cancel: &iolab_core::CancelToken,
 ) -> Result<RunResults, RunError> {
     // First: a TMPDIR that takes no file is found before anything is
     // started, bound or created.
     let mut spools = spools(plan)?;
     let backends = backends(plan)?;
     let g = &plan.global;
-    let clock = global_clock(g)?;
+    let clock = global_clock(g, cancel)?;
     let host = iolab_core::env::host_info();
     let mut notes = data_notes(plan);
     notes.extend(engine_notes(plan));
     if g.processlock {
         if let Err(e) = crate::plan::placement::lock_process() {
-            notes.push(e);
+            notes.push(e.to_string());
         }
     }
     if g.maxpri {
         if let Err(e) = crate::plan::placement::max_priority_current() {
-            notes.push(e);
+            notes.push(e.to_string());
         }
     }
     let run_start_ns = mono_ns();
@@ -73,7 +76,7 @@ fn run_plan(
         global: g,
         progress,
         gate: Gate::new(plan.targets.len()),
-        state: Default::default(),
+        state: runstate::RunState::with_token(cancel),
         run_start_ns,
         run_deadline_ns: if g.runtime_s > 0.0 {
             run_start_ns + (g.runtime_s * 1e9) as u64
@@ -82,9 +85,13 @@ fn run_plan(
         },
         cpus: host.cpus,
     };
-    let sessions = crate::e2e::session::connect_all(plan, |at| {
-        let _ = progress.e2e_listening.set(at);
-    })?;
+    let sessions = crate::e2e::session::connect_all(
+        plan,
+        |at| {
+            let _ = progress.e2e_listening.set(at);
+        },
+        cancel,
+    )?;
     let first_ops: Vec<u64> = sessions
         .iter()
         .map(|s| s.as_ref().map_or(0, |s| s.first_op))
@@ -104,7 +111,7 @@ fn run_plan(
         }
     };
     if let (Some(c), Some(t)) = (&clock, g.starttime_s) {
-        wait_for_start(c, t, &mut notes);
+        wait_for_start(c, t, &mut notes, cancel);
     }
     progress.run_start_ns.store(run_start_ns, Relaxed);
     let start_wall_ns = wall_ns();
@@ -173,13 +180,16 @@ fn run_plan(
 
 /// Measures the offset to the global clock (-timeserver) before any
 /// target is prepared, so an unreachable server leaves nothing behind.
-fn global_clock(g: &crate::parse::config::GlobalOpts) -> Result<Option<Estimate>, RunError> {
+fn global_clock(
+    g: &crate::parse::config::GlobalOpts,
+    cancel: &iolab_core::CancelToken,
+) -> Result<Option<Estimate>, RunError> {
     let Some(ts) = &g.timeserver else {
         return Ok(None);
     };
     let addr = format!("{}:{}", ts.host, ts.port);
     let wait = std::time::Duration::from_secs(10);
-    match iolab_net::clock::estimate(&addr, ts.bounce, wait, iolab_net::Cancel::process()) {
+    match iolab_net::clock::estimate(&addr, ts.bounce, wait, iolab_net::Cancel::token(cancel)) {
         Ok(e) => Ok(Some(e)),
         // A host name that does not exist is bad input (exit 2); a server
         // that does not answer is a failed run (exit 1).
@@ -225,7 +235,12 @@ fn engine_notes(plan: &Plan) -> Vec<String> {
         .collect()
 }
 
-fn wait_for_start(c: &Estimate, t_s: u64, notes: &mut Vec<String>) {
+fn wait_for_start(
+    c: &Estimate,
+    t_s: u64,
+    notes: &mut Vec<String>,
+    cancel: &iolab_core::CancelToken,
+) {
     let target = t_s.saturating_mul(1_000_000_000);
     if target <= c.global_now_ns() {
         notes.push(format!(
@@ -234,7 +249,7 @@ fn wait_for_start(c: &Estimate, t_s: u64, notes: &mut Vec<String>) {
         return;
     }
     let local = c.local_at(target);
-    while !iolab_core::stop::requested() {
+    while !cancel.is_cancelled() {
         let now = wall_ns();
         if now >= local {
             return;

@@ -9,6 +9,9 @@ use std::sync::{Mutex, PoisonError};
 /// Shared run state. Workers only set flags and, once, a failure.
 #[derive(Debug, Default)]
 pub struct RunState {
+    /// The run's token (the caller's); a default state has a token of
+    /// its own, never cancelled.
+    run: iolab_core::CancelToken,
     stop: AtomicBool,
     fatal: Mutex<Option<Failure>>,
     saw_error: AtomicBool,
@@ -20,7 +23,21 @@ impl RunState {
     /// SIGTERM.
     #[inline]
     pub fn stopping(&self) -> bool {
-        self.stop.load(Relaxed) || iolab_core::stop::requested()
+        self.stop.load(Relaxed) || self.run.is_cancelled()
+    }
+
+    /// A state whose run stops when `token` is cancelled (Ctrl-C,
+    /// SIGTERM: the session's token).
+    pub fn with_token(token: &iolab_core::CancelToken) -> RunState {
+        RunState {
+            run: token.clone(),
+            ..RunState::default()
+        }
+    }
+
+    /// The run's token.
+    pub fn token(&self) -> &iolab_core::CancelToken {
+        &self.run
     }
 
     /// The flag behind [`RunState::stopping`] (without Ctrl-C), for waits
@@ -92,7 +109,7 @@ impl RunState {
         if let Some(e) = take(&self.first_error) {
             o = o.worst(e);
         }
-        if iolab_core::stop::requested() {
+        if self.run.is_cancelled() {
             o = o.worst(Outcome::Interrupted);
         }
         if let Some(limit_s) = time_limit_s {

@@ -115,7 +115,7 @@ impl State {
                 .cloned()
                 .collect(),
             GroupUpdate::Remove(words) => {
-                let gone = crate::hosts::nodes(&words, self.cfg.port)?;
+                let gone = crate::hosts::nodes(&words, self.cfg.port).map_err(|e| e.to_string())?;
                 if let Some(g) = gone
                     .iter()
                     .find(|g| !nodes.iter().any(|n| n.addr == g.addr))
@@ -203,7 +203,7 @@ impl State {
                 .get(g)
                 .cloned()
                 .ok_or_else(|| format!("no group {g:?} in this session"))?,
-            PingTarget::Nodes(words) => crate::hosts::nodes(words, self.cfg.port)?,
+            PingTarget::Nodes(words) => crate::hosts::nodes(words, self.cfg.port).map_err(|e| e.to_string())?,
             PingTarget::Batch { name, server } => {
                 let b = self
                     .batches
