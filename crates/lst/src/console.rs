@@ -8,7 +8,7 @@ use iolab_core::CancelToken;
 use crate::proto::{Answer, ClientJob, Command, Hello};
 use crate::result::{ClientStats, PointResult, RunResult};
 use crate::spec::{Distribute, Limit, Test};
-use crate::watch::{Watch, Watcher};
+use crate::watch::{self, Watch, Watcher};
 use crate::LstError;
 use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_launch::{Remote, RemoteShell};
@@ -170,7 +170,16 @@ fn run_points(
     let mut agents = connect_all(plan, &nodes, &mut remotes, &token, key.as_ref(), stop, None)?;
     // Declared after the agents, so dropped first on every return: the
     // last reading is taken while their sessions are open.
-    let watch = watcher.map(|w| Watch::start(w, &nodes, &token, key.as_ref()));
+    let watch = watcher.map(|w| {
+        let readers = nodes
+            .iter()
+            .map(|n| {
+                let c = open_stat(n, &token, key.as_ref(), watch::READ_TIMEOUT).ok();
+                (n.name.clone(), c)
+            })
+            .collect();
+        Watch::start(w, readers, read_figures)
+    });
     for &k in &plan.clients {
         for &conc in &plan.concurrency {
             let mut runs = Vec::new();
@@ -419,6 +428,18 @@ pub(crate) fn open_stat(
     .map_err(|e| LstError::Launch(e.to_string()))?;
     handshake::client(&mut c, "lst", &hello, key, Cancel::process()).map_err(node)?;
     Ok(c)
+}
+
+/// One reading of an agent's live figures on its stat connection (for
+/// [`Watch`]); never cancelled by a stop, so the last reading of an
+/// interrupted run is still taken, bounded by the connection's timeout.
+fn read_figures(c: &mut Conn) -> Option<Vec<iolab_core::live::Totals>> {
+    let never = AtomicBool::new(false);
+    send(c, &Command::Figures, Cancel::with(&never)).ok()?;
+    match recv(c, Cancel::with(&never)).ok()? {
+        Answer::Figures(f) => Some(f),
+        _ => None,
+    }
 }
 
 pub(crate) fn send(c: &mut Conn, cmd: &Command, cancel: Cancel<'_>) -> Result<(), NetError> {
