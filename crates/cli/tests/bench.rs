@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Longest a smoke run may take.
-const SMOKE_TIMEOUT: Duration = Duration::from_secs(240);
+const SMOKE_TIMEOUT: Duration = Duration::from_secs(480);
 
 /// How each script is run small: arguments (`BIN` stands for the test's
 /// iolab, `DIR` for the run's scratch directory), environment, the

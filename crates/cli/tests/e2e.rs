@@ -189,7 +189,7 @@ fn a_generated_block_damaged_in_transit_is_caught() {
         &format!("-op read {common} -e2e issource"),
         &[("IOLAB_E2E_DAMAGE", "3")],
     );
-    let dst = d.wait(30);
+    let dst = d.wait(90);
     assert_eq!(dst.code, Some(1), "{}", dst.stderr);
     assert!(dst.stderr.contains("checksum mismatch"), "{}", dst.stderr);
     assert_eq!(src.code, Some(1), "{}", src.stderr);
@@ -231,7 +231,7 @@ fn every_rule_of_10_5_broken_once_stops_both_sides_with_one_message() {
             &format!("-target src.dat {base} {dest} -e2e issource {extra_s}"),
             &[],
         );
-        let dst = d.wait(30);
+        let dst = d.wait(90);
         assert_eq!(src.code, Some(2), "{want}: source {}", src.stderr);
         assert_eq!(dst.code, Some(2), "{want}: destination {}", dst.stderr);
         assert!(src.stderr.contains(want), "{want}: {}", src.stderr);
@@ -255,7 +255,7 @@ fn every_rule_of_10_5_broken_once_stops_both_sides_with_one_message() {
         &format!("-op read -target src.dat -reqsize 16 -bytes 1048576 -e2e issource -e2e destination 127.0.0.1:{p},2"),
         &[],
     );
-    let dst = d.wait(30);
+    let dst = d.wait(90);
     assert_eq!((src.code, dst.code), (Some(2), Some(2)), "{}", src.stderr);
     assert!(
         src.stderr.contains("same destination list"),
@@ -292,7 +292,7 @@ fn a_wrong_or_missing_key_is_refused_and_nothing_is_written() {
             &format!("-op read -target src.dat {base} {dest} -e2e issource {src_key}"),
             &env,
         );
-        let dst = d.wait(30);
+        let dst = d.wait(90);
         assert_eq!(src.code, Some(2), "{}", src.stderr);
         assert!(
             src.stderr.contains("authentication failed"),
@@ -323,7 +323,7 @@ fn a_wrong_or_missing_key_is_refused_and_nothing_is_written() {
         &format!("-op read -target src.dat {base} {dest} -e2e issource -e2e key k1"),
         &[],
     );
-    let dst = d.wait(30);
+    let dst = d.wait(90);
     assert_eq!((src.code, dst.code), (Some(0), Some(0)), "{}", dst.stderr);
     assert!(same(&s.path("src.dat"), &s.path("dst.dat")));
 }
@@ -374,7 +374,7 @@ fn a_block_damaged_in_transit_is_caught_and_counted() {
         &format!("-op read -target src.dat {common} -e2e issource"),
         &[("IOLAB_E2E_DAMAGE", "5")],
     );
-    let dst = d.wait(30);
+    let dst = d.wait(90);
     assert_eq!(dst.code, Some(1), "{}", dst.stderr);
     assert!(dst.stderr.contains("checksum mismatch"), "{}", dst.stderr);
     assert_eq!(src.code, Some(1), "{}", src.stderr);
