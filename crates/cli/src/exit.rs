@@ -5,7 +5,7 @@
 //! only code that makes an `ExitCode`. So the numbers the README promises
 //! (0, 1, 2, 130) are written once, and no module picks a number.
 
-use iolab_core::{FailureKind, Outcome};
+use iolab_core::{Failure, FailureKind, Outcome};
 use std::fmt::Display;
 use std::process::ExitCode;
 
@@ -18,6 +18,58 @@ pub const INTERRUPTED: u8 = 130;
 
 /// How a subcommand ended: the outcome of its run, or a halt.
 pub type Ended = Result<Outcome, Halt>;
+
+/// Why a legacy tool's run (mdtest, ior, io500) did not start: bad input
+/// (exit 2), or a backend that could not start, such as a storage
+/// service refusing the credentials (exit 1).
+pub struct NotStarted {
+    /// What to say, without the tool's name.
+    pub msg: String,
+    /// Set when it is a failure rather than bad input.
+    pub failure: Option<Failure>,
+}
+
+impl From<String> for NotStarted {
+    fn from(msg: String) -> Self {
+        NotStarted { msg, failure: None }
+    }
+}
+
+impl NotStarted {
+    /// Backend `name`'s `init` failed with `e`: a place that is not
+    /// there (a missing bucket) or an option it refuses is bad input; a
+    /// service that fails or refuses is an I/O error.
+    pub fn backend_init(name: &str, e: &std::io::Error) -> Self {
+        use std::io::ErrorKind;
+        NotStarted {
+            msg: format!("cannot start the {name} backend: {e}"),
+            failure: (!matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidInput))
+                .then(|| Failure::io("backend init", None, e)),
+        }
+    }
+
+    /// The runner's checks (`Run::open`) refused the run with `h`: its
+    /// message, without the `prog: ` that [`NotStarted::halt`] puts back.
+    pub fn refused(prog: &str, h: Halt) -> Self {
+        let said = h.message.unwrap_or_default();
+        let msg = said.strip_prefix(&format!("{prog}: ")).unwrap_or(&said);
+        NotStarted::from(msg.to_string())
+    }
+
+    /// Bad input is a usage halt, a backend that could not start a
+    /// failed one; under mpirun every rank finds the same fault and
+    /// rank 0 says it.
+    pub fn halt(self, prog: &str) -> Halt {
+        let kind = match self.failure {
+            Some(_) => HaltKind::Failed,
+            None => HaltKind::Usage,
+        };
+        match iolab_comm::launcher_rank().unwrap_or(0) {
+            0 => Halt::new(kind, format!("{prog}: {}", self.msg)),
+            _ => Halt::said(kind),
+        }
+    }
+}
 
 /// A subcommand that ended without a run's outcome: help shown, a
 /// command line refused, or a step that keeps no results document

@@ -4,7 +4,7 @@
 //! communicator, prints the `[RESULT]`/`[SCORE ]` lines and writes
 //! result_summary.txt, result.txt and result.json into the resultdir.
 
-use crate::exit::{Ended, Halt, HaltKind};
+use crate::exit::{Ended, Halt, HaltKind, NotStarted};
 use crate::runner::{options, Render, Report, Run, RunOptions, Session};
 use iolab_backend::Backend;
 use iolab_comm::{connect, CommMode, Transport, World};
@@ -104,35 +104,6 @@ impl Setup {
     }
     fn leader(&self) -> bool {
         self.transport().rank() == 0
-    }
-}
-
-/// Why a run did not start: bad input (exit 2), or a backend that could
-/// not start, such as a storage service refusing the credentials (exit 1).
-struct NotStarted {
-    msg: String,
-    failure: Option<Failure>,
-}
-
-impl From<String> for NotStarted {
-    fn from(msg: String) -> Self {
-        NotStarted { msg, failure: None }
-    }
-}
-
-impl NotStarted {
-    /// Bad input is a usage halt, a backend that could not start a
-    /// failed one; under mpirun every rank finds the same fault and
-    /// rank 0 says it.
-    fn halt(self, prog: &str) -> Halt {
-        let kind = match self.failure {
-            Some(_) => HaltKind::Failed,
-            None => HaltKind::Usage,
-        };
-        match iolab_comm::launcher_rank().unwrap_or(0) {
-            0 => Halt::new(kind, format!("{prog}: {}", self.msg)),
-            _ => Halt::said(kind),
-        }
     }
 }
 
@@ -412,12 +383,7 @@ fn make_dirs(
     let session = run
         .compatible_with("io500 app (ISC/SC lists), 12 scored phases")
         .open()
-        .map_err(|h| {
-            let said = h.message.unwrap_or_default();
-            said.strip_prefix(&format!("{prog}: "))
-                .unwrap_or(&said)
-                .to_string()
-        })?;
+        .map_err(|h| NotStarted::refused(prog, h).msg)?;
     std::fs::create_dir_all(&s.resultdir)
         .map_err(|e| format!("resultdir {}: cannot create: {e}", s.resultdir.display()))?;
     let made = iolab_io500::prepare_datadir(be, &s.layout).map_err(|e| format!("datadir: {e}"))?;

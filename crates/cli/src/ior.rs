@@ -7,7 +7,7 @@
 //! --store and --live (each task's transfers, per access: `write`,
 //! `read`).
 
-use crate::exit::{Ended, Halt, HaltKind};
+use crate::exit::{Ended, Halt, NotStarted};
 use crate::runner::{Given, Render, Report, Run, Session};
 use iolab_backend::Backend;
 use iolab_comm::{connect, CommMode};
@@ -18,7 +18,6 @@ use iolab_ior::run::{Observer, Runner};
 use iolab_ior::{options, script, Config, IorPayload, Test, SCHEMA};
 use iolab_report::ior::{csv, summary_csv, summary_json, text};
 use std::ffi::OsString;
-use std::io::ErrorKind;
 use std::path::Path;
 
 /// The version printed as `IOR-<version>`.
@@ -32,32 +31,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let setup = match prepare(prog, &args, &command) {
         Ok(Some(s)) => s,
         Ok(None) => return Err(Halt::shown()),
-        Err(e) => {
-            let kind = match e.failure {
-                Some(_) => HaltKind::Failed,
-                None => HaltKind::Usage,
-            };
-            // Under mpirun every rank finds the same fault; one says it.
-            return Err(match iolab_comm::launcher_rank().unwrap_or(0) {
-                0 => Halt::new(kind, format!("{prog}: {}", e.msg)),
-                _ => Halt::said(kind),
-            });
-        }
+        Err(e) => return Err(e.halt(prog)),
     };
     Ok(run(prog, setup, &command))
-}
-
-/// Why a run did not start: bad input (exit 2), or a backend that could
-/// not start (exit 1).
-struct NotStarted {
-    msg: String,
-    failure: Option<Failure>,
-}
-
-impl From<String> for NotStarted {
-    fn from(msg: String) -> Self {
-        NotStarted { msg, failure: None }
-    }
 }
 
 /// A command line read and checked, before anything is started.
@@ -140,11 +116,9 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
         let _ = out!("{}", options::help(prog));
         return Ok(None);
     };
-    backend.init().map_err(|e| NotStarted {
-        msg: format!("cannot start the {} backend: {e}", backend.name()),
-        failure: (!matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidInput))
-            .then(|| Failure::io("backend init", None, &e)),
-    })?;
+    backend
+        .init()
+        .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;
     let world = connect(CommMode::Auto).map_err(|e| e.to_string())?;
     let threads = cfg.globals.tasks_per_process.unwrap_or(1) as usize;
     let total = threads * world.transport().size();
@@ -157,11 +131,7 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
         .outputs(planned(&cfg))
         .leader(world.transport().rank() == 0)
         .open()
-        .map_err(|h| {
-            let said = h.message.unwrap_or_default();
-            let msg = said.strip_prefix(&format!("{prog}: ")).unwrap_or(&said);
-            NotStarted::from(msg.to_string())
-        })?;
+        .map_err(|h| NotStarted::refused(prog, h))?;
     Ok(Some(Setup {
         session,
         cfg,

@@ -3,20 +3,19 @@
 //! communicator (threads, MPI ranks, or both), print mdtest's report from
 //! one process and write the JSON/CSV exports.
 
-use crate::exit::{Ended, Halt, HaltKind};
+use crate::exit::{Ended, Halt, NotStarted};
 use crate::progress::Reporter;
 use crate::runner::{Given, Render, Run, Session};
 use iolab_backend::Backend;
 use iolab_comm::{connect, CommMode, Transport};
 use iolab_core::clock::mdtest_timestamp;
 use iolab_core::env::fs_info;
-use iolab_core::{Failure, FailureKind, Outcome};
+use iolab_core::{FailureKind, Outcome};
 use iolab_mdtest::results::{CommInfo, MdtestDocument, MdtestPayload, TestResult, SCHEMA};
 use iolab_mdtest::sweep::{Answers, Hooks, Sweep};
 use iolab_mdtest::{args, preflight, Config, Observer, Plan, Progress, Unfinished};
 use iolab_report::mdtest::{csv, text};
 use std::ffi::OsString;
-use std::io::ErrorKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -36,17 +35,7 @@ pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> Ended {
     let setup = match prepare(prog, &args, &command) {
         Ok(Some(s)) => s,
         Ok(None) => return Err(Halt::shown()),
-        Err(e) => {
-            let kind = match e.failure {
-                Some(_) => HaltKind::Failed,
-                None => HaltKind::Usage,
-            };
-            // Under mpirun every rank finds the same fault; one says it.
-            return Err(match iolab_comm::launcher_rank().unwrap_or(0) {
-                0 => Halt::new(kind, format!("{prog}: {}", e.msg)),
-                _ => Halt::said(kind),
-            });
-        }
+        Err(e) => return Err(e.halt(prog)),
     };
     Ok(run(prog, setup))
 }
@@ -60,19 +49,6 @@ struct Setup {
     wall: Option<iolab_mdtest::stonewall::WallCounts>,
     world: iolab_comm::World,
     backend: Box<dyn Backend>,
-}
-
-/// Why a run did not start: bad input (exit 2), or a backend that could
-/// not start, such as a storage service refusing the credentials (exit 1).
-struct NotStarted {
-    msg: String,
-    failure: Option<Failure>,
-}
-
-impl From<String> for NotStarted {
-    fn from(msg: String) -> Self {
-        NotStarted { msg, failure: None }
-    }
 }
 
 /// Checks a command line as `iolab mdtest` reads it, without touching
@@ -127,11 +103,9 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
     // store answers them only once its connection is set up).
     // A place that is not there (a missing --s3.bucket) is bad usage,
     // exit 2; a service that fails or refuses is an I/O error, exit 1.
-    backend.init().map_err(|e| NotStarted {
-        msg: format!("cannot start the {} backend: {e}", backend.name()),
-        failure: (!matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidInput))
-            .then(|| Failure::io("backend init", None, &e)),
-    })?;
+    backend
+        .init()
+        .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;
     let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
     let world = connect(CommMode::Auto).map_err(|e| e.to_string())?;
     let total = cfg.tasks_per_process * world.transport().size() as u64;
@@ -146,11 +120,7 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
         .outputs(planned(&cfg))
         .leader(world.transport().rank() == 0)
         .open()
-        .map_err(|h| {
-            let said = h.message.unwrap_or_default();
-            let msg = said.strip_prefix(&format!("{prog}: ")).unwrap_or(&said);
-            NotStarted::from(msg.to_string())
-        })?;
+        .map_err(|h| NotStarted::refused(prog, h))?;
     if world.transport().rank() == 0 {
         warnings
             .iter()
