@@ -9,11 +9,11 @@
 //! `-starttime $g` or `gettime -waitfortime $g` works as the guide's
 //! script does.
 
+use crate::exit::{Ended, Halt};
 use iolab_core::{Failure, Outcome};
 use iolab_net::{clock, conn, Cancel};
 use iolab_opts::{dash, Arity, Check, Entry, OptError};
 use std::ffi::OsString;
-use crate::exit::{Ended, Halt};
 use std::time::Duration;
 
 /// Options of `timeserver`.

@@ -356,7 +356,8 @@ fn make_dirs(
     let be = &*s.backend;
     iolab_io500::check_datadir(be, &s.layout).map_err(|e| e.to_string())?;
     // result_summary.txt is the longest name written there.
-    iolab_io500::datadir::check_lengths("resultdir", &s.resultdir, 32).map_err(|e| e.to_string())?;
+    iolab_io500::datadir::check_lengths("resultdir", &s.resultdir, 32)
+        .map_err(|e| e.to_string())?;
     let existing = nearest_existing(&s.resultdir);
     if !existing.is_dir() {
         return Err(format!(

@@ -298,7 +298,9 @@ fn filesystems(be: &dyn Backend, p: &IorPayload) -> Vec<iolab_core::env::FsInfo>
         true => p
             .tests
             .iter()
-            .map(|t| iolab_core::env::fs_info(Path::new(&t.path).parent().unwrap_or(Path::new("."))))
+            .map(|t| {
+                iolab_core::env::fs_info(Path::new(&t.path).parent().unwrap_or(Path::new(".")))
+            })
             .collect(),
         false => Vec::new(),
     }
@@ -329,10 +331,20 @@ fn print_report(
     for t in &s.cfg.tests {
         if let Some(f) = &t.params.rank_csv {
             let text = rank_csv(&p.tests, t.params.id);
-            write_out(prog, &mut outcome, "-O saveRankPerformanceDetailsCSV", f, text.as_bytes());
+            write_out(
+                prog,
+                &mut outcome,
+                "-O saveRankPerformanceDetailsCSV",
+                f,
+                text.as_bytes(),
+            );
         }
     }
-    report.notes = p.tests.iter().flat_map(|t| t.notes.iter().cloned()).collect();
+    report.notes = p
+        .tests
+        .iter()
+        .flat_map(|t| t.notes.iter().cloned())
+        .collect();
     let notes = s.backend.notes();
     notes.iter().for_each(|n| eprintln!("{prog}: note: {n}"));
     report.notes.extend(notes);

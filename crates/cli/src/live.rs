@@ -20,7 +20,9 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// The tools that make a run and so take the live options.
-const TOOLS: [&str; 8] = ["mdtest", "xdd", "ior", "lst", "survey", "io500", "xddcp", "s3bench"];
+const TOOLS: [&str; 8] = [
+    "mdtest", "xdd", "ior", "lst", "survey", "io500", "xddcp", "s3bench",
+];
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
@@ -102,7 +104,10 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
                 .map(|f| format = Some(f))
                 .map_err(|e| e.to_string()),
             "--live-interval" => interval(&value).map(|s| asked.interval = Some(s)),
-            _ => value.parse().map(|s| asked.steady = Some(s)).map_err(|e| format!("{e}")),
+            _ => value
+                .parse()
+                .map(|s| asked.steady = Some(s))
+                .map_err(|e| format!("{e}")),
         };
         if let Err(e) = r {
             first_error.get_or_insert(e);
@@ -367,7 +372,13 @@ impl iolab_lst::watch::Watcher for AgentFeed {
         Duration::from_secs_f64(ASKED.get().and_then(|a| a.interval).unwrap_or(1.0))
     }
 
-    fn reading(&self, i: usize, node: &str, figures: Option<Vec<iolab_core::live::Totals>>, last: bool) {
+    fn reading(
+        &self,
+        i: usize,
+        node: &str,
+        figures: Option<Vec<iolab_core::live::Totals>>,
+        last: bool,
+    ) {
         let parts = {
             let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
             match (agents.get_mut(i), figures) {
@@ -439,10 +450,7 @@ impl Hook {
             .collect();
         let failed = summary.error.is_some();
         notes.extend(summary.error);
-        Ended {
-            notes,
-            failed,
-        }
+        Ended { notes, failed }
     }
 }
 

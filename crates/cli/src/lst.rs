@@ -6,11 +6,11 @@
 use crate::exit::{self, Ended, Halt};
 use crate::runner::{options, Render, Report, Run, RunOptions};
 use clap::{Args, Parser, Subcommand};
+use iolab_core::Outcome;
 use iolab_lst::agent::{self, AgentConfig};
 use iolab_lst::console::{self, Node, Plan, DEFAULT_PORT};
 use iolab_lst::spec::{self, Distribute, Limit, Test, MAX_CONCURRENCY};
 use iolab_net::SharedKey;
-use iolab_core::Outcome;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -402,7 +402,10 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> Ended {
     .open()?;
     // Live figures: the console reads its agents' each interval and the
     // sampler merges them (one row per agent, and the aggregate).
-    let nodes: Vec<String> = console::unique_nodes(plan).into_iter().map(|n| n.name).collect();
+    let nodes: Vec<String> = console::unique_nodes(plan)
+        .into_iter()
+        .map(|n| n.name)
+        .collect();
     let (feed, peers) = crate::live::agents(nodes.len());
     let watcher = session
         .live(true, Some(peers))

@@ -4,9 +4,9 @@
 //! its own words (exit 2) before asking the session daemon.
 
 use crate::exit::{Ended, HaltKind};
-use iolab_core::Outcome;
 use crate::lst_session::{ask, fail, usage};
 use clap::{ArgGroup, Args};
+use iolab_core::Outcome;
 use iolab_lst::session::{GroupUpdate, NodeState, PingTarget, Reply, Request};
 use iolab_report::lst::session as r;
 use std::time::Duration;
@@ -119,7 +119,12 @@ pub fn list_group(a: ListGroupArgs) -> Ended {
     for name in names {
         match ask(&Request::ListGroup { name }, Duration::from_secs(60)) {
             Ok(Reply::Groups { groups: g }) => groups.extend(g),
-            Ok(_) => return Err(fail("list_group", (HaltKind::Failed, "unexpected answer".into()))),
+            Ok(_) => {
+                return Err(fail(
+                    "list_group",
+                    (HaltKind::Failed, "unexpected answer".into()),
+                ))
+            }
             Err(e) => return Err(fail("list_group", e)),
         }
     }
@@ -246,7 +251,10 @@ pub fn show_session() -> Ended {
             let _ = out!("{}", r::session(&s));
             Ok(Outcome::Completed)
         }
-        Ok(_) => Err(fail("show_session", (HaltKind::Failed, "unexpected answer".into()))),
+        Ok(_) => Err(fail(
+            "show_session",
+            (HaltKind::Failed, "unexpected answer".into()),
+        )),
         Err(e) => Err(fail("show_session", e)),
     }
 }
@@ -262,7 +270,10 @@ pub fn show_error(a: ShowErrorArgs) -> Ended {
             let _ = out!("{}", r::errors(&groups, a.session));
             Ok(Outcome::Completed)
         }
-        Ok(_) => Err(fail("show_error", (HaltKind::Failed, "unexpected answer".into()))),
+        Ok(_) => Err(fail(
+            "show_error",
+            (HaltKind::Failed, "unexpected answer".into()),
+        )),
         Err(e) => Err(fail("show_error", e)),
     }
 }

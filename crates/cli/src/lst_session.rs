@@ -5,8 +5,8 @@
 //! names) is checked here, exit 2, before the daemon is asked anything.
 
 use crate::exit::{Ended, Halt, HaltKind};
-use iolab_core::Outcome;
 use clap::Args;
+use iolab_core::Outcome;
 use iolab_lst::console::DEFAULT_PORT;
 use iolab_lst::session::daemon::{self, SessionConfig};
 use iolab_lst::session::{self, BatchInfo, Reply, Request, TestDef, SESSION_ENV};
@@ -488,7 +488,10 @@ fn batches(cmd: &str, req: &Request) -> Result<Vec<BatchInfo>, Halt> {
 pub fn list_batch(a: ListBatchArgs) -> Ended {
     use iolab_report::lst::session as r;
     if a.test == Some(0) {
-        return Err(usage("list_batch", "--test 0: tests are numbered from 1".into()));
+        return Err(usage(
+            "list_batch",
+            "--test 0: tests are numbered from 1".into(),
+        ));
     }
     let Some(name) = a.name.clone() else {
         if let Some(opt) = [
@@ -566,11 +569,19 @@ pub fn query(a: QueryArgs) -> Ended {
         };
         let bs = match ask(&req, wait) {
             Ok(Reply::Batches { batches }) => batches,
-            Ok(_) => return Err(fail("query", (HaltKind::Failed, "unexpected answer".into()))),
+            Ok(_) => {
+                return Err(fail(
+                    "query",
+                    (HaltKind::Failed, "unexpected answer".into()),
+                ))
+            }
             Err(e) => return Err(fail("query", e)),
         };
         let Some(b) = bs.first() else {
-            return Err(fail("query", (HaltKind::Failed, format!("no batch {:?}", a.name))));
+            return Err(fail(
+                "query",
+                (HaltKind::Failed, format!("no batch {:?}", a.name)),
+            ));
         };
         if let Some(n) = a.test.filter(|&n| n > b.tests.len()) {
             let msg = format!(

@@ -15,9 +15,9 @@ mod demo;
 mod exit;
 mod font;
 mod io500;
+mod ior;
 mod live;
 mod live_view;
-mod ior;
 mod lst;
 mod lst_nodes;
 mod lst_session;
@@ -293,7 +293,10 @@ fn dispatch() -> exit::Ended {
 /// (its error is the one a typo in them deserves), then the live one is
 /// said. Exit 2 either way, nothing run.
 fn live_refused(tool: &str, prog: &str, args: &[OsString], live_error: &str) -> exit::Ended {
-    let said = match tools::find(tool).and_then(|t| t.sweep).map(|check| check(args)) {
+    let said = match tools::find(tool)
+        .and_then(|t| t.sweep)
+        .map(|check| check(args))
+    {
         Some(Err(e)) => e,
         _ => live_error.to_string(),
     };

@@ -112,7 +112,8 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
     cfg.check_tasks(total).map_err(|e| e.to_string())?;
     cfg.check_environment(&*backend)
         .map_err(|e| e.to_string())?;
-    let wall = preflight(&cfg, &plan, &*backend, crate::runner::root()).map_err(|e| e.to_string())?;
+    let wall =
+        preflight(&cfg, &plan, &*backend, crate::runner::root()).map_err(|e| e.to_string())?;
     // Last, so that a run refused above leaves no store behind; one rank
     // collects and records.
     let session = Run::new(prog, "mdtest", SCHEMA, command, cfg.clone(), given(&cfg))
@@ -379,8 +380,7 @@ fn new_document(s: &Setup, t: &Arc<dyn Transport>) -> MdtestDocument {
         true => s.cfg.dirs.iter().map(|d| fs_info(d)).collect(),
         false => Vec::new(),
     };
-    s.session
-        .document(Outcome::Completed, filesystems, payload)
+    s.session.document(Outcome::Completed, filesystems, payload)
 }
 
 fn print_header(doc: &MdtestDocument, cfg: &Config, tasks: u64, nodes: u64) {

@@ -4,8 +4,8 @@
 //! the label is all digits).
 
 use crate::exit::{self, Ended, Halt, HaltKind};
-use iolab_core::Outcome;
 use clap::{Parser, Subcommand};
+use iolab_core::Outcome;
 use iolab_report::store as fmt;
 use iolab_store::{compare, Store, StoreError};
 use std::ffi::OsString;
@@ -230,8 +230,8 @@ fn import(path: &std::path::Path, files: &[PathBuf]) -> Ended {
         let head = std::fs::File::open(f)
             .map_err(|e| e.to_string())
             .and_then(|r| iolab_results::stream::read_head(r).map_err(|e| e.to_string()));
-        let h = head
-            .map_err(|e| Halt::usage(format!("iolab results import: {}: {e}", f.display())))?;
+        let h =
+            head.map_err(|e| Halt::usage(format!("iolab results import: {}: {e}", f.display())))?;
         heads.push(h);
     }
     let mut store = Store::open(path).map_err(fail)?;

@@ -450,7 +450,14 @@ fn disk(a: DiskArgs, line: &str) -> Ended {
             );
         }))
     };
-    conduct(planned, a.common.place(), a.common.run.0.clone(), line, Some(b.as_ref()), run)
+    conduct(
+        planned,
+        a.common.place(),
+        a.common.run.0.clone(),
+        line,
+        Some(b.as_ref()),
+        run,
+    )
 }
 
 /// The object survey's `case=network` and `case=netdisk`: an echo agent
@@ -530,7 +537,14 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         report.notes.extend(agents.stop());
         Ok(report)
     };
-    conduct(planned, a.common.place(), a.common.run.0.clone(), line, None, run)
+    conduct(
+        planned,
+        a.common.place(),
+        a.common.run.0.clone(),
+        line,
+        None,
+        run,
+    )
 }
 
 /// The object survey's parameters, on `targets` (local) and `remote`
@@ -605,7 +619,14 @@ fn obdfilter(a: ObdArgs, line: &str) -> Ended {
             cancel,
         ))
     };
-    conduct(planned, a.common.place(), a.common.run.0.clone(), line, Some(b.as_ref()), run)
+    conduct(
+        planned,
+        a.common.place(),
+        a.common.run.0.clone(),
+        line,
+        Some(b.as_ref()),
+        run,
+    )
 }
 
 fn mds(a: MdsArgs, line: &str) -> Ended {
@@ -661,7 +682,14 @@ fn mds(a: MdsArgs, line: &str) -> Ended {
             cancel,
         ))
     };
-    conduct(planned, a.common.place(), a.common.run.0.clone(), line, Some(b.as_ref()), run)
+    conduct(
+        planned,
+        a.common.place(),
+        a.common.run.0.clone(),
+        line,
+        Some(b.as_ref()),
+        run,
+    )
 }
 
 fn ost(a: OstArgs, line: &str) -> Ended {
@@ -672,8 +700,7 @@ fn ost(a: OstArgs, line: &str) -> Ended {
         a.targets
     };
     let names: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
-    let (cfg, notes) =
-        ost::plan(targets, a.size, a.lustre).map_err(|e| usage_error("ost", &e))?;
+    let (cfg, notes) = ost::plan(targets, a.size, a.lustre).map_err(|e| usage_error("ost", &e))?;
     let b = flow::backend("ost", a.common.backend.as_deref())?;
     cfg.validate(b.as_ref())
         .map_err(|e| usage_error("ost", &e))?;
@@ -702,7 +729,14 @@ fn ost(a: OstArgs, line: &str) -> Ended {
         );
         Ok(report)
     };
-    conduct(planned, a.common.place(), a.common.run.0.clone(), line, Some(b.as_ref()), run)
+    conduct(
+        planned,
+        a.common.place(),
+        a.common.run.0.clone(),
+        line,
+        Some(b.as_ref()),
+        run,
+    )
 }
 
 fn obdfilter_agent(a: AgentArgs) -> Ended {

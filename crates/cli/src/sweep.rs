@@ -6,8 +6,8 @@
 //! ran), 130 interrupted (a rerun resumes).
 
 use crate::exit::{self, Ended, Halt};
-use iolab_core::Outcome;
 use clap::Parser;
+use iolab_core::Outcome;
 use iolab_store::{Store, StoreError};
 use iolab_sweep::plan::{Plan, ToolCheck};
 use iolab_sweep::run::{self, Event, SweepError, WorkDir};
@@ -105,7 +105,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         Err(SweepError::Store(e @ StoreError::PlanMismatch { .. })) => Err(usage(&cli.store, e)),
         Err(e @ SweepError::Launcher { .. }) => {
             say("\n");
-            Err(Halt::usage(format!("iolab sweep: {e}; nothing more was run")))
+            Err(Halt::usage(format!(
+                "iolab sweep: {e}; nothing more was run"
+            )))
         }
         Err(e) => Err(Halt::failed(format!("iolab sweep: {e}"))),
     }

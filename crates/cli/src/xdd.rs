@@ -180,7 +180,11 @@ fn run_and_report(cfg: &Config, p: &Plan, mut session: Session<Config>) -> anyho
     let mut r = Report::new(outcome, payload);
     r.figures = report::json::figures(&results, &r.payload.combined);
     r.notes = results.notes.clone();
-    r.filesystems = results.targets.iter().filter_map(|t| t.fs.clone()).collect();
+    r.filesystems = results
+        .targets
+        .iter()
+        .filter_map(|t| t.fs.clone())
+        .collect();
     r.window = Some((results.start_wall_ns, results.end_wall_ns));
     let lost = || results.passes.error();
     let render = Render {

@@ -284,7 +284,8 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let config = a.config();
     let given = a.run.0.clone();
     let mut p = plan(&a.options()).map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
-    let mut session = Run::new(prog, "xddcp", "iolab.xddcp/1", &command_line, config, given).open()?;
+    let mut session =
+        Run::new(prog, "xddcp", "iolab.xddcp/1", &command_line, config, given).open()?;
     p.cancel = session.cancel().clone();
     // The plan before anything moves: how much there is to copy.
     let planned: u64 = p.jobs.iter().map(|j| j.bytes).sum();

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 /// Every line of a jsonl stream, parsed: the header, then the rows.
 fn read_jsonl(path: &Path) -> (Value, Vec<Value>) {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines().map(|l| {
-        serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("line {l:?}: {e}"))
-    });
+    let mut lines = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("line {l:?}: {e}")));
     let header = lines.next().expect("a header line");
     assert_eq!(header["schema"], "iolab.live/1", "{header}");
     (header, lines.collect())
@@ -30,8 +30,13 @@ fn read_jsonl(path: &Path) -> (Value, Vec<Value>) {
 /// Per phase, the aggregate rows' interval ops and bytes, summed.
 fn sums(rows: &[Value]) -> BTreeMap<String, (u64, u64)> {
     let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.get("host").is_none() && r.get("rank").is_none()) {
-        let e = out.entry(r["phase"].as_str().unwrap().to_string()).or_default();
+    for r in rows
+        .iter()
+        .filter(|r| r.get("host").is_none() && r.get("rank").is_none())
+    {
+        let e = out
+            .entry(r["phase"].as_str().unwrap().to_string())
+            .or_default();
         e.0 += r["ops"].as_u64().unwrap();
         e.1 += r["bytes"].as_u64().unwrap();
     }
@@ -44,8 +49,8 @@ fn mdtest_items(doc: &Value) -> BTreeMap<String, u64> {
     for t in doc["payload"]["tests"].as_array().unwrap() {
         for it in t["iterations"].as_array().unwrap() {
             for p in it["phases"].as_array().unwrap() {
-                *out.entry(p["phase"].as_str().unwrap().to_string()).or_default() +=
-                    p["items"].as_u64().unwrap();
+                *out.entry(p["phase"].as_str().unwrap().to_string())
+                    .or_default() += p["items"].as_u64().unwrap();
             }
         }
     }
@@ -59,7 +64,10 @@ fn xdd_counts(doc: &Value) -> BTreeMap<String, (u64, u64)> {
     for op in ["read", "write"] {
         let ops = c[format!("{op}_ops")].as_u64().unwrap();
         if ops > 0 {
-            out.insert(op.to_string(), (ops, c[format!("{op}_bytes")].as_u64().unwrap()));
+            out.insert(
+                op.to_string(),
+                (ops, c[format!("{op}_bytes")].as_u64().unwrap()),
+            );
         }
     }
     out
@@ -81,7 +89,10 @@ fn ok(o: &std::process::Output, what: &str) {
 
 /// The rows' last interval is marked and comes after every other row.
 fn assert_flushed(rows: &[Value]) {
-    let last_t = rows.iter().map(|r| r["t"].as_f64().unwrap()).fold(0.0, f64::max);
+    let last_t = rows
+        .iter()
+        .map(|r| r["t"].as_f64().unwrap())
+        .fold(0.0, f64::max);
     let marked: Vec<&Value> = rows.iter().filter(|r| r["last"] == true).collect();
     assert!(!marked.is_empty(), "no row of the final flush");
     assert!(marked.iter().all(|r| r["t"].as_f64().unwrap() == last_t));
@@ -92,17 +103,39 @@ fn mdtest_threads_intervals_sum_to_the_results() {
     let s = Scratch::new("live-mdtest");
     let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
     let o = iolab(&[
-        "mdtest", "-n", "3000", "-i", "2", "--tasks", "3", "-w", "100", "-e", "100", "-d",
-        s.path("d").to_str().unwrap(), "--json", res.to_str().unwrap(), "--live",
-        live.to_str().unwrap(), "--live-interval", "0.1",
+        "mdtest",
+        "-n",
+        "3000",
+        "-i",
+        "2",
+        "--tasks",
+        "3",
+        "-w",
+        "100",
+        "-e",
+        "100",
+        "-d",
+        s.path("d").to_str().unwrap(),
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
     ]);
     ok(&o, "mdtest");
     let (header, rows) = read_jsonl(&live);
     let doc = json(&res);
-    assert_eq!(header["run_id"], doc["run_id"], "the stream and the results share a run id");
+    assert_eq!(
+        header["run_id"], doc["run_id"],
+        "the stream and the results share a run id"
+    );
     let live_sums = sums(&rows);
     let items = mdtest_items(&doc);
-    assert_eq!(live_sums.keys().collect::<Vec<_>>(), items.keys().collect::<Vec<_>>());
+    assert_eq!(
+        live_sums.keys().collect::<Vec<_>>(),
+        items.keys().collect::<Vec<_>>()
+    );
     for (phase, n) in &items {
         assert_eq!(live_sums[phase].0, *n, "{phase}: ops of the intervals");
     }
@@ -112,7 +145,10 @@ fn mdtest_threads_intervals_sum_to_the_results() {
     assert_flushed(&rows);
     // The totals are cumulative and end at the results' counts.
     let last_create = rows.iter().rfind(|r| r["phase"] == "file_create").unwrap();
-    assert_eq!(last_create["ops_total"].as_u64(), Some(items["file_create"]));
+    assert_eq!(
+        last_create["ops_total"].as_u64(),
+        Some(items["file_create"])
+    );
 }
 
 #[test]
@@ -120,14 +156,34 @@ fn mdtest_csv_has_the_same_fields_and_sums() {
     let s = Scratch::new("live-csv");
     let (live, res) = (s.path("live.csv"), s.path("r.json"));
     let o = iolab(&[
-        "mdtest", "-n", "2000", "-d", s.path("d").to_str().unwrap(), "--json",
-        res.to_str().unwrap(), "--live", live.to_str().unwrap(), "--live-format", "csv",
-        "--live-interval", "0.1",
+        "mdtest",
+        "-n",
+        "2000",
+        "-d",
+        s.path("d").to_str().unwrap(),
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-format",
+        "csv",
+        "--live-interval",
+        "0.1",
     ]);
     ok(&o, "mdtest");
     let mut r = csv::Reader::from_path(&live).unwrap();
     let head: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    for col in ["schema", "run_id", "t", "phase", "ops", "bytes", "ops_total", "latency_p99_ns", "last"] {
+    for col in [
+        "schema",
+        "run_id",
+        "t",
+        "phase",
+        "ops",
+        "bytes",
+        "ops_total",
+        "latency_p99_ns",
+        "last",
+    ] {
         assert!(head.contains(&col.to_string()), "{col} in {head:?}");
     }
     let at = |c: &str| head.iter().position(|h| h == c).unwrap();
@@ -151,10 +207,34 @@ fn xdd_files_intervals_sum_to_the_results_per_op_type() {
         std::fs::write(t, vec![1u8; 2000 * 4096]).unwrap();
     }
     let o = iolab(&[
-        "xdd", "-op", "write", "-targets", "2", a.to_str().unwrap(), b.to_str().unwrap(),
-        "-reqsize", "4", "-numreqs", "3000", "-qd", "2", "-passes", "2", "-rwratio", "50",
-        "-seek", "random", "-seek", "range", "2000", "--json", res.to_str().unwrap(),
-        "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+        "xdd",
+        "-op",
+        "write",
+        "-targets",
+        "2",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-reqsize",
+        "4",
+        "-numreqs",
+        "3000",
+        "-qd",
+        "2",
+        "-passes",
+        "2",
+        "-rwratio",
+        "50",
+        "-seek",
+        "random",
+        "-seek",
+        "range",
+        "2000",
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
     ]);
     ok(&o, "xdd");
     let (header, rows) = read_jsonl(&live);
@@ -179,9 +259,21 @@ fn xdd_s3_intervals_sum_to_the_results() {
             .envs(server.env())
             .env("CI", "1")
             .args([
-                "xdd", "-op", op, "-target", "s3://live-xdd/obj", "-reqsize", "5120",
-                "-numreqs", "3", "--json", res.to_str().unwrap(), "--live",
-                live.to_str().unwrap(), "--live-interval", "0.1",
+                "xdd",
+                "-op",
+                op,
+                "-target",
+                "s3://live-xdd/obj",
+                "-reqsize",
+                "5120",
+                "-numreqs",
+                "3",
+                "--json",
+                res.to_str().unwrap(),
+                "--live",
+                live.to_str().unwrap(),
+                "--live-interval",
+                "0.1",
             ])
             .output()
             .unwrap()
@@ -242,10 +334,30 @@ fn ctrl_c_flushes_the_last_interval_and_exits_130() {
     let f = data_file(&s, "f", 16);
     let (live, res) = (s.path("live.jsonl"), s.path("x.json"));
     let c = spawn(&[
-        "xdd", "-op", "read", "-target", &f, "-reqsize", "1", "-blocksize", "4096",
-        "-numreqs", "4000", "-passes", "100000", "-seek", "random", "-seek", "range", "4000",
-        "--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
-        "--live-interval", "0.1",
+        "xdd",
+        "-op",
+        "read",
+        "-target",
+        &f,
+        "-reqsize",
+        "1",
+        "-blocksize",
+        "4096",
+        "-numreqs",
+        "4000",
+        "-passes",
+        "100000",
+        "-seek",
+        "random",
+        "-seek",
+        "range",
+        "4000",
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
     ]);
     wait_for_lines(&live, 4);
     // SAFETY: a signal to the child this test started.
@@ -253,7 +365,11 @@ fn ctrl_c_flushes_the_last_interval_and_exits_130() {
     assert_eq!(wait(c), 130);
     let (_, rows) = read_jsonl(&live);
     assert_flushed(&rows);
-    assert_eq!(sums(&rows), xdd_counts(&json(&res)), "the interrupted run's counts");
+    assert_eq!(
+        sums(&rows),
+        xdd_counts(&json(&res)),
+        "the interrupted run's counts"
+    );
 }
 
 #[test]
@@ -263,9 +379,23 @@ fn a_failure_flushes_the_last_interval_with_its_errors() {
     let (live, res) = (s.path("live.jsonl"), s.path("x.json"));
     // Reads past the end of a 1 MiB file: half the requests move nothing.
     let o = iolab(&[
-        "xdd", "-op", "read", "-target", &f, "-reqsize", "1", "-blocksize", "4096",
-        "-numreqs", "512", "-json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
-        "--live-interval", "0.1",
+        "xdd",
+        "-op",
+        "read",
+        "-target",
+        &f,
+        "-reqsize",
+        "1",
+        "-blocksize",
+        "4096",
+        "-numreqs",
+        "512",
+        "-json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let (_, rows) = read_jsonl(&live);
@@ -276,7 +406,14 @@ fn a_failure_flushes_the_last_interval_with_its_errors() {
 }
 
 /// The value of counter `name` (without `_total`) for `phase`.
-fn counter(exp: &openmetrics_parser::MetricsExposition<openmetrics_parser::OpenMetricsType, openmetrics_parser::OpenMetricsValue>, name: &str, phase: &str) -> Option<f64> {
+fn counter(
+    exp: &openmetrics_parser::MetricsExposition<
+        openmetrics_parser::OpenMetricsType,
+        openmetrics_parser::OpenMetricsValue,
+    >,
+    name: &str,
+    phase: &str,
+) -> Option<f64> {
     let fam = exp.families.get(name)?;
     fam.iter_samples().find_map(|s| {
         let labels = s.get_labelset().ok()?;
@@ -296,10 +433,30 @@ fn openmetrics_file_parses_at_every_read_and_never_goes_back() {
     let f = data_file(&s, "f", 16);
     let prom = s.path("iolab.prom");
     let c = spawn(&[
-        "xdd", "-op", "read", "-target", &f, "-reqsize", "1", "-blocksize", "4096",
-        "-numreqs", "4000", "-passes", "500", "-seek", "random", "-seek", "range", "4000",
-        "--live", prom.to_str().unwrap(), "--live-format", "openmetrics",
-        "--live-interval", "0.1",
+        "xdd",
+        "-op",
+        "read",
+        "-target",
+        &f,
+        "-reqsize",
+        "1",
+        "-blocksize",
+        "4096",
+        "-numreqs",
+        "4000",
+        "-passes",
+        "500",
+        "-seek",
+        "random",
+        "-seek",
+        "range",
+        "4000",
+        "--live",
+        prom.to_str().unwrap(),
+        "--live-format",
+        "openmetrics",
+        "--live-interval",
+        "0.1",
     ]);
     let mut pid = Some(c);
     let (mut reads, mut last_ops, mut seen_ops) = (0, 0.0, false);
@@ -311,10 +468,16 @@ fn openmetrics_file_parses_at_every_read_and_never_goes_back() {
             assert!(text.ends_with("# EOF\n"), "read {reads}: {text}");
             let exp = openmetrics_parser::openmetrics::parse_openmetrics(&text)
                 .unwrap_or_else(|e| panic!("read {reads}: {e:?}\n{text}"));
-            assert!(exp.families.contains_key("iolab_live_elapsed_seconds"), "{text}");
+            assert!(
+                exp.families.contains_key("iolab_live_elapsed_seconds"),
+                "{text}"
+            );
             // Once the phase started, its families are in every file.
             for name in ["iolab_live_ops", "iolab_live_bytes", "iolab_live_errors"] {
-                assert!(!seen_ops || exp.families.contains_key(name), "{name} in {text}");
+                assert!(
+                    !seen_ops || exp.families.contains_key(name),
+                    "{name} in {text}"
+                );
             }
             if let Some(v) = counter(&exp, "iolab_live_ops", "read") {
                 assert!(v >= last_ops, "ops went back from {last_ops} to {v}");
@@ -332,7 +495,11 @@ fn openmetrics_file_parses_at_every_read_and_never_goes_back() {
     assert_eq!(wait(pid.take().unwrap()), 0);
     assert!(reads >= 200, "only {reads} reads during the run");
     assert!(seen_ops);
-    assert_eq!(last_ops, 4000.0 * 500.0, "the final file holds every operation");
+    assert_eq!(
+        last_ops,
+        4000.0 * 500.0,
+        "the final file holds every operation"
+    );
 }
 
 /// The p99 of `lat` (ns), ranked as iolab's histogram ranks.
@@ -350,7 +517,10 @@ fn ts_latencies(path: &Path) -> Vec<u64> {
         .skip(3)
         .filter_map(|l| {
             let f: Vec<&str> = l.split(", ").collect();
-            let (start, end) = (f.get(9)?.parse::<u64>().ok()?, f.get(10)?.parse::<u64>().ok()?);
+            let (start, end) = (
+                f.get(9)?.parse::<u64>().ok()?,
+                f.get(10)?.parse::<u64>().ok()?,
+            );
             Some(end - start)
         })
         .collect()
@@ -376,10 +546,31 @@ fn interval_p99_matches_the_time_stamps_to_a_bucket() {
     // One QThread: its operations finish in order, so each interval holds
     // the next `ops` entries of the time stamp table.
     let o = iolab(&[
-        "xdd", "-op", "read", "-target", &f, "-reqsize", "1", "-blocksize", "4096",
-        "-numreqs", "200000", "-seek", "random", "-seek", "range", "16000", "-ts", "detailed",
-        "-ts", "output", ts.to_str().unwrap(), "--live", live.to_str().unwrap(),
-        "--live-interval", "0.1",
+        "xdd",
+        "-op",
+        "read",
+        "-target",
+        &f,
+        "-reqsize",
+        "1",
+        "-blocksize",
+        "4096",
+        "-numreqs",
+        "200000",
+        "-seek",
+        "random",
+        "-seek",
+        "range",
+        "16000",
+        "-ts",
+        "detailed",
+        "-ts",
+        "output",
+        ts.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
     ]);
     ok(&o, "xdd");
     let lat = ts_latencies(&s.path("ts.target.0000.csv"));
@@ -403,10 +594,18 @@ fn interval_p99_matches_the_time_stamps_to_a_bucket() {
         let row = r["latency"]["p99_ns"].as_u64().unwrap();
         let offline: Vec<u64> = [(0, 0), (SLACK, 0), (0, SLACK), (SLACK, SLACK)]
             .iter()
-            .flat_map(|&(a, b)| [(from.saturating_sub(a), (to + b).min(lat.len())), (from + a, to - b)])
+            .flat_map(|&(a, b)| {
+                [
+                    (from.saturating_sub(a), (to + b).min(lat.len())),
+                    (from + a, to - b),
+                ]
+            })
             .map(|(x, y)| p99(&mut lat[x..y].to_vec()))
             .collect();
-        let (lo, hi) = (*offline.iter().min().unwrap(), *offline.iter().max().unwrap());
+        let (lo, hi) = (
+            *offline.iter().min().unwrap(),
+            *offline.iter().max().unwrap(),
+        );
         assert!(
             within_a_bucket(row, lo) || within_a_bucket(row, hi) || (lo..=hi).contains(&row),
             "interval at {}: live p99 {row}, time stamps {lo}..{hi}",
@@ -421,10 +620,35 @@ fn interval_p99_matches_the_time_stamps_to_a_bucket() {
     // merged.
     let (b, ts2, live2) = (data_file(&s, "g", 64), s.path("ts2"), s.path("live2.jsonl"));
     let o = iolab(&[
-        "xdd", "-op", "read", "-targets", "2", &f, &b, "-qd", "2", "-reqsize", "1",
-        "-blocksize", "4096", "-numreqs", "40000", "-seek", "random", "-seek", "range",
-        "16000", "-ts", "detailed", "-ts", "output", ts2.to_str().unwrap(), "--live",
-        live2.to_str().unwrap(), "--live-interval", "3600",
+        "xdd",
+        "-op",
+        "read",
+        "-targets",
+        "2",
+        &f,
+        &b,
+        "-qd",
+        "2",
+        "-reqsize",
+        "1",
+        "-blocksize",
+        "4096",
+        "-numreqs",
+        "40000",
+        "-seek",
+        "random",
+        "-seek",
+        "range",
+        "16000",
+        "-ts",
+        "detailed",
+        "-ts",
+        "output",
+        ts2.to_str().unwrap(),
+        "--live",
+        live2.to_str().unwrap(),
+        "--live-interval",
+        "3600",
     ]);
     ok(&o, "xdd two targets");
     let mut all: Vec<u64> = ["ts2.target.0000.csv", "ts2.target.0001.csv"]
@@ -435,7 +659,10 @@ fn interval_p99_matches_the_time_stamps_to_a_bucket() {
     let r = rows.iter().find(|r| r["phase"] == "read").unwrap();
     assert_eq!(r["ops"].as_u64(), Some(all.len() as u64));
     let (row, offline) = (r["latency"]["p99_ns"].as_u64().unwrap(), p99(&mut all));
-    assert!(within_a_bucket(row, offline), "merged: live p99 {row}, time stamps {offline}");
+    assert!(
+        within_a_bucket(row, offline),
+        "merged: live p99 {row}, time stamps {offline}"
+    );
 }
 
 #[test]
@@ -443,9 +670,18 @@ fn bad_live_options_are_refused_before_anything_runs() {
     let s = Scratch::new("live-bad");
     let d = s.path("d");
     for (words, needle) in [
-        (vec!["--live-interval", "0.01", "--live", "x"], "--live-interval 0.01"),
-        (vec!["--live", "-", "--live-format", "openmetrics"], "openmetrics"),
-        (vec!["--live", "x", "--live-format", "xml"], "--live-format xml"),
+        (
+            vec!["--live-interval", "0.01", "--live", "x"],
+            "--live-interval 0.01",
+        ),
+        (
+            vec!["--live", "-", "--live-format", "openmetrics"],
+            "openmetrics",
+        ),
+        (
+            vec!["--live", "x", "--live-format", "xml"],
+            "--live-format xml",
+        ),
         (vec!["--steady", "ops:5"], "--steady ops:5"),
         (vec!["--live", "/nonexistent/dir/x"], "--live"),
         (vec!["--live-format", "csv"], "needs --live"),
@@ -467,14 +703,29 @@ fn steady_state_ends_a_create_phase_and_the_results_say_so() {
     // Far more files than the run can make before its rate settles
     // within 50 % over half a second.
     let o = iolab(&[
-        "mdtest", "-F", "-C", "-n", "5000000", "-d", s.path("d").to_str().unwrap(), "--json",
-        res.to_str().unwrap(), "--live", live.to_str().unwrap(), "--live-interval", "0.1",
-        "--steady", "ops:50:0.5",
+        "mdtest",
+        "-F",
+        "-C",
+        "-n",
+        "5000000",
+        "-d",
+        s.path("d").to_str().unwrap(),
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+        "--steady",
+        "ops:50:0.5",
     ]);
     ok(&o, "mdtest");
     let doc = json(&res);
     let notes = doc["notes"].to_string();
-    assert!(notes.contains("file_create ended on steady state"), "{notes}");
+    assert!(
+        notes.contains("file_create ended on steady state"),
+        "{notes}"
+    );
     let items = mdtest_items(&doc);
     assert!(items["file_create"] < 5_000_000, "{items:?}");
     let (_, rows) = read_jsonl(&live);
@@ -491,10 +742,24 @@ fn mdtest_two_ranks_by_two_threads_merge_at_rank_0() {
     let mut c = Command::new("mpirun");
     let _session = OmpiSession::attach(&mut c);
     let o = c
-        .args(["--allow-run-as-root", "--oversubscribe", "-n", "2", env!("CARGO_BIN_EXE_iolab"), "mdtest"])
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "mdtest",
+        ])
         .args(["-n", "2000", "--tasks", "2", "-d"])
         .arg(s.path("d"))
-        .args(["--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(), "--live-interval", "0.1"])
+        .args([
+            "--json",
+            res.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--live-interval",
+            "0.1",
+        ])
         .env("CI", "1")
         .output()
         .unwrap();
@@ -511,17 +776,26 @@ fn mdtest_two_ranks_by_two_threads_merge_at_rank_0() {
     let mut per: BTreeMap<(u64, String), u64> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.get("rank").is_some()) {
         assert!(r["host"].is_string(), "{r}");
-        *per.entry((r["rank"].as_u64().unwrap(), r["phase"].as_str().unwrap().into())).or_default() +=
-            r["ops"].as_u64().unwrap();
+        *per.entry((
+            r["rank"].as_u64().unwrap(),
+            r["phase"].as_str().unwrap().into(),
+        ))
+        .or_default() += r["ops"].as_u64().unwrap();
     }
     for (phase, n) in &items {
-        let both: u64 = [0, 1].iter().map(|k| per.get(&(*k, phase.clone())).copied().unwrap_or(0)).sum();
+        let both: u64 = [0, 1]
+            .iter()
+            .map(|k| per.get(&(*k, phase.clone())).copied().unwrap_or(0))
+            .sum();
         assert_eq!(both, *n, "{phase}: ranks 0 and 1");
     }
     assert!(per.keys().any(|(k, _)| *k == 1), "rank 1 reported");
     // Latencies are merged, not averaged: an aggregate row times as many
     // operations as its ranks' rows of the same interval together.
-    for a in rows.iter().filter(|r| r.get("rank").is_none() && !r["latency"].is_null()) {
+    for a in rows
+        .iter()
+        .filter(|r| r.get("rank").is_none() && !r["latency"].is_null())
+    {
         let parts: u64 = rows
             .iter()
             .filter(|r| r.get("rank").is_some() && r["t"] == a["t"] && r["phase"] == a["phase"])
@@ -548,7 +822,13 @@ fn io500_mdtest_and_ior_phases_sum_to_the_results() {
     .unwrap();
     let live = s.path("live.jsonl");
     let o = iolab(&[
-        "io500", "--tasks", "2", "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+        "io500",
+        "--tasks",
+        "2",
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
         ini.to_str().unwrap(),
     ]);
     ok(&o, "io500");
@@ -585,9 +865,26 @@ fn survey_disk_intervals_sum_to_the_regions_bytes() {
     std::fs::write(&dev, vec![0u8; 40 << 20]).unwrap();
     let (live, res) = (s.path("live.jsonl"), s.path("sv.json"));
     let o = iolab(&[
-        "survey", "disk", "--size", "16", "--crghi", "2", "--thrhi", "4", "--rszlo", "64",
-        "--rszhi", "128", "--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
-        "--live-interval", "0.1", "--rslt", s.path("kit").to_str().unwrap(),
+        "survey",
+        "disk",
+        "--size",
+        "16",
+        "--crghi",
+        "2",
+        "--thrhi",
+        "4",
+        "--rszlo",
+        "64",
+        "--rszhi",
+        "128",
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+        "--rslt",
+        s.path("kit").to_str().unwrap(),
         dev.to_str().unwrap(),
     ]);
     ok(&o, "survey disk");
@@ -604,7 +901,9 @@ fn survey_counts(doc: &Value) -> BTreeMap<String, (u64, u64)> {
     for p in doc["payload"]["points"].as_array().unwrap() {
         let rsz = p["rsz_kb"].as_u64().unwrap() * 1024;
         for a in p["result"]["actions"].as_array().unwrap() {
-            let e = want.entry(a["action"].as_str().unwrap().to_string()).or_default();
+            let e = want
+                .entry(a["action"].as_str().unwrap().to_string())
+                .or_default();
             for r in a["regions"].as_array().unwrap() {
                 let bytes = r["bytes"].as_u64().unwrap();
                 e.0 += bytes / rsz;
@@ -620,22 +919,50 @@ fn report_charts_a_live_stream_and_refuses_what_is_not_one() {
     let s = Scratch::new("live-report");
     let live = s.path("live.jsonl");
     let o = iolab(&[
-        "mdtest", "-n", "2000", "-d", s.path("d").to_str().unwrap(), "--live",
-        live.to_str().unwrap(), "--live-interval", "0.1",
+        "mdtest",
+        "-n",
+        "2000",
+        "-d",
+        s.path("d").to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
     ]);
     ok(&o, "mdtest");
     let out = s.path("rep");
-    let o = iolab(&["report", "--live", live.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let o = iolab(&[
+        "report",
+        "--live",
+        live.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     ok(&o, "report --live");
-    for f in ["index.html", "live-rate.svg", "live-rate.png", "live-p99.svg", "live-p99.png"] {
+    for f in [
+        "index.html",
+        "live-rate.svg",
+        "live-rate.png",
+        "live-p99.svg",
+        "live-p99.png",
+    ] {
         assert!(out.join(f).is_file(), "{f}");
     }
     let svg = std::fs::read_to_string(out.join("live-rate.svg")).unwrap();
-    assert!(svg.contains("file_create") || !svg.contains("<text"), "the legend names the phases");
+    assert!(
+        svg.contains("file_create") || !svg.contains("<text"),
+        "the legend names the phases"
+    );
     // A CSV stream is not charted: exit 2, nothing made.
     let csv = s.path("live.csv");
     std::fs::write(&csv, "schema,run_id\n").unwrap();
-    let o = iolab(&["report", "--live", csv.to_str().unwrap(), "-o", s.path("rep2").to_str().unwrap()]);
+    let o = iolab(&[
+        "report",
+        "--live",
+        csv.to_str().unwrap(),
+        "-o",
+        s.path("rep2").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("jsonl"), "{}", stderr(&o));
     assert!(!s.path("rep2").exists());
@@ -665,17 +992,45 @@ fn ior_threads_intervals_sum_to_the_results() {
     let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
     // -W's read-back is no access of the results: it must not count.
     let o = iolab(&[
-        "ior", "-w", "-r", "-W", "-R", "-F", "-b", "1m", "-t", "4k", "-s", "4", "-i", "2",
-        "--tasks", "3", "-o", s.path("f").to_str().unwrap(), "--json", res.to_str().unwrap(),
-        "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+        "ior",
+        "-w",
+        "-r",
+        "-W",
+        "-R",
+        "-F",
+        "-b",
+        "1m",
+        "-t",
+        "4k",
+        "-s",
+        "4",
+        "-i",
+        "2",
+        "--tasks",
+        "3",
+        "-o",
+        s.path("f").to_str().unwrap(),
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
     ]);
     ok(&o, "ior");
     let (header, rows) = read_jsonl(&live);
     let doc = json(&res);
     assert_eq!(header["tool"], "ior");
-    assert_eq!(header["run_id"], doc["run_id"], "the stream and the results share a run id");
+    assert_eq!(
+        header["run_id"], doc["run_id"],
+        "the stream and the results share a run id"
+    );
     let want = ior_counts(&doc);
-    assert_eq!(want["write"], (2 * 3 * 4 * 256, (2 * 3 * 4) << 20), "{want:?}");
+    assert_eq!(
+        want["write"],
+        (2 * 3 * 4 * 256, (2 * 3 * 4) << 20),
+        "{want:?}"
+    );
     assert_eq!(sums(&rows), want);
     assert_flushed(&rows);
     // Every interval's transfers are timed.
@@ -697,10 +1052,24 @@ fn ior_two_ranks_by_two_threads_merge_at_rank_0() {
     let mut c = Command::new("mpirun");
     let _session = OmpiSession::attach(&mut c);
     let o = c
-        .args(["--allow-run-as-root", "--oversubscribe", "-n", "2", env!("CARGO_BIN_EXE_iolab"), "ior"])
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "ior",
+        ])
         .args("-w -r -C -b 512k -t 8k -s 3 --tasks 2 -o".split(' '))
         .arg(s.path("f"))
-        .args(["--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(), "--live-interval", "0.1"])
+        .args([
+            "--json",
+            res.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--live-interval",
+            "0.1",
+        ])
         .env("CI", "1")
         .output()
         .unwrap();
@@ -714,12 +1083,23 @@ fn ior_two_ranks_by_two_threads_merge_at_rank_0() {
     assert_flushed(&rows);
     let mut per: BTreeMap<(u64, String), u64> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.get("rank").is_some()) {
-        *per.entry((r["rank"].as_u64().unwrap(), r["phase"].as_str().unwrap().into())).or_default() +=
-            r["ops"].as_u64().unwrap();
+        *per.entry((
+            r["rank"].as_u64().unwrap(),
+            r["phase"].as_str().unwrap().into(),
+        ))
+        .or_default() += r["ops"].as_u64().unwrap();
     }
     for (access, (n, _)) in &want {
-        assert_eq!(per[&(0, access.clone())], n / 2, "{access}: rank 0's two tasks");
-        assert_eq!(per[&(1, access.clone())], n / 2, "{access}: rank 1's two tasks");
+        assert_eq!(
+            per[&(0, access.clone())],
+            n / 2,
+            "{access}: rank 0's two tasks"
+        );
+        assert_eq!(
+            per[&(1, access.clone())],
+            n / 2,
+            "{access}: rank 1's two tasks"
+        );
     }
 }
 
@@ -758,9 +1138,25 @@ fn ior_ctrl_c_and_failure_flush_the_last_interval_with_the_results_counts() {
     let f = s.path("f");
     let rows = interrupted(
         &[
-            "ior", "-F", "-w", "-O", "interIODelay=2000", "-b", "64m", "-t", "4k", "-o",
-            f.to_str().unwrap(), "--tasks", "2", "--json", res.to_str().unwrap(), "--live",
-            live.to_str().unwrap(), "--live-interval", "0.1",
+            "ior",
+            "-F",
+            "-w",
+            "-O",
+            "interIODelay=2000",
+            "-b",
+            "64m",
+            "-t",
+            "4k",
+            "-o",
+            f.to_str().unwrap(),
+            "--tasks",
+            "2",
+            "--json",
+            res.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--live-interval",
+            "0.1",
         ],
         &live,
         4,
@@ -774,9 +1170,24 @@ fn ior_ctrl_c_and_failure_flush_the_last_interval_with_the_results_counts() {
     // A file system that fills up: the write fails (exit 1).
     let small = SmallFs::new(&s, "small", "2m");
     let o = iolab(&[
-        "ior", "-F", "-w", "-r", "-b", "4m", "-t", "64k", "-o", &small.path("f"), "--tasks", "2",
-        "--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
-        "--live-interval", "0.1",
+        "ior",
+        "-F",
+        "-w",
+        "-r",
+        "-b",
+        "4m",
+        "-t",
+        "64k",
+        "-o",
+        &small.path("f"),
+        "--tasks",
+        "2",
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let (_, rows) = read_jsonl(&live);
@@ -799,7 +1210,11 @@ impl SmallFs {
     fn new(s: &Scratch, name: &str, opts: &str) -> Self {
         let dir = s.path(name);
         std::fs::create_dir_all(&dir).unwrap();
-        let o = if opts.contains('=') { opts.to_string() } else { format!("size={opts}") };
+        let o = if opts.contains('=') {
+            opts.to_string()
+        } else {
+            format!("size={opts}")
+        };
         let mounted = is_root()
             && Command::new("mount")
                 .args(["-t", "tmpfs", "-o", &o, "tmpfs"])
@@ -832,9 +1247,21 @@ fn mdtest_ctrl_c_and_a_full_file_system_flush_the_last_interval() {
     let d = s.path("d");
     let rows = interrupted(
         &[
-            "mdtest", "-F", "-C", "-n", "5000000", "--tasks", "2", "-d", d.to_str().unwrap(),
-            "--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
-            "--live-interval", "0.1",
+            "mdtest",
+            "-F",
+            "-C",
+            "-n",
+            "5000000",
+            "--tasks",
+            "2",
+            "-d",
+            d.to_str().unwrap(),
+            "--json",
+            res.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--live-interval",
+            "0.1",
         ],
         &live,
         4,
@@ -849,8 +1276,19 @@ fn mdtest_ctrl_c_and_a_full_file_system_flush_the_last_interval() {
     let small = SmallFs::new(&s, "inodes", "nr_inodes=300");
     let free = free_inodes(&small.dir);
     let o = iolab(&[
-        "mdtest", "-n", "400", "--tasks", "2", "-d", &small.path("d"), "--json",
-        res.to_str().unwrap(), "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+        "mdtest",
+        "-n",
+        "400",
+        "--tasks",
+        "2",
+        "-d",
+        &small.path("d"),
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let (_, rows) = read_jsonl(&live);
@@ -900,11 +1338,20 @@ fn io500_ctrl_c_and_a_full_file_system_flush_the_last_interval() {
     let ini = io500_ini(&s, s.path("data").to_str().unwrap(), 300, 5_000_000);
     // Stopped in mdtest-easy-write (ior-easy-write ran before it).
     let c = spawn(&[
-        "io500", "--tasks", "2", "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+        "io500",
+        "--tasks",
+        "2",
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
         ini.to_str().unwrap(),
     ]);
     let until = Instant::now() + Duration::from_secs(120);
-    while !std::fs::read_to_string(&live).unwrap_or_default().contains("mdtest-easy-write") {
+    while !std::fs::read_to_string(&live)
+        .unwrap_or_default()
+        .contains("mdtest-easy-write")
+    {
         assert!(Instant::now() < until, "mdtest-easy-write never started");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -923,24 +1370,40 @@ fn io500_ctrl_c_and_a_full_file_system_flush_the_last_interval() {
         .find(|p| p["phase"] == "ior-easy-write")
         .unwrap();
     let bytes = easy["detail"]["ior"]["bytes"].as_u64().unwrap();
-    assert_eq!(sums(&rows)["ior-easy-write"], (bytes >> 20, bytes), "the phase before the stop");
+    assert_eq!(
+        sums(&rows)["ior-easy-write"],
+        (bytes >> 20, bytes),
+        "the phase before the stop"
+    );
     assert!(sums(&rows)["mdtest-easy-write"].0 > 0);
 
     // A datadir on a 3 MiB file system: ior-easy-write fails (exit 1).
     let small = SmallFs::new(&s, "small", "3m");
     let ini = io500_ini(&s, &small.path("data"), 1, 400);
     let o = iolab(&[
-        "io500", "--tasks", "2", "--live", live.to_str().unwrap(), "--live-interval", "0.1",
+        "io500",
+        "--tasks",
+        "2",
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
         ini.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let (_, rows) = read_jsonl(&live);
     assert_flushed(&rows);
     assert_totals_whole(&rows);
-    let write = rows.iter().rfind(|r| r["phase"] == "ior-easy-write").unwrap();
+    let write = rows
+        .iter()
+        .rfind(|r| r["phase"] == "ior-easy-write")
+        .unwrap();
     assert!(write["errors_total"].as_u64().unwrap() > 0, "{write}");
     let bytes = write["bytes_total"].as_u64().unwrap();
-    assert!(bytes <= 3 << 20 && bytes % (1 << 20) == 0, "whole transfers that fitted: {bytes}");
+    assert!(
+        bytes <= 3 << 20 && bytes % (1 << 20) == 0,
+        "whole transfers that fitted: {bytes}"
+    );
     assert_eq!(sums(&rows).len(), 1, "the run stopped at its first phase");
 }
 
@@ -953,9 +1416,26 @@ fn survey_ctrl_c_and_a_failed_region_flush_the_last_interval() {
     let kit = s.path("kit");
     let rows = interrupted(
         &[
-            "survey", "disk", "--size", "128", "--crghi", "4", "--thrhi", "16", "--rszlo", "4",
-            "--rszhi", "1024", "--json", res.to_str().unwrap(), "--live",
-            live.to_str().unwrap(), "--live-interval", "0.1", "--rslt", kit.to_str().unwrap(),
+            "survey",
+            "disk",
+            "--size",
+            "128",
+            "--crghi",
+            "4",
+            "--thrhi",
+            "16",
+            "--rszlo",
+            "4",
+            "--rszhi",
+            "1024",
+            "--json",
+            res.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--live-interval",
+            "0.1",
+            "--rslt",
+            kit.to_str().unwrap(),
             dev.to_str().unwrap(),
         ],
         &live,
@@ -969,11 +1449,32 @@ fn survey_ctrl_c_and_a_failed_region_flush_the_last_interval() {
     // the stream counts what the regions moved and their failures.
     let small = SmallFs::new(&s, "small", "4m");
     let sparse = small.path("dev");
-    std::fs::File::create(&sparse).unwrap().set_len(40 << 20).unwrap();
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(40 << 20)
+        .unwrap();
     let o = iolab(&[
-        "survey", "disk", "--size", "16", "--crghi", "2", "--thrhi", "4", "--rszlo", "64",
-        "--rszhi", "128", "--json", res.to_str().unwrap(), "--live", live.to_str().unwrap(),
-        "--live-interval", "0.1", "--rslt", kit.to_str().unwrap(), &sparse,
+        "survey",
+        "disk",
+        "--size",
+        "16",
+        "--crghi",
+        "2",
+        "--thrhi",
+        "4",
+        "--rszlo",
+        "64",
+        "--rszhi",
+        "128",
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+        "--rslt",
+        kit.to_str().unwrap(),
+        &sparse,
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let (_, rows) = read_jsonl(&live);
@@ -994,7 +1495,11 @@ struct LstAgent {
 
 impl LstAgent {
     fn start() -> LstAgent {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let addr = format!("127.0.0.1:{port}");
         let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
             .args(["lst", "agent", "--listen", &addr])
@@ -1041,13 +1546,19 @@ fn assert_agents_add_up(rows: &[Value], agents: &[&str]) {
         let sum = |k: &str| parts.iter().map(|r| r[k].as_u64().unwrap()).sum::<u64>();
         assert_eq!(a["ops"].as_u64().unwrap(), sum("ops"), "{a}");
         assert_eq!(a["bytes"].as_u64().unwrap(), sum("bytes"), "{a}");
-        let timed: u64 = parts.iter().map(|r| r["latency"]["count"].as_u64().unwrap_or(0)).sum();
+        let timed: u64 = parts
+            .iter()
+            .map(|r| r["latency"]["count"].as_u64().unwrap_or(0))
+            .sum();
         assert_eq!(a["latency"]["count"].as_u64().unwrap_or(0), timed, "{a}");
     }
     for r in rows.iter().filter(|r| r.get("rank").is_some()) {
         let host = r["host"].as_str().unwrap();
         assert!(agents.contains(&host), "{r}");
-        assert_eq!(r["rank"].as_u64().unwrap() as usize, 1 + agents.iter().position(|a| *a == host).unwrap());
+        assert_eq!(
+            r["rank"].as_u64().unwrap() as usize,
+            1 + agents.iter().position(|a| *a == host).unwrap()
+        );
     }
 }
 
@@ -1059,9 +1570,26 @@ fn lst_brw_agents_intervals_merge_at_the_console() {
     let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
     for op in ["write", "read"] {
         let o = iolab(&[
-            "lst", "run", "brw", op, "size=8k", "check=simple", "--from", &both, "--to", &both,
-            "--concurrency", "2,5", "--count", "4000", "--json", res.to_str().unwrap(), "--live",
-            live.to_str().unwrap(), "--live-interval", "0.1",
+            "lst",
+            "run",
+            "brw",
+            op,
+            "size=8k",
+            "check=simple",
+            "--from",
+            &both,
+            "--to",
+            &both,
+            "--concurrency",
+            "2,5",
+            "--count",
+            "4000",
+            "--json",
+            res.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--live-interval",
+            "0.1",
         ]);
         ok(&o, op);
         let (header, rows) = read_jsonl(&live);
@@ -1079,7 +1607,11 @@ fn lst_brw_agents_intervals_merge_at_the_console() {
         // Both agents' final rows: each ran 2 x 4000 RPCs.
         for addr in [&a.addr, &b.addr] {
             let last = rows.iter().rfind(|r| r["host"] == addr.as_str()).unwrap();
-            assert_eq!((last["last"].as_bool(), last["ops_total"].as_u64()), (Some(true), Some(8000)), "{last}");
+            assert_eq!(
+                (last["last"].as_bool(), last["ops_total"].as_u64()),
+                (Some(true), Some(8000)),
+                "{last}"
+            );
         }
     }
 }
@@ -1091,9 +1623,19 @@ fn lst_ctrl_c_and_a_dead_agent_flush_the_last_interval() {
     let live = s.path("live.jsonl");
     let words = |to: &str| {
         vec![
-            "lst".to_string(), "run".into(), "ping".into(), "--from".into(), a.addr.clone(),
-            "--to".into(), to.to_string(), "--duration".into(), "300".into(), "--live".into(),
-            live.to_str().unwrap().into(), "--live-interval".into(), "0.1".into(),
+            "lst".to_string(),
+            "run".into(),
+            "ping".into(),
+            "--from".into(),
+            a.addr.clone(),
+            "--to".into(),
+            to.to_string(),
+            "--duration".into(),
+            "300".into(),
+            "--live".into(),
+            live.to_str().unwrap().into(),
+            "--live-interval".into(),
+            "0.1".into(),
         ]
     };
     let w = words(&b.addr);
@@ -1133,9 +1675,33 @@ fn lst_agents_on_other_hosts_of_a_fake_cluster_merge_at_the_console() {
     let (console_ns, _) = cluster.host(0);
     let (from, to) = (node(1), node(2));
     let o = Command::new("ip")
-        .args(["netns", "exec", &console_ns, env!("CARGO_BIN_EXE_iolab"), "lst", "run", "brw", "read"])
-        .args(["size=4k", "--from", &from, "--to", &to, "--rsh", "ip netns exec"])
-        .args(["--concurrency", "4", "--count", "3000", "--json", res.to_str().unwrap()])
+        .args([
+            "netns",
+            "exec",
+            &console_ns,
+            env!("CARGO_BIN_EXE_iolab"),
+            "lst",
+            "run",
+            "brw",
+            "read",
+        ])
+        .args([
+            "size=4k",
+            "--from",
+            &from,
+            "--to",
+            &to,
+            "--rsh",
+            "ip netns exec",
+        ])
+        .args([
+            "--concurrency",
+            "4",
+            "--count",
+            "3000",
+            "--json",
+            res.to_str().unwrap(),
+        ])
         .args(["--live", live.to_str().unwrap(), "--live-interval", "0.1"])
         .env("CI", "1")
         .output()

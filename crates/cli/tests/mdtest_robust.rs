@@ -957,41 +957,41 @@ fn remove_runs_follow_no_link_below_d() {
     }
     // (where the link stands below -d, the options of the remove run)
     for engine in engines {
-    for (link, opts, to) in [
-        ("test-dir.0-0", "-n 5 -F", ""),
-        ("test-dir.0-0/mdtest_tree.0", "-n 5 -F", ""),
-        (
-            "test-dir.0-0/mdtest_tree.0/mdtest_tree.1",
-            "-n 5 -F -z 1 -b 1 -L",
-            "",
-        ),
-        (
-            "test-dir.0-0/mdtest_tree.0",
-            "-n 5 -F -z 1 -b 1 -L",
-            "mdtest_tree.0",
-        ),
-    ] {
-        let d = s.path("d");
-        let _ = std::fs::remove_dir_all(&d);
-        let at = d.join(link);
-        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(other.join(to), &at).unwrap();
-        let o = run(&format!("-d {} -r {opts}{engine}", d.display()));
-        assert_eq!(
-            o.status.code(),
-            Some(1),
-            "{link}{engine}: {}{}",
-            stdout(&o),
-            stderr(&o)
-        );
-        assert!(
-            stderr(&o).contains("no link below -d is followed"),
-            "{link}: {}",
-            stderr(&o)
-        );
-        assert_eq!(files_under(&other), before, "{link}: followed");
-        assert!(at.is_symlink(), "{link}");
-    }
+        for (link, opts, to) in [
+            ("test-dir.0-0", "-n 5 -F", ""),
+            ("test-dir.0-0/mdtest_tree.0", "-n 5 -F", ""),
+            (
+                "test-dir.0-0/mdtest_tree.0/mdtest_tree.1",
+                "-n 5 -F -z 1 -b 1 -L",
+                "",
+            ),
+            (
+                "test-dir.0-0/mdtest_tree.0",
+                "-n 5 -F -z 1 -b 1 -L",
+                "mdtest_tree.0",
+            ),
+        ] {
+            let d = s.path("d");
+            let _ = std::fs::remove_dir_all(&d);
+            let at = d.join(link);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(other.join(to), &at).unwrap();
+            let o = run(&format!("-d {} -r {opts}{engine}", d.display()));
+            assert_eq!(
+                o.status.code(),
+                Some(1),
+                "{link}{engine}: {}{}",
+                stdout(&o),
+                stderr(&o)
+            );
+            assert!(
+                stderr(&o).contains("no link below -d is followed"),
+                "{link}: {}",
+                stderr(&o)
+            );
+            assert_eq!(files_under(&other), before, "{link}: followed");
+            assert!(at.is_symlink(), "{link}");
+        }
     }
     // -d a link to a real directory: followed, as the user named it.
     let real = s.path("real");

@@ -547,8 +547,12 @@ fn assert_live_sums(live: &std::path::Path, d: &Value) {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
     assert!(rows[0]["run_id"].is_string(), "a header first: {}", rows[0]);
-    assert_eq!(d["run_id"], rows[0]["run_id"], "the results name the stream");
-    let merged = |r: &&Value| r.get("host").is_none() && r.get("rank").is_none() && r.get("phase").is_some();
+    assert_eq!(
+        d["run_id"], rows[0]["run_id"],
+        "the results name the stream"
+    );
+    let merged =
+        |r: &&Value| r.get("host").is_none() && r.get("rank").is_none() && r.get("phase").is_some();
     let ops = d["payload"]["ops"].as_array().unwrap();
     assert!(!ops.is_empty());
     for o in ops {
@@ -558,7 +562,11 @@ fn assert_live_sums(live: &std::path::Path, d: &Value) {
             .filter(merged)
             .filter(|r| r["phase"] == name)
             .fold((0, 0), |(n, e), r| (n + u(&r["ops"]), e + u(&r["errors"])));
-        assert_eq!(n + e, u(&o["requests"]), "{name}: live rows against the results");
+        assert_eq!(
+            n + e,
+            u(&o["requests"]),
+            "{name}: live rows against the results"
+        );
         assert!(n > 0, "{name}: no live row");
     }
 }
@@ -573,10 +581,20 @@ fn live_rows_add_up_to_each_ops_requests() {
     let before = bucket(s, b);
     let dir = outdir("live");
     let (j, live) = (dir.path().join("r.json"), dir.path().join("live.jsonl"));
-    for bench in [&["mixed", "--objects", "20", "--obj.size", "4KiB"][..], &["multipart", "--parts", "2"]] {
+    for bench in [
+        &["mixed", "--objects", "20", "--obj.size", "4KiB"][..],
+        &["multipart", "--parts", "2"],
+    ] {
         let mut a = bench.to_vec();
         a.extend(["--bucket", b, "--concurrent", "2", "--duration", "2s"]);
-        a.extend(["--json", j.to_str().unwrap(), "--live", live.to_str().unwrap(), "--live-interval", "0.2"]);
+        a.extend([
+            "--json",
+            j.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--live-interval",
+            "0.2",
+        ]);
         let o = run(s, &a);
         ok(&o, &a.join(" "));
         assert_live_sums(&live, &doc(&j));
@@ -767,16 +785,28 @@ fn list_existing_reads_what_is_there_and_touches_nothing() {
     let b = "sb-existing";
     s.make_bucket(b).unwrap();
     for i in 0..6 {
-        s.put(b, &format!("theirs/{i}"), &vec![b'x'; 1000 + i]).unwrap();
+        s.put(b, &format!("theirs/{i}"), &vec![b'x'; 1000 + i])
+            .unwrap();
     }
     s.put(b, "elsewhere/not-listed", b"y").unwrap();
     let before = s.objects(b, "").unwrap();
     let dir = outdir("existing");
     let j = dir.path().join("r.json");
-    for bench in [&["get", "--range"][..], &["stat"], &["mixed", "--list-distrib", "10"]] {
+    for bench in [
+        &["get", "--range"][..],
+        &["stat"],
+        &["mixed", "--list-distrib", "10"],
+    ] {
         let mut a = bench.to_vec();
         a.extend(["--bucket", b, "--list-existing", "--prefix", "theirs"]);
-        a.extend(["--concurrent", "2", "--duration", "1s", "--obj.size", "1KiB"]);
+        a.extend([
+            "--concurrent",
+            "2",
+            "--duration",
+            "1s",
+            "--obj.size",
+            "1KiB",
+        ]);
         a.extend(["--json", j.to_str().unwrap()]);
         let o = run(s, &a);
         ok(&o, &a.join(" "));
@@ -786,7 +816,14 @@ fn list_existing_reads_what_is_there_and_touches_nothing() {
         assert_eq!(u(&op(&d, read)["errors"]), 0);
         // Only the listed objects were read: their sizes.
         let sizes = &op(&d, read)["sizes"];
-        assert!(u(&sizes["min"]) >= 1000 && u(&sizes["max"]) <= 1005, "{sizes}");
-        assert_eq!(s.objects(b, "").unwrap(), before, "{a:?} changed the bucket");
+        assert!(
+            u(&sizes["min"]) >= 1000 && u(&sizes["max"]) <= 1005,
+            "{sizes}"
+        );
+        assert_eq!(
+            s.objects(b, "").unwrap(),
+            before,
+            "{a:?} changed the bucket"
+        );
     }
 }

@@ -902,7 +902,11 @@ fn sources(crates: &[&str]) -> Vec<(String, String)> {
         rust_files(&root.join(&n).join("src"), &mut files);
         for f in files {
             let text = std::fs::read_to_string(&f).expect("read source");
-            let rel = f.strip_prefix(&root).expect("under crates/").display().to_string();
+            let rel = f
+                .strip_prefix(&root)
+                .expect("under crates/")
+                .display()
+                .to_string();
             out.push((rel, strip(&without_tests(&text))));
         }
     }
@@ -924,15 +928,25 @@ fn what_every_run_needs_is_done_in_one_place() {
     for rule in ONE_PLACE {
         bad.extend(misplaced(rule, &sources(rule.crates)));
     }
-    assert!(bad.is_empty(), "done outside its one place:\n  {}", bad.join("\n  "));
+    assert!(
+        bad.is_empty(),
+        "done outside its one place:\n  {}",
+        bad.join("\n  ")
+    );
 }
 
 #[test]
 fn the_one_place_check_sees_a_stray_envelope_and_ignores_comments() {
     let rule = &ONE_PLACE[0];
     let files = vec![
-        ("cli/src/x.rs".to_string(), strip("fn f() { Envelope::new(a) }")),
-        ("cli/src/y.rs".to_string(), strip("// Envelope::new( in a comment\n")),
+        (
+            "cli/src/x.rs".to_string(),
+            strip("fn f() { Envelope::new(a) }"),
+        ),
+        (
+            "cli/src/y.rs".to_string(),
+            strip("// Envelope::new( in a comment\n"),
+        ),
         (
             "cli/src/runner/envelope.rs".to_string(),
             strip("fn make() { Envelope::new(a) }"),

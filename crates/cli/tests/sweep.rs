@@ -1020,7 +1020,10 @@ fn a_sweep_killed_with_sigkill_takes_its_run_along_and_resumes() {
     // nothing to write.
     let t0 = Instant::now();
     while !catches_sigterm(repeat) {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the run never caught SIGTERM");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run never caught SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: kill(2) on our own child.

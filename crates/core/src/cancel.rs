@@ -120,7 +120,10 @@ mod tests {
         crate::stop::reset();
         assert!(!child.is_cancelled());
         child.cancel();
-        assert!(!crate::stop::requested(), "a child does not stop the process");
+        assert!(
+            !crate::stop::requested(),
+            "a child does not stop the process"
+        );
         root.cancel();
         assert!(crate::stop::requested());
         crate::stop::reset();

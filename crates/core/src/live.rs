@@ -463,14 +463,21 @@ mod tests {
     #[test]
     fn totals_sum_every_slot_of_a_phase() {
         let b = Board::new();
-        let (r0, r1, w) = (b.recorder("read", 0), b.recorder("read", 1), b.recorder("write", 0));
+        let (r0, r1, w) = (
+            b.recorder("read", 0),
+            b.recorder("read", 1),
+            b.recorder("write", 0),
+        );
         r0.op(10, 1000);
         r1.op(20, 3000);
         r1.error();
         w.op(5, 7);
         let t = b.totals();
         assert_eq!(t.len(), 2);
-        assert_eq!((t[0].phase.as_str(), t[0].ops, t[0].bytes, t[0].errors), ("read", 2, 30, 1));
+        assert_eq!(
+            (t[0].phase.as_str(), t[0].ops, t[0].bytes, t[0].errors),
+            ("read", 2, 30, 1)
+        );
         assert_eq!((t[0].latency_sum_ns, t[0].latency_max_ns), (4000, 3000));
         let idx = |v| Histogram::index(v) as u32;
         assert_eq!(t[0].buckets, vec![(idx(1000), 1), (idx(3000), 1)]);

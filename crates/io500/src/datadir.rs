@@ -222,12 +222,10 @@ pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>
             source,
         })?;
         match be.mkdir(&c, 0o755) {
-            Err(source) if source.kind() != ErrorKind::AlreadyExists => {
-                Err(DatadirError::Create {
-                    path: p.to_path_buf(),
-                    source,
-                })
-            }
+            Err(source) if source.kind() != ErrorKind::AlreadyExists => Err(DatadirError::Create {
+                path: p.to_path_buf(),
+                source,
+            }),
             _ => Ok(()),
         }
     };

@@ -255,13 +255,17 @@ mod tests {
         std::fs::write(dir.join("c01"), vec![0u8; 3900]).unwrap();
         std::fs::write(dir.join("d10"), vec![0u8; 3901]).unwrap();
         let roots = vec![dir.clone()];
-        let out = iolab_comm::run_local(3, |c| run(c, &*be, &roots, Criteria::hard(ts), &CancelToken::new()));
+        let out = iolab_comm::run_local(3, |c| {
+            run(c, &*be, &roots, Criteria::hard(ts), &CancelToken::new())
+        });
         assert!(out.iter().all(|r| r.found == 2 && r.total == 5), "{out:?}");
         let later = Criteria::hard(wall_ns() + 1_000_000_000);
         let later = iolab_comm::run_local(1, |c| run(c, &*be, &roots, later, &CancelToken::new()));
         assert_eq!(later[0].found, 0);
         // find-easy's criterion is the name alone: c01 (3900 bytes) counts.
-        let easy = iolab_comm::run_local(2, |c| run(c, &*be, &roots, Criteria::name_only(), &CancelToken::new()));
+        let easy = iolab_comm::run_local(2, |c| {
+            run(c, &*be, &roots, Criteria::name_only(), &CancelToken::new())
+        });
         assert!(
             easy.iter().all(|r| r.found == 3 && r.total == 5),
             "{easy:?}"
@@ -293,7 +297,13 @@ mod tests {
         let (files, dirs) = (40, 6);
         for tasks in [1, 2, 3, 5, 8] {
             let out = iolab_comm::run_local(tasks, |c| {
-                run(c, &*be, std::slice::from_ref(&dir), Criteria::name_only(), &CancelToken::new())
+                run(
+                    c,
+                    &*be,
+                    std::slice::from_ref(&dir),
+                    Criteria::name_only(),
+                    &CancelToken::new(),
+                )
             });
             for r in &out {
                 assert_eq!(
@@ -306,7 +316,9 @@ mod tests {
         }
         // A root that is missing is a failure every task reports.
         let gone = vec![dir.join("missing")];
-        let out = iolab_comm::run_local(3, |c| run(c, &*be, &gone, Criteria::name_only(), &CancelToken::new()));
+        let out = iolab_comm::run_local(3, |c| {
+            run(c, &*be, &gone, Criteria::name_only(), &CancelToken::new())
+        });
         assert!(out.iter().all(|r| r.failure.is_some()));
         std::fs::remove_dir_all(&dir).unwrap();
     }

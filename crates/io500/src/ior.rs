@@ -341,7 +341,16 @@ mod tests {
         let dir = scratch("hard");
         let be = iolab_backend::by_name("posix").unwrap();
         let s = spec(dir.path(), Pattern::Hard { segments: 4 }, 0);
-        let w = iolab_comm::run_local(3, |c| run(c, &*be, &s, Access::Write, &iolab_core::CancelToken::new(), Default::default()));
+        let w = iolab_comm::run_local(3, |c| {
+            run(
+                c,
+                &*be,
+                &s,
+                Access::Write,
+                &iolab_core::CancelToken::new(),
+                Default::default(),
+            )
+        });
         assert!(
             w.iter()
                 .all(|r| r.bytes == 3 * 4 * HARD_TRANSFER && r.failure.is_none()),
@@ -352,7 +361,16 @@ mod tests {
             std::fs::metadata(dir.path().join("file")).unwrap().len(),
             w[0].bytes
         );
-        let r = iolab_comm::run_local(3, |c| run(c, &*be, &s, Access::Read(4), &iolab_core::CancelToken::new(), Default::default()));
+        let r = iolab_comm::run_local(3, |c| {
+            run(
+                c,
+                &*be,
+                &s,
+                Access::Read(4),
+                &iolab_core::CancelToken::new(),
+                Default::default(),
+            )
+        });
         assert!(
             r.iter()
                 .all(|r| r.bytes == w[0].bytes && r.failure.is_none() && r.errors == 0),
@@ -367,10 +385,24 @@ mod tests {
         let mut p = s.params(Access::Read(4));
         p.check_read = true;
         let t = iolab_ior::config::validate(p).unwrap();
-        let out = iolab_comm::run_local(3, |c| iolab_ior::run::test(c, &*be, &t, &iolab_core::CancelToken::new(), Default::default()).unwrap());
+        let out = iolab_comm::run_local(3, |c| {
+            iolab_ior::run::test(
+                c,
+                &*be,
+                &t,
+                &iolab_core::CancelToken::new(),
+                Default::default(),
+            )
+            .unwrap()
+        });
         let e = out[0].iterations[0].read.as_ref().unwrap();
-        assert_eq!((e.errors, e.first_error.as_ref().map(|x| x.offset)), (1, Some(100_000)));
-        assert!(s.command(Access::Read(4), 3).contains(" -r -O stoneWallingWearOutIterations=4 "));
+        assert_eq!(
+            (e.errors, e.first_error.as_ref().map(|x| x.offset)),
+            (1, Some(100_000))
+        );
+        assert!(s
+            .command(Access::Read(4), 3)
+            .contains(" -r -O stoneWallingWearOutIterations=4 "));
     }
 
     #[test]
@@ -384,7 +416,16 @@ mod tests {
         };
         let dir = scratch("easy");
         let s = spec(dir.path(), easy, 1);
-        let w = iolab_comm::run_local(2, |c| run(c, &*null, &s, Access::Write, &iolab_core::CancelToken::new(), Default::default()));
+        let w = iolab_comm::run_local(2, |c| {
+            run(
+                c,
+                &*null,
+                &s,
+                Access::Write,
+                &iolab_core::CancelToken::new(),
+                Default::default(),
+            )
+        });
         assert!(w[0].stonewall_hit && w[0].transfers_per_task >= w[0].min_at_wall);
         assert!(w[0].transfers_per_task < 1 << 30, "stopped at the wall");
         assert_eq!(w[0].bytes, 2 * w[0].transfers_per_task * 4096);
@@ -396,10 +437,28 @@ mod tests {
             unique_dir: true,
         };
         let s = spec(dir.path(), small, 1);
-        let w = iolab_comm::run_local(2, |c| run(c, &*be, &s, Access::Write, &iolab_core::CancelToken::new(), Default::default()));
+        let w = iolab_comm::run_local(2, |c| {
+            run(
+                c,
+                &*be,
+                &s,
+                Access::Write,
+                &iolab_core::CancelToken::new(),
+                Default::default(),
+            )
+        });
         assert_eq!((w[0].transfers_per_task, w[0].file_bytes), (4, 131072));
         assert!(dir.path().join("1/ior_file_easy.00000001").exists());
-        let r = iolab_comm::run_local(2, |c| run(c, &*be, &s, Access::Random, &iolab_core::CancelToken::new(), Default::default()));
+        let r = iolab_comm::run_local(2, |c| {
+            run(
+                c,
+                &*be,
+                &s,
+                Access::Random,
+                &iolab_core::CancelToken::new(),
+                Default::default(),
+            )
+        });
         assert!(r[0].failure.is_none(), "{:?}", r[0].failure);
         assert_eq!(r[0].bytes, 2 * r[0].transfers_per_task * RND_TRANSFER);
         assert!(s

@@ -6,9 +6,9 @@ use crate::phase::Phase;
 use crate::results::MdtestFigures;
 use iolab_backend::Backend;
 use iolab_comm::{run_subset, Transport};
+use iolab_core::CancelToken;
 use iolab_core::{Failure, Outcome};
 use iolab_mdtest::{args, preflight, Config, Engine, Plan, Progress, Quiet, TestResult};
-use iolab_core::CancelToken;
 use std::sync::Arc;
 
 type PhaseError = (Outcome, String);
@@ -114,8 +114,12 @@ pub fn run(
         // The stat, read and delete phases could not know the counts.
         return Err((Outcome::Error(f.clone()), f.to_string()));
     }
-    figures(&t, phase)
-        .ok_or_else(|| usage(format!("mdtest returned no figures for {}", phase.name()), cancel))
+    figures(&t, phase).ok_or_else(|| {
+        usage(
+            format!("mdtest returned no figures for {}", phase.name()),
+            cancel,
+        )
+    })
 }
 
 fn figures(t: &TestResult, phase: Phase) -> Option<MdtestFigures> {

@@ -357,19 +357,14 @@ impl Runner<'_> {
             board: self.live,
             name: Some(p.name()),
         };
-        let out = run_subset(
-            self.transport.clone(),
-            self.threads,
-            self.tasks(),
-            |c| {
-                let access = match transfers {
-                    None => Access::Write,
-                    Some(_) if p == Phase::IorRnd4kEasyRead => Access::Random,
-                    Some(n) => Access::Read(n),
-                };
-                ior::run(c, be, &spec, access, cancel, live)
-            },
-        );
+        let out = run_subset(self.transport.clone(), self.threads, self.tasks(), |c| {
+            let access = match transfers {
+                None => Access::Write,
+                Some(_) if p == Phase::IorRnd4kEasyRead => Access::Random,
+                Some(n) => Access::Read(n),
+            };
+            ior::run(c, be, &spec, access, cancel, live)
+        });
         let r = out.into_iter().next().unwrap_or_default();
         if let Some(f) = &r.failure {
             return Err((Outcome::Error(f.clone()), f.to_string()));
@@ -404,9 +399,7 @@ impl Runner<'_> {
         let r = out.into_iter().next().unwrap_or_default();
         match &r.failure {
             Some(f) => Err((Outcome::Error(f.clone()), f.to_string())),
-            None if self.cancel.is_cancelled() => {
-                Err((Outcome::Interrupted, "interrupted".into()))
-            }
+            None if self.cancel.is_cancelled() => Err((Outcome::Interrupted, "interrupted".into())),
             None => Ok(r),
         }
     }

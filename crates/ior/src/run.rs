@@ -162,8 +162,9 @@ impl Runner<'_> {
             let files = match self.files(t) {
                 Ok(f) => f,
                 Err(e) => {
-                    out.outcome =
-                        Outcome::Error(Failure::other("backend", e.to_string()).of_kind(FailureKind::Refused));
+                    out.outcome = Outcome::Error(
+                        Failure::other("backend", e.to_string()).of_kind(FailureKind::Refused),
+                    );
                     break;
                 }
             };
@@ -268,7 +269,15 @@ pub fn test(
         direct: test.params.odirect,
         use_existing: test.params.use_existing,
     };
-    Ok(run_test(comm, files, test, &Silent, &Made::default(), cancel, live))
+    Ok(run_test(
+        comm,
+        files,
+        test,
+        &Silent,
+        &Made::default(),
+        cancel,
+        live,
+    ))
 }
 
 /// One test on this task.

@@ -194,7 +194,11 @@ impl Differ {
         let zero = Totals::default();
         let mut parts = Vec::new();
         for t in &now {
-            let before = self.last.iter().find(|p| p.phase == t.phase).unwrap_or(&zero);
+            let before = self
+                .last
+                .iter()
+                .find(|p| p.phase == t.phase)
+                .unwrap_or(&zero);
             if !all && t.ops == before.ops && t.errors == before.errors {
                 continue;
             }
@@ -328,9 +332,16 @@ mod tests {
         assert_eq!((two[0].ops, two[0].errors, two[0].ops_total), (1, 1, 4));
         assert_eq!(two[0].latency.count, 1, "only the interval's latency");
         assert!(two[0].histogram().percentile(0.5) >= 8_900);
-        assert!(d.interval(board.totals(), false).is_empty(), "nothing moved");
+        assert!(
+            d.interval(board.totals(), false).is_empty(),
+            "nothing moved"
+        );
         let last = d.interval(board.totals(), true);
-        assert_eq!((last[0].ops, last[0].ops_total), (0, 4), "the final flush names it");
+        assert_eq!(
+            (last[0].ops, last[0].ops_total),
+            (0, 4),
+            "the final flush names it"
+        );
     }
 
     #[test]
@@ -345,7 +356,10 @@ mod tests {
         let mut two = p.clone();
         two.merge(&p);
         assert_eq!(two.ops, 200);
-        assert_eq!(two.histogram().percentile(0.99), p.histogram().percentile(0.99));
+        assert_eq!(
+            two.histogram().percentile(0.99),
+            p.histogram().percentile(0.99)
+        );
         assert!(two.latency.max >= 99_000 && two.latency.max <= 100_000);
     }
 }

@@ -430,7 +430,9 @@ impl State {
     }
 
     fn watch_steady(&mut self, rows: &[Row], t: f64) {
-        let Some(d) = self.steady.as_mut() else { return };
+        let Some(d) = self.steady.as_mut() else {
+            return;
+        };
         for r in rows.iter().filter(|r| r.is_aggregate()) {
             if self.summary.steady.iter().any(|s| s.phase == r.phase) || !d.observe(r) {
                 continue;

@@ -34,7 +34,13 @@ pub fn si(v: f64) -> String {
         _ => (1.0, ""),
     };
     let x = v / d;
-    let digits = if x.abs() >= 100.0 { 0 } else if x.abs() >= 10.0 { 1 } else { 2 };
+    let digits = if x.abs() >= 100.0 {
+        0
+    } else if x.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
     format!("{x:.digits$}{p}")
 }
 

@@ -74,15 +74,25 @@ impl FromStr for Steady {
             "p99" => Metric::P99,
             _ => return Err(err("unknown metric")),
         };
-        let pct: f64 = p.trim_end_matches('%').parse().map_err(|_| err("PCT is not a number"))?;
+        let pct: f64 = p
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| err("PCT is not a number"))?;
         if !(pct > 0.0 && pct <= 100.0) {
             return Err(err("PCT must be above 0 and at most 100"));
         }
-        let seconds: f64 = sec.trim_end_matches('s').parse().map_err(|_| err("SECONDS is not a number"))?;
+        let seconds: f64 = sec
+            .trim_end_matches('s')
+            .parse()
+            .map_err(|_| err("SECONDS is not a number"))?;
         if !(seconds > 0.0 && seconds <= 86_400.0) {
             return Err(err("SECONDS must be above 0 and at most a day"));
         }
-        Ok(Steady { metric, pct, seconds })
+        Ok(Steady {
+            metric,
+            pct,
+            seconds,
+        })
     }
 }
 

@@ -20,7 +20,10 @@ pub fn draw(f: &mut Frame, tool: &str, live: &LiveFrame<'_>) {
     let shown: Vec<&(String, Vec<f64>)> = live
         .history
         .iter()
-        .filter(|(p, _)| agg.iter().any(|r| r.phase == *p && (r.ops > 0 || live.last)))
+        .filter(|(p, _)| {
+            agg.iter()
+                .any(|r| r.phase == *p && (r.ops > 0 || live.last))
+        })
         .take(4)
         .collect();
     let sparks = shown.len() as u16;
@@ -33,7 +36,10 @@ pub fn draw(f: &mut Frame, tool: &str, live: &LiveFrame<'_>) {
     .areas(f.area());
     let state = if live.last { "ended" } else { "running" };
     let title = format!("{tool}: {:.1} s, {state}   (Ctrl-C stops the run)", live.t);
-    f.render_widget(Paragraph::new(title).style(Style::new().add_modifier(Modifier::BOLD)), top);
+    f.render_widget(
+        Paragraph::new(title).style(Style::new().add_modifier(Modifier::BOLD)),
+        top,
+    );
     f.render_widget(table("phases", &agg, false), phases);
     if !per.is_empty() {
         f.render_widget(table("per host / rank", &per, true), hosts);
@@ -51,40 +57,55 @@ pub fn draw(f: &mut Frame, tool: &str, live: &LiveFrame<'_>) {
 }
 
 fn table<'a>(title: &'a str, rows: &[&Row], who: bool) -> Table<'a> {
-    let mut head = vec!["phase", "ops/s", "B/s", "p50", "p90", "p99", "p99.9", "max", "ops", "errors"];
+    let mut head = vec![
+        "phase", "ops/s", "B/s", "p50", "p90", "p99", "p99.9", "max", "ops", "errors",
+    ];
     if who {
         head.insert(0, "host/rank");
     }
-    let body: Vec<Vec<String>> = rows.iter().map(|r| {
-        let l = r.latency.unwrap_or_default();
-        let lat = |v: u64| if r.latency.is_some() { duration(v) } else { "-".into() };
-        let mut cells = vec![
-            r.phase.clone(),
-            si(r.ops_per_sec),
-            si(r.bytes_per_sec),
-            lat(l.p50_ns),
-            lat(l.p90_ns),
-            lat(l.p99_ns),
-            lat(l.p999_ns),
-            lat(l.max_ns),
-            r.ops_total.to_string(),
-            r.errors_total.to_string(),
-        ];
-        if who {
-            let name = match (&r.host, r.rank) {
-                (Some(h), Some(k)) => format!("{h}/{k}"),
-                (Some(h), None) => h.clone(),
-                (None, Some(k)) => k.to_string(),
-                (None, None) => String::new(),
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let l = r.latency.unwrap_or_default();
+            let lat = |v: u64| {
+                if r.latency.is_some() {
+                    duration(v)
+                } else {
+                    "-".into()
+                }
             };
-            cells.insert(0, name);
-        }
-        cells
-    }).collect();
+            let mut cells = vec![
+                r.phase.clone(),
+                si(r.ops_per_sec),
+                si(r.bytes_per_sec),
+                lat(l.p50_ns),
+                lat(l.p90_ns),
+                lat(l.p99_ns),
+                lat(l.p999_ns),
+                lat(l.max_ns),
+                r.ops_total.to_string(),
+                r.errors_total.to_string(),
+            ];
+            if who {
+                let name = match (&r.host, r.rank) {
+                    (Some(h), Some(k)) => format!("{h}/{k}"),
+                    (Some(h), None) => h.clone(),
+                    (None, Some(k)) => k.to_string(),
+                    (None, None) => String::new(),
+                };
+                cells.insert(0, name);
+            }
+            cells
+        })
+        .collect();
     // The names' columns as wide as their longest cell (a host:port, a
     // phase such as mdtest-easy-write), within bounds; figures take 9.
     let fit = |col: usize, lo: usize, hi: usize| {
-        let w = body.iter().map(|c| c[col].chars().count() + 2).max().unwrap_or(lo);
+        let w = body
+            .iter()
+            .map(|c| c[col].chars().count() + 2)
+            .max()
+            .unwrap_or(lo);
         Constraint::Length(w.clamp(lo, hi) as u16)
     };
     let mut widths = vec![Constraint::Length(9); head.len()];
@@ -124,13 +145,27 @@ mod tests {
         };
         let rows = vec![row(&part, &Source::aggregate(), 2.0, 1.0, false)];
         let history = vec![("file_create".to_string(), vec![4000.0, 5000.0])];
-        let frame = LiveFrame { t: 2.0, rows: &rows, history: &history, last: false };
+        let frame = LiveFrame {
+            t: 2.0,
+            rows: &rows,
+            history: &history,
+            last: false,
+        };
         let mut term = Terminal::new(TestBackend::new(120, 16)).unwrap();
         term.draw(|f| draw(f, "mdtest", &frame)).unwrap();
-        let text: String = term.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+        let text: String = term
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
         assert!(text.contains("file_create"), "{text}");
         assert!(text.contains("5.00k"), "{text}");
-        assert!(text.contains("99.") || text.contains("98."), "the p99 near 99 µs: {text}");
+        assert!(
+            text.contains("99.") || text.contains("98."),
+            "the p99 near 99 µs: {text}"
+        );
     }
 
     #[test]
@@ -146,12 +181,29 @@ mod tests {
             max_total_ns: 0,
             latency: Default::default(),
         };
-        let src = Source { host: Some("n-0042.cluster.example:7819".into()), rank: Some(3) };
-        let rows = vec![row(&part, &Source::aggregate(), 1.0, 1.0, false), row(&part, &src, 1.0, 1.0, false)];
-        let frame = LiveFrame { t: 1.0, rows: &rows, history: &[], last: false };
+        let src = Source {
+            host: Some("n-0042.cluster.example:7819".into()),
+            rank: Some(3),
+        };
+        let rows = vec![
+            row(&part, &Source::aggregate(), 1.0, 1.0, false),
+            row(&part, &src, 1.0, 1.0, false),
+        ];
+        let frame = LiveFrame {
+            t: 1.0,
+            rows: &rows,
+            history: &[],
+            last: false,
+        };
         let mut term = Terminal::new(TestBackend::new(140, 16)).unwrap();
         term.draw(|f| draw(f, "lst", &frame)).unwrap();
-        let text: String = term.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+        let text: String = term
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
         assert!(text.contains("n-0042.cluster.example:7819/3"), "{text}");
     }
 }

@@ -212,7 +212,9 @@ fn judge(sh: &Shared, p: &serde_json::Value) -> Result<(), String> {
             Err("this agent is busy with another console's session; try again when it ends".into())
         }
         (Hello::Console { .. }, None) => Ok(()),
-        (Hello::Data { token, test }, Some(s)) if *token == s.token => test.validate().map_err(|e| e.to_string()),
+        (Hello::Data { token, test }, Some(s)) if *token == s.token => {
+            test.validate().map_err(|e| e.to_string())
+        }
         (Hello::Data { .. }, _) => {
             Err("data connection refused: not the current session's token".into())
         }

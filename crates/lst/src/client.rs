@@ -675,7 +675,11 @@ mod tests {
         assert_eq!((l.tx_msgs, l.rx_msgs), (answered, answered), "live counts");
         let fig = board.totals();
         assert_eq!(fig.len(), 1, "{fig:?}");
-        assert_eq!((fig[0].ops, fig[0].errors), (answered, 0), "the board's RPCs");
+        assert_eq!(
+            (fig[0].ops, fig[0].errors),
+            (answered, 0),
+            "the board's RPCs"
+        );
         let timed: u64 = fig[0].buckets.iter().map(|b| b.1).sum();
         assert_eq!(timed, answered, "every RPC timed");
     }

@@ -4,12 +4,12 @@
 //! results. Every wait is bounded; the first failure stops the run with
 //! a message that names the node.
 
-use iolab_core::CancelToken;
 use crate::proto::{Answer, ClientJob, Command, Hello};
 use crate::result::{ClientStats, PointResult, RunResult};
 use crate::spec::{Distribute, Limit, Test};
 use crate::watch::{self, Watch, Watcher};
 use crate::LstError;
+use iolab_core::CancelToken;
 use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_launch::{Remote, RemoteShell};
 use iolab_net::frame::Kind;
@@ -134,9 +134,7 @@ pub fn run(
     let stop = Cancel::token(cancel);
     let outcome = match run_points(plan, stop, watcher, &mut points, &mut on_point) {
         Ok(()) => check_outcome(&points),
-        Err(_) if stop.cancelled() => {
-            Outcome::Interrupted
-        }
+        Err(_) if stop.cancelled() => Outcome::Interrupted,
         Err(e @ LstError::Refused(..)) => Outcome::Error(
             Failure::other(crate::REFUSED_OP, e.to_string()).of_kind(FailureKind::Refused),
         ),
@@ -507,12 +505,7 @@ fn run_once(
 ) -> Result<RunResult, LstError> {
     let servers: Vec<usize> = plan.to.iter().map(|n| index_of(agents, n)).collect();
     for &s in &servers {
-        ask(
-            &mut agents[s],
-            &Command::Reset,
-            COMMAND_TIMEOUT,
-            stop,
-        )?;
+        ask(&mut agents[s], &Command::Reset, COMMAND_TIMEOUT, stop)?;
     }
     let map = plan.distribute.map(k, servers.len());
     let clients: Vec<usize> = plan.from[..k].iter().map(|n| index_of(agents, n)).collect();
@@ -539,12 +532,7 @@ fn run_once(
     used.dedup();
     let mut server_nodes = Vec::new();
     for &s in &used {
-        match ask(
-            &mut agents[s],
-            &Command::Stats,
-            COMMAND_TIMEOUT,
-            stop,
-        )? {
+        match ask(&mut agents[s], &Command::Stats, COMMAND_TIMEOUT, stop)? {
             Answer::Server(mut st) => {
                 st.node = agents[s].node.name.clone();
                 server_nodes.push(st);

@@ -13,7 +13,10 @@ pub const MAX_EXPANSION: usize = 4096;
 pub fn expand(word: &str) -> Result<Vec<String>, InputError> {
     let Some(open) = word.find('[') else {
         if word.contains(']') {
-            return Err(InputError::invalid(format!("{word:?}"), "a ']' without its '['"));
+            return Err(InputError::invalid(
+                format!("{word:?}"),
+                "a ']' without its '['",
+            ));
         }
         return Ok(vec![word.to_string()]);
     };
@@ -132,6 +135,9 @@ mod tests {
         let n = node("ns1@10.0.0.5", 7819).unwrap();
         assert_eq!(n.launch.as_deref(), Some("ns1"));
         let words = ["10.0.0.[1-2]@tcp".to_string(), "10.0.0.2:7819".to_string()];
-        assert!(nodes(&words, 7819).unwrap_err().to_string().contains("same agent"));
+        assert!(nodes(&words, 7819)
+            .unwrap_err()
+            .to_string()
+            .contains("same agent"));
     }
 }

@@ -28,8 +28,8 @@ pub mod spec;
 pub mod stat;
 pub mod watch;
 
-pub use input::InputError;
 pub use console::{Node, Plan, Report};
+pub use input::InputError;
 pub use result::{ClientStats, GroupSummary, PointResult, RunResult, ServerStats};
 
 /// Environment variable giving an agent started by hand a session token

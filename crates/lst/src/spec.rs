@@ -5,7 +5,6 @@
 
 use serde::{Deserialize, Serialize};
 
-
 pub use crate::input::InputError;
 
 /// Largest bulk size: the frame layer's payload limit allows more, but

@@ -119,7 +119,10 @@ mod tests {
         );
         for bad in ["", "abc\n", "12x\n", "5\ngarbage\n", "-3\n"] {
             std::fs::write(&p, bad).unwrap();
-            assert!(read(&p).unwrap_err().to_string().contains("corrupt"), "{bad:?}");
+            assert!(
+                read(&p).unwrap_err().to_string().contains("corrupt"),
+                "{bad:?}"
+            );
         }
         std::fs::remove_file(&p).unwrap();
         assert!(read(&p).unwrap_err().to_string().contains("cannot read"));

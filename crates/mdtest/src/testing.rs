@@ -109,7 +109,9 @@ mod tests {
             },
             0,
         );
-        let e = preflight(&cfg, &plan, &be, &iolab_core::CancelToken::new()).unwrap_err().0;
+        let e = preflight(&cfg, &plan, &be, &iolab_core::CancelToken::new())
+            .unwrap_err()
+            .0;
         assert!(e.contains("-U") && e.contains("rename"), "{e}");
         let (cfg, plan) = config("-n 4 -k -F -d /nonexistent-iolab");
         let be = Faulty::new(
@@ -119,7 +121,10 @@ mod tests {
             },
             0,
         );
-        assert!(preflight(&cfg, &plan, &be, &iolab_core::CancelToken::new()).unwrap_err().0.contains("-k"));
+        assert!(preflight(&cfg, &plan, &be, &iolab_core::CancelToken::new())
+            .unwrap_err()
+            .0
+            .contains("-k"));
         let be = Faulty::new(
             Capabilities {
                 directories: false,

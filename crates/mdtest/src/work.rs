@@ -523,7 +523,9 @@ impl<'a> TaskState<'a> {
             if self.cancelled() {
                 return End::Stopped;
             }
-            if deadline.is_some_and(|d| mono_ns() >= d) || (self.steady_ends && self.live.phase_ended()) {
+            if deadline.is_some_and(|d| mono_ns() >= d)
+                || (self.steady_ends && self.live.phase_ended())
+            {
                 return End::Wall(k);
             }
             let (lp, d, m) = plan.locate(order.as_ref().map_or(k, |p| p.apply(k)), leaf);

@@ -63,7 +63,9 @@ pub enum QualifyError {
         path: PathBuf,
     },
     /// `hosts.slurm` outside an allocation.
-    #[error("hosts.slurm: SLURM_JOB_NODELIST is not set: run inside an allocation (salloc, sbatch)")]
+    #[error(
+        "hosts.slurm: SLURM_JOB_NODELIST is not set: run inside an allocation (salloc, sbatch)"
+    )]
     NoAllocation,
     /// scontrol could not be run.
     #[error("hosts.slurm: cannot run scontrol: {0}")]

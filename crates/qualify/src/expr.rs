@@ -442,7 +442,10 @@ mod tests {
     #[test]
     fn evaluation_errors_are_values_not_panics() {
         let p = Expectation::parse("a.b >= 1 / (a.b - a.b)").unwrap();
-        assert_eq!(p.eval(&|_| Ok(1.0)).unwrap_err().to_string(), "division by zero");
+        assert_eq!(
+            p.eval(&|_| Ok(1.0)).unwrap_err().to_string(),
+            "division by zero"
+        );
         assert_eq!(
             p.eval(&|n| Err(format!("no {n}"))).unwrap_err().to_string(),
             "no a.b"

@@ -168,7 +168,9 @@ mod tests {
             resolve("network.brw_write_rpc_s", &base).unwrap(),
             (2.0, "RPC/s")
         );
-        let e = resolve("network.ping_mib_s", &base).unwrap_err().to_string();
+        let e = resolve("network.ping_mib_s", &base)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no fixed size"), "{e}");
         assert!(resolve("network.pong", &base)
             .unwrap_err()

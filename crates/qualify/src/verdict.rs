@@ -619,7 +619,10 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("data.wrote: no such figure"));
-        assert!(check("data.write >=").unwrap_err().to_string().contains("at character"));
+        assert!(check("data.write >=")
+            .unwrap_err()
+            .to_string()
+            .contains("at character"));
         assert!(check("network.brw_write >= 1")
             .unwrap_err()
             .to_string()

@@ -5,8 +5,8 @@
 pub mod canvas;
 pub mod csvw;
 pub mod io500;
-pub mod live;
 pub mod ior;
+pub mod live;
 pub mod lst;
 pub mod mdtest;
 pub mod qualify;

@@ -4,9 +4,9 @@
 //! (`s3-{1...4}:9000`). Each parser returns a message for the option's
 //! error.
 
+pub use crate::error::ValueError;
 use crate::sizes::{Bucket, Sizes};
 use iolab_core::units::parse_size;
-pub use crate::error::ValueError;
 
 fn invalid(value: &str, why: impl Into<String>) -> ValueError {
     ValueError::Invalid {
@@ -22,7 +22,9 @@ pub use crate::error::MAX_HOSTS;
 pub fn duration_s(text: &str) -> Result<f64, ValueError> {
     let t = text.trim();
     if t.is_empty() {
-        return Err(ValueError::Missing("give a duration (5m, 1m30s, 10s, 500ms)"));
+        return Err(ValueError::Missing(
+            "give a duration (5m, 1m30s, 10s, 500ms)",
+        ));
     }
     if let Ok(v) = t.parse::<f64>() {
         return finite(v, text);
@@ -38,12 +40,10 @@ pub fn duration_s(text: &str) -> Result<f64, ValueError> {
             .find(|c: char| c.is_ascii_digit() || c == '.')
             .unwrap_or(tail.len());
         let (unit, next) = tail.split_at(unit_len);
-        let v: f64 = num
-            .parse()
-            .map_err(|_| ValueError::NotADuration {
-                value: text.to_string(),
-                hint: " (5m, 1m30s, 10s, 500ms)",
-            })?;
+        let v: f64 = num.parse().map_err(|_| ValueError::NotADuration {
+            value: text.to_string(),
+            hint: " (5m, 1m30s, 10s, 500ms)",
+        })?;
         let scale = match unit {
             "h" => 3600.0,
             "m" => 60.0,
@@ -51,7 +51,12 @@ pub fn duration_s(text: &str) -> Result<f64, ValueError> {
             "ms" => 1e-3,
             "us" | "µs" => 1e-6,
             "ns" => 1e-9,
-            _ => return Err(invalid(text, format!("unknown unit '{unit}' (h, m, s, ms)"))),
+            _ => {
+                return Err(invalid(
+                    text,
+                    format!("unknown unit '{unit}' (h, m, s, ms)"),
+                ))
+            }
         };
         total += v * scale;
         rest = next;
@@ -118,7 +123,9 @@ pub fn hosts(text: &str, tls: bool) -> Result<Vec<String>, ValueError> {
         }
     }
     if out.is_empty() {
-        return Err(ValueError::Missing("give at least one endpoint (HOST:PORT)"));
+        return Err(ValueError::Missing(
+            "give at least one endpoint (HOST:PORT)",
+        ));
     }
     Ok(out)
 }

@@ -175,8 +175,7 @@ impl<'a> Plan<'a> {
         for n in self.nodes() {
             let d = node::run_dir(&self.cfg.tmp, &n).display().to_string();
             let words = ["start-node", "--dir", &d, "--spec", spec, "--foreground"];
-            let r = held(rsh, &n, &self.command(&words), &self.cancel)
-                .map(|step| steps.push(step));
+            let r = held(rsh, &n, &self.command(&words), &self.cancel).map(|step| steps.push(step));
             results.push((n, r.map(|()| Vec::new())));
         }
         let mut report = self.start_report(results);

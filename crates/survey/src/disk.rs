@@ -473,9 +473,12 @@ fn run_action(plan: &DiskPlan, b: &dyn Backend, action: Action, s: Shape) -> Opt
             let region = &regions[w / s.per_region as usize];
             let (barrier, start, data) = (&barrier, &start, data.as_ref());
             let cancel = &plan.cancel;
-            let live = plan.live.as_ref().map_or_else(iolab_core::live::Recorder::off, |l| {
-                l.recorder(action.name(), w)
-            });
+            let live = plan
+                .live
+                .as_ref()
+                .map_or_else(iolab_core::live::Recorder::off, |l| {
+                    l.recorder(action.name(), w)
+                });
             scope.spawn(move || {
                 barrier.wait();
                 let t0 = start.get().copied().unwrap_or_else(Instant::now);

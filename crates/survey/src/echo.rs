@@ -19,10 +19,10 @@
 //! what it received and sent ([`EchoTotals`]), so the bytes that crossed
 //! the wire are on record.
 
-use iolab_core::CancelToken;
 use crate::object::{Shape, TargetResult};
 use crate::sampler::{self, Counters};
 use crate::ParamError;
+use iolab_core::CancelToken;
 use iolab_net::{conn, frame::Kind, handshake, Cancel, Conn, NetError, SharedKey};
 use serde::{Deserialize, Serialize};
 use serde_json::json;

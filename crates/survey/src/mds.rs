@@ -386,7 +386,15 @@ fn run_point(
         .collect();
     let mut tests = Vec::new();
     for name in &cfg.tests {
-        tests.push(run_test(cfg, b, dirs, (thr, per_thread), name, &alive, cancel));
+        tests.push(run_test(
+            cfg,
+            b,
+            dirs,
+            (thr, per_thread),
+            name,
+            &alive,
+            cancel,
+        ));
         if cancel.is_cancelled() {
             break;
         }

@@ -7,14 +7,14 @@
 //! least and greatest instantaneous bandwidth of any one target, sampled
 //! every interval (see [`crate::sampler`]).
 
-use iolab_core::CancelToken;
-use crate::SurveyError;
 use crate::io::{cpath, open_data, read_full_at, write_all_at, WriteData};
 pub use crate::object::{Shape, TargetResult};
 use crate::sampler::{self, Bracket, Counters, TargetRates};
+use crate::SurveyError;
 use crate::{check_range, doubling, Header, ParamError, MB};
 use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::buffer::IoBuffer;
+use iolab_core::CancelToken;
 use iolab_core::{Failure, Outcome};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -9,9 +9,9 @@
 //! from starting the remote command to its exit, so it includes the
 //! remote shell's start-up.
 
-use crate::SurveyError;
 use crate::object::{Shape, TargetResult};
 use crate::sampler::TargetRates;
+use crate::SurveyError;
 use iolab_launch::{Remote, RemoteShell};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -123,7 +123,12 @@ impl Hosts {
             .collect()
     }
 
-    fn wait(&self, r: Result<Remote, String>, limit: Duration, cleanup: bool) -> Result<String, String> {
+    fn wait(
+        &self,
+        r: Result<Remote, String>,
+        limit: Duration,
+        cleanup: bool,
+    ) -> Result<String, String> {
         let cancelled = || !cleanup && self.cancel.is_cancelled();
         let f = r?.wait(limit, cancelled).map_err(|e| e.to_string())?;
         let out = String::from_utf8_lossy(&f.stdout).into_owned();
@@ -140,11 +145,7 @@ impl Hosts {
             .spawn_all(step, extra)
             .into_iter()
             .zip(&self.groups)
-            .filter_map(|(r, g)| {
-                self.wait(r, limit, cleanup)
-                    .err()
-                    .map(|e| (g.0.clone(), e))
-            })
+            .filter_map(|(r, g)| self.wait(r, limit, cleanup).err().map(|e| (g.0.clone(), e)))
             .collect();
         if errors.is_empty() {
             Ok(())

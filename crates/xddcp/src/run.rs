@@ -463,7 +463,14 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     let argv = args::source(p, job, port, &json_arg, &log_prefix, hb.as_deref());
     let hb_file = hb.as_ref().map(|_| progress_file(&hb_prefix));
     let t0 = Instant::now();
-    let src = run_source(&argv, &p.key, &mut remote, hb_file.as_deref(), moving, &p.cancel);
+    let src = run_source(
+        &argv,
+        &p.key,
+        &mut remote,
+        hb_file.as_deref(),
+        moving,
+        &p.cancel,
+    );
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(f) = &hb_file {
         let _ = std::fs::remove_file(f);

@@ -170,7 +170,13 @@ mod tests {
         assert_eq!(e.run.stats.as_deref(), Some("local"));
         assert_eq!(e.run.store.as_deref(), Some("s.db".as_ref()));
         let j = JsonOnly::try_parse_from(["t", "--json=x"]).unwrap();
-        assert_eq!(j.run.0, Given { json: Some("x".into()), ..Given::default() });
+        assert_eq!(
+            j.run.0,
+            Given {
+                json: Some("x".into()),
+                ..Given::default()
+            }
+        );
         let e = JsonOnly::try_parse_from(["t", "--csv", "x"]).err().unwrap();
         assert!(e.to_string().contains("--csv"), "{e}");
     }

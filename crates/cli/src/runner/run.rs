@@ -4,9 +4,9 @@
 use super::envelope::Head;
 use super::options::Given;
 use super::session::Session;
-use super::watch::Watch;
 use super::stats::Hook as StatsHook;
 use super::store::StoreHook;
+use super::watch::Watch;
 use crate::exit::Halt;
 use serde::Serialize;
 
@@ -84,8 +84,8 @@ impl<C: Serialize> Run<C> {
             .map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
         // Every rank checks the configuration (so all refuse it
         // together); only the leader collects.
-        let stats = StatsHook::load(g.stats.as_deref())
-            .map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
+        let stats =
+            StatsHook::load(g.stats.as_deref()).map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
         Ok(match self.leader {
             true => stats,
             false => StatsHook::none(),

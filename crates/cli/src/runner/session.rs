@@ -186,7 +186,12 @@ impl<C: Serialize + Clone> Session<C> {
     ) -> Option<Failure> {
         let csv = render.csv.and_then(|fill| {
             let payload = &doc.payload;
-            self.write_one("--csv", self.given.csv.as_deref(), &|w| fill(payload, w), say)
+            self.write_one(
+                "--csv",
+                self.given.csv.as_deref(),
+                &|w| fill(payload, w),
+                say,
+            )
         });
         if let Some(f) = &csv {
             fold_output(&mut doc.outcome, f.clone());
@@ -225,10 +230,17 @@ impl<C: Serialize + Clone> Session<C> {
             }
         };
         if first {
-            eprintln!("{}: {}: cannot write: {e}", self.head.prog, named.trim_start());
+            eprintln!(
+                "{}: {}: cannot write: {e}",
+                self.head.prog,
+                named.trim_start()
+            );
         }
         let op = format!("write {option}");
-        Some(Failure::io(op.trim_end(), Some(p.display().to_string()), &e).of_kind(FailureKind::Output))
+        Some(
+            Failure::io(op.trim_end(), Some(p.display().to_string()), &e)
+                .of_kind(FailureKind::Output),
+        )
     }
 
     /// Ends the run with the tool's `report`: see [`Session::finish_document`].

@@ -7,10 +7,9 @@
 //! gives only what is its own: its checked config as a [`Planned`] and
 //! its engine's run; its report says what it measured ([`Surveyed`]).
 
-use iolab_core::live::Board;
-use std::sync::Arc;
 use crate::exit::{Ended, Halt, HaltKind};
 use crate::runner::{Given, Render, Report, Run};
+use iolab_core::live::Board;
 use iolab_core::Outcome;
 use iolab_report::survey as fmt;
 use iolab_results::Figure;
@@ -19,6 +18,7 @@ use serde::Serialize;
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Where a survey's result files go: the kit's `rslt` and `rslt_loc`.
 pub struct Place<'a> {
@@ -162,7 +162,11 @@ where
     report.figures = measured.figures();
     let local = backend.is_some_and(|b| b.capabilities().local);
     report.filesystems = match local {
-        true => p.paths.iter().map(|t| iolab_core::env::fs_info(t)).collect(),
+        true => p
+            .paths
+            .iter()
+            .map(|t| iolab_core::env::fs_info(t))
+            .collect(),
         false => Vec::new(),
     };
     let csv = measured.csv();
@@ -202,10 +206,7 @@ fn finish_backend(b: &dyn iolab_backend::Backend) -> Vec<String> {
 /// An unknown name is bad usage (exit 2); a backend that cannot start,
 /// such as a storage service refusing the credentials, is exit 1, as
 /// for mdtest and xdd.
-pub fn backend(
-    survey: &str,
-    name: Option<&str>,
-) -> Result<Box<dyn iolab_backend::Backend>, Halt> {
+pub fn backend(survey: &str, name: Option<&str>) -> Result<Box<dyn iolab_backend::Backend>, Halt> {
     let name = name.unwrap_or("posix");
     let b = iolab_backend::by_name(name)
         .map_err(|e| usage_error(survey, &ParamError::new("backend", e.to_string())))?;

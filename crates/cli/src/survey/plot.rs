@@ -31,10 +31,7 @@ pub fn plot(summary: &Path, out: Option<&str>, font: Option<&PathBuf>) -> Ended 
     if !with_text {
         eprintln!("iolab survey plot: no usable font (give --font FILE.ttf); charts are drawn without labels");
     }
-    let mut ok = write_out(
-        &format!("{prefix}.csv"),
-        fmt::plot::csv(&parsed).as_bytes(),
-    );
+    let mut ok = write_out(&format!("{prefix}.csv"), fmt::plot::csv(&parsed).as_bytes());
     for c in fmt::plot::charts(&parsed) {
         // A closed stdout stops the plot as SIGPIPE would (no further chart).
         if crate::runner::root().is_cancelled() {

@@ -16,4 +16,3 @@ impl Drop for Finalizer {
         unsafe { ManuallyDrop::drop(&mut self.0) };
     }
 }
-

@@ -3,8 +3,8 @@
 //! thread sends with `MPI_Isend` and receives what `MPI_Iprobe` finds,
 //! each call under the process-wide MPI lock and returning at once.
 
-use super::lock::serialized;
 use super::finalizer::Finalizer;
+use super::lock::serialized;
 use mpi::ffi;
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
@@ -106,7 +106,13 @@ impl crate::side::SideChannel for MpiSide {
             let mut st: ffi::MPI_Status = unsafe { std::mem::zeroed() };
             // SAFETY: valid communicator, tag and out-places; lock held.
             let rc = unsafe {
-                ffi::MPI_Iprobe(ffi::RSMPI_ANY_SOURCE, c_int::from(tag), self.comm, &mut flag, &mut st)
+                ffi::MPI_Iprobe(
+                    ffi::RSMPI_ANY_SOURCE,
+                    c_int::from(tag),
+                    self.comm,
+                    &mut flag,
+                    &mut st,
+                )
             };
             if rc != ffi::MPI_SUCCESS as c_int || flag == 0 {
                 break;

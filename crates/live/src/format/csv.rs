@@ -43,7 +43,13 @@ pub fn rows(h: &Header, rows: &[Row]) -> Vec<u8> {
 
 fn fields(h: &Header, r: &Row) -> Vec<String> {
     let l = r.latency.unwrap_or_default();
-    let lat = |v: u64| if r.latency.is_some() { v.to_string() } else { String::new() };
+    let lat = |v: u64| {
+        if r.latency.is_some() {
+            v.to_string()
+        } else {
+            String::new()
+        }
+    };
     vec![
         h.schema.clone(),
         h.run_id.clone(),

@@ -51,12 +51,9 @@ fn bounds() -> Vec<f64> {
 
 /// The text of the whole file, `t_s` seconds into the run.
 pub fn render(h: &Header, t_s: f64, phases: &[PhaseState]) -> Vec<u8> {
-    let labels = [
-        ("tool", h.tool.clone()),
-        ("run_id", h.run_id.clone()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (Cow::Borrowed(k), Cow::Owned(v)));
+    let labels = [("tool", h.tool.clone()), ("run_id", h.run_id.clone())]
+        .into_iter()
+        .map(|(k, v)| (Cow::Borrowed(k), Cow::Owned(v)));
     let mut registry = Registry::with_prefix_and_labels("iolab_live", labels);
     registry.register(
         "elapsed_seconds",
@@ -82,7 +79,9 @@ impl Collector for Phases {
         type Get = fn(&Row) -> u64;
         let counters: [(&str, &str, Get); 3] = [
             ("ops", "operations finished", |r| r.ops_total),
-            ("bytes", "bytes moved by finished operations", |r| r.bytes_total),
+            ("bytes", "bytes moved by finished operations", |r| {
+                r.bytes_total
+            }),
             ("errors", "operations that failed", |r| r.errors_total),
         ];
         for (name, help, get) in counters {
@@ -96,11 +95,21 @@ impl Collector for Phases {
         self.encode_latency(&mut enc)?;
         type Rate = fn(&Row) -> f64;
         let gauges: [(&str, &str, Rate); 3] = [
-            ("ops_per_second", "operations per second in the last interval", |r| r.ops_per_sec),
-            ("bytes_per_second", "bytes per second in the last interval", |r| r.bytes_per_sec),
-            ("latency_p99_seconds", "99th latency percentile of the last interval", |r| {
-                r.latency.map_or(0.0, |l| l.p99_ns as f64 / 1e9)
-            }),
+            (
+                "ops_per_second",
+                "operations per second in the last interval",
+                |r| r.ops_per_sec,
+            ),
+            (
+                "bytes_per_second",
+                "bytes per second in the last interval",
+                |r| r.bytes_per_sec,
+            ),
+            (
+                "latency_p99_seconds",
+                "99th latency percentile of the last interval",
+                |r| r.latency.map_or(0.0, |l| l.p99_ns as f64 / 1e9),
+            ),
         ];
         for (name, help, get) in gauges {
             let mut m = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;
@@ -128,7 +137,8 @@ impl Phases {
                 let at = le.iter().position(|&b| top_s <= b).unwrap_or(le.len());
                 counts[at] += c;
             }
-            let mut buckets: Vec<(f64, u64)> = le.iter().copied().zip(counts.iter().copied()).collect();
+            let mut buckets: Vec<(f64, u64)> =
+                le.iter().copied().zip(counts.iter().copied()).collect();
             buckets.push((f64::INFINITY, counts[le.len()]));
             let labels = [("phase", p.phase.as_str())];
             let mut fam = m.encode_family(&labels)?;

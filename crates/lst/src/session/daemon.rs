@@ -8,9 +8,9 @@
 
 mod nodes;
 
-use super::SessionError;
 use super::batch::{self, Running};
 use super::slot::Slot;
+use super::SessionError;
 use super::{
     read_line, BatchInfo, BatchTotals, GroupSample, NodeInfo, NodeSample, NodeState, Reply,
     Request, TestDef, TestNodes,
@@ -255,7 +255,8 @@ impl State {
         )?;
         let mut slots = Vec::new();
         for (a, remote) in agents.into_iter().zip(remotes) {
-            let stat = console::open_stat(&a.node, &self.token, key.as_ref(), console::COMMAND_TIMEOUT)?;
+            let stat =
+                console::open_stat(&a.node, &self.token, key.as_ref(), console::COMMAND_TIMEOUT)?;
             let mut slot = Slot {
                 node: a.node,
                 ctl: Some(a.conn),

@@ -66,7 +66,8 @@ fn e2e_operator(c: &mut Cursor, op: &str) -> Result<E2eSetter, UsageError> {
         "issource" => Box::new(|e| e.issource = true),
         "isdestination" => Box::new(|e| e.isdestination = true),
         "destination" => {
-            let d = parse_destination(c.value("HOST[:PORT[,N]]")?).map_err(|m| c.err(m.to_string()))?;
+            let d =
+                parse_destination(c.value("HOST[:PORT[,N]]")?).map_err(|m| c.err(m.to_string()))?;
             Box::new(move |e| e.destinations.push(d.clone()))
         }
         "port" => {

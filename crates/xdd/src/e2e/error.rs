@@ -13,7 +13,9 @@ pub enum E2eError {
         why: String,
     },
     /// A destination's ports pass 65535.
-    #[error("{destination}: {ports} ports from {base} go past port 65535; choose a lower base port")]
+    #[error(
+        "{destination}: {ports} ports from {base} go past port 65535; choose a lower base port"
+    )]
     PastMax {
         /// The destination, as the messages describe it.
         destination: String,
@@ -23,7 +25,9 @@ pub enum E2eError {
         base: u16,
     },
     /// Two QThreads on one port.
-    #[error("port {port} of {host} is used by two QThreads; give the destinations separate port ranges")]
+    #[error(
+        "port {port} of {host} is used by two QThreads; give the destinations separate port ranges"
+    )]
     PortTwice {
         /// The port.
         port: u16,

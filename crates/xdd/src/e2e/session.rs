@@ -151,7 +151,11 @@ type Bound = (Vec<TcpListener>, String);
 
 /// Binds every port of a destination target.
 fn bind(t: &TargetPlan) -> Result<Bound, RunError> {
-    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(|e| usage(e.to_string()))?;
+    let eps = t
+        .opts
+        .e2e
+        .endpoints(t.opts.queuedepth)
+        .map_err(|e| usage(e.to_string()))?;
     let mut ls = Vec::new();
     for (h, p) in &eps {
         ls.push(conn::listen(&addr(h, *p)).map_err(|e| usage(e.to_string()))?);
@@ -388,7 +392,11 @@ fn source(
     cancel: &iolab_core::CancelToken,
 ) -> Result<Session, RunError> {
     let key = key_of(t)?;
-    let eps = t.opts.e2e.endpoints(t.opts.queuedepth).map_err(|e| usage(e.to_string()))?;
+    let eps = t
+        .opts
+        .e2e
+        .endpoints(t.opts.queuedepth)
+        .map_err(|e| usage(e.to_string()))?;
     let wait = Duration::from_secs_f64(t.opts.e2e.timeout_s());
     let until = Instant::now() + wait;
     let mut conns = Vec::new();
@@ -413,13 +421,14 @@ fn source(
         c.idle_timeout = Duration::from_secs_f64(HANDSHAKE_S.max(t.opts.e2e.timeout_s()));
         let mine = serde_json::to_value(Terms::of(t, passes, q as u64))
             .map_err(|e| RunError::Net(e.to_string()))?;
-        let agreed = match handshake::client(&mut c, TOOL, &mine, key.as_ref(), Cancel::token(cancel)) {
-            Ok(a) => a,
-            Err(NetError::Rejected(msg)) => return Err(usage(msg)),
-            Err(e @ NetError::Auth(_)) => return Err(usage(format!("{a}: {e}"))),
-            Err(NetError::Cancelled) => return Err(RunError::Interrupted),
-            Err(e) => return Err(RunError::Net(format!("{a}: handshake: {e}"))),
-        };
+        let agreed =
+            match handshake::client(&mut c, TOOL, &mine, key.as_ref(), Cancel::token(cancel)) {
+                Ok(a) => a,
+                Err(NetError::Rejected(msg)) => return Err(usage(msg)),
+                Err(e @ NetError::Auth(_)) => return Err(usage(format!("{a}: {e}"))),
+                Err(NetError::Cancelled) => return Err(RunError::Interrupted),
+                Err(e) => return Err(RunError::Net(format!("{a}: handshake: {e}"))),
+            };
         let d: Terms = serde_json::from_value(agreed.peer_params)
             .map_err(|e| RunError::Net(format!("{a}: the destination's terms: {e}")))?;
         if resume.is_some_and(|r| r != (d.resume, d.resume_pass)) {

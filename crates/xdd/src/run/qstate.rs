@@ -93,7 +93,11 @@ impl LiveOps {
 
     /// One failed operation (`op` as the error path names it).
     pub fn error(&self, op: &str) {
-        let r = if op == "read" { &self.read } else { &self.write };
+        let r = if op == "read" {
+            &self.read
+        } else {
+            &self.write
+        };
         r.error();
     }
 }

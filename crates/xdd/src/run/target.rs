@@ -324,7 +324,12 @@ fn qstate(
             crate::record::timestamp::TsTable::new(&o, plan.index as u32, q as u32, sh.run_start_ns)
         }),
         link: None,
-        live: crate::run::qstate::LiveOps::on(sh.progress.live.as_deref(), plan.index, q, plan.read_e4),
+        live: crate::run::qstate::LiveOps::on(
+            sh.progress.live.as_deref(),
+            plan.index,
+            q,
+            plan.read_e4,
+        ),
     })
 }
 

@@ -82,7 +82,9 @@ impl UringHooks for Hooks<'_, '_> {
             return more_allowed(cx) && !cx.ending();
         }
         count(&mut self.c, read, done as u64);
-        self.st.live.op(read, done as u64, k.end_ns.saturating_sub(k.start_ns));
+        self.st
+            .live
+            .op(read, done as u64, k.end_ns.saturating_sub(k.start_ns));
         cx.progress.targets[plan.index].add(done as u64);
         if done < len && plan.opts.op != Op::Noop {
             let what = if read { "read" } else { "write" };

@@ -203,7 +203,9 @@ impl State {
                 .get(g)
                 .cloned()
                 .ok_or_else(|| format!("no group {g:?} in this session"))?,
-            PingTarget::Nodes(words) => crate::hosts::nodes(words, self.cfg.port).map_err(|e| e.to_string())?,
+            PingTarget::Nodes(words) => {
+                crate::hosts::nodes(words, self.cfg.port).map_err(|e| e.to_string())?
+            }
             PingTarget::Batch { name, server } => {
                 let b = self
                     .batches
