@@ -39,7 +39,7 @@ static ASKED: OnceLock<Asked> = OnceLock::new();
 
 /// The live options' help lines, for the usage text.
 pub const HELP: &str = "\
-Live figures (mdtest, xdd, ior, lst, survey, io500, xddcp, s3bench; see docs/live.md):
+Live figures (mdtest, xdd, ior, lst, survey disk, io500, s3bench; see docs/live.md):
   --live FILE            write per-interval rows to FILE (- for stdout)
   --live-format F        jsonl (default), csv or openmetrics (a textfile replaced each interval)
   --live-interval S      seconds between rows (default 1, at least 0.1)
@@ -118,8 +118,39 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
     }
     asked.format = format.unwrap_or_default();
     check(&asked, format.is_some())?;
+    refuse_unrecorded(tool, args, &asked)?;
     let _ = ASKED.set(asked);
     Ok(())
+}
+
+/// The runs that record no live figures yet: the surveys but disk, and
+/// xddcp. An option asked of them is refused (exit 2) rather than
+/// ignored.
+fn refuse_unrecorded(tool: &str, args: &[OsString], a: &Asked) -> Result<(), String> {
+    let what = match tool {
+        "xddcp" => "xddcp".to_string(),
+        "survey" => match args
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .find(|a| !a.starts_with('-'))
+        {
+            Some(sub) if sub != "disk" => format!("survey {sub}"),
+            _ => return Ok(()),
+        },
+        _ => return Ok(()),
+    };
+    let option = if a.file.is_some() {
+        "--live"
+    } else if a.view {
+        "--live-view"
+    } else if a.steady.is_some() {
+        "--steady"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "{option} is not implemented for {what} yet: it records no live figures (docs/live.md says which runs do)"
+    ))
 }
 
 fn interval(v: &str) -> Result<f64, String> {

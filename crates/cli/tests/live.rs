@@ -697,6 +697,44 @@ fn bad_live_options_are_refused_before_anything_runs() {
 }
 
 #[test]
+fn runs_that_record_nothing_live_refuse_the_live_options() {
+    let s = Scratch::new("live-unrecorded");
+    let d = s.path("d");
+    std::fs::create_dir(&d).unwrap();
+    let ds = d.to_str().unwrap();
+    let live = s.path("live.jsonl");
+    let ls = live.to_str().unwrap();
+    for (words, needle) in [
+        (
+            vec!["survey", "mds", "--live", ls, ds],
+            "--live is not implemented for survey mds",
+        ),
+        (
+            vec!["survey", "--steady", "ops:5:1", "ost", ds],
+            "--steady is not implemented for survey ost",
+        ),
+        (
+            vec!["survey", "obdfilter", ds, "--live-view"],
+            "--live-view is not implemented for survey obdfilter",
+        ),
+        (
+            vec!["xddcp", "--live", ls, "a", "b:/c"],
+            "--live is not implemented for xddcp",
+        ),
+    ] {
+        let o = iolab(&words);
+        assert_eq!(o.status.code(), Some(2), "{words:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{words:?}: {}", stderr(&o));
+        assert!(!live.exists(), "{words:?} wrote the live file");
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            0,
+            "{words:?} made files in the target"
+        );
+    }
+}
+
+#[test]
 fn steady_state_ends_a_create_phase_and_the_results_say_so() {
     let s = Scratch::new("live-steady");
     let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
