@@ -39,7 +39,7 @@ static ASKED: OnceLock<Asked> = OnceLock::new();
 
 /// The live options' help lines, for the usage text.
 pub const HELP: &str = "\
-Live figures (mdtest, xdd, ior, lst, survey disk, io500, s3bench; see docs/live.md):
+Live figures (mdtest, xdd, ior, lst, survey disk, mds and ost, io500, s3bench; see docs/live.md):
   --live FILE            write per-interval rows to FILE (- for stdout)
   --live-format F        jsonl (default), csv or openmetrics (a textfile replaced each interval)
   --live-interval S      seconds between rows (default 1, at least 0.1)
@@ -123,8 +123,8 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
     Ok(())
 }
 
-/// The runs that record no live figures yet: the surveys but disk, and
-/// xddcp. An option asked of them is refused (exit 2) rather than
+/// The runs that record no live figures yet: the object survey
+/// (obdfilter), plot, and xddcp. An option asked of them is refused (exit 2) rather than
 /// ignored.
 fn refuse_unrecorded(tool: &str, args: &[OsString], a: &Asked) -> Result<(), String> {
     let what = match tool {
@@ -134,7 +134,7 @@ fn refuse_unrecorded(tool: &str, args: &[OsString], a: &Asked) -> Result<(), Str
             .map(|a| a.to_string_lossy())
             .find(|a| !a.starts_with('-'))
         {
-            Some(sub) if sub != "disk" => format!("survey {sub}"),
+            Some(sub) if !["disk", "mds", "ost"].contains(&sub.as_ref()) => format!("survey {sub}"),
             _ => return Ok(()),
         },
         _ => return Ok(()),

@@ -669,9 +669,11 @@ fn mds(a: MdsArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes: plan.notes,
         config: cfg.clone(),
-        live: false,
+        live: true,
     };
-    let run = |out: &mut flow::Lines, _live, cancel: &iolab_core::CancelToken| {
+    let run = |out: &mut flow::Lines,
+               live: Option<std::sync::Arc<_>>,
+               cancel: &iolab_core::CancelToken| {
         out.line(&fmt::summary::mds_header(&iolab_survey::Header::now()));
         Ok(mds::run(
             &cfg,
@@ -679,7 +681,7 @@ fn mds(a: MdsArgs, line: &str) -> Ended {
             &mut |p| {
                 out.point(&fmt::summary::mds_line(p), &fmt::detail::mds(p));
             },
-            cancel,
+            (cancel, live.as_deref()),
         ))
     };
     conduct(
@@ -713,16 +715,18 @@ fn ost(a: OstArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes,
         config: cfg.clone(),
-        live: false,
+        live: true,
     };
-    let run = |out: &mut flow::Lines, _live, cancel: &iolab_core::CancelToken| {
+    let run = |out: &mut flow::Lines,
+               live: Option<std::sync::Arc<_>>,
+               cancel: &iolab_core::CancelToken| {
         let host = iolab_core::env::hostname();
         out.line(&fmt::summary::ost_header(
             &iolab_survey::strftime("%D"),
             &names,
             &host,
         ));
-        let report = ost::run(&cfg, b.as_ref(), cancel);
+        let report = ost::run(&cfg, b.as_ref(), (cancel, live.as_deref()));
         out.point(
             &fmt::summary::ost_report(&report),
             &fmt::detail::ost(&report),

@@ -706,12 +706,12 @@ fn runs_that_record_nothing_live_refuse_the_live_options() {
     let ls = live.to_str().unwrap();
     for (words, needle) in [
         (
-            vec!["survey", "mds", "--live", ls, ds],
-            "--live is not implemented for survey mds",
+            vec!["survey", "obdfilter", "--live", ls, ds],
+            "--live is not implemented for survey obdfilter",
         ),
         (
-            vec!["survey", "--steady", "ops:5:1", "ost", ds],
-            "--steady is not implemented for survey ost",
+            vec!["survey", "--steady", "ops:5:1", "obdfilter", ds],
+            "--steady is not implemented for survey obdfilter",
         ),
         (
             vec!["survey", "obdfilter", ds, "--live-view"],
@@ -930,6 +930,90 @@ fn survey_disk_intervals_sum_to_the_regions_bytes() {
     let doc = json(&res);
     assert_eq!(header["run_id"], doc["run_id"]);
     assert_eq!(sums(&rows), survey_counts(&doc));
+    assert_flushed(&rows);
+}
+
+#[test]
+fn survey_mds_intervals_sum_to_each_tests_operations() {
+    let s = Scratch::new("live-mds");
+    let dir = s.path("mdt");
+    std::fs::create_dir(&dir).unwrap();
+    let (live, res) = (s.path("live.jsonl"), s.path("mds.json"));
+    let o = iolab(&[
+        "survey",
+        "mds",
+        "--thrlo",
+        "1",
+        "--thrhi",
+        "2",
+        "--dir-count",
+        "1",
+        "--file-count",
+        "3000",
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+        "--rslt",
+        s.path("kit").to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    ok(&o, "survey mds");
+    let (header, rows) = read_jsonl(&live);
+    let doc = json(&res);
+    assert_eq!(header["run_id"], doc["run_id"]);
+    // Every test of every point (1 and 2 threads), summed by test name.
+    let mut want: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for p in doc["payload"]["points"].as_array().unwrap() {
+        for t in p["tests"].as_array().unwrap() {
+            let e = want
+                .entry(t["test"].as_str().unwrap().to_string())
+                .or_default();
+            for target in t["targets"].as_array().unwrap() {
+                e.0 += target["rates"]["amount"].as_u64().unwrap();
+            }
+        }
+    }
+    assert_eq!(want.len(), 5, "{want:?}");
+    assert_eq!(want["create"].0, 6000, "{want:?}");
+    assert_eq!(sums(&rows), want);
+    assert_flushed(&rows);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "files left");
+}
+
+#[test]
+fn survey_ost_intervals_sum_to_each_targets_megabytes() {
+    let s = Scratch::new("live-ost");
+    let (a, b) = (s.path("ost0"), s.path("ost1"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let live = s.path("live.jsonl");
+    let o = iolab(&[
+        "survey",
+        "ost",
+        "--size",
+        "6",
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+        "--rslt",
+        s.path("kit").to_str().unwrap(),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    ok(&o, "survey ost");
+    let (_, rows) = read_jsonl(&live);
+    // Two targets of 6 MiB, written then read in 1 MiB blocks.
+    let mib = 1u64 << 20;
+    let want: BTreeMap<String, (u64, u64)> = [
+        ("read".to_string(), (12, 12 * mib)),
+        ("write".to_string(), (12, 12 * mib)),
+    ]
+    .into();
+    assert_eq!(sums(&rows), want);
     assert_flushed(&rows);
 }
 

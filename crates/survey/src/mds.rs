@@ -16,6 +16,7 @@ use crate::io::cpath;
 use crate::sampler::{self, Bracket, Counters, TargetRates};
 use crate::{check_range, doubling, Header, ParamError};
 use iolab_backend::{Backend, OpenOptions};
+use iolab_core::live::{Board, Recorder};
 use iolab_core::{Failure, Outcome};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -265,12 +266,14 @@ fn dir_name(i: u64) -> String {
 
 /// Runs the survey; `on_point` sees each point as it completes.
 /// It stops between points, tests and operations once `cancel` (the
-/// run's token) is cancelled.
+/// run's token) is cancelled. With a `live` board every operation is
+/// timed and counted there, under its test's name (a phase that
+/// recurs at each point).
 pub fn run(
     cfg: &MdsConfig,
     b: &dyn Backend,
     on_point: &mut dyn FnMut(&MdsPoint),
-    cancel: &iolab_core::CancelToken,
+    (cancel, live): (&iolab_core::CancelToken, Option<&Board>),
 ) -> MdsReport {
     let mut report = MdsReport {
         header: Header::now(),
@@ -288,7 +291,7 @@ pub fn run(
     };
     let mut errors = 0;
     for thr in points(cfg) {
-        let point = run_point(cfg, b, &dirs, thr, cancel);
+        let point = run_point(cfg, b, &dirs, thr, (cancel, live));
         if cancel.is_cancelled() {
             report.outcome = Outcome::Interrupted;
             break;
@@ -378,7 +381,7 @@ fn run_point(
     b: &dyn Backend,
     dirs: &[Vec<PathBuf>],
     thr: u64,
-    cancel: &iolab_core::CancelToken,
+    (cancel, live): (&iolab_core::CancelToken, Option<&Board>),
 ) -> MdsPoint {
     let per_thread = cfg.file_count / thr;
     let alive: Vec<Mutex<Alive>> = (0..dirs.len() as u64 * thr)
@@ -393,7 +396,7 @@ fn run_point(
             (thr, per_thread),
             name,
             &alive,
-            cancel,
+            (cancel, live),
         ));
         if cancel.is_cancelled() {
             break;
@@ -450,7 +453,7 @@ fn run_test(
     (thr, per_thread): (u64, u64),
     name: &str,
     alive: &[Mutex<Alive>],
-    cancel: &iolab_core::CancelToken,
+    (cancel, live): (&iolab_core::CancelToken, Option<&Board>),
 ) -> MdsTestResult {
     let counters = Counters::new(&vec![thr as usize; dirs.len()]);
     let errors: Vec<Mutex<Option<String>>> = dirs.iter().map(|_| Mutex::new(None)).collect();
@@ -464,10 +467,14 @@ fn run_test(
                 let target = w / thr as usize;
                 let f = files(cfg, dirs, w as u64 % thr, target, per_thread);
                 let slot = &alive[w];
+                // Taken here, before the barrier: a lock and an
+                // allocation once per thread and test, none per operation.
+                let rec = live.map_or_else(Recorder::off, |l| l.recorder(name, w));
                 let h = scope.spawn(move || {
                     barrier.wait();
                     let work = (&f, per_thread);
-                    if let Err(e) = thread_ops(b, name, work, slot, (counters, target), cancel) {
+                    let stop = (cancel, &rec);
+                    if let Err(e) = thread_ops(b, name, work, slot, (counters, target), stop) {
                         if let Ok(mut s) = errors[target].lock() {
                             s.get_or_insert(e);
                         }
@@ -504,7 +511,7 @@ fn thread_ops(
     (f, per_thread): (&Files, u64),
     slot: &Mutex<Alive>,
     (c, target): (&Counters, usize),
-    cancel: &iolab_core::CancelToken,
+    (cancel, rec): (&iolab_core::CancelToken, &Recorder),
 ) -> Result<(), String> {
     let mut a = slot.lock().map(|a| *a).unwrap_or_default();
     let range = match test {
@@ -518,8 +525,12 @@ fn thread_ops(
             break;
         }
         let p = f.path(i);
-        match one_op(b, test, &p) {
+        let t0 = iolab_core::clock::mono_ns();
+        let r = one_op(b, test, &p);
+        let ns = iolab_core::clock::mono_ns().saturating_sub(t0);
+        match r {
             Ok(()) => {
+                rec.op(0, ns);
                 match test {
                     "create" => a.created = i + 1,
                     "destroy" => a.destroyed = i + 1,
@@ -528,6 +539,7 @@ fn thread_ops(
                 c.add(target, 1);
             }
             Err(e) => {
+                rec.error();
                 result = Err(format!("{test} {}: {e}", p.display()));
                 break;
             }
@@ -642,7 +654,12 @@ mod tests {
         let c = cfg(vec![base.clone()], 2);
         let b = iolab_backend::by_name("posix").unwrap();
         c.validate(b.as_ref()).unwrap();
-        let r = run(&c, b.as_ref(), &mut |_| {}, &iolab_core::CancelToken::new());
+        let r = run(
+            &c,
+            b.as_ref(),
+            &mut |_| {},
+            (&iolab_core::CancelToken::new(), None),
+        );
         let left = std::fs::read_dir(&base).unwrap().count();
         std::fs::remove_dir_all(&base).unwrap();
         assert_eq!(r.outcome, Outcome::Completed, "{r:?}");

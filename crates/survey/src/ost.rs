@@ -16,6 +16,7 @@ use crate::io::{cpath, open_data, read_full_at, write_all_at, WriteData};
 use crate::{Header, ParamError, MB};
 use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::buffer::IoBuffer;
+use iolab_core::live::{Board, Recorder};
 use iolab_core::{Failure, Outcome};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -220,7 +221,14 @@ pub fn file_in(target: &Path) -> PathBuf {
 /// Runs the survey: every write, then every read, then the figures.
 /// It stops between files and blocks once `cancel` (the run's token)
 /// is cancelled.
-pub fn run(cfg: &OstConfig, b: &dyn Backend, cancel: &iolab_core::CancelToken) -> OstReport {
+pub fn run(
+    cfg: &OstConfig,
+    b: &dyn Backend,
+    (cancel, live): (&iolab_core::CancelToken, Option<&Board>),
+) -> OstReport {
+    // Target i is worker i of the `write` and of the `read` phase; every
+    // 1 MiB block is one timed operation.
+    let rec = |phase: &str, i: usize| live.map_or_else(Recorder::off, |l| l.recorder(phase, i));
     let mut targets: Vec<OstTarget> = cfg
         .targets
         .iter()
@@ -240,7 +248,8 @@ pub fn run(cfg: &OstConfig, b: &dyn Backend, cancel: &iolab_core::CancelToken) -
     for (i, t) in targets.iter_mut().enumerate() {
         let f = cfg.file(i);
         let ost = cfg.ost_indices.get(i).copied();
-        match timed(b, &f, (Write(ost), cfg.size_mb), &mut made, cancel) {
+        let stop = (cancel, &rec("write", i));
+        match timed(b, &f, (Write(ost), cfg.size_mb), &mut made, stop) {
             Ok((s, direct)) => {
                 (t.write_s, t.write_mb_per_s, t.direct) = (s, cfg.size_mb as f64 / s, direct)
             }
@@ -255,7 +264,8 @@ pub fn run(cfg: &OstConfig, b: &dyn Backend, cancel: &iolab_core::CancelToken) -
             continue;
         }
         let f = cfg.file(i);
-        match timed(b, &f, (Read, cfg.size_mb), &mut made, cancel) {
+        let stop = (cancel, &rec("read", i));
+        match timed(b, &f, (Read, cfg.size_mb), &mut made, stop) {
             Ok((s, _)) => (t.read_s, t.read_mb_per_s) = (s, cfg.size_mb as f64 / s),
             Err(e) => t.error = Some(format!("read {}: {e}", f.display())),
         }
@@ -382,7 +392,7 @@ fn timed(
     f: &Path,
     (pass, size_mb): (Pass, u64),
     made: &mut Vec<PathBuf>,
-    cancel: &iolab_core::CancelToken,
+    stop: (&iolab_core::CancelToken, &Recorder),
 ) -> std::io::Result<(f64, bool)> {
     let c = cpath(f)?;
     let block = BLOCK_BYTES as usize;
@@ -407,7 +417,7 @@ fn timed(
     if matches!(pass, Write(None)) {
         made.push(f.to_path_buf());
     }
-    let r = move_all(b, &h, &mut buf, data.as_ref(), (size_mb, direct), cancel);
+    let r = move_all(b, &h, &mut buf, data.as_ref(), (size_mb, direct), stop);
     let closed = b.close(h);
     r?;
     closed?;
@@ -420,7 +430,7 @@ fn move_all(
     buf: &mut IoBuffer,
     data: Option<&WriteData>,
     (size_mb, direct): (u64, bool),
-    cancel: &iolab_core::CancelToken,
+    (cancel, rec): (&iolab_core::CancelToken, &Recorder),
 ) -> std::io::Result<()> {
     let write = data.is_some();
     let blocks = size_mb * (MB as u64) / BLOCK_BYTES;
@@ -429,13 +439,19 @@ fn move_all(
             return Err(std::io::Error::from_raw_os_error(libc::EINTR));
         }
         let (off, len) = (i * BLOCK_BYTES, BLOCK_BYTES as usize);
-        if let Some(d) = data {
+        let t0 = iolab_core::clock::mono_ns();
+        let r = if let Some(d) = data {
             // One file per pass: the pass number alone tells them apart.
             let at = d.place(buf.as_mut_slice(), 0, off, len);
-            write_all_at(b, h, &buf.as_slice()[at..at + len], off)?;
+            write_all_at(b, h, &buf.as_slice()[at..at + len], off)
         } else {
-            read_full_at(b, h, &mut buf.as_mut_slice()[..len], off)?;
+            read_full_at(b, h, &mut buf.as_mut_slice()[..len], off)
+        };
+        if let Err(e) = r {
+            rec.error();
+            return Err(e);
         }
+        rec.op(BLOCK_BYTES, iolab_core::clock::mono_ns().saturating_sub(t0));
     }
     if write && !direct {
         b.fdatasync(h)?;
@@ -472,7 +488,7 @@ mod tests {
         };
         let b = iolab_backend::by_name("posix").unwrap();
         cfg.validate(b.as_ref()).unwrap();
-        let r = run(&cfg, b.as_ref(), &iolab_core::CancelToken::new());
+        let r = run(&cfg, b.as_ref(), (&iolab_core::CancelToken::new(), None));
         let left: usize = dirs
             .iter()
             .map(|d| std::fs::read_dir(d).unwrap().count())
