@@ -37,9 +37,30 @@ struct Asked {
 
 static ASKED: OnceLock<Asked> = OnceLock::new();
 
+impl Asked {
+    /// The first live option given that makes a run record, if any.
+    fn option(&self) -> Option<&'static str> {
+        if self.file.is_some() {
+            Some("--live")
+        } else if self.view {
+            Some("--live-view")
+        } else if self.steady.is_some() {
+            Some("--steady")
+        } else {
+            None
+        }
+    }
+}
+
+/// The live option the command line gave (`--live`, `--live-view` or
+/// `--steady`), for a run that records nothing to refuse by name.
+pub fn asked_option() -> Option<&'static str> {
+    ASKED.get().and_then(Asked::option)
+}
+
 /// The live options' help lines, for the usage text.
 pub const HELP: &str = "\
-Live figures (mdtest, xdd, ior, lst, survey disk, mds and ost, io500, s3bench; see docs/live.md):
+Live figures (mdtest, xdd, ior, lst, survey, io500, s3bench; see docs/live.md):
   --live FILE            write per-interval rows to FILE (- for stdout)
   --live-format F        jsonl (default), csv or openmetrics (a textfile replaced each interval)
   --live-interval S      seconds between rows (default 1, at least 0.1)
@@ -123,8 +144,9 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
     Ok(())
 }
 
-/// The runs that record no live figures yet: the object survey
-/// (obdfilter), plot, and xddcp. An option asked of them is refused (exit 2) rather than
+/// The runs that record no live figures: xddcp (not yet) and survey plot
+/// (it measures nothing). The object survey's network cases refuse
+/// them in their own module ([`asked_option`]). An option asked of them is refused (exit 2) rather than
 /// ignored.
 fn refuse_unrecorded(tool: &str, args: &[OsString], a: &Asked) -> Result<(), String> {
     let what = match tool {
@@ -134,18 +156,12 @@ fn refuse_unrecorded(tool: &str, args: &[OsString], a: &Asked) -> Result<(), Str
             .map(|a| a.to_string_lossy())
             .find(|a| !a.starts_with('-'))
         {
-            Some(sub) if !["disk", "mds", "ost"].contains(&sub.as_ref()) => format!("survey {sub}"),
+            Some(sub) if sub == "plot" => "survey plot".to_string(),
             _ => return Ok(()),
         },
         _ => return Ok(()),
     };
-    let option = if a.file.is_some() {
-        "--live"
-    } else if a.view {
-        "--live-view"
-    } else if a.steady.is_some() {
-        "--steady"
-    } else {
+    let Some(option) = a.option() else {
         return Ok(());
     };
     Err(format!(

@@ -473,6 +473,12 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
     } else {
         a.targets.clone()
     };
+    if let Some(option) = crate::live::asked_option() {
+        return Err(Halt::usage(format!(
+            "iolab survey obdfilter: {option} is not implemented for case={} yet: it records no live figures (docs/live.md says which runs do)",
+            a.case
+        )));
+    }
     if a.common.backend.is_some() {
         let why = format!(
             "case={} moves data to echo agents on other hosts, which keep it on their own file systems; drop --backend",
@@ -606,9 +612,11 @@ fn obdfilter(a: ObdArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes: Vec::new(),
         config: cfg.clone(),
-        live: false,
+        live: true,
     };
-    let run = |out: &mut flow::Lines, _live, cancel: &iolab_core::CancelToken| {
+    let run = |out: &mut flow::Lines,
+               live: Option<std::sync::Arc<_>>,
+               cancel: &iolab_core::CancelToken| {
         out.line(&fmt::summary::obdfilter_header(&iolab_survey::Header::now()));
         Ok(obdfilter::run(
             &cfg,
@@ -616,7 +624,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> Ended {
             &mut |p| {
                 out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
             },
-            cancel,
+            (cancel, live.as_deref()),
         ))
     };
     conduct(

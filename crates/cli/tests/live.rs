@@ -706,16 +706,33 @@ fn runs_that_record_nothing_live_refuse_the_live_options() {
     let ls = live.to_str().unwrap();
     for (words, needle) in [
         (
-            vec!["survey", "obdfilter", "--live", ls, ds],
-            "--live is not implemented for survey obdfilter",
+            vec![
+                "survey",
+                "obdfilter",
+                "--case",
+                "network",
+                "--live",
+                ls,
+                "127.0.0.1",
+            ],
+            "--live is not implemented for case=network",
         ),
         (
-            vec!["survey", "--steady", "ops:5:1", "obdfilter", ds],
-            "--steady is not implemented for survey obdfilter",
+            vec![
+                "survey",
+                "--steady",
+                "ops:5:1",
+                "obdfilter",
+                "--case",
+                "network",
+                "x",
+            ],
+            "--steady is not implemented for case=network",
         ),
         (
-            vec!["survey", "obdfilter", ds, "--live-view"],
-            "--live-view is not implemented for survey obdfilter",
+            vec!["survey", "plot", ds, "--live-view"],
+            // Refused by survey's own check first: plot measures nothing.
+            "not plot",
         ),
         (
             vec!["xddcp", "--live", ls, "a", "b:/c"],
@@ -1013,6 +1030,58 @@ fn survey_ost_intervals_sum_to_each_targets_megabytes() {
         ("write".to_string(), (12, 12 * mib)),
     ]
     .into();
+    assert_eq!(sums(&rows), want);
+    assert_flushed(&rows);
+}
+
+#[test]
+fn survey_obdfilter_intervals_sum_to_each_tests_bytes() {
+    let s = Scratch::new("live-obd");
+    let dir = s.path("ost0");
+    std::fs::create_dir(&dir).unwrap();
+    let live = s.path("live.jsonl");
+    let res = s.path("obd.json");
+    let o = iolab(&[
+        "survey",
+        "obdfilter",
+        "--size",
+        "4",
+        "--nobjhi",
+        "1",
+        "--thrhi",
+        "2",
+        "--tests",
+        "write read",
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+        "--rslt",
+        s.path("kit").to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    ok(&o, "survey obdfilter");
+    let (header, rows) = read_jsonl(&live);
+    let doc = json(&res);
+    assert_eq!(header["run_id"], doc["run_id"]);
+    // 1 MiB records; the bytes of each test over the points (1 and 2 threads).
+    let mut want: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for p in doc["payload"]["points"].as_array().unwrap() {
+        for t in p["result"]["tests"].as_array().unwrap() {
+            let e = want
+                .entry(t["test"].as_str().unwrap().to_string())
+                .or_default();
+            for target in t["targets"].as_array().unwrap() {
+                let bytes = target["rates"]["amount"].as_u64().unwrap();
+                e.0 += bytes >> 20;
+                e.1 += bytes;
+            }
+        }
+    }
+    assert_eq!(want.len(), 2, "{want:?}");
+    assert_eq!(want["write"].1, 8 << 20, "{want:?}");
     assert_eq!(sums(&rows), want);
     assert_flushed(&rows);
 }

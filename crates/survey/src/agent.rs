@@ -52,7 +52,7 @@ pub fn run(s: &Step, b: &dyn Backend) -> Result<Option<String>, crate::SurveyErr
             // An agent runs outside any session: its process's root
             // token (the stop flag, raised by SIGTERM) stops it.
             let cancel = iolab_core::CancelToken::process();
-            let results = o::run_test(b, &objects, &s.name, shape, s.interval_ms, &cancel);
+            let results = o::run_test(b, &objects, &s.name, shape, s.interval_ms, (&cancel, None));
             Ok(Some(serde_json::to_string(&results)?))
         }
         "echo" => echo(s.port, b, work_dirs.first()).map(Some),

@@ -14,6 +14,7 @@ use crate::SurveyError;
 use crate::{check_range, doubling, Header, ParamError, MB};
 use iolab_backend::{Backend, Handle, OpenOptions};
 use iolab_core::buffer::IoBuffer;
+use iolab_core::live::{Board, Recorder};
 use iolab_core::CancelToken;
 use iolab_core::{Failure, Outcome};
 use serde::{Deserialize, Serialize};
@@ -343,11 +344,13 @@ pub fn destroy_in(b: &dyn Backend, work_dirs: &[PathBuf], nobj: u64) {
 /// Runs the survey; `on_point` sees each point as it completes.
 /// It stops between points, tests and records once `cancel` (the run's
 /// token) is cancelled.
+/// With a `live` board every record moved on a local target is timed
+/// and counted there under its test's name (remote targets are not).
 pub fn run(
     cfg: &ObdConfig,
     b: &dyn Backend,
     on_point: &mut dyn FnMut(&ObdPoint),
-    cancel: &CancelToken,
+    (cancel, live): (&CancelToken, Option<&Board>),
 ) -> ObdReport {
     let mut report = ObdReport {
         header: Header::now(),
@@ -390,7 +393,7 @@ pub fn run(
             &hosts,
             (rsz_kb, nobj, thr),
             &mut report.notes,
-            cancel,
+            (cancel, live),
         );
         if cancel.is_cancelled() {
             report.outcome = Outcome::Interrupted;
@@ -445,7 +448,7 @@ fn run_point(
     hosts: &crate::remote::Hosts,
     (rsz_kb, nobj, thr): (u64, u64, u64),
     notes: &mut Vec<String>,
-    cancel: &CancelToken,
+    (cancel, live): (&CancelToken, Option<&Board>),
 ) -> ObdPoint {
     let ndevs = (dirs.len() + cfg.remote.len()) as u64;
     let count = records_per_thread(cfg, rsz_kb, thr);
@@ -478,7 +481,7 @@ fn run_point(
     let mut tests = Vec::new();
     for name in &cfg.tests {
         let pending = hosts.start_test(name, nobj, shape, cfg.interval_ms);
-        let local = run_test(b, &objects, name, shape, cfg.interval_ms, cancel);
+        let local = run_test(b, &objects, name, shape, cfg.interval_ms, (cancel, live));
         let (remote, wall_s) = hosts.finish_test(pending);
         // Only remote targets are timed by the wall clock (from starting
         // their agents); local ones by the same clock as their samples, so
@@ -555,7 +558,7 @@ pub fn run_test(
     name: &str,
     s: Shape,
     interval_ms: u64,
-    cancel: &CancelToken,
+    (cancel, live): (&CancelToken, Option<&Board>),
 ) -> Vec<TargetResult> {
     if objects.is_empty() {
         return Vec::new();
@@ -571,17 +574,20 @@ pub fn run_test(
     let samples = std::thread::scope(|scope| {
         let handles: Vec<_> = workers
             .into_iter()
-            .map(|w| {
+            .enumerate()
+            .map(|(i, w)| {
                 let (counters, barrier, errors, direct) = (&counters, &barrier, &errors, &direct);
                 let data = data.as_ref();
                 let target = w.target;
+                // Before the barrier: no lock or allocation per record.
+                let rec = live.map_or_else(Recorder::off, |l| l.recorder(name, i));
                 let h = scope.spawn(move || {
                     barrier.wait();
                     let t = w.target;
                     if !w.handle.as_ref().is_some_and(|h| h.1) {
                         direct[t].store(false, Ordering::Relaxed);
                     }
-                    if let Some(e) = worker(b, w, data, s, counters, cancel) {
+                    if let Some(e) = worker(b, w, data, s, counters, (cancel, &rec)) {
                         if let Ok(mut slot) = errors[t].lock() {
                             slot.get_or_insert(e);
                         }
@@ -672,7 +678,7 @@ fn worker(
     data: Option<&WriteData>,
     s: Shape,
     c: &Counters,
-    cancel: &CancelToken,
+    (cancel, rec): (&CancelToken, &Recorder),
 ) -> Option<String> {
     let write = data.is_some();
     if let Some(e) = w.error.take() {
@@ -686,6 +692,7 @@ fn worker(
         }
         let off = w.base + i * s.rsz_bytes;
         let len = s.rsz_bytes as usize;
+        let t0 = iolab_core::clock::mono_ns();
         let r = match data {
             Some(d) => {
                 let at = d.place(w.buf.as_mut_slice(), w.file, off, len);
@@ -694,12 +701,14 @@ fn worker(
             None => read_full_at(b, &h, &mut w.buf.as_mut_slice()[..len], off),
         };
         if let Err(e) = r {
+            rec.error();
             err = Some(format!(
                 "{} at offset {off}: {e}",
                 if write { "write" } else { "read" }
             ));
             break;
         }
+        rec.op(s.rsz_bytes, iolab_core::clock::mono_ns().saturating_sub(t0));
         c.add(w.target, s.rsz_bytes);
     }
     if write && !direct && err.is_none() {
@@ -810,7 +819,12 @@ mod tests {
         let c = cfg(dirs.clone());
         let b = iolab_backend::by_name("posix").unwrap();
         c.validate(b.as_ref()).unwrap();
-        let r = run(&c, b.as_ref(), &mut |_| {}, &iolab_core::CancelToken::new());
+        let r = run(
+            &c,
+            b.as_ref(),
+            &mut |_| {},
+            (&iolab_core::CancelToken::new(), None),
+        );
         let left: usize = dirs
             .iter()
             .map(|d| std::fs::read_dir(d).unwrap().count())
