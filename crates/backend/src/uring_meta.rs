@@ -192,6 +192,13 @@ impl UringMeta {
                 "io_uring here has no direct descriptors (a sparse file table, Linux 5.19): {e}"
             ))
         })?;
+        // The kernel hands path operations (mkdirat, unlinkat, statx, an
+        // open that creates) to its io-wq workers, by default at most 4
+        // per CPU: on 2 CPUs a queue of 16 kept only 8 in flight
+        // (bench/mdtest-vs-syscalls.sh, QD16/QD1 7.9 on a slow file
+        // system). As many workers as slots; a kernel before 5.15 keeps
+        // its default.
+        let _ = ring.submitter().register_iowq_max_workers(&mut [depth, 0]);
         let n = depth as usize;
         let stats = (0..n)
             // SAFETY: statx is plain data, for which all zeroes is valid.
