@@ -374,6 +374,48 @@ impl Files<'_> {
     fn path(&self, i: u64) -> PathBuf {
         self.dir.join(format!("f{}", self.first + i))
     }
+
+    /// A name buffer for [`Name::at`]: the directory and `/f`, kept.
+    fn names(&self) -> Name {
+        use std::os::unix::ffi::OsStrExt;
+        let mut base = self.dir.as_os_str().as_bytes().to_vec();
+        base.extend_from_slice(b"/f");
+        Name {
+            keep: base.len(),
+            buf: base,
+            first: self.first,
+        }
+    }
+}
+
+/// File `i`'s path as a C string, written over the same buffer each
+/// time: no allocation per operation.
+struct Name {
+    buf: Vec<u8>,
+    keep: usize,
+    first: u64,
+}
+
+impl Name {
+    fn at(&mut self, i: u64) -> std::io::Result<&std::ffi::CStr> {
+        self.buf.truncate(self.keep);
+        // The decimal digits, most significant first, without fmt.
+        let mut n = self.first + i;
+        let mut digits = [0u8; 20];
+        let mut k = digits.len();
+        loop {
+            k -= 1;
+            digits[k] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.buf.extend_from_slice(&digits[k..]);
+        self.buf.push(0);
+        std::ffi::CStr::from_bytes_with_nul(&self.buf)
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+    }
 }
 
 fn run_point(
@@ -520,13 +562,13 @@ fn thread_ops(
         _ => 0..per_thread,
     };
     let mut result = Ok(());
+    let mut name = f.names();
     for i in range {
         if cancel.is_cancelled() {
             break;
         }
-        let p = f.path(i);
         let t0 = iolab_core::clock::mono_ns();
-        let r = one_op(b, test, &p);
+        let r = name.at(i).and_then(|c| one_op(b, test, c));
         let ns = iolab_core::clock::mono_ns().saturating_sub(t0);
         match r {
             Ok(()) => {
@@ -540,7 +582,7 @@ fn thread_ops(
             }
             Err(e) => {
                 rec.error();
-                result = Err(format!("{test} {}: {e}", p.display()));
+                result = Err(format!("{test} {}: {e}", f.path(i).display()));
                 break;
             }
         }
@@ -551,19 +593,18 @@ fn thread_ops(
     result
 }
 
-fn one_op(b: &dyn Backend, test: &str, p: &Path) -> std::io::Result<()> {
-    let c = cpath(p)?;
+fn one_op(b: &dyn Backend, test: &str, c: &std::ffi::CStr) -> std::io::Result<()> {
     match test {
         "create" => b
-            .open(&c, OpenOptions::create_new())
+            .open(c, OpenOptions::create_new())
             .and_then(|h| b.close(h)),
-        "lookup" => match b.exists(&c)? {
+        "lookup" => match b.exists(c)? {
             true => Ok(()),
             false => Err(std::io::Error::from_raw_os_error(libc::ENOENT)),
         },
-        "md_getattr" => b.stat(&c).map(|_| ()),
-        "setxattr" => b.setxattr(&c, XATTR_NAME, XATTR_VALUE),
-        _ => b.unlink(&c),
+        "md_getattr" => b.stat(c).map(|_| ()),
+        "setxattr" => b.setxattr(c, XATTR_NAME, XATTR_VALUE),
+        _ => b.unlink(c),
     }
 }
 
@@ -625,6 +666,20 @@ mod tests {
             stripe_count: 0,
             layer: "fs".into(),
             lustre: None,
+        }
+    }
+
+    #[test]
+    fn a_name_is_the_same_path_as_files_path() {
+        let dir = PathBuf::from("/t/tests1");
+        let f = Files {
+            dir: &dir,
+            first: 7,
+        };
+        let mut n = f.names();
+        for i in [0, 3, 993, 12_345_678] {
+            let c = n.at(i).unwrap().to_str().unwrap().to_string();
+            assert_eq!(Path::new(&c), f.path(i));
         }
     }
 
