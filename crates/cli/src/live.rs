@@ -145,8 +145,9 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
 }
 
 /// The runs that record no live figures: xddcp (not yet) and survey plot
-/// (it measures nothing). The object survey's network cases refuse
-/// them in their own module ([`asked_option`]). An option asked of them is refused (exit 2) rather than
+/// (it measures nothing). A survey run whose plan says it records
+/// nothing (the object survey's network case) is refused by the survey
+/// flow, through [`asked_option`]. An option asked of them is refused (exit 2) rather than
 /// ignored.
 fn refuse_unrecorded(tool: &str, args: &[OsString], a: &Asked) -> Result<(), String> {
     let what = match tool {

@@ -430,7 +430,7 @@ fn disk(a: DiskArgs, line: &str) -> Ended {
         paths: Vec::new(),
         notes: Vec::new(),
         config: cfg.clone(),
-        live: true,
+        unrecorded: None,
     };
     let run = |out: &mut flow::Lines, live, cancel: &iolab_core::CancelToken| {
         plan.live = live;
@@ -473,12 +473,6 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
     } else {
         a.targets.clone()
     };
-    if let Some(option) = crate::live::asked_option() {
-        return Err(Halt::usage(format!(
-            "iolab survey obdfilter: {option} is not implemented for case={} yet: it records no live figures (docs/live.md says which runs do)",
-            a.case
-        )));
-    }
     if a.common.backend.is_some() {
         let why = format!(
             "case={} moves data to echo agents on other hosts, which keep it on their own file systems; drop --backend",
@@ -501,7 +495,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         paths: Vec::new(),
         notes: Vec::new(),
         config: cfg.clone(),
-        live: false,
+        unrecorded: Some(format!("case={}", a.case)),
     };
     let run = |out: &mut flow::Lines, _live, cancel: &iolab_core::CancelToken| {
         let work = iolab_survey::obdfilter::work_name();
@@ -612,7 +606,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes: Vec::new(),
         config: cfg.clone(),
-        live: true,
+        unrecorded: None,
     };
     let run = |out: &mut flow::Lines,
                live: Option<std::sync::Arc<_>>,
@@ -677,7 +671,7 @@ fn mds(a: MdsArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes: plan.notes,
         config: cfg.clone(),
-        live: true,
+        unrecorded: None,
     };
     let run = |out: &mut flow::Lines,
                live: Option<std::sync::Arc<_>>,
@@ -723,7 +717,7 @@ fn ost(a: OstArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes,
         config: cfg.clone(),
-        live: true,
+        unrecorded: None,
     };
     let run = |out: &mut flow::Lines,
                live: Option<std::sync::Arc<_>>,
