@@ -96,6 +96,14 @@ const SMOKES: &[Smoke] = &[
         root: false,
     },
     Smoke {
+        setup: Some(mdtest_stand_in),
+        script: "mdtest-vs-ior.sh",
+        args: &["DIR/mdtest", "BIN"],
+        env: &[("RUNS", "1"), ("ITEMS", "200"), ("SETTLE", "0")],
+        peers: &["mpirun", "python3"],
+        root: false,
+    },
+    Smoke {
         setup: None,
         script: "mdtest-vs-syscalls.sh",
         args: &["50", "1"],
@@ -108,6 +116,14 @@ const SMOKES: &[Smoke] = &[
         ],
         peers: &["cc", "python3", "DELAYFS"],
         root: true,
+    },
+    Smoke {
+        setup: Some(small_qualify_plan),
+        script: "qualify-vs-alone.sh",
+        args: &["BIN", "DIR/plan.toml"],
+        env: &[("ROUNDS", "1"), ("ALONE", "1")],
+        peers: &["python3"],
+        root: false,
     },
     Smoke {
         setup: None,
@@ -190,20 +206,44 @@ fn io500_stand_in(dir: &Path, bin: &str) {
 
 /// For ior-vs-ior.sh: a stand-in for IOR (`DIR/ior`, which the script
 /// runs under mpirun -n 2) that is `iolab ior --tasks 2` on rank 0, so
-/// the script's whole path (both tools' runs, their JSON summaries, the
-/// ratio table) is exercised without IOR, which is built from sources
-/// this suite cannot fetch.
+/// the script's whole path (both tools' runs, their outputs, the ratio
+/// table) is exercised without IOR, which is built from sources this
+/// suite cannot fetch.
 fn ior_stand_in(dir: &Path, bin: &str) {
+    rank0_stand_in(dir, bin, "ior");
+}
+
+/// For mdtest-vs-ior.sh: the same for IOR's mdtest (`DIR/mdtest`).
+fn mdtest_stand_in(dir: &Path, bin: &str) {
+    rank0_stand_in(dir, bin, "mdtest");
+}
+
+/// `DIR/TOOL`: under mpirun, `iolab TOOL ARGS --tasks 2` on rank 0 (out
+/// of MPI's sight) and nothing on the other ranks.
+fn rank0_stand_in(dir: &Path, bin: &str, tool: &str) {
     use std::os::unix::fs::PermissionsExt;
-    let stand_in = dir.join("ior");
+    let stand_in = dir.join(tool);
     std::fs::write(
         &stand_in,
         format!(
-            "#!/bin/sh\n[ \"${{OMPI_COMM_WORLD_RANK:-0}}\" = 0 ] || exit 0\nexec env -u OMPI_COMM_WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u PMIX_RANK {bin} ior \"$@\" --tasks 2\n"
+            "#!/bin/sh\n[ \"${{OMPI_COMM_WORLD_RANK:-0}}\" = 0 ] || exit 0\nexec env -u OMPI_COMM_WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u PMIX_RANK {bin} {tool} \"$@\" --tasks 2\n"
         ),
     )
     .unwrap();
     std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// For qualify-vs-alone.sh: a plan of two points a curve, 2 repeats,
+/// small sizes, its files under DIR.
+fn small_qualify_plan(dir: &Path, _bin: &str) {
+    std::fs::write(
+        dir.join("plan.toml"),
+        format!(
+            "label = \"smoke\"\nrepeats = 2\ndir = \"{}\"\n[network]\ntests = [\"ping\", \"brw write 1m\"]\nconcurrency = 2\nduration_s = 0.3\n[data]\ntasks = 2\nsize_mb = 8\n[metadata]\ntasks = 2\nfiles = 100\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
 }
 
 fn bench_dir() -> PathBuf {
