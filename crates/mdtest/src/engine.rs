@@ -444,6 +444,9 @@ impl<'a> Engine<'a> {
             self.observer.phase_started(run.iter, phase, items_per_task);
         }
         self.ctx.counter(comm.task()).store(0, Ordering::Relaxed);
+        // The last remove phase's directories are closed here, not in
+        // this phase's time.
+        st.close_dirs();
         let mut rep = TaskReport::start(phase, wall_ns());
         st.live = self.ctx.recorder(phase, comm.task());
         work(st, &mut rep);

@@ -51,9 +51,17 @@ impl RemoveAt {
         }
     }
 
-    /// Closes every directory: a phase that removes directories, or a new
-    /// iteration's tree, must not find an old one held open.
+    /// Closes the directory below `-d` held open: a phase that removes
+    /// directories, or a new iteration's tree, must not find an old one.
+    /// The `-d` directories stay open (the run keeps them to its end), so
+    /// a phase does not walk their paths again.
     pub(crate) fn reset(&mut self) {
+        self.current = None;
+    }
+
+    /// Closes every directory, the `-d` ones included: before `-d`
+    /// itself is removed, and after a failure.
+    pub(crate) fn close_all(&mut self) {
         self.current = None;
         self.roots.iter_mut().for_each(|r| r.1 = None);
     }

@@ -233,6 +233,11 @@ impl<'a> TaskState<'a> {
         Ok(())
     }
 
+    /// Closes the directories a remove phase held open.
+    pub fn close_dirs(&mut self) {
+        self.remover.reset();
+    }
+
     /// Removes this task's (now empty) test directories after a remove pass.
     pub fn remove_test_dirs(&mut self, iter: u64) {
         if self.ctx.keep_tree {
@@ -253,6 +258,7 @@ impl<'a> TaskState<'a> {
 
     /// Removes the -d directory at the end if this run made it and it is empty.
     pub fn remove_root_if_created(&mut self) {
+        self.remover.close_all();
         if let (Some(root), true, true) = (
             self.owned_path(),
             self.created_root,
@@ -266,7 +272,7 @@ impl<'a> TaskState<'a> {
     /// directories this task made; returns what it removed and what had
     /// to stay (or could not be seen removed).
     pub fn cleanup_after_failure(&mut self) -> iolab_backend::remove::Removal {
-        self.remover.reset();
+        self.remover.close_all();
         let mut all = iolab_backend::remove::Removal::default();
         if self.ctx.leave_on_failure {
             return all;
