@@ -861,7 +861,7 @@ fn mdtest_two_ranks_by_two_threads_merge_at_rank_0() {
 }
 
 #[test]
-fn io500_mdtest_and_ior_phases_sum_to_the_results() {
+fn io500_every_phase_sums_to_the_results() {
     let s = Scratch::new("live-io500");
     let ini = s.path("small.ini");
     std::fs::write(
@@ -880,6 +880,7 @@ fn io500_mdtest_and_ior_phases_sum_to_the_results() {
         "io500",
         "--tasks",
         "2",
+        "--mode=extended",
         "--live",
         live.to_str().unwrap(),
         "--live-interval",
@@ -891,12 +892,38 @@ fn io500_mdtest_and_ior_phases_sum_to_the_results() {
     let doc = json(&s.path("results/result.json"));
     assert_eq!(header["run_id"], doc["run_id"]);
     let live_sums = sums(&rows);
-    let (mut md, mut ior) = (0, 0);
+    let (mut md, mut ior, mut find, mut mdwb) = (0, 0, 0, 0);
     for p in doc["payload"]["phases"].as_array().unwrap() {
         let name = p["phase"].as_str().unwrap();
         if let Some(items) = p["detail"]["mdtest"]["items"].as_u64() {
             assert_eq!(live_sums.get(name).map(|x| x.0), Some(items), "{name}");
             md += 1;
+        }
+        // find: every entry it checked, no bytes.
+        if let Some(total) = p["detail"]["find"]["total"].as_u64() {
+            assert!(total > 0, "{name}: {p}");
+            assert_eq!(live_sums.get(name), Some(&(total, 0)), "{name}");
+            find += 1;
+        }
+        // md-workbench: every set and object operation, bytes both ways.
+        if let Some(its) = p["detail"]["mdworkbench"]["iterations"].as_array() {
+            let sum = |keys: &[&str]| -> u64 {
+                its.iter()
+                    .flat_map(|i| keys.iter().map(move |k| i[*k].as_u64().unwrap()))
+                    .sum()
+            };
+            let ops = sum(&[
+                "dsets_created",
+                "dsets_deleted",
+                "objects_created",
+                "objects_stated",
+                "objects_read",
+                "objects_deleted",
+            ]);
+            let bytes = sum(&["bytes_written", "bytes_read"]);
+            assert!(ops > 0, "{name}: {p}");
+            assert_eq!(live_sums.get(name), Some(&(ops, bytes)), "{name}");
+            mdwb += 1;
         }
         // Every transfer of an ior phase moves the transfer size.
         let d = &p["detail"]["ior"];
@@ -908,8 +935,10 @@ fn io500_mdtest_and_ior_phases_sum_to_the_results() {
     }
     assert!(md >= 6, "the mdtest phases of io500: {md}");
     assert!(ior >= 4, "the ior phases of io500: {ior}");
-    // Nothing else is recorded (find has no live figures).
-    assert_eq!(live_sums.len(), md + ior, "{live_sums:?}");
+    assert!(find >= 3, "the find phases of io500 extended: {find}");
+    assert_eq!(mdwb, 3, "the md-workbench phases of io500 extended");
+    // Nothing else is recorded.
+    assert_eq!(live_sums.len(), md + ior + find + mdwb, "{live_sums:?}");
     assert_flushed(&rows);
 }
 

@@ -7,12 +7,15 @@
 //! object's Size and LastModified; else one stat per name). After each level
 //! the tasks exchange the subdirectories they found, so that all know the
 //! next level and share it out the same way. Only directory paths are
-//! kept (one level at a time), never a list of files.
+//! kept (one level at a time), never a list of files. With live figures
+//! each entry checked is one operation of the phase (no bytes, not timed
+//! one by one), so the intervals sum to the phase's `total`.
 
 use crate::config::HARD_FILE_BYTES;
 use iolab_backend::{c_path, Backend};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::wall_ns;
+use iolab_core::live::Recorder;
 use iolab_core::Failure;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsStr;
@@ -79,16 +82,32 @@ struct Counts {
     found: u64,
     total: u64,
     failure: Option<Failure>,
+    live: Recorder,
+}
+
+impl Counts {
+    /// One entry checked.
+    fn checked(&mut self) {
+        self.total += 1;
+        self.live.ops(1, 0);
+    }
+
+    fn failed(&mut self, f: Failure) {
+        self.live.error();
+        self.failure = Some(f);
+    }
 }
 
 /// Runs the find on this task over `roots` (the phases' directories),
-/// counting the files named `*01*` that meet `crit`.
+/// counting the files named `*01*` that meet `crit`; `live` counts each
+/// entry checked ([`Recorder::off`] without live figures).
 pub fn run(
     comm: &dyn Comm,
     be: &dyn Backend,
     roots: &[PathBuf],
     crit: Criteria,
     cancel: &iolab_core::CancelToken,
+    live: Recorder,
 ) -> FindResult {
     comm.barrier();
     let start = wall_ns();
@@ -96,6 +115,7 @@ pub fn run(
         found: 0,
         total: 0,
         failure: None,
+        live,
     };
     let (me, tasks) = (comm.task(), comm.tasks().max(1));
     let mut level: Vec<PathBuf> = roots.to_vec();
@@ -116,6 +136,8 @@ pub fn run(
         };
     }
     let end = wall_ns();
+    // The phase is over for the live figures before the tasks' sums.
+    c.live = Recorder::off();
     let failed = comm.any(c.failure.is_some());
     let found = comm.sum_u64(c.found);
     let total = comm.sum_u64(c.total);
@@ -165,7 +187,7 @@ fn walk_dir(be: &dyn Backend, dir: &Path, crit: Criteria, next: &mut Vec<PathBuf
     let cdir = match c_path(dir) {
         Ok(p) => p,
         Err(e) => {
-            c.failure = Some(Failure::io("find", Some(dir.display().to_string()), &e));
+            c.failed(Failure::io("find", Some(dir.display().to_string()), &e));
             return;
         }
     };
@@ -175,12 +197,11 @@ fn walk_dir(be: &dyn Backend, dir: &Path, crit: Criteria, next: &mut Vec<PathBuf
     // The listing's own metadata when it has some (an object store's LIST
     // gives each object's Size and LastModified): no stat per file then.
     let listed = be.list_stat_each(&cdir, b"", &mut |e, listed_stat| {
+        c.checked();
         if e.is_dir {
             next.push(dir.join(OsStr::from_bytes(&e.name)));
-            c.total += 1;
             return true;
         }
-        c.total += 1;
         if !name_matches(&e.name) {
             return true;
         }
@@ -220,14 +241,14 @@ fn walk_dir(be: &dyn Backend, dir: &Path, crit: Criteria, next: &mut Vec<PathBuf
         }
     });
     if let Err(e) = listed {
-        c.failure = Some(Failure::io(
+        c.failed(Failure::io(
             "find list",
             Some(dir.display().to_string()),
             &e,
         ));
     }
-    if stat_failure.is_some() {
-        c.failure = stat_failure;
+    if let Some(f) = stat_failure {
+        c.failed(f);
     }
 }
 
@@ -256,15 +277,31 @@ mod tests {
         std::fs::write(dir.join("d10"), vec![0u8; 3901]).unwrap();
         let roots = vec![dir.clone()];
         let out = iolab_comm::run_local(3, |c| {
-            run(c, &*be, &roots, Criteria::hard(ts), &CancelToken::new())
+            run(
+                c,
+                &*be,
+                &roots,
+                Criteria::hard(ts),
+                &CancelToken::new(),
+                Recorder::off(),
+            )
         });
         assert!(out.iter().all(|r| r.found == 2 && r.total == 5), "{out:?}");
         let later = Criteria::hard(wall_ns() + 1_000_000_000);
-        let later = iolab_comm::run_local(1, |c| run(c, &*be, &roots, later, &CancelToken::new()));
+        let later = iolab_comm::run_local(1, |c| {
+            run(c, &*be, &roots, later, &CancelToken::new(), Recorder::off())
+        });
         assert_eq!(later[0].found, 0);
         // find-easy's criterion is the name alone: c01 (3900 bytes) counts.
         let easy = iolab_comm::run_local(2, |c| {
-            run(c, &*be, &roots, Criteria::name_only(), &CancelToken::new())
+            run(
+                c,
+                &*be,
+                &roots,
+                Criteria::name_only(),
+                &CancelToken::new(),
+                Recorder::off(),
+            )
         });
         assert!(
             easy.iter().all(|r| r.found == 3 && r.total == 5),
@@ -296,6 +333,7 @@ mod tests {
         assert_eq!(expected, 11, "f.001 and f.010 to f.019");
         let (files, dirs) = (40, 6);
         for tasks in [1, 2, 3, 5, 8] {
+            let board = iolab_core::live::Board::new();
             let out = iolab_comm::run_local(tasks, |c| {
                 run(
                     c,
@@ -303,8 +341,12 @@ mod tests {
                     std::slice::from_ref(&dir),
                     Criteria::name_only(),
                     &CancelToken::new(),
+                    board.recorder("find", c.task()),
                 )
             });
+            // The live figures count each entry checked once, as total.
+            let live = board.totals();
+            assert_eq!((live.len(), live[0].ops), (1, files + dirs));
             for r in &out {
                 assert_eq!(
                     (r.found, r.total),
@@ -317,7 +359,14 @@ mod tests {
         // A root that is missing is a failure every task reports.
         let gone = vec![dir.join("missing")];
         let out = iolab_comm::run_local(3, |c| {
-            run(c, &*be, &gone, Criteria::name_only(), &CancelToken::new())
+            run(
+                c,
+                &*be,
+                &gone,
+                Criteria::name_only(),
+                &CancelToken::new(),
+                Recorder::off(),
+            )
         });
         assert!(out.iter().all(|r| r.failure.is_some()));
         std::fs::remove_dir_all(&dir).unwrap();

@@ -19,6 +19,7 @@ use crate::failure::first_failure;
 use crate::latency::{Op, OpHistograms, OpLatency};
 use iolab_backend::{c_path, Backend, Dir, MetaQueue, OpenOptions};
 use iolab_comm::Comm;
+use iolab_core::live::Recorder;
 use iolab_core::random::scramble;
 use iolab_core::Failure;
 use iolab_mdtest::names::push_u64;
@@ -277,6 +278,11 @@ struct Task<'a> {
     sets: SetDirs,
     /// The metadata queue of `--engine uring` (`mdworkbench/queued.rs`).
     queue: Option<Box<dyn MetaQueue>>,
+    /// Live figures: every operation the rate counts (sets and objects),
+    /// with the bytes it moved.
+    live: Recorder,
+    /// The last timed operation's latency, ns.
+    last_ns: u64,
 }
 
 /// The directories a task removes from, opened once per phase.
@@ -364,7 +370,7 @@ impl SetDirs {
 }
 
 impl<'a> Task<'a> {
-    fn new(be: &'a dyn Backend, spec: &'a MdwbSpec) -> Task<'a> {
+    fn new(be: &'a dyn Backend, spec: &'a MdwbSpec, live: Recorder) -> Task<'a> {
         let (names, failure) = match Names::new(&spec.dir) {
             Ok(n) => (n, None),
             Err(e) => (
@@ -401,6 +407,8 @@ impl<'a> Task<'a> {
             failure,
             sets: SetDirs::default(),
             queue,
+            live,
+            last_ns: 0,
         }
     }
 
@@ -412,7 +420,13 @@ impl<'a> Task<'a> {
         self.failure.is_none() && !self.tally.interrupted
     }
 
+    /// The last timed operation counted, moving `bytes`.
+    fn counted(&self, bytes: u64) {
+        self.live.op(bytes, self.last_ns);
+    }
+
     fn fail(&mut self, op: &str, path: &CStr, e: &io::Error) {
+        self.live.error();
         if self.failure.is_none() {
             let p = path.to_string_lossy().into_owned();
             self.failure = Some(Failure::io(op, Some(p), e));
@@ -427,6 +441,7 @@ impl<'a> Task<'a> {
         let out = op(self);
         let took = t0.elapsed();
         let ns = took.as_nanos() as u64;
+        self.last_ns = ns;
         self.tally.max_op_ns = self.tally.max_op_ns.max(ns);
         if let Some(k) = kind {
             self.lat.record(k, ns);
@@ -445,7 +460,10 @@ impl<'a> Task<'a> {
             t.be.mkdir(p, 0o755).map_err(|e| (p.to_owned(), e))
         });
         match r {
-            Ok(()) => self.tally.dsets_created += 1,
+            Ok(()) => {
+                self.tally.dsets_created += 1;
+                self.counted(0);
+            }
             Err((p, e)) => self.fail("mkdir", &p, &e),
         }
     }
@@ -458,7 +476,10 @@ impl<'a> Task<'a> {
             r.map_err(|e| (t.names.set(owner, set).to_owned(), e))
         });
         match r {
-            Ok(()) => self.tally.dsets_deleted += 1,
+            Ok(()) => {
+                self.tally.dsets_deleted += 1;
+                self.counted(0);
+            }
             Err((p, e)) => self.fail("rmdir", &p, &e),
         }
     }
@@ -474,6 +495,7 @@ impl<'a> Task<'a> {
             Ok(()) => {
                 self.tally.created += 1;
                 self.tally.bytes_written += OBJECT_BYTES as u64;
+                self.counted(OBJECT_BYTES as u64);
             }
             Err((p, e)) => self.fail("create", &p, &e),
         }
@@ -486,7 +508,10 @@ impl<'a> Task<'a> {
             t.be.stat(p).map_err(|e| (p.to_owned(), e))
         });
         match r {
-            Ok(st) if st.size == OBJECT_BYTES as u64 => self.tally.stated += 1,
+            Ok(st) if st.size == OBJECT_BYTES as u64 => {
+                self.tally.stated += 1;
+                self.counted(0);
+            }
             Ok(st) => {
                 let p = self.names.object(owner, set, index).to_owned();
                 let e = io::Error::other(format!("{} bytes, written with {OBJECT_BYTES}", st.size));
@@ -516,6 +541,7 @@ impl<'a> Task<'a> {
         }
         self.tally.read += 1;
         self.tally.bytes_read += OBJECT_BYTES as u64;
+        self.counted(OBJECT_BYTES as u64);
     }
 
     fn delete(&mut self, owner: u64, set: u64, index: u64) {
@@ -526,7 +552,10 @@ impl<'a> Task<'a> {
             r.map_err(|e| (t.names.object(owner, set, index).to_owned(), e))
         });
         match r {
-            Ok(()) => self.tally.deleted += 1,
+            Ok(()) => {
+                self.tally.deleted += 1;
+                self.counted(0);
+            }
             Err((p, e)) => self.fail("delete", &p, &e),
         }
     }
@@ -658,9 +687,9 @@ impl MdwbResult {
 
 /// mdworkbench-create: task 0 makes the directory, then each task its
 /// sets and their objects (index `0..precreate_per_set`).
-pub fn precreate(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec) -> MdwbResult {
+pub fn precreate(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec, live: Recorder) -> MdwbResult {
     let me = comm.task() as u64;
-    let mut t = Task::new(be, spec);
+    let mut t = Task::new(be, spec, live);
     if me == 0 && t.going() {
         if let Ok(c) = c_path(&spec.dir) {
             match be.mkdir(&c, 0o755) {
@@ -710,9 +739,15 @@ fn peer(me: u64, d: u64, tasks: u64, up: bool) -> u64 {
 
 /// mdworkbench-bench: [`ITERATIONS`] iterations from `first_index`, the
 /// index of every set's oldest object.
-pub fn bench(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec, first_index: u64) -> MdwbResult {
+pub fn bench(
+    comm: &dyn Comm,
+    be: &dyn Backend,
+    spec: &MdwbSpec,
+    first_index: u64,
+    live: Recorder,
+) -> MdwbResult {
     let (me, tasks) = (comm.task() as u64, comm.tasks().max(1) as u64);
-    let mut t = Task::new(be, spec);
+    let mut t = Task::new(be, spec, live);
     let mut r = MdwbResult::new(comm, spec, first_index);
     for _ in 0..ITERATIONS {
         let start = r.next_index;
@@ -764,9 +799,15 @@ fn bench_sync(t: &mut Task, me: u64, tasks: u64, start: u64) {
 /// mdworkbench-delete: each task deletes the objects of its sets
 /// (`first_index..first_index + precreate_per_set`) and the sets; task 0
 /// then the directory.
-pub fn cleanup(comm: &dyn Comm, be: &dyn Backend, spec: &MdwbSpec, first_index: u64) -> MdwbResult {
+pub fn cleanup(
+    comm: &dyn Comm,
+    be: &dyn Backend,
+    spec: &MdwbSpec,
+    first_index: u64,
+    live: Recorder,
+) -> MdwbResult {
     let me = comm.task() as u64;
-    let mut t = Task::new(be, spec);
+    let mut t = Task::new(be, spec, live);
     comm.barrier();
     let t0 = Instant::now();
     match t.queue.is_some() {
@@ -878,13 +919,28 @@ mod tests {
             ..spec(&root, 7, 4)
         };
         for tasks in [1, 3] {
-            let made = iolab_comm::run_local(tasks, |c| precreate(c, &*be, &s));
+            // Live figures count what the results count: every set and
+            // object operation, and the bytes written and read.
+            let board = iolab_core::live::Board::new();
+            let rec = |c: &dyn Comm| board.recorder("mdwb", c.task());
+            let live = |b: &iolab_core::live::Board| {
+                let t = b.totals();
+                (t[0].ops, t[0].bytes)
+            };
+            let made = iolab_comm::run_local(tasks, |c| precreate(c, &*be, &s, rec(c)));
             let m = &made[0].iterations[0];
+            assert_eq!(live(&board), (m.ops(), m.bytes_written));
             let n = tasks as u64;
             assert_eq!((m.dsets_created, m.objects_created), (n * 10, n * 70));
             assert_eq!(m.bytes_written, n * 70 * OBJECT_BYTES as u64);
-            let b = iolab_comm::run_local(tasks, |c| bench(c, &*be, &s, 0));
+            let board = iolab_core::live::Board::new();
+            let rec = |c: &dyn Comm| board.recorder("mdwb", c.task());
+            let b = iolab_comm::run_local(tasks, |c| bench(c, &*be, &s, 0, rec(c)));
             assert!(b[0].failure.is_none(), "{:?}", b[0].failure);
+            let its = &b[0].iterations;
+            let sum = |f: fn(&MdwbFigures) -> u64| its.iter().map(f).sum::<u64>();
+            let moved = sum(|i| i.bytes_written) + sum(|i| i.bytes_read);
+            assert_eq!(live(&board), (sum(MdwbFigures::ops), moved));
             assert_eq!(b[0].iterations.len(), 2);
             for it in &b[0].iterations {
                 let k = n * 4 * 10;
@@ -904,8 +960,11 @@ mod tests {
                 }
             }
             assert_eq!(b[0].next_index, 8);
-            let c = iolab_comm::run_local(tasks, |c| cleanup(c, &*be, &s, 8));
+            let board = iolab_core::live::Board::new();
+            let rec = |c: &dyn Comm| board.recorder("mdwb", c.task());
+            let c = iolab_comm::run_local(tasks, |c| cleanup(c, &*be, &s, 8, rec(c)));
             let d = &c[0].iterations[0];
+            assert_eq!(live(&board), (d.ops(), 0));
             assert!(c[0].failure.is_none(), "{:?}", c[0].failure);
             assert_eq!((d.objects_deleted, d.dsets_deleted), (n * 70, n * 10));
             assert!(!s.dir.exists());
@@ -924,13 +983,13 @@ mod tests {
                 queue_depth: qd,
                 ..spec(&root, 3, 2)
             };
-            let made = iolab_comm::run_local(2, |c| precreate(c, &*be, &s));
+            let made = iolab_comm::run_local(2, |c| precreate(c, &*be, &s, Recorder::off()));
             assert_eq!(made[0].iterations[0].objects_created, 60, "{qd:?}");
-            let b = iolab_comm::run_local(2, |c| bench(c, &*be, &s, 0));
+            let b = iolab_comm::run_local(2, |c| bench(c, &*be, &s, 0, Recorder::off()));
             assert!(b[0].failure.is_none(), "{qd:?}: {:?}", b[0].failure);
             let it = &b[0].iterations[1];
             assert_eq!((it.objects_read, it.objects_created), (40, 40), "{qd:?}");
-            let gone = iolab_comm::run_local(2, |c| cleanup(c, &*be, &s, 4));
+            let gone = iolab_comm::run_local(2, |c| cleanup(c, &*be, &s, 4, Recorder::off()));
             assert_eq!(gone[0].iterations[0].objects_deleted, 60, "{qd:?}");
             assert!(!s.dir.exists());
         }
@@ -947,9 +1006,9 @@ mod tests {
                 queue_depth: qd,
                 ..spec(&root, 2, 1)
             };
-            iolab_comm::run_local(1, |c| precreate(c, &*be, &s));
+            iolab_comm::run_local(1, |c| precreate(c, &*be, &s, Recorder::off()));
             std::fs::write(s.dir.join("0_3/file-0"), vec![0u8; OBJECT_BYTES]).unwrap();
-            let b = iolab_comm::run_local(1, |c| bench(c, &*be, &s, 0));
+            let b = iolab_comm::run_local(1, |c| bench(c, &*be, &s, 0, Recorder::off()));
             let f = b[0].failure.as_ref().unwrap();
             assert!(f.to_string().contains("0_3/file-0"), "{qd:?}: {f}");
             assert_eq!(f.op, "verify", "{qd:?}: {f}");
@@ -977,13 +1036,13 @@ mod tests {
             queue_depth: qd,
             ..spec(&root, 2, 1)
         };
-        iolab_comm::run_local(1, |c| precreate(c, &*be, &s));
+        iolab_comm::run_local(1, |c| precreate(c, &*be, &s, Recorder::off()));
         for f in ["file-0", "file-1"] {
             std::fs::write(root.join("other").join(f), b"keep").unwrap();
         }
         std::fs::remove_dir_all(s.dir.join("0_4")).unwrap();
         std::os::unix::fs::symlink(root.join("other"), s.dir.join("0_4")).unwrap();
-        let c = iolab_comm::run_local(1, |c| cleanup(c, &*be, &s, 0));
+        let c = iolab_comm::run_local(1, |c| cleanup(c, &*be, &s, 0, Recorder::off()));
         let f = c[0].failure.as_ref().unwrap();
         assert!(matches!(f.errno, Some(20 | 40)), "ENOTDIR or ELOOP: {f}");
         assert!(f.to_string().contains("0_4/file-0"), "{f}");

@@ -16,6 +16,7 @@ use crate::results::{
 use iolab_backend::remove::{Left, Removal, Why};
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::{run_subset, Transport};
+use iolab_core::live::Recorder;
 use iolab_core::{Failure, Outcome};
 use ior::Access;
 use std::sync::Arc;
@@ -59,7 +60,9 @@ pub struct Runner<'a> {
     /// Progress and per-phase reports.
     pub observer: &'a dyn RunObserver,
     /// Live figures (`--live`): the mdtest phases record their items,
-    /// the ior phases their transfers, here under the phase's IO500 name.
+    /// the ior phases their transfers, the find phases the entries they
+    /// check, md-workbench's every set and object operation, here under
+    /// the phase's IO500 name.
     pub live: Option<&'a iolab_core::live::Board>,
     /// The run's cancellation token (the session's): every phase and
     /// wait looks at it, and a phase not started once it is cancelled
@@ -321,17 +324,15 @@ impl Runner<'_> {
             waiting_factor: self.cfg.mdworkbench.waiting_factor,
             queue_depth: self.cfg.md_queue_depth,
         };
-        let (be, first) = (self.backend, st.mdwb_index);
-        let out = run_subset(
-            self.transport.clone(),
-            self.threads,
-            self.tasks(),
-            |c| match p {
-                Phase::MdworkbenchCreate => mdworkbench::precreate(c, be, &spec),
-                Phase::MdworkbenchBench => mdworkbench::bench(c, be, &spec, first),
-                _ => mdworkbench::cleanup(c, be, &spec, first),
-            },
-        );
+        let (be, first, board) = (self.backend, st.mdwb_index, self.live);
+        let out = run_subset(self.transport.clone(), self.threads, self.tasks(), |c| {
+            let live = board.map_or_else(Recorder::off, |b| b.recorder(p.name(), c.task()));
+            match p {
+                Phase::MdworkbenchCreate => mdworkbench::precreate(c, be, &spec, live),
+                Phase::MdworkbenchBench => mdworkbench::bench(c, be, &spec, first, live),
+                _ => mdworkbench::cleanup(c, be, &spec, first, live),
+            }
+        });
         let r = out.into_iter().next().unwrap_or_default();
         st.mdwb_index = r.next_index;
         if let Some(f) = &r.failure {
@@ -392,9 +393,10 @@ impl Runner<'_> {
                     .unwrap_or(false)
             })
             .collect();
-        let (be, cancel) = (self.backend, self.cancel);
+        let (be, cancel, board) = (self.backend, self.cancel, self.live);
         let out = run_subset(self.transport.clone(), self.threads, self.tasks(), |c| {
-            find::run(c, be, &roots, crit, cancel)
+            let live = board.map_or_else(Recorder::off, |b| b.recorder(p.name(), c.task()));
+            find::run(c, be, &roots, crit, cancel, live)
         });
         let r = out.into_iter().next().unwrap_or_default();
         match &r.failure {

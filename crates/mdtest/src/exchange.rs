@@ -106,8 +106,18 @@ pub fn peer_failed() -> Failure {
 pub fn combine(phase: Phase, reports: &[&TaskReport]) -> PhaseResult {
     let items: u64 = reports.iter().map(|r| r.items).sum();
     let timed = |r: &&&TaskReport| items == 0 || r.items > 0;
-    let start = reports.iter().filter(timed).map(|r| r.start_ns).min().unwrap_or(0);
-    let end = reports.iter().filter(timed).map(|r| r.end_ns).max().unwrap_or(start);
+    let start = reports
+        .iter()
+        .filter(timed)
+        .map(|r| r.start_ns)
+        .min()
+        .unwrap_or(0);
+    let end = reports
+        .iter()
+        .filter(timed)
+        .map(|r| r.end_ns)
+        .max()
+        .unwrap_or(start);
     let elapsed_s = end.saturating_sub(start) as f64 / 1e9;
     let mut h = Histogram::new();
     for r in reports {
@@ -206,7 +216,10 @@ mod tests {
         let idle = rep(0, 0, 9_000);
         let r = combine(Phase::TreeRemove, &[&idle, &owner]);
         assert_eq!(r.elapsed_s, 4e-6);
-        let none = combine(Phase::TreeRemove, &[&rep(0, 0, 9_000), &rep(0, 1_000, 2_000)]);
+        let none = combine(
+            Phase::TreeRemove,
+            &[&rep(0, 0, 9_000), &rep(0, 1_000, 2_000)],
+        );
         assert_eq!((none.items, none.elapsed_s), (0, 9e-6));
     }
 

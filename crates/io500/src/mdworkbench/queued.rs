@@ -323,6 +323,11 @@ impl Task<'_> {
                     false
                 }
             };
+            if ok {
+                let moved = matches!(u.step(), Step::Create | Step::Read);
+                self.live
+                    .op(if moved { OBJECT_BYTES as u64 } else { 0 }, ns);
+            }
             u.at += 1;
             if !ok || u.at == u.steps.len() {
                 slots.units[s as usize] = None;
