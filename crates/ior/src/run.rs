@@ -290,6 +290,13 @@ fn run_test(
     cancel: &iolab_core::CancelToken,
     live: ctx::Live<'_>,
 ) -> TestResult {
+    if files.be.capabilities().thread_private_fds {
+        // As mdtest's tasks: a task thread takes a descriptor table of
+        // its own, so that its system calls on a descriptor take the
+        // single-table fast path a process's do (no reference counting
+        // of the open file per call, no table lock on open and close).
+        let _ = iolab_core::threads::own_fd_table();
+    }
     let (geo, hosts) = ctx::geometry(comm, test);
     let p = &test.params;
     let given = (p.random_seed != -1).then_some(p.random_seed as u32);
