@@ -8,6 +8,7 @@
 
 mod common;
 use common::*;
+use iolab_core::live::Recorder;
 use std::path::Path;
 use std::sync::RwLock;
 use std::time::Duration;
@@ -408,9 +409,9 @@ fn md_workbench_through_the_queue_makes_what_the_sync_loops_make() {
         let (a, b) = (spec("sync", None), spec("uring", Some(16)));
         let run = |sp: &MdwbSpec, phase: u8, first: u64| {
             let out = iolab_comm::run_local(tasks, |c| match phase {
-                0 => precreate(c, &*be, sp),
-                1 => bench(c, &*be, sp, first),
-                _ => cleanup(c, &*be, sp, first),
+                0 => precreate(c, &*be, sp, Recorder::off()),
+                1 => bench(c, &*be, sp, first, Recorder::off()),
+                _ => cleanup(c, &*be, sp, first, Recorder::off()),
             });
             let r = out.into_iter().next().unwrap();
             assert!(r.failure.is_none(), "{:?}", r.failure);
@@ -471,14 +472,14 @@ fn md_workbench_queue_overlaps_round_trips_on_a_delayed_file_system() {
     let mut listings = Vec::new();
     for qd in [None, Some(8)] {
         let sp = spec(qd);
-        let made = iolab_comm::run_local(1, |c| precreate(c, &*be, &sp));
+        let made = iolab_comm::run_local(1, |c| precreate(c, &*be, &sp, Recorder::off()));
         assert!(made[0].failure.is_none(), "{:?}", made[0].failure);
         fs.reset_peak();
-        let b = iolab_comm::run_local(1, |c| bench(c, &*be, &sp, 0));
+        let b = iolab_comm::run_local(1, |c| bench(c, &*be, &sp, 0, Recorder::off()));
         assert!(b[0].failure.is_none(), "{qd:?}: {:?}", b[0].failure);
         peaks.push(fs.peak_in_flight());
         listings.push(listing(&back));
-        let c = iolab_comm::run_local(1, |c| cleanup(c, &*be, &sp, 4));
+        let c = iolab_comm::run_local(1, |c| cleanup(c, &*be, &sp, 4, Recorder::off()));
         assert!(c[0].failure.is_none(), "{qd:?}: {:?}", c[0].failure);
         assert!(tree(&back).is_empty(), "{qd:?}: {:?}", tree(&back));
     }
