@@ -23,7 +23,7 @@ pub fn is_main_thread() -> bool {
 /// (`unshare(CLONE_FILES)`), unless it is the process's main thread,
 /// which keeps the process's table: MPI's and the reporter's threads
 /// share it, and a descriptor they open must stay visible to it.
-/// Returns whether the table was unshared.
+/// Returns whether the thread has a table of its own.
 ///
 /// What follows for the caller: the thread starts with a copy of every
 /// descriptor open at that moment (the same open files; closing one copy
@@ -32,13 +32,27 @@ pub fn is_main_thread() -> bool {
 /// descriptors between threads (a connection pool) must not be used from
 /// such a thread: engines call this only when the backend says
 /// `thread_private_fds`.
+///
+/// Once per thread: a second call keeps the table the first made. The
+/// kernel's io_uring workers of a thread share the table it had when
+/// they started, so a second unshare would leave them the old one, and
+/// a directory the thread opened afterwards would be a bad descriptor
+/// to them (md-workbench's queued deletes met exactly that, phase after
+/// phase on one thread).
 pub fn own_fd_table() -> io::Result<bool> {
+    thread_local! {
+        static OWN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
     if is_main_thread() {
         return Ok(false);
+    }
+    if OWN.with(|o| o.get()) {
+        return Ok(true);
     }
     // SAFETY: unshare only changes the calling thread's own table.
     if unsafe { libc::unshare(libc::CLONE_FILES) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    OWN.with(|o| o.set(true));
     Ok(true)
 }

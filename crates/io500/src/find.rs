@@ -109,6 +109,10 @@ pub fn run(
     cancel: &iolab_core::CancelToken,
     live: Recorder,
 ) -> FindResult {
+    if be.capabilities().thread_private_fds {
+        // Every directory is an open and a close: a table of its own.
+        let _ = iolab_core::threads::own_fd_table();
+    }
     comm.barrier();
     let start = wall_ns();
     let mut c = Counts {

@@ -371,6 +371,12 @@ impl SetDirs {
 
 impl<'a> Task<'a> {
     fn new(be: &'a dyn Backend, spec: &'a MdwbSpec, live: Recorder) -> Task<'a> {
+        if be.capabilities().thread_private_fds {
+            // Every object is an open and a close: a task thread takes a
+            // descriptor table of its own (before its ring, which it
+            // alone uses), as mdtest's tasks do.
+            let _ = iolab_core::threads::own_fd_table();
+        }
         let (names, failure) = match Names::new(&spec.dir) {
             Ok(n) => (n, None),
             Err(e) => (
