@@ -355,4 +355,34 @@ mod tests {
             "no real answer once cancelled"
         );
     }
+
+    /// A waiter that spins and one that sleeps both see the generation
+    /// pass, round after round, and both see a cancel: one made while
+    /// it spins (at once) and one made once it sleeps (after the spin).
+    #[test]
+    fn the_gate_passes_and_cancels_spinning_or_sleeping() {
+        use super::Gate;
+        use std::time::Duration;
+        let gate = Gate::new(2);
+        std::thread::scope(|s| {
+            let w = s.spawn(|| (0..1000).all(|_| gate.wait()));
+            for i in 0..1000u32 {
+                if i % 100 == 0 {
+                    // The other waits longer than its spin: it sleeps.
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                assert!(gate.wait(), "round {i}");
+            }
+            assert!(w.join().unwrap());
+        });
+        for pause in [Duration::ZERO, Duration::from_millis(5)] {
+            let gate = Gate::new(2);
+            std::thread::scope(|s| {
+                let w = s.spawn(|| gate.wait());
+                std::thread::sleep(pause);
+                gate.cancel();
+                assert!(!w.join().unwrap(), "cancelled after {pause:?}");
+            });
+        }
+    }
 }
