@@ -622,14 +622,25 @@ fn end_with_parent(cmd: &mut Command) {
 /// when no task of the step shows up on this node within [`STEP_WAIT`].
 fn terminate(pgid: u32, mark: Option<&str>, waited: Duration) -> bool {
     if let Some(mark) = mark {
-        if let Some(step) = crate::slurm::find_step(mark, pgid) {
-            if crate::slurm::terminate_step(&step) {
+        let step = crate::slurm::find_step(mark, pgid);
+        if let Some(step) = &step {
+            if crate::slurm::terminate_step(step) {
                 return true;
             }
         }
         if waited < STEP_WAIT {
             return false;
         }
+        // Said, because srun then ends its tasks without their cleanup:
+        // a run that leaves files after Ctrl-C names why.
+        eprintln!(
+            "iolab sweep: {} within {} s; SIGTERM to srun, whose tasks may stop without removing what they made",
+            match &step {
+                Some(s) => format!("scancel did not signal step {s}"),
+                None => "no task of the step showed up on this node".to_string(),
+            },
+            STEP_WAIT.as_secs()
+        );
     }
     signal_group(pgid, libc::SIGTERM);
     true
