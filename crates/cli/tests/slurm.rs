@@ -341,8 +341,9 @@ fn ctrl_c_of_an_srun_sweep_leaves_no_file_of_the_run() {
     assert_eq!(
         entries(&d),
         0,
-        "left: {:?}",
-        &tree(&d)[..tree(&d).len().min(5)]
+        "left: {:?}\nthe sweep said: {}",
+        &tree(&d)[..tree(&d).len().min(5)],
+        stderr(&o)
     );
     let runs = slurm_cmd(s, IOLAB, &["results", "--store", &store, "list"])
         .output()
