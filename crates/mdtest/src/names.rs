@@ -7,21 +7,7 @@ use std::ffi::CStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// Appends the decimal digits of `v` without allocating.
-#[inline]
-pub fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
-}
+pub use iolab_core::units::push_u64;
 
 /// The test directory of an iteration and loop.
 pub fn test_dir(root: &Path, iter: u64, lp: u64) -> std::path::PathBuf {

@@ -399,19 +399,7 @@ struct Name {
 impl Name {
     fn at(&mut self, i: u64) -> std::io::Result<&std::ffi::CStr> {
         self.buf.truncate(self.keep);
-        // The decimal digits, most significant first, without fmt.
-        let mut n = self.first + i;
-        let mut digits = [0u8; 20];
-        let mut k = digits.len();
-        loop {
-            k -= 1;
-            digits[k] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.buf.extend_from_slice(&digits[k..]);
+        iolab_core::units::push_u64(&mut self.buf, self.first + i);
         self.buf.push(0);
         std::ffi::CStr::from_bytes_with_nul(&self.buf)
             .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
