@@ -243,7 +243,7 @@ pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peer
     // terminal: the others report to it only for a stream or steady state
     // (so the leader waits for exactly those reports).
     let shared = asked.file.is_some() || asked.steady.is_some();
-    let peers = peers.filter(|p| (shared || p.polled()) && p.others() > 0);
+    let peers = peers.filter(|p| (shared || p.polled()) && (p.others() > 0 || p.late()));
     let wanted = shared || status || view;
     if !wanted || (!leader && peers.is_none()) {
         return Hook::off();
@@ -326,6 +326,69 @@ pub fn peers(world: &iolab_comm::World) -> Option<Box<dyn Peers>> {
     world
         .side_channel()
         .map(|c| Box::new(CommPeers(c)) as Box<dyn Peers>)
+}
+
+/// Whether a stream (`--live FILE`) was asked: the side of a copy that
+/// has one links to the other side's for its figures.
+pub fn streams() -> bool {
+    ASKED.get().is_some_and(|a| a.file.is_some())
+}
+
+/// One side of an end-to-end copy (`xdd -e2e`) as the sampler's peers,
+/// over the copy's live link (`iolab_xdd::e2e::link`), which the copy
+/// makes once both sides are connected. Each side writes its own
+/// stream; the source also sends each of its intervals to the
+/// destination, whose stream then holds both sides (the destination as
+/// rank 0, the source as rank 1). No order goes back: each side's
+/// `--steady` watches its own phase.
+struct CopyPeers {
+    link: Arc<iolab_xdd::e2e::link::LiveLink>,
+    source: bool,
+}
+
+impl Peers for CopyPeers {
+    fn rank(&self) -> u64 {
+        u64::from(self.source)
+    }
+    fn is_root(&self) -> bool {
+        true
+    }
+    fn others(&self) -> usize {
+        usize::from(!self.source && self.link.peer_open())
+    }
+    fn send_report(&mut self, bytes: Vec<u8>) {
+        self.link.send(&bytes);
+    }
+    fn take_reports(&mut self) -> Vec<Vec<u8>> {
+        self.link.take()
+    }
+    fn send_order(&mut self, _bytes: Vec<u8>) {}
+    fn take_orders(&mut self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    fn late(&self) -> bool {
+        true
+    }
+    fn forwards(&self) -> bool {
+        self.source && self.link.is_sending()
+    }
+}
+
+impl Drop for CopyPeers {
+    /// The sampler's last interval went: the link closes (the
+    /// destination's reader sees the end).
+    fn drop(&mut self) {
+        self.link.close();
+    }
+}
+
+/// The peers of one side of a copy (`source`: the sending side) over
+/// `link`; the link is asked for when this side streams.
+pub fn copy_side(link: Arc<iolab_xdd::e2e::link::LiveLink>, source: bool) -> Box<dyn Peers> {
+    if streams() {
+        link.want();
+    }
+    Box::new(CopyPeers { link, source })
 }
 
 /// The agents of an lst console as the sampler's peers: the console

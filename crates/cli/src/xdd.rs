@@ -20,6 +20,7 @@ use iolab_xdd::results::{RunResults, TargetInfo};
 use std::ffi::OsString;
 use std::io::Write;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 use std::time::Duration;
 
 fn usage_exit(prog: &str, msg: impl std::fmt::Display) -> Halt {
@@ -140,11 +141,25 @@ fn dry_run(cfg: &Config, p: &Plan) -> Outcome {
     Outcome::Completed
 }
 
+/// The side of the plan's one end-to-end target (true: the source);
+/// none without one, or with several (each side then streams its own).
+fn copy_side(p: &Plan) -> Option<bool> {
+    let mut roles = p.targets.iter().filter_map(|t| t.opts.e2e.role());
+    match (roles.next(), roles.next()) {
+        (Some(r), None) => Some(r == iolab_xdd::e2e::opts::Role::Source),
+        _ => None,
+    }
+}
+
 /// Runs the plan with the reporter thread on the terminal, writes XDD's
 /// own reports, and hands the JSON document's payload to the runner.
 fn run_and_report(cfg: &Config, p: &Plan, mut session: Session<Config>) -> anyhow::Result<Outcome> {
-    let board = session.live(false, None);
-    let progress = Progress::new(p.targets.len()).with_live(board);
+    let link = Arc::new(iolab_xdd::e2e::link::LiveLink::default());
+    let peers = copy_side(p).map(|source| crate::live::copy_side(link.clone(), source));
+    let board = session.live(false, peers);
+    let progress = Progress::new(p.targets.len())
+        .with_live(board)
+        .with_e2e_live(link);
     session.start();
     let cancel = session.cancel().clone();
     let ran = std::thread::scope(|s| {

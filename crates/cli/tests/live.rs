@@ -1938,3 +1938,87 @@ fn lst_agents_on_other_hosts_of_a_fake_cluster_merge_at_the_console() {
     let client = rows.iter().rfind(|r| r["host"] == from.as_str()).unwrap();
     assert_eq!(client["ops_total"].as_u64(), Some(3000), "{client}");
 }
+
+/// An end-to-end copy with `--live` on both sides, authenticated by a
+/// shared key: the destination's stream holds both sides (its own
+/// writes as rank 0, the source's reads as rank 1, sent over the copy's
+/// live link), each summing to that side's results; the source's own
+/// stream holds its reads. With `--live` on the destination alone, its
+/// stream holds its writes only, and the copy links nothing.
+#[test]
+fn xdd_e2e_destination_stream_holds_both_sides() {
+    use common::e2e::{free_ports, random_file, same, words, Bg};
+    let s = Scratch::new("live-e2e");
+    let bytes = 6 * 1024 * 1024 + 4096;
+    random_file(&s.path("src.dat"), bytes);
+    std::fs::write(s.path("k"), "a shared secret for the live link\n").unwrap();
+    let side = |line: String| {
+        let mut w = vec!["xdd".to_string()];
+        w.extend(words(&line));
+        w
+    };
+    for source_live in [true, false] {
+        let _ = std::fs::remove_file(s.path("dst.dat"));
+        let p = free_ports(2);
+        let common = format!(
+            "-reqsize 64 -bytes {bytes} -qd 2 -e2e destination 127.0.0.1:{p} -e2e timeout 60 -e2e key k -throttle bw 40"
+        );
+        let mut d = Bg::start(
+            &s.root,
+            &side(format!(
+                "-op write -target dst.dat {common} -e2e isdestination --json d.json --live d.jsonl --live-interval 0.1"
+            )),
+            &[],
+        );
+        assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+        let src_live = match source_live {
+            true => "--live s.jsonl --live-interval 0.1",
+            false => "",
+        };
+        let src = Bg::start(
+            &s.root,
+            &side(format!(
+                "-op read -target src.dat {common} -e2e issource --json s.json {src_live}"
+            )),
+            &[],
+        )
+        .wait(120);
+        let dst = d.wait(60);
+        assert_eq!(src.code, Some(0), "source: {}", src.stderr);
+        assert_eq!(dst.code, Some(0), "destination: {}", dst.stderr);
+        assert!(same(&s.path("src.dat"), &s.path("dst.dat")));
+        let (sdoc, ddoc) = (json(&s.path("s.json")), json(&s.path("d.json")));
+        let (header, rows) = read_jsonl(&s.path("d.jsonl"));
+        assert_eq!(header["run_id"], ddoc["run_id"]);
+        assert_flushed(&rows);
+        let mut want = xdd_counts(&ddoc);
+        if source_live {
+            want.extend(xdd_counts(&sdoc));
+        }
+        assert_eq!(sums(&rows), want, "source --live: {source_live}");
+        let per_rank: Vec<&Value> = rows.iter().filter(|r| r.get("rank").is_some()).collect();
+        if !source_live {
+            assert!(per_rank.is_empty(), "no link, no per-side rows");
+            continue;
+        }
+        // Each side's rows carry its host and only its own op type.
+        let mut per: BTreeMap<(u64, String), u64> = BTreeMap::new();
+        for r in &per_rank {
+            assert!(r["host"].is_string(), "{r}");
+            *per.entry((
+                r["rank"].as_u64().unwrap(),
+                r["phase"].as_str().unwrap().into(),
+            ))
+            .or_default() += r["bytes"].as_u64().unwrap();
+        }
+        let expect: BTreeMap<(u64, String), u64> = [
+            ((0, "write".into()), bytes as u64),
+            ((1, "read".into()), bytes as u64),
+        ]
+        .into();
+        assert_eq!(per, expect);
+        let (_, own) = read_jsonl(&s.path("s.jsonl"));
+        assert_eq!(sums(&own), xdd_counts(&sdoc));
+        assert_flushed(&own);
+    }
+}

@@ -54,6 +54,18 @@ pub trait Peers: Send {
     fn polled(&self) -> bool {
         false
     }
+    /// True when the others join after the start (the two sides of a
+    /// copy link once it is set up): the sampler is kept while
+    /// [`Peers::others`] is still 0, and counts the others each interval.
+    fn late(&self) -> bool {
+        false
+    }
+    /// True for a root of its own stream that also sends each of its
+    /// intervals to another run's root (a copy's source side, whose
+    /// figures the destination's stream holds too).
+    fn forwards(&self) -> bool {
+        false
+    }
 }
 
 /// Encodes a report (JSON: a few hundred bytes per phase).

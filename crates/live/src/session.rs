@@ -267,6 +267,7 @@ impl State {
             self.report_to_root(mine, last);
             return;
         }
+        self.forward(&mine, last);
         let arrivals = self.gather(mine, last);
         let rows = self.rows(&arrivals, t, interval_s, last);
         self.emit(&rows);
@@ -292,6 +293,21 @@ impl State {
                 self.board.end_phase(&phase);
             }
         }
+    }
+
+    /// A root that forwards: its interval goes to the other root too.
+    fn forward(&mut self, parts: &[Part], last: bool) {
+        let Some(p) = self.peers.as_mut().filter(|p| p.forwards()) else {
+            return;
+        };
+        let report = Report {
+            rank: p.rank(),
+            host: self.host.clone(),
+            seq: self.seq,
+            last,
+            parts: parts.to_vec(),
+        };
+        p.send_report(peers::encode(&report));
     }
 
     /// The root: its own report and every one that came, the final flush
@@ -329,7 +345,6 @@ impl State {
     /// Rows of the interval: the aggregate per phase, then per rank when
     /// there are other processes.
     fn rows(&mut self, arrivals: &[Report], t: f64, interval_s: f64, last: bool) -> Vec<Row> {
-        let many = self.peers.as_ref().is_some_and(|p| p.others() > 0);
         let mut by_rank: BTreeMap<u64, Vec<Part>> = BTreeMap::new();
         for r in arrivals {
             self.hosts.insert(r.rank, r.host.clone());
@@ -352,6 +367,9 @@ impl State {
                 }
             }
         }
+        // Per-rank rows once another process has reported (a copy's
+        // other side stays in them after its link closed).
+        let many = self.peers.as_ref().is_some_and(|p| p.others() > 0) || self.hosts.len() > 1;
         let mut agg = crate::sample::merge_by_phase(by_rank.values().flatten());
         for a in &mut agg {
             self.set_totals(a);

@@ -34,6 +34,7 @@
 pub mod args;
 pub mod counts;
 mod error;
+pub mod link;
 pub mod lock;
 pub mod monitor;
 pub mod opts;

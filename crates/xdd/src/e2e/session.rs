@@ -6,6 +6,7 @@
 //! A refusal stops both sides with the same message, having written
 //! nothing.
 
+use super::link::LiveLink;
 use super::opts::Role;
 use super::resume::{self, Resume};
 use super::terms::{self, Terms};
@@ -52,6 +53,8 @@ pub struct Session {
     pub restart_file: Option<std::path::PathBuf>,
     /// Things to tell the user (resumed, rejected connections).
     pub notes: Vec<String>,
+    /// The live link, while [`connect_all`] hands it over.
+    live_link: Option<Conn>,
 }
 
 impl Session {
@@ -86,9 +89,47 @@ fn usage(msg: impl Into<String>) -> RunError {
 /// Connects every end-to-end target of the plan; `listening` is called
 /// once every destination port is bound. None for other targets. The
 /// waits for the peer end when `cancel` (the run's token) is cancelled.
+/// When both sides stream live figures and the plan has one end-to-end
+/// target, the source also opens the live link (`live`, see
+/// [`super::link`]); `live` is told either way.
 pub fn connect_all(
     plan: &Plan,
     listening: impl FnOnce(Vec<String>),
+    live: &LiveLink,
+    cancel: &iolab_core::CancelToken,
+) -> Result<Vec<Option<Session>>, RunError> {
+    let mut out = connect_targets(plan, listening, linking(plan, live), cancel)?;
+    if live.wanted() && !linking(plan, live) {
+        if let Some(s) = out.iter_mut().flatten().next() {
+            s.notes.push(
+                "live figures: with several end-to-end targets, each side streams its own".into(),
+            );
+        }
+    }
+    match out
+        .iter_mut()
+        .flatten()
+        .find_map(|s| Some((s.role, s.live_link.take()?)))
+    {
+        Some((Role::Destination, c)) => live.reading(c),
+        Some((Role::Source, c)) => live.sending(c),
+        None => live.absent(),
+    }
+    Ok(out)
+}
+
+/// Whether this side links for live figures: it streams them and the
+/// plan has one end-to-end target (with several, which may go to as
+/// many hosts, each side streams its own).
+fn linking(plan: &Plan, live: &LiveLink) -> bool {
+    let e2e = plan.targets.iter().filter(|t| t.opts.e2e.role().is_some());
+    live.wanted() && e2e.count() == 1
+}
+
+fn connect_targets(
+    plan: &Plan,
+    listening: impl FnOnce(Vec<String>),
+    linking: bool,
     cancel: &iolab_core::CancelToken,
 ) -> Result<Vec<Option<Session>>, RunError> {
     let passes = plan.global.passes;
@@ -117,7 +158,7 @@ pub fn connect_all(
     for ((t, b), r) in plan.targets.iter().zip(bound).zip(resumes) {
         out.push(match (t.opts.e2e.role(), b, r) {
             (Some(Role::Destination), Some((ls, _)), Some(r)) => {
-                let s = destination(t, passes, ls, r, cancel)?;
+                let s = destination(t, passes, ls, r, linking, cancel)?;
                 s.first_record(&t.opts.path)
                     .map_err(|err| RunError::Target {
                         target: t.index,
@@ -131,7 +172,7 @@ pub fn connect_all(
                     })?;
                 Some(s)
             }
-            (Some(Role::Source), _, _) => Some(source(t, passes, cancel)?),
+            (Some(Role::Source), _, _) => Some(source(t, passes, linking, cancel)?),
             _ => None,
         });
     }
@@ -201,6 +242,7 @@ fn destination(
     passes: u64,
     listeners: Vec<TcpListener>,
     r: Resume,
+    linking: bool,
     cancel: &iolab_core::CancelToken,
 ) -> Result<Session, RunError> {
     let key = key_of(t)?;
@@ -210,10 +252,12 @@ fn destination(
             m.resume = r.offset;
             m.resume_pass = r.pass;
             m.resume_from = r.from.clone();
+            m.live = linking;
             m
         })
         .collect();
-    let (conns, peer_path, notes) = accept_all(t, listeners, &mine, key, cancel)?;
+    let got = accept_all(t, listeners, &mine, key, cancel)?;
+    let (conns, peer_path, notes) = (got.conns, got.peer_path, got.notes);
     let mut notes = notes;
     let first_op = first_op(t, r.offset);
     if r.offset > terms::start_bytes(t) || r.pass > 1 {
@@ -238,6 +282,7 @@ fn destination(
         peer_path,
         restart_file: r.file,
         notes,
+        live_link: got.link,
     })
 }
 
@@ -274,15 +319,15 @@ const NAMED_DROPS: usize = 20;
 /// handshake's bound. Connections that fail before their terms are
 /// judged (no key, the wrong key, not iolab, too slow) are dropped and
 /// noted; a source whose terms break a rule ends the run with the
-/// rule's message. Returns the connections in QThread order, the
-/// source's name of its target, and the notes.
+/// rule's message. When both sides link for live figures (each side's
+/// terms say `live`), the live link comes on QThread 0's port too.
 fn accept_all(
     t: &TargetPlan,
     listeners: Vec<TcpListener>,
     mine: &[Terms],
     key: Option<SharedKey>,
     cancel: &iolab_core::CancelToken,
-) -> Result<(Vec<Conn>, String, Vec<String>), RunError> {
+) -> Result<Accepted, RunError> {
     let timeout = Duration::from_secs_f64(t.opts.e2e.timeout_s());
     let until = Instant::now() + timeout;
     let limit = Duration::from_secs_f64(HANDSHAKE_S.min(t.opts.e2e.timeout_s()));
@@ -301,7 +346,13 @@ fn accept_all(
     let mut conns: Vec<Option<Conn>> = (0..mine.len()).map(|_| None).collect();
     let (mut notes, mut rejected, mut drops) = (Vec::new(), Vec::new(), 0usize);
     let mut peer_path = String::new();
-    while let Some(missing) = conns.iter().position(Option::is_none) {
+    let (mut link, mut expect_link) = (None, false);
+    let linking = mine.first().is_some_and(|m| m.live);
+    loop {
+        let missing = conns.iter().position(Option::is_none);
+        let Some(missing) = missing.or((expect_link && link.is_none()).then_some(0)) else {
+            break;
+        };
         let left = until.saturating_duration_since(Instant::now());
         // Wake each second to see whether the source, which connects
         // its QThreads one after another, is gone.
@@ -312,16 +363,29 @@ fn accept_all(
                 listener,
                 agreed,
             }) => {
-                if conns[listener].is_some() {
-                    format!("dropped a connection from {peer}: a second source for one QThread")
+                let s: Terms = serde_json::from_value(agreed.peer_params)
+                    .map_err(|e| RunError::Net(format!("{peer}: the source's terms: {e}")))?;
+                expect_link |= linking && s.live;
+                let dropped = if s.link && expect_link && listener == 0 && link.is_none() {
+                    link = Some(conn);
+                    None
+                } else if s.link {
+                    Some("a live link not asked for")
+                } else if conns[listener].is_some() {
+                    Some("a second source for one QThread")
                 } else {
-                    let s: Terms = serde_json::from_value(agreed.peer_params)
-                        .map_err(|e| RunError::Net(format!("{peer}: the source's terms: {e}")))?;
                     peer_path = s.path;
                     for_data(&mut conn, t);
                     conns[listener] = Some(conn);
+                    None
+                };
+                // QThread 0's port stays open for the live link.
+                if conns[listener].is_some() && (listener != 0 || !expect_link || link.is_some()) {
                     gate.retire(listener);
-                    continue;
+                }
+                match dropped {
+                    None => continue,
+                    Some(why) => format!("dropped a connection from {peer}: {why}"),
                 }
             }
             Ok(Event::Refused {
@@ -359,7 +423,23 @@ fn accept_all(
             drops - NAMED_DROPS
         ));
     }
-    Ok((conns.into_iter().flatten().collect(), peer_path, notes))
+    Ok(Accepted {
+        conns: conns.into_iter().flatten().collect(),
+        peer_path,
+        notes,
+        link,
+    })
+}
+
+/// What [`accept_all`] accepted.
+struct Accepted {
+    /// The connections in QThread order.
+    conns: Vec<Conn>,
+    /// The source's name of its target.
+    peer_path: String,
+    notes: Vec<String>,
+    /// The live link, when both sides asked for it.
+    link: Option<Conn>,
 }
 
 /// The source closed QThread `q`'s connection while the others were
@@ -389,6 +469,7 @@ fn no_source(t: &TargetPlan, at: Option<std::net::SocketAddr>, rejected: &[Strin
 fn source(
     t: &TargetPlan,
     passes: u64,
+    linking: bool,
     cancel: &iolab_core::CancelToken,
 ) -> Result<Session, RunError> {
     let key = key_of(t)?;
@@ -403,37 +484,24 @@ fn source(
     let mut resume = None;
     let mut resume_pass = 1;
     let mut peer_path = String::new();
-    for (q, (h, p)) in eps.iter().enumerate() {
-        let a = addr(h, *p);
-        // Whole milliseconds, so that the error says "after 120 s".
-        let left = Duration::from_millis(
-            until.saturating_duration_since(Instant::now()).as_millis() as u64 + 1,
-        );
-        let mut c = match conn::connect(&a, left, Cancel::token(cancel)) {
-            Ok(c) => c,
-            Err(NetError::Cancelled) => return Err(RunError::Interrupted),
-            Err(e @ NetError::Resolve { .. }) => return Err(usage(e.to_string())),
-            Err(e) => {
-                let e = e.hinted(" (is the destination side running and listening there?)");
-                return Err(RunError::Net(format!("target {}: {e}", t.index)));
-            }
-        };
-        c.idle_timeout = Duration::from_secs_f64(HANDSHAKE_S.max(t.opts.e2e.timeout_s()));
-        let mine = serde_json::to_value(Terms::of(t, passes, q as u64))
-            .map_err(|e| RunError::Net(e.to_string()))?;
-        let agreed =
-            match handshake::client(&mut c, TOOL, &mine, key.as_ref(), Cancel::token(cancel)) {
-                Ok(a) => a,
-                Err(NetError::Rejected(msg)) => return Err(usage(msg)),
-                Err(e @ NetError::Auth(_)) => return Err(usage(format!("{a}: {e}"))),
-                Err(NetError::Cancelled) => return Err(RunError::Interrupted),
-                Err(e) => return Err(RunError::Net(format!("{a}: handshake: {e}"))),
-            };
-        let d: Terms = serde_json::from_value(agreed.peer_params)
-            .map_err(|e| RunError::Net(format!("{a}: the destination's terms: {e}")))?;
+    let mut live_link = None;
+    let dial = |q: usize, link: bool| {
+        let (h, p) = &eps[q];
+        let mut mine = Terms::of(t, passes, q as u64);
+        (mine.live, mine.link) = (linking, link);
+        dial(t, &addr(h, *p), &mine, key.as_ref(), until, cancel)
+    };
+    for q in 0..eps.len() {
+        let (mut c, d) = dial(q, false)?;
+        if q == 0 && linking && d.live {
+            // After QThread 0's, whose terms told the destination that
+            // a link follows on the same port.
+            live_link = Some(dial(0, true)?.0);
+        }
         if resume.is_some_and(|r| r != (d.resume, d.resume_pass)) {
             return Err(RunError::Net(format!(
-                "{a}: the destination's QThreads resume at different bytes"
+                "target {}: the destination's QThreads resume at different bytes",
+                t.index
             )));
         }
         resume = Some((d.resume, d.resume_pass));
@@ -465,5 +533,43 @@ fn source(
         peer_path,
         restart_file: None,
         notes,
+        live_link,
     })
+}
+
+/// Connects to `a` (retrying until `until`) and runs the handshake with
+/// terms `mine`; returns the connection and the destination's terms.
+fn dial(
+    t: &TargetPlan,
+    a: &str,
+    mine: &Terms,
+    key: Option<&SharedKey>,
+    until: Instant,
+    cancel: &iolab_core::CancelToken,
+) -> Result<(Conn, Terms), RunError> {
+    // Whole milliseconds, so that the error says "after 120 s".
+    let left = Duration::from_millis(
+        until.saturating_duration_since(Instant::now()).as_millis() as u64 + 1,
+    );
+    let mut c = match conn::connect(a, left, Cancel::token(cancel)) {
+        Ok(c) => c,
+        Err(NetError::Cancelled) => return Err(RunError::Interrupted),
+        Err(e @ NetError::Resolve { .. }) => return Err(usage(e.to_string())),
+        Err(e) => {
+            let e = e.hinted(" (is the destination side running and listening there?)");
+            return Err(RunError::Net(format!("target {}: {e}", t.index)));
+        }
+    };
+    c.idle_timeout = Duration::from_secs_f64(HANDSHAKE_S.max(t.opts.e2e.timeout_s()));
+    let mine = serde_json::to_value(mine).map_err(|e| RunError::Net(e.to_string()))?;
+    let agreed = match handshake::client(&mut c, TOOL, &mine, key, Cancel::token(cancel)) {
+        Ok(a) => a,
+        Err(NetError::Rejected(msg)) => return Err(usage(msg)),
+        Err(e @ NetError::Auth(_)) => return Err(usage(format!("{a}: {e}"))),
+        Err(NetError::Cancelled) => return Err(RunError::Interrupted),
+        Err(e) => return Err(RunError::Net(format!("{a}: handshake: {e}"))),
+    };
+    let d: Terms = serde_json::from_value(agreed.peer_params)
+        .map_err(|e| RunError::Net(format!("{a}: the destination's terms: {e}")))?;
+    Ok((c, d))
 }

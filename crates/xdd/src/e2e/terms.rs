@@ -54,6 +54,13 @@ pub struct Terms {
     /// Destination only: the restart file the resume offset came from,
     /// and the source that file was recorded for.
     pub resume_from: Option<(String, String)>,
+    /// This side streams live figures and links for them (see
+    /// [`super::link`]); false from a peer that does not say.
+    #[serde(default)]
+    pub live: bool,
+    /// This connection is the live link, not a QThread's.
+    #[serde(default)]
+    pub link: bool,
 }
 
 impl Terms {
@@ -78,6 +85,8 @@ impl Terms {
             resume: start_bytes(plan),
             resume_pass: 1,
             resume_from: None,
+            live: false,
+            link: false,
         }
     }
 }
@@ -304,6 +313,8 @@ mod tests {
             resume: 0,
             resume_pass: 1,
             resume_from: None,
+            live: false,
+            link: false,
         };
         let d = Terms {
             role: Role::Destination,

@@ -90,6 +90,7 @@ fn run_plan(
         |at| {
             let _ = progress.e2e_listening.set(at);
         },
+        &progress.e2e_live,
         cancel,
     )?;
     let first_ops: Vec<u64> = sessions

@@ -96,6 +96,9 @@ pub struct Progress {
     /// Where each QThread records its operations for the live figures
     /// (`--live`), per op type (`read`, `write`); none: nothing recorded.
     pub live: Option<std::sync::Arc<iolab_core::live::Board>>,
+    /// The live link of an end-to-end copy (its other side's figures),
+    /// shared with whoever streams them.
+    pub e2e_live: std::sync::Arc<crate::e2e::link::LiveLink>,
 }
 
 impl Progress {
@@ -110,6 +113,13 @@ impl Progress {
     /// Records every operation on `board` too (`--live`).
     pub fn with_live(mut self, board: Option<std::sync::Arc<iolab_core::live::Board>>) -> Self {
         self.live = board;
+        self
+    }
+
+    /// Shares `link` with the copy's setup, which makes the live link
+    /// of an end-to-end copy when both sides stream live figures.
+    pub fn with_e2e_live(mut self, link: std::sync::Arc<crate::e2e::link::LiveLink>) -> Self {
+        self.e2e_live = link;
         self
     }
 }
