@@ -60,7 +60,7 @@ pub fn asked_option() -> Option<&'static str> {
 
 /// The live options' help lines, for the usage text.
 pub const HELP: &str = "\
-Live figures (mdtest, xdd, ior, lst, survey, io500, s3bench; see docs/live.md):
+Live figures (mdtest, xdd, ior, lst, survey, io500, s3bench, xddcp; see docs/live.md):
   --live FILE            write per-interval rows to FILE (- for stdout)
   --live-format F        jsonl (default), csv or openmetrics (a textfile replaced each interval)
   --live-interval S      seconds between rows (default 1, at least 0.1)
@@ -144,14 +144,13 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
     Ok(())
 }
 
-/// The runs that record no live figures: xddcp (not yet) and survey plot
-/// (it measures nothing). A survey run whose plan says it records
+/// The runs that record no live figures: survey plot (it measures
+/// nothing). A survey run whose plan says it records
 /// nothing (the object survey's network case) is refused by the survey
 /// flow, through [`asked_option`]. An option asked of them is refused (exit 2) rather than
 /// ignored.
 fn refuse_unrecorded(tool: &str, args: &[OsString], a: &Asked) -> Result<(), String> {
     let what = match tool {
-        "xddcp" => "xddcp".to_string(),
         "survey" => match args
             .iter()
             .map(|a| a.to_string_lossy())
@@ -243,8 +242,13 @@ pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peer
     // terminal: the others report to it only for a stream or steady state
     // (so the leader waits for exactly those reports).
     let shared = asked.file.is_some() || asked.steady.is_some();
-    let peers = peers.filter(|p| (shared || p.polled()) && (p.others() > 0 || p.late()));
-    let wanted = shared || status || view;
+    // A source side of xddcp's: its intervals go to xddcp, whatever it
+    // was given.
+    let peers = forwarded().or(peers);
+    let peers =
+        peers.filter(|p| (shared || p.polled() || p.forwards()) && (p.others() > 0 || p.late()));
+    let forwards = peers.as_ref().is_some_and(|p| p.forwards());
+    let wanted = shared || status || view || forwards;
     if !wanted || (!leader && peers.is_none()) {
         return Hook::off();
     }
@@ -389,6 +393,162 @@ pub fn copy_side(link: Arc<iolab_xdd::e2e::link::LiveLink>, source: bool) -> Box
         link.want();
     }
     Box::new(CopyPeers { link, source })
+}
+
+/// The peers of a source side that xddcp started with
+/// [`iolab_xddcp::run::LIVE_FORWARD_ENV`]: its intervals are appended
+/// to the file named there, one JSON line each, for xddcp to read. The
+/// file is created here, never one that exists (so a planted link is not
+/// followed); none when the variable is unset or the file cannot be made.
+fn forwarded() -> Option<Box<dyn Peers>> {
+    let path = std::env::var_os(iolab_xddcp::run::LIVE_FORWARD_ENV)?;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+    {
+        Ok(f) => Some(Box::new(Forward(Some(f)))),
+        Err(e) => {
+            eprintln!(
+                "iolab: {}: {e}; no live figures go to xddcp",
+                PathBuf::from(path).display()
+            );
+            None
+        }
+    }
+}
+
+/// See [`forwarded`]; a write that fails stops the forwarding.
+struct Forward(Option<std::fs::File>);
+
+impl Peers for Forward {
+    fn rank(&self) -> u64 {
+        0
+    }
+    fn is_root(&self) -> bool {
+        true
+    }
+    fn others(&self) -> usize {
+        0
+    }
+    fn send_report(&mut self, mut bytes: Vec<u8>) {
+        use std::io::Write;
+        bytes.push(b'\n');
+        // One write per line: the reader never sees half of one twice.
+        if self
+            .0
+            .as_mut()
+            .is_some_and(|f| f.write_all(&bytes).is_err())
+        {
+            self.0 = None;
+        }
+    }
+    fn take_reports(&mut self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    fn send_order(&mut self, _bytes: Vec<u8>) {}
+    fn take_orders(&mut self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    fn late(&self) -> bool {
+        true
+    }
+    fn forwards(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+/// xddcp's source sides as the sampler's peers: the source side of file
+/// `i` reports as rank `i + 1`, its `read` rows named `copy` (the
+/// phase of xddcp's figures: what it counts as moved); xddcp, rank 0,
+/// records nothing itself.
+pub struct CopyFeed {
+    tx: Mutex<mpsc::Sender<Vec<u8>>>,
+    /// Per file: its last interval was handed on.
+    done: Mutex<Vec<bool>>,
+    started: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+struct CopyFeedPeers {
+    rx: mpsc::Receiver<Vec<u8>>,
+    started: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Peers for CopyFeedPeers {
+    fn rank(&self) -> u64 {
+        0
+    }
+    fn is_root(&self) -> bool {
+        true
+    }
+    fn others(&self) -> usize {
+        self.started.load(std::sync::atomic::Ordering::Acquire)
+    }
+    fn send_report(&mut self, _bytes: Vec<u8>) {}
+    fn take_reports(&mut self) -> Vec<Vec<u8>> {
+        self.rx.try_iter().collect()
+    }
+    fn send_order(&mut self, _bytes: Vec<u8>) {}
+    fn take_orders(&mut self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    fn polled(&self) -> bool {
+        true
+    }
+    fn late(&self) -> bool {
+        true
+    }
+}
+
+/// A feed for xddcp's `n` files, and the peers the sampler reads it
+/// through.
+pub fn copies(n: usize) -> (Arc<CopyFeed>, Box<dyn Peers>) {
+    let (tx, rx) = mpsc::channel();
+    let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let feed = CopyFeed {
+        tx: Mutex::new(tx),
+        done: Mutex::new(vec![false; n]),
+        started: started.clone(),
+    };
+    (Arc::new(feed), Box::new(CopyFeedPeers { rx, started }))
+}
+
+impl CopyFeed {
+    /// A line the source side of file `i` sent (`Some`), or its end.
+    pub fn line(&self, i: usize, line: Option<&[u8]>) {
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(d) = done.get_mut(i).filter(|d| !**d) else {
+            return;
+        };
+        let report = match line {
+            Some(l) => match iolab_live::peers::decode::<iolab_live::peers::Report>(l) {
+                Some(r) => r,
+                None => return,
+            },
+            // It ended without its last interval (killed): it is done.
+            None => iolab_live::peers::Report {
+                rank: 0,
+                host: iolab_core::env::hostname(),
+                seq: 0,
+                last: true,
+                parts: Vec::new(),
+            },
+        };
+        let mut report = report;
+        report.rank = i as u64 + 1;
+        for p in &mut report.parts {
+            if p.phase == "read" {
+                p.phase = "copy".into();
+            }
+        }
+        *d = report.last;
+        // Counted before its first report is queued, so the sampler
+        // never takes a report of a side it does not count.
+        self.started
+            .fetch_max(i + 1, std::sync::atomic::Ordering::Release);
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = tx.send(iolab_live::peers::encode(&report));
+    }
 }
 
 /// The agents of an lst console as the sampler's peers: the console

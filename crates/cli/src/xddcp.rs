@@ -10,7 +10,7 @@ use crate::runner::{options, Render, Report, Run, RunOptions};
 use clap::Parser;
 use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_xddcp::plan::{plan, Job, Options};
-use iolab_xddcp::run::{run, worst, FileResult, Status};
+use iolab_xddcp::run::{run, worst, FileResult, Hooks, Status};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -287,6 +287,8 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let mut session =
         Run::new(prog, "xddcp", "iolab.xddcp/1", &command_line, config, given).open()?;
     p.cancel = session.cancel().clone();
+    let (feed, peers) = crate::live::copies(p.jobs.len());
+    p.live = session.live(true, Some(peers)).is_some();
     // The plan before anything moves: how much there is to copy.
     let planned: u64 = p.jobs.iter().map(|j| j.bytes).sum();
     eprintln!("{prog}: {} file(s), {planned} bytes to copy", p.jobs.len());
@@ -316,7 +318,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
             );
         }
     };
-    let results = run(&p, each, &|job, bytes| bar.show(job, bytes));
+    let hooks = Hooks {
+        moving: &|job, bytes| bar.show(job, bytes),
+        live: &|i, line| feed.line(i, line),
+    };
+    let results = run(&p, each, &hooks);
     let totals = Totals {
         planned: p.jobs.len(),
         copied: results

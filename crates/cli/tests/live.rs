@@ -734,10 +734,6 @@ fn runs_that_record_nothing_live_refuse_the_live_options() {
             // Refused by survey's own check first: plot measures nothing.
             "not plot",
         ),
-        (
-            vec!["xddcp", "--live", ls, "a", "b:/c"],
-            "--live is not implemented for xddcp",
-        ),
     ] {
         let o = iolab(&words);
         assert_eq!(o.status.code(), Some(2), "{words:?}: {}", stderr(&o));

@@ -603,3 +603,64 @@ fn xddcp_removes_a_dead_runs_private_directory_and_nothing_else() {
         .collect();
     assert_eq!(left.len(), 5, "{left:?}");
 }
+
+/// `--live` on xddcp: each file's source side sends its intervals to
+/// xddcp, whose stream holds a `copy` phase summing, row by row, to the
+/// bytes its results say each file moved (a rank per file), and the
+/// source sides' private files are gone with the copy.
+#[test]
+fn xddcp_live_rows_sum_to_each_files_bytes() {
+    let Some(c) = common::fake_cluster("xddcp_live", 2) else {
+        return;
+    };
+    let s = Scratch::new("xddcp-live");
+    std::fs::create_dir_all(s.path("src")).unwrap();
+    std::fs::create_dir_all(s.path("dst")).unwrap();
+    let sizes = [3 * 1_048_576 + 4321, 700_000];
+    let mut list = String::new();
+    for (i, n) in sizes.iter().enumerate() {
+        let f = s.path(&format!("src/f{i}"));
+        random_file(&f, *n);
+        list += &format!("{}\n", f.display());
+    }
+    std::fs::write(s.path("list.txt"), list).unwrap();
+    let (ns1, a1) = c.host(1);
+    let mut w: Vec<String> = words("-F -t 2 --timeout 30 --live-interval 0.1");
+    w.extend(["--rsh".into(), "ip netns exec".into()]);
+    w.extend(["--remote-iolab".into(), IOLAB.into()]);
+    w.extend(["--live".into(), s.path("live.jsonl").display().to_string()]);
+    w.extend(["--json".into(), s.path("r.json").display().to_string()]);
+    w.push(s.path("list.txt").display().to_string());
+    w.push(format!("{ns1}@{a1}:{}", s.path("dst").display()));
+    let o = xddcp_on(&c, &s.root, &w);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.path("r.json")).unwrap()).unwrap();
+    let text = std::fs::read_to_string(s.path("live.jsonl")).unwrap();
+    let mut lines = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+    let header = lines.next().unwrap();
+    assert_eq!(header["tool"], "xddcp");
+    assert_eq!(header["run_id"], doc["run_id"]);
+    let rows: Vec<serde_json::Value> = lines.collect();
+    let (mut agg, mut per) = (0u64, [0u64; 2]);
+    for r in &rows {
+        assert_eq!(r["phase"], "copy", "{r}");
+        let b = r["bytes"].as_u64().unwrap();
+        match r["rank"].as_u64() {
+            None => agg += b,
+            Some(k) => per[k as usize - 1] += b,
+        }
+    }
+    let files = doc["payload"]["files"].as_array().unwrap();
+    let moved: Vec<u64> = files.iter().map(|f| f["bytes"].as_u64().unwrap()).collect();
+    assert_eq!(moved, sizes.map(|n| n as u64).to_vec());
+    assert_eq!(per.to_vec(), moved, "each file's rows");
+    assert_eq!(
+        agg,
+        doc["payload"]["bytes"].as_u64().unwrap(),
+        "the aggregate rows"
+    );
+    assert!(rows.iter().any(|r| r["last"] == true));
+}

@@ -98,11 +98,20 @@ impl Remote {
     /// `PR_SET_PDEATHSIG` fires when that thread ends: call it from the
     /// thread that outlives the command (the run's own thread).
     pub(crate) fn spawn(argv: &[OsString], input: Option<&[u8]>) -> std::io::Result<Remote> {
+        Self::spawn_with(argv, input, &[])
+    }
+
+    fn spawn_with(
+        argv: &[OsString],
+        input: Option<&[u8]>,
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> std::io::Result<Remote> {
         let (prog, args) = argv
             .split_first()
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
         let mut cmd = Command::new(prog);
         cmd.args(args)
+            .envs(env.iter().copied())
             .stdin(if input.is_some() {
                 Stdio::piped()
             } else {
@@ -136,6 +145,16 @@ impl Remote {
     /// shell (xddcp's source). `input` as for [`Remote::spawn`].
     pub fn spawn_local(argv: &[OsString], input: Option<&[u8]>) -> std::io::Result<Remote> {
         Self::spawn(argv, input)
+    }
+
+    /// [`Remote::spawn_local`] with `env` added to the command's
+    /// environment.
+    pub fn spawn_local_env(
+        argv: &[OsString],
+        input: Option<&[u8]>,
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> std::io::Result<Remote> {
+        Self::spawn_with(argv, input, env)
     }
 
     /// Closes the command's standard input (the far side sees its

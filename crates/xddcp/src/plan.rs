@@ -105,6 +105,9 @@ pub struct Plan {
     /// a plan of its own reads the process's stop flag): every wait on
     /// either side ends with it.
     pub cancel: iolab_core::CancelToken,
+    /// The caller streams live figures: each source side sends it its
+    /// intervals ([`crate::run::Hooks::live`]). Set by the caller.
+    pub live: bool,
 }
 
 /// A command line that cannot run: the option at fault and why.
@@ -201,6 +204,7 @@ pub fn plan(o: &Options) -> Result<Plan, PlanError> {
         user_key,
         opts: o.clone(),
         cancel: iolab_core::CancelToken::process(),
+        live: false,
     })
 }
 

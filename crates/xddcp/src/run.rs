@@ -20,6 +20,23 @@ pub const INTERRUPTED: u8 = 130;
 /// part (`TMPDIR/iolab-xddcp-XXXXXX`).
 pub const TMP_PREFIX: &str = "iolab-xddcp";
 
+/// The environment variable through which xddcp asks its source side
+/// for its live intervals: a file in the copy's private directory, which
+/// the source side creates (never one that exists) and to which it
+/// appends each interval as one JSON line.
+pub const LIVE_FORWARD_ENV: &str = "IOLAB_LIVE_FORWARD";
+
+/// What xddcp tells its caller as the copies go.
+pub struct Hooks<'a> {
+    /// The bytes a copy has moved so far, a few times a second (with
+    /// `opts.progress`).
+    pub moving: &'a dyn Fn(&Job, u64),
+    /// With [`Plan::live`]: each live interval the source side of file
+    /// `i` sent (`Some`, one JSON line), and `None` once that side has
+    /// ended and every interval it sent was handed on.
+    pub live: &'a dyn Fn(usize, Option<&[u8]>),
+}
+
 /// Removes the private temporary directories that xddcp runs killed
 /// with kill -9 left (their owner gone: [`iolab_core::tmp::remove_stale`]),
 /// and returns them.
@@ -73,17 +90,13 @@ impl FileResult {
 }
 
 /// Copies every file of the plan in order, calling `each` with every
-/// result and, with `opts.progress`, `moving` with the bytes a copy has
-/// moved so far (a few times a second). Stops after a file that was
+/// result and `hooks` as the copies go. Stops after a file that was
 /// refused or interrupted.
-pub fn run(
-    p: &Plan,
-    mut each: impl FnMut(&FileResult),
-    moving: &dyn Fn(&Job, u64),
-) -> Vec<FileResult> {
+pub fn run(p: &Plan, mut each: impl FnMut(&FileResult), hooks: &Hooks<'_>) -> Vec<FileResult> {
     let mut out = Vec::new();
     for (i, job) in p.jobs.iter().enumerate() {
-        let r = copy(p, job, i, &|bytes| moving(job, bytes));
+        let live = |line: Option<&[u8]>| (hooks.live)(i, line);
+        let r = copy(p, job, i, &|bytes| (hooks.moving)(job, bytes), &live);
         each(&r);
         let stop = matches!(r.status, Status::Failed { code, .. } if code != 1);
         out.push(r);
@@ -273,11 +286,16 @@ fn run_source(
     remote: &mut Remote,
     heartbeat: Option<&Path>,
     moving: &dyn Fn(u64),
+    live: &mut Option<LiveTail<'_>>,
     cancel: &iolab_core::CancelToken,
 ) -> Result<SourceEnd, String> {
     let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
     let line = key.handoff_line();
-    let mut child = Remote::spawn_local(&os, Some(line.as_bytes()))
+    let env: Vec<(&str, &std::ffi::OsStr)> = live
+        .iter()
+        .map(|t| (LIVE_FORWARD_ENV, t.path.as_os_str()))
+        .collect();
+    let mut child = Remote::spawn_local_env(&os, Some(line.as_bytes()), &env)
         .map_err(|e| format!("cannot start the source side ({}): {e}", argv[0]))?;
     let mut last = None;
     let mut peer_ended: Option<Instant> = None;
@@ -304,6 +322,9 @@ fn run_source(
                 moving(b);
                 last = Some(b);
             }
+        }
+        if let (Some(t), 0) = (live.as_mut(), tick % 10) {
+            t.read();
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -441,8 +462,49 @@ fn base_name(job: &Job) -> String {
         .unwrap_or_else(|| "file".into())
 }
 
+/// The live intervals a source side appends to its file, handed on line
+/// by line as they come (a line still being written waits).
+struct LiveTail<'a> {
+    path: std::path::PathBuf,
+    at: u64,
+    partial: Vec<u8>,
+    to: &'a dyn Fn(Option<&[u8]>),
+}
+
+impl LiveTail<'_> {
+    /// Hands on every whole line appended since the last call.
+    fn read(&mut self) {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(mut f) = std::fs::File::open(&self.path) else {
+            return;
+        };
+        let mut new = Vec::new();
+        if f.seek(SeekFrom::Start(self.at)).is_err() || f.read_to_end(&mut new).is_err() {
+            return;
+        }
+        self.at += new.len() as u64;
+        self.partial.extend_from_slice(&new);
+        while let Some(n) = self.partial.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=n).collect();
+            (self.to)(Some(&line[..n]));
+        }
+    }
+
+    /// The source side has ended: its last lines, then the end.
+    fn end(mut self) {
+        self.read();
+        (self.to)(None);
+    }
+}
+
 /// Copies one file.
-fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
+fn copy(
+    p: &Plan,
+    job: &Job,
+    i: usize,
+    moving: &dyn Fn(u64),
+    live: &dyn Fn(Option<&[u8]>),
+) -> FileResult {
     let (mut remote, port) = match start_destination(p, job) {
         Ok(x) => x,
         Err((code, why)) => return failed(p, job, code, why),
@@ -462,6 +524,12 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
     let json_arg = json.display().to_string();
     let argv = args::source(p, job, port, &json_arg, &log_prefix, hb.as_deref());
     let hb_file = hb.as_ref().map(|_| progress_file(&hb_prefix));
+    let mut tail = p.live.then(|| LiveTail {
+        path: tmp.with_extension("live"),
+        at: 0,
+        partial: Vec::new(),
+        to: live,
+    });
     let t0 = Instant::now();
     let src = run_source(
         &argv,
@@ -469,8 +537,12 @@ fn copy(p: &Plan, job: &Job, i: usize, moving: &dyn Fn(u64)) -> FileResult {
         &mut remote,
         hb_file.as_deref(),
         moving,
+        &mut tail,
         &p.cancel,
     );
+    if let Some(t) = tail {
+        t.end();
+    }
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(f) = &hb_file {
         let _ = std::fs::remove_file(f);
