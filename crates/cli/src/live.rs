@@ -52,12 +52,6 @@ impl Asked {
     }
 }
 
-/// The live option the command line gave (`--live`, `--live-view` or
-/// `--steady`), for a run that records nothing to refuse by name.
-pub fn asked_option() -> Option<&'static str> {
-    ASKED.get().and_then(Asked::option)
-}
-
 /// The live options' help lines, for the usage text.
 pub const HELP: &str = "\
 Live figures (mdtest, xdd, ior, lst, survey, io500, s3bench, xddcp; see docs/live.md):
@@ -145,9 +139,7 @@ pub fn take(tool: &str, args: &mut Vec<OsString>) -> Result<(), String> {
 }
 
 /// The runs that record no live figures: survey plot (it measures
-/// nothing). A survey run whose plan says it records
-/// nothing (the object survey's network case) is refused by the survey
-/// flow, through [`asked_option`]. An option asked of them is refused (exit 2) rather than
+/// nothing). An option asked of it is refused (exit 2) rather than
 /// ignored.
 fn refuse_unrecorded(tool: &str, args: &[OsString], a: &Asked) -> Result<(), String> {
     let what = match tool {

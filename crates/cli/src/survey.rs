@@ -430,7 +430,6 @@ fn disk(a: DiskArgs, line: &str) -> Ended {
         paths: Vec::new(),
         notes: Vec::new(),
         config: cfg.clone(),
-        unrecorded: None,
     };
     let run = |out: &mut flow::Lines, live, cancel: &iolab_core::CancelToken| {
         plan.live = live;
@@ -495,9 +494,10 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         paths: Vec::new(),
         notes: Vec::new(),
         config: cfg.clone(),
-        unrecorded: Some(format!("case={}", a.case)),
     };
-    let run = |out: &mut flow::Lines, _live, cancel: &iolab_core::CancelToken| {
+    let run = |out: &mut flow::Lines,
+               live: Option<std::sync::Arc<iolab_core::live::Board>>,
+               cancel: &iolab_core::CancelToken| {
         let work = iolab_survey::obdfilter::work_name();
         let agents = echo::Agents::start(
             &targets,
@@ -532,7 +532,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
             &mut |p| {
                 out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
             },
-            cancel,
+            (cancel, live.as_deref()),
         );
         report.notes.extend(agents.stop());
         Ok(report)
@@ -606,7 +606,6 @@ fn obdfilter(a: ObdArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes: Vec::new(),
         config: cfg.clone(),
-        unrecorded: None,
     };
     let run = |out: &mut flow::Lines,
                live: Option<std::sync::Arc<_>>,
@@ -671,7 +670,6 @@ fn mds(a: MdsArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes: plan.notes,
         config: cfg.clone(),
-        unrecorded: None,
     };
     let run = |out: &mut flow::Lines,
                live: Option<std::sync::Arc<_>>,
@@ -717,7 +715,6 @@ fn ost(a: OstArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes,
         config: cfg.clone(),
-        unrecorded: None,
     };
     let run = |out: &mut flow::Lines,
                live: Option<std::sync::Arc<_>>,

@@ -706,34 +706,11 @@ fn runs_that_record_nothing_live_refuse_the_live_options() {
     let ls = live.to_str().unwrap();
     for (words, needle) in [
         (
-            vec![
-                "survey",
-                "obdfilter",
-                "--case",
-                "network",
-                "--live",
-                ls,
-                "127.0.0.1",
-            ],
-            "--live is not implemented for case=network",
-        ),
-        (
-            vec![
-                "survey",
-                "--steady",
-                "ops:5:1",
-                "obdfilter",
-                "--case",
-                "network",
-                "x",
-            ],
-            "--steady is not implemented for case=network",
-        ),
-        (
             vec!["survey", "plot", ds, "--live-view"],
             // Refused by survey's own check first: plot measures nothing.
             "not plot",
         ),
+        (vec!["survey", "plot", ds, "--live", ls], "not plot"),
     ] {
         let o = iolab(&words);
         assert_eq!(o.status.code(), Some(2), "{words:?}: {}", stderr(&o));
@@ -1107,6 +1084,72 @@ fn survey_obdfilter_intervals_sum_to_each_tests_bytes() {
     }
     assert_eq!(want.len(), 2, "{want:?}");
     assert_eq!(want["write"].1, 8 << 20, "{want:?}");
+    assert_eq!(sums(&rows), want);
+    assert_flushed(&rows);
+}
+
+/// The object survey's network case (`case=network`): every record the
+/// client sends to the echo agents (two, on loopback, started through a
+/// remote shell that runs them here) is counted under its test, and the
+/// intervals sum to each test's bytes over the points.
+#[test]
+fn survey_obdfilter_network_intervals_sum_to_each_tests_bytes() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("live-obd-net");
+    let rsh = s.path("rsh");
+    std::fs::write(&rsh, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
+    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let port = common::e2e::free_ports(2).to_string();
+    let (live, res) = (s.path("live.jsonl"), s.path("obd.json"));
+    let o = iolab(&[
+        "survey",
+        "obdfilter",
+        "--case",
+        "network",
+        "--rsh",
+        rsh.to_str().unwrap(),
+        "--remote-iolab",
+        env!("CARGO_BIN_EXE_iolab"),
+        "--echo-port",
+        &port,
+        "--size",
+        "4",
+        "--nobjhi",
+        "1",
+        "--thrhi",
+        "2",
+        "--tests",
+        "write read",
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+        "--rslt",
+        s.path("net").to_str().unwrap(),
+        "127.0.0.1",
+        "localhost",
+    ]);
+    ok(&o, "survey obdfilter case=network");
+    let (header, rows) = read_jsonl(&live);
+    let doc = json(&res);
+    assert_eq!(header["run_id"], doc["run_id"]);
+    let mut want: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for p in doc["payload"]["points"].as_array().unwrap() {
+        for t in p["result"]["tests"].as_array().unwrap() {
+            let e = want
+                .entry(t["test"].as_str().unwrap().to_string())
+                .or_default();
+            for target in t["targets"].as_array().unwrap() {
+                let bytes = target["rates"]["amount"].as_u64().unwrap();
+                e.0 += bytes >> 20;
+                e.1 += bytes;
+            }
+        }
+    }
+    // Two agents, 4 MiB each, at 1 and 2 threads.
+    assert_eq!(want["write"].1, 2 * 2 * (4 << 20), "{want:?}");
     assert_eq!(sums(&rows), want);
     assert_flushed(&rows);
 }

@@ -22,6 +22,7 @@
 use crate::object::{Shape, TargetResult};
 use crate::sampler::{self, Counters};
 use crate::ParamError;
+use iolab_core::live::{Board, Recorder};
 use iolab_core::CancelToken;
 use iolab_net::{conn, frame::Kind, handshake, Cancel, Conn, NetError, SharedKey};
 use serde::{Deserialize, Serialize};
@@ -282,12 +283,14 @@ struct Link {
 
 /// Runs test `name` against the agents at `addrs` (`host:port`, one per
 /// target), all at once, sampled every `interval_ms` as the disk case.
+/// With a `live` board each record is counted there under the test's
+/// name, timed from its request to its answer.
 pub fn run_test(
     addrs: &[String],
     name: &str,
     s: Shape,
     (interval_ms, key): (u64, Option<&SharedKey>),
-    cancel: &CancelToken,
+    (cancel, live): (&CancelToken, Option<&Board>),
 ) -> Vec<TargetResult> {
     let write = name.contains("write");
     let links = connect_all(addrs, write, s, key, cancel);
@@ -297,8 +300,10 @@ pub fn run_test(
     let done = AtomicBool::new(false);
     let data = crate::io::WriteData::new(s.rsz_bytes as usize);
     let samples = std::thread::scope(|scope| {
-        for l in links {
+        for (i, l) in links.into_iter().enumerate() {
             let (counters, barrier, errors, data) = (&counters, &barrier, &errors, &data);
+            // Before the barrier: no lock or allocation per record.
+            let rec = live.map_or_else(Recorder::off, |b| b.recorder(name, i));
             scope.spawn(move || {
                 barrier.wait();
                 let (t, base) = (l.target, l.base);
@@ -306,7 +311,7 @@ pub fn run_test(
                 let data = write.then_some((data, file));
                 if let Err(e) = l
                     .conn
-                    .and_then(|c| records(c, (t, base), data, (s, counters), cancel))
+                    .and_then(|c| records(c, (t, base), data, (s, counters), (cancel, &rec)))
                 {
                     if let Ok(mut slot) = errors[t].lock() {
                         slot.get_or_insert(format!("{}: {e}", addrs[t]));
@@ -386,7 +391,21 @@ fn records(
     (t, base): (usize, u64),
     data: Option<(&crate::io::WriteData, u64)>,
     (s, counters): (Shape, &Counters),
-    token: &CancelToken,
+    (token, rec): (&CancelToken, &Recorder),
+) -> Result<(), String> {
+    let counted = records_counted(&mut c, (t, base), data, (s, counters), (token, rec));
+    if counted.is_err() {
+        rec.error();
+    }
+    counted
+}
+
+fn records_counted(
+    c: &mut Conn,
+    (t, base): (usize, u64),
+    data: Option<(&crate::io::WriteData, u64)>,
+    (s, counters): (Shape, &Counters),
+    (token, rec): (&CancelToken, &Recorder),
 ) -> Result<(), String> {
     let cancel = Cancel::token(token);
     let write = data.is_some();
@@ -408,8 +427,9 @@ fn records(
             }
             None => &[],
         };
+        let t0 = iolab_core::clock::mono_ns();
         c.send(Kind::Data, 0, off, payload, cancel).map_err(err)?;
-        let (h, got) = answer_of(&mut c, &mut buf, cancel)?;
+        let (h, got) = answer_of(c, &mut buf, cancel)?;
         let expected = if write {
             (Kind::Control, 0)
         } else {
@@ -420,11 +440,12 @@ fn records(
                 "record {i}: the agent answered {h:?} of {got} bytes"
             ));
         }
+        rec.op(s.rsz_bytes, iolab_core::clock::mono_ns().saturating_sub(t0));
         counters.add(t, s.rsz_bytes);
     }
     // The agent answers End once a buffered write is on disk.
     c.send(Kind::End, 0, 0, &[], cancel).map_err(err)?;
-    match answer_of(&mut c, &mut buf, cancel)? {
+    match answer_of(c, &mut buf, cancel)? {
         (Kind::End, _) => Ok(()),
         (k, _) => Err(format!("the agent answered End with {k:?}")),
     }
@@ -490,7 +511,7 @@ pub fn run(
     addrs: &[String],
     key: Option<&SharedKey>,
     on_point: &mut dyn FnMut(&crate::obdfilter::ObdPoint),
-    cancel: &CancelToken,
+    (cancel, live): (&CancelToken, Option<&Board>),
 ) -> crate::obdfilter::ObdReport {
     use crate::obdfilter::{combine, count_errors, points, ObdPoint, ObdPointResult, ObdReport};
     use iolab_core::{Failure, Outcome};
@@ -521,7 +542,7 @@ pub fn run(
             };
             let mut tests = Vec::new();
             for name in &cfg.tests {
-                let targets = run_test(addrs, name, shape, (cfg.interval_ms, key), cancel);
+                let targets = run_test(addrs, name, shape, (cfg.interval_ms, key), (cancel, live));
                 let elapsed = targets
                     .iter()
                     .map(|t| t.rates.elapsed_s)

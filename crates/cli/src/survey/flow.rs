@@ -47,10 +47,6 @@ pub struct Planned<C> {
     pub paths: Vec<PathBuf>,
     /// What the planning had to say.
     pub notes: Vec<String>,
-    /// None when its engine records live figures (`--live`, the status
-    /// line); else what records none (`case=network`), named when the
-    /// live options are refused.
-    pub unrecorded: Option<String>,
 }
 
 /// What a survey's report gives the flow.
@@ -141,18 +137,10 @@ where
     R: Surveyed,
 {
     let prog = format!("iolab survey {}", p.name);
-    if let (Some(what), Some(option)) = (&p.unrecorded, crate::live::asked_option()) {
-        return Err(Halt::usage(format!(
-            "{prog}: {option} is not implemented for {what} yet: it records no live figures (docs/live.md says which runs do)"
-        )));
-    }
     let tool = format!("survey {}", p.name);
     let mut session = Run::new(&prog, &tool, p.schema, line, p.config, given).open()?;
     let mut lines = Lines::create(&place, p.rslt, p.points).map_err(|e| usage_error(p.name, &e))?;
-    let board = match p.unrecorded {
-        None => session.live(false, None),
-        Some(_) => None,
-    };
+    let board = session.live(false, None);
     session.start();
     warn_leftovers(&p.leftovers);
     let cancel = session.cancel().clone();
