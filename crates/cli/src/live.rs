@@ -13,6 +13,7 @@ use iolab_core::live::Board;
 use iolab_live::format::Format;
 use iolab_live::peers::Peers;
 use iolab_live::{Context, Live, Observer, Options, Output, Steady};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -259,16 +260,16 @@ pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peer
     let opts = Options {
         output: output(&asked, leader),
         format: asked.format,
-        interval: Duration::from_secs_f64(asked.interval.unwrap_or(1.0)),
+        interval: asked_interval(),
         steady: asked.steady,
     };
-    let ctx = Context {
-        tool: tool.to_string(),
-        run_id: run_id.clone(),
-        envelope: iolab_results::ENVELOPE_VERSION,
-        host: iolab_core::env::hostname(),
-    };
-    match Live::start(opts, ctx, board.clone(), peers, observers) {
+    match Live::start(
+        opts,
+        context(tool, &run_id),
+        board.clone(),
+        peers,
+        observers,
+    ) {
         Ok(live) => Hook {
             board: Some(board),
             live: Some(live),
@@ -399,7 +400,10 @@ fn forwarded() -> Option<Box<dyn Peers>> {
         .create_new(true)
         .open(&path)
     {
-        Ok(f) => Some(Box::new(Forward(Some(f)))),
+        Ok(f) => Some(Box::new(Forward {
+            out: Some(Box::new(f)),
+            prefix: b"",
+        })),
         Err(e) => {
             eprintln!(
                 "iolab: {}: {e}; no live figures go to xddcp",
@@ -410,8 +414,12 @@ fn forwarded() -> Option<Box<dyn Peers>> {
     }
 }
 
-/// See [`forwarded`]; a write that fails stops the forwarding.
-struct Forward(Option<std::fs::File>);
+/// Each interval as a line that starts with `prefix`, to `out` (see
+/// [`forwarded`] and [`to_stdout`]); a write that fails stops it.
+struct Forward {
+    out: Option<Box<dyn std::io::Write + Send>>,
+    prefix: &'static [u8],
+}
 
 impl Peers for Forward {
     fn rank(&self) -> u64 {
@@ -423,16 +431,13 @@ impl Peers for Forward {
     fn others(&self) -> usize {
         0
     }
-    fn send_report(&mut self, mut bytes: Vec<u8>) {
-        use std::io::Write;
-        bytes.push(b'\n');
+    fn send_report(&mut self, bytes: Vec<u8>) {
+        let line = [self.prefix, &bytes, b"\n"].concat();
         // One write per line: the reader never sees half of one twice.
-        if self
-            .0
-            .as_mut()
-            .is_some_and(|f| f.write_all(&bytes).is_err())
-        {
-            self.0 = None;
+        if let Some(w) = self.out.as_mut() {
+            if w.write_all(&line).and_then(|()| w.flush()).is_err() {
+                self.out = None;
+            }
         }
     }
     fn take_reports(&mut self) -> Vec<Vec<u8>> {
@@ -446,27 +451,88 @@ impl Peers for Forward {
         true
     }
     fn forwards(&self) -> bool {
-        self.0.is_some()
+        self.out.is_some()
     }
 }
 
-/// xddcp's source sides as the sampler's peers: the source side of file
-/// `i` reports as rank `i + 1`, its `read` rows named `copy` (the
-/// phase of xddcp's figures: what it counts as moved); xddcp, rank 0,
-/// records nothing itself.
-pub struct CopyFeed {
-    tx: Mutex<mpsc::Sender<Vec<u8>>>,
-    /// Per file: its last interval was handed on.
-    done: Mutex<Vec<bool>>,
-    started: Arc<std::sync::atomic::AtomicUsize>,
+/// The live figures of a process another one started and reads (an
+/// object-survey agent): every `ms` its interval goes to standard
+/// output as a line that starts with `prefix`, whatever the command
+/// line asked. Its other output must come after [`Hook::finish`].
+pub fn to_stdout(tool: &str, ms: u64, prefix: &'static str) -> Hook {
+    let board = Arc::new(Board::new());
+    let peers = Box::new(Forward {
+        out: Some(Box::new(std::io::stdout())),
+        prefix: prefix.as_bytes(),
+    });
+    let opts = Options {
+        output: Output::None,
+        format: Format::Jsonl,
+        interval: Duration::from_millis(ms.max(100)),
+        steady: None,
+    };
+    let run_id = iolab_live::new_run_id();
+    match Live::start(
+        opts,
+        context(tool, &run_id),
+        board.clone(),
+        Some(peers),
+        Vec::new(),
+    ) {
+        Ok(live) => Hook {
+            board: Some(board),
+            live: Some(live),
+            run_id: Some(run_id),
+            status: false,
+        },
+        Err(_) => Hook::off(),
+    }
 }
 
-struct CopyFeedPeers {
+fn context(tool: &str, run_id: &str) -> Context {
+    Context {
+        tool: tool.to_string(),
+        run_id: run_id.to_string(),
+        envelope: iolab_results::ENVELOPE_VERSION,
+        host: iolab_core::env::hostname(),
+    }
+}
+
+/// The interval the command line asked for (`--live-interval`, else 1 s).
+pub fn asked_interval() -> Duration {
+    Duration::from_secs_f64(ASKED.get().and_then(|a| a.interval).unwrap_or(1.0))
+}
+
+/// The intervals of processes this one started, read from what they
+/// wrote (xddcp's source sides, the object survey's remote agents) and
+/// handed to the sampler: slot `i`'s processes report as rank `i + 1`;
+/// this process is rank 0. A slot may be a series of processes (an agent
+/// per test): each one's totals go on from where the one before ended,
+/// so a rank's totals never go back. [`Relay::close`] ends every slot.
+pub struct Relay {
+    tx: Mutex<mpsc::Sender<Vec<u8>>>,
+    slots: Mutex<Vec<Slot>>,
+    started: Arc<std::sync::atomic::AtomicUsize>,
+    /// A phase renamed on the way (xddcp's `read` is its `copy`).
+    rename: Option<(&'static str, &'static str)>,
+}
+
+/// What a [`Relay`] knows of one slot.
+#[derive(Default)]
+struct Slot {
+    host: String,
+    /// Totals (ops, bytes, errors) per phase of the processes that ended.
+    base: BTreeMap<String, (u64, u64, u64)>,
+    /// The latest totals of the one running.
+    latest: BTreeMap<String, (u64, u64, u64)>,
+}
+
+struct RelayPeers {
     rx: mpsc::Receiver<Vec<u8>>,
     started: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-impl Peers for CopyFeedPeers {
+impl Peers for RelayPeers {
     fn rank(&self) -> u64 {
         0
     }
@@ -492,54 +558,78 @@ impl Peers for CopyFeedPeers {
     }
 }
 
-/// A feed for xddcp's `n` files, and the peers the sampler reads it
-/// through.
-pub fn copies(n: usize) -> (Arc<CopyFeed>, Box<dyn Peers>) {
+/// A relay, renaming phase `rename.0` to `rename.1`, and the peers the
+/// sampler reads it through.
+pub fn relay(rename: Option<(&'static str, &'static str)>) -> (Arc<Relay>, Box<dyn Peers>) {
     let (tx, rx) = mpsc::channel();
     let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let feed = CopyFeed {
+    let relay = Relay {
         tx: Mutex::new(tx),
-        done: Mutex::new(vec![false; n]),
+        slots: Mutex::new(Vec::new()),
         started: started.clone(),
+        rename,
     };
-    (Arc::new(feed), Box::new(CopyFeedPeers { rx, started }))
+    (Arc::new(relay), Box::new(RelayPeers { rx, started }))
 }
 
-impl CopyFeed {
-    /// A line the source side of file `i` sent (`Some`), or its end.
+impl Relay {
+    /// An interval slot `i`'s process sent (`Some`, a report in JSON), or
+    /// the end of that process (`None`).
     pub fn line(&self, i: usize, line: Option<&[u8]>) {
-        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(d) = done.get_mut(i).filter(|d| !**d) else {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if slots.len() <= i {
+            slots.resize_with(i + 1, Slot::default);
+        }
+        let slot = &mut slots[i];
+        let Some(line) = line else {
+            for (phase, (o, b, e)) in std::mem::take(&mut slot.latest) {
+                let t = slot.base.entry(phase).or_default();
+                (t.0, t.1, t.2) = (t.0 + o, t.1 + b, t.2 + e);
+            }
             return;
         };
-        let report = match line {
-            Some(l) => match iolab_live::peers::decode::<iolab_live::peers::Report>(l) {
-                Some(r) => r,
-                None => return,
-            },
-            // It ended without its last interval (killed): it is done.
-            None => iolab_live::peers::Report {
-                rank: 0,
-                host: iolab_core::env::hostname(),
+        let Some(mut r) = iolab_live::peers::decode::<iolab_live::peers::Report>(line) else {
+            return;
+        };
+        slot.host.clone_from(&r.host);
+        for p in &mut r.parts {
+            if let Some((_, to)) = self.rename.filter(|(from, _)| p.phase == *from) {
+                p.phase = to.to_string();
+            }
+            let totals = (p.ops_total, p.bytes_total, p.errors_total);
+            slot.latest.insert(p.phase.clone(), totals);
+            let b = slot.base.get(&p.phase).copied().unwrap_or_default();
+            p.ops_total += b.0;
+            p.bytes_total += b.1;
+            p.errors_total += b.2;
+        }
+        (r.rank, r.last) = (i as u64 + 1, false);
+        // Counted before its first report is queued, so the sampler
+        // never takes a report of a rank it does not count.
+        self.started
+            .fetch_max(i + 1, std::sync::atomic::Ordering::Release);
+        self.send(&r);
+    }
+
+    /// Every slot has ended: each says so, so the sampler's final flush
+    /// waits for nobody.
+    pub fn close(&self) {
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        // A slot that never reported has no rank to end.
+        for (i, slot) in slots.iter().enumerate().filter(|(_, s)| !s.host.is_empty()) {
+            self.send(&iolab_live::peers::Report {
+                rank: i as u64 + 1,
+                host: slot.host.clone(),
                 seq: 0,
                 last: true,
                 parts: Vec::new(),
-            },
-        };
-        let mut report = report;
-        report.rank = i as u64 + 1;
-        for p in &mut report.parts {
-            if p.phase == "read" {
-                p.phase = "copy".into();
-            }
+            });
         }
-        *d = report.last;
-        // Counted before its first report is queued, so the sampler
-        // never takes a report of a side it does not count.
-        self.started
-            .fetch_max(i + 1, std::sync::atomic::Ordering::Release);
+    }
+
+    fn send(&self, r: &iolab_live::peers::Report) {
         let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = tx.send(iolab_live::peers::encode(&report));
+        let _ = tx.send(iolab_live::peers::encode(r));
     }
 }
 
@@ -632,7 +722,7 @@ impl AgentFeed {
 
 impl iolab_lst::watch::Watcher for AgentFeed {
     fn interval(&self) -> Duration {
-        Duration::from_secs_f64(ASKED.get().and_then(|a| a.interval).unwrap_or(1.0))
+        asked_interval()
     }
 
     fn reading(

@@ -223,6 +223,10 @@ struct AgentArgs {
     /// `echo`: the port to listen on.
     #[arg(long, default_value_t = iolab_survey::echo::DEFAULT_PORT)]
     port: u16,
+    /// `test`: print live figures every so many ms, each interval a
+    /// line before the results (the survey that started it merges them).
+    #[arg(long)]
+    live_ms: Option<u64>,
     /// This host's target directories.
     #[arg(last = true)]
     dirs: Vec<PathBuf>,
@@ -430,6 +434,7 @@ fn disk(a: DiskArgs, line: &str) -> Ended {
         paths: Vec::new(),
         notes: Vec::new(),
         config: cfg.clone(),
+        peers: None,
     };
     let run = |out: &mut flow::Lines, live, cancel: &iolab_core::CancelToken| {
         plan.live = live;
@@ -494,6 +499,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         paths: Vec::new(),
         notes: Vec::new(),
         config: cfg.clone(),
+        peers: None,
     };
     let run = |out: &mut flow::Lines,
                live: Option<std::sync::Arc<iolab_core::live::Board>>,
@@ -597,6 +603,9 @@ fn obdfilter(a: ObdArgs, line: &str) -> Ended {
     let b = flow::backend("obdfilter", a.common.backend.as_deref())?;
     cfg.validate(b.as_ref())
         .map_err(|e| usage_error("obdfilter", &e))?;
+    // The remote targets' agents print their live figures; each host is
+    // a rank of the stream.
+    let (relay, peers) = crate::live::relay(None);
     let planned = Planned {
         name: "obdfilter",
         schema: "iolab.survey.obdfilter/1",
@@ -606,19 +615,31 @@ fn obdfilter(a: ObdArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes: Vec::new(),
         config: cfg.clone(),
+        peers: (!cfg.remote.is_empty()).then_some(peers),
     };
     let run = |out: &mut flow::Lines,
                live: Option<std::sync::Arc<_>>,
                cancel: &iolab_core::CancelToken| {
         out.line(&fmt::summary::obdfilter_header(&iolab_survey::Header::now()));
-        Ok(obdfilter::run(
+        let feed = |i: usize, line: Option<&[u8]>| relay.line(i, line);
+        let ms = crate::live::asked_interval().as_millis() as u64;
+        let to = obdfilter::LiveTo {
+            board: live.as_deref(),
+            remote: live
+                .as_ref()
+                .filter(|_| !cfg.remote.is_empty())
+                .map(|_| (&feed as iolab_survey::remote::LiveFeed<'_>, ms)),
+        };
+        let report = obdfilter::run(
             &cfg,
             b.as_ref(),
             &mut |p| {
                 out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
             },
-            (cancel, live.as_deref()),
-        ))
+            (cancel, to),
+        );
+        relay.close();
+        Ok(report)
     };
     conduct(
         planned,
@@ -670,6 +691,7 @@ fn mds(a: MdsArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes: plan.notes,
         config: cfg.clone(),
+        peers: None,
     };
     let run = |out: &mut flow::Lines,
                live: Option<std::sync::Arc<_>>,
@@ -715,6 +737,7 @@ fn ost(a: OstArgs, line: &str) -> Ended {
         paths: cfg.targets.clone(),
         notes,
         config: cfg.clone(),
+        peers: None,
     };
     let run = |out: &mut flow::Lines,
                live: Option<std::sync::Arc<_>>,
@@ -759,8 +782,18 @@ fn obdfilter_agent(a: AgentArgs) -> Ended {
         dirs: a.dirs,
     };
     let b: Box<dyn iolab_backend::Backend> = Box::new(iolab_backend::Posix);
-    let line = iolab_survey::agent::run(&step, b.as_ref())
-        .map_err(|e| Halt::failed(format!("iolab survey obdfilter-agent: {e}")))?;
+    let hook = match (a.live_ms, step.step.as_str()) {
+        (Some(ms), "test") => crate::live::to_stdout(
+            "survey obdfilter-agent",
+            ms,
+            iolab_survey::remote::LIVE_PREFIX,
+        ),
+        _ => crate::live::Hook::off(),
+    };
+    let ran = iolab_survey::agent::run(&step, b.as_ref(), hook.shared().as_deref());
+    // Its last interval is out before its results.
+    hook.finish();
+    let line = ran.map_err(|e| Halt::failed(format!("iolab survey obdfilter-agent: {e}")))?;
     if let Some(l) = line {
         let _ = outln!("{l}");
     }

@@ -287,7 +287,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let mut session =
         Run::new(prog, "xddcp", "iolab.xddcp/1", &command_line, config, given).open()?;
     p.cancel = session.cancel().clone();
-    let (feed, peers) = crate::live::copies(p.jobs.len());
+    let (feed, peers) = crate::live::relay(Some(("read", "copy")));
     p.live = session.live(true, Some(peers)).is_some();
     // The plan before anything moves: how much there is to copy.
     let planned: u64 = p.jobs.iter().map(|j| j.bytes).sum();
@@ -323,6 +323,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         live: &|i, line| feed.line(i, line),
     };
     let results = run(&p, each, &hooks);
+    feed.close();
     let totals = Totals {
         planned: p.jobs.len(),
         copied: results

@@ -1154,6 +1154,105 @@ fn survey_obdfilter_network_intervals_sum_to_each_tests_bytes() {
     assert_flushed(&rows);
 }
 
+/// The object survey with a local target and two on "other hosts" (a
+/// remote shell that runs their agents here): each agent prints its
+/// intervals, the survey merges them as ranks 1 and 2 (a rank per host,
+/// its totals going on across the agents of successive tests and
+/// points, never back), and every rank's rows sum to its targets' bytes.
+#[test]
+fn survey_obdfilter_remote_targets_merge_as_ranks() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("live-obd-remote");
+    let dirs: Vec<std::path::PathBuf> = ["local", "ra", "rb"].iter().map(|d| s.path(d)).collect();
+    for d in &dirs {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let rsh = s.path("rsh");
+    std::fs::write(&rsh, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
+    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (ra, rb) = (
+        format!("nodeA:{}", dirs[1].display()),
+        format!("nodeB:{}", dirs[2].display()),
+    );
+    let (live, res) = (s.path("live.jsonl"), s.path("obd.json"));
+    let o = iolab(&[
+        "survey",
+        "obdfilter",
+        dirs[0].to_str().unwrap(),
+        &ra,
+        &rb,
+        "--rsh",
+        &format!("exec:{}", rsh.display()),
+        "--remote-iolab",
+        env!("CARGO_BIN_EXE_iolab"),
+        "--size",
+        "4",
+        "--rszlo",
+        "256",
+        "--rszhi",
+        "256",
+        "--nobjhi",
+        "1",
+        "--thrhi",
+        "2",
+        "--tests",
+        "write read",
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+        "--rslt",
+        s.path("kit").to_str().unwrap(),
+    ]);
+    ok(&o, "survey obdfilter with remote targets");
+    let (_, rows) = read_jsonl(&live);
+    let doc = json(&res);
+    // Bytes per (rank, test): rank 0 the local target, 1 nodeA, 2 nodeB.
+    let mut want: BTreeMap<(u64, String), u64> = BTreeMap::new();
+    for p in doc["payload"]["points"].as_array().unwrap() {
+        for t in p["result"]["tests"].as_array().unwrap() {
+            for target in t["targets"].as_array().unwrap() {
+                let name = target["target"].as_str().unwrap();
+                let rank = match name {
+                    n if n.starts_with("nodeA:") => 1,
+                    n if n.starts_with("nodeB:") => 2,
+                    _ => 0,
+                };
+                *want
+                    .entry((rank, t["test"].as_str().unwrap().to_string()))
+                    .or_default() += target["rates"]["amount"].as_u64().unwrap();
+            }
+        }
+    }
+    // 4 MiB per target and test, at 1 and 2 threads.
+    assert_eq!(want[&(2, "read".to_string())], 2 * (4 << 20), "{want:?}");
+    let mut got: BTreeMap<(u64, String), u64> = BTreeMap::new();
+    let mut last_total: BTreeMap<(u64, String), u64> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.get("rank").is_some()) {
+        let key = (
+            r["rank"].as_u64().unwrap(),
+            r["phase"].as_str().unwrap().to_string(),
+        );
+        *got.entry(key.clone()).or_default() += r["bytes"].as_u64().unwrap();
+        let total = r["bytes_total"].as_u64().unwrap();
+        let before = last_total.insert(key.clone(), total).unwrap_or(0);
+        assert!(
+            total >= before,
+            "{key:?}: totals went back from {before} to {total}"
+        );
+        assert_eq!(total, got[&key], "{key:?}: the total is the sum so far");
+    }
+    assert_eq!(got, want);
+    let agg = sums(&rows);
+    for test in ["write", "read"] {
+        let all: u64 = (0..3).map(|k| want[&(k, test.to_string())]).sum();
+        assert_eq!(agg[test].1, all, "{test}");
+    }
+    assert_flushed(&rows);
+}
+
 /// The disk survey's records and bytes per action, from its regions.
 fn survey_counts(doc: &Value) -> BTreeMap<String, (u64, u64)> {
     let mut want: BTreeMap<String, (u64, u64)> = BTreeMap::new();

@@ -30,7 +30,12 @@ pub struct Step {
 }
 
 /// Runs `step` through backend `b`; returns the line to print, if any.
-pub fn run(s: &Step, b: &dyn Backend) -> Result<Option<String>, crate::SurveyError> {
+/// A test records its records on `live` (the agent's live figures).
+pub fn run(
+    s: &Step,
+    b: &dyn Backend,
+    live: Option<&iolab_core::live::Board>,
+) -> Result<Option<String>, crate::SurveyError> {
     let work_dirs: Vec<PathBuf> = s.dirs.iter().map(|d| d.join(&s.work)).collect();
     match s.step.as_str() {
         "setup" => o::setup_dirs(b, &s.dirs, &s.work).map(|_| None),
@@ -52,7 +57,7 @@ pub fn run(s: &Step, b: &dyn Backend) -> Result<Option<String>, crate::SurveyErr
             // An agent runs outside any session: its process's root
             // token (the stop flag, raised by SIGTERM) stops it.
             let cancel = iolab_core::CancelToken::process();
-            let results = o::run_test(b, &objects, &s.name, shape, s.interval_ms, (&cancel, None));
+            let results = o::run_test(b, &objects, &s.name, shape, s.interval_ms, (&cancel, live));
             Ok(Some(serde_json::to_string(&results)?))
         }
         "echo" => echo(s.port, b, work_dirs.first()).map(Some),

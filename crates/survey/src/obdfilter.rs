@@ -341,16 +341,25 @@ pub fn destroy_in(b: &dyn Backend, work_dirs: &[PathBuf], nobj: u64) {
     destroy(b, &all);
 }
 
+/// Where a survey's live figures go.
+#[derive(Clone, Copy, Default)]
+pub struct LiveTo<'a> {
+    /// Every record moved on a local target, timed and counted under its
+    /// test's name.
+    pub board: Option<&'a Board>,
+    /// The remote targets' agents record their own and print them every
+    /// so many ms; their intervals are handed on here as they come.
+    pub remote: Option<(crate::remote::LiveFeed<'a>, u64)>,
+}
+
 /// Runs the survey; `on_point` sees each point as it completes.
 /// It stops between points, tests and records once `cancel` (the run's
-/// token) is cancelled.
-/// With a `live` board every record moved on a local target is timed
-/// and counted there under its test's name (remote targets are not).
+/// token) is cancelled. Live figures go to `live`.
 pub fn run(
     cfg: &ObdConfig,
     b: &dyn Backend,
     on_point: &mut dyn FnMut(&ObdPoint),
-    (cancel, live): (&CancelToken, Option<&Board>),
+    (cancel, live): (&CancelToken, LiveTo<'_>),
 ) -> ObdReport {
     let mut report = ObdReport {
         header: Header::now(),
@@ -448,7 +457,7 @@ fn run_point(
     hosts: &crate::remote::Hosts,
     (rsz_kb, nobj, thr): (u64, u64, u64),
     notes: &mut Vec<String>,
-    (cancel, live): (&CancelToken, Option<&Board>),
+    (cancel, live): (&CancelToken, LiveTo<'_>),
 ) -> ObdPoint {
     let ndevs = (dirs.len() + cfg.remote.len()) as u64;
     let count = records_per_thread(cfg, rsz_kb, thr);
@@ -480,9 +489,24 @@ fn run_point(
     let objects = objects_in(dirs, nobj);
     let mut tests = Vec::new();
     for name in &cfg.tests {
-        let pending = hosts.start_test(name, nobj, shape, cfg.interval_ms);
-        let local = run_test(b, &objects, name, shape, cfg.interval_ms, (cancel, live));
-        let (remote, wall_s) = hosts.finish_test(pending);
+        let live_ms = live.remote.map(|r| r.1);
+        let pending = hosts.start_test(name, nobj, shape, (cfg.interval_ms, live_ms));
+        let test = |objects: &[Vec<PathBuf>]| {
+            run_test(
+                b,
+                objects,
+                name,
+                shape,
+                cfg.interval_ms,
+                (cancel, live.board),
+            )
+        };
+        let (local, pending, seen) = match live.remote {
+            None => (test(&objects), pending, Vec::new()),
+            Some((feed, ms)) => tailing(pending, feed, ms, cancel, || test(&objects)),
+        };
+        let feed = live.remote.map(|r| r.0);
+        let (remote, wall_s) = hosts.finish_test(pending, (feed, seen));
         // Only remote targets are timed by the wall clock (from starting
         // their agents); local ones by the same clock as their samples, so
         // a local target's aggregate lies within its bracket.
@@ -507,6 +531,41 @@ fn run_point(
     hosts.destroy(nobj);
     point.result = ObdPointResult::Ran { tests };
     point
+}
+
+/// Runs `local` while a thread hands on the remote agents' live lines
+/// every `ms` (at most 100 ms), until every agent has exited or `cancel`;
+/// returns what `local` did, the agents and how far their output was read.
+fn tailing<R: Send>(
+    pending: crate::remote::Pending,
+    feed: crate::remote::LiveFeed<'_>,
+    ms: u64,
+    cancel: &CancelToken,
+    local: impl FnOnce() -> R,
+) -> (R, crate::remote::Pending, Vec<usize>) {
+    let pending = Mutex::new(pending);
+    let every = Duration::from_millis(ms.clamp(10, 100));
+    let (r, seen) = std::thread::scope(|sc| {
+        let tail = sc.spawn(|| {
+            let mut seen = Vec::new();
+            loop {
+                let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
+                p.hand_on(&mut seen, feed);
+                if p.all_exited() || cancel.is_cancelled() {
+                    return seen;
+                }
+                drop(p);
+                std::thread::sleep(every);
+            }
+        });
+        let r = local();
+        (r, tail.join().unwrap_or_default())
+    });
+    (
+        r,
+        pending.into_inner().unwrap_or_else(|e| e.into_inner()),
+        seen,
+    )
 }
 
 /// Creates every object; returns those made and the first error.
@@ -823,7 +882,7 @@ mod tests {
             &c,
             b.as_ref(),
             &mut |_| {},
-            (&iolab_core::CancelToken::new(), None),
+            (&iolab_core::CancelToken::new(), LiveTo::default()),
         );
         let left: usize = dirs
             .iter()

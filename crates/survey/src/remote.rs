@@ -41,6 +41,16 @@ impl RemoteTarget {
     }
 }
 
+/// How a test agent's stdout marks a line of live figures (one
+/// interval, as the live crate's report in JSON); its results are the
+/// one line without it.
+pub const LIVE_PREFIX: &str = "iolab-live ";
+
+/// Hands on the live intervals of the remote targets' agents: `(host,
+/// Some(line))` for each interval host `host` (its index among the
+/// hosts) sent, `(host, None)` once its agent for the test has ended.
+pub type LiveFeed<'a> = &'a (dyn Fn(usize, Option<&[u8]>) + Sync);
+
 /// Longest a remote step may take before it is stopped.
 const STEP_LIMIT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Longest a cleanup step may take.
@@ -175,9 +185,16 @@ impl Hosts {
         let _ = self.run_all("destroy", &["--nobj".into(), nobj.to_string()], true);
     }
 
-    /// Starts test `name` on every host.
-    pub fn start_test(&self, name: &str, nobj: u64, s: Shape, interval_ms: u64) -> Pending {
-        let extra: Vec<String> = [
+    /// Starts test `name` on every host; with `live_ms`, each agent
+    /// also prints its live figures every `live_ms` ms.
+    pub fn start_test(
+        &self,
+        name: &str,
+        nobj: u64,
+        s: Shape,
+        (interval_ms, live_ms): (u64, Option<u64>),
+    ) -> Pending {
+        let mut extra: Vec<String> = [
             ("--name", name.to_string()),
             ("--nobj", nobj.to_string()),
             ("--rsz-bytes", s.rsz_bytes.to_string()),
@@ -189,6 +206,9 @@ impl Hosts {
         .into_iter()
         .flat_map(|(k, v)| [k.to_string(), v])
         .collect();
+        if let Some(ms) = live_ms {
+            extra.extend(["--live-ms".to_string(), ms.to_string()]);
+        }
         Pending {
             started: Instant::now(),
             runs: self.spawn_all("test", &extra),
@@ -197,12 +217,27 @@ impl Hosts {
 
     /// Waits for every host's test; returns their targets' results (named
     /// `host:path`; a host that failed gets an error on each target) and
-    /// the wall time until the last one ended.
-    pub fn finish_test(&self, p: Pending) -> (Vec<TargetResult>, f64) {
+    /// the wall time until the last one ended. The live lines not yet
+    /// handed on (past `seen`, see [`Pending::hand_on`]) go to `live`,
+    /// then each host's end.
+    pub fn finish_test(
+        &self,
+        p: Pending,
+        (live, mut seen): (Option<LiveFeed<'_>>, Vec<usize>),
+    ) -> (Vec<TargetResult>, f64) {
         let mut out = Vec::new();
-        for (r, (host, dirs)) in p.runs.into_iter().zip(&self.groups) {
-            let parsed = self.wait(r, STEP_LIMIT, false).and_then(|text| {
-                serde_json::from_str::<Vec<TargetResult>>(&text)
+        seen.resize(p.runs.len(), 0);
+        for (i, (r, (host, dirs))) in p.runs.into_iter().zip(&self.groups).enumerate() {
+            let text = self.wait(r, STEP_LIMIT, false);
+            if let Some(f) = live {
+                if let Ok(t) = &text {
+                    live_lines(t.as_bytes(), &mut seen[i], &|l| f(i, Some(l)));
+                }
+                f(i, None);
+            }
+            let parsed = text.and_then(|text| {
+                let result = text.lines().rfind(|l| !l.starts_with(LIVE_PREFIX));
+                serde_json::from_str::<Vec<TargetResult>>(result.unwrap_or_default())
                     .map_err(|e| format!("agent output: {e}"))
             });
             match parsed {
@@ -226,6 +261,42 @@ impl Hosts {
     }
 }
 
+impl Pending {
+    /// True once every host's agent has exited (or never started).
+    pub fn all_exited(&mut self) -> bool {
+        self.runs
+            .iter_mut()
+            .all(|r| r.as_mut().map_or(true, Remote::has_exited))
+    }
+
+    /// Hands on the live lines every agent has printed since `seen` (a
+    /// byte offset per host, kept by the caller); a line still being
+    /// written waits for the next call.
+    pub fn hand_on(&self, seen: &mut Vec<usize>, live: LiveFeed<'_>) {
+        seen.resize(self.runs.len(), 0);
+        for (i, r) in self.runs.iter().enumerate() {
+            if let Ok(r) = r {
+                live_lines(&r.stdout_so_far(), &mut seen[i], &|l| live(i, Some(l)));
+            }
+        }
+    }
+}
+
+/// The whole lines of `out` past `*seen` that carry [`LIVE_PREFIX`],
+/// without it, to `f`; `*seen` moves past the last whole line.
+fn live_lines(out: &[u8], seen: &mut usize, f: &dyn Fn(&[u8])) {
+    let Some(new) = out.get(*seen..) else { return };
+    let Some(end) = new.iter().rposition(|b| *b == b'\n') else {
+        return;
+    };
+    for line in new[..end].split(|b| *b == b'\n') {
+        if let Some(l) = line.strip_prefix(LIVE_PREFIX.as_bytes()) {
+            f(l);
+        }
+    }
+    *seen += end + 1;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,5 +314,23 @@ mod tests {
         assert_eq!(RemoteTarget::parse("./x"), None);
         assert_eq!(RemoteTarget::parse("plain"), None);
         assert_eq!(RemoteTarget::parse("s3://bucket/dir"), None);
+    }
+
+    #[test]
+    fn live_lines_are_handed_on_once_and_only_whole() {
+        let got = std::cell::RefCell::new(Vec::new());
+        let f = |l: &[u8]| {
+            got.borrow_mut()
+                .push(String::from_utf8_lossy(l).into_owned())
+        };
+        let mut seen = 0;
+        let mut out = b"iolab-live {\"a\":1}\n[results]\niolab-live {\"b\"".to_vec();
+        live_lines(&out, &mut seen, &f);
+        assert_eq!(*got.borrow(), ["{\"a\":1}"]);
+        out.extend_from_slice(b":2}\n");
+        live_lines(&out, &mut seen, &f);
+        live_lines(&out, &mut seen, &f);
+        assert_eq!(*got.borrow(), ["{\"a\":1}", "{\"b\":2}"]);
+        assert_eq!(seen, out.len());
     }
 }

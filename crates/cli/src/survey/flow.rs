@@ -47,6 +47,9 @@ pub struct Planned<C> {
     pub paths: Vec<PathBuf>,
     /// What the planning had to say.
     pub notes: Vec<String>,
+    /// Other processes whose live figures this run's stream merges (the
+    /// object survey's remote agents).
+    pub peers: Option<Box<dyn iolab_live::peers::Peers>>,
 }
 
 /// What a survey's report gives the flow.
@@ -140,7 +143,7 @@ where
     let tool = format!("survey {}", p.name);
     let mut session = Run::new(&prog, &tool, p.schema, line, p.config, given).open()?;
     let mut lines = Lines::create(&place, p.rslt, p.points).map_err(|e| usage_error(p.name, &e))?;
-    let board = session.live(false, None);
+    let board = session.live(false, p.peers);
     session.start();
     warn_leftovers(&p.leftovers);
     let cancel = session.cancel().clone();
