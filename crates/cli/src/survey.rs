@@ -359,7 +359,7 @@ pub fn check_args(args: &[OsString]) -> Result<(), String> {
     let argv = std::iter::once(OsString::from("iolab survey")).chain(args.iter().cloned());
     match Cli::try_parse_from(argv).map_err(|e| e.to_string())?.cmd {
         Cmd::Plot(_) | Cmd::ObdfilterAgent(_) => {
-            Err("a sweep runs surveys (disk, obdfilter, ost, mds), not plot".into())
+            Err("plot makes charts from a .summary and measures nothing: a sweep or a live option needs a survey that runs (disk, obdfilter, ost, mds)".into())
         }
         _ => Ok(()),
     }

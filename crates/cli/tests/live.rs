@@ -708,9 +708,12 @@ fn runs_that_record_nothing_live_refuse_the_live_options() {
         (
             vec!["survey", "plot", ds, "--live-view"],
             // Refused by survey's own check first: plot measures nothing.
-            "not plot",
+            "plot makes charts from a .summary and measures nothing",
         ),
-        (vec!["survey", "plot", ds, "--live", ls], "not plot"),
+        (
+            vec!["survey", "plot", ds, "--live", ls],
+            "a live option needs a survey that runs",
+        ),
     ] {
         let o = iolab(&words);
         assert_eq!(o.status.code(), Some(2), "{words:?}: {}", stderr(&o));

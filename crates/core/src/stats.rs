@@ -171,6 +171,115 @@ impl Default for HistogramWire {
     }
 }
 
+impl HistogramWire {
+    /// Its buckets as [`Histogram::from_wire`] counts them: in index
+    /// order, repeats summed, out-of-range ones left out. Borrowed when
+    /// they already are (as [`Histogram::to_wire`] makes them).
+    fn normalised(&self) -> std::borrow::Cow<'_, [(u32, u64)]> {
+        let ok = |&(i, _): &(u32, u64)| (i as usize) < BUCKETS;
+        let tidy = self.buckets.windows(2).all(|w| w[0].0 < w[1].0);
+        if tidy && self.buckets.iter().all(ok) {
+            return std::borrow::Cow::Borrowed(&self.buckets);
+        }
+        let mut v: Vec<(u32, u64)> = self.buckets.iter().copied().filter(ok).collect();
+        v.sort_unstable_by_key(|p| p.0);
+        let mut out: Vec<(u32, u64)> = Vec::with_capacity(v.len());
+        for (i, c) in v {
+            match out.last_mut() {
+                Some(last) if last.0 == i => last.1 += c,
+                _ => out.push((i, c)),
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
+    /// Adds every value of `o`, as [`Histogram::merge`] of both dense
+    /// forms would, without making them (each is about 43 KiB).
+    pub fn merge(&mut self, o: &HistogramWire) {
+        if o.count == 0 {
+            return;
+        }
+        let (a, b) = (self.normalised(), o.normalised());
+        let mut out = Vec::with_capacity(a.len() + b.len());
+        let (mut x, mut y) = (0, 0);
+        while x < a.len() || y < b.len() {
+            let next = match (a.get(x), b.get(y)) {
+                (Some(p), Some(q)) if p.0 == q.0 => {
+                    (x, y) = (x + 1, y + 1);
+                    (p.0, p.1 + q.1)
+                }
+                (Some(p), Some(q)) if p.0 < q.0 => {
+                    x += 1;
+                    *p
+                }
+                (Some(p), None) => {
+                    x += 1;
+                    *p
+                }
+                (_, Some(q)) => {
+                    y += 1;
+                    *q
+                }
+                (None, None) => break,
+            };
+            out.push(next);
+        }
+        let empty = self.count == 0;
+        self.buckets = out;
+        self.count += o.count;
+        self.sum += o.sum;
+        (self.min, self.max) = match empty {
+            true => (o.min, o.max),
+            false => (self.min.min(o.min), self.max.max(o.max)),
+        };
+    }
+
+    /// Value at quantile `q`, as [`Histogram::percentile`] of its dense
+    /// form gives it.
+    pub fn percentile(&self, q: f64) -> u64 {
+        percentile_of(&self.normalised(), (self.count, self.min, self.max), q)
+    }
+
+    /// The standard set of percentiles, as [`Histogram::percentiles`] of
+    /// its dense form gives them.
+    pub fn percentiles(&self) -> Percentiles {
+        let b = self.normalised();
+        let at = |q| percentile_of(&b, (self.count, self.min, self.max), q);
+        let empty = self.count == 0;
+        Percentiles {
+            count: self.count,
+            mean_ns: if empty {
+                0.0
+            } else {
+                self.sum as f64 / self.count as f64
+            },
+            min_ns: if empty { 0 } else { self.min },
+            p50_ns: at(0.50),
+            p90_ns: at(0.90),
+            p99_ns: at(0.99),
+            p999_ns: at(0.999),
+            max_ns: if empty { 0 } else { self.max },
+        }
+    }
+}
+
+/// [`Histogram::percentile`] over `(index, count)` pairs in index order.
+fn percentile_of(buckets: &[(u32, u64)], (count, min, max): (u64, u64, u64), q: f64) -> u64 {
+    if count == 0 {
+        return 0;
+    }
+    let rank = ((q.clamp(0.0, 1.0) * count as f64).ceil() as u64).max(1);
+    let mut seen = 0;
+    for &(i, c) in buckets {
+        seen += c;
+        if seen >= rank {
+            let (lo, w) = Histogram::bounds(i as usize);
+            return (lo + w / 2).clamp(min, max);
+        }
+    }
+    max
+}
+
 impl Histogram {
     /// An empty histogram (about 43 KiB).
     pub fn new() -> Self {
@@ -333,6 +442,45 @@ impl Histogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A wire form as a peer may send it: buckets in any order, repeats,
+    /// some out of range; extremes within the buckets' values.
+    fn wire() -> impl Strategy<Value = HistogramWire> {
+        let pair = (0u32..(BUCKETS as u32 + 50), 1u64..1000);
+        proptest::collection::vec(pair, 0..40).prop_map(|buckets| {
+            let count = buckets.iter().map(|p| p.1).sum();
+            let vals = buckets
+                .iter()
+                .filter(|p| (p.0 as usize) < BUCKETS)
+                .map(|p| Histogram::bounds(p.0 as usize).0);
+            let (min, max) = vals.fold((u64::MAX, 0), |(a, b), v| (a.min(v), b.max(v)));
+            let (min, max) = if min > max { (0, 0) } else { (min, max) };
+            HistogramWire {
+                sum: u128::from(count) * 7,
+                buckets,
+                count,
+                min,
+                max,
+            }
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_sparse_forms_figures_are_the_dense_ones(a in wire(), b in wire()) {
+            let dense = Histogram::from_wire(&a);
+            prop_assert_eq!(a.percentiles(), dense.percentiles());
+            let mut d = Histogram::from_wire(&a);
+            d.merge(&Histogram::from_wire(&b));
+            let mut w = a.clone();
+            w.merge(&b);
+            prop_assert_eq!(w.percentiles(), d.percentiles());
+            if a.count > 0 && b.count > 0 {
+                prop_assert_eq!(w, d.to_wire());
+            }
+        }
+    }
 
     #[test]
     fn welford_matches_two_pass() {

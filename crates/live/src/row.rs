@@ -50,7 +50,7 @@ pub struct Latency {
 
 /// One interval of one phase: for one host or rank when `host`/`rank`
 /// are set, for the whole run (every rank and host merged) when not.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// End of the interval, seconds since the run's start.
     pub t: f64,

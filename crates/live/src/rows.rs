@@ -30,9 +30,8 @@ pub fn row(part: &Part, src: &Source, t_s: f64, interval_s: f64, last: bool) -> 
             0.0
         }
     };
-    let h = part.histogram();
-    let latency = (h.count() > 0).then(|| {
-        let p = h.percentiles();
+    let latency = (part.latency.count > 0).then(|| {
+        let p = part.latency.percentiles();
         Latency {
             count: p.count,
             mean_ns: p.mean_ns,

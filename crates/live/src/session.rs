@@ -407,13 +407,17 @@ impl State {
         for (p, r) in agg.iter().zip(rows) {
             match self.phases.iter_mut().find(|s| s.phase == p.phase) {
                 Some(s) => {
-                    s.latency.merge(&p.histogram());
+                    s.latency.add(&p.latency);
                     s.last = r.clone();
                 }
                 None => self.phases.push(PhaseState {
                     phase: p.phase.clone(),
                     last: r.clone(),
-                    latency: p.histogram(),
+                    latency: {
+                        let mut b = format::openmetrics::Buckets::default();
+                        b.add(&p.latency);
+                        b
+                    },
                 }),
             }
             let h = match self.history.iter_mut().find(|(ph, _)| *ph == p.phase) {

@@ -15,7 +15,7 @@
 //!   `iolab_live_latency_p99_seconds` (gauges: the last interval).
 
 use crate::row::{Header, Row};
-use iolab_core::stats::Histogram;
+use iolab_core::stats::{Histogram, HistogramWire};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -31,22 +31,64 @@ pub struct PhaseState {
     pub phase: String,
     /// Its last aggregate row (its totals and the last interval's rates).
     pub last: Row,
-    /// Every latency of the phase since the start.
-    pub latency: Histogram,
+    /// Every latency of the phase since the start, in the file's buckets.
+    pub latency: Buckets,
+}
+
+/// Latencies in the file's buckets ([`bounds`], then +Inf), added
+/// interval by interval: a few non-empty buckets each, never the whole
+/// 43 KiB histogram.
+#[derive(Debug, Clone)]
+pub struct Buckets {
+    counts: Vec<u64>,
+    sum_ns: u128,
+    count: u64,
+}
+
+impl Default for Buckets {
+    fn default() -> Self {
+        Buckets {
+            counts: vec![0; bounds().len() + 1],
+            sum_ns: 0,
+            count: 0,
+        }
+    }
+}
+
+impl Buckets {
+    /// Adds an interval's latencies: each of its buckets goes to the
+    /// first of the file's at or above the bucket's top.
+    pub fn add(&mut self, w: &HistogramWire) {
+        let le = bounds();
+        for &(i, c) in &w.buckets {
+            if i as usize >= iolab_core::stats::BUCKETS {
+                continue;
+            }
+            let (lo, width) = Histogram::bounds(i as usize);
+            let top_s = (lo + width - 1) as f64 / 1e9;
+            let at = le.iter().position(|&b| top_s <= b).unwrap_or(le.len());
+            self.counts[at] += c;
+        }
+        self.sum_ns += w.sum;
+        self.count += w.count;
+    }
 }
 
 /// Upper bounds of the histogram's buckets, in seconds.
-fn bounds() -> Vec<f64> {
-    let mut b = Vec::new();
-    let mut decade = 1e-6;
-    while decade < 10.0 {
-        for m in [1.0, 2.0, 5.0] {
-            b.push(m * decade);
+fn bounds() -> &'static [f64] {
+    static LE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
+    LE.get_or_init(|| {
+        let mut b = Vec::new();
+        let mut decade = 1e-6;
+        while decade < 10.0 {
+            for m in [1.0, 2.0, 5.0] {
+                b.push(m * decade);
+            }
+            decade *= 10.0;
         }
-        decade *= 10.0;
-    }
-    b.push(10.0);
-    b
+        b.push(10.0);
+        b
+    })
 }
 
 /// The text of the whole file, `t_s` seconds into the run.
@@ -63,7 +105,8 @@ pub fn render(h: &Header, t_s: f64, phases: &[PhaseState]) -> Vec<u8> {
     // Before the first phase the file holds no phase's family: a family
     // without samples is one some parsers refuse.
     if !phases.is_empty() {
-        registry.register_collector(Box::new(Phases(phases.to_vec())));
+        let om = phases.iter().map(OmPhase::of).collect();
+        registry.register_collector(Box::new(Phases(om)));
     }
     let mut out = String::new();
     // Writing to a String cannot fail.
@@ -71,8 +114,34 @@ pub fn render(h: &Header, t_s: f64, phases: &[PhaseState]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// What the file says of one phase: its last row, and its latency in
+/// the file's buckets (not the 43 KiB histogram, copied each interval).
 #[derive(Debug)]
-struct Phases(Vec<PhaseState>);
+struct OmPhase {
+    phase: String,
+    last: Row,
+    /// (upper bound in seconds, operations in that bucket); the last
+    /// bound is infinity.
+    buckets: Vec<(f64, u64)>,
+    sum_s: f64,
+    count: u64,
+}
+
+impl OmPhase {
+    fn of(p: &PhaseState) -> OmPhase {
+        let le = bounds().iter().copied().chain([f64::INFINITY]);
+        OmPhase {
+            phase: p.phase.clone(),
+            last: p.last.clone(),
+            buckets: le.zip(p.latency.counts.iter().copied()).collect(),
+            sum_s: p.latency.sum_ns as f64 / 1e9,
+            count: p.latency.count,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Phases(Vec<OmPhase>);
 
 impl Collector for Phases {
     fn encode(&self, mut enc: DescriptorEncoder) -> Result<(), std::fmt::Error> {
@@ -127,28 +196,63 @@ impl Phases {
     fn encode_latency(&self, enc: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let help = "latency of the operations finished since the start";
         let mut m = enc.encode_descriptor("latency_seconds", help, None, MetricType::Histogram)?;
-        let le = bounds();
         for p in &self.0 {
-            let mut counts = vec![0u64; le.len() + 1];
-            let wire = p.latency.to_wire();
-            for (i, c) in wire.buckets {
-                let (lo, w) = Histogram::bounds(i as usize);
-                let top_s = (lo + w - 1) as f64 / 1e9;
-                let at = le.iter().position(|&b| top_s <= b).unwrap_or(le.len());
-                counts[at] += c;
-            }
-            let mut buckets: Vec<(f64, u64)> =
-                le.iter().copied().zip(counts.iter().copied()).collect();
-            buckets.push((f64::INFINITY, counts[le.len()]));
             let labels = [("phase", p.phase.as_str())];
             let mut fam = m.encode_family(&labels)?;
             fam.encode_histogram::<prometheus_client::encoding::NoLabelSet>(
-                wire.sum as f64 / 1e9,
-                wire.count,
-                &buckets,
-                None,
+                p.sum_s, p.count, &p.buckets, None,
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_added_by_interval_are_those_of_every_value_at_once() {
+        let values: Vec<u64> = (0..2000u64).map(|i| i * i * 37 + 500).collect();
+        let mut whole = Buckets::default();
+        for chunk in values.chunks(300) {
+            let mut h = Histogram::new();
+            chunk.iter().for_each(|&v| h.record(v));
+            whole.add(&h.to_wire());
+        }
+        // Each value in the first bound at or above its bucket's top.
+        let le = bounds();
+        let mut want = vec![0u64; le.len() + 1];
+        for &v in &values {
+            let (lo, w) = Histogram::bounds(Histogram::index(v));
+            let top_s = (lo + w - 1) as f64 / 1e9;
+            want[le.iter().position(|&b| top_s <= b).unwrap_or(le.len())] += 1;
+        }
+        assert_eq!(whole.counts, want);
+        assert_eq!(whole.count, values.len() as u64);
+        assert_eq!(whole.sum_ns, values.iter().map(|&v| u128::from(v)).sum::<u128>());
+        let text = String::from_utf8(render(
+            &Header {
+                schema: "iolab.live/1".into(),
+                envelope: 1,
+                run_id: "r".into(),
+                tool: "t".into(),
+                interval_s: 1.0,
+                started_unix_ns: 0,
+            },
+            1.0,
+            &[PhaseState {
+                phase: "read".into(),
+                last: Row::default(),
+                latency: whole,
+            }],
+        ))
+        .unwrap();
+        let inf = format!(
+            "iolab_live_latency_seconds_bucket{{tool=\"t\",run_id=\"r\",le=\"+Inf\",phase=\"read\"}} {}",
+            values.len()
+        );
+        assert!(text.contains(&inf), "{text}");
+        assert!(text.ends_with("# EOF\n"), "{text}");
     }
 }
