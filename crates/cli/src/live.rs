@@ -238,8 +238,9 @@ pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peer
     // A source side of xddcp's: its intervals go to xddcp, whatever it
     // was given.
     let peers = forwarded().or(peers);
-    let peers =
-        peers.filter(|p| (shared || p.polled() || p.forwards()) && (p.others() > 0 || p.late()));
+    let peers = peers.filter(|p| {
+        (shared || p.polled() || p.forwards()) && (p.others() > 0 || p.late() || p.forwards())
+    });
     let forwards = peers.as_ref().is_some_and(|p| p.forwards());
     let wanted = shared || status || view || forwards;
     if !wanted || (!leader && peers.is_none()) {
@@ -364,10 +365,12 @@ impl Peers for CopyPeers {
         Vec::new()
     }
     fn late(&self) -> bool {
-        true
+        !self.source
     }
     fn forwards(&self) -> bool {
-        self.source && self.link.is_sending()
+        // A source that streams: until the link is up (or if it never
+        // is), what it sends goes nowhere.
+        self.source && self.link.wanted()
     }
 }
 
@@ -446,9 +449,6 @@ impl Peers for Forward {
     fn send_order(&mut self, _bytes: Vec<u8>) {}
     fn take_orders(&mut self) -> Vec<Vec<u8>> {
         Vec::new()
-    }
-    fn late(&self) -> bool {
-        true
     }
     fn forwards(&self) -> bool {
         self.out.is_some()

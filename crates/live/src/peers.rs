@@ -54,9 +54,11 @@ pub trait Peers: Send {
     fn polled(&self) -> bool {
         false
     }
-    /// True when the others join after the start (the two sides of a
-    /// copy link once it is set up): the sampler is kept while
-    /// [`Peers::others`] is still 0, and counts the others each interval.
+    /// True for a root whose others join after the start (a copy's
+    /// destination, whose source links once the copy is set up): the
+    /// sampler is kept while [`Peers::others`] is still 0, counts the
+    /// others each interval, and writes a row per rank from the first
+    /// interval on.
     fn late(&self) -> bool {
         false
     }

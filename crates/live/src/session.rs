@@ -367,9 +367,14 @@ impl State {
                 }
             }
         }
-        // Per-rank rows once another process has reported (a copy's
-        // other side stays in them after its link closed).
-        let many = self.peers.as_ref().is_some_and(|p| p.others() > 0) || self.hosts.len() > 1;
+        // Per-rank rows whenever other processes report or may join
+        // later (then from the first interval, so that each rank's rows
+        // add up to its totals however late the others come).
+        let many = self
+            .peers
+            .as_ref()
+            .is_some_and(|p| p.others() > 0 || p.late())
+            || self.hosts.len() > 1;
         let mut agg = crate::sample::merge_by_phase(by_rank.values().flatten());
         for a in &mut agg {
             self.set_totals(a);

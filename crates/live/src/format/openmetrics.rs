@@ -230,7 +230,10 @@ mod tests {
         }
         assert_eq!(whole.counts, want);
         assert_eq!(whole.count, values.len() as u64);
-        assert_eq!(whole.sum_ns, values.iter().map(|&v| u128::from(v)).sum::<u128>());
+        assert_eq!(
+            whole.sum_ns,
+            values.iter().map(|&v| u128::from(v)).sum::<u128>()
+        );
         let text = String::from_utf8(render(
             &Header {
                 schema: "iolab.live/1".into(),
