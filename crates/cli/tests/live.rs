@@ -2164,3 +2164,65 @@ fn xdd_e2e_destination_stream_holds_both_sides() {
         assert_flushed(&own);
     }
 }
+
+/// A copy whose source is killed with -9 while both sides stream: the
+/// destination ends (exit 1, naming the source), its stream's last
+/// interval is flushed, every line parses, and its own rows still sum
+/// to what its results say it wrote; the source's rows that came add up
+/// to no more than the copy.
+#[test]
+fn xdd_e2e_source_killed_mid_copy_leaves_the_destination_stream_whole() {
+    use common::e2e::{free_ports, random_file, words, Bg};
+    let s = Scratch::new("live-e2e-kill");
+    let bytes = 32 * 1024 * 1024;
+    random_file(&s.path("src.dat"), bytes);
+    let p = free_ports(2);
+    let common = format!(
+        "-reqsize 64 -bytes {bytes} -qd 2 -e2e destination 127.0.0.1:{p} -e2e timeout 30 -throttle bw 8 --live-interval 0.1"
+    );
+    let side = |line: String| {
+        let mut w = vec!["xdd".to_string()];
+        w.extend(words(&line));
+        w
+    };
+    let mut d = Bg::start(
+        &s.root,
+        &side(format!(
+            "-op write -target dst.dat {common} -e2e isdestination -keepfiles --json d.json --live d.jsonl"
+        )),
+        &[],
+    );
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let src = Bg::start(
+        &s.root,
+        &side(format!(
+            "-op read -target src.dat {common} -e2e issource --live s.jsonl"
+        )),
+        &[],
+    );
+    // Until the source's rows reach the destination's stream.
+    let until = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(s.path("d.jsonl")).is_ok_and(|t| t.contains("\"rank\":1")) {
+        assert!(Instant::now() < until, "no row of the source came");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    src.kill();
+    let dst = d.wait(60);
+    assert_eq!(dst.code, Some(1), "{}", dst.stderr);
+    assert!(dst.stderr.contains("source"), "{}", dst.stderr);
+    let (_, rows) = read_jsonl(&s.path("d.jsonl"));
+    assert_flushed(&rows);
+    let doc = json(&s.path("d.json"));
+    let mine: u64 = rows
+        .iter()
+        .filter(|r| r["rank"] == 0)
+        .map(|r| r["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(mine, xdd_counts(&doc)["write"].1);
+    let theirs: u64 = rows
+        .iter()
+        .filter(|r| r["rank"] == 1)
+        .map(|r| r["bytes"].as_u64().unwrap())
+        .sum();
+    assert!(theirs > 0 && theirs <= bytes as u64, "{theirs}");
+}

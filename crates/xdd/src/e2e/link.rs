@@ -30,6 +30,11 @@ const SEND_BOUND: Duration = Duration::from_secs(5);
 /// Largest report taken from the link (a report is a few kilobytes).
 const MAX_REPORT: u32 = 4 << 20;
 
+/// Most reports queued for the sampler, which takes them every interval
+/// (one comes per interval): a source that floods the link fills no
+/// more memory than this; what comes beyond it is dropped.
+const MAX_QUEUED: usize = 1024;
+
 /// The handoff between the copy's setup, which makes the link, and the
 /// live sampler, which uses it. Shared by both (an `Arc`).
 #[derive(Debug, Default)]
@@ -162,7 +167,12 @@ fn read_reports(mut conn: Conn, inbox: &Inbox, stop: &AtomicBool) {
     conn.idle_timeout = Duration::from_secs(3600);
     loop {
         match conn.recv_owned(Cancel::with(stop)) {
-            Ok((h, b)) if h.kind == Kind::Data => lock(&inbox.reports).push_back(b),
+            Ok((h, b)) if h.kind == Kind::Data => {
+                let mut q = lock(&inbox.reports);
+                if q.len() < MAX_QUEUED {
+                    q.push_back(b);
+                }
+            }
             Ok(_) => break,
             Err(NetError::Timeout { .. }) if !stop.load(Relaxed) => continue,
             Err(_) => break,
