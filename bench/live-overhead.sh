@@ -20,8 +20,15 @@
 # Prints the machine's load (uptime) before and after: the figures are
 # only as quiet as the machine.
 #
+# With INSTR=1 (needs valgrind), it also counts instructions, which no
+# other program on the machine shakes: mdtest -n VG_ITEMS (10000) under
+# callgrind plain, with one interval (--live-interval 3600) and at 0.1 s,
+# and prints what live figures add per operation and per interval (user
+# space only: the kernel's work, most of an mdtest run, is not counted).
+#
 # Usage: bench/live-overhead.sh [IOLAB_BINARY] (default target/release/iolab)
-# Environment: RUNS (5), ITEMS (100000), OPS (400000), SETTLE (1).
+# Environment: RUNS (5), ITEMS (100000), OPS (400000), SETTLE (1),
+# INSTR (0), VG_ITEMS (10000).
 set -euo pipefail
 BIN=${1:-target/release/iolab}
 RUNS=${RUNS:-5}
@@ -114,3 +121,30 @@ for what in md xd; do
         "$mp" "$ml" "$(ratio "$ml" "$mp")" "$(grep . "$tmp/cratio" | median)"
 done
 echo "load after: $(uptime)"
+
+[ "${INSTR:-0}" = 1 ] || exit 0
+command -v valgrind >/dev/null || { echo "INSTR=1 needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
+VG_ITEMS=${VG_ITEMS:-10000}
+# Instructions of one mdtest run under callgrind (every thread's).
+instr() {
+    rm -rf "$fs/vg"
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
+        "$BIN" mdtest -n "$VG_ITEMS" -d "$fs/vg" "$@" >/dev/null 2>"$tmp/cg.err"
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/cg.err"
+}
+plain=$(instr)
+once=$(instr --live "$tmp/vg1.prom" --live-format openmetrics --live-interval 3600)
+many=$(instr --live "$tmp/vg2.prom" --live-format openmetrics --live-interval 0.1)
+# The intervals of the 0.1 s run: the last textfile says how long it ran.
+elapsed=$(sed -n 's/^iolab_live_elapsed_seconds{.*} \(.*\)$/\1/p' "$tmp/vg2.prom")
+python3 - "$plain" "$once" "$many" "$elapsed" "$VG_ITEMS" <<'PY'
+import sys
+plain, once, many = (int(x) for x in sys.argv[1:4])
+intervals = round(float(sys.argv[4]) / 0.1) + 1
+ops = 7 * int(sys.argv[5])  # mdtest's seven phases, each of every item
+per_interval = (many - once) / max(intervals - 1, 1)
+per_op = (once - plain - per_interval) / ops
+print(f"instructions (callgrind, mdtest -n {sys.argv[5]}): plain {plain:,}, one interval {once:,}, "
+      f"{intervals} intervals at 0.1 s {many:,}")
+print(f"  live figures add {per_interval:,.0f} per interval and {per_op:.0f} per operation")
+PY

@@ -16,8 +16,10 @@ set -euo pipefail
 # man-db: the man-page test renders every page `iolab man` writes (man -l).
 # slurm-wlm and munge: the one-node Slurm the srun tests start by hand
 # (crates/testkit/src/slurm.rs; no service is enabled or started).
+# valgrind: bench/live-overhead.sh's instruction counts (INSTR=1), which
+# the suite runs small.
 pkgs=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config fio e2fsprogs xfsprogs btrfs-progs util-linux mount
-  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core strace iperf3 sockperf man-db slurm-wlm munge)
+  fdisk cryptsetup-bin iproute2 chromium fonts-dejavu-core strace iperf3 sockperf man-db slurm-wlm munge valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -83,8 +83,14 @@ const SMOKES: &[Smoke] = &[
         setup: None,
         script: "live-overhead.sh",
         args: &["BIN"],
-        env: &[("RUNS", "1"), ("ITEMS", "200"), ("OPS", "2000")],
-        peers: &["python3"],
+        env: &[
+            ("RUNS", "1"),
+            ("ITEMS", "200"),
+            ("OPS", "2000"),
+            ("INSTR", "1"),
+            ("VG_ITEMS", "50"),
+        ],
+        peers: &["python3", "valgrind"],
         root: true,
     },
     Smoke {
