@@ -21,14 +21,15 @@
 # only as quiet as the machine.
 #
 # With INSTR=1 (needs valgrind), it also counts instructions, which no
-# other program on the machine shakes: mdtest -n VG_ITEMS (10000) under
-# callgrind plain, with one interval (--live-interval 3600) and at 0.1 s,
-# and prints what live figures add per operation and per interval (user
-# space only: the kernel's work, most of an mdtest run, is not counted).
+# other program on the machine shakes: mdtest -n VG_ITEMS (10000) and
+# xdd's reads (VG_OPS requests, 100000) under callgrind, plain, with one
+# interval (--live-interval 3600) and at 0.1 s, and prints what live
+# figures add per operation and per interval (user space only: the
+# kernel's work, most of either run, is not counted).
 #
 # Usage: bench/live-overhead.sh [IOLAB_BINARY] (default target/release/iolab)
 # Environment: RUNS (5), ITEMS (100000), OPS (400000), SETTLE (1),
-# INSTR (0), VG_ITEMS (10000).
+# INSTR (0), VG_ITEMS (10000), VG_OPS (100000).
 set -euo pipefail
 BIN=${1:-target/release/iolab}
 RUNS=${RUNS:-5}
@@ -125,26 +126,37 @@ echo "load after: $(uptime)"
 [ "${INSTR:-0}" = 1 ] || exit 0
 command -v valgrind >/dev/null || { echo "INSTR=1 needs valgrind (apt-get install -y valgrind)" >&2; exit 2; }
 VG_ITEMS=${VG_ITEMS:-10000}
-# Instructions of one mdtest run under callgrind (every thread's).
+VG_OPS=${VG_OPS:-100000}
+# Instructions of one run under callgrind (every thread's).
 instr() {
     rm -rf "$fs/vg"
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
-        "$BIN" mdtest -n "$VG_ITEMS" -d "$fs/vg" "$@" >/dev/null 2>"$tmp/cg.err"
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$BIN" "$@" >/dev/null 2>"$tmp/cg.err"
     sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/cg.err"
 }
-plain=$(instr)
-once=$(instr --live "$tmp/vg1.prom" --live-format openmetrics --live-interval 3600)
-many=$(instr --live "$tmp/vg2.prom" --live-format openmetrics --live-interval 0.1)
-# The intervals of the 0.1 s run: the last textfile says how long it ran.
-elapsed=$(sed -n 's/^iolab_live_elapsed_seconds{.*} \(.*\)$/\1/p' "$tmp/vg2.prom")
-python3 - "$plain" "$once" "$many" "$elapsed" "$VG_ITEMS" <<'PY'
+# Counts one workload ($1: its name, $2: its operations, the rest: its
+# command line) plain, with one interval and at 0.1 s.
+count() {
+    local name=$1 ops=$2
+    shift 2
+    local plain once many elapsed
+    plain=$(instr "$@")
+    once=$(instr "$@" --live "$tmp/vg1.prom" --live-format openmetrics --live-interval 3600)
+    many=$(instr "$@" --live "$tmp/vg2.prom" --live-format openmetrics --live-interval 0.1)
+    # The intervals of the 0.1 s run: the last textfile says how long it ran.
+    elapsed=$(sed -n 's/^iolab_live_elapsed_seconds{.*} \(.*\)$/\1/p' "$tmp/vg2.prom")
+    python3 - "$plain" "$once" "$many" "$elapsed" "$ops" "$name" <<'PY'
 import sys
 plain, once, many = (int(x) for x in sys.argv[1:4])
 intervals = round(float(sys.argv[4]) / 0.1) + 1
-ops = 7 * int(sys.argv[5])  # mdtest's seven phases, each of every item
+ops = int(sys.argv[5])
 per_interval = (many - once) / max(intervals - 1, 1)
 per_op = (once - plain - per_interval) / ops
-print(f"instructions (callgrind, mdtest -n {sys.argv[5]}): plain {plain:,}, one interval {once:,}, "
-      f"{intervals} intervals at 0.1 s {many:,}")
+print(f"instructions (callgrind, {sys.argv[6]}): plain {plain:,} ({plain / ops:.0f} per operation), "
+      f"one interval {once:,}, {intervals} intervals at 0.1 s {many:,}")
 print(f"  live figures add {per_interval:,.0f} per interval and {per_op:.0f} per operation")
 PY
+}
+# mdtest's seven phases, each of every item.
+count "mdtest -n $VG_ITEMS" $((7 * VG_ITEMS)) mdtest -n "$VG_ITEMS" -d "$fs/vg"
+count "xdd $VG_OPS 4 KiB QD1 reads" "$VG_OPS" xdd -op read -target "$fs/data" -reqsize 1 -blocksize 4096 \
+    -numreqs "$VG_OPS" -seek random -seek range 65536 -qd 1

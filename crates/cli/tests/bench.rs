@@ -89,6 +89,7 @@ const SMOKES: &[Smoke] = &[
             ("OPS", "2000"),
             ("INSTR", "1"),
             ("VG_ITEMS", "50"),
+            ("VG_OPS", "500"),
         ],
         peers: &["python3", "valgrind"],
         root: true,
