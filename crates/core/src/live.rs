@@ -118,6 +118,12 @@ impl Slot {
         self.buckets.get(i).map_or(0, |b| b.load(Ordering::Relaxed))
     }
 
+    /// Every bucket's cumulative count, in index order (a reader that
+    /// scans them all: no bounds check per bucket).
+    pub fn bucket_counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.buckets.iter().map(|b| b.load(Ordering::Relaxed))
+    }
+
     /// Number of buckets ([`crate::stats::BUCKETS`]).
     pub fn bucket_count(&self) -> usize {
         self.buckets.len()

@@ -118,7 +118,9 @@ impl Sampler {
     /// last row carries its totals).
     pub fn sample(&mut self, board: &Board, all: bool) -> Vec<Part> {
         let active = self.active_phases(board, all);
-        let mut acc: Vec<(Part, Vec<u64>, u64)> = Vec::new();
+        // Per phase: its part, its interval's buckets (sparse: an
+        // interval touches few of the 5,376) and their latency sum.
+        let mut acc: Vec<(Part, HistogramWire, u64)> = Vec::new();
         let mut i = 0;
         board.visit(|slot| {
             let seen = self.seen_at(i);
@@ -132,14 +134,16 @@ impl Sampler {
             let at = match acc.iter().position(|a| a.0.phase == slot.phase()) {
                 Some(at) => at,
                 None => {
-                    acc.push((Part::empty(slot.phase()), vec![0; BUCKETS], 0));
+                    acc.push((Part::empty(slot.phase()), HistogramWire::default(), 0));
                     acc.len() - 1
                 }
             };
             let (part, buckets, sum) = &mut acc[at];
             read_slot(slot, seen, ops, errors, moved, part, buckets, sum);
         });
-        acc.into_iter().map(|(p, b, s)| finish(p, &b, s)).collect()
+        acc.into_iter()
+            .map(|(p, b, s)| finish_sparse(p, b.buckets, s))
+            .collect()
     }
 
     /// Phases with a slot held open or moved since the last read: every
@@ -237,7 +241,7 @@ fn read_slot(
     errors: u64,
     moved: bool,
     part: &mut Part,
-    buckets: &mut [u64],
+    buckets: &mut HistogramWire,
     sum: &mut u64,
 ) {
     let bytes = slot.bytes();
@@ -255,21 +259,33 @@ fn read_slot(
     let s = slot.latency_sum_ns();
     *sum += s - seen.sum_ns;
     seen.sum_ns = s;
-    for (b, (acc, last)) in buckets.iter_mut().zip(seen.buckets.iter_mut()).enumerate() {
-        let now = slot.bucket(b);
-        *acc += now - *last;
-        *last = now;
+    let mut diff = HistogramWire::default();
+    for (b, (now, last)) in slot.bucket_counts().zip(seen.buckets.iter_mut()).enumerate() {
+        if now != *last {
+            diff.buckets.push((b as u32, now - *last));
+            diff.count += now - *last;
+            *last = now;
+        }
     }
+    // Summed by bucket; count, sum and extremes are set by the finish.
+    buckets.merge(&diff);
 }
 
 /// Turns the dense interval buckets into the part's sparse histogram.
-fn finish(mut part: Part, buckets: &[u64], sum_ns: u64) -> Part {
+fn finish(part: Part, buckets: &[u64], sum_ns: u64) -> Part {
     let pairs: Vec<(u32, u64)> = buckets
         .iter()
         .enumerate()
         .filter(|(_, &c)| c > 0)
         .map(|(i, &c)| (i as u32, c))
         .collect();
+    finish_sparse(part, pairs, sum_ns)
+}
+
+/// Makes `pairs` (non-empty buckets in index order) the part's
+/// histogram: its count, its sum, and extremes bounded by its buckets
+/// and the part's exact largest latency.
+fn finish_sparse(mut part: Part, pairs: Vec<(u32, u64)>, sum_ns: u64) -> Part {
     let (Some(first), Some(last)) = (pairs.first(), pairs.last()) else {
         return part;
     };
