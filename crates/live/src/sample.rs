@@ -260,7 +260,11 @@ fn read_slot(
     *sum += s - seen.sum_ns;
     seen.sum_ns = s;
     let mut diff = HistogramWire::default();
-    for (b, (now, last)) in slot.bucket_counts().zip(seen.buckets.iter_mut()).enumerate() {
+    for (b, (now, last)) in slot
+        .bucket_counts()
+        .zip(seen.buckets.iter_mut())
+        .enumerate()
+    {
         if now != *last {
             diff.buckets.push((b as u32, now - *last));
             diff.count += now - *last;
