@@ -501,10 +501,16 @@ fn run_point(
                 (cancel, live.board),
             )
         };
-        let (local, pending, seen) = match live.remote {
-            None => (test(&objects), pending, Vec::new()),
+        let (local, pending, seen, failed) = match live.remote {
+            None => (test(&objects), pending, Vec::new(), false),
             Some((feed, ms)) => tailing(pending, feed, ms, cancel, || test(&objects)),
         };
+        if failed {
+            notes.push(
+                "the reader of the remote agents' live figures failed; their intervals came at the test's end"
+                    .into(),
+            );
+        }
         let feed = live.remote.map(|r| r.0);
         let (remote, wall_s) = hosts.finish_test(pending, (feed, seen));
         // Only remote targets are timed by the wall clock (from starting
@@ -535,37 +541,34 @@ fn run_point(
 
 /// Runs `local` while a thread hands on the remote agents' live lines
 /// every `ms` (at most 100 ms), until every agent has exited or `cancel`;
-/// returns what `local` did, the agents and how far their output was read.
+/// returns what `local` did, the agents, how far their output was read,
+/// and whether that thread failed (it panicked: what it had not handed
+/// on is then handed on at the end).
 fn tailing<R: Send>(
     pending: crate::remote::Pending,
     feed: crate::remote::LiveFeed<'_>,
     ms: u64,
     cancel: &CancelToken,
     local: impl FnOnce() -> R,
-) -> (R, crate::remote::Pending, Vec<usize>) {
-    let pending = Mutex::new(pending);
+) -> (R, crate::remote::Pending, Vec<usize>, bool) {
+    let state = Mutex::new((pending, Vec::new()));
     let every = Duration::from_millis(ms.clamp(10, 100));
-    let (r, seen) = std::thread::scope(|sc| {
-        let tail = sc.spawn(|| {
-            let mut seen = Vec::new();
-            loop {
-                let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
-                p.hand_on(&mut seen, feed);
-                if p.all_exited() || cancel.is_cancelled() {
-                    return seen;
-                }
-                drop(p);
-                std::thread::sleep(every);
+    let (r, failed) = std::thread::scope(|sc| {
+        let tail = sc.spawn(|| loop {
+            let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+            let (p, seen) = &mut *st;
+            p.hand_on(seen, feed);
+            if p.all_exited() || cancel.is_cancelled() {
+                return;
             }
+            drop(st);
+            std::thread::sleep(every);
         });
         let r = local();
-        (r, tail.join().unwrap_or_default())
+        (r, tail.join().is_err())
     });
-    (
-        r,
-        pending.into_inner().unwrap_or_else(|e| e.into_inner()),
-        seen,
-    )
+    let (pending, seen) = state.into_inner().unwrap_or_else(|e| e.into_inner());
+    (r, pending, seen, failed)
 }
 
 /// Creates every object; returns those made and the first error.
