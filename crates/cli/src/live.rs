@@ -527,12 +527,19 @@ struct Slot {
     latest: BTreeMap<String, (u64, u64, u64)>,
 }
 
-struct RelayPeers {
+/// The root's end of a channel that a feed of this process fills with
+/// other processes' intervals (an lst console's agents, a [`Relay`]):
+/// the root reads them itself, whatever was asked.
+struct ChannelPeers {
     rx: mpsc::Receiver<Vec<u8>>,
-    started: Arc<std::sync::atomic::AtomicUsize>,
+    /// The processes that report (fixed for agents; counted as they
+    /// first report for a relay).
+    others: Arc<std::sync::atomic::AtomicUsize>,
+    /// Others may first report after the start.
+    late: bool,
 }
 
-impl Peers for RelayPeers {
+impl Peers for ChannelPeers {
     fn rank(&self) -> u64 {
         0
     }
@@ -540,7 +547,7 @@ impl Peers for RelayPeers {
         true
     }
     fn others(&self) -> usize {
-        self.started.load(std::sync::atomic::Ordering::Acquire)
+        self.others.load(std::sync::atomic::Ordering::Acquire)
     }
     fn send_report(&mut self, _bytes: Vec<u8>) {}
     fn take_reports(&mut self) -> Vec<Vec<u8>> {
@@ -554,7 +561,7 @@ impl Peers for RelayPeers {
         true
     }
     fn late(&self) -> bool {
-        true
+        self.late
     }
 }
 
@@ -569,7 +576,12 @@ pub fn relay(rename: Option<(&'static str, &'static str)>) -> (Arc<Relay>, Box<d
         started: started.clone(),
         rename,
     };
-    (Arc::new(relay), Box::new(RelayPeers { rx, started }))
+    let peers = ChannelPeers {
+        rx,
+        others: started,
+        late: true,
+    };
+    (Arc::new(relay), Box::new(peers))
 }
 
 impl Relay {
@@ -652,35 +664,6 @@ struct AgentState {
     done: bool,
 }
 
-/// The receiving end of an [`AgentFeed`].
-struct AgentPeers {
-    rx: mpsc::Receiver<Vec<u8>>,
-    others: usize,
-}
-
-impl Peers for AgentPeers {
-    fn rank(&self) -> u64 {
-        0
-    }
-    fn is_root(&self) -> bool {
-        true
-    }
-    fn others(&self) -> usize {
-        self.others
-    }
-    fn send_report(&mut self, _bytes: Vec<u8>) {}
-    fn take_reports(&mut self) -> Vec<Vec<u8>> {
-        self.rx.try_iter().collect()
-    }
-    fn send_order(&mut self, _bytes: Vec<u8>) {}
-    fn take_orders(&mut self) -> Vec<Vec<u8>> {
-        Vec::new()
-    }
-    fn polled(&self) -> bool {
-        true
-    }
-}
-
 /// A feed for `n` agents, and the peers the sampler reads it through.
 pub fn agents(n: usize) -> (Arc<AgentFeed>, Box<dyn Peers>) {
     let (tx, rx) = mpsc::channel();
@@ -688,7 +671,12 @@ pub fn agents(n: usize) -> (Arc<AgentFeed>, Box<dyn Peers>) {
         tx: Mutex::new(tx),
         agents: Mutex::new((0..n).map(|_| AgentState::default()).collect()),
     };
-    (Arc::new(feed), Box::new(AgentPeers { rx, others: n }))
+    let peers = ChannelPeers {
+        rx,
+        others: Arc::new(std::sync::atomic::AtomicUsize::new(n)),
+        late: false,
+    };
+    (Arc::new(feed), Box::new(peers))
 }
 
 impl AgentFeed {

@@ -1072,6 +1072,16 @@ fn survey_obdfilter_intervals_sum_to_each_tests_bytes() {
     let doc = json(&res);
     assert_eq!(header["run_id"], doc["run_id"]);
     // 1 MiB records; the bytes of each test over the points (1 and 2 threads).
+    let want = obdfilter_counts(&doc);
+    assert_eq!(want.len(), 2, "{want:?}");
+    assert_eq!(want["write"].1, 8 << 20, "{want:?}");
+    assert_eq!(sums(&rows), want);
+    assert_flushed(&rows);
+}
+
+/// The object survey's records (1 MiB each) and bytes per test, over
+/// its points and targets.
+fn obdfilter_counts(doc: &Value) -> BTreeMap<String, (u64, u64)> {
     let mut want: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for p in doc["payload"]["points"].as_array().unwrap() {
         for t in p["result"]["tests"].as_array().unwrap() {
@@ -1085,10 +1095,7 @@ fn survey_obdfilter_intervals_sum_to_each_tests_bytes() {
             }
         }
     }
-    assert_eq!(want.len(), 2, "{want:?}");
-    assert_eq!(want["write"].1, 8 << 20, "{want:?}");
-    assert_eq!(sums(&rows), want);
-    assert_flushed(&rows);
+    want
 }
 
 /// The object survey's network case (`case=network`): every record the
@@ -1097,11 +1104,8 @@ fn survey_obdfilter_intervals_sum_to_each_tests_bytes() {
 /// intervals sum to each test's bytes over the points.
 #[test]
 fn survey_obdfilter_network_intervals_sum_to_each_tests_bytes() {
-    use std::os::unix::fs::PermissionsExt;
     let s = Scratch::new("live-obd-net");
-    let rsh = s.path("rsh");
-    std::fs::write(&rsh, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
-    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rsh = common::local_rsh(&s);
     let port = common::e2e::free_ports(2).to_string();
     let (live, res) = (s.path("live.jsonl"), s.path("obd.json"));
     let o = iolab(&[
@@ -1138,19 +1142,7 @@ fn survey_obdfilter_network_intervals_sum_to_each_tests_bytes() {
     let (header, rows) = read_jsonl(&live);
     let doc = json(&res);
     assert_eq!(header["run_id"], doc["run_id"]);
-    let mut want: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for p in doc["payload"]["points"].as_array().unwrap() {
-        for t in p["result"]["tests"].as_array().unwrap() {
-            let e = want
-                .entry(t["test"].as_str().unwrap().to_string())
-                .or_default();
-            for target in t["targets"].as_array().unwrap() {
-                let bytes = target["rates"]["amount"].as_u64().unwrap();
-                e.0 += bytes >> 20;
-                e.1 += bytes;
-            }
-        }
-    }
+    let want = obdfilter_counts(&doc);
     // Two agents, 4 MiB each, at 1 and 2 threads.
     assert_eq!(want["write"].1, 2 * 2 * (4 << 20), "{want:?}");
     assert_eq!(sums(&rows), want);
@@ -1164,15 +1156,12 @@ fn survey_obdfilter_network_intervals_sum_to_each_tests_bytes() {
 /// points, never back), and every rank's rows sum to its targets' bytes.
 #[test]
 fn survey_obdfilter_remote_targets_merge_as_ranks() {
-    use std::os::unix::fs::PermissionsExt;
     let s = Scratch::new("live-obd-remote");
     let dirs: Vec<std::path::PathBuf> = ["local", "ra", "rb"].iter().map(|d| s.path(d)).collect();
     for d in &dirs {
         std::fs::create_dir_all(d).unwrap();
     }
-    let rsh = s.path("rsh");
-    std::fs::write(&rsh, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
-    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rsh = common::local_rsh(&s);
     let (ra, rb) = (
         format!("nodeA:{}", dirs[1].display()),
         format!("nodeB:{}", dirs[2].display()),

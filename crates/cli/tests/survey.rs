@@ -1351,11 +1351,7 @@ fn disk_survey_prints_failed_when_a_region_fails() {
 
 /// A stand-in remote shell: drops the host name and runs the command here.
 fn fake_rsh(s: &Scratch) -> String {
-    let p = s.path("fake-rsh");
-    std::fs::write(&p, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    format!("exec:{}", p.display())
+    format!("exec:{}", common::local_rsh(s).display())
 }
 
 #[test]

@@ -180,6 +180,16 @@ impl Drop for OmpiSession {
     }
 }
 
+/// A remote shell that runs its command here, dropping the host: the
+/// script `s/fake-rsh`, for tests whose "other hosts" are this one.
+pub fn local_rsh(s: &Scratch) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = s.path("fake-rsh");
+    std::fs::write(&p, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
 /// A fake cluster of `n` hosts (network namespaces), or None after
 /// [`skip_or_fail`] when it cannot be made here.
 pub fn fake_cluster(test: &str, n: usize) -> Option<iolab_testkit::FakeCluster> {

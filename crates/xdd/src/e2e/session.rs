@@ -98,8 +98,9 @@ pub fn connect_all(
     live: &LiveLink,
     cancel: &iolab_core::CancelToken,
 ) -> Result<Vec<Option<Session>>, RunError> {
-    let mut out = connect_targets(plan, listening, linking(plan, live), cancel)?;
-    if live.wanted() && !linking(plan, live) {
+    let links = linking(plan, live);
+    let mut out = connect_targets(plan, listening, links, cancel)?;
+    if live.wanted() && !links {
         if let Some(s) = out.iter_mut().flatten().next() {
             s.notes.push(
                 "live figures: with several end-to-end targets, each side streams its own".into(),
