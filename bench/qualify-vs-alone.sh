@@ -7,10 +7,13 @@
 #   reads it: the point with the best mean over its repeats (lst's
 #   ping rpc_rate and brw bandwidth, xdd's write and read bandwidth, mdtest's
 #   file_create, file_stat and file_remove rates);
-# - that point's recorded command line runs again, alone: once
-#   unmeasured (a read point's write first, so that the files it reads
-#   exist as they did), then ALONE times, in the qualification's own
-#   work directory (made again, removed after).
+# - that point's recorded command line runs again, alone, each run
+#   after a sync (what the qualification or the run before left dirty
+#   is written back first, as qualify's storage layers sync before
+#   each repeat): once unmeasured
+#   (a read point's write first, so that the files it reads exist as
+#   they did), then ALONE times, in the qualification's own work
+#   directory (made again, removed after).
 # Per figure it prints the median of the rounds' limits, the median of
 # every alone run, and the median of the rounds' ratios (alone / limit;
 # 1.0 is equal). The limit is the best of a curve's points, so on a
@@ -36,7 +39,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "load before: $(uptime)"
 CI=1 python3 - "$BIN" "$tmp" "$ROUNDS" "$ALONE" "$PLAN" <<'PY'
-import json, os, re, shutil, statistics, subprocess, sys, tomllib
+import json, os, re, shutil, statistics, subprocess, sys, time, tomllib
 from pathlib import Path
 
 bin_, tmp, rounds, alone, plan = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
@@ -114,9 +117,14 @@ for r in range(rounds):
             _, wsv = exported[label.replace("data read ", "data write ", 1)]
             wp = next(q for q in wsv["points"] if q["key"] == key)
             run(command(store, wp["runs"][0]["run_id"], j), f"{label} {key}: its write")
+        # What the qualification left to write back (its data and
+        # metadata layers' files) is written now, not during the runs.
+        os.sync()
+        time.sleep(1)
         run(cmd, f"{label} {key}, unmeasured")
         values = []
         for _ in range(alone):
+            os.sync()
             run(cmd, f"{label} {key} alone")
             values.append(figures(j))
         shutil.rmtree(work, ignore_errors=True)

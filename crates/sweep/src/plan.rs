@@ -8,6 +8,7 @@
 //! args = "-F -C -T -r -d /mnt/fs/sweep"   # fixed options (a line or a list)
 //! repeats = 3                       # runs per point [3]
 //! launcher = "mpirun -n {ranks} --oversubscribe {iolab}"   # optional
+//! sync = true                       # sync(2) before each repeat [false]
 //! x = ["ranks", "tasks"]            # chart x: the product of these axes
 //! x_label = "client threads"
 //!
@@ -83,6 +84,7 @@ struct RawPlan {
     x: Option<Words>,
     x_label: Option<String>,
     timeout_s: Option<f64>,
+    sync: Option<bool>,
     description: Option<String>,
     #[serde(default)]
     axes: Vec<RawAxis>,
@@ -207,6 +209,9 @@ pub struct Plan {
     pub x_label: String,
     /// Longest a repeat may run, seconds.
     pub timeout_s: Option<f64>,
+    /// Flush this host's dirty data (sync(2)) before each repeat, so that
+    /// a run does not pay for the writeback of the one before it.
+    pub sync: bool,
     /// Free text.
     pub description: Option<String>,
     /// The axes.
@@ -263,6 +268,7 @@ impl Plan {
             launcher: launcher(raw.launcher)?,
             split: raw.split.map(|s| split(s, &axes)).transpose()?,
             timeout_s: timeout(raw.timeout_s)?,
+            sync: raw.sync.unwrap_or(false),
             description: raw.description,
             x,
             x_label,
@@ -731,6 +737,20 @@ over = ["ranks", "tasks"]
         assert_eq!(a.key(), b.key());
         let c = Plan::parse(&SEED.replace("-F -C", "-F -w 4k -C")).unwrap();
         assert_ne!(a.key(), c.key());
+    }
+
+    #[test]
+    fn sync_is_off_unless_asked_and_keeps_the_resuming_key() {
+        let a = Plan::parse(SEED).unwrap();
+        assert!(!a.sync);
+        let on = SEED.replace("label = \"v1\"", "label = \"v1\"\nsync = true");
+        let b = Plan::parse(&on).unwrap();
+        assert!(b.sync);
+        // How the runs are run, not what they measure: a plan that gains
+        // it resumes the same series.
+        assert_eq!(a.key(), b.key());
+        let wrong = SEED.replace("label = \"v1\"", "label = \"v1\"\nsync = \"yes\"");
+        assert!(bad(&wrong).contains("sync"), "{}", bad(&wrong));
     }
 
     fn bad(text: &str) -> String {
