@@ -284,6 +284,8 @@ fn alone(
         let json = s.path(&format!("alone-{run_id}-{i}.json"));
         let mut args = words[1..].to_vec();
         args.extend(["--json".to_string(), json.display().to_string()]);
+        // SAFETY: sync(2) takes no arguments and cannot fail.
+        unsafe { libc::sync() };
         let (code, _, err) = Running::start(niced(&args, &s.root)).finish();
         assert_eq!(code, Some(0), "{line}: {err}");
         if i == 0 {
@@ -321,14 +323,18 @@ fn leftovers(tmp: &Path) -> Vec<String> {
 /// alone by its tool five times, gives a figure of the same metric in
 /// the same unit.
 ///
-/// "The same unit" is a factor of 3 either way, not a tolerance of a
+/// "The same unit" is a factor of 10 either way, not a tolerance of a
 /// few %: this is a test, not a benchmark, and a speed it compared
 /// closely failed on a slow or shared machine (the limit, the best of a
 /// curve's points, is biased up by the noise it was picked from; one
-/// run here gave 309k against 183k creates/s alone, on an idle VM). A
-/// wrong unit or scale (KiB for GiB, ops for kops) is off by 1000 or
-/// more and still fails. Both sides run at nice -15. The ratio of each
-/// pair and the statistical tolerance it would have had are printed.
+/// run here gave 309k against 183k creates/s alone, on an idle VM, and
+/// the debug build's ping gave 58k in the qualification against 17k
+/// alone in one run, 16k against 52k in the next, while the host stole
+/// a tenth of the CPUs). A wrong unit or scale (KiB for GiB, ops for
+/// kops) is off by 1000 or more and still fails. Both sides run at
+/// nice -15, and each alone run follows a sync, as each of qualify's
+/// storage repeats does. The ratio of each pair and the statistical
+/// tolerance it would have had are printed.
 #[test]
 fn the_default_qualifies_this_machine_and_its_limits_are_the_tools_own() {
     let _turn = serial();
@@ -425,7 +431,7 @@ fn the_default_qualifies_this_machine_and_its_limits_are_the_tools_own() {
         let tol = (0.10 * m1).max(3.0 * se);
         println!("{name} at {at}: qualify {m1:.1} (sd {s1:.1}), alone {m2:.1} (sd {s2:.1}): ratio {:.3}, tolerance ±{:.1} %", m2 / m1, 100.0 * tol / m1);
         assert!(
-            m2 > 0.0 && (1.0 / 3.0..=3.0).contains(&(m2 / m1)),
+            m2 > 0.0 && (0.1..=10.0).contains(&(m2 / m1)),
             "{name}: {m1} in the qualification, {m2} alone: not the same unit"
         );
     }
