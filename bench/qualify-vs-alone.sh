@@ -7,13 +7,12 @@
 #   reads it: the point with the best mean over its repeats (lst's
 #   ping rpc_rate and brw bandwidth, xdd's write and read bandwidth, mdtest's
 #   file_create, file_stat and file_remove rates);
-# - that point's recorded command line runs again, alone, each run
-#   after a sync (what the qualification or the run before left dirty
-#   is written back first, as qualify's storage layers sync before
-#   each repeat): once unmeasured
-#   (a read point's write first, so that the files it reads exist as
-#   they did), then ALONE times, in the qualification's own work
-#   directory (made again, removed after).
+# - that point's recorded command line runs again, alone: once
+#   unmeasured (a read point's write first, so that the files it reads
+#   exist as they did), then ALONE times, in the qualification's own
+#   work directory (made again, removed after). Each run follows a
+#   sync: what the qualification or the run before left dirty is
+#   written back first, as before each of qualify's storage repeats.
 # Per figure it prints the median of the rounds' limits, the median of
 # every alone run, and the median of the rounds' ratios (alone / limit;
 # 1.0 is equal). The limit is the best of a curve's points, so on a

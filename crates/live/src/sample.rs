@@ -142,7 +142,7 @@ impl Sampler {
             read_slot(slot, seen, ops, errors, moved, part, buckets, sum);
         });
         acc.into_iter()
-            .map(|(p, b, s)| finish_sparse(p, b.buckets, s))
+            .map(|(p, b, s)| finish(p, b.buckets, s))
             .collect()
     }
 
@@ -211,19 +211,9 @@ impl Differ {
             part.errors = t.errors.saturating_sub(before.errors);
             (part.ops_total, part.bytes_total, part.errors_total) = (t.ops, t.bytes, t.errors);
             part.max_total_ns = t.latency_max_ns;
-            let mut buckets = vec![0u64; BUCKETS];
-            for &(i, c) in &t.buckets {
-                if let Some(b) = buckets.get_mut(i as usize) {
-                    *b += c;
-                }
-            }
-            for &(i, c) in &before.buckets {
-                if let Some(b) = buckets.get_mut(i as usize) {
-                    *b = b.saturating_sub(c);
-                }
-            }
+            let buckets = difference(&t.buckets, &before.buckets);
             let sum = t.latency_sum_ns.saturating_sub(before.latency_sum_ns);
-            parts.push(finish(part, &buckets, sum));
+            parts.push(finish(part, buckets, sum));
         }
         if !now.is_empty() {
             self.last = now;
@@ -275,21 +265,27 @@ fn read_slot(
     buckets.merge(&diff);
 }
 
-/// Turns the dense interval buckets into the part's sparse histogram.
-fn finish(part: Part, buckets: &[u64], sum_ns: u64) -> Part {
-    let pairs: Vec<(u32, u64)> = buckets
-        .iter()
-        .enumerate()
-        .filter(|(_, &c)| c > 0)
-        .map(|(i, &c)| (i as u32, c))
-        .collect();
-    finish_sparse(part, pairs, sum_ns)
+/// The non-empty buckets, in index order, of a cumulative reading `now`
+/// less the reading `before` it (another process's: in any order,
+/// repeats summed, out-of-range ones left out). Sparse, as the
+/// sampler's: an interval touches few of the 5,376 buckets.
+fn difference(now: &[(u32, u64)], before: &[(u32, u64)]) -> Vec<(u32, u64)> {
+    let mut by = std::collections::BTreeMap::<u32, u64>::new();
+    for &(i, c) in now.iter().filter(|p| (p.0 as usize) < BUCKETS) {
+        *by.entry(i).or_default() += c;
+    }
+    for &(i, c) in before {
+        if let Some(b) = by.get_mut(&i) {
+            *b = b.saturating_sub(c);
+        }
+    }
+    by.into_iter().filter(|p| p.1 > 0).collect()
 }
 
 /// Makes `pairs` (non-empty buckets in index order) the part's
 /// histogram: its count, its sum, and extremes bounded by its buckets
 /// and the part's exact largest latency.
-fn finish_sparse(mut part: Part, pairs: Vec<(u32, u64)>, sum_ns: u64) -> Part {
+fn finish(mut part: Part, pairs: Vec<(u32, u64)>, sum_ns: u64) -> Part {
     let (Some(first), Some(last)) = (pairs.first(), pairs.last()) else {
         return part;
     };
@@ -361,6 +357,17 @@ mod tests {
             (0, 4),
             "the final flush names it"
         );
+    }
+
+    #[test]
+    fn a_difference_takes_readings_in_any_order() {
+        let far = BUCKETS as u32;
+        let now = [(9, 5), (2, 1), (9, 2), (far, 7), (4, 3)];
+        let before = [(4, 3), (9, 1), (2, 5)];
+        // 9: 5 + 2 - 1; 2 went back (another process restarted): none;
+        // 4 did not move; the bucket past the end is left out.
+        assert_eq!(difference(&now, &before), [(9, 6)]);
+        assert_eq!(difference(&[(3, 2)], &[]), [(3, 2)]);
     }
 
     #[test]

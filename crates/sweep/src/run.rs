@@ -422,13 +422,13 @@ fn run_job(
         repeat: job.repeat,
         argv: &argv,
     });
-    let timeout = plan.timeout_s.map(Duration::from_secs_f64);
     if plan.sync {
         // What earlier repeats (or anything else) left dirty is written
         // back now, not while this repeat is timed.
         // SAFETY: sync(2) takes no arguments and cannot fail.
         unsafe { libc::sync() };
     }
+    let timeout = plan.timeout_s.map(Duration::from_secs_f64);
     // Only the first repeat run now can show that the launcher cannot
     // start anything; later ones fail one by one as any point may.
     let first_via_launcher = n == 1 && plan.launcher.is_some();
