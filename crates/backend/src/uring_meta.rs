@@ -18,6 +18,20 @@
 //! links are hard: a failed write still closes the file. A failed open
 //! cancels the rest of its chain.
 //!
+//! The submitting thread works too. On Linux up to 6.18 at least, every
+//! path operation (an open that creates, statx, mkdirat, unlinkat) goes
+//! to io_uring's worker threads (io-wq), never inline; the thread that
+//! submitted them would only sleep until one completes. So when the
+//! kernel already holds `depth - 1` operations, the queue runs the next
+//! one itself, with the plain system calls, and hands it over at the
+//! next [`MetaQueue::complete`] beside the kernel's. At most `depth`
+//! operations are in flight either way: on a file system with a round
+//! trip, that one waits its round trip with the others; on a local one,
+//! where the handoff to a worker costs about what the call does, the
+//! thread and the workers share the work. The workers are kept off the
+//! CPU the thread was on when it made the queue (where it may run on
+//! others), so that the two do not take turns on one CPU.
+//!
 //! What is missing is named at [`UringMeta::new`]: no io_uring at all
 //! (old kernel, seccomp, `kernel.io_uring_disabled`), an opcode the
 //! kernel lacks (asked with IORING_REGISTER_PROBE) or no direct
@@ -31,6 +45,16 @@ use std::marker::PhantomData;
 
 /// Bytes of a slot's path buffer: PATH_MAX, its NUL included.
 const PATH_BYTES: usize = libc::PATH_MAX as usize;
+/// io_uring_enter's IORING_ENTER_GETEVENTS (linux/io_uring.h), which the
+/// crate does not export.
+const ENTER_GETEVENTS: u32 = 1;
+/// An operation that ran in the submitting thread for longer than this
+/// waited on a device or a server rather than the CPU: past it, the
+/// thread leaves its turns to the kernel's workers (tmpfs: 2-6 us per
+/// operation; the delayed FUSE file system of the tests: 5 ms per request).
+const SLOW_HERE_NS: u64 = 50_000;
+/// Most turns left to the kernel in a row before the thread tries again.
+const MAX_BACKOFF: u32 = 4096;
 /// Most requests in one chain (open, write, fsync, close).
 const CHAIN_MAX: u32 = 4;
 /// Steps kept in the low bits of `user_data`.
@@ -99,6 +123,8 @@ struct Slot {
     start_ns: u64,
     /// Bytes the data step must move.
     want: u64,
+    /// When it ended, for one run in this thread (a CQE's is its reaping).
+    end_ns: u64,
     /// Bytes it moved.
     got: u64,
     error: Option<MetaError>,
@@ -122,6 +148,19 @@ pub(crate) struct UringMeta {
     /// Submit once this many operations are queued (1, 2, 4, ... per round).
     chunk: usize,
     in_flight: usize,
+    /// Of those, the ones the kernel holds (the rest ran in this thread).
+    in_ring: usize,
+    /// Slots whose operation ran in this thread, to hand over.
+    ready: Vec<u32>,
+    /// Turns to let pass before this thread runs an operation again,
+    /// after one took longer than [`SLOW_HERE_NS`] ...
+    here_skip: u32,
+    /// ... and how many it was last time (doubling while they stay slow).
+    here_backoff: u32,
+    /// Slow operations here in a row: one alone is a preemption.
+    slow_in_row: u32,
+    /// Operations that ran in this thread so far.
+    ran_here: u64,
     /// The kernel posts no CQE for a request that succeeded with
     /// IOSQE_CQE_SKIP_SUCCESS (5.17).
     skip_success: bool,
@@ -199,6 +238,7 @@ impl UringMeta {
         // system). As many workers as slots; a kernel before 5.15 keeps
         // its default.
         let _ = ring.submitter().register_iowq_max_workers(&mut [depth, 0]);
+        keep_workers_off_this_cpu(&ring);
         let n = depth as usize;
         let stats = (0..n)
             // SAFETY: statx is plain data, for which all zeroes is valid.
@@ -209,6 +249,7 @@ impl UringMeta {
             kind: Kind::Stat,
             start_ns: 0,
             want: 0,
+            end_ns: 0,
             got: 0,
             error: None,
         };
@@ -224,6 +265,12 @@ impl UringMeta {
             batch: Vec::with_capacity(n),
             chunk: 1,
             in_flight: 0,
+            in_ring: 0,
+            ready: Vec::with_capacity(n),
+            here_skip: 0,
+            here_backoff: 0,
+            slow_in_row: 0,
+            ran_here: 0,
             skip_success,
             _one_thread: PhantomData,
         })
@@ -422,15 +469,20 @@ impl UringMeta {
         n
     }
 
-    /// Starts the clocks of what was pushed since the last submission and
-    /// sends it; `wait` completions are awaited in the same call, until
-    /// the monotonic `deadline_ns` when one is given.
-    fn send(&mut self, wait: usize, deadline_ns: Option<u64>) -> io::Result<()> {
+    /// Starts the clocks of what was pushed since the last submission.
+    fn start_clocks(&mut self) {
         let now = mono_ns();
         for &t in &self.batch {
             self.slots[t as usize].start_ns = now;
         }
         self.batch.clear();
+    }
+
+    /// Starts the clocks of what was pushed since the last submission and
+    /// sends it; `wait` completions are awaited in the same call, until
+    /// the monotonic `deadline_ns` when one is given.
+    fn send(&mut self, wait: usize, deadline_ns: Option<u64>) -> io::Result<()> {
+        self.start_clocks();
         loop {
             let r = match deadline_ns {
                 None => self.ring.submit_and_wait(wait),
@@ -565,12 +617,26 @@ impl MetaQueue for UringMeta {
             kind,
             start_ns: 0,
             want,
+            end_ns: 0,
             got: 0,
             error: None,
         };
+        self.in_flight += 1;
+        if self.my_turn() {
+            // The kernel holds depth - 1: this one runs here, while the
+            // kernel's workers go on with what was sent (all of it).
+            if !self.batch.is_empty() {
+                self.send(0, None)?;
+            }
+            self.run_here(token, op);
+            self.ran_here += 1;
+            self.ready.push(token);
+            self.after_here(token);
+            return Ok(());
+        }
         self.queue(&entries[..n]);
         self.batch.push(token);
-        self.in_flight += 1;
+        self.in_ring += 1;
         // Sent in chunks of 1, 2, 4, ... operations: the kernel's workers
         // start on the first while the next ones are prepared.
         if self.batch.len() >= self.chunk {
@@ -602,10 +668,17 @@ impl UringMeta {
         done: &mut dyn FnMut(&MetaDone<'_>),
     ) -> io::Result<usize> {
         self.chunk = 1;
-        let wait = usize::from(self.in_flight > 0);
-        self.send(wait, deadline_ns)?;
+        if self.ready.is_empty() {
+            let wait = usize::from(self.in_flight > 0);
+            self.send(wait, deadline_ns)?;
+        } else {
+            // Something is done already: no waiting, but what the kernel
+            // finished meanwhile is posted and handed over with it.
+            self.start_clocks();
+            self.post()?;
+        }
         let end_ns = mono_ns();
-        let mut finished = 0;
+        let mut finished = self.hand_over_ready(done);
         loop {
             let cqe = {
                 let mut cq = self.ring.completion();
@@ -634,9 +707,243 @@ impl UringMeta {
             });
             self.free.push(token);
             self.in_flight -= 1;
+            self.in_ring -= 1;
             finished += 1;
         }
         Ok(finished)
+    }
+
+    /// Sends what is queued and has the kernel post the completions it
+    /// holds for this thread (with DEFER_TASKRUN they wait for a
+    /// GETEVENTS), without waiting for any.
+    fn post(&mut self) -> io::Result<()> {
+        let queued = self.ring.submission().len() as u32;
+        loop {
+            // SAFETY: io_uring_enter with no argument: it reads the
+            // entries this queue wrote, whose buffers outlive them.
+            let r = unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(queued, 0, ENTER_GETEVENTS, None)
+            };
+            match r {
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // Completions are due first; the caller reaps them.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
+                r => return r.map(drop),
+            }
+        }
+    }
+
+    /// Hands the operations that ran in this thread to `done`.
+    fn hand_over_ready(&mut self, done: &mut dyn FnMut(&MetaDone<'_>)) -> usize {
+        let n = self.ready.len();
+        while let Some(token) = self.ready.pop() {
+            let slot = self.slots[token as usize];
+            let at = token as usize * self.data_bytes;
+            let data = match slot.kind {
+                Kind::Read => &self.data[at..at + slot.got as usize],
+                _ => &[][..],
+            };
+            done(&MetaDone {
+                tag: slot.tag,
+                start_ns: slot.start_ns,
+                end_ns: slot.end_ns,
+                result: slot.error.map_or(Ok(slot.got), Err),
+                data,
+            });
+            self.free.push(token);
+            self.in_flight -= 1;
+        }
+        n
+    }
+
+    /// True when the next operation runs in this thread: the kernel holds
+    /// depth - 1 and no operation here was slow lately.
+    fn my_turn(&mut self) -> bool {
+        if self.slots.len() < 2 || self.in_ring + 1 < self.slots.len() {
+            return false;
+        }
+        if self.here_skip > 0 {
+            self.here_skip -= 1;
+            return false;
+        }
+        true
+    }
+
+    /// An operation that took long here waited on something (a device, a
+    /// server), and the kernel's operations behind it waited to be
+    /// reaped and sent again for as long: the next turns go to the
+    /// kernel, twice as many each time a probe is slow again.
+    fn after_here(&mut self, token: u32) {
+        let slot = &self.slots[token as usize];
+        if slot.end_ns.saturating_sub(slot.start_ns) < SLOW_HERE_NS {
+            self.here_backoff = 0;
+            self.slow_in_row = 0;
+            return;
+        }
+        self.slow_in_row += 1;
+        if self.slow_in_row < 2 {
+            return;
+        }
+        self.slow_in_row = 0;
+        let depth = self.slots.len() as u32;
+        self.here_backoff = (self.here_backoff * 2).clamp(depth * 16, MAX_BACKOFF);
+        self.here_skip = self.here_backoff;
+    }
+
+    /// Runs `op` of slot `token` in this thread, with the system calls
+    /// its chain stands for, and notes its result and clock in the slot.
+    fn run_here(&mut self, token: u32, op: &MetaOp<'_>) {
+        let t = token as usize;
+        let start_ns = mono_ns();
+        let r = match *op {
+            MetaOp::Mkdir { path, mode } => mkdir_here(path, mode),
+            MetaOp::Rmdir { dir, name } => unlink_here(dir, name, libc::AT_REMOVEDIR, "rmdir"),
+            MetaOp::Unlink { dir, name } => unlink_here(dir, name, 0, "unlink"),
+            MetaOp::Stat { path } => stat_here(path, &mut self.stats[t]),
+            MetaOp::Create {
+                path,
+                data,
+                exclusive,
+                fsync,
+            } => create_here(path, data, exclusive, fsync),
+            MetaOp::Read { path, len } => {
+                let at = t * self.data_bytes;
+                read_here(path, &mut self.data[at..at + len])
+            }
+        };
+        let slot = &mut self.slots[t];
+        slot.start_ns = start_ns;
+        slot.end_ns = mono_ns();
+        match r {
+            Ok(n) => slot.got = n,
+            Err(e) => {
+                slot.got = e.short.map_or(0, |s| s.0);
+                slot.error = Some(e);
+            }
+        }
+    }
+}
+
+/// A system call's result as the queue reports it: the errno named by
+/// `step` when it failed.
+fn sys(step: &'static str, rc: isize) -> Result<u64, MetaError> {
+    match rc {
+        r if r < 0 => Err(MetaError {
+            step,
+            errno: io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+            short: None,
+        }),
+        r => Ok(r as u64),
+    }
+}
+
+/// mkdir in this thread.
+fn mkdir_here(path: &CStr, mode: u32) -> Result<u64, MetaError> {
+    // SAFETY: a NUL-terminated path.
+    sys("mkdir", unsafe { libc::mkdir(path.as_ptr(), mode) }
+        as isize)
+}
+
+/// statx in this thread, as the ring's (links followed, basic fields):
+/// the size.
+fn stat_here(path: &CStr, st: &mut libc::statx) -> Result<u64, MetaError> {
+    let mask = libc::STATX_BASIC_STATS;
+    // SAFETY: a NUL-terminated path and a writable statx.
+    let rc = unsafe { libc::statx(libc::AT_FDCWD, path.as_ptr(), 0, mask, st) };
+    sys("stat", rc as isize).map(|_| st.stx_size)
+}
+
+/// unlinkat of one name in `dir` (push checked the descriptor and the name).
+fn unlink_here(
+    dir: &crate::Dir,
+    name: &CStr,
+    flags: i32,
+    step: &'static str,
+) -> Result<u64, MetaError> {
+    let fd = dir.raw_fd().unwrap_or(-1);
+    // SAFETY: a NUL-terminated name; unlinkat never follows it.
+    sys(step, unsafe { libc::unlinkat(fd, name.as_ptr(), flags) }
+        as isize)
+    .map(|_| 0)
+}
+
+/// A transfer of `want` bytes that moved `got`: short is an error.
+fn whole(step: &'static str, got: u64, want: u64) -> Result<u64, MetaError> {
+    match got < want {
+        true => Err(MetaError {
+            step,
+            errno: 0,
+            short: Some((got, want)),
+        }),
+        false => Ok(got),
+    }
+}
+
+/// The create chain in this thread: open with O_CREAT, write `data` at
+/// 0, fsync when asked, close; the first failure is the one reported,
+/// and the file is closed whatever failed after the open.
+fn create_here(path: &CStr, data: &[u8], exclusive: bool, fsync: bool) -> Result<u64, MetaError> {
+    let excl = if exclusive { libc::O_EXCL } else { 0 };
+    let flags = libc::O_CREAT | excl | libc::O_WRONLY | libc::O_CLOEXEC;
+    // SAFETY: a NUL-terminated path; the mode is read with O_CREAT.
+    let fd = sys(
+        "create",
+        unsafe { libc::open(path.as_ptr(), flags, 0o644 as libc::c_uint) } as isize,
+    )? as i32;
+    let mut r = Ok(0);
+    if !data.is_empty() {
+        // SAFETY: `data` is valid for its length.
+        let n = unsafe { libc::pwrite(fd, data.as_ptr().cast(), data.len(), 0) };
+        r = sys("write", n).and_then(|n| whole("write", n, data.len() as u64));
+    }
+    if fsync {
+        // SAFETY: a descriptor opened above.
+        let f = sys("fsync", unsafe { libc::fsync(fd) } as isize);
+        r = r.and_then(|n| f.map(|_| n));
+    }
+    // SAFETY: as above; closed once.
+    let c = sys("close", unsafe { libc::close(fd) } as isize);
+    r.and_then(|n| c.map(|_| n))
+}
+
+/// The read chain in this thread: open read-only, read `buf.len()` bytes
+/// at 0, close.
+fn read_here(path: &CStr, buf: &mut [u8]) -> Result<u64, MetaError> {
+    let flags = libc::O_RDONLY | libc::O_CLOEXEC;
+    // SAFETY: a NUL-terminated path.
+    let fd = sys("open", unsafe { libc::open(path.as_ptr(), flags) } as isize)? as i32;
+    let mut r = Ok(0);
+    if !buf.is_empty() {
+        // SAFETY: `buf` is valid and writable for its length.
+        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        r = sys("read", n).and_then(|n| whole("read", n, buf.len() as u64));
+    }
+    // SAFETY: a descriptor opened above; closed once.
+    let c = sys("close", unsafe { libc::close(fd) } as isize);
+    r.and_then(|n| c.map(|_| n))
+}
+
+/// Keeps the ring's io-wq workers off the CPU this thread is on, when
+/// the thread may run on others too: the thread runs operations itself
+/// while the workers run theirs, and on one CPU they would take turns.
+/// Where the kernel cannot (before 5.14), the workers go anywhere.
+fn keep_workers_off_this_cpu(ring: &IoUring) {
+    // SAFETY: cpu_set_t is plain data; the calls fill or read it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        let here = libc::sched_getcpu();
+        if here < 0 || libc::sched_getaffinity(0, size, &mut set) != 0 {
+            return;
+        }
+        libc::CPU_CLR(here as usize, &mut set);
+        if libc::CPU_COUNT(&set) > 0 {
+            let _ = ring.submitter().register_iowq_aff(&set);
+        }
     }
 }
 
@@ -644,7 +951,7 @@ impl Drop for UringMeta {
     fn drop(&mut self) {
         // The slots' buffers must outlive the kernel's use of them: wait
         // for everything in flight; if waiting fails, leak them instead.
-        while self.in_flight > 0 {
+        while self.in_ring > 0 {
             if self.ring.submit_and_wait(1).is_err() {
                 std::mem::forget(std::mem::take(&mut self.paths));
                 std::mem::forget(std::mem::take(&mut self.data));
@@ -658,7 +965,7 @@ impl Drop for UringMeta {
                 .collect();
             for (u, r) in ends {
                 if self.record(u, r) {
-                    self.in_flight -= 1;
+                    self.in_ring -= 1;
                 }
             }
         }
@@ -1006,6 +1313,118 @@ mod tests {
             .unwrap();
         }
         assert_eq!(got, [1]);
+    }
+
+    /// With 2 slots, every second operation is the thread's turn: each
+    /// pair below is one operation in the kernel and the same in this
+    /// thread, and both end alike, errors and short reads included.
+    #[test]
+    fn the_thread_runs_the_turn_the_kernel_leaves_with_the_same_results() {
+        let Some(mut q) = queue(2, 8) else { return };
+        let d = Dir::new("here");
+        std::fs::create_dir(d.0.join("sub")).unwrap();
+        std::os::unix::fs::symlink(d.0.join("sub"), d.0.join("link")).unwrap();
+        let at = d.open();
+        let (a, b) = (d.c("a"), d.c("b"));
+        let create = |path| MetaOp::Create {
+            path,
+            data: b"abc",
+            exclusive: true,
+            fsync: true,
+        };
+        let pairs: [[MetaOp<'_>; 2]; 6] = [
+            [create(&a), create(&b)],
+            [create(&a), create(&b)],
+            [
+                MetaOp::Read { path: &a, len: 8 },
+                MetaOp::Read { path: &b, len: 8 },
+            ],
+            [MetaOp::Stat { path: &a }, MetaOp::Stat { path: &b }],
+            [
+                MetaOp::Mkdir {
+                    path: &d.c("sub"),
+                    mode: 0o755,
+                },
+                MetaOp::Rmdir {
+                    dir: &at,
+                    name: c"link",
+                },
+            ],
+            [
+                MetaOp::Unlink {
+                    dir: &at,
+                    name: c"a",
+                },
+                MetaOp::Unlink {
+                    dir: &at,
+                    name: c"b",
+                },
+            ],
+        ];
+        let mut ends = Vec::new();
+        for (i, [kernel, here]) in pairs.iter().enumerate() {
+            let before = q.ran_here;
+            q.push(2 * i as u64, kernel).unwrap();
+            q.push(2 * i as u64 + 1, here).unwrap();
+            assert_eq!(q.ran_here, before + 1, "pair {i}: the second ran here");
+            let got = drain(&mut q);
+            ends.push((got[0].1, got[1].1, got[0].2.clone(), got[1].2.clone()));
+        }
+        let step = |r: Result<u64, MetaError>| r.map_err(|e| (e.step, e.errno, e.short));
+        let same = |i: usize| {
+            let (k, h, kd, hd) = &ends[i];
+            assert_eq!((step(*k), kd), (step(*h), hd), "pair {i}");
+        };
+        assert_eq!(ends[0].1, Ok(3), "made, written and flushed here");
+        same(0);
+        assert_eq!(step(ends[1].1), Err(("create", libc::EEXIST, None)));
+        same(1);
+        assert_eq!(step(ends[2].1), Err(("read", 0, Some((3, 8)))));
+        assert_eq!(ends[2].3, b"abc", "the bytes read here are handed over");
+        same(2);
+        assert_eq!(ends[3].1, Ok(3), "a stat here gives the size");
+        same(3);
+        assert_eq!(step(ends[4].0), Err(("mkdir", libc::EEXIST, None)));
+        assert_eq!(step(ends[4].1), Err(("rmdir", libc::ENOTDIR, None)));
+        assert!(
+            d.0.join("link").is_symlink(),
+            "the link itself refused, not followed"
+        );
+        same(5);
+        assert!(!d.0.join("a").exists() && !d.0.join("b").exists());
+        assert_eq!(q.in_flight(), 0);
+    }
+
+    /// Two slow operations in a row here (a server's round trip, not a
+    /// preemption) leave the next turns to the kernel, 16 per slot, then
+    /// twice as many each time the probe after them is slow again; one
+    /// fast operation here ends it.
+    #[test]
+    fn slow_turns_here_go_to_the_kernel_for_a_while() {
+        let Some(mut q) = queue(4, 0) else { return };
+        q.in_ring = 3;
+        let slow = |q: &mut UringMeta| {
+            q.slots[0].start_ns = 0;
+            q.slots[0].end_ns = SLOW_HERE_NS;
+            q.after_here(0);
+        };
+        let turns = |q: &mut UringMeta| (0..10_000).take_while(|_| !q.my_turn()).count();
+        slow(&mut q);
+        assert_eq!(turns(&mut q), 0, "one slow operation alone: a preemption");
+        slow(&mut q);
+        assert_eq!(turns(&mut q), 64, "two in a row: 16 turns per slot");
+        slow(&mut q);
+        slow(&mut q);
+        assert_eq!(turns(&mut q), 128, "slow again: twice as many");
+        q.slots[0].end_ns = 1;
+        q.after_here(0);
+        slow(&mut q);
+        slow(&mut q);
+        assert_eq!(turns(&mut q), 64, "a fast one in between starts over");
+        assert!(q.my_turn(), "the kernel holds depth - 1: the thread's turn");
+        q.in_ring = 2;
+        assert!(!q.my_turn(), "room in the kernel: not the thread's turn");
+        q.in_ring = 0;
     }
 
     #[test]
