@@ -157,10 +157,8 @@ pub(crate) struct UringMeta {
     here_skip: u32,
     /// ... and how many it was last time (doubling while they stay slow).
     here_backoff: u32,
-    /// Slow operations here in a row: one alone is a preemption.
-    slow_in_row: u32,
-    /// Operations that ran in this thread so far.
-    ran_here: u64,
+    /// The last turn here was slow: one alone is a preemption.
+    slow_before: bool,
     /// The kernel posts no CQE for a request that succeeded with
     /// IOSQE_CQE_SKIP_SUCCESS (5.17).
     skip_success: bool,
@@ -269,23 +267,55 @@ impl UringMeta {
             ready: Vec::with_capacity(n),
             here_skip: 0,
             here_backoff: 0,
-            slow_in_row: 0,
-            ran_here: 0,
+            slow_before: false,
             skip_success,
             _one_thread: PhantomData,
         })
     }
 
     /// Copies `path` into slot `token`'s path buffer; a pointer to it.
-    fn copy_path(&mut self, token: u32, path: &CStr) -> io::Result<*const libc::c_char> {
+    fn copy_path(&mut self, token: u32, path: &CStr) -> *const libc::c_char {
         let bytes = path.to_bytes_with_nul();
-        if bytes.len() > PATH_BYTES {
-            return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
-        }
         let at = token as usize * PATH_BYTES;
         let dst = &mut self.paths[at..at + bytes.len()];
         dst.copy_from_slice(bytes);
-        Ok(dst.as_ptr().cast())
+        dst.as_ptr().cast()
+    }
+
+    /// Refuses what no slot can take, before a slot is taken and whether
+    /// the operation goes to the kernel or runs here: a path longer than
+    /// PATH_MAX, data larger than a slot's, a removal whose name has a
+    /// slash or whose directory has no descriptor.
+    fn fits(&self, op: &MetaOp<'_>) -> io::Result<()> {
+        if op.path().to_bytes_with_nul().len() > PATH_BYTES {
+            return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+        }
+        let len = match *op {
+            MetaOp::Create { data, .. } => data.len(),
+            MetaOp::Read { len, .. } => len,
+            MetaOp::Rmdir { dir, name } | MetaOp::Unlink { dir, name } => {
+                if name.to_bytes().contains(&b'/') {
+                    // A name with a slash would be resolved through
+                    // directories that a planted link could stand for.
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "a removal through the queue takes one name in its directory, without '/'",
+                    ));
+                }
+                return dir_fd(dir).map(drop);
+            }
+            MetaOp::Mkdir { .. } | MetaOp::Stat { .. } => 0,
+        };
+        if len > self.data_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{len} bytes do not fit the queue's {} bytes per slot",
+                    self.data_bytes
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn user_data(token: u32, step: Step) -> u64 {
@@ -352,17 +382,8 @@ impl UringMeta {
         Ok((out, n))
     }
 
-    fn data_region(&mut self, token: u32, len: usize) -> io::Result<*mut u8> {
-        if len > self.data_bytes {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "{len} bytes do not fit the queue's {} bytes per slot",
-                    self.data_bytes
-                ),
-            ));
-        }
-        Ok(self.data[token as usize * self.data_bytes..].as_mut_ptr())
+    fn data_region(&mut self, token: u32) -> *mut u8 {
+        self.data[token as usize * self.data_bytes..].as_mut_ptr()
     }
 
     fn create_chain(
@@ -374,7 +395,7 @@ impl UringMeta {
         fsync: bool,
         out: &mut Chain,
     ) -> io::Result<usize> {
-        let ptr = self.data_region(token, data.len())?;
+        let ptr = self.data_region(token);
         let at = token as usize * self.data_bytes;
         self.data[at..at + data.len()].copy_from_slice(data);
         let excl = if exclusive { libc::O_EXCL } else { 0 };
@@ -406,7 +427,7 @@ impl UringMeta {
         len: usize,
         out: &mut Chain,
     ) -> io::Result<usize> {
-        let ptr = self.data_region(token, len)?;
+        let ptr = self.data_region(token);
         let mut n = 0;
         // Straight to the kernel's workers: tried inline, an open whose
         // name is cached goes on to the file system's open in the
@@ -496,14 +517,8 @@ impl UringMeta {
                     self.ring.submitter().submit_with_args(wait, &args)
                 }
             };
-            match r {
-                Ok(_) => return Ok(()),
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                // The deadline came first.
-                Err(e) if e.raw_os_error() == Some(libc::ETIME) => return Ok(()),
-                // Completions are due first; the caller reaps and retries.
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
-                Err(e) => return Err(e),
+            if let Some(r) = entered(r) {
+                return r;
             }
         }
     }
@@ -591,18 +606,15 @@ impl MetaQueue for UringMeta {
                 "the queue is full: reap completions first",
             ));
         };
-        if matches!(op, MetaOp::Unlink { .. } | MetaOp::Rmdir { .. })
-            && op.path().to_bytes().contains(&b'/')
-        {
-            // A name with a slash would be resolved through directories
-            // that a planted link could stand for.
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a removal through the queue takes one name in its directory, without '/'",
-            ));
-        }
-        let path = self.copy_path(token, op.path())?;
-        let (entries, n) = self.entries(token, op, path)?;
+        self.fits(op)?;
+        // The chain is built only for the kernel: a turn here needs none.
+        let chain = match self.my_turn() {
+            true => None,
+            false => {
+                let path = self.copy_path(token, op.path());
+                Some(self.entries(token, op, path)?)
+            }
+        };
         let (kind, want) = match *op {
             MetaOp::Mkdir { .. } => (Kind::Mkdir, 0),
             MetaOp::Rmdir { .. } => (Kind::Rmdir, 0),
@@ -622,18 +634,17 @@ impl MetaQueue for UringMeta {
             error: None,
         };
         self.in_flight += 1;
-        if self.my_turn() {
+        let Some((entries, n)) = chain else {
             // The kernel holds depth - 1: this one runs here, while the
             // kernel's workers go on with what was sent (all of it).
             if !self.batch.is_empty() {
                 self.send(0, None)?;
             }
             self.run_here(token, op);
-            self.ran_here += 1;
             self.ready.push(token);
             self.after_here(token);
             return Ok(());
-        }
+        };
         self.queue(&entries[..n]);
         self.batch.push(token);
         self.in_ring += 1;
@@ -689,24 +700,7 @@ impl UringMeta {
             if !self.record(cqe.user_data(), cqe.result()) {
                 continue;
             }
-            let token = (cqe.user_data() >> STEP_BITS) as u32;
-            let slot = self.slots[token as usize];
-            let data = match slot.kind {
-                Kind::Read => {
-                    let at = token as usize * self.data_bytes;
-                    &self.data[at..at + slot.got as usize]
-                }
-                _ => &[][..],
-            };
-            done(&MetaDone {
-                tag: slot.tag,
-                start_ns: slot.start_ns,
-                end_ns,
-                result: slot.error.map_or(Ok(slot.got), Err),
-                data,
-            });
-            self.free.push(token);
-            self.in_flight -= 1;
+            self.hand_over((cqe.user_data() >> STEP_BITS) as u32, end_ns, done);
             self.in_ring -= 1;
             finished += 1;
         }
@@ -726,11 +720,8 @@ impl UringMeta {
                     .submitter()
                     .enter::<libc::sigset_t>(queued, 0, ENTER_GETEVENTS, None)
             };
-            match r {
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                // Completions are due first; the caller reaps them.
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
-                r => return r.map(drop),
+            if let Some(r) = entered(r) {
+                return r;
             }
         }
     }
@@ -739,23 +730,29 @@ impl UringMeta {
     fn hand_over_ready(&mut self, done: &mut dyn FnMut(&MetaDone<'_>)) -> usize {
         let n = self.ready.len();
         while let Some(token) = self.ready.pop() {
-            let slot = self.slots[token as usize];
-            let at = token as usize * self.data_bytes;
-            let data = match slot.kind {
-                Kind::Read => &self.data[at..at + slot.got as usize],
-                _ => &[][..],
-            };
-            done(&MetaDone {
-                tag: slot.tag,
-                start_ns: slot.start_ns,
-                end_ns: slot.end_ns,
-                result: slot.error.map_or(Ok(slot.got), Err),
-                data,
-            });
-            self.free.push(token);
-            self.in_flight -= 1;
+            let end_ns = self.slots[token as usize].end_ns;
+            self.hand_over(token, end_ns, done);
         }
         n
+    }
+
+    /// Hands slot `token`'s finished operation to `done` and frees it.
+    fn hand_over(&mut self, token: u32, end_ns: u64, done: &mut dyn FnMut(&MetaDone<'_>)) {
+        let slot = self.slots[token as usize];
+        let at = token as usize * self.data_bytes;
+        let data = match slot.kind {
+            Kind::Read => &self.data[at..at + slot.got as usize],
+            _ => &[][..],
+        };
+        done(&MetaDone {
+            tag: slot.tag,
+            start_ns: slot.start_ns,
+            end_ns,
+            result: slot.error.map_or(Ok(slot.got), Err),
+            data,
+        });
+        self.free.push(token);
+        self.in_flight -= 1;
     }
 
     /// True when the next operation runs in this thread: the kernel holds
@@ -779,14 +776,13 @@ impl UringMeta {
         let slot = &self.slots[token as usize];
         if slot.end_ns.saturating_sub(slot.start_ns) < SLOW_HERE_NS {
             self.here_backoff = 0;
-            self.slow_in_row = 0;
+            self.slow_before = false;
             return;
         }
-        self.slow_in_row += 1;
-        if self.slow_in_row < 2 {
+        self.slow_before = !self.slow_before;
+        if self.slow_before {
             return;
         }
-        self.slow_in_row = 0;
         let depth = self.slots.len() as u32;
         self.here_backoff = (self.here_backoff * 2).clamp(depth * 16, MAX_BACKOFF);
         self.here_skip = self.here_backoff;
@@ -823,6 +819,20 @@ impl UringMeta {
                 slot.error = Some(e);
             }
         }
+    }
+}
+
+/// What an io_uring_enter's result means for the queue: None to enter
+/// again (a signal came), else done; the deadline (ETIME) or completions
+/// due first (EBUSY, the caller reaps them) are not errors.
+fn entered(r: io::Result<usize>) -> Option<io::Result<()>> {
+    match r {
+        Ok(_) => Some(Ok(())),
+        Err(e) => match e.raw_os_error() {
+            Some(libc::EINTR) => None,
+            Some(libc::ETIME | libc::EBUSY) => Some(Ok(())),
+            _ => Some(Err(e)),
+        },
     }
 }
 
@@ -1363,10 +1373,13 @@ mod tests {
         ];
         let mut ends = Vec::new();
         for (i, [kernel, here]) in pairs.iter().enumerate() {
-            let before = q.ran_here;
             q.push(2 * i as u64, kernel).unwrap();
             q.push(2 * i as u64 + 1, here).unwrap();
-            assert_eq!(q.ran_here, before + 1, "pair {i}: the second ran here");
+            assert_eq!(
+                (q.in_ring, q.in_flight, q.ready.len()),
+                (1, 2, 1),
+                "pair {i}: the second ran here"
+            );
             let got = drain(&mut q);
             ends.push((got[0].1, got[1].1, got[0].2.clone(), got[1].2.clone()));
         }
