@@ -65,6 +65,11 @@ struct Checked {
 pub fn main(prog: &str, args: Vec<OsString>) -> exit::Ended {
     let cli: Cli = exit::parse_clap(prog, args)?;
     let checked = check(&cli).map_err(usage)?;
+    if checked.plan.runs(iolab_qualify::layer::Layer::Metadata) {
+        if let Some(note) = iolab_qualify::caveat::metadata(&checked.plan.dir) {
+            eprintln!("iolab qualify: note: {note}");
+        }
+    }
     if cli.dry_run {
         return Ok(show::dry_run(&checked.plan, &checked.curves, &checked.exe));
     }

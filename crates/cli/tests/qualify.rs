@@ -796,6 +796,55 @@ fn a_baseline_gives_every_limit_as_a_percentage() {
         .contains("<th>baseline</th>"));
 }
 
+/// A metadata layer on an ext4 without a journal is noted before
+/// anything runs (its creates pay for the removals of the minutes
+/// before, docs/qualify.md); one with a journal, or a plan without the
+/// metadata layer, gets no note.
+#[test]
+fn an_ext4_without_a_journal_is_noted_for_the_metadata_layer() {
+    let s = Scratch::new("qualify-ext4");
+    let tmp = s.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let bare = match common::loopfs::LoopFs::ext4(&s, "bare", 64, &["-O", "^has_journal"]) {
+        Ok(fs) => fs,
+        Err(e) => return common::skip_or_fail("qualify-ext4", &e),
+    };
+    let journaled = common::loopfs::LoopFs::ext4(&s, "journaled", 64, &[]).unwrap();
+    let note = "without a journal";
+    for (fs, layers, noted) in [
+        (&bare, "metadata", true),
+        (&bare, "data", false),
+        (&journaled, "metadata", false),
+    ] {
+        let p = s.path("plan.toml");
+        std::fs::write(
+            &p,
+            format!(
+                "repeats = 1\ndir = \"{}\"\nlayers = [\"{layers}\"]\n",
+                fs.at.display()
+            ),
+        )
+        .unwrap();
+        let o = run(
+            &[
+                "qualify",
+                p.to_str().unwrap(),
+                "--out",
+                s.path("q").to_str().unwrap(),
+                "--dry-run",
+            ],
+            &tmp,
+        );
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+        assert_eq!(err.contains(note), noted, "{} {layers}: {err}", fs.dev);
+        if noted {
+            assert!(err.contains(fs.name()), "{err}");
+        }
+        assert!(!s.path("q").exists(), "a dry run made --out");
+    }
+}
+
 /// Two fake hosts (network namespaces), mpirun started in the first with
 /// the second reached through Open MPI's remote shell (`plm_rsh_agent`,
 /// the same script lst's agents are started through): the network layer

@@ -8,8 +8,9 @@
 //! below ([`verdict`]), the plan's expectations ([`expr`]) and a
 //! baseline qualification.
 //!
-//! The modules other than [`run`] and [`machine`] are pure: plan in,
-//! curves, verdicts and tables out.
+//! The modules other than [`run`], [`machine`] and [`caveat`] (which
+//! look this machine up) are pure: plan in, curves, verdicts and tables
+//! out.
 //!
 //! ```
 //! use iolab_qualify::{curves, machine::Machine, plan};
@@ -20,6 +21,7 @@
 //! iolab_qualify::verdict::check_expectations(&p, &c).unwrap();
 //! ```
 
+pub mod caveat;
 pub mod curves;
 mod error;
 pub mod expr;

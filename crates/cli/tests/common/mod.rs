@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub mod e2e;
+pub mod loopfs;
 pub mod strangers;
 
 /// A scratch directory; on a private tmpfs mount when we are root.
