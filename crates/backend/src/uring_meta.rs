@@ -30,7 +30,12 @@
 //! where the handoff to a worker costs about what the call does, the
 //! thread and the workers share the work. The workers are kept off the
 //! CPU the thread was on when it made the queue (where it may run on
-//! others), so that the two do not take turns on one CPU.
+//! others), so that the two do not take turns on one CPU. A directory's
+//! create or removal the thread runs itself whatever the kernel holds:
+//! it holds the parent's lock for nearly all its work, so beside the
+//! workers it would only take turns on that lock. Turns in the thread
+//! that wait (two in a row past [`SLOW_HERE_NS`]) leave the next ones
+//! to the kernel for a while, so a round trip is waited for in the ring.
 //!
 //! What is missing is named at [`UringMeta::new`]: no io_uring at all
 //! (old kernel, seccomp, `kernel.io_uring_disabled`), an opcode the
