@@ -612,15 +612,6 @@ impl MetaQueue for UringMeta {
             ));
         };
         self.fits(op)?;
-        // The chain is built only for the kernel: a turn here needs none.
-        let dir_op = matches!(op, MetaOp::Mkdir { .. } | MetaOp::Rmdir { .. });
-        let chain = match self.my_turn(dir_op) {
-            true => None,
-            false => {
-                let path = self.copy_path(token, op.path());
-                Some(self.entries(token, op, path)?)
-            }
-        };
         let (kind, want) = match *op {
             MetaOp::Mkdir { .. } => (Kind::Mkdir, 0),
             MetaOp::Rmdir { .. } => (Kind::Rmdir, 0),
@@ -628,6 +619,14 @@ impl MetaQueue for UringMeta {
             MetaOp::Stat { .. } => (Kind::Stat, 0),
             MetaOp::Create { data, .. } => (Kind::Create, data.len() as u64),
             MetaOp::Read { len, .. } => (Kind::Read, len as u64),
+        };
+        // The chain is built only for the kernel: a turn here needs none.
+        let chain = match self.my_turn(kind) {
+            true => None,
+            false => {
+                let path = self.copy_path(token, op.path());
+                Some(self.entries(token, op, path)?)
+            }
         };
         self.free.pop();
         self.slots[token as usize] = Slot {
@@ -641,7 +640,7 @@ impl MetaQueue for UringMeta {
         };
         self.in_flight += 1;
         let Some((entries, n)) = chain else {
-            // The kernel holds depth - 1: this one runs here, while the
+            // This thread's turn (my_turn): it runs here, while the
             // kernel's workers go on with what was sent (all of it).
             if !self.batch.is_empty() {
                 self.send(0, None)?;
@@ -761,8 +760,8 @@ impl UringMeta {
         self.in_flight -= 1;
     }
 
-    /// True when the next operation runs in this thread: the kernel holds
-    /// depth - 1, or it makes or removes a directory (`dir_op`), and no
+    /// True when the next operation, of `kind`, runs in this thread: the
+    /// kernel holds depth - 1, or it makes or removes a directory, and no
     /// operation here was slow lately.
     ///
     /// A directory's create and removal hold its parent's lock for nearly
@@ -772,7 +771,8 @@ impl UringMeta {
     /// all in the thread at 1.01-1.16 x (the sync engine 1.07). Where
     /// they wait on a server, two slow ones send them to the kernel as
     /// any other operation.
-    fn my_turn(&mut self, dir_op: bool) -> bool {
+    fn my_turn(&mut self, kind: Kind) -> bool {
+        let dir_op = matches!(kind, Kind::Mkdir | Kind::Rmdir);
         let kernel_full = self.in_ring + 1 >= self.slots.len();
         if self.slots.len() < 2 || !(kernel_full || dir_op) {
             return false;
@@ -1461,7 +1461,7 @@ mod tests {
             q.slots[0].end_ns = SLOW_HERE_NS;
             q.after_here(0);
         };
-        let turns = |q: &mut UringMeta| (0..10_000).take_while(|_| !q.my_turn(false)).count();
+        let turns = |q: &mut UringMeta| (0..10_000).take_while(|_| !q.my_turn(Kind::Stat)).count();
         slow(&mut q);
         assert_eq!(turns(&mut q), 0, "one slow operation alone: a preemption");
         slow(&mut q);
@@ -1475,18 +1475,21 @@ mod tests {
         slow(&mut q);
         assert_eq!(turns(&mut q), 64, "a fast one in between starts over");
         assert!(
-            q.my_turn(false),
+            q.my_turn(Kind::Stat),
             "the kernel holds depth - 1: the thread's turn"
         );
         q.in_ring = 2;
         assert!(
-            !q.my_turn(false),
+            !q.my_turn(Kind::Stat),
             "room in the kernel: not the thread's turn"
         );
-        assert!(q.my_turn(true), "a directory's create or removal: here");
+        assert!(
+            q.my_turn(Kind::Mkdir),
+            "a directory's create or removal: here"
+        );
         slow(&mut q);
         slow(&mut q);
-        assert!(!q.my_turn(true), "unless the turns here are slow");
+        assert!(!q.my_turn(Kind::Mkdir), "unless the turns here are slow");
         q.in_ring = 0;
     }
 

@@ -27,7 +27,10 @@ pub fn metadata(dir: &Path) -> Option<String> {
 /// journal. The kernel lists every ext4 it mounted in `proc/fs/ext4/DEV`
 /// and every journal in `proc/fs/jbd2/DEV-INODE`; `sys/dev/block/M:m`
 /// names the device of `dir`'s device number (a file system on no block
-/// device, tmpfs or NFS, has none there).
+/// device, tmpfs or NFS, has none there). The device number, not
+/// mountinfo's source (`core::env::fs_info`), since a source may be
+/// `/dev/root` or a mapper name where the kernel's lists say `dm-0`; and
+/// ext2 or ext3 mounted by the ext4 driver keep inodes alike.
 fn ext4_without_journal(dir: &Path, sys: &Path, proc: &Path) -> Option<String> {
     let dev = std::fs::metadata(dir).ok()?.dev();
     let (major, minor) = (libc::major(dev), libc::minor(dev));
@@ -57,9 +60,20 @@ mod tests {
         assert_eq!(metadata(Path::new("/no/such/dir")), None);
     }
 
+    /// A directory removed on drop, even when the test fails.
+    struct Scratch(std::path::PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
     #[test]
     fn the_kernels_lists_decide() {
-        let t = std::env::temp_dir().join(format!("iolab-caveat-{}", std::process::id()));
+        let scratch =
+            Scratch(std::env::temp_dir().join(format!("iolab-caveat-{}", std::process::id())));
+        let t = &scratch.0;
         let (sys, proc) = (t.join("sys"), t.join("proc"));
         let dev = std::fs::metadata(t.parent().unwrap()).unwrap().dev();
         let block = sys.join("dev/block");
@@ -75,6 +89,5 @@ mod tests {
         std::fs::remove_dir_all(proc.join("fs/ext4/vdz")).unwrap();
         std::fs::remove_dir(proc.join("fs/jbd2/vdz-8")).unwrap();
         assert_eq!(ext4_without_journal(dir, &sys, &proc), None);
-        std::fs::remove_dir_all(&t).unwrap();
     }
 }
