@@ -9,7 +9,8 @@
 
 mod common;
 
-use common::{is_root, skip_or_fail, Scratch};
+use common::loopfs::LoopDev;
+use common::{skip_or_fail, Scratch};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -90,46 +91,18 @@ fn assert_sigpipe_end(what: &str, e: &Ended) {
     }
 }
 
-/// A blank loop device over a sparse file, detached on drop.
-struct Loop(String);
-
-impl Loop {
-    fn new(s: &Scratch, test: &str) -> Option<Loop> {
-        if !is_root() {
-            skip_or_fail(test, "loop devices need root");
-            return None;
-        }
-        let img = s.path("dev.img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(128 << 20)
-            .unwrap();
-        match Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&img)
-            .output()
-        {
-            Ok(o) if o.status.success() => {
-                Some(Loop(String::from_utf8_lossy(&o.stdout).trim().to_string()))
-            }
-            other => {
-                skip_or_fail(test, &format!("losetup failed: {other:?}"));
-                None
-            }
-        }
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
-    }
+/// A blank loop device of 128 MiB in `s`, or None where the test is
+/// skipped.
+fn blank(s: &Scratch, test: &str) -> Option<LoopDev> {
+    LoopDev::blank(&s.path("dev.img"), 128)
+        .map_err(|why| skip_or_fail(test, &why))
+        .ok()
 }
 
 #[test]
 fn survey_disk_into_a_closed_pipe_stops_like_sigpipe() {
     let s = Scratch::new("pipe-disk");
-    let Some(dev) = Loop::new(&s, "survey_disk_into_a_closed_pipe_stops_like_sigpipe") else {
+    let Some(dev) = blank(&s, "survey_disk_into_a_closed_pipe_stops_like_sigpipe") else {
         return;
     };
     let rslt = s.path("d");
@@ -137,7 +110,7 @@ fn survey_disk_into_a_closed_pipe_stops_like_sigpipe() {
         &[
             "survey",
             "disk",
-            &dev.0,
+            &dev.dev,
             "--size",
             "16",
             "--rszlo",
@@ -215,14 +188,14 @@ fn object_and_metadata_surveys_into_a_closed_pipe_remove_their_files() {
 #[test]
 fn survey_plot_into_a_closed_pipe_stops_like_sigpipe() {
     let s = Scratch::new("pipe-plot");
-    let Some(dev) = Loop::new(&s, "survey_plot_into_a_closed_pipe_stops_like_sigpipe") else {
+    let Some(dev) = blank(&s, "survey_plot_into_a_closed_pipe_stops_like_sigpipe") else {
         return;
     };
     let rslt = s.path("p");
     let o = common::iolab(&[
         "survey",
         "disk",
-        &dev.0,
+        &dev.dev,
         "--size",
         "4",
         "--rszlo",

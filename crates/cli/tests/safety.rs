@@ -12,59 +12,19 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use common::{skip_or_fail, Scratch};
+use common::loopfs::LoopDev;
+use common::skip_or_fail;
 
-/// Size of every test device: sparse, so it costs nothing in the tmpfs.
-const DEVICE_BYTES: u64 = 64 << 20;
+/// MiB of every test device: sparse, so it costs nothing in the tmpfs.
+const DEVICE_MB: u64 = 64;
 /// Bytes compared before and after a refused write.
 const CHECKED_BYTES: usize = 4 << 20;
 
-/// A loop device over a sparse image in a private tmpfs; detached (and the
-/// tmpfs unmounted) on drop, even when the test fails.
-struct LoopDev {
-    dev: String,
-    _scratch: Scratch,
-}
-
-impl LoopDev {
-    /// Makes the image, lets `fill` write into it, then attaches it.
-    fn new(name: &str, fill: impl FnOnce(&Path) -> Result<(), String>) -> Result<Self, String> {
-        if !common::is_root() {
-            return Err("not root: loop devices need root".into());
-        }
-        let scratch = Scratch::new(name);
-        let img = scratch.path("img");
-        let f = std::fs::File::create(&img).map_err(|e| e.to_string())?;
-        f.set_len(DEVICE_BYTES).map_err(|e| e.to_string())?;
-        drop(f);
-        fill(&img)?;
-        let out = Command::new("losetup")
-            .arg("-f")
-            .arg("--show")
-            .arg(&img)
-            .output()
-            .map_err(|e| format!("losetup: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("losetup: {}", String::from_utf8_lossy(&out.stderr)));
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Ok(Self {
-            dev,
-            _scratch: scratch,
-        })
-    }
-
-    fn head(&self) -> Vec<u8> {
-        let mut b = std::fs::read(&self.dev).unwrap();
-        b.truncate(CHECKED_BYTES);
-        b
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
+/// The first bytes of a device: what a refused write must leave as it was.
+fn head(lo: &LoopDev) -> Vec<u8> {
+    let mut b = std::fs::read(&lo.dev).unwrap();
+    b.truncate(CHECKED_BYTES);
+    b
 }
 
 /// Runs `cmd args... <img>`, feeding
@@ -108,11 +68,11 @@ fn stderr(o: &Output) -> String {
 /// The shared check: refused (exit 2, naming `what` and `-force`) and
 /// untouched; then written with `-force`.
 fn refused_then_forced(test: &str, what: &str, fill: impl FnOnce(&Path) -> Result<(), String>) {
-    let lo = match LoopDev::new(test, fill) {
+    let lo = match LoopDev::filled(test, DEVICE_MB, fill) {
         Ok(l) => l,
         Err(why) => return skip_or_fail(test, &why),
     };
-    let before = lo.head();
+    let before = head(&lo);
     let line = format!(
         "-op write -target {} -reqsize 4 -numreqs 16 -datapattern 0x5a",
         lo.dev
@@ -125,12 +85,12 @@ fn refused_then_forced(test: &str, what: &str, fill: impl FnOnce(&Path) -> Resul
         "{test}: the message must name {what} and -force: {err}"
     );
     assert!(
-        before == lo.head(),
+        before == head(&lo),
         "{test}: the refused write changed the device"
     );
     let o = xdd(&format!("{line} -force"));
     assert_eq!(o.status.code(), Some(0), "{test}: -force: {}", stderr(&o));
-    let after = lo.head();
+    let after = head(&lo);
     assert!(
         after[..16 << 10].iter().all(|&b| b == 0x5a),
         "{test}: -force did not write the device"
@@ -228,7 +188,7 @@ fn an_lvm_physical_volume_label_is_refused() {
             .write(true)
             .open(img)
             .map_err(|e| e.to_string())?;
-        f.write_all_at(&lvm2_label(DEVICE_BYTES), 512)
+        f.write_all_at(&lvm2_label(DEVICE_MB << 20), 512)
             .map_err(|e| e.to_string())
     });
 }
@@ -268,7 +228,7 @@ fn lvm2_crc(data: &[u8]) -> u32 {
 #[test]
 fn an_all_zero_device_is_writable() {
     let test = "safety-zero";
-    let lo = match LoopDev::new(test, |_| Ok(())) {
+    let lo = match LoopDev::scratch(test, DEVICE_MB) {
         Ok(l) => l,
         Err(why) => return skip_or_fail(test, &why),
     };
@@ -277,7 +237,7 @@ fn an_all_zero_device_is_writable() {
         lo.dev
     ));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(lo.head()[..16 << 10].iter().all(|&b| b == 0x5a));
+    assert!(head(&lo)[..16 << 10].iter().all(|&b| b == 0x5a));
 }
 
 /// Copies the file `src` into `dst` at byte `offset`, keeping dst's size.

@@ -7,47 +7,11 @@
 
 mod common;
 
+use common::loopfs::LoopDev;
 use common::{iolab, stderr, stdout, Scratch};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// A loop device on a sparse file in the scratch tmpfs; detached on drop.
-struct LoopDev {
-    dev: String,
-}
-
-impl LoopDev {
-    fn new(img: &Path) -> Result<LoopDev, String> {
-        if !common::is_root() {
-            return Err("not root".into());
-        }
-        std::fs::File::create(img)
-            .and_then(|f| f.set_len(64 << 20))
-            .map_err(|e| format!("sparse file: {e}"))?;
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(img)
-            .output()
-            .map_err(|e| format!("losetup: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("losetup: {}", String::from_utf8_lossy(&out.stderr)));
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Ok(LoopDev { dev })
-    }
-
-    /// `loop3` for `/dev/loop3`: the name /proc/diskstats uses.
-    fn name(&self) -> &str {
-        self.dev.trim_start_matches("/dev/")
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
 
 /// Network namespaces standing in for hosts; deleted on drop. They get
 /// no addresses: collectors are started and their records fetched
@@ -198,7 +162,7 @@ fn bad_config_is_refused_naming_the_variable() {
 #[test]
 fn disk_write_counters_agree_with_the_bytes_xdd_wrote() {
     let s = Scratch::new("stats-disk");
-    let lo = match LoopDev::new(&s.path("img")) {
+    let lo = match LoopDev::blank(&s.path("img"), 64) {
         Ok(l) => l,
         Err(why) => {
             common::skip_or_fail("disk_write_counters_agree_with_the_bytes_xdd_wrote", &why);
@@ -536,7 +500,7 @@ fn nodes_collect_through_the_remote_shell_and_an_unreachable_one_is_reported() {
             return;
         }
     };
-    let lo = match LoopDev::new(&s.path("img")) {
+    let lo = match LoopDev::blank(&s.path("img"), 64) {
         Ok(l) => l,
         Err(why) => {
             common::skip_or_fail(name, &why);
@@ -687,7 +651,7 @@ fn run_refuses_to_start_the_command_when_a_collector_cannot_start() {
 #[test]
 fn xdd_stats_option_puts_the_runs_disk_counters_in_its_json() {
     let s = Scratch::new("stats-xdd-hook");
-    let lo = match LoopDev::new(&s.path("img")) {
+    let lo = match LoopDev::blank(&s.path("img"), 64) {
         Ok(l) => l,
         Err(why) => {
             common::skip_or_fail(

@@ -10,95 +10,17 @@ mod common;
 
 use common::survey;
 
-use common::{is_root, skip_or_fail, stderr, stdout, Scratch};
+use common::loopfs::{self, LoopDev, LoopFs};
+use common::{skip_or_fail, stderr, stdout, Scratch};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A loop device over a sparse file, optionally formatted and mounted.
-struct Loop {
-    dev: String,
-    mount: Option<PathBuf>,
-}
-
-impl Loop {
-    /// A blank loop device of `mb` MB backed by a sparse file in `s`.
-    fn new(s: &Scratch, name: &str, mb: u64) -> Option<Self> {
-        if !is_root() {
-            skip_or_fail(name, "loop devices need root");
-            return None;
-        }
-        let backing = s.path(&format!("{name}.img"));
-        std::fs::File::create(&backing)
-            .ok()?
-            .set_len(mb << 20)
-            .ok()?;
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&backing)
-            .output();
-        match out {
-            Ok(o) if o.status.success() => Some(Loop {
-                dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
-                mount: None,
-            }),
-            other => {
-                skip_or_fail(name, &format!("losetup failed: {other:?}"));
-                None
-            }
-        }
-    }
-
-    /// Makes a file system (`ext4`, `xfs`) on it.
-    fn mkfs(&self, fs: &str) -> bool {
-        let mut c = Command::new(format!("mkfs.{fs}"));
-        if fs == "xfs" {
-            c.arg("-f");
-        }
-        let ok = c
-            .arg("-q")
-            .arg(&self.dev)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            skip_or_fail(&self.dev, &format!("mkfs.{fs} failed"));
-        }
-        ok
-    }
-
-    /// Makes `fs` and mounts it on `at`.
-    fn mounted(mut self, fs: &str, at: &Path) -> Option<Self> {
-        if !self.mkfs(fs) {
-            return None;
-        }
-        std::fs::create_dir_all(at).ok()?;
-        let ok = Command::new("mount")
-            .arg(&self.dev)
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            skip_or_fail(&self.dev, "mount failed");
-            return None;
-        }
-        self.mount = Some(at.to_path_buf());
-        Some(self)
-    }
-
-    /// The device's "MAJ:MIN".
-    fn majmin(&self) -> String {
-        use std::os::unix::fs::MetadataExt;
-        let rdev = std::fs::metadata(&self.dev).map(|m| m.rdev()).unwrap_or(0);
-        format!("{}:{}", libc::major(rdev), libc::minor(rdev))
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        if let Some(m) = &self.mount {
-            let _ = Command::new("umount").arg(m).status();
-        }
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
+/// A blank loop device of `mb` MiB over a sparse file in `s`, or None
+/// where the test is skipped.
+fn blank(s: &Scratch, name: &str, mb: u64) -> Option<LoopDev> {
+    LoopDev::blank(&s.path(&format!("{name}.img")), mb)
+        .map_err(|why| skip_or_fail(name, &why))
+        .ok()
 }
 
 fn read(p: &Path) -> String {
@@ -141,7 +63,7 @@ fn disk_small(dev: &str, rslt: &Path) -> Vec<String> {
 #[test]
 fn disk_survey_writes_the_kits_lines_on_a_blank_device() {
     let s = Scratch::new("survey-disk");
-    let Some(l) = Loop::new(&s, "disk", 16) else {
+    let Some(l) = blank(&s, "disk", 16) else {
         return;
     };
     let rslt = s.path("r");
@@ -210,7 +132,7 @@ fn disk_survey_writes_the_kits_lines_on_a_blank_device() {
 #[test]
 fn disk_survey_takes_the_kits_environment_variables() {
     let s = Scratch::new("survey-disk-env");
-    let Some(l) = Loop::new(&s, "disk-env", 16) else {
+    let Some(l) = blank(&s, "disk-env", 16) else {
         return;
     };
     let rslt = s.path("e");
@@ -239,11 +161,11 @@ fn disk_survey_takes_the_kits_environment_variables() {
 #[test]
 fn disk_survey_refuses_a_formatted_device_without_force() {
     let s = Scratch::new("survey-disk-fs");
-    let Some(l) = Loop::new(&s, "disk-fs", 32) else {
+    let Some(l) = blank(&s, "disk-fs", 32) else {
         return;
     };
-    if !l.mkfs("ext4") {
-        return;
+    if let Err(why) = loopfs::mkfs(&l, "ext4", &[]) {
+        return skip_or_fail("disk-fs", &why);
     }
     let rslt = s.path("f");
     let args = disk_small(&l.dev, &rslt);
@@ -271,7 +193,7 @@ fn disk_survey_refuses_a_formatted_device_without_force() {
 #[test]
 fn bad_disk_parameters_exit_2_before_anything_is_created() {
     let s = Scratch::new("survey-disk-bad");
-    let Some(l) = Loop::new(&s, "disk-bad", 16) else {
+    let Some(l) = blank(&s, "disk-bad", 16) else {
         return;
     };
     let rslt = s.path("b");
@@ -365,25 +287,25 @@ impl Drop for Throttle {
 }
 
 /// `n` mounted targets with file system `fs` in `s`.
-fn targets(s: &Scratch, tag: &str, fs: &str, mb: u64, n: usize) -> Option<Vec<Loop>> {
+fn targets(s: &Scratch, tag: &str, fs: &str, mb: u64, n: usize) -> Option<Vec<LoopFs>> {
     (0..n)
         .map(|i| {
-            let l = Loop::new(s, &format!("{tag}{i}"), mb)?;
-            l.mounted(fs, &s.path(&format!("{tag}{i}-mnt")))
+            let l = blank(s, &format!("{tag}{i}"), mb)?;
+            LoopFs::make(l, fs, &[], &s.path(&format!("{tag}{i}-mnt")), &[])
+                .map_err(|why| skip_or_fail(tag, &why))
+                .ok()
         })
         .collect()
 }
 
-fn mounts(ls: &[Loop]) -> Vec<String> {
-    ls.iter()
-        .map(|l| l.mount.as_ref().unwrap().display().to_string())
-        .collect()
+fn mounts(ls: &[LoopFs]) -> Vec<String> {
+    ls.iter().map(|l| l.at.display().to_string()).collect()
 }
 
 /// Every entry under each mount except ext4's lost+found.
-fn leftovers(ls: &[Loop]) -> Vec<String> {
+fn leftovers(ls: &[LoopFs]) -> Vec<String> {
     ls.iter()
-        .flat_map(|l| common::tree(l.mount.as_ref().unwrap()))
+        .flat_map(|l| common::tree(&l.at))
         .filter(|p| !p.starts_with("lost+found"))
         .collect()
 }
@@ -482,7 +404,7 @@ fn a_throttled_target_lowers_the_obdfilter_bracket_minimum() {
     w.extend(fast_args.iter().map(String::as_str));
     let fast = survey(&w, &[]);
     assert_eq!(fast.status.code(), Some(0), "{}", stderr(&fast));
-    let Some(cg) = Throttle::new("obd", &ts[0].majmin(), 10 << 20) else {
+    let Some(cg) = Throttle::new("obd", &ts[0].dev.majmin(), 10 << 20) else {
         return;
     };
     let slow_args = words(&s.path("slow"));
@@ -613,29 +535,15 @@ fn mds_survey_with_one_and_several_directories() {
 #[test]
 fn mds_survey_out_of_inodes_gives_error_and_exit_1_and_leaves_nothing() {
     let s = Scratch::new("survey-mds-full");
-    let Some(l) = Loop::new(&s, "mfull", 16) else {
+    let Some(l) = blank(&s, "mfull", 16) else {
         return;
     };
     // A file system with very few inodes: creates run out long before 4000.
-    let ok = Command::new("mkfs.ext4")
-        .args(["-q", "-N", "64"])
-        .arg(&l.dev)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        skip_or_fail("mds-full", "mkfs.ext4 -N failed");
-        return;
-    }
     let at = s.path("mfull-mnt");
-    std::fs::create_dir_all(&at).unwrap();
-    assert!(Command::new("mount")
-        .arg(&l.dev)
-        .arg(&at)
-        .status()
-        .unwrap()
-        .success());
-    let mut l = l;
-    l.mount = Some(at.clone());
+    let fs = match LoopFs::make(l, "ext4", &["-N", "64"], &at, &[]) {
+        Ok(fs) => fs,
+        Err(why) => return skip_or_fail("mds-full", &why),
+    };
     let rslt = s.path("mfull");
     let o = survey(
         &[
@@ -660,9 +568,9 @@ fn mds_survey_out_of_inodes_gives_error_and_exit_1_and_leaves_nothing() {
     let line = stdout(&o).lines().nth(1).unwrap().to_string();
     assert!(line.contains("create             ERROR"), "{line}");
     assert!(
-        leftovers(std::slice::from_ref(&l)).is_empty(),
+        leftovers(std::slice::from_ref(&fs)).is_empty(),
         "{:?}",
-        leftovers(std::slice::from_ref(&l))
+        leftovers(std::slice::from_ref(&fs))
     );
 }
 
@@ -697,7 +605,7 @@ fn ost_survey_finds_and_flags_the_throttled_target() {
     let Some(ts) = targets(&s, "o", "ext4", 64, 3) else {
         return;
     };
-    let Some(cg) = Throttle::new("ost", &ts[1].majmin(), 10 << 20) else {
+    let Some(cg) = Throttle::new("ost", &ts[1].dev.majmin(), 10 << 20) else {
         return;
     };
     let m = mounts(&ts);
@@ -1163,7 +1071,7 @@ fn ctrl_c_stops_the_object_survey_and_removes_what_it_made() {
     let Some(ts) = targets(&s, "i", "ext4", 64, 1) else {
         return;
     };
-    let Some(cg) = Throttle::new("obd-int", &ts[0].majmin(), 1 << 20) else {
+    let Some(cg) = Throttle::new("obd-int", &ts[0].dev.majmin(), 1 << 20) else {
         return;
     };
     let m = mounts(&ts);
@@ -1192,9 +1100,7 @@ fn ctrl_c_stops_the_object_survey_and_removes_what_it_made() {
         .unwrap();
     // The shell execs the survey, so the child's pid is the survey's.
     let obj = ts[0]
-        .mount
-        .as_ref()
-        .unwrap()
+        .at
         .join(format!("iolab-obdfilter.{}", child.id()))
         .join("o0");
     wait_for("the first object", || {
@@ -1322,7 +1228,7 @@ fn disk_survey_prints_failed_when_a_region_fails() {
     let Some(ts) = targets(&s, "df", "ext4", 16, 1) else {
         return;
     };
-    let f = ts[0].mount.as_ref().unwrap().join("dev");
+    let f = ts[0].at.join("dev");
     std::fs::File::create(&f).unwrap();
     let rslt = s.path("df");
     let o = survey(
@@ -1464,10 +1370,10 @@ fn obdfilter_runs_targets_on_other_hosts_and_merges_them() {
 #[test]
 fn disk_survey_totals_count_every_device_and_its_summary_plots() {
     let s = Scratch::new("survey-disk-two");
-    let Some(a) = Loop::new(&s, "two-a", 16) else {
+    let Some(a) = blank(&s, "two-a", 16) else {
         return;
     };
-    let Some(b) = Loop::new(&s, "two-b", 16) else {
+    let Some(b) = blank(&s, "two-b", 16) else {
         return;
     };
     let rslt = s.path("two");
@@ -1547,7 +1453,7 @@ fn ctrl_c_stops_the_target_survey_and_removes_its_files() {
     let Some(ts) = targets(&s, "oi", "ext4", 64, 1) else {
         return;
     };
-    let Some(cg) = Throttle::new("ost-int", &ts[0].majmin(), 1 << 20) else {
+    let Some(cg) = Throttle::new("ost-int", &ts[0].dev.majmin(), 1 << 20) else {
         return;
     };
     let m = mounts(&ts);
@@ -1563,11 +1469,7 @@ fn ctrl_c_stops_the_target_survey_and_removes_its_files() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let file = ts[0]
-        .mount
-        .as_ref()
-        .unwrap()
-        .join(format!("iolab-ost-survey.{}", child.id()));
+    let file = ts[0].at.join(format!("iolab-ost-survey.{}", child.id()));
     wait_for("the survey's file", || {
         std::fs::metadata(&file).is_ok_and(|m| m.len() > 0)
     });

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::loopfs::LoopDev;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -459,53 +460,9 @@ fn short_reads_are_counted_as_transferred_and_are_errors() {
     );
 }
 
-/// A loop device on a sparse file; detached and removed on drop.
-struct LoopDev {
-    dev: String,
-    _dir: TempDir,
-}
-
-impl LoopDev {
-    fn new() -> Result<Self, String> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc_geteuid() } != 0 {
-            return Err("not root".into());
-        }
-        let dir = TempDir::new("loop");
-        let img = dir.path("img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(64 << 20)
-            .unwrap();
-        let out = Command::new("losetup")
-            .args(["-f", "--show", &img])
-            .output()
-            .map_err(|e| format!("losetup: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Ok(Self { dev, _dir: dir })
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
-extern "C" {
-    #[link_name = "geteuid"]
-    fn libc_geteuid() -> u32;
-}
-
 #[test]
 fn writing_a_formatted_loop_device_is_refused() {
-    let lo = match LoopDev::new() {
+    let lo = match LoopDev::scratch("xdd-loop", 64) {
         Ok(l) => l,
         Err(why) => {
             common::skip_or_fail(
@@ -743,7 +700,7 @@ fn a_failed_start_touches_no_file() {
 /// 0 of 8192 bytes", exit 1).
 #[test]
 fn a_seek_range_past_a_block_device_is_refused_before_any_io() {
-    let lo = match LoopDev::new() {
+    let lo = match LoopDev::scratch("xdd-loop", 64) {
         Ok(l) => l,
         Err(why) => {
             common::skip_or_fail("seek range past a loop device", &why);

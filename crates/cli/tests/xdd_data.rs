@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::loopfs::LoopFs;
 use common::{skip_or_fail, Scratch};
 use std::collections::HashSet;
 use std::io::Write;
@@ -188,87 +189,29 @@ fn wholefile_lays_the_file_over_the_target() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("error"));
 }
 
-/// A btrfs file system on a loop device over a sparse image, mounted with
-/// `compress-force=zstd`; unmounted, detached and removed on drop.
-struct BtrfsLoop {
-    mnt: std::path::PathBuf,
-    dev: Option<String>,
-    mounted: bool,
-    _scratch: Scratch,
-}
-
-impl BtrfsLoop {
-    fn new() -> Result<Self, String> {
-        if !common::is_root() {
-            return Err("not root".into());
-        }
-        let scratch = Scratch::new("xdd-data-btrfs");
-        let img = scratch.path("img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(512 << 20)
-            .unwrap();
-        let mnt = scratch.path("mnt");
-        std::fs::create_dir(&mnt).unwrap();
-        let mut fx = Self {
-            mnt,
-            dev: None,
-            mounted: false,
-            _scratch: scratch,
-        };
-        let out = run("losetup", &["-f", "--show", img.to_str().unwrap()])?;
-        fx.dev = Some(out.trim().to_string());
-        let dev = fx.dev.clone().unwrap_or_default();
-        run("mkfs.btrfs", &["-q", "-f", &dev])?;
-        run(
-            "mount",
-            &["-o", "compress-force=zstd", &dev, fx.mnt.to_str().unwrap()],
-        )?;
-        fx.mounted = true;
-        Ok(fx)
-    }
-
-    /// Bytes the file system has in use (data and metadata), after sync.
-    fn used_bytes(&self) -> u64 {
-        run("sync", &[]).unwrap();
-        let c = std::ffi::CString::new(self.mnt.to_str().unwrap()).unwrap();
-        // SAFETY: statvfs is plain data; all zeros is a valid value.
-        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-        // SAFETY: `c` is a NUL-terminated path and `st` a valid
-        // out-parameter, both outliving the call.
-        assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
-        (st.f_blocks - st.f_bfree) * st.f_frsize
-    }
-}
-
-impl Drop for BtrfsLoop {
-    fn drop(&mut self) {
-        if self.mounted {
-            let _ = Command::new("umount").arg(&self.mnt).status();
-        }
-        if let Some(d) = &self.dev {
-            let _ = Command::new("losetup").args(["-d", d]).status();
-        }
-    }
-}
-
-fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
-    let o = Command::new(cmd)
-        .args(args)
-        .output()
-        .map_err(|e| format!("{cmd}: {e}"))?;
-    if !o.status.success() {
-        return Err(format!(
-            "{cmd} {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+/// Bytes `fs` has in use (data and metadata), after sync.
+fn used_bytes(fs: &LoopFs) -> u64 {
+    let ok = std::process::Command::new("sync")
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "sync failed");
+    let c = std::ffi::CString::new(fs.at.to_str().unwrap()).unwrap();
+    // SAFETY: statvfs is plain data; all zeros is a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` a valid
+    // out-parameter, both outliving the call.
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    (st.f_blocks - st.f_bfree) * st.f_frsize
 }
 
 #[test]
 fn btrfs_with_forced_zstd_stores_what_was_written() {
-    let fx = match BtrfsLoop::new() {
+    let fx = match LoopFs::scratch(
+        "xdd-data-btrfs",
+        512,
+        "btrfs",
+        &["-o", "compress-force=zstd"],
+    ) {
         Ok(f) => f,
         Err(e) => return skip_or_fail("btrfs_with_forced_zstd_stores_what_was_written", &e),
     };
@@ -280,12 +223,12 @@ fn btrfs_with_forced_zstd_stores_what_was_written() {
     ];
     let mut used = Vec::new();
     for (name, pat) in cases {
-        let before = fx.used_bytes();
+        let before = used_bytes(&fx);
         xdd(
-            &fx.mnt,
+            &fx.at,
             &format!("-op write -target {name} -reqsize 64 -numreqs 1024 -qd 2 {pat}"),
         );
-        used.push(fx.used_bytes().saturating_sub(before) as f64 / written as f64);
+        used.push(used_bytes(&fx).saturating_sub(before) as f64 / written as f64);
     }
     println!("btrfs compress-force=zstd: stored/written {used:?} (default, random, 0x00)");
     for (i, (_, pat)) in cases[..2].iter().enumerate() {
