@@ -251,7 +251,8 @@ impl UringMeta {
         // system). As many workers as slots; a kernel before 5.15 keeps
         // its default.
         let _ = ring.submitter().register_iowq_max_workers(&mut [depth, 0]);
-        keep_workers_off_this_cpu(&ring);
+        let set = affinity();
+        keep_workers_off_this_cpu(&ring, set.as_ref());
         let n = depth as usize;
         let stats = (0..n)
             // SAFETY: statx is plain data, for which all zeroes is valid.
@@ -284,7 +285,7 @@ impl UringMeta {
             here_skip: 0,
             here_backoff: 0,
             slow_before: false,
-            cpus: usable_cpus(),
+            cpus: cpu_count(set.as_ref()),
             skip_success,
             _one_thread: PhantomData,
         })
@@ -793,8 +794,9 @@ impl UringMeta {
     fn my_turn(&mut self, kind: Kind) -> bool {
         let dir_op = matches!(kind, Kind::Mkdir | Kind::Rmdir);
         let kernel_full = self.in_ring + 1 >= self.slots.len();
-        let crowded = QUEUES.load(Ordering::Relaxed) >= self.cpus;
-        if self.slots.len() < 2 || !(kernel_full || dir_op || crowded) {
+        // Read only when it decides: the count is shared by every task.
+        let crowded = || QUEUES.load(Ordering::Relaxed) >= self.cpus;
+        if self.slots.len() < 2 || !(kernel_full || dir_op || crowded()) {
             return false;
         }
         if self.here_skip > 0 {
@@ -973,36 +975,44 @@ fn read_here(path: &CStr, buf: &mut [u8]) -> Result<u64, MetaError> {
     r.and_then(|n| c.map(|_| n))
 }
 
-/// Keeps the ring's io-wq workers off the CPU this thread is on, when
-/// the thread may run on others too: the thread runs operations itself
-/// while the workers run theirs, and on one CPU they would take turns.
-/// Where the kernel cannot (before 5.14), the workers go anywhere.
-/// CPUs this process may run on (its affinity mask); 1 when unknown.
-fn usable_cpus() -> usize {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
+/// The CPUs this thread may run on (its affinity mask), if the kernel
+/// says.
+fn affinity() -> Option<libc::cpu_set_t> {
+    // SAFETY: cpu_set_t is plain data, for which all zeroes is valid;
+    // sched_getaffinity fills it through a valid pointer.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         let size = std::mem::size_of::<libc::cpu_set_t>();
-        match libc::sched_getaffinity(0, size, &mut set) {
-            0 => (libc::CPU_COUNT(&set) as usize).max(1),
-            _ => 1,
-        }
+        (libc::sched_getaffinity(0, size, &mut set) == 0).then_some(set)
     }
 }
 
-fn keep_workers_off_this_cpu(ring: &IoUring) {
-    // SAFETY: cpu_set_t is plain data; the calls fill or read it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        let here = libc::sched_getcpu();
-        if here < 0 || libc::sched_getaffinity(0, size, &mut set) != 0 {
-            return;
-        }
+/// How many CPUs are in `set`; 1 when it is unknown.
+fn cpu_count(set: Option<&libc::cpu_set_t>) -> usize {
+    // SAFETY: CPU_COUNT reads a valid, initialised set.
+    set.map_or(1, |s| (unsafe { libc::CPU_COUNT(s) } as usize).max(1))
+}
+
+/// Keeps the ring's io-wq workers off the CPU this thread is on, when
+/// the thread may run on others too (`set`, its affinity): the thread
+/// runs operations itself while the workers run theirs, and on one CPU
+/// they would take turns. Where the kernel cannot (before 5.14), the
+/// workers go anywhere.
+fn keep_workers_off_this_cpu(ring: &IoUring, set: Option<&libc::cpu_set_t>) {
+    let Some(mut set) = set.copied() else { return };
+    // SAFETY: sched_getcpu has no preconditions.
+    let here = unsafe { libc::sched_getcpu() };
+    if here < 0 {
+        return;
+    }
+    // SAFETY: `here` is a CPU number the kernel gave, below CPU_SETSIZE;
+    // the set is a valid, initialised one.
+    let left = unsafe {
         libc::CPU_CLR(here as usize, &mut set);
-        if libc::CPU_COUNT(&set) > 0 {
-            let _ = ring.submitter().register_iowq_aff(&set);
-        }
+        libc::CPU_COUNT(&set)
+    };
+    if left > 0 {
+        let _ = ring.submitter().register_iowq_aff(&set);
     }
 }
 

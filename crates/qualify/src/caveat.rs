@@ -60,20 +60,11 @@ mod tests {
         assert_eq!(metadata(Path::new("/no/such/dir")), None);
     }
 
-    /// A directory removed on drop, even when the test fails.
-    struct Scratch(std::path::PathBuf);
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
     #[test]
     fn the_kernels_lists_decide() {
-        let scratch =
-            Scratch(std::env::temp_dir().join(format!("iolab-caveat-{}", std::process::id())));
-        let t = &scratch.0;
+        // Removed on drop, even when the test fails.
+        let scratch = iolab_core::tmp::PrivateDir::new("iolab-caveat").unwrap();
+        let t = scratch.path();
         let (sys, proc) = (t.join("sys"), t.join("proc"));
         let dev = std::fs::metadata(t.parent().unwrap()).unwrap().dev();
         let block = sys.join("dev/block");

@@ -137,7 +137,8 @@ impl LoopFs {
         mount_options: &[&str],
     ) -> Result<LoopFs, String> {
         let dev = LoopDev::scratch(name, mb)?;
-        let at = dev.home.as_ref().map(|h| h.path("mnt")).unwrap_or_default();
+        let at = dev.home.as_ref().map(|h| h.path("mnt"));
+        let at = at.ok_or("a scratch device has a directory of its own")?;
         LoopFs::make(dev, fs, &[], &at, mount_options)
     }
 
