@@ -447,6 +447,9 @@ impl<'a> Engine<'a> {
         // The last remove phase's directories are closed here, not in
         // this phase's time.
         st.close_dirs();
+        if matches!(phase, Phase::TreeRemove) {
+            st.prepare_tree_removal(run.iter);
+        }
         let mut rep = TaskReport::start(phase, wall_ns());
         st.live = self.ctx.recorder(phase, comm.task());
         work(st, &mut rep);

@@ -75,15 +75,8 @@ impl RemoveAt {
         };
         let leaf = CStr::from_bytes_with_nul(&bytes[slash + 1..]).unwrap_or(c"");
         let parent = &bytes[..slash];
-        if self.current.is_none() || self.parent != parent {
-            self.current = None;
-            let Some(k) = self.root_of(parent) else {
-                return by_path(be, path, is_dir);
-            };
-            let opened = self.open_below(be, k, parent)?;
-            self.parent.clear();
-            self.parent.extend_from_slice(parent);
-            self.current = Some((k, opened));
+        if (self.current.is_none() || self.parent != parent) && !self.enter(be, parent)? {
+            return by_path(be, path, is_dir);
         }
         let dir = match &self.current {
             Some((_, Some(d))) => d,
@@ -94,6 +87,32 @@ impl RemoveAt {
             true => be.rmdir_at(dir, leaf),
             false => be.unlink_at(dir, leaf),
         }
+    }
+
+    /// Opens the directory `path` lies in, as [`RemoveAt::remove`] does
+    /// on its first removal there, so that a phase can do it before its
+    /// clock starts (a tree of one directory is one removal: the open
+    /// would be half its time). A failure is left to that removal, which
+    /// meets it again and reports it.
+    pub(crate) fn prepare(&mut self, be: &dyn Backend, path: &CStr) {
+        let bytes = path.to_bytes();
+        if let Some(slash) = bytes.iter().rposition(|&b| b == b'/') {
+            let _ = self.enter(be, &bytes[..slash]);
+        }
+    }
+
+    /// Makes `parent` the directory removals are made in; false when it
+    /// lies below no `-d` directory (removals there go by path).
+    fn enter(&mut self, be: &dyn Backend, parent: &[u8]) -> io::Result<bool> {
+        self.current = None;
+        let Some(k) = self.root_of(parent) else {
+            return Ok(false);
+        };
+        let opened = self.open_below(be, k, parent)?;
+        self.parent.clear();
+        self.parent.extend_from_slice(parent);
+        self.current = Some((k, opened));
+        Ok(true)
     }
 
     /// Opens `parent` (a directory at or below one of the `-d`
@@ -194,5 +213,28 @@ mod tests {
         r.remove(&Posix, &c("link"), false).unwrap();
         assert!(other.join("tree/f.1").exists());
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_prepared_directory_is_the_one_removals_are_made_in() {
+        let base = iolab_core::tmp::PrivateDir::new("iolab-remove-prepared").unwrap();
+        let (d, other) = (base.path().join("d"), base.path().join("other"));
+        std::fs::create_dir_all(d.join("t/tree")).unwrap();
+        std::fs::create_dir_all(other.join("tree")).unwrap();
+        std::os::unix::fs::symlink(&other, d.join("link")).unwrap();
+        let mut r = RemoveAt::new(std::slice::from_ref(&d));
+        let c = |p: &str| CString::new(format!("{}/{p}", d.display())).unwrap();
+        r.prepare(&Posix, &c("t/tree"));
+        assert_eq!(r.parent, c("t").as_bytes(), "opened ahead");
+        r.remove(&Posix, &c("t/tree"), true).unwrap();
+        assert!(!d.join("t/tree").exists());
+        // A link planted on the way: nothing is opened ahead, and the
+        // removal itself meets the link and refuses it.
+        r.reset();
+        r.prepare(&Posix, &c("link/tree"));
+        assert!(r.current.is_none());
+        let e = r.remove(&Posix, &c("link/tree"), true).unwrap_err();
+        assert!(iolab_backend::not_a_directory(&e), "{e}");
+        assert!(other.join("tree").exists(), "not followed");
     }
 }

@@ -318,9 +318,30 @@ impl<'a> TaskState<'a> {
         }
     }
 
-    /// Tree creation (parents first) or removal (children first).
+    /// Before tree removal's clock starts: opens the directory the
+    /// task's first removal is made in (the sync engine's; the queue
+    /// opens its own), as mdtest's rmdir of a path has no open to pay.
+    pub fn prepare_tree_removal(&mut self, iter: u64) {
+        let Some(&(owner, unique)) = self.trees().first() else {
+            return;
+        };
+        let last = self.ctx.plan.dirs_per_tree.checked_sub(1);
+        let tg = self.target_in(iter, owner, owner, "dir", true);
+        let (Some(td), Some(last), None) = (tg.test_dirs.first(), last, &self.queue) else {
+            return;
+        };
+        let mut names = Names::new(td, unique, self.ctx.plan.branch);
+        let be = self.ctx.backend;
+        self.remover.prepare(be, names.dir(last));
+    }
+
+    /// Tree creation (parents first) or removal (children first; the
+    /// directories it removes in are the phase's, see [`Self::close_dirs`]
+    /// and [`Self::prepare_tree_removal`]).
     pub fn tree(&mut self, iter: u64, create: bool, rep: &mut TaskReport) {
-        self.remover.reset();
+        if create {
+            self.remover.reset();
+        }
         let plan = self.ctx.plan;
         for (owner, unique) in self.trees() {
             let tg = self.target_in(iter, owner, owner, "dir", true);
