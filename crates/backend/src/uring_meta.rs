@@ -35,7 +35,9 @@
 //! it holds the parent's lock for nearly all its work, so beside the
 //! workers it would only take turns on that lock. Every operation runs
 //! in the thread while the process has a queue per CPU it may run on:
-//! its tasks then leave no CPU to the workers. Turns in the thread
+//! its tasks then leave no CPU to the workers. Otherwise each kind of
+//! operation is timed both ways, beside the workers and alone in the
+//! thread, and the faster kept for a while ([`Choice`]). Turns in the thread
 //! that wait (two in a row past [`SLOW_HERE_NS`]) leave the next ones
 //! to the kernel for a while, so a round trip is waited for in the ring.
 //!
@@ -72,6 +74,16 @@ const MAX_BACKOFF: u32 = 4096;
 const CHAIN_MAX: u32 = 4;
 /// Steps kept in the low bits of `user_data`.
 const STEP_BITS: u32 = 3;
+/// Completions of one kind that make an epoch of the [`Choice`].
+const EPOCH: u32 = 4096;
+/// Epochs the faster way is kept before both are tried again.
+const KEEP: u32 = 32;
+/// A pause this long between two completions of one kind ends its
+/// epoch unmeasured: the phase ended, or the task waited for the others.
+const GAP_NS: u64 = 50_000_000;
+/// Beside the workers is kept only when its epoch took less than this
+/// share (per cent) of the one alone: alone costs the CPU less.
+const BESIDE_WINS_BELOW_PCT: u64 = 95;
 
 /// The requests of one operation, in chain order.
 type Chain = [squeue::Entry; CHAIN_MAX as usize];
@@ -104,6 +116,9 @@ impl Step {
     }
 }
 
+/// Kinds of operation ([`Kind`]).
+const KINDS: usize = 6;
+
 /// What a slot's operation is, for naming its one request and its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -124,6 +139,84 @@ impl Kind {
             Kind::Stat => "stat",
             Kind::Create => "create",
             Kind::Read => "read",
+        }
+    }
+}
+
+/// Which way the task shares one kind of operation with the kernel's
+/// workers while the process leaves them a CPU: beside them (the task
+/// runs one itself only when the kernel holds depth - 1) or alone (the
+/// task runs every one itself, the kernel taking only what the task
+/// leaves it after slow turns). Where a call is fast, a worker's
+/// handover costs about what the call does, and which way is faster
+/// changes with the machine and the moment: on the 2-core VM this was
+/// written on, with 1 task on tmpfs, beside ran file stat at 0.73 x the
+/// sync engine in one spell and 1.25 x the bare loop in another. So each
+/// way is timed over an epoch of [`EPOCH`] completions, beside first,
+/// and the faster is kept for [`KEEP`] epochs; then both are tried
+/// again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Choice {
+    /// The task runs this kind itself.
+    alone: bool,
+    /// The way being timed this epoch; None while one is kept.
+    trying: Option<bool>,
+    /// How long the last epoch beside the workers took.
+    beside_ns: u64,
+    /// Completions in this epoch, and when it started and last counted.
+    count: u32,
+    start_ns: u64,
+    last_ns: u64,
+    /// Epochs left before both ways are tried again.
+    kept: u32,
+}
+
+impl Choice {
+    fn new() -> Choice {
+        Choice {
+            alone: false,
+            trying: Some(false),
+            beside_ns: 0,
+            count: 0,
+            start_ns: 0,
+            last_ns: 0,
+            kept: 0,
+        }
+    }
+
+    /// Counts a completion at `now_ns`; the one that ends an epoch starts
+    /// the next.
+    fn done(&mut self, now_ns: u64) {
+        let gap = now_ns.saturating_sub(self.last_ns) > GAP_NS;
+        self.last_ns = now_ns;
+        if self.start_ns == 0 || gap {
+            (self.start_ns, self.count) = (now_ns, 0);
+            return;
+        }
+        self.count += 1;
+        if self.count == EPOCH {
+            self.epoch(now_ns - self.start_ns);
+            (self.start_ns, self.count) = (now_ns, 0);
+        }
+    }
+
+    /// An epoch of `took_ns` ended: go on to the next step.
+    fn epoch(&mut self, took_ns: u64) {
+        match self.trying {
+            Some(false) => {
+                self.beside_ns = took_ns;
+                (self.trying, self.alone) = (Some(true), true);
+            }
+            Some(true) => {
+                self.alone = self.beside_ns * 100 >= took_ns * BESIDE_WINS_BELOW_PCT;
+                (self.trying, self.kept) = (None, KEEP);
+            }
+            None => {
+                self.kept = self.kept.saturating_sub(1);
+                if self.kept == 0 {
+                    (self.trying, self.alone) = (Some(false), false);
+                }
+            }
         }
     }
 }
@@ -172,6 +265,8 @@ pub(crate) struct UringMeta {
     here_backoff: u32,
     /// The last turn here was slow: one alone is a preemption.
     slow_before: bool,
+    /// Per [`Kind`], the way it is shared with the workers.
+    choices: [Choice; KINDS],
     /// CPUs this process may run on, to compare with [`QUEUES`].
     cpus: usize,
     /// The kernel posts no CQE for a request that succeeded with
@@ -285,6 +380,7 @@ impl UringMeta {
             here_skip: 0,
             here_backoff: 0,
             slow_before: false,
+            choices: [Choice::new(); KINDS],
             cpus: cpu_count(set.as_ref()),
             skip_success,
             _one_thread: PhantomData,
@@ -757,6 +853,7 @@ impl UringMeta {
     /// Hands slot `token`'s finished operation to `done` and frees it.
     fn hand_over(&mut self, token: u32, end_ns: u64, done: &mut dyn FnMut(&MetaDone<'_>)) {
         let slot = self.slots[token as usize];
+        self.choices[slot.kind as usize].done(end_ns);
         let at = token as usize * self.data_bytes;
         let data = match slot.kind {
             Kind::Read => &self.data[at..at + slot.got as usize],
@@ -774,8 +871,9 @@ impl UringMeta {
     }
 
     /// True when the next operation, of `kind`, runs in this thread: the
-    /// kernel holds depth - 1, it makes or removes a directory, or the
-    /// process has a queue per CPU; and no operation here was slow lately.
+    /// kernel holds depth - 1, it makes or removes a directory, its kind
+    /// runs alone here for now ([`Choice`]), or the process has a queue
+    /// per CPU; and no operation here was slow lately.
     ///
     /// Tasks that fill the CPUs leave none to the kernel's workers, which
     /// then only take CPU time from the tasks and add their handovers: on
@@ -796,7 +894,8 @@ impl UringMeta {
         let kernel_full = self.in_ring + 1 >= self.slots.len();
         // Read only when it decides: the count is shared by every task.
         let crowded = || QUEUES.load(Ordering::Relaxed) >= self.cpus;
-        if self.slots.len() < 2 || !(kernel_full || dir_op || crowded()) {
+        let alone = self.choices[kind as usize].alone;
+        if self.slots.len() < 2 || !(kernel_full || dir_op || alone || crowded()) {
             return false;
         }
         if self.here_skip > 0 {
@@ -1565,6 +1664,71 @@ mod tests {
         slow(&mut q);
         slow(&mut q);
         assert!(!q.my_turn(Kind::Stat), "slow turns: the kernel's");
+    }
+
+    /// Feeds `choice` one epoch of completions `step_ns` apart.
+    fn epoch_of(choice: &mut Choice, step_ns: u64) {
+        for _ in 0..EPOCH {
+            choice.done(choice.last_ns + step_ns);
+        }
+    }
+
+    #[test]
+    fn each_way_is_timed_and_the_faster_kept_for_a_while() {
+        let mut c = Choice::new();
+        c.done(1);
+        assert_eq!((c.alone, c.trying), (false, Some(false)), "beside first");
+        epoch_of(&mut c, 2_000);
+        assert_eq!((c.alone, c.trying), (true, Some(true)), "then alone");
+        epoch_of(&mut c, 1_000);
+        assert_eq!((c.alone, c.trying), (true, None), "alone was faster");
+        for _ in 0..KEEP - 1 {
+            epoch_of(&mut c, 1_000);
+        }
+        assert!(c.alone, "kept for KEEP epochs");
+        epoch_of(&mut c, 1_000);
+        assert_eq!((c.alone, c.trying), (false, Some(false)), "tried again");
+        epoch_of(&mut c, 1_000);
+        epoch_of(&mut c, 1_000);
+        assert_eq!(
+            (c.alone, c.trying),
+            (true, None),
+            "a tie: alone, the cheaper"
+        );
+        let mut c = Choice::new();
+        c.done(1);
+        epoch_of(&mut c, 1_000);
+        epoch_of(&mut c, 1_100);
+        assert_eq!((c.alone, c.trying), (false, None), "beside 9 % faster");
+    }
+
+    #[test]
+    fn a_pause_ends_an_epoch_unmeasured() {
+        let mut c = Choice::new();
+        c.done(1);
+        for _ in 0..EPOCH - 1 {
+            c.done(c.last_ns + 1_000);
+        }
+        // The phase ended; the next one's first completion starts anew.
+        c.done(c.last_ns + GAP_NS + 1);
+        assert_eq!((c.count, c.trying), (0, Some(false)));
+        c.done(c.last_ns + 1_000);
+        assert_eq!(c.count, 1);
+    }
+
+    /// The chooser's way is the thread's turn: alone, every operation of
+    /// that kind runs here while the kernel has room.
+    #[test]
+    fn a_kind_kept_alone_runs_in_the_thread() {
+        let Some(mut q) = queue(4, 0) else { return };
+        assert!(!q.my_turn(Kind::Stat), "beside: the kernel's turn");
+        q.choices[Kind::Stat as usize].alone = true;
+        assert!(q.my_turn(Kind::Stat), "alone: the thread's");
+        assert!(!q.my_turn(Kind::Unlink), "other kinds keep their own way");
+        let d = Dir::new("alone");
+        q.push(0, &MetaOp::Stat { path: &d.c("") }).unwrap();
+        assert_eq!((q.in_ring, q.ready.len()), (0, 1), "ran here");
+        assert!(drain(&mut q)[0].1.is_ok());
     }
 
     #[test]
