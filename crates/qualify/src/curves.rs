@@ -422,6 +422,9 @@ fn data_sweep(plan: &Plan, op: &str, mode: &str, label: &str) -> SweepToml {
     if d.direct {
         args.push("-dio".into());
     }
+    if d.passes > 1 {
+        args.extend(["-passes".into(), d.passes.to_string()]);
+    }
     let (axis, split) = match mode {
         "shared" => {
             args.extend([
@@ -471,8 +474,8 @@ fn data_sweep(plan: &Plan, op: &str, mode: &str, label: &str) -> SweepToml {
         x: vec!["tasks"],
         x_label: "tasks",
         description: format!(
-            "iolab qualify '{}': data layer, xdd sequential {op}, {mode}, {} MiB per point",
-            plan.label, d.size_mb
+            "iolab qualify '{}': data layer, xdd sequential {op}, {mode}, {} MiB per point, {} pass(es)",
+            plan.label, d.size_mb, d.passes
         ),
         axes: vec![axis],
         split,
@@ -621,6 +624,7 @@ mod tests {
         assert_eq!(pts.iter().map(|p| p.x).collect::<Vec<_>>(), [1.0, 2.0, 4.0]);
         let argv = fpp.command("iolab", &pts[1], 1, "j").unwrap().join(" ");
         assert!(argv.contains("-targets 2 /tmp/iolab-qualify.t0/xdd.fpp.0 /tmp/iolab-qualify.t0/xdd.fpp.1 -mbytes 64"), "{argv}");
+        assert!(argv.contains(" -passes 4 "), "on one machine: {argv}");
         assert_eq!(c.figure("network.brw_write_4k").unwrap().kind, Kind::Rate);
         assert_eq!(
             c.figure("network.brw_write_1m").unwrap().kind,
@@ -629,6 +633,26 @@ mod tests {
         assert!(c.names().contains(&"network.brw_write"));
         assert!(c.names().contains(&"metadata.create"));
         assert!(c.names().contains(&"devices.rewrite"));
+    }
+
+    #[test]
+    fn data_passes_are_a_plan_key() {
+        let args = |text: &str| {
+            let c = curves(&plan(text));
+            let k = c
+                .curves
+                .iter()
+                .find(|k| k.label == "data write shared")
+                .unwrap();
+            let s = iolab_sweep::plan::Plan::parse(&k.sweep).unwrap();
+            s.command("iolab", &s.points()[0], 1, "j")
+                .unwrap()
+                .join(" ")
+        };
+        assert!(args("[data]\npasses = 7").contains(" -passes 7 "));
+        assert!(!args("[data]\npasses = 1").contains("-passes"));
+        let cluster = "dir = \"/mnt/fs\"\n[hosts]\nclients = [\"a\"]\nservers = [\"b\"]";
+        assert!(!args(cluster).contains("-passes"), "one pass on a cluster");
     }
 
     #[test]

@@ -95,6 +95,7 @@ struct RawData {
     modes: Option<Vec<String>>,
     tasks: Option<u32>,
     size_mb: Option<u64>,
+    passes: Option<u32>,
     request_kib: Option<u32>,
     direct: Option<bool>,
     expect: Option<Vec<String>>,
@@ -200,6 +201,8 @@ pub struct Data {
     pub tasks: u32,
     /// MiB written (and read) per point, over all tasks.
     pub size_mb: u64,
+    /// Passes over those MiB in one run (xdd's `-passes`).
+    pub passes: u32,
     /// KiB per request.
     pub request_kib: u32,
     /// O_DIRECT.
@@ -569,6 +572,16 @@ fn fill_data(d: RawData, local: bool, m: &Machine) -> Result<Data, PlanError> {
         modes: modes("data.modes", d.modes, DATA_MODES)?,
         tasks,
         size_mb,
+        // A point's first repeat writes new files and the later ones
+        // overwrite them; on one machine, where a point lasts tens of
+        // milliseconds, that first repeat ran at about half the others'
+        // rate. More passes in a run leave it a smaller share.
+        passes: in_range(
+            "data.passes",
+            d.passes.unwrap_or(if local { 4 } else { 1 }),
+            1,
+            1000,
+        )?,
         request_kib: in_range(
             "data.request_kib",
             d.request_kib.unwrap_or(1024),
