@@ -157,30 +157,43 @@ impl Kind {
 /// again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Choice {
-    /// The task runs this kind itself.
-    alone: bool,
-    /// The way being timed this epoch; None while one is kept.
-    trying: Option<bool>,
+    way: Way,
     /// How long the last epoch beside the workers took.
     beside_ns: u64,
     /// Completions in this epoch, and when it started and last counted.
     count: u32,
     start_ns: u64,
     last_ns: u64,
-    /// Epochs left before both ways are tried again.
-    kept: u32,
+}
+
+/// Where a [`Choice`] stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// Timing an epoch beside the workers.
+    TryBeside,
+    /// Timing an epoch alone.
+    TryAlone,
+    /// Keeping the faster (`alone` or not) for `left` more epochs.
+    Kept { alone: bool, left: u32 },
 }
 
 impl Choice {
     fn new() -> Choice {
         Choice {
-            alone: false,
-            trying: Some(false),
+            way: Way::TryBeside,
             beside_ns: 0,
             count: 0,
             start_ns: 0,
             last_ns: 0,
-            kept: 0,
+        }
+    }
+
+    /// The task runs this kind itself.
+    fn alone(&self) -> bool {
+        match self.way {
+            Way::TryBeside => false,
+            Way::TryAlone => true,
+            Way::Kept { alone, .. } => alone,
         }
     }
 
@@ -202,22 +215,21 @@ impl Choice {
 
     /// An epoch of `took_ns` ended: go on to the next step.
     fn epoch(&mut self, took_ns: u64) {
-        match self.trying {
-            Some(false) => {
+        self.way = match self.way {
+            Way::TryBeside => {
                 self.beside_ns = took_ns;
-                (self.trying, self.alone) = (Some(true), true);
+                Way::TryAlone
             }
-            Some(true) => {
-                self.alone = self.beside_ns * 100 >= took_ns * BESIDE_WINS_BELOW_PCT;
-                (self.trying, self.kept) = (None, KEEP);
-            }
-            None => {
-                self.kept = self.kept.saturating_sub(1);
-                if self.kept == 0 {
-                    (self.trying, self.alone) = (Some(false), false);
-                }
-            }
-        }
+            Way::TryAlone => Way::Kept {
+                alone: self.beside_ns * 100 >= took_ns * BESIDE_WINS_BELOW_PCT,
+                left: KEEP,
+            },
+            Way::Kept { left: 1, .. } => Way::TryBeside,
+            Way::Kept { alone, left } => Way::Kept {
+                alone,
+                left: left - 1,
+            },
+        };
     }
 }
 
@@ -894,7 +906,7 @@ impl UringMeta {
         let kernel_full = self.in_ring + 1 >= self.slots.len();
         // Read only when it decides: the count is shared by every task.
         let crowded = || QUEUES.load(Ordering::Relaxed) >= self.cpus;
-        let alone = self.choices[kind as usize].alone;
+        let alone = self.choices[kind as usize].alone();
         if self.slots.len() < 2 || !(kernel_full || dir_op || alone || crowded()) {
             return false;
         }
@@ -1677,29 +1689,55 @@ mod tests {
     fn each_way_is_timed_and_the_faster_kept_for_a_while() {
         let mut c = Choice::new();
         c.done(1);
-        assert_eq!((c.alone, c.trying), (false, Some(false)), "beside first");
+        assert_eq!((c.alone(), c.way), (false, Way::TryBeside), "beside first");
         epoch_of(&mut c, 2_000);
-        assert_eq!((c.alone, c.trying), (true, Some(true)), "then alone");
+        assert_eq!((c.alone(), c.way), (true, Way::TryAlone), "then alone");
         epoch_of(&mut c, 1_000);
-        assert_eq!((c.alone, c.trying), (true, None), "alone was faster");
+        assert_eq!(
+            (c.alone(), c.way),
+            (
+                true,
+                Way::Kept {
+                    alone: true,
+                    left: KEEP
+                }
+            ),
+            "alone was faster"
+        );
         for _ in 0..KEEP - 1 {
             epoch_of(&mut c, 1_000);
         }
-        assert!(c.alone, "kept for KEEP epochs");
+        assert!(c.alone(), "kept for KEEP epochs");
         epoch_of(&mut c, 1_000);
-        assert_eq!((c.alone, c.trying), (false, Some(false)), "tried again");
+        assert_eq!((c.alone(), c.way), (false, Way::TryBeside), "tried again");
         epoch_of(&mut c, 1_000);
         epoch_of(&mut c, 1_000);
         assert_eq!(
-            (c.alone, c.trying),
-            (true, None),
+            (c.alone(), c.way),
+            (
+                true,
+                Way::Kept {
+                    alone: true,
+                    left: KEEP
+                }
+            ),
             "a tie: alone, the cheaper"
         );
         let mut c = Choice::new();
         c.done(1);
         epoch_of(&mut c, 1_000);
         epoch_of(&mut c, 1_100);
-        assert_eq!((c.alone, c.trying), (false, None), "beside 9 % faster");
+        assert_eq!(
+            (c.alone(), c.way),
+            (
+                false,
+                Way::Kept {
+                    alone: false,
+                    left: KEEP
+                }
+            ),
+            "beside 9 % faster"
+        );
     }
 
     #[test]
@@ -1711,7 +1749,7 @@ mod tests {
         }
         // The phase ended; the next one's first completion starts anew.
         c.done(c.last_ns + GAP_NS + 1);
-        assert_eq!((c.count, c.trying), (0, Some(false)));
+        assert_eq!((c.count, c.way), (0, Way::TryBeside));
         c.done(c.last_ns + 1_000);
         assert_eq!(c.count, 1);
     }
@@ -1722,7 +1760,10 @@ mod tests {
     fn a_kind_kept_alone_runs_in_the_thread() {
         let Some(mut q) = queue(4, 0) else { return };
         assert!(!q.my_turn(Kind::Stat), "beside: the kernel's turn");
-        q.choices[Kind::Stat as usize].alone = true;
+        q.choices[Kind::Stat as usize].way = Way::Kept {
+            alone: true,
+            left: KEEP,
+        };
         assert!(q.my_turn(Kind::Stat), "alone: the thread's");
         assert!(!q.my_turn(Kind::Unlink), "other kinds keep their own way");
         let d = Dir::new("alone");

@@ -322,26 +322,27 @@ impl<'a> TaskState<'a> {
     /// task's first removal is made in (the sync engine's; the queue
     /// opens its own), as mdtest's rmdir of a path has no open to pay.
     pub fn prepare_tree_removal(&mut self, iter: u64) {
+        let plan = self.ctx.plan;
+        let (None, Some(last)) = (&self.queue, plan.dirs_per_tree.checked_sub(1)) else {
+            return;
+        };
         let Some(&(owner, unique)) = self.trees().first() else {
             return;
         };
-        let last = self.ctx.plan.dirs_per_tree.checked_sub(1);
         let tg = self.target_in(iter, owner, owner, "dir", true);
-        let (Some(td), Some(last), None) = (tg.test_dirs.first(), last, &self.queue) else {
+        let Some(td) = tg.test_dirs.first() else {
             return;
         };
-        let mut names = Names::new(td, unique, self.ctx.plan.branch);
+        let mut names = Names::new(td, unique, plan.branch);
         let be = self.ctx.backend;
         self.remover.prepare(be, names.dir(last));
     }
 
-    /// Tree creation (parents first) or removal (children first; the
-    /// directories it removes in are the phase's, see [`Self::close_dirs`]
-    /// and [`Self::prepare_tree_removal`]).
+    /// Tree creation (parents first) or removal (children first). The
+    /// phase closed the directories removals were made in before it
+    /// ([`Self::close_dirs`]), and opened the first one of a removal
+    /// ([`Self::prepare_tree_removal`]).
     pub fn tree(&mut self, iter: u64, create: bool, rep: &mut TaskReport) {
-        if create {
-            self.remover.reset();
-        }
         let plan = self.ctx.plan;
         for (owner, unique) in self.trees() {
             let tg = self.target_in(iter, owner, owner, "dir", true);

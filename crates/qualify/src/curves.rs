@@ -635,16 +635,17 @@ mod tests {
         assert!(c.names().contains(&"devices.rewrite"));
     }
 
+    /// The sweep plan of `plan`'s curve `label`.
+    fn sweep(plan: &Plan, label: &str) -> iolab_sweep::plan::Plan {
+        let c = curves(plan);
+        let k = c.curves.iter().find(|k| k.label == label).unwrap();
+        iolab_sweep::plan::Plan::parse(&k.sweep).unwrap()
+    }
+
     #[test]
     fn data_passes_are_a_plan_key() {
         let args = |text: &str| {
-            let c = curves(&plan(text));
-            let k = c
-                .curves
-                .iter()
-                .find(|k| k.label == "data write shared")
-                .unwrap();
-            let s = iolab_sweep::plan::Plan::parse(&k.sweep).unwrap();
+            let s = sweep(&plan(text), "data write shared");
             s.command("iolab", &s.points()[0], 1, "j")
                 .unwrap()
                 .join(" ")
@@ -658,13 +659,7 @@ mod tests {
     #[test]
     fn metadata_sweeps_nodes_when_there_is_a_launcher() {
         let p = plan("dir = \"/mnt/fs\"\n[hosts]\nclients = [\"a\", \"b\"]\nservers = [\"b\"]");
-        let c = curves(&p);
-        let md = c
-            .curves
-            .iter()
-            .find(|k| k.label == "metadata shared")
-            .unwrap();
-        let s = iolab_sweep::plan::Plan::parse(&md.sweep).unwrap();
+        let s = sweep(&p, "metadata shared");
         let keys: Vec<String> = s.points().into_iter().map(|p| p.key).collect();
         assert_eq!(keys[0], "nodes=1 tasks=1");
         assert_eq!(keys.last().unwrap(), "nodes=2 tasks=4");
