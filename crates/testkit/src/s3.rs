@@ -32,6 +32,11 @@ pub const SCOPED_ACCESS_KEY: &str = "iolabscopedkey";
 pub const SCOPED_BUCKET: &str = "scoped";
 /// Longest wait for a server to answer after it starts.
 const START_WAIT: Duration = Duration::from_secs(90);
+/// Servers started, each on new ports, before one that ends at once
+/// (a port taken) is an error.
+const START_TRIES: u32 = 3;
+/// How the error of a server that ended before it answered begins.
+const ENDED: &str = "weed ended";
 const DIR_PREFIX: &str = "iolab-s3-";
 /// The file in a server's directory that lists its ports.
 const PORTS_FILE: &str = "ports";
@@ -57,6 +62,22 @@ impl S3Server {
     /// it answers.
     pub fn start(buckets: &[&str]) -> Result<Self, String> {
         remove_stale_dirs();
+        // Its ports are picked free and then given to weed: one taken
+        // in between (another test's server or connection) ends weed at
+        // once, and a new set is tried.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match Self::start_once(buckets) {
+                Err(e) if e.starts_with(ENDED) && tries < START_TRIES => {
+                    eprintln!("S3 test server, try {tries} of {START_TRIES}: {e}")
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn start_once(buckets: &[&str]) -> Result<Self, String> {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{n}", std::process::id()));
         std::fs::create_dir_all(dir.join("data")).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -303,7 +324,7 @@ impl S3Server {
         loop {
             if let Some(c) = self.child.as_mut() {
                 if let Ok(Some(st)) = c.try_wait() {
-                    return Err(format!("weed ended ({st}): {}", self.log_tail()));
+                    return Err(format!("{ENDED} ({st}): {}", self.log_tail()));
                 }
             }
             // Creating a bucket needs the master, a volume, the filer and

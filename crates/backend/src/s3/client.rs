@@ -242,14 +242,15 @@ impl Client {
     /// before any answer is sent again, up to [`RETRIES`] times with
     /// backoff ([`BACKOFF`], doubling), each retry counted. A timeout is
     /// not retried: a server that does not answer ends the run within
-    /// one `--s3.timeout`.
+    /// one `--s3.timeout`. `attempt` signs and sends: it is called for
+    /// each try, because a signature holds its time and a retry can
+    /// come long after the first try (each try may wait a whole
+    /// timeout), past its URL's expiry or a service's allowed skew.
     fn send(
         &self,
         m: Method,
-        url: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
         loc: &Loc,
+        mut attempt: impl FnMut() -> Result<Response<Body>, ureq::Error>,
     ) -> io::Result<Response<Body>> {
         if self.unreachable.load(Ordering::Relaxed) {
             return Err(io::Error::new(
@@ -262,11 +263,11 @@ impl Client {
                 ),
             ));
         }
-        let mut attempt = 0;
+        let mut n = 0;
         loop {
             self.requests.fetch_add(1, Ordering::Relaxed);
-            let last = attempt == RETRIES;
-            match self.send_once(m, url, headers, body) {
+            let last = n == RETRIES;
+            match attempt() {
                 Ok(mut r) if !last && retryable_status(r.status().as_u16()) => drain(&mut r),
                 Ok(r) => return Ok(r),
                 Err(ureq::Error::Io(e)) if !last && retryable_io(&e) => {}
@@ -280,9 +281,21 @@ impl Client {
                 }
             }
             self.retries.fetch_add(1, Ordering::Relaxed);
-            std::thread::sleep(BACKOFF * (1 << attempt));
-            attempt += 1;
+            std::thread::sleep(BACKOFF * (1 << n));
+            n += 1;
         }
+    }
+
+    /// Sends a request whose URL `sign` presigns (again for each try).
+    fn send_presigned<U: AsRef<str>>(
+        &self,
+        m: Method,
+        sign: impl Fn() -> U,
+        headers: &[(&str, &str)],
+        body: &[u8],
+        loc: &Loc,
+    ) -> io::Result<Response<Body>> {
+        self.send(m, loc, || self.send_once(m, sign().as_ref(), headers, body))
     }
 
     fn send_once(
@@ -332,30 +345,48 @@ impl Client {
     }
 
     /// Sends and turns any status but 2xx into an error.
-    pub(super) fn ok(
+    pub(super) fn ok<U: AsRef<str>>(
         &self,
         m: Method,
-        url: &str,
+        sign: impl Fn() -> U,
         headers: &[(&str, &str)],
         body: &[u8],
         loc: &Loc,
     ) -> io::Result<Response<Body>> {
-        let r = self.send(m, url, headers, body, loc)?;
+        let r = self.send_presigned(m, sign, headers, body, loc)?;
         success(m, loc, r)
     }
 
-    /// Runs `f` with the request of `m` on object `key`: its URL and,
-    /// when signing in headers, its signature, built in this thread's
-    /// buffers; else the URL `presign` makes.
-    pub(super) fn with_object_request<T>(
+    /// Sends request `m` on object `key` with `extra` headers: its URL
+    /// and, when signing in headers, its signature, built for each try
+    /// in this thread's buffers; else the URL `presign` makes.
+    pub(super) fn send_object(
         &self,
         m: Method,
         b: &Bucket,
         key: &str,
-        presign: impl FnOnce() -> String,
-        f: impl FnOnce(&ObjectRequest) -> T,
-    ) -> T {
+        presign: impl Fn() -> String,
+        extra: &[(&str, &str)],
+        body: &[u8],
+    ) -> io::Result<Response<Body>> {
         let mut r = SCRATCH.take();
+        let out = self.send(m, &Loc::new(b, key), || {
+            self.sign_object(m, b, key, &presign, &mut r);
+            self.send_signed(m, &r, extra, body)
+        });
+        SCRATCH.set(r);
+        out
+    }
+
+    /// Builds `r` for request `m` on object `key`, signed now.
+    fn sign_object(
+        &self,
+        m: Method,
+        b: &Bucket,
+        key: &str,
+        presign: impl Fn() -> String,
+        r: &mut ObjectRequest,
+    ) {
         match &self.signer {
             None => {
                 r.url = presign();
@@ -368,22 +399,19 @@ impl Client {
                 r.signed = true;
             }
         }
-        let out = f(&r);
-        SCRATCH.set(r);
-        out
     }
 
-    /// Sends an object request: `extra` headers plus the signature's.
-    pub(super) fn send_object(
+    /// Sends one try of an object request: `extra` headers plus the
+    /// signature's.
+    fn send_signed(
         &self,
         m: Method,
         r: &ObjectRequest,
         extra: &[(&str, &str)],
         body: &[u8],
-        loc: &Loc,
-    ) -> io::Result<Response<Body>> {
+    ) -> Result<Response<Body>, ureq::Error> {
         if !r.signed {
-            return self.send(m, &r.url, extra, body, loc);
+            return self.send_once(m, &r.url, extra, body);
         }
         let mut h: [(&str, &str); 6] = [("", ""); 6];
         let n = extra.len().min(2);
@@ -396,7 +424,7 @@ impl Client {
             h[len] = ("x-amz-security-token", t);
             len += 1;
         }
-        self.send(m, &r.url, &h[..len], body, loc)
+        self.send_once(m, &r.url, &h[..len], body)
     }
 
     /// HEAD of an object: its size, or `None` when there is none.
@@ -413,9 +441,7 @@ impl Client {
                 .sign(self.expiry())
                 .into()
         };
-        let mut r = self.with_object_request(Method::Head, b, key, presign, |req| {
-            self.send_object(Method::Head, req, &[], &[], &loc)
-        })?;
+        let mut r = self.send_object(Method::Head, b, key, presign, &[], &[])?;
         if r.status().as_u16() == 404 {
             return Ok(None);
         }
@@ -461,9 +487,7 @@ impl Client {
                 .sign(self.expiry())
                 .into()
         };
-        let r = self.with_object_request(Method::Put, b, key, presign, |req| {
-            self.send_object(Method::Put, req, headers, body, &loc)
-        })?;
+        let r = self.send_object(Method::Put, b, key, presign, headers, body)?;
         let mut r = success(Method::Put, &loc, r)?;
         drain(&mut r);
         Ok(())
@@ -489,9 +513,7 @@ impl Client {
                 .sign(self.expiry())
                 .into()
         };
-        let mut r = self.with_object_request(Method::Get, b, key, presign, |req| {
-            self.send_object(Method::Get, req, &[("range", range)], &[], &loc)
-        })?;
+        let mut r = self.send_object(Method::Get, b, key, presign, &[("range", range)], &[])?;
         match r.status().as_u16() {
             416 => {
                 drain(&mut r);
@@ -525,9 +547,7 @@ impl Client {
                 .sign(self.expiry())
                 .into()
         };
-        let r = self.with_object_request(Method::Delete, b, key, presign, |req| {
-            self.send_object(Method::Delete, req, &[], &[], &loc)
-        })?;
+        let r = self.send_object(Method::Delete, b, key, presign, &[], &[])?;
         let mut r = success(Method::Delete, &loc, r)?;
         drain(&mut r);
         Ok(())
@@ -552,9 +572,9 @@ impl Client {
         if let Some(t) = token {
             a.with_continuation_token(t);
         }
-        let url = a.sign(self.expiry());
+        let url = || a.sign(self.expiry());
         let loc = Loc::new(b, prefix);
-        let mut r = self.ok(Method::Get, url.as_str(), &[], &[], &loc)?;
+        let mut r = self.ok(Method::Get, url, &[], &[], &loc)?;
         let text = read_text(&mut r, LIST_BODY_BYTES, Method::Get, &loc)?;
         ListObjectsV2::parse_response(&text).map_err(|e| {
             io::Error::new(
@@ -566,9 +586,9 @@ impl Client {
 
     /// Starts a multipart upload; returns its id.
     pub fn create_upload(&self, b: &Bucket, key: &str) -> io::Result<String> {
-        let url = CreateMultipartUpload::new(b, self.creds(), key).sign(self.expiry());
+        let url = || CreateMultipartUpload::new(b, self.creds(), key).sign(self.expiry());
         let loc = Loc::new(b, key);
-        let mut r = self.ok(Method::Post, url.as_str(), &[], &[], &loc)?;
+        let mut r = self.ok(Method::Post, url, &[], &[], &loc)?;
         let text = read_text(&mut r, ERROR_BODY_BYTES, Method::Post, &loc)?;
         CreateMultipartUpload::parse_response(&text)
             .map(|r| r.upload_id().to_string())
@@ -589,9 +609,9 @@ impl Client {
         part: u16,
         body: &[u8],
     ) -> io::Result<String> {
-        let url = UploadPart::new(b, self.creds(), key, part, upload).sign(self.expiry());
+        let url = || UploadPart::new(b, self.creds(), key, part, upload).sign(self.expiry());
         let loc = Loc::new(b, key);
-        let mut r = self.ok(Method::Put, url.as_str(), &[], body, &loc)?;
+        let mut r = self.ok(Method::Put, url, &[], body, &loc)?;
         let etag = r
             .headers()
             .get("etag")
@@ -620,15 +640,17 @@ impl Client {
         etags: &[String],
         exclusive: bool,
     ) -> io::Result<()> {
-        let a = CompleteMultipartUpload::new(
-            b,
-            self.creds(),
-            key,
-            upload,
-            etags.iter().map(String::as_str),
-        );
-        let url = a.sign(self.expiry());
-        let body = a.body();
+        let action = || {
+            CompleteMultipartUpload::new(
+                b,
+                self.creds(),
+                key,
+                upload,
+                etags.iter().map(String::as_str),
+            )
+        };
+        let url = || action().sign(self.expiry());
+        let body = action().body();
         let loc = Loc::new(b, key);
         let conditional = exclusive
             && self.conditional_writes()
@@ -637,7 +659,7 @@ impl Client {
             true => &[("if-none-match", "*")],
             false => &[],
         };
-        let r = self.send(Method::Post, url.as_str(), headers, body.as_bytes(), &loc)?;
+        let r = self.send_presigned(Method::Post, url, headers, body.as_bytes(), &loc)?;
         let mut r = match success(Method::Post, &loc, r) {
             Err(e) if conditional && refuses_condition(&e) => {
                 self.conditional_complete.store(IGNORED, Ordering::Relaxed);
@@ -667,18 +689,18 @@ impl Client {
 
     /// Abandons an upload (its parts are dropped).
     pub fn abort_upload(&self, b: &Bucket, key: &str, upload: &str) -> io::Result<()> {
-        let url = AbortMultipartUpload::new(b, self.creds(), key, upload).sign(self.expiry());
+        let url = || AbortMultipartUpload::new(b, self.creds(), key, upload).sign(self.expiry());
         let loc = Loc::new(b, key);
-        let mut r = self.ok(Method::Delete, url.as_str(), &[], &[], &loc)?;
+        let mut r = self.ok(Method::Delete, url, &[], &[], &loc)?;
         drain(&mut r);
         Ok(())
     }
 
     /// HEAD of a bucket: false when it does not exist.
     pub fn head_bucket(&self, b: &Bucket) -> io::Result<bool> {
-        let url = HeadBucket::new(b, self.creds()).sign(self.expiry());
+        let url = || HeadBucket::new(b, self.creds()).sign(self.expiry());
         let loc = Loc::new(b, "");
-        let mut r = self.send(Method::Head, url.as_str(), &[], &[], &loc)?;
+        let mut r = self.send_presigned(Method::Head, url, &[], &[], &loc)?;
         match r.status().as_u16() {
             404 => Ok(false),
             s if (200..300).contains(&s) => {
@@ -692,19 +714,20 @@ impl Client {
     /// Creates a bucket.
     pub fn create_bucket(&self, b: &Bucket) -> io::Result<()> {
         let a = CreateBucket::new(b, self.need_creds("create bucket")?);
-        let url = a.sign(self.expiry());
+        let url = || a.sign(self.expiry());
         let body = a.body();
         let loc = Loc::new(b, "");
-        let mut r = self.ok(Method::Put, url.as_str(), &[], body.as_bytes(), &loc)?;
+        let mut r = self.ok(Method::Put, url, &[], body.as_bytes(), &loc)?;
         drain(&mut r);
         Ok(())
     }
 
     /// Deletes an (empty) bucket.
     pub fn delete_bucket(&self, b: &Bucket) -> io::Result<()> {
-        let url = DeleteBucket::new(b, self.need_creds("delete bucket")?).sign(self.expiry());
+        let creds = self.need_creds("delete bucket")?;
+        let url = || DeleteBucket::new(b, creds).sign(self.expiry());
         let loc = Loc::new(b, "");
-        let mut r = self.ok(Method::Delete, url.as_str(), &[], &[], &loc)?;
+        let mut r = self.ok(Method::Delete, url, &[], &[], &loc)?;
         drain(&mut r);
         Ok(())
     }
@@ -982,6 +1005,95 @@ mod tests {
         assert!(retryable_io(&io::Error::from(ErrorKind::ConnectionReset)));
         assert!(!retryable_io(&io::Error::from(ErrorKind::TimedOut)));
         assert!(retryable_status(503) && !retryable_status(501) && !retryable_status(404));
+    }
+
+    /// A one-shot service on loopback: it answers its first request 503
+    /// just after the next second begins, every later one 200, and
+    /// gives back the `x-amz-date` each request carried (header or
+    /// query), with the dates of `tries` requests at most.
+    fn flaky_service(tries: usize) -> (String, std::thread::JoinHandle<Vec<String>>) {
+        use std::io::Write;
+        use std::net::TcpListener;
+        use std::time::{Instant, SystemTime, UNIX_EPOCH};
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}", l.local_addr().unwrap());
+        l.set_nonblocking(true).unwrap();
+        let served = std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let mut dates = Vec::new();
+            while dates.len() < tries && Instant::now() < deadline {
+                let Ok((mut c, _)) = l.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                c.set_nonblocking(false).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let mut head = Vec::new();
+                let mut byte = [0u8];
+                while !head.ends_with(b"\r\n\r\n") && c.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let text = String::from_utf8_lossy(&head).to_ascii_lowercase();
+                let at = text.find("x-amz-date").expect("a signed request") + 10;
+                let date = text[at..].trim_start_matches([':', ' ', '=']);
+                dates.push(date[..16].to_string());
+                let status = if dates.len() == 1 {
+                    let ms = SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .unwrap()
+                        .subsec_millis();
+                    std::thread::sleep(Duration::from_millis(u64::from(1050 - ms)));
+                    "503 Service Unavailable"
+                } else {
+                    "200 OK"
+                };
+                let answer =
+                    format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                c.write_all(answer.as_bytes()).unwrap();
+            }
+            dates
+        });
+        (endpoint, served)
+    }
+
+    fn client(endpoint: &str, signing: Signing) -> Client {
+        Client::new(&S3Config {
+            endpoint: endpoint.to_string(),
+            region: "us-east-1".to_string(),
+            bucket: None,
+            access_key: Some("key".to_string()),
+            secret_key: Some("secret".to_string()),
+            session_token: None,
+            path_style: true,
+            timeout: Duration::from_secs(5),
+            signing,
+        })
+    }
+
+    /// A retry may come a whole timeout after the try before it (in a
+    /// run seen under load: three tries of 30 s, then the fourth refused
+    /// as "Request has expired"), so each try is signed when it is sent.
+    #[test]
+    fn every_try_is_signed_when_it_is_sent() {
+        for (signing, bucket_request) in [
+            (Signing::Header, false),
+            (Signing::Query, false),
+            (Signing::Query, true),
+        ] {
+            let (endpoint, served) = flaky_service(2);
+            let c = client(&endpoint, signing);
+            let b = c.bucket("bkt").unwrap();
+            if bucket_request {
+                assert!(c.head_bucket(&b).unwrap());
+            } else {
+                assert_eq!(c.head_object(&b, "k").unwrap(), Some(0));
+            }
+            let dates = served.join().unwrap();
+            let what = format!("{signing:?}, bucket request {bucket_request}");
+            assert_eq!((c.requests(), c.retries()), (2, 1), "{what}");
+            assert_eq!(dates.len(), 2, "{what}");
+            assert!(dates[1] > dates[0], "{what}: {dates:?}");
+        }
     }
 
     #[test]

@@ -132,9 +132,7 @@ impl Endpoint {
         };
         let mut r = self
             .client
-            .with_object_request(Method::Get, b, key, presign, |req| {
-                self.client.send_object(Method::Get, req, extra, &[], &loc)
-            })?;
+            .send_object(Method::Get, b, key, presign, extra, &[])?;
         let first_byte = Instant::now();
         let want = match (r.status().as_u16(), range) {
             (206, Some((first, last))) => last - first + 1,
@@ -160,9 +158,9 @@ impl Endpoint {
         if let Some(t) = token {
             a.with_continuation_token(t);
         }
-        let url = a.sign(self.client.expiry());
+        let url = || a.sign(self.client.expiry());
         let loc = Loc::new(b, prefix);
-        let mut r = self.client.ok(Method::Get, url.as_str(), &[], &[], &loc)?;
+        let mut r = self.client.ok(Method::Get, url, &[], &[], &loc)?;
         let first_byte = Instant::now();
         let text = read_text(&mut r, LIST_BODY_BYTES, Method::Get, &loc)?;
         let page = ListObjectsV2::parse_response(&text).map_err(|e| {
