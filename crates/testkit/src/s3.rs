@@ -231,12 +231,34 @@ impl S3Server {
     }
 
     /// Stops (SIGSTOP, `true`) or resumes (SIGCONT) the server: a stopped
-    /// server accepts connections and never answers.
+    /// server accepts connections and never answers. A resumed one may
+    /// fail writes for a while, its parts reconnecting (in a suite run,
+    /// 90 s of errors on one PUT), so resuming waits, bounded, until it
+    /// takes a write again: what the test does next meets a server that
+    /// works.
     pub fn pause(&self, stop: bool) {
         if let Some(c) = &self.child {
             let sig = if stop { libc::SIGSTOP } else { libc::SIGCONT };
             // SAFETY: kill(2) on the pid of our own child, not yet reaped.
             unsafe { libc::kill(c.id() as i32, sig) };
+        }
+        if !stop {
+            self.wait_writable();
+        }
+    }
+
+    /// Waits (at most [`START_WAIT`]) until an object can be put in a
+    /// bucket of its own; past that, the test's next step reports.
+    fn wait_writable(&self) {
+        let bucket = format!("iolab-ready-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let t0 = Instant::now();
+        let mut made = false;
+        while t0.elapsed() < START_WAIT {
+            made = made || self.make_bucket(&bucket).is_ok();
+            if made && self.put(&bucket, "probe", b"probe").is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(250));
         }
     }
 
