@@ -116,8 +116,8 @@ impl Step {
     }
 }
 
-/// Kinds of operation ([`Kind`]).
-const KINDS: usize = 6;
+/// Kinds of operation ([`Kind`]): the last one's index and one.
+const KINDS: usize = Kind::Read as usize + 1;
 
 /// What a slot's operation is, for naming its one request and its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1685,6 +1685,11 @@ mod tests {
         }
     }
 
+    /// A just-kept way.
+    fn kept(alone: bool) -> Way {
+        Way::Kept { alone, left: KEEP }
+    }
+
     #[test]
     fn each_way_is_timed_and_the_faster_kept_for_a_while() {
         let mut c = Choice::new();
@@ -1693,17 +1698,7 @@ mod tests {
         epoch_of(&mut c, 2_000);
         assert_eq!((c.alone(), c.way), (true, Way::TryAlone), "then alone");
         epoch_of(&mut c, 1_000);
-        assert_eq!(
-            (c.alone(), c.way),
-            (
-                true,
-                Way::Kept {
-                    alone: true,
-                    left: KEEP
-                }
-            ),
-            "alone was faster"
-        );
+        assert_eq!((c.alone(), c.way), (true, kept(true)), "alone was faster");
         for _ in 0..KEEP - 1 {
             epoch_of(&mut c, 1_000);
         }
@@ -1712,32 +1707,14 @@ mod tests {
         assert_eq!((c.alone(), c.way), (false, Way::TryBeside), "tried again");
         epoch_of(&mut c, 1_000);
         epoch_of(&mut c, 1_000);
-        assert_eq!(
-            (c.alone(), c.way),
-            (
-                true,
-                Way::Kept {
-                    alone: true,
-                    left: KEEP
-                }
-            ),
-            "a tie: alone, the cheaper"
-        );
+        let tie = "a tie: alone, the cheaper";
+        assert_eq!((c.alone(), c.way), (true, kept(true)), "{tie}");
         let mut c = Choice::new();
         c.done(1);
         epoch_of(&mut c, 1_000);
         epoch_of(&mut c, 1_100);
-        assert_eq!(
-            (c.alone(), c.way),
-            (
-                false,
-                Way::Kept {
-                    alone: false,
-                    left: KEEP
-                }
-            ),
-            "beside 9 % faster"
-        );
+        let faster = "beside 9 % faster";
+        assert_eq!((c.alone(), c.way), (false, kept(false)), "{faster}");
     }
 
     #[test]
@@ -1760,10 +1737,7 @@ mod tests {
     fn a_kind_kept_alone_runs_in_the_thread() {
         let Some(mut q) = queue(4, 0) else { return };
         assert!(!q.my_turn(Kind::Stat), "beside: the kernel's turn");
-        q.choices[Kind::Stat as usize].way = Way::Kept {
-            alone: true,
-            left: KEEP,
-        };
+        q.choices[Kind::Stat as usize].way = kept(true);
         assert!(q.my_turn(Kind::Stat), "alone: the thread's");
         assert!(!q.my_turn(Kind::Unlink), "other kinds keep their own way");
         let d = Dir::new("alone");

@@ -189,15 +189,7 @@ impl S3Server {
 
     /// Puts an object (one the run under test must leave alone).
     pub fn put(&self, bucket: &str, key: &str, data: &[u8]) -> Result<(), String> {
-        use iolab_backend::{Backend, OpenOptions};
-        let be = client(&self.endpoint);
-        let path =
-            std::ffi::CString::new(format!("s3://{bucket}/{key}")).map_err(|e| e.to_string())?;
-        let h = be
-            .open(&path, OpenOptions::create_new())
-            .map_err(|e| e.to_string())?;
-        be.write_at(&h, data, 0).map_err(|e| e.to_string())?;
-        be.close(h).map_err(|e| e.to_string())
+        put(&self.endpoint, bucket, key, data)
     }
 
     /// True when bucket `name` exists.
@@ -247,17 +239,12 @@ impl S3Server {
         }
     }
 
-    /// Waits (at most [`START_WAIT`]) until an object can be put in a
-    /// bucket of its own; past that, the test's next step reports.
+    /// Waits (at most [`START_WAIT`]) until the server takes a write;
+    /// past that, the test's next step reports.
     fn wait_writable(&self) {
-        let bucket = format!("iolab-ready-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let t0 = Instant::now();
-        let mut made = false;
-        while t0.elapsed() < START_WAIT {
-            made = made || self.make_bucket(&bucket).is_ok();
-            if made && self.put(&bucket, "probe", b"probe").is_ok() {
-                return;
-            }
+        let mut probe = Probe::default();
+        while t0.elapsed() < START_WAIT && probe.write(&self.endpoint).is_err() {
             std::thread::sleep(Duration::from_millis(250));
         }
     }
@@ -342,18 +329,14 @@ impl S3Server {
 
     fn wait_ready(&mut self, buckets: &[&str]) -> Result<(), String> {
         let t0 = Instant::now();
-        let probe = format!("iolab-ready-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let mut probe = Probe::default();
         loop {
             if let Some(c) = self.child.as_mut() {
                 if let Ok(Some(st)) = c.try_wait() {
                     return Err(format!("{ENDED} ({st}): {}", self.log_tail()));
                 }
             }
-            // Creating a bucket needs the master, a volume, the filer and
-            // the gateway all up.
-            // A client per attempt: one that met a refused connection
-            // sends nothing more (the backend's unreachable rule).
-            match client(&self.endpoint).create_bucket(&probe) {
+            match probe.write(&self.endpoint) {
                 Ok(()) => break,
                 Err(e) if t0.elapsed() > START_WAIT => {
                     return Err(format!(
@@ -428,6 +411,48 @@ fn remove_sockets(ports: &[u16]) {
             let _ = std::fs::remove_file(e.path());
         }
     }
+}
+
+/// Whether a server takes a write: a bucket of its own made (once),
+/// then a new object put in it, which needs the master, the filer, the
+/// gateway and a volume all up.
+#[derive(Default)]
+struct Probe {
+    bucket: Option<String>,
+    tries: u32,
+}
+
+impl Probe {
+    /// One try. A client per request: one that met a refused
+    /// connection sends nothing more (the backend's unreachable rule).
+    fn write(&mut self, endpoint: &str) -> Result<(), String> {
+        let bucket = match &self.bucket {
+            Some(b) => b,
+            None => {
+                let b = format!("iolab-ready-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+                client(endpoint)
+                    .create_bucket(&b)
+                    .map_err(|e| e.to_string())?;
+                self.bucket.insert(b)
+            }
+        };
+        // A new key each try: one a failed try may have made is never
+        // met again as AlreadyExists.
+        self.tries += 1;
+        put(endpoint, bucket, &format!("probe-{}", self.tries), b"probe")
+    }
+}
+
+/// Puts an object, exclusively, through a client of its own.
+fn put(endpoint: &str, bucket: &str, key: &str, data: &[u8]) -> Result<(), String> {
+    use iolab_backend::{Backend, OpenOptions};
+    let be = client(endpoint);
+    let path = std::ffi::CString::new(format!("s3://{bucket}/{key}")).map_err(|e| e.to_string())?;
+    let h = be
+        .open(&path, OpenOptions::create_new())
+        .map_err(|e| e.to_string())?;
+    be.write_at(&h, data, 0).map_err(|e| e.to_string())?;
+    be.close(h).map_err(|e| e.to_string())
 }
 
 /// An S3 backend on `endpoint` with the test key, for set-up calls.

@@ -8,8 +8,10 @@
 //!
 //! ```no_run
 //! use iolab_backend::s3::{Endpoint, S3Config};
-//! # fn cfg() -> S3Config { unimplemented!() }
-//! let e = Endpoint::new(&cfg(), "bench").unwrap();
+//! // The endpoint and keys from AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID...
+//! let opts = iolab_backend::parse_options::<&str>(&[]).unwrap();
+//! let cfg = S3Config::resolve(&opts, &|v| std::env::var(v).ok()).unwrap();
+//! let e = Endpoint::new(&cfg, "bench").unwrap();
 //! e.put("run/0/1", b"hello").unwrap();
 //! let mut scratch = vec![0u8; 64 << 10];
 //! let got = e.get("run/0/1", None, &mut scratch).unwrap();
