@@ -186,9 +186,36 @@ fn answer(
 ) -> Result<(), NetError> {
     let cancel = Cancel::process();
     c.idle_timeout = NET_TIMEOUT;
+    let Some(job) = agree(&mut c, key, cancel)?.filter(|j| !j.probe) else {
+        return Ok(());
+    };
+    c.max_payload = job.rsz_bytes as u32;
+    let file = match store.map(|s| s.open(job.object, job.write)) {
+        Some(Ok(h)) => Some(h),
+        Some(Err(e)) => return Err(refuse(&mut c, format!("object o{}: {e}", job.object))),
+        None => None,
+    };
+    let mut owned = iolab_core::buffer::IoBuffer::heap(job.rsz_bytes as usize, 4096)
+        .map_err(|e| NetError::Protocol(format!("buffer: {e}")))?;
+    let buf = owned.as_mut_slice();
+    // What a read answers with when no object store is behind the agent
+    // (case=network): the bytes cross the network and are not kept.
+    crate::io::WriteData::new(buf.len()).fill(buf);
+    let object = store.zip(file);
+    requests(&mut c, &job, object.as_ref(), buf, t)?;
+    // The object is closed before the client hears the End: closing
+    // may be what stores it.
+    if let Some((s, (fh, _))) = object {
+        let _ = s.backend.close(fh);
+    }
+    c.send(Kind::End, 0, 0, &[], Cancel::process()).map(drop)
+}
+
+/// The handshake: the client's job, checked (None when it sent none).
+fn agree(c: &mut Conn, key: Option<&SharedKey>, cancel: Cancel) -> Result<Option<Job>, NetError> {
     let mut job = None;
     handshake::server(
-        &mut c,
+        c,
         &json!({ "max_record": MAX_RECORD }),
         key,
         |p| {
@@ -204,25 +231,29 @@ fn answer(
         },
         cancel,
     )?;
-    let Some(job) = job.filter(|j| !j.probe) else {
-        return Ok(());
-    };
-    c.max_payload = job.rsz_bytes as u32;
-    let refuse = |c: &mut Conn, e: String| {
-        let _ = c.send(Kind::Error, 0, 0, e.as_bytes(), cancel);
-        NetError::Protocol(e)
-    };
-    let file = match store.map(|s| s.open(job.object, job.write)) {
-        Some(Ok(h)) => Some(h),
-        Some(Err(e)) => return Err(refuse(&mut c, format!("object o{}: {e}", job.object))),
-        None => None,
-    };
-    let mut owned = iolab_core::buffer::IoBuffer::heap(job.rsz_bytes as usize, 4096)
-        .map_err(|e| NetError::Protocol(format!("buffer: {e}")))?;
-    let buf = owned.as_mut_slice();
-    // What a read answers with when no object store is behind the agent
-    // (case=network): the bytes cross the network and are not kept.
-    crate::io::WriteData::new(buf.len()).fill(buf);
+    Ok(job)
+}
+
+/// Tells the client why its run ends here.
+fn refuse(c: &mut Conn, e: String) -> NetError {
+    let _ = c.send(Kind::Error, 0, 0, e.as_bytes(), Cancel::process());
+    NetError::Protocol(e)
+}
+
+/// An object behind the agent: its store, and its handle and whether it
+/// is open for direct I/O.
+type Object<'s, 'a> = (&'s Store<'a>, (iolab_backend::Handle, bool));
+
+/// Answers `job`'s requests, through `object` when there is one, until
+/// the client's End (a written object synced, the End not yet answered).
+fn requests(
+    c: &mut Conn,
+    job: &Job,
+    object: Option<&Object<'_, '_>>,
+    buf: &mut [u8],
+    t: &Totals,
+) -> Result<(), NetError> {
+    let cancel = Cancel::process();
     let io = |r: std::io::Result<()>, what: &str, off: u64| {
         r.map_err(|e| format!("{what} at offset {off}: {e}"))
     };
@@ -230,33 +261,27 @@ fn answer(
         let h = c.recv_header(cancel)?;
         match h.kind {
             Kind::End => {
-                if let (Some(s), Some((fh, direct))) = (store, &file) {
-                    if job.write && !direct {
-                        if let Err(e) = s.backend.fdatasync(fh) {
-                            return Err(refuse(&mut c, format!("fdatasync: {e}")));
-                        }
+                if let Some((s, (fh, false))) = object.filter(|_| job.write) {
+                    if let Err(e) = s.backend.fdatasync(fh) {
+                        return Err(refuse(c, format!("fdatasync: {e}")));
                     }
                 }
-                if let (Some(s), Some((fh, _))) = (store, file) {
-                    let _ = s.backend.close(fh);
-                }
-                c.send(Kind::End, 0, 0, &[], cancel)?;
                 return Ok(());
             }
             Kind::Data if job.write => {
                 let got = c.recv_payload(&h, buf, cancel)?.len();
-                if let (Some(s), Some((fh, _))) = (store, &file) {
+                if let Some((s, (fh, _))) = object {
                     let r = crate::io::write_all_at(s.backend, fh, &buf[..got], h.offset);
-                    io(r, "write", h.offset).map_err(|e| refuse(&mut c, e))?;
+                    io(r, "write", h.offset).map_err(|e| refuse(c, e))?;
                 }
                 t.received.fetch_add(got as u64, Ordering::Relaxed);
                 c.send(Kind::Control, 0, h.offset, &[], cancel)?;
             }
             Kind::Data => {
                 c.recv_payload(&h, &mut buf[..0], cancel)?;
-                if let (Some(s), Some((fh, _))) = (store, &file) {
+                if let Some((s, (fh, _))) = object {
                     let r = crate::io::read_full_at(s.backend, fh, buf, h.offset);
-                    io(r, "read", h.offset).map_err(|e| refuse(&mut c, e))?;
+                    io(r, "read", h.offset).map_err(|e| refuse(c, e))?;
                 }
                 c.send(Kind::Data, 0, h.offset, buf, cancel)?;
                 t.sent.fetch_add(job.rsz_bytes, Ordering::Relaxed);

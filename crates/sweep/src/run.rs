@@ -395,6 +395,33 @@ struct Ctx<'a> {
     n: (usize, usize),
 }
 
+/// A repeat's files in the work directory: its JSON, standard output
+/// and standard error, removed once it is recorded.
+struct JobFiles {
+    json: PathBuf,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+impl JobFiles {
+    fn new(work: &WorkDir, job: &Job) -> JobFiles {
+        let stem = work
+            .path()
+            .join(format!("point{}-repeat{}", job.point.idx, job.repeat));
+        JobFiles {
+            json: stem.with_extension("json"),
+            out: stem.with_extension("out"),
+            err: stem.with_extension("err"),
+        }
+    }
+
+    fn remove(&self) {
+        for f in [&self.json, &self.out, &self.err] {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
 /// Runs one repeat and records what it left.
 fn run_job(
     at: &Ctx,
@@ -403,17 +430,38 @@ fn run_job(
     sum: &mut Summary,
     on: &mut dyn FnMut(Event),
 ) -> Result<(), SweepError> {
+    let files = JobFiles::new(at.work, job);
+    let result = launch(at, job, &files, on);
+    let recorded = match result {
+        Ok(Ok(doc)) => record(store, job, &files, &doc, sum, on),
+        Ok(Err((why, argv))) => failed(job, &files, why, &argv, sum, on),
+        Err(e) => Err(e),
+    };
+    files.remove();
+    recorded
+}
+
+/// A run's results document, as the store records it.
+type Document = iolab_results::Envelope<serde_json::Value, serde_json::Value>;
+
+/// A repeat's document and how long it ran, or why it has none and its
+/// command line.
+type Launched = Result<(Document, f64), (String, Vec<String>)>;
+
+/// Runs one repeat's command. An error is one that stops the sweep: the
+/// launcher cannot start anything, or refuses as it would at any point.
+fn launch(
+    at: &Ctx,
+    job: &Job,
+    files: &JobFiles,
+    on: &mut dyn FnMut(Event),
+) -> Result<Launched, SweepError> {
     let (plan, iolab, work, (n, of)) = (at.plan, at.iolab, at.work, at.n);
-    let stem = work
-        .path()
-        .join(format!("point{}-repeat{}", job.point.idx, job.repeat));
-    let json = stem.with_extension("json");
-    let (out, err) = (stem.with_extension("out"), stem.with_extension("err"));
     let argv = plan.command(
         &iolab.to_string_lossy(),
         job.point,
         job.repeat,
-        &json.to_string_lossy(),
+        &files.json.to_string_lossy(),
     )?;
     on(Event::Started {
         n,
@@ -432,7 +480,7 @@ fn run_job(
     // Only the first repeat run now can show that the launcher cannot
     // start anything; later ones fail one by one as any point may.
     let first_via_launcher = n == 1 && plan.launcher.is_some();
-    let ended = match run_child(&argv, &out, &err, timeout, work) {
+    let ended = match run_child(&argv, &files.out, &files.err, timeout, work) {
         Ok(e) => e,
         Err(e) if first_via_launcher => {
             return Err(launcher_error(
@@ -443,75 +491,86 @@ fn run_job(
         }
         Err(e) => return Err(io_err(format!("cannot run {}", argv[0]))(e)),
     };
-    let result = read_result(&json, &ended);
-    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    let result = read_result(&files.json, &ended);
+    let stderr = std::fs::read_to_string(&files.err).unwrap_or_default();
     // A launcher may start one rank and not two (`mpirun -n 1` of a build
     // without MPI runs as threads): its known refusals stop the sweep at
     // any point.
     let launcher_refused = plan.launcher.is_some() && launcher_advice(&stderr).is_some();
     if let (Err(why), true) = (&result, first_via_launcher || launcher_refused) {
-        if !json.exists() && !work.cancelled() && !ended.timed_out {
-            let e = launcher_error(&argv, why, &stderr);
-            for f in [&json, &out, &err] {
-                let _ = std::fs::remove_file(f);
-            }
-            return Err(e);
+        if !files.json.exists() && !work.cancelled() && !ended.timed_out {
+            return Err(launcher_error(&argv, why, &stderr));
         }
     }
-    let fail = |why: String| Event::Failed {
+    Ok(result
+        .map(|doc| (doc, ended.elapsed_s))
+        .map_err(|why| (why, argv)))
+}
+
+/// Records a repeat that left its document.
+fn record(
+    store: &mut Store,
+    job: &Job,
+    files: &JobFiles,
+    (doc, elapsed_s): &(Document, f64),
+    sum: &mut Summary,
+    on: &mut dyn FnMut(Event),
+) -> Result<(), SweepError> {
+    // The payload goes from the file into the store as it is read: a
+    // long run's document is never whole in memory.
+    let run_id = store.record_file(
+        &files.json,
+        doc,
+        Some(Attribution {
+            point_id: job.point_id,
+            repeat: job.repeat,
+        }),
+    )?;
+    let outcome = store.run(run_id)?.row.outcome;
+    sum.recorded += 1;
+    if !iolab_store::counts(&outcome) {
+        sum.failed += 1;
+    }
+    on(Event::Recorded {
+        point: job.point,
+        repeat: job.repeat,
+        run_id,
+        outcome,
+        figures: store.figures(run_id)?,
+        elapsed_s: *elapsed_s,
+    });
+    Ok(())
+}
+
+/// Counts a repeat that left no document; Slurm's refusal to make a
+/// step stops the sweep.
+fn failed(
+    job: &Job,
+    files: &JobFiles,
+    why: String,
+    argv: &[String],
+    sum: &mut Summary,
+    on: &mut dyn FnMut(Event),
+) -> Result<(), SweepError> {
+    sum.failed += 1;
+    let refused = crate::slurm::is_srun(argv)
+        .then(|| iolab_launch::srun_refusal(tail(&files.err).as_bytes()))
+        .flatten();
+    on(Event::Failed {
         point: job.point,
         repeat: job.repeat,
         why,
-        stderr_tail: tail(&err),
-    };
-    match result {
-        Ok(doc) => {
-            // The payload goes from the file into the store as it is
-            // read: a long run's document is never whole in memory.
-            let run_id = store.record_file(
-                &json,
-                &doc,
-                Some(Attribution {
-                    point_id: job.point_id,
-                    repeat: job.repeat,
-                }),
-            )?;
-            let outcome = store.run(run_id)?.row.outcome;
-            sum.recorded += 1;
-            if !iolab_store::counts(&outcome) {
-                sum.failed += 1;
-            }
-            on(Event::Recorded {
-                point: job.point,
-                repeat: job.repeat,
-                run_id,
-                outcome,
-                figures: store.figures(run_id)?,
-                elapsed_s: ended.elapsed_s,
-            });
-        }
-        Err(why) => {
-            sum.failed += 1;
-            let refused = crate::slurm::is_srun(&argv)
-                .then(|| iolab_launch::srun_refusal(tail(&err).as_bytes()))
-                .flatten();
-            on(fail(why));
-            if let Some(why) = refused {
-                for f in [&json, &out, &err] {
-                    let _ = std::fs::remove_file(f);
-                }
-                return Err(SweepError::Launcher {
-                    launcher: argv[0].clone(),
-                    reason: why,
-                    advice: "Slurm made no step: check the allocation and the node names the launcher asks for",
-                });
-            }
-        }
+        stderr_tail: tail(&files.err),
+    });
+    match refused {
+        Some(why) => Err(SweepError::Launcher {
+            launcher: argv[0].clone(),
+            reason: why,
+            advice:
+                "Slurm made no step: check the allocation and the node names the launcher asks for",
+        }),
+        None => Ok(()),
     }
-    for f in [&json, &out, &err] {
-        let _ = std::fs::remove_file(f);
-    }
-    Ok(())
 }
 
 /// The launcher's failure in one line, with what to do about it. The
@@ -564,10 +623,7 @@ struct Ended {
 
 /// The child's document, or why there is none worth recording (an
 /// interrupted run is not a result).
-fn read_result(
-    json: &Path,
-    ended: &Ended,
-) -> Result<iolab_results::Envelope<serde_json::Value, serde_json::Value>, String> {
+fn read_result(json: &Path, ended: &Ended) -> Result<Document, String> {
     let how = match (ended.timed_out, ended.status.code(), ended.status.signal()) {
         (true, _, _) => "reached the plan's timeout_s and was stopped".to_string(),
         (_, Some(c), _) => format!("exit status {c}"),

@@ -344,48 +344,27 @@ fn accept_all(
         Ok(ours[q].clone())
     };
     let mut gate = Gate::new(listeners, key, limit);
-    let mut conns: Vec<Option<Conn>> = (0..mine.len()).map(|_| None).collect();
-    let (mut notes, mut rejected, mut drops) = (Vec::new(), Vec::new(), 0usize);
-    let mut peer_path = String::new();
-    let (mut link, mut expect_link) = (None, false);
-    let linking = mine.first().is_some_and(|m| m.live);
-    loop {
-        let missing = conns.iter().position(Option::is_none);
-        let Some(missing) = missing.or((expect_link && link.is_none()).then_some(0)) else {
-            break;
-        };
+    let mut a = Accepting::new(t, mine);
+    while let Some(missing) = a.missing() {
         let left = until.saturating_duration_since(Instant::now());
         // Wake each second to see whether the source, which connects
         // its QThreads one after another, is gone.
         let why = match gate.next(&mut judge, left.min(WATCH), Cancel::token(cancel)) {
             Ok(Event::Admitted {
-                mut conn,
+                conn,
                 peer,
                 listener,
                 agreed,
             }) => {
                 let s: Terms = serde_json::from_value(agreed.peer_params)
                     .map_err(|e| RunError::Net(format!("{peer}: the source's terms: {e}")))?;
-                expect_link |= linking && s.live;
-                let dropped = if s.link && expect_link && listener == 0 && link.is_none() {
-                    link = Some(conn);
-                    None
-                } else if s.link {
-                    Some("a live link not asked for")
-                } else if conns[listener].is_some() {
-                    Some("a second source for one QThread")
-                } else {
-                    peer_path = s.path;
-                    for_data(&mut conn, t);
-                    conns[listener] = Some(conn);
-                    None
-                };
-                // QThread 0's port stays open for the live link.
-                if conns[listener].is_some() && (listener != 0 || !expect_link || link.is_some()) {
-                    gate.retire(listener);
-                }
-                match dropped {
-                    None => continue,
+                match a.admit(conn, listener, s) {
+                    None => {
+                        if a.port_done(listener) {
+                            gate.retire(listener);
+                        }
+                        continue;
+                    }
                     Some(why) => format!("dropped a connection from {peer}: {why}"),
                 }
             }
@@ -397,39 +376,116 @@ fn accept_all(
                 format!("dropped a connection from {peer}: {error}")
             }
             Err(NetError::Cancelled) => return Err(RunError::Interrupted),
-            Err(NetError::Timeout { .. }) if Instant::now() < until => {
-                if let Some(q) = conns
-                    .iter()
-                    .position(|c| c.as_ref().is_some_and(Conn::peer_gone))
-                {
-                    return Err(source_gone(t, q));
-                }
-                continue;
-            }
+            Err(NetError::Timeout { .. }) if Instant::now() < until => match a.gone() {
+                Some(q) => return Err(source_gone(t, q)),
+                None => continue,
+            },
             Err(NetError::Timeout { .. }) => {
-                return Err(no_source(t, gate.local_addr(missing), &rejected));
+                return Err(no_source(t, gate.local_addr(missing), &a.rejected));
             }
             Err(e) => return Err(RunError::Net(e.to_string())),
         };
-        drops += 1;
-        if drops <= NAMED_DROPS {
-            notes.push(format!("target {}: {why}", t.index));
-            rejected.push(why);
+        a.dropped(why);
+    }
+    Ok(a.done())
+}
+
+/// What [`accept_all`] has so far: a connection per QThread, the live
+/// link, and the connections it dropped.
+struct Accepting<'a> {
+    t: &'a TargetPlan,
+    conns: Vec<Option<Conn>>,
+    peer_path: String,
+    link: Option<Conn>,
+    /// This side asked for a live link.
+    linking: bool,
+    /// Both sides did: QThread 0's port waits for it too.
+    expect_link: bool,
+    notes: Vec<String>,
+    /// Why connections were dropped (the first [`NAMED_DROPS`]).
+    rejected: Vec<String>,
+    drops: usize,
+}
+
+impl<'a> Accepting<'a> {
+    fn new(t: &'a TargetPlan, mine: &[Terms]) -> Self {
+        Accepting {
+            t,
+            conns: (0..mine.len()).map(|_| None).collect(),
+            peer_path: String::new(),
+            link: None,
+            linking: mine.first().is_some_and(|m| m.live),
+            expect_link: false,
+            notes: Vec::new(),
+            rejected: Vec::new(),
+            drops: 0,
         }
     }
-    if drops > NAMED_DROPS {
-        notes.push(format!(
-            "target {}: dropped a connection {} more times (not named)",
-            t.index,
-            drops - NAMED_DROPS
-        ));
+
+    /// The first port still waiting for its connection (port 0 for the
+    /// live link), or None when every one has it.
+    fn missing(&self) -> Option<usize> {
+        let missing = self.conns.iter().position(Option::is_none);
+        missing.or((self.expect_link && self.link.is_none()).then_some(0))
     }
-    Ok(Accepted {
-        conns: conns.into_iter().flatten().collect(),
-        peer_path,
-        notes,
-        link,
-    })
+
+    /// Takes an admitted connection on port `listener` whose source's
+    /// terms are `s`; says why it is dropped instead.
+    fn admit(&mut self, mut conn: Conn, listener: usize, s: Terms) -> Option<&'static str> {
+        self.expect_link |= self.linking && s.live;
+        if s.link && self.expect_link && listener == 0 && self.link.is_none() {
+            self.link = Some(conn);
+            None
+        } else if s.link {
+            Some("a live link not asked for")
+        } else if self.conns[listener].is_some() {
+            Some("a second source for one QThread")
+        } else {
+            self.peer_path = s.path;
+            for_data(&mut conn, self.t);
+            self.conns[listener] = Some(conn);
+            None
+        }
+    }
+
+    /// Port `listener` has all it waits for: QThread 0's port stays open
+    /// for the live link.
+    fn port_done(&self, listener: usize) -> bool {
+        self.conns[listener].is_some()
+            && (listener != 0 || !self.expect_link || self.link.is_some())
+    }
+
+    /// A QThread whose source closed its connection.
+    fn gone(&self) -> Option<usize> {
+        self.conns
+            .iter()
+            .position(|c| c.as_ref().is_some_and(Conn::peer_gone))
+    }
+
+    /// Notes a dropped connection (the first [`NAMED_DROPS`] by name).
+    fn dropped(&mut self, why: String) {
+        self.drops += 1;
+        if self.drops <= NAMED_DROPS {
+            self.notes.push(format!("target {}: {why}", self.t.index));
+            self.rejected.push(why);
+        }
+    }
+
+    fn done(mut self) -> Accepted {
+        if self.drops > NAMED_DROPS {
+            self.notes.push(format!(
+                "target {}: dropped a connection {} more times (not named)",
+                self.t.index,
+                self.drops - NAMED_DROPS
+            ));
+        }
+        Accepted {
+            conns: self.conns.into_iter().flatten().collect(),
+            peer_path: self.peer_path,
+            notes: self.notes,
+            link: self.link,
+        }
+    }
 }
 
 /// What [`accept_all`] accepted.

@@ -59,62 +59,13 @@ fn run_plan(
     let g = &plan.global;
     let clock = global_clock(g, cancel)?;
     let host = iolab_core::env::host_info();
-    let mut notes = data_notes(plan);
-    notes.extend(engine_notes(plan));
-    if g.processlock {
-        if let Err(e) = crate::plan::placement::lock_process() {
-            notes.push(e.to_string());
-        }
-    }
-    if g.maxpri {
-        if let Err(e) = crate::plan::placement::max_priority_current() {
-            notes.push(e.to_string());
-        }
-    }
-    let run_start_ns = mono_ns();
-    let sh = RunShared {
-        global: g,
-        progress,
-        gate: Gate::new(plan.targets.len()),
-        state: runstate::RunState::with_token(cancel),
-        run_start_ns,
-        run_deadline_ns: if g.runtime_s > 0.0 {
-            run_start_ns + (g.runtime_s * 1e9) as u64
-        } else {
-            u64::MAX
-        },
-        cpus: host.cpus,
-    };
-    let sessions = crate::e2e::session::connect_all(
-        plan,
-        |at| {
-            let _ = progress.e2e_listening.set(at);
-        },
-        &progress.e2e_live,
-        cancel,
-    )?;
-    let first_ops: Vec<u64> = sessions
-        .iter()
-        .map(|s| s.as_ref().map_or(0, |s| s.first_op))
-        .collect();
-    let mut targets = prepare_all(plan, &backends, &sh)?;
-    for ((t, p), skip) in plan.targets.iter().zip(&progress.targets).zip(first_ops) {
-        p.planned_ops.store(t.ops.saturating_sub(skip), Relaxed);
-    }
-    let monitors = match crate::e2e::monitor::attach(&mut targets, sessions) {
-        Ok(m) => m,
-        Err(e) => {
-            for tg in &mut targets {
-                crate::run::target::close(tg);
-                remove_created(tg);
-            }
-            return Err(e);
-        }
-    };
+    let mut notes = start_notes(plan);
+    let sh = shared(plan, progress, cancel, host.cpus);
+    let (mut targets, monitors) = prepare_attached(plan, &backends, &sh, cancel)?;
     if let (Some(c), Some(t)) = (&clock, g.starttime_s) {
         wait_for_start(c, t, &mut notes, cancel);
     }
-    progress.run_start_ns.store(run_start_ns, Relaxed);
+    progress.run_start_ns.store(sh.run_start_ns, Relaxed);
     let start_wall_ns = wall_ns();
     let per_target = crate::e2e::monitor::run_with(&monitors, &sh.state, || {
         run_targets(&mut targets, &mut spools, &sh)
@@ -123,45 +74,11 @@ fn run_plan(
         .into_iter()
         .for_each(crate::e2e::monitor::Monitor::close);
     progress.finished.store(true, Relaxed);
-    for tg in &mut targets {
-        if let Err(e) = crate::run::target::close_checked(tg) {
-            sh.state
-                .fail(Failure::io("close", Some(tg.path.clone()), &e));
-        }
-    }
-    let timed_out = mono_ns() >= sh.run_deadline_ns;
-    let outcome = sh.state.outcome(timed_out.then_some(g.runtime_s));
-    let outcome = counted_errors(&targets, outcome);
-    let keep = g.keepfiles || !matches!(outcome, Outcome::Error(_) | Outcome::Interrupted);
-    for tg in &mut targets {
-        finish(tg);
-        if keep {
-            continue;
-        }
-        if crate::e2e::partial::applies(tg.plan) {
-            let note = crate::e2e::partial::set_aside(tg.plan.index, &tg.path);
-            tg.notes.push(note);
-        } else if crate::e2e::monitor::keeps_partial(tg) {
-            tg.notes.push(format!(
-                "target {} ({}): the partial copy is kept; run the copy again with -restart to finish it",
-                tg.plan.index, tg.path
-            ));
-        } else {
-            remove_created(tg);
-        }
-    }
+    let outcome = wind_down(&mut targets, &sh);
     if g.processlock {
         crate::plan::placement::unlock_process();
     }
-    for be in &backends {
-        if let Err(e) = be.finalize() {
-            notes.push(format!(
-                "the {} backend did not finish cleanly: {e}",
-                be.name()
-            ));
-        }
-        notes.extend(be.notes());
-    }
+    notes.extend(finalize(&backends));
     let (log, outcome) = pass_log(spools, outcome);
     let mut r = assemble(
         plan,
@@ -177,6 +94,141 @@ fn run_plan(
         on_global_clock(&mut r, &c);
     }
     Ok(r)
+}
+
+/// The notes a run starts with: its data's and its engine's, and a
+/// process lock or priority that could not be had.
+fn start_notes(plan: &Plan) -> Vec<String> {
+    let g = &plan.global;
+    let mut notes = data_notes(plan);
+    notes.extend(engine_notes(plan));
+    if g.processlock {
+        if let Err(e) = crate::plan::placement::lock_process() {
+            notes.push(e.to_string());
+        }
+    }
+    if g.maxpri {
+        if let Err(e) = crate::plan::placement::max_priority_current() {
+            notes.push(e.to_string());
+        }
+    }
+    notes
+}
+
+/// What every target's thread shares; the run's clock starts here.
+fn shared<'a>(
+    plan: &'a Plan,
+    progress: &'a Progress,
+    cancel: &iolab_core::CancelToken,
+    cpus: usize,
+) -> RunShared<'a> {
+    let g = &plan.global;
+    let run_start_ns = mono_ns();
+    RunShared {
+        global: g,
+        progress,
+        gate: Gate::new(plan.targets.len()),
+        state: runstate::RunState::with_token(cancel),
+        run_start_ns,
+        run_deadline_ns: if g.runtime_s > 0.0 {
+            run_start_ns + (g.runtime_s * 1e9) as u64
+        } else {
+            u64::MAX
+        },
+        cpus,
+    }
+}
+
+/// Connects the end-to-end sessions, prepares every target and attaches
+/// the sessions' monitors to them; a failure to attach closes the
+/// targets and removes what they created.
+fn prepare_attached<'a>(
+    plan: &'a Plan,
+    backends: &'a [Box<dyn Backend>],
+    sh: &RunShared<'_>,
+    cancel: &iolab_core::CancelToken,
+) -> Result<(Vec<Target<'a>>, Vec<crate::e2e::monitor::Monitor<'a>>), RunError> {
+    let progress = sh.progress;
+    let sessions = crate::e2e::session::connect_all(
+        plan,
+        |at| {
+            let _ = progress.e2e_listening.set(at);
+        },
+        &progress.e2e_live,
+        cancel,
+    )?;
+    let first_ops: Vec<u64> = sessions
+        .iter()
+        .map(|s| s.as_ref().map_or(0, |s| s.first_op))
+        .collect();
+    let mut targets = prepare_all(plan, backends, sh)?;
+    for ((t, p), skip) in plan.targets.iter().zip(&progress.targets).zip(first_ops) {
+        p.planned_ops.store(t.ops.saturating_sub(skip), Relaxed);
+    }
+    match crate::e2e::monitor::attach(&mut targets, sessions) {
+        Ok(m) => Ok((targets, m)),
+        Err(e) => {
+            for tg in &mut targets {
+                crate::run::target::close(tg);
+                remove_created(tg);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// After the passes: closes every target, takes the run's outcome, and
+/// keeps, sets aside or removes what each target made.
+fn wind_down(targets: &mut [Target<'_>], sh: &RunShared<'_>) -> Outcome {
+    let g = sh.global;
+    for tg in targets.iter_mut() {
+        if let Err(e) = crate::run::target::close_checked(tg) {
+            sh.state
+                .fail(Failure::io("close", Some(tg.path.clone()), &e));
+        }
+    }
+    let timed_out = mono_ns() >= sh.run_deadline_ns;
+    let outcome = sh.state.outcome(timed_out.then_some(g.runtime_s));
+    let outcome = counted_errors(targets, outcome);
+    let keep = g.keepfiles || !matches!(outcome, Outcome::Error(_) | Outcome::Interrupted);
+    for tg in targets.iter_mut() {
+        finish(tg);
+        if !keep {
+            leave(tg);
+        }
+    }
+    outcome
+}
+
+/// What a target that is not kept leaves: an end-to-end copy's partial
+/// file set aside or kept for -restart, anything else removed.
+fn leave(tg: &mut Target<'_>) {
+    if crate::e2e::partial::applies(tg.plan) {
+        let note = crate::e2e::partial::set_aside(tg.plan.index, &tg.path);
+        tg.notes.push(note);
+    } else if crate::e2e::monitor::keeps_partial(tg) {
+        tg.notes.push(format!(
+            "target {} ({}): the partial copy is kept; run the copy again with -restart to finish it",
+            tg.plan.index, tg.path
+        ));
+    } else {
+        remove_created(tg);
+    }
+}
+
+/// Finishes every backend; what each says goes to the notes.
+fn finalize(backends: &[Box<dyn Backend>]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for be in backends {
+        if let Err(e) = be.finalize() {
+            notes.push(format!(
+                "the {} backend did not finish cleanly: {e}",
+                be.name()
+            ));
+        }
+        notes.extend(be.notes());
+    }
+    notes
 }
 
 /// Measures the offset to the global clock (-timeserver) before any

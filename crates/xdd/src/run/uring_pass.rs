@@ -146,47 +146,10 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
         return Counts::default();
     };
     let fd = cx.backend.raw_fd(h).unwrap_or(-1);
-    let op = match plan.opts.op {
-        Op::Read => IoOp::Read,
-        Op::Write => IoOp::Write,
-        Op::Noop => IoOp::Noop,
+    let mut engine = match ring(st, cx, fd) {
+        Ok(e) => e,
+        Err(e) => return setup_failed(st, cx, e),
     };
-    let cfg = UringConfig {
-        depth: plan.opts.queuedepth as u32,
-        buf_bytes: plan.xfer_bytes as usize,
-        align: (plan.opts.memalign as usize).max(crate::run::buffer::page_size()),
-        slack_bytes: slack(plan),
-        tuning: Tuning::ALL,
-    };
-    let mut engine =
-        match slot_buffer(st, cx, &cfg).and_then(|b| UringEngine::with_buffer(fd, op, &cfg, b)) {
-            Ok(e) => e,
-            Err(e) => {
-                let mut c = Counts::default();
-                error(
-                    st,
-                    cx,
-                    &mut c,
-                    format!("target {}: -engine uring: {e}", plan.index),
-                    "io_uring setup",
-                    None,
-                );
-                cx.run.fail(iolab_core::Failure {
-                    op: "io_uring setup".into(),
-                    path: Some(cx.path.to_string()),
-                    errno: None,
-                    message: e.to_string(),
-                    kind: iolab_core::FailureKind::Failed,
-                });
-                return c;
-            }
-        };
-    let first = cx.seeks.offset(0);
-    for i in 0..engine.depth() {
-        if let Some(b) = engine.buffer_mut(i) {
-            plan.pattern.prefill(b, first);
-        }
-    }
     let verifier = plan
         .verify
         .map(|m| Verifier::new(&plan.pattern, m, plan.xfer_bytes as usize));
@@ -226,22 +189,57 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
     let result = engine.run(reqs, &mut hooks);
     let Hooks { st, mut c, .. } = hooks;
     let ran = result.is_ok();
-
-    match result {
-        Ok(_) => {} // latency was recorded per completion
-        Err(e) => error(
-            st,
-            cx,
-            &mut c,
-            format!("target {}: io_uring: {e}", plan.index),
-            "io_uring",
-            e.raw_os_error(),
-        ),
+    // On success, latency was recorded per completion.
+    if let Err(e) = result {
+        let msg = format!("target {}: io_uring: {e}", plan.index);
+        error(st, cx, &mut c, msg, "io_uring", e.raw_os_error());
     }
     c.elapsed_ns = match (pacer.as_mut(), next_slot, ran) {
         (Some(p), Some(k), true) => crate::run::steps::hold_to_schedule_end(p, cx, k),
         _ => mono_ns().saturating_sub(cx.start_ns),
     };
     (c.cpu_user_ns, c.cpu_sys_ns) = thread_cpu().since(&cpu0);
+    c
+}
+
+/// The pass's ring on `fd`, every slot's buffer laid with the pattern
+/// at the pass's first offset.
+fn ring(st: &mut QState, cx: &PassCtx, fd: i32) -> Result<UringEngine, UringError> {
+    let plan = cx.plan;
+    let op = match plan.opts.op {
+        Op::Read => IoOp::Read,
+        Op::Write => IoOp::Write,
+        Op::Noop => IoOp::Noop,
+    };
+    let cfg = UringConfig {
+        depth: plan.opts.queuedepth as u32,
+        buf_bytes: plan.xfer_bytes as usize,
+        align: (plan.opts.memalign as usize).max(crate::run::buffer::page_size()),
+        slack_bytes: slack(plan),
+        tuning: Tuning::ALL,
+    };
+    let mut engine = UringEngine::with_buffer(fd, op, &cfg, slot_buffer(st, cx, &cfg)?)?;
+    let first = cx.seeks.offset(0);
+    for i in 0..engine.depth() {
+        if let Some(b) = engine.buffer_mut(i) {
+            plan.pattern.prefill(b, first);
+        }
+    }
+    Ok(engine)
+}
+
+/// Records a ring that could not be set up as the pass's error and the
+/// run's failure; the pass's counts.
+fn setup_failed(st: &mut QState, cx: &PassCtx, e: UringError) -> Counts {
+    let mut c = Counts::default();
+    let msg = format!("target {}: -engine uring: {e}", cx.plan.index);
+    error(st, cx, &mut c, msg, "io_uring setup", None);
+    cx.run.fail(iolab_core::Failure {
+        op: "io_uring setup".into(),
+        path: Some(cx.path.to_string()),
+        errno: None,
+        message: e.to_string(),
+        kind: iolab_core::FailureKind::Failed,
+    });
     c
 }
