@@ -655,10 +655,11 @@ pub fn stat(a: StatArgs) -> Ended {
             Err(e) => return Err(fail("stat", e)),
         };
         let rates = iolab_lst::stat::rates(&prev, &cur);
-        let mut o = std::io::stdout().lock();
-        let _ = o.write_all(iolab_report::lst::stat::render(&rates, &sel).as_bytes());
-        let _ = writeln!(o);
-        let _ = o.flush();
+        // A reader that left (`lst stat G | head -3`) ends the readings:
+        // a closed stdout makes main exit 141.
+        if outln!("{}", iolab_report::lst::stat::render(&rates, &sel)).is_err() {
+            return Ok(Outcome::Interrupted);
+        }
         prev = cur;
         printed += 1;
     }

@@ -517,6 +517,7 @@ echo '== ping batch'; lst ping --batch b --server
 echo '== session'; lst show_session
 echo '== stat'; lst stat {a2}@tcp --delay 1 --count 1
 if lst stat {net}.99@tcp --count 1 2>stat-err.txt; then exit 9; fi
+echo '== stat into a pipe'; timeout 30 {BIN} lst stat {a2}@tcp --delay 1 | head -n 1; echo \"status ${{PIPESTATUS[0]}}\"
 lst stop b
 echo '== again'; lst run b; lst stop b; lst query b
 lst end_session
@@ -658,6 +659,14 @@ lst end_session
     assert!(r_rpc > 0.0 && r_mib > 0.0 && w_mib == 0.0, "{t}");
     let err = std::fs::read_to_string(dir.0.join("stat-err.txt")).unwrap();
     assert!(err.contains("not in this session"), "{err}");
+    // Readings without end stop when their reader leaves (141, as
+    // SIGPIPE would end them), not at timeout's 124.
+    let piped = section("stat into a pipe");
+    assert_eq!(
+        piped[..2],
+        [format!("[LNet Rates of {n2}]"), "status 141".to_string()],
+        "{t}"
+    );
     // The batch's agents came back whole after its first run: it runs
     // again, and its counts are the clients' own.
     let again = section("again");
