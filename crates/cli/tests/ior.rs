@@ -411,6 +411,14 @@ fn an_existing_file_is_refused_unless_e() {
     let o = ior(&s.root, "-w -r -E -k -b 64k -t 16k -o DIR/f");
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::metadata(s.path("f")).unwrap().len(), 65536);
+    // Without -k too: -E writes over the file, and it stays, not made
+    // by the run (IOR removes it); the note says so.
+    let o = ior(&s.root, "-w -r -E -i 2 -b 64k -t 16k -o DIR/f");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::metadata(s.path("f")).unwrap().len(), 65536);
+    // IOR's way: a WARNING line in the report, once for both iterations.
+    let warning = "WARNING: kept ";
+    assert_eq!(stdout(&o).matches(warning).count(), 1, "{}", stdout(&o));
     // A read-only test reads what is there and leaves it.
     let o = ior(&s.root, "-r -b 64k -t 16k -o DIR/f");
     assert!(o.status.success(), "{}", stderr(&o));
@@ -618,11 +626,19 @@ fn s3_keeps_a_shared_file_as_one_object_per_transfer() {
         Some(2),
         "the kept file is not made by this run"
     );
-    // Remove the kept chunks with a run that writes over them (-E) and
-    // does not keep them.
+    // A run that writes over them (-E) leaves them: they were there
+    // before it, and it says so.
     let o = run("-E");
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    assert!(srv.objects(b, "run/").unwrap().is_empty());
+    assert!(
+        stdout(&o).contains("WARNING: kept /run/file"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(srv.objects(b, "run/").unwrap(), objects);
+    for k in &want {
+        srv.remove(b, k).unwrap();
+    }
     assert_eq!(srv.keys(b).unwrap(), before);
 }
 

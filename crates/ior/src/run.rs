@@ -402,6 +402,10 @@ fn iteration(
     let mut wrote = false;
     if p.write && !ctx.out_of_time() {
         let (path, dir) = ctx.file(ctx.rank(), rep);
+        let mine = p.file_per_proc || leader;
+        // A file there before the run (-E writes over it) is the user's:
+        // it is never counted as made, so never removed.
+        let theirs = mine && !made.has(&path) && ctx.files.exists(&path).unwrap_or(false);
         let ready = prepare_write(ctx, &path, dir.as_deref(), made);
         if let Err(f) = agree_failure(ctx.comm, ready) {
             res.outcome = res.outcome.clone().worst(Outcome::Error(f));
@@ -415,7 +419,7 @@ fn iteration(
             stop_after,
         });
         wrote = true;
-        if p.file_per_proc || leader {
+        if mine && !theirs {
             made.add(&path);
         }
         // IOR's read stops where the write did: at the tasks' furthest
@@ -432,7 +436,7 @@ fn iteration(
         warnings_as_errors(ctx, &done.result, res);
         it.write = Some(done.result);
         if !settle(res, done.failure, done.interrupted) {
-            remove(ctx, rep, wrote, &mut it, observer, res);
+            remove(ctx, (rep, wrote), made, &mut it, observer, res);
             return it;
         }
     }
@@ -442,7 +446,7 @@ fn iteration(
     if (p.read || p.check_read) && !ctx.out_of_time() && !stopped(res) {
         read(ctx, rep, signature, stop_after, observer, &mut it, res);
     }
-    remove(ctx, rep, wrote, &mut it, observer, res);
+    remove(ctx, (rep, wrote), made, &mut it, observer, res);
     it
 }
 
@@ -619,11 +623,13 @@ fn read_status(ctx: &Ctx, file: &Path, res: &mut TestResult) -> u64 {
 }
 
 /// Removes the iteration's files unless kept (`-k`, or `-K` with
-/// errors), timed as IOR times it; only files this test wrote.
+/// errors), timed as IOR times it; only files this run made (a file
+/// `-E` wrote over stays, said in a note). The time is reported when a
+/// task removed a file.
 fn remove(
     ctx: &Ctx,
-    rep: u64,
-    wrote: bool,
+    (rep, wrote): (u64, bool),
+    made: &Made,
     it: &mut Iteration,
     observer: &dyn Observer,
     res: &mut TestResult,
@@ -638,23 +644,35 @@ fn remove(
     ctx.comm.barrier();
     let (path, dir) = ctx.file(ctx.rank(), rep);
     let mut failure = None;
-    if p.file_per_proc || ctx.rank() == 0 {
-        if ctx.files.exists(&path).unwrap_or(false) {
+    let mine = p.file_per_proc || ctx.rank() == 0;
+    let ours = mine && made.has(&path);
+    let kept = format!(
+        "kept {}: it was there before the run (-E wrote over it)",
+        path.display()
+    );
+    if mine && !ours && !res.notes.contains(&kept) {
+        res.notes.push(kept);
+    }
+    if mine {
+        if ours && ctx.files.exists(&path).unwrap_or(false) {
             if let Err(e) = ctx.files.remove(&path) {
                 failure = Some(format!("{}: {e}", path.display()));
             }
         }
-        if let Some(d) = dir {
+        if let Some(d) = dir.filter(|d| made.has(d)) {
             // The directory -u made, once empty.
             let _ = c_path(&d).and_then(|c| ctx.files.be.rmdir(&c));
         }
     }
     ctx.comm.barrier();
     let s = (iolab_core::clock::wall_ns() - t0) as f64 / 1e9;
-    it.remove_s = Some(s);
     if let Some(f) = failure {
         res.notes.push(format!("left behind: cannot remove {f}"));
     }
+    if !ctx.comm.any(ours) {
+        return;
+    }
+    it.remove_s = Some(s);
     if ctx.comm.task() == 0 {
         observer.removed(ctx.test, rep, s);
     }

@@ -192,6 +192,16 @@ impl S3Server {
         put(&self.endpoint, bucket, key, data)
     }
 
+    /// Removes an object (one a test left on purpose).
+    pub fn remove(&self, bucket: &str, key: &str) -> Result<(), String> {
+        use iolab_backend::Backend;
+        let path =
+            std::ffi::CString::new(format!("s3://{bucket}/{key}")).map_err(|e| e.to_string())?;
+        client(&self.endpoint)
+            .unlink(&path)
+            .map_err(|e| e.to_string())
+    }
+
     /// True when bucket `name` exists.
     pub fn bucket_exists(&self, name: &str) -> Result<bool, String> {
         use iolab_backend::Backend;
