@@ -704,6 +704,7 @@ fn runs_that_record_nothing_live_refuse_the_live_options() {
     let ds = d.to_str().unwrap();
     let live = s.path("live.jsonl");
     let ls = live.to_str().unwrap();
+    let f = format!("{ds}/f");
     for (words, needle) in [
         (
             vec!["survey", "plot", ds, "--live-view"],
@@ -713,6 +714,18 @@ fn runs_that_record_nothing_live_refuse_the_live_options() {
         (
             vec!["survey", "plot", ds, "--live", ls],
             "a live option needs a survey that runs",
+        ),
+        // No phase of xdd, ior or lst can end early: --steady would be
+        // ignored, and the notes once said a phase had ended that ran on.
+        (
+            vec![
+                "xdd", "-op", "write", "-target", &f, "-mbytes", "1", "--steady", "ops:50:1",
+            ],
+            "--steady is not implemented for xdd",
+        ),
+        (
+            vec!["ior", "-w", "-o", &f, "--steady", "ops:50:1", "--live", ls],
+            "--steady is not implemented for ior",
         ),
     ] {
         let o = iolab(&words);

@@ -460,7 +460,10 @@ impl State {
         let Some(d) = self.steady.as_mut() else {
             return;
         };
-        for r in rows.iter().filter(|r| r.is_aggregate()) {
+        // Only a phase its engine can end early is ended (and said to
+        // be): the sampler ends no other.
+        let endable = |r: &&Row| r.is_aggregate() && self.board.steady_allowed(&r.phase);
+        for r in rows.iter().filter(endable) {
             if self.summary.steady.iter().any(|s| s.phase == r.phase) || !d.observe(r) {
                 continue;
             }
