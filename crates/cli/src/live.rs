@@ -60,7 +60,7 @@ Live figures (mdtest, xdd, ior, lst, survey, io500, s3bench, xddcp; see docs/liv
   --live-format F        jsonl (default), csv or openmetrics (a textfile replaced each interval)
   --live-interval S      seconds between rows (default 1, at least 0.1)
   --live-view            a full-screen view of rates and latency on the terminal
-  --steady M:PCT:S       end a phase once metric M (ops, bytes, p99) over the last S seconds lies within PCT % of its mean
+  --steady M:PCT:S       mdtest: end a create phase once metric M (ops, bytes, p99) over the last S seconds lies within PCT % of its mean
 ";
 
 /// Whether `--live-view` was asked: the full screen owns the terminal,

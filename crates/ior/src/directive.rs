@@ -28,6 +28,16 @@ fn count(v: &str) -> Result<u32, String> {
     u32::try_from(n).map_err(|_| format!("'{v}' is too large"))
 }
 
+/// A count within `lo..=hi`, as the command line's option takes it
+/// (`-i`, `-N`): `repetitions=0` is refused as `-i 0` is.
+fn within(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    match num(v)? {
+        n if n < lo => Err(format!("'{v}' must be at least {lo}")),
+        n if n > hi => Err(format!("'{v}' is above the limit of {hi}")),
+        n => Ok(n),
+    }
+}
+
 fn flag(v: &str) -> Result<bool, String> {
     count(v).map(|n| n > 0)
 }
@@ -119,7 +129,7 @@ static DIRECTIVES: &[(&str, Set)] = &[
         Ok(())
     }),
     ("numtasks", |v, p, _| {
-        p.num_tasks = Some(num(v)?);
+        p.num_tasks = Some(within(v, 1, 1 << 24)?);
         Ok(())
     }),
     ("numtasksonnode0", |v, p, _| {
@@ -127,7 +137,7 @@ static DIRECTIVES: &[(&str, Set)] = &[
         Ok(())
     }),
     ("repetitions", |v, p, _| {
-        p.repetitions = num(v)?;
+        p.repetitions = within(v, 1, 1_000_000)?;
         Ok(())
     }),
     ("intertestdelay", |v, p, _| {
@@ -390,6 +400,8 @@ mod tests {
             ("bogus=1", "bogus"),
             ("summaryFormat=XML", "summaryFormat"),
             ("repetitions=x", "repetitions"),
+            ("repetitions=0", "repetitions"),
+            ("numTasks=0", "numTasks"),
             ("collective=1", "MPI-IO"),
             ("savePerOpDataCSV=/tmp/p", "savePerOpDataCSV"),
             ("noequals", "KEY=VALUE"),

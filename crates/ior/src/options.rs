@@ -150,7 +150,7 @@ pub static OPTIONS: &[Opt] = &[
     flag!(
         'C',
         "",
-        "reorderTasks: read what the tasks of another node wrote (give twice to move further)",
+        "reorderTasks: read what the tasks of another node wrote (-Q says how far)",
         |p| p.reorder += 1,
         |o| o.params.reorder == 1
     ),

@@ -74,20 +74,19 @@ impl Buckets {
     }
 }
 
-/// Upper bounds of the histogram's buckets, in seconds.
+/// Upper bounds of the histogram's buckets, in seconds: 1, 2 and 5 of
+/// each decade from 1 us to 10 s. Each is read from its decimal text, so
+/// it is the double nearest to it and its label reads as written
+/// (`le="0.000005"`, not a product's `0.0000049999999999999999`), and a
+/// query can name it.
 fn bounds() -> &'static [f64] {
     static LE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
     LE.get_or_init(|| {
-        let mut b = Vec::new();
-        let mut decade = 1e-6;
-        while decade < 10.0 {
-            for m in [1.0, 2.0, 5.0] {
-                b.push(m * decade);
-            }
-            decade *= 10.0;
-        }
-        b.push(10.0);
-        b
+        (-6..=0)
+            .flat_map(|e| [1, 2, 5].map(|m| format!("{m}e{e}")))
+            .chain(["1e1".to_string()])
+            .filter_map(|t| t.parse().ok())
+            .collect()
     })
 }
 
@@ -257,5 +256,17 @@ mod tests {
         );
         assert!(text.contains(&inf), "{text}");
         assert!(text.ends_with("# EOF\n"), "{text}");
+        // The bounds' labels read as their decimals, 1-2-5 per decade.
+        let labels: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("iolab_live_latency_seconds_bucket"))
+            .filter_map(|l| l.split("le=\"").nth(1)?.split('"').next())
+            .collect();
+        let want = [
+            "0.000001", "0.000002", "0.000005", "0.00001", "0.00002", "0.00005", "0.0001",
+            "0.0002", "0.0005", "0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1", "0.2",
+            "0.5", "1.0", "2.0", "5.0", "10.0", "+Inf",
+        ];
+        assert_eq!(labels, want, "{text}");
     }
 }
