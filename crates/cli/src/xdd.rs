@@ -386,6 +386,8 @@ fn nap_until_or_finished(progress: &Progress, deadline_ns: u64) -> bool {
 /// Heartbeat lines on standard error, or CSV lines in one file per
 /// target (`-hb output PREFIX`: PREFIX.T0000.csv...). The files were
 /// checked before the run; a write that fails now is the run's error.
+/// Standard error is a display: once it is closed (`2>&1 | head`), the
+/// lines stop and the run goes on.
 fn heartbeat(p: &Plan, progress: &Progress) -> Option<Failure> {
     let hb = &p.global.heartbeat;
     let host = iolab_core::env::hostname();
@@ -413,6 +415,7 @@ fn heartbeat(p: &Plan, progress: &Progress) -> Option<Failure> {
     let step = (hb.interval_s * 1e9) as u64;
     let t0 = iolab_core::clock::mono_ns();
     let mut next = t0 + step;
+    let mut to_stderr = files.is_empty();
     while nap_until_or_finished(progress, next) {
         let now = iolab_core::clock::mono_ns();
         next += step;
@@ -422,8 +425,9 @@ fn heartbeat(p: &Plan, progress: &Progress) -> Option<Failure> {
         );
         let el = (now - t0) as f64 / 1e9;
         let ss = samples(p, progress, now);
-        if files.is_empty() {
-            eprint!("{}", report::heartbeat::line(hb, &host, &tod, el, &ss));
+        if to_stderr {
+            let line = report::heartbeat::line(hb, &host, &tod, el, &ss);
+            to_stderr = std::io::stderr().write_all(line.as_bytes()).is_ok();
         }
         for s in &ss {
             if let Some((path, Some(mut f))) = files.get(s.target).map(|(p, f)| (p, f.as_ref())) {
@@ -434,8 +438,8 @@ fn heartbeat(p: &Plan, progress: &Progress) -> Option<Failure> {
             }
         }
     }
-    if files.is_empty() && !hb.lf {
-        eprintln!();
+    if to_stderr && !hb.lf {
+        let _ = std::io::stderr().write_all(b"\n");
     }
     failure
 }

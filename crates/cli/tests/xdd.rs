@@ -631,6 +631,34 @@ fn heartbeat_to_files_and_placement() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// Heartbeat lines go to standard error; once its reader has gone
+/// (`2>&1 | head -1`), the lines stop and the run ends as it would have
+/// (the write into the closed pipe once panicked the reporter thread,
+/// failing the run).
+#[test]
+fn a_closed_stderr_ends_the_heartbeat_not_the_run() {
+    let d = TempDir::new("hb-closed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(
+            "xdd -op write -target null -reqsize 1 -numreqs 600 -throttle ops 2000 -hb 0.02 -hb lf"
+                .split(' '),
+        )
+        .current_dir(&d.0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader of stderr leaves before the first heartbeat.
+    drop(child.stderr.take());
+    let o = child.wait_with_output().unwrap();
+    ok(&o);
+    assert!(
+        rows(&o).contains(&("COMBINED".into(), 1, 1, 1, 600 * 1024, 600)),
+        "{}",
+        stdout(&o)
+    );
+}
+
 /// (op number, start ns, end ns) of every record of a time stamp dump.
 fn dump_records(path: &str) -> Vec<(u64, u64, u64)> {
     let b = std::fs::read(path).unwrap();
