@@ -370,15 +370,26 @@ impl Config {
                 .checked_pow(self.depth as u32)
                 .ok_or_else(|| ConfigError("-b/-z: the tree is too large".into()))?;
         }
-        if iolab_backend::by_name(&self.backend).is_err() {
+        // A backend without directories (null) cannot hold mdtest's
+        // tree: it is refused here, naming -a, rather than by the check
+        // of -d that would find no directory there.
+        let with_dirs =
+            |n: &str| iolab_backend::by_name(n).is_ok_and(|b| b.capabilities().directories);
+        if !with_dirs(&self.backend) {
             let names: Vec<String> = iolab_backend::NAMES
                 .iter()
-                .filter(|n| **n != "null")
+                .filter(|n| with_dirs(n))
                 .map(|n| n.to_ascii_uppercase())
                 .collect();
+            let what = match iolab_backend::by_name(&self.backend) {
+                Ok(_) => format!(
+                    "'{}' keeps no directories, which mdtest's tree needs",
+                    self.backend
+                ),
+                Err(_) => format!("unknown API '{}'", self.backend),
+            };
             return err(format!(
-                "-a: unknown API '{}': iolab mdtest supports {}",
-                self.backend,
+                "-a: {what}: iolab mdtest supports {}",
                 names.join(", ")
             ));
         }
@@ -626,6 +637,17 @@ mod tests {
             )
             .unwrap(),
         )
+    }
+
+    #[test]
+    fn an_api_without_directories_is_refused_by_name() {
+        let e = cfg("-n 10 -a null").unwrap_err().to_string();
+        assert!(e.contains("-a: 'null' keeps no directories"), "{e}");
+        // S3 joins the list where the backend has its feature.
+        assert!(e.contains("iolab mdtest supports POSIX"), "{e}");
+        let e = cfg("-n 10 -a DFS").unwrap_err().to_string();
+        assert!(e.contains("-a: unknown API 'dfs'"), "{e}");
+        assert!(cfg("-n 10 -a POSIX").is_ok());
     }
 
     #[test]
