@@ -13,15 +13,28 @@ const FONTS: &[&str] = &[
 ];
 
 /// Loads and registers `given` (or the first usable of [`FONTS`]); false
-/// when none is usable, and charts are then drawn without text.
-pub fn load(given: Option<&PathBuf>) -> bool {
-    let candidates: Vec<PathBuf> = match given {
-        Some(p) => vec![p.clone()],
-        None => FONTS.iter().map(PathBuf::from).collect(),
+/// when none of [`FONTS`] is usable, and charts are then drawn without
+/// text. A font the user named that cannot be used is an error (`--font
+/// FILE: ...`), said before anything is made, not a chart without text.
+pub fn load(given: Option<&PathBuf>) -> Result<bool, String> {
+    let usable = |p: &PathBuf| {
+        std::fs::read(p)
+            .map(|bytes| iolab_report::survey::plot::use_font(Box::leak(bytes.into_boxed_slice())))
     };
-    candidates.iter().any(|p| {
-        std::fs::read(p).is_ok_and(|bytes| {
-            iolab_report::survey::plot::use_font(Box::leak(bytes.into_boxed_slice()))
-        })
-    })
+    match given {
+        Some(p) => match usable(p) {
+            Ok(true) => Ok(true),
+            Ok(false) => Err(format!("--font {}: not a TrueType font", p.display())),
+            Err(e) => Err(format!("--font {}: {e}", p.display())),
+        },
+        None => Ok(FONTS
+            .iter()
+            .map(PathBuf::from)
+            .any(|p| usable(&p).unwrap_or(false))),
+    }
+}
+
+/// What is said when no font is found (charts then have no labels).
+pub fn none_found(prog: &str) -> String {
+    format!("{prog}: no usable font (give --font FILE.ttf); charts are drawn without labels")
 }

@@ -300,7 +300,7 @@ pub fn write_report(
     v: &Verdict,
     baseline: Option<&str>,
 ) -> Result<(), String> {
-    let text = crate::font::load(None);
+    let text = crate::font::load(None).unwrap_or(false);
     let mut charts = Vec::new();
     for &layer in &plan.layers {
         let series: Vec<iolab_store::Series> = curves

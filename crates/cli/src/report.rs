@@ -52,13 +52,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         return live_report(&cli, file);
     }
     let (series, runs) = load(&cli.store, &cli.series).map_err(usage)?;
+    let text = crate::font::load(cli.font.as_ref()).map_err(usage)?;
     let created = !cli.output.exists();
     check_dir(&cli.output).map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
-    let text = crate::font::load(cli.font.as_ref());
     if !text {
-        eprintln!(
-            "iolab report: no usable font (give --font FILE.ttf); charts are drawn without labels"
-        );
+        eprintln!("{}", crate::font::none_found("iolab report"));
     }
     match write(&cli.output, &series, &runs, text) {
         Ok(n) => {
@@ -186,9 +184,12 @@ fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Resul
 fn live_report(cli: &Cli, file: &Path) -> Ended {
     let (title, rows) =
         read_live(file).map_err(|e| usage(format!("--live {}: {e}", file.display())))?;
+    let text = crate::font::load(cli.font.as_ref()).map_err(usage)?;
     let created = !cli.output.exists();
     check_dir(&cli.output).map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
-    let text = crate::font::load(cli.font.as_ref());
+    if !text {
+        eprintln!("{}", crate::font::none_found("iolab report"));
+    }
     match write_live(&cli.output, &title, &rows, text) {
         Ok(()) => {
             let _ = outln!("wrote {}", cli.output.join("index.html").display());

@@ -1329,6 +1329,22 @@ fn report_charts_a_live_stream_and_refuses_what_is_not_one() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("jsonl"), "{}", stderr(&o));
     assert!(!s.path("rep2").exists());
+    // A font the user names that cannot be used is refused, nothing
+    // made (it once gave charts without text, exit 0).
+    for font in [s.path("none.ttf"), csv] {
+        let o = iolab(&[
+            "report",
+            "--live",
+            live.to_str().unwrap(),
+            "-o",
+            s.path("rep3").to_str().unwrap(),
+            "--font",
+            font.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--font"), "{}", stderr(&o));
+        assert!(!s.path("rep3").exists());
+    }
 }
 
 /// ior's transfers and bytes per access, over every test and iteration.

@@ -27,9 +27,10 @@ pub fn plot(summary: &Path, out: Option<&str>, font: Option<&PathBuf>) -> Ended 
     let csv_path = PathBuf::from(format!("{prefix}.csv"));
     iolab_output::check_file("--out", &csv_path)
         .map_err(|e| Halt::usage(format!("iolab survey plot: {e}")))?;
-    let with_text = crate::font::load(font);
+    let with_text =
+        crate::font::load(font).map_err(|e| Halt::usage(format!("iolab survey plot: {e}")))?;
     if !with_text {
-        eprintln!("iolab survey plot: no usable font (give --font FILE.ttf); charts are drawn without labels");
+        eprintln!("{}", crate::font::none_found("iolab survey plot"));
     }
     let mut ok = write_out(&format!("{prefix}.csv"), fmt::plot::csv(&parsed).as_bytes());
     for c in fmt::plot::charts(&parsed) {
