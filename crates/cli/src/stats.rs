@@ -458,10 +458,12 @@ fn run_forwarding(command: &[OsString]) -> std::io::Result<std::process::ExitSta
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register_usize(sig, got.clone(), sig as usize)?;
     }
-    let mut child = std::process::Command::new(&command[0])
-        .args(&command[1..])
-        .process_group(0)
-        .spawn()?;
+    let mut cmd = std::process::Command::new(&command[0]);
+    cmd.args(&command[1..]).process_group(0);
+    // In its own group the command would outlive an iolab killed with
+    // -9: it is signalled as SIGTERM would have been forwarded.
+    iolab_core::child::end_with_parent(&mut cmd, libc::SIGTERM);
+    let mut child = cmd.spawn()?;
     loop {
         if let Some(st) = child.try_wait()? {
             return Ok(st);

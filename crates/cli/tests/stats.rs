@@ -1104,3 +1104,56 @@ fn analyse_refuses_bad_input_and_an_unwritable_output_with_exit_2() {
     left.retain(|p| p != "junk.tgz" && p != "empty.tgz");
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// The pids of the `sleep` processes whose command line holds `marker`
+/// (not iolab's, whose command line holds it too).
+fn sleeps_with(marker: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
+                && std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .collect()
+}
+
+/// `iolab stats run` killed with -9 leaves no command running: the
+/// command, in a process group of its own, would otherwise be adopted
+/// by init and run on.
+#[test]
+fn a_killed_stats_run_ends_its_command() {
+    let s = Scratch::new("stats-killed");
+    // A sleep no other test runs, found by its argument.
+    let marker = "57.4321";
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["stats", "run", "local", "--tarball"])
+        .arg(s.path("t.tgz"))
+        .args(["--", "sleep", marker])
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while sleeps_with(marker).is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let started = !sleeps_with(marker).is_empty();
+    c.kill().unwrap();
+    c.wait().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut left = sleeps_with(marker);
+    while !left.is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        left = sleeps_with(marker);
+    }
+    for pid in &left {
+        // SAFETY: kill(2) of a process this test started (through iolab).
+        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+    }
+    assert!(started, "the command never started");
+    assert!(left.is_empty(), "the command outlived iolab: {left:?}");
+}

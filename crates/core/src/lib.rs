@@ -15,6 +15,7 @@
 
 pub mod buffer;
 pub mod cancel;
+pub mod child;
 pub mod clock;
 pub mod env;
 pub mod live;

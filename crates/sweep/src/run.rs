@@ -650,35 +650,6 @@ fn signal_group(pgid: u32, sig: i32) {
     }
 }
 
-/// Makes the child receive SIGTERM when the sweep dies (kill -9
-/// included): it stops and cleans up as after Ctrl-C, and mpirun passes
-/// the signal to its ranks. In its own process group the child would not
-/// see the terminal's signals, so without this it would outlive the sweep.
-fn end_with_parent(cmd: &mut Command) {
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the closure runs in the forked child before exec and calls
-    // only async-signal-safe functions (prctl, getppid, _exit).
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGTERM as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            // The sweep died between fork and prctl: no signal will come.
-            if libc::getppid() != parent {
-                libc::_exit(130);
-            }
-            Ok(())
-        });
-    }
-}
-
 /// Asks the child to stop; true once asked. Through srun (`mark` given)
 /// the step's tasks get SIGTERM from Slurm; srun itself is signalled only
 /// when no task of the step shows up on this node within [`STEP_WAIT`].
@@ -732,7 +703,11 @@ fn run_child(
         .stdout(File::create(out)?)
         .stderr(File::create(err)?)
         .process_group(0);
-    end_with_parent(&mut cmd);
+    // SIGTERM when the sweep dies (kill -9 included): the child stops
+    // and cleans up as after Ctrl-C, and mpirun passes the signal to its
+    // ranks. In its own process group it would not see the terminal's
+    // signals, so without this it would outlive the sweep.
+    iolab_core::child::end_with_parent(&mut cmd, libc::SIGTERM);
     let mut child = cmd.spawn()?;
     let t0 = Instant::now();
     // When a stop was wanted, and when SIGTERM reached the tool.
