@@ -14,6 +14,7 @@ use crate::frame::Kind;
 use crate::NetError;
 use iolab_core::clock::wall_ns;
 use std::net::TcpListener;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// XDD's default time server port.
@@ -46,19 +47,44 @@ fn local_to_global(t: u64, offset: i64) -> u64 {
     t.saturating_add_signed(offset)
 }
 
+/// Clients served at once; those beyond wait in the listening socket's
+/// backlog until one leaves (XDD's server takes 32).
+pub const MAX_CLIENTS: usize = 256;
+
 /// Serves the wall clock on `l` until `cancel` fires: one thread per
 /// client, each answering until its client leaves or stays idle past the
-/// connection's idle timeout.
+/// connection's idle timeout, at most [`MAX_CLIENTS`] at once.
 pub fn serve(l: &TcpListener, cancel: Cancel<'_>) -> Result<(), NetError> {
+    let busy = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| loop {
+        if !wait_for_slot(&busy, cancel) {
+            return Err(NetError::Cancelled);
+        }
         match conn::accept(l, Duration::from_secs(3600), cancel) {
             Ok((c, _)) => {
-                s.spawn(move || answer(c, cancel));
+                busy.fetch_add(1, Ordering::SeqCst);
+                let busy = &busy;
+                s.spawn(move || {
+                    answer(c, cancel);
+                    busy.fetch_sub(1, Ordering::SeqCst);
+                });
             }
             Err(NetError::Timeout { .. }) => continue,
             Err(e) => return Err(e),
         }
     })
+}
+
+/// Waits until fewer than [`MAX_CLIENTS`] are served; false once
+/// `cancel` fires.
+fn wait_for_slot(busy: &std::sync::atomic::AtomicUsize, cancel: Cancel<'_>) -> bool {
+    while busy.load(Ordering::SeqCst) >= MAX_CLIENTS {
+        if cancel.cancelled() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
 }
 
 /// Answers one client's clock requests.
