@@ -42,6 +42,26 @@ pub use remote::{Finished, Remote, WaitError, STEP_GRACE};
 
 use std::ffi::OsString;
 
+/// How long a Slurm client command (squeue, scancel, scontrol) may take:
+/// one waits for slurmctld, which may be slow or gone.
+pub const SLURM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Runs `program args` on this host to its end, at most `limit`: then
+/// it is stopped (its process group, as every command launch starts)
+/// and the error is [`WaitError::Timeout`]. For client commands whose
+/// server may not answer (Slurm's, Lustre's).
+pub fn run_bounded(
+    program: &str,
+    args: &[&str],
+    limit: std::time::Duration,
+) -> Result<Finished, WaitError> {
+    let argv: Vec<OsString> = std::iter::once(program)
+        .chain(args.iter().copied())
+        .map(OsString::from)
+        .collect();
+    Remote::spawn_local(&argv, None)?.wait(limit, || false)
+}
+
 /// Environment variable naming the remote shell when no option does.
 pub const RSH_ENV: &str = "IOLAB_RSH";
 

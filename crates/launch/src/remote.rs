@@ -169,10 +169,8 @@ impl Remote {
         let Some(name) = &self.slurm_step else {
             return false;
         };
-        let Ok(o) = Command::new("squeue")
-            .args(["-h", "-s", "-o", "%i %j"])
-            .stdin(Stdio::null())
-            .output()
+        let Ok(o) =
+            crate::run_bounded("squeue", &["-h", "-s", "-o", "%i %j"], crate::SLURM_TIMEOUT)
         else {
             return false;
         };
@@ -183,13 +181,8 @@ impl Remote {
         }) else {
             return false;
         };
-        Command::new("scancel")
-            .args(["--signal=TERM", &id])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        crate::run_bounded("scancel", &["--signal=TERM", &id], crate::SLURM_TIMEOUT)
+            .is_ok_and(|f| f.status.success())
     }
 
     /// Asks the command to end (SIGTERM to its group) without waiting, so

@@ -4,7 +4,6 @@
 
 use crate::QualifyError;
 use std::path::Path;
-use std::process::Command;
 
 /// A host name as the tools pass it on: no spaces, no shell or option
 /// syntax, so it means the same in every command line it lands in.
@@ -54,10 +53,18 @@ pub fn read_hostfile(path: &Path) -> Result<Vec<String>, QualifyError> {
 /// (`scontrol show hostnames $SLURM_JOB_NODELIST`).
 pub fn slurm_nodes() -> Result<Vec<String>, QualifyError> {
     let list = std::env::var("SLURM_JOB_NODELIST").map_err(|_| QualifyError::NoAllocation)?;
-    let out = Command::new("scontrol")
-        .args(["show", "hostnames", &list])
-        .output()
-        .map_err(QualifyError::Scontrol)?;
+    // slurmctld may be slow or gone: the call is bounded.
+    let out = iolab_launch::run_bounded(
+        "scontrol",
+        &["show", "hostnames", &list],
+        iolab_launch::SLURM_TIMEOUT,
+    )
+    .map_err(|e| {
+        QualifyError::Scontrol(match e {
+            iolab_launch::WaitError::Io(e) => e,
+            other => std::io::Error::new(std::io::ErrorKind::TimedOut, other.to_string()),
+        })
+    })?;
     if !out.status.success() {
         return Err(QualifyError::ScontrolFailed {
             list,

@@ -10,7 +10,6 @@
 //! its step in `SLURM_JOB_ID` and `SLURM_STEP_ID`.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// The environment variable that marks a sweep's child and its tasks.
 pub const MARK_ENV: &str = "IOLAB_SWEEP_CHILD";
@@ -68,13 +67,12 @@ fn step_of(env: &[u8], want: &str) -> Option<String> {
 
 /// `scancel --signal=TERM STEP`; true when scancel accepted it.
 pub fn terminate_step(step: &str) -> bool {
-    Command::new("scancel")
-        .args(["--signal=TERM", step])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    iolab_launch::run_bounded(
+        "scancel",
+        &["--signal=TERM", step],
+        iolab_launch::SLURM_TIMEOUT,
+    )
+    .is_ok_and(|f| f.status.success())
 }
 
 #[cfg(test)]
