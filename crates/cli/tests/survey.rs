@@ -1556,3 +1556,87 @@ fn a_survey_says_its_points_before_it_starts() {
         "{out}"
     );
 }
+
+/// The pids of the processes whose command line holds every one of
+/// `words`.
+fn pids_holding(words: &[&str]) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let c = String::from_utf8_lossy(&c).replace('\0', " ");
+                words.iter().all(|w| c.contains(w))
+            })
+        })
+        .collect()
+}
+
+/// A remote object-survey agent's test ends when the survey that started
+/// it is killed (kill -9): through a remote shell that, as ssh does,
+/// does not become the command, killing the shell left the agent
+/// writing on under init. Its standard input, held by the survey, now
+/// closes and stops it. The target is a directory on TMP's file system
+/// (not the scratch tmpfs, which a test step fills in a second or two),
+/// removed at the end.
+#[test]
+fn a_killed_survey_ends_its_remote_test_step() {
+    use std::os::unix::fs::PermissionsExt;
+    struct Gone(PathBuf);
+    impl Drop for Gone {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let s = Scratch::new("survey-obd-killed");
+    let d = Gone(std::env::temp_dir().join(format!("iolab-it-obd-killed-{}", std::process::id())));
+    std::fs::create_dir_all(&d.0).unwrap();
+    let rsh = s.path("sh-rsh");
+    std::fs::write(&rsh, "#!/bin/sh\nshift\n\"$@\"\nexit $?\n").unwrap();
+    std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let target = format!("nodeA:{}", d.0.display());
+    // 30 GB of 4 KiB writes: a step that would run on for many seconds.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["survey", "obdfilter", &target, "--rsh"])
+        .arg(format!("exec:{}", rsh.display()))
+        .args(["--remote-iolab", env!("CARGO_BIN_EXE_iolab"), "--rslt"])
+        .arg(s.path("rslt"))
+        .args("--size 30000 --rszlo 4 --rszhi 4 --nobjlo 1 --nobjhi 1 --thrlo 1 --thrhi 1 --tests write".split(' '))
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let work = format!("iolab-obdfilter.{}", c.id());
+    // The agent itself (not the shell, whose command line holds the same
+    // words): the iolab binary.
+    let bin = env!("CARGO_BIN_EXE_iolab");
+    let agent = |pid: &u32| {
+        std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == Path::new(bin))
+    };
+    let agents = || -> Vec<u32> {
+        let mut v = pids_holding(&["obdfilter-agent", "test", work.as_str()]);
+        v.retain(agent);
+        v
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while agents().is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let started = !agents().is_empty();
+    c.kill().unwrap();
+    c.wait().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut left = agents();
+    while !left.is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        left = agents();
+    }
+    for pid in &left {
+        // SAFETY: kill(2) of a process this test started (through iolab).
+        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+    }
+    assert!(started, "the agent's test step never started");
+    assert!(left.is_empty(), "the agent outlived the survey: {left:?}");
+}

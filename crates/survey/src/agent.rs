@@ -55,7 +55,10 @@ pub fn run(
             };
             let objects = o::objects_in(&work_dirs, s.nobj);
             // An agent runs outside any session: its process's root
-            // token (the stop flag, raised by SIGTERM) stops it.
+            // token (the stop flag, raised by SIGTERM) stops it, and so
+            // does its standard input closing: the survey that started
+            // it, which holds the other end, is gone.
+            iolab_net::key::on_stdin_close(iolab_core::stop::request);
             let cancel = iolab_core::CancelToken::process();
             let results = o::run_test(b, &objects, &s.name, shape, s.interval_ms, (&cancel, live));
             Ok(Some(serde_json::to_string(&results)?))

@@ -126,8 +126,11 @@ impl Hosts {
                 cmd.extend(extra.iter().cloned());
                 cmd.push("--".into());
                 cmd.extend(dirs.iter().map(|d| d.display().to_string()));
+                // Standard input stays open while the step runs: a test
+                // step ends once it closes (this survey is gone, kill -9
+                // included), as the remote shell alone would not end it.
                 shell
-                    .spawn(host, &cmd, &[])
+                    .spawn_with_stdin(host, &cmd, &[], b"")
                     .map_err(|e| format!("{host}: {e}"))
             })
             .collect()
