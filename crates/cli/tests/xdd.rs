@@ -709,6 +709,31 @@ fn lockstep_slave_trails_its_master() {
     }
 }
 
+/// -deletefile removes only what the run made: a file that was there
+/// before it is the user's and stays, with a note (XDD deletes it).
+#[test]
+fn deletefile_keeps_a_file_that_was_there_before() {
+    let d = TempDir::new("deletefile");
+    std::fs::write(d.path("mine"), vec![7u8; 8192]).unwrap();
+    let o = xdd(
+        &d,
+        "-op read -target mine -reqsize 1 -numreqs 2 -deletefile",
+    );
+    ok(&o);
+    assert_eq!(std::fs::read(d.path("mine")).unwrap(), vec![7u8; 8192]);
+    assert!(
+        stderr(&o).contains("kept: it was there before the run"),
+        "{}",
+        stderr(&o)
+    );
+    // One the run made goes.
+    ok(&xdd(
+        &d,
+        "-op write -target made -reqsize 1 -numreqs 2 -deletefile",
+    ));
+    assert_eq!(d.entries(), ["mine"]);
+}
+
 #[test]
 fn a_failed_start_touches_no_file() {
     let d = TempDir::new("failstart");

@@ -675,8 +675,9 @@ pub fn close_checked(tg: &mut Target) -> std::io::Result<()> {
     r
 }
 
-/// Closes the file and applies -deletefile (never to a device): the
-/// target file, or with -createnewfiles every per-pass file made.
+/// Closes the file and applies -deletefile (never to a device, nor to a
+/// file that was there before the run): the target file, or with
+/// -createnewfiles every per-pass file made.
 pub fn finish(tg: &mut Target) {
     close(tg);
     let (t, be) = (&tg.plan.opts, tg.be);
@@ -692,6 +693,14 @@ pub fn finish(tg: &mut Target) {
     }
     let files = if t.createnewfiles {
         std::mem::take(&mut tg.created)
+    } else if tg.existed_before {
+        // The user's file, there before the run: iolab deletes only what
+        // it made (XDD deletes it).
+        tg.notes.push(format!(
+            "target {} ({}): kept: it was there before the run (-deletefile removes only what the run made)",
+            tg.plan.index, tg.path
+        ));
+        return;
     } else {
         tg.created.retain(|p| *p != tg.path);
         vec![tg.path.clone()]
