@@ -112,7 +112,7 @@ fn check(cli: &Cli) -> Result<Checked, String> {
             plan.dir.display()
         ));
     }
-    show::check_files_dir(&plan)?;
+    show::check_files_dir(&plan, &cli.out)?;
     let baseline = cli.baseline.as_deref().map(baseline).transpose()?;
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find the iolab binary to run: {e}"))?;
@@ -221,7 +221,7 @@ fn open(dir: &Path, c: &Checked) -> Result<(Store, WorkDir, Option<PathBuf>), ex
             d.display()
         );
     }
-    let files = show::files_dir(&c.plan).map_err(usage)?;
+    let files = show::files_dir(&c.plan, dir).map_err(usage)?;
     Ok((store, work, files))
 }
 

@@ -59,35 +59,55 @@ fn files_of(plan: &Plan) -> Option<PathBuf> {
     (!plan.layers.iter().all(|l| *l == Layer::Network)).then(|| plan.work_dir())
 }
 
+/// The file in the files' directory that names the qualification (its
+/// `--out`) that made it: only that one uses it and removes it.
+const OWNER: &str = ".iolab-qualify-out";
+
+/// What [`OWNER`] holds for the qualification in `out`: its absolute path.
+fn owner_of(out: &Path) -> String {
+    std::path::absolute(out)
+        .unwrap_or_else(|_| out.to_path_buf())
+        .display()
+        .to_string()
+}
+
 /// Checks, before anything is made, that the files' directory is absent
-/// or one this user made (a rerun's): a real directory, never a link.
-pub fn check_files_dir(plan: &Plan) -> Result<(), String> {
+/// or the one this qualification (`out`) made before it was interrupted:
+/// a real directory of this user's, never a link, whose [`OWNER`] names
+/// `out`. Any other is not its to fill or remove (a copied plan.toml
+/// carries the token that names it).
+pub fn check_files_dir(plan: &Plan, out: &Path) -> Result<(), String> {
     let Some(d) = files_of(plan) else {
         return Ok(());
     };
+    let ours = || std::fs::read_to_string(d.join(OWNER)).is_ok_and(|o| o == owner_of(out));
     match std::fs::symlink_metadata(&d) {
         Err(_) => Ok(()),
         // SAFETY: geteuid has no preconditions.
-        Ok(m) if m.is_dir() && m.uid() == unsafe { libc::geteuid() } => Ok(()),
+        Ok(m) if m.is_dir() && m.uid() == unsafe { libc::geteuid() } && ours() => Ok(()),
         Ok(_) => Err(format!(
-            "{} exists and is not a directory this user made: remove it or give another dir",
-            d.display()
+            "{} exists and was not made by the qualification in {}: remove it, or give another dir or token",
+            d.display(),
+            out.display()
         )),
     }
 }
 
 /// The files' directory (none when only the network is measured): made
-/// now, mode 0700, or the one an interrupted run of this plan made.
-pub fn files_dir(plan: &Plan) -> Result<Option<PathBuf>, String> {
+/// now, mode 0700, with its [`OWNER`], or the one an interrupted run of
+/// this qualification made.
+pub fn files_dir(plan: &Plan, out: &Path) -> Result<Option<PathBuf>, String> {
     let Some(d) = files_of(plan) else {
         return Ok(None);
     };
-    check_files_dir(plan)?;
+    check_files_dir(plan, out)?;
     if std::fs::symlink_metadata(&d).is_err() {
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&d)
             .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+        iolab_output::write_atomically(&d.join(OWNER), owner_of(out).as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", d.join(OWNER).display()))?;
     }
     Ok(Some(d))
 }

@@ -459,6 +459,47 @@ fn leftover_name(plan: &str) -> String {
     format!("iolab-qualify.{token}")
 }
 
+/// The files' directory its plan names (`dir`, `token`) that another
+/// qualification made, or someone else, is not this one's: refused
+/// before anything runs, and kept. (A copied plan.toml carries its
+/// token; the directory, and what was in it, was once removed at the
+/// end.)
+#[test]
+fn a_files_directory_of_someone_else_is_refused_and_kept() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-not-ours");
+    let theirs = s.path("iolab-qualify.abc");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("precious"), b"keep").unwrap();
+    let p = s.path("plan.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "layers = [\"data\"]\nrepeats = 1\ndir = \"{}\"\ntoken = \"abc\"\n[data]\nmodes = [\"shared\"]\ntasks = 1\nsize_mb = 4\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let dir = s.path("q");
+    let o = run(
+        &[
+            "qualify",
+            p.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &s.root,
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    assert!(
+        err.contains("was not made by the qualification in"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(theirs.join("precious")).unwrap(), b"keep");
+    assert!(!dir.exists(), "--out was made");
+}
+
 /// An expectation this machine cannot meet: exit 1, naming the layer and
 /// its figure with the value measured; the report is written all the same.
 #[test]
