@@ -263,6 +263,15 @@ fn default_csv_dir(tgz: &Path) -> PathBuf {
     tgz.with_file_name(format!("{stem}-csv"))
 }
 
+/// True when `a` and `b` name one file (the same device and inode).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
 fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> Ended {
     let outcome = analysed(tgz, format, out);
     if let Outcome::Error(f) = &outcome {
@@ -294,9 +303,17 @@ fn analysed(tgz: &Path, format: &str, out: Option<PathBuf>) -> Outcome {
         "(CSV directory)"
     };
     let out = out.unwrap_or_else(|| default_csv_dir(tgz));
+    let csv_tgz = iolab_stats::csv_tarball(&out);
+    if same_file(tgz, &csv_tgz) {
+        return refused(format!(
+            "{option} {}: its tarball {} is the profile tarball being read; give another {option}",
+            out.display(),
+            csv_tgz.display()
+        ));
+    }
     let planned = iolab_output::Planned::new()
         .dir(option, Some(&out))
-        .file("(CSV tarball)", Some(&out.with_extension("tgz")))
+        .file("(CSV tarball)", Some(&csv_tgz))
         .check();
     if let Err(e) = planned {
         return refused(e.to_string());

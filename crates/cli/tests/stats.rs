@@ -1157,3 +1157,43 @@ fn a_killed_stats_run_ends_its_command() {
     assert!(started, "the command never started");
     assert!(left.is_empty(), "the command outlived iolab: {left:?}");
 }
+
+/// `analyse --out DIR` writes `DIR.tgz`, the name with `.tgz` added (a
+/// suffix of DIR's was once replaced: `--out run.v1` wrote `run.tgz`),
+/// and an `--out` whose tarball is the profile being read is refused
+/// (it once replaced the profile with the CSV tarball).
+#[test]
+fn analyse_adds_tgz_to_its_name_and_never_replaces_the_profile() {
+    let s = Scratch::new("stats-analyse-names");
+    let cfg = s.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "tmp = \"{}\"\ncpu_interval = 1\nmeminfo_interval = 0\n",
+            s.path("tmp").display()
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    ok(&run_in(&s.root, &["stats", "start", cfg]));
+    ok(&run_in(&s.root, &["stats", "stop", cfg, "run.v1.tgz"]));
+    let profile = std::fs::read(s.path("run.v1.tgz")).unwrap();
+    ok(&run_in(
+        &s.root,
+        &["stats", "analyse", "run.v1.tgz", "--out", "out.v2"],
+    ));
+    assert!(s.path("out.v2.tgz").is_file());
+    assert!(!s.path("out.tgz").exists());
+    let a = run_in(
+        &s.root,
+        &["stats", "analyse", "run.v1.tgz", "--out", "run.v1"],
+    );
+    assert_eq!(a.status.code(), Some(2), "{}", stderr(&a));
+    assert!(
+        stderr(&a).contains("is the profile tarball being read"),
+        "{}",
+        stderr(&a)
+    );
+    assert!(!s.path("run.v1").exists());
+    assert_eq!(std::fs::read(s.path("run.v1.tgz")).unwrap(), profile);
+}

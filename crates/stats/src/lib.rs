@@ -310,9 +310,17 @@ pub struct Analysis {
     pub notes: Vec<String>,
 }
 
+/// The tarball of the CSV directory `out`: `out` with `.tgz` added to
+/// its name (`run.v1` gives `run.v1.tgz`; a suffix is never replaced).
+pub fn csv_tarball(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".tgz");
+    PathBuf::from(name)
+}
+
 /// The kit's analyse step: reads a profile tarball and writes
 /// `OUT/NODE/STAT.csv` for each statistic and node, plus `OUT.tgz`
-/// holding them.
+/// holding them ([`csv_tarball`]).
 pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
     let (nodes, failed) = archive::read_tgz(tgz)?;
     let mut notes: Vec<String> = failed.iter().map(|f| format!("failed node {f}")).collect();
@@ -358,7 +366,7 @@ pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
         notes.extend(ns.notes.iter().map(|n| format!("{}: {n}", ns.node)));
     }
     notes.extend(no_lustre.notes());
-    let tarball = out.with_extension("tgz");
+    let tarball = csv_tarball(out);
     cluster::write_tarball(&tarball, &parts, &[])?;
     Ok(Analysis {
         csv_files,

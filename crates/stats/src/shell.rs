@@ -25,10 +25,13 @@ pub const SOURCE_LIMIT: Duration = Duration::from_secs(10);
 /// Sources `file`, lists every variable it set as `NAME=VALUE\0`: new
 /// variables and the `known` ones (removed from its environment first),
 /// not bash's own (PIPESTATUS and the like change as any file runs).
+/// What the file's last command returned is not a refusal (a config.sh
+/// may end in `[ -n "$X" ] && Y=1`): only what bash says on stderr, or
+/// an `exit` in the file, is.
 const SCRIPT: &str = r#"
 __iolab_before=" $(compgen -v | tr '\n' ' ') "
 set -a
-. "$1" >/dev/null || exit 97
+. "$1" >/dev/null
 set +a
 for __iolab_v in $(compgen -v); do
     case "$__iolab_v" in
@@ -143,6 +146,19 @@ mod tests {
         assert_eq!(get("VMSTAT_INTERVAL"), Some("2"));
         assert_eq!(get("HOSTS"), Some("a b"));
         assert_eq!(get("CLIENT_LIST"), Some("$HOME"));
+    }
+
+    #[test]
+    fn a_last_command_that_returns_non_zero_is_no_refusal() {
+        let Sourced::Vars(v) =
+            sourced("VMSTAT_INTERVAL=1\n[ -n \"$FOO_IOLAB\" ] && DISK_INTERVAL=1\n")
+        else {
+            panic!("refused")
+        };
+        assert!(v.iter().any(|(n, x)| n == "VMSTAT_INTERVAL" && x == "1"));
+        let Sourced::Refused(_) = sourced("VMSTAT_INTERVAL=1\nexit 3\n") else {
+            panic!("an exit in the file was accepted")
+        };
     }
 
     #[test]
