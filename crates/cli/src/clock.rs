@@ -207,7 +207,7 @@ pub fn timeserver(prog: &str, args: Vec<OsString>) -> Ended {
 pub fn gettime(prog: &str, args: Vec<OsString>) -> Ended {
     let raw = match parse(GET_OPTS, &args, |r| r.help) {
         Ok(r) if r.help => {
-            let u = format!("Usage: {prog} -timeserver HOST [-port N] [-add S] [-bounce N] [-verbose] [-waitfortime T]");
+            let u = format!("Usage: {prog} -timeserver HOST [-port N] [-add S] [-bounce N] [-verbose] [-waitfortime T] [-timeout S]");
             let _ = out!("{}", dash::full_help(GET_OPTS, prog, &u));
             return Err(Halt::shown());
         }
@@ -295,7 +295,7 @@ pub fn gettime_page() -> String {
     let page = iolab_opts::man::Page {
         name: "iolab-gettime",
         about: "read the global clock from a timeserver",
-        synopsis: "iolab gettime -host HOST [options...]   (or a link named gettime)",
+        synopsis: "iolab gettime -timeserver HOST [options...]   (or a link named gettime)",
         description: &["Prints the global time a timeserver gives, as XDD's gettime."],
     };
     iolab_opts::man::render(&page, GET_OPTS)

@@ -53,6 +53,13 @@ impl Asked {
     }
 }
 
+/// The first live option given that makes a run record (`--live`,
+/// `--live-view`, `--steady`), if any: for a command that records no
+/// live figures, to refuse it by name.
+pub fn asked_option() -> Option<&'static str> {
+    ASKED.get().and_then(Asked::option)
+}
+
 /// The live options' help lines, for the usage text.
 pub const HELP: &str = "\
 Live figures (mdtest, xdd, ior, lst, survey, io500, s3bench, xddcp; see docs/live.md):

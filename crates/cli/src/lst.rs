@@ -165,6 +165,15 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         .collect::<Vec<_>>()
         .join(" ");
     use crate::lst_session as s;
+    let one_shot =
+        matches!(&cli.cmd, Cmd::Run(r) if r.from.is_some() || r.to.is_some() || r.test.len() != 1);
+    if let Some(opt) = crate::live::asked_option().filter(|_| !one_shot) {
+        // Only the one-shot run records live figures: anywhere else the
+        // option would be taken out and ignored.
+        return Err(Halt::usage(format!(
+            "iolab lst: {opt} belongs to the one-shot form (`lst run TEST --from ... --to ... {opt} ...`); no other lst command records live figures"
+        )));
+    }
     match cli.cmd {
         Cmd::Agent(a) => run_agent(a),
         Cmd::Run(r) if r.from.is_none() && r.to.is_none() && r.test.len() == 1 => {

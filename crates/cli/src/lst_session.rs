@@ -513,6 +513,14 @@ pub fn list_batch(a: ListBatchArgs) -> Ended {
         let _ = out!("{}", r::batch_names(&bs));
         return Ok(Outcome::Completed);
     };
+    if a.server && !(a.active || a.invalid || a.all) {
+        // Without a node state the batch's summary is printed, which
+        // has no server part: refused rather than ignored, as query does.
+        return Err(usage(
+            "list_batch",
+            "--server: lists server nodes, with --active, --invalid or --all".to_string(),
+        ));
+    }
     let b = one_batch("list_batch", &name, a.test)?;
     let f = r::NodeFilter {
         active: a.active || a.all,

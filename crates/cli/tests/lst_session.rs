@@ -393,6 +393,10 @@ fn console_commands_refuse_bad_input_before_asking_anything() {
         (&["query", "b", "--loop", "0"], Some("s1"), "--loop"),
         (&["query", "b", "--delay", "0"], Some("s1"), "--delay"),
         (&["query", "b", "--server"], Some("s1"), "--server"),
+        (&["list_batch", "b", "--server"], Some("s1"), "--server"),
+        // Only the one-shot run records live figures.
+        (&["run", "b", "--live", "x.jsonl"], Some("s1"), "--live"),
+        (&["stat", "g", "--live-view"], Some("s1"), "--live-view"),
         (
             &[
                 "add_test",
