@@ -77,6 +77,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         let _ = out!("{}", iolab_io500::ini::list());
         return Err(Halt::shown());
     }
+    if let Some(e) = ignored_with(&cli) {
+        return Err(Halt::usage(format!("iolab {prog}: {e}")));
+    }
     let s = prepare(&cli, &backend_opts).map_err(|e| e.halt(prog))?;
     if cli.dry_run {
         return dry_run(&s);
@@ -85,6 +88,19 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         return cleanup_only(prog, &s);
     }
     run(prog, s, &cli, command)
+}
+
+/// An option the chosen mode would ignore: --dry-run runs nothing, so
+/// records nothing and cleans nothing; --cleanup records nothing.
+fn ignored_with(cli: &Cli) -> Option<&'static str> {
+    match (cli.dry_run, cli.cleanup, cli.run.store.is_some()) {
+        (true, true, _) => {
+            Some("--dry-run with --cleanup: a dry run removes nothing; give one of them")
+        }
+        (true, _, true) => Some("--dry-run with --store: a dry run records nothing; drop --store"),
+        (_, true, true) => Some("--cleanup with --store: a cleanup records nothing; drop --store"),
+        _ => None,
+    }
 }
 
 /// A checked run, before anything is created.
@@ -155,10 +171,11 @@ fn prepare(cli: &Cli, backend_opts: &[String]) -> Result<Setup, NotStarted> {
     if !cli.dry_run {
         // Before anything asks the backend (an object store answers only
         // once its connection is set up).
-        backend.init().map_err(|e| NotStarted {
-            msg: format!("cannot start the {} backend: {e}", backend.name()),
-            failure: Some(Failure::io("backend init", None, &e)),
-        })?;
+        // A missing bucket or a refused option is bad input (exit 2), a
+        // service that fails an I/O error (exit 1), as for mdtest and xdd.
+        backend
+            .init()
+            .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;
     }
     Ok(Setup {
         resultdir,

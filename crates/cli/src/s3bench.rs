@@ -93,12 +93,12 @@ struct Common {
     /// Stop once the rate has been steady (see --autoterm.dur, --autoterm.pct).
     #[arg(long)]
     autoterm: bool,
-    /// The least time the rate must have been steady.
-    #[arg(long = "autoterm.dur", default_value = "15s")]
-    autoterm_dur: String,
-    /// How close (percent) the last slices' rates must be.
-    #[arg(long = "autoterm.pct", default_value_t = 7.5)]
-    autoterm_pct: f64,
+    /// The least time the rate must have been steady [15s] (with --autoterm).
+    #[arg(long = "autoterm.dur")]
+    autoterm_dur: Option<String>,
+    /// How close (percent) the last slices' rates must be [7.5] (with --autoterm).
+    #[arg(long = "autoterm.pct")]
+    autoterm_pct: Option<f64>,
     /// Leave the run's objects in the bucket.
     #[arg(long)]
     noclear: bool,
@@ -229,7 +229,10 @@ struct MultipartArgs {
 
 /// Entry point from the dispatcher.
 pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
-    let line = redacted(&crate::process_command_line());
+    let words: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let line = redacted(&words);
     let cli: Cli = exit::parse_clap(prog, args)?;
     let world = connect(CommMode::Auto).map_err(|e| Halt::usage(format!("iolab {prog}: {e}")))?;
     let leader = world.transport().rank() == 0;
@@ -355,6 +358,23 @@ fn own(b: &BenchCmd) -> (Own<'_>, &Common) {
     }
 }
 
+/// `--autoterm` and its settings; a setting without it is refused
+/// rather than ignored.
+fn autoterm(c: &Common) -> Result<Option<AutoTerm>, String> {
+    if !c.autoterm {
+        return match (&c.autoterm_dur, c.autoterm_pct) {
+            (Some(_), _) => Err("--autoterm.dur needs --autoterm".into()),
+            (_, Some(_)) => Err("--autoterm.pct needs --autoterm".into()),
+            _ => Ok(None),
+        };
+    }
+    Ok(Some(AutoTerm {
+        min_stable_s: parse::duration_s(c.autoterm_dur.as_deref().unwrap_or("15s"))
+            .map_err(|e| format!("--autoterm.dur: {e}"))?,
+        pct: c.autoterm_pct.unwrap_or(7.5),
+    }))
+}
+
 /// The configuration the command line asks for (not yet validated).
 fn config(b: &BenchCmd) -> Result<(Config, &Common), String> {
     let (o, c) = own(b);
@@ -393,13 +413,7 @@ fn config(b: &BenchCmd) -> Result<(Config, &Common), String> {
             .unwrap_or(if o.list_existing { 0 } else { objects }),
         concurrent: c.concurrent,
         duration_s,
-        autoterm: match c.autoterm {
-            true => Some(AutoTerm {
-                min_stable_s: dur("--autoterm.dur", &c.autoterm_dur)?,
-                pct: c.autoterm_pct,
-            }),
-            false => None,
-        },
+        autoterm: autoterm(c)?,
         noclear: c.noclear,
         list_existing: o.list_existing,
         rps_limit: (c.rps_limit != 0.0).then_some(c.rps_limit),
@@ -593,10 +607,12 @@ fn with_progress<R>(leader: bool, cfg: &Config, live: &Live, f: impl FnOnce() ->
 }
 
 /// The command line for the record, with `--secret-key`'s value hidden.
-fn redacted(line: &str) -> String {
+/// It works on the words as given, not on their joined line: a secret
+/// holding a space is one word, hidden whole.
+fn redacted(words: &[String]) -> String {
     let mut out = Vec::new();
     let mut hide_next = false;
-    for w in line.split(' ') {
+    for w in words {
         if hide_next {
             out.push("***".to_string());
             hide_next = false;
@@ -614,12 +630,53 @@ fn redacted(line: &str) -> String {
 mod tests {
     use super::*;
 
+    fn words(line: &str) -> Vec<String> {
+        line.split(' ').map(String::from).collect()
+    }
+
     #[test]
     fn the_secret_never_reaches_the_record() {
         assert_eq!(
-            redacted("iolab s3bench get --secret-key abc --bucket b --secret-key=xyz"),
+            redacted(&words(
+                "iolab s3bench get --secret-key abc --bucket b --secret-key=xyz"
+            )),
             "iolab s3bench get --secret-key *** --bucket b --secret-key=***"
         );
+        // A secret holding a space is one word, hidden whole.
+        let given = [
+            "iolab",
+            "s3bench",
+            "get",
+            "--secret-key",
+            "ab cd",
+            "--bucket",
+            "b",
+        ];
+        let given: Vec<String> = given.iter().map(|w| w.to_string()).collect();
+        assert_eq!(
+            redacted(&given),
+            "iolab s3bench get --secret-key *** --bucket b"
+        );
+    }
+
+    #[test]
+    fn autoterm_settings_need_autoterm() {
+        let parse = |extra: &[&str]| {
+            let argv = ["iolab s3bench", "get", "--host", "127.0.0.1:1"];
+            let cli = Cli::try_parse_from(argv.iter().chain(extra)).unwrap();
+            config(&cli.bench).map(|(c, _)| c.autoterm.map(|a| a.pct))
+        };
+        assert!(parse(&["--autoterm.pct", "3"])
+            .unwrap_err()
+            .contains("needs --autoterm"));
+        assert!(parse(&["--autoterm.dur", "5s"])
+            .unwrap_err()
+            .contains("needs --autoterm"));
+        assert_eq!(
+            parse(&["--autoterm", "--autoterm.pct", "3"]).unwrap(),
+            Some(3.0)
+        );
+        assert_eq!(parse(&[]).unwrap(), None);
     }
 
     #[test]

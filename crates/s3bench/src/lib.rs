@@ -26,6 +26,7 @@ pub mod error;
 pub mod figures;
 pub mod hosts;
 pub mod limit;
+pub mod listing;
 pub mod live;
 pub mod mix;
 pub mod notes;

@@ -85,6 +85,14 @@ pub fn obj_size(text: &str, random: bool) -> Result<Sizes, ValueError> {
             false => Sizes::Fixed(n),
         });
     }
+    if random {
+        // Each bucket's sizes are drawn already: the flag would change
+        // nothing, so it is refused rather than ignored.
+        return Err(invalid(
+            text,
+            "--obj.randsize takes one size (the largest); weighted buckets SIZE:WEIGHT draw their sizes already",
+        ));
+    }
     let mut buckets = Vec::new();
     for part in text.split(',') {
         let (size, weight) = part
@@ -206,6 +214,8 @@ mod tests {
         );
         assert!(obj_size("4096:x", false).is_err());
         assert!(obj_size("ten", false).is_err());
+        // --obj.randsize would change nothing in weighted buckets.
+        assert!(obj_size("4096:1,8192:1", true).is_err());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::config::{AutoTerm, Bench, Config};
 use crate::error::ConfigError;
 use crate::hosts::Hosts;
 use crate::limit::Limiter;
+use crate::listing::{next_token, MAX_LIST_PAGES};
 use crate::live::{Live, Phase};
 use crate::mix::Mix;
 use crate::record::{Recorder, RecorderWire};
@@ -225,11 +226,16 @@ fn list_all(
 ) -> std::io::Result<Vec<Listed>> {
     let mut out = Vec::new();
     let mut token: Option<String> = None;
-    loop {
+    for read in 1..=MAX_LIST_PAGES + 1 {
+        if read > MAX_LIST_PAGES {
+            return Err(std::io::Error::other(format!(
+                "LIST of {prefix}: more than {MAX_LIST_PAGES} pages"
+            )));
+        }
         *pages += 1;
         let page = ep.list(prefix, 1000, token.as_deref())?;
         out.extend(page.objects.into_iter().filter(|o| !o.key.ends_with('/')));
-        token = page.next;
+        token = next_token(token.as_deref(), page.next)?;
         if token.is_none() || (most > 0 && out.len() as u64 >= most) {
             break;
         }

@@ -12,6 +12,7 @@
 use crate::config::{Bench, Config, Op};
 use crate::hosts::Hosts;
 use crate::limit::Limiter;
+use crate::listing::{next_token, MAX_LIST_PAGES};
 use crate::live::{Live, Phase};
 use crate::mix::{Mix, CYCLE};
 use crate::record::{Recorder, Sample};
@@ -668,25 +669,31 @@ impl<'s, 'a> Worker<'s, 'a> {
         let ep = &sh.endpoints[0];
         let (mut n, mut bytes) = (0u64, 0u64);
         let mut token: Option<String> = None;
-        loop {
+        for _ in 0..MAX_LIST_PAGES {
             self.out.other.list += 1;
-            match ep.list(&sh.run_prefix, 1000, token.as_deref()) {
-                Ok(page) => {
+            let next = ep
+                .list(&sh.run_prefix, 1000, token.as_deref())
+                .and_then(|page| {
                     n += page.objects.len() as u64;
                     bytes += page.objects.iter().map(|o| o.size).sum::<u64>();
-                    token = page.next;
+                    next_token(token.as_deref(), page.next)
+                });
+            match next {
+                Ok(None) => {
+                    self.out.listed = Some((n, bytes));
+                    return;
                 }
+                Ok(next) => token = next,
                 Err(e) => {
                     self.key.clear();
                     self.fail("check: LIST", &e);
                     return;
                 }
             }
-            if token.is_none() {
-                break;
-            }
         }
-        self.out.listed = Some((n, bytes));
+        self.key.clear();
+        let e = std::io::Error::other(format!("more than {} pages", MAX_LIST_PAGES));
+        self.fail("check: LIST", &e);
     }
 }
 

@@ -104,7 +104,7 @@ impl S3Config {
 /// An endpoint is a scheme, a host and a port, nothing else: a path
 /// would be taken by path-style URLs as a bucket (`http://h:8333/bbb`
 /// with `s3://aaa/obj` would write to bucket `bbb`), so it is refused.
-fn check_endpoint(e: &str) -> Result<(), String> {
+pub(crate) fn check_endpoint(e: &str) -> Result<(), String> {
     let scheme_ok = e.starts_with("http://") || e.starts_with("https://");
     let rest = e.split_once("://").map_or("", |(_, r)| r);
     let authority = rest.strip_suffix('/').unwrap_or(rest);

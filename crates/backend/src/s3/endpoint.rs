@@ -69,6 +69,10 @@ impl Endpoint {
     /// A client of `cfg.endpoint` for `bucket` (checked as a name, not
     /// asked for). Makes no request.
     pub fn new(cfg: &S3Config, bucket: &str) -> io::Result<Self> {
+        // A path or query in the endpoint would put requests outside the
+        // bucket: refused as the backend's own options refuse it.
+        super::config::check_endpoint(&cfg.endpoint)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let client = Client::new(cfg);
         let bucket = client.bucket(bucket)?;
         Ok(Endpoint { client, bucket })

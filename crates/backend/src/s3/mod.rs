@@ -180,10 +180,17 @@ impl S3 {
 
 /// Ranks of an MPI launch this process is part of (1 when none).
 fn launched_ranks() -> u64 {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
-        .unwrap_or(1)
+    // As comm's launcher_world_size reads them (srun --mpi=pmix sets none
+    // of MPI's own), and MPICH's count of this node's ranks last.
+    [
+        "OMPI_COMM_WORLD_SIZE",
+        "PMI_SIZE",
+        "SLURM_STEP_NUM_TASKS",
+        "MPI_LOCALNRANKS",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse().ok())
+    .unwrap_or(1)
 }
 
 /// `iolab-<seconds>-<pid>`: unique on this host for the run, and a
