@@ -185,12 +185,13 @@ struct ObdArgs {
     #[arg(long, default_value = "iolab")]
     remote_iolab: String,
     /// The kit's `case`: `disk` (the targets' file systems, local or
-    /// HOST:/DIR) or `network` (targets are hosts: the requests go to an
+    /// HOST:/DIR), `network` (targets are hosts: the requests go to an
     /// echo agent there, started through --rsh, which acknowledges and
-    /// discards them). `netdisk` is refused (exit 2).
+    /// discards them) or `netdisk` (as network, the agent keeping the
+    /// objects on its host's disk).
     #[arg(long = "case", env = "case", default_value = "disk")]
     case: String,
-    /// case=network: the echo agent of target i listens on this port + i.
+    /// case=network and netdisk: the echo agent of target i listens on this port + i.
     #[arg(long, default_value_t = iolab_survey::echo::DEFAULT_PORT)]
     echo_port: u16,
     #[command(flatten)]

@@ -1640,3 +1640,39 @@ fn a_killed_survey_ends_its_remote_test_step() {
     assert!(started, "the agent's test step never started");
     assert!(left.is_empty(), "the agent outlived the survey: {left:?}");
 }
+
+/// A refused `--rslt` (its .detail a planted link) creates neither file:
+/// the .summary was once created (or truncated) before the .detail was
+/// refused.
+#[test]
+fn a_refused_rslt_creates_neither_file() {
+    let s = Scratch::new("survey-rslt-link");
+    let d = s.path("t");
+    std::fs::create_dir(&d).unwrap();
+    std::os::unix::fs::symlink(s.path("elsewhere"), s.path("P.detail")).unwrap();
+    let prefix = s.path("P");
+    let o = survey(
+        &[
+            "obdfilter",
+            d.to_str().unwrap(),
+            "--size",
+            "4",
+            "--rszlo",
+            "256",
+            "--rszhi",
+            "256",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--rslt",
+            prefix.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    assert!(!s.path("P.summary").exists());
+    assert!(!s.path("elsewhere").exists());
+    assert!(common::tree(&d).is_empty());
+}

@@ -231,6 +231,19 @@ fn prefix(place: &Place<'_>, name: &str) -> String {
 
 /// PREFIX.EXT at a prefix the user named: truncated as the kit does, but
 /// a symbolic link there is not followed (it is refused).
+/// PREFIX.ext as a symbolic link is refused (iolab does not write
+/// through one), before anything is opened.
+fn refuse_link(prefix: &str, ext: &str) -> Result<(), ParamError> {
+    let path = format!("{prefix}.{ext}");
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => Err(ParamError::new(
+            "rslt",
+            format!("cannot create {path}: it is a symbolic link, which iolab does not write through; choose another --rslt"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn named(prefix: &str, ext: &str) -> Result<File, ParamError> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
@@ -323,11 +336,18 @@ impl Lines {
     /// does) and says how many points are coming.
     fn create(place: &Place<'_>, name: &str, points: usize) -> Result<Self, ParamError> {
         let (summary, detail, at) = match place.rslt {
-            Some(prefix) => (
-                named(prefix, "summary")?,
-                named(prefix, "detail")?,
-                prefix.to_string(),
-            ),
+            Some(prefix) => {
+                // Both are looked at before either is created or
+                // truncated: a refused one leaves the other untouched.
+                for ext in ["summary", "detail"] {
+                    refuse_link(prefix, ext)?;
+                }
+                (
+                    named(prefix, "summary")?,
+                    named(prefix, "detail")?,
+                    prefix.to_string(),
+                )
+            }
             None => default_results(&prefix(place, name))?,
         };
         // The plan before the first point: how many lines are coming.

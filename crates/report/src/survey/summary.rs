@@ -244,9 +244,12 @@ pub fn ost_report(r: &OstReport) -> String {
         s.push_str("Outliers: none\n");
     }
     for o in &r.outliers {
+        // By its index, not its place in the list: a Lustre file
+        // system's active OSTs need not be numbered 0, 1, 2...
         let path = r
             .targets
-            .get(o.index)
+            .iter()
+            .find(|t| t.index == o.index)
             .map(|t| t.path.as_str())
             .unwrap_or("?");
         s.push_str(&format!(
