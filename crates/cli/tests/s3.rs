@@ -148,12 +148,21 @@ fn xdd_writes_and_reads_s3_objects() {
         "{}",
         stdout(&r)
     );
-    // One request: one PUT; -deletefile removes it again.
+    // One request: one PUT; -deletefile removes what its run made, and
+    // keeps an object that was there before it.
     let one = format!("xdd -op write -target s3://{b}/small -reqsize 64 -numreqs 1");
-    ok(&run(s, &one), "single PUT");
-    assert_eq!(keys(s, b), vec!["big", "small"]);
     ok(&run(s, &format!("{one} -deletefile")), "deletefile");
     assert_eq!(keys(s, b), vec!["big"]);
+    ok(&run(s, &one), "single PUT");
+    assert_eq!(keys(s, b), vec!["big", "small"]);
+    let kept = run(s, &format!("{one} -deletefile"));
+    ok(&kept, "deletefile of an object that was there");
+    assert!(
+        stderr(&kept).contains("kept: it was there before the run"),
+        "{}",
+        stderr(&kept)
+    );
+    assert_eq!(keys(s, b), vec!["big", "small"]);
     // Reading past the end is a short read, an error.
     let past = run(
         s,
