@@ -216,10 +216,15 @@ fn run_agent(a: AgentArgs) -> Ended {
             a.listen
         )));
     }
-    let corrupt_every = std::env::var(iolab_lst::CORRUPT_ENV)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    // The tests' hook, as xdd's IOLAB_E2E_DAMAGE: a debug build only, so
+    // no agent a site runs damages its data because of a stray variable.
+    let corrupt_every = match cfg!(debug_assertions) {
+        true => std::env::var(iolab_lst::CORRUPT_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        false => 0,
+    };
     let cfg = AgentConfig {
         listen: a.listen,
         key,
