@@ -1676,3 +1676,59 @@ fn a_refused_rslt_creates_neither_file() {
     assert!(!s.path("elsewhere").exists());
     assert!(common::tree(&d).is_empty());
 }
+
+/// A .summary or .detail that cannot be written (a full file system) is
+/// the survey's output failure, exit 1 naming it; writes that failed
+/// were once dropped and the survey exited 0.
+#[test]
+fn an_unwritable_summary_is_an_output_failure() {
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    if !common::is_root() {
+        return skip_or_fail("survey_full_rslt", "needs root to mount a small tmpfs");
+    }
+    let s = Scratch::new("survey-full-rslt");
+    let (d, full) = (s.path("t"), s.path("full"));
+    std::fs::create_dir(&d).unwrap();
+    std::fs::create_dir(&full).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4k", "tmpfs"])
+        .arg(&full)
+        .status()
+        .unwrap()
+        .success();
+    assert!(mounted, "mount a 4 KiB tmpfs");
+    let _mount = Unmount(full.clone());
+    // Fill it: the survey's files can be made, not written.
+    let _ = std::fs::write(full.join("filler"), vec![0u8; 8192]);
+    let prefix = full.join("P");
+    let o = survey(
+        &[
+            "obdfilter",
+            d.to_str().unwrap(),
+            "--size",
+            "4",
+            "--rszlo",
+            "256",
+            "--rszhi",
+            "256",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--rslt",
+            prefix.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("P.summary"), "{}", stderr(&o));
+    assert!(
+        common::tree(&d).is_empty(),
+        "the survey's objects were left"
+    );
+}

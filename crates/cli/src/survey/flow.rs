@@ -10,7 +10,7 @@
 use crate::exit::{Ended, Halt, HaltKind};
 use crate::runner::{Given, Render, Report, Run};
 use iolab_core::live::Board;
-use iolab_core::Outcome;
+use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_report::survey as fmt;
 use iolab_results::Figure;
 use iolab_survey::ParamError;
@@ -148,8 +148,13 @@ where
     warn_leftovers(&p.leftovers);
     let cancel = session.cancel().clone();
     let measured = run(&mut lines, board, &cancel)?;
-    lines.finish();
-    let outcome = measured.outcome();
+    let unwritten = lines.finish();
+    // A .summary or .detail that could not be written is an output
+    // failure (exit 1) of a survey that otherwise ran.
+    let outcome = match unwritten {
+        Some(f) => measured.outcome().worst(Outcome::Error(f)),
+        None => measured.outcome(),
+    };
     session.stop_watching(&outcome);
     let mut report = Report::new(outcome.clone(), &measured);
     report.notes = p.notes;
@@ -327,6 +332,11 @@ fn default_results(prefix: &str) -> Result<(File, File, String), ParamError> {
 pub struct Lines {
     summary: File,
     detail: File,
+    /// PREFIX of the two files.
+    at: String,
+    /// The first write to either that failed: the survey's output
+    /// failure (exit 1), said at the end.
+    failed: Option<Failure>,
     /// The progress bar (points done of points planned), on a terminal only.
     bar: Option<indicatif::ProgressBar>,
 }
@@ -362,8 +372,18 @@ impl Lines {
         Ok(Self {
             summary,
             detail,
+            at,
+            failed: None,
             bar,
         })
+    }
+
+    /// Keeps the first failed write to PREFIX.`ext`.
+    fn wrote(&mut self, ext: &str, r: std::io::Result<()>) {
+        if let (Err(e), None) = (r, &self.failed) {
+            let path = format!("{}.{ext}", self.at);
+            self.failed = Some(Failure::io("write", Some(path), &e).of_kind(FailureKind::Output));
+        }
     }
 
     /// A summary line: stdout and .summary, flushed at once.
@@ -377,22 +397,28 @@ impl Lines {
             Some(b) => b.suspend(print),
             None => print(),
         }
-        let _ = self.summary.write_all(s.as_bytes());
-        let _ = self.summary.flush();
+        let r = self
+            .summary
+            .write_all(s.as_bytes())
+            .and_then(|()| self.summary.flush());
+        self.wrote("summary", r);
     }
 
     /// A point is done: its line, its detail, the progress note.
     pub fn point(&mut self, line: &str, detail: &str) {
         self.line(line);
-        let _ = self.detail.write_all(detail.as_bytes());
+        let r = self.detail.write_all(detail.as_bytes());
+        self.wrote("detail", r);
         if let Some(b) = &self.bar {
             b.inc(1);
         }
     }
 
-    fn finish(&mut self) {
+    /// Ends the bar; the first failed write of the two files, if any.
+    fn finish(&mut self) -> Option<Failure> {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+        self.failed.take()
     }
 }
