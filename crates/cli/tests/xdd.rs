@@ -862,3 +862,68 @@ fn the_user_comes_from_the_uid_and_the_command_line_names_the_tool() {
 fn words_of(s: &str) -> Vec<&str> {
     s.split_whitespace().collect()
 }
+
+/// What would be ignored, or would delete what the run reads, is refused
+/// before anything runs; what was ignored before now works.
+#[test]
+fn options_that_were_ignored_or_deleted_data_are_refused_or_honoured() {
+    let d = TempDir::new("ignored");
+    std::fs::write(d.path("mine"), vec![5u8; 32768]).unwrap();
+    // -recreatefiles on a target that only reads deleted it, then
+    // failed to open it.
+    let o = xdd(
+        &d,
+        "-op read -target mine -reqsize 8 -numreqs 4 -passes 2 -recreatefiles",
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("-recreatefiles"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(d.path("mine")).unwrap(), vec![5u8; 32768]);
+    for (line, says) in [
+        // O_DIRECT behind -dio's back: no alignment, reported as off.
+        (
+            "-op write -target f -reqsize 1 -numreqs 4 --posix.odirect",
+            "-dio",
+        ),
+        // A variance with no rate to vary, or past 100 %.
+        (
+            "-op write -target f -reqsize 1 -numreqs 4 -throttle var 20",
+            "throttle var",
+        ),
+        (
+            "-op write -target f -reqsize 1 -numreqs 4 -throttle ops 100 -throttle var 250",
+            "0 to 100",
+        ),
+        // The ring runs -op's type; an -rwratio saying otherwise was ignored.
+        (
+            "-op read -target mine -reqsize 8 -numreqs 2 -rwratio 0 -engine uring",
+            "-rwratio 0",
+        ),
+    ] {
+        let o = xdd(&d, line);
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{line}: {}", stderr(&o));
+    }
+    assert_eq!(d.entries(), ["mine"]);
+    // -throttle var before the rate it varies was dropped.
+    ok(&xdd(
+        &d,
+        "-op write -target f -reqsize 1 -numreqs 10 -throttle var 20 -throttle ops 10000 --json j.json",
+    ));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path("j.json")).unwrap()).unwrap();
+    assert_eq!(j["config"]["targets"][0]["throttle"]["variance_pct"], 20.0);
+    // -stoptrigger reaches a target on io_uring (it ran every request):
+    // target 1, paced to 10,000 requests a second, stops once target 0
+    // has done one.
+    let o = xdd(
+        &d,
+        "-op write -targets 2 null g -reqsize 8 -numreqs 2000 -engine target 1 uring -throttle target 1 ops 10000 -stoptrigger 0 1 op 1 -verbose",
+    );
+    ok(&o);
+    let t1: Vec<u64> = rows(&o)
+        .into_iter()
+        .filter(|r| r.0 == "TARGET_PASS" && r.2 == 1)
+        .map(|r| r.5)
+        .collect();
+    assert!(t1.len() == 1 && t1[0] < 2000, "{t1:?}\n{}", stdout(&o));
+}

@@ -208,6 +208,11 @@ pub struct TargetOpts {
     pub flushwrite: u64,
     /// Rate limit.
     pub throttle: Option<ThrottleSpec>,
+    /// `-throttle var P` as given, before or after the rate it varies
+    /// (kept so that neither order loses it; validation refuses it
+    /// without a rate).
+    #[serde(skip)]
+    pub throttle_var: Option<f64>,
     /// Data pattern.
     pub datapattern: PatternOpts,
     /// Read verification.
@@ -269,6 +274,7 @@ impl Default for TargetOpts {
             syncwrite: false,
             flushwrite: 0,
             throttle: None,
+            throttle_var: None,
             datapattern: PatternOpts::default(),
             verify: None,
             seek: SeekOpts::default(),

@@ -346,7 +346,11 @@ pub(crate) fn throttle(
     let k = c.keyword("throttle kind", &["ops", "bw", "iops", "var"])?;
     let rate = c.seconds("rate")?;
     if k == "var" {
+        if !(0.0..=100.0).contains(&rate) {
+            return Err(c.err("the variance is a percent of the rate, from 0 to 100"));
+        }
         r.set(t, move |o| {
+            o.throttle_var = Some(rate);
             if let Some(th) = o.throttle.as_mut() {
                 th.variance_pct = rate
             }
@@ -362,7 +366,9 @@ pub(crate) fn throttle(
         return Err(c.err("the rate must be greater than 0.000"));
     }
     r.set(t, move |o| {
-        let variance_pct = o.throttle.map_or(0.0, |th| th.variance_pct);
+        let variance_pct = o
+            .throttle_var
+            .unwrap_or_else(|| o.throttle.map_or(0.0, |th| th.variance_pct));
         o.throttle = Some(ThrottleSpec {
             kind,
             rate,

@@ -165,7 +165,7 @@ pub static OPTIONS: &[OptSpec] = &[
     OptSpec { name: "recreatefiles", short: None, aliases: &[], arity: Words, scoped: true, args: "",
         help: "delete and re-create the file before every pass",
         apply: |_, r, t| flag_t(r, t, |o| o.recreatefiles = true),
-        example: "-recreatefiles", check: Check::Ok(|c| c.targets[0].recreatefiles) },
+        example: "-op write -recreatefiles", check: Check::Ok(|c| c.targets[0].recreatefiles) },
     OptSpec { name: "reopen", short: None, aliases: &[], arity: Words, scoped: true, args: "",
         help: "close and re-open the file before every pass",
         apply: |_, r, t| flag_t(r, t, |o| o.reopen = true),

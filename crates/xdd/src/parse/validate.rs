@@ -4,7 +4,7 @@
 
 use crate::error::UsageError;
 use crate::parse::config::{Config, TargetOpts};
-use crate::parse::values::{Measure, VerifyKind};
+use crate::parse::values::{Measure, Op, VerifyKind};
 
 /// Sector size O_DIRECT transfers must be a multiple of.
 pub const DIO_ALIGN: u64 = 512;
@@ -74,6 +74,14 @@ fn backend_options(c: &Config) -> Result<(), UsageError> {
     let given = &c.global.backend_options;
     let opts = iolab_backend::parse_options(given)
         .map_err(|e| UsageError::new("backend options", e.to_string()))?;
+    if opts.flag("posix", "odirect") {
+        // Under xdd it would open O_DIRECT behind -dio's back: no aligned
+        // buffers, no size checks, and a report saying direct I/O is off.
+        return Err(UsageError::new(
+            "backend options",
+            "--posix.odirect: xdd's direct I/O is -dio (aligned buffers, sizes checked, reported)",
+        ));
+    }
     let used: Vec<&str> = c.targets.iter().map(crate::plan::backend_name).collect();
     if let Some(b) = opts.backends().find(|b| !used.contains(b)) {
         return Err(UsageError::new(
@@ -279,6 +287,20 @@ fn range_within_size(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageEr
 }
 
 fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    if t.recreatefiles && !t.writes() && !t.createnewfiles {
+        // Recreating what it only reads would delete the file and then
+        // fail to open it (XDD does the same).
+        return Err(UsageError::new(
+            "recreatefiles",
+            format!("target {i} ({}): it only reads; -recreatefiles would delete what it reads (use -reopen)", t.path),
+        ));
+    }
+    if t.throttle_var.is_some() && t.throttle.is_none() {
+        return Err(UsageError::new(
+            "throttle",
+            format!("target {i}: -throttle var varies a rate: give -throttle ops N or bw N too"),
+        ));
+    }
     let timed = t.timelimit_s > 0.0 || c.global.runtime_s > 0.0;
     if t.numreqs.is_none() && t.bytes.is_none() && !timed {
         return Err(UsageError::new(
@@ -463,6 +485,13 @@ fn uring(
         Some("needs a backend with a file descriptor: a real file or device, not `null` or an S3 object")
     } else if t.rwratio.is_some_and(|r| r > 0.0 && r < 100.0) {
         Some("cannot mix reads and writes (-rwratio); use the default engine")
+    } else if t
+        .rwratio
+        .is_some_and(|r| !(r == 100.0 && t.op == Op::Read || r == 0.0 && t.op == Op::Write))
+    {
+        // The ring runs -op's type: an -rwratio that says otherwise
+        // would be ignored.
+        Some("runs -op's one operation type: give -op read for -rwratio 100, -op write for -rwratio 0")
     } else if t.numreqs.is_none() && t.bytes.is_some_and(|b| b % t.xfer_bytes() != 0) {
         Some("needs -bytes to be a whole number of requests")
     } else if t.ordering != crate::parse::values::Ordering::None {

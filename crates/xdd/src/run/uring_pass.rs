@@ -168,6 +168,14 @@ pub fn run_pass(st: &mut QState, cx: &PassCtx) -> Counts {
     let mut next_slot = Some(plan.ops);
     let reqs = (0..plan.ops)
         .take_while(|&n| {
+            // -stoptrigger: another target reached its mark, as
+            // steps::admit checks it for a QThread.
+            let stopped = |&(from, m): &(usize, _)| cx.progress.targets[from].reached(m, mono_ns());
+            if plan.stop_when.iter().any(stopped) {
+                cx.stop_pass();
+                next_slot = None;
+                return false;
+            }
             let go = !cx.ending()
                 && match pacer.as_mut() {
                     Some(p) if p.due_at_ns(n) >= cx.deadline_ns => {
