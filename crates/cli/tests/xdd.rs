@@ -893,6 +893,15 @@ fn options_that_were_ignored_or_deleted_data_are_refused_or_honoured() {
             "-op write -target f -reqsize 1 -numreqs 4 -throttle ops 100 -throttle var 250",
             "0 to 100",
         ),
+        // Start triggers that could never fire waited for ever.
+        (
+            "-op write -targets 2 null null -reqsize 8 -numreqs 4 -starttrigger 0 1 op 1 -starttrigger 1 0 op 1",
+            "for itself",
+        ),
+        (
+            "-op write -targets 2 null null -reqsize 8 -numreqs 4 -passes 2 -starttrigger 0 1 op 100",
+            "at the end of the first",
+        ),
         // The ring runs -op's type; an -rwratio saying otherwise was ignored.
         (
             "-op read -target mine -reqsize 8 -numreqs 2 -rwratio 0 -engine uring",

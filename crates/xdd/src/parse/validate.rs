@@ -538,6 +538,46 @@ fn dio(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// Start triggers that could never fire are refused rather than left to
+/// wait for ever: a cycle (each target waits for another of the cycle to
+/// start), and, with several passes, an `op` mark beyond the requests
+/// of the watched target's pass (it then waits at the pass barrier for
+/// the target that waits for it).
+fn start_triggers_can_fire(c: &Config) -> Result<(), UsageError> {
+    let waits_for = |to: usize| c.global.starttriggers.iter().filter(move |t| t.to == to);
+    for start in 0..c.targets.len() {
+        // Follow "waits for" from `start`; coming back to it is a cycle.
+        let (mut seen, mut stack) = (vec![false; c.targets.len()], vec![start]);
+        while let Some(t) = stack.pop() {
+            for w in waits_for(t) {
+                if w.from == start {
+                    return Err(UsageError::new(
+                        "starttrigger",
+                        format!("target {start} waits, through the start triggers, for itself: none of them would start"),
+                    ));
+                }
+                if !std::mem::replace(&mut seen[w.from], true) {
+                    stack.push(w.from);
+                }
+            }
+        }
+    }
+    if c.global.passes > 1 {
+        for t in &c.global.starttriggers {
+            let per_pass = c.targets.get(t.from).and_then(|s| s.numreqs);
+            if let (Measure::Op(mark), Some(n)) = (t.when, per_pass) {
+                if mark > n {
+                    return Err(UsageError::new(
+                        "starttrigger",
+                        format!("op {mark}: target {} makes {n} requests a pass, and with -passes {} it waits for target {} at the end of the first", t.from, c.global.passes, t.to),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn relations(c: &Config) -> Result<(), UsageError> {
     let n = c.targets.len();
     let check = |opt: &str, a: usize, b: usize| {
@@ -564,6 +604,7 @@ fn relations(c: &Config) -> Result<(), UsageError> {
     for t in &c.global.starttriggers {
         check("starttrigger", t.from, t.to)?;
     }
+    start_triggers_can_fire(c)?;
     for t in &c.global.stoptriggers {
         check("stoptrigger", t.from, t.to)?;
     }
