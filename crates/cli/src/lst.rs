@@ -165,8 +165,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         .collect::<Vec<_>>()
         .join(" ");
     use crate::lst_session as s;
-    let one_shot =
-        matches!(&cli.cmd, Cmd::Run(r) if r.from.is_some() || r.to.is_some() || r.test.len() != 1);
+    let one_shot = matches!(&cli.cmd, Cmd::Run(r) if !r.runs_a_batch());
     if let Some(opt) = crate::live::asked_option().filter(|_| !one_shot) {
         // Only the one-shot run records live figures: anywhere else the
         // option would be taken out and ignored.
@@ -176,7 +175,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     }
     match cli.cmd {
         Cmd::Agent(a) => run_agent(a),
-        Cmd::Run(r) if r.from.is_none() && r.to.is_none() && r.test.len() == 1 => {
+        Cmd::Run(r) if r.runs_a_batch() => {
             match one_shot_options(&r) {
                 None => s::run_batch(&r.test[0]),
                 Some(opt) => Err(Halt::usage(format!("iolab lst run: {opt} belongs to the one-shot form (`lst run TEST --from ... --to ...`); `lst run BATCH` runs a session's batch as add_test set it up"))),
@@ -294,6 +293,14 @@ fn nodes(option: &str, s: &str, port: u16) -> Result<Vec<Node>, String> {
         return Err(format!("{option}: {} nodes, at most 4096", v.len()));
     }
     Ok(v)
+}
+
+impl RunArgs {
+    /// `lst run BATCH` (a session's batch: one word, no --from or --to),
+    /// not the one-shot `lst run TEST --from ... --to ...`.
+    fn runs_a_batch(&self) -> bool {
+        self.from.is_none() && self.to.is_none() && self.test.len() == 1
+    }
 }
 
 /// The first option of the one-shot form given to `lst run BATCH`,

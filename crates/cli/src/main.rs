@@ -41,10 +41,14 @@ mod xddcp;
 /// The process's command line as typed, program included (args_os: an
 /// argument that is not UTF-8 must not panic), for the results' record.
 pub fn process_command_line() -> String {
+    process_words().join(" ")
+}
+
+/// This process's command line, word by word as given.
+pub fn process_words() -> Vec<String> {
     std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect()
 }
 
 /// Every tool, in the order the usage text lists them.

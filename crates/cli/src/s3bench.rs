@@ -229,10 +229,7 @@ struct MultipartArgs {
 
 /// Entry point from the dispatcher.
 pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
-    let words: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let line = redacted(&words);
+    let line = redacted(&crate::process_words());
     let cli: Cli = exit::parse_clap(prog, args)?;
     let world = connect(CommMode::Auto).map_err(|e| Halt::usage(format!("iolab {prog}: {e}")))?;
     let leader = world.transport().rank() == 0;

@@ -479,7 +479,7 @@ fn run_forwarding(command: &[OsString]) -> std::io::Result<std::process::ExitSta
     cmd.args(&command[1..]).process_group(0);
     // In its own group the command would outlive an iolab killed with
     // -9: it is signalled as SIGTERM would have been forwarded.
-    iolab_core::child::end_with_parent(&mut cmd, libc::SIGTERM);
+    iolab_launch::end_with_parent(&mut cmd, libc::SIGTERM);
     let mut child = cmd.spawn()?;
     loop {
         if let Some(st) = child.try_wait()? {

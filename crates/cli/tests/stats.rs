@@ -119,6 +119,21 @@ fn run_in(dir: &Path, words: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// A TOML config sampling the CPU each second on this node, its run
+/// directory in the scratch (`s/c.toml`); returns its path.
+fn cpu_config(s: &Scratch) -> String {
+    let cfg = s.path("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "tmp = \"{}\"\ncpu_interval = 1\nmeminfo_interval = 0\n",
+            s.path("tmp").display()
+        ),
+    )
+    .unwrap();
+    cfg.to_str().unwrap().to_string()
+}
+
 #[test]
 fn bad_config_is_refused_naming_the_variable() {
     let s = Scratch::new("stats-bad");
@@ -261,16 +276,8 @@ fn disk_write_counters_agree_with_the_bytes_xdd_wrote() {
 fn a_killed_collector_leaves_nothing_running() {
     let s = Scratch::new("stats-kill");
     let _reaper = Reaper(s.path("tmp"));
-    let cfg = s.path("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "tmp = \"{}\"\ncpu_interval = 1\nmeminfo_interval = 0\n",
-            s.path("tmp").display()
-        ),
-    )
-    .unwrap();
-    let cfg = cfg.to_str().unwrap();
+    let cfg = cpu_config(&s);
+    let cfg = cfg.as_str();
     ok(&run_in(&s.root, &["stats", "start", cfg]));
     let again = run_in(&s.root, &["stats", "start", cfg]);
     assert_eq!(again.status.code(), Some(1), "a second start is refused");
@@ -1105,21 +1112,6 @@ fn analyse_refuses_bad_input_and_an_unwritable_output_with_exit_2() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-/// The pids of the `sleep` processes whose command line holds `marker`
-/// (not iolab's, whose command line holds it too).
-fn sleeps_with(marker: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
-                && std::fs::read(format!("/proc/{pid}/cmdline"))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
-        })
-        .collect()
-}
-
 /// `iolab stats run` killed with -9 leaves no command running: the
 /// command, in a process group of its own, would otherwise be adopted
 /// by init and run on.
@@ -1137,23 +1129,8 @@ fn a_killed_stats_run_ends_its_command() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while sleeps_with(marker).is_empty() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let started = !sleeps_with(marker).is_empty();
-    c.kill().unwrap();
-    c.wait().unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let mut left = sleeps_with(marker);
-    while !left.is_empty() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        left = sleeps_with(marker);
-    }
-    for pid in &left {
-        // SAFETY: kill(2) of a process this test started (through iolab).
-        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
-    }
+    let (started, left) =
+        common::orphans_after_kill(&mut c, || common::pids_of("sleep", &[marker]));
     assert!(started, "the command never started");
     assert!(left.is_empty(), "the command outlived iolab: {left:?}");
 }
@@ -1165,16 +1142,8 @@ fn a_killed_stats_run_ends_its_command() {
 #[test]
 fn analyse_adds_tgz_to_its_name_and_never_replaces_the_profile() {
     let s = Scratch::new("stats-analyse-names");
-    let cfg = s.path("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "tmp = \"{}\"\ncpu_interval = 1\nmeminfo_interval = 0\n",
-            s.path("tmp").display()
-        ),
-    )
-    .unwrap();
-    let cfg = cfg.to_str().unwrap();
+    let cfg = cpu_config(&s);
+    let cfg = cfg.as_str();
     ok(&run_in(&s.root, &["stats", "start", cfg]));
     ok(&run_in(&s.root, &["stats", "stop", cfg, "run.v1.tgz"]));
     let profile = std::fs::read(s.path("run.v1.tgz")).unwrap();

@@ -1557,22 +1557,6 @@ fn a_survey_says_its_points_before_it_starts() {
     );
 }
 
-/// The pids of the processes whose command line holds every one of
-/// `words`.
-fn pids_holding(words: &[&str]) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                let c = String::from_utf8_lossy(&c).replace('\0', " ");
-                words.iter().all(|w| c.contains(w))
-            })
-        })
-        .collect()
-}
-
 /// A remote object-survey agent's test ends when the survey that started
 /// it is killed (kill -9): through a remote shell that, as ssh does,
 /// does not become the command, killing the shell left the agent
@@ -1609,36 +1593,36 @@ fn a_killed_survey_ends_its_remote_test_step() {
         .spawn()
         .unwrap();
     let work = format!("iolab-obdfilter.{}", c.id());
-    // The agent itself (not the shell, whose command line holds the same
-    // words): the iolab binary.
-    let bin = env!("CARGO_BIN_EXE_iolab");
-    let agent = |pid: &u32| {
-        std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == Path::new(bin))
-    };
-    let agents = || -> Vec<u32> {
-        let mut v = pids_holding(&["obdfilter-agent", "test", work.as_str()]);
-        v.retain(agent);
-        v
-    };
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while agents().is_empty() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let started = !agents().is_empty();
-    c.kill().unwrap();
-    c.wait().unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let mut left = agents();
-    while !left.is_empty() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        left = agents();
-    }
-    for pid in &left {
-        // SAFETY: kill(2) of a process this test started (through iolab).
-        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
-    }
+    // The agent itself, the iolab binary (not the shell, whose command
+    // line holds the same words).
+    let agent = ["obdfilter-agent", "test", work.as_str()];
+    let (started, left) = common::orphans_after_kill(&mut c, || common::pids_of("iolab", &agent));
     assert!(started, "the agent's test step never started");
     assert!(left.is_empty(), "the agent outlived the survey: {left:?}");
+}
+
+/// A 4 MB obdfilter survey of `dir` (one record size, one object, one
+/// thread), its result files at `rslt`.
+fn small_obdfilter(dir: &Path, rslt: &Path) -> Output {
+    survey(
+        &[
+            "obdfilter",
+            dir.to_str().unwrap(),
+            "--size",
+            "4",
+            "--rszlo",
+            "256",
+            "--rszhi",
+            "256",
+            "--nobjhi",
+            "1",
+            "--thrhi",
+            "1",
+            "--rslt",
+            rslt.to_str().unwrap(),
+        ],
+        &[],
+    )
 }
 
 /// A refused `--rslt` (its .detail a planted link) creates neither file:
@@ -1651,25 +1635,7 @@ fn a_refused_rslt_creates_neither_file() {
     std::fs::create_dir(&d).unwrap();
     std::os::unix::fs::symlink(s.path("elsewhere"), s.path("P.detail")).unwrap();
     let prefix = s.path("P");
-    let o = survey(
-        &[
-            "obdfilter",
-            d.to_str().unwrap(),
-            "--size",
-            "4",
-            "--rszlo",
-            "256",
-            "--rszhi",
-            "256",
-            "--nobjhi",
-            "1",
-            "--thrhi",
-            "1",
-            "--rslt",
-            prefix.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let o = small_obdfilter(&d, &prefix);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
     assert!(!s.path("P.summary").exists());
@@ -1706,25 +1672,7 @@ fn an_unwritable_summary_is_an_output_failure() {
     // Fill it: the survey's files can be made, not written.
     let _ = std::fs::write(full.join("filler"), vec![0u8; 8192]);
     let prefix = full.join("P");
-    let o = survey(
-        &[
-            "obdfilter",
-            d.to_str().unwrap(),
-            "--size",
-            "4",
-            "--rszlo",
-            "256",
-            "--rszhi",
-            "256",
-            "--nobjhi",
-            "1",
-            "--thrhi",
-            "1",
-            "--rslt",
-            prefix.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let o = small_obdfilter(&d, &prefix);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("P.summary"), "{}", stderr(&o));
     assert!(

@@ -15,7 +15,6 @@
 
 pub mod buffer;
 pub mod cancel;
-pub mod child;
 pub mod clock;
 pub mod env;
 pub mod live;

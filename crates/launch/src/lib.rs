@@ -42,6 +42,33 @@ pub use remote::{Finished, Remote, WaitError, STEP_GRACE};
 
 use std::ffi::OsString;
 
+/// Makes the child `cmd` starts receive `signal` when this process dies,
+/// however it dies (kill -9 included): a child whose parent dies is
+/// otherwise adopted by init and runs on. The kernel ties this to the
+/// thread that starts the child, so start it from a thread that lives as
+/// long as the child should. A child whose parent died between fork and
+/// the request exits at once (status 1).
+pub fn end_with_parent(cmd: &mut std::process::Command, signal: libc::c_int) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid is async-signal-safe and is read before the fork.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and calls only
+    // async-signal-safe functions (prctl, getppid, _exit); it allocates
+    // nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the prctl: nobody will send the signal.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// How long a Slurm client command (squeue, scancel, scontrol) may take:
 /// one waits for slurmctld, which may be slow or gone.
 pub const SLURM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -511,5 +538,37 @@ mod tests {
                 "iolab"
             ]
         );
+    }
+
+    /// The kernel signals the child when the thread that started it
+    /// ends, as it does when the whole parent dies (kill -9 included):
+    /// a thread of this test starts `sleep 30` and ends.
+    #[test]
+    fn a_child_ends_when_the_thread_that_started_it_does() {
+        let mut cmd = std::process::Command::new("sleep");
+        cmd.arg("30");
+        crate::end_with_parent(&mut cmd, libc::SIGTERM);
+        let pid = std::thread::spawn(move || cmd.spawn().unwrap().id())
+            .join()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let gone = loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // Gone, or a zombie waiting for this process to reap it.
+            if stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z") {
+                break true;
+            }
+            if std::time::Instant::now() > until {
+                break false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // Reap it (or end it, should the test fail).
+        // SAFETY: kill and waitpid on a pid this process started.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0);
+        }
+        assert!(gone, "the child outlived the thread that started it");
     }
 }

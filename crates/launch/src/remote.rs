@@ -120,7 +120,10 @@ impl Remote {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        die_with_parent(&mut cmd);
+        // SIGTERM, not SIGKILL: an iolab child then stops as on Ctrl-C,
+        // removing or recording what it leaves (mpirun and ssh end
+        // their children the same way).
+        crate::end_with_parent(&mut cmd, libc::SIGTERM);
         let mut child = cmd.spawn()?;
         let mut stdin = child.stdin.take();
         if let (Some(w), Some(bytes)) = (stdin.as_mut(), input) {
@@ -309,30 +312,6 @@ impl Remote {
             unsafe { libc::kill(-pg, libc::SIGKILL) };
             self.done = self.child.wait().ok();
         }
-    }
-}
-
-/// Makes `cmd`'s child receive SIGTERM when this process dies, however
-/// it dies (mpirun and ssh end their children the same way). SIGTERM,
-/// not SIGKILL: an iolab child then stops as on Ctrl-C, removing or
-/// recording what it leaves.
-fn die_with_parent(cmd: &mut Command) {
-    // SAFETY: getpid is async-signal-safe and is read before the fork.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the closure runs between fork and exec and calls only
-    // async-signal-safe functions (prctl, getppid, _exit); it allocates
-    // nothing and takes no lock.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent died before the prctl: nobody will send the signal.
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
     }
 }
 

@@ -226,24 +226,21 @@ fn list_all(
 ) -> std::io::Result<Vec<Listed>> {
     let mut out = Vec::new();
     let mut token: Option<String> = None;
-    for read in 1..=MAX_LIST_PAGES + 1 {
-        if read > MAX_LIST_PAGES {
-            return Err(std::io::Error::other(format!(
-                "LIST of {prefix}: more than {MAX_LIST_PAGES} pages"
-            )));
-        }
+    for _ in 0..MAX_LIST_PAGES {
         *pages += 1;
         let page = ep.list(prefix, 1000, token.as_deref())?;
         out.extend(page.objects.into_iter().filter(|o| !o.key.ends_with('/')));
         token = next_token(token.as_deref(), page.next)?;
         if token.is_none() || (most > 0 && out.len() as u64 >= most) {
-            break;
+            if most > 0 {
+                out.truncate(most as usize);
+            }
+            return Ok(out);
         }
     }
-    if most > 0 {
-        out.truncate(most as usize);
-    }
-    Ok(out)
+    Err(std::io::Error::other(format!(
+        "LIST of {prefix}: more than {MAX_LIST_PAGES} pages"
+    )))
 }
 
 /// `--autoterm`'s watcher: samples the local totals every 0.1 s and

@@ -68,14 +68,8 @@ pub fn source(file: &str, known: &[String]) -> io::Result<Sourced> {
     for k in known {
         cmd.env_remove(k);
     }
-    // SAFETY: prctl is async-signal-safe and touches no memory of ours;
-    // it makes the kernel kill the shell if iolab dies first.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
+    // The shell is killed if iolab dies first.
+    iolab_launch::end_with_parent(&mut cmd, libc::SIGKILL);
     let child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Sourced::NoBash),

@@ -707,7 +707,7 @@ fn run_child(
     // and cleans up as after Ctrl-C, and mpirun passes the signal to its
     // ranks. In its own process group it would not see the terminal's
     // signals, so without this it would outlive the sweep.
-    iolab_core::child::end_with_parent(&mut cmd, libc::SIGTERM);
+    iolab_launch::end_with_parent(&mut cmd, libc::SIGTERM);
     let mut child = cmd.spawn()?;
     let t0 = Instant::now();
     // When a stop was wanted, and when SIGTERM reached the tool.

@@ -236,15 +236,21 @@ fn prefix(place: &Place<'_>, name: &str) -> String {
 
 /// PREFIX.EXT at a prefix the user named: truncated as the kit does, but
 /// a symbolic link there is not followed (it is refused).
-/// PREFIX.ext as a symbolic link is refused (iolab does not write
-/// through one), before anything is opened.
+/// PREFIX.ext cannot be made, for `why`.
+fn cannot_create(prefix: &str, ext: &str, why: &str) -> ParamError {
+    ParamError::new(
+        "rslt",
+        format!("cannot create {prefix}.{ext}: {why}; choose another --rslt"),
+    )
+}
+
+/// Why iolab refuses a link where it writes.
+const LINK: &str = "it is a symbolic link, which iolab does not write through";
+
+/// PREFIX.ext as a symbolic link is refused, before anything is opened.
 fn refuse_link(prefix: &str, ext: &str) -> Result<(), ParamError> {
-    let path = format!("{prefix}.{ext}");
-    match std::fs::symlink_metadata(&path) {
-        Ok(m) if m.file_type().is_symlink() => Err(ParamError::new(
-            "rslt",
-            format!("cannot create {path}: it is a symbolic link, which iolab does not write through; choose another --rslt"),
-        )),
+    match std::fs::symlink_metadata(format!("{prefix}.{ext}")) {
+        Ok(m) if m.file_type().is_symlink() => Err(cannot_create(prefix, ext, LINK)),
         _ => Ok(()),
     }
 }
@@ -257,16 +263,9 @@ fn named(prefix: &str, ext: &str) -> Result<File, ParamError> {
         .truncate(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(format!("{prefix}.{ext}"))
-        .map_err(|e| {
-            let why = if e.raw_os_error() == Some(libc::ELOOP) {
-                "it is a symbolic link, which iolab does not write through".to_string()
-            } else {
-                e.to_string()
-            };
-            ParamError::new(
-                "rslt",
-                format!("cannot create {prefix}.{ext}: {why}; choose another --rslt"),
-            )
+        .map_err(|e| match e.raw_os_error() == Some(libc::ELOOP) {
+            true => cannot_create(prefix, ext, LINK),
+            false => cannot_create(prefix, ext, &e.to_string()),
         })
 }
 

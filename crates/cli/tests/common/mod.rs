@@ -243,3 +243,50 @@ pub fn survey(words: &[&str], env: &[(&str, &str)]) -> Output {
     }
     c.output().unwrap()
 }
+
+/// The pids of the processes named `comm` (as /proc/PID/comm has it:
+/// the program, not a shell or launcher around it) whose command line
+/// holds every one of `words`.
+pub fn pids_of(comm: &str, words: &[&str]) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == comm)
+                && std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                    let c = String::from_utf8_lossy(&c).replace('\0', " ");
+                    words.iter().all(|w| c.contains(w))
+                })
+        })
+        .collect()
+}
+
+/// Kills `parent` with SIGKILL once a process `find` finds has started
+/// (waiting at most 30 s), then waits at most 10 s for every one of them
+/// to end, and kills those left (the test must leave nothing running).
+/// Returns whether one had started, and those left.
+pub fn orphans_after_kill(
+    parent: &mut std::process::Child,
+    find: impl Fn() -> Vec<u32>,
+) -> (bool, Vec<u32>) {
+    use std::time::{Duration, Instant};
+    let wait = |limit: Duration, done: &dyn Fn(&[u32]) -> bool| {
+        let until = Instant::now() + limit;
+        let mut found = find();
+        while !done(&found) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+            found = find();
+        }
+        found
+    };
+    let started = !wait(Duration::from_secs(30), &|f| !f.is_empty()).is_empty();
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    let left = wait(Duration::from_secs(10), &|f| f.is_empty());
+    for pid in &left {
+        // SAFETY: kill(2) of a process the test started (through iolab).
+        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+    }
+    (started, left)
+}
