@@ -902,6 +902,26 @@ fn options_that_were_ignored_or_deleted_data_are_refused_or_honoured() {
             "-op write -targets 2 null null -reqsize 8 -numreqs 4 -passes 2 -starttrigger 0 1 op 100",
             "at the end of the first",
         ),
+        // Two lockstep slaves of each other that both wait for a grant,
+        // and a master whose start waits for its waiting slave.
+        (
+            "-op write -targets 2 null null -reqsize 8 -numreqs 100 -lockstep 0 1 op 1 op 1 wait complete -lockstep 1 0 op 1 op 1 wait complete",
+            "for itself",
+        ),
+        (
+            "-op write -targets 2 null null -reqsize 8 -numreqs 100 -lockstep 0 1 op 10 op 1 wait complete -starttrigger 1 0 op 5",
+            "for itself",
+        ),
+        // -syncio's barrier with a target held back by another waited
+        // for ever.
+        (
+            "-op write -targets 2 null null -reqsize 8 -numreqs 100 -syncio 4 -lockstep 0 1 op 10 op 1 wait complete",
+            "-syncio: cannot be used with -lockstep",
+        ),
+        (
+            "-op write -targets 2 null null -reqsize 8 -numreqs 100 -syncio 4 -starttrigger 0 1 op 50",
+            "with -starttrigger",
+        ),
         // The ring runs -op's type; an -rwratio saying otherwise was ignored.
         (
             "-op read -target mine -reqsize 8 -numreqs 2 -rwratio 0 -engine uring",

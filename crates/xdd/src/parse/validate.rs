@@ -540,24 +540,34 @@ fn dio(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
 
 /// Start triggers that could never fire are refused rather than left to
 /// wait for ever: a cycle (each target waits for another of the cycle to
-/// start), and, with several passes, an `op` mark beyond the requests
+/// start; a lockstep slave that starts with `wait` waits for its master
+/// too), and, with several passes, an `op` mark beyond the requests
 /// of the watched target's pass (it then waits at the pass barrier for
 /// the target that waits for it).
 fn start_triggers_can_fire(c: &Config) -> Result<(), UsageError> {
-    let waits_for = |to: usize| c.global.starttriggers.iter().filter(move |t| t.to == to);
+    let triggers = c.global.starttriggers.iter().map(|t| (t.from, t.to));
+    let lockstep = c.global.lockstep.iter().filter(|l| !l.startup_run);
+    let edges: Vec<(usize, usize)> = triggers
+        .chain(lockstep.map(|l| (l.master, l.slave)))
+        .collect();
     for start in 0..c.targets.len() {
         // Follow "waits for" from `start`; coming back to it is a cycle.
         let (mut seen, mut stack) = (vec![false; c.targets.len()], vec![start]);
         while let Some(t) = stack.pop() {
-            for w in waits_for(t) {
-                if w.from == start {
+            for &(from, _) in edges.iter().filter(|&&(_, to)| to == t) {
+                if from == start {
+                    let opt = if c.global.starttriggers.is_empty() {
+                        "lockstep"
+                    } else {
+                        "starttrigger"
+                    };
                     return Err(UsageError::new(
-                        "starttrigger",
-                        format!("target {start} waits, through the start triggers, for itself: none of them would start"),
+                        opt,
+                        format!("target {start} waits, through the start triggers and lockstep slaves, for itself: none of them would start"),
                     ));
                 }
-                if !std::mem::replace(&mut seen[w.from], true) {
-                    stack.push(w.from);
+                if !std::mem::replace(&mut seen[from], true) {
+                    stack.push(from);
                 }
             }
         }
@@ -576,6 +586,28 @@ fn start_triggers_can_fire(c: &Config) -> Result<(), UsageError> {
         }
     }
     Ok(())
+}
+
+/// -syncio's barrier needs every target to reach operation N, 2N, ...
+/// on its own. A lockstep slave gets there only as its master grants
+/// it work, and a target behind a start trigger only once another has
+/// gone far enough: both can leave each waiting for the other at the
+/// barrier (XDD then hangs), so the pair is refused.
+fn syncio_can_meet(c: &Config) -> Result<(), UsageError> {
+    if c.global.syncio == 0 {
+        return Ok(());
+    }
+    let paced = if !c.global.lockstep.is_empty() {
+        "-lockstep"
+    } else if !c.global.starttriggers.is_empty() {
+        "-starttrigger"
+    } else {
+        return Ok(());
+    };
+    Err(UsageError::new(
+        "syncio",
+        format!("cannot be used with {paced}: a target it holds back cannot reach the barrier, and the targets would wait for each other for ever"),
+    ))
 }
 
 fn relations(c: &Config) -> Result<(), UsageError> {
@@ -605,6 +637,7 @@ fn relations(c: &Config) -> Result<(), UsageError> {
         check("starttrigger", t.from, t.to)?;
     }
     start_triggers_can_fire(c)?;
+    syncio_can_meet(c)?;
     for t in &c.global.stoptriggers {
         check("stoptrigger", t.from, t.to)?;
     }
