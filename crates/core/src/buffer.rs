@@ -11,7 +11,8 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 /// Where the memory came from, so that Drop returns it the right way.
 enum Source {
     Heap(Layout),
-    Shm,
+    /// The address shmat gave, which the aligned buffer may start after.
+    Shm(*mut libc::c_void),
 }
 
 /// A zeroed, aligned byte buffer owned by one worker (an xdd QThread, a
@@ -57,12 +58,27 @@ impl IoBuffer {
         })
     }
 
-    /// A buffer in a private System V shared memory segment; the segment
-    /// is marked for removal at once so nothing outlives the process.
-    pub fn shared(len: usize) -> std::io::Result<Self> {
+    /// A buffer in a private System V shared memory segment, aligned to
+    /// `align` (a power of two; shmat gives page alignment, so a larger
+    /// one takes a segment `align` bytes longer and starts inside it);
+    /// the segment is marked for removal at once so nothing outlives
+    /// the process.
+    pub fn shared(len: usize, align: usize) -> std::io::Result<Self> {
+        let align = align.max(page_size());
+        if !align.is_power_of_two() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("alignment {align} is not a power of two"),
+            ));
+        }
+        let slack = align - page_size();
+        let size = len
+            .max(1)
+            .checked_add(slack)
+            .ok_or(std::io::ErrorKind::OutOfMemory)?;
         // SAFETY: plain syscalls; shmat's result is checked before use.
         unsafe {
-            let id = libc::shmget(libc::IPC_PRIVATE, len.max(1), libc::IPC_CREAT | 0o600);
+            let id = libc::shmget(libc::IPC_PRIVATE, size, libc::IPC_CREAT | 0o600);
             if id < 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -71,20 +87,21 @@ impl IoBuffer {
             if p as isize == -1 {
                 return Err(std::io::Error::last_os_error());
             }
+            let skip = (p as usize).next_multiple_of(align) - p as usize;
             Ok(Self {
-                ptr: p.cast(),
+                ptr: p.cast::<u8>().add(skip),
                 len,
-                source: Source::Shm,
+                source: Source::Shm(p),
                 locked: false,
             })
         }
     }
 
-    /// A buffer of `len` bytes: shared memory when `shared`
-    /// (`-sharedmemory`, page aligned), else heap aligned to `align`.
+    /// A buffer of `len` bytes aligned to `align`: shared memory when
+    /// `shared` (`-sharedmemory`), else heap.
     pub fn new(len: usize, align: usize, shared: bool) -> std::io::Result<Self> {
         if shared {
-            Self::shared(len)
+            Self::shared(len, align)
         } else {
             Self::heap(len, align)
         }
@@ -175,8 +192,8 @@ impl Drop for IoBuffer {
             }
             match self.source {
                 Source::Heap(layout) => dealloc(self.ptr, layout),
-                Source::Shm => {
-                    libc::shmdt(self.ptr.cast());
+                Source::Shm(base) => {
+                    libc::shmdt(base);
                 }
             }
         }
@@ -186,6 +203,17 @@ impl Drop for IoBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_buffers_keep_a_large_alignment() {
+        for align in [4096, 1 << 16, 2 << 20] {
+            let mut b = IoBuffer::shared(10_000, align).unwrap();
+            assert_eq!(b.address() % align, 0, "{align}");
+            assert!(b.as_slice().iter().all(|&x| x == 0));
+            b.as_mut_slice()[9_999] = 1;
+        }
+        assert!(IoBuffer::shared(100, 3 << 12).is_err());
+    }
 
     #[test]
     fn heap_buffers_are_aligned_and_zeroed() {

@@ -293,12 +293,8 @@ fn qstate(
     let t = &plan.opts;
     let len = buffer_len(plan);
     let align = (t.memalign as usize).max(crate::run::buffer::page_size());
-    let mut buf = if t.sharedmemory {
-        IoBuffer::shared(len)
-    } else {
-        IoBuffer::heap(len, align)
-    }
-    .map_err(|e| fail(plan, &t.path, "allocate the I/O buffer", e))?;
+    let mut buf = IoBuffer::new(len, align, t.sharedmemory)
+        .map_err(|e| fail(plan, &t.path, "allocate the I/O buffer", e))?;
     if sh.global.memlock {
         if let Err(e) = buf.lock() {
             if q == 0 {
