@@ -128,7 +128,7 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
     // collects and records.
     let session = Run::new(prog, "ior", SCHEMA, command, cfg.clone(), given(&cfg))
         .compatible_with("IOR 4.1")
-        .outputs(planned(&cfg))
+        .outputs(planned(&cfg, total as u64, backend.capabilities().local))
         .leader(world.transport().rank() == 0)
         .open()
         .map_err(|h| NotStarted::refused(prog, h))?;
@@ -154,7 +154,7 @@ fn given(cfg: &Config) -> Given {
 
 /// IOR's own files besides --json and --csv, checked with them before
 /// the run starts.
-fn planned(cfg: &Config) -> iolab_output::Planned {
+fn planned(cfg: &Config, tasks: u64, local: bool) -> iolab_output::Planned {
     let g = &cfg.globals;
     let mut p = iolab_output::Planned::new().file("-O summaryFile", g.summary_file.as_deref());
     for t in &cfg.tests {
@@ -162,6 +162,29 @@ fn planned(cfg: &Config) -> iolab_output::Planned {
         p = p.file("-O saveRankPerformanceDetailsCSV", q.rank_csv.as_deref());
         if q.wearout && q.write {
             p = p.file("-O stoneWallingStatusFile", q.status_file.as_deref());
+        }
+        if local {
+            p = p.and(test_files(q, tasks));
+        }
+    }
+    p
+}
+
+/// The files a test reads and writes, so that no output is planned over
+/// one (`-O summaryFile=F -o F` wrote the summary over the data `-k`
+/// kept).
+fn test_files(q: &iolab_ior::params::Params, tasks: u64) -> iolab_output::Planned {
+    let per_task = if q.file_per_proc { tasks.max(1) } else { 1 };
+    let reps = if q.multi_file {
+        q.repetitions.max(1)
+    } else {
+        1
+    };
+    let mut p = iolab_output::Planned::new();
+    for rep in 0..reps {
+        for pretend in 0..per_task {
+            let (name, _) = iolab_ior::plan::file_name(q, pretend, tasks.max(1), rep);
+            p = p.data("-o", Some(&name));
         }
     }
     p

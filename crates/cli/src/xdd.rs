@@ -60,7 +60,8 @@ pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> Ended {
     };
     let line = g.command_line.clone();
     let run = Run::new(prog, "xdd", report::json::SCHEMA, &line, cfg.clone(), given)
-        .compatible_with("XDD 7.0");
+        .compatible_with("XDD 7.0")
+        .outputs(planned(&cfg));
     if cfg.global.dryrun {
         run.check()?;
         return Ok(dry_run(&cfg, &p));
@@ -70,6 +71,36 @@ pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> Ended {
         eprintln!("{prog}: {e:#}");
         Halt::said(run_error_kind(&e))
     })
+}
+
+/// XDD's own files (checked for writing by `outputs::check` already)
+/// and the targets' files, so that the runner refuses two of them on one
+/// file: `-output x --json x` kept only the JSON, `--json t -target t`
+/// wrote it over the target's data.
+fn planned(cfg: &Config) -> iolab_output::Planned {
+    use std::path::Path;
+    let mut p = iolab_output::Planned::new();
+    // --json is the runner's own.
+    for (opt, path) in iolab_xdd::outputs::planned(cfg) {
+        if opt != "json" {
+            p = p.file(&format!("-{opt}"), Some(Path::new(&path)));
+        }
+    }
+    let local = cfg
+        .targets
+        .iter()
+        .filter(|t| iolab_xdd::plan::target_capabilities(t).local);
+    for t in local {
+        if t.createnewfiles {
+            for pass in 1..=cfg.global.passes {
+                let name = iolab_xdd::run::target::pass_file_name(&t.path, pass);
+                p = p.data("-target", Some(Path::new(&name)));
+            }
+        } else {
+            p = p.data("-target", Some(Path::new(&t.path)));
+        }
+    }
+    p
 }
 
 /// How a run that could not finish ended, as a typed kind: a refused

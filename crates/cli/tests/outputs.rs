@@ -259,3 +259,50 @@ fn report_into_a_full_file_system_leaves_nothing_partial() {
         common::tree(&full.0)
     );
 }
+
+/// Two outputs on one file, or an output on the data a run uses (a
+/// target, a test file, the store): exit 2 naming both, before anything
+/// is written. Each of these used to run and keep only the later write
+/// (`-O summaryFile=data -o data -k` wrote the summary over the kept
+/// test file; `-x sw --json sw` made mdtest's stonewall file JSON).
+#[test]
+fn two_outputs_or_an_output_and_the_data_on_one_file_are_refused() {
+    let s = Scratch::new("out-same");
+    let dir = s.path("d");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::create_dir(dir.join("tree")).unwrap();
+    std::fs::write(dir.join("kept"), b"the user's").unwrap();
+    let run = |line: &str| {
+        Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(line.split_whitespace())
+            .current_dir(&dir)
+            .env("CI", "1")
+            .output()
+            .unwrap()
+    };
+    for (line, names) in [
+        ("xdd -op write -target t -reqsize 8 -numreqs 4 -output x --json x", "-output x: is the same file as --json x"),
+        ("xdd -op write -target t -reqsize 8 -numreqs 4 --json y -csvout ./y", "-csvout ./y: is the same file as --json y"),
+        ("xdd -op write -target kept -reqsize 8 -numreqs 4 --json kept", "-target kept"),
+        ("xdd -op write -target f -reqsize 8 -numreqs 4 -passes 2 -createnewfiles -output f.00000002", "-target f.00000002"),
+        ("ior -w -k -b 1m -t 256k -o data -O summaryFile=data", "-o data: is the same file as -O summaryFile data"),
+        ("ior -w -k -b 1m -t 256k -F --tasks 2 -o d3 --json d3.00000001", "-o d3.00000001"),
+        ("mdtest -d tree -n 10 --json same --csv same", "--csv same: is the same file as --json same"),
+        ("mdtest -d tree -n 10 -C -x sw --json sw", "-x sw"),
+        ("mdtest -d tree -n 10 --json s.db --store s.db", "--store s.db"),
+    ] {
+        assert_usage(line, &run(line), names);
+    }
+    let mut left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["kept", "tree"]);
+    assert_eq!(std::fs::read(dir.join("kept")).unwrap(), b"the user's");
+    assert_eq!(std::fs::read_dir(dir.join("tree")).unwrap().count(), 0);
+    // Outputs may share a device such as /dev/null.
+    let o =
+        run("xdd -op write -target t -reqsize 8 -numreqs 4 -output /dev/null -csvout /dev/null");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

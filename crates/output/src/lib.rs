@@ -267,13 +267,17 @@ fn parent_of(path: &Path) -> PathBuf {
 /// Every output a run will write, gathered as its options are read and
 /// checked together before the run, so the first bad one is exit 2
 /// naming its option, before anything is created.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Planned(Vec<(String, PathBuf, Kind)>);
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
     File,
     Dir,
+    /// A file the run reads or writes as the storage under test (a
+    /// target, a test file) or keeps (a results store): not checked
+    /// here, but no output may land on it.
+    Data,
 }
 
 impl Planned {
@@ -298,15 +302,97 @@ impl Planned {
         self
     }
 
-    /// Checks every planned output; the first that cannot be written is the error.
+    /// A file the option `option` names that the run uses as data (a
+    /// target, a test file, a store), if given: no output may be
+    /// written over it.
+    pub fn data(mut self, option: &str, path: Option<&Path>) -> Planned {
+        if let Some(p) = path {
+            self.0.push((option.into(), p.to_path_buf(), Kind::Data));
+        }
+        self
+    }
+
+    /// Everything planned in `other` too.
+    pub fn and(mut self, other: Planned) -> Planned {
+        self.0.extend(other.0);
+        self
+    }
+
+    /// Checks every planned output; the first that cannot be written is
+    /// the error. Then two files planned on one file (two names of it
+    /// included) are refused: the later write would replace the earlier
+    /// (an output over a test file or a store loses the data).
     pub fn check(&self) -> Result<(), OutputError> {
         for (option, path, kind) in &self.0 {
             match kind {
                 Kind::File => check_file(option, path)?,
                 Kind::Dir => check_dir(option, path)?,
+                Kind::Data => {}
+            }
+        }
+        self.distinct()
+    }
+
+    fn distinct(&self) -> Result<(), OutputError> {
+        // Each output against everything planned (the data can be one
+        // file per task: thousands, against a handful of outputs).
+        let keyed: Vec<_> = self
+            .0
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, _, kind))| *kind != Kind::Dir)
+            .filter_map(|(i, (option, path, kind))| {
+                Some((i, option, path, *kind, same_file_key(path)?))
+            })
+            .collect();
+        let outputs = keyed.iter().filter(|e| e.3 == Kind::File);
+        for (i, option, path, _, key) in outputs {
+            let other = keyed.iter().find(|e| e.0 != *i && e.4 == *key);
+            if let Some((j, other_option, other_path, ..)) = other {
+                // The message names the later of the two on the command line.
+                let (option, path, first, first_path) = match j < i {
+                    true => (option, path, other_option, other_path),
+                    false => (other_option, other_path, option, path),
+                };
+                return Err(OutputError::new(
+                    option,
+                    path,
+                    format!(
+                        "is the same file as {first} {}: give each its own path",
+                        first_path.display()
+                    ),
+                ));
             }
         }
         Ok(())
+    }
+}
+
+/// What names one file, whatever the path's spelling: an existing
+/// file's device and inode, a new one's canonical directory and name.
+/// None for what is not a file to collide on (standard output `-`, a
+/// character device such as /dev/null, a FIFO): outputs may share those.
+#[derive(Debug, PartialEq)]
+enum FileKey {
+    Inode(u64, u64),
+    Named(PathBuf),
+}
+
+fn same_file_key(path: &Path) -> Option<FileKey> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    if path.as_os_str() == "-" {
+        return None;
+    }
+    match std::fs::metadata(path) {
+        Ok(m) => {
+            let t = m.file_type();
+            let shared = t.is_char_device() || t.is_fifo() || t.is_socket();
+            (!shared).then(|| FileKey::Inode(m.dev(), m.ino()))
+        }
+        Err(_) => {
+            let dir = std::fs::canonicalize(parent_of(path)).unwrap_or_else(|_| parent_of(path));
+            Some(FileKey::Named(dir.join(path.file_name()?)))
+        }
     }
 }
 
@@ -336,6 +422,43 @@ mod tests {
             .check()
             .unwrap_err();
         assert_eq!(e.option, "--tarball");
+    }
+
+    #[test]
+    fn two_outputs_or_an_output_and_data_on_one_file_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let a_again = dir.path().join(".").join("a");
+        let e = Planned::new()
+            .file("--json", Some(&a))
+            .file("--csv", Some(&a_again))
+            .check()
+            .unwrap_err();
+        assert_eq!(e.option, "--csv");
+        assert!(e.why.contains("same file as --json"), "{e}");
+        // An existing test file under another name (a hard link).
+        std::fs::write(&b, b"data").unwrap();
+        let b_link = dir.path().join("b2");
+        std::fs::hard_link(&b, &b_link).unwrap();
+        let e = Planned::new()
+            .data("-o", Some(&b))
+            .file("--json", Some(&b_link))
+            .check()
+            .unwrap_err();
+        assert_eq!(e.option, "--json");
+        assert_eq!(std::fs::read(&b).unwrap(), b"data");
+        // Distinct files, two targets on one file, and outputs sharing
+        // /dev/null or standard output are fine.
+        Planned::new()
+            .file("--json", Some(&a))
+            .file("--csv", Some(&dir.path().join("c")))
+            .data("-target", Some(&b))
+            .data("-target", Some(&b_link))
+            .file("-output", Some(Path::new("/dev/null")))
+            .file("-csvout", Some(Path::new("/dev/null")))
+            .check()
+            .unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[test]

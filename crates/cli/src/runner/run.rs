@@ -52,7 +52,9 @@ impl<C: Serialize> Run<C> {
         self
     }
 
-    /// Files of the tool's own, checked with `--json` and `--csv`.
+    /// Files of the tool's own, checked with `--json` and `--csv`; its
+    /// data files ([`iolab_output::Planned::data`]: targets, test files)
+    /// too, so that no output is planned over one of them.
     pub fn outputs(mut self, planned: iolab_output::Planned) -> Run<C> {
         self.outputs = planned;
         self
@@ -79,8 +81,9 @@ impl<C: Serialize> Run<C> {
         iolab_output::Planned::new()
             .file("--json", g.json.as_deref())
             .file("--csv", g.csv.as_deref())
+            .data("--store", g.store.as_deref())
+            .and(self.outputs.clone())
             .check()
-            .and_then(|()| self.outputs.check())
             .map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
         // Every rank checks the configuration (so all refuse it
         // together); only the leader collects.
