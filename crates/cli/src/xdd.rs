@@ -293,7 +293,7 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
 /// -timestamps reports (PREFIX.target.NNNN.csv, or standard output) and
 /// binary dumps (PREFIX.target.NNNN.bin), one per target.
 fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
-    use iolab_xdd::timestamp::{open_output, summarize, write_dump};
+    use iolab_xdd::timestamp::{summarize, write_dump};
     use report::timestamps;
     for (i, t) in r.targets.iter().enumerate() {
         let Some(ts) = &t.timestamps else { continue };
@@ -305,19 +305,24 @@ fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
         };
         match &o.output {
             Some(prefix) => {
+                // Whole or not at all, and a link at the name replaced,
+                // never followed (the name is made from a prefix).
                 let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "csv");
-                open_output(std::path::Path::new(&path), o.append)
-                    .and_then(|mut f| f.write_all(text.as_bytes()))
+                let write = match o.append {
+                    true => iolab_output::append_atomically,
+                    false => iolab_output::write_atomically,
+                };
+                write(std::path::Path::new(&path), text.as_bytes())
                     .with_context(|| format!("-timestamps output {path}"))?;
             }
             None => crate::output::print_bytes(text.as_bytes())?,
         }
         if let Some(prefix) = &o.dump {
             let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "bin");
-            let f =
-                std::fs::File::create(&path).with_context(|| format!("-timestamps dump {path}"))?;
-            write_dump(std::io::BufWriter::new(f), &ts.info, &ts.entries)
-                .with_context(|| format!("-timestamps dump {path}"))?;
+            iolab_output::write_with(std::path::Path::new(&path), |w| {
+                write_dump(w, &ts.info, &ts.entries)
+            })
+            .with_context(|| format!("-timestamps dump {path}"))?;
         }
     }
     Ok(())
@@ -430,7 +435,8 @@ fn heartbeat(p: &Plan, progress: &Progress) -> Option<Failure> {
     if let Some(prefix) = &hb.output {
         for i in 0..p.targets.len() {
             let path = iolab_xdd::outputs::heartbeat_file(prefix, i);
-            let f = std::fs::File::create(&path).and_then(|mut f| {
+            // A link planted at the name is replaced, not followed.
+            let f = iolab_output::create_streamed(std::path::Path::new(&path)).and_then(|mut f| {
                 f.write_all(report::heartbeat::csv_header(hb).as_bytes())?;
                 Ok(f)
             });

@@ -956,3 +956,61 @@ fn options_that_were_ignored_or_deleted_data_are_refused_or_honoured() {
         .collect();
     assert!(t1.len() == 1 && t1[0] < 2000, "{t1:?}\n{}", stdout(&o));
 }
+
+/// The files xdd names from a prefix (-ts output and dump, -seek save,
+/// -heartbeat output, -createnewfiles' per-pass files) never follow a
+/// link planted at that name: the outputs replace it, a per-pass file is
+/// refused (exit 2). Each wrote into the link's target before. And a
+/// per-pass file of the user's is kept by -deletefile, with a note.
+#[test]
+fn links_planted_at_the_names_xdd_makes_are_not_followed() {
+    let d = TempDir::new("links");
+    let victims = d.0.join("victims");
+    std::fs::create_dir(&victims).unwrap();
+    let w = d.0.join("w");
+    std::fs::create_dir(&w).unwrap();
+    let names = [
+        "ts.target.0000.csv",
+        "s.T0.txt",
+        "hb.T0000.csv",
+        "d.target.0000.bin",
+        "f.00000002",
+    ];
+    for n in names {
+        std::fs::write(victims.join(n), b"VICTIM").unwrap();
+        std::os::unix::fs::symlink(victims.join(n), w.join(n)).unwrap();
+    }
+    ok(&xdd_in(
+        &w,
+        "-op write -target f -reqsize 8 -numreqs 4 -ts output ts -ts detailed -ts dump d -seek save s -heartbeat 1 -heartbeat output hb",
+    ));
+    let o = xdd_in(
+        &w,
+        "-op write -target f -reqsize 8 -numreqs 4 -passes 2 -createnewfiles",
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("f.00000002 is a symbolic link"),
+        "{}",
+        stderr(&o)
+    );
+    for n in names {
+        assert_eq!(std::fs::read(victims.join(n)).unwrap(), b"VICTIM", "{n}");
+        let link = w.join(n).is_symlink();
+        assert_eq!(link, n == "f.00000002", "{n}");
+    }
+    assert!(!w.join("f.00000001").exists());
+    std::fs::write(w.join("g.00000001"), b"MINE").unwrap();
+    let o = xdd_in(
+        &w,
+        "-op write -target g -reqsize 8 -numreqs 4 -passes 2 -createnewfiles -deletefile",
+    );
+    ok(&o);
+    assert!(
+        stderr(&o).contains("g.00000001): kept: it was there before the run"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(w.join("g.00000001").exists());
+    assert!(!w.join("g.00000002").exists());
+}

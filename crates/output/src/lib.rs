@@ -166,6 +166,22 @@ pub fn append_with(
     w.into_inner().map_err(|e| e.into_error())?.commit()
 }
 
+/// Opens `path` for a file written as the run goes (xdd's heartbeat
+/// CSV, read with `tail -f` meanwhile): an empty file made beside it is
+/// renamed over it at once, so a link planted at `path` is replaced,
+/// never followed, and a file there before is replaced whole rather than
+/// written into. What is not a regular file (a FIFO, /dev/stderr) is
+/// written in place, as [`AtomicFile`] does.
+pub fn create_streamed(path: &Path) -> io::Result<std::fs::File> {
+    match AtomicFile::create(path)?.inner {
+        Inner::InPlace(f) => Ok(f),
+        Inner::Temp(tmp, path) => {
+            std::fs::set_permissions(tmp.path(), default_permissions())?;
+            tmp.persist(&path).map_err(|e| e.error)
+        }
+    }
+}
+
 /// A file being written under a temporary name beside its target;
 /// [`AtomicFile::commit`] renames it over the target, dropping it without
 /// a commit removes it. A target that is not a regular file (a FIFO,
@@ -459,6 +475,27 @@ mod tests {
             .check()
             .unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn streamed_and_atomic_writes_replace_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        for (i, write) in [
+            |p: &Path| create_streamed(p)?.write_all(b"new"),
+            |p: &Path| write_atomically(p, b"new"),
+            |p: &Path| append_atomically(p, b"new"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let link = dir.path().join(format!("link{i}"));
+            std::os::unix::fs::symlink(&victim, &link).unwrap();
+            write(&link).unwrap();
+            assert!(!link.is_symlink(), "{i}");
+            assert_eq!(std::fs::read(&victim).unwrap(), b"keep", "{i}");
+        }
     }
 
     #[test]

@@ -398,6 +398,26 @@ fn named(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
 pub fn preflight(c: &Config) -> Result<(), UsageError> {
     for (i, t) in c.targets.iter().enumerate() {
         reads_exist(i, t, c)?;
+        no_link_per_pass(i, t, c)?;
+    }
+    Ok(())
+}
+
+/// The files -createnewfiles makes (NAME.00000001, ...) are named by
+/// iolab, not the user: a link planted at one of those names would send
+/// a pass's data elsewhere, so it is refused rather than followed.
+fn no_link_per_pass(i: usize, t: &TargetOpts, c: &Config) -> Result<(), UsageError> {
+    if !t.createnewfiles || !crate::plan::target_capabilities(t).local {
+        return Ok(());
+    }
+    for pass in 1..=c.global.passes {
+        let name = crate::run::target::pass_file_name(&t.path, pass);
+        if std::fs::symlink_metadata(&name).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(UsageError::new(
+                "createnewfiles",
+                format!("target {i}: {name} is a symbolic link; the files made per pass are never written through one: remove it or name the target otherwise"),
+            ));
+        }
     }
     Ok(())
 }

@@ -61,9 +61,8 @@
 //! Readers must honour the header and record lengths, so later versions
 //! may append fields.
 
-use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Dump file magic.
 pub const DUMP_MAGIC: [u8; 8] = *b"IOLABTS\0";
@@ -429,18 +428,6 @@ pub fn distance_blocks(a: &TsEntry, b: &TsEntry, bs: u64) -> u64 {
     (b.offset_bytes / bs).abs_diff((a.offset_bytes + a.req_bytes) / bs)
 }
 
-/// Opens the text report file, appending when `-timestamp append` is set.
-pub fn open_output(path: &Path, append: bool) -> io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.create(true);
-    if append {
-        o.append(true);
-    } else {
-        o.write(true).truncate(true);
-    }
-    o.open(path)
-}
-
 /// Writes the binary dump (format in the module doc).
 pub fn write_dump<W: Write>(mut w: W, info: &TsInfo, entries: &[TsEntry]) -> io::Result<()> {
     let mut h = Vec::with_capacity(HEADER_LEN as usize);
@@ -714,16 +701,5 @@ mod tests {
             .map(|e| e.op_number)
             .collect();
         assert_eq!(m, [0, 1, 2, 3, 4, 5]);
-    }
-
-    #[test]
-    fn append_output_appends() {
-        let p = std::env::temp_dir().join(format!("iolab-ts-{}.csv", std::process::id()));
-        open_output(&p, false).unwrap().write_all(b"a\n").unwrap();
-        open_output(&p, true).unwrap().write_all(b"b\n").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"a\nb\n");
-        open_output(&p, false).unwrap().write_all(b"c\n").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"c\n");
-        std::fs::remove_file(&p).unwrap();
     }
 }

@@ -47,6 +47,9 @@ pub struct Target<'a> {
     /// The target file was there before the run (a recreated file of the
     /// user's stays theirs).
     pub existed_before: bool,
+    /// -createnewfiles' per-pass files that were there before the run:
+    /// written, but the user's, so -deletefile keeps them (and says so).
+    pub kept: Vec<String>,
     /// The first pass this run does: a resumed copy of several passes
     /// skips the passes its restart record says are done.
     pub first_pass: u64,
@@ -215,6 +218,7 @@ pub fn prepare<'a>(
         notes,
         created,
         existed_before,
+        kept: Vec::new(),
         first_pass: 1,
     };
     match fill(&mut tg, sh, ordinal0) {
@@ -361,9 +365,12 @@ fn seek_outputs(plan: &TargetPlan, info: &mut TargetInfo) -> Result<(), RunError
     let pass = plan.seek.pass(1);
     if let Some(name) = &s.save {
         let f = &crate::plan::seek::save_file_name(name, plan.index);
-        let file = std::fs::File::create(f).map_err(|e| fail(plan, f, "-seek save", e))?;
-        pass.save_ops(std::io::BufWriter::new(file), |n| plan.is_read(n))
-            .map_err(|e| fail(plan, f, "-seek save", e))?;
+        // Whole or not at all, and a link at the made-up name replaced,
+        // never followed.
+        iolab_output::write_with(std::path::Path::new(f), |w| {
+            pass.save_ops(w, |n| plan.is_read(n))
+        })
+        .map_err(|e| fail(plan, f, "-seek save", e))?;
     }
     info.disthist = s.disthist.map(|n| pass.distance_histogram(n as usize));
     info.seekhist = s.seekhist.map(|n| pass.location_histogram(n as usize));
@@ -609,6 +616,9 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
             if made && !tg.created.contains(&path) && (fresh || !tg.existed_before) {
                 tg.created.push(path.clone());
             }
+            if fresh && !made && !tg.created.contains(&path) && !tg.kept.contains(&path) {
+                tg.kept.push(path.clone());
+            }
             preallocate(be, tg.plan, &h, &path, &mut tg.notes);
             tg.handle = Some(h);
             tg.info.direct_io = direct;
@@ -688,6 +698,12 @@ pub fn finish(tg: &mut Target) {
         return;
     }
     let files = if t.createnewfiles {
+        for f in &tg.kept {
+            tg.notes.push(format!(
+                "target {} ({f}): kept: it was there before the run (-deletefile removes only what the run made)",
+                tg.plan.index
+            ));
+        }
         std::mem::take(&mut tg.created)
     } else if tg.existed_before {
         // The user's file, there before the run: iolab deletes only what
