@@ -136,6 +136,18 @@ fn running_out_of_space_stops_and_removes_what_the_run_made() {
     assert!(entries(&small.dir).is_empty(), "{:?}", entries(&small.dir));
     assert!(!big.exists(), "the other target's file stayed");
     assert!(stderr(&o).contains("removed"), "{}", stderr(&o));
+    // A -preallocate that finds no space ends the run before its I/O
+    // (it was a note, and the run wrote on and said it completed).
+    let line = format!(
+        "-op write -target {} -reqsize 64 -numreqs 4 -preallocate 999999999999 --json p.json",
+        small.path("p")
+    );
+    let o = xdd(&s.root, &line);
+    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    assert!(stderr(&o).contains("-preallocate: No space left"), "{}", stderr(&o));
+    // Nothing ran: no report, as for any target that cannot be prepared.
+    assert!(!s.path("p.json").exists());
+    assert!(entries(&small.dir).is_empty(), "{:?}", entries(&small.dir));
 }
 
 #[test]

@@ -243,7 +243,7 @@ fn fill(tg: &mut Target, sh: &RunShared, ordinal0: usize) -> Result<(), RunError
                 plan.index, t.path, tg.io.name(), tg.be.name()
             )));
         }
-        preallocate(tg.be, plan, h, &t.path, &mut tg.notes);
+        preallocate(tg.be, plan, h, &t.path, &mut tg.notes)?;
     }
     // io_uring keeps the queue depth in flight from one thread.
     let threads = tg.io.threads(t.queuedepth);
@@ -254,22 +254,31 @@ fn fill(tg: &mut Target, sh: &RunShared, ordinal0: usize) -> Result<(), RunError
     seek_outputs(plan, &mut tg.info)
 }
 
+/// -preallocate: a file system or backend that cannot reserve space is
+/// a note (the run writes as it would have); any other failure (no
+/// space, a size past the file system's limit) ends the run before its
+/// I/O, as the other preparations do.
 fn preallocate(
     be: &dyn Backend,
     plan: &TargetPlan,
     h: &Handle,
     path: &str,
     notes: &mut Vec<String>,
-) {
+) -> Result<(), RunError> {
     let bytes = plan.opts.preallocate;
     if bytes == 0 || !plan.opts.writes() {
-        return;
+        return Ok(());
     }
-    if let Err(e) = be.preallocate(h, 0, bytes) {
-        notes.push(format!(
-            "target {} ({path}): -preallocate {bytes}: {e}",
-            plan.index
-        ));
+    match be.preallocate(h, 0, bytes) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+            notes.push(format!(
+                "target {} ({path}): -preallocate {bytes}: {e}; the target is written without it",
+                plan.index
+            ));
+            Ok(())
+        }
+        Err(e) => Err(fail(plan, path, "-preallocate", e)),
     }
 }
 
@@ -619,13 +628,19 @@ fn per_pass_file(tg: &mut Target, sh: &RunShared, pass: u64, msgs: &mut Vec<Stri
             if fresh && !made && !tg.created.contains(&path) && !tg.kept.contains(&path) {
                 tg.kept.push(path.clone());
             }
-            preallocate(be, tg.plan, &h, &path, &mut tg.notes);
+            let reserved = preallocate(be, tg.plan, &h, &path, &mut tg.notes);
             tg.handle = Some(h);
             tg.info.direct_io = direct;
             tg.path = path.clone();
             tg.info.path = path;
             tg.notes.extend(notes);
-            true
+            reserved
+                .map_err(|e| {
+                    tg.info.failures += 1;
+                    msgs.push(e.to_string());
+                    sh.state.fail(run_error_failure(&e));
+                })
+                .is_ok()
         }
         Err(e) => {
             tg.info.failures += 1;
