@@ -521,6 +521,28 @@ fn writing_a_formatted_loop_device_is_refused() {
         &format!("-op read -target {} -reqsize 4 -numreqs 16", lo.dev),
     );
     ok(&o);
+    // An amount past the device's end (64 MiB) is refused before any
+    // request, -force or not: such a write ran to the end, changed the
+    // device and failed there with ENOSPC.
+    for line in [
+        format!(
+            "-op write -force -target {} -reqsize 1024 -mbytes 8 -startoffset 61440",
+            lo.dev
+        ),
+        format!("-op read -target {} -reqsize 1024 -numreqs 65", lo.dev),
+    ] {
+        let o = xdd(&d, &line);
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("past the end of the block device"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let after = std::fs::read(&lo.dev)
+        .map(|b| b[..70_000].to_vec())
+        .unwrap();
+    assert_eq!(before, after, "the device was modified");
 }
 
 #[test]

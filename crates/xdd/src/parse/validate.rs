@@ -236,9 +236,23 @@ fn reach(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
 /// `-seek range` must lie inside what can be read: a block device's
 /// size, or, for a target that only reads, its file's size. Past it,
 /// every request there would fail mid-run ("read moved 0 of N bytes").
+/// Without it, the amount asked (-numreqs, -bytes) must fit a block
+/// device from the start offset: a write ran up to the end and failed
+/// there with ENOSPC, after changing the device.
 fn range_within_size(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
-    let Some(range) = t.seek.range_blocks else {
-        return Ok(());
+    // Without -seek range, the amount sets how far the requests go (a
+    // time-limited run's range is already cut to an existing target).
+    let ops = t
+        .numreqs
+        .or_else(|| t.bytes.map(|b| b.div_ceil(t.xfer_bytes().max(1))));
+    let (range, asked) = match (t.seek.range_blocks, ops) {
+        (Some(r), _) => (r, None),
+        (None, Some(n)) => (
+            n.saturating_mul(t.reqsize)
+                .saturating_mul(t.seek.interleave.max(1)),
+            Some(n),
+        ),
+        (None, None) => return Ok(()),
     };
     // Only a target on local storage has a size to look up here.
     if !crate::plan::target_capabilities(t).local {
@@ -260,7 +274,9 @@ fn range_within_size(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageEr
             Ok(g) => (g.bytes, "the block device"),
             Err(_) => return Ok(()),
         }
-    } else if st.is_file && !t.writes() {
+    } else if st.is_file && !t.writes() && asked.is_none() {
+        // Reading a file past its end by the amount asked is run and
+        // reported as short reads (docs/xdd.md), as the file may grow.
         (st.size, "the file (a target that only reads)")
     } else {
         return Ok(());
@@ -274,6 +290,17 @@ fn range_within_size(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageEr
     let end = base.saturating_add(range).saturating_mul(t.blocksize);
     if end <= size {
         return Ok(());
+    }
+    if let Some(n) = asked {
+        let room = size.saturating_sub(base.saturating_mul(t.blocksize));
+        return Err(UsageError::new(
+            if t.numreqs.is_some() { "numreqs" } else { "bytes" },
+            format!(
+                "target {i} ({}): {n} requests of {} bytes (from block {base}) reach byte {end}, past the end of {what} at {size} bytes; ask for at most {room} bytes from there",
+                t.path,
+                t.xfer_bytes(),
+            ),
+        ));
     }
     Err(UsageError::new(
         "seek",
