@@ -588,6 +588,22 @@ fn bad_mds_parameters_exit_2_before_anything_is_created() {
         (vec!["--tests", "create chmod destroy"], "tests_str"),
         (vec!["--dir-count", "64"], "dir_count"),
         (vec!["--file-count", "2"], "file_count"),
+        // A test twice read 0.00 with no error; file numbers past u64
+        // panicked after files were made.
+        (vec!["--tests", "create create destroy"], "given twice"),
+        (
+            vec!["--tests", "create destroy lookup destroy"],
+            "given twice",
+        ),
+        (
+            vec![
+                "--file-count",
+                "100",
+                "--start-number",
+                "18446744073709551600",
+            ],
+            "start_number",
+        ),
     ] {
         let mut w = vec!["mds", d, "--rslt", r];
         w.extend(extra);

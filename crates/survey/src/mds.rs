@@ -110,6 +110,20 @@ impl MdsConfig {
         if self.interval_ms == 0 {
             return Err(ParamError::new("interval-ms", "must be at least 1"));
         }
+        // File numbers run from start_number to start_number + file_count
+        // (less one); past u64 the names would wrap.
+        if self.start_number.checked_add(self.file_count).is_none() {
+            return Err(ParamError::new(
+                "start_number",
+                format!(
+                    "{} + file_count {} passes the largest file number ({}); give at most {}",
+                    self.start_number,
+                    self.file_count,
+                    u64::MAX,
+                    u64::MAX - self.file_count
+                ),
+            ));
+        }
         check_tests(&self.tests)?;
         let caps = b.capabilities();
         if self.stripe_count > 0 && self.lustre.is_none() {
@@ -149,6 +163,23 @@ fn check_tests(tests: &[String]) -> Result<(), ParamError> {
         return Err(ParamError::new(
             "tests_str",
             format!("unknown test '{bad}': use {}", TEST_NAMES.join(", ")),
+        ));
+    }
+    // A test run twice measures nothing the second time (a create of
+    // files that exist, a destroy of files already gone): its figures
+    // would read 0.00 without an error.
+    if let Some((i, dup)) = tests
+        .iter()
+        .enumerate()
+        .find(|(i, t)| tests[..*i].contains(t))
+    {
+        return Err(ParamError::new(
+            "tests_str",
+            format!(
+                "'{dup}' is given twice (test {} of '{}'): each test runs once",
+                i + 1,
+                tests.join(" ")
+            ),
         ));
     }
     if tests.first().map(String::as_str) != Some("create")
@@ -681,6 +712,8 @@ mod tests {
             "tests_str"
         );
         assert!(check_tests(&["create".into(), "lookup".into()]).is_err());
+        let twice = ["create", "create", "destroy"].map(String::from);
+        assert!(check_tests(&twice).unwrap_err().message.contains("twice"));
         assert!(check_tests(&["create".into(), "stat".into(), "destroy".into()]).is_err());
     }
 
