@@ -1695,4 +1695,11 @@ fn an_unwritable_summary_is_an_output_failure() {
         common::tree(&d).is_empty(),
         "the survey's objects were left"
     );
+    // Complete or absent: the two files (0 bytes here) were left.
+    let left: Vec<_> = std::fs::read_dir(&full)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left, ["filler"], "{}", stderr(&o));
+    assert!(stderr(&o).contains("removed"), "{}", stderr(&o));
 }

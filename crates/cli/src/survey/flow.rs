@@ -414,10 +414,19 @@ impl Lines {
     }
 
     /// Ends the bar; the first failed write of the two files, if any.
+    /// Both files are then removed: an output is complete or absent, and
+    /// what they would have held was printed as it came.
     fn finish(&mut self) -> Option<Failure> {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
-        self.failed.take()
+        let failed = self.failed.take()?;
+        for ext in ["summary", "detail"] {
+            let path = format!("{}.{ext}", self.at);
+            if std::fs::remove_file(&path).is_ok() {
+                eprintln!("iolab survey: removed {path}: it could not be written whole");
+            }
+        }
+        Some(failed)
     }
 }
