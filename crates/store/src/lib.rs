@@ -145,6 +145,9 @@ impl Store {
     /// one a newer iolab wrote, is refused and left as it is.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let name = path.display().to_string();
+        if !new_or_a_database(path) {
+            return Err(StoreError::NotAStore(name));
+        }
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // Turning a new file into a WAL store takes a lock that SQLite
@@ -260,6 +263,23 @@ fn immutable_uri(path: &Path) -> String {
     uri
 }
 
+/// True when `path` is missing, empty, or starts with SQLite's header.
+/// SQLite takes a file shorter than its header (one byte of the user's
+/// notes) for an empty database and would write a store over it.
+fn new_or_a_database(path: &Path) -> bool {
+    use std::io::Read;
+    const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return true;
+    };
+    let mut head = Vec::with_capacity(MAGIC.len());
+    match f.by_ref().take(MAGIC.len() as u64).read_to_end(&mut head) {
+        Ok(0) => true,
+        Ok(_) => head == MAGIC,
+        Err(_) => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +290,24 @@ mod tests {
             immutable_uri(Path::new("/mnt/r o/a?b#c%.sqlite")),
             "file:/mnt/r%20o/a%3Fb%23c%25.sqlite?immutable=1"
         );
+    }
+
+    #[test]
+    fn a_file_shorter_than_a_database_header_is_not_a_new_store() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-short-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let notes = dir.join("notes.db");
+        std::fs::write(&notes, b"x").unwrap();
+        let e = Store::open(&notes).err().unwrap();
+        assert!(matches!(e, StoreError::NotAStore(_)), "{e}");
+        assert_eq!(std::fs::read(&notes).unwrap(), b"x");
+        // An empty file, or none, becomes a store; a store opens again.
+        let empty = dir.join("empty.db");
+        std::fs::write(&empty, b"").unwrap();
+        drop(Store::open(&empty).unwrap());
+        drop(Store::open(&empty).unwrap());
+        drop(Store::open(&dir.join("new.db")).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
