@@ -444,7 +444,8 @@ impl Plan {
             .chain(self.axes.iter().filter_map(|a| a.option.as_ref()));
         for w in words.chain(self.split.iter().map(|s| &s.option)) {
             let name = w.split('=').next().unwrap_or("");
-            if OWN_OPTIONS.contains(&name) {
+            // xdd reads its options in any case (-JSON is --json).
+            if OWN_OPTIONS.contains(&name.to_ascii_lowercase().as_str()) {
                 return err(format!("{w}: the sweep writes each run's JSON and records it itself; remove {name} from the plan"));
             }
         }
@@ -776,6 +777,9 @@ over = ["ranks", "tasks"]
             .contains("unknown placeholder {rank}"));
         assert!(bad(&SEED.replace(" {iolab}\"", "\"")).contains("{iolab}"));
         assert!(bad(&SEED.replace("-d /tmp", "--json x -d /tmp")).contains("remove --json"));
+        // xdd takes -JSON for --json; it was passed on and overridden.
+        assert!(bad(&SEED.replace("-d /tmp", "-JSON x -d /tmp")).contains("remove -JSON"));
+        assert!(bad(&SEED.replace("-d /tmp", "--STORE=s -d /tmp")).contains("remove --STORE"));
         assert!(bad(&SEED.replace("total = 64", "total = 4")).contains("less than 1"));
         assert!(
             bad(&SEED.replace("launcher = \"mpirun -n {ranks} {iolab}\"", ""))
