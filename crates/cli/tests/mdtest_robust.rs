@@ -1012,3 +1012,45 @@ fn uring_usable() -> bool {
         .status
         .success()
 }
+
+/// What a create run would meet only once started is bad usage (exit 2,
+/// nothing made): a link where a test directory goes (a dangling one
+/// slipped past the check for an existing one and failed the mkdir), a
+/// -d that is a link to nothing, and one directory named twice in -d.
+#[test]
+fn links_and_doubled_dirs_in_d_are_refused_before_anything_is_made() {
+    let s = Scratch::new("md-d-refused");
+    let x = s.path("x");
+    std::fs::create_dir(&x).unwrap();
+    std::os::unix::fs::symlink(s.path("nowhere"), x.join("test-dir.0-0")).unwrap();
+    std::os::unix::fs::symlink(s.path("tgt"), s.path("y")).unwrap();
+    let z = s.path("z");
+    std::fs::create_dir(&z).unwrap();
+    std::os::unix::fs::symlink(&z, s.path("zl")).unwrap();
+    let (x, y, z, zl) = (x.display(), s.path("y"), z.display(), s.path("zl"));
+    for (line, says) in [
+        (
+            format!("-d {x} -n 10"),
+            "is a symbolic link where mdtest makes",
+        ),
+        (
+            format!("-d {} -n 10", y.display()),
+            "a symbolic link to nothing",
+        ),
+        (
+            format!("-d {z}@{z}/ -n 10 --tasks 2"),
+            "the same directory as",
+        ),
+        (
+            format!("-d {z}@{} -n 10 --tasks 2", zl.display()),
+            "the same directory as",
+        ),
+    ] {
+        let o = run(&line);
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{line}: {}", stderr(&o));
+    }
+    assert_eq!(tree(&s.path("x")).len(), 1, "{:?}", tree(&s.path("x")));
+    assert!(tree(&s.path("z")).is_empty());
+    assert!(!s.path("tgt").exists() && !s.path("nowhere").exists());
+}

@@ -18,6 +18,9 @@ pub fn preflight(
     cancel: &iolab_core::CancelToken,
 ) -> Result<Option<WallCounts>, ConfigError> {
     check_capabilities(cfg, be)?;
+    if be.capabilities().local {
+        local_roots(cfg)?;
+    }
     for root in &cfg.dirs {
         for iter in 0..cfg.iterations {
             for lp in 0..plan.loops {
@@ -85,6 +88,40 @@ fn check_engine(cfg: &Config, be: &dyn Backend) -> Result<(), ConfigError> {
     }
 }
 
+/// On local storage: a -d that is a link to nothing (mdtest would try
+/// to make the directory and meet the link), and the same directory
+/// given twice in `-d a@b` (its tasks would make the same test
+/// directories), are bad usage found before anything is made.
+fn local_roots(cfg: &Config) -> Result<(), ConfigError> {
+    let mut seen: Vec<(&std::path::Path, std::path::PathBuf)> = Vec::new();
+    for root in &cfg.dirs {
+        let link = std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink());
+        if link && !root.exists() {
+            return Err(ConfigError(format!(
+                "-d {}: a symbolic link to nothing; give a directory (or a link to one)",
+                root.display()
+            )));
+        }
+        let key = std::fs::canonicalize(root).unwrap_or_else(|_| lexical(root));
+        if let Some((first, _)) = seen.iter().find(|(_, k)| *k == key) {
+            return Err(ConfigError(format!(
+                "-d {}: the same directory as {} given before it; give each directory once",
+                root.display(),
+                first.display()
+            )));
+        }
+        seen.push((root, key));
+    }
+    Ok(())
+}
+
+/// `root` without `.` components (`x`, `./x` and `x/` are one name).
+fn lexical(root: &std::path::Path) -> std::path::PathBuf {
+    root.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
+}
+
 fn check_test_dir(
     cfg: &Config,
     be: &dyn Backend,
@@ -92,6 +129,21 @@ fn check_test_dir(
     lp: u64,
 ) -> Result<(), ConfigError> {
     let root = td.parent().unwrap_or(td);
+    // A link where a test directory goes is never followed into: mdtest
+    // makes that directory itself (a local check; the backend's exists
+    // follows links, and a dangling one would fail the create mid-run).
+    // (A run without create meets the link where it walks the tree, and
+    // says there that no link below -d is followed.)
+    let link = cfg.phases.create
+        && be.capabilities().local
+        && std::fs::symlink_metadata(td).is_ok_and(|m| m.file_type().is_symlink());
+    if link {
+        return Err(ConfigError(format!(
+            "-d {}: {} is a symbolic link where mdtest makes its test directory; remove it or use another -d",
+            root.display(),
+            td.display()
+        )));
+    }
     let exists = c_path(td)
         .and_then(|c| be.exists(&c))
         .map_err(|e| ConfigError(format!("-d {}: {}: {e}", root.display(), td.display())))?;
