@@ -934,6 +934,8 @@ fn options_that_were_ignored_or_deleted_data_are_refused_or_honoured() {
             "-op write -targets 2 null null -reqsize 8 -numreqs 100 -lockstep 0 1 op 10 op 1 wait complete -starttrigger 1 0 op 5",
             "for itself",
         ),
+        // -op noop on a missing file failed at its open (exit 1).
+        ("-op noop -target absent -reqsize 8 -numreqs 4", "-op noop opens it"),
         // -syncio's barrier with a target held back by another waited
         // for ever.
         (

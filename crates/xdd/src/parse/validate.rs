@@ -458,10 +458,12 @@ fn reads_exist(i: usize, t: &TargetOpts, c: &Config) -> Result<(), UsageError> {
     // Only a file of this machine can be looked for here (not `null`, not
     // an object in a store).
     let local = crate::plan::target_capabilities(t).local;
-    if !local || destination || t.op == crate::parse::values::Op::Noop {
+    if !local || destination {
         return Ok(());
     }
-    if t.read_percent() <= 0.0 || t.preallocate > 0 {
+    // -op noop opens the target without writing, so it must exist too.
+    let noop = t.op == crate::parse::values::Op::Noop;
+    if !noop && (t.read_percent() <= 0.0 || t.preallocate > 0) {
         return Ok(());
     }
     // Asked of the target's backend (a link whose target is missing is
@@ -472,12 +474,13 @@ fn reads_exist(i: usize, t: &TargetOpts, c: &Config) -> Result<(), UsageError> {
         .is_some_and(|(be, p)| matches!(be.exists(&p), Ok(false)));
     match missing {
         true => {
-            let how = match t.rwratio {
-                Some(r) => format!("-rwratio {r} reads {r}% of its requests"),
-                None => "-op read reads it".to_string(),
+            let how = match (t.rwratio, noop) {
+                (_, true) => "-op noop opens it (without reading or writing)".to_string(),
+                (Some(r), _) => format!("-rwratio {r} reads {r}% of its requests"),
+                (None, _) => "-op read reads it".to_string(),
             };
             Err(UsageError::new(
-                if t.rwratio.is_some() { "rwratio" } else { "op" },
+                if t.rwratio.is_some() && !noop { "rwratio" } else { "op" },
                 format!(
                     "target {i} ({}) does not exist and {how}; create it first (for example with an -op write run of the same size) or add -preallocate",
                     t.path
