@@ -125,6 +125,19 @@ fn check_figures(doc: &Value, tasks: u64) {
         assert_eq!(w["bytes"], tasks * per_task * xfer, "{w}");
         assert_eq!(w["file_bytes"], w["bytes"], "{w}");
         assert_eq!(r["bytes"], w["bytes"], "{r}");
+        // A read's figures are its own: the files it read (not 0), no
+        // stonewall (it reads the write's count), its count on its line.
+        assert_eq!(r["file_bytes"], w["file_bytes"], "{r}");
+        assert_eq!(r["stonewall_hit"], false, "{r}");
+    }
+    for (w, r) in [
+        ("ior-easy-write", "ior-easy-read"),
+        ("ior-hard-write", "ior-hard-read"),
+    ] {
+        let n = &phase(doc, w)["detail"]["ior"]["transfers_per_task"];
+        let exe = phase(doc, r)["command"].as_str().unwrap();
+        let count = format!(" -O stoneWallingWearOutIterations={n} ");
+        assert!(exe.contains(&count), "{r}: {exe}");
     }
     for base in ["mdtest-easy", "mdtest-hard"] {
         let made = &phase(doc, &format!("{base}-write"))["detail"]["mdtest"];

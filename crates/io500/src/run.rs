@@ -274,9 +274,20 @@ impl Runner<'_> {
         }
     }
 
-    /// The phase's command line (an md-workbench phase's with its sizing,
-    /// made when mdworkbench-create is about to run).
+    /// The phase's command line (a data read's with its write's count,
+    /// an md-workbench phase's with its sizing, made when
+    /// mdworkbench-create is about to run).
     fn command(&self, st: &mut State, p: Phase) -> String {
+        // A read's count is the write's, known once that ran.
+        let read_count = match p {
+            Phase::IorEasyRead => st.ior_easy_transfers,
+            Phase::IorHardRead => st.ior_hard_transfers,
+            _ => None,
+        };
+        if read_count.is_some() {
+            let tasks = self.threads as u64;
+            return crate::commands::ior_command(self.cfg, &self.layout, p, read_count, tasks);
+        }
         if p.base_section() != crate::mdworkbench::DIR {
             return equivalent_command(self.cfg, &self.layout, p, self.threads as u64);
         }
