@@ -372,24 +372,8 @@ fn make_dirs(
     }
     let be = &*s.backend;
     iolab_io500::check_datadir(be, &s.layout).map_err(|e| e.to_string())?;
-    // result_summary.txt is the longest name written there.
-    iolab_io500::datadir::check_lengths("resultdir", &s.resultdir, 32)
-        .map_err(|e| e.to_string())?;
-    let existing = nearest_existing(&s.resultdir);
-    if !existing.is_dir() {
-        return Err(format!(
-            "resultdir {}: {} is not a directory",
-            s.resultdir.display(),
-            existing.display()
-        ));
-    }
-    if s.resultdir.is_dir() {
-        for f in outputs(&s.resultdir) {
-            check_writable(&f).map_err(|e| format!("resultdir: {e}"))?;
-        }
-    } else {
-        check_writable(&existing.join(".iolab-io500")).map_err(|e| format!("resultdir: {e}"))?;
-    }
+    check_resultdir(s)?;
+    // Everything is checked: the store is the first thing made.
     let run = Run::new(
         prog,
         "io500",
@@ -408,10 +392,40 @@ fn make_dirs(
     Ok((Some(session), made))
 }
 
+/// Checks the resultdir before anything is made: the lengths of its
+/// names, a directory (not a file, not a link to nothing) where it or
+/// its nearest existing ancestor is, room to write the results, no
+/// entry of the names mdtest's stonewall files take, and not inside
+/// what the run removes at its end.
+fn check_resultdir(s: &Setup) -> Result<(), String> {
+    // result_summary.txt is the longest name written there.
+    iolab_io500::datadir::check_lengths("resultdir", &s.resultdir, 32)
+        .map_err(|e| e.to_string())?;
+    let existing = nearest_existing(&s.resultdir);
+    if !existing.is_dir() {
+        return Err(format!(
+            "resultdir {}: {} is not a directory (or a link to one)",
+            s.resultdir.display(),
+            existing.display()
+        ));
+    }
+    if s.resultdir.is_dir() {
+        for f in outputs(&s.resultdir) {
+            check_writable(&f).map_err(|e| format!("resultdir: {e}"))?;
+        }
+    } else {
+        check_writable(&existing.join(".iolab-io500")).map_err(|e| format!("resultdir: {e}"))?;
+    }
+    iolab_io500::check_private_files(&s.layout).map_err(|e| e.to_string())?;
+    iolab_io500::check_resultdir(&*s.backend, &s.layout).map_err(|e| e.to_string())
+}
+
+/// The nearest of `p` and its ancestors that is there, a link to
+/// nothing included (so that it is refused, not made through).
 fn nearest_existing(p: &Path) -> PathBuf {
     let mut q = p;
     loop {
-        if q.exists() {
+        if q.symlink_metadata().is_ok() {
             return q.to_path_buf();
         }
         match q.parent() {

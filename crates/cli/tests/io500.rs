@@ -125,6 +125,19 @@ fn check_figures(doc: &Value, tasks: u64) {
         assert_eq!(w["bytes"], tasks * per_task * xfer, "{w}");
         assert_eq!(w["file_bytes"], w["bytes"], "{w}");
         assert_eq!(r["bytes"], w["bytes"], "{r}");
+        // A read's figures are its own: the files it read (not 0), no
+        // stonewall (it reads the write's count), its count on its line.
+        assert_eq!(r["file_bytes"], w["file_bytes"], "{r}");
+        assert_eq!(r["stonewall_hit"], false, "{r}");
+    }
+    for (w, r) in [
+        ("ior-easy-write", "ior-easy-read"),
+        ("ior-hard-write", "ior-hard-read"),
+    ] {
+        let n = &phase(doc, w)["detail"]["ior"]["transfers_per_task"];
+        let exe = phase(doc, r)["command"].as_str().unwrap();
+        let count = format!(" -O stoneWallingWearOutIterations={n} ");
+        assert!(exe.contains(&count), "{r}: {exe}");
     }
     for base in ["mdtest-easy", "mdtest-hard"] {
         let made = &phase(doc, &format!("{base}-write"))["detail"]["mdtest"];
@@ -739,7 +752,8 @@ fn cleanup_removes_what_a_killed_run_left_and_nothing_else() {
     touch(&d.join("mdtest-hard/test-dir.0-0/mdtest_tree.0/file.mdtest.1.7"));
     touch(&d.join("ior-easy/ior_file_easy.00000001"));
     touch(&d.join("ior-hard/file"));
-    touch(&d.join("timestampfile"));
+    // As a run makes it: empty (a file with data is not a run's).
+    std::fs::write(d.join("timestampfile"), b"").unwrap();
     touch(&d.join("mdworkbench/1_3/file-7"));
     touch(&d.join("mdtest-easy/mine.txt"));
     // A normal run refuses a datadir with leftovers.
@@ -1503,4 +1517,118 @@ fn a_second_ctrl_c_stops_the_cleanup_and_names_what_is_left() {
         err.contains(&format!("removed {n} of {n} entries")),
         "{err}"
     );
+}
+
+/// `ln -s` of a path to what a refused run must leave as it was.
+fn link_to(target: &Path, at: &Path) {
+    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(target, at).unwrap();
+}
+
+/// A run of `ini` refused with exit 2 whose message names `needle`.
+fn refused_naming(ini: &Path, extra: &[&str], needle: &str) {
+    let mut args = vec!["io500", "--tasks", "2"];
+    args.extend_from_slice(extra);
+    args.push(ini.to_str().unwrap());
+    let o = iolab(&args);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains(needle), "{needle}: {}", stderr(&o));
+    assert!(
+        !stdout(&o).contains("[RESULT]"),
+        "a phase ran: {}",
+        stdout(&o)
+    );
+}
+
+/// A link to nothing where the datadir's `timestampfile` goes: the run
+/// is refused before anything is made (it was found only once the
+/// phases ran, and the run's cleanup then removed the link), and the
+/// link stays, through `--cleanup` too (it is not a run's).
+#[test]
+fn a_link_named_timestampfile_is_refused_and_kept() {
+    let s = Scratch::new("io500-private-stamp");
+    let ini = small_ini(&s, "");
+    let d = s.path("data");
+    link_to(&s.path("elsewhere"), &d.join("timestampfile"));
+    refused_naming(&ini, &[], "timestampfile exists");
+    assert_eq!(tree(&d), ["timestampfile"], "the datadir was changed");
+    assert!(!s.path("results").exists(), "the resultdir was made");
+    let o = iolab(&["io500", "--cleanup", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.join("timestampfile").is_symlink(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("timestampfile (not made by this run)"));
+}
+
+/// A user's file, or a link to nothing, named as one of mdtest's
+/// stonewall files in the resultdir: the run is refused naming it,
+/// before anything is made (it wrote over the file and removed it), and
+/// `--cleanup` leaves it (it is not mdtest's count).
+#[test]
+fn a_resultdir_file_named_as_a_stonewall_file_is_refused_and_kept() {
+    let s = Scratch::new("io500-private-wall");
+    let ini = small_ini(&s, "");
+    let r = s.path("results");
+    std::fs::create_dir(&r).unwrap();
+    std::fs::write(r.join("mdtest-easy.stonewall"), b"my notes\n").unwrap();
+    refused_naming(&ini, &[], "mdtest-easy.stonewall exists");
+    assert!(!s.path("data").exists(), "the datadir was made");
+    std::fs::remove_file(r.join("mdtest-easy.stonewall")).unwrap();
+    link_to(&s.path("nothere"), &r.join("mdtest-hard.stonewall"));
+    refused_naming(&ini, &[], "mdtest-hard.stonewall exists");
+    assert!(r.join("mdtest-hard.stonewall").is_symlink());
+    std::fs::write(r.join("mdtest-easy.stonewall"), b"my notes\n").unwrap();
+    let o = iolab(&["io500", "--cleanup", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        r.join("mdtest-hard.stonewall").is_symlink(),
+        "{}",
+        stderr(&o)
+    );
+    let notes = std::fs::read(r.join("mdtest-easy.stonewall")).unwrap();
+    assert_eq!(notes, b"my notes\n", "{}", stderr(&o));
+    assert!(stderr(&o).contains("mdtest-easy.stonewall (not made by this run)"));
+}
+
+/// A resultdir inside what the run removes at its end (a phase directory
+/// of the datadir, named directly or through `..` and a link) is exit 2
+/// before anything is made, not a run whose results cannot be written.
+#[test]
+fn a_resultdir_the_run_would_remove_is_refused() {
+    let s = Scratch::new("io500-resultdir-inside");
+    let ini = small_ini(&s, "");
+    let text = std::fs::read_to_string(&ini).unwrap();
+    let results = format!("resultdir = {}", s.path("results").display());
+    let refused_at = |inside: &str, removed: &str| {
+        let at = format!("resultdir = {}", s.path(inside).display());
+        std::fs::write(&ini, text.replace(&results, &at)).unwrap();
+        let needle = format!("the run removes {} at its end", s.path(removed).display());
+        refused_naming(&ini, &[], &needle);
+    };
+    for (inside, removed) in [
+        ("data/ior-easy", "data/ior-easy"),
+        ("data/mdtest-easy/r", "data/mdtest-easy"),
+        ("data/ior-hard/../mdtest-hard", "data/mdtest-hard"),
+    ] {
+        refused_at(inside, removed);
+        assert!(!s.path("data").exists(), "{inside}: the datadir was made");
+    }
+    std::fs::create_dir(s.path("data")).unwrap();
+    link_to(&s.path("data"), &s.path("via"));
+    refused_at("via/ior-hard", "data/ior-hard");
+    assert!(tree(&s.path("data")).is_empty(), "the datadir was changed");
+}
+
+/// A datadir that is a link to nothing is exit 2 with nothing made:
+/// no resultdir, no store.
+#[test]
+fn a_dangling_datadir_link_makes_nothing() {
+    let s = Scratch::new("io500-dangling");
+    let ini = small_ini(&s, "");
+    link_to(&s.path("nothere"), &s.path("data"));
+    let store = s.path("s.db");
+    let store_arg = ["--store", store.to_str().unwrap()];
+    refused_naming(&ini, &store_arg, "a symbolic link to nothing");
+    assert!(!s.path("results").exists(), "the resultdir was made");
+    assert!(!store.exists(), "the store was made");
+    assert!(!s.path("nothere").exists(), "made through the link");
 }

@@ -33,6 +33,10 @@ pub const RUN_DIRS: [&str; 5] = [
 /// The file find compares with, in the datadir.
 pub const TIMESTAMP_FILE: &str = "timestampfile";
 
+/// The mdtest phases that keep a stonewall file (`<base>.stonewall`) in
+/// the resultdir.
+pub const STONEWALL_BASES: [&str; 2] = ["mdtest-easy", "mdtest-hard"];
+
 /// Told how many entries a removal has removed so far (every 1024); a
 /// false answer stops it (what it did not visit is then reported).
 pub type Tick<'a> = Option<&'a (dyn Fn(u64) -> bool + Sync)>;
@@ -87,9 +91,10 @@ pub fn open_datadir(be: &dyn Backend, named: &Path, datadir: &Path) -> std::io::
 }
 
 /// What [`remove_run_data`] would remove under `data` (by listing only),
-/// for its progress: every entry, and how many of them the phases made
-/// inside their directories (a run that completed leaves none).
-pub fn count_run_data(be: &dyn Backend, data: &Dir) -> (u64, u64) {
+/// for its progress: every entry (the timestamp file only when
+/// `timestamp`), and how many of them the phases made inside their
+/// directories (a run that completed leaves none).
+pub fn count_run_data(be: &dyn Backend, data: &Dir, timestamp: bool) -> (u64, u64) {
     let (mut entries, mut inside) = (0, 0);
     for top in RUN_DIRS {
         let Ok(c) = CString::new(top) else { continue };
@@ -100,17 +105,26 @@ pub fn count_run_data(be: &dyn Backend, data: &Dir) -> (u64, u64) {
     }
     // The datadir holds the phase directories and little else.
     let mut stamp = false;
-    let _ = be.list_at(data, &mut |e| {
-        stamp |= e.name == TIMESTAMP_FILE.as_bytes();
-        !stamp
-    });
+    if timestamp {
+        let _ = be.list_at(data, &mut |e| {
+            stamp |= e.name == TIMESTAMP_FILE.as_bytes();
+            !stamp
+        });
+    }
     (entries + u64::from(stamp), inside)
 }
 
 /// Removes everything the phases made under `data` (the open datadir,
-/// `datadir` in messages), then the phase directories and the timestamp
-/// file. Returns what it removed and what had to stay, with why.
-pub fn remove_run_data(be: &dyn Backend, data: &Dir, datadir: &Path, tick: Tick) -> Removal {
+/// `datadir` in messages), then the phase directories and, when
+/// `timestamp` (the caller knows it is a run's), the timestamp file.
+/// Returns what it removed and what had to stay, with why.
+pub fn remove_run_data(
+    be: &dyn Backend,
+    data: &Dir,
+    datadir: &Path,
+    timestamp: bool,
+    tick: Tick,
+) -> Removal {
     let mut out = Removal::default();
     let done = AtomicU64::new(0);
     let total = |n: u64| tick.is_none_or(|t| t(done.load(Ordering::Relaxed) + n));
@@ -121,6 +135,9 @@ pub fn remove_run_data(be: &dyn Backend, data: &Dir, datadir: &Path, tick: Tick)
         let here = r.remove_dir(data, &c, &datadir.join(top));
         done.fetch_add(here.removed, Ordering::Relaxed);
         out.merge(here);
+    }
+    if !timestamp {
+        return out;
     }
     let ts = datadir.join(TIMESTAMP_FILE);
     let gone = CString::new(TIMESTAMP_FILE).map_err(std::io::Error::other);
@@ -135,11 +152,13 @@ pub fn remove_run_data(be: &dyn Backend, data: &Dir, datadir: &Path, tick: Tick)
     out
 }
 
-/// mdtest's stonewall files of a layout: local files of the resultdir
-/// (see Layout::private_dir), which iolab names itself.
-pub fn remove_stonewall_files(layout: &Layout) -> Removal {
+/// mdtest's stonewall files of `bases` (of [`STONEWALL_BASES`]) in a
+/// layout: local files of the resultdir (see Layout::private_dir). A
+/// run names those its mdtest write phases made (it refused to start
+/// when one was there); `--cleanup` those [`stonewall_left`] finds.
+pub fn remove_stonewall_files(layout: &Layout, bases: &[&str]) -> Removal {
     let mut out = Removal::default();
-    for f in ["mdtest-easy", "mdtest-hard"].map(|b| layout.stonewall_file(b)) {
+    for f in bases.iter().map(|b| layout.stonewall_file(b)) {
         match std::fs::remove_file(&f) {
             Ok(()) => out.removed += 1,
             Err(e) if e.kind() == ErrorKind::NotFound => {}
@@ -152,9 +171,61 @@ pub fn remove_stonewall_files(layout: &Layout) -> Removal {
     out
 }
 
+/// The stonewall files a killed run left in `layout`'s private
+/// directory: each base whose file is a regular file that reads as
+/// mdtest's record (a count). Any other entry of such a name (a link, a
+/// user's notes) is not a run's: it is named in `out` and left.
+pub fn stonewall_left(layout: &Layout, out: &mut Removal) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    for base in STONEWALL_BASES {
+        let f = layout.stonewall_file(base);
+        let why = match std::fs::symlink_metadata(&f) {
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            Ok(m) if m.is_file() && iolab_mdtest::stonewall::read(&f).is_ok() => {
+                found.push(base);
+                continue;
+            }
+            Ok(_) => Why::NotOurs,
+            Err(e) => Why::Failed(format!("cannot look at it: {e}")),
+        };
+        out.left.push(Left { path: f, why });
+    }
+    found
+}
+
+/// Whether `dir` holds a timestamp file as a run leaves it (an empty
+/// regular file), looked at without following a link (an object store
+/// has none): Ok(false) when there is none, the reason to leave it when
+/// something else has its name.
+fn run_timestamp(be: &dyn Backend, dir: &Path) -> Result<bool, Why> {
+    let f = dir.join(TIMESTAMP_FILE);
+    let st = match be.capabilities().local {
+        true => std::fs::symlink_metadata(&f).map(|m| (m.is_file(), m.len())),
+        false => c_path(&f)
+            .and_then(|c| be.stat(&c))
+            .map(|s| (s.is_file, s.size)),
+    };
+    match st {
+        Ok((true, 0)) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+        Ok(_) => Err(Why::NotOurs),
+        Err(e) => Err(Why::Failed(format!("cannot look at it: {e}"))),
+    }
+}
+
+/// [`run_timestamp`], naming in `out` what is left.
+fn timestamp_left(be: &dyn Backend, dir: &Path, out: &mut Removal) -> bool {
+    run_timestamp(be, dir).unwrap_or_else(|why| {
+        let path = dir.join(TIMESTAMP_FILE);
+        out.left.push(Left { path, why });
+        false
+    })
+}
+
 /// `--cleanup`: removes what the phases make under `datadir` and, when
 /// `timestamped`, under each of its timestamped directories (which go
-/// too once empty), and the stonewall files in `private_dir`.
+/// too once empty), and the stonewall files in `private_dir`; private
+/// files that are not as a run leaves them stay, named.
 pub fn cleanup_datadir(
     be: &dyn Backend,
     datadir: &Path,
@@ -162,10 +233,13 @@ pub fn cleanup_datadir(
     private_dir: &Path,
     tick: Tick,
 ) -> Removal {
-    let mut out = remove_stonewall_files(&Layout {
+    let layout = Layout {
         datadir: datadir.to_path_buf(),
         private_dir: private_dir.to_path_buf(),
-    });
+    };
+    let mut out = Removal::default();
+    let bases = stonewall_left(&layout, &mut out);
+    out.merge(remove_stonewall_files(&layout, &bases));
     let data = match c_path(datadir).and_then(|c| be.open_dir(&c)) {
         Ok(d) => d,
         Err(e) if e.kind() == ErrorKind::NotFound => return out,
@@ -181,7 +255,8 @@ pub fn cleanup_datadir(
     let done = AtomicU64::new(0);
     let total = |n: u64| tick.is_none_or(|t| t(done.load(Ordering::Relaxed) + n));
     let remove = |d: &Dir, path: &Path, out: &mut Removal| {
-        let r = remove_run_data(be, d, path, Some(&total));
+        let stamp = timestamp_left(be, path, out);
+        let r = remove_run_data(be, d, path, stamp, Some(&total));
         done.fetch_add(r.removed, Ordering::Relaxed);
         out.merge(r);
     };
@@ -219,13 +294,14 @@ pub fn count_datadir(be: &dyn Backend, datadir: &Path, timestamped: bool) -> (u6
     let Ok(data) = c_path(datadir).and_then(|c| be.open_dir(&c)) else {
         return (0, 0);
     };
-    let (mut entries, mut inside) = count_run_data(be, &data);
+    let ours = |dir: &Path| run_timestamp(be, dir) == Ok(true);
+    let (mut entries, mut inside) = count_run_data(be, &data, ours(datadir));
     for stamp in stamps(be, &data).iter().filter(|_| timestamped) {
         let Ok(c) = CString::new(stamp.as_str()) else {
             continue;
         };
         if let Ok(d) = be.open_dir_at(&data, &c) {
-            let (e, i) = count_run_data(be, &d);
+            let (e, i) = count_run_data(be, &d, ours(&datadir.join(stamp)));
             (entries, inside) = (entries + e + 1, inside + i);
         }
     }
@@ -271,7 +347,7 @@ mod tests {
     fn remove_all(root: &Path) -> Removal {
         let be = iolab_backend::Posix;
         let data = open_datadir(&be, root, root).unwrap();
-        remove_run_data(&be, &data, root, None)
+        remove_run_data(&be, &data, root, true, None)
     }
 
     fn scratch(name: &str) -> PathBuf {
@@ -299,7 +375,7 @@ mod tests {
         std::fs::create_dir_all(root.join("mdworkbench/0_x")).unwrap();
         std::fs::write(root.join("mdworkbench/0_x/file-1"), b"x").unwrap();
         let data = open_datadir(&be, &root, &root).unwrap();
-        assert_eq!(count_run_data(&be, &data), (13, 8));
+        assert_eq!(count_run_data(&be, &data, true), (13, 8));
         let out = remove_all(&root);
         assert_eq!(out.removed, 11, "{out:?}");
         // md-workbench's sets go; a directory not named like one stays.

@@ -75,17 +75,7 @@ pub fn equivalent_command(
     let d = |n: &str| l.path(n).display().to_string();
     match phase {
         Phase::IorEasyWrite | Phase::IorEasyRead | Phase::IorHardWrite | Phase::IorHardRead => {
-            let spec = crate::ior::spec(cfg, l, phase);
-            let n = match phase {
-                Phase::IorEasyRead | Phase::IorHardRead => Some(0),
-                _ => None,
-            };
-            let cmd = spec.command(crate::ior::access_of(phase, n), tasks_per_process);
-            // The read's count is the write's: N stands for it.
-            cmd.replace(
-                "stoneWallingWearOutIterations=0",
-                "stoneWallingWearOutIterations=N",
-            )
+            ior_command(cfg, l, phase, None, tasks_per_process)
         }
         Phase::Find => format!(
             "pfind {} -newer {} -size {HARD_FILE_BYTES}c -name *01* (iolab io500's find engine)",
@@ -111,6 +101,28 @@ pub fn equivalent_command(
             let args = mdtest_args(cfg, l, phase, tasks_per_process);
             format!("iolab mdtest {}", args.join(" "))
         }
+    }
+}
+
+/// The `iolab ior` command line of ior-easy's or ior-hard's write or
+/// read; a read's transfer count is `read_count`, the count its write
+/// made, or `N` while that is not known (a dry run).
+pub fn ior_command(
+    cfg: &Config,
+    l: &Layout,
+    phase: Phase,
+    read_count: Option<u64>,
+    tasks_per_process: u64,
+) -> String {
+    let spec = crate::ior::spec(cfg, l, phase);
+    let access = crate::ior::access_of(phase, read_count);
+    let cmd = spec.command(access, tasks_per_process);
+    match (access, read_count) {
+        (crate::ior::Access::Read(_), None) => cmd.replace(
+            "stoneWallingWearOutIterations=0",
+            "stoneWallingWearOutIterations=N",
+        ),
+        _ => cmd,
     }
 }
 

@@ -1,6 +1,8 @@
 //! The datadir of a run: checked whole before anything is created (the
-//! lengths of its path, the nearest directory that exists, what an
-//! earlier run left, a link where the phases make a directory), then
+//! lengths of its path, the nearest directory that exists, a link to
+//! nothing on its way, what an earlier run left, a link where the phases
+//! make a directory), and the resultdir against it (not inside what the
+//! run removes, no entry of a stonewall file's name), then
 //! made with its phase directories, and at the end removed as far as
 //! this run made it, parents included, and no further.
 
@@ -121,12 +123,38 @@ pub enum DatadirError {
         /// The directory.
         at: PathBuf,
     },
-    /// A private file of an earlier run.
-    #[error("datadir {}: {} exists (left by an earlier run?); remove it with iolab io500 --cleanup on the same ini", datadir.display(), file.display())]
+    /// A private file of an earlier run (or anything else of its name).
+    #[error("datadir {}: {} exists (left by an earlier run?); a run writes over nothing it did not make: remove it (iolab io500 --cleanup on the same ini removes a run's own)", datadir.display(), file.display())]
     Leftover {
         /// The datadir.
         datadir: PathBuf,
         /// The file.
+        file: PathBuf,
+    },
+    /// A symbolic link to nothing on the way to the datadir: a directory
+    /// made there would go wherever it points.
+    #[error("datadir {}: {} is a symbolic link to nothing (a dangling link); iolab io500 makes no directory through it (make what it points to, or name another datadir)", datadir.display(), at.display())]
+    Dangling {
+        /// The datadir.
+        datadir: PathBuf,
+        /// The link.
+        at: PathBuf,
+    },
+    /// A resultdir inside what the run's cleanup removes.
+    #[error("resultdir {}: the run removes {} at its end, and the results with it; name a resultdir outside the datadir's phase directories", resultdir.display(), at.display())]
+    ResultdirInside {
+        /// The resultdir.
+        resultdir: PathBuf,
+        /// What the cleanup removes.
+        at: PathBuf,
+    },
+    /// An entry in the resultdir with the name of one of mdtest's
+    /// stonewall files.
+    #[error("resultdir {}: {} exists; iolab io500 keeps mdtest's stonewall file under that name and writes over or removes nothing it did not make: move it away (iolab io500 --cleanup on the same ini removes one an earlier run left)", resultdir.display(), file.display())]
+    PrivateFile {
+        /// The resultdir.
+        resultdir: PathBuf,
+        /// The entry.
         file: PathBuf,
     },
 }
@@ -163,7 +191,8 @@ pub fn check_lengths(what: &str, path: &Path, below: usize) -> Result<(), Datadi
 /// which case its phase directories must hold nothing).
 pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, DatadirError> {
     let datadir = &layout.datadir;
-    if be.capabilities().local {
+    let local = be.capabilities().local;
+    if local {
         check_lengths("datadir", datadir, DEEPEST_BELOW)?;
     }
     let mut missing = Vec::new();
@@ -178,6 +207,15 @@ pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, 
             }
             Ok(_) => {
                 return Err(DatadirError::NotADirectory {
+                    datadir: datadir.clone(),
+                    at: p.to_path_buf(),
+                })
+            }
+            // stat follows links: a name it does not find may still be
+            // a link to nothing, which a mkdir would not replace (an
+            // object store has no links).
+            Err(e) if e.kind() == ErrorKind::NotFound && local && entry_exists(be, p)? => {
+                return Err(DatadirError::Dangling {
                     datadir: datadir.clone(),
                     at: p.to_path_buf(),
                 })
@@ -258,7 +296,7 @@ pub fn remove_made(be: &dyn Backend, made: &[PathBuf]) {
 
 /// Refuses a datadir whose phase directories hold anything, are not
 /// directories (a symbolic link is not followed below the datadir), or
-/// whose private files exist.
+/// whose timestamp file's name is taken by anything, a link included.
 pub fn check_leftovers(be: &dyn Backend, layout: &Layout) -> Result<(), DatadirError> {
     let datadir = &layout.datadir;
     let data = match c_path(datadir).and_then(|c| be.open_dir(&c)) {
@@ -307,20 +345,98 @@ pub fn check_leftovers(be: &dyn Backend, layout: &Layout) -> Result<(), DatadirE
         }
     }
     let ts = layout.timestamp_file();
-    let local = ["mdtest-easy", "mdtest-hard"].map(|b| layout.stonewall_file(b));
-    for f in std::iter::once(ts.clone()).chain(local) {
-        let there = match f == ts {
-            true => c_path(&f).and_then(|c| be.exists(&c)).unwrap_or(false),
-            false => f.exists(),
-        };
-        if there {
-            return Err(DatadirError::Leftover {
-                datadir: datadir.clone(),
-                file: f,
-            });
+    if entry_exists(be, &ts)? {
+        return Err(DatadirError::Leftover {
+            datadir: datadir.clone(),
+            file: ts,
+        });
+    }
+    Ok(())
+}
+
+/// Whether there is an entry of any kind named `path`, a link to
+/// nothing included: on a local file system its last name is looked at
+/// without following a link (lstat); an object store has no links.
+fn entry_exists(be: &dyn Backend, path: &Path) -> Result<bool, DatadirError> {
+    let found = match be.capabilities().local {
+        true => std::fs::symlink_metadata(path).map(drop),
+        false => c_path(path).and_then(|c| be.stat(&c)).map(drop),
+    };
+    match found {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(DatadirError::Path {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Refuses a resultdir (the layout's private directory) that holds an
+/// entry of any kind, a link included, named as one of mdtest's
+/// stonewall files: the run would write over it and remove it at its
+/// end. Call it once the resultdir's nearest existing ancestor is known
+/// to be a directory.
+pub fn check_private_files(layout: &Layout) -> Result<(), DatadirError> {
+    for f in cleanup::STONEWALL_BASES.map(|b| layout.stonewall_file(b)) {
+        match std::fs::symlink_metadata(&f) {
+            Ok(_) => {
+                return Err(DatadirError::PrivateFile {
+                    resultdir: layout.private_dir.clone(),
+                    file: f,
+                })
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(source) => return Err(DatadirError::Path { path: f, source }),
         }
     }
     Ok(())
+}
+
+/// Refuses a resultdir (the layout's private directory) inside what the
+/// run's cleanup removes: a directory the phases make in the datadir,
+/// or its timestamp file. Both paths are compared as the system will
+/// find them (links followed), so a relative or linked name is caught.
+/// Only a local backend's datadir can hold the resultdir.
+pub fn check_resultdir(be: &dyn Backend, layout: &Layout) -> Result<(), DatadirError> {
+    if !be.capabilities().local {
+        return Ok(());
+    }
+    let (results, data) = (resolved(&layout.private_dir), resolved(&layout.datadir));
+    let mut removed = RUN_DIRS.iter().chain([&cleanup::TIMESTAMP_FILE]);
+    match removed.find(|n| results.starts_with(data.join(n))) {
+        Some(n) => Err(DatadirError::ResultdirInside {
+            resultdir: layout.private_dir.clone(),
+            at: layout.path(n),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `p` as the system will find it once made: its longest leading part
+/// that exists with every link resolved, then the rest as written (`.`
+/// dropped, `..` taking back a name), which is right because what does
+/// not exist yet will be made as plain directories.
+fn resolved(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let parts: Vec<_> = abs.components().collect();
+    let (mut out, from) = (0..=parts.len())
+        .rev()
+        .find_map(|n| {
+            let head: PathBuf = parts[..n].iter().collect();
+            head.canonicalize().ok().map(|c| (c, n))
+        })
+        .unwrap_or_default();
+    for c in &parts[from..] {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]

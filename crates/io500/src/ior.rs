@@ -71,10 +71,12 @@ pub struct IorResult {
     pub transfer_bytes: u64,
     /// Latest close end minus earliest open start, seconds (IOR's time).
     pub elapsed_s: f64,
-    /// Write phases: the size of the phase's files as the backend's stat
-    /// reports them once every task closed its file (0 for reads).
+    /// The size of the phase's files (those written, or those read) as
+    /// the backend's stat reports them once every task closed its file.
     pub file_bytes: u64,
-    /// Whether the stonewall fired in a task.
+    /// Whether the stonewall ended the phase early: it fired in a task
+    /// and the tasks made fewer transfers than the phase asks for. A
+    /// read of the write's count has no stonewall.
     pub stonewall_hit: bool,
     /// Fewest transfers a task had made when it stopped at the wall.
     pub min_at_wall: u64,
@@ -275,7 +277,8 @@ pub fn run(
         failure: Some(f),
         ..IorResult::default()
     };
-    let test = match iolab_ior::config::validate(spec.params(access)) {
+    let params = spec.params(access);
+    let test = match iolab_ior::config::validate(params.clone()) {
         Ok(t) => t,
         Err(e) => return failed(Failure::other("ior", e.0)),
     };
@@ -302,11 +305,8 @@ pub fn run(
         transfers_per_task: a.pairs_accessed,
         transfer_bytes: a.transfer_bytes,
         elapsed_s: a.total_s,
-        file_bytes: match access {
-            Access::Write => a.file_bytes,
-            _ => 0,
-        },
-        stonewall_hit: a.deadline_hit,
+        file_bytes: a.file_bytes,
+        stonewall_hit: stopped_early(&params, &a),
         min_at_wall: a.stonewall.map_or(a.pairs_accessed, |w| w.min_transfers),
         errors: a.errors,
         first_error: a
@@ -316,6 +316,15 @@ pub fn run(
         failure,
         interrupted,
     }
+}
+
+/// Whether the access's stonewall (`-D`) stopped it before the
+/// transfers it asks for. IOR's own flag is also set by a read that
+/// stops at the write's count (`stoneWallingWearOutIterations`), which
+/// is no stonewall, and by a wall that passes as the last transfer ends.
+fn stopped_early(p: &Params, a: &AccessResult) -> bool {
+    let asked = p.block_bytes / p.transfer_bytes.max(1) * p.segments;
+    p.deadline_s > 0 && a.deadline_hit && a.pairs_accessed < asked
 }
 
 #[cfg(test)]
@@ -374,6 +383,12 @@ mod tests {
         assert!(
             r.iter()
                 .all(|r| r.bytes == w[0].bytes && r.failure.is_none() && r.errors == 0),
+            "{r:?}"
+        );
+        // The read's figures: the file it read, and no stonewall.
+        assert!(
+            r.iter()
+                .all(|r| r.file_bytes == w[0].file_bytes && !r.stonewall_hit),
             "{r:?}"
         );
         // What the phase runs, checked (-R) by iolab ior itself, finds a

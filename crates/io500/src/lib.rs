@@ -46,4 +46,7 @@ pub use config::{check_backend, Config};
 pub use phase::{Layout, Phase};
 pub use results::{Io500Payload, PhaseReport, RunResult, Score, SCHEMA};
 
-pub use datadir::{check_datadir, check_leftovers, prepare_datadir, remove_made, DatadirError};
+pub use datadir::{
+    check_datadir, check_leftovers, check_private_files, check_resultdir, prepare_datadir,
+    remove_made, DatadirError,
+};

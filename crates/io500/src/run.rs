@@ -77,6 +77,8 @@ struct State {
     ior_easy_transfers: Option<u64>,
     ior_hard_transfers: Option<u64>,
     timestamp_ns: Option<u64>,
+    /// This process made the timestamp file (so the cleanup may remove it).
+    timestamp_made: bool,
     /// md-workbench's objects per set and per iteration, once sized.
     mdwb_sizing: Option<(u64, u64)>,
     /// The index of the oldest object of every md-workbench set.
@@ -90,6 +92,21 @@ impl State {
         self.reports
             .iter()
             .any(|r| r.phase == p && !matches!(r.detail, Detail::Skipped(_) | Detail::Failed(_)))
+    }
+
+    /// The mdtest bases whose stonewall file this run made: those whose
+    /// write phase ran (the run refused to start when one was there).
+    fn stonewall_files_made(&self) -> Vec<&'static str> {
+        let ran = |p: Phase| {
+            self.reports
+                .iter()
+                .any(|r| r.phase == p && !matches!(r.detail, Detail::Skipped(_)))
+        };
+        [Phase::MdtestEasyWrite, Phase::MdtestHardWrite]
+            .into_iter()
+            .filter(|&p| ran(p))
+            .map(Phase::base_section)
+            .collect()
     }
 }
 
@@ -124,18 +141,22 @@ impl Runner<'_> {
         }
         self.transport.barrier();
         let left = match self.leader() {
-            true => self.final_cleanup(),
+            true => self.final_cleanup(&st),
             false => Removal::default(),
         };
         self.finish(st, left)
     }
 
     /// Removes what the phases left under the datadir (rank 0), telling
-    /// the observer how much there is and how far it got.
-    fn final_cleanup(&self) -> Removal {
+    /// the observer how much there is and how far it got. The private
+    /// files go only when this run made them: a stonewall file when its
+    /// mdtest write phase ran, the timestamp file when it was made here.
+    fn final_cleanup(&self, st: &State) -> Removal {
         let be = self.backend;
         let datadir = &self.layout.datadir;
-        let mut out = crate::cleanup::remove_stonewall_files(&self.layout);
+        let walls = st.stonewall_files_made();
+        let mut out = crate::cleanup::remove_stonewall_files(&self.layout, &walls);
+        let stamp = st.timestamp_made;
         let data = match crate::cleanup::open_datadir(be, &self.cfg.datadir, datadir) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return out,
@@ -148,10 +169,12 @@ impl Runner<'_> {
                 return out;
             }
         };
-        let (entries, inside) = crate::cleanup::count_run_data(be, &data);
+        let (entries, inside) = crate::cleanup::count_run_data(be, &data, stamp);
         if inside == 0 {
             // The phases removed what they made: only their directories.
-            out.merge(crate::cleanup::remove_run_data(be, &data, datadir, None));
+            out.merge(crate::cleanup::remove_run_data(
+                be, &data, datadir, stamp, None,
+            ));
             return out;
         }
         self.observer.cleanup_started(datadir, entries);
@@ -160,7 +183,7 @@ impl Runner<'_> {
             observer.cleanup_progress(n);
             true
         };
-        let removal = crate::cleanup::remove_run_data(be, &data, datadir, Some(&tick));
+        let removal = crate::cleanup::remove_run_data(be, &data, datadir, stamp, Some(&tick));
         self.observer.cleanup_done(&removal);
         out.merge(removal);
         out
@@ -274,9 +297,20 @@ impl Runner<'_> {
         }
     }
 
-    /// The phase's command line (an md-workbench phase's with its sizing,
-    /// made when mdworkbench-create is about to run).
+    /// The phase's command line (a data read's with its write's count,
+    /// an md-workbench phase's with its sizing, made when
+    /// mdworkbench-create is about to run).
     fn command(&self, st: &mut State, p: Phase) -> String {
+        // A read's count is the write's, known once that ran.
+        let read_count = match p {
+            Phase::IorEasyRead => st.ior_easy_transfers,
+            Phase::IorHardRead => st.ior_hard_transfers,
+            _ => None,
+        };
+        if read_count.is_some() {
+            let tasks = self.threads as u64;
+            return crate::commands::ior_command(self.cfg, &self.layout, p, read_count, tasks);
+        }
         if p.base_section() != crate::mdworkbench::DIR {
             return equivalent_command(self.cfg, &self.layout, p, self.threads as u64);
         }
@@ -430,7 +464,11 @@ impl Runner<'_> {
         let made = match self.leader() {
             true => c_path(&path)
                 .and_then(|c| be.open(&c, OpenOptions::create_new()))
-                .and_then(|h| be.close(h))
+                .and_then(|h| {
+                    // Made here (create_new): the cleanup's to remove.
+                    st.timestamp_made = true;
+                    be.close(h)
+                })
                 .map_err(|e| e.to_string()),
             false => Ok(()),
         };
