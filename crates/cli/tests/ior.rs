@@ -389,6 +389,8 @@ fn bad_usage_is_refused_by_name_before_anything_is_made() {
         ("--json DIR/no/such/r.json", "--json"),
         ("-a MMAP --posix.odirect", "mapping"),
         ("-i 0", "-i"),
+        ("-M 1024t", "-M 1125899906842624"),
+        ("-O memoryPerTask=1024t", "memoryPerTask"),
     ] {
         let o = ior(&s.root, &format!("{line} -o DIR/f --tasks 2"));
         assert_eq!(o.status.code(), Some(2), "{line}: {}", stdout(&o));

@@ -308,9 +308,27 @@ fn run_test(
     if leader {
         observer.test_started(&res);
     }
-    let _held = crate::hog::hold(p, &ctx.geo);
+    let held = crate::hog::hold(p, &ctx.geo);
+    let ready = held.as_ref().map(|_| ());
+    // Every task learns whether any could not hold its memory: the test
+    // is then an error, never run without it.
+    match agree_failure(comm, ready.map_err(|e| Failure::other("-M", e.clone()))) {
+        Ok(()) => iterations(&ctx, made, observer, &mut res),
+        Err(f) => fail(&mut res, f),
+    }
+    drop(held);
+    finish(&ctx, &mut res);
+    if leader {
+        observer.test_done(&res);
+    }
+    res
+}
+
+/// The test's iterations, until one stops it or `-T`'s time is up.
+fn iterations(ctx: &Ctx, made: &Made, observer: &dyn Observer, res: &mut TestResult) {
+    let p = &ctx.test.params;
     for rep in 0..p.repetitions {
-        let it = iteration(&ctx, rep, made, observer, &mut res);
+        let it = iteration(ctx, rep, made, observer, res);
         res.iterations.push(it);
         if !matches!(res.outcome, Outcome::Completed) && !data_only(&res.outcome) {
             break;
@@ -323,11 +341,6 @@ fn run_test(
             break;
         }
     }
-    finish(&ctx, &mut res);
-    if leader {
-        observer.test_done(&res);
-    }
-    res
 }
 
 /// A data error (a check found differences): the run goes on, as IOR's.
