@@ -493,6 +493,43 @@ fn a_missing_directory_or_a_linked_unique_directory_is_refused() {
     );
 }
 
+/// Two quick Ctrl-Cs: the second ends the process at once (exit 130),
+/// and what the run may have left is named on stderr. The slow
+/// transfers (2 s apart) keep the first one's cleanup from finishing
+/// before the second comes.
+#[test]
+fn a_second_ctrl_c_names_what_may_be_left() {
+    let s = Scratch::new("ior-stop2");
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["ior", "-F", "-w", "-O", "interIODelay=2000000"])
+        .args(["-b", "16m", "-t", "4k", "--tasks", "2", "-o"])
+        .arg(s.path("f"))
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if s.path("f.00000001").exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for _ in 0..2 {
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    let left = tree(&s.root);
+    let err = stderr(&o);
+    for f in &left {
+        assert!(err.contains(&s.path(f).display().to_string()), "{f}: {err}");
+    }
+}
+
 /// IOR's -f script: each RUN is a test, starting from the one before and
 /// from the command line's options.
 #[test]
