@@ -238,6 +238,12 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
         drop(s.world);
         return Outcome::Error(f);
     }
+    crate::signals::set_last_words(last_words(
+        prog,
+        &s.cfg,
+        (s.threads * transport.size()) as u64,
+        s.backend.capabilities().discards,
+    ));
     if leader {
         announce(prog, &s.cfg, s.threads * transport.size());
         if shown.live {
@@ -273,6 +279,49 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
     crate::signals::bound_mpi_finalize(crate::exit::code(&outcome));
     drop(s.world);
     outcome
+}
+
+/// What a second Ctrl-C says as it ends the process at once, cleanup
+/// cut short: the files (and `-u` directories) the writing tests make,
+/// the first few of them; nothing for the null backend, which keeps
+/// nothing.
+fn last_words(prog: &str, cfg: &Config, tasks: u64, discards: bool) -> String {
+    const SHOWN: usize = 20;
+    let mut names = Vec::new();
+    for t in cfg.tests.iter().filter(|t| t.params.write && !discards) {
+        let p = &t.params;
+        let n = p.num_tasks.unwrap_or(tasks).min(tasks);
+        let reps = if p.multi_file { p.repetitions } else { 1 };
+        let per_rep = if p.file_per_proc { n } else { 1 };
+        for rep in 0..reps {
+            for task in 0..per_rep {
+                let (file, dir) = iolab_ior::plan::file_name(p, task, n, rep);
+                names.extend(
+                    dir.into_iter()
+                        .chain([file])
+                        .map(|x| x.display().to_string()),
+                );
+            }
+        }
+        if names.len() > SHOWN {
+            break;
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    if names.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "\n{prog}: stopped at once by a second signal; cleanup was skipped or cut short. What this run writes may be left:\n"
+    );
+    for n in names.iter().take(SHOWN) {
+        s.push_str(&format!("{prog}:   {n}\n"));
+    }
+    if names.len() > SHOWN {
+        s.push_str(&format!("{prog}:   (and more files of these tests)\n"));
+    }
+    s
 }
 
 /// The `--csv` export, written as it is made.

@@ -389,6 +389,8 @@ fn bad_usage_is_refused_by_name_before_anything_is_made() {
         ("--json DIR/no/such/r.json", "--json"),
         ("-a MMAP --posix.odirect", "mapping"),
         ("-i 0", "-i"),
+        ("-M 1024t", "-M 1125899906842624"),
+        ("-O memoryPerTask=1024t", "memoryPerTask"),
     ] {
         let o = ior(&s.root, &format!("{line} -o DIR/f --tasks 2"));
         assert_eq!(o.status.code(), Some(2), "{line}: {}", stdout(&o));
@@ -423,6 +425,109 @@ fn an_existing_file_is_refused_unless_e() {
     let o = ior(&s.root, "-r -b 64k -t 16k -o DIR/f");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(s.path("f").exists());
+}
+
+/// A refusal before anything runs: exit 2, its needle on stderr,
+/// nothing printed on stdout, and the scratch directory as `before`.
+fn refused(s: &Scratch, line: &str, needle: &str, before: &[&str]) {
+    let o = ior(&s.root, line);
+    assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+    assert!(stderr(&o).contains(needle), "{line}: {}", stderr(&o));
+    assert!(stdout(&o).is_empty(), "{line}: {}", stdout(&o));
+    assert_eq!(tree(&s.root), before, "{line}");
+}
+
+/// A symbolic link at a test file's name, dangling or not, -E or not,
+/// is refused and left as it is: iolab never writes, reads or removes
+/// through one.
+#[test]
+fn a_link_at_a_test_file_s_name_is_refused() {
+    let s = Scratch::new("ior-link");
+    std::os::unix::fs::symlink(s.path("outside"), s.path("dangling")).unwrap();
+    std::os::unix::fs::symlink("nowhere", s.path("dang.00000001")).unwrap();
+    std::fs::write(s.path("victim"), b"someone's").unwrap();
+    std::os::unix::fs::symlink(s.path("victim"), s.path("tf")).unwrap();
+    let all = ["dang.00000001", "dangling", "tf", "victim"];
+    let link = "a symbolic link";
+    refused(&s, "-w -b 1m -t 256k -o DIR/dangling", link, &all);
+    refused(&s, "-w -F -b 1m -t 256k -o DIR/dang --tasks 2", link, &all);
+    refused(&s, "-w -E -b 1m -t 256k -o DIR/tf", link, &all);
+    refused(&s, "-w -E -b 1m -t 256k -o DIR/dangling", link, &all);
+    refused(&s, "-r -b 1m -t 256k -o DIR/tf", link, &all);
+    assert_eq!(std::fs::read(s.path("victim")).unwrap(), b"someone's");
+    assert_eq!(
+        std::fs::read_link(s.path("dangling")).unwrap(),
+        s.path("outside")
+    );
+}
+
+/// A test file's directory that does not exist is refused before the
+/// first test runs, in any test of a script; a -u directory that is a
+/// link is never followed.
+#[test]
+fn a_missing_directory_or_a_linked_unique_directory_is_refused() {
+    let s = Scratch::new("ior-nodir");
+    refused(
+        &s,
+        "-w -b 1m -t 256k -o DIR/nodir/f",
+        "nodir does not exist",
+        &[],
+    );
+    std::fs::write(
+        s.path("s.ior"),
+        format!(
+            "IOR START\n  testFile={0}/a\n  blockSize=1m\n  transferSize=256k\nRUN\n  testFile={0}/nodir/b\nRUN\nIOR STOP\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    refused(&s, "-f DIR/s.ior -w -k", "test 1: -o ", &["s.ior"]);
+    std::fs::create_dir_all(s.path("u")).unwrap();
+    std::fs::create_dir(s.path("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(s.path("elsewhere"), s.path("u/0")).unwrap();
+    refused(
+        &s,
+        "-w -F -u -k -b 1m -t 256k --tasks 2 -o DIR/u/tf",
+        "-u: ",
+        &["elsewhere/", "s.ior", "u/", "u/0"],
+    );
+}
+
+/// Two quick Ctrl-Cs: the second ends the process at once (exit 130),
+/// and what the run may have left is named on stderr. The slow
+/// transfers (2 s apart) keep the first one's cleanup from finishing
+/// before the second comes.
+#[test]
+fn a_second_ctrl_c_names_what_may_be_left() {
+    let s = Scratch::new("ior-stop2");
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["ior", "-F", "-w", "-O", "interIODelay=2000000"])
+        .args(["-b", "16m", "-t", "4k", "--tasks", "2", "-o"])
+        .arg(s.path("f"))
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if s.path("f.00000001").exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for _ in 0..2 {
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    let left = tree(&s.root);
+    let err = stderr(&o);
+    for f in &left {
+        assert!(err.contains(&s.path(f).display().to_string()), "{f}: {err}");
+    }
 }
 
 /// IOR's -f script: each RUN is a test, starting from the one before and

@@ -224,10 +224,15 @@ impl Config {
     }
 
     /// Checks what depends on the task count: sizes that must fit in 64
-    /// bits and buffers that must fit in memory.
+    /// bits, and buffers and `-M`'s memory that must fit in memory.
     pub fn check_tasks(&self, tasks: u64, per_process: u64) -> Result<(), ConfigError> {
+        let limit = iolab_core::env::memory_limit();
         for t in &self.tests {
             let p = &t.params;
+            crate::hog::check(p, per_process, limit).map_err(|e| match p.id {
+                0 => ConfigError(e),
+                id => ConfigError(format!("test {id}: {e}")),
+            })?;
             let n = p.num_tasks.unwrap_or(tasks).min(tasks);
             let agg = p
                 .block_bytes

@@ -40,6 +40,7 @@ pub mod outliers;
 pub mod params;
 pub mod phase;
 pub mod plan;
+mod preflight;
 pub mod reduce;
 pub mod results;
 pub mod run;

@@ -1,16 +1,18 @@
 //! The tests of a run, one after the other, each on its first `-N`
 //! tasks: per iteration the write, `-W`'s read-back, the read and the
 //! removal, as IOR's TestIoSys orders them; the stonewall status file;
-//! the summary. Before the first test, every file a test would write is
-//! looked for: one that exists and was not made by this run is refused
-//! (unless `-E`), so that nothing the run did not make is written over
-//! or removed.
+//! the summary. Before the first test, every name a test would use is
+//! looked at (`preflight.rs`): a file that exists and was not made by
+//! this run (unless `-E`), a symbolic link at a test file's or a `-u`
+//! directory's name, or a missing directory is refused, so that nothing
+//! the run did not make is written over or removed.
 
 use crate::config::{Config, Test};
 use crate::ctx::{self, Ctx};
 use crate::file::{Files, Layout};
 use crate::phase::{Kind, Step};
 use crate::plan;
+use crate::preflight;
 use crate::results::{self, Access, AccessResult, FsSpace, Iteration, TestResult};
 use iolab_backend::{c_path, Backend};
 use iolab_comm::{run_subset, Comm, CommExt, Transport};
@@ -96,9 +98,9 @@ impl Runner<'_> {
         })
     }
 
-    /// Looks for the files the tests would write; one that exists is
-    /// refused unless its test says `-E`. Rank 0 looks; every rank
-    /// gets the answer.
+    /// Looks at every name the tests would use (`preflight.rs`): a file
+    /// there (unless `-E`), a symbolic link, a missing directory is
+    /// refused. Rank 0 looks; every rank gets the answer.
     pub fn preflight(&self) -> Result<(), Failure> {
         let mut why = String::new();
         if self.transport.rank() == 0 {
@@ -120,32 +122,22 @@ impl Runner<'_> {
     }
 
     fn look_for_files(&self) -> Result<(), String> {
+        let several = self.cfg.tests.len() > 1;
         for t in &self.cfg.tests {
-            let p = &t.params;
-            if !(p.write || p.check_write) || p.use_existing || self.backend.capabilities().discards
-            {
-                continue;
-            }
-            let files = self.files(t).map_err(|e| e.to_string())?;
-            let n = p
+            let tasks = t
+                .params
                 .num_tasks
                 .unwrap_or(self.tasks() as u64)
                 .min(self.tasks() as u64);
-            let reps = if p.multi_file { p.repetitions } else { 1 };
-            let names = if p.file_per_proc { n } else { 1 };
-            for rep in 0..reps {
-                for task in 0..names {
-                    let (path, _) = plan::file_name(p, task, n, rep);
-                    match files.exists(&path) {
-                        Ok(false) => {}
-                        Ok(true) => return Err(format!(
-                            "{}: the file exists; iolab ior never writes over or removes a file it did not make: remove it, or give -E to write over it",
-                            path.display()
-                        )),
-                        Err(e) => return Err(format!("{}: cannot look for it: {e}", path.display())),
-                    }
-                }
-            }
+            let files = self.files(t).map_err(|e| e.to_string())?;
+            preflight::look(
+                &preflight::Look {
+                    test: t,
+                    files,
+                    tasks,
+                },
+                several,
+            )?;
         }
         Ok(())
     }
@@ -316,9 +308,27 @@ fn run_test(
     if leader {
         observer.test_started(&res);
     }
-    let _held = crate::hog::hold(p, &ctx.geo);
+    let held = crate::hog::hold(p, &ctx.geo);
+    let ready = held.as_ref().map(|_| ());
+    // Every task learns whether any could not hold its memory: the test
+    // is then an error, never run without it.
+    match agree_failure(comm, ready.map_err(|e| Failure::other("-M", e.clone()))) {
+        Ok(()) => iterations(&ctx, made, observer, &mut res),
+        Err(f) => fail(&mut res, f),
+    }
+    drop(held);
+    finish(&ctx, &mut res);
+    if leader {
+        observer.test_done(&res);
+    }
+    res
+}
+
+/// The test's iterations, until one stops it or `-T`'s time is up.
+fn iterations(ctx: &Ctx, made: &Made, observer: &dyn Observer, res: &mut TestResult) {
+    let p = &ctx.test.params;
     for rep in 0..p.repetitions {
-        let it = iteration(&ctx, rep, made, observer, &mut res);
+        let it = iteration(ctx, rep, made, observer, res);
         res.iterations.push(it);
         if !matches!(res.outcome, Outcome::Completed) && !data_only(&res.outcome) {
             break;
@@ -331,11 +341,6 @@ fn run_test(
             break;
         }
     }
-    finish(&ctx, &mut res);
-    if leader {
-        observer.test_done(&res);
-    }
-    res
 }
 
 /// A data error (a check found differences): the run goes on, as IOR's.
@@ -473,12 +478,7 @@ fn prepare_write(ctx: &Ctx, path: &Path, dir: Option<&Path>, made: &Made) -> Res
     let p = &ctx.test.params;
     let mine = p.file_per_proc || ctx.rank() == 0;
     if let Some(d) = dir.filter(|_| mine) {
-        let io = |e: std::io::Error| Failure::io("mkdir", Some(d.display().to_string()), &e);
-        let c = c_path(d).map_err(io)?;
-        if !ctx.files.be.exists(&c).map_err(io)? {
-            ctx.files.be.mkdir(&c, 0o700).map_err(io)?;
-            made.add(d);
-        }
+        unique_dir(ctx.files.be, d, made)?;
     }
     if mine && !p.use_existing && made.has(path) && ctx.files.exists(path).unwrap_or(false) {
         ctx.files
@@ -486,6 +486,35 @@ fn prepare_write(ctx: &Ctx, path: &Path, dir: Option<&Path>, made: &Made) -> Res
             .map_err(|e| Failure::io("remove", Some(path.display().to_string()), &e))?;
     }
     Ok(())
+}
+
+/// `-u`'s directory `d`: made, or one already there opened without
+/// following links (on a local backend), so that a link planted since
+/// the preflight is an error rather than a way to put the file wherever
+/// it points (a dangling one makes mkdir fail).
+fn unique_dir(be: &dyn Backend, d: &Path, made: &Made) -> Result<(), Failure> {
+    let io = |e: std::io::Error| Failure::io("mkdir", Some(d.display().to_string()), &e);
+    let c = c_path(d).map_err(io)?;
+    if !be.exists(&c).map_err(io)? {
+        be.mkdir(&c, 0o700).map_err(io)?;
+        made.add(d);
+        return Ok(());
+    }
+    if !be.capabilities().local {
+        // An object store's directories are key prefixes: no links.
+        return Ok(());
+    }
+    match preflight::open_unfollowed(be, d) {
+        Ok(_) => Ok(()),
+        Err(e) if iolab_backend::not_a_directory(&e) => Err(Failure::other(
+            "-u",
+            format!(
+                "{}: not a directory (a symbolic link?); iolab ior never follows a link where a task's directory goes",
+                d.display()
+            ),
+        )),
+        Err(e) => Err(io(e)),
+    }
 }
 
 /// Every task's failure, the lowest task's known to all (collective).
