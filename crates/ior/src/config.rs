@@ -230,7 +230,7 @@ impl Config {
         for t in &self.tests {
             let p = &t.params;
             crate::hog::check(p, per_process, limit).map_err(|e| match p.id {
-                0 => ConfigError(e),
+                0 => ConfigError(e.to_string()),
                 id => ConfigError(format!("test {id}: {e}")),
             })?;
             let n = p.num_tasks.unwrap_or(tasks).min(tasks);

@@ -8,6 +8,17 @@ use crate::params::{Hog, Params};
 use crate::plan::Geometry;
 use iolab_core::env::MemoryLimit;
 
+/// Memory `-M` or `-O memoryPerTask` asks for that cannot be held,
+/// named by the option that asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{option}: {why}")]
+pub struct HogError {
+    /// The option as given (`-M 1099511627776`).
+    pub option: String,
+    /// Why it cannot be held, and what to do.
+    pub why: String,
+}
+
 /// The memory held (released when dropped).
 pub struct Held(#[allow(dead_code)] Vec<u8>);
 
@@ -55,7 +66,7 @@ pub fn most_per_process(p: &Params, per_process: u64) -> u64 {
 /// Refuses (before anything runs) memory a process could not hold
 /// within `limit`: touching pages that cannot be backed would swap or
 /// bring the OOM killer rather than measure anything.
-pub fn check(p: &Params, per_process: u64, limit: MemoryLimit) -> Result<(), String> {
+pub fn check(p: &Params, per_process: u64, limit: MemoryLimit) -> Result<(), HogError> {
     let need = most_per_process(p, per_process);
     if need <= limit.bytes {
         return Ok(());
@@ -64,25 +75,30 @@ pub fn check(p: &Params, per_process: u64, limit: MemoryLimit) -> Result<(), Str
         1 => "this process's task".to_string(),
         n => format!("this process's {n} tasks"),
     };
-    Err(format!(
-        "{}: {tasks} would hold {need} bytes ({}), more than {}: {}; ask for less",
-        option(p),
-        human(need),
-        limit.source,
-        human(limit.bytes)
-    ))
+    Err(HogError {
+        option: option(p),
+        why: format!(
+            "{tasks} would hold {need} bytes ({}), more than {}: {}; ask for less",
+            human(need),
+            limit.source,
+            human(limit.bytes)
+        ),
+    })
 }
 
 /// Takes and touches the memory (None when the test asks for none); an
 /// error, naming the option, when it cannot be had now, before any page
 /// is touched.
-pub fn hold(p: &Params, geo: &Geometry) -> Result<Option<Held>, String> {
+pub fn hold(p: &Params, geo: &Geometry) -> Result<Option<Held>, HogError> {
     let n = bytes(p, geo);
     if n == 0 {
         return Ok(None);
     }
     let limit = iolab_core::env::memory_limit();
-    let cannot = |why: &str| format!("{}: cannot hold {n} bytes for this task: {why}", option(p));
+    let cannot = |why: &str| HogError {
+        option: option(p),
+        why: format!("cannot hold {n} bytes for this task: {why}"),
+    };
     if n > limit.bytes {
         return Err(cannot(&format!(
             "{} is {} bytes",
@@ -117,10 +133,14 @@ mod tests {
         };
         assert!(check(&with(Hog::None), 4, limit).is_ok());
         assert!(check(&with(Hog::PerTask(256 << 20)), 4, limit).is_ok());
-        let e = check(&with(Hog::PerTask(256 << 20)), 5, limit).unwrap_err();
+        let e = check(&with(Hog::PerTask(256 << 20)), 5, limit)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("-O memoryPerTask=268435456:"), "{e}");
         assert!(e.contains("this machine's memory"), "{e}");
-        let e = check(&with(Hog::PerNode(1 << 40)), 1, limit).unwrap_err();
+        let e = check(&with(Hog::PerNode(1 << 40)), 1, limit)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("-M 1099511627776:"), "{e}");
     }
 
@@ -132,7 +152,10 @@ mod tests {
             tasks_on_node0: 1,
             block_mapping: true,
         };
-        let e = hold(&with(Hog::PerTask(u64::MAX / 2)), &geo).err().unwrap();
+        let e = hold(&with(Hog::PerTask(u64::MAX / 2)), &geo)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.starts_with("-O memoryPerTask="), "{e}");
         assert!(hold(&with(Hog::None), &geo).unwrap().is_none());
         let held = hold(&with(Hog::PerTask(1 << 20)), &geo).unwrap();

@@ -312,7 +312,7 @@ fn run_test(
     let ready = held.as_ref().map(|_| ());
     // Every task learns whether any could not hold its memory: the test
     // is then an error, never run without it.
-    match agree_failure(comm, ready.map_err(|e| Failure::other("-M", e.clone()))) {
+    match agree_failure(comm, ready.map_err(|e| Failure::other("-M", e.to_string()))) {
         Ok(()) => iterations(&ctx, made, observer, &mut res),
         Err(f) => fail(&mut res, f),
     }
