@@ -246,7 +246,7 @@ mod tests {
 
     #[test]
     fn shared_buffers_work() {
-        let mut b = IoBuffer::shared(8192).unwrap();
+        let mut b = IoBuffer::shared(8192, 0).unwrap();
         b.as_mut_slice()[0] = 1;
         assert_eq!(b.as_slice()[0], 1);
         assert_eq!(b.address() % page_size(), 0);
