@@ -144,7 +144,11 @@ fn running_out_of_space_stops_and_removes_what_the_run_made() {
     );
     let o = xdd(&s.root, &line);
     assert_eq!(code(&o), Some(1), "{}", says(&o));
-    assert!(stderr(&o).contains("-preallocate: No space left"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("-preallocate: No space left"),
+        "{}",
+        stderr(&o)
+    );
     // Nothing ran: no report, as for any target that cannot be prepared.
     assert!(!s.path("p.json").exists());
     assert!(entries(&small.dir).is_empty(), "{:?}", entries(&small.dir));
