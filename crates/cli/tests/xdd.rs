@@ -212,6 +212,20 @@ fn queue_depth_rows_sum_to_the_target() {
     assert_eq!(q.iter().map(|x| x.5).sum::<u64>(), 100);
     assert_eq!(q.iter().map(|x| x.4).sum::<u64>(), 100 * 4096);
     assert!(r.contains(&("TARGET_PASS".into(), 1, 0, 4, 409600, 100)));
+    // QThreads left idle (more of them than requests) say what their
+    // target does; they said `read` on a write target.
+    let o = xdd(
+        &d,
+        "-op write -target f -reqsize 4 -numreqs 2 -qd 4 -qthreadinfo",
+    );
+    ok(&o);
+    let out = stdout(&o);
+    let types: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("QUEUE_PASS"))
+        .map(|l| l.split_whitespace().nth(11).unwrap())
+        .collect();
+    assert_eq!(types, ["write"; 4], "{out}");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! (-qthreadinfo) and TARGET_PASS rows (-verbose); then TARGET_AVERAGE per
 //! target (-verbose), COMBINED, and DESKEW (-deskew).
 
+use iolab_xdd::config::TargetOpts;
 use iolab_xdd::figures::Figures;
 use iolab_xdd::results::{Counts, RunResults, TargetPass};
 use iolab_xdd::values::Op;
@@ -28,9 +29,33 @@ pub struct Row {
     pub figures: Figures,
 }
 
-fn op_type(c: &Counts, noop: bool) -> &'static str {
-    match (noop, c.read_ops > 0, c.write_ops > 0) {
-        (true, _, _) => "noop",
+/// What a row's operations were; a row that did none (a QThread left
+/// idle by a queue deeper than the requests, a target stopped early)
+/// says what its targets were asked to do rather than `read`.
+fn op_type(c: &Counts, planned: &'static str) -> &'static str {
+    match (planned, c.read_ops > 0, c.write_ops > 0) {
+        ("noop", _, _) => "noop",
+        (_, true, true) => "mixed",
+        (_, false, true) => "write",
+        (_, true, false) => "read",
+        (_, false, false) => planned,
+    }
+}
+
+/// What the targets `ts` were asked to do, as an Op_Type word.
+fn planned<'a>(ts: impl IntoIterator<Item = &'a TargetOpts>) -> &'static str {
+    let (mut n, mut noop, mut reads, mut writes) = (0, 0, false, false);
+    for t in ts {
+        n += 1;
+        if t.op == Op::Noop {
+            noop += 1;
+            continue;
+        }
+        reads |= t.read_percent() > 0.0;
+        writes |= t.writes();
+    }
+    match (noop > 0 && noop == n, reads, writes) {
+        (true, ..) => "noop",
         (_, true, true) => "mixed",
         (_, false, true) => "write",
         _ => "read",
@@ -62,7 +87,7 @@ fn pass_rows(r: &RunResults) -> impl Iterator<Item = Row> + '_ {
 fn one_pass_rows(r: &RunResults, tp: TargetPass, out: &mut Vec<Row>) {
     let g = &r.config.global;
     let t = r.config.targets.get(tp.target);
-    let noop = t.is_some_and(|x| x.op == Op::Noop);
+    let asked = planned(t);
     let bs = t.map_or(1024, |x| x.blocksize);
     if g.qthreadinfo {
         for q in tp.qthreads {
@@ -71,7 +96,7 @@ fn one_pass_rows(r: &RunResults, tp: TargetPass, out: &mut Vec<Row>) {
                 pass: tp.pass,
                 target: tp.target as u64,
                 queue: q.qthread as u64,
-                op_type: op_type(&q.counts, noop),
+                op_type: op_type(&q.counts, asked),
                 blocksize: bs,
                 figures: Figures::of(&q.counts),
                 counts: q.counts,
@@ -84,7 +109,7 @@ fn one_pass_rows(r: &RunResults, tp: TargetPass, out: &mut Vec<Row>) {
             pass: tp.pass,
             target: tp.target as u64,
             queue: t.map_or(1, |x| x.queuedepth),
-            op_type: op_type(&tp.counts, noop),
+            op_type: op_type(&tp.counts, asked),
             blocksize: bs,
             figures: Figures::of(&tp.counts),
             counts: tp.counts,
@@ -96,7 +121,7 @@ fn one_pass_rows(r: &RunResults, tp: TargetPass, out: &mut Vec<Row>) {
 fn end_rows(r: &RunResults) -> Vec<Row> {
     let g = &r.config.global;
     let t = &r.config.targets;
-    let noop = |i: usize| t.get(i).is_some_and(|x| x.op == Op::Noop);
+    let asked = |i: usize| planned(t.get(i));
     let qd = |i: usize| t.get(i).map_or(1, |x| x.queuedepth);
     let bs = |i: usize| t.get(i).map_or(1024, |x| x.blocksize);
     let mut out = Vec::new();
@@ -109,7 +134,7 @@ fn end_rows(r: &RunResults) -> Vec<Row> {
                 pass: passes,
                 target: i as u64,
                 queue: qd(i),
-                op_type: op_type(&c, noop(i)),
+                op_type: op_type(&c, asked(i)),
                 blocksize: bs(i),
                 figures: Figures::of(&c),
                 counts: c,
@@ -130,14 +155,14 @@ fn end_rows(r: &RunResults) -> Vec<Row> {
 
 fn combined_with(r: &RunResults, c: Counts) -> Row {
     let t = &r.config.targets;
-    let all_noop = !t.is_empty() && t.iter().all(|x| x.op == Op::Noop);
+    let asked = planned(t);
     let same_bs = t.first().map_or(1024, |x| x.blocksize);
     Row {
         what: "COMBINED",
         pass: r.passes.len(),
         target: r.targets.len() as u64,
         queue: t.iter().map(|x| x.queuedepth).sum(),
-        op_type: op_type(&c, all_noop),
+        op_type: op_type(&c, asked),
         blocksize: same_bs,
         figures: Figures::of(&c),
         counts: c,
