@@ -185,11 +185,21 @@ where
 
 /// What a second Ctrl-C (which ends the process at once) leaves behind.
 fn warn_leftovers(dirs: &[PathBuf]) {
+    crate::signals::set_last_words(last_words(dirs));
+}
+
+/// The words of [`warn_leftovers`]. A survey of devices or of the
+/// network makes no files (it writes into what the user named, or sends
+/// over the wire); it said "remove what it left by hand: " and nothing.
+fn last_words(dirs: &[PathBuf]) -> String {
+    if dirs.is_empty() {
+        return "\niolab survey: stopped at once; this survey makes no files, so nothing is left to remove\n".into();
+    }
     let list: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    crate::signals::set_last_words(format!(
+    format!(
         "\niolab survey: stopped at once; remove what it left by hand: {}\n",
         list.join(" ")
-    ));
+    )
 }
 
 /// Ends the backend's run and returns what it has to tell (S3: retried
@@ -428,5 +438,19 @@ impl Lines {
             }
         }
         Some(failed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_words_name_what_is_left_or_say_nothing_is() {
+        let none = last_words(&[]);
+        assert!(none.contains("makes no files"), "{none}");
+        assert!(!none.contains("by hand"), "{none}");
+        let two = last_words(&[PathBuf::from("/a/w.1"), PathBuf::from("/b/w.1")]);
+        assert!(two.ends_with("by hand: /a/w.1 /b/w.1\n"), "{two}");
     }
 }
