@@ -69,6 +69,11 @@ fn port(c: &mut iolab_opts::Cursor) -> Result<u16, OptError> {
     Ok(c.count("port number (0: any free port)", 0, 65_535)? as u16)
 }
 
+/// The port of a server to reach: 0 names no server.
+fn server_port(c: &mut iolab_opts::Cursor) -> Result<u16, OptError> {
+    Ok(c.count("port number", 1, 65_535)? as u16)
+}
+
 static SERVER_OPTS: &[Entry<ServerRaw, ServerRaw>] = &[
     Entry {
         name: "port",
@@ -124,14 +129,14 @@ static GET_OPTS: &[Entry<GetRaw, GetRaw>] = &[
         example: "-timeserver node1", check: Check::Ok(|r| r.host.as_deref() == Some("node1")) },
     Entry { name: "port", short: None, aliases: &[], arity: Arity::Words, scoped: false,
         args: "<port>", help: "the time server's port (default 2000)",
-        apply: |c, r, _| { r.port = port(c)?; Ok(()) },
+        apply: |c, r, _| { r.port = server_port(c)?; Ok(()) },
         example: "-timeserver h -port 2100", check: Check::Ok(|r| r.port == 2100) },
     Entry { name: "add", short: None, aliases: &[], arity: Arity::Words, scoped: false,
         args: "<seconds>", help: "seconds to add to the global time printed (may be negative)",
         apply: |c, r, _| {
             let v = c.value("seconds")?;
             let n: i64 = v.parse().map_err(|_| c.err(format!("'{v}' is not a whole number of seconds")))?;
-            if n.abs() > MAX_ADD_S { return Err(c.err(format!("at most {MAX_ADD_S} seconds either way"))); }
+            if n.unsigned_abs() > MAX_ADD_S as u64 { return Err(c.err(format!("at most {MAX_ADD_S} seconds either way"))); }
             r.add_s = n;
             Ok(())
         },
@@ -336,6 +341,9 @@ mod tests {
         for (line, opt) in [
             ("-port 70000", "port"),
             ("-add x", "add"),
+            // Negating i64::MIN panicked; port 0 names no server.
+            ("-add -9223372036854775808", "add"),
+            ("-port 0", "port"),
             ("-timeout 0", "timeout"),
             ("-bogus", "bogus"),
         ] {

@@ -127,8 +127,12 @@ pub fn estimate(
                 .map_err(|_| NetError::Protocol("a clock reply must be 8 bytes".into()))?,
         );
         let mid = t0 / 2 + t1 / 2 + (t0 % 2 + t1 % 2) / 2;
+        // A server's time is read as it is sent (u64 ns since the epoch);
+        // one more than 2^63 - 1 ns (the year 2262) is no clock's.
+        let ts = i64::try_from(ts)
+            .map_err(|_| NetError::Protocol(format!("a clock reply of {ts} ns is past 2262")))?;
         let e = Estimate {
-            offset_ns: ts as i64 - mid as i64,
+            offset_ns: ts.saturating_sub(mid as i64),
             rtt_ns: t1.saturating_sub(t0),
             bounces: i + 1,
         };
@@ -141,4 +145,36 @@ pub fn estimate(
     b.bounces = bounces.max(1);
     c.shutdown();
     Ok(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server whose clock reads `reply`, answering one request.
+    fn answering(reply: u64) -> String {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            let cancel = Cancel::process();
+            let (mut c, _) = conn::accept(&l, Duration::from_secs(10), cancel).unwrap();
+            let mut buf = [0u8; 64];
+            let h = c.recv_header(cancel).unwrap();
+            c.recv_payload(&h, &mut buf, cancel).unwrap();
+            let _ = c.send(Kind::Control, 0, h.offset, &reply.to_le_bytes(), cancel);
+        });
+        addr
+    }
+
+    #[test]
+    fn a_reply_past_2262_is_a_protocol_error_not_a_panic() {
+        for reply in [1 << 63, u64::MAX] {
+            let addr = answering(reply);
+            let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap_err();
+            assert!(e.to_string().contains("past 2262"), "{reply}: {e}");
+        }
+        let addr = answering(wall_ns());
+        let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap();
+        assert!(e.offset_ns.unsigned_abs() < 60_000_000_000, "{e:?}");
+    }
 }
