@@ -143,7 +143,7 @@ struct RunArgs {
     #[arg(long)]
     agent_cmd: Option<String>,
     /// Port of the agents the console starts.
-    #[arg(long, default_value_t = DEFAULT_PORT)]
+    #[arg(long, default_value_t = DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
     port: u16,
     /// Shared key file (else IOLAB_KEY_FILE).
     #[arg(long)]
@@ -204,17 +204,27 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
 }
 
 fn run_agent(a: AgentArgs) -> Ended {
+    // A value that is no address is bad usage (exit 2), told apart from
+    // a good address that cannot be bound (port in use: exit 1).
+    match std::net::ToSocketAddrs::to_socket_addrs(a.listen.as_str()) {
+        Err(e) => {
+            return Err(Halt::usage(format!(
+                "iolab lst agent: --listen {:?}: not an ADDRESS:PORT (e.g. 0.0.0.0:{DEFAULT_PORT}): {e}",
+                a.listen
+            )))
+        }
+        // Port 0 would listen on a port no console is told of.
+        Ok(at) if at.clone().any(|s| s.port() == 0) => {
+            return Err(Halt::usage(format!(
+                "iolab lst agent: --listen {:?}: port 0 picks a port nobody is told; give one (e.g. {DEFAULT_PORT})",
+                a.listen
+            )))
+        }
+        Ok(_) => {}
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let (key, token) =
         agent_secrets(&a, &stop).map_err(|e| Halt::usage(format!("iolab lst agent: {e}")))?;
-    // A value that is no address is bad usage (exit 2), told apart from
-    // a good address that cannot be bound (port in use: exit 1).
-    if let Err(e) = std::net::ToSocketAddrs::to_socket_addrs(a.listen.as_str()) {
-        return Err(Halt::usage(format!(
-            "iolab lst agent: --listen {:?}: not an ADDRESS:PORT (e.g. 0.0.0.0:{DEFAULT_PORT}): {e}",
-            a.listen
-        )));
-    }
     // The tests' hook, as xdd's IOLAB_E2E_DAMAGE: a debug build only, so
     // no agent a site runs damages its data because of a stray variable.
     let corrupt_every = match cfg!(debug_assertions) {

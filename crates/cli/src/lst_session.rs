@@ -36,7 +36,7 @@ pub struct NewSessionArgs {
     #[arg(long)]
     agent_cmd: Option<String>,
     /// iolab: port of agents named without one (NIDs included).
-    #[arg(long, default_value_t = DEFAULT_PORT)]
+    #[arg(long, default_value_t = DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
     port: u16,
     /// iolab: shared key file every agent holds (else IOLAB_KEY_FILE).
     #[arg(long)]

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{skip_or_fail, stderr, stdout};
+use common::{iolab, skip_or_fail, stderr, stdout};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -462,6 +462,13 @@ fn malformed_commands_exit_2_and_start_nothing() {
             "5",
         ],
         &["ping", "--to", "h2"],
+        // Port 0 started agents nobody could reach; a repeated brw
+        // parameter's first value was dropped.
+        &["ping", "--from", "h1", "--to", "h2", "--port", "0"],
+        &[
+            "brw", "write", "size=4k", "size=8k", "--from", "h1", "--to", "h2",
+        ],
+        &["brw", "read", "write", "--from", "h1", "--to", "h2"],
     ];
     for c in cases {
         let mut w: Vec<&str> = c.to_vec();
@@ -471,6 +478,10 @@ fn malformed_commands_exit_2_and_start_nothing() {
         assert!(!stderr(&o).trim().is_empty(), "{c:?} says why");
         assert!(!marker.exists(), "{c:?} started an agent");
     }
+    // An agent on port 0 would listen where no console is told.
+    let o = iolab(&["lst", "agent", "--listen", "127.0.0.1:0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("port 0"), "{}", stderr(&o));
 }
 
 #[test]

@@ -126,7 +126,22 @@ impl Test {
 fn parse_brw(words: &[String]) -> Result<Test, InputError> {
     let mut op = None;
     let (mut size, mut check) = (4096u64, Check::None);
+    let mut seen: Vec<(&str, &String)> = Vec::new();
     for w in words {
+        // A second read/write, size= or check= replaced the first
+        // without a word: refused, naming both.
+        let key = match w.split_once('=') {
+            Some((k, _)) => k,
+            None if w == "read" || w == "write" => "read|write",
+            None => w.as_str(),
+        };
+        if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
+            return Err(InputError::invalid(
+                "brw",
+                format!("{w:?} repeats {first:?}: give each parameter once"),
+            ));
+        }
+        seen.push((key, w));
         match w.split_once('=') {
             None if w == "read" => op = Some(BrwOp::Read),
             None if w == "write" => op = Some(BrwOp::Write),
@@ -290,6 +305,15 @@ mod tests {
             })
         );
         assert!(Test::parse(&words("brw size=4k")).is_err());
+        // The second of a repeated parameter won silently.
+        for line in [
+            "brw write size=4k size=8k",
+            "brw read write",
+            "brw read check=full check=none",
+        ] {
+            let e = Test::parse(&words(line)).unwrap_err().to_string();
+            assert!(e.contains("give each parameter once"), "{line}: {e}");
+        }
         assert!(Test::parse(&words("brw read size=1g")).is_err());
         assert!(Test::parse(&words("brw read check=most")).is_err());
         assert!(Test::parse(&words("pong")).is_err());
