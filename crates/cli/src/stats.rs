@@ -335,6 +335,35 @@ fn analysed(tgz: &Path, format: &str, out: Option<PathBuf>) -> Outcome {
     }
 }
 
+/// Whether `cmd` names a program this process can run, as execvp finds
+/// it (a path with a slash as it is, else each directory of PATH): a
+/// command that cannot run is bad usage found before any collector
+/// starts or tarball is written.
+fn runnable(cmd: &std::ffi::OsStr) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let executable = |p: &std::path::Path| {
+        let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: access(2) reads the NUL-terminated path only.
+        p.is_file() && unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0
+    };
+    let name = std::path::Path::new(cmd);
+    let found = match cmd.as_bytes().contains(&b'/') {
+        true => executable(name),
+        false => std::env::var_os("PATH")
+            .map(|path| std::env::split_paths(&path).any(|d| executable(&d.join(name))))
+            .unwrap_or(false),
+    };
+    match found {
+        true => Ok(()),
+        false => Err(format!(
+            "cannot run {}: no such program (or not executable); nothing was started",
+            name.display()
+        )),
+    }
+}
+
 /// `stats run`'s --json and --store, its command line for them, and
 /// --keep-going.
 struct RunRecord {
@@ -365,6 +394,9 @@ fn run(
 ) -> Ended {
     let cfg = load(config)?;
     plan(&cfg, rsh)?;
+    if let Some(first) = command.first() {
+        runnable(first).map_err(|e| Halt::usage(format!("iolab stats run: {e}")))?;
+    }
     let tgz = tarball.unwrap_or_else(default_tarball);
     // Before the collectors start and the command runs, not after.
     cluster::check_destination(&tgz).map_err(|e| Halt::usage(format!("iolab stats run: {e}")))?;

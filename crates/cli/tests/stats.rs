@@ -379,6 +379,16 @@ fn run_wraps_a_command_and_keeps_its_exit_status() {
         ],
     );
     ok(&o);
+    // A command that cannot run is refused before any collector starts
+    // (it ran the collectors and wrote the tarballs, then exit 1).
+    let fresh = s.path("none");
+    std::fs::create_dir(&fresh).unwrap();
+    for cmd in ["/no/such/cmd", "no-such-iolab-command"] {
+        let o = run_in(&fresh, &["stats", "run", "local,1s", "--", cmd]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
+        assert!(stderr(&o).contains("cannot run"), "{}", stderr(&o));
+        assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0, "{cmd}");
+    }
 }
 
 /// A STATFS_PATHS path this node cannot ask (a typo, a file system not
