@@ -1,7 +1,7 @@
 //! What a run has to tell besides its figures: why it ended early, what
 //! it passed over or sent again, and what it left in the bucket.
 
-use crate::result::{Ended, Report};
+use crate::result::{Ended, Left, Report};
 
 /// The notes of a finished run.
 pub fn of(r: &Report) -> Vec<String> {
@@ -28,21 +28,54 @@ pub fn of(r: &Report) -> Vec<String> {
             r.retries
         ));
     }
-    out.push(left(r));
+    out.push(left(
+        &r.left,
+        &format!("s3://{}/{}", r.bucket, r.run_prefix),
+    ));
     out
 }
 
-fn left(r: &Report) -> String {
-    let at = format!("s3://{}/{}", r.bucket, r.run_prefix);
-    let listed = match (r.left.listed_objects, r.left.listed_bytes) {
-        (Some(n), Some(b)) => format!(" (a LIST found {n} objects, {b} bytes)"),
-        _ => String::new(),
+/// What the run left under `at`, by its count and by the LIST after it.
+fn left(l: &Left, at: &str) -> String {
+    let counted = match l.objects {
+        0 => format!("nothing of this run is left under {at}"),
+        n => format!("this run left {n} objects ({} bytes) under {at}", l.bytes),
     };
-    match r.left.objects {
-        0 => format!("nothing of this run is left under {at}{listed}"),
-        n => format!(
-            "this run left {n} objects ({} bytes) under {at}{listed}",
-            r.left.bytes
+    // A LIST that disagrees is said as a disagreement (the outcome is
+    // the check's error): "nothing is left ... (a LIST found 3 objects)"
+    // read as a contradiction.
+    match (l.listed_objects, l.listed_bytes) {
+        (Some(n), Some(b)) if l.agrees() => {
+            format!("{counted} (a LIST found {n} objects, {b} bytes)")
+        }
+        (Some(n), Some(b)) => format!(
+            "{counted} by the run's own count, but a LIST found {n} objects ({b} bytes) there: something else wrote or removed objects under it"
         ),
+        _ => counted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_that_disagrees_is_said_as_such() {
+        let l = |listed| Left {
+            objects: 0,
+            bytes: 0,
+            listed_objects: listed,
+            listed_bytes: listed.map(|n| n * 3),
+        };
+        assert_eq!(
+            left(&l(None), "s3://b/p/"),
+            "nothing of this run is left under s3://b/p/"
+        );
+        assert!(left(&l(Some(0)), "s3://b/p/").ends_with("(a LIST found 0 objects, 0 bytes)"));
+        let odd = left(&l(Some(3)), "s3://b/p/");
+        assert!(
+            odd.contains("by the run's own count, but a LIST found 3 objects (9 bytes)"),
+            "{odd}"
+        );
     }
 }
