@@ -199,7 +199,7 @@ pub fn timeserver(prog: &str, args: Vec<OsString>) -> Ended {
     let addr = format!("{}:{}", raw.bind, raw.port);
     let listener = conn::listen(&addr).map_err(|e| usage(prog, &format!("-port: {e}")))?;
     let shown = listener.local_addr().map_or(addr, |a| a.to_string());
-    eprintln!("{prog}: serving the global clock on {shown} until Ctrl-C");
+    iolab_core::say!("{prog}: serving the global clock on {shown} until Ctrl-C");
     let outcome = match clock::serve(&listener, Cancel::process()) {
         Err(iolab_net::NetError::Cancelled) => Outcome::Interrupted,
         Err(e) => Outcome::Error(Failure::other("serve", e.to_string())),
@@ -231,7 +231,7 @@ pub fn gettime(prog: &str, args: Vec<OsString>) -> Ended {
         Ok(e) => e,
         Err(iolab_net::NetError::Cancelled) => return Ok(Outcome::Interrupted),
         Err(e) => {
-            eprintln!("{prog}: -timeserver {host} -port {}: {e}", raw.port);
+            iolab_core::say!("{prog}: -timeserver {host} -port {}: {e}", raw.port);
             return Ok(Outcome::Error(Failure::other("gettime", e.to_string())));
         }
     };
@@ -261,7 +261,7 @@ fn report(raw: &GetRaw, est: &clock::Estimate) {
 fn wait_for(prog: &str, raw: &GetRaw, est: &clock::Estimate, t_s: u64) -> Outcome {
     let target_ns = t_s.saturating_mul(1_000_000_000);
     if target_ns <= est.global_now_ns() {
-        eprintln!("{prog}: note: -waitfortime {t_s} has already passed; not waiting");
+        iolab_core::say!("{prog}: note: -waitfortime {t_s} has already passed; not waiting");
         return Outcome::Completed;
     }
     let local_target = est.local_at(target_ns);

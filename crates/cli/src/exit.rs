@@ -155,7 +155,7 @@ pub fn end(ended: Ended) -> ExitCode {
         Ok(outcome) => code(&outcome),
         Err(h) => {
             if let Some(m) = &h.message {
-                eprintln!("{m}");
+                iolab_core::say!("{m}");
             }
             h.code()
         }

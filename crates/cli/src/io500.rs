@@ -256,7 +256,7 @@ fn cleanup_only(prog: &str, s: &Setup) -> Ended {
     let out = cleanup::cleanup_datadir(be, datadir, stamped, &s.layout.private_dir, Some(&tick));
     printer.cleanup_done(&out);
     for l in &out.left {
-        eprintln!("{prog}: left: {l}");
+        iolab_core::say!("{prog}: left: {l}");
     }
     Ok(match out.confirmed() {
         true => Outcome::Completed,
@@ -303,7 +303,7 @@ impl RunObserver for Printer<'_> {
     fn phase_done(&self, r: &PhaseReport) {
         print_now(&fmt::result_line(r, validity::phase_invalid(self.cfg, r)));
         if let iolab_io500::results::Detail::Failed(why) = &r.detail {
-            eprintln!("iolab io500: {} failed: {why}", r.name);
+            iolab_core::say!("iolab io500: {} failed: {why}", r.name);
         }
     }
 
@@ -316,7 +316,7 @@ impl RunObserver for Printer<'_> {
             true => "interrupted; removing",
             false => "removing",
         };
-        eprintln!(
+        iolab_core::say!(
             "{prog}: {why} what the phases left in {}: {entries} entries ({})",
             datadir.display(),
             self.hint
@@ -347,7 +347,7 @@ impl RunObserver for Printer<'_> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        eprintln!("{}: removed {} of {entries} entries", self.prog, r.removed);
+        iolab_core::say!("{}: removed {} of {entries} entries", self.prog, r.removed);
     }
 }
 
@@ -507,7 +507,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
     // with the parents it made for it, each only when empty.
     iolab_io500::remove_made(&*s.backend, &made);
     if let Err(e) = s.backend.finalize() {
-        eprintln!(
+        iolab_core::say!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",
             s.backend.name()
         );
@@ -536,7 +536,7 @@ fn finish(
     print_now(&fmt::score_line(&p.score, p.valid));
     print_now(&fmt::scorex_line(p).unwrap_or_default());
     for n in &p.notes {
-        eprintln!("{prog}: note: {n}");
+        iolab_core::say!("{prog}: note: {n}");
     }
     session.stop_watching(&result.outcome);
     let [summary, txt, json] = outputs(&s.resultdir);
@@ -546,7 +546,7 @@ fn finish(
         (&txt, fmt::result_txt(p, &s.ini_text)),
     ] {
         if let Err(e) = write_atomically(path, bytes.as_bytes()) {
-            eprintln!("{prog}: {}: cannot write: {e}", path.display());
+            iolab_core::say!("{prog}: {}: cannot write: {e}", path.display());
             outcome = outcome.worst(Outcome::Error(Failure::io(
                 "write",
                 Some(path.display().to_string()),

@@ -232,7 +232,7 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
     // own is refused (exit 2).
     if let Err(f) = runner.preflight() {
         if leader {
-            eprintln!("{prog}: {}", f.message);
+            iolab_core::say!("{prog}: {}", f.message);
         }
         drop(transport);
         drop(s.world);
@@ -267,7 +267,7 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
         print_report(prog, &s, &mut report, command, &shown);
     }
     if let Err(e) = s.backend.finalize() {
-        eprintln!(
+        iolab_core::say!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",
             s.backend.name()
         );
@@ -337,7 +337,7 @@ fn announce(prog: &str, cfg: &Config, tasks: usize) {
     }
     for t in &cfg.tests {
         if let Some(n) = t.params.num_tasks.filter(|&n| n > tasks as u64) {
-            eprintln!("{prog}: WARNING: More tasks requested ({n}) than available ({tasks}), running with {tasks} tasks.");
+            iolab_core::say!("{prog}: WARNING: More tasks requested ({n}) than available ({tasks}), running with {tasks} tasks.");
         }
     }
 }
@@ -418,15 +418,17 @@ fn print_report(
         .flat_map(|t| t.notes.iter().cloned())
         .collect();
     let notes = s.backend.notes();
-    notes.iter().for_each(|n| eprintln!("{prog}: note: {n}"));
+    notes
+        .iter()
+        .for_each(|n| iolab_core::say!("{prog}: note: {n}"));
     report.notes.extend(notes);
     if !shown.live {
         for n in &report.notes {
-            eprintln!("{prog}: WARNING: {n}");
+            iolab_core::say!("{prog}: WARNING: {n}");
         }
     }
     if let Outcome::Error(f) = &outcome {
-        eprintln!("{prog}: error: {f}");
+        iolab_core::say!("{prog}: error: {f}");
     }
     report.outcome = outcome;
 }
@@ -457,7 +459,7 @@ fn rank_csv(tests: &[TestResult], id: u32) -> String {
 /// Writes an output whole; a failure makes the run an error (exit 1).
 fn write_out(prog: &str, outcome: &mut Outcome, opt: &str, path: &Path, bytes: &[u8]) {
     if let Err(e) = iolab_output::write_atomically(path, bytes) {
-        eprintln!("{prog}: {opt} {}: cannot write: {e}", path.display());
+        iolab_core::say!("{prog}: {opt} {}: cannot write: {e}", path.display());
         let f = Failure::io(
             &format!("write {opt}"),
             Some(path.display().to_string()),

@@ -294,7 +294,7 @@ pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peer
             status,
         },
         Err(e) => {
-            eprintln!("iolab {tool}: --live: {e}; the run goes on without live figures");
+            iolab_core::say!("iolab {tool}: --live: {e}; the run goes on without live figures");
             Hook::off()
         }
     }
@@ -424,7 +424,7 @@ fn forwarded() -> Option<Box<dyn Peers>> {
             prefix: b"",
         })),
         Err(e) => {
-            eprintln!(
+            iolab_core::say!(
                 "iolab: {}: {e}; no live figures go to xddcp",
                 PathBuf::from(path).display()
             );
@@ -756,7 +756,7 @@ fn output(a: &Asked, leader: bool) -> Output {
         (Some(f), _) => match std::fs::File::create(f) {
             Ok(file) => Output::Stream(Box::new(std::io::BufWriter::new(file))),
             Err(e) => {
-                eprintln!("iolab: --live {f}: {e}");
+                iolab_core::say!("iolab: --live {f}: {e}");
                 Output::None
             }
         },

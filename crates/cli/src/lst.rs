@@ -479,7 +479,7 @@ fn run_console(plan: &Plan, r: &RunArgs, line: &str) -> Ended {
     done.figures = iolab_report::lst::json::figures(plan, &report.points);
     let outcome = session.finish(done, Render::csv(&csv_of(report.outcome.clone())));
     if outcome.is_failure() || outcome == Outcome::Interrupted {
-        eprintln!("iolab lst: {outcome}");
+        iolab_core::say!("iolab lst: {outcome}");
     }
     Ok(outcome)
 }

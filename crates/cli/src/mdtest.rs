@@ -125,7 +125,7 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
     if world.transport().rank() == 0 {
         warnings
             .iter()
-            .for_each(|w| eprintln!("{prog}: warning: {w}"));
+            .for_each(|w| iolab_core::say!("{prog}: warning: {w}"));
     }
     Ok(Some(Setup {
         session,
@@ -195,7 +195,7 @@ fn run(prog: &str, mut s: Setup) -> Outcome {
     // The engine's headline figures, which the store records as stated.
     doc.figures = doc.payload.figures();
     if let Err(e) = s.backend.finalize() {
-        eprintln!(
+        iolab_core::say!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",
             s.backend.name()
         );
@@ -235,8 +235,8 @@ fn announce_stop(
             // A reader that left (`| head -1`) wants no message, as after
             // SIGPIPE; the run still removes what it made.
             if cfg.phases.create && !crate::output::stdout_closed() {
-                eprint!("{}", where_items_are(prog, cfg, plan, "stopping; removing what this run made. Should the process be killed first, it may be left in:"));
-                eprint!("{}", mpirun_grace_hint(prog).unwrap_or_default());
+                iolab_core::say_part!("{}", where_items_are(prog, cfg, plan, "stopping; removing what this run made. Should the process be killed first, it may be left in:"));
+                iolab_core::say_part!("{}", mpirun_grace_hint(prog).unwrap_or_default());
             }
             return;
         }
@@ -335,7 +335,7 @@ impl Hooks for Shown<'_> {
 
     fn note(&self, note: &str) {
         if self.leader {
-            eprintln!("{}: note: {note}", self.prog);
+            iolab_core::say!("{}: note: {note}", self.prog);
         }
     }
 
@@ -356,7 +356,9 @@ impl Hooks for Shown<'_> {
 /// bucket left): printed, and added to the document.
 fn backend_notes(prog: &str, s: &Setup, doc: &mut MdtestDocument) {
     let notes = s.backend.notes();
-    notes.iter().for_each(|n| eprintln!("{prog}: note: {n}"));
+    notes
+        .iter()
+        .for_each(|n| iolab_core::say!("{prog}: note: {n}"));
     doc.notes.extend(notes);
 }
 
@@ -415,18 +417,20 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
         Outcome::Completed | Outcome::TimeLimit { .. } => return,
         // Quiet after a closed stdout, as a tool SIGPIPE ended is.
         Outcome::Interrupted if crate::output::stdout_closed() => {}
-        Outcome::Interrupted => eprintln!("{prog}: interrupted; {removed}"),
+        Outcome::Interrupted => iolab_core::say!("{prog}: interrupted; {removed}"),
         // An output written after the run: nothing was stopped or removed.
-        Outcome::Error(f) if f.kind == FailureKind::Output => eprintln!("{prog}: error: {f}"),
+        Outcome::Error(f) if f.kind == FailureKind::Output => {
+            iolab_core::say!("{prog}: error: {f}")
+        }
         Outcome::Error(f) => {
-            eprintln!("{prog}: error: {f}");
-            eprintln!("{prog}: stopped all tasks; {removed}");
+            iolab_core::say!("{prog}: error: {f}");
+            iolab_core::say!("{prog}: stopped all tasks; {removed}");
         }
     }
     for l in &u.left {
         match l.known() {
-            true => eprintln!("{prog}: left behind: {l}"),
-            false => eprintln!(
+            true => iolab_core::say!("{prog}: left behind: {l}"),
+            false => iolab_core::say!(
                 "{prog}: removal not confirmed under {l}; what this run made may remain there (a -r run with the same options removes it)"
             ),
         }

@@ -149,7 +149,7 @@ impl Points {
             Some(s) => format!("about {} (plus start-up)", human_s(s * total as f64)),
             None => "length not known in advance".to_string(),
         };
-        eprintln!("{label}: {total} {what}; {length}");
+        iolab_core::say!("{label}: {total} {what}; {length}");
         let bar = shown(true).then(|| {
             let b = bar(total, Unit::Items);
             b.set_message(label.to_string());
@@ -176,7 +176,7 @@ impl Points {
         let each = self
             .per_point_s
             .unwrap_or(self.started.elapsed().as_secs_f64() / self.done as f64);
-        eprintln!(
+        iolab_core::say!(
             "{}: {}/{} done ({what}); about {} left",
             self.label,
             self.done,

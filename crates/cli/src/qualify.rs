@@ -67,7 +67,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> exit::Ended {
     let checked = check(&cli).map_err(usage)?;
     if checked.plan.runs(iolab_qualify::layer::Layer::Metadata) {
         if let Some(note) = iolab_qualify::caveat::metadata(&checked.plan.dir) {
-            eprintln!("iolab qualify: note: {note}");
+            iolab_core::say!("iolab qualify: note: {note}");
         }
     }
     if cli.dry_run {
@@ -216,7 +216,7 @@ fn open(dir: &Path, c: &Checked) -> Result<(Store, WorkDir, Option<PathBuf>), ex
         .map_err(|e| usage(e.to_string()))?
         .with_cancel(crate::runner::root());
     for d in work.taken_over() {
-        eprintln!(
+        iolab_core::say!(
             "iolab qualify: took over {}: the qualification that made it is no longer running; its leftovers were removed",
             d.display()
         );
@@ -254,7 +254,7 @@ fn qualify(dir: &Path, c: &Checked) -> exit::Ended {
             )));
         }
         Err(e) => {
-            eprintln!(
+            iolab_core::say!(
                 "iolab qualify: {e}; what ran is in {}",
                 store_path.display()
             );
@@ -263,7 +263,7 @@ fn qualify(dir: &Path, c: &Checked) -> exit::Ended {
     };
     if ran.interrupted {
         if !crate::output::stdout_closed() {
-            eprintln!(
+            iolab_core::say!(
                 "iolab qualify: interrupted; what ran is in {}; run the same command again to carry on{}",
                 store_path.display(),
                 files.as_ref().map_or(String::new(), |f| format!(" ({} keeps the data files meanwhile)", f.display()))
@@ -295,7 +295,7 @@ fn judge(
         iolab_report::qualify::text::render(&v, baseline_name.is_some())
     );
     if let Err(e) = show::write_report(dir, &c.plan, &c.curves, store, &v, baseline_name) {
-        eprintln!("iolab qualify: {e}");
+        iolab_core::say!("iolab qualify: {e}");
         return Outcome::Error(
             Failure::other("report", e).of_kind(iolab_core::FailureKind::Output),
         );
@@ -304,7 +304,7 @@ fn judge(
     match v.failed() {
         None => Outcome::Completed,
         Some((layer, why)) => {
-            eprintln!("iolab qualify: layer {layer} failed: {why}");
+            iolab_core::say!("iolab qualify: layer {layer} failed: {why}");
             Outcome::Error(Failure::other(
                 "qualify",
                 format!("layer {layer} failed: {why}"),

@@ -152,7 +152,7 @@ impl Shown {
                 crate::progress::human_s(plan.network.duration_s + 1.0)
             ),
         };
-        eprintln!(
+        iolab_core::say!(
             "iolab qualify '{}': {} layers, {} curves, at most {} runs ({} repeats a point; each curve stops one point after it flattens){}{network}; results in {}",
             plan.label,
             plan.layers.len(),
@@ -296,8 +296,8 @@ impl Shown {
 
     fn say_err(&self, line: &str) {
         match &self.bar {
-            Some(b) => b.suspend(|| eprintln!("{line}")),
-            None => eprintln!("{line}"),
+            Some(b) => b.suspend(|| iolab_core::say!("{line}")),
+            None => iolab_core::say!("{line}"),
         }
     }
 

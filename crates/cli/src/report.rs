@@ -56,7 +56,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let created = !cli.output.exists();
     check_dir(&cli.output).map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
     if !text {
-        eprintln!("{}", crate::font::none_found("iolab report"));
+        iolab_core::say!("{}", crate::font::none_found("iolab report"));
     }
     match write(&cli.output, &series, &runs, text) {
         Ok(n) => {
@@ -188,7 +188,7 @@ fn live_report(cli: &Cli, file: &Path) -> Ended {
     let created = !cli.output.exists();
     check_dir(&cli.output).map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
     if !text {
-        eprintln!("{}", crate::font::none_found("iolab report"));
+        iolab_core::say!("{}", crate::font::none_found("iolab report"));
     }
     match write_live(&cli.output, &title, &rows, text) {
         Ok(()) => {

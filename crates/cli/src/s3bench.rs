@@ -516,7 +516,7 @@ fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
         .leader(leader)
         .open()?;
     if s.warn_secret && leader {
-        eprintln!("iolab {prog}: warning: --secret-key puts the key where every user of this machine sees it (ps); AWS_SECRET_ACCESS_KEY or --secret-key-file keeps it private");
+        iolab_core::say!("iolab {prog}: warning: --secret-key puts the key where every user of this machine sees it (ps); AWS_SECRET_ACCESS_KEY or --secret-key-file keeps it private");
     }
     // The tool draws its own bar, so no status line.
     let board = session.live(true, crate::live::peers(world));
@@ -557,7 +557,7 @@ fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
     };
     let outcome = session.finish(handed, Render::csv(&csv));
     if leader && (outcome.is_failure() || outcome == iolab_core::Outcome::Interrupted) {
-        eprintln!("iolab {prog}: {outcome}");
+        iolab_core::say!("iolab {prog}: {outcome}");
     }
     Ok(outcome)
 }

@@ -62,7 +62,7 @@ pub fn install(root: &'static iolab_core::CancelToken) {
             })
         };
         if r.is_err() {
-            eprintln!(
+            iolab_core::say!(
                 "iolab: warning: cannot install the signal handler; Ctrl-C will not clean up"
             );
         }

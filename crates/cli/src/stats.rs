@@ -196,7 +196,7 @@ fn report(what: &str, r: &Report) -> Ended {
             None => {
                 let _ = outln!("{what} on {}", n.node);
             }
-            Some(e) => eprintln!("iolab stats: {}: {e}", n.node),
+            Some(e) => iolab_core::say!("iolab stats: {}: {e}", n.node),
         }
     }
     if !r.refused.is_empty() {
@@ -275,7 +275,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 fn analyse(tgz: &Path, format: &str, out: Option<PathBuf>) -> Ended {
     let outcome = analysed(tgz, format, out);
     if let Outcome::Error(f) = &outcome {
-        eprintln!("iolab stats analyse: {}", f.message);
+        iolab_core::say!("iolab stats analyse: {}", f.message);
     }
     Ok(outcome)
 }
@@ -426,7 +426,7 @@ fn run(
         _ => Halt::failed(format!("iolab stats: {e}")),
     })?;
     for f in attached.start_failed() {
-        eprintln!(
+        iolab_core::say!(
             "iolab stats run: no collector on {f}; running the command without it (--keep-going)"
         );
     }
@@ -436,7 +436,7 @@ fn run(
     let command_exit = match &status {
         Ok(s) => command_code(s),
         Err(e) => {
-            eprintln!(
+            iolab_core::say!(
                 "iolab stats run: cannot run {}: {e}",
                 command[0].to_string_lossy()
             );
@@ -446,18 +446,18 @@ fn run(
     let (collection_ok, failed_nodes, samples) = match collected {
         Ok(c) => {
             for f in &c.failed {
-                eprintln!("iolab stats: {f}");
+                iolab_core::say!("iolab stats: {f}");
             }
             let _ = outln!("profile tarball: {}", tgz.display());
             let analysis = analysed(&tgz, "csv", None);
             if let Outcome::Error(f) = &analysis {
-                eprintln!("iolab stats analyse: {}", f.message);
+                iolab_core::say!("iolab stats analyse: {}", f.message);
             }
             let ok = c.failed.is_empty() && !analysis.is_failure();
             (ok, c.failed.clone(), serde_json::to_value(&c).ok())
         }
         Err(e) => {
-            eprintln!("iolab stats: {e}");
+            iolab_core::say!("iolab stats: {e}");
             (false, vec![], None)
         }
     };

@@ -82,7 +82,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         .map_err(|e| usage(&cli.store, e))?
         .with_cancel(crate::runner::root());
     for d in work.taken_over() {
-        eprintln!(
+        iolab_core::say!(
             "iolab sweep: took over {}: the sweep that made it is no longer running; its leftovers were removed",
             d.display()
         );
@@ -199,7 +199,7 @@ fn show(plan: &Plan, store: &Path, e: Event, eta: &mut Eta) {
         Event::Failed { why, stderr_tail, .. } => {
             say(&format!("FAILED: {why}{}\n", eta.left()));
             for l in stderr_tail.lines() {
-                eprintln!("    | {l}");
+                iolab_core::say!("    | {l}");
             }
         }
     }
@@ -222,13 +222,13 @@ fn finish(plan: &Plan, store: &Store, path: &Path, sum: run::Summary) -> Outcome
     if sum.interrupted {
         // After a closed stdout (`| head`), quiet as SIGPIPE would be.
         if !crate::output::stdout_closed() {
-            eprintln!("iolab sweep: interrupted; run the same command again to resume");
+            iolab_core::say!("iolab sweep: interrupted; run the same command again to resume");
         }
         return Outcome::Interrupted;
     }
     if sum.failed > 0 {
         let why = format!("{} repeats did not complete", sum.failed);
-        eprintln!("iolab sweep: {why}");
+        iolab_core::say!("iolab sweep: {why}");
         return Outcome::Error(iolab_core::Failure::other("sweep", why));
     }
     Outcome::Completed

@@ -36,7 +36,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
 /// in-process and records what a user would type).
 pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> Ended {
     if args.is_empty() {
-        eprint!("{}", iolab_xdd::options::short_help());
+        iolab_core::say_part!("{}", iolab_xdd::options::short_help());
         return Err(Halt::said(HaltKind::Usage));
     }
     let mut cfg = match parse_os(&args) {
@@ -68,7 +68,7 @@ pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> Ended {
     }
     let session = run.open()?;
     run_and_report(&cfg, &p, session).map_err(|e| {
-        eprintln!("{prog}: {e:#}");
+        iolab_core::say!("{prog}: {e:#}");
         Halt::said(run_error_kind(&e))
     })
 }
@@ -216,7 +216,7 @@ fn run_and_report(cfg: &Config, p: &Plan, mut session: Session<Config>) -> anyho
     // possible of a run is kept; a failed write is an error outcome.
     for w in [write_reports, write_timestamps, write_errors] {
         if let Err(e) = w(&results) {
-            eprintln!("xdd: {e:#}");
+            iolab_core::say!("xdd: {e:#}");
             outcome = outcome.worst(Outcome::Error(Failure::other("write", format!("{e:#}"))));
         }
     }
@@ -347,7 +347,7 @@ fn write_errors(r: &RunResults) -> anyhow::Result<()> {
     match &r.config.global.errout {
         Some(f) => write_file(f, &text, false).context("-errout"),
         None => {
-            eprint!("{text}");
+            iolab_core::say_part!("{text}");
             Ok(())
         }
     }
@@ -359,7 +359,7 @@ fn announce_listening(progress: &Progress) {
     loop {
         if let Some(at) = progress.e2e_listening.get() {
             for line in at {
-                eprintln!("xdd: e2e destination {line}");
+                iolab_core::say!("xdd: e2e destination {line}");
             }
             return;
         }

@@ -291,9 +291,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     p.live = session.live(true, Some(peers)).is_some();
     // The plan before anything moves: how much there is to copy.
     let planned: u64 = p.jobs.iter().map(|j| j.bytes).sum();
-    eprintln!("{prog}: {} file(s), {planned} bytes to copy", p.jobs.len());
+    iolab_core::say!("{prog}: {} file(s), {planned} bytes to copy", p.jobs.len());
     for d in iolab_xddcp::run::remove_stale() {
-        eprintln!(
+        iolab_core::say!(
             "{prog}: removed {}: left by an xddcp run that was killed",
             d.display()
         );
@@ -306,13 +306,13 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         // Once: a copied file on standard output, a failed one on
         // standard error (the total line on stdout counts both).
         match r.status {
-            Status::Failed { .. } => eprintln!("{}", line(r)),
+            Status::Failed { .. } => iolab_core::say!("{}", line(r)),
             Status::Copied => {
                 let _ = outln!("{}", line(r));
             }
         }
         for why in &r.refused {
-            eprintln!(
+            iolab_core::say!(
                 "xddcp: {}: the destination refused a connection: {why}",
                 r.destination
             );

@@ -81,3 +81,44 @@ fn report_with_bad_input_or_an_unwritable_output_is_exit_2_before_writing() {
         assert_eq!(files(), before, "{out}: nothing written");
     }
 }
+
+/// A standard error that cannot be written (`2>/dev/full`) costs the
+/// messages, not the exit status: every one of these panicked in
+/// eprintln! and ended with 101.
+#[test]
+fn an_unwritable_stderr_keeps_the_exit_status() {
+    let s = Scratch::new("exit-full-stderr");
+    let md = s.path("md");
+    let missing = s.path("missing");
+    let store = s.path("none.sqlite");
+    let (md, missing, store) = (
+        md.to_str().unwrap(),
+        missing.to_str().unwrap(),
+        store.to_str().unwrap(),
+    );
+    for (words, code) in [
+        (vec!["mdtest", "-d", md, "-n", "10", "-t"], 0),
+        (
+            vec![
+                "xdd", "-op", "read", "-target", missing, "-reqsize", "4", "-numreqs", "10",
+            ],
+            2,
+        ),
+        (vec!["results", "--store", store, "list"], 2),
+        (vec!["qualify", missing, "--out", missing], 2),
+    ] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(&words)
+            .env("CI", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .status()
+            .unwrap();
+        assert_eq!(o.code(), Some(code), "{words:?}");
+    }
+}

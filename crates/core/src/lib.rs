@@ -30,3 +30,29 @@ pub mod units;
 pub use cancel::CancelToken;
 pub use outcome::{Failure, FailureKind, Outcome};
 pub use stats::{Histogram, Percentiles, Summary};
+
+/// `eprintln!` that never panics: a standard error that cannot be
+/// written (`2>/dev/full`, a closed pipe) loses the message, not the
+/// run (`eprintln!` panics there, and the run would end with 101 instead
+/// of its own status). Every message iolab writes to standard error goes
+/// through here.
+///
+/// ```
+/// iolab_core::say!("iolab: note: {} files kept", 2);
+/// ```
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics, as [`say!`] (no newline added).
+#[macro_export]
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}

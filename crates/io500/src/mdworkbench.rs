@@ -876,7 +876,7 @@ mod tests {
             Err(e) => {
                 let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0");
                 assert!(!ci, "no metadata queue under CI: {e}");
-                eprintln!("SKIP the queued engine: {e}");
+                iolab_core::say!("SKIP the queued engine: {e}");
                 vec![None]
             }
         }

@@ -666,7 +666,7 @@ fn terminate(pgid: u32, mark: Option<&str>, waited: Duration) -> bool {
         }
         // Said, because srun then ends its tasks without their cleanup:
         // a run that leaves files after Ctrl-C names why.
-        eprintln!(
+        iolab_core::say!(
             "iolab sweep: {} within {} s; SIGTERM to srun, whose tasks may stop without removing what they made",
             match &step {
                 Some(s) => format!("scancel did not signal step {s}"),

@@ -230,7 +230,7 @@ impl<C: Serialize + Clone> Session<C> {
             }
         };
         if first {
-            eprintln!(
+            iolab_core::say!(
                 "{}: {}: cannot write: {e}",
                 self.head.prog,
                 named.trim_start()
@@ -255,7 +255,7 @@ impl<C: Serialize + Clone> Session<C> {
         let prog = self.head.prog.clone();
         let outcome = self.finish_document(doc, render);
         for l in &report.left_behind {
-            eprintln!("{prog}: left behind: {l}");
+            iolab_core::say!("{prog}: left behind: {l}");
         }
         outcome
     }
@@ -287,7 +287,7 @@ impl<C: Serialize + Clone> Session<C> {
         }
         self.write(&mut doc, render);
         if let Err(f) = self.store.record(&doc, render.lost) {
-            eprintln!("{}: {f}", self.head.prog);
+            iolab_core::say!("{}: {f}", self.head.prog);
             fold_output(&mut doc.outcome, f);
         }
         doc.outcome

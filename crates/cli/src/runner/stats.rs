@@ -52,7 +52,7 @@ impl Watch for Hook {
         let exe = std::env::current_exe().unwrap_or_else(|_| "iolab".into());
         match iolab_stats::attach_config(cfg, None, &exe) {
             Ok(a) => self.running = Some(a),
-            Err(e) => eprintln!("iolab: note: --stats: cannot start collecting: {e}"),
+            Err(e) => iolab_core::say!("iolab: note: --stats: cannot start collecting: {e}"),
         }
     }
 
@@ -63,10 +63,10 @@ impl Watch for Hook {
         };
         let stats = match a.finish(None) {
             Ok(c) => serde_json::to_value(c)
-                .map_err(|e| eprintln!("iolab: note: --stats: {e}"))
+                .map_err(|e| iolab_core::say!("iolab: note: --stats: {e}"))
                 .ok(),
             Err(e) => {
-                eprintln!("iolab: note: --stats: collecting failed: {e}");
+                iolab_core::say!("iolab: note: --stats: collecting failed: {e}");
                 None
             }
         };

@@ -178,7 +178,7 @@ where
     // The survey's own failure is said once; an output that failed was
     // said by the runner.
     if let Outcome::Error(f) = &outcome {
-        eprintln!("iolab survey: {f}");
+        iolab_core::say!("iolab survey: {f}");
     }
     Ok(ended)
 }
@@ -325,7 +325,7 @@ fn default_results(prefix: &str) -> Result<(File, File, String), ParamError> {
             }
         };
         if n > 1 {
-            eprintln!(
+            iolab_core::say!(
                 "iolab survey: {prefix}.summary or .detail is already there (a file or a link); writing {sp} and {dp} instead"
             );
         }
@@ -371,7 +371,7 @@ impl Lines {
         };
         // The plan before the first point: how many lines are coming.
         if points > 1 {
-            eprintln!("iolab survey: {points} points to measure; results in {at}.summary");
+            iolab_core::say!("iolab survey: {points} points to measure; results in {at}.summary");
         }
         let bar = crate::progress::shown(true).then(|| {
             let b = crate::progress::bar(points as u64, crate::progress::Unit::Items);
@@ -434,7 +434,7 @@ impl Lines {
         for ext in ["summary", "detail"] {
             let path = format!("{}.{ext}", self.at);
             if std::fs::remove_file(&path).is_ok() {
-                eprintln!("iolab survey: removed {path}: it could not be written whole");
+                iolab_core::say!("iolab survey: removed {path}: it could not be written whole");
             }
         }
         Some(failed)

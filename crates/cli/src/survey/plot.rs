@@ -30,7 +30,7 @@ pub fn plot(summary: &Path, out: Option<&str>, font: Option<&PathBuf>) -> Ended 
     let with_text =
         crate::font::load(font).map_err(|e| Halt::usage(format!("iolab survey plot: {e}")))?;
     if !with_text {
-        eprintln!("{}", crate::font::none_found("iolab survey plot"));
+        iolab_core::say!("{}", crate::font::none_found("iolab survey plot"));
     }
     let mut ok = write_out(&format!("{prefix}.csv"), fmt::plot::csv(&parsed).as_bytes());
     for c in fmt::plot::charts(&parsed) {
@@ -75,7 +75,7 @@ fn plot_chart(s: &fmt::parse::Summary, c: &fmt::plot::Chart, prefix: &str, text:
         ok &= match bytes {
             Ok(b) => write_out(&format!("{base}.{ext}"), &b),
             Err(e) => {
-                eprintln!("iolab survey plot: {base}.{ext}: {e}");
+                iolab_core::say!("iolab survey plot: {base}.{ext}: {e}");
                 false
             }
         };
@@ -90,7 +90,7 @@ fn write_out(path: &str, bytes: &[u8]) -> bool {
             true
         }
         Err(e) => {
-            eprintln!("iolab survey plot: cannot write {path}: {e}");
+            iolab_core::say!("iolab survey plot: cannot write {path}: {e}");
             false
         }
     }

@@ -680,7 +680,7 @@ mod tests {
             Ok(()) => Some(()),
             Err(e) => {
                 ci_fails(&e.to_string());
-                eprintln!("SKIP: {e}");
+                iolab_core::say!("SKIP: {e}");
                 None
             }
         }
@@ -854,7 +854,7 @@ mod tests {
             Ok(f) => write_then_verify(&f, 32, 64 * 1024),
             Err(e) => {
                 ci_fails(&e.to_string());
-                eprintln!("SKIP: O_DIRECT not supported at {}: {e}", t.0.display())
+                iolab_core::say!("SKIP: O_DIRECT not supported at {}: {e}", t.0.display())
             }
         }
     }
@@ -1042,7 +1042,7 @@ mod tests {
         // heap or shared memory, and never claims a feature not asked for.
         for shared in [false, true] {
             let got = read_back(Tuning::ALL, shared);
-            eprintln!("kernel accepted {got:?} (shared memory: {shared})");
+            iolab_core::say!("kernel accepted {got:?} (shared memory: {shared})");
         }
         let only_file = Tuning {
             fixed_file: true,
