@@ -124,6 +124,10 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
     let total = threads * world.transport().size();
     cfg.check_tasks(total as u64, threads as u64)
         .map_err(|e| e.to_string())?;
+    // The test files' names, before the runner opens the store or the
+    // live stream (both were left behind by a run refused here).
+    iolab_ior::run::preflight(&cfg, &world.transport(), threads, &*backend)
+        .map_err(|f| f.message)?;
     // Last, so that a run refused above leaves no store behind; one rank
     // collects and records.
     let session = Run::new(prog, "ior", SCHEMA, command, cfg.clone(), given(&cfg))
@@ -228,16 +232,6 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
         cancel: &cancel,
         live: board.as_deref(),
     };
-    // Before anything is printed or made: a file that is not the run's
-    // own is refused (exit 2).
-    if let Err(f) = runner.preflight() {
-        if leader {
-            iolab_core::say!("{prog}: {}", f.message);
-        }
-        drop(transport);
-        drop(s.world);
-        return Outcome::Error(f);
-    }
     crate::signals::set_last_words(last_words(
         prog,
         &s.cfg,

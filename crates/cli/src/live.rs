@@ -60,6 +60,14 @@ pub fn asked_option() -> Option<&'static str> {
     ASKED.get().and_then(Asked::option)
 }
 
+/// The file `--live` writes, if one was asked (not standard output):
+/// the runner checks it with the run's other outputs, so that no two of
+/// them, nor an output and the run's data, are one file.
+pub fn asked_file() -> Option<std::path::PathBuf> {
+    let f = ASKED.get()?.file.as_deref()?;
+    (f != "-").then(|| std::path::PathBuf::from(f))
+}
+
 /// The live options' help lines, for the usage text.
 pub const HELP: &str = "\
 Live figures (mdtest, xdd, ior, lst, survey, io500, s3bench, xddcp; see docs/live.md):

@@ -260,6 +260,15 @@ fn report_into_a_full_file_system_leaves_nothing_partial() {
     );
 }
 
+fn run_words(dir: &Path, words: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(words)
+        .current_dir(dir)
+        .env("CI", "1")
+        .output()
+        .unwrap()
+}
+
 /// Two outputs on one file, or an output on the data a run uses (a
 /// target, a test file, the store): exit 2 naming both, before anything
 /// is written. Each of these used to run and keep only the later write
@@ -290,6 +299,9 @@ fn two_outputs_or_an_output_and_the_data_on_one_file_are_refused() {
         ("mdtest -d tree -n 10 --json same --csv same", "--csv same: is the same file as --json same"),
         ("mdtest -d tree -n 10 -C -x sw --json sw", "-x sw"),
         ("mdtest -d tree -n 10 --json s.db --store s.db", "--store s.db"),
+        // --live too: the stream was lost, or written over xdd's target.
+        ("mdtest -d tree -n 10 --live x.jsonl --json x.jsonl", "is the same file as --json x.jsonl"),
+        ("xdd -op write -target t -reqsize 8 -numreqs 4 --live t", "-target t: is the same file as --live t"),
     ] {
         assert_usage(line, &run(line), names);
     }
@@ -301,6 +313,16 @@ fn two_outputs_or_an_output_and_the_data_on_one_file_are_refused() {
     assert_eq!(left, ["kept", "tree"]);
     assert_eq!(std::fs::read(dir.join("kept")).unwrap(), b"the user's");
     assert_eq!(std::fs::read_dir(dir.join("tree")).unwrap().count(), 0);
+    // An empty --live name ran with no stream; ior refused its test file
+    // only after making the live stream and the store.
+    assert_usage(
+        "--live ''",
+        &run_words(&dir, &["mdtest", "-d", "tree", "-n", "10", "--live", ""]),
+        "an empty name",
+    );
+    let o = run("ior -w -b 1m -t 64k -o kept --live lv.jsonl --store is.sqlite");
+    assert_usage("ior on a file of the user's", &o, "the file exists");
+    assert!(!dir.join("lv.jsonl").exists() && !dir.join("is.sqlite").exists());
     // Outputs may share a device such as /dev/null.
     let o =
         run("xdd -op write -target t -reqsize 8 -numreqs 4 -output /dev/null -csvout /dev/null");

@@ -82,6 +82,68 @@ impl Made {
     }
 }
 
+fn files_of<'b>(backend: &'b dyn Backend, test: &Test) -> Result<Files<'b>, crate::IorError> {
+    Ok(Files {
+        be: backend,
+        layout: Layout::of(&backend.capabilities())?,
+        api: test.api,
+        direct: test.params.odirect,
+        use_existing: test.params.use_existing,
+    })
+}
+
+/// Looks at every name the tests of `cfg` would use (`preflight.rs`),
+/// before the run is opened (no store, no live stream made yet): a file
+/// there (unless `-E`), a symbolic link, a missing directory is
+/// refused. Rank 0 looks; every rank gets the answer.
+pub fn preflight(
+    cfg: &Config,
+    transport: &Arc<dyn Transport>,
+    threads: usize,
+    backend: &dyn Backend,
+) -> Result<(), Failure> {
+    let mut why = String::new();
+    if transport.rank() == 0 {
+        if let Err(e) = look_for_files(cfg, threads * transport.size(), backend) {
+            why = e;
+        }
+    }
+    // A leading byte: MPI refuses a gather of nothing from everyone.
+    let all = transport.all_gather(format!("-{why}").as_bytes());
+    match all
+        .first()
+        .map(|b| &b[1.min(b.len())..])
+        .filter(|b| !b.is_empty())
+    {
+        None => Ok(()),
+        Some(b) => {
+            Err(Failure::other("preflight", String::from_utf8_lossy(b))
+                .of_kind(FailureKind::Refused))
+        }
+    }
+}
+
+fn look_for_files(cfg: &Config, all_tasks: usize, backend: &dyn Backend) -> Result<(), String> {
+    let several = cfg.tests.len() > 1;
+    for t in &cfg.tests {
+        let tasks = t
+            .params
+            .num_tasks
+            .unwrap_or(all_tasks as u64)
+            .min(all_tasks as u64);
+        let files = files_of(backend, t).map_err(|e| e.to_string())?;
+        preflight::look(
+            &preflight::Look {
+                test: t,
+                files,
+                tasks,
+            },
+            several,
+        )?;
+    }
+    Ok(())
+}
+
 impl Runner<'_> {
     /// All tasks of the run.
     pub fn tasks(&self) -> usize {
@@ -89,57 +151,12 @@ impl Runner<'_> {
     }
 
     fn files(&self, test: &Test) -> Result<Files<'_>, crate::IorError> {
-        Ok(Files {
-            be: self.backend,
-            layout: Layout::of(&self.backend.capabilities())?,
-            api: test.api,
-            direct: test.params.odirect,
-            use_existing: test.params.use_existing,
-        })
+        files_of(self.backend, test)
     }
 
-    /// Looks at every name the tests would use (`preflight.rs`): a file
-    /// there (unless `-E`), a symbolic link, a missing directory is
-    /// refused. Rank 0 looks; every rank gets the answer.
+    /// [`preflight`] for this run.
     pub fn preflight(&self) -> Result<(), Failure> {
-        let mut why = String::new();
-        if self.transport.rank() == 0 {
-            if let Err(e) = self.look_for_files() {
-                why = e;
-            }
-        }
-        // A leading byte: MPI refuses a gather of nothing from everyone.
-        let all = self.transport.all_gather(format!("-{why}").as_bytes());
-        match all
-            .first()
-            .map(|b| &b[1.min(b.len())..])
-            .filter(|b| !b.is_empty())
-        {
-            None => Ok(()),
-            Some(b) => Err(Failure::other("preflight", String::from_utf8_lossy(b))
-                .of_kind(FailureKind::Refused)),
-        }
-    }
-
-    fn look_for_files(&self) -> Result<(), String> {
-        let several = self.cfg.tests.len() > 1;
-        for t in &self.cfg.tests {
-            let tasks = t
-                .params
-                .num_tasks
-                .unwrap_or(self.tasks() as u64)
-                .min(self.tasks() as u64);
-            let files = self.files(t).map_err(|e| e.to_string())?;
-            preflight::look(
-                &preflight::Look {
-                    test: t,
-                    files,
-                    tasks,
-                },
-                several,
-            )?;
-        }
-        Ok(())
+        preflight(self.cfg, &self.transport, self.threads, self.backend)
     }
 
     /// Runs every test; rank 0 gets their results.

@@ -48,6 +48,9 @@ impl OutputError {
 /// and an existing file is writable. Creates nothing.
 pub fn check_file(option: &str, path: &Path) -> Result<(), OutputError> {
     let fail = |why: String| OutputError::new(option, path, why);
+    if path.as_os_str().is_empty() {
+        return Err(fail("an empty name; give a file name".into()));
+    }
     if path.is_dir() {
         return Err(fail("is a directory; give a file name".into()));
     }

@@ -81,6 +81,7 @@ impl<C: Serialize> Run<C> {
         iolab_output::Planned::new()
             .file("--json", g.json.as_deref())
             .file("--csv", g.csv.as_deref())
+            .file("--live", crate::live::asked_file().as_deref())
             .data("--store", g.store.as_deref())
             .and(self.outputs.clone())
             .check()
