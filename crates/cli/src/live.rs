@@ -761,13 +761,30 @@ fn output(a: &Asked, leader: bool) -> Output {
         _ if !leader => Output::None,
         (Some("-"), _) => Output::Stream(Box::new(crate::output::Stdout)),
         (Some(f), Format::OpenMetrics) => Output::Textfile(PathBuf::from(f)),
-        (Some(f), _) => match std::fs::File::create(f) {
+        // A link planted at the name is replaced, not followed.
+        (Some(f), _) => match iolab_output::create_streamed(std::path::Path::new(f)) {
             Ok(file) => Output::Stream(Box::new(std::io::BufWriter::new(file))),
             Err(e) => {
                 iolab_core::say!("iolab: --live {f}: {e}");
                 Output::None
             }
         },
+    }
+}
+
+/// A stream that could not be written to its end (a full file system)
+/// is said on stderr, not only in the results' notes, and its file is
+/// removed: it is cut mid-line, and an output is complete or absent.
+/// (An OpenMetrics textfile is replaced whole each interval: it stays.)
+fn said_and_removed(error: &str) {
+    let textfile = ASKED.get().is_some_and(|a| a.format == Format::OpenMetrics);
+    let error = error.strip_prefix("--live: ").unwrap_or(error);
+    match asked_file().filter(|_| !textfile) {
+        Some(f) if std::fs::remove_file(&f).is_ok() => iolab_core::say!(
+            "iolab: --live {}: {error}; the stream was cut short and is removed",
+            f.display()
+        ),
+        _ => iolab_core::say!("iolab: --live: {error}"),
     }
 }
 
@@ -814,6 +831,9 @@ impl Hook {
             })
             .collect();
         let failed = summary.error.is_some();
+        if let Some(e) = &summary.error {
+            said_and_removed(e);
+        }
         notes.extend(summary.error);
         Ended { notes, failed }
     }

@@ -1684,6 +1684,42 @@ fn mdtest_ctrl_c_and_a_full_file_system_flush_the_last_interval() {
     assert_eq!(free_inodes(&small.dir), free, "mdtest removed what it made");
 }
 
+/// A stream whose own file system fills is said on stderr and removed
+/// (complete or absent): it was cut mid-line, and the run exited 1
+/// with nothing said unless --json carried the note.
+#[test]
+fn a_stream_that_cannot_be_written_is_said_and_removed() {
+    let s = Scratch::new("live-full-stream");
+    let small = SmallFs::new(&s, "tiny", "64k");
+    if !small.mounted {
+        return;
+    }
+    // Leave about 4 KiB: a few intervals fit, then the stream fails.
+    let _ = std::fs::write(small.dir.join("fill"), vec![0u8; 61_000]);
+    let live = small.dir.join("live.jsonl");
+    let o = iolab(&[
+        "mdtest",
+        "-F",
+        "-n",
+        "100000",
+        "--tasks",
+        "2",
+        "-d",
+        s.path("d").to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the stream was cut short and is removed"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!live.exists());
+}
+
 /// Inodes free on the file system of `dir`.
 fn free_inodes(dir: &Path) -> u64 {
     let c = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
