@@ -328,3 +328,35 @@ fn two_outputs_or_an_output_and_the_data_on_one_file_are_refused() {
         run("xdd -op write -target t -reqsize 8 -numreqs 4 -output /dev/null -csvout /dev/null");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// A store that cannot be made whole (its disk is full) is refused and
+/// left absent: a 4 KiB file with its -wal and -shm stayed, which later
+/// commands called "not an iolab results store".
+#[test]
+fn a_store_that_cannot_be_made_on_a_full_disk_is_absent() {
+    let s = Scratch::new("out-store-full");
+    let Some(tiny) = Tmpfs::new(
+        "a_store_that_cannot_be_made_on_a_full_disk_is_absent",
+        s.path("tiny"),
+        "size=64k",
+    ) else {
+        return;
+    };
+    let _ = std::fs::write(tiny.0.join("fill"), vec![0u8; 57_000]);
+    let store = tiny.0.join("s.sqlite");
+    let o = iolab(&[
+        "mdtest",
+        "-d",
+        s.path("md").to_str().unwrap(),
+        "-n",
+        "10",
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert_usage("--store on a full disk", &o, "--store");
+    let left: Vec<_> = std::fs::read_dir(&tiny.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left, ["fill"]);
+}

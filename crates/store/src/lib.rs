@@ -148,6 +148,23 @@ impl Store {
         if !new_or_a_database(path) {
             return Err(StoreError::NotAStore(name));
         }
+        let existed = std::fs::symlink_metadata(path).is_ok();
+        Store::create_or_migrate(path, name).inspect_err(|e| {
+            // A store this call began and could not finish (a full disk:
+            // a 4 KiB file, its -wal and -shm) is not a store: complete
+            // or absent. Not after "busy": another process is making it.
+            let busy = matches!(e, StoreError::Sqlite(s) if is_busy(s));
+            if !existed && !busy {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut p = path.as_os_str().to_owned();
+                    p.push(suffix);
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+        })
+    }
+
+    fn create_or_migrate(path: &Path, name: String) -> Result<Store, StoreError> {
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // Turning a new file into a WAL store takes a lock that SQLite
