@@ -47,6 +47,13 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> Ended {
     ];
     let mut ended = Ok(iolab_core::Outcome::Completed);
     for (tool, line) in steps {
+        // Everything a step makes is under `dir`; a tool that says more
+        // (mdtest's list) sets its own words while it runs, which must
+        // not outlive its step.
+        crate::signals::set_last_words(format!(
+            "\niolab demo: stopped at once; remove {} by hand (everything the demo made is in it)\n",
+            dir.display()
+        ));
         let _ = outln!("\n==> iolab {tool} {line}\n");
         let args = line.split(' ').map(OsString::from).collect();
         // Each report names its own command line, which can be pasted.
