@@ -112,6 +112,15 @@ fn check_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
+/// True when `page` names the file `name` as a whole word (`src="a.svg"`,
+/// `files: a.svg, a.png<`), not inside a longer name.
+fn names_file(page: &str, name: &str) -> bool {
+    let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || "._-".contains(c)));
+    page.match_indices(name).any(|(i, _)| {
+        edge(page[..i].chars().next_back()) && edge(page[i + name.len()..].chars().next())
+    })
+}
+
 /// The report's files, each written under a temporary name; they are
 /// put in place together once every one is complete, so a full file
 /// system leaves no truncated chart and no page pointing at a missing one.
@@ -128,7 +137,41 @@ impl Pending {
         Ok(())
     }
 
+    /// Puts every file in place, then removes the files of the earlier
+    /// report in the same directory that this one does not write (its
+    /// charts of series no longer asked for): the directory holds one
+    /// report, not two mixed. Only files the earlier iolab page names
+    /// are removed, nothing else in the directory.
     fn commit(self) -> Result<(), String> {
+        let Some(dir) = self
+            .0
+            .first()
+            .and_then(|(p, _)| p.parent())
+            .map(Path::to_path_buf)
+        else {
+            return Ok(());
+        };
+        let earlier = std::fs::read_to_string(dir.join("index.html")).unwrap_or_default();
+        let written: Vec<PathBuf> = self.0.iter().map(|(p, _)| p.clone()).collect();
+        self.put_in_place()?;
+        if !earlier.contains(&format!(
+            "<meta name=\"generator\" content=\"{}\">",
+            html::GENERATOR
+        )) {
+            return Ok(());
+        }
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let chart = name.ends_with(".svg") || name.ends_with(".png");
+            let named = names_file(&earlier, &name);
+            if chart && named && !written.contains(&e.path()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+        Ok(())
+    }
+
+    fn put_in_place(self) -> Result<(), String> {
         for (path, f) in self.0 {
             f.commit()
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;

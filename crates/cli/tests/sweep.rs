@@ -167,6 +167,26 @@ fn sweep_record_report_and_compare_two_series() {
     );
     self_contained(&page);
     chromium_shows(&dir.join("index.html"));
+    // Again into the same directory: a chart the earlier page named and
+    // this report does not write goes (it stayed beside the new page);
+    // a file of the user's, never named by a page, stays.
+    let earlier = page.replace("</body>", "files: old-chart.svg, old-chart.png</body>");
+    std::fs::write(dir.join("index.html"), earlier).unwrap();
+    for f in ["old-chart.svg", "old-chart.png", "mine.svg"] {
+        std::fs::write(dir.join(f), b"x").unwrap();
+    }
+    let o = run(&[
+        "report",
+        "--store",
+        &store,
+        "before",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(stdout(&o).contains("index.html"), "{}", stderr(&o));
+    assert!(!dir.join("old-chart.svg").exists() && !dir.join("old-chart.png").exists());
+    assert!(dir.join("mine.svg").exists());
+    assert!(dir.join("file_create-rate.svg").is_file());
 }
 
 /// The chart's lines and labels, read from the SVG.
