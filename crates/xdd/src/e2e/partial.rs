@@ -37,8 +37,10 @@ pub fn restore(o: &TargetOpts) -> Result<(), RunError> {
     let partial = format!("{}{SUFFIX}", o.path);
     let record = o.restart.file_for(&o.path);
     let missing = matches!(std::fs::symlink_metadata(&o.path), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
-    let is_file = std::fs::symlink_metadata(&partial).is_ok_and(|m| m.is_file());
-    if !(missing && is_file && Path::new(&record).exists()) {
+    let is_file = |p: &str| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
+    // A link at either name is never taken for the copy's own file (the
+    // resume refuses a linked record with its reason).
+    if !(missing && is_file(&partial) && is_file(&record)) {
         return Ok(());
     }
     rename_noreplace(&partial, &o.path).map_err(|e| {
