@@ -232,9 +232,27 @@ fn an_interrupted_side_exits_130_and_says_what_it_left() {
         };
         assert_eq!(hit.code, Some(130), "{}", hit.stderr);
         assert_eq!(other.code, Some(1), "{}", other.stderr);
+        // The destination, killed or not, says what it wrote (xddcp
+        // reports that figure, not the bytes the source sent).
+        let dst_err = if kill_dest {
+            &hit.stderr
+        } else {
+            &other.stderr
+        };
+        assert!(
+            dst_err.contains("e2e destination target 0: this run wrote "),
+            "{dst_err}"
+        );
         if kill_dest {
             assert!(
                 hit.stderr.contains("partial copy is kept"),
+                "{}",
+                hit.stderr
+            );
+            let recorded = recorded(&s.path("dst.dat.restart")).unwrap();
+            assert!(
+                hit.stderr
+                    .contains(&format!("which says its first {recorded} of ")),
                 "{}",
                 hit.stderr
             );

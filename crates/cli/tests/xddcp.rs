@@ -404,6 +404,26 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
     let left = std::fs::read_to_string(s.path("copy.restart")).unwrap();
     assert!(!s.path("copy").exists() && s.path("copy.partial").is_file());
     assert!(!left.contains(&format!("offset {total}")), "{left}");
+    // It says what it left and how to go on, and counts the bytes that
+    // reached the destination (it said "0 bytes" and nothing of what it
+    // left).
+    let offset: u64 = left
+        .lines()
+        .find_map(|l| l.strip_prefix("offset "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    let said = format!(
+        "left {} and its restart record {}, which records its first {offset} bytes as written; run the same command again (with -a)",
+        s.path("copy.partial").display(),
+        s.path("copy.restart").display()
+    );
+    assert!(first.stderr.contains(&said), "{}", first.stderr);
+    let moved = total_bytes(&first.stdout);
+    assert!(
+        moved >= offset && moved > 0 && moved <= total as u64,
+        "bytes written, at least those recorded ({offset}): {}",
+        first.stdout
+    );
     let again = Bg::start_argv(&s.root, &argv, &[]).wait(120);
     assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
     let moved: u64 = again
