@@ -5,11 +5,18 @@
 //! because under mpirun a rank gets the terminal's Ctrl-C at once (see
 //! [`relay`]) and mpirun's own SIGTERM later: that SIGTERM must not cut
 //! short the cleanup the Ctrl-C started (mpirun's SIGKILL ends it).
+//!
+//! The signal a parent's death sends (`iolab_launch::end_with_parent`) is
+//! a stop request, never a second signal: the kernel sends it once more
+//! each time a thread of the dying parent exits and hands the child on,
+//! each time from the parent's pid, and a child that took the repeat for
+//! a second SIGTERM would end without removing what it made. So a
+//! signal of that kind from that parent only cancels ([`counts`]).
 
 mod relay;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 use std::time::Duration;
 
 /// A first SIGINT, a first SIGTERM has come. Kept apart from the stop
@@ -17,6 +24,33 @@ use std::time::Duration;
 /// that carried a key, a failed engine): only a second *signal* of one
 /// kind ends the process at once.
 static SIGNALLED: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+
+/// The parent whose death signals this process, and the signal
+/// (`iolab_launch::parent_death`), read once at install; 0 when none.
+static PARENT: [AtomicI32; 2] = [AtomicI32::new(0), AtomicI32::new(0)];
+
+/// Whether signal `sig`, sent by `sender` (`si_pid`) with `code`
+/// (`si_code`), counts towards the two that end the process at once.
+/// Not when it is the death signal of `parent` (pid, signal) and comes
+/// from that parent as a user signal: the kernel repeats it as the dying
+/// parent's threads exit, and each repeat must leave the cleanup the
+/// first one started to finish. Async-signal-safe (plain comparisons).
+fn counts(sig: i32, code: i32, sender: libc::pid_t, parent: Option<(libc::pid_t, i32)>) -> bool {
+    match parent {
+        Some((pid, death)) => !(sig == death && code == libc::SI_USER && sender == pid),
+        None => true,
+    }
+}
+
+/// [`counts`] for a delivered signal, against the recorded parent.
+fn counts_delivered(sig: i32, info: &libc::siginfo_t) -> bool {
+    let pid = PARENT[0].load(Ordering::SeqCst);
+    let parent = (pid != 0).then(|| (pid, PARENT[1].load(Ordering::SeqCst)));
+    // SAFETY: si_pid is set for the SI_USER signals it is compared for;
+    // for other codes its value is unused (`counts` checks the code).
+    let sender = unsafe { info.si_pid() };
+    counts(sig, info.si_code, sender, parent)
+}
 
 /// What to print when a second signal ends the process at once: prepared
 /// in advance, because a signal handler may only write(2) bytes. One
@@ -48,13 +82,17 @@ fn say_last_words() {
 /// install is not fatal: the run simply cannot be interrupted cleanly,
 /// which we say on stderr.
 pub fn install(root: &'static iolab_core::CancelToken) {
+    if let Some((pid, sig)) = iolab_launch::parent_death() {
+        PARENT[1].store(sig, Ordering::SeqCst);
+        PARENT[0].store(pid, Ordering::SeqCst);
+    }
     for (kind, sig) in [SIGINT, SIGTERM].into_iter().enumerate() {
         // SAFETY: the handler only loads and stores atomics (cancelling a
-        // token is atomic stores), calls write(2) and _exit, all
-        // async-signal-safe.
+        // token is atomic stores), reads the siginfo it is given, calls
+        // write(2) and _exit, all async-signal-safe.
         let r = unsafe {
-            signal_hook::low_level::register(sig, move || {
-                if SIGNALLED[kind].swap(true, Ordering::SeqCst) {
+            signal_hook_registry::register_sigaction(sig, move |info| {
+                if counts_delivered(sig, info) && SIGNALLED[kind].swap(true, Ordering::SeqCst) {
                     say_last_words();
                     signal_hook::low_level::exit(crate::exit::INTERRUPTED as i32);
                 }
@@ -93,4 +131,23 @@ pub fn bound_mpi_finalize(code: u8) {
         // could wait on the MPI state the main thread is blocked in.
         unsafe { libc::_exit(code.into()) };
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The repeats of a parent's death signal only cancel; a user's
+    /// second SIGTERM (another sender), a second Ctrl-C (the kernel's)
+    /// and any signal of a process without such a parent still count.
+    #[test]
+    fn a_parents_death_signal_never_counts_as_a_second_signal() {
+        let parent = Some((4242, SIGTERM));
+        assert!(!counts(SIGTERM, libc::SI_USER, 4242, parent));
+        assert!(counts(SIGTERM, libc::SI_USER, 777, parent), "a user's kill");
+        assert!(counts(SIGINT, libc::SI_USER, 4242, parent), "another kind");
+        assert!(counts(SIGINT, libc::SI_KERNEL, 0, parent), "the terminal's");
+        assert!(counts(SIGTERM, libc::SI_QUEUE, 4242, parent), "sigqueue");
+        assert!(counts(SIGTERM, libc::SI_USER, 4242, None));
+    }
 }

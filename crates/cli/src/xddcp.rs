@@ -179,6 +179,17 @@ struct FileDoc<'a> {
     /// The exit status the file stands for (0, 1, 2 or 130).
     exit_code: u8,
     why: Option<&'a str>,
+    /// With -a, a copy that did not finish: the partial file and restart
+    /// record it left, and the bytes that record says are written.
+    left: Option<LeftDoc<'a>>,
+}
+
+/// What an unfinished `-a` copy left, in the results document.
+#[derive(serde::Serialize)]
+struct LeftDoc<'a> {
+    partial: &'a str,
+    restart_file: &'a str,
+    recorded_bytes: Option<u64>,
 }
 
 /// The payload of `iolab.xddcp/1`: every file and the totals.
@@ -206,6 +217,11 @@ fn file_doc(r: &FileResult) -> FileDoc<'_> {
         copied,
         exit_code,
         why,
+        left: r.left.as_ref().map(|l| LeftDoc {
+            partial: &l.partial,
+            restart_file: &l.record,
+            recorded_bytes: l.recorded_bytes,
+        }),
     }
 }
 
@@ -306,7 +322,12 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         // Once: a copied file on standard output, a failed one on
         // standard error (the total line on stdout counts both).
         match r.status {
-            Status::Failed { .. } => iolab_core::say!("{}", line(r)),
+            Status::Failed { .. } => {
+                iolab_core::say!("{}", line(r));
+                if let Some(l) = &r.left {
+                    iolab_core::say!("xddcp: {}: {}", r.destination, l.said());
+                }
+            }
             Status::Copied => {
                 let _ = outln!("{}", line(r));
             }

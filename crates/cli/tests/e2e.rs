@@ -434,6 +434,25 @@ fn bad_end_to_end_options_exit_2_and_create_nothing() {
         assert_eq!(o.status.code(), Some(2), "{line}: {e}");
         assert!(e.contains(opt), "{line}: {e}");
     }
+    // A destination file that cannot be made (its directory missing) is
+    // refused before a port is bound, so no source ever sends to it
+    // (it used to listen, take the data, then fail to open: exit 1).
+    let p = common::e2e::free_ports(1);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("xdd")
+        .args(words(&format!(
+            "-op write -target nodir/f -numreqs 4 -e2e isdestination destination 127.0.0.1:{p} timeout 5"
+        )))
+        .current_dir(&s.root)
+        .output()
+        .unwrap();
+    let e = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("destination nodir/f: its directory nodir does not exist"),
+        "{e}"
+    );
+    assert!(!e.contains("listening"), "{e}");
     assert!(common::tree(&s.root).is_empty());
 }
 

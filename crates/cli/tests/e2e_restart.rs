@@ -232,9 +232,27 @@ fn an_interrupted_side_exits_130_and_says_what_it_left() {
         };
         assert_eq!(hit.code, Some(130), "{}", hit.stderr);
         assert_eq!(other.code, Some(1), "{}", other.stderr);
+        // The destination, killed or not, says what it wrote (xddcp
+        // reports that figure, not the bytes the source sent).
+        let dst_err = if kill_dest {
+            &hit.stderr
+        } else {
+            &other.stderr
+        };
+        assert!(
+            dst_err.contains("e2e destination target 0: this run wrote "),
+            "{dst_err}"
+        );
         if kill_dest {
             assert!(
                 hit.stderr.contains("partial copy is kept"),
+                "{}",
+                hit.stderr
+            );
+            let recorded = recorded(&s.path("dst.dat.restart")).unwrap();
+            assert!(
+                hit.stderr
+                    .contains(&format!("which says its first {recorded} of ")),
                 "{}",
                 hit.stderr
             );
@@ -256,6 +274,58 @@ fn an_interrupted_side_exits_130_and_says_what_it_left() {
             assert!(!s.path("dst.dat").exists());
         }
     }
+}
+
+/// A parent's death signal comes more than once: the kernel sends it
+/// again each time the dying parent's threads exit and hand the child on
+/// (a `kill -9` of xddcp sent its destination side 2-3 SIGTERMs, each
+/// from xddcp's pid), and the repeats must not count as the second
+/// signal that ends iolab without cleaning up. Here the thread that
+/// started the destination (with `end_with_parent`, as xddcp does) ends
+/// mid-copy, so the kernel sends the first, and this process, the
+/// parent, sends the repeat right after: the destination exits 130 with
+/// its file removed. Before the fix it ended at the repeat, the partial
+/// file left at the destination's name.
+#[test]
+fn a_repeated_parent_death_signal_still_lets_the_destination_clean_up() {
+    let s = Scratch::new("e2e-pdeath");
+    random_file(&s.path("src.dat"), 8 << 20);
+    let common = "-reqsize 64 -mbytes 8 -qd 2";
+    let p = free_ports(2);
+    let dest = format!("-e2e destination 127.0.0.1:{p}");
+    let line = format!("xdd -op write -target dst.dat {common} {dest} -e2e isdestination");
+    let (root, (started, starting)) = (s.root.clone(), std::sync::mpsc::channel());
+    let (ended_tx, ended) = std::sync::mpsc::channel::<()>();
+    let starter = std::thread::spawn(move || {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"));
+        cmd.args(words(&line));
+        iolab_launch::end_with_parent(&mut cmd, libc::SIGTERM);
+        started
+            .send(Bg::start_command(&mut cmd, &root, &[]))
+            .unwrap();
+        // Lives until told: its end is the parent's death to the kernel.
+        let _ = ended.recv();
+    });
+    let mut d: Bg = starting.recv().unwrap();
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let src = start(
+        &s.root,
+        &format!("-op read -target src.dat {common} {dest} -e2e issource -throttle bw 4"),
+    );
+    let until = Instant::now() + Duration::from_secs(60);
+    while std::fs::metadata(s.path("dst.dat")).map_or(0, |m| m.len()) < 1 << 20 {
+        assert!(Instant::now() < until, "no data moved");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    ended_tx.send(()).unwrap();
+    starter.join().unwrap();
+    sigterm(&d);
+    let (dst, src) = (d.wait(60), src.wait(60));
+    assert_eq!(dst.code, Some(130), "{}", dst.stderr);
+    assert!(!dst.stderr.contains("second signal"), "{}", dst.stderr);
+    assert!(dst.stderr.contains("removed"), "{}", dst.stderr);
+    assert!(!s.path("dst.dat").exists(), "the partial file was left");
+    assert_eq!(src.code, Some(1), "{}", src.stderr);
 }
 
 /// The `pass` and `offset` of a restart file (pass 1 when it has no

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::e2e::{random_file, same, words, Bg};
+use common::e2e::{free_ports, random_file, same, words, Bg};
 use common::Scratch;
 use iolab_testkit::FakeCluster;
 use std::path::Path;
@@ -404,6 +404,26 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
     let left = std::fs::read_to_string(s.path("copy.restart")).unwrap();
     assert!(!s.path("copy").exists() && s.path("copy.partial").is_file());
     assert!(!left.contains(&format!("offset {total}")), "{left}");
+    // It says what it left and how to go on, and counts the bytes that
+    // reached the destination (it said "0 bytes" and nothing of what it
+    // left).
+    let offset: u64 = left
+        .lines()
+        .find_map(|l| l.strip_prefix("offset "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    let said = format!(
+        "left {} and its restart record {}, which records its first {offset} bytes as written; run the same command again (with -a)",
+        s.path("copy.partial").display(),
+        s.path("copy.restart").display()
+    );
+    assert!(first.stderr.contains(&said), "{}", first.stderr);
+    let moved = total_bytes(&first.stdout);
+    assert!(
+        moved >= offset && moved > 0 && moved <= total as u64,
+        "bytes written, at least those recorded ({offset}): {}",
+        first.stdout
+    );
     let again = Bg::start_argv(&s.root, &argv, &[]).wait(120);
     assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
     let moved: u64 = again
@@ -423,6 +443,113 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
         std::fs::read(s.path("copy")).unwrap(),
         "byte-identical"
     );
+}
+
+/// The bytes of xddcp's `total:` line.
+fn total_bytes(stdout: &str) -> u64 {
+    let line = stdout.lines().find(|l| l.contains("total: ")).unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| w.starts_with("bytes")).unwrap();
+    words[at - 1].parse().unwrap()
+}
+
+/// `iolab xddcp --rsh local -t 2 -p PORT ARGS...` in `dir`, the
+/// destination side a process of this host (no namespaces needed).
+fn xddcp_local(dir: &Path, args: &[String]) -> Output {
+    let port = free_ports(2).to_string();
+    std::process::Command::new(IOLAB)
+        .args(["xddcp", "--rsh", "local", "-t", "2", "-p", &port])
+        .args(args)
+        .current_dir(dir)
+        .env("CI", "1")
+        .output()
+        .unwrap()
+}
+
+/// A destination the copy cannot make (a link to nothing at its name,
+/// a missing directory, absolute or relative) is refused by the
+/// destination side before it listens: exit 2 naming it, the source
+/// never started, nothing made, 0 bytes in the summary and the JSON.
+/// Before, the source sent every byte, the destination failed to open
+/// its file, and xddcp said exit 1 and "300000 bytes".
+#[test]
+fn a_destination_that_cannot_be_made_is_refused_before_any_data_moves() {
+    let s = Scratch::new("xddcp-bad-dest");
+    random_file(&s.path("src"), 300_000);
+    std::fs::create_dir(s.path("dst")).unwrap();
+    std::os::unix::fs::symlink("../newfile", s.path("dst/dangling")).unwrap();
+    let cases = [
+        (
+            s.path("dst/dangling").display().to_string(),
+            "symbolic link",
+        ),
+        (s.path("nodir/copy").display().to_string(), "does not exist"),
+        (
+            "relative/c".to_string(),
+            "its directory relative does not exist",
+        ),
+        (s.path("dst").display().to_string(), "is a directory"),
+    ];
+    for (dest, why) in cases {
+        let json = s.path("r.json");
+        let o = xddcp_local(
+            &s.root,
+            &[
+                "--json".into(),
+                json.display().to_string(),
+                s.path("src").display().to_string(),
+                format!("127.0.0.1:{dest}"),
+            ],
+        );
+        let (out, err) = (common::stdout(&o), common::stderr(&o));
+        assert_eq!(o.status.code(), Some(2), "{dest}: {out}{err}");
+        assert!(
+            err.contains(&format!("destination {dest}: ")) && err.contains(why),
+            "{err}"
+        );
+        assert!(!err.contains("source side"), "the source never ran: {err}");
+        assert_eq!(total_bytes(&out), 0, "{out}");
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(doc["payload"]["bytes"], 0, "{doc}");
+        assert_eq!(doc["payload"]["files"][0]["bytes"], 0, "{doc}");
+        assert!(!s.path("newfile").exists() && !s.path("nodir").exists());
+        assert!(!s.path("relative").exists());
+    }
+}
+
+/// `-a` with a link planted at `DESTINATION.restart`: refused (exit 2,
+/// the link named) without opening it; the file it leads to is neither
+/// read as a record nor written. Before, the destination parsed the
+/// victim and said "no 'version' line".
+#[test]
+fn a_link_at_the_restart_files_name_is_refused_unopened() {
+    let s = Scratch::new("xddcp-restart-link");
+    random_file(&s.path("src"), 3000);
+    std::fs::create_dir(s.path("dst")).unwrap();
+    std::fs::write(s.path("victim"), "secret line one\n").unwrap();
+    std::os::unix::fs::symlink("../victim", s.path("dst/copy.restart")).unwrap();
+    let o = xddcp_local(
+        &s.root,
+        &[
+            "-a".into(),
+            s.path("src").display().to_string(),
+            format!("127.0.0.1:{}", s.path("dst/copy").display()),
+        ],
+    );
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let named = format!(
+        "{} is a symbolic link",
+        s.path("dst/copy.restart").display()
+    );
+    assert!(err.contains(&named), "{err}");
+    assert!(!err.contains("version"), "the victim was parsed: {err}");
+    assert_eq!(
+        std::fs::read_to_string(s.path("victim")).unwrap(),
+        "secret line one\n"
+    );
+    assert!(!s.path("dst/copy").exists() && !s.path("dst/copy.partial").exists());
 }
 
 /// A file that fails is reported once, on standard error (its FAILED

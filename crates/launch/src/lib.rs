@@ -42,16 +42,28 @@ pub use remote::{Finished, Remote, WaitError, STEP_GRACE};
 
 use std::ffi::OsString;
 
+/// The environment variable [`end_with_parent`] sets for its child:
+/// `PID:SIGNAL`, the parent whose death sends that signal. The kernel
+/// sends it again each time the dying parent's threads exit and hand the
+/// child on to one another (two or three times for one `kill -9`, each
+/// from the parent's pid), so an iolab child reads this
+/// ([`parent_death`]) to take those repeats as one stop request, never
+/// as the "second signal" that ends it without cleaning up.
+pub const PARENT_DEATH_ENV: &str = "IOLAB_PARENT_DEATH";
+
 /// Makes the child `cmd` starts receive `signal` when this process dies,
 /// however it dies (kill -9 included): a child whose parent dies is
 /// otherwise adopted by init and runs on. The kernel ties this to the
 /// thread that starts the child, so start it from a thread that lives as
 /// long as the child should. A child whose parent died between fork and
-/// the request exits at once (status 1).
+/// the request exits at once (status 1). The child's environment gets
+/// [`PARENT_DEATH_ENV`]; a command that is not iolab ignores it, and the
+/// signal's default action ends it as before.
 pub fn end_with_parent(cmd: &mut std::process::Command, signal: libc::c_int) {
     use std::os::unix::process::CommandExt;
     // SAFETY: getpid is async-signal-safe and is read before the fork.
     let parent = unsafe { libc::getpid() };
+    cmd.env(PARENT_DEATH_ENV, format!("{parent}:{signal}"));
     // SAFETY: the closure runs between fork and exec and calls only
     // async-signal-safe functions (prctl, getppid, _exit); it allocates
     // nothing and takes no lock.
@@ -67,6 +79,27 @@ pub fn end_with_parent(cmd: &mut std::process::Command, signal: libc::c_int) {
             Ok(())
         });
     }
+}
+
+/// The parent and signal [`end_with_parent`] set up for this process
+/// (from [`PARENT_DEATH_ENV`]), when that parent is still this process's
+/// parent: a value inherited through a process that did not set it anew
+/// names someone else's parent and is ignored. Read it at start-up,
+/// before the parent can have died.
+pub fn parent_death() -> Option<(libc::pid_t, libc::c_int)> {
+    let value = std::env::var(PARENT_DEATH_ENV).ok()?;
+    let (pid, signal) = parse_parent_death(&value)?;
+    // SAFETY: getppid has no preconditions and cannot fail.
+    let parent = unsafe { libc::getppid() };
+    (pid == parent).then_some((pid, signal))
+}
+
+/// `PID:SIGNAL` as [`end_with_parent`] writes it.
+fn parse_parent_death(value: &str) -> Option<(libc::pid_t, libc::c_int)> {
+    let (pid, signal) = value.split_once(':')?;
+    let pid: libc::pid_t = pid.parse().ok().filter(|p| *p > 1)?;
+    let signal: libc::c_int = signal.parse().ok().filter(|s| *s > 0)?;
+    Some((pid, signal))
 }
 
 /// How long a Slurm client command (squeue, scancel, scontrol) may take:
@@ -570,5 +603,26 @@ mod tests {
             libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0);
         }
         assert!(gone, "the child outlived the thread that started it");
+    }
+
+    /// The child learns who its parent is and which signal its death
+    /// sends; anything else in the variable is ignored.
+    #[test]
+    fn the_parent_death_variable_names_pid_and_signal() {
+        let mut cmd = std::process::Command::new("true");
+        crate::end_with_parent(&mut cmd, libc::SIGTERM);
+        let set = cmd
+            .get_envs()
+            .find(|(k, _)| *k == PARENT_DEATH_ENV)
+            .and_then(|(_, v)| v?.to_str());
+        let want = format!("{}:{}", std::process::id(), libc::SIGTERM);
+        assert_eq!(set, Some(want.as_str()));
+        assert_eq!(
+            parse_parent_death(&want),
+            Some((std::process::id() as libc::pid_t, libc::SIGTERM))
+        );
+        for bad in ["", "12", "12:", ":15", "1:15", "x:15", "12:0", "12:-1"] {
+            assert_eq!(parse_parent_death(bad), None, "{bad:?}");
+        }
     }
 }

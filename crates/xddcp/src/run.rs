@@ -66,7 +66,10 @@ pub struct FileResult {
     pub source: String,
     /// `host:file` on the destination.
     pub destination: String,
-    /// Bytes moved by this run (a resumed copy moves only the rest).
+    /// Bytes this run put on the destination (a resumed copy moves only
+    /// the rest): the source's count of a copy the destination confirmed
+    /// whole, else what the destination says it wrote before it stopped
+    /// (0 when it wrote nothing or could not say, killed).
     pub bytes: u64,
     /// Seconds from starting the source side until it ended, which it
     /// does once the destination has confirmed every request written.
@@ -76,6 +79,37 @@ pub struct FileResult {
     /// What the destination refused on the way (connections that failed
     /// the handshake: a stranger, a stale source), as it said it.
     pub refused: Vec<String>,
+    /// What a copy that did not finish left on the destination to be
+    /// resumed (with `-a`), as the destination said it.
+    pub left: Option<Left>,
+}
+
+/// A partial copy kept for a resume (`xddcp -a`): the file and the
+/// restart record beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Left {
+    /// The partial file (`DESTINATION.partial`, or the destination's own
+    /// name when it could not be renamed).
+    pub partial: String,
+    /// The restart record (`DESTINATION.restart`).
+    pub record: String,
+    /// Bytes the record says are written and durable (None when the
+    /// destination could not read it back).
+    pub recorded_bytes: Option<u64>,
+}
+
+impl Left {
+    /// One sentence for the user: what is there, and how to go on.
+    pub fn said(&self) -> String {
+        let recorded = match self.recorded_bytes {
+            Some(b) => format!(", which records its first {b} bytes as written"),
+            None => String::new(),
+        };
+        format!(
+            "left {} and its restart record {}{recorded}; run the same command again (with -a) to resume the copy",
+            self.partial, self.record
+        )
+    }
 }
 
 impl FileResult {
@@ -118,7 +152,49 @@ fn failed(p: &Plan, job: &Job, code: u8, why: impl Into<String>) -> FileResult {
             why: why.into(),
         },
         refused: Vec::new(),
+        left: None,
     }
+}
+
+/// The bytes an end-to-end destination says it wrote before it stopped
+/// (`xdd: note: e2e destination target N: this run wrote B bytes before
+/// it stopped`, which `iolab xdd` prints for a destination that did not
+/// finish), summed over its targets; None when it said nothing of it.
+fn written(stderr: &[u8]) -> Option<u64> {
+    let text = String::from_utf8_lossy(stderr);
+    let figures: Vec<u64> = text
+        .lines()
+        .filter(|l| l.contains("e2e destination target "))
+        .filter_map(|l| {
+            let rest = l.split(": this run wrote ").nth(1)?;
+            rest.strip_suffix(" bytes before it stopped")?.parse().ok()
+        })
+        .collect();
+    (!figures.is_empty()).then(|| figures.iter().sum())
+}
+
+/// What the destination of `job` kept for a resume, from its note
+/// (`the partial copy is kept as PATH.partial beside its restart record
+/// PATH.restart, which says its first B of T bytes are written`).
+fn left(job: &Job, stderr: &[u8]) -> Option<Left> {
+    let text = String::from_utf8_lossy(stderr);
+    let note = text
+        .lines()
+        .find(|l| l.contains("the partial copy is kept"))?;
+    let dest = &job.destination;
+    let partial = format!("{dest}.partial");
+    let recorded_bytes = note
+        .split("which says its first ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next()?.parse().ok());
+    Some(Left {
+        partial: match note.contains(&format!("kept as {partial}")) {
+            true => partial,
+            false => dest.clone(),
+        },
+        record: format!("{dest}.restart"),
+        recorded_bytes,
+    })
 }
 
 /// The destination's lines about connections it dropped (it says them
@@ -572,14 +648,25 @@ fn copy(
             );
         }
     }
-    let refused = dst.as_ref().map(|f| refused(&f.stderr)).unwrap_or_default();
+    let dst_said = dst.as_ref().map(|f| f.stderr.clone()).unwrap_or_default();
+    let status = status_of(&src, dst, dst_stopped, p.cancel.is_cancelled());
+    // A copy that did not finish counts what reached the destination,
+    // which says so; the source's figure counts bytes it sent, some of
+    // which may never have been written.
+    let bytes = match status {
+        Status::Copied => bytes,
+        Status::Failed { .. } => written(&dst_said).unwrap_or(0),
+    };
     FileResult {
         source: job.source.display().to_string(),
         destination: format!("{}:{}", p.addr, job.destination),
         bytes,
         seconds,
-        status: status_of(&src, dst, dst_stopped, p.cancel.is_cancelled()),
-        refused,
+        left: matches!(status, Status::Failed { .. })
+            .then(|| left(job, &dst_said))
+            .flatten(),
+        status,
+        refused: refused(&dst_said),
     }
 }
 
@@ -687,6 +774,32 @@ mod tests {
             bytes_column("elapsed_s,tod\n", "1,2\n"),
             None,
             "no bytes column"
+        );
+    }
+
+    #[test]
+    fn the_destinations_written_bytes_and_what_it_left_are_read_from_its_notes() {
+        let err = b"xdd: e2e destination target 0: listening on 127.0.0.1:41010\n\
+xdd: note: e2e destination target 0: this run wrote 69206016 bytes before it stopped\n\
+xdd: note: target 0 (/d/copy): the partial copy is kept as /d/copy.partial beside its restart record /d/copy.restart, which says its first 61865984 of 400000000 bytes are written; run the same copy again (-restart, xddcp -a) to resume it\n";
+        assert_eq!(written(err), Some(69206016));
+        assert_eq!(written(b"xdd: error: open: No such file\n"), None);
+        let job = Job {
+            source: "/s/src".into(),
+            destination: "/d/copy".into(),
+            bytes: 400000000,
+        };
+        let l = left(&job, err).unwrap();
+        assert_eq!(l.partial, "/d/copy.partial");
+        assert_eq!(l.record, "/d/copy.restart");
+        assert_eq!(l.recorded_bytes, Some(61865984));
+        assert!(l.said().contains("run the same command again (with -a)"));
+        assert_eq!(
+            left(
+                &job,
+                b"xdd: note: e2e destination target 0: this run wrote 5 bytes before it stopped\n"
+            ),
+            None
         );
     }
 

@@ -70,6 +70,13 @@ impl Bg {
         Self::spawn(Command::new(&argv[0]).args(&argv[1..]), dir, env)
     }
 
+    /// Starts a command prepared by the caller (say, set up to end with
+    /// its parent) in `dir` with `env` added.
+    #[allow(dead_code)]
+    pub fn start_command(cmd: &mut Command, dir: &Path, env: &[(&str, &str)]) -> Bg {
+        Self::spawn(cmd, dir, env)
+    }
+
     fn spawn(cmd: &mut Command, dir: &Path, env: &[(&str, &str)]) -> Bg {
         let mut child = cmd
             .current_dir(dir)

@@ -37,8 +37,10 @@ pub fn restore(o: &TargetOpts) -> Result<(), RunError> {
     let partial = format!("{}{SUFFIX}", o.path);
     let record = o.restart.file_for(&o.path);
     let missing = matches!(std::fs::symlink_metadata(&o.path), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
-    let is_file = std::fs::symlink_metadata(&partial).is_ok_and(|m| m.is_file());
-    if !(missing && is_file && Path::new(&record).exists()) {
+    let is_file = |p: &str| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
+    // A link at either name is never taken for the copy's own file (the
+    // resume refuses a linked record with its reason).
+    if !(missing && is_file(&partial) && is_file(&record)) {
         return Ok(());
     }
     rename_noreplace(&partial, &o.path).map_err(|e| {
@@ -67,16 +69,31 @@ pub fn undo_restores() {
 }
 
 /// After a failed run: moves `path` to `path.partial` (never over an
-/// existing file); the note says where it is.
-pub fn set_aside(index: usize, path: &str) -> String {
+/// existing file); the note says where it is, and how much of it the
+/// restart record `record` says is written.
+pub fn set_aside(index: usize, path: &str, record: &str) -> String {
     let partial = format!("{path}{SUFFIX}");
+    let recorded = format!(" beside {}", recorded(record));
     match rename_noreplace(path, &partial) {
         Ok(()) => format!(
-            "target {index} ({path}): the partial copy is kept as {partial}; run the same copy again (-restart, xddcp -a) to finish it"
+            "target {index} ({path}): the partial copy is kept as {partial}{recorded}; run the same copy again (-restart, xddcp -a) to resume it"
         ),
         Err(e) => format!(
-            "target {index} ({path}): the partial copy is kept (it could not be renamed to {partial}: {e}); run the copy again with -restart to finish it"
+            "target {index} ({path}): the partial copy is kept (it could not be renamed to {partial}: {e}){recorded}; run the copy again with -restart to finish it"
         ),
+    }
+}
+
+/// "its restart record NAME, which says its first B of T bytes are
+/// written": what a kept partial copy's record promises, for the note
+/// that says it is kept (xddcp reads the figure).
+pub fn recorded(record: &str) -> String {
+    match crate::record::restart::Record::load(Path::new(record)) {
+        Ok(r) => format!(
+            "its restart record {record}, which says its first {} of {} bytes are written",
+            r.offset, r.total
+        ),
+        Err(e) => format!("its restart record, which cannot be read ({e})"),
     }
 }
 

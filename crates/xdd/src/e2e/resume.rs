@@ -39,7 +39,7 @@ pub fn decide(t: &TargetPlan, g: &GlobalOpts) -> Result<Resume, RunError> {
     let end = start + t.planned_bytes();
     let file = o.restart.monitored().then(|| o.restart.file_for(&o.path));
     let record = match &file {
-        Some(f) if Path::new(f).exists() => Some(load(f, &o.path, end, g.passes)?),
+        Some(f) if record_present(f)? => Some(load(f, &o.path, end, g.passes)?),
         _ => None,
     };
     let wanted = o.restart.offset.or(record.as_ref().map(|r| r.offset));
@@ -73,6 +73,104 @@ pub fn decide(t: &TargetPlan, g: &GlobalOpts) -> Result<Resume, RunError> {
         from: record.map(|r| (file.clone().unwrap_or_default(), r.source)),
         file: file.map(PathBuf::from),
     })
+}
+
+/// Whether restart file `f` is there: a regular file is; a link at its
+/// name (or at the name its replacement is written to, `f.tmp`) is
+/// refused without being opened, since a planted link would have the
+/// copy read someone else's file as its record, or replace it.
+fn record_present(f: &str) -> Result<bool, RunError> {
+    let tmp = format!("{f}.tmp");
+    if std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(bad(format!(
+            "{tmp} (where the restart file {f} is rewritten) is a symbolic link, which iolab never follows: remove it"
+        )));
+    }
+    match std::fs::symlink_metadata(f) {
+        Ok(m) if m.file_type().is_symlink() => Err(bad(format!(
+            "restart file {f} is a symbolic link, which iolab never reads or replaces: remove it (or name another file with -restart file)"
+        ))),
+        Ok(m) if !m.is_file() => Err(bad(format!(
+            "restart file {f} is not a regular file: remove it, or name another with -restart file"
+        ))),
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(bad(format!("restart file {f}: {e}"))),
+    }
+}
+
+/// Refuses, before any port is bound (so before the source sends a
+/// byte), a destination file the copy could not make or must not write
+/// through: a name whose directory is missing or not writable, a
+/// directory, a link that leads nowhere, and with `-e2e noclobber`
+/// (xddcp's) any link at the name. Files of this machine only; a `null`
+/// destination writes nothing.
+pub fn check_destination(t: &TargetPlan) -> Result<(), RunError> {
+    if !t.caps.local || t.caps.discards {
+        return Ok(());
+    }
+    let o = &t.opts;
+    let path = Path::new(&o.path);
+    let why = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let leads = std::fs::metadata(path).is_ok();
+            match (o.e2e.noclobber, leads) {
+                (false, true) => return Ok(()),
+                (_, false) => "is a symbolic link to nothing; the copy is never written through it: remove it, or name the file itself".to_string(),
+                (true, true) => "is a symbolic link; the copy is never written through a link at its name (-e2e noclobber): remove it, or name the file itself".to_string(),
+            }
+        }
+        Ok(m) if m.is_dir() => "is a directory: name a file in it".to_string(),
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match creatable_in(path) {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        },
+        Err(e) => e.to_string(),
+    };
+    Err(RunError::Usage(UsageError::new(
+        "endtoend",
+        format!("destination {}: {why}", o.path),
+    )))
+}
+
+/// Whether a file can be made at `path` (which is not there): its
+/// directory exists and this process may add to it.
+fn creatable_in(path: &Path) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let shown = dir.display();
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "its directory {shown} does not exist: make it first"
+        )),
+        Err(e) => Err(format!("its directory {shown}: {e}")),
+        Ok(m) if !m.is_dir() => Err(format!("{shown} is not a directory")),
+        Ok(_) => writable(dir).map_err(|e| format!("cannot make a file in {shown}: {e}")),
+    }
+}
+
+/// faccessat(2) for writing and searching `dir`, with this process's
+/// effective ids (what open(2) will check).
+fn writable(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: `c` is a valid NUL-terminated path for the call's duration.
+    let r = unsafe {
+        libc::faccessat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::W_OK | libc::X_OK,
+            libc::AT_EACCESS,
+        )
+    };
+    match r {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 /// Reads a restart record and checks it is for this destination, this

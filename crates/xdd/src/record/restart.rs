@@ -50,6 +50,7 @@
 //! ```
 
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -220,12 +221,27 @@ impl Record {
         Ok(r)
     }
 
-    /// Reads the record at `path`.
+    /// Reads the record at `path`, a regular file: a symbolic link at
+    /// the name is not followed (O_NOFOLLOW), so a planted one cannot
+    /// have another file read as the record.
     pub fn load(path: &Path) -> Result<Record, RestartError> {
-        let text = std::fs::read_to_string(path).map_err(|e| RestartError {
+        let err = |why: String| RestartError {
             path: path.display().to_string(),
-            why: e.to_string(),
-        })?;
+            why,
+        };
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => err("a symbolic link, never followed: remove it".into()),
+                _ => err(e.to_string()),
+            })?;
+        if !f.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(err("not a regular file".into()));
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut f, &mut text).map_err(|e| err(e.to_string()))?;
         Record::parse(&text, path)
     }
 
@@ -233,7 +249,13 @@ impl Record {
     /// rename, directory flush).
     pub fn store(&self, path: &Path) -> std::io::Result<()> {
         let tmp = tmp_path(path);
-        let mut f = std::fs::File::create(&tmp)?;
+        // A link planted at the temporary name is not written through.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)?;
         f.write_all(self.render().as_bytes())?;
         f.sync_all()?;
         drop(f);
@@ -343,6 +365,36 @@ mod tests {
             });
         });
         assert_eq!(w.value(), u64::MAX);
+    }
+
+    /// A link at the record's name is never read through, and one at
+    /// its temporary name is never written through.
+    #[test]
+    fn links_at_the_records_names_are_not_followed() {
+        let dir = std::env::temp_dir().join(format!("iolab-restart-link-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "version 1\n").unwrap();
+        let p = dir.join("r.restart");
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        let e = Record::load(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("symbolic link") && e.contains("r.restart"),
+            "{e}"
+        );
+        std::fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink(&victim, tmp_path(&p)).unwrap();
+        let r = Record {
+            source: "s".into(),
+            destination: "d".into(),
+            pass: 1,
+            offset: 0,
+            total: 1,
+            updated_unix_ns: 1,
+        };
+        assert!(r.store(&p).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "version 1\n");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -204,12 +204,16 @@ fn wind_down(targets: &mut [Target<'_>], sh: &RunShared<'_>) -> Outcome {
 /// file set aside or kept for -restart, anything else removed.
 fn leave(tg: &mut Target<'_>) {
     if crate::e2e::partial::applies(tg.plan) {
-        let note = crate::e2e::partial::set_aside(tg.plan.index, &tg.path);
+        let record = tg.plan.opts.restart.file_for(&tg.path);
+        let note = crate::e2e::partial::set_aside(tg.plan.index, &tg.path, &record);
         tg.notes.push(note);
     } else if crate::e2e::monitor::keeps_partial(tg) {
+        let record = tg.plan.opts.restart.file_for(&tg.path);
         tg.notes.push(format!(
-            "target {} ({}): the partial copy is kept; run the copy again with -restart to finish it",
-            tg.plan.index, tg.path
+            "target {} ({}): the partial copy is kept, with {}; run the copy again with -restart to finish it",
+            tg.plan.index,
+            tg.path,
+            crate::e2e::partial::recorded(&record)
         ));
     } else {
         remove_created(tg);
@@ -485,6 +489,13 @@ fn pass_log(spools: Vec<PassSpool>, outcome: Outcome) -> (PassLog, Outcome) {
     (PassLog::spooled(done), outcome)
 }
 
+/// What an end-to-end destination that did not finish wrote, said in
+/// one fixed form: xddcp reads it (`iolab_xddcp::run`) to report the
+/// bytes that reached the destination rather than those the source sent.
+fn written_note(index: usize, bytes: u64) -> String {
+    format!("e2e destination target {index}: this run wrote {bytes} bytes before it stopped")
+}
+
 #[allow(clippy::too_many_arguments)]
 fn assemble(
     plan: &Plan,
@@ -504,8 +515,12 @@ fn assemble(
         error_messages.extend(msgs);
     }
     error_messages.truncate(g.maxerrorstoprint as usize);
+    let stopped = matches!(outcome, Outcome::Error(_) | Outcome::Interrupted);
     let mut infos = Vec::new();
-    for t in targets {
+    for (t, counts) in targets.into_iter().zip(&totals) {
+        if stopped && t.plan.opts.e2e.role() == Some(crate::e2e::opts::Role::Destination) {
+            notes.push(written_note(t.plan.index, counts.write_bytes));
+        }
         notes.extend(t.notes);
         infos.push(t.info);
     }
@@ -523,5 +538,17 @@ fn assemble(
         outcome,
         global_clock: None,
         stats: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// xddcp reads this line (`iolab_xddcp::run`): its form is a contract.
+    #[test]
+    fn the_written_note_keeps_its_form() {
+        assert_eq!(
+            super::written_note(0, 69206016),
+            "e2e destination target 0: this run wrote 69206016 bytes before it stopped"
+        );
     }
 }
