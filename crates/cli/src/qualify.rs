@@ -91,6 +91,7 @@ fn check(cli: &Cli) -> Result<Checked, String> {
         .as_ref()
         .map_or("the default plan".to_string(), |p| p.display().to_string());
     let raw = Plan::read(&text).map_err(|e| format!("{named}: {e}"))?;
+    plan::check_sections(&raw).map_err(|e| format!("{named}: {e}"))?;
     // Locked before it is read, so that what is read stays true while
     // this qualification runs; a dry run reads and writes nothing after.
     let lock = (!cli.dry_run && cli.out.is_dir())

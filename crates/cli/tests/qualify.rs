@@ -818,6 +818,18 @@ fn bad_plans_and_directories_are_refused_before_anything_runs() {
             "data.wirte: no such figure",
         ),
         ("[network]\nconcurrency = 2000", "network.concurrency"),
+        (
+            "layers = [\"data\"]\n[data]\ntasks = 1\nsize_mb = 1\npasses = 1\nrequest_kib = 4096\nmodes = [\"file-per-task\"]\nexpect = [\"data.write_iops > 1e12\"]",
+            "data.request_kib: 4096 KiB is not a whole part",
+        ),
+        (
+            "[data]\nexpect = [\"data.write > data.read / 0\"]",
+            "at character 26: division by zero",
+        ),
+        (
+            "layers = [\"network\"]\n[data]\ntasks = 1",
+            "[data]: the layer is not in layers (network)",
+        ),
     ] {
         let p = s.path("bad.toml");
         std::fs::write(&p, plan).unwrap();

@@ -4,6 +4,7 @@
 //! gives. The runs themselves are the tools' own, as `iolab sweep` runs
 //! them.
 
+pub use crate::knee::doubling;
 use crate::layer::Layer;
 use crate::nettest::{network_test, BULK};
 use crate::plan::Plan;
@@ -88,18 +89,6 @@ pub struct Curves {
     pub figures: Vec<FigureSpec>,
     /// The best-of names.
     pub aliases: Vec<Alias>,
-}
-
-/// 1, 2, 4, ... up to `cap`, and `cap` itself.
-pub fn doubling(cap: u32) -> Vec<u32> {
-    let mut v = Vec::new();
-    let mut x = 1u32;
-    while x < cap {
-        v.push(x);
-        x = x.saturating_mul(2);
-    }
-    v.push(cap.max(1));
-    v
 }
 
 /// A sweep plan's text, written through the TOML serialiser so that
