@@ -24,6 +24,7 @@ mod lst_session;
 mod mdtest;
 mod progress;
 mod qualify;
+mod qualify_out;
 mod qualify_show;
 mod report;
 mod results;

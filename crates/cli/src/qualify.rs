@@ -7,6 +7,7 @@
 //! interrupted one stopped (130). The showing is in `qualify_show`.
 
 use crate::exit;
+use crate::qualify_out::{self as out_dir, OutLock};
 use crate::qualify_show::{self as show, Shown};
 use clap::Parser;
 use iolab_core::{Failure, Outcome};
@@ -59,6 +60,8 @@ struct Checked {
     resumed: bool,
     baseline: Option<(String, Verdict)>,
     exe: PathBuf,
+    /// DIR locked, when it existed (a new DIR is locked once made).
+    lock: Option<OutLock>,
 }
 
 /// Entry point from the dispatcher.
@@ -73,7 +76,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> exit::Ended {
     if cli.dry_run {
         return Ok(show::dry_run(&checked.plan, &checked.curves, &checked.exe));
     }
-    qualify(&cli.out, &checked)
+    qualify(&cli.out, checked)
 }
 
 /// The plan as given (or the default), filled, with every check done.
@@ -88,7 +91,13 @@ fn check(cli: &Cli) -> Result<Checked, String> {
         .as_ref()
         .map_or("the default plan".to_string(), |p| p.display().to_string());
     let raw = Plan::read(&text).map_err(|e| format!("{named}: {e}"))?;
-    let previous = previous(&cli.out)?;
+    plan::check_sections(&raw).map_err(|e| format!("{named}: {e}"))?;
+    // Locked before it is read, so that what is read stays true while
+    // this qualification runs; a dry run reads and writes nothing after.
+    let lock = (!cli.dry_run && cli.out.is_dir())
+        .then(|| out_dir::lock(&cli.out))
+        .transpose()?;
+    let previous = out_dir::previous(&cli.out)?;
     let machine = Machine::probe().map_err(|e| format!("cannot look this machine up: {e}"))?;
     let plan = plan::fill(raw, &machine, previous.as_ref()).map_err(|e| format!("{named}: {e}"))?;
     if previous.as_ref().is_some_and(|p| *p != plan) {
@@ -122,55 +131,8 @@ fn check(cli: &Cli) -> Result<Checked, String> {
         curves,
         baseline,
         exe,
+        lock,
     })
-}
-
-/// The files a qualification keeps in its directory.
-fn is_ours(name: &str) -> bool {
-    [
-        "plan.toml",
-        "results.sqlite",
-        "results.sqlite-wal",
-        "results.sqlite-shm",
-        "report.html",
-    ]
-    .contains(&name)
-        || name.starts_with(".results.sqlite.sweep.")
-        || name.starts_with(".report.html.")
-        || name.starts_with(".plan.toml.")
-}
-
-/// The plan DIR holds, when it is an earlier (or interrupted)
-/// qualification; an error when DIR holds anything else.
-fn previous(dir: &Path) -> Result<Option<Plan>, String> {
-    let fail = |why: String| format!("--out {}: {why}", dir.display());
-    if !dir.exists() {
-        iolab_output::check_dir("--out", dir).map_err(|e| e.to_string())?;
-        return Ok(None);
-    }
-    let entries: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|e| fail(format!("cannot read it: {e}")))?
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    if entries.is_empty() {
-        return Ok(None);
-    }
-    if let Some(other) = entries.iter().find(|n| !is_ours(n)) {
-        return Err(fail(format!(
-            "holds {other}, which no qualification made: give a new or empty directory"
-        )));
-    }
-    let text = std::fs::read_to_string(dir.join("plan.toml")).map_err(|e| {
-        fail(format!(
-            "has no readable plan.toml ({e}): give a new or empty directory"
-        ))
-    })?;
-    let raw = Plan::read(&text).map_err(|e| fail(format!("plan.toml: {e}")))?;
-    let m = Machine::probe().map_err(|e| fail(e.to_string()))?;
-    plan::fill(raw, &m, None)
-        .map(Some)
-        .map_err(|e| fail(format!("plan.toml: {e}")))
 }
 
 /// An earlier qualification's verdict, from its plan and store.
@@ -197,9 +159,10 @@ fn baseline(dir: &Path) -> Result<(String, Verdict), String> {
 
 /// DIR, its plan.toml and store, the sweep's directory in it, and the
 /// files' directory: everything the run needs, made now.
-fn open(dir: &Path, c: &Checked) -> Result<(Store, WorkDir, Option<PathBuf>), exit::Halt> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| usage(format!("--out {}: cannot create it: {e}", dir.display())))?;
+fn open(dir: &Path, c: &mut Checked) -> Result<(Store, WorkDir, Option<PathBuf>), exit::Halt> {
+    if c.lock.is_none() {
+        c.lock = Some(lock_new(dir)?);
+    }
     if !c.resumed {
         iolab_output::write_atomically(&dir.join("plan.toml"), c.plan.to_toml().as_bytes())
             .map_err(|e| {
@@ -225,9 +188,26 @@ fn open(dir: &Path, c: &Checked) -> Result<(Store, WorkDir, Option<PathBuf>), ex
     Ok((store, work, files))
 }
 
+/// Makes DIR, checked to be new, and locks it. Another qualification
+/// may have made and locked it since it was checked: that one is
+/// refused as any running one is, or, ended already, its files are.
+fn lock_new(dir: &Path) -> Result<OutLock, exit::Halt> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| usage(format!("--out {}: cannot create it: {e}", dir.display())))?;
+    let lock = out_dir::lock(dir).map_err(usage)?;
+    match std::fs::read_dir(dir).map(|mut d| d.next().is_none()) {
+        Ok(true) => Ok(lock),
+        _ => Err(usage(format!(
+            "--out {}: another qualification wrote in it since it was checked: run the same command again",
+            dir.display()
+        ))),
+    }
+}
+
 /// Makes what the run needs, runs, judges, reports.
-fn qualify(dir: &Path, c: &Checked) -> exit::Ended {
-    let (mut store, work, files) = open(dir, c)?;
+fn qualify(dir: &Path, mut checked: Checked) -> exit::Ended {
+    let (mut store, work, files) = open(dir, &mut checked)?;
+    let c = &checked;
     crate::signals::set_last_words(format!(
         "\niolab qualify: stopped at once; the run under way may still be running, and {} may hold its files\n",
         files.as_ref().map_or("nothing".into(), |f| f.display().to_string())
@@ -272,7 +252,14 @@ fn qualify(dir: &Path, c: &Checked) -> exit::Ended {
         return Ok(Outcome::Interrupted);
     }
     if let Some(f) = &files {
-        let _ = std::fs::remove_dir_all(f);
+        let kept = show::remove_files_dir(&c.plan, f);
+        if !kept.is_empty() {
+            eprintln!(
+                "iolab qualify: note: kept {}: its tools' files were removed, not what the qualification did not make: {}",
+                f.display(),
+                kept.join(", ")
+            );
+        }
     }
     Ok(judge(dir, c, &store, &ran.measured))
 }

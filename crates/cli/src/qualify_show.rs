@@ -71,6 +71,11 @@ fn owner_of(out: &Path) -> String {
         .to_string()
 }
 
+/// Whether `d` (a files' directory) holds an [`OWNER`] naming `out`.
+pub fn names_out(d: &Path, out: &Path) -> bool {
+    std::fs::read_to_string(d.join(OWNER)).is_ok_and(|o| o == owner_of(out))
+}
+
 /// Checks, before anything is made, that the files' directory is absent
 /// or the one this qualification (`out`) made before it was interrupted:
 /// a real directory of this user's, never a link, whose [`OWNER`] names
@@ -80,7 +85,7 @@ pub fn check_files_dir(plan: &Plan, out: &Path) -> Result<(), String> {
     let Some(d) = files_of(plan) else {
         return Ok(());
     };
-    let ours = || std::fs::read_to_string(d.join(OWNER)).is_ok_and(|o| o == owner_of(out));
+    let ours = || names_out(&d, out);
     match std::fs::symlink_metadata(&d) {
         Err(_) => Ok(()),
         // SAFETY: geteuid has no preconditions.
@@ -110,6 +115,43 @@ pub fn files_dir(plan: &Plan, out: &Path) -> Result<Option<PathBuf>, String> {
             .map_err(|e| format!("cannot write {}: {e}", d.join(OWNER).display()))?;
     }
     Ok(Some(d))
+}
+
+/// Removes, once the qualification is complete, what its tools made in
+/// the files' directory `d` ([`iolab_qualify::curves::made_by_tools`]),
+/// then the directory when nothing else is left in it. Anything else
+/// (someone's file, put there while an interrupted run left it) is kept,
+/// with [`OWNER`] so that a rerun still knows the directory; the names
+/// kept are returned, for a note.
+pub fn remove_files_dir(plan: &Plan, d: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(d) else {
+        return Vec::new();
+    };
+    let mut kept = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == OWNER {
+            continue;
+        }
+        if !iolab_qualify::curves::made_by_tools(plan, &name) {
+            kept.push(name);
+            continue;
+        }
+        // A link is removed, never followed (file_type does not follow).
+        let gone = match e.file_type() {
+            Ok(t) if t.is_dir() => std::fs::remove_dir_all(e.path()),
+            _ => std::fs::remove_file(e.path()),
+        };
+        if let Err(why) = gone {
+            kept.push(format!("{name} (made by its tool, not removed: {why})"));
+        }
+    }
+    if kept.is_empty() {
+        let _ = std::fs::remove_file(d.join(OWNER));
+        let _ = std::fs::remove_dir(d);
+    }
+    kept.sort();
+    kept
 }
 
 /// The progress of a run: a bar on a terminal, a line per curve otherwise.

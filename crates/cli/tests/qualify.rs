@@ -500,6 +500,223 @@ fn a_files_directory_of_someone_else_is_refused_and_kept() {
     assert!(!dir.exists(), "--out was made");
 }
 
+/// A plan of one short network test (lst ping on loopback, 1 repeat),
+/// plus `extra` (top-level keys, sections).
+fn ping_plan(s: &Scratch, name: &str, duration_s: f64, extra: &str) -> PathBuf {
+    let p = s.path(name);
+    std::fs::write(
+        &p,
+        format!("repeats = 1\n{extra}\n[network]\ntests = [\"ping\"]\nconcurrency = 1\nduration_s = {duration_s}\n"),
+    )
+    .unwrap();
+    p
+}
+
+/// Waits until `path` exists (the qualification got that far).
+fn wait_for(path: &Path, r: &mut Running) {
+    let t0 = Instant::now();
+    while !path.exists() {
+        assert!(t0.elapsed() < LIMIT, "{} never appeared", path.display());
+        assert!(r.child.try_wait().unwrap().is_none(), "ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The files' directory an interrupted run of this qualification left,
+/// with someone's files put in it meanwhile (and a tool's leftover): at
+/// the end only the tool's file is removed; theirs, and the directory,
+/// are kept and named in a note.
+#[test]
+fn the_files_directory_keeps_what_its_tools_did_not_make() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-keep-theirs");
+    let dir = s.path("q");
+    let files = s.path("iolab-qualify.abc");
+    std::fs::create_dir(&files).unwrap();
+    std::fs::write(files.join(".iolab-qualify-out"), dir.display().to_string()).unwrap();
+    std::fs::write(files.join("important.csv"), b"mine").unwrap();
+    std::fs::create_dir(files.join("mysub")).unwrap();
+    std::fs::write(files.join("mysub/f"), b"mine too").unwrap();
+    std::fs::write(files.join("xdd.shared"), b"a tool's leftover").unwrap();
+    let p = s.path("plan.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "layers = [\"data\"]\nrepeats = 1\ndir = \"{}\"\ntoken = \"abc\"\n[data]\nmodes = [\"shared\"]\ntasks = 1\nsize_mb = 1\npasses = 1\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let args = [
+        "qualify",
+        p.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let o = run(&args, &s.root);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert_eq!(std::fs::read(files.join("important.csv")).unwrap(), b"mine");
+    assert_eq!(std::fs::read(files.join("mysub/f")).unwrap(), b"mine too");
+    assert!(
+        !files.join("xdd.shared").exists(),
+        "the tool's file was kept"
+    );
+    assert!(
+        err.contains("kept") && err.contains("important.csv, mysub"),
+        "{err}"
+    );
+}
+
+/// A link planted at one of --out's names (results.sqlite, report.html)
+/// is never followed, and a report.html iolab did not write is not
+/// replaced: exit 2 before anything runs, the link's target not made,
+/// the page as it was.
+#[test]
+fn an_out_with_a_planted_link_or_a_page_of_someone_else_is_refused() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-planted");
+    let p = ping_plan(&s, "plan.toml", 0.5, "layers = [\"network\"]");
+    let q1 = s.path("q1");
+    let args = |out: &Path| {
+        vec![
+            "qualify".to_string(),
+            p.display().to_string(),
+            "--out".to_string(),
+            out.display().to_string(),
+        ]
+    };
+    let go = |out: &Path| {
+        let a = args(out);
+        run(&a.iter().map(String::as_str).collect::<Vec<_>>(), &s.root)
+    };
+    assert_eq!(go(&q1).status.code(), Some(0));
+    let victim = s.path("victim.sqlite");
+    for name in ["results.sqlite", "report.html", "results.sqlite-wal"] {
+        let o = s.path(&format!("o-{name}"));
+        std::fs::create_dir(&o).unwrap();
+        std::fs::copy(q1.join("plan.toml"), o.join("plan.toml")).unwrap();
+        std::os::unix::fs::symlink(&victim, o.join(name)).unwrap();
+        let r = go(&o);
+        let (out, err) = text(&r);
+        assert_eq!(r.status.code(), Some(2), "{name}: {out}\n{err}");
+        assert!(err.contains(&format!("{name} is a symbolic link")), "{err}");
+        assert!(!victim.exists(), "{name}: the link was followed");
+        assert_eq!(std::fs::read_dir(&o).unwrap().count(), 2, "{name}");
+    }
+    let o = s.path("o-page");
+    std::fs::create_dir(&o).unwrap();
+    std::fs::copy(q1.join("plan.toml"), o.join("plan.toml")).unwrap();
+    std::fs::write(o.join("report.html"), "<html>mine</html>\n").unwrap();
+    let r = go(&o);
+    let (out, err) = text(&r);
+    assert_eq!(r.status.code(), Some(2), "{out}\n{err}");
+    assert!(
+        err.contains("report.html is not a page iolab qualify wrote"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(o.join("report.html")).unwrap(),
+        "<html>mine</html>\n"
+    );
+    assert_eq!(std::fs::read_dir(&o).unwrap().count(), 2);
+    // Its own page is replaced, as before.
+    assert_eq!(go(&q1).status.code(), Some(0));
+}
+
+/// A second qualification on the same --out while the first runs is
+/// refused (exit 2, naming the first's pid) before it runs anything;
+/// once the first is killed (-9), its lock is gone and the same command
+/// carries on to the end.
+#[test]
+fn a_second_qualification_on_the_same_out_is_refused_while_the_first_runs() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-lock");
+    let p = ping_plan(&s, "plan.toml", 3.0, "layers = [\"network\"]");
+    let dir = s.path("q");
+    let args = [
+        "qualify",
+        p.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let mut first = Running::start(iolab_cmd(&args, &s.root));
+    wait_for(&dir.join("results.sqlite"), &mut first);
+    let o = run(&args, &s.root);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    assert!(
+        err.contains(&format!(
+            "another qualification is running in it (pid {} ",
+            first.child.id()
+        )),
+        "{err}"
+    );
+    first.signal(libc::SIGKILL);
+    let _ = first.finish();
+    // Its lst run got SIGTERM and may still be ending, with its agents
+    // on the plan's ports: a run now would meet them (not this test's).
+    let plan = std::fs::read_to_string(dir.join("plan.toml")).unwrap();
+    let ports: Vec<&str> = plan
+        .split('"')
+        .filter_map(|w| w.strip_prefix("client@").or(w.strip_prefix("server@")))
+        .filter_map(|a| a.rsplit(':').next())
+        .collect();
+    assert_eq!(ports.len(), 2, "{plan}");
+    let t0 = Instant::now();
+    while ports
+        .iter()
+        .any(|p| !common::pids_of("iolab", &[&format!(":{p}")]).is_empty())
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the killed run's lst lives on"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = run(&args, &s.root);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    let runs = recorded(&dir.join("results.sqlite"), &s.root);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+}
+
+/// The plan's `dir` may be --out itself: the files' directory inside it
+/// is this qualification's, so an interrupted run carries on and ends
+/// with nothing of the files left.
+#[test]
+fn a_qualification_whose_dir_is_its_out_resumes() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-dir-is-out");
+    let dir = s.path("o11");
+    std::fs::create_dir(&dir).unwrap();
+    let p = ping_plan(
+        &s,
+        "plan.toml",
+        2.0,
+        &format!(
+            "layers = [\"network\", \"data\"]\ndir = \"{}\"\ntoken = \"abc\"\n[data]\nmodes = [\"shared\"]\ntasks = 1\nsize_mb = 1\npasses = 1",
+            dir.display()
+        ),
+    );
+    let args = [
+        "qualify",
+        p.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let mut r = Running::start(iolab_cmd(&args, &s.root));
+    wait_for(&dir.join("iolab-qualify.abc"), &mut r);
+    std::thread::sleep(Duration::from_millis(300));
+    r.signal(libc::SIGINT);
+    let (code, out, err) = r.finish();
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    let o = run(&args, &s.root);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(!dir.join("iolab-qualify.abc").exists());
+}
+
 /// An expectation this machine cannot meet: exit 1, naming the layer and
 /// its figure with the value measured; the report is written all the same.
 #[test]
@@ -601,6 +818,18 @@ fn bad_plans_and_directories_are_refused_before_anything_runs() {
             "data.wirte: no such figure",
         ),
         ("[network]\nconcurrency = 2000", "network.concurrency"),
+        (
+            "layers = [\"data\"]\n[data]\ntasks = 1\nsize_mb = 1\npasses = 1\nrequest_kib = 4096\nmodes = [\"file-per-task\"]\nexpect = [\"data.write_iops > 1e12\"]",
+            "data.request_kib: 4096 KiB is not a whole part",
+        ),
+        (
+            "[data]\nexpect = [\"data.write > data.read / 0\"]",
+            "at character 26: division by zero",
+        ),
+        (
+            "layers = [\"network\"]\n[data]\ntasks = 1",
+            "[data]: the layer is not in layers (network)",
+        ),
     ] {
         let p = s.path("bad.toml");
         std::fs::write(&p, plan).unwrap();

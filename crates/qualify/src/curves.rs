@@ -4,6 +4,7 @@
 //! gives. The runs themselves are the tools' own, as `iolab sweep` runs
 //! them.
 
+pub use crate::knee::doubling;
 use crate::layer::Layer;
 use crate::nettest::{network_test, BULK};
 use crate::plan::Plan;
@@ -88,18 +89,6 @@ pub struct Curves {
     pub figures: Vec<FigureSpec>,
     /// The best-of names.
     pub aliases: Vec<Alias>,
-}
-
-/// 1, 2, 4, ... up to `cap`, and `cap` itself.
-pub fn doubling(cap: u32) -> Vec<u32> {
-    let mut v = Vec::new();
-    let mut x = 1u32;
-    while x < cap {
-        v.push(x);
-        x = x.saturating_mul(2);
-    }
-    v.push(cap.max(1));
-    v
 }
 
 /// A sweep plan's text, written through the TOML serialiser so that
@@ -359,6 +348,41 @@ fn path(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// Whether `name`, an entry of the plan's files directory
+/// ([`Plan::work_dir`]), is one its tools make there: the survey's
+/// `survey.P.R*` results, xdd's `xdd.shared` and `xdd.fpp.I`, mdtest's
+/// `mdtest.MODE.P.R` trees, for the layers and modes the plan measures.
+/// Only these are removed when the qualification is complete: anything
+/// else in the directory was put there by someone else.
+pub fn made_by_tools(plan: &Plan, name: &str) -> bool {
+    let numbered = |rest: &str, tail: bool| {
+        let mut parts = rest.splitn(3, '.');
+        let two = [parts.next(), parts.next()];
+        let digits = two
+            .iter()
+            .all(|p| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())));
+        digits && (tail || parts.next().is_none())
+    };
+    let devices = plan.runs(Layer::Devices)
+        && name
+            .strip_prefix("survey.")
+            .is_some_and(|r| numbered(r, true));
+    let d = &plan.data;
+    let data = plan.runs(Layer::Data)
+        && ((name == "xdd.shared" && d.modes.iter().any(|m| m == "shared"))
+            || (d.modes.iter().any(|m| m == "file-per-task")
+                && name
+                    .strip_prefix("xdd.fpp.")
+                    .and_then(|i| i.parse::<u32>().ok())
+                    .is_some_and(|i| i < d.tasks && name == format!("xdd.fpp.{i}"))));
+    let metadata = plan.runs(Layer::Metadata)
+        && plan.metadata.modes.iter().any(|m| {
+            name.strip_prefix(&format!("mdtest.{m}."))
+                .is_some_and(|r| numbered(r, false))
+        });
+    devices || data || metadata
+}
+
 /// The figure-name form of a data mode.
 fn data_short(mode: &str) -> &str {
     match mode {
@@ -577,6 +601,38 @@ mod tests {
             rsh: "ssh".into(),
         };
         fill(Plan::read(text).unwrap(), &m, None).unwrap()
+    }
+
+    #[test]
+    fn only_the_tools_own_names_are_theirs_to_remove() {
+        let p = plan("[devices]\ntargets = [\"/mnt/ost0\"]\n[data]\ntasks = 2\n");
+        for ours in [
+            "survey.0.1",
+            "survey.3.2.summary",
+            "xdd.shared",
+            "xdd.fpp.0",
+            "xdd.fpp.1",
+            "mdtest.private.0.1",
+            "mdtest.shared.12.3",
+        ] {
+            assert!(made_by_tools(&p, ours), "{ours}");
+        }
+        for theirs in [
+            "important.csv",
+            "mysub",
+            ".iolab-qualify-out",
+            "xdd.fpp.2",
+            "xdd.fpp.01",
+            "xdd.shared2",
+            "survey.x.1",
+            "mdtest.private.0",
+            "mdtest.private.0.1.x",
+            "mdtest.other.0.1",
+        ] {
+            assert!(!made_by_tools(&p, theirs), "{theirs}");
+        }
+        let net = plan("layers = [\"network\"]");
+        assert!(!made_by_tools(&net, "xdd.shared"));
     }
 
     #[test]

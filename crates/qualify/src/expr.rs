@@ -263,10 +263,18 @@ impl Parser<'_> {
     fn product(&mut self) -> Result<Expr, ExprError> {
         let mut e = self.unary()?;
         while let Some(op) = self.sym(&["*", "/"]) {
+            let at = self.pos;
+            let divisor = self.unary()?;
+            // A constant divisor of 0 can never be judged: refused now,
+            // not after the whole qualification has run.
+            if op == "/" && constant(&divisor) == Some(0.0) {
+                self.pos = at;
+                return self.fail("division by zero: this divisor is a constant 0");
+            }
             e = Expr::Bin(
                 Box::new(e),
                 op.chars().next().unwrap_or('*'),
-                Box::new(self.unary()?),
+                Box::new(divisor),
             );
         }
         Ok(e)
@@ -312,6 +320,12 @@ fn names<'a>(e: &'a Expr, out: &mut Vec<&'a str>) {
             names(b, out);
         }
     }
+}
+
+/// The value of an expression that names no figure (None when it names
+/// one; a constant that itself divides by 0 was refused when read).
+fn constant(e: &Expr) -> Option<f64> {
+    value(e, &|_| Err(String::new())).ok()
 }
 
 fn value(
@@ -437,6 +451,22 @@ mod tests {
         assert!(e("1 >= 2").msg.contains("names no figure"));
         assert!(e("").msg.contains("empty"));
         assert!(e("a.b >= 1 $").msg.contains("'$'"));
+    }
+
+    #[test]
+    fn a_constant_divisor_of_zero_is_refused_when_read() {
+        for (text, at) in [
+            ("data.write > data.read / 0", 25),
+            ("a.b >= 1 / (2 - 2) * a.b", 11),
+            ("a.b >= a.b / -0e5", 13),
+            ("a.b / (0 * 7) < 1", 6),
+        ] {
+            let e = Expectation::parse(text).unwrap_err();
+            assert!(e.msg.contains("division by zero"), "{text}: {e}");
+            assert_eq!(e.at, at, "{text}: {e}");
+        }
+        assert!(Expectation::parse("a.b >= 1 / (a.b - 2)").is_ok());
+        assert!(Expectation::parse("a.b >= 0 / 2 * a.b").is_ok());
     }
 
     #[test]

@@ -15,6 +15,18 @@
 
 use serde::Serialize;
 
+/// 1, 2, 4, ... up to `cap`, and `cap` itself.
+pub fn doubling(cap: u32) -> Vec<u32> {
+    let mut v = Vec::new();
+    let mut x = 1u32;
+    while x < cap {
+        v.push(x);
+        x = x.saturating_mul(2);
+    }
+    v.push(cap.max(1));
+    v
+}
+
 /// Why a curve ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "stop", rename_all = "snake_case")]

@@ -252,9 +252,25 @@ impl Plan {
         toml::from_str(text).map_err(|e| PlanError(e.to_string().trim_end().to_string()))
     }
 
-    /// The plan as `DIR/plan.toml` holds it.
+    /// The plan as `DIR/plan.toml` holds it: the sections of the layers
+    /// it does not measure left out, so that the file, given as a plan,
+    /// passes [`check_sections`].
     pub fn to_toml(&self) -> String {
-        let body = toml::to_string(self).unwrap_or_else(|e| format!("# cannot write: {e}\n"));
+        let runs = |l: Layer| self.runs(l);
+        let written = Written {
+            label: &self.label,
+            repeats: self.repeats,
+            knee: self.knee,
+            dir: &self.dir,
+            token: &self.token,
+            layers: &self.layers,
+            hosts: &self.hosts,
+            network: runs(Layer::Network).then_some(&self.network),
+            devices: self.devices.as_ref().filter(|_| runs(Layer::Devices)),
+            data: runs(Layer::Data).then_some(&self.data),
+            metadata: runs(Layer::Metadata).then_some(&self.metadata),
+        };
+        let body = toml::to_string(&written).unwrap_or_else(|e| format!("# cannot write: {e}\n"));
         format!(
             "# iolab qualify: the plan that ran, every default filled in (docs/qualify.md)\n{body}"
         )
@@ -275,6 +291,51 @@ impl Plan {
     pub fn local(&self) -> bool {
         self.hosts.clients.is_empty()
     }
+}
+
+/// [`Plan`] as written to `DIR/plan.toml`, in its order.
+#[derive(Serialize)]
+struct Written<'a> {
+    label: &'a str,
+    repeats: u32,
+    knee: f64,
+    dir: &'a PathBuf,
+    token: &'a str,
+    layers: &'a [Layer],
+    hosts: &'a Hosts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    network: Option<&'a Network>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    devices: Option<&'a Devices>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a Data>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<&'a Metadata>,
+}
+
+/// Refuses a layer's section in a plan whose `layers` leaves that
+/// layer out: its keys and expectations would be silently ignored.
+/// Checked on the plan given, not on a `DIR/plan.toml` read back (one
+/// written before sections were left out holds every section).
+pub fn check_sections(raw: &RawPlan) -> Result<(), PlanError> {
+    let Some(named) = &raw.layers else {
+        return Ok(());
+    };
+    let given = [
+        ("network", raw.network.is_some()),
+        ("devices", raw.devices.is_some()),
+        ("data", raw.data.is_some()),
+        ("metadata", raw.metadata.is_some()),
+    ];
+    for (section, present) in given {
+        if present && !named.iter().any(|n| n == section) {
+            return err(format!(
+                "[{section}]: the layer is not in layers ({}), so nothing of the section would be used: add '{section}' to layers, or remove the section",
+                named.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Fills `raw` with the defaults for `m`. `previous` is the plan the
@@ -567,9 +628,17 @@ fn fill_data(d: RawData, local: bool, m: &Machine) -> Result<Data, PlanError> {
             "data.size_mb: {size_mb} MiB cannot give each of {tasks} tasks a MiB; raise it"
         ));
     }
+    let modes = modes("data.modes", d.modes, DATA_MODES)?;
+    let request_kib = in_range(
+        "data.request_kib",
+        d.request_kib.unwrap_or(1024),
+        4,
+        1 << 20,
+    )?;
+    whole_requests(&modes, tasks, size_mb, request_kib)?;
     Ok(Data {
         tool,
-        modes: modes("data.modes", d.modes, DATA_MODES)?,
+        modes,
         tasks,
         size_mb,
         // A point's first repeat writes new files and the later ones
@@ -582,15 +651,38 @@ fn fill_data(d: RawData, local: bool, m: &Machine) -> Result<Data, PlanError> {
             1,
             1000,
         )?,
-        request_kib: in_range(
-            "data.request_kib",
-            d.request_kib.unwrap_or(1024),
-            4,
-            1 << 20,
-        )?,
+        request_kib,
         direct: d.direct.unwrap_or(false),
         expect: d.expect.unwrap_or_default(),
     })
+}
+
+/// Refuses a request size that is not a whole part of what each xdd
+/// target moves at every point (`size_mb` for the shared file, its
+/// share, in whole MiB as the sweep splits it, for a file per task):
+/// xdd would end each pass with a short request, so the bandwidth over
+/// the request size (`data.*_iops`) would not be its operations.
+fn whole_requests(
+    modes: &[String],
+    tasks: u32,
+    size_mb: u64,
+    request_kib: u32,
+) -> Result<(), PlanError> {
+    for mode in modes {
+        let widths = match mode.as_str() {
+            "shared" => vec![1],
+            _ => crate::knee::doubling(tasks),
+        };
+        for t in widths {
+            let mib = size_mb / t as u64;
+            if !(mib * 1024).is_multiple_of(request_kib as u64) {
+                return err(format!(
+                    "data.request_kib: {request_kib} KiB is not a whole part of the {mib} MiB each target of xdd moves ({mode}, tasks={t}): its last request would be short, and data.*_iops (the bandwidth over the request size) would not be true; give a size that divides it, or change data.size_mb"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn fill_metadata(d: RawMetadata, hosts: &Hosts, m: &Machine) -> Result<Metadata, PlanError> {
@@ -720,10 +812,40 @@ mod tests {
             ("[metadata]\nnodes = 2", "2 nodes, but there are 1"),
             ("[hosts]\nservers = [\"s\"]", "servers need clients"),
             ("[hosts]\nclients = [\"a\"]\nslurm = true", "one way"),
+            (
+                "[data]\ntasks = 1\nsize_mb = 1\nrequest_kib = 4096",
+                "data.request_kib: 4096 KiB is not a whole part of the 1 MiB",
+            ),
+            (
+                "[data]\nmodes = [\"file-per-task\"]\ntasks = 3\nsize_mb = 16\nrequest_kib = 2048",
+                "5 MiB each target of xdd moves (file-per-task, tasks=3)",
+            ),
         ] {
             let e = plan(text).unwrap_err().0;
             assert!(e.contains(says), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn a_section_of_a_layer_not_measured_is_refused() {
+        let raw = |t: &str| Plan::read(t).unwrap();
+        let e = check_sections(&raw("layers = [\"network\"]\n[data]\ntasks = 1")).unwrap_err();
+        assert!(
+            e.0.contains("[data]") && e.0.contains("layers (network)"),
+            "{e}"
+        );
+        assert!(check_sections(&raw("layers = [\"data\"]\n[metadata]")).is_err());
+        assert!(check_sections(&raw("layers = [\"data\"]\n[data]\ntasks = 1")).is_ok());
+        assert!(check_sections(&raw("[data]\ntasks = 1")).is_ok());
+        // The plan written for such a qualification passes the check.
+        let p = plan("layers = [\"network\"]").unwrap();
+        let written = p.to_toml();
+        assert!(
+            !written.contains("[data]") && written.contains("[network]"),
+            "{written}"
+        );
+        check_sections(&raw(&written)).unwrap();
+        assert_eq!(fill(raw(&written), &machine(), None).unwrap(), p);
     }
 
     #[test]
