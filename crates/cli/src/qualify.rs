@@ -254,7 +254,7 @@ fn qualify(dir: &Path, mut checked: Checked) -> exit::Ended {
     if let Some(f) = &files {
         let kept = show::remove_files_dir(&c.plan, f);
         if !kept.is_empty() {
-            eprintln!(
+            iolab_core::say!(
                 "iolab qualify: note: kept {}: its tools' files were removed, not what the qualification did not make: {}",
                 f.display(),
                 kept.join(", ")
