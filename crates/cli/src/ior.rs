@@ -250,7 +250,21 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
         }
     }
     s.session.start();
-    let r = runner.run();
+    // Once stopped, rank 0 says where the test files are at once: a
+    // rank killed by mpirun (another rank died, odls_base_sigkill_timeout)
+    // may not get to remove them.
+    let running = std::sync::atomic::AtomicBool::new(true);
+    let tasks = (s.threads * transport.size()) as u64;
+    let discards = s.backend.capabilities().discards;
+    let r = std::thread::scope(|scope| {
+        if leader {
+            let (cancel, running, cfg) = (&cancel, &running, &s.cfg);
+            scope.spawn(move || announce_stop(prog, cfg, tasks, discards, cancel, running));
+        }
+        let r = runner.run();
+        running.store(false, std::sync::atomic::Ordering::Relaxed);
+        r
+    });
     payload.tests = r.tests;
     payload.left_behind = r.left_behind;
     let outcome = r.outcome;
@@ -279,7 +293,37 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
 /// cut short: the files (and `-u` directories) the writing tests make,
 /// the first few of them; nothing for the null backend, which keeps
 /// nothing.
+/// Waits while the run goes; once it is stopped, says where its files
+/// may be left should the process be killed before it removes them.
+fn announce_stop(
+    prog: &str,
+    cfg: &Config,
+    tasks: u64,
+    discards: bool,
+    cancel: &iolab_core::CancelToken,
+    running: &std::sync::atomic::AtomicBool,
+) {
+    use std::sync::atomic::Ordering::Relaxed;
+    while running.load(Relaxed) {
+        if cancel.is_cancelled() {
+            if !crate::output::stdout_closed() {
+                let lead = "stopping; removing what this run made. Should the process be killed first, it may be left:";
+                iolab_core::say_part!("{}", file_list(prog, cfg, tasks, discards, lead));
+            }
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 fn last_words(prog: &str, cfg: &Config, tasks: u64, discards: bool) -> String {
+    let lead = "stopped at once by a second signal; cleanup was skipped or cut short. What this run writes may be left:";
+    file_list(prog, cfg, tasks, discards, lead)
+}
+
+/// `lead` and the files (and -u directories) the writing tests make,
+/// the first 20 of them.
+fn file_list(prog: &str, cfg: &Config, tasks: u64, discards: bool, lead: &str) -> String {
     const SHOWN: usize = 20;
     let mut names = Vec::new();
     for t in cfg.tests.iter().filter(|t| t.params.write && !discards) {
@@ -306,9 +350,7 @@ fn last_words(prog: &str, cfg: &Config, tasks: u64, discards: bool) -> String {
     if names.is_empty() {
         return String::new();
     }
-    let mut s = format!(
-        "\n{prog}: stopped at once by a second signal; cleanup was skipped or cut short. What this run writes may be left:\n"
-    );
+    let mut s = format!("\n{prog}: {lead}\n");
     for n in names.iter().take(SHOWN) {
         s.push_str(&format!("{prog}:   {n}\n"));
     }

@@ -229,7 +229,11 @@ fn import(path: &std::path::Path, files: &[PathBuf]) -> Ended {
     for f in files {
         let head = std::fs::File::open(f)
             .map_err(|e| e.to_string())
-            .and_then(|r| iolab_results::stream::read_head(r).map_err(|e| e.to_string()));
+            .and_then(|r| iolab_results::stream::read_head(r).map_err(|e| e.to_string()))
+            .and_then(|h| {
+                iolab_results::stream::check_consistent(&h).map_err(|e| e.to_string())?;
+                Ok(h)
+            });
         let h =
             head.map_err(|e| Halt::usage(format!("iolab results import: {}: {e}", f.display())))?;
         heads.push(h);

@@ -668,6 +668,84 @@ fn an_interrupted_run_removes_its_files() {
     assert!(tree(&s.root).is_empty(), "{:?}", tree(&s.root));
 }
 
+/// Under mpirun, a rank killed with SIGKILL ends the job; the other
+/// rank, killed by mpirun before it can remove its files, said nothing
+/// of them. Rank 0 now says where the run's files are as soon as it is
+/// stopped.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_killed_under_mpirun_leaves_word_of_the_files() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return common::skip_or_fail("ior under mpirun", "mpirun is not installed");
+    }
+    let s = Scratch::new("ior-mpi-kill");
+    let mut c = Command::new("mpirun");
+    let _session = common::OmpiSession::attach(&mut c);
+    c.args(["--allow-run-as-root", "--oversubscribe", "-n", "2"])
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "ior",
+            "-F",
+            "-w",
+            "-O",
+            "interIODelay=2000",
+            "-b",
+            "64m",
+            "-t",
+            "4k",
+            "-o",
+        ])
+        .arg(s.path("f"))
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let f = s.path("f").display().to_string();
+    let rank1 = || {
+        common::pids_of("iolab", &["ior", &f])
+            .into_iter()
+            .find(|pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|e| e.split(|&b| b == 0).any(|v| v == b"OMPI_COMM_WORLD_RANK=1"))
+            })
+    };
+    let mut victim = None;
+    for _ in 0..600 {
+        if s.path("f.00000001").exists() {
+            victim = rank1();
+            if victim.is_some() {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let Some(victim) = victim else {
+        let _ = child.kill();
+        panic!("rank 1 never started writing");
+    };
+    // SAFETY: kill(2) of a rank this test started.
+    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    let mut ended = false;
+    for _ in 0..600 {
+        if child.try_wait().unwrap().is_some() {
+            ended = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    if !ended {
+        let _ = child.kill();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(ended, "mpirun did not end");
+    let said = stderr(&o);
+    assert!(
+        said.contains("stopping; removing what this run made"),
+        "{said}"
+    );
+    assert!(said.contains(&format!("{f}.00000000")), "{said}");
+}
+
 /// -a S3: a shared file is one object per transfer (FILE-OFFSET-LENGTH),
 /// read back and checked; without -k nothing is left.
 #[test]

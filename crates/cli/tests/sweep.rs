@@ -661,6 +661,35 @@ fn importing_the_same_run_twice_records_it_once() {
     assert!(stdout(&o).ends_with(": run 2\n"), "{}", stdout(&o));
     let listed = stdout(&run(&["results", "--store", &store, "list"]));
     assert_eq!(listed.lines().count(), 3, "{listed}");
+    // Documents no tool could have written were stored as runs: a
+    // schema of no tool's, another tool's name, an end before the start,
+    // a mean outside its extremes.
+    let edits: [(&str, fn(&mut Value)); 4] = [
+        ("not an iolab schema", |v| v["schema"] = "garbage".into()),
+        ("is not the schema of tool", |v| {
+            v["tool"]["name"] = "notatool".into()
+        }),
+        ("is before started_unix_ns", |v| {
+            v["finished_unix_ns"] = (v["started_unix_ns"].as_u64().unwrap() - 1_000_000).into()
+        }),
+        ("is not within min", |v| {
+            v["figures"][0]["stat"]["mean"] = (-5.0).into()
+        }),
+    ];
+    for (k, (says, edit)) in edits.into_iter().enumerate() {
+        let bad = variant(&s, &doc, 10 + k as u64, edit);
+        let o = iolab(&[
+            "results",
+            "--store",
+            &store,
+            "import",
+            bad.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{says}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+    let listed = stdout(&run(&["results", "--store", &store, "list"]));
+    assert_eq!(listed.lines().count(), 3, "{listed}");
 }
 
 /// A label or command line holding terminal codes or line breaks comes

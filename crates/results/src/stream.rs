@@ -42,6 +42,57 @@ pub fn read_head(r: impl Read) -> Result<Envelope<Value, Value>, ParseError> {
     Ok(doc.with_payload(Value::Null))
 }
 
+/// Checks what a document says of itself beyond its form, for a
+/// document brought from outside (`results import`): its schema names
+/// its tool (`iolab.mdtest/2` is `mdtest`'s, `iolab.survey.disk/1`
+/// `survey disk`'s), it finished no earlier than it started, and each
+/// stated figure's mean lies within its extremes, all finite, its
+/// spread not negative. A hand-edited file that breaks one of them
+/// would be stored as a run no tool made.
+pub fn check_consistent<P>(doc: &Envelope<Value, P>) -> Result<(), ParseError> {
+    let fail = |why: String| Err(ParseError(why));
+    let named = doc
+        .schema
+        .strip_prefix("iolab.")
+        .and_then(|s| s.rsplit_once('/'))
+        .filter(|(_, v)| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(name, _)| name.replace('.', " "));
+    match named {
+        None => {
+            return fail(format!(
+                "schema {:?} is not an iolab schema (iolab.TOOL/N)",
+                doc.schema
+            ))
+        }
+        Some(n) if n != doc.tool.name => {
+            return fail(format!(
+                "schema {:?} is not the schema of tool {:?}",
+                doc.schema, doc.tool.name
+            ))
+        }
+        Some(_) => {}
+    }
+    if doc.finished_unix_ns < doc.started_unix_ns {
+        return fail(format!(
+            "finished_unix_ns {} is before started_unix_ns {}",
+            doc.finished_unix_ns, doc.started_unix_ns
+        ));
+    }
+    for f in &doc.figures {
+        let s = &f.stat;
+        let finite = [s.mean, s.min, s.max, s.std_dev]
+            .iter()
+            .all(|v| v.is_finite());
+        if !finite || s.std_dev < 0.0 || s.min > s.mean || s.mean > s.max {
+            return fail(format!(
+                "figure {} {} ({}): mean {} is not within min {} and max {} (std_dev {})",
+                f.phase, f.metric, f.unit, s.mean, s.min, s.max, s.std_dev
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Copies the value of the document's top-level `payload` field, read
 /// from `r` (a well-formed document, e.g. checked by [`read_head`]), to
 /// `w` without whitespace between tokens; false when it has none under

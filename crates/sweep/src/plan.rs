@@ -429,6 +429,40 @@ impl Plan {
         })
     }
 
+    /// An axis's option is not also fixed in `args` (the axis's value
+    /// came last and silently won), and its values (labels) are each
+    /// given once (two equal ones made one point, its runs counted as
+    /// more repeats than the plan has).
+    fn axes_stand_alone(&self) -> Result<(), PlanError> {
+        for a in &self.axes {
+            if let Some(opt) = &a.option {
+                let fixed = self
+                    .args
+                    .iter()
+                    .find(|w| w.split('=').next() == Some(opt.as_str()));
+                if let Some(w) = fixed {
+                    return err(format!(
+                        "args: {w} is also axis '{}'s option {opt}; the axis would override it: remove it from args",
+                        a.name
+                    ));
+                }
+            }
+            if let Some((i, dup)) = a
+                .labels
+                .iter()
+                .enumerate()
+                .find(|(i, l)| a.labels[..*i].contains(l))
+            {
+                return err(format!(
+                    "axes '{}': value {dup:?} is given twice (value {}); give each value once",
+                    a.name,
+                    i + 1
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Placeholders known, own options absent, option-less axes used.
     fn check_words(&self) -> Result<(), PlanError> {
         if self.point_count() > MAX_POINTS {
@@ -449,6 +483,7 @@ impl Plan {
                 return err(format!("{w}: the sweep writes each run's JSON and records it itself; remove {name} from the plan"));
             }
         }
+        self.axes_stand_alone()?;
         self.tool_args(&probe, 1)
             .map_err(|e| PlanError(format!("args: {e}")))?;
         let launcher = self.launcher.as_deref().unwrap_or(&[]);
@@ -779,6 +814,10 @@ over = ["ranks", "tasks"]
         assert!(bad(&SEED.replace("-d /tmp", "--json x -d /tmp")).contains("remove --json"));
         // xdd takes -JSON for --json; it was passed on and overridden.
         assert!(bad(&SEED.replace("-d /tmp", "-JSON x -d /tmp")).contains("remove -JSON"));
+        // An axis's option fixed in args too was silently overridden.
+        assert!(bad(&SEED.replace("-d /tmp", "--tasks 2 -d /tmp")).contains("is also axis"));
+        // Two equal values made one point with twice the repeats.
+        assert!(bad(&SEED.replace("values = [1, 4]", "values = [1, 1]")).contains("given twice"));
         assert!(bad(&SEED.replace("-d /tmp", "--STORE=s -d /tmp")).contains("remove --STORE"));
         assert!(bad(&SEED.replace("total = 64", "total = 4")).contains("less than 1"));
         assert!(
