@@ -664,7 +664,8 @@ fn importing_the_same_run_twice_records_it_once() {
     // Documents no tool could have written were stored as runs: a
     // schema of no tool's, another tool's name, an end before the start,
     // a mean outside its extremes.
-    let edits: [(&str, fn(&mut Value)); 4] = [
+    type Edit = fn(&mut Value);
+    let edits: [(&str, Edit); 4] = [
         ("not an iolab schema", |v| v["schema"] = "garbage".into()),
         ("is not the schema of tool", |v| {
             v["tool"]["name"] = "notatool".into()
