@@ -178,20 +178,10 @@ fn planned(cfg: &Config, tasks: u64, local: bool) -> iolab_output::Planned {
 /// one (`-O summaryFile=F -o F` wrote the summary over the data `-k`
 /// kept).
 fn test_files(q: &iolab_ior::params::Params, tasks: u64) -> iolab_output::Planned {
-    let per_task = if q.file_per_proc { tasks.max(1) } else { 1 };
-    let reps = if q.multi_file {
-        q.repetitions.max(1)
-    } else {
-        1
-    };
-    let mut p = iolab_output::Planned::new();
-    for rep in 0..reps {
-        for pretend in 0..per_task {
-            let (name, _) = iolab_ior::plan::file_name(q, pretend, tasks.max(1), rep);
-            p = p.data("-o", Some(&name));
-        }
-    }
-    p
+    let tasks = iolab_ior::plan::test_tasks(q, tasks);
+    iolab_ior::plan::test_files(q, tasks).fold(iolab_output::Planned::new(), |p, (_, file, _)| {
+        p.data("-o", Some(&file))
+    })
 }
 
 fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
@@ -293,8 +283,9 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
 /// cut short: the files (and `-u` directories) the writing tests make,
 /// the first few of them; nothing for the null backend, which keeps
 /// nothing.
-/// Waits while the run goes; once it is stopped, says where its files
-/// may be left should the process be killed before it removes them.
+/// Once the run is stopped, rank 0 says where its files are at once:
+/// a rank killed by mpirun (another rank died, odls_base_sigkill_timeout)
+/// may not get to remove them.
 fn announce_stop(
     prog: &str,
     cfg: &Config,
@@ -303,17 +294,14 @@ fn announce_stop(
     cancel: &iolab_core::CancelToken,
     running: &std::sync::atomic::AtomicBool,
 ) {
-    use std::sync::atomic::Ordering::Relaxed;
-    while running.load(Relaxed) {
-        if cancel.is_cancelled() {
-            if !crate::output::stdout_closed() {
-                let lead = "stopping; removing what this run made. Should the process be killed first, it may be left:";
-                iolab_core::say_part!("{}", file_list(prog, cfg, tasks, discards, lead));
-            }
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    crate::signals::when_stopped(cancel, running, || {
+        let lead = "stopping; removing what this run made. Should the process be killed first, it may be left:";
+        iolab_core::say_part!("{}", file_list(prog, cfg, tasks, discards, lead));
+        iolab_core::say_part!(
+            "{}",
+            crate::signals::mpirun_grace_hint(prog).unwrap_or_default()
+        );
+    });
 }
 
 fn last_words(prog: &str, cfg: &Config, tasks: u64, discards: bool) -> String {
@@ -328,18 +316,13 @@ fn file_list(prog: &str, cfg: &Config, tasks: u64, discards: bool, lead: &str) -
     let mut names = Vec::new();
     for t in cfg.tests.iter().filter(|t| t.params.write && !discards) {
         let p = &t.params;
-        let n = p.num_tasks.unwrap_or(tasks).min(tasks);
-        let reps = if p.multi_file { p.repetitions } else { 1 };
-        let per_rep = if p.file_per_proc { n } else { 1 };
-        for rep in 0..reps {
-            for task in 0..per_rep {
-                let (file, dir) = iolab_ior::plan::file_name(p, task, n, rep);
-                names.extend(
-                    dir.into_iter()
-                        .chain([file])
-                        .map(|x| x.display().to_string()),
-                );
-            }
+        let n = iolab_ior::plan::test_tasks(p, tasks);
+        for (_, file, dir) in iolab_ior::plan::test_files(p, n) {
+            names.extend(
+                dir.into_iter()
+                    .chain([file])
+                    .map(|x| x.display().to_string()),
+            );
         }
         if names.len() > SHOWN {
             break;

@@ -220,9 +220,9 @@ fn write_csv(p: &MdtestPayload, w: &mut dyn std::io::Write) -> std::io::Result<(
     csv::write(p, w)
 }
 
-/// Says, as soon as a stop is requested, where the run's items are and
-/// how to remove them should the process be killed before its cleanup
-/// ends (mpirun gives ranks one second after SIGTERM by default).
+/// Once the run is stopped, rank 0 says where its items are at once:
+/// should the process be killed before it removes them (mpirun ends the
+/// ranks one second after SIGTERM by default), they may be left there.
 fn announce_stop(
     prog: &str,
     cfg: &Config,
@@ -230,36 +230,15 @@ fn announce_stop(
     cancel: &iolab_core::CancelToken,
     running: &AtomicBool,
 ) {
-    while running.load(Ordering::Relaxed) {
-        if cancel.is_cancelled() {
-            // A reader that left (`| head -1`) wants no message, as after
-            // SIGPIPE; the run still removes what it made.
-            if cfg.phases.create && !crate::output::stdout_closed() {
-                iolab_core::say_part!("{}", where_items_are(prog, cfg, plan, "stopping; removing what this run made. Should the process be killed first, it may be left in:"));
-                iolab_core::say_part!("{}", mpirun_grace_hint(prog).unwrap_or_default());
-            }
-            return;
+    crate::signals::when_stopped(cancel, running, || {
+        if cfg.phases.create {
+            iolab_core::say_part!("{}", where_items_are(prog, cfg, plan, "stopping; removing what this run made. Should the process be killed first, it may be left in:"));
+            iolab_core::say_part!(
+                "{}",
+                crate::signals::mpirun_grace_hint(prog).unwrap_or_default()
+            );
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
-/// Open MPI's mpirun ends the ranks `odls_base_sigkill_timeout` seconds
-/// (1 by default) after they get Ctrl-C (at once from the terminal,
-/// through the relay of `signals`; as mpirun's SIGTERM when mpirun alone
-/// was signalled): too soon for the removal of a large run. Says so, and
-/// how to give more.
-fn mpirun_grace_hint(prog: &str) -> Option<String> {
-    std::env::var_os("OMPI_COMM_WORLD_SIZE")?;
-    let secs: u64 = std::env::var("OMPI_MCA_odls_base_sigkill_timeout")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(1);
-    (secs < 30).then(|| {
-        format!(
-            "{prog}: mpirun ends the ranks {secs} s after they get the signal (Open MPI's odls_base_sigkill_timeout), which may cut the removal short; give them time with: mpirun --mca odls_base_sigkill_timeout 30 ...\n"
-        )
-    })
+    });
 }
 
 /// What a second Ctrl-C prints as the process ends without cleaning up:

@@ -67,12 +67,8 @@ fn check_report(dir: &Path) -> Result<(), String> {
     if !path.exists() {
         return Ok(());
     }
-    let mark = format!(
-        "<meta name=\"generator\" content=\"{}\">",
-        iolab_report::qualify::html::GENERATOR
-    );
     match std::fs::read_to_string(&path) {
-        Ok(page) if page.contains(&mark) => Ok(()),
+        Ok(page) if iolab_report::written_by(&page, iolab_report::qualify::html::GENERATOR) => Ok(()),
         _ => Err("report.html is not a page iolab qualify wrote, and would be replaced: move it away, or give a new or empty directory".into()),
     }
 }
@@ -120,38 +116,10 @@ pub fn lock(dir: &Path) -> Result<OutLock, String> {
     let fail = |why: String| format!("--out {}: {why}", dir.display());
     let f = File::open(dir).map_err(|e| fail(format!("cannot open it to lock it: {e}")))?;
     if f.try_lock().is_err() {
-        let holder = holder(&f).unwrap_or_else(|| "another process".into());
+        let holder = iolab_core::env::flock_holder(&f).unwrap_or_else(|| "another process".into());
         return Err(fail(format!(
             "another qualification is running in it ({holder}): wait for it to end (or stop it), then run the same command again"
         )));
     }
     Ok(OutLock { _dir: f })
-}
-
-/// `pid N (command line)` of the process holding a flock on `f`'s inode,
-/// from /proc/locks (as xdd's end-to-end lock names its holder).
-fn holder(f: &File) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let m = f.metadata().ok()?;
-    let (maj, min) = (libc::major(m.dev()), libc::minor(m.dev()));
-    let want = format!("{maj:02x}:{min:02x}:{}", m.ino());
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
-    let pid: u32 = locks.lines().find_map(|l| {
-        let w: Vec<&str> = l.split_whitespace().collect();
-        let at = w.iter().position(|x| x.eq_ignore_ascii_case(&want))?;
-        if w.get(1) != Some(&"FLOCK") {
-            return None;
-        }
-        w.get(at.checked_sub(1)?)?.parse().ok()
-    })?;
-    let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            b.split(|c| *c == 0)
-                .filter(|w| !w.is_empty())
-                .map(|w| String::from_utf8_lossy(w).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default();
-    Some(format!("pid {pid} ({cmd})"))
 }

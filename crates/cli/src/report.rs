@@ -101,10 +101,7 @@ fn check_dir(dir: &Path) -> Result<(), String> {
         return Ok(());
     }
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap_or_default();
-    match page.contains(&format!(
-        "<meta name=\"generator\" content=\"{}\">",
-        html::GENERATOR
-    )) {
+    match iolab_report::written_by(&page, html::GENERATOR) {
         true => Ok(()),
         false => {
             Err("exists and is not an earlier iolab report; give a new or empty directory".into())
@@ -154,10 +151,7 @@ impl Pending {
         let earlier = std::fs::read_to_string(dir.join("index.html")).unwrap_or_default();
         let written: Vec<PathBuf> = self.0.iter().map(|(p, _)| p.clone()).collect();
         self.put_in_place()?;
-        if !earlier.contains(&format!(
-            "<meta name=\"generator\" content=\"{}\">",
-            html::GENERATOR
-        )) {
+        if !iolab_report::written_by(&earlier, html::GENERATOR) {
             return Ok(());
         }
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {

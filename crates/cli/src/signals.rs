@@ -108,6 +108,42 @@ pub fn install(root: &'static iolab_core::CancelToken) {
     relay::start();
 }
 
+/// Waits while `running`; once `cancel` fires first, runs `say` once: a
+/// run's word on where what it made is, printed as the stop begins, for
+/// the process may be killed before its cleanup ends (a rank under
+/// mpirun). Nothing when the reader of standard output left (`| head
+/// -1`): it wants no message, as after SIGPIPE, and the run still
+/// cleans up.
+pub fn when_stopped(cancel: &iolab_core::CancelToken, running: &AtomicBool, say: impl FnOnce()) {
+    while running.load(Ordering::Relaxed) {
+        if cancel.is_cancelled() {
+            if !crate::output::stdout_closed() {
+                say();
+            }
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Open MPI's mpirun ends the ranks `odls_base_sigkill_timeout` seconds
+/// (1 by default) after they get Ctrl-C (at once from the terminal,
+/// through the relay of `signals`; as mpirun's SIGTERM when mpirun alone
+/// was signalled): too soon for the removal of a large run. Says so, and
+/// how to give more.
+pub fn mpirun_grace_hint(prog: &str) -> Option<String> {
+    std::env::var_os("OMPI_COMM_WORLD_SIZE")?;
+    let secs: u64 = std::env::var("OMPI_MCA_odls_base_sigkill_timeout")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(1);
+    (secs < 30).then(|| {
+        format!(
+            "{prog}: mpirun ends the ranks {secs} s after they get the signal (Open MPI's odls_base_sigkill_timeout), which may cut the removal short; give them time with: mpirun --mca odls_base_sigkill_timeout 30 ...\n"
+        )
+    })
+}
+
 /// How long `MPI_Finalize` may take at the end of a run that did not
 /// succeed.
 const FINALIZE_WAIT: Duration = Duration::from_secs(5);

@@ -281,14 +281,7 @@ fn two_outputs_or_an_output_and_the_data_on_one_file_are_refused() {
     std::fs::create_dir(&dir).unwrap();
     std::fs::create_dir(dir.join("tree")).unwrap();
     std::fs::write(dir.join("kept"), b"the user's").unwrap();
-    let run = |line: &str| {
-        Command::new(env!("CARGO_BIN_EXE_iolab"))
-            .args(line.split_whitespace())
-            .current_dir(&dir)
-            .env("CI", "1")
-            .output()
-            .unwrap()
-    };
+    let run = |line: &str| run_words(&dir, &line.split_whitespace().collect::<Vec<_>>());
     for (line, names) in [
         ("xdd -op write -target t -reqsize 8 -numreqs 4 -output x --json x", "-output x: is the same file as --json x"),
         ("xdd -op write -target t -reqsize 8 -numreqs 4 --json y -csvout ./y", "-csvout ./y: is the same file as --json y"),

@@ -334,6 +334,36 @@ fn statvfs(p: &Path) -> Option<libc::statvfs> {
     (unsafe { libc::statvfs(c.as_ptr(), &mut v) } == 0).then_some(v)
 }
 
+/// `pid N (command line)` of the process holding a flock on `f`'s inode,
+/// read from /proc/locks: what a refusal names when a file or directory
+/// is locked by another run (xdd's end-to-end destination, qualify's
+/// `--out`). None when no holder is listed.
+pub fn flock_holder(f: &std::fs::File) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = f.metadata().ok()?;
+    let (maj, min) = (libc::major(m.dev()), libc::minor(m.dev()));
+    let want = format!("{maj:02x}:{min:02x}:{}", m.ino());
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let pid: u32 = locks.lines().find_map(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let at = w.iter().position(|x| x.eq_ignore_ascii_case(&want))?;
+        if w.get(1) != Some(&"FLOCK") {
+            return None;
+        }
+        w.get(at.checked_sub(1)?)?.parse().ok()
+    })?;
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|c| *c == 0)
+                .filter(|w| !w.is_empty())
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    Some(format!("pid {pid} ({cmd})"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,6 +37,33 @@ impl Geometry {
     }
 }
 
+/// The tasks a test of `p` runs on out of `all` (`-N` caps them).
+pub fn test_tasks(p: &Params, all: u64) -> u64 {
+    p.num_tasks.unwrap_or(all).min(all)
+}
+
+/// Every file a test of `p` on `tasks` tasks uses, as (repetition,
+/// file, the `-u` directory made for it): one per task with `-F`, one
+/// shared otherwise, again per repetition with `-m`. What is checked
+/// before the run, and named when it may be left, is this one list.
+pub fn test_files(
+    p: &Params,
+    tasks: u64,
+) -> impl Iterator<Item = (u64, PathBuf, Option<PathBuf>)> + '_ {
+    let reps = if p.multi_file {
+        p.repetitions.max(1)
+    } else {
+        1
+    };
+    let names = if p.file_per_proc { tasks } else { 1 };
+    (0..reps).flat_map(move |rep| {
+        (0..names).map(move |task| {
+            let (file, dir) = file_name(p, task, tasks, rep);
+            (rep, file, dir)
+        })
+    })
+}
+
 /// The name of the file task `pretend` works on in repetition `rep`
 /// (`-m` only), and the directory `-u` makes for it.
 pub fn file_name(p: &Params, pretend: u64, tasks: u64, rep: u64) -> (PathBuf, Option<PathBuf>) {

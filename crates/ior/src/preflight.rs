@@ -48,25 +48,20 @@ fn look_test(l: &Look) -> Result<(), String> {
         // The null backend keeps nothing: there is nothing to find.
         return Ok(());
     }
-    let reps = if p.multi_file { p.repetitions } else { 1 };
-    let names = if p.file_per_proc { l.tasks } else { 1 };
     let mut dirs_seen = HashSet::new();
-    for rep in 0..reps {
-        for task in 0..names {
-            let (path, unique) = plan::file_name(p, task, l.tasks, rep);
-            if caps.local {
-                let must_exist = parent(unique.as_deref().unwrap_or(&path));
-                if dirs_seen.insert(must_exist.clone()) {
-                    directory_exists(&l.files, Path::new(&p.test_file), &must_exist)?;
-                }
-                if let Some(d) = unique.as_deref().filter(|_| rep == 0) {
-                    unique_dir_usable(l.files.be, d)?;
-                }
-                not_a_link(&path)?;
+    for (rep, path, unique) in plan::test_files(p, l.tasks) {
+        if caps.local {
+            let must_exist = parent(unique.as_deref().unwrap_or(&path));
+            if dirs_seen.insert(must_exist.clone()) {
+                directory_exists(&l.files, Path::new(&p.test_file), &must_exist)?;
             }
-            if (p.write || p.check_write) && !p.use_existing {
-                not_there(&l.files, &path)?;
+            if let Some(d) = unique.as_deref().filter(|_| rep == 0) {
+                unique_dir_usable(l.files.be, d)?;
             }
+            not_a_link(&path)?;
+        }
+        if (p.write || p.check_write) && !p.use_existing {
+            not_there(&l.files, &path)?;
         }
     }
     Ok(())

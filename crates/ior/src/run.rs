@@ -126,11 +126,7 @@ pub fn preflight(
 fn look_for_files(cfg: &Config, all_tasks: usize, backend: &dyn Backend) -> Result<(), String> {
     let several = cfg.tests.len() > 1;
     for t in &cfg.tests {
-        let tasks = t
-            .params
-            .num_tasks
-            .unwrap_or(all_tasks as u64)
-            .min(all_tasks as u64);
+        let tasks = crate::plan::test_tasks(&t.params, all_tasks as u64);
         let files = files_of(backend, t).map_err(|e| e.to_string())?;
         preflight::look(
             &preflight::Look {

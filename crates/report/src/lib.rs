@@ -16,3 +16,13 @@ pub mod store;
 pub mod survey;
 pub mod ticks;
 pub mod xdd;
+
+/// Whether `page` is an HTML page `generator` wrote (its `<meta
+/// name="generator">` mark, as `series::html::GENERATOR` or
+/// `qualify::html::GENERATOR` put it): the one test before a page, or the
+/// files it names, may be replaced.
+pub fn written_by(page: &str, generator: &str) -> bool {
+    page.contains(&format!(
+        "<meta name=\"generator\" content=\"{generator}\">"
+    ))
+}

@@ -37,7 +37,7 @@ pub fn take(path: &str) -> Result<(), RunError> {
     // SAFETY: flock on a descriptor we own; no memory is involved.
     let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if r != 0 {
-        let holder = holder(&f).unwrap_or_else(|| "another process".into());
+        let holder = iolab_core::env::flock_holder(&f).unwrap_or_else(|| "another process".into());
         return Err(RunError::Usage(UsageError::new(
             "endtoend",
             format!("{path} is locked by {holder}, which is writing it: wait for it to end (or stop it), then run again"),
@@ -45,29 +45,4 @@ pub fn take(path: &str) -> Result<(), RunError> {
     }
     held.push((path.to_string(), f));
     Ok(())
-}
-
-/// `pid N (command line)` of the process holding a flock on `f`'s inode,
-/// from /proc/locks.
-fn holder(f: &File) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let m = f.metadata().ok()?;
-    let (maj, min) = (libc::major(m.dev()), libc::minor(m.dev()));
-    let want = format!("{maj:02x}:{min:02x}:{}", m.ino());
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
-    let pid: u32 = locks.lines().find_map(|l| {
-        let w: Vec<&str> = l.split_whitespace().collect();
-        let at = w.iter().position(|x| x.eq_ignore_ascii_case(&want))?;
-        (w.get(1) == Some(&"FLOCK")).then(|| w.get(at - 1)?.parse().ok())?
-    })?;
-    let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            b.split(|c| *c == 0)
-                .filter(|w| !w.is_empty())
-                .map(|w| String::from_utf8_lossy(w).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default();
-    Some(format!("pid {pid} ({cmd})"))
 }
