@@ -105,7 +105,7 @@ fn record_present(f: &str) -> Result<bool, RunError> {
 /// directory, a link that leads nowhere, and with `-e2e noclobber`
 /// (xddcp's) any link at the name. Files of this machine only; a `null`
 /// destination writes nothing.
-pub fn check_destination(t: &TargetPlan) -> Result<(), RunError> {
+pub fn check_destination(t: &TargetPlan, g: &GlobalOpts) -> Result<(), RunError> {
     if !t.caps.local || t.caps.discards {
         return Ok(());
     }
@@ -122,7 +122,7 @@ pub fn check_destination(t: &TargetPlan) -> Result<(), RunError> {
         }
         Ok(m) if m.is_dir() => "is a directory: name a file in it".to_string(),
         Ok(_) => return Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match creatable_in(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match creatable_in(t, g, path) {
             Ok(()) => return Ok(()),
             Err(why) => why,
         },
@@ -135,8 +135,9 @@ pub fn check_destination(t: &TargetPlan) -> Result<(), RunError> {
 }
 
 /// Whether a file can be made at `path` (which is not there): its
-/// directory exists and this process may add to it.
-fn creatable_in(path: &Path) -> Result<(), String> {
+/// directory exists and this process may add to it, as the target's
+/// backend answers (`can_write`).
+fn creatable_in(t: &TargetPlan, g: &GlobalOpts, path: &Path) -> Result<(), String> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -148,28 +149,17 @@ fn creatable_in(path: &Path) -> Result<(), String> {
         )),
         Err(e) => Err(format!("its directory {shown}: {e}")),
         Ok(m) if !m.is_dir() => Err(format!("{shown} is not a directory")),
-        Ok(_) => writable(dir).map_err(|e| format!("cannot make a file in {shown}: {e}")),
-    }
-}
-
-/// faccessat(2) for writing and searching `dir`, with this process's
-/// effective ids (what open(2) will check).
-fn writable(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    // SAFETY: `c` is a valid NUL-terminated path for the call's duration.
-    let r = unsafe {
-        libc::faccessat(
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            libc::W_OK | libc::X_OK,
-            libc::AT_EACCESS,
-        )
-    };
-    match r {
-        0 => Ok(()),
-        _ => Err(std::io::Error::last_os_error()),
+        Ok(_) => {
+            let be = crate::plan::target_backend(&t.opts, g).map_err(|e| e.to_string())?;
+            let c = iolab_backend::c_path(dir).map_err(|e| e.to_string())?;
+            match be.can_write(&c) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(format!(
+                    "cannot make a file in {shown}: permission denied or a read-only file system"
+                )),
+                Err(e) => Err(format!("cannot make a file in {shown}: {e}")),
+            }
+        }
     }
 }
 

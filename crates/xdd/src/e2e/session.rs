@@ -138,7 +138,7 @@ fn connect_targets(
     let mut resumes = Vec::new();
     for t in &plan.targets {
         if t.opts.e2e.role() == Some(Role::Destination) {
-            resume::check_destination(t)?;
+            resume::check_destination(t, &plan.global)?;
             if super::partial::applies(t) {
                 super::partial::restore(&t.opts)?;
             }
