@@ -1578,47 +1578,6 @@ fn ior_ctrl_c_and_failure_flush_the_last_interval_with_the_results_counts() {
     assert_eq!(sums(&rows), ior_counts(&doc));
 }
 
-/// A tmpfs of `size` under a scratch directory, unmounted on drop
-/// (before the scratch directory goes).
-struct SmallFs {
-    dir: std::path::PathBuf,
-    mounted: bool,
-}
-
-impl SmallFs {
-    fn new(s: &Scratch, name: &str, opts: &str) -> Self {
-        let dir = s.path(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        let o = if opts.contains('=') {
-            opts.to_string()
-        } else {
-            format!("size={opts}")
-        };
-        let mounted = is_root()
-            && Command::new("mount")
-                .args(["-t", "tmpfs", "-o", &o, "tmpfs"])
-                .arg(&dir)
-                .status()
-                .is_ok_and(|st| st.success());
-        if !mounted {
-            skip_or_fail(name, "cannot mount a small tmpfs (not root?)");
-        }
-        SmallFs { dir, mounted }
-    }
-
-    fn path(&self, f: &str) -> String {
-        self.dir.join(f).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        if self.mounted {
-            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
-        }
-    }
-}
-
 #[test]
 fn mdtest_ctrl_c_and_a_full_file_system_flush_the_last_interval() {
     let s = Scratch::new("live-md-stop");

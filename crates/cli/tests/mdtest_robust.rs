@@ -120,43 +120,23 @@ fn outputs_that_cannot_be_written_are_refused_before_any_io() {
 
 /// A tmpfs that is already full: a probe file fits (no data), the JSON
 /// does not.
-struct FullFs {
-    root: std::path::PathBuf,
-}
-
-impl FullFs {
-    fn new(s: &Scratch) -> Option<Self> {
-        let root = s.path("full");
-        std::fs::create_dir_all(&root).unwrap();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-            .arg(&root)
-            .status()
-            .map(|st| st.success())
-            .unwrap_or(false);
-        if !ok {
-            common::skip_or_fail("full-fs", "cannot mount a small tmpfs");
-            return None;
-        }
-        let filler = vec![0u8; 4096];
-        let mut f = std::fs::File::create(root.join("filler")).unwrap();
-        use std::io::Write;
-        while f.write_all(&filler).is_ok() {}
-        Some(FullFs { root })
+fn full_fs(s: &Scratch) -> Option<common::SmallFs> {
+    let full = common::SmallFs::new(s, "full", "64k");
+    if !full.mounted {
+        return None;
     }
-}
-
-impl Drop for FullFs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.root).status();
-    }
+    let filler = vec![0u8; 4096];
+    let mut f = std::fs::File::create(full.dir.join("filler")).unwrap();
+    use std::io::Write;
+    while f.write_all(&filler).is_ok() {}
+    Some(full)
 }
 
 #[test]
 fn a_json_write_that_fails_at_the_end_is_exit_1_and_leaves_no_partial_file() {
     let s = Scratch::new("rb-enospc");
-    let Some(full) = FullFs::new(&s) else { return };
-    let j = full.root.join("out.json");
+    let Some(full) = full_fs(&s) else { return };
+    let j = full.dir.join("out.json");
     let o = run(&format!(
         "-n 50 -d {} --json {}",
         s.path("d").display(),
@@ -164,7 +144,7 @@ fn a_json_write_that_fails_at_the_end_is_exit_1_and_leaves_no_partial_file() {
     ));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("--json"), "{}", stderr(&o));
-    let names: Vec<String> = std::fs::read_dir(&full.root)
+    let names: Vec<String> = std::fs::read_dir(&full.dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
@@ -870,8 +850,8 @@ fn memory_stays_flat_in_the_number_of_iterations() {
 #[test]
 fn a_stonewall_file_that_cannot_be_written_at_the_end_is_exit_1() {
     let s = Scratch::new("rb-xfull");
-    let Some(full) = FullFs::new(&s) else { return };
-    let sw = full.root.join("sw");
+    let Some(full) = full_fs(&s) else { return };
+    let sw = full.dir.join("sw");
     let d = s.path("d");
     let o = run(&format!(
         "-C -F -n 20 -d {} -x {}",
@@ -880,7 +860,7 @@ fn a_stonewall_file_that_cannot_be_written_at_the_end_is_exit_1() {
     ));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("-x"), "{}", stderr(&o));
-    let names: Vec<String> = std::fs::read_dir(&full.root)
+    let names: Vec<String> = std::fs::read_dir(&full.dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();

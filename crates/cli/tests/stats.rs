@@ -826,31 +826,6 @@ fn analyse_refuses_members_that_climb_out_and_writes_nothing() {
     assert!(s.path("good-csv/n/cpu.csv").is_file(), "{}", stdout(&o));
 }
 
-/// A small tmpfs mounted on a directory; unmounted on drop.
-struct SmallTmpfs(PathBuf);
-
-impl SmallTmpfs {
-    fn new(dir: &Path, size: &str) -> Result<SmallTmpfs, String> {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-        let ok = common::is_root()
-            && Command::new("mount")
-                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-                .arg(dir)
-                .status()
-                .is_ok_and(|s| s.success());
-        match ok {
-            true => Ok(SmallTmpfs(dir.to_path_buf())),
-            false => Err("cannot mount a tmpfs (not root?)".into()),
-        }
-    }
-}
-
-impl Drop for SmallTmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
 fn collector_pid(node_dir: &Path) -> Option<i32> {
     std::fs::read_to_string(node_dir.join("collector.pid"))
         .ok()?
@@ -870,10 +845,10 @@ fn is_alive(pid: i32) -> bool {
 fn stop_loses_no_sample_to_a_bad_destination_or_a_full_tmp() {
     let s = Scratch::new("stats-full");
     let tmp = s.path("tmp");
-    let _small = match SmallTmpfs::new(&tmp, "256k") {
-        Ok(m) => m,
-        Err(e) => return common::skip_or_fail("stats-full", &e),
-    };
+    let small = common::SmallFs::at(tmp.clone(), "stats-full", "256k");
+    if !small.mounted {
+        return;
+    }
     let _reaper = Reaper(tmp.clone());
     let cfg = s.path("c.toml");
     let text = format!("tmp = \"{}\"\ncpu_interval = 1\n", tmp.display());

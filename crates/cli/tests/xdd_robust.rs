@@ -8,46 +8,10 @@
 
 mod common;
 
-use common::{skip_or_fail, stderr, stdout, Scratch};
-use std::path::{Path, PathBuf};
+use common::{stderr, stdout, Scratch, SmallFs};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-
-/// A tmpfs of `size` mounted under a scratch directory, unmounted on drop
-/// (before the scratch directory itself is removed).
-struct SmallFs {
-    dir: PathBuf,
-    mounted: bool,
-}
-
-impl SmallFs {
-    fn new(s: &Scratch, name: &str, size: &str) -> Self {
-        let dir = s.path(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mounted = common::is_root()
-            && Command::new("mount")
-                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-                .arg(&dir)
-                .status()
-                .is_ok_and(|st| st.success());
-        if !mounted {
-            skip_or_fail(name, "cannot mount a small tmpfs (not root?)");
-        }
-        Self { dir, mounted }
-    }
-
-    fn path(&self, f: &str) -> String {
-        self.dir.join(f).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        if self.mounted {
-            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
-        }
-    }
-}
 
 fn xdd_cmd(dir: &Path, args: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));

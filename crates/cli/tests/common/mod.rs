@@ -56,6 +56,56 @@ impl Drop for Scratch {
     }
 }
 
+/// A small tmpfs of its own (to run out of space or inodes, or to be
+/// made read-only), mounted at `dir` with mount options (`2m` stands
+/// for `size=2m`); unmounted on drop, a failed test included, before
+/// the scratch directory holding it is removed. Where it cannot be
+/// mounted, `mounted` is false and the test is skipped or failed as
+/// [`skip_or_fail`] says.
+pub struct SmallFs {
+    pub dir: PathBuf,
+    pub mounted: bool,
+}
+
+impl SmallFs {
+    /// At `name` in `s`; `name` also names the test in a skip.
+    pub fn new(s: &Scratch, name: &str, opts: &str) -> SmallFs {
+        SmallFs::at(s.path(name), name, opts)
+    }
+
+    /// At `dir`, made if missing.
+    pub fn at(dir: PathBuf, test: &str, opts: &str) -> SmallFs {
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = match opts.contains('=') {
+            true => opts.to_string(),
+            false => format!("size={opts}"),
+        };
+        let mounted = is_root()
+            && Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &o, "tmpfs"])
+                .arg(&dir)
+                .status()
+                .is_ok_and(|st| st.success());
+        if !mounted {
+            skip_or_fail(test, "cannot mount a small tmpfs (not root?)");
+        }
+        SmallFs { dir, mounted }
+    }
+
+    /// `f` inside it, as a string for a command line.
+    pub fn path(&self, f: &str) -> String {
+        self.dir.join(f).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        }
+    }
+}
+
 /// Scratch directories (their tmpfs unmounted first) and Open MPI
 /// session bases of test processes that are gone: a test killed
 /// outright (a timeout's SIGKILL) runs no Drop, so the next test process
