@@ -10,38 +10,9 @@
 
 mod common;
 
-use common::{iolab, is_root, skip_or_fail, stderr, stdout, Scratch};
-use std::path::{Path, PathBuf};
+use common::{iolab, skip_or_fail, stderr, stdout, Scratch, SmallFs};
+use std::path::Path;
 use std::process::Command;
-
-/// A tmpfs of `size` mounted at `at` (options such as `ro`), unmounted on drop.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn new(test: &str, at: PathBuf, opts: &str) -> Option<Tmpfs> {
-        if !is_root() {
-            skip_or_fail(test, "mounting a tmpfs needs root");
-            return None;
-        }
-        std::fs::create_dir_all(&at).unwrap();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
-            .arg(&at)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            skip_or_fail(test, "mount -t tmpfs failed");
-            return None;
-        }
-        Some(Tmpfs(at))
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
 
 fn assert_usage(what: &str, o: &std::process::Output, names: &str) {
     assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(o));
@@ -95,13 +66,14 @@ fn lst_run_checks_its_json_and_csv_before_starting() {
 #[test]
 fn surveys_check_json_and_csv_before_anything_is_created() {
     let s = Scratch::new("out-survey");
-    let Some(ro) = Tmpfs::new(
-        "surveys_check_json_and_csv_before_anything_is_created",
+    let ro = SmallFs::at(
         s.path("ro"),
+        "surveys_check_json_and_csv_before_anything_is_created",
         "ro,size=1m",
-    ) else {
+    );
+    if !ro.mounted {
         return;
-    };
+    }
     let dir = s.path("t");
     std::fs::create_dir_all(&dir).unwrap();
     let d = dir.to_str().unwrap();
@@ -109,7 +81,7 @@ fn surveys_check_json_and_csv_before_anything_is_created() {
     let r = rslt.to_str().unwrap();
     let bad_paths = [
         "/no/such/dir/x".to_string(),
-        ro.0.join("x").display().to_string(),
+        ro.dir.join("x").display().to_string(),
     ];
     for bad in &bad_paths {
         for opt in ["--json", "--csv"] {
@@ -154,13 +126,14 @@ fn surveys_check_json_and_csv_before_anything_is_created() {
 #[test]
 fn plot_into_a_full_file_system_leaves_only_complete_files() {
     let s = Scratch::new("out-plot");
-    let Some(full) = Tmpfs::new(
-        "plot_into_a_full_file_system_leaves_only_complete_files",
+    let full = SmallFs::at(
         s.path("full"),
+        "plot_into_a_full_file_system_leaves_only_complete_files",
         "size=48k",
-    ) else {
+    );
+    if !full.mounted {
         return;
-    };
+    }
     // A summary with several charts (record sizes x tests), made by a
     // real object survey on the scratch tmpfs.
     let dir = s.path("t");
@@ -184,7 +157,7 @@ fn plot_into_a_full_file_system_leaves_only_complete_files() {
         rslt.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let prefix = full.0.join("p");
+    let prefix = full.dir.join("p");
     let o = iolab(&[
         "survey",
         "plot",
@@ -194,7 +167,7 @@ fn plot_into_a_full_file_system_leaves_only_complete_files() {
     ]);
     assert_eq!(o.status.code(), Some(1), "a full file system is an error");
     assert!(stderr(&o).contains("No space left"), "{}", stderr(&o));
-    assert_complete_or_absent(&full.0);
+    assert_complete_or_absent(&full.dir);
 }
 
 /// Every file in `dir` is whole: no temporary file, none empty, every SVG
@@ -228,13 +201,14 @@ fn assert_complete_or_absent(dir: &Path) {
 #[test]
 fn report_into_a_full_file_system_leaves_nothing_partial() {
     let s = Scratch::new("out-report");
-    let Some(full) = Tmpfs::new(
-        "report_into_a_full_file_system_leaves_nothing_partial",
+    let full = SmallFs::at(
         s.path("full"),
+        "report_into_a_full_file_system_leaves_nothing_partial",
         "size=32k",
-    ) else {
+    );
+    if !full.mounted {
         return;
-    };
+    }
     let plan = s.path("p.toml");
     std::fs::write(
         &plan,
@@ -249,14 +223,14 @@ fn report_into_a_full_file_system_leaves_nothing_partial() {
     let st = store.to_str().unwrap();
     let o = iolab(&["sweep", plan.to_str().unwrap(), "--store", st]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let out = full.0.join("rep");
+    let out = full.dir.join("rep");
     let o = iolab(&["report", "s", "--store", st, "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(!out.exists(), "{:?}", common::tree(&full.0));
+    assert!(!out.exists(), "{:?}", common::tree(&full.dir));
     assert!(
-        common::tree(&full.0).is_empty(),
+        common::tree(&full.dir).is_empty(),
         "{:?}",
-        common::tree(&full.0)
+        common::tree(&full.dir)
     );
 }
 
@@ -322,21 +296,64 @@ fn two_outputs_or_an_output_and_the_data_on_one_file_are_refused() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
+/// An output named at a block device, or at a link to one, is refused
+/// before the run (exit 2): the CSV went onto the device's first bytes.
+/// A link to a file of someone else's is replaced, its file neither
+/// written nor copied into the output (an appending `-csvout` copied it).
+#[test]
+fn an_output_is_never_written_onto_a_device_or_through_a_link() {
+    let s = Scratch::new("out-dev");
+    let dev = match common::loopfs::LoopDev::scratch("out-dev-img", 1) {
+        Ok(d) => d,
+        Err(e) => return skip_or_fail("out-dev", &e),
+    };
+    let dir = s.path("d");
+    std::fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::symlink(&dev.dev, dir.join("dev.csv")).unwrap();
+    let xdd = "xdd -op write -target null -reqsize 1 -numreqs 1";
+    for out in ["-csvout dev.csv", "--json dev.csv", "-output dev.csv"] {
+        let line = format!("{xdd} {out}");
+        assert_usage(
+            &line,
+            &run_words(&dir, &line.split_whitespace().collect::<Vec<_>>()),
+            "block device",
+        );
+    }
+    let line = format!("{xdd} -csvout {}", dev.dev);
+    assert_usage(
+        &line,
+        &run_words(&dir, &line.split_whitespace().collect::<Vec<_>>()),
+        "block device",
+    );
+    let head = std::fs::read(&dev.dev).unwrap();
+    assert!(head.iter().all(|&b| b == 0), "the device was written");
+    std::fs::write(dir.join("secret"), b"not yours").unwrap();
+    std::os::unix::fs::symlink(dir.join("secret"), dir.join("res.csv")).unwrap();
+    let line = format!("{xdd} -csvout res.csv");
+    let o = run_words(&dir, &line.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!dir.join("res.csv").is_symlink());
+    assert_eq!(std::fs::read(dir.join("secret")).unwrap(), b"not yours");
+    let csv = std::fs::read_to_string(dir.join("res.csv")).unwrap();
+    assert!(!csv.contains("not yours"), "{csv}");
+}
+
 /// A store that cannot be made whole (its disk is full) is refused and
 /// left absent: a 4 KiB file with its -wal and -shm stayed, which later
 /// commands called "not an iolab results store".
 #[test]
 fn a_store_that_cannot_be_made_on_a_full_disk_is_absent() {
     let s = Scratch::new("out-store-full");
-    let Some(tiny) = Tmpfs::new(
-        "a_store_that_cannot_be_made_on_a_full_disk_is_absent",
+    let tiny = SmallFs::at(
         s.path("tiny"),
+        "a_store_that_cannot_be_made_on_a_full_disk_is_absent",
         "size=64k",
-    ) else {
+    );
+    if !tiny.mounted {
         return;
-    };
-    let _ = std::fs::write(tiny.0.join("fill"), vec![0u8; 57_000]);
-    let store = tiny.0.join("s.sqlite");
+    }
+    let _ = std::fs::write(tiny.dir.join("fill"), vec![0u8; 57_000]);
+    let store = tiny.dir.join("s.sqlite");
     let o = iolab(&[
         "mdtest",
         "-d",
@@ -347,7 +364,7 @@ fn a_store_that_cannot_be_made_on_a_full_disk_is_absent() {
         store.to_str().unwrap(),
     ]);
     assert_usage("--store on a full disk", &o, "--store");
-    let left: Vec<_> = std::fs::read_dir(&tiny.0)
+    let left: Vec<_> = std::fs::read_dir(&tiny.dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();

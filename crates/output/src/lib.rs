@@ -42,6 +42,67 @@ impl OutputError {
     }
 }
 
+/// What an output's name holds now, as writing it must treat it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// Nothing: the file is made.
+    Nothing,
+    /// A regular file of its own name: replaced whole (or appended to).
+    File,
+    /// A symbolic link to a regular file, or a dangling one: the link is
+    /// replaced, never written or read through.
+    LinkToFile,
+    /// A directory: refused.
+    Directory,
+    /// A block device, named or linked to: refused, since an output
+    /// written there would land on a disk's data.
+    BlockDevice,
+    /// A character device, FIFO or socket (`/dev/stdout`, `/dev/null`, a
+    /// named pipe), named or linked to: written in place.
+    InPlace,
+}
+
+fn found(path: &Path) -> io::Result<Found> {
+    use std::os::unix::fs::FileTypeExt;
+    let own = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Found::Nothing),
+        Err(e) => return Err(e),
+    };
+    let link = own.file_type().is_symlink();
+    let m = match link {
+        true => match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Found::LinkToFile),
+            Err(e) => return Err(e),
+        },
+        false => own,
+    };
+    let t = m.file_type();
+    Ok(if t.is_block_device() {
+        Found::BlockDevice
+    } else if t.is_dir() {
+        Found::Directory
+    } else if !t.is_file() {
+        Found::InPlace
+    } else if link {
+        Found::LinkToFile
+    } else {
+        Found::File
+    })
+}
+
+/// The error of an output named at a block device.
+fn block_device(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is a block device: an output is written to a file, never onto a device",
+            path.display()
+        ),
+    )
+}
+
 /// Checks that the file `path` can be written later without touching an
 /// existing file: not a directory, its directory exists and takes a new
 /// file (a probe proves what access(2) cannot: a read-only mount, ACLs),
@@ -51,16 +112,27 @@ pub fn check_file(option: &str, path: &Path) -> Result<(), OutputError> {
     if path.as_os_str().is_empty() {
         return Err(fail("an empty name; give a file name".into()));
     }
-    if path.is_dir() {
-        return Err(fail("is a directory; give a file name".into()));
+    let what = found(path).map_err(|e| fail(format!("cannot look at it: {e}")))?;
+    match what {
+        Found::Directory => return Err(fail("is a directory; give a file name".into())),
+        Found::BlockDevice => {
+            return Err(fail(
+                "is a block device; an output is written to a file, never onto a device".into(),
+            ))
+        }
+        Found::InPlace | Found::File => {
+            OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map(drop)
+                .map_err(|e| fail(format!("cannot be written: {e}")))?;
+            if what == Found::InPlace {
+                return Ok(());
+            }
+        }
+        Found::Nothing | Found::LinkToFile => {}
     }
-    if path.exists() {
-        return OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map(drop)
-            .map_err(|e| fail(format!("cannot be written: {e}")));
-    }
+    // A file is replaced by one made beside it: its directory must take one.
     let parent = parent_of(path);
     if !parent.is_dir() {
         return Err(fail(format!(
@@ -152,18 +224,20 @@ pub fn append_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    // A device or FIFO (/dev/full, a named pipe) is appended to in
-    // place: it has no contents to copy and must not be replaced.
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+    let what = found(path)?;
+    // A character device or FIFO (/dev/full, a named pipe) is appended to
+    // in place: it has no contents to copy and must not be replaced.
+    if what == Found::InPlace {
         let mut w = io::BufWriter::new(OpenOptions::new().append(true).open(path)?);
         fill(&mut w)?;
         return w.flush();
     }
     let mut w = io::BufWriter::with_capacity(64 << 10, AtomicFile::create(path)?);
-    match std::fs::File::open(path) {
-        Ok(mut old) => drop(io::copy(&mut old, &mut w)?),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
+    // Only a file of its own name has contents to keep: a link is
+    // replaced, and what it points to is neither read nor copied.
+    if what == Found::File {
+        let mut old = std::fs::File::open(path)?;
+        io::copy(&mut old, &mut w)?;
     }
     fill(&mut w)?;
     w.into_inner().map_err(|e| e.into_error())?.commit()
@@ -201,13 +275,15 @@ enum Inner {
 impl AtomicFile {
     /// Starts writing `path`.
     pub fn create(path: &Path) -> io::Result<AtomicFile> {
-        if let Ok(m) = std::fs::metadata(path) {
-            if !m.is_file() {
+        match found(path)? {
+            Found::BlockDevice => return Err(block_device(path)),
+            Found::InPlace => {
                 let f = OpenOptions::new().write(true).open(path)?;
                 return Ok(AtomicFile {
                     inner: Inner::InPlace(f),
                 });
             }
+            _ => {}
         }
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let tmp = tempfile::Builder::new()
@@ -232,11 +308,13 @@ impl AtomicFile {
                 if sync {
                     tmp.as_file().sync_all()?;
                 }
-                // An existing file keeps its permissions; a new one gets
-                // the usual 0666 & ~umask instead of tempfile's 0600.
-                let mode = std::fs::metadata(&path)
-                    .map(|m| m.permissions())
-                    .unwrap_or_else(|_| default_permissions());
+                // An existing file keeps its permissions; a new one (or
+                // one replacing a link) gets the usual 0666 & ~umask
+                // instead of tempfile's 0600.
+                let mode = std::fs::symlink_metadata(&path)
+                    .ok()
+                    .filter(std::fs::Metadata::is_file)
+                    .map_or_else(default_permissions, |m| m.permissions());
                 std::fs::set_permissions(tmp.path(), mode)?;
                 tmp.persist(&path).map(drop).map_err(|e| e.error)
             }
@@ -498,6 +576,9 @@ mod tests {
             write(&link).unwrap();
             assert!(!link.is_symlink(), "{i}");
             assert_eq!(std::fs::read(&victim).unwrap(), b"keep", "{i}");
+            // Nothing read through the link: an append starts afresh.
+            assert_eq!(std::fs::read(&link).unwrap(), b"new", "{i}");
+            check_file("--json", &link).unwrap();
         }
     }
 
