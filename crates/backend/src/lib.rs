@@ -107,6 +107,10 @@ pub struct OpenOptions {
     /// Do not block on open (O_NONBLOCK): opening a FIFO for reading must
     /// not wait for a writer.
     pub nonblock: bool,
+    /// Refuse a symbolic link at the last name (O_NOFOLLOW, ELOOP): for
+    /// files whose name iolab made up or checked, so that a link planted
+    /// after the check is not followed. Backends without links ignore it.
+    pub nofollow: bool,
     /// The file's whole length, when the writer knows it will write it in
     /// one request at offset 0: a backend that stores whole objects (S3)
     /// then sends that write as it comes, inside the caller's timed

@@ -58,6 +58,9 @@ fn flags(o: OpenOptions) -> libc::c_int {
     if o.nonblock {
         f |= libc::O_NONBLOCK;
     }
+    if o.nofollow {
+        f |= libc::O_NOFOLLOW;
+    }
     f | libc::O_CLOEXEC
 }
 
@@ -562,6 +565,24 @@ mod tests {
     fn tmp(name: &str) -> CString {
         let p = std::env::temp_dir().join(format!("iolab-posix-{}-{name}", std::process::id()));
         CString::new(p.to_str().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn nofollow_refuses_a_link_at_the_last_name() {
+        let b = Posix;
+        let (target, link) = (tmp("nf-target"), tmp("nf-link"));
+        std::fs::write(target.to_str().unwrap(), b"x").unwrap();
+        std::os::unix::fs::symlink(target.to_str().unwrap(), link.to_str().unwrap()).unwrap();
+        let opts = OpenOptions {
+            nofollow: true,
+            ..OpenOptions::write()
+        };
+        let e = b.open(&link, opts).err().map(|e| e.raw_os_error());
+        let followed = b.open(&link, OpenOptions::read()).map(|h| b.close(h));
+        std::fs::remove_file(link.to_str().unwrap()).unwrap();
+        std::fs::remove_file(target.to_str().unwrap()).unwrap();
+        assert_eq!(e, Some(Some(libc::ELOOP)));
+        assert!(followed.is_ok(), "without nofollow, a link is followed");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{stderr, stdout, tree, Scratch};
+use common::{stderr, stdout, tree, Scratch, SmallFs};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -595,6 +595,50 @@ fn the_stonewall_status_file_carries_the_write_s_count() {
     let r = &doc["payload"]["tests"][0]["iterations"][0]["read"];
     assert_eq!(r["bytes"].as_u64(), Some(2 * n * 4096));
     assert_eq!(r["errors"].as_u64(), Some(0));
+}
+
+/// A transfer cut short, by the end of the file or a full disk, counts
+/// the bytes it moved: bytes moved equal what storage holds. A write
+/// that failed leaves no stonewall figures and no status file: its
+/// tasks never reached one count.
+#[test]
+fn a_short_transfer_counts_what_it_moved_and_a_failed_write_no_wall() {
+    let s = Scratch::new("ior-short");
+    std::fs::write(s.path("short"), vec![7u8; 300_000]).unwrap();
+    let o = ior(
+        &s.root,
+        "-b 256k -t 64k -s 2 -r -k -E -o DIR/short --json DIR/r.json",
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap()).unwrap();
+    let r = &doc["payload"]["tests"][0]["iterations"][0]["read"];
+    assert_eq!(r["bytes"].as_u64(), Some(300_000), "{r}");
+    let small = SmallFs::new(&s, "small", "1m");
+    if !small.mounted {
+        return;
+    }
+    let o = ior(
+        &s.root,
+        "-F -k -w -t 47008 -b 47008 -s 100 -D 30 -O stoneWallingWearOut=1 -O stoneWallingStatusFile=DIR/sw -o DIR/small/f --tasks 2 --json DIR/w.json",
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let on_disk: u64 = (0..2)
+        .map(|t| std::fs::metadata(small.path(&format!("f.{t:08}"))).map_or(0, |m| m.len()))
+        .sum();
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("w.json")).unwrap()).unwrap();
+    let w = &doc["payload"]["tests"][0]["iterations"][0]["write"];
+    assert!(on_disk > 0 && on_disk % 47008 != 0, "{on_disk}");
+    assert_eq!(w["bytes"].as_u64(), Some(on_disk), "{w}");
+    assert!(w["stonewall"].is_null(), "{w}");
+    assert!(
+        !s.path("sw").exists(),
+        "a count no task reached was recorded"
+    );
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(said.contains("stonewall status file"), "{said}");
+    assert!(!said.contains("stonewalling pairs accessed"), "{said}");
 }
 
 /// MMAP and DUMMY (the null backend) run IOR's pattern too.

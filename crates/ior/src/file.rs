@@ -19,6 +19,23 @@ use std::io::{self, ErrorKind};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+/// A transfer that failed after `moved` of its bytes had gone (a
+/// short write before ENOSPC, a read that met the end of the file):
+/// those bytes were moved, and are counted.
+#[derive(Debug)]
+pub struct Failed {
+    /// Bytes of the transfer the backend wrote or read before the error.
+    pub moved: usize,
+    /// What went wrong.
+    pub error: io::Error,
+}
+
+impl From<io::Error> for Failed {
+    fn from(error: io::Error) -> Failed {
+        Failed { moved: 0, error }
+    }
+}
+
 /// How test files map onto the backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -151,6 +168,8 @@ impl Files<'_> {
             exclusive: create && !self.use_existing,
             truncate: create && self.use_existing,
             direct: self.direct,
+            // The preflight refused a link here; one planted since is not followed.
+            nofollow: true,
             ..OpenOptions::default()
         };
         let h = self.be.open(&c_path(path)?, opts)?;
@@ -168,6 +187,7 @@ impl Files<'_> {
         let opts = OpenOptions {
             read: true,
             direct: self.direct,
+            nofollow: true,
             ..OpenOptions::default()
         };
         let h = self.be.open(&c_path(path)?, opts)?;
@@ -212,20 +232,28 @@ impl Files<'_> {
     /// Writes all of `buf` at `offset`; `once`: a short write is an
     /// error (IOR's -x) instead of being continued.
     #[inline]
-    pub fn write_at(&self, f: &mut Open, buf: &[u8], offset: u64, once: bool) -> io::Result<()> {
+    pub fn write_at(
+        &self,
+        f: &mut Open,
+        buf: &[u8],
+        offset: u64,
+        once: bool,
+    ) -> Result<(), Failed> {
         match f {
             Open::Plain(h) => write_all(self.be, h, buf, offset, once),
-            Open::Mapped(m) => m.write_at(buf, offset),
+            Open::Mapped(m) => Ok(m.write_at(buf, offset)?),
             Open::Chunks(c) => {
                 let opts = OpenOptions {
                     whole_len: Some(buf.len() as u64),
                     exclusive: c.exclusive,
+                    nofollow: true,
                     ..OpenOptions::create_new()
                 };
                 let h = self.be.open(c.chunk(offset)?, opts)?;
                 let r = write_all(self.be, &h, buf, 0, once);
                 let closed = self.be.close(h);
-                r.and(closed)
+                r?;
+                Ok(closed?)
             }
         }
     }
@@ -233,20 +261,40 @@ impl Files<'_> {
     /// Reads all of `buf` from `offset`; the end of the file before it
     /// is full is an error naming the offset.
     #[inline]
-    pub fn read_at(&self, f: &mut Open, buf: &mut [u8], offset: u64, once: bool) -> io::Result<()> {
+    pub fn read_at(
+        &self,
+        f: &mut Open,
+        buf: &mut [u8],
+        offset: u64,
+        once: bool,
+    ) -> Result<(), Failed> {
         match f {
             Open::Plain(h) => read_all(self.be, h, buf, offset, once),
-            Open::Mapped(m) => m.read_at(buf, offset),
+            Open::Mapped(m) => Ok(m.read_at(buf, offset)?),
             Open::Chunks(c) => {
                 let mut got = 0;
                 while got < buf.len() {
                     let at = offset + got as u64;
                     let start = at - at % c.len;
                     let end = ((start + c.len - at) as usize).min(buf.len() - got);
-                    let h = self.be.open(c.chunk(start)?, OpenOptions::read())?;
+                    let opts = OpenOptions {
+                        nofollow: true,
+                        ..OpenOptions::read()
+                    };
+                    let h = self
+                        .be
+                        .open(c.chunk(start)?, opts)
+                        .map_err(|error| Failed { moved: got, error })?;
                     let r = read_all(self.be, &h, &mut buf[got..got + end], at - start, once);
                     let closed = self.be.close(h);
-                    r.and(closed)?;
+                    r.map_err(|f| Failed {
+                        moved: got + f.moved,
+                        error: f.error,
+                    })?;
+                    closed.map_err(|error| Failed {
+                        moved: got + end,
+                        error,
+                    })?;
                     got += end;
                 }
                 Ok(())
@@ -349,45 +397,60 @@ impl Files<'_> {
     }
 }
 
-fn write_all(
-    be: &dyn Backend,
-    h: &Handle,
-    mut buf: &[u8],
-    mut off: u64,
-    once: bool,
-) -> io::Result<()> {
-    while !buf.is_empty() {
-        let n = be.write_at(h, buf, off)?;
-        if n == 0 || (once && n < buf.len()) {
-            return Err(io::Error::new(
+/// Writes all of `buf` at `off`, continuing a short write (unless
+/// `once`); a failure says how many bytes had gone.
+fn write_all(be: &dyn Backend, h: &Handle, buf: &[u8], off: u64, once: bool) -> Result<(), Failed> {
+    let mut done = 0;
+    while done < buf.len() {
+        let at = off + done as u64;
+        let n = be
+            .write_at(h, &buf[done..], at)
+            .map_err(|error| Failed { moved: done, error })?;
+        done += n;
+        if n == 0 || (once && done < buf.len()) {
+            let what = match n {
+                0 => "nothing written",
+                _ => "-x: no retry",
+            };
+            let error = io::Error::new(
                 ErrorKind::WriteZero,
                 format!(
-                    "short write at offset {off}: {n} of {} bytes (-x: no retry)",
-                    buf.len()
+                    "short write at offset {at}: {n} of {} bytes ({what})",
+                    buf.len() - (done - n)
                 ),
-            ));
+            );
+            return Err(Failed { moved: done, error });
         }
-        buf = &buf[n..];
-        off += n as u64;
     }
     Ok(())
 }
 
-fn read_all(be: &dyn Backend, h: &Handle, buf: &mut [u8], off: u64, once: bool) -> io::Result<()> {
+/// Reads all of `buf` from `off`, continuing a short read (unless
+/// `once`); a failure says how many bytes had come.
+fn read_all(
+    be: &dyn Backend,
+    h: &Handle,
+    buf: &mut [u8],
+    off: u64,
+    once: bool,
+) -> Result<(), Failed> {
     let mut got = 0;
     while got < buf.len() {
-        let n = be.read_at(h, &mut buf[got..], off + got as u64)?;
-        if n == 0 || (once && n < buf.len()) {
-            return Err(io::Error::new(
+        let at = off + got as u64;
+        let n = be
+            .read_at(h, &mut buf[got..], at)
+            .map_err(|error| Failed { moved: got, error })?;
+        got += n;
+        if n == 0 || (once && got < buf.len()) {
+            let error = io::Error::new(
                 ErrorKind::UnexpectedEof,
                 format!(
-                    "short read at offset {}: the file ends before the transfer's {} bytes",
-                    off + got as u64,
+                    "short read at offset {at}: the file ends before the transfer's {} bytes",
                     buf.len()
                 ),
-            ));
+            );
+            return Err(Failed { moved: got, error });
         }
-        got += n;
     }
     Ok(())
 }
@@ -527,5 +590,30 @@ mod tests {
         files.read_at(&mut f, &mut buf, 4096, false).unwrap();
         assert_eq!(buf, [7u8; 4096]);
         files.close(f).unwrap();
+    }
+
+    #[test]
+    fn a_link_planted_after_the_preflight_is_not_followed() {
+        let dir = iolab_core::tmp::PrivateDir::new("iolab-ior-link").unwrap();
+        let be = iolab_backend::by_name("posix").unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep me").unwrap();
+        let p = dir.path().join("test");
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        for use_existing in [false, true] {
+            let files = Files {
+                be: &*be,
+                layout: Layout::Whole,
+                api: Api::Posix,
+                direct: false,
+                use_existing,
+            };
+            for create in [true, false] {
+                let e = files.open_write(&p, create, 0, 7).err();
+                assert!(e.is_some(), "-E {use_existing}, create {create}");
+            }
+            assert!(files.open_read(&p).is_err());
+        }
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
     }
 }

@@ -299,7 +299,7 @@ impl Ctx<'_> {
             for i in 0..p.block_bytes / p.random_prefill_bytes {
                 let at = base + i * p.random_prefill_bytes;
                 if let Err(e) = self.files.write_at(f, &chunk, at, p.single_xfer_attempt) {
-                    tally.failure = Some((at, e));
+                    tally.failure = Some((at, e.error));
                     return;
                 }
             }

@@ -189,7 +189,11 @@ pub fn reduce(all: &[TaskFigures], shape: &Shape) -> AccessResult {
         total_s,
         pairs_accessed: pairs,
         deadline_hit: all.iter().any(|f| f.flags & FLAG_HIT != 0),
-        stonewall: shape.wearout.then(|| stonewall(all, tasks)),
+        // A failure or a stop request ended a task, not the wall, and
+        // the tasks were not brought level: no stonewall figures (IOR
+        // aborts there).
+        stonewall: (shape.wearout && !all.iter().any(|f| f.failed() || f.interrupted()))
+            .then(|| stonewall(all, tasks)),
         errors: all.iter().map(|f| f.errors).sum(),
         first_error: first_error(all, shape),
         tasks: all

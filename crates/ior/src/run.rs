@@ -10,6 +10,7 @@
 use crate::config::{Config, Test};
 use crate::ctx::{self, Ctx};
 use crate::file::{Files, Layout};
+use crate::params::Params;
 use crate::phase::{Kind, Step};
 use crate::plan;
 use crate::preflight;
@@ -723,24 +724,44 @@ fn remove(
 /// The status file or IOR's pairs line, and the summary.
 fn finish(ctx: &Ctx, res: &mut TestResult) {
     let p = &ctx.test.params;
-    let first_write = res.iterations.first().and_then(|i| i.write.as_ref());
     if p.wearout && ctx.comm.task() == 0 {
-        let pairs = first_write.map_or(0, |w| w.pairs_accessed);
-        match (&p.status_file, first_write.is_some()) {
-            (Some(f), true) => {
-                if let Err(e) = iolab_output::write_atomically(f, pairs.to_string().as_bytes()) {
-                    let fl =
-                        Failure::io("stonewall status file", Some(f.display().to_string()), &e)
-                            .of_kind(FailureKind::Output);
-                    res.outcome = res.outcome.clone().worst(Outcome::Error(fl));
-                }
-            }
-            (None, _) => res.pairs_note = Some(pairs),
-            _ => {}
-        }
+        stonewall_count(p, res);
     }
     res.summary = [Access::Write, Access::Read]
         .into_iter()
         .filter_map(|a| results::summarise(&res.iterations, a))
         .collect();
+}
+
+/// The first write's count into the stonewall status file, or IOR's
+/// pairs line without one. A write that failed or was stopped has no
+/// count every task reached (and no stonewall figures): the file is not
+/// written, and a note says so, since a read taking a count from it
+/// would read transfers that were never written.
+fn stonewall_count(p: &Params, res: &mut TestResult) {
+    let write = res.iterations.first().and_then(|i| i.write.as_ref());
+    let pairs = match write.map(|w| (w.stonewall.is_some(), w.pairs_accessed)) {
+        Some((false, _)) => {
+            if let Some(f) = &p.status_file {
+                res.notes.push(format!(
+                    "stonewall status file {} not written: the write did not end with every task level",
+                    f.display()
+                ));
+            }
+            return;
+        }
+        Some((true, n)) => Some(n),
+        None => None,
+    };
+    match (&p.status_file, pairs) {
+        (Some(f), Some(pairs)) => {
+            if let Err(e) = iolab_output::write_atomically(f, pairs.to_string().as_bytes()) {
+                let fl = Failure::io("stonewall status file", Some(f.display().to_string()), &e)
+                    .of_kind(FailureKind::Output);
+                res.outcome = res.outcome.clone().worst(Outcome::Error(fl));
+            }
+        }
+        (None, pairs) => res.pairs_note = Some(pairs.unwrap_or(0)),
+        _ => {}
+    }
 }

@@ -7,7 +7,7 @@
 //! (k / n) mod s), so a wear-out continues where the wall stopped a task.
 
 use crate::data::Generator;
-use crate::file::{Files, Open};
+use crate::file::{Failed, Files, Open};
 use crate::plan::Offsets;
 use iolab_core::clock::{mono_ns, wall_ns};
 use iolab_core::live::Recorder;
@@ -105,7 +105,9 @@ impl Pass<'_> {
             let t0 = if self.live.is_on() { mono_ns() } else { 0 };
             if let Err(e) = self.one(f, mode, offset, tally) {
                 self.live.error();
-                tally.failure = Some((offset, e));
+                // What the failed transfer moved before its error was moved.
+                tally.bytes += e.moved as u64;
+                tally.failure = Some((offset, e.error));
                 break;
             }
             tally.transfers += 1;
@@ -141,13 +143,16 @@ impl Pass<'_> {
         mode: &mut Mode,
         offset: u64,
         tally: &mut Tally,
-    ) -> std::io::Result<()> {
+    ) -> Result<(), Failed> {
         match mode {
             Mode::Write(gen) => {
                 let data = gen.prepare(offset);
                 self.files.write_at(f, data, offset, self.once)?;
                 if self.fsync_per_write {
-                    self.files.fsync(f)?;
+                    self.files.fsync(f).map_err(|error| Failed {
+                        moved: data.len(),
+                        error,
+                    })?;
                 }
             }
             Mode::Read(buf, check) => {
