@@ -269,7 +269,8 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     let mut results = Vec::new();
     match &g.output {
         Some(f) => {
-            let text = stream_file(f, false, |w| report::text::write(r, w));
+            // XDD opens -output for appending too (fopen "a").
+            let text = stream_file(f, true, |w| report::text::write(r, w));
             results.push(text.context("-output"));
         }
         None => {
@@ -279,7 +280,7 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
             let _ = report::text::write(r, &mut w).and_then(|()| w.flush());
         }
     }
-    // XDD opens both files for appending, so runs collect in one file.
+    // XDD opens these for appending as well, so runs collect in one file.
     if let Some(f) = &g.csvout {
         let csv = stream_file(f, true, |w| report::csv::write(r, w));
         results.push(csv.context("-csvout"));

@@ -414,13 +414,17 @@ fn output_files_csv_json_and_outputformat() {
     assert!(p["combined"]["latency_ns"]["p99_ns"].as_u64().is_some());
     ok(&xdd(
         &d,
-        "-op write -target f -reqsize 2 -numreqs 10 -combinedout c.txt",
+        "-op write -target f -reqsize 2 -numreqs 10 -combinedout c.txt -output r.txt",
     ));
     let comb = std::fs::read_to_string(d.path("c.txt")).unwrap();
     assert_eq!(
         comb.lines().filter(|l| l.starts_with("COMBINED")).count(),
         2
     );
+    // -output appends as XDD's does: a loop of runs collects in one file.
+    let again = std::fs::read_to_string(d.path("r.txt")).unwrap();
+    assert!(again.starts_with(&txt), "the first run's report was lost");
+    assert_eq!(again.matches("Starting time").count(), 2, "{again}");
     let o = xdd(
         &d,
         "-op write -target f -reqsize 2 -numreqs 10 -outputformat new +WHAT+OPS+BANDWIDTH",

@@ -339,8 +339,6 @@ pub struct RawConfig {
     pub global: GlobalOpts,
     /// Target names in order (`-target`, `-targets`).
     pub names: Vec<String>,
-    /// `-targets N` counts seen, to check the list was complete.
-    pub declared_targets: Option<usize>,
     /// Target settings with the target they name (None = all).
     pub settings: Vec<(Option<usize>, TargetSetter)>,
 }

@@ -316,14 +316,41 @@ pub(crate) fn outputformat(c: &mut Cursor, r: &mut RawConfig) -> Result<(), Usag
     Ok(())
 }
 
+/// `-targets N name1 ... nameN`, or `-targets -N name` (one name N
+/// times): either adds to the targets already named, as XDD's
+/// xddfunc_targets does (a second `-targets` does not replace the first).
 pub(crate) fn targets(c: &mut Cursor, r: &mut RawConfig) -> Result<(), UsageError> {
-    let n = c.count("number of targets", 1, MAX_TARGETS)? as usize;
-    let mut names = Vec::with_capacity(n);
+    // The count may be negative (`-N`), which reads like an option.
+    let word = c
+        .any_word()
+        .ok_or_else(|| c.err("missing number of targets"))?;
+    let (digits, repeat) = match word.strip_prefix('-') {
+        Some(d) => (d, true),
+        None => (word, false),
+    };
+    let room = MAX_TARGETS.saturating_sub(r.names.len() as u64);
+    let n = match digits.parse::<u64>() {
+        Ok(n) if (1..=room).contains(&n) => n as usize,
+        Ok(0) => return Err(c.err("the number of targets must not be 0")),
+        Ok(n) => {
+            return Err(c.err(format!(
+                "{n} more targets would make more than {MAX_TARGETS}"
+            )))
+        }
+        Err(_) => return Err(c.err(format!(
+            "the number of targets '{word}' is not a whole number (N, or -N for one name N times)"
+        ))),
+    };
+    if repeat {
+        let name = c.value("name")?;
+        r.names.extend(std::iter::repeat_n(name.to_string(), n));
+        return Ok(());
+    }
     for i in 0..n {
         match c.peek() {
             Some(name) => {
                 c.value("name")?;
-                names.push(name.to_string());
+                r.names.push(name.to_string());
             }
             None => {
                 return Err(c.err(format!(
@@ -332,9 +359,6 @@ pub(crate) fn targets(c: &mut Cursor, r: &mut RawConfig) -> Result<(), UsageErro
             }
         }
     }
-    // -targets replaces the list, as XDD does; -target appends to it.
-    r.names = names;
-    r.declared_targets = Some(n);
     Ok(())
 }
 

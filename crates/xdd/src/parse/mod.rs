@@ -150,6 +150,30 @@ mod tests {
     }
 
     #[test]
+    fn every_targets_list_adds_to_the_targets_as_xdd_s_does() {
+        use crate::parse::values::Op::*;
+        let names = |c: &Config| c.targets.iter().map(|t| t.path.clone()).collect::<Vec<_>>();
+        let c = run("-op read -targets 1 new -op target 0 write -targets 1 keep -numreqs 1");
+        assert_eq!(names(&c), ["new", "keep"]);
+        let ops: Vec<_> = c.targets.iter().map(|t| t.op).collect();
+        assert_eq!(ops, [Write, Read], "target 0 is the first named");
+        let c = run("-target a -targets 2 b c -target d -numreqs 1");
+        assert_eq!(names(&c), ["a", "b", "c", "d"]);
+        let c = run("-targets -3 f -targets 1 g -numreqs 1");
+        assert_eq!(names(&c), ["f", "f", "f", "g"]);
+        for bad in [
+            "-targets 0 a",
+            "-targets -0 a",
+            "-targets x a",
+            "-targets -2",
+            "-targets 4097 a",
+        ] {
+            let e = parse(&args(&format!("{bad} -numreqs 1"))).unwrap_err();
+            assert_eq!(e.option, "targets", "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn errors_name_the_option() {
         for (line, opt) in [
             ("-targets 3 a b -numreqs 1", "targets"),
