@@ -78,8 +78,11 @@ pub struct IorResult {
     /// and the tasks made fewer transfers than the phase asks for. A
     /// read of the write's count has no stonewall.
     pub stonewall_hit: bool,
-    /// Fewest transfers a task had made when it stopped at the wall.
-    pub min_at_wall: u64,
+    /// Fewest transfers a task had made when it stopped at the wall (a
+    /// write's or a random read's; every transfer when the wall did not
+    /// stop it). None for a read of the write's count, which has no wall.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_at_wall: Option<u64>,
     /// Transfers a read's check found wrong.
     #[serde(default)]
     pub errors: u64,
@@ -307,7 +310,10 @@ pub fn run(
         elapsed_s: a.total_s,
         file_bytes: a.file_bytes,
         stonewall_hit: stopped_early(&params, &a),
-        min_at_wall: a.stonewall.map_or(a.pairs_accessed, |w| w.min_transfers),
+        min_at_wall: match access {
+            Access::Read(_) => None,
+            _ => Some(a.stonewall.map_or(a.pairs_accessed, |w| w.min_transfers)),
+        },
         errors: a.errors,
         first_error: a
             .first_error
@@ -441,7 +447,7 @@ mod tests {
                 Default::default(),
             )
         });
-        assert!(w[0].stonewall_hit && w[0].transfers_per_task >= w[0].min_at_wall);
+        assert!(w[0].stonewall_hit && Some(w[0].transfers_per_task) >= w[0].min_at_wall);
         assert!(w[0].transfers_per_task < 1 << 30, "stopped at the wall");
         assert_eq!(w[0].bytes, 2 * w[0].transfers_per_task * 4096);
         let be = iolab_backend::by_name("posix").unwrap();

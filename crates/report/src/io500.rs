@@ -117,10 +117,16 @@ fn phase_block(r: &PhaseReport) -> String {
         r.name, r.command, r.score, r.unit, r.time_s
     );
     match &r.detail {
-        Detail::Ior(i) => s.push_str(&format!(
-            "bytes = {}\nfile-bytes = {}\ntransfer-size = {}\ntransfers-per-task = {}\nelapsed = {:.6}\nstonewall-hit = {}\nmin-transfers-at-stonewall = {}\n",
-            i.bytes, i.file_bytes, i.transfer_bytes, i.transfers_per_task, i.elapsed_s, i.stonewall_hit, i.min_at_wall
-        )),
+        Detail::Ior(i) => {
+            s.push_str(&format!(
+                "bytes = {}\nfile-bytes = {}\ntransfer-size = {}\ntransfers-per-task = {}\nelapsed = {:.6}\nstonewall-hit = {}\n",
+                i.bytes, i.file_bytes, i.transfer_bytes, i.transfers_per_task, i.elapsed_s, i.stonewall_hit
+            ));
+            // A read has no wall: it reads the write's count.
+            if let Some(n) = i.min_at_wall {
+                s.push_str(&format!("min-transfers-at-stonewall = {n}\n"));
+            }
+        }
         Detail::Mdtest(m) => s.push_str(&format!(
             "items = {}\nitems-per-task = {}\nelapsed = {:.6}\nrate = {:.3}\nstonewall-hit = {}\n",
             m.items, m.items_per_task, m.elapsed_s, m.rate, m.stonewall_hit
