@@ -19,6 +19,11 @@ use std::time::{Duration, Instant};
 /// up and end before the agent is killed.
 pub const STEP_GRACE: Duration = Duration::from_secs(30);
 
+/// How long a command stopped with SIGTERM has to end (removing a
+/// partial file, saying what it leaves) before SIGKILL; the wait ends
+/// as soon as it has gone.
+pub const TERM_GRACE: Duration = Duration::from_secs(5);
+
 /// Output of a remote command, collected as it comes.
 type Collected = (Arc<Mutex<Vec<u8>>>, Option<JoinHandle<()>>);
 
@@ -273,7 +278,7 @@ impl Remote {
     }
 
     /// Stops the agent and what it started locally: SIGTERM to the group,
-    /// then SIGKILL if it has not gone within a second. (ssh forwards the
+    /// then SIGKILL if it has not gone within [`TERM_GRACE`]. (ssh forwards the
     /// hang-up to the far side when its connection drops.) An srun agent
     /// would kill its task at once: its step's task gets SIGTERM from
     /// Slurm instead (`scancel --signal=TERM`), and [`STEP_GRACE`] to
@@ -303,7 +308,7 @@ impl Remote {
         // SAFETY: kill has no memory effects; a negative pid names our
         // child's own process group, created by process_group(0).
         unsafe { libc::kill(-pg, libc::SIGTERM) };
-        let until = Instant::now() + Duration::from_secs(1);
+        let until = Instant::now() + TERM_GRACE;
         while !self.has_exited() && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
         }
