@@ -1,6 +1,8 @@
-//! Ctrl-C and SIGTERM: the first one cancels the run's root token (the
-//! runner's, which raises iolab_core::stop with it, the flag the engines
-//! still read), so every engine stops and cleans up; a second of the same kind (Ctrl-C twice,
+//! Ctrl-C, SIGTERM and a hangup (SIGHUP: the terminal closed, unless
+//! the process was started ignoring it, as under nohup): the first one
+//! cancels the run's root token (the runner's, which raises
+//! iolab_core::stop with it, the flag the engines still read), so every
+//! engine stops and cleans up; a second of the same kind (Ctrl-C twice,
 //! SIGTERM twice) ends the process at once. Kinds are counted apart
 //! because under mpirun a rank gets the terminal's Ctrl-C at once (see
 //! [`relay`]) and mpirun's own SIGTERM later: that SIGTERM must not cut
@@ -15,15 +17,19 @@
 
 mod relay;
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 use std::time::Duration;
 
-/// A first SIGINT, a first SIGTERM has come. Kept apart from the stop
+/// A first SIGINT, SIGTERM, SIGHUP has come. Kept apart from the stop
 /// request itself, which other things raise too (a closed standard input
 /// that carried a key, a failed engine): only a second *signal* of one
 /// kind ends the process at once.
-static SIGNALLED: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+static SIGNALLED: [AtomicBool; 3] = [
+    AtomicBool::new(false),
+    AtomicBool::new(false),
+    AtomicBool::new(false),
+];
 
 /// The parent whose death signals this process, and the signal
 /// (`iolab_launch::parent_death`), read once at install; 0 when none.
@@ -65,15 +71,29 @@ pub fn set_last_words(message: String) {
     LAST_WORDS.store(words, Ordering::SeqCst);
 }
 
-/// Writes the last words, if any; async-signal-safe (an atomic load and
-/// one write(2)).
+/// What follows the last words whatever tool set them: a command that
+/// runs tools in turn (the demo) says where all they made is.
+static CLOSING_WORDS: AtomicPtr<Vec<u8>> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Sets the words printed after the last words (see [`CLOSING_WORDS`]);
+/// leaked as [`set_last_words`]'s are.
+pub fn set_closing_words(message: String) {
+    let words: &'static mut Vec<u8> = Box::leak(Box::new(message.into_bytes()));
+    CLOSING_WORDS.store(words, Ordering::SeqCst);
+}
+
+/// Writes the last words and the closing words, if any;
+/// async-signal-safe (atomic loads and write(2)).
 fn say_last_words() {
-    let ptr = LAST_WORDS.load(Ordering::SeqCst);
-    // SAFETY: a non-null pointer comes from `set_last_words`, which leaks
-    // the vector, so it stays valid and unchanged for the whole process.
-    if let Some(words) = unsafe { ptr.as_ref() } {
-        // SAFETY: writing `len` initialised bytes to stderr.
-        unsafe { libc::write(2, words.as_ptr().cast(), words.len()) };
+    for words in [&LAST_WORDS, &CLOSING_WORDS] {
+        let ptr = words.load(Ordering::SeqCst);
+        // SAFETY: a non-null pointer comes from `set_last_words` or
+        // `set_closing_words`, which leak the vector, so it stays valid
+        // and unchanged for the whole process.
+        if let Some(words) = unsafe { ptr.as_ref() } {
+            // SAFETY: writing `len` initialised bytes to stderr.
+            unsafe { libc::write(2, words.as_ptr().cast(), words.len()) };
+        }
     }
 }
 
@@ -86,7 +106,11 @@ pub fn install(root: &'static iolab_core::CancelToken) {
         PARENT[1].store(sig, Ordering::SeqCst);
         PARENT[0].store(pid, Ordering::SeqCst);
     }
-    for (kind, sig) in [SIGINT, SIGTERM].into_iter().enumerate() {
+    for (kind, sig) in [SIGINT, SIGTERM, SIGHUP].into_iter().enumerate() {
+        // nohup's promise: a hangup ignored at start stays ignored.
+        if sig == SIGHUP && ignored(sig) {
+            continue;
+        }
         // SAFETY: the handler only loads and stores atomics (cancelling a
         // token is atomic stores), reads the siginfo it is given, calls
         // write(2) and _exit, all async-signal-safe.
@@ -106,6 +130,16 @@ pub fn install(root: &'static iolab_core::CancelToken) {
         }
     }
     relay::start();
+}
+
+/// Whether `sig` is ignored (SIG_IGN), as a parent such as nohup left it.
+pub(crate) fn ignored(sig: i32) -> bool {
+    // SAFETY: a zeroed sigaction is a valid out-parameter; sigaction
+    // with a null new action only reads the current one.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// Waits while `running`; once `cancel` fires first, runs `say` once: a

@@ -495,8 +495,8 @@ fn run_outcome(p: &RunPayload, collection_ok: bool) -> Outcome {
     }
 }
 
-/// Runs the command in a process group of its own and passes SIGINT and
-/// SIGTERM on to that group, as `timeout` does: a supervisor that signals
+/// Runs the command in a process group of its own and passes SIGINT,
+/// SIGTERM and SIGHUP on to that group, as `timeout` does: a supervisor that signals
 /// iolab alone stops the command too, and Ctrl-C at a terminal reaches
 /// the command once (not once from the terminal and again from us, which
 /// an iolab child would take as a second Ctrl-C and skip its cleanup).
@@ -504,7 +504,14 @@ fn run_forwarding(command: &[OsString]) -> std::io::Result<std::process::ExitSta
     use std::os::unix::process::CommandExt;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let got = std::sync::Arc::new(AtomicUsize::new(0));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        if crate::signals::ignored(sig) {
+            continue;
+        }
         signal_hook::flag::register_usize(sig, got.clone(), sig as usize)?;
     }
     let mut cmd = std::process::Command::new(&command[0]);

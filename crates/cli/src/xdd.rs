@@ -67,10 +67,46 @@ pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> Ended {
         return Ok(dry_run(&cfg, &p));
     }
     let session = run.open()?;
+    crate::signals::set_last_words(last_words(prog, &cfg));
     run_and_report(&cfg, &p, session).map_err(|e| {
         iolab_core::say!("{prog}: {e:#}");
         Halt::said(run_error_kind(&e))
     })
+}
+
+/// What a second signal says before the process ends at once: the files
+/// this run creates that may be left (write targets that were not there,
+/// `-createnewfiles`' pass files, heartbeat files written as the run
+/// goes), the first 20; nothing when it creates none.
+fn last_words(prog: &str, cfg: &Config) -> String {
+    const SHOWN: usize = 20;
+    let mut names = Vec::new();
+    let local = |t: &&iolab_xdd::config::TargetOpts| iolab_xdd::plan::target_capabilities(t).local;
+    for t in cfg.targets.iter().filter(local).filter(|t| t.writes()) {
+        if t.createnewfiles {
+            let passes = cfg.global.passes.min(SHOWN as u64 + 1);
+            names.extend((1..=passes).map(|p| iolab_xdd::run::target::pass_file_name(&t.path, p)));
+        } else if std::fs::symlink_metadata(&t.path).is_err() {
+            names.push(t.path.clone());
+        }
+    }
+    let streamed = iolab_xdd::outputs::planned(cfg).into_iter();
+    names.extend(
+        streamed
+            .filter(|(opt, _)| *opt == "heartbeat")
+            .map(|(_, p)| p),
+    );
+    if names.is_empty() {
+        return String::new();
+    }
+    let mut s = format!("\n{prog}: stopped at once by a second signal; cleanup was skipped or cut short. What this run creates may be left:\n");
+    for n in names.iter().take(SHOWN) {
+        s.push_str(&format!("  {n}\n"));
+    }
+    if names.len() > SHOWN {
+        s.push_str(&format!("  ... and {} more\n", names.len() - SHOWN));
+    }
+    s
 }
 
 /// XDD's own files (checked for writing by `outputs::check` already)
@@ -502,4 +538,54 @@ fn progress_bar(p: &Plan, progress: &Progress) {
         }
     }
     bar.finish_and_clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(line: &str) -> Config {
+        let args: Vec<OsString> = line.split_whitespace().map(OsString::from).collect();
+        match parse_os(&args) {
+            Ok(Parsed::Run(c)) => *c,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    /// A second signal names what the run creates: new write targets,
+    /// pass files, heartbeat files; not a file that was there, a target
+    /// only read, or the null target.
+    #[test]
+    fn last_words_name_what_the_run_creates() {
+        let dir = iolab_core::tmp::PrivateDir::new("iolab-xdd-words").unwrap();
+        let at = |n: &str| dir.path().join(n).display().to_string();
+        std::fs::write(at("old"), b"x").unwrap();
+        let line = format!(
+            "-op write -targets 4 {} {} {} null -op target 2 read -numreqs 1 -hb 1 -hb output {}",
+            at("new"),
+            at("old"),
+            at("read"),
+            at("hb")
+        );
+        let words = last_words("xdd", &config(&line));
+        assert!(words.contains("second signal"), "{words}");
+        assert!(words.contains(&format!("  {}\n", at("new"))), "{words}");
+        assert!(words.contains(&at("hb.T0000.csv")), "{words}");
+        for not in [at("old"), at("read"), "null".into()] {
+            assert!(!words.contains(&format!("  {not}\n")), "{not}: {words}");
+        }
+        let pass = format!(
+            "-op write -target {} -numreqs 1 -passes 2 -createnewfiles",
+            at("p")
+        );
+        let words = last_words("xdd", &config(&pass));
+        assert!(words.contains(&at("p.00000002")), "{words}");
+        assert_eq!(
+            last_words(
+                "xdd",
+                &config(&format!("-op read -target {} -numreqs 1", at("old")))
+            ),
+            ""
+        );
+    }
 }

@@ -337,9 +337,11 @@ pub(crate) fn targets(c: &mut Cursor, r: &mut RawConfig) -> Result<(), UsageErro
                 "{n} more targets would make more than {MAX_TARGETS}"
             )))
         }
-        Err(_) => return Err(c.err(format!(
+        Err(_) => {
+            return Err(c.err(format!(
             "the number of targets '{word}' is not a whole number (N, or -N for one name N times)"
-        ))),
+        )))
+        }
     };
     if repeat {
         let name = c.value("name")?;
