@@ -30,9 +30,19 @@ pub fn command() -> clap::Command {
 pub fn main(_prog: &str, args: Vec<OsString>) -> Ended {
     // --help and --version exit 0; anything else is bad usage (exit 2).
     crate::exit::parse_clap::<Cli>("demo", args)?;
+    // What a demo killed or stopped at once (kill -9, a second Ctrl-C)
+    // left: its directory says whose it was, and that owner is gone.
+    for d in iolab_core::tmp::remove_stale("iolab-demo") {
+        iolab_core::say!(
+            "iolab demo: removed {}: left by a demo that was stopped",
+            d.display()
+        );
+    }
     // A random name of mode 0700 (mkdtemp), not iolab-demo-PID, which
-    // anyone could plant a link at beforehand.
-    let private = iolab_core::tmp::PrivateDir::new("iolab-demo").map_err(|e| {
+    // anyone could plant a link at beforehand; claimed (an owner file
+    // locked while this runs), so that the next demo removes it if this
+    // one is killed.
+    let private = iolab_core::tmp::PrivateDir::claimed("iolab-demo").map_err(|e| {
         Halt::failed(format!(
             "iolab demo: cannot create a directory in {}: {e}",
             std::env::temp_dir().display()
@@ -46,14 +56,15 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> Ended {
         ("xdd", format!("-op read -target {} -reqsize 128 -mbytes 64 -passes 2 -datapattern sequenced -verify contents -deletefile", target.display())),
     ];
     let mut ended = Ok(iolab_core::Outcome::Completed);
+    // After whatever a step's tool says of its own files.
+    crate::signals::set_closing_words(format!(
+        "\niolab demo: stopped at once; everything the demo made is in {}: the next `iolab demo` removes it, or remove it by hand\n",
+        dir.display()
+    ));
     for (tool, line) in steps {
-        // Everything a step makes is under `dir`; a tool that says more
-        // (mdtest's list) sets its own words while it runs, which must
-        // not outlive its step.
-        crate::signals::set_last_words(format!(
-            "\niolab demo: stopped at once; remove {} by hand (everything the demo made is in it)\n",
-            dir.display()
-        ));
+        // A tool that says more (mdtest's list) sets its own words while
+        // it runs, which must not outlive its step.
+        crate::signals::set_last_words(String::new());
         let _ = outln!("\n==> iolab {tool} {line}\n");
         let args = line.split(' ').map(OsString::from).collect();
         // Each report names its own command line, which can be pasted.
@@ -68,7 +79,6 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> Ended {
         }
     }
     let _ = std::fs::remove_file(&target);
-    let _ = std::fs::remove_dir(&dir);
     // The directory is gone if the steps cleaned up; `private` removes
     // whatever a failed step left.
     drop(private);

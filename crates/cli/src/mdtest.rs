@@ -274,8 +274,14 @@ fn where_items_are(prog: &str, cfg: &Config, plan: &Plan, headline: &str) -> Str
     if dirs.len() > SHOWN {
         s.push_str(&format!("{prog}:   (and more test directories)\n"));
     }
+    // -X needs the read phase, which a remove-only run has not.
+    let without = if cfg.verify_read {
+        " and without -X"
+    } else {
+        ""
+    };
     s.push_str(&format!(
-        "{prog}: remove it with the same options and -r in place of -C/-T/-E/-r\n"
+        "{prog}: remove it with the same options, -r in place of -C/-T/-E/-r{without} (a directory the run never made is skipped)\n"
     ));
     s
 }

@@ -529,6 +529,47 @@ fn demo_is_the_quick_start_job() {
     );
 }
 
+/// A demo killed with -9 leaves its directory; the next demo removes it
+/// (its owner file says whose it was), and says so. Such directories
+/// used to stay for good.
+#[test]
+fn the_next_demo_removes_what_a_killed_one_left() {
+    use std::process::{Command, Stdio};
+    let s = Scratch::new("demo-kill");
+    let demo = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+        c.arg("demo").env("CI", "1").env("TMPDIR", &s.root);
+        c
+    };
+    let demo_dirs = || {
+        std::fs::read_dir(&s.root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with("iolab-demo-"))
+            .collect::<Vec<_>>()
+    };
+    let mut child = demo()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut tries = 0;
+    while demo_dirs().is_empty() || !s.root.join(&demo_dirs()[0]).join("md").exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        tries += 1;
+        assert!(tries < 3000, "the demo made no directory");
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = demo_dirs();
+    assert_eq!(left.len(), 1, "{left:?}");
+    let o = demo().output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&left[0]), "{}", stderr(&o));
+    assert!(demo_dirs().is_empty(), "{:?}", demo_dirs());
+}
+
 /// `mpirun -n 2 iolab mdtest ... --tasks 2`: 4 tasks, the same layout as 4 threads.
 #[cfg(feature = "mpi")]
 #[test]

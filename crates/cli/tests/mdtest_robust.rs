@@ -305,6 +305,86 @@ fn sigterm_after_ctrl_c_lets_the_cleanup_finish() {
     assert!(!d.join("test-dir.0-0").exists(), "left: {}", tree(&d).len());
 }
 
+/// A hangup (the terminal closed) stops the run as Ctrl-C does, removing
+/// what it made; it ended the process at once, leaving every file. Under
+/// nohup (SIGHUP ignored from the start) it stays ignored.
+#[test]
+fn a_hangup_cleans_up_and_nohup_still_ignores_it() {
+    use std::os::unix::process::CommandExt;
+    let s = Scratch::new("rb-hup");
+    for nohup in [false, true] {
+        let d = s.path(if nohup { "nohup" } else { "hup" });
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_iolab"));
+        cmd.args(["mdtest", "-C", "-F", "-n", "400000", "--tasks", "2", "-d"])
+            .arg(&d)
+            .env("CI", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if nohup {
+            // SAFETY: signal(2) between fork and exec touches no memory.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                    Ok(())
+                })
+            };
+        }
+        let mut child = cmd.spawn().unwrap();
+        let probe = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.10000");
+        while !probe.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+        }
+        let pid = child.id() as i32;
+        // SAFETY: plain kill(2) on our child.
+        unsafe { libc::kill(pid, libc::SIGHUP) };
+        if nohup {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "nohup's SIGHUP ended it"
+            );
+            // SAFETY: as above.
+            unsafe { libc::kill(pid, libc::SIGINT) };
+        }
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(130), "{err}");
+        assert!(err.contains("interrupted; removed"), "{err}");
+        assert!(!d.join("test-dir.0-0").exists(), "left: {}", tree(&d).len());
+    }
+}
+
+/// A stopped run may leave some of its iterations' test directories and
+/// not others; the remove-only run its last words suggest skips those it
+/// never made, where it refused the whole run for the first one missing.
+/// With none there, it is still refused.
+#[test]
+fn a_remove_only_run_skips_test_directories_never_made() {
+    let s = Scratch::new("rb-clear");
+    let d = s.path("c");
+    let opts = format!("-n 20 -i 2 -d {}", d.display());
+    assert!(run(&format!("-C {opts}")).status.success());
+    assert!(d.join("test-dir.0-0").exists() && d.join("test-dir.1-0").exists());
+    std::fs::remove_dir_all(d.join("test-dir.0-0")).unwrap();
+    let o = run(&format!("-r {opts}"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!d.join("test-dir.1-0").exists(), "left: {:?}", tree(&d));
+    let o = run(&format!("-r {opts}"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("none of this run's test directories"),
+        "{}",
+        stderr(&o)
+    );
+    // A stat run still needs them all.
+    assert!(run(&format!("-C -i 1 -n 20 -d {}", d.display()))
+        .status
+        .success());
+    let o = run(&format!("-T {opts}"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 #[test]
 fn a_second_ctrl_c_lists_what_is_left_and_a_remove_run_clears_it() {
     let s = Scratch::new("rb-2sig");

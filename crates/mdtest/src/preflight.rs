@@ -21,6 +21,11 @@ pub fn preflight(
     if be.capabilities().local {
         local_roots(cfg)?;
     }
+    // A remove-only run clears what a stopped run left, which may be
+    // some of its test directories: one must be there, not each.
+    let p = cfg.phases;
+    let clearing = p.remove && !p.create && !p.stat && !p.read;
+    let mut any = false;
     for root in &cfg.dirs {
         for iter in 0..cfg.iterations {
             for lp in 0..plan.loops {
@@ -31,9 +36,20 @@ pub fn preflight(
                             .into(),
                     ));
                 }
-                check_test_dir(cfg, be, &test_dir(root, iter, lp), lp)?;
+                any |= check_test_dir(cfg, be, &test_dir(root, iter, lp), lp, clearing)?;
             }
         }
+    }
+    if clearing && !any {
+        let td = cfg
+            .dirs
+            .first()
+            .map(|r| test_dir(r, 0, 0))
+            .unwrap_or_default();
+        return Err(ConfigError(format!(
+            "-r: none of this run's test directories exists ({} is the first); nothing to remove: give the options of the run that made them",
+            td.display()
+        )));
     }
     match (&cfg.stonewall_file, cfg.phases.create) {
         (Some(f), false) => stonewall::read(f)
@@ -127,7 +143,8 @@ fn check_test_dir(
     be: &dyn Backend,
     td: &std::path::Path,
     lp: u64,
-) -> Result<(), ConfigError> {
+    clearing: bool,
+) -> Result<bool, ConfigError> {
     let root = td.parent().unwrap_or(td);
     // A link where a test directory goes is never followed into: mdtest
     // makes that directory itself (a local check; the backend's exists
@@ -154,12 +171,13 @@ fn check_test_dir(
             td.display()
         )));
     }
-    if !cfg.phases.create && lp == 0 && !exists {
+    // A remove-only run skips a directory a stopped run never made.
+    if !cfg.phases.create && lp == 0 && !exists && !clearing {
         return Err(ConfigError(format!(
             "-d {}: {} does not exist; run the create phase (-C) with the same options first",
             root.display(),
             td.display()
         )));
     }
-    Ok(())
+    Ok(exists)
 }
