@@ -94,6 +94,11 @@ enum Step {
         /// what its command started when the command returns: srun).
         #[arg(long)]
         foreground: bool,
+        /// With --foreground: stop the collector when standard input
+        /// closes or this process is asked to stop, for the console that
+        /// started it is gone (`stats run` killed, kill -9 included).
+        #[arg(long, requires = "foreground")]
+        tethered: bool,
     },
     /// (node side) Checks, creating nothing, that DIR's parent
     /// (TMP/iolab-stats) is safe to work in; exit 2 naming it when not.
@@ -165,7 +170,8 @@ pub fn main(_prog: &str, args: Vec<OsString>) -> Ended {
             dir,
             spec,
             foreground,
-        } => start_node(&dir, &spec, foreground),
+            tethered,
+        } => start_node(&dir, &spec, foreground, tethered),
         Step::CheckNode { dir } => check_node(&dir),
         Step::Collect { dir } => collect(&dir),
         Step::Halt { dir } => halt(&dir),
@@ -544,7 +550,7 @@ fn command_code(s: &std::process::ExitStatus) -> u8 {
     }
 }
 
-fn start_node(dir: &Path, spec: &str, foreground: bool) -> Ended {
+fn start_node(dir: &Path, spec: &str, foreground: bool, tethered: bool) -> Ended {
     let spec: iolab_stats::Spec = serde_json::from_str(spec)
         .map_err(|e| Halt::usage(format!("iolab stats start-node: bad --spec: {e}")))?;
     spec.check("--spec")
@@ -554,8 +560,16 @@ fn start_node(dir: &Path, spec: &str, foreground: bool) -> Ended {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "collector pid {pid}").and_then(|_| out.flush());
     };
+    // The console's end: its pipe to our standard input closes (ssh,
+    // a shell agent), or we are signalled (the parent-death SIGTERM when
+    // the agent execs us, as `ip netns exec` does).
+    let root = crate::runner::root();
+    if tethered {
+        iolab_net::key::on_stdin_close(move || root.cancel());
+    }
+    let stop = || tethered && root.is_cancelled();
     let started = match foreground {
-        true => node::foreground(&exe, dir, &spec, said),
+        true => node::foreground(&exe, dir, &spec, said, &stop),
         false => node::detach(&exe, dir, &spec).map(said),
     };
     started.map(|()| Outcome::Completed).map_err(|e| {

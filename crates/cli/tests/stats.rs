@@ -1120,6 +1120,65 @@ fn a_killed_stats_run_ends_its_command() {
     assert!(left.is_empty(), "the command outlived iolab: {left:?}");
 }
 
+/// A `stats run` killed with -9 leaves no collector on its nodes: each
+/// is tethered to it (its step stops it once the pipe from `stats run`
+/// closes, or once the step is signalled). They ran on until `stats
+/// stop`. Tried through an agent that execs the command (`ip netns
+/// exec`) and one that stays its parent (a shell).
+#[test]
+fn a_killed_stats_run_leaves_no_collector_on_its_nodes() {
+    let name = "a_killed_stats_run_leaves_no_collector_on_its_nodes";
+    let s = Scratch::new("stats-tether");
+    let ns = match Namespaces::new("t", 1) {
+        Ok(n) => n,
+        Err(why) => return common::skip_or_fail(name, &why),
+    };
+    let tmp = s.path("tmp");
+    let _reaper = Reaper(tmp.clone());
+    let agent = s.path("agent.sh");
+    std::fs::write(&agent, "host=$1; shift; ip netns exec \"$host\" \"$@\"\n").unwrap();
+    let cfg = s.path("c.sh");
+    let text = format!(
+        "TMP={}\nVMSTAT_INTERVAL=1\nCLIENT_LIST=\"{}\"\n",
+        tmp.display(),
+        ns.names[0]
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let dir = tmp.join("iolab-stats").join(&ns.names[0]);
+    let d = dir.display().to_string();
+    let agents = [
+        "exec:ip netns exec".to_string(),
+        format!("exec:sh {}", agent.display()),
+    ];
+    for (i, rsh) in agents.iter().enumerate() {
+        // A sleep no other test runs, found by its argument.
+        let marker = format!("61.{i}4321");
+        let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(["stats", "run"])
+            .arg(&cfg)
+            .args(["--rsh", rsh, "--tarball"])
+            .arg(s.path("t.tgz"))
+            .args(["--", "sleep", &marker])
+            .env("CI", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let (started, left) = common::orphans_after_kill(&mut c, || {
+            common::pids_of("iolab", &["stats collect --dir", &d])
+        });
+        for pid in common::pids_of("sleep", &[&marker]) {
+            // SAFETY: kill(2) of the command this test had run.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        assert!(started, "{rsh}: no collector started");
+        assert!(
+            left.is_empty(),
+            "{rsh}: the collector outlived stats run: {left:?}"
+        );
+    }
+}
+
 /// `analyse --out DIR` writes `DIR.tgz`, the name with `.tgz` added (a
 /// suffix of DIR's was once replaced: `--out run.v1` wrote `run.tgz`),
 /// and an `--out` whose tarball is the profile being read is refused

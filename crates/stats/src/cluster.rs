@@ -132,7 +132,7 @@ impl<'a> Plan<'a> {
         if !unsafe_bases.is_empty() {
             return self.refused_report(unsafe_bases);
         }
-        let (report, steps) = self.start_steps();
+        let (report, steps) = self.start_steps(false);
         for s in steps {
             // The step holds the collector; `stats stop` ends both.
             std::mem::forget(s);
@@ -143,10 +143,19 @@ impl<'a> Plan<'a> {
     /// [`Plan::start`], also giving the commands that hold the collectors
     /// (none unless the remote shell ends what its command started): keep
     /// them until [`Plan::stop`], then [`wait_steps`].
-    pub fn start_steps(&self) -> (Report, Vec<Remote>) {
+    ///
+    /// `tethered` (`stats run`): every collector is held, whatever the
+    /// remote shell, and ends when this process does, kill -9 included:
+    /// its step watches the standard input this process holds open, and
+    /// stops the collector once it closes.
+    pub fn start_steps(&self, tethered: bool) -> (Report, Vec<Remote>) {
         let spec = serde_json::to_string(&self.cfg.spec).unwrap_or_default();
-        if let Some(rsh) = self.rsh.as_ref().filter(|r| r.ends_what_it_started()) {
-            return self.hold_steps(rsh, &spec);
+        if let Some(rsh) = self
+            .rsh
+            .as_ref()
+            .filter(|r| tethered || r.ends_what_it_started())
+        {
+            return self.hold_steps(rsh, &spec, tethered);
         }
         let results = self.each(|node, dir| match &self.rsh {
             None => node::detach(&self.exe, dir, &self.cfg.spec)
@@ -169,13 +178,17 @@ impl<'a> Plan<'a> {
     /// (`PR_SET_PDEATHSIG`), so steps started by [`Cluster::each`]'s
     /// worker threads would be stopped, collector and all, as soon as
     /// their thread returned.
-    fn hold_steps(&self, rsh: &RemoteShell, spec: &str) -> (Report, Vec<Remote>) {
+    fn hold_steps(&self, rsh: &RemoteShell, spec: &str, tethered: bool) -> (Report, Vec<Remote>) {
         let mut steps = Vec::new();
         let mut results = Vec::new();
         for n in self.nodes() {
             let d = node::run_dir(&self.cfg.tmp, &n).display().to_string();
-            let words = ["start-node", "--dir", &d, "--spec", spec, "--foreground"];
-            let r = held(rsh, &n, &self.command(&words), &self.cancel).map(|step| steps.push(step));
+            let mut words = vec!["start-node", "--dir", &d, "--spec", spec, "--foreground"];
+            if tethered {
+                words.push("--tethered");
+            }
+            let cmd = self.command(&words);
+            let r = held(rsh, &n, &cmd, tethered, &self.cancel).map(|step| steps.push(step));
             results.push((n, r.map(|()| Vec::new())));
         }
         let mut report = self.start_report(results);
@@ -376,9 +389,16 @@ fn held(
     rsh: &RemoteShell,
     node: &str,
     cmd: &[String],
+    tethered: bool,
     cancel: &iolab_core::CancelToken,
 ) -> Result<Remote, String> {
-    let mut r = rsh.spawn(node, cmd, &[]).map_err(|e| e.to_string())?;
+    // Tethered: standard input is a pipe this process holds open until
+    // the step is stopped, or until this process ends.
+    let mut r = match tethered {
+        true => rsh.spawn_with_stdin(node, cmd, &[], b""),
+        false => rsh.spawn(node, cmd, &[]),
+    }
+    .map_err(|e| e.to_string())?;
     let until = std::time::Instant::now() + REMOTE_TIMEOUT;
     loop {
         if r.stdout_so_far().contains(&b'\n') {

@@ -173,7 +173,8 @@ pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attac
             .collect();
         return Err(StatsError::UnsafeTmp(why.join("; ")));
     }
-    let (report, steps) = plan.start_steps();
+    // Tethered: the collectors end with this process, kill -9 included.
+    let (report, steps) = plan.start_steps(true);
     if !report.refused.is_empty() {
         abandon(&plan, steps);
         return Err(StatsError::Refused(report.refused.join("; ")));

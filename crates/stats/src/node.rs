@@ -12,6 +12,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// How long a collector stopped because its console is gone has to
+/// write its last samples and end before SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
 /// The collector's pid, present while it runs.
 pub const PID_FILE: &str = "collector.pid";
 /// The collector's spec, for a halt that must take the stop samples itself.
@@ -165,18 +169,42 @@ pub fn detach(exe: &Path, dir: &Path, spec: &Spec) -> Result<u32, NodeError> {
 /// once the start samples are on disk, then stays until it ends: the
 /// command the remote shell runs lives as long as the collector, for a
 /// remote shell that kills what it started when its command returns (a
-/// Slurm step under proctrack/cgroup).
+/// Slurm step under proctrack/cgroup). Once `stop` says so (the console
+/// that started it is gone: `stats run` tethers its collectors), the
+/// collector is stopped with SIGTERM, then SIGKILL after [`STOP_GRACE`].
 pub fn foreground(
     exe: &Path,
     dir: &Path,
     spec: &Spec,
     ready: impl FnOnce(u32),
+    stop: &dyn Fn() -> bool,
 ) -> Result<(), NodeError> {
     let mut child = spawn_collector(exe, dir, spec)?;
     ready(child.id());
-    let st = child
-        .wait()
-        .map_err(io("cannot wait for the collector in", dir))?;
+    let waited = || io("cannot wait for the collector in", dir);
+    let mut asked: Option<Instant> = None;
+    let st = loop {
+        if let Some(st) = child.try_wait().map_err(waited())? {
+            break st;
+        }
+        match asked {
+            None if stop() => {
+                // SAFETY: kill(2) on the collector this function started.
+                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                asked = Some(Instant::now());
+            }
+            Some(t) if t.elapsed() > STOP_GRACE => {
+                let _ = child.kill();
+                child.wait().map_err(waited())?;
+                return Ok(());
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if asked.is_some() {
+        return Ok(());
+    }
     match st.success() {
         true => Ok(()),
         false => {
