@@ -314,7 +314,8 @@ impl Hooks for Shown<'_> {
 
     fn completed(&self, t: &TestResult) {
         if self.leader {
-            print_now(&(text::counts(self.cfg, t) + &text::summary(self.cfg, t)));
+            let walls = text::stonewall_lines(t);
+            print_now(&(text::counts(self.cfg, t) + &walls + &text::summary(self.cfg, t)));
         }
     }
 

@@ -690,6 +690,21 @@ fn stonewalled_create_reports_the_items_really_made() {
         "{}",
         stdout(&o)
     );
+    // mdtest's line when the wall stopped the creates: the tasks then
+    // caught up to the furthest one, which made per_task files.
+    let wall = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("Continue stonewall hit min: "))
+        .map(String::from);
+    match per_task < 2_000_000 {
+        true => assert!(
+            wall.as_deref()
+                .is_some_and(|l| l.contains(&format!(" max: {per_task} avg: "))),
+            "{}",
+            stdout(&o)
+        ),
+        false => assert_eq!(wall, None),
+    }
     let on_disk = tree(&d)
         .iter()
         .filter(|p| p.contains("file.mdtest."))

@@ -3,7 +3,7 @@
 //! table(s) and the finished line.
 
 use iolab_core::env::FsInfo;
-use iolab_mdtest::results::{Stat4, SummaryRow};
+use iolab_mdtest::results::{Phase, Stat4, SummaryRow};
 use iolab_mdtest::{Config, TestResult};
 use std::fmt::Write as _;
 
@@ -72,6 +72,29 @@ pub fn counts(cfg: &Config, t: &TestResult) -> String {
         let _ = writeln!(s, "random seed: {seed}");
     }
     let _ = writeln!(s, "{} tasks, {} {what}", t.tasks, t.total_items);
+    s
+}
+
+/// mdtest's `Continue stonewall hit` line for each iteration whose file
+/// creation the wall (-W) stopped before the tasks made their items: the
+/// fewest and most files a task had made at the wall, and their mean
+/// (mdtest prints it during the iteration; here it comes before the
+/// SUMMARY, with the rest of the report).
+pub fn stonewall_lines(t: &TestResult) -> String {
+    let mut s = String::new();
+    for it in &t.iterations {
+        for p in it.phases.iter().filter(|p| p.phase == Phase::FileCreate) {
+            let Some(w) = p.stonewall.filter(|w| w.hit) else {
+                continue;
+            };
+            let avg = w.items as f64 / p.tasks.max(1) as f64;
+            let _ = writeln!(
+                s,
+                "Continue stonewall hit min: {} max: {} avg: {avg:.1} ",
+                w.min_task_items, w.max_task_items
+            );
+        }
+    }
     s
 }
 
