@@ -263,6 +263,7 @@ impl Shown {
                     ));
                 }
             }
+            Event::Sweep(Sweep::Duplicate { .. }) => self.ran(),
             Event::Sweep(Sweep::Failed {
                 point,
                 repeat,

@@ -52,13 +52,24 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         return live_report(&cli, file);
     }
     let (series, runs) = load(&cli.store, &cli.series).map_err(usage)?;
+    if let Some(twice) = cli
+        .series
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| cli.series[..i].contains(l).then_some(l))
+    {
+        return Err(usage(format!(
+            "series {twice} is given twice; give each series once"
+        )));
+    }
     let text = crate::font::load(cli.font.as_ref()).map_err(usage)?;
-    let created = !cli.output.exists();
-    check_dir(&cli.output).map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
+    let place = Place::new(&cli.output)
+        .map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
     if !text {
         iolab_core::say!("{}", crate::font::none_found("iolab report"));
     }
-    match write(&cli.output, &series, &runs, text) {
+    let wrote = write(place.path(), &series, &runs, text).and_then(|n| place.finish().map(|()| n));
+    match wrote {
         Ok(n) => {
             let _ = outln!(
                 "wrote {} ({n} charts)",
@@ -66,13 +77,44 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
             );
             Ok(iolab_core::Outcome::Completed)
         }
-        Err(msg) => {
-            // Nothing was put in place; a directory this run made goes
-            // too (remove_dir only removes an empty one).
-            if created {
-                let _ = std::fs::remove_dir(&cli.output);
-            }
-            Err(Halt::new(HaltKind::Output, format!("iolab report: {msg}")))
+        // Nothing was put in place, and a new directory was never made.
+        Err(msg) => Err(Halt::new(HaltKind::Output, format!("iolab report: {msg}"))),
+    }
+}
+
+/// Where a report goes: into an earlier report's directory itself (each
+/// file put in place once all are written), or, for a new or empty
+/// directory, into a hidden one beside it that takes its name once the
+/// report is complete: a report killed midway (kill -9) left a directory
+/// of charts without a page, which the next report then refused.
+enum Place {
+    Earlier(PathBuf),
+    New(iolab_output::StagedDir),
+}
+
+impl Place {
+    fn new(dir: &Path) -> Result<Place, String> {
+        match check_dir(dir)? {
+            true => Ok(Place::Earlier(dir.to_path_buf())),
+            false => iolab_output::StagedDir::new(dir)
+                .map(Place::New)
+                .map_err(|e| format!("cannot create it: {e}")),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            Place::Earlier(d) => d,
+            Place::New(s) => s.path(),
+        }
+    }
+
+    fn finish(self) -> Result<(), String> {
+        match self {
+            Place::Earlier(_) => Ok(()),
+            Place::New(s) => s
+                .commit()
+                .map_err(|e| format!("cannot put the report in place: {e}")),
         }
     }
 }
@@ -91,18 +133,21 @@ fn load(store: &Path, labels: &[String]) -> Result<(Vec<Series>, Vec<RunRecord>)
     Ok((series, runs))
 }
 
-/// The directory is new, empty, or an earlier report's.
-fn check_dir(dir: &Path) -> Result<(), String> {
-    if !dir.exists() {
-        return std::fs::create_dir_all(dir).map_err(|e| format!("cannot create it: {e}"));
+/// The directory is new or empty (false), or an earlier report's (true).
+fn check_dir(dir: &Path) -> Result<bool, String> {
+    if std::fs::symlink_metadata(dir).is_err() {
+        return Ok(false);
+    }
+    if !dir.is_dir() {
+        return Err("exists and is not a directory; give a new or empty directory".into());
     }
     let mut entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read it: {e}"))?;
     if entries.next().is_none() {
-        return Ok(());
+        return Ok(false);
     }
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap_or_default();
     match iolab_report::written_by(&page, html::GENERATOR) {
-        true => Ok(()),
+        true => Ok(true),
         false => {
             Err("exists and is not an earlier iolab report; give a new or empty directory".into())
         }
@@ -222,22 +267,17 @@ fn live_report(cli: &Cli, file: &Path) -> Ended {
     let (title, rows) =
         read_live(file).map_err(|e| usage(format!("--live {}: {e}", file.display())))?;
     let text = crate::font::load(cli.font.as_ref()).map_err(usage)?;
-    let created = !cli.output.exists();
-    check_dir(&cli.output).map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
+    let place = Place::new(&cli.output)
+        .map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
     if !text {
         iolab_core::say!("{}", crate::font::none_found("iolab report"));
     }
-    match write_live(&cli.output, &title, &rows, text) {
+    match write_live(place.path(), &title, &rows, text).and_then(|()| place.finish()) {
         Ok(()) => {
             let _ = outln!("wrote {}", cli.output.join("index.html").display());
             Ok(iolab_core::Outcome::Completed)
         }
-        Err(msg) => {
-            if created {
-                let _ = std::fs::remove_dir(&cli.output);
-            }
-            Err(Halt::new(HaltKind::Output, format!("iolab report: {msg}")))
-        }
+        Err(msg) => Err(Halt::new(HaltKind::Output, format!("iolab report: {msg}"))),
     }
 }
 

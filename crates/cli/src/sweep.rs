@@ -194,6 +194,10 @@ fn show(plan: &Plan, store: &Path, e: Event, eta: &mut Eta) {
             };
             say(&format!("{head}{} ({elapsed_s:.1} s, run {run_id}){}\n", figs.join(", "), eta.left()));
         }
+        Event::Duplicate { run_id, .. } => say(&format!(
+            "recorded meanwhile by another sweep of the plan (run {run_id}): not recorded twice{}\n",
+            eta.left()
+        )),
         // The repeat a closed stdout stopped: nobody is reading.
         Event::Failed { .. } if crate::output::stdout_closed() => {}
         Event::Failed { why, stderr_tail, .. } => {

@@ -187,6 +187,38 @@ fn sweep_record_report_and_compare_two_series() {
     assert!(!dir.join("old-chart.svg").exists() && !dir.join("old-chart.png").exists());
     assert!(dir.join("mine.svg").exists());
     assert!(dir.join("file_create-rate.svg").is_file());
+    // One series twice drew each line twice: refused, nothing made.
+    let twice = s.path("twice");
+    let o = iolab(&[
+        "report",
+        "--store",
+        &store,
+        "before",
+        "before",
+        "-o",
+        twice.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("given twice"), "{}", stderr(&o));
+    assert!(!twice.exists());
+    // A new report is built beside its directory and takes its name
+    // once whole: nothing else is left beside it.
+    let fresh = s.path("fresh");
+    run(&[
+        "report",
+        "--store",
+        &store,
+        "before",
+        "-o",
+        fresh.to_str().unwrap(),
+    ]);
+    let beside: Vec<String> = std::fs::read_dir(&s.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains("iolab-tmp"))
+        .collect();
+    assert!(beside.is_empty(), "{beside:?}");
+    assert!(fresh.join("index.html").is_file());
 }
 
 /// The chart's lines and labels, read from the SVG.

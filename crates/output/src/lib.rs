@@ -259,6 +259,52 @@ pub fn create_streamed(path: &Path) -> io::Result<std::fs::File> {
     }
 }
 
+/// A directory of outputs (a report's charts and page) made whole or not
+/// at all: its files are written into a hidden directory beside it
+/// (`.NAME.XXXXXX.iolab-tmp`), renamed to NAME once complete, so a run
+/// killed midway leaves no NAME half made, only that hidden directory;
+/// an error (dropped without [`StagedDir::commit`]) removes it.
+pub struct StagedDir {
+    tmp: tempfile::TempDir,
+    target: PathBuf,
+}
+
+impl StagedDir {
+    /// Starts `target`, which must be absent or an empty directory; its
+    /// parent directories are made if missing.
+    pub fn new(target: &Path) -> io::Result<StagedDir> {
+        let parent = parent_of(target);
+        std::fs::create_dir_all(&parent)?;
+        let name = target.file_name().unwrap_or_default().to_string_lossy();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".iolab-tmp")
+            .tempdir_in(&parent)?;
+        Ok(StagedDir {
+            tmp,
+            target: target.to_path_buf(),
+        })
+    }
+
+    /// Where its files go meanwhile.
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Puts the directory in place (replacing an empty one), with the
+    /// usual permissions of a new directory (0777 & ~umask; tempfile made
+    /// it 0700).
+    pub fn commit(self) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::Permissions::from_mode(0o777 & !umask());
+        std::fs::set_permissions(self.tmp.path(), mode)?;
+        let staged = self.tmp.keep();
+        std::fs::rename(&staged, &self.target).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&staged);
+        })
+    }
+}
+
 /// A file being written under a temporary name beside its target;
 /// [`AtomicFile::commit`] renames it over the target, dropping it without
 /// a commit removes it. A target that is not a regular file (a FIFO,
@@ -343,15 +389,20 @@ impl Write for AtomicFile {
 /// files); 022 when /proc does not say.
 fn default_permissions() -> std::fs::Permissions {
     use std::os::unix::fs::PermissionsExt;
-    let mask = std::fs::read_to_string("/proc/self/status")
+    std::fs::Permissions::from_mode(0o666 & !umask())
+}
+
+/// The process's umask, as /proc says it (umask(2) would have to set it
+/// to read it, racing other threads); 022 when it cannot be read.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
                 .find_map(|l| l.strip_prefix("Umask:"))
                 .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
         })
-        .unwrap_or(0o022);
-    std::fs::Permissions::from_mode(0o666 & !mask)
+        .unwrap_or(0o022)
 }
 
 fn parent_of(path: &Path) -> PathBuf {
@@ -580,6 +631,34 @@ mod tests {
             assert_eq!(std::fs::read(&link).unwrap(), b"new", "{i}");
             check_file("--json", &link).unwrap();
         }
+    }
+
+    #[test]
+    fn a_staged_directory_appears_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("deep/report");
+        let staged = StagedDir::new(&target).unwrap();
+        std::fs::write(staged.path().join("index.html"), b"page").unwrap();
+        assert!(!target.exists(), "visible before it is complete");
+        staged.commit().unwrap();
+        assert_eq!(std::fs::read(target.join("index.html")).unwrap(), b"page");
+        // Dropped unfinished: nothing stays, not even the hidden directory.
+        let other = dir.path().join("deep/other");
+        let staged = StagedDir::new(&other).unwrap();
+        std::fs::write(staged.path().join("a.svg"), b"x").unwrap();
+        drop(staged);
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("deep"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["report"]);
+        // An empty directory is replaced.
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let staged = StagedDir::new(&empty).unwrap();
+        std::fs::write(staged.path().join("f"), b"1").unwrap();
+        staged.commit().unwrap();
+        assert!(empty.join("f").is_file());
     }
 
     #[test]

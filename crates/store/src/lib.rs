@@ -117,6 +117,15 @@ pub enum StoreError {
         /// Its `-wal` file.
         wal: String,
     },
+    /// SQLite finds the file damaged (its quick_check fails): refused,
+    /// and left as it is, before anything reads or writes it.
+    #[error("{path} is damaged ({why}); it was left as it is: restore it from a copy, or give another store")]
+    Damaged {
+        /// The store.
+        path: String,
+        /// What SQLite's quick_check said.
+        why: String,
+    },
     /// No store at the path (reading commands do not create one).
     #[error("no results store at {0} (give --store PATH, or record runs with --store first)")]
     Missing(String),
@@ -167,6 +176,7 @@ impl Store {
     fn create_or_migrate(path: &Path, name: String) -> Result<Store, StoreError> {
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        check_intact(&conn, &name)?;
         // Turning a new file into a WAL store takes a lock that SQLite
         // does not wait for with the busy timeout: a second process
         // creating the same store that moment is told "locked" at once.
@@ -236,6 +246,7 @@ impl Store {
             }
         };
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        check_intact(&conn, name)?;
         let version = schema::check_readable(&conn, name, schema::READABLE_FROM, schema::VERSION)?;
         Ok(Store {
             conn,
@@ -248,6 +259,35 @@ impl Store {
     pub fn path(&self) -> &str {
         &self.path
     }
+}
+
+/// SQLite's quick_check of the file (every page and index walked, in
+/// time linear in its size): a store SQLite finds damaged is refused
+/// before a run is recorded into it (one was, and could not be read back)
+/// or a figure is read from it. A file that is no database at all is
+/// left to the schema check, which says it is not a store.
+fn check_intact(conn: &Connection, name: &str) -> Result<(), StoreError> {
+    let said: Result<Vec<String>, rusqlite::Error> = conn
+        .prepare("PRAGMA quick_check")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect());
+    let damaged = |why: String| StoreError::Damaged {
+        path: name.to_string(),
+        why,
+    };
+    match said {
+        Ok(rows) if rows.iter().all(|r| r == "ok") => Ok(()),
+        Ok(rows) => Err(damaged(
+            rows.into_iter().take(3).collect::<Vec<_>>().join("; "),
+        )),
+        Err(e) if not_a_database(&e) => Ok(()),
+        Err(e) if is_busy(&e) || cannot_open(&e) => Err(e.into()),
+        Err(e) => Err(damaged(e.to_string())),
+    }
+}
+
+/// SQLite's "file is not a database".
+fn not_a_database(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase)
 }
 
 /// SQLite's "unable to open database file".
@@ -307,6 +347,32 @@ mod tests {
             immutable_uri(Path::new("/mnt/r o/a?b#c%.sqlite")),
             "file:/mnt/r%20o/a%3Fb%23c%25.sqlite?immutable=1"
         );
+    }
+
+    /// A store whose pages SQLite finds damaged is refused by writers and
+    /// readers alike and left byte for byte as it was: a run was once
+    /// recorded into one (exit 0) and could not be read back.
+    #[test]
+    fn a_damaged_store_is_refused_and_left_as_it_is() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-damaged-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.sqlite");
+        drop(Store::open(&path).unwrap());
+        let mut bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.len() >= 2 * 4096, "{}", bytes.len());
+        // Page 2's b-tree header (a table's root): its type byte and counts.
+        for b in &mut bytes[4096..4108] {
+            *b ^= 0x5a;
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let writer = Store::open(&path).err();
+        let reader = Store::open_existing(&path).err();
+        let left = std::fs::read(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        for e in [writer, reader] {
+            assert!(matches!(e, Some(StoreError::Damaged { .. })), "{e:?}");
+        }
+        assert!(left == bytes, "the damaged store was changed");
     }
 
     #[test]

@@ -90,7 +90,7 @@ impl Store {
             true => figures::extract(&doc.tool.name, &doc.config, &doc.payload),
             false => doc.figures.clone(),
         };
-        let tx = match self.begin(doc, once)? {
+        let tx = match self.begin(doc, once, at)? {
             Ok(tx) => tx,
             Err(id) => return Ok(Recorded::Already(id)),
         };
@@ -102,16 +102,27 @@ impl Store {
 
     /// The immediate transaction a run is recorded in; with `once`, the
     /// id of the same run instead when the store has it already.
+    ///
+    /// A repeat of a sweep's point (`at`) whose counted run is in the
+    /// store already gives that run's id too: two sweeps of one plan on
+    /// one store each found the repeat missing when they started, and
+    /// the later would count it twice in the point's spread.
     fn begin(
         &mut self,
         head: &Envelope<Value, Value>,
         once: bool,
+        at: Option<Attribution>,
     ) -> Result<Result<Transaction<'_>, i64>, StoreError> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         if once {
             if let Some(id) = same_run(&tx, head)? {
+                return Ok(Err(id));
+            }
+        }
+        if let Some(a) = at {
+            if let Some(id) = counted_repeat(&tx, a)? {
                 return Ok(Err(id));
             }
         }
@@ -142,7 +153,7 @@ impl Store {
         once: bool,
         fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     ) -> Result<Recorded, StoreError> {
-        let tx = match self.begin(head, once)? {
+        let tx = match self.begin(head, once, at)? {
             Ok(tx) => tx,
             Err(id) => return Ok(Recorded::Already(id)),
         };
@@ -172,14 +183,17 @@ impl Store {
     /// it is read ([`Store::record_streamed`]), never whole in memory. A
     /// document that states no figures (from an iolab that did not) is
     /// read whole, for the store to find them in its payload.
+    ///
+    /// With `at`, a repeat whose counted run is in the store already
+    /// (another sweep recorded it meanwhile) is not recorded again:
+    /// [`Recorded::Already`] with that run's id.
     pub fn record_file(
         &mut self,
         path: &std::path::Path,
         head: &Envelope<Value, Value>,
         at: Option<Attribution>,
-    ) -> Result<i64, StoreError> {
+    ) -> Result<Recorded, StoreError> {
         self.record_file_once(path, head, at, false)
-            .map(Recorded::id)
     }
 
     /// `iolab results import`: records the document file at `path` as
@@ -313,6 +327,19 @@ impl Recorded {
             Recorded::New(id) | Recorded::Already(id) => id,
         }
     }
+}
+
+/// The counted run ([`crate::counts`]) recorded for repeat `a.repeat` of
+/// point `a.point_id`, if any.
+fn counted_repeat(tx: &Transaction, a: Attribution) -> Result<Option<i64>, StoreError> {
+    Ok(tx
+        .query_row(
+            "SELECT id FROM runs WHERE point_id = ?1 AND repeat = ?2
+             AND outcome IN ('completed', 'time_limit') ORDER BY id LIMIT 1",
+            params![a.point_id, a.repeat],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 /// The run in the store that is `doc`'s run, if any (see
@@ -638,7 +665,7 @@ mod tests {
             std::fs::write(&path, d.to_json()).unwrap();
             let head =
                 iolab_results::stream::read_head(std::fs::File::open(&path).unwrap()).unwrap();
-            let id = st.record_file(&path, &head, None).unwrap();
+            let id = st.record_file(&path, &head, None).unwrap().id();
             let mut got = Vec::new();
             st.write_payload(id, &mut got).unwrap();
             let got: Value = serde_json::from_slice(&got).unwrap();
@@ -711,6 +738,30 @@ mod tests {
             .unwrap();
         }
         assert_eq!(st.completed_repeats(pid).unwrap(), [1, 2]);
+        // A second sweep of the plan recording repeat 1 again (both found
+        // it missing when they started): not counted twice.
+        let again = iolab_results::parse_any(
+            &Envelope::new(
+                "iolab.xdd/2",
+                "xdd",
+                "x",
+                Value::Null,
+                env.clone(),
+                Outcome::Completed,
+                Value::Null,
+            )
+            .to_json(),
+        )
+        .unwrap();
+        let twice = st.record_once(
+            &again,
+            Some(Attribution {
+                point_id: pid,
+                repeat: 1,
+            }),
+            false,
+        );
+        assert!(matches!(twice, Ok(Recorded::Already(_))), "{twice:?}");
         let s = st.series("a").unwrap();
         assert_eq!(
             (

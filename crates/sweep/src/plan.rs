@@ -110,7 +110,10 @@ struct RawSplit {
 
 /// One value of an axis.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "an axis value: a whole number (2), text (\"4k\"), true or false, or a list of words ([\"-targets\", \"2\", \"a\", \"b\"]); a decimal such as 1.5 is not one: give it as text"
+)]
 pub enum AxisValue {
     /// A flag: the option is given (true) or not (false).
     Flag(bool),
@@ -818,6 +821,10 @@ over = ["ranks", "tasks"]
         assert!(bad(&SEED.replace("-d /tmp", "--tasks 2 -d /tmp")).contains("is also axis"));
         // Two equal values made one point with twice the repeats.
         assert!(bad(&SEED.replace("values = [1, 4]", "values = [1, 1]")).contains("given twice"));
+        // A decimal was serde's "did not match any variant".
+        assert!(
+            bad(&SEED.replace("values = [1, 4]", "values = [1.5, 4]")).contains("give it as text")
+        );
         assert!(bad(&SEED.replace("-d /tmp", "--STORE=s -d /tmp")).contains("remove --STORE"));
         assert!(bad(&SEED.replace("total = 64", "total = 4")).contains("less than 1"));
         assert!(

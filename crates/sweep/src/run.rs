@@ -114,6 +114,16 @@ pub enum Event<'a> {
         /// Wall time of the child, seconds.
         elapsed_s: f64,
     },
+    /// A repeat ended, but another sweep of the plan on the store had
+    /// recorded that repeat meanwhile: not recorded twice.
+    Duplicate {
+        /// The point.
+        point: &'a PointSpec,
+        /// The repeat.
+        repeat: u32,
+        /// The run the store has for it.
+        run_id: i64,
+    },
     /// A repeat ended without results to record.
     Failed {
         /// The point.
@@ -430,6 +440,12 @@ fn run_job(
     sum: &mut Summary,
     on: &mut dyn FnMut(Event),
 ) -> Result<(), SweepError> {
+    // Another sweep of the plan on this store may have recorded it since
+    // this one started.
+    if store.completed_repeats(job.point_id)?.contains(&job.repeat) {
+        sum.skipped += 1;
+        return Ok(());
+    }
     let files = JobFiles::new(at.work, job);
     let result = launch(at, job, &files, on);
     let recorded = match result {
@@ -518,14 +534,22 @@ fn record(
 ) -> Result<(), SweepError> {
     // The payload goes from the file into the store as it is read: a
     // long run's document is never whole in memory.
-    let run_id = store.record_file(
-        &files.json,
-        doc,
-        Some(Attribution {
-            point_id: job.point_id,
-            repeat: job.repeat,
-        }),
-    )?;
+    let at = Attribution {
+        point_id: job.point_id,
+        repeat: job.repeat,
+    };
+    let run_id = match store.record_file(&files.json, doc, Some(at))? {
+        iolab_store::Recorded::New(id) => id,
+        iolab_store::Recorded::Already(run_id) => {
+            sum.skipped += 1;
+            on(Event::Duplicate {
+                point: job.point,
+                repeat: job.repeat,
+                run_id,
+            });
+            return Ok(());
+        }
+    };
     let outcome = store.run(run_id)?.row.outcome;
     sum.recorded += 1;
     if !iolab_store::counts(&outcome) {
