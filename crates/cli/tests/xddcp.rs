@@ -203,6 +203,12 @@ fn xddcp_takes_the_next_free_port_range_with_f_instead_of_killing() {
     let e = common::stderr(&o);
     assert!(e.contains("40011") && e.contains("-f"), "{e}");
     assert!(!s.path("b").exists());
+    // Links planted at the logs' names are replaced, their files kept.
+    std::fs::write(s.path("victim"), b"precious").unwrap();
+    for side in ["source", "destination"] {
+        std::os::unix::fs::symlink(s.path("victim"), s.path(&format!("xddcp.a.{side}.log")))
+            .unwrap();
+    }
     let mut w = args(true, "b");
     w.insert(0, "-v".into());
     let o = xddcp_on(&c, &s.root, &w);
@@ -213,6 +219,8 @@ fn xddcp_takes_the_next_free_port_range_with_f_instead_of_killing() {
     assert!(src_log.contains("COMBINED"), "{src_log}");
     let dst_log = std::fs::read_to_string(s.path("xddcp.a.destination.log")).unwrap();
     assert!(dst_log.contains("listening on"), "{dst_log}");
+    assert_eq!(std::fs::read(s.path("victim")).unwrap(), b"precious");
+    assert!(!s.path("xddcp.a.source.log").is_symlink());
     assert!(s.path("xddcp.a.target.0000.csv").exists());
     assert!(s.path("b.xddcp-ts.target.0000.csv").exists());
     drop(held);

@@ -74,6 +74,16 @@ impl Node {
     fn port(&self) -> &str {
         self.addr.rsplit_once(':').map_or("", |(_, p)| p)
     }
+
+    /// Where an agent started for this node listens: every address of
+    /// the family the console reaches it by (`[::]` for an IPv6 ADDR such
+    /// as `[::1]:7953`, which one listening on 0.0.0.0 refused).
+    fn listen_addr(&self) -> String {
+        match self.addr.starts_with('[') {
+            true => format!("[::]:{}", self.port()),
+            false => format!("0.0.0.0:{}", self.port()),
+        }
+    }
 }
 
 /// Everything a run needs, validated.
@@ -267,7 +277,7 @@ pub(crate) fn launch(
         };
         let mut argv = plan.agent_cmd.clone();
         argv.extend(["lst", "agent", "--session", "--listen"].map(String::from));
-        argv.push(format!("0.0.0.0:{}", n.port()));
+        argv.push(n.listen_addr());
         let r = rsh
             .spawn_with_stdin(host, &argv, &[], handoff.as_bytes())
             .map_err(|e| LstError::Launch(e.to_string()))?;
@@ -657,6 +667,15 @@ mod tests {
         assert_eq!(
             (n.addr.as_str(), n.launch.as_deref()),
             ("10.213.1.2:7819", Some("ns1"))
+        );
+        // An agent started for an IPv6 ADDR listens on IPv6.
+        assert_eq!(
+            Node::parse("a@[::1]:7953", 7819).unwrap().listen_addr(),
+            "[::]:7953"
+        );
+        assert_eq!(
+            Node::parse("a@10.0.0.1", 7819).unwrap().listen_addr(),
+            "0.0.0.0:7819"
         );
         assert!(Node::parse("a:0", 7819).is_err());
         assert!(Node::parse("@x", 7819).is_err());

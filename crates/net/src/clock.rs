@@ -14,7 +14,6 @@ use crate::frame::Kind;
 use crate::NetError;
 use iolab_core::clock::wall_ns;
 use std::net::TcpListener;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// XDD's default time server port.
@@ -47,44 +46,52 @@ fn local_to_global(t: u64, offset: i64) -> u64 {
     t.saturating_add_signed(offset)
 }
 
-/// Clients served at once; those beyond wait in the listening socket's
-/// backlog until one leaves (XDD's server takes 32).
+/// Clients served at once. A client needs its connection only for its
+/// few exchanges (`-bounce`), so when all are taken a new client takes
+/// the place of the one connected longest (XDD's server takes 32 and
+/// makes the rest wait): a stranger holding every place, with a request
+/// now and then to stay clear of the idle timeout, once kept everybody
+/// out; now it would have to open a new connection for each one it loses,
+/// faster than the clients it keeps out make theirs.
 pub const MAX_CLIENTS: usize = 256;
 
 /// Serves the wall clock on `l` until `cancel` fires: one thread per
-/// client, each answering until its client leaves or stays idle past the
-/// connection's idle timeout, at most [`MAX_CLIENTS`] at once.
+/// client, each answering until its client leaves, stays idle past the
+/// connection's idle timeout, or loses its place to a newer client (at
+/// most [`MAX_CLIENTS`] at once, see there).
 pub fn serve(l: &TcpListener, cancel: Cancel<'_>) -> Result<(), NetError> {
-    let busy = std::sync::atomic::AtomicUsize::new(0);
+    use std::collections::VecDeque;
+    use std::sync::{Mutex, PoisonError};
+    // (client number, its closer), oldest first.
+    let places: Mutex<VecDeque<(u64, conn::Closer)>> = Mutex::new(VecDeque::new());
+    let mut next = 0u64;
     std::thread::scope(|s| loop {
-        if !wait_for_slot(&busy, cancel) {
-            return Err(NetError::Cancelled);
-        }
-        match conn::accept(l, Duration::from_secs(3600), cancel) {
-            Ok((c, _)) => {
-                busy.fetch_add(1, Ordering::SeqCst);
-                let busy = &busy;
-                s.spawn(move || {
-                    answer(c, cancel);
-                    busy.fetch_sub(1, Ordering::SeqCst);
-                });
-            }
+        let c = match conn::accept(l, Duration::from_secs(3600), cancel) {
+            Ok((c, _)) => c,
             Err(NetError::Timeout { .. }) => continue,
             Err(e) => return Err(e),
+        };
+        let Ok(closer) = c.closer() else {
+            continue;
+        };
+        let id = next;
+        next += 1;
+        {
+            let mut p = places.lock().unwrap_or_else(PoisonError::into_inner);
+            if p.len() >= MAX_CLIENTS {
+                if let Some((_, oldest)) = p.pop_front() {
+                    oldest.close();
+                }
+            }
+            p.push_back((id, closer));
         }
+        let places = &places;
+        s.spawn(move || {
+            answer(c, cancel);
+            let mut p = places.lock().unwrap_or_else(PoisonError::into_inner);
+            p.retain(|(n, _)| *n != id);
+        });
     })
-}
-
-/// Waits until fewer than [`MAX_CLIENTS`] are served; false once
-/// `cancel` fires.
-fn wait_for_slot(busy: &std::sync::atomic::AtomicUsize, cancel: Cancel<'_>) -> bool {
-    while busy.load(Ordering::SeqCst) >= MAX_CLIENTS {
-        if cancel.cancelled() {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    true
 }
 
 /// Answers one client's clock requests.

@@ -449,6 +449,24 @@ impl Conn {
     pub fn shutdown(&self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }
+
+    /// A handle that shuts this connection down from another thread (a
+    /// server evicting a client): the thread serving it then sees its
+    /// next read or write fail, and ends.
+    pub fn closer(&self) -> io::Result<Closer> {
+        self.stream.try_clone().map(Closer)
+    }
+}
+
+/// Shuts a connection down from outside ([`Conn::closer`]).
+#[derive(Debug)]
+pub struct Closer(TcpStream);
+
+impl Closer {
+    /// Shuts the connection down in both directions.
+    pub fn close(&self) {
+        let _ = self.0.shutdown(std::net::Shutdown::Both);
+    }
 }
 
 /// A read or write that timed out (our poll interval) or was interrupted:

@@ -37,12 +37,50 @@ pub mod sum;
 pub use conn::{Cancel, Conn};
 pub use key::SharedKey;
 
+/// Text a peer sent (its Error frame's reason), fit to print: control
+/// characters (a terminal's escape sequences among them) shown as `?`,
+/// and at most [`PEER_TEXT_MAX`] characters, the length said beyond. A
+/// peer's words go to a terminal; they must not drive it, nor flood it.
+pub fn peer_text(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut out: String = text
+        .chars()
+        .take(PEER_TEXT_MAX)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    let n = text.chars().count();
+    if n > PEER_TEXT_MAX {
+        out.push_str(&format!("... ({n} characters in all)"));
+    }
+    out
+}
+
+/// Most characters of a peer's text that [`peer_text`] keeps.
+pub const PEER_TEXT_MAX: usize = 512;
+
+/// What to do about a failed bind, by its cause: a port in use wants
+/// another port, a name that does not resolve or an address no interface
+/// has wants another address (it was once always blamed on the port).
+fn bind_hint(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::AddrInUse => " (the port is in use: choose another base port)",
+        std::io::ErrorKind::AddrNotAvailable => {
+            " (no interface of this host has that address: give one of its own)"
+        }
+        std::io::ErrorKind::PermissionDenied => " (a port below 1024 needs root)",
+        _ if e.to_string().contains("lookup") => {
+            " (the host name does not resolve here: check it, or give an address)"
+        }
+        _ => "",
+    }
+}
+
 /// Everything that can go wrong on a data channel; every message names
 /// the address, frame or rule involved.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
     /// Could not listen.
-    #[error("cannot listen on {addr}: {source} (is the port in use? choose another base port)")]
+    #[error("cannot listen on {addr}: {source}{}", bind_hint(source))]
     Bind {
         /// The address asked for.
         addr: String,
@@ -137,5 +175,27 @@ impl NetError {
             },
             e => e,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_s_text_cannot_drive_the_terminal_or_flood_it() {
+        assert_eq!(peer_text(b"disk full"), "disk full");
+        assert_eq!(peer_text(b"\x1b[2Jgone\r\n"), "?[2Jgone??");
+        let long = peer_text(&[b'x'; 1 << 20]);
+        assert!(long.starts_with(&"x".repeat(PEER_TEXT_MAX)));
+        assert!(
+            long.ends_with("... (1048576 characters in all)"),
+            "{}",
+            &long[500..]
+        );
+        let e = std::io::Error::from(std::io::ErrorKind::AddrInUse);
+        assert!(bind_hint(&e).contains("in use"));
+        let e = std::io::Error::from(std::io::ErrorKind::AddrNotAvailable);
+        assert!(!bind_hint(&e).contains("in use"));
     }
 }

@@ -277,32 +277,41 @@ fn the_clock_offset_to_a_server_on_this_host_is_within_the_round_trip() {
     });
 }
 
-/// A clock server serves at most MAX_CLIENTS at once (a thread each):
-/// a client beyond them waits unanswered, and is answered once one of
-/// them leaves. (The old server took every connection on a thread of
-/// its own, without a bound.)
+/// A clock server serves at most MAX_CLIENTS at once (a thread each),
+/// and a new client takes the place of the one connected longest: idle
+/// connections held by a stranger, as many as there are places and more,
+/// keep no client out; the oldest are let go. (The old server took every
+/// connection on a thread of its own, without a bound; the next one made
+/// clients wait, for good while a stranger held every place.)
 #[test]
-fn the_clock_server_serves_a_bounded_number_of_clients() {
+fn the_clock_server_serves_a_bounded_number_of_clients_and_the_newest() {
     use iolab_net::clock;
     let stop = AtomicBool::new(false);
     let l = conn::listen("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap().to_string();
     std::thread::scope(|s| {
         let server = s.spawn(|| clock::serve(&l, Cancel::with(&stop)));
-        let mut idle: Vec<std::net::TcpStream> = (0..clock::MAX_CLIENTS + 20)
+        let idle: Vec<std::net::TcpStream> = (0..clock::MAX_CLIENTS + 20)
             .map(|_| std::net::TcpStream::connect(&addr).unwrap())
             .collect();
         std::thread::sleep(Duration::from_millis(500));
-        // While every slot is held, a client waits unanswered.
-        let short = Duration::from_millis(300);
-        let waited = clock::estimate(&addr, 1, short, Cancel::process());
-        idle.truncate(clock::MAX_CLIENTS - 30);
         let served = clock::estimate(&addr, 1, WAIT, Cancel::process());
+        std::thread::sleep(Duration::from_millis(300));
+        let let_go: Vec<bool> = idle
+            .iter()
+            .map(|c| {
+                c.set_nonblocking(true).unwrap();
+                matches!(c.peek(&mut [0u8; 1]), Ok(0))
+            })
+            .collect();
         stop.store(true, Ordering::Relaxed);
         drop(idle);
         assert!(matches!(server.join().unwrap(), Err(NetError::Cancelled)));
-        assert!(waited.is_err(), "{waited:?}");
         served.unwrap();
+        // The 20 beyond the places, then the client's: the 21 oldest.
+        let gone = let_go.iter().filter(|g| **g).count();
+        assert_eq!(gone, 21, "{let_go:?}");
+        assert!(let_go[..21].iter().all(|g| *g), "not the oldest: {let_go:?}");
     });
 }
 

@@ -170,7 +170,13 @@ pub fn plan(o: &Options) -> Result<Plan, PlanError> {
     }
     let base_port = o.base_port.unwrap_or(DEFAULT_BASE_PORT);
     let tries = if o.next_free_ports { PORT_TRIES } else { 1 };
-    if base_port == 0 || u64::from(base_port) + u64::from(threads) * u64::from(tries) > 65_536 {
+    if base_port == 0 {
+        return Err(bad(
+            "-p",
+            "port 0 is no base port: give one from 1 to 65535",
+        ));
+    }
+    if u64::from(base_port) + u64::from(threads) * u64::from(tries) > 65_536 {
         return Err(bad(
             "-p",
             format!("ports {base_port} and up cannot hold {tries} range(s) of {threads}; choose a lower base port"),

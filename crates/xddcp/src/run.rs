@@ -745,11 +745,14 @@ pub fn worst(a: u8, b: u8) -> u8 {
     }
 }
 
-/// -v: a side's output, kept in a local log file.
+/// -v: a side's output, kept in a local log file, written whole beside
+/// its name and renamed over it, so that a link planted at the name is
+/// replaced, never followed (std::fs::write wrote through one, over the
+/// file it pointed to).
 fn log(path: &str, out: &[u8], err: &[u8]) {
     let mut all = out.to_vec();
     all.extend_from_slice(err);
-    let _ = std::fs::write(path, all);
+    let _ = iolab_output::write_atomically(std::path::Path::new(path), &all);
 }
 
 #[cfg(test)]

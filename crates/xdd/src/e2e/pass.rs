@@ -91,7 +91,7 @@ fn tell_and_close(link: &mut Link, msg: &str) {
 fn peer_reason(link: &mut Link) -> Option<String> {
     link.conn.idle_timeout = Duration::from_secs(1);
     let (h, body) = link.conn.recv_owned(Cancel::process()).ok()?;
-    (h.kind == Kind::Error).then(|| String::from_utf8_lossy(&body).into_owned())
+    (h.kind == Kind::Error).then(|| iolab_net::peer_text(&body))
 }
 
 /// Debug builds only, for the integrity test: `IOLAB_E2E_DAMAGE=N`
@@ -351,7 +351,7 @@ fn finish_source(
     let why = match r {
         Ok((h, _)) if h.kind == Kind::End => return,
         Ok((h, body)) if h.kind == Kind::Error => {
-            format!("the destination failed: {}", String::from_utf8_lossy(&body))
+            format!("the destination failed: {}", iolab_net::peer_text(&body))
         }
         Ok((h, _)) => format!("unexpected {:?} frame from the destination", h.kind),
         Err(NetError::Cancelled) => return,
@@ -433,7 +433,7 @@ fn receive_share(
                     "target {} qthread {}: the source failed: {}",
                     plan.index,
                     st.q,
-                    String::from_utf8_lossy(&body)
+                    iolab_net::peer_text(&body)
                 ));
             }
             Kind::Control => {
