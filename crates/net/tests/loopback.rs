@@ -311,7 +311,10 @@ fn the_clock_server_serves_a_bounded_number_of_clients_and_the_newest() {
         // The 20 beyond the places, then the client's: the 21 oldest.
         let gone = let_go.iter().filter(|g| **g).count();
         assert_eq!(gone, 21, "{let_go:?}");
-        assert!(let_go[..21].iter().all(|g| *g), "not the oldest: {let_go:?}");
+        assert!(
+            let_go[..21].iter().all(|g| *g),
+            "not the oldest: {let_go:?}"
+        );
     });
 }
 
