@@ -207,6 +207,9 @@ pub fn help() -> String {
 }
 
 fn unknown(item: &str) -> OptionError {
+    // The option's name only: its value may be a secret given the wrong
+    // way (`--s3.secret-key=...`), which the message must not repeat.
+    let item = item.split_once('=').map_or(item, |(name, _)| name);
     // Name the options of the backend asked for, or all when it is unknown.
     let backend = item.split('.').next().unwrap_or("");
     let same = KNOWN.iter().any(|(b, _, _, _)| *b == backend);
@@ -368,6 +371,12 @@ mod tests {
             .unwrap_err()
             .0
             .contains("--posix.odirect"));
+        // A secret given the wrong way is not repeated in the message.
+        let e = parse_options(&["s3.secret-key=hunter2"]).unwrap_err().0;
+        assert!(
+            e.contains("--s3.secret-key") && !e.contains("hunter2"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -277,13 +277,14 @@ impl<'a> TaskState<'a> {
         if self.ctx.leave_on_failure {
             return all;
         }
+        let bounds = cleanup::Bounds::of(&self.ctx.plan, self.comm.tasks() as u64);
         for d in std::mem::take(&mut self.created_dirs) {
-            let mut here = cleanup::remove_ours(self.backend(), &d);
+            let mut here = cleanup::remove_ours(self.backend(), &d, bounds);
             if !here.left.is_empty() && self.comm.cancelled() {
                 // Without a last barrier a peer may have finished the item
                 // it was making after our sweep: give it that moment.
                 std::thread::sleep(std::time::Duration::from_millis(100));
-                let again = cleanup::remove_ours(self.backend(), &d);
+                let again = cleanup::remove_ours(self.backend(), &d, bounds);
                 here = iolab_backend::remove::Removal {
                     removed: here.removed + again.removed,
                     left: again.left,

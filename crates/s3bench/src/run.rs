@@ -11,7 +11,7 @@ use crate::config::{AutoTerm, Bench, Config};
 use crate::error::ConfigError;
 use crate::hosts::Hosts;
 use crate::limit::Limiter;
-use crate::listing::{next_token, MAX_LIST_PAGES};
+use crate::listing::{stopped, Tokens, MAX_LIST_PAGES};
 use crate::live::{Live, Phase};
 use crate::mix::Mix;
 use crate::record::{Recorder, RecorderWire};
@@ -80,7 +80,7 @@ pub fn run(r: &Run) -> Result<Report, NotStarted> {
     let mut other = Requests::default();
     check_bucket(t, &r.endpoints[0], &mut other)?;
     let run_prefix = run_prefix(t, cfg);
-    let existing = existing(t, cfg, &r.endpoints[0], &mut other)?;
+    let existing = existing(t, cfg, &r.endpoints[0], &mut other, r.cancel)?;
     let local = cfg.concurrent / t.size();
     let mut body = vec![0u8; body_len];
     iolab_core::random::scramble(&mut body, cfg.seed ^ 0xb0d7);
@@ -192,13 +192,14 @@ fn existing(
     cfg: &Config,
     ep: &Endpoint,
     other: &mut Requests,
+    cancel: &iolab_core::CancelToken,
 ) -> Result<Vec<Listed>, NotStarted> {
     if !cfg.list_existing {
         return Ok(Vec::new());
     }
     let mut pages = 0;
     let bytes = from_rank0(t, || {
-        let r = list_all(ep, &cfg.prefix, cfg.objects, &mut pages);
+        let r = list_all(ep, &cfg.prefix, cfg.objects, &mut pages, cancel);
         let r = r.map(|v| v.into_iter().map(|o| (o.key, o.size)).collect::<Vec<_>>());
         serde_json::to_vec(&r.map_err(|e| e.to_string())).unwrap_or_default()
     });
@@ -223,14 +224,19 @@ fn list_all(
     prefix: &str,
     most: u64,
     pages: &mut u64,
+    cancel: &iolab_core::CancelToken,
 ) -> std::io::Result<Vec<Listed>> {
     let mut out = Vec::new();
     let mut token: Option<String> = None;
+    let mut tokens = Tokens::default();
     for _ in 0..MAX_LIST_PAGES {
+        if cancel.is_cancelled() {
+            return Err(stopped());
+        }
         *pages += 1;
         let page = ep.list(prefix, 1000, token.as_deref())?;
         out.extend(page.objects.into_iter().filter(|o| !o.key.ends_with('/')));
-        token = next_token(token.as_deref(), page.next)?;
+        token = tokens.next(page.next)?;
         if token.is_none() || (most > 0 && out.len() as u64 >= most) {
             if most > 0 {
                 out.truncate(most as usize);

@@ -12,7 +12,7 @@
 use crate::config::{Bench, Config, Op};
 use crate::hosts::Hosts;
 use crate::limit::Limiter;
-use crate::listing::{next_token, MAX_LIST_PAGES};
+use crate::listing::{Tokens, MAX_LIST_PAGES};
 use crate::live::{Live, Phase};
 use crate::mix::{Mix, CYCLE};
 use crate::record::{Recorder, Sample};
@@ -229,6 +229,15 @@ impl<'s, 'a> Worker<'s, 'a> {
             return true;
         }
         let t = Instant::now();
+        let done = self.prepare_share();
+        // Stopped or failed too: the time it took is true either way.
+        self.out.prepare.elapsed_s = t.elapsed().as_secs_f64();
+        done
+    }
+
+    /// [`Worker::prepare`]'s uploads; false when they stopped short.
+    fn prepare_share(&mut self) -> bool {
+        let cfg = self.sh.cfg;
         let mine = share(cfg.objects, self.task, self.tasks);
         for seq in 0..mine {
             if self.stopping() {
@@ -241,12 +250,15 @@ impl<'s, 'a> Worker<'s, 'a> {
             let r = self.sh.endpoints[host].put(&self.key, &self.sh.body[..size as usize]);
             self.sh.hosts.done(host, mono_ns());
             self.out.other.put += 1;
+            // A PUT that failed (no answer in time) may still have stored
+            // the object: cleanup deletes it whatever the answer was, and
+            // what is left is counted (it was said to be nothing).
+            self.pool.push(seq);
             if let Err(e) = r {
                 self.out.prepare.errors += 1;
                 self.fail("prepare: PUT", &e);
                 return false;
             }
-            self.pool.push(seq);
             self.out.prepare.objects += 1;
             self.out.prepare.bytes += size;
             self.sh
@@ -256,7 +268,6 @@ impl<'s, 'a> Worker<'s, 'a> {
                 .store(seq + 1, Ordering::Relaxed);
         }
         self.next_seq = mine;
-        self.out.prepare.elapsed_s = t.elapsed().as_secs_f64();
         true
     }
 
@@ -669,6 +680,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let ep = &sh.endpoints[0];
         let (mut n, mut bytes) = (0u64, 0u64);
         let mut token: Option<String> = None;
+        let mut tokens = Tokens::default();
         for _ in 0..MAX_LIST_PAGES {
             self.out.other.list += 1;
             let next = ep
@@ -676,7 +688,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 .and_then(|page| {
                     n += page.objects.len() as u64;
                     bytes += page.objects.iter().map(|o| o.size).sum::<u64>();
-                    next_token(token.as_deref(), page.next)
+                    tokens.next(page.next)
                 });
             match next {
                 Ok(None) => {
