@@ -113,10 +113,12 @@ pub fn install(root: &'static iolab_core::CancelToken) {
         }
         // SAFETY: the handler only loads and stores atomics (cancelling a
         // token is atomic stores), reads the siginfo it is given, calls
-        // write(2) and _exit, all async-signal-safe.
+        // unlink(2), write(2) and _exit, all async-signal-safe.
         let r = unsafe {
             signal_hook_registry::register_sigaction(sig, move |info| {
                 if counts_delivered(sig, info) && SIGNALLED[kind].swap(true, Ordering::SeqCst) {
+                    // Outputs complete or absent: no half-written temporary.
+                    iolab_output::remove_pending();
                     say_last_words();
                     signal_hook::low_level::exit(crate::exit::INTERRUPTED as i32);
                 }

@@ -305,12 +305,72 @@ impl StagedDir {
     }
 }
 
+/// The temporary files being written now, for a process about to end at
+/// once (a second Ctrl-C) to remove ([`remove_pending`]): a slot holds a
+/// NUL-terminated path, leaked on purpose (a handler may read it at any
+/// moment; a slot freed and reused leaves the old path valid, naming a
+/// file renamed away or removed since). A file that finds no free slot
+/// is not removed that way, only the usual ones.
+static PENDING: [std::sync::atomic::AtomicPtr<libc::c_char>; 64] =
+    [const { std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()) }; 64];
+
+/// Takes a slot of [`PENDING`] for `path`; its index.
+fn register_pending(path: &Path) -> Option<usize> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::sync::atomic::Ordering;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let raw = Box::leak(c.into_boxed_c_str()).as_ptr().cast_mut();
+    PENDING.iter().position(|slot| {
+        slot.compare_exchange(
+            std::ptr::null_mut(),
+            raw,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        )
+        .is_ok()
+    })
+}
+
+/// Gives slot `i` back (its path stays allocated: see [`PENDING`]).
+fn unregister_pending(i: usize) {
+    PENDING[i].store(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Removes every temporary output file still being written. For a
+/// process that ends at once without running its destructors (a second
+/// Ctrl-C): the outputs are then absent, not left as hidden
+/// `.NAME.XXXXXX.iolab-tmp` files. Async-signal-safe: atomic loads and
+/// unlink(2) only.
+pub fn remove_pending() {
+    for slot in &PENDING {
+        let p = slot.load(std::sync::atomic::Ordering::SeqCst);
+        if !p.is_null() {
+            // SAFETY: a non-null slot holds a leaked, NUL-terminated path
+            // that is never freed (see PENDING).
+            unsafe { libc::unlink(p) };
+        }
+    }
+}
+
 /// A file being written under a temporary name beside its target;
 /// [`AtomicFile::commit`] renames it over the target, dropping it without
 /// a commit removes it. A target that is not a regular file (a FIFO,
 /// `/dev/stdout`) is written in place: renaming over it would replace it.
 pub struct AtomicFile {
     inner: Inner,
+    /// Its slot of [`PENDING`] while it is being written; given back
+    /// when it is dropped, after the file itself was put in place or
+    /// removed (fields drop in order).
+    pending: Option<Slot>,
+}
+
+/// A slot of [`PENDING`], given back on drop.
+struct Slot(usize);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        unregister_pending(self.0);
+    }
 }
 
 enum Inner {
@@ -327,6 +387,7 @@ impl AtomicFile {
                 let f = OpenOptions::new().write(true).open(path)?;
                 return Ok(AtomicFile {
                     inner: Inner::InPlace(f),
+                    pending: None,
                 });
             }
             _ => {}
@@ -337,6 +398,7 @@ impl AtomicFile {
             .suffix(".iolab-tmp")
             .tempfile_in(parent_of(path))?;
         Ok(AtomicFile {
+            pending: register_pending(tmp.path()).map(Slot),
             inner: Inner::Temp(tmp, path.to_path_buf()),
         })
     }
