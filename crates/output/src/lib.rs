@@ -194,7 +194,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// A sync each time was most of what `--live` cost a run, and disk
 /// writes beside the storage under test.
 pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = AtomicFile::create(path)?;
+    let mut f = AtomicFile::unlisted(path)?;
     f.write_all(bytes)?;
     f.put_in_place(false)
 }
@@ -381,6 +381,17 @@ enum Inner {
 impl AtomicFile {
     /// Starts writing `path`.
     pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        let mut f = AtomicFile::unlisted(path)?;
+        if let Inner::Temp(tmp, _) = &f.inner {
+            f.pending = register_pending(tmp.path()).map(Slot);
+        }
+        Ok(f)
+    }
+
+    /// [`AtomicFile::create`] without a slot of [`PENDING`]: for a file
+    /// rewritten several times a second ([`replace`]), whose slot's path
+    /// would be leaked each time; its temporary lives for one write.
+    fn unlisted(path: &Path) -> io::Result<AtomicFile> {
         match found(path)? {
             Found::BlockDevice => return Err(block_device(path)),
             Found::InPlace => {
@@ -398,8 +409,8 @@ impl AtomicFile {
             .suffix(".iolab-tmp")
             .tempfile_in(parent_of(path))?;
         Ok(AtomicFile {
-            pending: register_pending(tmp.path()).map(Slot),
             inner: Inner::Temp(tmp, path.to_path_buf()),
+            pending: None,
         })
     }
 
