@@ -427,20 +427,13 @@ fn samples(p: &Plan, progress: &Progress, now: u64) -> Vec<report::heartbeat::Sa
         .iter()
         .enumerate()
         .filter(|(i, _)| only.is_empty() || only.contains(i))
-        .map(|(i, t)| {
-            let start = t.pass_start_ns.load(Relaxed);
-            report::heartbeat::Sample {
-                target: i,
-                pass: t.pass.load(Relaxed),
-                ops: t.ops.load(Relaxed),
-                bytes: t.bytes.load(Relaxed),
-                planned_ops: t.planned_ops.load(Relaxed),
-                pass_elapsed_s: if start == 0 {
-                    0.0
-                } else {
-                    now.saturating_sub(start) as f64 / 1e9
-                },
-            }
+        .map(|(i, t)| report::heartbeat::Sample {
+            target: i,
+            pass: t.pass.load(Relaxed),
+            ops: t.ops.load(Relaxed),
+            bytes: t.bytes.load(Relaxed),
+            planned_ops: t.planned_ops.load(Relaxed),
+            pass_elapsed_s: t.pass_elapsed_s(now),
         })
         .collect()
 }

@@ -179,10 +179,11 @@ fn target_part(f: Form, i: usize, t: &TargetOpts, info: &TargetInfo) -> String {
     }
     s += &sizes("Pass Offset", t.passoffset, t.blocksize);
     s += &sizes("Seek range", info.range_blocks, t.blocksize);
-    s += &format!(
-        "\t\tSeek pattern, {}\n",
-        format!("{:?}", t.seek.pattern).to_lowercase()
-    );
+    let pattern = match &t.seek.load {
+        Some(f) => format!("loaded from {f}"),
+        None => format!("{:?}", t.seek.pattern).to_lowercase(),
+    };
+    s += &format!("\t\tSeek pattern, {pattern}\n");
     s + &buffer_part(t, info)
 }
 

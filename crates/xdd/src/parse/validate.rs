@@ -388,6 +388,21 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
                 format!("target {i}: cannot read seek file '{f}': {e}"),
             )
         })?;
+        // A loaded list's locations are absolute (a saved list has the
+        // offsets of its run in it): offsets given too were ignored.
+        let moved = [
+            ("startoffset", t.startoffset),
+            ("targetoffset", t.targetoffset),
+            ("passoffset", t.passoffset),
+        ];
+        if let Some((opt, _)) = moved.iter().find(|(_, v)| *v != 0) {
+            return Err(UsageError::new(
+                opt,
+                format!(
+                    "target {i}: -seek load's locations are absolute (a saved list holds the offsets of the run that saved it); put the offset in the file's locations, or leave -{opt} out"
+                ),
+            ));
+        }
     }
     if t.engine == crate::parse::values::EngineKind::Uring {
         uring(c, i, t, &caps)?;

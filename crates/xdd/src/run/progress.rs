@@ -25,6 +25,10 @@ pub struct TargetProgress {
     pub earlier_bytes: AtomicU64,
     /// The current pass has ended.
     pub pass_done: AtomicBool,
+    /// Monotonic time the current pass ended, ns (0 while it runs): a
+    /// heartbeat's rates of a finished pass stop there, as XDD's do,
+    /// instead of falling as the other targets go on.
+    pub pass_end_ns: AtomicU64,
     /// The target has finished the run.
     pub run_done: AtomicBool,
     /// Someone (a stop trigger) asked this target to stop its pass.
@@ -41,6 +45,7 @@ impl TargetProgress {
         self.earlier_bytes
             .fetch_add(self.bytes.swap(0, Relaxed), Relaxed);
         self.pass_start_ns.store(0, Relaxed);
+        self.pass_end_ns.store(0, Relaxed);
         self.pass_done.store(false, Relaxed);
         self.stop.store(false, Relaxed);
         self.pass.store(pass, Relaxed);
@@ -52,6 +57,26 @@ impl TargetProgress {
             self.prepare_pass(pass);
         }
         self.pass_start_ns.store(start_ns, Relaxed);
+    }
+
+    /// Marks the end of the current pass at `end_ns`.
+    pub fn end_pass(&self, end_ns: u64) {
+        self.pass_end_ns.store(end_ns, Relaxed);
+        self.pass_done.store(true, Relaxed);
+    }
+
+    /// Seconds of the current pass by `now_ns`: to its end once it has
+    /// ended, 0 before it starts.
+    pub fn pass_elapsed_s(&self, now_ns: u64) -> f64 {
+        let start = self.pass_start_ns.load(Relaxed);
+        let end = match self.pass_end_ns.load(Relaxed) {
+            0 => now_ns,
+            e => e,
+        };
+        match start {
+            0 => 0.0,
+            s => end.saturating_sub(s) as f64 / 1e9,
+        }
     }
 
     /// Records one completed operation.
@@ -148,6 +173,20 @@ pub fn wait_until(mut ready: impl FnMut() -> bool, mut give_up: impl FnMut() -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A heartbeat's rates of a pass that ended stop at its end; they
+    /// fell for as long as the other targets ran on.
+    #[test]
+    fn a_finished_pass_keeps_its_time() {
+        let t = TargetProgress::default();
+        assert_eq!(t.pass_elapsed_s(5_000_000_000), 0.0, "not started");
+        t.begin_pass(1, 1_000_000_000);
+        assert_eq!(t.pass_elapsed_s(2_000_000_000), 1.0);
+        t.end_pass(3_000_000_000);
+        assert_eq!(t.pass_elapsed_s(10_000_000_000), 2.0);
+        t.prepare_pass(2);
+        assert_eq!(t.pass_elapsed_s(10_000_000_000), 0.0, "waiting for pass 2");
+    }
 
     #[test]
     fn measures_compare_with_progress() {

@@ -181,7 +181,12 @@ pub(crate) fn verified(
         .min(m.first_bad_offset)
         .or(m.first_bad_offset);
     let first = m.first_bad_offset.unwrap_or(offset);
-    let msg = format!("target {} op {n}: -verify found {} bad units in the data read at offset {offset}; first bad byte at offset {first}", cx.plan.index, m.bad_units);
+    // `location` compares whole 8-byte words: it names the word, not a byte.
+    let unit = match cx.plan.opts.verify {
+        Some(crate::parse::values::VerifyKind::Location) => "8-byte word",
+        _ => "byte",
+    };
+    let msg = format!("target {} op {n}: -verify found {} bad {unit}s in the data read at offset {offset}; the first bad {unit} is at offset {first}", cx.plan.index, m.bad_units);
     note_error(st, cx, msg, "verify", None);
     if cx.global.stoponerror {
         cx.run.request_stop();

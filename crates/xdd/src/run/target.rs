@@ -440,9 +440,9 @@ pub fn run_target(tg: &mut Target, sh: &RunShared, spool: &mut PassSpool) -> (Co
             continue;
         }
         let tp = one_pass(tg, sh, pass);
+        me.end_pass(mono_ns());
         total.merge_serial(&tp.counts);
         keep_pass(spool, &tp, sh);
-        me.pass_done.store(true, Relaxed);
     }
     me.run_done.store(true, Relaxed);
     for q in &mut tg.qthreads {
