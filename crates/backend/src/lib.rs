@@ -422,6 +422,14 @@ pub trait Backend: Send + Sync {
             self.name()
         ))
     }
+    /// Holds the block device at `path` exclusively until the claim is
+    /// dropped ([`safety::DeviceClaim`]): asked before writing a device
+    /// found unused, so that nothing mounts it meanwhile. A backend
+    /// without block devices has nothing to claim.
+    fn claim_device(&self, path: &CStr) -> io::Result<safety::DeviceClaim> {
+        let _ = path;
+        Ok(safety::DeviceClaim::none())
+    }
     /// Sets extended attribute `name` of `path` to `value`. Needs
     /// [`Capabilities::xattrs`].
     fn setxattr(&self, path: &CStr, name: &CStr, value: &[u8]) -> io::Result<()> {

@@ -340,6 +340,9 @@ impl Backend for Tuned {
     fn device_in_use(&self, path: &CStr, rdev: u64) -> Option<String> {
         self.inner.device_in_use(path, rdev)
     }
+    fn claim_device(&self, path: &CStr) -> io::Result<crate::safety::DeviceClaim> {
+        self.inner.claim_device(path)
+    }
     fn setxattr(&self, path: &CStr, name: &CStr, value: &[u8]) -> io::Result<()> {
         self.inner.setxattr(path, name, value)
     }

@@ -311,6 +311,10 @@ impl Backend for Posix {
         crate::safety::block_device_in_use(&path.to_string_lossy(), rdev)
     }
 
+    fn claim_device(&self, path: &CStr) -> io::Result<crate::safety::DeviceClaim> {
+        crate::safety::DeviceClaim::take(path)
+    }
+
     fn setxattr(&self, path: &CStr, name: &CStr, value: &[u8]) -> io::Result<()> {
         // SAFETY: both strings are NUL-terminated; the value pointer and
         // length describe a live byte slice.

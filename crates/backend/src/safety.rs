@@ -321,3 +321,49 @@ mod tests {
         assert_eq!(scan_offsets(10), vec![0]);
     }
 }
+
+/// A block device held exclusively (O_EXCL) while a run writes it: the
+/// kernel then refuses to mount it, and mkfs (which opens with O_EXCL
+/// too) refuses to run on it, until the claim is dropped. Without it a
+/// device found unused was opened again at each point of a survey, and
+/// could be mounted between the check and the writes.
+#[derive(Debug, Default)]
+pub struct DeviceClaim {
+    /// The exclusive descriptor, closed (the claim dropped) with it.
+    _fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl DeviceClaim {
+    /// No claim (a backend that has none to take).
+    pub fn none() -> DeviceClaim {
+        DeviceClaim { _fd: None }
+    }
+
+    /// Claims the block device at `path`: EBUSY when it is mounted or
+    /// another program holds it exclusively.
+    pub fn take(path: &std::ffi::CStr) -> std::io::Result<DeviceClaim> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: a NUL-terminated path; O_EXCL without O_CREAT on a
+        // block device is Linux's exclusive open (open(2)).
+        let fd = unsafe {
+            libc::open(
+                path.as_ptr(),
+                libc::O_RDONLY | libc::O_EXCL | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::EBUSY) => std::io::Error::new(
+                    e.kind(),
+                    "it is in use (mounted, or held by another program): the kernel refused an exclusive open",
+                ),
+                _ => e,
+            });
+        }
+        // SAFETY: a descriptor open(2) just returned, owned by nobody else.
+        Ok(DeviceClaim {
+            _fd: Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }),
+        })
+    }
+}

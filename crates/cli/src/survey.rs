@@ -354,13 +354,33 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
 }
 
 /// Checks a command line as `iolab survey` would read it (for a sweep's
-/// plan): clap's parse; the survey's parameters are checked when it
-/// starts, before anything is created.
+/// or a qualification's plan): clap's parse, then, for the disk survey
+/// and the object survey on local directories, the parameters against
+/// the targets as the survey checks them when it starts (sizes, devices
+/// in use, missing directories: read-only looks, nothing created), so
+/// that a plan the survey would refuse is refused with it (qualify once
+/// called such a plan valid, then measured its other layers).
 pub fn check_args(args: &[OsString]) -> Result<(), String> {
     let argv = std::iter::once(OsString::from("iolab survey")).chain(args.iter().cloned());
+    let said = |what: &str, e: ParamError| format!("{what}: {e}");
     match Cli::try_parse_from(argv).map_err(|e| e.to_string())?.cmd {
         Cmd::Plot(_) | Cmd::ObdfilterAgent(_) => {
             Err("plot makes charts from a .summary and measures nothing: a sweep or a live option needs a survey that runs (disk, obdfilter, ost, mds)".into())
+        }
+        Cmd::Disk(a) => {
+            let cfg = disk_config(&a).map_err(|e| said("disk", e))?;
+            let b = flow::backend("disk", a.common.backend.as_deref()).map_err(|h| h.message.unwrap_or_default())?;
+            cfg.validate(b.as_ref()).map(drop).map_err(|e| said("disk", e))
+        }
+        Cmd::Obdfilter(a) if a.case == "disk" && !a.targets.is_empty() => {
+            let (targets, remote) = iolab_survey::obdfilter::split_targets(&a.targets);
+            if !remote.is_empty() {
+                return Ok(());
+            }
+            let cfg = obd_config(&a, targets, remote);
+            let b = flow::backend("obdfilter", a.common.backend.as_deref())
+                .map_err(|h| h.message.unwrap_or_default())?;
+            cfg.validate(b.as_ref()).map(drop).map_err(|e| said("obdfilter", e))
         }
         _ => Ok(()),
     }
@@ -392,15 +412,15 @@ fn env_list(vars: &[&str]) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-fn disk(a: DiskArgs, line: &str) -> Ended {
-    use iolab_survey::disk::{self, Action, DiskConfig};
-    let actions = Action::parse_list(&a.actions).map_err(|e| usage_error("disk", &e))?;
+/// The disk survey's configuration from its arguments.
+fn disk_config(a: &DiskArgs) -> Result<iolab_survey::disk::DiskConfig, ParamError> {
+    use iolab_survey::disk::{Action, DiskConfig};
     let devices = if a.devices.is_empty() {
         env_list(&["scsidevs", "rawdevs"])
     } else {
-        a.devices
+        a.devices.clone()
     };
-    let cfg = DiskConfig {
+    Ok(DiskConfig {
         devices,
         size_mb: a.size,
         rszlo_kb: a.rszlo,
@@ -409,10 +429,15 @@ fn disk(a: DiskArgs, line: &str) -> Ended {
         crghi: a.crghi,
         thrlo: a.thrlo,
         thrhi: a.thrhi,
-        actions,
+        actions: Action::parse_list(&a.actions)?,
         max_queue: a.max_queue,
         force: a.force,
-    };
+    })
+}
+
+fn disk(a: DiskArgs, line: &str) -> Ended {
+    use iolab_survey::disk;
+    let cfg = disk_config(&a).map_err(|e| usage_error("disk", &e))?;
     let b = flow::backend("disk", a.common.backend.as_deref())?;
     let mut plan = cfg
         .validate(b.as_ref())

@@ -830,6 +830,16 @@ fn bad_plans_and_directories_are_refused_before_anything_runs() {
             "layers = [\"network\"]\n[data]\ntasks = 1",
             "[data]: the layer is not in layers (network)",
         ),
+        // What the survey itself refuses: it was called a valid plan,
+        // then its other layers were measured.
+        (
+            "layers = [\"devices\"]\n[devices]\nsurvey = \"obdfilter\"\ntargets = [\"/nonexistent-iolab-dir\"]\nsize_mb = 4\nthreads = 1",
+            "/nonexistent-iolab-dir",
+        ),
+        (
+            "layers = [\"devices\"]\n[devices]\nsurvey = \"disk\"\ntargets = [\"/dev/null\"]\nsize_mb = 100000\nthreads = 1",
+            "/dev/null",
+        ),
     ] {
         let p = s.path("bad.toml");
         std::fs::write(&p, plan).unwrap();

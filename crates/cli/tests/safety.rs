@@ -240,6 +240,69 @@ fn an_all_zero_device_is_writable() {
     assert!(head(&lo)[..16 << 10].iter().all(|&b| b == 0x5a));
 }
 
+/// A device found unused is held exclusively while it is written: mkfs
+/// (which opens it exclusively too) is refused during the run, by xdd
+/// and by the disk survey, so no file system can appear under the
+/// writes (one was made and mounted meanwhile, and the survey wrote into
+/// it).
+#[test]
+fn a_device_being_written_is_held_against_mkfs() {
+    let test = "safety-claim";
+    let lo = match LoopDev::scratch(test, DEVICE_MB) {
+        Ok(l) => l,
+        Err(why) => return skip_or_fail(test, &why),
+    };
+    if Command::new("mkfs.ext4").arg("-V").output().is_err() {
+        return skip_or_fail(test, "mkfs.ext4 is missing");
+    }
+    let s = common::Scratch::new("safety-claim-out");
+    let slow_xdd = format!(
+        "xdd -op write -target {} -reqsize 4 -numreqs 100 -throttle ops 50",
+        lo.dev
+    );
+    let survey = format!(
+        "survey disk --size 16 --rszlo 4 --rszhi 1024 --crghi 1 --thrhi 4 --rslt {} {}",
+        s.path("r").display(),
+        lo.dev
+    );
+    for line in [slow_xdd, survey] {
+        let mut run = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(line.split_whitespace())
+            .env("CI", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Once the run has the device open (its checks are behind it),
+        // mkfs is tried while it writes.
+        let holds = |pid: u32| {
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == Path::new(&lo.dev)))
+        };
+        let mut tries = 0;
+        while !holds(run.id()) && run.try_wait().unwrap().is_none() && tries < 1000 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            tries += 1;
+        }
+        let mkfs = Command::new("mkfs.ext4")
+            .args(["-q", "-F"])
+            .arg(&lo.dev)
+            .output()
+            .unwrap();
+        let o = run.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{line}: {}", stderr(&o));
+        assert!(
+            !mkfs.status.success(),
+            "{line}: mkfs ran on the device being written"
+        );
+        let m = String::from_utf8_lossy(&mkfs.stderr);
+        assert!(m.contains("in use") || m.contains("busy"), "{line}: {m}");
+    }
+}
+
 /// Copies the file `src` into `dst` at byte `offset`, keeping dst's size.
 fn copy_into(src: &Path, dst: &Path, offset: u64) -> Result<(), String> {
     use std::os::unix::fs::FileExt;

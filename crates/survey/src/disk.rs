@@ -359,12 +359,49 @@ pub fn points(cfg: &DiskConfig) -> Vec<(u64, u64, u64)> {
     out
 }
 
+/// Claims every block device the survey writes (unless forced), then
+/// looks at each again: the check that planned it ran before, and a
+/// file system made or mounted since is refused now, before any write.
+fn claim_devices(
+    plan: &DiskPlan,
+    b: &dyn Backend,
+) -> Result<Vec<iolab_backend::safety::DeviceClaim>, Failure> {
+    let mut claims = Vec::new();
+    if plan.cfg.force || !plan.cfg.actions.contains(&Action::Write) {
+        return Ok(claims);
+    }
+    for d in plan.devices.iter().filter(|d| d.is_block) {
+        let shown = d.path.display().to_string();
+        let refused = |why: String| {
+            Failure::other(
+                "disk survey",
+                format!("refusing to write {shown}: {why}; nothing was written"),
+            )
+        };
+        let c = cpath(&d.path).map_err(|e| refused(e.to_string()))?;
+        claims.push(b.claim_device(&c).map_err(|e| refused(e.to_string()))?);
+        let st = b.stat(&c).map_err(|e| refused(e.to_string()))?;
+        if let Some(why) = b.device_in_use(&c, st.rdev) {
+            return Err(refused(why));
+        }
+    }
+    Ok(claims)
+}
+
 /// Runs the survey; `on_point` sees each point as it completes.
 pub fn run(plan: &DiskPlan, b: &dyn Backend, on_point: &mut dyn FnMut(&DiskPoint)) -> DiskReport {
     let mut report = DiskReport {
         header: Header::now(),
         points: Vec::new(),
         outcome: Outcome::Completed,
+    };
+    // Held until the survey ends: nothing mounts a device it writes.
+    let _claims = match claim_devices(plan, b) {
+        Ok(c) => c,
+        Err(f) => {
+            report.outcome = Outcome::Error(f);
+            return report;
+        }
     };
     let ndevs = plan.devices.len() as u64;
     let mut failed = 0u64;

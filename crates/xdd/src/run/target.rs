@@ -53,6 +53,9 @@ pub struct Target<'a> {
     /// The first pass this run does: a resumed copy of several passes
     /// skips the passes its restart record says are done.
     pub first_pass: u64,
+    /// A block device written without -force, held exclusively for the
+    /// run (nothing mounts it meanwhile; see [`check_safety`]).
+    pub claim: iolab_backend::safety::DeviceClaim,
 }
 
 /// What the target threads share.
@@ -139,10 +142,18 @@ fn open(
 }
 
 /// Refuses a directory, and a block device that looks in use for
-/// writing unless -force. Returns whether the target is a block device.
-fn check_safety(be: &dyn Backend, plan: &TargetPlan, g: &GlobalOpts) -> Result<bool, RunError> {
+/// writing unless -force. Returns whether the target is a block device,
+/// and the exclusive claim of one it will write: taken after the look,
+/// which is then made again, so that a file system made or mounted in
+/// between is refused too, and nothing mounts it during the run.
+fn check_safety(
+    be: &dyn Backend,
+    plan: &TargetPlan,
+    g: &GlobalOpts,
+) -> Result<(bool, iolab_backend::safety::DeviceClaim), RunError> {
+    let none = iolab_backend::safety::DeviceClaim::none;
     let Ok(st) = be.stat(&cpath(&plan.opts.path)) else {
-        return Ok(false);
+        return Ok((false, none()));
     };
     if st.is_dir {
         return Err(RunError::Refused(format!(
@@ -150,15 +161,24 @@ fn check_safety(be: &dyn Backend, plan: &TargetPlan, g: &GlobalOpts) -> Result<b
             plan.index, plan.opts.path
         )));
     }
-    if st.is_block_device && plan.opts.writes() && !g.force {
-        if let Some(why) = be.device_in_use(&cpath(&plan.opts.path), st.rdev) {
-            return Err(RunError::Refused(format!(
-                "target {} ({}): refusing to write to this block device because {why}; add -force to overwrite it",
-                plan.index, plan.opts.path
-            )));
-        }
+    if !(st.is_block_device && plan.opts.writes() && !g.force) {
+        return Ok((st.is_block_device, none()));
     }
-    Ok(st.is_block_device)
+    let refused = |why: String| {
+        RunError::Refused(format!(
+            "target {} ({}): refusing to write to this block device because {why}; add -force to overwrite it",
+            plan.index, plan.opts.path
+        ))
+    };
+    let path = cpath(&plan.opts.path);
+    if let Some(why) = be.device_in_use(&path, st.rdev) {
+        return Err(refused(why));
+    }
+    let claim = be.claim_device(&path).map_err(|e| refused(e.to_string()))?;
+    if let Some(why) = be.device_in_use(&path, st.rdev) {
+        return Err(refused(why));
+    }
+    Ok((true, claim))
 }
 
 /// Prepares a target: safety check, open, preallocate, buffers.
@@ -181,7 +201,8 @@ pub fn prepare<'a>(
     let mut created = Vec::new();
     let mut existed_before = false;
     let io = crate::run::paths::choose(plan);
-    info.block_device = check_safety(be, plan, sh.global)?;
+    let (is_block, claim) = check_safety(be, plan, sh.global)?;
+    info.block_device = is_block;
     // Only a backend of local files has a file system to describe.
     if be.capabilities().local {
         info.fs = Some(iolab_core::env::fs_info(std::path::Path::new(&t.path)));
@@ -220,6 +241,7 @@ pub fn prepare<'a>(
         existed_before,
         kept: Vec::new(),
         first_pass: 1,
+        claim,
     };
     match fill(&mut tg, sh, ordinal0) {
         Ok(()) => Ok(tg),
