@@ -273,14 +273,15 @@ fn a_device_being_written_is_held_against_mkfs() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Once the run has the device open (its checks are behind it),
-        // mkfs is tried while it writes.
-        let holds = |pid: u32| {
-            std::fs::read_dir(format!("/proc/{pid}/fd"))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == Path::new(&lo.dev)))
+        // Once the run writes (its checks and its claim are behind it:
+        // data at the first offset it writes), mkfs is tried.
+        let first = if line.starts_with("xdd") { 0 } else { 1 << 20 };
+        let holds = |_pid: u32| {
+            use std::os::unix::fs::FileExt;
+            let mut b = [0u8; 4096];
+            std::fs::File::open(&lo.dev)
+                .and_then(|f| f.read_exact_at(&mut b, first))
+                .is_ok_and(|()| b.iter().any(|&x| x != 0))
         };
         let mut tries = 0;
         while !holds(run.id()) && run.try_wait().unwrap().is_none() && tries < 1000 {
