@@ -362,8 +362,7 @@ impl DeviceClaim {
             });
         }
         // SAFETY: a descriptor open(2) just returned, owned by nobody else.
-        Ok(DeviceClaim {
-            _fd: Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }),
-        })
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        Ok(DeviceClaim { _fd: Some(fd) })
     }
 }
