@@ -105,8 +105,10 @@ impl Pass<'_> {
             let t0 = if self.live.is_on() { mono_ns() } else { 0 };
             if let Err(e) = self.one(f, mode, offset, tally) {
                 self.live.error();
-                // What the failed transfer moved before its error was moved.
+                // What the failed transfer moved before its error was
+                // moved: counted in the results and the live stream alike.
                 tally.bytes += e.moved as u64;
+                self.live.ops(0, e.moved as u64);
                 tally.failure = Some((offset, e.error));
                 break;
             }
