@@ -366,3 +366,25 @@ impl DeviceClaim {
         Ok(DeviceClaim { _fd: Some(fd) })
     }
 }
+
+/// Claims the block device at `path` (device number `rdev`) for writing
+/// ([`crate::Backend::claim_device`]), then looks at it once held: Err
+/// says why it must not be written (mounted, held by another program, a
+/// file system or other signature). The look comes after the claim, so a
+/// file system made before it is seen and none can be made or mounted
+/// after it; a claim the kernel refuses is explained by the look when it
+/// can be (a mount point says more than EBUSY).
+pub fn claim_unused(
+    be: &dyn crate::Backend,
+    path: &std::ffi::CStr,
+    rdev: u64,
+) -> Result<DeviceClaim, String> {
+    let claim = be.claim_device(path).map_err(|e| {
+        be.device_in_use(path, rdev)
+            .unwrap_or_else(|| e.to_string())
+    })?;
+    match be.device_in_use(path, rdev) {
+        Some(why) => Err(why),
+        None => Ok(claim),
+    }
+}

@@ -312,7 +312,7 @@ fn last_words(prog: &str, cfg: &Config, tasks: u64, discards: bool) -> String {
 /// `lead` and the files (and -u directories) the writing tests make,
 /// the first 20 of them.
 fn file_list(prog: &str, cfg: &Config, tasks: u64, discards: bool, lead: &str) -> String {
-    const SHOWN: usize = 20;
+    const SHOWN: usize = crate::signals::LISTED;
     let mut names = Vec::new();
     for t in cfg.tests.iter().filter(|t| t.params.write && !discards) {
         let p = &t.params;
@@ -330,17 +330,7 @@ fn file_list(prog: &str, cfg: &Config, tasks: u64, discards: bool, lead: &str) -
     }
     let mut seen = std::collections::HashSet::new();
     names.retain(|n| seen.insert(n.clone()));
-    if names.is_empty() {
-        return String::new();
-    }
-    let mut s = format!("\n{prog}: {lead}\n");
-    for n in names.iter().take(SHOWN) {
-        s.push_str(&format!("{prog}:   {n}\n"));
-    }
-    if names.len() > SHOWN {
-        s.push_str(&format!("{prog}:   (and more files of these tests)\n"));
-    }
-    s
+    crate::signals::listed(prog, lead, &names, "and more files of these tests")
 }
 
 /// The `--csv` export, written as it is made.

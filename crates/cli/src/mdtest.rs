@@ -255,25 +255,22 @@ fn last_words(prog: &str, cfg: &Config, plan: &Plan) -> String {
 /// `headline`, then the test directories this run uses (the first few),
 /// then how to remove them.
 fn where_items_are(prog: &str, cfg: &Config, plan: &Plan, headline: &str) -> String {
-    const SHOWN: usize = 20;
     let mut dirs = Vec::new();
     'all: for root in &cfg.dirs {
         for iter in 0..cfg.iterations {
             for lp in 0..plan.loops {
-                if dirs.len() > SHOWN {
+                if dirs.len() > crate::signals::LISTED {
                     break 'all;
                 }
-                dirs.push(iolab_mdtest::names::test_dir(root, iter, lp));
+                dirs.push(
+                    iolab_mdtest::names::test_dir(root, iter, lp)
+                        .display()
+                        .to_string(),
+                );
             }
         }
     }
-    let mut s = format!("\n{prog}: {headline}\n");
-    for d in dirs.iter().take(SHOWN) {
-        s.push_str(&format!("{prog}:   {}\n", d.display()));
-    }
-    if dirs.len() > SHOWN {
-        s.push_str(&format!("{prog}:   (and more test directories)\n"));
-    }
+    let mut s = crate::signals::listed(prog, headline, &dirs, "and more test directories");
     // -X needs the read phase, which a remove-only run has not.
     let without = if cfg.verify_read {
         " and without -X"

@@ -144,6 +144,26 @@ pub(crate) fn ignored(sig: i32) -> bool {
     }
 }
 
+/// Names a tool's last words list, at most this many.
+pub const LISTED: usize = 20;
+
+/// Last words that list what a run may leave: `lead`, then the first
+/// [`LISTED`] of `names`, a line each, then `(more)` when there are
+/// more; nothing when `names` is empty. One layout for every tool.
+pub fn listed(prog: &str, lead: &str, names: &[String], more: &str) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    let mut s = format!("\n{prog}: {lead}\n");
+    for n in names.iter().take(LISTED) {
+        s.push_str(&format!("{prog}:   {n}\n"));
+    }
+    if names.len() > LISTED {
+        s.push_str(&format!("{prog}:   ({more})\n"));
+    }
+    s
+}
+
 /// Waits while `running`; once `cancel` fires first, runs `say` once: a
 /// run's word on where what it made is, printed as the stop begins, for
 /// the process may be killed before its cleanup ends (a rank under

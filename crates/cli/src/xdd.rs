@@ -79,12 +79,11 @@ pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> Ended {
 /// `-createnewfiles`' pass files, heartbeat files written as the run
 /// goes), the first 20; nothing when it creates none.
 fn last_words(prog: &str, cfg: &Config) -> String {
-    const SHOWN: usize = 20;
     let mut names = Vec::new();
     let local = |t: &&iolab_xdd::config::TargetOpts| iolab_xdd::plan::target_capabilities(t).local;
     for t in cfg.targets.iter().filter(local).filter(|t| t.writes()) {
         if t.createnewfiles {
-            let passes = cfg.global.passes.min(SHOWN as u64 + 1);
+            let passes = cfg.global.passes.min(crate::signals::LISTED as u64 + 1);
             names.extend((1..=passes).map(|p| iolab_xdd::run::target::pass_file_name(&t.path, p)));
         } else if std::fs::symlink_metadata(&t.path).is_err() {
             names.push(t.path.clone());
@@ -96,17 +95,8 @@ fn last_words(prog: &str, cfg: &Config) -> String {
             .filter(|(opt, _)| *opt == "heartbeat")
             .map(|(_, p)| p),
     );
-    if names.is_empty() {
-        return String::new();
-    }
-    let mut s = format!("\n{prog}: stopped at once by a second signal; cleanup was skipped or cut short. What this run creates may be left:\n");
-    for n in names.iter().take(SHOWN) {
-        s.push_str(&format!("  {n}\n"));
-    }
-    if names.len() > SHOWN {
-        s.push_str(&format!("  ... and {} more\n", names.len() - SHOWN));
-    }
-    s
+    let lead = "stopped at once by a second signal; cleanup was skipped or cut short. What this run creates may be left:";
+    crate::signals::listed(prog, lead, &names, "and more files of this run")
 }
 
 /// XDD's own files (checked for writing by `outputs::check` already)

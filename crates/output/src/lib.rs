@@ -259,6 +259,21 @@ pub fn create_streamed(path: &Path) -> io::Result<std::fs::File> {
     }
 }
 
+/// Makes, with `make`, the hidden file or directory an output is written
+/// under beside `target` before it takes `target`'s name:
+/// `.NAME.XXXXXX.iolab-tmp` (random, made with O_EXCL), for a file
+/// ([`AtomicFile`]) or a directory ([`StagedDir`]).
+fn temp_beside<T>(
+    target: &Path,
+    make: impl FnOnce(&tempfile::Builder, PathBuf) -> io::Result<T>,
+) -> io::Result<T> {
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let prefix = format!(".{name}.");
+    let mut b = tempfile::Builder::new();
+    b.prefix(&prefix).suffix(".iolab-tmp");
+    make(&b, parent_of(target))
+}
+
 /// A directory of outputs (a report's charts and page) made whole or not
 /// at all: its files are written into a hidden directory beside it
 /// (`.NAME.XXXXXX.iolab-tmp`), renamed to NAME once complete, so a run
@@ -275,11 +290,7 @@ impl StagedDir {
     pub fn new(target: &Path) -> io::Result<StagedDir> {
         let parent = parent_of(target);
         std::fs::create_dir_all(&parent)?;
-        let name = target.file_name().unwrap_or_default().to_string_lossy();
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".iolab-tmp")
-            .tempdir_in(&parent)?;
+        let tmp = temp_beside(target, |b, dir| b.tempdir_in(dir))?;
         Ok(StagedDir {
             tmp,
             target: target.to_path_buf(),
@@ -403,11 +414,7 @@ impl AtomicFile {
             }
             _ => {}
         }
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".iolab-tmp")
-            .tempfile_in(parent_of(path))?;
+        let tmp = temp_beside(path, |b, dir| b.tempfile_in(dir))?;
         Ok(AtomicFile {
             inner: Inner::Temp(tmp, path.to_path_buf()),
             pending: None,

@@ -359,9 +359,11 @@ pub fn points(cfg: &DiskConfig) -> Vec<(u64, u64, u64)> {
     out
 }
 
-/// Claims every block device the survey writes (unless forced), then
-/// looks at each again: the check that planned it ran before, and a
-/// file system made or mounted since is refused now, before any write.
+/// Claims every block device the survey writes (unless forced) and
+/// looks at each again once held
+/// ([`iolab_backend::safety::claim_unused`]): the check that planned it
+/// ran before, and a file system made or mounted since is refused now,
+/// before any write.
 fn claim_devices(
     plan: &DiskPlan,
     b: &dyn Backend,
@@ -379,11 +381,8 @@ fn claim_devices(
             )
         };
         let c = cpath(&d.path).map_err(|e| refused(e.to_string()))?;
-        claims.push(b.claim_device(&c).map_err(|e| refused(e.to_string()))?);
         let st = b.stat(&c).map_err(|e| refused(e.to_string()))?;
-        if let Some(why) = b.device_in_use(&c, st.rdev) {
-            return Err(refused(why));
-        }
+        claims.push(iolab_backend::safety::claim_unused(b, &c, st.rdev).map_err(refused)?);
     }
     Ok(claims)
 }

@@ -143,9 +143,9 @@ fn open(
 
 /// Refuses a directory, and a block device that looks in use for
 /// writing unless -force. Returns whether the target is a block device,
-/// and the exclusive claim of one it will write: taken after the look,
-/// which is then made again, so that a file system made or mounted in
-/// between is refused too, and nothing mounts it during the run.
+/// and the exclusive claim of one it will write
+/// ([`iolab_backend::safety::claim_unused`]): nothing mounts it or makes
+/// a file system on it during the run.
 fn check_safety(
     be: &dyn Backend,
     plan: &TargetPlan,
@@ -164,20 +164,13 @@ fn check_safety(
     if !(st.is_block_device && plan.opts.writes() && !g.force) {
         return Ok((st.is_block_device, none()));
     }
-    let refused = |why: String| {
-        RunError::Refused(format!(
-            "target {} ({}): refusing to write to this block device because {why}; add -force to overwrite it",
-            plan.index, plan.opts.path
-        ))
-    };
-    let path = cpath(&plan.opts.path);
-    if let Some(why) = be.device_in_use(&path, st.rdev) {
-        return Err(refused(why));
-    }
-    let claim = be.claim_device(&path).map_err(|e| refused(e.to_string()))?;
-    if let Some(why) = be.device_in_use(&path, st.rdev) {
-        return Err(refused(why));
-    }
+    let claim = iolab_backend::safety::claim_unused(be, &cpath(&plan.opts.path), st.rdev)
+        .map_err(|why| {
+            RunError::Refused(format!(
+                "target {} ({}): refusing to write to this block device because {why}; add -force to overwrite it",
+                plan.index, plan.opts.path
+            ))
+        })?;
     Ok((true, claim))
 }
 
