@@ -367,6 +367,19 @@ impl DeviceClaim {
     }
 }
 
+/// Why a block device was not claimed for writing: the look's reason (a
+/// mount point, a holder, a signature) or, when the look saw nothing, the
+/// kernel's refusal of the exclusive open.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimRefused {
+    /// The device is in use; the text says how (mounted at, held by, holds).
+    #[error("{0}")]
+    InUse(String),
+    /// The exclusive open failed and the look could not say why.
+    #[error("{0}")]
+    Open(#[from] std::io::Error),
+}
+
 /// Claims the block device at `path` (device number `rdev`) for writing
 /// ([`crate::Backend::claim_device`]), then looks at it once held: Err
 /// says why it must not be written (mounted, held by another program, a
@@ -378,13 +391,13 @@ pub fn claim_unused(
     be: &dyn crate::Backend,
     path: &std::ffi::CStr,
     rdev: u64,
-) -> Result<DeviceClaim, String> {
+) -> Result<DeviceClaim, ClaimRefused> {
     let claim = be.claim_device(path).map_err(|e| {
         be.device_in_use(path, rdev)
-            .unwrap_or_else(|| e.to_string())
+            .map_or(ClaimRefused::Open(e), ClaimRefused::InUse)
     })?;
     match be.device_in_use(path, rdev) {
-        Some(why) => Err(why),
+        Some(why) => Err(ClaimRefused::InUse(why)),
         None => Ok(claim),
     }
 }

@@ -382,7 +382,10 @@ fn claim_devices(
         };
         let c = cpath(&d.path).map_err(|e| refused(e.to_string()))?;
         let st = b.stat(&c).map_err(|e| refused(e.to_string()))?;
-        claims.push(iolab_backend::safety::claim_unused(b, &c, st.rdev).map_err(refused)?);
+        claims.push(
+            iolab_backend::safety::claim_unused(b, &c, st.rdev)
+                .map_err(|e| refused(e.to_string()))?,
+        );
     }
     Ok(claims)
 }
