@@ -13,7 +13,7 @@ use iolab_core::{Failure, Outcome};
 use iolab_io500::ini::Ini;
 use iolab_io500::run::{RunObserver, Runner};
 use iolab_io500::{cleanup, commands, mdphase, validity, Config, Layout, Phase, PhaseReport};
-use iolab_mdtest::output::{check_writable, write_atomically};
+use iolab_mdtest::output::check_writable;
 use iolab_report::io500 as fmt;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -57,6 +57,10 @@ struct Cli {
     /// Operations each task keeps in flight with `--engine uring` (1 to 4096).
     #[arg(long)]
     qd: Option<u32>,
+    /// The name the timestamped datadir and resultdir take, as the app's
+    /// `--timestamp` (default: the start time, %Y.%m.%d-%H.%M.%S).
+    #[arg(long, value_name = "NAME")]
+    timestamp: Option<String>,
 }
 
 /// The command line as clap defines it, for completions and the man page.
@@ -147,7 +151,10 @@ fn prepare(cli: &Cli, backend_opts: &[String]) -> Result<Setup, NotStarted> {
     let tasks = (cli.tasks * world.transport().size()) as u64;
     cfg.check_tasks(tasks, cli.tasks as u64)
         .map_err(|e| e.to_string())?;
-    let stamp = start_stamp(&*world.transport());
+    let stamp = match &cli.timestamp {
+        Some(t) => checked_stamp(t)?,
+        None => start_stamp(&*world.transport()),
+    };
     let with = |p: &Path, on: bool| if on { p.join(&stamp) } else { p.to_path_buf() };
     let resultdir = with(&cfg.resultdir, cfg.timestamp_resultdir);
     let layout = Layout {
@@ -203,6 +210,17 @@ fn md_engine(cli: &Cli) -> Result<Option<u32>, String> {
         }
         (_, Some(_)) => Err("--qd: operations in flight need --engine uring".into()),
         _ => Ok(None),
+    }
+}
+
+/// `--timestamp NAME`: one directory name (no `/`, not `.` or `..`).
+fn checked_stamp(t: &str) -> Result<String, String> {
+    match t {
+        "" | "." | ".." => Err(format!("--timestamp '{t}': give a directory name")),
+        _ if t.contains(['/', '\0']) => Err(format!(
+            "--timestamp '{t}': one directory name, without '/'"
+        )),
+        _ => Ok(t.to_string()),
     }
 }
 
@@ -269,39 +287,91 @@ fn cleanup_only(prog: &str, s: &Setup) -> Ended {
     })
 }
 
-/// Prints each phase's `[RESULT]` line as it ends, and the final
-/// cleanup's progress: a bar on a terminal, a line before and after it
-/// in scripts.
+/// Prints each phase's `[RESULT]` line as it ends and, on a terminal,
+/// how long the run will take at least and a bar of the phases (the
+/// current one named); then the final cleanup's progress: a bar on a
+/// terminal, a line before and after it in scripts.
 struct Printer<'a> {
     cfg: &'a Config,
     prog: &'a str,
-    /// How to stop the cleanup, and what then removes the rest.
-    hint: String,
+    /// A run's cleanup (`--cleanup` when false).
+    run: bool,
+    phases: std::sync::Mutex<Option<indicatif::ProgressBar>>,
     cleanup: std::sync::Mutex<Option<(u64, Option<indicatif::ProgressBar>)>>,
 }
 
 impl<'a> Printer<'a> {
     /// For a run (`run`) or for `--cleanup`.
     fn new(cfg: &'a Config, prog: &'a str, run: bool) -> Self {
-        let ini = cfg.ini_file.display();
-        let hint = match run {
-            true => format!(
-                "a second Ctrl-C stops at once; iolab io500 --cleanup {ini} removes the rest"
-            ),
-            false => "Ctrl-C stops; the same command removes the rest".to_string(),
-        };
         Printer {
             cfg,
             prog,
-            hint,
+            run,
+            phases: std::sync::Mutex::new(None),
             cleanup: std::sync::Mutex::new(None),
         }
+    }
+
+    /// How to stop the cleanup, and what then removes the rest: after an
+    /// interrupted run a second Ctrl-C ends the process at once; a
+    /// completed run's cleanup, and `--cleanup`, stop at the first.
+    fn hint(&self) -> String {
+        let ini = self.cfg.ini_file.display();
+        match (self.run, crate::runner::root().is_cancelled()) {
+            (true, true) => format!(
+                "a second Ctrl-C stops at once; iolab io500 --cleanup {ini} removes the rest"
+            ),
+            (true, false) => {
+                format!("Ctrl-C stops; iolab io500 --cleanup {ini} removes the rest")
+            }
+            (false, _) => "Ctrl-C stops; the same command removes the rest".to_string(),
+        }
+    }
+
+    /// The phases' bar, made at the first phase on a terminal, after a
+    /// line saying the least the run takes: each write phase lasts at
+    /// least stonewall-time; the others depend on what the writes made.
+    fn phases_bar(&self) -> std::sync::MutexGuard<'_, Option<indicatif::ProgressBar>> {
+        let mut g = self.phases.lock().unwrap_or_else(|e| e.into_inner());
+        if g.is_none() && crate::progress::shown(true) {
+            let all = self.cfg.phases();
+            let writes = all
+                .iter()
+                .filter(|p| p.is_write() && self.cfg.runs(**p))
+                .count() as u64;
+            let least = writes * self.cfg.stonewall_s;
+            iolab_core::say!(
+                "{}: {} phases; the {writes} write phases run for stonewall-time = {} s each, so the run takes at least {}, and the reads, stats, finds and deletes as long as the storage needs",
+                self.prog,
+                all.len(),
+                self.cfg.stonewall_s,
+                crate::progress::human_s(least as f64)
+            );
+            *g = Some(crate::progress::bar(
+                all.len() as u64,
+                crate::progress::Unit::Items,
+            ));
+        }
+        g
     }
 }
 
 impl RunObserver for Printer<'_> {
+    fn phase_started(&self, p: Phase) {
+        if let Some(b) = &*self.phases_bar() {
+            b.set_message(p.name());
+        }
+    }
+
     fn phase_done(&self, r: &PhaseReport) {
-        print_now(&fmt::result_line(r, validity::phase_invalid(self.cfg, r)));
+        let line = fmt::result_line(r, validity::phase_invalid(self.cfg, r));
+        match &*self.phases.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(b) => {
+                b.suspend(|| print_now(&line));
+                b.inc(1);
+            }
+            None => print_now(&line),
+        }
         if let iolab_io500::results::Detail::Failed(why) = &r.detail {
             iolab_core::say!("iolab io500: {} failed: {why}", r.name);
         }
@@ -311,6 +381,9 @@ impl RunObserver for Printer<'_> {
         if entries == 0 {
             return;
         }
+        if let Some(b) = self.phases.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            b.finish_and_clear();
+        }
         let prog = self.prog;
         let why = match crate::runner::root().is_cancelled() {
             true => "interrupted; removing",
@@ -319,7 +392,7 @@ impl RunObserver for Printer<'_> {
         iolab_core::say!(
             "{prog}: {why} what the phases left in {}: {entries} entries ({})",
             datadir.display(),
-            self.hint
+            self.hint()
         );
         let bar = crate::progress::shown(true).then(|| {
             let b = crate::progress::bar(entries, crate::progress::Unit::Items);
@@ -371,6 +444,7 @@ fn make_dirs(
         return Ok((None, Vec::new()));
     }
     let be = &*s.backend;
+    check_stamps_free(s)?;
     iolab_io500::check_datadir(be, &s.layout).map_err(|e| e.to_string())?;
     check_resultdir(s)?;
     // Everything is checked: the store is the first thing made.
@@ -386,10 +460,54 @@ fn make_dirs(
         .compatible_with("io500 app (ISC/SC lists), 12 scored phases")
         .open()
         .map_err(|h| NotStarted::refused(prog, h).msg)?;
-    std::fs::create_dir_all(&s.resultdir)
-        .map_err(|e| format!("resultdir {}: cannot create: {e}", s.resultdir.display()))?;
-    let made = iolab_io500::prepare_datadir(be, &s.layout).map_err(|e| format!("datadir: {e}"))?;
+    make_resultdir(s)?;
+    let made = iolab_io500::prepare_datadir(be, &s.layout).map_err(|e| {
+        if s.cfg.timestamp_resultdir {
+            // Made just now for this run, and empty.
+            let _ = std::fs::remove_dir(&s.resultdir);
+        }
+        format!("datadir: {e}")
+    })?;
     Ok((Some(session), made))
+}
+
+/// A timestamped datadir or resultdir that is already there is another
+/// run's, started in the same second: refused (exit 2) before anything
+/// is made, so that neither run removes or overwrites the other's files.
+fn check_stamps_free(s: &Setup) -> Result<(), String> {
+    let stamped = [
+        (s.cfg.timestamp_datadir, &s.layout.datadir, "datadir"),
+        (s.cfg.timestamp_resultdir, &s.resultdir, "resultdir"),
+    ];
+    for (on, dir, what) in stamped {
+        if on && dir.symlink_metadata().is_ok() {
+            return Err(format!(
+                "{what} {}: already there, another run's (started in the same second?); start again, or give --timestamp",
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Makes the resultdir: a timestamped one here or not at all (one made
+/// since the check is another run's), with the parents it needs.
+fn make_resultdir(s: &Setup) -> Result<(), String> {
+    let cannot =
+        |e: std::io::Error| format!("resultdir {}: cannot create: {e}", s.resultdir.display());
+    if !s.cfg.timestamp_resultdir {
+        return std::fs::create_dir_all(&s.resultdir).map_err(cannot);
+    }
+    if let Some(parent) = s.resultdir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(cannot)?;
+    }
+    std::fs::create_dir(&s.resultdir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => format!(
+            "resultdir {}: made by another run since it was checked (started in the same second?); start again",
+            s.resultdir.display()
+        ),
+        _ => cannot(e),
+    })
 }
 
 /// Checks the resultdir before anything is made: the lengths of its
@@ -450,13 +568,17 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
     };
     if s.leader() {
         print_now(&format!(
-            "IO500 version iolab-{} (the io500 app's phases on iolab's engines)\nresult-dir = {}\n",
+            "IO500 version iolab-{} ({})\nresult-dir = {}\n",
             env!("CARGO_PKG_VERSION"),
+            match s.cfg.extended_mode {
+                true => "extended",
+                false => "standard",
+            },
             s.resultdir.display()
         ));
     }
     crate::signals::set_last_words(format!(
-        "\n{prog}: stopped at once by a second signal; cleanup was skipped or cut short. What this run made may be left in {}\n{prog}: remove it with: iolab io500 --cleanup {}\n",
+        "\n{prog}: stopped at once by a second signal; no result was written and cleanup was skipped or cut short. What this run made may be left in {}\n{prog}: remove it with: iolab io500 --cleanup {}\n",
         s.layout.datadir.display(),
         s.cfg.ini_file.display()
     ));
@@ -493,7 +615,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
         live: board.as_deref(),
         cancel: &cancel,
     };
-    let mut result = runner.run();
+    let (mut result, made_run) = runner.run();
     if let Some(h) = rank_live {
         result.outcome = h.finish().outcome(result.outcome.clone());
     }
@@ -503,6 +625,26 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
         crate::signals::bound_mpi_finalize(crate::exit::code(&result.outcome));
         return Ok(result.outcome);
     };
+    // The results first, as the app prints its score before it cleans
+    // up: a cleanup stopped or killed cannot take them with it.
+    let interrupted = result.outcome == Outcome::Interrupted;
+    let mut outcome = finish(prog, &s, session, result);
+    crate::signals::set_last_words(format!(
+        "\n{prog}: stopped at once by a second signal; the results are in {}; cleanup was cut short. What this run made may be left in {}\n{prog}: remove it with: iolab io500 --cleanup {}\n",
+        s.resultdir.display(),
+        s.layout.datadir.display(),
+        s.cfg.ini_file.display()
+    ));
+    // After an interrupted run a second Ctrl-C ends the process at once;
+    // after a completed one the first stops the cleanup at its next entry.
+    let go_on = || interrupted || !crate::runner::root().is_cancelled();
+    let left = runner.final_cleanup(&made_run, &go_on);
+    for l in &left.left {
+        iolab_core::say!("{prog}: left: {l}");
+    }
+    if !go_on() {
+        outcome = outcome.worst(Outcome::Interrupted);
+    }
     // The datadir this run made (a timestamped one, usually) goes too,
     // with the parents it made for it, each only when empty.
     iolab_io500::remove_made(&*s.backend, &made);
@@ -512,15 +654,15 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
             s.backend.name()
         );
     }
-    let outcome = finish(prog, &s, session, result);
     crate::signals::bound_mpi_finalize(crate::exit::code(&outcome));
     Ok(outcome)
 }
 
-/// Prints the score line, writes the resultdir's text files and hands
-/// the report to the runner, which writes result.json and records the
-/// run; returns how the run ended (a file that cannot be written is an
-/// error).
+/// Prints the score line and hands the report to the runner, which
+/// writes result.json with result_summary.txt, result.txt and the ini
+/// beside it (config-orig.ini as given, config.ini with every value),
+/// all of them or none, and records the run; returns how the run ended
+/// (a file that cannot be written is an error).
 fn finish(
     prog: &str,
     s: &Setup,
@@ -540,20 +682,38 @@ fn finish(
     }
     session.stop_watching(&result.outcome);
     let [summary, txt, json] = outputs(&s.resultdir);
-    let mut outcome = result.outcome.clone();
+    let values = Ini::parse(&s.ini_text, "")
+        .map(|ini| iolab_io500::ini::values(&ini))
+        .unwrap_or_default();
+    let mut staged_files = Vec::new();
     for (path, bytes) in [
-        (&summary, fmt::summary(p, &invalid)),
-        (&txt, fmt::result_txt(p, &s.ini_text)),
+        (summary, fmt::summary(p, &invalid)),
+        (txt, fmt::result_txt(p, &s.ini_text)),
+        (s.resultdir.join("config-orig.ini"), s.ini_text.clone()),
+        (s.resultdir.join("config.ini"), values),
     ] {
-        if let Err(e) = write_atomically(path, bytes.as_bytes()) {
-            iolab_core::say!("{prog}: {}: cannot write: {e}", path.display());
-            outcome = outcome.worst(Outcome::Error(Failure::io(
-                "write",
-                Some(path.display().to_string()),
-                &e,
-            )));
+        match staged(&path, bytes.as_bytes()) {
+            Ok(f) => staged_files.push((path, f)),
+            Err(e) => {
+                // One file that cannot be written: none is put in place
+                // (the staged ones are dropped, their temporaries removed).
+                iolab_core::say!(
+                    "{prog}: {}: cannot write: {e}; no result file was written",
+                    path.display()
+                );
+                let failure = Failure::io("write", Some(path.display().to_string()), &e);
+                let outcome = result.outcome.clone().worst(Outcome::Error(failure));
+                drop(staged_files);
+                let mut report = Report::new(outcome, p);
+                report.figures = fmt::figures(p);
+                return session.finish(report, Render::plain());
+            }
         }
     }
+    for (path, f) in staged_files {
+        session.beside_json(path, f);
+    }
+    let outcome = result.outcome.clone();
     session.document_at(json);
     let mut report = Report::new(outcome, p);
     report.notes = p.notes.clone();
@@ -562,7 +722,6 @@ fn finish(
         .notes
         .extend(p.invalid_reasons.iter().map(|r| format!("invalid: {r}")));
     report.figures = fmt::figures(p);
-    report.left_behind = p.left_behind.clone();
     report.filesystems = vec![fs_info(
         &s.layout
             .datadir
@@ -571,6 +730,14 @@ fn finish(
             .unwrap_or_default(),
     )];
     session.finish(report, Render::plain())
+}
+
+/// `bytes` written whole under a temporary name beside `path`, to be put
+/// in place with the rest of the results.
+fn staged(path: &Path, bytes: &[u8]) -> std::io::Result<iolab_output::AtomicFile> {
+    let mut f = iolab_output::AtomicFile::create(path)?;
+    std::io::Write::write_all(&mut f, bytes)?;
+    Ok(f)
 }
 
 /// Prints at once; a closed stdout stops the run (crate::output).

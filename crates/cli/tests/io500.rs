@@ -162,7 +162,6 @@ fn check_figures(doc: &Value, tasks: u64) {
     let find = &phase(doc, "find")["detail"]["find"];
     assert_eq!(find["found"].as_u64().unwrap(), expected, "{find}");
     assert_eq!(doc["payload"]["valid"], false);
-    assert!(doc["payload"]["left_behind"].as_array().unwrap().is_empty());
 }
 
 fn check_run(s: &Scratch, out: &str, tasks: u64) {
@@ -173,7 +172,13 @@ fn check_run(s: &Scratch, out: &str, tasks: u64) {
     let res = s.path("results");
     assert_eq!(
         tree(&res),
-        ["result.json", "result.txt", "result_summary.txt"]
+        [
+            "config-orig.ini",
+            "config.ini",
+            "result.json",
+            "result.txt",
+            "result_summary.txt"
+        ]
     );
     let summary = std::fs::read_to_string(res.join("result_summary.txt")).unwrap();
     assert_eq!(result_lines(&summary).len(), 12);
@@ -636,6 +641,11 @@ fn bad_ini_is_exit_2_with_nothing_created() {
         "not implemented",
     );
     refused(&s, "just words\n", "not 'key = value'");
+    // The app's booleans are true/false/1/0 and its numbers digits only.
+    refused(&s, "[global]\nscc = yes\n", "scc = yes");
+    refused(&s, "[global]\ndrop-caches = on\n", "drop-caches = on");
+    refused(&s, "[mdtest-easy-stat]\nrun = off\n", "run = off");
+    refused(&s, "[ior-hard]\nsegmentCount = +10\n", "segmentCount = +10");
     // blockSize not a multiple of transferSize (given again: twice is refused too).
     refused(&s, "[ior-easy]\nblockSize = 3m\n", "given twice");
     // A resultdir that cannot be made (a file is in its way).
@@ -661,7 +671,7 @@ fn list_prints_every_key_with_its_default() {
     let out = stdout(&o);
     for needle in [
         "[global]",
-        "datadir = ./datadir",
+        "datadir = ./datafiles",
         "stonewall-time = 300",
         "transferSize = 2m",
         "segmentCount = 10000000",
@@ -689,6 +699,19 @@ fn dry_run_prints_commands_and_creates_nothing() {
         out.contains("iolab mdtest -n 1000 -t -w 3901 -e 3901"),
         "{out}"
     );
+    // The app's -Y (sync, timed) on both writes, -X on the hard read.
+    let line = |p: &str| {
+        out.lines()
+            .skip_while(|l| !l.contains(&format!("[{p}]")))
+            .nth(1)
+            .unwrap_or_default()
+            .to_string()
+    };
+    for p in ["mdtest-easy-write", "mdtest-hard-write"] {
+        assert!(line(p).contains(" -C -Y -W 1"), "{p}: {out}");
+    }
+    assert!(line("mdtest-hard-read").contains(" -E -X"), "{out}");
+    assert!(!line("mdtest-easy-stat").contains(" -Y"), "{out}");
     assert!(!s.path("data").exists() && !s.path("results").exists());
 }
 
@@ -1631,4 +1654,215 @@ fn a_dangling_datadir_link_makes_nothing() {
     assert!(!s.path("results").exists(), "the resultdir was made");
     assert!(!store.exists(), "the store was made");
     assert!(!s.path("nothere").exists(), "made through the link");
+}
+
+/// The results come before the final cleanup: a run killed (-9) while
+/// the cleanup removes what its phases left keeps every result file,
+/// whole; a Ctrl-C there stops the cleanup at its next entry, names
+/// what it left (exit 130) with the results written, and `--cleanup`
+/// removes the rest.
+#[test]
+fn the_results_are_whole_before_the_final_cleanup_starts() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    for sig in [libc::SIGKILL, libc::SIGINT] {
+        let s = Scratch::new(&format!("io500-order-{sig}"));
+        std::fs::create_dir(s.path("data")).unwrap();
+        let ini = small_ini(&s, "[mdtest-easy-delete]\nrun = FALSE\n");
+        let text = std::fs::read_to_string(&ini)
+            .unwrap()
+            .replace("stonewall-time = 1", "stonewall-time = 3")
+            .replace("n = 2000", "n = 10000000");
+        std::fs::write(&ini, text).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(["io500", "--tasks", "2"])
+            .arg(&ini)
+            .env("CI", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut said = String::new();
+        loop {
+            let mut line = String::new();
+            let n = err.read_line(&mut line).unwrap();
+            assert!(n > 0, "ended before its cleanup: {said}");
+            said.push_str(&line);
+            if line.contains("removing what the phases left") {
+                break;
+            }
+        }
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let status = wait_bounded(&mut child, 120);
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+        said.push_str(&rest);
+        let results = s.path("results");
+        let json: Value =
+            serde_json::from_slice(&std::fs::read(results.join("result.json")).unwrap()).unwrap();
+        assert_eq!(json["payload"]["phases"].as_array().unwrap().len(), 12);
+        let txt = std::fs::read_to_string(results.join("result.txt")).unwrap();
+        assert!(txt.contains("[SCORE]"), "{txt}");
+        let summary = std::fs::read_to_string(results.join("result_summary.txt")).unwrap();
+        assert!(summary.contains("[SCORE ]"), "{summary}");
+        let orig = std::fs::read_to_string(results.join("config-orig.ini")).unwrap();
+        assert_eq!(orig, std::fs::read_to_string(&ini).unwrap());
+        let values = std::fs::read_to_string(results.join("config.ini")).unwrap();
+        assert!(values.contains("stonewall-time = 3\n"), "{values}");
+        assert!(values.contains("scc = FALSE\n"), "every key: {values}");
+        assert!(
+            !tree(&s.path("data")).is_empty(),
+            "the cleanup was not cut short"
+        );
+        if sig == libc::SIGINT {
+            assert_eq!(status.code(), Some(130), "{said}");
+            assert!(
+                said.contains("entries (Ctrl-C stops; iolab io500 --cleanup"),
+                "{said}"
+            );
+            assert!(
+                said.contains("left: ") && said.contains("the removal was stopped"),
+                "{said}"
+            );
+        }
+        let o = iolab(&["io500", "--cleanup", ini.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            tree(&s.path("data")).is_empty(),
+            "{:?}",
+            tree(&s.path("data"))
+        );
+    }
+}
+
+/// A phase that did not run is left out of its group's mean, as the
+/// app's calc_score leaves out every score of 0: the bandwidth is the
+/// mean of the 3 ior phases that ran, and the run is [INVALID].
+#[test]
+fn a_phase_that_did_not_run_is_left_out_of_its_group_s_mean() {
+    let s = Scratch::new("io500-skip");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "[ior-easy-read]\nrun = FALSE\n");
+    let o = iolab(&["io500", "--tasks", "2", ini.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let res = result_lines(&out);
+    let bw: Vec<f64> = res
+        .iter()
+        .filter(|r| r.0.starts_with("ior") && r.1 > 0.0)
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(bw.len(), 3, "{out}");
+    let line = out.lines().find(|l| l.starts_with("[SCORE ]")).unwrap();
+    let x: f64 = line.split_whitespace().nth(3).unwrap().parse().unwrap();
+    assert!(close(x, geo(&bw)), "{x} vs {}: {out}", geo(&bw));
+    assert!(x > 0.0 && line.ends_with(" [INVALID]"), "{line}");
+}
+
+/// A timestamped datadir or resultdir already there is another run's
+/// (two runs started in the same second): refused (exit 2) before
+/// anything is made. `--timestamp NAME` names both; a name with `/` is
+/// refused.
+#[test]
+fn a_taken_timestamp_is_refused_before_anything() {
+    let s = Scratch::new("io500-stamp");
+    let ini = small_ini(&s, "");
+    let text = std::fs::read_to_string(&ini)
+        .unwrap()
+        .replace("timestamp-datadir = FALSE", "timestamp-datadir = TRUE")
+        .replace("timestamp-resultdir = FALSE", "timestamp-resultdir = TRUE");
+    std::fs::write(&ini, text).unwrap();
+    let run = |stamp: &str| iolab(&["io500", "--timestamp", stamp, ini.to_str().unwrap()]);
+    for (taken, other) in [("results", "data"), ("data", "results")] {
+        let _ = std::fs::remove_dir_all(s.path("data"));
+        let _ = std::fs::remove_dir_all(s.path("results"));
+        std::fs::create_dir_all(s.path(taken).join("T1")).unwrap();
+        std::fs::write(s.path(taken).join("T1/theirs"), b"x").unwrap();
+        let o = run("T1");
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("already there, another run's"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!s.path(other).exists(), "{taken}: {other} was made");
+        assert_eq!(
+            std::fs::read(s.path(taken).join("T1/theirs")).unwrap(),
+            b"x"
+        );
+    }
+    for bad in ["a/b", "..", ""] {
+        let o = run(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--timestamp"), "{}", stderr(&o));
+    }
+    let o = run("T2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(s.path("results/T2/result.txt").is_file());
+    assert!(!s.path("data/T2").exists(), "the run's datadir goes");
+}
+
+/// The resultdir's files are one set: when one cannot be written (no
+/// inode left for it) none is put in place, nothing temporary stays, and
+/// the run says so (exit 1).
+#[test]
+fn the_result_files_are_a_whole_set_or_absent() {
+    let s = Scratch::new("io500-set");
+    std::fs::create_dir(s.path("data")).unwrap();
+    // The root, mdtest's 2 stonewall files and 3 of the 5 files.
+    let small = common::SmallFs::new(&s, "small", "nr_inodes=6");
+    if !small.mounted {
+        return;
+    }
+    let ini = small_ini(&s, "");
+    let text = std::fs::read_to_string(&ini).unwrap().replace(
+        &format!("resultdir = {}", s.path("results").display()),
+        &format!("resultdir = {}", small.dir.display()),
+    );
+    std::fs::write(&ini, text).unwrap();
+    let o = iolab(&["io500", ini.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no result file was written"),
+        "{}",
+        stderr(&o)
+    );
+    let left: Vec<_> = std::fs::read_dir(&small.dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(tree(&s.path("data")).is_empty(), "the cleanup still ran");
+}
+
+/// On a terminal the run says the least it takes and draws a bar of the
+/// phases; in a pipe neither.
+#[test]
+fn a_terminal_sees_the_least_the_run_takes_and_a_bar_of_phases() {
+    let s = Scratch::new("io500-tty");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "");
+    let line = format!("{} io500 {}", env!("CARGO_BIN_EXE_iolab"), ini.display());
+    let tty = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let seen = String::from_utf8_lossy(&tty.stdout);
+    assert!(tty.status.success(), "{seen}");
+    assert!(
+        seen.contains("12 phases; the 4 write phases run for stonewall-time = 1 s each, so the run takes at least 4 s"),
+        "{seen}"
+    );
+    assert!(seen.contains("mdtest-easy-write"), "{seen}");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["io500", ini.to_str().unwrap()])
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("12 phases"), "{}", stderr(&o));
 }

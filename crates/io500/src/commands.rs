@@ -41,12 +41,18 @@ pub fn mdtest_args(cfg: &Config, l: &Layout, phase: Phase, tasks_per_process: u6
     push(&l.stonewall_file(base).display().to_string());
     match phase {
         Phase::MdtestEasyWrite | Phase::MdtestHardWrite => {
+            // -Y: the app's sync after the creates, inside the timed phase.
             push("-C");
+            push("-Y");
             push("-W");
             push(&cfg.stonewall_s.to_string());
         }
         Phase::MdtestEasyStat | Phase::MdtestHardStat => push("-T"),
-        Phase::MdtestHardRead => push("-E"),
+        // -X: the app's check of the data read.
+        Phase::MdtestHardRead => {
+            push("-E");
+            push("-X");
+        }
         _ => push("-r"),
     }
     push("-a");

@@ -49,6 +49,13 @@ pub enum DatadirError {
         /// What the run adds below it.
         below: usize,
     },
+    /// The datadir was made by someone else between the check and its
+    /// making (another run that took the same timestamp).
+    #[error("datadir {}: made by someone else since it was checked (another run started in the same second?); nothing of it is used; start again", datadir.display())]
+    Taken {
+        /// The datadir.
+        datadir: PathBuf,
+    },
     /// Something on the way to the datadir is not a directory.
     #[error("datadir {}: {} is not a directory", datadir.display(), at.display())]
     NotADirectory {
@@ -268,7 +275,14 @@ pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>
         }
     };
     for d in &missing {
-        if let Err(e) = mk(d) {
+        // The datadir itself is made here or not at all: one that
+        // appeared since the check is another run's (its parents may be
+        // shared).
+        let made_here = match d == &layout.datadir {
+            true => mk_new(be, d),
+            false => mk(d),
+        };
+        if let Err(e) = made_here {
             remove_made(be, &made);
             return Err(e);
         }
@@ -281,6 +295,24 @@ pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>
         }
     }
     Ok(made)
+}
+
+/// Makes `d`, which must not be there: [`DatadirError::Taken`] when it is.
+fn mk_new(be: &dyn Backend, d: &Path) -> Result<(), DatadirError> {
+    let c = c_path(d).map_err(|source| DatadirError::Path {
+        path: d.to_path_buf(),
+        source,
+    })?;
+    match be.mkdir(&c, 0o755) {
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(DatadirError::Taken {
+            datadir: d.to_path_buf(),
+        }),
+        Err(source) => Err(DatadirError::Create {
+            path: d.to_path_buf(),
+            source,
+        }),
+        Ok(()) => Ok(()),
+    }
 }
 
 /// Removes the directories [`prepare_datadir`] made, innermost first,

@@ -101,7 +101,7 @@ pub const KEYS: &[Key] = &[
     k(
         "global",
         "datadir",
-        "./datadir",
+        "./datafiles",
         Text,
         true,
         "The directory where the IO500 runs",
@@ -683,10 +683,11 @@ fn unquote(v: &str) -> &str {
 }
 
 /// Reads an ini boolean.
+/// As the app's parser: `true`/`false` in any case, or `1`/`0`.
 pub fn parse_bool(v: &str) -> Option<bool> {
     match v.to_ascii_lowercase().as_str() {
-        "true" | "yes" | "1" | "on" => Some(true),
-        "false" | "no" | "0" | "off" => Some(false),
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
         _ => None,
     }
 }
@@ -697,10 +698,14 @@ fn check_value(kind: Kind, v: &str) -> Result<(), String> {
         Kind::Bool => parse_bool(v)
             .map(drop)
             .ok_or_else(|| "not a boolean (TRUE or FALSE)".to_string()),
-        Kind::Uint => v
-            .parse::<u64>()
-            .map(drop)
-            .map_err(|_| "not a whole number".to_string()),
+        // Digits only, as the app's `^[0-9]+$` (Rust would take `+10`).
+        Kind::Uint => match v.bytes().all(|b| b.is_ascii_digit()) {
+            true => v
+                .parse::<u64>()
+                .map(drop)
+                .map_err(|_| "too large".to_string()),
+            false => Err("not a whole number".to_string()),
+        },
         Kind::Size => iolab_core::units::parse_size(v)
             .map(drop)
             .map_err(|e| e.to_string()),
@@ -752,6 +757,31 @@ pub fn list() -> String {
         out.push_str(&format!(
             "\n# [{s}]: an extended phase iolab does not run (accepted; --mode=extended refuses it unless its run = FALSE)\n"
         ));
+    }
+    out.trim_start().to_string()
+}
+
+/// The resultdir's config.ini, as the app writes it: every key of the
+/// table with the value the run used (as given, else its default), then
+/// what else the ini gave (a phase's `API`, `run`), section by section.
+pub fn values(ini: &Ini) -> String {
+    let known = KEYS
+        .iter()
+        .map(|k| (k.section, k.key, value_or_default(ini, k.section, k.key)));
+    let mut rest: Vec<_> = ini
+        .entries()
+        .filter(|(sec, key, _)| lookup(sec, key).is_none())
+        .map(|(s, k, v)| (s, k, v.to_string()))
+        .collect();
+    rest.sort();
+    let mut out = String::new();
+    let mut last = "";
+    for (sec, key, value) in known.chain(rest) {
+        if sec != last {
+            out.push_str(&format!("\n[{sec}]\n"));
+            last = sec;
+        }
+        out.push_str(&format!("{key} = {value}\n"));
     }
     out.trim_start().to_string()
 }

@@ -19,8 +19,9 @@
 //!     transport: std::sync::Arc::new(iolab_comm::SingleProcess::new()), threads: 2,
 //!     backend: &*backend, observer: &Silent, live: None,
 //!     cancel: &iolab_core::CancelToken::new() };
-//! let result = runner.run();
+//! let (result, made) = runner.run();
 //! assert_eq!(result.payload.phases.len(), 12);
+//! assert!(runner.final_cleanup(&made, &|| true).confirmed());
 //! assert!(!result.payload.valid, "a 1 s stonewall cannot be submitted");
 //! assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the datadir is left empty");
 //! std::fs::remove_dir(&dir).unwrap();

@@ -99,8 +99,7 @@ pub struct Score {
     pub total: f64,
 }
 
-/// Geometric mean; 0 when a value is 0 (or there is none), as a phase
-/// that did not run zeroes IO500's score.
+/// Geometric mean; 0 when a value is 0 or less (or there is none).
 pub fn geometric_mean(values: &[f64]) -> f64 {
     if values.is_empty() || values.iter().any(|v| *v <= 0.0 || !v.is_finite()) {
         return 0.0;
@@ -122,12 +121,16 @@ pub fn score_extended(phases: &[PhaseReport]) -> Score {
     score_of(phases, true)
 }
 
+/// As the app's calc_score: a group's mean is over its phases that
+/// scored above 0 (one that did not run, failed or scored 0 is left out,
+/// and the run is invalid for it), and 0 when none did.
 fn score_of(phases: &[PhaseReport], extended: bool) -> Score {
     let of = |g: Group| -> Vec<f64> {
         phases
             .iter()
             .filter(|p| p.phase.group() == g && (extended || !p.phase.is_extended()))
             .map(|p| p.score)
+            .filter(|s| *s > 0.0 && s.is_finite())
             .collect()
     };
     let bandwidth = geometric_mean(&of(Group::Bandwidth));
@@ -176,8 +179,6 @@ pub struct Io500Payload {
     pub valid: bool,
     /// Why not.
     pub invalid_reasons: Vec<String>,
-    /// Paths the final cleanup had to leave.
-    pub left_behind: Vec<String>,
     /// What the run has to tell (a cache drop that failed).
     pub notes: Vec<String>,
 }

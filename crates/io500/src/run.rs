@@ -110,6 +110,16 @@ impl State {
     }
 }
 
+/// What the run made that only it may remove: read by
+/// [`Runner::final_cleanup`].
+#[derive(Debug, Clone, Default)]
+pub struct Made {
+    /// The mdtest bases whose stonewall file this run wrote.
+    walls: Vec<&'static str>,
+    /// This process made the timestamp file.
+    stamp: bool,
+}
+
 /// A phase that could not complete: how the run ends, and the message.
 type PhaseError = (Outcome, String);
 
@@ -123,8 +133,12 @@ impl Runner<'_> {
         self.transport.rank() == 0
     }
 
-    /// Runs every phase; every rank returns the same figures.
-    pub fn run(&self) -> RunResult {
+    /// Runs every phase; every rank returns the same figures, and what
+    /// the final cleanup ([`Runner::final_cleanup`]) needs to know of
+    /// the run. The results are whole before anything is removed, so
+    /// that a cleanup stopped (or killed) cannot take them with it, as
+    /// the app prints its score before it cleans up.
+    pub fn run(&self) -> (RunResult, Made) {
         let mut st = State::default();
         for &p in self.cfg.phases() {
             if self.leader() {
@@ -140,23 +154,24 @@ impl Runner<'_> {
             }
         }
         self.transport.barrier();
-        let left = match self.leader() {
-            true => self.final_cleanup(&st),
-            false => Removal::default(),
+        let made = Made {
+            walls: st.stonewall_files_made(),
+            stamp: st.timestamp_made,
         };
-        self.finish(st, left)
+        (self.finish(st), made)
     }
 
-    /// Removes what the phases left under the datadir (rank 0), telling
-    /// the observer how much there is and how far it got. The private
-    /// files go only when this run made them: a stonewall file when its
-    /// mdtest write phase ran, the timestamp file when it was made here.
-    fn final_cleanup(&self, st: &State) -> Removal {
+    /// Removes what the phases left under the datadir (rank 0 alone, after
+    /// [`Runner::run`]), telling the observer how much there is and how
+    /// far it got; `go_on` is asked every 1024 entries (false stops it,
+    /// and what is not removed is listed as left). The private files go
+    /// only when this run made them: a stonewall file when its mdtest
+    /// write phase ran, the timestamp file when it was made here.
+    pub fn final_cleanup(&self, made: &Made, go_on: &(dyn Fn() -> bool + Sync)) -> Removal {
         let be = self.backend;
         let datadir = &self.layout.datadir;
-        let walls = st.stonewall_files_made();
-        let mut out = crate::cleanup::remove_stonewall_files(&self.layout, &walls);
-        let stamp = st.timestamp_made;
+        let mut out = crate::cleanup::remove_stonewall_files(&self.layout, &made.walls);
+        let stamp = made.stamp;
         let data = match crate::cleanup::open_datadir(be, &self.cfg.datadir, datadir) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return out,
@@ -181,7 +196,7 @@ impl Runner<'_> {
         let observer = self.observer;
         let tick = move |n: u64| {
             observer.cleanup_progress(n);
-            true
+            go_on()
         };
         let removal = crate::cleanup::remove_run_data(be, &data, datadir, stamp, Some(&tick));
         self.observer.cleanup_done(&removal);
@@ -189,7 +204,7 @@ impl Runner<'_> {
         out
     }
 
-    fn finish(&self, st: State, left: Removal) -> RunResult {
+    fn finish(&self, st: State) -> RunResult {
         let invalid = crate::validity::reasons(self.cfg, &st.reports);
         let mut notes = st.notes;
         if !self.cfg.extended.is_empty() && !self.cfg.extended_mode {
@@ -217,7 +232,6 @@ impl Runner<'_> {
             valid: invalid.is_empty(),
             invalid_reasons: invalid,
             phases: st.reports,
-            left_behind: left.left.iter().map(Left::to_string).collect(),
             notes,
         };
         RunResult {

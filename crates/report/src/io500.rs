@@ -105,9 +105,6 @@ pub fn result_txt(p: &Io500Payload, ini_text: &str) -> String {
             x.bandwidth, x.iops, x.total
         ));
     }
-    for l in &p.left_behind {
-        s.push_str(&format!("left-behind = {l}\n"));
-    }
     s
 }
 

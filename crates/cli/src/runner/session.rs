@@ -40,6 +40,9 @@ pub struct Session<C> {
     cancel: CancelToken,
     /// The id the live stream carries, stated in the document too.
     run_id: Option<String>,
+    /// Files written with the JSON document, put in place only when it
+    /// is ([`Session::beside_json`]).
+    companions: Vec<(std::path::PathBuf, iolab_output::AtomicFile)>,
 }
 
 impl<C> Session<C> {
@@ -67,6 +70,7 @@ impl<C> Session<C> {
             started_unix_ns: iolab_core::clock::wall_ns(),
             cancel: root().child(),
             run_id: None,
+            companions: Vec::new(),
         }
     }
 }
@@ -84,6 +88,15 @@ impl<C: Serialize + Clone> Session<C> {
     pub fn document_at(&mut self, path: std::path::PathBuf) {
         self.given.json = Some(path);
         self.json_option = "";
+    }
+
+    /// `f`, the file at `path` (written whole, not yet in place), belongs with the JSON
+    /// document: [`Session::finish`] puts it in place once the outputs
+    /// are written, and drops it (it never appears) when one could not
+    /// be, so that the tool's files are a whole set or absent (io500's
+    /// result.txt and result_summary.txt beside result.json).
+    pub fn beside_json(&mut self, path: std::path::PathBuf, f: iolab_output::AtomicFile) {
+        self.companions.push((path, f));
     }
 
     /// Starts the live figures of the run when `--live`, `--steady` or a
@@ -285,7 +298,24 @@ impl<C: Serialize + Clone> Session<C> {
         if !self.leader {
             return doc.outcome;
         }
-        self.write(&mut doc, render);
+        let failed = self.write(&mut doc, render).is_some();
+        for (path, f) in std::mem::take(&mut self.companions) {
+            match failed {
+                true => drop(f),
+                false => {
+                    if let Err(e) = f.commit() {
+                        iolab_core::say!(
+                            "{}: {}: cannot write: {e}",
+                            self.head.prog,
+                            path.display()
+                        );
+                        let path = Some(path.display().to_string());
+                        let failure = Failure::io("write", path, &e).of_kind(FailureKind::Output);
+                        fold_output(&mut doc.outcome, failure);
+                    }
+                }
+            }
+        }
         if let Err(f) = self.store.record(&doc, render.lost) {
             iolab_core::say!("{}: {f}", self.head.prog);
             fold_output(&mut doc.outcome, f);
