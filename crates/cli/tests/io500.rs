@@ -713,6 +713,19 @@ fn dry_run_prints_commands_and_creates_nothing() {
     assert!(line("mdtest-hard-read").contains(" -E -X"), "{out}");
     assert!(!line("mdtest-easy-stat").contains(" -Y"), "{out}");
     assert!(!s.path("data").exists() && !s.path("results").exists());
+    // A datadir with a space: the lines still run as printed.
+    let spaced = s.path("my data");
+    let text = std::fs::read_to_string(&ini).unwrap().replace(
+        &s.path("data").display().to_string(),
+        &spaced.display().to_string(),
+    );
+    std::fs::write(&ini, text).unwrap();
+    let o = iolab(&["io500", "--dry-run", ini.to_str().unwrap()]);
+    let out = stdout(&o);
+    let quoted = format!("-d '{}/mdtest-easy'", spaced.display());
+    assert!(out.contains(&quoted), "{out}");
+    let quoted = format!("-o '{}/ior-easy/ior_file_easy'", spaced.display());
+    assert!(out.contains(&quoted), "{out}");
 }
 
 /// `[debug] pause-dir`: while `<pause-dir>/ior-easy-write` exists the

@@ -184,7 +184,10 @@ impl IorSpec {
             format!("iolab ior -a {}", p.api),
             format!("-G {}", p.signature),
             "-k -e".into(),
-            format!("-o {}", p.test_file.to_string_lossy()),
+            format!(
+                "-o {}",
+                crate::commands::shell_word(&p.test_file.to_string_lossy())
+            ),
         ];
         if p.reorder > 0 {
             a.push(format!("-C -Q {}", p.task_per_node_offset));
