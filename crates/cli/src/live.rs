@@ -524,7 +524,17 @@ fn context(tool: &str, run_id: &str) -> Context {
 
 /// The interval the command line asked for (`--live-interval`, else 1 s).
 pub fn asked_interval() -> Duration {
-    Duration::from_secs_f64(ASKED.get().and_then(|a| a.interval).unwrap_or(1.0))
+    let asked = ASKED.get().and_then(|a| a.interval);
+    Duration::from_secs_f64(asked.or_else(forwarded_interval).unwrap_or(1.0))
+}
+
+/// The interval xddcp asked of this source side
+/// ([`iolab_xddcp::run::LIVE_INTERVAL_ENV`]), when it is a number
+/// `--live-interval` takes.
+fn forwarded_interval() -> Option<f64> {
+    std::env::var_os(iolab_xddcp::run::LIVE_FORWARD_ENV)?;
+    let s = std::env::var(iolab_xddcp::run::LIVE_INTERVAL_ENV).ok()?;
+    s.parse::<f64>().ok().filter(|x| (0.1..=3600.0).contains(x))
 }
 
 /// The intervals of processes this one started, read from what they

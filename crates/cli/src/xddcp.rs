@@ -304,7 +304,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         Run::new(prog, "xddcp", "iolab.xddcp/1", &command_line, config, given).open()?;
     p.cancel = session.cancel().clone();
     let (feed, peers) = crate::live::relay(Some(("read", "copy")));
-    p.live = session.live(true, Some(peers)).is_some();
+    p.live = session
+        .live(true, Some(peers))
+        .map(|_| crate::live::asked_interval().as_secs_f64());
     // The plan before anything moves: how much there is to copy.
     let planned: u64 = p.jobs.iter().map(|j| j.bytes).sum();
     iolab_core::say!("{prog}: {} file(s), {planned} bytes to copy", p.jobs.len());

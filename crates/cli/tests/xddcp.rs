@@ -799,3 +799,39 @@ fn xddcp_live_rows_sum_to_each_files_bytes() {
     );
     assert!(rows.iter().any(|r| r["last"] == true));
 }
+
+/// The source side samples at xddcp's `--live-interval`, not at its own
+/// default second: a copy of a few hundred milliseconds or more gives
+/// several rows for its rank, none more than a few intervals apart
+/// (each second's operations landed in one 0.1 s row before).
+#[test]
+fn xddcp_source_sides_sample_at_xddcps_interval() {
+    let Some(c) = common::fake_cluster("xddcp_liveint", 2) else {
+        return;
+    };
+    let s = Scratch::new("xddcp-liveint");
+    std::fs::create_dir_all(s.path("dst")).unwrap();
+    let f = s.path("big");
+    random_file(&f, 256 << 20);
+    let (ns1, a1) = c.host(1);
+    let mut w: Vec<String> = words("-t 1 --timeout 60 --live-interval 0.1");
+    w.extend(["--rsh".into(), "ip netns exec".into()]);
+    w.extend(["--remote-iolab".into(), IOLAB.into()]);
+    w.extend(["--live".into(), s.path("live.jsonl").display().to_string()]);
+    w.push(f.display().to_string());
+    w.push(format!("{ns1}@{a1}:{}", s.path("dst/big").display()));
+    let o = xddcp_on(&c, &s.root, &w);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let text = std::fs::read_to_string(s.path("live.jsonl")).unwrap();
+    let t: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["rank"] == 1 && r["bytes"].as_u64() > Some(0))
+        .map(|r| r["t"].as_f64().unwrap())
+        .collect();
+    assert!(t.len() >= 2, "one row for the whole copy: {text}");
+    for w in t.windows(2) {
+        assert!(w[1] - w[0] < 0.6, "rows {} s apart: {text}", w[1] - w[0]);
+    }
+}

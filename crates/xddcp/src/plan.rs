@@ -105,9 +105,10 @@ pub struct Plan {
     /// a plan of its own reads the process's stop flag): every wait on
     /// either side ends with it.
     pub cancel: iolab_core::CancelToken,
-    /// The caller streams live figures: each source side sends it its
-    /// intervals ([`crate::run::Hooks::live`]). Set by the caller.
-    pub live: bool,
+    /// The caller streams live figures at this interval (seconds): each
+    /// source side samples at it and sends the caller its intervals
+    /// ([`crate::run::Hooks::live`]). Set by the caller.
+    pub live: Option<f64>,
 }
 
 /// A command line that cannot run: the option at fault and why.
@@ -210,7 +211,7 @@ pub fn plan(o: &Options) -> Result<Plan, PlanError> {
         user_key,
         opts: o.clone(),
         cancel: iolab_core::CancelToken::process(),
-        live: false,
+        live: None,
     })
 }
 

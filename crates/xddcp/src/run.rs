@@ -26,6 +26,12 @@ pub const TMP_PREFIX: &str = "iolab-xddcp";
 /// appends each interval as one JSON line.
 pub const LIVE_FORWARD_ENV: &str = "IOLAB_LIVE_FORWARD";
 
+/// The environment variable that tells a source side the interval, in
+/// seconds, at which to sample what it forwards (xddcp's
+/// `--live-interval`): its rows would otherwise be its default second's,
+/// and a second's operations would land in one of xddcp's intervals.
+pub const LIVE_INTERVAL_ENV: &str = "IOLAB_LIVE_FORWARD_INTERVAL";
+
 /// What xddcp tells its caller as the copies go.
 pub struct Hooks<'a> {
     /// The bytes a copy has moved so far, a few times a second (with
@@ -367,9 +373,13 @@ fn run_source(
 ) -> Result<SourceEnd, String> {
     let os: Vec<OsString> = argv.iter().map(OsString::from).collect();
     let line = key.handoff_line();
+    let interval = live
+        .as_ref()
+        .map(|t| std::ffi::OsString::from(t.interval_s.to_string()));
     let env: Vec<(&str, &std::ffi::OsStr)> = live
         .iter()
         .map(|t| (LIVE_FORWARD_ENV, t.path.as_os_str()))
+        .chain(interval.iter().map(|s| (LIVE_INTERVAL_ENV, s.as_os_str())))
         .collect();
     let mut child = Remote::spawn_local_env(&os, Some(line.as_bytes()), &env)
         .map_err(|e| format!("cannot start the source side ({}): {e}", argv[0]))?;
@@ -542,6 +552,8 @@ fn base_name(job: &Job) -> String {
 /// by line as they come (a line still being written waits).
 struct LiveTail<'a> {
     path: std::path::PathBuf,
+    /// The caller's interval, the source side's too.
+    interval_s: f64,
     at: u64,
     partial: Vec<u8>,
     to: &'a dyn Fn(Option<&[u8]>),
@@ -600,8 +612,9 @@ fn copy(
     let json_arg = json.display().to_string();
     let argv = args::source(p, job, port, &json_arg, &log_prefix, hb.as_deref());
     let hb_file = hb.as_ref().map(|_| progress_file(&hb_prefix));
-    let mut tail = p.live.then(|| LiveTail {
+    let mut tail = p.live.map(|interval_s| LiveTail {
         path: tmp.with_extension("live"),
+        interval_s,
         at: 0,
         partial: Vec::new(),
         to: live,
