@@ -218,6 +218,10 @@ pub struct Hook {
     live: Option<Live>,
     run_id: Option<String>,
     status: bool,
+    /// The stream asked for could not be started (its file made, its
+    /// header written): the run goes on without live figures and ends
+    /// as an output failure, as one cut short does.
+    failed_start: Option<String>,
 }
 
 /// What the run's results take from the hook.
@@ -282,8 +286,12 @@ pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peer
     if view {
         observers.push(crate::live_view::full_screen(tool));
     }
+    let output = match output(&asked, leader) {
+        Ok(o) => o,
+        Err(e) => return Hook::failed(tool, e, false),
+    };
     let opts = Options {
-        output: output(&asked, leader),
+        output,
         format: asked.format,
         interval: asked_interval(),
         steady: asked.steady,
@@ -300,11 +308,9 @@ pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peer
             live: Some(live),
             run_id: Some(run_id),
             status,
+            failed_start: None,
         },
-        Err(e) => {
-            iolab_core::say!("iolab {tool}: --live: {e}; the run goes on without live figures");
-            Hook::off()
-        }
+        Err(e) => Hook::failed(tool, e.to_string(), true),
     }
 }
 
@@ -508,6 +514,7 @@ pub fn to_stdout(tool: &str, ms: u64, prefix: &'static str) -> Hook {
             live: Some(live),
             run_id: Some(run_id),
             status: false,
+            failed_start: None,
         },
         Err(_) => Hook::off(),
     }
@@ -765,8 +772,8 @@ impl iolab_lst::watch::Watcher for AgentFeed {
     }
 }
 
-fn output(a: &Asked, leader: bool) -> Output {
-    match (a.file.as_deref(), a.format) {
+fn output(a: &Asked, leader: bool) -> Result<Output, String> {
+    Ok(match (a.file.as_deref(), a.format) {
         (None, _) => Output::None,
         _ if !leader => Output::None,
         (Some("-"), _) => Output::Stream(Box::new(crate::output::Stdout)),
@@ -774,12 +781,16 @@ fn output(a: &Asked, leader: bool) -> Output {
         // A link planted at the name is replaced, not followed.
         (Some(f), _) => match iolab_output::create_streamed(std::path::Path::new(f)) {
             Ok(file) => Output::Stream(Box::new(std::io::BufWriter::new(file))),
-            Err(e) => {
-                iolab_core::say!("iolab: --live {f}: {e}");
-                Output::None
-            }
+            Err(e) => return Err(e.to_string()),
         },
-    }
+    })
+}
+
+/// Removes the stream's file when it is a regular file (the one this run
+/// made: a FIFO or a device, written in place, is never removed).
+fn remove_stream_file(f: &std::path::Path) -> bool {
+    let regular = f.symlink_metadata().is_ok_and(|m| m.file_type().is_file());
+    regular && std::fs::remove_file(f).is_ok()
 }
 
 /// A stream that could not be written to its end (a full file system)
@@ -790,7 +801,7 @@ fn said_and_removed(error: &str) {
     let textfile = ASKED.get().is_some_and(|a| a.format == Format::OpenMetrics);
     let error = error.strip_prefix("--live: ").unwrap_or(error);
     match asked_file().filter(|_| !textfile) {
-        Some(f) if std::fs::remove_file(&f).is_ok() => iolab_core::say!(
+        Some(f) if remove_stream_file(&f) => iolab_core::say!(
             "iolab: --live {}: {error}; the stream was cut short and is removed",
             f.display()
         ),
@@ -806,6 +817,26 @@ impl Hook {
             live: None,
             run_id: None,
             status: false,
+            failed_start: None,
+        }
+    }
+
+    /// A stream that could not be started (`error`): said, its file
+    /// removed when this run `made` it (a file that was there and could
+    /// not be replaced stays as it was), and the run, which goes on
+    /// without live figures, ends as an output failure (exit 1).
+    fn failed(tool: &str, error: String, made: bool) -> Hook {
+        let textfile = ASKED.get().is_some_and(|a| a.format == Format::OpenMetrics);
+        let file = asked_file().filter(|_| made && !textfile);
+        let removed = file.as_deref().is_some_and(remove_stream_file);
+        let named = asked_file().map_or(String::new(), |f| format!(" {}", f.display()));
+        let gone = if removed { "; its file is removed" } else { "" };
+        iolab_core::say!(
+            "iolab {tool}: --live{named}: {error}{gone}; the run goes on without live figures and ends as an output failure"
+        );
+        Hook {
+            failed_start: Some(format!("--live: the stream could not be started: {error}")),
+            ..Hook::off()
         }
     }
 
@@ -823,6 +854,12 @@ impl Hook {
     /// Flushes the last interval and stops the sampler; says what the
     /// results should carry.
     pub fn finish(mut self) -> Ended {
+        if let Some(e) = self.failed_start.take() {
+            return Ended {
+                notes: vec![e],
+                failed: true,
+            };
+        }
         let Some(live) = self.live.take() else {
             return Ended::default();
         };

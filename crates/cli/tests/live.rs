@@ -2239,3 +2239,124 @@ fn xdd_e2e_source_killed_mid_copy_leaves_the_destination_stream_whole() {
         .sum();
     assert!(theirs > 0 && theirs <= bytes as u64, "{theirs}");
 }
+
+/// A stream that cannot be started (its header does not fit on a full
+/// file system, or goes to /dev/full) is an output failure, as one cut
+/// short is: exit 1, noted in the results, and the empty file removed;
+/// a device is written in place and never removed.
+#[test]
+fn a_stream_that_cannot_start_is_an_output_failure_and_leaves_no_file() {
+    let s = Scratch::new("live-nostart");
+    let small = SmallFs::new(&s, "small", "64k");
+    if !small.mounted {
+        return;
+    }
+    // Fill it: the header's write then fails.
+    let _ = std::fs::write(small.dir.join("fill"), vec![0u8; 256 << 10]);
+    let (res, d) = (s.path("r.json"), s.path("d"));
+    let o = iolab(&[
+        "mdtest",
+        "-n",
+        "20",
+        "-d",
+        d.to_str().unwrap(),
+        "--json",
+        res.to_str().unwrap(),
+        "--live",
+        &small.path("l.jsonl"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("ends as an output failure"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !small.dir.join("l.jsonl").exists(),
+        "an empty stream was left"
+    );
+    let doc = json(&res);
+    assert_eq!(doc["outcome"]["kind"], "output", "{doc}");
+    assert!(
+        doc["notes"].to_string().contains("could not be started"),
+        "{doc}"
+    );
+    let o = iolab(&[
+        "mdtest",
+        "-n",
+        "5",
+        "-d",
+        d.to_str().unwrap(),
+        "--live",
+        "/dev/full",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    use std::os::unix::fs::FileTypeExt;
+    let m = std::fs::symlink_metadata("/dev/full").unwrap();
+    assert!(m.file_type().is_char_device(), "/dev/full was removed");
+}
+
+/// A FIFO that no program reads is refused before the run (exit 2), not
+/// waited on without end; one whose reader goes away mid-run ends the
+/// run as an output failure and is kept.
+#[test]
+fn a_fifo_without_a_reader_is_refused_and_one_whose_reader_leaves_is_kept() {
+    let s = Scratch::new("live-fifo");
+    let fifo = s.path("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let d = s.path("d");
+    let o = iolab(&[
+        "mdtest",
+        "-n",
+        "5",
+        "-d",
+        d.to_str().unwrap(),
+        "--live",
+        fifo.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no program reads"), "{}", stderr(&o));
+    assert!(!d.exists(), "the run started");
+    // A reader, open before the run starts, that takes a few bytes and
+    // leaves.
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut end = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let (mut got, mut buf, t0) = (0, [0u8; 100], Instant::now());
+        while got < 100 && t0.elapsed() < Duration::from_secs(60) {
+            match end.read(&mut buf[got..]) {
+                Ok(n) => got += n,
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    });
+    let o = iolab(&[
+        "mdtest",
+        "-n",
+        "200000",
+        "-F",
+        "-d",
+        d.to_str().unwrap(),
+        "--live",
+        fifo.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+    ]);
+    reader.join().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the FIFO was removed"
+    );
+}

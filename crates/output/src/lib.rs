@@ -121,11 +121,20 @@ pub fn check_file(option: &str, path: &Path) -> Result<(), OutputError> {
             ))
         }
         Found::InPlace | Found::File => {
+            use std::os::unix::fs::OpenOptionsExt;
+            // Without O_NONBLOCK a FIFO's open waits, without end and
+            // deaf to Ctrl-C, for a reader; with it, no reader is ENXIO.
             OpenOptions::new()
                 .append(true)
+                .custom_flags(libc::O_NONBLOCK)
                 .open(path)
                 .map(drop)
-                .map_err(|e| fail(format!("cannot be written: {e}")))?;
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ENXIO) => {
+                        fail("is a FIFO that no program reads; start its reader first".into())
+                    }
+                    _ => fail(format!("cannot be written: {e}")),
+                })?;
             if what == Found::InPlace {
                 return Ok(());
             }
