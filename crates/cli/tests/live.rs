@@ -776,6 +776,74 @@ fn steady_state_ends_a_create_phase_and_the_results_say_so() {
     assert_eq!(sums(&rows)["file_create"].0, items["file_create"]);
 }
 
+/// Each iteration's create phase may end on its own steady state (not
+/// only the first), and a phase that finished by itself in an interval
+/// is not said to have ended on steady state.
+#[test]
+fn steady_state_ends_every_iteration_and_only_a_phase_still_running() {
+    let s = Scratch::new("live-steady-iter");
+    let res = s.path("r.json");
+    let o = iolab(&[
+        "mdtest",
+        "-F",
+        "-C",
+        "-n",
+        "5000000",
+        "-i",
+        "2",
+        "-d",
+        s.path("d").to_str().unwrap(),
+        "--json",
+        res.to_str().unwrap(),
+        "--live-interval",
+        "0.1",
+        "--steady",
+        "ops:50:0.5",
+    ]);
+    ok(&o, "mdtest");
+    let doc = json(&res);
+    let notes: Vec<String> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .filter(|n| n.contains("ended on steady state"))
+        .collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    let iterations = doc["payload"]["tests"][0]["iterations"].as_array().unwrap();
+    for it in iterations {
+        let create = it["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["phase"] == "file_create")
+            .unwrap();
+        assert!(create["items"].as_u64().unwrap() < 5_000_000, "{create}");
+    }
+    // A short create (and its remove) that end by themselves.
+    for _ in 0..3 {
+        let o = iolab(&[
+            "mdtest",
+            "-F",
+            "-C",
+            "-r",
+            "-n",
+            "200",
+            "-d",
+            s.path("e").to_str().unwrap(),
+            "--json",
+            res.to_str().unwrap(),
+            "--live-interval",
+            "0.1",
+            "--steady",
+            "ops:95:0.2",
+        ]);
+        ok(&o, "mdtest");
+        let notes = json(&res)["notes"].to_string();
+        assert!(!notes.contains("steady state"), "{notes}");
+    }
+}
+
 #[test]
 fn mdtest_two_ranks_by_two_threads_merge_at_rank_0() {
     if Command::new("mpirun").arg("--version").output().is_err() {

@@ -404,6 +404,15 @@ impl Board {
         }
     }
 
+    /// Whether a worker records into `phase` now (a recorder of it is
+    /// open): a phase whose workers all finished ended by itself.
+    pub fn phase_running(&self, phase: &str) -> bool {
+        self.lock()
+            .slots
+            .iter()
+            .any(|s| s.phase() == phase && s.is_open())
+    }
+
     /// Whether `phase` was ended on its steady state (and has not
     /// started again since).
     pub fn phase_was_ended(&self, phase: &str) -> bool {

@@ -464,7 +464,16 @@ impl State {
         // be): the sampler ends no other.
         let endable = |r: &&Row| r.is_aggregate() && self.board.steady_allowed(&r.phase);
         for r in rows.iter().filter(endable) {
-            if self.summary.steady.iter().any(|s| s.phase == r.phase) || !d.observe(r) {
+            // Each run of a phase (an iteration, a sweep's point) may end
+            // on its own steady state, but only while it runs: a phase
+            // that finished in this interval ended by itself, and one
+            // ended already waits for its workers to see it.
+            // The next run starts afresh, as after an end.
+            if !self.board.phase_running(&r.phase) {
+                d.forget(&r.phase);
+                continue;
+            }
+            if self.board.phase_was_ended(&r.phase) || !d.observe(r) {
                 continue;
             }
             self.board.end_phase(&r.phase);
