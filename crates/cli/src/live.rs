@@ -81,7 +81,14 @@ Live figures (mdtest, xdd, ior, lst, survey, io500, s3bench, xddcp; see docs/liv
 /// Whether `--live-view` was asked: the full screen owns the terminal,
 /// so no progress bar draws over it.
 pub fn full_screen() -> bool {
-    ASKED.get().is_some_and(|a| a.view)
+    ASKED.get().is_some_and(|a| a.view) && drawable()
+}
+
+/// Whether the terminal takes the cursor moves the status line and the
+/// view are drawn with: not `TERM=dumb` (nor no TERM at all), where they
+/// would come out as escape codes; there neither is drawn.
+fn drawable() -> bool {
+    std::env::var("TERM").is_ok_and(|t| !t.is_empty() && t != "dumb")
 }
 
 /// Takes the live options out of `tool`'s arguments (up to a `--`) and
@@ -256,7 +263,7 @@ impl Ended {
 /// record nothing.
 pub fn start(tool: &str, leader: bool, own_bar: bool, peers: Option<Box<dyn Peers>>) -> Hook {
     let asked = ASKED.get().cloned().unwrap_or_default();
-    let terminal = leader && std::io::stderr().is_terminal() && !crate::output::ci();
+    let terminal = leader && std::io::stderr().is_terminal() && !crate::output::ci() && drawable();
     let status = terminal && !own_bar && !asked.view;
     let view = terminal && asked.view;
     // Every process knows the same options, not whether the leader has a
@@ -867,6 +874,9 @@ impl Hook {
         if self.status {
             crate::live_view::clear_status();
         }
+        // Whatever the view held of stdout, should its last frame not
+        // have come.
+        crate::output::screen().release();
         let mut notes: Vec<String> = summary
             .steady
             .iter()

@@ -26,17 +26,23 @@ pub fn status_line() -> Observer {
         if line.chars().count() > width {
             line = line.chars().take(width.saturating_sub(1)).collect();
         }
+        let mut screen = crate::output::screen();
         let mut e = std::io::stderr().lock();
         let _ = write!(e, "\r{line}\x1b[K");
         let _ = e.flush();
+        *screen = crate::output::Screen::Status;
     })
 }
 
 /// Clears the status line once the run ended.
 pub fn clear_status() {
-    let mut e = std::io::stderr().lock();
-    let _ = write!(e, "\r\x1b[K");
-    let _ = e.flush();
+    let mut screen = crate::output::screen();
+    if matches!(*screen, crate::output::Screen::Status) {
+        let mut e = std::io::stderr().lock();
+        let _ = write!(e, "\r\x1b[K");
+        let _ = e.flush();
+        *screen = crate::output::Screen::Plain;
+    }
 }
 
 fn terminal_width() -> usize {
@@ -56,12 +62,17 @@ pub fn full_screen(tool: &str) -> Observer {
             if term.take().is_some() {
                 let _ = std::io::stderr().execute(LeaveAlternateScreen);
             }
+            // The tool's lines, held while the view was up, print now on
+            // the normal screen, as if the view had never been.
+            crate::output::screen().release();
             return;
         }
         if term.is_none() {
+            let mut screen = crate::output::screen();
             let _ = std::io::stderr().execute(EnterAlternateScreen);
             let out = BufWriter::with_capacity(64 << 10, std::io::stderr());
             term = Terminal::new(CrosstermBackend::new(out)).ok();
+            *screen = crate::output::Screen::Full(String::new());
         }
         if let Some(t) = term.as_mut() {
             let _ = t.draw(|fr| iolab_live::view::draw(fr, &tool, f));

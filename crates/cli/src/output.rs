@@ -22,6 +22,10 @@ pub fn print(args: std::fmt::Arguments<'_>) -> io::Result<()> {
     if stdout_closed() {
         return Err(io::ErrorKind::BrokenPipe.into());
     }
+    let mut screen = screen();
+    if screen.hold(&args.to_string()) {
+        return Ok(());
+    }
     let mut out = io::stdout().lock();
     let r = out.write_fmt(args).and_then(|()| out.flush());
     if let Err(e) = &r {
@@ -36,6 +40,10 @@ pub fn print(args: std::fmt::Arguments<'_>) -> io::Result<()> {
 pub fn print_bytes(bytes: &[u8]) -> io::Result<()> {
     if stdout_closed() {
         return Err(io::ErrorKind::BrokenPipe.into());
+    }
+    let mut screen = screen();
+    if screen.hold(&String::from_utf8_lossy(bytes)) {
+        return Ok(());
     }
     let mut out = io::stdout().lock();
     let r = out.write_all(bytes).and_then(|()| out.flush());
@@ -58,6 +66,62 @@ impl Write for Stdout {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// What the live figures hold of the terminal, so that the tool's own
+/// lines on stdout neither land inside them nor are lost: the one-line
+/// status (on stderr, without a newline) is wiped before a line is
+/// printed, and while the full-screen view owns the terminal the lines
+/// are held and printed once it is put away. Only when stdout is the
+/// terminal: into a file or a pipe they go as they come.
+pub enum Screen {
+    /// Nothing of the live figures is on the terminal.
+    Plain,
+    /// The status line is on stderr's last line.
+    Status,
+    /// The full-screen view is up; what stdout was given meanwhile.
+    Full(String),
+}
+
+static SCREEN: std::sync::Mutex<Screen> = std::sync::Mutex::new(Screen::Plain);
+
+/// The terminal's state, locked: held while the status line or the view
+/// draws, and while a line is printed, so that they never interleave.
+pub fn screen() -> std::sync::MutexGuard<'static, Screen> {
+    SCREEN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Screen {
+    /// Makes room for `text` on stdout: true when it is held for later
+    /// (the view is up); the status line is wiped first.
+    fn hold(&mut self, text: &str) -> bool {
+        use std::io::IsTerminal;
+        if !io::stdout().is_terminal() {
+            return false;
+        }
+        match self {
+            Screen::Full(held) => {
+                held.push_str(text);
+                return true;
+            }
+            Screen::Status => {
+                let mut e = io::stderr().lock();
+                let _ = e.write_all(b"\r\x1b[K").and_then(|()| e.flush());
+            }
+            Screen::Plain => {}
+        }
+        *self = Screen::Plain;
+        false
+    }
+
+    /// The view is put away (or never came up): what was held goes to
+    /// stdout now.
+    pub fn release(&mut self) {
+        if let Screen::Full(held) = std::mem::replace(self, Screen::Plain) {
+            let mut out = io::stdout().lock();
+            let _ = out.write_all(held.as_bytes()).and_then(|()| out.flush());
+        }
     }
 }
 

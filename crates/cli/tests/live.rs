@@ -2428,3 +2428,111 @@ fn a_fifo_without_a_reader_is_refused_and_one_whose_reader_leaves_is_kept() {
         "the FIFO was removed"
     );
 }
+
+/// What a terminal shows of `raw`, line by line: `\r` goes back to the
+/// start of the line and `ESC[K` clears from the cursor on; other escape
+/// sequences are dropped.
+fn seen_on_a_terminal(raw: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for line in raw.split('\n') {
+        let (mut shown, mut col): (Vec<char>, usize) = (Vec::new(), 0);
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\r' => col = 0,
+                '\x1b' => {
+                    let mut seq = String::new();
+                    for d in chars.by_ref() {
+                        seq.push(d);
+                        if d.is_ascii_alphabetic() && d != '[' {
+                            break;
+                        }
+                    }
+                    if seq == "[K" {
+                        shown.truncate(col);
+                    }
+                }
+                _ => {
+                    if col < shown.len() {
+                        shown[col] = c;
+                    } else {
+                        shown.push(c);
+                    }
+                    col += 1;
+                }
+            }
+        }
+        lines.push(shown.into_iter().collect());
+    }
+    lines
+}
+
+/// Runs `cmd` under a pseudo-terminal 200 columns wide (util-linux's
+/// `script`), CI unset so that the live figures draw; what it printed.
+fn on_a_terminal(cmd: &str) -> String {
+    let line = format!("stty cols 200 rows 50; {cmd}");
+    let o = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("CI")
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The one-line status is wiped before the tool prints a line, so ior's
+/// result lines never land glued to it; `--live-view` holds the tool's
+/// lines while it is up and prints them once it is put away, so
+/// mdtest's SUMMARY stays on the terminal.
+#[test]
+fn the_tool_s_lines_neither_glue_to_the_status_nor_vanish_with_the_view() {
+    let s = Scratch::new("live-tty");
+    let f = s.path("f");
+    let raw = on_a_terminal(&format!(
+        "{} ior -w -r -F -b 256m -t 1k -i 6 -o {} --tasks 2",
+        env!("CARGO_BIN_EXE_iolab"),
+        f.display()
+    ));
+    let seen = seen_on_a_terminal(&raw);
+    // Six iterations' lines and the summary's.
+    let results = seen.iter().filter(|l| l.starts_with("write     ")).count();
+    assert_eq!(results, 7, "{seen:#?}");
+    for l in &seen {
+        assert!(!(l.contains("ops/s") && l.contains("0.0")), "glued: {l:?}");
+    }
+    let d = s.path("d");
+    let raw = on_a_terminal(&format!(
+        "{} mdtest -n 20000 -d {} --live-view --live-interval 0.1",
+        env!("CARGO_BIN_EXE_iolab"),
+        d.display()
+    ));
+    let entered = raw.find("\x1b[?1049h").expect("the view came up");
+    let left = raw.rfind("\x1b[?1049l").expect("the view went away");
+    let summary = raw.find("SUMMARY: (of 1 iterations)").expect("no SUMMARY");
+    assert!(
+        entered < left && left < summary,
+        "the SUMMARY was drawn inside the view"
+    );
+    // TERM=dumb: neither the view nor the status line is drawn.
+    let o = Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "{} mdtest -n 20000 -d {} --live-view --live-interval 0.1",
+                env!("CARGO_BIN_EXE_iolab"),
+                d.display()
+            ),
+            "/dev/null",
+        ])
+        .env_remove("CI")
+        .env("TERM", "dumb")
+        .output()
+        .unwrap();
+    let raw = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{raw}");
+    assert!(
+        !raw.contains("\x1b[?1049h") && raw.contains("SUMMARY: (of 1 iterations)"),
+        "{raw}"
+    );
+}
