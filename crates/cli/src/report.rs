@@ -51,17 +51,22 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     if let Some(file) = &cli.live {
         return live_report(&cli, file);
     }
-    let (series, runs) = load(&cli.store, &cli.series).map_err(usage)?;
-    if let Some(twice) = cli
+    // `series:NAME` names the series NAME: compared without the prefix.
+    let named: Vec<&str> = cli
         .series
         .iter()
+        .map(|l| l.strip_prefix("series:").unwrap_or(l))
+        .collect();
+    if let Some(twice) = named
+        .iter()
         .enumerate()
-        .find_map(|(i, l)| cli.series[..i].contains(l).then_some(l))
+        .find_map(|(i, l)| named[..i].contains(l).then_some(l))
     {
         return Err(usage(format!(
             "series {twice} is given twice; give each series once"
         )));
     }
+    let (series, runs) = load(&cli.store, &cli.series).map_err(usage)?;
     let text = crate::font::load(cli.font.as_ref()).map_err(usage)?;
     let place = Place::new(&cli.output)
         .map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;

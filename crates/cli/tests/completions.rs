@@ -93,3 +93,19 @@ fn man_renders_every_page() {
     assert!(page("iolab-xdd.1").contains("reqsize"));
     assert!(page("iolab-mdtest.1").contains("items"));
 }
+
+/// A directory longer than the system takes (PATH_MAX, or a name over
+/// NAME_MAX) is a usage error (exit 2), with nothing made.
+#[test]
+fn man_into_a_path_too_long_is_exit_2() {
+    let s = Scratch::new("man-long");
+    let deep = s.path(&"d/".repeat(2100));
+    let o = iolab(&["man", deep.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("PATH_MAX"), "{}", stderr(&o));
+    let wide = s.path(&"x".repeat(300));
+    let o = iolab(&["man", wide.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("NAME_MAX"), "{}", stderr(&o));
+    assert!(common::tree(&s.root).is_empty(), "{:?}", common::tree(&s.root));
+}

@@ -201,6 +201,19 @@ fn sweep_record_report_and_compare_two_series() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("given twice"), "{}", stderr(&o));
     assert!(!twice.exists());
+    // `series:NAME` is the series NAME: the same one twice too.
+    let o = iolab(&[
+        "report",
+        "--store",
+        &store,
+        "before",
+        "series:before",
+        "-o",
+        twice.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("given twice"), "{}", stderr(&o));
+    assert!(!twice.exists());
     // A new report is built beside its directory and takes its name
     // once whole: nothing else is left beside it.
     let fresh = s.path("fresh");

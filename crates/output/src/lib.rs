@@ -112,6 +112,7 @@ pub fn check_file(option: &str, path: &Path) -> Result<(), OutputError> {
     if path.as_os_str().is_empty() {
         return Err(fail("an empty name; give a file name".into()));
     }
+    too_long(path).map_or(Ok(()), |why| Err(fail(why)))?;
     let what = found(path).map_err(|e| fail(format!("cannot look at it: {e}")))?;
     match what {
         Found::Directory => return Err(fail("is a directory; give a file name".into())),
@@ -162,6 +163,7 @@ pub fn check_file(option: &str, path: &Path) -> Result<(), OutputError> {
 /// when the run writes). Creates nothing.
 pub fn check_dir(option: &str, dir: &Path) -> Result<(), OutputError> {
     let fail = |why: String| OutputError::new(option, dir, why);
+    too_long(dir).map_or(Ok(()), |why| Err(fail(why)))?;
     let mut at = dir.to_path_buf();
     while !at.exists() {
         at = match at.parent() {
@@ -177,6 +179,24 @@ pub fn check_dir(option: &str, dir: &Path) -> Result<(), OutputError> {
             "cannot create files in {}: {e}; give a writable directory",
             at.display()
         ))
+    })
+}
+
+/// Why `path` is longer than the system takes (PATH_MAX in all, NAME_MAX
+/// a name; a name's hidden temporary takes 22 bytes more), if it is.
+fn too_long(path: &Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    const PATH_MAX: usize = libc::PATH_MAX as usize;
+    const NAME_MAX: usize = 255;
+    let len = path.as_os_str().as_bytes().len();
+    if len >= PATH_MAX {
+        return Some(format!(
+            "{len} bytes long; the system takes paths of fewer than {PATH_MAX} (PATH_MAX)"
+        ));
+    }
+    let longest = path.iter().map(|c| c.as_bytes().len()).max().unwrap_or(0);
+    (longest > NAME_MAX).then(|| {
+        format!("a name in it is {longest} bytes long; a file system takes at most {NAME_MAX} (NAME_MAX)")
     })
 }
 

@@ -376,7 +376,12 @@ impl Plan {
             }
         }
         if let Some(s) = &self.split {
-            let per: i64 = s.over.iter().map(|&i| self.int(i, &p.values)).product();
+            // Checked when the plan was read ([`split`]): no overflow.
+            let per: i64 = s
+                .over
+                .iter()
+                .map(|&i| self.int(i, &p.values))
+                .fold(1i64, |a, b| a.saturating_mul(b));
             let value = s.total / per.max(1) as u64;
             if value == 0 {
                 return err(format!(
@@ -694,7 +699,7 @@ fn split(s: RawSplit, axes: &[Axis]) -> Result<Split, PlanError> {
         .iter()
         .map(|n| axis_index(axes, "split.over", n))
         .collect::<Result<_, _>>()?;
-    let most: i64 = over
+    let most: Option<i64> = over
         .iter()
         .map(|&i| {
             let a = &axes[i];
@@ -706,7 +711,13 @@ fn split(s: RawSplit, axes: &[Axis]) -> Result<Split, PlanError> {
                 .max()
                 .unwrap_or(1)
         })
-        .product();
+        .try_fold(1i64, |a, b| a.checked_mul(b));
+    let Some(most) = most else {
+        return err(format!(
+            "split: the product of {} overflows; give smaller values",
+            s.over.join(" x ")
+        ));
+    };
     if s.total / (most.max(1) as u64) == 0 {
         return err(format!(
             "split: total {} / {most} (the largest product of {}) is less than 1; raise total",
@@ -748,6 +759,16 @@ option = "-n"
 total = 64
 over = ["ranks", "tasks"]
 "#;
+
+    #[test]
+    fn a_split_whose_product_overflows_is_refused() {
+        let text = "label = \"t\"\ntool = \"mdtest\"\nargs = \"-F -C -d /x\"\nrepeats = 1\n\
+            [[axes]]\nname = \"a\"\noption = \"--tasks\"\nvalues = [4294967296]\n\
+            [[axes]]\nname = \"b\"\noption = \"-I\"\nvalues = [4294967296]\n\
+            [split]\noption = \"-n\"\ntotal = 100\nover = [\"a\", \"b\"]\n";
+        let e = Plan::parse(text).unwrap_err().to_string();
+        assert!(e.contains("overflows"), "{e}");
+    }
 
     #[test]
     fn points_are_the_product_of_the_axes() {
