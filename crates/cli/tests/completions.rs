@@ -107,5 +107,9 @@ fn man_into_a_path_too_long_is_exit_2() {
     let o = iolab(&["man", wide.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("NAME_MAX"), "{}", stderr(&o));
-    assert!(common::tree(&s.root).is_empty(), "{:?}", common::tree(&s.root));
+    assert!(
+        common::tree(&s.root).is_empty(),
+        "{:?}",
+        common::tree(&s.root)
+    );
 }

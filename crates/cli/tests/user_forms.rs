@@ -933,3 +933,38 @@ fn xdd_e2e_source_side_refuses_what_a_copy_cannot_do_at_parse_time() {
     }
     assert_eq!(common::tree(&s.root), ["src"]);
 }
+
+/// A summary line with a figure no chart can draw (inf, NaN, 1.7e308:
+/// plotters looked for ticks on it without end) or a key that is not a
+/// number (`thr 2O`, `rsz ../../x`, dropped in silence before) is exit 2
+/// naming the line, with nothing written.
+#[test]
+fn survey_plot_refuses_a_line_it_cannot_read_or_draw() {
+    let s = Scratch::new("forms-plot-bad");
+    let head = "ost 1 sz 1K rsz 1024K obj 1";
+    for (i, line) in [
+        format!("{head} thr 1 write inf [1,2]"),
+        format!("{head} thr 1 write NaN [1,2]"),
+        format!("{head} thr 1 write 1.7e308 [1,2]"),
+        format!("{head} thr 2O write 300.0 [1,2]"),
+        "ost 1 sz 1K rsz ../../x obj 1 thr 1 write 3.0 [1,2]".to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let f = s.path(&format!("bad{i}.summary"));
+        std::fs::write(
+            &f,
+            format!("ost 1 sz 1K rsz 1024K obj 1 thr 1 write 100.0 [1,2]\n{line}\n"),
+        )
+        .unwrap();
+        let o = survey(&["plot", f.to_str().unwrap()], &[]);
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(stderr(&o).contains("line 2: "), "{line}: {}", stderr(&o));
+        let made: Vec<String> = common::tree(&s.root)
+            .into_iter()
+            .filter(|n| !n.ends_with(".summary"))
+            .collect();
+        assert!(made.is_empty(), "{line}: {made:?}");
+    }
+}

@@ -16,6 +16,27 @@ pub enum ChartError {
     /// The PNG encoder failed.
     #[error(transparent)]
     Png(#[from] png::EncodingError),
+    /// A figure or axis value no chart can draw (not finite, or so large
+    /// that the axis' room above it is not): plotters would look for tick
+    /// marks on it without end.
+    #[error("{what} {value:e} is not a number a chart can draw (at most {MAX_DRAWN:e})")]
+    Range {
+        /// Which value (`y`, `x`).
+        what: &'static str,
+        /// The value.
+        value: f64,
+    },
+}
+
+/// The largest value drawn (a chart's top is 1.1 times its highest).
+pub const MAX_DRAWN: f64 = 1e300;
+
+/// `v` when a chart can draw it: finite and at most [`MAX_DRAWN`] in size.
+pub fn drawable(what: &'static str, v: f64) -> Result<f64, ChartError> {
+    match v.is_finite() && v.abs() <= MAX_DRAWN {
+        true => Ok(v),
+        false => Err(ChartError::Range { what, value: v }),
+    }
 }
 
 /// Draws with `draw` on an SVG canvas of `size` pixels; the SVG text.

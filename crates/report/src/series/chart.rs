@@ -165,19 +165,16 @@ fn xs(c: &Chart) -> Vec<f64> {
         .collect()
 }
 
-/// The top of the y axis, with some room above the highest bar.
-fn ytop(c: &Chart) -> f64 {
-    let top = c
-        .lines
-        .iter()
-        .flat_map(|l| &l.points)
-        .map(|p| p.spread.max.max(p.spread.mean))
-        .fold(0.0, f64::max);
-    if top > 0.0 {
-        top * 1.1
-    } else {
-        1.0
+/// The top of the y axis, with some room above the highest bar; a value
+/// no chart can draw (not finite, too large) is an error.
+fn ytop(c: &Chart) -> Result<f64, crate::canvas::ChartError> {
+    let mut top = 0.0f64;
+    for p in c.lines.iter().flat_map(|l| &l.points) {
+        for v in [p.spread.max, p.spread.mean, p.spread.min] {
+            top = top.max(crate::canvas::drawable("y", v)?);
+        }
     }
+    Ok(if top > 0.0 { top * 1.1 } else { 1.0 })
 }
 
 /// The plotting area inside [`SIZE`], in pixels (less the margins, the
@@ -284,9 +281,13 @@ where
     let e = |x: &dyn std::fmt::Display| crate::canvas::ChartError::Draw(x.to_string());
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let xs = xs(c);
+    for &x in &xs {
+        crate::canvas::drawable("x", x)?;
+    }
+    let top = ytop(c)?;
     let scale = XScale::for_values(&xs);
     let xr = scale.range(&xs);
-    let corner = legend_corner(c, scale, &xr, ytop(c));
+    let corner = legend_corner(c, scale, &xr, top);
     let cap = (xr.end - xr.start) * 0.006;
     let mut b = ChartBuilder::on(&root);
     b.margin(20);
@@ -298,7 +299,7 @@ where
         inner: xr.into(),
         ticks: scale.ticks(&xs),
     };
-    let mut chart = b.build_cartesian_2d(xr, 0f64..ytop(c)).map_err(|x| e(&x))?;
+    let mut chart = b.build_cartesian_2d(xr, 0f64..top).map_err(|x| e(&x))?;
     let mut mesh = chart.configure_mesh();
     let tick_label = |u: &f64| scale.label(*u);
     if text {
@@ -502,7 +503,7 @@ mod tests {
         }];
         let at = |c: &Chart| {
             let s = XScale::for_values(&xs(c));
-            legend_corner(c, s, &s.range(&xs(c)), ytop(c))
+            legend_corner(c, s, &s.range(&xs(c)), ytop(c).unwrap())
         };
         assert!(matches!(at(&c), SeriesLabelPosition::UpperLeft));
         c.lines[0].points = vec![pt(1.0, 100.0), pt(2.0, 50.0), pt(4.0, 10.0)];
@@ -519,6 +520,6 @@ mod tests {
         let p = png(&c, false).unwrap();
         assert_eq!(&p[..8], b"\x89PNG\r\n\x1a\n");
         let xr = XScale::for_values(&xs(&c)).range(&xs(&c));
-        assert!(xr.start < 1.0 && xr.end > 2.0 && ytop(&c) > 21.0);
+        assert!(xr.start < 1.0 && xr.end > 2.0 && ytop(&c).unwrap() > 21.0);
     }
 }

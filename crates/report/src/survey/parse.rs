@@ -159,7 +159,9 @@ pub fn parse(text: &str) -> Result<Summary, ParseError> {
             )));
         }
         kind = Some(k);
-        if let Some(row) = row(k, &toks, &actions) {
+        if let Some(row) =
+            row(k, &toks, &actions).map_err(|e| ParseError(format!("line {n}: {e}")))?
+        {
             rows.push(row);
         }
     }
@@ -169,20 +171,29 @@ pub fn parse(text: &str) -> Result<Summary, ParseError> {
 }
 
 /// One line's row, or None when it has no test figures (ENOMEM, Too much
-/// buffer space, a short line).
-fn row(k: Kind, t: &[&str], actions: &[String]) -> Option<Row> {
-    let get = |key: &str| {
-        t.iter()
-            .position(|x| *x == key)
-            .and_then(|i| t.get(i + 1))
-            .and_then(|v| number(v))
+/// buffer space, a short line). A key whose value is not a number
+/// (`thr 2O`), or a figure that is not a finite number (`inf`, `NaN`),
+/// is an error naming it: a line is never dropped in silence.
+fn row(k: Kind, t: &[&str], actions: &[String]) -> Result<Option<Row>, String> {
+    let get = |key: &str| -> Result<Option<u64>, String> {
+        match t.iter().position(|x| *x == key).map(|i| t.get(i + 1)) {
+            None | Some(None) => Ok(None),
+            Some(Some(v)) => number(v)
+                .map(Some)
+                .ok_or_else(|| format!("{key} {v}: not a whole number")),
+        }
     };
-    let (rsz_kb, series, thr) = match k {
-        Kind::Disk => (get("rsz")?, get("crg")?, get("thr")?),
-        Kind::Obdfilter => (get("rsz")?, get("obj")?, get("thr")?),
-        Kind::Mds => (0, get("dir")?, get("thr")?),
+    let keys = match k {
+        Kind::Disk => [get("rsz")?, get("crg")?, get("thr")?],
+        Kind::Obdfilter => [get("rsz")?, get("obj")?, get("thr")?],
+        Kind::Mds => [Some(0), get("dir")?, get("thr")?],
     };
-    let rest = t.get(k.prefix_tokens()..)?;
+    let [Some(rsz_kb), Some(series), Some(thr)] = keys else {
+        return Ok(None);
+    };
+    let Some(rest) = t.get(k.prefix_tokens()..) else {
+        return Ok(None);
+    };
     let named = rest.iter().any(|tok| k.tests().contains(tok));
     let values = if k == Kind::Disk && !named {
         unnamed_disk_figures(rest, actions)
@@ -196,12 +207,19 @@ fn row(k: Kind, t: &[&str], actions: &[String]) -> Option<Row> {
         }
         values
     };
-    (!values.is_empty()).then_some(Row {
+    let drawable = |x: f64| crate::canvas::drawable("y", x).is_ok();
+    if let Some((name, Some(v))) = values.iter().find(|(_, v)| v.is_some_and(|x| !drawable(x))) {
+        return Err(format!(
+            "{name} {v}: not a finite number a chart can draw (at most {:e})",
+            crate::canvas::MAX_DRAWN
+        ));
+    }
+    Ok((!values.is_empty()).then_some(Row {
         rsz_kb,
         series,
         thr,
         values,
-    })
+    }))
 }
 
 /// The guide's sgpdd line names no action: each action is either
@@ -247,6 +265,12 @@ mod tests {
 
     #[test]
     fn disk_and_mds_lines_parse_and_failures_are_none() {
+        let bad = parse("ost 1 sz 1K rsz 1024K obj 1 thr 2O write 300.0 [1,2]\n").unwrap_err();
+        assert!(bad.0.contains("line 1: thr 2O"), "{bad}");
+        let bad = parse("ost 1 sz 1K rsz 1024K obj 1 thr 1 write inf [1,2]\n").unwrap_err();
+        assert!(bad.0.contains("not a finite number"), "{bad}");
+        let bad = parse("ost 1 sz 1K rsz ../../x obj 1 thr 1 write 3 [1,2]\n").unwrap_err();
+        assert!(bad.0.contains("rsz ../../x"), "{bad}");
         let d = parse("h\ntotal_size  8192K rsz  256 crg     2 thr     4 write FAILED read  180.45 MB/s     2 x  90.00 =  180.00 MB/s \ntotal_size 8192K rsz 256 crg 4 thr 4 ENOMEM\n").unwrap();
         assert_eq!(d.kind, Kind::Disk);
         assert_eq!(d.rows.len(), 1);

@@ -216,7 +216,11 @@ where
     let log2 = |t: u64| (t.max(1) as f64).log2();
     let xmin = log2(pts.clone().map(|p| p.0).min().unwrap_or(1)) - 0.3;
     let xmax = log2(pts.clone().map(|p| p.0).max().unwrap_or(1)) + 0.3;
-    let ymax = pts.map(|p| p.1).fold(0.0, f64::max).max(1.0) * 1.1;
+    let mut ymax = 1.0f64;
+    for p in pts {
+        ymax = ymax.max(crate::canvas::drawable("y", p.1)?);
+    }
+    let ymax = ymax * 1.1;
     let mut b = ChartBuilder::on(&root);
     b.margin(20);
     if text {
