@@ -370,3 +370,41 @@ fn a_store_that_cannot_be_made_on_a_full_disk_is_absent() {
         .collect();
     assert_eq!(left, ["fill"]);
 }
+
+/// A path that is not UTF-8 cannot be written into the results (JSON
+/// holds text): with --json or --store the run is refused before it
+/// starts (exit 2, nothing made), not failed after it (exit 1, no
+/// results); without them it runs.
+#[test]
+fn settings_the_results_cannot_hold_are_refused_before_the_run() {
+    use std::os::unix::ffi::OsStrExt;
+    let s = Scratch::new("out-utf8");
+    let odd = s.root.join(std::ffi::OsStr::from_bytes(b"p\xff"));
+    let json = s.path("r.json");
+    for extra in [
+        ["--json", json.to_str().unwrap()],
+        ["--store", s.path("r.sqlite").to_str().unwrap()],
+    ] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(["mdtest", "-n", "2", "-d"])
+            .arg(&odd)
+            .args(extra)
+            .env("CI", "1")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("valid UTF-8"), "{}", stderr(&o));
+        assert!(
+            common::tree(&s.root).is_empty(),
+            "{:?}",
+            common::tree(&s.root)
+        );
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["mdtest", "-n", "2", "-d"])
+        .arg(&odd)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

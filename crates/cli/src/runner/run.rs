@@ -86,6 +86,15 @@ impl<C: Serialize> Run<C> {
             .and(self.outputs.clone())
             .check()
             .map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
+        // The results name the configuration: one they cannot hold (a
+        // path that is not UTF-8, which JSON cannot) is refused now, not
+        // after the whole run, when its results could not be written.
+        let recorded = g.json.is_some() || g.csv.is_some() || g.store.is_some();
+        if let (true, Err(e)) = (recorded, serde_json::to_value(&self.config)) {
+            return Err(Halt::usage(format!(
+                "{prog}: the results cannot record this run's settings ({e}); give paths that are valid UTF-8"
+            )));
+        }
         // Every rank checks the configuration (so all refuse it
         // together); only the leader collects.
         let stats =
