@@ -77,9 +77,8 @@ fn expand_setup(args: &[OsString], depth: usize) -> Result<Vec<OsString>, UsageE
                     format!("{shown}: -setup files nest more than 8 deep"),
                 ));
             }
-            let text = std::fs::read_to_string(file).map_err(|e| {
-                UsageError::new("setup", format!("cannot read setup file '{shown}': {e}"))
-            })?;
+            let text = read_setup(std::path::Path::new(file))
+                .map_err(|e| UsageError::new("setup", format!("setup file '{shown}': {e}")))?;
             let words: Vec<OsString> = split_words(&text).into_iter().map(Into::into).collect();
             out.extend(expand_setup(&words, depth + 1)?);
             i += 2;
@@ -89,6 +88,33 @@ fn expand_setup(args: &[OsString], depth: usize) -> Result<Vec<OsString>, UsageE
         }
     }
     Ok(out)
+}
+
+/// The most a setup file holds: options for thousands of targets fit in
+/// far less, and a larger one (or `/dev/zero`) is not a setup file.
+const MAX_SETUP_BYTES: u64 = 4 << 20;
+
+/// A setup file's text: a regular file (a FIFO or a device could hold the
+/// run, or memory, without end) of at most [`MAX_SETUP_BYTES`], read no
+/// further than that even when it grows meanwhile.
+fn read_setup(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let m = f.metadata().map_err(|e| format!("cannot read it: {e}"))?;
+    if !m.is_file() {
+        return Err("not a regular file; give a text file of options".into());
+    }
+    let mut text = String::new();
+    f.take(MAX_SETUP_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if text.len() as u64 > MAX_SETUP_BYTES {
+        return Err(format!(
+            "more than {} MiB; a setup file holds options, not data",
+            MAX_SETUP_BYTES >> 20
+        ));
+    }
+    Ok(text)
 }
 
 /// Splits setup-file text into words.
@@ -210,6 +236,23 @@ mod tests {
         );
         assert_eq!(c.global.id, ["two words"]);
         assert_eq!(c.global.passes, 2);
+    }
+
+    #[test]
+    fn a_setup_file_is_a_regular_file_of_bounded_size() {
+        let args = |f: &str| -> Vec<OsString> {
+            ["-target", "a", "-setup", f]
+                .iter()
+                .map(OsString::from)
+                .collect()
+        };
+        let e = expand_setup(&args("/dev/zero"), 0).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let big = std::env::temp_dir().join(format!("xdd-setup-big-{}", std::process::id()));
+        std::fs::write(&big, vec![b' '; (MAX_SETUP_BYTES + 1) as usize]).unwrap();
+        let e = expand_setup(&args(big.to_str().unwrap()), 0).unwrap_err();
+        std::fs::remove_file(&big).unwrap();
+        assert!(e.to_string().contains("more than 4 MiB"), "{e}");
     }
 
     #[test]
