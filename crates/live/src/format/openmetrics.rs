@@ -1,8 +1,7 @@
 //! OpenMetrics text for node_exporter's textfile collector: the run's
 //! state now, every counter cumulative since the start (so a scrape that
 //! misses a file loses nothing), ending in `# EOF`. Encoded by
-//! `prometheus-client`, the counters' HELP and TYPE lines then named as
-//! node_exporter's parser wants ([`for_node_exporter`]).
+//! `prometheus-client`.
 //!
 //! Metrics, each labelled `tool`, `run_id` and `phase`:
 //! - `iolab_live_ops_total`, `iolab_live_bytes_total`,
@@ -111,33 +110,7 @@ pub fn render(h: &Header, t_s: f64, phases: &[PhaseState]) -> Vec<u8> {
     let mut out = String::new();
     // Writing to a String cannot fail.
     let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
-    for_node_exporter(&out).into_bytes()
-}
-
-/// The counters' `# HELP` and `# TYPE` lines name the series itself,
-/// `_total` included, as the Prometheus text format node_exporter's
-/// textfile collector parses (0.0.4, expfmt) wants: with OpenMetrics'
-/// family name (`iolab_live_ops`) it typed `iolab_live_ops_total` as
-/// untyped, without its help, and dropped the family as empty. `# EOF`
-/// is a comment to that parser.
-fn for_node_exporter(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 64);
-    for line in text.lines() {
-        let counter = ["ops", "bytes", "errors"].iter().find_map(|m| {
-            let family = format!("iolab_live_{m}");
-            let type_line = format!("# TYPE {family} counter");
-            let help = format!("# HELP {family} ");
-            if line == type_line {
-                Some(format!("# TYPE {family}_total counter"))
-            } else {
-                line.strip_prefix(&help)
-                    .map(|h| format!("# HELP {family}_total {h}"))
-            }
-        });
-        out.push_str(counter.as_deref().unwrap_or(line));
-        out.push('\n');
-    }
-    out
+    out.into_bytes()
 }
 
 /// What the file says of one phase: its last row, and its latency in
@@ -283,29 +256,6 @@ mod tests {
         );
         assert!(text.contains(&inf), "{text}");
         assert!(text.ends_with("# EOF\n"), "{text}");
-        // Each counter's TYPE and HELP name the series node_exporter
-        // reads, and every sample line has a TYPE line of its own name
-        // or of its histogram's.
-        for m in ["ops", "bytes", "errors"] {
-            let t = format!("# TYPE iolab_live_{m}_total counter\n");
-            assert!(text.contains(&t), "{m}: {text}");
-            let h = format!("# HELP iolab_live_{m}_total ");
-            assert!(text.contains(&h), "{m}: {text}");
-        }
-        let typed: Vec<&str> = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("# TYPE "))
-            .filter_map(|l| l.split(' ').next())
-            .collect();
-        for l in text.lines().filter(|l| !l.starts_with('#')) {
-            let name = l.split(['{', ' ']).next().unwrap();
-            let family = ["_bucket", "_sum", "_count"]
-                .iter()
-                .find_map(|s| name.strip_suffix(s))
-                .filter(|f| typed.contains(f))
-                .unwrap_or(name);
-            assert!(typed.contains(&family), "{name} has no TYPE line: {text}");
-        }
         // The bounds' labels read as their decimals, 1-2-5 per decade.
         let labels: Vec<&str> = text
             .lines()
