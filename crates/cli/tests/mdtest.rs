@@ -255,6 +255,40 @@ fn corrupt_stonewall_file_is_an_error_not_a_hang() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// A -x file recording more items per task than this run's plan has is
+/// bad usage (exit 2 naming -x and both counts), found before anything
+/// runs: it used to panic a task half-way through the phase.
+#[test]
+fn a_stonewall_count_beyond_the_plan_is_refused_before_anything_runs() {
+    let s = Scratch::new("swover");
+    let d = s.path("x");
+    std::fs::create_dir(&d).unwrap();
+    let (sw, dd) = (s.path("sw"), d.display());
+    let o = mdtest(&format!("-C -n 5 -x {} -d {dd} --tasks 2", sw.display()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = tree(&d);
+    std::fs::write(s.path("sw2"), "2\ndirectories: 5\n").unwrap();
+    for (line, count) in [
+        ("-n 3 -F -r -x DIR/sw", "5 files"),
+        ("-n 3 -T -x DIR/sw", "5 files"),
+        ("-n 3 -E -x DIR/sw2", "5 directories"),
+    ] {
+        let line = line.replace("DIR", &s.root.display().to_string());
+        let o = mdtest(&format!("{line} -d {dd} --tasks 2"));
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("-x ") && e.contains(count) && e.contains(" 3 items"),
+            "{line}: {e}"
+        );
+        assert!(!e.contains("panicked"), "{line}: {e}");
+        assert_eq!(tree(&d), before, "{line}");
+    }
+    let o = mdtest(&format!("-r -n 5 -x {} -d {dd} --tasks 2", sw.display()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(tree(&d).is_empty(), "{:?}", tree(&d));
+}
+
 #[test]
 fn bad_command_lines_exit_2_and_create_nothing() {
     let s = Scratch::new("bad");
