@@ -7,9 +7,10 @@ mod common;
 use common::*;
 use std::collections::BTreeSet;
 
-const ROWS: [&str; 9] = [
+const ROWS: [&str; 10] = [
     "Directory creation:",
     "Directory stat    :",
+    "Directory rename  :",
     "Directory removal :",
     "File creation     :",
     "File stat         :",
@@ -375,7 +376,7 @@ fn json_and_csv_match_the_table() {
     assert!(v["environment"]["filesystems"][0]["fs_type"].is_string());
     let csv = std::fs::read_to_string(&c).unwrap();
     assert!(csv.starts_with("tasks,iteration,phase,items"));
-    assert_eq!(csv.lines().count(), 1 + 3 * 9, "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 3 * 10, "{csv}");
 }
 
 #[test]
@@ -383,7 +384,7 @@ fn stride_with_unique_dirs_and_depth_works() {
     let s = Scratch::new("stride");
     let d = s.path("s");
     let o = mdtest(&format!(
-        "-u -N 1 -z 2 -b 2 -I 3 -R5 -U -w 16 -e 16 -X -d {} --tasks 3",
+        "-u -N 1 -z 2 -b 2 -I 3 -R5 -w 16 -e 16 -X -d {} --tasks 3",
         d.display()
     ));
     assert!(o.status.success(), "{}", stderr(&o));
@@ -391,6 +392,75 @@ fn stride_with_unique_dirs_and_depth_works() {
     assert!(out.contains("Directory rename  :"), "{out}");
     assert!(out.contains("random seed: 5"), "{out}");
     assert!(!d.exists());
+}
+
+/// The rename phase as IOR 4.1 runs it: -U selects it like -C/-T/-E/-r,
+/// and a run without phase options includes it. Each task renames its n
+/// directories (0 aside, i onto i-1, 0 onto n-2): n renames, the same
+/// names afterwards, the contents moved along.
+#[test]
+fn u_is_a_phase_and_runs_by_default() {
+    let s = Scratch::new("rename");
+    let d = s.path("r");
+    let dd = d.display();
+    let renames = |o: &std::process::Output| {
+        let out = stdout(o);
+        let row = out.lines().find(|l| l.contains("Directory rename  :"));
+        (row.is_some(), out.contains("Directory stat    :"))
+    };
+    // -C -U: create, then rename (no stat phase).
+    let o = mdtest(&format!("-C -U -D -n 10 -d {dd} --tasks 2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(renames(&o), (true, false), "{}", stdout(&o));
+    let dir = |t: u64, i: u64| d.join(format!("test-dir.0-0/mdtest_tree.0/dir.mdtest.{t}.{i}"));
+    for t in 0..2 {
+        for i in 0..10 {
+            std::fs::write(dir(t, i).join(format!("mark{i}")), b"").unwrap();
+        }
+    }
+    // -U alone: only the renames, on what is there.
+    let j = s.path("u.json");
+    let o = mdtest(&format!(
+        "-U -D -n 10 -d {dd} --tasks 2 --json {}",
+        j.display()
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(renames(&o), (true, false), "{}", stdout(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    let phases = &doc["payload"]["tests"][0]["iterations"][0]["phases"];
+    assert_eq!(phases.as_array().unwrap().len(), 1, "{phases}");
+    assert_eq!(phases[0]["phase"], "dir_rename");
+    assert_eq!(phases[0]["items"], 20);
+    for t in 0..2 {
+        for i in 0..10 {
+            let was = match i {
+                0..=7 => i + 1,
+                8 => 0,
+                _ => 9,
+            };
+            let m = dir(t, i).join(format!("mark{was}"));
+            assert!(m.exists(), "{} {:?}", m.display(), tree(&d));
+            std::fs::remove_file(m).unwrap();
+        }
+    }
+    assert!(
+        !tree(&d).iter().any(|p| p.contains("-XX")),
+        "{:?}",
+        tree(&d)
+    );
+    let o = mdtest(&format!("-r -D -n 10 -d {dd} --tasks 2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!renames(&o).0, "{}", stdout(&o));
+    // No phase option: every phase, the renames among them.
+    let o = mdtest(&format!("-n 10 -d {dd} --tasks 2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(renames(&o), (true, true), "{}", stdout(&o));
+    assert!(!d.exists() || tree(&d).is_empty(), "{:?}", tree(&d));
+    // Files only: nothing to rename, and -U asked for there is refused.
+    let o = mdtest(&format!("-n 10 -F -d {dd} --tasks 2"));
+    assert!(!renames(&o).0, "{}", stdout(&o));
+    let o = mdtest(&format!("-U -F -n 10 -d {dd} --tasks 2"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
 #[test]

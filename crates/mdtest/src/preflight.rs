@@ -24,7 +24,7 @@ pub fn preflight(
     // A remove-only run clears what a stopped run left, which may be
     // some of its test directories: one must be there, not each.
     let p = cfg.phases;
-    let clearing = p.remove && !p.create && !p.stat && !p.read;
+    let clearing = p.remove && !p.create && !p.stat && !p.read && !p.rename;
     let mut any = false;
     for root in &cfg.dirs {
         for iter in 0..cfg.iterations {
