@@ -455,6 +455,30 @@ fn e_keeps_what_lies_past_the_test() {
     }
 }
 
+/// -N 3 of 4 tasks: the node figures are the whole run's, as IOR takes
+/// them from MPI_COMM_WORLD: 4 clients per node, so -C moves each reader
+/// by 4 % 3 tasks (IOR's rankOffset), not by the 3 of the -N subset.
+#[test]
+fn n_below_the_tasks_keeps_the_runs_clients_per_node() {
+    let s = Scratch::new("ior-n-subset");
+    let o = ior(
+        &s.root,
+        "-F -C -N 3 -w -r -k -b 64k -t 16k --tasks 4 -o DIR/f",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("tasks               : 3\n"), "{out}");
+    assert!(out.contains("clients per node    : 4\n"), "{out}");
+    for row in summary_rows(&out) {
+        assert_eq!(
+            (&row[13][..], &row[14][..]),
+            ("3", "4"),
+            "#Tasks tPN: {row:?}"
+        );
+    }
+    assert_eq!(tree(&s.root), ["f.00000000", "f.00000001", "f.00000002"]);
+}
+
 /// A refusal before anything runs: exit 2, its needle on stderr,
 /// nothing printed on stdout, and the scratch directory as `before`.
 fn refused(s: &Scratch, line: &str, needle: &str, before: &[&str]) {
