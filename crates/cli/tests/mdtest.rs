@@ -463,6 +463,31 @@ fn u_is_a_phase_and_runs_by_default() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
+/// -S -X -G: every task writes each shared file, so its packets are the
+/// last writer's, whichever task that was; a correct file verifies (it
+/// failed on every other task), a damaged one still fails.
+#[test]
+fn shared_files_verify_whichever_task_wrote_them_last() {
+    let s = Scratch::new("sharedverify");
+    let d = s.path("v");
+    let dd = d.display();
+    let o = mdtest(&format!("-S -n 5 -w 100 -e 100 -X -G 3 -d {dd} --tasks 2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = mdtest(&format!("-S -C -n 5 -w 100 -G 3 -d {dd} --tasks 3"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = mdtest(&format!("-S -E -n 5 -e 100 -X -G 3 -d {dd} --tasks 3"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.shared.2");
+    let mut data = std::fs::read(&f).unwrap();
+    data[60] ^= 1;
+    std::fs::write(&f, data).unwrap();
+    let o = mdtest(&format!("-S -E -n 5 -e 100 -X -G 3 -d {dd} --tasks 3"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("first at byte 60"), "{}", stderr(&o));
+    let o = mdtest(&format!("-S -r -n 5 -d {dd} --tasks 3"));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn n_with_i_makes_several_test_dir_loops() {
     let s = Scratch::new("loops");
