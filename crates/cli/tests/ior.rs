@@ -427,6 +427,58 @@ fn an_existing_file_is_refused_unless_e() {
     assert!(s.path("f").exists());
 }
 
+/// -E writes over a file's first bytes and keeps the rest, as IOR's
+/// O_CREAT|O_RDWR open does (and its MMAP too, here: grown, never cut);
+/// the report says the file is larger than the bytes moved.
+#[test]
+fn e_keeps_what_lies_past_the_test() {
+    let s = Scratch::new("ior-existing-kept");
+    let old: Vec<u8> = (0..1u32 << 20).map(|i| (i * 7 + 3) as u8).collect();
+    for api in ["POSIX", "MMAP"] {
+        std::fs::write(s.path("f"), &old).unwrap();
+        let line = format!("-a {api} -w -E -k -t 4k -b 16k --tasks 2 -o DIR/f");
+        let o = ior(&s.root, &line);
+        assert!(o.status.success(), "{api}: {}", stderr(&o));
+        let now = std::fs::read(s.path("f")).unwrap();
+        assert_eq!(now.len(), old.len(), "{api}: the file was cut");
+        assert_ne!(now[..32768], old[..32768], "{api}: nothing written");
+        assert_eq!(now[32768..], old[32768..], "{api}: data past the test");
+        let out = stdout(&o);
+        assert!(
+            out.contains("Stat() of aggregate file size      = 1048576"),
+            "{out}"
+        );
+        assert!(
+            out.contains("Using actual aggregate bytes moved = 32768"),
+            "{out}"
+        );
+    }
+}
+
+/// -N 3 of 4 tasks: the node figures are the whole run's, as IOR takes
+/// them from MPI_COMM_WORLD: 4 clients per node, so -C moves each reader
+/// by 4 % 3 tasks (IOR's rankOffset), not by the 3 of the -N subset.
+#[test]
+fn n_below_the_tasks_keeps_the_runs_clients_per_node() {
+    let s = Scratch::new("ior-n-subset");
+    let o = ior(
+        &s.root,
+        "-F -C -N 3 -w -r -k -b 64k -t 16k --tasks 4 -o DIR/f",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("tasks               : 3\n"), "{out}");
+    assert!(out.contains("clients per node    : 4\n"), "{out}");
+    for row in summary_rows(&out) {
+        assert_eq!(
+            (&row[13][..], &row[14][..]),
+            ("3", "4"),
+            "#Tasks tPN: {row:?}"
+        );
+    }
+    assert_eq!(tree(&s.root), ["f.00000000", "f.00000001", "f.00000002"]);
+}
+
 /// A refusal before anything runs: exit 2, its needle on stderr,
 /// nothing printed on stdout, and the scratch directory as `before`.
 fn refused(s: &Scratch, line: &str, needle: &str, before: &[&str]) {

@@ -7,9 +7,10 @@ mod common;
 use common::*;
 use std::collections::BTreeSet;
 
-const ROWS: [&str; 9] = [
+const ROWS: [&str; 10] = [
     "Directory creation:",
     "Directory stat    :",
+    "Directory rename  :",
     "Directory removal :",
     "File creation     :",
     "File stat         :",
@@ -255,6 +256,40 @@ fn corrupt_stonewall_file_is_an_error_not_a_hang() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// A -x file recording more items per task than this run's plan has is
+/// bad usage (exit 2 naming -x and both counts), found before anything
+/// runs: it used to panic a task half-way through the phase.
+#[test]
+fn a_stonewall_count_beyond_the_plan_is_refused_before_anything_runs() {
+    let s = Scratch::new("swover");
+    let d = s.path("x");
+    std::fs::create_dir(&d).unwrap();
+    let (sw, dd) = (s.path("sw"), d.display());
+    let o = mdtest(&format!("-C -n 5 -x {} -d {dd} --tasks 2", sw.display()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = tree(&d);
+    std::fs::write(s.path("sw2"), "2\ndirectories: 5\n").unwrap();
+    for (line, count) in [
+        ("-n 3 -F -r -x DIR/sw", "5 files"),
+        ("-n 3 -T -x DIR/sw", "5 files"),
+        ("-n 3 -E -x DIR/sw2", "5 directories"),
+    ] {
+        let line = line.replace("DIR", &s.root.display().to_string());
+        let o = mdtest(&format!("{line} -d {dd} --tasks 2"));
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("-x ") && e.contains(count) && e.contains(" 3 items"),
+            "{line}: {e}"
+        );
+        assert!(!e.contains("panicked"), "{line}: {e}");
+        assert_eq!(tree(&d), before, "{line}");
+    }
+    let o = mdtest(&format!("-r -n 5 -x {} -d {dd} --tasks 2", sw.display()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(tree(&d).is_empty(), "{:?}", tree(&d));
+}
+
 #[test]
 fn bad_command_lines_exit_2_and_create_nothing() {
     let s = Scratch::new("bad");
@@ -341,7 +376,7 @@ fn json_and_csv_match_the_table() {
     assert!(v["environment"]["filesystems"][0]["fs_type"].is_string());
     let csv = std::fs::read_to_string(&c).unwrap();
     assert!(csv.starts_with("tasks,iteration,phase,items"));
-    assert_eq!(csv.lines().count(), 1 + 3 * 9, "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 3 * 10, "{csv}");
 }
 
 #[test]
@@ -349,7 +384,7 @@ fn stride_with_unique_dirs_and_depth_works() {
     let s = Scratch::new("stride");
     let d = s.path("s");
     let o = mdtest(&format!(
-        "-u -N 1 -z 2 -b 2 -I 3 -R5 -U -w 16 -e 16 -X -d {} --tasks 3",
+        "-u -N 1 -z 2 -b 2 -I 3 -R5 -w 16 -e 16 -X -d {} --tasks 3",
         d.display()
     ));
     assert!(o.status.success(), "{}", stderr(&o));
@@ -357,6 +392,100 @@ fn stride_with_unique_dirs_and_depth_works() {
     assert!(out.contains("Directory rename  :"), "{out}");
     assert!(out.contains("random seed: 5"), "{out}");
     assert!(!d.exists());
+}
+
+/// The rename phase as IOR 4.1 runs it: -U selects it like -C/-T/-E/-r,
+/// and a run without phase options includes it. Each task renames its n
+/// directories (0 aside, i onto i-1, 0 onto n-2): n renames, the same
+/// names afterwards, the contents moved along.
+#[test]
+fn u_is_a_phase_and_runs_by_default() {
+    let s = Scratch::new("rename");
+    let d = s.path("r");
+    let dd = d.display();
+    let renames = |o: &std::process::Output| {
+        let out = stdout(o);
+        let row = out.lines().find(|l| l.contains("Directory rename  :"));
+        (row.is_some(), out.contains("Directory stat    :"))
+    };
+    // -C -U: create, then rename (no stat phase).
+    let o = mdtest(&format!("-C -U -D -n 10 -d {dd} --tasks 2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(renames(&o), (true, false), "{}", stdout(&o));
+    let dir = |t: u64, i: u64| d.join(format!("test-dir.0-0/mdtest_tree.0/dir.mdtest.{t}.{i}"));
+    for t in 0..2 {
+        for i in 0..10 {
+            std::fs::write(dir(t, i).join(format!("mark{i}")), b"").unwrap();
+        }
+    }
+    // -U alone: only the renames, on what is there.
+    let j = s.path("u.json");
+    let o = mdtest(&format!(
+        "-U -D -n 10 -d {dd} --tasks 2 --json {}",
+        j.display()
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(renames(&o), (true, false), "{}", stdout(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    let phases = &doc["payload"]["tests"][0]["iterations"][0]["phases"];
+    assert_eq!(phases.as_array().unwrap().len(), 1, "{phases}");
+    assert_eq!(phases[0]["phase"], "dir_rename");
+    assert_eq!(phases[0]["items"], 20);
+    for t in 0..2 {
+        for i in 0..10 {
+            let was = match i {
+                0..=7 => i + 1,
+                8 => 0,
+                _ => 9,
+            };
+            let m = dir(t, i).join(format!("mark{was}"));
+            assert!(m.exists(), "{} {:?}", m.display(), tree(&d));
+            std::fs::remove_file(m).unwrap();
+        }
+    }
+    assert!(
+        !tree(&d).iter().any(|p| p.contains("-XX")),
+        "{:?}",
+        tree(&d)
+    );
+    let o = mdtest(&format!("-r -D -n 10 -d {dd} --tasks 2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!renames(&o).0, "{}", stdout(&o));
+    // No phase option: every phase, the renames among them.
+    let o = mdtest(&format!("-n 10 -d {dd} --tasks 2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(renames(&o), (true, true), "{}", stdout(&o));
+    assert!(!d.exists() || tree(&d).is_empty(), "{:?}", tree(&d));
+    // Files only: nothing to rename, and -U asked for there is refused.
+    let o = mdtest(&format!("-n 10 -F -d {dd} --tasks 2"));
+    assert!(!renames(&o).0, "{}", stdout(&o));
+    let o = mdtest(&format!("-U -F -n 10 -d {dd} --tasks 2"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// -S -X -G: every task writes each shared file, so its packets are the
+/// last writer's, whichever task that was; a correct file verifies (it
+/// failed on every other task), a damaged one still fails.
+#[test]
+fn shared_files_verify_whichever_task_wrote_them_last() {
+    let s = Scratch::new("sharedverify");
+    let d = s.path("v");
+    let dd = d.display();
+    let o = mdtest(&format!("-S -n 5 -w 100 -e 100 -X -G 3 -d {dd} --tasks 2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = mdtest(&format!("-S -C -n 5 -w 100 -G 3 -d {dd} --tasks 3"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = mdtest(&format!("-S -E -n 5 -e 100 -X -G 3 -d {dd} --tasks 3"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.shared.2");
+    let mut data = std::fs::read(&f).unwrap();
+    data[60] ^= 1;
+    std::fs::write(&f, data).unwrap();
+    let o = mdtest(&format!("-S -E -n 5 -e 100 -X -G 3 -d {dd} --tasks 3"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("first at byte 60"), "{}", stderr(&o));
+    let o = mdtest(&format!("-S -r -n 5 -d {dd} --tasks 3"));
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use crate::config::Test;
 use crate::file::Files;
 use crate::plan::{self, Geometry, Offsets};
 use crate::results::Access;
-use iolab_comm::{Comm, CommExt};
+use iolab_comm::{Comm, CommExt, Transport};
 use iolab_core::live::{Board, Recorder};
 use std::path::PathBuf;
 
@@ -97,17 +97,37 @@ impl Ctx<'_> {
     }
 }
 
-/// Where the tasks of `comm` run, as IOR learns it from MPI (overridden
-/// by `-O numNodes`, `-O numTasksOnNode0`), and every task's host.
-pub fn geometry(comm: &dyn Comm, test: &Test) -> (Geometry, Vec<String>) {
+/// Every task's host in the whole run, in task order: each rank's host
+/// once per task thread it runs. Collective over `t`.
+pub fn world_hosts(t: &dyn Transport, threads: usize) -> Vec<String> {
+    let mut mine = (threads as u64).to_le_bytes().to_vec();
+    mine.extend_from_slice(iolab_core::env::hostname().as_bytes());
+    t.all_gather(&mine)
+        .iter()
+        .filter(|b| b.len() >= 8)
+        .flat_map(|b| {
+            let n = u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]));
+            let host = String::from_utf8_lossy(&b[8..]).into_owned();
+            std::iter::repeat_n(host, n as usize)
+        })
+        .collect()
+}
+
+/// Where the tasks of `comm` run, and every task's host. The node
+/// figures (nodes, tasks on node 0, block mapping) come from `world`,
+/// every task of the run, as IOR takes them from MPI_COMM_WORLD even
+/// when `-N` runs a test on fewer tasks; None: from `comm` itself.
+/// `-O numNodes` and `-O numTasksOnNode0` override them.
+pub fn geometry(comm: &dyn Comm, test: &Test, world: Option<&[String]>) -> (Geometry, Vec<String>) {
     let me = iolab_core::env::hostname();
     let hosts: Vec<String> = comm
         .all_gather(me.as_bytes())
         .iter()
         .map(|b| String::from_utf8_lossy(b).into_owned())
         .collect();
-    let first = hosts.first().cloned().unwrap_or_default();
-    let mut distinct = hosts.clone();
+    let all = world.unwrap_or(&hosts);
+    let first = all.first().cloned().unwrap_or_default();
+    let mut distinct = all.to_vec();
     distinct.sort_unstable();
     distinct.dedup();
     let p = &test.params;
@@ -116,9 +136,9 @@ pub fn geometry(comm: &dyn Comm, test: &Test) -> (Geometry, Vec<String>) {
         nodes: p.num_nodes.unwrap_or(distinct.len() as u64).max(1),
         tasks_on_node0: p
             .tasks_on_node0
-            .unwrap_or(hosts.iter().filter(|h| **h == first).count() as u64)
+            .unwrap_or(all.iter().filter(|h| **h == first).count() as u64)
             .max(1),
-        block_mapping: hosts.len() > 1 && hosts[1] == first,
+        block_mapping: all.len() > 1 && all[1] == first,
     };
     (geo, hosts)
 }

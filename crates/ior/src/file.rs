@@ -165,8 +165,10 @@ impl Files<'_> {
             write: true,
             read: self.api == Api::Mmap,
             create,
+            // IOR opens O_CREAT|O_RDWR: `-E` writes over the file's first
+            // bytes and keeps the rest, so a test never destroys data past
+            // its extent.
             exclusive: create && !self.use_existing,
-            truncate: create && self.use_existing,
             direct: self.direct,
             // The preflight refused a link here; one planted since is not followed.
             nofollow: true,
@@ -457,7 +459,7 @@ fn read_all(
 
 impl Mapped {
     /// Maps `len` bytes of the file behind `h` (a POSIX descriptor);
-    /// `write`: read-write, sized to `len` first.
+    /// `write`: read-write, grown to `len` first if shorter.
     fn new(be: &dyn Backend, h: Handle, len: u64, write: bool) -> io::Result<Mapped> {
         let fd = be.raw_fd(&h).ok_or_else(|| {
             io::Error::new(
@@ -466,7 +468,9 @@ impl Mapped {
             )
         })?;
         let len = usize::try_from(len).map_err(|_| io::Error::from(ErrorKind::FileTooLarge))?;
-        if write {
+        // Grown, never shrunk: IOR's MMAP truncates to the expected size,
+        // which under `-E` would cut off the user's data past the extent.
+        if write && be.fstat(&h)?.size < len as u64 {
             // SAFETY: ftruncate on a descriptor this handle owns.
             if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
                 return Err(io::Error::last_os_error());

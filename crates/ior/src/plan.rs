@@ -330,6 +330,16 @@ mod tests {
             ..geo(4, 2)
         };
         assert_eq!(pretend_rank(&p, &rr, 3, 0, false).unwrap(), 0);
+        // -N 3 of 4 tasks on one node: the node's 4 tasks (IOR counts the
+        // whole run) move the reader by 4 % 3, to the next task's file.
+        let three_of_four = Geometry {
+            tasks: 3,
+            ..geo(4, 4)
+        };
+        let read: Vec<u64> = (0..3)
+            .map(|t| pretend_rank(&p, &three_of_four, t, 0, false).unwrap())
+            .collect();
+        assert_eq!(read, [1, 2, 0]);
         let shuffle = params("-Z -Z -X 7");
         let mut seen: Vec<u64> = (0..6)
             .map(|r| pretend_rank(&shuffle, &geo(6, 1), r, 0, false).unwrap())

@@ -164,6 +164,7 @@ impl Runner<'_> {
             outcome: Outcome::Completed,
             left_behind: Vec::new(),
         };
+        let world = ctx::world_hosts(&*self.transport, self.threads);
         for t in &self.cfg.tests {
             let files = match self.files(t) {
                 Ok(f) => f,
@@ -184,7 +185,14 @@ impl Runner<'_> {
                 name: None,
             };
             let mut results = run_subset(self.transport.clone(), self.threads, active, |c| {
-                run_test(c, files, t, self.observer, &made, self.cancel, live)
+                let env = Env {
+                    world: Some(&world),
+                    observer: self.observer,
+                    made: &made,
+                    cancel: self.cancel,
+                    live,
+                };
+                run_test(c, files, t, &env)
             });
             let mine = match results.is_empty() {
                 true => None,
@@ -275,27 +283,36 @@ pub fn test(
         direct: test.params.odirect,
         use_existing: test.params.use_existing,
     };
-    Ok(run_test(
-        comm,
-        files,
-        test,
-        &Silent,
-        &Made::default(),
+    let env = Env {
+        world: None,
+        observer: &Silent,
+        made: &Made::default(),
         cancel,
         live,
-    ))
+    };
+    Ok(run_test(comm, files, test, &env))
+}
+
+/// What a test runs in besides its communicator and files.
+struct Env<'a> {
+    /// Every task's host in the whole run (None: the test's
+    /// communicator is the whole run).
+    world: Option<&'a [String]>,
+    observer: &'a dyn Observer,
+    made: &'a Made,
+    cancel: &'a iolab_core::CancelToken,
+    live: ctx::Live<'a>,
 }
 
 /// One test on this task.
-fn run_test(
-    comm: &dyn Comm,
-    files: Files,
-    test: &Test,
-    observer: &dyn Observer,
-    made: &Made,
-    cancel: &iolab_core::CancelToken,
-    live: ctx::Live<'_>,
-) -> TestResult {
+fn run_test(comm: &dyn Comm, files: Files, test: &Test, env: &Env<'_>) -> TestResult {
+    let Env {
+        world,
+        observer,
+        made,
+        cancel,
+        live,
+    } = *env;
     if files.be.capabilities().thread_private_fds {
         // As mdtest's tasks: a task thread takes a descriptor table of
         // its own, so that its system calls on a descriptor take the
@@ -303,7 +320,7 @@ fn run_test(
         // of the open file per call, no table lock on open and close).
         let _ = iolab_core::threads::own_fd_table();
     }
-    let (geo, hosts) = ctx::geometry(comm, test);
+    let (geo, hosts) = ctx::geometry(comm, test, world);
     let p = &test.params;
     let given = (p.random_seed != -1).then_some(p.random_seed as u32);
     let ctx = Ctx {

@@ -409,7 +409,7 @@ pub static OPTIONS: &[Opt] = &[
     ),
     flag!('T', "", "only perform the stat phase", stat),
     flag!('u', "", "a unique directory tree for each task", unique_dir),
-    flag!('U', "", "add the directory rename phase", rename_dirs),
+    flag!('U', "", "only perform the directory rename phase (with others given: add it)", rename_dirs),
     value!(
         Some('v'),
         "",

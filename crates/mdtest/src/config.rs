@@ -7,7 +7,8 @@ use crate::plan::{Plan, Shape};
 use iolab_backend::{c_path, Backend};
 use std::path::{Path, PathBuf};
 
-/// Which phases a run performs (-C, -T, -E, -r; all when none is given).
+/// Which phases a run performs (-C, -T, -E, -U, -r; all when none is
+/// given, as IOR 4.1's mdtest does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct PhaseSet {
     /// Tree creation and the create phases.
@@ -18,6 +19,8 @@ pub struct PhaseSet {
     pub read: bool,
     /// The remove phases and tree removal.
     pub remove: bool,
+    /// The directory rename phase (after stat and read, before remove).
+    pub rename: bool,
 }
 
 /// How a task issues its operations.
@@ -77,7 +80,8 @@ pub struct Config {
     pub do_files: bool,
     /// Phases to run.
     pub phases: PhaseSet,
-    /// Directory rename phase (-U).
+    /// `-U` was given: the rename phase asked for by name, so a backend
+    /// that cannot rename is refused rather than the phase left out.
     pub rename_dirs: bool,
     /// Task 0 creates and removes for everyone (-c).
     pub collective: bool,
@@ -565,12 +569,15 @@ fn lustre_present() -> bool {
 }
 
 fn phase_set(r: &RawOptions) -> PhaseSet {
-    if !(r.create || r.stat || r.read || r.remove) {
+    // -U selects a phase like -C/-T/-E/-r (IOR 4.1, mdtest.c's option
+    // checks): `-C -U` creates and renames, `-U` alone only renames.
+    if !(r.create || r.stat || r.read || r.remove || r.rename_dirs) {
         return PhaseSet {
             create: true,
             stat: true,
             read: true,
             remove: true,
+            rename: true,
         };
     }
     PhaseSet {
@@ -578,6 +585,7 @@ fn phase_set(r: &RawOptions) -> PhaseSet {
         stat: r.stat,
         read: r.read,
         remove: r.remove,
+        rename: r.rename_dirs,
     }
 }
 
@@ -660,7 +668,8 @@ mod tests {
                 create: true,
                 stat: true,
                 read: true,
-                remove: true
+                remove: true,
+                rename: true
             }
         );
         assert_eq!((c.branch, c.depth, c.iterations), (1, 0, 1));
@@ -711,7 +720,8 @@ mod tests {
                 create: true,
                 stat: true,
                 read: false,
-                remove: false
+                remove: false,
+                rename: false
             }
         );
         let c = cfg("-n 1 -S").unwrap();

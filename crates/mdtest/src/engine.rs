@@ -342,16 +342,25 @@ impl<'a> Engine<'a> {
         }
         if cfg.phases.stat {
             self.item_phase(st, run, Phase::DirStat, dirs)?;
-            if cfg.rename_dirs && dirs > 1 {
-                self.phase(st, run, Phase::DirRename, dirs, |st, rep| {
-                    st.rename(iter, dirs, rep)
-                })?;
-            }
+        }
+        if self.renames(dirs) {
+            self.phase(st, run, Phase::DirRename, dirs, |st, rep| {
+                st.rename(iter, dirs, rep)
+            })?;
         }
         if cfg.phases.remove {
             self.item_phase(st, run, Phase::DirRemove, dirs)?;
         }
         Ok(dirs)
+    }
+
+    /// Whether the rename phase runs over `dirs` per task: asked for (-U,
+    /// or no phase option), more than one directory (as in mdtest), and a
+    /// backend that renames; one that cannot is refused at preflight when
+    /// -U was given, and left out of a run without phase options, where
+    /// IOR's mdtest warns and times an empty phase.
+    fn renames(&self, dirs: u64) -> bool {
+        self.ctx.cfg.phases.rename && dirs > 1 && self.ctx.backend.capabilities().rename
     }
 
     /// The file phases; returns the count every task ended with.

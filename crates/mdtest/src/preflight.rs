@@ -24,7 +24,7 @@ pub fn preflight(
     // A remove-only run clears what a stopped run left, which may be
     // some of its test directories: one must be there, not each.
     let p = cfg.phases;
-    let clearing = p.remove && !p.create && !p.stat && !p.read;
+    let clearing = p.remove && !p.create && !p.stat && !p.read && !p.rename;
     let mut any = false;
     for root in &cfg.dirs {
         for iter in 0..cfg.iterations {
@@ -52,10 +52,30 @@ pub fn preflight(
         )));
     }
     match (&cfg.stonewall_file, cfg.phases.create) {
-        (Some(f), false) => stonewall::read(f)
-            .map(Some)
-            .map_err(|e| ConfigError(e.to_string())),
+        (Some(f), false) => read_wall(f, plan).map(Some),
         _ => Ok(None),
+    }
+}
+
+/// Reads the -x file and checks its counts against this run's plan: a
+/// count beyond the items each task has here names items this run does
+/// not know (IOR's mdtest then works on names past its tree), so it is
+/// bad usage before anything runs, not a task failing half-way.
+fn read_wall(f: &std::path::Path, plan: &Plan) -> Result<WallCounts, ConfigError> {
+    let w = stonewall::read(f).map_err(|e| ConfigError(e.to_string()))?;
+    let most = plan.items_per_task;
+    let over = |what: &str, n: u64| {
+        Err(ConfigError(format!(
+            "-x {}: records {n} {what} per task, more than the {most} items per task of this run; give the -n/-I/-z/-b of the run that wrote it",
+            f.display()
+        )))
+    };
+    if w.files > most {
+        return over("files", w.files);
+    }
+    match w.dirs {
+        Some(d) if d > most => over("directories", d),
+        _ => Ok(w),
     }
 }
 

@@ -140,6 +140,14 @@ fn ior_word(seed: u64, writer: u64, i: u64) -> u64 {
     (writer << 32) | c_seed.wrapping_add(i)
 }
 
+/// The writer's rank an IOR packet (`-G`) read back carries in its first
+/// word, if it is one of `tasks`: with `-S` every task writes the same
+/// files, so the last writer of a file may be any task.
+pub fn packet_writer(got: &[u8], tasks: u64) -> Option<u64> {
+    let w: [u8; 8] = got.get(..8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(w) >> 32).filter(|&r| r < tasks)
+}
+
 /// Stamps the item number at the front of a buffer (mdtest 1.x's layout,
 /// used without a data seed).
 #[inline]

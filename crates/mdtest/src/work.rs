@@ -11,7 +11,9 @@ use crate::exchange::{PhaseTrouble, TaskReport};
 use crate::names::{prefix, test_dir, Names};
 use crate::remove_at::RemoveAt;
 use crate::results::Phase;
-use crate::rng::{fill_pattern_for, first_mismatch_for, stamp_item_for, Permutation};
+use crate::rng::{
+    fill_pattern_for, first_mismatch_for, packet_writer, stamp_item_for, Permutation,
+};
 use iolab_backend::{c_path, Backend, OpenOptions};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::{mono_ns, wall_ns};
@@ -428,7 +430,7 @@ impl<'a> TaskState<'a> {
             _ => None,
         };
         for target in self.targets(phase) {
-            // mdtest verifies a shared file against its own rank's data.
+            // A shared file's writer is read from its packets (read_file).
             self.writer = if cfg.shared_file { self.task() } else { target } as u64;
             let tg = self.target(iter, target, Self::kind(phase), cfg.shared_file);
             let order = order.clone();
@@ -678,6 +680,20 @@ impl<'a> TaskState<'a> {
         r.and(c)
     }
 
+    /// The rank whose data `got` (a file read back) should hold. Under -S
+    /// every task wrote each file, the last one's data kept: any task's
+    /// packets are right, and the whole file is then checked against that
+    /// one writer (IOR's mdtest checks its own rank's and fails a correct
+    /// file).
+    pub(crate) fn writer_of(&self, got: &[u8]) -> u64 {
+        let cfg = self.ctx.cfg;
+        match (cfg.shared_file, cfg.data_seed) {
+            (true, Some(_)) => packet_writer(got, self.comm.tasks() as u64),
+            _ => None,
+        }
+        .unwrap_or(self.writer)
+    }
+
     fn read_file(&mut self, path: &CStr, item: u64) -> Result<(), Failure> {
         let be = self.backend();
         let cfg = self.ctx.cfg;
@@ -690,7 +706,7 @@ impl<'a> TaskState<'a> {
             r = read_full(be, &h, &mut self.rbuf, cfg.mknod)
                 .map_err(|m| message_failure("read", path, m));
             if r.is_ok() && cfg.verify_read {
-                let (seed, writer) = (cfg.data_seed, self.writer);
+                let (seed, writer) = (cfg.data_seed, self.writer_of(&self.rbuf));
                 if let Some(off) = first_mismatch_for(&self.rbuf, &self.pattern, item, seed, writer)
                 {
                     r = Err(message_failure(

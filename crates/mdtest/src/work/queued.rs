@@ -280,7 +280,7 @@ impl TaskState<'_> {
         let cfg = self.ctx.cfg;
         if op == Op::Read && cfg.verify_read && !self.rbuf.is_empty() {
             let (_, _, m) = self.ctx.plan.locate(d.tag, cfg.leaf_only);
-            let (seed, writer) = (cfg.data_seed, self.writer);
+            let (seed, writer) = (cfg.data_seed, self.writer_of(d.data));
             if let Some(off) = first_mismatch_for(d.data, &self.pattern, m, seed, writer) {
                 return Err(Check::Differs(off));
             }
