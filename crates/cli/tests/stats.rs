@@ -1285,3 +1285,29 @@ fn a_link_or_another_users_directory_where_the_csv_files_go_is_refused() {
         &["stats", "analyse", "l1.tgz", "--out", "p-csv"],
     ));
 }
+
+/// A link planted at `NAME.tgz.part` (the name the tarball's check once
+/// probed) is neither followed nor touched: the run makes no file where
+/// it leads (it made one, owned by the user running stats) and leaves
+/// the link as it was.
+#[test]
+fn a_link_at_the_tarballs_part_name_is_not_followed() {
+    let s = Scratch::new("stats-part-link");
+    let target = s.path("made-through-the-link");
+    std::os::unix::fs::symlink(&target, s.path("r.tgz.part")).unwrap();
+    ok(&run_in(
+        &s.root,
+        &[
+            "stats",
+            "run",
+            "local,1s",
+            "--tarball",
+            "r.tgz",
+            "--",
+            "true",
+        ],
+    ));
+    assert!(s.path("r.tgz").is_file());
+    assert!(!target.exists(), "a file was made through the link");
+    assert_eq!(std::fs::read_link(s.path("r.tgz.part")).unwrap(), target);
+}
