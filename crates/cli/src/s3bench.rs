@@ -485,21 +485,14 @@ fn endpoints(cfg: &Config, c: &Common) -> Result<Vec<Endpoint>, String> {
         .collect()
 }
 
-/// The secret in `path`: a file only its owner may read.
+/// The secret in `path`: a file only its owner may read, by the rule
+/// of every secret file ([`iolab_core::trust::read_secret`]).
 fn read_secret(path: &Path) -> Result<String, String> {
-    use std::os::unix::fs::PermissionsExt;
     let opt = "--secret-key-file";
-    let meta = std::fs::metadata(path).map_err(|e| format!("{opt} {}: {e}", path.display()))?;
-    if meta.permissions().mode() & 0o077 != 0 {
-        return Err(format!(
-            "{opt} {}: other users may read it (mode {:o}): chmod 600 {}",
-            path.display(),
-            meta.permissions().mode() & 0o777,
-            path.display()
-        ));
-    }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("{opt} {}: {e}", path.display()))?;
+    let bytes = iolab_core::trust::read_secret(path)
+        .map_err(|e| format!("{opt} {}: {e}", path.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("{opt} {}: not UTF-8 text", path.display()))?;
     match text.trim() {
         "" => Err(format!("{opt} {}: the file is empty", path.display())),
         k => Ok(k.to_string()),

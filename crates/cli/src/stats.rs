@@ -317,6 +317,9 @@ fn analysed(tgz: &Path, format: &str, out: Option<PathBuf>) -> Outcome {
             csv_tgz.display()
         ));
     }
+    if let Err(e) = iolab_stats::check_csv_dir(&out) {
+        return refused(format!("{option}: {e}"));
+    }
     let planned = iolab_output::Planned::new()
         .dir(option, Some(&out))
         .file("(CSV tarball)", Some(&csv_tgz))
@@ -406,6 +409,8 @@ fn run(
     let tgz = tarball.unwrap_or_else(default_tarball);
     // Before the collectors start and the command runs, not after.
     cluster::check_destination(&tgz).map_err(|e| Halt::usage(format!("iolab stats run: {e}")))?;
+    iolab_stats::check_csv_dir(&default_csv_dir(&tgz))
+        .map_err(|e| Halt::usage(format!("iolab stats run: {e}")))?;
     let doc_config = serde_json::json!({ "config": config, "tarball": &tgz });
     let mut session = Run::new(
         "iolab stats run",

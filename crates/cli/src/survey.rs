@@ -514,8 +514,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
     let cfg = obd_config(&a, vec![], vec![]);
     cfg.validate_params()
         .map_err(|e| usage_error("obdfilter", &e))?;
-    let key = iolab_net::SharedKey::resolve(None)
-        .map_err(|e| usage_error("obdfilter", &ParamError::new("key", e.to_string())))?;
+    let key = echo_key().map_err(|e| usage_error("obdfilter", &ParamError::new("key", e)))?;
     let planned = Planned {
         name: "obdfilter",
         schema: "iolab.survey.obdfilter/1",
@@ -535,14 +534,14 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
             &targets,
             a.echo_port,
             a.rsh.as_deref(),
-            &a.remote_iolab,
-            &work,
+            (&a.remote_iolab, &work),
+            &key,
         )
         .map_err(|e| Halt::failed(format!("iolab survey obdfilter: {e}")))?;
         let mut agents = agents;
         // Every agent answers before the first point: a host that cannot
         // be reached is named, and no point runs.
-        if let Err(hosts) = agents.wait_ready(key.as_ref()) {
+        if let Err(hosts) = agents.wait_ready(&key) {
             agents.stop();
             if crate::runner::root().is_cancelled() {
                 return Err(Halt::said(HaltKind::Interrupted));
@@ -560,7 +559,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         let mut report = echo::run(
             &cfg,
             &addrs,
-            key.as_ref(),
+            &key,
             &mut |p| {
                 out.point(&fmt::summary::obdfilter_line(p), &fmt::detail::obdfilter(p));
             },
@@ -577,6 +576,17 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         None,
         run,
     )
+}
+
+/// The key of the echo agents: IOLAB_KEY_FILE's, else a fresh one-time
+/// key. The survey starts every agent and hands it the key, so every
+/// connection is proven without asking anything of the user.
+fn echo_key() -> Result<iolab_net::SharedKey, String> {
+    match iolab_net::SharedKey::resolve(None) {
+        Ok(Some(k)) => Ok(k),
+        Ok(None) => iolab_net::SharedKey::random().map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The object survey's parameters, on `targets` (local) and `remote`

@@ -205,6 +205,12 @@ fn xddcp_with_a_key_file_shows_no_key_on_any_command_line() {
     let s = Scratch::new("auth-keyfile");
     random_file(&s.path("src"), 64 << 20);
     std::fs::write(s.path("key"), "sesame-0123456789-abcdefgh\n").unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(
+        s.path("key"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
     fake_ssh(&s.path("sshlike"), None);
     let (ns0, _) = c.host(0);
     let (ns1, a1) = c.host(1);

@@ -365,3 +365,96 @@ fn clock_across_fake_hosts() {
         "started before -starttime"
     );
 }
+
+/// A clock server that answers with well-formed frames, the first
+/// `fast` answers of each connection at once and every later one a byte
+/// every 250 ms (10 s an answer), on a free loopback port.
+fn trickling_server(fast: u32) -> u16 {
+    use iolab_net::frame::{Header, Kind};
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { return };
+            std::thread::spawn(move || {
+                let mut req = [0u8; 33];
+                for seq in 0u64.. {
+                    if c.read_exact(&mut req).is_err() {
+                        return;
+                    }
+                    let offset = u64::from_le_bytes(req[16..24].try_into().unwrap());
+                    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+                    let payload = (now.as_nanos() as u64).to_le_bytes();
+                    let h = Header::new(Kind::Control, 0, offset, seq, &payload);
+                    let frame = [h.encode().as_slice(), &payload].concat();
+                    if seq < u64::from(fast) {
+                        let _ = c.write_all(&frame);
+                        continue;
+                    }
+                    for b in frame {
+                        if c.write_all(&[b]).is_err() {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(250));
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// `gettime -timeout 2` against a server that trickles its answers (a
+/// byte now and then, each byte inside the read timeout) gives up on an
+/// exchange after 2 s as a whole, and the exchanges together take no
+/// more than 2 s: exit 1 naming the wait when no answer came whole, the
+/// estimate from the exchanges made when some did. Before, each byte
+/// restarted the wait: 10 s an exchange here, 39 s with a byte a second,
+/// for every one of the bounces (65 minutes with the default 100).
+#[test]
+fn a_server_that_trickles_its_answers_is_given_up_within_the_timeout() {
+    let port = trickling_server(0).to_string();
+    let t0 = Instant::now();
+    let o = common::iolab(&[
+        "gettime",
+        "-timeserver",
+        "127.0.0.1",
+        "-port",
+        &port,
+        "-bounce",
+        "3",
+        "-timeout",
+        "2",
+    ]);
+    let took = t0.elapsed();
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("timed out waiting for the clock's answer"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert!(took < Duration::from_secs(8), "{took:?}");
+    let port = trickling_server(1).to_string();
+    let t0 = Instant::now();
+    let o = common::iolab(&[
+        "gettime",
+        "-timeserver",
+        "127.0.0.1",
+        "-port",
+        &port,
+        "-bounce",
+        "3",
+        "-timeout",
+        "2",
+        "-verbose",
+    ]);
+    let took = t0.elapsed();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert!(
+        common::stdout(&o).contains(", 1 exchanges"),
+        "{}",
+        common::stdout(&o)
+    );
+    assert!(took < Duration::from_secs(8), "{took:?}");
+}

@@ -267,6 +267,8 @@ fn every_rule_of_10_5_broken_once_stops_both_sides_with_one_message() {
 
 fn key_file(p: &Path, text: &str) {
     std::fs::write(p, text).unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
 }
 
 #[test]

@@ -2174,6 +2174,12 @@ fn xdd_e2e_destination_stream_holds_both_sides() {
     let bytes = 6 * 1024 * 1024 + 4096;
     random_file(&s.path("src.dat"), bytes);
     std::fs::write(s.path("k"), "a shared secret for the live link\n").unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(
+        s.path("k"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
     let side = |line: String| {
         let mut w = vec!["xdd".to_string()];
         w.extend(words(&line));

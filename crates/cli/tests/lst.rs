@@ -554,6 +554,8 @@ fn a_shared_key_admits_only_its_holders_and_groups_come_from_files() {
     let dir = scratch("key");
     let key = dir.join("key");
     std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let k = key.to_str().unwrap();
     let (a, b) = (
         Agent::start_with(&[], &["--key", k]),

@@ -163,6 +163,8 @@ fn the_console_script_runs_a_batch_with_live_stat_and_leaves_nothing_running() {
     let dir = Dir::new("script");
     let key = dir.0.join("key");
     std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let run_dir = dir.0.join("sessions");
     let _hands = [1, 2].map(|i| HandAgent::start(&cluster.host(i).0, &key));
     let (ns0, _) = cluster.host(0);
@@ -480,6 +482,8 @@ fn list_batch_query_list_group_ping_show_session_and_stat_of_a_nid() {
     let dir = Dir::new("lists");
     let key = dir.0.join("key");
     std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let run_dir = dir.0.join("sessions");
     let _hands = [1, 2, 3].map(|i| HandAgent::start(&cluster.host(i).0, &key));
     let (ns0, _) = cluster.host(0);
@@ -688,6 +692,8 @@ fn nodes_that_go_down_are_shown_refreshed_cleaned_and_removed_and_groups_deleted
     let dir = Dir::new("groups");
     let key = dir.0.join("key");
     std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let run_dir = dir.0.join("sessions");
     let mut hands: Vec<HandAgent> = [1, 2, 3]
         .iter()
@@ -849,6 +855,8 @@ fn show_error_counts_damaged_payloads_and_add_test_timeout_fails_a_stalled_rpc()
     let dir = Dir::new("errors");
     let key = dir.0.join("key");
     std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let run_dir = dir.0.join("sessions");
     // The server damages every 10th payload it sends.
     let server = HandAgent::start_with(&cluster.host(1).0, &key, &[(iolab_lst::CORRUPT_ENV, "10")]);
@@ -983,6 +991,8 @@ fn an_agent_killed_mid_batch_is_seen_down_counted_and_refreshed_within_the_timeo
     let dir = Dir::new("killed");
     let key = dir.0.join("key");
     std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let run_dir = dir.0.join("sessions");
     let hands: Vec<HandAgent> = [1, 2]
         .iter()

@@ -191,6 +191,8 @@ fn xdd_takes_its_s3_settings_from_options_too() {
     std::fs::create_dir_all(&dir).unwrap();
     let secret = dir.join("secret");
     std::fs::write(&secret, get("AWS_SECRET_ACCESS_KEY")).unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let opts = format!(
         "--s3.endpoint={} --s3.access-key={} --s3.secret-key-file={} --s3.region={}",
         get("AWS_ENDPOINT_URL"),
@@ -908,6 +910,8 @@ fn a_resumed_copy_to_s3_asks_the_destination_with_its_options() {
     std::fs::create_dir_all(&dir).unwrap();
     let secret = dir.join("secret");
     std::fs::write(&secret, get("AWS_SECRET_ACCESS_KEY")).unwrap();
+    // A key file others may read is refused.
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let opts = format!(
         "--s3.endpoint={} --s3.access-key={} --s3.secret-key-file={} --s3.region={}",
         get("AWS_ENDPOINT_URL"),

@@ -1210,3 +1210,104 @@ fn analyse_adds_tgz_to_its_name_and_never_replaces_the_profile() {
     assert!(!s.path("run.v1").exists());
     assert_eq!(std::fs::read(s.path("run.v1.tgz")).unwrap(), profile);
 }
+
+/// Where the CSV files go (`NAME-csv` beside `stats run`'s tarball,
+/// analyse's `--out` or its default) must be nothing yet or this user's
+/// own directory: a planted link there (to a directory the files would
+/// land in), another user's directory, or one others may write is
+/// refused with exit 2 before any collector starts or the command runs,
+/// and nothing is written where the link leads. Before, the CSV files
+/// were written through the link once the command had run.
+#[test]
+fn a_link_or_another_users_directory_where_the_csv_files_go_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("stats-csv-link");
+    let victim = s.path("victim");
+    std::fs::create_dir(&victim).unwrap();
+    let ran = s.path("ran");
+    let touch = format!("touch {}", ran.display());
+    let run = |name: &str| {
+        run_in(
+            &s.root,
+            &[
+                "stats",
+                "run",
+                "local,1s",
+                "--tarball",
+                &format!("{name}.tgz"),
+                "--",
+                "sh",
+                "-c",
+                &touch,
+            ],
+        )
+    };
+    std::os::unix::fs::symlink(&victim, s.path("r-csv")).unwrap();
+    let o = run("r");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("r-csv: a symbolic link"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::create_dir(s.path("o-csv")).unwrap();
+    std::os::unix::fs::chown(s.path("o-csv"), Some(65534), None).unwrap();
+    let o = run("o");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("owned by uid 65534"), "{}", stderr(&o));
+    assert!(!ran.exists(), "the command ran");
+    assert!(!s.path("r.tgz").exists() && !s.path("o.tgz").exists());
+    // A profile to analyse; its CSV directory's name holds a link, then
+    // a directory others may write.
+    ok(&run("p"));
+    assert!(ran.exists() && s.path("p-csv").is_dir());
+    std::fs::rename(s.path("p.tgz"), s.path("l1.tgz")).unwrap();
+    std::os::unix::fs::symlink(&victim, s.path("l1-csv")).unwrap();
+    let a = run_in(&s.root, &["stats", "analyse", "l1.tgz"]);
+    assert_eq!(a.status.code(), Some(2), "{}", stderr(&a));
+    assert!(stderr(&a).contains("a symbolic link"), "{}", stderr(&a));
+    let shared = s.path("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let a = run_in(&s.root, &["stats", "analyse", "l1.tgz", "--out", "shared"]);
+    assert_eq!(a.status.code(), Some(2), "{}", stderr(&a));
+    assert!(stderr(&a).contains("--out: "), "{}", stderr(&a));
+    assert!(
+        stderr(&a).contains("other users may change it"),
+        "{}",
+        stderr(&a)
+    );
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0);
+    // This user's own directory, from an earlier analysis, is written again.
+    ok(&run_in(
+        &s.root,
+        &["stats", "analyse", "l1.tgz", "--out", "p-csv"],
+    ));
+}
+
+/// A link planted at `NAME.tgz.part` (the name the tarball's check once
+/// probed) is neither followed nor touched: the run makes no file where
+/// it leads (it made one, owned by the user running stats) and leaves
+/// the link as it was.
+#[test]
+fn a_link_at_the_tarballs_part_name_is_not_followed() {
+    let s = Scratch::new("stats-part-link");
+    let target = s.path("made-through-the-link");
+    std::os::unix::fs::symlink(&target, s.path("r.tgz.part")).unwrap();
+    ok(&run_in(
+        &s.root,
+        &[
+            "stats",
+            "run",
+            "local,1s",
+            "--tarball",
+            "r.tgz",
+            "--",
+            "true",
+        ],
+    ));
+    assert!(s.path("r.tgz").is_file());
+    assert!(!target.exists(), "a file was made through the link");
+    assert_eq!(std::fs::read_link(s.path("r.tgz.part")).unwrap(), target);
+}

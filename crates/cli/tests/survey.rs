@@ -1703,3 +1703,85 @@ fn an_unwritable_summary_is_an_output_failure() {
     assert_eq!(left, ["filler"], "{}", stderr(&o));
     assert!(stderr(&o).contains("removed"), "{}", stderr(&o));
 }
+
+/// The echo agent of obdfilter's network cases serves only a peer that
+/// proves the key the survey handed it on standard input: a stranger
+/// without the key, or with another, is refused before any object is
+/// opened or record buffer allocated; strangers that connect and say
+/// nothing hold no thread and delay no real client; the agent ends when
+/// its standard input (the survey) closes.
+#[test]
+fn obdfilter_echo_agent_serves_only_peers_that_prove_the_handed_key() {
+    use iolab_net::{conn, handshake, Cancel, SharedKey};
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let s = Scratch::new("survey-echo-key");
+    let dir = s.path("ost0");
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = 20000 + (std::process::id() + 17000) % 20000;
+    let key = SharedKey::random().unwrap();
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["survey", "obdfilter-agent", "echo", "--work", "w"])
+        .args(["--port", &port.to_string(), "--"])
+        .arg(&dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = agent.stdin.take().unwrap();
+    stdin.write_all(key.handoff_line().as_bytes()).unwrap();
+    let addr = format!("127.0.0.1:{port}");
+    let try_job = |k: Option<&SharedKey>, job: serde_json::Value| {
+        let t0 = Instant::now();
+        loop {
+            match conn::connect(&addr, Duration::from_secs(5), Cancel::process()) {
+                Ok(mut c) => {
+                    c.idle_timeout = Duration::from_secs(20);
+                    let r = handshake::client(&mut c, "iolab-obdecho", &job, k, Cancel::process());
+                    return r.map(drop).map_err(|e| e.to_string());
+                }
+                Err(_) if t0.elapsed() < Duration::from_secs(20) => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
+                Err(e) => panic!("the agent never listened: {e}"),
+            }
+        }
+    };
+    let write = serde_json::json!({"write": true, "rsz_bytes": 64 << 20, "object": 0});
+    // Strangers: one without the key, one with another key.
+    let none = try_job(None, write.clone());
+    assert!(none.is_err(), "a peer without the key was served");
+    let other = SharedKey::random().unwrap();
+    assert!(try_job(Some(&other), write.clone()).is_err());
+    // Silent strangers hold sockets only: the survey's own client still
+    // gets through at once.
+    let silent: Vec<_> = (0..50)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    let t0 = Instant::now();
+    try_job(
+        Some(&key),
+        serde_json::json!({"write": false, "rsz_bytes": 4096, "probe": true}),
+    )
+    .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    drop(silent);
+    // Nothing was written by the strangers: the work directory is empty.
+    let work = dir.join("w");
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+    // The survey gone (its end of standard input closed): the agent ends
+    // and says it moved nothing.
+    drop(stdin);
+    let t0 = Instant::now();
+    while agent.try_wait().unwrap().is_none() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the agent outlived its survey"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = agent.wait_with_output().unwrap();
+    let totals: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(totals["requests"], 0, "{totals}");
+    assert!(!work.exists());
+}

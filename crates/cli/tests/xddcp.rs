@@ -560,6 +560,75 @@ fn a_link_at_the_restart_files_name_is_refused_unopened() {
     assert!(!s.path("dst/copy").exists() && !s.path("dst/copy.partial").exists());
 }
 
+/// `-a` in a shared (1777) destination directory never adopts a partial
+/// copy or a restart record this user did not leave: another user's
+/// (uid 65534), or one others may write. Exit 2 before anything, the
+/// planted files named and left as they were, no copy made. Before, the
+/// planted `copy.partial` was moved to `copy` and resumed, so its owner's
+/// bytes became the start of the copy.
+#[test]
+fn a_partial_copy_or_record_this_user_did_not_leave_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("xddcp-planted-partial");
+    random_file(&s.path("src"), 3000);
+    let dst = s.path("dst");
+    std::fs::create_dir(&dst).unwrap();
+    std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let (partial, record) = (dst.join("copy.partial"), dst.join("copy.restart"));
+    let plant = |owner: u32, modes: (u32, u32)| {
+        std::fs::write(&partial, vec![b'P'; 3000]).unwrap();
+        std::fs::write(
+            &record,
+            format!(
+                "# iolab xdd restart file\nversion 1\nsource {}\ndestination {}\npass 1\noffset 1000\ntotal 3000\nupdated_unix_ns 1\n",
+                s.path("src").display(),
+                dst.join("copy").display()
+            ),
+        )
+        .unwrap();
+        for (p, m) in [(&partial, modes.0), (&record, modes.1)] {
+            std::os::unix::fs::chown(p, Some(owner), None).unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+        }
+    };
+    let cases = [
+        (
+            65534,
+            (0o644, 0o644),
+            "copy.partial is not taken: owned by uid 65534",
+        ),
+        (
+            0,
+            (0o666, 0o644),
+            "copy.partial is not taken: other users may change it",
+        ),
+        (
+            0,
+            (0o644, 0o666),
+            "copy.restart is not taken: other users may change it",
+        ),
+    ];
+    for (owner, modes, why) in cases {
+        plant(owner, modes);
+        let o = xddcp_local(
+            &s.root,
+            &[
+                "-a".into(),
+                s.path("src").display().to_string(),
+                format!("127.0.0.1:{}", dst.join("copy").display()),
+            ],
+        );
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{why}: {err}");
+        assert!(err.contains(why), "{why}: {err}");
+        assert!(!dst.join("copy").exists(), "{why}: a copy was made");
+        assert_eq!(std::fs::read(&partial).unwrap(), vec![b'P'; 3000]);
+        assert!(std::fs::read_to_string(&record)
+            .unwrap()
+            .contains("offset 1000"));
+    }
+}
+
 /// A file that fails is reported once, on standard error (its FAILED
 /// line used to be printed on both standard output and standard error).
 #[test]

@@ -24,6 +24,7 @@ pub mod stats;
 pub mod stop;
 pub mod threads;
 pub mod tmp;
+pub mod trust;
 pub mod unique;
 pub mod units;
 

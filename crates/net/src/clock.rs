@@ -14,7 +14,7 @@ use crate::frame::Kind;
 use crate::NetError;
 use iolab_core::clock::wall_ns;
 use std::net::TcpListener;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// XDD's default time server port.
 pub const DEFAULT_PORT: u16 = 2000;
@@ -109,8 +109,16 @@ fn answer(mut c: Conn, cancel: Cancel<'_>) {
     }
 }
 
+/// What a clock exchange past its bound timed out doing.
+const EXCHANGE: &str = "waiting for the clock's answer (each exchange, and all of them together, are bounded by the timeout as a whole)";
+
 /// Estimates this host's offset to the server at `addr` from `bounces`
-/// exchanges (at least 1). Connects with the usual bounded retry.
+/// exchanges (at least 1). Every wait is bounded by `timeout`: the
+/// connect (with the usual bounded retry), each exchange as a whole (a
+/// server that trickles its answer a byte at a time is given up then,
+/// not after a read timeout per byte), and all the exchanges together:
+/// when that time is up, the exchanges made so far give the estimate
+/// (its `bounces` says how many), and none is a timeout.
 pub fn estimate(
     addr: &str,
     bounces: u32,
@@ -121,37 +129,61 @@ pub fn estimate(
         e.hinted(" (is `iolab timeserver` running there, on that port? start it there with `iolab timeserver -port N`)")
     })?;
     c.idle_timeout = timeout;
+    let until = Instant::now() + timeout;
     let mut best: Option<Estimate> = None;
-    let mut buf = [0u8; 8];
     for i in 0..bounces.max(1) {
-        let t0 = wall_ns();
-        c.send(Kind::Control, 0, u64::from(i), b"t", cancel)?;
-        let h = c.recv_header(cancel)?;
-        let p = c.recv_payload(&h, &mut buf, cancel)?;
-        let t1 = wall_ns();
-        let ts = u64::from_le_bytes(
-            p.try_into()
-                .map_err(|_| NetError::Protocol("a clock reply must be 8 bytes".into()))?,
-        );
-        let mid = t0 / 2 + t1 / 2 + (t0 % 2 + t1 % 2) / 2;
-        // A server's time is read as it is sent (u64 ns since the epoch);
-        // one more than 2^63 - 1 ns (the year 2262) is no clock's.
-        let ts = i64::try_from(ts)
-            .map_err(|_| NetError::Protocol(format!("a clock reply of {ts} ns is past 2262")))?;
-        let e = Estimate {
-            offset_ns: ts.saturating_sub(mid as i64),
-            rtt_ns: t1.saturating_sub(t0),
-            bounces: i + 1,
+        let left = until.saturating_duration_since(Instant::now());
+        let e = match exchange(&mut c, i, left, cancel) {
+            Ok(e) => e,
+            Err(NetError::Timeout { .. }) if best.is_some() => break,
+            Err(e) => return Err(e),
         };
         best = match best {
-            Some(b) if b.rtt_ns <= e.rtt_ns => Some(b),
+            Some(b) if b.rtt_ns <= e.rtt_ns => Some(Estimate {
+                bounces: e.bounces,
+                ..b
+            }),
             _ => Some(e),
         };
     }
-    let mut b = best.ok_or_else(|| NetError::Protocol("no clock exchange".into()))?;
-    b.bounces = bounces.max(1);
     c.shutdown();
-    Ok(b)
+    best.ok_or(NetError::Timeout { what: EXCHANGE })
+}
+
+/// Exchange `i`, over within `whole` or timed out.
+fn exchange(
+    c: &mut Conn,
+    i: u32,
+    whole: Duration,
+    cancel: Cancel<'_>,
+) -> Result<Estimate, NetError> {
+    c.bound_by(whole, EXCHANGE);
+    let r = exchange_unbounded(c, i, cancel);
+    c.unbound();
+    r
+}
+
+fn exchange_unbounded(c: &mut Conn, i: u32, cancel: Cancel<'_>) -> Result<Estimate, NetError> {
+    let mut buf = [0u8; 8];
+    let t0 = wall_ns();
+    c.send(Kind::Control, 0, u64::from(i), b"t", cancel)?;
+    let h = c.recv_header(cancel)?;
+    let p = c.recv_payload(&h, &mut buf, cancel)?;
+    let t1 = wall_ns();
+    let ts = u64::from_le_bytes(
+        p.try_into()
+            .map_err(|_| NetError::Protocol("a clock reply must be 8 bytes".into()))?,
+    );
+    let mid = t0 / 2 + t1 / 2 + (t0 % 2 + t1 % 2) / 2;
+    // A server's time is read as it is sent (u64 ns since the epoch);
+    // one more than 2^63 - 1 ns (the year 2262) is no clock's.
+    let ts = i64::try_from(ts)
+        .map_err(|_| NetError::Protocol(format!("a clock reply of {ts} ns is past 2262")))?;
+    Ok(Estimate {
+        offset_ns: ts.saturating_sub(mid as i64),
+        rtt_ns: t1.saturating_sub(t0),
+        bounces: i + 1,
+    })
 }
 
 #[cfg(test)]

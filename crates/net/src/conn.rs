@@ -178,10 +178,11 @@ pub struct Conn {
     /// without a payload CRC is refused. Both sides must agree (the
     /// handshake's parameters are the place).
     pub payload_crc: bool,
-    /// While a handshake runs: the time by which it must be over,
-    /// whatever the peer sends meanwhile (`idle_timeout` alone would let
-    /// a peer that sends a byte now and then hold the connection open).
-    deadline: Option<Instant>,
+    /// While an exchange bounded as a whole runs (a handshake, a clock
+    /// exchange): the time by which it must be over, whatever the peer
+    /// sends meanwhile (`idle_timeout` alone would let a peer that sends
+    /// a byte now and then hold the connection open), and what it is.
+    deadline: Option<(Instant, &'static str)>,
 }
 
 impl Conn {
@@ -209,9 +210,10 @@ impl Conn {
     }
 
     /// Bounds every wait from now on by `now + whole`, until
-    /// [`Conn::unbound`]: the handshake's bound as a whole.
-    pub(crate) fn bound_by(&mut self, whole: Duration) {
-        self.deadline = Some(Instant::now() + whole);
+    /// [`Conn::unbound`]: an exchange's bound as a whole (`what` it is,
+    /// for the timeout's message: "timed out WHAT").
+    pub(crate) fn bound_by(&mut self, whole: Duration, what: &'static str) {
+        self.deadline = Some((Instant::now() + whole, what));
     }
 
     /// Lifts [`Conn::bound_by`]'s bound.
@@ -219,17 +221,15 @@ impl Conn {
         self.deadline = None;
     }
 
-    /// The sooner of `until` and the handshake's deadline.
+    /// The sooner of `until` and the bounded exchange's deadline.
     fn bounded(&self, until: Instant) -> Instant {
-        self.deadline.map_or(until, |d| d.min(until))
+        self.deadline.map_or(until, |(d, _)| d.min(until))
     }
 
-    /// A handshake whose time is up, even while bytes still trickle in.
+    /// An exchange whose time is up, even while bytes still trickle in.
     fn past_deadline(&self) -> Result<(), NetError> {
         match self.deadline {
-            Some(d) if Instant::now() >= d => Err(NetError::Timeout {
-                what: "completing the handshake (it is bounded as a whole)",
-            }),
+            Some((d, what)) if Instant::now() >= d => Err(NetError::Timeout { what }),
             _ => Ok(()),
         }
     }

@@ -67,6 +67,9 @@ pub struct Agreed {
     pub authenticated: bool,
 }
 
+/// What a handshake past its bound timed out doing.
+const WHOLE: &str = "completing the handshake (it is bounded as a whole)";
+
 /// The client side: sends `params`, proves the key, and waits for the
 /// server's verdict, all within the connection's `idle_timeout` (a
 /// bound on the whole exchange, not on each read).
@@ -77,7 +80,7 @@ pub fn client(
     key: Option<&SharedKey>,
     cancel: Cancel<'_>,
 ) -> Result<Agreed, NetError> {
-    c.bound_by(c.idle_timeout);
+    c.bound_by(c.idle_timeout, WHOLE);
     let r = client_steps(c, tool, params, key, cancel);
     c.unbound();
     r
@@ -166,7 +169,7 @@ pub fn server(
     judge: impl FnOnce(&Value) -> Result<(), String>,
     cancel: Cancel<'_>,
 ) -> Result<Agreed, NetError> {
-    c.bound_by(c.idle_timeout);
+    c.bound_by(c.idle_timeout, WHOLE);
     let r = server_steps(c, params, key, judge, cancel);
     c.unbound();
     r

@@ -48,10 +48,17 @@ impl SharedKey {
         Ok(SharedKey(bytes.to_vec()))
     }
 
-    /// Reads a key file; a trailing newline is not part of the key.
+    /// Reads a key file; a trailing newline is not part of the key. A
+    /// file that group or others may read is refused, as every secret
+    /// file of iolab ([`iolab_core::trust::read_secret`]): the key may
+    /// be known.
     pub fn from_file(path: &Path) -> Result<SharedKey, NetError> {
-        let mut b = std::fs::read(path)
-            .map_err(|e| NetError::Key(format!("cannot read key file {}: {e}", path.display())))?;
+        let mut b = iolab_core::trust::read_secret(path).map_err(|e| match e {
+            iolab_core::trust::SecretError::Read { .. } => {
+                NetError::Key(format!("cannot read key file {}: {e}", path.display()))
+            }
+            _ => NetError::Key(format!("key file {}: {e}", path.display())),
+        })?;
         while b.last().is_some_and(|c| *c == b'\n' || *c == b'\r') {
             b.pop();
         }
@@ -240,8 +247,24 @@ mod tests {
         assert!(SharedKey::new(b"short").is_err());
         let p = std::env::temp_dir().join(format!("iolab-key-{}", std::process::id()));
         std::fs::write(&p, b"0123456789abcdef\n").unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
         let k = SharedKey::from_file(&p).unwrap();
         std::fs::remove_file(&p).unwrap();
         assert_eq!(format!("{k:?}"), "SharedKey(16 bytes)");
+    }
+
+    /// A key file others may read is refused (as s3bench's secret file
+    /// always was); it was taken.
+    #[test]
+    fn a_key_file_others_may_read_is_refused() {
+        let p = std::env::temp_dir().join(format!("iolab-key-open-{}", std::process::id()));
+        std::fs::write(&p, b"0123456789abcdef0123\n").unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+        let e = SharedKey::resolve(Some(&p)).unwrap_err().to_string();
+        std::fs::remove_file(&p).unwrap();
+        assert!(
+            e.contains("other users may read it (mode 644): chmod 600"),
+            "{e}"
+        );
     }
 }

@@ -489,27 +489,15 @@ pub fn write_tarball(
 }
 
 /// Checks that the tarball can be made at `tgz` (its directory exists
-/// and takes a new file) without leaving anything there.
+/// and takes a new file) without leaving anything there. The probe is a
+/// fresh hidden name made with O_EXCL ([`iolab_output::check_file`]):
+/// nothing at a name someone else may have chosen (a planted
+/// `NAME.tgz.part` link) is opened, created or followed.
 pub fn check_destination(tgz: &Path) -> Result<(), ClusterError> {
-    let bad = |source| ClusterError::Destination {
+    iolab_output::check_file("--tarball", tgz).map_err(|e| ClusterError::Destination {
         path: tgz.display().to_string(),
-        source,
-    };
-    if tgz.is_dir() {
-        return Err(bad(std::io::Error::other("it is a directory")));
-    }
-    let part = tgz.with_extension("tgz.part");
-    let existed = part.exists();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&part)
-        .map_err(bad)?;
-    if !existed {
-        let _ = std::fs::remove_file(&part);
-    }
-    Ok(())
+        source: std::io::Error::other(e.why),
+    })
 }
 
 /// `log_name` for `/x/log_name.tgz` (or `.tar.gz`).

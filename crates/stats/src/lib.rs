@@ -128,6 +128,16 @@ pub enum StatsError {
     /// [`attach_config`] would go on without those nodes.
     #[error("the collector did not start on {0}")]
     NotStarted(String),
+    /// Something other than this user's own directory stands where the
+    /// CSV files go (a link, a file, another user's directory, one
+    /// others may write): bad usage, found before anything is written.
+    #[error("the CSV directory {}: {why}", path.display())]
+    CsvDir {
+        /// The directory.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: iolab_core::trust::Distrust,
+    },
 }
 
 /// Collection attached to a benchmark's run: in this process when the
@@ -319,11 +329,43 @@ pub fn csv_tarball(out: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Checks where the CSV files will go, before anything is collected or
+/// written: nothing there yet, or a directory of this user's that no one
+/// else may write. A link at `out` is refused, not followed (the files
+/// would land where it leads), and so is another user's directory (in a
+/// shared directory anyone may have made it first).
+pub fn check_csv_dir(out: &Path) -> Result<(), StatsError> {
+    match std::fs::symlink_metadata(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(StatsError::Io(e)),
+        Ok(m) => iolab_core::trust::own_dir(&m).map_err(|why| StatsError::CsvDir {
+            path: out.to_path_buf(),
+            why,
+        }),
+    }
+}
+
+/// Makes the CSV directory `out` (its parents as needed) and checks that
+/// what stands there now is this user's own ([`check_csv_dir`]), also
+/// when it was there already or appeared meanwhile.
+fn make_csv_dir(out: &Path) -> Result<(), StatsError> {
+    check_csv_dir(out)?;
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::create_dir(out) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
+        _ => {}
+    }
+    check_csv_dir(out)
+}
+
 /// The kit's analyse step: reads a profile tarball and writes
 /// `OUT/NODE/STAT.csv` for each statistic and node, plus `OUT.tgz`
 /// holding them ([`csv_tarball`]).
 pub fn analyse_tarball(tgz: &Path, out: &Path) -> Result<Analysis, StatsError> {
     let (nodes, failed) = archive::read_tgz(tgz)?;
+    make_csv_dir(out)?;
     let mut notes: Vec<String> = failed.iter().map(|f| format!("failed node {f}")).collect();
     let mut csv_files = Vec::new();
     let mut parts = Vec::new();

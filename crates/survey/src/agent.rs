@@ -85,7 +85,10 @@ fn echo(
     if unsafe { libc::getppid() } == 1 {
         return Err(crate::SurveyError::Orphan);
     }
-    let key = iolab_net::SharedKey::resolve(None)?;
+    // The survey hands its key over on standard input (never the
+    // command line), whose closing then stops the agent: no peer is
+    // served that has not proved it.
+    let key = iolab_net::SharedKey::from_stdin()?;
     let store = store_dir.map(|d| echo::Store {
         backend: b,
         dir: d.clone(),
@@ -93,7 +96,7 @@ fn echo(
     if let Some(s) = &store {
         s.make()?;
     }
-    let served = echo::serve(port, key.as_ref(), store.as_ref());
+    let served = echo::serve(port, &key, store.as_ref());
     if let Some(s) = &store {
         s.remove();
     }

@@ -9,8 +9,9 @@
 //! and directory when it stops.
 //!
 //! Every record is one request and its answer on a TCP connection of
-//! `iolab_net` (CRC-checked frames, the shared-key handshake when a key
-//! is configured): a write sends the record and waits for the agent's
+//! `iolab_net` (CRC-checked frames, the shared-key handshake: the
+//! survey's key, `IOLAB_KEY_FILE`'s or a fresh one-time key, handed to
+//! each agent on its standard input): a write sends the record and waits for the agent's
 //! acknowledgement, a read sends an empty request and receives the
 //! record. Each of a target's `thr` threads has its own connection, so
 //! `thr` requests are in flight per target, as echo_client's threads.
@@ -24,14 +25,15 @@ use crate::sampler::{self, Counters};
 use crate::ParamError;
 use iolab_core::live::{Board, Recorder};
 use iolab_core::CancelToken;
+use iolab_net::gate::{Event, Gate};
 use iolab_net::{conn, frame::Kind, handshake, Cancel, Conn, NetError, SharedKey};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The handshake's tool name.
 pub const TOOL: &str = "iolab-obdecho";
@@ -45,8 +47,19 @@ pub const NET_TIMEOUT: Duration = Duration::from_secs(60);
 /// refused connection (the agent not listening yet) is retried at once
 /// within it; a silent one (SYNs dropped) fails the host at its end.
 const PROBE_CONNECT: Duration = Duration::from_secs(5);
-/// Longest an agent waits for its next connection.
+/// Longest an agent waits for its next client.
 pub const IDLE_LIMIT: Duration = Duration::from_secs(24 * 3600);
+/// How long a connection may take to prove the key and state its job,
+/// as a whole (a peer that trickles its bytes is cut off at this time).
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most connections an agent holds in their handshake; past it the
+/// oldest is dropped (each costs a socket, no thread).
+pub const MAX_PENDING: usize = 1024;
+/// Most client connections an agent serves at once: every thread of a
+/// point, with room for the next point's while the last one's close.
+pub const MAX_CONNECTIONS: usize = 2 * crate::obdfilter::MAX_THREADS as usize;
+/// How often the agent's accepting loop wakes to look at the idle limit.
+const GATE_WAKE: Duration = Duration::from_secs(1);
 
 /// What one agent moved, printed as JSON when it stops.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,29 +157,54 @@ impl Store<'_> {
     }
 }
 
-/// Serves on `0.0.0.0:port` until a stop is requested (SIGTERM, Ctrl-C)
-/// or no connection comes for [`IDLE_LIMIT`]; returns what was moved.
+/// Serves on `0.0.0.0:port` until a stop is requested (SIGTERM, Ctrl-C,
+/// its standard input closing) or no client comes for [`IDLE_LIMIT`];
+/// returns what was moved. Every peer must prove `key`: until it has,
+/// its connection waits in a [`Gate`] (no thread, no record buffer, the
+/// handshake bounded as a whole), so that whoever can reach the port
+/// can neither write nor read the survey's objects, nor hold threads or
+/// memory; past [`MAX_CONNECTIONS`] served at once a peer is dropped.
 pub fn serve(
     port: u16,
-    key: Option<&SharedKey>,
+    key: &SharedKey,
     store: Option<&Store<'_>>,
 ) -> Result<EchoTotals, NetError> {
     let l = conn::listen(&format!("0.0.0.0:{port}"))?;
+    let mut gate =
+        Gate::new(vec![l], Some(key.clone()), HANDSHAKE_TIMEOUT).max_pending(MAX_PENDING);
     let totals = Totals::default();
+    let serving = AtomicUsize::new(0);
+    let mut judge =
+        |_: usize, p: &serde_json::Value| judge(p).map(|_| json!({ "max_record": MAX_RECORD }));
+    let mut last = Instant::now();
     let result = std::thread::scope(|scope| loop {
-        match conn::accept(&l, IDLE_LIMIT, Cancel::process()) {
-            Ok((c, _)) => {
-                let t = &totals;
+        match gate.next(&mut judge, GATE_WAKE, Cancel::process()) {
+            Ok(Event::Admitted { conn, .. })
+                if serving.load(Ordering::Relaxed) >= MAX_CONNECTIONS =>
+            {
+                drop(conn)
+            }
+            Ok(Event::Admitted { conn, agreed, .. }) => {
+                last = Instant::now();
+                let (t, n) = (&totals, &serving);
+                n.fetch_add(1, Ordering::Relaxed);
                 scope.spawn(move || {
                     // A connection that fails ends alone; the client says why.
-                    let _ = answer(c, key, t, store);
+                    let _ = answer(conn, &agreed.peer_params, t, store);
+                    n.fetch_sub(1, Ordering::Relaxed);
                 });
             }
+            // Refused (told why) or dropped (closed): nothing to serve.
+            Ok(_) => {}
             // The agent is a process of its own, started by the survey
-            // through a remote shell and outside any run: SIGTERM (or its
-            // parent's death) raises the process's stop flag, its root.
-            Err(_) if iolab_core::stop::requested() => break Ok(()),
-            Err(e) => break Err(e),
+            // through a remote shell and outside any run: SIGTERM, its
+            // parent's death or its standard input closing raises the
+            // process's stop flag, its root.
+            Err(NetError::Cancelled) => break Ok(()),
+            Err(NetError::Timeout { .. }) if last.elapsed() < IDLE_LIMIT => {}
+            Err(e @ NetError::Timeout { .. }) => break Err(e),
+            // A failed poll: do not spin on it.
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
     });
     result.map(|()| EchoTotals {
@@ -176,19 +214,20 @@ pub fn serve(
     })
 }
 
-/// One client connection: handshake, then one answer per request until
-/// the client's End.
+/// One admitted client connection (its key proven, its job judged):
+/// one answer per request until the client's End. Only now is its
+/// record buffer allocated.
 fn answer(
     mut c: Conn,
-    key: Option<&SharedKey>,
+    params: &serde_json::Value,
     t: &Totals,
     store: Option<&Store<'_>>,
 ) -> Result<(), NetError> {
-    let cancel = Cancel::process();
     c.idle_timeout = NET_TIMEOUT;
-    let Some(job) = agree(&mut c, key, cancel)?.filter(|j| !j.probe) else {
+    let job = judge(params).map_err(NetError::Protocol)?;
+    if job.probe {
         return Ok(());
-    };
+    }
     c.max_payload = job.rsz_bytes as u32;
     let file = match store.map(|s| s.open(job.object, job.write)) {
         Some(Ok(h)) => Some(h),
@@ -211,27 +250,16 @@ fn answer(
     c.send(Kind::End, 0, 0, &[], Cancel::process()).map(drop)
 }
 
-/// The handshake: the client's job, checked (None when it sent none).
-fn agree(c: &mut Conn, key: Option<&SharedKey>, cancel: Cancel) -> Result<Option<Job>, NetError> {
-    let mut job = None;
-    handshake::server(
-        c,
-        &json!({ "max_record": MAX_RECORD }),
-        key,
-        |p| {
-            let j: Job = serde_json::from_value(p.clone()).map_err(|e| e.to_string())?;
-            if j.rsz_bytes == 0 || j.rsz_bytes > MAX_RECORD {
-                return Err(format!(
-                    "record of {} bytes: at most {MAX_RECORD}",
-                    j.rsz_bytes
-                ));
-            }
-            job = Some(j);
-            Ok(())
-        },
-        cancel,
-    )?;
-    Ok(job)
+/// The client's job, checked.
+fn judge(p: &serde_json::Value) -> Result<Job, String> {
+    let j: Job = serde_json::from_value(p.clone()).map_err(|e| e.to_string())?;
+    if j.rsz_bytes == 0 || j.rsz_bytes > MAX_RECORD {
+        return Err(format!(
+            "record of {} bytes: at most {MAX_RECORD}",
+            j.rsz_bytes
+        ));
+    }
+    Ok(j)
 }
 
 /// Tells the client why its run ends here.
@@ -314,7 +342,7 @@ pub fn run_test(
     addrs: &[String],
     name: &str,
     s: Shape,
-    (interval_ms, key): (u64, Option<&SharedKey>),
+    (interval_ms, key): (u64, &SharedKey),
     (cancel, live): (&CancelToken, Option<&Board>),
 ) -> Vec<TargetResult> {
     let write = name.contains("write");
@@ -378,7 +406,7 @@ fn connect_all(
     addrs: &[String],
     write: bool,
     s: Shape,
-    key: Option<&SharedKey>,
+    key: &SharedKey,
     cancel: &CancelToken,
 ) -> Vec<Link> {
     let mut out = Vec::new();
@@ -392,7 +420,7 @@ fn connect_all(
                         "rsz_bytes": s.rsz_bytes,
                         "object": k / s.per_obj.max(1),
                     });
-                    handshake::client(&mut c, TOOL, &job, key, Cancel::token(cancel))?;
+                    handshake::client(&mut c, TOOL, &job, Some(key), Cancel::token(cancel))?;
                     c.max_payload = s.rsz_bytes as u32;
                     Ok(c)
                 })
@@ -534,7 +562,7 @@ pub fn parse_targets(
 pub fn run(
     cfg: &crate::obdfilter::ObdConfig,
     addrs: &[String],
-    key: Option<&SharedKey>,
+    key: &SharedKey,
     on_point: &mut dyn FnMut(&crate::obdfilter::ObdPoint),
     (cancel, live): (&CancelToken, Option<&Board>),
 ) -> crate::obdfilter::ObdReport {
@@ -609,13 +637,14 @@ impl Agents {
     /// Starts `iolab survey obdfilter-agent echo --port BASE+i [-- DIR]`
     /// for each target `i` (a host, and for netdisk its directory, in
     /// which the agent keeps `work`) through `rsh` (else $IOLAB_RSH, else
-    /// ssh).
+    /// ssh). `key` goes on each agent's standard input (never on its
+    /// command line, which `ps` shows), which stays open while it runs.
     pub fn start(
         targets: &[(String, Option<std::path::PathBuf>)],
         base_port: u16,
         rsh: Option<&str>,
-        iolab: &str,
-        work: &str,
+        (iolab, work): (&str, &str),
+        key: &SharedKey,
     ) -> Result<Agents, crate::SurveyError> {
         let shell = iolab_launch::RemoteShell::resolve(rsh)?;
         let mut agents = Agents {
@@ -646,7 +675,7 @@ impl Agents {
                 cmd.push(d.display().to_string());
             }
             let r = shell
-                .spawn(host, &cmd, &[])
+                .spawn_with_stdin(host, &cmd, &[], key.handoff_line().as_bytes())
                 .map_err(|source| crate::SurveyError::Spawn {
                     host: host.clone(),
                     source,
@@ -667,7 +696,7 @@ impl Agents {
     /// when its agent still refuses connections after [`NET_TIMEOUT`]
     /// (the time a remote shell gets to start it). `Err` holds one
     /// `HOST: why` per host that failed.
-    pub fn wait_ready(&mut self, key: Option<&SharedKey>) -> Result<(), Vec<String>> {
+    pub fn wait_ready(&mut self, key: &SharedKey) -> Result<(), Vec<String>> {
         let until = std::time::Instant::now() + NET_TIMEOUT;
         let failed: Vec<String> = self
             .runs
@@ -715,7 +744,7 @@ impl Agents {
 fn ready(
     run: &mut iolab_launch::Remote,
     addr: &str,
-    key: Option<&SharedKey>,
+    key: &SharedKey,
     until: std::time::Instant,
 ) -> Result<(), String> {
     let cancel = Cancel::process();
@@ -727,7 +756,7 @@ fn ready(
             Ok(mut c) => {
                 c.idle_timeout = PROBE_CONNECT;
                 let job = json!({ "write": false, "rsz_bytes": 4096, "probe": true });
-                return handshake::client(&mut c, TOOL, &job, key, cancel)
+                return handshake::client(&mut c, TOOL, &job, Some(key), cancel)
                     .map(drop)
                     .map_err(|e| format!("the echo agent at {addr} did not answer: {e}"));
             }

@@ -142,9 +142,13 @@ fn signing(opts: &BackendOptions) -> Result<Signing, OptionError> {
     }
 }
 
+/// The secret in `path`, refused when group or others may read it, as
+/// every secret file of iolab ([`iolab_core::trust::read_secret`]).
 fn read_secret(path: &str) -> Result<String, OptionError> {
-    let text = std::fs::read_to_string(path)
+    let bytes = iolab_core::trust::read_secret(std::path::Path::new(path))
         .map_err(|e| bad(format!("--s3.secret-key-file={path}: {e}")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| bad(format!("--s3.secret-key-file={path}: not UTF-8 text")))?;
     let key = text.trim();
     if key.is_empty() {
         return Err(bad(format!(

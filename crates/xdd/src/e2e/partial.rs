@@ -32,15 +32,21 @@ pub fn applies(t: &TargetPlan) -> bool {
 }
 
 /// Before a resume: moves `PATH.partial` back to `PATH` when `PATH` is
-/// not there and the copy's restart record is.
+/// not there and the copy's restart record is. A partial copy or record
+/// that this user did not make (a link, another user's file, one others
+/// may write: in a shared directory anyone may plant them) is refused,
+/// before anything is done, rather than adopted.
 pub fn restore(o: &TargetOpts) -> Result<(), RunError> {
     let partial = format!("{}{SUFFIX}", o.path);
     let record = o.restart.file_for(&o.path);
+    trusted(&partial, "partial copy")?;
     let missing = matches!(std::fs::symlink_metadata(&o.path), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
-    let is_file = |p: &str| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
-    // A link at either name is never taken for the copy's own file (the
-    // resume refuses a linked record with its reason).
-    if !(missing && is_file(&partial) && is_file(&record)) {
+    let ours = |p: &str| {
+        std::fs::symlink_metadata(p).is_ok_and(|m| iolab_core::trust::own_file(&m).is_ok())
+    };
+    // A record that is not ours is refused with its reason by the resume
+    // (`resume::decide`), before anything is written.
+    if !(missing && ours(&partial) && ours(&record)) {
         return Ok(());
     }
     rename_noreplace(&partial, &o.path).map_err(|e| {
@@ -57,6 +63,20 @@ pub fn restore(o: &TargetOpts) -> Result<(), RunError> {
         .unwrap_or_else(|p| p.into_inner())
         .push(o.path.clone());
     Ok(())
+}
+
+/// Refuses `path` (bad usage) when something stands there that this
+/// user's earlier run cannot have left: see [`iolab_core::trust::own_file`].
+fn trusted(path: &str, what: &str) -> Result<(), RunError> {
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    iolab_core::trust::own_file(&m).map_err(|why| {
+        RunError::Usage(UsageError::new(
+            "restart",
+            format!("the {what} {path} is not taken: {why}"),
+        ))
+    })
 }
 
 /// After a run that failed before its targets ran: every partial copy

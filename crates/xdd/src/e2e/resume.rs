@@ -93,7 +93,12 @@ fn record_present(f: &str) -> Result<bool, RunError> {
         Ok(m) if !m.is_file() => Err(bad(format!(
             "restart file {f} is not a regular file: remove it, or name another with -restart file"
         ))),
-        Ok(_) => Ok(true),
+        // In a shared directory anyone may plant a record: one this user
+        // did not write would decide where the copy resumes.
+        Ok(m) => match iolab_core::trust::own_file(&m) {
+            Ok(()) => Ok(true),
+            Err(why) => Err(bad(format!("restart file {f} is not taken: {why}"))),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(bad(format!("restart file {f}: {e}"))),
     }

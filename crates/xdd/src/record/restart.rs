@@ -50,7 +50,7 @@
 //! ```
 
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -221,9 +221,10 @@ impl Record {
         Ok(r)
     }
 
-    /// Reads the record at `path`, a regular file: a symbolic link at
-    /// the name is not followed (O_NOFOLLOW), so a planted one cannot
-    /// have another file read as the record.
+    /// Reads the record at `path`, a regular file of this user that no
+    /// other may write: a symbolic link at the name is not followed
+    /// (O_NOFOLLOW), so a planted one cannot have another file read as
+    /// the record, and another user's file is not taken.
     pub fn load(path: &Path) -> Result<Record, RestartError> {
         let err = |why: String| RestartError {
             path: path.display().to_string(),
@@ -237,9 +238,10 @@ impl Record {
                 Some(libc::ELOOP) => err("a symbolic link, never followed: remove it".into()),
                 _ => err(e.to_string()),
             })?;
-        if !f.metadata().is_ok_and(|m| m.is_file()) {
-            return Err(err("not a regular file".into()));
-        }
+        // Another user's record (planted in a shared directory), or one
+        // others may change, would decide where this copy resumes.
+        let m = f.metadata().map_err(|e| err(e.to_string()))?;
+        iolab_core::trust::own_file(&m).map_err(|why| err(why.to_string()))?;
         let mut text = String::new();
         std::io::Read::read_to_string(&mut f, &mut text).map_err(|e| err(e.to_string()))?;
         Record::parse(&text, path)
@@ -250,12 +252,15 @@ impl Record {
     pub fn store(&self, path: &Path) -> std::io::Result<()> {
         let tmp = tmp_path(path);
         // A link planted at the temporary name is not written through.
+        // Mode 644 whatever the umask: a record others may write is
+        // refused by the next run's load.
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)?;
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
         f.write_all(self.render().as_bytes())?;
         f.sync_all()?;
         drop(f);
@@ -394,6 +399,41 @@ mod tests {
         };
         assert!(r.store(&p).is_err());
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "version 1\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A record this user did not write (another user's, planted in a
+    /// shared directory) or that others may change is not taken; the
+    /// record this process stores is neither, whatever the umask.
+    #[test]
+    fn a_record_of_another_user_or_writable_by_others_is_refused() {
+        let dir = std::env::temp_dir().join(format!("iolab-restart-own-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("r.restart");
+        let r = Record {
+            source: "s".into(),
+            destination: "d".into(),
+            pass: 1,
+            offset: 0,
+            total: 1,
+            updated_unix_ns: 1,
+        };
+        r.store(&p).unwrap();
+        assert_eq!(Record::load(&p).unwrap(), r);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Record::load(&p).unwrap_err().to_string();
+        assert!(e.contains("other users may change it"), "{e}");
+        r.store(&p).unwrap();
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            std::os::unix::fs::chown(&p, Some(65534), None).unwrap();
+            let e = Record::load(&p).unwrap_err().to_string();
+            assert!(e.contains("owned by uid 65534"), "{e}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

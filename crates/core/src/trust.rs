@@ -1,0 +1,223 @@
+//! Files iolab takes on trust from a file system other users share: a
+//! secret (a key, an S3 secret key) that nobody else may have read, and
+//! a file or directory a run resumes from or writes in (a partial copy,
+//! its restart record, a directory of outputs) that nobody else may have
+//! planted or changed. One rule each, for every tool, so that one tool
+//! does not refuse what another takes silently.
+//!
+//! ```
+//! use std::os::unix::fs::PermissionsExt;
+//! let dir = std::env::temp_dir().join(format!("iolab-trust-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let key = dir.join("key");
+//! std::fs::write(&key, "0123456789abcdef0123\n").unwrap();
+//! std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+//! let e = iolab_core::trust::read_secret(&key).unwrap_err().to_string();
+//! assert!(e.contains("other users may read it (mode 644)"), "{e}");
+//! std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+//! assert_eq!(iolab_core::trust::read_secret(&key).unwrap().len(), 21);
+//! std::fs::remove_dir_all(&dir).unwrap();
+//! ```
+
+use std::fs::Metadata;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Why a file or directory is not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Distrust {
+    /// A symbolic link stands at the name (it is never followed).
+    #[error("a symbolic link, never followed: remove it")]
+    Link,
+    /// Something other than a regular file stands at the name.
+    #[error("not a regular file")]
+    NotFile,
+    /// Something other than a directory stands at the name.
+    #[error("not a directory")]
+    NotDir,
+    /// Another user owns it: they may have planted it.
+    #[error("owned by uid {owner}, not by this user (uid {me}): another user may have put it there; remove it")]
+    Owner {
+        /// Its owner.
+        owner: u32,
+        /// This process's effective uid.
+        me: u32,
+    },
+    /// Group or others may write it: they may have changed it.
+    #[error("other users may change it (mode {mode:o}): remove it, or chmod go-w it")]
+    Writable {
+        /// Its permission bits.
+        mode: u32,
+    },
+}
+
+/// A secret file that could not be taken. The message leaves the
+/// file's name to the caller (which says the option and path first),
+/// but for the command that mends it.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretError {
+    /// It could not be opened or read.
+    #[error("{source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Group or others may read it.
+    #[error("other users may read it (mode {mode:o}): chmod 600 {}", path.display())]
+    Exposed {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+}
+
+/// This process's effective uid.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// A file a run resumes from: a regular file (`m` from
+/// `symlink_metadata`, or from the descriptor opened with O_NOFOLLOW)
+/// that this user owns and that no group or other user may write.
+pub fn own_file(m: &Metadata) -> Result<(), Distrust> {
+    if m.file_type().is_symlink() {
+        return Err(Distrust::Link);
+    }
+    if !m.is_file() {
+        return Err(Distrust::NotFile);
+    }
+    owned_unshared(m)
+}
+
+/// A directory a run writes its files in: a real directory (`m` from
+/// `symlink_metadata`: a link at the name is refused, never followed)
+/// that this user owns and that no group or other user may write, so
+/// nobody else chose what is in it or where it leads.
+pub fn own_dir(m: &Metadata) -> Result<(), Distrust> {
+    if m.file_type().is_symlink() {
+        return Err(Distrust::Link);
+    }
+    if !m.is_dir() {
+        return Err(Distrust::NotDir);
+    }
+    owned_unshared(m)
+}
+
+/// Owned by this user, writable by nobody else.
+fn owned_unshared(m: &Metadata) -> Result<(), Distrust> {
+    let me = euid();
+    if m.uid() != me {
+        return Err(Distrust::Owner { owner: m.uid(), me });
+    }
+    match m.mode() & 0o022 {
+        0 => Ok(()),
+        _ => Err(Distrust::Writable {
+            mode: m.mode() & 0o7777,
+        }),
+    }
+}
+
+/// True for a secret's mode: no group or other user may read it (as ssh
+/// asks of a private key; the owner alone, mode 600 or 400).
+pub fn private(m: &Metadata) -> bool {
+    m.mode() & 0o077 == 0
+}
+
+/// Reads the secret file at `path`, refused when group or others may
+/// read it. The mode is that of the file opened (a link at the name is
+/// followed, as for any file the user names, and its target judged).
+pub fn read_secret(path: &Path) -> Result<Vec<u8>, SecretError> {
+    let read = |source| SecretError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = std::fs::File::open(path).map_err(read)?;
+    let m = f.metadata().map_err(read)?;
+    if !private(&m) {
+        return Err(SecretError::Exposed {
+            path: path.to_path_buf(),
+            mode: m.mode() & 0o777,
+        });
+    }
+    let mut b = Vec::new();
+    f.read_to_end(&mut b).map_err(read)?;
+    Ok(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("iolab-trust-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn chmod(p: &Path, mode: u32) {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn a_resumed_file_must_be_ours_unwritable_by_others_and_no_link() {
+        let d = scratch("own");
+        let f = d.join("f");
+        std::fs::write(&f, "x").unwrap();
+        chmod(&f, 0o644);
+        assert_eq!(own_file(&std::fs::symlink_metadata(&f).unwrap()), Ok(()));
+        chmod(&f, 0o664);
+        let m = std::fs::symlink_metadata(&f).unwrap();
+        assert_eq!(own_file(&m), Err(Distrust::Writable { mode: 0o664 }));
+        let l = d.join("l");
+        std::os::unix::fs::symlink(&f, &l).unwrap();
+        let m = std::fs::symlink_metadata(&l).unwrap();
+        assert_eq!(own_file(&m), Err(Distrust::Link));
+        assert_eq!(own_dir(&m), Err(Distrust::Link));
+        let m = std::fs::symlink_metadata(&d).unwrap();
+        assert_eq!(own_file(&m), Err(Distrust::NotFile));
+        chmod(&d, 0o1777);
+        let m = std::fs::symlink_metadata(&d).unwrap();
+        assert_eq!(own_dir(&m), Err(Distrust::Writable { mode: 0o1777 }));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_file_of_another_user_is_not_ours() {
+        if euid() != 0 {
+            return;
+        }
+        let d = scratch("owner");
+        let f = d.join("f");
+        std::fs::write(&f, "x").unwrap();
+        std::os::unix::fs::chown(&f, Some(65534), None).unwrap();
+        let m = std::fs::symlink_metadata(&f).unwrap();
+        let want = Distrust::Owner {
+            owner: 65534,
+            me: 0,
+        };
+        assert_eq!(own_file(&m), Err(want));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_secret_others_may_read_is_refused() {
+        let d = scratch("secret");
+        let f = d.join("k");
+        std::fs::write(&f, "s").unwrap();
+        for mode in [0o640, 0o604, 0o644] {
+            chmod(&f, mode);
+            let e = read_secret(&f).unwrap_err();
+            assert!(matches!(e, SecretError::Exposed { .. }), "{e}");
+        }
+        chmod(&f, 0o400);
+        assert_eq!(read_secret(&f).unwrap(), b"s");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
