@@ -105,16 +105,10 @@ pub fn equivalent_command(
         }
         _ => {
             let args = mdtest_args(cfg, l, phase, tasks_per_process);
-            let words: Vec<String> = args.iter().map(|a| shell_word(a)).collect();
+            let words: Vec<String> = args.iter().map(|a| crate::ior::shell_word(a)).collect();
             format!("iolab mdtest {}", words.join(" "))
         }
     }
-}
-
-/// `w` as a shell word (quoted when it holds a space or a shell
-/// character), so that a printed command line runs as printed.
-pub fn shell_word(w: &str) -> String {
-    shlex::try_quote(w).map_or_else(|_| w.to_string(), |q| q.into_owned())
 }
 
 /// The `iolab ior` command line of ior-easy's or ior-hard's write or

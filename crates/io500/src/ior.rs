@@ -184,10 +184,7 @@ impl IorSpec {
             format!("iolab ior -a {}", p.api),
             format!("-G {}", p.signature),
             "-k -e".into(),
-            format!(
-                "-o {}",
-                crate::commands::shell_word(&p.test_file.to_string_lossy())
-            ),
+            format!("-o {}", shell_word(&p.test_file.to_string_lossy())),
         ];
         if p.reorder > 0 {
             a.push(format!("-C -Q {}", p.task_per_node_offset));
@@ -334,6 +331,12 @@ pub fn run(
 fn stopped_early(p: &Params, a: &AccessResult) -> bool {
     let asked = p.block_bytes / p.transfer_bytes.max(1) * p.segments;
     p.deadline_s > 0 && a.deadline_hit && a.pairs_accessed < asked
+}
+
+/// `w` as a shell word (quoted when it holds a space or a shell
+/// character), so that a printed command line runs as printed.
+pub fn shell_word(w: &str) -> String {
+    shlex::try_quote(w).map_or_else(|_| w.to_string(), |q| q.into_owned())
 }
 
 #[cfg(test)]
