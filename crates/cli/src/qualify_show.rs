@@ -88,14 +88,64 @@ pub fn check_files_dir(plan: &Plan, out: &Path) -> Result<(), String> {
     let ours = || names_out(&d, out);
     match std::fs::symlink_metadata(&d) {
         Err(_) => Ok(()),
-        // SAFETY: geteuid has no preconditions.
-        Ok(m) if m.is_dir() && m.uid() == unsafe { libc::geteuid() } && ours() => Ok(()),
+        Ok(m) if m.is_dir() && m.uid() == euid() && ours() => match foreign_entry(&d) {
+            None => Ok(()),
+            Some((p, what)) => Err(format!(
+                "{}: {what}, in the files' directory an interrupted run left: qualify hands its tools only files it made there and follows no link; remove it, then run the same command again",
+                p.display()
+            )),
+        },
         Ok(_) => Err(format!(
             "{} exists and was not made by the qualification in {}: remove it, or give another dir or token",
             d.display(),
             out.display()
         )),
     }
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// What `m` (an lstat) is when it is not a regular file or directory of
+/// this user: what the tools of a resumed run must never be handed (a
+/// link would have them write, or the cleanup remove, through it).
+fn not_ours(m: &std::fs::Metadata) -> Option<&'static str> {
+    let t = m.file_type();
+    if t.is_symlink() {
+        Some("a symbolic link")
+    } else if !t.is_file() && !t.is_dir() {
+        Some("neither a regular file nor a directory")
+    } else if m.uid() != euid() {
+        Some("owned by another user")
+    } else {
+        None
+    }
+}
+
+/// The first entry at or below the files' directory `d` that is
+/// [`not_ours`], found without following any link.
+fn foreign_entry(d: &Path) -> Option<(PathBuf, &'static str)> {
+    let mut dirs = vec![d.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Some((dir, "a directory qualify cannot read"));
+        };
+        for e in entries.flatten() {
+            // DirEntry::metadata is an lstat: a link is seen, not followed.
+            let Ok(m) = e.metadata() else {
+                return Some((e.path(), "an entry qualify cannot stat"));
+            };
+            if let Some(what) = not_ours(&m) {
+                return Some((e.path(), what));
+            }
+            if m.is_dir() {
+                dirs.push(e.path());
+            }
+        }
+    }
+    None
 }
 
 /// The files' directory (none when only the network is measured): made
@@ -119,8 +169,10 @@ pub fn files_dir(plan: &Plan, out: &Path) -> Result<Option<PathBuf>, String> {
 
 /// Removes, once the qualification is complete, what its tools made in
 /// the files' directory `d` ([`iolab_qualify::curves::made_by_tools`]),
-/// then the directory when nothing else is left in it. Anything else
-/// (someone's file, put there while an interrupted run left it) is kept,
+/// then the directory when nothing else is left in it. Only regular
+/// files and directories of this user count as the tools' (by lstat);
+/// anything else (someone's file, or a link at a tool's name, put there
+/// while an interrupted run left it) is kept,
 /// with [`OWNER`] so that a rerun still knows the directory; the names
 /// kept are returned, for a note.
 pub fn remove_files_dir(plan: &Plan, d: &Path) -> Vec<String> {
@@ -137,10 +189,23 @@ pub fn remove_files_dir(plan: &Plan, d: &Path) -> Vec<String> {
             kept.push(name);
             continue;
         }
-        // A link is removed, never followed (file_type does not follow).
-        let gone = match e.file_type() {
-            Ok(t) if t.is_dir() => std::fs::remove_dir_all(e.path()),
-            _ => std::fs::remove_file(e.path()),
+        // A tool's name is not enough: a link or another's file put at
+        // it is not the tool's (DirEntry::metadata is an lstat).
+        let m = match e.metadata() {
+            Ok(m) => m,
+            Err(why) => {
+                kept.push(format!("{name} (cannot stat it: {why})"));
+                continue;
+            }
+        };
+        if let Some(what) = not_ours(&m) {
+            kept.push(format!("{name} ({what}: not its tool's, not removed)"));
+            continue;
+        }
+        // remove_dir_all follows no link below the tool's directory.
+        let gone = match m.is_dir() {
+            true => std::fs::remove_dir_all(e.path()),
+            false => std::fs::remove_file(e.path()),
         };
         if let Err(why) = gone {
             kept.push(format!("{name} (made by its tool, not removed: {why})"));

@@ -568,6 +568,108 @@ fn the_files_directory_keeps_what_its_tools_did_not_make() {
     );
 }
 
+/// The files' directory an interrupted run left, with a link planted at
+/// the name xdd writes (`xdd.shared -> victim`): the resumed run hands
+/// xdd nothing; it is refused (exit 2, naming the link) before anything
+/// runs, the victim as it was and the link left.
+#[test]
+fn a_link_planted_in_the_files_directory_is_refused_on_resume() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-planted-link");
+    let dir = s.path("q");
+    let files = s.path("iolab-qualify.abc");
+    std::fs::create_dir(&files).unwrap();
+    std::fs::write(files.join(".iolab-qualify-out"), dir.display().to_string()).unwrap();
+    let victim = s.path("victim");
+    std::fs::write(&victim, b"not iolab's").unwrap();
+    std::os::unix::fs::symlink(&victim, files.join("xdd.shared")).unwrap();
+    let p = s.path("plan.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "layers = [\"data\"]\nrepeats = 1\ndir = \"{}\"\ntoken = \"abc\"\n[data]\nmodes = [\"shared\"]\ntasks = 1\nsize_mb = 1\npasses = 1\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let o = run(
+        &[
+            "qualify",
+            p.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &s.root,
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    assert!(
+        err.contains("xdd.shared") && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"not iolab's");
+    assert!(std::fs::symlink_metadata(files.join("xdd.shared"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+/// A link put at a tool's name while the qualification runs (xdd's
+/// file, swapped once the metadata layer has begun) is not the tool's:
+/// the final cleanup keeps it, unfollowed, and names it in its note.
+#[test]
+fn the_cleanup_removes_only_the_tools_own_files_not_a_link_at_their_name() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-cleanup-link");
+    let dir = s.path("q");
+    let files = s.path("iolab-qualify.abc");
+    let victim = s.path("victim");
+    std::fs::write(&victim, b"not iolab's").unwrap();
+    let p = s.path("plan.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "layers = [\"data\", \"metadata\"]\nrepeats = 2\ndir = \"{}\"\ntoken = \"abc\"\n[data]\nmodes = [\"shared\"]\ntasks = 1\nsize_mb = 1\npasses = 1\n[metadata]\ntasks = 2\nfiles = 2000\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let args = [
+        "qualify",
+        p.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let mut r = Running::start(iolab_cmd(&args, &s.root));
+    let t0 = Instant::now();
+    let mdtest_began = || {
+        std::fs::read_dir(&files).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("mdtest."))
+        })
+    };
+    while !mdtest_began() {
+        assert!(t0.elapsed() < LIMIT, "the metadata layer never began");
+        assert!(r.child.try_wait().unwrap().is_none(), "ended early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let shared = files.join("xdd.shared");
+    assert!(std::fs::symlink_metadata(&shared).unwrap().is_file());
+    std::fs::remove_file(&shared).unwrap();
+    std::os::unix::fs::symlink(&victim, &shared).unwrap();
+    let (code, out, err) = r.finish();
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"not iolab's");
+    assert!(
+        std::fs::symlink_metadata(&shared).is_ok(),
+        "the link was removed as if it were xdd's: {err}"
+    );
+    assert!(
+        err.contains("kept") && err.contains("xdd.shared (a symbolic link"),
+        "{err}"
+    );
+}
+
 /// A link planted at one of --out's names (results.sqlite, report.html)
 /// is never followed, and a report.html iolab did not write is not
 /// replaced: exit 2 before anything runs, the link's target not made,
