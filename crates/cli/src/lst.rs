@@ -386,11 +386,13 @@ fn plan(r: &RunArgs) -> Result<Plan, String> {
     if let Some(k) = &key_file {
         SharedKey::from_file(k).map_err(|e| format!("--key: {e}"))?;
     }
+    let distribute = Distribute::parse(&r.distribute).map_err(|e| e.to_string())?;
+    distribute.check(to.len()).map_err(|e| e.to_string())?;
     Ok(Plan {
         test,
         from,
         to,
-        distribute: Distribute::parse(&r.distribute).map_err(|e| e.to_string())?,
+        distribute,
         concurrency,
         clients,
         repeat: r.repeat,

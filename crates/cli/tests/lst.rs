@@ -302,6 +302,53 @@ fn a_corrupted_payload_is_counted_by_check_full_in_both_directions() {
     assert!(o.status.success(), "{t}");
 }
 
+/// `--distribute 1:2` with 2 clients and 3 servers: as LNet, the second
+/// client talks to servers 3 and 1 (it wraps), so server 1 serves both
+/// clients; each client spreads its RPCs over its two servers.
+#[test]
+fn distribute_gives_each_client_b_servers_wrapping_as_lnet() {
+    let c: Vec<Agent> = (0..2).map(|_| Agent::start(&[])).collect();
+    let s: Vec<Agent> = (0..3).map(|_| Agent::start(&[])).collect();
+    let join = |v: &[Agent]| {
+        v.iter()
+            .map(|a| a.addr.clone())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let dir = scratch("distribute");
+    let j = dir.join("d.json");
+    let (o, t) = run(&[
+        "ping",
+        "--from",
+        &join(&c),
+        "--to",
+        &join(&s),
+        "--distribute",
+        "1:2",
+        "--count",
+        "100",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{t}");
+    let run0 = &json(&j)["payload"][0]["runs"][0];
+    let served: Vec<(String, u64)> = run0["server_nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["node"].as_str().unwrap().to_string(), u(&n["rpcs"])))
+        .collect();
+    let of = |a: &Agent| served.iter().find(|(n, _)| *n == a.addr).map(|x| x.1);
+    assert_eq!(served.iter().map(|x| x.1).sum::<u64>(), 200, "{served:?}");
+    assert_eq!(
+        of(&s[0]),
+        Some(100),
+        "both clients use server 1: {served:?}"
+    );
+    assert_eq!(of(&s[1]), Some(50), "{served:?}");
+    assert_eq!(of(&s[2]), Some(50), "{served:?}");
+}
+
 #[test]
 fn garbage_on_the_agent_port_does_not_hurt_it() {
     use std::io::Write;
@@ -447,6 +494,16 @@ fn malformed_commands_exit_2_and_start_nothing() {
         &["ping", "--from", "h1", "--to", "h2", "--concurrency", "1,x"],
         &["ping", "--from", "h1", "--to", "h2", "--clients", "3"],
         &["ping", "--from", "h1", "--to", "h2", "--distribute", "3"],
+        // LNet refuses more servers per client than the group has.
+        &[
+            "ping",
+            "--from",
+            "h1",
+            "--to",
+            "h2,h3",
+            "--distribute",
+            "1:3",
+        ],
         &["ping", "--from", "h1", "--to", "h2", "--duration", "0"],
         &["ping", "--from", "h1", "--to", "h2", "--count", "0"],
         &["ping", "--from", "h1:0", "--to", "h2"],

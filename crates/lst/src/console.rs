@@ -517,7 +517,10 @@ fn run_once(
     for &s in &servers {
         ask(&mut agents[s], &Command::Reset, COMMAND_TIMEOUT, stop)?;
     }
-    let map = plan.distribute.map(k, servers.len());
+    let map = plan
+        .distribute
+        .map(k, servers.len())
+        .map_err(|e| LstError::Launch(e.to_string()))?;
     let clients: Vec<usize> = plan.from[..k].iter().map(|n| index_of(agents, n)).collect();
     let jobs: Vec<(usize, ClientJob)> = clients
         .iter()

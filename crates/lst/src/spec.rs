@@ -185,10 +185,9 @@ fn parse_brw_size(v: &str) -> Result<u64, InputError> {
     Ok(n)
 }
 
-/// How clients map to servers, as lst's `--distribute A:B`: the client
-/// list is cut into groups of A, the server list into groups of B, and
-/// client group i talks to every server of server group i (wrapping
-/// around the shorter list).
+/// How clients map to servers, as lst's `--distribute A:B`: clients in
+/// groups of A, each group given B servers, the next group the next B
+/// (wrapping round the server list), as LNet's console does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Distribute {
     /// Clients per group.
@@ -228,17 +227,35 @@ impl Distribute {
         }
     }
 
+    /// Refuses B larger than the server group, as LNet's console does
+    /// (`lstcon_dstnodes_prep` returns -EINVAL): a client cannot talk to
+    /// more distinct servers than there are.
+    pub fn check(&self, n_servers: usize) -> Result<(), InputError> {
+        if self.servers as usize <= n_servers {
+            return Ok(());
+        }
+        Err(InputError::invalid(
+            format!("--distribute {}:{}", self.clients, self.servers),
+            format!(
+                "B ({}) is more than the {n_servers} server(s) of the server group: give B at most {n_servers}",
+                self.servers
+            ),
+        ))
+    }
+
     /// For each of `n_clients` clients, the indices of its servers among
-    /// `n_servers`.
-    pub fn map(&self, n_clients: usize, n_servers: usize) -> Vec<Vec<usize>> {
+    /// `n_servers`, as LNet's console hands them out: client i gets B
+    /// servers starting at `((i / A) * B) % n_servers`, wrapping round,
+    /// so uneven groups still give every client exactly B servers.
+    pub fn map(&self, n_clients: usize, n_servers: usize) -> Result<Vec<Vec<usize>>, InputError> {
+        self.check(n_servers)?;
         let (a, b) = (self.clients as usize, self.servers as usize);
-        let server_groups = n_servers.div_ceil(b).max(1);
-        (0..n_clients)
+        Ok((0..n_clients)
             .map(|c| {
-                let g = (c / a) % server_groups;
-                (g * b..((g + 1) * b).min(n_servers)).collect()
+                let start = (c / a) * b;
+                (start..start + b).map(|s| s % n_servers).collect()
             })
-            .collect()
+            .collect())
     }
 }
 
@@ -322,13 +339,61 @@ mod tests {
     #[test]
     fn distribute_maps_groups_as_lst_does() {
         let d = Distribute::parse("1:1").unwrap();
-        assert_eq!(d.map(3, 2), vec![vec![0], vec![1], vec![0]]);
+        assert_eq!(d.map(3, 2), Ok(vec![vec![0], vec![1], vec![0]]));
         let d = Distribute::parse("2:1").unwrap();
-        assert_eq!(d.map(4, 2), vec![vec![0], vec![0], vec![1], vec![1]]);
+        assert_eq!(d.map(4, 2), Ok(vec![vec![0], vec![0], vec![1], vec![1]]));
         let d = Distribute::parse("1:2").unwrap();
-        assert_eq!(d.map(2, 2), vec![vec![0, 1], vec![0, 1]]);
+        assert_eq!(d.map(2, 2), Ok(vec![vec![0, 1], vec![0, 1]]));
         assert!(Distribute::parse("0:1").is_err());
         assert!(Distribute::parse("3").is_err());
+    }
+
+    /// LNet's `lstcon_dstnodes_prep`: client i's servers start at
+    /// `((i / dist) * span) % nservers` and wrap, B of them each.
+    fn lnet(d: Distribute, n_clients: usize, n_servers: usize) -> Vec<Vec<usize>> {
+        let (dist, span) = (d.clients as usize, d.servers as usize);
+        (0..n_clients)
+            .map(|i| {
+                let start = ((i / dist) * span) % n_servers;
+                (0..span).map(|k| (start + k) % n_servers).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn uneven_groups_map_as_lnet_does() {
+        let d = Distribute::parse("1:2").unwrap();
+        // 2 clients, 3 servers: the second client wraps to servers 3 and 1,
+        // not to server 3 alone.
+        assert_eq!(d.map(2, 3), Ok(vec![vec![0, 1], vec![2, 0]]));
+        for (a, b) in [(1, 2), (2, 2), (1, 3), (3, 2), (2, 3), (1, 1), (4, 1)] {
+            let d = Distribute {
+                clients: a,
+                servers: b,
+            };
+            for n_clients in 1..8 {
+                for n_servers in b as usize..7 {
+                    let got = d.map(n_clients, n_servers).unwrap();
+                    assert_eq!(
+                        got,
+                        lnet(d, n_clients, n_servers),
+                        "{a}:{b} {n_clients}x{n_servers}"
+                    );
+                    assert!(got.iter().all(|s| s.len() == b as usize));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn more_servers_per_client_than_the_group_has_is_refused() {
+        let d = Distribute::parse("1:3").unwrap();
+        let e = d.map(2, 2).unwrap_err().to_string();
+        assert!(
+            e.contains("--distribute 1:3") && e.contains("at most 2"),
+            "{e}"
+        );
+        assert!(d.check(3).is_ok());
     }
 
     #[test]

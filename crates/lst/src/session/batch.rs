@@ -159,7 +159,11 @@ fn plan(
     for (ti, t) in tests.iter().enumerate() {
         let group = |g: &str| groups.get(g).ok_or_else(|| format!("no group {g:?}"));
         let (from, to) = (group(&t.from)?, group(&t.to)?);
-        let map = t.distribute.map(from.len(), to.len());
+        // A group may have shrunk (update_group) since the test was added.
+        let map = t
+            .distribute
+            .map(from.len(), to.len())
+            .map_err(|e| e.to_string())?;
         for (c, servers) in from.iter().zip(map) {
             let i = slot_of(c)?;
             if jobs.iter().any(|(_, j, _)| *j == i) {

@@ -340,6 +340,8 @@ impl State {
                 return Err(format!("no group {g:?}: add it first with add_group"));
             }
         }
+        let servers = self.groups.get(&def.to).map_or(0, |g| g.len());
+        def.distribute.check(servers).map_err(|e| e.to_string())?;
         if !(1..=MAX_CONCURRENCY).contains(&def.concurrency) {
             return Err(format!(
                 "--concurrency {}: 1 to {MAX_CONCURRENCY}",
