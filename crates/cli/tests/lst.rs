@@ -286,6 +286,8 @@ fn a_corrupted_payload_is_counted_by_check_full_in_both_directions() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("[Errors] clients: 10 servers: 10"), "{t}");
+    // Both sides saw the same 10 RPCs: they failed once each.
+    assert!(t.contains("check: 10 RPCs failed the payload check"), "{t}");
     // check=none does not look.
     let (o, t) = run(&[
         "brw",

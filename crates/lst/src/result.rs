@@ -230,9 +230,13 @@ impl RunResult {
         }
     }
 
-    /// Errors seen by either side.
+    /// RPCs that failed their payload check, each once. Every RPC's
+    /// verdict ends at its client: a read reply it checked, or a write
+    /// request its server checked and marked bad in the reply. So the
+    /// clients' count holds every failure, and the servers' count (the
+    /// same write failures again) is not added to it.
     pub fn errors(&self) -> u64 {
-        self.clients.errors + self.servers.errors
+        self.clients.errors
     }
 }
 
@@ -281,7 +285,7 @@ impl PointResult {
         }
     }
 
-    /// Errors over every repeat.
+    /// Failed RPCs over every repeat ([`RunResult::errors`]).
     pub fn errors(&self) -> u64 {
         self.runs.iter().map(|r| r.errors()).sum()
     }
@@ -308,6 +312,26 @@ mod tests {
         let point = PointResult::new(2, 1, vec![run.clone(), run]);
         let m = point.mean.latency;
         assert_eq!((m.count, m.min_ns, m.max_ns), (6, 3_000, 7_000));
+    }
+
+    /// A damaged write is counted by its server and by its client (the
+    /// reply says so): one RPC, one failure.
+    #[test]
+    fn a_bad_write_seen_by_both_sides_is_one_failed_rpc() {
+        let client = ClientStats {
+            rpcs: 100,
+            errors: 10,
+            ..ClientStats::default()
+        };
+        let server = ServerStats {
+            rpcs: 100,
+            errors: 10,
+            ..ServerStats::default()
+        };
+        let run = RunResult::new(vec![client], vec![server]);
+        assert_eq!((run.clients.errors, run.servers.errors), (10, 10));
+        assert_eq!(run.errors(), 10);
+        assert_eq!(PointResult::new(1, 1, vec![run.clone(), run]).errors(), 20);
     }
 
     #[test]
