@@ -57,7 +57,7 @@ enum Cmd {
     #[command(name = "add_test")]
     AddTest(crate::lst_session::AddTestArgs),
     /// Stop a running batch.
-    Stop(crate::lst_session::BatchArg),
+    Stop(crate::lst_session::StopArgs),
     /// List the session's batches, or one batch's tests.
     #[command(name = "list_batch")]
     ListBatch(crate::lst_session::ListBatchArgs),
@@ -107,8 +107,9 @@ struct AgentArgs {
       --concurrency 1,2,4,8,16,32,64 --repeat 3 --json out.json --csv out.csv
   iolab lst run ping --rsh 'exec:ip netns exec' --from ns1@10.213.7.2 --to ns2@10.213.7.3 --count 100")]
 struct RunArgs {
-    /// The test: `ping`, or `brw read|write size=N check=none|simple|full`.
-    #[arg(required = true, num_args = 1..)]
+    /// The test: `ping`, or `brw read|write size=N check=none|simple|full`;
+    /// in a session, the batch to run (default `batch`, as lst's).
+    #[arg(num_args = 0..)]
     test: Vec<String>,
     /// Client group: HOST:PORT (running agent), HOST (started through the
     /// remote shell), or LAUNCH@ADDR[:PORT], separated by commas; or
@@ -177,7 +178,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         Cmd::Agent(a) => run_agent(a),
         Cmd::Run(r) if r.runs_a_batch() => {
             match one_shot_options(&r) {
-                None => s::run_batch(&r.test[0]),
+                None => s::run_batch(
+                    r.test
+                        .first()
+                        .map_or(iolab_lst::session::DEFAULT_BATCH, String::as_str),
+                ),
                 Some(opt) => Err(Halt::usage(format!("iolab lst run: {opt} belongs to the one-shot form (`lst run TEST --from ... --to ...`); `lst run BATCH` runs a session's batch as add_test set it up"))),
             }
         }
@@ -308,8 +313,10 @@ fn nodes(option: &str, s: &str, port: u16) -> Result<Vec<Node>, String> {
 impl RunArgs {
     /// `lst run BATCH` (a session's batch: one word, no --from or --to),
     /// not the one-shot `lst run TEST --from ... --to ...`.
+    /// `lst run [BATCH]`: neither group given and at most one word (lst
+    /// runs the batch `batch` when none is named).
     fn runs_a_batch(&self) -> bool {
-        self.from.is_none() && self.to.is_none() && self.test.len() == 1
+        self.from.is_none() && self.to.is_none() && self.test.len() <= 1
     }
 }
 

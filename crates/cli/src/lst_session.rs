@@ -64,7 +64,7 @@ pub struct AddGroupArgs {
 #[derive(Args, Debug)]
 pub struct AddTestArgs {
     /// The batch.
-    #[arg(long, default_value = "batch")]
+    #[arg(long, default_value = iolab_lst::session::DEFAULT_BATCH)]
     batch: String,
     /// RPCs in flight per client.
     #[arg(long, default_value_t = 1)]
@@ -90,10 +90,18 @@ pub struct AddTestArgs {
     test: Vec<String>,
 }
 
-/// A batch name (`add_batch`, `stop`, `query`).
+/// A batch name (`add_batch`).
 #[derive(Args, Debug)]
 pub struct BatchArg {
     /// The batch.
+    name: String,
+}
+
+/// `stop [NAME]`.
+#[derive(Args, Debug)]
+pub struct StopArgs {
+    /// The batch (lst's default: `batch`, which every session has).
+    #[arg(default_value = iolab_lst::session::DEFAULT_BATCH)]
     name: String,
 }
 
@@ -123,7 +131,7 @@ pub struct ListBatchArgs {
 #[derive(Args, Debug)]
 pub struct QueryArgs {
     /// The batch (lst's default: `batch`).
-    #[arg(default_value = "batch")]
+    #[arg(default_value = iolab_lst::session::DEFAULT_BATCH)]
     name: String,
     /// Only test N of the batch (from 1).
     #[arg(long)]
@@ -451,7 +459,7 @@ fn test_def(a: &AddTestArgs) -> Result<TestDef, String> {
     })
 }
 
-/// `run NAME`, the session form.
+/// `run [NAME]`, the session form.
 pub fn run_batch(name: &str) -> Ended {
     match ask(
         &Request::Run {
@@ -467,8 +475,8 @@ pub fn run_batch(name: &str) -> Ended {
     }
 }
 
-/// `stop NAME`.
-pub fn stop(a: BatchArg) -> Ended {
+/// `stop [NAME]`.
+pub fn stop(a: StopArgs) -> Ended {
     match ask(&Request::Stop { batch: a.name }, Duration::from_secs(300)) {
         Ok(_) => Ok(Outcome::Completed),
         Err(e) => Err(fail("stop", e)),

@@ -547,7 +547,12 @@ lst end_session
     assert!(o.status.success(), "{t}");
     let (n1, n2) = (format!("{a1}@tcp"), format!("{a2}@tcp"));
     let section = |name: &str| after(&out, &format!("== {name}"), &t)[1..].to_vec();
-    assert_eq!(section("names")[..2], ["1) b", "Total 1 batches"], "{t}");
+    // Every session has the batch `batch` (LNet's new_session makes it).
+    assert_eq!(
+        section("names")[..3],
+        ["1) b", "2) batch", "Total 2 batches"],
+        "{t}"
+    );
     let table = ["\tACTIVE\tBUSY\tDOWN\tUNKNOWN\tTOTAL"];
     let one = ["client\t1\t0\t0\t0\t1", "server\t1\t0\t0\t0\t1"];
     let detail = section("detail");
@@ -1137,4 +1142,102 @@ echo \"== both ended: $(ls -A {tmp_env})\"
     );
     assert!(out.contains("== both ended: \n"), "{t}");
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "{t}");
+}
+
+/// An agent on loopback started by hand (no key), killed on drop.
+struct LoopAgent {
+    child: Child,
+    addr: String,
+}
+
+impl LoopAgent {
+    fn start() -> LoopAgent {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let child = Command::new(BIN)
+            .args(["lst", "agent", "--listen", &addr])
+            .env_remove("IOLAB_KEY_FILE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        LoopAgent { child, addr }
+    }
+}
+
+impl Drop for LoopAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// LNet's new_session makes the batch `batch`, and lst's add_test, run,
+/// stop and query name it when given no batch; add_test refuses more
+/// servers per client than the server group has (`--distribute 1:2`
+/// with one server), as LNet does.
+#[test]
+fn a_new_session_has_the_batch_named_batch_that_commands_default_to() {
+    let dir = Dir::new("default-batch");
+    let run_dir = dir.0.join("sessions");
+    let dir_env = run_dir.to_str().unwrap();
+    let _leftovers = Leftovers(format!("IOLAB_LST_DIR={dir_env}"));
+    let (c, s) = (LoopAgent::start(), LoopAgent::start());
+    let script = format!(
+        "lst() {{ {BIN} lst \"$@\"; }}
+set -e
+export LST_SESSION=dflt
+lst new_session --timeout 60 dflt
+lst add_group c {c}
+lst add_group s {s}
+if lst add_test --distribute 1:2 --from c --to s ping 2>dist-err.txt; then exit 9; fi
+echo \"== distribute: $(cat dist-err.txt)\"
+lst add_test --loop 100 --from c --to s ping
+echo '== names'; lst list_batch
+lst run
+for i in $(seq 300); do lst query | grep -q idle && break; sleep 0.1; done
+echo '== query'; lst query
+lst run
+lst stop
+echo '== stopped'; lst query
+lst end_session
+",
+        c = c.addr,
+        s = s.addr
+    );
+    let o = Command::new("timeout")
+        .args(["120", "bash", "-c", &script])
+        .current_dir(&dir.0)
+        .env("IOLAB_LST_DIR", dir_env)
+        .env_remove("LST_SESSION")
+        .env_remove("IOLAB_KEY_FILE")
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    let t = format!("stdout:\n{out}\nstderr:\n{}", stderr(&o));
+    assert!(o.status.success(), "{t}");
+    assert!(
+        out.contains("== distribute: ") && out.contains("--distribute 1:2"),
+        "{t}"
+    );
+    let section = |name: &str| after(&out, &format!("== {name}"), &t)[1..].to_vec();
+    assert_eq!(
+        section("names")[..2],
+        ["1) batch", "Total 1 batches"],
+        "{t}"
+    );
+    assert_eq!(
+        section("query")[..2],
+        [
+            "Batch is idle",
+            "[last run] RPCs: 100 errors: 0 sent: 0 bytes received: 0 bytes"
+        ],
+        "{t}"
+    );
+    assert_eq!(section("stopped")[0], "Batch is idle", "{t}");
 }

@@ -11,6 +11,7 @@ mod nodes;
 use super::batch::{self, Running};
 use super::slot::Slot;
 use super::SessionError;
+use super::DEFAULT_BATCH;
 use super::{
     read_line, BatchInfo, BatchTotals, GroupSample, NodeInfo, NodeSample, NodeState, Reply,
     Request, TestDef, TestNodes,
@@ -100,7 +101,9 @@ pub fn serve(
         key: None,
         slots: Vec::new(),
         groups: BTreeMap::new(),
-        batches: BTreeMap::new(),
+        // LNet's new_session makes the batch `batch`, which lst's run,
+        // stop, query and add_test name when given none.
+        batches: BTreeMap::from([(DEFAULT_BATCH.to_string(), Batch::default())]),
     };
     ready(Ok(()));
     let timeout = Duration::from_secs(st.cfg.timeout_s);

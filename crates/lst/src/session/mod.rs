@@ -25,6 +25,10 @@ pub const SESSION_ENV: &str = "LST_SESSION";
 /// Overrides the directory of session sockets (default: `iolab-lst-UID`
 /// under the temporary directory).
 pub const DIR_ENV: &str = "IOLAB_LST_DIR";
+
+/// The batch every session starts with, as LNet's: the one `run`,
+/// `stop`, `query` and `add_test` name when given none.
+pub const DEFAULT_BATCH: &str = "batch";
 /// LNet's default session timeout, in seconds.
 pub const DEFAULT_TIMEOUT_S: u64 = 300;
 /// Why a session's socket could not be found, made or asked.
