@@ -481,6 +481,60 @@ fn an_agent_killed_mid_run_stops_the_console_with_a_clear_message() {
     );
 }
 
+/// A one-shot run whose server agent dies mid-run keeps the point's
+/// counts up to the failure: printed, and written to --json and --csv,
+/// the point marked failed; exit 1.
+#[test]
+fn a_run_whose_agent_dies_keeps_and_writes_the_counts_so_far() {
+    let client = Agent::start(&[]);
+    let mut server = Agent::start(&[]);
+    let dir = scratch("died");
+    let (j, c) = (dir.join("died.json"), dir.join("died.csv"));
+    let console = Command::new(BIN)
+        .args([
+            "lst",
+            "run",
+            "ping",
+            "--from",
+            &client.addr,
+            "--to",
+            &server.addr,
+            "--duration",
+            "60",
+            "--json",
+            j.to_str().unwrap(),
+            "--csv",
+            c.to_str().unwrap(),
+        ])
+        .env_remove("IOLAB_KEY_FILE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2000));
+    server.child.kill().unwrap();
+    let o = console.wait_with_output().unwrap();
+    let t = format!("stdout:\n{}\nstderr:\n{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(stdout(&o).contains("[Failed] node "), "{t}");
+    assert!(stdout(&o).contains("[LNet Rates of clients]"), "{t}");
+    let doc = json(&j);
+    let points = doc["payload"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "{doc}");
+    assert!(points[0]["failed"].as_str().is_some(), "{doc}");
+    let rpcs = u(&points[0]["runs"][0]["clients"]["rpcs"]);
+    assert!(rpcs > 0, "the RPCs done before the failure: {doc}");
+    let csv = std::fs::read_to_string(&c).unwrap();
+    assert_eq!(csv.lines().count(), 3, "header, clients, servers: {csv}");
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with(&format!("1,1,1,clients,1,{rpcs},")),
+        "{csv}"
+    );
+}
+
 #[test]
 fn malformed_commands_exit_2_and_start_nothing() {
     let dir = scratch("usage");

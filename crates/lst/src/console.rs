@@ -5,7 +5,7 @@
 //! a message that names the node.
 
 use crate::proto::{Answer, ClientJob, Command, Hello};
-use crate::result::{ClientStats, PointResult, RunResult};
+use crate::result::{ClientStats, PointResult, RunResult, ServerStats};
 use crate::spec::{Distribute, Limit, Test};
 use crate::watch::{self, Watch, Watcher};
 use crate::LstError;
@@ -192,7 +192,20 @@ fn run_points(
         for &conc in &plan.concurrency {
             let mut runs = Vec::new();
             for _ in 0..plan.repeat {
-                runs.push(run_once(plan, &mut agents, k as usize, conc, stop)?);
+                match run_once(plan, &mut agents, k as usize, conc, stop) {
+                    Ok(r) => runs.push(r),
+                    Err(b) => {
+                        let Broken { error, partial } = *b;
+                        runs.extend(partial);
+                        if !runs.is_empty() && !stop.cancelled() {
+                            let mut p = PointResult::new(k, conc, runs);
+                            p.failed = Some(error.to_string());
+                            on_point(&p);
+                            points.push(p);
+                        }
+                        return Err(error);
+                    }
+                }
             }
             let p = PointResult::new(k, conc, runs);
             on_point(&p);
@@ -505,6 +518,22 @@ pub(crate) fn run_timeout(limit: Limit) -> Duration {
     }
 }
 
+/// A repeat that failed: why, and what its nodes had done by then
+/// (none when no client could tell its counts).
+struct Broken {
+    error: LstError,
+    partial: Option<RunResult>,
+}
+
+impl From<LstError> for Box<Broken> {
+    fn from(error: LstError) -> Self {
+        Box::new(Broken {
+            error,
+            partial: None,
+        })
+    }
+}
+
 /// One repeat of one point.
 fn run_once(
     plan: &Plan,
@@ -512,7 +541,7 @@ fn run_once(
     k: usize,
     conc: u32,
     stop: Cancel<'_>,
-) -> Result<RunResult, LstError> {
+) -> Result<RunResult, Box<Broken>> {
     let servers: Vec<usize> = plan.to.iter().map(|n| index_of(agents, n)).collect();
     for &s in &servers {
         ask(&mut agents[s], &Command::Reset, COMMAND_TIMEOUT, stop)?;
@@ -536,15 +565,38 @@ fn run_once(
             (c, job)
         })
         .collect();
-    let client_nodes = start_and_wait(agents, jobs, run_timeout(plan.limit), stop)?;
+    let (client_nodes, failure) = start_and_wait(agents, jobs, run_timeout(plan.limit), stop);
     // The server group of this point: the servers its clients talk to
     // (with --clients K < all, the others idle and would only dilute
     // the averages).
     let mut used: Vec<usize> = map.iter().flatten().map(|&i| servers[i]).collect();
     used.sort_unstable();
     used.dedup();
+    let Some(error) = failure else {
+        let server_nodes = server_stats(agents, &used, stop)?;
+        return Ok(RunResult::new(client_nodes, server_nodes));
+    };
+    // A failed repeat keeps what its nodes did up to the failure: the
+    // servers still answering give their counts, a dead one none.
+    let partial = (!client_nodes.is_empty()).then(|| {
+        let server_nodes = used
+            .iter()
+            .filter_map(|&s| server_stats(agents, &[s], stop).ok())
+            .flatten()
+            .collect();
+        RunResult::new(client_nodes, server_nodes)
+    });
+    Err(Box::new(Broken { error, partial }))
+}
+
+/// The counters of the servers `used` (indices into `agents`).
+fn server_stats(
+    agents: &mut [Agent],
+    used: &[usize],
+    stop: Cancel<'_>,
+) -> Result<Vec<ServerStats>, LstError> {
     let mut server_nodes = Vec::new();
-    for &s in &used {
+    for &s in used {
         match ask(&mut agents[s], &Command::Stats, COMMAND_TIMEOUT, stop)? {
             Answer::Server(mut st) => {
                 st.node = agents[s].node.name.clone();
@@ -558,17 +610,23 @@ fn run_once(
             }
         }
     }
-    Ok(RunResult::new(client_nodes, server_nodes))
+    Ok(server_nodes)
 }
 
-/// Starts every client's job and waits for all of them in parallel; the
-/// first failure stops the other waits at once.
+/// A client's job that failed: why, and its counts up to then when
+/// its agent could tell them.
+type JobFailed = Box<(LstError, Option<ClientStats>)>;
+
+/// Starts every client's job and waits for all of them in parallel.
+/// The first failure halts the other jobs (their RPCs in flight come
+/// back), so that every client that can still tell its counts does.
+/// Returns the counts, and the most telling failure if any.
 fn start_and_wait(
     agents: &mut [Agent],
     jobs: Vec<(usize, ClientJob)>,
     timeout: Duration,
     stop: Cancel<'_>,
-) -> Result<Vec<ClientStats>, LstError> {
+) -> (Vec<ClientStats>, Option<LstError>) {
     let failed = AtomicBool::new(false);
     let mut picked: Vec<(&mut Agent, ClientJob)> = Vec::new();
     let mut jobs = jobs;
@@ -577,7 +635,7 @@ fn start_and_wait(
             picked.push((a, jobs.remove(pos).1));
         }
     }
-    let results: Vec<Result<ClientStats, LstError>> = std::thread::scope(|scope| {
+    let results: Vec<Result<ClientStats, JobFailed>> = std::thread::scope(|scope| {
         let hs: Vec<_> = picked
             .into_iter()
             .map(|(a, job)| {
@@ -586,17 +644,7 @@ fn start_and_wait(
                     if stop.cancelled() {
                         failed.store(true, Ordering::Relaxed);
                     }
-                    let r = match ask(a, &Command::Start(job), timeout, Cancel::with(failed)) {
-                        Ok(Answer::Done(mut s)) => {
-                            s.node = a.node.name.clone();
-                            Ok(s)
-                        }
-                        Ok(_) => Err(LstError::Node(
-                            a.node.name.clone(),
-                            "answered Start with something else".into(),
-                        )),
-                        Err(e) => Err(e),
-                    };
+                    let r = client_job(a, job, timeout, failed, stop);
                     if r.is_err() {
                         failed.store(true, Ordering::Relaxed);
                     }
@@ -606,12 +654,73 @@ fn start_and_wait(
             .collect();
         hs.into_iter()
             .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(LstError::Launch("a console thread panicked".into())))
+                h.join().unwrap_or_else(|_| {
+                    Err(Box::new((
+                        LstError::Launch("a console thread panicked".into()),
+                        None,
+                    )))
+                })
             })
             .collect()
     });
-    first_error(results)
+    let mut counts = Vec::new();
+    let mut errs = Vec::new();
+    for r in results {
+        match r {
+            Ok(s) => counts.push(s),
+            Err(f) => {
+                let (e, partial) = *f;
+                counts.extend(partial);
+                errs.push(Err(e));
+            }
+        }
+    }
+    (counts, first_error(errs).err())
+}
+
+/// One client's job: started, then its answer awaited. When another
+/// client fails first (`failed`), this one is halted and its answer
+/// (the counts up to the halt) still read, within [`COMMAND_TIMEOUT`];
+/// a stopped run (`stop`) waits for nothing.
+fn client_job(
+    a: &mut Agent,
+    job: ClientJob,
+    timeout: Duration,
+    failed: &AtomicBool,
+    stop: Cancel<'_>,
+) -> Result<ClientStats, JobFailed> {
+    let name = a.node.name.clone();
+    let node = |e: NetError| match e {
+        NetError::Cancelled => Box::new((LstError::Cancelled(name.clone()), None)),
+        e => Box::new((LstError::Node(name.clone(), lost(e)), None)),
+    };
+    a.conn.idle_timeout = timeout;
+    send(&mut a.conn, &Command::Start(job), Cancel::with(failed)).map_err(node)?;
+    let answer = match recv(&mut a.conn, Cancel::with(failed)) {
+        Err(NetError::Cancelled) if !stop.cancelled() => {
+            a.conn.idle_timeout = COMMAND_TIMEOUT;
+            send(&mut a.conn, &Command::Halt, stop).map_err(node)?;
+            recv(&mut a.conn, stop).map_err(node)?
+        }
+        r => r.map_err(node)?,
+    };
+    match answer {
+        Answer::Done(mut s) => {
+            s.node = name;
+            Ok(s)
+        }
+        Answer::Failed { message, partial } => {
+            let partial = partial.map(|mut s| {
+                s.node = name.clone();
+                s
+            });
+            Err(Box::new((LstError::Node(name, message), partial)))
+        }
+        _ => Err(Box::new((
+            LstError::Node(name, "answered Start with something else".into()),
+            None,
+        ))),
+    }
 }
 
 /// The results, or the most telling error: one that is not just "the

@@ -251,6 +251,12 @@ pub struct PointResult {
     pub mean: MeanResult,
     /// Every repeat.
     pub runs: Vec<RunResult>,
+    /// Why the point stopped when a node failed during it: its last
+    /// repeat then holds the counts up to the failure (the clients' own,
+    /// and those of the servers that still answered). Absent from the
+    /// JSON for a point that completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 /// The mean of a point's repeats.
@@ -282,6 +288,7 @@ impl PointResult {
                 latency: h.percentiles(),
             },
             runs,
+            failed: None,
         }
     }
 

@@ -20,6 +20,12 @@ pub fn render(plan: &Plan, report: &Report) -> String {
             p.concurrency,
             p.runs.len()
         );
+        if let Some(why) = &p.failed {
+            let _ = writeln!(
+                out,
+                "[Failed] {why}: the counts below are those up to the failure"
+            );
+        }
         out.push_str(&point(&p.mean));
     }
     if sweep {
