@@ -274,6 +274,9 @@ fn devices(plan: &Plan, c: &mut Curves) {
         "disk" => {
             args.extend(["--crglo", "1", "--crghi", "1"].map(String::from));
             args.extend(["--max-queue".into(), d.threads.max(16).to_string()]);
+            if d.force {
+                args.push("--force".into());
+            }
             &["write", "read"]
         }
         _ => {
@@ -641,6 +644,23 @@ mod tests {
         assert_eq!(doubling(2), [1, 2]);
         assert_eq!(doubling(6), [1, 2, 4, 6]);
         assert_eq!(doubling(8), [1, 2, 4, 8]);
+    }
+
+    /// The disk survey refuses a device in use unless forced; a plan
+    /// forces it only by saying `force = true`, never by default.
+    #[test]
+    fn the_disk_survey_is_forced_only_when_the_plan_says_so() {
+        let forced = |extra: &str| {
+            let p = plan(&format!(
+                "[devices]\nsurvey = \"disk\"\ntargets = [\"/dev/sdz\"]\n{extra}"
+            ));
+            let c = curves(&p);
+            let k = c.curves.iter().find(|k| k.label == "devices disk").unwrap();
+            k.sweep.contains("\"--force\"")
+        };
+        assert!(!forced(""));
+        assert!(!forced("force = false"));
+        assert!(forced("force = true"));
     }
 
     #[test]

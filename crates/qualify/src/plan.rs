@@ -85,6 +85,7 @@ struct RawDevices {
     targets: Option<Vec<String>>,
     size_mb: Option<u64>,
     threads: Option<u32>,
+    force: Option<bool>,
     expect: Option<Vec<String>>,
 }
 
@@ -186,6 +187,10 @@ pub struct Devices {
     pub size_mb: u64,
     /// The most threads per target.
     pub threads: u32,
+    /// `disk` only: write devices that are mounted or hold a signature
+    /// (the survey's `--force`); their data is destroyed. Never implied:
+    /// the plan must say `force = true`.
+    pub force: bool,
     /// Expectations.
     pub expect: Vec<String>,
 }
@@ -576,8 +581,15 @@ fn fill_devices(d: RawDevices, local: bool) -> Result<Devices, PlanError> {
     if targets.is_empty() {
         return err("devices.targets: name the survey's targets (directories for obdfilter, devices for disk)");
     }
+    let force = d.force.unwrap_or(false);
+    if force && survey != "disk" {
+        return err(format!(
+            "devices.force: only the disk survey writes devices (survey is '{survey}'): remove the key"
+        ));
+    }
     let threads = d.threads.unwrap_or(16);
     Ok(Devices {
+        force,
         size_mb: in_range(
             "devices.size_mb",
             d.size_mb.unwrap_or(if local { 256 } else { 16384 }),
@@ -800,6 +812,10 @@ mod tests {
             ("knee = 2.0", "knee: 2"),
             ("layers = [\"disk\"]", "'disk' is not a layer"),
             ("layers = [\"devices\"]", "[devices] section"),
+            (
+                "[devices]\ntargets = [\"/mnt/ost0\"]\nforce = true",
+                "devices.force: only the disk survey",
+            ),
             ("[data]\nmodes = [\"fpp\"]", "data.modes: 'fpp'"),
             ("[data]\ntool = \"ior\"", "data.tool"),
             ("[network]\ntests = [\"brw up 4k\"]", "network.tests"),

@@ -239,7 +239,7 @@ impl DiskConfig {
                 return Err(ParamError::new(
                     "force",
                     format!(
-                        "refusing to write {shown}: {why}. The write survey destroys everything on it; pass --force only if that is what you want"
+                        "refusing to write {shown}: {why}. The write survey destroys everything on it; pass --force (in an `iolab qualify` plan: `force = true` under [devices]) only if that is what you want"
                     ),
                 ));
             }
