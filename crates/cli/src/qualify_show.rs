@@ -370,12 +370,14 @@ impl Shown {
             *m = 0;
         }
         self.curve += 1;
-        let line = format!(
-            "{label}: {} points, {}{}",
-            measured.points.len(),
-            ends.join(", "),
-            self.eta()
-        );
+        // A curve without an end was interrupted: say what it recorded,
+        // and no time left (the rerun carries on from there).
+        let ending = match (ends.is_empty(), measured.points.last()) {
+            (false, _) => format!("{}{}", ends.join(", "), self.eta()),
+            (true, None) => "interrupted before any point was recorded".to_string(),
+            (true, Some(p)) => format!("interrupted after {}", p.key),
+        };
+        let line = format!("{label}: {} points, {ending}", measured.points.len());
         match &self.bar {
             Some(b) => {
                 b.set_length(self.runs + self.left());

@@ -813,6 +813,9 @@ fn a_qualification_whose_dir_is_its_out_resumes() {
     r.signal(libc::SIGINT);
     let (code, out, err) = r.finish();
     assert_eq!(code, Some(130), "{out}\n{err}");
+    // The interrupted curve says what it recorded, not an empty ending.
+    assert!(!out.contains(", ;"), "{out}");
+    assert!(out.contains("points, interrupted "), "{out}");
     let o = run(&args, &s.root);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");

@@ -36,9 +36,15 @@ pub fn render(v: &Verdict, baseline: bool) -> String {
             }
             rows.push(r);
         }
-        for m in &l.missing {
+        for (i, m) in l.missing.iter().enumerate() {
+            // A layer with no limit at all is named on its first row.
+            let first = i == 0 && l.limits.is_empty();
             rows.push(vec![
-                String::new(),
+                if first {
+                    l.layer.to_string()
+                } else {
+                    String::new()
+                },
                 m.split_once('.').map_or(m.as_str(), |(_, f)| f).to_string(),
                 "no result".into(),
             ]);
@@ -99,4 +105,31 @@ pub fn verdicts(v: &Verdict) -> String {
         out.push_str(&format!("\nlayer {layer} failed: {why}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use iolab_qualify::layer::Layer;
+    use iolab_qualify::verdict::{LayerResult, Verdict};
+
+    /// A layer that gave no result names itself on its `no result` row.
+    #[test]
+    fn a_layer_with_no_result_is_named() {
+        let v = Verdict {
+            label: "x".into(),
+            layers: vec![LayerResult {
+                layer: Layer::Metadata,
+                limits: vec![],
+                missing: vec!["metadata.create".into(), "metadata.stat".into()],
+                failed_repeats: 0,
+                empty: vec![],
+                expectations: vec![],
+            }],
+        };
+        let out = super::render(&v, false);
+        let rows: Vec<&str> = out.lines().filter(|l| l.contains("no result")).collect();
+        assert_eq!(rows.len(), 2, "{out}");
+        assert!(rows[0].trim_start().starts_with("metadata"), "{out}");
+        assert!(!rows[1].trim_start().starts_with("metadata "), "{out}");
+    }
 }
