@@ -185,6 +185,10 @@ fn test_files(q: &iolab_ior::params::Params, tasks: u64) -> iolab_output::Planne
 }
 
 fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
+    // IOR names each test's platform when -O platform does not.
+    for t in &mut s.cfg.tests {
+        t.params.platform.get_or_insert_with(platform);
+    }
     let transport = s.world.transport();
     let leader = transport.rank() == 0;
     let mut payload = IorPayload {
@@ -354,11 +358,36 @@ fn announce(prog: &str, cfg: &Config, tasks: usize) {
 /// `Linux host` (with `-vv`: and the kernel's release, version and
 /// machine), from uname(2).
 fn machine(verbose: u32) -> String {
+    let Some(u) = uname() else {
+        return "Unknown".into();
+    };
+    let mut m = format!("{} {}", u[0], u[1]);
+    if verbose >= 2 {
+        m = format!("{m} {} {} {}", u[2], u[3], u[4]);
+    }
+    m
+}
+
+/// IOR's default `platform` (its GetPlatformName): the node name without
+/// its trailing digits, then the system's name: `vm(Linux)`.
+fn platform() -> String {
+    let Some([sys, node, ..]) = uname() else {
+        return "Unknown(Unknown)".into();
+    };
+    let kept = node.trim_end_matches(|c: char| c.is_ascii_digit());
+    // A name of digits only stays whole, as IOR's backward search stops
+    // at its first character.
+    let kept = if kept.is_empty() { node.as_str() } else { kept };
+    format!("{kept}({sys})")
+}
+
+/// uname(2)'s sysname, nodename, release, version and machine.
+fn uname() -> Option<[String; 5]> {
     // SAFETY: a zeroed utsname is valid; uname fills it.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     // SAFETY: a valid out-pointer.
     if unsafe { libc::uname(&mut u) } != 0 {
-        return "Unknown".into();
+        return None;
     }
     let f = |c: &[libc::c_char]| {
         // SAFETY: uname NUL-terminates each field within its array.
@@ -366,11 +395,13 @@ fn machine(verbose: u32) -> String {
             .to_string_lossy()
             .into_owned()
     };
-    let mut m = format!("{} {}", f(&u.sysname), f(&u.nodename));
-    if verbose >= 2 {
-        m = format!("{m} {} {} {}", f(&u.release), f(&u.version), f(&u.machine));
-    }
-    m
+    Some([
+        f(&u.sysname),
+        f(&u.nodename),
+        f(&u.release),
+        f(&u.version),
+        f(&u.machine),
+    ])
 }
 
 /// The file systems of the tests' files (a local backend's only).

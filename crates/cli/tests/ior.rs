@@ -217,6 +217,19 @@ fn the_json_summary_has_ior_s_keys() {
         ])
     );
     assert_eq!(keys(&t["Parameters"]).len(), 43, "IOR's 43 parameters");
+    // IOR's GetPlatformName: the node name without trailing digits, then
+    // the system's name.
+    let platform = t["Parameters"]["platform"].as_str().unwrap();
+    let host = String::from_utf8(
+        std::process::Command::new("uname")
+            .arg("-n")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let host = host.trim().trim_end_matches(|c: char| c.is_ascii_digit());
+    assert_eq!(platform, format!("{host}(Linux)"));
     assert_eq!(
         keys(&t["Results"][0]),
         sorted(&[
