@@ -21,7 +21,7 @@
 
 use std::fs::Metadata;
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// Why a file or directory is not taken.
@@ -64,6 +64,13 @@ pub enum SecretError {
         path: PathBuf,
         /// Why.
         source: std::io::Error,
+    },
+    /// Not a regular file (a FIFO, a device, a directory): a secret is
+    /// read from a file, and a FIFO's open would wait for a writer.
+    #[error("{}: not a regular file; a secret is read from a file of mode 600", path.display())]
+    NotAFile {
+        /// The file.
+        path: PathBuf,
     },
     /// Group or others may read it.
     #[error("other users may read it (mode {mode:o}): chmod 600 {}", path.display())]
@@ -136,8 +143,19 @@ pub fn read_secret(path: &Path) -> Result<Vec<u8>, SecretError> {
         path: path.to_path_buf(),
         source,
     };
-    let mut f = std::fs::File::open(path).map_err(read)?;
+    // O_NONBLOCK: a FIFO at the name opens at once (to be refused below)
+    // instead of waiting, deaf to Ctrl-C, for a writer.
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(read)?;
     let m = f.metadata().map_err(read)?;
+    if !m.is_file() {
+        return Err(SecretError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
     if !private(&m) {
         return Err(SecretError::Exposed {
             path: path.to_path_buf(),
@@ -218,6 +236,16 @@ mod tests {
         }
         chmod(&f, 0o400);
         assert_eq!(read_secret(&f).unwrap(), b"s");
+        // A FIFO (no writer) is refused at once, not waited on; so is a
+        // directory.
+        let fifo = d.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_secret(&fifo).unwrap_err();
+        assert!(matches!(e, SecretError::NotAFile { .. }), "{e}");
+        let e = read_secret(&d).unwrap_err();
+        assert!(matches!(e, SecretError::NotAFile { .. }), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
