@@ -57,6 +57,8 @@ pub struct TargetPlan {
     pub read_e4: u64,
     /// The lockstep relation in which this target is the slave.
     pub slave_of: Option<LockstepSpec>,
+    /// The lockstep relation in which this target is the master.
+    pub master_of: Option<LockstepSpec>,
     /// (target, condition) that must hold before each pass starts.
     pub start_after: Vec<(usize, Measure)>,
     /// (target, condition) that ends this target's pass.
@@ -173,7 +175,9 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
         }),
         schedule,
         read_e4: (t.read_percent() * 100.0).round() as u64,
+        // Validation leaves a target in one relation at most.
         slave_of: g.lockstep.iter().find(|l| l.slave == i).copied(),
+        master_of: g.lockstep.iter().find(|l| l.master == i).copied(),
         start_after: g
             .starttriggers
             .iter()
