@@ -813,6 +813,11 @@ fn lockstep_takes_turns_as_xdd_does() {
             "-timelimit 1 -lockstep 0 1 percent 10 op 1 wait stop",
             "no planned amount",
         ),
+        // A second master of the same slave was silently ignored.
+        (
+            "-numreqs 10 -lockstep 0 1 op 1 op 1 wait stop -lockstep 2 1 op 1 op 1 wait stop",
+            "two -lockstep relations",
+        ),
     ] {
         let o = xdd(
             &d,

@@ -659,12 +659,28 @@ fn start_triggers_can_fire(c: &Config) -> Result<(), UsageError> {
 }
 
 /// `-lockstep` pairs take turns (XDD's base/lockstep.c). Refused: a
-/// start trigger between the two of a pair (the one would wait for
-/// progress the other makes only in turns it cannot get), and a
-/// `percent` turn of a pass that has no planned size.
+/// target in a second relation (XDD chains relations into one ring of
+/// turns, and a second master of a slave breaks that ring: the first
+/// master is never woken again), a start trigger between the two of a
+/// pair (the one would wait for progress the other makes only in turns
+/// it cannot get), and a `percent` turn of a pass with no planned size.
 fn lockstep_pairs(c: &Config) -> Result<(), UsageError> {
     let ls = &c.global.lockstep;
-    for l in ls {
+    for (k, l) in ls.iter().enumerate() {
+        let earlier = ls[..k].iter().find(|e| {
+            [e.master, e.slave].contains(&l.master) || [e.master, e.slave].contains(&l.slave)
+        });
+        if let Some(e) = earlier {
+            let t = if [e.master, e.slave].contains(&l.slave) {
+                l.slave
+            } else {
+                l.master
+            };
+            return Err(UsageError::new(
+                "lockstep",
+                format!("target {t} is in two -lockstep relations ({} {} and {} {}): iolab runs lockstep pairs only, one master and one slave taking turns (in XDD a second master of a slave is never woken again)", e.master, e.slave, l.master, l.slave),
+            ));
+        }
         let between =
             |a: usize, b: usize| (a, b) == (l.master, l.slave) || (b, a) == (l.master, l.slave);
         if let Some(t) = c
