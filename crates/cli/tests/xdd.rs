@@ -829,6 +829,29 @@ fn lockstep_takes_turns_as_xdd_does() {
     }
 }
 
+/// Options on a target that only reads, refused before anything runs:
+/// -createnewfiles started, then failed to open its new file (exit 1);
+/// -preallocate was skipped while the preamble printed it.
+#[test]
+fn write_only_options_on_a_read_target_are_refused() {
+    let d = TempDir::new("readonly-opts");
+    std::fs::write(d.path("mine"), vec![5u8; 32768]).unwrap();
+    for (extra, opt) in [
+        ("-createnewfiles", "-createnewfiles"),
+        ("-preallocate 16m", "-preallocate"),
+    ] {
+        let o = xdd(
+            &d,
+            &format!("-op read -target mine -reqsize 4 -numreqs 4 {extra}"),
+        );
+        assert_eq!(o.status.code(), Some(2), "{extra}: {}", stderr(&o));
+        assert!(stderr(&o).contains(opt), "{}", stderr(&o));
+        assert!(!stdout(&o).contains("COMBINED"));
+        assert_eq!(d.entries(), ["mine"]);
+        assert_eq!(std::fs::metadata(d.path("mine")).unwrap().len(), 32768);
+    }
+}
+
 /// -deletefile removes only what the run made: a file that was there
 /// before it is the user's and stays, with a note (XDD deletes it).
 #[test]

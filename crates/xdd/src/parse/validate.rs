@@ -322,6 +322,25 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
             format!("target {i} ({}): it only reads; -recreatefiles would delete what it reads (use -reopen)", t.path),
         ));
     }
+    if t.createnewfiles && !t.writes() {
+        // Each pass's new file (NAME.00000001, ...) is created empty by
+        // no one: the read of it fails mid-run.
+        return Err(UsageError::new(
+            "createnewfiles",
+            format!("target {i} ({}): it only reads; -createnewfiles makes a new file for each pass to write, and there would be nothing to read", t.path),
+        ));
+    }
+    if t.preallocate > 0 && !t.writes() {
+        // Preallocation reserves space for writes; a target that only
+        // reads would print it in the preamble and do nothing.
+        return Err(UsageError::new(
+            "preallocate",
+            format!(
+                "target {i} ({}): it only reads; -preallocate reserves space for writing (drop it)",
+                t.path
+            ),
+        ));
+    }
     if t.throttle_var.is_some() && t.throttle.is_none() {
         return Err(UsageError::new(
             "throttle",
