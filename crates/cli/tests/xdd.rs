@@ -852,6 +852,20 @@ fn write_only_options_on_a_read_target_are_refused() {
     }
 }
 
+/// `-seek stagger 0` is XDD's "no stride": spread over the range, as a
+/// bare `-seek stagger` (it was refused, "must be greater than 0").
+#[test]
+fn seek_stagger_0_spreads_over_the_range() {
+    let d = TempDir::new("stagger0");
+    std::fs::write(d.path("f"), vec![5u8; 1 << 20]).unwrap();
+    for (stride, save) in [("0", "a"), ("", "b")] {
+        let line = format!("-op read -target f -reqsize 8 -numreqs 4 -seek stagger {stride} -seek range 100 -seek save {save}");
+        ok(&xdd(&d, &line));
+    }
+    let a = std::fs::read_to_string(d.path("a.T0.txt")).unwrap();
+    assert_eq!(a, std::fs::read_to_string(d.path("b.T0.txt")).unwrap());
+}
+
 /// -deletefile removes only what the run made: a file that was there
 /// before it is the user's and stays, with a note (XDD deletes it).
 #[test]
