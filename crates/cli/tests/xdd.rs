@@ -755,6 +755,117 @@ fn lockstep_slave_trails_its_master() {
     }
 }
 
+/// Ops of each target's first pass and its elapsed seconds.
+fn pass_ops_secs(o: &Output) -> Vec<(u64, f64)> {
+    stdout(o)
+        .lines()
+        .filter(|l| l.starts_with("TARGET_PASS"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[5].parse().unwrap(), f[6].parse().unwrap())
+        })
+        .collect()
+}
+
+/// -lockstep takes turns as XDD's base/lockstep.c does: the master hands
+/// over and waits for its next turn, so the counts are XDD's every time
+/// (the master never waited and `stop` lost the slave's work by chance:
+/// 400, 0, 8, 0 slave operations over four runs).
+#[test]
+fn lockstep_takes_turns_as_xdd_does() {
+    let d = TempDir::new("lockstep-turns");
+    for f in ["m", "s"] {
+        std::fs::write(d.path(f), vec![5u8; 8 << 20]).unwrap();
+    }
+    let line = |m: u64, s: u64, end: &str| {
+        format!("-targets 2 m s -op read -reqsize 4 -numreqs {m} -numreqs target 1 {s} -lockstep 0 1 op 1 op 2 wait {end} -verbose")
+    };
+    // As XDD 7.0 counts them: the slave trails by one turn, and gets one
+    // more turn after the master ends (`stop`), or runs on (`complete`);
+    // `stop` ends the master too when the slave ends first.
+    for (m, s, end, want) in [
+        (200, 1000, "stop", [200, 400]),
+        (200, 1000, "complete", [200, 1000]),
+        (1000, 200, "stop", [101, 200]),
+    ] {
+        for _ in 0..3 {
+            let o = xdd(&d, &line(m, s, end));
+            ok(&o);
+            let got: Vec<u64> = pass_ops_secs(&o).iter().map(|p| p.0).collect();
+            assert_eq!(got, want, "{m} {s} {end}");
+        }
+    }
+    // The master waits for its throttled slave's turns.
+    let o = xdd(&d, "-targets 2 m s -op read -reqsize 4 -numreqs 100 -lockstep 0 1 op 1 op 1 wait complete -throttle target 1 ops 200 -verbose");
+    ok(&o);
+    let p = pass_ops_secs(&o);
+    assert!(
+        p[0].1 >= 0.4,
+        "the master did not wait for its slave: {p:?}"
+    );
+    // Turns that could never come are refused before anything runs.
+    for (extra, says) in [
+        (
+            "-numreqs 100 -lockstep 0 1 op 1 op 1 wait stop -starttrigger 0 1 op 5",
+            "take turns",
+        ),
+        (
+            "-timelimit 1 -lockstep 0 1 percent 10 op 1 wait stop",
+            "no planned amount",
+        ),
+        // A second master of the same slave was silently ignored.
+        (
+            "-numreqs 10 -lockstep 0 1 op 1 op 1 wait stop -lockstep 2 1 op 1 op 1 wait stop",
+            "two -lockstep relations",
+        ),
+    ] {
+        let o = xdd(
+            &d,
+            &format!("-op write -targets 3 n1 n2 n3 -reqsize 8 {extra}"),
+        );
+        assert_eq!(o.status.code(), Some(2), "{extra}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+        assert!(!std::path::Path::new(&d.path("n1")).exists());
+    }
+}
+
+/// Options on a target that only reads, refused before anything runs:
+/// -createnewfiles started, then failed to open its new file (exit 1);
+/// -preallocate was skipped while the preamble printed it.
+#[test]
+fn write_only_options_on_a_read_target_are_refused() {
+    let d = TempDir::new("readonly-opts");
+    std::fs::write(d.path("mine"), vec![5u8; 32768]).unwrap();
+    for (extra, opt) in [
+        ("-createnewfiles", "-createnewfiles"),
+        ("-preallocate 16m", "-preallocate"),
+    ] {
+        let o = xdd(
+            &d,
+            &format!("-op read -target mine -reqsize 4 -numreqs 4 {extra}"),
+        );
+        assert_eq!(o.status.code(), Some(2), "{extra}: {}", stderr(&o));
+        assert!(stderr(&o).contains(opt), "{}", stderr(&o));
+        assert!(!stdout(&o).contains("COMBINED"));
+        assert_eq!(d.entries(), ["mine"]);
+        assert_eq!(std::fs::metadata(d.path("mine")).unwrap().len(), 32768);
+    }
+}
+
+/// `-seek stagger 0` is XDD's "no stride": spread over the range, as a
+/// bare `-seek stagger` (it was refused, "must be greater than 0").
+#[test]
+fn seek_stagger_0_spreads_over_the_range() {
+    let d = TempDir::new("stagger0");
+    std::fs::write(d.path("f"), vec![5u8; 1 << 20]).unwrap();
+    for (stride, save) in [("0", "a"), ("", "b")] {
+        let line = format!("-op read -target f -reqsize 8 -numreqs 4 -seek stagger {stride} -seek range 100 -seek save {save}");
+        ok(&xdd(&d, &line));
+    }
+    let a = std::fs::read_to_string(d.path("a.T0.txt")).unwrap();
+    assert_eq!(a, std::fs::read_to_string(d.path("b.T0.txt")).unwrap());
+}
+
 /// -deletefile removes only what the run made: a file that was there
 /// before it is the user's and stays, with a note (XDD deletes it).
 #[test]

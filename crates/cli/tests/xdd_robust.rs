@@ -461,6 +461,32 @@ fn a_time_limited_pass_stays_inside_a_small_file() {
 }
 
 #[test]
+fn a_time_limited_pass_on_a_file_smaller_than_a_request_is_refused() {
+    let s = Scratch::new("xdd-tinyfile");
+    let data: Vec<u8> = (0..2000u32).map(|i| (i * 7) as u8).collect();
+    std::fs::write(s.path("tiny"), &data).unwrap();
+    for (op, limit) in [
+        ("read", "-timelimit"),
+        ("write", "-timelimit"),
+        ("write", "-runtime"),
+    ] {
+        let o = xdd(
+            &s.root,
+            &format!("-op {op} -target tiny -reqsize 4 {limit} 0.1"),
+        );
+        assert_eq!(code(&o), Some(2), "{op} {limit}: {}", says(&o));
+        assert!(stderr(&o).contains(limit), "{}", stderr(&o));
+        assert!(stderr(&o).contains("2000 bytes"), "{}", stderr(&o));
+        assert_eq!(
+            std::fs::read(s.path("tiny")).unwrap(),
+            data,
+            "{op}: the file changed"
+        );
+        assert_eq!(entries(&s.root), ["tiny"]);
+    }
+}
+
+#[test]
 fn a_seek_range_too_small_for_stagger_is_refused() {
     let s = Scratch::new("xdd-stagger");
     for pattern in ["random", "stagger"] {

@@ -152,7 +152,6 @@ pub fn source(st: &mut QState, cx: &PassCtx) -> Counts {
 fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) -> (u64, u8) {
     let plan = cx.plan;
     let qd = plan.opts.queuedepth.max(1);
-    let cancel = Cancel::token_with(cx.run.token(), cx.run.stop_flag());
     let generate = plan.caps.discards;
     let len0 = plan.xfer_bytes as usize;
     let mut sums = FrameSums::new(&plan.pattern, generate, st.buf.as_slice(), len0, cx.pass);
@@ -169,55 +168,81 @@ fn send_share(st: &mut QState, cx: &PassCtx, link: &mut Link, c: &mut Counts) ->
         }
         if let Some(p) = pacer.as_mut() {
             if !p.wait_for_slot_unless(j, || cx.ending()) {
+                lock.done(cx);
                 return (sent, end_flag(cx));
             }
         }
-        let len = plan.op_bytes(n) as usize;
-        let offset = cx.seeks.offset(n % plan.wrap);
-        let t0 = mono_ns();
-        let Some(at) = read_request(st, cx, c, n, offset, len, generate) else {
-            return (sent, END_ABORTED);
-        };
-        let t1 = mono_ns();
-        c.e2e.storage_ns += t1 - t0;
-        if c.e2e.first_read_ns == 0 {
-            c.e2e.first_read_ns = (t1 - cx.start_ns).max(1);
-        }
-        if plan.opts.ordering == Ordering::Loose {
-            cx.shared.issued.store(j + 1, Release);
-        }
         let hurt = damage != 0 && sent + 1 == damage;
-        let sum = match hurt {
-            false => sums.sum(st.buf.as_slice(), at, offset, len),
-            true => None,
-        };
-        let buf = &mut st.buf.as_mut_slice()[at..at + len];
-        let r = match sum {
-            Some(sum) => link
-                .conn
-                .send_summed(Kind::Data, 0, offset, buf, sum, cancel),
-            None if hurt => send_damaged(link, offset, buf, cancel),
-            None => link.conn.send(Kind::Data, 0, offset, buf, cancel),
-        };
-        let t2 = mono_ns();
-        if plan.opts.ordering == Ordering::Serial {
-            cx.shared.completed.store(j + 1, Release);
-        }
-        c.e2e.sr_ns += t2 - t1;
-        if let Err(e) = r {
-            sent_failed(st, cx, link, c, offset, e);
+        let sent_ok = send_one(st, cx, link, c, &mut sums, hurt, n, j);
+        lock.done(cx);
+        if !sent_ok {
             return (sent, END_ABORTED);
         }
         sent += 1;
-        c.e2e.frames += 1;
-        if c.e2e.lag_ns == 0 {
-            c.e2e.lag_ns = (t2 - cx.start_ns).max(1);
-        }
-        c.e2e.last_write_ns = t2 - cx.start_ns;
-        done_op(st, cx, c, n, true, offset, len, t0, t2);
         n += qd;
     }
     (sent, END_COMPLETE)
+}
+
+/// Reads request `n` (the `j`th of this run's share) and sends it as one
+/// frame (`hurt`: damaged on its way, for the integrity test); false when
+/// the copy must end.
+#[allow(clippy::too_many_arguments)]
+fn send_one(
+    st: &mut QState,
+    cx: &PassCtx,
+    link: &mut Link,
+    c: &mut Counts,
+    sums: &mut FrameSums,
+    hurt: bool,
+    n: u64,
+    j: u64,
+) -> bool {
+    let plan = cx.plan;
+    let cancel = Cancel::token_with(cx.run.token(), cx.run.stop_flag());
+    let generate = plan.caps.discards;
+    let len = plan.op_bytes(n) as usize;
+    let offset = cx.seeks.offset(n % plan.wrap);
+    let t0 = mono_ns();
+    let Some(at) = read_request(st, cx, c, n, offset, len, generate) else {
+        return false;
+    };
+    let t1 = mono_ns();
+    c.e2e.storage_ns += t1 - t0;
+    if c.e2e.first_read_ns == 0 {
+        c.e2e.first_read_ns = (t1 - cx.start_ns).max(1);
+    }
+    if plan.opts.ordering == Ordering::Loose {
+        cx.shared.issued.store(j + 1, Release);
+    }
+    let sum = match hurt {
+        false => sums.sum(st.buf.as_slice(), at, offset, len),
+        true => None,
+    };
+    let buf = &mut st.buf.as_mut_slice()[at..at + len];
+    let r = match sum {
+        Some(sum) => link
+            .conn
+            .send_summed(Kind::Data, 0, offset, buf, sum, cancel),
+        None if hurt => send_damaged(link, offset, buf, cancel),
+        None => link.conn.send(Kind::Data, 0, offset, buf, cancel),
+    };
+    let t2 = mono_ns();
+    if plan.opts.ordering == Ordering::Serial {
+        cx.shared.completed.store(j + 1, Release);
+    }
+    c.e2e.sr_ns += t2 - t1;
+    if let Err(e) = r {
+        sent_failed(st, cx, link, c, offset, e);
+        return false;
+    }
+    c.e2e.frames += 1;
+    if c.e2e.lag_ns == 0 {
+        c.e2e.lag_ns = (t2 - cx.start_ns).max(1);
+    }
+    c.e2e.last_write_ns = t2 - cx.start_ns;
+    done_op(st, cx, c, n, true, offset, len, t0, t2);
+    true
 }
 
 /// The integrity test's hook: the frame's checksum is taken over the
@@ -523,6 +548,7 @@ fn write_request(
     let t2 = mono_ns();
     let r = SyncPath.transfer(cx, &mut st.buf.as_mut_slice()[..len], offset, false);
     let t3 = mono_ns();
+    lock.done(cx);
     if plan.opts.ordering == Ordering::Serial {
         cx.shared.completed.store(j + 1, Release);
     }

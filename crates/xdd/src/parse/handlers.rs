@@ -110,10 +110,11 @@ pub(crate) fn seek(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Resul
         }
         "stagger" => {
             // Later XDD takes an optional stride in blocks after stagger;
-            // a following option or nothing means the range is divided.
+            // a following option, nothing or 0 (XDD's "no stride") means
+            // the range is divided.
             let stride = match c.peek() {
                 Some(v) if v.bytes().all(|b| b.is_ascii_digit()) => {
-                    Some(c.positive("stagger stride in blocks")?)
+                    Some(c.u64("stagger stride in blocks")?).filter(|&n| n > 0)
                 }
                 _ => None,
             };

@@ -322,6 +322,25 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
             format!("target {i} ({}): it only reads; -recreatefiles would delete what it reads (use -reopen)", t.path),
         ));
     }
+    if t.createnewfiles && !t.writes() {
+        // Each pass's new file (NAME.00000001, ...) is created empty by
+        // no one: the read of it fails mid-run.
+        return Err(UsageError::new(
+            "createnewfiles",
+            format!("target {i} ({}): it only reads; -createnewfiles makes a new file for each pass to write, and there would be nothing to read", t.path),
+        ));
+    }
+    if t.preallocate > 0 && !t.writes() {
+        // Preallocation reserves space for writes; a target that only
+        // reads would print it in the preamble and do nothing.
+        return Err(UsageError::new(
+            "preallocate",
+            format!(
+                "target {i} ({}): it only reads; -preallocate reserves space for writing (drop it)",
+                t.path
+            ),
+        ));
+    }
     if t.throttle_var.is_some() && t.throttle.is_none() {
         return Err(UsageError::new(
             "throttle",
@@ -561,7 +580,12 @@ fn uring(
         Some("needs -bytes to be a whole number of requests")
     } else if t.ordering != crate::parse::values::Ordering::None {
         Some("has no QThreads to order; drop -ordering")
-    } else if c.global.syncio > 0 || c.global.lockstep.iter().any(|l| l.slave == i) {
+    } else if c.global.syncio > 0
+        || c.global
+            .lockstep
+            .iter()
+            .any(|l| l.slave == i || l.master == i)
+    {
         Some("cannot be paced per operation by -syncio or -lockstep")
     } else {
         None
@@ -653,6 +677,56 @@ fn start_triggers_can_fire(c: &Config) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// `-lockstep` pairs take turns (XDD's base/lockstep.c). Refused: a
+/// target in a second relation (XDD chains relations into one ring of
+/// turns, and a second master of a slave breaks that ring: the first
+/// master is never woken again), a start trigger between the two of a
+/// pair (the one would wait for progress the other makes only in turns
+/// it cannot get), and a `percent` turn of a pass with no planned size.
+fn lockstep_pairs(c: &Config) -> Result<(), UsageError> {
+    let ls = &c.global.lockstep;
+    for (k, l) in ls.iter().enumerate() {
+        let earlier = ls[..k].iter().find(|e| {
+            [e.master, e.slave].contains(&l.master) || [e.master, e.slave].contains(&l.slave)
+        });
+        if let Some(e) = earlier {
+            let t = if [e.master, e.slave].contains(&l.slave) {
+                l.slave
+            } else {
+                l.master
+            };
+            return Err(UsageError::new(
+                "lockstep",
+                format!("target {t} is in two -lockstep relations ({} {} and {} {}): iolab runs lockstep pairs only, one master and one slave taking turns (in XDD a second master of a slave is never woken again)", e.master, e.slave, l.master, l.slave),
+            ));
+        }
+        let between =
+            |a: usize, b: usize| (a, b) == (l.master, l.slave) || (b, a) == (l.master, l.slave);
+        if let Some(t) = c
+            .global
+            .starttriggers
+            .iter()
+            .find(|t| between(t.from, t.to))
+        {
+            return Err(UsageError::new(
+                "starttrigger",
+                format!("{} {}: targets {} and {} take turns through -lockstep; one cannot wait to start for the other's progress", t.from, t.to, l.master, l.slave),
+            ));
+        }
+        let timed = c
+            .targets
+            .get(l.master)
+            .is_some_and(|m| m.numreqs.is_none() && m.bytes.is_none());
+        if matches!(l.when, Measure::Percent(_)) && timed {
+            return Err(UsageError::new(
+                "lockstep",
+                format!("percent: master target {} has no planned amount per pass (only a time limit); give -numreqs or -bytes, or a turn in op, kbytes, mbytes or time", l.master),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// -syncio's barrier needs every target to reach operation N, 2N, ...
 /// on its own. A lockstep slave gets there only as its master grants
 /// it work, and a target behind a start trigger only once another has
@@ -702,6 +776,7 @@ fn relations(c: &Config) -> Result<(), UsageError> {
         check("starttrigger", t.from, t.to)?;
     }
     start_triggers_can_fire(c)?;
+    lockstep_pairs(c)?;
     syncio_can_meet(c)?;
     for t in &c.global.stoptriggers {
         check("stoptrigger", t.from, t.to)?;

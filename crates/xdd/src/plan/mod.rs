@@ -57,6 +57,8 @@ pub struct TargetPlan {
     pub read_e4: u64,
     /// The lockstep relation in which this target is the slave.
     pub slave_of: Option<LockstepSpec>,
+    /// The lockstep relation in which this target is the master.
+    pub master_of: Option<LockstepSpec>,
     /// (target, condition) that must hold before each pass starts.
     pub start_after: Vec<(usize, Measure)>,
     /// (target, condition) that ends this target's pass.
@@ -130,10 +132,10 @@ fn amounts(t: &TargetOpts) -> (u64, u64) {
 fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, UsageError> {
     let (ops, last_bytes) = amounts(t);
     let wrap = if ops == u64::MAX {
-        let range = t
-            .seek
-            .range_blocks
-            .unwrap_or_else(|| timed_range_bytes(t, &cfg.global) / t.blocksize);
+        let range = match t.seek.range_blocks {
+            Some(blocks) => blocks,
+            None => timed_range_bytes(i, t, &cfg.global)? / t.blocksize,
+        };
         (range / t.reqsize).max(1)
     } else {
         ops
@@ -173,7 +175,9 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
         }),
         schedule,
         read_e4: (t.read_percent() * 100.0).round() as u64,
+        // Validation leaves a target in one relation at most.
         slave_of: g.lockstep.iter().find(|l| l.slave == i).copied(),
+        master_of: g.lockstep.iter().find(|l| l.master == i).copied(),
         start_after: g
             .starttriggers
             .iter()
@@ -191,41 +195,51 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
 
 /// The range a time-limited pass cycles over without `-seek range`: the
 /// default, or an existing target's size when it is smaller (a read past
-/// the end would be a short transfer, a write would grow the file).
-fn timed_range_bytes(t: &TargetOpts, g: &GlobalOpts) -> u64 {
-    let size = if t.createnewfiles {
-        0
+/// the end would be a short transfer, a write would grow the file). An
+/// existing target smaller than one request has no range to cycle over:
+/// refused, as reading would run off its end and writing would grow it.
+fn timed_range_bytes(i: usize, t: &TargetOpts, g: &GlobalOpts) -> Result<u64, UsageError> {
+    // A sink (the null target) has no size: nothing runs off its end.
+    let size = if t.createnewfiles || target_capabilities(t).discards {
+        None
     } else {
         existing_size(t, g)
     };
-    if size >= t.xfer_bytes() {
-        size.min(DEFAULT_TIMED_RANGE_BYTES)
-    } else {
-        DEFAULT_TIMED_RANGE_BYTES
+    match size {
+        None => Ok(DEFAULT_TIMED_RANGE_BYTES),
+        Some(size) if size >= t.xfer_bytes() => Ok(size.min(DEFAULT_TIMED_RANGE_BYTES)),
+        Some(size) => Err(UsageError::new(
+            if t.timelimit_s > 0.0 {
+                "timelimit"
+            } else {
+                "runtime"
+            },
+            format!(
+                "target {i} ({}) holds {size} bytes, less than one request of {} bytes: \
+                 a pass limited only by time cycles over the target's size; \
+                 give a smaller -reqsize, an amount (-numreqs, -bytes) or -seek range",
+                t.path,
+                t.xfer_bytes()
+            ),
+        )),
     }
 }
 
-/// Size of an existing file or block device (0 when there is none),
+/// Size of an existing file or block device (None when there is none),
 /// asked of the target's backend.
-fn existing_size(t: &TargetOpts, g: &GlobalOpts) -> u64 {
-    let Ok(be) = target_backend(t, g) else {
-        return 0;
-    };
-    let Ok(path) = std::ffi::CString::new(t.path.as_bytes()) else {
-        return 0;
-    };
+fn existing_size(t: &TargetOpts, g: &GlobalOpts) -> Option<u64> {
+    let be = target_backend(t, g).ok()?;
+    let path = std::ffi::CString::new(t.path.as_bytes()).ok()?;
     match be.stat(&path) {
-        Ok(st) if st.is_file => st.size,
+        Ok(st) if st.is_file => Some(st.size),
         // A device's stat size is 0; its open handle knows the size.
         Ok(st) if st.is_block_device => {
-            let Ok(h) = be.open(&path, iolab_backend::OpenOptions::read()) else {
-                return 0;
-            };
+            let h = be.open(&path, iolab_backend::OpenOptions::read()).ok()?;
             let size = be.fstat(&h).map_or(0, |s| s.size);
             let _ = be.close(h);
-            size
+            Some(size)
         }
-        _ => 0,
+        _ => None,
     }
 }
 

@@ -8,6 +8,7 @@ pub mod buffer;
 pub(crate) mod fault;
 pub mod gate;
 pub mod iopath;
+pub mod lockstep;
 pub mod paths;
 pub mod progress;
 pub mod qstate;

@@ -33,6 +33,8 @@ pub struct TargetProgress {
     pub run_done: AtomicBool,
     /// Someone (a stop trigger) asked this target to stop its pass.
     pub stop: AtomicBool,
+    /// The turns of the `-lockstep` pair this target is the slave of.
+    pub turns: crate::run::lockstep::Turns,
 }
 
 impl TargetProgress {

@@ -1,7 +1,8 @@
 //! The QThread: takes the next operation number of its target, waits for
 //! whatever must happen first (ordering, lockstep, -syncio, the throttle),
 //! issues one read or write, and counts it. The loop allocates nothing,
-//! formats nothing and takes no lock; only the error path formats text.
+//! formats nothing and takes no lock (but a `-lockstep` target's turns);
+//! only the error path formats text.
 
 use crate::parse::values::Ordering;
 use crate::plan::throttle::Pacer;
@@ -80,13 +81,17 @@ pub fn run_pass<T: Transfer>(st: &mut QState, cx: &PassCtx, io: &T) -> Counts {
             // 100 ops/s target limited to 1 s does 100 requests, not 101.
             if p.due_at_ns(n) >= cx.deadline_ns {
                 next_slot = Some(n);
+                lock.done(cx);
                 break;
             }
             if !p.wait_for_slot_unless(n, || cx.ending()) {
+                lock.done(cx);
                 break;
             }
         }
-        if !one_op(st, cx, io, n, &mut c, &mut writes) {
+        let more = one_op(st, cx, io, n, &mut c, &mut writes);
+        lock.done(cx);
+        if !more {
             cx.stop_pass();
             break;
         }

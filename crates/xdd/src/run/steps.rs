@@ -5,9 +5,10 @@
 //! keeping errors. Nothing here allocates or formats except the error
 //! path.
 
-use crate::parse::values::{Measure, Op, Ordering};
+use crate::parse::values::{Op, Ordering};
 use crate::plan::throttle::Pacer;
 use crate::record::results::Counts;
+use crate::run::lockstep::{pair, Side, Turns};
 use crate::run::progress::wait_until;
 use crate::run::qstate::{PassCtx, QState};
 use iolab_core::clock::mono_ns;
@@ -61,8 +62,13 @@ pub(crate) fn admit(cx: &PassCtx, n: u64, lock: &mut LockstepLocal) -> bool {
             return false;
         }
     }
-    if let Some(spec) = cx.plan.slave_of {
-        if !lock.admit(cx, spec, n) {
+    if let Some((turns, side)) = lock.side(cx) {
+        if !turns.admit(&side, u64::from(cx.pass), || cx.ending()) {
+            // The other side's pass ended and this side had its last
+            // turn (`stop`): the pass ends for every QThread.
+            if !cx.ending() {
+                cx.stop_pass();
+            }
             return false;
         }
     }
@@ -74,65 +80,25 @@ pub(crate) fn admit(cx: &PassCtx, n: u64, lock: &mut LockstepLocal) -> bool {
     wait_until(|| gate.load(Acquire) >= n, || cx.ending())
 }
 
-/// A lockstep slave's view of the grants its master has made.
+/// A QThread's side of the `-lockstep` pair its target is in, looked up
+/// at its first operation.
 #[derive(Default)]
 pub(crate) struct LockstepLocal {
-    grants: u64,
-    granted_at_ns: u64,
+    pair: Option<Option<(usize, Side)>>,
 }
 
 impl LockstepLocal {
-    /// Waits until the master has granted operation `n`.
-    fn admit(&mut self, cx: &PassCtx, spec: crate::parse::values::LockstepSpec, n: u64) -> bool {
-        let master = &cx.progress.targets[spec.master];
-        let xfer = cx.plan.xfer_bytes.max(1);
-        loop {
-            if master.pass_done.load(Relaxed) || master.run_done.load(Relaxed) {
-                return spec.complete;
-            }
-            let now = mono_ns();
-            let g = grants(master, spec.when, now) + spec.startup_run as u64;
-            if g > self.grants {
-                self.grants = g;
-                self.granted_at_ns = now;
-            }
-            let ok = match spec.what {
-                Measure::Op(k) => n < g * k,
-                Measure::Mbytes(k) => n < (g * (k << 20)).div_ceil(xfer),
-                Measure::Kbytes(k) => n < (g * (k << 10)).div_ceil(xfer),
-                Measure::Time(s) => g > 0 && (now - self.granted_at_ns) as f64 <= s * 1e9,
-                Measure::Percent(_) => true,
-            };
-            if ok {
-                return true;
-            }
-            if cx.ending() {
-                return false;
-            }
-            std::thread::sleep(std::time::Duration::from_micros(20));
-        }
+    /// The pair's turns and this target's side; None outside a pair.
+    fn side<'a>(&mut self, cx: &PassCtx<'a>) -> Option<(&'a Turns, Side)> {
+        let p = *self.pair.get_or_insert_with(|| pair(cx.plan));
+        p.map(|(at, side)| (&cx.progress.targets[at].turns, side))
     }
-}
 
-/// Tasks the master has released so far.
-fn grants(master: &crate::run::progress::TargetProgress, when: Measure, now: u64) -> u64 {
-    let ops = master.ops.load(Relaxed);
-    let bytes = master.bytes.load(Relaxed);
-    match when {
-        Measure::Op(k) => ops / k.max(1),
-        Measure::Mbytes(k) => bytes / (k << 20).max(1),
-        Measure::Kbytes(k) => bytes / (k << 10).max(1),
-        Measure::Percent(pct) => {
-            let planned = master.planned_ops.load(Relaxed).max(1) as f64;
-            (ops as f64 * 100.0 / planned / pct.max(1e-9)) as u64
-        }
-        Measure::Time(s) => {
-            let start = master.pass_start_ns.load(Relaxed);
-            if start == 0 || now < start {
-                0
-            } else {
-                ((now - start) as f64 / (s.max(1e-9) * 1e9)) as u64
-            }
+    /// An operation [`admit`] let through is over (done, failed or not
+    /// issued after all): the turn passes once all of its are.
+    pub(crate) fn done(&mut self, cx: &PassCtx) {
+        if let Some((turns, side)) = self.side(cx) {
+            turns.finished(&side);
         }
     }
 }
@@ -367,27 +333,5 @@ impl ThreadCpu {
         }
         let user = (total as u128 * u as u128 / (u + s) as u128) as u64;
         (user, total - user)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::run::progress::TargetProgress;
-
-    #[test]
-    fn lockstep_grants_follow_master_progress() {
-        let m = TargetProgress::default();
-        m.planned_ops.store(100, Relaxed);
-        m.begin_pass(1, 1_000);
-        assert_eq!(grants(&m, Measure::Op(4), 0), 0);
-        for _ in 0..10 {
-            m.add(1 << 10);
-        }
-        assert_eq!(grants(&m, Measure::Op(4), 0), 2);
-        assert_eq!(grants(&m, Measure::Percent(5.0), 0), 2);
-        assert_eq!(grants(&m, Measure::Kbytes(3), 0), 3);
-        assert_eq!(grants(&m, Measure::Mbytes(1), 0), 0);
-        assert_eq!(grants(&m, Measure::Time(0.5), 1_000 + 1_600_000_000), 3);
     }
 }

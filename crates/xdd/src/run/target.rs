@@ -449,15 +449,24 @@ pub fn run_target(tg: &mut Target, sh: &RunShared, spool: &mut PassSpool) -> (Co
             sleep_s(plan.opts.startdelay_s, sh);
         }
         sleep_s(plan.index as f64 * plan.opts.targetstartdelay_s, sh);
+        // A pass that does not run still begins and ends its lockstep
+        // turns, so that the other side of the pair is not left waiting.
+        let turns = crate::run::lockstep::pair(plan)
+            .map(|(at, side)| (&sh.progress.targets[at].turns, side));
+        if let Some((t, side)) = &turns {
+            t.begin(side, pass);
+        }
         // Passes a resumed copy already did still meet the barrier, so
         // that other targets' passes keep their numbers.
-        if !file_ok || stopping(sh) || pass < tg.first_pass {
-            continue;
+        if file_ok && !stopping(sh) && pass >= tg.first_pass {
+            let tp = one_pass(tg, sh, pass);
+            me.end_pass(mono_ns());
+            total.merge_serial(&tp.counts);
+            keep_pass(spool, &tp, sh);
         }
-        let tp = one_pass(tg, sh, pass);
-        me.end_pass(mono_ns());
-        total.merge_serial(&tp.counts);
-        keep_pass(spool, &tp, sh);
+        if let Some((t, side)) = &turns {
+            t.end(side, pass);
+        }
     }
     me.run_done.store(true, Relaxed);
     for q in &mut tg.qthreads {
