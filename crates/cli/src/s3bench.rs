@@ -525,7 +525,26 @@ fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
         cancel: &cancel,
         board: board.as_deref(),
     };
-    let result = with_progress(leader, &s.cfg, &live, || iolab_s3bench::run(&r));
+    let at = format!("s3://{}/{}iolab-s3bench.*/", s.cfg.bucket, s.cfg.prefix);
+    crate::signals::set_last_words(format!(
+        "\n{prog}: stopped at once by a second signal; removal was cut short. Objects this run put may be left under {at} (its own prefix); remove them with an S3 client (aws s3 rm --recursive)\n"
+    ));
+    let running = std::sync::atomic::AtomicBool::new(true);
+    let result = std::thread::scope(|scope| {
+        if leader {
+            scope.spawn(|| {
+                crate::signals::when_stopped(&cancel, &running, || {
+                    iolab_core::say_part!(
+                        "iolab {prog}: stopping; removing the objects this run put. Should the process be killed first, they may be left under {at}\n{}",
+                        crate::signals::mpirun_grace_hint(prog).unwrap_or_default()
+                    );
+                });
+            });
+        }
+        let result = with_progress(leader, &s.cfg, &live, || iolab_s3bench::run(&r));
+        running.store(false, std::sync::atomic::Ordering::Relaxed);
+        result
+    });
     let report = result.map_err(|e| {
         let kind = match e {
             NotStarted::Refused(_) => HaltKind::Usage,

@@ -774,7 +774,56 @@ fn ctrl_c_ends_the_run_and_the_cleanup_still_runs() {
         "{}",
         stdout(&o)
     );
+    // It said, as it stopped, where what it put would be left.
+    let at = format!("they may be left under s3://{b}/iolab-s3bench.*/");
+    assert!(stderr(&o).contains(&at), "{}", stderr(&o));
     assert_eq!(s.objects(b, "").unwrap(), before);
+}
+
+/// A multipart object is its parts: what a --noclear run says it left
+/// (objects x parts x part size) agrees with the LIST after it (the
+/// default --obj.size was counted instead, and the run failed its own
+/// check, exit 1).
+#[test]
+fn multipart_counts_what_it_leaves_as_its_parts() {
+    let Some(s) = server("mp_left") else {
+        return;
+    };
+    let b = "sb-mp-left";
+    let before = bucket(s, b);
+    let dir = outdir("mp-left");
+    let j = dir.path().join("r.json");
+    let o = run(
+        s,
+        &[
+            "multipart",
+            "--parts",
+            "1",
+            "--part.size",
+            "5MiB",
+            "--bucket",
+            b,
+            "--concurrent",
+            "1",
+            "--duration",
+            "1s",
+            "--noclear",
+            "--json",
+            j.to_str().unwrap(),
+        ],
+    );
+    ok(&o, "multipart --noclear");
+    let d = doc(&j);
+    let left = d["payload"]["left"].clone();
+    let n = u(&left["objects"]);
+    assert!(n > 0, "{left}");
+    assert_eq!(u(&left["bytes"]), n * 5 * 1_048_576, "{left}");
+    assert_eq!(left["listed_bytes"], left["bytes"], "{left}");
+    for (key, _, _) in s.objects(b, "").unwrap() {
+        if !before.iter().any(|(k, _, _)| *k == key) {
+            s.remove(b, &key).unwrap();
+        }
+    }
 }
 
 #[test]

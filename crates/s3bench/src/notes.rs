@@ -51,7 +51,9 @@ fn left(l: &Left, at: &str) -> String {
         (Some(n), Some(b)) => format!(
             "{counted} by the run's own count, but a LIST found {n} objects ({b} bytes) there: something else wrote or removed objects under it"
         ),
-        _ => counted,
+        // The check LIST failed: the count is the run's alone, and no
+        // removal is claimed that no LIST saw.
+        _ => format!("{counted} by the run's own count; the LIST that checks it failed, so this is not confirmed"),
     }
 }
 
@@ -69,7 +71,7 @@ mod tests {
         };
         assert_eq!(
             left(&l(None), "s3://b/p/"),
-            "nothing of this run is left under s3://b/p/"
+            "nothing of this run is left under s3://b/p/ by the run's own count; the LIST that checks it failed, so this is not confirmed"
         );
         assert!(left(&l(Some(0)), "s3://b/p/").ends_with("(a LIST found 0 objects, 0 bytes)"));
         let odd = left(&l(Some(3)), "s3://b/p/");

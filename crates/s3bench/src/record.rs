@@ -184,9 +184,16 @@ impl Recorder {
         self.segment_ns
     }
 
-    /// Failed requests over every op.
+    /// Failed requests over every op: a failed multipart upload is
+    /// counted once, by the request of it that failed (its whole,
+    /// [`Op::Multipart`], is not a request of its own).
     pub fn errors(&self) -> u64 {
-        self.ops.iter().flatten().map(|r| r.all.errors).sum()
+        Op::ALL
+            .iter()
+            .filter(|&&op| op != Op::Multipart)
+            .filter_map(|&op| self.op(op))
+            .map(|r| r.all.errors)
+            .sum()
     }
 
     /// Adds `o` (same ops, same endpoints) into this record.
@@ -347,5 +354,15 @@ mod tests {
             Some("HTTP 500")
         );
         assert!(through.op(Op::List).is_none());
+    }
+
+    #[test]
+    fn a_failed_upload_is_one_failed_request() {
+        let ops = [Op::Multipart, Op::MpCreate, Op::MpPart, Op::MpComplete];
+        let mut r = Recorder::new(&ops, 1, 1_000, 2);
+        r.failed(Op::MpPart, 0, || "no ETag".into());
+        r.failed(Op::Multipart, 0, || "no ETag".into());
+        assert_eq!(r.errors(), 1);
+        assert_eq!(r.op(Op::Multipart).unwrap().all.errors, 1);
     }
 }

@@ -202,6 +202,10 @@ impl<'s, 'a> Worker<'s, 'a> {
 
     /// Size of object `seq` of worker `task`.
     fn size_of(&self, task: usize, seq: u64) -> u64 {
+        // A multipart object is its parts, whatever --obj.size says.
+        if self.sh.cfg.bench == crate::config::Bench::Multipart {
+            return self.sh.cfg.part_size * u64::from(self.sh.cfg.parts);
+        }
         let seed = match task == self.task {
             true => self.object_seed,
             false => mix(self.sh.cfg.seed.wrapping_add(task as u64 + 1)),
@@ -549,7 +553,10 @@ impl<'s, 'a> Worker<'s, 'a> {
                     let _ = self.sh.endpoints[host].abort_upload(&self.key, &u);
                 }
                 self.failed(op, host, &e);
-                self.failed(Op::Multipart, host, &e);
+                // The upload failed with it: counted under its whole too,
+                // but as one failure in a row, not two.
+                self.out.rec.failed(Op::Multipart, host, || e.to_string());
+                self.live_ops[Op::Multipart.index()].error();
             }
         }
     }
@@ -681,7 +688,21 @@ impl<'s, 'a> Worker<'s, 'a> {
         let (mut n, mut bytes) = (0u64, 0u64);
         let mut token: Option<String> = None;
         let mut tokens = Tokens::default();
+        // Bounded in pages and in time, the shorter once the run was
+        // stopped: a service that pages without end (a fresh token each
+        // time) cannot hold the run after its end.
+        let t = Instant::now();
         for _ in 0..MAX_LIST_PAGES {
+            let bound = match sh.cancel.is_cancelled() {
+                true => VERIFY_STOPPED_FOR,
+                false => VERIFY_FOR,
+            };
+            if t.elapsed() > bound {
+                self.key.clear();
+                let why = format!("not done within {} s", bound.as_secs());
+                self.fail("check: LIST", &std::io::Error::other(why));
+                return;
+            }
             self.out.other.list += 1;
             let next = ep
                 .list(&sh.run_prefix, 1000, token.as_deref())
@@ -708,6 +729,11 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.fail("check: LIST", &e);
     }
 }
+
+/// The longest the end-of-run check LIST may take.
+const VERIFY_FOR: std::time::Duration = std::time::Duration::from_secs(300);
+/// The same for a run stopped by a signal, whose user waits.
+const VERIFY_STOPPED_FOR: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// An error that says the service is gone: later requests would fail
 /// the same way, so the run stops at once.
