@@ -10,11 +10,18 @@ use crate::parse::cursor::Cursor;
 
 /// `-e2e OPERATOR [VALUE] ...`: one or more operators in a row.
 pub fn e2e_option(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result<(), UsageError> {
-    const OPS: [&str; 9] = [
+    // With XDD's other spellings (parse_func.c's xddfunc_endtoend):
+    // issrc, isdest, dest, host, baseport.
+    const OPS: [&str; 14] = [
         "issource",
+        "issrc",
         "isdestination",
+        "isdest",
         "destination",
+        "dest",
+        "host",
         "port",
+        "baseport",
         "portcount",
         "key",
         "timeout",
@@ -63,14 +70,14 @@ type E2eSetter = Box<dyn Fn(&mut E2eOpts)>;
 
 fn e2e_operator(c: &mut Cursor, op: &str) -> Result<E2eSetter, UsageError> {
     Ok(match op {
-        "issource" => Box::new(|e| e.issource = true),
-        "isdestination" => Box::new(|e| e.isdestination = true),
-        "destination" => {
+        "issource" | "issrc" => Box::new(|e| e.issource = true),
+        "isdestination" | "isdest" => Box::new(|e| e.isdestination = true),
+        "destination" | "dest" | "host" => {
             let d =
                 parse_destination(c.value("HOST[:PORT[,N]]")?).map_err(|m| c.err(m.to_string()))?;
             Box::new(move |e| e.destinations.push(d.clone()))
         }
-        "port" => {
+        "port" | "baseport" => {
             let p = c.count("port number", 1, 65_535)? as u16;
             Box::new(move |e| e.port = Some(p))
         }
@@ -119,6 +126,15 @@ pub fn parse_destination(s: &str) -> Result<Destination, super::error::E2eError>
         Some((p, n)) => (p, Some(n)),
         None => (rest, None),
     };
+    // XDD's fourth field, a NUMA node for the destination's threads.
+    let count = match count.map(|n| n.split_once(',')) {
+        Some(Some((_, node))) => {
+            return Err(bad(&format!(
+                "the NUMA node ',{node}' (XDD's fourth field) is not implemented: iolab places no thread on a NUMA node; give HOST:PORT,N"
+            )))
+        }
+        _ => count,
+    };
     let base_port = match port {
         "" => None,
         p => Some(
@@ -155,12 +171,20 @@ pub fn restart_option(
     r: &mut RawConfig,
     t: Option<usize>,
 ) -> Result<(), UsageError> {
-    const OPS: [&str; 4] = ["enable", "frequency", "file", "offset"];
+    // With XDD's other spellings: freq, byteoffset.
+    const OPS: [&str; 6] = [
+        "enable",
+        "frequency",
+        "freq",
+        "file",
+        "offset",
+        "byteoffset",
+    ];
     let expects = "enable, frequency SECONDS, file NAME or offset BYTES";
     operators(c, &OPS, expects, |c, op| {
         match op {
             "enable" => r.set(t, |o| o.restart.enable = true),
-            "frequency" => {
+            "frequency" | "freq" => {
                 let s = c.seconds("seconds")?;
                 if s <= 0.0 {
                     return Err(c.err("the frequency must be more than 0 seconds"));

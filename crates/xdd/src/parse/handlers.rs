@@ -186,8 +186,9 @@ pub(crate) fn heartbeat(
         hb.interval_s = secs;
         return Ok(());
     }
+    // Every spelling XDD's xddfunc_heartbeat takes.
     match v.as_str() {
-        "ops" => hb.ops = true,
+        "ops" | "operations" => hb.ops = true,
         "bytes" | "b" => hb.bytes = true,
         "kbytes" | "kb" => hb.kbytes = true,
         "mbytes" | "mb" => hb.mbytes = true,
@@ -195,13 +196,18 @@ pub(crate) fn heartbeat(
         "bw" | "bandwidth" => hb.bw = true,
         "iops" => hb.iops = true,
         "pct" | "percent" => hb.pct = true,
-        "etc" => hb.etc = true,
+        "etc" | "eta" | "et" => hb.etc = true,
         "hostname" | "host" => hb.hostname = true,
         "target" | "tgt" => hb.target = true,
-        "tod" => hb.tod = true,
-        "elapsed" => hb.elapsed = true,
-        "lf" => hb.lf = true,
-        "output" => hb.output = Some(c.value("output file prefix")?.to_string()),
+        "tod" | "time" => hb.tod = true,
+        "elapsed" | "sec" => hb.elapsed = true,
+        "lf" | "cr" | "nl" => hb.lf = true,
+        "output" | "out" => hb.output = Some(c.value("output file prefix")?.to_string()),
+        "ignorerestart" | "ir" | "ignore" => {
+            return Err(c.err(format!(
+                "'{v}' (XDD's heartbeat without the restart offset) is not implemented: iolab's heartbeat counts what this run moves"
+            )))
+        }
         _ => {
             return Err(c.err(format!(
                 "'{v}' is not a heartbeat suboption: give #seconds, ops, bytes, kbytes, mbytes, gbytes, bw, iops, pct, etc, hostname, target, tod, elapsed, lf or output PREFIX"

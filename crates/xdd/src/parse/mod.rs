@@ -200,6 +200,33 @@ mod tests {
     }
 
     #[test]
+    fn xdds_other_spellings_are_taken() {
+        let c = run(
+            "-target a -op write -reqsize 1 -numreqs 8 -e2e isdest -e2e dest 127.0.0.1:4000,2 \
+             -e2e baseport 4100 -restart enable -restart freq 2 -restart byteoffset 4096 \
+             -hb 1 -hb operations -hb eta -hb time -hb sec -hb nl",
+        );
+        let t = &c.targets[0];
+        assert!(t.e2e.isdestination);
+        assert_eq!(t.e2e.destinations.len(), 1);
+        assert_eq!(t.e2e.port, Some(4100));
+        assert_eq!(t.restart.frequency_s, Some(2.0));
+        assert_eq!(t.restart.offset, Some(4096));
+        let hb = &c.global.heartbeat;
+        assert!(hb.ops && hb.etc && hb.tod && hb.elapsed && hb.lf);
+        let c = run("-target a -op read -reqsize 1 -numreqs 1 -e2e issrc -e2e host 127.0.0.1:4000");
+        assert!(c.targets[0].e2e.issource);
+        // What iolab has no behaviour for is refused by name.
+        let e = parse(&args(
+            "-target a -op write -reqsize 1 -numreqs 1 -e2e isdest -e2e dest 127.0.0.1:4000,2,1",
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("NUMA node"), "{e}");
+        let e = parse(&args("-target a -reqsize 1 -numreqs 1 -hb ignorerestart")).unwrap_err();
+        assert!(e.to_string().contains("not implemented"), "{e}");
+    }
+
+    #[test]
     fn errors_name_the_option() {
         for (line, opt) in [
             ("-targets 3 a b -numreqs 1", "targets"),
