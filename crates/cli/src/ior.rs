@@ -358,12 +358,12 @@ fn announce(prog: &str, cfg: &Config, tasks: usize) {
 /// `Linux host` (with `-vv`: and the kernel's release, version and
 /// machine), from uname(2).
 fn machine(verbose: u32) -> String {
-    let Some(u) = uname() else {
+    let Some(u) = iolab_core::env::uname() else {
         return "Unknown".into();
     };
-    let mut m = format!("{} {}", u[0], u[1]);
+    let mut m = format!("{} {}", u.sysname, u.nodename);
     if verbose >= 2 {
-        m = format!("{m} {} {} {}", u[2], u[3], u[4]);
+        m = format!("{m} {} {} {}", u.release, u.version, u.machine);
     }
     m
 }
@@ -371,37 +371,14 @@ fn machine(verbose: u32) -> String {
 /// IOR's default `platform` (its GetPlatformName): the node name without
 /// its trailing digits, then the system's name: `vm(Linux)`.
 fn platform() -> String {
-    let Some([sys, node, ..]) = uname() else {
+    let Some(u) = iolab_core::env::uname() else {
         return "Unknown(Unknown)".into();
     };
-    let kept = node.trim_end_matches(|c: char| c.is_ascii_digit());
+    let kept = u.nodename.trim_end_matches(|c: char| c.is_ascii_digit());
     // A name of digits only stays whole, as IOR's backward search stops
     // at its first character.
-    let kept = if kept.is_empty() { node.as_str() } else { kept };
-    format!("{kept}({sys})")
-}
-
-/// uname(2)'s sysname, nodename, release, version and machine.
-fn uname() -> Option<[String; 5]> {
-    // SAFETY: a zeroed utsname is valid; uname fills it.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid out-pointer.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return None;
-    }
-    let f = |c: &[libc::c_char]| {
-        // SAFETY: uname NUL-terminates each field within its array.
-        unsafe { std::ffi::CStr::from_ptr(c.as_ptr()) }
-            .to_string_lossy()
-            .into_owned()
-    };
-    Some([
-        f(&u.sysname),
-        f(&u.nodename),
-        f(&u.release),
-        f(&u.version),
-        f(&u.machine),
-    ])
+    let kept = if kept.is_empty() { &u.nodename } else { kept };
+    format!("{kept}({})", u.sysname)
 }
 
 /// The file systems of the tests' files (a local backend's only).

@@ -793,11 +793,15 @@ fn output(a: &Asked, leader: bool) -> Result<Output, String> {
     })
 }
 
-/// Removes the stream's file when it is a regular file (the one this run
-/// made: a FIFO or a device, written in place, is never removed).
-fn remove_stream_file(f: &std::path::Path) -> bool {
+/// Removes the stream's file and returns its path, unless it is an
+/// OpenMetrics textfile (replaced whole each interval, never partial) or
+/// not a regular file (a FIFO or a device, written in place: never
+/// removed).
+fn remove_stream() -> Option<PathBuf> {
+    let textfile = ASKED.get().is_some_and(|a| a.format == Format::OpenMetrics);
+    let f = asked_file().filter(|_| !textfile)?;
     let regular = f.symlink_metadata().is_ok_and(|m| m.file_type().is_file());
-    regular && std::fs::remove_file(f).is_ok()
+    (regular && std::fs::remove_file(&f).is_ok()).then_some(f)
 }
 
 /// A stream that could not be written to its end (a full file system)
@@ -805,14 +809,13 @@ fn remove_stream_file(f: &std::path::Path) -> bool {
 /// removed: it is cut mid-line, and an output is complete or absent.
 /// (An OpenMetrics textfile is replaced whole each interval: it stays.)
 fn said_and_removed(error: &str) {
-    let textfile = ASKED.get().is_some_and(|a| a.format == Format::OpenMetrics);
     let error = error.strip_prefix("--live: ").unwrap_or(error);
-    match asked_file().filter(|_| !textfile) {
-        Some(f) if remove_stream_file(&f) => iolab_core::say!(
+    match remove_stream() {
+        Some(f) => iolab_core::say!(
             "iolab: --live {}: {error}; the stream was cut short and is removed",
             f.display()
         ),
-        _ => iolab_core::say!("iolab: --live: {error}"),
+        None => iolab_core::say!("iolab: --live: {error}"),
     }
 }
 
@@ -833,9 +836,7 @@ impl Hook {
     /// not be replaced stays as it was), and the run, which goes on
     /// without live figures, ends as an output failure (exit 1).
     fn failed(tool: &str, error: String, made: bool) -> Hook {
-        let textfile = ASKED.get().is_some_and(|a| a.format == Format::OpenMetrics);
-        let file = asked_file().filter(|_| made && !textfile);
-        let removed = file.as_deref().is_some_and(remove_stream_file);
+        let removed = made && remove_stream().is_some();
         let named = asked_file().map_or(String::new(), |f| format!(" {}", f.display()));
         let gone = if removed { "; its file is removed" } else { "" };
         iolab_core::say!(

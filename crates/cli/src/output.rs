@@ -23,7 +23,7 @@ pub fn print(args: std::fmt::Arguments<'_>) -> io::Result<()> {
         return Err(io::ErrorKind::BrokenPipe.into());
     }
     let mut screen = screen();
-    if screen.hold(&args.to_string()) {
+    if screen.hold(|| args.to_string()) {
         return Ok(());
     }
     let mut out = io::stdout().lock();
@@ -42,7 +42,7 @@ pub fn print_bytes(bytes: &[u8]) -> io::Result<()> {
         return Err(io::ErrorKind::BrokenPipe.into());
     }
     let mut screen = screen();
-    if screen.hold(&String::from_utf8_lossy(bytes)) {
+    if screen.hold(|| String::from_utf8_lossy(bytes).into_owned()) {
         return Ok(());
     }
     let mut out = io::stdout().lock();
@@ -86,6 +86,13 @@ pub enum Screen {
 
 static SCREEN: std::sync::Mutex<Screen> = std::sync::Mutex::new(Screen::Plain);
 
+/// Whether stdout is a terminal, asked once.
+fn stdout_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    static TERMINAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TERMINAL.get_or_init(|| io::stdout().is_terminal())
+}
+
 /// The terminal's state, locked: held while the status line or the view
 /// draws, and while a line is printed, so that they never interleave.
 pub fn screen() -> std::sync::MutexGuard<'static, Screen> {
@@ -93,16 +100,16 @@ pub fn screen() -> std::sync::MutexGuard<'static, Screen> {
 }
 
 impl Screen {
-    /// Makes room for `text` on stdout: true when it is held for later
-    /// (the view is up); the status line is wiped first.
-    fn hold(&mut self, text: &str) -> bool {
-        use std::io::IsTerminal;
-        if !io::stdout().is_terminal() {
+    /// Makes room for a line on stdout: true when `text` (made only
+    /// then) is held for later, the view being up; the status line is
+    /// wiped first. Nothing to do (no live figures drawn) is one match.
+    fn hold(&mut self, text: impl FnOnce() -> String) -> bool {
+        if matches!(self, Screen::Plain) || !stdout_is_terminal() {
             return false;
         }
         match self {
             Screen::Full(held) => {
-                held.push_str(text);
+                held.push_str(&text());
                 return true;
             }
             Screen::Status => {

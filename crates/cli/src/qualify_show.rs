@@ -88,7 +88,7 @@ pub fn check_files_dir(plan: &Plan, out: &Path) -> Result<(), String> {
     let ours = || names_out(&d, out);
     match std::fs::symlink_metadata(&d) {
         Err(_) => Ok(()),
-        Ok(m) if m.is_dir() && m.uid() == euid() && ours() => match foreign_entry(&d) {
+        Ok(m) if m.is_dir() && m.uid() == iolab_core::trust::euid() && ours() => match foreign_entry(&d) {
             None => Ok(()),
             Some((p, what)) => Err(format!(
                 "{}: {what}, in the files' directory an interrupted run left: qualify hands its tools only files it made there and follows no link; remove it, then run the same command again",
@@ -103,11 +103,6 @@ pub fn check_files_dir(plan: &Plan, out: &Path) -> Result<(), String> {
     }
 }
 
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() }
-}
-
 /// What `m` (an lstat) is when it is not a regular file or directory of
 /// this user: what the tools of a resumed run must never be handed (a
 /// link would have them write, or the cleanup remove, through it).
@@ -117,7 +112,7 @@ fn not_ours(m: &std::fs::Metadata) -> Option<&'static str> {
         Some("a symbolic link")
     } else if !t.is_file() && !t.is_dir() {
         Some("neither a regular file nor a directory")
-    } else if m.uid() != euid() {
+    } else if m.uid() != iolab_core::trust::euid() {
         Some("owned by another user")
     } else {
         None

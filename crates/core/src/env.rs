@@ -51,12 +51,29 @@ pub struct FsInfo {
     pub used_inodes: u64,
 }
 
-/// Reads uname(2) and sysconf facts about this host.
-pub fn host_info() -> HostInfo {
+/// uname(2)'s fields, as text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Uname {
+    /// Kernel name (`Linux`).
+    pub sysname: String,
+    /// Node name.
+    pub nodename: String,
+    /// Kernel release.
+    pub release: String,
+    /// Kernel version.
+    pub version: String,
+    /// Hardware name (`x86_64`).
+    pub machine: String,
+}
+
+/// Reads uname(2); None when it fails.
+pub fn uname() -> Option<Uname> {
     // SAFETY: utsname is plain data, for which all zeroes is valid.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     // SAFETY: `u` is a writable utsname; uname only fills it in.
-    unsafe { libc::uname(&mut u) };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return None;
+    }
     let s = |f: &[libc::c_char]| {
         let bytes: Vec<u8> = f
             .iter()
@@ -65,6 +82,18 @@ pub fn host_info() -> HostInfo {
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
+    Some(Uname {
+        sysname: s(&u.sysname),
+        nodename: s(&u.nodename),
+        release: s(&u.release),
+        version: s(&u.version),
+        machine: s(&u.machine),
+    })
+}
+
+/// Reads uname(2) and sysconf facts about this host.
+pub fn host_info() -> HostInfo {
+    let u = uname().unwrap_or_default();
     // SAFETY: sysconf has no memory-safety preconditions.
     let (cpus, pages, page, ticks) = unsafe {
         (
@@ -75,9 +104,9 @@ pub fn host_info() -> HostInfo {
         )
     };
     HostInfo {
-        hostname: s(&u.nodename),
-        kernel: format!("{} {}", s(&u.sysname), s(&u.release)),
-        arch: s(&u.machine),
+        kernel: format!("{} {}", u.sysname, u.release),
+        hostname: u.nodename,
+        arch: u.machine,
         cpus: cpus.max(1) as usize,
         memory_bytes: (pages.max(0) as u64) * (page.max(0) as u64),
         page_size: page.max(1) as u64,

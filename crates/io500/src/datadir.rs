@@ -261,27 +261,11 @@ pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, 
 pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, DatadirError> {
     let missing = check_datadir(be, layout)?;
     let mut made = Vec::new();
-    let mk = |p: &Path| -> Result<(), DatadirError> {
-        let c = c_path(p).map_err(|source| DatadirError::Path {
-            path: p.to_path_buf(),
-            source,
-        })?;
-        match be.mkdir(&c, 0o755) {
-            Err(source) if source.kind() != ErrorKind::AlreadyExists => Err(DatadirError::Create {
-                path: p.to_path_buf(),
-                source,
-            }),
-            _ => Ok(()),
-        }
-    };
     for d in &missing {
         // The datadir itself is made here or not at all: one that
         // appeared since the check is another run's (its parents may be
         // shared).
-        let made_here = match d == &layout.datadir {
-            true => mk_new(be, d),
-            false => mk(d),
-        };
+        let made_here = mkdir(be, d, d == &layout.datadir);
         if let Err(e) = made_here {
             remove_made(be, &made);
             return Err(e);
@@ -289,7 +273,7 @@ pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>
         made.push(d.clone());
     }
     for d in cleanup::PHASE_DIRS {
-        if let Err(e) = mk(&layout.path(d)) {
+        if let Err(e) = mkdir(be, &layout.path(d), false) {
             remove_made(be, &made);
             return Err(e);
         }
@@ -297,16 +281,18 @@ pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>
     Ok(made)
 }
 
-/// Makes `d`, which must not be there: [`DatadirError::Taken`] when it is.
-fn mk_new(be: &dyn Backend, d: &Path) -> Result<(), DatadirError> {
+/// Makes `d`; one already there is fine unless `new` asks that this run
+/// make it ([`DatadirError::Taken`]).
+fn mkdir(be: &dyn Backend, d: &Path, new: bool) -> Result<(), DatadirError> {
     let c = c_path(d).map_err(|source| DatadirError::Path {
         path: d.to_path_buf(),
         source,
     })?;
     match be.mkdir(&c, 0o755) {
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(DatadirError::Taken {
+        Err(e) if e.kind() == ErrorKind::AlreadyExists && new => Err(DatadirError::Taken {
             datadir: d.to_path_buf(),
         }),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
         Err(source) => Err(DatadirError::Create {
             path: d.to_path_buf(),
             source,
