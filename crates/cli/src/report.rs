@@ -74,6 +74,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
         iolab_core::say!("{}", crate::font::none_found("iolab report"));
     }
     let wrote = write(place.path(), &series, &runs, text).and_then(|n| place.finish().map(|()| n));
+    if wrote.is_err() && crate::runner::root().is_cancelled() {
+        return interrupted();
+    }
     match wrote {
         Ok(n) => {
             let _ = outln!(
@@ -122,6 +125,22 @@ impl Place {
                 .map_err(|e| format!("cannot put the report in place: {e}")),
         }
     }
+}
+
+/// Ctrl-C or SIGTERM stops a report before its next chart: nothing is
+/// put in place (the files written are dropped, a new directory is never
+/// made), as [`interrupted`] then says.
+fn go_on() -> Result<(), String> {
+    match crate::runner::root().is_cancelled() {
+        true => Err("interrupted".into()),
+        false => Ok(()),
+    }
+}
+
+/// How a report stopped by [`go_on`] ends: exit 130.
+fn interrupted() -> Ended {
+    iolab_core::say!("iolab report: interrupted; nothing written");
+    Ok(iolab_core::Outcome::Interrupted)
 }
 
 /// The series and every run of theirs.
@@ -231,6 +250,7 @@ fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Resul
     let charts = chart::charts(series);
     let mut svgs = Vec::new();
     for c in &charts {
+        go_on()?;
         let svg = chart::svg(c, text).map_err(|e| e.to_string())?;
         put(dir.join(format!("{}.svg", c.stem())), svg.as_bytes())?;
         put(
@@ -277,7 +297,11 @@ fn live_report(cli: &Cli, file: &Path) -> Ended {
     if !text {
         iolab_core::say!("{}", crate::font::none_found("iolab report"));
     }
-    match write_live(place.path(), &title, &rows, text).and_then(|()| place.finish()) {
+    let wrote = write_live(place.path(), &title, &rows, text).and_then(|()| place.finish());
+    if wrote.is_err() && crate::runner::root().is_cancelled() {
+        return interrupted();
+    }
+    match wrote {
         Ok(()) => {
             let _ = outln!("wrote {}", cli.output.join("index.html").display());
             Ok(iolab_core::Outcome::Completed)
@@ -316,6 +340,7 @@ fn write_live(dir: &Path, title: &str, rows: &[iolab_live::Row], text: bool) -> 
     let mut files = Pending::default();
     let mut imgs = String::new();
     for c in live::charts(title, rows) {
+        go_on()?;
         let stem = c.figure.stem();
         files.put(
             dir.join(format!("{stem}.svg")),

@@ -234,6 +234,61 @@ fn report_into_a_full_file_system_leaves_nothing_partial() {
     );
 }
 
+/// One SIGTERM stops a report before its next chart: exit 130, nothing
+/// put in place (it took a second one, and the first was ignored). A
+/// signal that comes after the report is whole changes nothing: each try
+/// is either complete (exit 0) or absent (130), and at least one of
+/// several tries, signalled early, is stopped.
+#[test]
+fn one_sigterm_stops_a_report_and_leaves_nothing() {
+    let s = Scratch::new("out-report-term");
+    let plan = s.path("p.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "label = \"s\"\ntool = \"mdtest\"\nargs = \"-n 4 -d {}/m.{{point}}\"\nrepeats = 1\n\
+             [[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1, 2, 3, 4]\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let store = s.path("runs.sqlite");
+    let st = store.to_str().unwrap();
+    let o = iolab(&["sweep", plan.to_str().unwrap(), "--store", st]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut stopped = 0;
+    for (i, wait_ms) in [400, 200, 100, 50, 25].into_iter().enumerate() {
+        let out = s.path(&format!("rep{i}"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(["report", "s", "--store", st, "-o", out.to_str().unwrap()])
+            .env("CI", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+        // SAFETY: signalling the child this test started.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        let status = child.wait().unwrap();
+        match status.code() {
+            Some(0) => assert!(out.join("index.html").is_file(), "complete when 0"),
+            Some(130) => {
+                stopped += 1;
+                assert!(!out.exists(), "nothing when stopped");
+            }
+            // Before the handler was installed: the default action.
+            None => assert!(!out.exists()),
+            other => panic!("report after one SIGTERM: {other:?}"),
+        }
+    }
+    assert!(stopped > 0, "no try was stopped by its one SIGTERM");
+    let beside: Vec<String> = common::tree(&s.root)
+        .into_iter()
+        .filter(|p| p.starts_with('.'))
+        .collect();
+    assert!(beside.is_empty(), "staged directories left: {beside:?}");
+}
+
 fn run_words(dir: &Path, words: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_iolab"))
         .args(words)

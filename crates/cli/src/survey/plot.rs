@@ -34,9 +34,10 @@ pub fn plot(summary: &Path, out: Option<&str>, font: Option<&PathBuf>) -> Ended 
     }
     let mut ok = write_out(&format!("{prefix}.csv"), fmt::plot::csv(&parsed).as_bytes());
     for c in fmt::plot::charts(&parsed) {
-        // A closed stdout stops the plot as SIGPIPE would (no further chart).
+        // Ctrl-C, SIGTERM or a closed stdout: no further chart, and the
+        // charts already written are each complete (written atomically).
         if crate::runner::root().is_cancelled() {
-            break;
+            return Ok(Outcome::Interrupted);
         }
         ok &= plot_chart(&parsed, &c, &prefix, with_text);
     }
