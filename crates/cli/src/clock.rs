@@ -235,10 +235,17 @@ pub fn gettime(prog: &str, args: Vec<OsString>) -> Ended {
             return Ok(Outcome::Error(Failure::other("gettime", e.to_string())));
         }
     };
+    // A time too far off is bad input, refused before anything is
+    // printed or waited for.
+    let wait = match raw.wait_for_s.map(|t| est.wait_until(t)) {
+        Some(Err(e)) => return Err(usage(prog, &format!("-waitfortime: {e}"))),
+        Some(Ok(w)) => Some(w),
+        None => None,
+    };
     report(&raw, &est);
-    match raw.wait_for_s {
-        Some(t) => Ok(wait_for(prog, &raw, &est, t)),
-        None => Ok(Outcome::Completed),
+    match (raw.wait_for_s, wait) {
+        (Some(t), Some(left)) => Ok(wait_for(prog, &raw, &est, t, left)),
+        _ => Ok(Outcome::Completed),
     }
 }
 
@@ -256,15 +263,30 @@ fn report(raw: &GetRaw, est: &clock::Estimate) {
     }
 }
 
-/// Sleeps until the global clock reads `t_s`, polling Ctrl-C, then prints
-/// the time again. A time already past is a note, not an error.
-fn wait_for(prog: &str, raw: &GetRaw, est: &clock::Estimate, t_s: u64) -> Outcome {
-    let target_ns = t_s.saturating_mul(1_000_000_000);
-    if target_ns <= est.global_now_ns() {
+/// Sleeps until the global clock reads `t_s`, `left` from now (None:
+/// it already has), polling Ctrl-C, then prints the time again. A time
+/// already past is a note, not an error; a wait says how long it will
+/// be, once, on standard error, and a long one counts down on a
+/// terminal.
+fn wait_for(
+    prog: &str,
+    raw: &GetRaw,
+    est: &clock::Estimate,
+    t_s: u64,
+    left: Option<Duration>,
+) -> Outcome {
+    let Some(left) = left else {
         iolab_core::say!("{prog}: note: -waitfortime {t_s} has already passed; not waiting");
         return Outcome::Completed;
-    }
-    let local_target = est.local_at(target_ns);
+    };
+    iolab_core::say!(
+        "{prog}: waiting {} until the global clock reads {t_s}",
+        crate::progress::human_s(left.as_secs_f64())
+    );
+    let local_target = est.local_at(t_s.saturating_mul(1_000_000_000));
+    let bar = (left >= COUNTDOWN && crate::progress::shown(true))
+        .then(|| crate::progress::countdown(&format!("{prog}: -waitfortime {t_s}"), left));
+    let start = iolab_core::clock::wall_ns();
     loop {
         let now = iolab_core::clock::wall_ns();
         if now >= local_target {
@@ -273,12 +295,21 @@ fn wait_for(prog: &str, raw: &GetRaw, est: &clock::Estimate, t_s: u64) -> Outcom
         if crate::runner::root().is_cancelled() {
             return Outcome::Interrupted;
         }
+        if let Some(b) = &bar {
+            b.set_position(now.saturating_sub(start) / 1_000_000_000);
+        }
         let left = Duration::from_nanos(local_target - now);
         std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
     }
     report(raw, est);
     Outcome::Completed
 }
+
+/// Waits at least this long count down on a terminal.
+const COUNTDOWN: Duration = Duration::from_secs(10);
 
 fn usage(prog: &str, msg: &str) -> Halt {
     Halt::usage(format!("{prog}: {msg}"))

@@ -44,6 +44,21 @@ pub fn bar(total: u64, unit: Unit) -> ProgressBar {
     b
 }
 
+/// A countdown in the same style: `what`, and the whole seconds gone of
+/// a wait of `total` (its position), with the time left. For waits on
+/// a clock (`gettime -waitfortime`, `xdd -starttime`), drawn only where
+/// [`shown`] says.
+pub fn countdown(what: &str, total: Duration) -> ProgressBar {
+    let b = ProgressBar::new(total.as_secs().max(1));
+    b.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} s, {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    b.set_message(what.to_string());
+    b
+}
+
 /// Observer and progress-bar owner for one test.
 pub struct Reporter<'a> {
     leader: bool,

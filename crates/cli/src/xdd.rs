@@ -381,16 +381,26 @@ fn write_errors(r: &RunResults) -> anyhow::Result<()> {
 }
 
 /// Says where the end-to-end destinations listen, once they do (on
-/// standard error, one line per target: `xddcp` waits for it).
+/// standard error, one line per target: `xddcp` waits for it), and how
+/// long the run waits for `-starttime`, once, as the wait begins.
 fn announce_listening(progress: &Progress) {
+    let (mut listening, mut start) = (false, false);
     loop {
-        if let Some(at) = progress.e2e_listening.get() {
+        if let (false, Some(at)) = (listening, progress.e2e_listening.get()) {
             for line in at {
                 iolab_core::say!("xdd: e2e destination {line}");
             }
-            return;
+            listening = true;
         }
-        if progress.finished.load(Relaxed) {
+        if let (false, Some(w)) = (start, progress.start_wait.get()) {
+            iolab_core::say!(
+                "xdd: waiting {} until the global clock reads {} (-starttime)",
+                crate::progress::human_s(w.left.as_secs_f64()),
+                w.global_s
+            );
+            start = true;
+        }
+        if (listening && start) || progress.finished.load(Relaxed) {
             return;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -507,21 +517,57 @@ fn progress_bar(p: &Plan, progress: &Progress) {
         .iter()
         .map(|t| t.planned_bytes() * p.global.passes)
         .sum();
-    let bar = crate::progress::bar(total, crate::progress::Unit::Bytes);
-    bar.set_message("xdd");
+    let new_bar = || {
+        let bar = crate::progress::bar(total, crate::progress::Unit::Bytes);
+        bar.set_message("xdd");
+        bar
+    };
+    let mut bar = Some(new_bar());
+    // While the run waits for -starttime, a countdown takes the bar's place.
+    let mut countdown: Option<(indicatif::ProgressBar, std::time::Instant)> = None;
     loop {
-        let done: u64 = progress
-            .targets
-            .iter()
-            .map(|t| t.earlier_bytes.load(Relaxed) + t.bytes.load(Relaxed))
-            .sum();
-        bar.set_position(done.min(total));
+        let waiting = progress
+            .start_wait
+            .get()
+            .filter(|w| w.left >= COUNTDOWN && progress.run_start_ns.load(Relaxed) == 0);
+        if let Some(w) = waiting {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+            let (c, since) = countdown.get_or_insert_with(|| {
+                let what = format!("xdd: -starttime {}", w.global_s);
+                (
+                    crate::progress::countdown(&what, w.left),
+                    std::time::Instant::now(),
+                )
+            });
+            c.set_position(since.elapsed().as_secs());
+        } else {
+            if let Some((c, _)) = countdown.take() {
+                c.finish_and_clear();
+            }
+            let done: u64 = progress
+                .targets
+                .iter()
+                .map(|t| t.earlier_bytes.load(Relaxed) + t.bytes.load(Relaxed))
+                .sum();
+            bar.get_or_insert_with(new_bar)
+                .set_position(done.min(total));
+        }
         if !nap_until_or_finished(progress, iolab_core::clock::mono_ns() + 200_000_000) {
             break;
         }
     }
-    bar.finish_and_clear();
+    if let Some((c, _)) = countdown {
+        c.finish_and_clear();
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
 }
+
+/// Waits for -starttime at least this long count down on a terminal.
+const COUNTDOWN: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use crate::runner::{options, Render, Report, Run, RunOptions};
 use clap::Parser;
 use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_xddcp::plan::{plan, Job, Options};
-use iolab_xddcp::run::{run, worst, FileResult, Hooks, Status};
+use iolab_xddcp::run::{run, worst, Cleanup, FileResult, Hooks, Status};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -67,6 +67,9 @@ struct Args {
     /// Seconds each side waits for the other [120]
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
+    /// Write a block device destination even when it looks in use (a file system on it), as xdd -force
+    #[arg(long)]
+    force: bool,
     /// --json (schema iolab.xddcp/1) and --store, the runner's.
     #[command(flatten)]
     run: RunOptions<{ options::JSON | options::STORE }>,
@@ -99,6 +102,7 @@ impl Args {
             "dio_source": self.dio_source,
             "dio_destination": self.dio_destination,
             "timeout_s": self.timeout,
+            "force": self.force,
         })
     }
 
@@ -111,6 +115,7 @@ impl Args {
             file_list: self.file_list,
             base_port: self.base_port,
             ordered: self.ordered,
+            force: self.force,
             threads: self.threads,
             verbose: self.verbose,
             dumps: self.dumps,
@@ -173,6 +178,9 @@ struct FileDoc<'a> {
     source: &'a str,
     destination: &'a str,
     bytes: u64,
+    /// False when the destination side was killed before it said what
+    /// it wrote: `bytes` counts none of that.
+    bytes_known: bool,
     seconds: f64,
     mb_per_s: f64,
     copied: bool,
@@ -182,14 +190,45 @@ struct FileDoc<'a> {
     /// With -a, a copy that did not finish: the partial file and restart
     /// record it left, and the bytes that record says are written.
     left: Option<LeftDoc<'a>>,
+    /// Without -a, the partial copy a killed destination side left, and
+    /// whether xddcp removed it.
+    cleanup: Option<CleanupDoc<'a>>,
 }
 
 /// What an unfinished `-a` copy left, in the results document.
 #[derive(serde::Serialize)]
 struct LeftDoc<'a> {
-    partial: &'a str,
+    /// None when the destination side ended before it made one.
+    partial: Option<&'a str>,
     restart_file: &'a str,
     recorded_bytes: Option<u64>,
+    /// What this run wrote into it, as the destination said (None: it
+    /// was killed before it could).
+    written_bytes: Option<u64>,
+}
+
+/// A killed destination side's partial copy, in the results document.
+#[derive(serde::Serialize)]
+struct CleanupDoc<'a> {
+    partial: &'a str,
+    /// Removed by xddcp; else it may still be there (`why`).
+    removed: bool,
+    why: Option<&'a str>,
+}
+
+fn cleanup_doc(c: &Cleanup) -> CleanupDoc<'_> {
+    match c {
+        Cleanup::Removed(p) => CleanupDoc {
+            partial: p,
+            removed: true,
+            why: None,
+        },
+        Cleanup::Stays { path, why } | Cleanup::Unknown { path, why } => CleanupDoc {
+            partial: path,
+            removed: false,
+            why: Some(why),
+        },
+    }
 }
 
 /// The payload of `iolab.xddcp/1`: every file and the totals.
@@ -199,6 +238,8 @@ struct Payload<'a> {
     files_planned: usize,
     files_copied: usize,
     bytes: u64,
+    /// False when a killed destination side's bytes are not in `bytes`.
+    bytes_known: bool,
     seconds: f64,
     mb_per_s: f64,
 }
@@ -212,16 +253,19 @@ fn file_doc(r: &FileResult) -> FileDoc<'_> {
         source: &r.source,
         destination: &r.destination,
         bytes: r.bytes,
+        bytes_known: r.bytes_known,
         seconds: r.seconds,
         mb_per_s: r.mb_per_s(),
         copied,
         exit_code,
         why,
         left: r.left.as_ref().map(|l| LeftDoc {
-            partial: &l.partial,
+            partial: l.partial.as_deref(),
             restart_file: &l.record,
             recorded_bytes: l.recorded_bytes,
+            written_bytes: l.written,
         }),
+        cleanup: r.cleanup.as_ref().map(cleanup_doc),
     }
 }
 
@@ -255,6 +299,9 @@ struct Totals {
     planned: usize,
     copied: usize,
     bytes: u64,
+    /// Every file's bytes are known (no destination side was killed
+    /// before it said what it wrote).
+    bytes_known: bool,
     seconds: f64,
 }
 
@@ -276,6 +323,7 @@ fn report<'a>(results: &'a [FileResult], t: &Totals, outcome: Outcome) -> Report
         files_planned: t.planned,
         files_copied: t.copied,
         bytes: t.bytes,
+        bytes_known: t.bytes_known,
         seconds: t.seconds,
         mb_per_s: t.mb_per_s(),
     };
@@ -329,6 +377,9 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
                 if let Some(l) = &r.left {
                     iolab_core::say!("xddcp: {}: {}", r.destination, l.said());
                 }
+                if let Some(c) = &r.cleanup {
+                    iolab_core::say!("xddcp: {}: {}", r.destination, c.said());
+                }
             }
             Status::Copied => {
                 let _ = outln!("{}", line(r));
@@ -354,10 +405,15 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
             .filter(|r| r.status == Status::Copied)
             .count(),
         bytes: results.iter().map(|r| r.bytes).sum(),
+        bytes_known: results.iter().all(|r| r.bytes_known),
         seconds: t0.elapsed().as_secs_f64(),
     };
+    let unknown = match totals.bytes_known {
+        true => "",
+        false => " (not counting what a killed destination side wrote, which it could not say)",
+    };
     let _ = outln!(
-        "xddcp: total: {} of {} files copied, {} bytes, {:.3} s, {:.3} MB/s",
+        "xddcp: total: {} of {} files copied, {} bytes{unknown}, {:.3} s, {:.3} MB/s",
         totals.copied,
         totals.planned,
         totals.bytes,

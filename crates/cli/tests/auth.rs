@@ -103,9 +103,9 @@ fn stranger_command(dest_cmd: &[String], evil: &str) -> Vec<String> {
         match w {
             "write" if i > 0 && dest_cmd[i - 1] == "-op" => out.push("read".into()),
             "isdestination" => out.push("issource".into()),
-            "noclobber" | "key" if out.last().is_some_and(|l| l == "-e2e") => {
+            "noclobber" | "key" | "partial" if out.last().is_some_and(|l| l == "-e2e") => {
                 out.pop();
-                if w == "key" {
+                if w != "noclobber" {
                     i += 1;
                 }
             }
@@ -301,15 +301,17 @@ fn kill_9_of_xddcp_leaves_nothing_running_and_a_resume_finishes() {
     let tmpdir = [("TMPDIR", root.as_str())];
     let first = Bg::start_argv(&s.root, &argv("big"), &tmpdir);
     let until = Instant::now() + Duration::from_secs(60);
-    while std::fs::metadata(s.path("copy")).map_or(0, |m| m.len()) < 16 << 20 {
+    // The copy is built under its partial name until complete.
+    while std::fs::metadata(s.path("copy.partial")).map_or(0, |m| m.len()) < 16 << 20 {
         assert!(Instant::now() < until, "no data moved");
         std::thread::sleep(Duration::from_millis(2));
     }
-    // A second writer while the first holds the file: refused, naming it.
+    // A second writer while the first holds the file (the same copy
+    // resumed, as `xddcp -a` starts it): refused, naming it.
     let second = Bg::start(
         &s.root,
         &common::e2e::words(&format!(
-            "xdd -op write -target {dest} -bytes 1m -reqsize 1024 -blocksize 1024 -e2e isdestination -e2e destination 127.0.0.1:1,1 -e2e timeout 5"
+            "xdd -op write -target {dest} -bytes 1m -reqsize 1024 -blocksize 1024 -e2e isdestination -e2e destination 127.0.0.1:1,1 -e2e timeout 5 -e2e noclobber -restart enable"
         )),
         &[],
     )
@@ -669,7 +671,19 @@ fn kill_9_of_xddcp_without_a_leaves_no_partial_destination_file() {
     let root = s.root.display().to_string();
     let first = Bg::start_argv(&s.root, &argv, &[("TMPDIR", root.as_str())]);
     let until = Instant::now() + Duration::from_secs(60);
-    while std::fs::metadata(s.path("copy")).map_or(0, |m| m.len()) < 8 << 20 {
+    // The copy is built under a name of this run's (copy.partial-XXXXXXXX).
+    let partials = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&s.root)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("copy.partial-"))
+            .map(|e| e.path())
+            .collect()
+    };
+    while partials()
+        .iter()
+        .all(|p| std::fs::metadata(p).map_or(0, |m| m.len()) < 8 << 20)
+    {
         assert!(Instant::now() < until, "no data moved");
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -685,4 +699,5 @@ fn kill_9_of_xddcp_without_a_leaves_no_partial_destination_file() {
         !s.path("copy").exists(),
         "a partial copy was left at {dest}"
     );
+    assert!(partials().is_empty(), "{:?}", partials());
 }

@@ -458,3 +458,124 @@ fn a_server_that_trickles_its_answers_is_given_up_within_the_timeout() {
     );
     assert!(took < Duration::from_secs(8), "{took:?}");
 }
+
+/// A clock server on a free loopback port that answers every request
+/// with `reply` ns since the epoch (0: a clock at 1970), echoing the
+/// request's number plus `skew` (0: a well-formed answer).
+fn fixed_server(reply: u64, skew: u64) -> u16 {
+    use iolab_net::{conn, frame::Kind, Cancel};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || loop {
+        let Ok((mut c, _)) = conn::accept(&l, Duration::from_secs(600), Cancel::process()) else {
+            return;
+        };
+        std::thread::spawn(move || {
+            let cancel = Cancel::process();
+            let mut buf = [0u8; 64];
+            while let Ok(h) = c.recv_header(cancel) {
+                if c.recv_payload(&h, &mut buf, cancel).is_err() {
+                    return;
+                }
+                let answer = reply.to_le_bytes();
+                if c.send(Kind::Control, 0, h.offset + skew, &answer, cancel)
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+    });
+    port
+}
+
+/// A server whose clock reads 1970 (or answers another request than
+/// the one asked) is no clock: gettime refuses it, exit 1 naming why,
+/// prints no time and waits for none; `xdd -starttime` refuses it before
+/// its target is made. Before, gettime printed "Global Time now is 0"
+/// (exit 0) and `-waitfortime` / `-starttime` waited, silent, for 57
+/// years.
+#[test]
+fn a_server_whose_clock_is_implausible_is_refused() {
+    let zero = fixed_server(0, 0).to_string();
+    let soon = (now_s() + 60).to_string();
+    for extra in [&["-verbose"][..], &["-waitfortime", &soon]] {
+        let mut args = vec!["gettime", "-timeserver", "127.0.0.1", "-port", &zero];
+        args.extend_from_slice(extra);
+        let o = common::iolab(&args);
+        let e = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {e}");
+        assert!(e.contains("more than the 86400 s (a day)"), "{e}");
+        assert!(common::stdout(&o).is_empty(), "{}", common::stdout(&o));
+    }
+    let echo = fixed_server(now_s() as u64 * 1_000_000_000, 5).to_string();
+    let o = common::iolab(&["gettime", "-timeserver", "127.0.0.1", "-port", &echo]);
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("not request 0"),
+        "{}",
+        common::stderr(&o)
+    );
+    let s = common::Scratch::new("xdd-starttime-zero");
+    let line = format!(
+        "-op write -target f -numreqs 1 -timeserver host 127.0.0.1 port {zero} -starttime {soon}"
+    );
+    let o = xdd(&s.root, &line);
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("more than the 86400 s"));
+    assert!(
+        common::tree(&s.root).is_empty(),
+        "{:?}",
+        common::tree(&s.root)
+    );
+}
+
+/// A wait says how long it is, once, on standard error; a time more
+/// than a day away is bad input (exit 2), refused before any wait and
+/// before xdd makes its target. Before, both waited without a word,
+/// for as long as the time said.
+#[test]
+fn a_wait_says_how_long_and_one_beyond_a_day_is_refused() {
+    let srv = Server::start();
+    let t = (now_s() + 2).to_string();
+    let o = gettime(srv.port, &["-waitfortime", &t]);
+    let e = common::stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let said = format!("until the global clock reads {t}");
+    assert_eq!(e.matches(&said).count(), 1, "{e}");
+    assert!(e.contains("gettime: waiting "), "{e}");
+    let far = (now_s() + 2 * 86_400).to_string();
+    let o = gettime(srv.port, &["-waitfortime", &far]);
+    let e = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("-waitfortime") && e.contains("more than the 86400 s"),
+        "{e}"
+    );
+    assert!(common::stdout(&o).is_empty(), "{}", common::stdout(&o));
+    let s = common::Scratch::new("xdd-starttime-far");
+    let line = |at: &str| {
+        format!(
+            "-op write -target f -numreqs 1 -timeserver host 127.0.0.1 port {} bounce 5 -starttime {at}",
+            srv.port
+        )
+    };
+    let o = xdd(&s.root, &line(&far));
+    let e = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("starttime") && e.contains("more than the 86400 s"),
+        "{e}"
+    );
+    assert!(
+        common::tree(&s.root).is_empty(),
+        "{:?}",
+        common::tree(&s.root)
+    );
+    let t = (now_s() + 2).to_string();
+    let o = xdd(&s.root, &line(&t));
+    let e = common::stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let said = format!("until the global clock reads {t} (-starttime)");
+    assert_eq!(e.matches(&said).count(), 1, "{e}");
+}

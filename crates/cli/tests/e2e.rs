@@ -413,6 +413,10 @@ fn bad_end_to_end_options_exit_2_and_create_nothing() {
         (format!("{ok} -e2e isdestination destination h timeout 0"), "-endtoend"),
         (format!("{ok} -e2e isdestination destination h sockbuf 10"), "-endtoend"),
         (format!("{ok} -e2e issource destination h noclobber"), "noclobber"),
+        (format!("{ok} -e2e isdestination destination h partial f.part"), "add -e2e noclobber"),
+        (format!("{ok} -e2e isdestination destination h noclobber partial d/f.part"), "in the directory of f"),
+        (format!("{ok} -e2e isdestination destination h noclobber partial f"), "give another name"),
+        (format!("{ok} -e2e isdestination destination h noclobber -deletefile"), "drop -createnewfiles"),
         (format!("{ok} -e2e isdestination destination h -engine uring"), "-engine"),
         (format!("{ok} -e2e isdestination destination h -seek random"), "-seek"),
         (format!("{ok} -e2e isdestination destination h -rwratio 50"), "-rwratio"),
@@ -506,4 +510,57 @@ fn strangers_on_every_destination_port_neither_stall_nor_fail_the_copy() {
     );
     let open = wait_closed(&strangers, std::time::Duration::from_secs(30));
     assert_eq!(open, 0, "strangers still connected after the copy");
+}
+
+/// A destination on a block device that holds a file system is refused
+/// before it binds a port (exit 2, naming the device and -force), so a
+/// source never connects; with -force it listens and the copy lands on
+/// the device. Before, it listened, and refused only after the
+/// handshake: its source saw "Connection reset by peer" and no reason
+/// (and with no source, it waited out its timeout and said exit 1).
+#[test]
+fn a_destination_on_a_block_device_holding_a_file_system_is_refused_before_it_listens() {
+    let dev = match common::loopfs::LoopDev::scratch("e2e-blockdev", 16) {
+        Ok(d) => d,
+        Err(why) => return common::skip_or_fail("e2e_blockdev", &why),
+    };
+    common::loopfs::mkfs(&dev, "ext4", &[]).unwrap();
+    let s = Scratch::new("e2e-blockdev-files");
+    random_file(&s.path("src"), 4 << 20);
+    let port = free_ports(1);
+    let both = format!(
+        "-reqsize 64 -bytes 4194304 -qd 1 -e2e destination 127.0.0.1:{port},1 -e2e timeout 5"
+    );
+    let mut w = vec!["xdd".to_string()];
+    w.extend(words(&format!(
+        "-op write -target {dev} {both} -e2e isdestination"
+    )));
+    let d = Bg::start(&s.root, &w, &[]).wait(60);
+    assert_eq!(d.code, Some(2), "{}", d.stderr);
+    assert!(
+        d.stderr
+            .contains(&format!("({dev}): refusing to write to this block device"))
+            && d.stderr.contains("add -force"),
+        "{}",
+        d.stderr
+    );
+    assert!(!d.stderr.contains("listening on"), "{}", d.stderr);
+    let dst = destination(
+        &s.root,
+        &format!("-op write -target {dev} {both} -e2e isdestination -force"),
+        &[],
+    );
+    let src = source(
+        &s.root,
+        &format!(
+            "-op read -target {} {both} -e2e issource",
+            s.path("src").display()
+        ),
+        &[],
+    );
+    assert_eq!(src.code, Some(0), "{}", src.stderr);
+    let d = dst.wait(60);
+    assert_eq!(d.code, Some(0), "{}", d.stderr);
+    let on_dev = std::fs::read(&dev.dev).unwrap();
+    assert_eq!(on_dev[..4 << 20], std::fs::read(s.path("src")).unwrap()[..]);
 }

@@ -502,7 +502,22 @@ fn xddcp_interrupted_through_srun_leaves_no_partial_destination() {
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    let size = || std::fs::metadata(&dst).map(|m| m.len()).unwrap_or(0);
+    // The copy is built under a name of this run's (dst.partial-XXXXXXXX).
+    let partials = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&sc.root)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("dst.partial-"))
+            .map(|e| e.path())
+            .collect()
+    };
+    let size = || {
+        partials()
+            .iter()
+            .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+            .max()
+            .unwrap_or(0)
+    };
     while size() == 0 && t0.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -531,6 +546,7 @@ fn xddcp_interrupted_through_srun_leaves_no_partial_destination() {
     );
     assert_eq!(o.status.code(), Some(130), "{}{}", stdout(&o), stderr(&o));
     assert!(!dst.exists(), "the partial destination is left");
+    assert!(partials().is_empty(), "{:?}", partials());
 }
 
 /// A launcher Slurm refuses (a node it does not know) stops the

@@ -401,7 +401,8 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
     ];
     let first = Bg::start_argv(&s.root, &argv, &[]);
     let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while std::fs::metadata(s.path("copy")).map_or(0, |m| m.len()) < 16 << 20 {
+    // The copy is built under its partial name until complete.
+    while std::fs::metadata(s.path("copy.partial")).map_or(0, |m| m.len()) < 16 << 20 {
         assert!(std::time::Instant::now() < until, "no data moved");
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
@@ -903,4 +904,285 @@ fn xddcp_source_sides_sample_at_xddcps_interval() {
     for w in t.windows(2) {
         assert!(w[1] - w[0] < 0.6, "rows {} s apart: {text}", w[1] - w[0]);
     }
+}
+
+/// The names in `dir` that start with `prefix`, sorted.
+fn named(dir: &Path, prefix: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    v.sort();
+    v
+}
+
+/// `iolab xddcp --rsh local -t 2 -p PORT ARGS...` started in `dir`.
+fn xddcp_local_bg(dir: &Path, args: &[String]) -> Bg {
+    let port = free_ports(2).to_string();
+    let mut argv: Vec<String> = [IOLAB, "xddcp", "--rsh", "local", "-t", "2", "-p", &port]
+        .map(String::from)
+        .to_vec();
+    argv.extend(args.iter().cloned());
+    Bg::start_argv(dir, &argv, &[])
+}
+
+/// kill -9 of the destination side mid-copy (the destination process
+/// itself, as the issue's `pgrep -f 'target ...'` finds it): nothing is
+/// left at the destination's name. Without -a, xddcp removes the partial
+/// copy (its own, by its name) and says so; with -a the partial copy and
+/// its record stay for the resume, xddcp says what the record holds, and
+/// the same command again finishes the copy byte-identical. The bytes
+/// the killed side wrote are said to be unknown, not 0. Before, a 199 MB
+/// file stayed at the final name, xddcp said "0 bytes" and nothing of
+/// it, and a rerun refused "exists ... resume it with -restart" though
+/// no record existed.
+#[test]
+fn kill_9_of_the_destination_side_leaves_nothing_that_looks_copied() {
+    let s = Scratch::new("xddcp-dest-killed");
+    let src = s.path("big");
+    random_file(&src, 128 << 20);
+    for (name, restart) in [("k", false), ("ka", true)] {
+        let dst = s.path(name);
+        let json = s.path(&format!("{name}.json"));
+        let mut args: Vec<String> = vec!["--json".into(), json.display().to_string()];
+        if restart {
+            args.push("-a".into());
+        }
+        args.push(src.display().to_string());
+        args.push(format!("127.0.0.1:{}", dst.display()));
+        let cp = xddcp_local_bg(&s.root, &args);
+        let partial = format!("{name}.partial");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let victim = loop {
+            let dest_side = children_with(cp.pid(), "isdestination");
+            let written = named(&s.root, &partial)
+                .iter()
+                .map(|n| std::fs::metadata(s.root.join(n)).map_or(0, |m| m.len()))
+                .max()
+                .unwrap_or(0);
+            if let (Some(&p), true) = (dest_side.first(), written >= 8 << 20) {
+                break p;
+            }
+            assert!(std::time::Instant::now() < until, "no data moved");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        };
+        // SAFETY: kill has no memory effects; the pid is xddcp's child.
+        unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+        let e = cp.wait(120);
+        let all = format!("stdout:\n{}\nstderr:\n{}", e.stdout, e.stderr);
+        assert_eq!(e.code, Some(1), "{all}");
+        assert!(
+            e.stderr
+                .contains("destination side: killed by signal 9 (SIGKILL)"),
+            "{all}"
+        );
+        assert!(!dst.exists(), "a partial copy at the final name: {all}");
+        assert!(
+            e.stdout
+                .contains("(not counting what a killed destination side wrote"),
+            "{all}"
+        );
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let file = &doc["payload"]["files"][0];
+        assert_eq!(file["bytes_known"], false, "{doc}");
+        if restart {
+            let record = std::fs::read_to_string(s.path("ka.restart")).unwrap();
+            let offset: u64 = record
+                .lines()
+                .find_map(|l| l.strip_prefix("offset "))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap();
+            let said = format!(
+                "left {} and its restart record {}, which records its first {offset} bytes as written; run the same command again (with -a)",
+                s.path("ka.partial").display(),
+                s.path("ka.restart").display()
+            );
+            assert!(e.stderr.contains(&said), "{all}");
+            assert_eq!(file["left"]["recorded_bytes"], offset, "{doc}");
+            assert!(s.path("ka.partial").is_file());
+        } else {
+            assert_eq!(named(&s.root, "k."), ["k.json"], "{all}");
+            let removed = format!("removed {}.partial-", dst.display());
+            assert!(e.stderr.contains(&removed), "{all}");
+            assert_eq!(file["cleanup"]["removed"], true, "{doc}");
+        }
+        // The same command again: a new copy, or the resume, completes.
+        let again = xddcp_local_bg(&s.root, &args).wait(120);
+        assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
+        assert!(same(&src, &dst), "{name} differs");
+        assert!(named(&s.root, &partial).is_empty());
+    }
+}
+
+/// Character devices, as XDD's xddcp takes them: a source with a size
+/// (`/dev/zero`), refused without one or with direct I/O on the source;
+/// a destination (`/dev/null`) written where it is, refused with -a
+/// (nothing of it can be resumed) or -d (no direct I/O), and never with
+/// advice to remove it. Before, every one was refused: "is not a
+/// regular file", and "/dev/null exists ... remove it".
+#[test]
+fn character_devices_are_copied_as_xdds_xddcp_copies_them() {
+    let s = Scratch::new("xddcp-char-devices");
+    random_file(&s.path("src"), 1 << 20);
+    let run = |args: &str| xddcp_local(&s.root, &words(args));
+    let o = run(&format!(
+        "/dev/zero 127.0.0.1:{} 1m",
+        s.path("zeros").display()
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert_eq!(std::fs::read(s.path("zeros")).unwrap(), vec![0u8; 1 << 20]);
+    for (args, why) in [
+        (
+            format!("/dev/zero 127.0.0.1:{}", s.path("z2").display()),
+            "has no length: give the bytes to copy (size)",
+        ),
+        (
+            format!("-s /dev/zero 127.0.0.1:{} 1m", s.path("z2").display()),
+            "takes no direct I/O: drop -s",
+        ),
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args}: {}", common::stderr(&o));
+        assert!(common::stderr(&o).contains(why), "{}", common::stderr(&o));
+        assert!(!s.path("z2").exists());
+    }
+    let src = s.path("src").display().to_string();
+    let o = run(&format!("{src} 127.0.0.1:/dev/null"));
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert!(common::stdout(&o).contains("total: 1 of 1 files copied, 1048576 bytes"));
+    for (args, why) in [
+        (
+            format!("-a {src} 127.0.0.1:/dev/null"),
+            "drop -restart (xddcp: -a)",
+        ),
+        (
+            format!("-d {src} 127.0.0.1:/dev/null"),
+            "drop -dio (xddcp: -d)",
+        ),
+    ] {
+        let o = run(&args);
+        let e = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args}: {e}");
+        assert!(e.contains(why) && !e.contains("remove it"), "{args}: {e}");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    let null = std::fs::metadata("/dev/null").unwrap().file_type();
+    assert!(null.is_char_device());
+    assert!(named(Path::new("/dev"), "null.partial").is_empty());
+    assert!(named(Path::new("/dev"), "null.restart").is_empty());
+}
+
+/// A block device destination holding a file system is refused by the
+/// destination side before it listens (exit 2, the source never
+/// started, the device untouched), pointing to xddcp's --force, which
+/// then writes it; a block device as a source is copied whole.
+#[test]
+fn a_block_device_holding_a_file_system_is_written_only_with_force() {
+    let dev = match common::loopfs::LoopDev::scratch("xddcp-blockdev", 16) {
+        Ok(d) => d,
+        Err(why) => return common::skip_or_fail("xddcp_blockdev", &why),
+    };
+    common::loopfs::mkfs(&dev, "ext4", &[]).unwrap();
+    let s = Scratch::new("xddcp-blockdev-files");
+    random_file(&s.path("src"), 4 << 20);
+    let src = s.path("src").display().to_string();
+    let head = |n: usize| std::fs::read(&dev.dev).unwrap()[..n].to_vec();
+    let before = head(8 << 20);
+    let o = xddcp_local(&s.root, &words(&format!("{src} 127.0.0.1:{dev}")));
+    let e = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("refusing to write to this block device") && e.contains("--force"),
+        "{e}"
+    );
+    assert!(!e.contains("source side"), "the source never ran: {e}");
+    assert_eq!(head(8 << 20), before, "the device was written");
+    let o = xddcp_local(&s.root, &words(&format!("--force {src} 127.0.0.1:{dev}")));
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert_eq!(head(4 << 20), std::fs::read(&src).unwrap());
+    // The device as a source: its whole 16 MiB.
+    let copy = s.path("devcopy");
+    let o = xddcp_local(
+        &s.root,
+        &words(&format!("{dev} 127.0.0.1:{}", copy.display())),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert!(common::stdout(&o).contains("total: 1 of 1 files copied, 16777216 bytes"));
+    assert_eq!(std::fs::read(&copy).unwrap(), head(16 << 20));
+}
+
+/// A destination file system that fills mid-copy (-a, a 2 MiB tmpfs):
+/// no `DESTINATION.restart.tmp` is left beside the record, and what
+/// xddcp says agrees with it: the bytes the record holds, and the bytes
+/// this run wrote (the total's), when they differ. Before, an empty
+/// `.restart.tmp` stayed, and xddcp said "records its first 0 bytes as
+/// written" beside a total of 1048576 bytes.
+#[test]
+fn a_full_destination_leaves_no_stray_record_and_its_figures_agree() {
+    let s = Scratch::new("xddcp-full");
+    let fs = common::SmallFs::new(&s, "small", "2m");
+    if !fs.mounted {
+        return;
+    }
+    random_file(&s.path("src"), 3_000_001);
+    let dst = fs.path("full");
+    let o = xddcp_local(
+        &s.root,
+        &words(&format!("-a {} 127.0.0.1:{dst}", s.path("src").display())),
+    );
+    let (out, err) = (common::stdout(&o), common::stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert_eq!(
+        named(&fs.dir, "full"),
+        ["full.partial", "full.restart"],
+        "{err}"
+    );
+    let record = std::fs::read_to_string(format!("{dst}.restart")).unwrap();
+    let offset: u64 = record
+        .lines()
+        .find_map(|l| l.strip_prefix("offset "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    let written = total_bytes(&out);
+    assert!(
+        err.contains(&format!(
+            "which records its first {offset} bytes as written"
+        )),
+        "{err}"
+    );
+    if written != offset {
+        assert!(
+            err.contains(&format!("this run wrote {written} bytes before it stopped")),
+            "{err}"
+        );
+    }
+}
+
+/// An IPv6 destination is shown as `[::1]:/path` (it was `::1:/path`).
+#[test]
+fn an_ipv6_destination_is_shown_in_brackets() {
+    let v6 = std::fs::read_to_string("/proc/net/if_inet6").unwrap_or_default();
+    if !v6
+        .lines()
+        .any(|l| l.starts_with("00000000000000000000000000000001"))
+    {
+        return common::skip_or_fail("xddcp_ipv6", "no IPv6 loopback (::1)");
+    }
+    let s = Scratch::new("xddcp-ipv6");
+    random_file(&s.path("src"), 100_000);
+    let dst = s.path("d6").display().to_string();
+    let o = xddcp_local(
+        &s.root,
+        &words(&format!("{} [::1]:{dst}", s.path("src").display())),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert!(
+        common::stdout(&o).contains(&format!(" -> [::1]:{dst}  ")),
+        "{}",
+        common::stdout(&o)
+    );
+    assert!(same(&s.path("src"), Path::new(&dst)));
 }

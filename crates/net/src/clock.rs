@@ -40,6 +40,41 @@ impl Estimate {
     pub fn local_at(&self, global_ns: u64) -> u64 {
         local_to_global(global_ns, -self.offset_ns)
     }
+
+    /// How long until the global clock reads `global_s` (seconds since
+    /// the epoch, as gettime prints them): None when it already has, and
+    /// [`WaitError::TooFar`] past [`MAX_WAIT_S`].
+    pub fn wait_until(&self, global_s: u64) -> Result<Option<Duration>, WaitError> {
+        let target_ns = global_s.saturating_mul(1_000_000_000);
+        let left_ns = target_ns.saturating_sub(self.global_now_ns());
+        if left_ns == 0 {
+            return Ok(None);
+        }
+        let left_s = left_ns.div_ceil(1_000_000_000);
+        if left_s > MAX_WAIT_S {
+            return Err(WaitError::TooFar { global_s, left_s });
+        }
+        Ok(Some(Duration::from_nanos(left_ns)))
+    }
+}
+
+/// The longest wait for a global time iolab takes (`gettime
+/// -waitfortime`, `xdd -starttime`), in seconds: a day. Runs are lined
+/// up seconds or minutes ahead; a time further off is a mistake (a time
+/// in milliseconds, a date typed wrong) that would hold a job for years.
+pub const MAX_WAIT_S: u64 = 86_400;
+
+/// A global time that is no time to wait for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WaitError {
+    /// Further off than [`MAX_WAIT_S`].
+    #[error("the global clock reaches {global_s} in {left_s} s, more than the {MAX_WAIT_S} s (a day) iolab waits: give a time within a day, in seconds since the epoch as gettime prints it")]
+    TooFar {
+        /// The time asked for, seconds since the epoch.
+        global_s: u64,
+        /// Seconds until the global clock reaches it.
+        left_s: u64,
+    },
 }
 
 fn local_to_global(t: u64, offset: i64) -> u64 {
@@ -109,6 +144,14 @@ fn answer(mut c: Conn, cancel: Cancel<'_>) {
     }
 }
 
+/// The farthest the server's clock may be from this host's, in seconds
+/// (a day): hosts that line up their runs agree within seconds, and a
+/// clock set to another time zone's hours still passes. A reply further
+/// off is a clock that is wrong, or a program on the port that is no
+/// time server; taken as the global time, it would have `-waitfortime`
+/// and `-starttime` wait for decades.
+pub const MAX_OFFSET_S: u64 = 86_400;
+
 /// What a clock exchange past its bound timed out doing.
 const EXCHANGE: &str = "waiting for the clock's answer (each exchange, and all of them together, are bounded by the timeout as a whole)";
 
@@ -170,6 +213,14 @@ fn exchange_unbounded(c: &mut Conn, i: u32, cancel: Cancel<'_>) -> Result<Estima
     let h = c.recv_header(cancel)?;
     let p = c.recv_payload(&h, &mut buf, cancel)?;
     let t1 = wall_ns();
+    // The server echoes each request's number: another is a reply to
+    // some other request, or no time server's.
+    if h.kind != Kind::Control || h.offset != u64::from(i) {
+        return Err(NetError::Protocol(format!(
+            "the clock's reply answers request {} ({:?} frame), not request {i}: is `iolab timeserver` what listens there?",
+            h.offset, h.kind
+        )));
+    }
     let ts = u64::from_le_bytes(
         p.try_into()
             .map_err(|_| NetError::Protocol("a clock reply must be 8 bytes".into()))?,
@@ -179,11 +230,28 @@ fn exchange_unbounded(c: &mut Conn, i: u32, cancel: Cancel<'_>) -> Result<Estima
     // one more than 2^63 - 1 ns (the year 2262) is no clock's.
     let ts = i64::try_from(ts)
         .map_err(|_| NetError::Protocol(format!("a clock reply of {ts} ns is past 2262")))?;
+    let offset_ns = ts.saturating_sub(mid as i64);
+    plausible(ts, mid, offset_ns)?;
     Ok(Estimate {
-        offset_ns: ts.saturating_sub(mid as i64),
+        offset_ns,
         rtt_ns: t1.saturating_sub(t0),
         bounces: i + 1,
     })
+}
+
+/// Refuses a server time more than [`MAX_OFFSET_S`] from this host's
+/// (`mid`, ns): see there.
+fn plausible(ts: i64, mid: u64, offset_ns: i64) -> Result<(), NetError> {
+    let off_s = offset_ns.unsigned_abs() / 1_000_000_000;
+    if off_s <= MAX_OFFSET_S {
+        return Ok(());
+    }
+    Err(NetError::Protocol(format!(
+        "the server's clock reads {} s since the epoch, {off_s} s {} this host's ({} s): more than the {MAX_OFFSET_S} s (a day) iolab takes for a clock's offset; one of the two clocks is wrong (set it right, with NTP), or what listens there is no time server",
+        ts / 1_000_000_000,
+        if offset_ns < 0 { "behind" } else { "ahead of" },
+        mid / 1_000_000_000
+    )))
 }
 
 #[cfg(test)]
@@ -215,5 +283,45 @@ mod tests {
         let addr = answering(wall_ns());
         let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap();
         assert!(e.offset_ns.unsigned_abs() < 60_000_000_000, "{e:?}");
+    }
+
+    /// A server that answers 0 (1970), or a time two days ahead, is no
+    /// clock to wait on: refused, naming the bound. Before, `gettime`
+    /// printed "Global Time now is 0" and `-waitfortime` waited for 57
+    /// years. Within the bound (an hour off) is taken.
+    #[test]
+    fn a_reply_more_than_a_day_off_is_refused() {
+        let day_ns = MAX_OFFSET_S * 1_000_000_000;
+        for reply in [0, wall_ns() + 2 * day_ns, wall_ns() - 2 * day_ns] {
+            let addr = answering(reply);
+            let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap_err();
+            assert!(
+                e.to_string().contains("more than the 86400 s"),
+                "{reply}: {e}"
+            );
+        }
+        let hour_ns = 3_600_000_000_000;
+        let addr = answering(wall_ns() + hour_ns);
+        let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap();
+        assert!(e.offset_ns > 3_590_000_000_000, "{e:?}");
+    }
+
+    /// A reply whose echoed request number is not the request's is
+    /// refused: it answers some other request, or is no time server's.
+    #[test]
+    fn a_reply_to_another_request_is_refused() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            let cancel = Cancel::process();
+            let (mut c, _) = conn::accept(&l, Duration::from_secs(10), cancel).unwrap();
+            let mut buf = [0u8; 64];
+            let h = c.recv_header(cancel).unwrap();
+            c.recv_payload(&h, &mut buf, cancel).unwrap();
+            let now = wall_ns().to_le_bytes();
+            let _ = c.send(Kind::Control, 0, h.offset + 7, &now, cancel);
+        });
+        let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap_err();
+        assert!(e.to_string().contains("not request 0"), "{e}");
     }
 }

@@ -34,7 +34,9 @@ fn common(p: &Plan, job: &Job, port: u16) -> Vec<String> {
     w
 }
 
-fn bracket(host: &str) -> String {
+/// `host` as it goes before `:port` or `:path`: an IPv6 address in
+/// brackets (`[::1]:/data/copy`).
+pub fn bracket(host: &str) -> String {
     if host.contains(':') {
         format!("[{host}]")
     } else {
@@ -56,7 +58,8 @@ fn stamps(p: &Plan, prefix: &str) -> Vec<String> {
 }
 
 /// The destination side's command (program first): receive and write
-/// `job.destination`, never over a file it did not make.
+/// `job.destination`, never over a file it did not make, built under
+/// `job.partial` and renamed once complete.
 pub fn destination(p: &Plan, job: &Job, port: u16) -> Vec<String> {
     let mut w = vec![
         p.remote_iolab.clone(),
@@ -68,10 +71,21 @@ pub fn destination(p: &Plan, job: &Job, port: u16) -> Vec<String> {
     ];
     w.extend(common(p, job, port));
     w.extend(
-        ["-e2e", "isdestination", "-e2e", "noclobber"]
-            .iter()
-            .map(|s| s.to_string()),
+        [
+            "-e2e",
+            "isdestination",
+            "-e2e",
+            "noclobber",
+            "-e2e",
+            "partial",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
     );
+    w.push(job.partial.clone());
+    if p.opts.force {
+        w.push("-force".into());
+    }
     if p.opts.dio_destination {
         w.push("-dio".into());
     }

@@ -15,5 +15,6 @@
 //! ```
 
 pub mod args;
+pub mod leftover;
 pub mod plan;
 pub mod run;

@@ -35,6 +35,9 @@ pub struct Options {
     pub base_port: Option<u16>,
     /// `-o`: write in order on the destination.
     pub ordered: bool,
+    /// `--force`: write a block device destination that looks in use (a
+    /// file system on it), as `xdd -force`.
+    pub force: bool,
     /// `-t`: QThreads on each side.
     pub threads: Option<u32>,
     /// `-v`: log files, and time stamp files on both sides.
@@ -71,6 +74,31 @@ pub struct Job {
     pub destination: String,
     /// Bytes to copy.
     pub bytes: u64,
+    /// The name the destination side builds the copy under until it is
+    /// complete (`-e2e partial`): with `-a` `DESTINATION.partial`, which
+    /// the next run resumes; else a name of this run's own
+    /// (`DESTINATION.partial-XXXXXXXX`, random), so that what a killed
+    /// destination side left there can only be this run's.
+    pub partial: String,
+}
+
+/// The name the copy to `destination` is built under: see
+/// [`Job::partial`].
+fn partial_name(destination: &str, restart: bool) -> Result<String, PlanError> {
+    if restart {
+        return Ok(format!("{destination}.partial"));
+    }
+    let mut b = [0u8; 4];
+    getrandom::getrandom(&mut b).map_err(|e| {
+        bad(
+            "xddcp",
+            format!("no random source for a temporary name: {e}"),
+        )
+    })?;
+    Ok(format!(
+        "{destination}.partial-{:08x}",
+        u32::from_le_bytes(b)
+    ))
 }
 
 /// A checked copy, ready to run.
@@ -234,11 +262,18 @@ fn key(o: &Options) -> Result<(SharedKey, bool), PlanError> {
 fn jobs(o: &Options, dest: &str) -> Result<Vec<Job>, PlanError> {
     let dio = o.dio_source || o.dio_destination;
     if !o.file_list {
-        let bytes = bytes_of(&o.source, o.size.as_deref(), dio, "source_file")?;
+        let bytes = bytes_of(
+            &o.source,
+            o.size.as_deref(),
+            o.dio_source,
+            dio,
+            "source_file",
+        )?;
         return Ok(vec![Job {
             source: absolute(&o.source),
             destination: dest.to_string(),
             bytes,
+            partial: partial_name(dest, o.restart)?,
         }]);
     }
     if o.size.is_some() {
@@ -261,8 +296,9 @@ fn jobs(o: &Options, dest: &str) -> Result<Vec<Job>, PlanError> {
             .ok_or_else(|| bad("-F", format!("'{name}' names no file")))?
             .to_string_lossy()
             .into_owned();
-        let bytes = bytes_of(&source, None, dio, "-F")?;
+        let bytes = bytes_of(&source, None, o.dio_source, dio, "-F")?;
         let destination = format!("{}/{base}", dest.trim_end_matches('/'));
+        let partial = partial_name(&destination, o.restart)?;
         if out.iter().any(|j: &Job| j.destination == destination) {
             return Err(bad(
                 "-F",
@@ -273,6 +309,7 @@ fn jobs(o: &Options, dest: &str) -> Result<Vec<Job>, PlanError> {
             source: absolute(&source),
             destination,
             bytes,
+            partial,
         });
     }
     if out.is_empty() {
@@ -289,25 +326,59 @@ fn absolute(source: &Path) -> PathBuf {
 }
 
 /// Bytes to copy from `source`: `size` when given (no more than the
-/// file holds), else the whole file; never 0, and a multiple of 512
-/// under direct I/O.
-fn bytes_of(source: &Path, size: Option<&str>, dio: bool, what: &str) -> Result<u64, PlanError> {
+/// file or block device holds), else the whole of it; never 0, and a
+/// multiple of 512 under direct I/O (`dio`, either side). A character
+/// device (`/dev/zero`) has no length: it needs a size, and takes no
+/// direct I/O on the source side (`dio_source`), as XDD's xddcp says.
+fn bytes_of(
+    source: &Path,
+    size: Option<&str>,
+    dio_source: bool,
+    dio: bool,
+    what: &str,
+) -> Result<u64, PlanError> {
+    use std::os::unix::fs::FileTypeExt;
     let shown = source.display();
     let meta =
         std::fs::metadata(source).map_err(|e| bad(what, format!("cannot read {shown}: {e}")))?;
-    if !meta.is_file() {
-        return Err(bad(what, format!("{shown} is not a regular file")));
+    let kind = meta.file_type();
+    // Before it is opened: opening a pipe waits for its writer.
+    if !(meta.is_file() || kind.is_char_device() || kind.is_block_device()) {
+        return Err(bad(
+            what,
+            format!("{shown} is not a file or a device (a directory, a pipe or a socket)"),
+        ));
     }
-    std::fs::File::open(source).map_err(|e| bad(what, format!("cannot open {shown}: {e}")))?;
+    let mut f =
+        std::fs::File::open(source).map_err(|e| bad(what, format!("cannot open {shown}: {e}")))?;
+    let holds = if kind.is_char_device() {
+        if size.is_none() {
+            return Err(bad(what, format!("{shown} is a character device, which has no length: give the bytes to copy (size)")));
+        }
+        if dio_source {
+            return Err(bad(
+                "-s",
+                format!("{shown} is a character device, which takes no direct I/O: drop -s"),
+            ));
+        }
+        None
+    } else if kind.is_block_device() {
+        // A block device's length is where its end is.
+        let end = std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0))
+            .map_err(|e| bad(what, format!("cannot find the size of {shown}: {e}")))?;
+        Some(end)
+    } else {
+        Some(meta.len())
+    };
     let bytes = match size {
-        None => meta.len(),
+        None => holds.unwrap_or(0),
         Some(s) => {
             let n =
                 iolab_core::units::parse_size(s).map_err(|e| bad("size", format!("'{s}': {e}")))?;
-            if n > meta.len() {
+            if let Some(h) = holds.filter(|h| n > *h) {
                 return Err(bad(
                     "size",
-                    format!("{n} bytes is more than {shown} holds ({})", meta.len()),
+                    format!("{n} bytes is more than {shown} holds ({h})"),
                 ));
             }
             n

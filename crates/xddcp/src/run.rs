@@ -5,6 +5,7 @@
 //! handed to the caller as soon as it is known.
 
 use crate::args;
+pub use crate::leftover::{Cleanup, Left};
 use crate::plan::{Job, Plan, PORT_TRIES};
 use iolab_launch::{Remote, WaitError};
 use std::ffi::OsString;
@@ -70,13 +71,16 @@ pub enum Status {
 pub struct FileResult {
     /// The source file.
     pub source: String,
-    /// `host:file` on the destination.
+    /// `host:file` on the destination (`[v6]:file` for an IPv6 host).
     pub destination: String,
     /// Bytes this run put on the destination (a resumed copy moves only
     /// the rest): the source's count of a copy the destination confirmed
     /// whole, else what the destination says it wrote before it stopped
-    /// (0 when it wrote nothing or could not say, killed).
+    /// (0 when it wrote nothing, or could not say: `bytes_known`).
     pub bytes: u64,
+    /// False when the destination side ended without saying what it
+    /// wrote (killed): `bytes` then counts none of it.
+    pub bytes_known: bool,
     /// Seconds from starting the source side until it ended, which it
     /// does once the destination has confirmed every request written.
     pub seconds: f64,
@@ -86,36 +90,12 @@ pub struct FileResult {
     /// the handshake: a stranger, a stale source), as it said it.
     pub refused: Vec<String>,
     /// What a copy that did not finish left on the destination to be
-    /// resumed (with `-a`), as the destination said it.
+    /// resumed (with `-a`), as the destination said it, or as xddcp
+    /// found it when the destination side could not say (killed).
     pub left: Option<Left>,
-}
-
-/// A partial copy kept for a resume (`xddcp -a`): the file and the
-/// restart record beside it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Left {
-    /// The partial file (`DESTINATION.partial`, or the destination's own
-    /// name when it could not be renamed).
-    pub partial: String,
-    /// The restart record (`DESTINATION.restart`).
-    pub record: String,
-    /// Bytes the record says are written and durable (None when the
-    /// destination could not read it back).
-    pub recorded_bytes: Option<u64>,
-}
-
-impl Left {
-    /// One sentence for the user: what is there, and how to go on.
-    pub fn said(&self) -> String {
-        let recorded = match self.recorded_bytes {
-            Some(b) => format!(", which records its first {b} bytes as written"),
-            None => String::new(),
-        };
-        format!(
-            "left {} and its restart record {}{recorded}; run the same command again (with -a) to resume the copy",
-            self.partial, self.record
-        )
-    }
+    /// Without `-a`: the partial copy a destination side that was killed
+    /// left behind, and what xddcp did about it.
+    pub cleanup: Option<Cleanup>,
 }
 
 impl FileResult {
@@ -150,8 +130,9 @@ pub fn run(p: &Plan, mut each: impl FnMut(&FileResult), hooks: &Hooks<'_>) -> Ve
 fn failed(p: &Plan, job: &Job, code: u8, why: impl Into<String>) -> FileResult {
     FileResult {
         source: job.source.display().to_string(),
-        destination: format!("{}:{}", p.addr, job.destination),
+        destination: shown(p, job),
         bytes: 0,
+        bytes_known: true,
         seconds: 0.0,
         status: Status::Failed {
             code,
@@ -159,7 +140,13 @@ fn failed(p: &Plan, job: &Job, code: u8, why: impl Into<String>) -> FileResult {
         },
         refused: Vec::new(),
         left: None,
+        cleanup: None,
     }
+}
+
+/// `host:file` of `job`, as the user reads it (`[::1]:/d/copy`).
+fn shown(p: &Plan, job: &Job) -> String {
+    format!("{}:{}", args::bracket(&p.addr), job.destination)
 }
 
 /// The bytes an end-to-end destination says it wrote before it stopped
@@ -180,26 +167,27 @@ fn written(stderr: &[u8]) -> Option<u64> {
 }
 
 /// What the destination of `job` kept for a resume, from its note
-/// (`the partial copy is kept as PATH.partial beside its restart record
+/// (`the partial copy is kept as PATH beside its restart record
 /// PATH.restart, which says its first B of T bytes are written`).
 fn left(job: &Job, stderr: &[u8]) -> Option<Left> {
     let text = String::from_utf8_lossy(stderr);
     let note = text
         .lines()
         .find(|l| l.contains("the partial copy is kept"))?;
-    let dest = &job.destination;
-    let partial = format!("{dest}.partial");
+    let partial = note
+        .split("kept as ")
+        .nth(1)
+        .and_then(|r| r.split(" beside ").next())
+        .map_or_else(|| job.partial.clone(), str::to_string);
     let recorded_bytes = note
         .split("which says its first ")
         .nth(1)
         .and_then(|r| r.split(' ').next()?.parse().ok());
     Some(Left {
-        partial: match note.contains(&format!("kept as {partial}")) {
-            true => partial,
-            false => dest.clone(),
-        },
-        record: format!("{dest}.restart"),
+        partial: Some(partial),
+        record: format!("{}.restart", job.destination),
         recorded_bytes,
+        written: written(stderr),
     })
 }
 
@@ -278,6 +266,8 @@ fn start_destination(p: &Plan, job: &Job) -> Result<(Remote, u16), (u8, String)>
                 }
                 let hint = if taken && tries == 1 {
                     " (ports in use: choose others with -p, or let -f take the next free range)"
+                } else if err.contains("add -force to overwrite it") {
+                    " (xddcp: --force)"
                 } else {
                     ""
                 };
@@ -662,24 +652,50 @@ fn copy(
         }
     }
     let dst_said = dst.as_ref().map(|f| f.stderr.clone()).unwrap_or_default();
+    // A side that a signal ended, or that xddcp lost, said nothing of
+    // what it wrote.
+    let dst_killed = dst.as_ref().map_or(true, |f| f.status.code().is_none());
     let status = status_of(&src, dst, dst_stopped, p.cancel.is_cancelled());
-    // A copy that did not finish counts what reached the destination,
-    // which says so; the source's figure counts bytes it sent, some of
-    // which may never have been written.
-    let bytes = match status {
-        Status::Copied => bytes,
-        Status::Failed { .. } => written(&dst_said).unwrap_or(0),
-    };
-    FileResult {
+    let mut r = FileResult {
         source: job.source.display().to_string(),
-        destination: format!("{}:{}", p.addr, job.destination),
+        destination: shown(p, job),
         bytes,
+        bytes_known: true,
         seconds,
-        left: matches!(status, Status::Failed { .. })
-            .then(|| left(job, &dst_said))
-            .flatten(),
+        left: None,
+        cleanup: None,
         status,
         refused: refused(&dst_said),
+    };
+    if matches!(r.status, Status::Failed { .. }) {
+        unfinished(p, job, &dst_said, dst_killed, &mut r);
+    }
+    r
+}
+
+/// A copy that did not finish counts what reached the destination,
+/// which says so (the source's figure counts bytes it sent, some of
+/// which may never have been written), and says what it left there.
+/// A destination side that could not say (killed) wrote an unknown
+/// number of bytes and may have left its partial copy: xddcp looks
+/// ([`crate::leftover`]).
+fn unfinished(p: &Plan, job: &Job, dst_said: &[u8], killed: bool, r: &mut FileResult) {
+    if let Some(b) = written(dst_said) {
+        r.bytes = b;
+        r.left = left(job, dst_said);
+        return;
+    }
+    r.bytes = 0;
+    r.bytes_known = !killed;
+    // A side that ended by itself without the note made nothing (it
+    // stopped before its target was opened).
+    if !killed {
+        return;
+    }
+    if p.opts.restart {
+        r.left = crate::leftover::kept(p, job);
+    } else {
+        r.cleanup = crate::leftover::clean_up(p, job);
     }
 }
 
@@ -804,12 +820,19 @@ xdd: note: target 0 (/d/copy): the partial copy is kept as /d/copy.partial besid
             source: "/s/src".into(),
             destination: "/d/copy".into(),
             bytes: 400000000,
+            partial: "/d/copy.partial".into(),
         };
         let l = left(&job, err).unwrap();
-        assert_eq!(l.partial, "/d/copy.partial");
+        assert_eq!(l.partial.as_deref(), Some("/d/copy.partial"));
         assert_eq!(l.record, "/d/copy.restart");
         assert_eq!(l.recorded_bytes, Some(61865984));
-        assert!(l.said().contains("run the same command again (with -a)"));
+        assert_eq!(l.written, Some(69206016));
+        // The record and what was written, both said: they differ.
+        assert!(
+            l.said().contains("which records its first 61865984 bytes as written; run the same command again (with -a) to resume the copy (this run wrote 69206016 bytes before it stopped"),
+            "{}",
+            l.said()
+        );
         assert_eq!(
             left(
                 &job,

@@ -12,7 +12,7 @@ use crate::parse::cursor::Cursor;
 pub fn e2e_option(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result<(), UsageError> {
     // With XDD's other spellings (parse_func.c's xddfunc_endtoend):
     // issrc, isdest, dest, host, baseport.
-    const OPS: [&str; 14] = [
+    const OPS: [&str; 15] = [
         "issource",
         "issrc",
         "isdestination",
@@ -27,8 +27,9 @@ pub fn e2e_option(c: &mut Cursor, r: &mut RawConfig, t: Option<usize>) -> Result
         "timeout",
         "sockbuf",
         "noclobber",
+        "partial",
     ];
-    let expects = "issource, isdestination, destination HOST[:PORT[,N]], port N, portcount N, key FILE (or - for standard input), timeout SECONDS, sockbuf BYTES or noclobber";
+    let expects = "issource, isdestination, destination HOST[:PORT[,N]], port N, portcount N, key FILE (or - for standard input), timeout SECONDS, sockbuf BYTES, noclobber or partial NAME";
     operators(c, &OPS, expects, |c, op| {
         let set = e2e_operator(c, op)?;
         r.set(t, move |o| set(&mut o.e2e));
@@ -99,6 +100,10 @@ fn e2e_operator(c: &mut Cursor, op: &str) -> Result<E2eSetter, UsageError> {
         "sockbuf" => {
             let b = c.count("bytes", 4096, 1 << 30)?;
             Box::new(move |e| e.sockbuf = Some(b))
+        }
+        "partial" => {
+            let f = c.value("file name")?.to_string();
+            Box::new(move |e| e.partial = Some(f.clone()))
         }
         _ => Box::new(|e| e.noclobber = true),
     })

@@ -77,8 +77,14 @@ pub struct E2eOpts {
     #[serde(default)]
     pub sockbuf: Option<u64>,
     /// `noclobber` (iolab): the destination refuses an existing file
-    /// unless a restart record for it says how much of it is written.
+    /// unless a restart record for it says how much of it is written,
+    /// and builds a new copy under a temporary name
+    /// ([`super::partial`]), renamed to the destination's once complete.
     pub noclobber: bool,
+    /// `partial NAME` (iolab, with `noclobber`): the temporary name the
+    /// copy is built under [`DESTINATION.partial`].
+    #[serde(default)]
+    pub partial: Option<String>,
 }
 
 impl E2eOpts {

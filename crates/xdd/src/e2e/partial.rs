@@ -1,107 +1,116 @@
-//! A copy that stops part way never leaves a file that looks finished.
-//! A destination that keeps a restart file and never overwrites
-//! (`-e2e noclobber -restart enable`, what `xddcp -a` starts) moves its
-//! partial file to `PATH.partial` when its run fails or is interrupted,
-//! beside the record `PATH.restart`; the next run of the same copy moves
-//! it back before it resumes. (Without a restart file a failed run's
-//! file is removed.) A manual `-restart` copy keeps XDD's behaviour: the
-//! partial file stays at its name.
+//! A copy that stops part way never leaves a file that looks finished,
+//! even when its destination is killed (kill -9 leaves no chance to
+//! clean up). A `noclobber` destination (what xddcp starts) that is to
+//! make a new file builds it under a temporary name, `-e2e partial NAME`
+//! or `DESTINATION.partial`, and renames it to its own name (never over
+//! a file) only once every byte is written and the run completed. With a
+//! restart file the partial copy stays under that name when the run
+//! fails, beside the record `DESTINATION.restart`, and the next run of
+//! the same copy resumes it there; without one it is removed. A
+//! destination that is a device is written where it is, and one a
+//! restart record says this copy made (an earlier build's) is continued
+//! at its name. A manual copy without `noclobber` keeps XDD's behaviour:
+//! it writes its file at its name.
 
 use crate::error::{RunError, UsageError};
 use crate::parse::config::TargetOpts;
 use crate::plan::TargetPlan;
 use std::ffi::CString;
 use std::path::Path;
-use std::sync::Mutex;
 
-/// Partial copies this process moved back to their names, for
-/// [`undo_restores`].
-static RESTORED: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// The suffix of a partial copy.
+/// The suffix of a partial copy's default name.
 pub const SUFFIX: &str = ".partial";
 
-/// True for a destination whose partial copy goes by `PATH.partial`: a
-/// file of this machine (renamed with rename(2)).
+/// True for a destination that builds a new file under a temporary name:
+/// `noclobber`, a file of this machine (renamed with rename(2)), not a
+/// `null` target.
 pub fn applies(t: &TargetPlan) -> bool {
     let o = &t.opts;
     o.e2e.role() == Some(super::opts::Role::Destination)
         && o.e2e.noclobber
-        && o.restart.monitored()
         && t.caps.local
+        && !t.caps.discards
 }
 
-/// Before a resume: moves `PATH.partial` back to `PATH` when `PATH` is
-/// not there and the copy's restart record is. A partial copy or record
-/// that this user did not make (a link, another user's file, one others
-/// may write: in a shared directory anyone may plant them) is refused,
-/// before anything is done, rather than adopted.
-pub fn restore(o: &TargetOpts) -> Result<(), RunError> {
-    let partial = format!("{}{SUFFIX}", o.path);
-    let record = o.restart.file_for(&o.path);
-    trusted(&partial, "partial copy")?;
-    let missing = matches!(std::fs::symlink_metadata(&o.path), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
-    let ours = |p: &str| {
-        std::fs::symlink_metadata(p).is_ok_and(|m| iolab_core::trust::own_file(&m).is_ok())
-    };
-    // A record that is not ours is refused with its reason by the resume
-    // (`resume::decide`), before anything is written.
-    if !(missing && ours(&partial) && ours(&record)) {
-        return Ok(());
+/// The temporary name of destination `o`'s copy.
+pub fn name(o: &TargetOpts) -> String {
+    o.e2e
+        .partial
+        .clone()
+        .unwrap_or_else(|| format!("{}{SUFFIX}", o.path))
+}
+
+/// Where destination `t` writes until its copy is complete: its
+/// temporary name when it builds a new file there (nothing is at its
+/// own name), None when it writes its own name (not `noclobber`, a
+/// device, or a file a record says this copy made).
+pub fn work_path(t: &TargetPlan) -> Option<String> {
+    if !applies(t) {
+        return None;
     }
-    rename_noreplace(&partial, &o.path).map_err(|e| {
-        RunError::Usage(UsageError::new(
-            "restart",
-            format!(
-                "cannot move the partial copy {partial} back to {}: {e}",
-                o.path
-            ),
-        ))
-    })?;
-    RESTORED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(o.path.clone());
-    Ok(())
+    match std::fs::symlink_metadata(&t.opts.path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(name(&t.opts)),
+        _ => None,
+    }
 }
 
-/// Refuses `path` (bad usage) when something stands there that this
-/// user's earlier run cannot have left: see [`iolab_core::trust::own_file`].
-fn trusted(path: &str, what: &str) -> Result<(), RunError> {
-    let Ok(m) = std::fs::symlink_metadata(path) else {
-        return Ok(());
+fn usage(msg: String) -> RunError {
+    RunError::Usage(UsageError::new("endtoend", msg))
+}
+
+/// Whether a partial copy stands at the temporary name `work`, checked
+/// before anything else of a resume: only a regular file this user's
+/// earlier run can have left is taken; anything else (a link, another
+/// user's file, one others may write: in a shared directory anyone may
+/// plant one) is refused, never adopted.
+pub fn present(work: &str) -> Result<bool, RunError> {
+    let m = match std::fs::symlink_metadata(work) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(usage(format!("the partial copy {work}: {e}"))),
+        Ok(m) => m,
     };
     iolab_core::trust::own_file(&m).map_err(|why| {
         RunError::Usage(UsageError::new(
             "restart",
-            format!("the {what} {path} is not taken: {why}"),
+            format!("the partial copy {work} is not taken: {why}"),
         ))
-    })
+    })?;
+    Ok(true)
 }
 
-/// After a run that failed before its targets ran: every partial copy
-/// [`restore`] moved back goes to its `.partial` name again.
-pub fn undo_restores() {
-    let paths = std::mem::take(&mut *RESTORED.lock().unwrap_or_else(|p| p.into_inner()));
-    for p in paths {
-        let _ = rename_noreplace(&p, &format!("{p}{SUFFIX}"));
-    }
+/// A partial copy at `work` that nothing says how much of is written (no
+/// restart record, no `-restart offset`) cannot be continued: refused,
+/// with what to do.
+pub fn unresumable(o: &TargetOpts, work: &str) -> RunError {
+    let record = o.restart.file_for(&o.path);
+    let why = match o.restart.monitored() {
+        true => format!("no restart record ({record}) says how much of it is written"),
+        false => "without -restart nothing says how much of it is written".to_string(),
+    };
+    usage(format!(
+        "{work} is there: a copy to {} that did not finish left it, and {why}: remove it to start over",
+        o.path
+    ))
 }
 
-/// After a failed run: moves `path` to `path.partial` (never over an
-/// existing file); the note says where it is, and how much of it the
-/// restart record `record` says is written.
-pub fn set_aside(index: usize, path: &str, record: &str) -> String {
-    let partial = format!("{path}{SUFFIX}");
-    let recorded = format!(" beside {}", recorded(record));
-    match rename_noreplace(path, &partial) {
-        Ok(()) => format!(
-            "target {index} ({path}): the partial copy is kept as {partial}{recorded}; run the same copy again (-restart, xddcp -a) to resume it"
-        ),
-        Err(e) => format!(
-            "target {index} ({path}): the partial copy is kept (it could not be renamed to {partial}: {e}){recorded}; run the copy again with -restart to finish it"
-        ),
-    }
+/// After a complete copy: moves `work` to `dest`, never over a file that
+/// appeared there meanwhile, and flushes the directory so the name
+/// survives a crash.
+pub fn put_in_place(work: &str, dest: &str) -> std::io::Result<()> {
+    rename_noreplace(work, dest)?;
+    let dir = Path::new(dest)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty());
+    std::fs::File::open(dir.unwrap_or(Path::new(".")))?.sync_all()
+}
+
+/// The note for a partial copy kept for a resume: where it is and how
+/// much of it its record `record` says is written (xddcp reads it).
+pub fn kept(index: usize, dest: &str, path: &str, record: &str) -> String {
+    format!(
+        "target {index} ({dest}): the partial copy is kept as {path} beside {}; run the same copy again (-restart, xddcp -a) to resume it",
+        recorded(record)
+    )
 }
 
 /// "its restart record NAME, which says its first B of T bytes are

@@ -23,6 +23,10 @@ pub struct Resume {
     pub from: Option<(String, String)>,
     /// The restart file this run keeps, when it keeps one.
     pub file: Option<PathBuf>,
+    /// The temporary name the copy is built under, renamed to the
+    /// destination once complete ([`super::partial`]); None when the
+    /// destination is written at its own name.
+    pub work: Option<String>,
 }
 
 fn bad(msg: String) -> RunError {
@@ -31,13 +35,17 @@ fn bad(msg: String) -> RunError {
 
 /// Decides where destination target `t` resumes; `g` gives its backend
 /// options (`--s3.*`), so the destination asked is the one the copy
-/// writes.
-pub fn decide(t: &TargetPlan, g: &GlobalOpts) -> Result<Resume, RunError> {
+/// writes. `work` is the temporary name it builds a new copy under
+/// ([`super::partial::work_path`]).
+pub fn decide(t: &TargetPlan, g: &GlobalOpts, work: Option<&str>) -> Result<Resume, RunError> {
     let o = &t.opts;
     let terms = Terms::of(t, 1, 0);
     let start = terms::start_bytes(t);
     let end = start + t.planned_bytes();
     let file = o.restart.monitored().then(|| o.restart.file_for(&o.path));
+    // The partial copy first: one planted by someone else is named as
+    // such before its record is looked at.
+    let there = work.map(super::partial::present).transpose()?;
     let record = match &file {
         Some(f) if record_present(f)? => Some(load(f, &o.path, end, g.passes)?),
         _ => None,
@@ -51,28 +59,60 @@ pub fn decide(t: &TargetPlan, g: &GlobalOpts) -> Result<Resume, RunError> {
     };
     // A later pass rewrites a copy the first pass completed.
     let needed = if pass > 1 { end } else { offset };
-    let size = existing_size(t, g);
+    let (written, size) = match (work, there) {
+        (Some(w), Some(true)) if wanted.is_none() => return Err(super::partial::unresumable(o, w)),
+        (Some(w), Some(true)) => (w.to_string(), std::fs::metadata(w).map(|m| m.len()).ok()),
+        (Some(w), _) => (w.to_string(), None),
+        (None, _) => (o.path.clone(), existing_size(t, g)),
+    };
     if needed > start && !t.caps.discards && size.unwrap_or(0) < needed {
         return Err(bad(format!(
-            "the copy would resume at byte {offset}{}, but {} {}; remove the restart file{} to start over",
+            "the copy would resume at byte {offset}{}, but {written} {}; remove the restart file{} to start over",
             if pass > 1 { format!(" of pass {pass}") } else { String::new() },
-            o.path,
             size.map_or("does not exist".to_string(), |s| format!("has only {s} bytes")),
             file.as_deref().map(|f| format!(" {f}")).unwrap_or_default()
         )));
     }
-    if o.e2e.noclobber && size.is_some() && wanted.is_none() && !t.caps.discards {
-        return Err(RunError::Usage(UsageError::new("endtoend", format!(
-            "{} exists and iolab does not overwrite it (-e2e noclobber): remove it, or resume it with -restart",
-            o.path
-        ))));
+    let device = size == Some(u64::MAX);
+    if o.e2e.noclobber
+        && work.is_none()
+        && size.is_some()
+        && wanted.is_none()
+        && !t.caps.discards
+        && !device
+    {
+        return Err(RunError::Usage(UsageError::new(
+            "endtoend",
+            exists(o, file.as_deref()),
+        )));
     }
     Ok(Resume {
         offset,
         pass,
         from: record.map(|r| (file.clone().unwrap_or_default(), r.source)),
         file: file.map(PathBuf::from),
+        work: work.map(str::to_string),
     })
+}
+
+/// Why a `noclobber` destination that exists, with no record of this
+/// copy, is refused, and what the user can do: resume it only when a
+/// restart record is there to resume from.
+fn exists(o: &crate::parse::config::TargetOpts, file: Option<&str>) -> String {
+    let head = format!(
+        "{} exists and iolab does not overwrite it (-e2e noclobber)",
+        o.path
+    );
+    let record = o.restart.file_for(&o.path);
+    match file {
+        Some(f) => format!(
+            "{head}, and no restart record ({f}) says this copy made it: remove it, or copy to another name"
+        ),
+        None if Path::new(&record).is_file() => format!(
+            "{head}: remove it, or resume it with -restart (xddcp: -a), from its restart record {record}"
+        ),
+        None => format!("{head}: remove it, or copy to another name"),
+    }
 }
 
 /// Whether restart file `f` is there: a regular file is; a link at its
@@ -105,11 +145,14 @@ fn record_present(f: &str) -> Result<bool, RunError> {
 }
 
 /// Refuses, before any port is bound (so before the source sends a
-/// byte), a destination file the copy could not make or must not write
+/// byte), a destination the copy could not make or must not write
 /// through: a name whose directory is missing or not writable, a
-/// directory, a link that leads nowhere, and with `-e2e noclobber`
-/// (xddcp's) any link at the name. Files of this machine only; a `null`
-/// destination writes nothing.
+/// directory, a link that leads nowhere, with `-e2e noclobber`
+/// (xddcp's) any link at the name, a block device that looks in use
+/// (a file system on it, mounted, held) unless `-force`, and a
+/// character device with a restart file (nothing of it can be resumed)
+/// or, under `noclobber`, with direct I/O (as XDD's xddcp). Files of this
+/// machine only; a `null` destination writes nothing.
 pub fn check_destination(t: &TargetPlan, g: &GlobalOpts) -> Result<(), RunError> {
     if !t.caps.local || t.caps.discards {
         return Ok(());
@@ -120,13 +163,13 @@ pub fn check_destination(t: &TargetPlan, g: &GlobalOpts) -> Result<(), RunError>
         Ok(m) if m.file_type().is_symlink() => {
             let leads = std::fs::metadata(path).is_ok();
             match (o.e2e.noclobber, leads) {
-                (false, true) => return Ok(()),
+                (false, true) => return special(t, g),
                 (_, false) => "is a symbolic link to nothing; the copy is never written through it: remove it, or name the file itself".to_string(),
                 (true, true) => "is a symbolic link; the copy is never written through a link at its name (-e2e noclobber): remove it, or name the file itself".to_string(),
             }
         }
         Ok(m) if m.is_dir() => "is a directory: name a file in it".to_string(),
-        Ok(_) => return Ok(()),
+        Ok(_) => return special(t, g),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => match creatable_in(t, g, path) {
             Ok(()) => return Ok(()),
             Err(why) => why,
@@ -137,6 +180,52 @@ pub fn check_destination(t: &TargetPlan, g: &GlobalOpts) -> Result<(), RunError>
         "endtoend",
         format!("destination {}: {why}", o.path),
     )))
+}
+
+/// The checks of a destination that is a device (the name followed):
+/// see [`check_destination`]. A block device is claimed and looked at
+/// as the run will ([`iolab_backend::safety::claim_unused`]), then let
+/// go: the run claims it again when it opens it, after the handshake.
+fn special(t: &TargetPlan, g: &GlobalOpts) -> Result<(), RunError> {
+    use std::os::unix::fs::FileTypeExt;
+    let o = &t.opts;
+    let Ok(kind) = std::fs::metadata(&o.path).map(|m| m.file_type()) else {
+        return Ok(());
+    };
+    let refuse = |why: String| {
+        Err(RunError::Usage(UsageError::new(
+            "endtoend",
+            format!("destination {}: {why}", o.path),
+        )))
+    };
+    if kind.is_char_device() {
+        if o.restart.monitored() {
+            return refuse("is a character device, which a restart file cannot resume (nothing of what it was sent stays to be continued): drop -restart (xddcp: -a)".into());
+        }
+        if o.e2e.noclobber && o.dio {
+            return refuse(
+                "is a character device, which takes no direct I/O: drop -dio (xddcp: -d)".into(),
+            );
+        }
+        return Ok(());
+    }
+    if !kind.is_block_device() || !o.writes() || g.force {
+        return Ok(());
+    }
+    let be = crate::plan::target_backend(o, g).map_err(|e| RunError::Refused(e.to_string()))?;
+    let c =
+        iolab_backend::c_path(Path::new(&o.path)).map_err(|e| RunError::Refused(e.to_string()))?;
+    let rdev = be.stat(&c).map(|st| st.rdev).unwrap_or(0);
+    match iolab_backend::safety::claim_unused(be.as_ref(), &c, rdev) {
+        Ok(claim) => {
+            drop(claim);
+            Ok(())
+        }
+        Err(why) => Err(RunError::Refused(format!(
+            "target {} ({}): refusing to write to this block device because {why}; add -force to overwrite it",
+            t.index, o.path
+        ))),
+    }
 }
 
 /// Whether a file can be made at `path` (which is not there): its
@@ -194,12 +283,14 @@ fn load(f: &str, dest: &str, end: u64, passes: u64) -> Result<Record, RunError> 
 }
 
 /// Size of the destination file when it exists (None when it does not;
-/// a block device counts as existing and large enough).
+/// a device counts as existing and large enough, u64::MAX: its size is
+/// not its length, and a character device has none). Whether a block
+/// device may be written at all is [`check_destination`]'s.
 fn existing_size(t: &TargetPlan, g: &GlobalOpts) -> Option<u64> {
     let be = crate::plan::target_backend(&t.opts, g).ok()?;
     let p = std::ffi::CString::new(t.opts.path.as_bytes()).ok()?;
     let st = be.stat(&p).ok()?;
-    if st.is_block_device {
+    if st.is_block_device || (!st.is_file && !st.is_dir && t.caps.local) {
         return Some(u64::MAX);
     }
     Some(st.size)

@@ -51,6 +51,9 @@ pub struct Session {
     pub peer_path: String,
     /// The restart file, on a destination that keeps one.
     pub restart_file: Option<std::path::PathBuf>,
+    /// The temporary name a destination builds its copy under
+    /// ([`super::partial`]); None when it writes its own name.
+    pub work: Option<String>,
     /// Things to tell the user (resumed, rejected connections).
     pub notes: Vec<String>,
     /// The live link, while [`connect_all`] hands it over.
@@ -139,13 +142,11 @@ fn connect_targets(
     for t in &plan.targets {
         if t.opts.e2e.role() == Some(Role::Destination) {
             resume::check_destination(t, &plan.global)?;
-            if super::partial::applies(t) {
-                super::partial::restore(&t.opts)?;
-            }
+            let work = super::partial::work_path(t);
             if t.caps.local {
-                super::lock::take(&t.opts.path)?;
+                super::lock::take(work.as_deref().unwrap_or(&t.opts.path))?;
             }
-            resumes.push(Some(resume::decide(t, &plan.global)?));
+            resumes.push(Some(resume::decide(t, &plan.global, work.as_deref())?));
             bound.push(Some(bind(t)?));
         } else {
             resumes.push(None);
@@ -283,6 +284,7 @@ fn destination(
         passes,
         peer_path,
         restart_file: r.file,
+        work: r.work,
         notes,
         live_link: got.link,
     })
@@ -590,6 +592,7 @@ fn source(
         passes,
         peer_path,
         restart_file: None,
+        work: None,
         notes,
         live_link,
     })

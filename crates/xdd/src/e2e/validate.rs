@@ -67,6 +67,7 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
             "noclobber applies to the destination side",
         ));
     }
+    noclobber(i, t)?;
     if t.engine == EngineKind::Uring {
         return Err(err(
             "engine",
@@ -98,6 +99,39 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
     }
     key(i, t)?;
     restart(c, i, t)
+}
+
+/// A `noclobber` destination builds its copy under a temporary name
+/// and renames it once complete ([`super::partial`]): the name must be
+/// beside the destination (rename(2) stays in one directory), and the
+/// options that make, remake or delete the target's file do not fit.
+fn noclobber(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let e = &t.e2e;
+    if let Some(p) = &e.partial {
+        if !e.noclobber {
+            return Err(err(
+                "endtoend",
+                i,
+                "partial NAME names where a noclobber destination builds its copy; add -e2e noclobber",
+            ));
+        }
+        let dir = |s: &str| std::path::Path::new(s).parent().map(|d| d.to_path_buf());
+        if *p == t.path || dir(p) != dir(&t.path) {
+            return Err(err(
+                "endtoend",
+                i,
+                format!("partial {p}: give another name in the directory of {} (it is renamed to it once the copy is complete)", t.path),
+            ));
+        }
+    }
+    if e.noclobber && (t.createnewfiles || t.recreatefiles || t.reopen || t.deletefile) {
+        return Err(err(
+            "endtoend",
+            i,
+            "noclobber builds the copy under a temporary name and renames it once complete; drop -createnewfiles, -recreatefiles, -reopen and -deletefile",
+        ));
+    }
+    Ok(())
 }
 
 /// The key file, when one is named (option or environment), must be

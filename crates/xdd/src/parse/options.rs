@@ -376,7 +376,7 @@ pub static OPTIONS: &[OptSpec] = &[
         apply: |_, r, _| action(r, Action::Version),
         example: "-version", check: Check::Action },
     OptSpec { name: "endtoend", short: None, aliases: &["e2e"], arity: Words, scoped: true,
-        args: "issource|isdestination|destination <host[:port[,n]]>|port <n>|portcount <n>|key <file or - for stdin>|timeout <s>|sockbuf <bytes>|noclobber",
+        args: "issource|isdestination|destination <host[:port[,n]]>|port <n>|portcount <n>|key <file or - for stdin>|timeout <s>|sockbuf <bytes>|noclobber|partial <name>",
         help: "network copy: the source reads its target and sends it to the destination, which writes it; start the destination first (docs/e2e.md)",
         apply: crate::e2e::args::e2e_option,
         example: "-e2e target 0 issource destination h1:5000,2 -e2e target 0 destination h2:6000,2", check: Check::Ok(|c| c.targets[0].e2e.issource && c.targets[0].queuedepth == 4 && c.targets[0].e2e.destinations.len() == 2 && !c.targets[1].e2e.any()) },

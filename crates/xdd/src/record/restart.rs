@@ -249,24 +249,33 @@ impl Record {
 
     /// Replaces the record at `path` atomically (temporary file, flush,
     /// rename, directory flush).
+    /// A temporary file whose writing fails (a full file system) is
+    /// removed: the old record stays, and nothing half-made beside it.
     pub fn store(&self, path: &Path) -> std::io::Result<()> {
         let tmp = tmp_path(path);
         // A link planted at the temporary name is not written through.
         // Mode 644 whatever the umask: a record others may write is
         // refused by the next run's load.
-        let mut f = std::fs::OpenOptions::new()
+        let f = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)?;
-        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        f.write_all(self.render().as_bytes())?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
+        let written = self.write_to(f).and_then(|()| std::fs::rename(&tmp, path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         std::fs::File::open(dir.unwrap_or(Path::new(".")))?.sync_all()
+    }
+
+    /// The record into `f`, flushed to stable storage.
+    fn write_to(&self, mut f: std::fs::File) -> std::io::Result<()> {
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        f.write_all(self.render().as_bytes())?;
+        f.sync_all()
     }
 }
 

@@ -42,9 +42,7 @@ pub fn run(
     progress: &Progress,
     cancel: &iolab_core::CancelToken,
 ) -> Result<RunResults, RunError> {
-    // A partial copy moved back for a resume that then failed before
-    // any data moved goes back to its `.partial` name.
-    run_plan(plan, cfg, progress, cancel).inspect_err(|_| crate::e2e::partial::undo_restores())
+    run_plan(plan, cfg, progress, cancel)
 }
 
 fn run_plan(
@@ -59,12 +57,20 @@ fn run_plan(
     let backends = backends(plan)?;
     let g = &plan.global;
     let clock = global_clock(g, cancel)?;
+    // A start time too far off is bad input, refused before anything
+    // is prepared.
+    let start_wait = match (&clock, g.starttime_s) {
+        (Some(c), Some(t)) => c.wait_until(t).map_err(|e| {
+            RunError::Usage(crate::error::UsageError::new("starttime", e.to_string()))
+        })?,
+        _ => None,
+    };
     let host = iolab_core::env::host_info();
     let mut notes = start_notes(plan);
     let sh = shared(plan, progress, cancel, host.cpus);
     let (mut targets, monitors) = prepare_attached(plan, &backends, &sh, cancel)?;
     if let (Some(c), Some(t)) = (&clock, g.starttime_s) {
-        wait_for_start(c, t, &mut notes, cancel);
+        wait_for_start(c, (t, start_wait), progress, &mut notes, cancel);
     }
     progress.run_start_ns.store(sh.run_start_ns, Relaxed);
     let start_wall_ns = wall_ns();
@@ -162,7 +168,11 @@ fn prepare_attached<'a>(
         .iter()
         .map(|s| s.as_ref().map_or(0, |s| s.first_op))
         .collect();
-    let mut targets = prepare_all(plan, backends, sh)?;
+    let works: Vec<Option<String>> = sessions
+        .iter()
+        .map(|s| s.as_ref().and_then(|s| s.work.clone()))
+        .collect();
+    let mut targets = prepare_all(plan, backends, sh, &works)?;
     for ((t, p), skip) in plan.targets.iter().zip(&progress.targets).zip(first_ops) {
         p.planned_ops.store(t.ops.saturating_sub(skip), Relaxed);
     }
@@ -191,31 +201,64 @@ fn wind_down(targets: &mut [Target<'_>], sh: &RunShared<'_>) -> Outcome {
     let timed_out = mono_ns() >= sh.run_deadline_ns;
     let outcome = sh.state.outcome(timed_out.then_some(g.runtime_s));
     let outcome = counted_errors(targets, outcome);
-    let keep = g.keepfiles || !matches!(outcome, Outcome::Error(_) | Outcome::Interrupted);
+    let outcome = put_in_place(targets, outcome);
+    let stopped = matches!(outcome, Outcome::Error(_) | Outcome::Interrupted);
     for tg in targets.iter_mut() {
         finish(tg);
-        if !keep {
+        // A copy built under a temporary name that is still there did
+        // not complete (a time limit ended it): it is no finished copy.
+        let unfinished = tg.rename_to.is_some();
+        if !g.keepfiles && (stopped || unfinished) {
             leave(tg);
         }
     }
     outcome
 }
 
+/// Renames every copy built under a temporary name to its destination
+/// once the run completed ([`crate::e2e::partial`]); one that cannot be
+/// (a file appeared at its name meanwhile) fails the run and stays,
+/// complete, where it is.
+fn put_in_place(targets: &mut [Target<'_>], outcome: Outcome) -> Outcome {
+    if outcome != Outcome::Completed {
+        return outcome;
+    }
+    let mut outcome = outcome;
+    for tg in targets.iter_mut() {
+        let Some(dest) = tg.rename_to.clone() else {
+            continue;
+        };
+        match crate::e2e::partial::put_in_place(&tg.path, &dest) {
+            Ok(()) => {
+                tg.created.retain(|p| *p != tg.path);
+                tg.path = dest;
+                tg.rename_to = None;
+            }
+            Err(e) => {
+                // Complete, and not ours to remove: it is the copy.
+                tg.created.retain(|p| *p != tg.path);
+                tg.rename_to = None;
+                let why = format!(
+                    "target {} ({dest}): the copy is complete in {}, but it cannot be renamed to {dest} ({e}); iolab never replaces a file: move it there yourself",
+                    tg.plan.index, tg.path
+                );
+                tg.notes.push(why.clone());
+                let f = Failure::io("rename", Some(dest), &e);
+                outcome = outcome.worst(Outcome::Error(Failure { message: why, ..f }));
+            }
+        }
+    }
+    outcome
+}
+
 /// What a target that is not kept leaves: an end-to-end copy's partial
-/// file set aside or kept for -restart, anything else removed.
+/// file kept for -restart, anything else removed.
 fn leave(tg: &mut Target<'_>) {
-    if crate::e2e::partial::applies(tg.plan) {
-        let record = tg.plan.opts.restart.file_for(&tg.path);
-        let note = crate::e2e::partial::set_aside(tg.plan.index, &tg.path, &record);
+    if crate::e2e::monitor::keeps_partial(tg) {
+        let dest = &tg.plan.opts.path;
+        let record = tg.plan.opts.restart.file_for(dest);
+        let note = crate::e2e::partial::kept(tg.plan.index, dest, &tg.path, &record);
         tg.notes.push(note);
-    } else if crate::e2e::monitor::keeps_partial(tg) {
-        let record = tg.plan.opts.restart.file_for(&tg.path);
-        tg.notes.push(format!(
-            "target {} ({}): the partial copy is kept, with {}; run the copy again with -restart to finish it",
-            tg.plan.index,
-            tg.path,
-            crate::e2e::partial::recorded(&record)
-        ));
     } else {
         remove_created(tg);
     }
@@ -293,20 +336,27 @@ fn engine_notes(plan: &Plan) -> Vec<String> {
         .collect()
 }
 
+/// Waits until the global clock reads `-starttime`, `left` from now
+/// (None: it already has, a note), telling the CLI through `progress`
+/// how long the wait is (it says so, and counts down on a terminal).
 fn wait_for_start(
     c: &Estimate,
-    t_s: u64,
+    (t_s, left): (u64, Option<std::time::Duration>),
+    progress: &Progress,
     notes: &mut Vec<String>,
     cancel: &iolab_core::CancelToken,
 ) {
-    let target = t_s.saturating_mul(1_000_000_000);
-    if target <= c.global_now_ns() {
+    let Some(left) = left else {
         notes.push(format!(
             "-starttime {t_s} had already passed; started at once"
         ));
         return;
-    }
-    let local = c.local_at(target);
+    };
+    let _ = progress.start_wait.set(crate::run::progress::StartWait {
+        global_s: t_s,
+        left,
+    });
+    let local = c.local_at(t_s.saturating_mul(1_000_000_000));
     while !cancel.is_cancelled() {
         let now = wall_ns();
         if now >= local {
@@ -430,11 +480,13 @@ fn prepare_all<'a>(
     plan: &'a Plan,
     backends: &'a [Box<dyn Backend>],
     sh: &RunShared,
+    works: &[Option<String>],
 ) -> Result<Vec<Target<'a>>, RunError> {
     let mut out: Vec<Target> = Vec::new();
     let mut ordinal = 0;
-    for (tp, be) in plan.targets.iter().zip(backends) {
-        match prepare(tp, be.as_ref(), sh, ordinal) {
+    for (i, (tp, be)) in plan.targets.iter().zip(backends).enumerate() {
+        let work = works.get(i).and_then(|w| w.as_deref());
+        match prepare(tp, be.as_ref(), sh, ordinal, work) {
             Ok(t) => {
                 ordinal += t.qthreads.len();
                 out.push(t)

@@ -108,6 +108,15 @@ impl TargetProgress {
     }
 }
 
+/// A wait for `-starttime`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartWait {
+    /// The global time waited for, seconds since the epoch.
+    pub global_s: u64,
+    /// How long the wait is.
+    pub left: std::time::Duration,
+}
+
 /// Progress of every target of a run.
 #[derive(Debug, Default)]
 pub struct Progress {
@@ -120,6 +129,10 @@ pub struct Progress {
     /// Where the end-to-end destination targets listen, set once they
     /// all do (the CLI says so, and xddcp waits for it).
     pub e2e_listening: std::sync::OnceLock<Vec<String>>,
+    /// `-starttime`: the global time the run waits for and how long the
+    /// wait is, set as it begins (the CLI says so; `run_start_ns` is set
+    /// when it is over).
+    pub start_wait: std::sync::OnceLock<StartWait>,
     /// Where each QThread records its operations for the live figures
     /// (`--live`), per op type (`read`, `write`); none: nothing recorded.
     pub live: Option<std::sync::Arc<iolab_core::live::Board>>,

@@ -56,6 +56,10 @@ pub struct Target<'a> {
     /// A block device written without -force, held exclusively for the
     /// run (nothing mounts it meanwhile; see [`check_safety`]).
     pub claim: iolab_backend::safety::DeviceClaim,
+    /// The destination `path` becomes once the copy is complete: an
+    /// end-to-end copy built under a temporary name
+    /// ([`crate::e2e::partial`]).
+    pub rename_to: Option<String>,
 }
 
 /// What the target threads share.
@@ -102,6 +106,8 @@ fn open(
 ) -> Result<(Handle, bool, bool), RunError> {
     let t = &plan.opts;
     let create = t.writes() && be.stat(&cpath(path)).is_err();
+    // A copy that never overwrites makes its file itself or not at all.
+    let strict = t.e2e.noclobber && t.e2e.role() == Some(crate::e2e::opts::Role::Destination);
     let mut o = OpenOptions {
         read: true,
         write: t.writes(),
@@ -117,7 +123,7 @@ fn open(
     let what = if create { "create" } else { "open" };
     match be.open(&cpath(path), o) {
         Ok(h) => Ok((h, o.direct, create)),
-        Err(e) if create && e.raw_os_error() == Some(libc::EEXIST) => {
+        Err(e) if create && !strict && e.raw_os_error() == Some(libc::EEXIST) => {
             // Made by someone else since we looked: theirs, not ours.
             o.create = false;
             o.exclusive = false;
@@ -174,12 +180,15 @@ fn check_safety(
     Ok((true, claim))
 }
 
-/// Prepares a target: safety check, open, preallocate, buffers.
+/// Prepares a target: safety check, open, preallocate, buffers. `work`
+/// is the temporary name an end-to-end destination builds its copy
+/// under, renamed to the target's once complete.
 pub fn prepare<'a>(
     plan: &'a TargetPlan,
     be: &'a dyn Backend,
     sh: &RunShared,
     ordinal0: usize,
+    work: Option<&str>,
 ) -> Result<Target<'a>, RunError> {
     let t = &plan.opts;
     let mut notes = Vec::new();
@@ -200,15 +209,16 @@ pub fn prepare<'a>(
     if be.capabilities().local {
         info.fs = Some(iolab_core::env::fs_info(std::path::Path::new(&t.path)));
     }
+    let path = work.unwrap_or(&t.path);
     // -createnewfiles opens a new file before each pass instead.
     if !t.createnewfiles {
-        let (h, direct, c) = open(be, plan, &t.path, &mut notes)?;
+        let (h, direct, c) = open(be, plan, path, &mut notes)?;
         // A destination of a copy has one writer (see e2e::lock).
         if t.e2e.role() == Some(crate::e2e::opts::Role::Destination) && plan.caps.local {
-            if let Err(e) = crate::e2e::lock::take(&t.path) {
+            if let Err(e) = crate::e2e::lock::take(path) {
                 let _ = be.close(h);
                 if c {
-                    let _ = be.unlink(&cpath(&t.path));
+                    let _ = be.unlink(&cpath(path));
                 }
                 return Err(e);
             }
@@ -216,7 +226,7 @@ pub fn prepare<'a>(
         handle = Some(h);
         info.direct_io = direct;
         if c {
-            created.push(t.path.clone());
+            created.push(path.to_string());
         } else {
             existed_before = true;
         }
@@ -225,7 +235,7 @@ pub fn prepare<'a>(
         plan,
         be,
         io,
-        path: t.path.clone(),
+        path: path.to_string(),
         handle,
         qthreads: Vec::new(),
         info,
@@ -235,6 +245,7 @@ pub fn prepare<'a>(
         kept: Vec::new(),
         first_pass: 1,
         claim,
+        rename_to: work.map(|_| t.path.clone()),
     };
     match fill(&mut tg, sh, ordinal0) {
         Ok(()) => Ok(tg),
