@@ -57,8 +57,10 @@ impl NotStarted {
     }
 
     /// Bad input is a usage halt, a backend that could not start a
-    /// failed one; under mpirun every rank finds the same fault and
-    /// rank 0 says it.
+    /// failed one. Said by rank 0 alone under a launcher: used as is
+    /// where MPI could not start (every rank finds the same fault);
+    /// once it has, the ranks agree first (`crate::ranks::settle`), and
+    /// a fault found on another rank is said by rank 0 too.
     pub fn halt(self, prog: &str) -> Halt {
         let kind = match self.failure {
             Some(_) => HaltKind::Failed,

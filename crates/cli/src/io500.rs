@@ -4,7 +4,7 @@
 //! communicator, prints the `[RESULT]`/`[SCORE ]` lines and writes
 //! result_summary.txt, result.txt and result.json into the resultdir.
 
-use crate::exit::{Ended, Halt, HaltKind, NotStarted};
+use crate::exit::{Ended, Halt, NotStarted};
 use crate::runner::{options, Render, Report, Run, RunOptions, Session};
 use iolab_backend::Backend;
 use iolab_comm::{connect, CommMode, Transport, World};
@@ -84,7 +84,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     if let Some(e) = ignored_with(&cli) {
         return Err(Halt::usage(format!("iolab {prog}: {e}")));
     }
-    let s = prepare(&cli, &backend_opts).map_err(|e| e.halt(prog))?;
+    let s = prepare(prog, &cli, &backend_opts)?;
     if cli.dry_run {
         return dry_run(&s);
     }
@@ -127,7 +127,61 @@ impl Setup {
     }
 }
 
-fn prepare(cli: &Cli, backend_opts: &[String]) -> Result<Setup, NotStarted> {
+/// Reads and checks the ini and the options; under MPI every rank
+/// checks, and the ranks agree on the options and the verdict before any
+/// of them goes on (`ranks`).
+fn prepare(prog: &str, cli: &Cli, backend_opts: &[String]) -> Result<Setup, Halt> {
+    let read = read_config(cli);
+    // Also when the ini was refused: the ranks say so together.
+    let world = connect(CommMode::Auto).map_err(|e| NotStarted::from(e.to_string()).halt(prog))?;
+    // Rank 0's start time: a collective, so every rank reaches it
+    // whatever its ini said.
+    let stamp = start_stamp(&*world.transport());
+    let options = read
+        .as_ref()
+        .ok()
+        .map(|(cfg, _)| option_lines(cfg, cli, backend_opts));
+    let checked =
+        read.and_then(|(cfg, ini_text)| check(cli, backend_opts, cfg, ini_text, &world, stamp));
+    let c = crate::ranks::settle(prog, &world, options.as_deref(), checked)?;
+    Ok(Setup {
+        cfg: c.cfg,
+        ini_text: c.ini_text,
+        layout: c.layout,
+        resultdir: c.resultdir,
+        world,
+        threads: cli.tasks,
+        backend: c.backend,
+    })
+}
+
+/// What one rank checked, before the ranks agree.
+struct Checked {
+    cfg: Config,
+    ini_text: String,
+    layout: Layout,
+    resultdir: PathBuf,
+    backend: Box<dyn Backend>,
+}
+
+/// What the ranks compare: the ini's values and the options.
+fn option_lines(cfg: &Config, cli: &Cli, backend_opts: &[String]) -> Vec<String> {
+    let mut lines = crate::ranks::option_lines(cfg, &[]);
+    lines.extend([
+        format!("--tasks = {}", cli.tasks),
+        format!("--mode = {}", cli.mode),
+        format!("--engine = {}", cli.engine),
+        format!("--qd = {:?}", cli.qd),
+        format!("--timestamp = {:?}", cli.timestamp),
+        format!("--dry-run = {}", cli.dry_run),
+        format!("--cleanup = {}", cli.cleanup),
+        format!("backend options = {}", backend_opts.join(" ")),
+    ]);
+    lines
+}
+
+/// The ini read and checked alone, and its text.
+fn read_config(cli: &Cli) -> Result<(Config, String), NotStarted> {
     let Some(file) = &cli.ini else {
         return Err(String::from(
             "give the ini file: iolab io500 config.ini (iolab io500 --list prints every key)",
@@ -147,13 +201,25 @@ fn prepare(cli: &Cli, backend_opts: &[String]) -> Result<Setup, NotStarted> {
     if cli.tasks == 0 || cli.tasks > MAX_TASKS {
         return Err(format!("--tasks {}: must be 1 to {MAX_TASKS}", cli.tasks).into());
     }
-    let world = connect(CommMode::Auto).map_err(|e| e.to_string())?;
+    Ok((cfg, ini_text))
+}
+
+/// This rank's checks, touching nothing: the task count, each mdtest
+/// phase's command line, the backend; `stamp` is rank 0's start time.
+fn check(
+    cli: &Cli,
+    backend_opts: &[String],
+    cfg: Config,
+    ini_text: String,
+    world: &World,
+    stamp: String,
+) -> Result<Checked, NotStarted> {
     let tasks = (cli.tasks * world.transport().size()) as u64;
     cfg.check_tasks(tasks, cli.tasks as u64)
         .map_err(|e| e.to_string())?;
     let stamp = match &cli.timestamp {
         Some(t) => checked_stamp(t)?,
-        None => start_stamp(&*world.transport()),
+        None => stamp,
     };
     let with = |p: &Path, on: bool| if on { p.join(&stamp) } else { p.to_path_buf() };
     let resultdir = with(&cfg.resultdir, cfg.timestamp_resultdir);
@@ -184,13 +250,11 @@ fn prepare(cli: &Cli, backend_opts: &[String]) -> Result<Setup, NotStarted> {
             .init()
             .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;
     }
-    Ok(Setup {
-        resultdir,
+    Ok(Checked {
         cfg,
         ini_text,
         layout,
-        world,
-        threads: cli.tasks,
+        resultdir,
         backend,
     })
 }
@@ -555,17 +619,10 @@ fn nearest_existing(p: &Path) -> PathBuf {
 
 fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
     let t = s.transport();
-    let made = make_dirs(prog, &s, cli, &command);
-    // Every rank learns whether rank 0 could set up, so none runs alone.
-    let ok = t
-        .all_gather(&[u8::from(made.is_ok())])
-        .iter()
-        .all(|v| v.first() == Some(&1));
-    let (session, made) = match (made, ok) {
-        (Ok(m), true) => m,
-        (Err(e), _) => return Err(Halt::usage(format!("{prog}: {e}"))),
-        (Ok(_), false) => return Err(Halt::said(HaltKind::Usage)),
-    };
+    // Every rank learns whether rank 0 could set up, so none runs alone,
+    // and rank 0 says why not before any rank ends.
+    let made = make_dirs(prog, &s, cli, &command).map_err(NotStarted::from);
+    let (session, made) = crate::ranks::settle(prog, &s.world, None, made)?;
     if s.leader() {
         print_now(&format!(
             "IO500 version iolab-{} ({})\nresult-dir = {}\n",

@@ -28,12 +28,10 @@ pub fn version() -> String {
 /// Entry point of `iolab ior` (and of the `ior` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let command = crate::process_command_line();
-    let setup = match prepare(prog, &args, &command) {
-        Ok(Some(s)) => s,
-        Ok(None) => return Err(Halt::shown()),
-        Err(e) => return Err(e.halt(prog)),
-    };
-    Ok(run(prog, setup, &command))
+    match prepare(prog, &args, &command)? {
+        Some(setup) => Ok(run(prog, setup, &command)),
+        None => Err(Halt::shown()),
+    }
 }
 
 /// A command line read and checked, before anything is started.
@@ -110,24 +108,39 @@ struct Setup {
     threads: usize,
 }
 
-/// Everything that can fail on bad input, done before anything is made.
-fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>, NotStarted> {
-    let Some(ReadArgs { cfg, backend }) = read_args(argv)? else {
-        let _ = out!("{}", options::help(prog));
-        return Ok(None);
+/// What the ranks compare of their options: everything but the outputs,
+/// which rank 0 alone writes.
+const RANK_0_ONLY: &[&str] = &[
+    "globals.json",
+    "globals.csv",
+    "globals.stats",
+    "globals.store",
+    "globals.summary_file",
+    "tests.params.rank_csv",
+];
+
+/// Everything that can fail on bad input, done before anything is made;
+/// under MPI every rank checks, and the ranks agree on the options and
+/// the verdict before any of them goes on (`ranks`).
+fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>, Halt> {
+    let read = match read_args(argv) {
+        Ok(None) => {
+            let _ = out!("{}", options::help(prog));
+            return Ok(None);
+        }
+        Ok(Some(r)) => Ok(r),
+        Err(e) => Err(NotStarted::from(e)),
     };
-    backend
-        .init()
-        .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;
-    let world = connect(CommMode::Auto).map_err(|e| e.to_string())?;
-    let threads = cfg.globals.tasks_per_process.unwrap_or(1) as usize;
+    // Also when the command line was refused: the ranks say so together.
+    let world = connect(CommMode::Auto).map_err(|e| NotStarted::from(e.to_string()).halt(prog))?;
+    let options = read.as_ref().ok().map(|r| {
+        let mut lines = crate::ranks::option_lines(&r.cfg, RANK_0_ONLY);
+        lines.push(format!("backend = {}", r.backend.name()));
+        lines
+    });
+    let checked = read.and_then(|r| check(r, &world));
+    let (cfg, backend, threads) = crate::ranks::settle(prog, &world, options.as_deref(), checked)?;
     let total = threads * world.transport().size();
-    cfg.check_tasks(total as u64, threads as u64)
-        .map_err(|e| e.to_string())?;
-    // The test files' names, before the runner opens the store or the
-    // live stream (both were left behind by a run refused here).
-    iolab_ior::run::preflight(&cfg, &world.transport(), threads, &*backend)
-        .map_err(|f| f.message)?;
     // Last, so that a run refused above leaves no store behind; one rank
     // collects and records.
     let session = Run::new(prog, "ior", SCHEMA, command, cfg.clone(), given(&cfg))
@@ -135,7 +148,8 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
         .outputs(planned(&cfg, total as u64, backend.capabilities().local))
         .leader(world.transport().rank() == 0)
         .open()
-        .map_err(|h| NotStarted::refused(prog, h))?;
+        .map_err(|h| NotStarted::refused(prog, h));
+    let session = crate::ranks::settle(prog, &world, None, session)?;
     Ok(Some(Setup {
         session,
         cfg,
@@ -143,6 +157,27 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
         backend,
         threads,
     }))
+}
+
+/// This rank's checks, touching nothing: the backend started, the task
+/// count, and the names of the files its tasks use (`preflight`).
+#[allow(clippy::type_complexity)]
+fn check(
+    r: ReadArgs,
+    world: &iolab_comm::World,
+) -> Result<(Config, Box<dyn Backend>, usize), NotStarted> {
+    let ReadArgs { cfg, backend } = r;
+    backend
+        .init()
+        .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;
+    let t = world.transport();
+    let threads = cfg.globals.tasks_per_process.unwrap_or(1) as usize;
+    let total = threads * t.size();
+    cfg.check_tasks(total as u64, threads as u64)
+        .map_err(|e| e.to_string())?;
+    let mine = (t.rank() * threads) as u64..((t.rank() + 1) * threads) as u64;
+    iolab_ior::run::preflight_tasks(&cfg, total, mine, &*backend).map_err(|f| f.message)?;
+    Ok((cfg, backend, threads))
 }
 
 /// The run options as IOR's option table read them.

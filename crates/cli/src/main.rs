@@ -26,6 +26,7 @@ mod progress;
 mod qualify;
 mod qualify_out;
 mod qualify_show;
+mod ranks;
 mod report;
 mod results;
 mod runner;

@@ -32,12 +32,10 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
 /// [`main`] recording `command` as the command line (the demo runs
 /// mdtest in-process and records what a user would type).
 pub fn main_as(prog: &str, args: Vec<OsString>, command: String) -> Ended {
-    let setup = match prepare(prog, &args, &command) {
-        Ok(Some(s)) => s,
-        Ok(None) => return Err(Halt::shown()),
-        Err(e) => return Err(e.halt(prog)),
-    };
-    Ok(run(prog, setup))
+    match prepare(prog, &args, &command)? {
+        Some(setup) => Ok(run(prog, setup)),
+        None => Err(Halt::shown()),
+    }
 }
 
 struct Setup {
@@ -88,17 +86,79 @@ fn read_args(argv: &[OsString]) -> Result<Option<ReadArgs>, String> {
     }))
 }
 
-/// Everything that can fail on bad input, done before anything is created.
-fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>, NotStarted> {
-    let Some(ReadArgs {
+/// What every rank checked on its own, before the ranks agree.
+struct Checked {
+    cfg: Config,
+    plan: Plan,
+    wall: Option<iolab_mdtest::stonewall::WallCounts>,
+    backend: Box<dyn Backend>,
+    warnings: Vec<String>,
+}
+
+/// What the ranks compare of their options: everything but the outputs,
+/// which rank 0 alone writes.
+const RANK_0_ONLY: &[&str] = &["json", "csv", "stats", "store"];
+
+/// Everything that can fail on bad input, done before anything is
+/// created; under MPI every rank checks, and the ranks agree on the
+/// options and the verdict before any of them goes on (`ranks`).
+fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>, Halt> {
+    let read = match read_args(argv) {
+        Ok(None) => {
+            let _ = out!("{}", args::help(prog));
+            return Ok(None);
+        }
+        Ok(Some(r)) => Ok(r),
+        Err(e) => Err(NotStarted::from(e)),
+    };
+    // Also when the command line was refused: the ranks say so together.
+    let world = connect(CommMode::Auto).map_err(|e| NotStarted::from(e.to_string()).halt(prog))?;
+    let options = read.as_ref().ok().map(|r| {
+        let mut lines = crate::ranks::option_lines(&r.cfg, RANK_0_ONLY);
+        lines.push(format!("backend = {}", r.backend.name()));
+        lines
+    });
+    let checked = read.and_then(|r| check(r, &world));
+    let c = crate::ranks::settle(prog, &world, options.as_deref(), checked)?;
+    // Last, so that a run refused above leaves no store behind; one rank
+    // collects and records.
+    let session = Run::new(
+        prog,
+        "mdtest",
+        SCHEMA,
+        command,
+        c.cfg.clone(),
+        given(&c.cfg),
+    )
+    .compatible_with("mdtest 1.9.3 / IOR mdtest 4.x")
+    .outputs(planned(&c.cfg))
+    .leader(world.transport().rank() == 0)
+    .open()
+    .map_err(|h| NotStarted::refused(prog, h));
+    let session = crate::ranks::settle(prog, &world, None, session)?;
+    if world.transport().rank() == 0 {
+        c.warnings
+            .iter()
+            .for_each(|w| iolab_core::say!("{prog}: warning: {w}"));
+    }
+    Ok(Some(Setup {
+        session,
+        cfg: c.cfg,
+        plan: c.plan,
+        wall: c.wall,
+        world,
+        backend: c.backend,
+    }))
+}
+
+/// This rank's checks, touching nothing: the backend started, the plan,
+/// the task count, the environment and the test directories.
+fn check(r: ReadArgs, world: &iolab_comm::World) -> Result<Checked, NotStarted> {
+    let ReadArgs {
         cfg,
         backend,
         warnings,
-    }) = read_args(argv)?
-    else {
-        let _ = out!("{}", args::help(prog));
-        return Ok(None);
-    };
+    } = r;
     // Before the checks below, which already ask the backend (an object
     // store answers them only once its connection is set up).
     // A place that is not there (a missing --s3.bucket) is bad usage,
@@ -107,34 +167,19 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
         .init()
         .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;
     let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
-    let world = connect(CommMode::Auto).map_err(|e| e.to_string())?;
     let total = cfg.tasks_per_process * world.transport().size() as u64;
     cfg.check_tasks(total).map_err(|e| e.to_string())?;
     cfg.check_environment(&*backend)
         .map_err(|e| e.to_string())?;
     let wall =
         preflight(&cfg, &plan, &*backend, crate::runner::root()).map_err(|e| e.to_string())?;
-    // Last, so that a run refused above leaves no store behind; one rank
-    // collects and records.
-    let session = Run::new(prog, "mdtest", SCHEMA, command, cfg.clone(), given(&cfg))
-        .compatible_with("mdtest 1.9.3 / IOR mdtest 4.x")
-        .outputs(planned(&cfg))
-        .leader(world.transport().rank() == 0)
-        .open()
-        .map_err(|h| NotStarted::refused(prog, h))?;
-    if world.transport().rank() == 0 {
-        warnings
-            .iter()
-            .for_each(|w| iolab_core::say!("{prog}: warning: {w}"));
-    }
-    Ok(Some(Setup {
-        session,
+    Ok(Checked {
         cfg,
         plan,
         wall,
-        world,
         backend,
-    }))
+        warnings,
+    })
 }
 
 /// The run options as mdtest's option table read them.

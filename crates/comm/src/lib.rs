@@ -8,6 +8,8 @@
 //! funnels every collective through one leader thread per process.
 //! [`connect`] picks the transport once at start-up: MPI (module `mpi`,
 //! feature `mpi`) when a launcher started the process, else threads.
+//! Before a run the ranks [`agree`](agree::agree) on their options and
+//! on what their checks found, so that none starts alone.
 //!
 //! ```
 //! use iolab_comm::{run_local, CommExt};
@@ -15,6 +17,7 @@
 //! assert_eq!(sums, vec![10, 10, 10, 10]);
 //! ```
 
+pub mod agree;
 mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;

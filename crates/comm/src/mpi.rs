@@ -21,9 +21,15 @@
 //! taken for each test only, so that a rank waiting for slower ones
 //! leaves MPI free to the stop watcher ([`stop_watch`]), which tells the
 //! other ranks of a Ctrl-C here, and hears of theirs, during a phase.
+//!
+//! Every wait is bounded by the peers being there: a collective whose
+//! ring predecessor left the run or fell silent ([`peers`]) can never
+//! complete, so the rank that finds it says why and ends the job
+//! (`MPI_Abort`, exit 1) rather than wait for ever.
 
 mod finalizer;
 mod lock;
+pub mod peers;
 mod side;
 mod stop_watch;
 
@@ -52,8 +58,14 @@ const SPIN: Duration = Duration::from_millis(10);
 /// what it may add to a wait that already lasted far longer.
 const POLL_PAUSE: Duration = Duration::from_micros(200);
 
-/// Completes `req`, holding the MPI lock for each test only.
-fn complete<'a, D: ?Sized, S: Scope<'a>>(mut req: Request<'a, D, S>) {
+/// How long the process may take to end after `MPI_Abort` before it
+/// ends itself: the launcher that would kill it may be gone too.
+const ABORT_WAIT: Duration = Duration::from_secs(5);
+
+/// Completes `req`, holding the MPI lock for each test only; when
+/// `guarded` (this rank's ring predecessor takes part in it), ends the
+/// job should that peer be gone ([`peers::lost`]).
+fn complete<'a, D: ?Sized, S: Scope<'a>>(mut req: Request<'a, D, S>, guarded: bool) {
     let started = Instant::now();
     loop {
         {
@@ -63,12 +75,31 @@ fn complete<'a, D: ?Sized, S: Scope<'a>>(mut req: Request<'a, D, S>) {
                 Err(pending) => req = pending,
             }
         }
+        if let Some(lost) = peers::lost().filter(|_| guarded) {
+            end_job(&lost);
+        }
         if started.elapsed() < SPIN {
             std::thread::yield_now();
         } else {
             std::thread::sleep(POLL_PAUSE);
         }
     }
+}
+
+/// Says why the collective under way can never complete and ends the
+/// job: `MPI_Abort` ends every rank (the pending request, and the
+/// buffers it writes into, go with the process), and should that not
+/// end this one within [`ABORT_WAIT`], it exits 1 itself.
+fn end_job(lost: &peers::Lost) -> ! {
+    iolab_core::say!(
+        "iolab: {lost}; the collective can never complete: ending the job (exit 1); what the run made may be left"
+    );
+    std::thread::spawn(|| {
+        std::thread::sleep(ABORT_WAIT);
+        std::process::exit(1)
+    });
+    // Not under the lock, as in `MpiRuntime::abort`.
+    SimpleCommunicator::world().abort(1)
 }
 
 /// Why MPI could not be started.
@@ -168,6 +199,10 @@ pub struct MpiTransport {
     comm: ManuallyDrop<SimpleCommunicator>,
     rank: usize,
     size: usize,
+    /// This rank's ring predecessor (`peers`) is one of this
+    /// communicator's ranks: its leaving ends a wait here. A rank of a
+    /// sub-communicator may see its predecessor leave for good reason.
+    guarded: bool,
     /// Keeps MPI alive while this communicator exists; dropped after it.
     _finalizer: Arc<Finalizer>,
 }
@@ -185,11 +220,20 @@ unsafe impl Sync for MpiTransport {}
 impl MpiTransport {
     /// Wraps `comm`; call with the MPI lock held.
     fn new(comm: SimpleCommunicator, finalizer: Arc<Finalizer>) -> Self {
+        let world = SimpleCommunicator::world();
+        let (me, all) = (world.rank(), world.size());
+        let predecessor = (me + all - 1) % all.max(1);
+        let guarded = all > 1
+            && world
+                .group()
+                .translate_rank(predecessor, &comm.group())
+                .is_some();
         Self {
             // Rank and size never change for a communicator; cached so
             // that reading them takes no lock.
             rank: comm.rank() as usize,
             size: comm.size() as usize,
+            guarded,
             comm: ManuallyDrop::new(comm),
             _finalizer: finalizer,
         }
@@ -218,7 +262,7 @@ impl Transport for MpiTransport {
             let _mpi = serialized();
             self.comm.immediate_barrier()
         };
-        complete(req);
+        complete(req, self.guarded);
     }
 
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
@@ -230,7 +274,7 @@ impl Transport for MpiTransport {
                 self.comm
                     .immediate_all_gather_into(scope, &my_len, &mut lens[..])
             };
-            complete(req);
+            complete(req, self.guarded);
         });
         let displs = displacements(&lens).expect("all_gather: contributions total over 2 GiB");
         let total: usize = lens.iter().map(|&n| n as usize).sum();
@@ -248,7 +292,7 @@ impl Transport for MpiTransport {
                     self.comm
                         .immediate_all_gather_varcount_into(scope, mine, &mut part)
                 };
-                complete(req);
+                complete(req, self.guarded);
             });
         }
         let mut at = 0;

@@ -157,3 +157,42 @@ fn a_stop_on_one_rank_reaches_the_others_without_a_collective() {
     assert!(status.success(), "{status}\n{out}\n{err}");
     assert!(out.contains("the stop reached 3 ranks"), "{out}\n{err}");
 }
+
+/// A rank that finalises MPI while rank 0 waits for it in a collective
+/// (as a rank whose checks failed did): rank 0 says so and ends the job
+/// within the grace of `peers`, instead of waiting for ever.
+#[test]
+fn a_rank_that_leaves_never_leaves_the_others_waiting() {
+    let Some((status, out, err)) = run_mpirun(&["-n", "2", SELFTEST, "1", "leave"]) else {
+        return;
+    };
+    let Some(status) = status else {
+        panic!("hung after a rank left\n{out}\n{err}");
+    };
+    assert!(!status.success(), "{status}\n{out}\n{err}");
+    assert!(err.contains("rank 1 left the run"), "{err}");
+    assert!(!err.contains("completed without"), "{err}");
+}
+
+/// A rank that is there but silent (stopped): rank 0 takes it for gone
+/// after the peer timeout (3 s here) and ends the job.
+#[test]
+fn a_silent_rank_is_taken_for_gone_after_the_peer_timeout() {
+    let args = [
+        "-n",
+        "2",
+        "-x",
+        "IOLAB_MPI_PEER_TIMEOUT=3",
+        SELFTEST,
+        "1",
+        "silent",
+    ];
+    let Some((status, out, err)) = run_mpirun(&args) else {
+        return;
+    };
+    let Some(status) = status else {
+        panic!("hung with a silent rank\n{out}\n{err}");
+    };
+    assert!(!status.success(), "{status}\n{out}\n{err}");
+    assert!(err.contains("rank 1 gave no sign of life"), "{err}");
+}

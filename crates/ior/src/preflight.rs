@@ -9,7 +9,13 @@
 //!   touch what is elsewhere;
 //! - a test file's directory that does not exist (iolab makes only
 //!   `-u`'s), which would otherwise fail at the first open, after the
-//!   tests before it ran.
+//!   tests before it ran;
+//! - a directory a writing test would make its file in that cannot be
+//!   written (a read-only mount, no permission), which would otherwise
+//!   fail at the first create, after the header and a row of zeros.
+//!
+//! Each rank looks at the files of its own tasks (a shared file: every
+//! rank), so that a path that one rank cannot use is found there.
 //!
 //! Links and directories are looked at on local backends only: an
 //! object store has neither (its "directories" are key prefixes).
@@ -30,6 +36,8 @@ pub(crate) struct Look<'a> {
     pub files: Files<'a>,
     /// Tasks the test runs on (after `-N`).
     pub tasks: u64,
+    /// The tasks whose files are looked at: this rank's.
+    pub mine: std::ops::Range<u64>,
 }
 
 /// Why `look` cannot run, as the message of an exit-2 refusal, prefixed
@@ -49,18 +57,26 @@ fn look_test(l: &Look) -> Result<(), String> {
         return Ok(());
     }
     let mut dirs_seen = HashSet::new();
-    for (rep, path, unique) in plan::test_files(p, l.tasks) {
+    let names = if p.file_per_proc { l.tasks.max(1) } else { 1 };
+    let writes = (p.write || p.check_write) && !p.use_existing;
+    for (i, (rep, path, unique)) in plan::test_files(p, l.tasks).enumerate() {
+        if p.file_per_proc && !l.mine.contains(&(i as u64 % names)) {
+            continue;
+        }
         if caps.local {
             let must_exist = parent(unique.as_deref().unwrap_or(&path));
             if dirs_seen.insert(must_exist.clone()) {
                 directory_exists(&l.files, Path::new(&p.test_file), &must_exist)?;
+                if p.write {
+                    writable(l.files.be, Path::new(&p.test_file), &must_exist)?;
+                }
             }
             if let Some(d) = unique.as_deref().filter(|_| rep == 0) {
                 unique_dir_usable(l.files.be, d)?;
             }
             not_a_link(&path)?;
         }
-        if (p.write || p.check_write) && !p.use_existing {
+        if writes {
             not_there(&l.files, &path)?;
         }
     }
@@ -94,6 +110,23 @@ fn directory_exists(files: &Files, test_file: &Path, dir: &Path) -> Result<(), S
             dir.display()
         )),
         Err(e) => Err(format!("-o {test_file}: cannot look at {}: {e}", dir.display())),
+    }
+}
+
+/// A writing test can make its file (or `-u` directory) in `dir`.
+fn writable(be: &dyn Backend, test_file: &Path, dir: &Path) -> Result<(), String> {
+    match c_path(dir).and_then(|c| be.can_write(&c)) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(format!(
+            "-o {}: {} is not writable (a read-only file system, or no permission); a writing test makes its file there",
+            test_file.display(),
+            dir.display()
+        )),
+        Err(e) => Err(format!(
+            "-o {}: cannot tell whether {} is writable: {e}",
+            test_file.display(),
+            dir.display()
+        )),
     }
 }
 

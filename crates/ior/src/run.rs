@@ -105,8 +105,9 @@ pub fn preflight(
 ) -> Result<(), Failure> {
     let mut why = String::new();
     if transport.rank() == 0 {
-        if let Err(e) = look_for_files(cfg, threads * transport.size(), backend) {
-            why = e;
+        let all = threads * transport.size();
+        if let Err(f) = preflight_tasks(cfg, all, 0..all as u64, backend) {
+            why = f.message;
         }
     }
     // A leading byte: MPI refuses a gather of nothing from everyone.
@@ -124,7 +125,27 @@ pub fn preflight(
     }
 }
 
-fn look_for_files(cfg: &Config, all_tasks: usize, backend: &dyn Backend) -> Result<(), String> {
+/// The preflight of the tasks in `mine` (of `all_tasks`), with no
+/// collective: what one rank checks of the files its own tasks use (a
+/// shared file by every rank), refused as [`preflight`] refuses. Under
+/// MPI the caller gathers every rank's answer, so that a path one rank
+/// cannot use stops them all (`iolab_comm::agree`).
+pub fn preflight_tasks(
+    cfg: &Config,
+    all_tasks: usize,
+    mine: std::ops::Range<u64>,
+    backend: &dyn Backend,
+) -> Result<(), Failure> {
+    look_at_tasks(cfg, all_tasks, mine, backend)
+        .map_err(|e| Failure::other("preflight", e).of_kind(FailureKind::Refused))
+}
+
+fn look_at_tasks(
+    cfg: &Config,
+    all_tasks: usize,
+    mine: std::ops::Range<u64>,
+    backend: &dyn Backend,
+) -> Result<(), String> {
     let several = cfg.tests.len() > 1;
     for t in &cfg.tests {
         let tasks = crate::plan::test_tasks(&t.params, all_tasks as u64);
@@ -134,6 +155,7 @@ fn look_for_files(cfg: &Config, all_tasks: usize, backend: &dyn Backend) -> Resu
                 test: t,
                 files,
                 tasks,
+                mine: mine.clone(),
             },
             several,
         )?;

@@ -4,6 +4,8 @@
 //! mpirun -n 3 mpi_selftest [threads-per-rank]
 //! mpirun -n 2 mpi_selftest 2 panic
 //! mpirun -n 3 mpi_selftest 1 stop
+//! mpirun -n 2 mpi_selftest 1 leave
+//! mpirun -n 2 -x IOLAB_MPI_PEER_TIMEOUT=3 mpi_selftest 1 silent
 //! ```
 //!
 //! With `panic`, the last task panics while the others go on to
@@ -11,6 +13,9 @@
 //! With `stop`, rank 0 raises its stop flag (as Ctrl-C does) and waits in
 //! a collective; every other rank must see its own flag go up without
 //! calling MPI itself (the stop watcher of `iolab_comm::mpi`).
+//! With `leave`, every rank but 0 finalises MPI at once while rank 0
+//! waits in a collective; with `silent`, they stop themselves (SIGSTOP):
+//! rank 0 must find its peer gone and end the job, not wait for ever.
 //!
 //! Runs ranks x threads tasks through `run_team`, `run_subset` and
 //! `Transport::split`, and exits 0 if every check passed on every rank, 1
@@ -52,6 +57,8 @@ fn main() {
         std::process::exit(2)
     });
     let code = match std::env::args().nth(2).as_deref() {
+        Some("leave") => leave_early(connection),
+        Some("silent") => fall_silent(connection),
         Some("panic") => panic_on_one_task(connection.transport(), threads),
         Some("stop") => check_stop(&*connection.transport()),
         _ => run_checks(connection.transport(), threads),
@@ -59,6 +66,38 @@ fn main() {
     // exit() skips destructors, and dropping the connection finalises MPI.
     drop(connection);
     std::process::exit(code);
+}
+
+/// Ranks other than 0 finalise MPI without joining the collective rank
+/// 0 waits in. Rank 0 returning from it is a failure.
+fn leave_early(connection: iolab_comm::World) -> ! {
+    let world = connection.transport();
+    if world.rank() != 0 {
+        drop(world);
+        drop(connection);
+        std::process::exit(0);
+    }
+    let _ = world.all_gather(b"alone");
+    eprintln!("mpi_selftest: a collective completed without the ranks that left");
+    std::process::exit(3);
+}
+
+/// Ranks other than 0 stop (SIGSTOP: alive, but silent) while rank 0
+/// waits in a collective. Rank 0 returning from it is a failure.
+fn fall_silent(connection: iolab_comm::World) -> ! {
+    let world = connection.transport();
+    if world.rank() != 0 {
+        // Heard first: only a peer heard from can fall silent.
+        std::thread::sleep(Duration::from_secs(2));
+        let me = std::process::id().to_string();
+        let _ = std::process::Command::new("kill")
+            .args(["-STOP", &me])
+            .status();
+        std::process::exit(0);
+    }
+    let _ = world.all_gather(b"alone");
+    eprintln!("mpi_selftest: a collective completed without the ranks that stopped");
+    std::process::exit(3);
 }
 
 /// The last task panics; the others wait in collectives that can only end

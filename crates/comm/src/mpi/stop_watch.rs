@@ -18,6 +18,12 @@
 //! never match the traffic of a collective. Everything after is as for a
 //! local Ctrl-C: the tasks stop at their next item, the ranks agree at
 //! the end of the phase and clean up.
+//!
+//! The watcher also keeps the ranks' ring of beats ([`super::peers`]):
+//! every [`BEAT_TICKS`] it sends an empty beat to the next rank, and as
+//! it ends (just before `MPI_Finalize`) a word that it left; what it
+//! hears from the rank before it is recorded for the waits of
+//! collectives.
 
 use super::lock::serialized;
 use mpi::ffi;
@@ -36,8 +42,17 @@ const TICK: Duration = Duration::from_millis(20);
 /// is gone).
 const FLUSH: Duration = Duration::from_millis(500);
 
-/// The one tag the stop communicator carries.
+/// The stop messages' tag.
 const STOP_TAG: c_int = 1;
+
+/// The tag of a beat: the sender is alive (sent to the next rank only).
+const BEAT_TAG: c_int = 2;
+
+/// The tag of the word that the sender is finalising MPI (likewise).
+const LEFT_TAG: c_int = 3;
+
+/// Ticks between two beats: about a second.
+const BEAT_TICKS: u64 = 50;
 
 /// What a stop message points at: it carries no byte, but MPI wants a
 /// valid address.
@@ -123,14 +138,20 @@ fn watch(comm: StopComm, quit: mpsc::Receiver<()>) {
     w.finish();
 }
 
-/// The watcher's state: its communicator, its stop messages still on
-/// their way, and whether this rank's stop is known to every rank.
+/// The watcher's state: its communicator, its messages still on their
+/// way, whether this rank's stop is known to every rank, and the ring.
 struct Watcher {
     comm: ffi::MPI_Comm,
     rank: c_int,
     size: c_int,
     sends: Vec<ffi::MPI_Request>,
     told: bool,
+    /// Ticks so far: the clock of the beats.
+    ticks: u64,
+    /// The tick at which the predecessor was last heard, once it was.
+    heard: Option<u64>,
+    /// Ticks of silence after which the predecessor is taken for gone.
+    silence: u64,
 }
 
 impl Watcher {
@@ -143,13 +164,109 @@ impl Watcher {
             ffi::MPI_Comm_rank(comm, &mut rank);
             ffi::MPI_Comm_size(comm, &mut size);
         }
+        super::peers::set_ranks(rank as usize, ((rank + size - 1) % size.max(1)) as usize);
+        let silence = super::peers::timeout().as_millis() / TICK.as_millis();
         Watcher {
             comm,
             rank,
             size,
             sends: Vec::new(),
             told: false,
+            ticks: 0,
+            heard: None,
+            silence: silence as u64,
         }
+    }
+
+    /// The next rank of the ring, and the one before.
+    fn ring(&self) -> (c_int, c_int) {
+        (
+            (self.rank + 1) % self.size,
+            (self.rank + self.size - 1) % self.size,
+        )
+    }
+
+    /// Sends an empty message under `tag` to `peer`, without waiting.
+    /// Call with the MPI lock held.
+    fn send_empty(&mut self, peer: c_int, tag: c_int) {
+        // SAFETY: RSMPI_REQUEST_NULL is a predefined handle.
+        let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
+        // SAFETY: zero bytes from a static address, to a rank of
+        // `comm`; the caller holds the MPI lock.
+        let rc = unsafe {
+            ffi::MPI_Isend(
+                (&NOTHING as *const u8).cast::<c_void>(),
+                0,
+                ffi::RSMPI_UINT8_T,
+                peer,
+                tag,
+                self.comm,
+                &mut req,
+            )
+        };
+        // A send MPI refused (its rank gone) has nothing to wait for.
+        if rc == ffi::MPI_SUCCESS as c_int {
+            self.sends.push(req);
+        }
+    }
+
+    /// The ring's part of a tick, lock held: beats out, what the
+    /// predecessor said in, and its silence measured.
+    fn beat(&mut self) {
+        if self.size < 2 {
+            return;
+        }
+        self.ticks += 1;
+        let (next, before) = self.ring();
+        // The first at once, so that a peer is heard from its start.
+        if self.ticks % BEAT_TICKS == 1 {
+            self.send_empty(next, BEAT_TAG);
+        }
+        if self.take_empty(before, BEAT_TAG) > 0 {
+            self.heard = Some(self.ticks);
+        }
+        if self.take_empty(before, LEFT_TAG) > 0 {
+            super::peers::left();
+        }
+        let quiet = self.heard.map_or(0, |t| self.ticks - t);
+        let secs = match quiet > self.silence {
+            true => (quiet * TICK.as_millis() as u64 / 1000).max(1),
+            false => 0,
+        };
+        super::peers::silent_for(secs);
+    }
+
+    /// Receives the empty messages under `tag` from `peer` that have
+    /// come (a few at most: one a second); how many. Lock held.
+    fn take_empty(&mut self, peer: c_int, tag: c_int) -> usize {
+        let mut n = 0;
+        while n < 64 {
+            let mut flag: c_int = 0;
+            // SAFETY: all-zero is a valid MPI_Status (plain integers).
+            let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+            // SAFETY: a valid communicator, rank, tag and out-places;
+            // the caller holds the MPI lock.
+            let rc = unsafe { ffi::MPI_Iprobe(peer, tag, self.comm, &mut flag, &mut status) };
+            if rc != ffi::MPI_SUCCESS as c_int || flag == 0 {
+                break;
+            }
+            let mut byte = 0u8;
+            // SAFETY: receives the probed empty message (only this
+            // thread receives on `comm`) into a one-byte buffer.
+            unsafe {
+                ffi::MPI_Recv(
+                    (&mut byte as *mut u8).cast::<c_void>(),
+                    1,
+                    ffi::RSMPI_UINT8_T,
+                    peer,
+                    tag,
+                    self.comm,
+                    ffi::RSMPI_STATUS_IGNORE,
+                )
+            };
+            n += 1;
+        }
+        n
     }
 
     /// One look, under the MPI lock. The watch reads and raises the
@@ -167,6 +284,7 @@ impl Watcher {
             self.told = true;
             self.announce();
         }
+        self.beat();
         self.sends.retain_mut(|r| !completed(r));
     }
 
@@ -214,32 +332,21 @@ impl Watcher {
 
     /// Sends the stop to every other rank, without waiting for any.
     fn announce(&mut self) {
-        for peer in (0..self.size).filter(|&p| p != self.rank) {
-            // SAFETY: RSMPI_REQUEST_NULL is a predefined handle.
-            let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
-            // SAFETY: zero bytes from a static address, to a rank of
-            // `comm`; the caller holds the MPI lock.
-            let rc = unsafe {
-                ffi::MPI_Isend(
-                    (&NOTHING as *const u8).cast::<c_void>(),
-                    0,
-                    ffi::RSMPI_UINT8_T,
-                    peer,
-                    STOP_TAG,
-                    self.comm,
-                    &mut req,
-                )
-            };
-            // A send MPI refused (its rank gone) has nothing to wait for.
-            if rc == ffi::MPI_SUCCESS as c_int {
-                self.sends.push(req);
-            }
+        let me = self.rank;
+        for peer in (0..self.size).filter(|&p| p != me) {
+            self.send_empty(peer, STOP_TAG);
         }
     }
 
-    /// At the end of the run: lets the stop messages leave (for at most
+    /// At the end of the run: tells the next rank that this one leaves
+    /// (it finalises MPI next), lets the messages leave (for at most
     /// [`FLUSH`]), takes in any that came, and frees the communicator.
     fn finish(mut self) {
+        if self.size > 1 {
+            let _mpi = serialized();
+            let (next, _) = self.ring();
+            self.send_empty(next, LEFT_TAG);
+        }
         let until = Instant::now() + FLUSH;
         loop {
             {
