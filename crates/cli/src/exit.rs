@@ -164,6 +164,27 @@ pub fn end(ended: Ended) -> ExitCode {
     })
 }
 
+/// `ended`, once a write to standard output failed with `failed` (other
+/// than a closed pipe): the report is not whole, so the run failed. Said
+/// here, once, whatever the tool; a run that ended otherwise than with
+/// success (or help shown) keeps its own status, and its message.
+pub fn with_stdout(ended: Ended, failed: Option<&str>) -> Ended {
+    let Some(why) = failed else {
+        return ended;
+    };
+    iolab_core::say!("iolab: cannot write the report to standard output: {why}");
+    match ended_code(&ended) {
+        0 => Err(match ended {
+            Err(h) => Halt {
+                kind: HaltKind::Output,
+                ..h
+            },
+            Ok(_) => Halt::said(HaltKind::Output),
+        }),
+        _ => ended,
+    }
+}
+
 /// The exit status after a write to standard output met a closed pipe:
 /// 128 + SIGPIPE, as a shell shows for a tool SIGPIPE ended.
 pub fn closed_stdout() -> ExitCode {
@@ -226,6 +247,24 @@ mod tests {
         assert_eq!(code(&Outcome::Error(refused)), 2);
         let cmd = Failure::other("command", "exited 3").of_kind(FailureKind::Command(3));
         assert_eq!(code(&Outcome::Error(cmd)), 3);
+    }
+
+    #[test]
+    fn a_failed_stdout_fails_a_run_that_succeeded_and_keeps_other_ends() {
+        let full = Some("No space left on device");
+        assert_eq!(
+            ended_code(&with_stdout(Ok(Outcome::Completed), full)),
+            FAILED
+        );
+        assert_eq!(ended_code(&with_stdout(Err(Halt::shown()), full)), FAILED);
+        assert_eq!(ended_code(&with_stdout(Ok(Outcome::Completed), None)), 0);
+        let kept = [
+            (Ok(Outcome::Interrupted), INTERRUPTED),
+            (Err(Halt::usage("x")), USAGE),
+        ];
+        for (ended, status) in kept {
+            assert_eq!(ended_code(&with_stdout(ended, full)), status);
+        }
     }
 
     #[test]

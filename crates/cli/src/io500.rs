@@ -11,6 +11,7 @@ use iolab_comm::{connect, CommMode, Transport, World};
 use iolab_core::env::fs_info;
 use iolab_core::{Failure, Outcome};
 use iolab_io500::ini::Ini;
+use iolab_io500::results::Detail;
 use iolab_io500::run::{RunObserver, Runner};
 use iolab_io500::{cleanup, commands, mdphase, validity, Config, Layout, Phase, PhaseReport};
 use iolab_mdtest::output::check_writable;
@@ -436,8 +437,10 @@ impl RunObserver for Printer<'_> {
             }
             None => print_now(&line),
         }
-        if let iolab_io500::results::Detail::Failed(why) = &r.detail {
-            iolab_core::say!("iolab io500: {} failed: {why}", r.name);
+        match &r.detail {
+            Detail::Failed(why) => iolab_core::say!("iolab io500: {} failed: {why}", r.name),
+            Detail::Interrupted => iolab_core::say!("iolab io500: {} interrupted", r.name),
+            _ => {}
         }
     }
 

@@ -250,7 +250,7 @@ fn main() -> ExitCode {
     if output::stdout_closed() {
         return exit::closed_stdout();
     }
-    exit::end(ended)
+    exit::end(exit::with_stdout(ended, output::stdout_failure()))
 }
 
 /// Runs the subcommand the arguments (or the program's name) choose.

@@ -362,7 +362,8 @@ impl Hooks for Shown<'_> {
     }
 
     fn note(&self, note: &str) {
-        if self.leader {
+        // Quiet after a closed stdout, as a tool SIGPIPE ended is.
+        if self.leader && !crate::output::stdout_closed() {
             iolab_core::say!("{}: note: {note}", self.prog);
         }
     }

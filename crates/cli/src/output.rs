@@ -5,12 +5,22 @@
 //! status a shell shows for a tool that SIGPIPE ended. Rust ignores
 //! SIGPIPE, so without this every `println!` after the reader left would
 //! panic (exit 101) and skip the clean-up.
+//!
+//! Any other failed write (a full disk under `> file`, `>/dev/full`, an
+//! I/O error) loses the report, which must be whole or absent: the first
+//! such error is kept, the run goes on (its files, `--json` and `--csv`,
+//! are still written), and `main` makes it the run's failure once, at
+//! the end ([`stdout_failure`]): `iolab: cannot write the report to
+//! standard output: ...`, exit 1.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once a write to stdout met a closed pipe.
 static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// The first write to stdout that failed otherwise than on a closed pipe.
+static FAILED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 /// The exit status after stdout was closed: 128 + SIGPIPE.
 pub const CLOSED_STATUS: u8 = 128 + libc::SIGPIPE as u8;
@@ -28,12 +38,7 @@ pub fn print(args: std::fmt::Arguments<'_>) -> io::Result<()> {
     }
     let mut out = io::stdout().lock();
     let r = out.write_fmt(args).and_then(|()| out.flush());
-    if let Err(e) = &r {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            mark_closed();
-        }
-    }
-    r
+    met(r)
 }
 
 /// Writes raw bytes to stdout, as [`print`].
@@ -47,12 +52,27 @@ pub fn print_bytes(bytes: &[u8]) -> io::Result<()> {
     }
     let mut out = io::stdout().lock();
     let r = out.write_all(bytes).and_then(|()| out.flush());
+    met(r)
+}
+
+/// What a write to stdout met: a closed pipe stops the run; any other
+/// error is kept for the end (the first one). Returns `r`.
+fn met(r: io::Result<()>) -> io::Result<()> {
     if let Err(e) = &r {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            mark_closed();
+        match e.kind() {
+            io::ErrorKind::BrokenPipe => mark_closed(),
+            _ => {
+                let _ = FAILED.set(e.to_string());
+            }
         }
     }
     r
+}
+
+/// The first write to stdout that failed otherwise than on a closed
+/// pipe: the report is not whole, which makes the run a failure.
+pub fn stdout_failure() -> Option<&'static str> {
+    FAILED.get().map(String::as_str)
 }
 
 /// Standard output as a writer, through [`print_bytes`] (wrap it in a
@@ -127,7 +147,7 @@ impl Screen {
     pub fn release(&mut self) {
         if let Screen::Full(held) = std::mem::replace(self, Screen::Plain) {
             let mut out = io::stdout().lock();
-            let _ = out.write_all(held.as_bytes()).and_then(|()| out.flush());
+            let _ = met(out.write_all(held.as_bytes()).and_then(|()| out.flush()));
         }
     }
 }

@@ -205,7 +205,13 @@ fn report(what: &str, r: &Report) -> Ended {
             Some(e) => iolab_core::say!("iolab stats: {}: {e}", n.node),
         }
     }
-    if !r.refused.is_empty() {
+    if r.interrupted {
+        // The nodes listed above as collecting stay so until `stats stop`.
+        Err(Halt::new(
+            HaltKind::Interrupted,
+            "iolab stats start: interrupted; the nodes said to be collecting stay so until `iolab stats stop`",
+        ))
+    } else if !r.refused.is_empty() {
         Err(Halt::said(HaltKind::Usage))
     } else if r.failed().is_empty() {
         Ok(Outcome::Completed)
@@ -431,6 +437,10 @@ fn run(
         iolab_stats::StatsError::Refused(_) | iolab_stats::StatsError::UnsafeTmp(_) => {
             Halt::usage(format!("iolab stats: {e}"))
         }
+        iolab_stats::StatsError::Interrupted => Halt::new(
+            HaltKind::Interrupted,
+            format!("iolab stats run: {e}; the command was not run"),
+        ),
         iolab_stats::StatsError::NotStarted(_) => Halt::failed(format!(
             "iolab stats run: {e}\niolab stats run: the command was not run; collectors that did start were stopped (--keep-going runs it without those nodes)"
         )),

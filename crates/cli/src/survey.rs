@@ -544,7 +544,10 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
         if let Err(hosts) = agents.wait_ready(&key) {
             agents.stop();
             if crate::runner::root().is_cancelled() {
-                return Err(Halt::said(HaltKind::Interrupted));
+                return Err(Halt::new(
+                    HaltKind::Interrupted,
+                    "iolab survey obdfilter: interrupted before the first point; the agents were stopped",
+                ));
             }
             let mut msg: Vec<String> = hosts
                 .iter()

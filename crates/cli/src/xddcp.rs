@@ -141,6 +141,17 @@ fn line(r: &FileResult) -> String {
             r.seconds,
             r.mb_per_s()
         ),
+        // Stopped by the user: said as such, not as a failure.
+        Status::Failed {
+            code: crate::exit::INTERRUPTED,
+            why,
+        } => match why.as_str() {
+            "interrupted" => format!("xddcp: {} -> {}  interrupted", r.source, r.destination),
+            _ => format!(
+                "xddcp: {} -> {}  interrupted: {why}",
+                r.source, r.destination
+            ),
+        },
         Status::Failed { why, .. } => {
             format!("xddcp: {} -> {}  FAILED: {why}", r.source, r.destination)
         }

@@ -777,6 +777,114 @@ fn an_interrupted_run_removes_its_files() {
     assert!(tree(&s.root).is_empty(), "{:?}", tree(&s.root));
 }
 
+/// An access Ctrl-C cuts short is no measurement: its row says it was
+/// stopped (it read `write 0.000000 ...`), and the interrupted test has
+/// no summary and states no figures, as an interrupted mdtest has none
+/// (the stopped iteration was counted as 0 MiB/s in Min and Mean).
+#[test]
+fn a_stopped_access_is_no_measurement_and_an_interrupted_test_no_summary() {
+    let s = Scratch::new("ior-stopped-row");
+    let json = s.path("r.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["ior", "-F", "-w", "-i", "2", "-O", "interIODelay=2000"])
+        .args(["-b", "64m", "-t", "4k", "--tasks", "2", "-o"])
+        .arg(s.path("f"))
+        .arg("--json")
+        .arg(&json)
+        .env("CI", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its files are open: the transfers (2 ms apart, 32 s in all) run.
+    for _ in 0..600 {
+        if s.path("f.00000001").exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let out = stdout(&o);
+    let row = out.lines().find(|l| l.starts_with("write "));
+    assert_eq!(
+        row,
+        Some("write     stopped by the interrupt in iteration 0: not a measurement"),
+        "{out}"
+    );
+    assert!(!out.contains("Summary of all tests"), "{out}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["outcome"]["status"], "interrupted");
+    assert!(
+        doc.get("figures")
+            .is_none_or(|f| f.as_array().is_some_and(Vec::is_empty)),
+        "{}",
+        doc["figures"]
+    );
+    let t = &doc["payload"]["tests"][0];
+    assert_eq!(t["summary"], serde_json::json!([]));
+    assert_eq!(t["iterations"][0]["write"]["interrupted"], true);
+    let notes = t["notes"].to_string();
+    assert!(
+        notes.contains("no summary: iteration 0's write was stopped"),
+        "{notes}"
+    );
+    assert!(tree(&s.root) == ["r.json"], "{:?}", tree(&s.root));
+}
+
+/// Ctrl-C that lands after the last transfer, here in `-e`'s fsync of
+/// the last (only) write, is an interruption all the same (exit 130,
+/// the write's figures whole but no summary), as the "stopping" line on
+/// stderr says: it ended completed, exit 0. The signal goes to the very
+/// thread in fsync(2), on a file system whose fsync of 128 MiB takes a
+/// while (an ext4 on a loop device).
+#[test]
+fn a_stop_after_the_last_transfer_is_an_interruption() {
+    let name = "a_stop_after_the_last_transfer_is_an_interruption";
+    let s = Scratch::new("ior-late-stop");
+    let fs = match common::loopfs::LoopFs::ext4(&s, "fs", 400, &[]) {
+        Ok(f) => f,
+        Err(why) => return common::skip_or_fail(name, &why),
+    };
+    let file = fs.at.join("f");
+    for _ in 0..5 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(["ior", "-a", "POSIX", "-w", "-e", "-t", "1m", "-b", "128m"])
+            .args(["--tasks", "1", "-o"])
+            .arg(&file)
+            .env("CI", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let caught = common::signal_in_syscall(&mut child, 74, |f| f == file, libc::SIGINT);
+        let o = child.wait_with_output().unwrap();
+        if !caught {
+            // The fsync was over before it was seen: again.
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+        let out = stdout(&o);
+        let writes = rows(&out);
+        assert_eq!(writes.len(), 1, "{out}");
+        assert!(
+            writes[0][1].parse::<f64>().is_ok_and(|bw| bw > 0.0),
+            "{out}"
+        );
+        assert!(!out.contains("Summary of all tests"), "{out}");
+        assert!(
+            out.contains("no summary: the interrupt came after its last transfer"),
+            "{out}"
+        );
+        assert!(!file.exists(), "the run's file is removed");
+        return;
+    }
+    panic!("fsync of the test file was never seen");
+}
+
 /// Under mpirun, a rank killed with SIGKILL ends the job; the other
 /// rank, killed by mpirun before it can remove its files, said nothing
 /// of them. Rank 0 now says where the run's files are as soon as it is

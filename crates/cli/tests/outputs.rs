@@ -463,3 +463,68 @@ fn settings_the_results_cannot_hold_are_refused_before_the_run() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// Runs `iolab words...` with its standard output on /dev/full (every
+/// write fails with ENOSPC), as `> file` on a full disk.
+fn into_full_stdout(words: &[&str]) -> std::process::Output {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(words)
+        .env("CI", "1")
+        .stdout(full)
+        .output()
+        .unwrap()
+}
+
+/// A report that cannot be written to standard output (ENOSPC, EIO) is
+/// lost, so the run failed: said once on stderr, exit 1 (it was exit 0,
+/// the report silently gone). The run's files are still written whole;
+/// what the run made is removed as usual. A closed pipe stays as it is
+/// (pipe.rs).
+#[test]
+fn a_report_standard_output_cannot_take_fails_the_run_and_the_files_are_written() {
+    let s = Scratch::new("out-dev-full");
+    let dir = s.path("d");
+    std::fs::create_dir(&dir).unwrap();
+    let (json, csv) = (s.path("m.json"), s.path("m.csv"));
+    let d = dir.to_str().unwrap();
+    let o = into_full_stdout(&[
+        "mdtest",
+        "-n",
+        "100",
+        "-d",
+        d,
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err.matches("iolab: cannot write the report to standard output: No space left on device")
+            .count(),
+        1,
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(
+        doc["outcome"]["status"], "completed",
+        "the run itself completed"
+    );
+    assert!(std::fs::read_to_string(&csv).unwrap().lines().count() > 1);
+    assert!(common::tree(&dir).is_empty(), "{:?}", common::tree(&dir));
+    // Another tool, and help: the same, decided in one place.
+    let f = s.path("d/f").display().to_string();
+    let o = into_full_stdout(&["ior", "-w", "-b", "1m", "-t", "256k", "-o", &f]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot write the report to standard output"));
+    let o = into_full_stdout(&["--help"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // Bad usage keeps its own status (and says why).
+    let o = into_full_stdout(&["mdtest", "-n", "-1", "-d", d]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -663,6 +663,69 @@ fn run_refuses_to_start_the_command_when_a_collector_cannot_start() {
     assert!(s.path("t.tgz").is_file());
 }
 
+/// Ctrl-C while the collectors start cuts the start short: the node's
+/// step under way is stopped at once, the run is interrupted (exit 130),
+/// no node is blamed, the command does not run and the collector that
+/// did start is stopped again. It waited 5 s for a step nothing would
+/// end, then blamed the node and exited 1. The agent itself sends the
+/// SIGINT as it starts the second node's collector and never starts it,
+/// so the signal lands during that start every time.
+#[test]
+fn ctrl_c_while_collectors_start_is_an_interruption_not_a_node_failure() {
+    let s = Scratch::new("stats-start-ctrl-c");
+    let tmp = s.path("tmp");
+    let _reaper = Reaper(tmp.clone());
+    // A sleep no other test runs, found by its argument.
+    let marker = "600.7319";
+    let agent = s.path("agent.sh");
+    std::fs::write(
+        &agent,
+        format!(
+            "host=$1; shift\ncase \"$host $*\" in\n\
+             \"n2 \"*start-node*) kill -INT $PPID; exec sleep {marker};;\n\
+             esac\nexec \"$@\"\n"
+        ),
+    )
+    .unwrap();
+    let cfg = s.path("c.sh");
+    let text = format!(
+        "TMP={}\nVMSTAT_INTERVAL=1\nCLIENT_LIST=\"n1 n2\"\n",
+        tmp.display()
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let ran = s.path("ran");
+    let touch = format!("touch {}", ran.display());
+    let rsh = format!("exec:sh {}", agent.display());
+    let o = run_in(
+        &s.root,
+        &[
+            "stats",
+            "run",
+            cfg.to_str().unwrap(),
+            "--rsh",
+            &rsh,
+            "--tarball",
+            "t.tgz",
+            "--",
+            "sh",
+            "-c",
+            &touch,
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(
+        !err.contains("did not start on"),
+        "a node was blamed: {err}"
+    );
+    assert!(!ran.exists(), "the command ran");
+    assert!(!s.path("t.tgz").exists(), "{:?}", common::tree(&s.root));
+    let n1 = tmp.join("iolab-stats").join("n1");
+    assert!(!n1.exists(), "{:?}", common::tree(&tmp));
+    assert!(common::pids_of("sleep", &[marker]).is_empty());
+}
+
 /// `--stats` on a benchmark: the samples of the run's own seconds are in
 /// its JSON, and the device's write counters cover what xdd wrote.
 #[test]

@@ -1050,7 +1050,7 @@ fn ctrl_c_stops_the_metadata_survey_and_removes_what_it_made() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("keep-me"), b"not the survey's").unwrap();
     let rslt = s.path("i");
-    let mut child = spawn_survey(&[
+    let child = spawn_survey(&[
         "mds",
         dir.to_str().unwrap(),
         "--thrlo",
@@ -1072,12 +1072,18 @@ fn ctrl_c_stops_the_metadata_survey_and_removes_what_it_made() {
     });
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
     assert_eq!(
         common::tree(&dir),
         vec!["keep-me".to_string()],
         "only what was there before"
+    );
+    // Said, as every tool says it (it stopped without a word).
+    let err = common::stderr(&o);
+    assert!(
+        err.contains("iolab survey mds: interrupted; removed what this run made"),
+        "{err}"
     );
 }
 

@@ -410,6 +410,15 @@ fn xddcp_a_resumes_an_interrupted_copy_when_run_again() {
     unsafe { libc::kill(first.pid() as i32, libc::SIGTERM) };
     let first = first.wait(60);
     assert_eq!(first.code, Some(130), "{}{}", first.stdout, first.stderr);
+    // Said as interrupted, not as a failure (it read "FAILED:
+    // destination side: xdd: error: ...; source side: interrupted").
+    let line = first.stderr.lines().find(|l| l.contains(" -> "));
+    let line = line.unwrap_or_default();
+    assert!(
+        line.contains("  interrupted") && !line.contains("FAILED") && !line.contains("error"),
+        "{}",
+        first.stderr
+    );
     let left = std::fs::read_to_string(s.path("copy.restart")).unwrap();
     assert!(!s.path("copy").exists() && s.path("copy.partial").is_file());
     assert!(!left.contains(&format!("offset {total}")), "{left}");

@@ -43,6 +43,9 @@ pub enum Detail {
     Skipped(String),
     /// Failed: what happened.
     Failed(String),
+    /// Stopped by Ctrl-C or SIGTERM while it ran: no failure of the
+    /// storage, and no figure.
+    Interrupted,
 }
 
 /// One scored phase.

@@ -89,9 +89,13 @@ struct State {
 
 impl State {
     fn succeeded(&self, p: Phase) -> bool {
-        self.reports
-            .iter()
-            .any(|r| r.phase == p && !matches!(r.detail, Detail::Skipped(_) | Detail::Failed(_)))
+        self.reports.iter().any(|r| {
+            r.phase == p
+                && !matches!(
+                    r.detail,
+                    Detail::Skipped(_) | Detail::Failed(_) | Detail::Interrupted
+                )
+        })
     }
 
     /// The mdtest bases whose stonewall file this run made: those whose
@@ -272,8 +276,12 @@ impl Runner<'_> {
         let detail = match self.run_phase(st, p) {
             Ok(d) => d,
             Err((outcome, msg)) => {
+                let detail = match outcome {
+                    Outcome::Interrupted => Detail::Interrupted,
+                    _ => Detail::Failed(msg),
+                };
                 st.outcome = Some(outcome);
-                Detail::Failed(msg)
+                detail
             }
         };
         let time_s = t0.elapsed().as_secs_f64();
@@ -571,6 +579,6 @@ fn phase_score(d: &Detail) -> f64 {
         // md-workbench's rate: the benchmark's last iteration (the app's
         // second), or the precreate's or cleanup's.
         Detail::Mdworkbench(m) => m.scored().map(|f| f.ops_per_sec).unwrap_or(0.0) / 1000.0,
-        Detail::Skipped(_) | Detail::Failed(_) => 0.0,
+        Detail::Skipped(_) | Detail::Failed(_) | Detail::Interrupted => 0.0,
     }
 }

@@ -60,6 +60,7 @@ pub fn phase_reasons(cfg: &Config, r: &PhaseReport) -> Vec<String> {
     match &r.detail {
         Detail::Skipped(why) => vec![format!("{} did not run: {why}", r.name)],
         Detail::Failed(why) => vec![format!("{} failed: {why}", r.name)],
+        Detail::Interrupted => vec![format!("{} was interrupted", r.name)],
         Detail::Find(f) if f.found == 0 => vec![format!("{} found no file", r.name)],
         Detail::Ior(i) if i.errors > 0 => vec![format!(
             "Errors ({}) occurred during {} in IOR: what was read differs from what was written (first at {})",

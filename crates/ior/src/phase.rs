@@ -343,9 +343,9 @@ impl Ctx<'_> {
             .warnings
             .extend(crate::outliers::warnings(self, &all, &result));
         Done {
+            interrupted: result.interrupted,
             result,
             failure,
-            interrupted: all.iter().any(|f| f.interrupted()),
             own_transfers: own,
         }
     }

@@ -204,8 +204,12 @@ pub fn reduce(all: &[TaskFigures], shape: &Shape) -> AccessResult {
             })
             .collect(),
         warnings: Vec::new(),
+        interrupted: all.iter().any(|f| f.interrupted()),
     };
-    r.warnings = size_warnings(all, shape, &r);
+    // A stopped access is short of its size by design: no warning.
+    if !r.interrupted {
+        r.warnings = size_warnings(all, shape, &r);
+    }
     r
 }
 

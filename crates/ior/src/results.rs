@@ -135,6 +135,10 @@ pub struct AccessResult {
     pub tasks: Vec<TaskTimes>,
     /// What IOR would warn of (file sizes, outliers), in order.
     pub warnings: Vec<String>,
+    /// The stop request (Ctrl-C, SIGTERM) cut it short: its figures are
+    /// what it did before, not a measurement, and no summary counts it.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 /// One iteration of a test.
@@ -233,9 +237,17 @@ impl TestResult {
             .iter()
             .flat_map(|i| i.write.iter().chain(i.read.iter()))
     }
+
+    /// The first access the stop request cut short, if any.
+    pub fn stopped(&self) -> Option<&AccessResult> {
+        self.accesses().find(|a| a.interrupted)
+    }
 }
 
 /// The summary of `access` over `iterations` (None when none has it).
+/// Only accesses that ran to their end are measurements: one the stop
+/// request cut short is never counted (the caller leaves a test with
+/// one out of the summary altogether, as mdtest does).
 pub fn summarise(iterations: &[Iteration], access: Access) -> Option<OpSummary> {
     let points: Vec<&AccessResult> = iterations
         .iter()
@@ -243,6 +255,7 @@ pub fn summarise(iterations: &[Iteration], access: Access) -> Option<OpSummary> 
             Access::Write => i.write.as_ref(),
             Access::Read => i.read.as_ref(),
         })
+        .filter(|r| !r.interrupted)
         .collect();
     let first = points.first()?;
     let per = |r: &AccessResult, div: f64| match r.total_s > 0.0 {
@@ -394,5 +407,26 @@ mod tests {
         assert_eq!(s.mean_time_s, 1.5);
         assert!(s.stonewall_time_s.is_none());
         assert!(summarise(&its, Access::Read).is_none());
+    }
+
+    /// An access the stop request cut short is no measurement: it is
+    /// never counted (it was, as 0 MiB/s in Min and Mean).
+    #[test]
+    fn a_stopped_access_is_not_summarised() {
+        let stopped = AccessResult {
+            interrupted: true,
+            ..point(0, 0.5)
+        };
+        let its: Vec<Iteration> = [point(4096, 1.0), stopped]
+            .into_iter()
+            .enumerate()
+            .map(|(i, w)| Iteration {
+                index: i as u64,
+                write: Some(w),
+                ..Iteration::default()
+            })
+            .collect();
+        let s = summarise(&its, Access::Write).unwrap();
+        assert_eq!((s.bw_min, s.bw_mean, s.iterations), (4096.0, 4096.0, 1));
     }
 }

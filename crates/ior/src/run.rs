@@ -221,7 +221,12 @@ impl Runner<'_> {
                 false => Some(results.swap_remove(0)),
             };
             let outcome = agree(&*self.transport, mine.as_ref().map(|r| &r.outcome));
-            if let Some(r) = mine.filter(|_| self.transport.rank() == 0) {
+            if let Some(mut r) = mine.filter(|_| self.transport.rank() == 0) {
+                // Another rank's interrupt interrupts this test here too.
+                if matches!(outcome, Outcome::Interrupted) {
+                    r.outcome = r.outcome.clone().worst(Outcome::Interrupted);
+                    unsummarised(&mut r);
+                }
                 out.tests.push(r);
             }
             out.outcome = out.outcome.clone().worst(outcome.clone());
@@ -229,6 +234,15 @@ impl Runner<'_> {
             // errors); anything else does.
             if !matches!(outcome, Outcome::Completed) && !data_only(&outcome) {
                 break;
+            }
+        }
+        // A stop request after the last test's agreement (as it ended)
+        // interrupts the test that was ending.
+        if self.cancel.is_cancelled() {
+            out.outcome = out.outcome.clone().worst(Outcome::Interrupted);
+            if let Some(last) = out.tests.last_mut() {
+                last.outcome = last.outcome.clone().worst(Outcome::Interrupted);
+                unsummarised(last);
             }
         }
         out
@@ -371,6 +385,14 @@ fn run_test(comm: &dyn Comm, files: Files, test: &Test, env: &Env<'_>) -> TestRe
     }
     drop(held);
     finish(&ctx, &mut res);
+    // A stop request seen at any point makes the test interrupted, not
+    // only one a transfer loop saw: one that lands in `-e`'s fsync, a
+    // close or a removal after the last transfer was said ("stopping")
+    // and must not end as completed (exit 0).
+    if cancel.is_cancelled() {
+        res.outcome = res.outcome.clone().worst(Outcome::Interrupted);
+    }
+    unsummarised(&mut res);
     if leader {
         observer.test_done(&res);
     }
@@ -770,6 +792,30 @@ fn finish(ctx: &Ctx, res: &mut TestResult) {
         .into_iter()
         .filter_map(|a| results::summarise(&res.iterations, a))
         .collect();
+}
+
+/// An interrupted test has no summary, as an interrupted mdtest has
+/// none: what it asked for (-i iterations of whole accesses) was not
+/// all measured, and a stopped access's figures are no measurement. Its
+/// rows stay, a stopped one marked; a note says why there is no summary.
+fn unsummarised(res: &mut TestResult) {
+    const NOTE: &str = "no summary: ";
+    let noted = res.notes.iter().any(|n| n.starts_with(NOTE));
+    if !matches!(res.outcome, Outcome::Interrupted) || noted {
+        return;
+    }
+    let why = match res.stopped() {
+        Some(a) => format!(
+            "iteration {}'s {} was stopped by the interrupt",
+            a.iteration,
+            a.access.map_or("access", |a| a.name())
+        ),
+        None => "the interrupt came after its last transfer".to_string(),
+    };
+    res.notes.push(format!(
+        "{NOTE}{why}; an interrupted test is not summarised"
+    ));
+    res.summary = Vec::new();
 }
 
 /// The first write's count into the stonewall status file, or IOR's

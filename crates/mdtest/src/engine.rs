@@ -233,6 +233,17 @@ impl<'a> Engine<'a> {
                 Err(t) => return Err(self.fail(st, t)),
             }
         }
+        // A stop request that came after the last operation (as the last
+        // phase ended) interrupts the run all the same, as one a phase
+        // saw does: what it made is removed and no summary is given.
+        // Agreed, so that every task takes the same way.
+        if comm.any(self.ctx.interrupted()) {
+            let t = PhaseTrouble {
+                error: None,
+                interrupted: true,
+            };
+            return Err(self.fail(st, t));
+        }
         st.remove_root_if_created();
         // Shared files (-S) are the same files for every task: count once.
         let total_items = match cfg.shared_file {

@@ -87,6 +87,22 @@ impl Sweep<'_> {
                 break;
             }
         }
+        self.interrupted_at_the_end(doc, hooks);
+    }
+
+    /// A stop request that came after the last count's operations (as
+    /// its figures were printed and exported): the run is interrupted
+    /// all the same (exit 130, as "stopping" was said), its figures stay
+    /// whole, and a note says that what it made is left as a completed
+    /// run leaves it.
+    fn interrupted_at_the_end(&self, doc: &mut MdtestDocument, hooks: &dyn Hooks) {
+        if !self.cancel.is_cancelled() || doc.outcome != Outcome::Completed {
+            return;
+        }
+        let note = "interrupted after the run's last operation: its figures are whole, and what it made is left as a completed run leaves it";
+        hooks.note(note);
+        doc.notes.push(note.to_string());
+        doc.outcome = Outcome::Interrupted;
     }
 
     /// Runs one task count; returns the result of this process's first
@@ -250,6 +266,87 @@ mod tests {
         assert_eq!(u.outcome, own);
         let paths: Vec<_> = u.left.iter().map(|l| l.path.clone()).collect();
         assert_eq!(paths, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
+    }
+
+    /// Cancels the run's token as a count's figures are reported: a
+    /// Ctrl-C that lands after the last operation, as the results print.
+    struct StopAsReported(iolab_core::CancelToken, std::sync::Mutex<Vec<String>>);
+
+    impl Hooks for StopAsReported {
+        fn watch(
+            &self,
+            _local_tasks: usize,
+            _progress: &Progress,
+            f: &mut dyn FnMut(&dyn crate::engine::Observer) -> Answers,
+        ) -> Answers {
+            f(&crate::engine::Quiet)
+        }
+        fn header(&self, _doc: &MdtestDocument, _tasks: u64, _nodes: u64) {}
+        fn completed(&self, _t: &TestResult) {
+            self.0.cancel();
+        }
+        fn note(&self, note: &str) {
+            self.1.lock().unwrap().push(note.to_string());
+        }
+        fn unfinished(&self, _u: &Unfinished) {}
+        fn count_ended(&self, _doc: &mut MdtestDocument) {}
+    }
+
+    /// A stop that lands as the last count's figures are reported (the
+    /// engine is done) still makes the run interrupted, with its figures
+    /// whole and a note of what it left. It ended completed (exit 0)
+    /// though "stopping" was said.
+    #[test]
+    fn a_stop_as_the_results_are_reported_interrupts_the_run() {
+        let dir = std::env::temp_dir().join(format!("iolab-sweep-stop-{}", std::process::id()));
+        let line = format!("-n 5 -d {}", dir.display());
+        let words: Vec<String> = line.split(' ').map(String::from).collect();
+        let cfg = Config::from_raw(&crate::args::parse(&words).unwrap()).unwrap();
+        let plan = Plan::new(&cfg).unwrap();
+        let cancel = iolab_core::CancelToken::new();
+        let sweep = Sweep {
+            cfg: &cfg,
+            plan,
+            backend: &iolab_backend::Posix,
+            wall: None,
+            transport: Arc::new(iolab_comm::SingleProcess::new()),
+            live: None,
+            cancel: &cancel,
+        };
+        let payload = crate::results::MdtestPayload {
+            started: String::new(),
+            finished: String::new(),
+            plan,
+            comm: crate::results::CommInfo {
+                kind: "threads".into(),
+                ranks: 1,
+                tasks_per_rank: 1,
+            },
+            tests: Vec::new(),
+            left_behind: Vec::new(),
+        };
+        let mut doc = MdtestDocument::new(
+            crate::results::SCHEMA,
+            "mdtest",
+            &line,
+            cfg.clone(),
+            iolab_results::Environment::default(),
+            Outcome::Completed,
+            payload,
+        );
+        let hooks = StopAsReported(cancel.clone(), std::sync::Mutex::new(Vec::new()));
+        sweep.run(&mut doc, &hooks);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(doc.outcome, Outcome::Interrupted);
+        assert_eq!(doc.payload.tests.len(), 1, "its figures stay whole");
+        let notes = hooks.1.lock().unwrap().clone();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("after the run's last operation")),
+            "{notes:?}"
+        );
+        assert_eq!(doc.notes, notes);
     }
 
     #[test]

@@ -135,6 +135,43 @@ mod tests {
         assert!(preflight(&cfg, &plan, &be, &iolab_core::CancelToken::new()).is_err());
     }
 
+    /// Cancels the run's token once the create phase is done: a Ctrl-C
+    /// that lands after the last operation, as the phase ends.
+    struct StopAfterCreate(iolab_core::CancelToken);
+
+    impl crate::engine::Observer for StopAfterCreate {
+        fn phase_done(&self, _iteration: u64, r: &crate::results::PhaseResult) {
+            if r.phase == crate::results::Phase::FileCreate {
+                self.0.cancel();
+            }
+        }
+    }
+
+    /// A stop that comes after the last operation (`-C`: once the
+    /// create phase ended) interrupts the run as one a phase saw does:
+    /// every task ends interrupted and what the run made is removed. It
+    /// ended completed, its files left, though "stopping" was said.
+    #[test]
+    fn a_stop_after_the_last_operation_interrupts_and_removes_what_was_made() {
+        let dir = std::env::temp_dir().join(format!("iolab-late-stop-{}", std::process::id()));
+        let (cfg, plan) = config(&format!("-C -F -n 20 -d {}", dir.display()));
+        let cancel = iolab_core::CancelToken::new();
+        let stop = StopAfterCreate(cancel.clone());
+        let progress = Progress::new(2);
+        let engine = Engine::new(&cfg, plan, &Posix, &stop, &progress, None).with_cancel(&cancel);
+        let out = iolab_comm::run_local(2, |c| engine.run(c));
+        let removed = !dir.exists();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(removed, "what the run made is removed");
+        for r in &out {
+            match r {
+                Err(u) => assert_eq!(u.outcome, Outcome::Interrupted),
+                Ok(_) => panic!("a task ended completed after the stop"),
+            }
+        }
+        assert!(cancel.is_cancelled());
+    }
+
     #[test]
     fn a_task_that_panics_ends_the_run_with_an_error_and_nothing_left() {
         let dir = std::env::temp_dir().join(format!("iolab-panic-{}", std::process::id()));

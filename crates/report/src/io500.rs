@@ -135,6 +135,7 @@ fn phase_block(r: &PhaseReport) -> String {
         Detail::Mdworkbench(m) => s.push_str(&mdworkbench_block(m)),
         Detail::Skipped(why) => s.push_str(&format!("skipped = {why}\n")),
         Detail::Failed(why) => s.push_str(&format!("failed = {why}\n")),
+        Detail::Interrupted => s.push_str("interrupted = stopped by Ctrl-C or SIGTERM\n"),
     }
     s
 }

@@ -34,6 +34,10 @@ pub struct Report {
     /// Nodes where the remote shell refused to start iolab (`NODE:
     /// Slurm's reason`): a bad node list or allocation, not a failure.
     pub refused: Vec<String>,
+    /// The start was cut short by the stop request (Ctrl-C, SIGTERM):
+    /// the step being started was stopped at once and the nodes after it
+    /// were not tried. An interruption, not a failure of those nodes.
+    pub interrupted: bool,
 }
 
 impl Report {
@@ -182,14 +186,26 @@ impl<'a> Plan<'a> {
         let mut steps = Vec::new();
         let mut results = Vec::new();
         for n in self.nodes() {
+            if self.cancel.is_cancelled() {
+                // Cut short: this node and those after it are not tried.
+                results.push((n, Err(NOT_TRIED.to_string())));
+                continue;
+            }
             let d = node::run_dir(&self.cfg.tmp, &n).display().to_string();
             let mut words = vec!["start-node", "--dir", &d, "--spec", spec, "--foreground"];
             if tethered {
                 words.push("--tethered");
             }
             let cmd = self.command(&words);
-            let r = held(rsh, &n, &cmd, tethered, &self.cancel).map(|step| steps.push(step));
-            results.push((n, r.map(|()| Vec::new())));
+            let r = match held(rsh, &n, &cmd, tethered, &self.cancel) {
+                Ok(step) => {
+                    steps.push(step);
+                    Ok(Vec::new())
+                }
+                Err(Unheld::Interrupted) => Err(NOT_TRIED.to_string()),
+                Err(Unheld::Failed(why)) => Err(why),
+            };
+            results.push((n, r));
         }
         let mut report = self.start_report(results);
         report.refused = report
@@ -250,6 +266,7 @@ impl<'a> Plan<'a> {
                 .iter()
                 .map(|(n, e)| format!("{n}: {e}"))
                 .collect(),
+            interrupted: false,
         }
     }
 
@@ -264,6 +281,7 @@ impl<'a> Plan<'a> {
                 .collect(),
             tarball: None,
             refused: Vec::new(),
+            interrupted: self.cancel.is_cancelled(),
         }
     }
 
@@ -290,6 +308,7 @@ impl<'a> Plan<'a> {
             nodes: Vec::new(),
             tarball: None,
             refused: Vec::new(),
+            interrupted: false,
         };
         for (n, r) in results {
             let files = r.and_then(|tar| {
@@ -382,33 +401,52 @@ fn died(files: &BTreeMap<String, Vec<u8>>) -> Option<String> {
         .then(|| "the collector died before the stop: its samples end where it died".to_string())
 }
 
+/// What a node's start cut short by the stop request says (the node is
+/// not at fault).
+const NOT_TRIED: &str = "not started: interrupted";
+
+/// Why [`held`] gives no running step.
+enum Unheld {
+    /// The stop request came first; the step was stopped at once.
+    Interrupted,
+    /// The remote shell's complaint: the command ended, or never wrote
+    /// its first line in time.
+    Failed(String),
+}
+
 /// Starts `cmd` on `node` and returns it still running once it has
 /// written its first line (the collector's start samples are on disk),
-/// or the remote shell's complaint if it ends first.
+/// or why not: the remote shell's complaint if it ends first, or the
+/// stop request (Ctrl-C), which stops the step at once rather than
+/// waiting for a step nothing will end.
 fn held(
     rsh: &RemoteShell,
     node: &str,
     cmd: &[String],
     tethered: bool,
     cancel: &iolab_core::CancelToken,
-) -> Result<Remote, String> {
+) -> Result<Remote, Unheld> {
     // Tethered: standard input is a pipe this process holds open until
     // the step is stopped, or until this process ends.
     let mut r = match tethered {
         true => rsh.spawn_with_stdin(node, cmd, &[], b""),
         false => rsh.spawn(node, cmd, &[]),
     }
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| Unheld::Failed(e.to_string()))?;
     let until = std::time::Instant::now() + REMOTE_TIMEOUT;
     loop {
         if r.stdout_so_far().contains(&b'\n') {
             return Ok(r);
         }
-        if r.has_exited() || cancel.is_cancelled() || std::time::Instant::now() >= until {
+        if cancel.is_cancelled() && !r.has_exited() {
+            r.stop();
+            return Err(Unheld::Interrupted);
+        }
+        if r.has_exited() || std::time::Instant::now() >= until {
             let done = r
                 .wait(Duration::from_secs(5), || false)
-                .map_err(|e| e.to_string())?;
-            return Err(complaint(rsh, node, &done));
+                .map_err(|e| Unheld::Failed(e.to_string()))?;
+            return Err(Unheld::Failed(complaint(rsh, node, &done)));
         }
         std::thread::sleep(Duration::from_millis(20));
     }

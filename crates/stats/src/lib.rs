@@ -128,6 +128,11 @@ pub enum StatsError {
     /// [`attach_config`] would go on without those nodes.
     #[error("the collector did not start on {0}")]
     NotStarted(String),
+    /// The stop request (Ctrl-C, SIGTERM) came while the collectors were
+    /// starting: the start was cut short and those that did start were
+    /// stopped again. An interruption (exit 130), no node's failure.
+    #[error("interrupted while the collectors were starting; those that did start were stopped")]
+    Interrupted,
     /// Something other than this user's own directory stands where the
     /// CSV files go (a link, a file, another user's directory, one
     /// others may write): bad usage, found before anything is written.
@@ -185,6 +190,10 @@ pub fn attach_config(cfg: Config, rsh: Option<&str>, exe: &Path) -> Result<Attac
     }
     // Tethered: the collectors end with this process, kill -9 included.
     let (report, steps) = plan.start_steps(true);
+    if report.interrupted {
+        abandon(&plan, steps);
+        return Err(StatsError::Interrupted);
+    }
     if !report.refused.is_empty() {
         abandon(&plan, steps);
         return Err(StatsError::Refused(report.refused.join("; ")));

@@ -743,6 +743,12 @@ fn status_of(
     // failing) is a race; the copy was interrupted.
     if code != 2 && stopped {
         code = INTERRUPTED;
+        // What each side said of it (the link closed, the source ended
+        // early) is the stop seen from there, no failure of its own.
+        return Status::Failed {
+            code,
+            why: "Ctrl-C or SIGTERM stopped both sides".into(),
+        };
     }
     let mut why = Vec::new();
     if d.0 != 0 {
@@ -840,6 +846,43 @@ xdd: note: target 0 (/d/copy): the partial copy is kept as /d/copy.partial besid
             ),
             None
         );
+    }
+
+    /// A copy xddcp was told to stop is said as interrupted: what each
+    /// side said of the stop (the destination's "error" on a source that
+    /// ended early) is no failure of the copy. It read "destination
+    /// side: xdd: error: ...; source side: interrupted".
+    #[test]
+    fn a_stopped_copy_is_interrupted_not_an_error() {
+        let src = SourceEnd {
+            status: ExitStatus::from_raw(130 << 8),
+            stdout: Vec::new(),
+            stderr: b"xdd: interrupted\n".to_vec(),
+            stopped_for_peer: false,
+        };
+        let dst = || {
+            Ok(iolab_launch::Finished {
+                status: ExitStatus::from_raw(1 << 8),
+                stdout: Vec::new(),
+                stderr: b"xdd: error: the source stopped before the end (interrupted or failed)\n"
+                    .to_vec(),
+            })
+        };
+        match status_of(&src, dst(), false, true) {
+            Status::Failed { code, why } => {
+                assert_eq!(code, INTERRUPTED);
+                assert!(!why.contains("error"), "{why}");
+                assert!(why.contains("Ctrl-C or SIGTERM"), "{why}");
+            }
+            s => panic!("{s:?}"),
+        }
+        // Not told to stop: the sides' own words, as before.
+        match status_of(&src, dst(), false, false) {
+            Status::Failed { why, .. } => {
+                assert!(why.contains("destination side: xdd: error"), "{why}")
+            }
+            s => panic!("{s:?}"),
+        }
     }
 
     #[test]

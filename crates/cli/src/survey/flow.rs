@@ -176,11 +176,34 @@ where
     let write_csv = |_: &&R, w: &mut dyn Write| w.write_all(csv.as_bytes());
     let ended = session.finish(report, Render::csv(&write_csv));
     // The survey's own failure is said once; an output that failed was
-    // said by the runner.
-    if let Outcome::Error(f) = &outcome {
-        iolab_core::say!("iolab survey: {f}");
+    // said by the runner. A stop is said too, with what it left, as
+    // every tool says it; quiet after a closed stdout, as a tool SIGPIPE
+    // ended is.
+    match &outcome {
+        Outcome::Error(f) => iolab_core::say!("iolab survey: {f}"),
+        Outcome::Interrupted if !crate::output::stdout_closed() => {
+            iolab_core::say!("{prog}: interrupted; {}", what_is_left(&p.leftovers));
+        }
+        _ => {}
     }
     Ok(ended)
+}
+
+/// After a stop: what the survey's own files and directories (`made`,
+/// which it removes as it stops) came to, looked at, not assumed.
+fn what_is_left(made: &[PathBuf]) -> String {
+    if made.is_empty() {
+        return "this survey makes no files, so nothing is left to remove".into();
+    }
+    let left: Vec<String> = made
+        .iter()
+        .filter(|m| std::fs::symlink_metadata(m).is_ok())
+        .map(|m| m.display().to_string())
+        .collect();
+    match left.is_empty() {
+        true => "removed what this run made".into(),
+        false => format!("left what it could not remove: {}", left.join(" ")),
+    }
 }
 
 /// What a second Ctrl-C (which ends the process at once) leaves behind.
@@ -444,6 +467,16 @@ impl Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_left_is_looked_at() {
+        assert!(what_is_left(&[]).contains("makes no files"));
+        let gone = std::env::temp_dir().join(format!("iolab-flow-gone-{}", std::process::id()));
+        assert_eq!(what_is_left(&[gone]), "removed what this run made");
+        let here = std::env::temp_dir();
+        let said = what_is_left(std::slice::from_ref(&here));
+        assert!(said.ends_with(&here.display().to_string()), "{said}");
+    }
 
     #[test]
     fn last_words_name_what_is_left_or_say_nothing_is() {

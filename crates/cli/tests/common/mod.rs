@@ -340,3 +340,46 @@ pub fn orphans_after_kill(
     }
     (started, left)
 }
+
+/// Waits until a thread of `child` is in system call `nr` (as
+/// /proc/PID/task/TID/syscall shows it; x86-64 numbers: fsync is 74) on
+/// a descriptor whose file `on` accepts (the call's first argument), and
+/// sends that thread `sig` (tgkill): its handler runs on that thread
+/// before the thread runs any more of its own code, so the signal is
+/// known to land at that point of the run, whatever the timing. False
+/// when the child ended first (the call was too quick to be seen).
+pub fn signal_in_syscall(
+    child: &mut std::process::Child,
+    nr: i64,
+    on: impl Fn(&Path) -> bool,
+    sig: i32,
+) -> bool {
+    let pid = child.id() as i64;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let Ok(call) = std::fs::read_to_string(t.path().join("syscall")) else {
+                continue;
+            };
+            let mut words = call.split_whitespace();
+            if words.next() != Some(nr.to_string().as_str()) {
+                continue;
+            }
+            let fd = words
+                .next()
+                .and_then(|a| i64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+            let file = fd.and_then(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok());
+            let tid: i64 = t.file_name().to_string_lossy().parse().unwrap_or(0);
+            if file.is_some_and(|f| on(&f)) && tid > 0 {
+                // SAFETY: tgkill(2) of a thread of our own child.
+                unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, sig as i64) };
+                return true;
+            }
+        }
+    }
+}

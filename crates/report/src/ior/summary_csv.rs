@@ -1,7 +1,8 @@
 //! IOR 4's CSV output (`-O summaryFormat=CSV`): for each test, its
 //! header line and one row per access of each iteration, with IOR's
 //! columns and its four decimals. IOR writes no header block and no
-//! summary in this format, and neither does this.
+//! summary in this format, and neither does this. An access the stop
+//! request cut short is no measurement and has no row.
 
 use iolab_ior::IorPayload;
 use std::fmt::Write;
@@ -16,7 +17,7 @@ pub fn render(p: &IorPayload) -> String {
     for t in &p.tests {
         s.push_str(HEADER);
         s.push('\n');
-        for r in t.accesses() {
+        for r in t.accesses().filter(|r| !r.interrupted) {
             let _ = writeln!(
                 s,
                 "{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{},{}",

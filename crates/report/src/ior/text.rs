@@ -209,9 +209,19 @@ pub fn access(r: &AccessResult) -> String {
     s
 }
 
-/// One row of the results table (PrintReducedResult).
+/// One row of the results table (PrintReducedResult); an access the
+/// stop request cut short says so in place of figures that are no
+/// measurement.
 pub fn row(r: &AccessResult) -> String {
     let mut s = format!("{:<10}", r.access.map_or("", |a| a.name()));
+    if r.interrupted {
+        let _ = writeln!(
+            s,
+            "stopped by the interrupt in iteration {}: not a measurement",
+            r.iteration
+        );
+        return s;
+    }
     pp(&mut s, r.bw_bytes_per_s / MIB, " ");
     pp(&mut s, r.iops, " ");
     pp(&mut s, r.latency_s, "  ");
@@ -246,6 +256,7 @@ pub fn test_end(t: &TestResult) -> String {
             t.iterations
                 .iter()
                 .filter_map(f)
+                .filter(|r| !r.interrupted)
                 .map(|r| r.bw_bytes_per_s)
                 .fold(0.0, f64::max)
         };
@@ -356,8 +367,13 @@ fn summary_row(test: &Test, t: &TestResult, o: &OpSummary) -> String {
     s
 }
 
-/// `Summary of all tests:` with every test's rows.
+/// `Summary of all tests:` with every test's rows; nothing when no test
+/// has a summary (each was interrupted, as an interrupted mdtest prints
+/// no SUMMARY).
 pub fn summary(tests: &[TestResult]) -> String {
+    if tests.iter().all(|t| t.summary.is_empty()) {
+        return String::new();
+    }
     let mut s = String::from("\nSummary of all tests:");
     s.push_str(&summary_header());
     for t in tests {
