@@ -26,6 +26,7 @@ mod progress;
 mod qualify;
 mod qualify_out;
 mod qualify_show;
+mod rank_env;
 mod ranks;
 mod report;
 mod results;
@@ -61,6 +62,7 @@ pub static TOOLS: &[Tool] = &[
         help: "-h",
         entry: crate::mdtest::main,
         link: true,
+        ranks: true,
         sweep: Some(crate::mdtest::check_args),
         command: completions::mdtest_command,
         page: Some(completions::mdtest_page),
@@ -71,6 +73,7 @@ pub static TOOLS: &[Tool] = &[
         help: "-help",
         entry: crate::xdd::main,
         link: true,
+        ranks: false,
         sweep: Some(crate::xdd::check_args),
         command: || completions::dash_tool("xdd", "XDD data I/O benchmark"),
         page: Some(completions::xdd_page),
@@ -81,6 +84,7 @@ pub static TOOLS: &[Tool] = &[
         help: "-h",
         entry: crate::ior::main,
         link: true,
+        ranks: true,
         sweep: None,
         command: crate::ior::command,
         page: Some(completions::ior_page),
@@ -91,6 +95,7 @@ pub static TOOLS: &[Tool] = &[
         help: "--help",
         entry: crate::lst::main,
         link: false,
+        ranks: false,
         sweep: Some(crate::lst::check_args),
         command: crate::lst::command,
         page: None,
@@ -101,6 +106,7 @@ pub static TOOLS: &[Tool] = &[
         help: "-h",
         entry: crate::stats::main,
         link: false,
+        ranks: false,
         sweep: None,
         command: crate::stats::command,
         page: None,
@@ -111,6 +117,7 @@ pub static TOOLS: &[Tool] = &[
         help: "--help",
         entry: crate::survey::main,
         link: false,
+        ranks: false,
         sweep: Some(crate::survey::check_args),
         command: crate::survey::command,
         page: None,
@@ -121,6 +128,7 @@ pub static TOOLS: &[Tool] = &[
         help: "--help",
         entry: crate::sweep::main,
         link: false,
+        ranks: false,
         sweep: None,
         command: crate::sweep::command,
         page: None,
@@ -131,6 +139,7 @@ pub static TOOLS: &[Tool] = &[
         help: "--help",
         entry: crate::qualify::main,
         link: false,
+        ranks: false,
         sweep: None,
         command: crate::qualify::command,
         page: None,
@@ -141,6 +150,7 @@ pub static TOOLS: &[Tool] = &[
         help: "--help",
         entry: crate::report::main,
         link: false,
+        ranks: false,
         sweep: None,
         command: crate::report::command,
         page: None,
@@ -151,6 +161,7 @@ pub static TOOLS: &[Tool] = &[
         help: "--help",
         entry: crate::results::main,
         link: false,
+        ranks: false,
         sweep: None,
         command: crate::results::command,
         page: None,
@@ -161,6 +172,7 @@ pub static TOOLS: &[Tool] = &[
         help: "",
         entry: crate::demo::main,
         link: false,
+        ranks: false,
         sweep: None,
         command: crate::demo::command,
         page: None,
@@ -171,6 +183,7 @@ pub static TOOLS: &[Tool] = &[
         help: "-help",
         entry: crate::clock::timeserver,
         link: true,
+        ranks: false,
         sweep: None,
         command: || completions::dash_tool("timeserver", "XDD's global clock server"),
         page: Some(crate::clock::server_page),
@@ -181,6 +194,7 @@ pub static TOOLS: &[Tool] = &[
         help: "-help",
         entry: crate::clock::gettime,
         link: true,
+        ranks: false,
         sweep: None,
         command: || completions::dash_tool("gettime", "read the global clock from a timeserver"),
         page: Some(crate::clock::gettime_page),
@@ -191,6 +205,7 @@ pub static TOOLS: &[Tool] = &[
         help: "-h",
         entry: crate::xddcp::main,
         link: true,
+        ranks: false,
         sweep: None,
         command: crate::xddcp::command,
         page: None,
@@ -201,6 +216,7 @@ pub static TOOLS: &[Tool] = &[
         help: "--help",
         entry: crate::io500::main,
         link: false,
+        ranks: true,
         sweep: None,
         command: crate::io500::command,
         page: None,
@@ -211,6 +227,7 @@ pub static TOOLS: &[Tool] = &[
         help: "--help",
         entry: crate::s3bench::main,
         link: false,
+        ranks: true,
         sweep: None,
         command: crate::s3bench::command,
         page: None,
@@ -221,6 +238,7 @@ pub static TOOLS: &[Tool] = &[
         help: "",
         entry: completions::completions,
         link: false,
+        ranks: false,
         sweep: None,
         command: completions::completions_command,
         page: None,
@@ -231,18 +249,16 @@ pub static TOOLS: &[Tool] = &[
         help: "",
         entry: completions::man,
         link: false,
+        ranks: false,
         sweep: None,
         command: completions::man_command,
         page: None,
     },
 ];
 
-/// A tool's entry point, from the registry (`TOOLS`).
-fn lookup(name: &str) -> Option<tools::Entry> {
-    tools::find(name).map(|t| t.entry)
-}
-
 fn main() -> ExitCode {
+    // Before any thread: it sets the environment.
+    rank_env::mark();
     signals::install(runner::root());
     let ended = dispatch();
     // The reader of stdout left: the run stopped and cleaned up as for
@@ -265,6 +281,7 @@ fn dispatch() -> exit::Ended {
         if let Err(e) = live::take(&base, &mut args) {
             return live_refused(&base, &base, &args, &e);
         }
+        tools::refuse_as_rank(t, &base)?;
         return (t.entry)(&base, args);
     }
     let Some(first) = args.first().map(|a| a.to_string_lossy().into_owned()) else {
@@ -279,13 +296,14 @@ fn dispatch() -> exit::Ended {
             let _ = outln!("iolab {}", env!("CARGO_PKG_VERSION"));
             Err(exit::Halt::shown())
         }
-        name => match lookup(name) {
-            Some(entry) => {
+        name => match tools::find(name) {
+            Some(t) => {
                 args.remove(0);
                 if let Err(e) = live::take(name, &mut args) {
                     return live_refused(name, &format!("iolab {name}"), &args, &e);
                 }
-                entry(name, args)
+                tools::refuse_as_rank(t, &format!("iolab {name}"))?;
+                (t.entry)(name, args)
             }
             None => Err(exit::Halt::usage(format!(
                 "iolab: unknown command '{name}'\n\n{}",

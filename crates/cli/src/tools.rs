@@ -30,6 +30,10 @@ pub struct Tool {
     pub entry: Entry,
     /// Callable through a link of this name (`mdtest`, `xdd`, ...).
     pub link: bool,
+    /// Runs across MPI ranks (its tasks span the processes mpirun or
+    /// srun starts); any other tool refuses to start as one of several
+    /// ([`refuse_as_rank`]).
+    pub ranks: bool,
     /// Its command-line check, when a sweep may run it.
     pub sweep: Option<SweepCheck>,
     /// Its command line for completions and, unless `page` is given, its
@@ -42,6 +46,37 @@ pub struct Tool {
 /// The tool named `name`.
 pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|t| t.name == name)
+}
+
+/// Refuses `t`, a tool that runs as one process, when a launcher
+/// started this process as one of several ranks: each rank would run a
+/// benchmark of its own on the same targets and print a report of its
+/// own. Exit 2 on every rank, before anything is made; rank 0 says why
+/// (every rank when the launcher numbers none), so the job's output
+/// holds the message once. `prog` is how the user named the tool. Its
+/// options are not read first: a tool's own check refuses what a sweep
+/// cannot run (lst's sessions, survey plot), which is no typo here.
+pub fn refuse_as_rank(t: &Tool, prog: &str) -> Result<(), crate::exit::Halt> {
+    use crate::exit::{Halt, HaltKind};
+    let Some(size) = crate::rank_env::one_of_several().filter(|_| !t.ranks) else {
+        return Ok(());
+    };
+    if iolab_comm::launcher_rank().unwrap_or(0) != 0 {
+        return Err(Halt::said(HaltKind::Usage));
+    }
+    let ranks = size.map_or("several".to_string(), |n| n.to_string());
+    let across: Vec<&str> = TOOLS.iter().filter(|t| t.ranks).map(|t| t.name).collect();
+    let line = format!(
+        "{prog}: started as one of {ranks} MPI ranks (mpirun, srun), but {} runs as one process: \
+         every rank would run its own benchmark on the same targets. Run it once, without \
+         mpirun/srun (or with -n 1); the tools that run across ranks are {}\n",
+        t.name,
+        across.join(", ")
+    );
+    // The line and its newline in one write: mpirun puts its own lines
+    // on the same standard error, between two writes.
+    iolab_core::say_part!("{line}");
+    Err(Halt::said(HaltKind::Usage))
 }
 
 /// The usage text, from the table.

@@ -266,26 +266,25 @@ fn run_and_report(cfg: &Config, p: &Plan, mut session: Session<Config>) -> anyho
     Ok(session.finish(r, render))
 }
 
-/// Writes (or, for XDD's collecting CSVs, appends to) `path` whole or
-/// not at all, through the output layer.
-fn write_file(path: &str, text: &str, append: bool) -> anyhow::Result<()> {
-    stream_file(path, append, |w| w.write_all(text.as_bytes()))
+/// Writes `path` whole or not at all, through the output layer.
+fn write_file(path: &str, text: &str) -> anyhow::Result<()> {
+    iolab_output::write_atomically(std::path::Path::new(path), text.as_bytes())
+        .with_context(|| format!("cannot write {path}"))
 }
 
-/// [`write_file`] with the contents written by `fill` as the formatter
-/// makes them: a long run's per-pass detail goes from the pass log to
-/// the output's temporary file without being held in memory.
-fn stream_file(
+/// Appends this run's record, as `fill` writes it, to one of XDD's
+/// collecting files (`-output`, `-csvout`, `-combinedout`: XDD opens them
+/// with fopen "a"). The record is made whole in memory first and
+/// appended in one write, so runs ending together each keep theirs, and
+/// a pass log that cannot be read back appends nothing.
+fn append_file(
     path: &str,
-    append: bool,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
-    let p = std::path::Path::new(path);
-    match append {
-        true => iolab_output::append_with(p, fill),
-        false => iolab_output::write_with(p, fill),
-    }
-    .with_context(|| format!("cannot write {path}"))
+    let mut record = Vec::new();
+    fill(&mut record).with_context(|| format!("nothing appended to {path}"))?;
+    iolab_output::append_record(std::path::Path::new(path), &record)
+        .with_context(|| format!("cannot write {path}"))
 }
 
 /// The text report, CSV, combined line and JSON. Each is attempted even
@@ -296,7 +295,7 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     match &g.output {
         Some(f) => {
             // XDD opens -output for appending too (fopen "a").
-            let text = stream_file(f, true, |w| report::text::write(r, w));
+            let text = append_file(f, |w| report::text::write(r, w));
             results.push(text.context("-output"));
         }
         None => {
@@ -308,11 +307,12 @@ fn write_reports(r: &RunResults) -> anyhow::Result<()> {
     }
     // XDD opens these for appending as well, so runs collect in one file.
     if let Some(f) = &g.csvout {
-        let csv = stream_file(f, true, |w| report::csv::write(r, w));
+        let csv = append_file(f, |w| report::csv::write(r, w));
         results.push(csv.context("-csvout"));
     }
     if let Some(f) = &g.combinedout {
-        results.push(write_file(f, &report::csv::combined(r), true).context("-combinedout"));
+        let combined = report::csv::combined(r);
+        results.push(append_file(f, |w| w.write_all(combined.as_bytes())).context("-combinedout"));
     }
     results.into_iter().collect()
 }
@@ -336,7 +336,7 @@ fn write_timestamps(r: &RunResults) -> anyhow::Result<()> {
                 // never followed (the name is made from a prefix).
                 let path = iolab_xdd::outputs::ts_file(&prefix.to_string_lossy(), i, "csv");
                 let write = match o.append {
-                    true => iolab_output::append_atomically,
+                    true => iolab_output::append_record,
                     false => iolab_output::write_atomically,
                 };
                 write(std::path::Path::new(&path), text.as_bytes())
@@ -372,7 +372,7 @@ fn write_errors(r: &RunResults) -> anyhow::Result<()> {
         );
     }
     match &r.config.global.errout {
-        Some(f) => write_file(f, &text, false).context("-errout"),
+        Some(f) => write_file(f, &text).context("-errout"),
         None => {
             iolab_core::say_part!("{text}");
             Ok(())

@@ -528,3 +528,90 @@ fn a_report_standard_output_cannot_take_fails_the_run_and_the_files_are_written(
     let o = into_full_stdout(&["mdtest", "-n", "-1", "-d", d]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// XDD's collecting outputs (`-csvout`, `-output`, `-combinedout`,
+/// appended to as XDD's fopen "a") keep the record of every run when
+/// runs end together: 8 runs at once, three times over, leave 24 records
+/// in each, after what the file held. The file used to be copied and
+/// renamed over, so the last writer's copy won (4, 3, 4, 1 of 4 records
+/// kept), and the check before the run made and removed the output's
+/// own name, so runs started together failed it (`File exists`) or
+/// removed a file another had just made. Then a file system without
+/// room for a record takes none of it: exit 1, the file as it was.
+#[test]
+fn runs_appending_to_one_csv_at_once_keep_every_record() {
+    let s = Scratch::new("out-append");
+    let dir = s.path("d");
+    std::fs::create_dir(&dir).unwrap();
+    for f in ["all.csv", "all.txt", "comb.csv"] {
+        std::fs::write(dir.join(f), b"kept line\n").unwrap();
+    }
+    let (runs, rounds) = (8, 3);
+    for round in 0..rounds {
+        let children: Vec<_> = (0..runs)
+            .map(|j| {
+                Command::new(env!("CARGO_BIN_EXE_iolab"))
+                    .args(format!("xdd -op write -targets 1 t{j} -reqsize 8 -numreqs 64 -passes 1 -csvout all.csv -output all.txt -combinedout comb.csv").split(' '))
+                    .current_dir(&dir)
+                    .env("CI", "1")
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "round {round}: {}", stderr(&o));
+        }
+    }
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let count = |text: &str, start: &str| text.lines().filter(|l| l.starts_with(start)).count();
+    let want = runs * rounds;
+    let csv = read("all.csv");
+    assert!(csv.starts_with("kept line\n"), "{csv}");
+    assert_eq!(count(&csv, "What,"), want, "{csv}");
+    assert_eq!(count(&csv, "Ending time for this run"), want, "{csv}");
+    let txt = read("all.txt");
+    assert!(txt.starts_with("kept line\n"));
+    assert_eq!(count(&txt, "Ending time for this run"), want, "{txt}");
+    let comb = read("comb.csv");
+    assert!(comb.starts_with("kept line\n"));
+    assert_eq!(count(&comb, "COMBINED,"), want, "{comb}");
+    assert_eq!(comb.lines().count(), want + 1, "{comb}");
+    // Nothing but the outputs and the targets: no probe or temporary.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3 + runs);
+
+    let full = SmallFs::at(
+        s.path("full"),
+        "runs_appending_to_one_csv_at_once",
+        "size=64k",
+    );
+    if !full.mounted {
+        return;
+    }
+    let csv = full.dir.join("all.csv");
+    std::fs::write(&csv, b"kept line\n").unwrap();
+    fill_but_one_page(&full.dir.join("filler"));
+    let out = full.path("all.csv");
+    let line =
+        format!("xdd -op write -target t -reqsize 8 -numreqs 4 -passes 200 -verbose -csvout {out}");
+    let o = run_words(&dir, &line.split(' ').collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no room for this run's record"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&csv).unwrap(), b"kept line\n");
+}
+
+/// Fills the file system of `path` with it, then gives one page back.
+fn fill_but_one_page(path: &Path) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).unwrap();
+    let page = [0u8; 4096];
+    while f.write_all(&page).is_ok() {}
+    let len = f.metadata().unwrap().len();
+    f.set_len(len.saturating_sub(4096) / 4096 * 4096).unwrap();
+}

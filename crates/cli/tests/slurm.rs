@@ -126,6 +126,34 @@ fn srun_pmix_ranks_run_mdtest_as_mpirun_does() {
     assert_eq!(tree(&a), tree(&b));
 }
 
+/// `srun -n 2 iolab xdd ...` (without MPI: srun's own variables) ran
+/// two writes of one target; each task is refused now, exit 2, the
+/// message said once (task 0's), nothing made. `srun -n 1` runs it.
+#[test]
+fn srun_of_two_xdd_tasks_is_refused() {
+    let Some(s) = cluster("srun_two_xdd") else {
+        return;
+    };
+    let sc = Scratch::new("srun-xdd");
+    let t = sc.path("t");
+    let target = t.to_str().unwrap();
+    let xdd = [
+        "xdd", "-op", "write", "-target", target, "-reqsize", "8", "-numreqs", "8",
+    ];
+    let mut c = slurm_cmd(s, "srun", &["-n", "2", "--mpi=none", IOLAB]);
+    let o = c.args(xdd).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    let said = stderr(&o)
+        .matches("iolab xdd: started as one of 2 MPI ranks")
+        .count();
+    assert_eq!(said, 1, "{}", stderr(&o));
+    assert!(!t.exists(), "the target was written");
+    let mut c = slurm_cmd(s, "srun", &["-n", "1", "--mpi=none", IOLAB]);
+    let o = c.args(xdd).output().unwrap();
+    ok(&o, "srun -n 1 iolab xdd");
+    assert!(t.exists());
+}
+
 /// Free loopback ports.
 fn free_ports(n: usize) -> Vec<u16> {
     let ls: Vec<std::net::TcpListener> = (0..n)

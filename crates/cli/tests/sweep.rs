@@ -1278,6 +1278,52 @@ fn a_build_without_mpi_stops_the_sweep_at_its_first_multi_rank_point() {
     assert!(err.contains("rebuild iolab with --features mpi"), "{err}");
 }
 
+/// A plan that has mpirun start xdd as two ranks stops there: xdd runs
+/// as one process, and each rank ran (and the sweep recorded) a write of
+/// its own to the same target. One rank runs and is recorded; two are
+/// refused by xdd, and the sweep says why and what to do, exit 2.
+#[test]
+fn a_launcher_starting_xdd_as_two_ranks_stops_the_sweep() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return skip_or_fail("sweep xdd under mpirun", "mpirun not installed");
+    }
+    let s = Scratch::new("sweep-xdd-ranks");
+    let store = store_arg(&s);
+    let p = s.path("xdd.toml");
+    let text = format!(
+        r#"label = "xdd ranks"
+tool = "xdd"
+args = "-op write -target {}/t -reqsize 8 -numreqs 8"
+repeats = 1
+launcher = "mpirun --allow-run-as-root --oversubscribe -n {{ranks}} {{iolab}}"
+[[axes]]
+name = "ranks"
+values = [1, 2]
+"#,
+        s.root.display()
+    );
+    std::fs::write(&p, text).unwrap();
+    let o = sweep_without(&p, &store, &[]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab sweep:"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(
+        said[0].contains("xdd runs as one process")
+            && said[0].contains("remove the launcher from the plan"),
+        "{err}"
+    );
+    let list = stdout(&run(&["results", "--store", &store, "list"]));
+    let recorded = list
+        .lines()
+        .filter(|l| l.contains(" completed ") && l.contains("ranks="))
+        .count();
+    assert_eq!(recorded, 1, "{list}");
+}
+
 /// Each finished repeat says about how long the rest will take (the
 /// mean repeat so far times the repeats left); the last says nothing.
 #[test]

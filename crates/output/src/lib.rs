@@ -3,7 +3,10 @@
 //! checked for writability before the run (so a typo costs nothing) and
 //! written to a temporary name beside the target, renamed over it only
 //! once complete. A failed write (a full file system) leaves the target
-//! as it was: no truncated file, no `.part`, no 0-byte output.
+//! as it was: no truncated file, no `.part`, no 0-byte output. A file
+//! that collects runs (XDD's `-csvout`) takes each run's record in one
+//! O_APPEND write instead ([`append_record`]), so that runs ending
+//! together all keep theirs.
 //!
 //! These files are not the storage under test, so they use `std::fs`,
 //! not the backend.
@@ -240,36 +243,117 @@ pub fn write_with(
     w.into_inner().map_err(|e| e.into_error())?.commit()
 }
 
-/// Appends `bytes` to `path` (XDD's `-csvout`, which collects runs in one
-/// file) whole or not at all: the old contents and the new go to a
-/// temporary file that replaces `path` once complete.
-pub fn append_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    append_with(path, |w| w.write_all(bytes))
+/// Appends `record` to `path` (XDD's `-output`, `-csvout` and
+/// `-combinedout`, which collect runs in one file, as XDD's fopen "a"
+/// does) in one write(2) on a descriptor opened with O_APPEND: runs that
+/// end at the same moment each add their record, whole and after the
+/// others (a copy renamed over the file kept only the last writer's). A
+/// record is made whole in memory by the caller, so it is in the file
+/// complete or not at all; a short write (a full file system) is an
+/// error saying that the file now ends with part of it. No link is
+/// followed: a link at the name is replaced by a file holding the
+/// record alone (nothing read or written through it), and one planted
+/// between the look and the open is refused (O_NOFOLLOW). What is not a
+/// regular file (a FIFO, /dev/stdout) is written in place; a block
+/// device or a directory is refused.
+pub fn append_record(path: &Path, record: &[u8]) -> io::Result<()> {
+    match found(path)? {
+        Found::BlockDevice => Err(block_device(path)),
+        Found::Directory => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is a directory: nothing appended", path.display()),
+        )),
+        Found::LinkToFile => write_atomically(path, record),
+        Found::InPlace => {
+            let mut f = OpenOptions::new().append(true).open(path)?;
+            f.write_all(record)?;
+            f.flush()
+        }
+        Found::Nothing | Found::File => append_to_file(path, record),
+    }
 }
 
-/// [`append_atomically`] with the new contents written by `fill`; the
-/// old contents are copied, not read into memory.
-pub fn append_with(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
-    let what = found(path)?;
-    // A character device or FIFO (/dev/full, a named pipe) is appended to
-    // in place: it has no contents to copy and must not be replaced.
-    if what == Found::InPlace {
-        let mut w = io::BufWriter::new(OpenOptions::new().append(true).open(path)?);
-        fill(&mut w)?;
-        return w.flush();
+/// Takes the blocks `len` bytes appended to `f` will need (fallocate,
+/// FALLOC_FL_KEEP_SIZE from its end), so that a file system without room
+/// for a record refuses it whole instead of taking part of it. A file
+/// system that cannot reserve (EOPNOTSUPP: some network and FUSE file
+/// systems) is written without; another process appending meanwhile may
+/// take the blocks, when the write itself can still come up short.
+fn reserve(f: &std::fs::File, len: usize) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let end = f.metadata()?.len();
+    let (Ok(at), Ok(len)) = (libc::off_t::try_from(end), libc::off_t::try_from(len)) else {
+        return Ok(());
+    };
+    loop {
+        // SAFETY: a valid open descriptor; fallocate reads nothing from
+        // this process's memory.
+        let r = unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, at, len) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG) => return Err(e),
+            // Not supported here: the write alone says.
+            _ => return Ok(()),
+        }
     }
-    let mut w = io::BufWriter::with_capacity(64 << 10, AtomicFile::create(path)?);
-    // Only a file of its own name has contents to keep: a link is
-    // replaced, and what it points to is neither read nor copied.
-    if what == Found::File {
-        let mut old = std::fs::File::open(path)?;
-        io::copy(&mut old, &mut w)?;
+}
+
+/// [`append_record`] for a regular file, made if missing (0666 less
+/// the umask, as any new output).
+fn append_to_file(path: &Path, record: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: should a FIFO take the name after the look, its open
+    // fails (no reader) or returns at once instead of waiting without
+    // end; a regular file ignores it.
+    let mut f = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o666)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::other(format!(
+            "{} stopped being a regular file as it was opened: nothing appended",
+            path.display()
+        )));
     }
-    fill(&mut w)?;
-    w.into_inner().map_err(|e| e.into_error())?.commit()
+    if record.is_empty() {
+        return Ok(());
+    }
+    reserve(&f, record.len()).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "no room for this run's record ({} bytes) in {}: {e}; nothing appended",
+                record.len(),
+                path.display()
+            ),
+        )
+    })?;
+    // One write(2): the kernel puts it at the end of the file under the
+    // file's lock, so writes of other processes land before or after
+    // it, never inside it (a loop of writes could interleave).
+    let written = loop {
+        match f.write(record) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => break r?,
+        }
+    };
+    if written < record.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::WriteZero,
+            format!(
+                "only {written} of {} bytes could be appended to {} (a full file system?): it now ends with part of this run's record",
+                record.len(),
+                path.display()
+            ),
+        ));
+    }
+    f.sync_data()
 }
 
 /// Opens `path` for a file written as the run goes (xdd's heartbeat
@@ -726,7 +810,7 @@ mod tests {
         for (i, write) in [
             |p: &Path| create_streamed(p)?.write_all(b"new"),
             |p: &Path| write_atomically(p, b"new"),
-            |p: &Path| append_atomically(p, b"new"),
+            |p: &Path| append_record(p, b"new"),
         ]
         .iter()
         .enumerate()
@@ -775,7 +859,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("b");
         write_atomically(&p, b"hi").unwrap();
-        append_atomically(&p, b" there").unwrap();
+        append_record(&p, b" there").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"hi there");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         let r = dir.path().join("r.prom");
@@ -785,17 +869,70 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
         std::fs::remove_file(&r).unwrap();
         assert!(write_atomically(Path::new("/nonexistent-dir/b"), b"x").is_err());
-        // A fill that fails leaves the file as it was, and no temporary.
-        let e = append_with(&p, |w| {
-            w.write_all(b" lost")?;
-            Err(io::Error::other("the log could not be read"))
-        });
-        assert!(e.is_err());
-        assert_eq!(std::fs::read(&p).unwrap(), b"hi there");
         // Dropped without commit: nothing stays.
         let mut f = AtomicFile::create(&dir.path().join("c")).unwrap();
         f.write_all(b"partial").unwrap();
         drop(f);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Processes' threads appending at once (as concurrent xdd runs do
+    /// to one `-csvout`) keep every record, each whole: the file used to
+    /// be copied and renamed over, so the last writer's copy won.
+    #[test]
+    fn concurrent_appends_keep_every_record_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("all.csv");
+        std::fs::write(&p, b"old\n").unwrap();
+        let (writers, each) = (8, 25);
+        let start = std::sync::Barrier::new(writers);
+        std::thread::scope(|s| {
+            for w in 0..writers {
+                let (p, start) = (&p, &start);
+                s.spawn(move || {
+                    start.wait();
+                    for i in 0..each {
+                        // Large enough to take several pages, so that a
+                        // write split in two would show.
+                        let line = format!("{w},{i},{}\n", "x".repeat(20_000));
+                        append_record(p, line.as_bytes()).unwrap();
+                    }
+                });
+            }
+        });
+        let text = std::fs::read_to_string(&p).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1 + writers * each);
+        assert_eq!(lines[0], "old");
+        let mut seen: Vec<&str> = lines[1..]
+            .iter()
+            .map(|l| {
+                let (key, tail) = l.rsplit_once(',').unwrap();
+                assert_eq!(tail.len(), 20_000, "a record cut or mixed: {key}");
+                key
+            })
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), writers * each);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// A new file is made with the usual permissions; a FIFO or
+    /// character device is written in place; a directory or a block
+    /// device is refused, nothing made.
+    #[test]
+    fn appends_make_a_file_write_devices_in_place_and_refuse_directories() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("new.csv");
+        append_record(&p, b"a\n").unwrap();
+        append_record(&p, b"b\n").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"a\nb\n");
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask());
+        append_record(Path::new("/dev/null"), b"x").unwrap();
+        assert!(append_record(dir.path(), b"x").is_err());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

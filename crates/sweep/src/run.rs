@@ -610,7 +610,7 @@ fn launcher_error(argv: &[String], how: &str, stderr: &str) -> SweepError {
     let reason = stderr
         .lines()
         .map(str::trim)
-        .find(|l| said(l) && l.contains("built without MPI"))
+        .find(|l| said(l) && KNOWN_REFUSALS.iter().any(|k| l.contains(k)))
         .or_else(|| stderr.lines().map(str::trim).find(said))
         .map(|l| format!("{l} ({how})"))
         .unwrap_or_else(|| how.to_string());
@@ -626,6 +626,12 @@ fn launcher_error(argv: &[String], how: &str, stderr: &str) -> SweepError {
     }
 }
 
+/// What iolab says when a launcher started it as it cannot run: a build
+/// without MPI as several ranks, or a tool that runs as one process
+/// (xdd, lst, survey) as several ranks. The line saying it is the reason
+/// given, before mpirun's own framed lines.
+const KNOWN_REFUSALS: &[&str] = &["built without MPI", "runs as one process"];
+
 /// What to do about a launcher's known refusal, recognised from its
 /// standard error.
 fn launcher_advice(stderr: &str) -> Option<&'static str> {
@@ -633,6 +639,8 @@ fn launcher_advice(stderr: &str) -> Option<&'static str> {
         Some("as root, Open MPI wants OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 exported (or --allow-run-as-root in the launcher)")
     } else if stderr.contains("built without MPI support") {
         Some("rebuild iolab with --features mpi, or remove the launcher from the plan (threads: --tasks)")
+    } else if stderr.contains("runs as one process") {
+        Some("remove the launcher from the plan, or have it start one process: only mdtest runs across MPI ranks")
     } else {
         None
     }

@@ -61,31 +61,16 @@ pub fn heartbeat_file(prefix: &str, i: usize) -> String {
 
 /// Fails (naming the option) when one of the planned outputs cannot be
 /// written. An existing file is opened for append, so its contents stay;
-/// a new one is created and removed again.
+/// for a new one, its directory takes a probe file of a name of its own
+/// (random, O_EXCL), never the output's name: runs started together,
+/// appending to one `-csvout`, met on that name (`File exists`), and one
+/// could remove the file another had just made.
 pub fn check(cfg: &Config) -> Result<(), UsageError> {
     for (opt, path) in planned(cfg) {
-        probe(Path::new(&path)).map_err(|e| {
-            UsageError::new(
-                opt,
-                format!("cannot write '{path}': {e}; give a writable path"),
-            )
-        })?;
+        iolab_output::check_file(&format!("-{opt}"), Path::new(&path))
+            .map_err(|e| UsageError::new(opt, format!("cannot write '{path}': {}", e.why)))?;
     }
     Ok(())
-}
-
-fn probe(p: &Path) -> std::io::Result<()> {
-    if p.is_dir() {
-        return Err(std::io::Error::other("it is a directory"));
-    }
-    if p.exists() {
-        return std::fs::OpenOptions::new().append(true).open(p).map(drop);
-    }
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(p)?;
-    std::fs::remove_file(p)
 }
 
 #[cfg(test)]
@@ -110,5 +95,27 @@ mod tests {
             cfg("-op read -targets 2 null null -numreqs 1 -hb 1 -hb output /nonexistent-dir/hb");
         assert_eq!(planned(&c).len(), 2);
         assert_eq!(check(&c).unwrap_err().option, "heartbeat");
+    }
+
+    /// The check never takes the output's own name (runs started
+    /// together met there, `File exists`): a dangling link at it, which
+    /// the write replaces, is no reason to refuse the run, and nothing
+    /// is left beside it.
+    #[test]
+    fn the_check_makes_nothing_at_the_outputs_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("x.csv");
+        std::os::unix::fs::symlink(dir.path().join("gone"), &csv).unwrap();
+        let c = cfg(&format!(
+            "-op read -target null -numreqs 1 -csvout {}",
+            csv.display()
+        ));
+        check(&c).unwrap();
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["x.csv"]);
+        assert!(csv.is_symlink());
     }
 }
