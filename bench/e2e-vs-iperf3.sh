@@ -13,6 +13,9 @@
 #   after the handshake, to the last QThread's end), from its --json;
 #   -reqsize 1024 of 1024-byte blocks (1 MiB), -qd N (N connections);
 #   every 1 MiB frame's CRC-32C is checked on the destination;
+# - e2e keyed: the same with `-e2e key FILE` on both sides (a fresh
+#   32-byte key, as xddcp's one-time key): every frame also carries a
+#   keyed-BLAKE3 tag that the source computes and the destination checks;
 # - file copies (e2e and cp): bytes / wall seconds of the whole command
 #   (both e2e sides started, copy done, both exited).
 # CPU per GB: user + system seconds of both processes (GNU time) / GB.
@@ -80,10 +83,16 @@ dest_start() {
     return 1
 }
 
-# e2e null to null with N QThreads: prints "GB/s cpu_s bytes rss_mib".
+# A key for the keyed runs, readable by its owner alone.
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$tmp/key"
+chmod 600 "$tmp/key"
+
+# e2e null to null with N QThreads (KEYED=1: with the key): prints
+# "GB/s cpu_s bytes rss_mib".
 e2e_null() {
     local n=$1
     local c="-target null -reqsize 1024 -mbytes $MB -qd $n -e2e destination 127.0.0.1:$PORT"
+    [ "${KEYED:-0}" = 1 ] && c="$c -e2e key $tmp/key"
     # shellcheck disable=SC2086
     dest_start -op write $c -e2e isdestination --json "$tmp/d.json"
     # shellcheck disable=SC2086
@@ -128,14 +137,18 @@ cp_file() {
 
 echo "machine: $(nproc) CPUs, $(uname -r); iperf3 $(iperf3 --version | head -1 | awk '{print $2}')"
 for n in 1 4; do
-    : >"$tmp/ip" ; : >"$tmp/ee" ; : >"$tmp/r"
+    : >"$tmp/ip" ; : >"$tmp/ee" ; : >"$tmp/r" ; : >"$tmp/ek" ; : >"$tmp/rk"
     for _ in $(seq "$RUNS"); do
         i=$(iperf "$n")
         e=$(e2e_null "$n")
+        k=$(KEYED=1 e2e_null "$n")
         echo "$i" >>"$tmp/ip"
         echo "$e" >>"$tmp/ee"
+        echo "$k" >>"$tmp/ek"
         ratio "$(echo "$e" | cut -d' ' -f1)" "$(echo "$i" | cut -d' ' -f1)" >>"$tmp/r"
         echo >>"$tmp/r"
+        ratio "$(echo "$k" | cut -d' ' -f1)" "$(echo "$e" | cut -d' ' -f1)" >>"$tmp/rk"
+        echo >>"$tmp/rk"
     done
     ig=$(cut -d' ' -f1 "$tmp/ip" | median)
     eg=$(cut -d' ' -f1 "$tmp/ee" | median)
@@ -146,6 +159,10 @@ for n in 1 4; do
     printf 'iperf3: %.3f GB/s  %.3f CPU s/GB\n' "$ig" "$icpu"
     printf 'e2e:    %.3f GB/s  %.3f CPU s/GB  peak RSS per side %s MiB (%s MiB moved)\n' "$eg" "$ecpu" "$rss" "$MB"
     printf 'ratio e2e/iperf3 (median of %d rounds): %s\n' "$RUNS" "$(grep -v '^$' "$tmp/r" | median)"
+    kg=$(cut -d' ' -f1 "$tmp/ek" | median)
+    kcpu=$(awk '{ print $2 / ($3 / 1e9) }' "$tmp/ek" | median)
+    printf 'e2e keyed: %.3f GB/s  %.3f CPU s/GB\n' "$kg" "$kcpu"
+    printf 'ratio keyed/unkeyed e2e (median of %d rounds): %s\n' "$RUNS" "$(grep -v '^$' "$tmp/rk" | median)"
 done
 
 echo "== RSS is flat in the amount: 4 GiB null copy, 4 QThreads =="

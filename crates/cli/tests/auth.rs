@@ -701,3 +701,207 @@ fn kill_9_of_xddcp_without_a_leaves_no_partial_destination_file() {
     );
     assert!(partials().is_empty(), "{:?}", partials());
 }
+
+/// A man in the middle: listens on 127.0.0.1:`port` here (where the
+/// source connects) and relays each connection to the same address
+/// inside host 0 of `c` (where the destination listens, on the
+/// namespace's own loopback), so both sides give the same destination
+/// list. It passes the handshake through and rewrites the payload of
+/// the first data frame from the source, fixing its CRC-32C as anyone
+/// who knows the format can (bytes 12..16 of the header, over the
+/// header and the payload); a tag after the payload, when its header
+/// says there is one, is passed on as it came. Returns how many frames
+/// it rewrote, once `stop` is set and its connections are over.
+fn tampering_relay(
+    c: &iolab_testkit::FakeCluster,
+    port: u16,
+    stop: &std::sync::atomic::AtomicBool,
+) -> usize {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    use std::sync::atomic::Ordering::Relaxed;
+    let front = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    front.set_nonblocking(true).unwrap();
+    let rewritten = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        while !stop.load(Relaxed) {
+            let Ok((client, _)) = front.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            client.set_nonblocking(false).unwrap();
+            let Ok(Ok(server)) = c.in_host(0, || TcpStream::connect(("127.0.0.1", port))) else {
+                continue;
+            };
+            let (mut down_from, mut down_to) =
+                (server.try_clone().unwrap(), client.try_clone().unwrap());
+            s.spawn(move || {
+                let _ = std::io::copy(&mut down_from, &mut down_to);
+                let _ = down_to.shutdown(Shutdown::Write);
+            });
+            let rewritten = &rewritten;
+            s.spawn(move || {
+                let (mut from, mut to) = (client, server);
+                let mut head = [0u8; 32];
+                while from.read_exact(&mut head).is_ok() {
+                    let len = u32::from_le_bytes(head[8..12].try_into().unwrap()) as usize;
+                    let tag = if head[6] & 2 == 2 { 32 } else { 0 };
+                    let mut body = vec![0u8; len + tag];
+                    if from.read_exact(&mut body).is_err() {
+                        break;
+                    }
+                    if head[4] == 2 && len > 0 && rewritten.load(Relaxed) == 0 {
+                        body[..5].copy_from_slice(b"EVIL!");
+                        head[12..16].fill(0);
+                        let crc = crc32c_of(&head, &body[..len], head[6] & 1 == 1);
+                        head[12..16].copy_from_slice(&crc.to_le_bytes());
+                        rewritten.fetch_add(1, Relaxed);
+                    }
+                    if to.write_all(&head).is_err() || to.write_all(&body).is_err() {
+                        break;
+                    }
+                }
+                let _ = to.shutdown(Shutdown::Write);
+            });
+        }
+    });
+    rewritten.load(Relaxed)
+}
+
+/// CRC-32C (Castagnoli, reflected, as the frames carry it) of `head`
+/// and, unless `head_only`, `body`: the relay's, written out so that it
+/// borrows nothing from iolab.
+fn crc32c_of(head: &[u8], body: &[u8], head_only: bool) -> u32 {
+    let bytes = head.iter().chain(if head_only { &[][..] } else { body });
+    let mut crc = !0u32;
+    for b in bytes {
+        crc ^= u32::from(*b);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0x82F6_3B78 & (crc & 1).wrapping_neg());
+        }
+    }
+    !crc
+}
+
+/// Runs `copy` (it starts both sides and returns both endings) with a
+/// tampering relay in the middle; returns its result and the frames the
+/// relay rewrote.
+fn through_relay<T: Send>(
+    c: &iolab_testkit::FakeCluster,
+    port: u16,
+    copy: impl FnOnce() -> T + Send,
+) -> (T, usize) {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let relay = s.spawn(|| tampering_relay(c, port, &stop));
+        let out = copy();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (out, relay.join().unwrap())
+    })
+}
+
+/// A relay that rewrites a data frame and fixes its CRC got through a
+/// keyed copy (both sides exit 0, the destination started with the
+/// relay's bytes): the key proved only the handshake. Now every frame
+/// after it carries a tag under keys derived from that handshake, so
+/// the rewritten frame is refused: both sides exit 1 naming the
+/// authentication tag, and no destination file is left. Without a key
+/// the same relay's bytes still arrive (the unauthenticated copy XDD
+/// has, as docs/e2e.md says), which shows the relay really rewrites.
+#[test]
+fn a_relay_that_rewrites_a_keyed_copy_fails_both_sides_and_leaves_no_copy() {
+    let Some(c) = common::fake_cluster("auth_relay", 1) else {
+        return;
+    };
+    let s = Scratch::new("auth-relay");
+    random_file(&s.path("src"), 8 << 20);
+    std::fs::write(s.path("key"), "relay-test-key-0123456789abcdef\n").unwrap();
+    std::fs::set_permissions(s.path("key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (ns0, _) = c.host(0);
+    let side = |op: &str, target: &str, role: &str, keyed: bool, port: u16| -> Vec<String> {
+        let mut w = vec![IOLAB.to_string(), "xdd".into()];
+        let line = format!(
+            "-op {op} -target {target} -reqsize 1024 -mbytes 8 -qd 1 -e2e {role} \
+             -e2e destination 127.0.0.1:{port} -e2e timeout 30"
+        );
+        w.extend(line.split_whitespace().map(String::from));
+        if keyed {
+            w.extend([
+                "-e2e".into(),
+                "key".into(),
+                s.path("key").display().to_string(),
+            ]);
+        }
+        w
+    };
+    let src_path = s.path("src").display().to_string();
+    let copy = |keyed: bool, dest: &str, port: u16| {
+        let mut d = vec!["ip".into(), "netns".into(), "exec".into(), ns0.clone()];
+        d.extend(side("write", dest, "isdestination", keyed, port));
+        let mut dst = Bg::start_argv(&s.root, &d, &[]);
+        assert!(dst.wait_for("listening on"), "{}", dst.stderr_now());
+        let src = side("read", &src_path, "issource", keyed, port);
+        let src = Bg::start_argv(&s.root, &src, &[]);
+        (src.wait(60), dst.wait(60))
+    };
+    // Without a key: the relay's bytes arrive, and nobody notices.
+    let plain = s.path("plain").display().to_string();
+    let port = common::e2e::free_ports(1);
+    let ((src, dst), rewritten) = through_relay(&c, port, || copy(false, &plain, port));
+    assert_eq!(rewritten, 1);
+    assert_eq!(
+        (src.code, dst.code),
+        (Some(0), Some(0)),
+        "{}{}",
+        src.stderr,
+        dst.stderr
+    );
+    assert!(std::fs::read(&plain).unwrap().starts_with(b"EVIL!"));
+    // With a key: refused on both sides, nothing left.
+    let says = |e: &str| e.contains("fails its authentication tag");
+    let keyed = s.path("keyed").display().to_string();
+    let port = common::e2e::free_ports(1);
+    let ((src, dst), rewritten) = through_relay(&c, port, || copy(true, &keyed, port));
+    assert_eq!(rewritten, 1, "the relay rewrote nothing");
+    assert_eq!(dst.code, Some(1), "destination: {}", dst.stderr);
+    assert!(says(&dst.stderr), "destination: {}", dst.stderr);
+    assert!(
+        dst.stderr.contains("nothing of it was written"),
+        "{}",
+        dst.stderr
+    );
+    assert_eq!(src.code, Some(1), "source: {}", src.stderr);
+    assert!(says(&src.stderr), "source: {}", src.stderr);
+    assert!(!Path::new(&keyed).exists(), "a destination file was left");
+    // xddcp, whose one-time key proves both sides: the same.
+    let port = common::e2e::free_ports(1);
+    let dest = s.path("viaxddcp").display().to_string();
+    let argv: Vec<String> = [
+        IOLAB,
+        "xddcp",
+        "-t",
+        "1",
+        "-p",
+        &port.to_string(),
+        "--timeout",
+        "30",
+        "--rsh",
+        c.rsh(),
+        "--remote-iolab",
+        IOLAB,
+        &src_path,
+        &format!("{ns0}@127.0.0.1:{dest}"),
+    ]
+    .map(String::from)
+    .to_vec();
+    let (end, rewritten) =
+        through_relay(&c, port, || Bg::start_argv(&s.root, &argv, &[]).wait(120));
+    assert_eq!(rewritten, 1, "the relay rewrote nothing: {}", end.stderr);
+    assert_eq!(end.code, Some(1), "{}{}", end.stdout, end.stderr);
+    let all = format!("{}{}", end.stdout, end.stderr);
+    assert!(all.contains("0 of 1 files copied"), "{all}");
+    // Both sides say it: the destination, and the source repeating it.
+    let sides = all.split("side: ").skip(1);
+    assert_eq!(sides.filter(|x| says(x)).count(), 2, "{all}");
+    assert!(!Path::new(&dest).exists(), "xddcp left a destination file");
+}

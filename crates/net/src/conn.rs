@@ -4,6 +4,7 @@
 //! give up at a deadline. No call can block forever.
 
 use crate::frame::{Header, Kind, PayloadSum, HEADER_BYTES};
+use crate::seal::{Seal, TAG_BYTES};
 use crate::NetError;
 use iolab_core::CancelToken;
 use std::io::{self, IoSlice, Read, Write};
@@ -183,6 +184,9 @@ pub struct Conn {
     /// sends meanwhile (`idle_timeout` alone would let a peer that sends
     /// a byte now and then hold the connection open), and what it is.
     deadline: Option<(Instant, &'static str)>,
+    /// After a keyed handshake: the session keys that tag every frame
+    /// sent and check every frame received ([`crate::seal`]).
+    seal: Option<Seal>,
 }
 
 impl Conn {
@@ -198,15 +202,36 @@ impl Conn {
             idle_timeout: Duration::from_secs(60),
             payload_crc: true,
             deadline: None,
+            seal: None,
         })
     }
 
     /// Makes `stream` (a connection a [`crate::gate::Gate`] accepted and
-    /// authenticated, having sent `sent` frames) a framed connection.
-    pub(crate) fn from_stream(stream: TcpStream, sent: u64) -> Result<Conn, NetError> {
+    /// authenticated, having sent `sent` frames, sealed with `seal` when
+    /// a key was proved) a framed connection.
+    pub(crate) fn from_stream(
+        stream: TcpStream,
+        sent: u64,
+        seal: Option<Seal>,
+    ) -> Result<Conn, NetError> {
         let mut c = Conn::new(stream)?;
         c.sent = sent;
+        c.seal = seal;
         Ok(c)
+    }
+
+    /// From now on every frame sent is tagged and every frame received
+    /// must be, under `seal` (the handshake, once both sides proved the
+    /// key).
+    pub(crate) fn seal_with(&mut self, seal: Seal) {
+        self.seal = Some(seal);
+    }
+
+    /// True once frames on this connection are authenticated (the
+    /// handshake proved a shared key): each carries a tag that is checked
+    /// before its payload is handed over.
+    pub fn sealed(&self) -> bool {
+        self.seal.is_some()
     }
 
     /// Bounds every wait from now on by `now + whole`, until
@@ -256,14 +281,29 @@ impl Conn {
             });
         }
         let seq = self.sent;
-        let h = match self.payload_crc {
-            true => Header::new(kind, flags, offset, seq, payload),
-            false => Header::new_unchecked(kind, flags, offset, seq, payload.len() as u32),
-        }
-        .encode();
-        self.write_all2(&h, payload, cancel)?;
+        let mut h = Header::unsummed(kind, flags, offset, seq, payload.len() as u32);
+        h.unchecked = !self.payload_crc;
+        h.tagged = self.seal.is_some();
+        self.write_frame(h.summed(payload), payload, cancel)
+    }
+
+    /// Writes a frame whose header is complete, with its tag when the
+    /// connection is sealed; counts it. Returns its sequence number.
+    fn write_frame(
+        &mut self,
+        h: Header,
+        payload: &[u8],
+        cancel: Cancel<'_>,
+    ) -> Result<u64, NetError> {
+        let head = h.encode();
+        let tag = match self.seal.as_mut() {
+            Some(s) => s.sign(&head, payload),
+            None => [0u8; TAG_BYTES],
+        };
+        let tag = if h.tagged { &tag[..] } else { &[][..] };
+        self.write_all3(&head, payload, tag, cancel)?;
         self.sent += 1;
-        Ok(seq)
+        Ok(h.seq)
     }
 
     /// Sends one checked frame whose payload was summed once
@@ -284,11 +324,11 @@ impl Conn {
         if mismatched || payload.len() > self.max_payload as usize || !self.payload_crc {
             return self.send(kind, flags, offset, payload, cancel);
         }
-        let seq = self.sent;
-        let h = Header::with_sum(kind, flags, offset, seq, sum).encode();
-        self.write_all2(&h, payload, cancel)?;
-        self.sent += 1;
-        Ok(seq)
+        // The CRC from the sum; a tag, when sealed, reads the payload all
+        // the same (a MAC must).
+        let mut h = Header::unsummed(kind, flags, offset, self.sent, sum.len());
+        h.tagged = self.seal.is_some();
+        self.write_frame(h.summed_once(sum), payload, cancel)
     }
 
     /// Asks the kernel for send and receive buffers of `bytes` each (it
@@ -334,19 +374,26 @@ impl Conn {
         Ok((set(libc::SO_SNDBUF)?, set(libc::SO_RCVBUF)?))
     }
 
-    fn write_all2(&mut self, a: &[u8], b: &[u8], cancel: Cancel<'_>) -> Result<(), NetError> {
+    /// Writes `a`, `b` and `c` in order, in vectored writes.
+    fn write_all3(
+        &mut self,
+        a: &[u8],
+        b: &[u8],
+        c: &[u8],
+        cancel: Cancel<'_>,
+    ) -> Result<(), NetError> {
         let until = self.bounded(Instant::now() + self.idle_timeout);
-        let (mut a, mut b) = (a, b);
-        while !a.is_empty() || !b.is_empty() {
-            match self
-                .stream
-                .write_vectored(&[IoSlice::new(a), IoSlice::new(b)])
-            {
+        let mut parts = [a, b, c];
+        while parts.iter().any(|p| !p.is_empty()) {
+            let slices = parts.map(IoSlice::new);
+            match self.stream.write_vectored(&slices) {
                 Ok(0) => return Err(NetError::Closed),
-                Ok(n) => {
-                    let from_a = n.min(a.len());
-                    a = &a[from_a..];
-                    b = &b[n - from_a..];
+                Ok(mut n) => {
+                    for p in parts.iter_mut() {
+                        let from = n.min(p.len());
+                        *p = &p[from..];
+                        n -= from;
+                    }
                     self.past_deadline()?;
                 }
                 Err(e) if waits(&e) => {
@@ -360,14 +407,60 @@ impl Conn {
     }
 
     /// Receives one header. A peer that closed cleanly between frames is
-    /// [`NetError::Closed`].
+    /// [`NetError::Closed`]. On a sealed connection a frame without a
+    /// payload (an End) is checked whole here, its tag included: its
+    /// header is all it says.
     pub fn recv_header(&mut self, cancel: Cancel<'_>) -> Result<Header, NetError> {
         let mut b = [0u8; HEADER_BYTES];
         self.read_exact(&mut b, cancel)?;
-        Header::decode(&b, self.max_payload)
+        let h = Header::decode(&b, self.max_payload)?;
+        match (h.tagged, self.seal.is_some()) {
+            (false, true) => {
+                return Err(NetError::Forged {
+                    offset: h.offset,
+                    seq: h.seq,
+                })
+            }
+            (true, false) => {
+                return Err(NetError::Protocol(format!(
+                    "frame {} carries an authentication tag, but this connection has no key",
+                    h.seq
+                )))
+            }
+            _ => {}
+        }
+        if h.tagged && h.len == 0 {
+            h.verify(&[])?;
+            self.check_tag(&h, &[], cancel)?;
+        }
+        Ok(h)
     }
 
-    /// Receives `h`'s payload into `buf[..h.len]` and checks its CRC.
+    /// Reads the tag that follows `h`'s payload and checks it.
+    fn check_tag(
+        &mut self,
+        h: &Header,
+        payload: &[u8],
+        cancel: Cancel<'_>,
+    ) -> Result<(), NetError> {
+        let mut tag = [0u8; TAG_BYTES];
+        self.read_exact(&mut tag, cancel)?;
+        let held = self
+            .seal
+            .as_mut()
+            .is_some_and(|s| s.check(&h.encode(), payload, &tag));
+        match held {
+            true => Ok(()),
+            false => Err(NetError::Forged {
+                offset: h.offset,
+                seq: h.seq,
+            }),
+        }
+    }
+
+    /// Receives `h`'s payload into `buf[..h.len]` and checks its CRC and,
+    /// on a sealed connection, its tag: nothing is handed over that
+    /// fails either.
     pub fn recv_payload<'b>(
         &mut self,
         h: &Header,
@@ -389,6 +482,10 @@ impl Conn {
             )));
         }
         h.verify(&buf[..len])?;
+        // An empty frame's tag was checked with its header.
+        if h.tagged && len > 0 {
+            self.check_tag(h, &buf[..len], cancel)?;
+        }
         Ok(&buf[..len])
     }
 

@@ -2,7 +2,10 @@
 //! what the payload is, where its bytes belong (offset) and in which
 //! order it was sent (sequence), and carries a CRC-32C computed over the
 //! header's other fields and the payload, so a corrupted length, offset or
-//! byte is caught before anything is written.
+//! byte is caught before anything is written. On a connection whose
+//! handshake proved a shared key, a 32-byte authentication tag follows
+//! each frame's payload ([`crate::seal`]): the CRC catches damage, the
+//! tag a change made on purpose (a CRC anyone can recompute).
 //!
 //! Layout (little-endian):
 //!
@@ -11,7 +14,7 @@
 //! | 0..4 | magic `IOLB` |
 //! | 4 | kind |
 //! | 5 | flags |
-//! | 6 | frame options: bit 0 = payload not checksummed |
+//! | 6 | frame options: bit 0 = payload not checksummed; bit 1 = a [`TAG_BYTES`]-byte tag follows the payload |
 //! | 7 | reserved, zero |
 //! | 8..12 | payload length |
 //! | 12..16 | CRC-32C of bytes 0..12, 16..32 and (unless bit 0 of byte 6) the payload |
@@ -20,6 +23,8 @@
 
 use crate::sum::ZeroShift;
 use crate::NetError;
+
+pub use crate::seal::TAG_BYTES;
 
 /// `IOLB` read as a little-endian u32.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"IOLB");
@@ -63,6 +68,9 @@ pub struct Header {
     /// agreed to verify data themselves or not at all (a network test
     /// with `check=none`), so as to measure the wire, not the checksum.
     pub unchecked: bool,
+    /// An authentication tag of [`TAG_BYTES`] follows the payload: the
+    /// frame was sent on a connection whose handshake proved a key.
+    pub tagged: bool,
     /// Payload bytes that follow.
     pub len: u32,
     /// CRC-32C over the header (this field excluded) and the payload.
@@ -76,51 +84,52 @@ pub struct Header {
 impl Header {
     /// A header for `payload`, its checksum computed.
     pub fn new(kind: Kind, flags: u8, offset: u64, seq: u64, payload: &[u8]) -> Header {
-        let mut h = Header {
-            kind,
-            flags,
-            unchecked: false,
-            len: payload.len() as u32,
-            crc: 0,
-            offset,
-            seq,
-        };
-        h.crc = h.checksum(payload);
-        h
+        Header::unsummed(kind, flags, offset, seq, payload.len() as u32).summed(payload)
     }
 
     /// A checked header for a payload whose sum was taken once
     /// ([`PayloadSum`]): the same CRC as [`Header::new`] computes, without
     /// reading the payload again.
     pub fn with_sum(kind: Kind, flags: u8, offset: u64, seq: u64, sum: &PayloadSum) -> Header {
-        let mut h = Header {
-            kind,
-            flags,
-            unchecked: false,
-            len: sum.len,
-            crc: 0,
-            offset,
-            seq,
-        };
-        let mut b = h.encode();
-        b[12..16].fill(0);
-        h.crc = sum.extend(crc32c::crc32c(&b));
-        h
+        Header::unsummed(kind, flags, offset, seq, sum.len).summed_once(sum)
     }
 
     /// A header whose CRC covers only the header (see [`Header::unchecked`]).
     pub fn new_unchecked(kind: Kind, flags: u8, offset: u64, seq: u64, len: u32) -> Header {
-        let mut h = Header {
+        let mut h = Header::unsummed(kind, flags, offset, seq, len);
+        h.unchecked = true;
+        h.summed(&[])
+    }
+
+    /// A header for a payload of `len` bytes whose options are still to
+    /// be set and whose CRC is still to be taken ([`Header::summed`]).
+    pub(crate) fn unsummed(kind: Kind, flags: u8, offset: u64, seq: u64, len: u32) -> Header {
+        Header {
             kind,
             flags,
-            unchecked: true,
+            unchecked: false,
+            tagged: false,
             len,
             crc: 0,
             offset,
             seq,
-        };
-        h.crc = h.checksum(&[]);
-        h
+        }
+    }
+
+    /// This header with its CRC taken over its fields (options included)
+    /// and `payload`.
+    pub(crate) fn summed(mut self, payload: &[u8]) -> Header {
+        self.crc = self.checksum(payload);
+        self
+    }
+
+    /// This header with its CRC taken over its fields and a payload
+    /// summed once.
+    pub(crate) fn summed_once(mut self, sum: &PayloadSum) -> Header {
+        let mut b = self.encode();
+        b[12..16].fill(0);
+        self.crc = sum.extend(crc32c::crc32c(&b));
+        self
     }
 
     /// The 32 bytes on the wire.
@@ -129,7 +138,7 @@ impl Header {
         b[0..4].copy_from_slice(&MAGIC.to_le_bytes());
         b[4] = self.kind as u8;
         b[5] = self.flags;
-        b[6] = u8::from(self.unchecked);
+        b[6] = u8::from(self.unchecked) | (u8::from(self.tagged) << 1);
         b[8..12].copy_from_slice(&self.len.to_le_bytes());
         b[12..16].copy_from_slice(&self.crc.to_le_bytes());
         b[16..24].copy_from_slice(&self.offset.to_le_bytes());
@@ -151,7 +160,7 @@ impl Header {
         }
         let kind = Kind::from_u8(b[4])
             .ok_or_else(|| NetError::Protocol(format!("unknown frame kind {}", b[4])))?;
-        if b[6] > 1 || b[7] != 0 {
+        if b[6] > 3 || b[7] != 0 {
             return Err(NetError::Protocol(format!(
                 "unknown frame options {:#04x} {:#04x}",
                 b[6], b[7]
@@ -164,7 +173,8 @@ impl Header {
         Ok(Header {
             kind,
             flags: b[5],
-            unchecked: b[6] == 1,
+            unchecked: b[6] & 1 == 1,
+            tagged: b[6] & 2 == 2,
             len,
             crc: word(12),
             offset: dword(16),

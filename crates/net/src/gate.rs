@@ -38,6 +38,7 @@ use crate::conn::{Cancel, Conn, POLL};
 use crate::frame::{Header, HEADER_BYTES};
 use crate::handshake::{Agreed, Opened};
 use crate::key::SharedKey;
+use crate::seal::Seal;
 use crate::NetError;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -145,6 +146,9 @@ struct Pending {
     buf: Vec<u8>,
     /// Bytes of `buf` sent so far.
     sent: usize,
+    /// The connection's seal once the key is proved: it tags the verdict
+    /// and goes with the connection.
+    seal: Option<Seal>,
 }
 
 /// What moving a handshake on came to.
@@ -347,6 +351,7 @@ impl Gate {
             step: Step::Hello,
             buf: Vec::new(),
             sent: 0,
+            seal: None,
         });
     }
 
@@ -391,7 +396,7 @@ impl Gate {
                         return Ok(Moved::Waiting);
                     };
                     let (open, challenge) = Opened::from_hello(h.kind, body, self.key.as_ref())?;
-                    p.buf = frame(&challenge, 0);
+                    p.buf = frame(&challenge, 0, None);
                     p.sent = 0;
                     p.step = Step::Challenge(open);
                 }
@@ -409,9 +414,10 @@ impl Gate {
                         return Ok(Moved::Waiting);
                     };
                     let listener = p.listener;
+                    p.seal = open.seal(self.key.as_ref());
                     let (verdict, agreed) =
                         open.verdict(h.kind, &body, self.key.as_ref(), |v| judge(listener, v))?;
-                    p.buf = frame(&verdict, 1);
+                    p.buf = frame(&verdict, 1, p.seal.as_mut());
                     p.sent = 0;
                     p.step = Step::Verdict(agreed);
                 }
@@ -433,7 +439,7 @@ fn finish(p: Pending, agreed: Result<Agreed, NetError>) -> Event {
     match agreed {
         // Numbered on from the challenge and the verdict, as a
         // connection whose handshake ran blocking is.
-        Ok(agreed) => match Conn::from_stream(p.stream, 2) {
+        Ok(agreed) => match Conn::from_stream(p.stream, 2, p.seal) {
             Ok(conn) => Event::Admitted {
                 conn,
                 peer,
@@ -472,12 +478,18 @@ fn out_of_descriptors(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
 }
 
-/// Control frame number `seq` (header and payload) as bytes to send.
-fn frame(payload: &[u8], seq: u64) -> Vec<u8> {
-    let h = Header::new(crate::frame::Kind::Control, 0, 0, seq, payload).encode();
-    let mut v = Vec::with_capacity(HEADER_BYTES + payload.len());
-    v.extend_from_slice(&h);
+/// Control frame number `seq` (header, payload, and its tag under
+/// `seal` when there is one) as bytes to send.
+fn frame(payload: &[u8], seq: u64, seal: Option<&mut Seal>) -> Vec<u8> {
+    let mut h = Header::unsummed(crate::frame::Kind::Control, 0, 0, seq, payload.len() as u32);
+    h.tagged = seal.is_some();
+    let head = h.summed(payload).encode();
+    let mut v = Vec::with_capacity(HEADER_BYTES + payload.len() + crate::seal::TAG_BYTES);
+    v.extend_from_slice(&head);
     v.extend_from_slice(payload);
+    if let Some(s) = seal {
+        v.extend_from_slice(&s.sign(&head, payload));
+    }
     v
 }
 
@@ -492,6 +504,13 @@ fn read_frame(p: &mut Pending, max_bytes: u32) -> Result<Option<(Header, Vec<u8>
             _ => {
                 let h = header_of(&p.buf, max_bytes)?;
                 let whole = HEADER_BYTES + h.len as usize;
+                if h.tagged {
+                    // A handshake message is never tagged: no key is
+                    // proved yet.
+                    return Err(NetError::Protocol(
+                        "a tagged frame before the handshake was over".into(),
+                    ));
+                }
                 if p.buf.len() == whole {
                     let body = p.buf.split_off(HEADER_BYTES);
                     p.buf.clear();

@@ -12,9 +12,14 @@
 //! | hello)` and `client_mac = HMAC(key, "client" | nonce_s | nonce_c |
 //! hello)`: each side proves it holds the key over nonces the other chose,
 //! so neither a replayed exchange nor a peer without the key gets through,
-//! and the client's parameters cannot be altered on the way. Without a key
-//! both MACs are empty and the handshake only compares parameters (as XDD
-//! does). A key on one side only fails the handshake.
+//! and the client's parameters cannot be altered on the way. From then on
+//! both sides hold session keys derived from the key, both nonces and the
+//! hello, and every frame, the verdict first, carries a tag under them
+//! ([`crate::seal`]): the server's terms and every byte after the
+//! handshake are authenticated too, not only the handshake. Without a key
+//! both MACs are empty, no frame is tagged, and the handshake only
+//! compares parameters (as XDD does). A key on one side only fails the
+//! handshake.
 //!
 //! The server alone judges the parameters (a function given by the
 //! caller) and sends its verdict, so a mismatch stops both sides with the
@@ -23,12 +28,15 @@
 use crate::conn::{Cancel, Conn};
 use crate::frame::Kind;
 use crate::key::SharedKey;
+use crate::seal::{Seal, Side};
 use crate::NetError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Version of this handshake; a peer with another one is refused.
-pub const PROTOCOL: u32 = 1;
+/// Version 2: frames after a keyed handshake are tagged, the verdict
+/// included.
+pub const PROTOCOL: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct Hello {
@@ -117,6 +125,16 @@ fn client_steps(
     // connection.
     send_json(c, &Proof { mac }, cancel)?;
     check_server(&ch, &nonce_c, &hello, key)?;
+    if let Some(k) = key {
+        let seal = Seal::new(
+            k,
+            Side::Client,
+            nonce_c.as_bytes(),
+            ch.nonce.as_bytes(),
+            &hello,
+        );
+        c.seal_with(seal);
+    }
     let v: Verdict = recv_json(c, cancel)?;
     if !v.accepted {
         return Err(NetError::Rejected(v.message));
@@ -186,6 +204,9 @@ fn server_steps(
     let (open, challenge) = Opened::from_hello(h.kind, hello_bytes, key)?;
     c.send(Kind::Control, 0, 0, &challenge, cancel)?;
     let (h, proof) = c.recv_owned(cancel)?;
+    if let Some(seal) = open.seal(key) {
+        c.seal_with(seal);
+    }
     let (verdict, agreed) =
         open.verdict(h.kind, &proof, key, |p| judge(p).map(|()| params.clone()))?;
     // The verdict is sent even on refusal so the client shows the reason.
@@ -240,6 +261,19 @@ impl Opened {
             nonce_s,
         };
         Ok((open, bytes))
+    }
+
+    /// The server's seal of this connection under `key` (none without a
+    /// key): it tags the verdict and every frame after it.
+    pub(crate) fn seal(&self, key: Option<&SharedKey>) -> Option<Seal> {
+        let k = key?;
+        Some(Seal::new(
+            k,
+            Side::Server,
+            self.hello.nonce.as_bytes(),
+            self.nonce_s.as_bytes(),
+            &self.hello_bytes,
+        ))
     }
 
     /// Judges the proof (a frame of `kind`): versions, the key, then

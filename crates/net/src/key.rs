@@ -1,5 +1,5 @@
 //! The shared secret that authenticates a handshake, and HMAC-SHA256 over
-//! it. The key is read from a file (never from the command line, where
+//! it (the handshake's proofs, and the session keys derived from it). The key is read from a file (never from the command line, where
 //! `ps` would show it); [`KEY_FILE_ENV`] names a default file. The file
 //! name [`STDIN_KEY`] (`-`) reads it from standard input instead: the
 //! way a tool that starts both sides of a connection (xddcp, lst) hands
@@ -136,6 +136,13 @@ impl SharedKey {
             m.update(p);
         }
         m
+    }
+
+    /// A 32-byte key derived from this one for `parts` (HMAC-SHA256 as a
+    /// PRF): a connection's session keys ([`crate::seal`]), so that the
+    /// shared key itself never keys a frame.
+    pub(crate) fn derive(&self, parts: &[&[u8]]) -> [u8; 32] {
+        self.mac(parts).finalize().into_bytes().into()
     }
 
     /// HMAC-SHA256 of `parts`, hex.

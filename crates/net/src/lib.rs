@@ -2,8 +2,9 @@
 //! copy, the network self-test, the surveys): framing with a CRC-32C on
 //! every frame, a parameter handshake that stops both sides with the same
 //! message on a mismatch, shared-key authentication (HMAC-SHA256
-//! challenge), and connects, accepts, reads and writes that are all
-//! bounded in time and cancellable.
+//! challenge, then a keyed-BLAKE3 tag on every frame after it: [`seal`]),
+//! and connects, accepts, reads and writes that are all bounded in time
+//! and cancellable.
 //!
 //! ```
 //! use iolab_net::{conn, frame::Kind, handshake, Cancel};
@@ -32,6 +33,7 @@ pub mod frame;
 pub mod gate;
 pub mod handshake;
 pub mod key;
+pub mod seal;
 pub mod sum;
 
 pub use conn::{Cancel, Conn};
@@ -129,6 +131,18 @@ pub enum NetError {
         /// The frame's offset.
         offset: u64,
         /// The frame's sequence number.
+        seq: u64,
+    },
+    /// On a connection whose handshake proved a key, a frame whose
+    /// authentication tag does not hold: it was changed on the way (its
+    /// CRC made to match), replayed, reordered or made without the key.
+    #[error(
+        "the frame for offset {offset} (frame {seq}) fails its authentication tag: it was changed on the way, replayed or reordered, or not sent by the holder of the key"
+    )]
+    Forged {
+        /// The frame's offset, as its header says.
+        offset: u64,
+        /// The frame's sequence number, as its header says.
         seq: u64,
     },
     /// A frame or buffer larger than allowed.

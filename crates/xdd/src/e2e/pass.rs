@@ -453,13 +453,12 @@ fn receive_share(
             Kind::End => return end_of_share(cx, link, st.q, &h, got, n),
             Kind::Error => {
                 let mut body = vec![0u8; h.len as usize];
-                let _ = link.conn.recv_payload(&h, &mut body, cancel);
-                return Err(format!(
-                    "target {} qthread {}: the source failed: {}",
-                    plan.index,
-                    st.q,
-                    iolab_net::peer_text(&body)
-                ));
+                // A reason that fails its check is not the source's.
+                let said = match link.conn.recv_payload(&h, &mut body, cancel) {
+                    Ok(b) => format!("the source failed: {}", iolab_net::peer_text(b)),
+                    Err(e) => format!("a frame that says the source failed: {e}"),
+                };
+                return Err(format!("target {} qthread {}: {said}", plan.index, st.q));
             }
             Kind::Control => {
                 return Err(format!(
@@ -473,7 +472,9 @@ fn receive_share(
         match link.conn.recv_payload(&h, st.buf.as_mut_slice(), cancel) {
             Ok(_) => {}
             Err(NetError::Cancelled) => return Err(String::new()),
-            Err(e @ NetError::Checksum { .. }) => {
+            // Damage (CRC) or, with a key, a change made on the way
+            // (tag): either way not one byte of it is written.
+            Err(e @ (NetError::Checksum { .. } | NetError::Forged { .. })) => {
                 c.e2e.checksum_errors += 1;
                 return Err(format!(
                     "target {} qthread {}: request {n}: {e}; nothing of it was written",
