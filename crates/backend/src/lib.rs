@@ -30,7 +30,10 @@ mod uring_meta;
 
 pub use dir::{not_a_directory, Dir};
 pub use null::Null;
-pub use options::{help as options_help, parse_options, split_args, BackendOptions, OptionError};
+pub use options::{
+    backend_option, help as options_help, parse_options, split_args, split_args_at, BackendOptions,
+    OptionError,
+};
 pub use posix::Posix;
 pub use queue::{MetaDone, MetaError, MetaOp, MetaQueue};
 use std::ffi::{CStr, CString};

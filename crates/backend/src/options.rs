@@ -139,13 +139,36 @@ pub fn split_args(argv: &[std::ffi::OsString]) -> (Vec<String>, Vec<std::ffi::Os
     let mut backend = Vec::new();
     let mut rest = Vec::new();
     for a in argv {
-        let name = a.to_str().and_then(|s| s.strip_prefix("--"));
-        match name.filter(|n| n.split('=').next().unwrap_or("").contains('.')) {
+        match backend_option(a) {
             Some(n) => backend.push(n.to_string()),
             None => rest.push(a.clone()),
         }
     }
     (backend, rest)
+}
+
+/// Where [`split_args`] finds each word: the backend options, each as
+/// `--BACKEND.KEY` (its value left off) with the index of its word, and
+/// the indexes of the tool's own words. For a caller that asks which
+/// word of a command line set what (`iolab sweep`).
+pub fn split_args_at(argv: &[std::ffi::OsString]) -> (Vec<(usize, String)>, Vec<usize>) {
+    let mut backend = Vec::new();
+    let mut own = Vec::new();
+    for (i, a) in argv.iter().enumerate() {
+        match backend_option(a) {
+            Some(n) => backend.push((i, format!("--{}", n.split('=').next().unwrap_or(n)))),
+            None => own.push(i),
+        }
+    }
+    (backend, own)
+}
+
+/// The backend option a word of a command line is (`posix.odirect=1`
+/// for `--posix.odirect=1`), as [`split_args`] takes it off; None for
+/// a word of the tool's own.
+pub fn backend_option(word: &std::ffi::OsStr) -> Option<&str> {
+    let name = word.to_str().and_then(|s| s.strip_prefix("--"));
+    name.filter(|n| n.split('=').next().unwrap_or("").contains('.'))
 }
 
 /// Parses `backend.key[=value]` strings (the `--` already stripped), as

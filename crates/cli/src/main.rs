@@ -96,7 +96,8 @@ pub static TOOLS: &[Tool] = &[
         entry: crate::lst::main,
         link: false,
         ranks: false,
-        sweep: Some(crate::lst::check_args),
+        // clap refuses an option given twice itself.
+        sweep: Some(|args, _| crate::lst::check_args(args).map(|()| Vec::new())),
         command: crate::lst::command,
         page: None,
     },
@@ -118,7 +119,8 @@ pub static TOOLS: &[Tool] = &[
         entry: crate::survey::main,
         link: false,
         ranks: false,
-        sweep: Some(crate::survey::check_args),
+        // clap refuses an option given twice itself.
+        sweep: Some(|args, _| crate::survey::check_args(args).map(|()| Vec::new())),
         command: crate::survey::command,
         page: None,
     },
@@ -319,7 +321,7 @@ fn dispatch() -> exit::Ended {
 fn live_refused(tool: &str, prog: &str, args: &[OsString], live_error: &str) -> exit::Ended {
     let said = match tools::find(tool)
         .and_then(|t| t.sweep)
-        .map(|check| check(args))
+        .map(|check| check(args, false))
     {
         Some(Err(e)) => e,
         _ => live_error.to_string(),

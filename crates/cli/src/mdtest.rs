@@ -51,12 +51,22 @@ struct Setup {
 
 /// Checks a command line as `iolab mdtest` reads it, without touching
 /// anything (for a sweep's plan): the option table, the validation of
-/// every value and combination, the backend's options, the plan's sizes.
-pub fn check_args(argv: &[OsString]) -> Result<(), String> {
-    match read_args(argv)? {
-        None => Err("-h prints the help and runs nothing".into()),
-        Some(r) => Plan::new(&r.cfg).map(drop).map_err(|e| e.to_string()),
+/// every value and combination, the backend's options, the plan's sizes,
+/// and for a run of one process (`alone`: no launcher, so `--tasks` is
+/// every task) what needs the task count (-f/-l, -N, -d paths). Returns
+/// the options the line gives, for the sweep to find one set twice.
+pub fn check_args(argv: &[OsString], alone: bool) -> crate::tools::Checked {
+    let Some(r) = read_args(argv)? else {
+        return Err("-h prints the help and runs nothing".into());
+    };
+    Plan::new(&r.cfg).map_err(|e| e.to_string())?;
+    if alone {
+        r.cfg
+            .check_tasks(r.cfg.tasks_per_process)
+            .map_err(|e| e.to_string())?;
     }
+    let given = args::options_given(argv).map_err(|e| e.to_string())?;
+    Ok(crate::tools::given(given))
 }
 
 /// A command line read and validated, before anything is started.

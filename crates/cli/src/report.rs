@@ -3,7 +3,10 @@
 //! series, error bars from the repeats), `figures.csv`, and `index.html`,
 //! a self-contained page with the charts inline, the table of figures
 //! and the facts of every run. DIR is created, or must be empty or hold
-//! an earlier report (nothing of anyone else's is overwritten).
+//! an earlier report (nothing of anyone else's is overwritten). The page
+//! lists the files written beside it with their digests (a `<meta>` in
+//! its head); the next report into DIR replaces or removes those alone,
+//! and each only while it is as written.
 
 use crate::exit::{self, Ended, Halt, HaltKind};
 use clap::Parser;
@@ -68,12 +71,20 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     }
     let (series, runs) = load(&cli.store, &cli.series).map_err(usage)?;
     let text = crate::font::load(cli.font.as_ref()).map_err(usage)?;
+    let charts = chart::charts(&series);
+    let names = charts
+        .iter()
+        .flat_map(|c| [format!("{}.svg", c.stem()), format!("{}.png", c.stem())])
+        .chain([FIGURES.to_string()]);
     let place = Place::new(&cli.output)
+        .and_then(|p| p.check_replaces(names).map(|()| p))
         .map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
     if !text {
         iolab_core::say!("{}", crate::font::none_found("iolab report"));
     }
-    let wrote = write(place.path(), &series, &runs, text).and_then(|n| place.finish().map(|()| n));
+    let wrote = write(place.path(), &charts, &series, &runs, text)
+        .and_then(|files| files.commit(place.earlier()))
+        .and_then(|n| place.finish().map(|()| n));
     if wrote.is_err() && crate::runner::root().is_cancelled() {
         return interrupted();
     }
@@ -90,21 +101,32 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     }
 }
 
+/// The file of figures beside the page.
+const FIGURES: &str = "figures.csv";
+
+/// The page.
+const PAGE: &str = "index.html";
+
+/// The files an earlier report's page lists, with their digests
+/// ([`html::manifest_of`]); None for a page that lists none (an older
+/// iolab's): of such a report, nothing is removed.
+type Listed = Option<Vec<(String, String)>>;
+
 /// Where a report goes: into an earlier report's directory itself (each
 /// file put in place once all are written), or, for a new or empty
 /// directory, into a hidden one beside it that takes its name once the
 /// report is complete: a report killed midway (kill -9) left a directory
 /// of charts without a page, which the next report then refused.
 enum Place {
-    Earlier(PathBuf),
+    Earlier(PathBuf, Listed),
     New(iolab_output::StagedDir),
 }
 
 impl Place {
     fn new(dir: &Path) -> Result<Place, String> {
         match check_dir(dir)? {
-            true => Ok(Place::Earlier(dir.to_path_buf())),
-            false => iolab_output::StagedDir::new(dir)
+            Some(listed) => Ok(Place::Earlier(dir.to_path_buf(), listed)),
+            None => iolab_output::StagedDir::new(dir)
                 .map(Place::New)
                 .map_err(|e| format!("cannot create it: {e}")),
         }
@@ -112,19 +134,69 @@ impl Place {
 
     fn path(&self) -> &Path {
         match self {
-            Place::Earlier(d) => d,
+            Place::Earlier(d, _) => d,
             Place::New(s) => s.path(),
         }
     }
 
+    /// What the earlier report there wrote, when there is one.
+    fn earlier(&self) -> Option<&Listed> {
+        match self {
+            Place::Earlier(_, listed) => Some(listed),
+            Place::New(_) => None,
+        }
+    }
+
+    /// Each file of `names` that is there already is one the earlier
+    /// report wrote and is as it wrote it (the earlier page's digest):
+    /// anything else there is not the report's to replace (exit 2,
+    /// before anything is written). Beside a page of an older iolab,
+    /// which lists no files, a regular file is replaced as it was then.
+    fn check_replaces(&self, names: impl Iterator<Item = String>) -> Result<(), String> {
+        let Place::Earlier(dir, listed) = self else {
+            return Ok(());
+        };
+        for name in names {
+            let path = dir.join(&name);
+            if std::fs::symlink_metadata(&path).is_err() {
+                continue;
+            }
+            let ours = match listed {
+                Some(files) => files
+                    .iter()
+                    .any(|(n, hex)| *n == name && as_written(&path, hex)),
+                None => std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()),
+            };
+            if !ours {
+                return Err(format!(
+                    "{name} there is not a file of the earlier report (or was changed since it wrote it), and this report writes one by that name: move it away, or give another directory"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn finish(self) -> Result<(), String> {
         match self {
-            Place::Earlier(_) => Ok(()),
+            Place::Earlier(..) => Ok(()),
             Place::New(s) => s
                 .commit()
                 .map_err(|e| format!("cannot put the report in place: {e}")),
         }
     }
+}
+
+/// The most a file of a report holds (a chart is well under a MiB, the
+/// figures a few): a larger file at one's name is not the report's, and
+/// is not read whole to find that out.
+const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Whether `path` is a regular file (not a link) whose bytes have the
+/// digest `hex`: a file a report wrote, as it wrote it.
+fn as_written(path: &Path, hex: &str) -> bool {
+    let regular =
+        std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
+    regular && std::fs::read(path).is_ok_and(|b| html::digest(&b) == hex)
 }
 
 /// Ctrl-C or SIGTERM stops a report before its next chart: nothing is
@@ -157,41 +229,39 @@ fn load(store: &Path, labels: &[String]) -> Result<(Vec<Series>, Vec<RunRecord>)
     Ok((series, runs))
 }
 
-/// The directory is new or empty (false), or an earlier report's (true).
-fn check_dir(dir: &Path) -> Result<bool, String> {
+/// The directory is new or empty (None), or an earlier report's (the
+/// files its page lists).
+fn check_dir(dir: &Path) -> Result<Option<Listed>, String> {
     if std::fs::symlink_metadata(dir).is_err() {
-        return Ok(false);
+        return Ok(None);
     }
     if !dir.is_dir() {
         return Err("exists and is not a directory; give a new or empty directory".into());
     }
     let mut entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read it: {e}"))?;
     if entries.next().is_none() {
-        return Ok(false);
+        return Ok(None);
     }
-    let page = std::fs::read_to_string(dir.join("index.html")).unwrap_or_default();
+    let page = std::fs::read_to_string(dir.join(PAGE)).unwrap_or_default();
     match iolab_report::written_by(&page, html::GENERATOR) {
-        true => Ok(true),
+        true => Ok(Some(html::manifest_of(&page))),
         false => {
             Err("exists and is not an earlier iolab report; give a new or empty directory".into())
         }
     }
 }
 
-/// True when `page` names the file `name` as a whole word (`src="a.svg"`,
-/// `files: a.svg, a.png<`), not inside a longer name.
-fn names_file(page: &str, name: &str) -> bool {
-    let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || "._-".contains(c)));
-    page.match_indices(name).any(|(i, _)| {
-        edge(page[..i].chars().next_back()) && edge(page[i + name.len()..].chars().next())
-    })
-}
-
 /// The report's files, each written under a temporary name; they are
 /// put in place together once every one is complete, so a full file
 /// system leaves no truncated chart and no page pointing at a missing one.
 #[derive(Default)]
-struct Pending(Vec<(PathBuf, iolab_output::AtomicFile)>);
+struct Pending {
+    files: Vec<(PathBuf, iolab_output::AtomicFile)>,
+    /// The files beside the page, with their digests, for its list.
+    listed: Vec<(String, String)>,
+    /// The charts among them.
+    charts: usize,
+}
 
 impl Pending {
     fn put(&mut self, path: PathBuf, bytes: &[u8]) -> Result<(), String> {
@@ -199,43 +269,51 @@ impl Pending {
         let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
         let mut f = iolab_output::AtomicFile::create(&path).map_err(fail)?;
         f.write_all(bytes).map_err(fail)?;
-        self.0.push((path, f));
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some(name) = name.filter(|n| n != PAGE) {
+            self.listed.push((name, html::digest(bytes)));
+        }
+        self.files.push((path, f));
         Ok(())
     }
 
     /// Puts every file in place, then removes the files of the earlier
     /// report in the same directory that this one does not write (its
     /// charts of series no longer asked for): the directory holds one
-    /// report, not two mixed. Only files the earlier iolab page names
-    /// are removed, nothing else in the directory.
-    fn commit(self) -> Result<(), String> {
+    /// report, not two mixed. Only files the earlier page lists, each
+    /// only while it is as that report wrote it; of an earlier page that
+    /// lists none (an older iolab's), nothing. Returns the chart count.
+    fn commit(self, earlier: Option<&Listed>) -> Result<usize, String> {
         let Some(dir) = self
-            .0
+            .files
             .first()
             .and_then(|(p, _)| p.parent())
             .map(Path::to_path_buf)
         else {
-            return Ok(());
+            return Ok(0);
         };
-        let earlier = std::fs::read_to_string(dir.join("index.html")).unwrap_or_default();
-        let written: Vec<PathBuf> = self.0.iter().map(|(p, _)| p.clone()).collect();
+        let (charts, written) = (self.charts, self.listed.clone());
         self.put_in_place()?;
-        if !iolab_report::written_by(&earlier, html::GENERATOR) {
-            return Ok(());
-        }
-        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let chart = name.ends_with(".svg") || name.ends_with(".png");
-            let named = names_file(&earlier, &name);
-            if chart && named && !written.contains(&e.path()) {
-                let _ = std::fs::remove_file(e.path());
+        match earlier {
+            None => {}
+            Some(None) => iolab_core::say!(
+                "iolab report: {}: the earlier report there is an older iolab's, whose page does not list its files: none was removed",
+                dir.display()
+            ),
+            Some(Some(files)) => {
+                for (name, hex) in files {
+                    let path = dir.join(name);
+                    if !written.iter().any(|(n, _)| n == name) && as_written(&path, hex) {
+                        let _ = std::fs::remove_file(path);
+                    }
+                }
             }
         }
-        Ok(())
+        Ok(charts)
     }
 
     fn put_in_place(self) -> Result<(), String> {
-        for (path, f) in self.0 {
+        for (path, f) in self.files {
             f.commit()
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
@@ -243,20 +321,25 @@ impl Pending {
     }
 }
 
-/// Writes the charts, figures.csv and index.html; returns the chart count.
-fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Result<usize, String> {
+/// Writes the charts, figures.csv and index.html, not yet in place.
+fn write(
+    dir: &Path,
+    charts: &[chart::Chart],
+    series: &[Series],
+    runs: &[RunRecord],
+    text: bool,
+) -> Result<Pending, String> {
     let mut files = Pending::default();
-    let mut put = |path: PathBuf, bytes: &[u8]| files.put(path, bytes);
-    let charts = chart::charts(series);
     let mut svgs = Vec::new();
-    for c in &charts {
+    for c in charts {
         go_on()?;
         let svg = chart::svg(c, text).map_err(|e| e.to_string())?;
-        put(dir.join(format!("{}.svg", c.stem())), svg.as_bytes())?;
-        put(
+        files.put(dir.join(format!("{}.svg", c.stem())), svg.as_bytes())?;
+        files.put(
             dir.join(format!("{}.png", c.stem())),
             &chart::png(c, text).map_err(|e| e.to_string())?,
         )?;
+        files.charts += 1;
         svgs.push(svg);
     }
     let drawn: Vec<html::Drawn> = charts
@@ -279,11 +362,16 @@ fn write(dir: &Path, series: &[Series], runs: &[RunRecord], text: bool) -> Resul
             }
         })
         .collect();
-    put(dir.join("figures.csv"), csv.as_bytes())?;
-    let page = html::render(series, &drawn, runs, iolab_core::clock::wall_ns());
-    put(dir.join("index.html"), page.as_bytes())?;
-    files.commit()?;
-    Ok(charts.len())
+    files.put(dir.join(FIGURES), csv.as_bytes())?;
+    let page = html::render(
+        series,
+        &drawn,
+        runs,
+        &files.listed,
+        iolab_core::clock::wall_ns(),
+    );
+    files.put(dir.join(PAGE), page.as_bytes())?;
+    Ok(files)
 }
 
 /// `iolab report --live FILE -o DIR`: the rate and p99 charts of a live
@@ -292,12 +380,20 @@ fn live_report(cli: &Cli, file: &Path) -> Ended {
     let (title, rows) =
         read_live(file).map_err(|e| usage(format!("--live {}: {e}", file.display())))?;
     let text = crate::font::load(cli.font.as_ref()).map_err(usage)?;
+    let charts = iolab_report::live::charts(&title, &rows);
+    let names = charts.iter().flat_map(|c| {
+        let stem = c.figure.stem();
+        [format!("{stem}.svg"), format!("{stem}.png")]
+    });
     let place = Place::new(&cli.output)
+        .and_then(|p| p.check_replaces(names).map(|()| p))
         .map_err(|msg| usage(format!("-o {}: {msg}", cli.output.display())))?;
     if !text {
         iolab_core::say!("{}", crate::font::none_found("iolab report"));
     }
-    let wrote = write_live(place.path(), &title, &rows, text).and_then(|()| place.finish());
+    let wrote = write_live(place.path(), &title, &charts, text)
+        .and_then(|files| files.commit(place.earlier()))
+        .and_then(|_| place.finish());
     if wrote.is_err() && crate::runner::root().is_cancelled() {
         return interrupted();
     }
@@ -335,31 +431,38 @@ fn read_live(file: &Path) -> Result<(String, Vec<iolab_live::Row>), String> {
     Ok((title, rows))
 }
 
-fn write_live(dir: &Path, title: &str, rows: &[iolab_live::Row], text: bool) -> Result<(), String> {
+fn write_live(
+    dir: &Path,
+    title: &str,
+    charts: &[iolab_report::live::TimeChart],
+    text: bool,
+) -> Result<Pending, String> {
     use iolab_report::live;
     let mut files = Pending::default();
     let mut imgs = String::new();
-    for c in live::charts(title, rows) {
+    for c in charts {
         go_on()?;
         let stem = c.figure.stem();
         files.put(
             dir.join(format!("{stem}.svg")),
-            live::svg(&c, text).map_err(|e| e.to_string())?.as_bytes(),
+            live::svg(c, text).map_err(|e| e.to_string())?.as_bytes(),
         )?;
         files.put(
             dir.join(format!("{stem}.png")),
-            &live::png(&c, text).map_err(|e| e.to_string())?,
+            &live::png(c, text).map_err(|e| e.to_string())?,
         )?;
+        files.charts += 1;
         imgs.push_str(&format!("<p><img src=\"{stem}.svg\" alt=\"{stem}\"></p>\n"));
     }
     let page = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"{}\">\n<title>iolab live: {}</title>\n</head>\n<body>\n<h1>{}</h1>\n{imgs}</body>\n</html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"{}\">\n{}<title>iolab live: {}</title>\n</head>\n<body>\n<h1>{}</h1>\n{imgs}</body>\n</html>\n",
         html::GENERATOR,
+        html::manifest(&files.listed),
         html_escape(title),
         html_escape(title)
     );
-    files.put(dir.join("index.html"), page.as_bytes())?;
-    files.commit()
+    files.put(dir.join(PAGE), page.as_bytes())?;
+    Ok(files)
 }
 
 fn html_escape(s: &str) -> String {

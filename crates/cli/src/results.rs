@@ -61,7 +61,8 @@ enum Cmd {
         a: String,
         /// The one compared with it.
         b: String,
-        /// Exit 1 when any figure regressed.
+        /// Exit 1 when any figure regressed, or a point or figure of A is
+        /// missing in B (B failed it, or no longer measures it).
         #[arg(long)]
         fail_on_regression: bool,
     },
@@ -214,7 +215,7 @@ fn compare(store: &Store, a: &str, b: &str, strict: bool) -> Ended {
     };
     let c = c.map_err(fail)?;
     let _ = out!("{}", fmt::compare::render(&c));
-    match strict && c.count(compare::Verdict::Regression) > 0 {
+    match strict && c.regressed() {
         true => Err(Halt::said(HaltKind::Failed)),
         false => Ok(Outcome::Completed),
     }

@@ -8,7 +8,8 @@
 use crate::exit::{self, Ended, Halt};
 use clap::Parser;
 use iolab_core::Outcome;
-use iolab_store::{Store, StoreError};
+use iolab_report::store::clean;
+use iolab_store::{Figure, Store, StoreError};
 use iolab_sweep::plan::{Plan, ToolCheck};
 use iolab_sweep::run::{self, Event, SweepError, WorkDir};
 use std::ffi::OsString;
@@ -42,17 +43,19 @@ pub fn command() -> clap::Command {
 pub(crate) struct Tools;
 
 impl ToolCheck for Tools {
-    fn check(&self, tool: &str, args: &[String]) -> Result<(), String> {
+    fn check(&self, tool: &str, args: &[String], alone: bool) -> crate::tools::Checked {
         let os: Vec<OsString> = args.iter().map(OsString::from).collect();
         match crate::tools::find(tool).and_then(|t| t.sweep) {
-            Some(check) => check(&os),
+            Some(check) => check(&os, alone),
             None => Err(format!("no tool named {tool} that a sweep can run")),
         }
     }
 }
 
+/// Bad usage, exit 2; the message's control characters escaped (it may
+/// quote the plan's labels and values).
 fn usage(what: &Path, msg: impl std::fmt::Display) -> Halt {
-    Halt::usage(format!("iolab sweep: {}: {msg}", what.display()))
+    Halt::usage(clean(&format!("iolab sweep: {}: {msg}", what.display())).into_owned())
 }
 
 /// Entry point from the dispatcher.
@@ -81,6 +84,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let work = WorkDir::create(&cli.store)
         .map_err(|e| usage(&cli.store, e))?
         .with_cancel(crate::runner::root());
+    work.claim(&plan.label).map_err(|e| usage(&cli.store, e))?;
     for d in work.taken_over() {
         iolab_core::say!(
             "iolab sweep: took over {}: the sweep that made it is no longer running; its leftovers were removed",
@@ -113,18 +117,19 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     }
 }
 
-/// `--dry-run`: every point's command line.
+/// `--dry-run`: every point's command line (labels, keys and words
+/// with their control characters escaped, as every listing prints them).
 fn dry_run(plan: &Plan, exe: &Path) -> Ended {
     let _ = outln!(
         "sweep '{}': {} points x {} repeats; the plan is valid",
-        plan.label,
+        clean(&plan.label),
         plan.points().len(),
         plan.repeats
     );
     for p in plan.points() {
         match plan.command(&exe.to_string_lossy(), &p, 1, "RUN.json") {
             Ok(argv) => {
-                let _ = outln!("{}: {}", p.key, argv.join(" "));
+                let _ = outln!("{}: {}", clean(&p.key), clean(&argv.join(" ")));
             }
             Err(e) => return Err(usage(Path::new(&plan.label), e)),
         }
@@ -167,10 +172,10 @@ fn show(plan: &Plan, store: &Path, e: Event, eta: &mut Eta) {
     match e {
         Event::Planned { points, to_run, done, estimate_s } => say(&format!(
             "sweep '{}': {}, {points} points x {} repeats; {done} recorded already, {to_run} to run (store {}); {}\n",
-            plan.label,
+            clean(&plan.label),
             plan.tool,
             plan.repeats,
-            store.display(),
+            clean(&store.display().to_string()),
             match (to_run, estimate_s) {
                 (0, _) => "nothing to run".to_string(),
                 (_, Some(s)) => format!("about {} by the repeats recorded so far", crate::progress::human_s(s)),
@@ -180,19 +185,14 @@ fn show(plan: &Plan, store: &Path, e: Event, eta: &mut Eta) {
         Event::Started { n, of, point, repeat, .. } => {
             (eta.n, eta.of) = (n, of);
             let w = of.to_string().len();
-            say(&format!("[{n:>w$}/{of}] {} #{repeat}: ", point.key));
+            say(&format!("[{n:>w$}/{of}] {} #{repeat}: ", clean(&point.key)));
         }
         Event::Recorded { run_id, outcome, figures, elapsed_s, .. } => {
-            let figs: Vec<String> = figures
-                .iter()
-                .filter(|f| f.scope.is_empty())
-                .map(|f| format!("{} {} {}", f.phase, iolab_report::store::num(f.stat.mean), f.unit))
-                .collect();
             let head = match iolab_store::counts(&outcome) {
                 true => String::new(),
                 false => format!("{outcome} (recorded, not counted): "),
             };
-            say(&format!("{head}{} ({elapsed_s:.1} s, run {run_id}){}\n", figs.join(", "), eta.left()));
+            say(&format!("{head}{} ({elapsed_s:.1} s, run {run_id}){}\n", clean(&headline(&figures)), eta.left()));
         }
         Event::Duplicate { run_id, .. } => say(&format!(
             "recorded meanwhile by another sweep of the plan (run {run_id}): not recorded twice{}\n",
@@ -201,12 +201,60 @@ fn show(plan: &Plan, store: &Path, e: Event, eta: &mut Eta) {
         // The repeat a closed stdout stopped: nobody is reading.
         Event::Failed { .. } if crate::output::stdout_closed() => {}
         Event::Failed { why, stderr_tail, .. } => {
-            say(&format!("FAILED: {why}{}\n", eta.left()));
+            say(&format!("FAILED: {}{}\n", clean(&why), eta.left()));
             for l in stderr_tail.lines() {
                 iolab_core::say!("    | {l}");
             }
         }
     }
+}
+
+/// Most figures a repeat's line shows (a survey's run states one per
+/// test and thread count); `iolab results show RUN` has them all.
+const LINE_FIGURES: usize = 6;
+
+/// A repeat's figures on its line: `file_create 1234 ops/s`, and for a
+/// run with inner points (mdtest's -f/-l, a survey's thread counts) each
+/// with its scope, `file_create tasks=2 1234 ops/s`, as the series names
+/// them.
+fn headline(figures: &[Figure]) -> String {
+    let mut figs: Vec<String> = figures
+        .iter()
+        .take(LINE_FIGURES)
+        .map(|f| {
+            let scope = match f.scope.is_empty() {
+                true => String::new(),
+                false => format!(" {}", f.scope),
+            };
+            format!(
+                "{}{scope} {} {}",
+                f.phase,
+                iolab_report::store::num(f.stat.mean),
+                f.unit
+            )
+        })
+        .collect();
+    if figures.len() > LINE_FIGURES {
+        figs.push(format!("and {} more", figures.len() - LINE_FIGURES));
+    }
+    figs.join(", ")
+}
+
+/// `iolab results show ...` and `iolab report ...` for the series, to
+/// be pasted into a shell: each word quoted for it, the label as
+/// `series:LABEL` where `results` would read it as a run id.
+fn next_steps(plan: &Plan, store: &Path) -> String {
+    let word = iolab_io500::ior::shell_word;
+    let store = word(&store.to_string_lossy());
+    let id = match plan.label.parse::<i64>() {
+        Ok(_) => format!("series:{}", plan.label),
+        Err(_) => plan.label.clone(),
+    };
+    format!(
+        "see: iolab results --store {store} show {}; chart: iolab report --store {store} {} -o DIR",
+        word(&id),
+        word(&plan.label)
+    )
 }
 
 /// The table of the series, and how the sweep ended.
@@ -215,13 +263,10 @@ fn finish(plan: &Plan, store: &Store, path: &Path, sum: run::Summary) -> Outcome
         say(&format!("\n{}", iolab_report::store::show::points(&s)));
     }
     say(&format!(
-        "recorded {} runs now ({} skipped as done); see: iolab results --store {} show '{}'; chart: iolab report --store {} '{}' -o DIR\n",
+        "recorded {} runs now ({} skipped as done); {}\n",
         sum.recorded,
         sum.skipped,
-        path.display(),
-        plan.label,
-        path.display(),
-        plan.label
+        clean(&next_steps(plan, path))
     ));
     if sum.interrupted {
         // After a closed stdout (`| head`), quiet as SIGPIPE would be.

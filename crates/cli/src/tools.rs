@@ -15,8 +15,27 @@ use std::ffi::OsString;
 /// returns how it ended, which `main` maps to the exit status.
 pub type Entry = fn(prog: &str, args: Vec<OsString>) -> crate::exit::Ended;
 
-/// Checks a command line as the tool would read it, running nothing.
-pub type SweepCheck = fn(args: &[OsString]) -> Result<(), String>;
+/// What a tool's check of a command line says: the options it gives
+/// (each at its word), or why the tool refuses it.
+pub type Checked = Result<Vec<iolab_sweep::plan::Given>, String>;
+
+/// Checks a command line as the tool would read it, running nothing;
+/// `alone`: run as one process (no launcher), so that what needs the
+/// number of processes is checked too. A tool whose parser refuses an
+/// option given twice itself (clap's) returns no options.
+pub type SweepCheck = fn(args: &[OsString], alone: bool) -> Checked;
+
+/// The options an option table traced ([`iolab_opts::Given`]), as the
+/// sweep takes them.
+pub fn given(traced: Vec<iolab_opts::Given>) -> Vec<iolab_sweep::plan::Given> {
+    traced
+        .into_iter()
+        .map(|g| iolab_sweep::plan::Given {
+            word: g.word,
+            option: g.option,
+        })
+        .collect()
+}
 
 /// One tool of the binary.
 pub struct Tool {

@@ -141,12 +141,15 @@ fn run_error_kind(e: &anyhow::Error) -> HaltKind {
 }
 
 /// Checks a command line as `iolab xdd` reads it, without opening any
-/// target (for a sweep's plan).
-pub fn check_args(args: &[OsString]) -> Result<(), String> {
+/// target (for a sweep's plan); returns the options it gives, for the
+/// sweep to find one set twice.
+pub fn check_args(args: &[OsString], _alone: bool) -> crate::tools::Checked {
     match parse_os(args).map_err(|e| e.to_string())? {
-        Parsed::Run(_) => Ok(()),
-        Parsed::Action(_) => Err("-help/-version print and run nothing".into()),
+        Parsed::Run(_) => {}
+        Parsed::Action(_) => return Err("-help/-version print and run nothing".into()),
     }
+    let given = iolab_xdd::parse::options_given(args).map_err(|e| e.to_string())?;
+    Ok(crate::tools::given(given))
 }
 
 fn action(prog: &str, a: Action) -> Ended {

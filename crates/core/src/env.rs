@@ -269,12 +269,7 @@ pub fn hostname() -> String {
 // statvfs fields are u64 on x86_64 but narrower elsewhere: keep u64::from.
 #[allow(clippy::useless_conversion)]
 pub fn fs_info(path: &Path) -> FsInfo {
-    let mut probe = path.to_path_buf();
-    while !probe.exists() {
-        if !probe.pop() {
-            break;
-        }
-    }
+    let probe = nearest_existing(path);
     let canon = probe.canonicalize().unwrap_or(probe.clone());
     let mut info = FsInfo {
         path: path.display().to_string(),
@@ -310,6 +305,18 @@ pub fn fs_info(path: &Path) -> FsInfo {
         info.used_inodes = files.saturating_sub(ffree);
     }
     info
+}
+
+/// `path`, or its nearest ancestor that exists. A relative path is taken
+/// from `.`: popping `nd2` (gone after the run that made it) gave the
+/// empty path, which names no file system.
+fn nearest_existing(path: &Path) -> std::path::PathBuf {
+    let mut probe = match path.is_relative() {
+        true => Path::new(".").join(path),
+        false => path.to_path_buf(),
+    };
+    while !probe.exists() && probe.pop() {}
+    probe
 }
 
 /// (mount point, options, fs type, source) of one mountinfo line, with
@@ -413,6 +420,21 @@ mod tests {
         let t = fs_info(Path::new("/"));
         assert_eq!(t.mount_point, "/");
         assert!(t.size_bytes > 0);
+    }
+
+    /// mdtest's `-d nd2`, relative and removed by the run, was described
+    /// as `file system nd2 on  (, )`: its ancestors ran out at the empty
+    /// path instead of `.`.
+    #[test]
+    fn a_missing_relative_path_is_described_by_the_working_directory() {
+        let gone = fs_info(Path::new("iolab-no-such-dir/below"));
+        let here = fs_info(Path::new("."));
+        assert!(!here.mount_point.is_empty() && !here.fs_type.is_empty());
+        assert_eq!(
+            (gone.mount_point, gone.fs_type, gone.source, gone.size_bytes),
+            (here.mount_point, here.fs_type, here.source, here.size_bytes)
+        );
+        assert_eq!(gone.path, "iolab-no-such-dir/below");
     }
 
     #[test]

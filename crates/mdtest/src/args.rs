@@ -630,6 +630,28 @@ pub fn parse_os(args: &[OsString]) -> Result<RawOptions, ArgError> {
     Ok(opts)
 }
 
+/// Every option a full mdtest command line gives (backend options such
+/// as `--posix.odirect` included), each at the index of its word in
+/// `argv` and named the same whatever its spelling (`-n4`, `-n=4`,
+/// `-n 4`; `-u` of `-FCu`), in order: for a caller that built the line
+/// from parts and must know which part set what (`iolab sweep`).
+pub fn options_given(argv: &[OsString]) -> Result<Vec<iolab_opts::Given>, ArgError> {
+    let (backend, own) = iolab_backend::split_args_at(argv);
+    let words: Vec<OsString> = own.iter().map(|&i| argv[i].clone()).collect();
+    let (_, traced) =
+        iolab_opts::getopt::parse_traced(OPTIONS, &words, &mut RawOptions::default())?;
+    let mut given: Vec<iolab_opts::Given> = backend
+        .into_iter()
+        .map(|(word, option)| iolab_opts::Given { word, option })
+        .chain(traced.into_iter().map(|g| iolab_opts::Given {
+            word: own[g.word],
+            option: g.option,
+        }))
+        .collect();
+    given.sort_by_key(|g| g.word);
+    Ok(given)
+}
+
 /// The help screen, generated from [`OPTIONS`].
 pub fn help(prog: &str) -> String {
     format!(
@@ -650,6 +672,34 @@ mod tests {
                 .map(String::from)
                 .collect::<Vec<_>>(),
         )
+    }
+
+    /// Which word set which option: a sweep refuses an option two parts
+    /// of a point's command line set (`-FCTru` in args and an axis `-u`).
+    #[test]
+    fn options_given_name_each_option_at_its_word() {
+        let argv: Vec<OsString> = "-FCu -n4 --posix.odirect=1 --tasks 2 -n=8"
+            .split(' ')
+            .map(OsString::from)
+            .collect();
+        let got: Vec<(usize, String)> = options_given(&argv)
+            .unwrap()
+            .into_iter()
+            .map(|g| (g.word, g.option))
+            .collect();
+        let o = |w: usize, s: &str| (w, s.to_string());
+        assert_eq!(
+            got,
+            [
+                o(0, "-F"),
+                o(0, "-C"),
+                o(0, "-u"),
+                o(1, "-n"),
+                o(2, "--posix.odirect"),
+                o(3, "--tasks"),
+                o(5, "-n")
+            ]
+        );
     }
 
     // One test per table entry family, next to the table.

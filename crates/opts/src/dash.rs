@@ -4,7 +4,7 @@
 //! ones because they are applied in order.
 
 use crate::cursor::{looks_like_option, Cursor};
-use crate::entry::Entry;
+use crate::entry::{Entry, Given};
 use crate::error::OptError;
 use std::ffi::OsString;
 
@@ -24,20 +24,35 @@ pub fn parse<R, C>(
     raw: &mut R,
     done: impl Fn(&R) -> bool,
 ) -> Result<(), OptError> {
-    let mut pos = 0;
-    while pos < toks.len() && !done(raw) {
-        pos = apply_one(table, toks, pos, raw)?;
-    }
-    Ok(())
+    parse_traced(table, toks, raw, done).map(drop)
 }
 
-/// Applies the option at `pos`; returns the position after its values.
+/// [`parse`], also returning every option given, in order ([`Given`]):
+/// what the command line sets, as this parser reads it.
+pub fn parse_traced<R, C>(
+    table: &[Entry<R, C>],
+    toks: &[OsString],
+    raw: &mut R,
+    done: impl Fn(&R) -> bool,
+) -> Result<Vec<Given>, OptError> {
+    let mut given = Vec::new();
+    let mut pos = 0;
+    while pos < toks.len() && !done(raw) {
+        let (next, option) = apply_one(table, toks, pos, raw)?;
+        given.push(Given { word: pos, option });
+        pos = next;
+    }
+    Ok(given)
+}
+
+/// Applies the option at `pos`; returns the position after its values
+/// and the option as [`Given`] names it.
 fn apply_one<R, C>(
     table: &[Entry<R, C>],
     toks: &[OsString],
     pos: usize,
     raw: &mut R,
-) -> Result<usize, OptError> {
+) -> Result<(usize, String), OptError> {
     let os = &toks[pos];
     let Some(tok) = os.to_str() else {
         return Err(OptError::general(format!(
@@ -61,7 +76,11 @@ fn apply_one<R, C>(
         None
     };
     (spec.apply)(&mut c, raw, scope)?;
-    Ok(c.pos())
+    let option = match scope {
+        Some(t) => format!("-{} target {t}", spec.name),
+        None => format!("-{}", spec.name),
+    };
+    Ok((c.pos(), option))
 }
 
 /// `target N` after the name scopes the option, but only when N is a

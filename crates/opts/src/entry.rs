@@ -82,6 +82,22 @@ pub struct Entry<R: 'static, C: 'static> {
     pub check: Check<C>,
 }
 
+/// One option a command line gives, as the parser read it: the index of
+/// the word it starts at (a letter of a group such as `-FCu` is at the
+/// group's word) and the option as its entry names it ([`Entry::label`]:
+/// `-n` whether written `-n 4`, `-n4`, `-n=4` or `--items 4`; an XDD
+/// option given for one target is `-op target 1`). A caller that built the
+/// command line from parts (`iolab sweep`) finds from it which part set
+/// what, and so an option two parts set, the later silently overriding
+/// the earlier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Given {
+    /// Index of the word it starts at.
+    pub word: usize,
+    /// The option, the same for every spelling of it.
+    pub option: String,
+}
+
 /// An entry's example that did not give what its check expects (the
 /// test that runs every table's examples reports it).
 #[derive(Debug, thiserror::Error)]

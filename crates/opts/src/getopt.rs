@@ -4,7 +4,7 @@
 //! `-R42`). Options are applied in order.
 
 use crate::cursor::Cursor;
-use crate::entry::{Arity, Entry};
+use crate::entry::{Arity, Entry, Given};
 use crate::error::OptError;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -16,15 +16,34 @@ pub fn parse<R, C>(
     args: &[OsString],
     raw: &mut R,
 ) -> Result<Vec<String>, OptError> {
+    parse_traced(table, args, raw).map(|(warnings, _)| warnings)
+}
+
+/// [`parse`], also returning every option given, in order ([`Given`]):
+/// what the command line sets, as this parser reads it.
+pub fn parse_traced<R, C>(
+    table: &[Entry<R, C>],
+    args: &[OsString],
+    raw: &mut R,
+) -> Result<(Vec<String>, Vec<Given>), OptError> {
     let mut warnings = Vec::new();
+    let mut given = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let w = args[i].as_bytes();
+        let at = i;
         i += 1;
         if let Some(long) = w.strip_prefix(b"--") {
-            i = parse_long(table, long, args, i, raw)?;
+            let e;
+            (i, e) = parse_long(table, long, args, i, raw)?;
+            given.push(Given {
+                word: at,
+                option: e.label(),
+            });
         } else if w.len() > 1 && w[0] == b'-' {
-            i = parse_group(table, &w[1..], args, i, raw, &mut warnings)?;
+            let mut letters = Vec::new();
+            i = parse_group(table, &w[1..], args, i, raw, &mut warnings, &mut letters)?;
+            given.extend(letters.into_iter().map(|option| Given { word: at, option }));
         } else {
             return Err(OptError::general(format!(
                 "unexpected argument {:?}: only options are taken (see -h)",
@@ -32,7 +51,7 @@ pub fn parse<R, C>(
             )));
         }
     }
-    Ok(warnings)
+    Ok((warnings, given))
 }
 
 /// True for a word that looks like an option rather than a value (a
@@ -75,13 +94,13 @@ fn letter(c: char) -> &'static str {
     ASCII.find(c).map_or("?", |i| &ASCII[i..i + 1])
 }
 
-fn parse_long<R, C>(
-    table: &[Entry<R, C>],
+fn parse_long<'t, R, C>(
+    table: &'t [Entry<R, C>],
     long: &[u8],
     args: &[OsString],
     mut i: usize,
     raw: &mut R,
-) -> Result<usize, OptError> {
+) -> Result<(usize, &'t Entry<R, C>), OptError> {
     let (name, attached) = match long.iter().position(|&b| b == b'=') {
         Some(at) => (&long[..at], Some(os(&long[at + 1..]))),
         None => (long, None),
@@ -104,7 +123,7 @@ fn parse_long<R, C>(
         }
     };
     apply(e, true, value, raw)?;
-    Ok(i)
+    Ok((i, e))
 }
 
 fn parse_group<R, C>(
@@ -114,6 +133,7 @@ fn parse_group<R, C>(
     i: usize,
     raw: &mut R,
     warnings: &mut Vec<String>,
+    given: &mut Vec<String>,
 ) -> Result<usize, OptError> {
     for (at, &b) in group.iter().enumerate() {
         let c = b as char;
@@ -130,19 +150,29 @@ fn parse_group<R, C>(
             Arity::Attached => {
                 let v = (!rest.is_empty()).then(|| os(rest));
                 apply(e, false, v, raw)?;
+                given.push(e.label());
                 return Ok(i);
             }
             _ if !rest.is_empty() => {
                 apply(e, false, Some(os(rest)), raw)?;
+                given.push(e.label());
                 return Ok(i);
             }
-            arity => return separate(e, arity, args, i, raw, warnings),
+            arity => {
+                let (next, applied) = separate(e, arity, args, i, raw, warnings)?;
+                if applied {
+                    given.push(e.label());
+                }
+                return Ok(next);
+            }
         }
+        given.push(e.label());
     }
     Ok(i)
 }
 
-/// The value of `-c` is the next word.
+/// The value of `-c` is the next word; returns the index after it and
+/// whether the option was applied (not when ignored for want of a value).
 fn separate<R, C>(
     e: &Entry<R, C>,
     arity: Arity,
@@ -150,7 +180,7 @@ fn separate<R, C>(
     i: usize,
     raw: &mut R,
     warnings: &mut Vec<String>,
-) -> Result<usize, OptError> {
+) -> Result<(usize, bool), OptError> {
     let c = e.short.unwrap_or('?');
     let next = args
         .get(i)
@@ -159,10 +189,10 @@ fn separate<R, C>(
         warnings.push(format!(
             "-{c} has no value (the next argument {next:?} is an option); -{c} is ignored, as mdtest did"
         ));
-        return Ok(i);
+        return Ok((i, false));
     }
     apply(e, false, Some(next.clone()), raw)?;
-    Ok(i + 1)
+    Ok((i + 1, true))
 }
 
 /// The option lines of a help screen: `  -n N          help`, one per

@@ -53,7 +53,7 @@ pub mod getopt;
 pub mod man;
 
 pub use cursor::{Cursor, MAX_SECONDS};
-pub use entry::{duplicate, Apply, Arity, Check, Entry, Example, ExampleError};
+pub use entry::{duplicate, Apply, Arity, Check, Entry, Example, ExampleError, Given};
 pub use error::OptError;
 
 /// Splits a command line written as one string on whitespace, for tests

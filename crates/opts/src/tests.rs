@@ -270,3 +270,39 @@ fn examples_are_checked_and_names_unique() {
     let wrong = &TABLE[1];
     assert!(wrong.verify(Ok(Example::Run(Raw::default()))).is_err());
 }
+
+/// What a command line gives, word by word: a sweep builds a point's
+/// command line from parts and refuses an option two parts set (the
+/// later silently overrode the earlier: `-FCu` then `-u`, `-n4` then
+/// `-n 1`).
+#[test]
+fn traced_options_name_the_word_and_the_option_in_any_spelling() {
+    let given = |line: &str| -> Vec<(usize, String)> {
+        let (_, g) = getopt::parse_traced(TABLE, &words(line), &mut Raw::default()).unwrap();
+        g.into_iter().map(|g| (g.word, g.option)).collect()
+    };
+    let o = |w: usize, s: &str| (w, s.to_string());
+    assert_eq!(
+        given("-FCn4 -d x --tasks=2 -n=1 -R -h"),
+        [
+            o(0, "-F"),
+            o(0, "-C"),
+            o(0, "-n"),
+            o(1, "-d"),
+            o(3, "--tasks"),
+            o(4, "-n"),
+            o(5, "-R"),
+            o(6, "-h")
+        ]
+    );
+    assert_eq!(given("--help -n 3"), [o(0, "-h"), o(1, "-n")]);
+    // A number ignored for want of a value sets nothing.
+    assert_eq!(given("-n -F"), [o(1, "-F")]);
+    let mut r = Raw::default();
+    let d = dash::parse_traced(TABLE, &words("-op read --OP target 2 write"), &mut r, |r| {
+        r.help
+    })
+    .unwrap();
+    let d: Vec<(usize, String)> = d.into_iter().map(|g| (g.word, g.option)).collect();
+    assert_eq!(d, [o(0, "-op"), o(2, "-op target 2")]);
+}

@@ -8,7 +8,9 @@
 //! passes). Then it is an improvement or a regression depending on
 //! whether the unit is better high (rates) or low (times). With a single
 //! value on both sides there is no spread to judge by, and the verdict
-//! says so.
+//! says so. What one side has and the other lacks (a point, a figure, a
+//! point none of whose repeats completed) is listed, not left out: A's
+//! missing in B is what a check for regressions must fail on.
 
 use crate::{Figure, Series, Spread};
 use serde::Serialize;
@@ -69,9 +71,10 @@ pub struct Comparison {
     pub b: String,
     /// Matched figures.
     pub rows: Vec<Row>,
-    /// Points only A has.
+    /// What only A has: points, figures of a point (`KEY: PHASE METRIC`),
+    /// and points with no completed repeat in B.
     pub only_a: Vec<String>,
-    /// Points only B has.
+    /// What only B has, the same way.
     pub only_b: Vec<String>,
 }
 
@@ -79,6 +82,12 @@ impl Comparison {
     /// How many rows have this verdict.
     pub fn count(&self, v: Verdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == v).count()
+    }
+
+    /// Whether B falls short of A: a regression, or a point or figure of
+    /// A that B lacks (B failed it, or measured it no more).
+    pub fn regressed(&self) -> bool {
+        self.count(Verdict::Regression) > 0 || !self.only_a.is_empty()
     }
 }
 
@@ -114,7 +123,8 @@ fn row(point: &str, phase: &str, metric: &str, unit: &str, a: Spread, b: Spread)
     }
 }
 
-/// Two series, point by point (points matched by key).
+/// Two series, point by point (points matched by key), over every
+/// figure either measured.
 pub fn series(a: &Series, b: &Series) -> Comparison {
     let mut c = Comparison {
         a: a.info.label.clone(),
@@ -123,25 +133,47 @@ pub fn series(a: &Series, b: &Series) -> Comparison {
         only_a: Vec::new(),
         only_b: Vec::new(),
     };
-    let measures = a.measures();
+    let mut measures = a.measures();
+    for m in b.measures() {
+        if !measures.contains(&m) {
+            measures.push(m);
+        }
+    }
     for pa in &a.points {
         let Some(pb) = b.points.iter().find(|p| p.key == pa.key) else {
             c.only_a.push(pa.key.clone());
             continue;
         };
+        let (mut in_a, mut in_b) = (Vec::new(), Vec::new());
         for (phase, metric, unit) in &measures {
-            if let (Some(sa), Some(sb)) = (pa.spread(phase, metric), pb.spread(phase, metric)) {
-                c.rows.push(row(&pa.key, phase, metric, unit, sa, sb));
+            match (pa.spread(phase, metric), pb.spread(phase, metric)) {
+                (Some(sa), Some(sb)) => c.rows.push(row(&pa.key, phase, metric, unit, sa, sb)),
+                (Some(_), None) => in_a.push(format!("{phase} {metric}")),
+                (None, Some(_)) => in_b.push(format!("{phase} {metric}")),
+                (None, None) => {}
             }
         }
+        c.only_a.extend(lacking(&pa.key, in_a, pb.completed(), "B"));
+        c.only_b.extend(lacking(&pa.key, in_b, pa.completed(), "A"));
     }
-    c.only_b = b
-        .points
-        .iter()
-        .filter(|p| !a.points.iter().any(|q| q.key == p.key))
-        .map(|p| p.key.clone())
-        .collect();
+    c.only_b.extend(
+        b.points
+            .iter()
+            .filter(|p| !a.points.iter().any(|q| q.key == p.key))
+            .map(|p| p.key.clone()),
+    );
     c
+}
+
+/// What point `key` of one side has that the other lacks: its figures
+/// `figs`, or, when the other side has no completed repeat of the point,
+/// the point as a whole.
+fn lacking(key: &str, figs: Vec<String>, other_completed: usize, other: &str) -> Option<String> {
+    match (figs.is_empty(), other_completed) {
+        (true, _) => None,
+        (false, 0) => Some(format!("{key} (no completed repeat in {other})")),
+        (false, _) => Some(format!("{key}: {}", figs.join(", "))),
+    }
 }
 
 /// Two runs, figure by figure (matched by scope, phase and metric).
@@ -235,5 +267,89 @@ mod tests {
         assert_eq!(c.rows[0].ratio, 2.0);
         assert_eq!(c.rows[0].verdict, Verdict::Improvement);
         assert_eq!(c.only_a, ["file_stat rate"]);
+        assert!(c.regressed(), "a figure of A is missing in B");
+    }
+
+    fn point(key: &str, runs: &[(&str, &[(&str, f64)])]) -> crate::Point {
+        crate::Point {
+            id: 0,
+            idx: 0,
+            key: key.into(),
+            line: String::new(),
+            x: 1.0,
+            axes: serde_json::Value::Null,
+            runs: runs
+                .iter()
+                .enumerate()
+                .map(|(i, (outcome, figs))| crate::PointRun {
+                    run_id: i as i64,
+                    repeat: i as u32 + 1,
+                    outcome: outcome.to_string(),
+                    figures: figs
+                        .iter()
+                        .map(|(phase, v)| Figure {
+                            phase: phase.to_string(),
+                            metric: "rate".into(),
+                            unit: "ops/s".into(),
+                            scope: String::new(),
+                            stat: s(&[*v]),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    fn named(label: &str, points: Vec<crate::Point>) -> Series {
+        Series {
+            info: crate::SeriesRow {
+                id: 0,
+                label: label.into(),
+                tool: "mdtest".into(),
+                plan: String::new(),
+                x_label: "x".into(),
+                created_unix_ns: 0,
+                points: points.len() as u32,
+                runs: 0,
+            },
+            points,
+        }
+    }
+
+    /// A point B failed, and a phase B lacks, vanished from the table:
+    /// "3 improvements, 0 regressions" and exit 0 under
+    /// --fail-on-regression, even with every repeat of B failed.
+    #[test]
+    fn what_one_series_lacks_is_listed_and_counts_against_b() {
+        let good: &[(&str, f64)] = &[("create", 100.0), ("stat", 50.0)];
+        let a = named(
+            "a",
+            vec![
+                point("t=1", &[("completed", good), ("completed", good)]),
+                point("t=2", &[("completed", good), ("completed", good)]),
+            ],
+        );
+        let b = named(
+            "b",
+            vec![
+                point(
+                    "t=1",
+                    &[("completed", &[("create", 100.0), ("remove", 9.0)])],
+                ),
+                point("t=2", &[("error", &[]), ("error", &[])]),
+            ],
+        );
+        let c = series(&a, &b);
+        assert_eq!(c.rows.len(), 1);
+        assert_eq!(
+            c.only_a,
+            ["t=1: stat rate", "t=2 (no completed repeat in B)"]
+        );
+        assert_eq!(c.only_b, ["t=1: remove rate"]);
+        assert_eq!(c.count(Verdict::Regression), 0);
+        assert!(c.regressed());
+        // B as good as A everywhere, and more: no regression.
+        let c = series(&a, &a);
+        assert!(c.only_a.is_empty() && !c.regressed(), "{c:?}");
     }
 }

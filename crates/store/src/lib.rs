@@ -37,6 +37,7 @@
 
 pub mod compare;
 pub mod figures;
+mod file;
 mod query;
 mod record;
 pub mod schema;
@@ -126,6 +127,10 @@ pub enum StoreError {
         /// What SQLite's quick_check said.
         why: String,
     },
+    /// The path is a FIFO, a device or a directory: never opened (a
+    /// FIFO's open would wait for a writer without end).
+    #[error("{0} is not a regular file (a FIFO, a device or a directory); give the path of a results store, or of one to create")]
+    NotAFile(String),
     /// No store at the path (reading commands do not create one).
     #[error("no results store at {0} (give --store PATH, or record runs with --store first)")]
     Missing(String),
@@ -146,6 +151,9 @@ pub struct Store {
     path: String,
     /// Its schema version (a reading command reads older ones as they are).
     version: u32,
+    /// For a store read `immutable`, the lock that keeps writers off it
+    /// until the connection above is closed (fields drop in order).
+    _quiet: Option<std::fs::File>,
 }
 
 impl Store {
@@ -154,8 +162,19 @@ impl Store {
     /// one a newer iolab wrote, is refused and left as it is.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let name = path.display().to_string();
-        if !new_or_a_database(path) {
-            return Err(StoreError::NotAStore(name));
+        match file::head(path) {
+            file::Head::NotAFile => return Err(StoreError::NotAFile(name)),
+            // SQLite takes a file shorter than its header (one byte of
+            // the user's notes) for an empty database and would write a
+            // store over it.
+            file::Head::Other => return Err(StoreError::NotAStore(name)),
+            // Another program's database: refused before SQLite opens it
+            // (and makes its -wal and -shm). 0 is a new store's, or one
+            // whose id is still in its write-ahead log.
+            file::Head::Database(id) if id != 0 && id != schema::APPLICATION_ID as u32 => {
+                return Err(StoreError::NotAStore(name))
+            }
+            _ => {}
         }
         let existed = std::fs::symlink_metadata(path).is_ok();
         Store::create_or_migrate(path, name).inspect_err(|e| {
@@ -195,6 +214,7 @@ impl Store {
             conn,
             path: name,
             version: schema::VERSION,
+            _quiet: None,
         })
     }
 
@@ -204,38 +224,64 @@ impl Store {
     /// stays byte-identical. A store of an older schema that this build
     /// still reads ([`schema::READABLE_FROM`]) is read as it is.
     ///
-    /// On a file system mounted read-only, SQLite cannot make the
-    /// `-shm` file a WAL store is read through ("unable to open database
-    /// file"); as nobody can write there, the store is then opened
-    /// `immutable` (the database file alone, no locks), unless a
-    /// non-empty `-wal` beside it holds runs not yet in the file (a
-    /// `-wal` with its `-shm`, left by a writer that did not close, is
-    /// read the ordinary way).
+    /// What the file is comes first, from its header, without SQLite:
+    /// a FIFO or a directory is never opened, another program's database
+    /// never handed to SQLite. A store no connection has open (no `-wal`
+    /// beside it) is read `immutable`, the database file alone, which
+    /// creates no `-wal` and `-shm` (SQLite makes both for any other
+    /// reader of a WAL database, read-only ones included), under a lock
+    /// that holds off a writer until it is read ([`file::quiet`]): such a
+    /// writer waits, within its busy timeout. A store in use is read
+    /// through the files its connections keep. On a file system mounted
+    /// read-only, where SQLite cannot make the `-shm` a `-wal` left there
+    /// is read through, an empty `-wal` is passed over and a non-empty
+    /// one is refused ([`StoreError::UnreadableWal`]).
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         let name = path.display().to_string();
-        if !path.is_file() {
-            return Err(StoreError::Missing(name));
+        let id = match file::head(path) {
+            file::Head::Missing => return Err(StoreError::Missing(name)),
+            file::Head::NotAFile => return Err(StoreError::NotAFile(name)),
+            file::Head::Database(id) => id,
+            file::Head::Empty | file::Head::Other => return Err(StoreError::NotAStore(name)),
+        };
+        let wal = file::wal_of(path);
+        let in_wal = std::fs::symlink_metadata(&wal).is_ok();
+        // A new store's id may be in its write-ahead log still.
+        if id != schema::APPLICATION_ID as u32 && !(id == 0 && in_wal) {
+            return Err(StoreError::NotAStore(name));
         }
-        match Store::open_read_only(path, &name, false) {
-            Err(StoreError::Sqlite(e))
-                if cannot_open(&e) && iolab_core::env::read_only_fs(path) =>
-            {
-                let wal = wal_of(path);
-                if wal.metadata().is_ok_and(|m| m.len() > 0) {
-                    return Err(StoreError::UnreadableWal {
-                        path: name,
-                        wal: wal.display().to_string(),
-                    });
+        let quiet = match in_wal {
+            true => file::Quiet::InUse,
+            false => file::quiet(path, BUSY_TIMEOUT),
+        };
+        match quiet {
+            file::Quiet::Held(lock) => Store::open_read_only(path, &name, true, Some(lock)),
+            file::Quiet::Unwritable => Store::open_read_only(path, &name, true, None),
+            file::Quiet::InUse => match Store::open_read_only(path, &name, false, None) {
+                Err(StoreError::Sqlite(e))
+                    if cannot_open(&e) && iolab_core::env::read_only_fs(path) =>
+                {
+                    if wal.metadata().is_ok_and(|m| m.len() > 0) {
+                        return Err(StoreError::UnreadableWal {
+                            path: name,
+                            wal: wal.display().to_string(),
+                        });
+                    }
+                    Store::open_read_only(path, &name, true, None)
                 }
-                Store::open_read_only(path, &name, true)
-            }
-            r => r,
+                r => r,
+            },
         }
     }
 
     /// Opens `path` read-only (`immutable`: the file alone, as on
     /// read-only media) and checks it is a store this build reads.
-    fn open_read_only(path: &Path, name: &str, immutable: bool) -> Result<Store, StoreError> {
+    fn open_read_only(
+        path: &Path,
+        name: &str,
+        immutable: bool,
+        quiet: Option<std::fs::File>,
+    ) -> Result<Store, StoreError> {
         use rusqlite::OpenFlags;
         let mut flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = match immutable {
@@ -252,6 +298,7 @@ impl Store {
             conn,
             path: name.to_string(),
             version,
+            _quiet: quiet,
         })
     }
 
@@ -295,13 +342,6 @@ fn cannot_open(e: &rusqlite::Error) -> bool {
     e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)
 }
 
-/// `PATH-wal`: the write-ahead log SQLite keeps beside a WAL database.
-fn wal_of(path: &Path) -> std::path::PathBuf {
-    let mut p = path.as_os_str().to_owned();
-    p.push("-wal");
-    p.into()
-}
-
 /// `file:PATH?immutable=1`, the path's bytes other than unreserved ones
 /// and `/` percent-encoded (SQLite's URI filenames decode `%XX`; a `?`
 /// or `#` in a name would otherwise end the path).
@@ -318,23 +358,6 @@ fn immutable_uri(path: &Path) -> String {
     }
     uri.push_str("?immutable=1");
     uri
-}
-
-/// True when `path` is missing, empty, or starts with SQLite's header.
-/// SQLite takes a file shorter than its header (one byte of the user's
-/// notes) for an empty database and would write a store over it.
-fn new_or_a_database(path: &Path) -> bool {
-    use std::io::Read;
-    const MAGIC: &[u8; 16] = b"SQLite format 3\0";
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return true;
-    };
-    let mut head = Vec::with_capacity(MAGIC.len());
-    match f.by_ref().take(MAGIC.len() as u64).read_to_end(&mut head) {
-        Ok(0) => true,
-        Ok(_) => head == MAGIC,
-        Err(_) => true,
-    }
 }
 
 #[cfg(test)]
@@ -391,6 +414,64 @@ mod tests {
         drop(Store::open(&empty).unwrap());
         drop(Store::open(&dir.join("new.db")).unwrap());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The files in `dir`, sorted.
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Reading a store SQLite made `-wal` and `-shm` for, beside a store
+    /// cleanly closed and beside another program's WAL database (which
+    /// was refused as not a store, "left untouched").
+    #[test]
+    fn reading_creates_no_file_beside_a_store_or_another_database() {
+        let dir =
+            std::env::temp_dir().join(format!("iolab-store-quiet-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = dir.join("s.sqlite");
+        drop(Store::open(&store).unwrap());
+        let foreign = dir.join("foreign.db");
+        let c = Connection::open(&foreign).unwrap();
+        c.pragma_update(None, "journal_mode", "WAL").unwrap();
+        c.execute_batch("CREATE TABLE t (a);").unwrap();
+        drop(c);
+        let before = listing(&dir);
+        let read = Store::open_existing(&store).map(|s| s.series_list().map(|l| l.len()));
+        let other = Store::open_existing(&foreign).err();
+        let after = listing(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(before, ["foreign.db", "s.sqlite"]);
+        assert_eq!(read.unwrap().unwrap(), 0);
+        assert!(matches!(other, Some(StoreError::NotAStore(_))), "{other:?}");
+        assert_eq!(after, before);
+    }
+
+    /// A FIFO as the store was opened, which waits for a writer: the run
+    /// hung, deaf to one SIGTERM. A directory is no store either.
+    #[test]
+    fn a_fifo_or_a_directory_is_refused_unopened() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo.sqlite");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path that lives across the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let errors = [
+            Store::open(&fifo).err(),
+            Store::open_existing(&fifo).err(),
+            Store::open(&dir).err(),
+            Store::open_existing(&dir).err(),
+        ];
+        std::fs::remove_dir_all(&dir).unwrap();
+        for e in errors {
+            assert!(matches!(e, Some(StoreError::NotAFile(_))), "{e:?}");
+        }
     }
 
     #[test]

@@ -109,7 +109,8 @@ pub struct PointRun {
     pub repeat: u32,
     /// How it ended.
     pub outcome: String,
-    /// Its figures.
+    /// Its figures, each of the run's inner points (scope `tasks=2`)
+    /// named `PHASE SCOPE` with the empty scope ([`point_figure`]).
     pub figures: Vec<Figure>,
 }
 
@@ -125,9 +126,24 @@ fn push_measures(out: &mut Vec<Measure>, figs: &[Figure]) {
     }
 }
 
+/// A figure of a sweep's repeat as a figure of its point: a run with
+/// inner points (mdtest's `-f/-l` task counts, an lst run's clients and
+/// concurrencies, a survey's thread counts) states one figure per inner
+/// point, scoped (`tasks=2`); each is a figure of the point of its own,
+/// `file_create tasks=2`, spread over the repeats, charted and compared
+/// as any other. (The point's figures were the empty-scope ones only: a
+/// series of such runs showed "no completed repeat" beside its runs.)
+fn point_figure(mut f: Figure) -> Figure {
+    if !f.scope.is_empty() {
+        f.phase = format!("{} {}", f.phase, f.scope);
+        f.scope.clear();
+    }
+    f
+}
+
 impl Point {
-    /// The spread over the completed repeats of one figure (the run's own,
-    /// empty-scope figure); `None` when no repeat has it.
+    /// The spread over the completed repeats of one figure (see
+    /// [`PointRun::figures`]); `None` when no repeat has it.
     pub fn spread(&self, phase: &str, metric: &str) -> Option<Spread> {
         let values: Vec<f64> = self
             .runs
@@ -386,7 +402,11 @@ impl Store {
                 run_id,
                 repeat,
                 outcome,
-                figures: self.figures(run_id)?,
+                figures: self
+                    .figures(run_id)?
+                    .into_iter()
+                    .map(point_figure)
+                    .collect(),
             });
         }
         Ok(out)

@@ -616,6 +616,7 @@ mod tests {
                 conn: c,
                 path: "s".into(),
                 version: 1,
+                _quiet: None,
             };
             let mut doc = streamed_head();
             doc.payload = serde_json::json!({"passes": [{"pass": 1}]});

@@ -39,8 +39,9 @@ use serde_json::{Map, Value};
 /// The tools a plan may sweep.
 pub const TOOLS: &[&str] = &["mdtest", "xdd", "lst", "survey"];
 
-/// Options the sweep sets itself, so a plan may not.
-const OWN_OPTIONS: &[&str] = &["--json", "-json", "--store", "-store"];
+/// Options the sweep sets itself (without their dashes), so a plan may
+/// not: each repeat's JSON is the sweep's, and the sweep records it.
+const OWN_OPTIONS: &[&str] = &["json", "store"];
 
 /// Most repeats per point.
 pub const MAX_REPEATS: u32 = 1000;
@@ -240,12 +241,40 @@ pub struct PointSpec {
     values: Vec<usize>,
 }
 
+/// An option a point's command line gives, as the tool's parser read it:
+/// the index of the word it starts at, and the option named the same in
+/// every spelling (`-n` for `-n4`, `-n=4` and `-n 4`; `-u` of `-FCu`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Given {
+    /// Index of its word in the arguments checked.
+    pub word: usize,
+    /// The option.
+    pub option: String,
+}
+
 /// What checks that the tool accepts a command line (a dry parse by the
 /// tool's own parser), given by the binary that knows the tools.
 pub trait ToolCheck {
-    /// `Err(message)` when `tool` refuses `args`.
-    fn check(&self, tool: &str, args: &[String]) -> Result<(), String>;
+    /// `Err(message)` when `tool` refuses `args`. `alone`: the run is
+    /// iolab itself, one process (no launcher), so the checks that need
+    /// the number of processes can be made. Returns the options `args`
+    /// give ([`Given`]), in order; none for a tool whose parser refuses
+    /// an option given twice itself.
+    fn check(&self, tool: &str, args: &[String], alone: bool) -> Result<Vec<Given>, String>;
 }
+
+/// The part of the plan a word of a point's command line comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Args,
+    Axis(usize),
+    Split,
+    /// `--json FILE`, which the sweep adds.
+    Sweep,
+}
+
+/// The label `series:` would name in `iolab results` and `report`.
+const SERIES_PREFIX: &str = "series:";
 
 impl Plan {
     /// Reads and checks a plan's structure (not yet the tool's options:
@@ -285,7 +314,8 @@ impl Plan {
     pub fn points(&self) -> Vec<PointSpec> {
         let mut out = Vec::new();
         let mut values = vec![0usize; self.axes.len()];
-        let count = self.point_count();
+        // At most MAX_POINTS: checked when the plan was read.
+        let count = self.point_count().unwrap_or(0);
         for idx in 0..count {
             let mut rest = idx;
             for (i, a) in self.axes.iter().enumerate().rev() {
@@ -297,8 +327,12 @@ impl Plan {
         out
     }
 
-    fn point_count(&self) -> usize {
-        self.axes.iter().map(|a| a.values.len()).product()
+    /// How many points the axes make; None past `usize` (9 axes of 256
+    /// values are 2^72).
+    fn point_count(&self) -> Option<usize> {
+        self.axes
+            .iter()
+            .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
     }
 
     fn point(&self, idx: usize, values: &[usize]) -> PointSpec {
@@ -358,21 +392,28 @@ impl Plan {
     /// The tool's arguments at `p` for repeat `repeat` (placeholders
     /// filled), without the sweep's `--json`.
     pub fn tool_args(&self, p: &PointSpec, repeat: u32) -> Result<Vec<String>, PlanError> {
+        Ok(self.words(p, repeat)?.into_iter().map(|(w, _)| w).collect())
+    }
+
+    /// [`Plan::tool_args`], each word with the part of the plan it comes
+    /// from.
+    fn words(&self, p: &PointSpec, repeat: u32) -> Result<Vec<(String, Part)>, PlanError> {
         let mut out = Vec::new();
         for w in &self.args {
-            out.push(self.fill(w, p, repeat, None)?);
+            out.push((self.fill(w, p, repeat, None)?, Part::Args));
         }
         for (i, a) in self.axes.iter().enumerate() {
+            let part = Part::Axis(i);
             match (&a.option, &a.values[p.values[i]]) {
                 (opt, AxisValue::Words(words)) => {
-                    out.extend(opt.iter().cloned());
+                    out.extend(opt.iter().map(|o| (o.clone(), part)));
                     for w in words {
-                        out.push(self.fill(w, p, repeat, None)?);
+                        out.push((self.fill(w, p, repeat, None)?, part));
                     }
                 }
                 (None, _) | (Some(_), AxisValue::Flag(false)) => {}
-                (Some(opt), AxisValue::Flag(true)) => out.push(opt.clone()),
-                (Some(opt), v) => out.extend([opt.clone(), v.text()]),
+                (Some(opt), AxisValue::Flag(true)) => out.push((opt.clone(), part)),
+                (Some(opt), v) => out.extend([(opt.clone(), part), (v.text(), part)]),
             }
         }
         if let Some(s) = &self.split {
@@ -389,9 +430,22 @@ impl Plan {
                     s.total, p.idx, p.key
                 ));
             }
-            out.extend([s.option.clone(), value.to_string()]);
+            out.extend([
+                (s.option.clone(), Part::Split),
+                (value.to_string(), Part::Split),
+            ]);
         }
         Ok(out)
+    }
+
+    /// How a part of the plan is named in messages.
+    fn part_name(&self, part: Part) -> String {
+        match part {
+            Part::Args => "args".into(),
+            Part::Axis(i) => format!("axis '{}'", self.axes[i].name),
+            Part::Split => "split".into(),
+            Part::Sweep => "the sweep".into(),
+        }
     }
 
     /// The whole command line of a repeat: the launcher (or `iolab`),
@@ -473,21 +527,31 @@ impl Plan {
 
     /// Placeholders known, own options absent, option-less axes used.
     fn check_words(&self) -> Result<(), PlanError> {
-        if self.point_count() > MAX_POINTS {
+        match self.point_count() {
+            Some(n) if n <= MAX_POINTS => {}
+            n => {
+                return err(format!(
+                    "the axes make {} points; at most {MAX_POINTS}",
+                    n.map_or("more than 2^64".to_string(), |n| n.to_string())
+                ))
+            }
+        }
+        if self.label.starts_with(SERIES_PREFIX) {
             return err(format!(
-                "the axes make {} points; at most {MAX_POINTS}",
-                self.point_count()
+                "label: '{}' starts with '{SERIES_PREFIX}', which `iolab results` and `report` read as the prefix of a label, not part of it: give a label without it",
+                self.label
             ));
         }
         let probe = self.point(0, &vec![0; self.axes.len()]);
-        let words = self
-            .args
-            .iter()
-            .chain(self.axes.iter().filter_map(|a| a.option.as_ref()));
+        let axis_words = self.axes.iter().flat_map(|a| {
+            a.option.iter().chain(a.values.iter().flat_map(|v| match v {
+                AxisValue::Words(w) => w.as_slice(),
+                _ => &[],
+            }))
+        });
+        let words = self.args.iter().chain(axis_words);
         for w in words.chain(self.split.iter().map(|s| &s.option)) {
-            let name = w.split('=').next().unwrap_or("");
-            // xdd reads its options in any case (-JSON is --json).
-            if OWN_OPTIONS.contains(&name.to_ascii_lowercase().as_str()) {
+            if let Some(name) = own_option(w) {
                 return err(format!("{w}: the sweep writes each run's JSON and records it itself; remove {name} from the plan"));
             }
         }
@@ -519,20 +583,80 @@ impl Plan {
     }
 
     /// Every point's command line through the tool's own parser, and the
-    /// split's value at every point, before anything runs.
+    /// split's value at every point, before anything runs; no option set
+    /// by two parts of the plan (args, an axis, the split, the sweep's
+    /// `--json`), as the tool reads the line: the later would silently
+    /// override the earlier (`-FCTru` in args and an axis `-u`, `-n4`
+    /// and a split `-n`, two axes of `--tasks`).
     pub fn check_points(&self, checker: &dyn ToolCheck) -> Result<(), PlanError> {
+        let alone = self.launcher.is_none();
         for p in self.points() {
-            let mut args = self.tool_args(&p, 1)?;
-            args.extend(["--json".to_string(), "sweep.json".to_string()]);
-            checker.check(&self.tool, &args).map_err(|e| {
+            let mut words = self.words(&p, 1)?;
+            words.extend([
+                ("--json".to_string(), Part::Sweep),
+                ("sweep.json".to_string(), Part::Sweep),
+            ]);
+            let args: Vec<String> = words.iter().map(|(w, _)| w.clone()).collect();
+            let given = checker.check(&self.tool, &args, alone).map_err(|e| {
                 PlanError(format!(
                     "point {} ({}): {} refuses its options: {e}",
                     p.idx, p.key, self.tool
                 ))
             })?;
+            self.set_once(&p, &words, &given)?;
         }
         Ok(())
     }
+
+    /// No option of `given` comes from two parts of the plan.
+    fn set_once(
+        &self,
+        p: &PointSpec,
+        words: &[(String, Part)],
+        given: &[Given],
+    ) -> Result<(), PlanError> {
+        let at = |g: &Given| {
+            words
+                .get(g.word)
+                .map_or(("", Part::Sweep), |(w, part)| (w.as_str(), *part))
+        };
+        for (i, g) in given.iter().enumerate() {
+            let (word, part) = at(g);
+            let earlier = given[..i]
+                .iter()
+                .find(|h| h.option == g.option && at(h).1 != part);
+            let Some((first, first_part)) = earlier.map(at) else {
+                continue;
+            };
+            let head = format!(
+                "point {} ({}): {} is set by {} ({first}) and by {} ({word})",
+                p.idx,
+                p.key,
+                g.option,
+                self.part_name(first_part),
+                self.part_name(part)
+            );
+            return err(match part {
+                Part::Sweep => format!(
+                    "{head}: the sweep writes each run's JSON itself; remove it from the plan"
+                ),
+                _ => format!(
+                    "{head}: the later would silently override the earlier; set it in one place"
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The option the sweep sets itself that word `w` is, if any (`--json`,
+/// `--store=x`; xdd reads its options in any case and with any number
+/// of dashes, so `-JSON` and `---store` too).
+fn own_option(w: &str) -> Option<&str> {
+    let name = w.split('=').next().unwrap_or("");
+    let bare = name.trim_start_matches('-');
+    let dashed = bare.len() < name.len();
+    (dashed && OWN_OPTIONS.contains(&bare.to_ascii_lowercase().as_str())).then_some(name)
 }
 
 /// Replaces `{name}` with `lookup(name)`; an unknown name is an error.
@@ -907,10 +1031,10 @@ over = ["tasks"]
 
     struct No;
     impl ToolCheck for No {
-        fn check(&self, _: &str, args: &[String]) -> Result<(), String> {
+        fn check(&self, _: &str, args: &[String], _: bool) -> Result<Vec<Given>, String> {
             match args.iter().any(|a| a == "--tasks") {
                 true => Err("unknown option --tasks".into()),
-                false => Ok(()),
+                false => Ok(Vec::new()),
             }
         }
     }
@@ -919,5 +1043,124 @@ over = ["tasks"]
     fn the_tool_parser_sees_every_point() {
         let e = Plan::parse(SEED).unwrap().check_points(&No).unwrap_err();
         assert!(e.to_string().contains("point 0 (dir=private ranks=1 tasks=1): mdtest refuses its options: unknown option --tasks"), "{e}");
+    }
+
+    /// A getopt-like parser for the tests: `--name[=v]`, `-c[v]`, and
+    /// `-FCu` (letters of [`Getopt::FLAGS`]) as one option per letter.
+    struct Getopt;
+    impl Getopt {
+        const FLAGS: &'static str = "FCTru";
+    }
+    impl ToolCheck for Getopt {
+        fn check(&self, _: &str, args: &[String], _: bool) -> Result<Vec<Given>, String> {
+            let mut out = Vec::new();
+            for (word, a) in args.iter().enumerate() {
+                let given = |option: String| Given { word, option };
+                if let Some(long) = a.strip_prefix("--") {
+                    out.push(given(format!("--{}", long.split('=').next().unwrap_or(""))));
+                } else if let Some(short) = a.strip_prefix('-') {
+                    match short.chars().all(|c| Self::FLAGS.contains(c)) {
+                        true => out.extend(short.chars().map(|c| given(format!("-{c}")))),
+                        false => out.push(given(a[..2].to_string())),
+                    }
+                }
+            }
+            Ok(out)
+        }
+    }
+
+    fn set_twice(text: &str) -> String {
+        Plan::parse(text)
+            .unwrap()
+            .check_points(&Getopt)
+            .unwrap_err()
+            .to_string()
+    }
+
+    /// An option set by two parts of a plan ran every point with one of
+    /// the values: two axes of `--tasks` ran [1,4] x [2] with 2 tasks,
+    /// `-FCTru` with an axis `-u` ran "shared" private, `-n4` in args
+    /// and a split `-n` gave `-n 4 ... -n 1`.
+    #[test]
+    fn an_option_two_parts_set_is_refused_in_any_spelling() {
+        let base = "label = \"t\"\ntool = \"mdtest\"\nrepeats = 1\n";
+        let tasks =
+            |o: &str| format!("[[axes]]\nname = \"{o}\"\noption = \"--tasks\"\nvalues = [1, 4]\n");
+        let two_axes = format!("{base}args = \"-F\"\n{}{}", tasks("a"), tasks("b"));
+        let e = set_twice(&two_axes);
+        assert!(
+            e.contains("--tasks is set by axis 'a' (--tasks) and by axis 'b' (--tasks)"),
+            "{e}"
+        );
+        let cluster = format!("{base}args = \"-FCTru -n 4\"\n[[axes]]\nname = \"dir\"\noption = \"-u\"\nvalues = [true, false]\n");
+        let e = set_twice(&cluster);
+        assert!(
+            e.contains("-u is set by args (-FCTru) and by axis 'dir' (-u)"),
+            "{e}"
+        );
+        let attached = format!(
+            "{base}args = \"-F -n4\"\n{}[split]\noption = \"-n\"\ntotal = 64\nover = [\"a\"]\n",
+            tasks("a")
+        );
+        let e = set_twice(&attached);
+        assert!(
+            e.contains("-n is set by args (-n4) and by split (-n)"),
+            "{e}"
+        );
+        let words = format!("{base}args = \"-F -n 4\"\n[[axes]]\nname = \"w\"\nvalues = [[\"-u\"], [\"--tasks\", \"2\", \"-n\", \"2\"]]\n");
+        let e = set_twice(&words);
+        assert!(
+            e.contains("point 1 (w=--tasks 2 -n 2): -n is set by args (-n) and by axis 'w' (-n)"),
+            "{e}"
+        );
+        // Given twice within one part is the tool's business (mdtest -v -v).
+        let once = format!("{base}args = \"-F -u -u\"\n{}", tasks("a"));
+        Plan::parse(&once).unwrap().check_points(&Getopt).unwrap();
+    }
+
+    /// The sweep writes each run's JSON and records it: a plan that gives
+    /// --json or --store anywhere (a list axis too) is refused.
+    #[test]
+    fn the_sweeps_own_options_are_refused_anywhere_in_the_plan() {
+        let base = "label = \"t\"\ntool = \"mdtest\"\nrepeats = 1\nargs = \"-F\"\n";
+        for value in [
+            "[\"--store\", \"/x.sqlite\"]",
+            "[\"--json=/x.json\"]",
+            "[\"-u\", \"---STORE=s\"]",
+        ] {
+            let text = format!("{base}[[axes]]\nname = \"w\"\nvalues = [[\"-u\"], {value}]\n");
+            assert!(
+                bad(&text).contains("the sweep writes each run's JSON"),
+                "{value}: {}",
+                bad(&text)
+            );
+        }
+    }
+
+    /// 9 axes of 256 values are 2^72 points: the product overflowed (a
+    /// panic in a debug build, 0 points and a pass in a release one).
+    #[test]
+    fn a_product_of_axes_past_usize_is_refused() {
+        let mut text = "label = \"t\"\ntool = \"mdtest\"\nargs = \"-F\"\n".to_string();
+        let values: Vec<String> = (1..=256).map(|v| v.to_string()).collect();
+        for i in 0..9 {
+            text.push_str(&format!(
+                "[[axes]]\nname = \"a{i}\"\noption = \"-{i}\"\nvalues = [{}]\n",
+                values.join(", ")
+            ));
+        }
+        let e = bad(&text);
+        assert!(e.contains("more than 2^64 points; at most 100000"), "{e}");
+    }
+
+    /// `iolab results show series:foo` names the series `foo`: a label
+    /// of that form could not be named.
+    #[test]
+    fn a_label_starting_with_series_is_refused() {
+        let e = bad(&SEED.replace("label = \"v1\"", "label = \"series:foo\""));
+        assert!(
+            e.contains("label: 'series:foo' starts with 'series:'"),
+            "{e}"
+        );
     }
 }

@@ -55,6 +55,18 @@ pub enum SweepError {
         /// What to do.
         advice: &'static str,
     },
+    /// Another sweep on the same store is running the same series: two
+    /// side by side would each measure its repeats with the other's
+    /// running, and record them as ordinary ones.
+    #[error("series '{label}' is being swept into this store by another sweep (pid {pid}, {}); wait for it to end (a rerun then resumes what is left), or give this plan another label", dir.display())]
+    Busy {
+        /// The series.
+        label: String,
+        /// The other sweep's process.
+        pid: u32,
+        /// Its directory.
+        dir: PathBuf,
+    },
     /// The sweep's own files.
     #[error("{what}: {err}")]
     Io {
@@ -159,6 +171,9 @@ pub struct Summary {
 /// dies, kill -9 included.
 pub struct WorkDir {
     dir: PathBuf,
+    /// Where the sweeps of the same store keep theirs, and their prefix.
+    parent: PathBuf,
+    prefix: String,
     _lock: File,
     taken_over: Vec<PathBuf>,
     /// The sweep's cancellation token: the process's root (its stop
@@ -170,6 +185,10 @@ pub struct WorkDir {
 
 /// The lock file inside a sweep's directory.
 const LOCK_FILE: &str = "lock";
+
+/// The file inside a sweep's directory that names the series it runs
+/// ([`WorkDir::claim`]).
+const SERIES_FILE: &str = "series";
 
 impl WorkDir {
     /// Creates `.NAME.sweep.PID` beside `store`, first taking over (removing)
@@ -192,6 +211,8 @@ impl WorkDir {
             .map_err(io_err(format!("cannot lock {}", dir.display())))?;
         Ok(WorkDir {
             dir,
+            parent: parent.to_path_buf(),
+            prefix,
             _lock: lock,
             taken_over,
             cancel: iolab_core::CancelToken::process(),
@@ -217,6 +238,46 @@ impl WorkDir {
     /// The directories of dead sweeps removed when this one was made.
     pub fn taken_over(&self) -> &[PathBuf] {
         &self.taken_over
+    }
+
+    /// Names `label` as the series this sweep runs, then refuses
+    /// ([`SweepError::Busy`]) when a live sweep of the same store (its
+    /// directory's lock held) names it too. Each sweep names its series
+    /// before it looks at the others', so of two started at once at
+    /// least one sees the other (both may, and both stop): never do two
+    /// run one series side by side.
+    pub fn claim(&self, label: &str) -> Result<(), SweepError> {
+        let named = self.dir.join(SERIES_FILE);
+        let part = self.dir.join(format!("{SERIES_FILE}.part"));
+        std::fs::write(&part, label)
+            .and_then(|()| std::fs::rename(&part, &named))
+            .map_err(io_err(format!("cannot write {}", named.display())))?;
+        let Ok(entries) = std::fs::read_dir(&self.parent) else {
+            return Ok(());
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix(&self.prefix)
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if !is_dir || pid == std::process::id() {
+                continue;
+            }
+            let same =
+                std::fs::read(e.path().join(SERIES_FILE)).is_ok_and(|l| l == label.as_bytes());
+            if same && !owner_is_dead(&e.path(), pid) {
+                return Err(SweepError::Busy {
+                    label: label.to_string(),
+                    pid,
+                    dir: e.path(),
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -859,5 +920,38 @@ mod tests {
         assert!(!stale.exists());
         assert!(other.join("keep").exists() && other.join("deep/keep").exists());
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// Two sweeps of one series on one store ran side by side, each
+    /// measuring with the other running and recording it as ordinary:
+    /// the second is refused while the first lives (its lock held), and
+    /// another series, or a dead sweep's, is no obstacle.
+    #[test]
+    fn a_series_a_live_sweep_runs_is_refused() {
+        let root = std::env::temp_dir().join(format!("iolab-sweep-claim-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        // pid 1 lives and is not ours: a live sweep by its lock alone.
+        let live = root.join(".s.sqlite.sweep.1");
+        std::fs::create_dir_all(&live).unwrap();
+        std::fs::write(live.join(SERIES_FILE), "threads").unwrap();
+        let lock = File::create(live.join(LOCK_FILE)).unwrap();
+        lock.lock().unwrap();
+        let work = WorkDir::create(&root.join("s.sqlite")).unwrap();
+        let busy = work.claim("threads");
+        let other = work.claim("after upgrade");
+        drop(lock);
+        let after = work.claim("threads");
+        let named = std::fs::read_to_string(work.path().join(SERIES_FILE)).unwrap();
+        drop(work);
+        std::fs::remove_dir_all(&root).unwrap();
+        match busy {
+            Err(SweepError::Busy { label, pid, dir }) => {
+                assert_eq!((label.as_str(), pid, dir), ("threads", 1, live));
+            }
+            e => panic!("{e:?}"),
+        }
+        other.unwrap();
+        after.unwrap();
+        assert_eq!(named, "threads");
     }
 }

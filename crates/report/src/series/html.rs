@@ -22,6 +22,68 @@ pub struct Drawn<'a> {
 /// when its index.html carries it.
 pub const GENERATOR: &str = "iolab report";
 
+/// The name of the page's `<meta>` that lists the files the report wrote
+/// beside it ([`manifest`]).
+pub const MANIFEST: &str = "iolab-report-files";
+
+/// The digest a report records of each file it writes: SHA-256, in hex.
+pub fn digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Whether `name` is a name a report gives a file beside its page (a
+/// chart stem's letters, digits, `-`, `_`, then `.svg`, `.png`, `.csv`):
+/// no path, nothing hidden.
+fn file_name_ok(name: &str) -> bool {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+    !name.starts_with('.') && !name.is_empty() && name.chars().all(plain)
+}
+
+/// The `<meta>` line, for the page's head, that lists the files written
+/// beside the page, each `NAME:SHA256`: what the next report into the
+/// directory may replace or remove, and only while each is as written.
+/// It is written by iolab alone (the text of plans, labels and command
+/// lines is escaped, so it cannot make a `<meta>`).
+pub fn manifest(files: &[(String, String)]) -> String {
+    let list: Vec<String> = files
+        .iter()
+        .map(|(name, digest)| format!("{}:{}", esc(name), esc(digest)))
+        .collect();
+    format!(
+        "<meta name=\"{MANIFEST}\" content=\"{}\">\n",
+        list.join(" ")
+    )
+}
+
+/// The files an earlier page lists ([`manifest`]) with their digests;
+/// None for a page without the list (an older iolab's) or with one that
+/// does not read as iolab writes it (then nothing of it is trusted).
+pub fn manifest_of(page: &str) -> Option<Vec<(String, String)>> {
+    let head = &page[..page.find("</head>")?];
+    let start = format!("<meta name=\"{MANIFEST}\" content=\"");
+    let mut found = head.match_indices(&start);
+    let (at, _) = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    let rest = &head[at + start.len()..];
+    let content = &rest[..rest.find("\">")?];
+    let mut files = Vec::new();
+    for item in content.split(' ').filter(|i| !i.is_empty()) {
+        let (name, hex) = item.split_once(':')?;
+        let hex_ok = hex.len() == 64 && hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'));
+        if !file_name_ok(name) || !hex_ok {
+            return None;
+        }
+        files.push((name.to_string(), hex.to_string()));
+    }
+    Some(files)
+}
+
 /// Escapes text for HTML.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -47,16 +109,19 @@ th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top
 td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f2f2f2}\
 pre{background:#f6f6f6;padding:.7em;overflow-x:auto;font-size:.85em}";
 
-/// The whole page. `runs` are the facts shown (every run of the series).
+/// The whole page. `runs` are the facts shown (every run of the series);
+/// `files`, the files written beside it with their digests ([`manifest`]).
 pub fn render(
     series: &[Series],
     drawn: &[Drawn],
     runs: &[RunRecord],
+    files: &[(String, String)],
     generated_unix_ns: u64,
 ) -> String {
     let labels: Vec<String> = series.iter().map(|s| esc(&s.info.label)).collect();
     let mut h = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"{GENERATOR}\">\n<title>iolab report: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"{GENERATOR}\">\n{}<title>iolab report: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        manifest(files),
         labels.join(", ")
     );
     h.push_str(&format!(
@@ -235,5 +300,32 @@ mod tests {
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+    }
+
+    /// The list of files is read back as written, and only from the
+    /// head: a file named in a plan, a label or a command line (escaped
+    /// text in the body) was taken for one of the report's and removed.
+    #[test]
+    fn the_files_a_page_lists_are_read_from_its_head_only() {
+        let files = vec![
+            ("file_create-rate.svg".to_string(), digest(b"<svg/>")),
+            ("figures.csv".to_string(), digest(b"a,b\n")),
+        ];
+        let page = |head: &str, body: &str| {
+            format!("<html><head>\n{head}</head><body>{body}</body></html>")
+        };
+        assert_eq!(
+            manifest_of(&page(&manifest(&files), "")),
+            Some(files.clone())
+        );
+        let forged = esc(&manifest(&[("summary.svg".into(), digest(b"x"))]));
+        assert_eq!(manifest_of(&page("", &forged)), None);
+        assert_eq!(manifest_of(&page("", "<p>files: summary.svg</p>")), None);
+        // Twice, or a name with a path: not as iolab writes it.
+        let twice = format!("{}{}", manifest(&files), manifest(&files));
+        assert_eq!(manifest_of(&page(&twice, "")), None);
+        let climbs = manifest(&[("../x.svg".into(), digest(b""))]);
+        assert_eq!(manifest_of(&page(&climbs, "")), None);
+        assert_eq!(manifest_of(&page(&manifest(&[]), "")), Some(Vec::new()));
     }
 }

@@ -37,15 +37,20 @@ pub fn render(c: &Comparison) -> String {
     out.push_str(&table(&rows));
     for (side, keys) in [("A", &c.only_a), ("B", &c.only_b)] {
         if !keys.is_empty() {
-            out.push_str(&format!("only in {side}: {}\n", clean(&keys.join("; "))));
+            out.push_str(&format!("\nonly in {side}:\n"));
+            for k in keys {
+                out.push_str(&format!("  {}\n", clean(k)));
+            }
         }
     }
     out.push_str(&format!(
-        "\n{} improvements, {} regressions, {} within spread, {} without spread (a difference counts when it is larger than sd A + sd B)\n",
+        "\n{} improvements, {} regressions, {} within spread, {} without spread, {} only in A, {} only in B (a difference counts when it is larger than sd A + sd B)\n",
         c.count(Verdict::Improvement),
         c.count(Verdict::Regression),
         c.count(Verdict::WithinSpread),
-        c.count(Verdict::NoSpread)
+        c.count(Verdict::NoSpread),
+        c.only_a.len(),
+        c.only_b.len()
     ));
     out
 }

@@ -35,8 +35,32 @@ pub fn parse(args: &[String]) -> Result<Parsed, UsageError> {
 /// [`parse`] for arguments as the system gives them: an argument that is
 /// not UTF-8 is an error naming the option it belongs to.
 pub fn parse_os(args: &[OsString]) -> Result<Parsed, UsageError> {
-    let toks = expand_setup(args, 0)?;
-    let (backend_options, toks) = iolab_backend::split_args(&toks);
+    let (mut raw, _) = read(args)?;
+    if let Some(a) = raw.action.take() {
+        return Ok(Parsed::Action(a));
+    }
+    let cfg = raw.resolve()?;
+    crate::parse::validate::validate(&cfg)?;
+    Ok(Parsed::Run(Box::new(cfg)))
+}
+
+/// Every option a full XDD command line gives (backend options such as
+/// `--posix.odirect` included, and those of its `-setup` files, at the
+/// `-setup` word), each at the index of its word in `args` and named the
+/// same in any case or number of dashes (`-op`; `-op target 1` for one
+/// target's), in order: for a caller that built the line from parts and
+/// must know which part set what (`iolab sweep`).
+pub fn options_given(args: &[OsString]) -> Result<Vec<iolab_opts::Given>, UsageError> {
+    read(args).map(|(_, given)| given)
+}
+
+/// The raw configuration of a command line, its `-setup` files
+/// expanded, and every option it gives ([`options_given`]).
+fn read(args: &[OsString]) -> Result<(RawConfig, Vec<iolab_opts::Given>), UsageError> {
+    let (toks, from): (Vec<OsString>, Vec<usize>) =
+        expand_setup(args, 0, None)?.into_iter().unzip();
+    let (backend_options, own_words) = iolab_backend::split_args(&toks);
+    let (backend_at, own) = iolab_backend::split_args_at(&toks);
     let mut raw = RawConfig::default();
     raw.global.backend_options = backend_options;
     raw.global.command_line = args
@@ -44,13 +68,21 @@ pub fn parse_os(args: &[OsString]) -> Result<Parsed, UsageError> {
         .map(|a| a.to_string_lossy())
         .collect::<Vec<_>>()
         .join(" ");
-    iolab_opts::dash::parse(OPTIONS, &toks, &mut raw, |r| r.action.is_some())?;
-    if let Some(a) = raw.action.take() {
-        return Ok(Parsed::Action(a));
-    }
-    let cfg = raw.resolve()?;
-    crate::parse::validate::validate(&cfg)?;
-    Ok(Parsed::Run(Box::new(cfg)))
+    let traced =
+        iolab_opts::dash::parse_traced(OPTIONS, &own_words, &mut raw, |r| r.action.is_some())?;
+    let mut given: Vec<iolab_opts::Given> = backend_at
+        .into_iter()
+        .map(|(i, option)| iolab_opts::Given {
+            word: from[i],
+            option,
+        })
+        .chain(traced.into_iter().map(|g| iolab_opts::Given {
+            word: from[own[g.word]],
+            option: g.option,
+        }))
+        .collect();
+    given.sort_by_key(|g| g.word);
+    Ok((raw, given))
 }
 
 /// True for `-setup` in any case and with any number of dashes.
@@ -61,11 +93,18 @@ fn is_setup(a: &OsStr) -> bool {
 }
 
 /// Replaces each `-setup FILE` with the options in FILE (several per line
-/// allowed, `#` starts a comment, double quotes group words).
-fn expand_setup(args: &[OsString], depth: usize) -> Result<Vec<OsString>, UsageError> {
+/// allowed, `#` starts a comment, double quotes group words). Each word
+/// comes with the index of the word of `args` it came from (`at`, for
+/// the words of a nested file: the top `-setup`'s).
+fn expand_setup(
+    args: &[OsString],
+    depth: usize,
+    at: Option<usize>,
+) -> Result<Vec<(OsString, usize)>, UsageError> {
     let mut out = Vec::with_capacity(args.len());
     let mut i = 0;
     while i < args.len() {
+        let from = at.unwrap_or(i);
         if is_setup(&args[i]) {
             let file = args
                 .get(i + 1)
@@ -80,10 +119,10 @@ fn expand_setup(args: &[OsString], depth: usize) -> Result<Vec<OsString>, UsageE
             let text = read_setup(std::path::Path::new(file))
                 .map_err(|e| UsageError::new("setup", format!("setup file '{shown}': {e}")))?;
             let words: Vec<OsString> = split_words(&text).into_iter().map(Into::into).collect();
-            out.extend(expand_setup(&words, depth + 1)?);
+            out.extend(expand_setup(&words, depth + 1, Some(from))?);
             i += 2;
         } else {
-            out.push(args[i].clone());
+            out.push((args[i].clone(), from));
             i += 1;
         }
     }
@@ -273,13 +312,46 @@ mod tests {
                 .map(OsString::from)
                 .collect()
         };
-        let e = expand_setup(&args("/dev/zero"), 0).unwrap_err();
+        let e = expand_setup(&args("/dev/zero"), 0, None).unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
         let big = std::env::temp_dir().join(format!("xdd-setup-big-{}", std::process::id()));
         std::fs::write(&big, vec![b' '; (MAX_SETUP_BYTES + 1) as usize]).unwrap();
-        let e = expand_setup(&args(big.to_str().unwrap()), 0).unwrap_err();
+        let e = expand_setup(&args(big.to_str().unwrap()), 0, None).unwrap_err();
         std::fs::remove_file(&big).unwrap();
         assert!(e.to_string().contains("more than 4 MiB"), "{e}");
+    }
+
+    /// Which word set which option, in any case and number of dashes, a
+    /// setup file's at its `-setup` word: a sweep refuses an option that
+    /// two parts of a point's command line set.
+    #[test]
+    fn options_given_name_each_option_at_its_word() {
+        let setup = std::env::temp_dir().join(format!("xdd-setup-given-{}", std::process::id()));
+        std::fs::write(&setup, "-reqsize 8\n-op target 0 write\n").unwrap();
+        let line = format!(
+            "-targets 1 f --posix.odirect -setup {} ---REQSIZE 64 -op read",
+            setup.display()
+        );
+        let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+        let given = options_given(&args);
+        std::fs::remove_file(&setup).unwrap();
+        let got: Vec<(usize, String)> = given
+            .unwrap()
+            .into_iter()
+            .map(|g| (g.word, g.option))
+            .collect();
+        let o = |w: usize, s: &str| (w, s.to_string());
+        assert_eq!(
+            got,
+            [
+                o(0, "-targets"),
+                o(3, "--posix.odirect"),
+                o(4, "-reqsize"),
+                o(4, "-op target 0"),
+                o(6, "-reqsize"),
+                o(8, "-op")
+            ]
+        );
     }
 
     #[test]
