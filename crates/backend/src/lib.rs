@@ -18,6 +18,7 @@
 
 pub mod blkid;
 mod dir;
+pub mod loops;
 mod null;
 mod options;
 mod posix;
@@ -27,6 +28,7 @@ pub mod remove;
 pub mod s3;
 pub mod safety;
 mod uring_meta;
+pub mod written;
 
 pub use dir::{not_a_directory, Dir};
 pub use null::Null;
@@ -160,6 +162,9 @@ pub struct Stat {
     pub is_block_device: bool,
     /// Device number of the file itself (for block devices, `st_rdev`).
     pub rdev: u64,
+    /// Device number of the file system holding it (`st_dev`; 0 when
+    /// the backend has none): with [`Stat::ino`], which file it is.
+    pub dev: u64,
     /// Inode number.
     pub ino: u64,
     /// Last modification, Unix nanoseconds (0 when the backend does not
@@ -424,6 +429,20 @@ pub trait Backend: Send + Sync {
             "the {} backend cannot tell whether a block device is in use",
             self.name()
         ))
+    }
+    /// [`Backend::device_in_use`], the device also probed for signatures
+    /// where the writer's `writes` land. A backend that looks no further
+    /// answers as [`Backend::device_in_use`].
+    fn device_in_use_at(&self, path: &CStr, rdev: u64, writes: &safety::Writes) -> Option<String> {
+        let _ = writes;
+        self.device_in_use(path, rdev)
+    }
+    /// Why writing the regular file at `path` would destroy something in
+    /// use (a loop device built on it, a swap file), or None. A backend
+    /// without local files has none that a loop device could use.
+    fn file_in_use(&self, path: &CStr) -> Option<String> {
+        let _ = path;
+        None
     }
     /// Holds the block device at `path` exclusively until the claim is
     /// dropped ([`safety::DeviceClaim`]): asked before writing a device

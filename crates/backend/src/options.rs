@@ -363,6 +363,17 @@ impl Backend for Tuned {
     fn device_in_use(&self, path: &CStr, rdev: u64) -> Option<String> {
         self.inner.device_in_use(path, rdev)
     }
+    fn device_in_use_at(
+        &self,
+        path: &CStr,
+        rdev: u64,
+        writes: &crate::safety::Writes,
+    ) -> Option<String> {
+        self.inner.device_in_use_at(path, rdev, writes)
+    }
+    fn file_in_use(&self, path: &CStr) -> Option<String> {
+        self.inner.file_in_use(path)
+    }
     fn claim_device(&self, path: &CStr) -> io::Result<crate::safety::DeviceClaim> {
         self.inner.claim_device(path)
     }

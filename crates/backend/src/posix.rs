@@ -27,6 +27,7 @@ fn to_stat(st: &libc::stat) -> Stat {
         is_file: fmt == libc::S_IFREG,
         is_block_device: fmt == libc::S_IFBLK,
         rdev: st.st_rdev,
+        dev: st.st_dev,
         ino: st.st_ino,
         mtime_ns: (st.st_mtime.max(0) as u64)
             .saturating_mul(1_000_000_000)
@@ -309,6 +310,19 @@ impl Backend for Posix {
 
     fn device_in_use(&self, path: &CStr, rdev: u64) -> Option<String> {
         crate::safety::block_device_in_use(&path.to_string_lossy(), rdev)
+    }
+
+    fn device_in_use_at(
+        &self,
+        path: &CStr,
+        rdev: u64,
+        writes: &crate::safety::Writes,
+    ) -> Option<String> {
+        crate::safety::block_device_in_use_at(&path.to_string_lossy(), rdev, writes)
+    }
+
+    fn file_in_use(&self, path: &CStr) -> Option<String> {
+        crate::safety::file_in_use(&path.to_string_lossy())
     }
 
     fn claim_device(&self, path: &CStr) -> io::Result<crate::safety::DeviceClaim> {

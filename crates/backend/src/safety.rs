@@ -1,9 +1,13 @@
 //! Refusing to destroy data: before a block device is written, look for
-//! signs that it is in use (a mount, partitions, holders such as LVM, swap)
-//! or holds something (a file system, a partition table, a RAID, LVM or
-//! LUKS member, any signature libblkid knows). Any sign refuses the write
-//! unless forced (xdd `-force`, `survey disk --force`). Reading is always
-//! allowed. The POSIX backend answers [`crate::Backend::device_in_use`] with it.
+//! signs that it is in use (a mount, partitions, holders such as LVM, a
+//! loop device built on it ([`crate::loops`]), swap) or holds something
+//! (a file system, a partition table, a RAID, LVM or LUKS member, any
+//! signature libblkid knows). Any sign refuses the write unless forced
+//! (xdd `-force`, `survey disk --force`). Reading is always allowed. The
+//! POSIX backend answers [`crate::Backend::device_in_use`] with it, and
+//! [`crate::Backend::device_in_use_at`] with the look also taken where a
+//! writer's writes land ([`crate::written`]); a regular file is in use
+//! when a loop device is built on it or it is swap ([`file_in_use`]).
 //!
 //! Signatures come from libblkid, the prober behind `blkid`, `wipefs` and
 //! `lsblk`, not from a hand list: it knows about a hundred file systems,
@@ -28,6 +32,8 @@ use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 
 use crate::blkid::{BlkidError, Probe, SUBLKS_BADCSUM, SUBLKS_MAGIC, SUBLKS_TYPE, SUBLKS_USAGE};
+use crate::written;
+pub use crate::written::Writes;
 
 /// MiB-aligned offsets probed from the start of the device.
 pub const HEAD_SCAN_MIB: u64 = 64;
@@ -58,11 +64,62 @@ const DOS_LEGACY_START: u64 = 63 * 512;
 /// Why writing `path` (a block device with device number `rdev`) would
 /// destroy something, or None when nothing was found.
 pub fn block_device_in_use(path: &str, rdev: u64) -> Option<String> {
+    used(path, rdev, 0).or_else(|| signature(path))
+}
+
+/// As [`block_device_in_use`], and the device is also probed where the
+/// writer's `writes` land ([`signature_where`]): a file system that
+/// starts there, or whose secondary superblock is there, is found
+/// although it lies past the head and tail the plain scan covers.
+pub fn block_device_in_use_at(path: &str, rdev: u64, writes: &Writes) -> Option<String> {
+    block_device_in_use(path, rdev).or_else(|| signature_where(path, writes))
+}
+
+/// Why writing the regular file `path` would destroy something in use:
+/// a loop device is built on it (and maybe mounted), or it is a swap
+/// file. What the file holds is not looked at: a file named for writing
+/// is the writer's to overwrite.
+pub fn file_in_use(path: &str) -> Option<String> {
+    let m = std::fs::metadata(path).ok()?;
+    let id = crate::loops::identity(&m)?;
+    loop_users(id, 0).or_else(|| swap_in_use(path))
+}
+
+/// Deepest chain of loop devices followed (a loop on a loop on ...).
+const LOOP_DEPTH: u32 = 4;
+
+/// Mounts, holders, loop devices and swap: the device with number `rdev`
+/// is in use. `depth` counts the loop devices followed to get here.
+fn used(path: &str, rdev: u64, depth: u32) -> Option<String> {
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
     mounted(path, major, minor)
         .or_else(|| sysfs_users(major, minor))
+        .or_else(|| loop_users(crate::loops::Backing::Device(rdev), depth))
         .or_else(|| swap_in_use(path))
-        .or_else(|| signature(path))
+}
+
+/// The first loop device built on `what`, with what uses it in turn
+/// (its mount point, its own partitions or holders, a loop on it).
+fn loop_users(what: crate::loops::Backing, depth: u32) -> Option<String> {
+    if depth >= LOOP_DEPTH {
+        return None;
+    }
+    let users = crate::loops::built_on(what);
+    let first = users.first()?;
+    let shown = first.path.display().to_string();
+    let rdev = libc::makedev(first.major, first.minor);
+    let mut why = format!("the loop device {shown} is built on it");
+    if let Some(more) = used(&shown, rdev, depth + 1) {
+        why.push_str(&format!(", and {}", about(&shown, &more)));
+    }
+    if users.len() > 1 {
+        let rest: Vec<String> = users[1..]
+            .iter()
+            .map(|u| u.path.display().to_string())
+            .collect();
+        why.push_str(&format!(" (so are {})", rest.join(", ")));
+    }
+    Some(why)
 }
 
 fn mounted(path: &str, major: u32, minor: u32) -> Option<String> {
@@ -85,6 +142,14 @@ fn mounted(path: &str, major: u32, minor: u32) -> Option<String> {
             .is_some_and(|s| Some(s) == canon);
         same.then(|| format!("it is mounted on {mp}"))
     })
+}
+
+/// A reason said of "it" ([`used`]'s words) said of `what` instead.
+fn about(what: &str, why: &str) -> String {
+    match why.strip_prefix("it ") {
+        Some(rest) => format!("{what} {rest}"),
+        None => why.replace(" on it", &format!(" on {what}")),
+    }
 }
 
 /// Partitions (subdirectories named like the device) or holders (LVM,
@@ -186,6 +251,68 @@ fn signature_in_file(f: &File) -> Option<String> {
                 "libblkid could not probe it at byte offset {off} ({e})"
             ))
         })
+    })
+}
+
+/// Probes `path` where a writer's `writes` land, past what
+/// [`scan_offsets`] covers: every MiB boundary of its ranges is peeked at
+/// for a strong magic number ([`crate::written`]), and each writer's
+/// head that holds anything gets the full libblkid probe. A full probe
+/// reads a few hundred KiB and a device holding data would need one per
+/// MiB (about 50 s for 4 GiB of old data here: docs/surveys.md), so it is kept
+/// to the heads; the peek is one read of [`crate::written::PEEK_BYTES`].
+fn signature_where(path: &str, writes: &Writes) -> Option<String> {
+    if writes.is_empty() {
+        return None;
+    }
+    let f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => {
+            return Some(format!(
+                "it could not be opened to look for signatures ({e})"
+            ))
+        }
+    };
+    let size = match (&f).seek(SeekFrom::End(0)) {
+        Ok(s) => s,
+        Err(e) => return Some(format!("its size could not be read ({e})")),
+    };
+    // The peeks are far apart: no read-ahead around them.
+    // SAFETY: posix_fadvise only advises the kernel about the open `f`.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+    let done = scan_offsets(size);
+    let fresh = |o: &u64| *o < size && done.binary_search(o).is_err();
+    let heads: Vec<u64> = writes.heads().into_iter().filter(fresh).collect();
+    let peeks = writes.boundaries().into_iter().filter(fresh);
+    heads
+        .iter()
+        .find_map(|&off| head_signature(&f, off, size))
+        .or_else(|| {
+            peeks.into_iter().find_map(|off| {
+                let peek = written::peek(&f, off);
+                written::strong_magic(&peek)
+                    .map(|what| at_offset(format!("{what} (its magic number)"), off))
+            })
+        })
+}
+
+/// What starts at writer head `off` of `f` (of `size` bytes): libblkid's
+/// answer, else a strong magic number; nothing where it is all zeros.
+fn head_signature(f: &File, off: u64, size: u64) -> Option<String> {
+    let peek = written::peek(f, off);
+    if peek.iter().all(|&b| b == 0) {
+        return None;
+    }
+    let probed = probe_window(f, off, size - off).unwrap_or_else(|e| {
+        Some(format!(
+            "libblkid could not probe it at byte offset {off} ({e})"
+        ))
+    });
+    // libblkid names what it can check whole; a damaged one, or a
+    // secondary superblock it does not look for, is known by its magic.
+    probed.or_else(|| {
+        written::strong_magic(&peek)
+            .map(|what| at_offset(format!("{what} (its magic number)"), off))
     })
 }
 
@@ -392,11 +519,22 @@ pub fn claim_unused(
     path: &std::ffi::CStr,
     rdev: u64,
 ) -> Result<DeviceClaim, ClaimRefused> {
+    claim_unused_at(be, path, rdev, &Writes::default())
+}
+
+/// [`claim_unused`], the look also probing the device where `writes`
+/// land ([`crate::Backend::device_in_use_at`]).
+pub fn claim_unused_at(
+    be: &dyn crate::Backend,
+    path: &std::ffi::CStr,
+    rdev: u64,
+    writes: &Writes,
+) -> Result<DeviceClaim, ClaimRefused> {
     let claim = be.claim_device(path).map_err(|e| {
-        be.device_in_use(path, rdev)
+        be.device_in_use_at(path, rdev, writes)
             .map_or(ClaimRefused::Open(e), ClaimRefused::InUse)
     })?;
-    match be.device_in_use(path, rdev) {
+    match be.device_in_use_at(path, rdev, writes) {
         Some(why) => Err(ClaimRefused::InUse(why)),
         None => Ok(claim),
     }

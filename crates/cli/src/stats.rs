@@ -589,7 +589,7 @@ fn start_node(dir: &Path, spec: &str, foreground: bool, tethered: bool) -> Ended
     };
     started.map(|()| Outcome::Completed).map_err(|e| {
         let kind = match e {
-            node::NodeError::Unsafe(_) => HaltKind::Usage,
+            node::NodeError::Unsafe(_) | node::NodeError::Foreign { .. } => HaltKind::Usage,
             _ => HaltKind::Failed,
         };
         Halt::new(kind, e)
@@ -598,9 +598,10 @@ fn start_node(dir: &Path, spec: &str, foreground: bool, tethered: bool) -> Ended
 
 /// The node side of the start's preflight: exit 2 (the status the
 /// console takes as a refusal) with the path named when TMP/iolab-stats
-/// is a link or not this user's own.
+/// is a link or not this user's own, or the run directory holds what no
+/// collector wrote.
 fn check_node(dir: &Path) -> Ended {
-    node::check_base(dir.parent().unwrap_or(dir))
+    node::check_dir(dir)
         .map(|()| Outcome::Completed)
         .map_err(Halt::usage)
 }

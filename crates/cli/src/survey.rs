@@ -7,7 +7,7 @@
 mod flow;
 mod plot;
 
-use crate::exit::{self, Ended, Halt, HaltKind};
+use crate::exit::{Ended, Halt, HaltKind};
 use crate::runner::{options, RunOptions};
 use clap::{Args, Parser, Subcommand};
 use flow::{conduct, usage_error, Place, Planned};
@@ -339,9 +339,60 @@ fn ost_size_mb(text: &str) -> Result<u64, String> {
     Ok(bytes / mib)
 }
 
+/// The command line as the surveys read it: [`command`], with the kit's
+/// reading of its variables. The kit reads each as `${var:-default}`, so
+/// a variable set but empty (`rslt_loc= iolab survey ...`) is its
+/// default; clap would take the empty value as given (results under `/`,
+/// a hidden `.summary`, `invalid value ''`). A variable that is empty
+/// here is therefore not bound to its option at all; an option given
+/// empty on the command line is still refused.
+fn kit_command() -> clap::Command {
+    without_empty_env(command())
+}
+
+fn without_empty_env(mut cmd: clap::Command) -> clap::Command {
+    let empty: Vec<clap::Id> = cmd
+        .get_arguments()
+        .filter(|a| {
+            a.get_env()
+                .and_then(std::env::var_os)
+                .is_some_and(|v| v.is_empty())
+        })
+        .map(|a| a.get_id().clone())
+        .collect();
+    for id in empty {
+        cmd = cmd.mut_arg(id, |a| a.env(None::<&'static str>));
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, without_empty_env);
+    }
+    cmd
+}
+
+/// Parses `iolab survey ...` with [`kit_command`]: help and version exit
+/// 0, bad usage prints clap's message and exits 2 (as
+/// [`crate::exit::parse_clap`]).
+fn parse(prog: &str, args: Vec<OsString>) -> Result<Cli, Halt> {
+    let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args);
+    let parsed = kit_command()
+        .try_get_matches_from(argv)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    parsed.map_err(|e| {
+        let _ = e.print();
+        match e.use_stderr() {
+            true => Halt::said(HaltKind::Usage),
+            false => Halt::shown(),
+        }
+    })
+}
+
 /// Entry point: `iolab survey <survey> ...`.
 pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
-    let cli: Cli = exit::parse_clap(prog, args.clone())?;
+    let cli: Cli = parse(prog, args.clone())?;
     let line = command_line(prog, &args);
     match cli.cmd {
         Cmd::Disk(a) => disk(a, &line),
@@ -363,7 +414,11 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
 pub fn check_args(args: &[OsString]) -> Result<(), String> {
     let argv = std::iter::once(OsString::from("iolab survey")).chain(args.iter().cloned());
     let said = |what: &str, e: ParamError| format!("{what}: {e}");
-    match Cli::try_parse_from(argv).map_err(|e| e.to_string())?.cmd {
+    let matches = kit_command()
+        .try_get_matches_from(argv)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+        .map_err(|e| e.to_string())?;
+    match matches.cmd {
         Cmd::Plot(_) | Cmd::ObdfilterAgent(_) => {
             Err("plot makes charts from a .summary and measures nothing: a sweep or a live option needs a survey that runs (disk, obdfilter, ost, mds)".into())
         }
@@ -439,8 +494,11 @@ fn disk(a: DiskArgs, line: &str) -> Ended {
     use iolab_survey::disk;
     let cfg = disk_config(&a).map_err(|e| usage_error("disk", &e))?;
     let b = flow::backend("disk", a.common.backend.as_deref())?;
-    let mut plan = cfg
-        .validate(b.as_ref())
+    let mut plan = cfg.plan(b.as_ref()).map_err(|e| usage_error("disk", &e))?;
+    // Held, then looked at, before any output exists: a device in use or
+    // holding data is refused (exit 2) with nothing written, and nothing
+    // can take it afterwards.
+    plan.claim(b.as_ref())
         .map_err(|e| usage_error("disk", &e))?;
     let names: Vec<String> = cfg
         .devices

@@ -216,23 +216,22 @@ impl<'a> Plan<'a> {
         (report, steps)
     }
 
-    /// The nodes whose TMP/iolab-stats is a link or not this user's own
-    /// (`NODE: why`, naming the path), checked on every node before any
+    /// The nodes whose TMP/iolab-stats is a link or not this user's own,
+    /// or whose run directory holds what no collector wrote
+    /// ([`node::check_dir`]; `NODE: why`, naming the path), checked on
+    /// every node before any
     /// collector starts: one such node refuses the whole start, as bad
     /// usage. A node that cannot be reached is left to the start, which
     /// reports it as that node's failure.
     pub fn preflight(&self) -> Vec<(String, String)> {
-        let results = self.each(|node, dir| {
-            let base = dir.parent().unwrap_or(dir);
-            match &self.rsh {
-                None => node::check_base(base)
-                    .map(|()| Vec::new())
-                    .map_err(|e| e.to_string()),
-                Some(rsh) => {
-                    let d = dir.display().to_string();
-                    let cmd = self.command(&["check-node", "--dir", &d]);
-                    remote_check(rsh, node, &cmd, &self.cancel)
-                }
+        let results = self.each(|node, dir| match &self.rsh {
+            None => node::check_dir(dir)
+                .map(|()| Vec::new())
+                .map_err(|e| e.to_string()),
+            Some(rsh) => {
+                let d = dir.display().to_string();
+                let cmd = self.command(&["check-node", "--dir", &d]);
+                remote_check(rsh, node, &cmd, &self.cancel)
             }
         });
         results

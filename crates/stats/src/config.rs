@@ -143,8 +143,12 @@ impl Spec {
 pub struct Config {
     /// What each collector records.
     pub spec: Spec,
-    /// The kit's node lists; all empty means "this node only, no remote
+    /// The kit's node list (`TARGETS`, which its gather script walks);
+    /// with the other lists, all empty means "this node only, no remote
     /// shell".
+    #[serde(default)]
+    pub targets: Vec<String>,
+    /// MDS nodes.
     pub mds_list: Vec<String>,
     /// OSS nodes.
     pub ost_list: Vec<String>,
@@ -152,8 +156,12 @@ pub struct Config {
     pub client_list: Vec<String>,
     /// Directory on each node that holds the collector's files (`TMP`).
     pub tmp: PathBuf,
-    /// The remote shell (`RSH`); the command line and IOLAB_RSH come first.
+    /// The remote shell (`RSH`, else the kit's `DSH` unless it is the
+    /// kit's plain `ssh`); the command line comes first.
     pub rsh: Option<String>,
+    /// The kit's `DSH` as the file set it.
+    #[serde(default)]
+    pub dsh: Option<String>,
     /// The iolab binary on the nodes (`IOLAB`); default: this binary's path.
     pub iolab: Option<PathBuf>,
     /// Variables accepted for the kit's sake but not used (`SCRIPT`).
@@ -167,11 +175,13 @@ impl Default for Config {
                 intervals: BTreeMap::new(),
                 statfs_paths: Vec::new(),
             },
+            targets: Vec::new(),
             mds_list: Vec::new(),
             ost_list: Vec::new(),
             client_list: Vec::new(),
             tmp: PathBuf::from("/tmp"),
             rsh: None,
+            dsh: None,
             iolab: None,
             ignored: Vec::new(),
         }
@@ -184,8 +194,9 @@ impl Config {
     pub fn nodes(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for n in self
-            .mds_list
+            .targets
             .iter()
+            .chain(&self.mds_list)
             .chain(&self.ost_list)
             .chain(&self.client_list)
         {
@@ -242,8 +253,8 @@ pub enum ConfigError {
         /// Bash's complaint.
         why: String,
     },
-    /// A variable this collector does not know.
-    #[error("{file}: unknown variable {name} (known: the kit's *_INTERVAL variables, MDS_LIST, OST_LIST, CLIENT_LIST, TMP, STATFS_PATHS, RSH, IOLAB, SCRIPT)")]
+    /// A variable that looks like one of the collector's, misspelt.
+    #[error("{file}: unknown variable {name} (known: the *_INTERVAL variables, TARGETS, MDS_LIST, OST_LIST, CLIENT_LIST, TMP, STATFS_PATHS, RSH, DSH, IOLAB and the kit's other variables, which iolab accepts and does not need: {})", KIT_UNUSED.join(", "))]
     Unknown {
         /// The file.
         file: String,
@@ -331,23 +342,103 @@ fn parse_local(arg: &str, rest: &str) -> Result<Config, ConfigError> {
     Ok(cfg)
 }
 
+/// Variables the kit's stats-collect scripts read (config.sh,
+/// iokit-config, gather_stats_everywhere.sh, lstats.sh) that change how
+/// the kit runs, not what it collects, and that iolab has no use for:
+/// accepted and left unused. SCRIPT and PREFIX, OUTPREFIX, STIMEPREFIX
+/// (the collector script and where it keeps its files: iolab's is
+/// itself, in TMP/iolab-stats/NODE), DCP, TAR, UNTAR, AWK, XARGS (the
+/// tools it runs: iolab copies nothing and writes its own tarballs),
+/// USER (a login prefixed to each node for ssh and scp: give a login in
+/// RSH), PRINT_INFO_MSGS, PRINT_DEBUG_MSGS (its chatter), and
+/// ANALYSE_INTERVAL, BRW_ANALYSE, VMSTATE_ANALYSE (set by the kit's
+/// config.sh for an analysis no script of it reads).
+pub const KIT_UNUSED: [&str; 15] = [
+    "SCRIPT",
+    "PREFIX",
+    "OUTPREFIX",
+    "STIMEPREFIX",
+    "DCP",
+    "TAR",
+    "UNTAR",
+    "AWK",
+    "XARGS",
+    "USER",
+    "PRINT_INFO_MSGS",
+    "PRINT_DEBUG_MSGS",
+    "ANALYSE_INTERVAL",
+    "BRW_ANALYSE",
+    "VMSTATE_ANALYSE",
+];
+
 /// Every variable a config.sh may set.
 pub fn known_variables() -> Vec<String> {
     let mut v: Vec<String> = Stat::ALL.iter().map(|s| s.variable()).collect();
     v.extend(
         [
+            "TARGETS",
             "MDS_LIST",
             "OST_LIST",
             "CLIENT_LIST",
             "TMP",
             "STATFS_PATHS",
             "RSH",
+            "DSH",
             "IOLAB",
-            "SCRIPT",
         ]
         .map(String::from),
     );
+    v.extend(KIT_UNUSED.map(String::from));
     v
+}
+
+/// The variables kept out of the environment config.sh is sourced in, so
+/// that only the file decides them: every known one but USER, which is
+/// the login name in every environment and which a file may use
+/// (`TMP=/tmp/$USER`).
+fn sourced_variables() -> Vec<String> {
+    known_variables()
+        .into_iter()
+        .filter(|v| v != "USER")
+        .collect()
+}
+
+/// True when `name`, not a known variable, looks like a misspelling of
+/// one: a `*_INTERVAL` iolab does not collect, or a name within two
+/// edits of a known name of eight letters or more (`CLIENTS_LIST`,
+/// `VMSTAT_INTERVALL`). A helper variable (`NODES`, the kit's
+/// `PERCH_MDS_LIST`) is neither.
+fn misspelt(name: &str, known: &[String]) -> bool {
+    name.ends_with("_INTERVAL")
+        || known
+            .iter()
+            .filter(|k| k.len() >= 8)
+            .any(|k| edit_distance(name, k) <= 2)
+}
+
+/// Levenshtein distance between two ASCII names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// What no single variable decides: the kit's DSH is the remote shell
+/// when RSH is not set, unless it is the kit's plain `ssh` (iolab's own
+/// default then applies: IOLAB_RSH, else ssh in batch mode, which never
+/// waits for a password).
+fn settle(cfg: &mut Config) {
+    if cfg.rsh.is_none() {
+        cfg.rsh = cfg.dsh.clone().filter(|d| d.trim() != "ssh");
+    }
 }
 
 /// Reads the kit's config.sh as bash reads it ([`crate::shell`]); only
@@ -355,7 +446,7 @@ pub fn known_variables() -> Vec<String> {
 /// refuses what it cannot read as bash would.
 pub fn read_sh(file: &str, text: &str) -> Result<Config, ConfigError> {
     let known = known_variables();
-    let vars = match crate::shell::source(file, &known) {
+    let vars = match crate::shell::source(file, &sourced_variables()) {
         Ok(crate::shell::Sourced::Vars(v)) => v,
         Ok(crate::shell::Sourced::NoBash) => return parse_sh(file, text),
         Ok(crate::shell::Sourced::Refused(why)) => {
@@ -375,7 +466,7 @@ pub fn read_sh(file: &str, text: &str) -> Result<Config, ConfigError> {
     for (name, value) in vars {
         if known.contains(&name) {
             set(&mut cfg, file, &name, &value)?;
-        } else if name.contains("INTERVAL") || name.contains("_LIST") {
+        } else if misspelt(&name, &known) {
             // Looks like one of ours, misspelt: refused, not ignored.
             return Err(ConfigError::Unknown {
                 file: file.into(),
@@ -386,6 +477,7 @@ pub fn read_sh(file: &str, text: &str) -> Result<Config, ConfigError> {
             cfg.ignored.push(name);
         }
     }
+    settle(&mut cfg);
     Ok(cfg)
 }
 
@@ -428,6 +520,7 @@ pub fn parse_sh(file: &str, text: &str) -> Result<Config, ConfigError> {
         set(&mut cfg, file, name, &value)?;
         seen.insert(name.to_string(), value);
     }
+    settle(&mut cfg);
     Ok(cfg)
 }
 
@@ -535,6 +628,7 @@ pub fn parse_toml(file: &str, text: &str) -> Result<Config, ConfigError> {
         };
         set(&mut cfg, file, &key.to_ascii_uppercase(), &text)?;
     }
+    settle(&mut cfg);
     Ok(cfg)
 }
 
@@ -548,6 +642,7 @@ fn set(cfg: &mut Config, file: &str, name: &str, value: &str) -> Result<(), Conf
             .collect::<Vec<_>>()
     };
     match name {
+        "TARGETS" => cfg.targets = list(),
         "MDS_LIST" => cfg.mds_list = list(),
         "OST_LIST" => cfg.ost_list = list(),
         "CLIENT_LIST" => cfg.client_list = list(),
@@ -555,7 +650,8 @@ fn set(cfg: &mut Config, file: &str, name: &str, value: &str) -> Result<(), Conf
         "TMP" => cfg.tmp = nonempty_path(file, name, value)?,
         "IOLAB" => cfg.iolab = Some(nonempty_path(file, name, value)?),
         "RSH" => cfg.rsh = Some(value.to_string()).filter(|v| !v.trim().is_empty()),
-        "SCRIPT" => cfg.ignored.push(name.to_string()),
+        "DSH" => cfg.dsh = Some(value.to_string()).filter(|v| !v.trim().is_empty()),
+        _ if KIT_UNUSED.contains(&name) => cfg.ignored.push(name.to_string()),
         _ => {
             let stat = Stat::ALL
                 .into_iter()
@@ -644,6 +740,46 @@ SCRIPT=/usr/bin/lstat.sh
         assert_eq!(cfg.nodes(), ["n1", "n2", "n3"]);
         assert_eq!(cfg.ignored, ["SCRIPT"]);
         assert!(!cfg.is_local());
+    }
+
+    #[test]
+    fn targets_is_a_node_list_and_dsh_the_remote_shell() {
+        let cfg = parse_sh(
+            "c.sh",
+            "TARGETS=\"n1 n2\"\nCLIENT_LIST=n2,n3\nDSH=\"pdsh-rsh\"\nDCP=scp\nUSER=\nANALYSE_INTERVAL=1\nVMSTAT_INTERVAL=1\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.nodes(), ["n1", "n2", "n3"]);
+        assert_eq!(cfg.rsh.as_deref(), Some("pdsh-rsh"));
+        assert_eq!(cfg.ignored, ["DCP", "USER", "ANALYSE_INTERVAL"]);
+        // The kit's plain ssh leaves iolab's own default; RSH wins.
+        let cfg = parse_sh("c.sh", "DSH=ssh\nVMSTAT_INTERVAL=1\n").unwrap();
+        assert_eq!(cfg.rsh, None);
+        let cfg = parse_toml("c.toml", "rsh = \"a\"\ndsh = \"b\"\n").unwrap();
+        assert_eq!(cfg.rsh.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn misspellings_are_told_from_helpers() {
+        let known = known_variables();
+        for bad in [
+            "CLIENTS_LIST",
+            "OSS_LIST",
+            "VMSTAT_INTERVALL",
+            "OSC_INTERVAL",
+        ] {
+            assert!(misspelt(bad, &known), "{bad}");
+        }
+        for helper in [
+            "NODES",
+            "PERCH_MDS_LIST",
+            "PERCH_BIG_FS_OST_LIST",
+            "MDS",
+            "HOSTS",
+        ] {
+            assert!(!misspelt(helper, &known), "{helper}");
+        }
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     #[test]

@@ -52,6 +52,15 @@ pub enum NodeError {
     /// The shared parent of run directories is not this user's own.
     #[error("{0} is a link, another user's, or writable by others: iolab does not work in it (remove it, or set TMP to another directory)")]
     Unsafe(String),
+    /// The run directory holds what no collector wrote; iolab keeps it
+    /// and does not work beside it.
+    #[error("{dir} holds {what}, which no iolab collector wrote there: iolab removes only its own files and does not record beside others' (move it away, or set TMP to another directory)")]
+    Foreign {
+        /// The run directory.
+        dir: String,
+        /// What is there (`notes.txt`, `a link x`...).
+        what: String,
+    },
     /// A file could not be read or written.
     #[error("{what} {path}: {source}")]
     Io {
@@ -99,7 +108,10 @@ fn is_collector(pid: i32, dir: &Path) -> bool {
 }
 
 /// Makes a fresh run directory for `spec`, refusing one a live collector
-/// still uses.
+/// still uses. What an earlier run left there (a stop that could not
+/// write its tarball, a killed `stats run`) is removed, file by file,
+/// and only that ([`own_files`]); a directory holding anything else is
+/// refused ([`NodeError::Foreign`]) and left as it is.
 pub fn prepare(dir: &Path, spec: &Spec) -> Result<(), NodeError> {
     if let Some(pid) = running_pid(dir) {
         return Err(NodeError::Running {
@@ -110,10 +122,92 @@ pub fn prepare(dir: &Path, spec: &Spec) -> Result<(), NodeError> {
     if let Some(parent) = dir.parent() {
         private_dir(parent)?;
     }
-    let _ = std::fs::remove_dir_all(dir);
+    for name in own_files(dir)? {
+        let p = dir.join(&name);
+        std::fs::remove_file(&p).map_err(io("cannot remove", &p))?;
+    }
     std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
     let json = serde_json::to_vec_pretty(spec).unwrap_or_default();
     std::fs::write(dir.join(SPEC_FILE), json).map_err(io("cannot write", dir))
+}
+
+/// Names a collector writes in its run directory: its pid file (and the
+/// temporary one it renames), spec, log and notes, and a `.jsonl` or
+/// `.absent` file per statistic.
+fn collector_name(name: &str) -> bool {
+    let fixed = [
+        PID_FILE,
+        "collector.pid.tmp",
+        SPEC_FILE,
+        LOG_FILE,
+        archive::NOTES_FILE,
+    ];
+    fixed.contains(&name)
+        || Stat::ALL
+            .iter()
+            .any(|s| name == archive::samples_file(*s) || name == archive::absent_file(*s))
+}
+
+/// The files an earlier collector left in `dir` (empty when it does not
+/// exist), to be removed: regular files of this user's with a name a
+/// collector writes, in a directory its spec shows a collector used. Err
+/// ([`NodeError::Foreign`]) names the first thing that is not one: a
+/// link, a directory, another user's file, another name, or a
+/// collector's name with no spec beside it (a `notes.txt` of someone's).
+/// Nothing is followed or changed.
+pub fn own_files(dir: &Path) -> Result<Vec<std::ffi::OsString>, NodeError> {
+    use std::os::unix::fs::MetadataExt;
+    let foreign = |what: String| NodeError::Foreign {
+        dir: dir.display().to_string(),
+        what,
+    };
+    let m = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io("cannot read", dir)(e)),
+    };
+    if !m.file_type().is_dir() {
+        return Err(foreign("itself: it is not a directory".into()));
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(io("cannot read", dir))? {
+        let e = e.map_err(io("cannot read", dir))?;
+        let name = e.file_name();
+        let m = std::fs::symlink_metadata(e.path()).map_err(io("cannot read", &e.path()))?;
+        let shown = name.to_string_lossy().into_owned();
+        if !m.file_type().is_file() {
+            return Err(foreign(format!("{shown} (not a regular file)")));
+        }
+        if m.uid() != me {
+            return Err(foreign(format!("{shown} (another user's)")));
+        }
+        if !collector_name(&shown) {
+            return Err(foreign(shown));
+        }
+        names.push(name);
+    }
+    if !names.is_empty() && !names.iter().any(|n| n == SPEC_FILE) {
+        let list: Vec<String> = names
+            .iter()
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        return Err(foreign(format!(
+            "{} (with no {SPEC_FILE}, so no collector ran there)",
+            list.join(", ")
+        )));
+    }
+    Ok(names)
+}
+
+/// Checks, creating nothing, that a collector can start in `dir`: its
+/// parent passes [`check_base`], and whatever `dir` holds was left by a
+/// collector ([`own_files`]). Run on every node before any collector
+/// starts (`iolab stats check-node`).
+pub fn check_dir(dir: &Path) -> Result<(), NodeError> {
+    check_base(dir.parent().unwrap_or(dir))?;
+    own_files(dir).map(drop)
 }
 
 /// Makes sure `dir` (TMP/iolab-stats, a name anyone can predict in a
@@ -362,8 +456,11 @@ pub fn halt(dir: &Path) -> Result<Vec<u8>, NodeError> {
 
 /// Removes a halted collector's run directory, once its record is safe
 /// in the tarball; a directory with a live collector, or that no
-/// collector used, is left alone.
+/// collector used, is left alone. Only the collector's own files go
+/// ([`collector_name`], regular files of this user's); anything put
+/// there since is kept, with the directory, and named in the error.
 pub fn forget(dir: &Path) -> Result<(), NodeError> {
+    use std::os::unix::fs::MetadataExt;
     if !dir.join(SPEC_FILE).exists() {
         return Err(NodeError::NotStarted(dir.display().to_string()));
     }
@@ -373,7 +470,29 @@ pub fn forget(dir: &Path) -> Result<(), NodeError> {
             dir: dir.display().to_string(),
         });
     }
-    std::fs::remove_dir_all(dir).map_err(io("cannot remove", dir))?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let mut kept = Vec::new();
+    for e in std::fs::read_dir(dir)
+        .map_err(io("cannot read", dir))?
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ours = std::fs::symlink_metadata(e.path())
+            .is_ok_and(|m| m.file_type().is_file() && m.uid() == me)
+            && collector_name(&name);
+        match ours {
+            true => std::fs::remove_file(e.path()).map_err(io("cannot remove", &e.path()))?,
+            false => kept.push(name),
+        }
+    }
+    if !kept.is_empty() {
+        return Err(NodeError::Foreign {
+            dir: dir.display().to_string(),
+            what: kept.join(", "),
+        });
+    }
+    std::fs::remove_dir(dir).map_err(io("cannot remove", dir))?;
     // TMP/iolab-stats itself goes too once no node's run is left in it
     // (remove_dir removes only an empty directory).
     if let Some(parent) = dir.parent().filter(|p| p.ends_with("iolab-stats")) {
@@ -420,4 +539,27 @@ fn stop_samples(dir: &Path) -> Result<(), NodeError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_collectors_own_files_are_taken_for_its() {
+        let dir = std::env::temp_dir().join(format!("iolab-node-own-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(own_files(&dir).unwrap().is_empty(), "absent: nothing");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+        let e = own_files(&dir).unwrap_err().to_string();
+        assert!(e.contains("notes.txt") && e.contains("no spec.json"), "{e}");
+        std::fs::write(dir.join(SPEC_FILE), "{}").unwrap();
+        std::fs::write(dir.join("disk.jsonl"), "").unwrap();
+        assert_eq!(own_files(&dir).unwrap().len(), 3);
+        std::os::unix::fs::symlink("/etc/passwd", dir.join("cpu.absent")).unwrap();
+        let e = own_files(&dir).unwrap_err().to_string();
+        assert!(e.contains("cpu.absent (not a regular file)"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

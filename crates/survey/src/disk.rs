@@ -124,12 +124,28 @@ pub struct DiskPlan {
     /// The run's cancellation token (the session's, set by the caller;
     /// a plan of its own reads the process's stop flag).
     pub cancel: iolab_core::CancelToken,
+    /// The devices held for writing ([`DiskPlan::claim`]), until the
+    /// last clone of the plan goes; None: [`run`] claims them itself.
+    pub claims: Option<std::sync::Arc<Vec<iolab_backend::safety::DeviceClaim>>>,
 }
 
 impl DiskConfig {
     /// Checks every parameter and device; refuses to plan writes to a
-    /// device in use unless forced. Opens devices read-only, writes nothing.
+    /// device in use or holding data unless forced. Opens devices
+    /// read-only, writes nothing.
     pub fn validate(&self, b: &dyn Backend) -> Result<DiskPlan, ParamError> {
+        self.checked(b, true)
+    }
+
+    /// [`DiskConfig::validate`] without the look at what the devices
+    /// hold, for a caller that claims the plan next ([`DiskPlan::claim`]
+    /// looks once the devices are held, so the look is not taken twice:
+    /// on a large device it reads for a while).
+    pub fn plan(&self, b: &dyn Backend) -> Result<DiskPlan, ParamError> {
+        self.checked(b, false)
+    }
+
+    fn checked(&self, b: &dyn Backend, look: bool) -> Result<DiskPlan, ParamError> {
         let caps = b.capabilities();
         if !caps.shared_writes && !caps.discards {
             return Err(crate::io::lacks(
@@ -171,20 +187,47 @@ impl DiskConfig {
                 "give at least one block device or file (or set scsidevs/rawdevs)",
             ));
         }
+        if points(self).is_empty() {
+            return Err(no_point(self));
+        }
+        crate::io::distinct_targets(b, "devices", &self.devices, None)?;
         let devices = self
             .devices
             .iter()
-            .map(|p| self.check_device(b, p))
+            .map(|p| self.check_device(b, p, look))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(DiskPlan {
             cfg: self.clone(),
             devices,
             live: None,
             cancel: iolab_core::CancelToken::process(),
+            claims: None,
         })
     }
 
-    fn check_device(&self, b: &dyn Backend, path: &std::path::Path) -> Result<Device, ParamError> {
+    /// Where the survey's writes land on each device, for the look at
+    /// what they would destroy ([`iolab_backend::safety::Writes`]): the
+    /// range from [`START_OFFSET`] to `size` past it, and the head of
+    /// every region of every point.
+    pub fn writes(&self) -> iolab_backend::safety::Writes {
+        let mut heads = Vec::new();
+        for (rsz_kb, crg, _) in points(self) {
+            let region_bytes = self.size_mb * 1024 / crg / rsz_kb * rsz_kb * 1024;
+            heads.extend((0..crg).map(|j| START_OFFSET + j * region_bytes));
+        }
+        let end = START_OFFSET + self.size_mb * (1 << 20);
+        iolab_backend::safety::Writes {
+            ranges: std::iter::once(START_OFFSET..end).collect(),
+            heads,
+        }
+    }
+
+    fn check_device(
+        &self,
+        b: &dyn Backend,
+        path: &std::path::Path,
+        look: bool,
+    ) -> Result<Device, ParamError> {
         let shown = path.display().to_string();
         let c = cpath(path).map_err(|e| ParamError::new("devices", format!("{shown}: {e}")))?;
         let st = b
@@ -234,14 +277,13 @@ impl DiskConfig {
                 ),
             ));
         }
-        if st.is_block_device && self.actions.contains(&Action::Write) && !self.force {
-            if let Some(why) = b.device_in_use(&c, st.rdev) {
-                return Err(ParamError::new(
-                    "force",
-                    format!(
-                        "refusing to write {shown}: {why}. The write survey destroys everything on it; pass --force (in an `iolab qualify` plan: `force = true` under [devices]) only if that is what you want"
-                    ),
-                ));
+        if look && self.actions.contains(&Action::Write) && !self.force {
+            let why = match st.is_block_device {
+                true => b.device_in_use_at(&c, st.rdev, &self.writes()),
+                false => b.file_in_use(&c),
+            };
+            if let Some(why) = why {
+                return Err(refused(&shown, &why));
             }
         }
         Ok(Device {
@@ -250,6 +292,41 @@ impl DiskConfig {
             block_bytes,
             is_block: st.is_block_device,
         })
+    }
+}
+
+/// The refusal to write `shown`, in use or holding data, for `why`.
+fn refused(shown: &str, why: &str) -> ParamError {
+    ParamError::new(
+        "force",
+        format!(
+            "refusing to write {shown}: {why}. The write survey destroys everything on it; pass --force (in an `iolab qualify` plan: `force = true` under [devices]) only if that is what you want"
+        ),
+    )
+}
+
+/// The error of a sweep whose ranges select no point: every thread
+/// count is below the region count, or above `max_queue` per region.
+fn no_point(cfg: &DiskConfig) -> ParamError {
+    ParamError::new(
+        "thrlo",
+        format!(
+            "crglo..crghi={}..{}, thrlo..thrhi={}..{} and max-queue={} select no point (each needs regions <= threads <= regions x max-queue); widen thrlo..thrhi or lower crglo",
+            cfg.crglo, cfg.crghi, cfg.thrlo, cfg.thrhi, cfg.max_queue
+        ),
+    )
+}
+
+impl DiskPlan {
+    /// Claims every block device the survey writes (unless forced), and
+    /// looks at each again once held ([`iolab_backend::safety::claim_unused_at`]):
+    /// a device mounted, held by another program or given a file system
+    /// since [`DiskConfig::validate`] is refused here, as bad usage, before
+    /// the caller creates anything. The claims last as long as the plan.
+    pub fn claim(&mut self, b: &dyn Backend) -> Result<(), ParamError> {
+        let claims = claim_devices(self, b).map_err(|(shown, why)| refused(&shown, &why))?;
+        self.claims = Some(std::sync::Arc::new(claims));
+        Ok(())
     }
 }
 
@@ -360,30 +437,32 @@ pub fn points(cfg: &DiskConfig) -> Vec<(u64, u64, u64)> {
 }
 
 /// Claims every block device the survey writes (unless forced) and
-/// looks at each again once held
-/// ([`iolab_backend::safety::claim_unused`]): the check that planned it
-/// ran before, and a file system made or mounted since is refused now,
-/// before any write.
+/// looks at each once held ([`iolab_backend::safety::claim_unused_at`]),
+/// and looks again at each file ([`Backend::file_in_use`]): a file
+/// system made, mounted or built on a loop device since any earlier look
+/// is refused now, before any write. Err names the device and why.
 fn claim_devices(
     plan: &DiskPlan,
     b: &dyn Backend,
-) -> Result<Vec<iolab_backend::safety::DeviceClaim>, Failure> {
+) -> Result<Vec<iolab_backend::safety::DeviceClaim>, (String, String)> {
     let mut claims = Vec::new();
-    if plan.cfg.force || !plan.cfg.actions.contains(&Action::Write) {
+    if plan.cfg.force || !plan.cfg.actions.contains(&Action::Write) || b.capabilities().discards {
         return Ok(claims);
     }
-    for d in plan.devices.iter().filter(|d| d.is_block) {
+    let writes = plan.cfg.writes();
+    for d in &plan.devices {
         let shown = d.path.display().to_string();
-        let refused = |why: String| {
-            Failure::other(
-                "disk survey",
-                format!("refusing to write {shown}: {why}; nothing was written"),
-            )
-        };
+        let refused = |why: String| (shown.clone(), why);
         let c = cpath(&d.path).map_err(|e| refused(e.to_string()))?;
+        if !d.is_block {
+            if let Some(why) = b.file_in_use(&c) {
+                return Err(refused(why));
+            }
+            continue;
+        }
         let st = b.stat(&c).map_err(|e| refused(e.to_string()))?;
         claims.push(
-            iolab_backend::safety::claim_unused(b, &c, st.rdev)
+            iolab_backend::safety::claim_unused_at(b, &c, st.rdev, &writes)
                 .map_err(|e| refused(e.to_string()))?,
         );
     }
@@ -397,13 +476,20 @@ pub fn run(plan: &DiskPlan, b: &dyn Backend, on_point: &mut dyn FnMut(&DiskPoint
         points: Vec::new(),
         outcome: Outcome::Completed,
     };
-    // Held until the survey ends: nothing mounts a device it writes.
-    let _claims = match claim_devices(plan, b) {
-        Ok(c) => c,
-        Err(f) => {
-            report.outcome = Outcome::Error(f);
-            return report;
-        }
+    // Held until the survey ends: nothing mounts a device it writes. A
+    // plan claimed by its caller ([`DiskPlan::claim`]) holds them already.
+    let _claims = match &plan.claims {
+        Some(_) => Vec::new(),
+        None => match claim_devices(plan, b) {
+            Ok(c) => c,
+            Err((shown, why)) => {
+                report.outcome = Outcome::Error(Failure::other(
+                    "disk survey",
+                    format!("refusing to write {shown}: {why}; nothing was written"),
+                ));
+                return report;
+            }
+        },
     };
     let ndevs = plan.devices.len() as u64;
     let mut failed = 0u64;

@@ -161,6 +161,64 @@ pub fn check_target_dirs(
     Ok(())
 }
 
+/// What a target is, to find one given twice: a block device by its
+/// number, a file or directory by its file system and inode (links
+/// resolved, as stat resolves them), else its name without `.` parts or
+/// a trailing `/` (a sink's or a store's names, a path not there yet).
+#[derive(Debug, PartialEq, Eq)]
+enum Identity {
+    Device(u64),
+    Inode(u64, u64),
+    Name(std::path::PathBuf),
+}
+
+fn identity(b: &dyn Backend, p: &std::path::Path) -> Identity {
+    if !b.capabilities().discards {
+        if let Ok(st) = cpath(p).and_then(|c| b.stat(&c)) {
+            if st.is_block_device {
+                return Identity::Device(st.rdev);
+            }
+            if st.dev != 0 || st.ino != 0 {
+                return Identity::Inode(st.dev, st.ino);
+            }
+        }
+    }
+    Identity::Name(p.components().collect())
+}
+
+/// Refuses a target given twice (the same device, file or directory
+/// under two names counts): it would be written by two sets of workers
+/// at once, or claimed twice. `tags` (one per target, such as a Lustre
+/// MDT index) tell apart targets that share a path on purpose. The
+/// error names `option` and both spellings.
+pub fn distinct_targets(
+    b: &dyn Backend,
+    option: &str,
+    targets: &[std::path::PathBuf],
+    tags: Option<&[u32]>,
+) -> Result<(), crate::ParamError> {
+    let mut seen: Vec<(Identity, Option<u32>, &std::path::Path)> = Vec::new();
+    for (i, t) in targets.iter().enumerate() {
+        let key = (identity(b, t), tags.and_then(|g| g.get(i).copied()));
+        if let Some((_, _, first)) = seen
+            .iter()
+            .find(|(id, tag, _)| (id, tag) == (&key.0, &key.1))
+        {
+            let (a, z) = (first.display(), t.display());
+            let names = match a.to_string() == z.to_string() {
+                true => format!("{z} is given twice"),
+                false => format!("{a} and {z} are the same target"),
+            };
+            return Err(crate::ParamError::new(
+                option,
+                format!("{names}: give each target once"),
+            ));
+        }
+        seen.push((key.0, key.1, t));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

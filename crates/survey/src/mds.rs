@@ -111,16 +111,26 @@ impl MdsConfig {
             return Err(ParamError::new("interval-ms", "must be at least 1"));
         }
         // File numbers run from start_number to start_number + file_count
-        // (less one); past u64 the names would wrap.
-        if self.start_number.checked_add(self.file_count).is_none() {
+        // - 1 (file_count is at least 1, above); past u64 the names would
+        // wrap, and the last may be u64::MAX itself.
+        if self.start_number.checked_add(self.file_count - 1).is_none() {
             return Err(ParamError::new(
                 "start_number",
                 format!(
-                    "{} + file_count {} passes the largest file number ({}); give at most {}",
+                    "{} + file_count {} - 1 passes the largest file number ({}); give at most {}",
                     self.start_number,
                     self.file_count,
                     u64::MAX,
-                    u64::MAX - self.file_count
+                    u64::MAX - (self.file_count - 1)
+                ),
+            ));
+        }
+        if points(self).is_empty() {
+            return Err(ParamError::new(
+                "dir_count",
+                format!(
+                    "thrlo..thrhi={}..{} with dir_count={} select no point (a run needs at least as many threads as directories); lower dir_count or widen thrlo..thrhi",
+                    self.thrlo, self.thrhi, self.dir_count
                 ),
             ));
         }
@@ -154,6 +164,8 @@ impl MdsConfig {
                 "drop setxattr from tests",
             ));
         }
+        let mdts = self.lustre.as_ref().map(|l| l.mdt_indices.as_slice());
+        crate::io::distinct_targets(b, "targets", &self.targets, mdts.filter(|m| !m.is_empty()))?;
         crate::io::check_target_dirs(&self.targets, b)
     }
 }

@@ -71,11 +71,34 @@ impl ObdConfig {
     pub fn validate(&self, b: &dyn Backend) -> Result<(), ParamError> {
         self.validate_params()?;
         self.check_backend(b)?;
+        self.distinct_remote()?;
         if self.targets.is_empty() && !self.remote.is_empty() {
             // Every target is on another host: checked there, at setup.
             return Ok(());
         }
+        crate::io::distinct_targets(b, "targets", &self.targets, None)?;
         crate::io::check_target_dirs(&self.targets, b)
+    }
+
+    /// Refuses a `HOST:/DIR` given twice (its `.` parts and a trailing
+    /// `/` aside): its agent would make its objects twice in one directory.
+    fn distinct_remote(&self) -> Result<(), ParamError> {
+        let key = |r: &crate::remote::RemoteTarget| {
+            (r.host.clone(), r.path.components().collect::<PathBuf>())
+        };
+        for (i, r) in self.remote.iter().enumerate() {
+            if self.remote[..i].iter().any(|o| key(o) == key(r)) {
+                return Err(ParamError::new(
+                    "targets",
+                    format!(
+                        "{}:{} is given twice: give each target once",
+                        r.host,
+                        r.path.display()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Checks that backend `b` can do what the sweep asks: several threads
@@ -140,6 +163,15 @@ impl ObdConfig {
         }
         if self.interval_ms == 0 {
             return Err(ParamError::new("interval-ms", "must be at least 1"));
+        }
+        if points(self).is_empty() {
+            return Err(ParamError::new(
+                "thrlo",
+                format!(
+                    "nobjlo..nobjhi={}..{} and thrlo..thrhi={}..{} select no point (a thread count must be a multiple of the object count); widen thrlo..thrhi or lower nobjlo",
+                    self.nobjlo, self.nobjhi, self.thrlo, self.thrhi
+                ),
+            ));
         }
         check_tests(&self.tests)
     }

@@ -60,6 +60,9 @@ impl OstConfig {
                 "one OST index per target is needed on Lustre",
             ));
         }
+        // On Lustre the mount is repeated on purpose, one file per OST.
+        let osts = Some(self.ost_indices.as_slice()).filter(|o| !o.is_empty());
+        crate::io::distinct_targets(b, "targets", &self.targets, osts)?;
         let part = b.capabilities().min_part_bytes;
         if part > BLOCK_BYTES && self.size_mb * (MB as u64) > BLOCK_BYTES {
             return Err(crate::io::lacks(

@@ -28,6 +28,35 @@ pub struct Place<'a> {
     pub rslt_loc: &'a str,
 }
 
+impl Place<'_> {
+    /// Refuses a place whose files would not be where it names: an empty
+    /// `--rslt` or `--rslt-loc`, or a prefix ending in `/`, `.` or `..`
+    /// (its files would be the hidden `.summary` and `.detail` there, or
+    /// in the directory above). Checked before anything is created.
+    fn check(&self) -> Result<(), ParamError> {
+        if self.rslt_loc.is_empty() {
+            return Err(ParamError::new(
+                "rslt-loc",
+                "is empty: name the directory for the results (default /tmp)",
+            ));
+        }
+        let Some(prefix) = self.rslt else {
+            return Ok(());
+        };
+        let last = prefix.rsplit('/').next().unwrap_or_default();
+        if matches!(last, "" | "." | "..") {
+            return Err(ParamError::new(
+                "rslt",
+                format!(
+                    "'{prefix}' does not end in a file name, so the results would be {prefix}.summary and {prefix}.detail; give a prefix such as {}run1",
+                    prefix.trim_end_matches('.')
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A survey checked and planned: what the shared flow needs of it.
 pub struct Planned<C> {
     /// `disk`, `obdfilter`, `mds` or `ost`: its messages start with
@@ -139,6 +168,7 @@ where
     C: Serialize + Clone,
     R: Surveyed,
 {
+    place.check().map_err(|e| usage_error(p.name, &e))?;
     let prog = format!("iolab survey {}", p.name);
     let tool = format!("survey {}", p.name);
     let mut session = Run::new(&prog, &tool, p.schema, line, p.config, given).open()?;
@@ -259,11 +289,9 @@ pub fn backend(survey: &str, name: Option<&str>) -> Result<Box<dyn iolab_backend
 fn prefix(place: &Place<'_>, name: &str) -> String {
     place.rslt.map(str::to_string).unwrap_or_else(|| {
         let when = iolab_survey::strftime("%F@%R");
-        format!(
-            "{}/{name}_{when}_{}",
-            place.rslt_loc,
-            iolab_core::env::hostname()
-        )
+        // One file name inside RSLT_LOC, whatever the host calls itself.
+        let host = iolab_core::env::hostname().replace('/', "_");
+        format!("{}/{name}_{when}_{host}", place.rslt_loc)
     })
 }
 

@@ -54,12 +54,18 @@ impl LoopDev {
 
     /// The image at `img` attached as it is.
     pub fn attach(img: &Path) -> Result<LoopDev, String> {
+        LoopDev::attach_at(img, 0)
+    }
+
+    /// A loop device over `backing` (an image or another block device)
+    /// from byte `offset` on, as `losetup -o` makes it.
+    pub fn attach_at(backing: &Path, offset: u64) -> Result<LoopDev, String> {
         if !super::is_root() {
             return Err(NOT_ROOT.into());
         }
         let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(img)
+            .args(["-f", "--show", "-o", &offset.to_string()])
+            .arg(backing)
             .output()
             .map_err(|e| format!("losetup: {e}"))?;
         if !out.status.success() {
