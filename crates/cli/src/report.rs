@@ -169,7 +169,9 @@ fn check_dir(dir: &Path) -> Result<bool, String> {
     if entries.next().is_none() {
         return Ok(false);
     }
-    let page = std::fs::read_to_string(dir.join("index.html")).unwrap_or_default();
+    let page =
+        iolab_core::input::read_text(&dir.join("index.html"), iolab_core::input::RECORD_MAX_BYTES)
+            .unwrap_or_default();
     match iolab_report::written_by(&page, html::GENERATOR) {
         true => Ok(true),
         false => {
@@ -217,7 +219,11 @@ impl Pending {
         else {
             return Ok(());
         };
-        let earlier = std::fs::read_to_string(dir.join("index.html")).unwrap_or_default();
+        let earlier = iolab_core::input::read_text(
+            &dir.join("index.html"),
+            iolab_core::input::RECORD_MAX_BYTES,
+        )
+        .unwrap_or_default();
         let written: Vec<PathBuf> = self.0.iter().map(|(p, _)| p.clone()).collect();
         self.put_in_place()?;
         if !iolab_report::written_by(&earlier, html::GENERATOR) {
@@ -314,7 +320,8 @@ fn live_report(cli: &Cli, file: &Path) -> Ended {
 /// parse is an error naming it.
 fn read_live(file: &Path) -> Result<(String, Vec<iolab_live::Row>), String> {
     use iolab_live::{format::jsonl, Record};
-    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let text = iolab_core::input::read_text(file, iolab_core::input::RECORD_MAX_BYTES)
+        .map_err(|e| e.to_string())?;
     let mut title = String::new();
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {
