@@ -144,7 +144,7 @@ static GET_OPTS: &[Entry<GetRaw, GetRaw>] = &[
     Entry { name: "bounce", short: None, aliases: &[], arity: Arity::Words, scoped: false,
         args: "<times>", help: "clock exchanges; the one with the shortest round trip is used (default 100)",
         apply: |c, r, _| { r.bounce = c.count("number of exchanges", 1, 100_000)? as u32; Ok(()) },
-        example: "-timeserver h -bounce 0", check: Check::Err("greater than 0") },
+        example: "-timeserver h -bounce 5", check: Check::Ok(|r| r.bounce == 5) },
     Entry { name: "verbose", short: None, aliases: &[], arity: Arity::Words, scoped: false,
         args: "", help: "also print the offset to the server and the round trip",
         apply: |_, r, _| { r.verbose = true; Ok(()) },
@@ -365,6 +365,36 @@ mod tests {
         }
         assert!(iolab_opts::duplicate(SERVER_OPTS).is_none());
         assert!(iolab_opts::duplicate(GET_OPTS).is_none());
+        let helps = SERVER_OPTS.iter().map(|o| o.help);
+        for h in helps.chain(GET_OPTS.iter().map(|o| o.help)) {
+            assert_eq!(crate::completions::cut_off(h), None);
+        }
+    }
+
+    /// Every example the help prints parses: none teaches a command line
+    /// that is refused (`-bounce 0` was shown as one).
+    #[test]
+    fn every_example_help_prints_parses() {
+        let check = |help: String, prog: &str, parses: &dyn Fn(&str) -> bool| {
+            let lead = format!("example: {prog} ");
+            let lines: Vec<String> = help
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix(&lead).map(str::to_string))
+                .collect();
+            assert!(!lines.is_empty(), "{help}");
+            for l in lines {
+                assert!(parses(&l), "`{prog} {l}` is refused");
+            }
+        };
+        let words = |l: &str| iolab_opts::words(l);
+        check(dash::full_help(GET_OPTS, "gettime", ""), "gettime", &|l| {
+            parse(GET_OPTS, &words(l), |r| r.help).is_ok()
+        });
+        check(
+            dash::full_help(SERVER_OPTS, "timeserver", ""),
+            "timeserver",
+            &|l| parse(SERVER_OPTS, &words(l), |r| r.help).is_ok(),
+        );
     }
 
     #[test]
@@ -376,6 +406,7 @@ mod tests {
             ("-add -9223372036854775808", "add"),
             ("-port 0", "port"),
             ("-timeout 0", "timeout"),
+            ("-timeserver h -bounce 0", "bounce"),
             ("-bogus", "bogus"),
         ] {
             let e = parse(GET_OPTS, &iolab_opts::words(line), |r| r.help).unwrap_err();

@@ -197,3 +197,70 @@ pub fn man(prog: &str, args: Vec<OsString>) -> Ended {
     })?;
     Ok(iolab_core::Outcome::Completed)
 }
+
+/// Why a help text reads as cut off mid-sentence (it ends on a word that
+/// cannot end one: "a percentage of its"), or None. clap drops a
+/// one-line doc comment's full stop, so the last word is what is judged.
+#[cfg(test)]
+pub(crate) fn cut_off(text: &str) -> Option<String> {
+    // Words no sentence ends on ("on", "in", "this" can: "listen on").
+    const DANGLING: &[&str] = &[
+        "a", "an", "the", "of", "its", "their", "his", "her", "our", "your", "my", "to", "and",
+        "or", "but", "nor", "with", "as", "for", "by", "from", "at", "per", "than", "into", "onto",
+        "each", "every",
+    ];
+    let text = text.trim();
+    if text.is_empty() {
+        return Some("no help".into());
+    }
+    if text.ends_with([',', ';', ':', '(', '-']) {
+        return Some(format!("`{text}` ends with a mark that continues it"));
+    }
+    let last = text
+        .rsplit(|c: char| c.is_whitespace())
+        .next()
+        .unwrap_or("")
+        .trim_end_matches('.')
+        .to_lowercase();
+    DANGLING
+        .contains(&last.as_str())
+        .then(|| format!("`{text}` ends on `{last}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every help text of `cmd` and its subcommands that is cut off.
+    fn cut_offs(cmd: &Command, path: &str, found: &mut Vec<String>) {
+        let path = format!("{path} {}", cmd.get_name());
+        let texts = cmd.get_about().into_iter().chain(cmd.get_long_about());
+        for t in texts {
+            found.extend(cut_off(&t.to_string()).map(|w| format!("{path}: {w}")));
+        }
+        for a in cmd.get_arguments() {
+            for t in a.get_help().into_iter().chain(a.get_long_help()) {
+                let w = cut_off(&t.to_string());
+                found.extend(w.map(|w| format!("{path} {}: {w}", a.get_id())));
+            }
+        }
+        for s in cmd.get_subcommands() {
+            cut_offs(s, &path, found);
+        }
+    }
+
+    /// No option's help, in any subcommand's --help or a legacy tool's
+    /// table, stops mid-sentence (qualify's --baseline read "every limit
+    /// as a percentage of its").
+    #[test]
+    fn no_help_text_is_cut_off() {
+        let mut found = Vec::new();
+        cut_offs(&command(), "", &mut found);
+        for o in iolab_xdd::options::OPTIONS {
+            found.extend(cut_off(o.help).map(|w| format!("xdd -{}: {w}", o.name)));
+        }
+        assert!(found.is_empty(), "{}", found.join("\n"));
+        assert!(cut_off("every limit as a percentage of its").is_some());
+        assert!(cut_off("every limit as a percentage of its limit of the same name").is_none());
+    }
+}

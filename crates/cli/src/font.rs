@@ -12,13 +12,17 @@ const FONTS: &[&str] = &[
     "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
 ];
 
+/// The most read from a font file (kept for the process's life): the
+/// largest TrueType collections (CJK) are some tens of MiB.
+const MAX_FONT_BYTES: u64 = 64 << 20;
+
 /// Loads and registers `given` (or the first usable of [`FONTS`]); false
 /// when none of [`FONTS`] is usable, and charts are then drawn without
 /// text. A font the user named that cannot be used is an error (`--font
 /// FILE: ...`), said before anything is made, not a chart without text.
 pub fn load(given: Option<&PathBuf>) -> Result<bool, String> {
     let usable = |p: &PathBuf| {
-        std::fs::read(p)
+        iolab_core::input::read_bytes(p, MAX_FONT_BYTES)
             .map(|bytes| iolab_report::survey::plot::use_font(Box::leak(bytes.into_boxed_slice())))
     };
     match given {

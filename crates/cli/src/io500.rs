@@ -189,7 +189,7 @@ fn read_config(cli: &Cli) -> Result<(Config, String), NotStarted> {
         )
         .into());
     };
-    let ini_text = std::fs::read_to_string(file)
+    let ini_text = iolab_core::input::read_text(file, iolab_core::input::TEXT_MAX_BYTES)
         .map_err(|e| format!("{}: cannot read the ini file: {e}", file.display()))?;
     let ini = Ini::parse(&ini_text, &file.display().to_string()).map_err(|e| e.to_string())?;
     let mut cfg = Config::from_ini(&ini, file.clone()).map_err(|e| e.to_string())?;

@@ -51,7 +51,7 @@ fn read_args(argv: &[OsString]) -> Result<Option<ReadArgs>, String> {
     let tests = match raw.globals.script.clone() {
         None => vec![raw.params.clone()],
         Some(f) => {
-            let text = std::fs::read_to_string(&f)
+            let text = iolab_core::input::read_text(&f, iolab_core::input::TEXT_MAX_BYTES)
                 .map_err(|e| format!("-f {}: cannot read: {e}", f.display()))?;
             script::parse(&text, &raw.params, &mut raw.globals)
                 .map_err(|e| format!("-f {}: {e}", f.display()))?

@@ -291,13 +291,15 @@ pub fn check_args(args: &[OsString]) -> Result<(), String> {
 /// by commas or lines (`#` starts a comment), as lst's group lists.
 fn nodes(option: &str, s: &str, port: u16) -> Result<Vec<Node>, String> {
     let text = match s.strip_prefix('@') {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| format!("{option} @{path}: cannot read the group file: {e}"))?
-            .lines()
-            .map(|l| l.split('#').next().unwrap_or("").trim())
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join(","),
+        Some(path) => {
+            iolab_core::input::read_text(path.as_ref(), iolab_core::input::TEXT_MAX_BYTES)
+                .map_err(|e| format!("{option} @{path}: cannot read the group file: {e}"))?
+                .lines()
+                .map(|l| l.split('#').next().unwrap_or("").trim())
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(",")
+        }
         None => s.to_string(),
     };
     let v: Vec<Node> = text

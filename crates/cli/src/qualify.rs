@@ -35,7 +35,7 @@ struct Cli {
     /// The qualification's directory: plan.toml, results.sqlite, report.html.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// An earlier qualification's directory: every limit as a percentage of its.
+    /// An earlier qualification's directory: every limit also as a percentage of its limit of the same name.
     #[arg(long, value_name = "DIR")]
     baseline: Option<PathBuf>,
     /// Check the plan, print its curves and their first command lines; run nothing.
@@ -82,7 +82,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> exit::Ended {
 /// The plan as given (or the default), filled, with every check done.
 fn check(cli: &Cli) -> Result<Checked, String> {
     let text = match &cli.plan {
-        Some(p) => std::fs::read_to_string(p)
+        Some(p) => iolab_core::input::read_text(p, iolab_core::input::TEXT_MAX_BYTES)
             .map_err(|e| format!("{}: cannot read the plan: {e}", p.display()))?,
         None => String::new(),
     };
@@ -138,11 +138,13 @@ fn check(cli: &Cli) -> Result<Checked, String> {
 /// An earlier qualification's verdict, from its plan and store.
 fn baseline(dir: &Path) -> Result<(String, Verdict), String> {
     let fail = |why: String| format!("--baseline {}: {why}", dir.display());
-    let text = std::fs::read_to_string(dir.join("plan.toml")).map_err(|e| {
-        fail(format!(
-            "no plan.toml ({e}): name an earlier qualification's directory"
-        ))
-    })?;
+    let plan_toml = dir.join("plan.toml");
+    let text = iolab_core::input::read_text(&plan_toml, iolab_core::input::TEXT_MAX_BYTES)
+        .map_err(|e| {
+            fail(format!(
+                "cannot read its plan.toml ({e}): name an earlier qualification's directory"
+            ))
+        })?;
     let m = Machine::probe().map_err(|e| fail(e.to_string()))?;
     let plan = Plan::read(&text)
         .and_then(|r| plan::fill(r, &m, None))

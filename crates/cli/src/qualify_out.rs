@@ -92,11 +92,13 @@ pub fn previous(dir: &Path) -> Result<Option<Plan>, String> {
         check_entry(dir, e).map_err(fail)?;
     }
     check_report(dir).map_err(fail)?;
-    let text = std::fs::read_to_string(dir.join("plan.toml")).map_err(|e| {
-        fail(format!(
-            "has no readable plan.toml ({e}): give a new or empty directory"
-        ))
-    })?;
+    let plan_toml = dir.join("plan.toml");
+    let text = iolab_core::input::read_text(&plan_toml, iolab_core::input::TEXT_MAX_BYTES)
+        .map_err(|e| {
+            fail(format!(
+                "has no readable plan.toml ({e}): give a new or empty directory"
+            ))
+        })?;
     let raw = Plan::read(&text).map_err(|e| fail(format!("plan.toml: {e}")))?;
     let m = Machine::probe().map_err(|e| fail(e.to_string()))?;
     plan::fill(raw, &m, None)

@@ -73,7 +73,8 @@ fn owner_of(out: &Path) -> String {
 
 /// Whether `d` (a files' directory) holds an [`OWNER`] naming `out`.
 pub fn names_out(d: &Path, out: &Path) -> bool {
-    std::fs::read_to_string(d.join(OWNER)).is_ok_and(|o| o == owner_of(out))
+    iolab_core::input::read_text(&d.join(OWNER), iolab_core::input::TEXT_MAX_BYTES)
+        .is_ok_and(|o| o == owner_of(out))
 }
 
 /// Checks, before anything is made, that the files' directory is absent

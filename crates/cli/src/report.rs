@@ -242,7 +242,8 @@ fn check_dir(dir: &Path) -> Result<Option<Listed>, String> {
     if entries.next().is_none() {
         return Ok(None);
     }
-    let page = std::fs::read_to_string(dir.join(PAGE)).unwrap_or_default();
+    let page = iolab_core::input::read_text(&dir.join(PAGE), iolab_core::input::RECORD_MAX_BYTES)
+        .unwrap_or_default();
     match iolab_report::written_by(&page, html::GENERATOR) {
         true => Ok(Some(html::manifest_of(&page))),
         false => {
@@ -410,7 +411,8 @@ fn live_report(cli: &Cli, file: &Path) -> Ended {
 /// parse is an error naming it.
 fn read_live(file: &Path) -> Result<(String, Vec<iolab_live::Row>), String> {
     use iolab_live::{format::jsonl, Record};
-    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let text = iolab_core::input::read_text(file, iolab_core::input::RECORD_MAX_BYTES)
+        .map_err(|e| e.to_string())?;
     let mut title = String::new();
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {

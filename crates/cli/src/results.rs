@@ -228,7 +228,7 @@ fn compare(store: &Store, a: &str, b: &str, strict: bool) -> Ended {
 fn import(path: &std::path::Path, files: &[PathBuf]) -> Ended {
     let mut heads = Vec::new();
     for f in files {
-        let head = std::fs::File::open(f)
+        let head = iolab_core::input::open(f)
             .map_err(|e| e.to_string())
             .and_then(|r| iolab_results::stream::read_head(r).map_err(|e| e.to_string()))
             .and_then(|h| {

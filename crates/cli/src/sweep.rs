@@ -61,7 +61,7 @@ fn usage(what: &Path, msg: impl std::fmt::Display) -> Halt {
 /// Entry point from the dispatcher.
 pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let cli: Cli = exit::parse_clap(prog, args)?;
-    let plan = std::fs::read_to_string(&cli.plan)
+    let plan = iolab_core::input::read_text(&cli.plan, iolab_core::input::TEXT_MAX_BYTES)
         .map_err(|e| format!("cannot read the plan: {e}"))
         .and_then(|t| Plan::parse(&t).map_err(|e| e.to_string()))
         .and_then(|p| {

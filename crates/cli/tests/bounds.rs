@@ -1,6 +1,7 @@
-//! Huge or contradictory numbers on the legacy command lines: each is
-//! refused with exit 2 and a message naming the option, before anything is
-//! allocated or created. Every case runs the real binary in an empty
+//! Huge or contradictory numbers on the legacy command lines, and input
+//! files that are no regular file (a FIFO, a device) or too large: each is
+//! refused with exit 2 and a message naming the option or file, before
+//! anything is allocated or created. Every case runs the real binary in an empty
 //! scratch directory and checks that the directory stays empty. The wait
 //! for the binary is bounded, so a regression that hangs fails instead of
 //! blocking the suite.
@@ -321,4 +322,79 @@ fn values_that_are_no_address_or_too_long_an_interval_are_usage_errors() {
         &["VMSTAT_INTERVAL=18446744073709551615", "86400"],
     );
     refused("stats", "start local,99999999999999999999", &["local"]);
+}
+
+/// Runs `line` (IN standing for a file `make` makes in the scratch
+/// directory, DIR for an empty directory it runs in) and checks the
+/// refusal: exit 2, the file's path and every `needles` in standard
+/// error, nothing created in DIR.
+fn input_refused(line: &str, make: &dyn Fn(&std::path::Path), needles: &[&str]) {
+    static CASE: AtomicUsize = AtomicUsize::new(0);
+    let s = Scratch::new(&format!("bounds-input-{}", CASE.fetch_add(1, Relaxed)));
+    let dir = s.path("d");
+    std::fs::create_dir(&dir).unwrap();
+    let input = s.path("in");
+    make(&input);
+    let shown = match line.contains(" IN") {
+        true => input.display().to_string(),
+        false => String::new(),
+    };
+    let words: Vec<OsString> = line
+        .replace("IN", &input.display().to_string())
+        .replace("DIR", &dir.display().to_string())
+        .split_whitespace()
+        .map(OsString::from)
+        .collect();
+    let out = run_bounded(&dir, &words);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{line}: {err}");
+    for n in needles.iter().chain([&shown.as_str()]) {
+        assert!(err.contains(n), "{line}: `{n}` missing from: {err}");
+    }
+    assert!(tree(&dir).is_empty(), "{line} created {:?}", tree(&dir));
+}
+
+fn mkfifo(p: &std::path::Path) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// A FIFO no program writes, named as any input file: the old code
+/// blocked in open(2) waiting for a writer (deaf to the first Ctrl-C);
+/// each is now refused at once, naming the file.
+#[test]
+fn a_fifo_given_as_an_input_file_is_refused_not_waited_on() {
+    for line in [
+        "xdd -setup IN",
+        "xdd -op read -target null -reqsize 1 -numreqs 1 -seek load IN",
+        "xdd -op write -target null -reqsize 1 -numreqs 1 -datapattern file IN",
+        "xdd -op write -target null -reqsize 1 -numreqs 1 -datapattern wholefile IN",
+        "xdd -op write -target null -reqsize 1 -numreqs 1 -stats IN",
+        "ior -f IN",
+        "io500 IN",
+        "sweep IN",
+        "qualify IN --out DIR/qo",
+        "stats run IN -- true",
+        "lst run --from @IN --to @IN ping",
+        "survey plot IN --out DIR/plot",
+        "report --live IN -o DIR/report",
+        "results import --store DIR/s.sqlite IN",
+        "xddcp -F IN localhost:/x",
+    ] {
+        input_refused(line, &mkfifo, &["a FIFO, not a regular file"]);
+    }
+}
+
+/// `ior -f` read its script with no bound: `/dev/zero` until memory ran
+/// out. A device is refused, and so is a script of more than 4 MiB.
+#[test]
+fn an_ior_script_is_a_regular_file_of_at_most_4_mib() {
+    input_refused(
+        "ior -f /dev/zero",
+        &|_| {},
+        &["-f /dev/zero", "a character device"],
+    );
+    let big = |p: &std::path::Path| std::fs::write(p, vec![b'#'; (4 << 20) + 1]).unwrap();
+    input_refused("ior -f IN", &big, &["larger than 4 MiB"]);
 }

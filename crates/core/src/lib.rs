@@ -17,6 +17,7 @@ pub mod buffer;
 pub mod cancel;
 pub mod clock;
 pub mod env;
+pub mod input;
 pub mod live;
 pub mod outcome;
 pub mod random;

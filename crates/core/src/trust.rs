@@ -21,7 +21,7 @@
 
 use std::fs::Metadata;
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Why a file or directory is not taken.
@@ -143,19 +143,15 @@ pub fn read_secret(path: &Path) -> Result<Vec<u8>, SecretError> {
         path: path.to_path_buf(),
         source,
     };
-    // O_NONBLOCK: a FIFO at the name opens at once (to be refused below)
-    // instead of waiting, deaf to Ctrl-C, for a writer.
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(read)?;
-    let m = f.metadata().map_err(read)?;
-    if !m.is_file() {
-        return Err(SecretError::NotAFile {
+    // A FIFO at the name is refused at once instead of waited on, deaf
+    // to Ctrl-C, for a writer: the one reader of named input files.
+    let mut f = crate::input::open(path).map_err(|e| match e {
+        crate::input::InputError::Read(source) => read(source),
+        _ => SecretError::NotAFile {
             path: path.to_path_buf(),
-        });
-    }
+        },
+    })?;
+    let m = f.metadata().map_err(read)?;
     if !private(&m) {
         return Err(SecretError::Exposed {
             path: path.to_path_buf(),

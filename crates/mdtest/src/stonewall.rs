@@ -34,7 +34,7 @@ pub enum StonewallError {
         /// The file.
         path: std::path::PathBuf,
         /// Why.
-        source: std::io::Error,
+        source: iolab_core::input::InputError,
     },
     /// Its first line is not a count.
     #[error("-x {}: corrupt stonewall file: first line '{first}' is not an item count", path.display())]
@@ -56,10 +56,12 @@ pub enum StonewallError {
 
 /// Reads and checks a stonewall file; the error says what is wrong.
 pub fn read(path: &Path) -> Result<WallCounts, StonewallError> {
-    let text = std::fs::read_to_string(path).map_err(|source| StonewallError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = iolab_core::input::read_text(path, iolab_core::input::TEXT_MAX_BYTES).map_err(
+        |source| StonewallError::Read {
+            path: path.to_path_buf(),
+            source,
+        },
+    )?;
     let mut lines = text.lines();
     let first = lines.next().unwrap_or("").trim();
     let files = first

@@ -4,7 +4,7 @@
 //! ones because they are applied in order.
 
 use crate::cursor::{looks_like_option, Cursor};
-use crate::entry::{Entry, Given};
+use crate::entry::{Check, Entry, Given};
 use crate::error::OptError;
 use std::ffi::OsString;
 
@@ -98,7 +98,9 @@ fn scope(c: &mut Cursor, toks: &[OsString], pos: usize) -> Result<Option<usize>,
 }
 
 /// Help for one option (`-help NAME`), or None when no option has it.
-/// `prog` starts the example line.
+/// `prog` starts the example line, which is shown only for an example
+/// that runs: one whose check is [`Check::Err`] tests a refusal, and
+/// shown as an example it would teach a command line that is refused.
 pub fn help_for<R, C>(table: &[Entry<R, C>], prog: &str, name: &str) -> Option<String> {
     let o = lookup(table, name)?;
     let mut s = format!("-{}", o.name);
@@ -114,7 +116,9 @@ pub fn help_for<R, C>(table: &[Entry<R, C>], prog: &str, name: &str) -> Option<S
         let a: Vec<String> = o.aliases.iter().map(|a| format!("-{a}")).collect();
         s.push_str(&format!("    also: {}\n", a.join(", ")));
     }
-    s.push_str(&format!("    example: {prog} {}\n", o.example));
+    if !matches!(o.check, Check::Err(_)) && !o.example.is_empty() {
+        s.push_str(&format!("    example: {prog} {}\n", o.example));
+    }
     Some(s)
 }
 

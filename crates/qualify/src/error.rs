@@ -54,7 +54,7 @@ pub enum QualifyError {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        source: iolab_core::input::InputError,
     },
     /// The hostfile names no host.
     #[error("hosts.hostfile: {} names no host", path.display())]

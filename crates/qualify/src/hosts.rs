@@ -36,10 +36,12 @@ pub fn parse_hostfile(text: &str) -> Vec<String> {
 
 /// The hosts of the hostfile at `path`.
 pub fn read_hostfile(path: &Path) -> Result<Vec<String>, QualifyError> {
-    let text = std::fs::read_to_string(path).map_err(|source| QualifyError::Hostfile {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = iolab_core::input::read_text(path, iolab_core::input::TEXT_MAX_BYTES).map_err(
+        |source| QualifyError::Hostfile {
+            path: path.to_path_buf(),
+            source,
+        },
+    )?;
     let hosts = parse_hostfile(&text);
     match hosts.is_empty() {
         true => Err(QualifyError::NoHosts {

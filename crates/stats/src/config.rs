@@ -283,10 +283,13 @@ pub fn load(arg: &str) -> Result<Config, ConfigError> {
         return parse_local(arg, rest);
     }
     let path = Path::new(arg);
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
-        path: arg.to_string(),
-        why: e.to_string(),
-    })?;
+    let text =
+        iolab_core::input::read_text(path, iolab_core::input::TEXT_MAX_BYTES).map_err(|e| {
+            ConfigError::Read {
+                path: arg.to_string(),
+                why: e.to_string(),
+            }
+        })?;
     let cfg = if path.extension().is_some_and(|e| e == "toml") {
         parse_toml(arg, &text)?
     } else {

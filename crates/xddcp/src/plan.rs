@@ -282,7 +282,8 @@ fn jobs(o: &Options, dest: &str) -> Result<Vec<Job>, PlanError> {
             "with -F each file is copied whole; drop the size",
         ));
     }
-    let list = std::fs::read_to_string(&o.source).map_err(|e| {
+    // A list of names: about a million fit.
+    let list = iolab_core::input::read_text(&o.source, 64 << 20).map_err(|e| {
         bad(
             "-F",
             format!("cannot read the file list {}: {e}", o.source.display()),

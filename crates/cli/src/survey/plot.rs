@@ -10,12 +10,14 @@ use std::path::{Path, PathBuf};
 /// Reads `summary` and writes every file beside `out` (default: the
 /// summary's path without .summary), charts' text in `font`.
 pub fn plot(summary: &Path, out: Option<&str>, font: Option<&PathBuf>) -> Ended {
-    let text = std::fs::read_to_string(summary).map_err(|e| {
-        Halt::usage(format!(
-            "iolab survey plot: cannot read {}: {e}",
-            summary.display()
-        ))
-    })?;
+    let text = iolab_core::input::read_text(summary, iolab_core::input::RECORD_MAX_BYTES).map_err(
+        |e| {
+            Halt::usage(format!(
+                "iolab survey plot: cannot read {}: {e}",
+                summary.display()
+            ))
+        },
+    )?;
     let parsed = fmt::parse::parse(&text)
         .map_err(|e| Halt::usage(format!("iolab survey plot: {}: {e}", summary.display())))?;
     let prefix = out.map(str::to_string).unwrap_or_else(|| {

@@ -131,29 +131,20 @@ fn expand_setup(
 
 /// The most a setup file holds: options for thousands of targets fit in
 /// far less, and a larger one (or `/dev/zero`) is not a setup file.
-const MAX_SETUP_BYTES: u64 = 4 << 20;
+const MAX_SETUP_BYTES: u64 = iolab_core::input::TEXT_MAX_BYTES;
 
 /// A setup file's text: a regular file (a FIFO or a device could hold the
-/// run, or memory, without end) of at most [`MAX_SETUP_BYTES`], read no
-/// further than that even when it grows meanwhile.
+/// run, or memory, without end) of at most [`MAX_SETUP_BYTES`].
 fn read_setup(path: &std::path::Path) -> Result<String, String> {
-    use std::io::Read;
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let m = f.metadata().map_err(|e| format!("cannot read it: {e}"))?;
-    if !m.is_file() {
-        return Err("not a regular file; give a text file of options".into());
-    }
-    let mut text = String::new();
-    f.take(MAX_SETUP_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if text.len() as u64 > MAX_SETUP_BYTES {
-        return Err(format!(
-            "more than {} MiB; a setup file holds options, not data",
-            MAX_SETUP_BYTES >> 20
-        ));
-    }
-    Ok(text)
+    use iolab_core::input::{read_text, InputError};
+    read_text(path, MAX_SETUP_BYTES).map_err(|e| match e {
+        InputError::Read(e) => format!("cannot read it: {e}"),
+        InputError::NotAFile { kind } => {
+            format!("{kind}, not a regular file; give a text file of options")
+        }
+        e @ InputError::TooLarge { .. } => format!("{e}; a setup file holds options, not data"),
+        e @ InputError::NotText => format!("cannot read it: {e}"),
+    })
 }
 
 /// Splits setup-file text into words.
@@ -318,7 +309,15 @@ mod tests {
         std::fs::write(&big, vec![b' '; (MAX_SETUP_BYTES + 1) as usize]).unwrap();
         let e = expand_setup(&args(big.to_str().unwrap()), 0, None).unwrap_err();
         std::fs::remove_file(&big).unwrap();
-        assert!(e.to_string().contains("more than 4 MiB"), "{e}");
+        assert!(e.to_string().contains("larger than 4 MiB"), "{e}");
+        // A FIFO with no writer is refused, not waited on.
+        let fifo = std::env::temp_dir().join(format!("xdd-setup-fifo-{}", std::process::id()));
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = expand_setup(&args(fifo.to_str().unwrap()), 0, None).unwrap_err();
+        std::fs::remove_file(&fifo).unwrap();
+        assert!(e.to_string().contains("a FIFO, not a regular file"), "{e}");
     }
 
     /// Which word set which option, in any case and number of dashes, a

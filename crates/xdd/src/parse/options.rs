@@ -361,7 +361,8 @@ pub static OPTIONS: &[OptSpec] = &[
     OptSpec { name: "setup", short: None, aliases: &[], arity: Words, scoped: false, args: "<file>",
         help: "read options from a text file, inserted where -setup stands",
         apply: |c, _, _| Err(c.err("internal: -setup is expanded before parsing")),
-        example: "-setup /nonexistent/xdd.setup", check: Check::Err("cannot read") },
+        // The tests make run.setup (holding `-passes 3`) before running this.
+        example: "-setup run.setup", check: Check::Ok(|c| c.global.passes == 3) },
     OptSpec { name: "help", short: None, aliases: &["h"], arity: Words, scoped: false, args: "[option]",
         help: "help on one option, or the list of options",
         // The option asked about may be typed with its dash (`-help -op`).
@@ -391,7 +392,7 @@ pub static OPTIONS: &[OptSpec] = &[
     OptSpec { name: "starttime", short: None, aliases: &["stime"], arity: Words, scoped: false, args: "<global seconds>",
         help: "start every target at this global time (seconds, as `iolab gettime` prints it); needs -timeserver",
         apply: |c, r, _| { r.global.starttime_s = Some(c.count("global time in seconds", 0, u64::MAX / 1_000_000_000)?); Ok(()) },
-        example: "-starttime 100", check: Check::Err("needs -timeserver") },
+        example: "-timeserver host ts1 -starttime 100", check: Check::Ok(|c| c.global.starttime_s == Some(100)) },
     OptSpec { name: "stats", short: None, aliases: &[], arity: Words, scoped: false, args: "<config.sh|config.toml|local[,Ns]>",
         help: "collect CPU, memory, disk and network statistics during the run (as `iolab stats`) into the --json document",
         apply: |c, r, _| { r.global.stats = Some(c.value("statistics configuration")?.to_string()); Ok(()) },
@@ -513,13 +514,80 @@ mod tests {
     use super::*;
 
     fn run_example(o: &OptSpec) -> Result<crate::parse::Parsed, crate::error::UsageError> {
-        // Two targets and an amount first, so every example can run alone.
+        run_line(o.example)
+    }
+
+    /// Runs an example's words after two targets and an amount, so that
+    /// every example can run alone. `-setup`'s file is made first, in a
+    /// directory of its own.
+    fn run_line(example: &str) -> Result<crate::parse::Parsed, crate::error::UsageError> {
         let mut args: Vec<String> = "-targets 2 a b -numreqs 1"
             .split(' ')
             .map(String::from)
             .collect();
-        args.extend(o.example.split_whitespace().map(String::from));
-        crate::parse::parse(&args)
+        let dir = std::env::temp_dir().join(format!(
+            "iolab-xdd-example-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("run.setup"), "-passes 3\n").unwrap();
+        let mut words = example.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            args.push(w.to_string());
+            if w == "-setup" {
+                let f = words.next().unwrap_or_default();
+                args.push(dir.join(f).display().to_string());
+            }
+        }
+        let got = crate::parse::parse(&args);
+        std::fs::remove_dir_all(&dir).unwrap();
+        got
+    }
+
+    /// Every example `-help OPTION` prints runs: none is a command line
+    /// that would be refused.
+    #[test]
+    fn every_example_help_prints_runs() {
+        let mut shown = 0;
+        for o in OPTIONS {
+            let help = help_for(o.name).unwrap();
+            let Some(line) = help
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("example: xdd "))
+            else {
+                continue;
+            };
+            shown += 1;
+            assert!(
+                run_line(line).is_ok(),
+                "-help {}: `xdd {line}`: {:?}",
+                o.name,
+                run_line(line).err()
+            );
+        }
+        // Only the options XDD has and iolab refuses show none.
+        let refused = OPTIONS
+            .iter()
+            .filter(|o| matches!(o.check, Check::Err(_)))
+            .count();
+        assert_eq!(shown + refused, OPTIONS.len());
+    }
+
+    /// What the examples of -starttime and -setup showed before (refused
+    /// command lines) is still refused, naming the option.
+    #[test]
+    fn a_start_time_without_a_clock_and_a_missing_setup_file_are_refused() {
+        for (line, option, text) in [
+            ("-starttime 100", "starttime", "needs -timeserver"),
+            ("-setup /nonexistent/xdd.setup", "setup", "cannot read"),
+        ] {
+            let e = run_line(line).unwrap_err();
+            assert!(
+                e.option == option && e.to_string().contains(text),
+                "{line}: {e}"
+            );
+        }
     }
 
     #[test]

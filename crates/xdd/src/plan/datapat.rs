@@ -138,6 +138,13 @@ impl Default for DataPattern {
     }
 }
 
+/// The most read from a `-datapattern file` or `wholefile` FILE (held in
+/// memory): `file` fills one request, and a request is at most 1 GiB
+/// (`MAX_REQUEST_BYTES` of the checks); `wholefile`'s period is kept as
+/// large. A FIFO or a device is refused: it would hold the run, or
+/// memory, before anything started.
+pub const MAX_PATTERN_FILE_BYTES: u64 = 1 << 30;
+
 /// Why `-datapattern` words were rejected.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PatternError {
@@ -198,8 +205,11 @@ impl DataPattern {
             "wholefile" | "file" => {
                 self.whole_file |= lower == "wholefile";
                 let path = arg(if lower == "file" { "file" } else { "wholefile" })?;
-                let bytes = std::fs::read(path)
-                    .map_err(|e| PatternError::File(path.to_string(), e.to_string()))?;
+                let bytes = iolab_core::input::read_bytes(
+                    std::path::Path::new(path),
+                    MAX_PATTERN_FILE_BYTES,
+                )
+                .map_err(|e| PatternError::File(path.to_string(), e.to_string()))?;
                 if bytes.is_empty() {
                     return Err(PatternError::File(
                         path.to_string(),
@@ -1066,6 +1076,11 @@ mod tests {
             .apply_words(&["file", "/nonexistent/x"])
             .unwrap_err();
         assert!(e.to_string().contains("/nonexistent/x"), "{e}");
+        // A device is refused, not read until memory runs out.
+        let e = DataPattern::default()
+            .apply_words(&["wholefile", "/dev/zero"])
+            .unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
     }
 
     #[test]

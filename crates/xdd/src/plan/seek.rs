@@ -197,6 +197,14 @@ pub enum SeekError {
     /// A seek list file holds no locations.
     #[error("seek list holds no locations")]
     Empty,
+    /// A seek list file that is no regular file, or is too large.
+    #[error("seek list {path}: {source}")]
+    Input {
+        /// The file.
+        path: String,
+        /// Why it was not read.
+        source: iolab_core::input::InputError,
+    },
     /// Reading or writing a seek list file failed.
     #[error("seek list {path}: {source}")]
     Io {
@@ -473,16 +481,21 @@ pub fn qthread_requests(num_reqs: u64, q: u64, qd: u64) -> impl Iterator<Item = 
     (q..num_reqs).step_by(qd.max(1) as usize)
 }
 
-/// Reads a seek list (`-seek load`); the result goes in
-/// [`SeekPattern::Loaded`].
+/// The most read from a seek list: XDD's `-seek save` lines for tens of
+/// millions of requests; its offsets, 8 bytes each, are held in memory.
+pub const MAX_SEEK_LIST_BYTES: u64 = 1 << 30;
+
+/// Reads a seek list (`-seek load`): a regular file (a FIFO or a device
+/// would hold the run before it starts) of at most
+/// [`MAX_SEEK_LIST_BYTES`]; the result goes in [`SeekPattern::Loaded`].
 pub fn load_list(path: &Path) -> Result<Arc<[u64]>, SeekError> {
-    let io_err = |source| SeekError::Io {
+    let input_err = |source| SeekError::Input {
         path: path.display().to_string(),
         source,
     };
-    let f = std::fs::File::open(path).map_err(io_err)?;
+    let f = iolab_core::input::open_bounded(path, MAX_SEEK_LIST_BYTES).map_err(input_err)?;
     parse_list(io::BufReader::new(f)).map_err(|e| match e {
-        SeekError::Io { source, .. } => io_err(source),
+        SeekError::Io { source, .. } => input_err(iolab_core::input::from_io(source)),
         other => other,
     })
 }
@@ -755,6 +768,8 @@ mod tests {
         assert!(matches!(load_list(&p), Err(SeekError::Empty)));
         let missing = load_list(&dir.join("nope")).unwrap_err().to_string();
         assert!(missing.contains("nope"), "{missing}");
+        let e = load_list(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("a character device, not a regular file"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
