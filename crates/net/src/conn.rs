@@ -3,8 +3,9 @@
 //! flag and the deadline, connects retry for a bounded time, and accepts
 //! give up at a deadline. No call can block forever.
 
+use crate::frame::TAG_BYTES;
 use crate::frame::{Header, Kind, PayloadSum, HEADER_BYTES};
-use crate::seal::{Seal, TAG_BYTES};
+use crate::seal::Seal;
 use crate::NetError;
 use iolab_core::CancelToken;
 use std::io::{self, IoSlice, Read, Write};

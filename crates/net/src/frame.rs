@@ -24,7 +24,9 @@
 use crate::sum::ZeroShift;
 use crate::NetError;
 
-pub use crate::seal::TAG_BYTES;
+/// Bytes of the tag that follows a tagged frame's payload (the keyed
+/// BLAKE3 output of `seal`).
+pub const TAG_BYTES: usize = 32;
 
 /// `IOLB` read as a little-endian u32.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"IOLB");

@@ -484,7 +484,7 @@ fn frame(payload: &[u8], seq: u64, seal: Option<&mut Seal>) -> Vec<u8> {
     let mut h = Header::unsummed(crate::frame::Kind::Control, 0, 0, seq, payload.len() as u32);
     h.tagged = seal.is_some();
     let head = h.summed(payload).encode();
-    let mut v = Vec::with_capacity(HEADER_BYTES + payload.len() + crate::seal::TAG_BYTES);
+    let mut v = Vec::with_capacity(HEADER_BYTES + payload.len() + crate::frame::TAG_BYTES);
     v.extend_from_slice(&head);
     v.extend_from_slice(payload);
     if let Some(s) = seal {

@@ -28,11 +28,8 @@
 //! 1 GB/s; the hasher lives on the stack, so a frame costs no
 //! allocation.
 
-use crate::frame::HEADER_BYTES;
+use crate::frame::{HEADER_BYTES, TAG_BYTES};
 use crate::key::SharedKey;
-
-/// Bytes of the tag that follows a tagged frame's payload.
-pub const TAG_BYTES: usize = 32;
 
 /// Which end of the handshake a side was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
