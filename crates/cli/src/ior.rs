@@ -10,7 +10,6 @@
 use crate::exit::{Ended, Halt, NotStarted};
 use crate::runner::{Given, Render, Report, Run, Session};
 use iolab_backend::Backend;
-use iolab_comm::{connect, CommMode};
 use iolab_core::{Failure, FailureKind, Outcome};
 use iolab_ior::params::Format;
 use iolab_ior::results::{AccessResult, CommInfo, TestResult};
@@ -131,15 +130,10 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
         Ok(Some(r)) => Ok(r),
         Err(e) => Err(NotStarted::from(e)),
     };
-    // Also when the command line was refused: the ranks say so together.
-    let world = connect(CommMode::Auto).map_err(|e| NotStarted::from(e.to_string()).halt(prog))?;
-    let options = read.as_ref().ok().map(|r| {
-        let mut lines = crate::ranks::option_lines(&r.cfg, RANK_0_ONLY);
-        lines.push(format!("backend = {}", r.backend.name()));
-        lines
-    });
-    let checked = read.and_then(|r| check(r, &world));
-    let (cfg, backend, threads) = crate::ranks::settle(prog, &world, options.as_deref(), checked)?;
+    let compared =
+        |r: &ReadArgs| crate::ranks::options_with_backend(&r.cfg, RANK_0_ONLY, r.backend.name());
+    let (world, (cfg, backend, threads)) =
+        crate::ranks::connect_and_settle(prog, read, compared, check)?;
     let total = threads * world.transport().size();
     // Last, so that a run refused above leaves no store behind; one rank
     // collects and records.

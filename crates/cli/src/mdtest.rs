@@ -7,7 +7,7 @@ use crate::exit::{Ended, Halt, NotStarted};
 use crate::progress::Reporter;
 use crate::runner::{Given, Render, Run, Session};
 use iolab_backend::Backend;
-use iolab_comm::{connect, CommMode, Transport};
+use iolab_comm::Transport;
 use iolab_core::clock::mdtest_timestamp;
 use iolab_core::env::fs_info;
 use iolab_core::{FailureKind, Outcome};
@@ -121,15 +121,9 @@ fn prepare(prog: &str, argv: &[OsString], command: &str) -> Result<Option<Setup>
         Ok(Some(r)) => Ok(r),
         Err(e) => Err(NotStarted::from(e)),
     };
-    // Also when the command line was refused: the ranks say so together.
-    let world = connect(CommMode::Auto).map_err(|e| NotStarted::from(e.to_string()).halt(prog))?;
-    let options = read.as_ref().ok().map(|r| {
-        let mut lines = crate::ranks::option_lines(&r.cfg, RANK_0_ONLY);
-        lines.push(format!("backend = {}", r.backend.name()));
-        lines
-    });
-    let checked = read.and_then(|r| check(r, &world));
-    let c = crate::ranks::settle(prog, &world, options.as_deref(), checked)?;
+    let compared =
+        |r: &ReadArgs| crate::ranks::options_with_backend(&r.cfg, RANK_0_ONLY, r.backend.name());
+    let (world, c) = crate::ranks::connect_and_settle(prog, read, compared, check)?;
     // Last, so that a run refused above leaves no store behind; one rank
     // collects and records.
     let session = Run::new(

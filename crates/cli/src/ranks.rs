@@ -10,6 +10,37 @@ use crate::exit::{Halt, HaltKind, NotStarted};
 use iolab_comm::agree::{agree, Ready, Refusal, Verdict};
 use iolab_comm::World;
 
+/// The ranks connected, then settled ([`settle`]) on what each rank
+/// read and checked: `read` is this rank's command line read (`cfg` its
+/// options, compared as [`option_lines`] less `skip`, with the backend's
+/// name), `check` this rank's checks of it. Also when the command line
+/// was refused: the ranks say so together.
+pub fn connect_and_settle<R, T>(
+    prog: &str,
+    read: Result<R, NotStarted>,
+    compared: impl FnOnce(&R) -> Vec<String>,
+    check: impl FnOnce(R, &World) -> Result<T, NotStarted>,
+) -> Result<(World, T), Halt> {
+    let world = iolab_comm::connect(iolab_comm::CommMode::Auto)
+        .map_err(|e| NotStarted::from(e.to_string()).halt(prog))?;
+    let options = read.as_ref().ok().map(compared);
+    let checked = read.and_then(|r| check(r, &world));
+    let settled = settle(prog, &world, options.as_deref(), checked)?;
+    Ok((world, settled))
+}
+
+/// A rank's options as the ranks compare them: `cfg`'s fields less
+/// `skip` ([`option_lines`]), and the backend's name.
+pub fn options_with_backend(
+    cfg: &impl serde::Serialize,
+    skip: &[&str],
+    backend: &str,
+) -> Vec<String> {
+    let mut lines = option_lines(cfg, skip);
+    lines.push(format!("backend = {backend}"));
+    lines
+}
+
 /// `value`'s fields as `name = value` lines (nested names joined with
 /// `.`, list items as `name[i]`), leaving out the fields named in `skip`
 /// (by their full name without list indices, such as `globals.json` or
