@@ -121,6 +121,15 @@ fn check(cli: &Cli) -> Result<Checked, String> {
             plan.dir.display()
         ));
     }
+    // The files' directory is made in it once the run starts: one that
+    // cannot take it (a read-only mount, no permission) is refused now,
+    // before --out holds a plan.toml that a fixed plan could not resume.
+    if needs_dir {
+        iolab_output::check_dir("dir", &plan.dir).map_err(|e| {
+            let tmp = (plan.dir == machine.tmp).then_some(" (TMPDIR: the default dir)");
+            format!("{named}: {e}{}", tmp.unwrap_or_default())
+        })?;
+    }
     show::check_files_dir(&plan, &cli.out)?;
     let baseline = cli.baseline.as_deref().map(baseline).transpose()?;
     let exe =
@@ -162,9 +171,18 @@ fn baseline(dir: &Path) -> Result<(String, Verdict), String> {
 /// DIR, its plan.toml and store, the sweep's directory in it, and the
 /// files' directory: everything the run needs, made now.
 fn open(dir: &Path, c: &mut Checked) -> Result<(Store, WorkDir, Option<PathBuf>), exit::Halt> {
-    if c.lock.is_none() {
+    let made = c.lock.is_none();
+    if made {
         c.lock = Some(lock_new(dir)?);
     }
+    // The files' directory before anything in DIR: a dir that stopped
+    // taking files since it was checked leaves no plan.toml or store.
+    let files = show::files_dir(&c.plan, dir).map_err(|e| {
+        if made {
+            let _ = std::fs::remove_dir(dir);
+        }
+        usage(e)
+    })?;
     if !c.resumed {
         iolab_output::write_atomically(&dir.join("plan.toml"), c.plan.to_toml().as_bytes())
             .map_err(|e| {
@@ -186,7 +204,6 @@ fn open(dir: &Path, c: &mut Checked) -> Result<(Store, WorkDir, Option<PathBuf>)
             d.display()
         );
     }
-    let files = show::files_dir(&c.plan, dir).map_err(usage)?;
     Ok((store, work, files))
 }
 

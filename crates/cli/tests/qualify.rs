@@ -1331,3 +1331,43 @@ fn two_hosts_network_between_them_and_metadata_over_nodes() {
     let rows = table(&out);
     assert!(rows.iter().any(|r| r["at"].contains("nodes=")), "{out}");
 }
+
+/// A plan's dir on a read-only mount, or TMPDIR there for the default
+/// plan: exit 2 naming it, with or without --dry-run, and --out not
+/// made (it used to hold a plan.toml and a store that then refused any
+/// other plan).
+#[test]
+fn a_dir_that_cannot_take_files_is_refused_before_out_is_made() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-ro");
+    let ro = common::SmallFs::new(&s, "ro", "size=1m,ro");
+    if !ro.mounted {
+        return;
+    }
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "layers = [\"metadata\"]\nrepeats = 1\ndir = \"{}\"\n[metadata]\ntasks = 1\nfiles = 10\n",
+            ro.dir.display()
+        ),
+    )
+    .unwrap();
+    let out = s.path("q");
+    let (p, o) = (plan.to_str().unwrap(), out.to_str().unwrap());
+    for (args, tmp) in [
+        (vec!["qualify", p, "--out", o], &s.root),
+        (vec!["qualify", p, "--out", o, "--dry-run"], &s.root),
+        (vec!["qualify", "--out", o], &ro.dir),
+        (vec!["qualify", "--out", o, "--dry-run"], &ro.dir),
+    ] {
+        let r = run(&args, tmp);
+        let (stdout, err) = text(&r);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {stdout}{err}");
+        assert!(!out.exists(), "{args:?}: --out was made: {err}");
+        assert!(
+            err.contains(&format!("dir {}", ro.dir.display())) && err.contains("Read-only"),
+            "{args:?}: {err}"
+        );
+    }
+}
