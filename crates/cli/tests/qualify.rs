@@ -1371,3 +1371,31 @@ fn a_dir_that_cannot_take_files_is_refused_before_out_is_made() {
         );
     }
 }
+
+/// TMPDIR relative to the working directory: the default dir is
+/// written to plan.toml absolute, so the same command run again on the
+/// finished qualification carries it on (exit 0, where it used to
+/// refuse its own plan.toml), and nothing is left in TMP.
+#[test]
+fn a_relative_tmpdir_gives_a_qualification_that_runs_again() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-reltmp");
+    std::fs::create_dir(s.path("tmp")).unwrap();
+    std::fs::write(
+        s.path("plan.toml"),
+        "layers = [\"metadata\"]\nrepeats = 1\n[metadata]\ntasks = 1\nfiles = 10\n",
+    )
+    .unwrap();
+    for round in 0..2 {
+        let mut c = iolab_cmd(&["qualify", "plan.toml", "--out", "q"], Path::new("tmp"));
+        c.current_dir(&s.root);
+        let (code, out, err) = Running::start(c).finish();
+        assert_eq!(code, Some(0), "round {round}: {out}\n{err}");
+    }
+    let written = std::fs::read_to_string(s.path("q/plan.toml")).unwrap();
+    assert!(
+        written.contains(&format!("dir = \"{}\"", s.path("tmp").display())),
+        "{written}"
+    );
+    assert!(leftovers(&s.path("tmp")).is_empty());
+}

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 pub struct Machine {
     /// Cores this process may use (the tasks' cap).
     pub cores: u32,
-    /// The temporary directory (`TMPDIR`, else /tmp).
+    /// The temporary directory (`TMPDIR`, else /tmp), made absolute
+    /// against the working directory.
     pub tmp: PathBuf,
     /// Two free loopback ports: the local client's and server's agents.
     pub ports: (u16, u16),
@@ -27,7 +28,10 @@ impl Machine {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
         Ok(Machine {
             cores,
-            tmp: std::env::temp_dir(),
+            // A relative TMPDIR would be written to plan.toml as it is,
+            // which a rerun refuses (dir must be absolute) and which
+            // names another directory from another working directory.
+            tmp: std::path::absolute(std::env::temp_dir())?,
             ports: free_ports()?,
             token: token()?,
             rsh: std::env::var("IOLAB_RSH")
