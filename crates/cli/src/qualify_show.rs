@@ -221,9 +221,9 @@ pub struct Shown {
     started: Instant,
     /// Repeats run now.
     runs: u64,
-    /// Runs left at most (each curve's points up to its cap).
+    /// Runs left at most of each curve (its points up to its cap).
     most: Vec<u64>,
-    /// The curve under way (index into `most`).
+    /// The curve whose point runs now (index into `most`).
     curve: usize,
     label: String,
     /// The store, for the messages.
@@ -278,9 +278,9 @@ impl Shown {
         }
     }
 
-    /// Runs left at most, from the curve under way on.
+    /// Runs left at most (a curve done has none left).
     fn left(&self) -> u64 {
-        self.most.iter().skip(self.curve).sum()
+        self.most.iter().sum()
     }
 
     /// The time left at most, by the mean run so far.
@@ -347,12 +347,12 @@ impl Shown {
                     b.set_message(format!("{label} {key}: writing the files to read"));
                 }
             }
-            Event::CurveDone { label, measured } => self.curve_done(label, measured),
+            Event::CurveDone { n, label, measured } => self.curve_done(n - 1, label, measured),
         }
     }
 
     /// A curve ended: a line with how, and the bar's length shortened.
-    fn curve_done(&mut self, label: &str, measured: &iolab_qualify::verdict::Measured) {
+    fn curve_done(&mut self, i: usize, label: &str, measured: &iolab_qualify::verdict::Measured) {
         let ends: Vec<String> = measured
             .ends
             .iter()
@@ -362,10 +362,9 @@ impl Shown {
                 Stop::Failed { .. } => format!("FAILED at {}", e.key),
             })
             .collect();
-        if let Some(m) = self.most.get_mut(self.curve) {
+        if let Some(m) = self.most.get_mut(i) {
             *m = 0;
         }
-        self.curve += 1;
         // A curve without an end was interrupted: say what it recorded,
         // and no time left (the rerun carries on from there).
         let ending = match (ends.is_empty(), measured.points.last()) {

@@ -1399,3 +1399,57 @@ fn a_relative_tmpdir_gives_a_qualification_that_runs_again() {
     );
     assert!(leftovers(&s.path("tmp")).is_empty());
 }
+
+/// A write run that fails (its file system is full) is named by the
+/// write curve, not by the read curve that takes turns with it, and the
+/// run it points at is that write.
+#[test]
+fn a_failed_write_run_is_named_by_its_own_curve() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-label");
+    let full = common::SmallFs::new(&s, "full", "8m");
+    if !full.mounted {
+        return;
+    }
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "layers = [\"data\"]\nrepeats = 1\ndir = \"{}\"\n[data]\nmodes = [\"file-per-task\"]\ntasks = 1\nsize_mb = 16\npasses = 1\n",
+            full.dir.display()
+        ),
+    )
+    .unwrap();
+    let out = s.path("q");
+    let r = run(
+        &[
+            "qualify",
+            plan.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &s.root,
+    );
+    let (stdout, err) = text(&r);
+    assert_eq!(r.status.code(), Some(1), "{stdout}{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("data write file-per-task tasks=1 #1: "))
+        .unwrap_or_else(|| panic!("no line of the write run: {err}"));
+    if let Some(id) = line
+        .split(" show ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+    {
+        let store = out.join("results.sqlite");
+        let shown = run(
+            &["results", "--store", store.to_str().unwrap(), "show", id],
+            &s.root,
+        );
+        let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
+        assert!(
+            shown.contains("-op write"),
+            "{line}: run {id} is not the write: {shown}"
+        );
+    }
+}

@@ -24,9 +24,10 @@ use std::path::Path;
 /// What the run tells its caller as it goes (it prints nothing).
 #[derive(Debug)]
 pub enum Event<'a> {
-    /// A curve starts (or resumes).
+    /// A curve's next point runs: the events up to the next `Curve`
+    /// are that curve's (a write curve and its read curve take turns).
     Curve {
-        /// Its number (from 1).
+        /// Its number (from 1), its place in the plan's curves.
         n: usize,
         /// How many curves.
         of: usize,
@@ -46,6 +47,8 @@ pub enum Event<'a> {
     },
     /// A curve is complete.
     CurveDone {
+        /// Its number (from 1), as [`Event::Curve`] gives it.
+        n: usize,
         /// Its label.
         label: &'a str,
         /// Its points measured.
@@ -243,24 +246,16 @@ pub fn run(cx: &mut Ctx, on: &mut dyn FnMut(Event)) -> Result<Ran, RunError> {
             g
         })
         .collect();
-    let mut n = 0;
     for group in groups {
         let mut walks = Vec::new();
         for &i in &group {
-            n += 1;
-            let w = Walk::new(i, &curves.curves[i], curves)?;
-            on(Event::Curve {
-                n,
-                of: curves.curves.len(),
-                label: &w.curve.label,
-                points: w.points.len(),
-            });
-            walks.push((i, w));
+            walks.push((i, Walk::new(i, &curves.curves[i], curves)?));
         }
         let interrupted = run_group(cx, &mut walks, on)?;
         for (i, w) in &walks {
             let m = w.result(cx.plan.knee);
             on(Event::CurveDone {
+                n: i + 1,
                 label: &w.curve.label,
                 measured: &m,
             });
@@ -309,7 +304,15 @@ fn run_group(
                 }
                 written = Some(key.clone());
             }
-            let w = &walks[k].1;
+            let (i, w) = (walks[k].0, &walks[k].1);
+            // Said before every point: the curves of a group take turns,
+            // and what the sweep reports next is this curve's.
+            on(Event::Curve {
+                n: i + 1,
+                of: cx.curves.curves.len(),
+                label: &w.curve.label,
+                points: w.points.len(),
+            });
             let sum = sweep::run_selected(
                 &w.sweep,
                 cx.store,
