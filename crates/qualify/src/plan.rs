@@ -641,6 +641,18 @@ fn fill_data(d: RawData, local: bool, m: &Machine) -> Result<Data, PlanError> {
         ));
     }
     let modes = modes("data.modes", d.modes, DATA_MODES)?;
+    // A file per task gets its share in whole MiB (xdd's -mbytes).
+    let size_mb = match modes.iter().any(|m| m == "file-per-task") {
+        true => {
+            let widths: Vec<u64> = crate::knee::doubling(tasks)
+                .into_iter()
+                .map(u64::from)
+                .collect();
+            let s = even("data.size_mb", size_mb, &widths, d.size_mb.is_some(), "MiB")?;
+            in_range("data.size_mb", s, 1, 1 << 30)?
+        }
+        false => size_mb,
+    };
     let request_kib = in_range(
         "data.request_kib",
         d.request_kib.unwrap_or(1024),
@@ -697,6 +709,59 @@ fn whole_requests(
     Ok(())
 }
 
+/// `total` as a tool takes it per task: it must divide evenly by the
+/// tasks of every point (`widths`), so that each point moves the total
+/// the plan names, every point of a curve the same, rather than the
+/// tool's share rounded down. A default (`given` false) is raised to
+/// the next total that does (plan.toml shows it); a total the plan
+/// gives is refused, with the nearest that would do.
+fn even(key: &str, total: u64, widths: &[u64], given: bool, unit: &str) -> Result<u64, PlanError> {
+    let too_many = || {
+        PlanError(format!(
+            "{key}: the tasks of the points ({}) have no common multiple below 2^64",
+            list(widths)
+        ))
+    };
+    let step = widths
+        .iter()
+        .try_fold(1u64, |a, &w| lcm(a, w))
+        .ok_or_else(too_many)?;
+    if total.is_multiple_of(step) {
+        return Ok(total);
+    }
+    let up = total
+        .div_ceil(step)
+        .checked_mul(step)
+        .ok_or_else(too_many)?;
+    if !given {
+        return Ok(up);
+    }
+    let down = total / step * step;
+    let nearest = match down {
+        0 => up.to_string(),
+        d => format!("{d} or {up}"),
+    };
+    err(format!(
+        "{key}: {total} {unit} does not divide evenly by the tasks of every point ({}): each task's share would be rounded down, and the points would not move {total} {unit}; give a multiple of {step} ({nearest})",
+        list(widths)
+    ))
+}
+
+/// Least common multiple; None when it overflows.
+fn lcm(a: u64, b: u64) -> Option<u64> {
+    let gcd = |mut x: u64, mut y: u64| {
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        x
+    };
+    (a / gcd(a, b).max(1)).checked_mul(b)
+}
+
+fn list(v: &[u64]) -> String {
+    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
 fn fill_metadata(d: RawMetadata, hosts: &Hosts, m: &Machine) -> Result<Metadata, PlanError> {
     let local = hosts.clients.is_empty();
     let most_nodes = hosts.clients.len().max(1) as u32;
@@ -716,6 +781,22 @@ fn fill_metadata(d: RawMetadata, hosts: &Hosts, m: &Machine) -> Result<Metadata,
         return err(format!(
             "metadata.files: {files} cannot give each of {} tasks a file; raise it",
             tasks * nodes
+        ));
+    }
+    // mdtest's -n is files per task: nodes x tasks per node at a point.
+    let mut widths: Vec<u64> = Vec::new();
+    for n in crate::knee::doubling(nodes) {
+        for t in crate::knee::doubling(tasks) {
+            widths.push(u64::from(n) * u64::from(t));
+        }
+    }
+    widths.sort_unstable();
+    widths.dedup();
+    let files = even("metadata.files", files, &widths, d.files.is_some(), "files")?;
+    if files > 1 << 40 {
+        return err(format!(
+            "metadata.files: {files} (a multiple of every point's tasks) is more than {}; lower metadata.tasks or metadata.nodes",
+            1u64 << 40
         ));
     }
     Ok(Metadata {
@@ -833,13 +914,56 @@ mod tests {
                 "data.request_kib: 4096 KiB is not a whole part of the 1 MiB",
             ),
             (
-                "[data]\nmodes = [\"file-per-task\"]\ntasks = 3\nsize_mb = 16\nrequest_kib = 2048",
-                "5 MiB each target of xdd moves (file-per-task, tasks=3)",
+                "[data]\nmodes = [\"file-per-task\"]\ntasks = 3\nsize_mb = 18\nrequest_kib = 2048",
+                "9 MiB each target of xdd moves (file-per-task, tasks=2)",
             ),
         ] {
             let e = plan(text).unwrap_err().0;
             assert!(e.contains(says), "{text}: {e}");
         }
+    }
+
+    /// A total that the tasks of a point do not divide would be rounded
+    /// down per task (3 MiB over 2 tasks: 2 MiB moved): refused, with
+    /// the nearest totals that divide; a default is raised to one.
+    #[test]
+    fn totals_split_over_tasks_divide_evenly_at_every_point() {
+        for (text, says) in [
+            (
+                "[data]\nmodes = [\"file-per-task\"]\ntasks = 2\nsize_mb = 3",
+                "data.size_mb: 3 MiB does not divide evenly by the tasks of every point (1, 2): each task's share would be rounded down, and the points would not move 3 MiB; give a multiple of 2 (2 or 4)",
+            ),
+            (
+                "[data]\ntasks = 3\nsize_mb = 128",
+                "give a multiple of 6 (126 or 132)",
+            ),
+            (
+                "[metadata]\ntasks = 2\nfiles = 201",
+                "metadata.files: 201 files does not divide evenly by the tasks of every point (1, 2)",
+            ),
+            (
+                "dir = \"/mnt/fs\"\n[hosts]\nclients = [\"a\", \"b\", \"c\"]\nservers = [\"s\"]\n[metadata]\ntasks = 2\nfiles = 3001",
+                "(1, 2, 3, 4, 6): each task's share would be rounded down, and the points would not move 3001 files; give a multiple of 12 (3000 or 3012)",
+            ),
+        ] {
+            let e = plan(text).unwrap_err().0;
+            assert!(e.contains(says), "{text}: {e}");
+        }
+        // One shared file is not split: any size does.
+        assert_eq!(
+            plan("[data]\nmodes = [\"shared\"]\ntasks = 2\nsize_mb = 3")
+                .unwrap()
+                .data
+                .size_mb,
+            3
+        );
+        let m = Machine {
+            cores: 3,
+            ..machine()
+        };
+        let p = fill(Plan::read("").unwrap(), &m, None).unwrap();
+        assert_eq!((p.data.size_mb, p.metadata.files), (132, 2004));
+        assert_eq!(plan("").unwrap().data.size_mb, 128);
     }
 
     #[test]
