@@ -1453,3 +1453,40 @@ fn a_failed_write_run_is_named_by_its_own_curve() {
         );
     }
 }
+
+/// The time left, after each curve, is an estimate per layer: it is not
+/// claimed as a bound, and the metadata runs, not timed yet while the
+/// network runs, are counted apart rather than priced as network runs.
+#[test]
+fn the_time_left_is_an_estimate_per_layer() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-eta");
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "layers = [\"network\", \"metadata\"]\nrepeats = 1\ndir = \"{}\"\n[network]\ntests = [\"ping\", \"brw write 1m\"]\nconcurrency = 1\nduration_s = 0.3\n[metadata]\ntasks = 1\nfiles = 10\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let r = run(
+        &[
+            "qualify",
+            plan.to_str().unwrap(),
+            "--out",
+            s.path("q").to_str().unwrap(),
+        ],
+        &s.root,
+    );
+    let (out, err) = text(&r);
+    assert_eq!(r.status.code(), Some(0), "{out}{err}");
+    let ends: Vec<&str> = out.lines().filter(|l| l.contains(" points, ")).collect();
+    assert_eq!(ends.len(), 4, "{out}");
+    assert!(
+        ends[0].starts_with("network ping: ")
+            && ends[0].contains("left (an estimate, from each layer's runs so far), and 2 metadata runs not timed yet"),
+        "{out}"
+    );
+    assert!(ends.iter().all(|l| !l.contains("at most")), "{out}");
+}
