@@ -249,13 +249,15 @@ fn qualify(dir: &Path, mut checked: Checked) -> exit::Ended {
         Ok(r) => r,
         Err(run::RunError::Sweep(e @ SweepError::Launcher { .. })) => {
             return Err(usage(format!(
-                "{e}; nothing more was run (rerun the same command once fixed)"
+                "{e}; nothing more was run{} (rerun the same command once fixed)",
+                files_left(&c.plan, files.as_deref())
             )));
         }
         Err(e) => {
             iolab_core::say!(
-                "iolab qualify: {e}; what ran is in {}",
-                store_path.display()
+                "iolab qualify: {e}; what ran is in {}{}",
+                store_path.display(),
+                files_left(&c.plan, files.as_deref())
             );
             return Ok(Outcome::Error(Failure::other("qualify", e.to_string())));
         }
@@ -281,6 +283,22 @@ fn qualify(dir: &Path, mut checked: Checked) -> exit::Ended {
         }
     }
     Ok(judge(dir, c, &store, &ran.measured))
+}
+
+/// After a run that could not go on: its tools' files removed from the
+/// files' directory `files`, and it too when nothing else is in it (a
+/// rerun makes it again, and writes again the files a read needs);
+/// what is left, named for the message.
+fn files_left(plan: &Plan, files: Option<&Path>) -> String {
+    let Some(f) = files else {
+        return String::new();
+    };
+    let kept = show::remove_files_dir(plan, f);
+    match (kept.is_empty(), f.exists()) {
+        (true, false) => String::new(),
+        (true, true) => format!("; {} is left (it could not be removed)", f.display()),
+        (false, _) => format!("; {} is left, holding {}", f.display(), kept.join(", ")),
+    }
 }
 
 /// The verdict: the tables, DIR/report.html, and the outcome naming the

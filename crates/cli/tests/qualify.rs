@@ -1490,3 +1490,37 @@ fn the_time_left_is_an_estimate_per_layer() {
     );
     assert!(ends.iter().all(|l| !l.contains("at most")), "{out}");
 }
+
+/// The store's disk fills during the run: exit 1 naming the store, and
+/// the files' directory made for the run is not left behind in TMP (it
+/// used to be, holding only its owner file, and unnamed).
+#[test]
+fn a_store_whose_disk_fills_leaves_no_files_directory() {
+    let _turn = serial();
+    let s = Scratch::new("qualify-storefull");
+    let small = common::SmallFs::new(&s, "small", "300k");
+    if !small.mounted {
+        return;
+    }
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "layers = [\"metadata\"]\nrepeats = 20\ndir = \"{}\"\n[metadata]\ntasks = 2\nfiles = 20\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let r = run(
+        &["qualify", plan.to_str().unwrap(), "--out", &small.path("q")],
+        &s.root,
+    );
+    let (out, err) = text(&r);
+    assert_eq!(r.status.code(), Some(1), "{out}{err}");
+    assert!(err.contains("database or disk is full"), "{err}");
+    assert!(
+        leftovers(&s.root).is_empty(),
+        "{:?}: {err}",
+        leftovers(&s.root)
+    );
+}
