@@ -706,6 +706,40 @@ fn a_short_transfer_counts_what_it_moved_and_a_failed_write_no_wall() {
     assert!(!said.contains("stonewalling pairs accessed"), "{said}");
 }
 
+/// A directive's value ends at a blank, as IOR reads it; the text after
+/// it (a second directive, the rest of a file name) is refused by name
+/// (exit 2, nothing made), where it became part of the file's name.
+#[test]
+fn text_after_a_directive_value_is_refused_not_made_part_of_it() {
+    let s = Scratch::new("ior-blank");
+    std::fs::create_dir(s.path("a")).unwrap();
+    std::fs::write(
+        s.path("s.ior"),
+        format!(
+            "IOR START\n testFile={}/s1 blockSize=64k\n transferSize=16k\nRUN\nIOR STOP\n",
+            s.path("a").display()
+        ),
+    )
+    .unwrap();
+    let o = ior(&s.root, "-f DIR/s.ior -w -k");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("'blockSize=64k' follows"),
+        "{}",
+        stderr(&o)
+    );
+    let a = s.path("a");
+    let spaced = format!("testFile={}/s2 x", a.display());
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["ior", "-w", "-k", "-t", "16k", "-O", &spaced])
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("'x' follows"), "{}", stderr(&o));
+    assert!(tree(&a).is_empty(), "{:?}", tree(&a));
+}
+
 /// MMAP and DUMMY (the null backend) run IOR's pattern too.
 #[test]
 fn mmap_and_dummy_apis() {
