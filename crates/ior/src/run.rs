@@ -265,7 +265,7 @@ fn encode_outcome(o: &Outcome) -> String {
         Outcome::Completed | Outcome::TimeLimit { .. } => "c".into(),
         Outcome::Interrupted => "i".into(),
         Outcome::Error(f) => format!(
-            "e\0{}\0{}\0{}\0{}",
+            "e\0{}\0{}\0{}\0{}\0{}",
             f.op,
             f.path.clone().unwrap_or_default(),
             f.message,
@@ -273,7 +273,8 @@ fn encode_outcome(o: &Outcome) -> String {
                 FailureKind::Refused => "r",
                 FailureKind::Output => "o",
                 _ => "f",
-            }
+            },
+            f.errno.map_or(String::new(), |n| n.to_string())
         ),
     }
 }
@@ -289,6 +290,8 @@ fn outcome_from(b: &[u8]) -> Option<Outcome> {
                 (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
             let mut f = Failure::other(op, msg);
             f.path = (!path.is_empty()).then(|| path.to_string());
+            // The OS error number, which `--json` reports ("errno": 28).
+            f.errno = parts.next().and_then(|n| n.parse().ok());
             f.kind = match kind {
                 "r" => FailureKind::Refused,
                 "o" => FailureKind::Output,
@@ -848,5 +851,20 @@ fn stonewall_count(p: &Params, res: &mut TestResult) {
         }
         (None, pairs) => res.pairs_note = Some(pairs.unwrap_or(0)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The outcome the ranks agree on keeps the OS error number: it was
+    /// dropped there, and `--json` said `"errno": null` for a full disk.
+    #[test]
+    fn the_agreed_outcome_keeps_its_errno() {
+        let e = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        let f = Failure::io("write", Some("/x/f".into()), &e);
+        let back = outcome_from(encode_outcome(&Outcome::Error(f.clone())).as_bytes());
+        assert_eq!(back, Some(Outcome::Error(f)));
     }
 }
