@@ -706,6 +706,78 @@ fn a_short_transfer_counts_what_it_moved_and_a_failed_write_no_wall() {
     assert!(!said.contains("stonewalling pairs accessed"), "{said}");
 }
 
+/// A write the full disk cut short is no measurement, as one Ctrl-C
+/// cut short is not: its row says it failed, no summary counts it (not
+/// the text's, not IOR's summary files, not the per-task CSV), `--csv`
+/// marks it failed, and the outcome keeps the OS error (28, ENOSPC).
+/// It was a plain `write 214.57 ...` row, a summary, a `...,0,false`
+/// CSV row and `"errno": null`.
+#[test]
+fn a_failed_access_is_no_measurement_and_keeps_its_errno() {
+    let s = Scratch::new("ior-enospc");
+    let small = SmallFs::new(&s, "small", "2m");
+    if !small.mounted {
+        return;
+    }
+    let base = "-w -t 64k -b 4m -F -o DIR/small/f --tasks 2";
+    let o = ior(
+        &s.root,
+        &format!("{base} --csv DIR/c.csv --json DIR/r.json"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("write     failed in iteration 0: not a measurement"),
+        "{out}"
+    );
+    assert!(
+        rows(&out).iter().all(|r| r[1].parse::<f64>().is_err()),
+        "a row with figures: {out}"
+    );
+    assert!(!out.contains("Summary of all tests:"), "{out}");
+    // IOR's summary file takes the report in place of stdout.
+    let o = ior(
+        &s.root,
+        &format!("{base} -O summaryFormat=JSON -O summaryFile=DIR/sf.json -O saveRankPerformanceDetailsCSV=DIR/rk.csv"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let read = |f: &str| std::fs::read_to_string(s.path(f)).unwrap();
+    let summary: Value = serde_json::from_str(&read("sf.json")).unwrap();
+    let text = summary.to_string();
+    assert!(
+        !text.contains("bwMaxMIB") && !text.contains("OPsMax"),
+        "{text}"
+    );
+    assert_eq!(
+        summary["tests"][0]["Results"],
+        serde_json::json!([]),
+        "{text}"
+    );
+    assert_eq!(read("rk.csv").lines().count(), 1, "{}", read("rk.csv"));
+    let csv = read("c.csv");
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",errors,stopped,failed"));
+    assert!(
+        csv.lines().last().unwrap().ends_with(",false,true"),
+        "{csv}"
+    );
+    let doc: Value = serde_json::from_str(&read("r.json")).unwrap();
+    assert_eq!(doc["outcome"]["errno"], 28, "{}", doc["outcome"]);
+    let t = &doc["payload"]["tests"][0];
+    assert_eq!(t["iterations"][0]["write"]["failed"], true);
+    assert_eq!(t["summary"], serde_json::json!([]));
+    assert!(
+        t["notes"]
+            .to_string()
+            .contains("no summary: iteration 0's write failed"),
+        "{}",
+        t["notes"]
+    );
+}
+
 /// A directive's value ends at a blank, as IOR reads it; the text after
 /// it (a second directive, the rest of a file name) is refused by name
 /// (exit 2, nothing made), where it became part of the file's name.

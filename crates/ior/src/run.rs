@@ -797,28 +797,48 @@ fn finish(ctx: &Ctx, res: &mut TestResult) {
         .collect();
 }
 
-/// An interrupted test has no summary, as an interrupted mdtest has
-/// none: what it asked for (-i iterations of whole accesses) was not
-/// all measured, and a stopped access's figures are no measurement. Its
-/// rows stay, a stopped one marked; a note says why there is no summary.
+/// An interrupted or failed test has no summary, as an interrupted
+/// mdtest has none (and IOR, which aborts at an error, prints none):
+/// what it asked for (-i iterations of whole accesses) was not all
+/// measured, and a stopped or failed access's figures are no
+/// measurement. Its rows stay, a stopped or failed one marked; a note
+/// says why there is no summary.
 fn unsummarised(res: &mut TestResult) {
     const NOTE: &str = "no summary: ";
     let noted = res.notes.iter().any(|n| n.starts_with(NOTE));
-    if !matches!(res.outcome, Outcome::Interrupted) || noted {
+    let Some(why) = unsummarised_why(res).filter(|_| !noted) else {
         return;
-    }
-    let why = match res.stopped() {
-        Some(a) => format!(
-            "iteration {}'s {} was stopped by the interrupt",
+    };
+    res.notes.push(format!("{NOTE}{why}"));
+    res.summary = Vec::new();
+}
+
+/// Why a test is not summarised, when it is not.
+fn unsummarised_why(res: &TestResult) -> Option<String> {
+    let name = |a: &AccessResult| {
+        format!(
+            "iteration {}'s {}",
             a.iteration,
             a.access.map_or("access", |a| a.name())
-        ),
-        None => "the interrupt came after its last transfer".to_string(),
+        )
     };
-    res.notes.push(format!(
-        "{NOTE}{why}; an interrupted test is not summarised"
-    ));
-    res.summary = Vec::new();
+    let why = match &res.outcome {
+        Outcome::Interrupted => match res.stopped() {
+            Some(a) => format!("{} was stopped by the interrupt", name(a)),
+            None => "the interrupt came after its last transfer".to_string(),
+        },
+        o @ Outcome::Error(_) if !data_only(o) => match res.failed() {
+            Some(a) => format!("{} failed", name(a)),
+            None if res.summary.is_empty() => return None,
+            None => "it failed after its last transfer".to_string(),
+        },
+        _ => return None,
+    };
+    let what = match res.outcome {
+        Outcome::Interrupted => "an interrupted",
+        _ => "a failed",
+    };
+    Some(format!("{why}; {what} test is not summarised"))
 }
 
 /// The first write's count into the stonewall status file, or IOR's
