@@ -149,6 +149,24 @@ fn mdtest_under_ulimit_n(limit: u32, line: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// Under `ulimit -n 64` the queued removal held 64 directories open
+/// beside the process's own descriptors and failed with EMFILE (named
+/// as an rmdir) where the sync engine passes: its lanes now fit the
+/// limit, and the run removes everything.
+#[test]
+fn uring_removal_fits_the_open_file_limit() {
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-nofile");
+    let d = s.path("t");
+    let line = format!(
+        "-d {} -n 1460 -z 2 -b 8 --engine uring --qd 64 --tasks 1",
+        d.display()
+    );
+    let o = mdtest_under_ulimit_n(64, &line);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(tree(&d).is_empty(), "{:?}", tree(&d));
+}
+
 /// A queue deeper than the open-file limit is refused (exit 2, nothing
 /// made) naming the limit, not as a kernel without direct descriptors.
 #[test]

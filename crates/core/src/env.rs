@@ -169,6 +169,13 @@ pub fn open_files_limit() -> Option<u64> {
     Some(r.rlim_cur as u64)
 }
 
+/// Descriptors open in the calling thread's table now (a task thread
+/// that took a table of its own counts its own); 0 when /proc cannot
+/// tell.
+pub fn open_files_now() -> u64 {
+    std::fs::read_dir("/proc/thread-self/fd").map_or(0, |d| d.count() as u64)
+}
+
 /// `RLIMIT_AS` minus the address space in use (VmSize); `None` unlimited.
 fn address_space_left() -> Option<u64> {
     // SAFETY: all-zero is a valid rlimit; getrlimit only fills it in.
