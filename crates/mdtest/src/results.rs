@@ -328,9 +328,18 @@ pub struct MdtestPayload {
     pub comm: CommInfo,
     /// One entry per task count (one unless -f/-l/-s sweep).
     pub tests: Vec<TestResult>,
-    /// Paths a failed or interrupted run could not remove.
+    /// Paths a failed or interrupted run could not remove, each with
+    /// why: the first [`LEFT_LISTED`] (a read-only remount mid-run
+    /// leaves one per item, tens of thousands).
     pub left_behind: Vec<String>,
+    /// How many paths it could not remove in all.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub left_behind_count: u64,
 }
+
+/// How many leftovers the results and the last words name; the rest
+/// are counted (as `iolab ior` lists the first 20 files of a run).
+pub const LEFT_LISTED: usize = 20;
 
 impl MdtestPayload {
     /// The headline figures for the envelope: each test's summary rates
