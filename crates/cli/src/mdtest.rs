@@ -411,6 +411,7 @@ fn new_document(s: &Setup, t: &Arc<dyn Transport>) -> MdtestDocument {
         tests: Vec::new(),
         left_behind: Vec::new(),
         left_behind_count: 0,
+        cut_short: None,
     };
     // An object store's paths name no local file system.
     let filesystems = match s.backend.capabilities().local {
@@ -461,6 +462,15 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished, roots: &[PathBuf]
             iolab_core::say!("{prog}: error: {f}");
             iolab_core::say!("{prog}: stopped all tasks; {removed}");
         }
+    }
+    // How far the phase got, so that a failed run says what succeeded.
+    if let Some(c) = &u.cut_short {
+        iolab_core::say!(
+            "{prog}: {} was cut short in iteration {}: {} items done by all tasks (a count, not a measurement)",
+            c.phase.label(),
+            c.iteration,
+            c.items
+        );
     }
     for line in left_lines(&u.left, roots) {
         iolab_core::say!("{prog}: {line}");

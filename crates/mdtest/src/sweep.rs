@@ -84,6 +84,7 @@ impl Sweep<'_> {
                     .map(|l| l.to_string())
                     .collect();
                 doc.payload.left_behind_count = u.left.len() as u64;
+                doc.payload.cut_short = u.cut_short.map(|c| *c);
             }
             if leader {
                 doc.payload.finished = iolab_core::clock::mdtest_timestamp();
@@ -248,11 +249,11 @@ mod tests {
 
     fn unfinished(o: Outcome, left: &str) -> Unfinished {
         Unfinished {
-            outcome: o,
             left: vec![Left {
                 path: PathBuf::from(left),
                 why: Why::NotOurs,
             }],
+            ..Unfinished::new(o)
         }
     }
 
@@ -332,6 +333,7 @@ mod tests {
             tests: Vec::new(),
             left_behind: Vec::new(),
             left_behind_count: 0,
+            cut_short: None,
         };
         let mut doc = MdtestDocument::new(
             crate::results::SCHEMA,
