@@ -316,6 +316,23 @@ fn setup_refused(e: io::Error) -> io::Error {
     missing(format!("io_uring is not available: {e} ({hint})"))
 }
 
+/// Why the kernel refused the table of `depth` direct descriptors: more
+/// than the open-file limit (EMFILE, a limit the user can raise) or a
+/// kernel without the table (before 5.19).
+fn sparse_refused(depth: u32, e: io::Error) -> io::Error {
+    match e.raw_os_error() {
+        Some(libc::EMFILE) => io::Error::new(
+            e.kind(),
+            format!(
+                "a queue of {depth} needs {depth} direct descriptors, more than the open-file limit (ulimit -n) allows: {e}"
+            ),
+        ),
+        _ => missing(format!(
+            "io_uring here has no direct descriptors (a sparse file table, Linux 5.19): {e}"
+        )),
+    }
+}
+
 /// A ring of `entries`, set up for one issuing thread when the kernel
 /// accepts it (6.1: completions wait until that thread asks for them).
 fn setup_ring(entries: u32) -> io::Result<IoUring> {
@@ -346,11 +363,9 @@ impl UringMeta {
         if let Some((_, name)) = NEEDED.iter().find(|(c, _)| !probe.is_supported(*c)) {
             return Err(missing(format!("io_uring here lacks {name}")));
         }
-        ring.submitter().register_files_sparse(depth).map_err(|e| {
-            missing(format!(
-                "io_uring here has no direct descriptors (a sparse file table, Linux 5.19): {e}"
-            ))
-        })?;
+        ring.submitter()
+            .register_files_sparse(depth)
+            .map_err(|e| sparse_refused(depth, e))?;
         // The kernel hands path operations (mkdirat, unlinkat, statx, an
         // open that creates) to its io-wq workers, by default at most 4
         // per CPU: on 2 CPUs a queue of 16 kept only 8 in flight

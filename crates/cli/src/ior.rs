@@ -485,8 +485,9 @@ fn rank_csv(tests: &[TestResult], id: u32) -> String {
         "access,rank,runtime-with-openclose,runtime,throughput-withopenclose,throughput\n",
     );
     for t in tests.iter().filter(|t| t.test.params.id == id) {
-        // An access the stop request cut short is no measurement.
-        for r in t.accesses().filter(|r| !r.interrupted) {
+        // An access the stop request or a failed call cut short is no
+        // measurement.
+        for r in t.measured() {
             let per_task = r.bytes as f64 / r.tasks.len().max(1) as f64;
             for (rank, x) in r.tasks.iter().enumerate() {
                 s.push_str(&format!(

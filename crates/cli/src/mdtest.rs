@@ -16,6 +16,7 @@ use iolab_mdtest::sweep::{Answers, Hooks, Sweep};
 use iolab_mdtest::{args, preflight, Config, Observer, Plan, Progress, Unfinished};
 use iolab_report::mdtest::{csv, text};
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -373,7 +374,7 @@ impl Hooks for Shown<'_> {
     }
 
     fn unfinished(&self, u: &Unfinished) {
-        report_unfinished(self.prog, self.leader, u);
+        report_unfinished(self.prog, self.leader, u, &self.cfg.dirs);
     }
 
     fn count_ended(&self, doc: &mut MdtestDocument) {
@@ -409,6 +410,8 @@ fn new_document(s: &Setup, t: &Arc<dyn Transport>) -> MdtestDocument {
         },
         tests: Vec::new(),
         left_behind: Vec::new(),
+        left_behind_count: 0,
+        cut_short: None,
     };
     // An object store's paths name no local file system.
     let filesystems = match s.backend.capabilities().local {
@@ -437,7 +440,7 @@ fn print_header(doc: &MdtestDocument, cfg: &Config, tasks: u64, nodes: u64) {
     ));
 }
 
-fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
+fn report_unfinished(prog: &str, leader: bool, u: &Unfinished, roots: &[PathBuf]) {
     if !leader {
         return;
     }
@@ -460,17 +463,94 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished) {
             iolab_core::say!("{prog}: stopped all tasks; {removed}");
         }
     }
-    for l in &u.left {
-        match l.known() {
-            true => iolab_core::say!("{prog}: left behind: {l}"),
-            false => iolab_core::say!(
-                "{prog}: removal not confirmed under {l}; what this run made may remain there (a -r run with the same options removes it)"
-            ),
-        }
+    // How far the phase got, so that a failed run says what succeeded.
+    if let Some(c) = &u.cut_short {
+        iolab_core::say!(
+            "{prog}: {} was cut short in iteration {}: {} items done by all tasks (a count, not a measurement)",
+            c.phase.label(),
+            c.iteration,
+            c.items
+        );
     }
+    for line in left_lines(&u.left, roots) {
+        iolab_core::say!("{prog}: {line}");
+    }
+}
+
+/// What the cleanup left, a line each for the first
+/// [`iolab_mdtest::results::LEFT_LISTED`], then how many more and how
+/// many in all under each `-d` directory (a read-only remount mid-run
+/// leaves one per item: tens of thousands of lines otherwise).
+fn left_lines(left: &[iolab_backend::remove::Left], roots: &[PathBuf]) -> Vec<String> {
+    const SHOWN: usize = iolab_mdtest::results::LEFT_LISTED;
+    let mut lines: Vec<String> = left
+        .iter()
+        .take(SHOWN)
+        .map(|l| match l.known() {
+            true => format!("left behind: {l}"),
+            false => format!(
+                "removal not confirmed at {l}; what this run made may remain there (a -r run with the same options removes it)"
+            ),
+        })
+        .collect();
+    if left.len() > SHOWN {
+        let mut per_root: Vec<String> = roots
+            .iter()
+            .map(|r| (r, left.iter().filter(|l| l.path.starts_with(r)).count()))
+            .filter(|&(_, n)| n > 0)
+            .map(|(r, n)| format!("{n} under {}", r.display()))
+            .collect();
+        let placed = left
+            .iter()
+            .filter(|l| roots.iter().any(|r| l.path.starts_with(r)))
+            .count();
+        if placed < left.len() {
+            per_root.push(format!("{} elsewhere", left.len() - placed));
+        }
+        lines.push(format!(
+            "and {} more not removed ({} in all: {})",
+            left.len() - SHOWN,
+            left.len(),
+            per_root.join(", ")
+        ));
+    }
+    lines
 }
 
 /// Prints at once; a closed stdout stops the run (crate::output).
 fn print_now(s: &str) {
     let _ = crate::output::print_bytes(s.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_backend::remove::{Left, Why};
+
+    /// A read-only remount mid-run left one entry per item, each a line
+    /// of its own (24,000 lines): now the first 20, then how many more
+    /// and where, and a file is not said to have things "under" it.
+    #[test]
+    fn leftovers_are_listed_up_to_twenty_then_counted_by_root() {
+        let roots = [PathBuf::from("/d/a"), PathBuf::from("/d/b")];
+        let left: Vec<Left> = (0..50)
+            .map(|i| Left {
+                path: roots[i % 2].join(format!("file.mdtest.0.{i}")),
+                why: Why::Failed("Read-only file system (os error 30)".into()),
+            })
+            .chain([Left {
+                path: PathBuf::from("/elsewhere/x"),
+                why: Why::NotOurs,
+            }])
+            .collect();
+        let lines = left_lines(&left, &roots);
+        assert_eq!(lines.len(), 21, "{lines:#?}");
+        assert!(lines[0].starts_with("removal not confirmed at /d/a/file.mdtest.0.0 ("));
+        assert!(lines.iter().all(|l| !l.contains("under /d/a/file")));
+        assert_eq!(
+            lines[20],
+            "and 31 more not removed (51 in all: 25 under /d/a, 25 under /d/b, 1 elsewhere)"
+        );
+        assert_eq!(left_lines(&left[..3], &roots).len(), 3);
+    }
 }

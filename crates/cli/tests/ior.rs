@@ -706,6 +706,112 @@ fn a_short_transfer_counts_what_it_moved_and_a_failed_write_no_wall() {
     assert!(!said.contains("stonewalling pairs accessed"), "{said}");
 }
 
+/// A write the full disk cut short is no measurement, as one Ctrl-C
+/// cut short is not: its row says it failed, no summary counts it (not
+/// the text's, not IOR's summary files, not the per-task CSV), `--csv`
+/// marks it failed, and the outcome keeps the OS error (28, ENOSPC).
+/// It was a plain `write 214.57 ...` row, a summary, a `...,0,false`
+/// CSV row and `"errno": null`.
+#[test]
+fn a_failed_access_is_no_measurement_and_keeps_its_errno() {
+    let s = Scratch::new("ior-enospc");
+    let small = SmallFs::new(&s, "small", "2m");
+    if !small.mounted {
+        return;
+    }
+    let base = "-w -t 64k -b 4m -F -o DIR/small/f --tasks 2";
+    let o = ior(
+        &s.root,
+        &format!("{base} --csv DIR/c.csv --json DIR/r.json"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("write     failed in iteration 0: not a measurement"),
+        "{out}"
+    );
+    assert!(
+        rows(&out).iter().all(|r| r[1].parse::<f64>().is_err()),
+        "a row with figures: {out}"
+    );
+    assert!(!out.contains("Summary of all tests:"), "{out}");
+    // IOR's summary file takes the report in place of stdout.
+    let o = ior(
+        &s.root,
+        &format!("{base} -O summaryFormat=JSON -O summaryFile=DIR/sf.json -O saveRankPerformanceDetailsCSV=DIR/rk.csv"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let read = |f: &str| std::fs::read_to_string(s.path(f)).unwrap();
+    let summary: Value = serde_json::from_str(&read("sf.json")).unwrap();
+    let text = summary.to_string();
+    assert!(
+        !text.contains("bwMaxMIB") && !text.contains("OPsMax"),
+        "{text}"
+    );
+    assert_eq!(
+        summary["tests"][0]["Results"],
+        serde_json::json!([]),
+        "{text}"
+    );
+    assert_eq!(read("rk.csv").lines().count(), 1, "{}", read("rk.csv"));
+    let csv = read("c.csv");
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",errors,stopped,failed"));
+    assert!(
+        csv.lines().last().unwrap().ends_with(",false,true"),
+        "{csv}"
+    );
+    let doc: Value = serde_json::from_str(&read("r.json")).unwrap();
+    assert_eq!(doc["outcome"]["errno"], 28, "{}", doc["outcome"]);
+    let t = &doc["payload"]["tests"][0];
+    assert_eq!(t["iterations"][0]["write"]["failed"], true);
+    assert_eq!(t["summary"], serde_json::json!([]));
+    assert!(
+        t["notes"]
+            .to_string()
+            .contains("no summary: iteration 0's write failed"),
+        "{}",
+        t["notes"]
+    );
+}
+
+/// A directive's value ends at a blank, as IOR reads it; the text after
+/// it (a second directive, the rest of a file name) is refused by name
+/// (exit 2, nothing made), where it became part of the file's name.
+#[test]
+fn text_after_a_directive_value_is_refused_not_made_part_of_it() {
+    let s = Scratch::new("ior-blank");
+    std::fs::create_dir(s.path("a")).unwrap();
+    std::fs::write(
+        s.path("s.ior"),
+        format!(
+            "IOR START\n testFile={}/s1 blockSize=64k\n transferSize=16k\nRUN\nIOR STOP\n",
+            s.path("a").display()
+        ),
+    )
+    .unwrap();
+    let o = ior(&s.root, "-f DIR/s.ior -w -k");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("'blockSize=64k' follows"),
+        "{}",
+        stderr(&o)
+    );
+    let a = s.path("a");
+    let spaced = format!("testFile={}/s2 x", a.display());
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["ior", "-w", "-k", "-t", "16k", "-O", &spaced])
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("'x' follows"), "{}", stderr(&o));
+    assert!(tree(&a).is_empty(), "{:?}", tree(&a));
+}
+
 /// MMAP and DUMMY (the null backend) run IOR's pattern too.
 #[test]
 fn mmap_and_dummy_apis() {

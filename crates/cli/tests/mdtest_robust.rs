@@ -151,6 +151,40 @@ fn a_json_write_that_fails_at_the_end_is_exit_1_and_leaves_no_partial_file() {
     assert_eq!(names, vec!["filler".to_string()], "no partial output");
 }
 
+/// A run the full disk stops says how far the phase got: `--json` has
+/// the cut phase and its items (not a measurement) where it had only an
+/// empty `tests`, and standard error says it too.
+#[test]
+fn a_failed_run_says_how_many_items_its_cut_phase_completed() {
+    let s = Scratch::new("rb-cut");
+    let small = common::SmallFs::new(&s, "small", "256k");
+    if !small.mounted {
+        return;
+    }
+    let j = s.path("out.json");
+    let o = run(&format!(
+        "-F -C -n 1000 -w 4096 -d {} --tasks 2 --json {}",
+        small.dir.join("d").display(),
+        j.display()
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&j);
+    assert_eq!(v["outcome"]["errno"], 28, "{}", v["outcome"]);
+    let cut = &v["payload"]["cut_short"];
+    assert_eq!(cut["phase"], "file_create", "{cut}");
+    assert_eq!(cut["iteration"], 0, "{cut}");
+    assert_eq!(cut["measurement"], false, "{cut}");
+    let items = cut["items"].as_u64().unwrap();
+    assert!(items > 0 && items < 2000, "{cut}");
+    assert!(
+        stderr(&o).contains(&format!(
+            "File creation was cut short in iteration 0: {items} items done by all tasks"
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn backend_options_are_namespaced_and_checked() {
     let s = Scratch::new("rb-beopt");

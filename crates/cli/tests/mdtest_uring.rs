@@ -138,6 +138,56 @@ fn uring_refuses_what_it_cannot_do_before_anything_is_made() {
     }
 }
 
+/// `iolab mdtest LINE` under `ulimit -n LIMIT`.
+fn mdtest_under_ulimit_n(limit: u32, line: &str) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -n {limit} && exec \"$0\" mdtest {line}"))
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .env("CI", "1")
+        .output()
+        .unwrap()
+}
+
+/// Under `ulimit -n 64` the queued removal held 64 directories open
+/// beside the process's own descriptors and failed with EMFILE (named
+/// as an rmdir) where the sync engine passes: its lanes now fit the
+/// limit, and the run removes everything.
+#[test]
+fn uring_removal_fits_the_open_file_limit() {
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-nofile");
+    let d = s.path("t");
+    let line = format!(
+        "-d {} -n 1460 -z 2 -b 8 --engine uring --qd 64 --tasks 1",
+        d.display()
+    );
+    let o = mdtest_under_ulimit_n(64, &line);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(tree(&d).is_empty(), "{:?}", tree(&d));
+}
+
+/// A queue deeper than the open-file limit is refused (exit 2, nothing
+/// made) naming the limit, not as a kernel without direct descriptors.
+#[test]
+fn uring_names_the_open_file_limit_a_deep_queue_exceeds() {
+    let _g = URING.read().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new("uring-qd-limit");
+    let d = s.path("t");
+    let o = mdtest_under_ulimit_n(
+        64,
+        &format!("-d {} -n 200 --engine uring --qd 100", d.display()),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--qd 100 exceeds the open-file limit (64); lower --qd or raise ulimit -n"),
+        "{err}"
+    );
+    assert!(!err.contains("direct descriptors"), "{err}");
+    assert!(!d.exists());
+}
+
 /// Sets `kernel.io_uring_disabled` for the machine and puts the old
 /// value back on drop, also when the test fails.
 struct UringDisabled(String);

@@ -878,7 +878,7 @@ fn a_stopped_server_is_no_removal_claimed() {
         "{err}"
     );
     assert!(
-        err.contains("removal not confirmed under /stopped/test-dir.0-0"),
+        err.contains("removal not confirmed at /stopped/test-dir.0-0"),
         "{err}"
     );
     let left = keys(&s, "claims");

@@ -153,6 +153,29 @@ pub fn memory_limit() -> MemoryLimit {
     best
 }
 
+/// The soft open-file limit (`ulimit -n`, RLIMIT_NOFILE); `None` when
+/// unlimited or unknown. io_uring's table of direct descriptors may hold
+/// no more entries than it, and every descriptor a thread opens counts
+/// against it.
+pub fn open_files_limit() -> Option<u64> {
+    // SAFETY: all-zero is a valid rlimit; getrlimit only fills it in.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: `r` is a writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0
+        || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    Some(r.rlim_cur as u64)
+}
+
+/// Descriptors open in the calling thread's table now (a task thread
+/// that took a table of its own counts its own); 0 when /proc cannot
+/// tell.
+pub fn open_files_now() -> u64 {
+    std::fs::read_dir("/proc/thread-self/fd").map_or(0, |d| d.count() as u64)
+}
+
 /// `RLIMIT_AS` minus the address space in use (VmSize); `None` unlimited.
 fn address_space_left() -> Option<u64> {
     // SAFETY: all-zero is a valid rlimit; getrlimit only fills it in.

@@ -328,14 +328,24 @@ pub fn hog(v: &str) -> Result<Hog, IorError> {
 }
 
 /// Applies one `key=value` directive (spaces around the `=` allowed).
+/// The value ends at the first blank, as IOR's `sscanf` reads it; text
+/// after it is refused by name, where IOR drops it unread (so a second
+/// directive after a space, or a file name with a space, would be lost).
 pub fn apply(text: &str, p: &mut Params, g: &mut Globals) -> Result<(), IorError> {
     let not_one = || IorError::NotADirective(text.trim().to_string());
     let (key, value) = text
         .split_once('=')
         .map(|(k, v)| (k.trim(), v.trim()))
         .ok_or_else(not_one)?;
-    if key.is_empty() {
+    if key.is_empty() || key.contains(char::is_whitespace) {
         return Err(not_one());
+    }
+    if let Some((value, rest)) = value.split_once(char::is_whitespace) {
+        return Err(IorError::Trailing {
+            key: key.to_string(),
+            value: value.to_string(),
+            rest: rest.trim().to_string(),
+        });
     }
     let lower = key.to_ascii_lowercase();
     let set = DIRECTIVES
@@ -406,6 +416,11 @@ mod tests {
             ("savePerOpDataCSV=/tmp/p", "savePerOpDataCSV"),
             ("noequals", "KEY=VALUE"),
             ("fsync=1,,keepFile=1", "empty"),
+            // IOR's value stops at a blank and the rest is lost unread:
+            // refused, naming what would have been lost.
+            ("testFile=/tmp/s1 blockSize=64k", "'blockSize=64k' follows"),
+            ("testFile=/tmp/s2 x", "'x' follows"),
+            ("block Size=4k", "KEY=VALUE"),
         ] {
             let e = run(line).unwrap_err();
             assert!(e.contains(needle), "{line}: {e}");

@@ -28,6 +28,18 @@ pub enum IorError {
     /// An empty directive in a comma-separated list.
     #[error("'{0}': an empty directive")]
     EmptyDirective(String),
+    /// A value followed by more text: IOR's value ends at the first
+    /// blank and drops the rest unread (a second directive after a
+    /// space, a file name with a space), which iolab refuses.
+    #[error("{key}={value}: '{rest}' follows the value; a value ends at a blank, and directives on one line are separated by commas")]
+    Trailing {
+        /// The directive as written.
+        key: String,
+        /// Its value, up to the first blank.
+        value: String,
+        /// What follows it.
+        rest: String,
+    },
     /// A directive iolab does not know.
     #[error("unrecognized parameter \"{0}\"")]
     Unknown(String),

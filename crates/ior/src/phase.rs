@@ -69,6 +69,17 @@ impl TaskRun {
             self.failure = Some(Failure::io(op, Some(path.display().to_string()), e));
         }
     }
+
+    /// A transfer's failure, naming its offset; the OS error number
+    /// stays (`"errno": 28` in the JSON), which an `io::Error` rebuilt
+    /// around the new text would drop.
+    fn fail_at(&mut self, op: &str, path: &Path, offset: u64, e: &std::io::Error) {
+        if self.failure.is_none() {
+            let mut f = Failure::io(op, Some(path.display().to_string()), e);
+            f.message = format!("at offset {offset}: {}", f.message);
+            self.failure = Some(f);
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -259,8 +270,7 @@ impl Ctx<'_> {
             } else {
                 "read"
             };
-            let e = std::io::Error::new(e.kind(), format!("at offset {offset}: {e}"));
-            run.fail(what, path, &e);
+            run.fail_at(what, path, offset, &e);
         }
         if step.kind == Kind::Write && p.fsync && run.failure.is_none() {
             if let Some(file) = f.as_ref() {
@@ -367,14 +377,53 @@ impl Bufs {
 }
 
 /// The failure of the lowest task that failed, known to every task
-/// (collective: called by every task once some task failed).
+/// (collective: called by every task once some task failed). Another
+/// task's failure comes with its OS error number (`ERRNO:TEXT`).
 fn first_failure(comm: &dyn Comm, mine: Option<Failure>) -> Option<Failure> {
-    let text = mine.as_ref().map(|f| f.to_string()).unwrap_or_default();
+    let text = mine
+        .as_ref()
+        .map(|f| format!("{}:{f}", f.errno.map_or(String::new(), |n| n.to_string())))
+        .unwrap_or_default();
     // A leading byte: MPI refuses a gather of nothing from everyone.
     let all = comm.all_gather(format!("-{text}").as_bytes());
     let first = all
         .iter()
         .map(|b| &b[1.min(b.len())..])
         .find(|b| !b.is_empty())?;
-    Some(mine.unwrap_or_else(|| Failure::other("peer", String::from_utf8_lossy(first))))
+    Some(mine.unwrap_or_else(|| peer_failure(&String::from_utf8_lossy(first))))
+}
+
+/// Another task's failure (`ERRNO:TEXT`) as this task reports it.
+fn peer_failure(said: &str) -> Failure {
+    let (errno, text) = said.split_once(':').unwrap_or(("", said));
+    Failure {
+        errno: errno.parse().ok(),
+        ..Failure::other("peer", text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A transfer's failure keeps the OS error number beside the offset
+    /// it names, and so does another task's as this one reports it (both
+    /// were `"errno": null`).
+    #[test]
+    fn a_failure_keeps_its_errno_here_and_from_a_peer() {
+        let mut run = TaskRun {
+            fig: TaskFigures::default(),
+            failure: None,
+        };
+        let e = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        run.fail_at("write", Path::new("/x/f"), 65536, &e);
+        let f = run.failure.unwrap_or_else(|| Failure::other("none", ""));
+        assert_eq!(f.errno, Some(libc::ENOSPC));
+        assert!(f.message.starts_with("at offset 65536: "), "{f}");
+        let said = format!("{}:{f}", libc::ENOSPC);
+        let peer = peer_failure(&said);
+        assert_eq!(peer.errno, Some(libc::ENOSPC));
+        assert_eq!(peer.message, f.to_string());
+        assert_eq!(peer_failure(":peer text").errno, None);
+    }
 }

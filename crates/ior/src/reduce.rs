@@ -205,9 +205,11 @@ pub fn reduce(all: &[TaskFigures], shape: &Shape) -> AccessResult {
             .collect(),
         warnings: Vec::new(),
         interrupted: all.iter().any(|f| f.interrupted()),
+        failed: all.iter().any(|f| f.failed()),
     };
-    // A stopped access is short of its size by design: no warning.
-    if !r.interrupted {
+    // A stopped or failed access is short of its size, and the stop or
+    // the error says why: no warning.
+    if r.measured() {
         r.warnings = size_warnings(all, shape, &r);
     }
     r

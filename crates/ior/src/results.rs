@@ -139,6 +139,18 @@ pub struct AccessResult {
     /// what it did before, not a measurement, and no summary counts it.
     #[serde(default)]
     pub interrupted: bool,
+    /// A task's call failed (the disk full, a close refused): what it
+    /// did before is not a measurement either, and no summary counts it.
+    #[serde(default)]
+    pub failed: bool,
+}
+
+impl AccessResult {
+    /// True when it ran to its end: neither stopped nor failed, so its
+    /// figures are a measurement.
+    pub fn measured(&self) -> bool {
+        !self.interrupted && !self.failed
+    }
 }
 
 /// One iteration of a test.
@@ -242,11 +254,21 @@ impl TestResult {
     pub fn stopped(&self) -> Option<&AccessResult> {
         self.accesses().find(|a| a.interrupted)
     }
+
+    /// The first access a failed call cut short, if any.
+    pub fn failed(&self) -> Option<&AccessResult> {
+        self.accesses().find(|a| a.failed)
+    }
+
+    /// The accesses that are measurements (ran to their end).
+    pub fn measured(&self) -> impl Iterator<Item = &AccessResult> {
+        self.accesses().filter(|a| a.measured())
+    }
 }
 
 /// The summary of `access` over `iterations` (None when none has it).
 /// Only accesses that ran to their end are measurements: one the stop
-/// request cut short is never counted (the caller leaves a test with
+/// request or a failed call cut short is never counted (the caller leaves a test with
 /// one out of the summary altogether, as mdtest does).
 pub fn summarise(iterations: &[Iteration], access: Access) -> Option<OpSummary> {
     let points: Vec<&AccessResult> = iterations
@@ -255,7 +277,7 @@ pub fn summarise(iterations: &[Iteration], access: Access) -> Option<OpSummary> 
             Access::Write => i.write.as_ref(),
             Access::Read => i.read.as_ref(),
         })
-        .filter(|r| !r.interrupted)
+        .filter(|r| r.measured())
         .collect();
     let first = points.first()?;
     let per = |r: &AccessResult, div: f64| match r.total_s > 0.0 {

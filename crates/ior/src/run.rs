@@ -265,7 +265,7 @@ fn encode_outcome(o: &Outcome) -> String {
         Outcome::Completed | Outcome::TimeLimit { .. } => "c".into(),
         Outcome::Interrupted => "i".into(),
         Outcome::Error(f) => format!(
-            "e\0{}\0{}\0{}\0{}",
+            "e\0{}\0{}\0{}\0{}\0{}",
             f.op,
             f.path.clone().unwrap_or_default(),
             f.message,
@@ -273,7 +273,8 @@ fn encode_outcome(o: &Outcome) -> String {
                 FailureKind::Refused => "r",
                 FailureKind::Output => "o",
                 _ => "f",
-            }
+            },
+            f.errno.map_or(String::new(), |n| n.to_string())
         ),
     }
 }
@@ -289,6 +290,8 @@ fn outcome_from(b: &[u8]) -> Option<Outcome> {
                 (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
             let mut f = Failure::other(op, msg);
             f.path = (!path.is_empty()).then(|| path.to_string());
+            // The OS error number, which `--json` reports ("errno": 28).
+            f.errno = parts.next().and_then(|n| n.parse().ok());
             f.kind = match kind {
                 "r" => FailureKind::Refused,
                 "o" => FailureKind::Output,
@@ -794,28 +797,48 @@ fn finish(ctx: &Ctx, res: &mut TestResult) {
         .collect();
 }
 
-/// An interrupted test has no summary, as an interrupted mdtest has
-/// none: what it asked for (-i iterations of whole accesses) was not
-/// all measured, and a stopped access's figures are no measurement. Its
-/// rows stay, a stopped one marked; a note says why there is no summary.
+/// An interrupted or failed test has no summary, as an interrupted
+/// mdtest has none (and IOR, which aborts at an error, prints none):
+/// what it asked for (-i iterations of whole accesses) was not all
+/// measured, and a stopped or failed access's figures are no
+/// measurement. Its rows stay, a stopped or failed one marked; a note
+/// says why there is no summary.
 fn unsummarised(res: &mut TestResult) {
     const NOTE: &str = "no summary: ";
     let noted = res.notes.iter().any(|n| n.starts_with(NOTE));
-    if !matches!(res.outcome, Outcome::Interrupted) || noted {
+    let Some(why) = unsummarised_why(res).filter(|_| !noted) else {
         return;
-    }
-    let why = match res.stopped() {
-        Some(a) => format!(
-            "iteration {}'s {} was stopped by the interrupt",
+    };
+    res.notes.push(format!("{NOTE}{why}"));
+    res.summary = Vec::new();
+}
+
+/// Why a test is not summarised, when it is not.
+fn unsummarised_why(res: &TestResult) -> Option<String> {
+    let name = |a: &AccessResult| {
+        format!(
+            "iteration {}'s {}",
             a.iteration,
             a.access.map_or("access", |a| a.name())
-        ),
-        None => "the interrupt came after its last transfer".to_string(),
+        )
     };
-    res.notes.push(format!(
-        "{NOTE}{why}; an interrupted test is not summarised"
-    ));
-    res.summary = Vec::new();
+    let why = match &res.outcome {
+        Outcome::Interrupted => match res.stopped() {
+            Some(a) => format!("{} was stopped by the interrupt", name(a)),
+            None => "the interrupt came after its last transfer".to_string(),
+        },
+        o @ Outcome::Error(_) if !data_only(o) => match res.failed() {
+            Some(a) => format!("{} failed", name(a)),
+            None if res.summary.is_empty() => return None,
+            None => "it failed after its last transfer".to_string(),
+        },
+        _ => return None,
+    };
+    let what = match res.outcome {
+        Outcome::Interrupted => "an interrupted",
+        _ => "a failed",
+    };
+    Some(format!("{why}; {what} test is not summarised"))
 }
 
 /// The first write's count into the stonewall status file, or IOR's
@@ -848,5 +871,20 @@ fn stonewall_count(p: &Params, res: &mut TestResult) {
         }
         (None, pairs) => res.pairs_note = Some(pairs.unwrap_or(0)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The outcome the ranks agree on keeps the OS error number: it was
+    /// dropped there, and `--json` said `"errno": null` for a full disk.
+    #[test]
+    fn the_agreed_outcome_keeps_its_errno() {
+        let e = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        let f = Failure::io("write", Some("/x/f".into()), &e);
+        let back = outcome_from(encode_outcome(&Outcome::Error(f.clone())).as_bytes());
+        assert_eq!(back, Some(Outcome::Error(f)));
     }
 }

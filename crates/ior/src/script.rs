@@ -116,6 +116,13 @@ mod tests {
             .unwrap_err()
             .message
             .contains("IOR START"));
+        // Two directives a blank apart: IOR reads the first and drops
+        // the second; iolab names the line and what follows the value.
+        let e =
+            run("IOR START\n testFile=/tmp/s1 blockSize=64k\n transferSize=16k\nRUN\nIOR STOP\n")
+                .unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("'blockSize=64k' follows"), "{e}");
         assert!(run("IOR START\nRUN\n")
             .unwrap_err()
             .message

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::ctx::RunCtx;
 use crate::exchange::{exchange, PhaseTrouble, TaskReport};
 use crate::plan::Plan;
-use crate::results::{IterationResult, Phase, PhaseResult, TestResult};
+use crate::results::{CutShort, IterationResult, Phase, PhaseResult, TestResult};
 use crate::stonewall::{self, WallCounts};
 use crate::work::TaskState;
 use iolab_backend::remove::{Left, Why};
@@ -45,6 +45,9 @@ pub struct Unfinished {
     /// failed, as when an object store stops answering: what this run
     /// made may remain there; see [`Unfinished::confirmed`]).
     pub left: Vec<Left>,
+    /// The phase it cut short and how far its tasks got there (boxed:
+    /// the error side of every task's result stays small).
+    pub cut_short: Option<Box<CutShort>>,
 }
 
 impl Unfinished {
@@ -53,6 +56,7 @@ impl Unfinished {
         Unfinished {
             outcome,
             left: Vec::new(),
+            cut_short: None,
         }
     }
 
@@ -174,10 +178,7 @@ impl<'a> Engine<'a> {
             Err(f) => {
                 comm.cancel();
                 self.ctx.cancel();
-                return Err(Unfinished {
-                    outcome: Outcome::Error(f),
-                    left: Vec::new(),
-                });
+                return Err(Unfinished::new(Outcome::Error(f)));
             }
         };
         let seed = self.agree_seed(comm);
@@ -194,11 +195,11 @@ impl<'a> Engine<'a> {
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
                 Err(Unfinished {
-                    outcome: Outcome::Error(Failure::other(
+                    left: st.cleanup_after_failure().left,
+                    ..Unfinished::new(Outcome::Error(Failure::other(
                         "task",
                         format!("task {} panicked: {why}", comm.task()),
-                    )),
-                    left: st.cleanup_after_failure().left,
+                    )))
                 })
             }
         }
@@ -230,7 +231,7 @@ impl<'a> Engine<'a> {
                     }
                     items_per_task = items;
                 }
-                Err(t) => return Err(self.fail(st, t)),
+                Err(t) => return Err(self.fail(st, t, iter)),
             }
         }
         // A stop request that came after the last operation (as the last
@@ -241,8 +242,9 @@ impl<'a> Engine<'a> {
             let t = PhaseTrouble {
                 error: None,
                 interrupted: true,
+                cut: None,
             };
-            return Err(self.fail(st, t));
+            return Err(self.fail(st, t, cfg.iterations));
         }
         st.remove_root_if_created();
         // Shared files (-S) are the same files for every task: count once.
@@ -506,8 +508,18 @@ impl<'a> Engine<'a> {
         trouble.map_or(Ok(()), Err)
     }
 
-    fn fail(&self, st: &mut TaskState, t: PhaseTrouble) -> Unfinished {
+    /// Cleans up after `t` in iteration `iter`: what stayed, over all
+    /// tasks, and how far the phase it cut short got.
+    fn fail(&self, st: &mut TaskState, t: PhaseTrouble, iter: u64) -> Unfinished {
         st.comm().barrier();
+        let cut_short = t.cut.map(|(phase, items)| {
+            Box::new(CutShort {
+                iteration: iter,
+                phase,
+                items,
+                measurement: false,
+            })
+        });
         let outcome = match t.error {
             Some(e) => Outcome::Error(e),
             None => Outcome::Interrupted,
@@ -526,7 +538,11 @@ impl<'a> Engine<'a> {
                 })
                 .collect(),
         };
-        Unfinished { outcome, left }
+        Unfinished {
+            outcome,
+            left,
+            cut_short,
+        }
     }
 }
 

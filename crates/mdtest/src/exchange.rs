@@ -55,6 +55,9 @@ pub struct PhaseTrouble {
     pub error: Option<Failure>,
     /// A stop was requested somewhere.
     pub interrupted: bool,
+    /// The phase it cut short and the operations every task completed
+    /// in it.
+    pub cut: Option<(Phase, u64)>,
 }
 
 /// Exchanges the reports of a list of phases among all tasks and combines
@@ -70,6 +73,7 @@ pub fn exchange(comm: &dyn Comm, mine: &[TaskReport]) -> (Vec<PhaseResult>, Opti
     let mut trouble = PhaseTrouble {
         error: None,
         interrupted: false,
+        cut: None,
     };
     for (i, r) in mine.iter().enumerate() {
         let reports: Vec<&TaskReport> = per_task.iter().filter_map(|v| v.get(i)).collect();
@@ -79,7 +83,11 @@ pub fn exchange(comm: &dyn Comm, mine: &[TaskReport]) -> (Vec<PhaseResult>, Opti
                 trouble.error.clone_from(&rep.error);
             }
         }
-        results.push(combine(r.phase, &reports));
+        let result = combine(r.phase, &reports);
+        if trouble.cut.is_none() && (trouble.error.is_some() || trouble.interrupted) {
+            trouble.cut = Some((r.phase, result.items));
+        }
+        results.push(result);
     }
     if comm.cancelled() && trouble.error.is_none() {
         // The answers above are empty: a task died or failed mid-phase.

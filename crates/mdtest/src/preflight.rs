@@ -115,6 +115,13 @@ fn check_engine(cfg: &Config, be: &dyn Backend) -> Result<(), ConfigError> {
             be.name()
         )));
     }
+    // A queue's table of direct descriptors may not be larger than the
+    // open-file limit: named here rather than as a kernel that lacks it.
+    if let Some(limit) = iolab_core::env::open_files_limit().filter(|&l| u64::from(qd) > l) {
+        return Err(ConfigError(format!(
+            "--qd {qd} exceeds the open-file limit ({limit}); lower --qd or raise ulimit -n"
+        )));
+    }
     let bytes = cfg.write_bytes.max(cfg.read_bytes) as usize;
     match be.metadata_queue(qd, bytes) {
         Ok(_) => Ok(()),

@@ -328,9 +328,36 @@ pub struct MdtestPayload {
     pub comm: CommInfo,
     /// One entry per task count (one unless -f/-l/-s sweep).
     pub tests: Vec<TestResult>,
-    /// Paths a failed or interrupted run could not remove.
+    /// Paths a failed or interrupted run could not remove, each with
+    /// why: the first [`LEFT_LISTED`] (a read-only remount mid-run
+    /// leaves one per item, tens of thousands).
     pub left_behind: Vec<String>,
+    /// How many paths it could not remove in all.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub left_behind_count: u64,
+    /// The phase an error or a stop cut short, with what its tasks had
+    /// done by then: a count, not a measurement (no rate is given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_short: Option<CutShort>,
 }
+
+/// A phase an error or a stop cut short: how far its tasks got. Its
+/// time and rate are no measurement, so it has neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CutShort {
+    /// The iteration (from 0).
+    pub iteration: u64,
+    /// The phase.
+    pub phase: Phase,
+    /// Operations completed by all tasks before it ended.
+    pub items: u64,
+    /// Always false: the phase is no measurement.
+    pub measurement: bool,
+}
+
+/// How many leftovers the results and the last words name; the rest
+/// are counted (as `iolab ior` lists the first 20 files of a run).
+pub const LEFT_LISTED: usize = 20;
 
 impl MdtestPayload {
     /// The headline figures for the envelope: each test's summary rates

@@ -75,8 +75,16 @@ impl Sweep<'_> {
             if let Err(u) = end {
                 hooks.unfinished(&u);
                 doc.outcome = u.outcome;
-                // Each with why (not the run's, or removal not seen through).
-                doc.payload.left_behind = u.left.iter().map(|l| l.to_string()).collect();
+                // Each with why (not the run's, or removal not seen
+                // through); the first few, and how many in all.
+                doc.payload.left_behind = u
+                    .left
+                    .iter()
+                    .take(crate::results::LEFT_LISTED)
+                    .map(|l| l.to_string())
+                    .collect();
+                doc.payload.left_behind_count = u.left.len() as u64;
+                doc.payload.cut_short = u.cut_short.map(|c| *c);
             }
             if leader {
                 doc.payload.finished = iolab_core::clock::mdtest_timestamp();
@@ -241,11 +249,11 @@ mod tests {
 
     fn unfinished(o: Outcome, left: &str) -> Unfinished {
         Unfinished {
-            outcome: o,
             left: vec![Left {
                 path: PathBuf::from(left),
                 why: Why::NotOurs,
             }],
+            ..Unfinished::new(o)
         }
     }
 
@@ -324,6 +332,8 @@ mod tests {
             },
             tests: Vec::new(),
             left_behind: Vec::new(),
+            left_behind_count: 0,
+            cut_short: None,
         };
         let mut doc = MdtestDocument::new(
             crate::results::SCHEMA,

@@ -205,10 +205,12 @@ impl<'a> TaskState<'a> {
             Some(e) => Err(PhaseTrouble {
                 error: Some(e),
                 interrupted: false,
+                cut: None,
             }),
             None if self.comm.cancelled() => Err(PhaseTrouble {
                 error: Some(crate::exchange::peer_failed()),
                 interrupted: false,
+                cut: None,
             }),
             None => Ok(()),
         }

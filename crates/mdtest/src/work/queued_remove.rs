@@ -26,6 +26,22 @@ use std::ops::Range;
 /// descriptors stay far below the usual limit of 1024 at any depth).
 pub(super) const MAX_OPEN_DIRS: usize = 64;
 
+/// Descriptors left free beside the lanes under a low open-file limit:
+/// the removal opens a `-d` directory of its own when it starts, and
+/// other threads may open a few.
+const SPARE_FDS: u64 = 4;
+
+/// How many directories a task may hold open at once for removal: the
+/// queue depth, at most [`MAX_OPEN_DIRS`], and no more than the
+/// open-file limit leaves beside what is open (`ulimit -n 64` with 64
+/// lanes failed with EMFILE where the sync engine, one directory at a
+/// time, passed). At least one.
+fn lane_width(depth: usize, limit: Option<u64>, open: u64) -> usize {
+    let room = limit.map_or(u64::MAX, |l| l.saturating_sub(open + SPARE_FDS));
+    let room = usize::try_from(room).unwrap_or(usize::MAX);
+    depth.clamp(1, MAX_OPEN_DIRS).min(room).max(1)
+}
+
 /// A directory being emptied.
 struct Lane {
     /// Opened without following a link below `-d`.
@@ -125,7 +141,11 @@ impl TaskState<'_> {
         tags: Range<u64>,
         rep: &mut TaskReport,
     ) -> bool {
-        let width = q.depth().clamp(1, MAX_OPEN_DIRS);
+        let width = lane_width(
+            q.depth(),
+            iolab_core::env::open_files_limit(),
+            iolab_core::env::open_files_now(),
+        );
         let mut lanes: Vec<Lane> = Vec::with_capacity(width);
         let (mut next, mut turn, mut ok) = (tags.start, 0, true);
         loop {
@@ -167,7 +187,9 @@ impl TaskState<'_> {
 
     /// Opens the directory of the entries `run` (no link followed below
     /// `-d`). None when it is missing and missing entries are tolerated
-    /// (each counted missing); Err once the failure is recorded.
+    /// (each counted missing); Err once the failure is recorded. A
+    /// missing directory or a link fails each entry, as in the sync
+    /// engine; any other failure (EMFILE) is the open's, named so.
     fn open_lane(
         &mut self,
         doomed: &mut Doomed,
@@ -191,6 +213,15 @@ impl TaskState<'_> {
             }
             Err(e) => e,
         };
+        let per_entry =
+            e.raw_os_error() == Some(libc::ENOENT) || iolab_backend::not_a_directory(&e);
+        if !per_entry {
+            let dir = String::from_utf8_lossy(parent).into_owned();
+            let mut f = Failure::io("open", Some(dir), &e);
+            f.message = format!("{e} (the directory whose entries the phase removes)");
+            self.account(op, Err(f), rep);
+            return Err(());
+        }
         // As the sync engine fails each entry of the directory.
         let f = removal_failure(op, op_name(op), path, &e);
         for _ in run {
@@ -327,6 +358,18 @@ mod tests {
             }
         }
         assert_eq!(split(c"/a/b/c"), (&b"/a/b"[..], c"c"));
+    }
+
+    /// The lanes fit the open-file limit beside what is open: 64 lanes
+    /// under `ulimit -n 64` met EMFILE.
+    #[test]
+    fn lanes_fit_the_open_file_limit() {
+        assert_eq!(lane_width(64, None, 10), 64);
+        assert_eq!(lane_width(256, Some(1024), 10), MAX_OPEN_DIRS);
+        assert_eq!(lane_width(64, Some(64), 10), 50);
+        assert_eq!(lane_width(8, Some(64), 10), 8);
+        assert_eq!(lane_width(64, Some(16), 20), 1);
+        assert_eq!(lane_width(0, None, 0), 1);
         assert_eq!(split(c"c"), (&b"."[..], c"c"));
     }
 }

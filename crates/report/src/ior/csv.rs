@@ -1,13 +1,14 @@
 //! iolab's CSV of a run (`--csv`): one row per test, iteration and
 //! access, with the bytes moved and stored, the rates, the step times,
 //! the stonewall's figures and the checks' errors; `stopped` is true on
-//! the row of an access the stop request cut short (no measurement).
+//! the row of an access the stop request cut short and `failed` on one
+//! a failed call cut short (neither is a measurement).
 
 use iolab_ior::IorPayload;
 use std::io::{self, Write};
 
 /// Column names, in order.
-pub const HEADER: &str = "test,iteration,access,tasks,bytes,file_bytes,transfers,transfer_bytes,bw_mib_per_s,iops,latency_s,open_s,rdwr_s,close_s,total_s,pairs_accessed,deadline_hit,stonewall_s,stonewall_bytes,errors,stopped";
+pub const HEADER: &str = "test,iteration,access,tasks,bytes,file_bytes,transfers,transfer_bytes,bw_mib_per_s,iops,latency_s,open_s,rdwr_s,close_s,total_s,pairs_accessed,deadline_hit,stonewall_s,stonewall_bytes,errors,stopped,failed";
 
 /// The CSV into `w`, row by row.
 pub fn write(p: &IorPayload, w: &mut dyn Write) -> io::Result<()> {
@@ -38,6 +39,7 @@ pub fn write(p: &IorPayload, w: &mut dyn Write) -> io::Result<()> {
                 wall.map_or(String::new(), |w| w.total_bytes.to_string()),
                 r.errors.to_string(),
                 r.interrupted.to_string(),
+                r.failed.to_string(),
             ])?;
         }
     }

@@ -2,7 +2,7 @@
 //! header line and one row per access of each iteration, with IOR's
 //! columns and its four decimals. IOR writes no header block and no
 //! summary in this format, and neither does this. An access the stop
-//! request cut short is no measurement and has no row.
+//! request or a failed call cut short is no measurement and has no row.
 
 use iolab_ior::IorPayload;
 use std::fmt::Write;
@@ -17,7 +17,7 @@ pub fn render(p: &IorPayload) -> String {
     for t in &p.tests {
         s.push_str(HEADER);
         s.push('\n');
-        for r in t.accesses().filter(|r| !r.interrupted) {
+        for r in t.measured() {
             let _ = writeln!(
                 s,
                 "{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{},{}",

@@ -122,9 +122,9 @@ fn test(t: &TestResult) -> V {
     }
     fields.push(("Parameters", parameters(t)));
     fields.push(("Options", options(t)));
-    // An access the stop request cut short is no measurement: no result.
-    let measured = t.accesses().filter(|r| !r.interrupted);
-    fields.push(("Results", V::A(measured.map(result).collect())));
+    // An access the stop request or a failed call cut short is no
+    // measurement: no result.
+    fields.push(("Results", V::A(t.measured().map(result).collect())));
     V::O(fields)
 }
 

@@ -210,16 +210,17 @@ pub fn access(r: &AccessResult) -> String {
 }
 
 /// One row of the results table (PrintReducedResult); an access the
-/// stop request cut short says so in place of figures that are no
-/// measurement.
+/// stop request or a failed call cut short says so in place of figures
+/// that are no measurement.
 pub fn row(r: &AccessResult) -> String {
     let mut s = format!("{:<10}", r.access.map_or("", |a| a.name()));
-    if r.interrupted {
-        let _ = writeln!(
-            s,
-            "stopped by the interrupt in iteration {}: not a measurement",
-            r.iteration
-        );
+    let cut = match (r.interrupted, r.failed) {
+        (true, _) => Some("stopped by the interrupt"),
+        (_, true) => Some("failed"),
+        _ => None,
+    };
+    if let Some(how) = cut {
+        let _ = writeln!(s, "{how} in iteration {}: not a measurement", r.iteration);
         return s;
     }
     pp(&mut s, r.bw_bytes_per_s / MIB, " ");
@@ -256,7 +257,7 @@ pub fn test_end(t: &TestResult) -> String {
             t.iterations
                 .iter()
                 .filter_map(f)
-                .filter(|r| !r.interrupted)
+                .filter(|r| r.measured())
                 .map(|r| r.bw_bytes_per_s)
                 .fold(0.0, f64::max)
         };
