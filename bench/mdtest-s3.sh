@@ -21,7 +21,9 @@ python3 -c "import boto3" 2>/dev/null || { echo "no boto3: pip install boto3" >&
 tmp=$(mktemp -d)
 weed_pid=
 cleanup() {
-    [ -n "$weed_pid" ] && kill "$weed_pid" 2>/dev/null
+    # SIGKILL: on SIGTERM weed takes some 25 s to exit, and its data,
+    # in $tmp, is removed next anyway.
+    [ -n "$weed_pid" ] && kill -KILL "$weed_pid" 2>/dev/null
     wait 2>/dev/null || true
     rm -rf "$tmp"
     # weed's gRPC sockets, which it puts in /tmp whatever it is told.

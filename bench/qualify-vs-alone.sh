@@ -23,12 +23,15 @@
 #
 # Usage: bench/qualify-vs-alone.sh [IOLAB_BINARY] [PLAN.toml]
 #        (default target/release/iolab, the embedded default plan)
-# Environment: ROUNDS (3), ALONE (3).
+# Environment: ROUNDS (3), ALONE (3), SETTLE (1: seconds of pause after
+# the sync before each point's unmeasured run; 0 where only the script's
+# working is checked).
 set -euo pipefail
 BIN=${1:-target/release/iolab}
 PLAN=${2:-}
 ROUNDS=${ROUNDS:-3}
 ALONE=${ALONE:-3}
+SETTLE=${SETTLE:-1}
 [ -x "$BIN" ] || { echo "build first: cargo build --release ($BIN missing)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 2; }
 BIN=$(readlink -f "$BIN")
@@ -37,11 +40,12 @@ BIN=$(readlink -f "$BIN")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "load before: $(uptime)"
-CI=1 python3 - "$BIN" "$tmp" "$ROUNDS" "$ALONE" "$PLAN" <<'PY'
+CI=1 python3 - "$BIN" "$tmp" "$ROUNDS" "$ALONE" "$PLAN" "$SETTLE" <<'PY'
 import json, os, re, shutil, statistics, subprocess, sys, time, tomllib
 from pathlib import Path
 
 bin_, tmp, rounds, alone, plan = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+settle = float(sys.argv[6])
 # No run here is expected to take more than this; a hung one fails the script.
 TIMEOUT = 900
 
@@ -119,7 +123,7 @@ for r in range(rounds):
         # What the qualification left to write back (its data and
         # metadata layers' files) is written now, not during the runs.
         os.sync()
-        time.sleep(1)
+        time.sleep(settle)
         run(cmd, f"{label} {key}, unmeasured")
         values = []
         for _ in range(alone):

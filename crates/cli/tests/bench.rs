@@ -87,9 +87,10 @@ const SMOKES: &[Smoke] = &[
             ("RUNS", "1"),
             ("ITEMS", "200"),
             ("OPS", "2000"),
+            ("SETTLE", "0"),
             ("INSTR", "1"),
-            ("VG_ITEMS", "50"),
-            ("VG_OPS", "500"),
+            ("VG_ITEMS", "20"),
+            ("VG_OPS", "200"),
         ],
         peers: &["python3", "valgrind"],
         root: true,
@@ -128,7 +129,7 @@ const SMOKES: &[Smoke] = &[
         setup: Some(small_qualify_plan),
         script: "qualify-vs-alone.sh",
         args: &["BIN", "DIR/plan.toml"],
-        env: &[("ROUNDS", "1"), ("ALONE", "1")],
+        env: &[("ROUNDS", "1"), ("ALONE", "1"), ("SETTLE", "0")],
         peers: &["python3"],
         root: false,
     },
@@ -184,6 +185,10 @@ const SMOKES: &[Smoke] = &[
         root: true,
     },
 ];
+
+/// The smokes that take longest here (some 40 s each, where the rest
+/// take 20 s or less).
+const LONGEST: &[&str] = &["s3-vs-minio-go.sh", "live-overhead.sh"];
 
 /// For io500-vs-app.sh: a stand-in for the io500 app (`DIR/app/io500`,
 /// which the script runs under mpirun) that is iolab's own io500 on rank
@@ -358,10 +363,11 @@ fn every_bench_script_has_a_smoke_run() {
 fn every_bench_script_runs_small_to_its_end() {
     // Two at a time: the smokes assert no speed, and most of each one's
     // time is a script waiting on its own runs.
-    // The longest first (the Go peer's build), so the other thread takes
-    // the rest meanwhile.
+    // The longest first (the Go peer's build and its S3 rounds, the
+    // valgrind runs of a debug build), one on each thread, so that the
+    // short ones fill in after them.
     let mut order: Vec<&Smoke> = SMOKES.iter().collect();
-    order.sort_by_key(|s| s.script != "s3-vs-minio-go.sh");
+    order.sort_by_key(|s| !LONGEST.contains(&s.script));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {

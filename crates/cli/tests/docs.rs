@@ -501,8 +501,14 @@ fn run_block(run: &mut DocRun, b: &Block) -> Result<(), String> {
             println!("{}:{}: not run here: {why}", run.name, s.line);
             continue;
         }
+        let t0 = Instant::now();
         run.run_step(s, !names.is_empty())
             .map_err(|e| format!("{}:{}: `{}`: {e}", run.name, s.line, s.command))?;
+        // The slow steps, for whoever shortens the suite (--nocapture).
+        let took = t0.elapsed().as_secs_f64();
+        if took >= 1.0 {
+            println!("{}:{}: {took:.1} s", run.name, s.line);
+        }
     }
     Ok(())
 }

@@ -6,8 +6,9 @@
 //! (nothing measured twice), a baseline, and two fake hosts under
 //! mpirun (the network between them, metadata over 1 and 2 nodes).
 //!
-//! The tests take turns (one lock): each loads the machine's two cores,
-//! and the limits are compared with runs made alone.
+//! The default's test runs alone (it compares its limits with the same
+//! points run alone, and the others load the machine's two cores); the
+//! others, whose assertions no load can change, run beside each other.
 
 // A failed unwrap in a test is the test failing, with its message.
 #![allow(clippy::unwrap_used)]
@@ -19,13 +20,21 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-static SERIAL: Mutex<()> = Mutex::new(());
+/// Shared by the tests that may run beside each other, taken whole by
+/// the one that compares figures with runs made alone.
+static TURNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+/// A turn beside the other tests of this file (not the default's).
+fn shared_turn() -> RwLockReadGuard<'static, ()> {
+    TURNS.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The machine to itself, as far as this file's tests go.
+fn alone_turn() -> RwLockWriteGuard<'static, ()> {
+    TURNS.write().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Longest one qualification may take here (the default takes 1.5 to
@@ -337,7 +346,7 @@ fn leftovers(tmp: &Path) -> Vec<String> {
 /// tolerance it would have had are printed.
 #[test]
 fn the_default_qualifies_this_machine_and_its_limits_are_the_tools_own() {
-    let _turn = serial();
+    let _turn = alone_turn();
     let s = Scratch::new("qualify-default");
     let tmp = s.path("tmp");
     std::fs::create_dir(&tmp).unwrap();
@@ -466,7 +475,7 @@ fn leftover_name(plan: &str) -> String {
 /// end.)
 #[test]
 fn a_files_directory_of_someone_else_is_refused_and_kept() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-not-ours");
     let theirs = s.path("iolab-qualify.abc");
     std::fs::create_dir(&theirs).unwrap();
@@ -528,7 +537,7 @@ fn wait_for(path: &Path, r: &mut Running) {
 /// are kept and named in a note.
 #[test]
 fn the_files_directory_keeps_what_its_tools_did_not_make() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-keep-theirs");
     let dir = s.path("q");
     let files = s.path("iolab-qualify.abc");
@@ -574,7 +583,7 @@ fn the_files_directory_keeps_what_its_tools_did_not_make() {
 /// runs, the victim as it was and the link left.
 #[test]
 fn a_link_planted_in_the_files_directory_is_refused_on_resume() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-planted-link");
     let dir = s.path("q");
     let files = s.path("iolab-qualify.abc");
@@ -619,7 +628,7 @@ fn a_link_planted_in_the_files_directory_is_refused_on_resume() {
 /// the final cleanup keeps it, unfollowed, and names it in its note.
 #[test]
 fn the_cleanup_removes_only_the_tools_own_files_not_a_link_at_their_name() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-cleanup-link");
     let dir = s.path("q");
     let files = s.path("iolab-qualify.abc");
@@ -676,7 +685,7 @@ fn the_cleanup_removes_only_the_tools_own_files_not_a_link_at_their_name() {
 /// the page as it was.
 #[test]
 fn an_out_with_a_planted_link_or_a_page_of_someone_else_is_refused() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-planted");
     let p = ping_plan(&s, "plan.toml", 0.5, "layers = [\"network\"]");
     let q1 = s.path("q1");
@@ -732,7 +741,7 @@ fn an_out_with_a_planted_link_or_a_page_of_someone_else_is_refused() {
 /// carries on to the end.
 #[test]
 fn a_second_qualification_on_the_same_out_is_refused_while_the_first_runs() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-lock");
     let p = ping_plan(&s, "plan.toml", 3.0, "layers = [\"network\"]");
     let dir = s.path("q");
@@ -788,7 +797,7 @@ fn a_second_qualification_on_the_same_out_is_refused_while_the_first_runs() {
 /// with nothing of the files left.
 #[test]
 fn a_qualification_whose_dir_is_its_out_resumes() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-dir-is-out");
     let dir = s.path("o11");
     std::fs::create_dir(&dir).unwrap();
@@ -826,7 +835,7 @@ fn a_qualification_whose_dir_is_its_out_resumes() {
 /// its figure with the value measured; the report is written all the same.
 #[test]
 fn an_expectation_not_met_fails_its_layer() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-fail");
     let p = s.path("plan.toml");
     std::fs::write(
@@ -862,7 +871,7 @@ fn an_expectation_not_met_fails_its_layer() {
 /// efficiency is then also judged against it.
 #[test]
 fn the_devices_layer_surveys_the_plans_targets() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-devices");
     std::fs::create_dir(s.path("ost0")).unwrap();
     let p = s.path("plan.toml");
@@ -908,7 +917,7 @@ fn the_devices_layer_surveys_the_plans_targets() {
 /// it was).
 #[test]
 fn bad_plans_and_directories_are_refused_before_anything_runs() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-bad");
     let tmp = s.path("tmp");
     std::fs::create_dir(&tmp).unwrap();
@@ -1051,7 +1060,7 @@ fn recorded(store: &Path, tmp: &Path) -> Vec<(String, String, i64)> {
 /// the sweep's directory in DIR).
 #[test]
 fn ctrl_c_then_kill_then_the_same_command_measures_nothing_twice() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-resume");
     let tmp = s.path("tmp");
     std::fs::create_dir(&tmp).unwrap();
@@ -1118,7 +1127,7 @@ fn ctrl_c_then_kill_then_the_same_command_measures_nothing_twice() {
 /// for every limit.
 #[test]
 fn a_baseline_gives_every_limit_as_a_percentage() {
-    let _turn = serial();
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-baseline");
     let tmp = s.path("tmp");
     std::fs::create_dir(&tmp).unwrap();
@@ -1239,7 +1248,7 @@ fn an_ext4_without_a_journal_is_noted_for_the_metadata_layer() {
 #[test]
 fn two_hosts_network_between_them_and_metadata_over_nodes() {
     use std::os::unix::fs::PermissionsExt;
-    let _turn = serial();
+    let _turn = shared_turn();
     let name = "two_hosts_network_between_them_and_metadata_over_nodes";
     if Command::new("mpirun").arg("--version").output().is_err() {
         common::skip_or_fail(name, "mpirun is not installed");
