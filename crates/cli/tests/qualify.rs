@@ -1196,6 +1196,7 @@ fn a_baseline_gives_every_limit_as_a_percentage() {
 /// metadata layer, gets no note.
 #[test]
 fn an_ext4_without_a_journal_is_noted_for_the_metadata_layer() {
+    let _turn = shared_turn();
     let s = Scratch::new("qualify-ext4");
     let tmp = s.path("tmp");
     std::fs::create_dir(&tmp).unwrap();
@@ -1347,6 +1348,7 @@ fn two_hosts_network_between_them_and_metadata_over_nodes() {
 /// other plan).
 #[test]
 fn a_dir_that_cannot_take_files_is_refused_before_out_is_made() {
+    let _turn = shared_turn();
     let _turn = serial();
     let s = Scratch::new("qualify-ro");
     let ro = common::SmallFs::new(&s, "ro", "size=1m,ro");
@@ -1387,6 +1389,7 @@ fn a_dir_that_cannot_take_files_is_refused_before_out_is_made() {
 /// refuse its own plan.toml), and nothing is left in TMP.
 #[test]
 fn a_relative_tmpdir_gives_a_qualification_that_runs_again() {
+    let _turn = shared_turn();
     let _turn = serial();
     let s = Scratch::new("qualify-reltmp");
     std::fs::create_dir(s.path("tmp")).unwrap();
@@ -1414,6 +1417,7 @@ fn a_relative_tmpdir_gives_a_qualification_that_runs_again() {
 /// run it points at is that write.
 #[test]
 fn a_failed_write_run_is_named_by_its_own_curve() {
+    let _turn = shared_turn();
     let _turn = serial();
     let s = Scratch::new("qualify-label");
     let full = common::SmallFs::new(&s, "full", "8m");
@@ -1468,6 +1472,7 @@ fn a_failed_write_run_is_named_by_its_own_curve() {
 /// network runs, are counted apart rather than priced as network runs.
 #[test]
 fn the_time_left_is_an_estimate_per_layer() {
+    let _turn = shared_turn();
     let _turn = serial();
     let s = Scratch::new("qualify-eta");
     let plan = s.path("plan.toml");
@@ -1505,6 +1510,7 @@ fn the_time_left_is_an_estimate_per_layer() {
 /// used to be, holding only its owner file, and unnamed).
 #[test]
 fn a_store_whose_disk_fills_leaves_no_files_directory() {
+    let _turn = shared_turn();
     let _turn = serial();
     let s = Scratch::new("qualify-storefull");
     let small = common::SmallFs::new(&s, "small", "300k");
