@@ -31,6 +31,14 @@ static SIGNALLED: [AtomicBool; 3] = [
     AtomicBool::new(false),
 ];
 
+/// Whether a signal that stops a run (SIGINT, SIGTERM, SIGHUP) has come,
+/// other than a parent's death signal: a run that ends after one is
+/// interrupted, even when it had done all its work before (see
+/// `runner::Session::finish_document`).
+pub fn signalled() -> bool {
+    SIGNALLED.iter().any(|s| s.load(Ordering::SeqCst))
+}
+
 /// The parent whose death signals this process, and the signal
 /// (`iolab_launch::parent_death`), read once at install; 0 when none.
 static PARENT: [AtomicI32; 2] = [AtomicI32::new(0), AtomicI32::new(0)];

@@ -428,6 +428,8 @@ fn run(
     )
     .outputs(tarball_outputs("--tarball", &tgz))
     .open()?;
+    // Its exit status is the command's, to which it passes the signals.
+    session.signals_passed_on();
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("iolab"));
     let attach = match rec.keep_going {
         true => iolab_stats::attach_config,

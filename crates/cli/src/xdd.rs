@@ -437,6 +437,7 @@ fn samples(p: &Plan, progress: &Progress, now: u64) -> Vec<report::heartbeat::Sa
             bytes: t.bytes.load(Relaxed),
             planned_ops: t.planned_ops.load(Relaxed),
             pass_elapsed_s: t.pass_elapsed_s(now),
+            waiting: t.pass_start_ns.load(Relaxed) == 0,
         })
         .collect()
 }
@@ -500,8 +501,9 @@ fn heartbeat(p: &Plan, progress: &Progress) -> Option<Failure> {
             to_stderr = std::io::stderr().write_all(line.as_bytes()).is_ok();
         }
         for s in &ss {
-            if let Some((path, Some(mut f))) = files.get(s.target).map(|(p, f)| (p, f.as_ref())) {
-                let line = report::heartbeat::csv_line(hb, &host, &tod, el, s);
+            let line = report::heartbeat::csv_line(hb, &host, &tod, el, s);
+            let file = files.get(s.target).map(|(p, f)| (p, f.as_ref()));
+            if let (Some((path, Some(mut f))), Some(line)) = (file, line) {
                 if let Err(e) = f.write_all(line.as_bytes()) {
                     note(path, e);
                 }

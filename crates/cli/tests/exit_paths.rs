@@ -122,3 +122,70 @@ fn an_unwritable_stderr_keeps_the_exit_status() {
         assert_eq!(o.code(), Some(code), "{words:?}");
     }
 }
+
+/// A symbolic link at a secret's name is refused, never followed, even
+/// to a private key file of this user (whoever can plant the link would
+/// choose the key): exit 2 naming the option and the file, before
+/// anything is made. Every secret file is read by one function, so each
+/// kind of option is tried once: a key (`-e2e key`, `lst --key`,
+/// `IOLAB_KEY_FILE`) and an S3 secret (`--s3.secret-key-file`,
+/// s3bench's `--secret-key-file`).
+#[test]
+fn a_secret_behind_a_symbolic_link_is_exit_2_naming_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("exit-secret-link");
+    let key = s.path("key");
+    std::fs::write(&key, "a shared secret of some length\n").unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink(&key, s.path("link")).unwrap();
+    let link = s.path("link").display().to_string();
+    let run = |words: &[&str], env: &[(&str, &str)]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(words)
+            .current_dir(&s.root)
+            .envs(env.iter().copied())
+            .env("CI", "1")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{words:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&link) && err.contains("a symbolic link, never followed for a secret"),
+            "{words:?}: {err}"
+        );
+        err
+    };
+    let xdd = "-op write -target t.dat -reqsize 16 -bytes 1048576 -e2e isdestination -e2e destination 127.0.0.1:9";
+    let mut words: Vec<&str> = xdd.split(' ').collect();
+    words.insert(0, "xdd");
+    let mut keyed = words.clone();
+    keyed.extend(["-e2e", "key", &link]);
+    assert!(run(&keyed, &[]).contains("key file"));
+    run(&words, &[("IOLAB_KEY_FILE", &link)]);
+    let lst = [
+        "lst",
+        "run",
+        "ping",
+        "--from",
+        "127.0.0.1:9",
+        "--to",
+        "127.0.0.1:9",
+    ];
+    let mut keyed = lst.to_vec();
+    keyed.extend(["--key", &link]);
+    assert!(run(&keyed, &[]).contains("--key"));
+    let secret = format!("--s3.secret-key-file={link}");
+    let mdtest = ["mdtest", "-a", "s3", "-n", "1", "-d", "s3://bkt/x", &secret];
+    run(&mdtest, &[("AWS_ENDPOINT_URL", "http://127.0.0.1:9")]);
+    let s3bench = [
+        "s3bench",
+        "stat",
+        "--bucket",
+        "bkt",
+        "--secret-key-file",
+        &link,
+    ];
+    assert!(run(&s3bench, &[]).contains("--secret-key-file"));
+    // Nothing was made; the key file itself is still taken.
+    assert_eq!(tree(&s.root), ["key", "link"]);
+}

@@ -254,6 +254,8 @@ fn bulk_rpcs_over_several_lanes_count_exactly_both_ways() {
 fn a_corrupted_payload_is_counted_by_check_full_in_both_directions() {
     let bad = Agent::start(&[("IOLAB_LST_CORRUPT_EVERY", "10")]);
     let good = Agent::start(&[]);
+    let dir = scratch("corrupt");
+    let (j, live) = (dir.join("r.json"), dir.join("live.jsonl"));
     // read: the bad server damages every 10th reply; the client counts.
     let (o, t) = run(&[
         "brw",
@@ -266,10 +268,32 @@ fn a_corrupted_payload_is_counted_by_check_full_in_both_directions() {
         &bad.addr,
         "--count",
         "100",
+        "--json",
+        j.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("[Errors] clients: 10 servers: 0"), "{t}");
     assert!(t.contains("failed the payload check"), "{t}");
+    // The 10 failed RPCs count among the RPCs and as errors, but are no
+    // latency samples: the latencies are the 90 that completed, in the
+    // results and in the live figures alike.
+    let run0 = &json(&j)["payload"][0]["runs"][0];
+    assert_eq!(u(&run0["clients"]["rpcs"]), 100);
+    assert_eq!(u(&run0["latency"]["count"]), 90, "{}", run0["latency"]);
+    let rows: Vec<Value> = std::fs::read_to_string(&live)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &Value| r.get("rank").is_none())
+        .collect();
+    let sum = |f: &dyn Fn(&Value) -> u64| rows.iter().map(f).sum::<u64>();
+    assert_eq!(sum(&|r| u(&r["ops"])), 100);
+    assert_eq!(sum(&|r| u(&r["errors"])), 10);
+    let timed = sum(&|r| r["latency"]["count"].as_u64().unwrap_or(0));
+    assert_eq!(timed, 90, "latency samples in the live rows");
     // write: the bad client damages every 10th request; the server counts
     // and says so in its reply, so both sides see them.
     let (o, t) = run(&[

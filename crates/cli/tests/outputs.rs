@@ -615,3 +615,110 @@ fn fill_but_one_page(path: &Path) {
     let len = f.metadata().unwrap().len();
     f.set_len(len.saturating_sub(4096) / 4096 * 4096).unwrap();
 }
+
+/// Waits (at most 120 s) until a thread of `child` is held in a write
+/// to its standard output of more than the pipe whose read end is `fd`
+/// can take (as /proc/PID/task/TID/syscall shows it: write is 1 on
+/// x86-64 and its first arguments are the descriptor and the buffer,
+/// then the count): a write that cannot end until the pipe is read.
+fn wait_until_held_writing(fd: std::os::fd::RawFd, child: &mut std::process::Child) -> bool {
+    // SAFETY: F_GETPIPE_SZ on a pipe descriptor this test holds.
+    let size = unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) };
+    assert!(size > 0, "not a pipe");
+    let held = |call: &str| {
+        let w: Vec<&str> = call.split_whitespace().collect();
+        let count = w
+            .get(3)
+            .and_then(|c| u64::from_str_radix(c.trim_start_matches("0x"), 16).ok());
+        w.first() == Some(&"1")
+            && w.get(1) == Some(&"0x1")
+            && count.is_some_and(|c| c > size as u64)
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::time::Instant::now() < until {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id()));
+        for t in tasks.into_iter().flatten().flatten() {
+            if std::fs::read_to_string(t.path().join("syscall")).is_ok_and(|c| held(&c)) {
+                return true;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    false
+}
+
+/// Ctrl-C that comes after the run's last operation, while the final
+/// report is written, still ends the run as interrupted (130, never 0),
+/// and every output is whole. The window is made without timing: xdd's
+/// 5,000 timestamp rows (600 KB, printed after the run in one write) go
+/// to a pipe this test does not read until xdd is seen held in that
+/// write; the signal lands there, then the pipe is drained.
+#[test]
+fn ctrl_c_while_the_final_report_is_written_is_exit_130_with_whole_outputs() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let s = Scratch::new("out-late-stop");
+    let json = s.path("r.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["xdd", "-op", "write", "-target", "t.dat", "-reqsize", "1"])
+        .args(["-numreqs", "5000", "-ts", "detailed", "--json"])
+        .arg(&json)
+        .current_dir(&s.root)
+        .env("CI", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    assert!(
+        wait_until_held_writing(out.as_raw_fd(), &mut child),
+        "xdd never filled its standard output"
+    );
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let mut text = String::new();
+    out.read_to_string(&mut text).unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupted after the run's last operation"),
+        "{err}"
+    );
+    // The report is whole: every operation's timestamp row is there.
+    assert!(
+        text.contains(", 4999, 4999,"),
+        "the last timestamp row is missing"
+    );
+    assert!(
+        text.ends_with("End of SUMMARY Time Stamp Report\n"),
+        "cut short"
+    );
+    // The JSON, begun after the signal, is whole and says so.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        doc["outcome"]["status"], "interrupted",
+        "{}",
+        doc["outcome"]
+    );
+    assert!(
+        doc["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .contains("after the run's last operation")),
+        "{}",
+        doc["notes"]
+    );
+    // No temporary of an output is left beside it.
+    assert_eq!(common::tree(&s.root), ["r.json", "t.dat"]);
+}

@@ -677,6 +677,27 @@ fn heartbeat_to_files_and_placement() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// A target held before its pass begins (here by `-targetstartdelay`,
+/// as at the pass barrier or in `-startdelay`) is said to wait, as in
+/// XDD's heartbeat, not shown with the 0 ops of its cleared counters;
+/// the heartbeat ticks 25 times in each half-second delay.
+#[test]
+fn a_heartbeat_says_a_target_waits_for_its_pass() {
+    let d = TempDir::new("hb-wait");
+    let o = xdd(&d, "-op write -targets 2 a b -reqsize 1 -numreqs 20 -passes 2 -targetstartdelay 0.5 -hb 0.02 -hb lf -hb target -hb ops");
+    ok(&o);
+    let err = stderr(&o);
+    for pass in ["0001", "0002"] {
+        let waits = format!("| tgt 0001 WAITING for pass {pass}");
+        assert!(err.lines().any(|l| l.ends_with(&waits)), "{waits}: {err}");
+    }
+    // Target 0, which does not wait, shows its figures meanwhile.
+    assert!(
+        err.contains("| tgt 0000 20 OPS | tgt 0001 WAITING"),
+        "{err}"
+    );
+}
+
 /// Heartbeat lines go to standard error; once its reader has gone
 /// (`2>&1 | head -1`), the lines stop and the run ends as it would have
 /// (the write into the closed pipe once panicked the reporter thread,

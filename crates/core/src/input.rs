@@ -76,26 +76,62 @@ fn kind(t: FileType) -> Option<&'static str> {
         _ if t.is_char_device() => Some("a character device"),
         _ if t.is_block_device() => Some("a block device"),
         _ if t.is_socket() => Some("a socket"),
+        _ if t.is_symlink() => Some(LINK),
         _ => Some("not a file"),
     }
 }
+
+/// Whether a symbolic link at the last component of a name is followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// Followed, as for any file a user names (a plan, a host list).
+    Follow,
+    /// Refused, never followed (O_NOFOLLOW): for a secret, which a link
+    /// planted at its name must not be able to swap for another file.
+    Refuse,
+}
+
+/// The kind of [`InputError::NotAFile`] for a link refused by
+/// [`Links::Refuse`].
+pub const LINK: &str = "a symbolic link";
 
 /// Opens the regular file at `path` (a link at the name is followed, as
 /// for any file a user names) without ever waiting on it, and refuses
 /// anything else. No size is checked: for a file read as a stream that
 /// may be of any size (a results document); [`open_bounded`] otherwise.
 pub fn open(path: &Path) -> Result<File, InputError> {
+    open_with(path, Links::Follow)
+}
+
+/// [`open`], but a symbolic link at the name is followed or refused as
+/// `links` says. A refused link is [`InputError::NotAFile`] of kind
+/// "a symbolic link", whether it stood there before the open or was put
+/// there meanwhile.
+pub fn open_with(path: &Path, links: Links) -> Result<File, InputError> {
     // Judged before the open, so that no device is opened at all (an
     // open can act: a tape rewinds) ...
-    if let Some(kind) = kind(std::fs::metadata(path)?.file_type()) {
+    let before = match links {
+        Links::Follow => std::fs::metadata(path)?,
+        Links::Refuse => std::fs::symlink_metadata(path)?,
+    };
+    if let Some(kind) = kind(before.file_type()) {
         return Err(InputError::NotAFile { kind });
     }
     // ... and again on what was opened, since the name may have changed
-    // meanwhile: O_NONBLOCK, so that a FIFO put there opens at once.
+    // meanwhile: O_NONBLOCK, so that a FIFO put there opens at once, and
+    // O_NOFOLLOW, so that a link put there fails the open (ELOOP).
+    let nofollow = match links {
+        Links::Follow => 0,
+        Links::Refuse => libc::O_NOFOLLOW,
+    };
     let f = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+        .custom_flags(libc::O_NONBLOCK | nofollow)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) if links == Links::Refuse => InputError::NotAFile { kind: LINK },
+            _ => InputError::Read(e),
+        })?;
     if let Some(kind) = kind(f.metadata()?.file_type()) {
         return Err(InputError::NotAFile { kind });
     }
@@ -234,6 +270,46 @@ mod tests {
             Err(InputError::NotAFile { kind: "a FIFO" })
         ));
         let e = read_text(&d.join("missing"), TEXT_MAX_BYTES).unwrap_err();
+        assert!(
+            matches!(&e, InputError::Read(io) if io.kind() == io::ErrorKind::NotFound),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_link_is_refused_when_links_are_not_followed() {
+        let d = scratch("nofollow");
+        let f = d.join("f");
+        std::fs::write(&f, "x").unwrap();
+        let link = d.join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert!(open_with(&link, Links::Follow).is_ok());
+        let e = open_with(&link, Links::Refuse).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                InputError::NotAFile {
+                    kind: "a symbolic link"
+                }
+            ),
+            "{e}"
+        );
+        // A link to nothing is refused as a link, not as a missing file.
+        let dangling = d.join("dangling");
+        std::os::unix::fs::symlink(d.join("nothing"), &dangling).unwrap();
+        let e = open_with(&dangling, Links::Refuse).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                InputError::NotAFile {
+                    kind: "a symbolic link"
+                }
+            ),
+            "{e}"
+        );
+        assert!(open_with(&f, Links::Refuse).is_ok());
+        let e = open_with(&d.join("missing"), Links::Refuse).unwrap_err();
         assert!(
             matches!(&e, InputError::Read(io) if io.kind() == io::ErrorKind::NotFound),
             "{e}"

@@ -72,6 +72,16 @@ pub enum SecretError {
         /// The file.
         path: PathBuf,
     },
+    /// A symbolic link stands at the name: a secret's link is never
+    /// followed, so that nobody who can plant one at the name (in a
+    /// shared directory, or where the key file was before) chooses which
+    /// file is taken as the key, and so that the file whose mode is
+    /// judged is the file named.
+    #[error("a symbolic link, never followed for a secret: name the file itself (mode 600)")]
+    Link {
+        /// The file.
+        path: PathBuf,
+    },
     /// Group or others may read it.
     #[error("other users may read it (mode {mode:o}): chmod 600 {}", path.display())]
     Exposed {
@@ -135,18 +145,22 @@ pub fn private(m: &Metadata) -> bool {
     m.mode() & 0o077 == 0
 }
 
-/// Reads the secret file at `path`, refused when group or others may
-/// read it. The mode is that of the file opened (a link at the name is
-/// followed, as for any file the user names, and its target judged).
+/// Reads the secret file at `path`: a regular file, never a symbolic
+/// link (opened with O_NOFOLLOW), refused when group or others may read
+/// it. The mode judged is that of the file opened.
 pub fn read_secret(path: &Path) -> Result<Vec<u8>, SecretError> {
+    use crate::input::{InputError, Links};
     let read = |source| SecretError::Read {
         path: path.to_path_buf(),
         source,
     };
     // A FIFO at the name is refused at once instead of waited on, deaf
     // to Ctrl-C, for a writer: the one reader of named input files.
-    let mut f = crate::input::open(path).map_err(|e| match e {
-        crate::input::InputError::Read(source) => read(source),
+    let mut f = crate::input::open_with(path, Links::Refuse).map_err(|e| match e {
+        InputError::Read(source) => read(source),
+        InputError::NotAFile { kind } if kind == crate::input::LINK => SecretError::Link {
+            path: path.to_path_buf(),
+        },
         _ => SecretError::NotAFile {
             path: path.to_path_buf(),
         },
@@ -242,6 +256,27 @@ mod tests {
         assert!(matches!(e, SecretError::NotAFile { .. }), "{e}");
         let e = read_secret(&d).unwrap_err();
         assert!(matches!(e, SecretError::NotAFile { .. }), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A link at a secret's name is refused, even to a private file of
+    /// this user: whoever planted it would choose the key.
+    #[test]
+    fn a_secret_behind_a_link_is_refused() {
+        let d = scratch("secret-link");
+        let f = d.join("k");
+        std::fs::write(&f, "s").unwrap();
+        chmod(&f, 0o600);
+        let link = d.join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        let e = read_secret(&link).unwrap_err();
+        assert!(matches!(e, SecretError::Link { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("a symbolic link, never followed for a secret"),
+            "{e}"
+        );
+        assert_eq!(read_secret(&f).unwrap(), b"s");
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

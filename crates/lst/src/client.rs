@@ -354,13 +354,23 @@ impl<'a> Pipeline<'a> {
                 .map_err(|e| (on(*issued - 1), e))?;
         }
         while *done < *issued {
-            self.receive(&mut conns[on(*done)], *done, cancel)
+            let passed = self
+                .receive(&mut conns[on(*done)], *done, cancel)
                 .map_err(|e| (on(*done), e))?;
             let now = Instant::now();
             let sent = self.sent_at[(*done % self.slots) as usize];
             let ns = now.duration_since(sent).as_nanos() as u64;
-            self.t.latency.record(ns);
-            self.rec.op((self.req.len() + self.rep.len()) as u64, ns);
+            let bytes = (self.req.len() + self.rep.len()) as u64;
+            // An RPC that failed its payload check came back (it counts
+            // among the RPCs) but is an error, not a latency sample: the
+            // latencies are those of the RPCs that completed.
+            match passed {
+                true => {
+                    self.t.latency.record(ns);
+                    self.rec.op(bytes, ns);
+                }
+                false => self.rec.ops(1, bytes),
+            }
             *done += 1;
             self.t.elapsed_ns = now.duration_since(start).as_nanos() as u64;
             if self.may_issue(*issued, now) && !cancel.cancelled() {
@@ -393,7 +403,9 @@ impl<'a> Pipeline<'a> {
         Ok(())
     }
 
-    fn receive(&mut self, c: &mut Conn, tag: u64, cancel: Cancel<'_>) -> Result<(), NetError> {
+    /// Reads RPC `tag`'s reply; true when its payload passed the check
+    /// (the server's, for a write, which the reply's flags carry).
+    fn receive(&mut self, c: &mut Conn, tag: u64, cancel: Cancel<'_>) -> Result<bool, NetError> {
         let h = c.recv_header(cancel)?;
         if h.kind != Kind::Data || h.offset != tag || h.len as usize != self.rep.len() {
             return Err(NetError::Protocol(format!(
@@ -407,12 +419,13 @@ impl<'a> Pipeline<'a> {
         let p = c.recv_payload(&h, &mut self.rep, cancel)?;
         self.t.rx_bytes += p.len() as u64;
         self.live.received(p.len());
-        if h.flags == REPLY_BAD_DATA || !pattern::verify(p, tag, self.test.check()) {
+        let passed = h.flags != REPLY_BAD_DATA && pattern::verify(p, tag, self.test.check());
+        if !passed {
             self.t.errors += 1;
             self.live.error();
             self.rec.error();
         }
-        Ok(())
+        Ok(passed)
     }
 }
 

@@ -43,7 +43,13 @@ pub struct Session<C> {
     /// Files written with the JSON document, put in place only when it
     /// is ([`Session::beside_json`]).
     companions: Vec<(std::path::PathBuf, iolab_output::AtomicFile)>,
+    /// The signals were passed on to a command whose exit status is the
+    /// run's ([`Session::signals_passed_on`]).
+    signals_passed_on: bool,
 }
+
+/// What a run that a signal stopped after its last operation notes.
+const STOPPED_LATE: &str = "interrupted after the run's last operation: its figures are whole, and what it made is left as a completed run leaves it";
 
 impl<C> Session<C> {
     /// A session of the run `head`, once `Run::open` has checked
@@ -71,6 +77,7 @@ impl<C> Session<C> {
             cancel: root().child(),
             run_id: None,
             companions: Vec::new(),
+            signals_passed_on: false,
         }
     }
 }
@@ -80,6 +87,13 @@ impl<C: Serialize + Clone> Session<C> {
     /// which Ctrl-C and SIGTERM cancel.
     pub fn cancel(&self) -> &CancelToken {
         &self.cancel
+    }
+
+    /// The run passes Ctrl-C and SIGTERM on to a command and ends with
+    /// its status (`stats run`, as `timeout` does): a signal the command
+    /// took and then completed does not make the run interrupted.
+    pub fn signals_passed_on(&mut self) {
+        self.signals_passed_on = true;
     }
 
     /// The JSON document goes to `path`, a file of the tool's own that
@@ -295,6 +309,15 @@ impl<C: Serialize + Clone> Session<C> {
         if doc.finished_unix_ns == 0 {
             doc.finished_unix_ns = iolab_core::clock::wall_ns();
         }
+        // A signal the tool did not see (it came after the last
+        // operation) still ends the run as interrupted; the document
+        // says so when it came before the document was written.
+        if self.stopped_late(&mut doc.outcome) {
+            doc.notes.push(STOPPED_LATE.to_string());
+            if self.leader {
+                iolab_core::say!("{}: {STOPPED_LATE}", self.head.prog);
+            }
+        }
         if !self.leader {
             return doc.outcome;
         }
@@ -320,7 +343,28 @@ impl<C: Serialize + Clone> Session<C> {
             iolab_core::say!("{}: {f}", self.head.prog);
             fold_output(&mut doc.outcome, f);
         }
+        // One that came while the outputs were written: they were
+        // written whole (a first signal does not cut a write short), and
+        // record the run as it was when they were begun.
+        if self.stopped_late(&mut doc.outcome) {
+            iolab_core::say!(
+                "{}: {STOPPED_LATE}; its outputs were written whole before the stop was seen",
+                self.head.prog
+            );
+        }
         doc.outcome
+    }
+
+    /// Turns a completed `outcome` into an interrupted one when a signal
+    /// has come (see [`crate::signals::signalled`]) and the run did not
+    /// pass it on; true when it did.
+    fn stopped_late(&self, outcome: &mut Outcome) -> bool {
+        let done = matches!(outcome, Outcome::Completed | Outcome::TimeLimit { .. });
+        if !done || self.signals_passed_on || !crate::signals::signalled() {
+            return false;
+        }
+        *outcome = Outcome::Interrupted;
+        true
     }
 }
 

@@ -18,6 +18,10 @@ pub struct Sample {
     pub planned_ops: u64,
     /// Seconds since the pass started.
     pub pass_elapsed_s: f64,
+    /// The target's pass has not begun: it waits at the pass barrier,
+    /// for a start delay, a trigger, or the run's start. Its counters
+    /// were cleared for the pass, so they say nothing yet.
+    pub waiting: bool,
 }
 
 impl Sample {
@@ -118,6 +122,11 @@ pub fn line(
         if o.target {
             s += &format!(" tgt {:04}", x.target);
         }
+        // XDD's word for a target not started; not figures of 0 ops.
+        if x.waiting {
+            s += &format!(" WAITING for pass {:04}", x.pass.max(1));
+            continue;
+        }
         for f in fields(o) {
             s += &format!(" {} {}", value(f, x), label(f));
         }
@@ -132,14 +141,18 @@ pub fn csv_header(o: &HeartbeatOpts) -> String {
     crate::csvw::record(cols)
 }
 
-/// One line of a per-target heartbeat CSV file.
+/// One line of a per-target heartbeat CSV file; none while the target
+/// waits for its pass to begin (it has no figures of that pass yet).
 pub fn csv_line(
     o: &HeartbeatOpts,
     host: &str,
     tod: &str,
     run_elapsed_s: f64,
     x: &Sample,
-) -> String {
+) -> Option<String> {
+    if x.waiting {
+        return None;
+    }
     let mut v = vec![
         format!("{run_elapsed_s:.3}"),
         tod.to_string(),
@@ -148,7 +161,7 @@ pub fn csv_line(
         x.pass.to_string(),
     ];
     v.extend(fields(o).iter().map(|f| value(f, x)));
-    crate::csvw::record(v)
+    Some(crate::csvw::record(v))
 }
 
 #[cfg(test)]
@@ -173,16 +186,54 @@ mod tests {
             bytes: 5000,
             planned_ops: 100,
             pass_elapsed_s: 2.0,
+            waiting: false,
         };
         let l = line(&o, "h", "t", 3.0, &[s]);
         assert_eq!(l, "ELAPSED 3.0 Pass 0002 | tgt 0001 50 OPS 25.000 IOPS\n");
         let d = line(&HeartbeatOpts::default(), "h", "t", 0.0, &[s]);
         assert!(d.ends_with('\r') && d.contains("50.0 %"), "{d}");
-        assert_eq!(csv_line(&o, "h", "t", 3.0, &s), "3.000,t,h,1,2,50,25.000\n");
+        assert_eq!(
+            csv_line(&o, "h", "t", 3.0, &s).unwrap(),
+            "3.000,t,h,1,2,50,25.000\n"
+        );
         // A host name with a comma is quoted, not cut into two columns.
         assert_eq!(
-            csv_line(&o, "h,1", "t", 3.0, &s),
+            csv_line(&o, "h,1", "t", 3.0, &s).unwrap(),
             "3.000,t,\"h,1\",1,2,50,25.000\n"
         );
+    }
+
+    /// A target whose pass has not begun (at the pass barrier, in a
+    /// start delay) is said to wait, not shown with the 0 ops of its
+    /// cleared counters; the others keep their figures.
+    #[test]
+    fn a_target_waiting_for_its_pass_shows_no_figures() {
+        let o = HeartbeatOpts {
+            interval_s: 1.0,
+            ops: true,
+            target: true,
+            lf: true,
+            ..Default::default()
+        };
+        let done = Sample {
+            target: 0,
+            pass: 2,
+            ops: 100,
+            planned_ops: 100,
+            pass_elapsed_s: 1.0,
+            ..Default::default()
+        };
+        let waiting = Sample {
+            target: 1,
+            pass: 2,
+            waiting: true,
+            ..Default::default()
+        };
+        let l = line(&o, "h", "t", 3.0, &[done, waiting]);
+        assert_eq!(
+            l,
+            "Pass 0002 | tgt 0000 100 OPS | tgt 0001 WAITING for pass 0002\n"
+        );
+        assert_eq!(csv_line(&o, "h", "t", 3.0, &waiting), None);
     }
 }
