@@ -1349,7 +1349,6 @@ fn two_hosts_network_between_them_and_metadata_over_nodes() {
 #[test]
 fn a_dir_that_cannot_take_files_is_refused_before_out_is_made() {
     let _turn = shared_turn();
-    let _turn = serial();
     let s = Scratch::new("qualify-ro");
     let ro = common::SmallFs::new(&s, "ro", "size=1m,ro");
     if !ro.mounted {
@@ -1390,7 +1389,6 @@ fn a_dir_that_cannot_take_files_is_refused_before_out_is_made() {
 #[test]
 fn a_relative_tmpdir_gives_a_qualification_that_runs_again() {
     let _turn = shared_turn();
-    let _turn = serial();
     let s = Scratch::new("qualify-reltmp");
     std::fs::create_dir(s.path("tmp")).unwrap();
     std::fs::write(
@@ -1418,7 +1416,6 @@ fn a_relative_tmpdir_gives_a_qualification_that_runs_again() {
 #[test]
 fn a_failed_write_run_is_named_by_its_own_curve() {
     let _turn = shared_turn();
-    let _turn = serial();
     let s = Scratch::new("qualify-label");
     let full = common::SmallFs::new(&s, "full", "8m");
     if !full.mounted {
@@ -1473,7 +1470,6 @@ fn a_failed_write_run_is_named_by_its_own_curve() {
 #[test]
 fn the_time_left_is_an_estimate_per_layer() {
     let _turn = shared_turn();
-    let _turn = serial();
     let s = Scratch::new("qualify-eta");
     let plan = s.path("plan.toml");
     std::fs::write(
@@ -1511,7 +1507,6 @@ fn the_time_left_is_an_estimate_per_layer() {
 #[test]
 fn a_store_whose_disk_fills_leaves_no_files_directory() {
     let _turn = shared_turn();
-    let _turn = serial();
     let s = Scratch::new("qualify-storefull");
     let small = common::SmallFs::new(&s, "small", "300k");
     if !small.mounted {
