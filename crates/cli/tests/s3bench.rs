@@ -876,3 +876,58 @@ fn list_existing_reads_what_is_there_and_touches_nothing() {
         );
     }
 }
+
+#[test]
+fn a_redirected_read_is_an_error_and_never_followed() {
+    let Some(s) = server("redirect") else {
+        return;
+    };
+    let b = "sb-redirect";
+    let before = bucket(s, b);
+    let upstream: std::net::SocketAddr = s.endpoint()[7..].parse().unwrap();
+    // The other host: the same server behind a counting proxy, so that
+    // a redirect followed would be answered (and counted as a read).
+    let elsewhere = FaultProxy::counting(upstream).unwrap();
+    let elsewhere_addr: std::net::SocketAddr = elsewhere.endpoint()[7..].parse().unwrap();
+    let proxy = FaultProxy::start(upstream, Fault::RedirectReads(elsewhere_addr), 1).unwrap();
+    let host = proxy.endpoint();
+    let dir = outdir("redirect");
+    let j = dir.path().join("r.json");
+    for bench in ["get", "stat"] {
+        let o = run(
+            s,
+            &[
+                bench,
+                "--host",
+                &host,
+                "--bucket",
+                b,
+                "--objects",
+                "4",
+                "--obj.size",
+                "1KiB",
+                "--concurrent",
+                "2",
+                "--duration",
+                "1s",
+                "--json",
+                j.to_str().unwrap(),
+            ],
+        );
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{bench}: {err}");
+        assert!(
+            err.contains("HTTP 307")
+                && err.contains("not followed")
+                && err.contains("s3://sb-redirect/"),
+            "{bench}: {err}"
+        );
+        let d = doc(&j);
+        let x = op(&d, bench);
+        assert!(u(&x["requests"]) > 0, "{bench}: {x}");
+        assert_eq!(x["requests"], x["errors"], "{bench}: {x}");
+    }
+    assert!(proxy.faults() > 0);
+    assert_eq!(elsewhere.requests(), 0, "a redirect was followed");
+    assert_eq!(s.objects(b, "").unwrap(), before);
+}
