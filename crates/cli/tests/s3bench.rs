@@ -931,3 +931,64 @@ fn a_redirected_read_is_an_error_and_never_followed() {
     assert_eq!(elsewhere.requests(), 0, "a redirect was followed");
     assert_eq!(s.objects(b, "").unwrap(), before);
 }
+
+/// At 1 request a second with 4 workers for 3 s the token bucket gives
+/// at most R·D + concurrent − 1 = 6 requests, and the phase lasts the
+/// 3 s even though the last request went out at about 2 s: the rate is
+/// requests over the whole duration.
+#[test]
+fn rps_limit_keeps_its_bound_and_the_phase_lasts_the_duration() {
+    let Some(s) = server("rps_bound") else {
+        return;
+    };
+    let b = "sb-rps-bound";
+    s.make_bucket(b).unwrap();
+    let proxy = FaultProxy::counting(s.endpoint()[7..].parse().unwrap()).unwrap();
+    let dir = outdir("rps-bound");
+    let j = dir.path().join("r.json");
+    let before = proxy.kinds().head;
+    let o = run(
+        s,
+        &[
+            "stat",
+            "--host",
+            &proxy.endpoint(),
+            "--bucket",
+            b,
+            "--objects",
+            "4",
+            "--obj.size",
+            "1KiB",
+            "--concurrent",
+            "4",
+            "--duration",
+            "3s",
+            "--rps-limit",
+            "1",
+            "--json",
+            j.to_str().unwrap(),
+        ],
+    );
+    ok(&o, "stat --rps-limit 1");
+    let d = doc(&j);
+    let x = op(&d, "stat");
+    let n = u(&x["requests"]);
+    assert!(
+        (1..=6).contains(&n),
+        "{n} requests: the bound is 1·3 + 4 − 1 = 6"
+    );
+    let other = u(&d["payload"]["requests_other"]["head"]);
+    assert_eq!(proxy.kinds().head - before, n + other);
+    let timed = d["payload"]["timed_s"].as_f64().unwrap();
+    assert!(timed >= 3.0, "the phase lasted {timed} s of --duration 3s");
+    let rate = x["requests_per_s"].as_f64().unwrap();
+    assert!(
+        (rate - n as f64 / timed).abs() < 1e-6,
+        "{rate} vs {n} / {timed}"
+    );
+    assert!(
+        stdout(&o).contains("(--duration reached)"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -24,8 +24,18 @@ use iolab_core::random::{below, mix, splitmix_nth};
 use iolab_core::Failure;
 use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+/// What a worker waiting for its turn does next.
+enum Turn {
+    /// Send the next request.
+    Go,
+    /// The duration is over.
+    Over,
+    /// The run was stopped (a signal, autoterm, a failure).
+    Stop,
+}
 
 /// Consecutive failed requests after which a worker stops the run.
 const MAX_FAILED_IN_A_ROW: u32 = 100;
@@ -52,6 +62,10 @@ pub(crate) struct Shared<'a> {
     pub cancel: &'a iolab_core::CancelToken,
     /// `--live`'s board: each worker records its requests there per op.
     pub board: Option<&'a iolab_core::live::Board>,
+    /// The timed phase's start (as an `Instant` and in monotonic ns),
+    /// set by the first worker to reach it: one start and one deadline
+    /// for every worker of the process.
+    pub timed_start: OnceLock<(Instant, u64)>,
     /// Stop the timed phase (autoterm, or a failure).
     pub halt: AtomicBool,
     /// How long the rate had been steady when autoterm stopped the run.
@@ -284,11 +298,19 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     /// The timed loop, until the duration, a stop, or no object is left.
+    /// Every worker of the process keeps the same start and deadline
+    /// (the first to arrive sets them): a worker starting later must
+    /// not take a `--rps-limit` slot past the others' end.
     fn timed(&mut self) {
         let cfg = self.sh.cfg;
-        self.t0 = Instant::now();
-        self.sh.live.start_timed(mono_ns());
-        let deadline = mono_ns() + (cfg.duration_s * 1e9) as u64;
+        let (t0, start_ns) = *self
+            .sh
+            .timed_start
+            .get_or_init(|| (Instant::now(), mono_ns()));
+        self.t0 = t0;
+        self.sh.live.start_timed(start_ns);
+        let duration_ns = (cfg.duration_s * 1e9) as u64;
+        let deadline = start_ns + duration_ns;
         let mut step = 0u64;
         loop {
             if self.sh.cancel.is_cancelled() {
@@ -299,8 +321,15 @@ impl<'s, 'a> Worker<'s, 'a> {
                 self.out.ended = self.halt_reason();
                 break;
             }
-            if mono_ns() >= deadline || !self.wait_turn(deadline) {
-                break;
+            match self.wait_turn(deadline) {
+                Turn::Go => {}
+                Turn::Stop => continue,
+                Turn::Over => {
+                    // The duration ended the phase: it lasted that long,
+                    // whenever this worker's last request ended.
+                    self.out.timed_end_ns = self.out.timed_end_ns.max(duration_ns);
+                    break;
+                }
             }
             let Some(op) = self.next_op(&mut step) else {
                 self.out.ended = Ended::OutOfObjects;
@@ -319,24 +348,28 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
     }
 
-    /// Waits for a slot of `--rps-limit`; false when it comes too late.
-    fn wait_turn(&self, deadline: u64) -> bool {
-        let Some(l) = &self.sh.limiter else {
-            return true;
+    /// Waits for the next request's turn: a slot of `--rps-limit` before
+    /// `deadline`. A slot at or past it is not taken: the worker waits
+    /// out the duration instead ([`Turn::Over`] once it has passed).
+    fn wait_turn(&self, deadline: u64) -> Turn {
+        let until = match &self.sh.limiter {
+            _ if mono_ns() >= deadline => return Turn::Over,
+            None => return Turn::Go,
+            Some(l) => l.reserve(mono_ns()),
         };
-        let slot = l.reserve(mono_ns());
-        if slot >= deadline {
-            return false;
-        }
+        let (until, turn) = match until < deadline {
+            true => (until, Turn::Go),
+            false => (deadline, Turn::Over),
+        };
         loop {
             let now = mono_ns();
-            if now >= slot {
-                return true;
+            if now >= until {
+                return turn;
             }
             if self.stopping() {
-                return false;
+                return Turn::Stop;
             }
-            std::thread::sleep(Duration::from_nanos(slot - now).min(NAP));
+            std::thread::sleep(Duration::from_nanos(until - now).min(NAP));
         }
     }
 
