@@ -992,3 +992,55 @@ fn rps_limit_keeps_its_bound_and_the_phase_lasts_the_duration() {
         stdout(&o)
     );
 }
+
+/// A `--prefix` with a `..` or `.` segment would send `PUT
+/// /bench/../other/...`; one too long for S3's 1024-byte keys would be
+/// refused by the service PUT by PUT. Both exit 2 before any request.
+#[test]
+fn a_prefix_out_of_the_bucket_or_too_long_is_refused_first() {
+    let Some(s) = server("bad_prefix") else {
+        return;
+    };
+    let b = "sb-prefix";
+    let before = bucket(s, b);
+    let proxy = FaultProxy::counting(s.endpoint()[7..].parse().unwrap()).unwrap();
+    let long = "p".repeat(1100);
+    // Under 1024 itself, over it with the run's own part of a key.
+    let edge = "p".repeat(1000);
+    for (prefix, says) in [
+        ("..", "`..` segment"),
+        ("a/../..", "`..` segment"),
+        ("./x", "`.` segment"),
+        (long.as_str(), "at most 1024"),
+        (edge.as_str(), "at most 1024"),
+    ] {
+        let o = run(
+            s,
+            &[
+                "stat",
+                "--host",
+                &proxy.endpoint(),
+                "--bucket",
+                b,
+                "--prefix",
+                prefix,
+                "--objects",
+                "2",
+                "--obj.size",
+                "1KiB",
+                "--concurrent",
+                "2",
+                "--duration",
+                "1s",
+            ],
+        );
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{prefix:.40}: {err}");
+        assert!(
+            err.contains("--prefix") && err.contains(says),
+            "{prefix:.40}: {err}"
+        );
+        assert_eq!(proxy.requests(), 0, "{prefix:.40}: requests were sent");
+    }
+    assert_eq!(s.objects(b, "").unwrap(), before);
+}

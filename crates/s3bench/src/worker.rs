@@ -17,7 +17,7 @@ use crate::live::{Live, Phase};
 use crate::mix::{Mix, CYCLE};
 use crate::record::{Recorder, Sample};
 use crate::result::{Ended, PhaseReport, Requests};
-use iolab_backend::s3::{Endpoint, Listed};
+use iolab_backend::s3::{stored_nothing, Endpoint, Listed};
 use iolab_comm::Comm;
 use iolab_core::clock::mono_ns;
 use iolab_core::random::{below, mix, splitmix_nth};
@@ -268,10 +268,13 @@ impl<'s, 'a> Worker<'s, 'a> {
             let r = self.sh.endpoints[host].put(&self.key, &self.sh.body[..size as usize]);
             self.sh.hosts.done(host, mono_ns());
             self.out.other.put += 1;
-            // A PUT that failed (no answer in time) may still have stored
-            // the object: cleanup deletes it whatever the answer was, and
-            // what is left is counted (it was said to be nothing).
-            self.pool.push(seq);
+            // A PUT that failed without an answer (none in time) may
+            // still have stored the object: cleanup deletes it, and what
+            // is left is counted. One the service refused (4xx) or that
+            // was never sent stored nothing, and is not counted.
+            if !r.as_ref().is_err_and(stored_nothing) {
+                self.pool.push(seq);
+            }
             if let Err(e) = r {
                 self.out.prepare.errors += 1;
                 self.fail("prepare: PUT", &e);
@@ -511,9 +514,11 @@ impl<'s, 'a> Worker<'s, 'a> {
         let r = self.sh.endpoints[host].put(&self.key, &self.sh.body[..size as usize]);
         let end = self.end(host);
         self.out.timed.put += 1;
-        // A PUT that failed may still have stored the object: cleanup
-        // deletes it whatever the answer was.
-        self.pool.push(seq);
+        // A PUT that failed without an answer may still have stored the
+        // object: cleanup deletes it. A refused one stored nothing.
+        if !r.as_ref().is_err_and(stored_nothing) {
+            self.pool.push(seq);
+        }
         match r {
             Ok(()) => {
                 let s = self.sample(start, end, end, size, 1, Some(size));

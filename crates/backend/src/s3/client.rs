@@ -256,6 +256,15 @@ impl Client {
         loc: &Loc,
         mut attempt: impl FnMut() -> Result<Response<Body>, ureq::Error>,
     ) -> io::Result<Response<Body>> {
+        if let Err(e) = super::config::check_key(loc.key) {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                Refusal {
+                    status: None,
+                    message: format!("S3 {} {loc}: {e}", m.name()),
+                },
+            ));
+        }
         if self.unreachable.load(Ordering::Relaxed) {
             return Err(io::Error::new(
                 ErrorKind::NotConnected,
@@ -955,14 +964,38 @@ pub(super) fn status_error(m: Method, loc: &Loc, mut r: Response<Body>) -> io::E
         }
         false => String::new(),
     };
+    let message = format!(
+        "S3 {} {loc}: HTTP {} {reason}{sep}{detail}{redirect}",
+        m.name(),
+        status.as_u16()
+    );
     io::Error::new(
         kind,
-        format!(
-            "S3 {} {loc}: HTTP {} {reason}{sep}{detail}{redirect}",
-            m.name(),
-            status.as_u16()
-        ),
+        Refusal {
+            status: Some(status.as_u16()),
+            message,
+        },
     )
+}
+
+/// A request the service answered with a status that is not 2xx, or
+/// one refused before it was sent (`status` None): carried inside the
+/// `io::Error`, so that a caller can tell an answer from a lost request.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+struct Refusal {
+    status: Option<u16>,
+    message: String,
+}
+
+/// True when `e` says that the request stored nothing: it was refused
+/// before it was sent, or the service answered it with a 3xx (a
+/// redirect, not followed) or a 4xx. A request without an answer (a
+/// timeout, a broken connection) or answered 5xx may have been stored.
+pub fn stored_nothing(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|i| i.downcast_ref::<Refusal>())
+        .is_some_and(|r| r.status.is_none_or(|s| (300..500).contains(&s)))
 }
 
 /// `Code: Message` from an S3 error document, or a short excerpt.
@@ -1183,6 +1216,30 @@ mod tests {
             assert_eq!(c.retries(), 0);
         }
         assert!(elsewhere.accept().is_err(), "a redirect was followed");
+    }
+
+    /// A key that climbs out of its bucket or is longer than S3 takes is
+    /// never sent; such a request stored nothing, as one answered 4xx.
+    #[test]
+    fn bad_keys_are_not_sent_and_stored_nothing() {
+        let (endpoint, elsewhere) = redirecting_service();
+        let c = client(&endpoint, Signing::Header);
+        let b = c.bucket("bkt").unwrap();
+        let long = "k".repeat(1025);
+        for key in ["../other/obj", "x/./y", long.as_str()] {
+            let e = c.put_object(&b, key, b"x", false).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+            assert!(e.to_string().starts_with("S3 PUT s3://bkt/"), "{e}");
+            assert!(stored_nothing(&e), "{e}");
+        }
+        assert_eq!(c.requests(), 0, "a bad key was sent");
+        // An answer of the service that is no success (here a redirect,
+        // not followed) stored nothing; a request without an answer may
+        // have been stored.
+        let e = c.put_object(&b, "k", b"x", false).unwrap_err();
+        assert!(stored_nothing(&e), "{e}");
+        assert!(!stored_nothing(&io::Error::from(ErrorKind::TimedOut)));
+        drop(elsewhere);
     }
 
     #[test]

@@ -181,10 +181,57 @@ pub fn check_bucket(b: &str) -> Result<(), BadBucketName> {
     Ok(())
 }
 
+/// S3's longest key, in bytes (UTF-8).
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// A key that is not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BadKey {
+    /// A `.` or `..` between slashes: an HTTP stack (the client's URL
+    /// parser, a proxy, the service) may resolve it as a path segment,
+    /// and `b/../other/k` is then object `k` of bucket `other`.
+    #[error("a key with a `{0}` segment is not sent: it may be resolved as a path and land in another bucket or object (give a key without `.` or `..` between slashes)")]
+    DotSegment(&'static str),
+    /// Longer than [`MAX_KEY_BYTES`].
+    #[error("a key of {0} bytes: S3 keys are at most 1024 bytes")]
+    TooLong(usize),
+}
+
+/// Checks a key (or a key prefix) before it is sent: no `.` or `..`
+/// segment, at most [`MAX_KEY_BYTES`] bytes.
+pub fn check_key(key: &str) -> Result<(), BadKey> {
+    if key.len() > MAX_KEY_BYTES {
+        return Err(BadKey::TooLong(key.len()));
+    }
+    match key.split('/').find(|s| *s == "." || *s == "..") {
+        Some(".") => Err(BadKey::DotSegment(".")),
+        Some(_) => Err(BadKey::DotSegment("..")),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::parse_options;
+
+    #[test]
+    fn keys_with_dot_segments_or_over_1024_bytes_are_refused() {
+        for ok in ["", "a", "a/b/", "a..b/.c/d.", "...", &"k".repeat(1024)] {
+            assert_eq!(check_key(ok), Ok(()), "{ok}");
+        }
+        for (no, why) in [
+            ("..", BadKey::DotSegment("..")),
+            ("../other/obj", BadKey::DotSegment("..")),
+            ("x/../../other/f", BadKey::DotSegment("..")),
+            ("a/./b", BadKey::DotSegment(".")),
+            ("a/.", BadKey::DotSegment(".")),
+            ("../", BadKey::DotSegment("..")),
+        ] {
+            assert_eq!(check_key(no), Err(why), "{no}");
+        }
+        assert_eq!(check_key(&"k".repeat(1025)), Err(BadKey::TooLong(1025)));
+    }
 
     fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |n| {
