@@ -398,8 +398,8 @@ pub trait Backend: Send + Sync {
     /// as given, sending nothing: an `InvalidInput` error, bad usage to
     /// the tools, which ask it of every path they were given before
     /// [`Backend::init`]. S3 refuses `.` and `..` key segments, keys
-    /// over 1024 bytes and invalid bucket names; a file system takes
-    /// any.
+    /// over 1024 bytes, invalid bucket names, and an `s3://BUCKET/`
+    /// that is not the `--s3.bucket` given; a file system takes any.
     fn check_path(&self, _path: &CStr) -> io::Result<()> {
         Ok(())
     }

@@ -50,8 +50,8 @@ impl NotStarted {
 
     /// Refuses any of `paths` (given with option `opt`) that `backend`
     /// cannot address as given ([`iolab_backend::Backend::check_path`]:
-    /// an S3 key climbing out with `..`): bad input, found before
-    /// anything is sent.
+    /// an S3 key climbing out with `..`, another bucket than
+    /// `--s3.bucket`): bad input, found before anything is sent.
     pub fn check_paths<'p>(
         backend: &dyn iolab_backend::Backend,
         opt: &str,

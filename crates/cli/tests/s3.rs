@@ -942,11 +942,11 @@ fn a_resumed_copy_to_s3_asks_the_destination_with_its_options() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Paths that would leave the bucket named, and keys S3 does not
-/// take: exit 2 before any request (a counting proxy in front of the
-/// server sees none), nothing made anywhere.
+/// Paths that would leave the bucket named, or that name two buckets,
+/// and keys S3 does not take: exit 2 before any request (a counting
+/// proxy in front of the server sees none), nothing made anywhere.
 #[test]
-fn paths_out_of_the_bucket_are_refused_first() {
+fn paths_out_of_the_bucket_and_conflicting_buckets_are_refused_first() {
     let Some(s) = server("paths_out") else {
         return;
     };
@@ -981,6 +981,19 @@ fn paths_out_of_the_bucket_are_refused_first() {
             format!("xdd -op write -target s3://{b}/{long} -reqsize 64 -numreqs 1"),
             "1024",
         ),
+        // Two buckets named: which one was meant is not guessed.
+        (
+            format!("mdtest -a S3 --s3.bucket={b} -n 2 -d s3://{other}/x1"),
+            other,
+        ),
+        (
+            format!("ior -a S3 --s3.bucket={b} -w -t 1k -b 1k -o s3://{other}/f1"),
+            other,
+        ),
+        (
+            format!("xdd -op write --s3.bucket={b} -target s3://{other}/xx -reqsize 64 -numreqs 1"),
+            other,
+        ),
     ] {
         let o = cmd(s, &line)
             .env("AWS_ENDPOINT_URL", proxy.endpoint())
@@ -990,6 +1003,9 @@ fn paths_out_of_the_bucket_are_refused_first() {
         let short: String = line.chars().take(120).collect();
         assert_eq!(o.status.code(), Some(2), "{short}: {err}");
         assert!(err.contains(says), "{short}: {err}");
+        if says == other {
+            assert!(err.contains(b), "{short}: {err}");
+        }
         assert_eq!(proxy.requests(), 0, "{short}: requests were sent");
     }
     assert!(keys(s, b).is_empty() && keys(s, other).is_empty());

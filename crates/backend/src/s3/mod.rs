@@ -296,7 +296,9 @@ impl Inner {
         Ok((self.client.bucket(name)?, key))
     }
 
-    /// The bucket `path` names, if any, and its key.
+    /// The bucket `path` names, if any, and its key. A bucket other than
+    /// the `--s3.bucket` given is refused: which of the two the user
+    /// meant is not for iolab to guess.
     fn split<'p>(&self, path: &'p CStr) -> io::Result<(Option<&'p str>, &'p str)> {
         let text = path.to_str().map_err(|_| {
             io::Error::new(
@@ -306,7 +308,16 @@ impl Inner {
         })?;
         let (bucket, key) =
             split_path(text).map_err(|e| io::Error::new(ErrorKind::InvalidInput, e))?;
-        Ok((bucket, key))
+        match bucket {
+            Some(b) if !self.own && b != self.bucket => Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "{text}: the path names bucket {b}, and --s3.bucket={} another: give one of them (the bucket in the path, or --s3.bucket with a plain path)",
+                    self.bucket
+                ),
+            )),
+            _ => Ok((bucket, key)),
+        }
     }
 
     /// [`Backend::check_path`]: the bucket's name and the key, nothing sent.

@@ -408,7 +408,7 @@ fn backends(plan: &Plan) -> Result<Vec<Box<dyn Backend>>, RunError> {
             let be = crate::plan::target_backend(&t.opts, &plan.global)
                 .map_err(|e| RunError::Refused(e.to_string()))?;
             // A target the backend cannot address as given (an S3 key
-            // with `..`): nothing sent.
+            // with `..`, another bucket than --s3.bucket): nothing sent.
             be.check_path(&crate::run::target::cpath(&t.opts.path))
                 .map_err(|err| start_error(t, err))?;
             be.init().map_err(|err| start_error(t, err))?;
