@@ -994,6 +994,31 @@ fn paths_out_of_the_bucket_and_conflicting_buckets_are_refused_first() {
             format!("xdd -op write --s3.bucket={b} -target s3://{other}/xx -reqsize 64 -numreqs 1"),
             other,
         ),
+        // S3's naming rules beyond the characters.
+        (
+            "xdd -op write -target s3://po..b/obj -reqsize 64 -numreqs 1".into(),
+            "two dots",
+        ),
+        (
+            "mdtest -a S3 -n 2 -d s3://192.168.1.1/x".into(),
+            "IP address",
+        ),
+        (
+            "mdtest -a S3 --s3.bucket=xn--po -n 2 -d /x".into(),
+            "prefix",
+        ),
+        (
+            "mdtest -a S3 --s3.bucket=sthree-po -n 2 -d /x".into(),
+            "prefix",
+        ),
+        (
+            "xdd -op write -target s3://po-s3alias/o -reqsize 64 -numreqs 1".into(),
+            "suffix",
+        ),
+        (
+            "xdd -op write -target s3://po--ol-s3/o -reqsize 64 -numreqs 1".into(),
+            "suffix",
+        ),
     ] {
         let o = cmd(s, &line)
             .env("AWS_ENDPOINT_URL", proxy.endpoint())
