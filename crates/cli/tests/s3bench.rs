@@ -1044,3 +1044,89 @@ fn a_prefix_out_of_the_bucket_or_too_long_is_refused_first() {
     }
     assert_eq!(s.objects(b, "").unwrap(), before);
 }
+
+/// A service on loopback that lists one object `k` of 8192 bytes under
+/// any prefix but the run's, and answers its GET with 8191 bytes.
+fn short_body_service() -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{BufRead, BufReader, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", l.local_addr().unwrap());
+    l.set_nonblocking(true).unwrap();
+    let served = std::thread::spawn(move || {
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < until {
+            let Ok((c, _)) = l.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            c.set_nonblocking(false).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(c.try_clone().unwrap());
+                let mut w = c;
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut h = String::new();
+                    while r.read_line(&mut h).unwrap_or(0) > 0 && h != "\r\n" {
+                        h.clear();
+                    }
+                    let target = line.split(' ').nth(1).unwrap_or("").to_string();
+                    let body = if line.starts_with("HEAD") {
+                        String::new()
+                    } else if target.contains("list-type=2") && target.contains("iolab-s3bench") {
+                        "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsTruncated>false</IsTruncated></ListBucketResult>".into()
+                    } else if target.contains("list-type=2") {
+                        "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsTruncated>false</IsTruncated><Contents><Key>k</Key><Size>8192</Size></Contents></ListBucketResult>".into()
+                    } else {
+                        "x".repeat(8191)
+                    };
+                    let len = if line.starts_with("HEAD") {
+                        0
+                    } else {
+                        body.len()
+                    };
+                    let a = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n{body}");
+                    if w.write_all(a.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (endpoint, served)
+}
+
+/// A GET whose answer is short is an error naming the request, the
+/// object and what came.
+#[test]
+fn a_short_answer_names_its_object() {
+    let (endpoint, _served) = short_body_service();
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .env("CI", "1")
+        .env("AWS_ACCESS_KEY_ID", "k")
+        .env("AWS_SECRET_ACCESS_KEY", "s")
+        .args([
+            "s3bench",
+            "get",
+            "--host",
+            &endpoint,
+            "--bucket",
+            "sb-short",
+            "--list-existing",
+            "--concurrent",
+            "1",
+            "--duration",
+            "300ms",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}\n{}", stdout(&o));
+    assert!(
+        err.contains("S3 GET s3://sb-short/k: the answer held 8191 of the 8192 bytes"),
+        "{err}"
+    );
+}

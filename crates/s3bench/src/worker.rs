@@ -292,9 +292,14 @@ impl<'s, 'a> Worker<'s, 'a> {
         true
     }
 
+    /// The current request's object, `s3://BUCKET/KEY`, for messages.
+    fn object(&self) -> String {
+        format!("s3://{}/{}", self.sh.cfg.bucket, self.key)
+    }
+
     fn fail(&mut self, op: &str, e: &io::Error) {
         if self.out.failure.is_none() {
-            let path = format!("s3://{}/{}", self.sh.cfg.bucket, self.key);
+            let path = self.object();
             self.out.failure = Some(Failure::io(op, Some(path), e));
         }
         self.out.ended = Ended::Failed;
@@ -470,7 +475,11 @@ impl<'s, 'a> Worker<'s, 'a> {
             Ok(g) => {
                 let e = io::Error::new(
                     ErrorKind::UnexpectedEof,
-                    format!("GET returned {} of {want} bytes", g.bytes),
+                    format!(
+                        "S3 GET {}: the answer held {} of the {want} bytes asked for",
+                        self.object(),
+                        g.bytes
+                    ),
                 );
                 self.failed(Op::Get, host, &e);
             }
@@ -494,8 +503,11 @@ impl<'s, 'a> Worker<'s, 'a> {
                 let e = io::Error::new(
                     ErrorKind::NotFound,
                     match found {
-                        Some(n) => format!("HEAD: {n} bytes, {size} expected"),
-                        None => "HEAD: no such object".to_string(),
+                        Some(n) => format!(
+                            "S3 HEAD {}: the answer says {n} bytes, {size} expected",
+                            self.object()
+                        ),
+                        None => format!("S3 HEAD {}: HTTP 404 Not Found", self.object()),
                     },
                 );
                 self.failed(Op::Stat, host, &e);
