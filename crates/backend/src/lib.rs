@@ -394,6 +394,15 @@ pub trait Backend: Send + Sync {
         let _ = path;
         Ok(true)
     }
+    /// Refuses a path given to a run that this backend cannot address
+    /// as given, sending nothing: an `InvalidInput` error, bad usage to
+    /// the tools, which ask it of every path they were given before
+    /// [`Backend::init`]. S3 refuses `.` and `..` key segments, keys
+    /// over 1024 bytes, invalid bucket names, and an `s3://BUCKET/`
+    /// that is not the `--s3.bucket` given; a file system takes any.
+    fn check_path(&self, _path: &CStr) -> io::Result<()> {
+        Ok(())
+    }
     /// Called once before the first operation of a run (connections,
     /// sessions); POSIX needs nothing.
     fn init(&self) -> io::Result<()> {

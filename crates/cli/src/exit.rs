@@ -48,6 +48,28 @@ impl NotStarted {
         }
     }
 
+    /// Refuses any of `paths` (given with option `opt`) that `backend`
+    /// cannot address as given ([`iolab_backend::Backend::check_path`]:
+    /// an S3 key climbing out with `..`, another bucket than
+    /// `--s3.bucket`): bad input, found before anything is sent.
+    pub fn check_paths<'p>(
+        backend: &dyn iolab_backend::Backend,
+        opt: &str,
+        paths: impl IntoIterator<Item = &'p [u8]>,
+    ) -> Result<(), Self> {
+        for p in paths {
+            let bad = |why: String| NotStarted::from(format!("{opt}: {why}"));
+            let c = std::ffi::CString::new(p).map_err(|_| {
+                bad(format!(
+                    "{}: a path holds no NUL byte",
+                    String::from_utf8_lossy(p)
+                ))
+            })?;
+            backend.check_path(&c).map_err(|e| bad(e.to_string()))?;
+        }
+        Ok(())
+    }
+
     /// The runner's checks (`Run::open`) refused the run with `h`: its
     /// message, without the `prog: ` that [`NotStarted::halt`] puts back.
     pub fn refused(prog: &str, h: Halt) -> Self {

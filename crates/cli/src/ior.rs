@@ -161,6 +161,14 @@ fn check(
     world: &iolab_comm::World,
 ) -> Result<(Config, Box<dyn Backend>, usize), NotStarted> {
     let ReadArgs { cfg, backend } = r;
+    // A path the backend cannot address as given (each of `-o`'s
+    // `@`-separated names) is refused before anything is sent.
+    use std::os::unix::ffi::OsStrExt;
+    let files = cfg
+        .tests
+        .iter()
+        .flat_map(|t| t.params.test_file.as_bytes().split(|&b| b == b'@'));
+    NotStarted::check_paths(&*backend, "-o", files)?;
     backend
         .init()
         .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;

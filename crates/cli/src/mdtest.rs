@@ -168,6 +168,11 @@ fn check(r: ReadArgs, world: &iolab_comm::World) -> Result<Checked, NotStarted> 
     // store answers them only once its connection is set up).
     // A place that is not there (a missing --s3.bucket) is bad usage,
     // exit 2; a service that fails or refuses is an I/O error, exit 1.
+    // A path the backend cannot address as given goes first: nothing
+    // has been sent yet.
+    use std::os::unix::ffi::OsStrExt;
+    let dirs = cfg.dirs.iter().map(|d| d.as_os_str().as_bytes());
+    NotStarted::check_paths(&*backend, "-d", dirs)?;
     backend
         .init()
         .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;

@@ -941,3 +941,97 @@ fn a_resumed_copy_to_s3_asks_the_destination_with_its_options() {
     assert_eq!(keys(s, b), vec!["kept"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Paths that would leave the bucket named, or that name two buckets,
+/// and keys S3 does not take: exit 2 before any request (a counting
+/// proxy in front of the server sees none), nothing made anywhere.
+#[test]
+fn paths_out_of_the_bucket_and_conflicting_buckets_are_refused_first() {
+    let Some(s) = server("paths_out") else {
+        return;
+    };
+    let (b, other) = ("po-bench", "po-other");
+    for x in [b, other] {
+        s.make_bucket(x).unwrap();
+    }
+    let proxy =
+        iolab_testkit::fault_proxy::FaultProxy::counting(s.endpoint()[7..].parse().unwrap())
+            .unwrap();
+    let long = "k".repeat(1100);
+    for (line, says) in [
+        // `..` and `.` segments: sent as they are, a path resolved on the
+        // way lands in another bucket.
+        (
+            format!("xdd -op write -target s3://{b}/../{other}/obj -reqsize 64 -numreqs 1"),
+            "`..` segment",
+        ),
+        (
+            format!("ior -a S3 --s3.bucket={b} -w -t 1k -b 1k -o /x/../../{other}/f"),
+            "`..` segment",
+        ),
+        (
+            format!("mdtest -a S3 --s3.bucket={b} -n 2 -d /../{other}/r1"),
+            "`..` segment",
+        ),
+        (
+            format!("mdtest -a S3 --s3.bucket={b} -n 2 -d /r1/./x"),
+            "`.` segment",
+        ),
+        (
+            format!("xdd -op write -target s3://{b}/{long} -reqsize 64 -numreqs 1"),
+            "1024",
+        ),
+        // Two buckets named: which one was meant is not guessed.
+        (
+            format!("mdtest -a S3 --s3.bucket={b} -n 2 -d s3://{other}/x1"),
+            other,
+        ),
+        (
+            format!("ior -a S3 --s3.bucket={b} -w -t 1k -b 1k -o s3://{other}/f1"),
+            other,
+        ),
+        (
+            format!("xdd -op write --s3.bucket={b} -target s3://{other}/xx -reqsize 64 -numreqs 1"),
+            other,
+        ),
+        // S3's naming rules beyond the characters.
+        (
+            "xdd -op write -target s3://po..b/obj -reqsize 64 -numreqs 1".into(),
+            "two dots",
+        ),
+        (
+            "mdtest -a S3 -n 2 -d s3://192.168.1.1/x".into(),
+            "IP address",
+        ),
+        (
+            "mdtest -a S3 --s3.bucket=xn--po -n 2 -d /x".into(),
+            "prefix",
+        ),
+        (
+            "mdtest -a S3 --s3.bucket=sthree-po -n 2 -d /x".into(),
+            "prefix",
+        ),
+        (
+            "xdd -op write -target s3://po-s3alias/o -reqsize 64 -numreqs 1".into(),
+            "suffix",
+        ),
+        (
+            "xdd -op write -target s3://po--ol-s3/o -reqsize 64 -numreqs 1".into(),
+            "suffix",
+        ),
+    ] {
+        let o = cmd(s, &line)
+            .env("AWS_ENDPOINT_URL", proxy.endpoint())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        let short: String = line.chars().take(120).collect();
+        assert_eq!(o.status.code(), Some(2), "{short}: {err}");
+        assert!(err.contains(says), "{short}: {err}");
+        if says == other {
+            assert!(err.contains(b), "{short}: {err}");
+        }
+        assert_eq!(proxy.requests(), 0, "{short}: requests were sent");
+    }
+    assert!(keys(s, b).is_empty() && keys(s, other).is_empty());
+}

@@ -876,3 +876,257 @@ fn list_existing_reads_what_is_there_and_touches_nothing() {
         );
     }
 }
+
+#[test]
+fn a_redirected_read_is_an_error_and_never_followed() {
+    let Some(s) = server("redirect") else {
+        return;
+    };
+    let b = "sb-redirect";
+    let before = bucket(s, b);
+    let upstream: std::net::SocketAddr = s.endpoint()[7..].parse().unwrap();
+    // The other host: the same server behind a counting proxy, so that
+    // a redirect followed would be answered (and counted as a read).
+    let elsewhere = FaultProxy::counting(upstream).unwrap();
+    let elsewhere_addr: std::net::SocketAddr = elsewhere.endpoint()[7..].parse().unwrap();
+    let proxy = FaultProxy::start(upstream, Fault::RedirectReads(elsewhere_addr), 1).unwrap();
+    let host = proxy.endpoint();
+    let dir = outdir("redirect");
+    let j = dir.path().join("r.json");
+    for bench in ["get", "stat"] {
+        let o = run(
+            s,
+            &[
+                bench,
+                "--host",
+                &host,
+                "--bucket",
+                b,
+                "--objects",
+                "4",
+                "--obj.size",
+                "1KiB",
+                "--concurrent",
+                "2",
+                "--duration",
+                "1s",
+                "--json",
+                j.to_str().unwrap(),
+            ],
+        );
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{bench}: {err}");
+        assert!(
+            err.contains("HTTP 307")
+                && err.contains("not followed")
+                && err.contains("s3://sb-redirect/"),
+            "{bench}: {err}"
+        );
+        let d = doc(&j);
+        let x = op(&d, bench);
+        assert!(u(&x["requests"]) > 0, "{bench}: {x}");
+        assert_eq!(x["requests"], x["errors"], "{bench}: {x}");
+    }
+    assert!(proxy.faults() > 0);
+    assert_eq!(elsewhere.requests(), 0, "a redirect was followed");
+    assert_eq!(s.objects(b, "").unwrap(), before);
+}
+
+/// At 1 request a second with 4 workers for 3 s the token bucket gives
+/// at most R·D + concurrent − 1 = 6 requests, and the phase lasts the
+/// 3 s even though the last request went out at about 2 s: the rate is
+/// requests over the whole duration.
+#[test]
+fn rps_limit_keeps_its_bound_and_the_phase_lasts_the_duration() {
+    let Some(s) = server("rps_bound") else {
+        return;
+    };
+    let b = "sb-rps-bound";
+    s.make_bucket(b).unwrap();
+    let proxy = FaultProxy::counting(s.endpoint()[7..].parse().unwrap()).unwrap();
+    let dir = outdir("rps-bound");
+    let j = dir.path().join("r.json");
+    let before = proxy.kinds().head;
+    let o = run(
+        s,
+        &[
+            "stat",
+            "--host",
+            &proxy.endpoint(),
+            "--bucket",
+            b,
+            "--objects",
+            "4",
+            "--obj.size",
+            "1KiB",
+            "--concurrent",
+            "4",
+            "--duration",
+            "3s",
+            "--rps-limit",
+            "1",
+            "--json",
+            j.to_str().unwrap(),
+        ],
+    );
+    ok(&o, "stat --rps-limit 1");
+    let d = doc(&j);
+    let x = op(&d, "stat");
+    let n = u(&x["requests"]);
+    assert!(
+        (1..=6).contains(&n),
+        "{n} requests: the bound is 1·3 + 4 − 1 = 6"
+    );
+    let other = u(&d["payload"]["requests_other"]["head"]);
+    assert_eq!(proxy.kinds().head - before, n + other);
+    let timed = d["payload"]["timed_s"].as_f64().unwrap();
+    assert!(timed >= 3.0, "the phase lasted {timed} s of --duration 3s");
+    let rate = x["requests_per_s"].as_f64().unwrap();
+    assert!(
+        (rate - n as f64 / timed).abs() < 1e-6,
+        "{rate} vs {n} / {timed}"
+    );
+    assert!(
+        stdout(&o).contains("(--duration reached)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// A `--prefix` with a `..` or `.` segment would send `PUT
+/// /bench/../other/...`; one too long for S3's 1024-byte keys would be
+/// refused by the service PUT by PUT. Both exit 2 before any request.
+#[test]
+fn a_prefix_out_of_the_bucket_or_too_long_is_refused_first() {
+    let Some(s) = server("bad_prefix") else {
+        return;
+    };
+    let b = "sb-prefix";
+    let before = bucket(s, b);
+    let proxy = FaultProxy::counting(s.endpoint()[7..].parse().unwrap()).unwrap();
+    let long = "p".repeat(1100);
+    // Under 1024 itself, over it with the run's own part of a key.
+    let edge = "p".repeat(1000);
+    for (prefix, says) in [
+        ("..", "`..` segment"),
+        ("a/../..", "`..` segment"),
+        ("./x", "`.` segment"),
+        (long.as_str(), "at most 1024"),
+        (edge.as_str(), "at most 1024"),
+    ] {
+        let o = run(
+            s,
+            &[
+                "stat",
+                "--host",
+                &proxy.endpoint(),
+                "--bucket",
+                b,
+                "--prefix",
+                prefix,
+                "--objects",
+                "2",
+                "--obj.size",
+                "1KiB",
+                "--concurrent",
+                "2",
+                "--duration",
+                "1s",
+            ],
+        );
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{prefix:.40}: {err}");
+        assert!(
+            err.contains("--prefix") && err.contains(says),
+            "{prefix:.40}: {err}"
+        );
+        assert_eq!(proxy.requests(), 0, "{prefix:.40}: requests were sent");
+    }
+    assert_eq!(s.objects(b, "").unwrap(), before);
+}
+
+/// A service on loopback that lists one object `k` of 8192 bytes under
+/// any prefix but the run's, and answers its GET with 8191 bytes.
+fn short_body_service() -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{BufRead, BufReader, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", l.local_addr().unwrap());
+    l.set_nonblocking(true).unwrap();
+    let served = std::thread::spawn(move || {
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < until {
+            let Ok((c, _)) = l.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            c.set_nonblocking(false).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(c.try_clone().unwrap());
+                let mut w = c;
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut h = String::new();
+                    while r.read_line(&mut h).unwrap_or(0) > 0 && h != "\r\n" {
+                        h.clear();
+                    }
+                    let target = line.split(' ').nth(1).unwrap_or("").to_string();
+                    let body = if line.starts_with("HEAD") {
+                        String::new()
+                    } else if target.contains("list-type=2") && target.contains("iolab-s3bench") {
+                        "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsTruncated>false</IsTruncated></ListBucketResult>".into()
+                    } else if target.contains("list-type=2") {
+                        "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsTruncated>false</IsTruncated><Contents><Key>k</Key><Size>8192</Size></Contents></ListBucketResult>".into()
+                    } else {
+                        "x".repeat(8191)
+                    };
+                    let len = if line.starts_with("HEAD") {
+                        0
+                    } else {
+                        body.len()
+                    };
+                    let a = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n{body}");
+                    if w.write_all(a.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (endpoint, served)
+}
+
+/// A GET whose answer is short is an error naming the request, the
+/// object and what came.
+#[test]
+fn a_short_answer_names_its_object() {
+    let (endpoint, _served) = short_body_service();
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .env("CI", "1")
+        .env("AWS_ACCESS_KEY_ID", "k")
+        .env("AWS_SECRET_ACCESS_KEY", "s")
+        .args([
+            "s3bench",
+            "get",
+            "--host",
+            &endpoint,
+            "--bucket",
+            "sb-short",
+            "--list-existing",
+            "--concurrent",
+            "1",
+            "--duration",
+            "300ms",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}\n{}", stdout(&o));
+    assert!(
+        err.contains("S3 GET s3://sb-short/k: the answer held 8191 of the 8192 bytes"),
+        "{err}"
+    );
+}

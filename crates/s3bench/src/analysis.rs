@@ -4,7 +4,8 @@
 //! fastest, median and slowest time segment.
 //!
 //! Rates are counts over the timed phase's length (from the start all
-//! workers waited for to the end of the last request). A segment's rate
+//! workers waited for to the end of the last request, and at least
+//! `--duration` when the duration ended it). A segment's rate
 //! is what ended in it over its length; only whole segments are ranked,
 //! by bytes when the op moves data (GET, PUT, multipart) and by requests
 //! otherwise.

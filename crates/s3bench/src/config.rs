@@ -271,6 +271,7 @@ impl Config {
             );
         }
         self.validate_counts()?;
+        self.validate_prefix()?;
         self.validate_modes(ranks)?;
         self.sizes
             .validate()
@@ -318,6 +319,35 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// `--prefix` as every key of the run starts with it: no `.` or `..`
+    /// segment (a path resolved on the way could leave the bucket), and
+    /// room for the run's own part of a key within S3's 1024 bytes.
+    fn validate_prefix(&self) -> Result<(), ConfigError> {
+        use iolab_backend::s3::{check_key, MAX_KEY_BYTES};
+        let bad = |why: String| Err(ConfigError::new("--prefix", why));
+        if let Err(e) = check_key(&self.prefix) {
+            return bad(format!("{:?}: {e}", self.prefix));
+        }
+        let longest = self.prefix.len() + self.longest_own_key();
+        if longest > MAX_KEY_BYTES {
+            return bad(format!(
+                "the run's keys would be up to {longest} bytes ({} of the prefix and up to {} of the run's own names); S3 keys are at most {MAX_KEY_BYTES}: give a shorter prefix",
+                self.prefix.len(),
+                self.longest_own_key()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The longest a key is after `--prefix`:
+    /// `iolab-s3bench.SECONDS-PID-NONCE/WORKER/NUMBER` with ten digits of
+    /// seconds and of a process id, four of the nonce, the worker's
+    /// digits and twenty for the number (a count of objects made).
+    pub fn longest_own_key(&self) -> usize {
+        let digits = |n: usize| n.max(1).ilog10() as usize + 1;
+        "iolab-s3bench.".len() + 10 + 1 + 10 + 1 + 4 + 1 + digits(self.concurrent) + 1 + 20
     }
 
     fn validate_modes(&self, ranks: usize) -> Result<(), ConfigError> {

@@ -98,6 +98,7 @@ pub fn run(r: &Run) -> Result<Report, NotStarted> {
         live: r.live,
         cancel: r.cancel,
         board: r.board,
+        timed_start: std::sync::OnceLock::new(),
         halt: AtomicBool::new(false),
         steady_s: Mutex::new(None),
         local_workers: local,

@@ -17,15 +17,25 @@ use crate::live::{Live, Phase};
 use crate::mix::{Mix, CYCLE};
 use crate::record::{Recorder, Sample};
 use crate::result::{Ended, PhaseReport, Requests};
-use iolab_backend::s3::{Endpoint, Listed};
+use iolab_backend::s3::{stored_nothing, Endpoint, Listed};
 use iolab_comm::Comm;
 use iolab_core::clock::mono_ns;
 use iolab_core::random::{below, mix, splitmix_nth};
 use iolab_core::Failure;
 use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+/// What a worker waiting for its turn does next.
+enum Turn {
+    /// Send the next request.
+    Go,
+    /// The duration is over.
+    Over,
+    /// The run was stopped (a signal, autoterm, a failure).
+    Stop,
+}
 
 /// Consecutive failed requests after which a worker stops the run.
 const MAX_FAILED_IN_A_ROW: u32 = 100;
@@ -52,6 +62,10 @@ pub(crate) struct Shared<'a> {
     pub cancel: &'a iolab_core::CancelToken,
     /// `--live`'s board: each worker records its requests there per op.
     pub board: Option<&'a iolab_core::live::Board>,
+    /// The timed phase's start (as an `Instant` and in monotonic ns),
+    /// set by the first worker to reach it: one start and one deadline
+    /// for every worker of the process.
+    pub timed_start: OnceLock<(Instant, u64)>,
     /// Stop the timed phase (autoterm, or a failure).
     pub halt: AtomicBool,
     /// How long the rate had been steady when autoterm stopped the run.
@@ -254,10 +268,13 @@ impl<'s, 'a> Worker<'s, 'a> {
             let r = self.sh.endpoints[host].put(&self.key, &self.sh.body[..size as usize]);
             self.sh.hosts.done(host, mono_ns());
             self.out.other.put += 1;
-            // A PUT that failed (no answer in time) may still have stored
-            // the object: cleanup deletes it whatever the answer was, and
-            // what is left is counted (it was said to be nothing).
-            self.pool.push(seq);
+            // A PUT that failed without an answer (none in time) may
+            // still have stored the object: cleanup deletes it, and what
+            // is left is counted. One the service refused (4xx) or that
+            // was never sent stored nothing, and is not counted.
+            if !r.as_ref().is_err_and(stored_nothing) {
+                self.pool.push(seq);
+            }
             if let Err(e) = r {
                 self.out.prepare.errors += 1;
                 self.fail("prepare: PUT", &e);
@@ -275,20 +292,33 @@ impl<'s, 'a> Worker<'s, 'a> {
         true
     }
 
+    /// The current request's object, `s3://BUCKET/KEY`, for messages.
+    fn object(&self) -> String {
+        format!("s3://{}/{}", self.sh.cfg.bucket, self.key)
+    }
+
     fn fail(&mut self, op: &str, e: &io::Error) {
         if self.out.failure.is_none() {
-            let path = format!("s3://{}/{}", self.sh.cfg.bucket, self.key);
+            let path = self.object();
             self.out.failure = Some(Failure::io(op, Some(path), e));
         }
         self.out.ended = Ended::Failed;
     }
 
     /// The timed loop, until the duration, a stop, or no object is left.
+    /// Every worker of the process keeps the same start and deadline
+    /// (the first to arrive sets them): a worker starting later must
+    /// not take a `--rps-limit` slot past the others' end.
     fn timed(&mut self) {
         let cfg = self.sh.cfg;
-        self.t0 = Instant::now();
-        self.sh.live.start_timed(mono_ns());
-        let deadline = mono_ns() + (cfg.duration_s * 1e9) as u64;
+        let (t0, start_ns) = *self
+            .sh
+            .timed_start
+            .get_or_init(|| (Instant::now(), mono_ns()));
+        self.t0 = t0;
+        self.sh.live.start_timed(start_ns);
+        let duration_ns = (cfg.duration_s * 1e9) as u64;
+        let deadline = start_ns + duration_ns;
         let mut step = 0u64;
         loop {
             if self.sh.cancel.is_cancelled() {
@@ -299,8 +329,15 @@ impl<'s, 'a> Worker<'s, 'a> {
                 self.out.ended = self.halt_reason();
                 break;
             }
-            if mono_ns() >= deadline || !self.wait_turn(deadline) {
-                break;
+            match self.wait_turn(deadline) {
+                Turn::Go => {}
+                Turn::Stop => continue,
+                Turn::Over => {
+                    // The duration ended the phase: it lasted that long,
+                    // whenever this worker's last request ended.
+                    self.out.timed_end_ns = self.out.timed_end_ns.max(duration_ns);
+                    break;
+                }
             }
             let Some(op) = self.next_op(&mut step) else {
                 self.out.ended = Ended::OutOfObjects;
@@ -319,24 +356,28 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
     }
 
-    /// Waits for a slot of `--rps-limit`; false when it comes too late.
-    fn wait_turn(&self, deadline: u64) -> bool {
-        let Some(l) = &self.sh.limiter else {
-            return true;
+    /// Waits for the next request's turn: a slot of `--rps-limit` before
+    /// `deadline`. A slot at or past it is not taken: the worker waits
+    /// out the duration instead ([`Turn::Over`] once it has passed).
+    fn wait_turn(&self, deadline: u64) -> Turn {
+        let until = match &self.sh.limiter {
+            _ if mono_ns() >= deadline => return Turn::Over,
+            None => return Turn::Go,
+            Some(l) => l.reserve(mono_ns()),
         };
-        let slot = l.reserve(mono_ns());
-        if slot >= deadline {
-            return false;
-        }
+        let (until, turn) = match until < deadline {
+            true => (until, Turn::Go),
+            false => (deadline, Turn::Over),
+        };
         loop {
             let now = mono_ns();
-            if now >= slot {
-                return true;
+            if now >= until {
+                return turn;
             }
             if self.stopping() {
-                return false;
+                return Turn::Stop;
             }
-            std::thread::sleep(Duration::from_nanos(slot - now).min(NAP));
+            std::thread::sleep(Duration::from_nanos(until - now).min(NAP));
         }
     }
 
@@ -434,7 +475,11 @@ impl<'s, 'a> Worker<'s, 'a> {
             Ok(g) => {
                 let e = io::Error::new(
                     ErrorKind::UnexpectedEof,
-                    format!("GET returned {} of {want} bytes", g.bytes),
+                    format!(
+                        "S3 GET {}: the answer held {} of the {want} bytes asked for",
+                        self.object(),
+                        g.bytes
+                    ),
                 );
                 self.failed(Op::Get, host, &e);
             }
@@ -458,8 +503,11 @@ impl<'s, 'a> Worker<'s, 'a> {
                 let e = io::Error::new(
                     ErrorKind::NotFound,
                     match found {
-                        Some(n) => format!("HEAD: {n} bytes, {size} expected"),
-                        None => "HEAD: no such object".to_string(),
+                        Some(n) => format!(
+                            "S3 HEAD {}: the answer says {n} bytes, {size} expected",
+                            self.object()
+                        ),
+                        None => format!("S3 HEAD {}: HTTP 404 Not Found", self.object()),
                     },
                 );
                 self.failed(Op::Stat, host, &e);
@@ -478,9 +526,11 @@ impl<'s, 'a> Worker<'s, 'a> {
         let r = self.sh.endpoints[host].put(&self.key, &self.sh.body[..size as usize]);
         let end = self.end(host);
         self.out.timed.put += 1;
-        // A PUT that failed may still have stored the object: cleanup
-        // deletes it whatever the answer was.
-        self.pool.push(seq);
+        // A PUT that failed without an answer may still have stored the
+        // object: cleanup deletes it. A refused one stored nothing.
+        if !r.as_ref().is_err_and(stored_nothing) {
+            self.pool.push(seq);
+        }
         match r {
             Ok(()) => {
                 let s = self.sample(start, end, end, size, 1, Some(size));

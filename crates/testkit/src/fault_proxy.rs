@@ -41,6 +41,11 @@ pub enum Fault {
     /// answered `501 Not Implemented`, as by a service with conditional
     /// PUTs only; other requests pass (and are not counted as faults).
     RefuseConditionalPost,
+    /// A GET or HEAD of an object (not a listing, not the bucket) is
+    /// answered `307 Temporary Redirect` to the same path at this
+    /// address, as by a service sending a client elsewhere; other
+    /// requests pass (and are not counted as faults).
+    RedirectReads(SocketAddr),
 }
 
 impl Fault {
@@ -50,9 +55,25 @@ impl Fault {
             Fault::RefuseConditionalPost => {
                 head.starts_with(b"POST ") && !strip_header(head, "if-none-match").eq(head)
             }
+            Fault::RedirectReads(_) => {
+                let (method, path) = method_and_path(head);
+                let object = path
+                    .trim_start_matches('/')
+                    .split_once('/')
+                    .is_some_and(|(_, key)| !key.is_empty() && !key.starts_with('?'));
+                matches!(method, "GET" | "HEAD") && object && !path.contains("list-type=")
+            }
             _ => true,
         }
     }
+}
+
+/// The method and the target of a request's first line.
+fn method_and_path(head: &[u8]) -> (&str, &str) {
+    let line = head.split(|&b| b == b'\r').next().unwrap_or(&[]);
+    let line = std::str::from_utf8(line).unwrap_or("");
+    let mut words = line.split(' ');
+    (words.next().unwrap_or(""), words.next().unwrap_or(""))
 }
 
 /// Longest header block read from a client.
@@ -235,6 +256,10 @@ fn serve(
                     not_implemented(&client)?;
                     continue;
                 }
+                Fault::RedirectReads(to) => {
+                    redirect(&client, to, method_and_path(&head).1)?;
+                    continue;
+                }
             }
         }
         to_server.write_all(&head)?;
@@ -312,6 +337,13 @@ fn not_implemented(mut client: &TcpStream) -> io::Result<()> {
         client,
         "HTTP/1.1 501 Not Implemented\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
+    )
+}
+
+fn redirect(mut client: &TcpStream, to: SocketAddr, path: &str) -> io::Result<()> {
+    write!(
+        client,
+        "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://{to}{path}\r\nContent-Length: 0\r\n\r\n"
     )
 }
 

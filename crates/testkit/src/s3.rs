@@ -475,7 +475,10 @@ fn fixture_config(endpoint: &str) -> S3Config {
     S3Config {
         endpoint: endpoint.into(),
         region: "us-east-1".into(),
-        bucket: Some("iolab-fixture".into()),
+        // None: the fixture names the bucket in every path
+        // (`s3://BUCKET/KEY`), which --s3.bucket would refuse if it named
+        // another.
+        bucket: None,
         access_key: Some(ACCESS_KEY.into()),
         secret_key: Some(SECRET_KEY.into()),
         session_token: None,

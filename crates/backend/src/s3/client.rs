@@ -94,6 +94,10 @@ impl Client {
         let connect = cfg.timeout.min(Duration::from_secs(10));
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // A redirect is answered back as it is, never followed: the
+            // host it names would answer for the object (docs/s3.md,
+            // Errors), and ureq would follow GETs and HEADs silently.
+            .max_redirects(0)
             .timeout_global(Some(cfg.timeout))
             .timeout_connect(Some(connect))
             // Every task thread keeps its connection between requests;
@@ -252,6 +256,15 @@ impl Client {
         loc: &Loc,
         mut attempt: impl FnMut() -> Result<Response<Body>, ureq::Error>,
     ) -> io::Result<Response<Body>> {
+        if let Err(e) = super::config::check_key(loc.key) {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                Refusal {
+                    status: None,
+                    message: format!("S3 {} {loc}: {e}", m.name()),
+                },
+            ));
+        }
         if self.unreachable.load(Ordering::Relaxed) {
             return Err(io::Error::new(
                 ErrorKind::NotConnected,
@@ -940,14 +953,49 @@ pub(super) fn status_error(m: Method, loc: &Loc, mut r: Response<Body>) -> io::E
     };
     let reason = status.canonical_reason().unwrap_or("");
     let sep = if detail.is_empty() { "" } else { ": " };
+    let redirect = match status.is_redirection() {
+        true => {
+            let to = r
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("no Location");
+            format!(" (a redirect to {to}: not followed, iolab sends requests to the endpoint it was given only)")
+        }
+        false => String::new(),
+    };
+    let message = format!(
+        "S3 {} {loc}: HTTP {} {reason}{sep}{detail}{redirect}",
+        m.name(),
+        status.as_u16()
+    );
     io::Error::new(
         kind,
-        format!(
-            "S3 {} {loc}: HTTP {} {reason}{sep}{detail}",
-            m.name(),
-            status.as_u16()
-        ),
+        Refusal {
+            status: Some(status.as_u16()),
+            message,
+        },
     )
+}
+
+/// A request the service answered with a status that is not 2xx, or
+/// one refused before it was sent (`status` None): carried inside the
+/// `io::Error`, so that a caller can tell an answer from a lost request.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+struct Refusal {
+    status: Option<u16>,
+    message: String,
+}
+
+/// True when `e` says that the request stored nothing: it was refused
+/// before it was sent, or the service answered it with a 3xx (a
+/// redirect, not followed) or a 4xx. A request without an answer (a
+/// timeout, a broken connection) or answered 5xx may have been stored.
+pub fn stored_nothing(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|i| i.downcast_ref::<Refusal>())
+        .is_some_and(|r| r.status.is_none_or(|s| (300..500).contains(&s)))
 }
 
 /// `Code: Message` from an S3 error document, or a short excerpt.
@@ -1099,6 +1147,99 @@ mod tests {
             assert_eq!(dates.len(), 2, "{what}");
             assert!(dates[1] > dates[0], "{what}: {dates:?}");
         }
+    }
+
+    /// A service on loopback that answers every request `307` to the
+    /// same path on another listener, and that listener's count of
+    /// connections (a redirect followed would connect there).
+    fn redirecting_service() -> (String, std::net::TcpListener) {
+        use std::io::Write;
+        use std::net::TcpListener;
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let elsewhere = TcpListener::bind("127.0.0.1:0").unwrap();
+        elsewhere.set_nonblocking(true).unwrap();
+        let to = elsewhere.local_addr().unwrap();
+        let endpoint = format!("http://{}", l.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for c in l.incoming() {
+                let Ok(mut c) = c else { return };
+                c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let mut head = Vec::new();
+                let mut byte = [0u8];
+                while !head.ends_with(b"\r\n\r\n") && c.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let text = String::from_utf8_lossy(&head).to_ascii_lowercase();
+                let len: u64 = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length: "))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                let _ = io::copy(&mut (&mut c).take(len), &mut io::sink());
+                let path = text.split(' ').nth(1).unwrap_or("/").to_string();
+                let answer = format!("HTTP/1.1 307 Temporary Redirect\r\nLocation: http://{to}{path}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                let _ = c.write_all(answer.as_bytes());
+            }
+        });
+        (endpoint, elsewhere)
+    }
+
+    /// ureq follows a GET's or HEAD's redirect unless told not to: the
+    /// other host's answer would count as the object's. Every redirect is
+    /// an error naming the request, the object and where it pointed.
+    #[test]
+    fn a_redirect_is_an_error_never_followed() {
+        let (endpoint, elsewhere) = redirecting_service();
+        for signing in [Signing::Header, Signing::Query] {
+            let c = client(&endpoint, signing);
+            let b = c.bucket("bkt").unwrap();
+            let mut buf = [0u8; 8];
+            let errors = [
+                ("HEAD", c.head_object(&b, "k").map(|_| ()).unwrap_err()),
+                (
+                    "GET",
+                    c.get_range(&b, "k", 0, &mut buf).map(|_| ()).unwrap_err(),
+                ),
+                ("PUT", c.put_object(&b, "k", b"data", false).unwrap_err()),
+                ("DELETE", c.delete_object(&b, "k").unwrap_err()),
+                ("HEAD", c.head_bucket(&b).map(|_| ()).unwrap_err()),
+            ];
+            for (m, e) in errors {
+                let e = e.to_string();
+                assert!(e.starts_with(&format!("S3 {m} s3://bkt/")), "{e}");
+                assert!(e.contains("HTTP 307") && e.contains("not followed"), "{e}");
+                assert!(
+                    e.contains(&format!("{}", elsewhere.local_addr().unwrap())),
+                    "{e}"
+                );
+            }
+            assert_eq!(c.retries(), 0);
+        }
+        assert!(elsewhere.accept().is_err(), "a redirect was followed");
+    }
+
+    /// A key that climbs out of its bucket or is longer than S3 takes is
+    /// never sent; such a request stored nothing, as one answered 4xx.
+    #[test]
+    fn bad_keys_are_not_sent_and_stored_nothing() {
+        let (endpoint, elsewhere) = redirecting_service();
+        let c = client(&endpoint, Signing::Header);
+        let b = c.bucket("bkt").unwrap();
+        let long = "k".repeat(1025);
+        for key in ["../other/obj", "x/./y", long.as_str()] {
+            let e = c.put_object(&b, key, b"x", false).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+            assert!(e.to_string().starts_with("S3 PUT s3://bkt/"), "{e}");
+            assert!(stored_nothing(&e), "{e}");
+        }
+        assert_eq!(c.requests(), 0, "a bad key was sent");
+        // An answer of the service that is no success (here a redirect,
+        // not followed) stored nothing; a request without an answer may
+        // have been stored.
+        let e = c.put_object(&b, "k", b"x", false).unwrap_err();
+        assert!(stored_nothing(&e), "{e}");
+        assert!(!stored_nothing(&io::Error::from(ErrorKind::TimedOut)));
+        drop(elsewhere);
     }
 
     #[test]

@@ -158,33 +158,103 @@ fn read_secret(path: &str) -> Result<String, OptionError> {
     Ok(key.to_string())
 }
 
-/// A bucket name that no S3 service takes.
+/// A bucket name that S3 does not take, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("not a valid bucket name (3 to 63 of a-z, 0-9, '.', '-', starting and ending with a letter or digit)")]
-pub struct BadBucketName;
+#[error("not a valid bucket name: {0} (S3's rules: 3 to 63 of a-z, 0-9, '.', '-', starting and ending with a letter or digit, no '..', not an IP address, no prefix xn--, sthree- or amzn-s3-demo-, no suffix -s3alias, --ol-s3, .mrap, --x-s3 or --table-s3)")]
+pub struct BadBucketName(pub &'static str);
 
-/// Checks a bucket name against the rules every S3 service shares: 3 to
-/// 63 lower-case letters, digits, dots and dashes, starting and ending
-/// with a letter or digit.
+/// Prefixes AWS reserves (punycode, S3 Access Points, its examples).
+const RESERVED_PREFIXES: [&str; 3] = ["xn--", "sthree-", "amzn-s3-demo-"];
+/// Suffixes AWS reserves (access point aliases, Object Lambda,
+/// Multi-Region Access Points, directory and table buckets).
+const RESERVED_SUFFIXES: [&str; 5] = ["-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"];
+
+/// Checks a bucket name against S3's naming rules (AWS's general
+/// purpose buckets; other services take a subset of what they allow):
+/// 3 to 63 lower-case letters, digits, dots and dashes, starting and
+/// ending with a letter or digit, no two dots together, not in the
+/// form of an IPv4 address, none of the reserved prefixes and suffixes.
 pub fn check_bucket(b: &str) -> Result<(), BadBucketName> {
     let chars_ok = b
         .bytes()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'-');
     let ends_ok = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    if !(3..=63).contains(&b.len())
-        || !chars_ok
-        || !ends_ok(b.bytes().next())
-        || !ends_ok(b.bytes().last())
-    {
-        return Err(BadBucketName);
+    let bad = |why| Err(BadBucketName(why));
+    if !(3..=63).contains(&b.len()) {
+        return bad("3 to 63 characters");
+    }
+    if !chars_ok {
+        return bad("a character other than a-z, 0-9, '.', '-'");
+    }
+    if !ends_ok(b.bytes().next()) || !ends_ok(b.bytes().last()) {
+        return bad("it must start and end with a letter or digit");
+    }
+    if b.contains("..") {
+        return bad("two dots together");
+    }
+    if b.parse::<std::net::Ipv4Addr>().is_ok() {
+        return bad("in the form of an IP address");
+    }
+    if RESERVED_PREFIXES.iter().any(|p| b.starts_with(p)) {
+        return bad("a prefix S3 reserves");
+    }
+    if RESERVED_SUFFIXES.iter().any(|x| b.ends_with(x)) {
+        return bad("a suffix S3 reserves");
     }
     Ok(())
+}
+
+/// S3's longest key, in bytes (UTF-8).
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// A key that is not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BadKey {
+    /// A `.` or `..` between slashes: an HTTP stack (the client's URL
+    /// parser, a proxy, the service) may resolve it as a path segment,
+    /// and `b/../other/k` is then object `k` of bucket `other`.
+    #[error("a key with a `{0}` segment is not sent: it may be resolved as a path and land in another bucket or object (give a key without `.` or `..` between slashes)")]
+    DotSegment(&'static str),
+    /// Longer than [`MAX_KEY_BYTES`].
+    #[error("a key of {0} bytes: S3 keys are at most 1024 bytes")]
+    TooLong(usize),
+}
+
+/// Checks a key (or a key prefix) before it is sent: no `.` or `..`
+/// segment, at most [`MAX_KEY_BYTES`] bytes.
+pub fn check_key(key: &str) -> Result<(), BadKey> {
+    if key.len() > MAX_KEY_BYTES {
+        return Err(BadKey::TooLong(key.len()));
+    }
+    match key.split('/').find(|s| *s == "." || *s == "..") {
+        Some(".") => Err(BadKey::DotSegment(".")),
+        Some(_) => Err(BadKey::DotSegment("..")),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::parse_options;
+
+    #[test]
+    fn keys_with_dot_segments_or_over_1024_bytes_are_refused() {
+        for ok in ["", "a", "a/b/", "a..b/.c/d.", "...", &"k".repeat(1024)] {
+            assert_eq!(check_key(ok), Ok(()), "{ok}");
+        }
+        for (no, why) in [
+            ("..", BadKey::DotSegment("..")),
+            ("../other/obj", BadKey::DotSegment("..")),
+            ("x/../../other/f", BadKey::DotSegment("..")),
+            ("a/./b", BadKey::DotSegment(".")),
+            ("a/.", BadKey::DotSegment(".")),
+            ("../", BadKey::DotSegment("..")),
+        ] {
+            assert_eq!(check_key(no), Err(why), "{no}");
+        }
+        assert_eq!(check_key(&"k".repeat(1025)), Err(BadKey::TooLong(1025)));
+    }
 
     fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |n| {
@@ -252,6 +322,25 @@ mod tests {
         }
         for no in ["ab", "Abc", "-abc", "abc-", "a_b", &"x".repeat(64)] {
             assert!(check_bucket(no).is_err(), "{no}");
+        }
+        // AWS's further rules.
+        for (no, why) in [
+            ("a..b", "two dots"),
+            ("192.168.1.1", "IP address"),
+            ("xn--abc", "prefix"),
+            ("sthree-abc", "prefix"),
+            ("amzn-s3-demo-bucket", "prefix"),
+            ("abc-s3alias", "suffix"),
+            ("abc--ol-s3", "suffix"),
+            ("abc.mrap", "suffix"),
+            ("abc--x-s3", "suffix"),
+            ("abc--table-s3", "suffix"),
+        ] {
+            let e = check_bucket(no).unwrap_err().to_string();
+            assert!(e.contains(why), "{no}: {e}");
+        }
+        for ok in ["192.168.1.1a", "a.b-c.d", "xn-abc", "s3alias"] {
+            assert!(check_bucket(ok).is_ok(), "{ok}");
         }
     }
 }

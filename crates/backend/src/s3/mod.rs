@@ -33,7 +33,10 @@ mod objects;
 mod resolver;
 mod sigv4;
 
-pub use config::{check_bucket, BadBucketName, S3Config, Signing};
+pub use client::stored_nothing;
+pub use config::{
+    check_bucket, check_key, BadBucketName, BadKey, S3Config, Signing, MAX_KEY_BYTES,
+};
 pub use endpoint::{Endpoint, Got, Listed, Page};
 
 use crate::options::{BackendOptions, OptionError};
@@ -288,6 +291,15 @@ fn dir_stat() -> Stat {
 impl Inner {
     /// The bucket and key of `path`.
     fn locate<'p>(&self, path: &'p CStr) -> io::Result<(Arc<Bucket>, &'p str)> {
+        let (bucket, key) = self.split(path)?;
+        let name = bucket.unwrap_or(&self.bucket);
+        Ok((self.client.bucket(name)?, key))
+    }
+
+    /// The bucket `path` names, if any, and its key. A bucket other than
+    /// the `--s3.bucket` given is refused: which of the two the user
+    /// meant is not for iolab to guess.
+    fn split<'p>(&self, path: &'p CStr) -> io::Result<(Option<&'p str>, &'p str)> {
         let text = path.to_str().map_err(|_| {
             io::Error::new(
                 ErrorKind::InvalidInput,
@@ -296,8 +308,28 @@ impl Inner {
         })?;
         let (bucket, key) =
             split_path(text).map_err(|e| io::Error::new(ErrorKind::InvalidInput, e))?;
-        let name = bucket.unwrap_or(&self.bucket);
-        Ok((self.client.bucket(name)?, key))
+        match bucket {
+            Some(b) if !self.own && b != self.bucket => Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "{text}: the path names bucket {b}, and --s3.bucket={} another: give one of them (the bucket in the path, or --s3.bucket with a plain path)",
+                    self.bucket
+                ),
+            )),
+            _ => Ok((bucket, key)),
+        }
+    }
+
+    /// [`Backend::check_path`]: the bucket's name and the key, nothing sent.
+    fn check_path(&self, path: &CStr) -> io::Result<()> {
+        let text = path.to_string_lossy();
+        let bad = |e: String| io::Error::new(ErrorKind::InvalidInput, format!("{text}: {e}"));
+        // The name first: a bad one is the more useful message.
+        if let Ok((Some(b), _)) = split_path(&text) {
+            check_bucket(b).map_err(|e| bad(format!("bucket {b}: {e}")))?;
+        }
+        let (_, key) = self.split(path)?;
+        check_key(key).map_err(|e| bad(e.to_string()))
     }
 
     /// True for this run's own bucket before it is made: nothing is in it.
@@ -681,6 +713,10 @@ impl Backend for S3 {
     /// S3 keeps modification times in whole seconds.
     fn mtime_granularity_ns(&self) -> u64 {
         1_000_000_000
+    }
+
+    fn check_path(&self, path: &CStr) -> io::Result<()> {
+        self.inner()?.check_path(path)
     }
 
     /// Checks the bucket given with `--s3.bucket` (HEAD): a missing one

@@ -407,6 +407,10 @@ fn backends(plan: &Plan) -> Result<Vec<Box<dyn Backend>>, RunError> {
         .map(|t| {
             let be = crate::plan::target_backend(&t.opts, &plan.global)
                 .map_err(|e| RunError::Refused(e.to_string()))?;
+            // A target the backend cannot address as given (an S3 key
+            // with `..`, another bucket than --s3.bucket): nothing sent.
+            be.check_path(&crate::run::target::cpath(&t.opts.path))
+                .map_err(|err| start_error(t, err))?;
             be.init().map_err(|err| start_error(t, err))?;
             if let Some(bucket) = crate::plan::bucket(&t.opts) {
                 // The bucket the target names, before anything is made
