@@ -1550,6 +1550,100 @@ fn ior_two_ranks_by_two_threads_merge_at_rank_0() {
     }
 }
 
+/// Under MPI every aggregate row is one interval of every rank: rank 1's
+/// report of an interval is waited for (not taken into the next row as
+/// it comes), and two of its intervals are never one row.
+#[test]
+fn mpi_ranks_rows_line_up_interval_by_interval() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return skip_or_fail("live_ior_mpi_lineup", "mpirun not installed");
+    }
+    let s = Scratch::new("live-ior-lineup");
+    let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
+    let mut c = Command::new("mpirun");
+    let _session = OmpiSession::attach(&mut c);
+    let o = c
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "ior",
+        ])
+        .args("-w -F -b 128m -t 4k -o".split(' '))
+        .arg(s.path("f"))
+        .args([
+            "--json",
+            res.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--live-interval",
+            "0.1",
+        ])
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    ok(&o, "mpirun ior");
+    let (_, rows) = read_jsonl(&live);
+    assert_eq!(sums(&rows), ior_counts(&json(&res)));
+    let write: Vec<&Value> = rows.iter().filter(|r| r["phase"] == "write").collect();
+    // The final flush gives every rank's every phase a row: left out.
+    let aggregate: Vec<&&Value> = write
+        .iter()
+        .filter(|r| r.get("rank").is_none() && r["last"] != true)
+        .collect();
+    assert!(aggregate.len() >= 4, "too few intervals to tell: {rows:?}");
+    let ranks_at = |t: &Value| -> Vec<u64> {
+        write
+            .iter()
+            .filter(|r| r.get("rank").is_some() && r["t"] == *t)
+            .map(|r| r["rank"].as_u64().unwrap())
+            .collect()
+    };
+    // A rank writes from the barrier until its blocks are done: its rows
+    // are those of a run of intervals, with no hole (an interval whose
+    // report came late, its figures then taken into the next row) but
+    // where the aggregate row says it is missing.
+    for rank in [0, 1] {
+        let had: Vec<bool> = aggregate
+            .iter()
+            .map(|a| ranks_at(&a["t"]).contains(&rank) || missing(a).contains(&rank))
+            .collect();
+        let first = had.iter().position(|h| *h).expect("the rank's rows");
+        let end = had.iter().rposition(|h| *h).unwrap();
+        assert!(
+            had[first..=end].iter().all(|h| *h),
+            "rank {rank} lacks an interval: {had:?} {rows:?}"
+        );
+    }
+    for a in &aggregate {
+        let per: u64 = write
+            .iter()
+            .filter(|r| r.get("rank").is_some() && r["t"] == a["t"])
+            .map(|r| r["ops"].as_u64().unwrap())
+            .sum();
+        assert_eq!(per, a["ops"].as_u64().unwrap(), "{a}");
+    }
+    assert!(
+        aggregate.iter().filter(|a| missing(a).is_empty()).count() * 2 > aggregate.len(),
+        "most intervals are whole on a quiet machine: {rows:?}"
+    );
+}
+
+/// The ranks an aggregate row says are missing.
+fn missing(row: &Value) -> Vec<u64> {
+    row.get("missing")
+        .map(|m| {
+            m.as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k.as_u64().unwrap())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Starts `words`, waits for `n` lines of the stream at `live`, sends
 /// SIGINT: the run exits 130, its last interval flushed, every line
 /// parsed. Returns the rows.
