@@ -2529,6 +2529,61 @@ fn a_fifo_without_a_reader_is_refused_and_one_whose_reader_leaves_is_kept() {
     );
 }
 
+/// A FIFO whose reader started first (as `cat ff > out &` does) gets the
+/// whole stream: the run's checks of it give the reader no end of file
+/// before the rows, so it neither leaves early nor is the run refused.
+#[test]
+fn a_fifo_whose_reader_started_first_gets_the_whole_stream() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let s = Scratch::new("live-fifo-first");
+    let fifo = s.path("ff");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut end = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    // Reads as cat does: up to the first end of file.
+    let reader = std::thread::spawn(move || {
+        let (mut got, mut buf, t0) = (Vec::new(), [0u8; 4096], Instant::now());
+        while t0.elapsed() < Duration::from_secs(60) {
+            let mut pfd = libc::pollfd {
+                fd: end.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, a bounded timeout.
+            if unsafe { libc::poll(&mut pfd, 1, 1000) } <= 0 {
+                continue;
+            }
+            match end.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        String::from_utf8(got).unwrap()
+    });
+    let o = iolab(&[
+        "mdtest",
+        "-n",
+        "300",
+        "-d",
+        s.path("md").to_str().unwrap(),
+        "--live",
+        fifo.to_str().unwrap(),
+    ]);
+    let got = reader.join().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = got.lines().next().unwrap_or_default();
+    assert!(first.contains("\"schema\":\"iolab.live/1\""), "{got:?}");
+    assert!(got.contains("\"last\":true"), "{got:?}");
+}
+
 /// What a terminal shows of `raw`, line by line: `\r` goes back to the
 /// start of the line and `ESC[K` clears from the cursor on; other escape
 /// sequences are dropped.
