@@ -87,6 +87,13 @@ fn ok(o: &std::process::Output, what: &str) {
     );
 }
 
+/// The results record the command line as given: the program as it was
+/// started, then every word, the live options included.
+fn assert_line_as_given(doc: &Value, words: &[&str]) {
+    let want = format!("{} {}", env!("CARGO_BIN_EXE_iolab"), words.join(" "));
+    assert_eq!(doc["command_line"], want.as_str());
+}
+
 /// The rows' last interval is marked and comes after every other row.
 fn assert_flushed(rows: &[Value]) {
     let last_t = rows
@@ -1005,7 +1012,8 @@ fn survey_disk_intervals_sum_to_the_regions_bytes() {
     let dev = s.path("dev");
     std::fs::write(&dev, vec![0u8; 40 << 20]).unwrap();
     let (live, res) = (s.path("live.jsonl"), s.path("sv.json"));
-    let o = iolab(&[
+    let kit = s.path("kit");
+    let words = [
         "survey",
         "disk",
         "--size",
@@ -1025,12 +1033,14 @@ fn survey_disk_intervals_sum_to_the_regions_bytes() {
         "--live-interval",
         "0.1",
         "--rslt",
-        s.path("kit").to_str().unwrap(),
+        kit.to_str().unwrap(),
         dev.to_str().unwrap(),
-    ]);
+    ];
+    let o = iolab(&words);
     ok(&o, "survey disk");
     let (header, rows) = read_jsonl(&live);
     let doc = json(&res);
+    assert_line_as_given(&doc, &words);
     assert_eq!(header["run_id"], doc["run_id"]);
     assert_eq!(sums(&rows), survey_counts(&doc));
     assert_flushed(&rows);
@@ -2105,7 +2115,7 @@ fn lst_brw_agents_intervals_merge_at_the_console() {
     let s = Scratch::new("live-lst");
     let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
     for op in ["write", "read"] {
-        let o = iolab(&[
+        let words = [
             "lst",
             "run",
             "brw",
@@ -2126,10 +2136,12 @@ fn lst_brw_agents_intervals_merge_at_the_console() {
             live.to_str().unwrap(),
             "--live-interval",
             "0.1",
-        ]);
+        ];
+        let o = iolab(&words);
         ok(&o, op);
         let (header, rows) = read_jsonl(&live);
         let doc = json(&res);
+        assert_line_as_given(&doc, &words);
         assert_eq!(header["tool"], "lst");
         assert_eq!(header["run_id"], doc["run_id"]);
         let (rpcs, bytes) = lst_counts(&doc);
