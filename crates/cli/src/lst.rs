@@ -160,11 +160,10 @@ struct RunArgs {
 
 /// Entry point from the dispatcher.
 pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
-    let cli: Cli = exit::parse_clap(prog, args.clone())?;
-    let line = std::iter::once(format!("iolab {prog}"))
-        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let cli: Cli = exit::parse_clap(prog, args)?;
+    // As given, the live options included (the dispatcher took them
+    // out of `args`).
+    let line = crate::process_command_line();
     use crate::lst_session as s;
     let one_shot = matches!(&cli.cmd, Cmd::Run(r) if !r.runs_a_batch());
     if let Some(opt) = crate::live::asked_option().filter(|_| !one_shot) {

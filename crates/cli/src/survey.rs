@@ -392,8 +392,10 @@ fn parse(prog: &str, args: Vec<OsString>) -> Result<Cli, Halt> {
 
 /// Entry point: `iolab survey <survey> ...`.
 pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
-    let cli: Cli = parse(prog, args.clone())?;
-    let line = command_line(prog, &args);
+    let cli: Cli = parse(prog, args)?;
+    // As given, the live options included (the dispatcher took them
+    // out of `args`).
+    let line = crate::process_command_line();
     match cli.cmd {
         Cmd::Disk(a) => disk(a, &line),
         Cmd::Obdfilter(a) => obdfilter(a, &line),
@@ -439,15 +441,6 @@ pub fn check_args(args: &[OsString]) -> Result<(), String> {
         }
         _ => Ok(()),
     }
-}
-
-fn command_line(prog: &str, args: &[OsString]) -> String {
-    let mut s = format!("iolab {prog}");
-    for a in args {
-        s.push(' ');
-        s.push_str(&a.to_string_lossy());
-    }
-    s
 }
 
 impl Common {

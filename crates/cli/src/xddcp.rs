@@ -351,10 +351,9 @@ fn report<'a>(results: &'a [FileResult], t: &Totals, outcome: Outcome) -> Report
 
 /// Entry point of `iolab xddcp` (and of the `xddcp` link).
 pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
-    let command_line = std::iter::once(format!("iolab {prog}"))
-        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
-        .collect::<Vec<_>>()
-        .join(" ");
+    // As given, the live options included (the dispatcher took them
+    // out of `args`).
+    let command_line = crate::process_command_line();
     let a: Args = crate::exit::parse_clap(prog, args)?;
     let config = a.config();
     let given = a.run.0.clone();

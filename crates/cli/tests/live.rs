@@ -87,6 +87,13 @@ fn ok(o: &std::process::Output, what: &str) {
     );
 }
 
+/// The results record the command line as given: the program as it was
+/// started, then every word, the live options included.
+fn assert_line_as_given(doc: &Value, words: &[&str]) {
+    let want = format!("{} {}", env!("CARGO_BIN_EXE_iolab"), words.join(" "));
+    assert_eq!(doc["command_line"], want.as_str());
+}
+
 /// The rows' last interval is marked and comes after every other row.
 fn assert_flushed(rows: &[Value]) {
     let last_t = rows
@@ -1005,7 +1012,8 @@ fn survey_disk_intervals_sum_to_the_regions_bytes() {
     let dev = s.path("dev");
     std::fs::write(&dev, vec![0u8; 40 << 20]).unwrap();
     let (live, res) = (s.path("live.jsonl"), s.path("sv.json"));
-    let o = iolab(&[
+    let kit = s.path("kit");
+    let words = [
         "survey",
         "disk",
         "--size",
@@ -1025,12 +1033,14 @@ fn survey_disk_intervals_sum_to_the_regions_bytes() {
         "--live-interval",
         "0.1",
         "--rslt",
-        s.path("kit").to_str().unwrap(),
+        kit.to_str().unwrap(),
         dev.to_str().unwrap(),
-    ]);
+    ];
+    let o = iolab(&words);
     ok(&o, "survey disk");
     let (header, rows) = read_jsonl(&live);
     let doc = json(&res);
+    assert_line_as_given(&doc, &words);
     assert_eq!(header["run_id"], doc["run_id"]);
     assert_eq!(sums(&rows), survey_counts(&doc));
     assert_flushed(&rows);
@@ -1550,6 +1560,100 @@ fn ior_two_ranks_by_two_threads_merge_at_rank_0() {
     }
 }
 
+/// Under MPI every aggregate row is one interval of every rank: rank 1's
+/// report of an interval is waited for (not taken into the next row as
+/// it comes), and two of its intervals are never one row.
+#[test]
+fn mpi_ranks_rows_line_up_interval_by_interval() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return skip_or_fail("live_ior_mpi_lineup", "mpirun not installed");
+    }
+    let s = Scratch::new("live-ior-lineup");
+    let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
+    let mut c = Command::new("mpirun");
+    let _session = OmpiSession::attach(&mut c);
+    let o = c
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-n",
+            "2",
+            env!("CARGO_BIN_EXE_iolab"),
+            "ior",
+        ])
+        .args("-w -F -b 128m -t 4k -o".split(' '))
+        .arg(s.path("f"))
+        .args([
+            "--json",
+            res.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--live-interval",
+            "0.1",
+        ])
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    ok(&o, "mpirun ior");
+    let (_, rows) = read_jsonl(&live);
+    assert_eq!(sums(&rows), ior_counts(&json(&res)));
+    let write: Vec<&Value> = rows.iter().filter(|r| r["phase"] == "write").collect();
+    // The final flush gives every rank's every phase a row: left out.
+    let aggregate: Vec<&&Value> = write
+        .iter()
+        .filter(|r| r.get("rank").is_none() && r["last"] != true)
+        .collect();
+    assert!(aggregate.len() >= 4, "too few intervals to tell: {rows:?}");
+    let ranks_at = |t: &Value| -> Vec<u64> {
+        write
+            .iter()
+            .filter(|r| r.get("rank").is_some() && r["t"] == *t)
+            .map(|r| r["rank"].as_u64().unwrap())
+            .collect()
+    };
+    // A rank writes from the barrier until its blocks are done: its rows
+    // are those of a run of intervals, with no hole (an interval whose
+    // report came late, its figures then taken into the next row) but
+    // where the aggregate row says it is missing.
+    for rank in [0, 1] {
+        let had: Vec<bool> = aggregate
+            .iter()
+            .map(|a| ranks_at(&a["t"]).contains(&rank) || missing(a).contains(&rank))
+            .collect();
+        let first = had.iter().position(|h| *h).expect("the rank's rows");
+        let end = had.iter().rposition(|h| *h).unwrap();
+        assert!(
+            had[first..=end].iter().all(|h| *h),
+            "rank {rank} lacks an interval: {had:?} {rows:?}"
+        );
+    }
+    for a in &aggregate {
+        let per: u64 = write
+            .iter()
+            .filter(|r| r.get("rank").is_some() && r["t"] == a["t"])
+            .map(|r| r["ops"].as_u64().unwrap())
+            .sum();
+        assert_eq!(per, a["ops"].as_u64().unwrap(), "{a}");
+    }
+    assert!(
+        aggregate.iter().filter(|a| missing(a).is_empty()).count() * 2 > aggregate.len(),
+        "most intervals are whole on a quiet machine: {rows:?}"
+    );
+}
+
+/// The ranks an aggregate row says are missing.
+fn missing(row: &Value) -> Vec<u64> {
+    row.get("missing")
+        .map(|m| {
+            m.as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k.as_u64().unwrap())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Starts `words`, waits for `n` lines of the stream at `live`, sends
 /// SIGINT: the run exits 130, its last interval flushed, every line
 /// parsed. Returns the rows.
@@ -2011,7 +2115,7 @@ fn lst_brw_agents_intervals_merge_at_the_console() {
     let s = Scratch::new("live-lst");
     let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
     for op in ["write", "read"] {
-        let o = iolab(&[
+        let words = [
             "lst",
             "run",
             "brw",
@@ -2032,10 +2136,12 @@ fn lst_brw_agents_intervals_merge_at_the_console() {
             live.to_str().unwrap(),
             "--live-interval",
             "0.1",
-        ]);
+        ];
+        let o = iolab(&words);
         ok(&o, op);
         let (header, rows) = read_jsonl(&live);
         let doc = json(&res);
+        assert_line_as_given(&doc, &words);
         assert_eq!(header["tool"], "lst");
         assert_eq!(header["run_id"], doc["run_id"]);
         let (rpcs, bytes) = lst_counts(&doc);
@@ -2433,6 +2539,61 @@ fn a_fifo_without_a_reader_is_refused_and_one_whose_reader_leaves_is_kept() {
             .is_fifo(),
         "the FIFO was removed"
     );
+}
+
+/// A FIFO whose reader started first (as `cat ff > out &` does) gets the
+/// whole stream: the run's checks of it give the reader no end of file
+/// before the rows, so it neither leaves early nor is the run refused.
+#[test]
+fn a_fifo_whose_reader_started_first_gets_the_whole_stream() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let s = Scratch::new("live-fifo-first");
+    let fifo = s.path("ff");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut end = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    // Reads as cat does: up to the first end of file.
+    let reader = std::thread::spawn(move || {
+        let (mut got, mut buf, t0) = (Vec::new(), [0u8; 4096], Instant::now());
+        while t0.elapsed() < Duration::from_secs(60) {
+            let mut pfd = libc::pollfd {
+                fd: end.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, a bounded timeout.
+            if unsafe { libc::poll(&mut pfd, 1, 1000) } <= 0 {
+                continue;
+            }
+            match end.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        String::from_utf8(got).unwrap()
+    });
+    let o = iolab(&[
+        "mdtest",
+        "-n",
+        "300",
+        "-d",
+        s.path("md").to_str().unwrap(),
+        "--live",
+        fifo.to_str().unwrap(),
+    ]);
+    let got = reader.join().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = got.lines().next().unwrap_or_default();
+    assert!(first.contains("\"schema\":\"iolab.live/1\""), "{got:?}");
+    assert!(got.contains("\"last\":true"), "{got:?}");
 }
 
 /// What a terminal shows of `raw`, line by line: `\r` goes back to the

@@ -850,6 +850,9 @@ fn xddcp_live_rows_sum_to_each_files_bytes() {
     assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(s.path("r.json")).unwrap()).unwrap();
+    // The line as given, the live options included.
+    let line = doc["command_line"].as_str().unwrap();
+    assert!(line.ends_with(&format!(" {}", w.join(" "))), "{line}");
     let text = std::fs::read_to_string(s.path("live.jsonl")).unwrap();
     let mut lines = text
         .lines()

@@ -33,6 +33,7 @@
 //! assert!(rows.last().unwrap().last);
 //! ```
 
+pub mod align;
 pub mod format;
 pub mod peers;
 pub mod row;

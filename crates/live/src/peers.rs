@@ -14,7 +14,8 @@ pub struct Report {
     pub rank: u64,
     /// The sender's host name.
     pub host: String,
-    /// Its interval count (1, 2, ...), for the reader's sake.
+    /// Its interval count (1, 2, ...): where the others line up by
+    /// number ([`Peers::aligned`]), the root's interval it belongs to.
     pub seq: u64,
     /// True on the sender's final flush: nothing follows.
     pub last: bool,
@@ -60,6 +61,16 @@ pub trait Peers: Send {
     /// others each interval, and writes a row per rank from the first
     /// interval on.
     fn late(&self) -> bool {
+        false
+    }
+    /// True when every other process samples from the same start at the
+    /// same interval (MPI ranks, which start their samplers together),
+    /// numbered 0 to [`Peers::others`] with the root among them: a
+    /// report's `seq` is then the root's interval it belongs to, and the
+    /// root writes each interval once every rank's report of it came
+    /// (waiting a bounded time). False: reports are lined up as they
+    /// come, one per process and row.
+    fn aligned(&self) -> bool {
         false
     }
     /// True for a root of its own stream that also sends each of its

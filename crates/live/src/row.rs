@@ -83,6 +83,11 @@ pub struct Row {
     /// Latency of the interval's timed operations (`null` when none was
     /// timed).
     pub latency: Option<Latency>,
+    /// On an aggregate row: the ranks whose report of the interval had
+    /// not come when the row was written (it holds the others' figures
+    /// only); absent when every rank's is in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<u64>,
     /// True on the last row of each phase and source, written when the
     /// run ended (normally, interrupted or failed).
     #[serde(default)]

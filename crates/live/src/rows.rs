@@ -57,6 +57,7 @@ pub fn row(part: &Part, src: &Source, t_s: f64, interval_s: f64, last: bool) -> 
         ops_per_sec: per_s(part.ops),
         bytes_per_sec: per_s(part.bytes),
         latency,
+        missing: Vec::new(),
         last,
     }
 }

@@ -3,6 +3,7 @@
 //! steady state and hands the rows to the terminal views. The last
 //! interval is flushed when the run ends, however it ends.
 
+use crate::align::{self, Interval, Lineup};
 use crate::format::{self, openmetrics::PhaseState, Format};
 use crate::peers::{self, Order, Peers, Report};
 use crate::row::{Header, Row, SCHEMA};
@@ -161,8 +162,8 @@ struct State {
     t: f64,
     /// Latest totals of each (rank, phase), at the root.
     totals: BTreeMap<(u64, String), Part>,
-    /// Ranks whose final report came.
-    finished: Vec<u64>,
+    /// The root's intervals and the other processes' reports for them.
+    lineup: Lineup,
     hosts: BTreeMap<u64, String>,
     phases: Vec<PhaseState>,
     history: Vec<(String, Vec<f64>)>,
@@ -179,6 +180,10 @@ impl State {
     ) -> Self {
         let interval_s = opts.interval.as_secs_f64();
         let now = Instant::now();
+        let lineup = Lineup::new(peers.as_ref().filter(|p| p.aligned()).map(|p| {
+            let root = p.rank();
+            (0..=p.others() as u64).filter(|&k| k != root).collect()
+        }));
         State {
             steady: opts.steady.map(|s| Detector::new(s, interval_s)),
             header: Header {
@@ -200,7 +205,7 @@ impl State {
             seq: 0,
             t: 0.0,
             totals: BTreeMap::new(),
-            finished: Vec::new(),
+            lineup,
             hosts: BTreeMap::new(),
             phases: Vec::new(),
             history: Vec::new(),
@@ -268,13 +273,27 @@ impl State {
             return;
         }
         self.forward(&mine, last);
-        let arrivals = self.gather(mine, last);
-        let rows = self.rows(&arrivals, t, interval_s, last);
-        self.emit(&rows);
-        if !last {
-            self.watch_steady(&rows, t);
+        let own = Report {
+            rank: self.peers.as_ref().map_or(0, |p| p.rank()),
+            host: self.host.clone(),
+            seq: self.seq,
+            last,
+            parts: mine,
+        };
+        self.lineup.sampled(own, t, interval_s, now);
+        self.gather(last);
+        for late in self.lineup.take_late() {
+            let rows = self.late_rows(late);
+            self.emit(&rows);
         }
-        self.show(&rows, t, last);
+        for iv in self.lineup.ready(Instant::now(), align::WAIT) {
+            let rows = self.rows(&iv);
+            self.emit(&rows);
+            if !iv.last {
+                self.watch_steady(&rows, iv.t);
+            }
+            self.show(&rows, iv.t, iv.last);
+        }
     }
 
     /// A process other than the root: its parts go up, orders come down.
@@ -310,43 +329,64 @@ impl State {
         p.send_report(peers::encode(&report));
     }
 
-    /// The root: its own report and every one that came, the final flush
-    /// waiting (a bounded time) for every other process's last one.
-    fn gather(&mut self, mine: Vec<Part>, last: bool) -> Vec<Report> {
-        let rank = self.peers.as_ref().map_or(0, |p| p.rank());
-        let mut all = vec![Report {
-            rank,
-            host: self.host.clone(),
-            seq: self.seq,
-            last,
-            parts: mine,
-        }];
+    /// The root: every report that came goes to the line-up. The final
+    /// flush waits (10 s at most) for every other process's last one;
+    /// another interval for the other ranks' report of it (half an
+    /// interval, at most [`align::WAIT`]), when they line up by number.
+    fn gather(&mut self, last: bool) {
         let Some(p) = self.peers.as_mut() else {
-            return all;
+            return;
         };
-        let until = Instant::now() + Duration::from_secs(10);
+        let wait = match last {
+            true => Duration::from_secs(10),
+            false => (self.opts.interval / 2).min(align::WAIT),
+        };
+        let until = Instant::now() + wait;
         loop {
             for b in p.take_reports() {
                 if let Some(r) = peers::decode::<Report>(&b) {
-                    if r.last && !self.finished.contains(&r.rank) {
-                        self.finished.push(r.rank);
-                    }
-                    all.push(r);
+                    self.lineup.came(r);
                 }
             }
-            if !last || self.finished.len() >= p.others() || Instant::now() >= until {
+            let done = match last {
+                true => self.lineup.finished() >= p.others(),
+                false => self.lineup.newest_whole(),
+            };
+            if done || Instant::now() >= until {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(10));
+            std::thread::sleep(Duration::from_millis(5));
         }
-        all
+    }
+
+    /// The rows of a report that came after its interval was written:
+    /// its rank's rows of that interval (the aggregate was written
+    /// without it, naming it missing). Its totals count from now on.
+    fn late_rows(&mut self, late: align::Late) -> Vec<Row> {
+        let r = late.report;
+        self.hosts.insert(r.rank, r.host.clone());
+        for p in &r.parts {
+            self.totals.insert((r.rank, p.phase.clone()), p.clone());
+        }
+        let Some((t, interval_s)) = late.time else {
+            return Vec::new();
+        };
+        let src = Source {
+            host: Some(r.host.clone()),
+            rank: Some(r.rank),
+        };
+        r.parts
+            .iter()
+            .map(|p| row(p, &src, t, interval_s, false))
+            .collect()
     }
 
     /// Rows of the interval: the aggregate per phase, then per rank when
     /// there are other processes.
-    fn rows(&mut self, arrivals: &[Report], t: f64, interval_s: f64, last: bool) -> Vec<Row> {
+    fn rows(&mut self, iv: &Interval) -> Vec<Row> {
+        let (t, interval_s, last) = (iv.t, iv.interval_s, iv.last);
         let mut by_rank: BTreeMap<u64, Vec<Part>> = BTreeMap::new();
-        for r in arrivals {
+        for r in &iv.reports {
             self.hosts.insert(r.rank, r.host.clone());
             let slot = by_rank.entry(r.rank).or_default();
             for p in &r.parts {
@@ -381,7 +421,10 @@ impl State {
         }
         let mut rows: Vec<Row> = agg
             .iter()
-            .map(|p| row(p, &Source::aggregate(), t, interval_s, last))
+            .map(|p| Row {
+                missing: iv.missing.clone(),
+                ..row(p, &Source::aggregate(), t, interval_s, last)
+            })
             .collect();
         self.keep_state(&agg, &rows);
         if many {
@@ -501,8 +544,9 @@ impl State {
     }
 }
 
-/// Adds a later report of the same rank: interval counts add, totals
-/// are the later ones.
+/// Adds a later report of the same rank (on the final flush, what it
+/// sent after the root's last tick): interval counts add, totals are the
+/// later ones.
 fn merge_interval(into: &mut Part, later: &Part) {
     let (o, b, e) = (later.ops_total, later.bytes_total, later.errors_total);
     into.merge(later);
@@ -517,4 +561,127 @@ pub fn new_run_id() -> String {
         Err(_) => u64::from(std::process::id()),
     };
     format!("{:x}-{bits:016x}", iolab_core::clock::wall_ns())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A stream the test reads back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Rank 0 of two MPI ranks; rank 1's reports are whatever the test
+    /// put in the inbox.
+    struct Inbox(Arc<Mutex<Vec<Vec<u8>>>>);
+
+    impl Peers for Inbox {
+        fn rank(&self) -> u64 {
+            0
+        }
+        fn is_root(&self) -> bool {
+            true
+        }
+        fn others(&self) -> usize {
+            1
+        }
+        fn send_report(&mut self, _: Vec<u8>) {}
+        fn take_reports(&mut self) -> Vec<Vec<u8>> {
+            std::mem::take(&mut self.0.lock().unwrap())
+        }
+        fn send_order(&mut self, _: Vec<u8>) {}
+        fn take_orders(&mut self) -> Vec<Vec<u8>> {
+            Vec::new()
+        }
+        fn aligned(&self) -> bool {
+            true
+        }
+    }
+
+    fn rank1(seq: u64, ops: u64, total: u64, last: bool) -> Vec<u8> {
+        let part = Part {
+            phase: "write".into(),
+            ops,
+            bytes: ops,
+            errors: 0,
+            ops_total: total,
+            bytes_total: total,
+            errors_total: 0,
+            max_total_ns: 0,
+            latency: Default::default(),
+        };
+        peers::encode(&Report {
+            rank: 1,
+            host: "h1".into(),
+            seq,
+            last,
+            parts: vec![part],
+        })
+    }
+
+    /// Rank 1's report of an interval comes after rank 0 sampled it, and
+    /// two of its reports come together: each aggregate row still holds
+    /// both ranks' figures of the same interval, rank 1's never merged.
+    #[test]
+    fn other_ranks_intervals_line_up_with_the_root_s() {
+        let out = Shared::default();
+        let inbox = Arc::new(Mutex::new(Vec::new()));
+        let board = Arc::new(Board::new());
+        let opts = Options {
+            output: Output::Stream(Box::new(out.clone())),
+            format: Format::Jsonl,
+            interval: Duration::from_millis(100),
+            steady: None,
+        };
+        let ctx = Context {
+            tool: "t".into(),
+            run_id: "r".into(),
+            envelope: 1,
+            host: "h0".into(),
+        };
+        let peers: Box<dyn Peers> = Box::new(Inbox(inbox.clone()));
+        let mut st = State::new(opts, ctx, board.clone(), Some(peers), Vec::new());
+        let rec = board.recorder("write", 0);
+        let ops = |n| (0..n).for_each(|_| rec.op(1, 1_000));
+        ops(10);
+        st.tick(false);
+        inbox
+            .lock()
+            .unwrap()
+            .extend([rank1(1, 100, 100, false), rank1(2, 200, 300, false)]);
+        ops(20);
+        st.tick(false);
+        inbox.lock().unwrap().push(rank1(3, 300, 600, true));
+        ops(30);
+        st.tick(true);
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let rows: Vec<Row> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let agg: Vec<(u64, u64)> = rows
+            .iter()
+            .filter(|r| r.is_aggregate())
+            .map(|r| (r.ops, r.ops_total))
+            .collect();
+        assert_eq!(agg, [(110, 110), (220, 330), (330, 660)], "{text}");
+        let ones: Vec<u64> = rows
+            .iter()
+            .filter(|r| r.rank == Some(1))
+            .map(|r| r.ops)
+            .collect();
+        assert_eq!(ones, [100, 200, 300], "{text}");
+        assert!(rows.iter().all(|r| r.missing.is_empty()), "{text}");
+    }
 }

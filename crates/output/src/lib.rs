@@ -19,6 +19,8 @@
 //! assert_eq!(std::fs::read(&path).unwrap(), b"{}");
 //! ```
 
+mod fifo;
+
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -109,7 +111,9 @@ fn block_device(path: &Path) -> io::Error {
 /// Checks that the file `path` can be written later without touching an
 /// existing file: not a directory, its directory exists and takes a new
 /// file (a probe proves what access(2) cannot: a read-only mount, ACLs),
-/// and an existing file is writable. Creates nothing.
+/// and an existing file is writable. Creates nothing. A FIFO is opened
+/// and held open until the run writes it, so its reader sees no end
+/// before the run's first byte.
 pub fn check_file(option: &str, path: &Path) -> Result<(), OutputError> {
     let fail = |why: String| OutputError::new(option, path, why);
     if path.as_os_str().is_empty() {
@@ -126,19 +130,21 @@ pub fn check_file(option: &str, path: &Path) -> Result<(), OutputError> {
         }
         Found::InPlace | Found::File => {
             use std::os::unix::fs::OpenOptionsExt;
-            // Without O_NONBLOCK a FIFO's open waits, without end and
-            // deaf to Ctrl-C, for a reader; with it, no reader is ENXIO.
-            OpenOptions::new()
-                .append(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(path)
-                .map(drop)
-                .map_err(|e| match e.raw_os_error() {
-                    Some(libc::ENXIO) => {
-                        fail("is a FIFO that no program reads; start its reader first".into())
-                    }
-                    _ => fail(format!("cannot be written: {e}")),
-                })?;
+            let opened = match fifo::is_fifo(path) {
+                true => fifo::hold(path),
+                // O_NONBLOCK: a device's open does not wait either.
+                false => OpenOptions::new()
+                    .append(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(path)
+                    .map(drop),
+            };
+            opened.map_err(|e| match e.raw_os_error() {
+                Some(libc::ENXIO) => {
+                    fail("is a FIFO that no program reads; start its reader first".into())
+                }
+                _ => fail(format!("cannot be written: {e}")),
+            })?;
             if what == Found::InPlace {
                 return Ok(());
             }
@@ -519,7 +525,10 @@ impl AtomicFile {
         match found(path)? {
             Found::BlockDevice => return Err(block_device(path)),
             Found::InPlace => {
-                let f = OpenOptions::new().write(true).open(path)?;
+                let f = match fifo::take(path)? {
+                    Some(f) => f,
+                    None => OpenOptions::new().write(true).open(path)?,
+                };
                 return Ok(AtomicFile {
                     inner: Inner::InPlace(f),
                     pending: None,
@@ -741,6 +750,44 @@ fn same_file_key(path: &Path) -> Option<FileKey> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// A FIFO whose reader is there before the run: the checks (the
+    /// binary checks an output twice) give the reader no end of file,
+    /// and the run writes on the descriptor the check opened.
+    #[test]
+    fn a_checked_fifo_s_reader_sees_no_end_before_the_rows() {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::io::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("ff");
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let mut reader = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&p)
+            .unwrap();
+        check_file("--live", &p).unwrap();
+        check_file("--live", &p).unwrap();
+        let mut pfd = libc::pollfd {
+            fd: reader.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; a zero timeout.
+        let ready = unsafe { libc::poll(&mut pfd, 1, 0) };
+        assert_eq!(ready, 0, "the reader saw an end");
+        let mut w = create_streamed(&p).unwrap();
+        w.write_all(b"row\n").unwrap();
+        drop(w);
+        let mut got = String::new();
+        reader.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "row\n");
+        // Nothing stays held: a reader of the next run sees the end.
+        assert!(fifo::take(&p).unwrap().is_none());
+    }
 
     #[test]
     fn checks_name_the_option_and_path_and_create_nothing() {

@@ -168,6 +168,7 @@ mod tests {
                 p99_ns: p,
                 ..Default::default()
             }),
+            missing: Vec::new(),
             last: false,
         }
     }

@@ -5,7 +5,7 @@
 use crate::row::{Header, Row};
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 23] = [
+pub const COLUMNS: [&str; 24] = [
     "schema",
     "run_id",
     "tool",
@@ -28,6 +28,7 @@ pub const COLUMNS: [&str; 23] = [
     "latency_p99_ns",
     "latency_p999_ns",
     "latency_max_ns",
+    "missing",
     "last",
 ];
 
@@ -73,8 +74,15 @@ fn fields(h: &Header, r: &Row) -> Vec<String> {
         lat(l.p99_ns),
         lat(l.p999_ns),
         lat(l.max_ns),
+        missing(&r.missing),
         r.last.to_string(),
     ]
+}
+
+/// The ranks missing from an aggregate row, separated by spaces.
+fn missing(ranks: &[u64]) -> String {
+    let ranks: Vec<String> = ranks.iter().map(u64::to_string).collect();
+    ranks.join(" ")
 }
 
 fn record(fields: Vec<String>) -> Vec<u8> {
