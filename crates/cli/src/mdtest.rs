@@ -468,8 +468,10 @@ fn report_unfinished(prog: &str, leader: bool, u: &Unfinished, roots: &[PathBuf]
             iolab_core::say!("{prog}: stopped all tasks; {removed}");
         }
     }
-    // How far the phase got, so that a failed run says what succeeded.
-    if let Some(c) = &u.cut_short {
+    // How far the phase got, so that a failed run says what succeeded
+    // (not after a closed stdout: a run SIGPIPE ended says nothing).
+    let piped_off = matches!(u.outcome, Outcome::Interrupted) && crate::output::stdout_closed();
+    if let Some(c) = u.cut_short.as_ref().filter(|_| !piped_off) {
         iolab_core::say!(
             "{prog}: {} was cut short in iteration {}: {} items done by all tasks (a count, not a measurement)",
             c.phase.label(),

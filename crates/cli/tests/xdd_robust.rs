@@ -234,13 +234,23 @@ fn sigterm_ends_a_long_run_with_130_and_results_written() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Signal once the run is under way (its heartbeat file has a line).
+        // Signal once the run is under way: its heartbeat file has a row,
+        // or only its header where target 0 has done its pass in an
+        // instant and waits for the next (a waiting target writes no
+        // row). Bounded: a minute, then the test fails.
         let hb = dir.join("hb.T0000.csv");
-        while std::fs::read_to_string(&hb).map_or(0, |t| t.lines().count()) < 2 {
+        let lines = if wait.contains("startdelay") { 1 } else { 2 };
+        let mut polls = 0;
+        while std::fs::read_to_string(&hb).map_or(0, |t| t.lines().count()) < lines {
             assert!(
                 child.try_wait().unwrap().is_none(),
                 "{wait}: xdd ended early"
             );
+            polls += 1;
+            if polls == 3000 {
+                let _ = child.kill();
+                panic!("{wait}: no heartbeat row in a minute");
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
         // SAFETY: kill(2) on our own child's pid.
