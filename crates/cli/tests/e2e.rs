@@ -176,9 +176,26 @@ fn null_to_null_unique_data_checksums_hold_on_every_frame() {
 /// hook) is caught as a file source's is.
 #[test]
 fn a_generated_block_damaged_in_transit_is_caught() {
-    let s = Scratch::new("e2e-damage-null");
+    damaged_in_transit("e2e-damage-null", "");
+}
+
+/// With a key the destination checks each frame's tag and takes its CRC
+/// only when the tag fails: a block damaged on the wire (after its CRC
+/// and tag were taken) is still told as a checksum error, counted, and
+/// not written, not as a forgery.
+#[test]
+fn a_keyed_block_damaged_in_transit_is_a_checksum_error_not_a_forgery() {
+    damaged_in_transit("e2e-damage-keyed", "-e2e key k");
+}
+
+/// Source QThread 0's third frame damaged on its way (`extra`: options
+/// of both sides, a key file `k` made in the scratch directory).
+fn damaged_in_transit(name: &str, extra: &str) {
+    let s = Scratch::new(name);
+    key_file(&s.path("k"), "a shared secret of some length\n");
     let p = free_ports(1);
-    let common = format!("-target null -reqsize 64 -numreqs 20 -e2e destination 127.0.0.1:{p}");
+    let common =
+        format!("-target null -reqsize 64 -numreqs 20 -e2e destination 127.0.0.1:{p} {extra}");
     let d = destination(
         &s.root,
         &format!("-op write {common} -e2e isdestination --json d.json"),
@@ -192,6 +209,7 @@ fn a_generated_block_damaged_in_transit_is_caught() {
     let dst = d.wait(90);
     assert_eq!(dst.code, Some(1), "{}", dst.stderr);
     assert!(dst.stderr.contains("checksum mismatch"), "{}", dst.stderr);
+    assert!(!dst.stderr.contains("authentication"), "{}", dst.stderr);
     assert_eq!(src.code, Some(1), "{}", src.stderr);
     let c = &json(&s.path("d.json"))["payload"]["combined"];
     assert_eq!(c["e2e"]["checksum_errors"].as_u64(), Some(1));

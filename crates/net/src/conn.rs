@@ -186,8 +186,12 @@ pub struct Conn {
     /// a byte now and then hold the connection open), and what it is.
     deadline: Option<(Instant, &'static str)>,
     /// After a keyed handshake: the session keys that tag every frame
-    /// sent and check every frame received ([`crate::seal`]).
-    seal: Option<Seal>,
+    /// sent and check every frame received ([`crate::seal`]); boxed, as
+    /// its hash keys' powers are large for a value moved around.
+    seal: Option<Box<Seal>>,
+    /// [`Conn::damage_next`]: the next frame with a payload leaves with
+    /// one bit of it flipped.
+    damage: bool,
 }
 
 impl Conn {
@@ -204,6 +208,7 @@ impl Conn {
             payload_crc: true,
             deadline: None,
             seal: None,
+            damage: false,
         })
     }
 
@@ -217,7 +222,7 @@ impl Conn {
     ) -> Result<Conn, NetError> {
         let mut c = Conn::new(stream)?;
         c.sent = sent;
-        c.seal = seal;
+        c.seal = seal.map(Box::new);
         Ok(c)
     }
 
@@ -225,7 +230,7 @@ impl Conn {
     /// must be, under `seal` (the handshake, once both sides proved the
     /// key).
     pub(crate) fn seal_with(&mut self, seal: Seal) {
-        self.seal = Some(seal);
+        self.seal = Some(Box::new(seal));
     }
 
     /// True once frames on this connection are authenticated (the
@@ -302,9 +307,32 @@ impl Conn {
             None => [0u8; TAG_BYTES],
         };
         let tag = if h.tagged { &tag[..] } else { &[][..] };
-        self.write_all3(&head, payload, tag, cancel)?;
+        let mut flipped = [0u8; 1];
+        let parts = match payload.len() {
+            n if self.damage && n > 0 => {
+                self.damage = false;
+                flipped[0] = payload[n / 2] ^ 1;
+                [
+                    &head[..],
+                    &payload[..n / 2],
+                    &flipped,
+                    &payload[n / 2 + 1..],
+                    tag,
+                ]
+            }
+            _ => [&head[..], payload, &[], &[], tag],
+        };
+        self.write_all(parts, cancel)?;
         self.sent += 1;
         Ok(h.seq)
+    }
+
+    /// For integrity tests: the next frame sent with a payload leaves
+    /// with one bit of its payload flipped after its CRC and, on a
+    /// sealed connection, its tag were taken, as damage on the wire
+    /// would leave it. The receiver must tell it as a checksum error.
+    pub fn damage_next(&mut self) {
+        self.damage = true;
     }
 
     /// Sends one checked frame whose payload was summed once
@@ -375,16 +403,9 @@ impl Conn {
         Ok((set(libc::SO_SNDBUF)?, set(libc::SO_RCVBUF)?))
     }
 
-    /// Writes `a`, `b` and `c` in order, in vectored writes.
-    fn write_all3(
-        &mut self,
-        a: &[u8],
-        b: &[u8],
-        c: &[u8],
-        cancel: Cancel<'_>,
-    ) -> Result<(), NetError> {
+    /// Writes `parts` in order, in vectored writes.
+    fn write_all(&mut self, mut parts: [&[u8]; 5], cancel: Cancel<'_>) -> Result<(), NetError> {
         let until = self.bounded(Instant::now() + self.idle_timeout);
-        let mut parts = [a, b, c];
         while parts.iter().any(|p| !p.is_empty()) {
             let slices = parts.map(IoSlice::new);
             match self.stream.write_vectored(&slices) {
@@ -431,13 +452,15 @@ impl Conn {
             _ => {}
         }
         if h.tagged && h.len == 0 {
-            h.verify(&[])?;
             self.check_tag(&h, &[], cancel)?;
         }
         Ok(h)
     }
 
-    /// Reads the tag that follows `h`'s payload and checks it.
+    /// Reads the tag that follows `h`'s payload and checks it. A tag
+    /// that holds covers the header and payload as sent, CRC included,
+    /// so the CRC is not taken again; one that fails is damage when the
+    /// CRC fails too (a checksum error), else a forgery.
     fn check_tag(
         &mut self,
         h: &Header,
@@ -450,18 +473,20 @@ impl Conn {
             .seal
             .as_mut()
             .is_some_and(|s| s.check(&h.encode(), payload, &tag));
-        match held {
-            true => Ok(()),
-            false => Err(NetError::Forged {
-                offset: h.offset,
-                seq: h.seq,
-            }),
+        if held {
+            return Ok(());
         }
+        h.verify(payload)?;
+        Err(NetError::Forged {
+            offset: h.offset,
+            seq: h.seq,
+        })
     }
 
-    /// Receives `h`'s payload into `buf[..h.len]` and checks its CRC and,
-    /// on a sealed connection, its tag: nothing is handed over that
-    /// fails either.
+    /// Receives `h`'s payload into `buf[..h.len]` and checks it: its CRC,
+    /// or on a sealed connection its tag (and the CRC only when the tag
+    /// fails, to tell damage from forgery): nothing is handed over that
+    /// fails.
     pub fn recv_payload<'b>(
         &mut self,
         h: &Header,
@@ -482,10 +507,12 @@ impl Conn {
                 h.seq
             )));
         }
-        h.verify(&buf[..len])?;
-        // An empty frame's tag was checked with its header.
-        if h.tagged && len > 0 {
-            self.check_tag(h, &buf[..len], cancel)?;
+        // An empty frame was checked with its header; a tagged one's tag
+        // stands for its CRC.
+        match (h.tagged, len) {
+            (true, 0) => {}
+            (true, _) => self.check_tag(h, &buf[..len], cancel)?,
+            (false, _) => h.verify(&buf[..len])?,
         }
         Ok(&buf[..len])
     }

@@ -35,8 +35,9 @@ use serde_json::Value;
 
 /// Version of this handshake; a peer with another one is refused.
 /// Version 2: frames after a keyed handshake are tagged, the verdict
-/// included.
-pub const PROTOCOL: u32 = 2;
+/// included. Version 3: the tag covers the payload through its POLYVAL
+/// ([`crate::seal`]), so version 2's tags do not check.
+pub const PROTOCOL: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
 struct Hello {

@@ -33,6 +33,7 @@ pub mod frame;
 pub mod gate;
 pub mod handshake;
 pub mod key;
+mod polyval;
 pub mod seal;
 pub mod sum;
 

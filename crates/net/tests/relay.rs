@@ -243,6 +243,63 @@ fn with_a_key_damage_on_the_way_is_still_told_as_a_checksum_error() {
     });
     let (_, end) = through(Some(key()), damaged);
     assert!(matches!(end, Err(NetError::Checksum { .. })), "{end:?}");
+    // The tag is checked first and the CRC only once it fails: damage to
+    // a header, or to an End (no payload), is still damage.
+    let header = on_data(1, |mut f| {
+        f[16] ^= 0x40;
+        vec![f]
+    });
+    let (got, end) = through(Some(key()), header);
+    assert_eq!(got.len(), 1);
+    assert!(matches!(end, Err(NetError::Checksum { .. })), "{end:?}");
+    let end_damaged = on_data(3, |mut f| {
+        f[24] ^= 0x02;
+        vec![f]
+    });
+    let (got, end) = through(Some(key()), end_damaged);
+    assert_eq!(got.len(), 3);
+    assert!(matches!(end, Err(NetError::Checksum { .. })), "{end:?}");
+}
+
+#[test]
+fn with_a_key_a_long_payload_changed_anywhere_and_its_crc_fixed_is_forged() {
+    // Payloads past POLYVAL's 512-byte step, changed in a whole step,
+    // in the blocks after the last step and in the padded last block.
+    for (len, at) in [
+        (4099, 7),
+        (4099, 4096 + 1),
+        (4099, 4098),
+        (1 << 20, 600_000),
+    ] {
+        let l = conn::listen("127.0.0.1:0").unwrap();
+        let upstream = l.local_addr().unwrap().to_string();
+        let rx = std::thread::spawn(move || {
+            let (mut c, _) = conn::accept(&l, WAIT, Cancel::process()).unwrap();
+            handshake::server(
+                &mut c,
+                &json!({}),
+                Some(&key()),
+                |_| Ok(()),
+                Cancel::process(),
+            )
+            .unwrap();
+            let h = c.recv_header(Cancel::process()).unwrap();
+            let mut buf = vec![0u8; len];
+            c.recv_payload(&h, &mut buf, Cancel::process()).map(drop)
+        });
+        let change = on_data(0, move |mut f| {
+            f[HEADER_BYTES + at] ^= 0x80;
+            fix_crc(&mut f);
+            vec![f]
+        });
+        let addr = relay(upstream, change, pass());
+        let mut c = conn::connect(&addr, WAIT, Cancel::process()).unwrap();
+        handshake::client(&mut c, "test", &json!({}), Some(&key()), Cancel::process()).unwrap();
+        let payload: Vec<u8> = (0..len).map(|i| (i * 7 % 253) as u8).collect();
+        let _ = c.send(Kind::Data, 0, 0, &payload, Cancel::process());
+        let end = rx.join().unwrap();
+        assert!(forged(&end), "length {len}, byte {at}: {end:?}");
+    }
 }
 
 /// The server's verdict (its second frame) with its `resume` rewritten

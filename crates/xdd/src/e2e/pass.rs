@@ -17,7 +17,7 @@ use crate::run::steps::{
 };
 use iolab_core::clock::mono_ns;
 use iolab_core::Failure;
-use iolab_net::frame::{Kind, PayloadSum};
+use iolab_net::frame::Kind;
 use iolab_net::{Cancel, NetError};
 use std::sync::atomic::Ordering::Release;
 use std::time::Duration;
@@ -96,7 +96,8 @@ fn peer_reason(link: &mut Link) -> Option<String> {
 
 /// Debug builds only, for the integrity test: `IOLAB_E2E_DAMAGE=N`
 /// makes source QThread 0 flip one bit of the payload of its Nth data
-/// frame (from 1) after its checksum was computed.
+/// frame (from 1) on its way out, after its checksum and (with a key)
+/// its tag were computed ([`iolab_net::Conn::damage_next`]).
 fn damage_at(q: usize) -> u64 {
     if !cfg!(debug_assertions) || q != 0 {
         return 0;
@@ -215,16 +216,15 @@ fn send_one(
     if plan.opts.ordering == Ordering::Loose {
         cx.shared.issued.store(j + 1, Release);
     }
-    let sum = match hurt {
-        false => sums.sum(st.buf.as_slice(), at, offset, len),
-        true => None,
-    };
-    let buf = &mut st.buf.as_mut_slice()[at..at + len];
+    let sum = sums.sum(st.buf.as_slice(), at, offset, len);
+    let buf = &st.buf.as_slice()[at..at + len];
+    if hurt {
+        link.conn.damage_next();
+    }
     let r = match sum {
         Some(sum) => link
             .conn
             .send_summed(Kind::Data, 0, offset, buf, sum, cancel),
-        None if hurt => send_damaged(link, offset, buf, cancel),
         None => link.conn.send(Kind::Data, 0, offset, buf, cancel),
     };
     let t2 = mono_ns();
@@ -243,24 +243,6 @@ fn send_one(
     c.e2e.last_write_ns = t2 - cx.start_ns;
     done_op(st, cx, c, n, true, offset, len, t0, t2);
     true
-}
-
-/// The integrity test's hook: the frame's checksum is taken over the
-/// right bytes, then one bit of the payload flips on its way out.
-fn send_damaged(
-    link: &mut Link,
-    offset: u64,
-    buf: &mut [u8],
-    cancel: Cancel<'_>,
-) -> Result<u64, NetError> {
-    let sum = PayloadSum::new(buf);
-    let mid = buf.len() / 2;
-    buf[mid] ^= 1;
-    let r = link
-        .conn
-        .send_summed(Kind::Data, 0, offset, buf, &sum, cancel);
-    buf[mid] ^= 1;
-    r
 }
 
 /// Counts, time-stamps and publishes one completed request.
