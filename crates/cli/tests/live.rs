@@ -1581,10 +1581,10 @@ fn mpi_ranks_rows_line_up_interval_by_interval() {
             env!("CARGO_BIN_EXE_iolab"),
             "ior",
         ])
-        // Half a million 128-byte writes per rank: a run of many 0.1 s
+        // A million 128-byte writes per rank: a run of many 0.1 s
         // intervals even on a fast machine (128 MiB in 4 KiB writes
         // took 0.26 s, too few intervals to tell).
-        .args("-w -F -b 64m -t 128 -o".split(' '))
+        .args("-w -F -b 128m -t 128 -o".split(' '))
         .arg(s.path("f"))
         .args([
             "--json",
