@@ -221,15 +221,8 @@ mod tests {
             seq,
             last,
             parts: vec![Part {
-                phase: "write".into(),
                 ops,
-                bytes: 0,
-                errors: 0,
-                ops_total: 0,
-                bytes_total: 0,
-                errors_total: 0,
-                max_total_ns: 0,
-                latency: Default::default(),
+                ..Part::empty("write")
             }],
         }
     }

@@ -33,7 +33,8 @@ pub struct Part {
 }
 
 impl Part {
-    fn empty(phase: &str) -> Self {
+    /// A part of `phase` with nothing counted yet.
+    pub(crate) fn empty(phase: &str) -> Self {
         Part {
             phase: phase.to_string(),
             ops: 0,

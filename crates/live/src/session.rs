@@ -611,15 +611,11 @@ mod tests {
 
     fn rank1(seq: u64, ops: u64, total: u64, last: bool) -> Vec<u8> {
         let part = Part {
-            phase: "write".into(),
             ops,
             bytes: ops,
-            errors: 0,
             ops_total: total,
             bytes_total: total,
-            errors_total: 0,
-            max_total_ns: 0,
-            latency: Default::default(),
+            ..Part::empty("write")
         };
         peers::encode(&Report {
             rank: 1,

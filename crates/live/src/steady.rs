@@ -158,15 +158,8 @@ mod tests {
 
     fn r(ops: u64) -> Row {
         let part = Part {
-            phase: "write".into(),
             ops,
-            bytes: 0,
-            errors: 0,
-            ops_total: 0,
-            bytes_total: 0,
-            errors_total: 0,
-            max_total_ns: 0,
-            latency: Default::default(),
+            ..Part::empty("write")
         };
         row(&part, &Source::aggregate(), 1.0, 1.0, false)
     }

@@ -171,15 +171,9 @@ mod tests {
     #[test]
     fn a_host_s_whole_name_is_shown() {
         let part = Part {
-            phase: "read".into(),
             ops: 10,
-            bytes: 0,
-            errors: 0,
             ops_total: 10,
-            bytes_total: 0,
-            errors_total: 0,
-            max_total_ns: 0,
-            latency: Default::default(),
+            ..Part::empty("read")
         };
         let src = Source {
             host: Some("n-0042.cluster.example:7819".into()),
