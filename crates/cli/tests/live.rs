@@ -1499,38 +1499,34 @@ fn ior_threads_intervals_sum_to_the_results() {
     assert_eq!(timed, want.values().map(|v| v.0).sum::<u64>());
 }
 
+/// `iolab ior OPTS -o S/f` on two mpirun ranks, with live rows every
+/// 0.1 s and a JSON result; the paths of both, once the run passed.
+fn mpirun_ior_live(s: &Scratch, opts: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
+    let mut c = Command::new("mpirun");
+    let _session = OmpiSession::attach(&mut c);
+    let o = c
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "2"])
+        .args([env!("CARGO_BIN_EXE_iolab"), "ior"])
+        .args(opts.split(' '))
+        .arg("-o")
+        .arg(s.path("f"))
+        .args(["--json", res.to_str().unwrap(), "--live"])
+        .args([live.to_str().unwrap(), "--live-interval", "0.1"])
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    ok(&o, "mpirun ior");
+    (live, res)
+}
+
 #[test]
 fn ior_two_ranks_by_two_threads_merge_at_rank_0() {
     if Command::new("mpirun").arg("--version").output().is_err() {
         return skip_or_fail("live_ior_mpi", "mpirun not installed");
     }
     let s = Scratch::new("live-ior-mpi");
-    let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
-    let mut c = Command::new("mpirun");
-    let _session = OmpiSession::attach(&mut c);
-    let o = c
-        .args([
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "-n",
-            "2",
-            env!("CARGO_BIN_EXE_iolab"),
-            "ior",
-        ])
-        .args("-w -r -C -b 512k -t 8k -s 3 --tasks 2 -o".split(' '))
-        .arg(s.path("f"))
-        .args([
-            "--json",
-            res.to_str().unwrap(),
-            "--live",
-            live.to_str().unwrap(),
-            "--live-interval",
-            "0.1",
-        ])
-        .env("CI", "1")
-        .output()
-        .unwrap();
-    ok(&o, "mpirun ior");
+    let (live, res) = mpirun_ior_live(&s, "-w -r -C -b 512k -t 8k -s 3 --tasks 2");
     let (header, rows) = read_jsonl(&live);
     let doc = json(&res);
     assert_eq!(header["run_id"], doc["run_id"]);
@@ -1569,35 +1565,10 @@ fn mpi_ranks_rows_line_up_interval_by_interval() {
         return skip_or_fail("live_ior_mpi_lineup", "mpirun not installed");
     }
     let s = Scratch::new("live-ior-lineup");
-    let (live, res) = (s.path("live.jsonl"), s.path("r.json"));
-    let mut c = Command::new("mpirun");
-    let _session = OmpiSession::attach(&mut c);
-    let o = c
-        .args([
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "-n",
-            "2",
-            env!("CARGO_BIN_EXE_iolab"),
-            "ior",
-        ])
-        // A million 128-byte writes per rank: a run of many 0.1 s
-        // intervals even on a fast machine (128 MiB in 4 KiB writes
-        // took 0.26 s, too few intervals to tell).
-        .args("-w -F -b 128m -t 128 -o".split(' '))
-        .arg(s.path("f"))
-        .args([
-            "--json",
-            res.to_str().unwrap(),
-            "--live",
-            live.to_str().unwrap(),
-            "--live-interval",
-            "0.1",
-        ])
-        .env("CI", "1")
-        .output()
-        .unwrap();
-    ok(&o, "mpirun ior");
+    // A million 128-byte writes per rank: a run of many 0.1 s intervals
+    // even on a fast machine (128 MiB in 4 KiB writes took 0.26 s, too
+    // few intervals to tell).
+    let (live, res) = mpirun_ior_live(&s, "-w -F -b 128m -t 128");
     let (_, rows) = read_jsonl(&live);
     assert_eq!(sums(&rows), ior_counts(&json(&res)));
     let write: Vec<&Value> = rows.iter().filter(|r| r["phase"] == "write").collect();
