@@ -12,7 +12,9 @@
 //!   log-linear bucket, at most 0.8 % off);
 //! - `iolab_live_elapsed_seconds` (gauge, no `phase`: the run's age);
 //! - `iolab_live_ops_per_second`, `iolab_live_bytes_per_second`,
-//!   `iolab_live_latency_p99_seconds` (gauges: the last interval).
+//!   `iolab_live_latency_p99_seconds` (gauges: the last interval);
+//! - `iolab_live_missing_ranks` (gauge: how many ranks' reports the
+//!   last aggregate row lacks, 0 when every rank's came; its `missing`).
 
 use crate::row::{Header, Row};
 use iolab_core::stats::{Histogram, HistogramWire};
@@ -162,7 +164,7 @@ impl Collector for Phases {
         }
         self.encode_latency(&mut enc)?;
         type Rate = fn(&Row) -> f64;
-        let gauges: [(&str, &str, Rate); 3] = [
+        let gauges: [(&str, &str, Rate); 4] = [
             (
                 "ops_per_second",
                 "operations per second in the last interval",
@@ -177,6 +179,11 @@ impl Collector for Phases {
                 "latency_p99_seconds",
                 "99th latency percentile of the last interval",
                 |r| r.latency.map_or(0.0, |l| l.p99_ns as f64 / 1e9),
+            ),
+            (
+                "missing_ranks",
+                "ranks whose report the last interval's figures lack",
+                |r| r.missing.len() as f64,
             ),
         ];
         for (name, help, get) in gauges {
@@ -268,5 +275,35 @@ mod tests {
             "0.5", "1.0", "2.0", "5.0", "10.0", "+Inf",
         ];
         assert_eq!(labels, want, "{text}");
+    }
+
+    #[test]
+    fn missing_ranks_counts_the_ranks_the_last_row_lacks() {
+        let header = Header {
+            schema: "iolab.live/1".into(),
+            envelope: 1,
+            run_id: "r".into(),
+            tool: "t".into(),
+            interval_s: 1.0,
+            started_unix_ns: 0,
+        };
+        let gauge = |missing: Vec<u64>| {
+            let phase = PhaseState {
+                phase: "write".into(),
+                last: Row {
+                    missing,
+                    ..Row::default()
+                },
+                latency: Buckets::default(),
+            };
+            let text = String::from_utf8(render(&header, 1.0, &[phase])).unwrap();
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("iolab_live_missing_ranks{"))
+                .map(str::to_owned);
+            line.unwrap_or_else(|| panic!("no missing_ranks in {text}"))
+        };
+        assert!(gauge(vec![1, 3]).ends_with(" 2.0"), "{}", gauge(vec![1, 3]));
+        assert!(gauge(Vec::new()).ends_with(" 0.0"), "{}", gauge(Vec::new()));
     }
 }
