@@ -1048,7 +1048,25 @@ fn a_prefix_out_of_the_bucket_or_too_long_is_refused_first() {
 /// A service on loopback that lists one object `k` of 8192 bytes under
 /// any prefix but the run's, and answers its GET with 8191 bytes.
 fn short_body_service() -> (String, std::thread::JoinHandle<()>) {
+    let list = "<Contents><Key>k</Key><Size>8192</Size></Contents>";
+    let (endpoint, _, served) = listing_service(list, 8191);
+    (endpoint, served)
+}
+
+/// A service on loopback whose LIST under any prefix but the run's
+/// holds `contents` (`<Contents>` elements) and whose GET answers
+/// `body_len` bytes; it records the target of every request.
+fn listing_service(
+    contents: &'static str,
+    body_len: usize,
+) -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    std::thread::JoinHandle<()>,
+) {
     use std::io::{BufRead, BufReader, Write};
+    let targets = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = targets.clone();
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!("http://{}", l.local_addr().unwrap());
     l.set_nonblocking(true).unwrap();
@@ -1061,6 +1079,7 @@ fn short_body_service() -> (String, std::thread::JoinHandle<()>) {
             };
             c.set_nonblocking(false).unwrap();
             c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let seen = seen.clone();
             std::thread::spawn(move || {
                 let mut r = BufReader::new(c.try_clone().unwrap());
                 let mut w = c;
@@ -1074,14 +1093,15 @@ fn short_body_service() -> (String, std::thread::JoinHandle<()>) {
                         h.clear();
                     }
                     let target = line.split(' ').nth(1).unwrap_or("").to_string();
+                    seen.lock().unwrap().push(target.clone());
                     let body = if line.starts_with("HEAD") {
                         String::new()
                     } else if target.contains("list-type=2") && target.contains("iolab-s3bench") {
                         "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsTruncated>false</IsTruncated></ListBucketResult>".into()
                     } else if target.contains("list-type=2") {
-                        "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsTruncated>false</IsTruncated><Contents><Key>k</Key><Size>8192</Size></Contents></ListBucketResult>".into()
+                        format!("<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsTruncated>false</IsTruncated>{contents}</ListBucketResult>")
                     } else {
-                        "x".repeat(8191)
+                        "x".repeat(body_len)
                     };
                     let len = if line.starts_with("HEAD") {
                         0
@@ -1096,7 +1116,7 @@ fn short_body_service() -> (String, std::thread::JoinHandle<()>) {
             });
         }
     });
-    (endpoint, served)
+    (endpoint, targets, served)
 }
 
 /// A GET whose answer is short is an error naming the request, the
@@ -1129,4 +1149,50 @@ fn a_short_answer_names_its_object() {
         err.contains("S3 GET s3://sb-short/k: the answer held 8191 of the 8192 bytes"),
         "{err}"
     );
+}
+
+/// `--list-existing` passes over a listed key that a request cannot
+/// name unchanged (a `..` segment would be resolved as a path and read
+/// another object), says so, and is exit 2 when nothing else is listed.
+#[test]
+fn listed_keys_with_dot_segments_are_never_requested() {
+    let run = |endpoint: &str, json: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .env("CI", "1")
+            .env("AWS_ACCESS_KEY_ID", "k")
+            .env("AWS_SECRET_ACCESS_KEY", "s")
+            .args(["s3bench", "get", "--host", endpoint, "--bucket", "sb-dots"])
+            .args(["--list-existing", "--prefix", "theirs", "--concurrent", "1"])
+            .args(["--duration", "300ms", "--json", json.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let dir = outdir("dots");
+    let j = dir.path().join("r.json");
+    let both = "<Contents><Key>theirs/../secret</Key><Size>64</Size></Contents>\
+                <Contents><Key>theirs/ok</Key><Size>64</Size></Contents>";
+    let (endpoint, targets, _served) = listing_service(both, 64);
+    let o = run(&endpoint, &j);
+    ok(&o, "get --list-existing");
+    let d = doc(&j);
+    assert!(u(&op(&d, "get")["requests"]) > 0, "{}", d["payload"]);
+    let notes = d["payload"]["notes"].to_string();
+    assert!(
+        notes.contains("1 listed objects were passed over"),
+        "{notes}"
+    );
+    let sent = targets.lock().unwrap().clone();
+    assert!(sent.iter().any(|t| t.contains("theirs/ok")), "{sent:?}");
+    assert!(!sent.iter().any(|t| t.contains("secret")), "{sent:?}");
+
+    let only = "<Contents><Key>theirs/../secret</Key><Size>64</Size></Contents>";
+    let (endpoint, targets, _served) = listing_service(only, 64);
+    let j2 = dir.path().join("r2.json");
+    let o = run(&endpoint, &j2);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("1 listed have a `.` or `..` segment"), "{err}");
+    assert!(!j2.exists());
+    let sent = targets.lock().unwrap().clone();
+    assert!(!sent.iter().any(|t| t.contains("secret")), "{sent:?}");
 }

@@ -22,6 +22,12 @@ pub fn of(r: &Report) -> Vec<String> {
             r.skipped
         ));
     }
+    if r.unaddressable > 0 {
+        out.push(format!(
+            "--list-existing: {} listed objects were passed over: their keys have a `.` or `..` segment or more than 1024 bytes, which a request cannot name unchanged",
+            r.unaddressable
+        ));
+    }
     if r.retries > 0 {
         out.push(format!(
             "{} requests were sent again after a 5xx answer or a broken connection; the figures count each request once",

@@ -46,6 +46,11 @@ pub struct Report {
     /// Mixed's draws passed over because the worker had no object of
     /// its own left to read or delete.
     pub skipped: u64,
+    /// `--list-existing`'s listed objects passed over: their keys have a
+    /// `.` or `..` segment or more than 1024 bytes, so no request can
+    /// name them unchanged.
+    #[serde(default)]
+    pub unaddressable: u64,
     /// How the run ended.
     pub outcome: Outcome,
     /// Notes for the reader.

@@ -17,7 +17,7 @@ use crate::mix::Mix;
 use crate::record::{Recorder, RecorderWire};
 use crate::result::{Ended, Left, PhaseReport, Report, Requests};
 use crate::worker::{self, Shared, WorkerOut};
-use iolab_backend::s3::{Endpoint, Listed};
+use iolab_backend::s3::{check_key, Endpoint, Listed};
 use iolab_comm::{run_team, Transport};
 use iolab_core::clock::mono_ns;
 use iolab_core::{Failure, Outcome};
@@ -80,7 +80,7 @@ pub fn run(r: &Run) -> Result<Report, NotStarted> {
     let mut other = Requests::default();
     check_bucket(t, &r.endpoints[0], &mut other)?;
     let run_prefix = run_prefix(t, cfg);
-    let existing = existing(t, cfg, &r.endpoints[0], &mut other, r.cancel)?;
+    let (existing, unaddressable) = existing(t, cfg, &r.endpoints[0], &mut other, r.cancel)?;
     let local = cfg.concurrent / t.size();
     let mut body = vec![0u8; body_len];
     iolab_core::random::scramble(&mut body, cfg.seed ^ 0xb0d7);
@@ -117,7 +117,7 @@ pub fn run(r: &Run) -> Result<Report, NotStarted> {
     let mut mine = ProcessOut::of(outs, r.endpoints);
     mine.other.merge(&other);
     let all = gather(t, &mine);
-    Ok(report(cfg, run_prefix, t.size(), &all))
+    Ok(report(cfg, run_prefix, t.size(), &all, unaddressable))
 }
 
 /// Bytes of the body buffer every PUT sends part of.
@@ -187,16 +187,17 @@ fn run_prefix(t: &dyn Transport, cfg: &Config) -> String {
 }
 
 /// `--list-existing`: the objects under `--prefix` (at most
-/// `--objects`, 0 for all), listed by rank 0.
+/// `--objects`, 0 for all), listed by rank 0, and how many listed
+/// objects were passed over because no request can name their key.
 fn existing(
     t: &dyn Transport,
     cfg: &Config,
     ep: &Endpoint,
     other: &mut Requests,
     cancel: &iolab_core::CancelToken,
-) -> Result<Vec<Listed>, NotStarted> {
+) -> Result<(Vec<Listed>, u64), NotStarted> {
     if !cfg.list_existing {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 0));
     }
     let mut pages = 0;
     let bytes = from_rank0(t, || {
@@ -208,16 +209,29 @@ fn existing(
     let listed: Result<Vec<(String, u64)>, String> =
         serde_json::from_slice(&bytes).map_err(|e| NotStarted::Failed(e.to_string()))?;
     let listed = listed.map_err(|e| NotStarted::Failed(format!("--list-existing: {e}")))?;
-    if listed.is_empty() {
+    // A key with a `.`/`..` segment would be resolved as a path on its
+    // way (and read another object), one over 1024 bytes is refused:
+    // such objects are passed over, and the run says how many.
+    let all = listed.len();
+    let usable: Vec<Listed> = listed
+        .into_iter()
+        .filter(|(key, _)| check_key(key).is_ok())
+        .map(|(key, size)| Listed { key, size })
+        .collect();
+    let unaddressable = (all - usable.len()) as u64;
+    if usable.is_empty() {
+        let why = match unaddressable {
+            0 => String::new(),
+            n => format!(
+                " that a request can name ({n} listed have a `.` or `..` segment or over 1024 bytes in their key)"
+            ),
+        };
         return Err(NotStarted::Refused(format!(
-            "--list-existing: no object under s3://{}/{}",
+            "--list-existing: no object under s3://{}/{}{why}",
             cfg.bucket, cfg.prefix
         )));
     }
-    Ok(listed
-        .into_iter()
-        .map(|(key, size)| Listed { key, size })
-        .collect())
+    Ok((usable, unaddressable))
 }
 
 fn list_all(
@@ -427,7 +441,13 @@ fn gather(t: &dyn Transport, mine: &ProcessOut) -> ProcessOut {
 }
 
 /// The report of the merged run.
-fn report(cfg: &Config, run_prefix: String, ranks: usize, all: &ProcessOut) -> Report {
+fn report(
+    cfg: &Config,
+    run_prefix: String,
+    ranks: usize,
+    all: &ProcessOut,
+    unaddressable: u64,
+) -> Report {
     let rec = Recorder::from_wire(&all.rec);
     let timed_s = all.timed_end_ns as f64 / 1e9;
     let ops = match all.ended {
@@ -458,6 +478,7 @@ fn report(cfg: &Config, run_prefix: String, ranks: usize, all: &ProcessOut) -> R
         requests_other: all.other,
         retries: all.retries,
         skipped: all.skipped,
+        unaddressable,
         outcome: Outcome::Completed,
         notes: Vec::new(),
     };
