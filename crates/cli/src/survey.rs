@@ -377,17 +377,46 @@ fn without_empty_env(mut cmd: clap::Command) -> clap::Command {
 /// 0, bad usage prints clap's message and exits 2 (as
 /// [`crate::exit::parse_clap`]).
 fn parse(prog: &str, args: Vec<OsString>) -> Result<Cli, Halt> {
+    let given = args.clone();
     let argv = std::iter::once(OsString::from(format!("iolab {prog}"))).chain(args);
     let parsed = kit_command()
         .try_get_matches_from(argv)
         .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
     parsed.map_err(|e| {
         let _ = e.print();
+        if let Some(var) = from_kit_variable(&e, &given) {
+            iolab_core::say!("iolab survey: that value came from the kit's variable {var}");
+        }
         match e.use_stderr() {
             true => Halt::said(HaltKind::Usage),
             false => Halt::shown(),
         }
     })
+}
+
+/// The kit's variable a refused value came from (`thrhi=abc`): clap
+/// names the option (`--thrhi <THRHI>`), which the user did not type.
+fn from_kit_variable(e: &clap::Error, given: &[OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let long = arg.split_whitespace().next()?.strip_prefix("--")?;
+    let typed = given.iter().any(|a| {
+        let a = a.to_string_lossy();
+        a == format!("--{long}") || a.starts_with(&format!("--{long}="))
+    });
+    if typed {
+        return None;
+    }
+    let cmd = kit_command();
+    let arg = std::iter::once(&cmd)
+        .chain(cmd.get_subcommands())
+        .flat_map(|c| c.get_arguments())
+        .find(|a| a.get_long() == Some(long) && a.get_env().is_some())?;
+    let var = arg.get_env()?.to_string_lossy().into_owned();
+    let value = std::env::var_os(&var)?;
+    Some(format!("{var}={}", value.to_string_lossy()))
 }
 
 /// Entry point: `iolab survey <survey> ...`.
@@ -453,11 +482,54 @@ impl Common {
     }
 }
 
+/// The list in the first of the kit's variables `vars` that is set (not
+/// empty), split at blanks. The kit reads one of two names for some
+/// lists (`targets` or `OSTS`); both set is refused by
+/// [`one_list_variable`], never one taken in silence.
 fn env_list(vars: &[&str]) -> Vec<PathBuf> {
     vars.iter()
         .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
         .map(|s| s.split_whitespace().map(PathBuf::from).collect())
         .unwrap_or_default()
+}
+
+/// Refuses two of the kit's names for one list (`targets` and `OSTS`,
+/// `scsidevs` and `rawdevs`) both set: one would be taken and the
+/// other dropped.
+fn one_list_variable(survey: &str, vars: &[&str]) -> Result<(), Halt> {
+    let set: Vec<&str> = vars
+        .iter()
+        .copied()
+        .filter(|v| std::env::var_os(v).is_some_and(|s| !s.to_string_lossy().trim().is_empty()))
+        .collect();
+    match set.as_slice() {
+        [first, second, ..] => Err(usage_error(
+            survey,
+            &ParamError::new(
+                first,
+                format!("both {first} and {second} are set: they name the same list; set one"),
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a kit variable iolab does not implement, set (not empty):
+/// running without what it asks would be taking it in silence.
+fn not_implemented_variables(survey: &str, vars: &[(&str, &str)]) -> Result<(), Halt> {
+    let set = vars
+        .iter()
+        .find(|(v, _)| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
+    match set {
+        Some((var, what)) => Err(usage_error(
+            survey,
+            &ParamError::new(
+                var,
+                format!("the kit's {var} is not implemented ({what}); unset it"),
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The disk survey's configuration from its arguments.
@@ -485,6 +557,7 @@ fn disk_config(a: &DiskArgs) -> Result<iolab_survey::disk::DiskConfig, ParamErro
 
 fn disk(a: DiskArgs, line: &str) -> Ended {
     use iolab_survey::disk;
+    one_list_variable("disk", &["scsidevs", "rawdevs"])?;
     let cfg = disk_config(&a).map_err(|e| usage_error("disk", &e))?;
     let b = flow::backend("disk", a.common.backend.as_deref())?;
     let mut plan = cfg.plan(b.as_ref()).map_err(|e| usage_error("disk", &e))?;
@@ -680,6 +753,11 @@ fn obdfilter(a: ObdArgs, line: &str) -> Ended {
         );
         return Err(usage_error("obdfilter", &ParamError::new("case", why)));
     }
+    one_list_variable("obdfilter", &["targets", "OSTS"])?;
+    not_implemented_variables(
+        "obdfilter",
+        &[("verify", "the data written is not read back and checked")],
+    )?;
     let given: Vec<String> = if a.targets.is_empty() {
         env_list(&["targets", "OSTS"])
             .iter()

@@ -1195,6 +1195,48 @@ fn plot_turns_a_summary_into_csv_gnuplot_input_and_charts() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// Every file `plot` writes is checked before the first is written: a
+/// chart's name taken by a directory once failed after 15 files were
+/// written, and `--out ""` wrote `.csv` and `-256-read.dat`. A test the
+/// survey does not have is an error, not a figure dropped in silence.
+#[test]
+fn plot_checks_all_it_writes_first_and_drops_no_figure() {
+    let s = Scratch::new("survey-plot-checks");
+    let summary = s.path("in.summary");
+    let line = "ost 1 sz 4096K rsz 256K obj 1 thr 1 write 100.00 [ 90.00, 110.00] read 120.00 [100.00,130.00]";
+    std::fs::write(&summary, format!("title\n{line}\n")).unwrap();
+    let cwd = s.path("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    let plot = |out: &str, input: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(["survey", "plot", input.to_str().unwrap(), "--out", out])
+            .current_dir(&cwd)
+            .env("CI", "1")
+            .output()
+            .unwrap()
+    };
+    for out in ["", "sub/", "."] {
+        let o = plot(out, &summary);
+        assert_eq!(o.status.code(), Some(2), "--out {out:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("file name"), "{}", stderr(&o));
+    }
+    std::fs::create_dir(cwd.join("Q-256-read.png")).unwrap();
+    let o = plot("Q", &summary);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Q-256-read.png"), "{}", stderr(&o));
+    assert_eq!(common::tree(&cwd), ["Q-256-read.png/"]);
+    let odd = s.path("odd.summary");
+    std::fs::write(&odd, format!("title\n{line} bogus 1.0 [1.0,1.0]\n")).unwrap();
+    let o = plot("R", &odd);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`bogus` is not a test"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(common::tree(&cwd), ["Q-256-read.png/"]);
+}
+
 #[test]
 fn disk_survey_prints_enomem_when_the_buffers_would_not_fit() {
     let s = Scratch::new("survey-disk-nomem");
@@ -1663,6 +1705,119 @@ fn a_refused_rslt_creates_neither_file() {
     assert!(!s.path("P.summary").exists());
     assert!(!s.path("elsewhere").exists());
     assert!(common::tree(&d).is_empty());
+}
+
+/// `--rslt` files are checked with the other outputs before anything is
+/// made: a block device node there was written over (its file system
+/// lost), a FIFO nobody reads made the survey wait where no signal
+/// reached it, and `--csv` on the .summary silently replaced it.
+#[test]
+fn an_rslt_on_a_device_a_lone_fifo_or_another_output_is_exit_2() {
+    use std::os::unix::fs::FileTypeExt;
+    let s = Scratch::new("survey-rslt-kinds");
+    let d = s.path("t");
+    std::fs::create_dir(&d).unwrap();
+    // Within a bound: the old code waited on the FIFO for ever.
+    let bounded = |prefix: &Path, extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+        c.args(["survey", "obdfilter", d.to_str().unwrap(), "--size", "4"])
+            .args(["--rszlo", "256", "--rszhi", "256", "--nobjhi", "1"])
+            .args(["--thrhi", "1", "--rslt", prefix.to_str().unwrap()])
+            .args(extra)
+            .env("CI", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        for _ in 0..600 {
+            if child.try_wait().unwrap().is_some() {
+                return child.wait_with_output().unwrap();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the survey did not end within 60 s");
+    };
+    let fifo = s.path("F.summary");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let o = bounded(&s.path("F"), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("FIFO"), "{}", stderr(&o));
+    assert!(!s.path("F.detail").exists());
+    assert!(common::tree(&d).is_empty());
+
+    let summary = s.path("C.summary");
+    std::fs::write(&summary, "mine\n").unwrap();
+    let csv = summary.to_str().unwrap();
+    let o = bounded(&s.path("C"), &["--csv", csv]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("same file"), "{}", stderr(&o));
+    assert_eq!(read(&summary), "mine\n");
+
+    if !common::is_root() {
+        return skip_or_fail("survey_rslt_device", "needs root for a loop device");
+    }
+    let Some(dev) = blank(&s, "rslt-dev", 8) else {
+        return;
+    };
+    let marker = b"not the survey's";
+    std::fs::write(&dev.dev, marker).unwrap();
+    let meta = std::fs::metadata(&dev.dev).unwrap();
+    assert!(meta.file_type().is_block_device());
+    let rdev = std::os::unix::fs::MetadataExt::rdev(&meta);
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let node = s.path("B.detail");
+    let made = Command::new("mknod")
+        .arg(&node)
+        .args(["b", &major.to_string(), &minor.to_string()])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let o = bounded(&s.path("B"), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("block device"), "{}", stderr(&o));
+    let head = std::fs::read(&dev.dev).unwrap();
+    assert_eq!(&head[..marker.len()], marker, "the device was written");
+    assert!(!s.path("B.summary").exists());
+}
+
+/// A target directory on a read-only mount is exit 2 before the result
+/// files are made (it failed at the first mkdir, exit 1, after them).
+#[test]
+fn a_read_only_target_is_exit_2_before_the_results_are_made() {
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    if !common::is_root() {
+        return skip_or_fail("survey_ro_target", "needs root to mount a tmpfs");
+    }
+    let s = Scratch::new("survey-ro-target");
+    let d = s.path("ro");
+    std::fs::create_dir(&d).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
+        .arg(&d)
+        .status()
+        .unwrap()
+        .success();
+    assert!(mounted, "mount a read-only tmpfs");
+    let _mount = Unmount(d.clone());
+    for survey_name in ["obdfilter", "mds", "ost"] {
+        let prefix = s.path(survey_name);
+        let mut words = vec![survey_name, d.to_str().unwrap(), "--rslt"];
+        words.push(prefix.to_str().unwrap());
+        let o = survey(&words, &[]);
+        assert_eq!(o.status.code(), Some(2), "{survey_name}: {}", stderr(&o));
+        assert!(stderr(&o).contains("read-only"), "{}", stderr(&o));
+        assert!(!prefix.with_extension("summary").exists(), "{survey_name}");
+    }
 }
 
 /// A .summary or .detail that cannot be written (a full file system) is

@@ -365,6 +365,51 @@ fn a_sweep_that_selects_no_point_is_exit_2_naming_its_parameters() {
     }
 }
 
+/// A kit variable is never taken in silence: `verify` (not done) and
+/// `targets` with `OSTS` (one list, two names) are exit 2 naming them,
+/// and a bad value in a variable is said to come from it, not from the
+/// option the user never typed.
+#[test]
+fn kit_variables_are_refused_by_their_own_names() {
+    let s = Scratch::new("survey-kit-vars");
+    let dir = s.path("D");
+    std::fs::create_dir(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let rslt = s.path("r");
+    let words = ["obdfilter", "--size", "4", "--nobjhi", "1", "--thrhi", "1"];
+    let mut words = words.to_vec();
+    words.extend(["--rslt", rslt.to_str().unwrap(), d]);
+    let o = survey(&words, &[("verify", "1")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("verify is not implemented"),
+        "{}",
+        stderr(&o)
+    );
+    let o = survey(&words[..words.len() - 1], &[("targets", d), ("OSTS", d)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("both targets and OSTS"),
+        "{}",
+        stderr(&o)
+    );
+    // Not on the command line: a flag wins over its variable.
+    let no_thrhi: Vec<&str> = words
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| **w != "--thrhi" && (*i == 0 || words[i - 1] != "--thrhi"))
+        .map(|(_, w)| *w)
+        .collect();
+    let o = survey(&no_thrhi, &[("thrhi", "abc")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("kit's variable thrhi=abc"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!rslt.with_extension("summary").exists());
+}
+
 /// The kit reads every variable as `${var:-default}`. An empty rslt_loc
 /// put the results at `/obdfilter_survey_...`, an empty rslt at the
 /// hidden `./.summary`, an empty size or tests_str was exit 2. Each is

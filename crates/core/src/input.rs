@@ -135,13 +135,15 @@ pub fn open_with(path: &Path, links: Links) -> Result<File, InputError> {
     if let Some(kind) = kind(f.metadata()?.file_type()) {
         return Err(InputError::NotAFile { kind });
     }
-    blocking(&f)?;
+    set_blocking(&f)?;
     Ok(f)
 }
 
-/// Clears O_NONBLOCK: Linux ignores it on regular files, but a network
-/// or FUSE file system is told it and may answer a read with EAGAIN.
-fn blocking(f: &File) -> io::Result<()> {
+/// Clears O_NONBLOCK of a file opened with it (so that the open did
+/// not wait on a FIFO or device): Linux ignores it on regular files,
+/// but a network or FUSE file system is told it and may answer a read
+/// with EAGAIN, and a FIFO's writer should wait for its reader.
+pub fn set_blocking(f: &File) -> io::Result<()> {
     // SAFETY: F_GETFL on a descriptor `f` owns and keeps open.
     let flags = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
     if flags < 0 {

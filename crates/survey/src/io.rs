@@ -131,7 +131,8 @@ pub fn cpath(p: &std::path::Path) -> io::Result<std::ffi::CString> {
 }
 
 /// Checks that `targets` is not empty and that each is a directory the
-/// backend can see; the error names `targets` and the path.
+/// backend can see and make files in; the error names `targets` and
+/// the path.
 pub fn check_target_dirs(
     targets: &[std::path::PathBuf],
     b: &dyn Backend,
@@ -155,6 +156,16 @@ pub fn check_target_dirs(
             return Err(crate::ParamError::new(
                 "targets",
                 format!("{shown} is not a directory"),
+            ));
+        }
+        // Every survey of directories makes its files in them: one that
+        // cannot take a file (a read-only mount, no permission) is
+        // refused now, not after the result files are made.
+        let writable = cpath(t).and_then(|c| b.can_write(&c));
+        if !writable.unwrap_or(true) {
+            return Err(crate::ParamError::new(
+                "targets",
+                format!("{shown}: this process cannot create files in it (a read-only file system, or no write permission)"),
             ));
         }
     }

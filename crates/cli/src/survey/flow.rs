@@ -55,6 +55,23 @@ impl Place<'_> {
         }
         Ok(())
     }
+
+    /// PREFIX.summary and PREFIX.detail of `--rslt`, checked with the
+    /// other outputs before anything is created: a device, a directory
+    /// or a FIFO nobody reads there is refused, and so is `--json`,
+    /// `--csv` or `--store` on either. (The default prefix's files are
+    /// made new, so nothing is there to check.)
+    fn planned(&self) -> iolab_output::Planned {
+        let files = self
+            .rslt
+            .map(|p| ["summary", "detail"].map(|ext| PathBuf::from(format!("{p}.{ext}"))));
+        match files {
+            Some([summary, detail]) => iolab_output::Planned::new()
+                .file("--rslt", Some(&summary))
+                .file("--rslt", Some(&detail)),
+            None => iolab_output::Planned::new(),
+        }
+    }
 }
 
 /// A survey checked and planned: what the shared flow needs of it.
@@ -171,7 +188,9 @@ where
     place.check().map_err(|e| usage_error(p.name, &e))?;
     let prog = format!("iolab survey {}", p.name);
     let tool = format!("survey {}", p.name);
-    let mut session = Run::new(&prog, &tool, p.schema, line, p.config, given).open()?;
+    let mut session = Run::new(&prog, &tool, p.schema, line, p.config, given)
+        .outputs(place.planned())
+        .open()?;
     let mut lines = Lines::create(&place, p.rslt, p.points).map_err(|e| usage_error(p.name, &e))?;
     let board = session.live(false, p.peers);
     session.start();
@@ -295,8 +314,6 @@ fn prefix(place: &Place<'_>, name: &str) -> String {
     })
 }
 
-/// PREFIX.EXT at a prefix the user named: truncated as the kit does, but
-/// a symbolic link there is not followed (it is refused).
 /// PREFIX.ext cannot be made, for `why`.
 fn cannot_create(prefix: &str, ext: &str, why: &str) -> ParamError {
     ParamError::new(
@@ -316,18 +333,37 @@ fn refuse_link(prefix: &str, ext: &str) -> Result<(), ParamError> {
     }
 }
 
+/// PREFIX.EXT at a prefix the user named: truncated as the kit does, but
+/// a symbolic link there is not followed (it is refused), nor is a
+/// device written or a FIFO without a reader waited for.
 fn named(prefix: &str, ext: &str) -> Result<File, ParamError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let cannot = |e: std::io::Error| match e.raw_os_error() {
+        Some(libc::ELOOP) => cannot_create(prefix, ext, LINK),
+        Some(libc::ENXIO) => cannot_create(prefix, ext, "it is a FIFO that no program reads"),
+        _ => cannot_create(prefix, ext, &e.to_string()),
+    };
+    // Not truncated at open: what is there is looked at first. O_NONBLOCK:
+    // a FIFO whose reader left is an error, not a wait no signal ends.
+    let f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(format!("{prefix}.{ext}"))
-        .map_err(|e| match e.raw_os_error() == Some(libc::ELOOP) {
-            true => cannot_create(prefix, ext, LINK),
-            false => cannot_create(prefix, ext, &e.to_string()),
-        })
+        .map_err(cannot)?;
+    let t = f.metadata().map_err(cannot)?.file_type();
+    if t.is_block_device() || t.is_dir() {
+        // Checked before the run too; this is the file actually opened.
+        let why = "it is not a regular file; the results are written to a file";
+        return Err(cannot_create(prefix, ext, why));
+    }
+    if t.is_file() {
+        // Truncated as the kit does: the file is the user's --rslt.
+        f.set_len(0).map_err(cannot)?;
+    }
+    // Writes wait for a FIFO's reader again (a full pipe is no error).
+    iolab_core::input::set_blocking(&f).map_err(cannot)?;
+    Ok(f)
 }
 
 /// Most names tried after the default one is taken.

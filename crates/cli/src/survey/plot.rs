@@ -24,29 +24,55 @@ pub fn plot(summary: &Path, out: Option<&str>, font: Option<&PathBuf>) -> Ended 
         let p = summary.display().to_string();
         p.strip_suffix(".summary").map(str::to_string).unwrap_or(p)
     });
-    // Every file goes beside PREFIX.csv: one check of that directory,
-    // before anything is written (exit 2 naming it).
-    let csv_path = PathBuf::from(format!("{prefix}.csv"));
-    iolab_output::check_file("--out", &csv_path)
-        .map_err(|e| Halt::usage(format!("iolab survey plot: {e}")))?;
+    let charts = fmt::plot::charts(&parsed);
+    check_outputs(&prefix, &charts)?;
     let with_text =
         crate::font::load(font).map_err(|e| Halt::usage(format!("iolab survey plot: {e}")))?;
     if !with_text {
         iolab_core::say!("{}", crate::font::none_found("iolab survey plot"));
     }
     let mut ok = write_out(&format!("{prefix}.csv"), fmt::plot::csv(&parsed).as_bytes());
-    for c in fmt::plot::charts(&parsed) {
+    for c in &charts {
         // Ctrl-C, SIGTERM or a closed stdout: no further chart, and the
         // charts already written are each complete (written atomically).
         if crate::runner::root().is_cancelled() {
             return Ok(Outcome::Interrupted);
         }
-        ok &= plot_chart(&parsed, &c, &prefix, with_text);
+        ok &= plot_chart(&parsed, c, &prefix, with_text);
     }
     match ok {
         true => Ok(Outcome::Completed),
         false => Err(Halt::said(HaltKind::Output)),
     }
+}
+
+/// The extensions of each chart's files.
+const CHART_FILES: [&str; 4] = ["dat", "scr", "svg", "png"];
+
+/// Every file the plot writes (PREFIX.csv, each chart's four) checked
+/// before any is written, exit 2 naming the first that cannot be: a
+/// chart's name taken by a directory once failed after the others were
+/// written. A prefix must end in a file name: `--out ""` or `--out /`
+/// wrote `.csv` and `-1024-read.dat` (in /).
+fn check_outputs(prefix: &str, charts: &[fmt::plot::Chart]) -> Result<(), Halt> {
+    let last = prefix.rsplit('/').next().unwrap_or_default();
+    if matches!(last, "" | "." | "..") {
+        return Err(Halt::usage(format!(
+            "iolab survey plot: --out '{prefix}' does not end in a file name; give a prefix such as {}plot1",
+            prefix.trim_end_matches('.')
+        )));
+    }
+    let mut planned =
+        iolab_output::Planned::new().file("--out", Some(&PathBuf::from(format!("{prefix}.csv"))));
+    for c in charts {
+        for ext in CHART_FILES {
+            let p = PathBuf::from(format!("{prefix}{}.{ext}", c.stem()));
+            planned = planned.file("--out", Some(&p));
+        }
+    }
+    planned
+        .check()
+        .map_err(|e| Halt::usage(format!("iolab survey plot: {e}")))
 }
 
 /// The .dat, .scr, .svg and .png of one chart.

@@ -278,6 +278,8 @@ pub const SURVEY_KIT_VARS: &[&str] = &[
     "case",
     "stripe_count",
     "layer",
+    "OSTS",
+    "verify",
 ];
 
 /// `iolab survey WORDS...` with the kit's variables `env` and none of

@@ -198,6 +198,12 @@ fn row(k: Kind, t: &[&str], actions: &[String]) -> Result<Option<Row>, String> {
     let values = if k == Kind::Disk && !named {
         unnamed_disk_figures(rest, actions)
     } else {
+        if let Some(other) = unknown_test(k, rest) {
+            return Err(format!(
+                "`{other}` is not a test of this survey (its tests: {}); a figure is never dropped in silence",
+                k.tests().join(", ")
+            ));
+        }
         let mut values = Vec::new();
         for (i, tok) in rest.iter().enumerate() {
             if k.tests().contains(tok) {
@@ -220,6 +226,22 @@ fn row(k: Kind, t: &[&str], actions: &[String]) -> Result<Option<Row>, String> {
         thr,
         values,
     }))
+}
+
+/// A word in a line's figures that names a test the survey does not
+/// have: a word followed by a number, other than a test's own, the
+/// brackets of a test's range and sgpdd's `MB/s N x SLOWEST = TOTAL`.
+fn unknown_test<'a>(k: Kind, rest: &[&'a str]) -> Option<&'a str> {
+    let number = |t: &str| t.parse::<f64>().is_ok();
+    let ours = |t: &str| {
+        k.tests().contains(&t)
+            || matches!(t, "x" | "=" | "MB/s")
+            || t.starts_with('[')
+            || t.ends_with(']')
+    };
+    rest.windows(2)
+        .find(|w| !number(w[0]) && !ours(w[0]) && number(w[1]))
+        .map(|w| w[0])
 }
 
 /// The guide's sgpdd line names no action: each action is either
@@ -282,6 +304,15 @@ mod tests {
         assert_eq!((m.kind, m.rows[0].series), (Kind::Mds, 4));
         assert_eq!(m.rows[0].values[1], ("destroy".into(), None));
         assert!(parse("just a title\n").is_err());
+    }
+
+    #[test]
+    fn a_test_the_survey_does_not_have_is_an_error_not_dropped() {
+        let bad = parse("h\nmdt 1 file 100 dir 1 thr 1 create 5652.05 [ 999.01,46940.48] bogus 1.0 [1.0,1.0] destroy 5797.79 [   0.00,52951.55]\n").unwrap_err();
+        assert!(bad.0.contains("line 2: `bogus` is not a test"), "{bad}");
+        let bad = parse("ost 1 sz 1K rsz 1024K obj 1 thr 1 write 3 [1,2] ../../../tmp/x 4 [1,2]\n")
+            .unwrap_err();
+        assert!(bad.0.contains("`../../../tmp/x`"), "{bad}");
     }
 
     #[test]
