@@ -133,17 +133,9 @@ const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
 /// built on `what`. The kernel gives the backing inode's device, inode
 /// and rdev numbers in its "huge" encoding (linux/kdev_t.h).
 fn status_matches(dev: &Path, what: Backing) -> bool {
-    let Ok(f) = std::fs::File::open(dev) else {
+    let Some(info) = status(dev) else {
         return false;
     };
-    // SAFETY: an all-zero loop_info64 is valid (integers and byte arrays).
-    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
-    // SAFETY: LOOP_GET_STATUS64 writes one loop_info64 through the
-    // pointer, which points at one that lives across the call.
-    let rc = unsafe { libc::ioctl(f.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info) };
-    if rc != 0 {
-        return false;
-    }
     let same = |huge: u64, dev: u64| {
         let (maj, min) = decode_huge(huge);
         maj == libc::major(dev) && min == libc::minor(dev)
@@ -152,6 +144,52 @@ fn status_matches(dev: &Path, what: Backing) -> bool {
         Backing::Device(rdev) => info.lo_rdevice != 0 && same(info.lo_rdevice, rdev),
         Backing::File { dev, ino } => info.lo_inode == ino && same(info.lo_device, dev),
     }
+}
+
+/// LOOP_GET_STATUS64 of the loop device at `dev`; None when it is no
+/// bound loop device (or cannot be opened).
+fn status(dev: &Path) -> Option<LoopInfo64> {
+    let f = std::fs::File::open(dev).ok()?;
+    // SAFETY: an all-zero loop_info64 is valid (integers and byte arrays).
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 writes one loop_info64 through the
+    // pointer, which points at one that lives across the call.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info) };
+    (rc == 0).then_some(info)
+}
+
+/// What a bound loop device maps: the bytes of `backing` from `offset`,
+/// `len` of them (None: to its end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mapping {
+    /// The file or device the loop device is built on.
+    pub backing: Backing,
+    /// Where in it the loop device's first byte is.
+    pub offset: u64,
+    /// How many bytes it maps; None to the backing's end.
+    pub len: Option<u64>,
+}
+
+/// What the loop device at `dev` is built on; None when `dev` is no
+/// bound loop device.
+pub fn mapping(dev: &Path) -> Option<Mapping> {
+    let info = status(dev)?;
+    let dev_t = |huge: u64| {
+        let (maj, min) = decode_huge(huge);
+        libc::makedev(maj, min)
+    };
+    let backing = match info.lo_rdevice {
+        0 => Backing::File {
+            dev: dev_t(info.lo_device),
+            ino: info.lo_inode,
+        },
+        r => Backing::Device(dev_t(r)),
+    };
+    Some(Mapping {
+        backing,
+        offset: info.lo_offset,
+        len: (info.lo_sizelimit != 0).then_some(info.lo_sizelimit),
+    })
 }
 
 /// (major, minor) of a dev_t in the kernel's new_encode_dev form.

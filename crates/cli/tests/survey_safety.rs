@@ -202,6 +202,73 @@ fn a_device_another_program_holds_is_exit_2_with_nothing_written() {
     drop(held);
 }
 
+/// One storage under two names that are not the same device or file (a
+/// disk and its partition, an image and a loop device over it, a loop
+/// device over another) was written by two sets of workers and counted
+/// twice once `--force` was given; it is exit 2 now, `--force` or not.
+/// Two partitions of one disk, which share no byte, still run.
+#[test]
+fn one_storage_under_two_devices_is_exit_2_even_with_force() {
+    struct Partitions(String);
+    impl Drop for Partitions {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("partx")
+                .args(["-d", &self.0])
+                .status();
+        }
+    }
+    let name = "one_storage_under_two_devices";
+    let s = Scratch::new("survey-shared-storage");
+    let img = s.path("d.img");
+    let l = match LoopDev::blank(&img, 400) {
+        Ok(l) => l,
+        Err(why) => return skip_or_fail(name, &why),
+    };
+    let over = match LoopDev::attach_at(Path::new(&l.dev), 1 << 20) {
+        Ok(o) => o,
+        Err(why) => return skip_or_fail(name, &why),
+    };
+    let rslt = s.path("x");
+    let small = ["--force"];
+    for pair in [
+        [l.dev.as_str(), img.to_str().unwrap()],
+        [over.dev.as_str(), l.dev.as_str()],
+        [over.dev.as_str(), img.to_str().unwrap()],
+    ] {
+        let o = disk_write(&pair, &rslt, &small);
+        refused(&o, &pair.join(" "), &["share storage", pair[0], pair[1]]);
+        nothing_written(&rslt, &pair.join(" "));
+    }
+    drop(over);
+    let table = "label: gpt\n,160M\n,160M\n";
+    let mut sfdisk = std::process::Command::new("sfdisk")
+        .args(["-q", &l.dev])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    sfdisk
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(table.as_bytes())
+        .unwrap();
+    assert!(sfdisk.wait().unwrap().success(), "sfdisk");
+    let _parts = Partitions(l.dev.clone());
+    let _ = std::process::Command::new("partx")
+        .args(["-a", &l.dev])
+        .status();
+    let (p1, p2) = (format!("{}p1", l.dev), format!("{}p2", l.dev));
+    if !Path::new(&p1).exists() {
+        return skip_or_fail(name, "partx made no partition nodes");
+    }
+    let o = disk_write(&[&p1, &l.dev], &rslt, &small);
+    refused(&o, "partition and disk", &["share storage"]);
+    nothing_written(&rslt, "partition and disk");
+    let o = disk_write(&[&p1, &p2], &rslt, &small);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 /// The same target twice (as given, through a link, with a trailing `/`
 /// or `./`) was claimed twice and failed late ("in use"), or ran twice
 /// with doubled totals, or failed with "File exists", after the header

@@ -3,6 +3,7 @@
 //! through the backend, and write data that no store can compress or
 //! deduplicate ([`WriteData`]).
 
+use iolab_backend::loops::{self, Backing};
 use iolab_backend::{Backend, Handle, OpenOptions};
 use std::ffi::CStr;
 use std::io;
@@ -226,6 +227,113 @@ pub fn distinct_targets(
             ));
         }
         seen.push((key.0, key.1, t));
+    }
+    if b.capabilities().local {
+        no_shared_storage(option, targets)?;
+    }
+    Ok(())
+}
+
+/// Stacked devices followed at most this deep (a loop device on a loop
+/// device on a partition...).
+const MAX_STACK: usize = 8;
+
+/// A target as storage: what it is, and what it is built on, nearest
+/// first (a partition's whole disk; a loop device's backing file or
+/// device, with the bytes of it the loop device maps).
+struct Storage {
+    is: Backing,
+    on: Vec<(Backing, Option<loops::Mapping>)>,
+}
+
+fn storage(p: &std::path::Path) -> Option<Storage> {
+    let is = loops::identity(&std::fs::metadata(p).ok()?)?;
+    let mut on = Vec::new();
+    let mut at = is;
+    while on.len() < MAX_STACK {
+        let Backing::Device(rdev) = at else { break };
+        let next = match whole_disk(rdev) {
+            Some(disk) => (Backing::Device(disk), None),
+            None => match device_node(rdev).and_then(|d| loops::mapping(&d)) {
+                Some(m) => (m.backing, Some(m)),
+                None => break,
+            },
+        };
+        on.push(next);
+        at = next.0;
+    }
+    Some(Storage { is, on })
+}
+
+/// The whole disk of partition `rdev`, by sysfs; None when `rdev` is no
+/// partition.
+fn whole_disk(rdev: u64) -> Option<u64> {
+    let sys = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
+    let sys = std::path::Path::new(&sys);
+    if !sys.join("partition").exists() {
+        return None;
+    }
+    let parent = std::fs::canonicalize(sys).ok()?.parent()?.join("dev");
+    let text = std::fs::read_to_string(parent).ok()?;
+    let (maj, min) = text.trim().split_once(':')?;
+    Some(libc::makedev(maj.parse().ok()?, min.parse().ok()?))
+}
+
+/// `/dev/NAME` of block device `rdev`, by its sysfs uevent.
+fn device_node(rdev: u64) -> Option<std::path::PathBuf> {
+    let uevent = format!(
+        "/sys/dev/block/{}:{}/uevent",
+        libc::major(rdev),
+        libc::minor(rdev)
+    );
+    let text = std::fs::read_to_string(uevent).ok()?;
+    let name = text.lines().find_map(|l| l.strip_prefix("DEVNAME="))?;
+    Some(std::path::Path::new("/dev").join(name))
+}
+
+/// True when `a` and `b` may write the same bytes: one is built on the
+/// other (a partition on its disk, a loop device on its file), or both
+/// are loop devices mapping overlapping bytes of one backing.
+fn overlap(a: &Storage, b: &Storage) -> bool {
+    let under = |x: &Storage, y: &Storage| x.on.iter().any(|(s, _)| *s == y.is);
+    if under(a, b) || under(b, a) {
+        return true;
+    }
+    let direct = |x: &Storage| x.on.first().and_then(|(_, m)| *m);
+    match (direct(a), direct(b)) {
+        (Some(m), Some(n)) if m.backing == n.backing => {
+            let end = |m: loops::Mapping| m.len.map_or(u64::MAX, |l| m.offset.saturating_add(l));
+            m.offset < end(n) && n.offset < end(m)
+        }
+        _ => false,
+    }
+}
+
+/// Refuses two targets that are one storage under two devices or files
+/// (a disk and its partition, an image file and a loop device over it):
+/// both would be written by two sets of workers and counted twice.
+/// `--force` does not lift this: it is a wrong measurement, not a risk
+/// taken.
+fn no_shared_storage(
+    option: &str,
+    targets: &[std::path::PathBuf],
+) -> Result<(), crate::ParamError> {
+    let found: Vec<(usize, Storage)> = targets
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| Some((i, storage(t)?)))
+        .collect();
+    for (k, (i, a)) in found.iter().enumerate() {
+        if let Some((j, _)) = found[k + 1..].iter().find(|(_, b)| overlap(a, b)) {
+            return Err(crate::ParamError::new(
+                option,
+                format!(
+                    "{} and {} share storage (one is built on the other, or both map the same bytes): the same bytes would be written twice and counted twice; give each storage once",
+                    targets[*i].display(),
+                    targets[*j].display()
+                ),
+            ));
+        }
     }
     Ok(())
 }
