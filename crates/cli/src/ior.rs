@@ -169,12 +169,27 @@ fn check(
         .iter()
         .flat_map(|t| t.params.test_file.as_bytes().split(|&b| b == b'@'));
     NotStarted::check_paths(&*backend, "-o", files)?;
-    backend
-        .init()
-        .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;
     let t = world.transport();
     let threads = cfg.globals.tasks_per_process.unwrap_or(1) as usize;
     let total = threads * t.size();
+    // The longest names the run makes too (a task's file, a transfer's
+    // object), before init: an S3 key over 1024 bytes.
+    let layout = iolab_ior::file::Layout::of(&backend.capabilities());
+    let chunked = matches!(layout, Ok(iolab_ior::file::Layout::Chunks));
+    let longest = cfg.tests.iter().filter_map(|test| {
+        let tasks = iolab_ior::plan::test_tasks(&test.params, total as u64);
+        iolab_ior::plan::longest_name(&test.params, tasks, chunked)
+    });
+    for name in longest {
+        NotStarted::check_paths(
+            &*backend,
+            "-o (the longest name the run makes)",
+            [&name[..]],
+        )?;
+    }
+    backend
+        .init()
+        .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;
     cfg.check_tasks(total as u64, threads as u64)
         .map_err(|e| e.to_string())?;
     let mine = (t.rank() * threads) as u64..((t.rank() + 1) * threads) as u64;

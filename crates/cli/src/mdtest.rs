@@ -173,11 +173,20 @@ fn check(r: ReadArgs, world: &iolab_comm::World) -> Result<Checked, NotStarted> 
     use std::os::unix::ffi::OsStrExt;
     let dirs = cfg.dirs.iter().map(|d| d.as_os_str().as_bytes());
     NotStarted::check_paths(&*backend, "-d", dirs)?;
+    let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
+    let total = cfg.tasks_per_process * world.transport().size() as u64;
+    // The deepest names too (an S3 key over 1024 bytes), before init.
+    for p in preflight::longest_paths(&cfg, &plan, total) {
+        backend.check_path(&p).map_err(|e| {
+            NotStarted::from(format!(
+                "-d, -z, -b, -n or -I: the run's longest path, {}, cannot be made: {e}",
+                p.to_string_lossy()
+            ))
+        })?;
+    }
     backend
         .init()
         .map_err(|e| NotStarted::backend_init(backend.name(), &e))?;
-    let plan = Plan::new(&cfg).map_err(|e| e.to_string())?;
-    let total = cfg.tasks_per_process * world.transport().size() as u64;
     cfg.check_tasks(total).map_err(|e| e.to_string())?;
     cfg.check_environment(&*backend)
         .map_err(|e| e.to_string())?;

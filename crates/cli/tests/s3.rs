@@ -958,6 +958,7 @@ fn paths_out_of_the_bucket_and_conflicting_buckets_are_refused_first() {
         iolab_testkit::fault_proxy::FaultProxy::counting(s.endpoint()[7..].parse().unwrap())
             .unwrap();
     let long = "k".repeat(1100);
+    let near = "k".repeat(1010);
     for (line, says) in [
         // `..` and `.` segments: sent as they are, a path resolved on the
         // way lands in another bucket.
@@ -979,6 +980,16 @@ fn paths_out_of_the_bucket_and_conflicting_buckets_are_refused_first() {
         ),
         (
             format!("xdd -op write -target s3://{b}/{long} -reqsize 64 -numreqs 1"),
+            "1024",
+        ),
+        // Given paths that fit, whose deepest names do not: found before
+        // the first request, not when the run reaches them.
+        (
+            format!("mdtest -a S3 --s3.bucket={b} -n 14 -z 2 -b 2 -d /{near}"),
+            "1024",
+        ),
+        (
+            format!("ior -a S3 --s3.bucket={b} -w -t 1k -b 4k -F -o /{near}/f"),
             "1024",
         ),
         // Two buckets named: which one was meant is not guessed.

@@ -64,6 +64,27 @@ pub fn test_files(
     })
 }
 
+/// The longest name a test of `p` on `tasks` tasks gives the backend:
+/// its longest file's, and when `chunked` (a store of whole objects,
+/// one object per transfer named `FILE-OFFSET-LENGTH`) with the suffix
+/// of its last transfer. A backend that bounds its names (S3 keys are
+/// at most 1024 bytes) is asked about it before anything is sent.
+pub fn longest_name(p: &Params, tasks: u64, chunked: bool) -> Option<Vec<u8>> {
+    let mut longest = test_files(p, tasks)
+        .map(|(_, file, _)| file.into_os_string().into_vec())
+        .max_by_key(Vec::len)?;
+    if chunked {
+        let sharers = if p.file_per_proc { 1 } else { tasks };
+        let size = p
+            .block_bytes
+            .saturating_mul(p.segments)
+            .saturating_mul(sharers);
+        let last = size.saturating_sub(p.transfer_bytes);
+        longest.extend_from_slice(format!("-{last}-{}", p.transfer_bytes).as_bytes());
+    }
+    Some(longest)
+}
+
 /// The name of the file task `pretend` works on in repetition `rep`
 /// (`-m` only), and the directory `-u` makes for it.
 pub fn file_name(p: &Params, pretend: u64, tasks: u64, rep: u64) -> (PathBuf, Option<PathBuf>) {

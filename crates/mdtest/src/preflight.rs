@@ -8,6 +8,37 @@ use crate::plan::Plan;
 use crate::stonewall::{self, WallCounts};
 use iolab_backend::{c_path, Backend};
 
+/// The longest path the run can make under each `-d` root: its last
+/// test directory, the deepest tree directory, and in it the item with
+/// the largest task and number, as the rename phase names it aside
+/// (`-XX`). A backend that bounds its paths (S3 keys are at most 1024
+/// bytes) is asked about them before anything is made, not when the
+/// run reaches them.
+pub fn longest_paths(cfg: &Config, plan: &Plan, tasks: u64) -> Vec<std::ffi::CString> {
+    let last_task = tasks.saturating_sub(1) as usize;
+    let last_dir = plan.dirs_per_tree.saturating_sub(1);
+    let last_item = plan
+        .dirs_per_tree
+        .saturating_mul(plan.items_per_dir)
+        .saturating_sub(1);
+    let file = crate::names::prefix("file", Some(last_task));
+    cfg.dirs
+        .iter()
+        .map(|root| {
+            let td = test_dir(
+                root,
+                cfg.iterations.saturating_sub(1),
+                plan.loops.saturating_sub(1),
+            );
+            let unique = cfg.unique_dir.then_some(last_task);
+            let mut names = crate::names::Names::new(&td, unique, plan.branch);
+            names
+                .item_with_suffix(last_dir, &file, last_item, b"-XX")
+                .to_owned()
+        })
+        .collect()
+}
+
 /// Checks the backend's capabilities against the options, then the test
 /// directories (through the backend). Returns the counts read from -x for
 /// runs without a create phase.
