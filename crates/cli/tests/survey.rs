@@ -1789,26 +1789,12 @@ fn an_rslt_on_a_device_a_lone_fifo_or_another_output_is_exit_2() {
 /// files are made (it failed at the first mkdir, exit 1, after them).
 #[test]
 fn a_read_only_target_is_exit_2_before_the_results_are_made() {
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-    if !common::is_root() {
-        return skip_or_fail("survey_ro_target", "needs root to mount a tmpfs");
-    }
     let s = Scratch::new("survey-ro-target");
-    let d = s.path("ro");
-    std::fs::create_dir(&d).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
-        .arg(&d)
-        .status()
-        .unwrap()
-        .success();
-    assert!(mounted, "mount a read-only tmpfs");
-    let _mount = Unmount(d.clone());
+    let ro = common::SmallFs::new(&s, "survey_ro_target", "ro,size=1m");
+    if !ro.mounted {
+        return;
+    }
+    let d = ro.dir.clone();
     for survey_name in ["obdfilter", "mds", "ost"] {
         let prefix = s.path(survey_name);
         let mut words = vec![survey_name, d.to_str().unwrap(), "--rslt"];
@@ -1825,27 +1811,14 @@ fn a_read_only_target_is_exit_2_before_the_results_are_made() {
 /// were once dropped and the survey exited 0.
 #[test]
 fn an_unwritable_summary_is_an_output_failure() {
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-    if !common::is_root() {
-        return skip_or_fail("survey_full_rslt", "needs root to mount a small tmpfs");
-    }
     let s = Scratch::new("survey-full-rslt");
-    let (d, full) = (s.path("t"), s.path("full"));
+    let d = s.path("t");
     std::fs::create_dir(&d).unwrap();
-    std::fs::create_dir(&full).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=4k", "tmpfs"])
-        .arg(&full)
-        .status()
-        .unwrap()
-        .success();
-    assert!(mounted, "mount a 4 KiB tmpfs");
-    let _mount = Unmount(full.clone());
+    let small = common::SmallFs::new(&s, "survey_full_rslt", "size=4k");
+    if !small.mounted {
+        return;
+    }
+    let full = small.dir.clone();
     // Fill it: the survey's files can be made, not written.
     let _ = std::fs::write(full.join("filler"), vec![0u8; 8192]);
     let prefix = full.join("P");

@@ -217,6 +217,18 @@ impl Phases {
 mod tests {
     use super::*;
 
+    /// A run's header: tool `t`, run `r`.
+    fn header() -> Header {
+        Header {
+            schema: "iolab.live/1".into(),
+            envelope: 1,
+            run_id: "r".into(),
+            tool: "t".into(),
+            interval_s: 1.0,
+            started_unix_ns: 0,
+        }
+    }
+
     #[test]
     fn buckets_added_by_interval_are_those_of_every_value_at_once() {
         let values: Vec<u64> = (0..2000u64).map(|i| i * i * 37 + 500).collect();
@@ -241,14 +253,7 @@ mod tests {
             values.iter().map(|&v| u128::from(v)).sum::<u128>()
         );
         let text = String::from_utf8(render(
-            &Header {
-                schema: "iolab.live/1".into(),
-                envelope: 1,
-                run_id: "r".into(),
-                tool: "t".into(),
-                interval_s: 1.0,
-                started_unix_ns: 0,
-            },
+            &header(),
             1.0,
             &[PhaseState {
                 phase: "read".into(),
@@ -279,14 +284,7 @@ mod tests {
 
     #[test]
     fn missing_ranks_counts_the_ranks_the_last_row_lacks() {
-        let header = Header {
-            schema: "iolab.live/1".into(),
-            envelope: 1,
-            run_id: "r".into(),
-            tool: "t".into(),
-            interval_s: 1.0,
-            started_unix_ns: 0,
-        };
+        let header = header();
         let gauge = |missing: Vec<u64>| {
             let phase = PhaseState {
                 phase: "write".into(),
