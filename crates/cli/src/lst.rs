@@ -243,6 +243,10 @@ fn run_agent(a: AgentArgs) -> Ended {
         key,
         token,
         corrupt_every,
+        orphan_after: std::time::Duration::ZERO,
+        // The agent's own lines (a frame refused, its console never
+        // came): the only word a session's end gets on this node.
+        log: agent::Log::new(|line| iolab_core::say!("iolab lst agent: {line}")),
     };
     agent::serve(cfg, stop)
         .map(|()| Outcome::Completed)
@@ -251,17 +255,17 @@ fn run_agent(a: AgentArgs) -> Ended {
 
 /// The agent's key and session token: with `--session`, from standard
 /// input (whose closing then stops the agent); else `--key` or
-/// IOLAB_KEY_FILE, and a token from IOLAB_LST_TOKEN when set.
+/// IOLAB_KEY_FILE and no token: an agent started by hand serves any
+/// console that holds its key. (No environment variable gives a token:
+/// one inherited from a user's shell made a hand-started agent refuse
+/// every console.)
 fn agent_secrets(
     a: &AgentArgs,
     stop: &Arc<AtomicBool>,
 ) -> Result<(Option<SharedKey>, Option<String>), String> {
     if !a.session {
         let key = SharedKey::resolve(a.key.as_deref()).map_err(|e| format!("--key: {e}"))?;
-        let token = std::env::var(iolab_lst::TOKEN_ENV)
-            .ok()
-            .filter(|t| !t.is_empty());
-        return Ok((key, token));
+        return Ok((key, None));
     }
     let lines = iolab_net::key::read_stdin_lines(2).map_err(|e| format!("--session: {e}"))?;
     let key = match lines[0].as_str() {
@@ -308,6 +312,9 @@ fn nodes(option: &str, s: &str, port: u16) -> Result<Vec<Node>, String> {
     if v.len() > 4096 {
         return Err(format!("{option}: {} nodes, at most 4096", v.len()));
     }
+    // A node given twice would be one agent merged into one client job
+    // (or refuse its own console as busy): refused before anything starts.
+    iolab_lst::hosts::distinct(&v).map_err(|e| format!("{option}: {e}"))?;
     Ok(v)
 }
 
@@ -356,7 +363,8 @@ fn required<'a>(opt: &str, v: &'a Option<String>) -> Result<&'a str, String> {
 fn plan(r: &RunArgs) -> Result<Plan, String> {
     let test = Test::parse(&r.test).map_err(|e| e.to_string())?;
     let from = nodes("--from", required("--from", &r.from)?, r.port)?;
-    let to = nodes("--to", required("--to", &r.to)?, r.port)?;
+    let mut to = nodes("--to", required("--to", &r.to)?, r.port)?;
+    iolab_lst::hosts::join_spellings(&from, &mut to);
     let concurrency = spec::parse_list("--concurrency", &r.concurrency, MAX_CONCURRENCY)
         .map_err(|e| e.to_string())?;
     let clients = match &r.clients {

@@ -263,6 +263,7 @@ pub fn new_session(a: NewSessionArgs) -> Ended {
 }
 
 fn config(a: &NewSessionArgs) -> Result<SessionConfig, String> {
+    iolab_lst::session::check_name("session", &a.name).map_err(|e| e.to_string())?;
     if !(1..=86_400).contains(&a.timeout) {
         return Err(format!("--timeout {}: 1 to 86400 seconds", a.timeout));
     }
@@ -387,6 +388,9 @@ pub fn end_session() -> Ended {
 
 /// `add_group`.
 pub fn add_group(a: AddGroupArgs) -> Ended {
+    if let Err(e) = iolab_lst::session::check_name("group", &a.name) {
+        return Err(usage("add_group", e.to_string()));
+    }
     // Checked here for exit 2; the daemon reads them again with its port.
     if let Err(e) = iolab_lst::hosts::nodes(&a.hosts, DEFAULT_PORT) {
         return Err(usage("add_group", e.to_string()));
@@ -406,6 +410,9 @@ pub fn add_group(a: AddGroupArgs) -> Ended {
 
 /// `add_batch`.
 pub fn add_batch(a: BatchArg) -> Ended {
+    if let Err(e) = iolab_lst::session::check_name("batch", &a.name) {
+        return Err(usage("add_batch", e.to_string()));
+    }
     match ask(&Request::AddBatch { name: a.name }, Duration::from_secs(60)) {
         Ok(_) => Ok(Outcome::Completed),
         Err(e) => Err(fail("add_batch", e)),

@@ -458,10 +458,226 @@ fn strangers_that_trickle_or_say_nothing_cost_an_agent_no_thread_and_stop_no_run
 
 #[test]
 fn an_agent_started_for_another_console_refuses_this_one() {
-    let a = Agent::start(&[("IOLAB_LST_TOKEN", "someone-else")]);
+    // As a console starts its agents: `--session`, the key (none: an
+    // empty line) and the token on standard input, kept open.
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut child = Command::new(BIN)
+        .args(["lst", "agent", "--session", "--listen", &addr])
+        .env_remove("IOLAB_KEY_FILE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"\nsomeone-else-s-token-0123456789\n").unwrap();
+    let a = Agent { child, addr };
     let (o, t) = run(&["ping", "--from", &a.addr, "--to", &a.addr, "--count", "10"]);
+    drop(stdin);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("started by another console"), "{t}");
+}
+
+/// IOLAB_LST_TOKEN in the environment of an agent started by hand made
+/// it refuse every console as "started by another console" (and exit
+/// silently after 2 minutes): consoles hand their agents the token on
+/// standard input, so no variable gives one any more.
+#[test]
+fn a_stray_token_variable_does_not_lock_a_hand_started_agent() {
+    let (a, b) = (
+        Agent::start(&[("IOLAB_LST_TOKEN", "someone-else")]),
+        Agent::start(&[("IOLAB_LST_TOKEN", "someone-else")]),
+    );
+    let (o, t) = run(&["ping", "--from", &a.addr, "--to", &b.addr, "--count", "10"]);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("RPCs: clients 10 servers 10"), "{t}");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A node given twice in --from or --to (written alike, or two
+/// spellings of one address and port) is refused, exit 2, before any
+/// agent is started or contacted: it was merged into one client job
+/// (`ping clients 2` with the RPCs of one) and an idle server averaged
+/// in, or two spellings refused each other as "busy".
+#[test]
+fn a_node_given_twice_in_a_group_is_refused_before_anything_starts() {
+    let (p, q, r) = (free_port(), free_port(), free_port());
+    let dir = scratch("twice");
+    let j = dir.join("twice.json");
+    let twice = format!("a@127.0.0.1:{p},a@127.0.0.1:{p}");
+    let spelled = format!("127.0.0.1:{p},localhost:{p}");
+    let one = format!("127.0.0.1:{q}");
+    let three = format!("c@127.0.0.1:{r},127.0.0.1:{q},localhost:{q}");
+    for (from, to) in [
+        (twice.as_str(), one.as_str()),
+        (spelled.as_str(), one.as_str()),
+        (one.as_str(), spelled.as_str()),
+        (one.as_str(), three.as_str()),
+    ] {
+        let started = Instant::now();
+        let (o, t) = run(&[
+            "ping",
+            "--from",
+            from,
+            "--to",
+            to,
+            "--rsh",
+            "exec:false",
+            "--count",
+            "5",
+            "--json",
+            j.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{from} -> {to}: {t}");
+        assert!(
+            t.contains("same agent") && t.contains("a host appears once in a group"),
+            "{t}"
+        );
+        assert!(!j.exists(), "a refused run wrote its JSON");
+        assert!(started.elapsed() < Duration::from_secs(10), "{t}");
+    }
+}
+
+/// One agent written two ways, once in each group, is the one agent
+/// doing both (as when written alike), not two consoles' worth of
+/// connections to it that it refused as busy.
+#[test]
+fn one_agent_spelled_two_ways_across_the_groups_is_one_agent() {
+    let a = Agent::start(&[]);
+    let port = a.addr.rsplit_once(':').unwrap().1;
+    let other = format!("localhost:{port}");
+    let (o, t) = run(&["ping", "--from", &a.addr, "--to", &other, "--count", "10"]);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("RPCs: clients 10 servers 10"), "{t}");
+}
+
+/// A relay from the console to `to` that flips one bit of the tag of the
+/// first authenticated frame the console sends (the first after the
+/// handshake), passing everything else as it is.
+fn tampering_relay(to: String) -> String {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let (mut inbound, _) = l.accept().unwrap();
+        let mut out = std::net::TcpStream::connect(&to).unwrap();
+        let (mut back_in, mut back_out) = (out.try_clone().unwrap(), inbound.try_clone().unwrap());
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut back_in, &mut back_out);
+            let _ = back_out.shutdown(std::net::Shutdown::Both);
+        });
+        let mut flipped = false;
+        loop {
+            let mut h = [0u8; 32];
+            if inbound.read_exact(&mut h).is_err() {
+                break;
+            }
+            let len = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize;
+            let tagged = h[6] & 2 != 0;
+            let mut rest = vec![0u8; len + if tagged { 32 } else { 0 }];
+            if inbound.read_exact(&mut rest).is_err() {
+                break;
+            }
+            if tagged && !flipped {
+                *rest.last_mut().unwrap() ^= 1;
+                flipped = true;
+            }
+            if out.write_all(&h).is_err() || out.write_all(&rest).is_err() {
+                break;
+            }
+        }
+        let _ = out.shutdown(std::net::Shutdown::Both);
+    });
+    addr
+}
+
+/// A console frame changed on the way to an agent was reported as "the
+/// agent closed its connection: it died or was killed", and the agent
+/// said nothing: now the agent logs the refused frame on standard error
+/// and tells the console, which names the authentication tag.
+#[test]
+fn a_forged_console_frame_is_named_by_the_console_and_logged_by_the_agent() {
+    let dir = scratch("forged");
+    let key = dir.join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let k = key.to_str().unwrap();
+    let log = dir.join("agent.err");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let child = Command::new(BIN)
+        .args(["lst", "agent", "--listen", &addr, "--key", k])
+        .env_remove("IOLAB_KEY_FILE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let client = Agent { child, addr };
+    let server = Agent::start_with(&[], &["--key", k]);
+    // The console reaches the client agent through the relay; the
+    // client's own data connections go straight to the server.
+    let relay = tampering_relay(client.addr.clone());
+    let (o, t) = run(&[
+        "ping",
+        "--from",
+        &relay,
+        "--to",
+        &server.addr,
+        "--count",
+        "10",
+        "--key",
+        k,
+        "--connect-timeout",
+        "10",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("the agent refused a frame") && t.contains("authentication tag"),
+        "{t}"
+    );
+    assert!(!t.contains("died or was killed"), "{t}");
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut said = String::new();
+    while Instant::now() < until && !said.contains("authentication tag") {
+        std::thread::sleep(Duration::from_millis(50));
+        said = std::fs::read_to_string(&log).unwrap_or_default();
+    }
+    assert!(
+        said.contains("refused a frame from the console") && said.contains("authentication tag"),
+        "agent's stderr: {said:?}"
+    );
+}
+
+/// A key file others may write but not read (mode 602) was refused as
+/// "other users may read it": the refusal says what they may do.
+#[test]
+fn a_key_file_others_may_write_is_refused_saying_write() {
+    let dir = scratch("key602");
+    let key = dir.join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o602)).unwrap();
+    let o = iolab(&[
+        "lst",
+        "agent",
+        "--listen",
+        &format!("127.0.0.1:{}", free_port()),
+        "--key",
+        key.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("other users may write it (mode 602)"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -1241,3 +1241,46 @@ lst end_session
     );
     assert_eq!(section("stopped")[0], "Batch is idle", "{t}");
 }
+
+/// A session's name follows the rule of group and batch names (1 to 64
+/// characters, no spaces, no control characters), and a refused name
+/// of any of the three is bad usage (exit 2) before any session is
+/// asked: a name with a newline and terminal escapes was taken, and
+/// show_session echoed the escapes.
+#[test]
+fn session_group_and_batch_names_are_checked_alike_exit_2() {
+    let dir = Dir::new("names");
+    let run_dir = dir.0.join("sessions");
+    let long = "n".repeat(5000);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["new_session", ""], "session name"),
+        (vec!["new_session", "a b"], "session name"),
+        (vec!["new_session", "x\n\u{1b}[31mred"], "session name"),
+        (vec!["new_session", long.as_str()], "session name"),
+        (vec!["add_batch", "a b"], "batch name"),
+        (vec!["add_batch", "x\u{1b}[2J"], "batch name"),
+        (vec!["add_group", "", "10.0.0.1@tcp"], "group name"),
+        (vec!["add_group", "a\tb", "10.0.0.1@tcp"], "group name"),
+    ];
+    for (args, says) in cases {
+        let o = Command::new(BIN)
+            .arg("lst")
+            .args(&args)
+            .env("IOLAB_LST_DIR", &run_dir)
+            .env("LST_SESSION", "names")
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        let shown: Vec<String> = args.iter().map(|a| a.chars().take(20).collect()).collect();
+        assert_eq!(o.status.code(), Some(2), "{shown:?}: {err}");
+        assert!(err.contains(says), "{shown:?} names {says}: {err}");
+        assert!(!err.contains('\u{1b}'), "{shown:?} echoes escapes: {err:?}");
+        assert!(
+            err.len() < 1000,
+            "{shown:?}: {} bytes of message",
+            err.len()
+        );
+    }
+    let socks = std::fs::read_dir(&run_dir).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(socks, 0, "a session was started");
+}

@@ -82,14 +82,31 @@ pub enum SecretError {
         /// The file.
         path: PathBuf,
     },
-    /// Group or others may read it.
-    #[error("other users may read it (mode {mode:o}): chmod 600 {}", path.display())]
+    /// Group or others may read, write or run it.
+    #[error("other users may {} it (mode {mode:o}): chmod 600 {}", others_may(*mode), path.display())]
     Exposed {
         /// The file.
         path: PathBuf,
         /// Its permission bits.
         mode: u32,
     },
+}
+
+/// What group or others may do to a file of `mode`, as the refusal of a
+/// secret says it (`read`, `write`, `read and write`...): a key that
+/// others may write is refused as surely as one they may read, and the
+/// message says which bit to take away.
+fn others_may(mode: u32) -> String {
+    let can: Vec<&str> = [(0o044, "read"), (0o022, "write"), (0o011, "run")]
+        .into_iter()
+        .filter(|(bits, _)| mode & bits != 0)
+        .map(|(_, verb)| verb)
+        .collect();
+    match can.as_slice() {
+        [] => "use".into(),
+        [one] => (*one).into(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// This process's effective uid.
@@ -139,7 +156,7 @@ fn owned_unshared(m: &Metadata) -> Result<(), Distrust> {
     }
 }
 
-/// True for a secret's mode: no group or other user may read it (as ssh
+/// True for a secret's mode: no group or other user may use it (as ssh
 /// asks of a private key; the owner alone, mode 600 or 400).
 pub fn private(m: &Metadata) -> bool {
     m.mode() & 0o077 == 0
@@ -243,6 +260,18 @@ mod tests {
             chmod(&f, mode);
             let e = read_secret(&f).unwrap_err();
             assert!(matches!(e, SecretError::Exposed { .. }), "{e}");
+        }
+        // The refusal names what others may do: 602 is writable, not
+        // readable, by them.
+        for (mode, says) in [
+            (0o602, "may write it (mode 602)"),
+            (0o644, "may read it (mode 644)"),
+            (0o666, "may read and write it (mode 666)"),
+            (0o711, "may run it (mode 711)"),
+        ] {
+            chmod(&f, mode);
+            let e = read_secret(&f).unwrap_err().to_string();
+            assert!(e.contains(says), "{mode:o}: {e}");
         }
         chmod(&f, 0o400);
         assert_eq!(read_secret(&f).unwrap(), b"s");

@@ -52,6 +52,44 @@ pub struct AgentConfig {
     pub token: Option<String>,
     /// Test hook: damage every Nth payload this agent sends (0: never).
     pub corrupt_every: u64,
+    /// How long an agent a console started waits for that console to
+    /// open its session ([`ORPHAN_TIMEOUT`] when zero).
+    pub orphan_after: Duration,
+    /// Where the agent tells what no peer hears: a frame refused, giving
+    /// up on its console.
+    pub log: Log,
+}
+
+/// The agent's log: a line for each thing that ends a session or the
+/// agent with nobody told otherwise. The agent prints nothing itself;
+/// the command that runs it chooses where the lines go (standard error).
+#[derive(Clone, Default)]
+pub struct Log(Option<Arc<Sink>>);
+
+/// What a [`Log`] hands its lines to.
+type Sink = dyn Fn(&str) + Send + Sync;
+
+impl Log {
+    /// A log that hands every line to `f`.
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Log {
+        Log(Some(Arc::new(f)))
+    }
+
+    fn say(&self, line: &str) {
+        if let Some(f) = &self.0 {
+            f(line);
+        }
+    }
+}
+
+impl std::fmt::Debug for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Log(on)"
+        } else {
+            "Log(off)"
+        })
+    }
 }
 
 struct Session {
@@ -137,9 +175,19 @@ pub fn serve(cfg: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), NetError> {
 /// An agent a console started, whose console never opened the session:
 /// it gives up after [`ORPHAN_TIMEOUT`] rather than serve forever.
 fn orphaned(sh: &Shared, started: Instant) -> bool {
-    sh.cfg.token.is_some()
-        && !sh.opened.load(Ordering::Relaxed)
-        && started.elapsed() > ORPHAN_TIMEOUT
+    let wait = match sh.cfg.orphan_after {
+        Duration::ZERO => ORPHAN_TIMEOUT,
+        d => d,
+    };
+    let gone =
+        sh.cfg.token.is_some() && !sh.opened.load(Ordering::Relaxed) && started.elapsed() > wait;
+    if gone {
+        sh.cfg.log.say(&format!(
+            "the console that started this agent did not open its session within {} s: exiting",
+            wait.as_secs()
+        ));
+    }
+    gone
 }
 
 fn lock(m: &Mutex<Option<Session>>) -> std::sync::MutexGuard<'_, Option<Session>> {
@@ -253,7 +301,14 @@ fn console_session(mut c: Conn, sh: &Shared, (token, cancel): (String, Arc<Atomi
     sh.counters.reset();
     c.max_payload = CONTROL_MAX_BYTES;
     c.idle_timeout = CONSOLE_IDLE_TIMEOUT;
-    while let Ok((h, body)) = c.recv_owned(Cancel::with(&sh.stop)) {
+    loop {
+        let (h, body) = match c.recv_owned(Cancel::with(&sh.stop)) {
+            Ok(frame) => frame,
+            Err(e) => {
+                refuse(&mut c, sh, e);
+                break;
+            }
+        };
         if h.kind != Kind::Control {
             break;
         }
@@ -263,8 +318,11 @@ fn console_session(mut c: Conn, sh: &Shared, (token, cancel): (String, Arc<Atomi
             // has gone, and this one needs none.
             Ok(Command::Halt) => continue,
             Ok(Command::Start(job)) => match watched_job(&mut c, sh, &job, &token) {
-                Some(a) => a,
-                None => break,
+                Ok(a) => a,
+                Err(e) => {
+                    refuse(&mut c, sh, e);
+                    break;
+                }
             },
             Ok(cmd) => obey(sh, cmd),
             Err(e) => Answer::Failed {
@@ -288,6 +346,24 @@ fn console_session(mut c: Conn, sh: &Shared, (token, cancel): (String, Arc<Atomi
     }
 }
 
+/// Ends a session whose console's frame could not be taken: a frame
+/// that failed its tag or CRC, or broke the protocol, is told to the
+/// console (an Error frame, which the console reports as the agent's
+/// refusal) and logged here, where nothing else would say why the
+/// session ended. A console that closed, went silent or was stopped
+/// needs no word.
+fn refuse(c: &mut Conn, sh: &Shared, e: NetError) {
+    if matches!(
+        e,
+        NetError::Closed | NetError::Cancelled | NetError::Timeout { .. } | NetError::Io(_)
+    ) {
+        return;
+    }
+    let why = format!("refused a frame from the console: {e}");
+    sh.cfg.log.say(&format!("{why}; the session ends"));
+    let _ = c.send(Kind::Error, 0, 0, why.as_bytes(), Cancel::process());
+}
+
 fn obey(sh: &Shared, cmd: Command) -> Answer {
     match cmd {
         Command::Reset => {
@@ -307,10 +383,15 @@ fn obey(sh: &Shared, cmd: Command) -> Answer {
 /// Runs a client job while watching the control connection: the console
 /// sends nothing during a job, so a close (the console died or gave up
 /// after another node failed), a frame, or a timeout stops the job at
-/// once. Returns None when the session is over.
-fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Option<Answer> {
+/// once. Returns why when the session is over.
+fn watched_job(
+    c: &mut Conn,
+    sh: &Shared,
+    job: &ClientJob,
+    token: &str,
+) -> Result<Answer, NetError> {
     if let Err(e) = job.validate() {
-        return Some(Answer::Failed {
+        return Ok(Answer::Failed {
             message: e.to_string(),
             partial: None,
         });
@@ -329,12 +410,17 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
             // back, so the counts are whole.
             Ok(true) => {
                 halt.store(true, Ordering::Relaxed);
-                false
+                None
             }
-            Err(NetError::Cancelled) => false,
-            _ => {
+            Err(NetError::Cancelled) => None,
+            // A goodbye (the session ends under the job): ended quietly.
+            Ok(false) => {
                 stop_job.store(true, Ordering::Relaxed);
-                true
+                Some(NetError::Closed)
+            }
+            Err(e) => {
+                stop_job.store(true, Ordering::Relaxed);
+                Some(e)
             }
         };
         let r = h.join().unwrap_or_else(|_| {
@@ -345,10 +431,10 @@ fn watched_job(c: &mut Conn, sh: &Shared, job: &ClientJob, token: &str) -> Optio
         });
         (r, gone)
     });
-    if console_gone {
-        return None;
+    if let Some(e) = console_gone {
+        return Err(e);
     }
-    Some(match result {
+    Ok(match result {
         Ok(s) => Answer::Done(s),
         Err(f) => {
             let (message, s) = *f;
@@ -425,5 +511,38 @@ fn stats_of(t: &client::Tally) -> ClientStats {
         elapsed_ns: t.elapsed_ns,
         latency: t.latency.to_wire(),
         lost: t.lost,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An agent a console started, whose console never came, said
+    /// nothing as it exited after 2 minutes: it now logs why.
+    #[test]
+    fn an_orphaned_agent_says_why_it_exits() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = Arc::clone(&lines);
+        let cfg = AgentConfig {
+            listen: format!("127.0.0.1:{port}"),
+            token: Some("0123456789abcdef".into()),
+            orphan_after: Duration::from_secs(1),
+            log: Log::new(move |l| sink.lock().unwrap().push(l.to_string())),
+            ..Default::default()
+        };
+        let started = Instant::now();
+        serve(cfg, Arc::new(AtomicBool::new(false))).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let said = lines.lock().unwrap().join("\n");
+        assert!(
+            said.contains("did not open its session within 1 s"),
+            "{said:?}"
+        );
     }
 }

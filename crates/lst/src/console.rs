@@ -171,6 +171,14 @@ fn run_points(
     points: &mut Vec<PointResult>,
     on_point: &mut impl FnMut(&PointResult),
 ) -> Result<(), LstError> {
+    // One agent runs one client job at a time: a node given twice would
+    // have one of its jobs dropped and its servers averaged in idle.
+    if let Some(n) = given_twice(&plan.from).or_else(|| given_twice(&plan.to)) {
+        return Err(LstError::Launch(format!(
+            "node {} ({}) is given twice in one group: a host appears once in a group",
+            n.name, n.addr
+        )));
+    }
     let token = crate::new_token()?;
     let nodes = unique_nodes(plan);
     let key = session_key(plan, &nodes)?;
@@ -233,6 +241,15 @@ pub fn unique_nodes(plan: &Plan) -> Vec<Node> {
         }
     }
     v
+}
+
+/// The second node of `group` that reaches an agent already named in it.
+fn given_twice(group: &[Node]) -> Option<&Node> {
+    group
+        .iter()
+        .enumerate()
+        .find(|(i, n)| group[..*i].iter().any(|m| m.addr == n.addr))
+        .map(|(_, n)| n)
 }
 
 fn index_of(agents: &[Agent], n: &Node) -> usize {
@@ -470,6 +487,14 @@ pub(crate) fn send(c: &mut Conn, cmd: &Command, cancel: Cancel<'_>) -> Result<()
 
 pub(crate) fn recv(c: &mut Conn, cancel: Cancel<'_>) -> Result<Answer, NetError> {
     let (h, b) = c.recv_owned(cancel)?;
+    // The agent's word before it ends the session (a frame of ours it
+    // refused): the reason, not a protocol error.
+    if h.kind == Kind::Error {
+        return Err(NetError::Rejected(format!(
+            "the agent {}",
+            iolab_net::peer_text(&b)
+        )));
+    }
     if h.kind != Kind::Control {
         return Err(NetError::Protocol(format!(
             "expected an answer, got a {:?} frame",

@@ -4,6 +4,8 @@
 
 use crate::console::Node;
 use crate::input::InputError;
+use std::collections::HashMap;
+use std::net::{SocketAddr, ToSocketAddrs};
 
 /// Most hosts one word may expand to.
 pub const MAX_EXPANSION: usize = 4096;
@@ -88,15 +90,10 @@ pub fn nodes(words: &[String], port: u16) -> Result<Vec<Node>, InputError> {
     let mut out = Vec::new();
     for w in words {
         for h in expand(w)? {
-            let n = node(&h, port)?;
-            if let Some(m) = out.iter().find(|m: &&Node| m.addr == n.addr) {
-                return Err(InputError::SameAgent {
-                    first: m.name.clone(),
-                    second: n.name,
-                    addr: n.addr,
-                });
+            out.push(node(&h, port)?);
+            if out.len() > MAX_EXPANSION {
+                break;
             }
-            out.push(n);
         }
     }
     if out.is_empty() || out.len() > MAX_EXPANSION {
@@ -105,7 +102,60 @@ pub fn nodes(words: &[String], port: u16) -> Result<Vec<Node>, InputError> {
             max: MAX_EXPANSION,
         });
     }
+    distinct(&out)?;
     Ok(out)
+}
+
+/// The socket addresses `addr` resolves to now; none when it does not
+/// resolve (the connection will say why), so it is compared as written.
+fn resolve(addr: &str) -> Vec<SocketAddr> {
+    addr.to_socket_addrs()
+        .map(|a| a.collect())
+        .unwrap_or_default()
+}
+
+/// Refuses a group that names one agent twice: the same `ADDR:PORT`
+/// written twice, or two spellings (`localhost:7819`, `127.0.0.1:7819`)
+/// that resolve to a common address. Each agent serves one console
+/// connection and runs one client job at a time, so a node given twice
+/// would be merged into one, or refuse its own console as busy.
+pub fn distinct(group: &[Node]) -> Result<(), InputError> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut at: HashMap<SocketAddr, usize> = HashMap::new();
+    for (i, n) in group.iter().enumerate() {
+        let addrs = resolve(&n.addr);
+        let twin = seen
+            .get(&n.addr)
+            .or_else(|| addrs.iter().find_map(|a| at.get(a)));
+        if let Some(&j) = twin {
+            return Err(InputError::SameAgent {
+                first: group[j].name.clone(),
+                second: n.name.clone(),
+                addr: n.addr.clone(),
+            });
+        }
+        seen.insert(n.addr.clone(), i);
+        at.extend(addrs.into_iter().map(|a| (a, i)));
+    }
+    Ok(())
+}
+
+/// A node of `to` written otherwise than the `from` node whose agent it
+/// is (`localhost:7819` and `127.0.0.1:7819`) becomes that node's
+/// address, so that one agent is both client and server, as a node
+/// written alike in both groups is, instead of being reached twice.
+pub fn join_spellings(from: &[Node], to: &mut [Node]) {
+    let at: Vec<(Vec<SocketAddr>, &Node)> = from.iter().map(|n| (resolve(&n.addr), n)).collect();
+    for n in to.iter_mut() {
+        if from.iter().any(|m| m.addr == n.addr) {
+            continue;
+        }
+        let mine = resolve(&n.addr);
+        if let Some((_, m)) = at.iter().find(|(a, _)| a.iter().any(|x| mine.contains(x))) {
+            n.addr = m.addr.clone();
+            n.launch = m.launch.clone();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -135,6 +185,12 @@ mod tests {
         let n = node("ns1@10.0.0.5", 7819).unwrap();
         assert_eq!(n.launch.as_deref(), Some("ns1"));
         let words = ["10.0.0.[1-2]@tcp".to_string(), "10.0.0.2:7819".to_string()];
+        assert!(nodes(&words, 7819)
+            .unwrap_err()
+            .to_string()
+            .contains("same agent"));
+        // Two spellings of one address and port are one agent too.
+        let words = ["127.0.0.1:7819".to_string(), "localhost:7819".to_string()];
         assert!(nodes(&words, 7819)
             .unwrap_err()
             .to_string()

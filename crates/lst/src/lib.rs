@@ -32,12 +32,6 @@ pub use console::{Node, Plan, Report};
 pub use input::InputError;
 pub use result::{ClientStats, GroupSummary, PointResult, RunResult, ServerStats};
 
-/// Environment variable giving an agent started by hand a session token
-/// (it then serves only the console that presents it). The console hands
-/// the agents it starts their token and key on standard input instead
-/// (`lst agent --session`, [`console::session_handoff`]): a remote
-/// shell's `env VAR=...` would put them on a command line.
-pub const TOKEN_ENV: &str = "IOLAB_LST_TOKEN";
 /// Test hook: an agent started with this set to N damages every Nth
 /// payload it sends, after the pattern and before the frame checksum.
 pub const CORRUPT_ENV: &str = "IOLAB_LST_CORRUPT_EVERY";

@@ -585,12 +585,7 @@ fn check_timeout(timeout_s: f64) -> Result<(), String> {
 }
 
 fn check_name(what: &str, name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > 64 || name.contains(char::is_whitespace) {
-        return Err(format!(
-            "{what} name {name:?}: 1 to 64 characters, no spaces"
-        ));
-    }
-    Ok(())
+    super::check_name(what, name).map_err(|e| e.to_string())
 }
 
 /// Reads a node's live counters and sets its state by the outcome. A

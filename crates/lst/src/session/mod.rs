@@ -427,6 +427,26 @@ pub enum Reply {
     },
 }
 
+/// Most characters of a session's, group's or batch's name.
+pub const NAME_MAX_CHARS: usize = 64;
+
+/// Checks the name of a session, group or batch (`what`): 1 to
+/// [`NAME_MAX_CHARS`] characters, no spaces and no control characters,
+/// so that every listing prints it as one word and no name moves the
+/// terminal's cursor or colours its output.
+pub fn check_name(what: &str, name: &str) -> Result<(), crate::InputError> {
+    let n = name.chars().count();
+    let bad = name.chars().any(|c| c.is_whitespace() || c.is_control());
+    if n == 0 || n > NAME_MAX_CHARS || bad {
+        let shown: String = name.chars().take(NAME_MAX_CHARS + 1).collect();
+        return Err(crate::InputError::invalid(
+            format!("{what} name {shown:?}"),
+            format!("1 to {NAME_MAX_CHARS} characters, no spaces or control characters"),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks an `LST_SESSION` value: it names a file.
 pub fn check_id(id: &str) -> Result<(), SessionError> {
     let ok = !id.is_empty()
