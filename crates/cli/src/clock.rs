@@ -8,12 +8,19 @@
 //! gettime prints it, so `g=$(gettime -timeserver H -add 20)` followed by
 //! `-starttime $g` or `gettime -waitfortime $g` works as the guide's
 //! script does.
+//!
+//! `-key FILE` (or `IOLAB_KEY_FILE`) on the server and its clients makes
+//! every answer authenticated (crates/net's keyed handshake and tagged
+//! frames); without a key the time is XDD's, unauthenticated, and both
+//! commands say so on standard error.
 
 use crate::exit::{Ended, Halt};
 use iolab_core::{Failure, Outcome};
+use iolab_net::SharedKey;
 use iolab_net::{clock, conn, Cancel};
 use iolab_opts::{dash, Arity, Check, Entry, OptError};
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Options of `timeserver`.
@@ -21,6 +28,7 @@ use std::time::Duration;
 struct ServerRaw {
     port: u16,
     bind: String,
+    key: Option<PathBuf>,
     help: bool,
 }
 
@@ -29,6 +37,7 @@ impl Default for ServerRaw {
         Self {
             port: clock::DEFAULT_PORT,
             bind: "0.0.0.0".into(),
+            key: None,
             help: false,
         }
     }
@@ -44,6 +53,7 @@ struct GetRaw {
     verbose: bool,
     wait_for_s: Option<u64>,
     timeout_s: f64,
+    key: Option<PathBuf>,
     help: bool,
 }
 
@@ -57,6 +67,7 @@ impl Default for GetRaw {
             verbose: false,
             wait_for_s: None,
             timeout_s: 10.0,
+            key: None,
             help: false,
         }
     }
@@ -68,6 +79,14 @@ const MAX_ADD_S: i64 = 100 * 366 * 86_400;
 fn port(c: &mut iolab_opts::Cursor) -> Result<u16, OptError> {
     Ok(c.count("port number (0: any free port)", 0, 65_535)? as u16)
 }
+
+/// `-key FILE`: the key file's name (read when the command runs).
+fn key_file(c: &mut iolab_opts::Cursor) -> Result<Option<PathBuf>, OptError> {
+    Ok(Some(PathBuf::from(c.path("key file")?)))
+}
+
+/// The help of `-key`, the same for the server and its clients.
+const KEY_HELP: &str = "shared key file (mode 600, no link; - reads it from standard input): every answer is authenticated, and one from anyone without the key is refused (else IOLAB_KEY_FILE; else unauthenticated, as XDD; iolab's own option)";
 
 /// The port of a server to reach: 0 names no server.
 fn server_port(c: &mut iolab_opts::Cursor) -> Result<u16, OptError> {
@@ -104,6 +123,21 @@ static SERVER_OPTS: &[Entry<ServerRaw, ServerRaw>] = &[
         },
         example: "-bind 127.0.0.1",
         check: Check::Ok(|r| r.bind == "127.0.0.1"),
+    },
+    Entry {
+        name: "key",
+        short: None,
+        aliases: &[],
+        arity: Arity::Words,
+        scoped: false,
+        args: "<file>",
+        help: KEY_HELP,
+        apply: |c, r, _| {
+            r.key = key_file(c)?;
+            Ok(())
+        },
+        example: "-key clock.key",
+        check: Check::Ok(|r| r.key.as_deref() == Some(std::path::Path::new("clock.key"))),
     },
     Entry {
         name: "help",
@@ -162,6 +196,10 @@ static GET_OPTS: &[Entry<GetRaw, GetRaw>] = &[
             Ok(())
         },
         example: "-timeserver h -timeout 2.5", check: Check::Ok(|r| r.timeout_s == 2.5) },
+    Entry { name: "key", short: None, aliases: &[], arity: Arity::Words, scoped: false,
+        args: "<file>", help: KEY_HELP,
+        apply: |c, r, _| { r.key = key_file(c)?; Ok(()) },
+        example: "-timeserver h -key clock.key", check: Check::Ok(|r| r.key.as_deref() == Some(std::path::Path::new("clock.key"))) },
     Entry { name: "help", short: None, aliases: &["h"], arity: Arity::Words, scoped: false,
         args: "", help: "this help",
         apply: |_, r, _| { r.help = true; Ok(()) },
@@ -188,7 +226,7 @@ pub fn timeserver(prog: &str, args: Vec<OsString>) -> Ended {
                 dash::full_help(
                     SERVER_OPTS,
                     prog,
-                    &format!("Usage: {prog} [-port N] [-bind ADDR]")
+                    &format!("Usage: {prog} [-port N] [-bind ADDR] [-key FILE]")
                 )
             );
             return Err(Halt::shown());
@@ -196,11 +234,17 @@ pub fn timeserver(prog: &str, args: Vec<OsString>) -> Ended {
         Ok(r) => r,
         Err(e) => return Err(usage(prog, &e.to_string())),
     };
+    let key = the_key(prog, raw.key.as_deref())?;
     let addr = format!("{}:{}", raw.bind, raw.port);
-    let listener = conn::listen(&addr).map_err(|e| usage(prog, &format!("-port: {e}")))?;
+    let listener = conn::listen(&addr).map_err(|e| not_bound(prog, e))?;
     let shown = listener.local_addr().map_or(addr, |a| a.to_string());
+    // The first line names the address (scripts read the port of `-port
+    // 0` from it); the warning follows.
     iolab_core::say!("{prog}: serving the global clock on {shown} until Ctrl-C");
-    let outcome = match clock::serve(&listener, Cancel::process()) {
+    if key.is_none() {
+        iolab_core::say!("{prog}: warning: {}", clock::UNAUTHENTICATED);
+    }
+    let outcome = match clock::serve(&listener, key.as_ref(), Cancel::process()) {
         Err(iolab_net::NetError::Cancelled) => Outcome::Interrupted,
         Err(e) => Outcome::Error(Failure::other("serve", e.to_string())),
         Ok(()) => Outcome::Completed,
@@ -212,7 +256,7 @@ pub fn timeserver(prog: &str, args: Vec<OsString>) -> Ended {
 pub fn gettime(prog: &str, args: Vec<OsString>) -> Ended {
     let raw = match parse(GET_OPTS, &args, |r| r.help) {
         Ok(r) if r.help => {
-            let u = format!("Usage: {prog} -timeserver HOST [-port N] [-add S] [-bounce N] [-verbose] [-waitfortime T] [-timeout S]");
+            let u = format!("Usage: {prog} -timeserver HOST [-port N] [-add S] [-bounce N] [-verbose] [-waitfortime T] [-timeout S] [-key FILE]");
             let _ = out!("{}", dash::full_help(GET_OPTS, prog, &u));
             return Err(Halt::shown());
         }
@@ -225,9 +269,13 @@ pub fn gettime(prog: &str, args: Vec<OsString>) -> Ended {
             "-timeserver: the time server's host is required (-timeserver HOST)",
         ));
     };
+    let key = the_key(prog, raw.key.as_deref())?;
+    if key.is_none() {
+        iolab_core::say!("{prog}: warning: {}", clock::UNAUTHENTICATED);
+    }
     let addr = format!("{host}:{}", raw.port);
     let timeout = Duration::from_secs_f64(raw.timeout_s);
-    let est = match clock::estimate(&addr, raw.bounce, timeout, Cancel::process()) {
+    let est = match clock::estimate(&addr, raw.bounce, timeout, key.as_ref(), Cancel::process()) {
         Ok(e) => e,
         Err(iolab_net::NetError::Cancelled) => return Ok(Outcome::Interrupted),
         Err(e) => {
@@ -310,6 +358,28 @@ fn wait_for(
 
 /// Waits at least this long count down on a terminal.
 const COUNTDOWN: Duration = Duration::from_secs(10);
+
+/// The key named by `-key` or `IOLAB_KEY_FILE`, if any; a file that
+/// cannot be one (unreadable, open to others, a link, too short) is bad
+/// input (exit 2), as `-e2e key` and `lst --key`.
+fn the_key(prog: &str, named: Option<&std::path::Path>) -> Result<Option<SharedKey>, Halt> {
+    SharedKey::resolve(named).map_err(|e| usage(prog, &format!("-key: {e}")))
+}
+
+/// A listening socket that could not be had: a port in use (or a port
+/// below 1024 without root) is the host's state, not bad input (exit 1,
+/// as `lst agent`); an address this host has not is (exit 2).
+fn not_bound(prog: &str, e: iolab_net::NetError) -> Halt {
+    use std::io::ErrorKind::{AddrInUse, PermissionDenied};
+    match &e {
+        iolab_net::NetError::Bind { source, .. }
+            if matches!(source.kind(), AddrInUse | PermissionDenied) =>
+        {
+            Halt::failed(format!("{prog}: -port: {e}"))
+        }
+        _ => usage(prog, &format!("-port: {e}")),
+    }
+}
 
 fn usage(prog: &str, msg: &str) -> Halt {
     Halt::usage(format!("{prog}: {msg}"))

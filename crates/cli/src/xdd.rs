@@ -201,6 +201,22 @@ fn dry_run(cfg: &Config, p: &Plan) -> Outcome {
     Outcome::Completed
 }
 
+/// Says, once and before the run, that a global clock read without a
+/// key (as XDD reads it) is unauthenticated: whoever answers on the time
+/// server's port sets when the run starts and its `-ts normalize` times.
+fn warn_unkeyed_clock(p: &Plan) {
+    if let Some(ts) = &p.global.timeserver {
+        if matches!(ts.shared_key(), Ok(None)) {
+            iolab_core::say!(
+                "xdd: warning: -timeserver {}:{}: {}",
+                ts.host,
+                ts.port,
+                iolab_net::clock::UNAUTHENTICATED
+            );
+        }
+    }
+}
+
 /// The side of the plan's one end-to-end target (true: the source);
 /// none without one, or with several (each side then streams its own).
 fn copy_side(p: &Plan) -> Option<bool> {
@@ -214,6 +230,7 @@ fn copy_side(p: &Plan) -> Option<bool> {
 /// Runs the plan with the reporter thread on the terminal, writes XDD's
 /// own reports, and hands the JSON document's payload to the runner.
 fn run_and_report(cfg: &Config, p: &Plan, mut session: Session<Config>) -> anyhow::Result<Outcome> {
+    warn_unkeyed_clock(p);
     let link = Arc::new(iolab_xdd::e2e::link::LiveLink::default());
     let peers = copy_side(p).map(|source| crate::live::copy_side(link.clone(), source));
     let board = session.live(false, peers);

@@ -21,8 +21,14 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::with(&[])
+    }
+
+    /// A timeserver given `extra` options too (`-key FILE`).
+    fn with(extra: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
             .args(["timeserver", "-port", "0", "-bind", "127.0.0.1"])
+            .args(extra)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -173,13 +179,18 @@ fn an_unreachable_server_is_exit_1_naming_it() {
     assert!(!e.contains("destination"), "{e}");
 }
 
+/// A port in use is the host's state, not bad input: exit 1 (as `lst
+/// agent`), naming the port, without XDD's "base port" (timeserver has
+/// one port). It was exit 2, "choose another base port".
 #[test]
 fn a_port_in_use_is_refused() {
     let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let p = held.local_addr().unwrap().port().to_string();
     let o = common::iolab(&["timeserver", "-bind", "127.0.0.1", "-port", &p]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(common::stderr(&o).contains(&p), "{}", common::stderr(&o));
+    let e = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains(&p) && e.contains("in use"), "{e}");
+    assert!(!e.contains("base port"), "{e}");
 }
 
 /// `iolab xdd` on the null target, in a scratch directory.
@@ -245,6 +256,11 @@ fn xdd_clock_options_are_checked_and_an_unreachable_server_touches_nothing() {
             "timeserver",
         ),
         ("-op write -target f -numreqs 1 -timeserver", "timeserver"),
+        // A key file that is not there is bad input, before anything.
+        (
+            "-op write -target f -numreqs 1 -timeserver host h key no-such.key",
+            "no-such.key",
+        ),
     ] {
         let o = xdd(&s.root, line);
         assert_eq!(o.status.code(), Some(2), "{line}: {}", common::stderr(&o));
@@ -461,7 +477,9 @@ fn a_server_that_trickles_its_answers_is_given_up_within_the_timeout() {
 
 /// A clock server on a free loopback port that answers every request
 /// with `reply` ns since the epoch (0: a clock at 1970), echoing the
-/// request's number plus `skew` (0: a well-formed answer).
+/// request's number plus `skew` (0: a well-formed answer): framed, its
+/// CRC right, holding no key. It reads any frame (a keyed client's
+/// hello too) and answers it so, as a forger would.
 fn fixed_server(reply: u64, skew: u64) -> u16 {
     use iolab_net::{conn, frame::Kind, Cancel};
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -472,7 +490,7 @@ fn fixed_server(reply: u64, skew: u64) -> u16 {
         };
         std::thread::spawn(move || {
             let cancel = Cancel::process();
-            let mut buf = [0u8; 64];
+            let mut buf = [0u8; 4096];
             while let Ok(h) = c.recv_header(cancel) {
                 if c.recv_payload(&h, &mut buf, cancel).is_err() {
                     return;
@@ -578,4 +596,99 @@ fn a_wait_says_how_long_and_one_beyond_a_day_is_refused() {
     assert!(o.status.success(), "{e}");
     let said = format!("until the global clock reads {t} (-starttime)");
     assert_eq!(e.matches(&said).count(), 1, "{e}");
+}
+
+/// A key file of `bytes` under `dir`, owner-only as every key file must be.
+fn key_file(dir: &std::path::Path, name: &str, bytes: &[u8]) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// With a key, only the holder of the key sets the global time: a real
+/// keyed timeserver is read by gettime and xdd holding the same key; a
+/// forger (framed, CRC right, request echoed, a time 23 h ahead, no key)
+/// and a real server with another key are refused, exit 1, naming
+/// forgery, with no time printed and nothing created. A client without
+/// the key is told the server needs one. Without any key the time is
+/// read as XDD reads it, with a one-line warning that it is
+/// unauthenticated. Before, there was no key at all: the forger moved
+/// the global clock by 23 h, exit 0, without a word.
+#[test]
+fn with_a_key_only_the_holder_of_the_key_sets_the_global_time() {
+    let keys = common::Scratch::new("clock-keys");
+    let key = key_file(
+        &keys.root,
+        "clock.key",
+        b"0123456789abcdef0123456789abcdef\n",
+    );
+    let other = key_file(
+        &keys.root,
+        "other.key",
+        b"fedcba9876543210fedcba9876543210\n",
+    );
+    let srv = Server::with(&["-key", &key]);
+    let real = srv.port.to_string();
+    let o = gettime(srv.port, &["-key", &key]);
+    let e = common::stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!((number(&o) - now_s()).abs() <= 2, "{}", common::stdout(&o));
+    assert!(!e.contains("unauthenticated"), "{e}");
+    let forger = fixed_server((now_s() as u64 + 23 * 3600) * 1_000_000_000, 0);
+    for (port, k) in [(forger, &key), (srv.port, &other)] {
+        let o = gettime(port, &["-key", k, "-timeout", "3"]);
+        let e = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{port}: {e}");
+        assert!(e.contains("forgery"), "{port}: {e}");
+        assert!(common::stdout(&o).is_empty(), "{}", common::stdout(&o));
+    }
+    let o = gettime(srv.port, &["-timeout", "3"]);
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("requires a key"),
+        "{}",
+        common::stderr(&o)
+    );
+    // xdd's client: the same rule, checked before any target is made.
+    let s = common::Scratch::new("xdd-clock-key");
+    let forged = format!(
+        "-op write -target f -numreqs 1 -timeserver host 127.0.0.1 port {forger} key {key}"
+    );
+    let o = xdd(&s.root, &forged);
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("forgery"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert!(
+        common::tree(&s.root).is_empty(),
+        "{:?}",
+        common::tree(&s.root)
+    );
+    let keyed =
+        format!("-op write -target f -numreqs 1 -timeserver host 127.0.0.1 port {real} key {key}");
+    let o = xdd(&s.root, &keyed);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(!common::stderr(&o).contains("unauthenticated"));
+    // No key: XDD's unauthenticated clock, said once on standard error.
+    let o = gettime(forger, &[]);
+    let e = common::stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let warned: Vec<&str> = e
+        .lines()
+        .filter(|l| l.contains("unauthenticated"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{e}");
+    let _ = std::fs::remove_file(s.path("f"));
+    let line = format!("-op write -target f -numreqs 1 -timeserver host 127.0.0.1 port {forger}");
+    let o = xdd(&s.root, &line);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("unauthenticated"),
+        "{}",
+        common::stderr(&o)
+    );
 }

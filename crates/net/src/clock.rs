@@ -8,9 +8,18 @@
 //! `(t0 + t1) / 2`, so `offset = ts - (t0 + t1) / 2`, with an error of at
 //! most half the round trip. Of `bounces` exchanges the one with the
 //! smallest round trip is kept.
+//!
+//! With a shared key ([`SharedKey`]) on both sides, the connection opens
+//! with iolab's keyed handshake ([`crate::handshake`]) and every frame
+//! after it, each reply included, carries a tag under its session keys
+//! ([`crate::seal`]): an answer from anyone without the key is refused as
+//! a forgery. Without a key (XDD's way) anyone who answers on the port
+//! sets the global time: [`UNAUTHENTICATED`] is what the tools say then.
 
 use crate::conn::{self, Cancel, Conn};
 use crate::frame::Kind;
+use crate::handshake;
+use crate::key::SharedKey;
 use crate::NetError;
 use iolab_core::clock::wall_ns;
 use std::net::TcpListener;
@@ -94,7 +103,9 @@ pub const MAX_CLIENTS: usize = 256;
 /// client, each answering until its client leaves, stays idle past the
 /// connection's idle timeout, or loses its place to a newer client (at
 /// most [`MAX_CLIENTS`] at once, see there).
-pub fn serve(l: &TcpListener, cancel: Cancel<'_>) -> Result<(), NetError> {
+/// With `key`, a client is answered only once the handshake proved it
+/// holds the key, and every answer is tagged; without, as XDD's.
+pub fn serve(l: &TcpListener, key: Option<&SharedKey>, cancel: Cancel<'_>) -> Result<(), NetError> {
     use std::collections::VecDeque;
     use std::sync::{Mutex, PoisonError};
     // (client number, its closer), oldest first.
@@ -122,19 +133,51 @@ pub fn serve(l: &TcpListener, cancel: Cancel<'_>) -> Result<(), NetError> {
         }
         let places = &places;
         s.spawn(move || {
-            answer(c, cancel);
+            answer(c, key, cancel);
             let mut p = places.lock().unwrap_or_else(PoisonError::into_inner);
             p.retain(|(n, _)| *n != id);
         });
     })
 }
 
-/// Answers one client's clock requests.
-fn answer(mut c: Conn, cancel: Cancel<'_>) {
-    c.max_payload = 64;
-    let mut buf = [0u8; 64];
+/// What the tools say when the global time is read or served without a
+/// key: one line, on standard error.
+pub const UNAUTHENTICATED: &str = "the global time is unauthenticated: without a key (as XDD) whoever answers on the time server's port sets it; give the time server and its clients the same key file (-key FILE, or IOLAB_KEY_FILE)";
+
+/// The largest frame a clock connection takes: a handshake message. A
+/// clock request or reading is much smaller ([`REQUEST_MAX`]).
+const MESSAGE_MAX: usize = 4096;
+
+/// The largest clock request a server answers, in bytes.
+const REQUEST_MAX: usize = 64;
+
+/// How long a client of a keyed server has for its handshake.
+const HANDSHAKE_WAIT: Duration = Duration::from_secs(10);
+
+/// What a keyed server tells a client that came without a key.
+const NEEDS_KEY: &str = "this time server requires a key: give gettime (or xdd -timeserver) the same key file as the server (-key FILE, or IOLAB_KEY_FILE)";
+
+/// What a server without a key tells a client that came with one.
+const HAS_NO_KEY: &str = "this time server runs without a key: start it with the same key file (-key FILE, or IOLAB_KEY_FILE)";
+
+/// Answers one client's clock requests, once it proved `key` (if any).
+fn answer(mut c: Conn, key: Option<&SharedKey>, cancel: Cancel<'_>) {
+    c.max_payload = MESSAGE_MAX as u32;
+    if let Some(k) = key {
+        if admit(&mut c, k, cancel).is_err() {
+            return;
+        }
+    }
+    let mut buf = [0u8; MESSAGE_MAX];
     while let Ok(h) = c.recv_header(cancel) {
-        if h.kind != Kind::Control || c.recv_payload(&h, &mut buf, cancel).is_err() {
+        let Ok(p) = c.recv_payload(&h, &mut buf, cancel) else {
+            return;
+        };
+        if h.kind != Kind::Control || p.len() > REQUEST_MAX {
+            // A keyed client's hello (JSON) is told why it gets no answer.
+            if key.is_none() && p.first() == Some(&b'{') {
+                let _ = c.send(Kind::Error, 0, 0, HAS_NO_KEY.as_bytes(), cancel);
+            }
             return;
         }
         let now = wall_ns().to_le_bytes();
@@ -142,6 +185,21 @@ fn answer(mut c: Conn, cancel: Cancel<'_>) {
             return;
         }
     }
+}
+
+/// A keyed server's handshake with one client, bounded by
+/// [`HANDSHAKE_WAIT`]: a client without the key is refused (one that
+/// sent a bare clock request is told it needs a key).
+fn admit(c: &mut Conn, key: &SharedKey, cancel: Cancel<'_>) -> Result<(), NetError> {
+    let idle = c.idle_timeout;
+    c.idle_timeout = HANDSHAKE_WAIT;
+    let params = serde_json::json!({});
+    let r = handshake::server(c, &params, Some(key), |_| Ok(()), cancel);
+    c.idle_timeout = idle;
+    if let Err(NetError::Protocol(_)) = &r {
+        let _ = c.send(Kind::Error, 0, 0, NEEDS_KEY.as_bytes(), cancel);
+    }
+    r.map(drop)
 }
 
 /// The farthest the server's clock may be from this host's, in seconds
@@ -159,24 +217,48 @@ const EXCHANGE: &str = "waiting for the clock's answer (each exchange, and all o
 /// exchanges (at least 1). Every wait is bounded by `timeout`: the
 /// connect (with the usual bounded retry), each exchange as a whole (a
 /// server that trickles its answer a byte at a time is given up then,
-/// not after a read timeout per byte), and all the exchanges together:
-/// when that time is up, the exchanges made so far give the estimate
-/// (its `bounces` says how many), and none is a timeout.
+/// not after a read timeout per byte), and all the exchanges together,
+/// the handshake with them: when that time is up, the exchanges made so
+/// far give the estimate (its `bounces` says how many), and none is a
+/// timeout. With `key`, the server must prove it and every reply must
+/// carry its tag: one that does not is refused as a forgery.
 pub fn estimate(
     addr: &str,
     bounces: u32,
     timeout: Duration,
+    key: Option<&SharedKey>,
     cancel: Cancel<'_>,
 ) -> Result<Estimate, NetError> {
     let mut c = conn::connect(addr, timeout, cancel).map_err(|e| {
         e.hinted(" (is `iolab timeserver` running there, on that port? start it there with `iolab timeserver -port N`)")
     })?;
     c.idle_timeout = timeout;
+    c.max_payload = MESSAGE_MAX as u32;
     let until = Instant::now() + timeout;
+    if let Some(k) = key {
+        handshake::client(&mut c, "gettime", &serde_json::json!({}), Some(k), cancel)
+            .map_err(forged)?;
+    }
+    let best = exchanges(&mut c, bounces, until, cancel).map_err(|e| match e {
+        e @ NetError::Forged { .. } => forged(e),
+        e => e,
+    });
+    c.shutdown();
+    best
+}
+
+/// `bounces` exchanges (at least 1) until `until`: the one with the
+/// shortest round trip.
+fn exchanges(
+    c: &mut Conn,
+    bounces: u32,
+    until: Instant,
+    cancel: Cancel<'_>,
+) -> Result<Estimate, NetError> {
     let mut best: Option<Estimate> = None;
     for i in 0..bounces.max(1) {
         let left = until.saturating_duration_since(Instant::now());
-        let e = match exchange(&mut c, i, left, cancel) {
+        let e = match exchange(c, i, left, cancel) {
             Ok(e) => e,
             Err(NetError::Timeout { .. }) if best.is_some() => break,
             Err(e) => return Err(e),
@@ -189,8 +271,26 @@ pub fn estimate(
             _ => Some(e),
         };
     }
-    c.shutdown();
     best.ok_or(NetError::Timeout { what: EXCHANGE })
+}
+
+/// A keyed client's failure to authenticate the server (its handshake,
+/// or a reply's tag), said as what it is: the answer is taken for a
+/// forgery. A timeout, a closed or unreachable server is left as it is.
+fn forged(e: NetError) -> NetError {
+    let why = match e {
+        // Said without its own "authentication failed: ".
+        NetError::Auth(why) => why,
+        NetError::Protocol(_)
+        | NetError::Rejected(_)
+        | NetError::Forged { .. }
+        | NetError::TooLarge { .. }
+        | NetError::Checksum { .. } => e.to_string(),
+        e => return e,
+    };
+    NetError::Auth(format!(
+        "the time server's answer does not prove the key, so it is refused as a forgery (whoever answered does not hold this key: another program, or a time server run with another key or none): {why}"
+    ))
 }
 
 /// Exchange `i`, over within `whole` or timed out.
@@ -207,18 +307,32 @@ fn exchange(
 }
 
 fn exchange_unbounded(c: &mut Conn, i: u32, cancel: Cancel<'_>) -> Result<Estimate, NetError> {
-    let mut buf = [0u8; 8];
+    let mut buf = [0u8; MESSAGE_MAX];
     let t0 = wall_ns();
     c.send(Kind::Control, 0, u64::from(i), b"t", cancel)?;
     let h = c.recv_header(cancel)?;
     let p = c.recv_payload(&h, &mut buf, cancel)?;
     let t1 = wall_ns();
+    match h.kind {
+        Kind::Control => {}
+        Kind::Error => {
+            return Err(NetError::Rejected(format!(
+                "the time server refused: {}",
+                crate::peer_text(p)
+            )))
+        }
+        k => {
+            return Err(NetError::Protocol(format!(
+                "the reply to clock request {i} is a frame of kind {k:?}, not a clock reading: is `iolab timeserver` what listens there?"
+            )))
+        }
+    }
     // The server echoes each request's number: another is a reply to
     // some other request, or no time server's.
-    if h.kind != Kind::Control || h.offset != u64::from(i) {
+    if h.offset != u64::from(i) {
         return Err(NetError::Protocol(format!(
-            "the clock's reply answers request {} ({:?} frame), not request {i}: is `iolab timeserver` what listens there?",
-            h.offset, h.kind
+            "the clock's reply answers request {}, not request {i}: is `iolab timeserver` what listens there?",
+            h.offset
         )));
     }
     let ts = u64::from_le_bytes(
@@ -277,11 +391,12 @@ mod tests {
     fn a_reply_past_2262_is_a_protocol_error_not_a_panic() {
         for reply in [1 << 63, u64::MAX] {
             let addr = answering(reply);
-            let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap_err();
+            let e =
+                estimate(&addr, 1, Duration::from_secs(10), None, Cancel::process()).unwrap_err();
             assert!(e.to_string().contains("past 2262"), "{reply}: {e}");
         }
         let addr = answering(wall_ns());
-        let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap();
+        let e = estimate(&addr, 1, Duration::from_secs(10), None, Cancel::process()).unwrap();
         assert!(e.offset_ns.unsigned_abs() < 60_000_000_000, "{e:?}");
     }
 
@@ -294,7 +409,8 @@ mod tests {
         let day_ns = MAX_OFFSET_S * 1_000_000_000;
         for reply in [0, wall_ns() + 2 * day_ns, wall_ns() - 2 * day_ns] {
             let addr = answering(reply);
-            let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap_err();
+            let e =
+                estimate(&addr, 1, Duration::from_secs(10), None, Cancel::process()).unwrap_err();
             assert!(
                 e.to_string().contains("more than the 86400 s"),
                 "{reply}: {e}"
@@ -302,8 +418,29 @@ mod tests {
         }
         let hour_ns = 3_600_000_000_000;
         let addr = answering(wall_ns() + hour_ns);
-        let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap();
+        let e = estimate(&addr, 1, Duration::from_secs(10), None, Cancel::process()).unwrap();
         assert!(e.offset_ns > 3_590_000_000_000, "{e:?}");
+    }
+
+    /// A reply of another kind than a clock reading says so, not that it
+    /// answers another request: the message was once "answers request 0
+    /// (End frame), not request 0", contradicting itself.
+    #[test]
+    fn a_reply_of_another_kind_is_named_by_its_kind() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            let cancel = Cancel::process();
+            let (mut c, _) = conn::accept(&l, Duration::from_secs(10), cancel).unwrap();
+            let mut buf = [0u8; 64];
+            let h = c.recv_header(cancel).unwrap();
+            c.recv_payload(&h, &mut buf, cancel).unwrap();
+            let _ = c.send(Kind::End, 0, h.offset, &[], cancel);
+        });
+        let e = estimate(&addr, 1, Duration::from_secs(10), None, Cancel::process()).unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("request 0 is a frame of kind End"), "{e}");
+        assert!(!e.contains("not request"), "{e}");
     }
 
     /// A reply whose echoed request number is not the request's is
@@ -321,7 +458,7 @@ mod tests {
             let now = wall_ns().to_le_bytes();
             let _ = c.send(Kind::Control, 0, h.offset + 7, &now, cancel);
         });
-        let e = estimate(&addr, 1, Duration::from_secs(10), Cancel::process()).unwrap_err();
+        let e = estimate(&addr, 1, Duration::from_secs(10), None, Cancel::process()).unwrap_err();
         assert!(e.to_string().contains("not request 0"), "{e}");
     }
 }

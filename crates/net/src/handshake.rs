@@ -375,6 +375,14 @@ fn recv_json<T: for<'de> Deserialize<'de>>(
     cancel: Cancel<'_>,
 ) -> Result<T, NetError> {
     let (h, b) = c.recv_owned(cancel)?;
+    // A peer that refuses to shake hands (a server that cannot take this
+    // client) says why in an Error frame: shown, not called a bad frame.
+    if h.kind == Kind::Error {
+        return Err(NetError::Rejected(format!(
+            "the peer refused: {}",
+            crate::peer_text(&b)
+        )));
+    }
     if h.kind != Kind::Control {
         return Err(NetError::Protocol(format!(
             "expected a handshake message, got a {:?} frame",

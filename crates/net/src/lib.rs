@@ -66,7 +66,9 @@ pub const PEER_TEXT_MAX: usize = 512;
 /// has wants another address (it was once always blamed on the port).
 fn bind_hint(e: &std::io::Error) -> &'static str {
     match e.kind() {
-        std::io::ErrorKind::AddrInUse => " (the port is in use: choose another base port)",
+        std::io::ErrorKind::AddrInUse => {
+            " (the port is in use: choose another port, or stop what listens there)"
+        }
         std::io::ErrorKind::AddrNotAvailable => {
             " (no interface of this host has that address: give one of its own)"
         }

@@ -257,8 +257,8 @@ fn the_clock_offset_to_a_server_on_this_host_is_within_the_round_trip() {
     let l = conn::listen("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap().to_string();
     std::thread::scope(|s| {
-        let server = s.spawn(|| clock::serve(&l, Cancel::with(&stop)));
-        let e = clock::estimate(&addr, 20, WAIT, Cancel::process()).unwrap();
+        let server = s.spawn(|| clock::serve(&l, None, Cancel::with(&stop)));
+        let e = clock::estimate(&addr, 20, WAIT, None, Cancel::process()).unwrap();
         // Same host, same clock: the true offset is 0, and the estimate's
         // error is at most half the smallest round trip (plus rounding).
         assert!(
@@ -271,7 +271,7 @@ fn the_clock_offset_to_a_server_on_this_host_is_within_the_round_trip() {
         let g = e.global_now_ns();
         assert_eq!(e.local_at(g), g.saturating_add_signed(-e.offset_ns));
         // A second client at the same time is served too.
-        clock::estimate(&addr, 1, WAIT, Cancel::process()).unwrap();
+        clock::estimate(&addr, 1, WAIT, None, Cancel::process()).unwrap();
         stop.store(true, Ordering::Relaxed);
         assert!(matches!(server.join().unwrap(), Err(NetError::Cancelled)));
     });
@@ -290,12 +290,12 @@ fn the_clock_server_serves_a_bounded_number_of_clients_and_the_newest() {
     let l = conn::listen("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap().to_string();
     std::thread::scope(|s| {
-        let server = s.spawn(|| clock::serve(&l, Cancel::with(&stop)));
+        let server = s.spawn(|| clock::serve(&l, None, Cancel::with(&stop)));
         let idle: Vec<std::net::TcpStream> = (0..clock::MAX_CLIENTS + 20)
             .map(|_| std::net::TcpStream::connect(&addr).unwrap())
             .collect();
         std::thread::sleep(Duration::from_millis(500));
-        let served = clock::estimate(&addr, 1, WAIT, Cancel::process());
+        let served = clock::estimate(&addr, 1, WAIT, None, Cancel::process());
         std::thread::sleep(Duration::from_millis(300));
         let let_go: Vec<bool> = idle
             .iter()

@@ -96,7 +96,7 @@ pub struct GlobalOpts {
     pub backend_options: Vec<String>,
 }
 
-/// Where the time server is (`-timeserver host H port P bounce B`).
+/// Where the time server is (`-timeserver host H port P bounce B key F`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeServer {
     /// Host name or address.
@@ -105,6 +105,18 @@ pub struct TimeServer {
     pub port: u16,
     /// Clock exchanges; the shortest round trip is used.
     pub bounce: u32,
+    /// `key FILE` (iolab): the key file the server must prove it holds
+    /// (else `IOLAB_KEY_FILE`; else the time is unauthenticated, as XDD's).
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+impl TimeServer {
+    /// The key the server must prove, from `key FILE` or
+    /// `IOLAB_KEY_FILE`; none when neither names one.
+    pub fn shared_key(&self) -> Result<Option<iolab_net::SharedKey>, iolab_net::NetError> {
+        iolab_net::SharedKey::resolve(self.key.as_deref().map(std::path::Path::new))
+    }
 }
 
 impl Default for TimeServer {
@@ -113,6 +125,7 @@ impl Default for TimeServer {
             host: String::new(),
             port: 2000,
             bounce: 100,
+            key: None,
         }
     }
 }

@@ -515,7 +515,7 @@ pub(crate) fn action(r: &mut RawConfig, a: crate::parse::config::Action) -> Resu
     Ok(())
 }
 
-/// `-timeserver host H port P bounce B`: one or more operators, in any
+/// `-timeserver host H port P bounce B key F`: one or more operators, in any
 /// order and over several occurrences.
 pub fn timeserver(c: &mut Cursor, r: &mut RawConfig, _: Option<usize>) -> Result<(), UsageError> {
     let ts = r.global.timeserver.get_or_insert_with(Default::default);
@@ -523,18 +523,19 @@ pub fn timeserver(c: &mut Cursor, r: &mut RawConfig, _: Option<usize>) -> Result
     while let Some(op) = c
         .peek()
         .map(str::to_ascii_lowercase)
-        .filter(|w| matches!(w.as_str(), "host" | "port" | "bounce"))
+        .filter(|w| matches!(w.as_str(), "host" | "port" | "bounce" | "key"))
     {
         c.value("operator")?;
         match op.as_str() {
             "host" => ts.host = c.value("host name")?.to_string(),
             "port" => ts.port = c.count("port number", 1, 65_535)? as u16,
+            "key" => ts.key = Some(c.value("key file")?.to_string()),
             _ => ts.bounce = c.count("bounce count", 1, 100_000)? as u32,
         }
         any = true;
     }
     if !any {
-        return Err(c.err("expects host <name>, port <n> or bounce <n>"));
+        return Err(c.err("expects host <name>, port <n>, bounce <n> or key <file>"));
     }
     Ok(())
 }

@@ -96,8 +96,13 @@ fn backend_options(c: &Config) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// -starttime needs a global clock, and the clock needs a host.
+/// -starttime needs a global clock, and the clock needs a host; its key
+/// file, when one is named, must be usable before anything starts.
 fn clock(c: &Config) -> Result<(), UsageError> {
+    if let Some(ts) = &c.global.timeserver {
+        ts.shared_key()
+            .map_err(|e| UsageError::new("timeserver", format!("key: {e}")))?;
+    }
     match (&c.global.timeserver, c.global.starttime_s) {
         (Some(ts), _) if ts.host.is_empty() => Err(UsageError::new(
             "timeserver",

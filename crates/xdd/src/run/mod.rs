@@ -290,7 +290,14 @@ fn global_clock(
     };
     let addr = format!("{}:{}", ts.host, ts.port);
     let wait = std::time::Duration::from_secs(10);
-    match iolab_net::clock::estimate(&addr, ts.bounce, wait, iolab_net::Cancel::token(cancel)) {
+    let key = ts.shared_key().map_err(|e| {
+        RunError::Usage(crate::error::UsageError::new(
+            "timeserver",
+            format!("key: {e}"),
+        ))
+    })?;
+    let cancel = iolab_net::Cancel::token(cancel);
+    match iolab_net::clock::estimate(&addr, ts.bounce, wait, key.as_ref(), cancel) {
         Ok(e) => Ok(Some(e)),
         // A host name that does not exist is bad input (exit 2); a server
         // that does not answer is a failed run (exit 1).
