@@ -275,6 +275,47 @@ fn small_ini_under_mpirun() {
     assert_eq!(doc["payload"]["comm"]["ranks"], 2);
 }
 
+/// `mpirun -n 2 iolab io500` where rank 1 alone fails ior-easy-write
+/// (a file size limit: EFBIG) and rank 0 does not: rank 0's result.json,
+/// the one written, has rank 1's operation, path and errno and says it
+/// was task 1 (it had op "peer" and a null path), and so does the
+/// phase's detail.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_failure_on_rank_1_reaches_rank_0s_json_whole() {
+    let s = Scratch::new("io500-mpi-peer");
+    std::fs::create_dir(s.path("data")).unwrap();
+    let ini = small_ini(&s, "");
+    let ini = ini.display().to_string();
+    let Some((mut c, _session)) = common::mpirun_rank1_file_limit(&["io500", &ini]) else {
+        return;
+    };
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("results/result.json")).unwrap())
+            .unwrap();
+    let f = &doc["outcome"];
+    assert_eq!(f["op"], "write", "{f}");
+    let file = s.path("data/ior-easy/ior_file_easy.00000001");
+    assert_eq!(f["path"], file.display().to_string(), "{f}");
+    assert_eq!(f["errno"], libc::EFBIG, "{f}");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("task 1: "),
+        "{f}"
+    );
+    let failed = phase(&doc, "ior-easy-write")["detail"]["failed"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        failed.starts_with(&format!("write {}: task 1: ", file.display())),
+        "{failed}"
+    );
+}
+
 /// The files named `*01*` among those mdtest made (`file.mdtest.T.I`).
 fn matching_01(doc: &Value, base: &str, tasks: u64) -> u64 {
     let per_task = phase(doc, &format!("{base}-write"))["detail"]["mdtest"]["items_per_task"]

@@ -1193,3 +1193,46 @@ fn mpirun_ranks_times_threads() {
     assert_eq!(mpi.len(), 8, "{mpi:?}");
     assert!(mpi.contains(&"3/f.00000003".to_string()));
 }
+
+/// `mpirun -n 2 iolab ior -F -E` where rank 1's file name is taken by a
+/// directory: rank 1's create fails (EISDIR) and rank 0's does not, yet
+/// rank 0's JSON, the one written, has rank 1's operation, path and
+/// errno and says it was task 1 (it had op "peer" and a null path).
+#[cfg(feature = "mpi")]
+#[test]
+fn mpirun_rank_1s_failure_reaches_rank_0s_json_whole() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        return common::skip_or_fail("ior_mpirun_peer", "mpirun not installed");
+    }
+    let s = Scratch::new("ior-mpi-peer");
+    let planted = s.path("f.00000001");
+    std::fs::create_dir(&planted).unwrap();
+    let j = s.path("o.json");
+    let mut c = Command::new("mpirun");
+    let _session = common::OmpiSession::attach(&mut c);
+    let o = c
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "2"])
+        .args([env!("CARGO_BIN_EXE_iolab"), "ior"])
+        .args("-w -E -F -b 64k -t 64k -o".split(' '))
+        .arg(s.path("f"))
+        .arg("--json")
+        .arg(&j)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    let f = &doc["outcome"];
+    assert_eq!(f["status"], "error", "{f}");
+    assert_eq!(f["op"], "create", "{f}");
+    assert_eq!(f["path"], planted.display().to_string(), "{f}");
+    assert_eq!(f["errno"], libc::EISDIR, "{f}");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("task 1: "),
+        "{f}"
+    );
+    assert!(planted.is_dir(), "what was there is left alone");
+}

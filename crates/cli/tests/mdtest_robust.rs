@@ -523,6 +523,41 @@ fn mpi_create_only_sweep_and_a_failing_rank_end_cleanly() {
     assert!(stderr(&o).contains("file.mdtest.0.5"), "{}", stderr(&o));
 }
 
+/// Rank 1 alone fails (its first file's write meets a file size limit,
+/// EFBIG) and rank 0, which writes the outputs, does not: rank 0's JSON
+/// has rank 1's operation, path and errno and says it was task 1, not a
+/// "peer" line of text.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_a_failure_on_rank_1_reaches_rank_0s_json_whole() {
+    let s = Scratch::new("rb-mpi-peer");
+    let (d, j) = (s.path("d"), s.path("o.json"));
+    let line = format!(
+        "mdtest -C -F -w 4096 -n 5 -d {} --json {}",
+        d.display(),
+        j.display()
+    );
+    let words: Vec<&str> = line.split(' ').collect();
+    let Some((mut c, _session)) = common::mpirun_rank1_file_limit(&words) else {
+        return;
+    };
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let f = &json(&j)["outcome"];
+    assert_eq!(f["status"], "error", "{f}");
+    assert_eq!(f["op"], "write", "{f}");
+    let path = f["path"].as_str().unwrap_or_default();
+    assert!(path.ends_with("/file.mdtest.1.0"), "{f}");
+    assert_eq!(f["errno"], libc::EFBIG, "{f}");
+    let message = f["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("task 1: "), "{f}");
+    assert!(
+        stderr(&o).contains(&format!("error: write {path}: task 1: ")),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[cfg(feature = "mpi")]
 #[test]
 fn mpi_ctrl_c_stops_every_rank_which_removes_what_it_made() {

@@ -9,7 +9,9 @@
 //! [`connect`] picks the transport once at start-up: MPI (module `mpi`,
 //! feature `mpi`) when a launcher started the process, else threads.
 //! Before a run the ranks [`agree`](agree::agree) on their options and
-//! on what their checks found, so that none starts alone.
+//! on what their checks found, so that none starts alone, and a step
+//! that failed on some task tells every task what failed
+//! ([`failure::first_failure`]).
 //!
 //! ```
 //! use iolab_comm::{run_local, CommExt};
@@ -18,6 +20,7 @@
 //! ```
 
 pub mod agree;
+pub mod failure;
 mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;

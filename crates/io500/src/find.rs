@@ -13,7 +13,7 @@
 
 use crate::config::HARD_FILE_BYTES;
 use iolab_backend::{c_path, Backend};
-use iolab_comm::{Comm, CommExt};
+use iolab_comm::{failure::first_failure, Comm, CommExt};
 use iolab_core::clock::wall_ns;
 use iolab_core::live::Recorder;
 use iolab_core::Failure;
@@ -142,7 +142,8 @@ pub fn run(
     let end = wall_ns();
     // The phase is over for the live figures before the tasks' sums.
     c.live = Recorder::off();
-    let failed = comm.any(c.failure.is_some());
+    // Every task learns what failed on the lowest task that failed.
+    let failure = first_failure(comm, c.failure.take());
     let found = comm.sum_u64(c.found);
     let total = comm.sum_u64(c.total);
     let start = comm.min_u64(start);
@@ -151,13 +152,7 @@ pub fn run(
         found,
         total,
         elapsed_s: end.saturating_sub(start) as f64 / 1e9,
-        failure: match failed {
-            true => Some(
-                c.failure
-                    .unwrap_or_else(|| Failure::other("peer", "another task's find failed")),
-            ),
-            false => None,
-        },
+        failure,
     }
 }
 

@@ -31,7 +31,6 @@ pub mod cleanup;
 pub mod commands;
 pub mod config;
 pub mod datadir;
-pub mod failure;
 pub mod find;
 pub mod ini;
 pub mod ior;

@@ -15,10 +15,9 @@
 //! Each phase returns the figures of every task summed, with
 //! md-workbench's rate: operations over the slowest task's time.
 
-use crate::failure::first_failure;
 use crate::latency::{Op, OpHistograms, OpLatency};
 use iolab_backend::{c_path, Backend, Dir, MetaQueue, OpenOptions};
-use iolab_comm::Comm;
+use iolab_comm::{failure::first_failure, Comm};
 use iolab_core::live::Recorder;
 use iolab_core::random::scramble;
 use iolab_core::Failure;

@@ -15,7 +15,7 @@ use crate::results::{
 };
 use iolab_backend::remove::{Left, Removal, Why};
 use iolab_backend::{c_path, Backend, OpenOptions};
-use iolab_comm::{run_subset, Transport};
+use iolab_comm::{failure::first_rank_failure, run_subset, Transport};
 use iolab_core::live::Recorder;
 use iolab_core::{Failure, Outcome};
 use ior::Access;
@@ -483,6 +483,10 @@ impl Runner<'_> {
         }
         let path = self.layout.timestamp_file();
         let be = self.backend;
+        let failed = |op: &'static str| {
+            let path = path.display().to_string();
+            move |e: std::io::Error| Failure::io(op, Some(path), &e)
+        };
         let made = match self.leader() {
             true => c_path(&path)
                 .and_then(|c| be.open(&c, OpenOptions::create_new()))
@@ -491,28 +495,23 @@ impl Runner<'_> {
                     st.timestamp_made = true;
                     be.close(h)
                 })
-                .map_err(|e| e.to_string()),
+                .map_err(failed("create")),
             false => Ok(()),
         };
         self.transport.barrier();
         let seen = made.and_then(|_| {
             c_path(&path)
                 .and_then(|c| be.stat(&c))
-                .map_err(|e| e.to_string())
+                .map_err(failed("stat"))
         });
-        // Every rank goes on, or none does.
-        let all = self.transport.all_gather(&[u8::from(seen.is_ok())]);
-        let seen = match (seen, all.iter().all(|v| v.first() == Some(&1))) {
-            (Ok(_), false) => Err("another rank could not see it".to_string()),
-            (s, _) => s,
-        };
-        match seen {
-            Ok(s) => {
+        // Every rank goes on, or none does; each learns what failed.
+        let first = first_rank_failure(&*self.transport, seen.as_ref().err().cloned());
+        match (seen, first) {
+            (Ok(s), None) => {
                 st.timestamp_ns = Some(s.mtime_ns);
                 self.after_timestamp(s.mtime_ns);
             }
-            Err(e) => {
-                let f = Failure::other("timestamp", format!("{}: {e}", path.display()));
+            (_, Some(f)) | (Err(f), None) => {
                 st.notes.push(f.to_string());
                 st.outcome = Some(Outcome::Error(f));
             }

@@ -14,7 +14,7 @@ use crate::reduce::{
 };
 use crate::results::{Access, AccessResult};
 use crate::xfer::{Mode, Pass, Tally};
-use iolab_comm::{Comm, CommExt};
+use iolab_comm::{failure::first_failure, CommExt};
 use iolab_core::clock::wall_ns;
 use iolab_core::Failure;
 use std::path::Path;
@@ -376,41 +376,14 @@ impl Bufs {
     }
 }
 
-/// The failure of the lowest task that failed, known to every task
-/// (collective: called by every task once some task failed). Another
-/// task's failure comes with its OS error number (`ERRNO:TEXT`).
-fn first_failure(comm: &dyn Comm, mine: Option<Failure>) -> Option<Failure> {
-    let text = mine
-        .as_ref()
-        .map(|f| format!("{}:{f}", f.errno.map_or(String::new(), |n| n.to_string())))
-        .unwrap_or_default();
-    // A leading byte: MPI refuses a gather of nothing from everyone.
-    let all = comm.all_gather(format!("-{text}").as_bytes());
-    let first = all
-        .iter()
-        .map(|b| &b[1.min(b.len())..])
-        .find(|b| !b.is_empty())?;
-    Some(mine.unwrap_or_else(|| peer_failure(&String::from_utf8_lossy(first))))
-}
-
-/// Another task's failure (`ERRNO:TEXT`) as this task reports it.
-fn peer_failure(said: &str) -> Failure {
-    let (errno, text) = said.split_once(':').unwrap_or(("", said));
-    Failure {
-        errno: errno.parse().ok(),
-        ..Failure::other("peer", text)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// A transfer's failure keeps the OS error number beside the offset
-    /// it names, and so does another task's as this one reports it (both
-    /// were `"errno": null`).
+    /// it names (it was `"errno": null`).
     #[test]
-    fn a_failure_keeps_its_errno_here_and_from_a_peer() {
+    fn a_failure_keeps_its_errno() {
         let mut run = TaskRun {
             fig: TaskFigures::default(),
             failure: None,
@@ -420,10 +393,5 @@ mod tests {
         let f = run.failure.unwrap_or_else(|| Failure::other("none", ""));
         assert_eq!(f.errno, Some(libc::ENOSPC));
         assert!(f.message.starts_with("at offset 65536: "), "{f}");
-        let said = format!("{}:{f}", libc::ENOSPC);
-        let peer = peer_failure(&said);
-        assert_eq!(peer.errno, Some(libc::ENOSPC));
-        assert_eq!(peer.message, f.to_string());
-        assert_eq!(peer_failure(":peer text").errno, None);
     }
 }

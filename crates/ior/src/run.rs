@@ -595,24 +595,10 @@ fn unique_dir(be: &dyn Backend, d: &Path, made: &Made) -> Result<(), Failure> {
     }
 }
 
-/// Every task's failure, the lowest task's known to all (collective).
+/// Every task's failure, the lowest task's known to all, whole
+/// (collective).
 fn agree_failure(comm: &dyn Comm, mine: Result<(), Failure>) -> Result<(), Failure> {
-    let text = mine
-        .as_ref()
-        .err()
-        .map(|f| f.to_string())
-        .unwrap_or_default();
-    // A leading byte: MPI refuses a gather of nothing from everyone.
-    let all = comm.all_gather(format!("-{text}").as_bytes());
-    let found = all
-        .iter()
-        .map(|b| &b[1.min(b.len())..])
-        .find(|b| !b.is_empty());
-    match (mine, found) {
-        (Err(f), _) => Err(f),
-        (Ok(()), Some(b)) => Err(Failure::other("peer", String::from_utf8_lossy(b))),
-        (Ok(()), None) => Ok(()),
-    }
+    iolab_comm::failure::first_failure(comm, mine.err()).map_or(Ok(()), Err)
 }
 
 /// `-W`: read back what was just written and count the differences.

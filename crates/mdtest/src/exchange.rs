@@ -2,6 +2,7 @@
 //! all tasks (threads and MPI ranks alike) combine into one result.
 
 use crate::results::{Phase, PhaseResult, Stonewall};
+use iolab_comm::failure::{from_task, peer_stopped};
 use iolab_comm::Comm;
 use iolab_core::stats::{Histogram, HistogramWire};
 use iolab_core::Failure;
@@ -51,7 +52,9 @@ impl TaskReport {
 /// What went wrong in a phase, over all tasks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PhaseTrouble {
-    /// First error (lowest task id), if any.
+    /// This task's own first error; else the first of the lowest task
+    /// that failed, whole (op, path, errno, kind), its message naming
+    /// that task.
     pub error: Option<Failure>,
     /// A stop was requested somewhere.
     pub interrupted: bool,
@@ -75,33 +78,38 @@ pub fn exchange(comm: &dyn Comm, mine: &[TaskReport]) -> (Vec<PhaseResult>, Opti
         interrupted: false,
         cut: None,
     };
+    // The first failure of the earliest phase, lowest task first.
+    let mut first: Option<(usize, &Failure)> = None;
     for (i, r) in mine.iter().enumerate() {
-        let reports: Vec<&TaskReport> = per_task.iter().filter_map(|v| v.get(i)).collect();
-        for rep in &reports {
+        let reports: Vec<(usize, &TaskReport)> = per_task
+            .iter()
+            .enumerate()
+            .filter_map(|(task, v)| v.get(i).map(|rep| (task, rep)))
+            .collect();
+        for (task, rep) in &reports {
             trouble.interrupted |= rep.interrupted;
-            if trouble.error.is_none() {
-                trouble.error.clone_from(&rep.error);
+            if let (None, Some(e)) = (first, &rep.error) {
+                first = Some((*task, e));
             }
         }
+        let reports: Vec<&TaskReport> = reports.into_iter().map(|(_, rep)| rep).collect();
         let result = combine(r.phase, &reports);
-        if trouble.cut.is_none() && (trouble.error.is_some() || trouble.interrupted) {
+        if trouble.cut.is_none() && (first.is_some() || trouble.interrupted) {
             trouble.cut = Some((r.phase, result.items));
         }
         results.push(result);
     }
-    if comm.cancelled() && trouble.error.is_none() {
-        // The answers above are empty: a task died or failed mid-phase.
-        trouble.error = Some(peer_failed());
-    }
+    let own = mine.iter().find_map(|r| r.error.clone());
+    trouble.error = match (own, first) {
+        (Some(e), _) => Some(e),
+        (None, Some((task, e))) => Some(from_task(task, e.clone())),
+        // The answers above are empty: a task died or failed mid-phase
+        // and could not say what.
+        (None, None) if comm.cancelled() => Some(peer_stopped()),
+        (None, None) => None,
+    };
     let bad = trouble.error.is_some() || trouble.interrupted;
     (results, bad.then_some(trouble))
-}
-
-/// The error a task reports when it stopped because another task failed
-/// in a way that cancelled the communicator; the failed task's own error
-/// is the one to show.
-pub fn peer_failed() -> Failure {
-    Failure::other("peer", "another task failed; this one stopped with it")
 }
 
 /// Combines the tasks' reports of one phase: rate = all items / (latest
@@ -256,9 +264,13 @@ mod tests {
             }
             exchange(c, &[r]).1
         });
-        for t in out {
+        for (task, t) in out.into_iter().enumerate() {
             let e = t.unwrap().error.unwrap();
             assert_eq!((e.path.as_deref(), e.errno), (Some("/x"), Some(2)));
+            // The task that failed keeps its own; the others are told
+            // which task it was.
+            let told = task != 2;
+            assert_eq!(e.message.starts_with("task 2: "), told, "{}", e.message);
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::results::{MdtestDocument, TestResult};
 use crate::stonewall::WallCounts;
 use crate::{Config, Plan};
 use iolab_backend::Backend;
+use iolab_comm::failure::{first_rank_failure, peer_stopped};
 use iolab_comm::{run_subset, Transport};
 use iolab_core::Outcome;
 use std::sync::Arc;
@@ -149,7 +150,8 @@ impl Sweep<'_> {
 
     /// Whether every rank completed this task count. Collective over all
     /// ranks, so that a rank that sat out a count (its tasks were not in
-    /// it) learns of a failure instead of waiting for the next count.
+    /// it) learns of a failure instead of waiting for the next count, and
+    /// what failed: the lowest failing rank's failure, whole.
     fn all_ranks_go_on(&self, doc: &mut MdtestDocument) -> bool {
         let mine = doc.outcome != Outcome::Completed;
         let any = self
@@ -157,13 +159,24 @@ impl Sweep<'_> {
             .all_gather(&[u8::from(mine)])
             .iter()
             .any(|v| v.first() == Some(&1));
-        if any && !mine {
-            doc.outcome = match self.cancel.is_cancelled() {
-                true => Outcome::Interrupted,
-                false => Outcome::Error(crate::exchange::peer_failed()),
+        if !any {
+            return true;
+        }
+        // Every rank answered the gather above and saw the same `any`:
+        // all of them are here for this one too.
+        let failed = match &doc.outcome {
+            Outcome::Error(f) => Some(f.clone()),
+            _ => None,
+        };
+        let first = first_rank_failure(&*self.transport, failed);
+        if !mine {
+            doc.outcome = match (self.cancel.is_cancelled(), first) {
+                (true, _) => Outcome::Interrupted,
+                (false, Some(f)) => Outcome::Error(f),
+                (false, None) => Outcome::Error(peer_stopped()),
             };
         }
-        !any
+        false
     }
 }
 
@@ -263,10 +276,7 @@ mod tests {
         let out = vec![
             Err(unfinished(Outcome::Interrupted, "/a")),
             Err(unfinished(own.clone(), "/b")),
-            Err(unfinished(
-                Outcome::Error(crate::exchange::peer_failed()),
-                "/a",
-            )),
+            Err(unfinished(Outcome::Error(peer_stopped()), "/a")),
         ];
         let Some(Err(u)) = merge_tasks(out) else {
             panic!("an unfinished task makes the count unfinished");

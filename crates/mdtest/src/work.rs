@@ -193,22 +193,9 @@ impl<'a> TaskState<'a> {
             (Some(root), true) => self.make_test_dirs(root, iter).err(),
             _ => None,
         };
-        let bytes = error
-            .as_ref()
-            .and_then(|e| serde_json::to_vec(e).ok())
-            .unwrap_or_default();
-        let all = self.comm.all_gather(&bytes);
-        let first = all
-            .iter()
-            .find_map(|b| serde_json::from_slice::<Failure>(b).ok());
-        match first {
+        match iolab_comm::failure::first_failure(self.comm, error) {
             Some(e) => Err(PhaseTrouble {
                 error: Some(e),
-                interrupted: false,
-                cut: None,
-            }),
-            None if self.comm.cancelled() => Err(PhaseTrouble {
-                error: Some(crate::exchange::peer_failed()),
                 interrupted: false,
                 cut: None,
             }),

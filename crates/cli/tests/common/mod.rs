@@ -231,6 +231,31 @@ impl Drop for OmpiSession {
     }
 }
 
+/// `mpirun -n 2 iolab WORDS...` where rank 1 alone can write no file
+/// past its first block (`ulimit -f 1`, SIGXFSZ ignored, so that such a
+/// write fails with EFBIG on its real path) and rank 0 is unlimited: one
+/// rank fails, the other does not. The ranks talk over TCP, as Open
+/// MPI's shared-memory segment would meet rank 1's limit. `None` (the
+/// test skipped, or failed under CI) without mpirun.
+pub fn mpirun_rank1_file_limit(words: &[&str]) -> Option<(Command, OmpiSession)> {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        skip_or_fail("mpirun_rank1_file_limit", "mpirun is not installed");
+        return None;
+    }
+    let iolab = env!("CARGO_BIN_EXE_iolab");
+    let limited = r#"trap '' XFSZ; ulimit -f 1; exec "$0" "$@""#;
+    let mut c = Command::new("mpirun");
+    let session = OmpiSession::attach(&mut c);
+    c.args(["--allow-run-as-root", "--oversubscribe"])
+        .args(["--mca", "btl", "self,tcp"])
+        .args(["-n", "1", iolab])
+        .args(words)
+        .args([":", "-n", "1", "sh", "-c", limited, iolab])
+        .args(words)
+        .env("CI", "1");
+    Some((c, session))
+}
+
 /// A remote shell that runs its command here, dropping the host: the
 /// script `s/fake-rsh`, for tests whose "other hosts" are this one.
 pub fn local_rsh(s: &Scratch) -> std::path::PathBuf {
