@@ -264,7 +264,10 @@ impl<'r, 'a> Walk<'r, 'a> {
             if self.stopped {
                 return out.merge(here);
             }
-            match be.rmdir_at(parent, name) {
+            match be
+                .rmdir_at(parent, name)
+                .and_then(|()| self.nothing_left(&dir))
+            {
                 Ok(()) => {
                     here.removed += 1;
                     self.removed_before += 1;
@@ -285,6 +288,27 @@ impl<'r, 'a> Walk<'r, 'a> {
                     return out.merge(here);
                 }
             }
+        }
+    }
+
+    /// Whether a directory just removed holds nothing: always on a file
+    /// system (rmdir(2) removes only an empty one); on an object store a
+    /// directory is a prefix, whose marker's DELETE succeeds whatever is
+    /// still under it, so a listing must find nothing there for the
+    /// prefix to count as removed (else ENOTEMPTY, as rmdir(2)).
+    fn nothing_left(&self, dir: &Dir) -> std::io::Result<()> {
+        let caps = self.r.be.capabilities();
+        if caps.local || caps.discards {
+            return Ok(());
+        }
+        let mut any = false;
+        self.r.be.list_at(dir, &mut |_| {
+            any = true;
+            false
+        })?;
+        match any {
+            true => Err(std::io::Error::from_raw_os_error(libc::ENOTEMPTY)),
+            false => Ok(()),
         }
     }
 

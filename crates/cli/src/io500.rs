@@ -13,7 +13,9 @@ use iolab_core::{Failure, Outcome};
 use iolab_io500::ini::Ini;
 use iolab_io500::results::Detail;
 use iolab_io500::run::{RunObserver, Runner};
-use iolab_io500::{cleanup, commands, mdphase, validity, Config, Layout, Phase, PhaseReport};
+use iolab_io500::{
+    cleanup, commands, mdphase, validity, Config, Layout, Phase, PhaseReport, Prepared,
+};
 use iolab_mdtest::output::check_writable;
 use iolab_report::io500 as fmt;
 use std::ffi::OsString;
@@ -117,6 +119,14 @@ struct Setup {
     world: World,
     threads: usize,
     backend: Box<dyn Backend>,
+    /// The name of the timestamped directories: `--timestamp`'s, else the
+    /// start time.
+    stamp: String,
+    /// `--timestamp NAME` was given.
+    named: bool,
+    /// The backend's options (`--s3.bucket=B`), for the cleanup command
+    /// the run names.
+    backend_opts: Vec<String>,
 }
 
 impl Setup {
@@ -153,6 +163,9 @@ fn prepare(prog: &str, cli: &Cli, backend_opts: &[String]) -> Result<Setup, Halt
         world,
         threads: cli.tasks,
         backend: c.backend,
+        stamp: c.stamp,
+        named: cli.timestamp.is_some(),
+        backend_opts: backend_opts.to_vec(),
     })
 }
 
@@ -163,6 +176,7 @@ struct Checked {
     layout: Layout,
     resultdir: PathBuf,
     backend: Box<dyn Backend>,
+    stamp: String,
 }
 
 /// What the ranks compare: the ini's values and the options.
@@ -257,6 +271,7 @@ fn check(
         layout,
         resultdir,
         backend,
+        stamp,
     })
 }
 
@@ -303,12 +318,21 @@ fn start_stamp(t: &dyn Transport) -> String {
 
 fn dry_run(s: &Setup) -> Ended {
     if s.leader() {
-        let cmds: Vec<(String, String)> = s
+        // A phase the run would skip is said so, not given a command.
+        let cmds: Vec<(String, Result<String, String>)> = s
             .cfg
             .phases()
             .iter()
             .map(|&p| {
-                let c = commands::equivalent_command(&s.cfg, &s.layout, p, s.threads as u64);
+                let c = match s.cfg.not_run(p) {
+                    Some(why) => Err(why),
+                    None => Ok(commands::equivalent_command(
+                        &s.cfg,
+                        &s.layout,
+                        p,
+                        s.threads as u64,
+                    )),
+                };
                 (p.name().to_string(), c)
             })
             .collect();
@@ -318,28 +342,37 @@ fn dry_run(s: &Setup) -> Ended {
 }
 
 /// `--cleanup`: removes what the phases make under datadir (and, with
-/// timestamp-datadir, under each of its timestamped directories).
+/// timestamp-datadir, under each of its timestamped directories, or only
+/// under the one `--timestamp NAME` names), says how much it found and
+/// removed, or that there was nothing to remove.
 fn cleanup_only(prog: &str, s: &Setup) -> Ended {
     if !s.leader() {
         return Ok(Outcome::Completed);
     }
     let be = &*s.backend;
-    let (datadir, stamped) = (&s.cfg.datadir, s.cfg.timestamp_datadir);
+    let datadir = &s.cfg.datadir;
+    let (runs, shown) = match (s.cfg.timestamp_datadir, s.named) {
+        (false, _) => (cleanup::Runs::Datadir, datadir),
+        (true, false) => (cleanup::Runs::Stamped, datadir),
+        (true, true) => (cleanup::Runs::Named(&s.stamp), &s.layout.datadir),
+    };
+    let private = &s.layout.private_dir;
     // What there is, then a bar on a terminal, as after a Ctrl-C.
-    let printer = Printer::new(&s.cfg, prog, false);
-    let (entries, inside) = cleanup::count_datadir(be, datadir, stamped);
-    if inside > 0 {
-        printer.cleanup_started(datadir, entries);
-    }
+    let printer = Printer::new(&s.cfg, prog, false, cleanup_command(s));
+    let entries = cleanup::count_datadir(be, datadir, runs, private);
+    printer.cleanup_started(shown, entries);
     // Ctrl-C stops it cleanly, naming what it did not get to.
     let tick = |n: u64| {
         printer.cleanup_progress(n);
         !crate::runner::root().is_cancelled()
     };
-    let out = cleanup::cleanup_datadir(be, datadir, stamped, &s.layout.private_dir, Some(&tick));
+    let out = cleanup::cleanup_datadir(be, datadir, runs, private, Some(&tick));
     printer.cleanup_done(&out);
     for l in &out.left {
         iolab_core::say!("{prog}: left: {l}");
+    }
+    if entries == 0 && out.removed == 0 {
+        iolab_core::say!("{prog}: nothing to remove: {}", nothing_there(s, runs));
     }
     Ok(match out.confirmed() {
         true => Outcome::Completed,
@@ -352,6 +385,37 @@ fn cleanup_only(prog: &str, s: &Setup) -> Ended {
     })
 }
 
+/// Where `--cleanup` looked and found nothing a run makes; with
+/// timestamp-datadir and no `--timestamp`, that a run given a name of
+/// its own is cleaned by naming it.
+fn nothing_there(s: &Setup, runs: cleanup::Runs) -> String {
+    let (datadir, private) = (s.cfg.datadir.display(), s.layout.private_dir.display());
+    let place = match runs {
+        cleanup::Runs::Datadir => datadir.to_string(),
+        cleanup::Runs::Named(_) => s.layout.datadir.display().to_string(),
+        cleanup::Runs::Stamped => format!(
+            "{datadir} or its timestamped directories (named by a start time, %Y.%m.%d-%H.%M.%S; for a run given --timestamp NAME add --timestamp NAME)"
+        ),
+    };
+    format!("no file a run makes in {place}, and no stonewall file in {private}")
+}
+
+/// The command that removes what this run leaves: with a timestamped
+/// datadir or resultdir it names this run's timestamp, so that only its
+/// directory is visited (and its own resultdir's stonewall files), and
+/// a name given with `--timestamp`, which `--cleanup` alone does not
+/// look for, is found.
+fn cleanup_command(s: &Setup) -> String {
+    let q = |w: &str| iolab_launch::quote(w).unwrap_or_else(|_| w.to_string());
+    let mut words = vec!["iolab io500 --cleanup".to_string()];
+    words.extend(s.backend_opts.iter().map(|o| q(o)));
+    if s.cfg.timestamp_datadir || s.cfg.timestamp_resultdir {
+        words.push(format!("--timestamp {}", q(&s.stamp)));
+    }
+    words.push(q(&s.cfg.ini_file.to_string_lossy()));
+    words.join(" ")
+}
+
 /// Prints each phase's `[RESULT]` line as it ends and, on a terminal,
 /// how long the run will take at least and a bar of the phases (the
 /// current one named); then the final cleanup's progress: a bar on a
@@ -361,17 +425,21 @@ struct Printer<'a> {
     prog: &'a str,
     /// A run's cleanup (`--cleanup` when false).
     run: bool,
+    /// The command that removes what a run leaves ([`cleanup_command`]).
+    cleanup_cmd: String,
     phases: std::sync::Mutex<Option<indicatif::ProgressBar>>,
     cleanup: std::sync::Mutex<Option<(u64, Option<indicatif::ProgressBar>)>>,
 }
 
 impl<'a> Printer<'a> {
-    /// For a run (`run`) or for `--cleanup`.
-    fn new(cfg: &'a Config, prog: &'a str, run: bool) -> Self {
+    /// For a run (`run`) or for `--cleanup`; `cleanup_cmd` removes what
+    /// a run leaves.
+    fn new(cfg: &'a Config, prog: &'a str, run: bool, cleanup_cmd: String) -> Self {
         Printer {
             cfg,
             prog,
             run,
+            cleanup_cmd,
             phases: std::sync::Mutex::new(None),
             cleanup: std::sync::Mutex::new(None),
         }
@@ -381,14 +449,10 @@ impl<'a> Printer<'a> {
     /// interrupted run a second Ctrl-C ends the process at once; a
     /// completed run's cleanup, and `--cleanup`, stop at the first.
     fn hint(&self) -> String {
-        let ini = self.cfg.ini_file.display();
+        let cmd = &self.cleanup_cmd;
         match (self.run, crate::runner::root().is_cancelled()) {
-            (true, true) => format!(
-                "a second Ctrl-C stops at once; iolab io500 --cleanup {ini} removes the rest"
-            ),
-            (true, false) => {
-                format!("Ctrl-C stops; iolab io500 --cleanup {ini} removes the rest")
-            }
+            (true, true) => format!("a second Ctrl-C stops at once; {cmd} removes the rest"),
+            (true, false) => format!("Ctrl-C stops; {cmd} removes the rest"),
             (false, _) => "Ctrl-C stops; the same command removes the rest".to_string(),
         }
     }
@@ -492,23 +556,23 @@ impl RunObserver for Printer<'_> {
 }
 
 /// The files the run writes into resultdir.
-fn outputs(resultdir: &Path) -> [PathBuf; 3] {
-    ["result_summary.txt", "result.txt", "result.json"].map(|n| resultdir.join(n))
+fn outputs(resultdir: &Path) -> [PathBuf; 5] {
+    iolab_io500::resultdir::RESULT_FILES.map(|n| resultdir.join(n))
 }
 
 /// Checks and creates what the run needs (rank 0), before any phase:
 /// the datadir and the resultdir checked, the run opened through the
 /// runner (`--store`), then the resultdir and datadir made. Returns the
-/// session (rank 0) and the directories made for the datadir (removed
+/// session (rank 0) and what was made for the datadir (removed
 /// at the end).
 fn make_dirs(
     prog: &str,
     s: &Setup,
     cli: &Cli,
     command: &str,
-) -> Result<(Option<Session<Config>>, Vec<PathBuf>), String> {
+) -> Result<(Option<Session<Config>>, Prepared), String> {
     if !s.leader() {
-        return Ok((None, Vec::new()));
+        return Ok((None, Prepared::default()));
     }
     let be = &*s.backend;
     check_stamps_free(s)?;
@@ -580,7 +644,8 @@ fn make_resultdir(s: &Setup) -> Result<(), String> {
 /// Checks the resultdir before anything is made: the lengths of its
 /// names, a directory (not a file, not a link to nothing) where it or
 /// its nearest existing ancestor is, room to write the results, no
-/// entry of the names mdtest's stonewall files take, and not inside
+/// entry of the names mdtest's stonewall files take, no file of a result
+/// file's name that iolab io500 did not write, and not inside
 /// what the run removes at its end.
 fn check_resultdir(s: &Setup) -> Result<(), String> {
     // result_summary.txt is the longest name written there.
@@ -602,6 +667,8 @@ fn check_resultdir(s: &Setup) -> Result<(), String> {
         check_writable(&existing.join(".iolab-io500")).map_err(|e| format!("resultdir: {e}"))?;
     }
     iolab_io500::check_private_files(&s.layout).map_err(|e| e.to_string())?;
+    // A rerun replaces an earlier run's results, nothing else.
+    iolab_io500::resultdir::check_result_files(&s.resultdir).map_err(|e| e.to_string())?;
     iolab_io500::check_resultdir(&*s.backend, &s.layout).map_err(|e| e.to_string())
 }
 
@@ -625,7 +692,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
     // Every rank learns whether rank 0 could set up, so none runs alone,
     // and rank 0 says why not before any rank ends.
     let made = make_dirs(prog, &s, cli, &command).map_err(NotStarted::from);
-    let (session, made) = crate::ranks::settle(prog, &s.world, None, made)?;
+    let (session, prepared) = crate::ranks::settle(prog, &s.world, None, made)?;
     if s.leader() {
         print_now(&format!(
             "IO500 version iolab-{} ({})\nresult-dir = {}\n",
@@ -638,11 +705,11 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
         ));
     }
     crate::signals::set_last_words(format!(
-        "\n{prog}: stopped at once by a second signal; no result was written and cleanup was skipped or cut short. What this run made may be left in {}\n{prog}: remove it with: iolab io500 --cleanup {}\n",
+        "\n{prog}: stopped at once by a second signal; no result was written and cleanup was skipped or cut short. What this run made may be left in {}\n{prog}: remove it with: {}\n",
         s.layout.datadir.display(),
-        s.cfg.ini_file.display()
+        cleanup_command(&s)
     ));
-    let printer = Printer::new(&s.cfg, prog, true);
+    let printer = Printer::new(&s.cfg, prog, true, cleanup_command(&s));
     // The live sampler: through the session on rank 0, which states its
     // run id; the other ranks only report to rank 0.
     let mut session = session;
@@ -674,6 +741,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
         observer: &printer,
         live: board.as_deref(),
         cancel: &cancel,
+        kept: prepared.kept,
     };
     let (mut result, made_run) = runner.run();
     if let Some(h) = rank_live {
@@ -690,10 +758,10 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
     let interrupted = result.outcome == Outcome::Interrupted;
     let mut outcome = finish(prog, &s, session, result);
     crate::signals::set_last_words(format!(
-        "\n{prog}: stopped at once by a second signal; the results are in {}; cleanup was cut short. What this run made may be left in {}\n{prog}: remove it with: iolab io500 --cleanup {}\n",
+        "\n{prog}: stopped at once by a second signal; the results are in {}; cleanup was cut short. What this run made may be left in {}\n{prog}: remove it with: {}\n",
         s.resultdir.display(),
         s.layout.datadir.display(),
-        s.cfg.ini_file.display()
+        cleanup_command(&s)
     ));
     // After an interrupted run a second Ctrl-C ends the process at once;
     // after a completed one the first stops the cleanup at its next entry.
@@ -707,7 +775,7 @@ fn run(prog: &str, s: Setup, cli: &Cli, command: String) -> Ended {
     }
     // The datadir this run made (a timestamped one, usually) goes too,
     // with the parents it made for it, each only when empty.
-    iolab_io500::remove_made(&*s.backend, &made);
+    iolab_io500::remove_made(&*s.backend, &prepared.made);
     if let Err(e) = s.backend.finalize() {
         iolab_core::say!(
             "{prog}: warning: the {} backend did not finish cleanly: {e}",
@@ -741,16 +809,16 @@ fn finish(
         iolab_core::say!("{prog}: note: {n}");
     }
     session.stop_watching(&result.outcome);
-    let [summary, txt, json] = outputs(&s.resultdir);
+    let [summary, txt, json, orig, config] = outputs(&s.resultdir);
     let values = Ini::parse(&s.ini_text, "")
-        .map(|ini| iolab_io500::ini::values(&ini))
+        .map(|ini| iolab_io500::ini::values(&ini, s.cfg.extended_mode))
         .unwrap_or_default();
     let mut staged_files = Vec::new();
     for (path, bytes) in [
         (summary, fmt::summary(p, &invalid)),
         (txt, fmt::result_txt(p, &s.ini_text)),
-        (s.resultdir.join("config-orig.ini"), s.ini_text.clone()),
-        (s.resultdir.join("config.ini"), values),
+        (orig, s.ini_text.clone()),
+        (config, values),
     ] {
         match staged(&path, bytes.as_bytes()) {
             Ok(f) => staged_files.push((path, f)),

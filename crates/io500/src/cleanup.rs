@@ -11,7 +11,7 @@
 use crate::phase::Layout;
 use iolab_backend::remove::{Left, Removal, Remover, Why};
 use iolab_backend::{c_path, Backend, Dir};
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io::ErrorKind;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -92,16 +92,18 @@ pub fn open_datadir(be: &dyn Backend, named: &Path, datadir: &Path) -> std::io::
 
 /// What [`remove_run_data`] would remove under `data` (by listing only),
 /// for its progress: every entry (the timestamp file only when
-/// `timestamp`), and how many of them the phases made inside their
-/// directories (a run that completed leaves none).
-pub fn count_run_data(be: &dyn Backend, data: &Dir, timestamp: bool) -> (u64, u64) {
+/// `timestamp`; of the directories in `kept` only what they hold), and
+/// how many of them the phases made inside their directories (a run that
+/// completed leaves none).
+pub fn count_run_data(be: &dyn Backend, data: &Dir, timestamp: bool, kept: &[&str]) -> (u64, u64) {
     let (mut entries, mut inside) = (0, 0);
     for top in RUN_DIRS {
         let Ok(c) = CString::new(top) else { continue };
         let ours = move |n: &[u8], d: bool| ours(top, n, d);
         let n = Remover::new(be, &ours).count_dir(data, &c);
-        entries += n;
-        inside += n.saturating_sub(1);
+        let within = n.saturating_sub(1);
+        entries += if kept.contains(&top) { within } else { n };
+        inside += within;
     }
     // The datadir holds the phase directories and little else.
     let mut stamp = false;
@@ -115,7 +117,8 @@ pub fn count_run_data(be: &dyn Backend, data: &Dir, timestamp: bool) -> (u64, u6
 }
 
 /// Removes everything the phases made under `data` (the open datadir,
-/// `datadir` in messages), then the phase directories and, when
+/// `datadir` in messages), then the phase directories (those in `kept`,
+/// which were there before the run, are emptied and stay) and, when
 /// `timestamp` (the caller knows it is a run's), the timestamp file.
 /// Returns what it removed and what had to stay, with why.
 pub fn remove_run_data(
@@ -123,6 +126,7 @@ pub fn remove_run_data(
     data: &Dir,
     datadir: &Path,
     timestamp: bool,
+    kept: &[&str],
     tick: Tick,
 ) -> Removal {
     let mut out = Removal::default();
@@ -132,7 +136,11 @@ pub fn remove_run_data(
         let Ok(c) = CString::new(top) else { continue };
         let ours = move |n: &[u8], d: bool| ours(top, n, d);
         let r = Remover::new(be, &ours).on_tick(&total);
-        let here = r.remove_dir(data, &c, &datadir.join(top));
+        let path = datadir.join(top);
+        let here = match kept.contains(&top) {
+            true => empty_dir(be, &r, data, &c, &path),
+            false => r.remove_dir(data, &c, &path),
+        };
         done.fetch_add(here.removed, Ordering::Relaxed);
         out.merge(here);
     }
@@ -149,6 +157,24 @@ pub fn remove_run_data(
             why: Why::Failed(format!("cannot remove: {e}")),
         }),
     }
+    out
+}
+
+/// Removes what is ours inside directory `name` of `data` and keeps the
+/// directory (one the site made before the run, for its layout); a link
+/// there is named and not followed, as [`Remover::remove_dir`] does.
+fn empty_dir(be: &dyn Backend, r: &Remover, data: &Dir, name: &CStr, path: &Path) -> Removal {
+    let mut out = Removal::default();
+    let why = match be.open_dir_at(data, name) {
+        Ok(dir) => return r.empty(&dir, path),
+        Err(e) if e.kind() == ErrorKind::NotFound => return out,
+        Err(e) if iolab_backend::not_a_directory(&e) => Why::NotADirectory,
+        Err(e) => Why::Failed(format!("cannot open: {e}")),
+    };
+    out.left.push(Left {
+        path: path.to_path_buf(),
+        why,
+    });
     out
 }
 
@@ -222,14 +248,45 @@ fn timestamp_left(be: &dyn Backend, dir: &Path, out: &mut Removal) -> bool {
     })
 }
 
-/// `--cleanup`: removes what the phases make under `datadir` and, when
-/// `timestamped`, under each of its timestamped directories (which go
-/// too once empty), and the stonewall files in `private_dir`; private
-/// files that are not as a run leaves them stay, named.
+/// The run directories `--cleanup` visits in a datadir.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs<'a> {
+    /// The datadir alone (`timestamp-datadir = FALSE`).
+    Datadir,
+    /// The datadir and each directory in it named as the app names a
+    /// run by its start time (`timestamp-datadir = TRUE`).
+    Stamped,
+    /// Only the run directory of this name in the datadir (`--timestamp
+    /// NAME` with `timestamp-datadir = TRUE`): a name the user chose
+    /// cannot be told from other directories, so it is visited only
+    /// when named.
+    Named(&'a str),
+}
+
+impl Runs<'_> {
+    /// Whether the datadir itself is visited (not when one run is named).
+    fn top(self) -> bool {
+        !matches!(self, Runs::Named(_))
+    }
+
+    /// The run directories to visit in `data`.
+    fn stamps(self, be: &dyn Backend, data: &Dir) -> Vec<String> {
+        match self {
+            Runs::Datadir => Vec::new(),
+            Runs::Stamped => stamps(be, data),
+            Runs::Named(n) => vec![n.to_string()],
+        }
+    }
+}
+
+/// `--cleanup`: removes what the phases make under `datadir` and, as
+/// `runs` says, under its timestamped directories (which go too once
+/// empty), and the stonewall files in `private_dir`; private files that
+/// are not as a run leaves them stay, named.
 pub fn cleanup_datadir(
     be: &dyn Backend,
     datadir: &Path,
-    timestamped: bool,
+    runs: Runs,
     private_dir: &Path,
     tick: Tick,
 ) -> Removal {
@@ -252,60 +309,69 @@ pub fn cleanup_datadir(
         }
     };
     // The count told goes on across the timestamped directories.
-    let done = AtomicU64::new(0);
+    let done = AtomicU64::new(out.removed);
     let total = |n: u64| tick.is_none_or(|t| t(done.load(Ordering::Relaxed) + n));
     let remove = |d: &Dir, path: &Path, out: &mut Removal| {
         let stamp = timestamp_left(be, path, out);
-        let r = remove_run_data(be, d, path, stamp, Some(&total));
+        let r = remove_run_data(be, d, path, stamp, &[], Some(&total));
         done.fetch_add(r.removed, Ordering::Relaxed);
         out.merge(r);
     };
-    remove(&data, datadir, &mut out);
-    if timestamped {
-        for stamp in stamps(be, &data) {
-            let Ok(c) = CString::new(stamp.as_str()) else {
+    if runs.top() {
+        remove(&data, datadir, &mut out);
+    }
+    for stamp in runs.stamps(be, &data) {
+        let Ok(c) = CString::new(stamp.as_str()) else {
+            continue;
+        };
+        let path = datadir.join(&stamp);
+        match be.open_dir_at(&data, &c) {
+            Ok(d) => remove(&d, &path, &mut out),
+            // Swapped for a link since it was listed: not followed.
+            Err(e) if iolab_backend::not_a_directory(&e) => {
+                out.left.push(Left {
+                    path,
+                    why: Why::NotADirectory,
+                });
                 continue;
-            };
-            let path = datadir.join(&stamp);
-            match be.open_dir_at(&data, &c) {
-                Ok(d) => remove(&d, &path, &mut out),
-                // Swapped for a link since it was listed: not followed.
-                Err(e) if iolab_backend::not_a_directory(&e) => {
-                    out.left.push(Left {
-                        path,
-                        why: Why::NotADirectory,
-                    });
-                    continue;
-                }
-                Err(_) => continue,
             }
-            // Only a run's own timestamped directory goes, once empty.
-            if be.rmdir_at(&data, &c).is_ok() {
-                out.removed += 1;
-            }
+            Err(_) => continue,
+        }
+        // Only a run's own timestamped directory goes, once empty.
+        if be.rmdir_at(&data, &c).is_ok() {
+            out.removed += 1;
         }
     }
     out
 }
 
-/// What [`cleanup_datadir`] would remove (as [`count_run_data`], over the
-/// datadir and, when `timestamped`, its timestamped directories).
-pub fn count_datadir(be: &dyn Backend, datadir: &Path, timestamped: bool) -> (u64, u64) {
+/// What [`cleanup_datadir`] would remove, by listing (as
+/// [`count_run_data`]): the stonewall files in `private_dir` it would
+/// take, and what is ours in the datadir and in the run directories
+/// `runs` names, each of those counted too.
+pub fn count_datadir(be: &dyn Backend, datadir: &Path, runs: Runs, private_dir: &Path) -> u64 {
+    let layout = Layout {
+        datadir: datadir.to_path_buf(),
+        private_dir: private_dir.to_path_buf(),
+    };
+    let walls = stonewall_left(&layout, &mut Removal::default()).len() as u64;
     let Ok(data) = c_path(datadir).and_then(|c| be.open_dir(&c)) else {
-        return (0, 0);
+        return walls;
     };
     let ours = |dir: &Path| run_timestamp(be, dir) == Ok(true);
-    let (mut entries, mut inside) = count_run_data(be, &data, ours(datadir));
-    for stamp in stamps(be, &data).iter().filter(|_| timestamped) {
+    let mut entries = walls;
+    if runs.top() {
+        entries += count_run_data(be, &data, ours(datadir), &[]).0;
+    }
+    for stamp in runs.stamps(be, &data) {
         let Ok(c) = CString::new(stamp.as_str()) else {
             continue;
         };
         if let Ok(d) = be.open_dir_at(&data, &c) {
-            let (e, i) = count_run_data(be, &d, ours(&datadir.join(stamp)));
-            (entries, inside) = (entries + e + 1, inside + i);
+            entries += count_run_data(be, &d, ours(&datadir.join(stamp)), &[]).0 + 1;
         }
     }
-    (entries, inside)
+    entries
 }
 
 /// The timestamped directories in `data` (real directories only: a link
@@ -347,7 +413,7 @@ mod tests {
     fn remove_all(root: &Path) -> Removal {
         let be = iolab_backend::Posix;
         let data = open_datadir(&be, root, root).unwrap();
-        remove_run_data(&be, &data, root, true, None)
+        remove_run_data(&be, &data, root, true, &[], None)
     }
 
     fn scratch(name: &str) -> PathBuf {
@@ -375,7 +441,7 @@ mod tests {
         std::fs::create_dir_all(root.join("mdworkbench/0_x")).unwrap();
         std::fs::write(root.join("mdworkbench/0_x/file-1"), b"x").unwrap();
         let data = open_datadir(&be, &root, &root).unwrap();
-        assert_eq!(count_run_data(&be, &data, true), (13, 8));
+        assert_eq!(count_run_data(&be, &data, true, &[]), (13, 8));
         let out = remove_all(&root);
         assert_eq!(out.removed, 11, "{out:?}");
         // md-workbench's sets go; a directory not named like one stays.
@@ -398,7 +464,7 @@ mod tests {
         std::fs::write(stamped.join("ior-hard/file"), b"x").unwrap();
         std::fs::create_dir_all(root.join("not-a-stamp/ior-hard")).unwrap();
         std::fs::write(root.join("not-a-stamp/ior-hard/file"), b"x").unwrap();
-        let out = cleanup_datadir(&be, &root, true, &root, None);
+        let out = cleanup_datadir(&be, &root, Runs::Stamped, &root, None);
         assert_eq!(out.left.len(), 1, "{:?}", out.left);
         assert!(!stamped.exists() && root.join("not-a-stamp/ior-hard/file").exists());
         std::fs::remove_dir_all(&root).unwrap();
@@ -432,7 +498,7 @@ mod tests {
         symlink(&other, data.join("mdtest-hard/test-dir.0-1")).unwrap();
         symlink(&other, data.join("mdtest-hard/test-dir.0-0/mdtest_tree.0")).unwrap();
         symlink(other.join("0_0"), data.join("mdworkbench/1_1")).unwrap();
-        let out = cleanup_datadir(&iolab_backend::Posix, &data, true, &root, None);
+        let out = cleanup_datadir(&iolab_backend::Posix, &data, Runs::Stamped, &root, None);
         assert_eq!(files(&other), before, "files behind the links were touched");
         let links: Vec<String> = out
             .left

@@ -216,6 +216,26 @@ impl Config {
         self.run.iter().any(|&(p, on)| p == phase && on)
     }
 
+    /// Why `phase` will not run, as far as the ini tells before the run
+    /// (the run may skip more: a phase whose input phase failed): its
+    /// `run = FALSE`, a phase whose output it works on that does not
+    /// run, or find without the timestamp file.
+    pub fn not_run(&self, phase: Phase) -> Option<String> {
+        if !self.runs(phase) {
+            return Some("run = FALSE in the ini".into());
+        }
+        if let Some(dep) = phase.depends_on().filter(|&d| self.not_run(d).is_some()) {
+            return Some(format!(
+                "it works on what {} writes, which does not run",
+                dep.name()
+            ));
+        }
+        if matches!(phase, Phase::Find | Phase::FindHard) && !self.run_timestamp {
+            return Some("the timestamp file is not made ([timestamp] run = FALSE)".into());
+        }
+        None
+    }
+
     /// The backend name of `phase`.
     pub fn api(&self, phase: Phase) -> &str {
         self.apis

@@ -255,10 +255,24 @@ pub fn check_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, 
     Ok(missing)
 }
 
+/// What [`prepare_datadir`] made, and what was there before it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prepared {
+    /// The directories made for the datadir (its missing ancestors,
+    /// outermost first, and the datadir), for [`remove_made`].
+    pub made: Vec<PathBuf>,
+    /// The run's directories (of [`RUN_DIRS`]) that were there before the
+    /// run, empty (a site makes them beforehand for their layout, a
+    /// Lustre stripe count say): the final cleanup empties them and keeps
+    /// them.
+    pub kept: Vec<&'static str>,
+}
+
 /// Makes the datadir (and its missing ancestors) and the phase
 /// directories in it, through the backend, after [`check_datadir`].
-/// Returns the directories it made for the datadir, for [`remove_made`].
-pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>, DatadirError> {
+/// Returns the directories it made for the datadir, for [`remove_made`],
+/// and the run directories that were there already.
+pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Prepared, DatadirError> {
     let missing = check_datadir(be, layout)?;
     let mut made = Vec::new();
     for d in &missing {
@@ -272,13 +286,31 @@ pub fn prepare_datadir(be: &dyn Backend, layout: &Layout) -> Result<Vec<PathBuf>
         }
         made.push(d.clone());
     }
+    // A datadir made just now holds nothing of the site's.
+    let kept = match missing.is_empty() {
+        true => existing_run_dirs(be, layout),
+        false => Vec::new(),
+    };
     for d in cleanup::PHASE_DIRS {
         if let Err(e) = mkdir(be, &layout.path(d), false) {
             remove_made(be, &made);
             return Err(e);
         }
     }
-    Ok(made)
+    Ok(Prepared { made, kept })
+}
+
+/// The run directories that are in the datadir (checked empty by
+/// [`check_leftovers`]).
+fn existing_run_dirs(be: &dyn Backend, layout: &Layout) -> Vec<&'static str> {
+    RUN_DIRS
+        .into_iter()
+        .filter(|d| {
+            c_path(&layout.path(d))
+                .and_then(|c| be.exists(&c))
+                .unwrap_or(false)
+        })
+        .collect()
 }
 
 /// Makes `d`; one already there is fine unless `new` asks that this run
@@ -488,7 +520,7 @@ mod tests {
             datadir: root.join("a/b/data"),
             private_dir: root.clone(),
         };
-        let made = prepare_datadir(&be, &layout).unwrap();
+        let made = prepare_datadir(&be, &layout).unwrap().made;
         assert_eq!(made, ["a", "a/b", "a/b/data"].map(|p| root.join(p)));
         assert!(root.join("a/b/data/ior-easy").is_dir());
         for d in cleanup::PHASE_DIRS {

@@ -761,29 +761,52 @@ pub fn list() -> String {
     out.trim_start().to_string()
 }
 
+/// The first line of `config.ini`, by which a rerun into the same
+/// resultdir knows the file as one iolab io500 wrote (the io500 app's
+/// config.ini has no such line).
+pub const CONFIG_HEADER: &str = "; iolab io500: every key with the value the run used";
+
 /// The resultdir's config.ini, as the app writes it: every key of the
 /// table with the value the run used (as given, else its default), then
-/// what else the ini gave (a phase's `API`, `run`), section by section.
-pub fn values(ini: &Ini) -> String {
+/// what else the ini gave (a phase's `API` and `run`, the extended
+/// sections' keys), section by section, so that the file reruns the same
+/// run. `[mdworkbench]`'s keys are used only in extended mode
+/// (`extended`): without it they are written only when the ini had the
+/// section, which a rerun would otherwise note as an extended section
+/// the run did not ask for. A section the ini gave without keys is
+/// written too: it has the same effect on the rerun (an extended
+/// section is noted).
+pub fn values(ini: &Ini, extended: bool) -> String {
+    let given = |sec: &str| ini.sections.iter().any(|s| s == sec);
     let known = KEYS
         .iter()
+        .filter(|k| k.section != "mdworkbench" || extended || given(k.section))
         .map(|k| (k.section, k.key, value_or_default(ini, k.section, k.key)));
+    let in_table = |sec: &str, key: &str| KEYS.iter().any(|k| k.section == sec && k.key == key);
     let mut rest: Vec<_> = ini
         .entries()
-        .filter(|(sec, key, _)| lookup(sec, key).is_none())
+        .filter(|(sec, key, _)| !in_table(sec, key))
         .map(|(s, k, v)| (s, k, v.to_string()))
         .collect();
     rest.sort();
     let mut out = String::new();
-    let mut last = "";
+    let mut written: Vec<&str> = Vec::new();
     for (sec, key, value) in known.chain(rest) {
-        if sec != last {
+        if written.last() != Some(&sec) {
             out.push_str(&format!("\n[{sec}]\n"));
-            last = sec;
+            written.push(sec);
         }
         out.push_str(&format!("{key} = {value}\n"));
     }
-    out.trim_start().to_string()
+    for sec in &ini.sections {
+        if !written.contains(&sec.as_str()) {
+            out.push_str(&format!("\n[{sec}]\n"));
+            written.push(sec);
+        }
+    }
+    // The header tells a rerun into the same resultdir that the file is
+    // iolab's to replace.
+    format!("{CONFIG_HEADER}\n{}", out.trim_start())
 }
 
 /// The value of `section.key`: as given, else the table's default.
@@ -876,6 +899,27 @@ mod tests {
             let e = Ini::parse(bad, "t.ini").unwrap_err().0;
             assert!(e.contains(needle), "{bad:?}: {e}");
         }
+    }
+
+    /// config.ini reads back as the same run: the phases' own sections,
+    /// an extended section given without keys, no `[mdworkbench]` the
+    /// ini did not have (unless the run was extended).
+    #[test]
+    fn values_read_back_as_the_same_run() {
+        let text = "[global]\ndatadir = /x\n[mdtest-hard-read]\nrun = FALSE\n\
+            [ior-hard-write]\nAPI = POSIX\n[ior-rnd4K]\n[find-easy]\nnproc = \n";
+        let ini = Ini::parse(text, "t.ini").unwrap();
+        let out = values(&ini, false);
+        assert!(out.starts_with(CONFIG_HEADER), "{out}");
+        assert!(!out.contains("[mdworkbench]"), "{out}");
+        let again = Ini::parse(&out, "config.ini").unwrap();
+        for (sec, key, value) in ini.entries() {
+            assert_eq!(again.get(sec, key), Some(value), "[{sec}] {key}: {out}");
+        }
+        let cfg = |i: &Ini| crate::Config::from_ini(i, "t".into()).unwrap();
+        assert_eq!(cfg(&again).run, cfg(&ini).run);
+        assert_eq!(cfg(&again).extended, cfg(&ini).extended);
+        assert!(values(&ini, true).contains("[mdworkbench]\n"));
     }
 
     #[test]

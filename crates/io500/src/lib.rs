@@ -14,11 +14,11 @@
 //! let cfg = Config::from_ini(&Ini::parse(&text, "doc.ini").unwrap(), "doc.ini".into()).unwrap();
 //! let backend = iolab_backend::by_name("posix").unwrap();
 //! let layout = Layout { datadir: dir.clone(), private_dir: dir.clone() };
-//! iolab_io500::prepare_datadir(&*backend, &layout).unwrap();
+//! let prepared = iolab_io500::prepare_datadir(&*backend, &layout).unwrap();
 //! let runner = Runner { cfg: &cfg, layout, resultdir: String::new(),
 //!     transport: std::sync::Arc::new(iolab_comm::SingleProcess::new()), threads: 2,
 //!     backend: &*backend, observer: &Silent, live: None,
-//!     cancel: &iolab_core::CancelToken::new() };
+//!     cancel: &iolab_core::CancelToken::new(), kept: prepared.kept };
 //! let (result, made) = runner.run();
 //! assert_eq!(result.payload.phases.len(), 12);
 //! assert!(runner.final_cleanup(&made, &|| true).confirmed());
@@ -38,6 +38,7 @@ pub mod latency;
 pub mod mdphase;
 pub mod mdworkbench;
 pub mod phase;
+pub mod resultdir;
 pub mod results;
 pub mod run;
 pub mod validity;
@@ -48,5 +49,5 @@ pub use results::{Io500Payload, PhaseReport, RunResult, Score, SCHEMA};
 
 pub use datadir::{
     check_datadir, check_leftovers, check_private_files, check_resultdir, prepare_datadir,
-    remove_made, DatadirError,
+    remove_made, DatadirError, Prepared,
 };

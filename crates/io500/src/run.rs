@@ -68,6 +68,10 @@ pub struct Runner<'a> {
     /// wait looks at it, and a phase not started once it is cancelled
     /// is skipped.
     pub cancel: &'a iolab_core::CancelToken,
+    /// The run directories that were in the datadir before the run
+    /// ([`crate::datadir::Prepared::kept`]): the final cleanup empties
+    /// them and keeps them.
+    pub kept: Vec<&'static str>,
 }
 
 /// What the phases hand on to later ones.
@@ -170,7 +174,8 @@ impl Runner<'_> {
     /// far it got; `go_on` is asked every 1024 entries (false stops it,
     /// and what is not removed is listed as left). The private files go
     /// only when this run made them: a stonewall file when its mdtest
-    /// write phase ran, the timestamp file when it was made here.
+    /// write phase ran, the timestamp file when it was made here; a run
+    /// directory that was there before the run is emptied and stays.
     pub fn final_cleanup(&self, made: &Made, go_on: &(dyn Fn() -> bool + Sync)) -> Removal {
         let be = self.backend;
         let datadir = &self.layout.datadir;
@@ -188,11 +193,12 @@ impl Runner<'_> {
                 return out;
             }
         };
-        let (entries, inside) = crate::cleanup::count_run_data(be, &data, stamp);
+        let kept = &self.kept;
+        let (entries, inside) = crate::cleanup::count_run_data(be, &data, stamp, kept);
         if inside == 0 {
             // The phases removed what they made: only their directories.
             out.merge(crate::cleanup::remove_run_data(
-                be, &data, datadir, stamp, None,
+                be, &data, datadir, stamp, kept, None,
             ));
             return out;
         }
@@ -202,7 +208,7 @@ impl Runner<'_> {
             observer.cleanup_progress(n);
             go_on()
         };
-        let removal = crate::cleanup::remove_run_data(be, &data, datadir, stamp, Some(&tick));
+        let removal = crate::cleanup::remove_run_data(be, &data, datadir, stamp, kept, Some(&tick));
         self.observer.cleanup_done(&removal);
         out.merge(removal);
         out

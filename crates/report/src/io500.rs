@@ -81,12 +81,10 @@ pub fn summary(p: &Io500Payload, invalid: &[bool]) -> String {
 /// result.txt: the ini as given, then each phase's command and figures,
 /// then the score and why the run is invalid.
 pub fn result_txt(p: &Io500Payload, ini_text: &str) -> String {
-    let mut s = String::from("; the ini file of this run\n");
-    for l in ini_text.lines() {
-        s.push_str(&format!("; {l}\n"));
-    }
+    // The opening a rerun reads to know the results as iolab's.
+    let mut s = iolab_io500::resultdir::ini_as_comments(ini_text);
     s.push_str(&format!(
-        "\n[run]\ndatadir = {}\nresultdir = {}\ncommunicator = {}\nranks = {}\ntasks-per-rank = {}\ntasks = {}\n",
+        "datadir = {}\nresultdir = {}\ncommunicator = {}\nranks = {}\ntasks-per-rank = {}\ntasks = {}\n",
         p.datadir, p.resultdir, p.comm.kind, p.comm.ranks, p.comm.tasks_per_rank, p.comm.tasks
     ));
     for r in &p.phases {
@@ -198,11 +196,15 @@ fn latency_line(prefix: &str, op: &str, p: &Percentiles) -> String {
     )
 }
 
-/// What `--dry-run` prints: each phase and its equivalent command.
-pub fn dry_run(commands: &[(String, String)]) -> String {
+/// What `--dry-run` prints: each phase and its equivalent command, or
+/// (as an ini comment, no `exe` line) why the run would not run it.
+pub fn dry_run(commands: &[(String, Result<String, String>)]) -> String {
     commands
         .iter()
-        .map(|(name, cmd)| format!("[{name}]\nexe = {cmd}\n\n"))
+        .map(|(name, cmd)| match cmd {
+            Ok(cmd) => format!("[{name}]\nexe = {cmd}\n\n"),
+            Err(why) => format!("[{name}]\n; not run: {why}\n\n"),
+        })
         .collect()
 }
 
