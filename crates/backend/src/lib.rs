@@ -170,6 +170,11 @@ pub struct Stat {
     /// Last modification, Unix nanoseconds (0 when the backend does not
     /// keep it): what `find -newer` compares.
     pub mtime_ns: u64,
+    /// Last status change (ctime), Unix nanoseconds (0 when the backend
+    /// does not keep it): moves with every write and with any change of
+    /// the modification time, so a file changed and its mtime put back
+    /// still shows it.
+    pub ctime_ns: u64,
 }
 
 /// One entry of a directory listing.

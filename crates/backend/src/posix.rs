@@ -29,10 +29,16 @@ fn to_stat(st: &libc::stat) -> Stat {
         rdev: st.st_rdev,
         dev: st.st_dev,
         ino: st.st_ino,
-        mtime_ns: (st.st_mtime.max(0) as u64)
-            .saturating_mul(1_000_000_000)
-            .saturating_add(st.st_mtime_nsec.max(0) as u64),
+        mtime_ns: unix_ns(st.st_mtime, st.st_mtime_nsec),
+        ctime_ns: unix_ns(st.st_ctime, st.st_ctime_nsec),
     }
+}
+
+/// A stat time (seconds, nanoseconds) as Unix nanoseconds; 0 before 1970.
+fn unix_ns(s: libc::time_t, ns: libc::c_long) -> u64 {
+    (s.max(0) as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ns.max(0) as u64)
 }
 
 fn flags(o: OpenOptions) -> libc::c_int {
@@ -697,6 +703,7 @@ mod tests {
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
         let st = b.stat(&f).unwrap();
         assert!(st.mtime_ns > 1_600_000_000 * 1_000_000_000, "{st:?}");
+        assert!(st.ctime_ns >= st.mtime_ns, "{st:?}");
         let fs = b.statfs(&d).unwrap();
         assert!(fs.blocks > 0 && fs.block_bytes > 0);
         assert!(b.can_write(&d).unwrap());

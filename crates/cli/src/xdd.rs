@@ -99,10 +99,12 @@ fn last_words(prog: &str, cfg: &Config) -> String {
     crate::signals::listed(prog, lead, &names, "and more files of this run")
 }
 
-/// XDD's own files (checked for writing by `outputs::check` already)
-/// and the targets' files, so that the runner refuses two of them on one
-/// file: `-output x --json x` kept only the JSON, `--json t -target t`
-/// wrote it over the target's data.
+/// XDD's own files (checked for writing by `outputs::check` already),
+/// the targets' files (a copy's temporary name too) and the restart
+/// records, so that the runner refuses two of them on one file:
+/// `-output x --json x` kept only the JSON, `--json t -target t` wrote
+/// it over the target's data, `-restart file t -target t` replaced the
+/// copy with its record.
 fn planned(cfg: &Config) -> iolab_output::Planned {
     use std::path::Path;
     let mut p = iolab_output::Planned::new();
@@ -125,6 +127,11 @@ fn planned(cfg: &Config) -> iolab_output::Planned {
         } else {
             p = p.data("-target", Some(Path::new(&t.path)));
         }
+        let partial = iolab_xdd::e2e::partial::planned(t);
+        p = p.data("-e2e partial", partial.as_deref().map(Path::new));
+    }
+    for (opt, path) in iolab_xdd::outputs::records(cfg) {
+        p = p.record(&format!("-{opt}"), Some(Path::new(&path)));
     }
     p
 }

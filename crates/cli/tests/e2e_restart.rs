@@ -471,3 +471,199 @@ fn a_copy_of_several_passes_with_a_pass_offset_is_refused_before_anything() {
     );
     assert_eq!(std::fs::read_dir(&s.root).unwrap().count(), 0);
 }
+
+/// A restart file (or its temporary name, `NAME.tmp`) on a target's
+/// file or on an output's is exit 2 before anything runs, naming both:
+/// the record used to replace the copy (`-restart file dst.dat -target
+/// dst.dat` left a 142-byte record where 8 MiB had been written) or be
+/// mixed into a report. Nothing listens, nothing is written, and what
+/// was there stays as it was.
+#[test]
+fn a_restart_file_on_a_target_or_an_output_is_refused_before_anything() {
+    let s = Scratch::new("e2e-restart-collide");
+    let p = free_ports(2);
+    let dest = "-op write -reqsize 64 -mbytes 1 -qd 2 -e2e isdestination -e2e timeout 5";
+    let one = format!("-e2e destination 127.0.0.1:{p},2 -target");
+    let two = format!(
+        "-targets 2 a.dat b.dat -e2e target 0 destination 127.0.0.1:{p},2 -e2e target 1 destination 127.0.0.1:{},2",
+        p + 2
+    );
+    let cases = [
+        (
+            format!("{one} dst.dat -restart file dst.dat"),
+            "dst.dat",
+            "-target",
+        ),
+        (
+            format!("{one} dst.dat -restart file dst.dat.partial -e2e noclobber"),
+            "dst.dat.partial",
+            "-e2e partial",
+        ),
+        (format!("{one} d.tmp -restart file d"), "d.tmp", "-target"),
+        (
+            format!("{one} dst.dat -restart file out.log -output out.log"),
+            "out.log",
+            "-output",
+        ),
+        (
+            format!("{one} dst.dat -restart file out -output out.tmp"),
+            "out.tmp",
+            "-output",
+        ),
+        (
+            format!("{one} dst.dat -restart file r.json --json r.json"),
+            "r.json",
+            "--json",
+        ),
+        (
+            format!("{one} dst.dat -restart file ts.target.0000.csv -ts detailed -ts output ts"),
+            "ts.target.0000.csv",
+            "-timestamps",
+        ),
+        (
+            format!("{two} -restart file same.rst"),
+            "same.rst",
+            "-restart",
+        ),
+    ];
+    for ((line, file, other), there) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
+        if there {
+            std::fs::write(s.path(file), b"was here\n").unwrap();
+        }
+        let before = common::tree(&s.root);
+        let o = start(&s.root, &format!("{dest} {line}")).wait(60);
+        assert_eq!(o.code, Some(2), "{line}: {}", o.stderr);
+        assert!(
+            o.stderr.contains("-restart") && o.stderr.contains(other),
+            "{line}: {}",
+            o.stderr
+        );
+        assert!(
+            o.stderr.contains("is the same file as"),
+            "{line}: {}",
+            o.stderr
+        );
+        assert!(!o.stderr.contains("listening"), "{line}: {}", o.stderr);
+        assert_eq!(common::tree(&s.root), before, "{line}: something changed");
+        if there {
+            assert_eq!(std::fs::read(s.path(file)).unwrap(), b"was here\n");
+            std::fs::remove_file(s.path(file)).unwrap();
+        }
+    }
+}
+
+/// `-restart offset N` on a destination that does not hold N bytes: the
+/// advice is about the offset given, not about a restart file that is
+/// not involved ("remove the restart file to start over" was said with
+/// no restart file anywhere).
+#[test]
+fn a_restart_offset_past_the_destination_says_what_to_change() {
+    let s = Scratch::new("e2e-offset-missing");
+    let p = free_ports(2);
+    let o = start(
+        &s.root,
+        &format!("-op write -target nofile.dat -reqsize 64 -mbytes 8 -qd 2 -e2e isdestination -e2e destination 127.0.0.1:{p},2 -restart offset 4194304"),
+    )
+    .wait(60);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("nofile.dat does not exist"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("restart file"), "{}", o.stderr);
+    assert!(o.stderr.contains("-restart offset"), "{}", o.stderr);
+    assert!(!s.path("nofile.dat").exists());
+}
+
+/// Rewrites the first MiB of `p` in place (same size); with `mtime`,
+/// then puts its modification time back to that, as `touch -r` or a
+/// careless restore would.
+fn change_in_place(p: &Path, mtime: Option<std::time::SystemTime>) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+    let mut mib = vec![0u8; 1 << 20];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom").unwrap(), &mut mib).unwrap();
+    f.write_all_at(&mib, 0).unwrap();
+    if let Some(t) = mtime {
+        f.set_times(std::fs::FileTimes::new().set_modified(t))
+            .unwrap();
+        assert_eq!(std::fs::metadata(p).unwrap().modified().unwrap(), t);
+    }
+}
+
+/// Issue: a resume from a source that changed since the record was made
+/// (rewritten in place at the same size, even with its modification
+/// time put back) is refused by the destination in the handshake, exit
+/// 2 on both sides, naming what changed and what to remove; the partial
+/// copy and its record stay as they were. Before, the copy resumed and
+/// finished with the old bytes below the offset and the new ones above,
+/// and both sides said success. Following the advice then copies anew.
+#[test]
+fn a_resume_from_a_changed_source_is_refused_before_anything() {
+    let s = Scratch::new("e2e-changed-source");
+    random_file(&s.path("src.dat"), 8 << 20);
+    let rst = s.path("dst.dat.restart");
+    let common = "-reqsize 64 -mbytes 8 -qd 2 -e2e timeout 30";
+    let dest = |p: u16| {
+        format!("-op write -target dst.dat {common} -e2e isdestination -e2e destination 127.0.0.1:{p},2 -restart enable frequency 0.02")
+    };
+    let source = |p: u16, throttle: &str| {
+        format!("-op read -target src.dat {common} {throttle} -e2e issource -e2e destination 127.0.0.1:{p},2 -restart enable")
+    };
+    let p = free_ports(2);
+    let mut d = start(&s.root, &dest(p));
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let src = start(&s.root, &source(p, "-throttle bw 4"));
+    wait_record(&rst, 2 << 20);
+    src.kill();
+    assert_eq!(d.wait(60).code, Some(1));
+    let kept = (
+        std::fs::read(s.path("dst.dat")).unwrap(),
+        std::fs::read(&rst).unwrap(),
+    );
+    let mtime = std::fs::metadata(s.path("src.dat"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    for keep_mtime in [true, false] {
+        change_in_place(&s.path("src.dat"), keep_mtime.then_some(mtime));
+        let p = free_ports(2);
+        let mut d = start(&s.root, &dest(p));
+        assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+        let src = start(&s.root, &source(p, "")).wait(60);
+        let dd = d.wait(60);
+        assert_eq!((src.code, dd.code), (Some(2), Some(2)), "{}", src.stderr);
+        for err in [&src.stderr, &dd.stderr] {
+            assert!(
+                err.contains("the source src.dat changed since the restart file dst.dat.restart")
+                    && err.contains("remove dst.dat.restart and dst.dat to start over"),
+                "{err}"
+            );
+        }
+        let (what, not) = match keep_mtime {
+            true => ("status change time", "modification time"),
+            false => ("modification time", "size"),
+        };
+        assert!(src.stderr.contains(what), "{}", src.stderr);
+        assert!(!src.stderr.contains(not), "{}", src.stderr);
+        let now = (
+            std::fs::read(s.path("dst.dat")).unwrap(),
+            std::fs::read(&rst).unwrap(),
+        );
+        assert!(now == kept, "a refused resume changes nothing");
+    }
+    std::fs::remove_file(&rst).unwrap();
+    std::fs::remove_file(s.path("dst.dat")).unwrap();
+    let p = free_ports(2);
+    let mut d = start(&s.root, &dest(p));
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let src = start(&s.root, &source(p, "")).wait(60);
+    assert_eq!(
+        (src.code, d.wait(60).code),
+        (Some(0), Some(0)),
+        "{}",
+        src.stderr
+    );
+    assert!(same(&s.path("src.dat"), &s.path("dst.dat")));
+}

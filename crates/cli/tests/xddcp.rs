@@ -590,7 +590,7 @@ fn a_partial_copy_or_record_this_user_did_not_leave_is_refused() {
         std::fs::write(
             &record,
             format!(
-                "# iolab xdd restart file\nversion 1\nsource {}\ndestination {}\npass 1\noffset 1000\ntotal 3000\nupdated_unix_ns 1\n",
+                "# iolab xdd restart file\nversion 2\nsource {}\nsource_size 3000\nsource_mtime_ns 1\nsource_ctime_ns 1\nsource_ino 1\ndestination {}\npass 1\noffset 1000\ntotal 3000\nupdated_unix_ns 1\n",
                 s.path("src").display(),
                 dst.join("copy").display()
             ),
@@ -637,6 +637,80 @@ fn a_partial_copy_or_record_this_user_did_not_leave_is_refused() {
             .unwrap()
             .contains("offset 1000"));
     }
+}
+
+/// Rewrites the first MiB of `p` in place: same size, same inode.
+fn change_first_mib(p: &Path) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+    let mut mib = vec![0u8; 1 << 20];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom").unwrap(), &mut mib).unwrap();
+    f.write_all_at(&mib, 0).unwrap();
+}
+
+/// `-a` after the source changed (rewritten in place, same size): the
+/// resume of a stopped copy, and the rerun of a finished one, are exit 2
+/// before any byte moves, saying what to remove; what was copied and
+/// its record stay as they were. Following the advice copies anew.
+/// Before, both said "1 of 1 files copied", exit 0, and the copy held
+/// old bytes below the record's offset and new ones above it.
+#[test]
+fn xddcp_a_refuses_to_resume_from_a_changed_source() {
+    let s = Scratch::new("xddcp-changed-source");
+    let src = s.path("m.bin");
+    random_file(&src, 128 << 20);
+    std::fs::create_dir(s.path("dd")).unwrap();
+    let dst = s.path("dd/m");
+    let (partial, record) = (s.path("dd/m.partial"), s.path("dd/m.restart"));
+    let args: Vec<String> = vec![
+        "-a".into(),
+        src.display().to_string(),
+        format!("127.0.0.1:{}", dst.display()),
+    ];
+    let cp = xddcp_local_bg(&s.root, &args);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::metadata(&partial).map_or(0, |m| m.len()) < 8 << 20 {
+        assert!(std::time::Instant::now() < until, "no data moved");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    // SAFETY: kill has no memory effects; the pid is our child's.
+    unsafe { libc::kill(cp.pid() as i32, libc::SIGTERM) };
+    let e = cp.wait(60);
+    assert_eq!(e.code, Some(130), "{}{}", e.stdout, e.stderr);
+    let refused = |copy: &Path| {
+        let held = (
+            std::fs::read(copy).unwrap(),
+            std::fs::read(&record).unwrap(),
+        );
+        change_first_mib(&src);
+        let o = xddcp_local_bg(&s.root, &args).wait(120);
+        assert_eq!(o.code, Some(2), "{}{}", o.stdout, o.stderr);
+        let said = format!(
+            "remove {} and {} to start over",
+            record.display(),
+            copy.display()
+        );
+        assert!(
+            o.stderr.contains("changed since the restart file") && o.stderr.contains(&said),
+            "{}",
+            o.stderr
+        );
+        let now = (
+            std::fs::read(copy).unwrap(),
+            std::fs::read(&record).unwrap(),
+        );
+        assert!(now == held, "a refused resume changes nothing");
+    };
+    refused(&partial);
+    assert!(!dst.exists());
+    std::fs::remove_file(&record).unwrap();
+    std::fs::remove_file(&partial).unwrap();
+    let o = xddcp_local_bg(&s.root, &args).wait(120);
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    assert!(same(&src, &dst));
+    // A finished copy's record (offset = total): a rerun after the
+    // source changed is refused too, not "0 bytes, copied".
+    refused(&dst);
 }
 
 /// A file that fails is reported once, on standard error (its FAILED

@@ -628,6 +628,11 @@ enum Kind {
     /// target, a test file) or keeps (a results store): not checked
     /// here, but no output may land on it.
     Data,
+    /// A file the run rewrites by its own means as it goes (a restart
+    /// record, and the temporary name it is rewritten under): checked
+    /// where it is read, but it may share its file with nothing else
+    /// planned, data or output, as an output may not.
+    Record,
 }
 
 impl Planned {
@@ -662,6 +667,16 @@ impl Planned {
         self
     }
 
+    /// A file the option `option` names that the run rewrites itself
+    /// while it runs (a restart record), if given: not probed here, but
+    /// refused on the file of any other planned output, record or data.
+    pub fn record(mut self, option: &str, path: Option<&Path>) -> Planned {
+        if let Some(p) = path {
+            self.0.push((option.into(), p.to_path_buf(), Kind::Record));
+        }
+        self
+    }
+
     /// Everything planned in `other` too.
     pub fn and(mut self, other: Planned) -> Planned {
         self.0.extend(other.0);
@@ -677,7 +692,7 @@ impl Planned {
             match kind {
                 Kind::File => check_file(option, path)?,
                 Kind::Dir => check_dir(option, path)?,
-                Kind::Data => {}
+                Kind::Data | Kind::Record => {}
             }
         }
         self.distinct()
@@ -695,7 +710,7 @@ impl Planned {
                 Some((i, option, path, *kind, same_file_key(path)?))
             })
             .collect();
-        let outputs = keyed.iter().filter(|e| e.3 == Kind::File);
+        let outputs = keyed.iter().filter(|e| e.3 != Kind::Data);
         for (i, option, path, _, key) in outputs {
             let other = keyed.iter().find(|e| e.0 != *i && e.4 == *key);
             if let Some((j, other_option, other_path, ..)) = other {
@@ -847,6 +862,37 @@ mod tests {
             .check()
             .unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// A record (a restart file) is refused on data, on an output and
+    /// on another record, whichever comes first, but is not probed: it
+    /// is checked where it is read.
+    #[test]
+    fn a_record_shares_its_file_with_nothing_planned() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, r) = (dir.path().join("a"), dir.path().join("r"));
+        for (first, option) in [
+            (Planned::new().data("-target", Some(&r)), "-target"),
+            (Planned::new().file("-output", Some(&r)), "-output"),
+            (Planned::new().record("-restart", Some(&r)), "-restart"),
+        ] {
+            let e = first.record("-restart", Some(&r)).check().unwrap_err();
+            assert_eq!(e.option, "-restart");
+            assert!(e.why.contains(&format!("same file as {option}")), "{e}");
+        }
+        let e = Planned::new()
+            .record("-restart", Some(&r))
+            .data("-target", Some(&r))
+            .check()
+            .unwrap_err();
+        assert!(e.why.contains("same file as -restart"), "{e}");
+        Planned::new()
+            .data("-target", Some(&a))
+            .record("-restart", Some(&r))
+            .record("-restart", Some(Path::new("/no/such/dir/r")))
+            .check()
+            .unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -32,6 +32,15 @@ pub fn applies(t: &TargetPlan) -> bool {
         && !t.caps.discards
 }
 
+/// The temporary name destination `o` builds a new copy under, when it
+/// is one that does ([`applies`]), for the check made before the run
+/// that no output or restart record is planned on it.
+pub fn planned(o: &TargetOpts) -> Option<String> {
+    let caps = crate::plan::target_capabilities(o);
+    let builds = o.e2e.role() == Some(super::opts::Role::Destination) && o.e2e.noclobber;
+    (builds && caps.local && !caps.discards).then(|| name(o))
+}
+
 /// The temporary name of destination `o`'s copy.
 pub fn name(o: &TargetOpts) -> String {
     o.e2e

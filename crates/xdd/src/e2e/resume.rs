@@ -5,7 +5,7 @@
 //! bytes the record promises, and (`-e2e noclobber`) an existing file is
 //! only ever continued, never overwritten.
 
-use super::terms::{self, Terms};
+use super::terms::{self, ResumeFrom, Terms};
 use crate::error::{RunError, UsageError};
 use crate::parse::config::GlobalOpts;
 use crate::plan::TargetPlan;
@@ -19,8 +19,9 @@ pub struct Resume {
     pub offset: u64,
     /// The pass it resumes in, from 1 (a copy of several passes).
     pub pass: u64,
-    /// The restart file it came from and the source recorded there.
-    pub from: Option<(String, String)>,
+    /// The restart record it came from, for the source to be judged
+    /// against in the handshake.
+    pub from: Option<ResumeFrom>,
     /// The restart file this run keeps, when it keeps one.
     pub file: Option<PathBuf>,
     /// The temporary name the copy is built under, renamed to the
@@ -66,12 +67,13 @@ pub fn decide(t: &TargetPlan, g: &GlobalOpts, work: Option<&str>) -> Result<Resu
         (None, _) => (o.path.clone(), existing_size(t, g)),
     };
     if needed > start && !t.caps.discards && size.unwrap_or(0) < needed {
-        return Err(bad(format!(
-            "the copy would resume at byte {offset}{}, but {written} {}; remove the restart file{} to start over",
-            if pass > 1 { format!(" of pass {pass}") } else { String::new() },
-            size.map_or("does not exist".to_string(), |s| format!("has only {s} bytes")),
-            file.as_deref().map(|f| format!(" {f}")).unwrap_or_default()
-        )));
+        let at = Short {
+            offset,
+            pass,
+            written: &written,
+            size,
+        };
+        return Err(at.refusal(o, file.as_deref()));
     }
     let device = size == Some(u64::MAX);
     if o.e2e.noclobber
@@ -89,10 +91,49 @@ pub fn decide(t: &TargetPlan, g: &GlobalOpts, work: Option<&str>) -> Result<Resu
     Ok(Resume {
         offset,
         pass,
-        from: record.map(|r| (file.clone().unwrap_or_default(), r.source)),
+        from: record.map(|r| ResumeFrom {
+            file: file.clone().unwrap_or_default(),
+            source: r.source,
+            source_id: r.source_id,
+            copy: written,
+        }),
         file: file.map(PathBuf::from),
         work: work.map(str::to_string),
     })
+}
+
+/// A resume offset past what the copy's file holds.
+struct Short<'a> {
+    offset: u64,
+    pass: u64,
+    /// The file the copy so far is in.
+    written: &'a str,
+    /// Its size; None when it does not exist.
+    size: Option<u64>,
+}
+
+impl Short<'_> {
+    /// The refusal, with advice that fits where the offset came from:
+    /// `-restart offset` (no record is to blame), or the record `file`.
+    fn refusal(&self, o: &crate::parse::config::TargetOpts, file: Option<&str>) -> RunError {
+        let (offset, written) = (self.offset, self.written);
+        let held = self.size.map_or("does not exist".to_string(), |s| {
+            format!("has only {s} bytes")
+        });
+        bad(match o.restart.offset {
+            Some(n) => format!(
+                "-restart offset {n} resumes the copy at byte {offset}, but {written} {held}: give an offset it holds, or leave -restart offset out to start over"
+            ),
+            None => format!(
+                "the copy would resume at byte {offset}{}, but {written} {held}; remove the restart file{} to start over",
+                match self.pass {
+                    1 => String::new(),
+                    p => format!(" of pass {p}"),
+                },
+                file.map(|f| format!(" {f}")).unwrap_or_default()
+            ),
+        })
+    }
 }
 
 /// Why a `noclobber` destination that exists, with no record of this

@@ -11,8 +11,9 @@ use super::opts::Role;
 use super::resume::{self, Resume};
 use super::terms::{self, Terms};
 use crate::error::{RunError, UsageError};
+use crate::parse::config::GlobalOpts;
 use crate::plan::{Plan, TargetPlan};
-use crate::record::restart::Record;
+use crate::record::restart::{Record, SourceId};
 use iolab_net::gate::{Event, Gate};
 use iolab_net::{conn, handshake, Cancel, Conn, NetError, SharedKey};
 use std::net::TcpListener;
@@ -49,6 +50,9 @@ pub struct Session {
     pub passes: u64,
     /// The other side's name of the target.
     pub peer_path: String,
+    /// On a destination: the source's file as its side stated it (None
+    /// when it could not look at it).
+    pub peer_id: Option<SourceId>,
     /// The restart file, on a destination that keeps one.
     pub restart_file: Option<std::path::PathBuf>,
     /// The temporary name a destination builds its copy under
@@ -76,6 +80,7 @@ impl Session {
     pub fn record(&self, path: &str) -> Record {
         Record {
             source: self.peer_path.clone(),
+            source_id: self.peer_id.unwrap_or_default(),
             destination: path.to_string(),
             pass: self.resume_pass,
             offset: self.resume,
@@ -175,7 +180,7 @@ fn connect_targets(
                     })?;
                 Some(s)
             }
-            (Some(Role::Source), _, _) => Some(source(t, passes, linking, cancel)?),
+            (Some(Role::Source), _, _) => Some(source(t, &plan.global, passes, linking, cancel)?),
             _ => None,
         });
     }
@@ -260,7 +265,7 @@ fn destination(
         })
         .collect();
     let got = accept_all(t, listeners, &mine, key, cancel)?;
-    let (conns, peer_path, notes) = (got.conns, got.peer_path, got.notes);
+    let (conns, peer_path, peer_id, notes) = (got.conns, got.peer_path, got.peer_id, got.notes);
     let mut notes = notes;
     let first_op = first_op(t, r.offset);
     if r.offset > terms::start_bytes(t) || r.pass > 1 {
@@ -283,6 +288,7 @@ fn destination(
         end: terms::start_bytes(t) + t.planned_bytes(),
         passes,
         peer_path,
+        peer_id,
         restart_file: r.file,
         work: r.work,
         notes,
@@ -399,6 +405,7 @@ struct Accepting<'a> {
     t: &'a TargetPlan,
     conns: Vec<Option<Conn>>,
     peer_path: String,
+    peer_id: Option<SourceId>,
     link: Option<Conn>,
     /// This side asked for a live link.
     linking: bool,
@@ -416,6 +423,7 @@ impl<'a> Accepting<'a> {
             t,
             conns: (0..mine.len()).map(|_| None).collect(),
             peer_path: String::new(),
+            peer_id: None,
             link: None,
             linking: mine.first().is_some_and(|m| m.live),
             expect_link: false,
@@ -445,6 +453,7 @@ impl<'a> Accepting<'a> {
             Some("a second source for one QThread")
         } else {
             self.peer_path = s.path;
+            self.peer_id = s.source_id;
             for_data(&mut conn, self.t);
             self.conns[listener] = Some(conn);
             None
@@ -485,6 +494,7 @@ impl<'a> Accepting<'a> {
         Accepted {
             conns: self.conns.into_iter().flatten().collect(),
             peer_path: self.peer_path,
+            peer_id: self.peer_id,
             notes: self.notes,
             link: self.link,
         }
@@ -497,6 +507,8 @@ struct Accepted {
     conns: Vec<Conn>,
     /// The source's name of its target.
     peer_path: String,
+    /// The source's file as its side stated it.
+    peer_id: Option<SourceId>,
     notes: Vec<String>,
     /// The live link, when both sides asked for it.
     link: Option<Conn>,
@@ -525,9 +537,11 @@ fn no_source(t: &TargetPlan, at: Option<std::net::SocketAddr>, rejected: &[Strin
 }
 
 /// The source side: connect each QThread to its port (retrying while
-/// the destination starts) and hand it our terms.
+/// the destination starts) and hand it our terms, which state our
+/// file's identity for a destination resuming from a record to judge.
 fn source(
     t: &TargetPlan,
+    g: &GlobalOpts,
     passes: u64,
     linking: bool,
     cancel: &iolab_core::CancelToken,
@@ -545,10 +559,11 @@ fn source(
     let mut resume_pass = 1;
     let mut peer_path = String::new();
     let mut live_link = None;
+    let id = source_id(t, g);
     let dial = |q: usize, link: bool| {
         let (h, p) = &eps[q];
         let mut mine = Terms::of(t, passes, q as u64);
-        (mine.live, mine.link) = (linking, link);
+        (mine.live, mine.link, mine.source_id) = (linking, link, id);
         dial(t, &addr(h, *p), &mine, key.as_ref(), until, cancel)
     };
     for q in 0..eps.len() {
@@ -591,11 +606,21 @@ fn source(
         end: terms::start_bytes(t) + t.planned_bytes(),
         passes,
         peer_path,
+        peer_id: None,
         restart_file: None,
         work: None,
         notes,
         live_link,
     })
+}
+
+/// The source's file as its backend stats it now, before a byte of it
+/// is read (None when it cannot be looked at: opening it fails the run
+/// then).
+fn source_id(t: &TargetPlan, g: &GlobalOpts) -> Option<SourceId> {
+    let be = crate::plan::target_backend(&t.opts, g).ok()?;
+    let path = std::ffi::CString::new(t.opts.path.as_bytes()).ok()?;
+    be.stat(&path).ok().map(|st| SourceId::of(&st))
 }
 
 /// Connects to `a` (retrying until `until`) and runs the handshake with

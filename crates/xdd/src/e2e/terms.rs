@@ -7,10 +7,28 @@
 use super::opts::Role;
 use crate::parse::values::Op;
 use crate::plan::TargetPlan;
+use crate::record::restart::SourceId;
 use serde::{Deserialize, Serialize};
 
-/// Version of the end-to-end data protocol (frames and their meaning).
-pub const E2E_PROTOCOL: u32 = 1;
+/// Version of the end-to-end data protocol (frames and their meaning;
+/// 2: the source states its file's identity, the resume's record says
+/// the one it copied).
+pub const E2E_PROTOCOL: u32 = 2;
+
+/// The restart record a destination resumes from, as the handshake
+/// carries it to be judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResumeFrom {
+    /// The restart file.
+    pub file: String,
+    /// The source's name of its target, as recorded.
+    pub source: String,
+    /// That source as it was when the copy began.
+    pub source_id: SourceId,
+    /// Where the bytes written so far are (the destination, or its
+    /// partial copy): what a user removes to start over.
+    pub copy: String,
+}
 
 /// One side's terms for one connection (QThread).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,9 +69,13 @@ pub struct Terms {
     /// does not say).
     #[serde(default = "first_pass")]
     pub resume_pass: u64,
-    /// Destination only: the restart file the resume offset came from,
-    /// and the source that file was recorded for.
-    pub resume_from: Option<(String, String)>,
+    /// Destination only: the restart record the resume offset came
+    /// from, with the source it was recorded for.
+    pub resume_from: Option<ResumeFrom>,
+    /// Source only: its file's identity now (None when it could not be
+    /// looked at), compared with the record's on a resume.
+    #[serde(default)]
+    pub source_id: Option<SourceId>,
     /// This side streams live figures and links for them (see
     /// [`super::link`]); false from a peer that does not say.
     #[serde(default)]
@@ -85,6 +107,7 @@ impl Terms {
             resume: start_bytes(plan),
             resume_pass: 1,
             resume_from: None,
+            source_id: None,
             live: false,
             link: false,
         }
@@ -235,12 +258,17 @@ fn same(s: &Terms, d: &Terms) -> Result<(), TermsError> {
 /// source that gave an offset must agree, and a source without -restart
 /// may only start from the beginning.
 fn resume(s: &Terms, d: &Terms) -> Result<(), String> {
-    if let Some((file, source)) = &d.resume_from {
-        if *source != s.path {
+    if let Some(r) = &d.resume_from {
+        if r.source != s.path {
             return Err(format!(
-                "the restart file {file} records a copy of {source}, but the source sends {}; remove the restart file to start over",
-                s.path
+                "the restart file {} records a copy of {}, but the source sends {}; remove the restart file to start over",
+                r.file, r.source, s.path
             ));
+        }
+        // A record at the copy's start vouches for no byte: nothing old
+        // to join new bytes to.
+        if d.resume > d.start_bytes || d.resume_pass > 1 {
+            unchanged(s, r)?;
         }
     }
     match s.restart_offset {
@@ -253,12 +281,28 @@ fn resume(s: &Terms, d: &Terms) -> Result<(), String> {
             at(d),
             d.resume_from
                 .as_ref()
-                .map(|(f, _)| format!(" (restart file {f})"))
+                .map(|r| format!(" (restart file {})", r.file))
                 .unwrap_or_default(),
             d.resume
         )),
         _ => Ok(()),
     }
+}
+
+/// Refuses a source that is not, or no longer, the file the record
+/// `r` was made from: the bytes written so far came from that file.
+fn unchanged(s: &Terms, r: &ResumeFrom) -> Result<(), String> {
+    let what = match &s.source_id {
+        Some(now) => match r.source_id.changes(now) {
+            c if c.is_empty() => return Ok(()),
+            c => format!("what differs from the record: {}", c.join(", ")),
+        },
+        None => "the source side could not look at it to tell".into(),
+    };
+    Err(format!(
+        "the source {} changed since the restart file {} was written ({what}): the copy so far, {}, holds bytes of the old file and cannot be continued; remove {} and {} to start over",
+        s.path, r.file, r.copy, r.file, r.copy
+    ))
 }
 
 /// Where the destination resumes, as the messages say it.
@@ -313,6 +357,12 @@ mod tests {
             resume: 0,
             resume_pass: 1,
             resume_from: None,
+            source_id: Some(SourceId {
+                size: 1 << 20,
+                mtime_ns: 5,
+                ctime_ns: 6,
+                ino: 7,
+            }),
             live: false,
             link: false,
         };
@@ -365,6 +415,49 @@ mod tests {
             let e = judge(&s, &d).unwrap_err().to_string();
             assert!(e.contains(want), "{e} lacks {want}");
         }
+    }
+
+    /// A resume from a record is judged against the source's identity
+    /// now: any field that moved refuses it, naming what; a record at
+    /// the copy's start (nothing written) is taken whatever the source.
+    #[test]
+    fn a_resume_from_a_changed_source_is_refused() {
+        let (mut s, mut d) = pair();
+        s.restart = true;
+        d.resume = 8192;
+        let recorded = s.source_id.unwrap();
+        d.resume_from = Some(ResumeFrom {
+            file: "/dst.restart".into(),
+            source: "/src".into(),
+            source_id: recorded,
+            copy: "/dst.partial".into(),
+        });
+        judge(&s, &d).unwrap();
+        type Change = fn(&mut SourceId);
+        let changes: [(Change, &str); 4] = [
+            (|i| i.size += 1, "size (was 1048576 bytes, now 1048577)"),
+            (|i| i.mtime_ns += 1, "modification time"),
+            (|i| i.ctime_ns += 1, "status change time (ctime)"),
+            (|i| i.ino += 1, "inode (another file has its name)"),
+        ];
+        for (change, what) in changes {
+            let mut now = recorded;
+            change(&mut now);
+            s.source_id = Some(now);
+            let e = judge(&s, &d).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("what differs from the record: {what})"))
+                    && e.contains("the source /src changed since the restart file /dst.restart")
+                    && e.contains("remove /dst.restart and /dst.partial to start over"),
+                "{e}"
+            );
+            d.resume = 0;
+            judge(&s, &d).unwrap();
+            d.resume = 8192;
+        }
+        s.source_id = None;
+        let e = judge(&s, &d).unwrap_err().to_string();
+        assert!(e.contains("could not look at it"), "{e}");
     }
 
     #[test]

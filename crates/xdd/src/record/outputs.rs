@@ -2,6 +2,7 @@
 //! and a check that each can be written, made before any target is
 //! opened: a typo in `-output` must not cost a long run its results.
 
+use crate::e2e::opts::Role;
 use crate::error::UsageError;
 use crate::parse::config::Config;
 use std::path::Path;
@@ -45,6 +46,26 @@ pub fn planned(cfg: &Config) -> Vec<(&'static str, String)> {
                 &g.heartbeat.output.as_ref().map(|p| heartbeat_file(p, i)),
             );
         }
+    }
+    out
+}
+
+/// (option, path) of the files a destination's restart monitor writes:
+/// for each destination target that keeps a record (`-restart`), the
+/// record and the temporary name it is rewritten under (`NAME.tmp`).
+/// Not probed here (the resume checks the record where it reads it),
+/// but none may be a target's or an output's file: the record replaced
+/// the copy when `-restart file` named the destination.
+pub fn records(cfg: &Config) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let keeps = |t: &&crate::parse::config::TargetOpts| {
+        t.e2e.role() == Some(Role::Destination) && t.restart.monitored()
+    };
+    for t in cfg.targets.iter().filter(keeps) {
+        let file = t.restart.file_for(&t.path);
+        let tmp = crate::record::restart::tmp_path(Path::new(&file));
+        out.push(("restart", file));
+        out.push(("restart", tmp.display().to_string()));
     }
     out
 }
@@ -95,6 +116,26 @@ mod tests {
             cfg("-op read -targets 2 null null -numreqs 1 -hb 1 -hb output /nonexistent-dir/hb");
         assert_eq!(planned(&c).len(), 2);
         assert_eq!(check(&c).unwrap_err().option, "heartbeat");
+    }
+
+    /// Each destination that keeps a restart record lists it and its
+    /// temporary name; a source, or a destination without `-restart`
+    /// (or with only `-restart offset`), keeps none.
+    #[test]
+    fn destinations_with_a_restart_record_list_it_and_its_temporary_name() {
+        let e2e = "-e2e destination 127.0.0.1:1";
+        let c = cfg(
+            "-op write -targets 2 a b -numreqs 1 -e2e target 0 destination 127.0.0.1:1 -e2e target 1 destination 127.0.0.1:9 -e2e isdestination -restart enable -restart target 1 file r",
+        );
+        let names: Vec<String> = records(&c).into_iter().map(|(_, p)| p).collect();
+        assert_eq!(names, ["a.restart", "a.restart.tmp", "r", "r.tmp"]);
+        for line in [
+            format!("-op read -target a -numreqs 1 {e2e} -e2e issource -restart enable"),
+            format!("-op write -target a -numreqs 1 {e2e} -e2e isdestination"),
+            format!("-op write -target a -numreqs 1 {e2e} -e2e isdestination -restart offset 0"),
+        ] {
+            assert!(records(&cfg(&line)).is_empty(), "{line}");
+        }
     }
 
     /// The check never takes the output's own name (runs started

@@ -18,17 +18,28 @@
 //!
 //! The file (`-restart file NAME`, by default `DESTINATION.restart`;
 //! text, one `key value` per line; `source` is the source side's name of
-//! its target, `offset` the watermark, `total` where the copy ends):
+//! its target and `source_*` which state of which file that was
+//! ([`SourceId`]), `offset` the watermark, `total` where the copy ends):
 //!
 //! ```text
 //! # iolab xdd restart file
-//! version 1
+//! version 2
 //! source /data/big.dat
+//! source_size 53687091200
+//! source_mtime_ns 1794999000123456789
+//! source_ctime_ns 1794999000123456789
+//! source_ino 1234567
 //! destination /scratch/big.dat
 //! offset 1073741824
 //! total 53687091200
 //! updated_unix_ns 1795000000000000000
 //! ```
+//!
+//! A resume is only honest while the source holds what it held: the
+//! bytes below the offset came from it. The source side states its
+//! file's [`SourceId`] in the handshake, the destination compares it
+//! with the record's, and a source that changed is refused (version 1
+//! records, which do not say, are refused too).
 //!
 //! A copy of several passes (`-passes N`) copies the same bytes N times;
 //! its record also says which pass the offset is in (`pass P`, 1 when
@@ -55,8 +66,59 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Version of the restart file's layout.
-pub const VERSION: u32 = 1;
+/// Version of the restart file's layout (2: the source's identity).
+pub const VERSION: u32 = 2;
+
+/// Which file, in which state, a copy's source was: what a resume
+/// compares, so that bytes of a changed source are never joined to
+/// those copied before. Fields a source's storage does not keep are 0
+/// (S3 has no inode or ctime). The device number is left out: an NFS
+/// or btrfs mount may get another one after a reboot, which would
+/// refuse an honest resume; a file moved to another file system has
+/// another ctime anyway.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SourceId {
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification, Unix nanoseconds.
+    pub mtime_ns: u64,
+    /// Last status change (ctime), Unix nanoseconds: moves with every
+    /// write, also when the modification time is put back.
+    pub ctime_ns: u64,
+    /// Inode number: another file now at the name has another.
+    pub ino: u64,
+}
+
+impl SourceId {
+    /// The identity of a file as its backend stats it.
+    pub fn of(st: &iolab_backend::Stat) -> SourceId {
+        SourceId {
+            size: st.size,
+            mtime_ns: st.mtime_ns,
+            ctime_ns: st.ctime_ns,
+            ino: st.ino,
+        }
+    }
+
+    /// What differs between this (recorded) identity and `now`, each
+    /// said as a user reads it; empty when they are the same.
+    pub fn changes(&self, now: &SourceId) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.size != now.size {
+            out.push(format!("size (was {} bytes, now {})", self.size, now.size));
+        }
+        if self.mtime_ns != now.mtime_ns {
+            out.push("modification time".into());
+        }
+        if self.ino != now.ino {
+            out.push("inode (another file has its name)".into());
+        }
+        if self.ctime_ns != now.ctime_ns {
+            out.push("status change time (ctime)".into());
+        }
+        out
+    }
+}
 
 /// The smallest low mark over QThreads; see the module doc.
 #[derive(Debug)]
@@ -133,6 +195,8 @@ impl Course {
 pub struct Record {
     /// The source file as the source side named it.
     pub source: String,
+    /// That file as it was when the copy began.
+    pub source_id: SourceId,
     /// The destination file.
     pub destination: String,
     /// The pass `offset` is in, from 1.
@@ -159,9 +223,10 @@ pub struct RestartError {
 impl Record {
     /// The text written to the file.
     pub fn render(&self) -> String {
+        let id = &self.source_id;
         format!(
-            "# iolab xdd restart file\nversion {VERSION}\nsource {}\ndestination {}\npass {}\noffset {}\ntotal {}\nupdated_unix_ns {}\n",
-            self.source, self.destination, self.pass, self.offset, self.total, self.updated_unix_ns
+            "# iolab xdd restart file\nversion {VERSION}\nsource {}\nsource_size {}\nsource_mtime_ns {}\nsource_ctime_ns {}\nsource_ino {}\ndestination {}\npass {}\noffset {}\ntotal {}\nupdated_unix_ns {}\n",
+            self.source, id.size, id.mtime_ns, id.ctime_ns, id.ino, self.destination, self.pass, self.offset, self.total, self.updated_unix_ns
         )
     }
 
@@ -194,8 +259,12 @@ impl Record {
                 .parse()
                 .map_err(|_| bad(format!("`{k}` is not a whole number")))
         };
-        if num("version")? != u64::from(VERSION) {
-            return Err(bad(format!("version {} is not {VERSION}", num("version")?)));
+        match num("version")? {
+            v if v == u64::from(VERSION) => {}
+            1 => return Err(bad(
+                "version 1, from an older iolab, does not record which state of the source it copied, so a resume could join bytes of a changed source to the old ones: remove it and the copy it describes (its destination, or the partial copy beside it) to start over".into(),
+            )),
+            v => return Err(bad(format!("version {v} is not {VERSION}"))),
         }
         let pass = match fields.contains_key("pass") {
             true => num("pass")?,
@@ -206,6 +275,12 @@ impl Record {
         }
         let r = Record {
             source: text_of("source")?,
+            source_id: SourceId {
+                size: num("source_size")?,
+                mtime_ns: num("source_mtime_ns")?,
+                ctime_ns: num("source_ctime_ns")?,
+                ino: num("source_ino")?,
+            },
             destination: text_of("destination")?,
             pass,
             offset: num("offset")?,
@@ -279,7 +354,9 @@ impl Record {
     }
 }
 
-fn tmp_path(path: &Path) -> PathBuf {
+/// The temporary name the record at `path` is rewritten under
+/// (`NAME.tmp`), renamed over it once flushed.
+pub fn tmp_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(".tmp");
     PathBuf::from(s)
@@ -400,6 +477,7 @@ mod tests {
         std::os::unix::fs::symlink(&victim, tmp_path(&p)).unwrap();
         let r = Record {
             source: "s".into(),
+            source_id: SourceId::default(),
             destination: "d".into(),
             pass: 1,
             offset: 0,
@@ -421,6 +499,7 @@ mod tests {
         let p = dir.join("r.restart");
         let r = Record {
             source: "s".into(),
+            source_id: SourceId::default(),
             destination: "d".into(),
             pass: 1,
             offset: 0,
@@ -453,6 +532,12 @@ mod tests {
         let p = dir.join("r.txt");
         let r = Record {
             source: "/a b/src".into(),
+            source_id: SourceId {
+                size: 1 << 20,
+                mtime_ns: 1_700_000_000_123_456_789,
+                ctime_ns: 1_700_000_001_000_000_001,
+                ino: 42,
+            },
             destination: "/dst".into(),
             pass: 2,
             offset: 4096,
@@ -463,8 +548,17 @@ mod tests {
         assert_eq!(Record::load(&p).unwrap(), r);
         assert!(!tmp_path(&p).exists());
         for (text, why) in [
-            ("version 1\n", "no `source` line"),
+            ("version 2\n", "no `source` line"),
             ("version 9\nsource a\n", "version 9"),
+            (
+                &r.render().replace("version 2", "version 1"),
+                "version 1, from an older iolab, does not record which state of the source",
+            ),
+            (
+                &r.render()
+                    .replace("source_ctime_ns 1700000001000000001\n", ""),
+                "no `source_ctime_ns` line",
+            ),
             (
                 &r.render().replace("offset 4096", "offset x"),
                 "`offset` is not",
