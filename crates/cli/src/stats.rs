@@ -88,6 +88,8 @@ enum Step {
     StartNode {
         #[arg(long)]
         dir: PathBuf,
+        /// The collector's settings: `hex:` and the JSON's bytes (a word
+        /// no remote shell changes), or the JSON itself.
         #[arg(long)]
         spec: String,
         /// Stay until the collector ends (for a remote shell that kills
@@ -568,7 +570,9 @@ fn command_code(s: &std::process::ExitStatus) -> u8 {
 }
 
 fn start_node(dir: &Path, spec: &str, foreground: bool, tethered: bool) -> Ended {
-    let spec: iolab_stats::Spec = serde_json::from_str(spec)
+    // A plain word (what `stats start` sends), or the JSON itself.
+    let json = iolab_launch::from_plain_word(spec).unwrap_or_else(|| spec.to_string());
+    let spec: iolab_stats::Spec = serde_json::from_str(&json)
         .map_err(|e| Halt::usage(format!("iolab stats start-node: bad --spec: {e}")))?;
     spec.check("--spec")
         .map_err(|e| Halt::usage(format!("iolab stats start-node: {e}")))?;
