@@ -763,12 +763,24 @@ fn listings_escape_control_characters() {
     std::fs::write(
         &p,
         format!(
-            "label = \"a\\u001b[31mb\\nc\"\ntool = \"mdtest\"\nargs = \"-F -n 2 -d {}/e.{{point}}\"\nrepeats = 1\n[[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1]\n",
+            "label = \"plain\"\ntool = \"mdtest\"\nargs = \"-F -n 2 -d {}/e.{{point}}\"\nrepeats = 1\n[[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1]\n",
             s.root.display()
         ),
     )
     .unwrap();
     run(&["sweep", p.to_str().unwrap(), "--store", &store]);
+    // A sweep now refuses such a label; a store an older iolab wrote
+    // may hold one, as this one is made to.
+    let relabel = Command::new("sqlite3")
+        .arg(&store)
+        .arg("UPDATE series SET label = 'a' || char(27) || '[31mb' || char(10) || 'c' WHERE label = 'plain'")
+        .status();
+    if !relabel.is_ok_and(|st| st.success()) {
+        return skip_or_fail(
+            "listings_escape_control_characters",
+            "no sqlite3 to relabel the series",
+        );
+    }
     let outputs = [
         run(&["results", "--store", &store, "list"]),
         run(&["results", "--store", &store, "show", "1"]),
