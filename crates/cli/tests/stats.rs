@@ -708,6 +708,61 @@ fn stats_run_through_ip_netns_exec_without_exec_prefix() {
     }
 }
 
+/// `mdtest --stats` whose only node cannot be reached: the JSON's
+/// `stats` was null with no note saying why, and the note on stderr
+/// said "no node could be stopped" when it was the start that failed.
+/// Now the start's failure is said, on stderr and as a note of the JSON
+/// naming the node.
+#[test]
+fn an_unreachable_stats_node_is_a_note_of_the_runs_json() {
+    let s = Scratch::new("stats-hook-unreachable");
+    let tmp = s.path("tmp");
+    let _reaper = Reaper(tmp.clone());
+    let missing = format!("iolab-st-nowhere-{}", std::process::id());
+    let cfg = s.path("nodes.sh");
+    std::fs::write(
+        &cfg,
+        format!(
+            "TMP={}\nVMSTAT_INTERVAL=1\nRSH=\"exec:ip netns exec\"\nCLIENT_LIST=\"{missing}\"\n",
+            tmp.display()
+        ),
+    )
+    .unwrap();
+    let json = s.path("n.json");
+    let o = iolab(&[
+        "mdtest",
+        "-n",
+        "10",
+        "-d",
+        s.path("d").to_str().unwrap(),
+        "--stats",
+        cfg.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let err = stderr(&o);
+    assert!(!err.contains("no node could be stopped"), "{err}");
+    assert!(
+        err.contains(&format!("the collector did not start on {missing}")),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(doc["stats"].is_null());
+    let notes: Vec<&str> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("--stats") && n.contains(&missing)),
+        "{notes:?}"
+    );
+}
+
 /// Ctrl-C while the collectors start cuts the start short: the node's
 /// step under way is stopped at once, the run is interrupted (exit 130),
 /// no node is blamed, the command does not run and the collector that
