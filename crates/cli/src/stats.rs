@@ -423,7 +423,7 @@ fn run(
     let mut session = Run::new(
         "iolab stats run",
         "stats run",
-        "iolab.stats.run/1",
+        RUN_SCHEMA,
         &rec.line,
         doc_config,
         rec.given,
@@ -568,6 +568,9 @@ fn command_code(s: &std::process::ExitStatus) -> u8 {
         _ => exit::FAILED,
     }
 }
+
+/// The schema of `stats run`'s document.
+pub(crate) const RUN_SCHEMA: &str = "iolab.stats.run/1";
 
 fn start_node(dir: &Path, spec: &str, foreground: bool, tethered: bool) -> Ended {
     // A plain word (what `stats start` sends), or the JSON itself.
