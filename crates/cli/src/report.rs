@@ -6,7 +6,9 @@
 //! an earlier report (nothing of anyone else's is overwritten). The page
 //! lists the files written beside it with their digests (a `<meta>` in
 //! its head); the next report into DIR replaces or removes those alone,
-//! and each only while it is as written.
+//! and each only while it is as written. DIR may not be a link. What a
+//! report killed with -9 left (its hidden files, named for its process)
+//! the next report into DIR removes.
 
 use crate::exit::{self, Ended, Halt, HaltKind};
 use clap::Parser;
@@ -124,9 +126,13 @@ enum Place {
 
 impl Place {
     fn new(dir: &Path) -> Result<Place, String> {
-        match check_dir(dir)? {
-            Some(listed) => Ok(Place::Earlier(dir.to_path_buf(), listed)),
-            None => iolab_output::StagedDir::new(dir)
+        // `LINK/` would name what the link leads to: the link is checked.
+        let dir: PathBuf = dir.components().collect();
+        let earlier = check_dir(&dir)?;
+        clear_stale(&dir, earlier.is_some());
+        match earlier {
+            Some(listed) => Ok(Place::Earlier(dir, listed)),
+            None => iolab_output::StagedDir::new(&dir)
                 .map(Place::New)
                 .map_err(|e| format!("cannot create it: {e}")),
         }
@@ -230,12 +236,20 @@ fn load(store: &Path, labels: &[String]) -> Result<(Vec<Series>, Vec<RunRecord>)
 }
 
 /// The directory is new or empty (None), or an earlier report's (the
-/// files its page lists).
+/// files its page lists). A link there is refused, not followed: the
+/// report would be written where it leads, and a new report's directory
+/// is put in place by a rename, which replaces no link.
 fn check_dir(dir: &Path) -> Result<Option<Listed>, String> {
-    if std::fs::symlink_metadata(dir).is_err() {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
         return Ok(None);
+    };
+    if meta.file_type().is_symlink() {
+        return Err(
+            "is a symbolic link, which is not followed; give the directory itself (new, empty, or an earlier report's)"
+                .into(),
+        );
     }
-    if !dir.is_dir() {
+    if !meta.is_dir() {
         return Err("exists and is not a directory; give a new or empty directory".into());
     }
     let mut entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read it: {e}"))?;
@@ -249,6 +263,43 @@ fn check_dir(dir: &Path) -> Result<Option<Listed>, String> {
         false => {
             Err("exists and is not an earlier iolab report; give a new or empty directory".into())
         }
+    }
+}
+
+/// Removes what a report killed with -9 left for this one: its hidden
+/// directory beside `dir` (a new report's) and, inside `dir` when it is
+/// an earlier report's, its files not yet put in place. Only those of a
+/// process that has ended ([`iolab_output::remove_stale`]); says so.
+fn clear_stale(dir: &Path, earlier: bool) {
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = dir.file_name().map(|n| n.to_string_lossy());
+    let mut gone = match name {
+        Some(n) => iolab_output::remove_stale(parent, Some(&n)),
+        None => Vec::new(),
+    };
+    if earlier {
+        gone.extend(iolab_output::remove_stale(dir, None));
+    }
+    let mut pids: Vec<u32> = gone.iter().map(|g| g.pid).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    for pid in pids {
+        let of: Vec<String> = gone
+            .iter()
+            .filter(|g| g.pid == pid)
+            .map(|g| g.path.display().to_string())
+            .collect();
+        let more = match of.len() {
+            n if n > 3 => format!(" and {} more", n - 3),
+            _ => String::new(),
+        };
+        iolab_core::say!(
+            "iolab report: removed what a report killed before it finished (pid {pid}, no longer running) left: {}{more}",
+            of[..of.len().min(3)].join(", ")
+        );
     }
 }
 

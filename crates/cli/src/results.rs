@@ -221,6 +221,23 @@ fn compare(store: &Store, a: &str, b: &str, strict: bool) -> Ended {
     }
 }
 
+/// The schema each tool of this iolab writes its documents in: an
+/// import of a later one (`iolab.mdtest/99`) is refused.
+const NEWEST_SCHEMAS: &[&str] = &[
+    iolab_mdtest::results::SCHEMA,
+    iolab_ior::SCHEMA,
+    iolab_io500::SCHEMA,
+    iolab_report::xdd::json::SCHEMA,
+    iolab_report::lst::json::SCHEMA,
+    iolab_report::s3bench::json::SCHEMA,
+    crate::xddcp::SCHEMA,
+    crate::stats::RUN_SCHEMA,
+    crate::survey::DISK_SCHEMA,
+    crate::survey::OBDFILTER_SCHEMA,
+    crate::survey::MDS_SCHEMA,
+    crate::survey::OST_SCHEMA,
+];
+
 /// Records each file; every file is read and checked before the store
 /// is opened, so a bad one records nothing. Each is read as it goes
 /// (its envelope's fields kept, its payload checked and then copied into
@@ -232,7 +249,9 @@ fn import(path: &std::path::Path, files: &[PathBuf]) -> Ended {
             .map_err(|e| e.to_string())
             .and_then(|r| iolab_results::stream::read_head(r).map_err(|e| e.to_string()))
             .and_then(|h| {
-                iolab_results::stream::check_consistent(&h).map_err(|e| e.to_string())?;
+                iolab_results::stream::check_schema_known(&h.schema, NEWEST_SCHEMAS)
+                    .and_then(|()| iolab_results::stream::check_consistent(&h))
+                    .map_err(|e| e.to_string())?;
                 Ok(h)
             });
         let h =

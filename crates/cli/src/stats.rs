@@ -88,6 +88,8 @@ enum Step {
     StartNode {
         #[arg(long)]
         dir: PathBuf,
+        /// The collector's settings: `hex:` and the JSON's bytes (a word
+        /// no remote shell changes), or the JSON itself.
         #[arg(long)]
         spec: String,
         /// Stay until the collector ends (for a remote shell that kills
@@ -421,7 +423,7 @@ fn run(
     let mut session = Run::new(
         "iolab stats run",
         "stats run",
-        "iolab.stats.run/1",
+        RUN_SCHEMA,
         &rec.line,
         doc_config,
         rec.given,
@@ -567,8 +569,13 @@ fn command_code(s: &std::process::ExitStatus) -> u8 {
     }
 }
 
+/// The schema of `stats run`'s document.
+pub(crate) const RUN_SCHEMA: &str = "iolab.stats.run/1";
+
 fn start_node(dir: &Path, spec: &str, foreground: bool, tethered: bool) -> Ended {
-    let spec: iolab_stats::Spec = serde_json::from_str(spec)
+    // A plain word (what `stats start` sends), or the JSON itself.
+    let json = iolab_launch::from_plain_word(spec).unwrap_or_else(|| spec.to_string());
+    let spec: iolab_stats::Spec = serde_json::from_str(&json)
         .map_err(|e| Halt::usage(format!("iolab stats start-node: bad --spec: {e}")))?;
     spec.check("--spec")
         .map_err(|e| Halt::usage(format!("iolab stats start-node: {e}")))?;

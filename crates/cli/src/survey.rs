@@ -33,6 +33,16 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// The schema of each survey's document (`iolab results import` refuses
+/// a newer one).
+pub(crate) const DISK_SCHEMA: &str = "iolab.survey.disk/1";
+/// See [`DISK_SCHEMA`].
+pub(crate) const OBDFILTER_SCHEMA: &str = "iolab.survey.obdfilter/1";
+/// See [`DISK_SCHEMA`].
+pub(crate) const MDS_SCHEMA: &str = "iolab.survey.mds/1";
+/// See [`DISK_SCHEMA`].
+pub(crate) const OST_SCHEMA: &str = "iolab.survey.ost/1";
+
 /// The command line as clap defines it, for completions and the man page.
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
@@ -577,7 +587,7 @@ fn disk(a: DiskArgs, line: &str) -> Ended {
     };
     let planned = Planned {
         name: "disk",
-        schema: "iolab.survey.disk/1",
+        schema: DISK_SCHEMA,
         rslt: "sgpdd_survey",
         points: disk::points(&cfg).len(),
         leftovers: Vec::new(),
@@ -641,7 +651,7 @@ fn obdfilter_network(a: ObdArgs, line: &str) -> Ended {
     let key = echo_key().map_err(|e| usage_error("obdfilter", &ParamError::new("key", e)))?;
     let planned = Planned {
         name: "obdfilter",
-        schema: "iolab.survey.obdfilter/1",
+        schema: OBDFILTER_SCHEMA,
         rslt: "obdfilter_survey",
         points: iolab_survey::obdfilter::points(&cfg).len(),
         leftovers: Vec::new(),
@@ -776,7 +786,7 @@ fn obdfilter(a: ObdArgs, line: &str) -> Ended {
     let (relay, peers) = crate::live::relay(None);
     let planned = Planned {
         name: "obdfilter",
-        schema: "iolab.survey.obdfilter/1",
+        schema: OBDFILTER_SCHEMA,
         rslt: "obdfilter_survey",
         points: obdfilter::points(&cfg).len(),
         leftovers: cfg.targets.iter().map(|t| obdfilter::work_dir(t)).collect(),
@@ -852,7 +862,7 @@ fn mds(a: MdsArgs, line: &str) -> Ended {
         .map_err(|e| usage_error("mds", &e))?;
     let planned = Planned {
         name: "mds",
-        schema: "iolab.survey.mds/1",
+        schema: MDS_SCHEMA,
         rslt: "mds_survey",
         points: mds::points(&cfg).len(),
         leftovers: (0..cfg.targets.len()).map(|i| cfg.work_dir(i)).collect(),
@@ -898,7 +908,7 @@ fn ost(a: OstArgs, line: &str) -> Ended {
         .map_err(|e| usage_error("ost", &e))?;
     let planned = Planned {
         name: "ost",
-        schema: "iolab.survey.ost/1",
+        schema: OST_SCHEMA,
         rslt: "ost_survey",
         points: 1,
         leftovers: (0..cfg.targets.len()).map(|i| cfg.file(i)).collect(),

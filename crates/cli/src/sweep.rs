@@ -10,7 +10,7 @@ use clap::Parser;
 use iolab_core::Outcome;
 use iolab_report::store::clean;
 use iolab_store::{Figure, Store, StoreError};
-use iolab_sweep::plan::{Plan, ToolCheck};
+use iolab_sweep::plan::{Plan, PlanError, ToolCheck};
 use iolab_sweep::run::{self, Event, SweepError, WorkDir};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -58,18 +58,35 @@ fn usage(what: &Path, msg: impl std::fmt::Display) -> Halt {
     Halt::usage(clean(&format!("iolab sweep: {}: {msg}", what.display())).into_owned())
 }
 
+/// Bad usage for a plan that cannot run ([`usage`]); the TOML reader's
+/// message keeps its lines (the plan's line, a caret under the column),
+/// each escaped on its own.
+fn plan_error(what: &Path, e: PlanError) -> Halt {
+    match e {
+        PlanError::Toml(msg) => {
+            let lines: Vec<String> = msg
+                .trim_end()
+                .lines()
+                .map(|l| clean(l).into_owned())
+                .collect();
+            let head = clean(&format!("iolab sweep: {}: ", what.display())).into_owned();
+            Halt::usage(format!("{head}{}", lines.join("\n")))
+        }
+        e => usage(what, e),
+    }
+}
+
 /// Entry point from the dispatcher.
 pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let cli: Cli = exit::parse_clap(prog, args)?;
     let plan = iolab_core::input::read_text(&cli.plan, iolab_core::input::TEXT_MAX_BYTES)
-        .map_err(|e| format!("cannot read the plan: {e}"))
-        .and_then(|t| Plan::parse(&t).map_err(|e| e.to_string()))
+        .map_err(|e| usage(&cli.plan, format!("cannot read the plan: {e}")))
+        .and_then(|t| Plan::parse(&t).map_err(|e| plan_error(&cli.plan, e)))
         .and_then(|p| {
             p.check_points(&Tools)
                 .map(|()| p)
-                .map_err(|e| e.to_string())
-        })
-        .map_err(|msg| usage(&cli.plan, msg))?;
+                .map_err(|e| plan_error(&cli.plan, e))
+        })?;
     let exe = std::env::current_exe().map_err(|e| {
         usage(
             &cli.plan,
@@ -245,7 +262,7 @@ fn headline(figures: &[Figure]) -> String {
 /// `series:LABEL` where `results` would read it as a run id.
 fn next_steps(plan: &Plan, store: &Path) -> String {
     let word = iolab_io500::ior::shell_word;
-    let store = word(&store.to_string_lossy());
+    let store = path_word(store);
     let id = match plan.label.parse::<i64>() {
         Ok(_) => format!("series:{}", plan.label),
         Err(_) => plan.label.clone(),
@@ -255,6 +272,30 @@ fn next_steps(plan: &Plan, store: &Path) -> String {
         word(&id),
         word(&plan.label)
     )
+}
+
+/// `path` as one shell word that gives it back byte for byte: quoted
+/// for a POSIX shell, or, when it holds a control character or bytes
+/// that are not UTF-8 (which would print as escapes or as U+FFFD, naming
+/// another file), in `$'...'` with those bytes as `\xHH` (bash, zsh,
+/// ksh and POSIX.1-2024 shells read it).
+fn path_word(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    match path.to_str() {
+        Some(s) if !s.chars().any(iolab_core::text::unprintable) => iolab_io500::ior::shell_word(s),
+        _ => {
+            let mut w = String::from("$'");
+            for &b in path.as_os_str().as_bytes() {
+                match b {
+                    b'\\' | b'\'' => w.push_str(&format!("\\{}", b as char)),
+                    0x20..=0x7e => w.push(b as char),
+                    _ => w.push_str(&format!("\\x{b:02x}")),
+                }
+            }
+            w.push('\'');
+            w
+        }
+    }
 }
 
 /// The table of the series, and how the sweep ended.

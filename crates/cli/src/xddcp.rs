@@ -14,6 +14,9 @@ use iolab_xddcp::run::{run, worst, Cleanup, FileResult, Hooks, Status};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+/// The schema of xddcp's document.
+pub(crate) const SCHEMA: &str = "iolab.xddcp/1";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "xddcp",
@@ -358,8 +361,7 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let config = a.config();
     let given = a.run.0.clone();
     let mut p = plan(&a.options()).map_err(|e| Halt::usage(format!("{prog}: {e}")))?;
-    let mut session =
-        Run::new(prog, "xddcp", "iolab.xddcp/1", &command_line, config, given).open()?;
+    let mut session = Run::new(prog, "xddcp", SCHEMA, &command_line, config, given).open()?;
     p.cancel = session.cancel().clone();
     let (feed, peers) = crate::live::relay(Some(("read", "copy")));
     p.live = session

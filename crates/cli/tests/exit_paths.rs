@@ -59,6 +59,13 @@ fn report_with_bad_input_or_an_unwritable_output_is_exit_2_before_writing() {
     let busy = s.path("busy");
     std::fs::create_dir(&busy).unwrap();
     std::fs::write(busy.join("mine.txt"), "not a report").unwrap();
+    // A link to an empty directory passed the check (it followed the
+    // link), drew every chart, then could not rename onto the link:
+    // exit 1 at the end. The link is refused first, as a file is.
+    std::fs::create_dir(s.path("empty")).unwrap();
+    let link = s.path("link");
+    std::os::unix::fs::symlink("empty", &link).unwrap();
+    let slash = format!("{}/", link.display());
     // SQLite's -wal/-shm beside the store come and go with its readers.
     let files = || {
         let mut t = tree(&s.root);
@@ -69,6 +76,8 @@ fn report_with_bad_input_or_an_unwritable_output_is_exit_2_before_writing() {
     for (series, out, named) in [
         ("s", "/proc/iolab-report", "/proc/iolab-report"),
         ("s", busy.to_str().unwrap(), busy.to_str().unwrap()),
+        ("s", link.to_str().unwrap(), "is a symbolic link"),
+        ("s", &slash, "is a symbolic link"),
         (
             "no-such-series",
             s.path("r").to_str().unwrap(),

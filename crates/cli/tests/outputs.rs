@@ -289,6 +289,137 @@ fn one_sigterm_stops_a_report_and_leaves_nothing() {
     assert!(beside.is_empty(), "staged directories left: {beside:?}");
 }
 
+/// A child killed (SIGKILL) and reaped on drop, also when the test fails.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The hidden temporaries (`.NAME.PID.XXXXXX.iolab-tmp`) of process `pid`
+/// in `dir`.
+fn temporaries_of(dir: &Path, pid: u32) -> Vec<std::path::PathBuf> {
+    let mark = format!(".{pid}.");
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with('.') && n.ends_with(".iolab-tmp") && n.contains(&mark)
+        })
+        .collect()
+}
+
+/// Starts `iolab report s -o out` and kills it with -9 once it has
+/// written a chart under a temporary name (`ready` says when, from its
+/// pid; at most 120 s); its pid. Tries again if it finished first.
+fn kill_report_midway(st: &str, out: &Path, ready: impl Fn(u32) -> bool) -> u32 {
+    for _ in 0..3 {
+        let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(["report", "s", "--store", st, "-o", out.to_str().unwrap()])
+            .env("CI", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut child = Reaped(child);
+        let pid = child.0.id();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while std::time::Instant::now() < until && child.0.try_wait().unwrap().is_none() {
+            if ready(pid) {
+                child.0.kill().unwrap();
+                child.0.wait().unwrap();
+                return pid;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the report wrote no chart in 120 s"
+        );
+    }
+    panic!("the report finished three times before it could be killed");
+}
+
+/// A report killed with -9 left its hidden temporaries (a staged
+/// directory beside a new DIR, chart files inside an earlier report's),
+/// which no later report removed. Now they are named for their process,
+/// and the next report to the same DIR removes those of a dead one and
+/// says so; one of a live process stays.
+#[test]
+fn a_report_killed_with_sigkill_leaves_what_the_next_one_removes() {
+    let s = Scratch::new("out-report-kill9");
+    let plan = s.path("p.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "label = \"s\"\ntool = \"mdtest\"\nargs = \"-n 4 -d {}/m.{{point}}\"\nrepeats = 1\n\
+             [[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1, 2]\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let store = s.path("runs.sqlite");
+    let st = store.to_str().unwrap();
+    let o = iolab(&["sweep", plan.to_str().unwrap(), "--store", st]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = s.path("rep");
+    // A live process's (a sleep of ours) by its name: never removed.
+    let sleeper = Reaped(Command::new("sleep").arg("600").spawn().unwrap());
+    let live = s.path(&format!(".rep.{}.abcdef.iolab-tmp", sleeper.0.id()));
+    std::fs::create_dir(&live).unwrap();
+    // A new DIR: the staged directory beside it, with a chart in it.
+    let staged_with_a_chart = |pid: u32| {
+        temporaries_of(&s.root, pid)
+            .iter()
+            .any(|d| std::fs::read_dir(d).is_ok_and(|mut e| e.next().is_some()))
+    };
+    let dead = kill_report_midway(st, &out, staged_with_a_chart);
+    let left = temporaries_of(&s.root, dead);
+    assert_eq!(left.len(), 1, "{:?}", common::tree(&s.root));
+    assert!(!out.exists(), "no DIR put in place");
+    let o = iolab(&["report", "s", "--store", st, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "removed what a report killed before it finished (pid {dead}, no longer running) left: {}",
+            left[0].display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !left[0].exists(),
+        "the dead report's staged directory stays"
+    );
+    assert!(live.is_dir(), "a live process's directory was removed");
+    // An earlier report's DIR: chart files under temporary names inside.
+    let dead = kill_report_midway(st, &out, |pid| !temporaries_of(&out, pid).is_empty());
+    let left = temporaries_of(&out, dead);
+    assert!(!left.is_empty());
+    let o = iolab(&["report", "s", "--store", st, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("(pid {dead}, no longer running)")),
+        "{}",
+        stderr(&o)
+    );
+    for f in &left {
+        assert!(!f.exists(), "{} stays", f.display());
+    }
+    let hidden: Vec<String> = common::tree(&out)
+        .into_iter()
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
+    assert!(live.is_dir(), "a live process's directory was removed");
+}
+
 fn run_words(dir: &Path, words: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_iolab"))
         .args(words)

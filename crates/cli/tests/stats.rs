@@ -663,6 +663,106 @@ fn run_refuses_to_start_the_command_when_a_collector_cannot_start() {
     assert!(s.path("t.tgz").is_file());
 }
 
+/// docs/stats.md's `--rsh "ip netns exec"` (no `exec:`) and the same
+/// agent as config.sh's RSH: the collector's spec went as JSON quoted
+/// for a shell, which this agent does not run, so `start-node` got the
+/// quotes ("bad --spec: expected value at line 1 column 1", exit 1).
+/// Now it goes as a word that needs no quoting, and both forms collect.
+#[test]
+fn stats_run_through_ip_netns_exec_without_exec_prefix() {
+    let name = "stats_run_through_ip_netns_exec_without_exec_prefix";
+    let s = Scratch::new("stats-rsh-plain");
+    let ns = match Namespaces::new("p", 1) {
+        Ok(n) => n,
+        Err(why) => {
+            common::skip_or_fail(name, &why);
+            return;
+        }
+    };
+    let tmp = s.path("tmpd");
+    let _reaper = Reaper(tmp.clone());
+    let base = format!(
+        "VMSTAT_INTERVAL=1\nCLIENT_LIST=\"{}\"\nTMP={}\n",
+        ns.names[0],
+        tmp.display()
+    );
+    std::fs::write(s.path("ns.sh"), &base).unwrap();
+    std::fs::write(s.path("rsh.sh"), format!("{base}RSH=\"ip netns exec\"\n")).unwrap();
+    for (cfg, rsh, tgz) in [
+        ("ns.sh", Some("ip netns exec"), "a.tgz"),
+        ("rsh.sh", None, "b.tgz"),
+    ] {
+        let mut w = vec!["stats", "run", cfg];
+        w.extend(rsh.iter().flat_map(|r| ["--rsh", r]));
+        w.extend(["--tarball", tgz, "--", "sleep", "2"]);
+        let o = run_in(&s.root, &w);
+        ok(&o);
+        assert!(s.path(tgz).is_file(), "{cfg}: {}", stderr(&o));
+        let vmstat = s.path(&format!(
+            "{}-csv/{}/vmstat.csv",
+            tgz.trim_end_matches(".tgz"),
+            ns.names[0]
+        ));
+        let (_, rows) = read_csv(&vmstat);
+        assert!(!rows.is_empty(), "{cfg}: no samples");
+    }
+}
+
+/// `mdtest --stats` whose only node cannot be reached: the JSON's
+/// `stats` was null with no note saying why, and the note on stderr
+/// said "no node could be stopped" when it was the start that failed.
+/// Now the start's failure is said, on stderr and as a note of the JSON
+/// naming the node.
+#[test]
+fn an_unreachable_stats_node_is_a_note_of_the_runs_json() {
+    let s = Scratch::new("stats-hook-unreachable");
+    let tmp = s.path("tmp");
+    let _reaper = Reaper(tmp.clone());
+    let missing = format!("iolab-st-nowhere-{}", std::process::id());
+    let cfg = s.path("nodes.sh");
+    std::fs::write(
+        &cfg,
+        format!(
+            "TMP={}\nVMSTAT_INTERVAL=1\nRSH=\"exec:ip netns exec\"\nCLIENT_LIST=\"{missing}\"\n",
+            tmp.display()
+        ),
+    )
+    .unwrap();
+    let json = s.path("n.json");
+    let o = iolab(&[
+        "mdtest",
+        "-n",
+        "10",
+        "-d",
+        s.path("d").to_str().unwrap(),
+        "--stats",
+        cfg.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let err = stderr(&o);
+    assert!(!err.contains("no node could be stopped"), "{err}");
+    assert!(
+        err.contains(&format!("the collector did not start on {missing}")),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(doc["stats"].is_null());
+    let notes: Vec<&str> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("--stats") && n.contains(&missing)),
+        "{notes:?}"
+    );
+}
+
 /// Ctrl-C while the collectors start cuts the start short: the node's
 /// step under way is stopped at once, the run is interrupted (exit 130),
 /// no node is blamed, the command does not run and the collector that

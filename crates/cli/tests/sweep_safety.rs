@@ -328,10 +328,15 @@ fn runs_with_inner_points_are_charted_per_inner_point() {
 /// The `see:` command of a sweep's last line, run by sh as printed
 /// (`iolab` being the binary under test).
 fn run_hint(out: &str) -> Output {
+    run_hint_in("sh", out)
+}
+
+/// [`run_hint`] with `shell`.
+fn run_hint_in(shell: &str, out: &str) -> Output {
     let line = out.lines().last().unwrap();
     let see = &line[line.find("see: iolab ").unwrap() + "see: iolab ".len()..];
     let see = &see[..see.find("; chart: ").unwrap()];
-    Command::new("sh")
+    Command::new(shell)
         .arg("-c")
         .arg(format!("\"$0\" {see}"))
         .arg(env!("CARGO_BIN_EXE_iolab"))
@@ -362,18 +367,95 @@ fn a_sweeps_output_is_escaped_and_its_hint_runs_as_printed() {
             stdout(&run(&["sweep", &p, "--store", &store])),
         )
     };
-    let (dry, out) = sweep("a\\u001b]0;x\\u0007b\\rc", "1\\u001b[2J");
+    let (dry, out) = sweep("esc", "1\\u001b]0;x\\u0007b\\rc\\u001b[2J");
     for text in [&dry, &out] {
         assert!(!text.contains(['\u{1b}', '\u{7}', '\r']), "{text:?}");
     }
-    assert!(out.contains("sweep 'a\\u{1b}]0;x\\u{7}b\\rc'"), "{out}");
-    assert!(out.contains("] tasks=1\\u{1b}[2J #1: "), "{out}");
+    assert!(
+        out.contains("] tasks=1\\u{1b}]0;x\\u{7}b\\rc\\u{1b}[2J #1: "),
+        "{out}"
+    );
     for label in ["it's", "7"] {
         let (_, out) = sweep(label, "1");
         let o = run_hint(&out);
         assert!(o.status.success(), "{out}\n{}", stderr(&o));
         assert!(stdout(&o).contains("tasks=1"), "the series: {}", stdout(&o));
     }
+}
+
+/// A label with a control character was accepted: "a\nb" printed the
+/// hint `show 'a\nb'`, which names another series, and a NUL made a
+/// series no command line can name. Refused (exit 2, naming `label`),
+/// escapes and bidirectional overrides too.
+#[test]
+fn a_label_with_a_control_character_is_refused() {
+    let s = Scratch::new("sweep-label-ctl");
+    for label in ["a\\nb", "a\\u0000b", "a\\u001b]0;x\\u0007b", "a\\u202eb"] {
+        refused(
+            &s,
+            &format!(
+                "label = \"{label}\"\ntool = \"mdtest\"\nargs = \"-F -n 2 -d {}/never\"\nrepeats = 1\n",
+                s.root.display()
+            ),
+            "label: ",
+        );
+    }
+}
+
+/// A store path that is not UTF-8 (or holds a line break) was printed
+/// lossily in the hint (U+FFFD, `\n`), which named another file. It is
+/// printed as `$'...'` with `\xHH` escapes, and bash runs it as printed.
+#[test]
+fn a_store_path_that_is_not_utf8_is_quoted_so_the_hint_runs() {
+    use std::os::unix::ffi::OsStrExt;
+    let s = Scratch::new("sweep-hint-bytes");
+    let p = write_plan(
+        &s,
+        "p.toml",
+        &format!(
+            "label = \"it's\"\ntool = \"mdtest\"\nargs = \"-F -n 2 -d {}/d.{{point}}\"\nrepeats = 1\n[[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1]\n",
+            s.root.display()
+        ),
+    );
+    let mut name = s.root.as_os_str().as_bytes().to_vec();
+    name.extend_from_slice(b"/st\xff\nx's.sqlite");
+    let store = std::ffi::OsStr::from_bytes(&name);
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("sweep")
+        .arg(&p)
+        .arg("--store")
+        .arg(store)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("\\xff\\x0ax\\'s.sqlite'"), "{out}");
+    let o = run_hint_in("bash", &out);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    assert!(stdout(&o).contains("tasks=1"), "the series: {}", stdout(&o));
+}
+
+/// A plan that is not TOML: the reader's message printed on one line
+/// with `\n` for its line breaks. Its lines are lines again.
+#[test]
+fn a_toml_error_is_printed_on_its_lines() {
+    let s = Scratch::new("sweep-toml-lines");
+    let p = write_plan(
+        &s,
+        "p.toml",
+        "label = \"x\"\ntool = \"mdtest\"\nrepeats = 1\nbogus=1 2\n",
+    );
+    let o = iolab(&["sweep", &p, "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!err.contains("\\n"), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines[0].ends_with("TOML parse error at line 4, column 9"),
+        "{err}"
+    );
+    assert!(lines.contains(&"4 | bogus=1 2"), "{err}");
 }
 
 /// A store path naming a FIFO was opened, which waited for a writer

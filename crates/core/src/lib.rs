@@ -23,6 +23,7 @@ pub mod outcome;
 pub mod random;
 pub mod stats;
 pub mod stop;
+pub mod text;
 pub mod threads;
 pub mod tmp;
 pub mod trust;

@@ -19,7 +19,8 @@
 //! loopback ports standing for hosts). Words
 //! that need no quoting (paths, numbers, options) are the same either
 //! way, so `ip netns exec` without the prefix works until a word holds a
-//! space, a quote or a `$`.
+//! space, a quote or a `$`. A structured value that always would (a
+//! JSON spec) goes as a [`plain_word`], which needs none.
 //!
 //! Secrets never go on the command line, where `ps` shows them to every
 //! user: [`RemoteShell::spawn_with_stdin`] hands them to the far side on
@@ -418,6 +419,36 @@ fn step_name() -> String {
     )
 }
 
+/// The prefix of a [`plain_word`].
+const PLAIN_PREFIX: &str = "hex:";
+
+/// `text` as a word that needs no quoting (`hex:` and its bytes in hex),
+/// for a value that would (JSON, a path with spaces): it reaches the far
+/// side unchanged whether the agent hands the words to a shell (ssh) or
+/// execs them (`ip netns exec` given without `exec:`), where a quoted
+/// word would arrive with its quotes. [`from_plain_word`] reads it back.
+pub fn plain_word(text: &str) -> String {
+    let mut w = String::with_capacity(PLAIN_PREFIX.len() + 2 * text.len());
+    w.push_str(PLAIN_PREFIX);
+    for b in text.bytes() {
+        w.push_str(&format!("{b:02x}"));
+    }
+    w
+}
+
+/// The text a [`plain_word`] holds; None when `word` is not one.
+pub fn from_plain_word(word: &str) -> Option<String> {
+    let hex = word.strip_prefix(PLAIN_PREFIX)?.as_bytes();
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = hex
+        .chunks(2)
+        .map(|p| u8::from_str_radix(std::str::from_utf8(p).ok()?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
 /// Quotes `w` for a POSIX shell: untouched when every character is one
 /// no POSIX shell treats specially (letters, digits, `-_./:@%+,=`), else
 /// quoted by shlex so that the shell gives back exactly `w`. Leaving the
@@ -501,6 +532,17 @@ mod tests {
         assert_eq!(r.refusal(ran), None);
         let ssh = RemoteShell::parse("ssh").unwrap();
         assert_eq!(ssh.refusal(said), None);
+    }
+
+    #[test]
+    fn a_plain_word_needs_no_quoting_and_reads_back() {
+        let spec = r#"{"tmp":"/a b/$x","list":["n'1"]}"#;
+        let w = plain_word(spec);
+        assert_eq!(quote(&w).unwrap(), w, "no quoting needed");
+        assert_eq!(from_plain_word(&w).as_deref(), Some(spec));
+        for not in ["{}", "hex:7", "hex:zz", "hex:ff"] {
+            assert_eq!(from_plain_word(not), None, "{not}");
+        }
     }
 
     #[test]

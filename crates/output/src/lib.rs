@@ -20,6 +20,9 @@
 //! ```
 
 mod fifo;
+mod temps;
+
+pub use temps::{remove_stale, Stale};
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
@@ -380,27 +383,31 @@ pub fn create_streamed(path: &Path) -> io::Result<std::fs::File> {
 
 /// Makes, with `make`, the hidden file or directory an output is written
 /// under beside `target` before it takes `target`'s name:
-/// `.NAME.XXXXXX.iolab-tmp` (random, made with O_EXCL), for a file
-/// ([`AtomicFile`]) or a directory ([`StagedDir`]).
+/// `.NAME.PID.XXXXXX.iolab-tmp` (this process's id, random, made with
+/// O_EXCL), for a file ([`AtomicFile`]) or a directory ([`StagedDir`]);
+/// the caller holds it locked while it writes ([`remove_stale`]).
 fn temp_beside<T>(
     target: &Path,
     make: impl FnOnce(&tempfile::Builder, PathBuf) -> io::Result<T>,
 ) -> io::Result<T> {
     let name = target.file_name().unwrap_or_default().to_string_lossy();
-    let prefix = format!(".{name}.");
+    let prefix = temps::prefix(&name);
     let mut b = tempfile::Builder::new();
-    b.prefix(&prefix).suffix(".iolab-tmp");
+    b.prefix(&prefix).suffix(temps::SUFFIX);
     make(&b, parent_of(target))
 }
 
 /// A directory of outputs (a report's charts and page) made whole or not
 /// at all: its files are written into a hidden directory beside it
-/// (`.NAME.XXXXXX.iolab-tmp`), renamed to NAME once complete, so a run
-/// killed midway leaves no NAME half made, only that hidden directory;
-/// an error (dropped without [`StagedDir::commit`]) removes it.
+/// (`.NAME.PID.XXXXXX.iolab-tmp`), renamed to NAME once complete, so a
+/// run killed midway leaves no NAME half made, only that hidden
+/// directory, which a later run removes ([`remove_stale`]); an error
+/// (dropped without [`StagedDir::commit`]) removes it.
 pub struct StagedDir {
     tmp: tempfile::TempDir,
     target: PathBuf,
+    /// The hidden directory, held locked while this lives: whose it is.
+    _held: Option<std::fs::File>,
 }
 
 impl StagedDir {
@@ -410,9 +417,14 @@ impl StagedDir {
         let parent = parent_of(target);
         std::fs::create_dir_all(&parent)?;
         let tmp = temp_beside(target, |b, dir| b.tempdir_in(dir))?;
+        let held = std::fs::File::open(tmp.path()).ok();
+        if let Some(f) = &held {
+            temps::hold(f);
+        }
         Ok(StagedDir {
             tmp,
             target: target.to_path_buf(),
+            _held: held,
         })
     }
 
@@ -469,7 +481,7 @@ fn unregister_pending(i: usize) {
 /// Removes every temporary output file still being written. For a
 /// process that ends at once without running its destructors (a second
 /// Ctrl-C): the outputs are then absent, not left as hidden
-/// `.NAME.XXXXXX.iolab-tmp` files. Async-signal-safe: atomic loads and
+/// `.NAME.PID.XXXXXX.iolab-tmp` files. Async-signal-safe: atomic loads and
 /// unlink(2) only.
 pub fn remove_pending() {
     for slot in &PENDING {
@@ -537,6 +549,7 @@ impl AtomicFile {
             _ => {}
         }
         let tmp = temp_beside(path, |b, dir| b.tempfile_in(dir))?;
+        temps::hold(tmp.as_file());
         Ok(AtomicFile {
             inner: Inner::Temp(tmp, path.to_path_buf()),
             pending: None,

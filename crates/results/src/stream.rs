@@ -42,21 +42,45 @@ pub fn read_head(r: impl Read) -> Result<Envelope<Value, Value>, ParseError> {
     Ok(doc.with_payload(Value::Null))
 }
 
+/// A schema's name and version (`iolab.survey.disk/1`: `survey.disk`, 1).
+fn schema_parts(schema: &str) -> Option<(&str, u64)> {
+    let (name, v) = schema.strip_prefix("iolab.")?.rsplit_once('/')?;
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((name, v.parse().ok()?))
+}
+
+/// Refuses a schema newer than the one of its name among `newest` (the
+/// schemas this iolab writes): a later iolab's document, which this one
+/// would store and show as what it is not. A name not among them (no
+/// tool of this iolab's) is left to [`check_consistent`].
+pub fn check_schema_known(schema: &str, newest: &[&str]) -> Result<(), ParseError> {
+    let Some((name, v)) = schema_parts(schema) else {
+        return Ok(());
+    };
+    let known = newest
+        .iter()
+        .find(|n| schema_parts(n).is_some_and(|(m, _)| m == name));
+    match known {
+        Some(k) if schema_parts(k).is_some_and(|(_, kv)| v > kv) => Err(ParseError(format!(
+            "schema {schema:?} is newer than this iolab's {k:?}: import it with the iolab that wrote it, or a later one"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Checks what a document says of itself beyond its form, for a
 /// document brought from outside (`results import`): its schema names
 /// its tool (`iolab.mdtest/2` is `mdtest`'s, `iolab.survey.disk/1`
 /// `survey disk`'s), it finished no earlier than it started, and each
 /// stated figure's mean lies within its extremes, all finite, its
-/// spread not negative. A hand-edited file that breaks one of them
-/// would be stored as a run no tool made.
+/// spread not negative, of at least one value (a spread only of two or
+/// more), and each figure stated once. A hand-edited file that breaks
+/// one of them would be stored as a run no tool made.
 pub fn check_consistent<P>(doc: &Envelope<Value, P>) -> Result<(), ParseError> {
     let fail = |why: String| Err(ParseError(why));
-    let named = doc
-        .schema
-        .strip_prefix("iolab.")
-        .and_then(|s| s.rsplit_once('/'))
-        .filter(|(_, v)| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-        .map(|(name, _)| name.replace('.', " "));
+    let named = schema_parts(&doc.schema).map(|(name, _)| name.replace('.', " "));
     match named {
         None => {
             return fail(format!(
@@ -78,17 +102,61 @@ pub fn check_consistent<P>(doc: &Envelope<Value, P>) -> Result<(), ParseError> {
             doc.finished_unix_ns, doc.started_unix_ns
         ));
     }
-    for f in &doc.figures {
-        let s = &f.stat;
-        let finite = [s.mean, s.min, s.max, s.std_dev]
-            .iter()
-            .all(|v| v.is_finite());
-        if !finite || s.std_dev < 0.0 || s.min > s.mean || s.mean > s.max {
+    for (i, f) in doc.figures.iter().enumerate() {
+        check_figure(f)?;
+        let same = |g: &crate::Figure| {
+            (&g.phase, &g.metric, &g.unit, &g.scope) == (&f.phase, &f.metric, &f.unit, &f.scope)
+        };
+        if doc.figures[..i].iter().any(same) {
             return fail(format!(
-                "figure {} {} ({}): mean {} is not within min {} and max {} (std_dev {})",
-                f.phase, f.metric, f.unit, s.mean, s.min, s.max, s.std_dev
+                "figure {} {} ({}){} is given twice; a run states each figure once",
+                f.phase,
+                f.metric,
+                f.unit,
+                scope_words(&f.scope)
             ));
         }
+    }
+    Ok(())
+}
+
+/// ` at SCOPE`, or nothing for the run's own figure.
+fn scope_words(scope: &str) -> String {
+    match scope {
+        "" => String::new(),
+        s => format!(" at {s}"),
+    }
+}
+
+/// One figure's spread is one some values could have.
+fn check_figure(f: &crate::Figure) -> Result<(), ParseError> {
+    let s = &f.stat;
+    let name = format!(
+        "figure {} {} ({}){}",
+        f.phase,
+        f.metric,
+        f.unit,
+        scope_words(&f.scope)
+    );
+    let finite = [s.mean, s.min, s.max, s.std_dev]
+        .iter()
+        .all(|v| v.is_finite());
+    if !finite || s.std_dev < 0.0 || s.min > s.mean || s.mean > s.max {
+        return Err(ParseError(format!(
+            "{name}: mean {} is not within min {} and max {} (std_dev {})",
+            s.mean, s.min, s.max, s.std_dev
+        )));
+    }
+    if s.n == 0 {
+        return Err(ParseError(format!(
+            "{name}: n is 0, a figure of no values; a figure has n 1 or more"
+        )));
+    }
+    if s.n == 1 && s.std_dev != 0.0 {
+        return Err(ParseError(format!(
+            "{name}: std_dev {} of n 1 value; one value has no spread (std_dev 0)",
+            s.std_dev
+        )));
     }
     Ok(())
 }

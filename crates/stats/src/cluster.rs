@@ -153,7 +153,11 @@ impl<'a> Plan<'a> {
     /// its step watches the standard input this process holds open, and
     /// stops the collector once it closes.
     pub fn start_steps(&self, tethered: bool) -> (Report, Vec<Remote>) {
-        let spec = serde_json::to_string(&self.cfg.spec).unwrap_or_default();
+        // As a plain word: JSON quoted for a shell reached `start-node`
+        // with its quotes through an agent that execs the words (`--rsh
+        // "ip netns exec"` without `exec:`).
+        let spec =
+            iolab_launch::plain_word(&serde_json::to_string(&self.cfg.spec).unwrap_or_default());
         if let Some(rsh) = self
             .rsh
             .as_ref()

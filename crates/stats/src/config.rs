@@ -224,6 +224,15 @@ pub enum ConfigError {
         /// Why.
         why: String,
     },
+    /// A TOML configuration that is not TOML: the reader's message, on
+    /// its lines (the file's line quoted, a caret under the column).
+    #[error("{file}: {why}")]
+    Toml {
+        /// The file.
+        file: String,
+        /// The TOML reader's message.
+        why: String,
+    },
     /// A line that is not `NAME=value`.
     #[error("{file} line {line}: `{text}` is not a NAME=value assignment")]
     Syntax {
@@ -603,10 +612,9 @@ fn expand(v: &str, seen: &BTreeMap<String, String>) -> String {
 pub fn parse_toml(file: &str, text: &str) -> Result<Config, ConfigError> {
     let table: toml::Table = text
         .parse()
-        .map_err(|e: toml::de::Error| ConfigError::Syntax {
+        .map_err(|e: toml::de::Error| ConfigError::Toml {
             file: file.into(),
-            line: 0,
-            text: e.message().to_string(),
+            why: e.to_string().trim_end().to_string(),
         })?;
     let mut cfg = Config::default();
     for (key, value) in &table {
@@ -857,6 +865,14 @@ SCRIPT=/usr/bin/lstat.sh
         assert!(e.to_string().contains("DISK_INTERVAL"), "{e}");
         let e = parse_toml("c.toml", "bogus = 1").unwrap_err();
         assert!(e.to_string().contains("BOGUS"), "{e}");
+        // Not TOML: the reader's message and its lines, not "line 0".
+        let e = parse_toml("c.toml", "disk_interval = 1\nbogus=1 2\n").unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("c.toml: TOML parse error at line 2"),
+            "{text}"
+        );
+        assert!(text.lines().any(|l| l == "2 | bogus=1 2"), "{text}");
     }
 
     #[test]

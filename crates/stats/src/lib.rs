@@ -125,7 +125,8 @@ pub enum StatsError {
     /// The collector did not start on these nodes (`NODE: why`, joined
     /// by `; `); those that did start were stopped again, so nothing is
     /// left collecting. What [`attach_every`] returns where
-    /// [`attach_config`] would go on without those nodes.
+    /// [`attach_config`] would go on without those nodes, and what
+    /// [`Attached::finish`] returns when no node's collector started.
     #[error("the collector did not start on {0}")]
     NotStarted(String),
     /// The stop request (Ctrl-C, SIGTERM) came while the collectors were
@@ -288,7 +289,16 @@ impl Attached {
                 });
                 let report = plan.stop(&path);
                 cluster::wait_steps(steps);
-                let report = report?;
+                let report = match report {
+                    // No node gave a record because none started: that
+                    // is what went wrong, not the stop.
+                    Err(cluster::ClusterError::Nothing(_))
+                        if start_failed.len() == plan.nodes().len() =>
+                    {
+                        return Err(StatsError::NotStarted(start_failed.join("; ")));
+                    }
+                    r => r?,
+                };
                 let (nodes, _) = archive::read_tgz(&path)?;
                 if keep.is_none() {
                     let _ = std::fs::remove_file(&path);

@@ -49,13 +49,21 @@ pub const MAX_REPEATS: u32 = 1000;
 /// Most points in a plan.
 pub const MAX_POINTS: usize = 100_000;
 
-/// A plan that cannot run; the message names the key at fault.
+/// A plan that cannot run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct PlanError(pub String);
+pub enum PlanError {
+    /// Not TOML, or keys and types no plan has: the TOML reader's
+    /// message, whose lines (the plan's line quoted, a caret under the
+    /// column) are meant to be printed as lines.
+    #[error("{0}")]
+    Toml(String),
+    /// Anything else, on one line, naming the key at fault.
+    #[error("{0}")]
+    Bad(String),
+}
 
 fn err<T>(msg: impl Into<String>) -> Result<T, PlanError> {
-    Err(PlanError(msg.into()))
+    Err(PlanError::Bad(msg.into()))
 }
 
 #[derive(Debug, Deserialize)]
@@ -280,7 +288,7 @@ impl Plan {
     /// Reads and checks a plan's structure (not yet the tool's options:
     /// [`Plan::check_points`]).
     pub fn parse(text: &str) -> Result<Plan, PlanError> {
-        let raw: RawPlan = toml::from_str(text).map_err(|e| PlanError(e.to_string()))?;
+        let raw: RawPlan = toml::from_str(text).map_err(|e| PlanError::Toml(e.to_string()))?;
         let axes = axes(raw.axes)?;
         let x = x_axes(raw.x.map(Words::into_vec), &axes)?;
         let x_label = raw.x_label.unwrap_or_else(|| match x.is_empty() {
@@ -536,6 +544,16 @@ impl Plan {
                 ))
             }
         }
+        if let Some(c) = self
+            .label
+            .chars()
+            .find(|&c| iolab_core::text::unprintable(c))
+        {
+            return err(format!(
+                "label: {:?} holds the control character U+{:04X}; the label is named on command lines (`iolab results show LABEL`, `iolab report LABEL`), where it cannot be typed or printed as it is: give a label without one",
+                self.label, c as u32
+            ));
+        }
         if self.label.starts_with(SERIES_PREFIX) {
             return err(format!(
                 "label: '{}' starts with '{SERIES_PREFIX}', which `iolab results` and `report` read as the prefix of a label, not part of it: give a label without it",
@@ -557,14 +575,14 @@ impl Plan {
         }
         self.axes_stand_alone()?;
         self.tool_args(&probe, 1)
-            .map_err(|e| PlanError(format!("args: {e}")))?;
+            .map_err(|e| PlanError::Bad(format!("args: {e}")))?;
         let launcher = self.launcher.as_deref().unwrap_or(&[]);
         if !launcher.is_empty() && !launcher.iter().any(|w| w.contains("{iolab}")) {
             return err("launcher: it must contain {iolab}, where the iolab command goes (e.g. \"mpirun -n {ranks} {iolab}\")");
         }
         for w in launcher {
             self.fill(w, &probe, 1, Some("iolab"))
-                .map_err(|e| PlanError(format!("launcher: {e}")))?;
+                .map_err(|e| PlanError::Bad(format!("launcher: {e}")))?;
         }
         for a in self
             .axes
@@ -598,7 +616,7 @@ impl Plan {
             ]);
             let args: Vec<String> = words.iter().map(|(w, _)| w.clone()).collect();
             let given = checker.check(&self.tool, &args, alone).map_err(|e| {
-                PlanError(format!(
+                PlanError::Bad(format!(
                     "point {} ({}): {} refuses its options: {e}",
                     p.idx, p.key, self.tool
                 ))
@@ -691,7 +709,7 @@ pub fn fill(w: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, 
 /// tool's name the program to run).
 fn launcher(l: Option<String>) -> Result<Option<Vec<String>>, PlanError> {
     match l {
-        Some(l) if l.trim().is_empty() => Err(PlanError(
+        Some(l) if l.trim().is_empty() => Err(PlanError::Bad(
             "launcher: \"\": empty; remove the line to run iolab directly, or give a command containing {iolab} (e.g. \"mpirun -n {ranks} {iolab}\")".into(),
         )),
         l => Ok(l.map(|l| l.split_whitespace().map(String::from).collect())),
@@ -791,7 +809,7 @@ fn axes(raw: Vec<RawAxis>) -> Result<Vec<Axis>, PlanError> {
 
 fn axis_index(axes: &[Axis], key: &str, name: &str) -> Result<usize, PlanError> {
     let i = axes.iter().position(|a| a.name == name).ok_or_else(|| {
-        PlanError(format!(
+        PlanError::Bad(format!(
             "{key}: no axis named '{name}' (axes: {})",
             axes.iter()
                 .map(|a| a.name.as_str())
@@ -1151,6 +1169,21 @@ over = ["tasks"]
         }
         let e = bad(&text);
         assert!(e.contains("more than 2^64 points; at most 100000"), "{e}");
+    }
+
+    /// A label with a line break printed `show 'a\nb'`, which names
+    /// another series; one with a NUL could be named on no command line.
+    #[test]
+    fn a_label_with_a_control_character_is_refused() {
+        for (label, code) in [
+            ("a\\nb", "U+000A"),
+            ("a\\u0000b", "U+0000"),
+            ("a\\u202Eb", "U+202E"),
+        ] {
+            let e = bad(&SEED.replace("label = \"v1\"", &format!("label = \"{label}\"")));
+            assert!(e.starts_with("label: ") && e.contains(code), "{e}");
+        }
+        assert!(Plan::parse(&SEED.replace("label = \"v1\"", "label = \"café 2\"")).is_ok());
     }
 
     /// `iolab results show series:foo` names the series `foo`: a label

@@ -16,6 +16,8 @@ pub struct Hook {
     cfg: Option<Config>,
     /// Collecting.
     running: Option<iolab_stats::Attached>,
+    /// What went wrong, for the envelope's notes (also said on stderr).
+    notes: Vec<String>,
 }
 
 impl Hook {
@@ -24,6 +26,7 @@ impl Hook {
         Hook {
             cfg: None,
             running: None,
+            notes: Vec::new(),
         }
     }
 
@@ -36,42 +39,62 @@ impl Hook {
                 .map(|c| Hook {
                     cfg: Some(c),
                     running: None,
+                    notes: Vec::new(),
                 })
                 .map_err(|e| format!("--stats: {e}")),
         }
     }
 }
 
+impl Hook {
+    /// Says `what` on stderr and keeps it for the run's notes.
+    fn note(&mut self, what: String) {
+        iolab_core::say!("iolab: note: {what}");
+        self.notes.push(what);
+    }
+}
+
 impl Watch for Hook {
-    /// Starts the collectors. A collector that cannot start is a note on
-    /// stderr, not a reason to skip the benchmark.
+    /// Starts the collectors. A collector that cannot start is a note
+    /// (stderr and the envelope's notes, naming the node), not a reason
+    /// to skip the benchmark.
     fn start(&mut self, _run: &Started) {
         let Some(cfg) = self.cfg.take() else {
             return;
         };
         let exe = std::env::current_exe().unwrap_or_else(|_| "iolab".into());
         match iolab_stats::attach_config(cfg, None, &exe) {
-            Ok(a) => self.running = Some(a),
-            Err(e) => iolab_core::say!("iolab: note: --stats: cannot start collecting: {e}"),
+            Ok(a) => {
+                for f in a.start_failed() {
+                    self.note(format!("--stats: the collector did not start on {f}"));
+                }
+                self.running = Some(a);
+            }
+            Err(e) => self.note(format!("--stats: cannot start collecting: {e}")),
         }
     }
 
     /// Stops collecting and gives the samples, as JSON, for the envelope.
     fn stop(&mut self, _outcome: &Outcome) -> Watched {
-        let Some(a) = self.running.take() else {
-            return Watched::default();
-        };
-        let stats = match a.finish(None) {
-            Ok(c) => serde_json::to_value(c)
-                .map_err(|e| iolab_core::say!("iolab: note: --stats: {e}"))
-                .ok(),
-            Err(e) => {
-                iolab_core::say!("iolab: note: --stats: collecting failed: {e}");
+        let stats = match self.running.take().map(|a| a.finish(None)) {
+            None => None,
+            Some(Ok(c)) => match serde_json::to_value(c) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    self.note(format!("--stats: {e}"));
+                    None
+                }
+            },
+            // No node started: the start's notes said why.
+            Some(Err(iolab_stats::StatsError::NotStarted(_))) => None,
+            Some(Err(e)) => {
+                self.note(format!("--stats: collecting failed: {e}"));
                 None
             }
         };
         Watched {
             stats,
+            notes: std::mem::take(&mut self.notes),
             ..Watched::default()
         }
     }

@@ -43,8 +43,7 @@ pub fn seconds(start_ns: u64, end_ns: u64) -> f64 {
 /// line in the store can neither send codes to the terminal nor break
 /// a table. Every listing of `iolab results` prints through it.
 pub fn clean(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char =
-        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let unsafe_char = iolab_core::text::unprintable;
     if !text.chars().any(unsafe_char) {
         return text.into();
     }
