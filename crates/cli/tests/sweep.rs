@@ -788,14 +788,18 @@ fn listings_escape_control_characters() {
     run(&["sweep", p.to_str().unwrap(), "--store", &store]);
     // A sweep now refuses such a label; a store an older iolab wrote
     // may hold one, as this one is made to.
-    let relabel = Command::new("sqlite3")
-        .arg(&store)
-        .arg("UPDATE series SET label = 'a' || char(27) || '[31mb' || char(10) || 'c' WHERE label = 'plain'")
+    // Python's sqlite3 module, as the other store tests use: the
+    // sqlite3 command-line tool is not among the installed packages.
+    let relabel = Command::new("python3")
+        .arg("-c")
+        .arg(format!(
+            "import sqlite3\nc = sqlite3.connect({store:?})\nc.execute(\"UPDATE series SET label = 'a' || char(27) || '[31mb' || char(10) || 'c' WHERE label = 'plain'\")\nc.commit()\n"
+        ))
         .status();
     if !relabel.is_ok_and(|st| st.success()) {
         return skip_or_fail(
             "listings_escape_control_characters",
-            "no sqlite3 to relabel the series",
+            "python3's sqlite3 could not relabel the series",
         );
     }
     let outputs = [
