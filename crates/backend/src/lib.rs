@@ -17,6 +17,7 @@
 //! ```
 
 pub mod blkid;
+mod dio;
 mod dir;
 pub mod loops;
 mod null;
@@ -175,6 +176,9 @@ pub struct Stat {
     /// the modification time, so a file changed and its mtime put back
     /// still shows it.
     pub ctime_ns: u64,
+    /// Bytes of storage the file holds (`st_blocks` x 512: less than its
+    /// size where it has holes); 0 when the backend does not say.
+    pub allocated_bytes: u64,
 }
 
 /// One entry of a directory listing.
@@ -196,6 +200,9 @@ pub struct FsStat {
     pub blocks: u64,
     /// Blocks free for unprivileged users.
     pub blocks_available: u64,
+    /// Blocks free, the file system's reserve included (what root may
+    /// take on ext4, whose reserve is root's unless set otherwise).
+    pub blocks_free: u64,
     /// Total inodes (0 when the file system does not count them).
     pub inodes: u64,
     /// Free inodes.
@@ -264,6 +271,19 @@ pub struct DeviceGeometry {
     pub bytes: u64,
     /// Logical block size in bytes (the O_DIRECT alignment).
     pub block_bytes: u64,
+}
+
+/// What O_DIRECT needs of a file's transfers, as the kernel states it
+/// (statx's `STATX_DIOALIGN`) or as the device under it has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirectIoAlignment {
+    /// File offsets and lengths must be multiples of this many bytes.
+    pub offset_bytes: u64,
+    /// Buffers must start at a multiple of this many bytes (0: unknown).
+    pub memory_bytes: u64,
+    /// Where the figures come from, for messages: `statx` or `the
+    /// device's logical block size`.
+    pub source: &'static str,
 }
 
 /// A storage backend. Errors are `io::Error` so that the caller can name
@@ -419,6 +439,20 @@ pub trait Backend: Send + Sync {
     }
     /// Preallocates `len` bytes at `offset`.
     fn preallocate(&self, h: &Handle, offset: u64, len: u64) -> io::Result<()>;
+    /// Sets the file's size to `len` bytes (ftruncate): what a failed
+    /// preallocation grew is cut back, and the blocks past `len` freed.
+    fn set_len(&self, h: &Handle, len: u64) -> io::Result<()> {
+        let _ = (h, len);
+        Err(unsupported(self.name(), "set_len"))
+    }
+    /// The O_DIRECT alignment of the file, block device or (for a file
+    /// yet to be made) directory at `path`; None when it cannot be told
+    /// (a file system that states none and has no block device under it,
+    /// a backend without O_DIRECT) or the file takes no O_DIRECT.
+    fn direct_io_alignment(&self, path: &CStr) -> io::Result<Option<DirectIoAlignment>> {
+        let _ = path;
+        Ok(None)
+    }
     /// Flushes everything the system holds (sync(2)).
     fn sync_all(&self);
     /// The file descriptor behind a handle, when there is one; POSIX

@@ -31,6 +31,7 @@ fn to_stat(st: &libc::stat) -> Stat {
         ino: st.st_ino,
         mtime_ns: unix_ns(st.st_mtime, st.st_mtime_nsec),
         ctime_ns: unix_ns(st.st_ctime, st.st_ctime_nsec),
+        allocated_bytes: (st.st_blocks.max(0) as u64).saturating_mul(512),
     }
 }
 
@@ -273,6 +274,7 @@ impl Backend for Posix {
             block_bytes: u64::from(st.f_frsize),
             blocks: u64::from(st.f_blocks),
             blocks_available: u64::from(st.f_bavail),
+            blocks_free: u64::from(st.f_bfree),
             inodes: u64::from(st.f_files),
             inodes_free: u64::from(st.f_ffree),
             read_only: st.f_flag & libc::ST_RDONLY != 0,
@@ -303,6 +305,16 @@ impl Backend for Posix {
         } else {
             Ok(())
         }
+    }
+
+    fn set_len(&self, h: &Handle, len: u64) -> io::Result<()> {
+        let len = i64::try_from(len).map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
+        // SAFETY: plain syscall on a descriptor this backend returned.
+        check(unsafe { libc::ftruncate(h.raw() as i32, len) })
+    }
+
+    fn direct_io_alignment(&self, path: &CStr) -> io::Result<Option<crate::DirectIoAlignment>> {
+        crate::dio::alignment(path, block_geometry)
     }
 
     fn sync_all(&self) {

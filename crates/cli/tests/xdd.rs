@@ -1194,3 +1194,129 @@ fn links_planted_at_the_names_xdd_makes_are_not_followed() {
     assert!(w.join("g.00000001").exists());
     assert!(!w.join("g.00000002").exists());
 }
+
+/// A `-datapattern` modifier the final pattern does not use was dropped
+/// without a word (default data written, exit 0): each is refused
+/// naming the word and the patterns it applies to, nothing created;
+/// modifiers with their pattern still run.
+#[test]
+fn datapattern_modifiers_with_nothing_to_modify_are_refused() {
+    let d = TempDir::new("dp-modifiers");
+    std::fs::write(d.0.join("pat"), "xyz").unwrap();
+    for (pattern, word, applies_to) in [
+        ("-datapattern prefix 1f", "prefix", "sequenced"),
+        ("-datapattern replicate", "replicate", "ascii"),
+        ("-dp A -dp replicate", "replicate", "ascii"),
+        ("-datapattern wholefile", "wholefile", "file"),
+        ("-dp compress 50 -dp A", "compress", "random"),
+        ("-dp dedupe 20 -dp sequenced", "dedupe", "random"),
+        (
+            "-dp sequenced -dp prefix 1f -dp ascii x",
+            "prefix",
+            "sequenced",
+        ),
+    ] {
+        let o = xdd(
+            &d,
+            &format!("-op write -target p.dat -reqsize 1 -numreqs 2 {pattern}"),
+        );
+        assert_eq!(o.status.code(), Some(2), "{pattern}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("-datapattern") && e.contains(word),
+            "{pattern}: {e}"
+        );
+        assert!(e.contains(applies_to), "{pattern}: {e}");
+        assert_eq!(d.entries(), ["pat"], "{pattern}");
+    }
+    for pattern in [
+        "-dp sequenced -dp prefix 1f -dp inverse",
+        "-dp ascii abc -dp replicate",
+        "-dp file pat -dp wholefile",
+        "-dp hex 0a0b -dp wholefile",
+        "-dp compress 50 -dp dedupe 25",
+        "-dp A -dp compress 10",
+    ] {
+        ok(&xdd(
+            &d,
+            &format!("-op write -target p.dat -reqsize 1 -numreqs 2 {pattern}"),
+        ));
+    }
+}
+
+/// Seek list locations whose byte offset (with the request) passes the
+/// largest file offset made a worker panic on a multiply overflow, or
+/// fail mid-run with EINVAL: refused when loaded (exit 2) naming
+/// `-seek load` and the line, before the target is created.
+#[test]
+fn seek_list_locations_past_the_largest_offset_are_refused() {
+    let d = TempDir::new("seek-overflow");
+    for (list, line) in [
+        ("0 0\n1 18446744073709551615\n", "line 2"),
+        ("# a comment\n0 9007199254740990\n", "line 2"),
+        ("0 0\n1 8\n2 9007199254740991\n", "line 3"),
+    ] {
+        std::fs::write(d.0.join("l.txt"), list).unwrap();
+        let o = xdd(
+            &d,
+            "-op write -target sk.dat -reqsize 8 -numreqs 2 -seek load l.txt",
+        );
+        assert_eq!(o.status.code(), Some(2), "{list}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("-seek") && e.contains("load"), "{list}: {e}");
+        assert!(e.contains(line) && e.contains("2^63"), "{list}: {e}");
+        assert_eq!(d.entries(), ["l.txt"]);
+    }
+    // The last request that fits is taken.
+    let last = (i64::MAX as u64 - 8192) / 1024;
+    std::fs::write(d.0.join("l.txt"), format!("0 {last}\n")).unwrap();
+    let o = xdd(
+        &d,
+        "-op write -target null -reqsize 8 -numreqs 2 -seek load l.txt",
+    );
+    ok(&o);
+}
+
+/// `-dio` with requests or offsets finer than the file's direct I/O
+/// alignment (a file system on 4096-byte sectors) failed every request
+/// mid-run with EINVAL, saying nothing of alignment: refused up front
+/// (exit 2) naming -dio and the alignment, for a file to be created, an
+/// existing file and the device itself; aligned requests run direct.
+#[test]
+fn dio_finer_than_the_targets_alignment_is_refused() {
+    fn run(d: &TempDir, target: &str, op: &str, rest: &str) -> Output {
+        let line = format!("-op {op} -target {target} -blocksize 512 -numreqs 4 -dio {rest}");
+        xdd(d, &format!("{line} --json j.json"))
+    }
+    fn refused(o: &Output, what: &str) {
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(o));
+        let e = stderr(o);
+        assert!(e.contains("-dio") && e.contains("4096"), "{what}: {e}");
+    }
+    let dev = match LoopDev::sectors("xdd-dio4k", 64, 4096) {
+        Ok(l) => l,
+        Err(why) => return common::skip_or_fail("dio_finer_than_the_targets_alignment", &why),
+    };
+    let d = TempDir::new("dio4k");
+    refused(&run(&d, &dev.dev, "read", "-reqsize 2"), "the device");
+    let fs = match common::loopfs::LoopFs::make(dev, "ext4", &[], &d.0.join("m"), &[]) {
+        Ok(fs) => fs,
+        Err(why) => return common::skip_or_fail("dio_finer_than_the_targets_alignment", &why),
+    };
+    let f = fs.at.join("f");
+    let target = f.to_str().unwrap();
+    refused(
+        &run(&d, target, "write", "-reqsize 1"),
+        "a file to be created",
+    );
+    assert!(!f.exists(), "the refused run created its target");
+    ok(&run(&d, target, "write", "-reqsize 8"));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path("j.json")).unwrap()).unwrap();
+    assert_eq!(j["payload"]["targets"][0]["direct_io"], true, "{j}");
+    refused(&run(&d, target, "read", "-reqsize 1"), "an existing file");
+    refused(
+        &run(&d, target, "read", "-reqsize 8 -startoffset 1"),
+        "an offset",
+    );
+}

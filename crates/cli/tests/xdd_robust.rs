@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::loopfs::{self, LoopDev, LoopFs};
 use common::{stderr, stdout, Scratch, SmallFs};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -100,16 +101,17 @@ fn running_out_of_space_stops_and_removes_what_the_run_made() {
     assert!(entries(&small.dir).is_empty(), "{:?}", entries(&small.dir));
     assert!(!big.exists(), "the other target's file stayed");
     assert!(stderr(&o).contains("removed"), "{}", stderr(&o));
-    // A -preallocate that finds no space ends the run before its I/O
-    // (it was a note, and the run wrote on and said it completed).
+    // A -preallocate that cannot fit ends the run before its I/O (it was
+    // a note, and the run wrote on and said it completed): refused, as
+    // the free space says so before anything is reserved.
     let line = format!(
         "-op write -target {} -reqsize 64 -numreqs 4 -preallocate 999999999999 --json p.json",
         small.path("p")
     );
     let o = xdd(&s.root, &line);
-    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    assert_eq!(code(&o), Some(2), "{}", says(&o));
     assert!(
-        stderr(&o).contains("-preallocate: No space left"),
+        stderr(&o).contains("-preallocate") && stderr(&o).contains("free"),
         "{}",
         stderr(&o)
     );
@@ -508,4 +510,146 @@ fn a_seek_range_too_small_for_stagger_is_refused() {
         assert!(stderr(&o).contains("-seek"), "{}", stderr(&o));
         assert!(entries(&s.root).is_empty());
     }
+}
+
+/// Bytes in use on the file system holding `dir` (blocks not free).
+fn used_bytes(dir: &Path) -> u64 {
+    let st = statvfs(dir);
+    (st.f_blocks - st.f_bfree) * st.f_frsize
+}
+
+fn statvfs(dir: &Path) -> libc::statvfs {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+    // SAFETY: zeroed statvfs is valid; statvfs(3) fills it.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a valid out-pointer, both
+    // outliving the call.
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    st
+}
+
+/// An ext4 of 128 MiB whose reserved blocks are kept for uid and gid
+/// 12345: root without CAP_SYS_RESOURCE cannot use them, although
+/// statvfs counts them as free for root.
+fn ext4_reserved_for_another(s: &Scratch) -> Result<LoopFs, String> {
+    let dev = LoopDev::blank(&s.path("e4.img"), 128)?;
+    loopfs::mkfs(&dev, "ext4", &["-b", "4096"])?;
+    let tune = Command::new("tune2fs")
+        .args(["-u", "12345", "-g", "12345", &dev.dev])
+        .output()
+        .map_err(|e| format!("tune2fs: {e}"))?;
+    if !tune.status.success() {
+        return Err(format!("tune2fs: {}", stderr(&tune)));
+    }
+    LoopFs::mount(dev, &s.path("m"), &[])
+}
+
+/// A -preallocate that cannot fit leaves a file of the user's as it was
+/// (a failed fallocate left it grown to what ext4 managed, the file
+/// system full): refused before the file is touched when the free space
+/// says it cannot fit (exit 2), and put back to its size when the file
+/// system runs out during the call (exit 1).
+#[test]
+fn a_preallocate_that_does_not_fit_leaves_a_users_file_as_it_was() {
+    let s = Scratch::new("xdd-prealloc");
+    let fs = match ext4_reserved_for_another(&s) {
+        Ok(fs) => fs,
+        Err(why) => return common::skip_or_fail("a_preallocate_that_does_not_fit", &why),
+    };
+    let f = fs.at.join("exist");
+    std::fs::write(&f, "orig\n").unwrap();
+    let used = used_bytes(&fs.at);
+    let as_it_was = |what: &str, o: &Output| {
+        assert_eq!(std::fs::read(&f).unwrap(), b"orig\n", "{what}: {}", says(o));
+        assert_eq!(used_bytes(&fs.at), used, "{what}: space left taken");
+    };
+    let line = |bytes: &str| {
+        format!(
+            "-op write -target {} -reqsize 4 -numreqs 2 -preallocate {bytes}",
+            f.display()
+        )
+    };
+    let o = xdd(&s.root, &line("1000m"));
+    assert_eq!(code(&o), Some(2), "{}", says(&o));
+    assert!(stderr(&o).contains("-preallocate"), "{}", says(&o));
+    as_it_was("refused", &o);
+    // Within the blocks statvfs says are free (root's view, reserve
+    // included), beyond those this process may take: the call fails
+    // part way, as it would for a file system that filled meanwhile.
+    let st = statvfs(&fs.at);
+    let bytes = (st.f_bavail + (st.f_bfree - st.f_bavail) / 2) * st.f_frsize;
+    let mut c = Command::new("setpriv");
+    c.args(["--inh-caps=-sys_resource", "--bounding-set=-sys_resource"])
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .arg("xdd")
+        .args(line(&bytes.to_string()).split_whitespace())
+        .current_dir(&s.root);
+    let o = c.output().unwrap();
+    assert_eq!(code(&o), Some(1), "{}", says(&o));
+    assert!(stderr(&o).contains("No space left"), "{}", says(&o));
+    assert!(
+        stderr(&o).contains("put back to its 5 bytes"),
+        "{}",
+        says(&o)
+    );
+    as_it_was("failed part way", &o);
+}
+
+/// A pass limited only by time cycles over what lies between its
+/// offsets and the end of the target (it cycled over the target's whole
+/// size from the offset on: a write grew the file, a read ran off its
+/// end, a device's read failed), and an offset that leaves no request
+/// is refused naming it.
+#[test]
+fn a_time_limited_pass_with_offsets_stays_inside_the_target() {
+    let s = Scratch::new("xdd-timedoffsets");
+    let data = vec![3u8; 64 << 10];
+    std::fs::write(s.path("f"), &data).unwrap();
+    let run = |op: &str, targets: &str, rest: &str| {
+        xdd(
+            &s.root,
+            &format!("-op {op} {targets} -reqsize 4 -timelimit 0.2 {rest} --json r.json"),
+        )
+    };
+    for (op, targets, rest) in [
+        ("write", "-target f", "-startoffset 60"),
+        ("read", "-target f", "-startoffset 60"),
+        ("write", "-target f", "-passes 2 -passoffset 30"),
+        ("read", "-targets 2 f f", "-targetoffset 32"),
+        ("write", "-target f", "-seek interleave 2"),
+        ("write", "-target f", "-seek stagger 16"),
+    ] {
+        let o = run(op, targets, rest);
+        assert_eq!(code(&o), Some(0), "{op} {rest}: {}", says(&o));
+        let j = json(&s.path("r.json"));
+        assert_eq!(j["payload"]["errors"]["count"], 0, "{op} {rest}: {j}");
+        assert_eq!(
+            std::fs::read(s.path("f")).unwrap().len(),
+            data.len(),
+            "{rest}"
+        );
+    }
+    std::fs::write(s.path("f"), &data).unwrap();
+    for (targets, rest, names) in [
+        ("-target f", "-startoffset 64", "-startoffset"),
+        ("-target f", "-passes 3 -passoffset 32", "-passoffset"),
+        ("-targets 2 f f", "-targetoffset 62", "-targetoffset"),
+    ] {
+        let o = run("write", targets, rest);
+        assert_eq!(code(&o), Some(2), "{rest}: {}", says(&o));
+        assert!(stderr(&o).contains(names), "{rest}: {}", says(&o));
+        assert_eq!(std::fs::read(s.path("f")).unwrap(), data, "{rest}");
+    }
+    let dev = match LoopDev::scratch("xdd-timed-dev", 1) {
+        Ok(d) => d,
+        Err(why) => return common::skip_or_fail("a_time_limited_pass_with_offsets", &why),
+    };
+    let o = run("read", &format!("-target {dev}"), "-startoffset 512");
+    assert_eq!(code(&o), Some(0), "{}", says(&o));
+    let j = json(&s.path("r.json"));
+    assert_eq!(j["payload"]["errors"]["count"], 0, "{j}");
+    let o = run("read", &format!("-target {dev}"), "-startoffset 1024");
+    assert_eq!(code(&o), Some(2), "{}", says(&o));
+    assert!(stderr(&o).contains("-startoffset"), "{}", says(&o));
 }

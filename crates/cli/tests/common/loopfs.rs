@@ -40,6 +40,23 @@ impl LoopDev {
         mb: u64,
         fill: impl FnOnce(&Path) -> Result<(), String>,
     ) -> Result<LoopDev, String> {
+        LoopDev::made(name, mb, fill, &[])
+    }
+
+    /// As [`LoopDev::scratch`], with logical sectors of `sector_bytes`
+    /// (`losetup --sector-size`): O_DIRECT on it, and on a file system
+    /// made on it, needs that alignment.
+    pub fn sectors(name: &str, mb: u64, sector_bytes: u32) -> Result<LoopDev, String> {
+        let size = sector_bytes.to_string();
+        LoopDev::made(name, mb, |_| Ok(()), &["--sector-size", &size])
+    }
+
+    fn made(
+        name: &str,
+        mb: u64,
+        fill: impl FnOnce(&Path) -> Result<(), String>,
+        losetup: &[&str],
+    ) -> Result<LoopDev, String> {
         if !super::is_root() {
             return Err(NOT_ROOT.into());
         }
@@ -47,7 +64,7 @@ impl LoopDev {
         let img = home.path("img");
         sparse(&img, mb)?;
         fill(&img)?;
-        let mut dev = LoopDev::attach(&img)?;
+        let mut dev = LoopDev::attach_with(&img, losetup)?;
         dev.home = Some(home);
         Ok(dev)
     }
@@ -60,11 +77,17 @@ impl LoopDev {
     /// A loop device over `backing` (an image or another block device)
     /// from byte `offset` on, as `losetup -o` makes it.
     pub fn attach_at(backing: &Path, offset: u64) -> Result<LoopDev, String> {
+        LoopDev::attach_with(backing, &["-o", &offset.to_string()])
+    }
+
+    /// A loop device over `backing`, made by `losetup` with `options`.
+    fn attach_with(backing: &Path, options: &[&str]) -> Result<LoopDev, String> {
         if !super::is_root() {
             return Err(NOT_ROOT.into());
         }
         let out = Command::new("losetup")
-            .args(["-f", "--show", "-o", &offset.to_string()])
+            .args(["-f", "--show"])
+            .args(options)
             .arg(backing)
             .output()
             .map_err(|e| format!("losetup: {e}"))?;

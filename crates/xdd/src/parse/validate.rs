@@ -388,8 +388,13 @@ fn target(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
         s3_target(i, t)?;
     }
     if t.dio {
-        dio(i, t)?;
+        dio(c, i, t)?;
     }
+    // The words together (a modifier with nothing to modify), before
+    // -verify location asks what they make.
+    t.datapattern
+        .build()
+        .map_err(|e| UsageError::new("datapattern", format!("target {i}: {e}")))?;
     if t.verify == Some(VerifyKind::Location) && !t.datapattern.is_sequenced() {
         return Err(UsageError::new(
             "verify",
@@ -604,32 +609,79 @@ fn uring(
     }
 }
 
-fn dio(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
-    let aligned = |v: u64| v.is_multiple_of(DIO_ALIGN);
+/// -dio: request sizes and offsets must be multiples of what O_DIRECT
+/// needs of the target (at least 512 bytes; more where the kernel or
+/// the device says so, as on 4096-byte sectors), and the buffers must
+/// be aligned as it asks: otherwise every request fails with EINVAL
+/// during the run, saying nothing of alignment.
+fn dio(c: &Config, i: usize, t: &TargetOpts) -> Result<(), UsageError> {
+    let found = dio_alignment(c, t);
+    let (align, whose) = match found {
+        Some(a) if a.offset_bytes > DIO_ALIGN => (
+            a.offset_bytes,
+            format!("the direct I/O alignment of {} ({})", t.path, a.source),
+        ),
+        _ => (DIO_ALIGN, "the sector size O_DIRECT needs".to_string()),
+    };
+    let aligned = |v: u64| v.is_multiple_of(align);
+    let fix = format!("make them multiples of {align} bytes, or drop -dio");
     if !aligned(t.xfer_bytes()) {
         return Err(UsageError::new("dio", format!(
-            "target {i}: request size {} bytes is not a multiple of {DIO_ALIGN}; O_DIRECT needs aligned transfers",
-            t.xfer_bytes()
+            "target {i}: request size {} bytes (-reqsize {} x -blocksize {}) is not a multiple of {align} bytes, {whose}; {fix}",
+            t.xfer_bytes(), t.reqsize, t.blocksize
         )));
     }
-    let starts = [t.startoffset, t.passoffset, t.targetoffset];
-    if starts.iter().any(|b| !aligned(b * t.blocksize)) {
+    let starts = [
+        ("startoffset", t.startoffset),
+        ("passoffset", t.passoffset),
+        ("targetoffset", t.targetoffset),
+    ];
+    if let Some((opt, b)) = starts
+        .iter()
+        .find(|(_, b)| !aligned(b.saturating_mul(t.blocksize)))
+    {
         return Err(UsageError::new("dio", format!(
-            "target {i}: offsets must be multiples of {DIO_ALIGN} bytes for O_DIRECT (blocksize {} bytes)",
+            "target {i}: -{opt} {b} blocks of {} bytes is not a multiple of {align} bytes, {whose}; offsets must be aligned for O_DIRECT: {fix}",
             t.blocksize
         )));
     }
     if let (None, Some(b)) = (t.numreqs, t.bytes) {
         if !aligned(b) {
-            return Err(UsageError::new(
-                "dio",
-                format!(
-                "target {i}: -bytes {b} leaves a last request that is not a multiple of {DIO_ALIGN}"
-            ),
-            ));
+            return Err(UsageError::new("dio", format!(
+                "target {i}: -bytes {b} leaves a last request that is not a multiple of {align} bytes, {whose}; {fix}"
+            )));
         }
     }
+    let memory = found.map_or(0, |a| a.memory_bytes);
+    let buffer = t.memalign.max(iolab_core::buffer::page_size() as u64);
+    if memory > buffer {
+        return Err(UsageError::new("memalign", format!(
+            "target {i}: -dio needs buffers aligned to {memory} bytes ({whose}); give -memalign {memory}"
+        )));
+    }
     Ok(())
+}
+
+/// What O_DIRECT needs of target `t`, asked of its backend: of the file
+/// or device, or for a file yet to be made, of its directory. None when
+/// nothing says (the 512-byte floor applies).
+fn dio_alignment(c: &Config, t: &TargetOpts) -> Option<iolab_backend::DirectIoAlignment> {
+    if !crate::plan::target_capabilities(t).local {
+        return None;
+    }
+    let be = crate::plan::target_backend(t, &c.global).ok()?;
+    let path = std::path::Path::new(&t.path);
+    let here = iolab_backend::c_path(path).ok()?;
+    if be.stat(&here).is_ok() {
+        return be.direct_io_alignment(&here).ok().flatten();
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    be.direct_io_alignment(&iolab_backend::c_path(dir).ok()?)
+        .ok()
+        .flatten()
 }
 
 /// Start triggers that could never fire are refused rather than left to

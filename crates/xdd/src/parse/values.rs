@@ -105,14 +105,23 @@ pub struct PatternOpts {
 }
 
 impl PatternOpts {
-    /// The pattern the words build (they were checked when parsed).
+    /// The pattern the words build (each was checked when parsed); a
+    /// modifier the pattern they make does not use is an error, as it
+    /// would be dropped without a word.
     pub fn build(
         &self,
     ) -> Result<crate::plan::datapat::DataPattern, crate::plan::datapat::PatternError> {
         let mut dp = crate::plan::datapat::DataPattern::default();
-        for w in &self.words {
-            let refs: Vec<&str> = w.iter().map(String::as_str).collect();
-            dp.apply_words(&refs)?;
+        let options: Vec<Vec<&str>> = self
+            .words
+            .iter()
+            .map(|w| w.iter().map(String::as_str).collect())
+            .collect();
+        for refs in &options {
+            dp.apply_words(refs)?;
+        }
+        for refs in &options {
+            dp.check_modifier(refs)?;
         }
         Ok(dp)
     }

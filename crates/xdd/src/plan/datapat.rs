@@ -169,6 +169,17 @@ pub enum PatternError {
     /// A word that is none of the above.
     #[error("-datapattern '{0}' is neither one character nor a known pattern")]
     Unknown(String),
+    /// A modifier the pattern written does not use (XDD's guide says
+    /// what each modifies); it would be dropped without a word.
+    #[error("-datapattern {word} applies to {applies_to}, and the pattern written here is {made}: drop {word}, or give such a pattern")]
+    Unused {
+        /// The modifier as typed.
+        word: String,
+        /// The patterns it modifies.
+        applies_to: &'static str,
+        /// What the options make (see [`DataPattern::describe`]).
+        made: String,
+    },
 }
 
 impl DataPattern {
@@ -241,6 +252,45 @@ impl DataPattern {
             self.explicit = true;
         }
         Ok(1)
+    }
+
+    /// Refuses a modifier among one `-datapattern` option's `words` that
+    /// this (final) pattern does not use: `prefix` modifies sequenced
+    /// words, `replicate` an ascii, hex or file pattern written once per
+    /// buffer, a bare `wholefile` such a pattern, `compress` and `dedupe`
+    /// unique random data; `inverse` applies to every pattern.
+    pub fn check_modifier(&self, words: &[&str]) -> Result<(), PatternError> {
+        let Some(first) = words.first() else {
+            return Ok(());
+        };
+        let bytes = matches!(self.kind, PatternKind::Bytes(_));
+        let (used, applies_to) = match first.to_ascii_lowercase().as_str() {
+            "prefix" => (
+                self.kind == PatternKind::Sequenced,
+                "sequenced data (-datapattern sequenced)",
+            ),
+            "replicate" => (
+                bytes && !self.whole_file,
+                "an ascii, hex or file pattern, written once per buffer without it (a character fills the buffer, the test frames and wholefile repeat already)",
+            ),
+            "wholefile" if words.len() == 1 => (
+                bytes,
+                "the bytes of a file, ascii or hex pattern given with it",
+            ),
+            "compress" | "dedupe" => (
+                self.kind == PatternKind::Random,
+                "unique random data (the default or random), which a later -datapattern replaced",
+            ),
+            _ => (true, ""),
+        };
+        if used {
+            return Ok(());
+        }
+        Err(PatternError::Unused {
+            word: words.join(" "),
+            applies_to,
+            made: self.describe(),
+        })
     }
 
     /// `compress PCT` and `dedupe PCT`: Some(words used) when `lower` is one.
@@ -842,6 +892,41 @@ mod tests {
             assert_eq!(p.apply_words(o).unwrap(), o.len());
         }
         p
+    }
+
+    #[test]
+    fn a_modifier_must_modify_the_pattern_written() {
+        let unused = |opts: &[&[&str]], m: &[&str]| {
+            matches!(
+                pat(opts).check_modifier(m),
+                Err(PatternError::Unused { .. })
+            )
+        };
+        assert!(unused(&[&["prefix", "1f"]], &["prefix", "1f"]));
+        assert!(!unused(
+            &[&["sequenced"], &["prefix", "1f"]],
+            &["prefix", "1f"]
+        ));
+        assert!(unused(&[&["A"], &["replicate"]], &["replicate"]));
+        assert!(!unused(&[&["ascii", "ab"], &["replicate"]], &["replicate"]));
+        assert!(unused(&[&["wholefile"]], &["wholefile"]));
+        assert!(!unused(&[&["hex", "0a"], &["wholefile"]], &["wholefile"]));
+        assert!(unused(&[&["compress", "5"], &["A"]], &["compress", "5"]));
+        assert!(!unused(
+            &[&["compress", "5"], &["random"]],
+            &["compress", "5"]
+        ));
+        // inverse and base patterns are never unused.
+        assert!(!unused(&[&["A"], &["inverse"]], &["inverse"]));
+        assert!(!unused(&[&["A"], &["sequenced"]], &["A"]));
+        let e = pat(&[&["prefix", "1f"]])
+            .check_modifier(&["prefix", "1f"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("sequenced") && e.contains("unique incompressible"),
+            "{e}"
+        );
     }
 
     fn filled(p: &DataPattern, len: usize, off: u64) -> Vec<u8> {

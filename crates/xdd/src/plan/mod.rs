@@ -136,7 +136,7 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
             Some(blocks) => blocks,
             None => timed_range_bytes(i, t, &cfg.global)? / t.blocksize,
         };
-        (range / t.reqsize).max(1)
+        timed_requests(t, range)
     } else {
         ops
     };
@@ -193,11 +193,33 @@ fn target_plan(cfg: &Config, i: usize, t: &TargetOpts) -> Result<TargetPlan, Usa
     })
 }
 
+/// Requests a time-limited pass makes before its offsets repeat: as
+/// many as fit in `range_blocks` one step apart (a sequential pass with
+/// `-seek interleave N` steps N requests, a stagger with a stride steps
+/// the stride), so that the last one ends inside the range.
+fn timed_requests(t: &TargetOpts, range_blocks: u64) -> u64 {
+    let req = t.reqsize;
+    let interleaved = req.saturating_mul(t.seek.interleave.max(1));
+    let step = match (t.seek.pattern, t.seek.stagger_stride_blocks) {
+        (SeekPattern::Sequential, _) => interleaved,
+        (SeekPattern::Stagger, Some(stride)) if stride > req => {
+            (stride - req).saturating_add(interleaved)
+        }
+        _ => req,
+    };
+    match range_blocks.checked_sub(req) {
+        Some(past_first) => past_first / step + 1,
+        None => 1,
+    }
+}
+
 /// The range a time-limited pass cycles over without `-seek range`: the
-/// default, or an existing target's size when it is smaller (a read past
-/// the end would be a short transfer, a write would grow the file). An
-/// existing target smaller than one request has no range to cycle over:
-/// refused, as reading would run off its end and writing would grow it.
+/// default, or what an existing target holds from the farthest start of
+/// its passes (its offsets) to its end, when that is smaller (a read
+/// past the end would be a short transfer, a write would grow the file).
+/// An existing target that leaves less than one request there has no
+/// range to cycle over: refused, as reading would run off its end and
+/// writing would grow it.
 fn timed_range_bytes(i: usize, t: &TargetOpts, g: &GlobalOpts) -> Result<u64, UsageError> {
     // A sink (the null target) has no size: nothing runs off its end.
     let size = if t.createnewfiles || target_capabilities(t).discards {
@@ -205,24 +227,65 @@ fn timed_range_bytes(i: usize, t: &TargetOpts, g: &GlobalOpts) -> Result<u64, Us
     } else {
         existing_size(t, g)
     };
-    match size {
-        None => Ok(DEFAULT_TIMED_RANGE_BYTES),
-        Some(size) if size >= t.xfer_bytes() => Ok(size.min(DEFAULT_TIMED_RANGE_BYTES)),
-        Some(size) => Err(UsageError::new(
-            if t.timelimit_s > 0.0 {
-                "timelimit"
-            } else {
-                "runtime"
-            },
+    let Some(size) = size else {
+        return Ok(DEFAULT_TIMED_RANGE_BYTES);
+    };
+    let (from, moved) = farthest_start(i, t, g.passes);
+    let room = size.saturating_sub(from);
+    if room >= t.xfer_bytes() {
+        return Ok(room.min(DEFAULT_TIMED_RANGE_BYTES));
+    }
+    let limit = if t.timelimit_s > 0.0 {
+        "-timelimit"
+    } else {
+        "-runtime"
+    };
+    let fix = "give a smaller -reqsize, an amount (-numreqs, -bytes) or -seek range";
+    let Some(&(option, _)) = moved.first() else {
+        return Err(UsageError::new(
+            &limit[1..],
             format!(
                 "target {i} ({}) holds {size} bytes, less than one request of {} bytes: \
-                 a pass limited only by time cycles over the target's size; \
-                 give a smaller -reqsize, an amount (-numreqs, -bytes) or -seek range",
+                 a pass limited only by time cycles over the target's size; {fix}",
                 t.path,
                 t.xfer_bytes()
             ),
-        )),
-    }
+        ));
+    };
+    let offsets: Vec<String> = moved.iter().map(|(o, v)| format!("-{o} {v}")).collect();
+    Err(UsageError::new(
+        option,
+        format!(
+            "target {i} ({}) holds {size} bytes, and with {} its last pass starts at byte {from}, \
+             leaving less than one request of {} bytes: a pass limited only by time ({limit}) \
+             cycles between its offsets and the target's end; lower the offsets or {fix}",
+            t.path,
+            offsets.join(", "),
+            t.xfer_bytes()
+        ),
+    ))
+}
+
+/// The byte at which the last pass of target `i` starts
+/// (`startoffset + i x targetoffset + (passes - 1) x passoffset`
+/// blocks, as the seek plan places it), and the offset options that move
+/// it there, with their values.
+fn farthest_start(i: usize, t: &TargetOpts, passes: u64) -> (u64, Vec<(&'static str, u64)>) {
+    let later = passes.saturating_sub(1);
+    let parts = [
+        ("startoffset", t.startoffset, 1),
+        ("targetoffset", t.targetoffset, i as u64),
+        ("passoffset", t.passoffset, later),
+    ];
+    let moved: Vec<_> = parts
+        .iter()
+        .filter(|(_, v, times)| *v != 0 && *times != 0)
+        .map(|&(o, v, _)| (o, v))
+        .collect();
+    let blocks = parts.iter().fold(0u64, |b, (_, v, times)| {
+        b.saturating_add(v.saturating_mul(*times))
+    });
+    (blocks.saturating_mul(t.blocksize), moved)
 }
 
 /// Size of an existing file or block device (None when there is none),
@@ -303,8 +366,11 @@ fn stagger_fits(i: usize, t: &TargetOpts) -> Result<(), UsageError> {
 fn seek_config(t: &TargetOpts, wrap: u64) -> Result<SeekConfig, UsageError> {
     let pattern = match (&t.seek.load, t.seek.pattern) {
         (Some(f), _) => Sp::Loaded(
-            crate::plan::seek::load_list(std::path::Path::new(f))
-                .map_err(|e| UsageError::new("seek", format!("load {f}: {e}")))?,
+            crate::plan::seek::load_list(
+                std::path::Path::new(f),
+                crate::plan::seek::last_block(t.blocksize, t.xfer_bytes()),
+            )
+            .map_err(|e| UsageError::new("seek", format!("load {f}: {e}")))?,
         ),
         (None, SeekPattern::Random) => Sp::Random,
         (None, SeekPattern::Stagger) => Sp::Stagger,
@@ -392,6 +458,33 @@ mod tests {
         assert_eq!(t.ops, 2048);
         let pass = t.seek.pass(1);
         assert!((0..2048).all(|n| pass.offset(n) + 8192 <= 4_000_000 * 1024));
+    }
+
+    #[test]
+    fn a_timed_pass_ends_its_last_request_inside_the_range() {
+        let wrap = |extra: &str| {
+            let line = format!("-target a -reqsize 4 -timelimit 1 -seek range 64 {extra}");
+            plan_of(&line).targets[0].wrap
+        };
+        assert_eq!(wrap(""), 16);
+        // Requests 8 blocks apart: the 8th starts at 56 and ends at 60.
+        assert_eq!(wrap("-seek interleave 2"), 8);
+        // A stride of 16: requests at 0, 16, 32, 48.
+        assert_eq!(wrap("-seek stagger 16"), 4);
+        assert_eq!(wrap("-seek random"), 16);
+    }
+
+    #[test]
+    fn the_last_pass_starts_past_every_offset() {
+        let p = plan_of("-target a -reqsize 4 -numreqs 1 -startoffset 2 -passoffset 3 -targetoffset 5 -passes 4");
+        let (bytes, moved) = farthest_start(2, &p.targets[0].opts, 4);
+        assert_eq!(bytes, (2 + 2 * 5 + 3 * 3) * 1024);
+        assert_eq!(
+            moved,
+            [("startoffset", 2), ("targetoffset", 5), ("passoffset", 3)]
+        );
+        let (bytes, moved) = farthest_start(0, &p.targets[0].opts, 1);
+        assert_eq!((bytes, moved), (2048, vec![("startoffset", 2)]));
     }
 
     #[test]

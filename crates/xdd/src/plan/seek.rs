@@ -299,6 +299,17 @@ impl SeekPlan {
         if span.is_none() {
             return Err(SeekError::Overflow);
         }
+        // Loaded locations are absolute: each request must end at a file
+        // offset ([`load_list`] says which line does not).
+        if let SeekPattern::Loaded(list) = &cfg.pattern {
+            let last = last_block(
+                cfg.block_size,
+                cfg.reqsize_blocks.saturating_mul(cfg.block_size),
+            );
+            if list.iter().any(|&b| b > last) {
+                return Err(SeekError::Overflow);
+            }
+        }
         Ok(Self {
             cfg: cfg.clone(),
             base_block,
@@ -485,23 +496,36 @@ pub fn qthread_requests(num_reqs: u64, q: u64, qd: u64) -> impl Iterator<Item = 
 /// millions of requests; its offsets, 8 bytes each, are held in memory.
 pub const MAX_SEEK_LIST_BYTES: u64 = 1 << 30;
 
+/// The largest byte offset of a file (2^63 - 1): where no request may end.
+pub const MAX_FILE_OFFSET: u64 = i64::MAX as u64;
+
+/// The farthest block a loaded location may name: a request of
+/// `request_bytes` there ends at [`MAX_FILE_OFFSET`] at most.
+pub fn last_block(block_bytes: u64, request_bytes: u64) -> u64 {
+    MAX_FILE_OFFSET.saturating_sub(request_bytes) / block_bytes.max(1)
+}
+
 /// Reads a seek list (`-seek load`): a regular file (a FIFO or a device
 /// would hold the run before it starts) of at most
-/// [`MAX_SEEK_LIST_BYTES`]; the result goes in [`SeekPattern::Loaded`].
-pub fn load_list(path: &Path) -> Result<Arc<[u64]>, SeekError> {
+/// [`MAX_SEEK_LIST_BYTES`] whose locations are at most block
+/// `max_block` ([`last_block`]); the result goes in
+/// [`SeekPattern::Loaded`].
+pub fn load_list(path: &Path, max_block: u64) -> Result<Arc<[u64]>, SeekError> {
     let input_err = |source| SeekError::Input {
         path: path.display().to_string(),
         source,
     };
     let f = iolab_core::input::open_bounded(path, MAX_SEEK_LIST_BYTES).map_err(input_err)?;
-    parse_list(io::BufReader::new(f)).map_err(|e| match e {
+    parse_list(io::BufReader::new(f), max_block).map_err(|e| match e {
         SeekError::Io { source, .. } => input_err(iolab_core::input::from_io(source)),
         other => other,
     })
 }
 
-/// Parses a seek list from any reader (see [`load_list`]).
-pub fn parse_list<R: BufRead>(r: R) -> Result<Arc<[u64]>, SeekError> {
+/// Parses a seek list from any reader (see [`load_list`]); a location
+/// past `max_block` is refused with its line, as its request would end
+/// past the largest file offset.
+pub fn parse_list<R: BufRead>(r: R, max_block: u64) -> Result<Arc<[u64]>, SeekError> {
     let mut out = Vec::new();
     for (n, line) in r.lines().enumerate() {
         let line = line.map_err(|source| SeekError::Io {
@@ -528,6 +552,11 @@ pub fn parse_list<R: BufRead>(r: R) -> Result<Arc<[u64]>, SeekError> {
             .map_err(|_| bad("block location is not a number"))?;
         if idx != out.len() as u64 {
             return Err(bad(&format!("expected index {}, found {idx}", out.len())));
+        }
+        if block > max_block {
+            return Err(bad(&format!(
+                "block {block}: a request there ends past the largest file offset (2^63 - 1 bytes); the last block a request of this size may start at is {max_block}"
+            )));
         }
         out.push(block);
     }
@@ -720,7 +749,10 @@ mod tests {
                 "0000000002 000000000016 8 r 0000000000000000 0000000000000000",
             ]
         );
-        assert_eq!(&parse_list(text.as_bytes()).unwrap()[..], [0, 8, 16]);
+        assert_eq!(
+            &parse_list(text.as_bytes(), u64::MAX).unwrap()[..],
+            [0, 8, 16]
+        );
         assert_eq!(save_file_name("seeks", 3), "seeks.T3.txt");
     }
 
@@ -736,7 +768,7 @@ mod tests {
         let head = String::from_utf8_lossy(&text[..120]).into_owned();
         assert!(head.starts_with("# Longest seek="), "{head}");
         assert!(head.contains("\n#Ordinal Location Reqsize Operation Time1 Time2\n"));
-        let list = parse_list(&text[..]).unwrap();
+        let list = parse_list(&text[..], u64::MAX).unwrap();
         let loaded = SeekConfig {
             pattern: SeekPattern::Loaded(list),
             start_offset_blocks: 999, // not added again: locations are absolute
@@ -752,23 +784,48 @@ mod tests {
     }
 
     #[test]
+    fn loaded_locations_end_at_a_file_offset() {
+        // 8 KiB requests of 1 KiB blocks: the last that fits ends at
+        // 2^63 - 1 or just before.
+        let last = last_block(1024, 8192);
+        assert!(last * 1024 + 8192 <= MAX_FILE_OFFSET);
+        assert!((last + 1) * 1024 + 8192 > MAX_FILE_OFFSET);
+        let text = format!("0 0\n# gap\n1 {last}\n2 {}\n", last + 1);
+        let e = parse_list(text.as_bytes(), last).unwrap_err().to_string();
+        assert!(e.contains("line 4") && e.contains("2^63 - 1"), "{e}");
+        let list = parse_list(text.as_bytes(), u64::MAX).unwrap();
+        let loaded = SeekConfig {
+            pattern: SeekPattern::Loaded(list),
+            ..cfg(SeekPattern::Sequential, 3)
+        };
+        assert!(matches!(
+            SeekPlan::new(&loaded, 0),
+            Err(SeekError::Overflow)
+        ));
+    }
+
+    #[test]
     fn load_file_and_errors() {
         let dir = std::env::temp_dir().join(format!("iolab-seek-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("list.txt");
         std::fs::write(&p, "# c\n0 16 8 r\n\n1 32\n").unwrap();
-        assert_eq!(&*load_list(&p).unwrap(), &[16, 32]);
+        assert_eq!(&*load_list(&p, u64::MAX).unwrap(), &[16, 32]);
         std::fs::write(&p, "0 16\n2 32\n").unwrap();
-        let e = load_list(&p).unwrap_err().to_string();
+        let e = load_list(&p, u64::MAX).unwrap_err().to_string();
         assert!(
             e.contains("line 2") && e.contains("expected index 1"),
             "{e}"
         );
         std::fs::write(&p, "# only\n").unwrap();
-        assert!(matches!(load_list(&p), Err(SeekError::Empty)));
-        let missing = load_list(&dir.join("nope")).unwrap_err().to_string();
+        assert!(matches!(load_list(&p, u64::MAX), Err(SeekError::Empty)));
+        let missing = load_list(&dir.join("nope"), u64::MAX)
+            .unwrap_err()
+            .to_string();
         assert!(missing.contains("nope"), "{missing}");
-        let e = load_list(Path::new("/dev/zero")).unwrap_err().to_string();
+        let e = load_list(Path::new("/dev/zero"), u64::MAX)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("a character device, not a regular file"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

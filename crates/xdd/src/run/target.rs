@@ -281,9 +281,12 @@ fn fill(tg: &mut Target, sh: &RunShared, ordinal0: usize) -> Result<(), RunError
 }
 
 /// -preallocate: a file system or backend that cannot reserve space is
-/// a note (the run writes as it would have); any other failure (no
-/// space, a size past the file system's limit) ends the run before its
-/// I/O, as the other preparations do.
+/// a note (the run writes as it would have). What cannot fit in the free
+/// space is refused before the file is touched (exit 2); any other
+/// failure (the space taken meanwhile, a size past the file system's
+/// limit) ends the run before its I/O, as the other preparations do,
+/// with the file put back to its size (ext4 keeps what a failed
+/// fallocate got, the file grown and the file system full).
 fn preallocate(
     be: &dyn Backend,
     plan: &TargetPlan,
@@ -295,6 +298,11 @@ fn preallocate(
     if bytes == 0 || !plan.opts.writes() {
         return Ok(());
     }
+    // Only a regular file grows; a device or an object has no size to keep.
+    let before = be.fstat(h).ok().filter(|st| st.is_file);
+    if let Some(st) = &before {
+        room_for(be, plan, path, st)?;
+    }
     match be.preallocate(h, 0, bytes) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
@@ -304,8 +312,74 @@ fn preallocate(
             ));
             Ok(())
         }
-        Err(e) => Err(fail(plan, path, "-preallocate", e)),
+        Err(e) => Err(fail(plan, path, "-preallocate", put_back(be, h, before, e))),
     }
+}
+
+/// Refuses a -preallocate that the file system's free space cannot hold
+/// beyond what the file has already (root may take ext4's reserve, which
+/// statvfs counts as free for root only). A file system that does not
+/// say is not judged here.
+fn room_for(
+    be: &dyn Backend,
+    plan: &TargetPlan,
+    path: &str,
+    st: &iolab_backend::Stat,
+) -> Result<(), RunError> {
+    let bytes = plan.opts.preallocate;
+    let Ok(fs) = be.statfs(&cpath(path)) else {
+        return Ok(());
+    };
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let blocks = if root {
+        fs.blocks_free
+    } else {
+        fs.blocks_available
+    };
+    let free = blocks.saturating_mul(fs.block_bytes);
+    let need = bytes - st.allocated_bytes.min(bytes);
+    if need <= free {
+        return Ok(());
+    }
+    Err(RunError::Usage(crate::error::UsageError::new(
+        "preallocate",
+        format!(
+            "target {} ({path}): {bytes} bytes need {need} bytes more than the file holds, and its file system has {free} bytes free; nothing was reserved or changed: lower -preallocate or free space",
+            plan.index
+        ),
+    )))
+}
+
+/// After a failed fallocate, sets a regular file back to the size it had
+/// before (`before`), which frees whatever the call reserved past it,
+/// and says so in the error.
+fn put_back(
+    be: &dyn Backend,
+    h: &Handle,
+    before: Option<iolab_backend::Stat>,
+    e: std::io::Error,
+) -> std::io::Error {
+    let Some(st) = before else {
+        return e;
+    };
+    let said = match be.set_len(h, st.size) {
+        Ok(()) => format!("{e}; the file was put back to its {} bytes", st.size),
+        Err(t) => format!(
+            "{e}; and the file could not be put back to its {} bytes ({t}): it may hold space the call reserved",
+            st.size
+        ),
+    };
+    // Holes inside the old size that the call filled stay filled (they
+    // read as zeros, as before): say how much, as the space is taken.
+    let kept = be.fstat(h).map_or(0, |now| {
+        now.allocated_bytes.saturating_sub(st.allocated_bytes)
+    });
+    let said = match kept {
+        0 => said,
+        k => format!("{said} ({k} bytes it reserved in the file's holes stay reserved)"),
+    };
+    std::io::Error::new(e.kind(), said)
 }
 
 /// Bytes of a QThread's buffer: the request, or for unique write data
