@@ -101,7 +101,8 @@ pub fn main(prog: &str, args: Vec<OsString>) -> Ended {
     let work = WorkDir::create(&cli.store)
         .map_err(|e| usage(&cli.store, e))?
         .with_cancel(crate::runner::root());
-    work.claim(&plan.label).map_err(|e| usage(&cli.store, e))?;
+    work.claim(&store, &plan.label)
+        .map_err(|e| usage(&cli.store, e))?;
     for d in work.taken_over() {
         iolab_core::say!(
             "iolab sweep: took over {}: the sweep that made it is no longer running; its leftovers were removed",

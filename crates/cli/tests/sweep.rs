@@ -1374,3 +1374,121 @@ fn each_repeat_line_says_the_time_left() {
     }
     assert!(!lines[5].contains("left"), "{}", lines[5]);
 }
+
+/// Checks that `iolab sweep PLAN --store STORE` is refused, exit 2,
+/// saying `says`.
+fn refused_as(plan: &str, store: &Path, says: &str) {
+    let o = iolab(&["sweep", plan, "--store", store.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}: {}",
+        store.display(),
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains(says), "{says}: {}", stderr(&o));
+}
+
+/// Unmounts a bind mount on drop.
+struct Bound(PathBuf);
+
+impl Drop for Bound {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Another name of `store` in `dir`: a bind mount of the file over a
+/// new one (root only). None when it cannot be made here.
+fn bind_mounted(store: &Path, dir: &Path) -> Option<Bound> {
+    let at = dir.join("bound.sqlite");
+    std::fs::write(&at, b"").unwrap();
+    let ok = Command::new("mount")
+        .arg("--bind")
+        .arg(store)
+        .arg(&at)
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(Bound(at))
+}
+
+/// A store reached by another name (a symbolic link, a hard link, a bind
+/// mount of the file) let a second sweep of a series run beside the
+/// first, each measuring with the other running: the claim was a
+/// directory beside the name as given. Such names are refused to every
+/// recording command now (SQLite keeps a write-ahead log per name, so
+/// two writers through two would corrupt the store too), and the claim
+/// is a lock in the store file, met through any path to its directory,
+/// that goes with its sweep (kill -9 included).
+#[test]
+fn a_series_being_swept_is_refused_under_any_name_of_its_store() {
+    let s = Scratch::new("sweep-names");
+    let store = s.path("r.sqlite");
+    // -p 3: each of the two repeats waits 3 s, so the sweep runs a while.
+    let text = format!(
+        "label = \"names\"\ntool = \"mdtest\"\nrepeats = 1\nargs = \"-F -n 4 -p 3 -d {}/n.{{point}}\"\n[[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1, 2]\n",
+        s.root.display()
+    );
+    let p = s.path("names.toml");
+    std::fs::write(&p, text).unwrap();
+    let p = p.to_str().unwrap();
+    let first = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["sweep", p, "--store", store.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sweep = first.id();
+    let mut guard = KillOnDrop(vec![sweep]);
+    let t0 = Instant::now();
+    while children_of(sweep).is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no run started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The scratch directory under another name: one directory, one log,
+    // one claim.
+    std::os::unix::fs::symlink(&s.root, s.path("alias")).unwrap();
+    let alias = s.path("alias/r.sqlite");
+    let busy = "series 'names' is being swept into this store by another sweep (pid";
+    refused_as(p, &alias, busy);
+    // Names of the file itself (after the alias, and each alone: with a
+    // hard link, every name is one of two).
+    let other = s.path("other");
+    std::fs::create_dir(&other).unwrap();
+    std::os::unix::fs::symlink(&store, other.join("link.sqlite")).unwrap();
+    std::fs::hard_link(&store, other.join("hard.sqlite")).unwrap();
+    refused_as(p, &other.join("link.sqlite"), "is a symbolic link");
+    refused_as(
+        p,
+        &other.join("hard.sqlite"),
+        "has other names (2 hard links)",
+    );
+    std::fs::remove_file(other.join("hard.sqlite")).unwrap();
+    let bound = bind_mounted(&store, &other);
+    match &bound {
+        Some(b) => refused_as(p, &b.0, "a bind mount of the file"),
+        None => skip_or_fail("sweep-names", "no bind mount (not root?)"),
+    }
+    assert!(
+        alive(sweep),
+        "the first sweep ended before the others were refused"
+    );
+    // A dead sweep's claim is no obstacle: the kernel drops its lock.
+    let runs = children_of(sweep);
+    guard.0.extend(&runs);
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(sweep as i32, libc::SIGKILL) };
+    let mut first = first;
+    first.wait().unwrap();
+    let t0 = Instant::now();
+    while runs.iter().any(|&r| alive(r)) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "its run outlived it"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(bound);
+    let o = run(&["sweep", p, "--store", alias.to_str().unwrap()]);
+    assert!(stdout(&o).contains("recorded 2 runs now"), "{}", stdout(&o));
+}

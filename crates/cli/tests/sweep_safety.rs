@@ -3,9 +3,10 @@
 //! option two parts of a plan set is refused; a comparison lists what B
 //! lacks and fails on it; runs with inner points are charted per inner
 //! point; a sweep's output is escaped and its hint runs as printed; a
-//! store path that is a FIFO is refused at once; reading commands create
-//! nothing beside a store; a relative test directory the run removed
-//! still has its file system described.
+//! store path that is a FIFO is refused at once, and so are a store this
+//! user may not write, a symbolic link and an empty path, before the
+//! run; reading commands create nothing beside a store; a relative test
+//! directory the run removed still has its file system described.
 
 // A failed unwrap in a test is the test failing, with its message.
 #![allow(clippy::unwrap_used)]
@@ -598,4 +599,254 @@ fn a_relative_directory_the_run_removed_has_its_file_system_described() {
         fs["fs_type"].as_str().is_some_and(|t| !t.is_empty()),
         "{fs}"
     );
+}
+
+/// `iolab WORDS` run in `dir` (with no `IOLAB_STORE`), as the user
+/// `uid` when given; killed (and the test failed) if it has not ended
+/// within a minute.
+fn in_dir(dir: &Path, uid: Option<u32>, words: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.args(words)
+        .current_dir(dir)
+        .env("CI", "1")
+        .env_remove("IOLAB_STORE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(uid) = uid {
+        c.uid(uid).gid(uid);
+    }
+    let mut child = c.spawn().unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("iolab {words:?} still running after a minute");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The user nobody, whom a test runs as to be refused what root is not.
+const NOBODY: u32 = 65534;
+
+/// A store run with a plan that makes `made` (in `dir`): mdtest, xdd
+/// and a sweep each given `--store STORE`, and what each run would leave.
+fn store_runs(dir: &Path, store: &str) -> Vec<(Vec<String>, std::path::PathBuf)> {
+    let at = |n: &str| dir.join(n).display().to_string();
+    let plan = dir.join("p.toml");
+    let text = format!(
+        "label = \"t\"\ntool = \"mdtest\"\nargs = \"-F -C -n 2 -d {}\"\nrepeats = 1\n",
+        at("sw")
+    );
+    std::fs::write(&plan, text).unwrap();
+    let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    vec![
+        (
+            words(&[
+                "mdtest",
+                "-F",
+                "-C",
+                "-n",
+                "5",
+                "-d",
+                &at("m"),
+                "--store",
+                store,
+            ]),
+            dir.join("m"),
+        ),
+        (
+            words(&[
+                "xdd",
+                "-op",
+                "write",
+                "-target",
+                &at("xf"),
+                "-reqsize",
+                "4",
+                "-mbytes",
+                "1",
+                "--store",
+                store,
+            ]),
+            dir.join("xf"),
+        ),
+        (
+            words(&["sweep", &plan.display().to_string(), "--store", store]),
+            dir.join("sw"),
+        ),
+    ]
+}
+
+/// Checks that `o` was refused before the run (exit 2, `says` in its
+/// message) and that the run made nothing (`made` is absent).
+fn refused_before_the_run(o: &Output, words: &[String], says: &str, made: &Path) {
+    assert_eq!(o.status.code(), Some(2), "{words:?}: {}", stderr(o));
+    assert!(stderr(o).contains(says), "{words:?}: {}", stderr(o));
+    assert!(!made.exists(), "{words:?} ran: {} exists", made.display());
+}
+
+/// A store this user may not write (mode 0444, run by nobody in a
+/// directory of nobody's) was opened read-only without a word (SQLite
+/// falls back to that): the whole run went, then its record failed
+/// (exit 1; a sweep, documented as exit 2 with nothing run, too), and
+/// SQLite left mode-0444 `-wal` and `-shm` files beside the store.
+/// Refused before the run now, exit 2, nothing made beside it.
+#[test]
+fn a_store_this_user_may_not_write_is_refused_before_the_run() {
+    if !common::is_root() {
+        return skip_or_fail("store-unwritable", "not root: cannot run as nobody");
+    }
+    let s = Scratch::new("store-unwritable");
+    let ro = s.path("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let store = ro.join("s.sqlite");
+    let first = s.path("first").display().to_string();
+    run(&[
+        "mdtest",
+        "-F",
+        "-n",
+        "2",
+        "-d",
+        &first,
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    let runs = store_runs(&ro, "s.sqlite");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o444)).unwrap();
+    for e in [ro.clone(), store.clone(), ro.join("p.toml")] {
+        std::os::unix::fs::chown(&e, Some(NOBODY), Some(NOBODY)).unwrap();
+    }
+    let before = std::fs::read(&store).unwrap();
+    for (words, made) in &runs {
+        let w: Vec<&str> = words.iter().map(String::as_str).collect();
+        let o = in_dir(&ro, Some(NOBODY), &w);
+        refused_before_the_run(&o, words, "cannot be written", made);
+    }
+    assert_eq!(names(&ro), ["p.toml", "s.sqlite"]);
+    assert!(
+        std::fs::read(&store).unwrap() == before,
+        "the store changed"
+    );
+}
+
+/// Clears the immutable flag of a file on drop, so that the test's
+/// file system can be taken down whatever happened.
+struct Immutable(std::path::PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+/// An immutable store (chattr +i), which root may not write either, was
+/// opened read-only without a word: the run went, then exit 1.
+#[test]
+fn an_immutable_store_is_refused_before_the_run() {
+    let s = Scratch::new("store-immutable");
+    // tmpfs has no immutable flag: an ext4 of its own.
+    let fs = match common::loopfs::LoopFs::ext4(&s, "ext4", 32, &[]) {
+        Ok(fs) => fs,
+        Err(e) => return skip_or_fail("store-immutable", &e),
+    };
+    let store = fs.at.join("s.sqlite");
+    let st = store.to_str().unwrap();
+    let first = s.path("first").display().to_string();
+    run(&["mdtest", "-F", "-n", "2", "-d", &first, "--store", st]);
+    let flagged = Command::new("chattr").arg("+i").arg(&store).status();
+    if !flagged.is_ok_and(|st| st.success()) {
+        return skip_or_fail("store-immutable", "chattr +i did not run");
+    }
+    let _flag = Immutable(store.clone());
+    let before = names(&fs.at);
+    for (words, made) in store_runs(&s.root, st) {
+        let w: Vec<&str> = words.iter().map(String::as_str).collect();
+        let o = in_dir(&s.root, None, &w);
+        refused_before_the_run(&o, &words, "cannot be written", &made);
+    }
+    assert_eq!(names(&fs.at), before);
+}
+
+/// A symbolic link at the store's path was followed: one planted to
+/// nothing had a store created where it pointed (by a sweep at the
+/// default ./iolab.sqlite, or a run's --store), and one to a store was
+/// written through. A link as the store is refused by every command
+/// (exit 2, before anything runs), and nothing is made where it points.
+#[test]
+fn a_symbolic_link_as_the_store_is_refused_and_not_followed() {
+    let s = Scratch::new("store-link");
+    let target = s.path("target");
+    std::fs::create_dir(&target).unwrap();
+    let real = s.path("real.sqlite");
+    let first = s.path("first").display().to_string();
+    run(&[
+        "mdtest",
+        "-F",
+        "-n",
+        "2",
+        "-d",
+        &first,
+        "--store",
+        real.to_str().unwrap(),
+    ]);
+    let before = std::fs::read(&real).unwrap();
+    let link = |to: &Path, name: &str| std::os::unix::fs::symlink(to, s.path(name)).unwrap();
+    link(&target.join("victim.sqlite"), "iolab.sqlite");
+    link(&target.join("v2.sqlite"), "l2.sqlite");
+    link(&real, "l3.sqlite");
+    // The default store, ./iolab.sqlite, then links to nothing and to a store.
+    let mut runs = store_runs(&s.root, "iolab.sqlite");
+    runs[2].0.truncate(2);
+    runs.extend(store_runs(&s.root, "l2.sqlite"));
+    runs.extend(store_runs(&s.root, "l3.sqlite"));
+    let readers = [
+        vec!["results", "--store", "l3.sqlite", "list"],
+        vec!["results", "--store", "iolab.sqlite", "list"],
+        vec!["report", "t", "--store", "l3.sqlite", "-o", "rep"],
+    ];
+    let made = s.path("rep");
+    for w in readers {
+        runs.push((w.iter().map(|w| w.to_string()).collect(), made.clone()));
+    }
+    for (words, made) in &runs {
+        let w: Vec<&str> = words.iter().map(String::as_str).collect();
+        let o = in_dir(&s.root, None, &w);
+        refused_before_the_run(&o, words, "is a symbolic link", made);
+    }
+    assert_eq!(names(&target), Vec::<String>::new());
+    assert!(
+        std::fs::read(&real).unwrap() == before,
+        "written through the link"
+    );
+}
+
+/// `--store ""` was ignored by mdtest and xdd (SQLite's private
+/// temporary database): exit 0, nothing recorded. Exit 2 everywhere,
+/// before the run, as `--json ""` is.
+#[test]
+fn an_empty_store_path_is_refused_before_the_run() {
+    let s = Scratch::new("store-empty");
+    let mut runs = store_runs(&s.root, "");
+    let made = s.path("none");
+    runs.push((
+        ["results", "--store", "", "list"]
+            .map(String::from)
+            .to_vec(),
+        made,
+    ));
+    for (words, made) in &runs {
+        let w: Vec<&str> = words.iter().map(String::as_str).collect();
+        let o = in_dir(&s.root, None, &w);
+        // "--store : an empty name", or clap's "a value is required for '--store <STORE>'".
+        refused_before_the_run(&o, words, "--store", made);
+        let err = stderr(&o);
+        assert!(
+            err.contains("empty name") || err.contains("value is required"),
+            "{err}"
+        );
+    }
 }

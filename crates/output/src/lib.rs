@@ -697,7 +697,8 @@ impl Planned {
     }
 
     /// Checks every planned output; the first that cannot be written is
-    /// the error. Then two files planned on one file (two names of it
+    /// the error, and so is a data file of an empty name. Then two files
+    /// planned on one file (two names of it
     /// included) are refused: the later write would replace the earlier
     /// (an output over a test file or a store loses the data).
     pub fn check(&self) -> Result<(), OutputError> {
@@ -705,6 +706,16 @@ impl Planned {
             match kind {
                 Kind::File => check_file(option, path)?,
                 Kind::Dir => check_dir(option, path)?,
+                // Not checked as an output, but an empty name is no file
+                // at all (SQLite takes it for a private temporary store,
+                // and the run would be recorded nowhere).
+                Kind::Data if path.as_os_str().is_empty() => {
+                    return Err(OutputError::new(
+                        option,
+                        path,
+                        "an empty name; give a file name",
+                    ))
+                }
                 Kind::Data | Kind::Record => {}
             }
         }
@@ -906,6 +917,18 @@ mod tests {
             .check()
             .unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// `--store ""` was let through (a store of an empty name is SQLite's
+    /// private temporary database: the run was recorded nowhere, exit 0).
+    #[test]
+    fn a_data_file_of_an_empty_name_is_refused() {
+        let e = Planned::new()
+            .data("--store", Some(Path::new("")))
+            .check()
+            .unwrap_err();
+        assert_eq!(e.option, "--store");
+        assert!(e.why.contains("an empty name"), "{e}");
     }
 
     #[test]

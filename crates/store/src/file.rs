@@ -2,13 +2,17 @@
 //! and what SQLite's header in it says (its application id), so that a
 //! FIFO is never opened (it blocks) and a database of someone else's is
 //! refused before SQLite touches it (opening one in WAL mode makes its
-//! `-wal` and `-shm` files); and the lock that lets a reading command
-//! read a store `immutable` (creating nothing) with no writer changing
-//! it meanwhile.
+//! `-wal` and `-shm` files); a store to record into opened for writing
+//! before SQLite opens it (which would fall back to reading it alone),
+//! no link at its name followed, and its other names found; the lock
+//! that lets a reading command read a store `immutable` (creating
+//! nothing) with no writer changing it meanwhile; and the locks by which
+//! a sweep claims its series.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, Read};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -25,6 +29,10 @@ const APPLICATION_ID_AT: usize = 68;
 pub(crate) enum Head {
     /// Nothing, or nothing this process can see (SQLite then says why).
     Missing,
+    /// A symbolic link (to a store, to nothing): never followed, so that
+    /// one planted at a store's name cannot have a store made, or
+    /// written, where it points.
+    Link,
     /// Something other than a regular file (a FIFO, a device, a
     /// directory), never opened: a FIFO's open waits for a writer.
     NotAFile,
@@ -37,17 +45,25 @@ pub(crate) enum Head {
     Other,
 }
 
-/// What is at `path` (links followed), read without SQLite.
+/// What is at `path` (a link at its name not followed), read without
+/// SQLite.
 pub(crate) fn head(path: &Path) -> Head {
-    let Ok(meta) = std::fs::metadata(path) else {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Head::Missing;
     };
+    if meta.file_type().is_symlink() {
+        return Head::Link;
+    }
     if !meta.is_file() {
         return Head::NotAFile;
     }
     // A regular file: opening it does not block (a FIFO put there since
     // the check would, but that is a race with the user's own hands).
-    let Ok(f) = File::open(path) else {
+    let Ok(f) = File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    else {
         return Head::Missing;
     };
     let mut bytes = Vec::with_capacity(HEADER_BYTES);
@@ -64,6 +80,74 @@ pub(crate) fn head(path: &Path) -> Head {
             Head::Database(u32::from_be_bytes(id))
         }
     }
+}
+
+/// Opens the store's file for reading and writing, as a process that
+/// records into it: a symbolic link at its name is not followed (ELOOP),
+/// and a missing file is created (mode 0644 less the umask, as SQLite
+/// makes one) only where nothing is (O_EXCL), so that a link planted
+/// there since [`head`] looked is not followed either. Proves, before
+/// SQLite opens it (which would fall back to reading alone without a
+/// word), that this process may write the file: its mode, an immutable
+/// flag and a read-only mount all say no here. Returns the file and
+/// whether this call created it.
+pub(crate) fn open_writable(path: &Path) -> io::Result<(File, bool)> {
+    let open = |create: bool| {
+        File::options()
+            .read(true)
+            .write(true)
+            .create_new(create)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+    };
+    match open(false) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match open(true) {
+            // Another process made it meanwhile (two creating one store).
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => open(false).map(|f| (f, false)),
+            r => r.map(|f| (f, true)),
+        },
+        r => r.map(|f| (f, false)),
+    }
+}
+
+/// How the store file open as `f` has other names than the path it was
+/// opened by, none when it has one. SQLite cannot tell them apart: it
+/// keeps a write-ahead log and its shared memory beside each name, so
+/// two processes recording through two names each miss the other's log
+/// and corrupt the store, and a series claimed through one name would
+/// not be seen through the other by a directory beside it. Hard links
+/// count; so does a bind mount of the file itself (the root of a mount).
+/// A bind mount of its directory, or a symbolic link among the
+/// directories above it, keeps one directory and so one log.
+pub(crate) fn other_names(f: &File) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    match f.metadata().map(|m| m.nlink()) {
+        Ok(links) if links > 1 => Some(format!("{links} hard links")),
+        _ if is_mount_root(f) => Some("a bind mount of the file".into()),
+        _ => None,
+    }
+}
+
+/// Whether `f` was opened at the root of a mount (statx's
+/// STATX_ATTR_MOUNT_ROOT; false where the kernel does not say).
+fn is_mount_root(f: &File) -> bool {
+    // SAFETY: statx is plain data, for which all zeroes is valid.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: the descriptor is open for as long as `f` lives, the empty
+    // path is NUL-terminated and static, and `stx` is a live statx the
+    // kernel writes.
+    let r = unsafe {
+        libc::statx(
+            f.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            0,
+            &mut stx,
+        )
+    };
+    let bit = libc::STATX_ATTR_MOUNT_ROOT as u64;
+    r == 0 && stx.stx_attributes_mask & bit != 0 && stx.stx_attributes & bit != 0
 }
 
 /// `PATH-wal`: the write-ahead log SQLite keeps beside a WAL database.
@@ -108,6 +192,7 @@ pub(crate) fn quiet(path: &Path, wait: Duration) -> Quiet {
     let Ok(f) = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)
     else {
         return Quiet::Unwritable;
@@ -128,6 +213,43 @@ pub(crate) fn quiet(path: &Path, wait: Duration) -> Quiet {
         std::thread::sleep(Duration::from_millis(5));
     }
     Quiet::InUse
+}
+
+/// Where the bytes whose locks claim a key ([`claim`]) begin: far past
+/// SQLite's own lock bytes (its PENDING byte and SHARED range, at 1 GiB),
+/// which they must never meet. Locks may lie past a file's end.
+const CLAIMS_FROM: i64 = 1 << 40;
+
+/// How many bytes keys are spread over: two keys meet on one byte once
+/// in 2^47.
+const CLAIMS_SPAN: u64 = 1 << 47;
+
+/// The byte of a store file whose lock claims `key`: its FNV-1a hash (the
+/// same in every build, unlike std's hasher), folded into the span.
+fn claim_byte(key: &str) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in key.as_bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    CLAIMS_FROM + (h % CLAIMS_SPAN) as i64
+}
+
+/// Claims `key` on the store file open as `f` (read and write): the
+/// write lock of its byte, an open file description lock, so the claim
+/// is on the file itself, whatever path another process reached it by;
+/// it is not dropped when SQLite closes another descriptor of the file,
+/// and the kernel drops it when `f` is closed, the process's death
+/// (kill -9) included. False when another open file holds it; Err when
+/// the lock cannot be taken at all.
+pub(crate) fn claim(f: &File, key: &str) -> io::Result<bool> {
+    if ofd_lock(f, libc::F_OFD_SETLK, claim_byte(key), 1) {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN | libc::EACCES) => Ok(false),
+        _ => Err(e),
+    }
 }
 
 /// A write lock of `len` bytes at `start`: taken (`F_OFD_SETLK`), or

@@ -131,6 +131,54 @@ pub enum StoreError {
     /// FIFO's open would wait for a writer without end).
     #[error("{0} is not a regular file (a FIFO, a device or a directory); give the path of a results store, or of one to create")]
     NotAFile(String),
+    /// A symbolic link at the store's path (to a store or to nothing):
+    /// never followed, so that one planted there (in a shared directory,
+    /// at the default `./iolab.sqlite`) cannot have a store made, or
+    /// written, where it points.
+    #[error("{0} is a symbolic link, which is never followed to a results store (one planted at its name would have a store made or written where it points); give the store's own path")]
+    Link(String),
+    /// An empty path (SQLite would take it for a private temporary
+    /// database and the run would be recorded nowhere).
+    #[error("an empty name; give the path of a results store")]
+    NoPath,
+    /// A store this process may not write: its mode or owner, an
+    /// immutable flag, a read-only mount. Found before the run (SQLite
+    /// would open it read-only without a word, and the run's record fail
+    /// once it had ended).
+    #[error("{path} cannot be written ({why}); give a store this user may write: a file of a mode that lets it, not immutable, on a file system mounted read-write")]
+    Unwritable {
+        /// The store.
+        path: String,
+        /// Why (the system's error).
+        why: String,
+    },
+    /// A store file with other names (hard links, a bind mount of the
+    /// file): SQLite keeps a write-ahead log per name, so runs recorded
+    /// through two names would corrupt it. Refused to writers.
+    #[error("{path} has other names ({how}): SQLite keeps a write-ahead log beside each name, so runs recorded through two names would corrupt the store; record into a store of one name (a copy, not a link; a bind mount of its directory, not of the file)")]
+    OtherNames {
+        /// The store.
+        path: String,
+        /// What the other names are.
+        how: String,
+    },
+    /// A claim ([`Store::claim`]) could not be asked for: the file system
+    /// takes no lock on the file.
+    #[error("{path}: cannot lock a byte of it to claim a series ({err}); keep the store on a file system that takes file locks")]
+    Claim {
+        /// The store.
+        path: String,
+        /// The system's error.
+        err: std::io::Error,
+    },
+    /// No store at the path, and none can be made there.
+    #[error("{path} cannot be created ({why}); give a path in an existing directory this user may write")]
+    Uncreatable {
+        /// The store.
+        path: String,
+        /// Why (the system's error).
+        why: String,
+    },
     /// No store at the path (reading commands do not create one).
     #[error("no results store at {0} (give --store PATH, or record runs with --store first)")]
     Missing(String),
@@ -154,15 +202,28 @@ pub struct Store {
     /// For a store read `immutable`, the lock that keeps writers off it
     /// until the connection above is closed (fields drop in order).
     _quiet: Option<std::fs::File>,
+    /// For a store opened to record into, its file as opened to prove it
+    /// writable, which holds the store's claims ([`Store::claim`]).
+    /// Closed after the connection (fields drop in order): closing a
+    /// descriptor of the file drops every POSIX lock this process holds
+    /// on it, SQLite's included.
+    file: Option<std::fs::File>,
 }
 
 impl Store {
-    /// Opens the store at `path`, creating it (and migrating it to this
-    /// build's schema) as needed. A file that is not an iolab store, or
-    /// one a newer iolab wrote, is refused and left as it is.
+    /// Opens the store at `path` to record into it, creating it (and
+    /// migrating it to this build's schema) as needed. A file that is
+    /// not an iolab store, or one a newer iolab wrote, is refused and
+    /// left as it is; so are an empty path, a symbolic link at the path
+    /// (never followed), a store this process may not write (found now,
+    /// not when a run is recorded) and a store file of other names (hard
+    /// links, a bind mount of the file), with nothing made beside them.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let name = path.display().to_string();
-        match file::head(path) {
+        let head = file::head(path);
+        match head {
+            _ if path.as_os_str().is_empty() => return Err(StoreError::NoPath),
+            file::Head::Link => return Err(StoreError::Link(name)),
             file::Head::NotAFile => return Err(StoreError::NotAFile(name)),
             // SQLite takes a file shorter than its header (one byte of
             // the user's notes) for an empty database and would write a
@@ -176,13 +237,30 @@ impl Store {
             }
             _ => {}
         }
-        let existed = std::fs::symlink_metadata(path).is_ok();
-        Store::create_or_migrate(path, name).inspect_err(|e| {
+        let (file, created) = file::open_writable(path).map_err(|e| {
+            let why = e.to_string();
+            match (e.raw_os_error(), head) {
+                // A link planted since the head was read.
+                (Some(libc::ELOOP), _) => StoreError::Link(name.clone()),
+                (_, file::Head::Missing) => StoreError::Uncreatable {
+                    path: name.clone(),
+                    why,
+                },
+                _ => StoreError::Unwritable {
+                    path: name.clone(),
+                    why,
+                },
+            }
+        })?;
+        if let Some(how) = file::other_names(&file) {
+            return Err(StoreError::OtherNames { path: name, how });
+        }
+        Store::create_or_migrate(path, name, file).inspect_err(|e| {
             // A store this call began and could not finish (a full disk:
             // a 4 KiB file, its -wal and -shm) is not a store: complete
             // or absent. Not after "busy": another process is making it.
             let busy = matches!(e, StoreError::Sqlite(s) if is_busy(s));
-            if !existed && !busy {
+            if created && !busy {
                 for suffix in ["", "-wal", "-shm"] {
                     let mut p = path.as_os_str().to_owned();
                     p.push(suffix);
@@ -192,8 +270,26 @@ impl Store {
         })
     }
 
-    fn create_or_migrate(path: &Path, name: String) -> Result<Store, StoreError> {
-        let mut conn = Connection::open(path)?;
+    fn create_or_migrate(
+        path: &Path,
+        name: String,
+        file: std::fs::File,
+    ) -> Result<Store, StoreError> {
+        use rusqlite::{OpenFlags, MAIN_DB};
+        // The file is there (open_writable made it): no CREATE, and no
+        // URI, so that a name beginning `file:` is the file of that name.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(path, flags)?;
+        // SQLite falls back to reading alone when it may not write (the
+        // file was proved writable a moment ago: this is a race with the
+        // user's own hands). Refused before anything is read, which would
+        // make the -wal and -shm.
+        if conn.is_readonly(MAIN_DB)? {
+            return Err(StoreError::Unwritable {
+                path: name,
+                why: "SQLite opens it read-only".into(),
+            });
+        }
         conn.busy_timeout(BUSY_TIMEOUT)?;
         check_intact(&conn, &name)?;
         // Turning a new file into a WAL store takes a lock that SQLite
@@ -215,7 +311,30 @@ impl Store {
             path: name,
             version: schema::VERSION,
             _quiet: None,
+            file: Some(file),
         })
+    }
+
+    /// Claims `key` (a sweep's series) on this store for as long as the
+    /// store stays open in this process: true when claimed (or claimed
+    /// already by this store), false when another process holds the
+    /// claim (or another [`Store`] of this one). The claim is a lock on
+    /// the store file itself, so a process that reached it by another
+    /// path (its directory under another name) meets it too, and the
+    /// kernel drops it when the process ends, however it ends (kill -9
+    /// included). Only a store opened to record into ([`Store::open`])
+    /// claims.
+    pub fn claim(&self, key: &str) -> Result<bool, StoreError> {
+        match &self.file {
+            Some(f) => file::claim(f, key).map_err(|err| StoreError::Claim {
+                path: self.path.clone(),
+                err,
+            }),
+            None => Err(StoreError::Unwritable {
+                path: self.path.clone(),
+                why: "opened for reading".into(),
+            }),
+        }
     }
 
     /// Opens a store that must exist already, read-only (the reading
@@ -225,8 +344,9 @@ impl Store {
     /// still reads ([`schema::READABLE_FROM`]) is read as it is.
     ///
     /// What the file is comes first, from its header, without SQLite:
-    /// a FIFO or a directory is never opened, another program's database
-    /// never handed to SQLite. A store no connection has open (no `-wal`
+    /// a symbolic link at the path is refused unfollowed (as by
+    /// [`Store::open`]), a FIFO or a directory is never opened, another
+    /// program's database never handed to SQLite. A store no connection has open (no `-wal`
     /// beside it) is read `immutable`, the database file alone, which
     /// creates no `-wal` and `-shm` (SQLite makes both for any other
     /// reader of a WAL database, read-only ones included), under a lock
@@ -239,6 +359,8 @@ impl Store {
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         let name = path.display().to_string();
         let id = match file::head(path) {
+            _ if path.as_os_str().is_empty() => return Err(StoreError::NoPath),
+            file::Head::Link => return Err(StoreError::Link(name)),
             file::Head::Missing => return Err(StoreError::Missing(name)),
             file::Head::NotAFile => return Err(StoreError::NotAFile(name)),
             file::Head::Database(id) => id,
@@ -299,6 +421,7 @@ impl Store {
             path: name.to_string(),
             version,
             _quiet: quiet,
+            file: None,
         })
     }
 
@@ -472,6 +595,72 @@ mod tests {
         for e in errors {
             assert!(matches!(e, Some(StoreError::NotAFile(_))), "{e:?}");
         }
+    }
+
+    /// A link at the store's path was followed: one to nothing had a
+    /// store created where it pointed. Refused by writers and readers,
+    /// nothing made; so is an empty path (SQLite's temporary database).
+    #[test]
+    fn a_link_or_an_empty_path_is_refused_and_nothing_made() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-link-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("target")).unwrap();
+        let real = dir.join("real.sqlite");
+        drop(Store::open(&real).unwrap());
+        let (dangling, to_store) = (dir.join("l1.sqlite"), dir.join("l2.sqlite"));
+        std::os::unix::fs::symlink(dir.join("target/victim.sqlite"), &dangling).unwrap();
+        std::os::unix::fs::symlink(&real, &to_store).unwrap();
+        let errors = [
+            Store::open(&dangling).err(),
+            Store::open_existing(&dangling).err(),
+            Store::open(&to_store).err(),
+            Store::open_existing(&to_store).err(),
+        ];
+        let empty = [
+            Store::open(Path::new("")).err(),
+            Store::open_existing(Path::new("")).err(),
+        ];
+        let made = listing(&dir.join("target"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        for e in errors {
+            assert!(matches!(e, Some(StoreError::Link(_))), "{e:?}");
+        }
+        for e in empty {
+            assert!(matches!(e, Some(StoreError::NoPath)), "{e:?}");
+        }
+        assert!(made.is_empty(), "{made:?}");
+    }
+
+    /// A claim is the store file's, held by its open store until that is
+    /// closed; a store file with another name (a hard link), which the
+    /// claim would meet but SQLite's write-ahead log would not, is
+    /// refused to writers.
+    #[test]
+    fn a_claim_holds_until_its_store_is_closed() {
+        let dir = std::env::temp_dir().join(format!("iolab-store-claim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (path, hard) = (dir.join("s.sqlite"), dir.join("h.sqlite"));
+        let first = Store::open(&path).unwrap();
+        std::fs::hard_link(&path, &hard).unwrap();
+        let linked = [Store::open(&hard).err(), Store::open(&path).err()];
+        std::fs::remove_file(&hard).unwrap();
+        let second = Store::open(&dir.join(".").join("s.sqlite")).unwrap();
+        let claims = [
+            first.claim("a").unwrap(),
+            first.claim("a").unwrap(),
+            second.claim("a").unwrap(),
+            second.claim("b").unwrap(),
+        ];
+        drop(first);
+        let after = second.claim("a").unwrap();
+        let reader = Store::open_existing(&path).unwrap().claim("c").is_err();
+        drop(second);
+        std::fs::remove_dir_all(&dir).unwrap();
+        for e in linked {
+            assert!(matches!(e, Some(StoreError::OtherNames { .. })), "{e:?}");
+        }
+        assert_eq!(claims, [true, true, false, true]);
+        assert!(after, "the claim went with its store");
+        assert!(reader, "a store opened for reading claims nothing");
     }
 
     #[test]

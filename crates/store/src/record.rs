@@ -617,6 +617,7 @@ mod tests {
                 path: "s".into(),
                 version: 1,
                 _quiet: None,
+                file: None,
             };
             let mut doc = streamed_head();
             doc.payload = serde_json::json!({"passes": [{"pass": 1}]});

@@ -58,14 +58,14 @@ pub enum SweepError {
     /// Another sweep on the same store is running the same series: two
     /// side by side would each measure its repeats with the other's
     /// running, and record them as ordinary ones.
-    #[error("series '{label}' is being swept into this store by another sweep (pid {pid}, {}); wait for it to end (a rerun then resumes what is left), or give this plan another label", dir.display())]
+    #[error("series '{label}' is being swept into this store by another sweep ({}); wait for it to end (a rerun then resumes what is left), or give this plan another label", holder(by))]
     Busy {
         /// The series.
         label: String,
-        /// The other sweep's process.
-        pid: u32,
-        /// Its directory.
-        dir: PathBuf,
+        /// The other sweep's process and directory, when its directory is
+        /// beside this one's (as it is for every path to the store's
+        /// directory).
+        by: Option<(u32, PathBuf)>,
     },
     /// The sweep's own files.
     #[error("{what}: {err}")]
@@ -75,6 +75,14 @@ pub enum SweepError {
         /// The error.
         err: io::Error,
     },
+}
+
+/// Which sweep holds a series, as [`SweepError::Busy`] says it.
+fn holder(by: &Option<(u32, PathBuf)>) -> String {
+    match by {
+        Some((pid, dir)) => format!("pid {pid}, {}", dir.display()),
+        None => "its directory is not beside this one's".into(),
+    }
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> SweepError {
@@ -240,21 +248,34 @@ impl WorkDir {
         &self.taken_over
     }
 
-    /// Names `label` as the series this sweep runs, then refuses
-    /// ([`SweepError::Busy`]) when a live sweep of the same store (its
-    /// directory's lock held) names it too. Each sweep names its series
-    /// before it looks at the others', so of two started at once at
-    /// least one sees the other (both may, and both stop): never do two
-    /// run one series side by side.
-    pub fn claim(&self, label: &str) -> Result<(), SweepError> {
+    /// Claims `label` as the series this sweep runs on `store`
+    /// ([`Store::claim`]: a lock in the store file itself, so a sweep that
+    /// reached the store by another name, a hard link or a bind mount,
+    /// meets it too, and it goes with the sweep, kill -9 included), or
+    /// refuses ([`SweepError::Busy`]) while another sweep holds it: never
+    /// do two run one series side by side, and of two started at once
+    /// exactly one runs. The series is named in the sweep's directory
+    /// too (`series`), so that a refused sweep of the same name can say
+    /// which sweep holds it.
+    pub fn claim(&self, store: &Store, label: &str) -> Result<(), SweepError> {
         let named = self.dir.join(SERIES_FILE);
         let part = self.dir.join(format!("{SERIES_FILE}.part"));
         std::fs::write(&part, label)
             .and_then(|()| std::fs::rename(&part, &named))
             .map_err(io_err(format!("cannot write {}", named.display())))?;
-        let Ok(entries) = std::fs::read_dir(&self.parent) else {
-            return Ok(());
-        };
+        match store.claim(label)? {
+            true => Ok(()),
+            false => Err(SweepError::Busy {
+                label: label.to_string(),
+                by: self.live_sweep_of(label),
+            }),
+        }
+    }
+
+    /// The pid and directory of a live sweep beside this one that names
+    /// `label` as its series.
+    fn live_sweep_of(&self, label: &str) -> Option<(u32, PathBuf)> {
+        let entries = std::fs::read_dir(&self.parent).ok()?;
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let Some(pid) = name
@@ -270,14 +291,10 @@ impl WorkDir {
             let same =
                 std::fs::read(e.path().join(SERIES_FILE)).is_ok_and(|l| l == label.as_bytes());
             if same && !owner_is_dead(&e.path(), pid) {
-                return Err(SweepError::Busy {
-                    label: label.to_string(),
-                    pid,
-                    dir: e.path(),
-                });
+                return Some((pid, e.path()));
             }
         }
-        Ok(())
+        None
     }
 }
 
@@ -924,29 +941,46 @@ mod tests {
 
     /// Two sweeps of one series on one store ran side by side, each
     /// measuring with the other running and recording it as ordinary:
-    /// the second is refused while the first lives (its lock held), and
-    /// another series, or a dead sweep's, is no obstacle.
+    /// the second is refused while the first holds its claim (a lock in
+    /// the store file, which a directory beside the store's name only
+    /// names), and another series, or a series whose sweep has ended, is
+    /// no obstacle.
     #[test]
     fn a_series_a_live_sweep_runs_is_refused() {
         let root = std::env::temp_dir().join(format!("iolab-sweep-claim-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        // pid 1 lives and is not ours: a live sweep by its lock alone.
+        std::fs::create_dir_all(&root).unwrap();
+        let path = root.join("s.sqlite");
+        // The other sweep (pid 1 lives and is not ours): its store open,
+        // the series claimed, its directory beside the store naming it.
+        let theirs = Store::open(&path).unwrap();
+        assert!(theirs.claim("threads").unwrap());
         let live = root.join(".s.sqlite.sweep.1");
         std::fs::create_dir_all(&live).unwrap();
         std::fs::write(live.join(SERIES_FILE), "threads").unwrap();
         let lock = File::create(live.join(LOCK_FILE)).unwrap();
         lock.lock().unwrap();
-        let work = WorkDir::create(&root.join("s.sqlite")).unwrap();
-        let busy = work.claim("threads");
-        let other = work.claim("after upgrade");
-        drop(lock);
-        let after = work.claim("threads");
+        let store = Store::open(&path).unwrap();
+        let work = WorkDir::create(&path).unwrap();
+        let busy = work.claim(&store, "threads");
+        let other = work.claim(&store, "after upgrade");
+        // A claim whose sweep has no directory beside this one's.
+        assert!(theirs.claim("solo").unwrap());
+        let unnamed = work.claim(&store, "solo");
+        drop(theirs);
+        let after = work.claim(&store, "threads");
         let named = std::fs::read_to_string(work.path().join(SERIES_FILE)).unwrap();
-        drop(work);
+        drop((work, store, lock));
         std::fs::remove_dir_all(&root).unwrap();
         match busy {
-            Err(SweepError::Busy { label, pid, dir }) => {
-                assert_eq!((label.as_str(), pid, dir), ("threads", 1, live));
+            Err(SweepError::Busy { label, by }) => {
+                assert_eq!((label.as_str(), by), ("threads", Some((1, live))));
+            }
+            e => panic!("{e:?}"),
+        }
+        match unnamed {
+            Err(e @ SweepError::Busy { by: None, .. }) => {
+                assert!(e.to_string().contains("not beside this one's"), "{e}");
             }
             e => panic!("{e:?}"),
         }
