@@ -8,24 +8,9 @@
 
 mod common;
 
-use common::{iolab, stderr, stdout, Scratch};
+use common::{io500_small_ini as small_ini, iolab, stderr, stdout, Scratch};
 use serde_json::Value;
 use std::path::PathBuf;
-
-/// The hostile tester's small ini with `datadir = s/d`, `resultdir =
-/// s/r`, timestamps off, and `extra` after it.
-fn small_ini(s: &Scratch, name: &str, extra: &str) -> PathBuf {
-    let text = format!(
-        "[global]\ndatadir = {}\nresultdir = {}\ntimestamp-datadir = FALSE\ntimestamp-resultdir = FALSE\n\
-         [debug]\nstonewall-time = 1\n[ior-easy]\ntransferSize = 1m\nblockSize = 2m\n\
-         [ior-hard]\nsegmentCount = 10\n[mdtest-easy]\nn = 20\n[mdtest-hard]\nn = 20\n{extra}",
-        s.path("d").display(),
-        s.path("r").display()
-    );
-    let p = s.path(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
 
 /// Each phase of result.json with whether it ran.
 fn ran(s: &Scratch) -> Vec<(String, bool)> {

@@ -234,6 +234,30 @@ fn report_into_a_full_file_system_leaves_nothing_partial() {
     );
 }
 
+/// A store in `s` holding one mdtest series swept over `--tasks` of
+/// `tasks` (`"1, 2"`), for the report tests.
+fn swept_store(s: &Scratch, tasks: &str) -> std::path::PathBuf {
+    let plan = s.path("p.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "label = \"s\"\ntool = \"mdtest\"\nargs = \"-n 4 -d {}/m.{{point}}\"\nrepeats = 1\n\
+             [[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [{tasks}]\n",
+            s.root.display()
+        ),
+    )
+    .unwrap();
+    let store = s.path("runs.sqlite");
+    let o = iolab(&[
+        "sweep",
+        plan.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    store
+}
+
 /// One SIGTERM stops a report before its next chart: exit 130, nothing
 /// put in place (it took a second one, and the first was ignored). A
 /// signal that comes after the report is whole changes nothing: each try
@@ -242,20 +266,8 @@ fn report_into_a_full_file_system_leaves_nothing_partial() {
 #[test]
 fn one_sigterm_stops_a_report_and_leaves_nothing() {
     let s = Scratch::new("out-report-term");
-    let plan = s.path("p.toml");
-    std::fs::write(
-        &plan,
-        format!(
-            "label = \"s\"\ntool = \"mdtest\"\nargs = \"-n 4 -d {}/m.{{point}}\"\nrepeats = 1\n\
-             [[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1, 2, 3, 4]\n",
-            s.root.display()
-        ),
-    )
-    .unwrap();
-    let store = s.path("runs.sqlite");
+    let store = swept_store(&s, "1, 2, 3, 4");
     let st = store.to_str().unwrap();
-    let o = iolab(&["sweep", plan.to_str().unwrap(), "--store", st]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let mut stopped = 0;
     for (i, wait_ms) in [400, 200, 100, 50, 25].into_iter().enumerate() {
         let out = s.path(&format!("rep{i}"));
@@ -354,20 +366,8 @@ fn kill_report_midway(st: &str, out: &Path, ready: impl Fn(u32) -> bool) -> u32 
 #[test]
 fn a_report_killed_with_sigkill_leaves_what_the_next_one_removes() {
     let s = Scratch::new("out-report-kill9");
-    let plan = s.path("p.toml");
-    std::fs::write(
-        &plan,
-        format!(
-            "label = \"s\"\ntool = \"mdtest\"\nargs = \"-n 4 -d {}/m.{{point}}\"\nrepeats = 1\n\
-             [[axes]]\nname = \"tasks\"\noption = \"--tasks\"\nvalues = [1, 2]\n",
-            s.root.display()
-        ),
-    )
-    .unwrap();
-    let store = s.path("runs.sqlite");
+    let store = swept_store(&s, "1, 2");
     let st = store.to_str().unwrap();
-    let o = iolab(&["sweep", plan.to_str().unwrap(), "--store", st]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let out = s.path("rep");
     // A live process's (a sleep of ours) by its name: never removed.
     let sleeper = Reaped(Command::new("sleep").arg("600").spawn().unwrap());

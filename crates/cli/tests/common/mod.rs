@@ -410,3 +410,18 @@ pub fn signal_in_syscall(
         }
     }
 }
+
+/// An io500 ini of small phases (the hostile tester's) with `datadir = s/d`, `resultdir =
+/// s/r`, timestamps off, and `extra` after it.
+pub fn io500_small_ini(s: &Scratch, name: &str, extra: &str) -> PathBuf {
+    let text = format!(
+        "[global]\ndatadir = {}\nresultdir = {}\ntimestamp-datadir = FALSE\ntimestamp-resultdir = FALSE\n\
+         [debug]\nstonewall-time = 1\n[ior-easy]\ntransferSize = 1m\nblockSize = 2m\n\
+         [ior-hard]\nsegmentCount = 10\n[mdtest-easy]\nn = 20\n[mdtest-hard]\nn = 20\n{extra}",
+        s.path("d").display(),
+        s.path("r").display()
+    );
+    let p = s.path(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
