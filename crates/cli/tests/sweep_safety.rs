@@ -688,6 +688,21 @@ fn refused_before_the_run(o: &Output, words: &[String], says: &str, made: &Path)
     assert!(!made.exists(), "{words:?} ran: {} exists", made.display());
 }
 
+/// One small mdtest run recorded in `store` (its files under `s`).
+fn record_one_run(s: &Scratch, store: &Path) {
+    let first = s.path("first").display().to_string();
+    run(&[
+        "mdtest",
+        "-F",
+        "-n",
+        "2",
+        "-d",
+        &first,
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+}
+
 /// A store this user may not write (mode 0444, run by nobody in a
 /// directory of nobody's) was opened read-only without a word (SQLite
 /// falls back to that): the whole run went, then its record failed
@@ -703,17 +718,7 @@ fn a_store_this_user_may_not_write_is_refused_before_the_run() {
     let ro = s.path("ro");
     std::fs::create_dir(&ro).unwrap();
     let store = ro.join("s.sqlite");
-    let first = s.path("first").display().to_string();
-    run(&[
-        "mdtest",
-        "-F",
-        "-n",
-        "2",
-        "-d",
-        &first,
-        "--store",
-        store.to_str().unwrap(),
-    ]);
+    record_one_run(&s, &store);
     let runs = store_runs(&ro, "s.sqlite");
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o444)).unwrap();
@@ -755,8 +760,7 @@ fn an_immutable_store_is_refused_before_the_run() {
     };
     let store = fs.at.join("s.sqlite");
     let st = store.to_str().unwrap();
-    let first = s.path("first").display().to_string();
-    run(&["mdtest", "-F", "-n", "2", "-d", &first, "--store", st]);
+    record_one_run(&s, &store);
     let flagged = Command::new("chattr").arg("+i").arg(&store).status();
     if !flagged.is_ok_and(|st| st.success()) {
         return skip_or_fail("store-immutable", "chattr +i did not run");
@@ -782,17 +786,7 @@ fn a_symbolic_link_as_the_store_is_refused_and_not_followed() {
     let target = s.path("target");
     std::fs::create_dir(&target).unwrap();
     let real = s.path("real.sqlite");
-    let first = s.path("first").display().to_string();
-    run(&[
-        "mdtest",
-        "-F",
-        "-n",
-        "2",
-        "-d",
-        &first,
-        "--store",
-        real.to_str().unwrap(),
-    ]);
+    record_one_run(&s, &real);
     let before = std::fs::read(&real).unwrap();
     let link = |to: &Path, name: &str| std::os::unix::fs::symlink(to, s.path(name)).unwrap();
     link(&target.join("victim.sqlite"), "iolab.sqlite");

@@ -374,6 +374,13 @@ mod tests {
 
     /// A server whose clock reads `reply`, answering one request.
     fn answering(reply: u64) -> String {
+        replying(Kind::Control, 0, Some(reply))
+    }
+
+    /// A server answering one request with a frame of `kind` whose
+    /// echoed request number is `shift` past the request's, carrying
+    /// `reading` (or nothing).
+    fn replying(kind: Kind, shift: u64, reading: Option<u64>) -> String {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap().to_string();
         std::thread::spawn(move || {
@@ -382,7 +389,9 @@ mod tests {
             let mut buf = [0u8; 64];
             let h = c.recv_header(cancel).unwrap();
             c.recv_payload(&h, &mut buf, cancel).unwrap();
-            let _ = c.send(Kind::Control, 0, h.offset, &reply.to_le_bytes(), cancel);
+            let bytes = reading.map(u64::to_le_bytes);
+            let payload = bytes.as_ref().map_or(&[][..], |b| &b[..]);
+            let _ = c.send(kind, 0, h.offset + shift, payload, cancel);
         });
         addr
     }
@@ -427,16 +436,7 @@ mod tests {
     /// (End frame), not request 0", contradicting itself.
     #[test]
     fn a_reply_of_another_kind_is_named_by_its_kind() {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap().to_string();
-        std::thread::spawn(move || {
-            let cancel = Cancel::process();
-            let (mut c, _) = conn::accept(&l, Duration::from_secs(10), cancel).unwrap();
-            let mut buf = [0u8; 64];
-            let h = c.recv_header(cancel).unwrap();
-            c.recv_payload(&h, &mut buf, cancel).unwrap();
-            let _ = c.send(Kind::End, 0, h.offset, &[], cancel);
-        });
+        let addr = replying(Kind::End, 0, None);
         let e = estimate(&addr, 1, Duration::from_secs(10), None, Cancel::process()).unwrap_err();
         let e = e.to_string();
         assert!(e.contains("request 0 is a frame of kind End"), "{e}");
@@ -447,17 +447,7 @@ mod tests {
     /// refused: it answers some other request, or is no time server's.
     #[test]
     fn a_reply_to_another_request_is_refused() {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap().to_string();
-        std::thread::spawn(move || {
-            let cancel = Cancel::process();
-            let (mut c, _) = conn::accept(&l, Duration::from_secs(10), cancel).unwrap();
-            let mut buf = [0u8; 64];
-            let h = c.recv_header(cancel).unwrap();
-            c.recv_payload(&h, &mut buf, cancel).unwrap();
-            let now = wall_ns().to_le_bytes();
-            let _ = c.send(Kind::Control, 0, h.offset + 7, &now, cancel);
-        });
+        let addr = replying(Kind::Control, 7, Some(wall_ns()));
         let e = estimate(&addr, 1, Duration::from_secs(10), None, Cancel::process()).unwrap_err();
         assert!(e.to_string().contains("not request 0"), "{e}");
     }
