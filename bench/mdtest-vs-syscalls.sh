@@ -4,7 +4,11 @@
 # the sync engine and for --engine uring --qd 16. Prints per phase the
 # median rates of interleaved rounds and the ratio iolab/baseline (goal:
 # >= 1.0 for the sync engine, above 1.0 for uring's create, stat and
-# remove with 1 task), and iolab's CPU time per operation; then the peak
+# remove with 1 task), and iolab's CPU time per operation. The baseline
+# names each item by its whole path, as mdtest does; iolab names it in
+# its directory held open, so the kernel walks one name, not the path:
+# the same loop by name ("by name", bench/mdtest_baseline.c's "at") is
+# printed beside it, with uring's ratio to it. Then the peak
 # RSS of `-n 1000000 -F` (goal: under 64 MiB); then, on a FUSE file
 # system that delays every request (testkit's iolab-delayfs, backed by
 # the tmpfs), --engine uring at QD 16 against QD 1 (goal: >= 8 x in
@@ -60,9 +64,10 @@ def children_cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
 
-def baseline(tasks):
+def baseline(tasks, by_name=False):
     d = os.path.join(work, "base"); os.mkdir(d)
-    out = subprocess.run([os.path.join(work, "baseline"), d, str(items), str(tasks)], check=True, capture_output=True, text=True).stdout
+    args = [os.path.join(work, "baseline"), d, str(items), str(tasks)] + (["at"] if by_name else [])
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     os.rmdir(d)
     return {l.split()[0]: float(l.split()[3]) for l in out.splitlines()}
 
@@ -80,19 +85,20 @@ def iolab(tasks, extra):
 
 engines = [("sync", []), ("uring", URING)]
 for tasks in (1, 2):
-    base, runs, cpu = [], {e: [] for e, _ in engines}, {e: [] for e, _ in engines}
-    for _ in range(repeats):  # interleaved rounds: baseline, sync, uring
+    base, at, runs, cpu = [], [], {e: [] for e, _ in engines}, {e: [] for e, _ in engines}
+    for _ in range(repeats):  # interleaved rounds: baseline, by name, sync, uring
         base.append(baseline(tasks))
+        at.append(baseline(tasks, by_name=True))
         for name, extra in engines:
             r, c = iolab(tasks, extra)
             runs[name].append(r)
             cpu[name].append(c)
     med = lambda rs, p: statistics.median(r[p] for r in rs)
     print(f"\n{tasks} task(s), {items} items per task, median of {repeats} interleaved rounds (ops/s)")
-    print(f"{'phase':<12} {'baseline':>12} {'sync':>12} {'uring qd16':>12} {'sync/base':>10} {'uring/base':>11}")
+    print(f"{'phase':<12} {'baseline':>12} {'by name':>12} {'sync':>12} {'uring qd16':>12} {'sync/base':>10} {'uring/base':>11} {'uring/name':>11}")
     for p in phases:
-        b, s, u = med(base, p), med(runs["sync"], p), med(runs["uring"], p)
-        print(f"{p:<12} {b:12.0f} {s:12.0f} {u:12.0f} {s/b:10.2f} {u/b:11.2f}")
+        b, a, s, u = med(base, p), med(at, p), med(runs["sync"], p), med(runs["uring"], p)
+        print(f"{p:<12} {b:12.0f} {a:12.0f} {s:12.0f} {u:12.0f} {s/b:10.2f} {u/b:11.2f} {u/a:11.2f}")
     for name, _ in engines:
         print(f"iolab {name} CPU time per operation (whole process, all phases): {statistics.median(cpu[name]):.0f} ns")
 

@@ -367,6 +367,23 @@ pub trait Backend: Send + Sync {
     fn open_dir_at(&self, dir: &Dir, rel: &CStr) -> io::Result<Dir> {
         path_dir(self, &dir.join(rel)?)
     }
+    /// [`Backend::mkdir`] of `name` in `dir` (mkdirat(2)), as
+    /// [`Backend::stat_at`].
+    fn mkdir_at(&self, dir: &Dir, name: &CStr, mode: u32) -> io::Result<()> {
+        self.mkdir(&dir.join(name)?, mode)
+    }
+    /// [`Backend::stat`] of `name` in `dir` (fstatat(2)), a link at
+    /// `name` followed as stat follows it. Only `name` is looked up: an
+    /// engine that works item by item in one directory walks its path
+    /// once, not for every item.
+    fn stat_at(&self, dir: &Dir, name: &CStr) -> io::Result<Stat> {
+        self.stat(&dir.join(name)?)
+    }
+    /// [`Backend::open`] of `name` in `dir` (openat(2)), as
+    /// [`Backend::stat_at`].
+    fn open_at(&self, dir: &Dir, name: &CStr, opts: OpenOptions) -> io::Result<Handle> {
+        self.open(&dir.join(name)?, opts)
+    }
     /// Removes the file `name` in `dir` (unlinkat(2)): a symbolic link is
     /// removed itself, never followed.
     fn unlink_at(&self, dir: &Dir, name: &CStr) -> io::Result<()> {

@@ -90,6 +90,18 @@ impl Backend for Null {
         Ok(Dir::token())
     }
 
+    fn mkdir_at(&self, _dir: &Dir, name: &CStr, mode: u32) -> io::Result<()> {
+        self.mkdir(name, mode)
+    }
+
+    fn stat_at(&self, _dir: &Dir, name: &CStr) -> io::Result<Stat> {
+        self.stat(name)
+    }
+
+    fn open_at(&self, _dir: &Dir, name: &CStr, opts: OpenOptions) -> io::Result<Handle> {
+        self.open(name, opts)
+    }
+
     fn unlink_at(&self, _dir: &Dir, _name: &CStr) -> io::Result<()> {
         Ok(())
     }

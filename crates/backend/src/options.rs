@@ -319,6 +319,17 @@ impl Backend for Tuned {
     fn open_dir_at(&self, dir: &Dir, rel: &CStr) -> io::Result<Dir> {
         self.inner.open_dir_at(dir, rel)
     }
+    fn mkdir_at(&self, dir: &Dir, name: &CStr, mode: u32) -> io::Result<()> {
+        self.inner.mkdir_at(dir, name, mode)
+    }
+    fn stat_at(&self, dir: &Dir, name: &CStr) -> io::Result<Stat> {
+        self.inner.stat_at(dir, name)
+    }
+    fn open_at(&self, dir: &Dir, name: &CStr, opts: OpenOptions) -> io::Result<Handle> {
+        let direct = opts.direct || self.direct;
+        self.inner
+            .open_at(dir, name, OpenOptions { direct, ..opts })
+    }
     fn unlink_at(&self, dir: &Dir, name: &CStr) -> io::Result<()> {
         self.inner.unlink_at(dir, name)
     }

@@ -244,6 +244,34 @@ impl Backend for Posix {
         .map(Dir::from_fd)
     }
 
+    fn mkdir_at(&self, dir: &Dir, name: &CStr, mode: u32) -> io::Result<()> {
+        // SAFETY: a directory descriptor this backend opened and a valid
+        // C string.
+        check(unsafe { libc::mkdirat(dir_fd(dir)?, name.as_ptr(), mode as libc::mode_t) })
+    }
+
+    fn stat_at(&self, dir: &Dir, name: &CStr) -> io::Result<Stat> {
+        // SAFETY: stat is plain data, for which all zeroes is valid.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a directory descriptor this backend opened, a valid C
+        // string and a writable stat.
+        check(unsafe { libc::fstatat(dir_fd(dir)?, name.as_ptr(), &mut st, 0) })?;
+        Ok(to_stat(&st))
+    }
+
+    fn open_at(&self, dir: &Dir, name: &CStr, opts: OpenOptions) -> io::Result<Handle> {
+        // SAFETY: as stat_at; the mode argument is read only with O_CREAT.
+        let fd = unsafe {
+            libc::openat(
+                dir_fd(dir)?,
+                name.as_ptr(),
+                flags(opts),
+                0o644 as libc::c_uint,
+            )
+        };
+        check(fd).map(|_| Handle::new(fd as i64))
+    }
+
     fn unlink_at(&self, dir: &Dir, name: &CStr) -> io::Result<()> {
         // SAFETY: a directory descriptor this backend opened and a valid
         // C string; unlinkat never follows the name it removes.

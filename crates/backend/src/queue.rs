@@ -13,7 +13,7 @@
 //!     Ok(q) => q,
 //!     Err(e) => { eprintln!("no queue here: {e}"); return; } // io_uring blocked
 //! };
-//! q.push(7, &MetaOp::Mkdir { path: &p, mode: 0o755 }).unwrap();
+//! q.push(7, &MetaOp::Mkdir { path: &p, dir: None, mode: 0o755 }).unwrap();
 //! let mut tags = Vec::new();
 //! while q.in_flight() > 0 {
 //!     q.complete(&mut |d| tags.push((d.tag, d.result.is_ok()))).unwrap();
@@ -39,8 +39,10 @@ use std::io;
 pub enum MetaOp<'a> {
     /// mkdir(2).
     Mkdir {
-        /// The directory to make.
+        /// The directory to make, or its name in `dir`.
         path: &'a CStr,
+        /// The directory `path` is relative to, as for [`MetaOp::Stat`].
+        dir: Option<&'a Dir>,
         /// Its mode.
         mode: u32,
     },
@@ -66,15 +68,22 @@ pub enum MetaOp<'a> {
     },
     /// stat(2) (links followed, as stat does).
     Stat {
-        /// The path.
+        /// The path, or the name in `dir`.
         path: &'a CStr,
+        /// The directory `path` is relative to (None: the process's
+        /// working directory): an item by its name in a directory held
+        /// open costs the kernel a walk of one name, not of the whole
+        /// path. It must stay open until the operation completes.
+        dir: Option<&'a Dir>,
     },
     /// A file made, written, maybe flushed and closed, in that order: open
     /// with O_CREAT (and O_EXCL when `exclusive`), `data` written at
     /// offset 0 when not empty, fsync when asked, close.
     Create {
-        /// The file.
+        /// The file, or its name in `dir`.
         path: &'a CStr,
+        /// The directory `path` is relative to, as for [`MetaOp::Stat`].
+        dir: Option<&'a Dir>,
         /// What to write (copied into the queue's slot).
         data: &'a [u8],
         /// Fail when the file exists.
@@ -85,8 +94,10 @@ pub enum MetaOp<'a> {
     /// A file opened read-only, `len` bytes read from offset 0 when `len`
     /// is not 0, and closed; the bytes read are in [`MetaDone::data`].
     Read {
-        /// The file.
+        /// The file, or its name in `dir`.
         path: &'a CStr,
+        /// The directory `path` is relative to, as for [`MetaOp::Stat`].
+        dir: Option<&'a Dir>,
         /// Bytes to read.
         len: usize,
     },
@@ -99,7 +110,7 @@ impl MetaOp<'_> {
         match self {
             MetaOp::Rmdir { name, .. } | MetaOp::Unlink { name, .. } => name,
             MetaOp::Mkdir { path, .. }
-            | MetaOp::Stat { path }
+            | MetaOp::Stat { path, .. }
             | MetaOp::Create { path, .. }
             | MetaOp::Read { path, .. } => path,
         }

@@ -432,8 +432,9 @@ impl UringMeta {
             return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
         }
         let len = match *op {
-            MetaOp::Create { data, .. } => data.len(),
-            MetaOp::Read { len, .. } => len,
+            MetaOp::Create { dir, data, .. } => at_fd(dir).map(|_| data.len())?,
+            MetaOp::Read { dir, len, .. } => at_fd(dir).map(|_| len)?,
+            MetaOp::Stat { dir, .. } => at_fd(dir).map(|_| 0)?,
             MetaOp::Rmdir { dir, name } | MetaOp::Unlink { dir, name } => {
                 if name.to_bytes().contains(&b'/') {
                     // A name with a slash would be resolved through
@@ -445,7 +446,7 @@ impl UringMeta {
                 }
                 return dir_fd(dir).map(drop);
             }
-            MetaOp::Mkdir { .. } | MetaOp::Stat { .. } => 0,
+            MetaOp::Mkdir { dir, .. } => at_fd(dir).map(|_| 0)?,
         };
         if len > self.data_bytes {
             return Err(io::Error::new(
@@ -485,12 +486,12 @@ impl UringMeta {
         op: &MetaOp<'_>,
         path: *const libc::c_char,
     ) -> io::Result<(Chain, usize)> {
-        let cwd = types::Fd(libc::AT_FDCWD);
         let only = |e: squeue::Entry| e.user_data(Self::user_data(token, Step::Only));
         let mut out: Chain = std::array::from_fn(|_| opcode::Nop::new().build());
         let n = match *op {
-            MetaOp::Mkdir { mode, .. } => {
-                out[0] = only(opcode::MkDirAt::new(cwd, path).mode(mode).build());
+            MetaOp::Mkdir { dir, mode, .. } => {
+                let at = types::Fd(at_fd(dir)?);
+                out[0] = only(opcode::MkDirAt::new(at, path).mode(mode).build());
                 1
             }
             // Relative to a directory descriptor: unlinkat resolves one
@@ -506,19 +507,26 @@ impl UringMeta {
                 out[0] = only(opcode::UnlinkAt::new(types::Fd(dir_fd(dir)?), path).build());
                 1
             }
-            MetaOp::Stat { .. } => {
+            MetaOp::Stat { dir, .. } => {
                 let st: *mut libc::statx = &mut self.stats[token as usize];
-                let e = opcode::Statx::new(cwd, path, st.cast()).mask(libc::STATX_BASIC_STATS);
+                let at = types::Fd(at_fd(dir)?);
+                let e = opcode::Statx::new(at, path, st.cast()).mask(libc::STATX_BASIC_STATS);
                 out[0] = only(e.build());
                 1
             }
             MetaOp::Create {
+                dir,
                 data,
                 exclusive,
                 fsync,
                 ..
-            } => self.create_chain(token, path, data, exclusive, fsync, &mut out)?,
-            MetaOp::Read { len, .. } => self.read_chain(token, path, len, &mut out)?,
+            } => {
+                let at = (at_fd(dir)?, path);
+                self.create_chain(token, at, data, exclusive, fsync, &mut out)
+            }
+            MetaOp::Read { dir, len, .. } => {
+                self.read_chain(token, (at_fd(dir)?, path), len, &mut out)
+            }
         };
         Ok((out, n))
     }
@@ -530,22 +538,22 @@ impl UringMeta {
     fn create_chain(
         &mut self,
         token: u32,
-        path: *const libc::c_char,
+        at: (libc::c_int, *const libc::c_char),
         data: &[u8],
         exclusive: bool,
         fsync: bool,
         out: &mut Chain,
-    ) -> io::Result<usize> {
+    ) -> usize {
         let ptr = self.data_region(token);
-        let at = token as usize * self.data_bytes;
-        self.data[at..at + data.len()].copy_from_slice(data);
+        let off = token as usize * self.data_bytes;
+        self.data[off..off + data.len()].copy_from_slice(data);
         let excl = if exclusive { libc::O_EXCL } else { 0 };
         // No O_CLOEXEC: a direct descriptor is never in the process's
         // table (the kernel refuses the flag with EINVAL).
         let flags = libc::O_CREAT | excl | libc::O_WRONLY;
         let fixed = types::Fixed(token);
         let mut n = 0;
-        out[n] = self.open(token, path, flags, 0o644, Step::Create);
+        out[n] = self.open(token, at, flags, 0o644, Step::Create);
         n += 1;
         if !data.is_empty() {
             let w = opcode::Write::new(fixed, ptr, data.len() as u32).offset(0);
@@ -558,23 +566,23 @@ impl UringMeta {
             n += 1;
         }
         out[n] = Self::close(token);
-        Ok(Self::link(&mut out[..=n]))
+        Self::link(&mut out[..=n])
     }
 
     fn read_chain(
         &mut self,
         token: u32,
-        path: *const libc::c_char,
+        at: (libc::c_int, *const libc::c_char),
         len: usize,
         out: &mut Chain,
-    ) -> io::Result<usize> {
+    ) -> usize {
         let ptr = self.data_region(token);
         let mut n = 0;
         // Straight to the kernel's workers: tried inline, an open whose
         // name is cached goes on to the file system's open in the
         // submitting thread, which on a network file system waits there
         // for its round trip and so holds up every operation behind it.
-        let open = self.open(token, path, libc::O_RDONLY, 0, Step::Open);
+        let open = self.open(token, at, libc::O_RDONLY, 0, Step::Open);
         out[n] = open.flags(squeue::Flags::ASYNC);
         n += 1;
         if len > 0 {
@@ -583,20 +591,21 @@ impl UringMeta {
             n += 1;
         }
         out[n] = Self::close(token);
-        Ok(Self::link(&mut out[..=n]))
+        Self::link(&mut out[..=n])
     }
 
-    /// An open into fixed file `token`, its CQE skipped on success.
+    /// An open of `at` (a directory descriptor or AT_FDCWD, and a path)
+    /// into fixed file `token`, its CQE skipped on success.
     fn open(
         &self,
         token: u32,
-        path: *const libc::c_char,
+        (dir, path): (libc::c_int, *const libc::c_char),
         flags: i32,
         mode: u32,
         step: Step,
     ) -> squeue::Entry {
         let slot = types::DestinationSlot::try_from_slot_target(token).ok();
-        let e = opcode::OpenAt::new(types::Fd(libc::AT_FDCWD), path)
+        let e = opcode::OpenAt::new(types::Fd(dir), path)
             .flags(flags)
             .mode(mode)
             .file_index(slot)
@@ -709,15 +718,21 @@ impl UringMeta {
     }
 }
 
-/// The descriptor of a directory a removal is relative to; a directory
-/// held otherwise (by path, by another backend) cannot be.
+/// The descriptor of a directory an operation is relative to; a
+/// directory held otherwise (by path, by another backend) cannot be.
 fn dir_fd(dir: &crate::Dir) -> io::Result<libc::c_int> {
     dir.raw_fd().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
-            "a removal through the queue needs a directory descriptor",
+            "an operation through the queue relative to a directory needs its descriptor",
         )
     })
+}
+
+/// The descriptor an item's path is relative to: its directory's, or
+/// AT_FDCWD for a path without one.
+fn at_fd(dir: Option<&crate::Dir>) -> io::Result<libc::c_int> {
+    dir.map_or(Ok(libc::AT_FDCWD), dir_fd)
 }
 
 /// Monotonic ns, as the engines' clocks read it.
@@ -958,19 +973,20 @@ impl UringMeta {
         let t = token as usize;
         let start_ns = mono_ns();
         let r = match *op {
-            MetaOp::Mkdir { path, mode } => mkdir_here(path, mode),
+            MetaOp::Mkdir { path, dir, mode } => mkdir_here(here_fd(dir), path, mode),
             MetaOp::Rmdir { dir, name } => unlink_here(dir, name, libc::AT_REMOVEDIR, "rmdir"),
             MetaOp::Unlink { dir, name } => unlink_here(dir, name, 0, "unlink"),
-            MetaOp::Stat { path } => stat_here(path, &mut self.stats[t]),
+            MetaOp::Stat { path, dir } => stat_here(here_fd(dir), path, &mut self.stats[t]),
             MetaOp::Create {
                 path,
+                dir,
                 data,
                 exclusive,
                 fsync,
-            } => create_here(path, data, exclusive, fsync),
-            MetaOp::Read { path, len } => {
+            } => create_here((here_fd(dir), path), data, exclusive, fsync),
+            MetaOp::Read { path, dir, len } => {
                 let at = t * self.data_bytes;
-                read_here(path, &mut self.data[at..at + len])
+                read_here((here_fd(dir), path), &mut self.data[at..at + len])
             }
         };
         let slot = &mut self.slots[t];
@@ -1016,18 +1032,24 @@ fn sys(step: &'static str, rc: isize) -> Result<u64, MetaError> {
 }
 
 /// mkdir in this thread.
-fn mkdir_here(path: &CStr, mode: u32) -> Result<u64, MetaError> {
+fn mkdir_here(at: libc::c_int, path: &CStr, mode: u32) -> Result<u64, MetaError> {
     // SAFETY: a NUL-terminated path.
-    sys("mkdir", unsafe { libc::mkdir(path.as_ptr(), mode) }
+    sys("mkdir", unsafe { libc::mkdirat(at, path.as_ptr(), mode) }
         as isize)
+}
+
+/// The descriptor a turn in this thread resolves a path from (push
+/// checked a directory's with `fits`).
+fn here_fd(dir: Option<&crate::Dir>) -> libc::c_int {
+    at_fd(dir).unwrap_or(-1)
 }
 
 /// statx in this thread, as the ring's (links followed, basic fields):
 /// the size.
-fn stat_here(path: &CStr, st: &mut libc::statx) -> Result<u64, MetaError> {
+fn stat_here(at: libc::c_int, path: &CStr, st: &mut libc::statx) -> Result<u64, MetaError> {
     let mask = libc::STATX_BASIC_STATS;
     // SAFETY: a NUL-terminated path and a writable statx.
-    let rc = unsafe { libc::statx(libc::AT_FDCWD, path.as_ptr(), 0, mask, st) };
+    let rc = unsafe { libc::statx(at, path.as_ptr(), 0, mask, st) };
     sys("stat", rc as isize).map(|_| st.stx_size)
 }
 
@@ -1060,13 +1082,18 @@ fn whole(step: &'static str, got: u64, want: u64) -> Result<u64, MetaError> {
 /// The create chain in this thread: open with O_CREAT, write `data` at
 /// 0, fsync when asked, close; the first failure is the one reported,
 /// and the file is closed whatever failed after the open.
-fn create_here(path: &CStr, data: &[u8], exclusive: bool, fsync: bool) -> Result<u64, MetaError> {
+fn create_here(
+    (at, path): (libc::c_int, &CStr),
+    data: &[u8],
+    exclusive: bool,
+    fsync: bool,
+) -> Result<u64, MetaError> {
     let excl = if exclusive { libc::O_EXCL } else { 0 };
     let flags = libc::O_CREAT | excl | libc::O_WRONLY | libc::O_CLOEXEC;
     // SAFETY: a NUL-terminated path; the mode is read with O_CREAT.
     let fd = sys(
         "create",
-        unsafe { libc::open(path.as_ptr(), flags, 0o644 as libc::c_uint) } as isize,
+        unsafe { libc::openat(at, path.as_ptr(), flags, 0o644 as libc::c_uint) } as isize,
     )? as i32;
     let mut r = Ok(0);
     if !data.is_empty() {
@@ -1086,10 +1113,11 @@ fn create_here(path: &CStr, data: &[u8], exclusive: bool, fsync: bool) -> Result
 
 /// The read chain in this thread: open read-only, read `buf.len()` bytes
 /// at 0, close.
-fn read_here(path: &CStr, buf: &mut [u8]) -> Result<u64, MetaError> {
+fn read_here((at, path): (libc::c_int, &CStr), buf: &mut [u8]) -> Result<u64, MetaError> {
     let flags = libc::O_RDONLY | libc::O_CLOEXEC;
     // SAFETY: a NUL-terminated path.
-    let fd = sys("open", unsafe { libc::open(path.as_ptr(), flags) } as isize)? as i32;
+    let fd = sys("open", unsafe { libc::openat(at, path.as_ptr(), flags) }
+        as isize)? as i32;
     let mut r = Ok(0);
     if !buf.is_empty() {
         // SAFETY: `buf` is valid and writable for its length.
@@ -1227,6 +1255,85 @@ mod tests {
         out
     }
 
+    /// Operations by name in an open directory: made, stat'ed and read
+    /// there (not in the working directory), whether a turn runs in the
+    /// kernel or in the thread (4 slots, 12 operations at once); a
+    /// directory without a descriptor is refused at push.
+    #[test]
+    fn works_by_name_in_an_open_directory() {
+        let Some(mut q) = queue(4, 16) else { return };
+        let d = Dir::new("by-name");
+        std::fs::create_dir(d.0.join("sub")).unwrap();
+        let sub = crate::Posix.open_dir(&d.c("sub")).unwrap();
+        let names: Vec<CString> = (0..12)
+            .map(|i| CString::new(format!("f{i}")).unwrap())
+            .collect();
+        let data = b"by name";
+        let op = |step: usize, n: &'static CStr| -> MetaOp<'_> {
+            match step {
+                0 => MetaOp::Create {
+                    path: n,
+                    dir: Some(&sub),
+                    data,
+                    exclusive: true,
+                    fsync: false,
+                },
+                1 => MetaOp::Stat {
+                    path: n,
+                    dir: Some(&sub),
+                },
+                _ => MetaOp::Read {
+                    path: n,
+                    dir: Some(&sub),
+                    len: data.len(),
+                },
+            }
+        };
+        let names: Vec<&'static CStr> = names
+            .into_iter()
+            .map(|n| &*Box::leak(n.into_boxed_c_str()))
+            .collect();
+        let mut done = Vec::new();
+        for step in 0..3 {
+            for (i, n) in names.iter().enumerate() {
+                if !q.has_room() {
+                    done.extend(drain(&mut q));
+                }
+                q.push(i as u64, &op(step, n)).unwrap();
+            }
+            done.extend(drain(&mut q));
+        }
+        assert_eq!(done.len(), 36);
+        for (tag, r, got) in &done {
+            assert_eq!(*r, Ok(data.len() as u64), "{tag}");
+            assert!(got.is_empty() || got == data, "{tag}: {got:?}");
+        }
+        q.push(
+            0,
+            &MetaOp::Mkdir {
+                path: c"m",
+                dir: Some(&sub),
+                mode: 0o755,
+            },
+        )
+        .unwrap();
+        assert_eq!(drain(&mut q)[0].1, Ok(0));
+        assert!(d.0.join("sub/m").is_dir() && d.0.join("sub/f11").is_file());
+        assert!(
+            !std::path::Path::new("f0").exists(),
+            "made in the working directory"
+        );
+        let by_path = crate::Dir::from_path(&d.c("sub"));
+        let stat = MetaOp::Stat {
+            path: c"f0",
+            dir: Some(&by_path),
+        };
+        assert_eq!(
+            q.push(1, &stat).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
+    }
+
     #[test]
     fn creates_writes_stats_reads_and_removes_in_flight() {
         let Some(mut q) = queue(8, 64) else { return };
@@ -1241,6 +1348,7 @@ mod tests {
                 let data = format!("item {i}");
                 let op = MetaOp::Create {
                     path: p,
+                    dir: None,
                     data: data.as_bytes(),
                     exclusive: true,
                     fsync: i % 2 == 0,
@@ -1261,11 +1369,13 @@ mod tests {
             "{results:?}"
         );
         for (i, p) in names.iter().enumerate() {
-            q.push(i as u64, &MetaOp::Stat { path: p }).unwrap();
+            q.push(i as u64, &MetaOp::Stat { path: p, dir: None })
+                .unwrap();
             q.push(
                 100 + i as u64,
                 &MetaOp::Read {
                     path: p,
+                    dir: None,
                     len: format!("item {i}").len(),
                 },
             )
@@ -1328,6 +1438,7 @@ mod tests {
             1,
             &MetaOp::Mkdir {
                 path: &sub,
+                dir: None,
                 mode: 0o755,
             },
         )
@@ -1336,6 +1447,7 @@ mod tests {
             2,
             &MetaOp::Create {
                 path: &f,
+                dir: None,
                 data: b"abc",
                 exclusive: true,
                 fsync: false,
@@ -1347,6 +1459,7 @@ mod tests {
             3,
             &MetaOp::Mkdir {
                 path: &sub,
+                dir: None,
                 mode: 0o755,
             },
         )
@@ -1355,14 +1468,30 @@ mod tests {
             4,
             &MetaOp::Create {
                 path: &f,
+                dir: None,
                 data: b"abc",
                 exclusive: true,
                 fsync: false,
             },
         )
         .unwrap();
-        q.push(5, &MetaOp::Read { path: &f, len: 8 }).unwrap();
-        q.push(6, &MetaOp::Stat { path: &d.c("none") }).unwrap();
+        q.push(
+            5,
+            &MetaOp::Read {
+                path: &f,
+                dir: None,
+                len: 8,
+            },
+        )
+        .unwrap();
+        q.push(
+            6,
+            &MetaOp::Stat {
+                path: &d.c("none"),
+                dir: None,
+            },
+        )
+        .unwrap();
         let got = drain(&mut q);
         let err = |i: usize| got[i].1.unwrap_err();
         assert_eq!((err(0).step, err(0).errno), ("mkdir", libc::EEXIST));
@@ -1408,7 +1537,14 @@ mod tests {
         assert_eq!(gone, 1, "{got:?}");
         let long = CString::new(vec![b'a'; PATH_BYTES]).unwrap();
         assert!(
-            q.push(10, &MetaOp::Stat { path: &long }).is_err(),
+            q.push(
+                10,
+                &MetaOp::Stat {
+                    path: &long,
+                    dir: None
+                }
+            )
+            .is_err(),
             "too long a path is refused"
         );
         let big = vec![0u8; 17];
@@ -1417,6 +1553,7 @@ mod tests {
                 11,
                 &MetaOp::Create {
                     path: &f,
+                    dir: None,
                     data: &big,
                     exclusive: true,
                     fsync: false
@@ -1509,6 +1646,7 @@ mod tests {
             1,
             &MetaOp::Read {
                 path: &fifo,
+                dir: None,
                 len: 8,
             },
         )
@@ -1549,6 +1687,7 @@ mod tests {
         let at = d.open();
         let (a, b) = (d.c("a"), d.c("b"));
         let create = |path| MetaOp::Create {
+            dir: None,
             path,
             data: b"abc",
             exclusive: true,
@@ -1558,13 +1697,31 @@ mod tests {
             [create(&a), create(&b)],
             [create(&a), create(&b)],
             [
-                MetaOp::Read { path: &a, len: 8 },
-                MetaOp::Read { path: &b, len: 8 },
+                MetaOp::Read {
+                    path: &a,
+                    dir: None,
+                    len: 8,
+                },
+                MetaOp::Read {
+                    path: &b,
+                    dir: None,
+                    len: 8,
+                },
             ],
-            [MetaOp::Stat { path: &a }, MetaOp::Stat { path: &b }],
+            [
+                MetaOp::Stat {
+                    path: &a,
+                    dir: None,
+                },
+                MetaOp::Stat {
+                    path: &b,
+                    dir: None,
+                },
+            ],
             [
                 MetaOp::Mkdir {
                     path: &d.c("sub"),
+                    dir: None,
                     mode: 0o755,
                 },
                 MetaOp::Rmdir {
@@ -1680,7 +1837,14 @@ mod tests {
         q.cpus = 1;
         assert!(q.my_turn(Kind::Stat), "crowded: the thread's turn");
         let d = Dir::new("crowded");
-        q.push(0, &MetaOp::Stat { path: &d.c("") }).unwrap();
+        q.push(
+            0,
+            &MetaOp::Stat {
+                path: &d.c(""),
+                dir: None,
+            },
+        )
+        .unwrap();
         assert_eq!((q.in_ring, q.ready.len()), (0, 1), "ran here");
         assert!(drain(&mut q)[0].1.is_ok());
         let slow = |q: &mut UringMeta| {
@@ -1756,7 +1920,14 @@ mod tests {
         assert!(q.my_turn(Kind::Stat), "alone: the thread's");
         assert!(!q.my_turn(Kind::Unlink), "other kinds keep their own way");
         let d = Dir::new("alone");
-        q.push(0, &MetaOp::Stat { path: &d.c("") }).unwrap();
+        q.push(
+            0,
+            &MetaOp::Stat {
+                path: &d.c(""),
+                dir: None,
+            },
+        )
+        .unwrap();
         assert_eq!((q.in_ring, q.ready.len()), (0, 1), "ran here");
         assert!(drain(&mut q)[0].1.is_ok());
     }
@@ -1766,10 +1937,25 @@ mod tests {
         let Some(mut q) = queue(2, 0) else { return };
         let d = Dir::new("full");
         for i in 0..2 {
-            q.push(i, &MetaOp::Stat { path: &d.c("") }).unwrap();
+            q.push(
+                i,
+                &MetaOp::Stat {
+                    path: &d.c(""),
+                    dir: None,
+                },
+            )
+            .unwrap();
         }
         assert!(!q.has_room());
-        let e = q.push(3, &MetaOp::Stat { path: &d.c("") }).unwrap_err();
+        let e = q
+            .push(
+                3,
+                &MetaOp::Stat {
+                    path: &d.c(""),
+                    dir: None,
+                },
+            )
+            .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
         assert_eq!(drain(&mut q).len(), 2);
     }

@@ -1132,6 +1132,45 @@ fn remove_runs_follow_no_link_below_d() {
     assert!(tree(&real).is_empty(), "{:?}", tree(&real));
 }
 
+/// A stat (`-T`) or read (`-E`) run over a tree where a link stands
+/// for the directory holding the items: items are worked on by their
+/// name in a directory opened without following links, so the link is
+/// refused (exit 1, saying so) and the files it leads to are neither
+/// stat'ed nor read (a stat by path followed it). Both engines. (A
+/// create run refuses a test directory that is there before it.)
+#[test]
+fn item_phases_follow_no_link_below_d() {
+    let s = Scratch::new("rb-item-links");
+    let other = s.path("other");
+    for i in 0..5 {
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join(format!("file.mdtest.0.{i}")), b"").unwrap();
+    }
+    let before = files_under(&other);
+    let mut engines = vec![""];
+    if uring_usable() {
+        engines.push(" --engine uring --qd 8");
+    }
+    for engine in engines {
+        for opts in ["-T", "-E"] {
+            let d = s.path("d");
+            let _ = std::fs::remove_dir_all(&d);
+            let at = d.join("test-dir.0-0/mdtest_tree.0");
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(&other, &at).unwrap();
+            let o = run(&format!("-d {} {opts} -n 5 -F{engine}", d.display()));
+            let said = format!("{opts}{engine}: {}{}", stdout(&o), stderr(&o));
+            assert_eq!(o.status.code(), Some(1), "{said}");
+            assert!(
+                stderr(&o).contains("no link below -d is followed"),
+                "{said}"
+            );
+            assert_eq!(files_under(&other), before, "{said}");
+            assert!(at.is_symlink(), "{said}");
+        }
+    }
+}
+
 /// Whether this kernel lets a process use io_uring (a container may not).
 fn uring_usable() -> bool {
     let s = Scratch::new("rb-uring-probe");

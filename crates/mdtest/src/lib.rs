@@ -20,6 +20,7 @@
 //! ```
 
 pub mod args;
+mod at_dirs;
 mod cleanup;
 pub mod config;
 mod ctx;
@@ -29,7 +30,6 @@ pub mod names;
 pub mod output;
 pub mod plan;
 pub mod preflight;
-mod remove_at;
 pub mod results;
 pub mod rng;
 pub mod stonewall;

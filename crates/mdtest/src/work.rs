@@ -5,16 +5,16 @@
 mod queued;
 mod queued_remove;
 
+use crate::at_dirs::AtDirs;
 use crate::cleanup;
 use crate::ctx::RunCtx;
 use crate::exchange::{PhaseTrouble, TaskReport};
 use crate::names::{prefix, test_dir, Names};
-use crate::remove_at::RemoveAt;
 use crate::results::Phase;
 use crate::rng::{
     fill_pattern_for, first_mismatch_for, packet_writer, stamp_item_for, Permutation,
 };
-use iolab_backend::{c_path, Backend, OpenOptions};
+use iolab_backend::{c_path, Backend, Dir, Handle, OpenOptions};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::clock::{mono_ns, wall_ns};
 use iolab_core::live::Recorder;
@@ -81,8 +81,12 @@ pub struct TaskState<'a> {
     output_failure: Option<Failure>,
     /// The metadata queue of `--engine uring` (None: the sync engine).
     queue: Option<Box<dyn iolab_backend::MetaQueue>>,
-    /// The remove phases' open directories (no link followed below -d).
-    remover: RemoveAt,
+    /// The directories the item phases work in by name (no link followed
+    /// below -d).
+    dirs: AtDirs,
+    /// Items go by their whole path (a -R order, whose consecutive items
+    /// seldom share a directory), not by name in their open directory.
+    by_path: bool,
 }
 
 impl<'a> TaskState<'a> {
@@ -111,7 +115,8 @@ impl<'a> TaskState<'a> {
             created_dirs: Vec::new(),
             output_failure: None,
             queue: None,
-            remover: RemoveAt::new(&cfg.dirs),
+            dirs: AtDirs::new(&cfg.dirs),
+            by_path: false,
         }
     }
 
@@ -226,7 +231,7 @@ impl<'a> TaskState<'a> {
 
     /// Closes the directories a remove phase held open.
     pub fn close_dirs(&mut self) {
-        self.remover.reset();
+        self.dirs.reset();
     }
 
     /// Removes this task's (now empty) test directories after a remove pass.
@@ -234,12 +239,12 @@ impl<'a> TaskState<'a> {
         if self.ctx.keep_tree {
             return;
         }
-        self.remover.reset();
+        self.dirs.reset();
         if let Some(root) = self.owned_path() {
             for l in 0..self.ctx.plan.loops {
                 let td = test_dir(root, iter, l);
                 let be = self.backend();
-                let gone = c_path(&td).and_then(|c| self.remover.remove(be, &c, true));
+                let gone = c_path(&td).and_then(|c| self.dirs.remove(be, &c, true));
                 if gone.is_ok() {
                     self.created_dirs.retain(|d| d != &td);
                 }
@@ -249,7 +254,7 @@ impl<'a> TaskState<'a> {
 
     /// Removes the -d directory at the end if this run made it and it is empty.
     pub fn remove_root_if_created(&mut self) {
-        self.remover.close_all();
+        self.dirs.close_all();
         if let (Some(root), true, true) = (
             self.owned_path(),
             self.created_root,
@@ -263,7 +268,7 @@ impl<'a> TaskState<'a> {
     /// directories this task made; returns what it removed and what had
     /// to stay (or could not be seen removed).
     pub fn cleanup_after_failure(&mut self) -> iolab_backend::remove::Removal {
-        self.remover.close_all();
+        self.dirs.close_all();
         let mut all = iolab_backend::remove::Removal::default();
         if self.ctx.leave_on_failure {
             return all;
@@ -327,7 +332,7 @@ impl<'a> TaskState<'a> {
         };
         let mut names = Names::new(td, unique, plan.branch);
         let be = self.ctx.backend;
-        self.remover.prepare(be, names.dir(last));
+        self.dirs.prepare(be, names.dir(last));
     }
 
     /// Tree creation (parents first) or removal (children first). The
@@ -336,6 +341,10 @@ impl<'a> TaskState<'a> {
     /// ([`Self::prepare_tree_removal`]).
     pub fn tree(&mut self, iter: u64, create: bool, rep: &mut TaskReport) {
         let plan = self.ctx.plan;
+        // A tree's directories change parent every -b of them (each of
+        // a -b 1 tree): made by path, not by name in an open parent.
+        // Removed in an open parent all the same (no link followed).
+        self.by_path = create;
         for (owner, unique) in self.trees() {
             let tg = self.target_in(iter, owner, owner, "dir", true);
             for td in &tg.test_dirs {
@@ -411,7 +420,7 @@ impl<'a> TaskState<'a> {
 
     /// A non-create item phase (stat, read, remove) over `n` items.
     pub fn items(&mut self, iter: u64, phase: Phase, n: u64, rep: &mut TaskReport) {
-        self.remover.reset();
+        self.dirs.reset();
         let cfg = self.ctx.cfg;
         let random = matches!(phase, Phase::DirStat | Phase::FileStat | Phase::FileRead);
         let order = match (random, self.seed) {
@@ -454,6 +463,7 @@ impl<'a> TaskState<'a> {
         self.steady_ends = self.ctx.steady_watched();
         let op = Self::op_of(phase);
         let targets = self.targets(phase);
+        self.dirs.reset();
         let mut done = n;
         for &target in &targets {
             let tg = self.target(iter, target, Self::kind(phase), cfg.shared_file);
@@ -539,6 +549,7 @@ impl<'a> TaskState<'a> {
         let leaf = self.ctx.cfg.leaf_only;
         let mut names = Names::new(&tg.test_dirs[0], tg.unique, plan.branch);
         let mut cur = 0;
+        self.by_path = order.is_some();
         for k in range {
             if self.cancelled() {
                 return End::Stopped;
@@ -622,20 +633,45 @@ impl<'a> TaskState<'a> {
     fn apply(&mut self, op: Op, path: &CStr, item: u64) -> Result<(), Failure> {
         let be = self.backend();
         let r = match op {
-            Op::Mkdir => be.mkdir(path, 0o775),
+            Op::Mkdir => match self.at(path) {
+                Ok(Some((dir, leaf))) => be.mkdir_at(dir, leaf, 0o775),
+                Ok(None) => be.mkdir(path, 0o775),
+                Err(e) => Err(e),
+            },
             // Relative to the item's directory, no link followed below -d.
-            Op::Rmdir => self.remover.remove(be, path, true),
-            Op::Stat => be.stat(path).map(|_| ()),
-            Op::Unlink => self.remover.remove(be, path, false),
+            Op::Rmdir => self.dirs.remove(be, path, true),
+            Op::Stat => match self.at(path) {
+                Ok(Some((dir, leaf))) => be.stat_at(dir, leaf).map(|_| ()),
+                Ok(None) => be.stat(path).map(|_| ()),
+                Err(e) => Err(e),
+            },
+            Op::Unlink => self.dirs.remove(be, path, false),
             Op::Create => return self.create_file(path, item),
             Op::Read => return self.read_file(path, item),
         };
         r.map_err(|e| match op {
-            Op::Rmdir | Op::Unlink if iolab_backend::not_a_directory(&e) => {
-                link_failure(op, path, &e)
-            }
+            _ if iolab_backend::not_a_directory(&e) => link_failure(op, path, &e),
             _ => path_failure(op_name(op), path, &e),
         })
+    }
+
+    /// The open directory of an item at `path` and its name there, or
+    /// None for an item that goes by its path ([`AtDirs::place`]).
+    fn at<'p>(&mut self, path: &'p CStr) -> std::io::Result<Option<(&Dir, &'p CStr)>> {
+        if self.by_path {
+            return Ok(None);
+        }
+        self.dirs.place(self.ctx.backend, path)
+    }
+
+    /// [`Backend::open`] of the item at `path`, in its open directory
+    /// where it has one.
+    fn open_item(&mut self, path: &CStr, opts: OpenOptions) -> std::io::Result<Handle> {
+        let be = self.backend();
+        match self.at(path)? {
+            Some((dir, leaf)) => be.open_at(dir, leaf, opts),
+            None => be.open(path, opts),
+        }
     }
 
     fn create_file(&mut self, path: &CStr, item: u64) -> Result<(), Failure> {
@@ -656,7 +692,9 @@ impl<'a> TaskState<'a> {
             whole_len: (!self.wbuf.is_empty()).then_some(self.wbuf.len() as u64),
             ..Default::default()
         };
-        let h = be.open(path, opts).map_err(|e| fail("create", e))?;
+        let h = self
+            .open_item(path, opts)
+            .map_err(|e| open_failure(Op::Create, path, &e))?;
         let mut r = Ok(());
         if !self.wbuf.is_empty() {
             stamp_item_for(&mut self.wbuf, item, cfg.data_seed);
@@ -686,9 +724,9 @@ impl<'a> TaskState<'a> {
     fn read_file(&mut self, path: &CStr, item: u64) -> Result<(), Failure> {
         let be = self.backend();
         let cfg = self.ctx.cfg;
-        let h = be
-            .open(path, OpenOptions::read())
-            .map_err(|e| path_failure("open", path, &e))?;
+        let h = self
+            .open_item(path, OpenOptions::read())
+            .map_err(|e| open_failure(Op::Read, path, &e))?;
         let mut r = Ok(());
         if !self.rbuf.is_empty() {
             // Files made by -k are empty: reading them reads nothing.
@@ -724,6 +762,16 @@ fn link_failure(op: Op, path: &CStr, e: &std::io::Error) -> Failure {
         "{e}: a symbolic link or a file stands where mdtest makes a directory; no link below -d is followed"
     );
     f
+}
+
+/// A failed open of an item: a link or a file on its way below -d is
+/// said as such ([`link_failure`]).
+fn open_failure(op: Op, path: &CStr, e: &std::io::Error) -> Failure {
+    match (iolab_backend::not_a_directory(e), op) {
+        (true, _) => link_failure(op, path, e),
+        (false, Op::Create) => path_failure("create", path, e),
+        (false, _) => path_failure("open", path, e),
+    }
 }
 
 fn fs_failure(op: &str, path: &Path, e: &std::io::Error) -> Failure {

@@ -249,11 +249,18 @@ impl Task<'_> {
         let r = match u.step() {
             Step::Mkdir => {
                 let path = self.names.set(owner, set);
-                q.push(u64::from(s), &MetaOp::Mkdir { path, mode: 0o755 })
+                q.push(
+                    u64::from(s),
+                    &MetaOp::Mkdir {
+                        path,
+                        dir: None,
+                        mode: 0o755,
+                    },
+                )
             }
             Step::Stat => {
                 let path = self.names.object(owner, set, index);
-                q.push(u64::from(s), &MetaOp::Stat { path })
+                q.push(u64::from(s), &MetaOp::Stat { path, dir: None })
             }
             Step::Read => {
                 let path = self.names.object(owner, set, index);
@@ -261,6 +268,7 @@ impl Task<'_> {
                     u64::from(s),
                     &MetaOp::Read {
                         path,
+                        dir: None,
                         len: OBJECT_BYTES,
                     },
                 )
@@ -270,6 +278,7 @@ impl Task<'_> {
                 let path = self.names.object(owner, set, index);
                 let op = MetaOp::Create {
                     path,
+                    dir: None,
                     data: &self.data,
                     exclusive: true,
                     fsync: false,

@@ -11,19 +11,23 @@
 //! through `queued_remove.rs`: one name relative to a directory opened
 //! without following links, never a path.
 //!
+//! Items are made, stat'ed and read by their name in their directory,
+//! held open for the phase ([`ItemDirs`]): the kernel then walks one
+//! name per item rather than the whole path (a -R order goes by path).
+//!
 //! Items in flight are spread over the directories that hold them
 //! ([`Spread`]; removal: lanes of open directories): the kernel
 //! serialises creates and removes in one directory (its inode lock), so
 //! in-order items would queue behind one lock; a stonewall (-W) or -R
 //! keeps the sync engine's order.
 
-use super::queued_remove::Doomed;
-use super::{message_failure, path_failure, End, Op, Target, TaskState};
+use super::queued_remove::{lane_width, split, Doomed, MAX_OPEN_DIRS};
+use super::{link_failure, message_failure, path_failure, End, Op, Target, TaskState};
 use crate::exchange::TaskReport;
 use crate::names::Names;
 use crate::plan::Plan;
 use crate::rng::{first_mismatch_for, stamp_item_for, Permutation};
-use iolab_backend::{MetaDone, MetaError, MetaOp, MetaQueue};
+use iolab_backend::{Dir, MetaDone, MetaError, MetaOp, MetaQueue};
 use iolab_core::clock::mono_ns;
 use iolab_core::Failure;
 use std::ffi::CStr;
@@ -92,6 +96,40 @@ impl Iterator for Spread {
     }
 }
 
+/// The directories a phase's items are sent in by name, each kept open
+/// until the phase's last operation completed (the queue holds their
+/// descriptors' numbers): up to `cap` of them, the rest by path. A
+/// directory that could not be opened is kept as None: its items go by
+/// path, and meet what stopped the open themselves.
+struct ItemDirs {
+    /// (test-dir loop, directory id) and the directory.
+    open: Vec<((u64, u64), Option<Dir>)>,
+    cap: usize,
+    /// Where the last lookup found its directory.
+    last: usize,
+}
+
+impl ItemDirs {
+    fn new(cap: usize) -> Self {
+        ItemDirs {
+            open: Vec::with_capacity(cap),
+            cap,
+            last: 0,
+        }
+    }
+
+    /// The place of `key` among the open ones; a spread phase visits
+    /// them in turn, so the one after the last is looked at first.
+    fn find(&mut self, key: (u64, u64)) -> Option<usize> {
+        let n = self.open.len();
+        let i = (0..n)
+            .map(|j| (self.last + j) % n)
+            .find(|&i| self.open[i].0 == key)?;
+        self.last = i;
+        Some(i)
+    }
+}
+
 /// The items of one loop, in the order they are sent.
 enum Order {
     /// In order, from the range's start (the sync engine's).
@@ -142,7 +180,28 @@ impl TaskState<'_> {
             (None, true) => Order::Spread(Spread::new(&self.ctx.plan, range.end)),
             (None, false) => Order::Plain(range.clone()),
         };
-        let end = self.drive(&mut *q, tg, op, range.start, order, deadline, rep);
+        let by_name = match order {
+            Order::Random(..) => 0,
+            _ => lane_width(
+                MAX_OPEN_DIRS,
+                iolab_core::env::open_files_limit(),
+                iolab_core::env::open_files_now(),
+            ),
+        };
+        let mut dirs = ItemDirs::new(by_name);
+        let end = self.drive(
+            &mut *q,
+            tg,
+            op,
+            range.start,
+            order,
+            deadline,
+            &mut dirs,
+            rep,
+        );
+        // Every operation completed (drive waits for them): the
+        // directories may close.
+        drop(dirs);
         self.queue = Some(q);
         end
     }
@@ -159,6 +218,7 @@ impl TaskState<'_> {
         first: u64,
         mut order: Order,
         deadline: Option<u64>,
+        dirs: &mut ItemDirs,
         rep: &mut TaskReport,
     ) -> End {
         let plan = self.ctx.plan;
@@ -183,7 +243,11 @@ impl TaskState<'_> {
                     cur = lp;
                 }
                 let path = names.item(d, &tg.prefix, m);
-                if let Err(f) = self.push(q, op, k, m, path) {
+                let pushed = self.item_dir(dirs, op, (lp, d), path).and_then(|at| {
+                    let dir = at.and_then(|i| dirs.open[i].1.as_ref());
+                    self.push(q, op, k, m, path, dir)
+                });
+                if let Err(f) = pushed {
                     rep.error.get_or_insert(f);
                     self.ctx.cancel();
                     stopped = true;
@@ -205,7 +269,39 @@ impl TaskState<'_> {
         }
     }
 
-    /// Queues item `k` (item number `m` in its directory) at `path`.
+    /// The place in `dirs` of the directory of the item at `path`
+    /// (directory `key`), opened (no link followed below -d) on its first
+    /// item; None when the item goes by its path. A link on the way is
+    /// the item's failure, as in the sync engine.
+    fn item_dir(
+        &mut self,
+        dirs: &mut ItemDirs,
+        op: Op,
+        key: (u64, u64),
+        path: &CStr,
+    ) -> Result<Option<usize>, Failure> {
+        if dirs.cap == 0 {
+            return Ok(None);
+        }
+        if let Some(i) = dirs.find(key) {
+            return Ok(Some(i));
+        }
+        if dirs.open.len() >= dirs.cap {
+            return Ok(None);
+        }
+        let (parent, _) = split(path);
+        let dir = match self.dirs.open_owned(self.ctx.backend, parent) {
+            Ok(d) => Some(d),
+            Err(e) if iolab_backend::not_a_directory(&e) => return Err(link_failure(op, path, &e)),
+            Err(_) => None,
+        };
+        dirs.open.push((key, dir));
+        dirs.last = dirs.open.len() - 1;
+        Ok(Some(dirs.last))
+    }
+
+    /// Queues item `k` (item number `m` in its directory) at `path`, by
+    /// its name in `dir` when it has one.
     fn push(
         &mut self,
         q: &mut dyn MetaQueue,
@@ -213,10 +309,19 @@ impl TaskState<'_> {
         k: u64,
         m: u64,
         path: &CStr,
+        dir: Option<&Dir>,
     ) -> Result<(), Failure> {
         let cfg = self.ctx.cfg;
+        let name = match dir {
+            Some(_) => split(path).1,
+            None => path,
+        };
         let mop = match op {
-            Op::Mkdir => MetaOp::Mkdir { path, mode: 0o775 },
+            Op::Mkdir => MetaOp::Mkdir {
+                path: name,
+                dir,
+                mode: 0o775,
+            },
             // Removals go through `queued_remove.rs`, never by path.
             Op::Rmdir | Op::Unlink => {
                 return Err(message_failure(
@@ -225,9 +330,10 @@ impl TaskState<'_> {
                     "a removal through the queue names its directory by descriptor".into(),
                 ))
             }
-            Op::Stat => MetaOp::Stat { path },
+            Op::Stat => MetaOp::Stat { path: name, dir },
             Op::Read => MetaOp::Read {
-                path,
+                path: name,
+                dir,
                 len: self.rbuf.len(),
             },
             Op::Create => {
@@ -235,7 +341,8 @@ impl TaskState<'_> {
                     stamp_item_for(&mut self.wbuf, m, cfg.data_seed);
                 }
                 MetaOp::Create {
-                    path,
+                    path: name,
+                    dir,
                     data: &self.wbuf,
                     exclusive: !cfg.shared_file,
                     fsync: cfg.fsync,
@@ -365,7 +472,14 @@ impl TaskState<'_> {
                 }
                 let Some(d) = ids.next() else { break };
                 let path = names.dir(d);
-                if let Err(e) = q.push(d, &MetaOp::Mkdir { path, mode: 0o775 }) {
+                if let Err(e) = q.push(
+                    d,
+                    &MetaOp::Mkdir {
+                        path,
+                        dir: None,
+                        mode: 0o775,
+                    },
+                ) {
                     rep.error
                         .get_or_insert(path_failure(super::op_name(op), path, &e));
                     self.ctx.cancel();

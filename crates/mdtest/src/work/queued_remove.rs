@@ -1,7 +1,7 @@
 //! Removal through the queue (`--engine uring`) that follows no link
 //! below `-d`: each directory whose entries are removed is opened from
 //! its `-d` directory without following links
-//! ([`crate::remove_at::RemoveAt::open_owned`]) and its entries are
+//! ([`crate::at_dirs::AtDirs::open_owned`]) and its entries are
 //! removed relative to that descriptor (unlinkat of one name), so a link
 //! planted on the way stops the phase as it stops the sync engine.
 //!
@@ -36,7 +36,7 @@ const SPARE_FDS: u64 = 4;
 /// open-file limit leaves beside what is open (`ulimit -n 64` with 64
 /// lanes failed with EMFILE where the sync engine, one directory at a
 /// time, passed). At least one.
-fn lane_width(depth: usize, limit: Option<u64>, open: u64) -> usize {
+pub(super) fn lane_width(depth: usize, limit: Option<u64>, open: u64) -> usize {
     let room = limit.map_or(u64::MAX, |l| l.saturating_sub(open + SPARE_FDS));
     let room = usize::try_from(room).unwrap_or(usize::MAX);
     depth.clamp(1, MAX_OPEN_DIRS).min(room).max(1)
@@ -116,7 +116,7 @@ impl<'n> Doomed<'n> {
 }
 
 /// The parent directory and the last name of a path.
-fn split(path: &CStr) -> (&[u8], &CStr) {
+pub(super) fn split(path: &CStr) -> (&[u8], &CStr) {
     let bytes = path.to_bytes_with_nul();
     match bytes.iter().rposition(|&b| b == b'/') {
         // Part of a C string after a byte of it: still NUL-terminated.
@@ -201,7 +201,7 @@ impl TaskState<'_> {
         let path = doomed.path(&plan, leaf, run.start);
         let (parent, _) = split(path);
         let be = self.ctx.backend;
-        let e = match self.remover.open_owned(be, parent) {
+        let e = match self.dirs.open_owned(be, parent) {
             Ok(dir) => {
                 let next = run.start;
                 return Ok(Some(Lane {
