@@ -1269,37 +1269,29 @@ mod tests {
             .map(|i| CString::new(format!("f{i}")).unwrap())
             .collect();
         let data = b"by name";
-        let op = |step: usize, n: &'static CStr| -> MetaOp<'_> {
-            match step {
-                0 => MetaOp::Create {
-                    path: n,
-                    dir: Some(&sub),
-                    data,
-                    exclusive: true,
-                    fsync: false,
-                },
-                1 => MetaOp::Stat {
-                    path: n,
-                    dir: Some(&sub),
-                },
-                _ => MetaOp::Read {
-                    path: n,
-                    dir: Some(&sub),
-                    len: data.len(),
-                },
-            }
-        };
-        let names: Vec<&'static CStr> = names
-            .into_iter()
-            .map(|n| &*Box::leak(n.into_boxed_c_str()))
-            .collect();
         let mut done = Vec::new();
         for step in 0..3 {
             for (i, n) in names.iter().enumerate() {
                 if !q.has_room() {
                     done.extend(drain(&mut q));
                 }
-                q.push(i as u64, &op(step, n)).unwrap();
+                let (path, dir) = (n.as_c_str(), Some(&sub));
+                let op = match step {
+                    0 => MetaOp::Create {
+                        path,
+                        dir,
+                        data,
+                        exclusive: true,
+                        fsync: false,
+                    },
+                    1 => MetaOp::Stat { path, dir },
+                    _ => MetaOp::Read {
+                        path,
+                        dir,
+                        len: data.len(),
+                    },
+                };
+                q.push(i as u64, &op).unwrap();
             }
             done.extend(drain(&mut q));
         }

@@ -507,9 +507,15 @@ fn a_fifo_as_the_store_is_refused_at_once() {
 /// `iolab WORDS`, killed (and the test failed) if it has not ended
 /// within a minute.
 fn bounded(words: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(words)
-        .env("CI", "1")
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.args(words).env("CI", "1");
+    within_a_minute(c, words)
+}
+
+/// The output of `c` (iolab `words`), killed (and the test failed) if
+/// it has not ended within a minute.
+fn within_a_minute(mut c: Command, words: &[&str]) -> Output {
+    let mut child = c
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -610,22 +616,11 @@ fn in_dir(dir: &Path, uid: Option<u32>, words: &[&str]) -> Output {
     c.args(words)
         .current_dir(dir)
         .env("CI", "1")
-        .env_remove("IOLAB_STORE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env_remove("IOLAB_STORE");
     if let Some(uid) = uid {
         c.uid(uid).gid(uid);
     }
-    let mut child = c.spawn().unwrap();
-    let until = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("iolab {words:?} still running after a minute");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    within_a_minute(c, words)
 }
 
 /// The user nobody, whom a test runs as to be refused what root is not.

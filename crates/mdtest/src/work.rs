@@ -633,26 +633,15 @@ impl<'a> TaskState<'a> {
     fn apply(&mut self, op: Op, path: &CStr, item: u64) -> Result<(), Failure> {
         let be = self.backend();
         let r = match op {
-            Op::Mkdir => match self.at(path) {
-                Ok(Some((dir, leaf))) => be.mkdir_at(dir, leaf, 0o775),
-                Ok(None) => be.mkdir(path, 0o775),
-                Err(e) => Err(e),
-            },
+            Op::Mkdir => self.mkdir_item(path),
             // Relative to the item's directory, no link followed below -d.
             Op::Rmdir => self.dirs.remove(be, path, true),
-            Op::Stat => match self.at(path) {
-                Ok(Some((dir, leaf))) => be.stat_at(dir, leaf).map(|_| ()),
-                Ok(None) => be.stat(path).map(|_| ()),
-                Err(e) => Err(e),
-            },
+            Op::Stat => self.stat_item(path),
             Op::Unlink => self.dirs.remove(be, path, false),
             Op::Create => return self.create_file(path, item),
             Op::Read => return self.read_file(path, item),
         };
-        r.map_err(|e| match op {
-            _ if iolab_backend::not_a_directory(&e) => link_failure(op, path, &e),
-            _ => path_failure(op_name(op), path, &e),
-        })
+        r.map_err(|e| item_failure(op, op_name(op), path, &e))
     }
 
     /// The open directory of an item at `path` and its name there, or
@@ -664,8 +653,26 @@ impl<'a> TaskState<'a> {
         self.dirs.place(self.ctx.backend, path)
     }
 
-    /// [`Backend::open`] of the item at `path`, in its open directory
+    /// [`Backend::mkdir`] of the item at `path`, in its open directory
     /// where it has one.
+    fn mkdir_item(&mut self, path: &CStr) -> std::io::Result<()> {
+        let be = self.backend();
+        match self.at(path)? {
+            Some((dir, leaf)) => be.mkdir_at(dir, leaf, 0o775),
+            None => be.mkdir(path, 0o775),
+        }
+    }
+
+    /// [`Backend::stat`] of the item at `path`, as [`Self::mkdir_item`].
+    fn stat_item(&mut self, path: &CStr) -> std::io::Result<()> {
+        let be = self.backend();
+        match self.at(path)? {
+            Some((dir, leaf)) => be.stat_at(dir, leaf).map(drop),
+            None => be.stat(path).map(drop),
+        }
+    }
+
+    /// [`Backend::open`] of the item at `path`, as [`Self::mkdir_item`].
     fn open_item(&mut self, path: &CStr, opts: OpenOptions) -> std::io::Result<Handle> {
         let be = self.backend();
         match self.at(path)? {
@@ -694,7 +701,7 @@ impl<'a> TaskState<'a> {
         };
         let h = self
             .open_item(path, opts)
-            .map_err(|e| open_failure(Op::Create, path, &e))?;
+            .map_err(|e| item_failure(Op::Create, "create", path, &e))?;
         let mut r = Ok(());
         if !self.wbuf.is_empty() {
             stamp_item_for(&mut self.wbuf, item, cfg.data_seed);
@@ -726,7 +733,7 @@ impl<'a> TaskState<'a> {
         let cfg = self.ctx.cfg;
         let h = self
             .open_item(path, OpenOptions::read())
-            .map_err(|e| open_failure(Op::Read, path, &e))?;
+            .map_err(|e| item_failure(Op::Read, "open", path, &e))?;
         let mut r = Ok(());
         if !self.rbuf.is_empty() {
             // Files made by -k are empty: reading them reads nothing.
@@ -764,13 +771,12 @@ fn link_failure(op: Op, path: &CStr, e: &std::io::Error) -> Failure {
     f
 }
 
-/// A failed open of an item: a link or a file on its way below -d is
-/// said as such ([`link_failure`]).
-fn open_failure(op: Op, path: &CStr, e: &std::io::Error) -> Failure {
-    match (iolab_backend::not_a_directory(e), op) {
-        (true, _) => link_failure(op, path, e),
-        (false, Op::Create) => path_failure("create", path, e),
-        (false, _) => path_failure("open", path, e),
+/// A failed call `what` of an item of `op`: a link or a file on its way
+/// below -d is said as such ([`link_failure`]).
+fn item_failure(op: Op, what: &str, path: &CStr, e: &std::io::Error) -> Failure {
+    match iolab_backend::not_a_directory(e) {
+        true => link_failure(op, path, e),
+        false => path_failure(what, path, e),
     }
 }
 

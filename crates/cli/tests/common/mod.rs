@@ -174,6 +174,17 @@ pub fn mdtest(line: &str) -> Output {
     iolab(&w)
 }
 
+/// Asserts that `f`, a document's `outcome` (or a phase's failure), is
+/// task `task`'s own failure, as a multi-task run reports it: its `op`
+/// and `errno`, and a message led by `task N: `. Returns its path.
+pub fn assert_task_failure(f: &serde_json::Value, task: usize, op: &str, errno: i32) -> String {
+    assert_eq!(f["op"], op, "{f}");
+    assert_eq!(f["errno"], errno, "{f}");
+    let message = f["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with(&format!("task {task}: ")), "{f}");
+    f["path"].as_str().unwrap_or_default().to_string()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -180,7 +180,7 @@ impl TaskState<'_> {
             (None, true) => Order::Spread(Spread::new(&self.ctx.plan, range.end)),
             (None, false) => Order::Plain(range.clone()),
         };
-        let by_name = match order {
+        let width = match order {
             Order::Random(..) => 0,
             _ => lane_width(
                 MAX_OPEN_DIRS,
@@ -188,7 +188,7 @@ impl TaskState<'_> {
                 iolab_core::env::open_files_now(),
             ),
         };
-        let mut dirs = ItemDirs::new(by_name);
+        let mut dirs = ItemDirs::new(width);
         let end = self.drive(
             &mut *q,
             tg,
