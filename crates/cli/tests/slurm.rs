@@ -521,7 +521,8 @@ fn xddcp_interrupted_through_srun_leaves_no_partial_destination() {
     let port = free_ports(1)[0].to_string();
     let to = format!("{}@127.0.0.1:{}", s.node(), dst.display());
     let mut child = slurm_cmd(s, "salloc", &["-n", "2", "--quiet", IOLAB, "xddcp"])
-        .args(["-t", "1", "-p", &port, "--timeout", "60"])
+        // -f: another test of this binary may hold `port` at this moment.
+        .args(["-t", "1", "-f", "-p", &port, "--timeout", "60"])
         .arg(&src)
         .arg(&to)
         .env("IOLAB_RSH", "exec:srun -N1 -w")
@@ -546,7 +547,13 @@ fn xddcp_interrupted_through_srun_leaves_no_partial_destination() {
             .max()
             .unwrap_or(0)
     };
-    while size() == 0 && t0.elapsed() < Duration::from_secs(60) {
+    // salloc may wait for its allocation (a step of another test still
+    // leaving), so the wait is long; it ends early if the copy ended.
+    while size() == 0
+        && !dst.exists()
+        && child.try_wait().unwrap().is_none()
+        && t0.elapsed() < Duration::from_secs(240)
+    {
         std::thread::sleep(Duration::from_millis(5));
     }
     let partial = size();
@@ -556,7 +563,20 @@ fn xddcp_interrupted_through_srun_leaves_no_partial_destination() {
         .args(["-P", &child.id().to_string(), "-f", "xddcp"])
         .output()
         .unwrap();
-    let pid: i32 = stdout(&iolab).trim().parse().unwrap();
+    let Ok(pid) = stdout(&iolab).trim().parse::<i32>() else {
+        let _ = child.kill();
+        let o = child.wait_with_output().unwrap();
+        panic!(
+            "no xddcp under salloc after {:?} (partial {partial} bytes, destination there: {}): \
+             exit {:?}\nstdout:\n{}\nstderr:\n{}\nslurm:\n{}",
+            t0.elapsed(),
+            dst.exists(),
+            o.status.code(),
+            stdout(&o),
+            stderr(&o),
+            s.log_tail()
+        );
+    };
     // SAFETY: kill(2) on a process our child started.
     unsafe { libc::kill(pid, libc::SIGINT) };
     let t0 = Instant::now();
