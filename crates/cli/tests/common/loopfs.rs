@@ -123,6 +123,18 @@ impl fmt::Display for LoopDev {
 impl Drop for LoopDev {
     fn drop(&mut self) {
         let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        // `losetup -d` of a device still open (udev probing it after a
+        // umount) only marks it to clear on its last close: wait, a
+        // bounded while, until its backing file is gone, so that a test
+        // going on after the drop sees it detached.
+        let name = self.dev.trim_start_matches("/dev/");
+        let backing = Path::new("/sys/block").join(name).join("loop/backing_file");
+        for _ in 0..500 {
+            if !backing.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }
 
