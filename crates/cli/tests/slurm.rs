@@ -154,12 +154,11 @@ fn srun_of_two_xdd_tasks_is_refused() {
     assert!(t.exists());
 }
 
-/// Free loopback ports.
-fn free_ports(n: usize) -> Vec<u16> {
-    let ls: Vec<std::net::TcpListener> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    ls.iter().map(|l| l.local_addr().unwrap().port()).collect()
+/// `n` free loopback ports, outside the range connections take their
+/// source ports from (common::e2e::free_ports).
+fn free_ports(n: u16) -> Vec<u16> {
+    let base = common::e2e::free_ports(n);
+    (base..base + n).collect()
 }
 
 /// `salloc -n 2 iolab WORDS...` with `IOLAB_RSH=rsh`: iolab runs inside
