@@ -9,7 +9,7 @@ use iolab_qualify::curves::Curves;
 use iolab_qualify::knee::Stop;
 use iolab_qualify::layer::Layer;
 use iolab_qualify::plan::Plan;
-use iolab_qualify::run::Event;
+use iolab_qualify::run::{Event, Prepare};
 use iolab_qualify::verdict::Verdict;
 use iolab_report::qualify::html::{self, LayerCharts};
 use iolab_report::series::chart;
@@ -368,9 +368,13 @@ impl Shown {
                     }
                 }
             }
-            Event::Preparing { label, key } => {
+            Event::Preparing { label, key, why } => {
                 if let Some(b) = &self.bar {
-                    b.set_message(format!("{label} {key}: writing the files to read"));
+                    let what = match why {
+                        Prepare::ToRead => "writing the files to read",
+                        Prepare::ToWriteOver => "writing its files once, unmeasured",
+                    };
+                    b.set_message(format!("{label} {key}: {what}"));
                 }
             }
             Event::CurveDone { n, label, measured } => self.curve_done(n - 1, label, measured),

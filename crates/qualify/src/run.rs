@@ -10,16 +10,33 @@
 //! and read curves of a mode advance together, point by point, and a
 //! read point whose files this process has not just written (a rerun,
 //! or the write curve ended sooner) has them written first by the same
-//! write command, not recorded.
+//! write command, not recorded. A data write point whose files this
+//! process has not written has them written so too, before its first
+//! repeat: every repeat then writes over files, as a run alone after
+//! the qualification does ([`Prepare::ToWriteOver`]).
 
 use crate::curves::{Curve, Curves};
 use crate::knee::{self, Next, Stop};
+use crate::layer::Layer;
 use crate::plan::Plan;
 use crate::verdict::{LineEnd, Measured, MeasuredPoint};
 use iolab_store::{Series, Store, StoreError};
 use iolab_sweep::plan::{Plan as Sweep, PointSpec};
 use iolab_sweep::run::{self as sweep, SweepError, Unrecorded, WorkDir};
 use std::path::Path;
+
+/// Why a write point's command runs once unrecorded before a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prepare {
+    /// A read point of the same key reads its files.
+    ToRead,
+    /// The write point itself, whose files are new: so that every one of
+    /// its repeats writes over files, as a run of the same command after
+    /// it does. Otherwise its first repeat alone paid for allocating them
+    /// (on tmpfs at 0.71 of the repeats after it), and the point's mean
+    /// came out below what its tool gives run alone.
+    ToWriteOver,
+}
 
 /// What the run tells its caller as it goes (it prints nothing).
 #[derive(Debug)]
@@ -38,12 +55,15 @@ pub enum Event<'a> {
     },
     /// A repeat of a point, as the sweep reports it.
     Sweep(sweep::Event<'a>),
-    /// A read point's files are written first (not recorded).
+    /// A point's files are written first, not recorded: a read point's,
+    /// or a data write point's (see [`Prepare`]).
     Preparing {
         /// The write curve's label.
         label: &'a str,
         /// The point.
         key: &'a str,
+        /// Which point they are written for.
+        why: Prepare,
     },
     /// A curve is complete.
     CurveDone {
@@ -295,14 +315,14 @@ fn run_group(
             let reads = walks[k].1.curve.reads_after.is_some();
             let label = walks[k].1.curve.label.clone();
             let before = series(cx.store, &label)?;
-            if reads
-                && written.as_deref() != Some(key.as_str())
-                && !complete(before.as_ref(), &key, cx.plan.repeats)
-            {
-                if !prepare(cx, &walks[0].1, &key, on)? {
-                    return Ok(true);
+            let on_disk = written.as_deref() == Some(key.as_str())
+                || complete(before.as_ref(), &key, cx.plan.repeats);
+            if let Some(why) = prepare_for(walks[k].1.curve, on_disk) {
+                match prepare(cx, &walks[0].1, &key, why, on)? {
+                    Prepared::Written => written = Some(key.clone()),
+                    Prepared::Failed => written = None,
+                    Prepared::Interrupted => return Ok(true),
                 }
-                written = Some(key.clone());
             }
             let (i, w) = (walks[k].0, &walks[k].1);
             // Said before every point: the curves of a group take turns,
@@ -336,20 +356,45 @@ fn run_group(
     }
 }
 
+/// Whether a point of `curve` needs its write point's files written
+/// first, and why; `done` when they are on disk, written by this
+/// process, or the point needs no run.
+fn prepare_for(curve: &Curve, done: bool) -> Option<Prepare> {
+    match (done, curve.reads_after.is_some(), curve.layer) {
+        (true, _, _) => None,
+        (false, true, _) => Some(Prepare::ToRead),
+        (false, false, Layer::Data) => Some(Prepare::ToWriteOver),
+        (false, false, _) => None,
+    }
+}
+
+/// How a point's unrecorded write ended.
+enum Prepared {
+    Written,
+    /// It failed, and the point runs anyway (a write point's own).
+    Failed,
+    Interrupted,
+}
+
 /// Writes the files of the write curve's point `key` (unrecorded), for
-/// the read point of the same key; false when interrupted.
+/// the read point of the same key or the write point itself (`why`).
+/// A read point cannot run without them: their write failing is an
+/// error. A write point's repeats can: they run and fail as it did,
+/// each recorded.
 fn prepare(
     cx: &mut Ctx,
     write: &Walk,
     key: &str,
+    why: Prepare,
     on: &mut dyn FnMut(Event),
-) -> Result<bool, RunError> {
+) -> Result<Prepared, RunError> {
     let Some(p) = write.points.iter().find(|p| p.key == key) else {
-        return Ok(true);
+        return Ok(Prepared::Written);
     };
     on(Event::Preparing {
         label: &write.curve.label,
         key,
+        why,
     });
     let json = cx.work.path().join("prepare.json");
     let argv = write
@@ -359,8 +404,11 @@ fn prepare(
     let ended = sweep::run_unrecorded(&argv, cx.work, "prepare")?;
     let _ = std::fs::remove_file(&json);
     match ended {
-        Unrecorded::Done => Ok(true),
-        Unrecorded::Interrupted => Ok(false),
+        Unrecorded::Done => Ok(Prepared::Written),
+        Unrecorded::Interrupted => Ok(Prepared::Interrupted),
+        // The write point's repeats run next, fail as it did, and are
+        // recorded and named as its curve's failures.
+        Unrecorded::Failed(_) if why == Prepare::ToWriteOver => Ok(Prepared::Failed),
         Unrecorded::Failed(why) => Err(RunError::Prepare {
             label: write.curve.label.clone(),
             key: key.to_string(),
@@ -394,4 +442,45 @@ pub fn walk_stored(
         out.push(Some(w.result(plan.knee)));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::fill;
+
+    /// The default plan's curves on a 2-core machine.
+    fn default_curves() -> Curves {
+        let m = crate::machine::Machine {
+            cores: 2,
+            tmp: "/tmp".into(),
+            ports: (20001, 20002),
+            token: "t0".into(),
+            rsh: "ssh".into(),
+        };
+        crate::curves::curves(&fill(Plan::read("").unwrap(), &m, None).unwrap())
+    }
+
+    #[test]
+    fn data_points_write_their_files_first_and_other_layers_run_as_they_are() {
+        let c = default_curves();
+        let mut seen = std::collections::HashMap::new();
+        for curve in &c.curves {
+            let why = prepare_for(curve, false);
+            // Files on disk already: nothing is written first.
+            assert_eq!(prepare_for(curve, true), None, "{}", curve.label);
+            match (curve.layer, curve.reads_after.is_some()) {
+                (Layer::Data, true) => assert_eq!(why, Some(Prepare::ToRead), "{}", curve.label),
+                (Layer::Data, false) => {
+                    assert_eq!(why, Some(Prepare::ToWriteOver), "{}", curve.label)
+                }
+                _ => assert_eq!(why, None, "{}", curve.label),
+            }
+            *seen.entry(curve.layer).or_insert(0) += 1;
+        }
+        // The default plan has every kind of curve judged above.
+        for layer in [Layer::Network, Layer::Data, Layer::Metadata] {
+            assert!(seen.contains_key(&layer), "no {layer:?} curve");
+        }
+    }
 }
