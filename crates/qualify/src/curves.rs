@@ -596,13 +596,7 @@ mod tests {
     use crate::plan::{fill, Plan};
 
     fn plan(text: &str) -> Plan {
-        let m = crate::machine::Machine {
-            cores: 4,
-            tmp: "/tmp".into(),
-            ports: (20001, 20002),
-            token: "t0".into(),
-            rsh: "ssh".into(),
-        };
+        let m = crate::machine::Machine::sample(4);
         fill(Plan::read(text).unwrap(), &m, None).unwrap()
     }
 

@@ -23,6 +23,19 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// A machine of `cores` cores for unit tests: /tmp, ports 20001 and
+    /// 20002, token t0, ssh.
+    #[cfg(test)]
+    pub(crate) fn sample(cores: u32) -> Machine {
+        Machine {
+            cores,
+            tmp: "/tmp".into(),
+            ports: (20001, 20002),
+            token: "t0".into(),
+            rsh: "ssh".into(),
+        }
+    }
+
     /// Looks the facts up.
     pub fn probe() -> std::io::Result<Machine> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;

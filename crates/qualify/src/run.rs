@@ -451,13 +451,7 @@ mod tests {
 
     /// The default plan's curves on a 2-core machine.
     fn default_curves() -> Curves {
-        let m = crate::machine::Machine {
-            cores: 2,
-            tmp: "/tmp".into(),
-            ports: (20001, 20002),
-            token: "t0".into(),
-            rsh: "ssh".into(),
-        };
+        let m = crate::machine::Machine::sample(2);
         crate::curves::curves(&fill(Plan::read("").unwrap(), &m, None).unwrap())
     }
 

@@ -488,13 +488,7 @@ mod tests {
     use crate::plan::{fill, Plan};
 
     fn plan(text: &str) -> Plan {
-        let m = crate::machine::Machine {
-            cores: 2,
-            tmp: "/tmp".into(),
-            ports: (1, 2),
-            token: "t".into(),
-            rsh: "ssh".into(),
-        };
+        let m = crate::machine::Machine::sample(2);
         fill(Plan::read(text).unwrap(), &m, None).unwrap()
     }
 
