@@ -610,7 +610,9 @@ fn obdfilter_case_network_sends_the_requests_to_echo_agents() {
     std::fs::write(&rsh, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&rsh, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let port = (20000 + std::process::id() % 20000).to_string();
+    // Free now, and below the range connections take their source
+    // ports from (a port from the pid landed there and was taken).
+    let port = common::e2e::free_ports(1).to_string();
     let js = s.path("net.json");
     let o = survey(
         &[
