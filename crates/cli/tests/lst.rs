@@ -570,17 +570,15 @@ fn tampering_relay(to: String) -> String {
         let (mut inbound, _) = l.accept().unwrap();
         // The agent may not listen yet (the console retries, so must
         // its stand-in): 10 s at most.
-        let mut out = None;
-        for _ in 0..500 {
-            match std::net::TcpStream::connect(&to) {
-                Ok(c) => {
-                    out = Some(c);
-                    break;
+        let mut out = (0..500)
+            .find_map(|_| {
+                let c = std::net::TcpStream::connect(&to).ok();
+                if c.is_none() {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
                 }
-                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
-            }
-        }
-        let mut out = out.expect("the agent never listened");
+                c
+            })
+            .expect("the agent never listened");
         let (mut back_in, mut back_out) = (out.try_clone().unwrap(), inbound.try_clone().unwrap());
         std::thread::spawn(move || {
             let _ = std::io::copy(&mut back_in, &mut back_out);
