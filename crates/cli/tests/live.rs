@@ -2017,11 +2017,7 @@ struct LstAgent {
 
 impl LstAgent {
     fn start() -> LstAgent {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::e2e::free_ports(1);
         let addr = format!("127.0.0.1:{port}");
         let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
             .args(["lst", "agent", "--listen", &addr])

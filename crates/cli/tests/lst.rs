@@ -26,11 +26,7 @@ impl Agent {
     }
 
     fn start_with(env: &[(&str, &str)], args: &[&str]) -> Agent {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::e2e::free_ports(1);
         let addr = format!("127.0.0.1:{port}");
         let mut cmd = Command::new(BIN);
         cmd.args(["lst", "agent", "--listen", &addr])
@@ -460,7 +456,7 @@ fn strangers_that_trickle_or_say_nothing_cost_an_agent_no_thread_and_stop_no_run
 fn an_agent_started_for_another_console_refuses_this_one() {
     // As a console starts its agents: `--session`, the key (none: an
     // empty line) and the token on standard input, kept open.
-    let port = free_port();
+    let port = common::e2e::free_ports(1);
     let addr = format!("127.0.0.1:{port}");
     let mut child = Command::new(BIN)
         .args(["lst", "agent", "--session", "--listen", &addr])
@@ -494,14 +490,6 @@ fn a_stray_token_variable_does_not_lock_a_hand_started_agent() {
     assert!(t.contains("RPCs: clients 10 servers 10"), "{t}");
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A node given twice in --from or --to (written alike, or two
 /// spellings of one address and port) is refused, exit 2, before any
 /// agent is started or contacted: it was merged into one client job
@@ -509,7 +497,11 @@ fn free_port() -> u16 {
 /// in, or two spellings refused each other as "busy".
 #[test]
 fn a_node_given_twice_in_a_group_is_refused_before_anything_starts() {
-    let (p, q, r) = (free_port(), free_port(), free_port());
+    let (p, q, r) = (
+        common::e2e::free_ports(1),
+        common::e2e::free_ports(1),
+        common::e2e::free_ports(1),
+    );
     let dir = scratch("twice");
     let j = dir.join("twice.json");
     let twice = format!("a@127.0.0.1:{p},a@127.0.0.1:{p}");
@@ -621,7 +613,7 @@ fn a_forged_console_frame_is_named_by_the_console_and_logged_by_the_agent() {
     std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let k = key.to_str().unwrap();
     let log = dir.join("agent.err");
-    let addr = format!("127.0.0.1:{}", free_port());
+    let addr = format!("127.0.0.1:{}", common::e2e::free_ports(1));
     let child = Command::new(BIN)
         .args(["lst", "agent", "--listen", &addr, "--key", k])
         .env_remove("IOLAB_KEY_FILE")
@@ -678,7 +670,7 @@ fn a_key_file_others_may_write_is_refused_saying_write() {
         "lst",
         "agent",
         "--listen",
-        &format!("127.0.0.1:{}", free_port()),
+        &format!("127.0.0.1:{}", common::e2e::free_ports(1)),
         "--key",
         key.to_str().unwrap(),
     ]);

@@ -1152,11 +1152,7 @@ struct LoopAgent {
 
 impl LoopAgent {
     fn start() -> LoopAgent {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::e2e::free_ports(1);
         let addr = format!("127.0.0.1:{port}");
         let child = Command::new(BIN)
             .args(["lst", "agent", "--listen", &addr])

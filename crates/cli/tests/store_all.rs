@@ -22,11 +22,7 @@ struct Agent(Child, String);
 
 impl Agent {
     fn start() -> Agent {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::e2e::free_ports(1);
         let addr = format!("127.0.0.1:{port}");
         let child = Command::new(IOLAB)
             .args(["lst", "agent", "--listen", &addr])
