@@ -308,7 +308,7 @@ fn run(prog: &str, mut s: Setup, command: &str) -> Outcome {
             scope.spawn(move || announce_stop(prog, cfg, tasks, discards, cancel, running));
         }
         let r = runner.run();
-        running.store(false, std::sync::atomic::Ordering::Relaxed);
+        running.store(false, std::sync::atomic::Ordering::Release);
         r
     });
     payload.tests = r.tests;

@@ -254,7 +254,7 @@ fn run(prog: &str, mut s: Setup) -> Outcome {
             scope.spawn(|| announce_stop(prog, &s.cfg, &s.plan, cancel, &running));
         }
         sweep.run(&mut doc, &hooks);
-        running.store(false, Ordering::Relaxed);
+        running.store(false, Ordering::Release);
     });
     // The engine's headline figures, which the store records as stated.
     doc.figures = doc.payload.figures();

@@ -542,7 +542,7 @@ fn run(prog: &str, world: &World, s: Setup, line: &str) -> Ended {
             });
         }
         let result = with_progress(leader, &s.cfg, &live, || iolab_s3bench::run(&r));
-        running.store(false, std::sync::atomic::Ordering::Relaxed);
+        running.store(false, std::sync::atomic::Ordering::Release);
         result
     });
     let report = result.map_err(|e| {

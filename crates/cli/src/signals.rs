@@ -172,18 +172,27 @@ pub fn listed(prog: &str, lead: &str, names: &[String], more: &str) -> String {
     s
 }
 
-/// Waits while `running`; once `cancel` fires first, runs `say` once: a
-/// run's word on where what it made is, printed as the stop begins, for
-/// the process may be killed before its cleanup ends (a rank under
-/// mpirun). Nothing when the reader of standard output left (`| head
-/// -1`): it wants no message, as after SIGPIPE, and the run still
-/// cleans up.
+/// Waits while `running` (set false, with Release, when the run
+/// returned); once `cancel` fires, runs `say` once: a run's word on
+/// where what it made is, printed as the stop begins, for the process
+/// may be killed before its cleanup ends (a rank under mpirun). A stop
+/// whose cleanup ended between two looks is said all the same, as the
+/// run returns: a small run's removal takes less than a look's 50 ms,
+/// and the word was then missing. Nothing when the reader of standard
+/// output left (`| head -1`): it wants no message, as after SIGPIPE,
+/// and the run still cleans up.
 pub fn when_stopped(cancel: &iolab_core::CancelToken, running: &AtomicBool, say: impl FnOnce()) {
-    while running.load(Ordering::Relaxed) {
+    loop {
+        // Read before the token: a run that returned because of a stop
+        // had its token set by then.
+        let ended = !running.load(Ordering::Acquire);
         if cancel.is_cancelled() {
             if !crate::output::stdout_closed() {
                 say();
             }
+            return;
+        }
+        if ended {
             return;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -249,5 +258,25 @@ mod tests {
         assert!(counts(SIGINT, libc::SI_KERNEL, 0, parent), "the terminal's");
         assert!(counts(SIGTERM, libc::SI_QUEUE, 4242, parent), "sigqueue");
         assert!(counts(SIGTERM, libc::SI_USER, 4242, None));
+    }
+
+    /// A stop is said when it came before the run returned, even when
+    /// the run had returned (its cleanup done) by the first look, as a
+    /// small s3bench run's did in a full test run; a run that ends
+    /// unstopped says nothing.
+    #[test]
+    fn a_stop_is_said_even_when_the_run_ended_before_the_first_look() {
+        let said = |stopped: bool, running: bool| {
+            let cancel = iolab_core::CancelToken::new();
+            if stopped {
+                cancel.cancel();
+            }
+            let mut n = 0;
+            when_stopped(&cancel, &AtomicBool::new(running), || n += 1);
+            n
+        };
+        assert_eq!(said(true, false), 1, "stopped, run already over");
+        assert_eq!(said(true, true), 1, "stopped while running");
+        assert_eq!(said(false, false), 0, "ended unstopped");
     }
 }
