@@ -17,15 +17,20 @@
 # writes its default data (a fixed buffer); iolab its default unique
 # data (every 4 KiB stamped, nothing a store could compress).
 #
-# Before every run the script writes and removes, in the same tmpfs, a
-# file of the size the run will write (WARM=0 turns this off). Why: on
-# a VM that hands freed memory back to its host (free page reporting),
-# a page the guest has not touched since costs a fault on the host, and
-# a tmpfs write allocates every page it writes; on the VM this was
-# written on, the same one-task hard write ran at 509 to 1100 MiB/s
-# after a pause and at 1362 to 2239 right after such a file, and the
-# per-round ratio swung with it. Both tools get the same warm-up, right
-# before their own run.
+# Free page reporting is paused while the script runs (root; REPORTING=
+# keep leaves it). Why: a VM that hands the memory its guest frees back
+# to its host (virtio-balloon's free page reporting) pays a fault on
+# the host for every page the guest touches again, and a tmpfs write
+# allocates every page it writes. On the VM this was written on, which
+# reports freed memory at once, the same one-task hard write ran at 599
+# to 1616 MiB/s with a pause of 3 s before it, and at 2031 to 2252 with
+# reporting paused. Writing a file of the run's size before each run
+# (this script's first way) favoured whichever tool started sooner
+# after it: mpirun takes a second to start IOR's ranks, while iolab's
+# threads start at once. Pausing is setting the kernel's
+# page_reporting_order above the largest order a free block has;
+# the value found is put back when the script ends (not when it is
+# killed with SIGKILL: then write it back by hand, as printed).
 #
 # IOR is built beforehand from its public sources (it needs autotools
 # and an MPI; this script was run against hpc/ior 5fcf0ba, IOR 4.1.0+dev):
@@ -37,19 +42,22 @@
 # Usage: bench/ior-vs-ior.sh IOR_BIN [IOLAB_BINARY]
 #   IOR_BIN       IOR's binary
 #   IOLAB_BINARY  default target/release/iolab
-# Environment: RUNS (5), BLOCK_MB (256), SEGMENTS (4000), CASES
+# Environment: RUNS (5), BLOCK_MB (1024), SEGMENTS (20000), CASES
 #   ("easy hard"), IOLAB_MPI (0: iolab runs its 2 tasks as threads with
-#   --tasks 2; 1: under mpirun -n 2 as IOR does), WARM (1: the warm-up
-#   above; 0: none).
+#   --tasks 2; 1: under mpirun -n 2 as IOR does), REPORTING (pause:
+#   free page reporting paused while it runs, above; keep: left as is).
 set -euo pipefail
 IOR_BIN=${1:?usage: bench/ior-vs-ior.sh IOR_BIN [IOLAB_BINARY]}
 BIN=${2:-target/release/iolab}
 RUNS=${RUNS:-5}
-BLOCK_MB=${BLOCK_MB:-256}
-SEGMENTS=${SEGMENTS:-4000}
+# Sizes that keep each phase near a second or more on a 2-core VM: an
+# easy read of 2 x 256 MiB took 55 ms there, so a few ms of scheduling
+# moved its ratio by several %.
+BLOCK_MB=${BLOCK_MB:-1024}
+SEGMENTS=${SEGMENTS:-20000}
 CASES=${CASES:-easy hard}
 IOLAB_MPI=${IOLAB_MPI:-0}
-WARM=${WARM:-1}
+REPORTING=${REPORTING:-pause}
 TASKS=2
 
 if [ ! -x "$IOR_BIN" ]; then
@@ -71,7 +79,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 tmp=$(mktemp -d)
 mounted=0
+order_knob=/sys/module/page_reporting/parameters/page_reporting_order
+order_was=
 cleanup() {
+    [ -n "$order_was" ] && echo "$order_was" > "$order_knob"
     [ "$mounted" = 1 ] && umount -l "$tmp/fs" 2>/dev/null
     rm -rf "$tmp"
 }
@@ -88,26 +99,10 @@ case_args() {
     esac
 }
 
-# The MiB a run of a case writes, both tasks together, rounded up.
-case_mib() {
-    case $1 in
-        easy) echo $((TASKS * BLOCK_MB)) ;;
-        hard) echo $(((TASKS * 47008 * SEGMENTS + 1048575) / 1048576)) ;;
-    esac
-}
-
-# Memory the guest touched a moment ago, for the run's tmpfs pages (above).
-warm_up() {
-    [ "$WARM" = 1 ] || return 0
-    dd if=/dev/zero of="$tmp/fs/warm" bs=1M count="$(case_mib "$1")" status=none
-    rm -f "$tmp/fs/warm"
-}
-
 # One run of one tool: prints "write MiB/s read MiB/s" from its JSON summary.
 run_one() {
     local tool=$1 c=$2 out="$tmp/summary-$1.json"
     rm -f "$out"
-    warm_up "$c"
     local args="-a POSIX -w -r -e -C -Q 1 -g -i 1 -o $tmp/fs/$tool-file $(case_args "$c") -O summaryFormat=JSON -O summaryFile=$out"
     case $tool in
         ior) mpirun -n $TASKS --oversubscribe "$IOR_BIN" $args >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 1; } ;;
@@ -126,6 +121,14 @@ print(bw["write"], bw["read"])
 PY
 }
 
+# Free page reporting paused (above), the value found kept for cleanup.
+if [ "$REPORTING" = pause ] && [ -w "$order_knob" ]; then
+    order_was=$(cat "$order_knob")
+    echo 11 > "$order_knob"
+    echo "free page reporting: paused ($order_knob $order_was -> 11; put back at exit, or by hand: echo $order_was > $order_knob)"
+else
+    echo "free page reporting: $([ -e "$order_knob" ] && echo "left as is" || echo "none here"); on a VM that reports freed memory to its host, tmpfs writes swing with it"
+fi
 echo "load before: $(uptime)"
 echo "tmpfs: $([ $mounted = 1 ] && echo "a fresh one" || echo "none (root needed); $tmp")"
 printf "%-6s %-6s %12s %12s %8s\n" case access "IOR MiB/s" "iolab MiB/s" ratio
