@@ -58,6 +58,10 @@ SEGMENTS=${SEGMENTS:-20000}
 CASES=${CASES:-easy hard}
 IOLAB_MPI=${IOLAB_MPI:-0}
 REPORTING=${REPORTING:-pause}
+case $REPORTING in
+    pause | keep) ;;
+    *) echo "REPORTING=$REPORTING: give pause or keep" >&2; exit 2 ;;
+esac
 TASKS=2
 
 if [ ! -x "$IOR_BIN" ]; then
