@@ -497,11 +497,8 @@ fn a_stray_token_variable_does_not_lock_a_hand_started_agent() {
 /// in, or two spellings refused each other as "busy".
 #[test]
 fn a_node_given_twice_in_a_group_is_refused_before_anything_starts() {
-    let (p, q, r) = (
-        common::e2e::free_ports(1),
-        common::e2e::free_ports(1),
-        common::e2e::free_ports(1),
-    );
+    let p = common::e2e::free_ports(3);
+    let (q, r) = (p + 1, p + 2);
     let dir = scratch("twice");
     let j = dir.join("twice.json");
     let twice = format!("a@127.0.0.1:{p},a@127.0.0.1:{p}");
