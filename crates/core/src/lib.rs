@@ -20,6 +20,7 @@ pub mod env;
 pub mod input;
 pub mod live;
 pub mod outcome;
+pub mod ports;
 pub mod random;
 pub mod stats;
 pub mod stop;

@@ -3,7 +3,6 @@
 //! network layer, a fresh token naming this qualification's files, and
 //! the remote shell the environment names.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 
 /// The facts the plan's defaults are filled from.
@@ -55,12 +54,12 @@ impl Machine {
     }
 }
 
-/// Two ports nothing listens on now (both held until both are found,
-/// so they differ).
+/// Two ports nothing listens on now, below the range outgoing
+/// connections take their source ports from (`iolab_core::ports`), so
+/// that none takes one before the agents bind them.
 fn free_ports() -> std::io::Result<(u16, u16)> {
-    let a = TcpListener::bind("127.0.0.1:0")?;
-    let b = TcpListener::bind("127.0.0.1:0")?;
-    Ok((a.local_addr()?.port(), b.local_addr()?.port()))
+    let base = iolab_core::ports::free_loopback_run(2)?;
+    Ok((base, base + 1))
 }
 
 /// Ten random letters and digits from the OS's random source.

@@ -13,7 +13,6 @@
 
 use iolab_backend::s3::{S3Config, S3};
 use std::io::Read;
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -567,20 +566,12 @@ fn spawn(dir: &Path, p: &[u16]) -> Result<Child, String> {
     cmd.spawn().map_err(|e| format!("cannot start weed: {e}"))
 }
 
-/// Nine loopback ports nobody listens on now.
+/// Nine loopback ports nobody listens on now, below the range outgoing
+/// connections take their source ports from (`iolab_core::ports`).
 fn free_ports() -> Result<[u16; 9], String> {
-    let mut ports = [0u16; 9];
-    let ls: Vec<TcpListener> = (0..ports.len())
-        .map(|_| TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<_, _>>()
+    let base = iolab_core::ports::free_loopback_run(9)
         .map_err(|e| format!("cannot pick a free port: {e}"))?;
-    for (p, l) in ports.iter_mut().zip(&ls) {
-        *p = l
-            .local_addr()
-            .map_err(|e| format!("cannot pick a free port: {e}"))?
-            .port();
-    }
-    Ok(ports)
+    Ok(std::array::from_fn(|i| base + i as u16))
 }
 
 fn log_tail(dir: &Path) -> String {

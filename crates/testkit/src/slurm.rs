@@ -23,7 +23,6 @@
 //! ```
 
 use std::io::Read;
-use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -422,17 +421,10 @@ fn wait_for(path: &Path, limit: Duration) -> Result<(), String> {
     Ok(())
 }
 
-/// `n` loopback ports nobody listens on now.
-fn free_ports(n: usize) -> Result<Vec<u16>, String> {
-    let ls: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("cannot pick a free port: {e}"))?;
-    Ok(ls
-        .iter()
-        .filter_map(|l| l.local_addr().ok())
-        .map(|a| a.port())
-        .collect())
+/// `n` loopback ports nobody listens on now, below the range outgoing
+/// connections take their source ports from (`iolab_core::ports`).
+fn free_ports(n: u16) -> Result<Vec<u16>, String> {
+    iolab_core::ports::free_loopback_ports(n).map_err(|e| format!("cannot pick a free port: {e}"))
 }
 
 fn tail(path: &Path) -> String {

@@ -3,29 +3,17 @@
 //! output is collected as it comes, killed on drop.
 
 use std::io::Read;
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
-/// A base port whose next `n` ports are free on 127.0.0.1 right now.
-/// Tests running at the same time start their search at different places,
-/// all below Linux's ephemeral range (32768 up), so that no connection's
-/// source port, which the kernel picks there, takes one meanwhile.
+/// A base port whose next `n` ports are free on 127.0.0.1 right now,
+/// below Linux's ephemeral range, so that no connection's source port
+/// takes one meanwhile (`iolab_core::ports`, which iolab's own local
+/// agents take their ports from too).
 pub fn free_ports(n: u16) -> u16 {
-    let seed = std::process::id() * 131 + NEXT.fetch_add(1, Ordering::Relaxed) * 17;
-    for k in 0..2000u32 {
-        let base = 10_000 + ((seed + k * 29) % 22_000) as u16;
-        let all = (0..n).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok());
-        if all {
-            return base;
-        }
-    }
-    panic!("no {n} free ports in a row on 127.0.0.1");
+    iolab_core::ports::free_loopback_run(n).expect("free loopback ports")
 }
 
 /// A command running in the background with its output collected.
