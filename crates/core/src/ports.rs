@@ -87,7 +87,10 @@ mod tests {
             .collect();
         // A run found while those are held is another run.
         let other = free_loopback_ports(3).unwrap();
-        assert!(other.iter().all(|p| !ports.contains(p)), "{ports:?} {other:?}");
+        assert!(
+            other.iter().all(|p| !ports.contains(p)),
+            "{ports:?} {other:?}"
+        );
         drop(held);
     }
 }
