@@ -667,3 +667,108 @@ fn a_resume_from_a_changed_source_is_refused_before_anything() {
     );
     assert!(same(&s.path("src.dat"), &s.path("dst.dat")));
 }
+
+/// Issue: a block device's node keeps its times when its contents are
+/// written another way (here through a second node of the same device,
+/// as through a file system mounted on it or from another host), so a
+/// resume from a source device rewritten since the record was made went
+/// on and joined its new bytes to the old ones. Its sampled blocks are
+/// now compared with the copy's: a device whose first MiB was rewritten
+/// is refused, exit 2 on both sides, naming the byte that differs and
+/// what to remove, and nothing changes; with the old bytes put back,
+/// the same resume finishes, byte-identical.
+#[test]
+fn a_resume_from_a_rewritten_source_device_is_refused() {
+    let dev = match common::loopfs::LoopDev::scratch("e2e-dev-source", 16) {
+        Ok(d) => d,
+        Err(why) => return common::skip_or_fail("e2e_dev_source", &why),
+    };
+    let s = Scratch::new("e2e-dev-source-files");
+    random_file(&s.path("image"), 16 << 20);
+    let image = std::fs::read(s.path("image")).unwrap();
+    let (major, minor) = dev
+        .majmin()
+        .split_once(':')
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .unwrap();
+    let alias = s.path("alias");
+    let made = std::process::Command::new("mknod")
+        .arg(&alias)
+        .args(["b", &major, &minor])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let put = |bytes: &[u8]| {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&alias)
+            .unwrap();
+        f.write_all_at(bytes, 0).unwrap();
+        f.sync_all().unwrap();
+    };
+    put(&image);
+    let node = |dev: &str| {
+        let m = std::fs::metadata(dev).unwrap();
+        (
+            m.modified().unwrap(),
+            std::os::unix::fs::MetadataExt::ctime_nsec(&m),
+        )
+    };
+    let rst = s.path("dst.dat.restart");
+    let common = "-reqsize 64 -mbytes 8 -qd 2 -e2e timeout 30";
+    let dest = |p: u16| {
+        format!("-op write -target dst.dat {common} -e2e isdestination -e2e destination 127.0.0.1:{p},2 -restart enable frequency 0.02")
+    };
+    let source = |p: u16, throttle: &str| {
+        format!("-op read -target {dev} {common} {throttle} -e2e issource -e2e destination 127.0.0.1:{p},2 -restart enable")
+    };
+    let p = free_ports(2);
+    let mut d = start(&s.root, &dest(p));
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let src = start(&s.root, &source(p, "-throttle bw 4"));
+    wait_record(&rst, 2 << 20);
+    src.kill();
+    assert_eq!(d.wait(60).code, Some(1));
+    let kept = (
+        std::fs::read(s.path("dst.dat")).unwrap(),
+        std::fs::read(&rst).unwrap(),
+    );
+    let mut rewritten = image[..1 << 20].to_vec();
+    rewritten.iter_mut().for_each(|b| *b = !*b);
+    let before = node(&dev.dev);
+    put(&rewritten);
+    assert_eq!(node(&dev.dev), before, "the source's node kept its times");
+    let p = free_ports(2);
+    let mut d = start(&s.root, &dest(p));
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let src = start(&s.root, &source(p, "")).wait(60);
+    let dd = d.wait(60);
+    assert_eq!((src.code, dd.code), (Some(2), Some(2)), "{}", src.stderr);
+    for err in [&src.stderr, &dd.stderr] {
+        assert!(
+            err.contains(&format!(
+                "the source {dev} changed since the restart file dst.dat.restart"
+            )) && err.contains("its 4096 bytes at byte 0 differ from the copy's")
+                && err.contains("remove dst.dat.restart and dst.dat to start over"),
+            "{err}"
+        );
+    }
+    let now = (
+        std::fs::read(s.path("dst.dat")).unwrap(),
+        std::fs::read(&rst).unwrap(),
+    );
+    assert!(now == kept, "a refused resume changes nothing");
+    put(&image[..1 << 20]);
+    let p = free_ports(2);
+    let mut d = start(&s.root, &dest(p));
+    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+    let src = start(&s.root, &source(p, "")).wait(60);
+    assert_eq!(
+        (src.code, d.wait(60).code),
+        (Some(0), Some(0)),
+        "{}",
+        src.stderr
+    );
+    assert_eq!(std::fs::read(s.path("dst.dat")).unwrap(), image[..8 << 20]);
+}

@@ -41,6 +41,7 @@ pub mod opts;
 pub mod partial;
 pub mod pass;
 pub mod resume;
+pub mod samples;
 pub mod session;
 pub mod sum;
 pub mod terms;

@@ -95,11 +95,24 @@ pub fn decide(t: &TargetPlan, g: &GlobalOpts, work: Option<&str>) -> Result<Resu
             file: file.clone().unwrap_or_default(),
             source: r.source,
             source_id: r.source_id,
+            copy_samples: copy_samples(&written, start, t.planned_bytes(), needed),
             copy: written,
         }),
         file: file.map(PathBuf::from),
         work: work.map(str::to_string),
     })
+}
+
+/// The samples of the copy so far ([`super::samples`]): its blocks
+/// below `needed` that a block-device source's samples are compared
+/// with; none when it cannot be read here (a store other than this
+/// machine's files: the source's identity is all that is compared then).
+fn copy_samples(written: &str, start: u64, bytes: u64, needed: u64) -> Vec<Option<u32>> {
+    if needed <= start {
+        return Vec::new();
+    }
+    let offsets = super::samples::offsets(start, bytes);
+    super::samples::take(Path::new(written), &offsets, needed).unwrap_or_default()
 }
 
 /// A resume offset past what the copy's file holds.

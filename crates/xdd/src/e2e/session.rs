@@ -560,10 +560,12 @@ fn source(
     let mut peer_path = String::new();
     let mut live_link = None;
     let id = source_id(t, g);
+    let sums = source_samples(t)?;
     let dial = |q: usize, link: bool| {
         let (h, p) = &eps[q];
         let mut mine = Terms::of(t, passes, q as u64);
         (mine.live, mine.link, mine.source_id) = (linking, link, id);
+        mine.source_samples = sums.clone();
         dial(t, &addr(h, *p), &mine, key.as_ref(), until, cancel)
     };
     for q in 0..eps.len() {
@@ -621,6 +623,29 @@ fn source_id(t: &TargetPlan, g: &GlobalOpts) -> Option<SourceId> {
     let be = crate::plan::target_backend(&t.opts, g).ok()?;
     let path = std::ffi::CString::new(t.opts.path.as_bytes()).ok()?;
     be.stat(&path).ok().map(|st| SourceId::of(&st))
+}
+
+/// A block-device source's samples ([`super::samples`]), when it may
+/// resume (`-restart`): what a destination resuming compares with its
+/// copy, since the device node's identity does not move with its
+/// contents. None for any other source. A device that cannot be read
+/// here fails the run, as reading it would.
+fn source_samples(t: &TargetPlan) -> Result<Option<Vec<u32>>, RunError> {
+    use std::os::unix::fs::FileTypeExt;
+    let path = std::path::Path::new(&t.opts.path);
+    let device = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+    if !t.opts.restart.any() || !device {
+        return Ok(None);
+    }
+    let offsets = super::samples::offsets(terms::start_bytes(t), t.planned_bytes());
+    super::samples::take_all(path, &offsets)
+        .map(Some)
+        .map_err(|err| RunError::Target {
+            target: t.index,
+            path: t.opts.path.clone(),
+            what: "reading the blocks a resume compares",
+            err,
+        })
 }
 
 /// Connects to `a` (retrying until `until`) and runs the handshake with

@@ -28,6 +28,11 @@ pub struct ResumeFrom {
     /// Where the bytes written so far are (the destination, or its
     /// partial copy): what a user removes to start over.
     pub copy: String,
+    /// The copy's samples ([`super::samples`]) at the offsets of the
+    /// copy's range, those in the part it holds; empty when it could
+    /// not be read. Kept by the destination for its judgement, not sent.
+    #[serde(skip)]
+    pub copy_samples: Vec<Option<u32>>,
 }
 
 /// One side's terms for one connection (QThread).
@@ -76,6 +81,12 @@ pub struct Terms {
     /// looked at), compared with the record's on a resume.
     #[serde(default)]
     pub source_id: Option<SourceId>,
+    /// Source only, on a block device with `-restart`: the CRC-32C of
+    /// the blocks [`super::samples::offsets`] names, which its identity
+    /// cannot vouch for (a device node's times do not move when its
+    /// contents are written).
+    #[serde(default)]
+    pub source_samples: Option<Vec<u32>>,
     /// This side streams live figures and links for them (see
     /// [`super::link`]); false from a peer that does not say.
     #[serde(default)]
@@ -108,6 +119,7 @@ impl Terms {
             resume_pass: 1,
             resume_from: None,
             source_id: None,
+            source_samples: None,
             live: false,
             link: false,
         }
@@ -269,6 +281,7 @@ fn resume(s: &Terms, d: &Terms) -> Result<(), String> {
         // to join new bytes to.
         if d.resume > d.start_bytes || d.resume_pass > 1 {
             unchanged(s, r)?;
+            same_samples(s, r)?;
         }
     }
     match s.restart_offset {
@@ -299,10 +312,35 @@ fn unchanged(s: &Terms, r: &ResumeFrom) -> Result<(), String> {
         },
         None => "the source side could not look at it to tell".into(),
     };
-    Err(format!(
-        "the source {} changed since the restart file {} was written ({what}): the copy so far, {}, holds bytes of the old file and cannot be continued; remove {} and {} to start over",
+    Err(changed(s, r, &what))
+}
+
+/// Refuses a block-device source whose sampled blocks differ from the
+/// copy's: its identity does not move with its contents.
+fn same_samples(s: &Terms, r: &ResumeFrom) -> Result<(), String> {
+    let Some(sums) = &s.source_samples else {
+        return Ok(());
+    };
+    let offsets = super::samples::offsets(s.start_bytes, s.bytes);
+    match super::samples::first_difference(&offsets, sums, &r.copy_samples) {
+        None => Ok(()),
+        Some(o) => Err(changed(
+            s,
+            r,
+            &format!(
+                "its {} bytes at byte {o} differ from the copy's",
+                super::samples::BYTES
+            ),
+        )),
+    }
+}
+
+/// The refusal of a resume from a changed source.
+fn changed(s: &Terms, r: &ResumeFrom, what: &str) -> String {
+    format!(
+        "the source {} changed since the restart file {} was written ({what}): the copy so far, {}, holds bytes of the source as it was and cannot be continued; remove {} and {} to start over",
         s.path, r.file, r.copy, r.file, r.copy
-    ))
+    )
 }
 
 /// Where the destination resumes, as the messages say it.
@@ -363,6 +401,7 @@ mod tests {
                 ctime_ns: 6,
                 ino: 7,
             }),
+            source_samples: None,
             live: false,
             link: false,
         };
@@ -431,6 +470,7 @@ mod tests {
             source: "/src".into(),
             source_id: recorded,
             copy: "/dst.partial".into(),
+            copy_samples: Vec::new(),
         });
         judge(&s, &d).unwrap();
         type Change = fn(&mut SourceId);
@@ -458,6 +498,42 @@ mod tests {
         s.source_id = None;
         let e = judge(&s, &d).unwrap_err().to_string();
         assert!(e.contains("could not look at it"), "{e}");
+    }
+
+    /// A block-device source's samples are compared with the copy's in
+    /// the part the copy holds: one that differs there refuses the
+    /// resume, naming its byte; one past it, or a copy that could not be
+    /// sampled, does not.
+    #[test]
+    fn a_resume_from_a_device_whose_sampled_blocks_changed_is_refused() {
+        let (mut s, mut d) = pair();
+        s.restart = true;
+        d.resume = 8192;
+        let offsets = super::super::samples::offsets(s.start_bytes, s.bytes);
+        let sums: Vec<u32> = (0..offsets.len() as u32).collect();
+        let mut copy: Vec<Option<u32>> = sums
+            .iter()
+            .zip(&offsets)
+            .map(|(c, o)| (*o + 4096 <= 8192).then_some(*c))
+            .collect();
+        s.source_samples = Some(sums);
+        d.resume_from = Some(ResumeFrom {
+            file: "/dst.restart".into(),
+            source: "/src".into(),
+            source_id: s.source_id.unwrap(),
+            copy: "/dst".into(),
+            copy_samples: copy.clone(),
+        });
+        judge(&s, &d).unwrap();
+        copy[1] = Some(99);
+        d.resume_from.as_mut().unwrap().copy_samples = copy;
+        let e = judge(&s, &d).unwrap_err().to_string();
+        assert!(
+            e.contains("the source /src changed since the restart file /dst.restart was written (its 4096 bytes at byte 4096 differ from the copy's)"),
+            "{e}"
+        );
+        d.resume_from.as_mut().unwrap().copy_samples = Vec::new();
+        judge(&s, &d).unwrap();
     }
 
     #[test]
