@@ -10,9 +10,14 @@
 # - that point's recorded command line runs again, alone: once
 #   unmeasured (a read point's write first, so that the files it reads
 #   exist as they did), then ALONE times, in the qualification's own
-#   work directory (made again, removed after). Each run follows a
-#   sync: what the qualification or the run before left dirty is
-#   written back first, as before each of qualify's storage repeats.
+#   work directory (made again, removed after; marked a top directory,
+#   chattr +T, as qualify marks it for its metadata layer, where the
+#   file system has the flag).
+#   An mdtest point runs each time in a directory of its own name
+#   (its recorded -d with `.aloneK` added), as each of qualify's repeats
+#   does: see own_dir below. Each run follows a sync: what the qualification or the run before
+#   left dirty is written back first, as before each of qualify's
+#   storage repeats.
 # Per figure it prints the median of the rounds' limits, the median of
 # every alone run, and the median of the rounds' ratios (alone / limit;
 # 1.0 is equal). The limit is the best of a curve's points, so on a
@@ -86,6 +91,17 @@ def command(store, run_id, json_path):
     del words[j:j + 2]
     return [bin_] + words[1:] + ["--json", str(json_path)]
 
+def own_dir(cmd, k):
+    """An mdtest command with a directory of its own for run k: on an ext4
+    without a journal, a tree made again within a minute under the same
+    name goes in the block group the last one freed (a spread directory's
+    group is picked from its name's hash) and walks past every inode it
+    freed, as qualify's repeats, each under a name of its own, do not."""
+    if "mdtest" not in cmd[1:2] or "-d" not in cmd:
+        return cmd
+    d = cmd.index("-d")
+    return cmd[:d + 1] + [f"{cmd[d + 1]}.alone{k}"] + cmd[d + 2:]
+
 def figures(json_path):
     env = json.loads(Path(json_path).read_text())
     return {(f["phase"], f["metric"]): f["stat"]["mean"] for f in env["figures"] if f["scope"] == ""}
@@ -115,7 +131,11 @@ for r in range(rounds):
         run_id = p["runs"][0]["run_id"]
         j = tmp / "alone.json"
         cmd = command(store, run_id, j)
-        work.mkdir(parents=True, exist_ok=True)
+        if not work.exists():
+            work.mkdir(parents=True)
+            # As qualify makes it: each point's tree in a block group of
+            # its own on an ext2/3/4 (elsewhere chattr fails: nothing to do).
+            subprocess.run(["chattr", "+T", str(work)], capture_output=True)
         if label.startswith("data read "):
             _, wsv = exported[label.replace("data read ", "data write ", 1)]
             wp = next(q for q in wsv["points"] if q["key"] == key)
@@ -124,11 +144,11 @@ for r in range(rounds):
         # metadata layers' files) is written now, not during the runs.
         os.sync()
         time.sleep(settle)
-        run(cmd, f"{label} {key}, unmeasured")
+        run(own_dir(cmd, 0), f"{label} {key}, unmeasured")
         values = []
-        for _ in range(alone):
+        for k in range(alone):
             os.sync()
-            run(cmd, f"{label} {key} alone")
+            run(own_dir(cmd, k + 1), f"{label} {key} alone")
             values.append(figures(j))
         shutil.rmtree(work, ignore_errors=True)
         for k, mean in figs:

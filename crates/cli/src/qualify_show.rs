@@ -160,6 +160,11 @@ pub fn files_dir(plan: &Plan, out: &Path) -> Result<Option<PathBuf>, String> {
             .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
         iolab_output::write_atomically(&d.join(OWNER), owner_of(out).as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", d.join(OWNER).display()))?;
+        if plan.runs(Layer::Metadata) {
+            // Each point's tree in a block group of its own, where the
+            // file system has such groups; elsewhere nothing to do.
+            let _ = iolab_qualify::caveat::spread(&d);
+        }
     }
     Ok(Some(d))
 }

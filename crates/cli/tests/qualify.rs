@@ -1240,6 +1240,104 @@ fn an_ext4_without_a_journal_is_noted_for_the_metadata_layer() {
     }
 }
 
+/// The inode flags of `p` as `lsattr -d` prints them (`---...T...`).
+fn lsattr(p: &Path) -> String {
+    let o = Command::new("lsattr").arg("-d").arg(p).output().unwrap();
+    assert!(
+        o.status.success(),
+        "lsattr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// An inode's flex group of 16 block groups of 8,192 inodes (mke2fs's
+/// defaults for the 8 GiB ext4 below).
+fn flex_group(p: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    (std::fs::metadata(p).unwrap().ino() - 1) / (8192 * 16)
+}
+
+/// On an ext4 without a journal, each metadata point's creates walk
+/// past every inode the points before it freed in its block group
+/// (docs/qualify.md). The qualification's files' directory is marked a
+/// top directory (chattr +T), so the directories made in it (each
+/// point's tree) are spread over the flex groups, where those made in a
+/// plain directory stay in their parent's: shown on an 8 GiB ext4 (four
+/// flex groups) with `lsattr` and the directories' inode numbers, and
+/// on a qualification's own directory while it runs. A file system
+/// without the flag (tmpfs) refuses it, and the qualification runs on.
+#[test]
+fn the_metadata_points_trees_are_spread_over_an_ext4s_block_groups() {
+    let _turn = shared_turn();
+    let s = Scratch::new("qualify-spread");
+    let tmp = s.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let fs = match common::loopfs::LoopFs::ext4(&s, "bare", 8192, &["-O", "^has_journal"]) {
+        Ok(fs) => fs,
+        Err(e) => return common::skip_or_fail("qualify-spread", &e),
+    };
+    let (top, plain) = (fs.at.join("q/top"), fs.at.join("q/plain"));
+    std::fs::create_dir_all(&top).unwrap();
+    std::fs::create_dir_all(&plain).unwrap();
+    iolab_qualify::caveat::spread(&top).unwrap();
+    assert!(lsattr(&top).contains('T'), "{}", lsattr(&top));
+    assert!(!lsattr(&plain).contains('T'), "{}", lsattr(&plain));
+    let groups = |d: &Path| -> std::collections::BTreeSet<u64> {
+        (0..6)
+            .map(|i| {
+                let c = d.join(format!("point.{i}"));
+                std::fs::create_dir(&c).unwrap();
+                flex_group(&c)
+            })
+            .collect()
+    };
+    let spread = groups(&top);
+    assert!(spread.len() >= 2, "{spread:?}");
+    assert_eq!(
+        groups(&plain),
+        [flex_group(&plain)].into(),
+        "a plain directory's stay"
+    );
+    assert!(
+        iolab_qualify::caveat::spread(&tmp).is_err(),
+        "tmpfs has no such flag"
+    );
+
+    let plan = s.path("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "layers = [\"metadata\"]\nrepeats = 1\ndir = \"{}\"\ntoken = \"spread\"\n[metadata]\ntasks = 2\nfiles = 20000\n",
+            fs.at.display()
+        ),
+    )
+    .unwrap();
+    let mut q = Running::start(iolab_cmd(
+        &[
+            "qualify",
+            plan.to_str().unwrap(),
+            "--out",
+            s.path("q1").to_str().unwrap(),
+        ],
+        &tmp,
+    ));
+    q.wait_curves(1);
+    let files = fs.at.join("iolab-qualify.spread");
+    let flags = lsattr(&files);
+    let (code, out, err) = q.finish();
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(flags.contains('T'), "{flags}");
+    assert!(
+        !files.exists(),
+        "the files' directory is removed at the end"
+    );
+}
+
 /// Two fake hosts (network namespaces), mpirun started in the first with
 /// the second reached through Open MPI's remote shell (`plm_rsh_agent`,
 /// the same script lst's agents are started through): the network layer

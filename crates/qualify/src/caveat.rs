@@ -9,6 +9,7 @@
 //! point removes its files, so the creates of the points after it pay
 //! for those removals: on a VM whose TMP was such an ext4, the same
 //! 2,000-file point gave 1.1k to 80k creates a second (docs/qualify.md).
+//! [`spread`] keeps the points apart where the file system allows it.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -18,9 +19,63 @@ use std::path::Path;
 pub fn metadata(dir: &Path) -> Option<String> {
     let dev = ext4_without_journal(dir, Path::new("/sys"), Path::new("/proc"))?;
     Some(format!(
-        "{} is on an ext4 without a journal ({dev}): it keeps inodes freed in the last minutes from reuse, so the metadata layer's creates pay for the removals of the points before them, and its create limits may not come again in a run alone (docs/qualify.md, \"A limit and its tool run alone\")",
+        "{} is on an ext4 without a journal ({dev}): it keeps inodes freed in the last minutes from reuse, and a create walks past them in its block group. qualify puts each metadata point's tree in a block group of its own (its files' directory is marked a top directory, chattr +T), but on a file system of few block groups points may share one, and a create limit may then not come again in a run alone (docs/qualify.md, \"A limit and its tool run alone\")",
         dir.display()
     ))
+}
+
+/// Ext2/3/4's "top of directory hierarchy" flag (`chattr +T`).
+const FS_TOPDIR_FL: libc::c_int = 0x0002_0000;
+
+/// Marks `dir` a top directory for ext2/3/4's block allocator (`chattr
+/// +T`): the directories made in it are then spread over the file
+/// system's block groups (Orlov's spreading, as for directories at its
+/// root) instead of kept in the group of their parent, and the files
+/// made in each of them go in its group. So the tree of each metadata
+/// point, made in the qualification's files' directory, goes in a block
+/// group of its own, and does not walk past the inodes the points before
+/// it freed (the module doc). Errs where the file system has no such
+/// flag (tmpfs, xfs, NFS, Lustre: nothing to spread there); `dir` is
+/// opened without following a link.
+pub fn spread(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    let d = open_dir(dir)?;
+    let flags = flags_of(&d)? | FS_TOPDIR_FL;
+    // SAFETY: FS_IOC_SETFLAGS reads one int (the kernel's ABI is an int
+    // whatever the request's encoded size) from the pointer, which
+    // points at `flags`, alive for the call.
+    if unsafe { libc::ioctl(d.as_raw_fd(), libc::FS_IOC_SETFLAGS, &flags) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether `dir` is marked a top directory ([`spread`]).
+pub fn spread_already(dir: &Path) -> bool {
+    open_dir(dir)
+        .and_then(|d| flags_of(&d))
+        .is_ok_and(|f| f & FS_TOPDIR_FL != 0)
+}
+
+/// `dir` opened to ask its flags, a link at its name not followed.
+fn open_dir(dir: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(dir)
+}
+
+/// The inode flags of an open file (`lsattr`'s).
+fn flags_of(d: &std::fs::File) -> std::io::Result<libc::c_int> {
+    use std::os::unix::io::AsRawFd;
+    let mut flags: libc::c_int = 0;
+    // SAFETY: FS_IOC_GETFLAGS writes one int to the pointer, which
+    // points at `flags`, alive for the call.
+    if unsafe { libc::ioctl(d.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(flags)
 }
 
 /// The block device of the ext4 holding `dir`, when that ext4 has no
@@ -53,6 +108,18 @@ mod tests {
 
     // An ext4 with and without a journal, in loop files: the qualify
     // integration tests (an_ext4_without_a_journal_is_noted_...).
+
+    #[test]
+    fn a_directory_spread_says_so_and_one_not_spread_does_not() {
+        let scratch = iolab_core::tmp::PrivateDir::new("iolab-spread").unwrap();
+        let d = scratch.path();
+        assert!(!spread_already(d));
+        // Ext2/3/4 take the flag, other file systems refuse it.
+        assert_eq!(spread(d).is_ok(), spread_already(d));
+        assert!(spread(&d.join("none")).is_err());
+        std::os::unix::fs::symlink(d, d.join("link")).unwrap();
+        assert!(spread(&d.join("link")).is_err(), "a link is not followed");
+    }
 
     #[test]
     fn no_block_device_or_no_directory_has_no_note() {
