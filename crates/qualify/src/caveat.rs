@@ -19,7 +19,7 @@ use std::path::Path;
 pub fn metadata(dir: &Path) -> Option<String> {
     let dev = ext4_without_journal(dir, Path::new("/sys"), Path::new("/proc"))?;
     Some(format!(
-        "{} is on an ext4 without a journal ({dev}): it keeps inodes freed in the last minutes from reuse, and a create walks past them in its block group. qualify puts each metadata point's tree in a block group of its own (its files' directory is marked a top directory, chattr +T), but on a file system of few block groups points may share one, and a create limit may then not come again in a run alone (docs/qualify.md, \"A limit and its tool run alone\")",
+        "{} is on an ext4 without a journal ({dev}): it keeps inodes freed in the last minutes from reuse, and a create walks past them in its block group. qualify spreads the metadata points' trees over its block groups (its files' directory is marked a top directory, chattr +T), which lowers the odds, but a tree may still land where one was freed minutes before, and a create limit may then not come again in a run alone (docs/qualify.md, \"A limit and its tool run alone\")",
         dir.display()
     ))
 }
@@ -31,10 +31,11 @@ const FS_TOPDIR_FL: libc::c_int = 0x0002_0000;
 /// +T`): the directories made in it are then spread over the file
 /// system's block groups (Orlov's spreading, as for directories at its
 /// root) instead of kept in the group of their parent, and the files
-/// made in each of them go in its group. So the tree of each metadata
-/// point, made in the qualification's files' directory, goes in a block
-/// group of its own, and does not walk past the inodes the points before
-/// it freed (the module doc). Errs where the file system has no such
+/// made in each of them go in its group. So the trees of the metadata
+/// points, made in the qualification's files' directory, go in groups
+/// picked from their names' hashes among the emptiest, most of them
+/// not one whose inodes a point before freed (the module doc): fewer
+/// points pay, not none. Errs where the file system has no such
 /// flag (tmpfs, xfs, NFS, Lustre: nothing to spread there); `dir` is
 /// opened without following a link.
 pub fn spread(dir: &Path) -> std::io::Result<()> {
