@@ -592,6 +592,68 @@ fn change_in_place(p: &Path, mtime: Option<std::time::SystemTime>) {
     }
 }
 
+/// A restartable copy of 8 MiB from `source` to `dst.dat` in `dir`,
+/// both sides started per run on fresh ports.
+struct Resumable<'a> {
+    dir: &'a Path,
+    source: String,
+}
+
+impl Resumable<'_> {
+    const COMMON: &'static str = "-reqsize 64 -mbytes 8 -qd 2 -e2e timeout 30";
+
+    fn restart_file(&self) -> std::path::PathBuf {
+        self.dir.join("dst.dat.restart")
+    }
+
+    /// The destination listening on `p`.
+    fn destination(&self, p: u16) -> Bg {
+        let common = Self::COMMON;
+        let mut d = start(
+            self.dir,
+            &format!("-op write -target dst.dat {common} -e2e isdestination -e2e destination 127.0.0.1:{p},2 -restart enable frequency 0.02"),
+        );
+        assert!(d.wait_for("listening on"), "{}", d.stderr_now());
+        d
+    }
+
+    fn source(&self, p: u16, throttle: &str) -> Bg {
+        let (common, src) = (Self::COMMON, &self.source);
+        start(
+            self.dir,
+            &format!("-op read -target {src} {common} {throttle} -e2e issource -e2e destination 127.0.0.1:{p},2 -restart enable"),
+        )
+    }
+
+    /// A throttled copy killed once 2 MiB are recorded; the copy so far
+    /// and its record, as they are left.
+    fn interrupted(&self) -> (Vec<u8>, Vec<u8>) {
+        let p = free_ports(2);
+        let d = self.destination(p);
+        let src = self.source(p, "-throttle bw 4");
+        wait_record(&self.restart_file(), 2 << 20);
+        src.kill();
+        assert_eq!(d.wait(60).code, Some(1));
+        self.left()
+    }
+
+    /// The copy so far and its record.
+    fn left(&self) -> (Vec<u8>, Vec<u8>) {
+        (
+            std::fs::read(self.dir.join("dst.dat")).unwrap(),
+            std::fs::read(self.restart_file()).unwrap(),
+        )
+    }
+
+    /// Both sides run again, unthrottled, to their ends: (source, destination).
+    fn again(&self) -> (common::e2e::Ended, common::e2e::Ended) {
+        let p = free_ports(2);
+        let d = self.destination(p);
+        let src = self.source(p, "").wait(60);
+        (src, d.wait(60))
+    }
+}
+
 /// Issue: a resume from a source that changed since the record was made
 /// (rewritten in place at the same size, even with its modification
 /// time put back) is refused by the destination in the handshake, exit
@@ -603,36 +665,18 @@ fn change_in_place(p: &Path, mtime: Option<std::time::SystemTime>) {
 fn a_resume_from_a_changed_source_is_refused_before_anything() {
     let s = Scratch::new("e2e-changed-source");
     random_file(&s.path("src.dat"), 8 << 20);
-    let rst = s.path("dst.dat.restart");
-    let common = "-reqsize 64 -mbytes 8 -qd 2 -e2e timeout 30";
-    let dest = |p: u16| {
-        format!("-op write -target dst.dat {common} -e2e isdestination -e2e destination 127.0.0.1:{p},2 -restart enable frequency 0.02")
+    let copy = Resumable {
+        dir: &s.root,
+        source: "src.dat".into(),
     };
-    let source = |p: u16, throttle: &str| {
-        format!("-op read -target src.dat {common} {throttle} -e2e issource -e2e destination 127.0.0.1:{p},2 -restart enable")
-    };
-    let p = free_ports(2);
-    let mut d = start(&s.root, &dest(p));
-    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
-    let src = start(&s.root, &source(p, "-throttle bw 4"));
-    wait_record(&rst, 2 << 20);
-    src.kill();
-    assert_eq!(d.wait(60).code, Some(1));
-    let kept = (
-        std::fs::read(s.path("dst.dat")).unwrap(),
-        std::fs::read(&rst).unwrap(),
-    );
+    let kept = copy.interrupted();
     let mtime = std::fs::metadata(s.path("src.dat"))
         .unwrap()
         .modified()
         .unwrap();
     for keep_mtime in [true, false] {
         change_in_place(&s.path("src.dat"), keep_mtime.then_some(mtime));
-        let p = free_ports(2);
-        let mut d = start(&s.root, &dest(p));
-        assert!(d.wait_for("listening on"), "{}", d.stderr_now());
-        let src = start(&s.root, &source(p, "")).wait(60);
-        let dd = d.wait(60);
+        let (src, dd) = copy.again();
         assert_eq!((src.code, dd.code), (Some(2), Some(2)), "{}", src.stderr);
         for err in [&src.stderr, &dd.stderr] {
             assert!(
@@ -647,24 +691,12 @@ fn a_resume_from_a_changed_source_is_refused_before_anything() {
         };
         assert!(src.stderr.contains(what), "{}", src.stderr);
         assert!(!src.stderr.contains(not), "{}", src.stderr);
-        let now = (
-            std::fs::read(s.path("dst.dat")).unwrap(),
-            std::fs::read(&rst).unwrap(),
-        );
-        assert!(now == kept, "a refused resume changes nothing");
+        assert!(copy.left() == kept, "a refused resume changes nothing");
     }
-    std::fs::remove_file(&rst).unwrap();
+    std::fs::remove_file(copy.restart_file()).unwrap();
     std::fs::remove_file(s.path("dst.dat")).unwrap();
-    let p = free_ports(2);
-    let mut d = start(&s.root, &dest(p));
-    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
-    let src = start(&s.root, &source(p, "")).wait(60);
-    assert_eq!(
-        (src.code, d.wait(60).code),
-        (Some(0), Some(0)),
-        "{}",
-        src.stderr
-    );
+    let (src, dd) = copy.again();
+    assert_eq!((src.code, dd.code), (Some(0), Some(0)), "{}", src.stderr);
     assert!(same(&s.path("src.dat"), &s.path("dst.dat")));
 }
 
@@ -715,35 +747,17 @@ fn a_resume_from_a_rewritten_source_device_is_refused() {
             std::os::unix::fs::MetadataExt::ctime_nsec(&m),
         )
     };
-    let rst = s.path("dst.dat.restart");
-    let common = "-reqsize 64 -mbytes 8 -qd 2 -e2e timeout 30";
-    let dest = |p: u16| {
-        format!("-op write -target dst.dat {common} -e2e isdestination -e2e destination 127.0.0.1:{p},2 -restart enable frequency 0.02")
+    let copy = Resumable {
+        dir: &s.root,
+        source: dev.dev.clone(),
     };
-    let source = |p: u16, throttle: &str| {
-        format!("-op read -target {dev} {common} {throttle} -e2e issource -e2e destination 127.0.0.1:{p},2 -restart enable")
-    };
-    let p = free_ports(2);
-    let mut d = start(&s.root, &dest(p));
-    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
-    let src = start(&s.root, &source(p, "-throttle bw 4"));
-    wait_record(&rst, 2 << 20);
-    src.kill();
-    assert_eq!(d.wait(60).code, Some(1));
-    let kept = (
-        std::fs::read(s.path("dst.dat")).unwrap(),
-        std::fs::read(&rst).unwrap(),
-    );
+    let kept = copy.interrupted();
     let mut rewritten = image[..1 << 20].to_vec();
     rewritten.iter_mut().for_each(|b| *b = !*b);
     let before = node(&dev.dev);
     put(&rewritten);
     assert_eq!(node(&dev.dev), before, "the source's node kept its times");
-    let p = free_ports(2);
-    let mut d = start(&s.root, &dest(p));
-    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
-    let src = start(&s.root, &source(p, "")).wait(60);
-    let dd = d.wait(60);
+    let (src, dd) = copy.again();
     assert_eq!((src.code, dd.code), (Some(2), Some(2)), "{}", src.stderr);
     for err in [&src.stderr, &dd.stderr] {
         assert!(
@@ -754,21 +768,9 @@ fn a_resume_from_a_rewritten_source_device_is_refused() {
             "{err}"
         );
     }
-    let now = (
-        std::fs::read(s.path("dst.dat")).unwrap(),
-        std::fs::read(&rst).unwrap(),
-    );
-    assert!(now == kept, "a refused resume changes nothing");
+    assert!(copy.left() == kept, "a refused resume changes nothing");
     put(&image[..1 << 20]);
-    let p = free_ports(2);
-    let mut d = start(&s.root, &dest(p));
-    assert!(d.wait_for("listening on"), "{}", d.stderr_now());
-    let src = start(&s.root, &source(p, "")).wait(60);
-    assert_eq!(
-        (src.code, d.wait(60).code),
-        (Some(0), Some(0)),
-        "{}",
-        src.stderr
-    );
+    let (src, dd) = copy.again();
+    assert_eq!((src.code, dd.code), (Some(0), Some(0)), "{}", src.stderr);
     assert_eq!(std::fs::read(s.path("dst.dat")).unwrap(), image[..8 << 20]);
 }
