@@ -95,7 +95,7 @@ pub fn decide(t: &TargetPlan, g: &GlobalOpts, work: Option<&str>) -> Result<Resu
             file: file.clone().unwrap_or_default(),
             source: r.source,
             source_id: r.source_id,
-            copy_samples: copy_samples(&written, start, t.planned_bytes(), needed),
+            copy_samples: copy_samples(t, &written, needed),
             copy: written,
         }),
         file: file.map(PathBuf::from),
@@ -103,15 +103,18 @@ pub fn decide(t: &TargetPlan, g: &GlobalOpts, work: Option<&str>) -> Result<Resu
     })
 }
 
-/// The samples of the copy so far ([`super::samples`]): its blocks
-/// below `needed` that a block-device source's samples are compared
-/// with; none when it cannot be read here (a store other than this
-/// machine's files: the source's identity is all that is compared then).
-fn copy_samples(written: &str, start: u64, bytes: u64, needed: u64) -> Vec<Option<u32>> {
-    if needed <= start {
+/// The samples of the copy so far ([`super::samples`]), in `written`:
+/// its blocks below `needed` that a block-device source's samples are
+/// compared with. None when nothing was written, when the destination
+/// keeps nothing (`null`) or is not this machine's files (an object
+/// store), or when it cannot be read: the source's identity is all that
+/// is compared then.
+fn copy_samples(t: &TargetPlan, written: &str, needed: u64) -> Vec<Option<u32>> {
+    let start = terms::start_bytes(t);
+    if needed <= start || !t.caps.local || t.caps.discards {
         return Vec::new();
     }
-    let offsets = super::samples::offsets(start, bytes);
+    let offsets = super::samples::offsets(start, t.planned_bytes());
     super::samples::take(Path::new(written), &offsets, needed).unwrap_or_default()
 }
 

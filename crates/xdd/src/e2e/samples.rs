@@ -1,7 +1,9 @@
 //! Samples of a copy's bytes, for a resume whose source is a block
 //! device. A file's identity (size, times, inode: [`SourceId`]) moves
 //! with every write, so a changed file is refused on a resume; a block
-//! device node's does not move when its contents are written. So a
+//! device node's moves only when the device is written through that
+//! node, not through a file system mounted on it, another node of the
+//! same device or another host on a shared disk. So a
 //! source on a block device also sends, in its handshake terms, the
 //! CRC-32C of [`COUNT`] blocks of [`BYTES`] spread evenly over the copy's
 //! range, and a destination resuming compares those that lie in the

@@ -627,14 +627,15 @@ fn source_id(t: &TargetPlan, g: &GlobalOpts) -> Option<SourceId> {
 
 /// A block-device source's samples ([`super::samples`]), when it may
 /// resume (`-restart`): what a destination resuming compares with its
-/// copy, since the device node's identity does not move with its
-/// contents. None for any other source. A device that cannot be read
-/// here fails the run, as reading it would.
+/// copy, since the device node's identity does not move when the device
+/// is written another way than through it. None for any other source
+/// (a file, `null`, an object). A device that cannot be read here fails
+/// the run, as reading it would.
 fn source_samples(t: &TargetPlan) -> Result<Option<Vec<u32>>, RunError> {
     use std::os::unix::fs::FileTypeExt;
     let path = std::path::Path::new(&t.opts.path);
     let device = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
-    if !t.opts.restart.any() || !device {
+    if !t.opts.restart.any() || !t.caps.local || !device {
         return Ok(None);
     }
     let offsets = super::samples::offsets(terms::start_bytes(t), t.planned_bytes());

@@ -83,8 +83,8 @@ pub struct Terms {
     pub source_id: Option<SourceId>,
     /// Source only, on a block device with `-restart`: the CRC-32C of
     /// the blocks [`super::samples::offsets`] names, which its identity
-    /// cannot vouch for (a device node's times do not move when its
-    /// contents are written).
+    /// cannot vouch for (a device node's times do not move when the
+    /// device is written another way than through it).
     #[serde(default)]
     pub source_samples: Option<Vec<u32>>,
     /// This side streams live figures and links for them (see
@@ -316,7 +316,7 @@ fn unchanged(s: &Terms, r: &ResumeFrom) -> Result<(), String> {
 }
 
 /// Refuses a block-device source whose sampled blocks differ from the
-/// copy's: its identity does not move with its contents.
+/// copy's: its identity need not move with its contents.
 fn same_samples(s: &Terms, r: &ResumeFrom) -> Result<(), String> {
     let Some(sums) = &s.source_samples else {
         return Ok(());
