@@ -166,7 +166,30 @@ pub fn files_dir(plan: &Plan, out: &Path) -> Result<Option<PathBuf>, String> {
             let _ = iolab_qualify::caveat::spread(&d);
         }
     }
+    if let Err(e) = point_dirs(plan) {
+        // Nothing is measured yet: what was made goes, as after a run.
+        remove_files_dir(plan, &d);
+        return Err(e);
+    }
     Ok(Some(d))
+}
+
+/// Makes the metadata points' directories
+/// ([`iolab_qualify::curves::metadata_dirs`]) that are not there yet: all
+/// at once, before any point removes its files, so that each is spread
+/// to a block group no other point of the run uses. A rerun finds those
+/// it made (what else is in the files' directory was refused by
+/// [`check_files_dir`]).
+fn point_dirs(plan: &Plan) -> Result<(), String> {
+    for p in iolab_qualify::curves::metadata_dirs(plan) {
+        if std::fs::symlink_metadata(&p).is_err() {
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&p)
+                .map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Removes, once the qualification is complete, what its tools made in

@@ -651,10 +651,14 @@ fn the_cleanup_removes_only_the_tools_own_files_not_a_link_at_their_name() {
     ];
     let mut r = Running::start(iolab_cmd(&args, &s.root));
     let t0 = Instant::now();
+    // The points' directories are made before the first layer: the
+    // metadata layer has begun when mdtest has made a tree in one.
     let mdtest_began = || {
         std::fs::read_dir(&files).is_ok_and(|d| {
-            d.flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with("mdtest."))
+            d.flatten().any(|e| {
+                e.file_name().to_string_lossy().starts_with("mdtest.")
+                    && std::fs::read_dir(e.path()).is_ok_and(|mut t| t.next().is_some())
+            })
         })
     };
     while !mdtest_began() {
@@ -1268,9 +1272,12 @@ fn flex_group(p: &Path) -> u64 {
 /// top directory (chattr +T), so the directories made in it (each
 /// point's tree) are spread over the flex groups, where those made in a
 /// plain directory stay in their parent's: shown on an 8 GiB ext4 (four
-/// flex groups) with `lsattr` and the directories' inode numbers, and
-/// on a qualification's own directory while it runs. A file system
-/// without the flag (tmpfs) refuses it, and the qualification runs on.
+/// flex groups) with `lsattr` and the directories' inode numbers. A
+/// qualification on a fresh 32 GiB one (sixteen flex groups, about five
+/// of them at once the emptiest Orlov picks from) makes every point's
+/// directory before its first curve ends, each in a flex group of its
+/// own, and removes them at the end. A file system without the flag
+/// (tmpfs) refuses it, and the qualification runs on.
 #[test]
 fn the_metadata_points_trees_are_spread_over_an_ext4s_block_groups() {
     let _turn = shared_turn();
@@ -1308,6 +1315,10 @@ fn the_metadata_points_trees_are_spread_over_an_ext4s_block_groups() {
         "tmpfs has no such flag"
     );
 
+    let fs = match common::loopfs::LoopFs::ext4(&s, "bare32", 32 * 1024, &["-O", "^has_journal"]) {
+        Ok(fs) => fs,
+        Err(e) => return common::skip_or_fail("qualify-spread", &e),
+    };
     let plan = s.path("plan.toml");
     std::fs::write(
         &plan,
@@ -1329,9 +1340,17 @@ fn the_metadata_points_trees_are_spread_over_an_ext4s_block_groups() {
     q.wait_curves(1);
     let files = fs.at.join("iolab-qualify.spread");
     let flags = lsattr(&files);
+    // Both modes' points, tasks 1 and 2: the private ones too, whose
+    // curve has not begun.
+    let points: Vec<u64> = ["shared.0", "shared.1", "private.0", "private.1"]
+        .iter()
+        .map(|p| flex_group(&files.join(format!("mdtest.{p}.1.spread"))))
+        .collect();
     let (code, out, err) = q.finish();
     assert_eq!(code, Some(0), "{out}\n{err}");
     assert!(flags.contains('T'), "{flags}");
+    let apart: std::collections::BTreeSet<_> = points.iter().collect();
+    assert_eq!(apart.len(), points.len(), "{points:?}");
     assert!(
         !files.exists(),
         "the files' directory is removed at the end"

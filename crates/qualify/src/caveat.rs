@@ -9,7 +9,8 @@
 //! point removes its files, so the creates of the points after it pay
 //! for those removals: on a VM whose TMP was such an ext4, the same
 //! 2,000-file point gave 1.1k to 80k creates a second (docs/qualify.md).
-//! [`spread`] keeps the points apart where the file system allows it.
+//! [`spread`] and [`crate::curves::metadata_dirs`] keep the points
+//! apart where the file system allows it.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -19,7 +20,7 @@ use std::path::Path;
 pub fn metadata(dir: &Path) -> Option<String> {
     let dev = ext4_without_journal(dir, Path::new("/sys"), Path::new("/proc"))?;
     Some(format!(
-        "{} is on an ext4 without a journal ({dev}): it keeps inodes freed in the last minutes from reuse, and a create walks past them in its block group. qualify spreads the metadata points' trees over its block groups (its files' directory is marked a top directory, chattr +T), which lowers the odds, but a tree may still land where one was freed minutes before, and a create limit may then not come again in a run alone (docs/qualify.md, \"A limit and its tool run alone\")",
+        "{} is on an ext4 without a journal ({dev}): it keeps inodes freed in the last minutes from reuse, and a create walks past them in its block group. qualify spreads the metadata points' directories over its block groups (made together before the first point, in a directory marked a top directory, chattr +T), so that no point lands where another point of this run freed its files, but one may land where another program or a qualification minutes before did, and a create limit may then not come again in a run alone (docs/qualify.md, \"A limit and its tool run alone\")",
         dir.display()
     ))
 }
@@ -31,11 +32,14 @@ const FS_TOPDIR_FL: libc::c_int = 0x0002_0000;
 /// +T`): the directories made in it are then spread over the file
 /// system's block groups (Orlov's spreading, as for directories at its
 /// root) instead of kept in the group of their parent, and the files
-/// made in each of them go in its group. So the trees of the metadata
-/// points, made in the qualification's files' directory, go in groups
-/// picked from their names' hashes among the emptiest, most of them
-/// not one whose inodes a point before freed (the module doc): fewer
-/// points pay, not none. Errs where the file system has no such
+/// made in each of them go in its group. So the metadata points'
+/// directories, all made in the qualification's files' directory
+/// before the first point ([`crate::curves::metadata_dirs`]), each go
+/// in the emptiest group (the fewest directories) found from their
+/// name's hash, each one counting against its group for the next: no
+/// point's creates walk past the inodes another point of the run freed
+/// (the module doc). A group that another program, or a qualification
+/// minutes before, freed may still be picked. Errs where the file system has no such
 /// flag (tmpfs, xfs, NFS, Lustre: nothing to spread there); `dir` is
 /// opened without following a link.
 pub fn spread(dir: &Path) -> std::io::Result<()> {

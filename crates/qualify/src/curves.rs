@@ -9,7 +9,7 @@ use crate::layer::Layer;
 use crate::nettest::{network_test, BULK};
 use crate::plan::Plan;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What a figure measures, and so its canonical unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -354,7 +354,8 @@ fn path(p: &Path) -> String {
 /// Whether `name`, an entry of the plan's files directory
 /// ([`Plan::work_dir`]), is one its tools make there: the survey's
 /// `survey.P.R*` results, xdd's `xdd.shared` and `xdd.fpp.I`, mdtest's
-/// `mdtest.MODE.P.R` trees, for the layers and modes the plan measures.
+/// `mdtest.MODE.P.R.TOKEN` directories ([`metadata_dirs`]), for the
+/// layers and modes the plan measures.
 /// Only these are removed when the qualification is complete: anything
 /// else in the directory was put there by someone else.
 pub fn made_by_tools(plan: &Plan, name: &str) -> bool {
@@ -381,9 +382,47 @@ pub fn made_by_tools(plan: &Plan, name: &str) -> bool {
     let metadata = plan.runs(Layer::Metadata)
         && plan.metadata.modes.iter().any(|m| {
             name.strip_prefix(&format!("mdtest.{m}."))
+                .and_then(|r| r.strip_suffix(&format!(".{}", plan.token)))
                 .is_some_and(|r| numbered(r, false))
         });
     devices || data || metadata
+}
+
+/// Every directory the metadata layer's points run mdtest in (its
+/// `-d`), for each point up to its curve's cap and each repeat. qualify
+/// makes them all before the first layer runs, in its files' directory
+/// marked a top directory ([`crate::caveat::spread`]), and mdtest leaves
+/// a `-d` it did not make: an ext2/3/4 then puts each in the emptiest
+/// block group it finds (the fewest directories), each one made there
+/// counting against its group for the next, so that no point's creates
+/// walk past the inodes another point of the run just freed (an ext4
+/// without a journal keeps them from reuse for minutes). The run's
+/// token in each name keeps a second qualification within minutes from
+/// hashing to the groups the first one freed.
+pub fn metadata_dirs(plan: &Plan) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for c in curves(plan).curves {
+        if c.layer != Layer::Metadata {
+            continue;
+        }
+        // Made here from a valid plan: a parse error is a bug, and the
+        // runs would report it; no directory is made for it.
+        let Ok(sweep) = iolab_sweep::plan::Plan::parse(&c.sweep) else {
+            continue;
+        };
+        for p in sweep.points() {
+            for r in 1..=sweep.repeats {
+                let Ok(args) = sweep.tool_args(&p, r) else {
+                    continue;
+                };
+                let d = args.iter().position(|a| a == "-d");
+                if let Some(d) = d.and_then(|i| args.get(i + 1)) {
+                    dirs.push(PathBuf::from(d));
+                }
+            }
+        }
+    }
+    dirs
 }
 
 /// The figure-name form of a data mode.
@@ -523,9 +562,12 @@ fn metadata(plan: &Plan, c: &mut Curves) {
     let mut members: Vec<Vec<String>> = vec![Vec::new(); MD_PHASES.len()];
     for mode in &m.modes {
         let mut args: Vec<String> = ["-F", "-C", "-T", "-r", "-d"].map(String::from).to_vec();
-        args.push(path(
-            &work.join(format!("mdtest.{mode}.{{point}}.{{repeat}}")),
-        ));
+        // The token in each name: ext4's spreading picks a directory's
+        // group from its name's hash (see metadata_dirs).
+        args.push(path(&work.join(format!(
+            "mdtest.{mode}.{{point}}.{{repeat}}.{}",
+            plan.token
+        ))));
         if mode == "private" {
             args.push("-u".into());
         }
@@ -609,8 +651,8 @@ mod tests {
             "xdd.shared",
             "xdd.fpp.0",
             "xdd.fpp.1",
-            "mdtest.private.0.1",
-            "mdtest.shared.12.3",
+            "mdtest.private.0.1.t0",
+            "mdtest.shared.12.3.t0",
         ] {
             assert!(made_by_tools(&p, ours), "{ours}");
         }
@@ -622,14 +664,42 @@ mod tests {
             "xdd.fpp.01",
             "xdd.shared2",
             "survey.x.1",
-            "mdtest.private.0",
+            "mdtest.private.0.t0",
+            "mdtest.private.0.1",
             "mdtest.private.0.1.x",
-            "mdtest.other.0.1",
+            "mdtest.private.0.1.t1",
+            "mdtest.other.0.1.t0",
         ] {
             assert!(!made_by_tools(&p, theirs), "{theirs}");
         }
         let net = plan("layers = [\"network\"]");
         assert!(!made_by_tools(&net, "xdd.shared"));
+    }
+
+    #[test]
+    fn every_metadata_point_and_repeat_has_a_directory_of_its_own_to_make() {
+        let p = plan("layers = [\"metadata\"]\n[metadata]\ntasks = 4\nfiles = 400");
+        let dirs = metadata_dirs(&p);
+        // Two modes, tasks 1, 2 and 4, three repeats.
+        assert_eq!(dirs.len(), 2 * 3 * 3);
+        let names: std::collections::BTreeSet<_> = dirs
+            .iter()
+            .map(|d| d.file_name().unwrap().to_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names.len(), dirs.len(), "each name once");
+        for d in &dirs {
+            assert_eq!(d.parent(), Some(p.work_dir().as_path()));
+            assert!(made_by_tools(&p, d.file_name().unwrap().to_str().unwrap()));
+        }
+        assert!(names.contains("mdtest.shared.2.3.t0"), "{names:?}");
+        let c = curves(&p);
+        let shared = c
+            .curves
+            .iter()
+            .find(|c| c.label == "metadata shared")
+            .unwrap();
+        assert!(shared.sweep.contains("mdtest.shared.{point}.{repeat}.t0"));
+        assert!(metadata_dirs(&plan("layers = [\"network\"]")).is_empty());
     }
 
     #[test]
