@@ -15,9 +15,24 @@
 #   file system has the flag).
 #   An mdtest point runs each time in a directory of its own name
 #   (its recorded -d with `.aloneK` added), as each of qualify's repeats
-#   does: see own_dir below. Each run follows a sync: what the qualification or the run before
+#   does, all made before the first run, as qualify makes its points':
+#   see own_dir and make_own_dirs below. Each run follows a sync: what the qualification or the run before
 #   left dirty is written back first, as before each of qualify's
 #   storage repeats.
+# - FORGET=1 (the default; as root): before each round's qualification
+#   and before an mdtest point's unmeasured run, after the sync, the
+#   clean page cache is dropped (/proc/sys/vm/drop_caches, 1). An ext4
+#   without a journal skips, on every create, the inodes its block
+#   group freed in the last minutes, but only those whose inode table
+#   block is still cached (docs/qualify.md, "A limit and its tool run
+#   alone"): so no round pays for the removals of the bench's runs
+#   before it, and no run alone for those of the qualification, whose
+#   limit is then held against what the point does without that
+#   history. The unmeasured run warms the cache again (the runs alone
+#   each go in a block group of their own: make_own_dirs). Data points
+#   keep their cache (a read alone reads what its write left, as in the
+#   qualification). FORGET=0 leaves the cache; so does a user who may
+#   not write the file (a note says so).
 # Per figure it prints the median of the rounds' limits, the median of
 # every alone run, and the median of the rounds' ratios (alone / limit;
 # 1.0 is equal). The limit is the best of a curve's points, so on a
@@ -30,13 +45,14 @@
 #        (default target/release/iolab, the embedded default plan)
 # Environment: ROUNDS (3), ALONE (3), SETTLE (1: seconds of pause after
 # the sync before each point's unmeasured run; 0 where only the script's
-# working is checked).
+# working is checked), FORGET (1, above).
 set -euo pipefail
 BIN=${1:-target/release/iolab}
 PLAN=${2:-}
 ROUNDS=${ROUNDS:-3}
 ALONE=${ALONE:-3}
 SETTLE=${SETTLE:-1}
+FORGET=${FORGET:-1}
 [ -x "$BIN" ] || { echo "build first: cargo build --release ($BIN missing)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 2; }
 BIN=$(readlink -f "$BIN")
@@ -45,12 +61,13 @@ BIN=$(readlink -f "$BIN")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "load before: $(uptime)"
-CI=1 python3 - "$BIN" "$tmp" "$ROUNDS" "$ALONE" "$PLAN" "$SETTLE" <<'PY'
+CI=1 python3 - "$BIN" "$tmp" "$ROUNDS" "$ALONE" "$PLAN" "$SETTLE" "$FORGET" <<'PY'
 import json, os, re, shutil, statistics, subprocess, sys, time, tomllib
 from pathlib import Path
 
 bin_, tmp, rounds, alone, plan = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 settle = float(sys.argv[6])
+forget = sys.argv[7] == "1"
 # No run here is expected to take more than this; a hung one fails the script.
 TIMEOUT = 900
 
@@ -91,16 +108,45 @@ def command(store, run_id, json_path):
     del words[j:j + 2]
     return [bin_] + words[1:] + ["--json", str(json_path)]
 
+def with_dir(cmd):
+    """Whether cmd is an mdtest run in a -d directory."""
+    return "mdtest" in cmd[1:2] and "-d" in cmd
+
 def own_dir(cmd, k):
     """An mdtest command with a directory of its own for run k: on an ext4
     without a journal, a tree made again within a minute under the same
     name goes in the block group the last one freed (a spread directory's
     group is picked from its name's hash) and walks past every inode it
     freed, as qualify's repeats, each under a name of its own, do not."""
-    if "mdtest" not in cmd[1:2] or "-d" not in cmd:
+    if not with_dir(cmd):
         return cmd
     d = cmd.index("-d")
     return cmd[:d + 1] + [f"{cmd[d + 1]}.alone{k}"] + cmd[d + 2:]
+
+def make_own_dirs(cmd, runs):
+    """Makes the directories of an mdtest point's runs alone all at once,
+    before the first, as qualify makes its points' (mdtest works in a -d
+    it is given and leaves it): each counts against its block group when
+    the next is placed, so that no run alone goes where the one before
+    it just freed its files."""
+    if not with_dir(cmd):
+        return
+    for k in range(runs):
+        c = own_dir(cmd, k)
+        Path(c[c.index("-d") + 1]).mkdir()
+
+def written_back(drop):
+    """sync(2); with drop (and FORGET=1), the clean page cache dropped
+    too: see FORGET above. A user who may not drop it gets one note."""
+    global forget
+    os.sync()
+    if not (drop and forget):
+        return
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("1\n")
+    except OSError as e:
+        print(f"FORGET: cannot drop the page cache ({e}); runs keep it", file=sys.stderr)
+        forget = False
 
 def figures(json_path):
     env = json.loads(Path(json_path).read_text())
@@ -110,6 +156,7 @@ limits, alones, ratios, at = {}, {}, {}, {}
 for r in range(rounds):
     out = tmp / f"q{r}"
     args = [bin_, "qualify"] + ([plan] if plan else []) + ["--out", str(out)]
+    written_back(True)
     run(args, "iolab qualify")
     store = out / "results.sqlite"
     ran = tomllib.loads((out / "plan.toml").read_text())
@@ -140,14 +187,15 @@ for r in range(rounds):
             _, wsv = exported[label.replace("data read ", "data write ", 1)]
             wp = next(q for q in wsv["points"] if q["key"] == key)
             run(command(store, wp["runs"][0]["run_id"], j), f"{label} {key}: its write")
+        make_own_dirs(cmd, alone + 1)
         # What the qualification left to write back (its data and
         # metadata layers' files) is written now, not during the runs.
-        os.sync()
+        written_back(with_dir(cmd))
         time.sleep(settle)
         run(own_dir(cmd, 0), f"{label} {key}, unmeasured")
         values = []
         for k in range(alone):
-            os.sync()
+            written_back(False)
             run(own_dir(cmd, k + 1), f"{label} {key} alone")
             values.append(figures(j))
         shutil.rmtree(work, ignore_errors=True)
