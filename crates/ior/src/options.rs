@@ -428,7 +428,7 @@ pub static OPTIONS: &[Opt] = &[
         'v',
         "",
         "verbose: more output (give several times)",
-        |p| p.verbose += 1,
+        |p| p.verbose = p.verbose.saturating_add(1),
         |o| o.params.verbose == 1
     ),
     flag!(

@@ -417,7 +417,7 @@ pub static OPTIONS: &[Opt] = &[
         "",
         "more verbose (repeatable)",
         |_, o, _| {
-            o.verbosity += 1;
+            o.verbosity = o.verbosity.saturating_add(1);
             Ok(())
         },
         "-vvv",
@@ -672,6 +672,14 @@ mod tests {
                 .map(String::from)
                 .collect::<Vec<_>>(),
         )
+    }
+
+    /// A `-v` after the largest `-V` stays at the largest verbosity (it
+    /// overflowed: a panic, found by tests/prop.rs).
+    #[test]
+    fn a_v_after_the_largest_verbosity_stays_there() {
+        let o = p("-V 18446744073709551615 -v").unwrap();
+        assert_eq!(o.verbosity, u64::MAX);
     }
 
     /// Which word set which option: a sweep refuses an option two parts
