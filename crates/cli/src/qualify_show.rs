@@ -179,14 +179,14 @@ pub fn files_dir(plan: &Plan, out: &Path) -> Result<Option<PathBuf>, String> {
 /// at once, before any point removes its files, so that each is spread
 /// to a block group no other point of the run uses. A rerun finds those
 /// it made (what else is in the files' directory was refused by
-/// [`check_files_dir`]).
+/// [`check_files_dir`]); mkdir follows no link at the name.
 fn point_dirs(plan: &Plan) -> Result<(), String> {
     for p in iolab_qualify::curves::metadata_dirs(plan) {
-        if std::fs::symlink_metadata(&p).is_err() {
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&p)
-                .map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+        match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(format!("cannot create {}: {e}", p.display()))
+            }
+            _ => {}
         }
     }
     Ok(())

@@ -1315,7 +1315,7 @@ fn the_metadata_points_trees_are_spread_over_an_ext4s_block_groups() {
         "tmpfs has no such flag"
     );
 
-    let fs = match common::loopfs::LoopFs::ext4(&s, "bare32", 32 * 1024, &["-O", "^has_journal"]) {
+    let big = match common::loopfs::LoopFs::ext4(&s, "bare32", 32 * 1024, &["-O", "^has_journal"]) {
         Ok(fs) => fs,
         Err(e) => return common::skip_or_fail("qualify-spread", &e),
     };
@@ -1324,7 +1324,7 @@ fn the_metadata_points_trees_are_spread_over_an_ext4s_block_groups() {
         &plan,
         format!(
             "layers = [\"metadata\"]\nrepeats = 1\ndir = \"{}\"\ntoken = \"spread\"\n[metadata]\ntasks = 2\nfiles = 20000\n",
-            fs.at.display()
+            big.at.display()
         ),
     )
     .unwrap();
@@ -1338,7 +1338,7 @@ fn the_metadata_points_trees_are_spread_over_an_ext4s_block_groups() {
         &tmp,
     ));
     q.wait_curves(1);
-    let files = fs.at.join("iolab-qualify.spread");
+    let files = big.at.join("iolab-qualify.spread");
     let flags = lsattr(&files);
     // Both modes' points, tasks 1 and 2: the private ones too, whose
     // curve has not begun.

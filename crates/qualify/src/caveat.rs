@@ -39,9 +39,9 @@ const FS_TOPDIR_FL: libc::c_int = 0x0002_0000;
 /// name's hash, each one counting against its group for the next: no
 /// point's creates walk past the inodes another point of the run freed
 /// (the module doc). A group that another program, or a qualification
-/// minutes before, freed may still be picked. Errs where the file system has no such
-/// flag (tmpfs, xfs, NFS, Lustre: nothing to spread there); `dir` is
-/// opened without following a link.
+/// minutes before, freed may still be picked. Errs where the file
+/// system has no such flag (tmpfs, xfs, NFS, Lustre: nothing to spread
+/// there); `dir` is opened without following a link.
 pub fn spread(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::io::AsRawFd;
     let d = open_dir(dir)?;
