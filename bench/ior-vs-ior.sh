@@ -18,19 +18,10 @@
 # data (every 4 KiB stamped, nothing a store could compress).
 #
 # Free page reporting is paused while the script runs (root; REPORTING=
-# keep leaves it). Why: a VM that hands the memory its guest frees back
-# to its host (virtio-balloon's free page reporting) pays a fault on
-# the host for every page the guest touches again, and a tmpfs write
-# allocates every page it writes. On the VM this was written on, which
-# reports freed memory at once, the same one-task hard write ran at 599
-# to 1616 MiB/s with a pause of 3 s before it, and at 2031 to 2252 with
-# reporting paused. Writing a file of the run's size before each run
-# (this script's first way) favoured whichever tool started sooner
-# after it: mpirun takes a second to start IOR's ranks, while iolab's
-# threads start at once. Pausing is setting the kernel's
-# page_reporting_order above the largest order a free block has;
-# the value found is put back when the script ends (not when it is
-# killed with SIGKILL: then write it back by hand, as printed).
+# keep leaves it): bench/lib/reporting.sh says why. Writing a file of
+# the run's size before each run (this script's first way round it)
+# favoured whichever tool started sooner after it: mpirun takes a
+# second to start IOR's ranks, while iolab's threads start at once.
 #
 # IOR is built beforehand from its public sources (it needs autotools
 # and an MPI; this script was run against hpc/ior 5fcf0ba, IOR 4.1.0+dev):
@@ -83,10 +74,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 tmp=$(mktemp -d)
 mounted=0
-order_knob=/sys/module/page_reporting/parameters/page_reporting_order
-order_was=
+. "$(dirname "$0")/lib/reporting.sh"
 cleanup() {
-    [ -n "$order_was" ] && echo "$order_was" > "$order_knob"
+    reporting_restore
     [ "$mounted" = 1 ] && umount -l "$tmp/fs" 2>/dev/null
     rm -rf "$tmp"
 }
@@ -125,14 +115,8 @@ print(bw["write"], bw["read"])
 PY
 }
 
-# Free page reporting paused (above), the value found kept for cleanup.
-if [ "$REPORTING" = pause ] && [ -w "$order_knob" ]; then
-    order_was=$(cat "$order_knob")
-    echo 11 > "$order_knob"
-    echo "free page reporting: paused ($order_knob $order_was -> 11; put back at exit, or by hand: echo $order_was > $order_knob)"
-else
-    echo "free page reporting: $([ -e "$order_knob" ] && echo "left as is" || echo "none here"); on a VM that reports freed memory to its host, tmpfs writes swing with it"
-fi
+# Free page reporting paused (above), the value found put back at exit.
+reporting_pause "$REPORTING"
 echo "load before: $(uptime)"
 echo "tmpfs: $([ $mounted = 1 ] && echo "a fresh one" || echo "none (root needed); $tmp")"
 printf "%-6s %-6s %12s %12s %8s\n" case access "IOR MiB/s" "iolab MiB/s" ratio

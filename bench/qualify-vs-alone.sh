@@ -39,13 +39,17 @@
 # noisy machine it is biased up by the noise it was picked from: a
 # ratio a little below 1 is expected where a curve is flat.
 # Prints the machine's load (uptime) before and after: the figures are
-# only as quiet as the machine.
+# only as quiet as the machine. Free page reporting is paused while the
+# script runs (root; REPORTING=keep leaves it): a data point's writes
+# allocate page cache, and on a VM that reports freed memory to its
+# host the same write swings 2-4 x with it (bench/lib/reporting.sh).
 #
 # Usage: bench/qualify-vs-alone.sh [IOLAB_BINARY] [PLAN.toml]
 #        (default target/release/iolab, the embedded default plan)
 # Environment: ROUNDS (3), ALONE (3), SETTLE (1: seconds of pause after
 # the sync before each point's unmeasured run; 0 where only the script's
-# working is checked), FORGET (1, above).
+# working is checked), FORGET (1, above), REPORTING (pause: free page
+# reporting paused while it runs, above; keep: left as is).
 set -euo pipefail
 BIN=${1:-target/release/iolab}
 PLAN=${2:-}
@@ -53,13 +57,20 @@ ROUNDS=${ROUNDS:-3}
 ALONE=${ALONE:-3}
 SETTLE=${SETTLE:-1}
 FORGET=${FORGET:-1}
+REPORTING=${REPORTING:-pause}
+case $REPORTING in
+    pause | keep) ;;
+    *) echo "REPORTING=$REPORTING: give pause or keep" >&2; exit 2 ;;
+esac
 [ -x "$BIN" ] || { echo "build first: cargo build --release ($BIN missing)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 2; }
 BIN=$(readlink -f "$BIN")
 [ -z "$PLAN" ] || PLAN=$(readlink -f "$PLAN")
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/reporting.sh"
+trap 'reporting_restore; rm -rf "$tmp"' EXIT
+reporting_pause "$REPORTING"
 echo "load before: $(uptime)"
 CI=1 python3 - "$BIN" "$tmp" "$ROUNDS" "$ALONE" "$PLAN" "$SETTLE" "$FORGET" <<'PY'
 import json, os, re, shutil, statistics, subprocess, sys, time, tomllib
