@@ -27,6 +27,16 @@ use iolab_core::unique::Shape;
 const GOLDEN: u64 = 0x9e37_ffff_fffc_0001;
 /// Words between the offset words of `o` and `i` (4 KiB).
 const STRIDE_WORDS: usize = 512;
+/// Largest unique-data transfer read into the cache before it is
+/// written (`iolab_core::buffer::warm`). The base is at least 1 MiB, so
+/// a transfer's bytes have left the cache since they were last written,
+/// and a file system copies them under the file's lock, where on a
+/// shared file the other tasks wait: IOR's source, a buffer of one
+/// transfer, stays in the cache. Up to a quarter of a core's L2 (1 MiB
+/// on the machine this was measured on) the warmed bytes are still
+/// there when the copy starts; beyond, warming would only add a read.
+/// docs/ior.md ("Speed") gives the figures.
+const WARM_MAX: usize = 256 << 10;
 
 /// glibc's `rand_r`: three steps of its LCG folded into 31 bits.
 pub fn rand_r(seed: &mut u32) -> u32 {
@@ -73,6 +83,7 @@ pub struct Generator {
     shape: Shape,
     tag: u64,
     buf: IoBuffer,
+    warm: bool,
 }
 
 impl Generator {
@@ -92,9 +103,19 @@ impl Generator {
             shape,
             tag: iolab_core::random::mix(u64::from(who.signature) << 32 | u64::from(who.rank)),
             buf,
+            warm: false,
         };
         g.fill();
         Ok(g)
+    }
+
+    /// The same generator, reading each unique-data transfer of up to
+    /// [`WARM_MAX`] bytes into the cache before handing it out when
+    /// `shared` (tasks that write one file take turns on its lock; a
+    /// task alone would only pay for the read).
+    pub fn warming(mut self, shared: bool) -> Generator {
+        self.warm = shared;
+        self
     }
 
     /// The writer it makes transfers for.
@@ -135,7 +156,11 @@ impl Generator {
                 let at = self
                     .shape
                     .place(self.buf.as_mut_slice(), offset, len, self.tag);
-                &self.buf.as_slice()[at..at + len]
+                let bytes = &self.buf.as_slice()[at..at + len];
+                if self.warm && len <= WARM_MAX {
+                    iolab_core::buffer::warm(bytes);
+                }
+                bytes
             }
             Packet::Timestamp => self.buf.as_slice(),
             Packet::Offset | Packet::Incompressible => {
@@ -248,6 +273,11 @@ mod tests {
         assert_eq!(other.first_difference(&a, 0), Some(8));
         let mut check = Generator::new(Packet::Unique, writer(), 47008).unwrap();
         assert_eq!(check.first_difference(&b, 47008), None);
+        // A warming writer (a shared file's) writes the same bytes.
+        let mut warmed = Generator::new(Packet::Unique, writer(), 47008)
+            .unwrap()
+            .warming(true);
+        assert_eq!(warmed.prepare(47008), &b[..]);
         let mut bad = b.clone();
         bad[40000] ^= 1;
         assert_eq!(check.first_difference(&bad, 47008), Some(40000));

@@ -146,8 +146,10 @@ impl Ctx<'_> {
             rank: step.pretend as u32,
         };
         let check = step.kind == Kind::CheckWrite || (step.kind == Kind::Read && p.check_read);
+        let shared_file = !p.file_per_proc && self.geo.tasks > 1;
         let made = match step.kind {
-            Kind::Write => Generator::new(p.packet, who, len).map(|g| Bufs::Write(Box::new(g))),
+            Kind::Write => Generator::new(p.packet, who, len)
+                .map(|g| Bufs::Write(Box::new(g.warming(shared_file)))),
             _ => iolab_core::buffer::IoBuffer::heap(len.max(1), iolab_core::buffer::page_size())
                 .and_then(|b| {
                     let g = match check {
