@@ -110,7 +110,7 @@ impl Generator {
     }
 
     /// The same generator, reading each unique-data transfer of up to
-    /// [`WARM_MAX`] bytes into the cache before handing it out when
+    /// `WARM_MAX` bytes into the cache before handing it out when
     /// `shared` (tasks that write one file take turns on its lock; a
     /// task alone would only pay for the read).
     pub fn warming(mut self, shared: bool) -> Generator {
