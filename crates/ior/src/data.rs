@@ -29,7 +29,7 @@ const GOLDEN: u64 = 0x9e37_ffff_fffc_0001;
 const STRIDE_WORDS: usize = 512;
 /// Largest unique-data transfer read into the cache before it is
 /// written (`iolab_core::buffer::warm`). The base is at least 1 MiB, so
-/// a transfer's bytes have left the cache since they were last written,
+/// a transfer's bytes have left the cache since the window last passed,
 /// and a file system copies them under the file's lock, where on a
 /// shared file the other tasks wait: IOR's source, a buffer of one
 /// transfer, stays in the cache. Up to a quarter of a core's L2 (1 MiB
