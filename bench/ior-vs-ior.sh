@@ -48,11 +48,8 @@ BLOCK_MB=${BLOCK_MB:-1024}
 SEGMENTS=${SEGMENTS:-20000}
 CASES=${CASES:-easy hard}
 IOLAB_MPI=${IOLAB_MPI:-0}
-REPORTING=${REPORTING:-pause}
-case $REPORTING in
-    pause | keep) ;;
-    *) echo "REPORTING=$REPORTING: give pause or keep" >&2; exit 2 ;;
-esac
+# Reads and checks REPORTING (exit 2 on a bad value).
+. "$(dirname "$0")/lib/reporting.sh"
 TASKS=2
 
 if [ ! -x "$IOR_BIN" ]; then
@@ -74,7 +71,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 tmp=$(mktemp -d)
 mounted=0
-. "$(dirname "$0")/lib/reporting.sh"
 cleanup() {
     reporting_restore
     [ "$mounted" = 1 ] && umount -l "$tmp/fs" 2>/dev/null
@@ -116,7 +112,7 @@ PY
 }
 
 # Free page reporting paused (above), the value found put back at exit.
-reporting_pause "$REPORTING"
+reporting_pause
 echo "load before: $(uptime)"
 echo "tmpfs: $([ $mounted = 1 ] && echo "a fresh one" || echo "none (root needed); $tmp")"
 printf "%-6s %-6s %12s %12s %8s\n" case access "IOR MiB/s" "iolab MiB/s" ratio

@@ -57,20 +57,16 @@ ROUNDS=${ROUNDS:-3}
 ALONE=${ALONE:-3}
 SETTLE=${SETTLE:-1}
 FORGET=${FORGET:-1}
-REPORTING=${REPORTING:-pause}
-case $REPORTING in
-    pause | keep) ;;
-    *) echo "REPORTING=$REPORTING: give pause or keep" >&2; exit 2 ;;
-esac
+# Reads and checks REPORTING (exit 2 on a bad value).
+. "$(dirname "$0")/lib/reporting.sh"
 [ -x "$BIN" ] || { echo "build first: cargo build --release ($BIN missing)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 2; }
 BIN=$(readlink -f "$BIN")
 [ -z "$PLAN" ] || PLAN=$(readlink -f "$PLAN")
 
 tmp=$(mktemp -d)
-. "$(dirname "$0")/lib/reporting.sh"
 trap 'reporting_restore; rm -rf "$tmp"' EXIT
-reporting_pause "$REPORTING"
+reporting_pause
 echo "load before: $(uptime)"
 CI=1 python3 - "$BIN" "$tmp" "$ROUNDS" "$ALONE" "$PLAN" "$SETTLE" "$FORGET" <<'PY'
 import json, os, re, shutil, statistics, subprocess, sys, time, tomllib

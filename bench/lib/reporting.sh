@@ -14,15 +14,22 @@
 # back at exit (not after SIGKILL: then write it back by hand, as
 # printed).
 #
-# reporting_pause MODE: MODE "pause" pauses it (root, where the knob
-# exists), "keep" leaves it; either way one line says what was done.
+# Sourcing it reads REPORTING (pause, the default, or keep) and exits 2
+# on any other value, so source it before the script makes anything.
+# reporting_pause then pauses reporting (root, where the knob exists)
+# or, with keep, leaves it; either way one line says what was done.
 # The caller's EXIT trap must call reporting_restore.
 
+REPORTING=${REPORTING:-pause}
+case $REPORTING in
+    pause | keep) ;;
+    *) echo "REPORTING=$REPORTING: give pause or keep" >&2; exit 2 ;;
+esac
 reporting_knob=/sys/module/page_reporting/parameters/page_reporting_order
 reporting_was=
 
 reporting_pause() {
-    if [ "$1" = pause ] && [ -w "$reporting_knob" ]; then
+    if [ "$REPORTING" = pause ] && [ -w "$reporting_knob" ]; then
         reporting_was=$(cat "$reporting_knob")
         echo 11 > "$reporting_knob"
         echo "free page reporting: paused ($reporting_knob $reporting_was -> 11; put back at exit, or by hand: echo $reporting_was > $reporting_knob)"
