@@ -8,6 +8,13 @@
 //! [`relay`]) and mpirun's own SIGTERM later: that SIGTERM must not cut
 //! short the cleanup the Ctrl-C started (mpirun's SIGKILL ends it).
 //!
+//! Under Slurm, a task's SIGTERM comes from its slurmstepd, which may
+//! send it more than once for one stop: one `scancel --signal=TERM` of
+//! a step on a loaded machine reached each task twice, 14 ms apart,
+//! from two threads of the stepd, and the repeat ended the ranks before
+//! they removed their files. So there a repeat only cancels; Slurm's own
+//! SIGKILL, `KillWait` seconds after the first, is the stop at once.
+//!
 //! The signal a parent's death sends (`iolab_launch::end_with_parent`) is
 //! a stop request, never a second signal: the kernel sends it once more
 //! each time a thread of the dying parent exits and hands the child on,
@@ -54,6 +61,34 @@ fn counts(sig: i32, code: i32, sender: libc::pid_t, parent: Option<(libc::pid_t,
         Some((pid, death)) => !(sig == death && code == libc::SI_USER && sender == pid),
         None => true,
     }
+}
+
+/// The slurmstepd that started this process (its parent), read once at
+/// install; 0 when the parent is not one.
+static STEPD: AtomicI32 = AtomicI32::new(0);
+
+/// Whether signal `sig`, sent by `sender` with `code`, is Slurm's stop
+/// request from `stepd` (the task's slurmstepd, 0 for none), which may
+/// come more than once and so never ends the process at once.
+/// Async-signal-safe (plain comparisons).
+fn from_stepd(sig: i32, code: i32, sender: libc::pid_t, stepd: libc::pid_t) -> bool {
+    stepd != 0 && sig == SIGTERM && code == libc::SI_USER && sender == stepd
+}
+
+/// [`from_stepd`] for a delivered signal, against the recorded stepd.
+fn from_stepd_delivered(sig: i32, info: &libc::siginfo_t) -> bool {
+    // SAFETY: si_pid is set for the SI_USER signals it is compared for;
+    // for other codes its value is unused (`from_stepd` checks the code).
+    let sender = unsafe { info.si_pid() };
+    from_stepd(sig, info.si_code, sender, STEPD.load(Ordering::SeqCst))
+}
+
+/// The parent's pid when it is a slurmstepd (Slurm started this task).
+fn stepd_parent() -> Option<libc::pid_t> {
+    // SAFETY: a plain query.
+    let ppid = unsafe { libc::getppid() };
+    let comm = std::fs::read_to_string(format!("/proc/{ppid}/comm")).ok()?;
+    (comm.trim_end() == "slurmstepd").then_some(ppid)
 }
 
 /// [`counts`] for a delivered signal, against the recorded parent.
@@ -114,6 +149,9 @@ pub fn install(root: &'static iolab_core::CancelToken) {
         PARENT[1].store(sig, Ordering::SeqCst);
         PARENT[0].store(pid, Ordering::SeqCst);
     }
+    if let Some(pid) = stepd_parent() {
+        STEPD.store(pid, Ordering::SeqCst);
+    }
     for (kind, sig) in [SIGINT, SIGTERM, SIGHUP].into_iter().enumerate() {
         // nohup's promise: a hangup ignored at start stays ignored.
         if sig == SIGHUP && ignored(sig) {
@@ -124,7 +162,9 @@ pub fn install(root: &'static iolab_core::CancelToken) {
         // unlink(2), write(2) and _exit, all async-signal-safe.
         let r = unsafe {
             signal_hook_registry::register_sigaction(sig, move |info| {
-                if counts_delivered(sig, info) && SIGNALLED[kind].swap(true, Ordering::SeqCst) {
+                let again =
+                    counts_delivered(sig, info) && SIGNALLED[kind].swap(true, Ordering::SeqCst);
+                if again && !from_stepd_delivered(sig, info) {
                     // Outputs complete or absent: no half-written temporary.
                     iolab_output::remove_pending();
                     say_last_words();
@@ -258,6 +298,22 @@ mod tests {
         assert!(counts(SIGINT, libc::SI_KERNEL, 0, parent), "the terminal's");
         assert!(counts(SIGTERM, libc::SI_QUEUE, 4242, parent), "sigqueue");
         assert!(counts(SIGTERM, libc::SI_USER, 4242, None));
+    }
+
+    /// Slurm's SIGTERM from the task's slurmstepd never ends the
+    /// process at once, however often it comes; another sender's
+    /// SIGTERM, a SIGINT, or any signal where no slurmstepd started the
+    /// process still may.
+    #[test]
+    fn a_slurmstepds_repeated_sigterm_only_cancels() {
+        assert!(from_stepd(SIGTERM, libc::SI_USER, 900, 900));
+        assert!(
+            !from_stepd(SIGTERM, libc::SI_USER, 901, 900),
+            "a user's kill"
+        );
+        assert!(!from_stepd(SIGINT, libc::SI_USER, 900, 900), "another kind");
+        assert!(!from_stepd(SIGTERM, libc::SI_QUEUE, 900, 900), "sigqueue");
+        assert!(!from_stepd(SIGTERM, libc::SI_USER, 0, 0), "no slurmstepd");
     }
 
     /// A stop is said when it came before the run returned, even when

@@ -382,6 +382,75 @@ fn ctrl_c_of_an_srun_sweep_leaves_no_file_of_the_run() {
     );
 }
 
+/// The same SIGTERM from Slurm twice (two `scancel --signal=TERM` of
+/// the step; one was seen to reach the tasks twice on a loaded machine)
+/// is one stop request: the ranks still remove what they made and exit
+/// 130, where a repeat taken for a second signal ended them at once.
+#[cfg(feature = "mpi")]
+#[test]
+fn slurms_sigterm_twice_still_lets_the_ranks_clean_up() {
+    use std::time::{Duration, Instant};
+    let Some(s) = cluster("srun_sigterm_twice") else {
+        return;
+    };
+    let sc = Scratch::new("srun-term-twice");
+    let d = sc.path("d");
+    let name = format!("iolab-term-twice-{}", std::process::id());
+    let job_name = format!("--job-name={name}");
+    let mut child = slurm_cmd(s, "srun", &["-n", "2", "--mpi=pmix", &job_name, IOLAB])
+        .args(["mdtest", "-F", "-C", "-u", "-n", "200000", "-d"])
+        .arg(&d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while entries(&d) < 200 && t0.elapsed() < Duration::from_secs(120) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(entries(&d) >= 200, "the run did not start making files");
+    let steps = slurm_cmd(s, "squeue", &["-h", "-s", "-o", "%i %j"])
+        .output()
+        .unwrap();
+    let step = stdout(&steps)
+        .lines()
+        .find_map(|l| {
+            let (id, n) = l.trim().split_once(' ')?;
+            (n.trim() == name).then(|| id.to_string())
+        })
+        .unwrap_or_else(|| panic!("no step named {name}: {}", stdout(&steps)));
+    for _ in 0..2 {
+        let o = slurm_cmd(s, "scancel", &["--signal=TERM", &step])
+            .output()
+            .unwrap();
+        ok(&o, "scancel --signal=TERM");
+    }
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+        panic!("the step did not end after SIGTERM");
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        !stderr(&o).contains("second signal"),
+        "a repeat was taken for a second signal: {}",
+        stderr(&o)
+    );
+    assert_eq!(
+        entries(&d),
+        0,
+        "left: {:?}\n{}",
+        &tree(&d)[..tree(&d).len().min(5)],
+        stderr(&o)
+    );
+}
+
 /// A step Slurm refuses (a node it does not know) is exit 2 with Slurm's
 /// reason, from each tool that uses the remote shell.
 #[test]
