@@ -305,6 +305,36 @@ fn entries(dir: &std::path::Path) -> usize {
     tree(dir).len()
 }
 
+/// Waits (at most 120 s, or until `child` ends) for `n` entries under
+/// `dir`; fails the test when they are not there.
+#[cfg(feature = "mpi")]
+fn wait_for_entries(child: &mut std::process::Child, dir: &std::path::Path, n: usize) {
+    let t0 = std::time::Instant::now();
+    while entries(dir) < n && t0.elapsed() < std::time::Duration::from_secs(120) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(entries(dir) >= n, "the run did not start making files");
+}
+
+/// `child`'s output once it ended, within `secs`; else it is killed and
+/// the test fails with `why`.
+#[cfg(feature = "mpi")]
+fn ended_within(mut child: std::process::Child, secs: u64, why: &str) -> Output {
+    let t0 = std::time::Instant::now();
+    let limit = std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+        panic!("{why}");
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// A plan sweeping mdtest over ranks with `launcher`, one repeat, its
 /// files under `dir`.
 #[cfg(feature = "mpi")]
@@ -327,7 +357,6 @@ fn srun_plan(sc: &Scratch, label: &str, launcher: &str, args: &str) -> String {
 #[cfg(feature = "mpi")]
 #[test]
 fn ctrl_c_of_an_srun_sweep_leaves_no_file_of_the_run() {
-    use std::time::{Duration, Instant};
     let Some(s) = cluster("srun_sweep_ctrl_c") else {
         return;
     };
@@ -345,25 +374,10 @@ fn ctrl_c_of_an_srun_sweep_leaves_no_file_of_the_run() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    while entries(&d) < 200 && t0.elapsed() < Duration::from_secs(120) {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(entries(&d) >= 200, "the run did not start making files");
+    wait_for_entries(&mut child, &d, 200);
     // SAFETY: kill(2) on our own child's pid, as Ctrl-C would.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let t0 = Instant::now();
-    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(200) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    if child.try_wait().unwrap().is_none() {
-        let _ = child.kill();
-        panic!("the sweep did not end after SIGINT");
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = ended_within(child, 200, "the sweep did not end after SIGINT");
     assert_eq!(o.status.code(), Some(130), "{}{}", stdout(&o), stderr(&o));
     assert_eq!(
         entries(&d),
@@ -389,7 +403,6 @@ fn ctrl_c_of_an_srun_sweep_leaves_no_file_of_the_run() {
 #[cfg(feature = "mpi")]
 #[test]
 fn slurms_sigterm_twice_still_lets_the_ranks_clean_up() {
-    use std::time::{Duration, Instant};
     let Some(s) = cluster("srun_sigterm_twice") else {
         return;
     };
@@ -404,14 +417,7 @@ fn slurms_sigterm_twice_still_lets_the_ranks_clean_up() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    while entries(&d) < 200 && t0.elapsed() < Duration::from_secs(120) {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(entries(&d) >= 200, "the run did not start making files");
+    wait_for_entries(&mut child, &d, 200);
     let steps = slurm_cmd(s, "squeue", &["-h", "-s", "-o", "%i %j"])
         .output()
         .unwrap();
@@ -428,15 +434,7 @@ fn slurms_sigterm_twice_still_lets_the_ranks_clean_up() {
             .unwrap();
         ok(&o, "scancel --signal=TERM");
     }
-    let t0 = Instant::now();
-    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    if child.try_wait().unwrap().is_none() {
-        let _ = child.kill();
-        panic!("the step did not end after SIGTERM");
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = ended_within(child, 120, "the step did not end after SIGTERM");
     assert!(
         !stderr(&o).contains("second signal"),
         "a repeat was taken for a second signal: {}",
