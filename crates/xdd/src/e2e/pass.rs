@@ -351,35 +351,25 @@ fn finish_source(
     flag: u8,
 ) {
     let cancel = Cancel::token_with(cx.run.token(), cx.run.stop_flag());
-    let r = match link.conn.send(Kind::End, flag, sent, &[], cancel) {
-        Ok(_) => link.conn.recv_owned(cancel),
-        // A destination that refused a frame closes once it has said
-        // why; its reason may be waiting behind the broken pipe.
-        Err(e) if !matches!(e, NetError::Cancelled) => match peer_reason(link) {
-            Some(r) => return fatal_said(st, cx, c, &r),
-            None => Err(e),
-        },
-        Err(e) => Err(e),
-    };
+    let r = link
+        .conn
+        .send(Kind::End, flag, sent, &[], cancel)
+        .and_then(|_| link.conn.recv_owned(cancel));
     let why = match r {
         Ok((h, _)) if h.kind == Kind::End => return,
         Ok((h, body)) if h.kind == Kind::Error => {
-            return fatal_said(st, cx, c, &iolab_net::peer_text(&body));
+            format!("the destination failed: {}", iolab_net::peer_text(&body))
         }
         Ok((h, _)) => format!("unexpected {:?} frame from the destination", h.kind),
         Err(NetError::Cancelled) => return,
-        Err(e) => format!("no word from the destination after the last request: {e}"),
+        // A destination that refused a frame closes once it has said
+        // why: the End may meet a broken pipe with that reason waiting.
+        Err(e) => match peer_reason(link) {
+            Some(r) => format!("the destination failed: {r}"),
+            None => format!("no word from the destination after the last request: {e}"),
+        },
     };
     let msg = format!("target {} qthread {}: {why}", cx.plan.index, st.q);
-    fatal(st, cx, c, "e2e", msg);
-}
-
-/// The destination said why it failed: the source's fatal error.
-fn fatal_said(st: &mut QState, cx: &PassCtx, c: &mut Counts, said: &str) {
-    let msg = format!(
-        "target {} qthread {}: the destination failed: {said}",
-        cx.plan.index, st.q
-    );
     fatal(st, cx, c, "e2e", msg);
 }
 
