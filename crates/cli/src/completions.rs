@@ -9,7 +9,8 @@ use clap::{Arg, ArgAction, Command};
 use clap_complete::Shell;
 use iolab_opts::{Arity, Entry};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 
 /// A getopt-style table (mdtest) as clap arguments, so its options
 /// complete like any other.
@@ -176,26 +177,76 @@ fn pages() -> Result<Vec<(String, String)>, std::io::Error> {
     Ok(out)
 }
 
-/// Entry point: `iolab man DIR`; each page is written whole or not at all.
+/// Entry point: `iolab man DIR`. A file of a page's name already in DIR
+/// is replaced only when it is an earlier iolab page of that name
+/// ([`replaceable`]); otherwise the command is refused (exit 2) before
+/// anything is written. Every page is written to a temporary file first
+/// and put in place only once all are written, so a failure leaves DIR
+/// as it was.
 pub fn man(prog: &str, args: Vec<OsString>) -> Ended {
     let dir = exit::parse_clap::<ManArgs>(prog, args)?.dir;
-    iolab_output::check_dir("DIR", &dir).map_err(|e| Halt::usage(format!("iolab {prog}: {e}")))?;
-    let written = pages().and_then(|pages| {
-        std::fs::create_dir_all(&dir)?;
-        for (stem, text) in pages {
-            let path = dir.join(format!("{stem}.1"));
-            iolab_output::write_atomically(&path, text.as_bytes())?;
-            let _ = outln!("{}", path.display());
-        }
-        Ok(())
-    });
-    written.map_err(|e| {
+    let usage = |e: String| Halt::usage(format!("iolab {prog}: {e}"));
+    iolab_output::check_dir("DIR", &dir).map_err(|e| usage(e.to_string()))?;
+    let failed = |e: std::io::Error| {
         Halt::new(
             HaltKind::Output,
             format!("iolab {prog}: {}: {e}", dir.display()),
         )
-    })?;
+    };
+    let pages = pages().map_err(failed)?;
+    for (stem, _) in &pages {
+        replaceable(&dir.join(format!("{stem}.1")), stem).map_err(usage)?;
+    }
+    std::fs::create_dir_all(&dir).map_err(failed)?;
+    let mut staged = Vec::with_capacity(pages.len());
+    for (stem, text) in &pages {
+        let path = dir.join(format!("{stem}.1"));
+        let mut f = iolab_output::AtomicFile::create(&path).map_err(failed)?;
+        f.write_all(text.as_bytes()).map_err(failed)?;
+        staged.push((path, f));
+    }
+    for (path, f) in staged {
+        f.commit().map_err(failed)?;
+        let _ = outln!("{}", path.display());
+    }
     Ok(iolab_core::Outcome::Completed)
+}
+
+/// Most bytes of an existing page read to find its `.TH` line.
+const PAGE_HEAD_BYTES: u64 = 64 << 10;
+
+/// Ok when `path` may take page `stem`: nothing is there, or a regular
+/// file whose first `.TH` line names `stem` (an earlier `iolab man`'s
+/// page, clap's or an option table's, in either case); else why not.
+/// iolab never writes over a file it did not make.
+fn replaceable(path: &Path, stem: &str) -> Result<(), String> {
+    let refuse = |what: &str| {
+        format!(
+            "{} {what}, and this command writes a page by that name: move it away, or give another directory",
+            path.display()
+        )
+    };
+    let meta = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(refuse(&format!("cannot be looked at ({e})"))),
+        Ok(m) => m,
+    };
+    if !meta.is_file() {
+        return Err(refuse("is not a regular file"));
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(PAGE_HEAD_BYTES).read_to_end(&mut head))
+        .map_err(|e| refuse(&format!("cannot be read ({e})")))?;
+    let names = String::from_utf8_lossy(&head)
+        .lines()
+        .find_map(|l| l.strip_prefix(".TH "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .is_some_and(|name| name.eq_ignore_ascii_case(stem));
+    match names {
+        true => Ok(()),
+        false => Err(refuse("is not an iolab man page")),
+    }
 }
 
 /// Why a help text reads as cut off mid-sentence (it ends on a word that

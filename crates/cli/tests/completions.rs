@@ -113,3 +113,38 @@ fn man_into_a_path_too_long_is_exit_2() {
         common::tree(&s.root)
     );
 }
+
+/// A file of a page's name that iolab did not write is never replaced:
+/// exit 2 naming it, nothing written; nor is a link, or another page
+/// under that name. An earlier run's pages are replaced.
+#[test]
+fn man_writes_over_no_file_it_did_not_write() {
+    let s = Scratch::new("man-keep");
+    let dir = s.path("man1");
+    std::fs::create_dir(&dir).unwrap();
+    let page = dir.join("iolab-xdd.1");
+    let refused = |why: &str| {
+        let o = iolab(&["man", dir.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("iolab-xdd.1") && e.contains(why), "{e}");
+        assert_eq!(common::tree(&dir), vec!["iolab-xdd.1".to_string()]);
+    };
+    std::fs::write(&page, "precious\n").unwrap();
+    refused("is not an iolab man page");
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), "precious\n");
+    std::fs::write(&page, ".TH IOLAB-MDTEST 1\n").unwrap();
+    refused("is not an iolab man page");
+    std::fs::remove_file(&page).unwrap();
+    std::os::unix::fs::symlink(s.path("elsewhere"), &page).unwrap();
+    refused("is not a regular file");
+    assert!(!s.path("elsewhere").exists());
+    std::fs::remove_file(&page).unwrap();
+    for _ in 0..2 {
+        let o = iolab(&["man", dir.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    assert!(std::fs::read_to_string(&page)
+        .unwrap()
+        .contains(".TH IOLAB-XDD 1"));
+}
