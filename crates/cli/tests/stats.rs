@@ -1374,6 +1374,66 @@ fn analyse_adds_tgz_to_its_name_and_never_replaces_the_profile() {
     assert_eq!(std::fs::read(s.path("run.v1.tgz")).unwrap(), profile);
 }
 
+/// analyse replaces only what an earlier analysis wrote: a file where it
+/// writes a table (`NAME-csv/NODE/cpu.csv`) or its CSV tarball
+/// (`NAME-csv.tgz`) that is another program's, or a link, is kept and
+/// the command refused (exit 2, naming it) before anything is written,
+/// by `analyse` and by `stats run` alike. Both were replaced before.
+#[test]
+fn analyse_writes_over_no_file_it_did_not_write() {
+    let s = Scratch::new("stats-analyse-keep");
+    let cfg = cpu_config(&s);
+    let cfg = cfg.as_str();
+    ok(&run_in(&s.root, &["stats", "start", cfg]));
+    ok(&run_in(&s.root, &["stats", "stop", cfg, "r.tgz"]));
+    // An earlier analysis's files are replaced.
+    ok(&run_in(&s.root, &["stats", "analyse", "r.tgz"]));
+    ok(&run_in(&s.root, &["stats", "analyse", "r.tgz"]));
+    let table = common::tree(&s.path("r-csv"))
+        .into_iter()
+        .find(|p| p.ends_with("/cpu.csv"))
+        .map(|p| s.path("r-csv").join(p))
+        .unwrap();
+    let tarball = s.path("r-csv.tgz");
+    let refused = |cmd: &[&str], name: &str, why: &str| {
+        let before = common::tree(&s.root);
+        let o = run_in(&s.root, cmd);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(name) && e.contains(why), "{e}");
+        assert_eq!(common::tree(&s.root), before);
+    };
+    let analyse = ["stats", "analyse", "r.tgz"];
+    let run = ["stats", "run", cfg, "--tarball", "r.tgz", "--", "true"];
+    std::fs::write(&tarball, "precious\n").unwrap();
+    refused(
+        &analyse,
+        "r-csv.tgz",
+        "is not a CSV tarball iolab stats wrote",
+    );
+    refused(&run, "r-csv.tgz", "is not a CSV tarball iolab stats wrote");
+    assert_eq!(std::fs::read_to_string(&tarball).unwrap(), "precious\n");
+    // A gzip'd tar of other members is not one either.
+    std::fs::copy(s.path("r.tgz"), &tarball).unwrap();
+    refused(
+        &analyse,
+        "r-csv.tgz",
+        "is not a CSV tarball iolab stats wrote",
+    );
+    std::fs::remove_file(&tarball).unwrap();
+    std::os::unix::fs::symlink(s.path("elsewhere"), &tarball).unwrap();
+    refused(&analyse, "r-csv.tgz", "is not a regular file");
+    assert!(!s.path("elsewhere").exists());
+    std::fs::remove_file(&tarball).unwrap();
+    std::fs::write(&table, "mine\n").unwrap();
+    refused(&analyse, "cpu.csv", "is not a table iolab stats wrote");
+    refused(&run, "cpu.csv", "is not a table iolab stats wrote");
+    assert_eq!(std::fs::read_to_string(&table).unwrap(), "mine\n");
+    std::fs::remove_file(&table).unwrap();
+    ok(&run_in(&s.root, &analyse));
+    assert!(tarball.is_file() && table.is_file());
+}
+
 /// Where the CSV files go (`NAME-csv` beside `stats run`'s tarball,
 /// analyse's `--out` or its default) must be nothing yet or this user's
 /// own directory: a planted link there (to a directory the files would

@@ -34,6 +34,7 @@ pub use config::{Config, ConfigError, Spec, Stat};
 pub use sample::{NodeSamples, Row, Sample, Series};
 
 use serde::{Deserialize, Serialize};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -143,6 +144,16 @@ pub enum StatsError {
         path: PathBuf,
         /// What is wrong with it.
         why: iolab_core::trust::Distrust,
+    },
+    /// A file where an analysis writes one (a node's table, the CSV
+    /// tarball) that no analysis wrote: bad usage, found before anything
+    /// is written. iolab writes over nothing it did not make.
+    #[error("{}: {why}, and the analysis writes a file by that name: move it away, or give another directory", path.display())]
+    NotOurs {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        why: String,
     },
 }
 
@@ -352,15 +363,100 @@ pub fn csv_tarball(out: &Path) -> PathBuf {
 /// written: nothing there yet, or a directory of this user's that no one
 /// else may write. A link at `out` is refused, not followed (the files
 /// would land where it leads), and so is another user's directory (in a
-/// shared directory anyone may have made it first).
+/// shared directory anyone may have made it first). A file of a name the
+/// analysis writes (`out/NODE/STAT.csv`, `out.tgz`) must be one an
+/// earlier analysis wrote ([`earlier_tables`], [`earlier_tarball`]).
 pub fn check_csv_dir(out: &Path) -> Result<(), StatsError> {
     match std::fs::symlink_metadata(out) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(StatsError::Io(e)),
-        Ok(m) => iolab_core::trust::own_dir(&m).map_err(|why| StatsError::CsvDir {
-            path: out.to_path_buf(),
-            why,
-        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(StatsError::Io(e)),
+        Ok(m) => {
+            iolab_core::trust::own_dir(&m).map_err(|why| StatsError::CsvDir {
+                path: out.to_path_buf(),
+                why,
+            })?;
+            earlier_tables(out)?;
+        }
+    }
+    earlier_tarball(&csv_tarball(out))
+}
+
+/// Most bytes of an existing table read for its header line.
+const HEADER_BYTES: u64 = 64 << 10;
+
+/// Ok when every file in a node folder of `out` that bears a table's name
+/// (`STAT.csv`) begins with the header every table has ([`analyse::LEAD`]):
+/// an earlier analysis's, which this one may replace.
+fn earlier_tables(out: &Path) -> Result<(), StatsError> {
+    let lead = analyse::LEAD.join(",");
+    for node in std::fs::read_dir(out)?.flatten() {
+        if !node.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        for stat in Stat::ALL {
+            let path = node.path().join(format!("{}.csv", stat.name()));
+            let not_ours = |why: &str| StatsError::NotOurs {
+                path: path.clone(),
+                why: why.to_string(),
+            };
+            match std::fs::symlink_metadata(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(not_ours(&format!("cannot be looked at ({e})"))),
+                Ok(m) if !m.is_file() => return Err(not_ours("is not a regular file")),
+                Ok(_) => {}
+            }
+            let mut head = Vec::new();
+            std::fs::File::open(&path)
+                .and_then(|f| f.take(HEADER_BYTES).read_to_end(&mut head))
+                .map_err(|e| not_ours(&format!("cannot be read ({e})")))?;
+            if !head.starts_with(lead.as_bytes()) {
+                return Err(not_ours("is not a table iolab stats wrote"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Ok when nothing is at `tgz`, or an earlier analysis's CSV tarball: a
+/// gzip'd tar whose every member is `STEM/NODE/STAT.csv` (STEM the
+/// tarball's name without `.tgz`), as [`analyse_tarball`] writes it.
+fn earlier_tarball(tgz: &Path) -> Result<(), StatsError> {
+    let not_ours = |why: String| StatsError::NotOurs {
+        path: tgz.to_path_buf(),
+        why,
+    };
+    match std::fs::symlink_metadata(tgz) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(not_ours(format!("cannot be looked at ({e})"))),
+        Ok(m) if !m.is_file() => return Err(not_ours("is not a regular file".into())),
+        Ok(_) => {}
+    }
+    let top = cluster::tarball_stem(tgz);
+    let tables: Vec<String> = Stat::ALL
+        .iter()
+        .map(|s| format!("{}.csv", s.name()))
+        .collect();
+    let ours = |name: &[u8]| {
+        let name = String::from_utf8_lossy(name);
+        let parts: Vec<&str> = name.split('/').collect();
+        matches!(parts.as_slice(), [t, node, file]
+            if *t == top && !node.is_empty() && *node != ".." && tables.iter().any(|n| n == file))
+    };
+    let walk = || -> std::io::Result<bool> {
+        let gz = flate2::read::GzDecoder::new(std::fs::File::open(tgz)?);
+        let mut tar = tar::Archive::new(gz);
+        for e in tar.entries()? {
+            if !ours(&e?.path_bytes()) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    };
+    match walk() {
+        Ok(true) => Ok(()),
+        // A file that is no gzip'd tar at all is no more ours than one
+        // of other members.
+        _ => Err(not_ours("is not a CSV tarball iolab stats wrote".into())),
     }
 }
 
