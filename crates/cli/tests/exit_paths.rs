@@ -39,6 +39,60 @@ fn survey_plot_into_a_place_it_cannot_write_is_exit_2_before_writing() {
     assert!(s.path("p.csv").is_file() && s.path("p-256-read.svg").is_file());
 }
 
+/// survey plot replaces only an earlier plot's files: a PREFIX.csv, or a
+/// chart's .png, of another program's, or a link at a chart's name, is
+/// kept and the plot refused (exit 2, naming it) before anything is
+/// written. They were replaced before.
+#[test]
+fn survey_plot_writes_over_no_file_it_did_not_write() {
+    let s = Scratch::new("exit-plot-keep");
+    let summary = s.path("s.summary");
+    std::fs::write(&summary, SUMMARY).unwrap();
+    let plot = || survey(&["plot", summary.to_str().unwrap()], &[]);
+    for _ in 0..2 {
+        let o = plot();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let refused = |name: &str, why: &str| {
+        let before: Vec<(String, Vec<u8>)> = tree(&s.root)
+            .into_iter()
+            .map(|p| {
+                let bytes = std::fs::read(s.path(&p)).unwrap_or_default();
+                (p, bytes)
+            })
+            .collect();
+        let o = plot();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(name) && e.contains(why), "{e}");
+        assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+        let after: Vec<(String, Vec<u8>)> = tree(&s.root)
+            .into_iter()
+            .map(|p| {
+                let bytes = std::fs::read(s.path(&p)).unwrap_or_default();
+                (p, bytes)
+            })
+            .collect();
+        assert_eq!(after, before, "something was written");
+    };
+    let csv = s.path("s.csv");
+    let earlier = std::fs::read(&csv).unwrap();
+    std::fs::write(&csv, "precious\n").unwrap();
+    refused("s.csv", "is not a file iolab survey plot wrote");
+    std::fs::write(&csv, earlier).unwrap();
+    let png = s.path("s-256-read.png");
+    std::fs::write(&png, "precious\n").unwrap();
+    refused("s-256-read.png", "is not a file iolab survey plot wrote");
+    std::fs::remove_file(&png).unwrap();
+    std::os::unix::fs::symlink(s.path("elsewhere"), &png).unwrap();
+    refused("s-256-read.png", "is not a regular file");
+    assert!(!s.path("elsewhere").exists());
+    std::fs::remove_file(&png).unwrap();
+    let o = plot();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(png.is_file());
+}
+
 #[test]
 fn report_with_bad_input_or_an_unwritable_output_is_exit_2_before_writing() {
     let s = Scratch::new("exit-report");

@@ -26,6 +26,8 @@ pub fn plot(summary: &Path, out: Option<&str>, font: Option<&PathBuf>) -> Ended 
     });
     let charts = fmt::plot::charts(&parsed);
     check_outputs(&prefix, &charts)?;
+    earlier_plot(&parsed, &prefix, &charts)
+        .map_err(|e| Halt::usage(format!("iolab survey plot: {e}")))?;
     let with_text =
         crate::font::load(font).map_err(|e| Halt::usage(format!("iolab survey plot: {e}")))?;
     if !with_text {
@@ -74,6 +76,69 @@ fn check_outputs(prefix: &str, charts: &[fmt::plot::Chart]) -> Result<(), Halt> 
         .check()
         .map_err(|e| Halt::usage(format!("iolab survey plot: {e}")))
 }
+
+/// Ok when every file the plot would replace is an earlier plot's: its
+/// PREFIX.csv begins with the header this one writes, a chart's .dat with
+/// the same first column, its .scr with `set title`, and its .svg or .png
+/// is a chart beside a .scr of ours. Anything else (another program's
+/// file, a link) is kept and named: iolab writes over nothing it did not
+/// make.
+fn earlier_plot(
+    s: &fmt::parse::Summary,
+    prefix: &str,
+    charts: &[fmt::plot::Chart],
+) -> Result<(), String> {
+    let first_line = |t: &str| t.lines().next().unwrap_or_default().to_string();
+    let csv_head = first_line(&fmt::plot::csv(s));
+    let is = |path: &str, want: &dyn Fn(&[u8]) -> bool| -> Result<bool, String> {
+        let refuse = |why: String| {
+            format!("{path} {why}, and the plot writes a file by that name: move it away, or give another --out")
+        };
+        match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(refuse(format!("cannot be looked at ({e})"))),
+            Ok(m) if !m.is_file() => return Err(refuse("is not a regular file".into())),
+            Ok(_) => {}
+        }
+        let mut head = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| {
+                std::io::Read::read_to_end(&mut std::io::Read::take(f, HEAD_BYTES), &mut head)
+            })
+            .map_err(|e| refuse(format!("cannot be read ({e})")))?;
+        match want(&head) {
+            true => Ok(true),
+            false => Err(refuse("is not a file iolab survey plot wrote".into())),
+        }
+    };
+    is(&format!("{prefix}.csv"), &|h| {
+        h.starts_with(csv_head.as_bytes())
+    })?;
+    for c in charts {
+        let base = format!("{prefix}{}", c.stem());
+        let dat = first_line(&fmt::plot::dat(s.kind, c));
+        let column = dat
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let first_word = |h: &[u8]| {
+            String::from_utf8_lossy(h).split_whitespace().next() == Some(column.as_str())
+        };
+        is(&format!("{base}.dat"), &first_word)?;
+        let script = is(&format!("{base}.scr"), &|h| h.starts_with(b"set title \""))?;
+        is(&format!("{base}.svg"), &|h| {
+            script && h.starts_with(b"<svg ")
+        })?;
+        is(&format!("{base}.png"), &|h| {
+            script && h.starts_with(b"\x89PNG\r\n\x1a\n")
+        })?;
+    }
+    Ok(())
+}
+
+/// Most bytes of an existing file read to tell whether a plot wrote it.
+const HEAD_BYTES: u64 = 64 << 10;
 
 /// The .dat, .scr, .svg and .png of one chart.
 fn plot_chart(s: &fmt::parse::Summary, c: &fmt::plot::Chart, prefix: &str, text: bool) -> bool {
