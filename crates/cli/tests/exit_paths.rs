@@ -53,27 +53,24 @@ fn survey_plot_writes_over_no_file_it_did_not_write() {
         let o = plot();
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
-    let refused = |name: &str, why: &str| {
-        let before: Vec<(String, Vec<u8>)> = tree(&s.root)
+    // Every file's name and bytes (a link to nothing reads as empty).
+    let snapshot = || -> Vec<(String, Vec<u8>)> {
+        tree(&s.root)
             .into_iter()
             .map(|p| {
                 let bytes = std::fs::read(s.path(&p)).unwrap_or_default();
                 (p, bytes)
             })
-            .collect();
+            .collect()
+    };
+    let refused = |name: &str, why: &str| {
+        let before = snapshot();
         let o = plot();
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         let e = stderr(&o);
         assert!(e.contains(name) && e.contains(why), "{e}");
         assert!(stdout(&o).is_empty(), "{}", stdout(&o));
-        let after: Vec<(String, Vec<u8>)> = tree(&s.root)
-            .into_iter()
-            .map(|p| {
-                let bytes = std::fs::read(s.path(&p)).unwrap_or_default();
-                (p, bytes)
-            })
-            .collect();
-        assert_eq!(after, before, "something was written");
+        assert_eq!(snapshot(), before, "something was written");
     };
     let csv = s.path("s.csv");
     let earlier = std::fs::read(&csv).unwrap();
