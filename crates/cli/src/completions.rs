@@ -9,7 +9,7 @@ use clap::{Arg, ArgAction, Command};
 use clap_complete::Shell;
 use iolab_opts::{Arity, Entry};
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// A getopt-style table (mdtest) as clap arguments, so its options
@@ -212,13 +212,9 @@ pub fn man(prog: &str, args: Vec<OsString>) -> Ended {
     Ok(iolab_core::Outcome::Completed)
 }
 
-/// Most bytes of an existing page read to find its `.TH` line.
-const PAGE_HEAD_BYTES: u64 = 64 << 10;
-
 /// Ok when `path` may take page `stem`: nothing is there, or a regular
 /// file whose first `.TH` line names `stem` (an earlier `iolab man`'s
 /// page, clap's or an option table's, in either case); else why not.
-/// iolab never writes over a file it did not make.
 fn replaceable(path: &Path, stem: &str) -> Result<(), String> {
     let refuse = |what: &str| {
         format!(
@@ -226,18 +222,9 @@ fn replaceable(path: &Path, stem: &str) -> Result<(), String> {
             path.display()
         )
     };
-    let meta = match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(refuse(&format!("cannot be looked at ({e})"))),
-        Ok(m) => m,
+    let Some(head) = iolab_output::earlier_head(path).map_err(|why| refuse(&why))? else {
+        return Ok(());
     };
-    if !meta.is_file() {
-        return Err(refuse("is not a regular file"));
-    }
-    let mut head = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(PAGE_HEAD_BYTES).read_to_end(&mut head))
-        .map_err(|e| refuse(&format!("cannot be read ({e})")))?;
     let names = String::from_utf8_lossy(&head)
         .lines()
         .find_map(|l| l.strip_prefix(".TH "))

@@ -111,6 +111,30 @@ fn block_device(path: &Path) -> io::Error {
     )
 }
 
+/// Most bytes of an existing file [`earlier_head`] reads.
+pub const EARLIER_HEAD_BYTES: u64 = 64 << 10;
+
+/// What stands where an output that picks its own file names (a man
+/// page, a chart, a node's table) would replace a file, looked at
+/// without following a link, so that its writer can tell whether an
+/// earlier run of its own made it: `Ok(None)` when nothing is there,
+/// `Ok(Some(head))` with the first [`EARLIER_HEAD_BYTES`] of a regular
+/// file, else why nothing there may be replaced ("is not a regular file",
+/// "cannot be read (...)"). iolab writes over nothing it did not make.
+pub fn earlier_head(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot be looked at ({e})")),
+        Ok(m) if !m.is_file() => return Err("is not a regular file".into()),
+        Ok(_) => {}
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| io::Read::read_to_end(&mut io::Read::take(f, EARLIER_HEAD_BYTES), &mut head))
+        .map(|_| Some(head))
+        .map_err(|e| format!("cannot be read ({e})"))
+}
+
 /// Checks that the file `path` can be written later without touching an
 /// existing file: not a directory, its directory exists and takes a new
 /// file (a probe proves what access(2) cannot: a read-only mount, ACLs),
@@ -789,6 +813,26 @@ fn same_file_key(path: &Path) -> Option<FileKey> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// earlier_head: nothing there, a regular file's first bytes (at
+    /// most EARLIER_HEAD_BYTES), and a link or a directory refused,
+    /// the link not followed.
+    #[test]
+    fn earlier_head_reads_a_regular_file_and_follows_no_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        assert_eq!(earlier_head(&f), Ok(None));
+        std::fs::write(&f, vec![b'x'; EARLIER_HEAD_BYTES as usize + 10]).unwrap();
+        let head = earlier_head(&f).unwrap().unwrap();
+        assert_eq!(head.len() as u64, EARLIER_HEAD_BYTES);
+        let link = dir.path().join("l");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert_eq!(earlier_head(&link), Err("is not a regular file".into()));
+        assert_eq!(
+            earlier_head(dir.path()),
+            Err("is not a regular file".into())
+        );
+    }
 
     /// A FIFO whose reader is there before the run: the checks (the
     /// binary checks an output twice) give the reader no end of file,

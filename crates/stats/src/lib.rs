@@ -34,7 +34,6 @@ pub use config::{Config, ConfigError, Spec, Stat};
 pub use sample::{NodeSamples, Row, Sample, Series};
 
 use serde::{Deserialize, Serialize};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -381,9 +380,6 @@ pub fn check_csv_dir(out: &Path) -> Result<(), StatsError> {
     earlier_tarball(&csv_tarball(out))
 }
 
-/// Most bytes of an existing table read for its header line.
-const HEADER_BYTES: u64 = 64 << 10;
-
 /// Ok when every file in a node folder of `out` that bears a table's name
 /// (`STAT.csv`) begins with the header every table has ([`analyse::LEAD`]):
 /// an earlier analysis's, which this one may replace.
@@ -395,22 +391,15 @@ fn earlier_tables(out: &Path) -> Result<(), StatsError> {
         }
         for stat in Stat::ALL {
             let path = node.path().join(format!("{}.csv", stat.name()));
-            let not_ours = |why: &str| StatsError::NotOurs {
+            let not_ours = |why: String| StatsError::NotOurs {
                 path: path.clone(),
-                why: why.to_string(),
+                why,
             };
-            match std::fs::symlink_metadata(&path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(not_ours(&format!("cannot be looked at ({e})"))),
-                Ok(m) if !m.is_file() => return Err(not_ours("is not a regular file")),
-                Ok(_) => {}
-            }
-            let mut head = Vec::new();
-            std::fs::File::open(&path)
-                .and_then(|f| f.take(HEADER_BYTES).read_to_end(&mut head))
-                .map_err(|e| not_ours(&format!("cannot be read ({e})")))?;
-            if !head.starts_with(lead.as_bytes()) {
-                return Err(not_ours("is not a table iolab stats wrote"));
+            match iolab_output::earlier_head(&path).map_err(not_ours)? {
+                Some(head) if !head.starts_with(lead.as_bytes()) => {
+                    return Err(not_ours("is not a table iolab stats wrote".into()));
+                }
+                _ => {}
             }
         }
     }
@@ -425,11 +414,8 @@ fn earlier_tarball(tgz: &Path) -> Result<(), StatsError> {
         path: tgz.to_path_buf(),
         why,
     };
-    match std::fs::symlink_metadata(tgz) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(not_ours(format!("cannot be looked at ({e})"))),
-        Ok(m) if !m.is_file() => return Err(not_ours("is not a regular file".into())),
-        Ok(_) => {}
+    if iolab_output::earlier_head(tgz).map_err(not_ours)?.is_none() {
+        return Ok(());
     }
     let top = cluster::tarball_stem(tgz);
     let tables: Vec<String> = Stat::ALL
@@ -440,7 +426,7 @@ fn earlier_tarball(tgz: &Path) -> Result<(), StatsError> {
         let name = String::from_utf8_lossy(name);
         let parts: Vec<&str> = name.split('/').collect();
         matches!(parts.as_slice(), [t, node, file]
-            if *t == top && !node.is_empty() && *node != ".." && tables.iter().any(|n| n == file))
+            if *t == top && !node.is_empty() && tables.iter().any(|n| n == file))
     };
     let walk = || -> std::io::Result<bool> {
         let gz = flate2::read::GzDecoder::new(std::fs::File::open(tgz)?);

@@ -90,25 +90,15 @@ fn earlier_plot(
 ) -> Result<(), String> {
     let first_line = |t: &str| t.lines().next().unwrap_or_default().to_string();
     let csv_head = first_line(&fmt::plot::csv(s));
+    // Whether a file stands at `path` (an earlier plot's, by `want`).
     let is = |path: &str, want: &dyn Fn(&[u8]) -> bool| -> Result<bool, String> {
-        let refuse = |why: String| {
+        let refuse = |why: &str| {
             format!("{path} {why}, and the plot writes a file by that name: move it away, or give another --out")
         };
-        match std::fs::symlink_metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(refuse(format!("cannot be looked at ({e})"))),
-            Ok(m) if !m.is_file() => return Err(refuse("is not a regular file".into())),
-            Ok(_) => {}
-        }
-        let mut head = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|f| {
-                std::io::Read::read_to_end(&mut std::io::Read::take(f, HEAD_BYTES), &mut head)
-            })
-            .map_err(|e| refuse(format!("cannot be read ({e})")))?;
-        match want(&head) {
-            true => Ok(true),
-            false => Err(refuse("is not a file iolab survey plot wrote".into())),
+        match iolab_output::earlier_head(Path::new(path)).map_err(|why| refuse(&why))? {
+            None => Ok(false),
+            Some(head) if want(&head) => Ok(true),
+            Some(_) => Err(refuse("is not a file iolab survey plot wrote")),
         }
     };
     is(&format!("{prefix}.csv"), &|h| {
@@ -136,9 +126,6 @@ fn earlier_plot(
     }
     Ok(())
 }
-
-/// Most bytes of an existing file read to tell whether a plot wrote it.
-const HEAD_BYTES: u64 = 64 << 10;
 
 /// The .dat, .scr, .svg and .png of one chart.
 fn plot_chart(s: &fmt::parse::Summary, c: &fmt::plot::Chart, prefix: &str, text: bool) -> bool {
