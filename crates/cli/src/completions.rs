@@ -222,7 +222,8 @@ fn replaceable(path: &Path, stem: &str) -> Result<(), String> {
             path.display()
         )
     };
-    let Some(head) = iolab_output::earlier_head(path).map_err(|why| refuse(&why))? else {
+    let Some(head) = iolab_output::earlier_head(path).map_err(|why| refuse(&why.to_string()))?
+    else {
         return Ok(());
     };
     let names = String::from_utf8_lossy(&head)

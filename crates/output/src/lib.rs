@@ -119,20 +119,35 @@ pub const EARLIER_HEAD_BYTES: u64 = 64 << 10;
 /// without following a link, so that its writer can tell whether an
 /// earlier run of its own made it: `Ok(None)` when nothing is there,
 /// `Ok(Some(head))` with the first [`EARLIER_HEAD_BYTES`] of a regular
-/// file, else why nothing there may be replaced ("is not a regular file",
-/// "cannot be read (...)"). iolab writes over nothing it did not make.
-pub fn earlier_head(path: &Path) -> Result<Option<Vec<u8>>, String> {
+/// file, else why nothing there may be replaced ([`Unreplaceable`]).
+/// iolab writes over nothing it did not make.
+pub fn earlier_head(path: &Path) -> Result<Option<Vec<u8>>, Unreplaceable> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot be looked at ({e})")),
-        Ok(m) if !m.is_file() => return Err("is not a regular file".into()),
+        Err(e) => return Err(Unreplaceable::Unseen(e.to_string())),
+        Ok(m) if !m.is_file() => return Err(Unreplaceable::NotFile),
         Ok(_) => {}
     }
     let mut head = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| io::Read::read_to_end(&mut io::Read::take(f, EARLIER_HEAD_BYTES), &mut head))
         .map(|_| Some(head))
-        .map_err(|e| format!("cannot be read ({e})"))
+        .map_err(|e| Unreplaceable::Unread(e.to_string()))
+}
+
+/// Why a file where an output goes may not be replaced, whoever made it
+/// ([`earlier_head`]); its text follows the path in a message.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum Unreplaceable {
+    /// Its metadata cannot be read.
+    #[error("cannot be looked at ({0})")]
+    Unseen(String),
+    /// A link, a directory, a FIFO or a device: no output of iolab's.
+    #[error("is not a regular file")]
+    NotFile,
+    /// It cannot be opened or read.
+    #[error("cannot be read ({0})")]
+    Unread(String),
 }
 
 /// Checks that the file `path` can be written later without touching an
@@ -827,11 +842,8 @@ mod tests {
         assert_eq!(head.len() as u64, EARLIER_HEAD_BYTES);
         let link = dir.path().join("l");
         std::os::unix::fs::symlink(&f, &link).unwrap();
-        assert_eq!(earlier_head(&link), Err("is not a regular file".into()));
-        assert_eq!(
-            earlier_head(dir.path()),
-            Err("is not a regular file".into())
-        );
+        assert_eq!(earlier_head(&link), Err(Unreplaceable::NotFile));
+        assert_eq!(earlier_head(dir.path()), Err(Unreplaceable::NotFile));
     }
 
     /// A FIFO whose reader is there before the run: the checks (the

@@ -395,7 +395,7 @@ fn earlier_tables(out: &Path) -> Result<(), StatsError> {
                 path: path.clone(),
                 why,
             };
-            match iolab_output::earlier_head(&path).map_err(not_ours)? {
+            match iolab_output::earlier_head(&path).map_err(|e| not_ours(e.to_string()))? {
                 Some(head) if !head.starts_with(lead.as_bytes()) => {
                     return Err(not_ours("is not a table iolab stats wrote".into()));
                 }
@@ -414,7 +414,10 @@ fn earlier_tarball(tgz: &Path) -> Result<(), StatsError> {
         path: tgz.to_path_buf(),
         why,
     };
-    if iolab_output::earlier_head(tgz).map_err(not_ours)?.is_none() {
+    if iolab_output::earlier_head(tgz)
+        .map_err(|e| not_ours(e.to_string()))?
+        .is_none()
+    {
         return Ok(());
     }
     let top = cluster::tarball_stem(tgz);

@@ -95,7 +95,7 @@ fn earlier_plot(
         let refuse = |why: &str| {
             format!("{path} {why}, and the plot writes a file by that name: move it away, or give another --out")
         };
-        match iolab_output::earlier_head(Path::new(path)).map_err(|why| refuse(&why))? {
+        match iolab_output::earlier_head(Path::new(path)).map_err(|why| refuse(&why.to_string()))? {
             None => Ok(false),
             Some(head) if want(&head) => Ok(true),
             Some(_) => Err(refuse("is not a file iolab survey plot wrote")),
